@@ -1,0 +1,452 @@
+"""The event-log contract: one pydantic model per event kind of the JSON-lines run log.
+
+Every line of ``events.jsonl`` is one JSON object carrying the envelope fields
+(``schema_version``, ``seq``, ``kind``, ``time``) plus the fields of its kind. These models are
+the single definition of the contract: the JSON Schema in ``reportgen/schema/`` and the
+field reference in ``reportgen/schema/EVENTS.md`` are generated from them
+(``python -m reportgen.schema_doc``), and a test fails when either is stale.
+
+Versioning: ``schema_version`` is ``MAJOR.MINOR``. A minor bump only adds optional fields or
+new event kinds, so an older reader accepts a newer minor log with warnings; a major bump may
+change meaning and is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_MAJOR = 1
+SCHEMA_MINOR = 0
+SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
+
+CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
+Mode = Literal["eager", "compiled"]
+Layout = Literal["contiguous", "noncontiguous"]
+FailurePhase = Literal["setup", "transfer", "compile", "run", "compare"]
+BackendFamily = Literal["neuron-native", "neuron-xla", "cuda", "cpu", "unknown"]
+CacheCondition = Literal[
+    "fresh_process_empty_cache",
+    "persistent_cache",
+    "compiled_in_process",
+    "eager_no_compile",
+]
+
+
+class Strict(BaseModel):
+    """Base for every model: unknown fields are errors, NaN and Infinity are refused."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+class Fact(Strict):
+    """A value the collector tried to read: either its value or why it is unknown, never silence."""
+
+    value: str | None = Field(None, description="The value as read, as text.")
+    source: str | None = Field(None, description="Where it was read from (API, file, command).")
+    unknown_reason: str | None = Field(
+        None, description="Why the value could not be read; set exactly when value is null."
+    )
+
+    @model_validator(mode="after")
+    def _value_xor_reason(self) -> Fact:
+        if (self.value is None) == (self.unknown_reason is None):
+            raise ValueError("a fact has either a value or an unknown_reason, not both or neither")
+        return self
+
+
+class Envelope(Strict):
+    schema_version: str = Field(
+        description="MAJOR.MINOR of the contract this line follows.",
+        pattern=r"^\d+\.\d+$",
+        examples=[SCHEMA_VERSION],
+    )
+    seq: int = Field(ge=0, description="Line sequence number: starts at 0, strictly increasing.")
+    time: str = Field(
+        description="UTC time the event was written, ISO 8601 with offset or Z.",
+        examples=["2026-11-29T21:50:00.123456Z"],
+    )
+
+
+# --- run start -------------------------------------------------------------------------------
+
+
+class RunStart(Envelope):
+    """First line of every log: who wrote it, for which workload, and whether it is real data."""
+
+    kind: Literal["run_start"]
+    run_id: str = Field(min_length=1, description="Unique id of the run; also its directory name.")
+    collector: str = Field(description="Name and version of the program that wrote the log.")
+    workload: str = Field(min_length=1, description="Workload name from the plan.")
+    target: str = Field(description="Target asked for on the command line (cpu, cuda, neuron).")
+    command: list[str] = Field(description="The command line that started the run.")
+    started_at: str = Field(description="UTC start time, ISO 8601.")
+    origin: Literal["measured", "synthetic"] = Field(
+        description="'measured': a real run of the collector; 'synthetic': a hand-written or "
+        "generated fixture that is evidence of nothing."
+    )
+    origin_note: str | None = Field(None, description="Why a synthetic log exists.")
+
+
+# --- environment -----------------------------------------------------------------------------
+
+
+class InstalledArtifact(Strict):
+    """An installed distribution as the package metadata describes it."""
+
+    name: str
+    version: str
+    installer: str | None = Field(None, description="INSTALLER metadata (pip, uv, ...).")
+    wheel_tags: list[str] = Field(default_factory=list, description="Tags from the WHEEL file.")
+    source_url: str | None = Field(None, description="direct_url.json url, if installed from one.")
+
+
+class Environment(Envelope):
+    """Where the run really happened: backend family, versions, device, relevant variables."""
+
+    kind: Literal["environment"]
+    backend_family: BackendFamily = Field(description="Backend family the cells ran on.")
+    backend_family_reason: str = Field(description="How the family was decided (probes, versions).")
+    device_type: str = Field(description="torch device type the cells ran on: cpu, cuda, neuron.")
+    versions: dict[str, Fact] = Field(
+        description="python, torch, torch_neuronx, neuronx_cc, neuron_driver, neuron_runtime, "
+        "cuda, os_release and anything else read; unknown ones carry their reason."
+    )
+    device: dict[str, Fact] = Field(
+        description="instance_type, device_name, device_count, hostname."
+    )
+    env_vars: dict[str, str] = Field(
+        default_factory=dict,
+        description="Relevant variables: TORCH_NEURONX_*, NEURON_*, TORCHINDUCTOR_*, CUDA_*.",
+    )
+    artifacts: list[InstalledArtifact] = Field(
+        default_factory=list, description="Installed distributions that matter for the backend."
+    )
+
+
+# --- plan ------------------------------------------------------------------------------------
+
+
+class TaskCriterion(Strict):
+    metric: str = Field(description="Task metric name, e.g. cosine_to_reference.")
+    op: Literal[">=", "<="] = Field(description="How the metric compares with the threshold.")
+    threshold: float
+
+
+class Tolerance(Strict):
+    """Elementwise rule |out - ref| <= atol + rtol * |ref| plus a task-quality criterion."""
+
+    atol: float = Field(ge=0)
+    rtol: float = Field(ge=0)
+    task: TaskCriterion | None = Field(None, description="Task-quality acceptance criterion.")
+    source: str = Field("plan", description="Who set it: the plan, or the collector's default.")
+
+
+class PlannedCell(Strict):
+    """One cell of the matrix: a shape, layout, dtype and execution mode."""
+
+    case: str = Field(description="Stable case key, e.g. b1-l128-contiguous-float32-eager.")
+    batch: int = Field(ge=1)
+    length: int = Field(ge=1)
+    layout: Layout
+    dtype: str = Field(description="Compute dtype of floating inputs and weights.")
+    mode: Mode
+    repeat_of: str | None = Field(
+        None, description="Set on a cache check: the case key whose shape this repeats."
+    )
+
+
+class TimingScope(Strict):
+    preprocessing: bool = Field(description="Tokenising/preparing inputs is inside the timed region.")
+    host_to_device: bool = Field(description="Copying inputs to the device is timed.")
+    output_retrieval: bool = Field(description="Copying outputs back to the host is timed.")
+    synchronized: bool = Field(description="The device is synchronised at every timing boundary.")
+    note: str = ""
+
+
+class Padding(Strict):
+    buckets: list[int] = Field(default_factory=list, description="Sequence-length buckets.")
+    above_largest: str | None = Field(None, description="Policy for requests above the largest.")
+    mask_padded: bool = Field(True, description="Attention masks are padded like the inputs.")
+
+
+class Plan(Envelope):
+    """Declared before any result: what will be run and what counts as correct."""
+
+    kind: Literal["plan"]
+    workload: str
+    description: str = ""
+    model_revision: str = Field(description="Model name and revision as the workload states it.")
+    weights_sha256: str | None = Field(None, description="sha256 of the saved weights file.")
+    target: str
+    matrix: list[PlannedCell] = Field(min_length=1)
+    reference: str = Field(description="What the trusted reference is, e.g. 'cpu eager float32'.")
+    tolerances: dict[str, Tolerance] = Field(description="Per dtype name.")
+    warm_repetitions: int = Field(ge=1)
+    timing_scope: TimingScope
+    requirements: list[str] = Field(
+        default_factory=list, description="Hard requirements, e.g. requires_float64."
+    )
+    padding: Padding | None = None
+    attention_path: str | None = Field(None, description="Attention implementation, e.g. sdpa.")
+    operators_note: str | None = None
+
+
+# --- artifacts -------------------------------------------------------------------------------
+
+
+class Artifact(Envelope):
+    """A file saved beside the log so the same values feed every mode."""
+
+    kind: Literal["artifact"]
+    role: Literal["inputs", "weights", "reference_output", "trace", "other"]
+    path: str = Field(description="Path relative to the run directory.")
+    bytes: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    case: str | None = None
+
+
+# --- reference -------------------------------------------------------------------------------
+
+
+class Reference(Envelope):
+    """The trusted reference for one shape: run twice to show its noise floor."""
+
+    kind: Literal["reference"]
+    shape: str = Field(description="Shape key, e.g. b1-l128-contiguous-float32.")
+    device: str
+    runs: int = Field(ge=1)
+    noise_max_abs: float | None = Field(None, description="Max |run1 - run2|; 0 when bitwise equal.")
+    deterministic: bool | None = None
+    float64_max_abs: float | None = Field(
+        None, description="Max |reference - float64 golden| when a golden run was made."
+    )
+
+
+# --- case result -----------------------------------------------------------------------------
+
+
+class OutputInfo(Strict):
+    name: str
+    shape: list[int]
+    dtype: str
+    nonfinite: int = Field(ge=0, description="Count of NaN and Inf elements.")
+
+
+class ErrorStats(Strict):
+    max_abs: float
+    max_rel: float
+    mismatched: int = Field(ge=0)
+    total: int = Field(ge=0)
+    worst_index: list[int] = Field(description="Index of the worst element relative to its allowance.")
+    worst_output: str = ""
+    allowed_at_worst: float = Field(description="atol + rtol * |ref| at the worst index.")
+    diff_at_worst: float
+
+
+class TaskMetric(Strict):
+    name: str
+    value: float | None
+    criterion: TaskCriterion | None = None
+    passed: bool | None = None
+
+
+class Failure(Strict):
+    phase: FailurePhase
+    type: str
+    message: str
+
+
+class CaseResult(Envelope):
+    """The correctness outcome of one planned cell."""
+
+    kind: Literal["case_result"]
+    case: str
+    status: CellStatus
+    outputs: list[OutputInfo] = Field(default_factory=list)
+    error_stats: ErrorStats | None = None
+    task_metric: TaskMetric | None = None
+    warnings: list[str] = Field(default_factory=list)
+    failure: Failure | None = None
+    skip_reason: str | None = None
+    recompiled: bool | None = Field(
+        None, description="On a cache check (repeat_of): whether the repeat compiled again."
+    )
+
+
+# --- operators / fallback --------------------------------------------------------------------
+
+
+class Measured(Strict):
+    """A list that was measured, or an explicit statement of why it was not."""
+
+    status: Literal["measured", "not_applicable", "unmeasured"]
+    items: list[str] = Field(default_factory=list)
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _reason_when_not_measured(self) -> Measured:
+        if self.status != "measured" and not self.reason:
+            raise ValueError(f"status '{self.status}' needs a reason")
+        if self.status != "measured" and self.items:
+            raise ValueError(f"status '{self.status}' cannot carry items")
+        return self
+
+
+class Transfers(Strict):
+    status: Literal["measured", "not_applicable", "unmeasured"]
+    count: int | None = Field(None, ge=0)
+    bytes: int | None = Field(None, ge=0)
+    reason: str | None = None
+
+
+class Operators(Envelope):
+    """Ops executed and ops that fell back to the CPU for one cell, and its host/device copies."""
+
+    kind: Literal["operators"]
+    case: str
+    executed: Measured
+    fallback: Measured
+    transfers: Transfers
+
+
+# --- compile ---------------------------------------------------------------------------------
+
+
+class GraphBreak(Strict):
+    reason: str
+    count: int = Field(1, ge=1)
+
+
+class Compile(Envelope):
+    """Compilation facts for one compiled cell."""
+
+    kind: Literal["compile"]
+    case: str
+    compile_first_result_s: float | None = Field(None, ge=0)
+    graphs: int | None = Field(None, ge=0)
+    graph_breaks: list[GraphBreak] = Field(default_factory=list)
+    recompiles: int | None = Field(None, ge=0)
+    cache_hits: int | None = Field(None, ge=0)
+    cache_misses: int | None = Field(None, ge=0)
+    recompile_limit_hit: bool = False
+    cache_condition: CacheCondition
+    cache_dir: str | None = None
+    cache_entries_before: int | None = Field(None, ge=0)
+
+
+# --- timing ----------------------------------------------------------------------------------
+
+
+class Cold(Strict):
+    seconds: float = Field(ge=0)
+    cache_condition: CacheCondition
+    fresh_process: bool
+    process_start_s: float | None = Field(
+        None, ge=0, description="One-time process start-up before the first call, kept apart."
+    )
+
+
+class Warm(Strict):
+    samples_s: list[float] = Field(min_length=1)
+    min_s: float
+    median_s: float
+    p90_s: float
+    iqr_s: float
+
+
+class Timing(Envelope):
+    """Cold first call and warm repetitions of one cell whose correctness passed."""
+
+    kind: Literal["timing"]
+    case: str
+    cold: Cold | None = None
+    warm: Warm | None = None
+    synchronized: bool
+    scope: TimingScope
+    eager_after_recompile_limit: bool = Field(
+        False, description="True when a 'compiled' cell really ran eager (recompile limit hit)."
+    )
+
+
+# --- profile ---------------------------------------------------------------------------------
+
+
+class TraceFile(Strict):
+    path: str
+    kind: str = Field(description="chrome_trace, neff, ntff, ...")
+    bytes: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class TopOp(Strict):
+    name: str
+    self_time_us: float
+    calls: int = Field(ge=0)
+
+
+class Profile(Envelope):
+    kind: Literal["profile"]
+    case: str
+    profiler: str
+    traces: list[TraceFile]
+    top_ops: list[TopOp] = Field(default_factory=list)
+
+
+# --- warnings and run end --------------------------------------------------------------------
+
+
+class WarningEvent(Envelope):
+    """A warning raised outside any cell (at import, device init, ...)."""
+
+    kind: Literal["warning"]
+    message: str
+    category: str = "UserWarning"
+    case: str | None = None
+
+
+class RunEnd(Envelope):
+    kind: Literal["run_end"]
+    finished_at: str
+    status: Literal["complete", "aborted"]
+    reason: str | None = None
+    cells_planned: int = Field(ge=0)
+    cells_recorded: int = Field(ge=0)
+
+
+Event = Annotated[
+    Union[
+        RunStart,
+        Environment,
+        Plan,
+        Artifact,
+        Reference,
+        CaseResult,
+        Operators,
+        Compile,
+        Timing,
+        Profile,
+        WarningEvent,
+        RunEnd,
+    ],
+    Field(discriminator="kind"),
+]
+
+EVENT_MODELS: dict[str, type[Envelope]] = {
+    "run_start": RunStart,
+    "environment": Environment,
+    "plan": Plan,
+    "artifact": Artifact,
+    "reference": Reference,
+    "case_result": CaseResult,
+    "operators": Operators,
+    "compile": Compile,
+    "timing": Timing,
+    "profile": Profile,
+    "warning": WarningEvent,
+    "run_end": RunEnd,
+}
+
+# Kinds that report an outcome; none may come before the plan that declares the tolerances.
+RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile"})

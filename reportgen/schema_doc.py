@@ -1,0 +1,133 @@
+"""Generate the committed JSON Schema and field reference of the event log from the models.
+
+Run from the repository root after changing ``reportgen/events.py``::
+
+    python -m reportgen.schema_doc
+
+The examples in the reference are the lines of the synthetic fixture
+``tests/fixtures/synthetic_complete.jsonl``, so they are known to validate.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from reportgen.events import EVENT_MODELS, SCHEMA_VERSION, Envelope, Event
+
+SCHEMA_DIR = Path(__file__).parent / "schema"
+SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
+DOC_PATH = SCHEMA_DIR / "EVENTS.md"
+EXAMPLES_PATH = Path("tests/fixtures/synthetic_complete.jsonl")
+
+_INTRO = """\
+# The run-log contract (schema {version})
+
+A run log is a UTF-8 file named `events.jsonl`: one JSON object per line, each ending with a
+newline, written in order and flushed as written. This page is generated from
+`reportgen/events.py` by `python -m reportgen.schema_doc`; the machine-readable form is
+[`events.schema.json`](events.schema.json). Check a log you wrote with
+`reportgen validate events.jsonl`.
+
+## Rules every log follows
+
+* Every line carries the envelope: `schema_version` (`"{version}"`), `seq` (0, 1, 2, ...
+  strictly increasing), `time` (UTC, ISO 8601) and `kind`.
+* The first line is `run_start`; `environment` and `plan` follow. The plan, with its
+  tolerances, comes before any result (`reference`, `case_result`, `operators`, `compile`,
+  `timing`, `profile`). Each planned cell has at most one `case_result`; a cell without one is
+  reported as **untested**.
+* The last line is `run_end`. A log without it, or whose last line is cut off, is readable but
+  reported as an incomplete run.
+* Numbers are finite: write `null` where a value is not a finite number (`NaN` is not JSON).
+* A value that could not be read is a fact with `value: null` and an `unknown_reason`, never
+  left out. A list that could not be measured says so (`status: unmeasured` plus `reason`),
+  never an empty list.
+* Unknown fields and kinds are errors at the same schema version. A log from a newer *minor*
+  version validates with warnings (what is unknown is ignored); a newer *major* version is
+  refused.
+* A fixture that is not a measurement says `"origin": "synthetic"` in `run_start`.
+
+## Event kinds
+"""
+
+
+def render_schema() -> str:
+    schema = TypeAdapter(Event).json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"migration-record run-log event, schema {SCHEMA_VERSION}"
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return prop["$ref"].rsplit("/", 1)[-1]
+    if "const" in prop:
+        return json.dumps(prop["const"])
+    if "enum" in prop:
+        return " \\| ".join(json.dumps(v) for v in prop["enum"])
+    if "anyOf" in prop:
+        return " or ".join(_type_name(p) for p in prop["anyOf"])
+    kind = prop.get("type", "any")
+    if kind == "array":
+        return f"list of {_type_name(prop.get('items', {}))}"
+    if kind == "object" and "additionalProperties" in prop:
+        return f"map of string to {_type_name(prop['additionalProperties'])}"
+    return str(kind)
+
+
+def _field_rows(schema: dict[str, Any]) -> list[str]:
+    required = set(schema.get("required", []))
+    rows = ["| field | type | required | meaning |", "|---|---|---|---|"]
+    for name, prop in schema.get("properties", {}).items():
+        meaning = (prop.get("description") or "").replace("|", "\\|").replace("\n", " ")
+        need = "yes" if name in required else "no"
+        rows.append(f"| `{name}` | {_type_name(prop)} | {need} | {meaning} |")
+    return rows
+
+
+def _model_section(title: str, model: type[Any], example: str | None) -> list[str]:
+    schema = model.model_json_schema()
+    out = [f"### `{title}`", ""]
+    if model.__doc__:
+        out += [" ".join(model.__doc__.split()), ""]
+    out += _field_rows(schema) + [""]
+    if example:
+        out += ["Example:", "", "```json", example, "```", ""]
+    return out
+
+
+def render_doc(examples_path: Path = EXAMPLES_PATH) -> str:
+    examples: dict[str, str] = {}
+    for line in examples_path.read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        examples.setdefault(obj["kind"], json.dumps(obj, indent=2, sort_keys=True))
+    out = [_INTRO.format(version=SCHEMA_VERSION)]
+    for kind, model in EVENT_MODELS.items():
+        out += _model_section(kind, model, examples.get(kind))
+    out += ["## Nested objects", ""]
+    defs = TypeAdapter(Event).json_schema().get("$defs", {})
+    top = {m.__name__ for m in EVENT_MODELS.values()} | {Envelope.__name__}
+    for name in sorted(defs):
+        if name in top:
+            continue
+        desc = defs[name].get("description", "")
+        out += [f"### `{name}`", ""] + ([" ".join(desc.split()), ""] if desc else [])
+        out += _field_rows(defs[name]) + [""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main() -> int:
+    SCHEMA_DIR.mkdir(exist_ok=True)
+    SCHEMA_PATH.write_text(render_schema(), encoding="utf-8", newline="\n")
+    DOC_PATH.write_text(render_doc(), encoding="utf-8", newline="\n")
+    print(f"wrote {SCHEMA_PATH} and {DOC_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""Builds the synthetic example logs used as test fixtures.
+
+Every log made here says in its run_start that it is synthetic: none is a measurement, and
+the report shows a banner saying so. ``python tests/logbuilder.py`` rewrites
+``tests/fixtures/*.jsonl``; a test fails when the committed files differ from what this
+module builds.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+FIXTURES = Path(__file__).parent / "fixtures"
+VERSION = "1.0"
+SHA_ZERO = "0" * 64
+SHA_ONE = "1" * 64
+
+SHAPES = [(1, 16), (2, 16)]
+MODES = ["eager", "compiled"]
+
+
+def shape_key(batch: int, length: int, layout: str = "contiguous", dtype: str = "float32") -> str:
+    return f"b{batch}-l{length}-{layout}-{dtype}"
+
+
+def case_key(batch: int, length: int, mode: str, layout: str = "contiguous", dtype: str = "float32") -> str:
+    return f"{shape_key(batch, length, layout, dtype)}-{mode}"
+
+
+def _stamp(seq: int) -> str:
+    return f"2026-01-01T00:00:{seq:02d}.000000Z" if seq < 60 else f"2026-01-01T00:{seq // 60:02d}:{seq % 60:02d}.000000Z"
+
+
+def _fact(value: str | None, reason: str = "not present on this host") -> dict[str, Any]:
+    if value is None:
+        return {"value": None, "unknown_reason": reason}
+    return {"value": value, "source": "synthetic fixture"}
+
+
+def base_events(target: str = "cpu", family: str = "cpu") -> list[dict[str, Any]]:
+    """A complete, passing synthetic run of a tiny encoder on the CPU."""
+    timing_scope = {
+        "preprocessing": False,
+        "host_to_device": False,
+        "output_retrieval": False,
+        "synchronized": True,
+        "note": "model call only",
+    }
+    matrix = [
+        {
+            "case": case_key(b, l, m),
+            "batch": b,
+            "length": l,
+            "layout": "contiguous",
+            "dtype": "float32",
+            "mode": m,
+        }
+        for b, l in SHAPES
+        for m in MODES
+    ]
+    events: list[dict[str, Any]] = [
+        {
+            "kind": "run_start",
+            "run_id": "synthetic-tiny-cpu",
+            "collector": "hand-written fixture",
+            "workload": "tiny-encoder",
+            "target": target,
+            "command": ["python", "tests/logbuilder.py"],
+            "started_at": "2026-01-01T00:00:00Z",
+            "origin": "synthetic",
+            "origin_note": "Hand-built test fixture; not a measurement of any hardware.",
+        },
+        {
+            "kind": "environment",
+            "backend_family": family,
+            "backend_family_reason": "synthetic fixture",
+            "device_type": "cpu" if family == "cpu" else family.split("-")[0],
+            "versions": {
+                "python": _fact("3.12.7"),
+                "torch": _fact("2.13.0"),
+                "torch_neuronx": _fact(None),
+                "os_release": _fact("Ubuntu 26.04 LTS"),
+            },
+            "device": {"device_name": _fact("cpu"), "device_count": _fact("1")},
+            "env_vars": {},
+            "artifacts": [],
+        },
+        {
+            "kind": "plan",
+            "workload": "tiny-encoder",
+            "description": "Two-layer transformer encoder, int64 ids, bool mask.",
+            "model_revision": "tiny-encoder seed 0",
+            "weights_sha256": SHA_ONE,
+            "target": target,
+            "matrix": matrix,
+            "reference": "cpu eager float32, run twice",
+            "tolerances": {
+                "float32": {
+                    "atol": 1e-5,
+                    "rtol": 1e-4,
+                    "task": {"metric": "cosine_to_reference", "op": ">=", "threshold": 0.999},
+                    "source": "plan",
+                }
+            },
+            "warm_repetitions": 5,
+            "timing_scope": timing_scope,
+            "requirements": [],
+            "attention_path": "sdpa",
+        },
+        {
+            "kind": "artifact",
+            "role": "inputs",
+            "path": "artifacts/inputs.pt",
+            "bytes": 1024,
+            "sha256": SHA_ZERO,
+        },
+    ]
+    for b, l in SHAPES:
+        events.append(
+            {
+                "kind": "reference",
+                "shape": shape_key(b, l),
+                "device": "cpu",
+                "runs": 2,
+                "noise_max_abs": 0.0,
+                "deterministic": True,
+            }
+        )
+        for m in MODES:
+            events.extend(_cell_events(b, l, m, timing_scope))
+    events.insert(3, {"kind": "warning", "message": "synthetic warning raised at import", "category": "UserWarning"})
+    events.append(
+        {
+            "kind": "profile",
+            "case": case_key(1, 16, "compiled"),
+            "profiler": "torch.profiler",
+            "traces": [{"path": "traces/b1-l16-compiled.json", "kind": "chrome_trace", "bytes": 2048, "sha256": SHA_ZERO}],
+            "top_ops": [{"name": "aten::addmm", "self_time_us": 120.5, "calls": 4}],
+        }
+    )
+    return events
+
+
+def _cell_events(b: int, l: int, mode: str, scope: dict[str, Any]) -> list[dict[str, Any]]:
+    case = case_key(b, l, mode)
+    events: list[dict[str, Any]] = [
+        {
+            "kind": "case_result",
+            "case": case,
+            "status": "pass",
+            "outputs": [{"name": "hidden", "shape": [b, l, 32], "dtype": "float32", "nonfinite": 0}],
+            "error_stats": {
+                "max_abs": 2e-7,
+                "max_rel": 3e-6,
+                "mismatched": 0,
+                "total": b * l * 32,
+                "worst_index": [0, 3, 7],
+                "worst_output": "hidden",
+                "allowed_at_worst": 1.2e-4,
+                "diff_at_worst": 2e-7,
+            },
+            "task_metric": {
+                "name": "cosine_to_reference",
+                "value": 0.99999,
+                "criterion": {"metric": "cosine_to_reference", "op": ">=", "threshold": 0.999},
+                "passed": True,
+            },
+            "warnings": [],
+        },
+        {
+            "kind": "operators",
+            "case": case,
+            "executed": {"status": "measured", "items": ["aten::addmm", "aten::scaled_dot_product_attention"]},
+            "fallback": {"status": "not_applicable", "reason": "the cpu backend has no CPU fallback"},
+            "transfers": {"status": "not_applicable", "reason": "inputs already on the cpu"},
+        },
+    ]
+    if mode == "compiled":
+        events.append(
+            {
+                "kind": "compile",
+                "case": case,
+                "compile_first_result_s": 3.5 + b,
+                "graphs": 1,
+                "graph_breaks": [],
+                "recompiles": 0,
+                "cache_hits": 0,
+                "cache_misses": 1,
+                "recompile_limit_hit": False,
+                "cache_condition": "fresh_process_empty_cache",
+            }
+        )
+    cold = 3.5 + b if mode == "compiled" else 0.01 * b
+    samples = [0.001 * b * (1 + 0.01 * i) for i in range(5)]
+    events.append(
+        {
+            "kind": "timing",
+            "case": case,
+            "cold": {
+                "seconds": cold,
+                "cache_condition": "fresh_process_empty_cache" if mode == "compiled" else "eager_no_compile",
+                "fresh_process": True,
+            },
+            "warm": {
+                "samples_s": samples,
+                "min_s": min(samples),
+                "median_s": sorted(samples)[2],
+                "p90_s": sorted(samples)[4],
+                "iqr_s": sorted(samples)[3] - sorted(samples)[1],
+            },
+            "synchronized": True,
+            "scope": scope,
+        }
+    )
+    return events
+
+
+def finish(events: list[dict[str, Any]], status: str = "complete", reason: str | None = None) -> list[dict[str, Any]]:
+    """Append run_end, counting the planned cells and the recorded results."""
+    plan = next(e for e in events if e["kind"] == "plan")
+    recorded = sum(1 for e in events if e["kind"] == "case_result")
+    end: dict[str, Any] = {
+        "kind": "run_end",
+        "finished_at": "2026-01-01T00:10:00Z",
+        "status": status,
+        "cells_planned": len(plan["matrix"]),
+        "cells_recorded": recorded,
+    }
+    if reason:
+        end["reason"] = reason
+    return events + [end]
+
+
+def with_envelope(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Number the events and give each the envelope fields, in contract order."""
+    out = []
+    for seq, body in enumerate(events):
+        line = {"schema_version": VERSION, "seq": seq, "time": _stamp(seq)}
+        line.update(body)
+        out.append(line)
+    return out
+
+
+def dumps(events: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(e, sort_keys=True) + "\n" for e in events)
+
+
+def complete_log() -> list[dict[str, Any]]:
+    return with_envelope(finish(base_events()))
+
+
+def incomplete_log() -> list[dict[str, Any]]:
+    """The run stopped (say the host died) after the second cell: no run_end."""
+    events = base_events()
+    cut = [i for i, e in enumerate(events) if e["kind"] == "case_result"][2]
+    return with_envelope(copy.deepcopy(events[:cut]))
+
+
+FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "synthetic_complete.jsonl": complete_log,
+    "synthetic_incomplete.jsonl": incomplete_log,
+}
+
+
+def render_fixtures() -> dict[str, str]:
+    return {name: dumps(build()) for name, build in FIXTURE_BUILDERS.items()}
+
+
+if __name__ == "__main__":
+    FIXTURES.mkdir(exist_ok=True)
+    for name, text in render_fixtures().items():
+        (FIXTURES / name).write_text(text, encoding="utf-8", newline="\n")
+        print(f"wrote {FIXTURES / name}")
