@@ -214,8 +214,9 @@ class Reference(Envelope):
     """The trusted reference for one shape: run twice to show its noise floor."""
 
     kind: Literal["reference"]
-    shape: str = Field(description="Shape key, e.g. b1-l128-contiguous-float32.")
+    shape: str = Field(description="Input key, e.g. b1-l128-contiguous (the values every dtype and mode get).")
     device: str
+    dtype: str = Field("float32", description="dtype the reference computed in.")
     runs: int = Field(ge=1)
     noise_max_abs: float | None = Field(None, description="Max |run1 - run2|; 0 when bitwise equal.")
     deterministic: bool | None = None
@@ -234,15 +235,21 @@ class OutputInfo(Strict):
     nonfinite: int = Field(ge=0, description="Count of NaN and Inf elements.")
 
 
+class InputInfo(OutputInfo):
+    contiguous: bool = Field(description="Whether the tensor was contiguous as fed to the model.")
+
+
 class ErrorStats(Strict):
-    max_abs: float
-    max_rel: float
+    """Elementwise comparison with the reference; a null number was not finite (NaN output)."""
+
+    max_abs: float | None
+    max_rel: float | None
     mismatched: int = Field(ge=0)
     total: int = Field(ge=0)
     worst_index: list[int] = Field(description="Index of the worst element relative to its allowance.")
     worst_output: str = ""
     allowed_at_worst: float = Field(description="atol + rtol * |ref| at the worst index.")
-    diff_at_worst: float
+    diff_at_worst: float | None
 
 
 class TaskMetric(Strict):
@@ -264,6 +271,7 @@ class CaseResult(Envelope):
     kind: Literal["case_result"]
     case: str
     status: CellStatus
+    inputs: list[InputInfo] = Field(default_factory=list, description="Inputs as fed: dtype kept, layout as planned.")
     outputs: list[OutputInfo] = Field(default_factory=list)
     error_stats: ErrorStats | None = None
     task_metric: TaskMetric | None = None
