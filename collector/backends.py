@@ -152,19 +152,20 @@ class NeuronBackend(Backend):
     name = "neuron"
     compile_backend = "neuron"
 
-    def __init__(self, module: Any = None) -> None:
+    def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
         try:
             self.module = module or importlib.import_module("torch_neuronx")
         except ImportError as exc:
             raise BackendUnavailable(f"target neuron: torch_neuronx cannot be imported ({exc})") from None
         if getattr(torch, "neuron", None) is None:
             raise BackendUnavailable("target neuron: torch.neuron is missing; this is not the native TorchNeuron backend")
-        self.device = torch.device("neuron")
+        self.device = device or torch.device("neuron")
         self.metrics = self._enable_metrics()
 
     def _enable_metrics(self) -> Any:
+        metrics = getattr(self.module, "metrics", None)
         try:
-            metrics = importlib.import_module("torch_neuronx.metrics")
+            metrics = metrics or importlib.import_module("torch_neuronx.metrics")
             metrics.set_enabled(True)
             return metrics
         except (ImportError, AttributeError):

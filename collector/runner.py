@@ -246,12 +246,19 @@ class Run:
             torch._dynamo.reset()
             reason = self.plan.missing_tolerance(dtype)
             model = None if reason else self._device_model(dtype)
-            compiled = None
+            compiled, compile_error = None, None
             if model is not None and any(c.mode == "compiled" for _, c in members):
-                compiled = torch.compile(model, backend=self.backend.compile_backend, dynamic=False)
+                try:
+                    compiled = torch.compile(model, backend=self.backend.compile_backend, dynamic=False)
+                except Exception as exc:  # e.g. the backend is not registered
+                    compile_error = failure("compile", exc)
             for index, cell in members:
                 if reason or model is None:
                     self._skip(cell, index, reason or "the model could not be moved to the device")
+                    continue
+                if cell.mode == "compiled" and compile_error is not None:
+                    self._write_failed(cell, {}, compile_error, None)
+                    self.recorded += 1
                     continue
                 self.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
                 outcome = self._run_cell(cell, model if cell.mode == "eager" else compiled)

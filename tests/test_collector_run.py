@@ -1,0 +1,128 @@
+"""The real collector on the tiny workload: its log validates, it survives being killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reportgen.validation import read_log
+from tests.conftest import REPO
+
+TINY = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+pytestmark = pytest.mark.slow
+
+
+def _collector(args: list[str], cwd: Path = REPO, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-m", "collector", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, **kwargs)
+
+
+def _only_run_dir(out: Path) -> Path:
+    dirs = [d for d in out.iterdir() if d.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
+    done = _collector(["--workload", str(TINY), "--target", "cpu", "--out", str(tmp_path), "--only", "b1-l16-*", "--warm", "5", "--profile"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[1/" in done.stderr, "progress goes to stderr"
+    run_dir = _only_run_dir(tmp_path)
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.problems == [], [p.format() for p in reading.problems]
+    assert reading.complete
+    events = reading.events
+    kinds = [e.kind for e in events]
+    assert kinds[:3] == ["run_start", "environment", "plan"]
+    assert events[0].origin == "measured"
+    env = events[1]
+    assert env.backend_family == "cpu"
+    assert env.versions["torch"].value.startswith("2.13")
+    assert env.versions["torch_neuronx"].value is None and env.versions["torch_neuronx"].unknown_reason
+    plan = events[2]
+    assert plan.tolerances["float32"].atol == 1e-5 and plan.tolerances["float32"].rtol == 1e-4
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert set(results) == {c.case for c in plan.matrix}
+    assert all(r.status == "pass" for r in results.values()), {k: r.status for k, r in results.items()}
+    assert results["b1-l16-noncontiguous-float32-eager"].inputs[0].contiguous is False
+    assert results["b1-l16-contiguous-float32-compiled-repeat"].recompiled is False
+    compiles = {e.case: e for e in events if e.kind == "compile"}
+    first = compiles["b1-l16-contiguous-float32-compiled"]
+    assert first.graphs >= 1 and first.cache_misses >= 1 and first.recompiles == 0
+    timings = [e for e in events if e.kind == "timing"]
+    cold = {e.case: e.cold for e in timings if e.cold}
+    warm = {e.case: e.warm for e in timings if e.warm}
+    assert cold["b1-l16-contiguous-float32-compiled"].cache_condition == "fresh_process_empty_cache"
+    assert cold["b1-l16-contiguous-float32-compiled"].fresh_process
+    assert cold["b1-l16-contiguous-float32-eager"].cache_condition == "eager_no_compile"
+    assert len(warm["b1-l16-contiguous-float32-compiled"].samples_s) == 5
+    artifacts = {e.role for e in events if e.kind == "artifact"}
+    assert {"weights", "inputs", "reference_output"} <= artifacts
+    profiles = [e for e in events if e.kind == "profile"]
+    assert profiles and all((run_dir / t.path).is_file() for p in profiles for t in p.traces)
+    ops = {e.case: e for e in events if e.kind == "operators"}
+    assert "aten::addmm" in ops["b1-l16-contiguous-float32-eager"].executed.items
+    assert ops["b1-l16-contiguous-float32-eager"].fallback.status == "not_applicable"
+
+
+def test_runs_from_a_copied_folder(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    shutil.copytree(REPO / "collector", host / "collector", ignore=shutil.ignore_patterns("__pycache__"))
+    where = subprocess.run([sys.executable, "-c", "import collector; print(collector.__file__)"], cwd=host, capture_output=True, text=True, check=True)
+    assert where.stdout.strip().startswith(str(host))
+    plan = host / "collector" / "workloads" / "tiny_encoder.toml"
+    done = _collector(["--workload", str(plan), "--target", "cpu", "--out", str(host / "runs"), "--only", "b1-l16-contiguous-*", "--modes", "eager", "--warm", "2", "--cold", "off"], cwd=host)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reading = read_log(_only_run_dir(host / "runs") / "events.jsonl")
+    assert reading.valid and reading.complete
+
+
+def _start_and_wait(tmp_path: Path, results_before_kill: int) -> tuple[subprocess.Popen[str], Path]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--workload", str(TINY), "--target", "cpu", "--out", str(tmp_path), "--modes", "eager", "--warm", "400", "--cold", "off"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        logs = list(tmp_path.glob("*/events.jsonl"))
+        if logs and logs[0].read_text(encoding="utf-8").count('"kind": "case_result"') >= results_before_kill:
+            return proc, logs[0]
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail("the collector wrote no case results in time")
+
+
+def test_sigkill_leaves_every_written_line_intact(tmp_path: Path) -> None:
+    proc, log = _start_and_wait(tmp_path, 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    lines = log.read_bytes().split(b"\n")
+    assert lines[-1] == b"", "the last written line ends with a newline"
+    for line in lines[:-1]:
+        json.loads(line)
+    reading = read_log(log)
+    assert reading.valid and not reading.complete
+    assert any("no run_end" in p.message for p in reading.problems)
+    planned = next(e for e in reading.events if e.kind == "plan").matrix
+    recorded = {e.case for e in reading.events if e.kind == "case_result"}
+    assert 2 <= len(recorded) < len(planned)
+
+
+def test_sigterm_writes_an_aborted_run_end(tmp_path: Path) -> None:
+    proc, log = _start_and_wait(tmp_path, 1)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    reading = read_log(log)
+    assert reading.valid
+    end = reading.run_end
+    assert end is not None and end.status == "aborted" and "SIGTERM" in end.reason
+    assert not reading.complete
