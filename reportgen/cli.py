@@ -7,6 +7,7 @@ the disposition is one the caller refuses), 2 usage error (bad option, missing f
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -51,3 +52,51 @@ def validate(logs: tuple[str, ...], as_json: bool, max_problems: int) -> None:
     text, code = validate_files(list(logs), as_json=as_json, max_problems=max_problems)
     click.echo(text)
     sys.exit(code)
+
+
+REPORT_HELP = """Render one run log as a migration report in HTML and Markdown.
+
+The report ends in one disposition: suitable for the tested fixed-shape path, requires an
+operator/layout/precision change, or blocked pending evidence. An annotations.toml next to
+the log (or --annotations) explains mismatches after the run; the log is never modified.
+
+\b
+Exit codes:
+  0  report written
+  1  the log or the annotations are invalid (problems printed as FILE:LINE: message)
+  2  usage error
+  3  report written, but the disposition is one that --fail-on refuses
+\b
+Examples:
+  reportgen report runs/tiny-encoder-cpu-*/events.jsonl --out report/
+  reportgen report events.jsonl --out out/ --format md --fail-on blocked
+"""
+
+
+def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    formats = tuple(f.strip() for f in value.split(",") if f.strip())
+    bad = [f for f in formats if f not in ("html", "md")]
+    if bad or not formats:
+        raise click.BadParameter("use html, md or html,md")
+    return formats
+
+
+@main.command(help=REPORT_HELP)
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for report.html, report.md and assets/.")
+@click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
+@click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md.")
+@click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
+def report(log: Path, out_dir: Path, annotations: Path | None, formats: tuple[str, ...], fail_on: str | None) -> None:
+    from reportgen.report import ReportInputError, build_report
+
+    try:
+        result = build_report(log, out_dir, formats, annotations, fail_on)
+    except ReportInputError as exc:
+        click.echo(str(exc), err=True)
+        click.echo(f"{log}: no report written", err=True)
+        sys.exit(1)
+    click.echo(f"{result.disposition.headline}")
+    for path in result.written:
+        click.echo(f"wrote {path}")
+    sys.exit(result.exit_code)

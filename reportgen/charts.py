@@ -1,0 +1,91 @@
+"""Plotly figure specs (plain JSON data) for the report; the page draws them with one bundle.
+
+Figures are returned as dicts, never as HTML: the template embeds them with ``|tojson`` inside
+``<script type="application/json">`` and ``report.js`` calls ``Plotly.newPlot``. The JSON engine
+is pinned so the output does not depend on whether orjson happens to be installed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from reportgen.runmodel import CellRecord
+
+pio.json.config.default_engine = "json"
+LAYOUT = {
+    "template": "none",
+    "margin": {"l": 60, "r": 20, "t": 40, "b": 120},
+    "height": 420,
+    "font": {"family": "system-ui, sans-serif", "size": 12},
+    "paper_bgcolor": "rgba(0,0,0,0)",
+    "plot_bgcolor": "rgba(0,0,0,0)",
+}
+MODE_COLOURS = {"eager": "#1f77b4", "compiled": "#d62728"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    title: str
+    caption: str
+    spec: dict[str, Any]
+
+
+def _spec(fig: go.Figure) -> dict[str, Any]:
+    return json.loads(pio.to_json(fig, validate=False, pretty=False, engine="json"))
+
+
+def warm_latency(cells: list[CellRecord]) -> Figure | None:
+    timed = [c for c in cells if c.warm]
+    if not timed:
+        return None
+    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Warm latency per cell (ms)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}, "showlegend": True})
+    for mode in ("eager", "compiled"):
+        group = [c for c in timed if c.planned.mode == mode]
+        if not group:
+            continue
+        xs = [c.case for c in group for _ in c.warm.samples_s]
+        ys = [s * 1e3 for c in group for s in c.warm.samples_s]
+        fig.add_trace(go.Box(x=xs, y=ys, name=mode, marker={"color": MODE_COLOURS[mode]}, boxpoints="outliers"))
+    return Figure("fig-warm-latency", "Warm latency", "Every warm sample per cell (box: median and quartiles), device synchronised at each boundary.", _spec(fig))
+
+
+def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
+    both = [c for c in cells if c.cold and c.warm]
+    if not both:
+        return None
+    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Cold first call vs warm median (s, log scale)"}, "yaxis": {"type": "log", "title": {"text": "seconds"}}, "barmode": "group"})
+    cases = [c.case for c in both]
+    fig.add_trace(go.Bar(x=cases, y=[c.cold.seconds for c in both], name="cold first call", marker={"color": "#9467bd"}, customdata=[c.cold.cache_condition for c in both], hovertemplate="%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"))
+    fig.add_trace(go.Bar(x=cases, y=[c.warm.median_s for c in both], name="warm median", marker={"color": "#2ca02c"}))
+    return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _spec(fig))
+
+
+def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
+    rows = []
+    for c in cells:
+        stats = c.result.error_stats if c.result else None
+        if stats and stats.allowed_at_worst > 0:
+            ratio = stats.diff_at_worst / stats.allowed_at_worst if stats.diff_at_worst is not None else None
+            rows.append((c.case, ratio, c.status))
+    if not rows:
+        return None
+    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Worst error as a fraction of its allowance"}, "yaxis": {"type": "log", "title": {"text": "|diff| / (atol + rtol·|ref|)"}}})
+    fig.add_trace(go.Bar(x=[r[0] for r in rows], y=[r[1] if r[1] is not None else 1e6 for r in rows], marker={"color": ["#d62728" if r[2] != "pass" else "#1f77b4" for r in rows]}, name="worst element"))
+    fig.add_hline(y=1.0, line={"dash": "dash", "color": "#555"}, annotation_text="allowance")
+    return Figure("fig-error-allowance", "Error vs allowance", "Below 1: inside the declared tolerance. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.", _spec(fig))
+
+
+def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
+    return [f for f in (error_vs_allowance(cells),) if f is not None]
+
+
+def timing_figures(cells: list[CellRecord]) -> list[Figure]:
+    """Only cells whose correctness passed are timed, so only they are drawn."""
+    passed = [c for c in cells if c.status == "pass"]
+    return [f for f in (warm_latency(passed), cold_vs_warm(passed)) if f is not None]

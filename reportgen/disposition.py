@@ -1,0 +1,305 @@
+"""The disposition: explicit rules over the run model, each returning its reasons and cells.
+
+Outcomes, strongest first:
+
+* ``blocked``  - blocked pending compatibility evidence;
+* ``change``   - requires an operator, layout or precision change (the reason says which);
+* ``suitable`` - suitable for the tested fixed-shape path, within the stated scope only.
+
+Each rule is a small function ``(run, notes) -> list[Reason]``. Rules live here rather than in
+the collector so an old log can be judged again when a rule changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+from reportgen.annotations import Annotation
+from reportgen.backend_docs import check_release_pairing, load_backend_docs
+from reportgen.runmodel import CellRecord, RunModel
+
+Outcome = Literal["blocked", "change", "note"]
+Notes = dict[str, Annotation]
+FAILED = ("mismatch", "nonfinite")
+EXPECTED_FAMILY = {"neuron": ("neuron-native",), "cuda": ("cuda",), "cpu": ("cpu",)}
+HEADLINES = {
+    "blocked": "Blocked pending compatibility evidence",
+    "change": "Requires a change",
+    "suitable": "Suitable for the tested fixed-shape path",
+}
+
+
+@dataclass(frozen=True)
+class Reason:
+    rule: str
+    outcome: Outcome
+    message: str
+    cases: tuple[str, ...] = ()
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class Scope:
+    target: str
+    family: str
+    shapes: list[str]
+    dtypes: list[str]
+    layouts: list[str]
+    modes: list[str]
+    versions: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Disposition:
+    outcome: Literal["suitable", "change", "blocked"]
+    headline: str
+    reasons: list[Reason]
+    scope: Scope
+    changes: list[str] = field(default_factory=list)
+
+    def by_outcome(self, outcome: Outcome) -> list[Reason]:
+        return [r for r in self.reasons if r.outcome == outcome]
+
+
+def _cases(cells: list[CellRecord]) -> tuple[str, ...]:
+    return tuple(c.case for c in cells)
+
+
+def _family(run: RunModel) -> str:
+    return run.environment.backend_family if run.environment else "unknown"
+
+
+def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
+    if run.complete:
+        return []
+    if run.end is None:
+        why = "the log has no run_end (the run stopped early)"
+    elif run.end.status == "aborted":
+        why = f"the run was aborted: {run.end.reason or 'no reason given'}"
+    else:
+        why = "the log's last line is cut off"
+    untested = [c for c in run.cells if c.status == "untested"]
+    return [Reason("incomplete-run", "blocked", f"Incomplete run: {why}.", _cases(untested))]
+
+
+def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
+    reasons = []
+    untested = [c for c in run.cells if c.status == "untested"]
+    if untested:
+        reasons.append(Reason("untested-cells", "blocked", f"{len(untested)} planned cell(s) have no result and are untested.", _cases(untested)))
+    skipped = [c for c in run.cells if c.status == "skipped" and not _accepted(notes, c)]
+    if skipped:
+        why = sorted({c.result.skip_reason or "no reason recorded" for c in skipped})
+        reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(why)}.", _cases(skipped)))
+    return reasons
+
+
+def _accepted(notes: Notes, cell: CellRecord) -> bool:
+    note = notes.get(cell.case)
+    return note is not None and note.accepted
+
+
+def _judge_failures(cells: list[CellRecord], notes: Notes, rule: str, what: str) -> list[Reason]:
+    unexplained = [c for c in cells if c.case not in notes]
+    no_verdict = [c for c in cells if c.case in notes and notes[c.case].verdict is None]
+    reasons = []
+    if unexplained:
+        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.", _cases(unexplained)))
+    if no_verdict:
+        reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained but without a verdict (accepted or change-needed).", _cases(no_verdict)))
+    for change in ("operator", "layout", "precision"):
+        needed = [c for c in cells if c.case in notes and notes[c.case].change == change]
+        if needed:
+            reasons.append(Reason(rule, "change", f"{len(needed)} {what} need a {change} change, per the annotations.", _cases(needed), change))
+    accepted = [c for c in cells if _accepted(notes, c)]
+    if accepted:
+        reasons.append(Reason(rule, "note", f"{len(accepted)} {what} accepted with a reason in the annotations.", _cases(accepted)))
+    return reasons
+
+
+def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
+    return _judge_failures([c for c in run.cells if c.status in FAILED], notes, "mismatch", "mismatching cell(s)")
+
+
+def rule_errors(run: RunModel, notes: Notes) -> list[Reason]:
+    return _judge_failures([c for c in run.cells if c.status == "error"], notes, "error", "errored cell(s)")
+
+
+def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
+    if run.plan is None:
+        return [Reason("tolerances", "blocked", "No plan was recorded, so no tolerances were declared before the results.")]
+    reasons = []
+    dtypes = sorted({c.planned.dtype for c in run.cells})
+    missing = [d for d in dtypes if d not in run.plan.tolerances]
+    if missing:
+        cells = [c for c in run.cells if c.planned.dtype in missing]
+        reasons.append(Reason("tolerances", "blocked", f"No tolerance declared for {', '.join(missing)}.", _cases(cells)))
+    if run.first_result_line is not None and run.plan_line is not None and run.plan_line > run.first_result_line:
+        reasons.append(Reason("tolerances", "blocked", "Tolerances were declared after the first result."))
+    return reasons
+
+
+def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
+    if run.environment is None:
+        return [Reason("environment", "blocked", "No environment was recorded: versions and backend family are unknown.")]
+    reasons = []
+    family = _family(run)
+    if family == "unknown":
+        reasons.append(Reason("environment", "blocked", f"Backend family unknown: {run.environment.backend_family_reason}."))
+    needed = ["torch"] + (["torch_neuronx"] if family.startswith("neuron") else [])
+    for name in needed:
+        fact = run.environment.versions.get(name)
+        if fact is None or fact.value is None:
+            why = fact.unknown_reason if fact else "not recorded"
+            reasons.append(Reason("environment", "blocked", f"{name} version unknown: {why}."))
+    if family == "neuron-native":
+        versions = {k: v.value for k, v in run.environment.versions.items()}
+        for problem in check_release_pairing(versions, load_backend_docs("neuron")):
+            reasons.append(Reason("release-matrix", "blocked", problem + "."))
+        docs = load_backend_docs("neuron")
+        os_name = versions.get("os_release") or ""
+        if docs.wheels and docs.wheels["os"] not in os_name:
+            reasons.append(Reason("release-matrix", "note", f"OS is {os_name or 'unknown'}; {docs.wheels['note']} [{docs.wheels['source']}]"))
+    return reasons
+
+
+def rule_target(run: RunModel, notes: Notes) -> list[Reason]:
+    planned = run.plan.target if run.plan else run.start.target
+    family = _family(run)
+    expected = EXPECTED_FAMILY.get(planned)
+    if expected is None or family in expected or family == "unknown":
+        return []
+    return [
+        Reason(
+            "wrong-target",
+            "blocked",
+            f"The plan targets {planned} but the cells ran on {family}: a {family} run is not evidence for {planned}.",
+        )
+    ]
+
+
+def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
+    if run.plan is None or "requires_float64" not in run.plan.requirements:
+        return []
+    family = _family(run)
+    f64 = [c for c in run.cells if c.planned.dtype == "float64"]
+    if not f64:
+        return [Reason("precision", "blocked", "The workload requires float64 computation but no float64 cell was planned.")]
+    if family.startswith("neuron"):
+        docs = load_backend_docs("neuron")
+        return [Reason("precision", "change", f"float64 is required, but on this backend float64 runs as float32 ({docs.cite('float64-as-float32')}). Keep the workload on a verified float64 path unless its owner approves a justified change.", _cases(f64), "precision")]
+    downcast = [c for c in f64 if any("float64" in w or "fp64" in w.lower() for w in c.warnings) or _outputs_not_f64(c)]
+    if downcast:
+        return [Reason("precision", "change", "float64 is required, but these cells warned of or produced a lower precision.", _cases(downcast), "precision")]
+    return []
+
+
+def _outputs_not_f64(cell: CellRecord) -> bool:
+    outputs = cell.result.outputs if cell.result else []
+    return any(o.dtype != "float64" for o in outputs)
+
+
+def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
+    fell = [c for c in run.cells if c.operators and c.operators.fallback.status == "measured" and c.operators.fallback.items]
+    reasons = []
+    if fell:
+        ops = sorted({op for c in fell for op in c.operators.fallback.items})
+        reasons.append(Reason("cpu-fallback", "change", f"Ops fell back to the CPU on the path under test: {', '.join(ops)}.", _cases(fell), "operator"))
+    if _family(run).startswith("neuron"):
+        unknown = [c for c in run.cells if c.result and c.operators and c.operators.fallback.status == "unmeasured"]
+        if unknown:
+            reasons.append(Reason("cpu-fallback", "blocked", "CPU fallback could not be measured for these cells.", _cases(unknown)))
+    return reasons
+
+
+def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
+    reasons = []
+    breaks = [c for c in run.cells if c.compile and c.compile.graph_breaks]
+    if breaks:
+        why = sorted({b.reason for c in breaks for b in c.compile.graph_breaks})
+        reasons.append(Reason("graph-breaks", "change", f"Graph breaks split the compiled path: {'; '.join(why)[:500]}.", _cases(breaks), "operator"))
+    recompiles = [c for c in run.cells if c.compile and (c.compile.recompiles or 0) > 0]
+    repeats = [c for c in run.cells if c.result and c.result.recompiled]
+    if recompiles or repeats:
+        reasons.append(Reason("recompiles", "change", "The fixed-shape compiled path compiled again for a shape it had already compiled.", _cases(recompiles + repeats), "operator"))
+    limit = [c for c in run.cells if (c.compile and c.compile.recompile_limit_hit) or c.eager_after_recompile_limit]
+    if limit:
+        reasons.append(Reason("recompile-limit", "change", "The recompile limit was hit: later 'compiled' calls really ran eager.", _cases(limit), "operator"))
+    return reasons
+
+
+def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
+    def twin(cell: CellRecord) -> CellRecord | None:
+        p = cell.planned
+        return next((c for c in run.cells if c.planned.layout == "contiguous" and (c.planned.batch, c.planned.length, c.planned.dtype, c.planned.mode, c.planned.repeat_of is None) == (p.batch, p.length, p.dtype, p.mode, p.repeat_of is None)), None)
+
+    nonc = [c for c in run.cells if c.planned.layout == "noncontiguous"]
+    failing = [c for c in nonc if c.status in ("error", "mismatch", "nonfinite") and (t := twin(c)) is not None and t.status == "pass"]
+    reasons = []
+    if failing:
+        reasons.append(Reason("layout", "change", "The non-contiguous layout fails where the contiguous one passes.", _cases(failing), "layout"))
+    copied = [c for c in nonc if c.planned.mode == "compiled" and c.status == "pass" and not _accepted(notes, c)]
+    if copied and _family(run) == "neuron-native":
+        docs = load_backend_docs("neuron")
+        reasons.append(Reason("layout", "change", f"Compiled execution copies non-contiguous inputs on every call ({docs.cite('noncontiguous-copy')}); make the input contiguous upstream or accept the copy in the annotations.", _cases(copied), "layout"))
+    return reasons
+
+
+def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
+    reasons = []
+    if run.synthetic:
+        reasons.append(Reason("synthetic", "note", "This log is a synthetic fixture, not a measurement: it is evidence of nothing."))
+    noisy = [r for r in run.references if r.noise_max_abs not in (None, 0.0)]
+    if noisy:
+        worst = max(r.noise_max_abs or 0.0 for r in noisy)
+        reasons.append(Reason("reference-noise", "note", f"The reference is not bitwise deterministic (largest difference between two runs {worst:.3g})."))
+    unknown_notes = sorted(set(notes) - {c.case for c in run.cells})
+    if unknown_notes:
+        reasons.append(Reason("annotations", "note", f"Annotations name cases that are not in the plan: {', '.join(unknown_notes)}."))
+    return reasons
+
+
+RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
+    rule_incomplete_run,
+    rule_untested_or_skipped,
+    rule_errors,
+    rule_mismatches,
+    rule_tolerances,
+    rule_environment,
+    rule_target,
+    rule_precision,
+    rule_fallback,
+    rule_compiled_path,
+    rule_layout,
+    rule_notes,
+]
+
+
+def scope_of(run: RunModel) -> Scope:
+    passed = [c for c in run.cells if c.status == "pass"]
+    versions = {}
+    if run.environment:
+        versions = {k: v.value for k, v in run.environment.versions.items() if v.value and k in ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")}
+    return Scope(
+        target=run.plan.target if run.plan else run.start.target,
+        family=_family(run),
+        shapes=sorted({c.shape_label for c in passed}, key=lambda s: tuple(int(x) for x in s.strip("()").split(", "))),
+        dtypes=sorted({c.planned.dtype for c in passed}),
+        layouts=sorted({c.planned.layout for c in passed}),
+        modes=sorted({c.planned.mode for c in passed}),
+        versions=versions,
+    )
+
+
+def decide(run: RunModel, notes: Notes) -> Disposition:
+    reasons = [reason for rule in RULES for reason in rule(run, notes)]
+    changes = sorted({r.category for r in reasons if r.outcome == "change" and r.category})
+    if any(r.outcome == "blocked" for r in reasons):
+        outcome = "blocked"
+    elif changes:
+        outcome = "change"
+    else:
+        outcome = "suitable"
+    headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "")
+    return Disposition(outcome, headline, reasons, scope_of(run), changes)

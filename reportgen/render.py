@@ -1,0 +1,128 @@
+"""Jinja2 environments, shared assets and deterministic file writing.
+
+HTML is rendered with autoescape on and StrictUndefined; Markdown with its own environment whose
+``md`` filter escapes what would break a table or inject markup. Assets are copied once under
+content-hashed names, so a page links ``assets/report-<hash>.css`` by a relative path and works
+from file:// with no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import plotly
+
+ASSET_SOURCES = ("report.css", "report.js", "site.js")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
+
+
+def templates_dir() -> Path:
+    """Installed: reportgen/templates. From a source checkout: the repository's templates/."""
+    installed = Path(str(resources.files("reportgen"))) / "templates"
+    if installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent / "templates"
+
+
+def md_escape(value: Any) -> str:
+    """Text safe inside a Markdown table cell: no pipes, backticks, markup or line breaks."""
+    text = " ".join(str(value).split())
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+@lru_cache(maxsize=None)
+def html_env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    return env
+
+
+@lru_cache(maxsize=None)
+def md_env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["md"] = md_escape
+    return env
+
+
+@dataclass(frozen=True)
+class Assets:
+    """Relative names of the copied assets, by role."""
+
+    css: str
+    js: str
+    site_js: str
+    plotly: str
+
+
+def _hashed_name(name: str, data: bytes) -> str:
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}-{hashlib.sha256(data).hexdigest()[:10]}{dot}{ext}"
+
+
+def _plotly_bundle() -> tuple[str, bytes]:
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return f"plotly-{plotly.__version__}.min.js", path.read_bytes()
+
+
+def write_assets(out_dir: Path) -> Assets:
+    """Copy the shared assets into out_dir/assets once, under content-hashed names."""
+    assets_dir = out_dir / "assets"
+    assets_dir.mkdir(parents=True, exist_ok=True)
+    names = {}
+    for source in ASSET_SOURCES:
+        data = (templates_dir() / "assets" / source).read_bytes()
+        names[source] = _write_if_changed(assets_dir / _hashed_name(source, data), data)
+    bundle_name, bundle = _plotly_bundle()
+    names["plotly"] = _write_if_changed(assets_dir / bundle_name, bundle)
+    return Assets(css=names["report.css"], js=names["report.js"], site_js=names["site.js"], plotly=names["plotly"])
+
+
+def _write_if_changed(path: Path, data: bytes) -> str:
+    if not path.exists() or path.stat().st_size != len(data) or path.read_bytes() != data:
+        path.write_bytes(data)
+    return f"assets/{path.name}"
+
+
+def render_html(template: str, **context: Any) -> str:
+    return html_env().get_template(template).render(**context)
+
+
+def render_md(template: str, **context: Any) -> str:
+    return md_env().get_template(template).render(**context)
+
+
+def write_text(path: Path, text: str) -> bool:
+    """Write UTF-8 with LF endings unless the file already holds exactly this; True if written."""
+    data = text.encode("utf-8")
+    if path.exists() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return True
+
+
+def copy_file(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)

@@ -1,0 +1,96 @@
+"""`reportgen report`: one log (and its annotations) to report.html and report.md.
+
+Two phases, as mkdocs builds: gather everything (read, validate, model, judge, view), then
+write. Nothing is written for a log that does not validate.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from reportgen.annotations import Annotation, AnnotationError, find_annotations, load_annotations
+from reportgen.disposition import Disposition, decide
+from reportgen.render import Assets, render_html, render_md, write_assets, write_text
+from reportgen.runmodel import NotARun, RunModel, build_run
+from reportgen.validation import read_log
+from reportgen.view import ReportView, build_view, detail_rows, needs_details
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
+
+
+class ReportInputError(ValueError):
+    """The log or annotations cannot be reported on; the message lists the problems."""
+
+
+@dataclass
+class JudgedRun:
+    """A run gathered and judged: everything a page needs, before anything is written."""
+
+    log: Path
+    run: RunModel
+    notes: dict[str, Annotation]
+    disposition: Disposition
+    view: ReportView
+
+
+@dataclass
+class ReportResult:
+    disposition: Disposition
+    written: list[Path] = field(default_factory=list)
+    exit_code: int = EXIT_OK
+
+
+def judge_log(log: Path, annotations: Path | None = None) -> JudgedRun:
+    """Read, validate, model and judge one log; raises ReportInputError with every problem."""
+    reading = read_log(log)
+    if not reading.valid:
+        shown = [p.format() for p in reading.errors[:20]]
+        more = len(reading.errors) - len(shown)
+        raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
+    try:
+        run = build_run(reading)
+        notes = load_annotations(annotations if annotations is not None else find_annotations(log))
+    except (NotARun, AnnotationError) as exc:
+        raise ReportInputError(str(exc)) from None
+    disposition = decide(run, notes)
+    return JudgedRun(log, run, notes, disposition, build_view(run, disposition, notes))
+
+
+def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None) -> list[Path]:
+    """Write report.html / report.md (and detail files for big runs) into out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    view = judged.view
+    written = []
+    if needs_details(judged.run):
+        written += _write_details(judged.run, out_dir)
+        view.details = ["details.csv", "details.json"]
+    context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
+    if "html" in formats and write_text(out_dir / "report.html", render_html("report.html.j2", **context)):
+        written.append(out_dir / "report.html")
+    if "md" in formats and write_text(out_dir / "report.md", render_md("report.md.j2", **context)):
+        written.append(out_dir / "report.md")
+    return written
+
+
+def _write_details(run: RunModel, out_dir: Path) -> list[Path]:
+    rows = detail_rows(run)
+    csv_path, json_path = out_dir / "details.csv", out_dir / "details.json"
+    written = []
+    if write_text(csv_path, pd.DataFrame(rows).to_csv(index=False, lineterminator="\n")):
+        written.append(csv_path)
+    if write_text(json_path, json.dumps(rows, sort_keys=True, indent=1, ensure_ascii=False) + "\n"):
+        written.append(json_path)
+    return written
+
+
+def build_report(log: Path, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None) -> ReportResult:
+    judged = judge_log(log, annotations)
+    assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
+    written = write_report(judged, out_dir, formats, assets)
+    refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
+    return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK)

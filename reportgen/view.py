@@ -1,0 +1,444 @@
+"""The report's view model: what each section shows, as plain data both templates render.
+
+This layer decides content and order; it knows no HTML. The only markup produced here is
+annotation Markdown rendered by markdown-it-py with raw HTML off and links restricted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import pandas as pd
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+from reportgen.annotations import Annotation
+from reportgen.charts import Figure, correctness_figures, timing_figures
+from reportgen.disposition import Disposition, Reason
+from reportgen.runmodel import STATUS_ORDER, CellRecord, RunModel
+
+SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
+DETAIL_CAP = 300
+_SAFE_LINK = re.compile(r"^(https?://|[^:]*$)", re.IGNORECASE)
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("js-default", {"html": False, "linkify": False})
+    md.validateLink = lambda url: bool(_SAFE_LINK.match(url.strip()))  # type: ignore[method-assign]
+    return md
+
+
+_MD = _markdown()
+
+
+def render_markdown(text: str) -> Markup:
+    """Annotation Markdown as HTML: raw HTML is escaped, only http(s) and relative links."""
+    return Markup(_MD.render(text))
+
+
+def anchor(case: str) -> str:
+    """A stable element id from a case key; hashed so no log text becomes a raw id."""
+    return "case-" + hashlib.sha256(case.encode("utf-8")).hexdigest()[:12]
+
+
+def fmt(value: float | None, unit: str = "", digits: int = 4) -> str:
+    """One float format for the whole report; 'not measured' is never shown as zero."""
+    if value is None:
+        return "not measured"
+    return f"{value:.{digits}g}{unit}"
+
+
+def fmt_ms(seconds: float | None) -> str:
+    return "not measured" if seconds is None else f"{seconds * 1e3:.4g} ms"
+
+
+@dataclass
+class Row:
+    """A labelled value with where it came from in the log."""
+
+    label: str
+    value: str
+    source: str = ""
+
+
+@dataclass
+class StatusCell:
+    case: str
+    status: str
+    symbol: str
+    anchor: str
+
+
+@dataclass
+class MatrixView:
+    columns: list[str]
+    rows: list[tuple[str, list[StatusCell | None]]]
+    counts: list[tuple[str, str, int]]
+    by_group: list[dict[str, Any]]
+    truncated: int = 0
+
+
+@dataclass
+class ReasonView:
+    outcome: str
+    category: str
+    message: str
+    cases: list[tuple[str, str]]
+
+
+@dataclass
+class ProblemView:
+    case: str
+    anchor: str
+    status: str
+    symbol: str
+    line: int | None
+    stats: list[Row]
+    failure: str
+    warnings: list[str]
+    explanation: Markup | None
+    verdict: str
+
+
+@dataclass
+class TimingView:
+    case: str
+    anchor: str
+    cold: str
+    cache_condition: str
+    fresh_process: str
+    process_start: str
+    warm_median: str
+    warm_min: str
+    warm_p90: str
+    warm_iqr: str
+    samples: int
+    flagged: str
+
+
+@dataclass
+class ReportView:
+    title: str
+    run_id: str
+    generated_at: str
+    synthetic: bool
+    origin_note: str
+    incomplete: str
+    disposition: Disposition
+    headline: str
+    outcome: str
+    reasons: list[ReasonView]
+    scope: list[Row]
+    record: list[Row]
+    versions: list[Row]
+    matrix: MatrixView
+    criteria: list[Row]
+    criteria_declared: str
+    problems: list[ProblemView]
+    fallback: list[Row]
+    compile_rows: list[dict[str, str]]
+    perf_stopped: list[tuple[str, str]]
+    timings: list[TimingView]
+    timing_scope: str
+    correctness_figures: list[Figure]
+    timing_figures: list[Figure]
+    profiles: list[dict[str, Any]]
+    artifacts: list[dict[str, Any]]
+    provenance: list[Row]
+    log_problems: list[str]
+    details: list[str] = field(default_factory=list)
+    root: str = ""
+
+
+def generated_at(run: RunModel) -> str:
+    """From SOURCE_DATE_EPOCH when set, else from the log: never the wall clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if run.end is not None:
+        return run.end.finished_at
+    return run.start.started_at
+
+
+def _reason_view(reason: Reason) -> ReasonView:
+    return ReasonView(reason.outcome, reason.category or "", reason.message, [(c, anchor(c)) for c in reason.cases])
+
+
+def _fact_rows(facts: dict[str, Any]) -> list[Row]:
+    rows = []
+    for name, fact in sorted(facts.items()):
+        if fact.value is not None:
+            rows.append(Row(name, fact.value, fact.source or ""))
+        else:
+            rows.append(Row(name, f"unknown: {fact.unknown_reason}", ""))
+    return rows
+
+
+def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
+    plan, env = run.plan, run.environment
+    counts = run.counts()
+    fell = sorted({op for c in run.cells if c.operators and c.operators.fallback.status == "measured" for op in c.operators.fallback.items})
+    fallback_states = sorted({c.operators.fallback.status for c in run.cells if c.operators})
+    shapes = sorted({(c.planned.batch, c.planned.length) for c in run.cells})
+    return [
+        Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
+        Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
+        Row("Target and backend family", f"planned {plan.target if plan else run.start.target}; ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "environment"),
+        Row("Instance / device", _device_text(run), "environment.device"),
+        Row("Execution modes", ", ".join(sorted({c.planned.mode for c in run.cells})) or "none", "plan.matrix"),
+        Row("Input shapes (batch, length)", ", ".join(f"({b}, {l})" for b, l in shapes) or "none", "plan.matrix"),
+        Row("dtypes and layouts", ", ".join(sorted({c.planned.dtype for c in run.cells})) + "; " + ", ".join(sorted({c.planned.layout for c in run.cells})), "plan.matrix"),
+        Row("Attention path", plan.attention_path or "not stated" if plan else "not stated", "plan"),
+        Row("CPU fallback", ", ".join(fell) if fell else ("none recorded" if fallback_states == ["measured"] else "; ".join(fallback_states) or "no operator events"), "operators"),
+        Row("Correctness", ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]) or "no cells", "case_result"),
+        Row("Reference", plan.reference if plan else "not stated", "plan, reference"),
+        Row("Requirements", ", ".join(plan.requirements) if plan and plan.requirements else "none declared", "plan"),
+        Row("Timing scope", _scope_text(plan.timing_scope) if plan else "not stated", "plan.timing_scope"),
+    ]
+
+
+def _device_text(run: RunModel) -> str:
+    if run.environment is None:
+        return "unknown"
+    dev = run.environment.device
+    parts = []
+    for key in ("instance_type", "device_name", "device_count", "hostname"):
+        if key in dev:
+            parts.append(f"{key}: {dev[key].value if dev[key].value is not None else 'unknown'}")
+    return "; ".join(parts)
+
+
+def _scope_text(scope: Any) -> str:
+    inside = [name for name, on in (("preprocessing", scope.preprocessing), ("host-to-device copies", scope.host_to_device), ("output retrieval", scope.output_retrieval)) if on]
+    text = "timed region includes " + (", ".join(inside) if inside else "the model call only (no preprocessing, no host-device copies, no output retrieval)")
+    text += "; device synchronised at every boundary" if scope.synchronized else "; NOT synchronised"
+    return text + (f"; {scope.note}" if scope.note else "")
+
+
+def _matrix(run: RunModel) -> MatrixView:
+    columns: list[str] = []
+    rows: dict[str, dict[str, StatusCell]] = {}
+    for c in run.cells:
+        col = f"{c.planned.dtype} · {c.planned.layout} · {c.planned.mode}"
+        if col not in columns:
+            columns.append(col)
+        row = c.shape_label + (" repeat (cache check)" if c.planned.repeat_of else "")
+        rows.setdefault(row, {})[col] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case))
+    frame = pd.DataFrame([{"dtype": c.planned.dtype, "mode": c.planned.mode, "status": c.status} for c in run.cells])
+    by_group: list[dict[str, Any]] = []
+    if not frame.empty:
+        table = pd.crosstab([frame["dtype"], frame["mode"]], frame["status"])
+        for (dtype, mode), counts in table.iterrows():
+            by_group.append({"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], int(counts.get(s, 0))) for s in STATUS_ORDER]})
+    counts = run.counts()
+    names = list(rows)
+    shown = names[:DETAIL_CAP]
+    return MatrixView(
+        columns=columns,
+        rows=[(name, [rows[name].get(col) for col in columns]) for name in shown],
+        counts=[(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER],
+        by_group=by_group,
+        truncated=len(names) - len(shown),
+    )
+
+
+def _criteria(run: RunModel) -> tuple[list[Row], str]:
+    if run.plan is None:
+        return [], "no plan recorded"
+    rows = []
+    for dtype, tol in sorted(run.plan.tolerances.items()):
+        task = f"; task: {tol.task.metric} {tol.task.op} {tol.task.threshold:g}" if tol.task else "; no task criterion"
+        rows.append(Row(dtype, f"|out − ref| ≤ {tol.atol:g} + {tol.rtol:g}·|ref|{task}", tol.source))
+    rows.append(Row("warm repetitions", str(run.plan.warm_repetitions), "plan"))
+    if run.plan.padding:
+        pad = run.plan.padding
+        rows.append(Row("padding", f"buckets {pad.buckets}; above the largest: {pad.above_largest or 'not stated'}; masks padded: {pad.mask_padded}", "plan"))
+    first = f"line {run.first_result_line}" if run.first_result_line else "no result yet"
+    when = f"declared at {run.plan.time} (log line {run.plan_line}), before the first result ({first})"
+    return rows, when
+
+
+def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
+    result = cell.result
+    stats: list[Row] = []
+    if result and result.error_stats:
+        s = result.error_stats
+        stats = [
+            Row("mismatched", f"{s.mismatched} of {s.total}"),
+            Row("max abs / max rel", f"{fmt(s.max_abs)} / {fmt(s.max_rel)}"),
+            Row("worst element", f"{s.worst_output}{list(s.worst_index)}: |diff| {fmt(s.diff_at_worst)}, allowed {fmt(s.allowed_at_worst)}"),
+        ]
+    if result and result.task_metric:
+        tm = result.task_metric
+        crit = f" ({tm.criterion.op} {tm.criterion.threshold:g})" if tm.criterion else ""
+        stats.append(Row("task metric", f"{tm.name} = {fmt(tm.value, digits=6)}{crit}: {'met' if tm.passed else 'not met' if tm.passed is False else 'no criterion'}"))
+    if result and result.outputs:
+        stats.append(Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs)))
+    fail = f"{result.failure.phase}: {result.failure.type}: {result.failure.message}" if result and result.failure else ""
+    note = notes.get(cell.case)
+    verdict = ""
+    if note is not None:
+        verdict = {"accepted": f"accepted: {note.reason}", "change-needed": f"change needed: {note.change}"}.get(note.verdict or "", "explained, no verdict")
+    return ProblemView(
+        case=cell.case,
+        anchor=anchor(cell.case),
+        status=cell.status,
+        symbol=SYMBOLS[cell.status],
+        line=cell.result_line,
+        stats=stats,
+        failure=fail,
+        warnings=list(cell.warnings),
+        explanation=render_markdown(note.explanation) if note else None,
+        verdict=verdict or "not explained",
+    )
+
+
+def _compile_rows(run: RunModel) -> list[dict[str, str]]:
+    rows = []
+    for c in run.cells:
+        if c.compile is None:
+            continue
+        k = c.compile
+        rows.append({
+            "case": c.case,
+            "anchor": anchor(c.case),
+            "first": fmt(k.compile_first_result_s, " s"),
+            "graphs": fmt(k.graphs),
+            "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
+            "recompiles": fmt(k.recompiles),
+            "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
+            "condition": k.cache_condition,
+            "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
+            "repeat": {True: "compiled again", False: "reused"}.get(c.result.recompiled, "") if c.result else "",
+        })
+    return rows
+
+
+def _fallback_rows(run: RunModel) -> list[Row]:
+    rows = []
+    for c in run.cells:
+        if c.operators is None:
+            continue
+        fb, tr = c.operators.fallback, c.operators.transfers
+        fb_text = ", ".join(fb.items) if fb.status == "measured" and fb.items else ("none" if fb.status == "measured" else f"{fb.status}: {fb.reason}")
+        tr_text = f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{tr.status}: {tr.reason}"
+        rows.append(Row(c.case, f"fallback: {fb_text}; transfers: {tr_text}", anchor(c.case)))
+    return rows
+
+
+def _timings(run: RunModel) -> list[TimingView]:
+    rows = []
+    for c in run.cells:
+        if c.status != "pass" or not (c.cold or c.warm):
+            continue
+        w = c.warm
+        rows.append(TimingView(
+            case=c.case,
+            anchor=anchor(c.case),
+            cold=fmt(c.cold.seconds, " s") if c.cold else "not measured",
+            cache_condition=c.cold.cache_condition if c.cold else "",
+            fresh_process="yes" if c.cold and c.cold.fresh_process else "no" if c.cold else "",
+            process_start=fmt(c.cold.process_start_s, " s") if c.cold else "not measured",
+            warm_median=fmt_ms(w.median_s if w else None),
+            warm_min=fmt_ms(w.min_s if w else None),
+            warm_p90=fmt_ms(w.p90_s if w else None),
+            warm_iqr=fmt_ms(w.iqr_s if w else None),
+            samples=len(w.samples_s) if w else 0,
+            flagged="really eager: recompile limit hit" if c.eager_after_recompile_limit else "",
+        ))
+    return rows
+
+
+def _provenance(run: RunModel) -> list[Row]:
+    rows = [
+        Row("run id", run.start.run_id, "run_start"),
+        Row("written by", run.start.collector, "run_start"),
+        Row("origin", run.start.origin + (f": {run.start.origin_note}" if run.start.origin_note else ""), "run_start"),
+        Row("command", " ".join(run.start.command), "run_start"),
+        Row("started / finished", f"{run.start.started_at} / {run.end.finished_at if run.end else 'no run_end'}", "run_start, run_end"),
+        Row("log file", os.path.basename(run.path), ""),
+    ]
+    if run.environment:
+        rows += [Row(f"device {r.label}", r.value, r.source) for r in _fact_rows(run.environment.device)]
+        rows += [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]
+        rows += [Row(f"installed {a.name}", f"{a.version} via {a.installer or 'unknown installer'}; tags {', '.join(a.wheel_tags) or 'none'}" + (f"; from {a.source_url}" if a.source_url else ""), "environment.artifacts") for a in run.environment.artifacts]
+    return rows
+
+
+def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotation]) -> ReportView:
+    problems = [_problem(c, notes) for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped")]
+    stopped = [(c.case, anchor(c.case)) for c in run.cells if c.status in ("mismatch", "nonfinite") and not (c.case in notes and notes[c.case].verdict)]
+    criteria, declared = _criteria(run)
+    incomplete = ""
+    if not run.complete:
+        incomplete = next((r.message for r in disposition.reasons if r.rule == "incomplete-run"), "Incomplete run.")
+    scope = disposition.scope
+    return ReportView(
+        title=f"Migration report: {run.start.workload} on {scope.family}",
+        run_id=run.start.run_id,
+        generated_at=generated_at(run),
+        synthetic=run.synthetic,
+        origin_note=run.start.origin_note or "",
+        incomplete=incomplete,
+        disposition=disposition,
+        headline=disposition.headline,
+        outcome=disposition.outcome,
+        reasons=[_reason_view(r) for r in disposition.reasons],
+        scope=[
+            Row("target / ran on", f"{scope.target} / {scope.family}"),
+            Row("shapes (batch, length) that passed", ", ".join(scope.shapes) or "none"),
+            Row("dtypes", ", ".join(scope.dtypes) or "none"),
+            Row("layouts", ", ".join(scope.layouts) or "none"),
+            Row("modes", ", ".join(scope.modes) or "none"),
+            Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
+        ],
+        record=_record(run, notes),
+        versions=_fact_rows(run.environment.versions) if run.environment else [],
+        matrix=_matrix(run),
+        criteria=criteria,
+        criteria_declared=declared,
+        problems=problems[:DETAIL_CAP],
+        fallback=_fallback_rows(run)[:DETAIL_CAP],
+        compile_rows=_compile_rows(run)[:DETAIL_CAP],
+        perf_stopped=stopped,
+        timings=_timings(run)[:DETAIL_CAP],
+        timing_scope=_scope_text(run.plan.timing_scope) if run.plan else "not stated",
+        correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
+        timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
+        profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells for p in c.profiles],
+        artifacts=[{"role": a.role, "path": a.path, "bytes": a.bytes, "sha256": a.sha256} for a in run.artifacts],
+        provenance=_provenance(run),
+        log_problems=run.log_problems[:50],
+    )
+
+
+def needs_details(run: RunModel) -> bool:
+    return len(run.cells) > DETAIL_CAP
+
+
+def detail_rows(run: RunModel) -> list[dict[str, Any]]:
+    """One flat row per planned cell: the full table behind a capped report."""
+    rows = []
+    for c in run.cells:
+        stats = c.result.error_stats if c.result else None
+        rows.append({
+            "case": c.case,
+            "batch": c.planned.batch,
+            "length": c.planned.length,
+            "layout": c.planned.layout,
+            "dtype": c.planned.dtype,
+            "mode": c.planned.mode,
+            "status": c.status,
+            "mismatched": stats.mismatched if stats else None,
+            "total": stats.total if stats else None,
+            "max_abs": stats.max_abs if stats else None,
+            "cold_s": c.cold.seconds if c.cold else None,
+            "warm_median_s": c.warm.median_s if c.warm else None,
+            "log_line": c.result_line,
+        })
+    return rows
