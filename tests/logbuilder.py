@@ -259,9 +259,107 @@ def incomplete_log() -> list[dict[str, Any]]:
     return with_envelope(copy.deepcopy(events[:cut]))
 
 
+def _neuron_env(events: list[dict[str, Any]]) -> None:
+    env = next(e for e in events if e["kind"] == "environment")
+    env.update(
+        backend_family="neuron-native",
+        backend_family_reason="synthetic fixture claiming native TorchNeuron; not a Trainium run",
+        device_type="neuron",
+    )
+    env["versions"].update(torch_neuronx=_fact("2.13.3.0.1"), neuronx_cc=_fact("2.28.7631.0"))
+    env["device"] = {"instance_type": _fact("trn2.48xlarge"), "device_count": _fact("64")}
+    for event in events:
+        if event["kind"] == "operators":
+            event["fallback"] = {"status": "measured", "items": []}
+            event["transfers"] = {"status": "measured", "count": 2, "bytes": 4096}
+
+
+def _cells(events: list[dict[str, Any]], kind: str, mode: str | None = None) -> list[dict[str, Any]]:
+    return [e for e in events if e["kind"] == kind and (mode is None or e["case"].endswith(mode))]
+
+
+def fallback_log() -> list[dict[str, Any]]:
+    """Neuron eager cells whose SDPA fell back to the CPU: requires an operator change."""
+    events = base_events(target="neuron", family="neuron-native")
+    _neuron_env(events)
+    for op in _cells(events, "operators", "-eager"):
+        op["fallback"] = {"status": "measured", "items": ["aten::_scaled_dot_product_flash_attention_for_cpu"]}
+    return with_envelope(finish(events))
+
+
+def float64_log() -> list[dict[str, Any]]:
+    """A solver that requires float64, on Neuron, warned of float32 compute: a precision change."""
+    events = base_events(target="neuron", family="neuron-native")
+    _neuron_env(events)
+    text = json.dumps(events).replace("float32", "float64")
+    events = json.loads(text)
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan.update(workload="cg-solver", requirements=["requires_float64"], description="Conjugate-gradient solve; acceptance demands float64 computation.")
+    events[0]["workload"] = "cg-solver"
+    for result in _cells(events, "case_result"):
+        result["warnings"] = ["UserWarning: float64 is not supported on Neuron; computing in float32"]
+    return with_envelope(finish(events))
+
+
+def mismatch_log() -> list[dict[str, Any]]:
+    """One compiled cell mismatches and nobody has explained it yet."""
+    events = base_events()
+    case = case_key(2, 16, "compiled")
+    result = next(e for e in _cells(events, "case_result") if e["case"] == case)
+    result["status"] = "mismatch"
+    result["error_stats"].update(max_abs=3.2e-3, max_rel=0.41, mismatched=17, diff_at_worst=3.2e-3, allowed_at_worst=1.1e-5)
+    result["task_metric"].update(value=0.9991, passed=False)
+    events = [e for e in events if not (e["kind"] == "timing" and e["case"] == case)]
+    return with_envelope(finish(events))
+
+
+def compile_failure_log() -> list[dict[str, Any]]:
+    """Eager passes on Neuron, the compiled path fails to compile: recorded apart."""
+    events = base_events(target="neuron", family="neuron-native")
+    _neuron_env(events)
+    failed = {e["case"] for e in _cells(events, "case_result", "-compiled")}
+    for result in _cells(events, "case_result", "-compiled"):
+        for key in ("outputs", "error_stats", "task_metric"):
+            result.pop(key)
+        result.update(status="error", failure={"phase": "compile", "type": "BackendCompilerFailed", "message": "neuronx-cc: unsupported op in graph (synthetic)"})
+    events = [e for e in events if not (e["kind"] in ("timing", "profile", "compile") and e["case"] in failed)]
+    return with_envelope(finish(events))
+
+
+def wrong_target_log() -> list[dict[str, Any]]:
+    """Planned for Neuron, but every cell ran on the host CPU."""
+    events = base_events(target="neuron", family="cpu")
+    return with_envelope(finish(events))
+
+
+def hostile_log() -> list[dict[str, Any]]:
+    """Every free-text field carries markup; a report must show it as text and run none of it."""
+    payload = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">|`x`*'
+    events = base_events()
+    events[0].update(workload=f"tiny{payload}", origin_note=payload, run_id=f"run{payload}", command=[payload])
+    env = next(e for e in events if e["kind"] == "environment")
+    env["backend_family_reason"] = payload
+    env["versions"]["torch"] = {"value": payload, "source": payload}
+    env["env_vars"] = {"TORCH_NEURONX_X": payload}
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan.update(description=payload, model_revision=payload, attention_path=payload, reference=payload)
+    plan["timing_scope"]["note"] = payload
+    result = _cells(events, "case_result")[1]
+    result.update(status="error", failure={"phase": "run", "type": payload, "message": payload}, warnings=[payload])
+    for e in _cells(events, "warning"):
+        e["message"] = payload
+    return with_envelope(finish(events, status="aborted", reason=payload))
+
+
 FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "synthetic_complete.jsonl": complete_log,
     "synthetic_incomplete.jsonl": incomplete_log,
+    "synthetic_fallback.jsonl": fallback_log,
+    "synthetic_float64.jsonl": float64_log,
+    "synthetic_mismatch.jsonl": mismatch_log,
+    "synthetic_compile_failure.jsonl": compile_failure_log,
+    "synthetic_wrong_target.jsonl": wrong_target_log,
+    "synthetic_hostile.jsonl": hostile_log,
 }
 
 
