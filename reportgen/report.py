@@ -16,7 +16,7 @@ from reportgen.annotations import Annotation, AnnotationError, find_annotations,
 from reportgen.disposition import Disposition, decide
 from reportgen.render import Assets, render_html, render_md, write_assets, write_text
 from reportgen.runmodel import NotARun, RunModel, build_run
-from reportgen.validation import read_log
+from reportgen.validation import paused_gc, read_log
 from reportgen.view import ReportView, build_view, detail_rows, needs_details
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
@@ -83,14 +83,16 @@ def _write_details(run: RunModel, out_dir: Path) -> list[Path]:
     written = []
     if write_text(csv_path, pd.DataFrame(rows).to_csv(index=False, lineterminator="\n")):
         written.append(csv_path)
-    if write_text(json_path, json.dumps(rows, sort_keys=True, indent=1, ensure_ascii=False) + "\n"):
+    text = json.dumps(rows, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+    if write_text(json_path, text):
         written.append(json_path)
     return written
 
 
 def build_report(log: Path, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None) -> ReportResult:
-    judged = judge_log(log, annotations)
-    assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
-    written = write_report(judged, out_dir, formats, assets)
+    with paused_gc():
+        judged = judge_log(log, annotations)
+        assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
+        written = write_report(judged, out_dir, formats, assets)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
     return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK)

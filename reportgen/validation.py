@@ -8,10 +8,12 @@ stops early is still usable up to its last good line.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Iterator, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -85,23 +87,6 @@ def _refuse_constant(name: str) -> float:
     raise _NonFiniteLiteral(name)
 
 
-def _iter_raw_lines(stream: BinaryIO) -> Any:
-    """Yield (line_number, bytes, ended_with_newline, oversize) without holding long lines."""
-    number = 0
-    while True:
-        chunk = stream.readline(MAX_LINE_BYTES + 1)
-        if not chunk:
-            return
-        number += 1
-        if len(chunk) > MAX_LINE_BYTES and not chunk.endswith(b"\n"):
-            while chunk and not chunk.endswith(b"\n"):
-                chunk = stream.readline(MAX_LINE_BYTES)
-            yield number, b"", True, True
-            continue
-        ended = chunk.endswith(b"\n")
-        yield number, chunk.rstrip(b"\r\n"), ended, False
-
-
 class _Checker:
     """Stateful line-by-line checks: envelope, model, sequence and ordering rules."""
 
@@ -116,7 +101,7 @@ class _Checker:
     def problem(self, line: int, severity: Severity, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, severity, message))
 
-    def check_line(self, number: int, raw: bytes, is_last: bool, ended: bool) -> None:
+    def check_line(self, number: int, raw: bytes, unterminated: bool) -> None:
         if number == 1 and raw.startswith(UTF8_BOM):
             raw = raw[len(UTF8_BOM):]
             self.problem(1, "warning", "file starts with a UTF-8 byte-order mark; ignored")
@@ -125,7 +110,7 @@ class _Checker:
             return
         event = self._fast_validate(raw)
         if event is None:
-            event = self._slow_validate(number, raw, is_last and not ended)
+            event = self._slow_validate(number, raw, unterminated)
         if event is not None:
             self._check_order(number, event)
 
@@ -321,28 +306,48 @@ def read_log(path: str | Path) -> LogReading:
     return reading
 
 
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic collector while many long-lived objects are built.
+
+    Hundreds of thousands of event objects make it rescan an ever larger heap. They hold no
+    reference cycles, so afterwards they are moved out of its reach (``gc.freeze``) rather than
+    scanned once more; reference counting still frees them.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.freeze()
+            gc.enable()
+
+
 def _check_stream(checker: _Checker, path: str | Path) -> int:
-    count = 0
+    with paused_gc():
+        return _read_lines(checker, path)
+
+
+def _read_lines(checker: _Checker, path: str | Path) -> int:
+    """Check line by line; a line without a newline can only be the last (or an oversize one)."""
+    number = 0
     with open(path, "rb") as stream:
-        pending: tuple[int, bytes, bool, bool] | None = None
-        for item in _iter_raw_lines(stream):
-            if pending is not None:
-                _check_pending(checker, pending, is_last=False)
-            pending = item
-            count = item[0]
-        if pending is not None:
-            _check_pending(checker, pending, is_last=True)
-    return count
-
-
-def _check_pending(checker: _Checker, item: tuple[int, bytes, bool, bool], is_last: bool) -> None:
-    number, raw, ended, oversize = item
-    if oversize:
-        checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
-        return
-    if checker.reading.refused:
-        return
-    checker.check_line(number, raw, is_last, ended)
+        readline = stream.readline
+        while chunk := readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if chunk[-1:] == b"\n":
+                raw, unterminated = chunk[:-1].rstrip(b"\r"), False
+            elif len(chunk) > MAX_LINE_BYTES:
+                while chunk and chunk[-1:] != b"\n":
+                    chunk = readline(MAX_LINE_BYTES)
+                checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+                continue
+            else:
+                raw, unterminated = chunk, True
+            if not checker.reading.refused:
+                checker.check_line(number, raw, unterminated)
+    return number
 
 
 def validate_files(paths: list[str], as_json: bool, max_problems: int) -> tuple[str, int]:

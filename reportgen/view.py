@@ -301,6 +301,8 @@ def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
 def _compile_rows(run: RunModel) -> list[dict[str, str]]:
     rows = []
     for c in run.cells:
+        if len(rows) == DETAIL_CAP:
+            break
         if c.compile is None:
             continue
         k = c.compile
@@ -322,6 +324,8 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
 def _fallback_rows(run: RunModel) -> list[Row]:
     rows = []
     for c in run.cells:
+        if len(rows) == DETAIL_CAP:
+            break
         if c.operators is None:
             continue
         fb, tr = c.operators.fallback, c.operators.transfers
@@ -334,6 +338,8 @@ def _fallback_rows(run: RunModel) -> list[Row]:
 def _timings(run: RunModel) -> list[TimingView]:
     rows = []
     for c in run.cells:
+        if len(rows) == DETAIL_CAP:
+            break
         if c.status != "pass" or not (c.cold or c.warm):
             continue
         w = c.warm

@@ -115,6 +115,13 @@ def test_sigkill_leaves_every_written_line_intact(tmp_path: Path) -> None:
     planned = next(e for e in reading.events if e.kind == "plan").matrix
     recorded = {e.case for e in reading.events if e.kind == "case_result"}
     assert 2 <= len(recorded) < len(planned)
+    from reportgen.report import judge_log
+
+    judged = judge_log(log)
+    assert judged.disposition.outcome == "blocked"
+    assert "incomplete-run" in {r.rule for r in judged.disposition.reasons}
+    untested = {c.case for c in judged.run.cells if c.status == "untested"}
+    assert untested == {c.case for c in planned} - recorded
 
 
 def test_sigterm_writes_an_aborted_run_end(tmp_path: Path) -> None:
