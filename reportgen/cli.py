@@ -100,3 +100,46 @@ def report(log: Path, out_dir: Path, annotations: Path | None, formats: tuple[st
     for path in result.written:
         click.echo(f"wrote {path}")
     sys.exit(result.exit_code)
+
+
+SITE_HELP = """Build a static site of many runs: an index, a page per run, a history per workload.
+
+RUNS are logs, run directories, or folders that hold run directories (searched for
+events.jsonl). An annotations.toml next to a log is used for its report. Rebuilding into the
+same --out only re-reads logs that changed and only rewrites files whose bytes change.
+
+\b
+Exit codes: 0 built, 1 some input was not a valid run log (the rest is built), 2 usage error.
+\b
+Publish: the folder is plain static files with relative links. Look at it with
+  python -m http.server -d site 8000
+or copy it to any static web server or object store bucket.
+"""
+
+
+@main.command(help=SITE_HELP)
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
+def site(runs: tuple[Path, ...], out_dir: Path) -> None:
+    from reportgen.site import build_site
+
+    result = build_site(list(runs), out_dir)
+    for message in result.rejected:
+        click.echo(message, err=True)
+    click.echo(f"{result.runs} runs, {len(result.written)} files written, site at {out_dir / 'index.html'}")
+    sys.exit(1 if result.rejected else 0)
+
+
+@main.command(help="Compare two runs of one workload: status changes, cells added or removed, warm-median ratios, version changes.\n\nA and B are logs or run directories; A is the earlier run.")
+@click.argument("a", type=click.Path(exists=True, path_type=Path))
+@click.argument("b", type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def diff(a: Path, b: Path, as_json: bool) -> None:
+    from reportgen.diff import diff_command
+    from reportgen.report import ReportInputError
+
+    try:
+        click.echo(diff_command(a, b, as_json))
+    except (ReportInputError, ValueError) as exc:
+        click.echo(f"reportgen diff: {exc}", err=True)
+        sys.exit(1)

@@ -61,8 +61,8 @@ def judge_log(log: Path, annotations: Path | None = None) -> JudgedRun:
     return JudgedRun(log, run, notes, disposition, build_view(run, disposition, notes))
 
 
-def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None) -> list[Path]:
-    """Write report.html / report.md (and detail files for big runs) into out_dir."""
+def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html") -> list[Path]:
+    """Write report.html (or html_name) and report.md, plus detail files for big runs."""
     out_dir.mkdir(parents=True, exist_ok=True)
     view = judged.view
     written = []
@@ -70,8 +70,8 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
         written += _write_details(judged.run, out_dir)
         view.details = ["details.csv", "details.json"]
     context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
-    if "html" in formats and write_text(out_dir / "report.html", render_html("report.html.j2", **context)):
-        written.append(out_dir / "report.html")
+    if "html" in formats and write_text(out_dir / html_name, render_html("report.html.j2", **context)):
+        written.append(out_dir / html_name)
     if "md" in formats and write_text(out_dir / "report.md", render_md("report.md.j2", **context)):
         written.append(out_dir / "report.md")
     return written

@@ -364,7 +364,13 @@ FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 
 
 def render_fixtures() -> dict[str, str]:
-    return {name: dumps(build()) for name, build in FIXTURE_BUILDERS.items()}
+    rendered = {}
+    for name, build in FIXTURE_BUILDERS.items():
+        events = build()
+        if name != "synthetic_hostile.jsonl":
+            events[0]["run_id"] = name.removesuffix(".jsonl").replace("_", "-")
+        rendered[name] = dumps(events)
+    return rendered
 
 
 if __name__ == "__main__":

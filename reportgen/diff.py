@@ -1,0 +1,103 @@
+"""What changed between two runs of one workload: cells, timings, versions, disposition."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from reportgen.summary import RunSummary
+
+FAILING = ("mismatch", "nonfinite", "error")
+
+
+@dataclass
+class TimingChange:
+    case: str
+    before_s: float
+    after_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.after_s / self.before_s if self.before_s > 0 else float("inf")
+
+
+@dataclass
+class RunDiff:
+    before: str
+    after: str
+    disposition: tuple[str, str]
+    new_failures: list[tuple[str, str, str]] = field(default_factory=list)
+    fixed: list[tuple[str, str, str]] = field(default_factory=list)
+    other_changes: list[tuple[str, str, str]] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    timings: list[TimingChange] = field(default_factory=list)
+    versions: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.new_failures or self.fixed or self.other_changes or self.added or self.removed or self.versions) and self.disposition[0] == self.disposition[1]
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["timings"] = [{**asdict(t), "ratio": round(t.ratio, 6)} for t in self.timings]
+        return data
+
+
+def diff_runs(before: RunSummary, after: RunSummary) -> RunDiff:
+    result = RunDiff(before.run_id, after.run_id, (before.outcome, after.outcome))
+    for case in sorted(set(before.cells) | set(after.cells)):
+        old, new = before.cells.get(case), after.cells.get(case)
+        if old is None:
+            result.added.append(case)
+        elif new is None:
+            result.removed.append(case)
+        elif old.status != new.status:
+            change = (case, old.status, new.status)
+            if new.status in FAILING and old.status not in FAILING:
+                result.new_failures.append(change)
+            elif new.status == "pass" and old.status != "pass":
+                result.fixed.append(change)
+            else:
+                result.other_changes.append(change)
+        if old and new and old.warm_median_s and new.warm_median_s:
+            result.timings.append(TimingChange(case, old.warm_median_s, new.warm_median_s))
+    for key in sorted(set(before.versions) | set(after.versions)):
+        a, b = before.versions.get(key, "unknown"), after.versions.get(key, "unknown")
+        if a != b:
+            result.versions.append((key, a, b))
+    return result
+
+
+def format_diff(diff: RunDiff) -> str:
+    """The comparison as terminal text."""
+    lines = [f"{diff.before} -> {diff.after}", f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}"]
+    for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed), ("other status changes", diff.other_changes)):
+        lines.append(f"{title}: {len(rows)}")
+        lines += [f"  {case}: {old} -> {new}" for case, old, new in rows]
+    lines.append(f"cells added: {len(diff.added)}")
+    lines += [f"  {case}" for case in diff.added]
+    lines.append(f"cells removed: {len(diff.removed)}")
+    lines += [f"  {case}" for case in diff.removed]
+    lines.append(f"version changes: {len(diff.versions)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
+    lines.append(f"warm median ratio (after / before): {len(diff.timings)} cells")
+    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x)" for t in diff.timings]
+    return "\n".join(lines)
+
+
+def diff_command(a: Path, b: Path, as_json: bool) -> str:
+    """`reportgen diff A B`: A and B are logs or run directories."""
+    from reportgen.report import judge_log
+    from reportgen.site import find_logs
+    from reportgen.summary import summarize
+
+    summaries = []
+    for path in (a, b):
+        logs = find_logs([path])
+        if len(logs) != 1:
+            raise ValueError(f"{path}: expected one run log, found {len(logs)}")
+        summaries.append(summarize(judge_log(logs[0])))
+    diff = diff_runs(*summaries)
+    return json.dumps(diff.to_dict(), indent=2, sort_keys=True) if as_json else format_diff(diff)

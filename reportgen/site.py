@@ -1,0 +1,194 @@
+"""`reportgen site`: a static site of many runs, with workload history and run-to-run changes.
+
+Layout of the output directory::
+
+    index.html                      every run: sortable, filterable (state kept in the URL)
+    runs/<run-slug>/index.html      the run's report (report.md beside it)
+    workloads/<slug>/index.html     history of one workload and what changed between runs
+    assets/                         one copy of the shared CSS, JS and plotly bundle
+    .reportgen-state.json           what was built from which input, for incremental rebuilds
+
+Two phases: gather (read and judge only the logs that changed since the last build; reuse the
+stored summaries of the rest), then write (a file is written only when its bytes change). So
+adding one run rewrites that run's page, its workload page and the index, and a full rebuild
+is byte-identical to the previous one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reportgen import __version__
+from reportgen.annotations import find_annotations
+from reportgen.diff import RunDiff, diff_runs
+from reportgen.render import Assets, render_html, templates_dir, write_assets, write_text
+from reportgen.report import JudgedRun, ReportInputError, judge_log, write_report
+from reportgen.runmodel import STATUS_ORDER
+from reportgen.summary import RunSummary, summarize
+from reportgen.validation import paused_gc
+from reportgen.view import SYMBOLS
+
+STATE_NAME = ".reportgen-state.json"
+STATE_FORMAT = 1
+KEY_TIMINGS = 4
+
+
+@dataclass
+class Entry:
+    log: Path
+    key: str
+    summary: RunSummary
+    judged: JudgedRun | None
+
+
+@dataclass
+class SiteResult:
+    runs: int = 0
+    written: list[Path] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+
+def find_logs(paths: list[Path]) -> list[Path]:
+    """Logs named directly, run directories, or folders searched for *.jsonl logs."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            found.append(path)
+        elif (path / "events.jsonl").is_file():
+            found.append(path / "events.jsonl")
+        else:
+            found.extend(sorted(path.rglob("*.jsonl")))
+    return sorted(dict.fromkeys(p.resolve() for p in found))
+
+
+def _input_key(log: Path) -> str:
+    digest = hashlib.sha256(log.read_bytes())
+    notes = find_annotations(log)
+    if notes is not None:
+        digest.update(b"\0annotations\0" + notes.read_bytes())
+    return digest.hexdigest()
+
+
+def _fingerprint() -> str:
+    """Changes when the tool or any template changes: then every page is rendered again."""
+    digest = hashlib.sha256(f"{STATE_FORMAT}:{__version__}".encode())
+    for path in sorted(templates_dir().rglob("*")):
+        if path.is_file():
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _load_state(out_dir: Path, fingerprint: str) -> dict[str, Any]:
+    try:
+        state = json.loads((out_dir / STATE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"runs": {}}
+    if state.get("fingerprint") != fingerprint:
+        return {"runs": {}}
+    return state
+
+
+def _gather(logs: list[Path], out_dir: Path, state: dict[str, Any], result: SiteResult) -> list[Entry]:
+    entries: list[Entry] = []
+    seen: dict[str, Path] = {}
+    for index, log in enumerate(logs, start=1):
+        key = _input_key(log)
+        cached = state["runs"].get(key)
+        if cached and (out_dir / "runs" / cached["slug"] / "index.html").is_file():
+            entry = Entry(log, key, RunSummary.from_dict(cached), None)
+        else:
+            print(f"reportgen site: [{index}/{len(logs)}] {log}", file=sys.stderr)
+            try:
+                judged = judge_log(log)
+            except ReportInputError as exc:
+                result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
+                continue
+            entry = Entry(log, key, summarize(judged), judged)
+        if entry.summary.run_id in seen:
+            result.rejected.append(f"{log}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}")
+            continue
+        seen[entry.summary.run_id] = log
+        entries.append(entry)
+    return entries
+
+
+def _nav(summary: RunSummary) -> list[tuple[str, str]]:
+    return [("All runs", "../../index.html"), (summary.workload, f"../../workloads/{summary.workload_slug}/index.html")]
+
+
+def _index_rows(summaries: list[RunSummary]) -> list[dict[str, Any]]:
+    return [
+        {
+            "summary": s,
+            "href": f"runs/{s.slug}/index.html",
+            "workload_href": f"workloads/{s.workload_slug}/index.html",
+            "symbol": {"suitable": "✔", "change": "⚠", "blocked": "✖"}[s.outcome],
+            "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
+        }
+        for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
+    ]
+
+
+def _workload_context(runs: list[RunSummary]) -> dict[str, Any]:
+    ordered = sorted(runs, key=lambda s: s.sort_key)
+    latest = ordered[-1]
+    key_cases = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
+    diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [(a, b, diff_runs(a, b)) for a, b in zip(ordered, ordered[1:])]
+    return {
+        "workload": latest.workload,
+        "history": ordered,
+        "key_cases": key_cases,
+        "diffs": list(reversed(diffs)),
+        "status_order": STATUS_ORDER,
+        "symbols": SYMBOLS,
+    }
+
+
+def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str]) -> None:
+    for cached in state["runs"].values():
+        if cached["slug"] not in keep:
+            shutil.rmtree(out_dir / "runs" / cached["slug"], ignore_errors=True)
+
+
+def build_site(paths: list[Path], out_dir: Path) -> SiteResult:
+    result = SiteResult()
+    fingerprint = _fingerprint()
+    state = _load_state(out_dir, fingerprint)
+    with paused_gc():
+        entries = _gather(find_logs(paths), out_dir, state, result)
+        result.runs = len(entries)
+        assets = write_assets(out_dir)
+        result.written += _write_pages(entries, out_dir, assets)
+    _remove_stale(out_dir, state, {e.summary.slug for e in entries})
+    new_state = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
+    state_path = out_dir / STATE_NAME
+    if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n"):
+        result.written.append(state_path)
+    return result
+
+
+def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets) -> list[Path]:
+    written: list[Path] = []
+    for entry in entries:
+        if entry.judged is not None:
+            page_dir = out_dir / "runs" / entry.summary.slug
+            written += write_report(entry.judged, page_dir, ("html", "md"), assets, root="../../", nav=_nav(entry.summary), html_name="index.html")
+    summaries = [e.summary for e in entries]
+    by_workload: dict[str, list[RunSummary]] = {}
+    for s in summaries:
+        by_workload.setdefault(s.workload_slug, []).append(s)
+    for wslug, runs in sorted(by_workload.items()):
+        page = out_dir / "workloads" / wslug / "index.html"
+        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, **_workload_context(runs))):
+            written.append(page)
+    index = out_dir / "index.html"
+    rows = _index_rows(summaries)
+    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, status_order=STATUS_ORDER, symbols=SYMBOLS)):
+        written.append(index)
+    return written

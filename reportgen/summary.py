@@ -1,0 +1,83 @@
+"""A run reduced to what the site index, workload history and run diffs need.
+
+Summaries are plain data that round-trip through JSON, so the site can keep them in its state
+file and rebuild the index and workload pages without reading every log again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from reportgen.report import JudgedRun
+
+VERSION_KEYS = ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(text: str, limit: int = 48) -> str:
+    """A file-name-safe, stable name: never a path from the log, always with a hash suffix."""
+    readable = _UNSAFE.sub("-", text).strip("-.")[:limit] or "run"
+    return f"{readable}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
+
+
+@dataclass
+class CellSummary:
+    status: str
+    warm_median_s: float | None = None
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    slug: str
+    workload: str
+    workload_slug: str
+    target: str
+    family: str
+    started_at: str
+    synthetic: bool
+    complete: bool
+    outcome: str
+    headline: str
+    versions: dict[str, str]
+    counts: dict[str, int]
+    cells: dict[str, CellSummary] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSummary:
+        cells = {k: CellSummary(**v) for k, v in data.get("cells", {}).items()}
+        return cls(**{**data, "cells": cells})
+
+    @property
+    def sort_key(self) -> tuple[str, str]:
+        return (self.started_at, self.run_id)
+
+
+def summarize(judged: JudgedRun) -> RunSummary:
+    run = judged.run
+    env = run.environment
+    versions = {}
+    if env is not None:
+        versions = {k: env.versions[k].value for k in VERSION_KEYS if k in env.versions and env.versions[k].value}
+    return RunSummary(
+        run_id=run.start.run_id,
+        slug=slug(run.start.run_id),
+        workload=run.start.workload,
+        workload_slug=slug(run.start.workload),
+        target=run.plan.target if run.plan else run.start.target,
+        family=env.backend_family if env else "unknown",
+        started_at=run.start.started_at,
+        synthetic=run.synthetic,
+        complete=run.complete,
+        outcome=judged.disposition.outcome,
+        headline=judged.disposition.headline,
+        versions=versions,
+        counts=run.counts(),
+        cells={c.case: CellSummary(c.status, c.warm.median_s if c.warm else None) for c in run.cells},
+    )

@@ -1,0 +1,122 @@
+"""`reportgen site` and `reportgen diff`: pages, incremental writes, byte-identical rebuilds."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.site import STATE_NAME, build_site
+from tests.conftest import FIXTURES
+
+
+def _fixture_dir(tmp_path: Path, names: list[str] | None = None) -> Path:
+    runs = tmp_path / "runs"
+    runs.mkdir(exist_ok=True)
+    for path in sorted(FIXTURES.glob("*.jsonl")):
+        if names is None or path.name in names:
+            target = runs / path.stem / "events.jsonl"
+            target.parent.mkdir(exist_ok=True)
+            shutil.copy(path, target)
+    return runs
+
+
+def _all_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_site_pages_and_index(tmp_path: Path) -> None:
+    runs = _fixture_dir(tmp_path)
+    result = build_site([runs], tmp_path / "site")
+    assert result.rejected == [] and result.runs == len(list(FIXTURES.glob("*.jsonl")))
+    site = tmp_path / "site"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    for row in ("synthetic-complete", "synthetic-fallback", "cg-solver", "Requires a change: operator", "2.13.3.0.1"):
+        assert row in index
+    run_pages = sorted((site / "runs").iterdir())
+    assert len(run_pages) == result.runs
+    for page in run_pages:
+        assert (page / "index.html").is_file() and (page / "report.md").is_file()
+        assert re.fullmatch(r"[A-Za-z0-9._-]+", page.name), "run directories never take raw log text"
+    workloads = sorted(p.name for p in (site / "workloads").iterdir())
+    assert len(workloads) == 3  # tiny-encoder, cg-solver, the hostile one
+    assets = sorted(p.name for p in (site / "assets").iterdir())
+    assert len([a for a in assets if a.startswith("plotly")]) == 1, "one shared plotly bundle"
+
+
+def test_only_relative_links(tmp_path: Path) -> None:
+    build_site([_fixture_dir(tmp_path)], tmp_path / "site")
+    for page in (tmp_path / "site").rglob("*.html"):
+        for ref in re.findall(r'(?:href|src)="([^"]*)"', page.read_text(encoding="utf-8")):
+            assert not re.match(r"^(?:[a-z]+:|/)", ref), f"{page}: {ref}"
+            if not ref.startswith("#"):
+                assert (page.parent / ref.split("#")[0]).exists(), f"{page}: broken link {ref}"
+
+
+def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
+    names = [p.name for p in sorted(FIXTURES.glob("*.jsonl"))]
+    runs = _fixture_dir(tmp_path, [n for n in names if n != "synthetic_mismatch.jsonl"])
+    site = tmp_path / "site"
+    build_site([runs], site)
+    _fixture_dir(tmp_path, ["synthetic_mismatch.jsonl"])
+    result = build_site([runs], site)
+    written = sorted(str(p.relative_to(site)) for p in result.written)
+    state = json.loads((site / STATE_NAME).read_text(encoding="utf-8"))
+    slug = next(r["slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
+    wslug = next(r["workload_slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
+    assert written == sorted([
+        STATE_NAME,
+        "index.html",
+        f"runs/{slug}/index.html",
+        f"runs/{slug}/report.md",
+        f"workloads/{wslug}/index.html",
+    ])
+
+
+def test_full_rebuild_is_byte_identical(tmp_path: Path) -> None:
+    runs = _fixture_dir(tmp_path)
+    build_site([runs], tmp_path / "a")
+    before = _all_bytes(tmp_path / "a")
+    (tmp_path / "a" / STATE_NAME).unlink()  # forget everything: a full rebuild
+    result = build_site([runs], tmp_path / "a")
+    assert [str(p) for p in result.written] == [str(tmp_path / "a" / STATE_NAME)]
+    assert _all_bytes(tmp_path / "a") == before
+    build_site([runs], tmp_path / "b")
+    assert _all_bytes(tmp_path / "b") == before
+
+
+def test_invalid_log_is_reported_and_the_rest_built(tmp_path: Path) -> None:
+    runs = _fixture_dir(tmp_path, ["synthetic_complete.jsonl"])
+    bad = runs / "broken" / "events.jsonl"
+    bad.parent.mkdir()
+    bad.write_text("not json\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 1
+    assert "broken/events.jsonl:1: error: not valid JSON" in result.output
+    assert "1 runs" in result.output
+
+
+def test_workload_history_shows_what_changed(tmp_path: Path) -> None:
+    runs = _fixture_dir(tmp_path, ["synthetic_complete.jsonl", "synthetic_mismatch.jsonl"])
+    build_site([runs], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("tiny-encoder-*/index.html")).read_text(encoding="utf-8")
+    assert "What changed between consecutive runs" in page
+    assert "New failures: 1" in page and "b2-l16-contiguous-float32-compiled" in page
+
+
+def test_diff_command_text_and_json(tmp_path: Path) -> None:
+    runner = CliRunner()
+    a, b = str(FIXTURES / "synthetic_complete.jsonl"), str(FIXTURES / "synthetic_mismatch.jsonl")
+    text = runner.invoke(main, ["diff", a, b])
+    assert text.exit_code == 0
+    assert "new failures: 1" in text.output and "b2-l16-contiguous-float32-compiled: pass -> mismatch" in text.output
+    assert "disposition: suitable -> blocked" in text.output
+    data = json.loads(runner.invoke(main, ["diff", "--json", b, a]).output)
+    assert data["fixed"] == [["b2-l16-contiguous-float32-compiled", "mismatch", "pass"]]
+    assert {t["case"] for t in data["timings"]} >= {"b1-l16-contiguous-float32-eager"}
+    versions = runner.invoke(main, ["diff", a, str(FIXTURES / "synthetic_fallback.jsonl")])
+    assert "torch_neuronx: unknown -> 2.13.3.0.1" in versions.output
