@@ -31,7 +31,8 @@ def main() -> None:
     backend = select_backend(args.target)
     workload = load_workload(plan)
     model = workload.build_model().eval()
-    model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
+    if not hasattr(workload, "weights_file"):  # else build_model loaded the checksummed shipped file
+        model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
     model = model.to(device=backend.device, dtype=DTYPES[cell.dtype])
     inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[input_key(cell.batch, cell.length, cell.layout)]
     inputs = to_device(cast_inputs(inputs, DTYPES[cell.dtype]), backend.device)

@@ -177,7 +177,7 @@ class Run:
     def write_plan(self) -> None:
         self.workload = load_workload(self.plan)
         self.model = self.workload.build_model().eval()
-        size, digest = save_artifact(self.model.state_dict(), self.dir / "artifacts" / "weights.pt")
+        weights_path, size, digest = self._record_weights()
         plan = self.plan
         self.log.write(
             "plan",
@@ -198,7 +198,16 @@ class Run:
             padding=plan.padding,
             attention_path=getattr(self.workload, "ATTENTION_PATH", None),
         )
-        self.log.write("artifact", role="weights", path="artifacts/weights.pt", bytes=size, sha256=digest)
+        self.log.write("artifact", role="weights", path=weights_path, bytes=size, sha256=digest)
+
+    def _record_weights(self) -> tuple[str, int, str]:
+        """Weights shipped as a file (a packaged model) are checksummed where they lie, not copied."""
+        shipped = getattr(self.workload, "weights_file", None)
+        if shipped is not None:
+            path = Path(shipped())
+            return f"external:{path}", path.stat().st_size, sha256_file(path)
+        size, digest = save_artifact(self.model.state_dict(), self.dir / "artifacts" / "weights.pt")
+        return "artifacts/weights.pt", size, digest
 
     def write_references(self) -> None:
         ref_dtype = DTYPES[self.plan.reference_dtype]

@@ -143,3 +143,54 @@ def diff(a: Path, b: Path, as_json: bool) -> None:
     except (ReportInputError, ValueError) as exc:
         click.echo(f"reportgen diff: {exc}", err=True)
         sys.exit(1)
+
+
+PLAN_CHECK_HELP = """Review a workload plan against the target backend's documented limits, before hardware time.
+
+Classifies the plan as compatible as specified, needing a revised test plan, or blocked by a
+precision requirement. Each finding names the documented constraint and its source, and says
+what to change or verify first. The constraint files are in reportgen/constraints/.
+
+\b
+Exit codes:
+  0  compatible as specified
+  1  the plan cannot be read
+  2  usage error
+  3  needs a revised test plan (--write-revised writes one the collector runs as is)
+  4  blocked by a precision requirement
+\b
+Example:
+  reportgen plan-check plan.toml --target neuron --write-revised plan.revised.toml
+"""
+
+
+@main.command("plan-check", help=PLAN_CHECK_HELP)
+@click.argument("plan", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--target", type=click.Choice(["neuron", "cuda", "cpu"]), default="neuron", show_default=True, help="Backend whose documented limits apply.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True, help="Output: text, JSON, or Markdown for a review thread.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--write-revised", type=click.Path(dir_okay=False, path_type=Path), help="Write the revised plan here (when one is needed).")
+def plan_check(plan: Path, target: str, fmt: str, as_json: bool, write_revised: Path | None) -> None:
+    from collector.plan import PlanError
+    from reportgen import plancheck
+
+    try:
+        review = plancheck.review_plan(plan, target)
+    except PlanError as exc:
+        click.echo(f"reportgen plan-check: {exc}", err=True)
+        sys.exit(1)
+    if as_json or fmt == "json":
+        click.echo(plancheck.format_json(review))
+    elif fmt == "md":
+        from reportgen.render import render_md
+
+        click.echo(render_md("plancheck.md.j2", review=review), nl=False)
+    else:
+        click.echo(plancheck.format_text(review))
+    if write_revised is not None:
+        if review.revised is None:
+            click.echo(f"no revised plan written: the plan is {review.headline.lower()}", err=True)
+        else:
+            plancheck.write_revised(review, plan, write_revised)
+            click.echo(f"wrote {write_revised}", err=True)
+    sys.exit(plancheck.EXIT_CODES[review.classification])
