@@ -13,6 +13,7 @@ import time
 
 import torch
 
+from collector import training
 from collector.backends import select_backend
 from collector.plan import load_plan
 from collector.timing import COLD_MARKER
@@ -36,17 +37,29 @@ def main() -> None:
     model = model.to(device=backend.device, dtype=DTYPES[cell.dtype])
     inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[input_key(cell.batch, cell.length, cell.layout)]
     inputs = to_device(cast_inputs(inputs, DTYPES[cell.dtype]), backend.device)
-    if cell.mode == "compiled":
-        model = torch.compile(model, backend=backend.compile_backend, dynamic=False)
-    backend.synchronize()
-    ready = time.time()
-    start = time.perf_counter()
-    with torch.no_grad():
-        workload.run_model(model, inputs)
-    backend.synchronize()
-    first = time.perf_counter() - start
+    if plan.training:
+        first, ready = _first_training_step(workload, model, inputs, cell.mode, backend, plan.training)
+    else:
+        call_model = torch.compile(model, backend=backend.compile_backend, dynamic=False) if cell.mode == "compiled" else model
+        backend.synchronize()
+        ready = time.time()
+        start = time.perf_counter()
+        with torch.no_grad():
+            workload.run_model(call_model, inputs)
+        backend.synchronize()
+        first = time.perf_counter() - start
     launched = float(os.environ.get("COLLECTOR_LAUNCH_WALL", ready))
     print(COLD_MARKER + json.dumps({"first_call_s": first, "process_start_s": max(0.0, ready - launched)}), flush=True)
+
+
+def _first_training_step(workload, model, inputs, mode, backend, settings) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """One full step (forward, backward, optimizer) from the saved weights."""
+    model = training.prepare(workload, model)
+    call_model = torch.compile(model, backend=backend.compile_backend, dynamic=False) if mode == "compiled" else model
+    backend.synchronize()
+    ready = time.time()
+    trace, _ = training.train(workload, model, call_model, inputs, 1, settings["seed"], backend.synchronize)
+    return trace.first_step_s, ready
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ element is relative to what it was allowed.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -28,6 +29,14 @@ def describe_input(name: str, tensor: torch.Tensor) -> dict[str, Any]:
     return info
 
 
+def max_relative(diff: torch.Tensor, ref_abs: torch.Tensor) -> float:
+    """Largest |diff| / |ref| over elements whose reference is non-zero (undefined elsewhere)."""
+    nonzero = ref_abs > 0
+    if not bool(nonzero.any()):
+        return 0.0
+    return float((diff[nonzero] / ref_abs[nonzero]).max().item())
+
+
 def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict[str, Any]:
     out64 = out.detach().to("cpu", torch.float64)
     ref64 = ref.detach().to("cpu", torch.float64)
@@ -38,10 +47,9 @@ def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) 
     excess = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff - allowed)
     flat = int(torch.argmax(excess.reshape(-1)).item()) if excess.numel() else 0
     index = list(torch.unravel_index(torch.tensor(flat), tuple(diff.shape))) if diff.dim() else []
-    rel = diff / ref64.abs().clamp_min(torch.finfo(torch.float64).tiny)
     return {
         "max_abs": float(diff.max().item()) if diff.numel() else 0.0,
-        "max_rel": float(rel.max().item()) if rel.numel() else 0.0,
+        "max_rel": max_relative(diff, ref64.abs()) if diff.numel() else 0.0,
         "mismatched": int(bad.sum().item()),
         "total": int(diff.numel()),
         "worst_index": [int(i) for i in index],
@@ -64,8 +72,8 @@ def compare(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]
     worst_name = max(per_output, key=lambda n: per_output[n]["_excess"])
     worst = per_output[worst_name]
     return {
-        "max_abs": finite_or_none(max(s["max_abs"] for s in per_output.values())),
-        "max_rel": finite_or_none(max(s["max_rel"] for s in per_output.values())),
+        "max_abs": _finite_max([s["max_abs"] for s in per_output.values()]),
+        "max_rel": _finite_max([s["max_rel"] for s in per_output.values()]),
         "mismatched": sum(s["mismatched"] for s in per_output.values()),
         "total": sum(s["total"] for s in per_output.values()),
         "worst_index": worst["worst_index"],
@@ -73,6 +81,13 @@ def compare(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]
         "allowed_at_worst": worst["allowed_at_worst"],
         "diff_at_worst": finite_or_none(worst["diff_at_worst"]),
     }
+
+
+def _finite_max(values: list[float]) -> float | None:
+    """The largest value, or None when any is NaN or infinite (never order-dependent)."""
+    if any(not math.isfinite(v) for v in values):
+        return None
+    return max(values)
 
 
 def max_abs_between(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float | None:

@@ -58,6 +58,7 @@ class WorkloadPlan:
     float64_golden: bool
     padding: dict[str, Any] | None
     options: dict[str, Any] = field(default_factory=dict)
+    training: dict[str, Any] | None = None
 
     @property
     def module_path(self) -> Path:
@@ -71,6 +72,8 @@ class WorkloadPlan:
         tol = self.tolerances.get(dtype)
         if tol is None:
             return f"the plan declares no tolerance for {dtype}; declare [tolerances.{dtype}] before running it"
+        if self.training and not ("loss" in tol and "grad" in tol):
+            return f"a training plan declares loss and grad tolerances per dtype; [tolerances.{dtype}] lacks them"
         if dtype != "float32" and "task" not in tol:
             return f"the plan declares no task criterion for {dtype}; an elementwise tolerance alone does not establish task quality"
         return None
@@ -143,10 +146,25 @@ def _tolerances(raw: dict[str, Any], dtypes: set[str]) -> dict[str, dict[str, An
             if task.get("op") not in (">=", "<="):
                 raise PlanError(f"tolerances.{dtype}.task.op: '>=' or '<='")
             tol["task"] = {"metric": str(task["metric"]), "op": task["op"], "threshold": float(task["threshold"])}
+        for part in ("loss", "grad"):
+            if part in table:
+                sub = table[part]
+                where = f"tolerances.{dtype}.{part}"
+                tol[part] = {"atol": float(_require(sub, "atol", (int, float), where)), "rtol": float(_require(sub, "rtol", (int, float), where))}
         tolerances[dtype] = tol
     if "float32" in dtypes and "float32" not in tolerances:
         tolerances["float32"] = dict(DEFAULT_FP32_TOLERANCE)
     return tolerances
+
+
+def _training(table: dict[str, Any] | None) -> dict[str, Any] | None:
+    if table is None:
+        return None
+    steps = _require(table, "steps", int, "training")
+    if steps < 1:
+        raise PlanError("training.steps: at least 1")
+    randomness = _require(table, "randomness", str, "training")
+    return {"steps": steps, "seed": int(table.get("seed", 0)), "randomness": randomness}
 
 
 def load_plan(path: str | Path, require_module: bool = True) -> WorkloadPlan:
@@ -188,6 +206,7 @@ def load_plan(path: str | Path, require_module: bool = True) -> WorkloadPlan:
         float64_golden=bool(reference.get("float64_golden", False)),
         padding=data.get("padding"),
         options=dict(data.get("options", {})),
+        training=_training(data.get("training")),
     )
     if plan.warm_repetitions < 1:
         raise PlanError("timing.warm_repetitions: at least 1")

@@ -21,6 +21,7 @@ import contextlib
 import copy
 import fnmatch
 import logging
+import math
 import os
 import shutil
 import signal
@@ -41,6 +42,7 @@ from collector.backends import Backend, OpRecorder
 from collector.compare import compare, describe, describe_input, max_abs_between
 from collector.environment import read_environment
 from collector.eventlog import EventLog, finite_or_none, utc_now
+from collector import training
 from collector.plan import Cell, WorkloadPlan
 from collector.timing import run_cold, time_warm, warm_stats
 from collector.workload import (
@@ -145,6 +147,7 @@ class Run:
         self.model: torch.nn.Module | None = None
         self.inputs: dict[str, dict[str, torch.Tensor]] = {}
         self.references: dict[str, dict[str, torch.Tensor]] = {}
+        self.train_refs: dict[str, training.TrainTrace] = {}
         self.passed: dict[str, CellOutcome] = {}
         self.recorded = 0
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
@@ -197,8 +200,14 @@ class Run:
             requirements=plan.requirements,
             padding=plan.padding,
             attention_path=getattr(self.workload, "ATTENTION_PATH", None),
+            training=self._training_plan(),
         )
         self.log.write("artifact", role="weights", path=weights_path, bytes=size, sha256=digest)
+
+    def _training_plan(self) -> dict[str, Any] | None:
+        if not self.plan.training:
+            return None
+        return {**self.plan.training, "optimizer": getattr(self.workload, "OPTIMIZER", "as built by make_optimizer")}
 
     def _record_weights(self) -> tuple[str, int, str]:
         """Weights shipped as a file (a packaged model) are checksummed where they lie, not copied."""
@@ -224,6 +233,8 @@ class Run:
             self.log.write("artifact", role=role, path=f"artifacts/{name}", bytes=size, sha256=digest)
 
     def _reference_outputs(self, key: str, model: torch.nn.Module, dtype: torch.dtype, golden: torch.nn.Module | None) -> dict[str, torch.Tensor]:
+        if self.plan.training:
+            return self._reference_training(key, model, dtype)
         inputs = cast_inputs(self.inputs[key], dtype)
         with torch.no_grad():
             first = self.workload.run_model(model, inputs)
@@ -243,6 +254,23 @@ class Run:
             float64_max_abs=gold,
         )
         return {k: v.detach() for k, v in first.items()}
+
+    def _reference_training(self, key: str, model: torch.nn.Module, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+        inputs = cast_inputs(self.inputs[key], dtype)
+        steps, seed = self.plan.training["steps"], self.plan.training["seed"]
+        runs = []
+        for _ in range(2):
+            copy_ = training.prepare(self.workload, model)
+            trace, _step = training.train(self.workload, copy_, copy_, inputs, steps, seed, lambda: None)
+            runs.append(trace)
+        first, second = runs
+        noise = max_abs_between({**{f"grad{i}.{n}": g for i, gs in enumerate(first.grads) for n, g in gs.items()}, **{f"param.{n}": p for n, p in first.params.items()}},
+                                {**{f"grad{i}.{n}": g for i, gs in enumerate(second.grads) for n, g in gs.items()}, **{f"param.{n}": p for n, p in second.params.items()}})
+        loss_noise = max(abs(a - b) for a, b in zip(first.losses, second.losses))
+        noise = None if noise is None else max(noise, loss_noise)
+        self.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0)
+        self.train_refs[key] = first
+        return {"loss": torch.tensor(first.losses, dtype=torch.float64)}
 
     def run_cells(self) -> None:
         groups: dict[tuple[str, str], list[tuple[int, Cell]]] = {}
@@ -270,7 +298,10 @@ class Run:
                     self.recorded += 1
                     continue
                 self.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
-                outcome = self._run_cell(cell, model if cell.mode == "eager" else compiled)
+                if self.plan.training:
+                    outcome = self._run_training_cell(cell, model)
+                else:
+                    outcome = self._run_cell(cell, model if cell.mode == "eager" else compiled)
                 self.recorded += 1
                 if outcome.status == "pass" and outcome.call is not None:
                     self.passed[cell.case] = outcome
@@ -324,6 +355,63 @@ class Run:
         self.log.write("case_result", case=cell.case, status=status, **result)
         self._write_operators(cell, recorder)
         return CellOutcome(status, first_s, call)
+
+    def _run_training_cell(self, cell: Cell, device_model: torch.nn.Module) -> CellOutcome:
+        key = input_key(cell.batch, cell.length, cell.layout)
+        cpu_inputs = cast_inputs(self.inputs[key], DTYPES[cell.dtype])
+        self.backend.begin_cell()
+        result: dict[str, Any] = {"inputs": [describe_input(k, v) for k, v in cpu_inputs.items()]}
+        tol = self.plan.tolerance_for(cell.dtype)
+        ref = self.train_refs[key]
+        compiling = cell.mode == "compiled"
+        with captured_warnings() as warns:
+            try:
+                inputs = to_device(cpu_inputs, self.backend.device)
+                model = training.prepare(self.workload, device_model)
+                call_model = torch.compile(model, backend=self.backend.compile_backend, dynamic=False) if compiling else model
+                watch = _CompileWatch(self.backend) if compiling else None
+                if watch is not None:
+                    watch.before()
+                recorder = OpRecorder() if not compiling else None
+                with recorder if recorder is not None else contextlib.nullcontext():
+                    trace, step = training.train(self.workload, model, call_model, inputs, self.plan.training["steps"], self.plan.training["seed"], self.backend.synchronize)
+                if watch is not None:
+                    watch.after_first()
+            except Exception as exc:
+                result["warnings"] = warns
+                self._write_failed(cell, result, failure(failure_phase(exc, compiling), exc), None)
+                return CellOutcome("error")
+        result["warnings"] = warns
+        if watch is not None:
+            base = watch.event(trace.first_forward_s, self.cache_dir)
+            self.log.write("compile", case=cell.case, graph="forward", **base)
+            self.log.write("compile", case=cell.case, graph="backward", **{**base, "compile_first_result_s": trace.first_backward_s, "graphs": None, "graph_breaks": [], "cache_hits": None, "cache_misses": None})
+        status = self._judge_training(cell, trace, ref, tol, result)
+        self.log.write("case_result", case=cell.case, status=status, **result)
+        self._write_operators(cell, recorder)
+        return CellOutcome(status, trace.first_step_s, step)
+
+    def _judge_training(self, cell: Cell, trace: training.TrainTrace, ref: training.TrainTrace, tol: dict[str, Any], result: dict[str, Any]) -> str:
+        loss_tol, grad_tol = tol["loss"], tol["grad"]
+        all_within = True
+        grads_ok = True
+        for index, (loss, ref_loss) in enumerate(zip(trace.losses, ref.losses)):
+            within = training.loss_within(loss, ref_loss, loss_tol["atol"], loss_tol["rtol"])
+            rows = training.compare_tensors(trace.grads[index], ref.grads[index], grad_tol["atol"], grad_tol["rtol"])
+            all_within &= within
+            grads_ok &= all(r["mismatched"] == 0 for r in rows)
+            self.log.write("train_step", case=cell.case, step=index, loss=finite_or_none(loss), reference_loss=finite_or_none(ref_loss), loss_within=within, grads=rows)
+        params = training.compare_tensors(trace.params, ref.params, grad_tol["atol"], grad_tol["rtol"])
+        self.log.write("train_result", case=cell.case, params=params)
+        final = torch.tensor(trace.losses, dtype=torch.float64)
+        result["outputs"] = [describe("loss_per_step", final)]
+        result["error_stats"] = compare({"loss_per_step": final}, {"loss_per_step": torch.tensor(ref.losses, dtype=torch.float64)}, loss_tol["atol"], loss_tol["rtol"])
+        worst = max((abs(a - b) / abs(b) if b else abs(a - b)) for a, b in zip(trace.losses, ref.losses))
+        result["task_metric"] = {"name": "max_loss_rel_diff", "value": finite_or_none(worst), "criterion": None, "passed": all_within}
+        if any(not math.isfinite(x) for x in trace.losses):
+            return "nonfinite"
+        params_ok = all(r["mismatched"] == 0 for r in params)
+        return "pass" if all_within and grads_ok and params_ok else "mismatch"
 
     def _first_call(self, call: Callable[[], Any], recorder: OpRecorder | None, watch: _CompileWatch | None) -> tuple[dict[str, torch.Tensor], float]:
         if watch is not None:

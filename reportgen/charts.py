@@ -81,8 +81,24 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     return Figure("fig-error-allowance", "Error vs allowance", "Below 1: inside the declared tolerance. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.", _spec(fig))
 
 
+def loss_curves(cells: list[CellRecord]) -> Figure | None:
+    trained = [c for c in cells if c.train_steps]
+    if not trained:
+        return None
+    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Training loss per step: reference, eager, compiled"}, "xaxis": {"title": {"text": "step"}, "dtick": 1}, "yaxis": {"title": {"text": "loss"}}, "margin": {**LAYOUT["margin"], "b": 60}})
+    shapes_done: set[str] = set()
+    for c in trained:
+        shape = c.case.rsplit("-", 1)[0] if not c.planned.repeat_of else c.case
+        steps = [s.step for s in c.train_steps]
+        if shape not in shapes_done:
+            shapes_done.add(shape)
+            fig.add_trace(go.Scatter(x=steps, y=[s.reference_loss for s in c.train_steps], name=f"{shape} reference", mode="lines+markers", line={"dash": "dot", "color": "#555"}))
+        fig.add_trace(go.Scatter(x=steps, y=[s.loss for s in c.train_steps], name=f"{shape} {c.planned.mode}", mode="lines+markers", line={"color": MODE_COLOURS[c.planned.mode]}))
+    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; the dotted line is the CPU reference.", _spec(fig))
+
+
 def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
-    return [f for f in (error_vs_allowance(cells),) if f is not None]
+    return [f for f in (loss_curves(cells), error_vs_allowance(cells)) if f is not None]
 
 
 def timing_figures(cells: list[CellRecord]) -> list[Figure]:

@@ -215,15 +215,15 @@ def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
 
 def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
-    breaks = [c for c in run.cells if c.compile and c.compile.graph_breaks]
+    breaks = [c for c in run.cells if any(k.graph_breaks for k in c.compiles)]
     if breaks:
-        why = sorted({b.reason for c in breaks for b in c.compile.graph_breaks})
+        why = sorted({b.reason for c in breaks for k in c.compiles for b in k.graph_breaks})
         reasons.append(Reason("graph-breaks", "change", f"Graph breaks split the compiled path: {'; '.join(why)[:500]}.", _cases(breaks), "operator"))
-    recompiles = [c for c in run.cells if c.compile and (c.compile.recompiles or 0) > 0]
+    recompiles = [c for c in run.cells if any((k.recompiles or 0) > 0 for k in c.compiles)]
     repeats = [c for c in run.cells if c.result and c.result.recompiled]
     if recompiles or repeats:
         reasons.append(Reason("recompiles", "change", "The fixed-shape compiled path compiled again for a shape it had already compiled.", _cases(recompiles + repeats), "operator"))
-    limit = [c for c in run.cells if (c.compile and c.compile.recompile_limit_hit) or c.eager_after_recompile_limit]
+    limit = [c for c in run.cells if any(k.recompile_limit_hit for k in c.compiles) or c.eager_after_recompile_limit]
     if limit:
         reasons.append(Reason("recompile-limit", "change", "The recompile limit was hit: later 'compiled' calls really ran eager.", _cases(limit), "operator"))
     return reasons

@@ -134,6 +134,11 @@ class TaskCriterion(Strict):
     threshold: float
 
 
+class ElementTolerance(Strict):
+    atol: float = Field(ge=0)
+    rtol: float = Field(ge=0)
+
+
 class Tolerance(Strict):
     """Elementwise rule |out - ref| <= atol + rtol * |ref| plus a task-quality criterion."""
 
@@ -141,6 +146,17 @@ class Tolerance(Strict):
     rtol: float = Field(ge=0)
     task: TaskCriterion | None = Field(None, description="Task-quality acceptance criterion.")
     source: str = Field("plan", description="Who set it: the plan, or the collector's default.")
+    loss: ElementTolerance | None = Field(None, description="Training: rule for the loss at each step.")
+    grad: ElementTolerance | None = Field(None, description="Training: rule for every parameter gradient and the updated parameters.")
+
+
+class Training(Strict):
+    """Training cells: fixed steps from identical weights, inputs and seeds."""
+
+    steps: int = Field(ge=1)
+    seed: int
+    optimizer: str = Field(description="Optimizer as the workload builds it, e.g. 'AdamW(lr=1e-3)'.")
+    randomness: str = Field(description="How stochastic parts were made comparable, e.g. 'dropout off'.")
 
 
 class PlannedCell(Strict):
@@ -191,6 +207,7 @@ class Plan(Envelope):
     padding: Padding | None = None
     attention_path: str | None = Field(None, description="Attention implementation, e.g. sdpa.")
     operators_note: str | None = None
+    training: Training | None = Field(None, description="Set for a training workload: cells run training steps.")
 
 
 # --- artifacts -------------------------------------------------------------------------------
@@ -328,10 +345,11 @@ class GraphBreak(Strict):
 
 
 class Compile(Envelope):
-    """Compilation facts for one compiled cell."""
+    """Compilation facts for one compiled cell (for training: one event per graph)."""
 
     kind: Literal["compile"]
     case: str
+    graph: Literal["inference", "forward", "backward"] = Field("inference", description="Which graph: training cells compile a forward and a backward graph.")
     compile_first_result_s: float | None = Field(None, ge=0)
     graphs: int | None = Field(None, ge=0)
     graph_breaks: list[GraphBreak] = Field(default_factory=list)
@@ -342,6 +360,41 @@ class Compile(Envelope):
     cache_condition: CacheCondition
     cache_dir: str | None = None
     cache_entries_before: int | None = Field(None, ge=0)
+
+
+# --- training step -----------------------------------------------------------------------------
+
+
+class GradStats(Strict):
+    """One parameter's gradient (or updated value) against the reference."""
+
+    name: str
+    max_abs: float | None
+    max_rel: float | None
+    mismatched: int = Field(ge=0)
+    total: int = Field(ge=0)
+    norm_ratio: float | None = Field(None, description="||cell|| / ||reference||; 1 is ideal.")
+    worst_ratio: float | None = Field(None, description="Worst |diff| / allowance; above 1 is a mismatch.")
+
+
+class TrainStep(Envelope):
+    """One training step of a cell: the loss and every gradient against the reference."""
+
+    kind: Literal["train_step"]
+    case: str
+    step: int = Field(ge=0)
+    loss: float | None
+    reference_loss: float | None
+    loss_within: bool
+    grads: list[GradStats]
+
+
+class TrainResult(Envelope):
+    """After the steps: the updated parameters against the reference's."""
+
+    kind: Literal["train_result"]
+    case: str
+    params: list[GradStats]
 
 
 # --- timing ----------------------------------------------------------------------------------
@@ -435,6 +488,8 @@ Event = Annotated[
         Compile,
         Timing,
         Profile,
+        TrainStep,
+        TrainResult,
         WarningEvent,
         RunEnd,
     ],
@@ -452,9 +507,11 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
     "compile": Compile,
     "timing": Timing,
     "profile": Profile,
+    "train_step": TrainStep,
+    "train_result": TrainResult,
     "warning": WarningEvent,
     "run_end": RunEnd,
 }
 
 # Kinds that report an outcome; none may come before the plan that declares the tolerances.
-RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile"})
+RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result"})

@@ -24,7 +24,9 @@ class CellRecord:
     result: ev.CaseResult | None = None
     result_line: int | None = None
     operators: ev.Operators | None = None
-    compile: ev.Compile | None = None
+    compiles: list[ev.Compile] = field(default_factory=list)
+    train_steps: list[ev.TrainStep] = field(default_factory=list)
+    train_result: ev.TrainResult | None = None
     cold: ev.Cold | None = None
     warm: ev.Warm | None = None
     timing_scope: ev.TimingScope | None = None
@@ -35,6 +37,11 @@ class CellRecord:
     @property
     def case(self) -> str:
         return self.planned.case
+
+    @property
+    def compile(self) -> ev.Compile | None:
+        """The inference or forward graph's compile facts (training adds a backward one)."""
+        return self.compiles[0] if self.compiles else None
 
     @property
     def status(self) -> str:
@@ -137,7 +144,11 @@ def _attach(model: RunModel, cells: dict[str, CellRecord], event: Any, line: int
     elif isinstance(event, ev.Operators):
         cell.operators = event
     elif isinstance(event, ev.Compile):
-        cell.compile = event
+        cell.compiles.append(event)
+    elif isinstance(event, ev.TrainStep):
+        cell.train_steps.append(event)
+    elif isinstance(event, ev.TrainResult):
+        cell.train_result = event
     elif isinstance(event, ev.Timing):
         cell.cold = event.cold or cell.cold
         cell.warm = event.warm or cell.warm

@@ -4,8 +4,8 @@ Run from the repository root after changing ``reportgen/events.py``::
 
     python -m reportgen.schema_doc
 
-The examples in the reference are the lines of the synthetic fixture
-``tests/fixtures/synthetic_complete.jsonl``, so they are known to validate.
+The examples in the reference are lines of the synthetic fixtures in ``tests/fixtures/``
+(``EXAMPLES_PATHS``), so they are known to validate.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from reportgen.events import EVENT_MODELS, SCHEMA_VERSION, Envelope, Event
 SCHEMA_DIR = Path(__file__).parent / "schema"
 SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
 DOC_PATH = SCHEMA_DIR / "EVENTS.md"
-EXAMPLES_PATH = Path("tests/fixtures/synthetic_complete.jsonl")
+EXAMPLES_PATHS = (Path("tests/fixtures/synthetic_complete.jsonl"), Path("tests/fixtures/synthetic_training.jsonl"))
 
 _INTRO = """\
 # The run-log contract (schema {version})
@@ -101,11 +101,12 @@ def _model_section(title: str, model: type[Any], example: str | None) -> list[st
     return out
 
 
-def render_doc(examples_path: Path = EXAMPLES_PATH) -> str:
+def render_doc(root: Path = Path(".")) -> str:
     examples: dict[str, str] = {}
-    for line in examples_path.read_text(encoding="utf-8").splitlines():
-        obj = json.loads(line)
-        examples.setdefault(obj["kind"], json.dumps(obj, indent=2, sort_keys=True))
+    for path in EXAMPLES_PATHS:
+        for line in (root / path).read_text(encoding="utf-8").splitlines():
+            obj = json.loads(line)
+            examples.setdefault(obj["kind"], json.dumps(obj, indent=2, sort_keys=True))
     out = [_INTRO.format(version=SCHEMA_VERSION)]
     for kind, model in EVENT_MODELS.items():
         out += _model_section(kind, model, examples.get(kind))

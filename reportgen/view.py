@@ -122,6 +122,29 @@ class TimingView:
 
 
 @dataclass
+class GradRow:
+    name: str
+    worst_ratio: str
+    max_abs: str
+    max_rel: str
+    mismatched: str
+    norm_ratio: str
+    updated: str
+    bad: bool
+
+
+@dataclass
+class TrainingView:
+    case: str
+    anchor: str
+    status: str
+    symbol: str
+    losses: list[tuple[int, str, str, str]]
+    grads: list[GradRow]
+    hidden: int
+
+
+@dataclass
 class ReportView:
     title: str
     run_id: str
@@ -145,6 +168,8 @@ class ReportView:
     perf_stopped: list[tuple[str, str]]
     timings: list[TimingView]
     timing_scope: str
+    training: list[TrainingView]
+    training_note: str
     correctness_figures: list[Figure]
     timing_figures: list[Figure]
     profiles: list[dict[str, Any]]
@@ -277,6 +302,12 @@ def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
         tm = result.task_metric
         crit = f" ({tm.criterion.op} {tm.criterion.threshold:g})" if tm.criterion else ""
         stats.append(Row("task metric", f"{tm.name} = {fmt(tm.value, digits=6)}{crit}: {'met' if tm.passed else 'not met' if tm.passed is False else 'no criterion'}"))
+    if cell.train_steps:
+        bad_steps = [s.step for s in cell.train_steps if not s.loss_within or any(g.mismatched for g in s.grads)]
+        stats.append(Row("training steps with loss or gradients outside tolerance", ", ".join(map(str, bad_steps)) or "none"))
+    if cell.train_result:
+        bad = [p for p in cell.train_result.params if p.mismatched]
+        stats.append(Row("updated parameters outside tolerance", "; ".join(f"{p.name}: {p.mismatched} of {p.total}" for p in bad) or "none"))
     if result and result.outputs:
         stats.append(Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs)))
     fail = f"{result.failure.phase}: {result.failure.type}: {result.failure.message}" if result and result.failure else ""
@@ -301,23 +332,21 @@ def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
 def _compile_rows(run: RunModel) -> list[dict[str, str]]:
     rows = []
     for c in run.cells:
-        if len(rows) == DETAIL_CAP:
+        if len(rows) >= DETAIL_CAP:
             break
-        if c.compile is None:
-            continue
-        k = c.compile
-        rows.append({
-            "case": c.case,
-            "anchor": anchor(c.case),
-            "first": fmt(k.compile_first_result_s, " s"),
-            "graphs": fmt(k.graphs),
-            "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
-            "recompiles": fmt(k.recompiles),
-            "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
-            "condition": k.cache_condition,
-            "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
-            "repeat": {True: "compiled again", False: "reused"}.get(c.result.recompiled, "") if c.result else "",
-        })
+        for k in c.compiles:
+            rows.append({
+                "case": c.case + ("" if k.graph == "inference" else f" ({k.graph})"),
+                "anchor": anchor(c.case),
+                "first": fmt(k.compile_first_result_s, " s"),
+                "graphs": fmt(k.graphs),
+                "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
+                "recompiles": fmt(k.recompiles),
+                "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
+                "condition": k.cache_condition,
+                "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
+                "repeat": {True: "compiled again", False: "reused"}.get(c.result.recompiled, "") if c.result else "",
+            })
     return rows
 
 
@@ -358,6 +387,56 @@ def _timings(run: RunModel) -> list[TimingView]:
             flagged="really eager: recompile limit hit" if c.eager_after_recompile_limit else "",
         ))
     return rows
+
+
+GRAD_ROWS = 20
+
+
+def _grad_rows(cell: CellRecord) -> list[GradRow]:
+    """Per parameter, the worst over all steps, worst first; updated values beside them."""
+    worst: dict[str, dict[str, Any]] = {}
+    for step in cell.train_steps:
+        for g in step.grads:
+            row = worst.setdefault(g.name, {"ratio": 0.0, "abs": 0.0, "rel": 0.0, "mism": 0, "total": g.total, "norms": []})
+            row["ratio"] = max(row["ratio"], g.worst_ratio if g.worst_ratio is not None else float("inf"))
+            row["abs"] = max(row["abs"], g.max_abs if g.max_abs is not None else float("inf"))
+            row["rel"] = max(row["rel"], g.max_rel if g.max_rel is not None else float("inf"))
+            row["mism"] = max(row["mism"], g.mismatched)
+            if g.norm_ratio is not None:
+                row["norms"].append(g.norm_ratio)
+    updated = {p.name: p for p in cell.train_result.params} if cell.train_result else {}
+    rows = []
+    for name, r in sorted(worst.items(), key=lambda kv: -kv[1]["ratio"]):
+        u = updated.get(name)
+        norms = f"{min(r['norms']):.6g} to {max(r['norms']):.6g}" if r["norms"] else "not measured"
+        upd = f"{u.mismatched} of {u.total} outside; worst {fmt(u.worst_ratio)}× allowance" if u else "not recorded"
+        rows.append(GradRow(name, fmt(r["ratio"]), fmt(r["abs"]), fmt(r["rel"]), f"{r['mism']} of {r['total']}", norms, upd, r["mism"] > 0 or bool(u and u.mismatched)))
+    for name, u in updated.items():
+        if name not in worst:
+            rows.append(GradRow(name, "no gradient", "", "", "", "", f"{u.mismatched} of {u.total} outside", u.mismatched > 0))
+    return sorted(rows, key=lambda r: not r.bad)
+
+
+def _training(run: RunModel) -> list[TrainingView]:
+    views = []
+    for c in run.cells:
+        if not c.train_steps:
+            continue
+        rows = _grad_rows(c)
+        losses = [(s.step, fmt(s.loss, digits=8), fmt(s.reference_loss, digits=8), "within" if s.loss_within else "OUTSIDE tolerance") for s in c.train_steps]
+        views.append(TrainingView(c.case, anchor(c.case), c.status, SYMBOLS[c.status], losses, rows[:GRAD_ROWS], max(0, len(rows) - GRAD_ROWS)))
+    return views[:DETAIL_CAP]
+
+
+def _training_note(run: RunModel) -> str:
+    t = run.plan.training if run.plan else None
+    if t is None:
+        return ""
+    tol = next(iter(run.plan.tolerances.values()), None)
+    rules = ""
+    if tol and tol.loss and tol.grad:
+        rules = f" Loss: |diff| ≤ {tol.loss.atol:g} + {tol.loss.rtol:g}·|ref|; gradients and updated parameters: |diff| ≤ {tol.grad.atol:g} + {tol.grad.rtol:g}·|ref|."
+    return f"{t.steps} steps of {t.optimizer} from identical weights, inputs and seed {t.seed}; randomness: {t.randomness}.{rules}"
 
 
 def _provenance(run: RunModel) -> list[Row]:
@@ -414,6 +493,8 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         perf_stopped=stopped,
         timings=_timings(run)[:DETAIL_CAP],
         timing_scope=_scope_text(run.plan.timing_scope) if run.plan else "not stated",
+        training=_training(run),
+        training_note=_training_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
         timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
         profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells for p in c.profiles],

@@ -351,7 +351,42 @@ def hostile_log() -> list[dict[str, Any]]:
     return with_envelope(finish(events, status="aborted", reason=payload))
 
 
+def _grad_rows(scale: float) -> list[dict[str, Any]]:
+    names = ["head.weight", "head.bias", "encoder.embed.weight"]
+    return [
+        {"name": n, "max_abs": scale * (i + 1), "max_rel": scale * 10 * (i + 1), "mismatched": 0, "total": 96 * (i + 1), "norm_ratio": 1.0, "worst_ratio": scale * 1e4 * (i + 1)}
+        for i, n in enumerate(names)
+    ][::-1]
+
+
+def training_log() -> list[dict[str, Any]]:
+    """A training run: loss and gradients per step against the reference, eager and compiled."""
+    events = base_events()
+    events = [e for e in events if e.get("case") is None or e["case"].startswith("b1-")]
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["matrix"] = [c for c in plan["matrix"] if c["batch"] == 1]
+    plan.update(workload="tiny-classifier-training")
+    plan["tolerances"]["float32"].update(loss={"atol": 1e-6, "rtol": 1e-5}, grad={"atol": 1e-6, "rtol": 1e-3})
+    plan["training"] = {"steps": 3, "seed": 0, "optimizer": "AdamW(lr=1e-3)", "randomness": "deterministic variant: dropout off"}
+    events[0]["workload"] = "tiny-classifier-training"
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event["kind"] == "compile":
+            out.append(dict(event, graph="forward"))
+            out.append(dict(event, graph="backward", compile_first_result_s=2.5, graphs=None, cache_hits=None, cache_misses=None))
+            continue
+        if event["kind"] == "case_result":
+            for step in range(3):
+                loss = 1.1 - 0.1 * step
+                out.append({"kind": "train_step", "case": event["case"], "step": step, "loss": loss + (1e-7 if "compiled" in event["case"] else 0.0), "reference_loss": loss, "loss_within": True, "grads": _grad_rows(1e-8)})
+            out.append({"kind": "train_result", "case": event["case"], "params": _grad_rows(1e-8)})
+            event = dict(event, outputs=[{"name": "loss_per_step", "shape": [3], "dtype": "float64", "nonfinite": 0}], task_metric={"name": "max_loss_rel_diff", "value": 1e-7, "criterion": None, "passed": True})
+        out.append(event)
+    return with_envelope(finish(out))
+
+
 FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "synthetic_training.jsonl": training_log,
     "synthetic_complete.jsonl": complete_log,
     "synthetic_incomplete.jsonl": incomplete_log,
     "synthetic_fallback.jsonl": fallback_log,

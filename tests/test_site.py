@@ -43,7 +43,8 @@ def test_site_pages_and_index(tmp_path: Path) -> None:
         assert (page / "index.html").is_file() and (page / "report.md").is_file()
         assert re.fullmatch(r"[A-Za-z0-9._-]+", page.name), "run directories never take raw log text"
     workloads = sorted(p.name for p in (site / "workloads").iterdir())
-    assert len(workloads) == 3  # tiny-encoder, cg-solver, the hostile one
+    expected = {json.loads(p.read_text(encoding="utf-8").splitlines()[0])["workload"] for p in FIXTURES.glob("*.jsonl")}
+    assert len(workloads) == len(expected)
     assets = sorted(p.name for p in (site / "assets").iterdir())
     assert len([a for a in assets if a.startswith("plotly")]) == 1, "one shared plotly bundle"
 

@@ -1,0 +1,71 @@
+"""Training workloads: loss and gradients compared step by step, and reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collector.plan import PlanError, load_plan
+from reportgen.report import build_report
+from reportgen.validation import read_log
+from tests.conftest import FIXTURES, REPO
+
+CLASSIFIER = REPO / "collector" / "workloads" / "tiny_classifier.toml"
+
+
+def test_training_plan_declares_steps_randomness_and_tolerances(tmp_path: Path) -> None:
+    plan = load_plan(CLASSIFIER)
+    assert plan.training == {"steps": 4, "seed": 0, "randomness": plan.training["randomness"]}
+    assert "dropout off" in plan.training["randomness"]
+    assert plan.missing_tolerance("float32") is None
+    (tmp_path / "w.py").write_text("", encoding="utf-8")
+    bare = tmp_path / "plan.toml"
+    bare.write_text('[workload]\nname = "w"\nmodule = "w.py"\n[training]\nsteps = 2\nrandomness = "none"\n[matrix]\nshapes = [[1, 4]]\n', encoding="utf-8")
+    assert "loss and grad tolerances" in load_plan(bare).missing_tolerance("float32")
+    bare.write_text('[workload]\nname = "w"\nmodule = "w.py"\n[training]\nsteps = 2\n[matrix]\nshapes = [[1, 4]]\n', encoding="utf-8")
+    with pytest.raises(PlanError, match="training: missing 'randomness'"):
+        load_plan(bare)
+
+
+def test_training_fixture_report_has_curves_and_gradient_tables(tmp_path: Path) -> None:
+    result = build_report(FIXTURES / "synthetic_training.jsonl", tmp_path)
+    assert result.disposition.outcome == "suitable"
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert 'id="fig-loss-curves"' in html
+    for text in (html, md):
+        assert "Training: loss and gradients against the reference" in text
+        assert "dropout off" in text
+    # Worst first: the fixture's worst gradient is the embedding's.
+    table = md.split("| parameter | worst diff / allowance", 1)[1]
+    assert table.index("encoder.embed.weight") < table.index("head.bias")
+    assert "(forward)" in html and "(backward)" in html
+
+
+@pytest.mark.slow
+def test_training_run_on_cpu_eager_and_compiled(tmp_path: Path) -> None:
+    from collector.backends import Backend
+    from collector.runner import Options, execute
+
+    options = Options(target="cpu", out_dir=tmp_path, only=["b2-l16-*"], cold="fresh-process", warm_repetitions=3)
+    run_dir, code = execute(load_plan(CLASSIFIER), Backend(), options)
+    assert code == 0
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.problems == [], [p.format() for p in reading.problems]
+    events = reading.events
+    steps = [e for e in events if e.kind == "train_step"]
+    assert {(e.case, e.step) for e in steps} == {(c, s) for c in ("b2-l16-contiguous-float32-eager", "b2-l16-contiguous-float32-compiled") for s in range(4)}
+    eager_steps = [e for e in steps if e.case.endswith("eager")]
+    assert all(e.loss_within and all(g.mismatched == 0 for g in e.grads) for e in eager_steps), "eager CPU equals the CPU reference"
+    graphs = {e.graph for e in events if e.kind == "compile"}
+    assert graphs == {"forward", "backward"}
+    timings = [e for e in events if e.kind == "timing" and e.case.endswith("eager")]
+    assert any(t.warm for t in timings) and any(t.cold and t.cold.fresh_process for t in timings)
+    assert "training step" in timings[0].scope.note
+    result = build_report(run_dir / "events.jsonl", tmp_path / "report")
+    results = {e.case: e.status for e in events if e.kind == "case_result"}
+    if "mismatch" in results.values():
+        assert result.disposition.outcome == "blocked" and "mismatch" in {r.rule for r in result.disposition.reasons}
+    else:
+        assert result.disposition.outcome == "suitable"
