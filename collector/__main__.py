@@ -37,7 +37,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cold", default="fresh-process", choices=["fresh-process", "in-process", "off"],
                         help="how the cold first call is measured (default fresh-process: new interpreter, empty cache dirs)")
     parser.add_argument("--cold-timeout", type=float, default=1800.0, metavar="S", help="limit for one cold-start process (default 1800)")
-    parser.add_argument("--profile", action="store_true", help="write a profiler trace per shape under traces/")
+    parser.add_argument("--profile", nargs="?", const="*", metavar="GLOB", help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches")
     parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
     return parser.parse_args(argv)
 

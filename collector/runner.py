@@ -71,7 +71,7 @@ class Options:
     only: list[str] = field(default_factory=list)
     cold: str = "fresh-process"
     warm_repetitions: int | None = None
-    profile: bool = False
+    profile: str | None = None
     cold_timeout: float = 1800.0
     command: list[str] = field(default_factory=list)
 
@@ -516,7 +516,7 @@ class Run:
             return
         chosen: dict[str, Cell] = {}
         for cell in self.cells:
-            if cell.case in self.passed and not cell.repeat_of:
+            if cell.case in self.passed and not cell.repeat_of and fnmatch.fnmatch(cell.case, self.options.profile):
                 if cell.shape_key not in chosen or cell.mode == "compiled":
                     chosen[cell.shape_key] = cell
         for cell in chosen.values():

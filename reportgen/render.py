@@ -38,30 +38,27 @@ def md_escape(value: Any) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-@lru_cache(maxsize=None)
-def html_env() -> jinja2.Environment:
-    env = jinja2.Environment(
+def _environment(autoescape: bool) -> jinja2.Environment:
+    return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
-        autoescape=True,
+        autoescape=autoescape,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+
+
+@lru_cache(maxsize=None)
+def html_env() -> jinja2.Environment:
+    env = _environment(autoescape=True)
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
     return env
 
 
 @lru_cache(maxsize=None)
 def md_env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates_dir()),
-        autoescape=False,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = _environment(autoescape=False)
     env.filters["md"] = md_escape
     return env
 

@@ -71,3 +71,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     assert sorted(p.name for p in templates.iterdir()) == shipped
     no_torch = _run(python, "-c", "import importlib.util as u; print(u.find_spec('torch') is None)", cwd=work)
     assert no_torch.stdout.strip() == "True"
+    # The README's main job, on a machine without torch: the site from the sample runs.
+    built_site = _run(env_dir / "bin" / "reportgen", "site", REPO / "sample_runs", "--out", work / "site", cwd=work)
+    assert built_site.returncode == 0, built_site.stdout + built_site.stderr
+    assert (work / "site" / "index.html").is_file()
