@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
-import pytest
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -33,20 +32,6 @@ class PageLog:
     failed: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    path = chromium_path()
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed; .ci/run installs it")
-        pytest.skip("chromium not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as play:
-        instance = play.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
 
 
 def open_page(browser: Any, url: str, wait_ms: int = 800) -> tuple[Any, PageLog]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -21,13 +22,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def write_jsonl(path: Path, events: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    return path
+# One browser for the whole session (playwright's sync API allows one running loop).
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from tests.browser import CHROMIUM_ARGS, chromium_path
+
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run installs it")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as play:
+        instance = play.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
 
 
-@pytest.fixture
-def complete_events() -> list[dict]:
-    from tests.logbuilder import complete_log
-
-    return complete_log()

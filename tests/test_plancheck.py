@@ -102,4 +102,4 @@ def test_revised_plan_runs_through_the_collector_unchanged(tmp_path: Path) -> No
     assert code == 0 and reading.valid and reading.complete
     statuses = {e.case: e.status for e in reading.events if e.kind == "case_result"}
     assert statuses["b1-l128-contiguous-bfloat16-compiled"] != "skipped", "the BF16 criteria were declared"
-    assert len(statuses) == 10
+    assert len(statuses) == 12  # 2 dtypes x 2 layouts x (eager, compiled, cache-check repeat)

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from reportgen.report import build_report
-from tests.browser import browser, open_page  # noqa: F401  (fixture)
+from tests.browser import open_page
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
 
 
-def test_report_opens_offline_and_draws_charts(tmp_path: Path, browser) -> None:  # noqa: F811
+def test_report_opens_offline_and_draws_charts(tmp_path: Path, browser) -> None:
     build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path)
     page, log = open_page(browser, (tmp_path / "report.html").as_uri())
     assert log.errors == [] and log.failed == []
@@ -25,7 +25,7 @@ def test_report_opens_offline_and_draws_charts(tmp_path: Path, browser) -> None:
     page.close()
 
 
-def test_hostile_log_executes_nothing(tmp_path: Path, browser) -> None:  # noqa: F811
+def test_hostile_log_executes_nothing(tmp_path: Path, browser) -> None:
     build_report(FIXTURES / "synthetic_hostile.jsonl", tmp_path)
     page, log = open_page(browser, (tmp_path / "report.html").as_uri())
     assert page.evaluate("typeof window.__xss") == "undefined"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.site import build_site
-from tests.browser import browser, open_page  # noqa: F401  (fixture)
+from tests.browser import open_page
 from tests.test_site import _fixture_dir
 
 pytestmark = pytest.mark.browser
@@ -20,7 +20,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "site"
 
 
-def test_filter_by_keyboard_keeps_state_in_url(site: Path, browser) -> None:  # noqa: F811
+def test_filter_by_keyboard_keeps_state_in_url(site: Path, browser) -> None:
     page, log = open_page(browser, (site / "index.html").as_uri())
     assert log.errors == [] and log.failed == []
     total = page.locator("table.runs tbody tr").count()
@@ -36,7 +36,7 @@ def test_filter_by_keyboard_keeps_state_in_url(site: Path, browser) -> None:  # 
     reopened.close()
 
 
-def test_sort_by_column(site: Path, browser) -> None:  # noqa: F811
+def test_sort_by_column(site: Path, browser) -> None:
     page, _ = open_page(browser, (site / "index.html").as_uri())
     page.click('th[data-key="workload"] button')
     names = page.locator("table.runs tbody tr td:first-child").all_inner_texts()
@@ -47,7 +47,7 @@ def test_sort_by_column(site: Path, browser) -> None:  # noqa: F811
     page.close()
 
 
-def test_dark_mode_sticky_headers_and_text_statuses(site: Path, browser) -> None:  # noqa: F811
+def test_dark_mode_sticky_headers_and_text_statuses(site: Path, browser) -> None:
     context = browser.new_context(color_scheme="dark")
     page = context.new_page()
     page.goto((site / "index.html").as_uri())
