@@ -1,0 +1,156 @@
+"""Each disposition rule on its own: the reasons it gives and the cells they come from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from reportgen import disposition as d
+from reportgen.runmodel import build_run
+from reportgen.validation import read_log
+from tests.logbuilder import base_events, case_key, dumps, finish, with_envelope
+
+Events = list[dict[str, Any]]
+
+
+def _run(tmp_path: Path, edit: Callable[[Events], None], target: str = "cpu", family: str = "cpu"):  # type: ignore[no-untyped-def]
+    events = base_events(target=target, family=family)
+    edit(events)
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    reading = read_log(path)
+    assert reading.valid, [p.format() for p in reading.problems]
+    return build_run(reading)
+
+
+def _first(events: Events, kind: str, case: str | None = None) -> dict[str, Any]:
+    return next(e for e in events if e["kind"] == kind and (case is None or e.get("case") == case))
+
+
+def _neuron(events: Events, torch: str = "2.13.0", neuronx: str = "2.13.3.0.9", python: str = "3.12.7", os_name: str = "Ubuntu 26.04 LTS") -> None:
+    env = _first(events, "environment")
+    env["versions"].update(
+        torch={"value": torch, "source": "t"}, torch_neuronx={"value": neuronx, "source": "t"},
+        python={"value": python, "source": "t"}, os_release={"value": os_name, "source": "t"},
+    )
+    for op in (e for e in events if e["kind"] == "operators"):
+        op["fallback"] = {"status": "measured", "items": []}
+
+
+COMPILED = case_key(1, 16, "compiled")
+EAGER = case_key(1, 16, "eager")
+
+
+def _graph_break(events: Events) -> None:
+    _first(events, "compile", COMPILED)["graph_breaks"] = [{"reason": "data-dependent branch", "count": 1}]
+
+
+def _recompile(events: Events) -> None:
+    _first(events, "compile", COMPILED)["recompiles"] = 2
+
+
+def _limit(events: Events) -> None:
+    _first(events, "compile", COMPILED)["recompile_limit_hit"] = True
+
+
+def _skip(events: Events) -> None:
+    result = _first(events, "case_result", COMPILED)
+    for key in ("outputs", "error_stats", "task_metric"):
+        result.pop(key)
+    result.update(status="skipped", skip_reason="no tolerance for bfloat16")
+
+
+def _no_tolerance(events: Events) -> None:
+    _first(events, "plan")["tolerances"] = {}
+
+
+def _f64_on_cpu_in_f32(events: Events) -> None:
+    plan = _first(events, "plan")
+    plan["requirements"] = ["requires_float64"]
+    for cell in plan["matrix"]:
+        cell["dtype"] = "float64"
+        cell["case"] = cell["case"].replace("float32", "float64")
+    for e in events:
+        if "case" in e:
+            e["case"] = e["case"].replace("float32", "float64")
+
+
+def _unknown_family(events: Events) -> None:
+    _first(events, "environment")["backend_family"] = "unknown"
+
+
+# (name, edit, target, family, expected outcome of the rule, rule id, change category, case named)
+CASES = [
+    ("graph break", _graph_break, "cpu", "cpu", "change", "graph-breaks", "operator", COMPILED),
+    ("recompile on repeat call", _recompile, "cpu", "cpu", "change", "recompiles", "operator", COMPILED),
+    ("recompile limit", _limit, "cpu", "cpu", "change", "recompile-limit", "operator", COMPILED),
+    ("skipped cell", _skip, "cpu", "cpu", "blocked", "skipped-cells", None, COMPILED),
+    ("no tolerance", _no_tolerance, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
+    ("float64 required, float32 output", _f64_on_cpu_in_f32, "cpu", "cpu", "change", "precision", "precision", None),
+    ("unknown backend family", _unknown_family, "cpu", "cpu", "blocked", "environment", None, None),
+    ("torch does not pair", lambda e: _neuron(e, torch="2.14.0"), "neuron", "neuron-native", "blocked", "release-matrix", None, None),
+    ("python outside the matrix", lambda e: _neuron(e, python="3.11.7"), "neuron", "neuron-native", "blocked", "release-matrix", None, None),
+    ("torch-neuronx not a release family", lambda e: _neuron(e, neuronx="2.12.0.0.1"), "neuron", "neuron-native", "blocked", "release-matrix", None, None),
+    ("OS without wheels", lambda e: _neuron(e, os_name="Ubuntu 24.04 LTS"), "neuron", "neuron-native", "note", "release-matrix", None, None),
+    ("XLA family for a neuron plan", lambda e: None, "neuron", "neuron-xla", "blocked", "wrong-target", None, None),
+]
+
+
+@pytest.mark.parametrize("name,edit,target,family,outcome,rule,category,case", CASES, ids=[c[0] for c in CASES])
+def test_rule(tmp_path: Path, name: str, edit, target: str, family: str, outcome: str, rule: str, category: str | None, case: str | None) -> None:
+    run = _run(tmp_path, edit, target, family)
+    reasons = [r for r in d.decide(run, {}).reasons if r.rule == rule]
+    assert reasons, f"{rule} gave no reason"
+    assert any(r.outcome == outcome for r in reasons)
+    if category:
+        assert any(r.category == category for r in reasons)
+    if case:
+        assert any(case.replace("float32", "float64") in r.cases or case in r.cases for r in reasons)
+
+
+def test_a_clean_neuron_run_pairs_with_the_release(tmp_path: Path) -> None:
+    run = _run(tmp_path, _neuron, "neuron", "neuron-native")
+    verdict = d.decide(run, {})
+    assert not [r for r in verdict.reasons if r.rule == "release-matrix"]
+    assert verdict.outcome == "suitable"
+    assert verdict.scope.versions["torch_neuronx"] == "2.13.3.0.9"
+
+
+def _noncontiguous(events: Events, fail: bool) -> None:
+    plan = _first(events, "plan")
+    extra = []
+    for cell in [c for c in plan["matrix"] if c["batch"] == 1]:
+        extra.append(dict(cell, layout="noncontiguous", case=cell["case"].replace("contiguous", "noncontiguous")))
+    plan["matrix"] += extra
+    for cell in extra:
+        result = json.loads(json.dumps(_first(events, "case_result", cell["case"].replace("noncontiguous", "contiguous"))))
+        result["case"] = cell["case"]
+        if fail and cell["mode"] == "compiled":
+            result["status"] = "mismatch"
+        events.append(result)
+
+
+def test_layout_rule_when_noncontiguous_fails(tmp_path: Path) -> None:
+    run = _run(tmp_path, lambda e: _noncontiguous(e, fail=True))
+    reasons = [r for r in d.rule_layout(run, {})]
+    assert reasons and reasons[0].category == "layout"
+    assert reasons[0].cases == ("b1-l16-noncontiguous-float32-compiled",)
+
+
+def test_layout_rule_cites_the_documented_copy_on_neuron(tmp_path: Path) -> None:
+    run = _run(tmp_path, lambda e: (_noncontiguous(e, fail=False), _neuron(e)), "neuron", "neuron-native")
+    reasons = d.rule_layout(run, {})
+    assert len(reasons) == 1 and "copies non-contiguous inputs" in reasons[0].message
+    assert reasons[0].cases == ("b1-l16-noncontiguous-float32-compiled",)
+
+
+def test_unmeasured_fallback_on_neuron_blocks(tmp_path: Path) -> None:
+    def edit(events: Events) -> None:
+        _neuron(events)
+        _first(events, "operators", EAGER)["fallback"] = {"status": "unmeasured", "reason": "API missing"}
+
+    reasons = d.rule_fallback(_run(tmp_path, edit, "neuron", "neuron-native"), {})
+    assert [(r.outcome, r.cases) for r in reasons] == [("blocked", (EAGER,))]
