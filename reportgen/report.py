@@ -6,11 +6,11 @@ write. Nothing is written for a log that does not validate.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
 
 from reportgen.annotations import Annotation, AnnotationError, find_annotations, load_annotations
 from reportgen.disposition import Disposition, decide
@@ -81,7 +81,11 @@ def _write_details(run: RunModel, out_dir: Path) -> list[Path]:
     rows = detail_rows(run)
     csv_path, json_path = out_dir / "details.csv", out_dir / "details.json"
     written = []
-    if write_text(csv_path, pd.DataFrame(rows).to_csv(index=False, lineterminator="\n")):
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    if write_text(csv_path, buffer.getvalue()):
         written.append(csv_path)
     text = json.dumps(rows, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
     if write_text(json_path, text):

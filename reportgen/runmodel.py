@@ -21,6 +21,7 @@ class CellRecord:
     """Everything the log says about one planned cell."""
 
     planned: ev.PlannedCell
+    status: str = "untested"
     result: ev.CaseResult | None = None
     result_line: int | None = None
     operators: ev.Operators | None = None
@@ -42,10 +43,6 @@ class CellRecord:
     def compile(self) -> ev.Compile | None:
         """The inference or forward graph's compile facts (training adds a backward one)."""
         return self.compiles[0] if self.compiles else None
-
-    @property
-    def status(self) -> str:
-        return self.result.status if self.result else "untested"
 
     @property
     def shape_label(self) -> str:
@@ -139,7 +136,7 @@ def _attach(model: RunModel, cells: dict[str, CellRecord], event: Any, line: int
     if cell is None:
         return
     if isinstance(event, ev.CaseResult):
-        cell.result, cell.result_line = event, line
+        cell.result, cell.result_line, cell.status = event, line, event.status
         cell.warnings.extend(event.warnings)
     elif isinstance(event, ev.Operators):
         cell.operators = event

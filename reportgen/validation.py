@@ -102,26 +102,16 @@ class _Checker:
         self.reading.problems.append(Problem(self.reading.path, line, severity, message))
 
     def check_line(self, number: int, raw: bytes, unterminated: bool) -> None:
+        """The careful path for a line the fast path did not accept: says what is wrong."""
         if number == 1 and raw.startswith(UTF8_BOM):
             raw = raw[len(UTF8_BOM):]
             self.problem(1, "warning", "file starts with a UTF-8 byte-order mark; ignored")
         if not raw.strip():
             self.problem(number, "warning", "blank line ignored")
             return
-        event = self._fast_validate(raw)
-        if event is None:
-            event = self._slow_validate(number, raw, unterminated)
+        event = self._slow_validate(number, raw, unterminated)
         if event is not None:
-            self._check_order(number, event)
-
-    def _fast_validate(self, raw: bytes) -> Envelope | None:
-        # Most lines of a real log are valid: pydantic-core parses and validates them in one
-        # pass. Anything it rejects goes through the slow path, which explains why.
-        try:
-            event = _EVENT_ADAPTER.validate_json(raw)
-        except ValidationError:
-            return None
-        return event if event.schema_version == SCHEMA_VERSION else None
+            self.check_order(number, event)
 
     def _slow_validate(self, number: int, raw: bytes, unterminated: bool) -> Envelope | None:
         obj = self._parse_json(number, raw, unterminated)
@@ -216,7 +206,7 @@ class _Checker:
             self.problem(number, "error", f"{obj['kind']}: {_format_error(err)}")
         return None
 
-    def _check_order(self, number: int, event: Envelope) -> None:
+    def check_order(self, number: int, event: Envelope) -> None:
         self._check_seq(number, event.seq)
         kind = event.kind  # type: ignore[attr-defined]
         seen = self.kind_lines
@@ -243,12 +233,15 @@ class _Checker:
         self.reading.lines.append(number)
 
     def _check_seq(self, number: int, seq: int) -> None:
-        if seq in self.seq_lines:
+        last = self.last_seq
+        if last is None or seq > last:
+            self.seq_lines[seq] = number
+            self.last_seq = seq
+        elif seq in self.seq_lines:
             self.problem(number, "error", f"duplicate seq {seq} (also on line {self.seq_lines[seq]})")
-        elif self.last_seq is not None and seq < self.last_seq:
-            self.problem(number, "error", f"seq {seq} after {self.last_seq}: sequence numbers must increase")
-        self.seq_lines.setdefault(seq, number)
-        self.last_seq = seq if self.last_seq is None else max(seq, self.last_seq)
+        else:
+            self.problem(number, "error", f"seq {seq} after {last}: sequence numbers must increase")
+            self.seq_lines[seq] = number
 
     def finish(self, line_count: int) -> None:
         if self.reading.refused:
@@ -330,7 +323,13 @@ def _check_stream(checker: _Checker, path: str | Path) -> int:
 
 
 def _read_lines(checker: _Checker, path: str | Path) -> int:
-    """Check line by line; a line without a newline can only be the last (or an oversize one)."""
+    """Check line by line; a line without a newline can only be the last (or an oversize one).
+
+    Most lines of a real log are valid, so each is first handed to pydantic-core, which parses
+    and validates it in one pass; only a line it rejects takes the careful path that explains.
+    """
+    validate = _EVENT_ADAPTER.validate_json
+    accept = checker.check_order
     number = 0
     with open(path, "rb") as stream:
         readline = stream.readline
@@ -345,7 +344,15 @@ def _read_lines(checker: _Checker, path: str | Path) -> int:
                 continue
             else:
                 raw, unterminated = chunk, True
-            if not checker.reading.refused:
+            if checker.reading.refused:
+                continue
+            try:
+                event = validate(raw)
+            except ValidationError:
+                event = None
+            if event is not None and event.schema_version == SCHEMA_VERSION:
+                accept(number, event)
+            else:
                 checker.check_line(number, raw, unterminated)
     return number
 
