@@ -85,7 +85,7 @@ class Backend:
             )
         return measured(list(recorder.ops))
 
-    def transfers(self, recorder: OpRecorder | None, input_bytes: int) -> dict[str, Any]:
+    def transfers(self, recorder: OpRecorder | None) -> dict[str, Any]:
         return {"status": "not_applicable", "reason": "inputs and outputs stay on the host"}
 
     def compile_counters(self) -> dict[str, int]:
@@ -137,7 +137,7 @@ class CudaBackend(Backend):
     def fallback(self) -> dict[str, Any]:
         return not_measured("not_applicable", "CUDA has no automatic CPU fallback: an unsupported op raises")
 
-    def transfers(self, recorder: OpRecorder | None, input_bytes: int) -> dict[str, Any]:
+    def transfers(self, recorder: OpRecorder | None) -> dict[str, Any]:
         if recorder is None:
             return {"status": "unmeasured", "reason": "copies inside compiled graphs are not dispatched ops"}
         return {"status": "measured", "count": recorder.copies, "bytes": recorder.copy_bytes}
@@ -189,7 +189,7 @@ class NeuronBackend(Backend):
     def executed(self, recorder: OpRecorder | None) -> dict[str, Any]:
         return measured(list(self.module.get_executed_ops()))
 
-    def transfers(self, recorder: OpRecorder | None, input_bytes: int) -> dict[str, Any]:
+    def transfers(self, recorder: OpRecorder | None) -> dict[str, Any]:
         fallbacks = list(self.module.get_fallback_ops())
         if recorder is not None and not fallbacks:
             return {"status": "measured", "count": recorder.copies, "bytes": recorder.copy_bytes}

@@ -466,7 +466,7 @@ class Run:
             case=cell.case,
             executed=self.backend.executed(recorder),
             fallback=self.backend.fallback(),
-            transfers=self.backend.transfers(recorder, 0),
+            transfers=self.backend.transfers(recorder),
         )
 
     def _time_warm(self, cell: Cell, outcome: CellOutcome) -> None:

@@ -32,7 +32,15 @@ Example:
 def main() -> None:
     """Turn collector run logs into migration reports with one disposition.
 
-    Run `reportgen COMMAND --help` for each command's options.
+    \b
+    The usual order:
+      reportgen plan-check plan.toml --target neuron   before any hardware time
+      python -m collector --workload plan.toml ...      on the device host
+      reportgen validate runs/*/events.jsonl            on the laptop
+      reportgen report runs/<id>/events.jsonl --out r/  one run, HTML and Markdown
+      reportgen site runs/ --out site/                  many runs, history, changes
+
+    Run `reportgen COMMAND --help` for each command's options and exit codes.
     """
 
 

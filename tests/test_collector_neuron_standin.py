@@ -61,7 +61,7 @@ def test_adapter_bookkeeping(standin: StandInNeuronx, tmp_path: Path) -> None:
     assert standin.calls[-1] == "clear_op_tracking"
     assert backend.fallback() == {"status": "measured", "items": ["aten::_scaled_dot_product_flash_attention_for_cpu"]}
     assert backend.executed(None)["items"] == ["aten::add", "aten::addmm"]
-    transfers = backend.transfers(None, 0)
+    transfers = backend.transfers(None)
     assert transfers["status"] == "unmeasured" and "fallback" in transfers["reason"]
     env = backend.cache_env(tmp_path)
     assert env["TORCH_NEURONX_NEFF_CACHE_DIR"].startswith(str(tmp_path))
