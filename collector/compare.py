@@ -37,15 +37,23 @@ def max_relative(diff: torch.Tensor, ref_abs: torch.Tensor) -> float:
     return float((diff[nonzero] / ref_abs[nonzero]).max().item())
 
 
+def allowance_ratio(diff: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    """|diff| / allowance per element: above 1 is a mismatch. NaN, or any difference where
+    nothing is allowed, ranks as infinitely bad."""
+    inf = torch.full_like(diff, float("inf"))
+    ratio = torch.where(allowed > 0, diff / allowed.clamp_min(torch.finfo(torch.float64).tiny), torch.where(diff > 0, inf, torch.zeros_like(diff)))
+    return torch.nan_to_num(ratio, nan=float("inf"))
+
+
 def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict[str, Any]:
     out64 = out.detach().to("cpu", torch.float64)
     ref64 = ref.detach().to("cpu", torch.float64)
     diff = (out64 - ref64).abs()
     allowed = atol + rtol * ref64.abs()
-    # NaN never compares <= anything, so it counts as a mismatch; rank it worst.
+    # NaN never compares <= anything, so it counts as a mismatch.
     bad = ~(diff <= allowed)
-    excess = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff - allowed)
-    flat = int(torch.argmax(excess.reshape(-1)).item()) if excess.numel() else 0
+    ratio = allowance_ratio(diff, allowed)
+    flat = int(torch.argmax(ratio.reshape(-1)).item()) if ratio.numel() else 0
     index = list(torch.unravel_index(torch.tensor(flat), tuple(diff.shape))) if diff.dim() else []
     return {
         "max_abs": float(diff.max().item()) if diff.numel() else 0.0,
@@ -55,7 +63,7 @@ def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) 
         "worst_index": [int(i) for i in index],
         "allowed_at_worst": float(allowed.reshape(-1)[flat].item()) if diff.numel() else atol,
         "diff_at_worst": float(diff.reshape(-1)[flat].item()) if diff.numel() else 0.0,
-        "_excess": float(excess.reshape(-1)[flat].item()) if diff.numel() else float("-inf"),
+        "_ratio": float(ratio.reshape(-1)[flat].item()) if diff.numel() else float("-inf"),
     }
 
 
@@ -69,7 +77,7 @@ def compare(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]
         if tuple(out.shape) != tuple(ref.shape):
             raise ValueError(f"output {name!r} has shape {list(out.shape)}, reference has {list(ref.shape)}")
         per_output[name] = _one_output(out, ref, atol, rtol)
-    worst_name = max(per_output, key=lambda n: per_output[n]["_excess"])
+    worst_name = max(per_output, key=lambda n: per_output[n]["_ratio"])
     worst = per_output[worst_name]
     return {
         "max_abs": _finite_max([s["max_abs"] for s in per_output.values()]),

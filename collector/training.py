@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import torch
 
-from collector.compare import max_relative
+from collector.compare import allowance_ratio, max_relative
 from collector.eventlog import finite_or_none
 
 
@@ -98,7 +98,7 @@ def compare_tensors(cell: dict[str, torch.Tensor], ref: dict[str, torch.Tensor],
         a, e = got.to(torch.float64), expected.to(torch.float64)
         diff = (a - e).abs()
         allowed = atol + rtol * e.abs()
-        ratio = torch.nan_to_num(diff / allowed.clamp_min(torch.finfo(torch.float64).tiny), nan=float("inf"))
+        ratio = allowance_ratio(diff, allowed)
         ref_norm = float(e.norm().item())
         rows.append({
             "name": name,

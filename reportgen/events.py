@@ -263,7 +263,7 @@ class ErrorStats(Strict):
     max_rel: float | None
     mismatched: int = Field(ge=0)
     total: int = Field(ge=0)
-    worst_index: list[int] = Field(description="Index of the worst element relative to its allowance.")
+    worst_index: list[int] = Field(description="Index of the element with the largest |diff| / allowance.")
     worst_output: str = ""
     allowed_at_worst: float = Field(description="atol + rtol * |ref| at the worst index.")
     diff_at_worst: float | None

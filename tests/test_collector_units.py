@@ -120,6 +120,16 @@ def test_compare_counts_mismatches_and_locates_the_worst() -> None:
     assert stats["max_abs"] == pytest.approx(0.005, rel=1e-3)
 
 
+def test_worst_element_is_worst_relative_to_its_allowance() -> None:
+    # The second element is further off in proportion to what it may be off by, although its
+    # absolute slack is larger: ranking by ratio picks it, ranking by absolute excess would not.
+    ref = {"y": torch.tensor([1.0, 100.0])}
+    out = {"y": torch.tensor([1.0 + 5e-6, 100.0 + 5e-4], dtype=torch.float64)}
+    stats = compare(out, ref, atol=1e-5, rtol=1e-4)
+    assert stats["mismatched"] == 0 and stats["worst_index"] == [1]
+    assert stats["diff_at_worst"] / stats["allowed_at_worst"] == pytest.approx(0.04995, rel=1e-3)
+
+
 def test_compare_nan_output_is_a_mismatch_written_as_null() -> None:
     ref = {"y": torch.zeros(3)}
     out = {"y": torch.tensor([0.0, float("nan"), 0.0])}
