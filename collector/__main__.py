@@ -52,15 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     except PlanError as exc:
         print(f"collector: plan error: {exc}", file=sys.stderr)
         return 2
-    only = list(args.only)
-    if args.modes:
-        modes = [m.strip() for m in args.modes.split(",")]
-        if any(m not in ("eager", "compiled") for m in modes):
-            print("collector: --modes takes eager and/or compiled", file=sys.stderr)
-            return 2
-        only = [c.case for c in plan.cells if c.mode in modes and (not only or any(__import__("fnmatch").fnmatch(c.case, p) for p in only))]
-        if not only:
-            only = ["<none>"]
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
+    if any(m not in ("eager", "compiled") for m in modes):
+        print("collector: --modes takes eager and/or compiled", file=sys.stderr)
+        return 2
     if args.list:
         for cell in plan.cells:
             print(cell.case)
@@ -76,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     options = Options(
         target=args.target,
         out_dir=args.out,
-        only=only,
+        only=list(args.only),
+        modes=modes,
         cold=args.cold,
         warm_repetitions=args.warm,
         profile=args.profile,

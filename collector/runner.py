@@ -69,6 +69,7 @@ class Options:
     target: str = "auto"
     out_dir: Path = Path("runs")
     only: list[str] = field(default_factory=list)
+    modes: list[str] = field(default_factory=list)
     cold: str = "fresh-process"
     warm_repetitions: int | None = None
     profile: str | None = None
@@ -139,7 +140,7 @@ class Run:
         self.plan = plan
         self.backend = backend
         self.options = options
-        self.cells = [c for c in plan.cells if not options.only or any(fnmatch.fnmatch(c.case, p) for p in options.only)]
+        self.cells = [c for c in plan.cells if self._selected(c)]
         self.run_id = f"{plan.name}-{backend.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
         self.dir = options.out_dir / self.run_id
         self.progress = Progress(len(self.cells))
@@ -152,6 +153,11 @@ class Run:
         self.recorded = 0
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
         self.log: EventLog | None = None
+
+    def _selected(self, cell: Cell) -> bool:
+        """Cells chosen by --only globs and --modes (all of them when neither is given)."""
+        by_glob = not self.options.only or any(fnmatch.fnmatch(cell.case, p) for p in self.options.only)
+        return by_glob and (not self.options.modes or cell.mode in self.options.modes)
 
     @property
     def warm_repetitions(self) -> int:
@@ -221,7 +227,7 @@ class Run:
     def write_references(self) -> None:
         ref_dtype = DTYPES[self.plan.reference_dtype]
         ref_model = copy.deepcopy(self.model).to("cpu", ref_dtype)
-        golden = copy.deepcopy(self.model).to("cpu", torch.float64) if self.plan.float64_golden else None
+        golden = copy.deepcopy(self.model).to("cpu", torch.float64) if self.plan.float64_golden and not self.plan.training else None
         for cell in self.cells:
             key = input_key(cell.batch, cell.length, cell.layout)
             if key in self.inputs:
@@ -284,7 +290,8 @@ class Run:
             reason = self.plan.missing_tolerance(dtype)
             model = None if reason else self._device_model(dtype)
             compiled, compile_error = None, None
-            if model is not None and any(c.mode == "compiled" for _, c in members):
+            # Training cells compile their own fresh model each (training changes the weights).
+            if model is not None and not self.plan.training and any(c.mode == "compiled" for _, c in members):
                 try:
                     compiled = torch.compile(model, backend=self.backend.compile_backend, dynamic=False)
                 except Exception as exc:  # e.g. the backend is not registered

@@ -6,7 +6,8 @@ A workload module (named by the plan) provides:
 * ``build_model() -> nn.Module``: the model in float32 with its real weights (seeded or loaded);
 * ``make_inputs(batch, length, layout) -> dict[str, Tensor]``: the real preprocessing, on the CPU;
 * ``run_model(model, inputs) -> dict[str, Tensor]``: one call, outputs named;
-* ``task_metric(outputs, reference, inputs) -> float``: the task-relevant comparison.
+* ``task_metric(outputs, reference, inputs) -> float``: the task-relevant comparison
+  (inference plans; training plans compare the loss per step instead, see training.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch
 
 from collector.plan import WorkloadPlan
 
-REQUIRED = ("build_model", "make_inputs", "run_model", "task_metric")
+REQUIRED = ("build_model", "make_inputs", "run_model")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
 
 
@@ -41,7 +42,8 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
+    needed = REQUIRED + (("loss_fn", "make_optimizer") if plan.training else ("task_metric",))
+    missing = [attr for attr in needed if not hasattr(module, attr)]
     if missing:
         raise WorkloadError(f"workload module {path} lacks {', '.join(missing)}")
     return module

@@ -96,14 +96,14 @@ def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md.")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
 def report(log: Path, out_dir: Path, annotations: Path | None, formats: tuple[str, ...], fail_on: str | None) -> None:
-    from reportgen.report import ReportInputError, build_report
+    from reportgen.report import EXIT_INVALID, ReportInputError, build_report
 
     try:
         result = build_report(log, out_dir, formats, annotations, fail_on)
     except ReportInputError as exc:
         click.echo(str(exc), err=True)
         click.echo(f"{log}: no report written", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_INVALID)
     click.echo(f"{result.disposition.headline}")
     for path in result.written:
         click.echo(f"wrote {path}")

@@ -58,9 +58,6 @@ class Disposition:
     scope: Scope
     changes: list[str] = field(default_factory=list)
 
-    def by_outcome(self, outcome: Outcome) -> list[Reason]:
-        return [r for r in self.reasons if r.outcome == outcome]
-
 
 def _cases(cells: list[CellRecord]) -> tuple[str, ...]:
     return tuple(c.case for c in cells)

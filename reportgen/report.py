@@ -19,7 +19,7 @@ from reportgen.runmodel import NotARun, RunModel, build_run
 from reportgen.validation import paused_gc, read_log
 from reportgen.view import ReportView, build_view, detail_rows, needs_details
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
 
 

@@ -32,7 +32,6 @@ encoder = _load_encoder_module()
 
 MODEL_REVISION = "tiny-classifier v1 (tiny-encoder v1 + mean-pool + dropout 0.1 + linear head to 3 classes, init seed 0)"
 ATTENTION_PATH = encoder.ATTENTION_PATH
-TASK_METRIC = "max_loss_rel_diff"
 OPTIMIZER = "AdamW(lr=1e-3, weight_decay=0.01)"
 CLASSES = 3
 
@@ -79,9 +78,3 @@ def make_deterministic(model: nn.Module) -> None:
     for module in model.modules():
         if isinstance(module, nn.Dropout):
             module.p = 0.0
-
-
-def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
-    out = outputs["loss"] if "loss" in outputs else outputs["loss_per_step"]
-    ref = reference["loss"] if "loss" in reference else reference["loss_per_step"]
-    return float(((out.double() - ref.double()).abs() / ref.double().abs().clamp_min(1e-12)).max().item())
