@@ -17,7 +17,8 @@ from typing import Callable, Literal
 
 from reportgen.annotations import Annotation
 from reportgen.backend_docs import check_release_pairing, load_backend_docs
-from reportgen.runmodel import CellRecord, RunModel
+from reportgen.events import PlannedCell
+from reportgen.runmodel import CellRecord, RunModel, shape_label
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -198,41 +199,41 @@ def _outputs_not_f64(cell: CellRecord) -> bool:
 
 
 def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
-    fell = [c for c in run.cells if c.operators and c.operators.fallback.status == "measured" and c.operators.fallback.items]
+    fell = [c for c in run.cells if c.fallback_items]
     reasons = []
     if fell:
-        ops = sorted({op for c in fell for op in c.operators.fallback.items})
+        ops = sorted({op for c in fell for op in c.fallback_items})
         reasons.append(Reason("cpu-fallback", "change", f"Ops fell back to the CPU on the path under test: {', '.join(ops)}.", _cases(fell), "operator"))
     if _family(run).startswith("neuron"):
-        unknown = [c for c in run.cells if c.result and c.operators and c.operators.fallback.status == "unmeasured"]
+        unknown = [c for c in run.cells if c.result_line is not None and c.fallback_status == "unmeasured"]
         if unknown:
             reasons.append(Reason("cpu-fallback", "blocked", "CPU fallback could not be measured for these cells.", _cases(unknown)))
     return reasons
 
 
 def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
+    breaks = [c for c in run.cells if c.graph_break_reasons]
+    recompiles = [c for c in run.cells if c.recompiles_seen or c.recompiled]
+    limit = [c for c in run.cells if c.recompile_limit_hit or c.eager_after_recompile_limit]
     reasons = []
-    breaks = [c for c in run.cells if any(k.graph_breaks for k in c.compiles)]
     if breaks:
-        why = sorted({b.reason for c in breaks for k in c.compiles for b in k.graph_breaks})
+        why = sorted({reason for c in breaks for reason in c.graph_break_reasons})
         reasons.append(Reason("graph-breaks", "change", f"Graph breaks split the compiled path: {'; '.join(why)[:500]}.", _cases(breaks), "operator"))
-    recompiles = [c for c in run.cells if any((k.recompiles or 0) > 0 for k in c.compiles)]
-    repeats = [c for c in run.cells if c.result and c.result.recompiled]
-    if recompiles or repeats:
-        reasons.append(Reason("recompiles", "change", "The fixed-shape compiled path compiled again for a shape it had already compiled.", _cases(recompiles + repeats), "operator"))
-    limit = [c for c in run.cells if any(k.recompile_limit_hit for k in c.compiles) or c.eager_after_recompile_limit]
+    if recompiles:
+        reasons.append(Reason("recompiles", "change", "The fixed-shape compiled path compiled again for a shape it had already compiled.", _cases(recompiles), "operator"))
     if limit:
         reasons.append(Reason("recompile-limit", "change", "The recompile limit was hit: later 'compiled' calls really ran eager.", _cases(limit), "operator"))
     return reasons
 
 
 def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
-    def twin(cell: CellRecord) -> CellRecord | None:
-        p = cell.planned
-        return next((c for c in run.cells if c.planned.layout == "contiguous" and (c.planned.batch, c.planned.length, c.planned.dtype, c.planned.mode, c.planned.repeat_of is None) == (p.batch, p.length, p.dtype, p.mode, p.repeat_of is None)), None)
+    # The contiguous twin of a cell: same shape, dtype, mode and cache-check role.
+    def twin_key(p: PlannedCell) -> tuple[object, ...]:
+        return (p.batch, p.length, p.dtype, p.mode, p.repeat_of is None)
 
+    contiguous = {twin_key(c.planned): c for c in reversed(run.cells) if c.planned.layout == "contiguous"}
     nonc = [c for c in run.cells if c.planned.layout == "noncontiguous"]
-    failing = [c for c in nonc if c.status in ("error", "mismatch", "nonfinite") and (t := twin(c)) is not None and t.status == "pass"]
+    failing = [c for c in nonc if c.status in ("error", "mismatch", "nonfinite") and (t := contiguous.get(twin_key(c.planned))) is not None and t.status == "pass"]
     reasons = []
     if failing:
         reasons.append(Reason("layout", "change", "The non-contiguous layout fails where the contiguous one passes.", _cases(failing), "layout"))
@@ -281,7 +282,7 @@ def scope_of(run: RunModel) -> Scope:
     return Scope(
         target=run.plan.target if run.plan else run.start.target,
         family=_family(run),
-        shapes=sorted({c.shape_label for c in passed}, key=lambda s: tuple(int(x) for x in s.strip("()").split(", "))),
+        shapes=[shape_label(b, n) for b, n in sorted({(c.planned.batch, c.planned.length) for c in passed})],
         dtypes=sorted({c.planned.dtype for c in passed}),
         layouts=sorted({c.planned.layout for c in passed}),
         modes=sorted({c.planned.mode for c in passed}),

@@ -303,20 +303,25 @@ class CaseResult(Envelope):
 # --- operators / fallback --------------------------------------------------------------------
 
 
-class Measured(Strict):
-    """A list that was measured, or an explicit statement of why it was not."""
+class MeasuredList(Strict):
+    """A list that was measured (it may be empty: nothing fell back)."""
 
-    status: Literal["measured", "not_applicable", "unmeasured"]
+    status: Literal["measured"]
     items: list[str] = Field(default_factory=list)
     reason: str | None = None
 
-    @model_validator(mode="after")
-    def _reason_when_not_measured(self) -> Measured:
-        if self.status != "measured" and not self.reason:
-            raise ValueError(f"status '{self.status}' needs a reason")
-        if self.status != "measured" and self.items:
-            raise ValueError(f"status '{self.status}' cannot carry items")
-        return self
+
+class NotMeasured(Strict):
+    """A list that was not measured: why is required, and no items may be given."""
+
+    status: Literal["not_applicable", "unmeasured"]
+    items: list[str] = Field(default_factory=list, max_length=0)
+    reason: str = Field(min_length=1)
+
+
+# A list that was measured, or an explicit statement of why it was not. Declared as a union
+# rather than checked in code, so the JSON Schema states the rule too.
+Measured = Annotated[Union[MeasuredList, NotMeasured], Field(discriminator="status")]
 
 
 class Transfers(Strict):
@@ -331,9 +336,9 @@ class Operators(Envelope):
 
     kind: Literal["operators"]
     case: str
-    executed: Measured
-    fallback: Measured
-    transfers: Transfers
+    executed: Measured = Field(description="Ops the cell executed.")
+    fallback: Measured = Field(description="Ops that fell back to the CPU; measured and empty means none did.")
+    transfers: Transfers = Field(description="Host/device copies during the cell's calls.")
 
 
 # --- compile ---------------------------------------------------------------------------------
@@ -515,3 +520,6 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
 
 # Kinds that report an outcome; none may come before the plan that declares the tolerances.
 RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result"})
+
+# Kinds that always name one planned cell (a required ``case`` field).
+CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result"})

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reportgen.annotations import Annotation, AnnotationError, find_annotations, load_annotations
 from reportgen.disposition import Disposition, decide
 from reportgen.render import Assets, render_html, render_md, write_assets, write_text
-from reportgen.runmodel import NotARun, RunModel, build_run
-from reportgen.validation import paused_gc, read_log
-from reportgen.view import ReportView, build_view, detail_rows, needs_details
+from reportgen.runmodel import NotARun, RunModel, read_run
+from reportgen.validation import paused_gc
+from reportgen.view import DETAIL_COLUMNS, ReportView, build_view, detail_rows, needs_details
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
+DETAILS_NAME = "details.csv"
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
 
 
@@ -47,13 +47,13 @@ class ReportResult:
 
 def judge_log(log: Path, annotations: Path | None = None) -> JudgedRun:
     """Read, validate, model and judge one log; raises ReportInputError with every problem."""
-    reading = read_log(log)
+    reading, builder = read_run(log)
     if not reading.valid:
         shown = [p.format() for p in reading.errors[:20]]
         more = len(reading.errors) - len(shown)
         raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
     try:
-        run = build_run(reading)
+        run = builder.build(reading)
         notes = load_annotations(annotations if annotations is not None else find_annotations(log))
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
@@ -62,13 +62,13 @@ def judge_log(log: Path, annotations: Path | None = None) -> JudgedRun:
 
 
 def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html") -> list[Path]:
-    """Write report.html (or html_name) and report.md, plus detail files for big runs."""
+    """Write report.html (or html_name) and report.md, plus details.csv for runs too big to show every cell."""
     out_dir.mkdir(parents=True, exist_ok=True)
     view = judged.view
     written = []
     if needs_details(judged.run):
         written += _write_details(judged.run, out_dir)
-        view.details = ["details.csv", "details.json"]
+        view.details = [DETAILS_NAME]
     context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
     if "html" in formats and write_text(out_dir / html_name, render_html("report.html.j2", **context)):
         written.append(out_dir / html_name)
@@ -78,19 +78,13 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
 
 
 def _write_details(run: RunModel, out_dir: Path) -> list[Path]:
-    rows = detail_rows(run)
-    csv_path, json_path = out_dir / "details.csv", out_dir / "details.json"
-    written = []
+    """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source)."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    if write_text(csv_path, buffer.getvalue()):
-        written.append(csv_path)
-    text = json.dumps(rows, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-    if write_text(json_path, text):
-        written.append(json_path)
-    return written
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(DETAIL_COLUMNS)
+    writer.writerows(detail_rows(run))
+    path = out_dir / DETAILS_NAME
+    return [path] if write_text(path, buffer.getvalue()) else []
 
 
 def build_report(log: Path, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None) -> ReportResult:

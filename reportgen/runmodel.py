@@ -1,52 +1,109 @@
 """The run as plain data: validated events gathered per planned cell. No HTML, no judgement.
 
 Every planned cell gets a ``CellRecord``; a cell with no ``case_result`` in the log is
-``untested``. Events are kept as they were validated, so every figure shown later can be traced
-back to the event (and its line) it came from.
+``untested``. A cell keeps the compact facts that the rules and the detail table read for
+every cell, plus its logged events (with their line numbers), so every figure shown later can
+be traced back to the event and line it came from. A cell's events are built as objects only
+when a report shows that cell in full.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from reportgen import events as ev
-from reportgen.validation import LogReading
+from reportgen.validation import LoggedEvent, LogReading, read_log
 
 STATUS_ORDER = ("pass", "mismatch", "nonfinite", "error", "skipped", "untested")
 
 
-@dataclass
+def shape_label(batch: int, length: int) -> str:
+    return f"({batch}, {length})"
+
+
+@dataclass(slots=True)
 class CellRecord:
     """Everything the log says about one planned cell."""
 
     planned: ev.PlannedCell
     status: str = "untested"
-    result: ev.CaseResult | None = None
     result_line: int | None = None
-    operators: ev.Operators | None = None
-    compiles: list[ev.Compile] = field(default_factory=list)
-    train_steps: list[ev.TrainStep] = field(default_factory=list)
-    train_result: ev.TrainResult | None = None
-    cold: ev.Cold | None = None
-    warm: ev.Warm | None = None
-    timing_scope: ev.TimingScope | None = None
-    eager_after_recompile_limit: bool = False
-    profiles: list[ev.Profile] = field(default_factory=list)
+    logged: list[LoggedEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Compact facts read for every cell (by the rules and the detail table).
+    mismatched: int | None = None
+    total: int | None = None
+    max_abs: float | None = None
+    recompiled: bool | None = None
+    fallback_status: str | None = None
+    fallback_items: list[str] = field(default_factory=list)
+    graph_break_reasons: list[str] = field(default_factory=list)
+    recompiles_seen: bool = False
+    recompile_limit_hit: bool = False
+    cold_s: float | None = None
+    warm_median_s: float | None = None
+    eager_after_recompile_limit: bool = False
 
     @property
     def case(self) -> str:
         return self.planned.case
 
     @property
-    def compile(self) -> ev.Compile | None:
-        """The inference or forward graph's compile facts (training adds a backward one)."""
-        return self.compiles[0] if self.compiles else None
+    def shape_label(self) -> str:
+        return shape_label(self.planned.batch, self.planned.length)
+
+    def _events(self, kind: str) -> list[Any]:
+        return [record.event for record in self.logged if record.kind == kind]
+
+    def _last(self, kind: str) -> Any:
+        found = self._events(kind)
+        return found[-1] if found else None
 
     @property
-    def shape_label(self) -> str:
-        return f"({self.planned.batch}, {self.planned.length})"
+    def result(self) -> ev.CaseResult | None:
+        return self._last("case_result")  # type: ignore[no-any-return]
+
+    @property
+    def operators(self) -> ev.Operators | None:
+        return self._last("operators")  # type: ignore[no-any-return]
+
+    @property
+    def compiles(self) -> list[ev.Compile]:
+        return self._events("compile")
+
+    @property
+    def compile(self) -> ev.Compile | None:
+        """The inference or forward graph's compile facts (training adds a backward one)."""
+        compiles = self.compiles
+        return compiles[0] if compiles else None
+
+    @property
+    def train_steps(self) -> list[ev.TrainStep]:
+        return self._events("train_step")
+
+    @property
+    def train_result(self) -> ev.TrainResult | None:
+        return self._last("train_result")  # type: ignore[no-any-return]
+
+    @property
+    def profiles(self) -> list[ev.Profile]:
+        return self._events("profile")
+
+    @property
+    def cold(self) -> ev.Cold | None:
+        """The latest timing event's cold measurement that has one."""
+        return next((t.cold for t in reversed(self._events("timing")) if t.cold), None)
+
+    @property
+    def warm(self) -> ev.Warm | None:
+        return next((t.warm for t in reversed(self._events("timing")) if t.warm), None)
+
+    @property
+    def timing_scope(self) -> ev.TimingScope | None:
+        timings = self._events("timing")
+        return timings[-1].scope if timings else None
 
 
 @dataclass
@@ -64,6 +121,13 @@ class RunModel:
     end: ev.RunEnd | None
     truncated: bool
     log_problems: list[str]
+    kind_counts: dict[str, int] = field(default_factory=dict)
+
+    def cells_with(self, kind: str) -> list[CellRecord]:
+        """The cells that logged at least one event of a per-cell kind."""
+        if not self.kind_counts.get(kind):
+            return []
+        return [c for c in self.cells if any(r.kind == kind for r in c.logged)]
 
     @property
     def complete(self) -> bool:
@@ -92,64 +156,131 @@ class NotARun(ValueError):
     """The log has no run_start: there is nothing to report on."""
 
 
+class RunBuilder:
+    """Gathers a run from accepted events, one at a time: a sink for ``read_log``."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, LoggedEvent] = {}
+        self.kind_counts: dict[str, int] = {}
+        self.cells: dict[str, CellRecord] = {}
+        self.first_result_line: int | None = None
+        self.references: list[ev.Reference] = []
+        self.artifacts: list[ev.Artifact] = []
+        self.warnings: list[ev.WarningEvent] = []
+
+    def add(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
+        """Attach one event; ``data`` is its fields as a dict when the reader has them."""
+        kind = record.kind
+        counts = self.kind_counts
+        counts[kind] = counts.get(kind, 0) + 1
+        if self.first_result_line is None and kind in ("case_result", "reference", "compile", "timing"):
+            self.first_result_line = record.line
+        attach = CELL_FACTS.get(kind)
+        if attach is not None:
+            cell = self.cells.get(record.case)  # type: ignore[arg-type]
+            if cell is not None:
+                cell.logged.append(record)
+                attach(cell, data if data is not None else record.event.model_dump(), record.line)
+            return
+        self.first.setdefault(kind, record)
+        event = record.event
+        if isinstance(event, ev.Plan) and not self.cells:
+            self.cells = {c.case: CellRecord(planned=c) for c in event.matrix}
+        elif isinstance(event, ev.Reference):
+            self.references.append(event)
+        elif isinstance(event, ev.Artifact):
+            self.artifacts.append(event)
+        elif isinstance(event, ev.WarningEvent):
+            self.warnings.append(event)
+            if event.case in self.cells:
+                self.cells[event.case].warnings.append(event.message)
+
+    def _first(self, kind: str) -> Any:
+        record = self.first.get(kind)
+        return record.event if record is not None else None
+
+    def build(self, reading: LogReading) -> RunModel:
+        start = self._first("run_start")
+        if start is None:
+            raise NotARun(f"{reading.path}: no valid run_start event; nothing to report")
+        plan = self.first.get("plan")
+        return RunModel(
+            path=reading.path,
+            start=start,
+            environment=self._first("environment"),
+            plan=self._first("plan"),
+            plan_line=plan.line if plan is not None else None,
+            first_result_line=self.first_result_line,
+            cells=list(self.cells.values()),
+            references=self.references,
+            artifacts=self.artifacts,
+            warnings=self.warnings,
+            end=reading.run_end,
+            truncated=reading.truncated,
+            log_problems=[p.format() for p in reading.problems],
+            kind_counts=self.kind_counts,
+        )
+
+
 def build_run(reading: LogReading) -> RunModel:
-    """Gather a validated reading into a RunModel (the reading may be incomplete)."""
-    start = next((e for e in reading.events if isinstance(e, ev.RunStart)), None)
-    if start is None:
-        raise NotARun(f"{reading.path}: no valid run_start event; nothing to report")
-    plan = next((e for e in reading.events if isinstance(e, ev.Plan)), None)
-    cells = {c.case: CellRecord(planned=c) for c in plan.matrix} if plan else {}
-    model = RunModel(
-        path=reading.path,
-        start=start,
-        environment=next((e for e in reading.events if isinstance(e, ev.Environment)), None),
-        plan=plan,
-        plan_line=None,
-        first_result_line=None,
-        cells=list(cells.values()),
-        references=[],
-        artifacts=[],
-        warnings=[],
-        end=reading.run_end,
-        truncated=reading.truncated,
-        log_problems=[p.format() for p in reading.problems],
-    )
-    for event, line in zip(reading.events, reading.lines):
-        _attach(model, cells, event, line)
-    return model
+    """Gather an already read log into a RunModel (the reading may be incomplete)."""
+    builder = RunBuilder()
+    for record in reading.records:
+        builder.add(record, None)
+    return builder.build(reading)
 
 
-def _attach(model: RunModel, cells: dict[str, CellRecord], event: Any, line: int) -> None:
-    if isinstance(event, ev.Plan):
-        model.plan_line = line
-    elif event.kind in ("case_result", "reference", "compile", "timing") and model.first_result_line is None:
-        model.first_result_line = line
-    if isinstance(event, ev.Reference):
-        model.references.append(event)
-    elif isinstance(event, ev.Artifact):
-        model.artifacts.append(event)
-    elif isinstance(event, ev.WarningEvent):
-        model.warnings.append(event)
-        if event.case in cells:
-            cells[event.case].warnings.append(event.message)
-    cell = cells.get(getattr(event, "case", None) or "")
-    if cell is None:
-        return
-    if isinstance(event, ev.CaseResult):
-        cell.result, cell.result_line, cell.status = event, line, event.status
-        cell.warnings.extend(event.warnings)
-    elif isinstance(event, ev.Operators):
-        cell.operators = event
-    elif isinstance(event, ev.Compile):
-        cell.compiles.append(event)
-    elif isinstance(event, ev.TrainStep):
-        cell.train_steps.append(event)
-    elif isinstance(event, ev.TrainResult):
-        cell.train_result = event
-    elif isinstance(event, ev.Timing):
-        cell.cold = event.cold or cell.cold
-        cell.warm = event.warm or cell.warm
-        cell.timing_scope = event.scope
-        cell.eager_after_recompile_limit |= event.eager_after_recompile_limit
-    elif isinstance(event, ev.Profile):
-        cell.profiles.append(event)
+def read_run(path: str | Path) -> tuple[LogReading, RunBuilder]:
+    """Read a log and gather its run in the same pass; build the run only if it is valid."""
+    builder = RunBuilder()
+    return read_log(path, sink=builder.add), builder
+
+
+# What every cell needs of each per-cell kind, from the event's fields as a dict (the
+# validated line, or a model dump; optional fields may be absent).
+
+
+def _result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+    cell.status, cell.result_line = data["status"], line
+    cell.warnings.extend(data.get("warnings", ()))
+    cell.recompiled = data.get("recompiled")
+    stats = data.get("error_stats")
+    if stats is not None:
+        cell.mismatched, cell.total, cell.max_abs = stats["mismatched"], stats["total"], stats["max_abs"]
+
+
+def _operator_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+    fallback = data["fallback"]
+    cell.fallback_status = fallback["status"]
+    cell.fallback_items = list(fallback.get("items", ()))
+
+
+def _compile_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+    cell.graph_break_reasons.extend(b["reason"] for b in data.get("graph_breaks", ()))
+    cell.recompiles_seen |= (data.get("recompiles") or 0) > 0
+    cell.recompile_limit_hit |= data.get("recompile_limit_hit", False)
+
+
+def _timing_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+    cold, warm = data.get("cold"), data.get("warm")
+    if cold is not None:
+        cell.cold_s = cold["seconds"]
+    if warm is not None:
+        cell.warm_median_s = warm["median_s"]
+    cell.eager_after_recompile_limit |= data.get("eager_after_recompile_limit", False)
+
+
+def _no_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+    """Training steps and profiles are read from the events of the cells shown."""
+
+
+# One entry per kind that names a cell (events.CASE_KINDS).
+CELL_FACTS: dict[str, Callable[[CellRecord, dict[str, Any], int], None]] = {
+    "case_result": _result_facts,
+    "operators": _operator_facts,
+    "compile": _compile_facts,
+    "timing": _timing_facts,
+    "train_step": _no_facts,
+    "train_result": _no_facts,
+    "profile": _no_facts,
+}

@@ -72,6 +72,9 @@ def _type_name(prop: dict[str, Any]) -> str:
         return " \\| ".join(json.dumps(v) for v in prop["enum"])
     if "anyOf" in prop:
         return " or ".join(_type_name(p) for p in prop["anyOf"])
+    if "oneOf" in prop:
+        by = f" (by `{prop['discriminator']['propertyName']}`)" if "discriminator" in prop else ""
+        return " or ".join(_type_name(p) for p in prop["oneOf"]) + by
     kind = prop.get("type", "any")
     if kind == "array":
         return f"list of {_type_name(prop.get('items', {}))}"

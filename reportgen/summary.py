@@ -79,5 +79,5 @@ def summarize(judged: JudgedRun) -> RunSummary:
         headline=judged.disposition.headline,
         versions=versions,
         counts=run.counts(),
-        cells={c.case: CellSummary(c.status, c.warm.median_s if c.warm else None) for c in run.cells},
+        cells={c.case: CellSummary(c.status, c.warm_median_s) for c in run.cells},
     )

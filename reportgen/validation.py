@@ -13,27 +13,28 @@ import gc
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from reportgen.events import (
+    CASE_KINDS,
     EVENT_MODELS,
     RESULT_KINDS,
     SCHEMA_MAJOR,
     SCHEMA_MINOR,
     SCHEMA_VERSION,
     Envelope,
-    Event,
     Plan,
     RunEnd,
 )
+from reportgen.linecheck import line_validator
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
-_EVENT_ADAPTER: TypeAdapter[Any] = TypeAdapter(Event)
+_LINE_VALIDATOR = line_validator()
 
 
 @dataclass(frozen=True)
@@ -49,16 +50,54 @@ class Problem:
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"
 
 
+@dataclass(slots=True)
+class LoggedEvent:
+    """One accepted line: where it is, what it is, and its event, built on first use.
+
+    A per-cell event that validated as it stands keeps only its bytes until something asks
+    for the event: a long log's report shows a few hundred cells in full, so most of its
+    events are never built as objects, which keeps memory near the size of the file.
+    """
+
+    line: int
+    kind: str
+    case: str | None
+    raw: bytes | None = None
+    parsed: Envelope | None = None
+
+    @property
+    def event(self) -> Envelope:
+        if self.parsed is None:
+            assert self.raw is not None
+            self.parsed = EVENT_MODELS[self.kind].model_validate_json(self.raw)
+            self.raw = None
+        return self.parsed
+
+
+# Called with each accepted event and, for a per-cell line, its validated fields as a dict
+# (None otherwise), so a consumer can index the log in the same pass that reads it.
+EventSink = Callable[[LoggedEvent, "dict[str, Any] | None"], None]
+
+
 @dataclass
 class LogReading:
     """Everything learnt from one log: the valid events in order, and the problems."""
 
     path: str
-    events: list[Envelope] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    records: list[LoggedEvent] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    run_end: RunEnd | None = None
     truncated: bool = False
     refused: bool = False
+
+    @property
+    def events(self) -> list[Envelope]:
+        """Every accepted event as a model instance (builds them all: for short logs)."""
+        return [record.event for record in self.records]
+
+    @property
+    def lines(self) -> list[int]:
+        return [record.line for record in self.records]
 
     @property
     def errors(self) -> list[Problem]:
@@ -67,11 +106,6 @@ class LogReading:
     @property
     def valid(self) -> bool:
         return not self.errors
-
-    @property
-    def run_end(self) -> RunEnd | None:
-        ends = [e for e in self.events if isinstance(e, RunEnd)]
-        return ends[0] if ends else None
 
     @property
     def complete(self) -> bool:
@@ -90,13 +124,15 @@ def _refuse_constant(name: str) -> float:
 class _Checker:
     """Stateful line-by-line checks: envelope, model, sequence and ordering rules."""
 
-    def __init__(self, reading: LogReading) -> None:
+    def __init__(self, reading: LogReading, sink: EventSink | None) -> None:
         self.reading = reading
-        self.last_seq: int | None = None
+        self.sink = sink
+        self.last_seq = -1
         self.seq_lines: dict[int, int] = {}
         self.kind_lines: dict[str, int] = {}
         self.planned_cases: set[str] | None = None
         self.result_lines: dict[str, int] = {}
+        self.in_body = False  # after the plan, before run_end: where per-cell results belong
 
     def problem(self, line: int, severity: Severity, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, severity, message))
@@ -111,7 +147,7 @@ class _Checker:
             return
         event = self._slow_validate(number, raw, unterminated)
         if event is not None:
-            self.check_order(number, event)
+            self.accept_model(number, event)
 
     def _slow_validate(self, number: int, raw: bytes, unterminated: bool) -> Envelope | None:
         obj = self._parse_json(number, raw, unterminated)
@@ -206,41 +242,85 @@ class _Checker:
             self.problem(number, "error", f"{obj['kind']}: {_format_error(err)}")
         return None
 
-    def check_order(self, number: int, event: Envelope) -> None:
-        self._check_seq(number, event.seq)
-        kind = event.kind  # type: ignore[attr-defined]
-        seen = self.kind_lines
-        if not self.reading.events and kind != "run_start":
+    def accept_model(self, number: int, event: Envelope) -> None:
+        record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
+        self.check_order(number, event.seq, record, None)
+
+    def accept_cell_line(self, number: int, data: dict[str, Any], raw: bytes) -> None:
+        """A per-cell line that passed the mirror check: kept as bytes, its fields to the sink.
+
+        Nearly every line of a long log is one of these, in order, for a planned cell: that
+        case is accepted here with no more checks than it needs; anything else takes
+        ``check_order``.
+        """
+        kind, case, seq = data["kind"], data["case"], data["seq"]
+        record = LoggedEvent(number, kind, case, raw)
+        if not (self.in_body and seq > self.last_seq and kind != "case_result" and case in self.planned_cases):  # type: ignore[operator]
+            self.check_order(number, seq, record, data)
+            return
+        self.seq_lines[seq] = number
+        self.last_seq = seq
+        self.reading.records.append(record)
+        if self.sink is not None:
+            self.sink(record, data)
+
+    def check_order(self, number: int, seq: int, record: LoggedEvent, data: dict[str, Any] | None) -> None:
+        """Sequence and ordering rules; the event is kept either way, errors are recorded.
+
+        Most lines of a long log are per-cell results between the plan and run_end, so they take
+        a short path that checks only what can go wrong for them.
+        """
+        if seq > self.last_seq:
+            self.seq_lines[seq] = number
+            self.last_seq = seq
+        else:
+            self._seq_problem(number, seq)
+        kind, case = record.kind, record.case
+        if self.in_body and kind in CASE_KINDS:
+            if case not in self.planned_cases:  # type: ignore[operator]
+                self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
+            if kind == "case_result":
+                self._check_single_result(number, case)  # type: ignore[arg-type]
+        elif not self._check_structure(number, record):
+            return
+        self.reading.records.append(record)
+        if self.sink is not None:
+            self.sink(record, data)
+
+    def _check_structure(self, number: int, record: LoggedEvent) -> bool:
+        """The rules about where a kind may appear; False drops a second singleton event."""
+        seen, kind, case = self.kind_lines, record.kind, record.case
+        if not self.reading.records and kind != "run_start":
             self.problem(number, "error", f"the first event must be run_start, not {kind}")
         if "run_end" in seen:
             self.problem(number, "error", f"{kind} after run_end (line {seen['run_end']})")
         if kind in ("run_start", "plan", "environment", "run_end") and kind in seen:
             self.problem(number, "error", f"second {kind} (the first is on line {seen[kind]})")
-            return
+            return False
         if kind in RESULT_KINDS and "plan" not in seen:
             self.problem(number, "error", f"{kind} before the plan: tolerances must be declared before any result")
-        if isinstance(event, Plan):
-            self.planned_cases = {cell.case for cell in event.matrix}
-        case = getattr(event, "case", None)
+        if isinstance(record.parsed, Plan):
+            self.planned_cases = {cell.case for cell in record.parsed.matrix}
+        elif isinstance(record.parsed, RunEnd):
+            self.reading.run_end = record.parsed
         if case is not None and self.planned_cases is not None and case not in self.planned_cases:
             self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
         if kind == "case_result":
-            if case in self.result_lines:
-                self.problem(number, "error", f"second case_result for {case!r} (the first is on line {self.result_lines[case]})")
-            self.result_lines[case] = number
+            self._check_single_result(number, case)  # type: ignore[arg-type]
         seen.setdefault(kind, number)
-        self.reading.events.append(event)
-        self.reading.lines.append(number)
+        self.in_body = "plan" in seen and "run_end" not in seen
+        return True
 
-    def _check_seq(self, number: int, seq: int) -> None:
-        last = self.last_seq
-        if last is None or seq > last:
-            self.seq_lines[seq] = number
-            self.last_seq = seq
-        elif seq in self.seq_lines:
+    def _check_single_result(self, number: int, case: str) -> None:
+        if case in self.result_lines:
+            self.problem(number, "error", f"second case_result for {case!r} (the first is on line {self.result_lines[case]})")
+        self.result_lines[case] = number
+
+    def _seq_problem(self, number: int, seq: int) -> None:
+        if seq in self.seq_lines:
             self.problem(number, "error", f"duplicate seq {seq} (also on line {self.seq_lines[seq]})")
         else:
-            self.problem(number, "error", f"seq {seq} after {last}: sequence numbers must increase")
+            self.problem(number, "error", f"seq {seq} after {self.last_seq}: sequence numbers must increase")
             self.seq_lines[seq] = number
 
     def finish(self, line_count: int) -> None:
@@ -249,7 +329,7 @@ class _Checker:
         if line_count == 0:
             self.problem(0, "error", "empty file: no events")
             return
-        if not self.reading.events:
+        if not self.reading.records:
             return
         if self.reading.run_end is None:
             self.problem(line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested")
@@ -286,10 +366,13 @@ def _drop_path(obj: Any, loc: tuple[Any, ...]) -> None:
     obj.pop(loc[-1], None)
 
 
-def read_log(path: str | Path) -> LogReading:
-    """Read and check one log file; never raises, an unreadable file is a problem too."""
+def read_log(path: str | Path, sink: EventSink | None = None) -> LogReading:
+    """Read and check one log file; never raises, an unreadable file is a problem too.
+
+    ``sink``, when given, sees each accepted event as it is read (see ``EventSink``).
+    """
     reading = LogReading(path=str(path))
-    checker = _Checker(reading)
+    checker = _Checker(reading, sink)
     try:
         count = _check_stream(checker, path)
     except OSError as exc:
@@ -325,36 +408,45 @@ def _check_stream(checker: _Checker, path: str | Path) -> int:
 def _read_lines(checker: _Checker, path: str | Path) -> int:
     """Check line by line; a line without a newline can only be the last (or an oversize one).
 
-    Most lines of a real log are valid, so each is first handed to pydantic-core, which parses
-    and validates it in one pass; only a line it rejects takes the careful path that explains.
+    Most lines of a real log are valid, so each is first handed whole to pydantic-core, which
+    parses and validates it in one pass (JSON allows the trailing newline): per-cell kinds
+    against their TypedDict mirrors, the rest against the models. Only a line it rejects
+    takes the careful path that explains.
     """
-    validate = _EVENT_ADAPTER.validate_json
-    accept = checker.check_order
+    validate = _LINE_VALIDATOR
     number = 0
     with open(path, "rb") as stream:
         readline = stream.readline
         while chunk := readline(MAX_LINE_BYTES + 1):
             number += 1
-            if chunk[-1:] == b"\n":
-                raw, unterminated = chunk[:-1].rstrip(b"\r"), False
-            elif len(chunk) > MAX_LINE_BYTES:
-                while chunk and chunk[-1:] != b"\n":
-                    chunk = readline(MAX_LINE_BYTES)
-                checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
-                continue
-            else:
-                raw, unterminated = chunk, True
-            if checker.reading.refused:
-                continue
             try:
-                event = validate(raw)
+                data = validate(chunk)
             except ValidationError:
-                event = None
-            if event is not None and event.schema_version == SCHEMA_VERSION:
-                accept(number, event)
-            else:
-                checker.check_line(number, raw, unterminated)
+                data = None
+            if data is not None and chunk[-1:] == b"\n":
+                if type(data) is dict:
+                    if data["schema_version"] == SCHEMA_VERSION:
+                        checker.accept_cell_line(number, data, chunk)
+                        continue
+                elif data.schema_version == SCHEMA_VERSION:  # type: ignore[union-attr]
+                    checker.accept_model(number, data)  # type: ignore[arg-type]
+                    continue
+            if not _check_raw_line(checker, number, chunk, readline):
+                return number + sum(1 for _ in stream)
     return number
+
+
+def _check_raw_line(checker: _Checker, number: int, chunk: bytes, readline: Callable[[int], bytes]) -> bool:
+    """The careful path for one line; False once the log is refused (nothing more is read)."""
+    if chunk[-1:] == b"\n":
+        checker.check_line(number, chunk[:-1].rstrip(b"\r"), unterminated=False)
+    elif len(chunk) > MAX_LINE_BYTES:
+        while chunk and chunk[-1:] != b"\n":
+            chunk = readline(MAX_LINE_BYTES)
+        checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+    else:
+        checker.check_line(number, chunk, unterminated=True)
+    return not checker.reading.refused
 
 
 def validate_files(paths: list[str], as_json: bool, max_problems: int) -> tuple[str, int]:
@@ -372,7 +464,7 @@ def _reading_summary(reading: LogReading) -> dict[str, Any]:
         "valid": reading.valid,
         "complete": reading.complete,
         "truncated": reading.truncated,
-        "events": len(reading.events),
+        "events": len(reading.records),
         "problems": [
             {"line": p.line, "severity": p.severity, "message": p.message} for p in reading.problems
         ],
@@ -388,7 +480,7 @@ def _format_reading(reading: LogReading, max_problems: int) -> str:
     state = "valid" if reading.valid else "INVALID"
     completeness = "complete" if reading.complete else "incomplete"
     lines.append(
-        f"{reading.path}: {state}, {completeness}, {len(reading.events)} events, "
+        f"{reading.path}: {state}, {completeness}, {len(reading.records)} events, "
         f"{len(reading.errors)} errors, {len(reading.problems) - len(reading.errors)} warnings"
     )
     return "\n".join(lines)

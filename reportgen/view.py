@@ -20,7 +20,7 @@ from markupsafe import Markup
 from reportgen.annotations import Annotation
 from reportgen.charts import Figure, correctness_figures, timing_figures
 from reportgen.disposition import Disposition, Reason
-from reportgen.runmodel import STATUS_ORDER, CellRecord, RunModel
+from reportgen.runmodel import STATUS_ORDER, CellRecord, RunModel, shape_label
 
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
@@ -88,7 +88,8 @@ class ReasonView:
     outcome: str
     category: str
     message: str
-    cases: list[tuple[str, str]]
+    cases: list[tuple[str, str]]  # the first DETAIL_CAP, with anchors
+    total: int
 
 
 @dataclass
@@ -163,9 +164,11 @@ class ReportView:
     criteria: list[Row]
     criteria_declared: str
     problems: list[ProblemView]
+    problems_total: int
     fallback: list[Row]
     compile_rows: list[dict[str, str]]
     perf_stopped: list[tuple[str, str]]
+    perf_stopped_total: int
     timings: list[TimingView]
     timing_scope: str
     training: list[TrainingView]
@@ -191,7 +194,8 @@ def generated_at(run: RunModel) -> str:
 
 
 def _reason_view(reason: Reason) -> ReasonView:
-    return ReasonView(reason.outcome, reason.category or "", reason.message, [(c, anchor(c)) for c in reason.cases])
+    shown = [(c, anchor(c)) for c in reason.cases[:DETAIL_CAP]]
+    return ReasonView(reason.outcome, reason.category or "", reason.message, shown, len(reason.cases))
 
 
 def _fact_rows(facts: dict[str, Any]) -> list[Row]:
@@ -207,8 +211,7 @@ def _fact_rows(facts: dict[str, Any]) -> list[Row]:
 def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
     plan, env = run.plan, run.environment
     counts = run.counts()
-    fell = sorted({op for c in run.cells if c.operators and c.operators.fallback.status == "measured" for op in c.operators.fallback.items})
-    fallback_states = sorted({c.operators.fallback.status for c in run.cells if c.operators})
+    fell, fallback_states = _fallback_summary(run)
     shapes = sorted({(c.planned.batch, c.planned.length) for c in run.cells})
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
@@ -216,7 +219,7 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
         Row("Target and backend family", f"planned {plan.target if plan else run.start.target}; ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "environment"),
         Row("Instance / device", _device_text(run), "environment.device"),
         Row("Execution modes", ", ".join(sorted({c.planned.mode for c in run.cells})) or "none", "plan.matrix"),
-        Row("Input shapes (batch, length)", ", ".join(f"({b}, {l})" for b, l in shapes) or "none", "plan.matrix"),
+        Row("Input shapes (batch, length)", _list_text([shape_label(b, n) for b, n in shapes], run), "plan.matrix"),
         Row("dtypes and layouts", ", ".join(sorted({c.planned.dtype for c in run.cells})) + "; " + ", ".join(sorted({c.planned.layout for c in run.cells})), "plan.matrix"),
         Row("Attention path", plan.attention_path or "not stated" if plan else "not stated", "plan"),
         Row("CPU fallback", ", ".join(fell) if fell else ("none recorded" if fallback_states == ["measured"] else "; ".join(fallback_states) or "no operator events"), "operators"),
@@ -225,6 +228,29 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
         Row("Requirements", ", ".join(plan.requirements) if plan and plan.requirements else "none declared", "plan"),
         Row("Timing scope", _scope_text(plan.timing_scope) if plan else "not stated", "plan.timing_scope"),
     ]
+
+
+LISTED = 40
+
+
+def _list_text(items: list[str], run: RunModel) -> str:
+    """A readable list: a run too big to show every cell names the first few and counts the rest."""
+    if not items:
+        return "none"
+    if len(items) <= LISTED or not needs_details(run):
+        return ", ".join(items)
+    return f"{', '.join(items[:LISTED])} and {len(items) - LISTED} more ({len(items)} in all; every cell is in details.csv)"
+
+
+def _fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
+    """The ops that fell back anywhere, and every fallback status recorded."""
+    ops: set[str] = set()
+    states: set[str] = set()
+    for c in run.cells:
+        if c.fallback_status is not None:
+            states.add(c.fallback_status)
+            ops.update(c.fallback_items)
+    return sorted(ops), sorted(states)
 
 
 def _device_text(run: RunModel) -> str:
@@ -246,30 +272,48 @@ def _scope_text(scope: Any) -> str:
 
 
 def _matrix(run: RunModel) -> MatrixView:
-    columns: list[str] = []
-    rows: dict[str, dict[str, StatusCell]] = {}
-    for c in run.cells:
-        col = f"{c.planned.dtype} · {c.planned.layout} · {c.planned.mode}"
-        if col not in columns:
-            columns.append(col)
-        row = c.shape_label + (" repeat (cache check)" if c.planned.repeat_of else "")
-        rows.setdefault(row, {})[col] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case))
-    frame = pd.DataFrame([{"dtype": c.planned.dtype, "mode": c.planned.mode, "status": c.status} for c in run.cells])
-    by_group: list[dict[str, Any]] = []
-    if not frame.empty:
-        table = pd.crosstab([frame["dtype"], frame["mode"]], frame["status"])
-        for (dtype, mode), counts in table.iterrows():
-            by_group.append({"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], int(counts.get(s, 0))) for s in STATUS_ORDER]})
+    """Shape rows by dtype/layout/mode columns; the first DETAIL_CAP rows, counts over all."""
+    columns = list(dict.fromkeys((c.planned.dtype, c.planned.layout, c.planned.mode) for c in run.cells))
+    keys = [_row_key(c) for c in run.cells]
+    row_keys = list(dict.fromkeys(keys))
+    shown = set(row_keys[:DETAIL_CAP])
+    grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
+    for c, key in zip(run.cells, keys):
+        if key in shown:
+            column = (c.planned.dtype, c.planned.layout, c.planned.mode)
+            grid.setdefault(key, {})[column] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case))
     counts = run.counts()
-    names = list(rows)
-    shown = names[:DETAIL_CAP]
     return MatrixView(
-        columns=columns,
-        rows=[(name, [rows[name].get(col) for col in columns]) for name in shown],
+        columns=[" · ".join(column) for column in columns],
+        rows=[(_row_name(key), [grid[key].get(column) for column in columns]) for key in row_keys[:DETAIL_CAP]],
         counts=[(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER],
-        by_group=by_group,
-        truncated=len(names) - len(shown),
+        by_group=_status_by_group(run),
+        truncated=len(row_keys) - len(shown),
     )
+
+
+def _row_key(cell: CellRecord) -> tuple[int, int, bool]:
+    return (cell.planned.batch, cell.planned.length, bool(cell.planned.repeat_of))
+
+
+def _row_name(key: tuple[int, int, bool]) -> str:
+    return shape_label(key[0], key[1]) + (" repeat (cache check)" if key[2] else "")
+
+
+def _status_by_group(run: RunModel) -> list[dict[str, Any]]:
+    """Status counts per dtype and mode, over every cell."""
+    frame = pd.DataFrame({
+        "dtype": [c.planned.dtype for c in run.cells],
+        "mode": [c.planned.mode for c in run.cells],
+        "status": [c.status for c in run.cells],
+    })
+    if frame.empty:
+        return []
+    table = pd.crosstab([frame["dtype"], frame["mode"]], frame["status"])
+    return [
+        {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], int(counts.get(s, 0))) for s in STATUS_ORDER]}
+        for (dtype, mode), counts in table.iterrows()
+    ]
 
 
 def _criteria(run: RunModel) -> tuple[list[Row], str]:
@@ -369,16 +413,16 @@ def _timings(run: RunModel) -> list[TimingView]:
     for c in run.cells:
         if len(rows) == DETAIL_CAP:
             break
-        if c.status != "pass" or not (c.cold or c.warm):
+        if c.status != "pass" or (c.cold_s is None and c.warm_median_s is None):
             continue
-        w = c.warm
+        cold, w = c.cold, c.warm
         rows.append(TimingView(
             case=c.case,
             anchor=anchor(c.case),
-            cold=fmt(c.cold.seconds, " s") if c.cold else "not measured",
-            cache_condition=c.cold.cache_condition if c.cold else "",
-            fresh_process="yes" if c.cold and c.cold.fresh_process else "no" if c.cold else "",
-            process_start=fmt(c.cold.process_start_s, " s") if c.cold else "not measured",
+            cold=fmt(cold.seconds, " s") if cold else "not measured",
+            cache_condition=cold.cache_condition if cold else "",
+            fresh_process="yes" if cold and cold.fresh_process else "no" if cold else "",
+            process_start=fmt(cold.process_start_s, " s") if cold else "not measured",
             warm_median=fmt_ms(w.median_s if w else None),
             warm_min=fmt_ms(w.min_s if w else None),
             warm_p90=fmt_ms(w.p90_s if w else None),
@@ -419,13 +463,11 @@ def _grad_rows(cell: CellRecord) -> list[GradRow]:
 
 def _training(run: RunModel) -> list[TrainingView]:
     views = []
-    for c in run.cells:
-        if not c.train_steps:
-            continue
+    for c in run.cells_with("train_step")[:DETAIL_CAP]:
         rows = _grad_rows(c)
         losses = [(s.step, fmt(s.loss, digits=8), fmt(s.reference_loss, digits=8), "within" if s.loss_within else "OUTSIDE tolerance") for s in c.train_steps]
         views.append(TrainingView(c.case, anchor(c.case), c.status, SYMBOLS[c.status], losses, rows[:GRAD_ROWS], max(0, len(rows) - GRAD_ROWS)))
-    return views[:DETAIL_CAP]
+    return views
 
 
 def _training_note(run: RunModel) -> str:
@@ -456,8 +498,8 @@ def _provenance(run: RunModel) -> list[Row]:
 
 
 def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotation]) -> ReportView:
-    problems = [_problem(c, notes) for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped")]
-    stopped = [(c.case, anchor(c.case)) for c in run.cells if c.status in ("mismatch", "nonfinite") and not (c.case in notes and notes[c.case].verdict)]
+    problem_cells = [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped")]
+    stopped = [c.case for c in run.cells if c.status in ("mismatch", "nonfinite") and not (c.case in notes and notes[c.case].verdict)]
     criteria, declared = _criteria(run)
     incomplete = ""
     if not run.complete:
@@ -476,7 +518,7 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         reasons=[_reason_view(r) for r in disposition.reasons],
         scope=[
             Row("target / ran on", f"{scope.target} / {scope.family}"),
-            Row("shapes (batch, length) that passed", ", ".join(scope.shapes) or "none"),
+            Row("shapes (batch, length) that passed", _list_text(scope.shapes, run)),
             Row("dtypes", ", ".join(scope.dtypes) or "none"),
             Row("layouts", ", ".join(scope.layouts) or "none"),
             Row("modes", ", ".join(scope.modes) or "none"),
@@ -487,17 +529,19 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         matrix=_matrix(run),
         criteria=criteria,
         criteria_declared=declared,
-        problems=problems[:DETAIL_CAP],
+        problems=[_problem(c, notes) for c in problem_cells[:DETAIL_CAP]],
+        problems_total=len(problem_cells),
         fallback=_fallback_rows(run)[:DETAIL_CAP],
         compile_rows=_compile_rows(run)[:DETAIL_CAP],
-        perf_stopped=stopped,
+        perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],
+        perf_stopped_total=len(stopped),
         timings=_timings(run)[:DETAIL_CAP],
         timing_scope=_scope_text(run.plan.timing_scope) if run.plan else "not stated",
         training=_training(run),
         training_note=_training_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
         timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
-        profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells for p in c.profiles],
+        profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells_with("profile")[:DETAIL_CAP] for p in c.profiles],
         artifacts=[{"role": a.role, "path": a.path, "bytes": a.bytes, "sha256": a.sha256} for a in run.artifacts],
         provenance=_provenance(run),
         log_problems=run.log_problems[:50],
@@ -508,24 +552,23 @@ def needs_details(run: RunModel) -> bool:
     return len(run.cells) > DETAIL_CAP
 
 
-def detail_rows(run: RunModel) -> list[dict[str, Any]]:
-    """One flat row per planned cell: the full table behind a capped report."""
+DETAIL_COLUMNS = (
+    "case", "batch", "length", "layout", "dtype", "mode", "status",
+    "mismatched", "total", "max_abs", "cold_s", "warm_median_s", "log_line",
+)
+
+
+def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
+    """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
+
+    ``log_line`` is the line of the cell's case_result, where every other figure in the row
+    can be checked; empty for an untested cell.
+    """
     rows = []
     for c in run.cells:
-        stats = c.result.error_stats if c.result else None
-        rows.append({
-            "case": c.case,
-            "batch": c.planned.batch,
-            "length": c.planned.length,
-            "layout": c.planned.layout,
-            "dtype": c.planned.dtype,
-            "mode": c.planned.mode,
-            "status": c.status,
-            "mismatched": stats.mismatched if stats else None,
-            "total": stats.total if stats else None,
-            "max_abs": stats.max_abs if stats else None,
-            "cold_s": c.cold.seconds if c.cold else None,
-            "warm_median_s": c.warm.median_s if c.warm else None,
-            "log_line": c.result_line,
-        })
+        p = c.planned
+        rows.append((
+            p.case, p.batch, p.length, p.layout, p.dtype, p.mode, c.status,
+            c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line,
+        ))
     return rows

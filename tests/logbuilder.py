@@ -259,6 +259,33 @@ def incomplete_log() -> list[dict[str, Any]]:
     return with_envelope(copy.deepcopy(events[:cut]))
 
 
+def large_log(cells: int, mismatch_every: int = 0) -> list[dict[str, Any]]:
+    """A synthetic compiled-mode run with many cells, for the detail cap and the benchmark.
+
+    Every ``mismatch_every``-th cell mismatches (and, as the collector does, is not timed).
+    """
+    events = base_events()
+    head = [e for e in events if e["kind"] in ("run_start", "environment", "plan")]
+    template = [e for e in events if e.get("case") == case_key(1, 16, "compiled") and e["kind"] != "profile"]
+    plan = head[2]
+    plan["matrix"] = []
+    body = []
+    for i in range(cells):
+        batch, length = 1 + i // 512, 1 + i % 512
+        case = case_key(batch, length, "compiled")
+        plan["matrix"].append({"case": case, "batch": batch, "length": length, "layout": "contiguous", "dtype": "float32", "mode": "compiled"})
+        mismatch = mismatch_every > 0 and i % mismatch_every == 0
+        for event in copy.deepcopy(template):
+            event["case"] = case
+            if mismatch and event["kind"] == "timing":
+                continue
+            if mismatch and event["kind"] == "case_result":
+                event["status"] = "mismatch"
+                event["error_stats"].update(mismatched=3, max_abs=0.5, diff_at_worst=0.5)
+            body.append(event)
+    return with_envelope(finish(head + body))
+
+
 def _neuron_env(events: list[dict[str, Any]]) -> None:
     env = next(e for e in events if e["kind"] == "environment")
     env.update(

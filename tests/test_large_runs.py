@@ -1,0 +1,158 @@
+"""Long logs: the fast line check, compact cells, lazily built events, the capped page."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
+
+from reportgen.disposition import decide
+from reportgen.events import CASE_KINDS, Event
+from reportgen.linecheck import line_validator, mirror
+from reportgen.report import build_report
+from reportgen.runmodel import CELL_FACTS, build_run, read_run
+from reportgen.validation import read_log
+from reportgen.view import DETAIL_CAP, DETAIL_COLUMNS, build_view, detail_rows
+from tests.conftest import FIXTURES
+from tests.logbuilder import dumps, large_log
+
+MIRRORED = line_validator()
+MODELS = TypeAdapter(Event)
+CELL_LINES = [
+    line
+    for path in sorted(FIXTURES.glob("*.jsonl"))
+    for line in path.read_text(encoding="utf-8").splitlines()
+    if json.loads(line).get("kind") in CASE_KINDS
+]
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 10**20) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def test_fixtures_hold_every_per_cell_kind() -> None:
+    assert {json.loads(line)["kind"] for line in CELL_LINES} == CASE_KINDS
+
+
+@st.composite
+def mutated_cell_lines(draw: st.DrawFn) -> str:
+    """A per-cell line from the fixtures with one change somewhere in its nested fields."""
+    event = json.loads(draw(st.sampled_from(CELL_LINES)))
+    parent: Any = event
+    while True:
+        keys = list(parent) if isinstance(parent, dict) else list(range(len(parent)))
+        if not keys:
+            break
+        key = draw(st.sampled_from(keys))
+        child = parent[key]
+        if isinstance(child, (dict, list)) and child and draw(st.booleans()):
+            parent = child
+            continue
+        op = draw(st.sampled_from(["set", "drop", "extra"]))
+        if op == "set":
+            parent[key] = draw(JSON_VALUES)
+        elif op == "drop":
+            del parent[key]
+        elif isinstance(parent, dict):
+            parent[draw(st.text(min_size=1, max_size=8))] = draw(JSON_VALUES)
+        break
+    return json.dumps(event)
+
+
+def _outcome(validate: Any, line: str) -> Any:
+    try:
+        return validate(line)
+    except ValidationError:
+        return None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_cell_lines())
+def test_mirrors_accept_exactly_what_the_models_accept(line: str) -> None:
+    fast = _outcome(MIRRORED.__call__, line)
+    model = _outcome(MODELS.validate_json, line)
+    assert (fast is None) == (model is None), line
+    if model is not None:
+        assert fast == model.model_dump(exclude_unset=True)
+
+
+def test_unmutated_cell_lines_pass_both_ways() -> None:
+    for line in CELL_LINES:
+        assert MIRRORED(line) == MODELS.validate_json(line).model_dump(exclude_unset=True)
+
+
+def test_a_mirror_refuses_rules_kept_in_code() -> None:
+    class Checked(BaseModel):
+        value: int
+
+        @model_validator(mode="after")
+        def _positive(self) -> "Checked":
+            return self
+
+    with pytest.raises(TypeError, match="validator code"):
+        mirror(Checked)
+
+
+def test_every_per_cell_kind_feeds_the_cell_facts() -> None:
+    assert set(CELL_FACTS) == CASE_KINDS
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
+def test_reading_and_gathering_in_one_pass_equals_gathering_afterwards(name: str) -> None:
+    reading, builder = read_run(FIXTURES / name)
+    if not reading.valid:
+        pytest.skip("an invalid log is never gathered")
+    streamed = builder.build(reading)
+    replayed = build_run(read_log(FIXTURES / name))
+    assert detail_rows(streamed) == detail_rows(replayed)
+    assert [c.warnings for c in streamed.cells] == [c.warnings for c in replayed.cells]
+    assert decide(streamed, {}) == decide(replayed, {})
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("large") / "events.jsonl"
+    path.write_text(dumps(large_log(DETAIL_CAP * 4, mismatch_every=2)), encoding="utf-8")
+    return path
+
+
+def test_a_large_run_builds_only_the_events_it_shows(large: Path) -> None:
+    reading, builder = read_run(large)
+    run = builder.build(reading)
+    build_view(run, decide(run, {}), {})
+    per_cell = [r for r in reading.records if r.kind in CASE_KINDS]
+    built = [r for r in per_cell if r.parsed is not None]
+    assert built, "the cells shown in full are built"
+    assert len(built) < len(per_cell) / 2
+    assert all(r.raw is None for r in built) and all(r.raw for r in per_cell if r.parsed is None)
+
+
+def test_a_large_run_caps_the_page_and_puts_every_cell_in_details_csv(large: Path, tmp_path: Path) -> None:
+    result = build_report(large, tmp_path)
+    cells = DETAIL_CAP * 4
+    mismatch = next(r for r in result.disposition.reasons if r.rule == "mismatch")
+    assert len(mismatch.cases) == cells // 2
+    with open(tmp_path / "details.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0]) == DETAIL_COLUMNS and len(rows) == cells
+    log = large.read_text(encoding="utf-8").splitlines()
+    for row in rows:
+        event = json.loads(log[int(row["log_line"]) - 1])
+        assert (event["kind"], event["case"], event["status"]) == ("case_result", row["case"], row["status"])
+        assert int(row["mismatched"]) == event["error_stats"]["mismatched"]
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert 'href="details.csv"' in html and "details.csv" in md
+    assert f"{cells // 2} cell(s)" in html
+    assert f"{cells // 2 - DETAIL_CAP} more: every cell is in" in html
+    assert html.count("performance acceptance stopped</li>") == DETAIL_CAP
+    assert f"{len(rows) - DETAIL_CAP} more shape rows" in html
+    assert "more (1200 in all; every cell is in details.csv)" in html
+    assert len(html) < 1_000_000
