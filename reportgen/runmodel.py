@@ -137,9 +137,6 @@ class RunModel:
     def synthetic(self) -> bool:
         return self.start.origin == "synthetic"
 
-    def cell(self, case: str) -> CellRecord | None:
-        return next((c for c in self.cells if c.case == case), None)
-
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATUS_ORDER, 0)
         for cell in self.cells:

@@ -255,21 +255,20 @@ class _Checker:
         """
         kind, case, seq = data["kind"], data["case"], data["seq"]
         record = LoggedEvent(number, kind, case, raw)
-        if not (self.in_body and seq > self.last_seq and kind != "case_result" and case in self.planned_cases):  # type: ignore[operator]
+        if self.in_body and seq > self.last_seq and kind != "case_result" and case in self.planned_cases:  # type: ignore[operator]
+            self.seq_lines[seq] = number
+            self.last_seq = seq
+            self._keep(record, data)
+        else:
             self.check_order(number, seq, record, data)
-            return
-        self.seq_lines[seq] = number
-        self.last_seq = seq
+
+    def _keep(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
         self.reading.records.append(record)
         if self.sink is not None:
             self.sink(record, data)
 
     def check_order(self, number: int, seq: int, record: LoggedEvent, data: dict[str, Any] | None) -> None:
-        """Sequence and ordering rules; the event is kept either way, errors are recorded.
-
-        Most lines of a long log are per-cell results between the plan and run_end, so they take
-        a short path that checks only what can go wrong for them.
-        """
+        """Sequence and ordering rules; the event is kept either way, errors are recorded."""
         if seq > self.last_seq:
             self.seq_lines[seq] = number
             self.last_seq = seq
@@ -283,9 +282,7 @@ class _Checker:
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record):
             return
-        self.reading.records.append(record)
-        if self.sink is not None:
-            self.sink(record, data)
+        self._keep(record, data)
 
     def _check_structure(self, number: int, record: LoggedEvent) -> bool:
         """The rules about where a kind may appear; False drops a second singleton event."""

@@ -212,15 +212,22 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
     plan, env = run.plan, run.environment
     counts = run.counts()
     fell, fallback_states = _fallback_summary(run)
-    shapes = sorted({(c.planned.batch, c.planned.length) for c in run.cells})
+    modes, dtypes, layouts, shape_set = set(), set(), set(), set()
+    for c in run.cells:
+        p = c.planned
+        modes.add(p.mode)
+        dtypes.add(p.dtype)
+        layouts.add(p.layout)
+        shape_set.add((p.batch, p.length))
+    shapes = sorted(shape_set)
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
         Row("Target and backend family", f"planned {plan.target if plan else run.start.target}; ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "environment"),
         Row("Instance / device", _device_text(run), "environment.device"),
-        Row("Execution modes", ", ".join(sorted({c.planned.mode for c in run.cells})) or "none", "plan.matrix"),
+        Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
         Row("Input shapes (batch, length)", _list_text([shape_label(b, n) for b, n in shapes], run), "plan.matrix"),
-        Row("dtypes and layouts", ", ".join(sorted({c.planned.dtype for c in run.cells})) + "; " + ", ".join(sorted({c.planned.layout for c in run.cells})), "plan.matrix"),
+        Row("dtypes and layouts", ", ".join(sorted(dtypes)) + "; " + ", ".join(sorted(layouts)), "plan.matrix"),
         Row("Attention path", plan.attention_path or "not stated" if plan else "not stated", "plan"),
         Row("CPU fallback", ", ".join(fell) if fell else ("none recorded" if fallback_states == ["measured"] else "; ".join(fallback_states) or "no operator events"), "operators"),
         Row("Correctness", ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]) or "no cells", "case_result"),

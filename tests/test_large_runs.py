@@ -55,15 +55,29 @@ def mutated_cell_lines(draw: st.DrawFn) -> str:
         if isinstance(child, (dict, list)) and child and draw(st.booleans()):
             parent = child
             continue
-        op = draw(st.sampled_from(["set", "drop", "extra"]))
+        op = draw(st.sampled_from(["set", "alike", "drop", "extra"]))
         if op == "set":
             parent[key] = draw(JSON_VALUES)
+        elif op == "alike":  # a value of the same JSON type: often still valid, near the limits
+            parent[key] = draw(_alike(child))
         elif op == "drop":
             del parent[key]
         elif isinstance(parent, dict):
             parent[draw(st.text(min_size=1, max_size=8))] = draw(JSON_VALUES)
         break
     return json.dumps(event)
+
+
+def _alike(value: Any) -> st.SearchStrategy[Any]:
+    if isinstance(value, bool):
+        return st.booleans()
+    if isinstance(value, int):
+        return st.integers(-2, 10**6)
+    if isinstance(value, float):
+        return st.floats(-1.0, 1e6, allow_nan=False)
+    if isinstance(value, str):
+        return st.sampled_from(["", value, "pass", "measured", "unmeasured", "inference", "backward", "float64"]) | st.text(max_size=6)
+    return st.none() | st.just(value)
 
 
 def _outcome(validate: Any, line: str) -> Any:
