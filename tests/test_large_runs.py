@@ -170,3 +170,19 @@ def test_a_large_run_caps_the_page_and_puts_every_cell_in_details_csv(large: Pat
     assert f"{len(rows) - DETAIL_CAP} more shape rows" in html
     assert "more (1200 in all; every cell is in details.csv)" in html
     assert len(html) < 1_000_000
+
+
+def test_newer_minor_cell_lines_take_the_careful_path_and_still_feed_the_cells(tmp_path: Path) -> None:
+    events = [json.loads(line) for line in (FIXTURES / "synthetic_fallback.jsonl").read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["kind"] in ("case_result", "operators"):
+            event.update(schema_version="1.1", future_field=1)
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    reading, builder = read_run(path)
+    assert reading.valid and any("future_field" in p.message for p in reading.problems)
+    run = builder.build(reading)
+    expected = build_run(read_log(FIXTURES / "synthetic_fallback.jsonl"))
+    assert detail_rows(run) == detail_rows(expected)
+    assert [c.fallback_items for c in run.cells] == [c.fallback_items for c in expected.cells]
+    assert any(c.fallback_items for c in run.cells)
