@@ -16,10 +16,9 @@ from reportgen.disposition import Disposition, decide
 from reportgen.render import Assets, render_html, render_md, write_assets, write_text
 from reportgen.runmodel import NotARun, RunModel, read_run
 from reportgen.validation import paused_gc
-from reportgen.view import DETAIL_COLUMNS, ReportView, build_view, detail_rows, needs_details
+from reportgen.view import DETAIL_COLUMNS, ReportView, build_view, detail_rows
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
-DETAILS_NAME = "details.csv"
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
 
 
@@ -66,9 +65,8 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
     out_dir.mkdir(parents=True, exist_ok=True)
     view = judged.view
     written = []
-    if needs_details(judged.run):
-        written += _write_details(judged.run, out_dir)
-        view.details = [DETAILS_NAME]
+    if view.details:
+        written += _write_details(judged.run, out_dir / view.details)
     context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
     if "html" in formats and write_text(out_dir / html_name, render_html("report.html.j2", **context)):
         written.append(out_dir / html_name)
@@ -77,13 +75,12 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
     return written
 
 
-def _write_details(run: RunModel, out_dir: Path) -> list[Path]:
+def _write_details(run: RunModel, path: Path) -> list[Path]:
     """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(DETAIL_COLUMNS)
     writer.writerows(detail_rows(run))
-    path = out_dir / DETAILS_NAME
     return [path] if write_text(path, buffer.getvalue()) else []
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from itertools import islice
+from typing import Any, Callable
 
 import pandas as pd
 from markdown_it import MarkdownIt
@@ -24,6 +25,7 @@ from reportgen.runmodel import STATUS_ORDER, CellRecord, RunModel, shape_label
 
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
+DETAILS_NAME = "details.csv"
 _SAFE_LINK = re.compile(r"^(https?://|[^:]*$)", re.IGNORECASE)
 
 
@@ -179,7 +181,7 @@ class ReportView:
     artifacts: list[dict[str, Any]]
     provenance: list[Row]
     log_problems: list[str]
-    details: list[str] = field(default_factory=list)
+    details: str = ""  # the per-cell CSV beside the page, when the run is too big to show whole
     root: str = ""
 
 
@@ -246,7 +248,7 @@ def _list_text(items: list[str], run: RunModel) -> str:
         return "none"
     if len(items) <= LISTED or not needs_details(run):
         return ", ".join(items)
-    return f"{', '.join(items[:LISTED])} and {len(items) - LISTED} more ({len(items)} in all; every cell is in details.csv)"
+    return f"{', '.join(items[:LISTED])} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
 
 
 def _fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
@@ -380,11 +382,14 @@ def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
     )
 
 
+def _first_cells(run: RunModel, keep: Callable[[CellRecord], Any]) -> list[CellRecord]:
+    """The first DETAIL_CAP cells that ``keep`` accepts: the ones a table shows on the page."""
+    return list(islice((c for c in run.cells if keep(c)), DETAIL_CAP))
+
+
 def _compile_rows(run: RunModel) -> list[dict[str, str]]:
     rows = []
-    for c in run.cells:
-        if len(rows) >= DETAIL_CAP:
-            break
+    for c in _first_cells(run, lambda c: c.compiles):
         for k in c.compiles:
             rows.append({
                 "case": c.case + ("" if k.graph == "inference" else f" ({k.graph})"),
@@ -398,17 +403,13 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
                 "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
                 "repeat": {True: "compiled again", False: "reused"}.get(c.result.recompiled, "") if c.result else "",
             })
-    return rows
+    return rows[:DETAIL_CAP]
 
 
 def _fallback_rows(run: RunModel) -> list[Row]:
     rows = []
-    for c in run.cells:
-        if len(rows) == DETAIL_CAP:
-            break
-        if c.operators is None:
-            continue
-        fb, tr = c.operators.fallback, c.operators.transfers
+    for c in _first_cells(run, lambda c: c.fallback_status is not None):
+        fb, tr = c.operators.fallback, c.operators.transfers  # type: ignore[union-attr]
         fb_text = ", ".join(fb.items) if fb.status == "measured" and fb.items else ("none" if fb.status == "measured" else f"{fb.status}: {fb.reason}")
         tr_text = f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{tr.status}: {tr.reason}"
         rows.append(Row(c.case, f"fallback: {fb_text}; transfers: {tr_text}", anchor(c.case)))
@@ -417,11 +418,7 @@ def _fallback_rows(run: RunModel) -> list[Row]:
 
 def _timings(run: RunModel) -> list[TimingView]:
     rows = []
-    for c in run.cells:
-        if len(rows) == DETAIL_CAP:
-            break
-        if c.status != "pass" or (c.cold_s is None and c.warm_median_s is None):
-            continue
+    for c in _first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
         cold, w = c.cold, c.warm
         rows.append(TimingView(
             case=c.case,
@@ -538,11 +535,11 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         criteria_declared=declared,
         problems=[_problem(c, notes) for c in problem_cells[:DETAIL_CAP]],
         problems_total=len(problem_cells),
-        fallback=_fallback_rows(run)[:DETAIL_CAP],
-        compile_rows=_compile_rows(run)[:DETAIL_CAP],
+        fallback=_fallback_rows(run),
+        compile_rows=_compile_rows(run),
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],
         perf_stopped_total=len(stopped),
-        timings=_timings(run)[:DETAIL_CAP],
+        timings=_timings(run),
         timing_scope=_scope_text(run.plan.timing_scope) if run.plan else "not stated",
         training=_training(run),
         training_note=_training_note(run),
@@ -552,6 +549,7 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         artifacts=[{"role": a.role, "path": a.path, "bytes": a.bytes, "sha256": a.sha256} for a in run.artifacts],
         provenance=_provenance(run),
         log_problems=run.log_problems[:50],
+        details=DETAILS_NAME if needs_details(run) else "",
     )
 
 
@@ -568,8 +566,8 @@ DETAIL_COLUMNS = (
 def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
     """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
 
-    ``log_line`` is the line of the cell's case_result, where every other figure in the row
-    can be checked; empty for an untested cell.
+    ``log_line`` is the line of the cell's case_result (empty for an untested cell), which
+    holds the mismatch figures; the times come from the cell's timing event.
     """
     rows = []
     for c in run.cells:

@@ -90,7 +90,7 @@ def _outcome(validate: Any, line: str) -> Any:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_cell_lines())
 def test_mirrors_accept_exactly_what_the_models_accept(line: str) -> None:
-    fast = _outcome(MIRRORED.__call__, line)
+    fast = _outcome(MIRRORED, line)
     model = _outcome(MODELS.validate_json, line)
     assert (fast is None) == (model is None), line
     if model is not None:
