@@ -55,7 +55,7 @@ def main() -> None:
     help="Problems printed per file; 0 prints all.",
 )
 def validate(logs: tuple[str, ...], as_json: bool, max_problems: int) -> None:
-    from reportgen.validation import validate_files
+    from reportgen.contract.validation import validate_files
 
     text, code = validate_files(list(logs), as_json=as_json, max_problems=max_problems)
     click.echo(text)
@@ -96,7 +96,7 @@ def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md.")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
 def report(log: Path, out_dir: Path, annotations: Path | None, formats: tuple[str, ...], fail_on: str | None) -> None:
-    from reportgen.report import EXIT_INVALID, ReportInputError, build_report
+    from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
 
     try:
         result = build_report(log, out_dir, formats, annotations, fail_on)
@@ -129,7 +129,7 @@ or copy it to any static web server or object store bucket.
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
 def site(runs: tuple[Path, ...], out_dir: Path) -> None:
-    from reportgen.site import build_site
+    from reportgen.publish.site import build_site
 
     result = build_site(list(runs), out_dir)
     for message in result.rejected:
@@ -143,8 +143,8 @@ def site(runs: tuple[Path, ...], out_dir: Path) -> None:
 @click.argument("b", type=click.Path(exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def diff(a: Path, b: Path, as_json: bool) -> None:
-    from reportgen.diff import diff_command
-    from reportgen.report import ReportInputError
+    from reportgen.publish.diff import diff_command
+    from reportgen.render.report import ReportInputError
 
     try:
         click.echo(diff_command(a, b, as_json))
@@ -157,7 +157,7 @@ PLAN_CHECK_HELP = """Review a workload plan against the target backend's documen
 
 Classifies the plan as compatible as specified, needing a revised test plan, or blocked by a
 precision requirement. Each finding names the documented constraint and its source, and says
-what to change or verify first. The constraint files are in reportgen/constraints/.
+what to change or verify first. The constraint files are in reportgen/judge/constraints/.
 
 \b
 Exit codes:
@@ -180,7 +180,7 @@ Example:
 @click.option("--write-revised", type=click.Path(dir_okay=False, path_type=Path), help="Write the revised plan here (when one is needed).")
 def plan_check(plan: Path, target: str, fmt: str, as_json: bool, write_revised: Path | None) -> None:
     from collector.plan import PlanError
-    from reportgen import plancheck
+    from reportgen.judge import plancheck
 
     try:
         review = plancheck.review_plan(plan, target)
@@ -190,7 +190,7 @@ def plan_check(plan: Path, target: str, fmt: str, as_json: bool, write_revised: 
     if as_json or fmt == "json":
         click.echo(plancheck.format_json(review))
     elif fmt == "md":
-        from reportgen.render import render_md
+        from reportgen.render.templating import render_md
 
         click.echo(render_md("plancheck.md.j2", review=review), nl=False)
     else:

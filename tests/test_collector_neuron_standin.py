@@ -17,7 +17,7 @@ import torch
 from collector.backends import BackendUnavailable, NeuronBackend, select_backend
 from collector.plan import load_plan
 from collector.runner import Options, execute
-from reportgen.validation import read_log
+from reportgen.contract.validation import read_log
 from tests.conftest import REPO
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.validation import read_log
+from reportgen.contract.validation import read_log
 from tests.conftest import REPO
 
 TINY = REPO / "collector" / "workloads" / "tiny_encoder.toml"
@@ -115,7 +115,7 @@ def test_sigkill_leaves_every_written_line_intact(tmp_path: Path) -> None:
     planned = next(e for e in reading.events if e.kind == "plan").matrix
     recorded = {e.case for e in reading.events if e.kind == "case_result"}
     assert 2 <= len(recorded) < len(planned)
-    from reportgen.report import judge_log
+    from reportgen.render.report import judge_log
 
     judged = judge_log(log)
     assert judged.disposition.outcome == "blocked"

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import json
 
-from reportgen import schema_doc
-from reportgen.events import EVENT_MODELS
+from reportgen.contract import schema_doc
+from reportgen.contract.events import EVENT_MODELS
 from tests.conftest import FIXTURES, REPO
 from tests.logbuilder import render_fixtures
 
 
 def test_json_schema_is_current() -> None:
     committed = schema_doc.SCHEMA_PATH.read_text(encoding="utf-8")
-    assert committed == schema_doc.render_schema(), "run: python -m reportgen.schema_doc"
+    assert committed == schema_doc.render_schema(), "run: python -m reportgen.contract.schema_doc"
 
 
 def test_field_reference_is_current() -> None:
     committed = schema_doc.DOC_PATH.read_text(encoding="utf-8")
-    assert committed == schema_doc.render_doc(REPO), "run: python -m reportgen.schema_doc"
+    assert committed == schema_doc.render_doc(REPO), "run: python -m reportgen.contract.schema_doc"
 
 
 def test_reference_documents_every_kind_with_an_example() -> None:

@@ -8,9 +8,9 @@ from typing import Any, Callable
 
 import pytest
 
-from reportgen import disposition as d
-from reportgen.runmodel import build_run
-from reportgen.validation import read_log
+from reportgen.judge import disposition as d
+from reportgen.model.runmodel import build_run
+from reportgen.contract.validation import read_log
 from tests.logbuilder import base_events, case_key, dumps, finish, with_envelope
 
 Events = list[dict[str, Any]]

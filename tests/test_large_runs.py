@@ -12,13 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
 
-from reportgen.disposition import decide
-from reportgen.events import CASE_KINDS, Event
-from reportgen.linecheck import line_validator, mirror
-from reportgen.report import build_report
-from reportgen.runmodel import CELL_FACTS, build_run, read_run
-from reportgen.validation import read_log
-from reportgen.view import DETAIL_CAP, DETAIL_COLUMNS, build_view, detail_rows
+from reportgen.judge.disposition import decide
+from reportgen.contract.events import CASE_KINDS, Event
+from reportgen.contract.linecheck import line_validator, mirror
+from reportgen.render.report import build_report
+from reportgen.model.runmodel import CELL_FACTS, build_run, read_run
+from reportgen.contract.validation import read_log
+from reportgen.render.view import DETAIL_CAP, DETAIL_COLUMNS, build_view, detail_rows
 from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log
 

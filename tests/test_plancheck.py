@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from collector.plan import load_plan
 from reportgen.cli import main
-from reportgen.plancheck import bucket_for, review_plan, write_revised
+from reportgen.judge.plancheck import bucket_for, review_plan, write_revised
 from tests.conftest import REPO
 
 PLANS = REPO / "tests" / "plans"
@@ -92,7 +92,7 @@ def test_revised_plan_is_accepted_by_the_collector(tmp_path: Path) -> None:
 def test_revised_plan_runs_through_the_collector_unchanged(tmp_path: Path) -> None:
     from collector.backends import Backend
     from collector.runner import Options, execute
-    from reportgen.validation import read_log
+    from reportgen.contract.validation import read_log
 
     out = tmp_path / "revised.toml"
     write_revised(review_plan(PLANS / "scenario_a.toml", "neuron"), PLANS / "scenario_a.toml", out)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from reportgen.report import build_report, judge_log
+from reportgen.render.report import build_report, judge_log
 from tests.conftest import FIXTURES
 
 # fixture -> (outcome, rules that must be among the reasons, change categories)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.report import build_report
+from reportgen.render.report import build_report
 from tests.browser import open_page
 from tests.conftest import FIXTURES
 

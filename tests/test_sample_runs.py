@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.report import judge_log
-from reportgen.site import find_logs
+from reportgen.render.report import judge_log
+from reportgen.storage.local import find_logs
 from tests.conftest import REPO
 
 SAMPLES = REPO / "sample_runs"

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from reportgen.site import STATE_NAME, build_site
+from reportgen.publish.site import STATE_NAME, build_site
 from tests.conftest import FIXTURES
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.site import build_site
+from reportgen.publish.site import build_site
 from tests.browser import open_page
 from tests.test_site import _fixture_dir
 

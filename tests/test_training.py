@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from collector.plan import PlanError, load_plan
-from reportgen.report import build_report
-from reportgen.validation import read_log
+from reportgen.render.report import build_report
+from reportgen.contract.validation import read_log
 from tests.conftest import FIXTURES, REPO
 
 CLASSIFIER = REPO / "collector" / "workloads" / "tiny_classifier.toml"

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from reportgen.validation import MAX_LINE_BYTES, read_log
+from reportgen.contract.validation import MAX_LINE_BYTES, read_log
 from tests.conftest import FIXTURES
 from tests.logbuilder import complete_log, dumps
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reportgen.cli import main
-from reportgen.validation import read_log
+from reportgen.contract.validation import read_log
 from tests.logbuilder import complete_log, dumps
 
 BASE = dumps(complete_log()).encode()

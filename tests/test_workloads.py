@@ -10,8 +10,8 @@ import pytest
 from collector.backends import Backend
 from collector.plan import load_plan
 from collector.runner import Options, execute
-from reportgen.report import judge_log
-from reportgen.validation import read_log
+from reportgen.render.report import judge_log
+from reportgen.contract.validation import read_log
 from tests.conftest import REPO
 
 WORKLOADS = REPO / "collector" / "workloads"

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from reportgen.report import build_report  # noqa: E402
+from reportgen.render.report import build_report  # noqa: E402
 from tests.logbuilder import large_log  # noqa: E402
 
 EVENTS_PER_CELL = 4  # case_result, operators, compile, timing

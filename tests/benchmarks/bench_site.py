@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from reportgen.site import build_site  # noqa: E402
+from reportgen.publish.site import build_site  # noqa: E402
 from tests.logbuilder import base_events, dumps, finish, with_envelope  # noqa: E402
 
 

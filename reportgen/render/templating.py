@@ -29,7 +29,7 @@ def templates_dir() -> Path:
     installed = Path(str(resources.files("reportgen"))) / "templates"
     if installed.is_dir():
         return installed
-    return Path(__file__).resolve().parent.parent / "templates"
+    return Path(__file__).resolve().parents[2] / "templates"
 
 
 def md_escape(value: Any) -> str:

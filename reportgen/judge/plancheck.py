@@ -22,7 +22,7 @@ from typing import Any, Callable
 import tomli_w
 
 from collector.plan import PlanError, WorkloadPlan, load_plan
-from reportgen.backend_docs import BackendDocs, load_backend_docs
+from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
 CLASSES = {
     "compatible": "Compatible as specified",

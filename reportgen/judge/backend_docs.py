@@ -1,6 +1,6 @@
 """What each target backend documents: package matrix and constraints, loaded from data files.
 
-The files live in ``reportgen/constraints/`` (one per backend and release) so that a new
+The files live in ``reportgen/judge/constraints/`` (one per backend and release) so that a new
 release is a new data file, not new code. Each constraint names its source.
 """
 

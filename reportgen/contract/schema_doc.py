@@ -1,8 +1,8 @@
 """Generate the committed JSON Schema and field reference of the event log from the models.
 
-Run from the repository root after changing ``reportgen/events.py``::
+Run from the repository root after changing ``reportgen/contract/events.py``::
 
-    python -m reportgen.schema_doc
+    python -m reportgen.contract.schema_doc
 
 The examples in the reference are lines of the synthetic fixtures in ``tests/fixtures/``
 (``EXAMPLES_PATHS``), so they are known to validate.
@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from reportgen.events import EVENT_MODELS, SCHEMA_VERSION, Envelope, Event
+from reportgen.contract.events import EVENT_MODELS, SCHEMA_VERSION, Envelope, Event
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
@@ -29,7 +29,7 @@ _INTRO = """\
 
 A run log is a UTF-8 file named `events.jsonl`: one JSON object per line, each ending with a
 newline, written in order and flushed as written. This page is generated from
-`reportgen/events.py` by `python -m reportgen.schema_doc`; the machine-readable form is
+`reportgen/contract/events.py` by `python -m reportgen.contract.schema_doc`; the machine-readable form is
 [`events.schema.json`](events.schema.json). Check a log you wrote with
 `reportgen validate events.jsonl`.
 

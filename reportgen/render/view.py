@@ -18,10 +18,10 @@ import pandas as pd
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from reportgen.annotations import Annotation
-from reportgen.charts import Figure, correctness_figures, timing_figures
-from reportgen.disposition import Disposition, Reason
-from reportgen.runmodel import STATUS_ORDER, CellRecord, RunModel, shape_label
+from reportgen.model.annotations import Annotation
+from reportgen.render.charts import Figure, correctness_figures, timing_figures
+from reportgen.judge.disposition import Disposition, Reason
+from reportgen.model.runmodel import STATUS_ORDER, CellRecord, RunModel, shape_label
 
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from reportgen.summary import RunSummary
+from reportgen.publish.summary import RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
 
@@ -89,9 +89,9 @@ def format_diff(diff: RunDiff) -> str:
 
 def diff_command(a: Path, b: Path, as_json: bool) -> str:
     """`reportgen diff A B`: A and B are logs or run directories."""
-    from reportgen.report import judge_log
-    from reportgen.site import find_logs
-    from reportgen.summary import summarize
+    from reportgen.render.report import judge_log
+    from reportgen.storage.local import find_logs
+    from reportgen.publish.summary import summarize
 
     summaries = []
     for path in (a, b):

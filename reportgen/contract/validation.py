@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Literal
 
 from pydantic import ValidationError
 
-from reportgen.events import (
+from reportgen.contract.events import (
     CASE_KINDS,
     EVENT_MODELS,
     RESULT_KINDS,
@@ -28,7 +28,7 @@ from reportgen.events import (
     Plan,
     RunEnd,
 )
-from reportgen.linecheck import line_validator
+from reportgen.contract.linecheck import line_validator
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from reportgen import events as ev
-from reportgen.validation import LoggedEvent, LogReading, read_log
+from reportgen.contract import events as ev
+from reportgen.contract.validation import LoggedEvent, LogReading, read_log
 
 STATUS_ORDER = ("pass", "mismatch", "nonfinite", "error", "skipped", "untested")
 

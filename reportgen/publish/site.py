@@ -25,14 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from reportgen import __version__
-from reportgen.annotations import find_annotations
-from reportgen.diff import RunDiff, diff_runs
-from reportgen.render import Assets, render_html, templates_dir, write_assets, write_text
-from reportgen.report import JudgedRun, ReportInputError, judge_log, write_report
-from reportgen.runmodel import STATUS_ORDER
-from reportgen.summary import RunSummary, summarize
-from reportgen.validation import paused_gc
-from reportgen.view import SYMBOLS
+from reportgen.model.annotations import find_annotations
+from reportgen.publish.diff import RunDiff, diff_runs
+from reportgen.render.templating import Assets, render_html, templates_dir, write_assets, write_text
+from reportgen.render.report import JudgedRun, ReportInputError, judge_log, write_report
+from reportgen.model.runmodel import STATUS_ORDER
+from reportgen.publish.summary import RunSummary, summarize
+from reportgen.storage.local import find_logs
+from reportgen.contract.validation import paused_gc
+from reportgen.render.view import SYMBOLS
 
 STATE_NAME = ".reportgen-state.json"
 STATE_FORMAT = 1
@@ -52,19 +53,6 @@ class SiteResult:
     runs: int = 0
     written: list[Path] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
-
-
-def find_logs(paths: list[Path]) -> list[Path]:
-    """Logs named directly, run directories, or folders searched for *.jsonl logs."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_file():
-            found.append(path)
-        elif (path / "events.jsonl").is_file():
-            found.append(path / "events.jsonl")
-        else:
-            found.extend(sorted(path.rglob("*.jsonl")))
-    return sorted(dict.fromkeys(p.resolve() for p in found))
 
 
 def _input_key(log: Path) -> str:

@@ -11,12 +11,12 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reportgen.annotations import Annotation, AnnotationError, find_annotations, load_annotations
-from reportgen.disposition import Disposition, decide
-from reportgen.render import Assets, render_html, render_md, write_assets, write_text
-from reportgen.runmodel import NotARun, RunModel, read_run
-from reportgen.validation import paused_gc
-from reportgen.view import DETAIL_COLUMNS, ReportView, build_view, detail_rows
+from reportgen.model.annotations import Annotation, AnnotationError, find_annotations, load_annotations
+from reportgen.judge.disposition import Disposition, decide
+from reportgen.render.templating import Assets, render_html, render_md, write_assets, write_text
+from reportgen.model.runmodel import NotARun, RunModel, read_run
+from reportgen.contract.validation import paused_gc
+from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_rows
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}

@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from reportgen.report import JudgedRun
+from reportgen.render.report import JudgedRun
 
 VERSION_KEYS = ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

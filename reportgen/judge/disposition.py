@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
-from reportgen.annotations import Annotation
-from reportgen.backend_docs import check_release_pairing, load_backend_docs
-from reportgen.events import PlannedCell
-from reportgen.runmodel import CellRecord, RunModel, shape_label
+from reportgen.model.annotations import Annotation
+from reportgen.judge.backend_docs import check_release_pairing, load_backend_docs
+from reportgen.contract.events import PlannedCell
+from reportgen.model.runmodel import CellRecord, RunModel, shape_label
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]

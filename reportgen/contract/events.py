@@ -2,9 +2,9 @@
 
 Every line of ``events.jsonl`` is one JSON object carrying the envelope fields
 (``schema_version``, ``seq``, ``kind``, ``time``) plus the fields of its kind. These models are
-the single definition of the contract: the JSON Schema in ``reportgen/schema/`` and the
-field reference in ``reportgen/schema/EVENTS.md`` are generated from them
-(``python -m reportgen.schema_doc``), and a test fails when either is stale.
+the single definition of the contract: the JSON Schema in ``reportgen/contract/schema/`` and the
+field reference in ``reportgen/contract/schema/EVENTS.md`` are generated from them
+(``python -m reportgen.contract.schema_doc``), and a test fails when either is stale.
 
 Versioning: ``schema_version`` is ``MAJOR.MINOR``. A minor bump only adds optional fields or
 new event kinds, so an older reader accepts a newer minor log with warnings; a major bump may

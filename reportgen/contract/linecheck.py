@@ -16,7 +16,7 @@ from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origi
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import NotRequired, TypedDict
 
-from reportgen.events import CASE_KINDS, EVENT_MODELS, Envelope
+from reportgen.contract.events import CASE_KINDS, EVENT_MODELS, Envelope
 
 MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict")
 

@@ -15,7 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from reportgen.runmodel import CellRecord
+from reportgen.model.runmodel import CellRecord
 
 pio.json.config.default_engine = "json"
 LAYOUT = {
