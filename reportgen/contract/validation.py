@@ -30,6 +30,10 @@ from reportgen.contract.events import (
 )
 from reportgen.contract.linecheck import line_validator
 
+# Versions of this major that the current models read as they are (a minor bump only adds
+# optional fields): such lines take the fast path; others get the careful per-line check.
+READABLE_VERSIONS = frozenset(f"{SCHEMA_MAJOR}.{minor}" for minor in range(SCHEMA_MINOR + 1))
+
 MAX_LINE_BYTES = 8 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -422,10 +426,10 @@ def _read_lines(checker: _Checker, path: str | Path) -> int:
                 data = None
             if data is not None and chunk[-1:] == b"\n":
                 if type(data) is dict:
-                    if data["schema_version"] == SCHEMA_VERSION:
+                    if data["schema_version"] in READABLE_VERSIONS:
                         checker.accept_cell_line(number, data, chunk)
                         continue
-                elif data.schema_version == SCHEMA_VERSION:  # type: ignore[union-attr]
+                elif data.schema_version in READABLE_VERSIONS:  # type: ignore[union-attr]
                     checker.accept_model(number, data)  # type: ignore[arg-type]
                     continue
             if not _check_raw_line(checker, number, chunk, readline):
