@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
 
 from reportgen.judge.disposition import decide
-from reportgen.contract.events import CASE_KINDS, Event
+from reportgen.contract.events import CASE_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, Event
 from reportgen.contract.linecheck import line_validator, mirror
 from reportgen.render.report import build_report
 from reportgen.model.runmodel import CELL_FACTS, build_run, read_run
@@ -176,7 +176,7 @@ def test_newer_minor_cell_lines_take_the_careful_path_and_still_feed_the_cells(t
     events = [json.loads(line) for line in (FIXTURES / "synthetic_fallback.jsonl").read_text(encoding="utf-8").splitlines()]
     for event in events:
         if event["kind"] in ("case_result", "operators"):
-            event.update(schema_version="1.1", future_field=1)
+            event.update(schema_version=f"{SCHEMA_MAJOR}.{SCHEMA_MINOR + 1}", future_field=1)
     path = tmp_path / "events.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     reading, builder = read_run(path)

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from reportgen.cli import main
 from reportgen.contract.validation import MAX_LINE_BYTES, read_log
+from reportgen.contract.events import SCHEMA_VERSION
 from tests.conftest import FIXTURES
 from tests.logbuilder import complete_log, dumps
 
@@ -154,7 +155,7 @@ def test_newer_minor_validates_with_warnings(tmp_path: Path) -> None:
     reading = read_log(path)
     assert reading.valid, [p.format() for p in reading.errors]
     messages = [p.message for p in reading.problems]
-    assert any("newer than 1.0" in m for m in messages)
+    assert any(f"newer than {SCHEMA_VERSION}" in m for m in messages)
     assert any("shiny_new_field" in m for m in messages)
     assert any("versions.python.precision" in m for m in messages)
     assert any("unknown event kind 'power_draw'" in m for m in messages)
