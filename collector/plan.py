@@ -17,6 +17,7 @@ KNOWN_DTYPES = ("float32", "bfloat16", "float16", "float64")
 MODES = ("eager", "compiled")
 LAYOUTS = ("contiguous", "noncontiguous")
 KNOWN_REQUIREMENTS = ("requires_float64",)
+TARGETS = ("cpu", "cuda", "neuron")
 
 
 class PlanError(ValueError):
@@ -59,6 +60,8 @@ class WorkloadPlan:
     padding: dict[str, Any] | None
     options: dict[str, Any] = field(default_factory=dict)
     training: dict[str, Any] | None = None
+    # The target the plan is meant to certify ([workload] target); None when the plan does not say.
+    intended_target: str | None = None
 
     @property
     def module_path(self) -> Path:
@@ -191,6 +194,9 @@ def load_plan(path: str | Path, require_module: bool = True) -> WorkloadPlan:
         "synchronized": True,
         "note": str(timing.get("scope", {}).get("note", "")),
     }
+    intended = workload.get("target")
+    if intended is not None and intended not in TARGETS:
+        raise PlanError(f"workload.target: expected one of {', '.join(TARGETS)}, got {intended!r}")
     plan = WorkloadPlan(
         path=path.resolve(),
         name=_require(workload, "name", str, "workload"),
@@ -207,6 +213,7 @@ def load_plan(path: str | Path, require_module: bool = True) -> WorkloadPlan:
         padding=data.get("padding"),
         options=dict(data.get("options", {})),
         training=_training(data.get("training")),
+        intended_target=intended,
     )
     if plan.warm_repetitions < 1:
         raise PlanError("timing.warm_repetitions: at least 1")

@@ -195,6 +195,7 @@ class Run:
             model_revision=getattr(self.workload, "MODEL_REVISION", "not stated by the workload"),
             weights_sha256=digest,
             target=self.backend.name,
+            intended_target=plan.intended_target,
             matrix=[
                 {"case": c.case, "batch": c.batch, "length": c.length, "layout": c.layout, "dtype": c.dtype, "mode": c.mode, "repeat_of": c.repeat_of}
                 for c in self.cells

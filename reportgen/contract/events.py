@@ -196,6 +196,9 @@ class Plan(Envelope):
     model_revision: str = Field(description="Model name and revision as the workload states it.")
     weights_sha256: str | None = Field(None, description="sha256 of the saved weights file.")
     target: str
+    intended_target: str | None = Field(
+        None, description="The target the plan is meant to certify (the plan's [workload] target); absent when the plan does not say."
+    )
     matrix: list[PlannedCell] = Field(min_length=1)
     reference: str = Field(description="What the trusted reference is, e.g. 'cpu eager float32'.")
     tolerances: dict[str, Tolerance] = Field(description="Per dtype name.")
