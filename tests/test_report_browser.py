@@ -18,6 +18,7 @@ def test_report_opens_offline_and_draws_charts(tmp_path: Path, browser) -> None:
     page, log = open_page(browser, (tmp_path / "report.html").as_uri())
     assert log.errors == [] and log.failed == []
     assert all(url.startswith("file://") for url in log.requests), log.requests
+    page.locator("#fig-warm-latency").scroll_into_view_if_needed()
     page.wait_for_selector("#fig-warm-latency .main-svg", timeout=10_000)
     boxes = page.locator("#fig-warm-latency .boxlayer .trace").count()
     assert boxes == 2, "eager and compiled warm samples are drawn"
@@ -32,4 +33,33 @@ def test_hostile_log_executes_nothing(tmp_path: Path, browser) -> None:
     assert log.dialogs == [] and log.errors == []
     assert page.locator("img").count() == 0
     assert "window.__xss=1" in page.inner_text("body"), "the payload is visible as text"
+    page.close()
+
+
+def test_chart_bundle_loads_only_when_a_chart_comes_near(tmp_path: Path, browser) -> None:
+    build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path)
+    page = browser.new_page(viewport={"width": 1400, "height": 300})
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto((tmp_path / "report.html").as_uri())
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(300)
+    assert not any("plotly" in url for url in requested), "no chart near the top: bundle not parsed yet"
+    assert page.locator(".main-svg").count() == 0
+    page.locator("#fig-cold-warm").scroll_into_view_if_needed()
+    page.wait_for_selector("#fig-cold-warm .main-svg", timeout=10_000)
+    assert sum("plotly" in url for url in requested) == 1, "loaded once, from the report's own folder"
+    assert all(url.startswith("file://") for url in requested)
+    page.close()
+
+
+def test_printing_draws_every_chart(tmp_path: Path, browser) -> None:
+    build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path)
+    page = browser.new_page(viewport={"width": 1400, "height": 300})
+    page.goto((tmp_path / "report.html").as_uri())
+    page.wait_for_load_state("load")
+    page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    charts = page.locator("div.chart").count()
+    assert charts >= 2
+    page.wait_for_function(f"document.querySelectorAll('div.chart.js-plotly-plot').length === {charts}", timeout=10_000)
     page.close()
