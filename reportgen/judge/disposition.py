@@ -18,7 +18,7 @@ from typing import Callable, Literal
 from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import check_release_pairing, load_backend_docs
 from reportgen.contract.events import PlannedCell
-from reportgen.model.runmodel import CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import CellRecord, RunModel
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -41,14 +41,38 @@ class Reason:
 
 
 @dataclass(frozen=True)
+class ScopeGroup:
+    """Cells of one dtype, layout and mode: each shape with its status."""
+
+    dtype: str
+    layout: str
+    mode: str
+    cells: tuple[tuple[str, str], ...]  # (shape label, status), in plan order
+
+    @property
+    def label(self) -> str:
+        return f"{self.dtype} · {self.layout} · {self.mode}"
+
+
+@dataclass(frozen=True)
 class Scope:
+    """What the disposition covers: the (shape, dtype, layout, mode) cells that passed, and
+    beside them the planned cells that did not. Never flattened into separate lists, so an
+    eager pass at a shape is never read as a compiled one."""
+
     target: str
     family: str
-    shapes: list[str]
-    dtypes: list[str]
-    layouts: list[str]
-    modes: list[str]
+    passed: tuple[ScopeGroup, ...]
+    not_passed: tuple[ScopeGroup, ...]
     versions: dict[str, str]
+
+    @property
+    def passed_count(self) -> int:
+        return sum(len(g.cells) for g in self.passed)
+
+    @property
+    def not_passed_count(self) -> int:
+        return sum(len(g.cells) for g in self.not_passed)
 
 
 @dataclass(frozen=True)
@@ -58,6 +82,9 @@ class Disposition:
     reasons: list[Reason]
     scope: Scope
     changes: list[str] = field(default_factory=list)
+    # Mismatching cells without a verdict: until they are explained, no timing of this run
+    # is accepted as a performance result (in the report, the site and diffs alike).
+    performance_stopped: tuple[str, ...] = ()
 
 
 def _cases(cells: list[CellRecord]) -> tuple[str, ...]:
@@ -274,18 +301,24 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
 ]
 
 
+def _scope_groups(cells: list[CellRecord]) -> tuple[ScopeGroup, ...]:
+    groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    for c in cells:
+        p = c.planned
+        label = c.shape_label + (" repeat (cache check)" if p.repeat_of else "")
+        groups.setdefault((p.dtype, p.layout, p.mode), []).append((label, c.status))
+    return tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
+
+
 def scope_of(run: RunModel) -> Scope:
-    passed = [c for c in run.cells if c.status == "pass"]
     versions = {}
     if run.environment:
         versions = {k: v.value for k, v in run.environment.versions.items() if v.value and k in ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")}
     return Scope(
         target=run.plan.target if run.plan else run.start.target,
         family=_family(run),
-        shapes=[shape_label(b, n) for b, n in sorted({(c.planned.batch, c.planned.length) for c in passed})],
-        dtypes=sorted({c.planned.dtype for c in passed}),
-        layouts=sorted({c.planned.layout for c in passed}),
-        modes=sorted({c.planned.mode for c in passed}),
+        passed=_scope_groups([c for c in run.cells if c.status == "pass"]),
+        not_passed=_scope_groups([c for c in run.cells if c.status != "pass"]),
         versions=versions,
     )
 
@@ -300,4 +333,9 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     else:
         outcome = "suitable"
     headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "")
-    return Disposition(outcome, headline, reasons, scope_of(run), changes)
+    return Disposition(outcome, headline, reasons, scope_of(run), changes, performance_stopped(run, notes))
+
+
+def performance_stopped(run: RunModel, notes: Notes) -> tuple[str, ...]:
+    """Cells whose mismatch has no verdict yet: performance acceptance waits for them."""
+    return tuple(c.case for c in run.cells if c.status in FAILED and not (c.case in notes and notes[c.case].verdict))

@@ -6,20 +6,38 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from reportgen.publish.summary import RunSummary
+from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
 
 
 @dataclass
 class TimingChange:
+    """Warm medians of one cell that passed in both runs; ``flags`` qualify the ratio."""
+
     case: str
     before_s: float
     after_s: float
+    flags: list[str] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
         return self.after_s / self.before_s if self.before_s > 0 else float("inf")
+
+
+def _stopped_flag(summary: RunSummary, which: str) -> str | None:
+    if not summary.performance_stopped:
+        return None
+    return f"performance acceptance stopped in the {which} run ({summary.performance_stopped} unexplained mismatching cell(s))"
+
+
+def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
+    """Why a ratio must not be read as a performance result on its own."""
+    flags = [f for f in (_stopped_flag(before, "before"), _stopped_flag(after, "after")) if f]
+    fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
+    if fell:
+        flags.append(f"includes CPU fallback ({' and '.join(fell)})")
+    return flags
 
 
 @dataclass
@@ -61,8 +79,9 @@ def diff_runs(before: RunSummary, after: RunSummary) -> RunDiff:
                 result.fixed.append(change)
             else:
                 result.other_changes.append(change)
-        if old and new and old.warm_median_s and new.warm_median_s:
-            result.timings.append(TimingChange(case, old.warm_median_s, new.warm_median_s))
+        # Only timings of cells that passed in both runs are compared.
+        if old and new and old.status == "pass" and new.status == "pass" and old.warm_median_s and new.warm_median_s:
+            result.timings.append(TimingChange(case, old.warm_median_s, new.warm_median_s, timing_flags(before, after, old, new)))
     for key in sorted(set(before.versions) | set(after.versions)):
         a, b = before.versions.get(key, "unknown"), after.versions.get(key, "unknown")
         if a != b:
@@ -82,8 +101,8 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.removed]
     lines.append(f"version changes: {len(diff.versions)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
-    lines.append(f"warm median ratio (after / before): {len(diff.timings)} cells")
-    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x)" for t in diff.timings]
+    lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
+    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x)" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
     return "\n".join(lines)
 
 

@@ -118,6 +118,8 @@ def _index_rows(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             "workload_href": f"workloads/{s.workload_slug}/index.html",
             "symbol": {"suitable": "✔", "change": "⚠", "blocked": "✖"}[s.outcome],
             "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
+            "passed": s.counts.get("pass", 0),
+            "not_passed": sum(s.counts.values()) - s.counts.get("pass", 0),
         }
         for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
     ]

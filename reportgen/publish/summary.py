@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from reportgen.model.runmodel import CellRecord
 from reportgen.render.report import JudgedRun
 
 VERSION_KEYS = ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")
@@ -25,8 +26,11 @@ def slug(text: str, limit: int = 48) -> str:
 
 @dataclass
 class CellSummary:
+    """A cell's status and, only when its correctness passed, its warm median."""
+
     status: str
     warm_median_s: float | None = None
+    cpu_fallback: bool = False  # ops fell back to the CPU: its timing includes the fallback
 
 
 @dataclass
@@ -45,6 +49,9 @@ class RunSummary:
     versions: dict[str, str]
     counts: dict[str, int]
     cells: dict[str, CellSummary] = field(default_factory=dict)
+    performance_stopped: int = 0  # mismatching cells without a verdict: timings not accepted
+    scope_passed: list[list[str]] = field(default_factory=list)  # [dtype · layout · mode, shapes]
+    scope_not_passed: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,5 +86,14 @@ def summarize(judged: JudgedRun) -> RunSummary:
         headline=judged.disposition.headline,
         versions=versions,
         counts=run.counts(),
-        cells={c.case: CellSummary(c.status, c.warm_median_s) for c in run.cells},
+        cells={c.case: cell_summary(c) for c in run.cells},
+        performance_stopped=len(judged.disposition.performance_stopped),
+        scope_passed=[[row.label, row.value] for row in judged.view.scope.passed],
+        scope_not_passed=[[row.label, row.value] for row in judged.view.scope.not_passed],
     )
+
+
+def cell_summary(cell: CellRecord) -> CellSummary:
+    """Timings are kept only for cells whose correctness passed: no other timing is compared."""
+    warm = cell.warm_median_s if cell.status == "pass" else None
+    return CellSummary(cell.status, warm, bool(cell.fallback_items))

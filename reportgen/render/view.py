@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from reportgen.model.annotations import Annotation
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
-from reportgen.judge.disposition import Disposition, Reason
+from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
 from reportgen.model.runmodel import STATUS_ORDER, CellRecord, RunModel, shape_label
 
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
@@ -148,6 +148,17 @@ class TrainingView:
 
 
 @dataclass
+class ScopeView:
+    """The disposition's scope as grouped lines: per dtype · layout · mode, the shapes."""
+
+    facts: list[Row]
+    passed: list[Row]
+    not_passed: list[Row]
+    passed_count: int
+    not_passed_count: int
+
+
+@dataclass
 class ReportView:
     title: str
     run_id: str
@@ -159,7 +170,7 @@ class ReportView:
     headline: str
     outcome: str
     reasons: list[ReasonView]
-    scope: list[Row]
+    scope: ScopeView
     record: list[Row]
     versions: list[Row]
     matrix: MatrixView
@@ -249,6 +260,35 @@ def _list_text(items: list[str], run: RunModel) -> str:
     if len(items) <= LISTED or not needs_details(run):
         return ", ".join(items)
     return f"{', '.join(items[:LISTED])} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
+
+
+def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool) -> list[Row]:
+    """One line per dtype · layout · mode; failed cells are grouped by their status."""
+    rows = []
+    for g in groups:
+        if not with_status:
+            rows.append(Row(g.label, _list_text([shape for shape, _ in g.cells], run)))
+            continue
+        by_status: dict[str, list[str]] = {}
+        for shape, status in g.cells:
+            by_status.setdefault(status, []).append(shape)
+        text = "; ".join(f"{status}: {_list_text(by_status[status], run)}" for status in STATUS_ORDER if status in by_status)
+        rows.append(Row(g.label, text))
+    return rows
+
+
+def scope_view(scope: Scope, run: RunModel) -> ScopeView:
+    facts = [
+        Row("target / ran on", f"{scope.target} / {scope.family}"),
+        Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
+    ]
+    return ScopeView(
+        facts=facts,
+        passed=scope_lines(scope.passed, run, with_status=False),
+        not_passed=scope_lines(scope.not_passed, run, with_status=True),
+        passed_count=scope.passed_count,
+        not_passed_count=scope.not_passed_count,
+    )
 
 
 def _fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
@@ -503,7 +543,7 @@ def _provenance(run: RunModel) -> list[Row]:
 
 def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotation]) -> ReportView:
     problem_cells = [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped")]
-    stopped = [c.case for c in run.cells if c.status in ("mismatch", "nonfinite") and not (c.case in notes and notes[c.case].verdict)]
+    stopped = disposition.performance_stopped
     criteria, declared = _criteria(run)
     incomplete = ""
     if not run.complete:
@@ -520,14 +560,7 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         headline=disposition.headline,
         outcome=disposition.outcome,
         reasons=[_reason_view(r) for r in disposition.reasons],
-        scope=[
-            Row("target / ran on", f"{scope.target} / {scope.family}"),
-            Row("shapes (batch, length) that passed", _list_text(scope.shapes, run)),
-            Row("dtypes", ", ".join(scope.dtypes) or "none"),
-            Row("layouts", ", ".join(scope.layouts) or "none"),
-            Row("modes", ", ".join(scope.modes) or "none"),
-            Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
-        ],
+        scope=scope_view(scope, run),
         record=_record(run, notes),
         versions=_fact_rows(run.environment.versions) if run.environment else [],
         matrix=_matrix(run),

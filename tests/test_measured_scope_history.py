@@ -1,0 +1,152 @@
+"""The disposition's scope is the set of cells that passed; history and diffs compare only
+timings of passing cells, and say when a ratio comes from a stopped run or a CPU fallback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.publish.diff import diff_runs, format_diff
+from reportgen.publish.site import build_site
+from reportgen.publish.summary import summarize
+from reportgen.render.report import build_report, judge_log
+from tests.logbuilder import base_events, case_key, dumps, finish, with_envelope
+
+Events = list[dict[str, Any]]
+BIG_COMPILED = case_key(2, 16, "compiled")
+BIG_EAGER = case_key(2, 16, "eager")
+
+
+def _write(path: Path, events: Events, run_id: str, started: str = "2026-01-01T00:00:00Z") -> Path:
+    events[0].update(run_id=run_id, started_at=started)
+    path.mkdir(parents=True, exist_ok=True)
+    log = path / "events.jsonl"
+    log.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    return log
+
+
+def _edit(events: Events, kind: str, case: str, **fields: Any) -> dict[str, Any]:
+    event = next(e for e in events if e["kind"] == kind and e.get("case") == case)
+    event.update(fields)
+    return event
+
+
+def _mismatch(events: Events, case: str, keep_timing: bool = False) -> None:
+    result = _edit(events, "case_result", case, status="mismatch")
+    result["error_stats"].update(mismatched=5, max_abs=1e-2, diff_at_worst=1e-2)
+    if not keep_timing:
+        events[:] = [e for e in events if not (e["kind"] == "timing" and e.get("case") == case)]
+
+
+# --- point 3: the scope is per cell ----------------------------------------------------------
+
+
+def test_scope_names_passing_cells_not_flattened_lists(tmp_path: Path) -> None:
+    """(2, 16) passed eager but not compiled: the scope must not read '(2, 16) ... compiled'."""
+    events = base_events()
+    _mismatch(events, BIG_COMPILED)
+    log = _write(tmp_path / "run", events, "scope-run")
+    judged = judge_log(log, annotations=None)
+    scope = judged.disposition.scope
+    compiled = next(g for g in scope.passed if g.mode == "compiled")
+    assert [shape for shape, _ in compiled.cells] == ["(1, 16)"]
+    eager = next(g for g in scope.passed if g.mode == "eager")
+    assert [shape for shape, _ in eager.cells] == ["(1, 16)", "(2, 16)"]
+    assert [(g.mode, g.cells) for g in scope.not_passed] == [("compiled", (("(2, 16)", "mismatch"),))]
+    assert scope.passed_count == 3 and scope.not_passed_count == 1
+
+    build_report(log, tmp_path / "out")
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    for text in (html, md):
+        assert "float32 · contiguous · compiled" in text
+        assert "mismatch: (2, 16)" in text
+        assert "Cells that passed (3)" in text and "did not pass (1)" in text
+    # the passed line for compiled names only (1, 16)
+    assert "| float32 · contiguous · compiled | (1, 16) |" in md
+    assert "| float32 · contiguous · compiled | mismatch: (2, 16) |" in md
+
+
+def test_scope_with_no_passing_cell_says_it_covers_nothing(tmp_path: Path) -> None:
+    events = base_events()
+    for b, l in ((1, 16), (2, 16)):
+        for mode in ("eager", "compiled"):
+            _mismatch(events, case_key(b, l, mode))
+    log = _write(tmp_path / "run", events, "nothing-passed")
+    build_report(log, tmp_path / "out")
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "No cell passed: the disposition covers nothing." in md
+    assert "mismatch: (1, 16), (2, 16)" in md
+
+
+def test_site_index_shows_the_scope_per_cell(tmp_path: Path) -> None:
+    events = base_events()
+    _mismatch(events, BIG_COMPILED)
+    _write(tmp_path / "runs" / "a", events, "scope-site")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "3 passed · 1 not" in index
+    assert "passed float32 · contiguous · compiled: (1, 16)<" in index
+    assert "not passed float32 · contiguous · compiled: mismatch: (2, 16)" in index
+
+
+# --- point 9: only passing timings are compared, with their caveats ---------------------------
+
+
+def _pair(tmp_path: Path, edit_after: Callable[[Events], None]) -> tuple[Path, Path]:
+    before = _write(tmp_path / "runs" / "before", base_events(), "run-before", "2026-01-01T00:00:00Z")
+    events = base_events()
+    edit_after(events)
+    after = _write(tmp_path / "runs" / "after", events, "run-after", "2026-01-02T00:00:00Z")
+    return before, after
+
+
+def test_diff_ignores_timings_of_cells_that_did_not_pass(tmp_path: Path) -> None:
+    # A hand-written log may time a mismatching cell: its timing is still not compared.
+    before, after = _pair(tmp_path, lambda ev: _mismatch(ev, BIG_COMPILED, keep_timing=True))
+    a, b = summarize(judge_log(before)), summarize(judge_log(after))
+    assert b.cells[BIG_COMPILED].warm_median_s is None, "no timing is kept for a mismatching cell"
+    diff = diff_runs(a, b)
+    assert BIG_COMPILED not in {t.case for t in diff.timings}
+    assert {t.case for t in diff.timings} == {case_key(1, 16, "eager"), case_key(1, 16, "compiled"), BIG_EAGER}
+
+
+def test_ratio_from_a_stopped_run_is_labelled(tmp_path: Path) -> None:
+    before, after = _pair(tmp_path, lambda ev: _mismatch(ev, BIG_COMPILED))
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    assert diff.timings and all(any("performance acceptance stopped in the after run" in f for f in t.flags) for t in diff.timings)
+    text = format_diff(diff)
+    assert "[performance acceptance stopped in the after run (1 unexplained mismatching cell(s))]" in text
+    data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
+    assert all(t["flags"] for t in data["timings"])
+
+
+def test_ratio_with_cpu_fallback_is_labelled(tmp_path: Path) -> None:
+    def fallback(events: Events) -> None:
+        _edit(events, "operators", BIG_EAGER, fallback={"status": "measured", "items": ["aten::_scaled_dot_product_flash_attention_for_cpu"]})
+
+    before, after = _pair(tmp_path, fallback)
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    flags = {t.case: t.flags for t in diff.timings}
+    assert flags[BIG_EAGER] == ["includes CPU fallback (after)"]
+    assert flags[case_key(1, 16, "eager")] == []
+    assert "includes CPU fallback (after)" in format_diff(diff)
+
+
+def test_workload_history_compares_only_passing_timings(tmp_path: Path) -> None:
+    def edit(events: Events) -> None:
+        _mismatch(events, BIG_COMPILED, keep_timing=True)
+        _edit(events, "operators", BIG_EAGER, fallback={"status": "measured", "items": ["aten::mul"]})
+
+    _pair(tmp_path, edit)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").iterdir()) / "index.html"
+    html = page.read_text(encoding="utf-8")
+    ratios = html.split('<table class="ratios">', 1)[1]
+    assert BIG_COMPILED not in ratios, "a mismatching cell's timing is never compared"
+    assert "performance acceptance stopped in the after run" in ratios
+    assert "includes CPU fallback (after)" in ratios
