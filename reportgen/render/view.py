@@ -7,6 +7,7 @@ annotation Markdown rendered by markdown-it-py with raw HTML off and links restr
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 import os
 import re
 from dataclasses import dataclass
@@ -14,7 +15,6 @@ from datetime import datetime, timezone
 from itertools import islice
 from typing import Any, Callable
 
-import pandas as pd
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
@@ -351,17 +351,12 @@ def _row_name(key: tuple[int, int, bool]) -> str:
 
 def _status_by_group(run: RunModel) -> list[dict[str, Any]]:
     """Status counts per dtype and mode, over every cell."""
-    frame = pd.DataFrame({
-        "dtype": [c.planned.dtype for c in run.cells],
-        "mode": [c.planned.mode for c in run.cells],
-        "status": [c.status for c in run.cells],
-    })
-    if frame.empty:
-        return []
-    table = pd.crosstab([frame["dtype"], frame["mode"]], frame["status"])
+    groups: dict[tuple[str, str], Counter[str]] = {}
+    for cell in run.cells:
+        groups.setdefault((cell.planned.dtype, cell.planned.mode), Counter())[cell.status] += 1
     return [
-        {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], int(counts.get(s, 0))) for s in STATUS_ORDER]}
-        for (dtype, mode), counts in table.iterrows()
+        {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER]}
+        for (dtype, mode), counts in sorted(groups.items())
     ]
 
 

@@ -1,0 +1,133 @@
+"""Runs as one tidy table: a row per planned cell per run, for notebooks, history and trends.
+
+    >>> import reportgen
+    >>> cells = reportgen.load_cells(["runs/"])          # logs, run folders or folders of runs
+    >>> cells[cells.status == "pass"].groupby(["target", "case"]).warm_median_s.median()
+
+Every figure comes from the run's log as reportgen read and judged it: a cell without a
+result is ``untested``, a figure the log does not hold is missing (``NaN`` / ``<NA>``), never 0.
+Only logs that validate are loaded; a log that does not raises ``ReportInputError`` naming it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from reportgen.model.runmodel import STATUS_ORDER
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from reportgen.render.report import JudgedRun
+
+VERSIONS = ("python", "torch", "torch_neuronx", "neuronx_cc", "cuda")
+
+# Column name -> pandas dtype; the order is the frame's column order.
+COLUMNS: dict[str, str] = {
+    "run_id": "string",
+    "workload": "string",
+    "target": "string",
+    "intended_target": "string",
+    "backend_family": "string",
+    **{f"{name}_version": "string" for name in VERSIONS},
+    "started_at": "datetime64[ns, UTC]",
+    "synthetic": "bool",
+    "run_complete": "bool",
+    "disposition": "string",
+    "case": "string",
+    "batch": "Int64",
+    "length": "Int64",
+    "layout": "string",
+    "dtype": "string",
+    "mode": "string",
+    "repeat_of": "string",
+    "status": "category",
+    "mismatched": "Int64",
+    "total": "Int64",
+    "max_abs": "float64",
+    "fallback_ops": "Int64",
+    "graph_breaks": "Int64",
+    "recompile_limit_hit": "bool",
+    "cold_s": "float64",
+    "warm_median_s": "float64",
+    "warm_iqr_s": "float64",
+    "warm_samples": "Int64",
+    "log": "string",
+    "result_line": "Int64",
+}
+
+
+def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
+    """One plain row per planned cell of a judged run (the frame's rows, before typing)."""
+    run = judged.run
+    env = run.environment
+    versions = {name: run.version(name) for name in VERSIONS}
+    common = {
+        "run_id": run.start.run_id,
+        "workload": run.start.workload,
+        "target": run.start.target,
+        "intended_target": getattr(run.plan, "intended_target", None) if run.plan else None,
+        "backend_family": env.backend_family if env else None,
+        **{f"{name}_version": value for name, value in versions.items()},
+        "started_at": run.start.started_at,
+        "synthetic": run.synthetic,
+        "run_complete": run.complete,
+        "disposition": judged.disposition.outcome,
+        "log": str(judged.log),
+    }
+    rows = []
+    for cell in run.cells:
+        warm = cell.warm if cell.warm_median_s is not None else None
+        planned = cell.planned
+        rows.append({
+            **common,
+            "case": planned.case,
+            "batch": planned.batch,
+            "length": planned.length,
+            "layout": planned.layout,
+            "dtype": planned.dtype,
+            "mode": planned.mode,
+            "repeat_of": planned.repeat_of,
+            "status": cell.status,
+            "mismatched": cell.mismatched,
+            "total": cell.total,
+            "max_abs": cell.max_abs,
+            "fallback_ops": len(cell.fallback_items) if cell.fallback_status == "measured" else None,
+            "graph_breaks": len(cell.graph_break_reasons) if cell.compiles else None,
+            "recompile_limit_hit": cell.recompile_limit_hit,
+            "cold_s": cell.cold_s,
+            "warm_median_s": cell.warm_median_s,
+            "warm_iqr_s": warm.iqr_s if warm else None,
+            "warm_samples": len(warm.samples_s) if warm else None,
+            "result_line": cell.result_line,
+        })
+    return rows
+
+
+def cells_frame(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
+    """Type plain rows into the documented columns (empty input gives an empty, typed frame)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    for column, dtype in COLUMNS.items():
+        if dtype.startswith("datetime"):
+            frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").astype(dtype)
+        elif dtype == "category":
+            frame[column] = pd.Categorical(frame[column], categories=STATUS_ORDER)
+        elif dtype == "bool":
+            frame[column] = frame[column].astype(bool)
+        else:
+            frame[column] = frame[column].astype(dtype)
+    return frame
+
+
+def load_cells(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Read, validate and judge every log under ``paths``; one row per planned cell per run."""
+    from reportgen.render.report import judge_log
+    from reportgen.storage.local import find_logs
+
+    rows: list[dict[str, object]] = []
+    for log in find_logs([Path(p) for p in paths]):
+        rows.extend(cell_rows(judge_log(log)))
+    return cells_frame(rows)

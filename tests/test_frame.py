@@ -1,0 +1,52 @@
+"""reportgen.load_cells: one typed row per planned cell per run, figures from the logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+import reportgen
+from reportgen.publish.frame import COLUMNS
+from reportgen.render.report import judge_log
+from tests.conftest import FIXTURES, REPO
+
+
+def test_columns_and_dtypes_are_the_documented_ones() -> None:
+    frame = reportgen.load_cells([REPO / "sample_runs"])
+    assert list(frame.columns) == list(COLUMNS)
+    for column, dtype in COLUMNS.items():
+        assert str(frame[column].dtype) == dtype, column
+    assert list(frame["status"].cat.categories) == ["pass", "mismatch", "nonfinite", "error", "skipped", "untested"]
+
+
+def test_one_row_per_planned_cell_with_the_logged_figures() -> None:
+    log = FIXTURES / "synthetic_mismatch.jsonl"
+    frame = reportgen.load_cells([log])
+    judged = judge_log(log)
+    assert len(frame) == len(judged.run.cells)
+    assert frame["synthetic"].all(), "the fixture says it is synthetic and the frame keeps that"
+    lines = log.read_text(encoding="utf-8").splitlines()
+    for row in frame.itertuples():
+        if pd.isna(row.result_line):
+            assert row.status == "untested"
+            continue
+        event = json.loads(lines[int(row.result_line) - 1])
+        assert event["kind"] == "case_result" and event["case"] == row.case and event["status"] == row.status
+        stats = event.get("error_stats")
+        if stats and stats["mismatched"] is not None:
+            assert row.mismatched == stats["mismatched"] and row.total == stats["total"]
+
+
+def test_untested_cells_have_no_figures_not_zeros() -> None:
+    frame = reportgen.load_cells([FIXTURES / "synthetic_incomplete.jsonl"])
+    untested = frame[frame.status == "untested"]
+    assert len(untested) > 0
+    assert untested["warm_median_s"].isna().all() and untested["mismatched"].isna().all()
+
+
+def test_an_empty_selection_is_an_empty_typed_frame(tmp_path: Path) -> None:
+    frame = reportgen.load_cells([tmp_path])
+    assert frame.empty and list(frame.columns) == list(COLUMNS)
+    assert str(frame["started_at"].dtype) == COLUMNS["started_at"]
