@@ -233,6 +233,47 @@ def top_ops(prof: Any, limit: int = 10) -> list[dict[str, Any]]:
     return [{"name": r.key, "self_time_us": float(r.self_cpu_time_total), "calls": int(r.count)} for r in rows]
 
 
+def resolve_target(requested: str, intended: str | None) -> tuple[Backend, dict[str, str]]:
+    """The adapter to run on and how it was chosen (the run_start ``target_choice``).
+
+    ``auto`` with a plan that names its target runs there or nowhere: it never falls back to
+    another device silently. Without a plan target, ``auto`` probes neuron, then cuda, then cpu
+    and records what it found. A target named on the command line is used as asked; when it
+    differs from the plan's target the reason says so, and the report judges the run as
+    evidence for the device it ran on only.
+    """
+    if requested == "auto" and intended is not None:
+        try:
+            backend = select_backend(intended)
+        except BackendUnavailable as exc:
+            raise BackendUnavailable(
+                f"the plan's target is {intended}, which is not available here ({exc}); "
+                f"--target auto never runs a {intended} plan elsewhere. Name another target with --target "
+                f"to run it anyway: its report will say it is not evidence for {intended}"
+            ) from None
+        return backend, _choice(requested, backend, f"auto: the plan's target {intended} is available")
+    if requested == "auto":
+        found = []
+        for candidate in ("neuron", "cuda"):
+            try:
+                backend = select_backend(candidate)
+            except BackendUnavailable as exc:
+                found.append(f"{candidate} not available ({exc})")
+                continue
+            return backend, _choice(requested, backend, "auto, the plan names no target: " + "; ".join(found + [f"{candidate} available"]))
+        return Backend(), _choice(requested, Backend(), "auto, the plan names no target: " + "; ".join(found + ["cpu used"]))
+    backend = select_backend(requested)
+    if intended is not None and intended != backend.name:
+        why = f"named on the command line, overriding the plan's target {intended}: this run is not evidence for {intended}"
+    else:
+        why = "named on the command line" + (f", the plan's target" if intended else "; the plan names no target")
+    return backend, _choice(requested, backend, why)
+
+
+def _choice(requested: str, backend: Backend, reason: str) -> dict[str, str]:
+    return {"requested": requested, "resolved": backend.name, "reason": reason}
+
+
 def select_backend(target: str) -> Backend:
     """The adapter for ``target``; ``auto`` picks neuron, then cuda, then cpu."""
     if target == "auto":

@@ -72,6 +72,14 @@ class Envelope(Strict):
 # --- run start -------------------------------------------------------------------------------
 
 
+class TargetChoice(Strict):
+    """How the run's target was chosen: what was asked for, what it resolved to, and why."""
+
+    requested: str = Field(description="--target as given: auto, cpu, cuda or neuron.")
+    resolved: str = Field(description="The target the run used.")
+    reason: str = Field(description="Why: what auto probed and found, or that the command line named it (and whether it overrode the plan's target).")
+
+
 class RunStart(Envelope):
     """First line of every log: who wrote it, for which workload, and whether it is real data."""
 
@@ -87,6 +95,9 @@ class RunStart(Envelope):
         "generated fixture that is evidence of nothing."
     )
     origin_note: str | None = Field(None, description="Why a synthetic log exists.")
+    target_choice: TargetChoice | None = Field(
+        None, description="How --target was resolved (auto records what it found); absent: not recorded."
+    )
 
 
 # --- environment -----------------------------------------------------------------------------

@@ -60,7 +60,9 @@ class Scope:
     beside them the planned cells that did not. Never flattened into separate lists, so an
     eager pass at a shape is never read as a compiled one."""
 
-    target: str
+    target: str  # the target the run used (plan event), as --target resolved it
+    intended_target: str | None  # what the plan is meant to certify; None: not recorded
+    evidence: str  # e.g. "on cpu: not evidence for neuron"
     family: str
     passed: tuple[ScopeGroup, ...]
     not_passed: tuple[ScopeGroup, ...]
@@ -78,7 +80,7 @@ class Scope:
 @dataclass(frozen=True)
 class Disposition:
     outcome: Literal["suitable", "change", "blocked"]
-    headline: str
+    headline: str  # names the target the run is evidence for
     reasons: list[Reason]
     scope: Scope
     changes: list[str] = field(default_factory=list)
@@ -189,19 +191,51 @@ def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
     return reasons
 
 
-def rule_target(run: RunModel, notes: Notes) -> list[Reason]:
-    planned = run.plan.target if run.plan else run.start.target
+FAMILY_TARGET = {"neuron-native": "neuron", "neuron-xla": "neuron (XLA)", "cuda": "cuda", "cpu": "cpu"}
+
+
+def intended_target(run: RunModel) -> str | None:
+    """The target the plan is meant to certify; None for a log that did not record it."""
+    return run.plan.intended_target if run.plan is not None else None
+
+
+def ran_on(run: RunModel) -> str:
+    """The target the cells really ran on, from the environment's backend family."""
     family = _family(run)
+    return FAMILY_TARGET.get(family, f"an {family} backend" if family == "unknown" else family)
+
+
+def evidence_for(run: RunModel) -> str:
+    """What the run is evidence for, named in every headline."""
+    intended = intended_target(run)
+    where = f"on {ran_on(run)}"
+    if intended is None:
+        return f"{where} (intended target not recorded)"
+    family = _family(run)
+    if family in EXPECTED_FAMILY.get(intended, ()):
+        return f"{where}: evidence for {intended}"
+    return f"{where}: not evidence for {intended}"
+
+
+def rule_target(run: RunModel, notes: Notes) -> list[Reason]:
+    intended = intended_target(run)
+    family = _family(run)
+    if intended is not None:
+        if family in EXPECTED_FAMILY.get(intended, ()):
+            return []
+        return [Reason("wrong-target", "blocked", f"The plan is meant to certify {intended} but the cells ran on {family}: a {family} run is not evidence for {intended}.")]
+    reasons = [Reason("wrong-target", "note", "The log does not record the plan's intended target: this run is evidence only for the backend it ran on.")]
+    planned = run.plan.target if run.plan else run.start.target
     expected = EXPECTED_FAMILY.get(planned)
     if expected is None or family in expected or family == "unknown":
-        return []
+        return reasons
     return [
         Reason(
             "wrong-target",
             "blocked",
             f"The plan targets {planned} but the cells ran on {family}: a {family} run is not evidence for {planned}.",
         )
-    ]
+    ] + reasons
 
 
 def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
@@ -316,6 +350,8 @@ def scope_of(run: RunModel) -> Scope:
         versions = {k: v.value for k, v in run.environment.versions.items() if v.value and k in ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")}
     return Scope(
         target=run.plan.target if run.plan else run.start.target,
+        intended_target=intended_target(run),
+        evidence=evidence_for(run),
         family=_family(run),
         passed=_scope_groups([c for c in run.cells if c.status == "pass"]),
         not_passed=_scope_groups([c for c in run.cells if c.status != "pass"]),
@@ -332,7 +368,8 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         outcome = "change"
     else:
         outcome = "suitable"
-    headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "")
+    evidence = evidence_for(run)
+    headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "") + f" ({evidence})"
     return Disposition(outcome, headline, reasons, scope_of(run), changes, performance_stopped(run, notes))
 
 

@@ -52,6 +52,8 @@ class RunSummary:
     performance_stopped: int = 0  # mismatching cells without a verdict: timings not accepted
     scope_passed: list[list[str]] = field(default_factory=list)  # [dtype · layout · mode, shapes]
     scope_not_passed: list[list[str]] = field(default_factory=list)
+    intended_target: str | None = None  # what the plan is meant to certify; None: not recorded
+    evidence: str = ""  # e.g. "on cpu: not evidence for neuron"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,6 +90,8 @@ def summarize(judged: JudgedRun) -> RunSummary:
         counts=run.counts(),
         cells={c.case: cell_summary(c) for c in run.cells},
         performance_stopped=len(judged.disposition.performance_stopped),
+        intended_target=judged.disposition.scope.intended_target,
+        evidence=judged.disposition.scope.evidence,
         scope_passed=[[row.label, row.value] for row in judged.view.scope.passed],
         scope_not_passed=[[row.label, row.value] for row in judged.view.scope.not_passed],
     )

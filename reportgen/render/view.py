@@ -236,7 +236,7 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
-        Row("Target and backend family", f"planned {plan.target if plan else run.start.target}; ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "environment"),
+        Row("Target and backend family", f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "plan.intended_target, run_start.target_choice, environment"),
         Row("Instance / device", _device_text(run), "environment.device"),
         Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
         Row("Input shapes (batch, length)", _list_text([shape_label(b, n) for b, n in shapes], run), "plan.matrix"),
@@ -248,6 +248,18 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
         Row("Requirements", ", ".join(plan.requirements) if plan and plan.requirements else "none declared", "plan"),
         Row("Timing scope", _scope_text(plan.timing_scope) if plan else "not stated", "plan.timing_scope"),
     ]
+
+
+def _intended_text(run: RunModel) -> str:
+    intended = run.plan.intended_target if run.plan else None
+    return intended if intended is not None else "target not recorded"
+
+
+def _choice_text(run: RunModel) -> str:
+    choice = run.start.target_choice
+    if choice is None:
+        return f"--target {run.start.target}; how it was chosen is not recorded"
+    return f"--target {choice.requested} resolved to {choice.resolved}: {choice.reason}"
 
 
 LISTED = 40
@@ -279,7 +291,8 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
 
 def scope_view(scope: Scope, run: RunModel) -> ScopeView:
     facts = [
-        Row("target / ran on", f"{scope.target} / {scope.family}"),
+        Row("evidence for", scope.evidence),
+        Row("intended target (plan) / run's target / ran on", f"{scope.intended_target or 'intended target not recorded'} / {scope.target} / {scope.family}"),
         Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
     ]
     return ScopeView(
@@ -545,7 +558,7 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         incomplete = next((r.message for r in disposition.reasons if r.rule == "incomplete-run"), "Incomplete run.")
     scope = disposition.scope
     return ReportView(
-        title=f"Migration report: {run.start.workload} on {scope.family}",
+        title=f"Migration report: {run.start.workload} on {scope.family}" + (f" for {scope.intended_target}" if scope.intended_target else ""),
         run_id=run.start.run_id,
         generated_at=generated_at(run),
         synthetic=run.synthetic,
