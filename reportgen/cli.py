@@ -39,6 +39,7 @@ def main() -> None:
       reportgen validate runs/*/events.jsonl            on the laptop
       reportgen report runs/<id>/events.jsonl --out r/  one run, HTML and Markdown
       reportgen site runs/ --out site/                  many runs, history, changes
+      reportgen compare BASELINE CANDIDATE --out c/     one workload, two targets
 
     Run `reportgen COMMAND --help` for each command's options and exit codes.
     """
@@ -151,6 +152,67 @@ def diff(a: Path, b: Path, as_json: bool) -> None:
     except (ReportInputError, ValueError) as exc:
         click.echo(f"reportgen diff: {exc}", err=True)
         sys.exit(1)
+
+
+COMPARE_HELP = """Compare a baseline run with a candidate run of the same workload, cell by cell.
+
+The migration question: the workload runs on the baseline target today; on the candidate, is
+it as correct, and how much faster or slower per shape, at what compile cost? BASELINE and
+CANDIDATE are logs or run directories (an annotations.toml beside a log is used).
+
+Per cell: status on each side against its own reference, error statistics, task metric and
+whether the references agree. Timing only for cells that passed on both sides while neither
+side's performance acceptance is stopped: the warm-median ratio candidate/baseline with a 95%
+interval from the kept samples, classified faster / slower / no clear difference by that
+interval; cold first call and compile time ratios; the geometric mean (with how many cells it
+covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
+recompile limit or a different timing scope are flagged and left out of the geometric mean.
+
+Refused: runs of different workloads, model revisions or weights, and pairs where no cell has
+the same saved inputs (sha256) on both sides. Cells whose inputs differ are listed as not
+comparable and the rest are compared.
+
+\b
+Exit codes:
+  0  comparison written (compare.html, compare.md, compare.json as asked)
+  1  a log or its annotations are invalid (problems printed as FILE:LINE: message)
+  2  the pair is refused (the reason is printed), or a usage error
+\b
+Example:
+  reportgen compare runs/tiny-encoder-cuda-*/ runs/tiny-encoder-neuron-*/ --out cmp/
+  reportgen compare base/events.jsonl cand/events.jsonl --out cmp/ --format json
+"""
+
+
+def _compare_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    formats = tuple(f.strip() for f in value.split(",") if f.strip())
+    bad = [f for f in formats if f not in ("html", "md", "json")]
+    if bad or not formats:
+        raise click.BadParameter("use a comma-separated list of html, md, json")
+    return formats
+
+
+@main.command(help=COMPARE_HELP)
+@click.argument("baseline", type=click.Path(exists=True, path_type=Path))
+@click.argument("candidate", type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for compare.html, compare.md and compare.json.")
+@click.option("--format", "formats", default="html,md", show_default=True, callback=_compare_formats, help="Comma-separated: html, md, json.")
+def compare(baseline: Path, candidate: Path, out_dir: Path, formats: tuple[str, ...]) -> None:
+    from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, build_comparison
+    from reportgen.render.report import ReportInputError
+
+    try:
+        result = build_comparison(baseline, candidate, out_dir, formats)
+    except ReportInputError as exc:
+        click.echo(str(exc), err=True)
+        click.echo("reportgen compare: no comparison written", err=True)
+        sys.exit(EXIT_INVALID)
+    except CompareRefused as exc:
+        click.echo(f"reportgen compare: refused: {exc}", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(result.comparison.headline)
+    for path in result.written:
+        click.echo(f"wrote {path}")
 
 
 PLAN_CHECK_HELP = """Review a workload plan against the target backend's documented limits, before hardware time.

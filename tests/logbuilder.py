@@ -412,6 +412,34 @@ def training_log() -> list[dict[str, Any]]:
     return with_envelope(finish(out))
 
 
+def timing_log(run_id: str, target: str = "cpu", family: str = "cpu", scale: float = 1.0, noise: float = 0.01, seed: int = 0, samples: int = 30) -> list[dict[str, Any]]:
+    """A passing synthetic run whose warm samples are drawn from a known distribution.
+
+    Each cell's samples are ``base * scale * (1 + noise * N(0, 1))`` with a seeded generator,
+    where ``base`` is a fixed per-cell time: two logs built with scales 1.0 and 1.1 are a 10%
+    slowdown, inside noise of ``noise``. For the comparison tests; evidence of nothing.
+    """
+    import random
+
+    rng = random.Random(seed)
+    events = base_events(target=target, family=family)
+    if family.startswith("neuron"):
+        _neuron_env(events)
+    events[0].update(run_id=run_id, origin_note=f"Synthetic timing fixture (scale {scale}, noise {noise}, seed {seed}); not a measurement.")
+    for timing in _cells(events, "timing"):
+        base = 0.001 * (2 if timing["case"].startswith("b2-") else 1) * (0.8 if timing["case"].endswith("compiled") else 1.0)
+        kept = [max(base * scale * (1 + noise * rng.gauss(0.0, 1.0)), base * 0.05) for _ in range(samples)]
+        drawn = sorted(kept)
+        timing["warm"] = {
+            "samples_s": kept,
+            "min_s": drawn[0],
+            "median_s": drawn[len(drawn) // 2] if len(drawn) % 2 else (drawn[len(drawn) // 2 - 1] + drawn[len(drawn) // 2]) / 2,
+            "p90_s": drawn[int(0.9 * (len(drawn) - 1))],
+            "iqr_s": drawn[3 * len(drawn) // 4] - drawn[len(drawn) // 4],
+        }
+    return with_envelope(finish(events))
+
+
 FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "synthetic_training.jsonl": training_log,
     "synthetic_complete.jsonl": complete_log,

@@ -1,0 +1,514 @@
+"""A baseline run against a candidate run of one workload: the migration question itself.
+
+Plain dataclasses, no HTML. ``compare_runs`` refuses (``CompareRefused``) runs that cannot be
+compared at all: different workloads, different model revisions or weights, or no cell whose
+saved inputs are the same on both sides. Otherwise every planned cell of either run appears,
+either compared side by side or listed as not comparable with the reason.
+
+Timing is compared only where it means something: the cell passed on both sides and neither
+side's performance acceptance is stopped (an unexplained mismatch stops it, as in the report).
+A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
+but is flagged and left out of the geometric mean.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from reportgen.contract import events as ev
+from reportgen.judge.disposition import Disposition
+from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, ratio_intervals, speed_words
+from reportgen.model.annotations import Annotation
+from reportgen.model.runmodel import CellRecord, RunModel, shape_label
+
+FAILED = ("mismatch", "nonfinite")
+SCOPE_FIELDS = ("preprocessing", "host_to_device", "output_retrieval", "synchronized")
+
+
+class CompareRefused(ValueError):
+    """The two runs cannot be compared; the message says why."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run as the comparison names it."""
+
+    role: str
+    run_id: str
+    workload: str
+    target: str
+    family: str
+    device: str
+    synthetic: bool
+    complete: bool
+    disposition: str
+    versions: dict[str, str]
+    perf_stopped: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.target} (ran on {self.family})" if self.family != self.target else self.target
+
+
+@dataclass(frozen=True)
+class CellSide:
+    """What one run says about one cell."""
+
+    status: str
+    max_abs: float | None = None
+    max_rel: float | None = None
+    mismatched: int | None = None
+    total: int | None = None
+    task_metric: str | None = None
+    task_value: float | None = None
+    task_passed: bool | None = None
+    warm_median_s: float | None = None
+    cold_s: float | None = None
+    cold_condition: str | None = None
+    compile_s: float | None = None
+    fallback: tuple[str, ...] = ()
+    recompile_limit: bool = False
+    scope: tuple[bool, ...] | None = None
+    explained: bool = False
+
+
+@dataclass(frozen=True)
+class ReferenceAgreement:
+    agree: bool | None
+    text: str
+
+
+@dataclass(frozen=True)
+class CellTiming:
+    """Timing of one cell that passed on both sides."""
+
+    warm: RatioInterval
+    cold_ratio: float | None
+    cold_note: str
+    compile_ratio: float | None
+    flags: tuple[str, ...]
+
+    @property
+    def verdict(self) -> str:
+        return self.warm.verdict
+
+    @property
+    def in_geomean(self) -> bool:
+        return not self.flags
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    case: str
+    shape: str
+    layout: str
+    dtype: str
+    mode: str
+    repeat_of: str | None
+    baseline: CellSide
+    candidate: CellSide
+    reference: ReferenceAgreement
+    timing: CellTiming | None
+    timing_note: str
+
+    @property
+    def correct_on_both(self) -> bool:
+        return self.baseline.status == "pass" and self.candidate.status == "pass"
+
+
+@dataclass(frozen=True)
+class NotComparable:
+    case: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """Compiled over eager (eager warm median / compiled warm median) for one shape, per side."""
+
+    shape: str
+    layout: str
+    dtype: str
+    baseline: float | None
+    candidate: float | None
+
+
+@dataclass(frozen=True)
+class CompileCost:
+    """Median compile + first-result seconds per new shape (cache checks excluded), per side."""
+
+    baseline_s: float | None
+    candidate_s: float | None
+    shapes: int
+
+
+@dataclass
+class Comparison:
+    baseline: Side
+    candidate: Side
+    workload: str
+    model_revision: str
+    cells: list[CellComparison]
+    not_comparable: list[NotComparable]
+    geomean: GeoMean | None
+    compile_cost: CompileCost
+    speedups: list[Speedup]
+    notes: list[str] = field(default_factory=list)
+    headline: str = ""
+
+    @property
+    def timed(self) -> list[CellComparison]:
+        return [c for c in self.cells if c.timing is not None]
+
+    @property
+    def flagged(self) -> list[CellComparison]:
+        return [c for c in self.cells if c.timing is not None and c.timing.flags]
+
+    def verdict_counts(self) -> dict[str, int]:
+        counts = {"faster": 0, "slower": 0, "no clear difference": 0}
+        for cell in self.timed:
+            counts[cell.timing.verdict] += 1  # type: ignore[union-attr]
+        return counts
+
+
+@dataclass(frozen=True)
+class JudgedSide:
+    """What the comparison needs of one judged run."""
+
+    run: RunModel
+    notes: dict[str, Annotation]
+    disposition: Disposition
+
+
+# --- gathering -----------------------------------------------------------------------------
+
+
+def _perf_stopped(side: JudgedSide) -> tuple[str, ...]:
+    notes = side.notes
+    return tuple(c.case for c in side.run.cells if c.status in FAILED and not (c.case in notes and notes[c.case].verdict))
+
+
+def _side(role: str, side: JudgedSide) -> Side:
+    run = side.run
+    env = run.environment
+    device = "unknown"
+    if env is not None:
+        fact = env.device.get("device_name") or env.device.get("instance_type")
+        device = fact.value if fact is not None and fact.value else "unknown"
+    versions = {k: v.value for k, v in env.versions.items() if v.value} if env else {}
+    return Side(
+        role=role,
+        run_id=run.start.run_id,
+        workload=run.start.workload,
+        target=run.plan.target if run.plan else run.start.target,
+        family=env.backend_family if env else "unknown",
+        device=device,
+        synthetic=run.synthetic,
+        complete=run.complete,
+        disposition=side.disposition.headline,
+        versions=versions,
+        perf_stopped=_perf_stopped(side),
+    )
+
+
+def _scope(cell: CellRecord, run: RunModel) -> tuple[bool, ...] | None:
+    scope = cell.timing_scope or (run.plan.timing_scope if run.plan else None)
+    return tuple(getattr(scope, name) for name in SCOPE_FIELDS) if scope is not None else None
+
+
+def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) -> CellSide:
+    result = cell.result if cell.result_line is not None else None
+    metric = result.task_metric if result is not None else None
+    stats = result.error_stats if result is not None else None
+    cold = cell.cold if cell.cold_s is not None else None
+    compile_event = cell.compile if cell.planned.mode == "compiled" else None
+    return CellSide(
+        status=cell.status,
+        max_abs=stats.max_abs if stats else None,
+        max_rel=stats.max_rel if stats else None,
+        mismatched=stats.mismatched if stats else None,
+        total=stats.total if stats else None,
+        task_metric=metric.name if metric else None,
+        task_value=metric.value if metric else None,
+        task_passed=metric.passed if metric else None,
+        warm_median_s=cell.warm_median_s,
+        cold_s=cell.cold_s,
+        cold_condition=cold.cache_condition if cold else None,
+        compile_s=compile_event.compile_first_result_s if compile_event else None,
+        fallback=tuple(cell.fallback_items),
+        recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
+        scope=_scope(cell, run),
+        explained=cell.case in notes,
+    )
+
+
+def _inputs_by_case(run: RunModel) -> tuple[str | None, dict[str, str]]:
+    """The run-wide inputs checksum (artifact without a case) and any per-cell ones."""
+    shared, per_case = None, {}
+    for artifact in run.artifacts:
+        if artifact.role != "inputs":
+            continue
+        if artifact.case is None:
+            shared = artifact.sha256
+        else:
+            per_case[artifact.case] = artifact.sha256
+    return shared, per_case
+
+
+def _reference_outputs(run: RunModel) -> tuple[str | None, dict[str, str]]:
+    shared, per_case = None, {}
+    for artifact in run.artifacts:
+        if artifact.role == "reference_output":
+            if artifact.case is None:
+                shared = artifact.sha256
+            else:
+                per_case[artifact.case] = artifact.sha256
+    return shared, per_case
+
+
+def _reference_key(planned: ev.PlannedCell) -> str:
+    return f"b{planned.batch}-l{planned.length}-{planned.layout}"
+
+
+def _references(run: RunModel) -> dict[str, ev.Reference]:
+    return {r.shape: r for r in run.references}
+
+
+class _Context:
+    """Per-run lookups made once."""
+
+    def __init__(self, side: JudgedSide) -> None:
+        run = side.run
+        self.side = side
+        self.cells = {c.case: c for c in run.cells}
+        self.inputs = _inputs_by_case(run)
+        self.reference_outputs = _reference_outputs(run)
+        self.references = _references(run)
+
+    def inputs_sha(self, case: str) -> str | None:
+        shared, per_case = self.inputs
+        return per_case.get(case, shared)
+
+    def reference_sha(self, case: str) -> str | None:
+        shared, per_case = self.reference_outputs
+        return per_case.get(case, shared)
+
+
+def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context) -> ReferenceAgreement:
+    key = _reference_key(cell.planned)
+    a, b = base.references.get(key), cand.references.get(key)
+    if a is None or b is None:
+        missing = " and ".join(role for role, ref in (("baseline", a), ("candidate", b)) if ref is None)
+        return ReferenceAgreement(None, f"not measured: no reference event for {key} on the {missing}")
+    if (a.device, a.dtype) != (b.device, b.dtype):
+        return ReferenceAgreement(False, f"different references: {a.device} {a.dtype} against {b.device} {b.dtype}")
+    same = f"same reference ({a.device} {a.dtype})"
+    sha_a, sha_b = base.reference_sha(cell.case), cand.reference_sha(cell.case)
+    if sha_a is not None and sha_a == sha_b:
+        return ReferenceAgreement(True, f"{same}; saved reference outputs identical (sha256)")
+    if sha_a is not None and sha_b is not None:
+        return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance between them not measured")
+    return ReferenceAgreement(True, same)
+
+
+def _model_identity(run: RunModel) -> tuple[str, str | None]:
+    if run.plan is None:
+        raise CompareRefused(f"{run.start.run_id}: no plan recorded, so its cells and model revision are unknown")
+    return run.plan.model_revision, run.plan.weights_sha256
+
+
+def _check_same_model(base: RunModel, cand: RunModel) -> None:
+    if base.start.workload != cand.start.workload:
+        raise CompareRefused(f"different workloads: baseline {base.start.workload!r}, candidate {cand.start.workload!r}; nothing is compared across workloads")
+    (rev_a, w_a), (rev_b, w_b) = _model_identity(base), _model_identity(cand)
+    if rev_a != rev_b:
+        raise CompareRefused(f"different model revisions: baseline {rev_a!r}, candidate {rev_b!r}")
+    if w_a is not None and w_b is not None and w_a != w_b:
+        raise CompareRefused(f"different weights: baseline sha256 {w_a[:12]}..., candidate sha256 {w_b[:12]}...")
+
+
+def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
+    flags = []
+    if base.fallback or cand.fallback:
+        flags.append("CPU fallback on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.fallback))
+    if base.recompile_limit or cand.recompile_limit:
+        flags.append("recompile limit hit on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit))
+    if base.scope != cand.scope:
+        flags.append("different timing scope")
+    return tuple(flags)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return b / a if a and b is not None and a > 0 else None
+
+
+def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
+    """Why a cell's timing is not compared, or None when it is."""
+    if base.status != "pass" or cand.status != "pass":
+        return f"not compared: passed on {'neither side' if base.status != 'pass' and cand.status != 'pass' else ('the candidate only' if base.status != 'pass' else 'the baseline only')}"
+    if stopped:
+        return f"not compared: performance acceptance is stopped on the {' and '.join(stopped)}"
+    if base.warm_median_s is None or cand.warm_median_s is None:
+        return "not measured: no warm samples on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.warm_median_s is None)
+    return None
+
+
+def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
+    """The comparison of two judged runs; raises CompareRefused when none is possible."""
+    _check_same_model(baseline.run, candidate.run)
+    base, cand = _Context(baseline), _Context(candidate)
+    sides = (_side("baseline", baseline), _side("candidate", candidate))
+    stopped = [s.role for s in sides if s.perf_stopped]
+    pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None]] = []
+    not_comparable: list[NotComparable] = []
+    order = list(base.cells) + [c for c in cand.cells if c not in base.cells]
+    for case in order:
+        a, b = base.cells.get(case), cand.cells.get(case)
+        if a is None or b is None:
+            not_comparable.append(NotComparable(case, f"planned on the {'baseline' if b is None else 'candidate'} only"))
+            continue
+        if (a.planned.batch, a.planned.length, a.planned.layout, a.planned.dtype, a.planned.mode) != (b.planned.batch, b.planned.length, b.planned.layout, b.planned.dtype, b.planned.mode):
+            not_comparable.append(NotComparable(case, "the same case key names different cells in the two plans"))
+            continue
+        sha_a, sha_b = base.inputs_sha(case), cand.inputs_sha(case)
+        if sha_a is None or sha_b is None:
+            missing = " and ".join(r for r, s in (("baseline", sha_a), ("candidate", sha_b)) if s is None)
+            not_comparable.append(NotComparable(case, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}"))
+            continue
+        if sha_a != sha_b:
+            not_comparable.append(NotComparable(case, f"different inputs: sha256 {sha_a[:12]}... against {sha_b[:12]}..."))
+            continue
+        side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
+        pending.append((a, side_a, side_b, _reference_agreement(a, base, cand), _timing_note(side_a, side_b, stopped)))
+    if not pending:
+        reasons = sorted({n.reason.split(":")[0] for n in not_comparable})
+        raise CompareRefused(f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare")
+    cells = _with_timings(pending, base, cand)
+    comparison = Comparison(
+        baseline=sides[0],
+        candidate=sides[1],
+        workload=baseline.run.start.workload,
+        model_revision=_model_identity(baseline.run)[0],
+        cells=cells,
+        not_comparable=not_comparable,
+        geomean=geometric_mean([c.timing.warm for c in cells if c.timing is not None and c.timing.in_geomean]),
+        compile_cost=_compile_cost(cells),
+        speedups=_speedups(cells),
+        notes=_notes(baseline.run, candidate.run, sides),
+    )
+    comparison.headline = headline(comparison)
+    return comparison
+
+
+def _with_timings(pending: list[Any], base: _Context, cand: _Context) -> list[CellComparison]:
+    timed = [(cell, a, b) for cell, a, b, _, note in pending if note is None]
+    samples = []
+    for cell, _, _ in timed:
+        warm_a, warm_b = base.cells[cell.case].warm, cand.cells[cell.case].warm
+        samples.append((warm_a.samples_s, warm_b.samples_s))  # type: ignore[union-attr]
+    intervals = dict(zip((cell.case for cell, _, _ in timed), ratio_intervals(samples)))
+    out = []
+    for cell, a, b, reference, note in pending:
+        timing = None
+        if note is None:
+            cold_ratio, cold_note = None, "not measured"
+            if a.cold_s is not None and b.cold_s is not None:
+                if a.cold_condition == b.cold_condition:
+                    cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
+                else:
+                    cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
+            timing = CellTiming(intervals[cell.case], cold_ratio, cold_note, _ratio(a.compile_s, b.compile_s), _timing_flags(a, b))
+        p = cell.planned
+        out.append(CellComparison(cell.case, shape_label(p.batch, p.length), p.layout, p.dtype, p.mode, p.repeat_of, a, b, reference, timing, note or ""))
+    return out
+
+
+def _compile_cost(cells: list[CellComparison]) -> CompileCost:
+    new_shapes = [c for c in cells if c.mode == "compiled" and c.repeat_of is None and c.correct_on_both]
+    base = [c.baseline.compile_s for c in new_shapes if c.baseline.compile_s is not None]
+    cand = [c.candidate.compile_s for c in new_shapes if c.candidate.compile_s is not None]
+    return CompileCost(statistics.median(base) if base else None, statistics.median(cand) if cand else None, len(new_shapes))
+
+
+def _speedups(cells: list[CellComparison]) -> list[Speedup]:
+    by_shape: dict[tuple[str, str, str], dict[str, CellComparison]] = {}
+    for cell in cells:
+        if cell.repeat_of is None:
+            by_shape.setdefault((cell.shape, cell.layout, cell.dtype), {})[cell.mode] = cell
+    out = []
+    for (shape, layout, dtype), modes in by_shape.items():
+        eager, compiled = modes.get("eager"), modes.get("compiled")
+        if eager is None or compiled is None:
+            continue
+
+        def speedup(role: str) -> float | None:
+            e, c = getattr(eager, role), getattr(compiled, role)
+            if e.status != "pass" or c.status != "pass" or not e.warm_median_s or not c.warm_median_s:
+                return None
+            return e.warm_median_s / c.warm_median_s
+
+        out.append(Speedup(shape, layout, dtype, speedup("baseline"), speedup("candidate")))
+    return out
+
+
+def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str]:
+    notes = []
+    for side in sides:
+        if side.synthetic:
+            notes.append(f"The {side.role} log is a synthetic fixture, not a measurement: this comparison is evidence of nothing.")
+        if not side.complete:
+            notes.append(f"The {side.role} run is incomplete: its unrecorded cells are untested.")
+        if side.perf_stopped:
+            notes.append(f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they are explained.")
+        if side.family != side.target:
+            notes.append(f"The {side.role} planned target {side.target} but ran on {side.family}: it is evidence for {side.family} only.")
+    if base.plan and cand.plan:
+        for dtype in sorted(set(base.plan.tolerances) & set(cand.plan.tolerances)):
+            ta, tb = base.plan.tolerances[dtype], cand.plan.tolerances[dtype]
+            if (ta.atol, ta.rtol, ta.task) != (tb.atol, tb.rtol, tb.task):
+                notes.append(f"The two plans declare different {dtype} tolerances: each side is judged against its own.")
+        if base.plan.warm_repetitions != cand.plan.warm_repetitions:
+            notes.append(f"Warm repetitions differ: {base.plan.warm_repetitions} on the baseline, {cand.plan.warm_repetitions} on the candidate.")
+    if sides[0].family == sides[1].family and sides[0].target == sides[1].target:
+        notes.append("Both runs are on the same target: for an upgrade on one target, `reportgen diff` says what changed.")
+    return notes
+
+
+# --- the headline ------------------------------------------------------------------------------
+
+
+def _seconds(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.3g} s"
+
+
+def headline(comparison: Comparison) -> str:
+    """The answer in one sentence, or what stops it."""
+    b, c = comparison.baseline, comparison.candidate
+    total = len(comparison.cells) + len(comparison.not_comparable)
+    parts = [f"Candidate {c.label} vs baseline {b.label}: {len(comparison.cells)} of {total} cells comparable"]
+    correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
+    parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
+    stopped = [s.role for s in (b, c) if s.perf_stopped]
+    geo = comparison.geomean
+    if stopped:
+        parts.append(f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until its mismatches are explained")
+    elif geo is None:
+        parts.append("no timing comparable" if not comparison.timed else "no unflagged timing to summarise")
+    else:
+        if geo.low is None or geo.high is None:
+            interval = "interval not available: too few warm samples"
+        elif geo.ratio < 1:
+            interval = f"95% interval {1 / geo.high:.3g}x to {1 / geo.low:.3g}x faster"
+        else:
+            interval = f"95% interval {geo.low:.3g}x to {geo.high:.3g}x the baseline time"
+        word = speed_words(geo.ratio)
+        verdict = classify(geo.low, geo.high)
+        if verdict == "no clear difference":
+            word = f"no clear difference ({word} at the point estimate)"
+        parts.append(f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval})")
+    cost = comparison.compile_cost
+    if cost.shapes:
+        parts.append(f"compile cost {_seconds(cost.candidate_s)} per new shape against {_seconds(cost.baseline_s)}")
+    return "; ".join(parts)

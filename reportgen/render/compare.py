@@ -1,0 +1,95 @@
+"""`reportgen compare BASELINE CANDIDATE`: two runs of one workload, side by side.
+
+Two phases as for a report: gather (read, validate, judge both runs, compare), then write
+``compare.html``, ``compare.md`` and, asked for, ``compare.json``. Nothing is written when a
+log is invalid or the pair is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reportgen.contract.validation import paused_gc
+from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
+from reportgen.judge.disposition import decide
+from reportgen.model.annotations import AnnotationError, find_annotations, load_annotations
+from reportgen.model.runmodel import NotARun, read_run
+from reportgen.render.compare_view import build_compare_view, comparison_data
+from reportgen.render.report import ReportInputError
+from reportgen.render.templating import Assets, _hashed_name, _write_if_changed, render_html, render_md, templates_dir, write_text
+from reportgen.storage.local import find_logs
+
+EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
+FORMATS = ("html", "md", "json")
+
+
+@dataclass
+class CompareResult:
+    comparison: Comparison
+    written: list[Path] = field(default_factory=list)
+
+
+def one_log(path: Path) -> Path:
+    """A log named directly, or the one run log in a run directory."""
+    logs = find_logs([path])
+    if len(logs) != 1:
+        raise ReportInputError(f"{path}: expected one run log, found {len(logs)}")
+    return logs[0]
+
+
+def judge_side(log: Path) -> JudgedSide:
+    """Read, validate and judge one run (its annotations.toml beside it); no report view is built."""
+    reading, builder = read_run(log)
+    if not reading.valid:
+        shown = [p.format() for p in reading.errors[:20]]
+        more = len(reading.errors) - len(shown)
+        raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
+    try:
+        run = builder.build(reading)
+        notes = load_annotations(find_annotations(log))
+    except (NotARun, AnnotationError) as exc:
+        raise ReportInputError(str(exc)) from None
+    return JudgedSide(run, notes, decide(run, notes))
+
+
+def gather(baseline: Path, candidate: Path) -> Comparison:
+    """Judge both runs and compare them; raises ReportInputError or CompareRefused."""
+    return compare_runs(judge_side(one_log(baseline)), judge_side(one_log(candidate)))
+
+
+def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "compare.html") -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    view = build_compare_view(comparison)
+    context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
+    outputs = {
+        "html": (html_name, lambda: render_html("compare.html.j2", **context)),
+        "md": ("compare.md", lambda: render_md("compare.md.j2", **context)),
+        "json": ("compare.json", lambda: json.dumps(comparison_data(comparison), indent=1, sort_keys=True, ensure_ascii=False) + "\n"),
+    }
+    written = []
+    for fmt in FORMATS:
+        if fmt in formats:
+            name, render = outputs[fmt]
+            if write_text(out_dir / name, render()):
+                written.append(out_dir / name)
+    return written
+
+
+def _stylesheet(out_dir: Path) -> Assets:
+    """The page needs only the shared stylesheet (no charts, no scripts)."""
+    data = (templates_dir() / "assets" / "report.css").read_bytes()
+    (out_dir / "assets").mkdir(parents=True, exist_ok=True)
+    return Assets(css=_write_if_changed(out_dir / "assets" / _hashed_name("report.css", data), data), js="", site_js="", plotly="")
+
+
+def build_comparison(baseline: Path, candidate: Path, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:
+    with paused_gc():
+        comparison = gather(baseline, candidate)
+        assets = _stylesheet(out_dir) if "html" in formats else Assets("", "", "", "")
+        written = write_comparison(comparison, out_dir, formats, assets)
+    return CompareResult(comparison, written)
+
+
+__all__ = ["CompareRefused", "CompareResult", "EXIT_INVALID", "EXIT_OK", "EXIT_REFUSED", "build_comparison", "gather", "judge_side", "write_comparison"]

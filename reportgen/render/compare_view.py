@@ -1,0 +1,227 @@
+"""The comparison page's view model: the Comparison as rows of text both templates render.
+
+Decides wording, number formats and order; knows no HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side
+from reportgen.judge.intervals import CONFIDENCE
+from reportgen.render.view import SYMBOLS, Row, anchor, fmt, fmt_ms
+
+VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈"}
+VERSION_KEYS = ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")
+
+METHOD = (
+    "Warm ratio = candidate warm median / baseline warm median (below 1: the candidate is faster). "
+    f"Its {CONFIDENCE:.0%} interval comes from every kept warm sample: the order statistics of all "
+    "pairwise log time ratios that the Mann-Whitney rank test puts around their median "
+    "(Hodges-Lehmann). A cell is 'slower' when the whole interval lies above 1, 'faster' when it "
+    "lies below 1, otherwise 'no clear difference': the noise decides, not a fixed percentage. "
+    "The geometric mean covers the cells timed on both sides without a flag; its interval "
+    "combines the cells' intervals in log space."
+)
+
+
+@dataclass(frozen=True)
+class SideView:
+    role: str
+    run_id: str
+    target: str
+    family: str
+    device: str
+    disposition: str
+    synthetic: bool
+    complete: bool
+
+
+@dataclass(frozen=True)
+class CellRow:
+    case: str
+    anchor: str
+    shape: str
+    layout: str
+    dtype: str
+    mode: str
+    status: tuple[tuple[str, str, str], tuple[str, str, str]]  # (status, label, symbol): baseline, candidate
+    errors: tuple[str, str]
+    task: tuple[str, str]
+    reference: str
+    reference_agree: str
+
+
+@dataclass(frozen=True)
+class TimingRow:
+    case: str
+    anchor: str
+    warm: tuple[str, str]
+    ratio: str
+    interval: str
+    verdict: str
+    symbol: str
+    samples: str
+    cold: str
+    compile: str
+    flags: str
+    in_geomean: bool
+
+
+@dataclass(frozen=True)
+class CompareView:
+    title: str
+    headline: str
+    baseline: SideView
+    candidate: SideView
+    notes: list[str]
+    honesty: str
+    versions: list[tuple[str, str, str]]
+    cells: list[CellRow]
+    timings: list[TimingRow]
+    not_timed: list[tuple[str, str]]
+    verdict_counts: list[tuple[str, str, int]]
+    geomean: list[Row]
+    speedups: list[tuple[str, str, str]]
+    not_comparable: list[tuple[str, str]]
+    method: str
+
+
+def _side_view(side: Side) -> SideView:
+    return SideView(side.role, side.run_id, side.target, side.family, side.device, side.disposition, side.synthetic, side.complete)
+
+
+def _errors(side: CellSide) -> str:
+    if side.max_abs is None and side.mismatched is None:
+        return "not measured"
+    mismatched = f"{side.mismatched} of {side.total} mismatched" if side.mismatched is not None else "mismatches not measured"
+    return f"max abs {fmt(side.max_abs)}, max rel {fmt(side.max_rel)}; {mismatched}"
+
+
+def _task(side: CellSide) -> str:
+    if side.task_metric is None:
+        return "not measured"
+    verdict = {True: "met", False: "not met", None: "no criterion"}[side.task_passed]
+    return f"{side.task_metric} {fmt(side.task_value, digits=6)} ({verdict})"
+
+
+def _cell_row(cell: CellComparison) -> CellRow:
+    statuses = tuple((s.status, s.status + (" (explained)" if s.explained and s.status != "pass" else ""), SYMBOLS.get(s.status, "?")) for s in (cell.baseline, cell.candidate))
+    agree = {True: "yes", False: "no", None: "not measured"}[cell.reference.agree]
+    return CellRow(
+        case=cell.case,
+        anchor=anchor(cell.case),
+        shape=cell.shape,
+        layout=cell.layout,
+        dtype=cell.dtype,
+        mode=cell.mode + (" (cache check)" if cell.repeat_of else ""),
+        status=statuses,  # type: ignore[arg-type]
+        errors=(_errors(cell.baseline), _errors(cell.candidate)),
+        task=(_task(cell.baseline), _task(cell.candidate)),
+        reference=cell.reference.text,
+        reference_agree=agree,
+    )
+
+
+def _time(seconds: float | None) -> str:
+    """Milliseconds below a second, seconds above, 'not measured' when absent."""
+    if seconds is None or seconds < 1:
+        return fmt_ms(seconds)
+    return f"{seconds:.4g} s"
+
+
+def _ratio(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.3g}x"
+
+
+def _timing_row(cell: CellComparison) -> TimingRow:
+    timing = cell.timing
+    assert timing is not None
+    warm = timing.warm
+    interval = "too few samples" if warm.low is None or warm.high is None else f"{warm.low:.3g} to {warm.high:.3g}"
+    cold = _ratio(timing.cold_ratio) if timing.cold_ratio is not None else timing.cold_note
+    if timing.cold_ratio is not None:
+        cold = f"{_ratio(timing.cold_ratio)} ({_time(cell.baseline.cold_s)} → {_time(cell.candidate.cold_s)}, {timing.cold_note})"
+    compile_text = "not compiled" if cell.mode != "compiled" else _ratio(timing.compile_ratio)
+    if timing.compile_ratio is not None:
+        compile_text = f"{_ratio(timing.compile_ratio)} ({_time(cell.baseline.compile_s)} → {_time(cell.candidate.compile_s)})"
+        if cell.repeat_of:
+            compile_text += ", cache check: first call of a shape compiled before"
+    return TimingRow(
+        case=cell.case,
+        anchor=anchor(cell.case),
+        warm=(fmt_ms(cell.baseline.warm_median_s), fmt_ms(cell.candidate.warm_median_s)),
+        ratio=f"{warm.ratio:.3g}",
+        interval=interval,
+        verdict=warm.verdict,
+        symbol=VERDICT_SYMBOLS[warm.verdict],
+        samples=f"{warm.baseline_samples} / {warm.candidate_samples}",
+        cold=cold,
+        compile=compile_text,
+        flags="; ".join(timing.flags) or "none",
+        in_geomean=timing.in_geomean,
+    )
+
+
+def _geomean_rows(comparison: Comparison) -> list[Row]:
+    geo = comparison.geomean
+    excluded = len(comparison.flagged)
+    if geo is None:
+        return [Row("geometric mean of warm ratios", "not measured: no cell timed on both sides without a flag")]
+    interval = "not available (too few samples)" if geo.low is None or geo.high is None else f"{geo.low:.3g} to {geo.high:.3g}"
+    return [
+        Row("geometric mean of warm ratios (candidate / baseline)", f"{geo.ratio:.3g}"),
+        Row(f"{geo.confidence:.0%} interval", interval),
+        Row("verdict", geo.verdict),
+        Row("cells covered", f"{geo.cells} of {len(comparison.cells)} compared" + (f"; {excluded} flagged cell(s) left out" if excluded else "")),
+        Row("compile + first result, median per new shape", f"{fmt(comparison.compile_cost.baseline_s, ' s')} on the baseline, {fmt(comparison.compile_cost.candidate_s, ' s')} on the candidate ({comparison.compile_cost.shapes} compiled shape(s) correct on both)"),
+    ]
+
+
+def _honesty(comparison: Comparison) -> str:
+    parts = []
+    for side in (comparison.baseline, comparison.candidate):
+        parts.append(f"the {side.role} ran on {side.family} ({side.device})")
+    text = "Each side is evidence for the machine it ran on and nothing else: " + ", ".join(parts) + "."
+    if not any(s.family.startswith("neuron") for s in (comparison.baseline, comparison.candidate)):
+        text += " Neither run is a Neuron or Trainium result."
+    return text
+
+
+def build_compare_view(comparison: Comparison) -> CompareView:
+    b, c = comparison.baseline, comparison.candidate
+    keys = [k for k in VERSION_KEYS if k in b.versions or k in c.versions]
+    keys += sorted(k for k in set(b.versions) | set(c.versions) if k not in keys)
+    counts = comparison.verdict_counts()
+    return CompareView(
+        title=f"Comparison: {comparison.workload}, candidate {c.label} against baseline {b.label}",
+        headline=comparison.headline,
+        baseline=_side_view(b),
+        candidate=_side_view(c),
+        notes=comparison.notes,
+        honesty=_honesty(comparison),
+        versions=[(k, b.versions.get(k, "unknown"), c.versions.get(k, "unknown")) for k in keys],
+        cells=[_cell_row(cell) for cell in comparison.cells],
+        timings=[_timing_row(cell) for cell in comparison.timed],
+        not_timed=[(cell.case, cell.timing_note) for cell in comparison.cells if cell.timing is None],
+        verdict_counts=[(name, VERDICT_SYMBOLS[name], count) for name, count in counts.items()],
+        geomean=_geomean_rows(comparison),
+        speedups=[(f"{s.shape} {s.layout} {s.dtype}", _ratio(s.baseline), _ratio(s.candidate)) for s in comparison.speedups],
+        not_comparable=[(n.case, n.reason) for n in comparison.not_comparable],
+        method=METHOD,
+    )
+
+
+def comparison_data(comparison: Comparison) -> dict[str, Any]:
+    """The comparison for machines: every figure unrounded, plus each cell's verdict."""
+    data = asdict(comparison)
+    for cell, raw in zip(comparison.cells, data["cells"]):
+        if cell.timing is not None:
+            raw["timing"]["verdict"] = cell.timing.verdict
+            raw["timing"]["in_geomean"] = cell.timing.in_geomean
+    if comparison.geomean is not None:
+        data["geomean"]["verdict"] = comparison.geomean.verdict
+    data["verdict_counts"] = comparison.verdict_counts()
+    data["method"] = METHOD
+    return data

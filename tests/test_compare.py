@@ -1,0 +1,255 @@
+"""`reportgen compare`: interval verdicts on known sample distributions, refusals, flags, the sample."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.judge.intervals import classify, geometric_mean, ratio_intervals
+from reportgen.render.compare import gather
+from tests.conftest import REPO
+from tests.logbuilder import _cells, case_key, dumps, timing_log, with_envelope
+
+SAMPLES = REPO / "sample_runs"
+
+
+def _write(tmp_path: Path, name: str, events: list[dict[str, Any]]) -> Path:
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def _pair(tmp_path: Path, noise: float, scale: float = 1.1, seed: int = 0) -> tuple[Path, Path]:
+    base = _write(tmp_path, "base", timing_log("synthetic-base", scale=1.0, noise=noise, seed=seed))
+    cand = _write(tmp_path, "cand", timing_log("synthetic-cand", target="cuda", family="cuda", scale=scale, noise=noise, seed=seed + 1))
+    return base, cand
+
+
+def _edit(path: Path, change: Any) -> None:
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    change(events)
+    path.write_text(dumps(events), encoding="utf-8")
+
+
+# --- the interval and its verdicts -------------------------------------------------------------
+
+
+def _draw(rng: random.Random, scale: float, noise: float, n: int = 30) -> list[float]:
+    return [1e-3 * scale * (1 + noise * rng.gauss(0, 1)) for _ in range(n)]
+
+
+def test_ten_percent_slowdown_with_small_noise_is_slower() -> None:
+    rng = random.Random(1)
+    (result,) = ratio_intervals([(_draw(rng, 1.0, 0.01), _draw(rng, 1.1, 0.01))])
+    assert result.verdict == "slower"
+    assert 1.0 < result.low < 1.1 < result.high < 1.2  # type: ignore[operator]
+
+
+def test_same_shift_inside_large_noise_is_no_clear_difference() -> None:
+    rng = random.Random(1)
+    (result,) = ratio_intervals([(_draw(rng, 1.0, 0.4), _draw(rng, 1.1, 0.4))])
+    assert result.verdict == "no clear difference"
+    assert result.low < 1.0 < result.high  # type: ignore[operator]
+
+
+def test_a_speedup_is_faster_and_the_interval_covers_the_true_ratio() -> None:
+    rng = random.Random(7)
+    covered = 0
+    for _ in range(200):
+        (result,) = ratio_intervals([(_draw(rng, 1.0, 0.05), _draw(rng, 0.5, 0.05))])
+        assert result.verdict == "faster"
+        covered += result.low <= 0.5 <= result.high  # type: ignore[operator]
+    assert covered >= 180, f"a 95% interval covered the true ratio in only {covered} of 200 draws"
+
+
+def test_too_few_samples_give_no_interval_and_no_verdict() -> None:
+    (result,) = ratio_intervals([([1.0], [2.0])])
+    assert (result.low, result.high, result.verdict) == (None, None, "no clear difference")
+    assert classify(1.01, 1.2) == "slower" and classify(0.5, 0.99) == "faster" and classify(0.9, 1.1) == "no clear difference"
+    with pytest.raises(ValueError):
+        ratio_intervals([([0.0, 1.0], [1.0, 1.0])])
+
+
+def test_cells_are_computed_in_groups_but_answered_in_order() -> None:
+    rng = random.Random(3)
+    pairs = [(_draw(rng, 1.0, 0.01, n), _draw(rng, s, 0.01, n)) for n, s in ((30, 2.0), (10, 0.5), (30, 1.0), (10, 4.0))]
+    results = ratio_intervals(pairs)
+    assert [round(r.ratio) if r.ratio > 1.5 else round(r.ratio, 1) for r in results] == [2, 0.5, 1.0, 4]
+    assert [r.baseline_samples for r in results] == [30, 10, 30, 10]
+    geo = geometric_mean(results)
+    assert geo is not None and geo.cells == 4
+    assert math.isclose(geo.ratio, math.prod(r.ratio for r in results) ** 0.25)
+    assert geo.low < geo.ratio < geo.high  # type: ignore[operator]
+
+
+# --- the command on synthetic logs -----------------------------------------------------------
+
+
+def test_compare_slowdown_small_noise(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    result = CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(tmp_path / "out"), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "out" / "compare.json").read_text(encoding="utf-8"))
+    assert {cell["timing"]["verdict"] for cell in data["cells"]} == {"slower"}
+    assert data["geomean"]["verdict"] == "slower" and data["geomean"]["cells"] == 4
+    assert 1.05 < data["geomean"]["ratio"] < 1.15
+    assert "4 of 4 cells comparable; all 4 correct on both; 1.1x slower (geomean of 4 cells" in result.output
+    html = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    md = (tmp_path / "out" / "compare.md").read_text(encoding="utf-8")
+    for page in (html, md):
+        assert "Synthetic fixture" in page and "slower" in page and "Neither run is a Neuron or Trainium result" in page
+    assert "compile cost" in data["headline"]
+
+
+def test_compare_same_shift_in_large_noise(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.5)
+    comparison = gather(base, cand)
+    verdicts = {cell.case: cell.timing.verdict for cell in comparison.cells if cell.timing}
+    assert set(verdicts.values()) == {"no clear difference"}, verdicts
+    # Pooling four cells narrows the geometric mean's interval; it still covers the true 1.1.
+    assert comparison.geomean is not None and comparison.geomean.low < 1.1 < comparison.geomean.high  # type: ignore[operator]
+    assert comparison.verdict_counts() == {"faster": 0, "slower": 0, "no clear difference": 4}
+
+
+def _refused(tmp_path: Path, change: Any, side: str = "cand") -> str:
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(cand if side == "cand" else base, change)
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert not (tmp_path / "out").exists(), "nothing is written for a refused pair"
+    return result.output
+
+
+def test_refuses_different_workloads(tmp_path: Path) -> None:
+    def other(events: list[dict[str, Any]]) -> None:
+        events[0]["workload"] = "minilm"
+    assert "refused: different workloads: baseline 'tiny-encoder', candidate 'minilm'" in _refused(tmp_path, other)
+
+
+def test_refuses_different_model_revisions(tmp_path: Path) -> None:
+    def other(events: list[dict[str, Any]]) -> None:
+        next(e for e in events if e["kind"] == "plan")["model_revision"] = "tiny-encoder seed 1"
+    assert "refused: different model revisions" in _refused(tmp_path, other)
+
+
+def test_refuses_when_no_cell_shares_inputs(tmp_path: Path) -> None:
+    def other(events: list[dict[str, Any]]) -> None:
+        next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")["sha256"] = "f" * 64
+    output = _refused(tmp_path, other)
+    assert "refused: no cell shares its inputs on both sides (different inputs)" in output
+
+
+def test_cells_with_other_inputs_are_listed_not_compared(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    odd = case_key(2, 16, "eager")
+
+    def per_cell(events: list[dict[str, Any]]) -> None:
+        shared = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
+        events.insert(events.index(shared) + 1, dict(shared, case=odd, sha256="e" * 64, path="artifacts/b2-eager.pt"))
+        for seq, event in enumerate(events):
+            event["seq"] = seq
+
+    _edit(cand, per_cell)
+    comparison = gather(base, cand)
+    assert [(n.case, n.reason.split(":")[0]) for n in comparison.not_comparable] == [(odd, "different inputs")]
+    assert odd not in {c.case for c in comparison.cells} and len(comparison.cells) == 3
+    assert "3 of 4 cells comparable" in comparison.headline
+
+
+def test_flagged_cells_are_left_out_of_the_geomean(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    fell, limited, scoped = case_key(1, 16, "eager"), case_key(1, 16, "compiled"), case_key(2, 16, "eager")
+
+    def flag(events: list[dict[str, Any]]) -> None:
+        next(e for e in _cells(events, "operators") if e["case"] == fell)["fallback"] = {"status": "measured", "items": ["aten::foo"]}
+        next(e for e in _cells(events, "compile") if e["case"] == limited)["recompile_limit_hit"] = True
+        next(e for e in _cells(events, "timing") if e["case"] == scoped)["scope"] = dict(next(e for e in _cells(events, "timing") if e["case"] == scoped)["scope"], host_to_device=True)
+
+    _edit(cand, flag)
+    comparison = gather(base, cand)
+    flags = {c.case: c.timing.flags for c in comparison.cells if c.timing and c.timing.flags}
+    assert flags == {fell: ("CPU fallback on the candidate",), limited: ("recompile limit hit on the candidate",), scoped: ("different timing scope",)}
+    assert comparison.geomean is not None and comparison.geomean.cells == 1
+    assert "geomean of 1 cell," in comparison.headline
+
+
+def test_unexplained_mismatch_stops_the_timing_comparison(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    bad = case_key(2, 16, "compiled")
+
+    def mismatch(events: list[dict[str, Any]]) -> None:
+        result = next(e for e in _cells(events, "case_result") if e["case"] == bad)
+        result["status"] = "mismatch"
+        result["error_stats"].update(mismatched=3, max_abs=0.5, diff_at_worst=0.5)
+
+    _edit(cand, mismatch)
+    comparison = gather(base, cand)
+    assert comparison.timed == [] and comparison.geomean is None
+    assert "timing not compared: performance acceptance is stopped on the candidate" in comparison.headline
+    assert "3 correct on both" in comparison.headline
+    (cand.parent / "annotations.toml").write_text(f'["{bad}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n', encoding="utf-8")
+    comparison = gather(base, cand)
+    assert len(comparison.timed) == 3 and comparison.geomean is not None and comparison.geomean.cells == 3
+    assert next(c for c in comparison.cells if c.case == bad).timing_note == "not compared: passed on the baseline only"
+
+
+def test_invalid_log_exits_1_and_help_has_exit_codes(tmp_path: Path) -> None:
+    base, _ = _pair(tmp_path, noise=0.01)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n", encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(main, ["compare", str(base), str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "bad.jsonl:1: error" in result.output
+    text = runner.invoke(main, ["compare", "--help"]).output
+    assert "Exit codes:" in text and "2  the pair is refused" in text and "Example:" in text
+    assert runner.invoke(main, ["compare", str(base), str(base), "--out", str(tmp_path / "o"), "--format", "pdf"]).exit_code == 2
+
+
+def test_hostile_text_is_escaped(tmp_path: Path) -> None:
+    payload = '<script>window.__x=1</script>|`x`'
+    base, cand = _pair(tmp_path, noise=0.01)
+    for path in (base, cand):
+        def hostile(events: list[dict[str, Any]]) -> None:
+            events[0]["workload"] = payload
+            next(e for e in events if e["kind"] == "plan")["model_revision"] = payload
+        _edit(path, hostile)
+    assert CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "o")]).exit_code == 0
+    html = (tmp_path / "o" / "compare.html").read_text(encoding="utf-8")
+    assert "<script>window" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in (tmp_path / "o" / "compare.md").read_text(encoding="utf-8")
+
+
+# --- the sample made from two real runs ------------------------------------------------------
+
+
+def _sample_pair() -> tuple[Path, Path]:
+    cpu = sorted(SAMPLES.glob("tiny-encoder-cpu-*"))
+    cuda = sorted(SAMPLES.glob("tiny-encoder-cuda-*"))
+    assert len(cpu) == 1 and len(cuda) == 1
+    return cpu[0], cuda[0]
+
+
+def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
+    cpu, cuda = _sample_pair()
+    result = CliRunner().invoke(main, ["compare", str(cpu), str(cuda), "--out", str(tmp_path), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "compare.json").read_text(encoding="utf-8"))
+    assert (data["baseline"]["family"], data["candidate"]["family"]) == ("cpu", "cuda")
+    assert not data["baseline"]["synthetic"] and not data["candidate"]["synthetic"]
+    md = (tmp_path / "compare.md").read_text(encoding="utf-8")
+    assert "Neither run is a Neuron or Trainium result" in md and "NVIDIA H200" in md
+    committed = SAMPLES / "comparisons" / "tiny-encoder-cpu-vs-cuda"
+    readme = (SAMPLES / "README.md").read_text(encoding="utf-8")
+    assert "reportgen compare" in readme and "comparisons/tiny-encoder-cpu-vs-cuda" in readme
+    for name in ("compare.md", "compare.json"):
+        assert (committed / name).read_text(encoding="utf-8") == (tmp_path / name).read_text(encoding="utf-8"), f"{name} is stale: run the command in sample_runs/README.md"
+    assert re.search(r"neuron", data["headline"], re.IGNORECASE) is None
