@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -71,7 +73,9 @@ def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
     wslug = next(r["workload_slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
     assert written == sorted([
         STATE_NAME,
+        "index.csv",
         "index.html",
+        "index.json",
         f"runs/{slug}/index.html",
         f"runs/{slug}/report.md",
         f"workloads/{wslug}/index.html",
@@ -121,3 +125,31 @@ def test_diff_command_text_and_json(tmp_path: Path) -> None:
     assert {t["case"] for t in data["timings"]} >= {"b1-l16-contiguous-float32-eager"}
     versions = runner.invoke(main, ["diff", a, str(FIXTURES / "synthetic_fallback.jsonl")])
     assert "torch_neuronx: unknown -> 2.13.3.0.1" in versions.output
+
+
+def test_index_downloads_hold_every_run_with_its_counts(tmp_path: Path) -> None:
+    runs = _fixture_dir(tmp_path)
+    site = tmp_path / "site"
+    result = build_site([runs], site)
+    records = json.loads((site / "index.json").read_text(encoding="utf-8"))
+    assert len(records) == result.runs
+    state = json.loads((site / STATE_NAME).read_text(encoding="utf-8"))
+    by_id = {r["run_id"]: r for r in state["runs"].values()}
+    for record in records:
+        summary = by_id[record["run_id"]]
+        assert record["outcome"] == summary["outcome"]
+        assert {k: record[f"cells_{k}"] for k in summary["counts"]} == summary["counts"]
+        assert (site / record["page"]).is_file()
+    rows = list(csv.DictReader((site / "index.csv").open(encoding="utf-8")))
+    assert [r["run_id"] for r in rows] == [r["run_id"] for r in records]
+    assert [r["started_at"] for r in records] == sorted((r["started_at"] for r in records), reverse=True)
+
+
+def test_index_csv_never_starts_a_cell_with_a_formula() -> None:
+    from reportgen.publish.site import INDEX_COLUMNS, _index_csv
+
+    record = dict.fromkeys(INDEX_COLUMNS, "")
+    record.update(run_id="=HYPERLINK(\"http://x\")", workload="+1", headline="-2")
+    text = _index_csv([record])
+    row = next(csv.DictReader(io.StringIO(text)))
+    assert row["run_id"].startswith("'=") and row["workload"] == "'+1" and row["headline"] == "'-2"

@@ -8,6 +8,7 @@ import pytest
 
 from reportgen.publish.site import build_site
 from tests.browser import open_page
+from tests.logbuilder import base_events, dumps, finish, with_envelope
 from tests.test_site import _fixture_dir
 
 pytestmark = pytest.mark.browser
@@ -59,3 +60,58 @@ def test_dark_mode_sticky_headers_and_text_statuses(site: Path, browser) -> None
     untested = page.locator(".matrix .status-untested").first.inner_text()
     assert "untested" in untested and "…" in untested, "status as text and symbol, not colour alone"
     context.close()
+
+
+def _cells(page, key: str) -> list[str]:
+    index = page.evaluate(f"[...document.querySelectorAll('table.runs thead th')].findIndex(th => th.dataset.key === '{key}')")
+    return page.evaluate(f"[...document.querySelectorAll('table.runs tbody tr')].map(r => r.cells[{index}].dataset.value ?? r.cells[{index}].textContent.trim())")
+
+
+@pytest.fixture(scope="module")
+def dated_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Synthetic runs started at times whose order differs from their text's first digits."""
+    root = tmp_path_factory.mktemp("dated")
+    for n, stamp in enumerate(["2026-11-29T09:05:00Z", "2026-11-29T10:00:00Z", "2025-12-31T23:59:59Z", "2026-02-01T00:00:00+05:00"]):
+        events = base_events()
+        events[0].update(run_id=f"dated-{n}", started_at=stamp)
+        path = root / "runs" / f"dated-{n}" / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    build_site([root / "runs"], root / "site")
+    return root / "site"
+
+
+def test_dates_sort_by_timestamp_and_versions_numerically(dated_site: Path, browser) -> None:
+    page, log = open_page(browser, (dated_site / "index.html").as_uri())
+    assert log.errors == []
+    page.click('th[data-key="date"] button')
+    stamps = _cells(page, "date")
+    assert len(set(stamps)) > 1
+    parsed = page.evaluate("(xs) => xs.map(x => Date.parse(x))", stamps)
+    assert parsed == sorted(parsed), "ascending by time, not by the year alone"
+    page.click('th[data-key="date"] button')
+    assert page.evaluate("(xs) => xs.map(x => Date.parse(x))", _cells(page, "date")) == sorted(parsed, reverse=True)
+    # Versions: "2.9.0" sorts before "2.13.0" (numeric parts), whatever the fixtures hold.
+    page.evaluate("""() => {
+      const i = [...document.querySelectorAll('table.runs thead th')].findIndex(th => th.dataset.key === 'torch');
+      const rows = [...document.querySelectorAll('table.runs tbody tr')];
+      const values = ['2.13.0', '2.9.0', '2.10.1', '2.9.0+cpu'];
+      rows.forEach((r, n) => { r.cells[i].textContent = values[n % values.length]; });
+    }""")
+    page.click('th[data-key="torch"] button')
+    versions = _cells(page, "torch")
+    order = ["2.9.0", "2.9.0+cpu", "2.10.1", "2.13.0"]
+    assert [v for v in versions if v in order] == sorted((v for v in versions if v in order), key=order.index)
+    page.close()
+
+
+def test_totals_legend_and_coloured_dispositions(site: Path, browser) -> None:
+    page, _ = open_page(browser, (site / "index.html").as_uri())
+    totals = page.inner_text(".totals")
+    runs = page.locator("table.runs tbody tr").count()
+    counted = page.evaluate("[...document.querySelectorAll('.totals p:first-child .status')].map(s => parseInt(s.textContent.split(':')[1]))")
+    assert sum(counted) == runs and "Legend" in totals
+    blocked = page.locator("table.runs .disposition-text-blocked").first
+    assert blocked.evaluate("e => getComputedStyle(e).color") != page.evaluate("getComputedStyle(document.body).color")
+    assert "✖" in blocked.inner_text(), "a symbol, not colour alone"
+    page.close()

@@ -2,7 +2,8 @@
 
 Layout of the output directory::
 
-    index.html                      every run: sortable, filterable (state kept in the URL)
+    index.html                      every run: sortable, filterable (state kept in the URL), totals
+    index.csv, index.json           the same table for spreadsheets and scripts
     runs/<run-slug>/index.html      the run's report (report.md beside it)
     workloads/<slug>/index.html     history of one workload and what changed between runs
     assets/                         one copy of the shared CSS, JS and plotly bundle
@@ -16,11 +17,14 @@ is byte-identical to the previous one.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import shutil
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +34,7 @@ from reportgen.publish.diff import RunDiff, diff_runs
 from reportgen.render.templating import Assets, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, write_report
 from reportgen.model.runmodel import STATUS_ORDER
-from reportgen.publish.summary import RunSummary, summarize
+from reportgen.publish.summary import VERSION_KEYS, RunSummary, summarize
 from reportgen.storage.local import find_logs
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
@@ -110,13 +114,69 @@ def _nav(summary: RunSummary) -> list[tuple[str, str]]:
     return [("All runs", "../../index.html"), (summary.workload, f"../../workloads/{summary.workload_slug}/index.html")]
 
 
+OUTCOME_SYMBOLS = {"suitable": "✔", "change": "⚠", "blocked": "✖"}
+OUTCOME_LABELS = {"suitable": "suitable", "change": "requires a change", "blocked": "blocked"}
+INDEX_COLUMNS = ("run_id", "workload", "target", "family", "started_at", "synthetic", "complete", "outcome", "headline",
+                 *(f"version_{k}" for k in VERSION_KEYS), *(f"cells_{s}" for s in STATUS_ORDER), "page")
+
+
+def _started(stamp: str) -> str:
+    """An ISO time shown to the second, in UTC ("2026-11-29 22:52:21")."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _totals(summaries: list[RunSummary]) -> dict[str, Any]:
+    outcomes = {o: 0 for o in OUTCOME_SYMBOLS}
+    cells = dict.fromkeys(STATUS_ORDER, 0)
+    for s in summaries:
+        outcomes[s.outcome] += 1
+        for name in STATUS_ORDER:
+            cells[name] += s.counts.get(name, 0)
+    return {
+        "outcomes": [(o, OUTCOME_SYMBOLS[o], OUTCOME_LABELS[o], n) for o, n in outcomes.items()],
+        "cells": [(name, SYMBOLS[name], n) for name, n in cells.items()],
+    }
+
+
+def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
+    """The index as plain records, newest first: what index.csv and index.json hold."""
+    return [
+        {
+            "run_id": s.run_id, "workload": s.workload, "target": s.target, "family": s.family,
+            "started_at": s.started_at, "synthetic": s.synthetic, "complete": s.complete,
+            "outcome": s.outcome, "headline": s.headline,
+            **{f"version_{k}": s.versions.get(k, "") for k in VERSION_KEYS},
+            **{f"cells_{name}": s.counts.get(name, 0) for name in STATUS_ORDER},
+            "page": f"runs/{s.slug}/index.html",
+        }
+        for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
+    ]
+
+
+def _index_csv(records: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=INDEX_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        # A leading =, +, - or @ would be read as a formula by a spreadsheet: quote it as text.
+        writer.writerow({k: f"'{v}" if isinstance(v, str) and v[:1] in "=+-@" else v for k, v in record.items()})
+    return buffer.getvalue()
+
+
 def _index_rows(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     return [
         {
             "summary": s,
             "href": f"runs/{s.slug}/index.html",
             "workload_href": f"workloads/{s.workload_slug}/index.html",
-            "symbol": {"suitable": "✔", "change": "⚠", "blocked": "✖"}[s.outcome],
+            "symbol": OUTCOME_SYMBOLS[s.outcome],
+            "started": _started(s.started_at),
             "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
             "passed": s.counts.get("pass", 0),
             "not_passed": sum(s.counts.values()) - s.counts.get("pass", 0),
@@ -179,6 +239,10 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets) -> list[Pa
             written.append(page)
     index = out_dir / "index.html"
     rows = _index_rows(summaries)
-    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, status_order=STATUS_ORDER, symbols=SYMBOLS)):
+    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS)):
         written.append(index)
+    records = _index_records(summaries)
+    for path, text in ((out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
+        if write_text(path, text):
+            written.append(path)
     return written

@@ -29,6 +29,24 @@
     document.getElementById("shown").textContent = String(shown);
   }
 
+  // Versions sort as numbers part by part ("2.9" before "2.13"); dates by their timestamp.
+  var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+
+  function cellValue(cell) {
+    var value = cell.getAttribute("data-value");
+    return value === null ? cell.textContent.trim() : value;
+  }
+
+  function compare(kind, x, y) {
+    if (kind === "number" || kind === "date") {
+      var nx = kind === "date" ? Date.parse(x) : parseFloat(x);
+      var ny = kind === "date" ? Date.parse(y) : parseFloat(y);
+      if (isNaN(nx) !== isNaN(ny)) { return isNaN(nx) ? 1 : -1; }
+      if (!isNaN(nx) && nx !== ny) { return nx - ny; }
+    }
+    return collator.compare(x, y);
+  }
+
   function applySort() {
     if (!sortKey) { return; }
     var headers = table.tHead.rows[0].cells;
@@ -39,13 +57,10 @@
       th.setAttribute("aria-sort", on ? (sortDir > 0 ? "ascending" : "descending") : "none");
     });
     if (index < 0) { return; }
+    var kind = headers[index].getAttribute("data-type") || "text";
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
-      var x = a.cells[index].getAttribute("data-value") || a.cells[index].textContent;
-      var y = b.cells[index].getAttribute("data-value") || b.cells[index].textContent;
-      var nx = parseFloat(x), ny = parseFloat(y);
-      if (!isNaN(nx) && !isNaN(ny)) { return (nx - ny) * sortDir; }
-      return x.localeCompare(y) * sortDir;
+      return compare(kind, cellValue(a.cells[index]), cellValue(b.cells[index])) * sortDir;
     });
     rows.forEach(function (row) { body.appendChild(row); });
   }
