@@ -38,6 +38,7 @@ def main() -> None:
       python -m collector --workload plan.toml ...      on the device host
       reportgen validate runs/*/events.jsonl            on the laptop
       reportgen report runs/<id>/events.jsonl --out r/  one run, HTML and Markdown
+      reportgen annotate runs/<id>/events.jsonl         a verdict skeleton for failed cells
       reportgen site runs/ --out site/                  many runs, history, changes
       reportgen compare BASELINE CANDIDATE --out c/     one workload, two targets
 
@@ -109,6 +110,43 @@ def report(log: Path, out_dir: Path, annotations: Path | None, formats: tuple[st
     for path in result.written:
         click.echo(f"wrote {path}")
     sys.exit(result.exit_code)
+
+
+ANNOTATE_HELP = """Write an annotations.toml skeleton for a run's failed cells, ready for the owner to edit.
+
+One [[explain]] entry per group of failed cells that share mode, dtype and where the log says
+the mismatches lie; each explanation is prefilled with the measured facts, and no entry has a
+verdict. The file goes next to the log (or to --out) and an existing file is never replaced
+unless --force is given. Edit it, then run `reportgen report` again.
+
+\b
+Exit codes:
+  0  skeleton written (or no failed cell: nothing to write)
+  1  the log is invalid, or the file cannot be written
+  2  usage error
+  3  the file already exists and --force was not given (nothing written)
+\b
+Example:
+  reportgen annotate runs/<id>/events.jsonl && $EDITOR runs/<id>/annotations.toml
+"""
+
+
+@main.command(help=ANNOTATE_HELP)
+@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Where to write (default: annotations.toml next to the log).")
+@click.option("--force", is_flag=True, help="Replace an existing file.")
+def annotate(log: Path, out: Path | None, force: bool) -> None:
+    from reportgen.render.skeleton import SkeletonError, write_skeleton
+
+    try:
+        result = write_skeleton(log, out, force)
+    except SkeletonError as exc:
+        click.echo(f"reportgen annotate: {exc}", err=True)
+        sys.exit(exc.code)
+    if result.path is None:
+        click.echo(f"{log}: no failed cell; nothing to annotate")
+    else:
+        click.echo(f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s); add each verdict, then run reportgen report")
 
 
 SITE_HELP = """Build a static site of many runs: an index, a page per run, a history per workload.

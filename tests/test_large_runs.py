@@ -140,7 +140,7 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_large_run_builds_only_the_events_it_shows(large: Path) -> None:
     reading, builder = read_run(large)
     run = builder.build(reading)
-    build_view(run, decide(run, {}), {})
+    build_view(run, decide(run, {}))
     per_cell = [r for r in reading.records if r.kind in CASE_KINDS]
     built = [r for r in per_cell if r.parsed is not None]
     assert built, "the cells shown in full are built"

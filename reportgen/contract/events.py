@@ -270,8 +270,34 @@ class InputInfo(OutputInfo):
     contiguous: bool = Field(description="Whether the tensor was contiguous as fed to the model.")
 
 
+class RegionStats(Strict):
+    """An output's elements outside its declared judged region: measured and shown, never judged."""
+
+    count: int = Field(ge=0, description="Elements outside the judged region.")
+    max_abs: float | None = Field(description="Largest |out - ref| there; null when not finite.")
+    max_rel: float | None = Field(description="Largest |out - ref| / |ref| there (non-zero ref); null when not finite.")
+    nonfinite: int = Field(ge=0, description="NaN or Inf output elements there.")
+    beyond_tolerance: int | None = Field(None, ge=0, description="Elements there that the tolerance would have refused.")
+
+
+class OutputStats(Strict):
+    """One output's comparison, over its judged region only."""
+
+    name: str
+    mismatched: int = Field(ge=0)
+    total: int = Field(ge=0, description="Elements judged.")
+    max_abs: float | None
+    max_rel: float | None
+    region: str | None = Field(None, description="The plan's judged region, e.g. 'attention_mask != 0'; null: every element is judged.")
+    outside: RegionStats | None = Field(None, description="Statistics of the elements the region leaves out.")
+
+
 class ErrorStats(Strict):
-    """Elementwise comparison with the reference; a null number was not finite (NaN output)."""
+    """Elementwise comparison with the reference; a null number was not finite (NaN output).
+
+    With judged regions declared in the plan, the top-level figures cover the judged elements
+    only; ``per_output`` keeps each output's figures and the excluded elements' own.
+    """
 
     max_abs: float | None
     max_rel: float | None
@@ -281,6 +307,7 @@ class ErrorStats(Strict):
     worst_output: str = ""
     allowed_at_worst: float = Field(description="atol + rtol * |ref| at the worst index.")
     diff_at_worst: float | None
+    per_output: list[OutputStats] | None = Field(None, description="Per output; absent in logs written before 1.1.")
 
 
 class TaskMetric(Strict):

@@ -38,6 +38,7 @@ class Reason:
     message: str
     cases: tuple[str, ...] = ()
     category: str | None = None
+    needs_verdict: bool = False  # blocked only until the owner explains and decides these cells
 
 
 @dataclass(frozen=True)
@@ -132,9 +133,9 @@ def _judge_failures(cells: list[CellRecord], notes: Notes, rule: str, what: str)
     no_verdict = [c for c in cells if c.case in notes and notes[c.case].verdict is None]
     reasons = []
     if unexplained:
-        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.", _cases(unexplained)))
+        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.", _cases(unexplained), needs_verdict=True))
     if no_verdict:
-        reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained but without a verdict (accepted or change-needed).", _cases(no_verdict)))
+        reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained but without a verdict (accepted or change-needed).", _cases(no_verdict), needs_verdict=True))
     for change in ("operator", "layout", "precision"):
         needed = [c for c in cells if c.case in notes and notes[c.case].change == change]
         if needed:
@@ -313,9 +314,6 @@ def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
     if noisy:
         worst = max(r.noise_max_abs or 0.0 for r in noisy)
         reasons.append(Reason("reference-noise", "note", f"The reference is not bitwise deterministic (largest difference between two runs {worst:.3g})."))
-    unknown_notes = sorted(set(notes) - {c.case for c in run.cells})
-    if unknown_notes:
-        reasons.append(Reason("annotations", "note", f"Annotations name cases that are not in the plan: {', '.join(unknown_notes)}."))
     return reasons
 
 
@@ -344,6 +342,16 @@ def _scope_groups(cells: list[CellRecord]) -> tuple[ScopeGroup, ...]:
     return tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
 
 
+def verdicts_headline(run: RunModel, cases: set[str]) -> str:
+    """'Blocked: 10 mismatches need the owner's verdict', counting each kind of failed cell."""
+    mismatches = sum(1 for c in run.cells if c.case in cases and c.status in FAILED)
+    errors = sum(1 for c in run.cells if c.case in cases and c.status == "error")
+    parts = [f"{mismatches} mismatch{'es' if mismatches != 1 else ''}"] if mismatches else []
+    parts += [f"{errors} errored cell{'s' if errors != 1 else ''}"] if errors else []
+    verb = "needs" if mismatches + errors == 1 else "need"
+    return f"Blocked: {' and '.join(parts)} {verb} the owner's verdict"
+
+
 def scope_of(run: RunModel) -> Scope:
     versions = {}
     if run.environment:
@@ -369,7 +377,11 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     else:
         outcome = "suitable"
     evidence = evidence_for(run)
-    headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "") + f" ({evidence})"
+    headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "")
+    blocking = [r for r in reasons if r.outcome == "blocked"]
+    if blocking and all(r.needs_verdict for r in blocking):
+        headline = verdicts_headline(run, {case for r in blocking for case in r.cases})
+    headline += f" ({evidence})"
     return Disposition(outcome, headline, reasons, scope_of(run), changes, performance_stopped(run, notes))
 
 

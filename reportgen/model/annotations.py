@@ -1,6 +1,6 @@
-"""Explanations written after a run, on the laptop, keyed by case; the log stays untouched.
+"""Explanations written after a run, on the laptop, for one cell or many; the log stays untouched.
 
-An annotations file is TOML, one table per case key::
+An annotations file is TOML. A table keyed by a case explains that one cell::
 
     [b1-l128-contiguous-bfloat16-compiled]
     explanation = "BF16 rounding in the final LayerNorm; task metric holds (0.9993)."
@@ -8,36 +8,53 @@ An annotations file is TOML, one table per case key::
     reason = "task criterion met; elementwise drift expected for bf16"   # needed with accepted
     # change = "precision"            # operator | layout | precision, needed with change-needed
 
-``explanation`` is Markdown. It is rendered with raw HTML off and only http(s) and relative
-links, so a file copied from elsewhere cannot inject markup into a report.
+An ``[[explain]]`` entry explains every cell its selectors match (all selectors must match)::
+
+    [[explain]]
+    cases = ["b4-*-bfloat16-*"]       # globs over case keys (a string or a list)
+    mode = "compiled"                 # and/or: dtype, layout, mode, status (a string or a list),
+    shape = [[4, 512]]                # shape = [[batch, length], ...], batch, length
+    explanation = "..."
+    verdict = "accepted"
+    reason = "..."
+
+An entry that matches no planned cell is an error naming its line; so is a cell that two entries
+give different verdicts. ``explanation`` is Markdown. It is rendered with raw HTML off and only
+http(s) and relative links, so a file copied from elsewhere cannot inject markup into a report.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal
+from typing import Any, Iterable, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from reportgen.model.runmodel import STATUS_ORDER, CellRecord
 
 ANNOTATIONS_NAME = "annotations.toml"
+PATTERN_KEY = "explain"
+_HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]#]+?)[ \t]*\]\]?[ \t]*(#.*)?$")
 
 
 class AnnotationError(ValueError):
     """The annotations file cannot be used; the message says where and why."""
 
 
-class _Entry(BaseModel):
+class _Verdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    explanation: str
+    explanation: str = Field(min_length=1)
     verdict: Literal["accepted", "change-needed"] | None = None
     reason: str | None = None
     change: Literal["operator", "layout", "precision"] | None = None
 
     @model_validator(mode="after")
-    def _verdict_details(self) -> _Entry:
+    def _verdict_details(self) -> _Verdict:
         if self.verdict == "accepted" and not self.reason:
             raise ValueError("verdict 'accepted' needs a reason")
         if self.verdict == "change-needed" and not self.change:
@@ -47,41 +64,237 @@ class _Entry(BaseModel):
         return self
 
 
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
+
+
+Words = Union[list[str], None]
+
+
+class _Pattern(_Verdict):
+    cases: Words = None
+    dtype: Words = None
+    layout: Words = None
+    mode: Words = None
+    status: Words = None
+    shape: list[tuple[int, int]] | None = None
+    batch: list[int] | None = None
+    length: list[int] | None = None
+
+    @field_validator("cases", "dtype", "layout", "mode", "status", "batch", "length", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return _as_list(value)
+
+    @field_validator("shape", mode="before")
+    @classmethod
+    def _one_shape(cls, value: Any) -> Any:
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
+            return [value]
+        return value
+
+    @field_validator("status")
+    @classmethod
+    def _known_status(cls, value: Words) -> Words:
+        bad = [v for v in value or [] if v not in STATUS_ORDER]
+        if bad:
+            raise ValueError(f"unknown status {bad}; known: {', '.join(STATUS_ORDER)}")
+        return value
+
+    @model_validator(mode="after")
+    def _has_selector(self) -> _Pattern:
+        if not any(getattr(self, name) for name in SELECTORS):
+            raise ValueError(f"an [[{PATTERN_KEY}]] entry needs at least one selector: {', '.join(SELECTORS)}")
+        return self
+
+
+SELECTORS = ("cases", "shape", "batch", "length", "dtype", "layout", "mode", "status")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of the file: an explanation, its verdict, and which cells it selects."""
+
+    index: int
+    line: int | None
+    label: str  # how the file names it: "[case]" or "[[explain]] #2"
+    selectors: tuple[tuple[str, tuple[Any, ...]], ...]
+    explanation: str
+    verdict: str | None
+    reason: str | None
+    change: str | None
+
+    def where(self, path: str) -> str:
+        return f"{path}:{self.line}" if self.line is not None else path
+
+    @property
+    def selector_text(self) -> str:
+        parts = []
+        for name, values in self.selectors:
+            shown = ", ".join(f"({v[0]}, {v[1]})" if isinstance(v, tuple) else str(v) for v in values)
+            parts.append(f"{name} {shown}")
+        return "; ".join(parts)
+
+    def matches(self, cell: CellRecord) -> bool:
+        p = cell.planned
+        for name, values in self.selectors:
+            if name == "case":
+                ok = p.case == values[0]
+            elif name == "cases":
+                ok = any(fnmatchcase(p.case, pattern) for pattern in values)
+            elif name == "shape":
+                ok = (p.batch, p.length) in values
+            elif name == "status":
+                ok = cell.status in values
+            else:
+                ok = getattr(p, name) in values
+            if not ok:
+                return False
+        return True
+
+
 @dataclass(frozen=True)
 class Annotation:
+    """What the annotations say about one cell (every entry that matched it agrees on the verdict)."""
+
     case: str
     explanation: str
     verdict: str | None
     reason: str | None
     change: str | None
+    entries: tuple[int, ...] = ()
 
     @property
     def accepted(self) -> bool:
         return self.verdict == "accepted"
 
 
-def load_annotations(path: str | Path | None) -> dict[str, Annotation]:
-    if path is None:
-        return {}
-    path = Path(path)
+@dataclass
+class AnnotationFile:
+    """The parsed file, before it meets a run."""
+
+    path: str
+    entries: list[Entry] = field(default_factory=list)
+
+
+@dataclass
+class Annotations:
+    """The file applied to a run: each cell's annotation, and each entry's cells."""
+
+    path: str
+    entries: list[Entry]
+    by_case: dict[str, Annotation]
+    covered: dict[int, list[str]]
+
+
+def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
+    """Line numbers of each table header, by (bracket, first key): tomllib keeps no positions."""
+    found: dict[tuple[str, str], list[int]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = _HEADER.match(line)
+        if not match:
+            continue
+        try:
+            key = next(iter(tomllib.loads(f"{match.group(2)} = 0")))
+        except (tomllib.TOMLDecodeError, StopIteration):
+            continue
+        found.setdefault((match.group(1), key), []).append(number)
+    return found
+
+
+def _first_error(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where + ': ' if where else ''}{first['msg']}"
+
+
+def parse_annotations(text: str, path: str) -> AnnotationFile:
+    """Check the file's form; raises AnnotationError naming the entry and its line."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AnnotationError(f"{path}: not valid TOML: {exc}") from None
+    lines = _header_lines(text)
+    result = AnnotationFile(path)
+    for key, value in data.items():
+        if key == PATTERN_KEY and isinstance(value, list):
+            numbers = lines.get(("[[", key), [])
+            for position, table in enumerate(value):
+                line = numbers[position] if len(numbers) == len(value) else None
+                label = f"[[{PATTERN_KEY}]] #{position + 1}"
+                where = f"{path}:{line}" if line is not None else path
+                if not isinstance(table, dict):
+                    raise AnnotationError(f"{where}: {label} must be a table")
+                try:
+                    entry = _Pattern.model_validate(table)
+                except ValidationError as exc:
+                    raise AnnotationError(f"{where}: {label} {_first_error(exc)}") from None
+                selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
+                result.entries.append(Entry(len(result.entries), line, label, selectors, entry.explanation, entry.verdict, entry.reason, entry.change))
+            continue
+        numbers = lines.get(("[", key), [])
+        line = numbers[0] if len(numbers) == 1 else None
+        where = f"{path}:{line}" if line is not None else path
+        if key == PATTERN_KEY:
+            raise AnnotationError(f"{where}: [{PATTERN_KEY}] must be written [[{PATTERN_KEY}]] (one per entry)")
+        if not isinstance(value, dict):
+            raise AnnotationError(f"{where}: [{key}] must be a table with an explanation")
+        try:
+            one = _Verdict.model_validate(value)
+        except ValidationError as exc:
+            raise AnnotationError(f"{where}: [{key}] {_first_error(exc)}") from None
+        result.entries.append(Entry(len(result.entries), line, f"[{key}]", (("case", (key,)),), one.explanation, one.verdict, one.reason, one.change))
+    return result
+
+
+def read_annotations(path: str | Path | None) -> AnnotationFile:
+    if path is None:
+        return AnnotationFile("")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise AnnotationError(f"{path}: cannot read: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise AnnotationError(f"{path}: not valid TOML: {exc}") from None
-    notes = {}
-    for case, table in data.items():
-        if not isinstance(table, dict):
-            raise AnnotationError(f"{path}: [{case}] must be a table with an explanation")
-        try:
-            entry = _Entry.model_validate(table)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise AnnotationError(f"{path}: [{case}] {where + ': ' if where else ''}{first['msg']}") from None
-        notes[case] = Annotation(case, entry.explanation, entry.verdict, entry.reason, entry.change)
-    return notes
+    except UnicodeDecodeError as exc:
+        raise AnnotationError(f"{path}: not valid TOML: not UTF-8 ({exc.reason})") from None
+    return parse_annotations(text, str(path))
+
+
+def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Annotations:
+    """Match every entry to the run's cells; an entry matching nothing or conflicting verdicts are errors."""
+    cells = list(cells)
+    covered: dict[int, list[str]] = {}
+    by_case: dict[str, list[Entry]] = {}
+    for entry in notes.entries:
+        matched = [c.case for c in cells if entry.matches(c)]
+        if not matched:
+            what = f"names case {entry.label[1:-1]!r}, which is not in the plan" if entry.selectors[0][0] == "case" else f"({entry.selector_text}) matches no planned cell"
+            raise AnnotationError(f"{entry.where(notes.path)}: {entry.label} {what}")
+        covered[entry.index] = matched
+        for case in matched:
+            by_case.setdefault(case, []).append(entry)
+    result: dict[str, Annotation] = {}
+    for case, entries in by_case.items():
+        first = entries[0]
+        for other in entries[1:]:
+            if (other.verdict, other.change) != (first.verdict, first.change):
+                raise AnnotationError(
+                    f"{first.where(notes.path)} and {other.where(notes.path)}: cell {case!r} is matched by {first.label} "
+                    f"(verdict {_verdict_word(first)}) and {other.label} (verdict {_verdict_word(other)}); one cell takes one verdict"
+                )
+        reason = "; ".join(dict.fromkeys(e.reason for e in entries if e.reason)) or None
+        explanation = "\n\n".join(dict.fromkeys(e.explanation for e in entries))
+        result[case] = Annotation(case, explanation, first.verdict, reason, first.change, tuple(e.index for e in entries))
+    return Annotations(notes.path, notes.entries, result, covered)
+
+
+def _verdict_word(entry: Entry) -> str:
+    if entry.verdict is None:
+        return "none"
+    return entry.verdict + (f" ({entry.change})" if entry.change else "")
+
+
+def load_annotations(path: str | Path | None, cells: Iterable[CellRecord]) -> Annotations:
+    return apply_annotations(read_annotations(path), cells)
 
 
 def find_annotations(log: Path) -> Path | None:

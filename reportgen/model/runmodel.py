@@ -45,6 +45,15 @@ class CellRecord:
     cold_s: float | None = None
     warm_median_s: float | None = None
     eager_after_recompile_limit: bool = False
+    # Where a failed cell's mismatches lie, as far as the log says (read by the failure groups).
+    worst_output: str | None = None
+    per_output: list[dict[str, Any]] | None = None  # error_stats.per_output as logged, when logged
+    failure_kind: str | None = None  # "phase: type" of a failure
+    task_metric: dict[str, Any] | None = None
+    loss_off: bool = False
+    grads_off: set[str] = field(default_factory=set)
+    params_off: set[str] = field(default_factory=set)
+    trained: bool = False
 
     @property
     def case(self) -> str:
@@ -244,6 +253,11 @@ def _result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     stats = data.get("error_stats")
     if stats is not None:
         cell.mismatched, cell.total, cell.max_abs = stats["mismatched"], stats["total"], stats["max_abs"]
+        cell.worst_output = stats.get("worst_output") or None
+        cell.per_output = stats.get("per_output")
+    fail = data.get("failure")
+    cell.failure_kind = f"{fail['phase']}: {fail['type']}" if fail else None
+    cell.task_metric = data.get("task_metric")
 
 
 def _operator_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
@@ -267,8 +281,19 @@ def _timing_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     cell.eager_after_recompile_limit |= data.get("eager_after_recompile_limit", False)
 
 
+def _step_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+    cell.trained = True
+    cell.loss_off |= not data["loss_within"]
+    cell.grads_off.update(g["name"] for g in data["grads"] if g["mismatched"])
+
+
+def _train_result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+    cell.trained = True
+    cell.params_off = {p["name"] for p in data["params"] if p["mismatched"]}
+
+
 def _no_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
-    """Training steps and profiles are read from the events of the cells shown."""
+    """Profiles are read from the events of the cells shown."""
 
 
 # One entry per kind that names a cell (events.CASE_KINDS).
@@ -277,7 +302,7 @@ CELL_FACTS: dict[str, Callable[[CellRecord, dict[str, Any], int], None]] = {
     "operators": _operator_facts,
     "compile": _compile_facts,
     "timing": _timing_facts,
-    "train_step": _no_facts,
-    "train_result": _no_facts,
+    "train_step": _step_facts,
+    "train_result": _train_result_facts,
     "profile": _no_facts,
 }

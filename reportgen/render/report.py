@@ -11,7 +11,7 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reportgen.model.annotations import Annotation, AnnotationError, find_annotations, load_annotations
+from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition, decide
 from reportgen.render.templating import Assets, render_html, render_md, write_assets, write_text
 from reportgen.model.runmodel import NotARun, RunModel, read_run
@@ -35,6 +35,7 @@ class JudgedRun:
     notes: dict[str, Annotation]
     disposition: Disposition
     view: ReportView
+    annotations: Annotations | None = None
 
 
 @dataclass
@@ -53,11 +54,12 @@ def judge_log(log: Path, annotations: Path | None = None) -> JudgedRun:
         raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
     try:
         run = builder.build(reading)
-        notes = load_annotations(annotations if annotations is not None else find_annotations(log))
+        applied = load_annotations(annotations if annotations is not None else find_annotations(log), run.cells)
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
+    notes = applied.by_case
     disposition = decide(run, notes)
-    return JudgedRun(log, run, notes, disposition, build_view(run, disposition, notes))
+    return JudgedRun(log, run, notes, disposition, build_view(run, disposition, applied), applied)
 
 
 def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html") -> list[Path]:

@@ -37,6 +37,12 @@ def md_escape(value: Any) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+def md_quote(value: Any) -> str:
+    """Free text (an annotation's Markdown) as a block quote: each paragraph kept, all markup escaped."""
+    paragraphs = [md_escape(p) for p in re.split(r"\n[ \t]*\n", str(value)) if p.strip()]
+    return "\n>\n".join(f"> {p}" for p in paragraphs) or "> (empty)"
+
+
 def _environment(autoescape: bool) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
@@ -59,6 +65,7 @@ def html_env() -> jinja2.Environment:
 def md_env() -> jinja2.Environment:
     env = _environment(autoescape=False)
     env.filters["md"] = md_escape
+    env.filters["md_quote"] = md_quote
     return env
 
 

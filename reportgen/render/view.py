@@ -18,7 +18,8 @@ from typing import Any, Callable
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from reportgen.model.annotations import Annotation
+from reportgen.model.annotations import Annotation, Annotations
+from reportgen.model.groups import failure_groups
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
 from reportgen.model.runmodel import STATUS_ORDER, CellRecord, RunModel, shape_label
@@ -104,8 +105,34 @@ class ProblemView:
     stats: list[Row]
     failure: str
     warnings: list[str]
-    explanation: Markup | None
+    explained_by: list[tuple[str, str]]  # (entry label, anchor of the explanation shown once)
     verdict: str
+
+
+@dataclass
+class ExplanationView:
+    """One annotations entry, shown once, with every cell it covers."""
+
+    anchor: str
+    label: str
+    where: str
+    selector: str
+    text: str  # the Markdown as written (the Markdown report escapes it)
+    html: Markup  # rendered with raw HTML off and links restricted
+    verdict: str
+    cells: list[tuple[str, str, str, str]]  # (case, anchor, status, symbol), the first DETAIL_CAP
+    total: int
+    failed: int
+
+
+@dataclass
+class VerdictGroupView:
+    """Cells waiting for the owner's verdict that share a cause."""
+
+    label: str
+    facts: list[str]
+    cases: list[tuple[str, str]]
+    total: int
 
 
 @dataclass
@@ -170,6 +197,8 @@ class ReportView:
     headline: str
     outcome: str
     reasons: list[ReasonView]
+    verdict_groups: list[VerdictGroupView]
+    annotate_command: str
     scope: ScopeView
     record: list[Row]
     versions: list[Row]
@@ -178,6 +207,7 @@ class ReportView:
     criteria_declared: str
     problems: list[ProblemView]
     problems_total: int
+    explanations: list[ExplanationView]
     fallback: list[Row]
     compile_rows: list[dict[str, str]]
     perf_stopped: list[tuple[str, str]]
@@ -389,7 +419,7 @@ def _criteria(run: RunModel) -> tuple[list[Row], str]:
     return rows, when
 
 
-def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
+def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
     result = cell.result
     stats: list[Row] = []
     if result and result.error_stats:
@@ -399,6 +429,7 @@ def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
             Row("max abs / max rel", f"{fmt(s.max_abs)} / {fmt(s.max_rel)}"),
             Row("worst element", f"{s.worst_output}{list(s.worst_index)}: |diff| {fmt(s.diff_at_worst)}, allowed {fmt(s.allowed_at_worst)}"),
         ]
+        stats += region_rows(s)
     if result and result.task_metric:
         tm = result.task_metric
         crit = f" ({tm.criterion.op} {tm.criterion.threshold:g})" if tm.criterion else ""
@@ -412,10 +443,8 @@ def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
     if result and result.outputs:
         stats.append(Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs)))
     fail = f"{result.failure.phase}: {result.failure.type}: {result.failure.message}" if result and result.failure else ""
-    note = notes.get(cell.case)
-    verdict = ""
-    if note is not None:
-        verdict = {"accepted": f"accepted: {note.reason}", "change-needed": f"change needed: {note.change}"}.get(note.verdict or "", "explained, no verdict")
+    note = notes.by_case.get(cell.case)
+    verdict = _verdict_text(note.verdict, note.reason, note.change) if note is not None else ""
     return ProblemView(
         case=cell.case,
         anchor=anchor(cell.case),
@@ -425,9 +454,63 @@ def _problem(cell: CellRecord, notes: dict[str, Annotation]) -> ProblemView:
         stats=stats,
         failure=fail,
         warnings=list(cell.warnings),
-        explanation=render_markdown(note.explanation) if note else None,
+        explained_by=[(notes.entries[i].label, _entry_anchor(i)) for i in note.entries] if note else [],
         verdict=verdict or "not explained",
     )
+
+
+def region_rows(stats: Any) -> list[Row]:
+    """Per output: the judged figures, and beside them the excluded region's, when a region was declared."""
+    rows = []
+    for o in stats.per_output or []:
+        judged = f"{o.mismatched} of {o.total} judged element(s) outside the tolerance; max abs {fmt(o.max_abs)}, max rel {fmt(o.max_rel)}"
+        rows.append(Row(f"{o.name}" + (f" (judged region: {o.region})" if o.region else ""), judged))
+        if o.outside is not None:
+            x = o.outside
+            beyond = "not measured" if x.beyond_tolerance is None else str(x.beyond_tolerance)
+            rows.append(Row(f"{o.name}: outside the judged region", f"{x.count} element(s), not judged; beyond the tolerance {beyond}; max abs {fmt(x.max_abs)}, max rel {fmt(x.max_rel)}; non-finite {x.nonfinite}"))
+    return rows
+
+
+def _verdict_text(verdict: str | None, reason: str | None, change: str | None) -> str:
+    return {"accepted": f"accepted: {reason}", "change-needed": f"change needed: {change}"}.get(verdict or "", "explained, no verdict")
+
+
+def _entry_anchor(index: int) -> str:
+    return f"explanation-{index + 1}"
+
+
+def _explanations(run: RunModel, notes: Annotations) -> list[ExplanationView]:
+    cells = {c.case: c for c in run.cells}
+    views = []
+    for entry in notes.entries:
+        covered = [cells[case] for case in notes.covered.get(entry.index, [])]
+        views.append(ExplanationView(
+            anchor=_entry_anchor(entry.index),
+            label=entry.label,
+            where=f"{os.path.basename(notes.path)}" + (f" line {entry.line}" if entry.line is not None else ""),
+            selector=entry.selector_text,
+            text=entry.explanation,
+            html=render_markdown(entry.explanation),
+            verdict=_verdict_text(entry.verdict, entry.reason, entry.change),
+            cells=[(c.case, anchor(c.case), c.status, SYMBOLS[c.status]) for c in covered[:DETAIL_CAP]],
+            total=len(covered),
+            failed=sum(1 for c in covered if c.status not in ("pass", "untested")),
+        ))
+    return views
+
+
+def _verdict_groups(run: RunModel, disposition: Disposition) -> list[VerdictGroupView]:
+    """When only the owner's verdicts are missing: the waiting cells grouped by cause."""
+    blocking = [r for r in disposition.reasons if r.outcome == "blocked"]
+    if not blocking or not all(r.needs_verdict for r in blocking):
+        return []
+    waiting = {case for r in blocking for case in r.cases}
+    groups = failure_groups(run, [c for c in run.cells if c.case in waiting])
+    return [
+        VerdictGroupView(g.label, g.facts()[1:], [(c, anchor(c)) for c in g.cases[:DETAIL_CAP]], len(g.cells))
+        for g in groups[:DETAIL_CAP]
+    ]
 
 
 def _first_cells(run: RunModel, keep: Callable[[CellRecord], Any]) -> list[CellRecord]:
@@ -549,9 +632,12 @@ def _provenance(run: RunModel) -> list[Row]:
     return rows
 
 
-def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotation]) -> ReportView:
+def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
+    notes = annotations if annotations is not None else Annotations("", [], {}, {})
+    by_case = notes.by_case
     problem_cells = [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped")]
     stopped = disposition.performance_stopped
+    verdict_groups = _verdict_groups(run, disposition)
     criteria, declared = _criteria(run)
     incomplete = ""
     if not run.complete:
@@ -568,14 +654,17 @@ def build_view(run: RunModel, disposition: Disposition, notes: dict[str, Annotat
         headline=disposition.headline,
         outcome=disposition.outcome,
         reasons=[_reason_view(r) for r in disposition.reasons],
+        verdict_groups=verdict_groups,
+        annotate_command=f"reportgen annotate {os.path.basename(run.path)}" if verdict_groups else "",
         scope=scope_view(scope, run),
-        record=_record(run, notes),
+        record=_record(run, by_case),
         versions=_fact_rows(run.environment.versions) if run.environment else [],
         matrix=_matrix(run),
         criteria=criteria,
         criteria_declared=declared,
         problems=[_problem(c, notes) for c in problem_cells[:DETAIL_CAP]],
         problems_total=len(problem_cells),
+        explanations=_explanations(run, notes),
         fallback=_fallback_rows(run),
         compile_rows=_compile_rows(run),
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],

@@ -1,0 +1,122 @@
+"""Failed cells grouped by cause: mode, dtype and where the log says the mismatches lie.
+
+Both the report (what the owner must decide) and ``reportgen annotate`` (one annotations entry
+per group) read these groups. Every fact here is read from the cell's logged events; where the
+log does not say something (an older log without per-output statistics), the fact says only
+what was measured (e.g. "worst element in X", not "all in X").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from reportgen.model.runmodel import CellRecord, RunModel
+
+FAILED = ("mismatch", "nonfinite", "error")
+NAMES_SHOWN = 6
+
+
+@dataclass
+class FailureGroup:
+    mode: str
+    dtype: str
+    where: str
+    cells: list[CellRecord] = field(default_factory=list)
+
+    @property
+    def cases(self) -> list[str]:
+        return [c.case for c in self.cells]
+
+    @property
+    def label(self) -> str:
+        return f"{self.mode} · {self.dtype} · {self.where}"
+
+    def facts(self) -> list[str]:
+        """Measured facts over the group's cells, each traceable to case_result or train events."""
+        cells = self.cells
+        out = [f"{len(cells)} cell(s): {', '.join(self.cases)}"]
+        counted = [c for c in cells if c.mismatched is not None and c.total is not None]
+        if counted:
+            lo, hi = min(c.mismatched for c in counted), max(c.mismatched for c in counted)  # type: ignore[type-var]
+            totals = sorted({c.total for c in counted})  # type: ignore[type-var]
+            span = f"{lo}" if lo == hi else f"{lo} to {hi}"
+            out.append(f"{span} element(s) outside the tolerance per cell (of {', '.join(map(str, totals))})")
+        worst = [c.max_abs for c in counted if c.max_abs is not None]
+        if worst:
+            out.append(f"largest |out - ref| {max(worst):.4g}")
+        metrics = [c.task_metric for c in cells if c.task_metric and c.task_metric.get("value") is not None]
+        if metrics:
+            low = min(metrics, key=lambda m: m["value"])
+            crit = ""
+            if low.get("criterion"):
+                crit = f" (criterion {low['criterion']['op']} {low['criterion']['threshold']:g}: {'met' if low.get('passed') else 'not met'})"
+            out.append(f"lowest task metric {low['name']} = {low['value']:.12g}{crit}")
+        outside = _outside_facts(cells)
+        if outside:
+            out.append(outside)
+        return out
+
+
+def where_text(cell: CellRecord) -> str:
+    """Where the cell's mismatches lie, as far as the log says (compact facts only)."""
+    if cell.status == "error":
+        return f"error in {cell.failure_kind}" if cell.failure_kind else "error"
+    if cell.trained:
+        return _training_where(cell)
+    prefix = "non-finite values; " if cell.status == "nonfinite" else ""
+    if cell.per_output:
+        bad = [o for o in cell.per_output if o["mismatched"]]
+        regions = sorted({o["region"] for o in bad if o.get("region")})
+        names = _names([o["name"] for o in bad]) if bad else "no output"
+        text = f"only in {names}" if len(bad) < len(cell.per_output) else f"in {names}"
+        if regions:
+            text += f", inside the judged region ({'; '.join(regions)})"
+        return prefix + text
+    if cell.worst_output:
+        return prefix + f"worst element in {cell.worst_output}"
+    return "non-finite output" if cell.status == "nonfinite" else "no statistics"
+
+
+def _training_where(cell: CellRecord) -> str:
+    parts = []
+    if cell.loss_off:
+        parts.append("loss")
+    if cell.grads_off:
+        parts.append(f"gradients of {_names(sorted(cell.grads_off))}")
+    if cell.params_off:
+        parts.append(f"updated {_names(sorted(cell.params_off))}")
+    if not parts:
+        return "training: no step or parameter outside tolerance recorded"
+    only = "only in " if len(parts) == 1 else "in "
+    return only + " and ".join(parts)
+
+
+def _names(names: list[str]) -> str:
+    shown = names[:NAMES_SHOWN]
+    more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+    return ", ".join(shown) + more
+
+
+def _outside_facts(cells: list[CellRecord]) -> str:
+    """The excluded regions' statistics, when the plan declared judged regions."""
+    outs = [o["outside"] for c in cells for o in (c.per_output or []) if o.get("outside")]
+    if not outs:
+        return ""
+    beyond = [o["beyond_tolerance"] for o in outs if o.get("beyond_tolerance") is not None]
+    worst = [o["max_abs"] for o in outs if o.get("max_abs") is not None]
+    text = f"outside the judged region: {sum(o['count'] for o in outs)} element(s) not judged"
+    if beyond:
+        text += f", {sum(beyond)} of them beyond the tolerance"
+    if worst:
+        text += f", largest |out - ref| there {max(worst):.4g}"
+    return text
+
+
+def failure_groups(run: RunModel, cells: list[CellRecord] | None = None) -> list[FailureGroup]:
+    """Failed cells (or the given ones) by (mode, dtype, where), in plan order."""
+    chosen = cells if cells is not None else [c for c in run.cells if c.status in FAILED]
+    groups: dict[tuple[str, str, str], FailureGroup] = {}
+    for cell in chosen:
+        key = (cell.planned.mode, cell.planned.dtype, where_text(cell))
+        groups.setdefault(key, FailureGroup(*key)).cells.append(cell)
+    return list(groups.values())

@@ -1,0 +1,230 @@
+"""Annotations for many cells at once, their errors, the owner's-verdict headline and the skeleton writer."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.model.annotations import AnnotationError, load_annotations, read_annotations
+from reportgen.render.report import build_report, judge_log
+from reportgen.render.skeleton import toml_string
+from tests import logbuilder as lb
+
+B2_COMPILED = lb.case_key(2, 16, "compiled")
+B1_EAGER = lb.case_key(1, 16, "eager")
+
+
+def _two_cause_log() -> list[dict]:
+    """b2 compiled mismatches in 'hidden' (as the mismatch fixture); b1 eager fails to run."""
+    events = lb.mismatch_log()
+    for e in events:
+        if e["kind"] == "case_result" and e["case"] == B1_EAGER:
+            for key in ("outputs", "error_stats", "task_metric"):
+                e.pop(key, None)
+            e.update(status="error", failure={"phase": "run", "type": "RuntimeError", "message": "synthetic"})
+    return [e for e in events if not (e["kind"] == "timing" and e.get("case") == B1_EAGER)]
+
+
+def _write(tmp_path: Path, annotations: str | None = None, events: list[dict] | None = None) -> Path:
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(lb.dumps(events if events is not None else _two_cause_log()), encoding="utf-8")
+    if annotations is not None:
+        (log.parent / "annotations.toml").write_text(annotations, encoding="utf-8")
+    return log
+
+
+def _report(tmp_path: Path, log: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "out")])
+    return result.exit_code, result.output
+
+
+# --- pattern entries ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        'cases = "b2-*-compiled"',
+        'cases = ["nothing-*", "b2-l16-*"]\nmode = "compiled"',
+        'mode = "compiled"\nstatus = "mismatch"',
+        "shape = [2, 16]\nstatus = ['mismatch']",
+        'batch = 2\nlength = 16\ndtype = "float32"\nlayout = "contiguous"\nmode = ["compiled"]',
+    ],
+)
+def test_a_pattern_entry_explains_every_cell_it_selects(tmp_path: Path, selector: str) -> None:
+    text = f'[[explain]]\n{selector}\nexplanation = "Reduction order."\nverdict = "accepted"\nreason = "owner reviewed"\n\n[{B1_EAGER}]\nexplanation = "Flaky host."\nverdict = "accepted"\nreason = "rerun passed"\n'
+    judged = judge_log(_write(tmp_path, text))
+    assert judged.notes[B2_COMPILED].verdict == "accepted"
+    assert judged.disposition.outcome == "suitable"
+    covered = judged.annotations.covered[0]
+    assert B2_COMPILED in covered and B1_EAGER not in covered
+
+
+def test_an_entry_matching_nothing_is_an_error_with_its_line(tmp_path: Path) -> None:
+    text = f'[{B2_COMPILED}]\nexplanation = "x"\n\n# a comment\n[[explain]]\ncases = "b9-*"\nexplanation = "y"\n'
+    code, output = _report(tmp_path, _write(tmp_path, text))
+    assert code == 1
+    assert "annotations.toml:5: [[explain]] #1 (cases b9-*) matches no planned cell" in output
+    assert "Traceback" not in output and not (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_case_key_not_in_the_plan_is_an_error_with_its_line(tmp_path: Path) -> None:
+    code, output = _report(tmp_path, _write(tmp_path, '\n\n["b9-l9-contiguous-float32-eager"]\nexplanation = "x"\n'))
+    assert code == 1 and "annotations.toml:3: [b9-l9-contiguous-float32-eager] names case" in output
+
+
+def test_field_selectors_that_match_nothing_are_an_error(tmp_path: Path) -> None:
+    code, output = _report(tmp_path, _write(tmp_path, '[[explain]]\ndtype = "bfloat16"\nexplanation = "x"\n'))
+    assert code == 1 and "annotations.toml:1: [[explain]] #1 (dtype bfloat16) matches no planned cell" in output
+
+
+@pytest.mark.parametrize(
+    "second,fragment",
+    [
+        ('verdict = "change-needed"\nchange = "precision"', "(verdict accepted) and [[explain]] #1 (verdict change-needed (precision))"),
+        ("", "(verdict accepted) and [[explain]] #1 (verdict none)"),
+    ],
+)
+def test_two_entries_giving_one_cell_different_verdicts_is_an_error(tmp_path: Path, second: str, fragment: str) -> None:
+    text = f'[{B2_COMPILED}]\nexplanation = "x"\nverdict = "accepted"\nreason = "r"\n\n[[explain]]\nmode = "compiled"\nexplanation = "y"\n{second}\n'
+    code, output = _report(tmp_path, _write(tmp_path, text))
+    assert code == 1
+    assert f"annotations.toml:1 and " in output and ":6: cell 'b2-l16-contiguous-float32-compiled'" in output and fragment in output
+
+
+def test_two_entries_agreeing_on_the_verdict_are_fine(tmp_path: Path) -> None:
+    text = f'[{B2_COMPILED}]\nexplanation = "x"\nverdict = "accepted"\nreason = "r"\n\n[[explain]]\nmode = ["compiled", "eager"]\nexplanation = "y"\nverdict = "accepted"\nreason = "s"\n'
+    judged = judge_log(_write(tmp_path, text))
+    assert judged.notes[B2_COMPILED].entries == (0, 1) and judged.disposition.outcome == "suitable"
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ('[[explain]]\nexplanation = "x"\n', "needs at least one selector"),
+        ('[[explain]]\nstatus = "broken"\nexplanation = "x"\n', "unknown status"),
+        ('[[explain]]\ncases = "b*"\nexplanation = "x"\ncolour = "red"\n', "colour"),
+        ('[[explain]]\ncases = "b*"\n', "explanation"),
+        ('[[explain]]\ncases = "b*"\nexplanation = ""\n', "explanation"),
+        ('[explain]\ncases = "b*"\nexplanation = "x"\n', "[explain] must be written [[explain]]"),
+        ('[[explain]]\nshape = [2]\nexplanation = "x"\n', "shape"),
+    ],
+)
+def test_malformed_pattern_entries_are_clear_errors(tmp_path: Path, text: str, fragment: str) -> None:
+    code, output = _report(tmp_path, _write(tmp_path, text))
+    assert code == 1 and fragment in output and "annotations.toml:1" in output and "Traceback" not in output
+
+
+def test_each_explanation_is_shown_once_with_its_cells_in_html_and_markdown(tmp_path: Path) -> None:
+    explanation = "Reduction **order** differs.\\n\\nSecond paragraph ![pixel](https://tracker.example/p.png) <img src=x>."
+    text = f'[[explain]]\nstatus = ["mismatch", "error"]\nexplanation = "{explanation}"\nverdict = "accepted"\nreason = "owner reviewed"\n'
+    build_report(_write(tmp_path, text), tmp_path / "out")
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert html.count("Reduction <strong>order</strong> differs.") == 1
+    entry = html.split('id="explanation-1"', 1)[1].split("</article>", 1)[0]
+    assert B2_COMPILED in entry and B1_EAGER in entry and "covers 2 cell(s), 2 not passing" in entry
+    assert html.count('href="#explanation-1"') == 2, "each failed cell links to the one explanation"
+    # The Markdown carries the text itself, once, with markup escaped: no image a viewer would fetch.
+    assert md.count("Reduction \\*\\*order\\*\\* differs.") == 1
+    assert "> Second paragraph \\!\\[pixel\\](https://tracker.example/p.png) \\<img src=x\\>." in md
+    assert not re.search(r"(?<!\\)!(?<!\\)\[|(?<!\\)<img", md), "no unescaped image or tag"
+    assert "see the HTML report" not in md
+    section = md.split("### Explanations", 1)[1]
+    assert B2_COMPILED in section and B1_EAGER in section
+
+
+def test_the_old_one_case_tables_still_work_and_read_annotations_keeps_lines(tmp_path: Path) -> None:
+    path = tmp_path / "a.toml"
+    path.write_text(f'# c\n\n[{B2_COMPILED}]\nexplanation = "x"\n\n[[explain]]\ncases = "b1-*"\nexplanation = "y"\n', encoding="utf-8")
+    parsed = read_annotations(path)
+    assert [(e.label, e.line) for e in parsed.entries] == [(f"[{B2_COMPILED}]", 3), ("[[explain]] #1", 6)]
+    with pytest.raises(AnnotationError, match="a.toml:3: .* which is not in the plan"):
+        load_annotations(path, [])
+
+
+# --- the owner's verdict ------------------------------------------------------------------------
+
+
+def test_blocked_only_for_verdicts_says_so_and_groups_the_cells_by_cause(tmp_path: Path) -> None:
+    log = _write(tmp_path)
+    result = build_report(log, tmp_path / "out")
+    assert result.disposition.headline == "Blocked: 1 mismatch and 1 errored cell need the owner's verdict"
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    owner = md.split("### What the owner must decide", 1)[1].split("### Scope", 1)[0]
+    assert "**compiled · float32 · worst element in hidden**: 1 cell(s); 17 element(s) outside the tolerance per cell (of 1024)" in owner
+    assert "**eager · float32 · error in run: RuntimeError**: 1 cell(s)" in owner
+    assert "reportgen annotate events.jsonl" in owner
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Blocked: 1 mismatch and 1 errored cell need the owner&#39;s verdict" in html and "What the owner must decide" in html
+
+
+def test_other_blocking_reasons_keep_the_plain_headline(tmp_path: Path) -> None:
+    events = _two_cause_log()
+    events = [e for e in events if e["kind"] != "run_end"]  # incomplete: not only a matter of verdicts
+    result = build_report(_write(tmp_path, events=events), tmp_path / "out")
+    assert result.disposition.headline == "Blocked pending compatibility evidence"
+    assert "What the owner must decide" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+
+
+# --- the skeleton -------------------------------------------------------------------------------
+
+
+def test_annotate_writes_a_skeleton_one_entry_per_cause_with_facts_and_no_verdict(tmp_path: Path) -> None:
+    log = _write(tmp_path)
+    result = CliRunner().invoke(main, ["annotate", str(log)])
+    assert result.exit_code == 0, result.output
+    assert "2 entries for 2 failed cell(s)" in result.output
+    path = log.parent / "annotations.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    entries = data["explain"]
+    assert [e["cases"] for e in entries] == [[B1_EAGER], [B2_COMPILED]]
+    assert all("verdict" not in e for e in entries)
+    assert "17 element(s) outside the tolerance per cell (of 1024)" in entries[1]["explanation"]
+    assert "lowest task metric cosine" in entries[1]["explanation"] or "lowest task metric" in entries[1]["explanation"]
+    assert "error in run: RuntimeError" in entries[0]["explanation"]
+    # The skeleton loads as it is: the cells are explained, still without a verdict.
+    judged = judge_log(log)
+    assert judged.disposition.headline == "Blocked: 1 mismatch and 1 errored cell need the owner's verdict"
+    assert any("explained but without a verdict" in r.message for r in judged.disposition.reasons)
+
+
+def test_annotate_never_overwrites_without_force(tmp_path: Path) -> None:
+    log = _write(tmp_path, annotations="# mine\n")
+    path = log.parent / "annotations.toml"
+    result = CliRunner().invoke(main, ["annotate", str(log)])
+    assert result.exit_code == 3 and "already exists" in result.output and "--force" in result.output
+    assert path.read_text(encoding="utf-8") == "# mine\n"
+    forced = CliRunner().invoke(main, ["annotate", str(log), "--force"])
+    assert forced.exit_code == 0 and "[[explain]]" in path.read_text(encoding="utf-8")
+    assert [p.name for p in log.parent.iterdir() if p.name.startswith(".annotations-")] == []
+
+
+def test_annotate_to_another_path_and_with_nothing_to_annotate(tmp_path: Path) -> None:
+    log = _write(tmp_path, events=lb.complete_log())
+    result = CliRunner().invoke(main, ["annotate", str(log)])
+    assert result.exit_code == 0 and "nothing to annotate" in result.output
+    assert not (log.parent / "annotations.toml").exists()
+    log = _write(tmp_path)
+    out = tmp_path / "elsewhere.toml"
+    assert CliRunner().invoke(main, ["annotate", str(log), "--out", str(out)]).exit_code == 0
+    assert out.is_file() and not (log.parent / "annotations.toml").exists()
+
+
+def test_annotate_refuses_an_invalid_log(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"kind": "run_start"}\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["annotate", str(log)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert not (tmp_path / "annotations.toml").exists()
+
+
+@pytest.mark.parametrize("text", ['quote " back \\ slash', "line\nbreak\ttab", "del \x7f nul \x00", "ünïcode ☃ 😀", "]] [[explain]]\n# x"])
+def test_toml_strings_round_trip_hostile_text(text: str) -> None:
+    assert tomllib.loads(f"v = {toml_string(text)}\n")["v"] == text
