@@ -155,7 +155,7 @@ def test_the_old_one_case_tables_still_work_and_read_annotations_keeps_lines(tmp
 def test_blocked_only_for_verdicts_says_so_and_groups_the_cells_by_cause(tmp_path: Path) -> None:
     log = _write(tmp_path)
     result = build_report(log, tmp_path / "out")
-    assert result.disposition.headline == "Blocked: 1 mismatch and 1 errored cell need the owner's verdict"
+    assert result.disposition.headline.startswith("Blocked: 1 mismatch and 1 errored cell need the owner's verdict (on cpu")
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     owner = md.split("### What the owner must decide", 1)[1].split("### Scope", 1)[0]
     assert "**compiled · float32 · worst element in hidden**: 1 cell(s); 17 element(s) outside the tolerance per cell (of 1024)" in owner
@@ -169,7 +169,7 @@ def test_other_blocking_reasons_keep_the_plain_headline(tmp_path: Path) -> None:
     events = _two_cause_log()
     events = [e for e in events if e["kind"] != "run_end"]  # incomplete: not only a matter of verdicts
     result = build_report(_write(tmp_path, events=events), tmp_path / "out")
-    assert result.disposition.headline == "Blocked pending compatibility evidence"
+    assert result.disposition.headline.startswith("Blocked pending compatibility evidence")
     assert "What the owner must decide" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
 
 
@@ -191,7 +191,7 @@ def test_annotate_writes_a_skeleton_one_entry_per_cause_with_facts_and_no_verdic
     assert "error in run: RuntimeError" in entries[0]["explanation"]
     # The skeleton loads as it is: the cells are explained, still without a verdict.
     judged = judge_log(log)
-    assert judged.disposition.headline == "Blocked: 1 mismatch and 1 errored cell need the owner's verdict"
+    assert judged.disposition.headline.startswith("Blocked: 1 mismatch and 1 errored cell need the owner's verdict")
     assert any("explained but without a verdict" in r.message for r in judged.disposition.reasons)
 
 
