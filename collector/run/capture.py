@@ -1,0 +1,124 @@
+"""What several phases record around a call: warnings, compile counters, failures."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from collector.backends import Backend, OpRecorder
+from collector.plan import Cell
+from collector.run.state import Run
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(f"{record.name}: {record.getMessage()}")
+
+
+@contextlib.contextmanager
+def captured_warnings() -> Iterator[list[str]]:
+    """Python warnings and torch's logged warnings raised inside the block, in order."""
+    found: list[str] = []
+    handler = _LogCollector()
+    torch_logger = logging.getLogger("torch")
+    torch_logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield found
+    finally:
+        torch_logger.removeHandler(handler)
+        found.extend(f"{w.category.__name__}: {w.message}" for w in caught)
+        found.extend(handler.messages)
+
+
+def failure_phase(exc: BaseException, compiling: bool) -> str:
+    module = type(exc).__module__ or ""
+    if compiling and (module.startswith(("torch._dynamo", "torch._inductor")) or "ompil" in type(exc).__name__):
+        return "compile"
+    return "run"
+
+
+def failure(phase: str, exc: BaseException) -> dict[str, str]:
+    return {"phase": phase, "type": type(exc).__name__, "message": str(exc)[:4000]}
+
+
+class CompileWatch:
+    """Counter deltas around a compiled cell's first call, its repeat, and recompile-limit logs."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.handler = _LogCollector()
+        self.start: dict[str, int] = {}
+        self.first: dict[str, int] = {}
+        self.breaks_start: dict[str, int] = {}
+        self.repeat_frames = 0
+        self.limit_hit = False
+
+    def before(self) -> None:
+        logging.getLogger("torch._dynamo").addHandler(self.handler)
+        self.start = self.backend.compile_counters()
+        self.breaks_start = self.backend.graph_breaks()
+
+    def after_first(self) -> None:
+        self.first = self.backend.compile_counters()
+        logging.getLogger("torch._dynamo").removeHandler(self.handler)
+        self.limit_hit = any("recompile_limit" in m or "cache_size_limit" in m for m in self.handler.messages)
+
+    def check_repeat(self, call: Callable[[], Any], synchronize: Callable[[], None]) -> None:
+        """Call again with the same inputs: on a fixed-shape path nothing compiles."""
+        call()
+        synchronize()
+        self.repeat_frames = self.backend.compile_counters()["frames"] - self.first["frames"]
+
+    @property
+    def frames_first(self) -> int:
+        return self.first.get("frames", 0) - self.start.get("frames", 0)
+
+    @property
+    def graphs_first(self) -> int:
+        return self.first.get("graphs", 0) - self.start.get("graphs", 0)
+
+    def event(self, first_call_s: float | None, cache_dir: Path) -> dict[str, Any]:
+        now = self.first or self.backend.compile_counters()
+        breaks = self.backend.graph_breaks()
+        return {
+            "compile_first_result_s": first_call_s,
+            "graphs": now.get("graphs", 0) - self.start.get("graphs", 0),
+            "graph_breaks": [
+                {"reason": reason, "count": count - self.breaks_start.get(reason, 0)}
+                for reason, count in sorted(breaks.items())
+                if count > self.breaks_start.get(reason, 0)
+            ],
+            "recompiles": self.repeat_frames,
+            "cache_hits": now.get("cache_hits", 0) - self.start.get("cache_hits", 0),
+            "cache_misses": now.get("cache_misses", 0) - self.start.get("cache_misses", 0),
+            "recompile_limit_hit": self.limit_hit,
+            "cache_condition": "compiled_in_process",
+            "cache_dir": str(cache_dir),
+        }
+
+
+def write_failed(run: Run, cell: Cell, result: dict[str, Any], fail: dict[str, str], watch: CompileWatch | None) -> None:
+    if watch is not None and fail["phase"] == "compile":
+        run.log.write("compile", case=cell.case, **watch.event(None, run.cache_dir))
+    run.progress.say(f"{cell.case}: error in {fail['phase']}: {fail['type']}: {fail['message'][:200]}")
+    run.log.write("case_result", case=cell.case, status="error", failure=fail, **result)
+    write_operators(run, cell, None)
+
+
+def write_operators(run: Run, cell: Cell, recorder: OpRecorder | None) -> None:
+    run.log.write(
+        "operators",
+        case=cell.case,
+        executed=run.backend.executed(recorder),
+        fallback=run.backend.fallback(),
+        transfers=run.backend.transfers(recorder),
+    )

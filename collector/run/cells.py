@@ -1,0 +1,150 @@
+"""Every cell of the matrix: correctness against the reference, compile facts, operators."""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any, Callable
+
+import torch
+
+from collector.backends import OpRecorder
+from collector.compare import compare, describe, describe_input
+from collector.eventlog import finite_or_none
+from collector.plan import Cell
+from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, write_failed, write_operators
+from collector.run.state import CellOutcome, Run
+from collector.run.timings import time_warm_cell
+from collector.run.training_cells import run_training_cell
+from collector.workload import DTYPES, cast_inputs, input_key, to_device
+
+
+def run_cells(run: Run) -> None:
+    groups: dict[tuple[str, str], list[tuple[int, Cell]]] = {}
+    for index, cell in enumerate(run.cells, start=1):
+        groups.setdefault((cell.dtype, cell.layout), []).append((index, cell))
+    for (dtype, layout), members in groups.items():
+        # A fresh Dynamo state per group keeps one group's compiled shapes from counting
+        # against another's recompile limit; within a group, shapes accumulate as they
+        # would in a serving process, which is what the cache-check repeat tests.
+        torch._dynamo.reset()
+        reason = run.plan.missing_tolerance(dtype)
+        model = None if reason else _device_model(run, dtype)
+        compiled, compile_error = None, None
+        # Training cells compile their own fresh model each (training changes the weights).
+        if model is not None and not run.plan.training and any(c.mode == "compiled" for _, c in members):
+            try:
+                compiled = torch.compile(model, backend=run.backend.compile_backend, dynamic=False)
+            except Exception as exc:  # e.g. the backend is not registered
+                compile_error = failure("compile", exc)
+        for index, cell in members:
+            if reason or model is None:
+                _skip(run, cell, index, reason or "the model could not be moved to the device")
+                continue
+            if cell.mode == "compiled" and compile_error is not None:
+                write_failed(run, cell, {}, compile_error, None)
+                run.recorded += 1
+                continue
+            run.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
+            if run.plan.training:
+                outcome = run_training_cell(run, cell, model)
+            else:
+                outcome = _run_cell(run, cell, model if cell.mode == "eager" else compiled)
+            run.recorded += 1
+            if outcome.status == "pass" and outcome.call is not None:
+                run.passed[cell.case] = outcome
+                time_warm_cell(run, cell, outcome)
+
+
+def _device_model(run: Run, dtype: str) -> torch.nn.Module | None:
+    try:
+        return copy.deepcopy(run.model).to(device=run.backend.device, dtype=DTYPES[dtype])
+    except Exception as exc:  # recorded per cell as a skip with the reason
+        run.progress.say(f"model could not be moved to {run.backend.device} as {dtype}: {exc}")
+        return None
+
+
+def _skip(run: Run, cell: Cell, index: int, reason: str) -> None:
+    run.progress.say(f"{cell.case}: skipped: {reason}", index)
+    run.log.write("case_result", case=cell.case, status="skipped", skip_reason=reason)
+    run.recorded += 1
+
+
+def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
+    key = input_key(cell.batch, cell.length, cell.layout)
+    cpu_inputs = cast_inputs(run.inputs[key], DTYPES[cell.dtype])
+    run.backend.begin_cell()
+    result: dict[str, Any] = {"inputs": [describe_input(k, v) for k, v in cpu_inputs.items()]}
+    try:
+        inputs = to_device(cpu_inputs, run.backend.device)
+    except Exception as exc:
+        write_failed(run, cell, result, failure("transfer", exc), None)
+        return CellOutcome("error")
+
+    def call() -> Any:
+        with torch.no_grad():
+            return run.workload.run_model(model, inputs)
+
+    recorder = OpRecorder() if cell.mode == "eager" else None
+    compile_facts = CompileWatch(run.backend) if cell.mode == "compiled" else None
+    with captured_warnings() as warns:
+        try:
+            outputs, first_s = _first_call(run, call, recorder, compile_facts)
+            if compile_facts is not None:
+                compile_facts.check_repeat(call, run.backend.synchronize)
+        except Exception as exc:
+            phase = failure_phase(exc, compile_facts is not None)
+            result["warnings"] = warns
+            write_failed(run, cell, result, failure(phase, exc), compile_facts)
+            return CellOutcome("error")
+    result["warnings"] = warns
+    if compile_facts is not None:
+        run.log.write("compile", case=cell.case, **compile_facts.event(first_s, run.cache_dir))
+        if cell.repeat_of:
+            result["recompiled"] = compile_facts.graphs_first > 0 or compile_facts.frames_first > 0
+    status = _judge(run, cell, key, outputs, result)
+    run.log.write("case_result", case=cell.case, status=status, **result)
+    write_operators(run, cell, recorder)
+    return CellOutcome(status, first_s, call)
+
+
+def _first_call(run: Run, call: Callable[[], Any], recorder: OpRecorder | None, watch: CompileWatch | None) -> tuple[dict[str, torch.Tensor], float]:
+    if watch is not None:
+        watch.before()
+    start = time.perf_counter()
+    outputs = call()
+    run.backend.synchronize()
+    elapsed = time.perf_counter() - start
+    if watch is not None:
+        watch.after_first()
+    if recorder is not None:
+        # A second eager call records the ops, so dispatch overhead stays out of the timing.
+        with recorder:
+            call()
+    return outputs, elapsed
+
+
+def _judge(run: Run, cell: Cell, key: str, outputs: dict[str, torch.Tensor], result: dict[str, Any]) -> str:
+    reference = run.references[key]
+    tol = run.plan.tolerance_for(cell.dtype)
+    result["outputs"] = [describe(k, v) for k, v in outputs.items()]
+    try:
+        stats = compare(outputs, reference, tol["atol"], tol["rtol"])
+    except ValueError as exc:
+        result["failure"] = failure("compare", exc)
+        return "error"
+    result["error_stats"] = stats
+    metric = finite_or_none(run.workload.task_metric(outputs, reference, run.inputs[key]))
+    criterion = tol.get("task")
+    passed = None
+    if criterion and metric is not None:
+        passed = metric >= criterion["threshold"] if criterion["op"] == ">=" else metric <= criterion["threshold"]
+    elif criterion:
+        passed = False
+    result["task_metric"] = {"name": getattr(run.workload, "TASK_METRIC", "task_metric"), "value": metric, "criterion": criterion, "passed": passed}
+    ref_nonfinite = sum(describe(k, v)["nonfinite"] for k, v in reference.items())
+    if sum(o["nonfinite"] for o in result["outputs"]) > ref_nonfinite:
+        return "nonfinite"
+    if stats["mismatched"] or passed is False:
+        return "mismatch"
+    return "pass"

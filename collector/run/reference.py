@@ -1,0 +1,69 @@
+"""Inputs and the trusted CPU reference per input shape, saved as artifacts."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+from collector import training
+from collector.compare import max_abs_between
+from collector.run.state import Run
+from collector.workload import DTYPES, cast_inputs, input_key, save_artifact
+
+
+def write_references(run: Run) -> None:
+    ref_dtype = DTYPES[run.plan.reference_dtype]
+    ref_model = copy.deepcopy(run.model).to("cpu", ref_dtype)
+    golden = copy.deepcopy(run.model).to("cpu", torch.float64) if run.plan.float64_golden and not run.plan.training else None
+    for cell in run.cells:
+        key = input_key(cell.batch, cell.length, cell.layout)
+        if key in run.inputs:
+            continue
+        run.inputs[key] = run.workload.make_inputs(cell.batch, cell.length, cell.layout)
+        run.references[key] = _reference_outputs(run, key, ref_model, ref_dtype, golden)
+    for role, obj, name in (("inputs", run.inputs, "inputs.pt"), ("reference_output", run.references, "reference.pt")):
+        size, digest = save_artifact(obj, run.dir / "artifacts" / name)
+        run.log.write("artifact", role=role, path=f"artifacts/{name}", bytes=size, sha256=digest)
+
+
+def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype, golden: torch.nn.Module | None) -> dict[str, torch.Tensor]:
+    if run.plan.training:
+        return _reference_training(run, key, model, dtype)
+    inputs = cast_inputs(run.inputs[key], dtype)
+    with torch.no_grad():
+        first = run.workload.run_model(model, inputs)
+        second = run.workload.run_model(model, inputs)
+        noise = max_abs_between(first, second)
+        gold = None
+        if golden is not None:
+            gold = max_abs_between(first, run.workload.run_model(golden, cast_inputs(run.inputs[key], torch.float64)))
+    run.log.write(
+        "reference",
+        shape=key,
+        device="cpu",
+        dtype=str(dtype).removeprefix("torch."),
+        runs=2,
+        noise_max_abs=noise,
+        deterministic=noise == 0.0,
+        float64_max_abs=gold,
+    )
+    return {k: v.detach() for k, v in first.items()}
+
+
+def _reference_training(run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    inputs = cast_inputs(run.inputs[key], dtype)
+    steps, seed = run.plan.training["steps"], run.plan.training["seed"]
+    runs = []
+    for _ in range(2):
+        copy_ = training.prepare(run.workload, model)
+        trace, _step = training.train(run.workload, copy_, copy_, inputs, steps, seed, lambda: None)
+        runs.append(trace)
+    first, second = runs
+    noise = max_abs_between({**{f"grad{i}.{n}": g for i, gs in enumerate(first.grads) for n, g in gs.items()}, **{f"param.{n}": p for n, p in first.params.items()}},
+                            {**{f"grad{i}.{n}": g for i, gs in enumerate(second.grads) for n, g in gs.items()}, **{f"param.{n}": p for n, p in second.params.items()}})
+    loss_noise = max(abs(a - b) for a, b in zip(first.losses, second.losses))
+    noise = None if noise is None else max(noise, loss_noise)
+    run.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0)
+    run.train_refs[key] = first
+    return {"loss": torch.tensor(first.losses, dtype=torch.float64)}

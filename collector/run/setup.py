@@ -1,0 +1,79 @@
+"""The run folder, ``run_start``, ``environment``, the ``plan`` and the weights artifact."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from collector import __version__
+from collector.environment import read_environment
+from collector.eventlog import EventLog, utc_now
+from collector.run.state import Run
+from collector.workload import load_workload, save_artifact, sha256_file
+
+
+def start(run: Run) -> None:
+    (run.dir / "artifacts").mkdir(parents=True)
+    (run.dir / "traces").mkdir()
+    run.log = EventLog(run.dir / "events.jsonl")
+    run.log.write(
+        "run_start",
+        run_id=run.run_id,
+        collector=f"collector {__version__}",
+        workload=run.plan.name,
+        target=run.backend.name,
+        command=run.options.command,
+        started_at=utc_now(),
+        origin="measured",
+    )
+    run.log.write("environment", **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)))
+    # Compiles in this process write to a cache dir the collector made empty.
+    os.environ.update(run.backend.cache_env(run.cache_dir))
+
+
+def write_plan(run: Run) -> None:
+    run.workload = load_workload(run.plan)
+    run.model = run.workload.build_model().eval()
+    weights_path, size, digest = _record_weights(run)
+    plan = run.plan
+    run.log.write(
+        "plan",
+        workload=plan.name,
+        description=plan.description,
+        model_revision=getattr(run.workload, "MODEL_REVISION", "not stated by the workload"),
+        weights_sha256=digest,
+        target=run.backend.name,
+        intended_target=plan.intended_target,
+        matrix=[
+            {"case": c.case, "batch": c.batch, "length": c.length, "layout": c.layout, "dtype": c.dtype, "mode": c.mode, "repeat_of": c.repeat_of}
+            for c in run.cells
+        ],
+        reference=f"cpu eager {plan.reference_dtype}, run twice" + (", float64 golden" if plan.float64_golden else ""),
+        tolerances=plan.tolerances,
+        warm_repetitions=run.warm_repetitions,
+        timing_scope=plan.timing_scope,
+        requirements=plan.requirements,
+        padding=plan.padding,
+        attention_path=getattr(run.workload, "ATTENTION_PATH", None),
+        training=_training_plan(run),
+    )
+    run.log.write("artifact", role="weights", path=weights_path, bytes=size, sha256=digest)
+
+
+def _training_plan(run: Run) -> dict[str, Any] | None:
+    if not run.plan.training:
+        return None
+    return {**run.plan.training, "optimizer": getattr(run.workload, "OPTIMIZER", "as built by make_optimizer")}
+
+
+def _record_weights(run: Run) -> tuple[str, int, str]:
+    """Weights shipped as a file (a packaged model) are checksummed where they lie, not copied."""
+    shipped = getattr(run.workload, "weights_file", None)
+    if shipped is not None:
+        path = Path(shipped())
+        return f"external:{path}", path.stat().st_size, sha256_file(path)
+    size, digest = save_artifact(run.model.state_dict(), run.dir / "artifacts" / "weights.pt")
+    return "artifacts/weights.pt", size, digest

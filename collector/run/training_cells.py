@@ -1,0 +1,77 @@
+"""Training cells: fixed steps from the same weights, inputs and seed as the reference run."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+import torch
+
+from collector import training
+from collector.backends import OpRecorder
+from collector.compare import compare, describe, describe_input
+from collector.eventlog import finite_or_none
+from collector.plan import Cell
+from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, write_failed, write_operators
+from collector.run.state import CellOutcome, Run
+from collector.workload import DTYPES, cast_inputs, input_key, to_device
+
+
+def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> CellOutcome:
+    key = input_key(cell.batch, cell.length, cell.layout)
+    cpu_inputs = cast_inputs(run.inputs[key], DTYPES[cell.dtype])
+    run.backend.begin_cell()
+    result: dict[str, Any] = {"inputs": [describe_input(k, v) for k, v in cpu_inputs.items()]}
+    tol = run.plan.tolerance_for(cell.dtype)
+    ref = run.train_refs[key]
+    compiling = cell.mode == "compiled"
+    with captured_warnings() as warns:
+        try:
+            inputs = to_device(cpu_inputs, run.backend.device)
+            model = training.prepare(run.workload, device_model)
+            call_model = torch.compile(model, backend=run.backend.compile_backend, dynamic=False) if compiling else model
+            watch = CompileWatch(run.backend) if compiling else None
+            if watch is not None:
+                watch.before()
+            recorder = OpRecorder() if not compiling else None
+            with recorder if recorder is not None else contextlib.nullcontext():
+                trace, step = training.train(run.workload, model, call_model, inputs, run.plan.training["steps"], run.plan.training["seed"], run.backend.synchronize)
+            if watch is not None:
+                watch.after_first()
+        except Exception as exc:
+            result["warnings"] = warns
+            write_failed(run, cell, result, failure(failure_phase(exc, compiling), exc), None)
+            return CellOutcome("error")
+    result["warnings"] = warns
+    if watch is not None:
+        base = watch.event(trace.first_forward_s, run.cache_dir)
+        run.log.write("compile", case=cell.case, graph="forward", **base)
+        run.log.write("compile", case=cell.case, graph="backward", **{**base, "compile_first_result_s": trace.first_backward_s, "graphs": None, "graph_breaks": [], "cache_hits": None, "cache_misses": None})
+    status = _judge_training(run, cell, trace, ref, tol, result)
+    run.log.write("case_result", case=cell.case, status=status, **result)
+    write_operators(run, cell, recorder)
+    return CellOutcome(status, trace.first_step_s, step)
+
+
+def _judge_training(run: Run, cell: Cell, trace: training.TrainTrace, ref: training.TrainTrace, tol: dict[str, Any], result: dict[str, Any]) -> str:
+    loss_tol, grad_tol = tol["loss"], tol["grad"]
+    all_within = True
+    grads_ok = True
+    for index, (loss, ref_loss) in enumerate(zip(trace.losses, ref.losses)):
+        within = training.loss_within(loss, ref_loss, loss_tol["atol"], loss_tol["rtol"])
+        rows = training.compare_tensors(trace.grads[index], ref.grads[index], grad_tol["atol"], grad_tol["rtol"])
+        all_within &= within
+        grads_ok &= all(r["mismatched"] == 0 for r in rows)
+        run.log.write("train_step", case=cell.case, step=index, loss=finite_or_none(loss), reference_loss=finite_or_none(ref_loss), loss_within=within, grads=rows)
+    params = training.compare_tensors(trace.params, ref.params, grad_tol["atol"], grad_tol["rtol"])
+    run.log.write("train_result", case=cell.case, params=params)
+    final = torch.tensor(trace.losses, dtype=torch.float64)
+    result["outputs"] = [describe("loss_per_step", final)]
+    result["error_stats"] = compare({"loss_per_step": final}, {"loss_per_step": torch.tensor(ref.losses, dtype=torch.float64)}, loss_tol["atol"], loss_tol["rtol"])
+    worst = max((abs(a - b) / abs(b) if b else abs(a - b)) for a, b in zip(trace.losses, ref.losses))
+    result["task_metric"] = {"name": "max_loss_rel_diff", "value": finite_or_none(worst), "criterion": None, "passed": all_within}
+    if any(not math.isfinite(x) for x in trace.losses):
+        return "nonfinite"
+    params_ok = all(r["mismatched"] == 0 for r in params)
+    return "pass" if all_within and grads_ok and params_ok else "mismatch"
