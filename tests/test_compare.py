@@ -44,7 +44,7 @@ def _edit(path: Path, change: Any) -> None:
 
 
 def _draw(rng: random.Random, scale: float, noise: float, n: int = 30) -> list[float]:
-    return [1e-3 * scale * (1 + noise * rng.gauss(0, 1)) for _ in range(n)]
+    return [max(1e-3 * scale * (1 + noise * rng.gauss(0, 1)), 5e-5) for _ in range(n)]
 
 
 def test_ten_percent_slowdown_with_small_noise_is_slower() -> None:
@@ -59,6 +59,18 @@ def test_same_shift_inside_large_noise_is_no_clear_difference() -> None:
     (result,) = ratio_intervals([(_draw(rng, 1.0, 0.4), _draw(rng, 1.1, 0.4))])
     assert result.verdict == "no clear difference"
     assert result.low < 1.0 < result.high  # type: ignore[operator]
+
+
+def test_verdict_rates_over_many_draws() -> None:
+    """Not one lucky seed: over 200 seeded draws of 30 samples a side, a 10% shift is 'slower'
+    every time in 1% noise, and 'no clear difference' in most draws inside 50% noise."""
+    rng = random.Random(11)
+    small = ratio_intervals([(_draw(rng, 1.0, 0.01), _draw(rng, 1.1, 0.01)) for _ in range(200)])
+    large = ratio_intervals([(_draw(rng, 1.0, 0.5), _draw(rng, 1.1, 0.5)) for _ in range(200)])
+    assert all(r.verdict == "slower" for r in small)
+    unclear = sum(r.verdict == "no clear difference" for r in large)
+    assert unclear >= 140, f"only {unclear} of 200 draws inside large noise were 'no clear difference'"
+    assert sum(r.verdict == "faster" for r in large) <= 5
 
 
 def test_a_speedup_is_faster_and_the_interval_covers_the_true_ratio() -> None:
@@ -258,3 +270,29 @@ def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
     assert (kept["cells"], kept["geomean"], kept["not_comparable"]) == (data["cells"], data["geomean"], data["not_comparable"]), stale
     assert (committed / "compare.md").is_file()
     assert re.search(r"neuron", data["headline"], re.IGNORECASE) is None
+
+
+# --- `reportgen diff` judges timing by the same interval ------------------------------------
+
+
+@pytest.mark.parametrize(("noise", "verdict"), [(0.01, "slower"), (0.5, "no clear difference")])
+def test_diff_uses_the_interval_verdict(tmp_path: Path, noise: float, verdict: str) -> None:
+    before = _write(tmp_path, "before", timing_log("synthetic-before", scale=1.0, noise=noise, seed=0))
+    after = _write(tmp_path, "after", timing_log("synthetic-after", scale=1.1, noise=noise, seed=1))
+    runner = CliRunner()
+    data = json.loads(runner.invoke(main, ["diff", "--json", str(before), str(after)]).output)
+    assert {t["verdict"] for t in data["timings"]} == {verdict}
+    assert all(t["low"] is not None and t["low"] < t["high"] for t in data["timings"])
+    text = runner.invoke(main, ["diff", str(before), str(after)]).output
+    assert f"95% interval" in text and f"): {verdict}" in text
+
+
+def test_workload_history_shows_interval_verdicts(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    _write(tmp_path / "runs", "a", timing_log("synthetic-before", scale=1.0, noise=0.01, seed=10))
+    _write(tmp_path / "runs", "b", timing_log("synthetic-after", scale=1.1, noise=0.01, seed=11))
+    _edit(tmp_path / "runs" / "b" / "events.jsonl", lambda events: events[0].update(started_at="2026-01-02T00:00:00Z"))
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "verdict (by the interval)" in page and page.count('class="ratio-up">slower<') == 4

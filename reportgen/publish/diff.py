@@ -6,23 +6,42 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from reportgen.judge.intervals import ratio_intervals
 from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
+NO_SAMPLES = "no verdict: warm samples not kept"
 
 
 @dataclass
 class TimingChange:
-    """Warm medians of one cell that passed in both runs; ``flags`` qualify the ratio."""
+    """Warm medians of one cell that passed in both runs; ``flags`` qualify the ratio.
+
+    ``low`` and ``high`` bound the ratio (95%, from both runs' kept warm samples, the same
+    interval as `reportgen compare`); ``verdict`` is read from that interval, never from a
+    fixed percentage. Without samples on both sides there is no interval and no verdict.
+    """
 
     case: str
     before_s: float
     after_s: float
     flags: list[str] = field(default_factory=list)
+    low: float | None = None
+    high: float | None = None
+    verdict: str = NO_SAMPLES
 
     @property
     def ratio(self) -> float:
         return self.after_s / self.before_s if self.before_s > 0 else float("inf")
+
+
+def _judge_timings(changes: list[tuple[TimingChange, CellSummary, CellSummary]]) -> None:
+    """Give every change with samples on both sides its interval and verdict, in one batch."""
+    sampled = [(t, old.warm_samples_s, new.warm_samples_s) for t, old, new in changes if old.warm_samples_s and new.warm_samples_s]
+    usable = [(t, a, b) for t, a, b in sampled if min(a) > 0 and min(b) > 0]  # type: ignore[type-var]
+    for (change, _, _), interval in zip(usable, ratio_intervals([(a, b) for _, a, b in usable])):  # type: ignore[misc]
+        change.low, change.high = interval.low, interval.high
+        change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
 
 
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
@@ -65,6 +84,7 @@ class RunDiff:
 
 def diff_runs(before: RunSummary, after: RunSummary) -> RunDiff:
     result = RunDiff(before.run_id, after.run_id, (before.outcome, after.outcome))
+    timed: list[tuple[TimingChange, CellSummary, CellSummary]] = []
     for case in sorted(set(before.cells) | set(after.cells)):
         old, new = before.cells.get(case), after.cells.get(case)
         if old is None:
@@ -81,12 +101,19 @@ def diff_runs(before: RunSummary, after: RunSummary) -> RunDiff:
                 result.other_changes.append(change)
         # Only timings of cells that passed in both runs are compared.
         if old and new and old.status == "pass" and new.status == "pass" and old.warm_median_s and new.warm_median_s:
-            result.timings.append(TimingChange(case, old.warm_median_s, new.warm_median_s, timing_flags(before, after, old, new)))
+            change = TimingChange(case, old.warm_median_s, new.warm_median_s, timing_flags(before, after, old, new))
+            result.timings.append(change)
+            timed.append((change, old, new))
+    _judge_timings(timed)
     for key in sorted(set(before.versions) | set(after.versions)):
         a, b = before.versions.get(key, "unknown"), after.versions.get(key, "unknown")
         if a != b:
             result.versions.append((key, a, b))
     return result
+
+
+def _interval_text(change: TimingChange) -> str:
+    return "" if change.low is None or change.high is None else f", 95% interval {change.low:.3f} to {change.high:.3f}"
 
 
 def format_diff(diff: RunDiff) -> str:
@@ -102,7 +129,7 @@ def format_diff(diff: RunDiff) -> str:
     lines.append(f"version changes: {len(diff.versions)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
-    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x)" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
+    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
     return "\n".join(lines)
 
 

@@ -197,6 +197,7 @@ def _workload_context(runs: list[RunSummary]) -> dict[str, Any]:
         "diffs": list(reversed(diffs)),
         "status_order": STATUS_ORDER,
         "symbols": SYMBOLS,
+        "verdict_classes": {"slower": "ratio-up", "faster": "ratio-down"},
     }
 
 

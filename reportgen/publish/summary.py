@@ -31,6 +31,7 @@ class CellSummary:
     status: str
     warm_median_s: float | None = None
     cpu_fallback: bool = False  # ops fell back to the CPU: its timing includes the fallback
+    warm_samples_s: list[float] | None = None  # the kept warm samples: diffs judge ratios by their interval
 
 
 @dataclass
@@ -99,5 +100,8 @@ def summarize(judged: JudgedRun) -> RunSummary:
 
 def cell_summary(cell: CellRecord) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared."""
-    warm = cell.warm_median_s if cell.status == "pass" else None
-    return CellSummary(cell.status, warm, bool(cell.fallback_items))
+    if cell.status != "pass" or cell.warm_median_s is None:
+        return CellSummary(cell.status, None, bool(cell.fallback_items))
+    warm = cell.warm
+    samples = list(warm.samples_s) if warm is not None else None
+    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples)
