@@ -48,7 +48,7 @@ def judge_side(log: Path) -> JudgedSide:
         raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
     try:
         run = builder.build(reading)
-        notes = load_annotations(find_annotations(log))
+        notes = load_annotations(find_annotations(log), run.cells).by_case
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
     return JudgedSide(run, notes, decide(run, notes))
