@@ -155,8 +155,15 @@ RUNS are logs, run directories, or folders that hold run directories (searched f
 events.jsonl). An annotations.toml next to a log is used for its report. Rebuilding into the
 same --out only re-reads logs that changed and only rewrites files whose bytes change.
 
+Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
+or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,
+candidate) or a rule ([[compare_latest]] baseline_target, candidate_target: for each workload,
+the latest run on one target against the latest on the other). The index links each page.
+Nothing is compared across workloads.
+
 \b
-Exit codes: 0 built, 1 some input was not a valid run log (the rest is built), 2 usage error.
+Exit codes: 0 built, 1 some input was not a valid run log or a declared comparison could not
+be built (the rest is built), 2 usage error or an unusable site configuration.
 \b
 Publish: the folder is plain static files with relative links. Look at it with
   python -m http.server -d site 8000
@@ -167,10 +174,16 @@ or copy it to any static web server or object store bucket.
 @main.command(help=SITE_HELP)
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
-def site(runs: tuple[Path, ...], out_dir: Path) -> None:
+@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Site configuration TOML declaring comparison pages (default: a site.toml inside a RUNS folder).")
+def site(runs: tuple[Path, ...], out_dir: Path, config: Path | None) -> None:
     from reportgen.publish.site import build_site
+    from reportgen.publish.site_compare import SiteConfigError
 
-    result = build_site(list(runs), out_dir)
+    try:
+        result = build_site(list(runs), out_dir, config)
+    except SiteConfigError as exc:
+        click.echo(f"reportgen site: {exc}", err=True)
+        sys.exit(2)
     for message in result.rejected:
         click.echo(message, err=True)
     click.echo(f"{result.runs} runs, {len(result.written)} files written, site at {out_dir / 'index.html'}")

@@ -296,3 +296,72 @@ def test_workload_history_shows_interval_verdicts(tmp_path: Path) -> None:
     build_site([tmp_path / "runs"], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     assert "verdict (by the interval)" in page and page.count('class="ratio-up">slower<') == 4
+
+
+# --- comparisons on the site ---------------------------------------------------------------
+
+
+def _site_runs(tmp_path: Path) -> Path:
+    runs = tmp_path / "runs"
+    _write(runs, "a", timing_log("synthetic-cpu-old", scale=1.3, noise=0.01, seed=1))
+    _write(runs, "b", timing_log("synthetic-cpu-new", scale=1.0, noise=0.01, seed=2))
+    _write(runs, "c", timing_log("synthetic-cuda", target="cuda", family="cuda", scale=0.5, noise=0.01, seed=3))
+    _edit(runs / "b" / "events.jsonl", lambda events: events[0].update(started_at="2026-01-02T00:00:00Z"))
+    other = timing_log("synthetic-other-workload", target="cuda", family="cuda", seed=4)
+    other[0]["workload"] = "minilm"
+    _write(runs, "d", other)
+    return runs
+
+
+def test_site_rule_links_latest_pairs_per_workload(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    runs = _site_runs(tmp_path)
+    (runs / "site.toml").write_text('[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8")
+    site = tmp_path / "site"
+    result = build_site([runs], site)
+    assert result.rejected == []
+    pages = sorted((site / "comparisons").iterdir())
+    assert len(pages) == 1, "one workload has runs on both targets; minilm has no cpu run"
+    assert "synthetic-cpu-new-vs-synthetic-cuda" in pages[0].name
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert f'href="comparisons/{pages[0].name}/index.html"' in index and "2x faster" in index
+    page = (pages[0] / "index.html").read_text(encoding="utf-8")
+    assert "synthetic-cpu-old" not in page and 'href="../../index.html"' in page
+    assert (pages[0] / "compare.md").is_file()
+    again = build_site([runs], site)
+    assert not any("comparisons" in str(p) for p in again.written), "an unchanged pair is not written again"
+
+
+def test_site_declared_pairs_never_cross_workloads(tmp_path: Path) -> None:
+    runs = _site_runs(tmp_path)
+    config = tmp_path / "pairs.toml"
+    config.write_text('[[compare]]\nbaseline = "synthetic-cpu-old"\ncandidate = "synthetic-cuda"\n\n[[compare]]\nbaseline = "synthetic-cpu-old"\ncandidate = "synthetic-other-workload"\n\n[[compare]]\nbaseline = "nope"\ncandidate = "synthetic-cuda"\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
+    assert result.exit_code == 1
+    assert "not built: different workloads: baseline 'tiny-encoder', candidate 'minilm'" in result.output
+    assert "no run with id 'nope'" in result.output
+    assert len(list((tmp_path / "site" / "comparisons").iterdir())) == 1
+
+
+def test_site_rejects_a_bad_configuration_before_writing(tmp_path: Path) -> None:
+    runs = _site_runs(tmp_path)
+    config = tmp_path / "bad.toml"
+    config.write_text('[[compare_latest]]\nbaseline = "cpu"\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
+    assert result.exit_code == 2 and "bad.toml: compare_latest.0.baseline_target: Field required" in result.output
+    assert not (tmp_path / "site").exists()
+    config.write_text("[[compare]\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
+    assert result.exit_code == 2 and "not valid TOML" in result.output
+
+
+def test_sample_site_links_the_sample_comparison(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    result = build_site([SAMPLES], tmp_path / "site")
+    assert result.rejected == []
+    cpu, cuda = _sample_pair()
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    link = next(p for p in (tmp_path / "site" / "comparisons").iterdir() if cpu.name in p.name)
+    assert f"comparisons/{link.name}/index.html" in index and cuda.name in index

@@ -186,8 +186,8 @@ class JudgedSide:
 
 
 def _perf_stopped(side: JudgedSide) -> tuple[str, ...]:
-    notes = side.notes
-    return tuple(c.case for c in side.run.cells if c.status in FAILED and not (c.case in notes and notes[c.case].verdict))
+    """The disposition's rule: mismatching cells without a verdict stop performance acceptance."""
+    return side.disposition.performance_stopped
 
 
 def _side(role: str, side: JudgedSide) -> Side:
@@ -493,7 +493,7 @@ def headline(comparison: Comparison) -> str:
     stopped = [s.role for s in (b, c) if s.perf_stopped]
     geo = comparison.geomean
     if stopped:
-        parts.append(f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until its mismatches are explained")
+        parts.append(f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatches are explained")
     elif geo is None:
         parts.append("no timing comparable" if not comparison.timed else "no unflagged timing to summarise")
     else:

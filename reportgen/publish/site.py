@@ -35,6 +35,7 @@ from reportgen.render.templating import Assets, render_html, templates_dir, writ
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, write_report
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, summarize
+from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, find_site_config, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage.local import find_logs
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
@@ -207,7 +208,13 @@ def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str]) -> None:
             shutil.rmtree(out_dir / "runs" / cached["slug"], ignore_errors=True)
 
 
-def build_site(paths: list[Path], out_dir: Path) -> SiteResult:
+def build_site(paths: list[Path], out_dir: Path, config: Path | None = None) -> SiteResult:
+    """Build the site; ``config`` (or a site.toml inside a given folder) declares comparison pages.
+
+    Raises SiteConfigError, before anything is written, when the configuration is unusable.
+    """
+    config_path = config if config is not None else find_site_config(paths)
+    site_config = load_site_config(config_path) if config_path is not None else SiteConfig()
     result = SiteResult()
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint)
@@ -215,16 +222,30 @@ def build_site(paths: list[Path], out_dir: Path) -> SiteResult:
         entries = _gather(find_logs(paths), out_dir, state, result)
         result.runs = len(entries)
         assets = write_assets(out_dir)
-        result.written += _write_pages(entries, out_dir, assets)
+        comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
+        result.written += comparisons.written
+        result.written += _write_pages(entries, out_dir, assets, comparisons.links)
     _remove_stale(out_dir, state, {e.summary.slug for e in entries})
+    remove_stale_comparisons(out_dir, state.get("comparisons", {}), set(comparisons.state))
     new_state = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
+    if comparisons.state:
+        new_state["comparisons"] = comparisons.state
     state_path = out_dir / STATE_NAME
     if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n"):
         result.written.append(state_path)
     return result
 
 
-def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets) -> list[Path]:
+def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, assets: Assets, state: dict[str, Any], result: SiteResult) -> ComparisonPages:
+    pairs, problems = plan_pairs(config, [e.summary for e in entries])
+    result.rejected += problems
+    logs = {e.summary.run_id: (e.log, e.key) for e in entries}
+    pages = build_comparisons(pairs, logs, out_dir, assets, state.get("comparisons", {}))
+    result.rejected += pages.rejected
+    return pages
+
+
+def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None) -> list[Path]:
     written: list[Path] = []
     for entry in entries:
         if entry.judged is not None:
@@ -240,7 +261,7 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets) -> list[Pa
             written.append(page)
     index = out_dir / "index.html"
     rows = _index_rows(summaries)
-    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS)):
+    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons or [])):
         written.append(index)
     records = _index_records(summaries)
     for path, text in ((out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):

@@ -1,0 +1,192 @@
+"""Comparison pages on the site: which pairs a site configuration asks for, and their pages.
+
+A site configuration is TOML. ``reportgen site --config FILE`` names it; without the option a
+``site.toml`` directly inside a folder given to ``reportgen site`` is used. Example::
+
+    # For each workload, the latest run on one target against the latest run on another.
+    [[compare_latest]]
+    baseline_target = "cuda"
+    candidate_target = "neuron"
+    workloads = ["tiny-encoder"]      # optional: only these workloads
+
+    # One pair, by run id.
+    [[compare]]
+    baseline = "tiny-encoder-cuda-20261129T225259Z-866a85"
+    candidate = "tiny-encoder-neuron-20261201T101010Z-123abc"
+
+Nothing is compared across workloads: a declared pair of two workloads is refused like any
+pair ``reportgen compare`` refuses, and reported; the rest of the site is built. A page is
+written again only when either run's log (or annotations) changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reportgen.judge.comparison import CompareRefused
+from reportgen.publish.summary import RunSummary, slug
+from reportgen.render.compare import gather, write_comparison
+from reportgen.render.report import ReportInputError
+from reportgen.render.templating import Assets
+
+CONFIG_NAME = "site.toml"
+
+
+class SiteConfigError(ValueError):
+    """The site configuration cannot be used; the message names the file and the problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Pair(_Strict):
+    baseline: str = Field(min_length=1, description="Run id of the baseline run.")
+    candidate: str = Field(min_length=1, description="Run id of the candidate run.")
+
+
+class _Latest(_Strict):
+    baseline_target: str = Field(min_length=1)
+    candidate_target: str = Field(min_length=1)
+    workloads: list[str] | None = None
+
+
+class SiteConfig(_Strict):
+    compare: list[_Pair] = Field(default_factory=list)
+    compare_latest: list[_Latest] = Field(default_factory=list)
+
+
+def load_site_config(path: Path) -> SiteConfig:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SiteConfigError(f"{path}: cannot read the site configuration: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SiteConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return SiteConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False))
+        raise SiteConfigError(f"{path}: {problems}") from None
+
+
+def find_site_config(paths: list[Path]) -> Path | None:
+    """A site.toml directly inside one of the folders given to `reportgen site` (the first found)."""
+    for path in paths:
+        candidate = path / CONFIG_NAME
+        if path.is_dir() and candidate.is_file():
+            return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class PlannedPair:
+    baseline: RunSummary
+    candidate: RunSummary
+
+    @property
+    def slug(self) -> str:
+        return slug(f"{self.baseline.run_id}-vs-{self.candidate.run_id}", limit=80)
+
+
+def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[PlannedPair], list[str]]:
+    """The pairs the configuration asks for, in a stable order, and what it names but cannot have."""
+    by_id = {s.run_id: s for s in summaries}
+    pairs: dict[tuple[str, str], PlannedPair] = {}
+    problems: list[str] = []
+    for pair in config.compare:
+        missing = [rid for rid in (pair.baseline, pair.candidate) if rid not in by_id]
+        if missing:
+            problems.append(f"site configuration: comparison {pair.baseline!r} against {pair.candidate!r} skipped: no run with id {', '.join(repr(m) for m in missing)}")
+            continue
+        pairs[(pair.baseline, pair.candidate)] = PlannedPair(by_id[pair.baseline], by_id[pair.candidate])
+    for rule in config.compare_latest:
+        by_workload: dict[str, list[RunSummary]] = {}
+        for s in summaries:
+            if rule.workloads is None or s.workload in rule.workloads:
+                by_workload.setdefault(s.workload, []).append(s)
+        for workload, runs in sorted(by_workload.items()):
+            latest = {}
+            for target in (rule.baseline_target, rule.candidate_target):
+                on_target = [s for s in runs if s.target == target]
+                if on_target:
+                    latest[target] = max(on_target, key=lambda s: s.sort_key)
+            if len(latest) == 2 and rule.baseline_target != rule.candidate_target:
+                base, cand = latest[rule.baseline_target], latest[rule.candidate_target]
+                pairs[(base.run_id, cand.run_id)] = PlannedPair(base, cand)
+    return [pairs[k] for k in sorted(pairs)], problems
+
+
+@dataclass
+class ComparisonLink:
+    """One comparison as the index lists it."""
+
+    workload: str
+    baseline: str
+    candidate: str
+    baseline_target: str
+    candidate_target: str
+    headline: str
+    href: str
+    synthetic: bool
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ComparisonLink:
+        return cls(**data)
+
+
+@dataclass
+class ComparisonPages:
+    links: list[ComparisonLink] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[Path, str]], out_dir: Path, assets: Assets, cached: dict[str, Any]) -> ComparisonPages:
+    """Write comparisons/<slug>/index.html and compare.md for each pair whose inputs changed.
+
+    ``logs`` maps a run id to its log and input key; ``cached`` is the previous build's state.
+    """
+    pages = ComparisonPages()
+    for pair in pairs:
+        (log_a, key_a), (log_b, key_b) = logs[pair.baseline.run_id], logs[pair.candidate.run_id]
+        key = hashlib.sha256(f"{key_a}\0{key_b}".encode()).hexdigest()
+        page_dir = out_dir / "comparisons" / pair.slug
+        previous = cached.get(pair.slug)
+        if previous and previous.get("key") == key and (page_dir / "index.html").is_file():
+            link = ComparisonLink.from_dict(previous["link"])
+        else:
+            try:
+                comparison = gather(log_a, log_b)
+            except (CompareRefused, ReportInputError) as exc:
+                pages.rejected.append(f"comparison {pair.baseline.run_id} against {pair.candidate.run_id} not built: {exc}")
+                continue
+            nav = [("All runs", "../../index.html"), (pair.baseline.workload, f"../../workloads/{pair.baseline.workload_slug}/index.html")]
+            pages.written += write_comparison(comparison, page_dir, ("html", "md"), assets, root="../../", nav=nav, html_name="index.html")
+            link = ComparisonLink(
+                workload=comparison.workload,
+                baseline=pair.baseline.run_id,
+                candidate=pair.candidate.run_id,
+                baseline_target=comparison.baseline.label,
+                candidate_target=comparison.candidate.label,
+                headline=comparison.headline,
+                href=f"comparisons/{pair.slug}/index.html",
+                synthetic=comparison.baseline.synthetic or comparison.candidate.synthetic,
+            )
+        pages.links.append(link)
+        pages.state[pair.slug] = {"key": key, "link": link.__dict__}
+    return pages
+
+
+def remove_stale_comparisons(out_dir: Path, cached: dict[str, Any], keep: set[str]) -> None:
+    for name in cached:
+        if name not in keep:
+            shutil.rmtree(out_dir / "comparisons" / name, ignore_errors=True)
