@@ -30,7 +30,10 @@ def describe_input(name: str, tensor: torch.Tensor) -> dict[str, Any]:
 
 
 def max_relative(diff: torch.Tensor, ref_abs: torch.Tensor) -> float:
-    """Largest |diff| / |ref| over elements whose reference is non-zero (undefined elsewhere)."""
+    """Largest |diff| / |ref| over elements whose reference is non-zero (undefined elsewhere);
+    infinite when any difference is not finite, wherever it is (never a 0 that hides a NaN)."""
+    if not bool(torch.isfinite(diff).all()):
+        return float("inf")
     nonzero = ref_abs > 0
     if not bool(nonzero.any()):
         return 0.0
@@ -99,10 +102,23 @@ def _finite_max(values: list[float]) -> float | None:
 
 
 def max_abs_between(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float | None:
-    """Largest elementwise difference between two runs; the reference's noise floor."""
+    """Largest elementwise difference between two runs; the reference's noise floor.
+
+    Two runs that agree bit for bit agree on their non-finite elements too: a NaN facing a NaN,
+    or an Inf facing the same Inf, is no difference (NaN != NaN must not make a deterministic
+    reference look noisy). A non-finite element facing anything else makes the result None.
+    """
     worst = 0.0
     for name, tensor in a.items():
-        diff = (tensor.detach().to("cpu", torch.float64) - b[name].detach().to("cpu", torch.float64)).abs()
+        x = tensor.detach().to("cpu", torch.float64)
+        y = b[name].detach().to("cpu", torch.float64)
+        same = (x == y) | (torch.isnan(x) & torch.isnan(y))
+        diff = torch.where(same, torch.zeros_like(x), (x - y).abs())
         if diff.numel():
             worst = max(worst, float(torch.nan_to_num(diff, nan=float("inf")).max().item()))
     return finite_or_none(worst)
+
+
+def nonfinite_count(outputs: dict[str, torch.Tensor]) -> int:
+    """NaN and Inf elements over all floating outputs (a reference's own non-finite values)."""
+    return sum(describe(name, tensor)["nonfinite"] for name, tensor in outputs.items())

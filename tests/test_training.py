@@ -37,8 +37,8 @@ def test_training_fixture_report_has_curves_and_gradient_tables(tmp_path: Path) 
     for text in (html, md):
         assert "Training: loss and gradients against the reference" in text
         assert "dropout off" in text
-    # Worst first: the fixture's worst gradient is the embedding's.
-    table = md.split("| parameter | worst diff / allowance", 1)[1]
+    # Largest first: the fixture's largest gradient error is the embedding's.
+    table = md.split("| parameter | largest diff / allowance", 1)[1]
     assert table.index("encoder.embed.weight") < table.index("head.bias")
     assert "(forward)" in html and "(backward)" in html
 

@@ -254,6 +254,12 @@ class Reference(Envelope):
     float64_max_abs: float | None = Field(
         None, description="Max |reference - float64 golden| when a golden run was made."
     )
+    nonfinite: int | None = Field(
+        None, ge=0, description="NaN and Inf elements in the reference's own outputs; absent: not measured."
+    )
+    golden_nonfinite: int | None = Field(
+        None, ge=0, description="NaN and Inf elements in the float64 golden outputs; absent: not measured or no golden run."
+    )
 
 
 # --- case result -----------------------------------------------------------------------------
@@ -293,7 +299,8 @@ class OutputStats(Strict):
 
 
 class ErrorStats(Strict):
-    """Elementwise comparison with the reference; a null number was not finite (NaN output).
+    """Elementwise comparison with the reference; a null max_abs or max_rel means some
+    difference was not finite (a NaN or Inf in the output or the reference).
 
     With judged regions declared in the plan, the top-level figures cover the judged elements
     only; ``per_output`` keeps each output's figures and the excluded elements' own.

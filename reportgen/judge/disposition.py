@@ -98,6 +98,19 @@ def _family(run: RunModel) -> str:
     return run.environment.backend_family if run.environment else "unknown"
 
 
+def rule_reference_nonfinite(run: RunModel, notes: Notes) -> list[Reason]:
+    """A reference (or float64 golden) that is itself NaN or Inf is a finding before any cell:
+    a comparison against it cannot establish correctness."""
+    reasons = []
+    for ref in run.references:
+        cells = [c for c in run.cells if c.case.startswith(f"{ref.shape}-")]
+        if ref.nonfinite:
+            reasons.append(Reason("reference-nonfinite", "blocked", f"The reference output for input {ref.shape} is itself non-finite ({ref.nonfinite} NaN/Inf element(s), {ref.device} {ref.dtype}): cells compared against it are not evidence of correctness.", _cases(cells)))
+        if ref.golden_nonfinite:
+            reasons.append(Reason("reference-nonfinite", "blocked", f"The float64 golden output for input {ref.shape} is itself non-finite ({ref.golden_nonfinite} NaN/Inf element(s)): the reference's distance to it is not measured.", _cases(cells)))
+    return reasons
+
+
 def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
     if run.complete:
         return []
@@ -211,7 +224,7 @@ def evidence_for(run: RunModel) -> str:
     intended = intended_target(run)
     where = f"on {ran_on(run)}"
     if intended is None:
-        return f"{where} (intended target not recorded)"
+        return f"{where}; intended target not recorded"
     family = _family(run)
     if family in EXPECTED_FAMILY.get(intended, ()):
         return f"{where}: evidence for {intended}"
@@ -318,6 +331,7 @@ def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
+    rule_reference_nonfinite,  # first: it undermines every comparison after it
     rule_incomplete_run,
     rule_untested_or_skipped,
     rule_errors,

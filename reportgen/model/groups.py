@@ -73,6 +73,10 @@ def where_text(cell: CellRecord) -> str:
             text += f", inside the judged region ({'; '.join(regions)})"
         return prefix + text
     if cell.worst_output:
+        # "Worst" only when some element is outside the tolerance (a task-metric failure can
+        # leave every element inside it).
+        if cell.mismatched == 0:
+            return prefix + f"every element within tolerance; largest |diff| / allowance in {cell.worst_output}"
         return prefix + f"worst element in {cell.worst_output}"
     return "non-finite output" if cell.status == "nonfinite" else "no statistics"
 

@@ -36,9 +36,12 @@ class CellRecord:
     mismatched: int | None = None
     total: int | None = None
     max_abs: float | None = None
+    output_nonfinite: int = 0  # NaN/Inf elements over the cell's outputs (case_result.outputs)
     recompiled: bool | None = None
     fallback_status: str | None = None
     fallback_items: list[str] = field(default_factory=list)
+    executed_status: str | None = None  # operators.executed: measured, unmeasured, not_applicable
+    executed_items: tuple[str, ...] = ()  # shared between cells with the same op list
     graph_break_reasons: list[str] = field(default_factory=list)
     recompiles_seen: bool = False
     recompile_limit_hit: bool = False
@@ -250,6 +253,7 @@ def _result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     cell.status, cell.result_line = data["status"], line
     cell.warnings.extend(data.get("warnings", ()))
     cell.recompiled = data.get("recompiled")
+    cell.output_nonfinite = sum(o["nonfinite"] for o in data.get("outputs", ()))
     stats = data.get("error_stats")
     if stats is not None:
         cell.mismatched, cell.total, cell.max_abs = stats["mismatched"], stats["total"], stats["max_abs"]
@@ -264,6 +268,14 @@ def _operator_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     fallback = data["fallback"]
     cell.fallback_status = fallback["status"]
     cell.fallback_items = list(fallback.get("items", ()))
+    executed = data["executed"]
+    cell.executed_status = executed["status"]
+    items = tuple(executed.get("items", ()))
+    cell.executed_items = _OP_LISTS.setdefault(items, items)
+
+
+# Identical op lists (every eager cell of a run has much the same) are kept once.
+_OP_LISTS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def _compile_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:

@@ -80,8 +80,8 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     # Plotly cannot autorange log-scale bars well (their base is 0): set the decades shown.
     positive = [y for y in ys if y > 0] or [1.0]
     low, high = math.floor(math.log10(min(positive))) - 0.5, math.ceil(math.log10(max(max(positive), 1.0))) + 0.5
-    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Worst error as a fraction of its allowance"}, "yaxis": {"type": "log", "range": [low, high], "title": {"text": "|diff| / (atol + rtol·|ref|)"}}})
-    fig.add_trace(go.Bar(x=[r[0] for r in rows], y=ys, marker={"color": ["#d62728" if r[2] != "pass" else "#1f77b4" for r in rows]}, name="worst element"))
+    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Largest error as a fraction of its allowance, per cell"}, "yaxis": {"type": "log", "range": [low, high], "title": {"text": "|diff| / (atol + rtol·|ref|)"}}})
+    fig.add_trace(go.Bar(x=[r[0] for r in rows], y=ys, marker={"color": ["#d62728" if r[2] != "pass" else "#1f77b4" for r in rows]}, name="largest |diff| / allowance"))
     fig.add_hline(y=1.0, line={"dash": "dash", "color": "#555"}, annotation_text="allowance")
     return Figure("fig-error-allowance", "Error vs allowance", "Below 1: inside the declared tolerance. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.", _spec(fig))
 

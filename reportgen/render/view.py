@@ -10,7 +10,7 @@ import hashlib
 from collections import Counter
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import islice
 from typing import Any, Callable
@@ -81,9 +81,12 @@ class StatusCell:
 class MatrixView:
     columns: list[str]
     rows: list[tuple[str, list[StatusCell | None]]]
-    counts: list[tuple[str, str, int]]
+    counts: list[tuple[str, str, int]]  # status counts (the group table's columns)
     by_group: list[dict[str, Any]]
     truncated: int = 0
+    # The header: status counts, except that non-finite counts every cell whose outputs hold a
+    # NaN or Inf (whatever its status), labelled so.
+    header: list[tuple[str, str, str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -175,6 +178,16 @@ class TrainingView:
 
 
 @dataclass
+class WarningView:
+    """One warning message and the cells (with their status) that raised it."""
+
+    message: str
+    cells: list[tuple[str, str, str]]  # (case, status, anchor); empty: raised outside any cell
+    total: int
+    source: str
+
+
+@dataclass
 class ScopeView:
     """The disposition's scope as grouped lines: per dtype · layout · mode, the shapes."""
 
@@ -222,6 +235,13 @@ class ReportView:
     artifacts: list[dict[str, Any]]
     provenance: list[Row]
     log_problems: list[str]
+    # Recorded facts shown in both formats (each from the event named in its source).
+    reference_findings: list[str] = field(default_factory=list)  # non-finite references: shown first
+    references: list[dict[str, str]] = field(default_factory=list)
+    inputs: list[Row] = field(default_factory=list)
+    inputs_total: int = 0
+    warnings: list[WarningView] = field(default_factory=list)
+    operators: list[Row] = field(default_factory=list)
     details: str = ""  # the per-cell CSV beside the page, when the run is too big to show whole
     root: str = ""
 
@@ -271,7 +291,8 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
         Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
         Row("Input shapes (batch, length)", _list_text([shape_label(b, n) for b, n in shapes], run), "plan.matrix"),
         Row("dtypes and layouts", ", ".join(sorted(dtypes)) + "; " + ", ".join(sorted(layouts)), "plan.matrix"),
-        Row("Attention path", plan.attention_path or "not stated" if plan else "not stated", "plan"),
+        Row("Attention path (the workload's claim)", plan.attention_path or "not stated" if plan else "not stated", "plan.attention_path"),
+        Row("Attention kernel that ran (measured)", attention_text(run), "operators.executed"),
         Row("CPU fallback", ", ".join(fell) if fell else ("none recorded" if fallback_states == ["measured"] else "; ".join(fallback_states) or "no operator events"), "operators"),
         Row("Correctness", ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]) or "no cells", "case_result"),
         Row("Reference", plan.reference if plan else "not stated", "plan, reference"),
@@ -379,6 +400,10 @@ def _matrix(run: RunModel) -> MatrixView:
         columns=[" · ".join(column) for column in columns],
         rows=[(_row_name(key), [grid[key].get(column) for column in columns]) for key in row_keys[:DETAIL_CAP]],
         counts=[(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER],
+        header=[
+            (s, SYMBOLS[s], "cells with non-finite outputs", sum(1 for c in run.cells if c.output_nonfinite)) if s == "nonfinite" else (s, SYMBOLS[s], s, counts[s])
+            for s in STATUS_ORDER
+        ],
         by_group=_status_by_group(run),
         truncated=len(row_keys) - len(shown),
     )
@@ -424,10 +449,13 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
     stats: list[Row] = []
     if result and result.error_stats:
         s = result.error_stats
+        bad = sum(o.nonfinite for o in result.outputs)
+        # An element is called "worst" only when elements are outside the tolerance.
+        where = "worst element (largest |diff| / allowance)" if s.mismatched else "largest |diff| / allowance (within tolerance)"
         stats = [
             Row("mismatched", f"{s.mismatched} of {s.total}"),
-            Row("max abs / max rel", f"{fmt(s.max_abs)} / {fmt(s.max_rel)}"),
-            Row("worst element", f"{s.worst_output}{list(s.worst_index)}: |diff| {fmt(s.diff_at_worst)}, allowed {fmt(s.allowed_at_worst)}"),
+            Row("max abs / max rel", f"{stat_text(s.max_abs, bad)} / {stat_text(s.max_rel, bad)}"),
+            Row(where, f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {fmt(s.allowed_at_worst)}"),
         ]
         stats += region_rows(s)
     if result and result.task_metric:
@@ -513,6 +541,137 @@ def _verdict_groups(run: RunModel, disposition: Disposition) -> list[VerdictGrou
     ]
 
 
+ATTENTION = re.compile(r"attention", re.IGNORECASE)
+OPS_LISTED = 60
+
+
+def _op_cells(run: RunModel) -> tuple[dict[str, int], list[CellRecord], list[CellRecord]]:
+    """Per executed op the number of cells that ran it; the cells measured and not."""
+    per_op: dict[str, int] = {}
+    measured, unmeasured = [], []
+    for c in run.cells:
+        if c.executed_status == "measured":
+            measured.append(c)
+            for op in c.executed_items:
+                per_op[op] = per_op.get(op, 0) + 1
+        elif c.executed_status is not None:
+            unmeasured.append(c)
+    return per_op, measured, unmeasured
+
+
+def attention_text(run: RunModel) -> str:
+    """Which attention ops really executed, from the operators events (not the plan's claim)."""
+    per_op, measured, unmeasured = _op_cells(run)
+    if not measured:
+        return "not measured: no cell recorded its executed ops" + (f" ({len(unmeasured)} cell(s) could not list them)" if unmeasured else "")
+    kernels = sorted((op for op in per_op if ATTENTION.search(op)), key=lambda op: (-per_op[op], op))
+    where = f"in the {len(measured)} cell(s) whose ops were measured" + (f"; not measured in {len(unmeasured)} cell(s)" if unmeasured else "")
+    if not kernels:
+        return f"no attention op executed {where}"
+    return "; ".join(f"{op} ({per_op[op]} cell(s))" for op in kernels) + f", {where}"
+
+
+def operator_rows(run: RunModel) -> list[Row]:
+    """A compact summary of the executed ops: how many cells measured them, and which ran."""
+    per_op, measured, unmeasured = _op_cells(run)
+    rows = [Row("cells whose executed ops were measured", f"{len(measured)} of {len(run.cells)}" + (f" ({_modes(measured)})" if measured else ""), "operators.executed")]
+    if unmeasured:
+        reasons: dict[str, int] = {}
+        for c in unmeasured:
+            ops = c.operators.executed if c.operators is not None and len(unmeasured) <= DETAIL_CAP else None
+            why = f"{c.executed_status}: {ops.reason}" if ops is not None else c.executed_status or ""
+            reasons[why] = reasons.get(why, 0) + 1
+        rows.append(Row("cells whose executed ops were not measured", "; ".join(f"{n} cell(s) {why}" for why, n in reasons.items()), "operators.executed"))
+    if per_op:
+        ordered = sorted(per_op, key=lambda op: (-per_op[op], op))
+        shown = ", ".join(f"{op} ({per_op[op]})" for op in ordered[:OPS_LISTED])
+        more = f" and {len(ordered) - OPS_LISTED} more" if len(ordered) > OPS_LISTED else ""
+        rows.append(Row(f"ops executed ({len(ordered)} distinct; cells that ran each)", shown + more, "operators.executed"))
+    rows.append(Row("attention kernel that ran", attention_text(run), "operators.executed"))
+    return rows
+
+
+def _modes(cells: list[CellRecord]) -> str:
+    modes = sorted({c.planned.mode for c in cells})
+    return ", ".join(modes)
+
+
+def input_text(info: Any) -> str:
+    """One input as the log describes it as fed: dtype, shape and every layout fact recorded."""
+    data = info.model_dump()
+    parts = [f"{data.pop('name')} {data.pop('dtype')}{data.pop('shape')}"]
+    data.pop("nonfinite", None)
+    for key, value in data.items():
+        if isinstance(value, bool):
+            value = "yes" if value else "no"
+        parts.append(f"{key.replace('_', ' ')} {value if value is not None else 'not measured'}")
+    return ", ".join(parts)
+
+
+def input_rows(run: RunModel) -> tuple[list[Row], int]:
+    cells = [c for c in run.cells if c.result_line is not None]
+    rows = []
+    for c in cells[:DETAIL_CAP]:
+        result = c.result
+        inputs = result.inputs if result is not None else []
+        text = "; ".join(input_text(i) for i in inputs) or "not measured (the case_result lists no inputs)"
+        rows.append(Row(c.case, text, anchor(c.case)))
+    return rows, len(cells)
+
+
+def warning_views(run: RunModel) -> list[WarningView]:
+    """Every warning, passing cells included, grouped by message; run-level ones too."""
+    by_message: dict[str, list[CellRecord]] = {}
+    for c in run.cells:
+        for message in dict.fromkeys(c.warnings):
+            by_message.setdefault(message, []).append(c)
+    views = [
+        WarningView(message, [(c.case, c.status, anchor(c.case)) for c in cells[:DETAIL_CAP]], len(cells), "case_result.warnings, warning")
+        for message, cells in by_message.items()
+    ]
+    outside = dict.fromkeys(w.message for w in run.warnings if w.case is None)
+    views += [WarningView(message, [], 0, "warning (outside any cell)") for message in outside]
+    return views[:DETAIL_CAP]
+
+
+def reference_rows(run: RunModel) -> tuple[list[dict[str, str]], list[str]]:
+    """The reference per input: its noise floor, float64 distance and own non-finite values."""
+    rows, findings = [], []
+    for r in run.references:
+        if r.noise_max_abs is not None:
+            noise = fmt(r.noise_max_abs)
+        elif r.deterministic is False:
+            noise = "not finite (a NaN or Inf differed between the two runs)"
+        else:
+            noise = "not measured"
+        if r.float64_max_abs is not None:
+            golden = fmt(r.float64_max_abs)
+        elif r.golden_nonfinite:
+            golden = f"not finite: the golden output has {r.golden_nonfinite} NaN/Inf element(s)"
+        else:
+            golden = "not measured"
+        own = "not measured" if r.nonfinite is None else str(r.nonfinite)
+        rows.append({
+            "input": r.shape, "computed": f"{r.device} {r.dtype}", "runs": str(r.runs), "noise": noise,
+            "deterministic": {True: "yes (bitwise equal)", False: "no"}.get(r.deterministic, "not measured"),  # type: ignore[arg-type]
+            "golden": golden, "nonfinite": own,
+        })
+        if r.nonfinite:
+            findings.append(f"The reference output for input {r.shape} is itself non-finite: {r.nonfinite} NaN/Inf element(s). Every cell compared against it is not evidence of correctness.")
+        if r.golden_nonfinite:
+            findings.append(f"The float64 golden output for input {r.shape} is itself non-finite: {r.golden_nonfinite} NaN/Inf element(s).")
+    return rows, findings
+
+
+def stat_text(value: float | None, nonfinite: int) -> str:
+    """A comparison statistic: null in error_stats means a difference was not finite."""
+    if value is None:
+        return f"not finite ({nonfinite} NaN/Inf output element(s))" if nonfinite else "not finite (a NaN or Inf in the output or the reference)"
+    if nonfinite:
+        return f"{fmt(value)} over finite elements only; {nonfinite} NaN/Inf output element(s) not included"
+    return fmt(value)
+
+
 def _first_cells(run: RunModel, keep: Callable[[CellRecord], Any]) -> list[CellRecord]:
     """The first DETAIL_CAP cells that ``keep`` accepts: the ones a table shows on the page."""
     return list(islice((c for c in run.cells if keep(c)), DETAIL_CAP))
@@ -563,7 +722,7 @@ def _timings(run: RunModel) -> list[TimingView]:
             warm_p90=fmt_ms(w.p90_s if w else None),
             warm_iqr=fmt_ms(w.iqr_s if w else None),
             samples=len(w.samples_s) if w else 0,
-            flagged="really eager: recompile limit hit" if c.eager_after_recompile_limit else "",
+            flagged="; ".join(f for f in ("really eager: recompile limit hit" if c.eager_after_recompile_limit else "", "includes CPU fallback" if c.fallback_items else "") if f),
         ))
     return rows
 
@@ -588,7 +747,7 @@ def _grad_rows(cell: CellRecord) -> list[GradRow]:
     for name, r in sorted(worst.items(), key=lambda kv: -kv[1]["ratio"]):
         u = updated.get(name)
         norms = f"{min(r['norms']):.6g} to {max(r['norms']):.6g}" if r["norms"] else "not measured"
-        upd = f"{u.mismatched} of {u.total} outside; worst {fmt(u.worst_ratio)}× allowance" if u else "not recorded"
+        upd = f"{u.mismatched} of {u.total} outside; largest {fmt(u.worst_ratio)}× allowance" if u else "not recorded"
         rows.append(GradRow(name, fmt(r["ratio"]), fmt(r["abs"]), fmt(r["rel"]), f"{r['mism']} of {r['total']}", norms, upd, r["mism"] > 0 or bool(u and u.mismatched)))
     for name, u in updated.items():
         if name not in worst:
@@ -643,6 +802,8 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
     if not run.complete:
         incomplete = next((r.message for r in disposition.reasons if r.rule == "incomplete-run"), "Incomplete run.")
     scope = disposition.scope
+    references, reference_findings = reference_rows(run)
+    inputs, inputs_total = input_rows(run)
     return ReportView(
         title=f"Migration report: {run.start.workload} on {scope.family}" + (f" for {scope.intended_target}" if scope.intended_target else ""),
         run_id=run.start.run_id,
@@ -679,6 +840,12 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         artifacts=[{"role": a.role, "path": a.path, "bytes": a.bytes, "sha256": a.sha256} for a in run.artifacts],
         provenance=_provenance(run),
         log_problems=run.log_problems[:50],
+        reference_findings=reference_findings,
+        references=references,
+        inputs=inputs,
+        inputs_total=inputs_total,
+        warnings=warning_views(run),
+        operators=operator_rows(run),
         details=DETAILS_NAME if needs_details(run) else "",
     )
 
