@@ -19,7 +19,7 @@ from typing import Any
 
 from reportgen.contract import events as ev
 from reportgen.judge.disposition import Disposition
-from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, ratio_intervals, speed_words
+from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
 from reportgen.model.annotations import Annotation
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
 
@@ -500,9 +500,9 @@ def headline(comparison: Comparison) -> str:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"
         elif geo.ratio < 1:
-            interval = f"95% interval {1 / geo.high:.3g}x to {1 / geo.low:.3g}x faster"
+            interval = "95% interval {}x to {}x faster".format(*interval_text(1 / geo.high, 1 / geo.low))
         else:
-            interval = f"95% interval {geo.low:.3g}x to {geo.high:.3g}x the baseline time"
+            interval = "95% interval {}x to {}x the baseline time".format(*interval_text(geo.low, geo.high))
         word = speed_words(geo.ratio)
         verdict = classify(geo.low, geo.high)
         if verdict == "no clear difference":

@@ -143,6 +143,15 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     return GeoMean(math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence)
 
 
+def interval_text(low: float, high: float) -> tuple[str, str]:
+    """Both ends with just enough significant digits to tell them apart (3 to 6)."""
+    for digits in range(3, 7):
+        a, b = f"{low:.{digits}g}", f"{high:.{digits}g}"
+        if a != b:
+            return a, b
+    return a, b
+
+
 def speed_words(ratio: float) -> str:
     """A time ratio in words: 0.5 is '2x faster', 1.25 is '1.25x slower'."""
     if ratio <= 0:

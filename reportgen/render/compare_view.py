@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side
-from reportgen.judge.intervals import CONFIDENCE
+from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.view import SYMBOLS, Row, anchor, fmt, fmt_ms
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈"}
@@ -139,7 +139,7 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     timing = cell.timing
     assert timing is not None
     warm = timing.warm
-    interval = "too few samples" if warm.low is None or warm.high is None else f"{warm.low:.3g} to {warm.high:.3g}"
+    interval = "too few samples" if warm.low is None or warm.high is None else "{} to {}".format(*interval_text(warm.low, warm.high))
     cold = _ratio(timing.cold_ratio) if timing.cold_ratio is not None else timing.cold_note
     if timing.cold_ratio is not None:
         cold = f"{_ratio(timing.cold_ratio)} ({_time(cell.baseline.cold_s)} → {_time(cell.candidate.cold_s)}, {timing.cold_note})"
@@ -169,7 +169,7 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
     excluded = len(comparison.flagged)
     if geo is None:
         return [Row("geometric mean of warm ratios", "not measured: no cell timed on both sides without a flag")]
-    interval = "not available (too few samples)" if geo.low is None or geo.high is None else f"{geo.low:.3g} to {geo.high:.3g}"
+    interval = "not available (too few samples)" if geo.low is None or geo.high is None else "{} to {}".format(*interval_text(geo.low, geo.high))
     return [
         Row("geometric mean of warm ratios (candidate / baseline)", f"{geo.ratio:.3g}"),
         Row(f"{geo.confidence:.0%} interval", interval),

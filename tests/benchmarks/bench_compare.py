@@ -1,0 +1,81 @@
+"""Interval computation's share of a `reportgen compare` of a 1,000-cell pair.
+
+    python tests/benchmarks/bench_compare.py [--cells 1000] [--samples 30] [--repeats 5]
+
+Builds two synthetic 1,000-cell logs (they say so), 30 warm samples a cell, then times in one
+interleaved loop: the whole comparison (read and validate both logs, judge, compare, write
+HTML, Markdown and JSON) and the interval computation alone on the same samples (every cell's
+rank-based interval plus the geometric mean). Target: the intervals take under 10% of the
+comparison's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from reportgen.judge.intervals import geometric_mean, ratio_intervals  # noqa: E402
+from reportgen.render.compare import build_comparison  # noqa: E402
+from tests.logbuilder import dumps, large_log  # noqa: E402
+
+
+def write_log(path: Path, cells: int, samples: int, scale: float, seed: int, run_id: str) -> list[list[float]]:
+    rng = random.Random(seed)
+    events = large_log(cells)
+    events[0].update(run_id=run_id, origin_note="Synthetic benchmark log; not a measurement.")
+    plan_at = next(i for i, e in enumerate(events) if e["kind"] == "plan")
+    events.insert(plan_at + 1, dict(events[plan_at], kind="artifact", role="inputs", path="artifacts/inputs.pt", bytes=1024, sha256="0" * 64))
+    for key in [k for k in events[plan_at + 1] if k not in ("schema_version", "seq", "time", "kind", "role", "path", "bytes", "sha256")]:
+        del events[plan_at + 1][key]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    drawn = []
+    for event in events:
+        if event["kind"] == "timing" and event.get("warm"):
+            kept = [1e-3 * scale * (1 + 0.05 * rng.random()) for _ in range(samples)]
+            ordered = sorted(kept)
+            event["warm"] = {"samples_s": kept, "min_s": ordered[0], "median_s": statistics.median(kept), "p90_s": ordered[int(0.9 * (samples - 1))], "iqr_s": ordered[3 * samples // 4] - ordered[samples // 4]}
+            drawn.append(kept)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return drawn
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cells", type=int, default=1000)
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        base = write_log(root / "base" / "events.jsonl", args.cells, args.samples, 1.0, 1, "bench-baseline")
+        cand = write_log(root / "cand" / "events.jsonl", args.cells, args.samples, 1.1, 2, "bench-candidate")
+        pairs = list(zip(base, cand))
+        whole, intervals = [], []
+        for repeat in range(args.repeats):
+            start = time.perf_counter()
+            result = build_comparison(root / "base", root / "cand", root / f"out-{repeat}", ("html", "md", "json"))
+            whole.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            geometric_mean(ratio_intervals(pairs))
+            intervals.append(time.perf_counter() - start)
+        timed = len(result.comparison.timed)
+        data = json.loads((root / "out-0" / "compare.json").read_text(encoding="utf-8"))
+    share = statistics.median(intervals) / statistics.median(whole)
+    print(f"comparison of a {args.cells}-cell pair ({timed} cells timed, {args.samples} samples a side): median {statistics.median(whole):.3f} s over {args.repeats} runs")
+    print(f"interval computation alone: median {statistics.median(intervals) * 1e3:.1f} ms")
+    print(f"headline: {data['headline']}")
+    print(f"share {share:.3f} (target < 0.10)")
+    return 0 if share < 0.10 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
