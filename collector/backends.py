@@ -4,14 +4,18 @@ Each adapter answers the same questions for cpu, cuda and neuron. Where a questi
 answer on a backend (CPU fallback on the CPU itself) the answer says "not applicable" with a
 reason; where it could not be measured it says "unmeasured" with a reason. Never an empty list
 standing for "unknown".
+
+Operator tracking is per cell: ``begin_cell`` clears it, and a read without a clear since the
+last cell's read is refused ("unmeasured"), so no cell reports another cell's ops.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -21,6 +25,28 @@ COPY_OPS = frozenset({"aten::_to_copy", "aten::copy_", "aten::to"})
 
 class BackendUnavailable(RuntimeError):
     """The requested target cannot run on this host; the message says why."""
+
+
+def count_files(path: Path) -> int:
+    """Files below ``path`` (0 when it does not exist)."""
+    if not path.is_dir():
+        return 0
+    return sum(1 for p in path.rglob("*") if p.is_file())
+
+
+def list_cache_dirs(dirs: list[tuple[str, Path, bool]]) -> list[dict[str, Any]]:
+    return [{"role": role, "path": str(path), "redirected": redirected, "entries_before": count_files(path)} for role, path, redirected in dirs]
+
+
+def finish_cache_listing(listing: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts after the call, and the totals the compile and cold events carry."""
+    for entry in listing:
+        entry["entries_after"] = count_files(Path(entry["path"]))
+    return {
+        "cache_entries_before": sum(e["entries_before"] for e in listing),
+        "cache_entries_after": sum(e["entries_after"] for e in listing),
+        "cache_dirs": listing,
+    }
 
 
 def measured(items: list[str]) -> dict[str, Any]:
@@ -70,8 +96,41 @@ class Backend:
         """Variables that point every compile cache at ``directory`` (for a true cold start)."""
         return {"TORCHINDUCTOR_CACHE_DIR": str(directory / "inductor")}
 
+    def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
+        """(role, path, redirected) of every compile cache this process would use.
+
+        Inductor keeps precompiled headers and its newer cache under its default directory
+        (below the temp dir), which TORCHINDUCTOR_CACHE_DIR does not move: they are listed
+        as not redirected.
+        """
+        environ = os.environ if environ is None else environ
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+        dirs: list[tuple[str, Path, bool]] = []
+        if "TORCHINDUCTOR_CACHE_DIR" in environ:
+            dirs.append(("inductor", Path(environ["TORCHINDUCTOR_CACHE_DIR"]), True))
+        default = Path(default_cache_dir())
+        dirs.append(("inductor-precompiled-headers", default / "precompiled_headers", False))
+        dirs.append(("inductor-default-cache", default / "cache", False))
+        return dirs
+
     def begin_cell(self) -> None:
         """Reset per-cell bookkeeping before a cell runs."""
+
+    def end_cell(self) -> None:
+        """The cell's operator lists have been read."""
+
+    def settings(self) -> list[dict[str, Any]] | None:
+        """Variables this adapter sets or relies on (environment.backend_settings)."""
+        return None
+
+    def cell_log(self) -> list[str]:
+        """Backend log lines (warnings and errors) written since ``begin_cell``."""
+        return []
+
+    def collect_log(self, run_dir: Path) -> tuple[Path, list[str]] | None:
+        """Copy the backend's log into the run directory; its path there and its warnings."""
+        return None
 
     def fallback(self) -> dict[str, Any]:
         return not_measured("not_applicable", "the cpu target is the host: there is no CPU fallback")
@@ -134,6 +193,15 @@ class CudaBackend(Backend):
         env["TRITON_CACHE_DIR"] = str(directory / "triton")
         return env
 
+    def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
+        environ = os.environ if environ is None else environ
+        dirs = super().cache_dirs(environ)
+        if "TRITON_CACHE_DIR" in environ:
+            dirs.append(("triton", Path(environ["TRITON_CACHE_DIR"]), True))
+        else:
+            dirs.append(("triton", Path.home() / ".triton" / "cache", False))
+        return dirs
+
     def fallback(self) -> dict[str, Any]:
         return not_measured("not_applicable", "CUDA has no automatic CPU fallback: an unsupported op raises")
 
@@ -147,12 +215,30 @@ class CudaBackend(Backend):
 
 
 class NeuronBackend(Backend):
-    """Native TorchNeuron (device 'neuron', torch.compile backend 'neuron')."""
+    """Native TorchNeuron (device 'neuron', torch.compile backend 'neuron').
+
+    Exercised only against a stand-in module (tests/test_collector_neuron_standin.py) until a
+    real Trainium log exists: every statement below follows the TorchNeuron 2.33 documentation
+    and an unofficial source copy, not a run on hardware.
+
+    * ``TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION=1`` is pinned (a compile failure raises rather
+      than running eager and passing as compiled) and ``NEURON_LAUNCH_BLOCKING`` is set to 0
+      unless the user chose; both are set before torch is imported (``collector.neuronenv``)
+      and logged with who set them.
+    * Operator tracking is cleared before every cell and read once after it; a read without a
+      clear in between answers "unmeasured".
+    * The ``[Neuron]`` log channel goes to ``TORCH_NEURONX_LOG_FILE``; each cell gets the warning
+      lines written while it ran, and the file is copied to ``logs/neuron.log`` in the run.
+    """
 
     name = "neuron"
     compile_backend = "neuron"
 
     def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
+        from collector import neuronenv
+
+        self._settings = neuronenv.apply()
+        self.log_file = Path(os.environ[neuronenv.LOG_FILE])
         try:
             self.module = module or importlib.import_module("torch_neuronx")
         except ImportError as exc:
@@ -161,6 +247,8 @@ class NeuronBackend(Backend):
             raise BackendUnavailable("target neuron: torch.neuron is missing; this is not the native TorchNeuron backend")
         self.device = device or torch.device("neuron")
         self.metrics = self._enable_metrics()
+        self._cleared = False
+        self._log_offset = self._log_size()
 
     def _enable_metrics(self) -> Any:
         metrics = getattr(self.module, "metrics", None)
@@ -171,6 +259,9 @@ class NeuronBackend(Backend):
         except (ImportError, AttributeError):
             return None
 
+    def settings(self) -> list[dict[str, Any]] | None:
+        return [dict(s) for s in self._settings]
+
     def synchronize(self) -> None:
         torch.neuron.synchronize()
 
@@ -180,16 +271,36 @@ class NeuronBackend(Backend):
         env["TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR"] = str(directory / "neff-local")
         return env
 
+    def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
+        environ = os.environ if environ is None else environ
+        dirs = []
+        for role, name, default in (("neff", "TORCH_NEURONX_NEFF_CACHE_DIR", "/tmp/neff_cache"), ("neff-local", "TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR", "/tmp/local_cache")):
+            dirs.append((role, Path(environ.get(name, default)), name in environ))
+        return dirs
+
     def begin_cell(self) -> None:
         self.module.clear_op_tracking()
+        self._cleared = True
+        self._log_offset = self._log_size()
+
+    def end_cell(self) -> None:
+        self._cleared = False
+
+    def _stale(self) -> dict[str, Any] | None:
+        if self._cleared:
+            return None
+        return not_measured("unmeasured", "op tracking was not cleared before this read, so the list could hold another cell's ops")
 
     def fallback(self) -> dict[str, Any]:
-        return measured(list(self.module.get_fallback_ops()))
+        return self._stale() or measured(list(self.module.get_fallback_ops()))
 
     def executed(self, recorder: OpRecorder | None) -> dict[str, Any]:
-        return measured(list(self.module.get_executed_ops()))
+        return self._stale() or measured(list(self.module.get_executed_ops()))
 
     def transfers(self, recorder: OpRecorder | None) -> dict[str, Any]:
+        stale = self._stale()
+        if stale is not None:
+            return {"status": "unmeasured", "reason": stale["reason"]}
         fallbacks = list(self.module.get_fallback_ops())
         if recorder is not None and not fallbacks:
             return {"status": "measured", "count": recorder.copies, "bytes": recorder.copy_bytes}
@@ -199,6 +310,30 @@ class NeuronBackend(Backend):
             if fallbacks
             else "copies inside compiled graphs are not dispatched ops",
         }
+
+    def _log_size(self) -> int:
+        try:
+            return self.log_file.stat().st_size
+        except OSError:
+            return 0
+
+    def cell_log(self) -> list[str]:
+        try:
+            with open(self.log_file, "rb") as handle:
+                handle.seek(self._log_offset)
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return []
+        return neuron_warnings(text)
+
+    def collect_log(self, run_dir: Path) -> tuple[Path, list[str]] | None:
+        if not self.log_file.is_file():
+            return None
+        target = run_dir / "logs" / "neuron.log"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = self.log_file.read_bytes()
+        target.write_bytes(data)
+        return target, neuron_warnings(data.decode("utf-8", "replace"))
 
     def compile_counters(self) -> dict[str, int]:
         counts = super().compile_counters()
@@ -226,6 +361,11 @@ class NeuronBackend(Backend):
             yield result
         result["traces"] = [(p, p.suffix.lstrip(".") or "file") for p in sorted(out_dir.rglob("*")) if p.is_file()]
         result["top_ops"] = top_ops(prof)
+
+
+def neuron_warnings(text: str) -> list[str]:
+    """The warning and error lines of the [Neuron] log channel ('[Neuron] [WARNING] ...')."""
+    return [line.strip() for line in text.splitlines() if "[Neuron]" in line and ("[WARNING]" in line or "[ERROR]" in line)]
 
 
 def top_ops(prof: Any, limit: int = 10) -> list[dict[str, Any]]:

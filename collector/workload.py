@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -49,16 +50,100 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
     return module
 
 
+def same_layout(tensor: torch.Tensor, device: torch.device | str, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """A copy of ``tensor`` on ``device`` (as ``dtype``) with the same shape and strides.
+
+    ``Tensor.to`` keeps strides only for a dense tensor: a strided view such as
+    ``x[..., 0]`` of a (b, l, 2) buffer arrives contiguous. Here the storage is allocated on
+    the target with the view's strides (the base a pipeline would have) and the values copied
+    into that view. Broadcast dimensions (stride 0) are rebuilt by expanding a copy of one slice.
+    Whether the layout really arrived is checked where the model receives it (``FedInputs``).
+    """
+    dtype = tensor.dtype if dtype is None else dtype
+    broadcast = [d for d, (size, stride) in enumerate(zip(tensor.shape, tensor.stride())) if stride == 0 and size > 1]
+    if broadcast:
+        one = tuple(slice(0, 1) if d in broadcast else slice(None) for d in range(tensor.dim()))
+        return same_layout(tensor[one], device, dtype).expand(tensor.shape)
+    out = torch.empty_strided(tuple(tensor.shape), tuple(tensor.stride()), dtype=dtype, device=device)
+    out.copy_(tensor)
+    return out
+
+
 def cast_inputs(inputs: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:
     """Floating inputs take the cell dtype; integer ids and boolean masks keep theirs.
 
-    ``Tensor.to`` keeps the strides of a dense tensor, so a non-contiguous input stays so.
+    A cast keeps each input's shape and strides (``same_layout``), so a non-contiguous input,
+    dense or not, stays non-contiguous.
     """
-    return {k: v.to(dtype) if v.is_floating_point() else v for k, v in inputs.items()}
+    return {k: same_layout(v, v.device, dtype) if v.is_floating_point() and v.dtype != dtype else v for k, v in inputs.items()}
 
 
 def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    return {k: v.to(device) for k, v in inputs.items()}
+    """Each input on ``device`` with the host view's shape and strides (see ``same_layout``)."""
+    return {k: v if v.device == torch.device(device) else same_layout(v, device) for k, v in inputs.items()}
+
+
+def tensor_layout(name: str, tensor: torch.Tensor) -> dict[str, Any]:
+    """dtype, shape, strides, contiguity and device of one tensor, as the log records them."""
+    return {
+        "name": name,
+        "dtype": str(tensor.dtype).removeprefix("torch."),
+        "shape": list(tensor.shape),
+        "strides": list(tensor.stride()),
+        "contiguous": bool(tensor.is_contiguous()),
+        "device": str(tensor.device),
+    }
+
+
+def layout_of(fed: list[dict[str, Any]]) -> str:
+    """'noncontiguous' when any tensor fed is non-contiguous, else 'contiguous'."""
+    return "noncontiguous" if any(not t["contiguous"] for t in fed) else "contiguous"
+
+
+class FedInputs:
+    """Records the tensors a model really receives, at its call boundary (a forward pre-hook).
+
+    The hook is on the module the workload calls (the eager model or the compiled wrapper), so
+    it sees the arguments after the workload's ``run_model`` and before any compiled code. It
+    records one call after each ``arm()`` and costs a counter check on every other call.
+    """
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        inner = getattr(module, "_orig_mod", module)
+        try:
+            self.signature: inspect.Signature | None = inspect.signature(inner.forward)
+        except (TypeError, ValueError):
+            self.signature = None
+        self.calls: list[list[dict[str, Any]]] = []
+        self._armed = 0
+        self._handle = module.register_forward_pre_hook(self._hook, with_kwargs=True)
+
+    def arm(self, calls: int = 1) -> None:
+        self._armed = calls
+
+    def _hook(self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if self._armed <= 0:
+            return
+        self._armed -= 1
+        named: list[tuple[str, Any]] = []
+        try:
+            bound = self.signature.bind(*args, **kwargs) if self.signature is not None else None
+        except TypeError:
+            bound = None
+        if bound is not None:
+            named = list(bound.arguments.items())
+        else:
+            named = [(f"arg{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+        self.calls.append([tensor_layout(n, v) for n, v in named if isinstance(v, torch.Tensor)])
+
+    def take(self) -> list[dict[str, Any]] | None:
+        """The tensors of the last recorded call (None when no call was recorded); clears."""
+        last = self.calls[-1] if self.calls else None
+        self.calls = []
+        return last
+
+    def remove(self) -> None:
+        self._handle.remove()
 
 
 def input_key(batch: int, length: int, layout: str) -> str:

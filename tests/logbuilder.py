@@ -295,6 +295,8 @@ def _neuron_env(events: list[dict[str, Any]]) -> None:
     )
     env["versions"].update(torch_neuronx=_fact("2.13.3.0.1"), neuronx_cc=_fact("2.28.7631.0"))
     env["device"] = {"instance_type": _fact("trn2.48xlarge"), "device_count": _fact("64")}
+    # As the collector pins them: a compile failure raises instead of running eager.
+    env["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1", "NEURON_LAUNCH_BLOCKING": "0"}
     for event in events:
         if event["kind"] == "operators":
             event["fallback"] = {"status": "measured", "items": []}

@@ -36,6 +36,7 @@ def _neuron(events: Events, torch: str = "2.13.0", neuronx: str = "2.13.3.0.9", 
         torch={"value": torch, "source": "t"}, torch_neuronx={"value": neuronx, "source": "t"},
         python={"value": python, "source": "t"}, os_release={"value": os_name, "source": "t"},
     )
+    env["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1"}
     for op in (e for e in events if e["kind"] == "operators"):
         op["fallback"] = {"status": "measured", "items": []}
 
@@ -140,11 +141,66 @@ def test_layout_rule_when_noncontiguous_fails(tmp_path: Path) -> None:
     assert reasons[0].cases == ("b1-l16-noncontiguous-float32-compiled",)
 
 
-def test_layout_rule_cites_the_documented_copy_on_neuron(tmp_path: Path) -> None:
+def test_layout_rule_on_neuron_says_documented_not_measured_without_evidence(tmp_path: Path) -> None:
     run = _run(tmp_path, lambda e: (_noncontiguous(e, fail=False), _neuron(e)), "neuron", "neuron-native")
     reasons = d.rule_layout(run, {})
-    assert len(reasons) == 1 and "copies non-contiguous inputs" in reasons[0].message
-    assert reasons[0].cases == ("b1-l16-noncontiguous-float32-compiled",)
+    assert [(r.outcome, r.cases) for r in reasons] == [("note", ("b1-l16-noncontiguous-float32-compiled",))]
+    assert reasons[0].message.startswith("Documented, not measured")
+
+
+def _fed(events: Events, slower: bool) -> None:
+    """The non-contiguous cells record what was fed; with ``slower``, a measured timing gap."""
+    _noncontiguous(events, fail=False)
+    _neuron(events)
+    for result in [e for e in events if e["kind"] == "case_result" and "noncontiguous" in e["case"]]:
+        result.update(layout_fed="noncontiguous", layout_achieved=True)
+    twin = _first(events, "timing", COMPILED)
+    timing = json.loads(json.dumps(twin))
+    timing["case"] = COMPILED.replace("contiguous", "noncontiguous")
+    if slower:
+        warm = timing["warm"]
+        warm.update(median_s=warm["median_s"] * 3, min_s=warm["min_s"] * 3, samples_s=[x * 3 for x in warm["samples_s"]], p90_s=warm["p90_s"] * 3)
+    events.append(timing)
+
+
+@pytest.mark.parametrize("slower", [True, False])
+def test_layout_rule_on_neuron_judges_from_what_was_fed_and_timed(tmp_path: Path, slower: bool) -> None:
+    run = _run(tmp_path, lambda e: _fed(e, slower), "neuron", "neuron-native")
+    reasons = d.rule_layout(run, {})
+    case = ("b1-l16-noncontiguous-float32-compiled",)
+    if slower:
+        assert [(r.outcome, r.category, r.cases) for r in reasons] == [("change", "layout", case)]
+        assert "as measured" in reasons[0].message and "warm median" in reasons[0].message
+    else:
+        assert [(r.outcome, r.cases) for r in reasons] == [("note", case)]
+        assert "measured no cost" in reasons[0].message
+
+
+def test_layout_not_achieved_is_untested_for_its_layout(tmp_path: Path) -> None:
+    def edit(events: Events) -> None:
+        _noncontiguous(events, fail=False)
+        for result in [e for e in events if e["kind"] == "case_result" and "noncontiguous" in e["case"]]:
+            result.update(layout_fed="contiguous", layout_achieved=False)
+
+    run = _run(tmp_path, edit)
+    missed = [c for c in run.cells if c.planned.layout == "noncontiguous"]
+    assert missed and all(c.status == "untested" and c.untested_reason == "layout not achieved" for c in missed)
+    verdict = d.decide(run, {})
+    assert verdict.outcome == "blocked"
+    reason = next(r for r in verdict.reasons if r.rule == "layout-not-achieved")
+    assert set(reason.cases) == {c.case for c in missed}
+    assert all(g.layout != "noncontiguous" for g in verdict.scope.passed)
+
+
+def test_compiled_neuron_passes_without_pinned_fallback_setting_block(tmp_path: Path) -> None:
+    def edit(events: Events) -> None:
+        _neuron(events)
+        _first(events, "environment")["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "0"}
+
+    verdict = d.decide(_run(tmp_path, edit, "neuron", "neuron-native"), {})
+    reason = next(r for r in verdict.reasons if r.rule == "compile-fallback")
+    assert reason.outcome == "blocked" and COMPILED in reason.cases and EAGER not in reason.cases
+    assert any(r.rule == "neuron-adapter" and "stand-in" in r.message for r in verdict.reasons)
 
 
 def test_unmeasured_fallback_on_neuron_blocks(tmp_path: Path) -> None:

@@ -113,6 +113,17 @@ class InstalledArtifact(Strict):
     source_url: str | None = Field(None, description="direct_url.json url, if installed from one.")
 
 
+class BackendSetting(Strict):
+    """One variable the adapter pins or reads, as the run had it."""
+
+    name: str
+    value: str | None = Field(description="The value during the run; null when unset.")
+    set_by: Literal["collector", "environment", "unset"] = Field(
+        description="'collector': the collector set it; 'environment': it was already set and kept; 'unset'."
+    )
+    note: str = Field("", description="What the value means, or why it may not have taken effect.")
+
+
 class Environment(Envelope):
     """Where the run really happened: backend family, versions, device, relevant variables."""
 
@@ -133,6 +144,12 @@ class Environment(Envelope):
     )
     artifacts: list[InstalledArtifact] = Field(
         default_factory=list, description="Installed distributions that matter for the backend."
+    )
+    backend_settings: list[BackendSetting] | None = Field(
+        None,
+        description="Variables the adapter sets or relies on (e.g. NEURON_LAUNCH_BLOCKING, "
+        "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION): the value the run had and who set it. "
+        "Absent: not recorded.",
     )
 
 
@@ -184,6 +201,14 @@ class PlannedCell(Strict):
     )
 
 
+class Selection(Strict):
+    """Cells chosen to run by --only / --modes; the plan's matrix still lists every planned cell."""
+
+    only: list[str] = Field(default_factory=list, description="--only globs given.")
+    modes: list[str] = Field(default_factory=list, description="--modes given.")
+    cases: list[str] = Field(description="Case keys selected to run; every other planned cell was not run (deselected).")
+
+
 class TimingScope(Strict):
     preprocessing: bool = Field(description="Tokenising/preparing inputs is inside the timed region.")
     host_to_device: bool = Field(description="Copying inputs to the device is timed.")
@@ -222,6 +247,9 @@ class Plan(Envelope):
     attention_path: str | None = Field(None, description="Attention implementation, e.g. sdpa.")
     operators_note: str | None = None
     training: Training | None = Field(None, description="Set for a training workload: cells run training steps.")
+    selection: Selection | None = Field(
+        None, description="Set when --only or --modes chose a subset: which cells were to run. Absent: all of them."
+    )
 
 
 # --- artifacts -------------------------------------------------------------------------------
@@ -273,7 +301,13 @@ class OutputInfo(Strict):
 
 
 class InputInfo(OutputInfo):
-    contiguous: bool = Field(description="Whether the tensor was contiguous as fed to the model.")
+    contiguous: bool = Field(
+        description="Whether the tensor was contiguous. In case_result.inputs: the host tensor the "
+        "workload prepared (1.0 logs: as prepared, not checked at the model); in inputs_fed: as the "
+        "model received it."
+    )
+    strides: list[int] | None = Field(None, description="Strides in elements; absent: not recorded.")
+    device: str | None = Field(None, description="Device the tensor was on; absent: not recorded.")
 
 
 class RegionStats(Strict):
@@ -336,7 +370,25 @@ class CaseResult(Envelope):
     kind: Literal["case_result"]
     case: str
     status: CellStatus
-    inputs: list[InputInfo] = Field(default_factory=list, description="Inputs as fed: dtype kept, layout as planned.")
+    inputs: list[InputInfo] = Field(
+        default_factory=list,
+        description="Inputs as the workload prepared them on the host for the planned layout, after "
+        "the dtype cast (integer and boolean inputs keep their dtype).",
+    )
+    inputs_fed: list[InputInfo] | None = Field(
+        None,
+        description="Tensors the model really received at its call boundary (forward pre-hook) on "
+        "the cell's first call. Absent: not measured.",
+    )
+    layout_fed: Layout | None = Field(
+        None, description="Layout of what the model received on every observed call (non-contiguous if any tensor was)."
+    )
+    layout_achieved: bool | None = Field(
+        None,
+        description="Whether every observed call of the cell (first call, and the repeat of a compiled "
+        "cell) received the planned layout. False: the cell is untested for its planned layout. "
+        "Absent: not measured.",
+    )
     outputs: list[OutputInfo] = Field(default_factory=list)
     error_stats: ErrorStats | None = None
     task_metric: TaskMetric | None = None
@@ -397,6 +449,19 @@ class GraphBreak(Strict):
     count: int = Field(1, ge=1)
 
 
+class CacheDir(Strict):
+    """One compile-cache directory listed around a first call."""
+
+    role: str = Field(description="What it caches, e.g. inductor, triton, neff, inductor-precompiled-headers.")
+    path: str
+    redirected: bool = Field(
+        description="True when the collector pointed it at a directory it made; False for a "
+        "directory the backend keeps elsewhere (it may hold entries from earlier runs)."
+    )
+    entries_before: int = Field(ge=0, description="Files below it before the call.")
+    entries_after: int | None = Field(None, ge=0, description="Files below it after the call.")
+
+
 class Compile(Envelope):
     """Compilation facts for one compiled cell (for training: one event per graph)."""
 
@@ -412,7 +477,11 @@ class Compile(Envelope):
     recompile_limit_hit: bool = False
     cache_condition: CacheCondition
     cache_dir: str | None = None
-    cache_entries_before: int | None = Field(None, ge=0)
+    cache_entries_before: int | None = Field(
+        None, ge=0, description="Entries in the listed cache directories just before the first call."
+    )
+    cache_entries_after: int | None = Field(None, ge=0, description="Entries in the same directories after it.")
+    cache_dirs: list[CacheDir] | None = Field(None, description="Each cache directory listed, with its counts.")
 
 
 # --- training step -----------------------------------------------------------------------------
@@ -453,13 +522,34 @@ class TrainResult(Envelope):
 # --- timing ----------------------------------------------------------------------------------
 
 
+class OutputCheck(Strict):
+    """The cold call's outputs against the reference, by the cell's tolerance."""
+
+    mismatched: int = Field(ge=0)
+    total: int = Field(ge=0)
+    max_abs: float | None = Field(description="Null when not finite.")
+    passed: bool = Field(description="No element outside the tolerance and no new non-finite value.")
+
+
 class Cold(Strict):
     seconds: float = Field(ge=0)
-    cache_condition: CacheCondition
+    cache_condition: CacheCondition = Field(
+        description="The condition the call really had: fresh_process_empty_cache only when every "
+        "listed cache directory was empty before it and no cache hit was counted (logs from 1.1 on; "
+        "1.0 logs state it by construction)."
+    )
     fresh_process: bool
     process_start_s: float | None = Field(
         None, ge=0, description="One-time process start-up before the first call, kept apart."
     )
+    cache_entries_before: int | None = Field(None, ge=0, description="Entries in the listed cache directories before the call; absent: not checked.")
+    cache_entries_after: int | None = Field(None, ge=0)
+    cache_dirs: list[CacheDir] | None = Field(None, description="Each cache directory listed around the call.")
+    cache_hits: int | None = Field(None, ge=0, description="Compile-cache hits counted during the call, where the backend counts them.")
+    cache_misses: int | None = Field(None, ge=0)
+    output_check: OutputCheck | None = Field(None, description="The cold call's outputs against the reference; absent: not compared.")
+    inputs_fed: list[InputInfo] | None = Field(None, description="What the model received on the cold call; absent: not measured.")
+    layout_achieved: bool | None = None
 
 
 class Warm(Strict):
@@ -482,6 +572,14 @@ class Timing(Envelope):
     eager_after_recompile_limit: bool = Field(
         False, description="True when a 'compiled' cell really ran eager (recompile limit hit)."
     )
+    timed_region: list[Literal["preprocessing", "host_to_device", "model_call", "output_retrieval", "training_step"]] | None = Field(
+        None,
+        description="What the timing code put inside the clock, in order, as it ran it ('training_step': "
+        "one full training step). Absent: not recorded (the scope field then repeats the plan).",
+    )
+    timed_notes: list[str] = Field(default_factory=list, description="How each stage was done, e.g. 'no copy: the device is the host'.")
+    inputs_fed: list[InputInfo] | None = Field(None, description="What the model received on a warm call; absent: not measured.")
+    layout_achieved: bool | None = None
 
 
 # --- profile ---------------------------------------------------------------------------------

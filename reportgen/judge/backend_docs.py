@@ -34,6 +34,7 @@ class BackendDocs:
     package_matrix: list[dict[str, Any]] = field(default_factory=list)
     wheels: dict[str, str] = field(default_factory=dict)
     constraints: list[Constraint] = field(default_factory=list)
+    adapter_note: str = ""  # how far the collector's adapter for this backend has been exercised
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -57,6 +58,7 @@ def load_backend_docs(target: str) -> BackendDocs:
         package_matrix=data.get("package_matrix", []),
         wheels=data.get("wheels", {}),
         constraints=[Constraint(**c) for c in data.get("constraint", [])],
+        adapter_note=data.get("adapter_note", ""),
     )
 
 

@@ -18,7 +18,7 @@ from typing import Callable, Literal
 from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import check_release_pairing, load_backend_docs
 from reportgen.contract.events import PlannedCell
-from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -120,15 +120,27 @@ def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
         why = f"the run was aborted: {run.end.reason or 'no reason given'}"
     else:
         why = "the log's last line is cut off"
-    untested = [c for c in run.cells if c.status == "untested"]
+    untested = [c for c in run.cells if c.status == "untested" and c.untested_reason is None]
     return [Reason("incomplete-run", "blocked", f"Incomplete run: {why}.", _cases(untested))]
 
 
 def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
-    untested = [c for c in run.cells if c.status == "untested"]
+    untested = [c for c in run.cells if c.status == "untested" and c.untested_reason is None]
     if untested:
         reasons.append(Reason("untested-cells", "blocked", f"{len(untested)} planned cell(s) have no result and are untested.", _cases(untested)))
+    deselected = [c for c in run.cells if c.untested_reason == DESELECTED]
+    if deselected:
+        reasons.append(Reason("untested-cells", "blocked", f"{len(deselected)} planned cell(s) were not run (deselected by --only/--modes) and are untested.", _cases(deselected)))
+    missed = [c for c in run.cells if c.untested_reason == LAYOUT_NOT_ACHIEVED]
+    if missed:
+        fed = sorted({c.layout_fed or "another layout" for c in missed})
+        reasons.append(Reason(
+            "layout-not-achieved", "blocked",
+            f"Layout not achieved: {len(missed)} cell(s) planned with one layout fed the model {', '.join(fed)} inputs; "
+            "they are untested for their planned layout.",
+            _cases(missed),
+        ))
     skipped = [c for c in run.cells if c.status == "skipped" and not _accepted(notes, c)]
     if skipped:
         why = sorted({c.result.skip_reason or "no reason recorded" for c in skipped})
@@ -160,7 +172,20 @@ def _judge_failures(cells: list[CellRecord], notes: Notes, rule: str, what: str)
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
-    return _judge_failures([c for c in run.cells if c.status in FAILED], notes, "mismatch", "mismatching cell(s)")
+    reasons = _judge_failures([c for c in run.cells if c.status in FAILED], notes, "mismatch", "mismatching cell(s)")
+    cold_bad = [c for c in run.cells if c.cold_s is not None and c.cold is not None and c.cold.output_check is not None and not c.cold.output_check.passed]
+    if cold_bad:
+        reasons.append(Reason("cold-mismatch", "blocked", f"The cold first call of {len(cold_bad)} cell(s) did not match the reference within tolerance.", _cases(cold_bad)))
+    return reasons
+
+
+def rule_cold_cache(run: RunModel, notes: Notes) -> list[Reason]:
+    """A cold call is only as cold as its caches were: say which were not empty."""
+    warm_caches = [c for c in run.cells if c.cold_s is not None and c.cold is not None and c.cold.cache_dirs and any(d.entries_before for d in c.cold.cache_dirs)]
+    if not warm_caches:
+        return []
+    dirs = sorted({f"{d.role} ({d.path})" for c in warm_caches for d in c.cold.cache_dirs if d.entries_before})  # type: ignore[union-attr]
+    return [Reason("cold-cache", "note", f"The cold first call of {len(warm_caches)} cell(s) started with cache entries present in {'; '.join(dirs)}: it is labelled with that condition, not as an empty cache.", _cases(warm_caches))]
 
 
 def rule_errors(run: RunModel, notes: Notes) -> list[Reason]:
@@ -301,6 +326,38 @@ def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
     return reasons
 
 
+COPY_OPS = ("aten::contiguous", "aten::clone", "aten::copy_", "aten::_to_copy")
+
+
+def _copy_calls(cell: CellRecord) -> int | None:
+    """Copy-op calls in the cell's profile top ops; None when the cell was not profiled."""
+    profiles = cell.profiles
+    if not profiles:
+        return None
+    return sum(op.calls for p in profiles for op in p.top_ops if op.name in COPY_OPS)
+
+
+def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | None, str | None]:
+    """(evidence of a per-call copy, what was measured without finding one) for one cell."""
+    found, looked = [], []
+    copies = _copy_calls(cell)
+    if copies is not None:
+        twin_copies = _copy_calls(twin) if twin is not None else None
+        base = twin_copies or 0
+        if copies > base:
+            found.append(f"{copies} copy-op call(s) in its profile against {base if twin_copies is not None else 'no profile of'} the contiguous cell's")
+        else:
+            looked.append("no extra copy op in its profile")
+    warm, twin_warm = cell.warm, twin.warm if twin is not None else None
+    if warm is not None and twin_warm is not None:
+        slower = warm.median_s - twin_warm.median_s
+        if slower > warm.iqr_s + twin_warm.iqr_s:
+            found.append(f"warm median {warm.median_s * 1e3:.4g} ms against {twin_warm.median_s * 1e3:.4g} ms contiguous (more than both IQRs)")
+        else:
+            looked.append("warm median within the IQRs of the contiguous cell's")
+    return ("; ".join(found) or None, "; ".join(looked) or None)
+
+
 def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     # The contiguous twin of a cell: same shape, dtype, mode and cache-check role.
     def twin_key(p: PlannedCell) -> tuple[object, ...]:
@@ -312,11 +369,58 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     if failing:
         reasons.append(Reason("layout", "change", "The non-contiguous layout fails where the contiguous one passes.", _cases(failing), "layout"))
-    copied = [c for c in nonc if c.planned.mode == "compiled" and c.status == "pass" and not _accepted(notes, c)]
-    if copied and _family(run) == "neuron-native":
-        docs = load_backend_docs("neuron")
-        reasons.append(Reason("layout", "change", f"Compiled execution copies non-contiguous inputs on every call ({docs.cite('noncontiguous-copy')}); make the input contiguous upstream or accept the copy in the annotations.", _cases(copied), "layout"))
+    passing = [c for c in nonc if c.planned.mode == "compiled" and c.status == "pass" and not _accepted(notes, c)]
+    if not passing or _family(run) != "neuron-native":
+        return reasons
+    cite = load_backend_docs("neuron").cite("noncontiguous-copy")
+    measured, clean, undocumented = [], [], []
+    evidence, looked = [], []
+    for c in passing:
+        if c.layout_achieved is None:
+            undocumented.append(c)
+            continue
+        found, seen = _layout_evidence(c, contiguous.get(twin_key(c.planned)))
+        if found:
+            measured.append(c)
+            evidence.append(f"{c.case}: {found}")
+        elif seen:
+            clean.append(c)
+            looked.append(seen)
+        else:
+            undocumented.append(c)
+    if measured:
+        reasons.append(Reason("layout", "change", f"Non-contiguous inputs cost a per-call copy on the compiled path, as measured: {'; '.join(evidence)[:600]} ({cite}). Make the input contiguous upstream or accept the copy in the annotations.", _cases(measured), "layout"))
+    if clean:
+        reasons.append(Reason("layout", "note", f"The documentation says compiled execution copies non-contiguous inputs on every call ({cite}); this run fed them non-contiguous and measured no cost: {'; '.join(sorted(set(looked)))}.", _cases(clean)))
+    if undocumented:
+        reasons.append(Reason("layout", "note", f"Documented, not measured: compiled execution copies non-contiguous inputs on every call ({cite}); this run has no profile or contiguous timing to show it{' and does not record the layout fed' if any(c.layout_achieved is None for c in undocumented) else ''}.", _cases(undocumented)))
     return reasons
+
+
+def rule_neuron_adapter(run: RunModel, notes: Notes) -> list[Reason]:
+    """Neuron runs: the adapter's standing, and whether a compile failure could have run eager."""
+    planned = run.plan.target if run.plan else run.start.target
+    if planned != "neuron" and not _family(run).startswith("neuron"):
+        return []
+    docs = load_backend_docs("neuron")
+    reasons = [Reason("neuron-adapter", "note", docs.adapter_note)] if docs.adapter_note else []
+    compiled = [c for c in run.cells if c.planned.mode == "compiled" and c.status == "pass"]
+    if compiled and _family(run).startswith("neuron"):
+        value = _setting(run, "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION")
+        if value != "1":
+            shown = "not recorded" if value is None else f"{value!r}"
+            reasons.append(Reason("compile-fallback", "blocked", f"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION was {shown}, not 1: a compile failure may have run eager, so these compiled passes are not evidence of the compiled path.", _cases(compiled)))
+    return reasons
+
+
+def _setting(run: RunModel, name: str) -> str | None:
+    env = run.environment
+    if env is None:
+        return None
+    for setting in env.backend_settings or ():
+        if setting.name == name:
+            return setting.value
+    return env.env_vars.get(name)
 
 
 def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
@@ -343,6 +447,8 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_fallback,
     rule_compiled_path,
     rule_layout,
+    rule_cold_cache,
+    rule_neuron_adapter,
     rule_notes,
 ]
 

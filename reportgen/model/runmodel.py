@@ -1,7 +1,8 @@
 """The run as plain data: validated events gathered per planned cell. No HTML, no judgement.
 
 Every planned cell gets a ``CellRecord``; a cell with no ``case_result`` in the log is
-``untested``. A cell keeps the compact facts that the rules and the detail table read for
+``untested``, and so is a cell the run deselected (``plan.selection``) and a cell whose planned
+layout the model did not receive (``layout_achieved`` false): ``untested_reason`` says which. A cell keeps the compact facts that the rules and the detail table read for
 every cell, plus its logged events (with their line numbers), so every figure shown later can
 be traced back to the event and line it came from. A cell's events are built as objects only
 when a report shows that cell in full.
@@ -29,6 +30,8 @@ class CellRecord:
 
     planned: ev.PlannedCell
     status: str = "untested"
+    untested_reason: str | None = None  # None: no result in the log
+    measured_status: str | None = None  # the case_result's own status, kept when it is overruled
     result_line: int | None = None
     logged: list[LoggedEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -57,6 +60,11 @@ class CellRecord:
     grads_off: set[str] = field(default_factory=set)
     params_off: set[str] = field(default_factory=set)
     trained: bool = False
+    layout_achieved: bool | None = None  # None: not measured (1.0 logs)
+    layout_fed: str | None = None
+    timing_layout_missed: list[str] = field(default_factory=list)  # 'warm', 'cold' calls fed another layout
+    # (call 'warm' or 'cold', stages inside the clock or None when not recorded, notes, synchronised)
+    timed: list[tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = field(default_factory=list)
 
     @property
     def case(self) -> str:
@@ -195,6 +203,11 @@ class RunBuilder:
         event = record.event
         if isinstance(event, ev.Plan) and not self.cells:
             self.cells = {c.case: CellRecord(planned=c) for c in event.matrix}
+            if event.selection is not None:
+                chosen = set(event.selection.cases)
+                for case, cell in self.cells.items():
+                    if case not in chosen:
+                        cell.untested_reason = DESELECTED
         elif isinstance(event, ev.Reference):
             self.references.append(event)
         elif isinstance(event, ev.Artifact):
@@ -249,8 +262,19 @@ def read_run(path: str | Path) -> tuple[LogReading, RunBuilder]:
 # validated line, or a model dump; optional fields may be absent).
 
 
+DESELECTED = "not run (deselected)"
+LAYOUT_NOT_ACHIEVED = "layout not achieved"
+
+
 def _result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     cell.status, cell.result_line = data["status"], line
+    cell.measured_status = data["status"]
+    cell.untested_reason = None
+    cell.layout_achieved = data.get("layout_achieved")
+    cell.layout_fed = data.get("layout_fed")
+    if cell.layout_achieved is False:
+        # The planned layout never reached the model: its result is not one for this layout.
+        cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
     cell.warnings.extend(data.get("warnings", ()))
     cell.recompiled = data.get("recompiled")
     cell.output_nonfinite = sum(o["nonfinite"] for o in data.get("outputs", ()))
@@ -291,6 +315,10 @@ def _timing_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     if warm is not None:
         cell.warm_median_s = warm["median_s"]
     cell.eager_after_recompile_limit |= data.get("eager_after_recompile_limit", False)
+    region = data.get("timed_region")
+    cell.timed.append(("cold" if cold is not None else "warm", tuple(region) if region is not None else None, tuple(data.get("timed_notes", ())), data["synchronized"]))
+    if data.get("layout_achieved") is False or (cold is not None and cold.get("layout_achieved") is False):
+        cell.timing_layout_missed.append("cold" if cold is not None else "warm")
 
 
 def _step_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:

@@ -21,8 +21,9 @@ from markupsafe import Markup
 from reportgen.model.annotations import Annotation, Annotations
 from reportgen.model.groups import failure_groups
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
+from reportgen.judge.backend_docs import load_backend_docs
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
-from reportgen.model.runmodel import STATUS_ORDER, CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
@@ -75,6 +76,7 @@ class StatusCell:
     status: str
     symbol: str
     anchor: str
+    note: str = ""  # why an untested cell is untested, when the log says
 
 
 @dataclass
@@ -110,6 +112,7 @@ class ProblemView:
     warnings: list[str]
     explained_by: list[tuple[str, str]]  # (entry label, anchor of the explanation shown once)
     verdict: str
+    note: str = ""
 
 
 @dataclass
@@ -152,6 +155,7 @@ class TimingView:
     warm_iqr: str
     samples: int
     flagged: str
+    cold_check: str = ""
 
 
 @dataclass
@@ -227,6 +231,7 @@ class ReportView:
     perf_stopped_total: int
     timings: list[TimingView]
     timing_scope: str
+    backend_note: str
     training: list[TrainingView]
     training_note: str
     correctness_figures: list[Figure]
@@ -297,8 +302,83 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
         Row("Correctness", ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]) or "no cells", "case_result"),
         Row("Reference", plan.reference if plan else "not stated", "plan, reference"),
         Row("Requirements", ", ".join(plan.requirements) if plan and plan.requirements else "none declared", "plan"),
-        Row("Timing scope", _scope_text(plan.timing_scope) if plan else "not stated", "plan.timing_scope"),
-    ]
+        Row("Cells run", _selection_text(run), "plan.selection"),
+        Row("Layouts as fed", _layout_fed_text(run), "case_result.layout_achieved"),
+        Row("Timing scope (as timed)", timed_scope_text(run), "timing.timed_region"),
+    ] + _settings_rows(run)
+
+
+def _selection_text(run: RunModel) -> str:
+    selection = run.plan.selection if run.plan else None
+    if selection is None:
+        return f"every planned cell ({len(run.cells)})"
+    asked = "; ".join(filter(None, [f"--only {' '.join(selection.only)}" if selection.only else "", f"--modes {','.join(selection.modes)}" if selection.modes else ""]))
+    return f"{len(selection.cases)} of {len(run.cells)} planned cells ({asked}); the rest were not run (deselected) and are untested"
+
+
+def _layout_fed_text(run: RunModel) -> str:
+    ran = [c for c in run.cells if c.result_line is not None and c.measured_status not in (None, "skipped")]
+    measured = [c for c in ran if c.layout_achieved is not None]
+    if not measured:
+        return "not measured (the log does not record what the model received)"
+    missed = [c for c in measured if c.layout_achieved is False]
+    text = f"checked at the model's call boundary for {len(measured)} of {len(ran)} cells that ran; "
+    text += f"{len(missed)} did not receive their planned layout (layout not achieved)" if missed else "every one received its planned layout"
+    late = [c for c in run.cells if c.timing_layout_missed]
+    if late:
+        text += f"; {len(late)} cell(s) had timed calls fed another layout"
+    return text
+
+
+def _settings_rows(run: RunModel) -> list[Row]:
+    env = run.environment
+    if env is None or env.backend_settings is None:
+        return []
+    value = "; ".join(f"{s.name}={s.value if s.value is not None else 'unset'} (set by {s.set_by}{': ' + s.note if s.note else ''})" for s in env.backend_settings)
+    return [Row("Backend settings", value or "none", "environment.backend_settings")]
+
+
+STAGE_WORDS = {
+    "preprocessing": "preprocessing (the workload's make_inputs and dtype cast, each sample)",
+    "host_to_device": "copying the inputs to the device",
+    "model_call": "the model call",
+    "output_retrieval": "copying the outputs back to the host",
+    "training_step": "one full training step",
+}
+
+
+def _region_text(region: tuple[str, ...], notes: tuple[str, ...], synchronized: bool) -> str:
+    if region == ("model_call",):
+        text = "the model call only (inputs already on the device, outputs left there)"
+    elif region == ("training_step",):
+        text = "one full training step (forward, backward, optimizer step; inputs already on the device)"
+    else:
+        text = ", then ".join(STAGE_WORDS.get(stage, stage) for stage in region)
+    text += "; device synchronised at every boundary" if synchronized else "; NOT synchronised"
+    return text + "".join(f"; {n}" for n in notes)
+
+
+def timed_scope_text(run: RunModel) -> str:
+    """What the timing code recorded it timed, per call kind; never the plan's wish."""
+    seen: dict[str, list[str]] = {}
+    unrecorded = 0
+    for c in run.cells:
+        for call, region, notes, synchronized in c.timed:
+            if region is None:
+                unrecorded += 1
+                continue
+            text = _region_text(region, notes, synchronized)
+            if call not in seen.setdefault(text, []):
+                seen[text].append(call)
+    if not seen:
+        return "not measured (this log does not record what its timing code put in the timed region)" if unrecorded else "no timing recorded"
+    if len(seen) == 1:
+        text = next(iter(seen))
+    else:
+        text = " | ".join(f"{' and '.join(calls)} calls: {t}" for t, calls in seen.items())
+    if unrecorded:
+        text += f" ({unrecorded} timing event(s) do not record their region: not measured)"
+    return text
 
 
 def _intended_text(run: RunModel) -> str:
@@ -377,11 +457,20 @@ def _device_text(run: RunModel) -> str:
     return "; ".join(parts)
 
 
-def _scope_text(scope: Any) -> str:
+def _asked_scope_text(scope: Any) -> str:
+    """The plan's request, labelled as such (the report's scope comes from the timing events)."""
     inside = [name for name, on in (("preprocessing", scope.preprocessing), ("host-to-device copies", scope.host_to_device), ("output retrieval", scope.output_retrieval)) if on]
-    text = "timed region includes " + (", ".join(inside) if inside else "the model call only (no preprocessing, no host-device copies, no output retrieval)")
-    text += "; device synchronised at every boundary" if scope.synchronized else "; NOT synchronised"
-    return text + (f"; {scope.note}" if scope.note else "")
+    text = ", ".join(inside) if inside else "the model call only"
+    return text + (f" ({scope.note})" if scope.note else "")
+
+
+def backend_note(run: RunModel) -> str:
+    """How far the adapter of the run's backend has been exercised (neuron: a stand-in only)."""
+    planned = run.plan.target if run.plan else run.start.target
+    family = run.environment.backend_family if run.environment else ""
+    if planned == "neuron" or family.startswith("neuron"):
+        return load_backend_docs("neuron").adapter_note
+    return ""
 
 
 def _matrix(run: RunModel) -> MatrixView:
@@ -394,7 +483,7 @@ def _matrix(run: RunModel) -> MatrixView:
     for c, key in zip(run.cells, keys):
         if key in shown:
             column = (c.planned.dtype, c.planned.layout, c.planned.mode)
-            grid.setdefault(key, {})[column] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case))
+            grid.setdefault(key, {})[column] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "")
     counts = run.counts()
     return MatrixView(
         columns=[" · ".join(column) for column in columns],
@@ -436,6 +525,7 @@ def _criteria(run: RunModel) -> tuple[list[Row], str]:
         task = f"; task: {tol.task.metric} {tol.task.op} {tol.task.threshold:g}" if tol.task else "; no task criterion"
         rows.append(Row(dtype, f"|out − ref| ≤ {tol.atol:g} + {tol.rtol:g}·|ref|{task}", tol.source))
     rows.append(Row("warm repetitions", str(run.plan.warm_repetitions), "plan"))
+    rows.append(Row("timing scope asked", _asked_scope_text(run.plan.timing_scope), "plan.timing_scope (what was timed: section 7)"))
     if run.plan.padding:
         pad = run.plan.padding
         rows.append(Row("padding", f"buckets {pad.buckets}; above the largest: {pad.above_largest or 'not stated'}; masks padded: {pad.mask_padded}", "plan"))
@@ -470,6 +560,10 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         stats.append(Row("updated parameters outside tolerance", "; ".join(f"{p.name}: {p.mismatched} of {p.total}" for p in bad) or "none"))
     if result and result.outputs:
         stats.append(Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs)))
+    if cell.untested_reason == LAYOUT_NOT_ACHIEVED and result is not None:
+        fed = "; ".join(f"{i.name} {i.dtype}{i.shape} strides {i.strides} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in result.inputs_fed or [])
+        stats.insert(0, Row("layout", f"planned {cell.planned.layout}; the model received {cell.layout_fed or 'another layout'}: {fed or 'not recorded'}"))
+        stats.insert(1, Row("correctness as measured", f"{cell.measured_status} (for the layout fed, not the planned one)"))
     fail = f"{result.failure.phase}: {result.failure.type}: {result.failure.message}" if result and result.failure else ""
     note = notes.by_case.get(cell.case)
     verdict = _verdict_text(note.verdict, note.reason, note.change) if note is not None else ""
@@ -477,6 +571,7 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         case=cell.case,
         anchor=anchor(cell.case),
         status=cell.status,
+        note=cell.untested_reason or "",
         symbol=SYMBOLS[cell.status],
         line=cell.result_line,
         stats=stats,
@@ -689,7 +784,7 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
                 "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
                 "recompiles": fmt(k.recompiles),
                 "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
-                "condition": k.cache_condition,
+                "condition": k.cache_condition + (f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}" if k.cache_entries_before is not None else "; cache entries not listed"),
                 "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
                 "repeat": {True: "compiled again", False: "reused"}.get(c.result.recompiled, "") if c.result else "",
             })
@@ -710,11 +805,13 @@ def _timings(run: RunModel) -> list[TimingView]:
     rows = []
     for c in _first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
         cold, w = c.cold, c.warm
+        flags = ["really eager: recompile limit hit"] if c.eager_after_recompile_limit else []
+        flags += [f"{call} call: layout not achieved" for call in c.timing_layout_missed]
         rows.append(TimingView(
             case=c.case,
             anchor=anchor(c.case),
             cold=fmt(cold.seconds, " s") if cold else "not measured",
-            cache_condition=cold.cache_condition if cold else "",
+            cache_condition=_cold_condition(cold) if cold else "",
             fresh_process="yes" if cold and cold.fresh_process else "no" if cold else "",
             process_start=fmt(cold.process_start_s, " s") if cold else "not measured",
             warm_median=fmt_ms(w.median_s if w else None),
@@ -722,9 +819,32 @@ def _timings(run: RunModel) -> list[TimingView]:
             warm_p90=fmt_ms(w.p90_s if w else None),
             warm_iqr=fmt_ms(w.iqr_s if w else None),
             samples=len(w.samples_s) if w else 0,
-            flagged="; ".join(f for f in ("really eager: recompile limit hit" if c.eager_after_recompile_limit else "", "includes CPU fallback" if c.fallback_items else "") if f),
+            flagged="; ".join(flags + (["includes CPU fallback"] if c.fallback_items else [])),
+            cold_check=_cold_check(cold),
         ))
     return rows
+
+
+def _cold_condition(cold: Any) -> str:
+    if cold.cache_entries_before is None:
+        return f"{cold.cache_condition} (cache not checked: as constructed)"
+    full = [f"{d.role} {d.entries_before}" for d in cold.cache_dirs or [] if d.entries_before]
+    text = f"{cold.cache_condition}; entries {cold.cache_entries_before} → {fmt(cold.cache_entries_after)}"
+    text += f" (not empty before: {', '.join(full)})" if full else ""
+    if cold.cache_hits is not None:
+        text += f"; {cold.cache_hits} hits / {fmt(cold.cache_misses)} misses"
+    return text
+
+
+def _cold_check(cold: Any) -> str:
+    if cold is None:
+        return ""
+    check = cold.output_check
+    if check is None:
+        return "not compared"
+    if check.passed:
+        return f"matches the reference (max abs {fmt(check.max_abs)})"
+    return f"MISMATCH: {check.mismatched} of {check.total} outside tolerance (max abs {fmt(check.max_abs)})"
 
 
 GRAD_ROWS = 20
@@ -794,7 +914,7 @@ def _provenance(run: RunModel) -> list[Row]:
 def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
     by_case = notes.by_case
-    problem_cells = [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped")]
+    problem_cells = [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped") or c.untested_reason == LAYOUT_NOT_ACHIEVED]
     stopped = disposition.performance_stopped
     verdict_groups = _verdict_groups(run, disposition)
     criteria, declared = _criteria(run)
@@ -831,7 +951,8 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],
         perf_stopped_total=len(stopped),
         timings=_timings(run),
-        timing_scope=_scope_text(run.plan.timing_scope) if run.plan else "not stated",
+        timing_scope=timed_scope_text(run),
+        backend_note=backend_note(run),
         training=_training(run),
         training_note=_training_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),

@@ -1,0 +1,72 @@
+"""Variables the neuron adapter sets before torch is imported (torch autoloads torch_neuronx).
+
+Standard library only, so ``python -m collector`` can apply them before the first
+``import torch``. Each setting is recorded with who set it (the environment event's
+``backend_settings``); see shared/reference/torchneuron-2.33-notes.md sections 3, 4 and 7.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Any, MutableMapping
+
+# Always this value for the run: a compile failure must raise, never run eager and pass as compiled.
+PINNED = {
+    "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": (
+        "1",
+        "compile failures raise instead of silently running eager (the documented 2.33 default is "
+        "True, an earlier source had False, so the collector pins it)",
+    ),
+}
+# Set when the user has not chosen: the documented default is not confirmed for 2.33.
+DEFAULTED = {
+    "NEURON_LAUNCH_BLOCKING": (
+        "0",
+        "asynchronous execution, as a server runs; the collector synchronises the device at every timing boundary",
+    ),
+}
+LOG_FILE = "TORCH_NEURONX_LOG_FILE"
+
+_applied: list[dict[str, Any]] | None = None
+
+
+def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None = None) -> list[dict[str, Any]]:
+    """Set the variables once per process and return what each one is and who set it."""
+    global _applied
+    if _applied is not None:
+        return _applied
+    environ = os.environ if environ is None else environ
+    late = "torch_neuronx" in sys.modules
+    late_note = "; torch_neuronx was already imported when it was set, so whether the runtime read it is not measured" if late else ""
+    settings = []
+    for name, (value, note) in PINNED.items():
+        before = environ.get(name)
+        environ[name] = value
+        if before == value:
+            settings.append({"name": name, "value": value, "set_by": "environment", "note": note})
+        else:
+            was = f" (was {before!r})" if before is not None else ""
+            settings.append({"name": name, "value": value, "set_by": "collector", "note": note + was + late_note})
+    for name, (value, note) in DEFAULTED.items():
+        if name in environ:
+            settings.append({"name": name, "value": environ[name], "set_by": "environment", "note": "kept as set by the user"})
+        else:
+            environ[name] = value
+            settings.append({"name": name, "value": value, "set_by": "collector", "note": note + late_note})
+    if LOG_FILE in environ:
+        settings.append({"name": LOG_FILE, "value": environ[LOG_FILE], "set_by": "environment", "note": "the [Neuron] log channel; copied into the run directory at the end"})
+    else:
+        if log_file is None:
+            handle, log_file = tempfile.mkstemp(prefix="collector-neuron-", suffix=".log")
+            os.close(handle)
+        environ[LOG_FILE] = log_file
+        settings.append({"name": LOG_FILE, "value": log_file, "set_by": "collector", "note": "the [Neuron] log channel; copied into the run directory at the end" + late_note})
+    _applied = settings
+    return settings
+
+
+def reset_for_tests() -> None:
+    global _applied
+    _applied = None
