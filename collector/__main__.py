@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -60,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         for cell in plan.cells:
             print(cell.case)
         return 0
+    if args.target == "neuron" or (args.target == "auto" and importlib.util.find_spec("torch_neuronx") is not None):
+        # Before torch is imported: torch autoloads torch_neuronx, which may read them at import.
+        from collector import neuronenv
+
+        neuronenv.apply()
     from collector.backends import BackendUnavailable, select_backend
     from collector.runner import Options, execute
 

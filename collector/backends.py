@@ -237,14 +237,16 @@ class NeuronBackend(Backend):
     def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
         from collector import neuronenv
 
-        self._settings = neuronenv.apply()
-        self.log_file = Path(os.environ[neuronenv.LOG_FILE])
         try:
             self.module = module or importlib.import_module("torch_neuronx")
         except ImportError as exc:
             raise BackendUnavailable(f"target neuron: torch_neuronx cannot be imported ({exc})") from None
         if getattr(torch, "neuron", None) is None:
             raise BackendUnavailable("target neuron: torch.neuron is missing; this is not the native TorchNeuron backend")
+        # python -m collector applies these before torch is imported; here they are read back
+        # (or, for an adapter built another way, set now and noted as set late).
+        self._settings = neuronenv.apply()
+        self.log_file = Path(os.environ[neuronenv.LOG_FILE])
         self.device = device or torch.device("neuron")
         self.metrics = self._enable_metrics()
         self._cleared = False

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import torch
 
+from collector import neuronenv
 from collector.backends import BackendUnavailable, NeuronBackend, select_backend
 from collector.plan import load_plan
 from collector.runner import Options, execute
@@ -48,10 +49,17 @@ class StandInNeuronx(types.ModuleType):
 
 
 @pytest.fixture
-def standin(monkeypatch: pytest.MonkeyPatch) -> StandInNeuronx:
+def standin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StandInNeuronx]:
+    # The adapter sets its variables in os.environ: keep them inside this test.
+    for name in (*neuronenv.PINNED, *neuronenv.DEFAULTED, neuronenv.LOG_FILE):
+        monkeypatch.setenv(name, "placeholder")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv(neuronenv.LOG_FILE, str(tmp_path / "neuron-channel.log"))
+    neuronenv.reset_for_tests()
     module = StandInNeuronx(fallback=["aten::_scaled_dot_product_flash_attention_for_cpu"])
     monkeypatch.setattr(torch, "neuron", types.SimpleNamespace(synchronize=lambda: module.calls.append("synchronize")), raising=False)
-    return module
+    yield module
+    neuronenv.reset_for_tests()
 
 
 def test_adapter_bookkeeping(standin: StandInNeuronx, tmp_path: Path) -> None:
@@ -102,3 +110,41 @@ def test_run_with_standin_records_fallback_and_compile_failure_apart(standin: St
     assert standin.calls.index("clear_op_tracking") < standin.calls.index("get_fallback_ops")
     timed = {e.case for e in by_kind.get("timing", [])}
     assert "b1-l16-contiguous-float32-eager" in timed and "b1-l16-contiguous-float32-compiled" not in timed
+
+
+def test_adapter_pins_compile_fallback_off_and_records_who_set_what(standin: StandInNeuronx, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setenv("TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", "0")
+    backend = NeuronBackend(module=standin, device=torch.device("cpu"))
+    assert os.environ["TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION"] == "1"
+    settings = {s["name"]: s for s in backend.settings()}
+    pinned = settings["TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION"]
+    assert pinned["value"] == "1" and pinned["set_by"] == "collector" and "'0'" in pinned["note"]
+    blocking = settings["NEURON_LAUNCH_BLOCKING"]
+    assert blocking["value"] == os.environ["NEURON_LAUNCH_BLOCKING"] == "0" and blocking["set_by"] == "collector"
+    assert settings["TORCH_NEURONX_LOG_FILE"]["set_by"] == "environment"
+
+
+def test_a_read_without_a_clear_is_unmeasured(standin: StandInNeuronx) -> None:
+    backend = NeuronBackend(module=standin, device=torch.device("cpu"))
+    assert backend.fallback()["status"] == "unmeasured", "nothing cleared yet: the list could be anyone's"
+    backend.begin_cell()
+    assert backend.fallback()["status"] == "measured"
+    backend.end_cell()
+    stale = backend.fallback()
+    assert stale["status"] == "unmeasured" and "not cleared" in stale["reason"]
+    assert backend.executed(None)["status"] == "unmeasured" and backend.transfers(None)["status"] == "unmeasured"
+
+
+def test_neuron_log_channel_lines_per_cell_and_copied_into_the_run(standin: StandInNeuronx, tmp_path: Path) -> None:
+    backend = NeuronBackend(module=standin, device=torch.device("cpu"))
+    with open(backend.log_file, "a", encoding="utf-8") as log:
+        log.write("[Neuron] [WARNING] before any cell\n")
+    backend.begin_cell()
+    with open(backend.log_file, "a", encoding="utf-8") as log:
+        log.write("[Neuron] [INFO] compiling\n[Neuron] [WARNING] Neuron backend does not support mode='max-autotune', falling back to default mode.\n")
+    assert backend.cell_log() == ["[Neuron] [WARNING] Neuron backend does not support mode='max-autotune', falling back to default mode."]
+    copied, warnings = backend.collect_log(tmp_path / "run")
+    assert copied == tmp_path / "run" / "logs" / "neuron.log" and copied.read_text().startswith("[Neuron] [WARNING] before")
+    assert len(warnings) == 2
