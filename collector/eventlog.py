@@ -35,13 +35,15 @@ class EventLog:
         self.kinds_written: list[str] = []
 
     def write(self, kind: str, **fields: Any) -> None:
-        line = {"schema_version": SCHEMA_VERSION, "seq": self._seq, "time": utc_now(), "kind": kind}
+        # The number is taken before the line is written: a signal handler that writes the
+        # aborted run_end between the write and the count would otherwise reuse it.
+        seq, self._seq = self._seq, self._seq + 1
+        line = {"schema_version": SCHEMA_VERSION, "seq": seq, "time": utc_now(), "kind": kind}
         line.update({k: v for k, v in fields.items() if v is not None})
         text = json.dumps(line, allow_nan=False, sort_keys=False, ensure_ascii=False)
         self._file.write(text + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
-        self._seq += 1
         self.kinds_written.append(kind)
 
     def close(self) -> None:

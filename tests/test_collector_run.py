@@ -129,7 +129,7 @@ def test_sigterm_writes_an_aborted_run_end(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 143
     reading = read_log(log)
-    assert reading.valid
+    assert reading.valid, [p.format() for p in reading.problems]
     end = reading.run_end
     assert end is not None and end.status == "aborted" and "SIGTERM" in end.reason
     assert not reading.complete
