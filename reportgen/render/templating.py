@@ -19,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-ASSET_SOURCES = ("report.css", "report.js", "site.js")
+ASSET_SOURCES = ("report.css", "report.js", "site.js", "print.js")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
 
 
@@ -77,6 +77,7 @@ class Assets:
     js: str
     site_js: str
     plotly: str
+    print_js: str = ""
 
 
 def _hashed_name(name: str, data: bytes) -> str:
@@ -120,7 +121,7 @@ def write_assets(out_dir: Path) -> Assets:
         names[source] = _write_if_changed(assets_dir / _hashed_name(source, data), data)
     bundle_name, bundle = _plotly_bundle()
     names["plotly"] = _write_if_changed(assets_dir / bundle_name, bundle)
-    return Assets(css=names["report.css"], js=names["report.js"], site_js=names["site.js"], plotly=names["plotly"])
+    return Assets(css=names["report.css"], js=names["report.js"], site_js=names["site.js"], plotly=names["plotly"], print_js=names["print.js"])
 
 
 def _write_if_changed(path: Path, data: bytes) -> str:
