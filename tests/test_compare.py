@@ -365,3 +365,48 @@ def test_sample_site_links_the_sample_comparison(tmp_path: Path) -> None:
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     link = next(p for p in (tmp_path / "site" / "comparisons").iterdir() if cpu.name in p.name)
     assert f"comparisons/{link.name}/index.html" in index and cuda.name in index
+
+
+# --- whether the two references agree ------------------------------------------------------
+
+
+def _with_reference_file(path: Path, tensors: dict[str, Any], torch: Any, artifact_path: str = "artifacts/reference.pt") -> None:
+    import hashlib
+
+    target = path.parent / "artifacts" / "reference.pt"
+    target.parent.mkdir(exist_ok=True)
+    torch.save(tensors, target)
+    data = target.read_bytes()
+
+    def add(events: list[dict[str, Any]]) -> None:
+        inputs = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
+        events.insert(events.index(inputs) + 1, dict(inputs, role="reference_output", path=artifact_path, bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
+        for seq, event in enumerate(events):
+            event["seq"] = seq
+
+    _edit(path, add)
+
+
+def test_distance_between_saved_references(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    base, cand = _pair(tmp_path, noise=0.01)
+    hidden = torch.arange(64, dtype=torch.float64).reshape(1, 2, 32) / 8
+    _with_reference_file(base, {"b1-l16-contiguous": {"hidden": hidden}, "b2-l16-contiguous": {"hidden": hidden}}, torch)
+    _with_reference_file(cand, {"b1-l16-contiguous": {"hidden": hidden + 2.5e-6}, "b2-l16-contiguous": {"hidden": hidden[:, :1]}}, torch)
+    texts = {c.case: (c.reference.agree, c.reference.text) for c in gather(base, cand).cells}
+    agree, text = texts[case_key(1, 16, "eager")]
+    assert agree is True and "differ by at most 2.5e-06 (max abs, b1-l16-contiguous)" in text
+    agree, text = texts[case_key(2, 16, "compiled")]
+    assert agree is False and "differ in shape" in text
+
+
+def test_reference_files_are_checked_before_reading(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    base, cand = _pair(tmp_path, noise=0.01)
+    _with_reference_file(base, {"b1-l16-contiguous": {"hidden": torch.zeros(2)}}, torch)
+    _with_reference_file(cand, {"b1-l16-contiguous": {"hidden": torch.ones(2)}}, torch, artifact_path="../../../etc/passwd")
+    text = gather(base, cand).cells[0].reference.text
+    assert "distance between them not measured (candidate: ../../../etc/passwd lies outside its run directory)" in text
+    (base.parent / "artifacts" / "reference.pt").write_bytes(b"tampered")
+    text = gather(base, cand).cells[0].reference.text
+    assert "baseline: artifacts/reference.pt is 8 bytes" in text

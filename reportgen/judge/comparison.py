@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
 from reportgen.judge.disposition import Disposition
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
 from reportgen.model.annotations import Annotation
+from reportgen.model.artifacts import ReferenceDistances, reference_distances
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
 
 FAILED = ("mismatch", "nonfinite")
@@ -287,6 +289,11 @@ class _Context:
         self.reference_outputs = _reference_outputs(run)
         self.references = _references(run)
 
+    def reference_for(self, planned: ev.PlannedCell) -> ev.Reference | None:
+        """The reference event of the cell's inputs (keyed by input key, or with the dtype too)."""
+        key = _reference_key(planned)
+        return self.references.get(key) or self.references.get(f"{key}-{planned.dtype}")
+
     def inputs_sha(self, case: str) -> str | None:
         shared, per_case = self.inputs
         return per_case.get(case, shared)
@@ -296,9 +303,22 @@ class _Context:
         return per_case.get(case, shared)
 
 
-def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context) -> ReferenceAgreement:
+def _reference_distances(base: _Context, cand: _Context) -> ReferenceDistances | None:
+    """Distances between the two saved reference files, when both runs saved one and they differ."""
+    found = []
+    for context in (base, cand):
+        run = context.side.run
+        artifact = next((a for a in run.artifacts if a.role == "reference_output" and a.case is None), None)
+        found.append((Path(run.path).parent, artifact))
+    (dir_a, art_a), (dir_b, art_b) = found
+    if art_a is None or art_b is None or art_a.sha256 == art_b.sha256:
+        return None
+    return reference_distances(dir_a, art_a, dir_b, art_b)
+
+
+def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context, distances: ReferenceDistances | None) -> ReferenceAgreement:
     key = _reference_key(cell.planned)
-    a, b = base.references.get(key), cand.references.get(key)
+    a, b = (context.reference_for(cell.planned) for context in (base, cand))
     if a is None or b is None:
         missing = " and ".join(role for role, ref in (("baseline", a), ("candidate", b)) if ref is None)
         return ReferenceAgreement(None, f"not measured: no reference event for {key} on the {missing}")
@@ -309,7 +329,15 @@ def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context) -> Re
     if sha_a is not None and sha_a == sha_b:
         return ReferenceAgreement(True, f"{same}; saved reference outputs identical (sha256)")
     if sha_a is not None and sha_b is not None:
-        return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance between them not measured")
+        if distances is None or distances.reason:
+            why = distances.reason if distances is not None else "no run-wide reference file"
+            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance between them not measured ({why})")
+        if key not in distances.by_key:
+            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance for {key} not measured (not in both files)")
+        distance = distances.by_key[key]
+        if distance is None:
+            return ReferenceAgreement(False, f"{same}; saved reference outputs for {key} differ in shape or in non-finite values")
+        return ReferenceAgreement(True, f"{same}; saved reference outputs differ by at most {distance:.3g} (max abs, {key})")
     return ReferenceAgreement(True, same)
 
 
@@ -363,6 +391,7 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
     stopped = [s.role for s in sides if s.perf_stopped]
     pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None]] = []
     not_comparable: list[NotComparable] = []
+    distances = _reference_distances(base, cand)
     order = list(base.cells) + [c for c in cand.cells if c not in base.cells]
     for case in order:
         a, b = base.cells.get(case), cand.cells.get(case)
@@ -381,7 +410,7 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
             not_comparable.append(NotComparable(case, f"different inputs: sha256 {sha_a[:12]}... against {sha_b[:12]}..."))
             continue
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
-        pending.append((a, side_a, side_b, _reference_agreement(a, base, cand), _timing_note(side_a, side_b, stopped)))
+        pending.append((a, side_a, side_b, _reference_agreement(a, base, cand, distances), _timing_note(side_a, side_b, stopped)))
     if not pending:
         reasons = sorted({n.reason.split(":")[0] for n in not_comparable})
         raise CompareRefused(f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare")
