@@ -66,6 +66,14 @@ def main(argv: list[str] | None = None) -> int:
         from collector import neuronenv
 
         neuronenv.apply()
+    from collector.preflight import check_rules
+    from collector.workload import WorkloadError
+
+    try:
+        check_rules(plan)
+    except (PlanError, WorkloadError) as exc:
+        print(f"collector: plan error: {exc}", file=sys.stderr)
+        return 2
     from collector.backends import BackendUnavailable, select_backend
     from collector.runner import Options, execute
 

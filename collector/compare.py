@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from collector.eventlog import finite_or_none
+from collector.plan import RegionError, parse_slice
 
 
 def describe(name: str, tensor: torch.Tensor) -> dict[str, Any]:
@@ -48,7 +49,43 @@ def allowance_ratio(diff: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     return torch.nan_to_num(ratio, nan=float("inf"))
 
 
-def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict[str, Any]:
+def judged_mask(rule: dict[str, Any], inputs: dict[str, torch.Tensor], output: torch.Tensor) -> torch.Tensor:
+    """Boolean tensor of the output's shape: True where elements are judged.
+
+    ``mask``: an input aligned with the output's leading dimensions (attention_mask (B, L) for a
+    (B, L, H) output); elements where it is 0 are not judged. ``region``: index slices over the
+    leading dimensions, e.g. [":", "0:64"]; elements outside them are not judged.
+    """
+    name = rule["output"]
+    shape = tuple(output.shape)
+    if rule.get("mask"):
+        source = rule["mask"]
+        if source not in inputs:
+            raise RegionError(f"compare.outputs.{name}.mask: {source!r} is not an input of the model (inputs: {', '.join(sorted(inputs))})")
+        mask = inputs[source].detach().to("cpu")
+        mshape = tuple(mask.shape)
+        fits = len(mshape) <= len(shape) and all(m in (1, o) for m, o in zip(mshape, shape))
+        if not fits:
+            raise RegionError(
+                f"compare.outputs.{name}.mask: {source} has shape {list(mshape)}, which does not line up with "
+                f"{name}'s leading dimensions {list(shape)}"
+            )
+        keep = (mask != 0).reshape(mshape + (1,) * (len(shape) - len(mshape)))
+        return keep.expand(shape)
+    slices = [parse_slice(item, f"compare.outputs.{name}.region") for item in rule["region"]]
+    if len(slices) > len(shape):
+        raise RegionError(f"compare.outputs.{name}.region: {len(slices)} slices for an output of {len(shape)} dimensions {list(shape)}")
+    for dim, item in enumerate(slices):
+        if isinstance(item, int) and not -shape[dim] <= item < shape[dim]:
+            raise RegionError(f"compare.outputs.{name}.region: index {item} is outside dimension {dim} of size {shape[dim]}")
+    keep = torch.zeros(shape, dtype=torch.bool)
+    keep[tuple(slices)] = True
+    if not bool(keep.any()):
+        raise RegionError(f"compare.outputs.{name}.region: {rule['region']} selects no element of {list(shape)}")
+    return keep
+
+
+def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, judged: torch.Tensor | None = None) -> dict[str, Any]:
     out64 = out.detach().to("cpu", torch.float64)
     ref64 = ref.detach().to("cpu", torch.float64)
     diff = (out64 - ref64).abs()
@@ -56,33 +93,67 @@ def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) 
     # NaN never compares <= anything, so it counts as a mismatch.
     bad = ~(diff <= allowed)
     ratio = allowance_ratio(diff, allowed)
+    stats: dict[str, Any] = {}
+    if judged is not None:
+        outside = ~judged
+        stats["_outside"] = {
+            "count": int(outside.sum().item()),
+            "max_abs": finite_or_none(float(diff[outside].max().item())) if bool(outside.any()) else 0.0,
+            "max_rel": finite_or_none(max_relative(diff[outside], ref64.abs()[outside])) if bool(outside.any()) else 0.0,
+            "nonfinite": int((~torch.isfinite(out64) & outside).sum().item()),
+            "beyond_tolerance": int((bad & outside).sum().item()),
+        }
+        ratio = torch.where(judged, ratio, torch.full_like(ratio, float("-inf")))
+        diff_j, ref_j, bad_j = diff[judged], ref64.abs()[judged], bad & judged
+    else:
+        diff_j, ref_j, bad_j = diff.reshape(-1), ref64.abs().reshape(-1), bad
     flat = int(torch.argmax(ratio.reshape(-1)).item()) if ratio.numel() else 0
     index = list(torch.unravel_index(torch.tensor(flat), tuple(diff.shape))) if diff.dim() else []
-    return {
-        "max_abs": float(diff.max().item()) if diff.numel() else 0.0,
-        "max_rel": max_relative(diff, ref64.abs()) if diff.numel() else 0.0,
-        "mismatched": int(bad.sum().item()),
-        "total": int(diff.numel()),
+    some = diff_j.numel() > 0
+    stats.update({
+        "max_abs": float(diff_j.max().item()) if some else 0.0,
+        "max_rel": max_relative(diff_j, ref_j) if some else 0.0,
+        "mismatched": int(bad_j.sum().item()),
+        "total": int(diff_j.numel()),
         "worst_index": [int(i) for i in index],
         "allowed_at_worst": float(allowed.reshape(-1)[flat].item()) if diff.numel() else atol,
         "diff_at_worst": float(diff.reshape(-1)[flat].item()) if diff.numel() else 0.0,
-        "_ratio": float(ratio.reshape(-1)[flat].item()) if diff.numel() else float("-inf"),
-    }
+        "_ratio": float(ratio.reshape(-1)[flat].item()) if some else float("-inf"),
+    })
+    return stats
 
 
-def compare(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], atol: float, rtol: float) -> dict[str, Any]:
-    """Error statistics over all named outputs; raises ValueError on a shape or name mismatch."""
+def compare(
+    outputs: dict[str, torch.Tensor],
+    reference: dict[str, torch.Tensor],
+    atol: float,
+    rtol: float,
+    rules: list[dict[str, Any]] | None = None,
+    inputs: dict[str, torch.Tensor] | None = None,
+) -> dict[str, Any]:
+    """Error statistics over all named outputs; raises ValueError on a shape or name mismatch.
+
+    ``rules`` are the plan's judged regions (compare.outputs): an output with a rule is judged
+    on its region only, and the elements left out get their own statistics (``outside``), so
+    nothing disappears. With rules, ``per_output`` carries each output's figures.
+    """
     if set(outputs) != set(reference):
         raise ValueError(f"outputs {sorted(outputs)} do not match reference outputs {sorted(reference)}")
+    by_output = {r["output"]: r for r in rules or []}
+    unknown = sorted(set(by_output) - set(reference))
+    if unknown:
+        raise RegionError(f"compare.outputs: {', '.join(unknown)} not among the model's outputs ({', '.join(sorted(reference))})")
     per_output = {}
     for name, ref in reference.items():
         out = outputs[name]
         if tuple(out.shape) != tuple(ref.shape):
             raise ValueError(f"output {name!r} has shape {list(out.shape)}, reference has {list(ref.shape)}")
-        per_output[name] = _one_output(out, ref, atol, rtol)
+        rule = by_output.get(name)
+        judged = judged_mask(rule, inputs or {}, ref) if rule else None
+        per_output[name] = _one_output(out, ref, atol, rtol, judged)
     worst_name = max(per_output, key=lambda n: per_output[n]["_ratio"])
     worst = per_output[worst_name]
-    return {
+    stats = {
         "max_abs": _finite_max([s["max_abs"] for s in per_output.values()]),
         "max_rel": _finite_max([s["max_rel"] for s in per_output.values()]),
         "mismatched": sum(s["mismatched"] for s in per_output.values()),
@@ -92,6 +163,33 @@ def compare(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]
         "allowed_at_worst": worst["allowed_at_worst"],
         "diff_at_worst": finite_or_none(worst["diff_at_worst"]),
     }
+    if rules:
+        stats["per_output"] = [
+            {
+                "name": name,
+                "mismatched": s["mismatched"],
+                "total": s["total"],
+                "max_abs": finite_or_none(s["max_abs"]),
+                "max_rel": finite_or_none(s["max_rel"]),
+                "region": by_output[name]["description"] if name in by_output else None,
+                "outside": s.get("_outside"),
+            }
+            for name, s in per_output.items()
+        ]
+    return stats
+
+
+def judged_nonfinite(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], rules: list[dict[str, Any]], inputs: dict[str, torch.Tensor]) -> tuple[int, int]:
+    """Non-finite elements of the outputs and of the reference, counted in the judged regions only."""
+    by_output = {r["output"]: r for r in rules}
+    got = want = 0
+    for name, ref in reference.items():
+        out64 = outputs[name].detach().to("cpu", torch.float64)
+        ref64 = ref.detach().to("cpu", torch.float64)
+        keep = judged_mask(by_output[name], inputs, ref) if name in by_output else torch.ones(ref.shape, dtype=torch.bool)
+        got += int((~torch.isfinite(out64) & keep).sum().item())
+        want += int((~torch.isfinite(ref64) & keep).sum().item())
+    return got, want
 
 
 def _finite_max(values: list[float]) -> float | None:

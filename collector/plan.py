@@ -60,6 +60,7 @@ class WorkloadPlan:
     padding: dict[str, Any] | None
     options: dict[str, Any] = field(default_factory=dict)
     training: dict[str, Any] | None = None
+    compare: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {"outputs": [], "params": []})
     # The target the plan is meant to certify ([workload] target); None when the plan does not say.
     intended_target: str | None = None
 
@@ -170,6 +171,100 @@ def _training(table: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"steps": steps, "seed": int(table.get("seed", 0)), "randomness": randomness}
 
 
+class RegionError(PlanError):
+    """A declared judged region does not fit the output (a plan error: nothing should run)."""
+
+
+def parse_slice(text: str, where: str) -> slice | int:
+    parts = text.split(":")
+    try:
+        if len(parts) == 1:
+            return int(parts[0])
+        if len(parts) == 2:
+            return slice(int(parts[0]) if parts[0].strip() else None, int(parts[1]) if parts[1].strip() else None)
+    except ValueError:
+        pass
+    raise RegionError(f"{where}: {text!r} is not an index or a start:stop slice")
+
+
+def check_region_syntax(rule: dict[str, Any], where: str) -> None:
+    """The parts of a rule that can be checked without tensors."""
+    if bool(rule.get("mask")) == bool(rule.get("region")):
+        raise RegionError(f"{where}: give exactly one of mask (an input name) or region (index slices)")
+    for item in rule.get("region") or []:
+        parse_slice(item, f"{where}.region")
+
+
+
+PARAM_RULES = ("elementwise", "lr-bound", "zero-grad")
+
+
+def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]:
+    """[compare.outputs.<name>] judged regions and [compare.params.<group>] training rules, checked.
+
+    What needs the model (output names, mask shapes, parameter names) is checked by
+    ``collector.preflight`` before anything runs.
+    """
+    rules: dict[str, list[dict[str, Any]]] = {"outputs": [], "params": []}
+    if table is None:
+        return rules
+    if not isinstance(table, dict):
+        raise PlanError("compare: expected a table")
+    unknown = sorted(set(table) - {"outputs", "params"})
+    if unknown:
+        raise PlanError(f"compare: unknown keys {unknown}; known: outputs, params")
+    for name, rule in (table.get("outputs") or {}).items():
+        where = f"compare.outputs.{name}"
+        if not isinstance(rule, dict):
+            raise PlanError(f"{where}: expected a table with mask or region")
+        extra = sorted(set(rule) - {"mask", "region"})
+        if extra:
+            raise PlanError(f"{where}: unknown keys {extra}; known: mask, region")
+        if "mask" in rule and not (isinstance(rule["mask"], str) and rule["mask"]):
+            raise PlanError(f"{where}.mask: expected an input name")
+        if "region" in rule and not (isinstance(rule["region"], list) and rule["region"] and all(isinstance(v, str) for v in rule["region"])):
+            raise PlanError(f"{where}.region: expected a list of index slices as strings, e.g. [\":\", \"0:64\"]")
+        entry = {"output": name, "mask": rule.get("mask"), "region": rule.get("region")}
+        try:
+            check_region_syntax(entry, where)
+        except RegionError as exc:
+            raise PlanError(str(exc)) from None
+        entry["description"] = f"{entry['mask']} != 0" if entry["mask"] else f"[{', '.join(entry['region'])}]"
+        rules["outputs"].append(entry)
+    params = table.get("params") or {}
+    if params and not training:
+        raise PlanError("compare.params: rules for parameter groups need a [training] plan")
+    for group, rule in params.items():
+        where = f"compare.params.{group}"
+        if not isinstance(rule, dict):
+            raise PlanError(f"{where}: expected a table with match and rule")
+        extra = sorted(set(rule) - {"match", "rule", "k", "zero_below"})
+        if extra:
+            raise PlanError(f"{where}: unknown keys {extra}; known: match, rule, k, zero_below")
+        match = rule.get("match")
+        if isinstance(match, str):
+            match = [match]
+        if not (isinstance(match, list) and match and all(isinstance(m, str) and m for m in match)):
+            raise PlanError(f"{where}.match: expected glob patterns over parameter names, e.g. [\"*.qkv.bias\"]")
+        kind = rule.get("rule")
+        if kind not in PARAM_RULES:
+            raise PlanError(f"{where}.rule: one of {', '.join(PARAM_RULES)}")
+        entry: dict[str, Any] = {"group": group, "match": match, "rule": kind, "zero_below": 0.0}
+        if kind == "lr-bound":
+            k = rule.get("k")
+            if not isinstance(k, (int, float)) or isinstance(k, bool) or k <= 0:
+                raise PlanError(f"{where}.k: lr-bound needs k, a positive number (|updated - reference| <= k * lr)")
+            entry["k"] = float(k)
+            below = rule.get("zero_below", 0.0)
+            if not isinstance(below, (int, float)) or isinstance(below, bool) or below < 0:
+                raise PlanError(f"{where}.zero_below: a number >= 0")
+            entry["zero_below"] = float(below)
+        elif "k" in rule or "zero_below" in rule:
+            raise PlanError(f"{where}: k and zero_below only go with rule = \"lr-bound\"")
+        rules["params"].append(entry)
+    return rules
+
+
 def load_plan(path: str | Path, require_module: bool = True) -> WorkloadPlan:
     """Parse and check a plan; ``require_module=False`` reviews a plan whose code is not here yet."""
     path = Path(path)
@@ -213,6 +308,7 @@ def load_plan(path: str | Path, require_module: bool = True) -> WorkloadPlan:
         padding=data.get("padding"),
         options=dict(data.get("options", {})),
         training=_training(data.get("training")),
+        compare=compare_rules(data.get("compare"), training=data.get("training") is not None),
         intended_target=intended,
     )
     if plan.warm_repetitions < 1:

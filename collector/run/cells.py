@@ -9,7 +9,7 @@ from typing import Any, Callable
 import torch
 
 from collector.backends import OpRecorder
-from collector.compare import compare, describe, describe_input
+from collector.compare import judged_nonfinite, compare, describe, describe_input
 from collector.eventlog import finite_or_none
 from collector.plan import Cell
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, write_failed, write_operators
@@ -129,7 +129,9 @@ def _judge(run: Run, cell: Cell, key: str, outputs: dict[str, torch.Tensor], res
     tol = run.plan.tolerance_for(cell.dtype)
     result["outputs"] = [describe(k, v) for k, v in outputs.items()]
     try:
-        stats = compare(outputs, reference, tol["atol"], tol["rtol"])
+        rules = run.plan.compare["outputs"]
+        stats = compare(outputs, reference, tol["atol"], tol["rtol"], rules, run.inputs[key])
+        nonfinite = judged_nonfinite(outputs, reference, rules, run.inputs[key]) if rules else None
     except ValueError as exc:
         result["failure"] = failure("compare", exc)
         return "error"
@@ -142,8 +144,11 @@ def _judge(run: Run, cell: Cell, key: str, outputs: dict[str, torch.Tensor], res
     elif criterion:
         passed = False
     result["task_metric"] = {"name": getattr(run.workload, "TASK_METRIC", "task_metric"), "value": metric, "criterion": criterion, "passed": passed}
-    ref_nonfinite = sum(describe(k, v)["nonfinite"] for k, v in reference.items())
-    if sum(o["nonfinite"] for o in result["outputs"]) > ref_nonfinite:
+    if nonfinite is not None:
+        # Judged regions declared: non-finite values outside them are recorded (per_output.outside), not judged.
+        if nonfinite[0] > nonfinite[1]:
+            return "nonfinite"
+    elif sum(o["nonfinite"] for o in result["outputs"]) > sum(describe(k, v)["nonfinite"] for k, v in reference.items()):
         return "nonfinite"
     if stats["mismatched"] or passed is False:
         return "mismatch"

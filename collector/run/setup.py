@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from collector import __version__
+from collector import __version__, training
 from collector.environment import read_environment
 from collector.eventlog import EventLog, utc_now
 from collector.run.state import Run
@@ -59,8 +59,19 @@ def write_plan(run: Run) -> None:
         padding=plan.padding,
         attention_path=getattr(run.workload, "ATTENTION_PATH", None),
         training=_training_plan(run),
+        compare=_compare_rules(run),
     )
     run.log.write("artifact", role="weights", path=weights_path, bytes=size, sha256=digest)
+
+
+def _compare_rules(run: Run) -> dict[str, Any] | None:
+    """The plan's comparison rules, as judged: parameter groups with their learning rate read from the optimizer."""
+    rules = run.plan.compare
+    if not rules["outputs"] and not rules["params"]:
+        return None
+    if rules["params"]:
+        rules["params"] = training.resolve_param_rules(rules["params"], run.workload, run.model)
+    return {"outputs": rules["outputs"], "params": rules["params"]}
 
 
 def _training_plan(run: Run) -> dict[str, Any] | None:

@@ -56,15 +56,16 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
 
 def _judge_training(run: Run, cell: Cell, trace: training.TrainTrace, ref: training.TrainTrace, tol: dict[str, Any], result: dict[str, Any]) -> str:
     loss_tol, grad_tol = tol["loss"], tol["grad"]
+    rules = run.plan.compare["params"]  # resolved (learning rates read) when the plan event was written
     all_within = True
     grads_ok = True
     for index, (loss, ref_loss) in enumerate(zip(trace.losses, ref.losses)):
         within = training.loss_within(loss, ref_loss, loss_tol["atol"], loss_tol["rtol"])
-        rows = training.compare_tensors(trace.grads[index], ref.grads[index], grad_tol["atol"], grad_tol["rtol"])
+        rows = training.compare_grads(trace.grads[index], ref.grads[index], grad_tol["atol"], grad_tol["rtol"], rules)
         all_within &= within
         grads_ok &= all(r["mismatched"] == 0 for r in rows)
         run.log.write("train_step", case=cell.case, step=index, loss=finite_or_none(loss), reference_loss=finite_or_none(ref_loss), loss_within=within, grads=rows)
-    params = training.compare_tensors(trace.params, ref.params, grad_tol["atol"], grad_tol["rtol"])
+    params = training.compare_params(trace.params, ref.params, grad_tol["atol"], grad_tol["rtol"], rules, ref.grads)
     run.log.write("train_result", case=cell.case, params=params)
     final = torch.tensor(trace.losses, dtype=torch.float64)
     result["outputs"] = [describe("loss_per_step", final)]

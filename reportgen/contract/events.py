@@ -223,6 +223,37 @@ class Padding(Strict):
     mask_padded: bool = Field(True, description="Attention masks are padded like the inputs.")
 
 
+class OutputRule(Strict):
+    """Which elements of one output are judged; the rest are measured apart, never hidden."""
+
+    output: str = Field(description="Output name as run_model returns it.")
+    mask: str | None = Field(None, description="Input whose zeros mark elements not judged (aligned with the output's leading dimensions).")
+    region: list[str] | None = Field(None, description="Index slices over the output's leading dimensions that are judged, e.g. [':', '0:64'].")
+    description: str = Field(description="The rule in words, e.g. 'attention_mask != 0'.")
+
+
+class ParamRule(Strict):
+    """Training: how the parameters of one group are judged."""
+
+    group: str
+    match: list[str] = Field(min_length=1, description="Glob patterns over parameter names.")
+    rule: Literal["elementwise", "lr-bound", "zero-grad"] = Field(
+        description="elementwise: the grad tolerance; lr-bound: where the reference gradient is zero, "
+        "|updated - reference| <= k * lr (elsewhere elementwise); zero-grad: gradients exactly zero in both."
+    )
+    k: float | None = Field(None, ge=0, description="lr-bound: the multiple of the learning rate allowed.")
+    lr: float | None = Field(None, ge=0, description="lr-bound: the group's learning rate, read from the optimizer before any step.")
+    zero_below: float = Field(0.0, ge=0, description="lr-bound: a reference gradient element counts as zero when |grad| <= this at every step.")
+    description: str = Field(description="The rule in words, as the report shows it.")
+
+
+class CompareRules(Strict):
+    """Comparison rules declared in the plan before any result (schema 1.1; absent: every element judged elementwise)."""
+
+    outputs: list[OutputRule] = Field(default_factory=list)
+    params: list[ParamRule] = Field(default_factory=list)
+
+
 class Plan(Envelope):
     """Declared before any result: what will be run and what counts as correct."""
 
@@ -250,6 +281,7 @@ class Plan(Envelope):
     selection: Selection | None = Field(
         None, description="Set when --only or --modes chose a subset: which cells were to run. Absent: all of them."
     )
+    compare: CompareRules | None = Field(None, description="Judged regions per output and rules per parameter group; absent: not declared.")
 
 
 # --- artifacts -------------------------------------------------------------------------------
@@ -497,6 +529,10 @@ class GradStats(Strict):
     total: int = Field(ge=0)
     norm_ratio: float | None = Field(None, description="||cell|| / ||reference||; 1 is ideal.")
     worst_ratio: float | None = Field(None, description="Worst |diff| / allowance; above 1 is a mismatch.")
+    rule: str | None = Field(None, description="The plan's rule that judged this parameter (compare.params); null: elementwise, no rules declared.")
+    bound: float | None = Field(None, ge=0, description="lr-bound rule: k * lr, the allowed |updated - reference| where the reference gradient is zero.")
+    bound_elements: int | None = Field(None, ge=0, description="lr-bound rule: elements whose reference gradient is zero, judged by the bound.")
+    bound_max_abs: float | None = Field(None, description="lr-bound rule: largest |updated - reference| among those elements.")
 
 
 class TrainStep(Envelope):

@@ -299,7 +299,7 @@ class _Checker:
             self.problem(number, "error", f"second {kind} (the first is on line {seen[kind]})")
             return False
         if kind in RESULT_KINDS and "plan" not in seen:
-            self.problem(number, "error", f"{kind} before the plan: tolerances must be declared before any result")
+            self.problem(number, "error", f"{kind} before the plan: tolerances and comparison rules must be declared before any result")
         if isinstance(record.parsed, Plan):
             self.planned_cases = {cell.case for cell in record.parsed.matrix}
         elif isinstance(record.parsed, RunEnd):

@@ -202,7 +202,7 @@ def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
         cells = [c for c in run.cells if c.planned.dtype in missing]
         reasons.append(Reason("tolerances", "blocked", f"No tolerance declared for {', '.join(missing)}.", _cases(cells)))
     if run.first_result_line is not None and run.plan_line is not None and run.plan_line > run.first_result_line:
-        reasons.append(Reason("tolerances", "blocked", "Tolerances were declared after the first result."))
+        reasons.append(Reason("tolerances", "blocked", "Tolerances and comparison rules were declared after the first result."))
     return reasons
 
 

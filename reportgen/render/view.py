@@ -168,6 +168,21 @@ class GradRow:
     norm_ratio: str
     updated: str
     bad: bool
+    rule: str = "elementwise (no rule declared)"
+
+
+@dataclass
+class RegionRow:
+    """One output of one cell judged on a declared region, with the elements left out beside it."""
+
+    case: str
+    anchor: str
+    status: str
+    symbol: str
+    output: str
+    region: str
+    judged: str
+    outside: str
 
 
 @dataclass
@@ -225,6 +240,7 @@ class ReportView:
     problems: list[ProblemView]
     problems_total: int
     explanations: list[ExplanationView]
+    regions: list[RegionRow]
     fallback: list[Row]
     compile_rows: list[dict[str, str]]
     perf_stopped: list[tuple[str, str]]
@@ -529,6 +545,14 @@ def _criteria(run: RunModel) -> tuple[list[Row], str]:
     if run.plan.padding:
         pad = run.plan.padding
         rows.append(Row("padding", f"buckets {pad.buckets}; above the largest: {pad.above_largest or 'not stated'}; masks padded: {pad.mask_padded}", "plan"))
+    rules = run.plan.compare
+    if rules is None:
+        rows.append(Row("judged regions and parameter rules", "none declared: every element of every output and parameter is judged elementwise", "plan.compare"))
+    else:
+        for o in rules.outputs:
+            rows.append(Row(f"judged region of {o.output}", f"only elements where {o.description} are judged; the others are compared and shown apart, outside the judged region", "plan.compare.outputs"))
+        for g in rules.params:
+            rows.append(Row(f"parameter group {g.group} ({', '.join(g.match)})", g.description, "plan.compare.params"))
     first = f"line {run.first_result_line}" if run.first_result_line else "no result yet"
     when = f"declared at {run.plan.time} (log line {run.plan_line}), before the first result ({first})"
     return rows, when
@@ -867,12 +891,44 @@ def _grad_rows(cell: CellRecord) -> list[GradRow]:
     for name, r in sorted(worst.items(), key=lambda kv: -kv[1]["ratio"]):
         u = updated.get(name)
         norms = f"{min(r['norms']):.6g} to {max(r['norms']):.6g}" if r["norms"] else "not measured"
-        upd = f"{u.mismatched} of {u.total} outside; largest {fmt(u.worst_ratio)}× allowance" if u else "not recorded"
-        rows.append(GradRow(name, fmt(r["ratio"]), fmt(r["abs"]), fmt(r["rel"]), f"{r['mism']} of {r['total']}", norms, upd, r["mism"] > 0 or bool(u and u.mismatched)))
+        upd = _updated_text(u) if u else "not recorded"
+        rows.append(GradRow(name, fmt(r["ratio"]), fmt(r["abs"]), fmt(r["rel"]), f"{r['mism']} of {r['total']}", norms, upd, r["mism"] > 0 or bool(u and u.mismatched), _rule_text(u)))
     for name, u in updated.items():
         if name not in worst:
-            rows.append(GradRow(name, "no gradient", "", "", "", "", f"{u.mismatched} of {u.total} outside", u.mismatched > 0))
+            rows.append(GradRow(name, "no gradient", "", "", "", "", _updated_text(u), u.mismatched > 0, _rule_text(u)))
     return sorted(rows, key=lambda r: not r.bad)
+
+
+def _rule_text(u: Any) -> str:
+    if u is None or u.rule is None:
+        return "elementwise (no rule declared)"
+    return u.rule
+
+
+def _updated_text(u: Any) -> str:
+    text = f"{u.mismatched} of {u.total} outside; largest {fmt(u.worst_ratio)}× allowance"
+    if u.bound_elements is not None:
+        text += f"; {u.bound_elements} element(s) with zero reference gradient judged by the bound {fmt(u.bound)}, largest |diff| there {fmt(u.bound_max_abs)}"
+    return text
+
+
+def _regions(run: RunModel) -> list[RegionRow]:
+    """Every cell's outputs judged on a declared region: judged figures and the left-out elements' figures."""
+    rows = []
+    for c in run.cells:
+        for o in c.per_output or []:
+            x = o.get("outside")
+            if x is None:
+                continue
+            beyond = "not measured" if x.get("beyond_tolerance") is None else str(x["beyond_tolerance"])
+            rows.append(RegionRow(
+                case=c.case, anchor=anchor(c.case), status=c.status, symbol=SYMBOLS[c.status], output=o["name"], region=o.get("region") or "",
+                judged=f"{o['mismatched']} of {o['total']} outside the tolerance; max abs {fmt(o['max_abs'])}",
+                outside=f"{x['count']} element(s); {beyond} beyond the tolerance; max abs {fmt(x['max_abs'])}; max rel {fmt(x['max_rel'])}; non-finite {x['nonfinite']}",
+            ))
+            if len(rows) >= DETAIL_CAP:
+                return rows
+    return rows
 
 
 def _training(run: RunModel) -> list[TrainingView]:
@@ -946,6 +1002,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         problems=[_problem(c, notes) for c in problem_cells[:DETAIL_CAP]],
         problems_total=len(problem_cells),
         explanations=_explanations(run, notes),
+        regions=_regions(run),
         fallback=_fallback_rows(run),
         compile_rows=_compile_rows(run),
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],

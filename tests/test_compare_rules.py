@@ -1,0 +1,248 @@
+"""Comparison rules declared in the plan: judged regions per output, rules per parameter group.
+
+The end-to-end tests run the real collector (in process, eager, one tiny shape) on a small
+workload written here, whose cells differ from the reference only at padded positions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from collector import training
+from collector.__main__ import main as collector_main
+from collector.backends import select_backend
+from collector.compare import compare
+from collector.plan import PlanError, load_plan
+from collector.preflight import check_rules
+from collector.runner import Options, execute
+from reportgen.render.report import build_report, judge_log
+from tests import logbuilder as lb
+
+WORKLOAD = '''
+import torch
+from torch import nn
+
+TASK_METRIC = "none"
+CALLS = {"n": 0}
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def build_model():
+    torch.manual_seed(0)
+    CALLS["n"] = 0
+    return Tiny()
+
+
+def make_inputs(batch, length, layout):
+    x = torch.randn(batch, length, 4, generator=torch.Generator().manual_seed(1))
+    mask = torch.ones(batch, length, dtype=torch.int64)
+    mask[:, length // 2:] = 0
+    return {"x": x, "attention_mask": mask}
+
+
+def run_model(model, inputs):
+    CALLS["n"] += 1
+    hidden = model(inputs["x"])
+    if CALLS["n"] > 2:  # after the reference's two runs: differ at padded positions only
+        hidden = hidden + (inputs["attention_mask"] == 0).unsqueeze(-1).to(hidden.dtype) * 1e-2
+    return {"hidden": hidden, "pooled": hidden[:, :1, :].sum(dim=1)}
+
+
+def task_metric(outputs, reference, inputs):
+    return 1.0
+'''
+
+PLAN = '''
+[workload]
+name = "padded-difference"
+module = "{module}"
+description = "Synthetic test workload: cells differ from the reference at padded positions only."
+
+[matrix]
+shapes = [[2, 8]]
+modes = ["eager"]
+{rules}
+'''
+MASK_RULE = '\n[compare.outputs.hidden]\nmask = "attention_mask"\n'
+
+
+def _plan(tmp_path: Path, rules: str, stem: str) -> Path:
+    (tmp_path / f"{stem}.py").write_text(WORKLOAD, encoding="utf-8")
+    plan = tmp_path / f"{stem}.toml"
+    plan.write_text(PLAN.format(module=f"{stem}.py", rules=rules), encoding="utf-8")
+    return plan
+
+
+def _run(tmp_path: Path, rules: str, stem: str) -> Path:
+    plan = load_plan(_plan(tmp_path, rules, stem))
+    options = Options(target="cpu", out_dir=tmp_path / "runs", cold="off", warm_repetitions=1)
+    run_dir, code = execute(plan, select_backend("cpu"), options)
+    assert code == 0
+    return run_dir / "events.jsonl"
+
+
+def _events(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_padded_only_difference_passes_under_a_declared_mask_with_the_left_out_figures_kept(tmp_path: Path) -> None:
+    log = _run(tmp_path, MASK_RULE, "masked_wl")
+    events = _events(log)
+    plan = next(e for e in events if e["kind"] == "plan")
+    assert plan["compare"]["outputs"] == [{"output": "hidden", "mask": "attention_mask", "region": None, "description": "attention_mask != 0"}]
+    result = next(e for e in events if e["kind"] == "case_result")
+    assert result["status"] == "pass"
+    hidden = next(o for o in result["error_stats"]["per_output"] if o["name"] == "hidden")
+    assert hidden["mismatched"] == 0 and hidden["total"] == 2 * 4 * 4
+    outside = hidden["outside"]
+    assert outside["count"] == 2 * 4 * 4 and outside["beyond_tolerance"] == 2 * 4 * 4
+    assert outside["max_abs"] == pytest.approx(1e-2, rel=1e-3) and outside["nonfinite"] == 0
+    out = tmp_path / "report"
+    judged = build_report(log, out)
+    assert judged.disposition.outcome == "suitable"
+    for name in ("report.html", "report.md"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "outside the judged region" in text
+        assert "32 element(s); 32 beyond the tolerance; max abs 0.01" in text
+        assert "only elements where attention_mask != 0 are judged" in text.replace("\\", "")
+
+
+def test_the_same_difference_fails_without_the_rule(tmp_path: Path) -> None:
+    log = _run(tmp_path, "", "unmasked_wl")
+    events = _events(log)
+    assert "compare" not in next(e for e in events if e["kind"] == "plan") or next(e for e in events if e["kind"] == "plan")["compare"] is None
+    result = next(e for e in events if e["kind"] == "case_result")
+    assert result["status"] == "mismatch" and result["error_stats"]["mismatched"] == 32
+    assert "per_output" not in result["error_stats"]
+    judged = judge_log(log)
+    assert judged.disposition.outcome == "blocked"
+    assert judged.disposition.headline.startswith("Blocked: 1 mismatch needs the owner's verdict")
+
+
+@pytest.mark.parametrize(
+    "rules,fragment",
+    [
+        ('\n[compare.outputs.hidden]\nmask = "no_such_input"\n', "'no_such_input' is not an input"),
+        ('\n[compare.outputs.missing]\nmask = "attention_mask"\n', "compare.outputs.missing: the model has no such output"),
+        ('\n[compare.outputs.pooled]\nmask = "attention_mask"\n', "does not line up with pooled's leading dimensions [2, 4] (at shape [2, 8])"),
+        ('\n[compare.outputs.hidden]\nregion = [":", ":", ":", "0:1"]\n', "4 slices for an output of 3 dimensions"),
+        ('\n[compare.outputs.hidden]\nregion = [":", "9:"]\n', "selects no element"),
+    ],
+)
+def test_a_rule_that_does_not_fit_the_model_is_a_plan_error_before_anything_runs(tmp_path: Path, rules: str, fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    plan = _plan(tmp_path, rules, "bad_wl")
+    with pytest.raises(PlanError, match=fragment.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        check_rules(load_plan(plan))
+    assert collector_main(["--workload", str(plan), "--target", "cpu", "--out", str(tmp_path / "runs")]) == 2
+    assert "plan error" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists(), "nothing ran, no run directory"
+
+
+@pytest.mark.parametrize(
+    "rules,fragment",
+    [
+        ('\n[compare.outputs.hidden]\nmask = "attention_mask"\nregion = [":"]\n', "exactly one of mask"),
+        ('\n[compare.outputs.hidden]\nregion = ["a:b"]\n', "not an index or a start:stop slice"),
+        ('\n[compare.outputs.hidden]\nmsk = "attention_mask"\n', "unknown keys ['msk']"),
+        ('\n[compare.params.g]\nmatch = ["*"]\nrule = "elementwise"\n', "need a [training] plan"),
+    ],
+)
+def test_malformed_rules_are_plan_errors(tmp_path: Path, rules: str, fragment: str) -> None:
+    with pytest.raises(PlanError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+        load_plan(_plan(tmp_path, rules, "malformed_wl"))
+
+
+def test_rules_that_appear_only_after_a_result_are_refused(tmp_path: Path) -> None:
+    """The rules live in the plan event; a plan (with its rules) after a result is refused."""
+    events = lb.base_events()
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["compare"] = {"outputs": [{"output": "hidden", "mask": "attention_mask", "description": "attention_mask != 0"}], "params": []}
+    first_result = next(i for i, e in enumerate(events) if e["kind"] == "case_result")
+    events.remove(plan)
+    events.insert(first_result, plan)
+    log = tmp_path / "events.jsonl"
+    log.write_text(lb.dumps(lb.with_envelope(lb.finish(events))), encoding="utf-8")
+    from reportgen.render.report import ReportInputError
+
+    with pytest.raises(ReportInputError, match="before the plan: tolerances and comparison rules must be declared before any result"):
+        judge_log(log)
+    # Nor can a result line carry rules of its own: the contract has no place for them.
+    events = lb.base_events()
+    result = next(e for e in events if e["kind"] == "case_result")
+    result["compare"] = plan["compare"]
+    log.write_text(lb.dumps(lb.with_envelope(lb.finish(events))), encoding="utf-8")
+    with pytest.raises(ReportInputError, match="compare"):
+        judge_log(log)
+
+
+# --- training rules --------------------------------------------------------------------------------
+
+
+LR_RULE = {"group": "bias", "match": ["*bias"], "rule": "lr-bound", "k": 2.0, "lr": 1e-3, "zero_below": 1e-9}
+
+
+def test_lr_bound_judges_only_zero_gradient_elements_by_the_bound() -> None:
+    rule = dict(LR_RULE, description=training.describe_rule(LR_RULE))
+    ref = {"lin.bias": torch.zeros(4), "lin.weight": torch.zeros(2)}
+    grads = [{"lin.bias": torch.tensor([0.0, 1e-10, 0.5, 0.5]), "lin.weight": torch.zeros(2)}]
+    cell = {"lin.bias": torch.tensor([1.5e-3, -1.9e-3, 0.0, 1e-3]), "lin.weight": torch.tensor([1e-3, 0.0])}
+    rows = {r["name"]: r for r in training.compare_params(cell, ref, 1e-6, 1e-3, [rule], grads)}
+    bias = rows["lin.bias"]
+    # Elements 0 and 1 (zero reference gradient) are within 2 * lr; element 3 has a real gradient and stays a mismatch.
+    assert bias["mismatched"] == 1 and bias["bound_elements"] == 2 and bias["bound"] == pytest.approx(2e-3)
+    assert bias["bound_max_abs"] == pytest.approx(1.9e-3) and "lr-bound (group bias)" in bias["rule"]
+    assert rows["lin.weight"]["mismatched"] == 1 and rows["lin.weight"]["rule"] == "elementwise"
+    cell["lin.bias"][0] = 2.5e-3  # beyond the bound
+    assert {r["name"]: r for r in training.compare_params(cell, ref, 1e-6, 1e-3, [rule], grads)}["lin.bias"]["mismatched"] == 2
+
+
+def test_zero_grad_rule_requires_exact_zeros_in_both() -> None:
+    rule = {"group": "frozen", "match": ["emb.*"], "rule": "zero-grad", "zero_below": 0.0}
+    ref = {"emb.weight": torch.zeros(3)}
+    assert training.compare_grads({"emb.weight": torch.zeros(3)}, ref, 1e-6, 1e-3, [rule])[0]["mismatched"] == 0
+    row = training.compare_grads({"emb.weight": torch.tensor([0.0, 1e-30, 0.0])}, ref, 1e-6, 1e-3, [rule])[0]
+    assert row["mismatched"] == 1 and row["rule"].startswith("gradient exactly zero in both")
+
+
+class _Workload:
+    @staticmethod
+    def make_optimizer(params):  # type: ignore[no-untyped-def]
+        params = list(params)
+        return torch.optim.AdamW([{"params": params[:1], "lr": 1e-3}, {"params": params[1:], "lr": 5e-4}])
+
+
+@pytest.mark.parametrize(
+    "rules,fragment",
+    [
+        ([{"group": "g", "match": ["nothing.*"], "rule": "elementwise"}], "matches no trainable parameter"),
+        ([{"group": "a", "match": ["*bias"], "rule": "elementwise"}, {"group": "b", "match": ["lin.*"], "rule": "elementwise"}], "matched by groups 'a' and 'b'"),
+        ([{"group": "g", "match": ["lin.*"], "rule": "lr-bound", "k": 1.0, "zero_below": 0.0}], "do not share one learning rate"),
+    ],
+)
+def test_parameter_groups_are_checked_against_the_model(rules: list[dict], fragment: str) -> None:
+    with pytest.raises(ValueError, match=fragment):
+        training.resolve_param_rules(rules, _Workload, _model())  # type: ignore[arg-type]
+
+
+def _model() -> torch.nn.Module:
+    model = torch.nn.Module()
+    model.lin = torch.nn.Linear(2, 2)
+    return model
+
+
+def test_lr_bound_reads_the_learning_rate_from_the_optimizer() -> None:
+    rules = [{"group": "g", "match": ["lin.weight"], "rule": "lr-bound", "k": 8.0, "zero_below": 0.0}]
+    resolved = training.resolve_param_rules(rules, _Workload, _model())  # type: ignore[arg-type]
+    assert resolved[0]["lr"] == 1e-3 and "8 * lr = 0.008" in resolved[0]["description"]
