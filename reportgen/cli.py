@@ -24,7 +24,30 @@ Exit codes: 0 every log valid, 1 some log invalid, 2 usage error.
 Example:
   reportgen validate runs/*/events.jsonl
   reportgen validate --json events.jsonl | jq '.[0].problems'
+  reportgen validate s3://bucket/runs          every *.jsonl under the prefix
 """
+
+
+class Location(click.ParamType):
+    """A local path that must exist, or an s3:// location (checked when it is listed)."""
+
+    name = "path-or-s3-url"
+
+    def __init__(self, dir_okay: bool = True) -> None:
+        self.local = click.Path(exists=True, dir_okay=dir_okay, path_type=Path)
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> object:
+        from reportgen.storage import is_remote
+
+        if is_remote(value):
+            return value
+        return self.local.convert(value, param, ctx)
+
+
+def _remote_failed(command: str, exc: OSError) -> None:
+    """An object store that cannot be reached or listed: one line, exit 2 (like a missing path)."""
+    click.echo(f"reportgen {command}: {exc}", err=True)
+    sys.exit(2)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,13 +64,17 @@ def main() -> None:
       reportgen annotate runs/<id>/events.jsonl         a verdict skeleton for failed cells
       reportgen site runs/ --out site/                  many runs, history, changes
       reportgen compare BASELINE CANDIDATE --out c/     one workload, two targets
+      reportgen publish site/ s3://bucket/site          the built site to object storage
+
+    Logs can also be read from S3: give s3://bucket/prefix wherever a log or folder goes
+    (credentials from the standard AWS chain; AWS_ENDPOINT_URL_S3 for S3-compatible stores).
 
     Run `reportgen COMMAND --help` for each command's options and exit codes.
     """
 
 
 @main.command(help=VALIDATE_HELP)
-@click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("logs", nargs=-1, required=True, type=Location(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON for machines.")
 @click.option(
     "--max-problems",
@@ -56,10 +83,16 @@ def main() -> None:
     type=click.IntRange(min=0),
     help="Problems printed per file; 0 prints all.",
 )
-def validate(logs: tuple[str, ...], as_json: bool, max_problems: int) -> None:
+def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int) -> None:
     from reportgen.contract.validation import validate_files
+    from reportgen.storage import is_remote
+    from reportgen.storage.sources import RemoteError, find_runs
 
-    text, code = validate_files(list(logs), as_json=as_json, max_problems=max_problems)
+    try:
+        found = [log for arg in logs for log in (find_runs([arg]) if is_remote(arg) else [arg])]
+    except RemoteError as exc:
+        _remote_failed("validate", exc)
+    text, code = validate_files(found, as_json=as_json, max_problems=max_problems)
     click.echo(text)
     sys.exit(code)
 
@@ -92,14 +125,23 @@ def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 
 
 @main.command(help=REPORT_HELP)
-@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("log", type=Location(dir_okay=False))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for report.html, report.md and assets/.")
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md.")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
-def report(log: Path, out_dir: Path, annotations: Path | None, formats: tuple[str, ...], fail_on: str | None) -> None:
+def report(log: Path | str, out_dir: Path, annotations: Path | None, formats: tuple[str, ...], fail_on: str | None) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
+    from reportgen.storage.sources import RemoteError, find_one
 
+    if isinstance(log, str):
+        try:
+            log = find_one(log)
+        except RemoteError as exc:
+            _remote_failed("report", exc)
+        except ValueError as exc:
+            click.echo(f"reportgen report: {exc}", err=True)
+            sys.exit(2)
     try:
         result = build_report(log, out_dir, formats, annotations, fail_on)
     except ReportInputError as exc:
@@ -152,8 +194,10 @@ def annotate(log: Path, out: Path | None, force: bool) -> None:
 SITE_HELP = """Build a static site of many runs: an index, a page per run, a history per workload.
 
 RUNS are logs, run directories, or folders that hold run directories (searched for
-events.jsonl). An annotations.toml next to a log is used for its report. Rebuilding into the
-same --out only re-reads logs that changed and only rewrites files whose bytes change.
+events.jsonl), local or in S3 (s3://bucket/prefix). An annotations.toml next to a log is used
+for its report. Rebuilding into the same --out only re-reads logs that changed (for S3, known
+from each object's ETag and size in the listing, so unchanged logs are not fetched) and only
+rewrites files whose bytes change.
 
 Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
 or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,
@@ -167,39 +211,49 @@ be built (the rest is built), 2 usage error or an unusable site configuration.
 \b
 Publish: the folder is plain static files with relative links. Look at it with
   python -m http.server -d site 8000
-or copy it to any static web server or object store bucket.
+or copy it to any static web server, or `reportgen publish site s3://bucket/prefix`.
+\b
+Example:
+  reportgen site runs/ s3://fleet-runs/nightly --out site
 """
 
 
 @main.command(help=SITE_HELP)
-@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=Location())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
 @click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Site configuration TOML declaring comparison pages (default: a site.toml inside a RUNS folder).")
-def site(runs: tuple[Path, ...], out_dir: Path, config: Path | None) -> None:
+def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None) -> None:
     from reportgen.publish.site import build_site
     from reportgen.publish.site_compare import SiteConfigError
+    from reportgen.storage.sources import RemoteError
 
     try:
         result = build_site(list(runs), out_dir, config)
     except SiteConfigError as exc:
         click.echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
+    except RemoteError as exc:
+        _remote_failed("site", exc)
     for message in result.rejected:
         click.echo(message, err=True)
-    click.echo(f"{result.runs} runs, {len(result.written)} files written, site at {out_dir / 'index.html'}")
+    fetched = f", {len(result.fetched)} fetched from object storage" if any(isinstance(r, str) for r in runs) else ""
+    click.echo(f"{result.runs} runs, {len(result.written)} files written{fetched}, site at {out_dir / 'index.html'}")
     sys.exit(1 if result.rejected else 0)
 
 
-@main.command(help="Compare two runs of one workload: status changes, cells added or removed, warm-median ratios, version changes.\n\nA and B are logs or run directories; A is the earlier run.")
-@click.argument("a", type=click.Path(exists=True, path_type=Path))
-@click.argument("b", type=click.Path(exists=True, path_type=Path))
+@main.command(help="Compare two runs of one workload: status changes, cells added or removed, warm-median ratios, version changes.\n\nA and B are logs or run directories (local or s3://); A is the earlier run.")
+@click.argument("a", type=Location())
+@click.argument("b", type=Location())
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def diff(a: Path, b: Path, as_json: bool) -> None:
+def diff(a: Path | str, b: Path | str, as_json: bool) -> None:
     from reportgen.publish.diff import diff_command
     from reportgen.render.report import ReportInputError
+    from reportgen.storage.sources import RemoteError
 
     try:
         click.echo(diff_command(a, b, as_json))
+    except RemoteError as exc:
+        _remote_failed("diff", exc)
     except (ReportInputError, ValueError) as exc:
         click.echo(f"reportgen diff: {exc}", err=True)
         sys.exit(1)
@@ -264,6 +318,46 @@ def compare(baseline: Path, candidate: Path, out_dir: Path, formats: tuple[str, 
     click.echo(result.comparison.headline)
     for path in result.written:
         click.echo(f"wrote {path}")
+
+
+PUBLISH_HELP = """Upload a built site (or any folder, such as a run directory) to s3://bucket/prefix.
+
+Only files whose bytes differ from the stored objects are uploaded (an object whose ETag is
+the MD5 of the local file and whose size matches is left alone), each with its content type
+(text/html, text/css, ...). Hidden files (the site's .reportgen-state.json) and links are not
+uploaded. Credentials come from the standard AWS chain; AWS_ENDPOINT_URL_S3 selects an
+S3-compatible endpoint.
+
+\b
+Exit codes: 0 published, 2 usage error or the store could not be reached.
+\b
+Examples:
+  reportgen publish site s3://fleet-reports/migration
+  reportgen publish site s3://fleet-reports/migration --delete   also remove stale objects
+  reportgen publish runs/<run-id> s3://fleet-runs/nightly/<run-id>   what a campaign task does
+"""
+
+
+@main.command(help=PUBLISH_HELP)
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("destination")
+@click.option("--delete", is_flag=True, help="Also delete objects under DESTINATION that FOLDER no longer has.")
+def publish(folder: Path, destination: str, delete: bool) -> None:
+    from reportgen.storage import is_remote
+    from reportgen.storage.sources import RemoteError, Store
+    from reportgen.storage.remote import publish as publish_folder
+
+    if not is_remote(destination):
+        raise click.BadParameter("an s3://bucket/prefix location", param_hint="DESTINATION")
+    try:
+        result = publish_folder(folder, destination, Store(), delete=delete)
+    except RemoteError as exc:
+        _remote_failed("publish", exc)
+    for url in result.uploaded:
+        click.echo(f"uploaded {url}", err=True)
+    for url in result.deleted:
+        click.echo(f"deleted {url}", err=True)
+    click.echo(f"{len(result.uploaded)} uploaded, {result.unchanged} unchanged, {len(result.deleted)} deleted: {destination}")
 
 
 PLAN_CHECK_HELP = """Review a workload plan against the target backend's documented limits, before hardware time.

@@ -13,7 +13,7 @@ import gc
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, BinaryIO, Callable, Iterator, Literal
 
 from pydantic import ValidationError
 
@@ -416,7 +416,7 @@ def _read_lines(checker: _Checker, path: str | Path) -> int:
     """
     validate = _LINE_VALIDATOR
     number = 0
-    with open(path, "rb") as stream:
+    with _open_binary(path) as stream:
         readline = stream.readline
         while chunk := readline(MAX_LINE_BYTES + 1):
             number += 1
@@ -435,6 +435,12 @@ def _read_lines(checker: _Checker, path: str | Path) -> int:
             if not _check_raw_line(checker, number, chunk, readline):
                 return number + sum(1 for _ in stream)
     return number
+
+
+def _open_binary(path: str | Path) -> BinaryIO:
+    """A local file, or a log in object storage (anything with ``open_stream``, see reportgen.storage)."""
+    opener = getattr(path, "open_stream", None)
+    return opener() if opener is not None else open(path, "rb")
 
 
 def _check_raw_line(checker: _Checker, number: int, chunk: bytes, readline: Callable[[int], bytes]) -> bool:

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reportgen.model.runmodel import STATUS_ORDER, CellRecord
+from reportgen.storage.remote import RemoteLog, RemoteObject
 
 ANNOTATIONS_NAME = "annotations.toml"
 PATTERN_KEY = "explain"
@@ -247,13 +248,13 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
     return result
 
 
-def read_annotations(path: str | Path | None) -> AnnotationFile:
+def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
     if path is None:
         return AnnotationFile("")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = (path if isinstance(path, RemoteObject) else Path(path)).read_text(encoding="utf-8")
     except OSError as exc:
-        raise AnnotationError(f"{path}: cannot read: {exc.strerror}") from None
+        raise AnnotationError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise AnnotationError(f"{path}: not valid TOML: not UTF-8 ({exc.reason})") from None
     return parse_annotations(text, str(path))
@@ -293,11 +294,13 @@ def _verdict_word(entry: Entry) -> str:
     return entry.verdict + (f" ({entry.change})" if entry.change else "")
 
 
-def load_annotations(path: str | Path | None, cells: Iterable[CellRecord]) -> Annotations:
+def load_annotations(path: str | Path | RemoteObject | None, cells: Iterable[CellRecord]) -> Annotations:
     return apply_annotations(read_annotations(path), cells)
 
 
-def find_annotations(log: Path) -> Path | None:
-    """The annotations file that sits next to a log, if any."""
+def find_annotations(log: Path | RemoteLog) -> Path | RemoteObject | None:
+    """The annotations file that sits next to a log, if any (for a log in object storage, as listed)."""
+    if isinstance(log, RemoteLog):
+        return log.annotations
     candidate = log.parent / ANNOTATIONS_NAME
     return candidate if candidate.is_file() else None

@@ -133,17 +133,12 @@ def format_diff(diff: RunDiff) -> str:
     return "\n".join(lines)
 
 
-def diff_command(a: Path, b: Path, as_json: bool) -> str:
-    """`reportgen diff A B`: A and B are logs or run directories."""
+def diff_command(a: Path | str, b: Path | str, as_json: bool) -> str:
+    """`reportgen diff A B`: A and B are logs or run directories, local or s3://."""
     from reportgen.render.report import judge_log
-    from reportgen.storage.local import find_logs
+    from reportgen.storage.sources import find_one
     from reportgen.publish.summary import summarize
 
-    summaries = []
-    for path in (a, b):
-        logs = find_logs([path])
-        if len(logs) != 1:
-            raise ValueError(f"{path}: expected one run log, found {len(logs)}")
-        summaries.append(summarize(judge_log(logs[0])))
+    summaries = [summarize(judge_log(find_one(path))) for path in (a, b)]
     diff = diff_runs(*summaries)
     return json.dumps(diff.to_dict(), indent=2, sort_keys=True) if as_json else format_diff(diff)

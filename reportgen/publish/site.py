@@ -36,7 +36,8 @@ from reportgen.render.report import JudgedRun, ReportInputError, judge_log, writ
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, summarize
 from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, find_site_config, load_site_config, plan_pairs, remove_stale_comparisons
-from reportgen.storage.local import find_logs
+from reportgen.storage import is_remote
+from reportgen.storage.sources import LogRef, change_key, fetched, find_runs
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 
@@ -47,7 +48,7 @@ KEY_TIMINGS = 4
 
 @dataclass
 class Entry:
-    log: Path
+    log: LogRef
     key: str
     summary: RunSummary
     judged: JudgedRun | None
@@ -58,14 +59,12 @@ class SiteResult:
     runs: int = 0
     written: list[Path] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    fetched: list[str] = field(default_factory=list)  # objects read from object storage
 
 
-def _input_key(log: Path) -> str:
-    digest = hashlib.sha256(log.read_bytes())
+def _input_key(log: LogRef) -> str:
     notes = find_annotations(log)
-    if notes is not None:
-        digest.update(b"\0annotations\0" + notes.read_bytes())
-    return digest.hexdigest()
+    return change_key(log, notes if isinstance(notes, Path) else None)
 
 
 def _fingerprint() -> str:
@@ -87,9 +86,9 @@ def _load_state(out_dir: Path, fingerprint: str) -> dict[str, Any]:
     return state
 
 
-def _gather(logs: list[Path], out_dir: Path, state: dict[str, Any], result: SiteResult) -> list[Entry]:
+def _gather(logs: list[LogRef], out_dir: Path, state: dict[str, Any], result: SiteResult) -> list[Entry]:
     entries: list[Entry] = []
-    seen: dict[str, Path] = {}
+    seen: dict[str, LogRef] = {}
     for index, log in enumerate(logs, start=1):
         key = _input_key(log)
         cached = state["runs"].get(key)
@@ -208,18 +207,22 @@ def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str]) -> None:
             shutil.rmtree(out_dir / "runs" / cached["slug"], ignore_errors=True)
 
 
-def build_site(paths: list[Path], out_dir: Path, config: Path | None = None) -> SiteResult:
-    """Build the site; ``config`` (or a site.toml inside a given folder) declares comparison pages.
+def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None) -> SiteResult:
+    """Build the site; ``config`` (or a site.toml inside a given local folder) declares comparison pages.
 
-    Raises SiteConfigError, before anything is written, when the configuration is unusable.
+    PATHS are local paths or s3:// prefixes; a log in object storage is fetched only when its
+    ETag, size or annotations changed since the last build into out_dir (RemoteError when the
+    store cannot be listed). Raises SiteConfigError, before anything is written, when the
+    configuration is unusable.
     """
-    config_path = config if config is not None else find_site_config(paths)
+    config_path = config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)])
     site_config = load_site_config(config_path) if config_path is not None else SiteConfig()
     result = SiteResult()
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint)
     with paused_gc():
-        entries = _gather(find_logs(paths), out_dir, state, result)
+        logs = find_runs(paths)
+        entries = _gather(logs, out_dir, state, result)
         result.runs = len(entries)
         assets = write_assets(out_dir)
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
@@ -230,6 +233,7 @@ def build_site(paths: list[Path], out_dir: Path, config: Path | None = None) -> 
     new_state = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
     if comparisons.state:
         new_state["comparisons"] = comparisons.state
+    result.fetched = fetched(logs)
     state_path = out_dir / STATE_NAME
     if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n"):
         result.written.append(state_path)

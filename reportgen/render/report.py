@@ -17,6 +17,7 @@ from reportgen.render.templating import Assets, render_html, render_md, write_as
 from reportgen.model.runmodel import NotARun, RunModel, read_run
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_rows
+from reportgen.storage.sources import LogRef
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
@@ -30,7 +31,7 @@ class ReportInputError(ValueError):
 class JudgedRun:
     """A run gathered and judged: everything a page needs, before anything is written."""
 
-    log: Path
+    log: LogRef
     run: RunModel
     notes: dict[str, Annotation]
     disposition: Disposition
@@ -45,7 +46,7 @@ class ReportResult:
     exit_code: int = EXIT_OK
 
 
-def judge_log(log: Path, annotations: Path | None = None) -> JudgedRun:
+def judge_log(log: LogRef, annotations: Path | None = None) -> JudgedRun:
     """Read, validate, model and judge one log; raises ReportInputError with every problem."""
     reading, builder = read_run(log)
     if not reading.valid:
@@ -86,7 +87,7 @@ def _write_details(run: RunModel, path: Path) -> list[Path]:
     return [path] if write_text(path, buffer.getvalue()) else []
 
 
-def build_report(log: Path, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None) -> ReportResult:
+def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None) -> ReportResult:
     with paused_gc():
         judged = judge_log(log, annotations)
         assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")

@@ -1,0 +1,241 @@
+"""Run logs and built sites in S3 or an S3-compatible store, through fsspec's s3fs.
+
+Credentials, region and endpoint come from the standard AWS chain that botocore reads
+(environment variables, ~/.aws/config and credentials, SSO, instance and pod roles);
+``AWS_ENDPOINT_URL_S3`` (or ``AWS_ENDPOINT_URL``) points it at an S3-compatible server.
+
+A location is a *folder* in the bucket: ``s3://bucket/runs`` means every key under
+``runs/``, never ``runs2/``. Listing returns each object's ETag and size, so callers decide
+what changed without reading it; an object is read only when it is opened, into memory:
+nothing is written to local disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import mimetypes
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from reportgen.storage import is_remote
+
+ANNOTATIONS_NAME = "annotations.toml"
+# One PUT takes up to 5 GiB; a single-part upload keeps the ETag equal to the MD5 of the bytes,
+# which is what makes the next publish able to skip unchanged files.
+_SINGLE_PUT_CHUNK = 2560 * 2**20
+_READ_BLOCK = 4 * 2**20
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".json": "application/json",
+    ".jsonl": "application/x-ndjson",
+    ".csv": "text/csv; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".toml": "application/toml",
+    ".txt": "text/plain; charset=utf-8",
+    ".pt": "application/octet-stream",
+}
+
+
+class RemoteError(OSError):
+    """An object-store location cannot be used; the message says which and why."""
+
+
+def content_type(name: str) -> str:
+    suffix = posixpath.splitext(name)[1].lower()
+    return CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """('bucket', 'key/prefix') of an s3:// URL, the prefix without a trailing slash."""
+    if not is_remote(url):
+        raise RemoteError(f"{url}: not an s3:// location")
+    bucket, _, key = url[len("s3://"):].partition("/")
+    if not bucket or any(part in ("", ".", "..") for part in key.strip("/").split("/") if key.strip("/")):
+        raise RemoteError(f"{url}: expected s3://bucket/prefix with no empty, '.' or '..' parts")
+    return bucket, key.strip("/")
+
+
+class Store:
+    """One connection to the object store for one command; counts what it reads and writes."""
+
+    def __init__(self) -> None:
+        try:
+            import s3fs
+        except ImportError:
+            raise RemoteError("reading or writing s3:// needs s3fs: pip install 'migration-record[s3]'") from None
+        # No listing cache and no shared instance: every command sees the bucket as it is now.
+        self.fs = s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True)
+        self.fetched: list[str] = []
+        self.uploaded: list[str] = []
+
+    def _call(self, what: str, url: str, func: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except FileNotFoundError:
+            raise
+        except Exception as exc:  # botocore, aiohttp and s3fs raise many kinds; one message for all
+            raise RemoteError(f"{url}: cannot {what}: {type(exc).__name__}: {exc}") from None
+
+    def list(self, url: str) -> dict[str, dict[str, Any]]:
+        """Every object under the folder URL: {s3 url: {'etag', 'size'}} (empty when none)."""
+        bucket, key = split_url(url)
+        folder = f"{bucket}/{key}/" if key else f"{bucket}/"
+        try:
+            found = self._call("list", url, self.fs.find, folder, detail=True)
+        except FileNotFoundError:
+            return {}
+        objects = {}
+        for name, info in found.items():
+            if info.get("type", "file") != "file" or not name.startswith(folder):
+                continue
+            objects[f"s3://{name}"] = {"etag": str(info.get("ETag", "")).strip('"'), "size": int(info.get("size") or 0)}
+        return objects
+
+    def open(self, url: str) -> BinaryIO:
+        """A buffered binary stream of the object (read in blocks, kept in memory)."""
+        self.fetched.append(url)
+        try:
+            raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead")
+        except FileNotFoundError:
+            raise RemoteError(f"{url}: no such object") from None
+        return io.BufferedReader(raw, buffer_size=_READ_BLOCK)  # type: ignore[arg-type]
+
+    def read(self, url: str) -> bytes:
+        self.fetched.append(url)
+        try:
+            return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"))
+        except FileNotFoundError:
+            raise RemoteError(f"{url}: no such object") from None
+
+    def put(self, url: str, data: bytes) -> None:
+        self._call("upload", url, self.fs.pipe_file, url.removeprefix("s3://"), data, chunksize=_SINGLE_PUT_CHUNK, ContentType=content_type(url))
+        self.uploaded.append(url)
+
+    def delete(self, url: str) -> None:
+        self._call("delete", url, self.fs.rm_file, url.removeprefix("s3://"))
+
+
+@dataclass(frozen=True)
+class RemoteObject:
+    """One object as listed: read only when asked to."""
+
+    url: str
+    etag: str
+    size: int
+    store: Store = field(compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.url
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.url)
+
+    def open_stream(self) -> BinaryIO:
+        return self.store.open(self.url)
+
+    def read_bytes(self) -> bytes:
+        return self.store.read(self.url)
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        return self.read_bytes().decode(encoding)
+
+
+@dataclass(frozen=True)
+class RemoteLog(RemoteObject):
+    """A run log in the store, with the annotations.toml that sits beside it (if any)."""
+
+    annotations: RemoteObject | None = None
+
+    @property
+    def change_key(self) -> str:
+        """Changes whenever the log or its annotations change, known from the listing alone."""
+        parts = [self.url, self.etag, str(self.size)]
+        if self.annotations is not None:
+            parts += [self.annotations.etag, str(self.annotations.size)]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def list_logs(location: str, store: Store) -> list[RemoteLog]:
+    """Logs at a location, by the same rule as local folders.
+
+    A URL ending in ``.jsonl`` is that log; a run folder holding ``events.jsonl`` is that log;
+    any other folder is searched for ``*.jsonl`` logs at any depth.
+    """
+    bucket, key = split_url(location)
+    if key.endswith(".jsonl"):
+        parent = posixpath.dirname(key)
+        objects = store.list(f"s3://{bucket}/{parent}")
+        url = f"s3://{bucket}/{key}"
+        if url not in objects:
+            raise RemoteError(f"{location}: no such object")
+        return [_log(url, objects, store)]
+    objects = store.list(location)
+    base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"
+    if base + "events.jsonl" in objects:
+        return [_log(base + "events.jsonl", objects, store)]
+    return [_log(url, objects, store) for url in sorted(objects) if url.endswith(".jsonl")]
+
+
+def _log(url: str, objects: dict[str, dict[str, Any]], store: Store) -> RemoteLog:
+    info = objects[url]
+    notes_url = posixpath.join(posixpath.dirname(url), ANNOTATIONS_NAME)
+    notes = objects.get(notes_url)
+    annotations = RemoteObject(notes_url, notes["etag"], notes["size"], store) if notes else None
+    return RemoteLog(url, info["etag"], info["size"], store, annotations)
+
+
+@dataclass
+class PublishResult:
+    uploaded: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    deleted: list[str] = field(default_factory=list)
+
+
+def _local_files(folder: Path) -> list[tuple[str, Path]]:
+    """Regular files under folder, as (relative posix path, path); no links, no hidden names."""
+    files = []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_symlink() or not path.is_file():
+            continue
+        files.append((relative.as_posix(), path))
+    return files
+
+
+def publish(folder: Path, location: str, store: Store, delete: bool = False) -> PublishResult:
+    """Upload the files of folder under location, only those whose bytes differ from the stored ones.
+
+    An object whose ETag is the MD5 of the local bytes (a single-part upload, which is how this
+    writes them) and whose size matches is left alone. events.jsonl goes last, so a reader that
+    lists the prefix meanwhile never finds a log whose artifacts are still missing. With
+    ``delete``, objects under location that the folder no longer has are removed.
+    """
+    bucket, key = split_url(location)
+    base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"
+    remote = store.list(location)
+    files = sorted(_local_files(folder), key=lambda item: (item[0].endswith("events.jsonl"), item[0]))
+    result = PublishResult()
+    for relative, path in files:
+        url = base + relative
+        data = path.read_bytes()
+        stored = remote.get(url)
+        if stored and stored["size"] == len(data) and stored["etag"] == hashlib.md5(data, usedforsecurity=False).hexdigest():
+            result.unchanged += 1
+            continue
+        store.put(url, data)
+        result.uploaded.append(url)
+    if delete:
+        keep = {base + relative for relative, _ in files}
+        for url in sorted(set(remote) - keep):
+            store.delete(url)
+            result.deleted.append(url)
+    return result
