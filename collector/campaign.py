@@ -356,6 +356,7 @@ def _bash_array(values: list[str]) -> str:
 
 
 def _resolve_plan(campaign: Campaign, plan: str) -> str:
+    """A path from the campaign file: absolute as written, else relative to the file's folder."""
     path = Path(plan)
     return str(path if path.is_absolute() else (campaign.path.parent / path).resolve())
 
@@ -393,7 +394,7 @@ def slurm_script(campaign: Campaign, logs_dir: Path) -> str:
         targets=_bash_array([t.environment.target for t in tasks]),
         plans=_bash_array([_resolve_plan(campaign, t.workload.plan) for t in tasks]),
         args=_bash_array([shlex.join(t.workload.args) for t in tasks]),
-        destination=shlex.quote(campaign.destination if campaign.remote else str(Path(campaign.destination).expanduser().resolve() if not Path(campaign.destination).is_absolute() else campaign.destination)),
+        destination=shlex.quote(campaign.destination if campaign.remote else _resolve_plan(campaign, campaign.destination)),
         collector_root=shlex.quote(root),
         scratch=campaign.slurm.scratch or "${TMPDIR:-/tmp}",
         deliver=deliver,

@@ -77,19 +77,17 @@ class Store:
     def _call(self, what: str, url: str, func: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except FileNotFoundError:
-            raise
+        except FileNotFoundError as exc:
+            raise RemoteError(f"{url}: cannot {what}: not found ({exc})") from None
         except Exception as exc:  # botocore, aiohttp and s3fs raise many kinds; one message for all
             raise RemoteError(f"{url}: cannot {what}: {type(exc).__name__}: {exc}") from None
 
     def list(self, url: str) -> dict[str, dict[str, Any]]:
-        """Every object under the folder URL: {s3 url: {'etag', 'size'}} (empty when none)."""
+        """Every object under the folder URL: {s3 url: {'etag', 'size'}} (empty when none;
+        a bucket that does not exist is an error)."""
         bucket, key = split_url(url)
         folder = f"{bucket}/{key}/" if key else f"{bucket}/"
-        try:
-            found = self._call("list", url, self.fs.find, folder, detail=True)
-        except FileNotFoundError:
-            return {}
+        found = self._call("list", url, self.fs.find, folder, detail=True)
         objects = {}
         for name, info in found.items():
             if info.get("type", "file") != "file" or not name.startswith(folder):
@@ -100,18 +98,12 @@ class Store:
     def open(self, url: str) -> BinaryIO:
         """A buffered binary stream of the object (read in blocks, kept in memory)."""
         self.fetched.append(url)
-        try:
-            raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead")
-        except FileNotFoundError:
-            raise RemoteError(f"{url}: no such object") from None
+        raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead")
         return io.BufferedReader(raw, buffer_size=_READ_BLOCK)  # type: ignore[arg-type]
 
     def read(self, url: str) -> bytes:
         self.fetched.append(url)
-        try:
-            return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"))
-        except FileNotFoundError:
-            raise RemoteError(f"{url}: no such object") from None
+        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"))
 
     def put(self, url: str, data: bytes) -> None:
         self._call("upload", url, self.fs.pipe_file, url.removeprefix("s3://"), data, chunksize=_SINGLE_PUT_CHUNK, ContentType=content_type(url))
@@ -174,7 +166,7 @@ def list_logs(location: str, store: Store) -> list[RemoteLog]:
         objects = store.list(f"s3://{bucket}/{parent}")
         url = f"s3://{bucket}/{key}"
         if url not in objects:
-            raise RemoteError(f"{location}: no such object")
+            raise RemoteError(f"{location}: cannot read: not found")
         return [_log(url, objects, store)]
     objects = store.list(location)
     base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"

@@ -1,0 +1,261 @@
+"""Services the campaign tests start on 127.0.0.1 and always stop: a one-node Slurm cluster
+(Debian's slurm-wlm and munge, each daemon with its own files in a temporary folder) and an
+S3-compatible server (moto's standalone server).
+
+A service that cannot start raises ServiceError with the reason and the daemon's log; the
+tests turn that into a failure, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+LOCALHOST = "127.0.0.1"
+
+
+class ServiceError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOCALHOST, 0))
+        return sock.getsockname()[1]
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return f"({path} not written)"
+
+
+@dataclass
+class Daemons:
+    """Processes started here, stopped in reverse order (TERM, then KILL after a grace period)."""
+
+    procs: list[tuple[str, subprocess.Popen]] = field(default_factory=list)
+
+    def start(self, name: str, argv: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+        binary = shutil.which(argv[0]) or (argv[0] if Path(argv[0]).exists() else None)
+        if binary is None:
+            raise ServiceError(f"{argv[0]} is not installed (.ci/run installs it; apt-get install -y slurm-wlm munge)")
+        stream = log.open("ab")
+        proc = subprocess.Popen([binary, *argv[1:]], stdout=stream, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        stream.close()
+        self.procs.append((name, proc))
+        return proc
+
+    def check_alive(self, name: str, proc: subprocess.Popen, log: Path) -> None:
+        if proc.poll() is not None:
+            raise ServiceError(f"{name} exited with {proc.returncode} at start:\n{_tail(log)}")
+
+    def stop(self) -> None:
+        for _, proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for _, proc in reversed(self.procs):
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        self.procs.clear()
+
+
+def _wait_for(what: str, check, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        ok, last = check()
+        if ok:
+            return
+        time.sleep(0.3)
+    raise ServiceError(f"{what} not ready after {timeout:.0f}s ({last}):\n{_tail(log)}")
+
+
+# ---- Slurm ------------------------------------------------------------------------------
+
+SLURM_CONF = """\
+# A one-node test cluster on 127.0.0.1: no cgroups, no accounting database.
+ClusterName=mrtest
+SlurmctldHost={host}({addr})
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket={munge_socket}
+StateSaveLocation={root}/state
+SlurmdSpoolDir={root}/spool
+SlurmctldPidFile={root}/slurmctld.pid
+SlurmdPidFile={root}/slurmd.pid
+SlurmctldLogFile={root}/slurmctld.log
+SlurmdLogFile={root}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/linear
+ReturnToService=2
+SlurmdParameters=config_overrides
+MinJobAge=3600
+SlurmdTimeout=60
+InactiveLimit=0
+KillWait=5
+NodeName={host} NodeAddr={addr} CPUs={cpus} RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+@dataclass
+class SlurmCluster:
+    root: Path
+    conf: Path
+    env: dict[str, str]
+
+    def run(self, *argv: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        proc = subprocess.run(list(argv), env=self.env, capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise ServiceError(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr.strip()}")
+        return proc
+
+    def log(self, name: str) -> str:
+        return _tail(self.root / name, 60)
+
+    def wait_for_job(self, job: str, timeout: float) -> dict[str, dict[str, str]]:
+        """Wait until no task of the job is pending or running; {task id: scontrol fields}."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            queued = self.run("squeue", "-h", "-j", job, "-o", "%i %T").stdout.strip()
+            if not queued:
+                break
+            time.sleep(1)
+        else:
+            raise ServiceError(f"job {job} still queued after {timeout:.0f}s:\n{queued}\n{self.log('slurmctld.log')}")
+        shown = self.run("scontrol", "-o", "show", "job", job).stdout
+        tasks = {}
+        for line in shown.splitlines():
+            fields = dict(item.split("=", 1) for item in line.split() if "=" in item)
+            tasks[fields.get("ArrayTaskId", fields.get("JobId", "?"))] = fields
+        return tasks
+
+
+@contextmanager
+def slurm_cluster(root: Path) -> Iterator[SlurmCluster]:
+    """munged, slurmctld and slurmd on 127.0.0.1 with their own configuration under root."""
+    for tool in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol"):
+        if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
+            raise ServiceError(f"{tool} is not installed (.ci/run installs slurm-wlm and munge; apt-get install -y slurm-wlm munge)")
+    if os.geteuid() != 0:
+        raise ServiceError("the test Slurm cluster runs its daemons as root (as CI does)")
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o700)
+    for sub in ("state", "spool", "munge"):
+        (root / sub).mkdir(exist_ok=True)
+        (root / sub).chmod(0o700)
+    key = root / "munge" / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o600)
+    munge_socket = root / "munge" / "munge.socket"
+    host = socket.gethostname().split(".")[0]
+    conf = root / "slurm.conf"
+    conf.write_text(SLURM_CONF.format(host=host, addr=LOCALHOST, ctld_port=free_port(), slurmd_port=free_port(), munge_socket=munge_socket, root=root, cpus=os.cpu_count() or 1))
+    env = {**os.environ, "SLURM_CONF": str(conf)}
+    daemons = Daemons()
+    try:
+        munge_log = root / "munge" / "munged.log"
+        munged = daemons.start("munged", [
+            "/usr/sbin/munged", "--foreground", "--force", f"--socket={munge_socket}", f"--key-file={key}",
+            f"--pid-file={root / 'munge' / 'munged.pid'}", f"--log-file={munge_log}", f"--seed-file={root / 'munge' / 'seed'}",
+        ], root / "munge" / "munged.out")
+        _wait_for("munged", lambda: (munge_socket.exists(), "no socket yet") if munged.poll() is None else (False, f"exited {munged.returncode}"), 15, munge_log)
+        ctld = daemons.start("slurmctld", ["/usr/sbin/slurmctld", "-D", "-i", "-f", str(conf)], root / "slurmctld.out", env)
+        slurmd = daemons.start("slurmd", ["/usr/sbin/slurmd", "-D", "-N", host, "-f", str(conf)], root / "slurmd.out", env)
+
+        def node_idle() -> tuple[bool, str]:
+            for name, proc, log in (("slurmctld", ctld, "slurmctld.out"), ("slurmd", slurmd, "slurmd.out")):
+                if proc.poll() is not None:
+                    raise ServiceError(f"{name} exited with {proc.returncode} at start:\n{_tail(root / log)}\n{_tail(root / (name + '.log'))}")
+            proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True, text=True)
+            state = (proc.stdout + proc.stderr).strip()
+            return state == "idle", state
+
+        _wait_for("the Slurm node", node_idle, 60, root / "slurmctld.log")
+        yield SlurmCluster(root, conf, env)
+    finally:
+        daemons.stop()
+
+
+# ---- S3 ---------------------------------------------------------------------------------
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+    env: dict[str, str]
+    log: Path
+
+    def requests(self) -> list[str]:
+        """The request lines the server logged so far, e.g. 'GET /bucket/key HTTP/1.1'."""
+        lines = []
+        for line in self.log.read_text(errors="replace").splitlines():
+            start, end = line.find('"'), line.rfind('"')
+            if 0 <= start < end:
+                lines.append(line[start + 1:end])
+        return lines
+
+
+@contextmanager
+def s3_server(root: Path) -> Iterator[S3Server]:
+    """moto's standalone S3-compatible server on 127.0.0.1, with test credentials in the environment."""
+    root.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    log = root / "moto.log"
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL_S3": f"http://{LOCALHOST}:{port}",
+        "AWS_CONFIG_FILE": str(root / "no-aws-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(root / "no-aws-credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    env.pop("AWS_PROFILE", None)
+    env.pop("AWS_SESSION_TOKEN", None)
+    daemons = Daemons()
+    try:
+        try:
+            import moto.server  # noqa: F401
+        except ImportError as exc:
+            raise ServiceError(f"moto's server is not installed ({exc}); pip install 'moto[server]' (the test extra has it)") from None
+        proc = daemons.start("moto", [sys.executable, "-m", "moto.server", "-H", LOCALHOST, "-p", str(port)], log, env)
+
+        def listening() -> tuple[bool, str]:
+            daemons.check_alive("moto", proc, log)
+            try:
+                with socket.create_connection((LOCALHOST, port), timeout=0.5):
+                    return True, "listening"
+            except OSError as exc:
+                return False, str(exc)
+
+        _wait_for("the S3 server", listening, 30, log)
+        yield S3Server(f"http://{LOCALHOST}:{port}", env, log)
+    finally:
+        daemons.stop()

@@ -1,0 +1,313 @@
+"""The campaign file (strict), the Slurm job-array script and the Kubernetes Indexed Job manifest.
+
+The script is run here with bash and a stand-in interpreter to check what each array index
+does; the Slurm cluster test (test_campaign_cluster.py) runs it under a real sbatch. The
+manifest is loaded through the official kubernetes client's model classes: no cluster is
+reachable here, so that is as far as it is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collector.campaign import CampaignError, kubernetes_manifest, load_campaign, main, slurm_script
+
+REPO = Path(__file__).resolve().parent.parent
+
+BASE = """\
+[campaign]
+name = "nightly"
+destination = "{destination}"
+repeats = 2
+
+[[workload]]
+plan = "collector/workloads/tiny_encoder.toml"
+args = ["--modes", "eager", "--only", "b1-* *eager"]
+
+[[workload]]
+plan = "/abs/minilm.toml"
+
+[[environment]]
+name = "sdk-2.33"
+target = "neuron"
+python = "/fsx/venvs/neuron-2.33/bin/python"
+image = "registry.example/migration-record:2.33"
+node_selector = {{ "node.kubernetes.io/instance-type" = "trn1.32xlarge" }}
+
+[[environment]]
+name = "cuda-baseline"
+target = "cuda"
+python = "/fsx/venvs/cuda/bin/python"
+image = "registry.example/migration-record:cuda"
+devices = 2
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "campaign.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_tasks_are_workloads_by_environments_by_repeats(tmp_path: Path) -> None:
+    campaign = load_campaign(write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly")))
+    tasks = campaign.tasks()
+    assert len(tasks) == 2 * 2 * 2
+    assert [t.index for t in tasks] == list(range(8))
+    assert tasks[0].label == "tiny_encoder/sdk-2.33/r1"
+    assert tasks[1].label == "tiny_encoder/sdk-2.33/r2"
+    assert tasks[2].label == "tiny_encoder/cuda-baseline/r1"
+    assert tasks[7].label == "minilm/cuda-baseline/r2"
+    assert campaign.remote and campaign.destination == "s3://fleet-runs/nightly"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda t: t + "\n[extra]\nx = 1\n", "unknown key 'extra'"),
+        (lambda t: t.replace('repeats = 2', 'repeats = 2\nrepeat = 3'), "campaign: unknown key 'repeat'"),
+        (lambda t: t.replace('repeats = 2', 'repeats = "2"'), "campaign.repeats: expected an integer, got a string"),
+        (lambda t: t.replace('repeats = 2', 'repeats = 0'), "campaign.repeats: must be at least 1"),
+        (lambda t: t.replace('repeats = 2', 'repeats = true'), "campaign.repeats: expected an integer, got a boolean"),
+        (lambda t: t.replace('name = "nightly"', 'name = "../x"'), "campaign.name: use letters"),
+        (lambda t: t.replace('target = "cuda"', 'target = "tpu"'), "environment[1].target: one of cpu, cuda, neuron"),
+        (lambda t: t.replace('devices = 2', 'devices = 2\ngpus = 1'), "environment[1]: unknown key 'gpus'"),
+        (lambda t: t.replace('name = "cuda-baseline"', 'name = "sdk-2.33"'), "environment names must be unique"),
+        (lambda t: t.replace('"--modes", "eager"', '"--out", "/tmp/x"'), "--out is set by the campaign"),
+        (lambda t: t.replace('"--modes", "eager"', '"--target=cpu"'), "--target is set by the campaign"),
+        (lambda t: t.replace('args = [', 'args = [1, '), "workload[0].args: expected a list of single-line strings"),
+        (lambda t: t.replace('plan = "/abs/minilm.toml"', ''), "workload[1]: missing 'plan'"),
+        (lambda t: t.replace('s3://fleet-runs/nightly', 'gs://bucket/x'), "campaign.destination: a folder or an s3:// prefix"),
+        (lambda t: t.replace('s3://fleet-runs/nightly', 's3://'), "has no valid bucket name"),
+        (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1\\n#SBATCH --uid=0"]\n', "workload"),
+        (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1 --uid=0"]\n', "slurm.sbatch: each entry is one long option"),
+        (lambda t: t + '\n[slurm]\ntime = "soon"\n', "slurm.time: a Slurm time"),
+        (lambda t: t + '\n[kubernetes]\nnamespace = "Prod_1"\n', "kubernetes.namespace: a DNS label"),
+        (lambda t: t + '\n[campaign2]\n', "unknown key 'campaign2'"),
+        (lambda t: t.replace("[[environment]]", "[environment_x]", 1), "unknown key"),
+        (lambda t: "[campaign\n", "not valid TOML"),
+    ],
+)
+def test_campaign_file_is_strict(tmp_path: Path, change: Any, message: str) -> None:
+    path = write(tmp_path, change(BASE.format(destination="s3://fleet-runs/nightly")))
+    with pytest.raises(CampaignError) as err:
+        load_campaign(path)
+    text = str(err.value)
+    assert text.startswith(str(path)), text
+    if message == "workload":  # a newline smuggled into an #SBATCH line
+        assert "single-line" in text, text
+    else:
+        assert message in text, text
+
+
+def test_cli_bad_campaign_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = -1"))
+    assert main([str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "x.sbatch")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "campaign.repeats: must be at least 1" in err
+    assert not (tmp_path / "x.sbatch").exists()
+
+
+def test_scheduler_specific_requirements(tmp_path: Path) -> None:
+    no_python = BASE.format(destination="s3://b-1/x").replace('python = "/fsx/venvs/cuda/bin/python"\n', "")
+    with pytest.raises(CampaignError, match="'cuda-baseline' has no 'python'"):
+        slurm_script(load_campaign(write(tmp_path, no_python)), tmp_path)
+    no_image = BASE.format(destination="s3://b-1/x").replace('image = "registry.example/migration-record:cuda"\n', "")
+    with pytest.raises(CampaignError, match="'cuda-baseline' has no 'image'"):
+        kubernetes_manifest(load_campaign(write(tmp_path, no_image)))
+    folder = BASE.format(destination="/fsx/runs")
+    with pytest.raises(CampaignError, match="needs kubernetes.volume_claim"):
+        kubernetes_manifest(load_campaign(write(tmp_path, folder)))
+
+
+# ---- Slurm script ---------------------------------------------------------------------------
+
+FAKE_PYTHON = """\
+#!/bin/bash
+# Stands in for an environment's interpreter: records its arguments, writes a run folder.
+out=""; prev=""
+for arg in "$@"; do [ "$prev" = "--out" ] && out="$arg"; prev="$arg"; done
+printf '%s\\n' "$PWD" "$PYTHONPATH" "$@" > "{record}"
+mkdir -p "$out/run-$SLURM_ARRAY_TASK_ID"
+echo '{{"partial": true}}' > "$out/run-$SLURM_ARRAY_TASK_ID/events.jsonl"
+exit {code}
+"""
+
+
+def _script_for(tmp_path: Path, code: int) -> tuple[Path, Path, Path]:
+    record = tmp_path / "args.txt"
+    fake = tmp_path / "fake-python"
+    fake.write_text(FAKE_PYTHON.format(record=record, code=code))
+    fake.chmod(0o755)
+    text = f"""\
+[campaign]
+name = "unit"
+destination = "shared/runs"
+
+[[workload]]
+plan = "plans/enc oder.toml"
+args = ["--modes", "eager", "--only", "b1-* $(touch {tmp_path}/pwned)"]
+
+[[environment]]
+name = "cpu"
+target = "cpu"
+python = "{fake}"
+
+[slurm]
+partition = "trn1"
+sbatch = ["--constraint=trn1.32xlarge"]
+scratch = "{tmp_path / 'scratch'}"
+"""
+    campaign = write(tmp_path, text)
+    script = tmp_path / "unit.sbatch"
+    assert main([str(campaign), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    return script, record, tmp_path / "shared" / "runs"
+
+
+def test_slurm_script_headers_are_editable_sbatch_lines(tmp_path: Path) -> None:
+    script, _, _ = _script_for(tmp_path, 0)
+    text = script.read_text()
+    headers = [line for line in text.splitlines() if line.startswith("#SBATCH")]
+    assert "#SBATCH --array=0-0" in headers and "#SBATCH --exclusive" in headers
+    assert "#SBATCH --partition=trn1" in headers and "#SBATCH --constraint=trn1.32xlarge" in headers
+    assert f"#SBATCH --output={tmp_path}/unit-logs/%x-%A_%a.out" in headers
+    # sbatch stops reading #SBATCH lines at the first command: all of them come first.
+    first_command = next(i for i, line in enumerate(text.splitlines()) if line and not line.startswith("#"))
+    assert all(i < first_command for i, line in enumerate(text.splitlines()) if line.startswith("#SBATCH"))
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    assert (tmp_path / "unit-logs").is_dir()
+
+
+@pytest.mark.parametrize("code", [0, 143])
+def test_slurm_task_runs_collector_as_by_hand_and_moves_run(tmp_path: Path, code: int) -> None:
+    script, record, destination = _script_for(tmp_path, code)
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "42"}
+    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == code, proc.stderr
+    lines = record.read_text().splitlines()
+    assert lines[0] == str(REPO) and lines[1].split(":")[0] == str(REPO)
+    scratch = tmp_path / "scratch" / "unit-42-0"
+    assert lines[2:] == [
+        "-m", "collector", "--workload", str(tmp_path / "plans" / "enc oder.toml"), "--target", "cpu",
+        "--out", str(scratch), "--modes", "eager", "--only", f"b1-* $(touch {tmp_path}/pwned)",
+    ]
+    assert not (tmp_path / "pwned").exists()
+    # A failed task's partial log is delivered like a complete one; the exit code tells Slurm.
+    assert (destination / "run-0" / "events.jsonl").is_file()
+    assert not scratch.exists()
+    assert f"collector exited {code}" in proc.stderr
+
+
+def test_slurm_submit_without_sbatch_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main([str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 1
+    assert "sbatch is not on PATH" in capsys.readouterr().err
+    assert (tmp_path / "n.sbatch").is_file()
+
+
+def test_slurm_submit_prints_job_and_how_to_follow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sbatch = bin_dir / "sbatch"
+    sbatch.write_text(f"#!/bin/bash\nprintf '%s\\n' \"$@\" > {tmp_path}/sbatch-args\necho '4242;cluster'\n")
+    sbatch.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    assert main([str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
+    out = capsys.readouterr().out
+    assert "submitted job 4242 (8 tasks)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
+    assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", str(tmp_path / "n.sbatch")]
+
+
+# ---- Kubernetes manifest ---------------------------------------------------------------------
+
+
+def _check_model(data: Any, type_name: str, where: str) -> None:
+    """Every key is a field of the client's model (recursively); required fields are set."""
+    import kubernetes.client as k8s
+
+    if type_name.startswith("List["):
+        assert isinstance(data, list), f"{where}: expected a list"
+        for i, item in enumerate(data):
+            _check_model(item, type_name[5:-1], f"{where}[{i}]")
+        return
+    if type_name.startswith("Dict["):
+        assert isinstance(data, dict), f"{where}: expected a map"
+        value_type = type_name[5:-1].split(", ", 1)[1]
+        for key, item in data.items():
+            _check_model(item, value_type, f"{where}.{key}")
+        return
+    model = getattr(k8s, type_name, None)
+    if model is None:
+        expected = {"str": str, "int": int, "bool": bool, "object": object}[type_name]
+        assert isinstance(data, expected) and not (expected is int and isinstance(data, bool)), f"{where}: expected {type_name}, got {data!r}"
+        return
+    assert isinstance(data, dict), f"{where}: expected a {type_name} object"
+    by_json = {json_key: attr for attr, json_key in model.attribute_map.items()}
+    unknown = sorted(set(data) - set(by_json))
+    assert not unknown, f"{where}: {unknown} are not fields of {type_name}"
+    for key, value in data.items():
+        _check_model(value, model.openapi_types[by_json[key]], f"{where}.{key}")
+
+
+def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    k8s = pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly") + '\n[kubernetes]\nnamespace = "migration"\nservice_account = "runs-writer"\n')
+    out = tmp_path / "jobs.json"
+    assert main([str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+    assert f"kubectl apply -f {out}" in capsys.readouterr().out
+    manifest = json.loads(out.read_text())
+    assert manifest["apiVersion"] == "v1" and manifest["kind"] == "List"
+    jobs = manifest["items"]
+    assert len(jobs) == 2  # one Job per environment: a pod template has one image
+    api = k8s.ApiClient()
+    for job, env, resource, count in zip(jobs, ("sdk-2.33", "cuda-baseline"), ("aws.amazon.com/neuron", "nvidia.com/gpu"), ("1", "2")):
+        _check_model(job, "V1Job", "job")
+        model = api._ApiClient__deserialize(job, "V1Job")  # the client's own loader
+        assert isinstance(model, k8s.V1Job)
+        assert api.sanitize_for_serialization(model) == job  # nothing dropped or renamed
+        spec = model.spec
+        assert spec.completion_mode == "Indexed" and spec.completions == 4 and spec.backoff_limit_per_index == 0
+        pod = spec.template.spec
+        assert pod.restart_policy == "Never" and pod.service_account_name == "runs-writer"
+        container = pod.containers[0]
+        assert container.resources.limits == {resource: count} and container.resources.requests == {resource: count}
+        assert model.metadata.namespace == "migration" and model.metadata.labels["migration-record/environment"] == env
+        assert pod.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution[0].topology_key == "kubernetes.io/hostname"
+        script = container.command[2]
+        assert 'JOB_COMPLETION_INDEX' in script and "--target " + ("neuron" if resource.startswith("aws") else "cuda") in script
+        assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
+    assert jobs[0]["spec"]["template"]["spec"]["nodeSelector"] == {"node.kubernetes.io/instance-type": "trn1.32xlarge"}
+
+
+def test_kubernetes_folder_destination_mounts_a_claim(tmp_path: Path) -> None:
+    pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
+    text = BASE.format(destination="/runs").replace('target = "cuda"', 'target = "cpu"') + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n'
+    manifest = kubernetes_manifest(load_campaign(write(tmp_path, text)))
+    cpu_job = manifest["items"][1]
+    _check_model(cpu_job, "V1Job", "job")
+    pod = cpu_job["spec"]["template"]["spec"]
+    assert pod["volumes"] == [{"name": "runs", "persistentVolumeClaim": {"claimName": "fsx-runs"}}]
+    assert pod["containers"][0]["volumeMounts"] == [{"name": "runs", "mountPath": "/runs"}]
+    assert "resources" not in pod["containers"][0]  # a cpu task asks for no device
+
+
+def test_model_check_rejects_a_misspelt_field() -> None:
+    pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
+    with pytest.raises(AssertionError, match="completionsMode"):
+        _check_model({"spec": {"completionsMode": "Indexed", "template": {}}}, "V1Job", "job")
+
+
+def test_help_teaches(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "collector.campaign", "--help"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert "--scheduler" in proc.stdout and "--dry-run" in proc.stdout and "exit codes" in proc.stdout

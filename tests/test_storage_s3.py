@@ -1,0 +1,195 @@
+"""reportgen against S3: listing rules, validate/report/diff/site from s3://, incremental publish.
+
+The store is moto's standalone server on 127.0.0.1 (tests/services.py), started for this module
+and stopped at its end; if it cannot start, the tests fail with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.services import S3Server, ServiceError, free_port, s3_server
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+ENCODER_RUNS = sorted((REPO / "sample_runs").glob("tiny-encoder-*"))
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    try:
+        with s3_server(tmp_path_factory.mktemp("s3")) as running:
+            yield running
+    except ServiceError as exc:
+        pytest.fail(f"could not start the S3 server: {exc}", pytrace=False)
+
+
+@pytest.fixture
+def client(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> Any:
+    import boto3
+
+    for key, value in s3.env.items():
+        if key.startswith("AWS_"):
+            monkeypatch.setenv(key, value)
+    return boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
+
+
+def _bucket(client: Any, name: str) -> str:
+    client.create_bucket(Bucket=name)
+    return name
+
+
+def _put_tree(client: Any, bucket: str, prefix: str, folder: Path) -> None:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(folder).as_posix()}", Body=path.read_bytes())
+
+
+def _reportgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """reportgen in a fresh process (what a user runs); env replaces the environment."""
+    return subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=REPO, env=env or dict(os.environ), capture_output=True, text=True, timeout=300)
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """reportgen in this process (faster); same exit code and streams as a CompletedProcess."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    result = CliRunner().invoke(main, list(args), env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
+
+
+def test_listing_follows_the_local_rule(client: Any) -> None:
+    from reportgen.storage.remote import RemoteError, Store, list_logs
+
+    bucket = _bucket(client, "listing")
+    log = (FIXTURES / "synthetic_complete.jsonl").read_bytes()
+    for key in ("runs/a/events.jsonl", "runs/b/events.jsonl", "runs/b/artifacts/x.pt", "runs/loose.jsonl", "runs2/c/events.jsonl"):
+        client.put_object(Bucket=bucket, Key=key, Body=log)
+    client.put_object(Bucket=bucket, Key="runs/a/annotations.toml", Body=b"")
+    store = Store()
+    urls = [l.url for l in list_logs("s3://listing/runs", store)]
+    assert urls == ["s3://listing/runs/a/events.jsonl", "s3://listing/runs/b/events.jsonl", "s3://listing/runs/loose.jsonl"]
+    (run_a,) = list_logs("s3://listing/runs/a/", store)
+    assert run_a.annotations is not None and run_a.annotations.url == "s3://listing/runs/a/annotations.toml"
+    assert run_a.size == len(log) and run_a.etag
+    (named,) = list_logs("s3://listing/runs/b/events.jsonl", store)
+    assert named.annotations is None
+    assert list_logs("s3://listing/nothing-here", store) == []
+    with pytest.raises(RemoteError, match="cannot read: not found"):
+        list_logs("s3://listing/runs/zzz.jsonl", store)
+    with pytest.raises(RemoteError, match="'..' parts"):
+        list_logs("s3://listing/runs/../x", store)
+    assert store.fetched == []  # listing reads no object
+
+
+def test_validate_report_diff_read_s3(client: Any, tmp_path: Path) -> None:
+    bucket = _bucket(client, "commands")
+    for run in ENCODER_RUNS:
+        _put_tree(client, bucket, f"runs/{run.name}", run)
+    client.put_object(Bucket=bucket, Key="bad/events.jsonl", Body=b'{"schema_version": "1.0", "kind": "run_start"\n')
+
+    validated = _cli("validate", "s3://commands/runs")
+    assert validated.returncode == 0, validated.stderr
+    assert validated.stdout.count("s3://commands/runs/") >= len(ENCODER_RUNS) and "valid, complete" in validated.stdout
+    invalid = _cli("validate", "s3://commands/bad")
+    assert invalid.returncode == 1 and "s3://commands/bad/events.jsonl:1:" in invalid.stdout
+
+    first = f"s3://commands/runs/{ENCODER_RUNS[0].name}"
+    out = tmp_path / "report"
+    reported = _cli("report", first, "--out", str(out))
+    assert reported.returncode == 0, reported.stderr
+    assert (out / "report.html").is_file() and (out / "report.md").is_file()
+    local = _cli("report", str(ENCODER_RUNS[0] / "events.jsonl"), "--out", str(tmp_path / "local"))
+    assert (out / "report.md").read_text() == (tmp_path / "local" / "report.md").read_text()
+
+    diffed = _cli("diff", first, f"s3://commands/runs/{ENCODER_RUNS[1].name}/events.jsonl", "--json")
+    assert diffed.returncode == 0, diffed.stderr
+    assert '"before"' in diffed.stdout
+    many = _cli("report", "s3://commands/runs", "--out", str(tmp_path / "many"))
+    assert many.returncode == 2 and f"expected one run log, found {len(ENCODER_RUNS)}" in many.stderr
+
+
+def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: Any, s3: S3Server, tmp_path: Path) -> None:
+    bucket = _bucket(client, "sitebuild")
+    for run in ENCODER_RUNS:
+        _put_tree(client, bucket, f"runs/{run.name}", run)
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "XDG_CACHE_HOME": str(home / ".cache")}
+    site = tmp_path / "site"
+
+    first = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
+    assert first.returncode == 0, first.stderr
+    assert f"{len(ENCODER_RUNS)} fetched from object storage" in first.stdout
+    second = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
+    assert "0 files written, 0 fetched from object storage" in second.stdout, second.stdout
+    # Nothing but the output folder was written: no download cache, no temporary files.
+    assert list(home.rglob("*")) == [] and list(tmp.rglob("*")) == []
+
+    # Replace one log with other bytes of the same run: only that one is fetched again.
+    changed = ENCODER_RUNS[0]
+    body = (changed / "events.jsonl").read_bytes()
+    client.put_object(Bucket=bucket, Key=f"runs/{changed.name}/events.jsonl", Body=body.replace(b'"seq": 0,', b'"seq":  0,', 1))
+    before = len(s3.requests())
+    third = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
+    assert "1 fetched from object storage" in third.stdout, third.stdout
+    gets = [r.split()[1] for r in s3.requests()[before:] if r.startswith("GET /sitebuild/runs/")]
+    assert gets == [f"/sitebuild/runs/{changed.name}/events.jsonl"]
+
+
+def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) -> None:
+    bucket = _bucket(client, "published")
+    site = tmp_path / "site"
+    built = _cli("site", *map(str, ENCODER_RUNS), "--out", str(site))
+    assert built.returncode == 0, built.stderr
+    (site / "link.html").symlink_to(site / "index.html")
+    first = _cli("publish", str(site), "s3://published/reports/")
+    assert first.returncode == 0, first.stderr
+    keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.is_symlink() and not p.name.startswith(".")}
+    assert keys == {f"reports/{f}" for f in files}
+    assert first.stdout.startswith(f"{len(files)} uploaded, 0 unchanged")
+    types = {key.rsplit(".", 1)[1]: client.head_object(Bucket=bucket, Key=key)["ContentType"] for key in keys}
+    assert types["html"] == "text/html; charset=utf-8" and types["md"] == "text/markdown; charset=utf-8"
+    assert types["js"] == "text/javascript; charset=utf-8" and types["css"] == "text/css; charset=utf-8"
+
+    again = _cli("publish", str(site), "s3://published/reports")
+    assert again.stdout.startswith(f"0 uploaded, {len(files)} unchanged"), again.stdout
+
+    # One run removed from the site: the index changes; --delete removes the run's stale pages.
+    shutil.rmtree(site)
+    _cli("site", str(ENCODER_RUNS[0]), "--out", str(site))
+    third = _cli("publish", str(site), "s3://published/reports", "--delete")
+    assert third.returncode == 0, third.stderr
+    keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    assert keys == {f"reports/{f}" for f in files}
+    assert "deleted" in third.stdout and "0 deleted" not in third.stdout
+
+
+def test_unreachable_store_is_one_line_exit_2(tmp_path: Path, client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard"}
+    for args in (("site", "s3://nobucket/runs", "--out", str(tmp_path / "s")), ("publish", str(REPO / "sample_runs"), "s3://nobucket/x")):
+        proc = _cli(*args, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
+        assert "cannot list" in proc.stderr
+    missing_bucket = _cli("publish", str(REPO / "sample_runs"), "s3://no-such-bucket/x")
+    assert missing_bucket.returncode == 2 and "Traceback" not in missing_bucket.stderr, missing_bucket.stderr
+    assert "s3://no-such-bucket/x: cannot list: not found" in missing_bucket.stderr
+    site_missing = _cli("site", "s3://no-such-bucket/runs", "--out", str(tmp_path / "s2"))
+    assert site_missing.returncode == 2 and "cannot list: not found" in site_missing.stderr, site_missing.stderr
+    not_s3 = _cli("publish", str(REPO / "sample_runs"), "gs://bucket/x")
+    assert not_s3.returncode == 2 and "s3://bucket/prefix" in not_s3.stderr
