@@ -25,7 +25,8 @@ PLAN = REPO / "collector" / "workloads" / "tiny_encoder.toml"
 SHORT = ["--modes", "eager", "--warm", "3", "--cold", "off"]
 TASK_TIMEOUT_S = 420
 
-pytestmark = pytest.mark.slurm
+# Minutes of daemons and collector runs: outside the quick loop (-m "not slow"), run by CI.
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
