@@ -241,7 +241,7 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None) -> No
     sys.exit(1 if result.rejected else 0)
 
 
-@main.command(help="Compare two runs of one workload: status changes, cells added or removed, warm-median ratios, version changes.\n\nA and B are logs or run directories (local or s3://); A is the earlier run.")
+@main.command(help="Compare two runs of one workload on one target (e.g. an SDK upgrade): status changes, cells added or removed, warm-median ratios of cells that passed in both runs, each with a 95% interval from the kept samples and a verdict read from it (faster, slower, no clear difference), version changes. For two targets, use compare.\n\nA and B are logs or run directories (local or s3://); A is the earlier run.")
 @click.argument("a", type=Location())
 @click.argument("b", type=Location())
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")

@@ -410,3 +410,19 @@ def test_reference_files_are_checked_before_reading(tmp_path: Path) -> None:
     (base.parent / "artifacts" / "reference.pt").write_bytes(b"tampered")
     text = gather(base, cand).cells[0].reference.text
     assert "baseline: artifacts/reference.pt is 8 bytes" in text
+
+
+def test_non_positive_samples_are_not_timed(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    odd = case_key(1, 16, "eager")
+
+    def zero(events: list[dict[str, Any]]) -> None:
+        next(e for e in _cells(events, "timing") if e["case"] == odd)["warm"]["samples_s"][3] = -0.5
+
+    _edit(cand, zero)
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "o" / "compare.json").read_text(encoding="utf-8"))
+    cell = next(c for c in data["cells"] if c["case"] == odd)
+    assert cell["timing"] is None and "zero or negative" in cell["timing_note"]
+    assert data["geomean"]["cells"] == 3

@@ -431,13 +431,24 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
     return comparison
 
 
+def _samples(cell: CellRecord, base: _Context, cand: _Context) -> tuple[list[float], list[float]] | None:
+    """Both sides' kept warm samples, or None when either holds a time that is not positive."""
+    warm_a, warm_b = base.cells[cell.case].warm, cand.cells[cell.case].warm
+    if warm_a is None or warm_b is None or min(warm_a.samples_s) <= 0 or min(warm_b.samples_s) <= 0:
+        return None
+    return warm_a.samples_s, warm_b.samples_s
+
+
 def _with_timings(pending: list[Any], base: _Context, cand: _Context) -> list[CellComparison]:
-    timed = [(cell, a, b) for cell, a, b, _, note in pending if note is None]
-    samples = []
-    for cell, _, _ in timed:
-        warm_a, warm_b = base.cells[cell.case].warm, cand.cells[cell.case].warm
-        samples.append((warm_a.samples_s, warm_b.samples_s))  # type: ignore[union-attr]
-    intervals = dict(zip((cell.case for cell, _, _ in timed), ratio_intervals(samples)))
+    checked = []
+    for cell, a, b, reference, note in pending:
+        if note is None and _samples(cell, base, cand) is None:
+            note = "not compared: a warm sample is zero or negative, which is no time"
+        checked.append((cell, a, b, reference, note))
+    pending = checked
+    timed = [cell for cell, _, _, _, note in pending if note is None]
+    samples = [_samples(cell, base, cand) for cell in timed]
+    intervals = dict(zip((cell.case for cell in timed), ratio_intervals(samples)))  # type: ignore[arg-type]
     out = []
     for cell, a, b, reference, note in pending:
         timing = None
