@@ -263,7 +263,8 @@ COMPARE_HELP = """Compare a baseline run with a candidate run of the same worklo
 
 The migration question: the workload runs on the baseline target today; on the candidate, is
 it as correct, and how much faster or slower per shape, at what compile cost? BASELINE and
-CANDIDATE are logs or run directories (an annotations.toml beside a log is used).
+CANDIDATE are logs or run directories, local or s3:// (an annotations.toml beside a log is
+used).
 
 Per cell: status on each side against its own reference, error statistics, task metric and
 whether the references agree. Timing only for cells that passed on both sides while neither
@@ -281,7 +282,8 @@ comparable and the rest are compared.
 Exit codes:
   0  comparison written (compare.html, compare.md, compare.json as asked)
   1  a log or its annotations are invalid (problems printed as FILE:LINE: message)
-  2  the pair is refused (the reason is printed), or a usage error
+  2  the pair is refused (the reason is printed), a usage error (such as a location that
+     does not hold exactly one run log), or an object store that cannot be reached
 \b
 Example:
   reportgen compare runs/tiny-encoder-cuda-*/ runs/tiny-encoder-neuron-*/ --out cmp/
@@ -298,16 +300,19 @@ def _compare_formats(ctx: click.Context, param: click.Parameter, value: str) -> 
 
 
 @main.command(help=COMPARE_HELP)
-@click.argument("baseline", type=click.Path(exists=True, path_type=Path))
-@click.argument("candidate", type=click.Path(exists=True, path_type=Path))
+@click.argument("baseline", type=Location())
+@click.argument("candidate", type=Location())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for compare.html, compare.md and compare.json.")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_compare_formats, help="Comma-separated: html, md, json.")
-def compare(baseline: Path, candidate: Path, out_dir: Path, formats: tuple[str, ...]) -> None:
-    from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, build_comparison
+def compare(baseline: Path | str, candidate: Path | str, out_dir: Path, formats: tuple[str, ...]) -> None:
+    from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
     from reportgen.render.report import ReportInputError
+    from reportgen.storage.sources import RemoteError
 
     try:
         result = build_comparison(baseline, candidate, out_dir, formats)
+    except RemoteError as exc:
+        _remote_failed("compare", exc)
     except ReportInputError as exc:
         click.echo(str(exc), err=True)
         click.echo("reportgen compare: no comparison written", err=True)
@@ -315,6 +320,9 @@ def compare(baseline: Path, candidate: Path, out_dir: Path, formats: tuple[str, 
     except CompareRefused as exc:
         click.echo(f"reportgen compare: refused: {exc}", err=True)
         sys.exit(EXIT_REFUSED)
+    except LocationError as exc:
+        click.echo(f"reportgen compare: {exc}", err=True)
+        sys.exit(2)
     click.echo(result.comparison.headline)
     for path in result.written:
         click.echo(f"wrote {path}")

@@ -193,3 +193,22 @@ def test_unreachable_store_is_one_line_exit_2(tmp_path: Path, client: Any, monke
     assert site_missing.returncode == 2 and "cannot list: not found" in site_missing.stderr, site_missing.stderr
     not_s3 = _cli("publish", str(REPO / "sample_runs"), "gs://bucket/x")
     assert not_s3.returncode == 2 and "s3://bucket/prefix" in not_s3.stderr
+
+
+def test_compare_reads_s3_like_local(client: Any, tmp_path: Path) -> None:
+    bucket = _bucket(client, "compare")
+    for run in ENCODER_RUNS:
+        _put_tree(client, bucket, f"runs/{run.name}", run)
+    cpu, cuda = (next(r for r in ENCODER_RUNS if f"-{t}-" in r.name) for t in ("cpu", "cuda"))
+    remote = _cli("compare", f"s3://compare/runs/{cpu.name}", f"s3://compare/runs/{cuda.name}", "--out", str(tmp_path / "remote"), "--format", "md,json")
+    assert remote.returncode == 0, remote.stderr
+    local = _cli("compare", str(cpu), str(cuda), "--out", str(tmp_path / "local"), "--format", "md,json")
+    assert remote.stdout.splitlines()[0] == local.stdout.splitlines()[0]
+    import json
+
+    remote_data, local_data = (json.loads((tmp_path / side / "compare.json").read_text()) for side in ("remote", "local"))
+    assert remote_data["geomean"] == local_data["geomean"]
+    assert [c["timing"] for c in remote_data["cells"]] == [c["timing"] for c in local_data["cells"]]
+    assert "saved tensors of a log in object storage are not fetched" in remote_data["cells"][0]["reference"]["text"]
+    many = _cli("compare", "s3://compare/runs", str(cuda), "--out", str(tmp_path / "many"))
+    assert many.returncode == 2 and "expected one run log" in many.stderr

@@ -24,6 +24,7 @@ from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometri
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
+from reportgen.storage import is_remote
 
 FAILED = ("mismatch", "nonfinite")
 SCOPE_FIELDS = ("preprocessing", "host_to_device", "output_retrieval", "synchronized")
@@ -313,6 +314,8 @@ def _reference_distances(base: _Context, cand: _Context) -> ReferenceDistances |
     (dir_a, art_a), (dir_b, art_b) = found
     if art_a is None or art_b is None or art_a.sha256 == art_b.sha256:
         return None
+    if any(is_remote(c.side.run.path) for c in (base, cand)):
+        return ReferenceDistances(reason="saved tensors of a log in object storage are not fetched")
     return reference_distances(dir_a, art_a, dir_b, art_b)
 
 

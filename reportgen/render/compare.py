@@ -19,10 +19,14 @@ from reportgen.model.runmodel import NotARun, read_run
 from reportgen.render.compare_view import build_compare_view, comparison_data
 from reportgen.render.report import ReportInputError
 from reportgen.render.templating import Assets, _hashed_name, _write_if_changed, render_html, render_md, templates_dir, write_text
-from reportgen.storage.local import find_logs
+from reportgen.storage.sources import LogRef, RemoteLog, find_one
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
 FORMATS = ("html", "md", "json")
+
+
+class LocationError(ValueError):
+    """A location that does not hold exactly one run log (a usage error)."""
 
 
 @dataclass
@@ -31,15 +35,17 @@ class CompareResult:
     written: list[Path] = field(default_factory=list)
 
 
-def one_log(path: Path) -> Path:
-    """A log named directly, or the one run log in a run directory."""
-    logs = find_logs([path])
-    if len(logs) != 1:
-        raise ReportInputError(f"{path}: expected one run log, found {len(logs)}")
-    return logs[0]
+def one_log(location: LogRef | str) -> LogRef:
+    """A log named directly, the one run log in a run directory, or an s3:// one."""
+    if isinstance(location, RemoteLog):
+        return location
+    try:
+        return find_one(location)
+    except ValueError as exc:
+        raise LocationError(str(exc)) from None
 
 
-def judge_side(log: Path) -> JudgedSide:
+def judge_side(log: LogRef) -> JudgedSide:
     """Read, validate and judge one run (its annotations.toml beside it); no report view is built."""
     reading, builder = read_run(log)
     if not reading.valid:
@@ -54,7 +60,7 @@ def judge_side(log: Path) -> JudgedSide:
     return JudgedSide(run, notes, decide(run, notes))
 
 
-def gather(baseline: Path, candidate: Path) -> Comparison:
+def gather(baseline: LogRef | str, candidate: LogRef | str) -> Comparison:
     """Judge both runs and compare them; raises ReportInputError or CompareRefused."""
     return compare_runs(judge_side(one_log(baseline)), judge_side(one_log(candidate)))
 
@@ -84,7 +90,7 @@ def _stylesheet(out_dir: Path) -> Assets:
     return Assets(css=_write_if_changed(out_dir / "assets" / _hashed_name("report.css", data), data), js="", site_js="", plotly="")
 
 
-def build_comparison(baseline: Path, candidate: Path, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:
+def build_comparison(baseline: LogRef | str, candidate: LogRef | str, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:
     with paused_gc():
         comparison = gather(baseline, candidate)
         assets = _stylesheet(out_dir) if "html" in formats else Assets("", "", "", "")
