@@ -284,7 +284,7 @@ def test_diff_uses_the_interval_verdict(tmp_path: Path, noise: float, verdict: s
     assert {t["verdict"] for t in data["timings"]} == {verdict}
     assert all(t["low"] is not None and t["low"] < t["high"] for t in data["timings"])
     text = runner.invoke(main, ["diff", str(before), str(after)]).output
-    assert f"95% interval" in text and f"): {verdict}" in text
+    assert "95% interval" in text and f"): {verdict}" in text
 
 
 def test_workload_history_shows_interval_verdicts(tmp_path: Path) -> None:
@@ -426,3 +426,13 @@ def test_non_positive_samples_are_not_timed(tmp_path: Path) -> None:
     cell = next(c for c in data["cells"] if c["case"] == odd)
     assert cell["timing"] is None and "zero or negative" in cell["timing_note"]
     assert data["geomean"]["cells"] == 3
+
+
+def test_a_neuron_side_carries_the_adapter_note(tmp_path: Path) -> None:
+    base = _write(tmp_path, "base", timing_log("synthetic-cuda", target="cuda", family="cuda", seed=0))
+    cand = _write(tmp_path, "cand", timing_log("synthetic-neuron", target="neuron", family="neuron-native", scale=0.5, seed=1))
+    assert CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "o")]).exit_code == 0
+    for name in ("compare.html", "compare.md"):
+        page = (tmp_path / "o" / name).read_text(encoding="utf-8")
+        assert "exercised only against a stand-in module, never on Trainium" in page
+        assert "Synthetic fixture" in page and "Neither run is a Neuron" not in page

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
+from reportgen.judge.backend_docs import load_backend_docs
 from reportgen.judge.disposition import Disposition
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
 from reportgen.model.annotations import Annotation
@@ -49,6 +50,7 @@ class Side:
     disposition: str
     versions: dict[str, str]
     perf_stopped: tuple[str, ...]
+    adapter_note: str = ""  # how far the collector's adapter for this backend has been exercised
 
     @property
     def label(self) -> str:
@@ -213,7 +215,17 @@ def _side(role: str, side: JudgedSide) -> Side:
         disposition=side.disposition.headline,
         versions=versions,
         perf_stopped=_perf_stopped(side),
+        adapter_note=_adapter_note(run),
     )
+
+
+def _adapter_note(run: RunModel) -> str:
+    """For a run planned for or run on Neuron: the adapter has only met a stand-in so far."""
+    planned = run.plan.target if run.plan else run.start.target
+    family = run.environment.backend_family if run.environment else ""
+    if planned == "neuron" or family.startswith("neuron"):
+        return load_backend_docs("neuron").adapter_note
+    return ""
 
 
 def _scope(cell: CellRecord, run: RunModel) -> tuple[bool, ...] | None:

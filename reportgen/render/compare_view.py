@@ -186,7 +186,8 @@ def _honesty(comparison: Comparison) -> str:
     text = "Each side is evidence for the machine it ran on and nothing else: " + ", ".join(parts) + "."
     if not any(s.family.startswith("neuron") for s in (comparison.baseline, comparison.candidate)):
         text += " Neither run is a Neuron or Trainium result."
-    return text
+    notes = dict.fromkeys(s.adapter_note for s in (comparison.baseline, comparison.candidate) if s.adapter_note)
+    return " ".join([text, *notes])
 
 
 def build_compare_view(comparison: Comparison) -> CompareView:
