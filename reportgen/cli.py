@@ -102,6 +102,7 @@ REPORT_HELP = """Render one run log as a migration report in HTML and Markdown.
 The report ends in one disposition: suitable for the tested fixed-shape path, requires an
 operator/layout/precision change, or blocked pending evidence. An annotations.toml next to
 the log (or --annotations) explains mismatches after the run; the log is never modified.
+LOG is an events.jsonl file or the run folder that holds it.
 
 \b
 Exit codes:
@@ -124,8 +125,9 @@ def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
     return formats
 
 
+
 @main.command(help=REPORT_HELP)
-@click.argument("log", type=Location(dir_okay=False))
+@click.argument("log", type=Location())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for report.html, report.md and assets/.")
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md.")
@@ -134,14 +136,13 @@ def report(log: Path | str, out_dir: Path, annotations: Path | None, formats: tu
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
     from reportgen.storage.sources import RemoteError, find_one
 
-    if isinstance(log, str):
-        try:
-            log = find_one(log)
-        except RemoteError as exc:
-            _remote_failed("report", exc)
-        except ValueError as exc:
-            click.echo(f"reportgen report: {exc}", err=True)
-            sys.exit(2)
+    try:
+        log = find_one(log)
+    except RemoteError as exc:
+        _remote_failed("report", exc)
+    except ValueError as exc:
+        click.echo(f"reportgen report: {exc}", err=True)
+        sys.exit(2)
     try:
         result = build_report(log, out_dir, formats, annotations, fail_on)
     except ReportInputError as exc:
@@ -225,8 +226,13 @@ Example:
 def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None) -> None:
     from reportgen.publish.site import build_site
     from reportgen.publish.site_compare import SiteConfigError
+    from reportgen.storage import is_remote
+    from reportgen.storage.local import find_logs
     from reportgen.storage.sources import RemoteError
 
+    if not any(is_remote(r) for r in runs) and not find_logs([Path(r) for r in runs]):
+        click.echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
+        sys.exit(1)
     try:
         result = build_site(list(runs), out_dir, config)
     except SiteConfigError as exc:

@@ -206,3 +206,22 @@ def test_cli_json_output(tmp_path: Path) -> None:
     data = json.loads(result.output)
     assert data[0]["valid"] is False
     assert data[0]["problems"][0] == {"line": 1, "severity": "error", "message": "missing or non-string 'kind'"}
+
+
+def test_a_file_that_is_not_json_lines_is_said_so_once(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("hello world\nthis is not json\n<html>\n" * 50, encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if ": error: " in line]
+    assert errors == [f"{path}:1: error: not a JSON-lines event log: its first line is not valid JSON: Expecting value at column 1"]
+
+
+def test_a_bad_line_after_good_ones_is_one_error_of_the_log(tmp_path: Path) -> None:
+    lines = _text(complete_log()).splitlines(keepends=True)
+    lines.insert(2, b"not json\n")
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"".join(lines))
+    reading = read_log(path)
+    assert [p.message for p in reading.errors][:1] == ["not valid JSON: Expecting value at column 1"]
+    assert len(reading.records) > 3, "the rest of the log is still read"

@@ -137,6 +137,7 @@ class _Checker:
         self.planned_cases: set[str] | None = None
         self.result_lines: dict[str, int] = {}
         self.in_body = False  # after the plan, before run_end: where per-cell results belong
+        self.first_content_seen = False
 
     def problem(self, line: int, severity: Severity, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, severity, message))
@@ -154,8 +155,17 @@ class _Checker:
             self.accept_model(number, event)
 
     def _slow_validate(self, number: int, raw: bytes, unterminated: bool) -> Envelope | None:
+        problems = len(self.reading.problems)
         obj = self._parse_json(number, raw, unterminated)
+        # The first non-blank line of the file (the fast path accepts lines without this check).
+        first = not self.first_content_seen and not self.reading.records
+        self.first_content_seen = True
         if obj is None:
+            if first and not unterminated and len(self.reading.problems) > problems:
+                # Not one event log gone bad but some other file: say so once, read no further.
+                why = self.reading.problems.pop().message
+                self.reading.refused = True
+                self.problem(number, "error", f"not a JSON-lines event log: its first line is {why}")
             return None
         if not isinstance(obj, dict):
             self.problem(number, "error", f"expected a JSON object, got {_json_type(obj)}")
