@@ -9,6 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from click.testing import CliRunner
 
 from reportgen.cli import main
@@ -101,7 +103,7 @@ def test_invalid_log_is_reported_and_the_rest_built(tmp_path: Path) -> None:
     bad.write_text("not json\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site")])
     assert result.exit_code == 1
-    assert "broken/events.jsonl:1: error: not valid JSON" in result.output
+    assert "broken/events.jsonl:1: error: not a JSON-lines event log: its first line is not valid JSON" in result.output
     assert "1 runs" in result.output
 
 
@@ -153,3 +155,55 @@ def test_index_csv_never_starts_a_cell_with_a_formula() -> None:
     text = _index_csv([record])
     row = next(csv.DictReader(io.StringIO(text)))
     assert row["run_id"].startswith("'=") and row["workload"] == "'+1" and row["headline"] == "'-2"
+
+
+def _history_runs(root: Path) -> Path:
+    """Three synthetic runs of one workload on cpu (getting slower) and one on cuda."""
+    from tests.logbuilder import base_events, dumps, finish, with_envelope
+
+    runs = root / "runs"
+    for n, (target, family, stamp, factor) in enumerate([
+        ("cpu", "cpu", "2026-01-01T00:00:00Z", 1.0),
+        ("cuda", "cuda", "2026-01-01T12:00:00Z", 0.2),
+        ("cpu", "cpu", "2026-01-02T00:00:00Z", 1.1),
+        ("cpu", "cpu", "2026-01-03T00:00:00Z", 1.2),
+    ]):
+        events = base_events(target, family)
+        events[0].update(run_id=f"hist-{n}-{target}", started_at=stamp)
+        for event in events:
+            if event["kind"] == "timing" and event.get("warm"):
+                warm = event["warm"]
+                warm["samples_s"] = [s * factor for s in warm["samples_s"]]
+                for key in ("min_s", "median_s", "p90_s", "iqr_s"):
+                    warm[key] *= factor
+        path = runs / f"hist-{n}" / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    return runs
+
+
+def _figures(html: str) -> dict[str, dict]:
+    found = re.findall(r'<script type="application/json" data-figure="([^"]+)">(.*?)</script>', html, flags=re.S)
+    return {fid: json.loads(spec) for fid, spec in found}
+
+
+def test_history_is_per_target_and_trends_plot_the_stored_medians(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_site([_history_runs(tmp_path)], site)
+    state = json.loads((site / STATE_NAME).read_text(encoding="utf-8"))
+    summaries = {r["run_id"]: r for r in state["runs"].values()}
+    page = next((site / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert page.count('<section id="target-') == 2
+    # Consecutive changes only within one target: cpu 0 -> 2 -> 3, never cpu -> cuda.
+    pairs = re.findall(r"<h4><code>([^<]+)</code> → <code>([^<]+)</code></h4>", page)
+    assert sorted(pairs) == [("hist-0-cpu", "hist-2-cpu"), ("hist-2-cpu", "hist-3-cpu")]
+    figures = _figures(page)
+    warm = next(spec for fid, spec in figures.items() if fid.endswith("-trend-warm"))
+    medians = [t for t in warm["data"] if t.get("mode") == "lines+markers"]
+    assert medians, "one median line per key cell"
+    for trace in medians:
+        case = next(c for c in summaries["hist-0-cpu"]["cells"] if trace["hovertemplate"].startswith(c + "<br>"))
+        expected = [summaries[r]["cells"][case]["warm_median_s"] * 1e3 for r in ("hist-0-cpu", "hist-2-cpu", "hist-3-cpu")]
+        assert trace["y"] == pytest.approx(expected)
+    assert not any(fid.startswith("fig-cuda") for fid in figures), "one cuda run: no trend yet"
+    assert any(fid.endswith("-trend-passed") for fid in figures)

@@ -115,3 +115,17 @@ def test_totals_legend_and_coloured_dispositions(site: Path, browser) -> None:
     assert blocked.evaluate("e => getComputedStyle(e).color") != page.evaluate("getComputedStyle(document.body).color")
     assert "✖" in blocked.inner_text(), "a symbol, not colour alone"
     page.close()
+
+
+def test_workload_trends_draw_offline(tmp_path: Path, browser) -> None:
+    from tests.test_site import _history_runs
+
+    build_site([_history_runs(tmp_path)], tmp_path / "site")
+    page_path = next((tmp_path / "site" / "workloads").glob("*/index.html"))
+    page, log = open_page(browser, page_path.as_uri())
+    assert log.errors == [] and all(url.startswith("file://") for url in log.requests)
+    chart = page.locator("div.chart").first
+    chart.scroll_into_view_if_needed()
+    page.wait_for_selector("div.chart.js-plotly-plot", timeout=10_000)
+    assert page.locator("div.chart").count() >= 3
+    page.close()

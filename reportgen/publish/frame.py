@@ -19,6 +19,7 @@ from reportgen.model.runmodel import STATUS_ORDER
 if TYPE_CHECKING:
     import pandas as pd
 
+    from reportgen.publish.summary import RunSummary
     from reportgen.render.report import JudgedRun
 
 VERSIONS = ("python", "torch", "torch_neuronx", "neuronx_cc", "cuda")
@@ -107,10 +108,14 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
 
 def cells_frame(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
     """Type plain rows into the documented columns (empty input gives an empty, typed frame)."""
+    return _typed(rows, COLUMNS)
+
+
+def _typed(rows: Iterable[dict[str, object]], columns: dict[str, str]) -> pd.DataFrame:
     import pandas as pd
 
-    frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
-    for column, dtype in COLUMNS.items():
+    frame = pd.DataFrame(list(rows), columns=list(columns))
+    for column, dtype in columns.items():
         if dtype.startswith("datetime"):
             frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").astype(dtype)
         elif dtype == "category":
@@ -120,6 +125,42 @@ def cells_frame(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
         else:
             frame[column] = frame[column].astype(dtype)
     return frame
+
+
+HISTORY_COLUMNS: dict[str, str] = {
+    "run_id": "string",
+    "started_at": "datetime64[ns, UTC]",
+    "target": "string",
+    "case": "string",
+    "status": "category",
+    "warm_median_s": "float64",
+    "warm_q1_s": "float64",
+    "warm_q3_s": "float64",
+    "cold_s": "float64",
+    "compile_s": "float64",
+}
+
+
+def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
+    """The site's stored run summaries as cells over time (what the workload trend charts read).
+
+    Timings are present only for cells that passed (the summaries keep no other timing); the
+    warm quartiles come from the kept warm samples.
+    """
+    import pandas as pd
+
+    rows = []
+    for s in summaries:
+        for case, cell in s.cells.items():
+            samples = pd.Series(cell.warm_samples_s or [], dtype="float64")
+            rows.append({
+                "run_id": s.run_id, "started_at": s.started_at, "target": s.target, "case": case,
+                "status": cell.status, "warm_median_s": cell.warm_median_s,
+                "warm_q1_s": samples.quantile(0.25) if len(samples) else None,
+                "warm_q3_s": samples.quantile(0.75) if len(samples) else None,
+                "cold_s": cell.cold_s, "compile_s": cell.compile_s,
+            })
+    return _typed(rows, HISTORY_COLUMNS)
 
 
 def load_cells(paths: Iterable[str | Path]) -> pd.DataFrame:

@@ -34,7 +34,9 @@ from reportgen.publish.diff import RunDiff, diff_runs
 from reportgen.render.templating import Assets, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, write_report
 from reportgen.model.runmodel import STATUS_ORDER
-from reportgen.publish.summary import VERSION_KEYS, RunSummary, summarize
+from reportgen.publish.frame import history_frame
+from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
+from reportgen.render.charts import trend_figures
 from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, find_site_config, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage import is_remote
 from reportgen.storage.sources import LogRef, change_key, fetched, find_runs
@@ -186,19 +188,27 @@ def _index_rows(summaries: list[RunSummary]) -> list[dict[str, Any]]:
 
 
 def _workload_context(runs: list[RunSummary]) -> dict[str, Any]:
+    """One history per target: runs on different targets are never compared as consecutive."""
     ordered = sorted(runs, key=lambda s: s.sort_key)
-    latest = ordered[-1]
-    key_cases = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
-    diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [(a, b, diff_runs(a, b)) for a, b in zip(ordered, ordered[1:])]
+    by_target: dict[str, list[RunSummary]] = {}
+    for s in ordered:
+        by_target.setdefault(s.target, []).append(s)
     return {
-        "workload": latest.workload,
-        "history": ordered,
-        "key_cases": key_cases,
-        "diffs": list(reversed(diffs)),
+        "workload": ordered[-1].workload,
+        "runs": len(ordered),
+        "targets": [_target_history(target, history) for target, history in sorted(by_target.items())],
         "status_order": STATUS_ORDER,
         "symbols": SYMBOLS,
         "verdict_classes": {"slower": "ratio-up", "faster": "ratio-down"},
     }
+
+
+def _target_history(target: str, history: list[RunSummary]) -> dict[str, Any]:
+    latest = history[-1]
+    key_cases = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
+    diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [(a, b, diff_runs(a, b)) for a, b in zip(history, history[1:])]
+    figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}") if len(history) > 1 else []
+    return {"target": target, "anchor": f"target-{slug(target, 24)}", "history": history, "key_cases": key_cases, "diffs": list(reversed(diffs)), "figures": figures}
 
 
 def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str]) -> None:

@@ -32,6 +32,8 @@ class CellSummary:
     warm_median_s: float | None = None
     cpu_fallback: bool = False  # ops fell back to the CPU: its timing includes the fallback
     warm_samples_s: list[float] | None = None  # the kept warm samples: diffs judge ratios by their interval
+    cold_s: float | None = None  # the cold first call, as the timing event recorded it
+    compile_s: float | None = None  # compile + first result of the cell's (forward) graph
 
 
 @dataclass
@@ -104,4 +106,6 @@ def cell_summary(cell: CellRecord) -> CellSummary:
         return CellSummary(cell.status, None, bool(cell.fallback_items))
     warm = cell.warm
     samples = list(warm.samples_s) if warm is not None else None
-    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples)
+    compiled = cell.compile
+    compile_s = compiled.compile_first_result_s if compiled is not None else None
+    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s)

@@ -110,3 +110,61 @@ def timing_figures(cells: list[CellRecord]) -> list[Figure]:
     """Only cells whose correctness passed are timed, so only they are drawn."""
     passed = [c for c in cells if c.status == "pass"]
     return [f for f in (warm_latency(passed), cold_vs_warm(passed)) if f is not None]
+
+
+# Distinct colours for the cells of a trend chart (colour-blind-safe first, then more).
+TREND_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")
+
+
+def _short(case: str) -> str:
+    """A readable axis or legend label; the full case key stays in the hover text."""
+    return case if len(case) <= 32 else case[:14] + "…" + case[-17:]
+
+
+def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
+    """Charts over the runs of one workload on one target, oldest first, from a history frame.
+
+    ``history`` is ``reportgen.publish.frame.history_frame`` of those runs. Timings exist only
+    for cells that passed, so a run where a cell did not pass leaves a gap, never a zero.
+    """
+    if history.empty:
+        return []
+    runs = history[["run_id", "started_at"]].drop_duplicates().sort_values(["started_at", "run_id"])
+    labels = {r.run_id: f"{r.started_at:%Y-%m-%d %H:%M:%S}" for r in runs.itertuples()}
+    order = list(labels)
+    figures: list[Figure] = []
+    xaxis = {"title": {"text": "run (started, UTC)"}, "type": "category", "categoryorder": "array", "categoryarray": [labels[r] for r in order]}
+    base = {**LAYOUT, "xaxis": xaxis, "margin": {**LAYOUT["margin"], "b": 110}, "showlegend": True}
+
+    def per_case(column: str) -> dict[str, Any]:
+        table = history[history["case"].isin(cases)].pivot_table(index="run_id", columns="case", values=column, aggfunc="first")
+        return {case: [None if run not in table.index or case not in table or table.at[run, case] != table.at[run, case] else float(table.at[run, case]) for run in order] for case in cases}
+
+    xs = [labels[r] for r in order]
+    warm, q1, q3 = per_case("warm_median_s"), per_case("warm_q1_s"), per_case("warm_q3_s")
+    if any(v is not None for values in warm.values() for v in values):
+        fig = go.Figure(layout={**base, "title": {"text": "Warm median per cell over runs (ms; band: interquartile range)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}})
+        for n, case in enumerate(cases):
+            colour = TREND_COLOURS[n % len(TREND_COLOURS)]
+            ms = lambda values: [None if v is None else v * 1e3 for v in values]  # noqa: E731
+            fig.add_trace(go.Scatter(x=xs, y=ms(q3[case]), mode="lines", line={"width": 0, "color": colour}, showlegend=False, hoverinfo="skip", legendgroup=case))
+            fig.add_trace(go.Scatter(x=xs, y=ms(q1[case]), mode="lines", line={"width": 0, "color": colour}, fill="tonexty", opacity=0.25, showlegend=False, hoverinfo="skip", legendgroup=case))
+            fig.add_trace(go.Scatter(x=xs, y=ms(warm[case]), mode="lines+markers", name=_short(case), line={"color": colour}, legendgroup=case, hovertemplate=f"{case}<br>%{{x}}<br>%{{y:.4g}} ms<extra></extra>"))
+        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed.", _spec(fig)))
+    for column, key, title, caption in (
+        ("cold_s", "cold", "Cold first call per cell over runs (s)", "The first call with the cache condition each report states; only runs where the cell passed."),
+        ("compile_s", "compile", "Compile + first result per cell over runs (s)", "From each run's compile event; only runs where the cell passed."),
+    ):
+        values = per_case(column)
+        if not any(v is not None for vs in values.values() for v in vs):
+            continue
+        fig = go.Figure(layout={**base, "title": {"text": title}, "yaxis": {"title": {"text": "seconds"}, "rangemode": "tozero"}})
+        for n, case in enumerate(cases):
+            fig.add_trace(go.Scatter(x=xs, y=values[case], mode="lines+markers", name=_short(case), line={"color": TREND_COLOURS[n % len(TREND_COLOURS)]}, hovertemplate=f"{case}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>"))
+        figures.append(Figure(f"{prefix}-trend-{key}", title, caption, _spec(fig)))
+    passed = history[history["status"] == "pass"].groupby("run_id").size()
+    planned = history.groupby("run_id").size()
+    fig = go.Figure(layout={**base, "title": {"text": "Cells that passed, per run"}, "yaxis": {"title": {"text": "cells"}, "rangemode": "tozero"}, "showlegend": False})
+    fig.add_trace(go.Bar(x=xs, y=[int(passed.get(r, 0)) for r in order], name="passed", marker={"color": "#1b7f3b"}, customdata=[int(planned.get(r, 0)) for r in order], hovertemplate="%{x}<br>%{y} of %{customdata} cells passed<extra></extra>"))
+    figures.append(Figure(f"{prefix}-trend-passed", "Cells that passed", "Every planned cell counts; untested cells count as not passed.", _spec(fig)))
+    return figures
