@@ -247,22 +247,48 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None) -> No
     sys.exit(1 if result.rejected else 0)
 
 
-@main.command(help="Compare two runs of one workload on one target (e.g. an SDK upgrade): status changes, cells added or removed, warm-median ratios of cells that passed in both runs, each with a 95% interval from the kept samples and a verdict read from it (faster, slower, no clear difference), version changes. For two targets, use compare.\n\nA and B are logs or run directories (local or s3://); A is the earlier run.")
+DIFF_HELP = """What changed between two runs of one workload, A (earlier) and B (later).
+
+For an upgrade on one target (an SDK or torch release): cells that started failing, cells
+fixed, cells added or removed, version changes, and warm-median ratios of the cells that passed
+in both runs, each judged by a 95% interval from both runs' kept warm samples (faster, slower or
+no clear difference), never by a fixed percentage. A ratio from a run whose performance
+acceptance is stopped, or from a cell with CPU fallback, carries that caveat. Runs of two
+workloads are refused; runs on two targets are compared but said to be a migration question
+(see `reportgen compare`). A and B are logs or run folders, local or s3://.
+
+\b
+Exit codes:
+  0  compared
+  1  a log is invalid
+  2  usage error: not exactly one log at A or B, or runs of different workloads
+\b
+Examples:
+  reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
+  reportgen diff old/events.jsonl new/events.jsonl --format md > diff.md   # a PR comment
+"""
+
+
+@main.command(help=DIFF_HELP)
 @click.argument("a", type=Location())
 @click.argument("b", type=Location())
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
-def diff(a: Path | str, b: Path | str, as_json: bool) -> None:
-    from reportgen.publish.diff import diff_command
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True, help="Terminal text, Markdown (for a pull request), or JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+def diff(a: Path | str, b: Path | str, fmt: str, as_json: bool) -> None:
+    from reportgen.publish.diff import DiffRefused, diff_command
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
 
     try:
-        click.echo(diff_command(a, b, as_json))
+        click.echo(diff_command(a, b, "json" if as_json else fmt))
     except RemoteError as exc:
         _remote_failed("diff", exc)
-    except (ReportInputError, ValueError) as exc:
+    except ReportInputError as exc:
         click.echo(f"reportgen diff: {exc}", err=True)
         sys.exit(1)
+    except (DiffRefused, ValueError) as exc:
+        click.echo(f"reportgen diff: {exc}", err=True)
+        sys.exit(2)
 
 
 COMPARE_HELP = """Compare a baseline run with a candidate run of the same workload, cell by cell.

@@ -11,6 +11,7 @@ from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
 NO_SAMPLES = "no verdict: warm samples not kept"
+TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
 
 
 @dataclass
@@ -53,10 +54,16 @@ def _stopped_flag(summary: RunSummary, which: str) -> str | None:
 def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
     """Why a ratio must not be read as a performance result on its own."""
     flags = [f for f in (_stopped_flag(before, "before"), _stopped_flag(after, "after")) if f]
+    if before.target != after.target:
+        flags.append(f"different targets ({before.target} -> {after.target}): not a regression, see `reportgen compare`")
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
     return flags
+
+
+class DiffRefused(ValueError):
+    """The two runs are not of one workload: there is nothing to diff (exit 2)."""
 
 
 @dataclass
@@ -64,6 +71,7 @@ class RunDiff:
     before: str
     after: str
     disposition: tuple[str, str]
+    targets: tuple[str, str] = ("", "")
     new_failures: list[tuple[str, str, str]] = field(default_factory=list)
     fixed: list[tuple[str, str, str]] = field(default_factory=list)
     other_changes: list[tuple[str, str, str]] = field(default_factory=list)
@@ -71,6 +79,10 @@ class RunDiff:
     removed: list[str] = field(default_factory=list)
     timings: list[TimingChange] = field(default_factory=list)
     versions: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def targets_differ(self) -> bool:
+        return self.targets[0] != self.targets[1]
 
     @property
     def empty(self) -> bool:
@@ -83,7 +95,13 @@ class RunDiff:
 
 
 def diff_runs(before: RunSummary, after: RunSummary) -> RunDiff:
-    result = RunDiff(before.run_id, after.run_id, (before.outcome, after.outcome))
+    """What changed from ``before`` to ``after``, two runs of one workload (else DiffRefused)."""
+    if before.workload != after.workload:
+        raise DiffRefused(
+            f"{before.run_id} is a run of {before.workload!r} and {after.run_id} of {after.workload!r}: "
+            "diff compares two runs of one workload"
+        )
+    result = RunDiff(before.run_id, after.run_id, (before.outcome, after.outcome), (before.target, after.target))
     timed: list[tuple[TimingChange, CellSummary, CellSummary]] = []
     for case in sorted(set(before.cells) | set(after.cells)):
         old, new = before.cells.get(case), after.cells.get(case)
@@ -119,6 +137,8 @@ def _interval_text(change: TimingChange) -> str:
 def format_diff(diff: RunDiff) -> str:
     """The comparison as terminal text."""
     lines = [f"{diff.before} -> {diff.after}", f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}"]
+    if diff.targets_differ:
+        lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
     for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed), ("other status changes", diff.other_changes)):
         lines.append(f"{title}: {len(rows)}")
         lines += [f"  {case}: {old} -> {new}" for case, old, new in rows]
@@ -133,7 +153,7 @@ def format_diff(diff: RunDiff) -> str:
     return "\n".join(lines)
 
 
-def diff_command(a: Path | str, b: Path | str, as_json: bool) -> str:
+def diff_command(a: Path | str, b: Path | str, fmt: str = "text") -> str:
     """`reportgen diff A B`: A and B are logs or run directories, local or s3://."""
     from reportgen.render.report import judge_log
     from reportgen.storage.sources import find_one
@@ -141,4 +161,10 @@ def diff_command(a: Path | str, b: Path | str, as_json: bool) -> str:
 
     summaries = [summarize(judge_log(find_one(path))) for path in (a, b)]
     diff = diff_runs(*summaries)
-    return json.dumps(diff.to_dict(), indent=2, sort_keys=True) if as_json else format_diff(diff)
+    if fmt == "json":
+        return json.dumps(diff.to_dict(), indent=2, sort_keys=True)
+    if fmt == "md":
+        from reportgen.render.templating import render_md
+
+        return render_md("diff.md.j2", diff=diff, workload=summaries[0].workload, targets_differ=TARGETS_DIFFER).rstrip("\n")
+    return format_diff(diff)

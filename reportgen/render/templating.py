@@ -43,6 +43,15 @@ def md_quote(value: Any) -> str:
     return "\n>\n".join(f"> {p}" for p in paragraphs) or "> (empty)"
 
 
+def md_code(value: Any) -> str:
+    """An identifier as a Markdown code span (longer fences when it holds backticks), one line."""
+    text = " ".join(str(value).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+
+
 def _environment(autoescape: bool) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
@@ -65,6 +74,7 @@ def html_env() -> jinja2.Environment:
 def md_env() -> jinja2.Environment:
     env = _environment(autoescape=False)
     env.filters["md"] = md_escape
+    env.filters["code"] = md_code
     env.filters["md_quote"] = md_quote
     return env
 

@@ -1,0 +1,86 @@
+"""Command-line paper cuts: run folders accepted, empty inputs refused, help that teaches."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from tests.conftest import FIXTURES
+
+
+def test_report_accepts_a_run_folder(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", run / "events.jsonl")
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "report.html").is_file() and (tmp_path / "out" / "report.md").is_file()
+
+
+def test_report_on_a_folder_without_one_log_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["report", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "expected one run log, found 0" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_site_on_folders_without_a_log_says_so_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "notes.txt").write_text("no log here", encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 1
+    assert "no run log" in result.output and "nothing written" in result.output
+    assert not (tmp_path / "site").exists()
+
+
+def test_diff_help_has_exit_codes_and_an_example() -> None:
+    result = CliRunner().invoke(main, ["diff", "--help"])
+    assert result.exit_code == 0
+    assert "Exit codes:" in result.output and "Example" in result.output
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
+
+
+def _two_targets(tmp_path: Path) -> tuple[Path, Path]:
+    from tests.logbuilder import base_events, dumps, finish, with_envelope
+
+    paths = []
+    for target in ("cpu", "cuda"):
+        events = base_events(target, target)
+        events[0]["run_id"] = f"two-{target}"
+        path = tmp_path / target / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def test_diff_refuses_two_workloads_with_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["diff", str(FIXTURES / "synthetic_complete.jsonl"), str(FIXTURES / "synthetic_float64.jsonl")])
+    assert result.exit_code == 2
+    assert "diff compares two runs of one workload" in result.output
+
+
+def test_diff_says_when_targets_differ_and_flags_every_ratio(tmp_path: Path) -> None:
+    import json
+
+    a, b = _two_targets(tmp_path)
+    text = CliRunner().invoke(main, ["diff", str(a), str(b)])
+    assert text.exit_code == 0 and "targets differ: cpu -> cuda" in text.output
+    data = json.loads(CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "json"]).output)
+    assert data["targets"] == ["cpu", "cuda"]
+    assert data["timings"] and all(any("different targets" in f for f in t["flags"]) for t in data["timings"])
+
+
+def test_diff_markdown_is_a_pr_comment_with_code_spans(tmp_path: Path) -> None:
+    a, b = _two_targets(tmp_path)
+    result = CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "md"])
+    assert result.exit_code == 0
+    md = result.output
+    assert md.startswith("### ") and "`two-cpu`" in md and "Targets differ" in md
+    assert "\\-" not in md and "\\_" not in md, "identifiers are code spans, not backslash-escaped"
+    assert len(md) < 60_000
