@@ -54,6 +54,7 @@ class Environment:
     image: str | None
     devices: int
     node_selector: dict[str, str]
+    sbatch: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,11 +107,12 @@ class Campaign:
         return self.destination.startswith("s3://")
 
     def tasks(self, environments: list[Environment] | None = None) -> list[Task]:
-        """One task per workload x environment x repeat, in that order (the array index)."""
+        """One task per environment x workload x repeat, in that order (the array index), so
+        each environment's tasks are one contiguous range of indexes."""
         envs = self.environments if environments is None else environments
         tasks = []
-        for workload in self.workloads:
-            for env in envs:
+        for env in envs:
+            for workload in self.workloads:
                 for repeat in range(1, self.repeats + 1):
                     tasks.append(Task(len(tasks), workload, env, repeat))
         return tasks
@@ -232,8 +234,10 @@ def _parse(path: Path, root: _Table) -> Campaign:
         devices = table.integer("devices", 1, 1)
         selector = table.table("node_selector")
         node_selector = {key: selector.string(key, required=True) for key in list(selector.data)}
+        env_sbatch = table.strings("sbatch")
+        _check_sbatch(env_sbatch, f"{table.where}.sbatch")
         table.done()
-        environments.append(Environment(env_name, target, python, image, devices, node_selector))
+        environments.append(Environment(env_name, target, python, image, devices, node_selector, env_sbatch))
     if not environments:
         raise CampaignError("at least one [[environment]] is needed")
     names = [e.name for e in environments]
@@ -252,9 +256,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
     s.done()
     if not _SLURM_TIME.match(slurm.time):
         raise CampaignError(f"slurm.time: a Slurm time such as 02:00:00 or 1-00:00:00, got {slurm.time!r}")
-    for option in slurm.sbatch:
-        if not _SBATCH_OPTION.match(option):
-            raise CampaignError(f"slurm.sbatch: each entry is one long option such as '--constraint=trn1', got {option!r}")
+    _check_sbatch(slurm.sbatch, "slurm.sbatch")
 
     k = root.table("kubernetes")
     kube = Kubernetes(
@@ -265,10 +267,19 @@ def _parse(path: Path, root: _Table) -> Campaign:
         backoff_limit_per_index=k.integer("backoff_limit_per_index", 0, 0),
     )
     k.done()
+    for where, folder in (("slurm.collector_root", slurm.collector_root), ("kubernetes.workdir", kube.workdir)):
+        if folder is not None and not folder.startswith("/"):
+            raise CampaignError(f"{where}: an absolute path, got {folder!r}")
     if not _K8S_NAME.match(kube.namespace):
         raise CampaignError(f"kubernetes.namespace: a DNS label (lower-case letters, digits, '-'), got {kube.namespace!r}")
     root.done()
     return Campaign(path.resolve(), name, destination.rstrip("/") if destination != "/" else destination, repeats, max_parallel, upload, reportgen_python, workloads, environments, slurm, kube)
+
+
+def _check_sbatch(options: tuple[str, ...], where: str) -> None:
+    for option in options:
+        if not _SBATCH_OPTION.match(option) or option.startswith("--array"):
+            raise CampaignError(f"{where}: each entry is one long option such as '--partition=trn1' (not --array), got {option!r}")
 
 
 def _check_destination(destination: str) -> None:
@@ -278,6 +289,8 @@ def _check_destination(destination: str) -> None:
             raise CampaignError(f"campaign.destination: {destination!r} has no valid bucket name")
     elif "://" in destination:
         raise CampaignError(f"campaign.destination: a folder or an s3:// prefix, got {destination!r}")
+    elif not destination.startswith("/"):
+        raise CampaignError(f"campaign.destination: a folder is an absolute path on a file system every node mounts, got {destination!r}")
 
 
 # ---- Slurm ------------------------------------------------------------------------------
@@ -288,6 +301,7 @@ SLURM_TEMPLATE = """\
 # Written by `python -m collector.campaign {campaign_file} --scheduler slurm`.
 # Edit the #SBATCH lines to suit the cluster; each array task gets a whole node (--exclusive)
 # so its timings are not shared with another job.
+{submit_lines}
 #SBATCH --job-name={name}
 #SBATCH --array=0-{last}{throttle}
 #SBATCH --nodes=1
@@ -297,16 +311,16 @@ SLURM_TEMPLATE = """\
 {resources}
 set -u
 
-# One entry per array index: label, interpreter, target, plan, collector options.
-LABELS=({labels})
-PYTHONS=({pythons})
-TARGETS=({targets})
-PLANS=({plans})
-ARGS=({args})
+i=${{SLURM_ARRAY_TASK_ID:?run this script with sbatch}}
+# One line per array index: what runs, with which interpreter, on which target, which options.
+# (${{extra[@]+...}} below keeps an empty option list working under set -u in bash 4.2 too.)
+case "$i" in
+{cases}
+*) echo "task $i: no such task in this campaign" >&2; exit 2 ;;
+esac
 
 DESTINATION={destination}
 COLLECTOR_ROOT={collector_root}
-i=${{SLURM_ARRAY_TASK_ID:?run this script with sbatch}}
 scratch="{scratch}/{name}-${{SLURM_ARRAY_JOB_ID:-0}}-$i"
 mkdir -p "$scratch"
 
@@ -314,11 +328,10 @@ mkdir -p "$scratch"
 # aborted run_end, and this script (which only notes the signal) still moves the partial run.
 trap 'echo "task $i: terminated by the scheduler" >&2' TERM INT
 
-echo "task $i: ${{LABELS[$i]}} on $(hostname)" >&2
-eval "extra=(${{ARGS[$i]}})"
+echo "task $i: $label on $(hostname)" >&2
 cd "$COLLECTOR_ROOT" && \\
-PYTHONPATH="$COLLECTOR_ROOT${{PYTHONPATH:+:$PYTHONPATH}}" "${{PYTHONS[$i]}}" -m collector \\
-    --workload "${{PLANS[$i]}}" --target "${{TARGETS[$i]}}" --out "$scratch" "${{extra[@]}}"
+PYTHONPATH="$COLLECTOR_ROOT${{PYTHONPATH:+:$PYTHONPATH}}" "$python" -m collector \\
+    --workload "$plan" --target "$target" --out "$scratch" ${{extra[@]+"${{extra[@]}}"}}
 rc=$?
 echo "task $i: collector exited $rc" >&2
 
@@ -351,23 +364,35 @@ _DELIVER_AWS = """\
         || {{ echo "task $i: upload of $run to $DESTINATION failed (left in place)" >&2; rc=1; }}"""
 
 
-def _bash_array(values: list[str]) -> str:
-    return " ".join(shlex.quote(v) for v in values)
+def _cases(tasks: list[Task], plan_of: Any, with_python: bool) -> str:
+    """One `case` branch per task: plain assignments, every value quoted for bash."""
+    lines = []
+    for task in tasks:
+        fields = [f"label={shlex.quote(task.label)}"]
+        if with_python:
+            fields += [f"python={shlex.quote(task.environment.python or '')}", f"target={task.environment.target}"]
+        fields += [f"plan={shlex.quote(plan_of(task))}", f"extra=({shlex.join(task.workload.args)})"]
+        lines.append(f"{task.index}) " + "; ".join(fields) + " ;;")
+    return "\n".join(lines)
 
 
-def _resolve_plan(campaign: Campaign, plan: str) -> str:
-    """A path from the campaign file: absolute as written, else relative to the file's folder."""
-    path = Path(plan)
-    return str(path if path.is_absolute() else (campaign.path.parent / path).resolve())
+def _plan_path(root: str, plan: str) -> str:
+    """A plan as written if absolute, else relative to the checkout that holds collector/
+    (collector_root on Slurm, the image's workdir on Kubernetes)."""
+    return plan if plan.startswith("/") else str(PurePosixPath(root) / plan)
 
 
-def slurm_script(campaign: Campaign, logs_dir: Path) -> str:
+def _collector_root(campaign: Campaign) -> str:
+    return campaign.slurm.collector_root or str(Path(__file__).resolve().parent.parent)
+
+
+def slurm_script(campaign: Campaign, logs_dir: Path, script_name: str = "SCRIPT") -> str:
     """The sbatch script: a job array with one index per task."""
     missing = [e.name for e in campaign.environments if not e.python]
     if missing:
         raise CampaignError(f"{campaign.path}: environment {missing[0]!r} has no 'python' (the interpreter a Slurm task runs the collector with)")
     tasks = campaign.tasks()
-    root = campaign.slurm.collector_root or str(Path(__file__).resolve().parent.parent)
+    root = _collector_root(campaign)
     resources = []
     if campaign.slurm.exclusive:
         resources.append("#SBATCH --exclusive")
@@ -383,30 +408,45 @@ def slurm_script(campaign: Campaign, logs_dir: Path) -> str:
     return SLURM_TEMPLATE.format(
         name=campaign.name,
         count=len(tasks),
-        campaign_file=shlex.quote(str(campaign.path)),
+        campaign_file=shlex.quote(campaign.path.name),
+        submit_lines="\n".join(f"# Submit {what}: {shlex.join(['sbatch', *options, script_name])}" for what, options in slurm_submissions(campaign)),
         last=len(tasks) - 1,
         throttle=f"%{campaign.max_parallel}" if campaign.max_parallel else "",
         time=campaign.slurm.time,
         logs=logs_dir,
         resources="\n".join(resources),
-        labels=_bash_array([t.label for t in tasks]),
-        pythons=_bash_array([t.environment.python or "" for t in tasks]),
-        targets=_bash_array([t.environment.target for t in tasks]),
-        plans=_bash_array([_resolve_plan(campaign, t.workload.plan) for t in tasks]),
-        args=_bash_array([shlex.join(t.workload.args) for t in tasks]),
-        destination=shlex.quote(campaign.destination if campaign.remote else _resolve_plan(campaign, campaign.destination)),
+        cases=_cases(tasks, lambda t: _plan_path(root, t.workload.plan), with_python=True),
+        destination=shlex.quote(campaign.destination),
         collector_root=shlex.quote(root),
         scratch=campaign.slurm.scratch or "${TMPDIR:-/tmp}",
         deliver=deliver,
     )
 
 
-def submit_slurm(script: Path) -> tuple[int, str]:
+def slurm_submissions(campaign: Campaign) -> list[tuple[str, list[str]]]:
+    """(what, sbatch options) for each submission of the one script.
+
+    With no per-environment options the whole array goes in one submission. An environment
+    with its own options (another partition or constraint: trn1, trn2, a CUDA fleet) is
+    submitted on its own, its index range given with --array (command-line options override
+    the script's #SBATCH lines), so every task lands on the hardware its environment names.
+    """
+    if not any(env.sbatch for env in campaign.environments):
+        return [(f"all {len(campaign.tasks())} tasks", [])]
+    throttle = f"%{campaign.max_parallel}" if campaign.max_parallel else ""
+    submissions = []
+    for env in campaign.environments:
+        indexes = [t.index for t in campaign.tasks() if t.environment is env]
+        submissions.append((f"{env.name}, tasks {indexes[0]}-{indexes[-1]}", [f"--array={indexes[0]}-{indexes[-1]}{throttle}", *env.sbatch]))
+    return submissions
+
+
+def submit_slurm(script: Path, options: list[str]) -> tuple[int, str]:
     """sbatch the script; (exit code, job id or the error)."""
     sbatch = shutil.which("sbatch")
     if sbatch is None:
         return 1, "sbatch is not on PATH (run on a Slurm login node, or use --dry-run to only write the script)"
-    proc = subprocess.run([sbatch, "--parsable", str(script)], capture_output=True, text=True)
+    proc = subprocess.run([sbatch, "--parsable", *options, str(script)], capture_output=True, text=True)
     if proc.returncode != 0:
         return 1, f"sbatch failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
     return 0, proc.stdout.strip().split(";")[0]
@@ -417,14 +457,14 @@ def submit_slurm(script: Path) -> tuple[int, str]:
 K8S_TASK_SCRIPT = """\
 set -u
 i="${{JOB_COMPLETION_INDEX:?}}"
-LABELS=({labels})
-PLANS=({plans})
-ARGS=({args})
+case "$i" in
+{cases}
+*) echo "task $i: no such task in this campaign" >&2; exit 2 ;;
+esac
 scratch="/tmp/{name}-$i"
 mkdir -p "$scratch"
-echo "task $i: ${{LABELS[$i]}} on $(hostname)" >&2
-eval "extra=(${{ARGS[$i]}})"
-python -m collector --workload "${{PLANS[$i]}}" --target {target} --out "$scratch" "${{extra[@]}}"
+echo "task $i: $label on $(hostname)" >&2
+python -m collector --workload "$plan" --target {target} --out "$scratch" ${{extra[@]+"${{extra[@]}}"}}
 rc=$?
 echo "task $i: collector exited $rc" >&2
 moved=0
@@ -462,9 +502,7 @@ def _job(campaign: Campaign, env: Environment) -> dict[str, Any]:
     else:
         deliver = _K8S_DELIVER_REPORTGEN
     script = K8S_TASK_SCRIPT.format(
-        labels=_bash_array([t.label for t in tasks]),
-        plans=_bash_array([t.workload.plan for t in tasks]),
-        args=_bash_array([shlex.join(t.workload.args) for t in tasks]),
+        cases=_cases(tasks, lambda t: _plan_path(kube.workdir, t.workload.plan), with_python=False),
         name=campaign.name,
         target=env.target,
         deliver=deliver,
@@ -566,7 +604,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             out = (args.out or Path(f"{campaign.name}.sbatch")).resolve()
             logs = out.parent / f"{campaign.name}-logs"
-            script = slurm_script(campaign, logs)
+            script = slurm_script(campaign, logs, out.name)
     except CampaignError as exc:
         print(f"collector.campaign: {exc}", file=sys.stderr)
         return 2
@@ -579,21 +617,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign={campaign.name} -w")
         print(f"logs:    kubectl logs -n {campaign.kubernetes.namespace} -l migration-record/campaign={campaign.name} --prefix")
         return 0
+    root = _collector_root(campaign)
+    for plan in dict.fromkeys(_plan_path(root, w.plan) for w in campaign.workloads):
+        if not Path(plan).is_file():
+            print(f"collector.campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr)
     logs.mkdir(parents=True, exist_ok=True)
     out.write_text(script, encoding="utf-8")
     out.chmod(0o755)
     count = len(campaign.tasks())
     print(f"wrote {out}: a job array of {count} task(s); task output goes to {logs}/")
+    submissions = slurm_submissions(campaign)
     if args.dry_run:
-        print(f"submit:  sbatch {out}")
+        for what, options in submissions:
+            print(f"submit:  {shlex.join(['sbatch', *options, str(out)])}   # {what}")
         return 0
-    code, job = submit_slurm(out)
-    if code:
-        print(f"collector.campaign: {job}", file=sys.stderr)
-        return code
-    print(f"submitted job {job} ({count} tasks)")
-    print(f"follow:  squeue -j {job}")
-    print(f"after:   sacct -j {job} --format=JobID,JobName,State,ExitCode,Elapsed")
+    jobs = []
+    for what, options in submissions:
+        code, job = submit_slurm(out, options)
+        if code:
+            print(f"collector.campaign: {what}: {job}", file=sys.stderr)
+            return code
+        jobs.append(job)
+        print(f"submitted job {job} ({what})")
+    ids = ",".join(jobs)
+    print(f"follow:  squeue -j {ids}")
+    print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
     print(f"runs go to {campaign.destination}")
     return 0
 

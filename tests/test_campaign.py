@@ -64,7 +64,8 @@ def test_tasks_are_workloads_by_environments_by_repeats(tmp_path: Path) -> None:
     assert [t.index for t in tasks] == list(range(8))
     assert tasks[0].label == "tiny_encoder/sdk-2.33/r1"
     assert tasks[1].label == "tiny_encoder/sdk-2.33/r2"
-    assert tasks[2].label == "tiny_encoder/cuda-baseline/r1"
+    assert tasks[2].label == "minilm/sdk-2.33/r1"
+    assert tasks[4].label == "tiny_encoder/cuda-baseline/r1"
     assert tasks[7].label == "minilm/cuda-baseline/r2"
     assert campaign.remote and campaign.destination == "s3://fleet-runs/nightly"
 
@@ -87,6 +88,8 @@ def test_tasks_are_workloads_by_environments_by_repeats(tmp_path: Path) -> None:
         (lambda t: t.replace('plan = "/abs/minilm.toml"', ''), "workload[1]: missing 'plan'"),
         (lambda t: t.replace('s3://fleet-runs/nightly', 'gs://bucket/x'), "campaign.destination: a folder or an s3:// prefix"),
         (lambda t: t.replace('s3://fleet-runs/nightly', 's3://'), "has no valid bucket name"),
+        (lambda t: t.replace('s3://fleet-runs/nightly', 'runs/here'), "a folder is an absolute path"),
+        (lambda t: t + '\n[slurm]\ncollector_root = "fsx/mr"\n', "slurm.collector_root: an absolute path"),
         (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1\\n#SBATCH --uid=0"]\n', "workload"),
         (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1 --uid=0"]\n', "slurm.sbatch: each entry is one long option"),
         (lambda t: t + '\n[slurm]\ntime = "soon"\n', "slurm.time: a Slurm time"),
@@ -150,10 +153,10 @@ def _script_for(tmp_path: Path, code: int) -> tuple[Path, Path, Path]:
     text = f"""\
 [campaign]
 name = "unit"
-destination = "shared/runs"
+destination = "{tmp_path / 'shared' / 'runs'}"
 
 [[workload]]
-plan = "plans/enc oder.toml"
+plan = "plans/enc oder.toml"           # relative to collector_root
 args = ["--modes", "eager", "--only", "b1-* $(touch {tmp_path}/pwned)"]
 
 [[environment]]
@@ -164,6 +167,7 @@ python = "{fake}"
 [slurm]
 partition = "trn1"
 sbatch = ["--constraint=trn1.32xlarge"]
+collector_root = "{tmp_path}"
 scratch = "{tmp_path / 'scratch'}"
 """
     campaign = write(tmp_path, text)
@@ -193,7 +197,7 @@ def test_slurm_task_runs_collector_as_by_hand_and_moves_run(tmp_path: Path, code
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == code, proc.stderr
     lines = record.read_text().splitlines()
-    assert lines[0] == str(REPO) and lines[1].split(":")[0] == str(REPO)
+    assert lines[0] == str(tmp_path) and lines[1].split(":")[0] == str(tmp_path)
     scratch = tmp_path / "scratch" / "unit-42-0"
     assert lines[2:] == [
         "-m", "collector", "--workload", str(tmp_path / "plans" / "enc oder.toml"), "--target", "cpu",
@@ -224,8 +228,34 @@ def test_slurm_submit_prints_job_and_how_to_follow(tmp_path: Path, monkeypatch: 
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     assert main([str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
     out = capsys.readouterr().out
-    assert "submitted job 4242 (8 tasks)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
+    assert "submitted job 4242 (all 8 tasks)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
     assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", str(tmp_path / "n.sbatch")]
+
+
+def test_environments_with_own_partition_are_submitted_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sbatch = bin_dir / "sbatch"
+    sbatch.write_text(f"#!/bin/bash\necho \"$@\" >> {tmp_path}/sbatch-calls\necho $((4242 + $(wc -l < {tmp_path}/sbatch-calls)))\n")
+    sbatch.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    text = BASE.format(destination="s3://fleet-runs/nightly").replace('devices = 2', 'devices = 2\nsbatch = ["--partition=g5"]')
+    text = text.replace('target = "neuron"', 'target = "neuron"\nsbatch = ["--partition=trn1", "--constraint=trn1.2xlarge"]')
+    text = text.replace("repeats = 2", "repeats = 2\nmax_parallel = 3")
+    path = write(tmp_path, text)
+    script = tmp_path / "n.sbatch"
+    assert main([str(path), "--scheduler", "slurm", "--out", str(script)]) == 0
+    calls = (tmp_path / "sbatch-calls").read_text().splitlines()
+    assert calls == [
+        f"--parsable --array=0-3%3 --partition=trn1 --constraint=trn1.2xlarge {script}",
+        f"--parsable --array=4-7%3 --partition=g5 {script}",
+    ]
+    out = capsys.readouterr().out
+    assert "submitted job 4243 (sdk-2.33, tasks 0-3)" in out and "squeue -j 4243,4244" in out
+    assert "# Submit cuda-baseline, tasks 4-7: sbatch --array=4-7%3 --partition=g5 n.sbatch" in script.read_text()
+    bad = text.replace('"--partition=g5"', '"--array=0-1"')
+    with pytest.raises(CampaignError, match="not --array"):
+        load_campaign(write(tmp_path, bad))
 
 
 # ---- Kubernetes manifest ---------------------------------------------------------------------
@@ -311,3 +341,41 @@ def test_help_teaches(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "collector.campaign", "--help"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0
     assert "--scheduler" in proc.stdout and "--dry-run" in proc.stdout and "exit codes" in proc.stdout
+
+
+# ---- the worked example in docs/campaigns.md ----------------------------------------------
+
+DOCS = REPO / "docs" / "campaigns.md"
+EXAMPLE = REPO / "docs" / "campaign-example.toml"
+
+
+def example_outputs() -> dict[str, str]:
+    """What the docs show for each marked block: the file, the script and the manifest."""
+    campaign = load_campaign(EXAMPLE)
+    return {
+        "docs/campaign-example.toml": EXAMPLE.read_text(),
+        "slurm": slurm_script(campaign, Path("/fsx/campaigns/nightly-logs"), "nightly.sbatch"),
+        "kubernetes": json.dumps(kubernetes_manifest(campaign), indent=2) + "\n",
+    }
+
+
+def doc_blocks(text: str) -> dict[str, str]:
+    blocks = {}
+    for part in text.split("<!-- campaign-example: ")[1:]:
+        name, rest = part.split(" -->\n", 1)
+        fence_open = rest.index("```")
+        body_start = rest.index("\n", fence_open) + 1
+        blocks[name] = rest[body_start:rest.index("```\n", body_start)]
+    return blocks
+
+
+def test_docs_worked_example_is_what_the_command_writes() -> None:
+    blocks = doc_blocks(DOCS.read_text())
+    expected = example_outputs()
+    assert sorted(blocks) == sorted(expected)
+    for name, text in expected.items():
+        assert blocks[name] == text, f"docs/campaigns.md block {name!r} is not what the command writes"
+    manifest = json.loads(expected["kubernetes"])
+    pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
+    for job in manifest["items"]:
+        _check_model(job, "V1Job", "example job")
