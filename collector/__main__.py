@@ -30,7 +30,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
-    parser.add_argument("--target", default="auto", choices=["auto", "cpu", "cuda", "neuron"], help="device to run on (default: auto = neuron, else cuda, else cpu)")
+    parser.add_argument("--target", default="auto", choices=["auto", "cpu", "cuda", "neuron"], help="device to run on (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target")
     parser.add_argument("--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'")
     parser.add_argument("--modes", help="comma-separated subset of eager,compiled")
@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         for cell in plan.cells:
             print(cell.case)
         return 0
-    if args.target == "neuron" or (args.target == "auto" and importlib.util.find_spec("torch_neuronx") is not None):
+    auto_neuron = args.target == "auto" and plan.intended_target in (None, "neuron") and importlib.util.find_spec("torch_neuronx") is not None
+    if args.target == "neuron" or auto_neuron:
         # Before torch is imported: torch autoloads torch_neuronx, which may read them at import.
         from collector import neuronenv
 
@@ -74,14 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     except (PlanError, WorkloadError) as exc:
         print(f"collector: plan error: {exc}", file=sys.stderr)
         return 2
-    from collector.backends import BackendUnavailable, select_backend
+    from collector.backends import BackendUnavailable, resolve_target
     from collector.runner import Options, execute
 
     try:
-        backend = select_backend(args.target)
+        backend, choice = resolve_target(args.target, plan.intended_target)
     except BackendUnavailable as exc:
         print(f"collector: {exc}", file=sys.stderr)
         return 3
+    print(f"collector: target {choice['resolved']}: {choice['reason']}", file=sys.stderr)
     options = Options(
         target=args.target,
         out_dir=args.out,
@@ -92,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         profile=args.profile,
         cold_timeout=args.cold_timeout,
         command=[sys.executable, "-m", "collector", *argv],
+        target_choice=choice,
     )
     run_dir, code = execute(plan, backend, options)
     print(run_dir)

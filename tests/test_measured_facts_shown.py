@@ -66,6 +66,8 @@ def test_statistics_over_nonfinite_elements_say_so(tmp_path: Path) -> None:
     for text in (html, md):
         assert "not finite (2 NaN/Inf output element(s)) / 0 over finite elements only; 2 NaN/Inf output element(s) not included" in text
         assert "worst element (largest |diff| / allowance)" in text.replace("\\|", "|")
+        # the cells grouped by cause say "not finite", never a small number or nothing
+        assert "|out - ref| not finite in 1 cell(s)" in text.replace("\\|", "|")
 
 
 def test_no_element_is_called_worst_when_it_passes(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import copy
 import torch
 
 from collector import training
-from collector.compare import max_abs_between
+from collector.compare import max_abs_between, nonfinite_count
 from collector.run.state import Run
 from collector.workload import DTYPES, cast_inputs, input_key, save_artifact
 
@@ -35,9 +35,11 @@ def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.
         first = run.workload.run_model(model, inputs)
         second = run.workload.run_model(model, inputs)
         noise = max_abs_between(first, second)
-        gold = None
+        gold, gold_nonfinite = None, None
         if golden is not None:
-            gold = max_abs_between(first, run.workload.run_model(golden, cast_inputs(run.inputs[key], torch.float64)))
+            gold_outputs = run.workload.run_model(golden, cast_inputs(run.inputs[key], torch.float64))
+            gold_nonfinite = nonfinite_count(gold_outputs)
+            gold = max_abs_between(first, gold_outputs)
     run.log.write(
         "reference",
         shape=key,
@@ -47,6 +49,8 @@ def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.
         noise_max_abs=noise,
         deterministic=noise == 0.0,
         float64_max_abs=gold,
+        nonfinite=nonfinite_count(first),
+        golden_nonfinite=gold_nonfinite,
     )
     return {k: v.detach() for k, v in first.items()}
 
@@ -60,10 +64,17 @@ def _reference_training(run: Run, key: str, model: torch.nn.Module, dtype: torch
         trace, _step = training.train(run.workload, copy_, copy_, inputs, steps, seed, lambda: None)
         runs.append(trace)
     first, second = runs
-    noise = max_abs_between({**{f"grad{i}.{n}": g for i, gs in enumerate(first.grads) for n, g in gs.items()}, **{f"param.{n}": p for n, p in first.params.items()}},
-                            {**{f"grad{i}.{n}": g for i, gs in enumerate(second.grads) for n, g in gs.items()}, **{f"param.{n}": p for n, p in second.params.items()}})
-    loss_noise = max(abs(a - b) for a, b in zip(first.losses, second.losses))
-    noise = None if noise is None else max(noise, loss_noise)
-    run.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0)
+    # Losses, every gradient and the updated parameters of the two runs; a NaN facing a NaN
+    # is agreement, so a deterministic reference is not called noisy.
+    noise = max_abs_between(_trace_tensors(first), _trace_tensors(second))
+    own = nonfinite_count(_trace_tensors(first))
+    run.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0, nonfinite=own)
     run.train_refs[key] = first
     return {"loss": torch.tensor(first.losses, dtype=torch.float64)}
+
+
+def _trace_tensors(trace: training.TrainTrace) -> dict[str, torch.Tensor]:
+    tensors = {f"grad{i}.{n}": g for i, gs in enumerate(trace.grads) for n, g in gs.items()}
+    tensors.update({f"param.{n}": p for n, p in trace.params.items()})
+    tensors["loss"] = torch.tensor(trace.losses, dtype=torch.float64)
+    return tensors

@@ -28,6 +28,7 @@ def start(run: Run) -> None:
         command=run.options.command,
         started_at=utc_now(),
         origin="measured",
+        target_choice=run.options.target_choice,
     )
     run.log.write("environment", **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)))
     # Compiles in this process write to a cache dir the collector made empty.

@@ -31,6 +31,8 @@ class Options:
     profile: str | None = None
     cold_timeout: float = 1800.0
     command: list[str] = field(default_factory=list)
+    # How --target was resolved (requested, resolved, reason): run_start.target_choice.
+    target_choice: dict[str, str] | None = None
 
 
 class Progress:

@@ -42,7 +42,11 @@ class FailureGroup:
             span = f"{lo}" if lo == hi else f"{lo} to {hi}"
             out.append(f"{span} element(s) outside the tolerance per cell (of {', '.join(map(str, totals))})")
         worst = [c.max_abs for c in counted if c.max_abs is not None]
-        if worst:
+        unfinite = len(counted) - len(worst)
+        if unfinite:
+            # A null max_abs is a difference that was not finite (NaN/Inf), never "small".
+            out.append(f"|out - ref| not finite in {unfinite} cell(s)" + (f"; largest finite one elsewhere {max(worst):.4g}" if worst else ""))
+        elif worst:
             out.append(f"largest |out - ref| {max(worst):.4g}")
         metrics = [c.task_metric for c in cells if c.task_metric and c.task_metric.get("value") is not None]
         if metrics:

@@ -610,12 +610,12 @@ def region_rows(stats: Any) -> list[Row]:
     """Per output: the judged figures, and beside them the excluded region's, when a region was declared."""
     rows = []
     for o in stats.per_output or []:
-        judged = f"{o.mismatched} of {o.total} judged element(s) outside the tolerance; max abs {fmt(o.max_abs)}, max rel {fmt(o.max_rel)}"
+        judged = f"{o.mismatched} of {o.total} judged element(s) outside the tolerance; max abs {stat_text(o.max_abs, 0)}, max rel {stat_text(o.max_rel, 0)}"
         rows.append(Row(f"{o.name}" + (f" (judged region: {o.region})" if o.region else ""), judged))
         if o.outside is not None:
             x = o.outside
             beyond = "not measured" if x.beyond_tolerance is None else str(x.beyond_tolerance)
-            rows.append(Row(f"{o.name}: outside the judged region", f"{x.count} element(s), not judged; beyond the tolerance {beyond}; max abs {fmt(x.max_abs)}, max rel {fmt(x.max_rel)}; non-finite {x.nonfinite}"))
+            rows.append(Row(f"{o.name}: outside the judged region", f"{x.count} element(s), not judged; beyond the tolerance {beyond}; max abs {stat_text(x.max_abs, x.nonfinite)}, max rel {stat_text(x.max_rel, x.nonfinite)}; non-finite {x.nonfinite}"))
     return rows
 
 
