@@ -228,3 +228,14 @@ def test_annotate_refuses_an_invalid_log(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ['quote " back \\ slash', "line\nbreak\ttab", "del \x7f nul \x00", "ünïcode ☃ 😀", "]] [[explain]]\n# x"])
 def test_toml_strings_round_trip_hostile_text(text: str) -> None:
     assert tomllib.loads(f"v = {toml_string(text)}\n")["v"] == text
+
+
+def test_a_cell_failing_only_its_task_criterion_is_grouped_as_such(tmp_path: Path) -> None:
+    events = lb.mismatch_log()
+    for e in events:
+        if e["kind"] == "case_result" and e["case"] == B2_COMPILED:
+            e["error_stats"].update(mismatched=0)
+    result = build_report(_write(tmp_path, events=events), tmp_path / "out")
+    assert result.disposition.headline.startswith("Blocked: 1 mismatch needs the owner's verdict")
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "**compiled · float32 · task criterion not met; no element outside the tolerance**" in md

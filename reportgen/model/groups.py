@@ -68,6 +68,8 @@ def where_text(cell: CellRecord) -> str:
     if cell.trained:
         return _training_where(cell)
     prefix = "non-finite values; " if cell.status == "nonfinite" else ""
+    if cell.status == "mismatch" and cell.mismatched == 0 and cell.task_metric and cell.task_metric.get("passed") is False:
+        return "task criterion not met; no element outside the tolerance"
     if cell.per_output:
         bad = [o for o in cell.per_output if o["mismatched"]]
         regions = sorted({o["region"] for o in bad if o.get("region")})
