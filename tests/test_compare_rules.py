@@ -246,3 +246,24 @@ def test_lr_bound_reads_the_learning_rate_from_the_optimizer() -> None:
     rules = [{"group": "g", "match": ["lin.weight"], "rule": "lr-bound", "k": 8.0, "zero_below": 0.0}]
     resolved = training.resolve_param_rules(rules, _Workload, _model())  # type: ignore[arg-type]
     assert resolved[0]["lr"] == 1e-3 and "8 * lr = 0.008" in resolved[0]["description"]
+
+
+def test_the_report_names_the_rule_that_judged_each_parameter(tmp_path: Path) -> None:
+    events = lb.training_log()
+    plan = next(e for e in events if e["kind"] == "plan")
+    description = "lr-bound (group bias): where the reference gradient is zero (exactly 0 at every step), |updated - reference| <= 8 * lr = 0.008; elsewhere elementwise"
+    plan["compare"] = {"outputs": [], "params": [{"group": "bias", "match": ["*.bias"], "rule": "lr-bound", "k": 8.0, "lr": 1e-3, "description": description}]}
+    for e in events:
+        if e["kind"] == "train_result":
+            for p in e["params"]:
+                p["rule"] = description if p["name"].endswith(".bias") else "elementwise"
+                if p["name"].endswith(".bias"):
+                    p.update(bound=8e-3, bound_elements=3, bound_max_abs=1.5e-3)
+    log = tmp_path / "events.jsonl"
+    log.write_text(lb.dumps(events), encoding="utf-8")
+    build_report(log, tmp_path / "out")
+    for name in ("report.html", "report.md"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8").replace("\\", "")
+        assert "rule that judged it" in text and "parameter group bias (*.bias)" in text
+        assert "3 element(s) with zero reference gradient judged by the bound 0.008, largest |diff| there 0.0015" in text
+        assert "|updated - reference| <= 8 * lr = 0.008" in text.replace("&lt;", "<")
