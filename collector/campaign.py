@@ -267,7 +267,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
         backoff_limit_per_index=k.integer("backoff_limit_per_index", 0, 0),
     )
     k.done()
-    for where, folder in (("slurm.collector_root", slurm.collector_root), ("kubernetes.workdir", kube.workdir)):
+    for where, folder in (("slurm.collector_root", slurm.collector_root), ("slurm.scratch", slurm.scratch), ("kubernetes.workdir", kube.workdir)):
         if folder is not None and not folder.startswith("/"):
             raise CampaignError(f"{where}: an absolute path, got {folder!r}")
     if not _K8S_NAME.match(kube.namespace):
@@ -321,7 +321,7 @@ esac
 
 DESTINATION={destination}
 COLLECTOR_ROOT={collector_root}
-scratch="{scratch}/{name}-${{SLURM_ARRAY_JOB_ID:-0}}-$i"
+scratch={scratch}/"{name}-${{SLURM_ARRAY_JOB_ID:-0}}-$i"
 mkdir -p "$scratch"
 
 # Slurm signals every process of the task at its time limit: the collector then writes an
@@ -418,7 +418,7 @@ def slurm_script(campaign: Campaign, logs_dir: Path, script_name: str = "SCRIPT"
         cases=_cases(tasks, lambda t: _plan_path(root, t.workload.plan), with_python=True),
         destination=shlex.quote(campaign.destination),
         collector_root=shlex.quote(root),
-        scratch=campaign.slurm.scratch or "${TMPDIR:-/tmp}",
+        scratch=shlex.quote(campaign.slurm.scratch) if campaign.slurm.scratch else '"${TMPDIR:-/tmp}"',
         deliver=deliver,
     )
 

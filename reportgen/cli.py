@@ -389,6 +389,8 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
 
     if not is_remote(destination):
         raise click.BadParameter("an s3://bucket/prefix location", param_hint="DESTINATION")
+    if delete and not destination[len("s3://"):].partition("/")[2].strip("/"):
+        raise click.BadParameter("--delete needs a prefix (s3://bucket/prefix): at the bucket root it would delete every other object", param_hint="DESTINATION")
     try:
         result = publish_folder(folder, destination, Store(), delete=delete)
     except RemoteError as exc:

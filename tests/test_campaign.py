@@ -90,6 +90,7 @@ def test_tasks_are_workloads_by_environments_by_repeats(tmp_path: Path) -> None:
         (lambda t: t.replace('s3://fleet-runs/nightly', 's3://'), "has no valid bucket name"),
         (lambda t: t.replace('s3://fleet-runs/nightly', 'runs/here'), "a folder is an absolute path"),
         (lambda t: t + '\n[slurm]\ncollector_root = "fsx/mr"\n', "slurm.collector_root: an absolute path"),
+        (lambda t: t + '\n[slurm]\nscratch = "$(reboot)"\n', "slurm.scratch: an absolute path"),
         (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1\\n#SBATCH --uid=0"]\n', "workload"),
         (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1 --uid=0"]\n', "slurm.sbatch: each entry is one long option"),
         (lambda t: t + '\n[slurm]\ntime = "soon"\n', "slurm.time: a Slurm time"),
@@ -290,7 +291,7 @@ def _check_model(data: Any, type_name: str, where: str) -> None:
 
 
 def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    k8s = pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
+    import kubernetes.client as k8s  # the test extra installs it
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly") + '\n[kubernetes]\nnamespace = "migration"\nservice_account = "runs-writer"\n')
     out = tmp_path / "jobs.json"
     assert main([str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
@@ -320,7 +321,6 @@ def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys:
 
 
 def test_kubernetes_folder_destination_mounts_a_claim(tmp_path: Path) -> None:
-    pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
     text = BASE.format(destination="/runs").replace('target = "cuda"', 'target = "cpu"') + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n'
     manifest = kubernetes_manifest(load_campaign(write(tmp_path, text)))
     cpu_job = manifest["items"][1]
@@ -332,9 +332,16 @@ def test_kubernetes_folder_destination_mounts_a_claim(tmp_path: Path) -> None:
 
 
 def test_model_check_rejects_a_misspelt_field() -> None:
-    pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
     with pytest.raises(AssertionError, match="completionsMode"):
         _check_model({"spec": {"completionsMode": "Indexed", "template": {}}}, "V1Job", "job")
+
+
+def test_list_prints_each_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    assert main([str(path), "--scheduler", "slurm", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "0\ttiny_encoder/sdk-2.33/r1" and lines[-1] == "7\tminilm/cuda-baseline/r2" and len(lines) == 8
+    assert not list(tmp_path.glob("*.sbatch"))
 
 
 def test_help_teaches(tmp_path: Path) -> None:
@@ -376,6 +383,15 @@ def test_docs_worked_example_is_what_the_command_writes() -> None:
     for name, text in expected.items():
         assert blocks[name] == text, f"docs/campaigns.md block {name!r} is not what the command writes"
     manifest = json.loads(expected["kubernetes"])
-    pytest.importorskip("kubernetes.client", reason="the test extra installs the kubernetes client")
     for job in manifest["items"]:
         _check_model(job, "V1Job", "example job")
+
+
+if __name__ == "__main__":
+    # python -m tests.test_campaign: rewrite the worked example's blocks in docs/campaigns.md.
+    text = DOCS.read_text()
+    for name, body in example_outputs().items():
+        marker = f"<!-- campaign-example: {name} -->\n"
+        start = text.index("\n", text.index("```", text.index(marker))) + 1
+        text = text[:start] + body + text[text.index("```\n", start):]
+    DOCS.write_text(text)

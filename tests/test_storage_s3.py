@@ -191,6 +191,8 @@ def test_unreachable_store_is_one_line_exit_2(tmp_path: Path, client: Any, monke
     assert "s3://no-such-bucket/x: cannot list: not found" in missing_bucket.stderr
     site_missing = _cli("site", "s3://no-such-bucket/runs", "--out", str(tmp_path / "s2"))
     assert site_missing.returncode == 2 and "cannot list: not found" in site_missing.stderr, site_missing.stderr
+    root_delete = _cli("publish", str(REPO / "sample_runs"), "s3://bucket/", "--delete")
+    assert root_delete.returncode == 2 and "--delete needs a prefix" in root_delete.stderr
     not_s3 = _cli("publish", str(REPO / "sample_runs"), "gs://bucket/x")
     assert not_s3.returncode == 2 and "s3://bucket/prefix" in not_s3.stderr
 
