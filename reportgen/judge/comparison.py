@@ -81,8 +81,11 @@ class CellSide:
 
 @dataclass(frozen=True)
 class ReferenceAgreement:
+    """Whether the two runs' references for one set of inputs agree, and how that is known."""
+
     agree: bool | None
     text: str
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -336,24 +339,24 @@ def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context, dista
     a, b = (context.reference_for(cell.planned) for context in (base, cand))
     if a is None or b is None:
         missing = " and ".join(role for role, ref in (("baseline", a), ("candidate", b)) if ref is None)
-        return ReferenceAgreement(None, f"not measured: no reference event for {key} on the {missing}")
+        return ReferenceAgreement(None, f"not measured: no reference event for {key} on the {missing}", key)
     if (a.device, a.dtype) != (b.device, b.dtype):
-        return ReferenceAgreement(False, f"different references: {a.device} {a.dtype} against {b.device} {b.dtype}")
+        return ReferenceAgreement(False, f"different references: {a.device} {a.dtype} against {b.device} {b.dtype}", key)
     same = f"same reference ({a.device} {a.dtype})"
     sha_a, sha_b = base.reference_sha(cell.case), cand.reference_sha(cell.case)
     if sha_a is not None and sha_a == sha_b:
-        return ReferenceAgreement(True, f"{same}; saved reference outputs identical (sha256)")
+        return ReferenceAgreement(True, f"{same}; saved reference outputs identical (sha256)", key)
     if sha_a is not None and sha_b is not None:
         if distances is None or distances.reason:
             why = distances.reason if distances is not None else "no run-wide reference file"
-            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance between them not measured ({why})")
+            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance between them not measured ({why})", key)
         if key not in distances.by_key:
-            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance for {key} not measured (not in both files)")
+            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance for {key} not measured (not in both files)", key)
         distance = distances.by_key[key]
         if distance is None:
-            return ReferenceAgreement(False, f"{same}; saved reference outputs for {key} differ in shape or in non-finite values")
-        return ReferenceAgreement(True, f"{same}; saved reference outputs differ by at most {distance:.3g} (max abs, {key})")
-    return ReferenceAgreement(True, same)
+            return ReferenceAgreement(False, f"{same}; saved reference outputs for {key} differ in shape or in non-finite values", key)
+        return ReferenceAgreement(True, f"{same}; saved reference outputs differ by at most {distance:.3g} (max abs, {key})", key)
+    return ReferenceAgreement(True, same, key)
 
 
 def _model_identity(run: RunModel) -> tuple[str, str | None]:

@@ -49,8 +49,8 @@ class CellRow:
     status: tuple[tuple[str, str, str], tuple[str, str, str]]  # (status, label, symbol): baseline, candidate
     errors: tuple[str, str]
     task: tuple[str, str]
-    reference: str
     reference_agree: str
+    reference_anchor: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,8 @@ class CompareView:
     honesty: str
     versions: list[tuple[str, str, str]]
     cells: list[CellRow]
+    references: list[tuple[str, str, str, str]]
+    task_metric: str
     timings: list[TimingRow]
     not_timed: list[tuple[str, str]]
     verdict_counts: list[tuple[str, str, int]]
@@ -95,15 +97,15 @@ def _side_view(side: Side) -> SideView:
 def _errors(side: CellSide) -> str:
     if side.max_abs is None and side.mismatched is None:
         return "not measured"
-    mismatched = f"{side.mismatched} of {side.total} mismatched" if side.mismatched is not None else "mismatches not measured"
-    return f"max abs {fmt(side.max_abs)}, max rel {fmt(side.max_rel)}; {mismatched}"
+    mismatched = f"{side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "mismatches not measured"
+    return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}"
 
 
 def _task(side: CellSide) -> str:
-    if side.task_metric is None:
+    if side.task_value is None and side.task_metric is None:
         return "not measured"
     verdict = {True: "met", False: "not met", None: "no criterion"}[side.task_passed]
-    return f"{side.task_metric} {fmt(side.task_value, digits=6)} ({verdict})"
+    return f"{fmt(side.task_value, digits=6)} ({verdict})"
 
 
 def _cell_row(cell: CellComparison) -> CellRow:
@@ -119,9 +121,22 @@ def _cell_row(cell: CellComparison) -> CellRow:
         status=statuses,  # type: ignore[arg-type]
         errors=(_errors(cell.baseline), _errors(cell.candidate)),
         task=(_task(cell.baseline), _task(cell.candidate)),
-        reference=cell.reference.text,
         reference_agree=agree,
+        reference_anchor=_reference_anchor(cell.reference.key),
     )
+
+
+def _reference_anchor(key: str) -> str:
+    return "ref-" + anchor(key).removeprefix("case-")
+
+
+def _reference_rows(comparison: Comparison) -> list[tuple[str, str, str, str]]:
+    """One row per set of inputs: (anchor, input key, agree, how it is known)."""
+    rows: dict[str, tuple[str, str, str, str]] = {}
+    for cell in comparison.cells:
+        ref = cell.reference
+        rows.setdefault(ref.key, (_reference_anchor(ref.key), ref.key, {True: "yes", False: "no", None: "not measured"}[ref.agree], ref.text))
+    return list(rows.values())
 
 
 def _time(seconds: float | None) -> str:
@@ -204,6 +219,8 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         honesty=_honesty(comparison),
         versions=[(k, b.versions.get(k, "unknown"), c.versions.get(k, "unknown")) for k in keys],
         cells=[_cell_row(cell) for cell in comparison.cells],
+        references=_reference_rows(comparison),
+        task_metric=", ".join(dict.fromkeys(row for cell in comparison.cells for row in (cell.baseline.task_metric, cell.candidate.task_metric) if row)) or "not recorded",
         timings=[_timing_row(cell) for cell in comparison.timed],
         not_timed=[(cell.case, cell.timing_note) for cell in comparison.cells if cell.timing is None],
         verdict_counts=[(name, VERDICT_SYMBOLS[name], count) for name, count in counts.items()],
