@@ -78,6 +78,8 @@ def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
         "index.csv",
         "index.html",
         "index.json",
+        f"runs/{slug}/details.csv",
+        f"runs/{slug}/events.jsonl",
         f"runs/{slug}/index.html",
         f"runs/{slug}/report.md",
         f"workloads/{wslug}/index.html",

@@ -34,6 +34,7 @@ from reportgen.publish.diff import RunDiff, diff_runs
 from reportgen.render.templating import Assets, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, write_report
 from reportgen.model.runmodel import STATUS_ORDER
+from reportgen.publish.files import copy_run_files
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
 from reportgen.render.charts import trend_figures
@@ -264,7 +265,9 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
     for entry in entries:
         if entry.judged is not None:
             page_dir = out_dir / "runs" / entry.summary.slug
-            written += write_report(entry.judged, page_dir, ("html", "md"), assets, root="../../", nav=_nav(entry.summary), html_name="index.html")
+            files, copied = copy_run_files(entry.judged, page_dir)
+            written += copied
+            written += write_report(entry.judged, page_dir, ("html", "md"), assets, root="../../", nav=_nav(entry.summary), html_name="index.html", files=files)
     summaries = [e.summary for e in entries]
     by_workload: dict[str, list[RunSummary]] = {}
     for s in summaries:

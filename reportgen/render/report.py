@@ -10,6 +10,7 @@ import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition, decide
@@ -63,14 +64,14 @@ def judge_log(log: LogRef, annotations: Path | None = None) -> JudgedRun:
     return JudgedRun(log, run, notes, disposition, build_view(run, disposition, applied), applied)
 
 
-def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html") -> list[Path]:
-    """Write report.html (or html_name) and report.md, plus details.csv for runs too big to show every cell."""
+def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None) -> list[Path]:
+    """Write report.html (or html_name), report.md and details.csv; ``files`` are links the page lists."""
     out_dir.mkdir(parents=True, exist_ok=True)
     view = judged.view
     written = []
     if view.details:
         written += _write_details(judged.run, out_dir / view.details)
-    context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
+    context = {"view": view, "root": root, "assets": assets, "nav": nav or [], "files": files or []}
     if "html" in formats and write_text(out_dir / html_name, render_html("report.html.j2", **context)):
         written.append(out_dir / html_name)
     if "md" in formats and write_text(out_dir / "report.md", render_md("report.md.j2", **context)):

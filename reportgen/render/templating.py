@@ -158,6 +158,15 @@ def write_text(path: Path, text: str) -> bool:
     return True
 
 
+def write_bytes_if_changed(path: Path, data: bytes) -> bool:
+    """Write bytes unless the file already holds exactly these; True if written."""
+    if path.exists() and path.stat().st_size == len(data) and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return True
+
+
 def copy_file(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)

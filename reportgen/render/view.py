@@ -45,8 +45,18 @@ def render_markdown(text: str) -> Markup:
     return Markup(_MD.render(text))
 
 
+# A case key that is safe as an element id and URL fragment is its own anchor, so a link like
+# report.html#b4-l512-contiguous-float32-compiled reads as the cell it points to. Anything
+# else (log text is untrusted) gets a hashed id. Keys must contain a digit, which keeps them
+# apart from the page's own section ids and the generated "fig-"/"case-"/"entry-" ids.
+_READABLE_ANCHOR = re.compile(r"^[a-z][a-z0-9_.-]{0,95}$", re.IGNORECASE)
+_RESERVED_PREFIXES = ("fig-", "case-", "entry-", "target-")
+
+
 def anchor(case: str) -> str:
-    """A stable element id from a case key; hashed so no log text becomes a raw id."""
+    """A stable element id from a case key: the key itself when safe, else a hash of it."""
+    if _READABLE_ANCHOR.match(case) and any(ch.isdigit() for ch in case) and not case.startswith(_RESERVED_PREFIXES):
+        return case
     return "case-" + hashlib.sha256(case.encode("utf-8")).hexdigest()[:12]
 
 
@@ -1024,7 +1034,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         inputs_total=inputs_total,
         warnings=warning_views(run),
         operators=operator_rows(run),
-        details=DETAILS_NAME if needs_details(run) else "",
+        details=DETAILS_NAME,
     )
 
 

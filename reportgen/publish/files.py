@@ -1,0 +1,78 @@
+"""The files a published run page links: its Markdown report, its log, its detail table, traces.
+
+A run page must not be a dead end: a reader can take the log itself (the evidence), the
+Markdown, the per-cell CSV and the profiler traces. Traces are copied only when they are
+regular files inside the run's own folder, no larger than a cap, and still have the sha256 the
+log recorded; otherwise the page says why not. Nothing is read from outside the run folder and
+nothing is written outside the run's page folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from reportgen.render.report import JudgedRun
+from reportgen.render.templating import write_bytes_if_changed
+
+TRACE_CAP_BYTES = 25 * 1024 * 1024
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """One linked file: ``href`` is relative to the page, or empty when it was not copied."""
+
+    label: str
+    href: str
+    note: str
+
+
+def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP_BYTES) -> tuple[list[RunFile], list[Path]]:
+    """Copy the log and its traces beside the page; return the links to show and what was written."""
+    files = [RunFile("Markdown report", "report.md", "the same report as Markdown")]
+    if judged.view.details:
+        files.append(RunFile("Per-cell table", judged.view.details, "one row per planned cell, with the log line of its result"))
+    written: list[Path] = []
+    log = judged.log
+    if not isinstance(log, Path):
+        files.append(RunFile("Event log", "", f"not copied: it stays in the object store at {log}"))
+        return files, written
+    data = log.read_bytes()
+    if write_bytes_if_changed(page_dir / "events.jsonl", data):
+        written.append(page_dir / "events.jsonl")
+    files.append(RunFile("Event log", "events.jsonl", f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}"))
+    run_dir = log.resolve().parent
+    used: set[str] = set()
+    for cell in judged.run.cells:
+        for profile in cell.profiles:
+            for trace in profile.traces:
+                link, why = _copy_trace(run_dir, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap)
+                label = f"Trace of {cell.case} ({trace.kind})"
+                if link:
+                    written.append(page_dir / link)
+                files.append(RunFile(label, link, why))
+    return files, written
+
+
+def _copy_trace(run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: set[str], cap: int) -> tuple[str, str]:
+    if size > cap:
+        return "", f"not copied: {size / 1e6:.1f} MB is over the {cap / 1e6:.0f} MB cap; sha256 {sha256}"
+    source = run_dir / logged
+    try:
+        resolved = source.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "", f"not copied: {logged} is not in the run folder"
+    if not resolved.is_relative_to(run_dir) or not resolved.is_file():
+        return "", f"not copied: {logged} is not a regular file inside the run folder"
+    data = resolved.read_bytes() if resolved.stat().st_size <= cap else b""
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return "", f"not copied: {logged} no longer has the sha256 the log recorded"
+    name = _SAFE_NAME.sub("-", Path(logged).name).strip("-.") or "trace"
+    while name in used:
+        name = "x-" + name
+    used.add(name)
+    write_bytes_if_changed(page_dir / "traces" / name, data)
+    return f"traces/{name}", f"{len(data)} bytes, sha256 {sha256}"
