@@ -116,6 +116,10 @@ def test_recorded_facts_are_shown_in_both_formats(tmp_path: Path) -> None:
         _event(events, "case_result", EAGER)["inputs"] = [
             {"name": "input_ids", "shape": [1, 16], "dtype": "int64", "nonfinite": 0, "contiguous": False},
         ]
+        _event(events, "case_result", case_key(1, 16, "compiled")).update(
+            inputs_fed=[{"name": "input_ids", "shape": [1, 16], "dtype": "int64", "nonfinite": 0, "contiguous": False, "strides": [1, 2], "device": "cpu"}],
+            layout_fed="noncontiguous",
+        )
         _event(events, "case_result", COMPILED)["warnings"] = ["UserWarning: TensorFloat32 tensor cores available but not enabled"]
         _event(events, "operators", EAGER)["executed"] = {"status": "measured", "items": ["aten::addmm", "aten::_scaled_dot_product_flash_attention_for_cpu"]}
         _event(events, "reference", shape=shape_key(1, 16)).update(noise_max_abs=1.5e-8, deterministic=False, float64_max_abs=2.25e-7)
@@ -124,8 +128,9 @@ def test_recorded_facts_are_shown_in_both_formats(tmp_path: Path) -> None:
     for text in (html, md):
         plain = text.replace("\\", "")
         # inputs as fed, with "not measured" for a cell that recorded none
-        assert "input_ids int64[1, 16], contiguous no" in plain
+        assert "input_ids int64[1, 16], contiguous no, strides not measured, device not measured; what the model received: not measured" in plain
         assert "not measured (the case_result lists no inputs)" in plain
+        assert "input_ids int64[1, 16], contiguous no, strides [1, 2], device cpu; layout fed: noncontiguous" in plain
         # a warning on a passing cell
         assert "TensorFloat32 tensor cores available but not enabled" in plain
         assert f"{COMPILED} (pass)" in plain or f"{COMPILED}</code></a> (pass)" in plain

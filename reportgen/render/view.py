@@ -207,6 +207,16 @@ class TrainingView:
 
 
 @dataclass
+class InputView:
+    """One cell's inputs: dtype, shape and layout facts, and which event they come from."""
+
+    case: str
+    anchor: str
+    text: str
+    source: str
+
+
+@dataclass
 class WarningView:
     """One warning message and the cells (with their status) that raised it."""
 
@@ -269,7 +279,7 @@ class ReportView:
     # Recorded facts shown in both formats (each from the event named in its source).
     reference_findings: list[str] = field(default_factory=list)  # non-finite references: shown first
     references: list[dict[str, str]] = field(default_factory=list)
-    inputs: list[Row] = field(default_factory=list)
+    inputs: list[InputView] = field(default_factory=list)
     inputs_total: int = 0
     warnings: list[WarningView] = field(default_factory=list)
     operators: list[Row] = field(default_factory=list)
@@ -737,14 +747,24 @@ def input_text(info: Any) -> str:
     return ", ".join(parts)
 
 
-def input_rows(run: RunModel) -> tuple[list[Row], int]:
+def input_rows(run: RunModel) -> tuple[list[InputView], int]:
+    """Per cell: what the model received (measured at its call), else what the host prepared."""
     cells = [c for c in run.cells if c.result_line is not None]
     rows = []
     for c in cells[:DETAIL_CAP]:
         result = c.result
-        inputs = result.inputs if result is not None else []
-        text = "; ".join(input_text(i) for i in inputs) or "not measured (the case_result lists no inputs)"
-        rows.append(Row(c.case, text, anchor(c.case)))
+        fed = result.inputs_fed if result is not None else None
+        prepared = result.inputs if result is not None else []
+        if fed:
+            text = "; ".join(input_text(i) for i in fed)
+            if result is not None and result.layout_fed is not None:
+                text += f"; layout fed: {result.layout_fed}" + ("" if result.layout_achieved is None else f" (planned {c.planned.layout}: {'achieved' if result.layout_achieved else 'NOT achieved'})")
+            rows.append(InputView(c.case, anchor(c.case), text, "case_result.inputs_fed (at the model call)"))
+        elif prepared:
+            text = "; ".join(input_text(i) for i in prepared) + "; what the model received: not measured"
+            rows.append(InputView(c.case, anchor(c.case), text, "case_result.inputs (as prepared on the host)"))
+        else:
+            rows.append(InputView(c.case, anchor(c.case), "not measured (the case_result lists no inputs)", "case_result"))
     return rows, len(cells)
 
 
