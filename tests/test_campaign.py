@@ -211,6 +211,56 @@ def test_slurm_task_runs_collector_as_by_hand_and_moves_run(tmp_path: Path, code
     assert f"collector exited {code}" in proc.stderr
 
 
+@pytest.mark.parametrize("upload", ["reportgen", "aws"])
+@pytest.mark.parametrize("upload_ok", [True, False])
+def test_slurm_task_uploads_to_s3_then_cleans_scratch(tmp_path: Path, upload: str, upload_ok: bool) -> None:
+    """The upload step the script runs for an s3:// destination, with stand-ins recording calls."""
+    record = tmp_path / "args.txt"
+    fake = tmp_path / "fake-python"
+    fake.write_text(FAKE_PYTHON.format(record=record, code=0))
+    fake.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    uploader = bin_dir / ("aws" if upload == "aws" else "reportgen-python")
+    uploader.write_text(f"#!/bin/bash\nprintf '%s\\n' \"$@\" > {tmp_path}/upload-args\nexit {0 if upload_ok else 1}\n")
+    uploader.chmod(0o755)
+    text = f"""\
+[campaign]
+name = "up"
+destination = "s3://fleet-runs/nightly/"
+upload = "{upload}"
+reportgen_python = "{bin_dir / 'reportgen-python'}"
+
+[[workload]]
+plan = "/plans/x.toml"
+
+[[environment]]
+name = "cpu"
+target = "cpu"
+python = "{fake}"
+
+[slurm]
+scratch = "{tmp_path / 'scratch'}"
+collector_root = "{tmp_path}"
+"""
+    script = tmp_path / "up.sbatch"
+    assert main([str(write(tmp_path, text)), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "7", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    run = tmp_path / "scratch" / "up-7-0" / "run-0"
+    called = (tmp_path / "upload-args").read_text().splitlines()
+    if upload == "aws":
+        assert called == ["s3", "cp", "--recursive", "--only-show-errors", str(run), "s3://fleet-runs/nightly/run-0/"]
+    else:
+        assert called == ["-m", "reportgen", "publish", str(run), "s3://fleet-runs/nightly/run-0"]
+    if upload_ok:
+        assert proc.returncode == 0, proc.stderr
+        assert not (tmp_path / "scratch" / "up-7-0").exists()
+    else:
+        assert proc.returncode == 1 and "failed (left in place)" in proc.stderr
+        assert (run / "events.jsonl").is_file()
+
+
 def test_slurm_submit_without_sbatch_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
