@@ -119,9 +119,9 @@ Examples:
 
 def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
     formats = tuple(f.strip() for f in value.split(",") if f.strip())
-    bad = [f for f in formats if f not in ("html", "md")]
+    bad = [f for f in formats if f not in ("html", "md", "md-summary")]
     if bad or not formats:
-        raise click.BadParameter("use html, md or html,md")
+        raise click.BadParameter("use html, md, md-summary or a comma-separated list of them")
     return formats
 
 
@@ -130,7 +130,7 @@ def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 @click.argument("log", type=Location())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for report.html, report.md and assets/.")
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
-@click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md.")
+@click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md, md-summary (report-summary.md: headline, scope, matrix, counts and findings in under 60,000 characters, for a pull-request comment).")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
 def report(log: Path | str, out_dir: Path, annotations: Path | None, formats: tuple[str, ...], fail_on: str | None) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report

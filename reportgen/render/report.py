@@ -64,6 +64,32 @@ def judge_log(log: LogRef, annotations: Path | None = None) -> JudgedRun:
     return JudgedRun(log, run, notes, disposition, build_view(run, disposition, applied), applied)
 
 
+SUMMARY_NAME = "report-summary.md"
+SUMMARY_LIMIT = 60_000  # characters; a pull-request comment holds at most 65,536
+
+
+@dataclass(frozen=True)
+class SummaryCaps:
+    reasons: int
+    cells: int
+    rows: int
+    text: int
+
+
+# Tried in order until the summary fits: the first is what a normal run shows.
+SUMMARY_CAPS = (SummaryCaps(30, 20, 60, 600), SummaryCaps(15, 8, 25, 300), SummaryCaps(8, 4, 10, 160), SummaryCaps(3, 2, 4, 80))
+
+
+def render_summary(view: ReportView) -> str:
+    """The Markdown summary for a pull request: under SUMMARY_LIMIT characters for any log."""
+    for caps in SUMMARY_CAPS:
+        text = render_md("report-summary.md.j2", view=view, caps=caps)
+        if len(text) <= SUMMARY_LIMIT:
+            return text
+    note = "\n\n… cut here to fit a pull-request comment; the full report has everything.\n"
+    return text[: SUMMARY_LIMIT - len(note)] + note
+
+
 def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None) -> list[Path]:
     """Write report.html (or html_name), report.md and details.csv; ``files`` are links the page lists."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -76,6 +102,8 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
         written.append(out_dir / html_name)
     if "md" in formats and write_text(out_dir / "report.md", render_md("report.md.j2", **context)):
         written.append(out_dir / "report.md")
+    if "md-summary" in formats and write_text(out_dir / SUMMARY_NAME, render_summary(view)):
+        written.append(out_dir / SUMMARY_NAME)
     return written
 
 

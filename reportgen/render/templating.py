@@ -43,6 +43,12 @@ def md_quote(value: Any) -> str:
     return "\n>\n".join(f"> {p}" for p in paragraphs) or "> (empty)"
 
 
+def clip(value: Any, limit: int) -> str:
+    """Text cut to ``limit`` characters with an ellipsis (the full text is in the full report)."""
+    text = str(value)
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
 def md_code(value: Any) -> str:
     """An identifier as a Markdown code span (longer fences when it holds backticks), one line."""
     text = " ".join(str(value).split())
@@ -75,6 +81,7 @@ def md_env() -> jinja2.Environment:
     env = _environment(autoescape=False)
     env.filters["md"] = md_escape
     env.filters["code"] = md_code
+    env.filters["clip"] = clip
     env.filters["md_quote"] = md_quote
     return env
 
