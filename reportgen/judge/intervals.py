@@ -11,8 +11,10 @@ the interval is the pair of order statistics that the Mann-Whitney rank test put
 a scale factor, which is the question a time ratio asks. The point ratio reported beside the
 interval is the ratio of the warm medians, as the collector records them.
 
-Cells with the same sample counts are computed together as one array, so a 1,000-cell pair
-costs one numpy partition per distinct pair of counts.
+Cells with the same sample counts are computed together as one array (in chunks of at most
+MAX_PAIRS differences), so a 1,000-cell pair costs a few numpy partitions. A side with more than
+MAX_SIDE samples is thinned to evenly spaced order statistics first, which can only widen the
+interval.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ import numpy as np
 
 Verdict = Literal["faster", "slower", "no clear difference"]
 CONFIDENCE = 0.95
+# Memory bound: at most this many pairwise differences in one array (8 bytes each), and at most
+# MAX_SIDE samples a side (beyond that, evenly spaced order statistics: a wider interval).
+MAX_PAIRS = 4_000_000
+MAX_SIDE = 2_000
 
 
 @dataclass(frozen=True)
@@ -81,32 +87,49 @@ def ratio_intervals(
             raise ValueError("a ratio interval needs at least one sample on each side")
         groups.setdefault((len(base), len(cand)), []).append(index)
     for (n, m), indices in groups.items():
-        base = np.asarray([pairs[i][0] for i in indices], dtype=np.float64)
-        cand = np.asarray([pairs[i][1] for i in indices], dtype=np.float64)
-        if not (np.all(base > 0) and np.all(cand > 0)):
-            raise ValueError("warm samples must be positive times")
-        log_b, log_c = np.log(base), np.log(cand)
-        diffs = (log_c[:, None, :] - log_b[:, :, None]).reshape(len(indices), n * m)
-        total = n * m
-        rank = _rank_index(n, m, confidence)
-        mid_lo, mid_hi = (total - 1) // 2, total // 2
-        kth = sorted({mid_lo, mid_hi} | ({rank - 1, total - rank} if rank >= 1 else set()))
-        diffs.partition(kth, axis=1)
-        estimate = np.exp((diffs[:, mid_lo] + diffs[:, mid_hi]) / 2)
-        if rank >= 1:
-            low, high = np.exp(diffs[:, rank - 1]), np.exp(diffs[:, total - rank])
-        medians = np.median(cand, axis=1) / np.median(base, axis=1)
-        for row, index in enumerate(indices):
-            out[index] = RatioInterval(
-                ratio=float(medians[row]),
-                low=float(low[row]) if rank >= 1 else None,
-                high=float(high[row]) if rank >= 1 else None,
-                estimate=float(estimate[row]),
-                baseline_samples=n,
-                candidate_samples=m,
-                confidence=confidence,
-            )
+        rows = max(1, MAX_PAIRS // (n * m))
+        for first in range(0, len(indices), rows):
+            _interval_chunk(pairs, indices[first : first + rows], confidence, out)
     return [r for r in out if r is not None]
+
+
+def _thinned(values: np.ndarray) -> np.ndarray:
+    """At most MAX_SIDE evenly spaced order statistics per row (a wider, conservative interval)."""
+    if values.shape[1] <= MAX_SIDE:
+        return values
+    picks = np.linspace(0, values.shape[1] - 1, MAX_SIDE).round().astype(int)
+    return np.sort(values, axis=1)[:, picks]
+
+
+def _interval_chunk(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], indices: list[int], confidence: float, out: list[RatioInterval | None]) -> None:
+    base = np.asarray([pairs[i][0] for i in indices], dtype=np.float64)
+    cand = np.asarray([pairs[i][1] for i in indices], dtype=np.float64)
+    if not (np.all(base > 0) and np.all(cand > 0)):
+        raise ValueError("warm samples must be positive times")
+    medians = np.median(cand, axis=1) / np.median(base, axis=1)
+    n_kept, m_kept = base.shape[1], cand.shape[1]
+    base, cand = _thinned(base), _thinned(cand)
+    n, m = base.shape[1], cand.shape[1]
+    log_b, log_c = np.log(base), np.log(cand)
+    diffs = (log_c[:, None, :] - log_b[:, :, None]).reshape(len(indices), n * m)
+    total = n * m
+    rank = _rank_index(n, m, confidence)
+    mid_lo, mid_hi = (total - 1) // 2, total // 2
+    kth = sorted({mid_lo, mid_hi} | ({rank - 1, total - rank} if rank >= 1 else set()))
+    diffs.partition(kth, axis=1)
+    estimate = np.exp((diffs[:, mid_lo] + diffs[:, mid_hi]) / 2)
+    if rank >= 1:
+        low, high = np.exp(diffs[:, rank - 1]), np.exp(diffs[:, total - rank])
+    for row, index in enumerate(indices):
+        out[index] = RatioInterval(
+            ratio=float(medians[row]),
+            low=float(low[row]) if rank >= 1 else None,
+            high=float(high[row]) if rank >= 1 else None,
+            estimate=float(estimate[row]),
+            baseline_samples=n_kept,
+            candidate_samples=m_kept,
+            confidence=confidence,
+        )
 
 
 @dataclass(frozen=True)
