@@ -356,8 +356,11 @@ def compile_failure_log() -> list[dict[str, Any]]:
 
 
 def wrong_target_log() -> list[dict[str, Any]]:
-    """Planned for Neuron, but every cell ran on the host CPU."""
-    events = base_events(target="neuron", family="cpu")
+    """A plan meant to certify Neuron, run with --target cpu: every cell ran on the host CPU.
+    The cells pass, and the run is still no evidence for Neuron."""
+    events = base_events(target="cpu", family="cpu")
+    events[0]["target_choice"] = {"requested": "cpu", "resolved": "cpu", "reason": "named on the command line, overriding the plan's target neuron: this run is not evidence for neuron"}
+    next(e for e in events if e["kind"] == "plan")["intended_target"] = "neuron"
     return with_envelope(finish(events))
 
 
