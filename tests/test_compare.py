@@ -329,6 +329,8 @@ def test_site_rule_links_latest_pairs_per_workload(tmp_path: Path) -> None:
     page = (pages[0] / "index.html").read_text(encoding="utf-8")
     assert "synthetic-cpu-old" not in page and 'href="../../index.html"' in page
     assert (pages[0] / "compare.md").is_file()
+    workload = next((site / "workloads").glob("tiny-encoder-*/index.html")).read_text(encoding="utf-8")
+    assert f'href="../../comparisons/{pages[0].name}/index.html">cuda against cpu</a>' in workload
     again = build_site([runs], site)
     assert not any("comparisons" in str(p) for p in again.written), "an unchanged pair is not written again"
 

@@ -274,7 +274,8 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
         by_workload.setdefault(s.workload_slug, []).append(s)
     for wslug, runs in sorted(by_workload.items()):
         page = out_dir / "workloads" / wslug / "index.html"
-        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, **_workload_context(runs))):
+        related = [c for c in comparisons or [] if c.workload == runs[0].workload]
+        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context(runs))):
             written.append(page)
     index = out_dir / "index.html"
     rows = _index_rows(summaries)
