@@ -150,3 +150,20 @@ def test_workload_history_compares_only_passing_timings(tmp_path: Path) -> None:
     assert BIG_COMPILED not in ratios, "a mismatching cell's timing is never compared"
     assert "performance acceptance stopped in the after run" in ratios
     assert "includes CPU fallback (after)" in ratios
+    # the trend chart marks those points too (hover text and a hollow marker)
+    assert "performance acceptance stopped in this run" in html.split('<table class="ratios">', 1)[0]
+
+
+def test_history_frame_carries_the_caveats(tmp_path: Path) -> None:
+    from reportgen.publish.frame import history_frame
+
+    def edit(events: Events) -> None:
+        _mismatch(events, BIG_COMPILED)
+        _edit(events, "operators", BIG_EAGER, fallback={"status": "measured", "items": ["aten::mul"]})
+
+    before, after = _pair(tmp_path, edit)
+    frame = history_frame([summarize(judge_log(before)), summarize(judge_log(after))])
+    caveats = {(r.run_id, r.case): r.caveats for r in frame.itertuples()}
+    assert caveats[("run-before", BIG_EAGER)] == ""
+    assert caveats[("run-after", BIG_EAGER)] == "performance acceptance stopped in this run; includes CPU fallback"
+    assert caveats[("run-after", BIG_COMPILED)] == "", "a cell that did not pass has no timing to qualify"

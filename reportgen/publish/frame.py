@@ -19,7 +19,7 @@ from reportgen.model.runmodel import STATUS_ORDER
 if TYPE_CHECKING:
     import pandas as pd
 
-    from reportgen.publish.summary import RunSummary
+    from reportgen.publish.summary import CellSummary, RunSummary
     from reportgen.render.report import JudgedRun
 
 VERSIONS = ("python", "torch", "torch_neuronx", "neuronx_cc", "cuda")
@@ -138,7 +138,18 @@ HISTORY_COLUMNS: dict[str, str] = {
     "warm_q3_s": "float64",
     "cold_s": "float64",
     "compile_s": "float64",
+    "caveats": "string",
 }
+
+
+def _caveats(summary: RunSummary, cell: CellSummary) -> str:
+    """Why a point of the trend is not a performance result on its own ('' when none)."""
+    flags = []
+    if summary.performance_stopped and cell.warm_median_s is not None:
+        flags.append("performance acceptance stopped in this run")
+    if cell.cpu_fallback and cell.warm_median_s is not None:
+        flags.append("includes CPU fallback")
+    return "; ".join(flags)
 
 
 def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
@@ -159,6 +170,7 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
                 "warm_q1_s": samples.quantile(0.25) if len(samples) else None,
                 "warm_q3_s": samples.quantile(0.75) if len(samples) else None,
                 "cold_s": cell.cold_s, "compile_s": cell.compile_s,
+                "caveats": _caveats(s, cell),
             })
     return _typed(rows, HISTORY_COLUMNS)
 

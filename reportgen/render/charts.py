@@ -121,6 +121,16 @@ def _short(case: str) -> str:
     return case if len(case) <= 32 else case[:14] + "…" + case[-17:]
 
 
+def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[str, list[str]]:
+    """Per case and run, why its timing is not a performance result on its own ('' when none)."""
+    found: dict[tuple[str, str], str] = {}
+    if "caveats" in history:
+        for row in history[history["case"].isin(cases)][["run_id", "case", "caveats"]].itertuples(index=False):
+            if isinstance(row.caveats, str) and row.caveats:
+                found[(row.case, row.run_id)] = row.caveats
+    return {case: [found.get((case, run), "") for run in order] for case in cases}
+
+
 def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
     """Charts over the runs of one workload on one target, oldest first, from a history frame.
 
@@ -142,6 +152,7 @@ def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
 
     xs = [labels[r] for r in order]
     warm, q1, q3 = per_case("warm_median_s"), per_case("warm_q1_s"), per_case("warm_q3_s")
+    caveats = _caveats_per_case(history, cases, order)
     if any(v is not None for values in warm.values() for v in values):
         fig = go.Figure(layout={**base, "title": {"text": "Warm median per cell over runs (ms; band: interquartile range)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}})
         for n, case in enumerate(cases):
@@ -149,8 +160,13 @@ def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
             ms = lambda values: [None if v is None else v * 1e3 for v in values]  # noqa: E731
             fig.add_trace(go.Scatter(x=xs, y=ms(q3[case]), mode="lines", line={"width": 0, "color": colour}, showlegend=False, hoverinfo="skip", legendgroup=case))
             fig.add_trace(go.Scatter(x=xs, y=ms(q1[case]), mode="lines", line={"width": 0, "color": colour}, fill="tonexty", opacity=0.25, showlegend=False, hoverinfo="skip", legendgroup=case))
-            fig.add_trace(go.Scatter(x=xs, y=ms(warm[case]), mode="lines+markers", name=_short(case), line={"color": colour}, legendgroup=case, hovertemplate=f"{case}<br>%{{x}}<br>%{{y:.4g}} ms<extra></extra>"))
-        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed.", _spec(fig)))
+            flags = caveats[case]
+            fig.add_trace(go.Scatter(
+                x=xs, y=ms(warm[case]), mode="lines+markers", name=_short(case), line={"color": colour}, legendgroup=case,
+                marker={"symbol": ["circle-open" if f else "circle" for f in flags], "size": [10 if f else 6 for f in flags]},
+                customdata=[f"<br>{f}" if f else "" for f in flags], hovertemplate=f"{case}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
+            ))
+        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed. A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).", _spec(fig)))
     for column, key, title, caption in (
         ("cold_s", "cold", "Cold first call per cell over runs (s)", "The first call with the cache condition each report states; only runs where the cell passed."),
         ("compile_s", "compile", "Compile + first result per cell over runs (s)", "From each run's compile event; only runs where the cell passed."),
