@@ -563,7 +563,8 @@ def _k8s_name(text: str) -> str:
 EPILOG = """\
 exit codes:
   0  written (and, for slurm without --dry-run, submitted)
-  1  submission failed (sbatch missing or refused the script)
+  1  the script or manifest could not be written, or submission failed (sbatch missing or
+     refused it; jobs submitted before the failure are printed above it)
   2  usage error or an invalid campaign file (the message names the key)
 
 examples:
@@ -591,6 +592,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _write(path: Path, text: str, executable: bool = False, logs: Path | None = None) -> bool:
+    try:
+        if logs is not None:
+            logs.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if executable:
+            path.chmod(0o755)
+    except OSError as exc:
+        print(f"collector.campaign: cannot write {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
@@ -610,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.scheduler == "kubernetes":
         out = args.out or Path(f"{campaign.name}.k8s.json")
-        out.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        if not _write(out, json.dumps(manifest, indent=2) + "\n"):
+            return 1
         count = sum(job["spec"]["completions"] for job in manifest["items"])
         print(f"wrote {out}: {len(manifest['items'])} Indexed Job(s), {count} task(s)")
         print(f"submit:  kubectl apply -f {out}")
@@ -621,9 +636,8 @@ def main(argv: list[str] | None = None) -> int:
     for plan in dict.fromkeys(_plan_path(root, w.plan) for w in campaign.workloads):
         if not Path(plan).is_file():
             print(f"collector.campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr)
-    logs.mkdir(parents=True, exist_ok=True)
-    out.write_text(script, encoding="utf-8")
-    out.chmod(0o755)
+    if not _write(out, script, executable=True, logs=logs):
+        return 1
     count = len(campaign.tasks())
     print(f"wrote {out}: a job array of {count} task(s); task output goes to {logs}/")
     submissions = slurm_submissions(campaign)

@@ -120,6 +120,19 @@ def test_cli_bad_campaign_is_one_line_exit_2(tmp_path: Path, capsys: pytest.Capt
     assert not (tmp_path / "x.sbatch").exists()
 
 
+def test_unreadable_or_unwritable_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(tmp_path / "missing.toml"), "--scheduler", "slurm", "--dry-run"]) == 2
+    assert "missing.toml: cannot read" in capsys.readouterr().err
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main([str(path), "--scheduler", "kubernetes", "--out", str(blocker / "jobs.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("collector.campaign: cannot write") and err.count("\n") == 1
+    assert main([str(path), "--scheduler", "slurm", "--dry-run", "--out", str(blocker / "x.sbatch")]) == 1
+    assert "\ncollector.campaign: cannot write" in capsys.readouterr().err
+
+
 def test_scheduler_specific_requirements(tmp_path: Path) -> None:
     no_python = BASE.format(destination="s3://b-1/x").replace('python = "/fsx/venvs/cuda/bin/python"\n', "")
     with pytest.raises(CampaignError, match="'cuda-baseline' has no 'python'"):
@@ -392,6 +405,24 @@ def test_list_prints_each_task(tmp_path: Path, capsys: pytest.CaptureFixture[str
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "0\ttiny_encoder/sdk-2.33/r1" and lines[-1] == "7\tminilm/cuda-baseline/r2" and len(lines) == 8
     assert not list(tmp_path.glob("*.sbatch"))
+
+
+def test_collector_imports_only_stdlib_and_torch() -> None:
+    """The campaign command lives in the collector, which stays standard library plus torch
+    (workloads may need their model's packages)."""
+    import ast
+
+    allowed = set(sys.stdlib_module_names) | {"torch", "torch_neuronx", "collector", "__future__"}
+    found = {}
+    for path in sorted((REPO / "collector").rglob("*.py")):
+        if "workloads" in path.relative_to(REPO / "collector").parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            for name in names:
+                if name.split(".")[0] not in allowed:
+                    found.setdefault(path.name, []).append(name)
+    assert found == {}
 
 
 def test_help_teaches(tmp_path: Path) -> None:
