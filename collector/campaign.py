@@ -257,6 +257,8 @@ def _parse(path: Path, root: _Table) -> Campaign:
     if not _SLURM_TIME.match(slurm.time):
         raise CampaignError(f"slurm.time: a Slurm time such as 02:00:00 or 1-00:00:00, got {slurm.time!r}")
     _check_sbatch(slurm.sbatch, "slurm.sbatch")
+    if slurm.partition is not None and not re.match(r"^[A-Za-z0-9._,-]+$", slurm.partition):
+        raise CampaignError(f"slurm.partition: partition names (comma-separated), got {slurm.partition!r}")
 
     k = root.table("kubernetes")
     kube = Kubernetes(
