@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -50,6 +51,50 @@ def _remote_failed(command: str, exc: OSError) -> None:
     sys.exit(2)
 
 
+class _Size(click.ParamType):
+    name = "SIZE"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        from reportgen.storage.local import parse_size
+
+        try:
+            size = parse_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if size < 1:
+            self.fail("the limit must be at least one byte", param, ctx)
+        return size
+
+
+def _max_log_size(command: Any) -> Any:
+    return click.option(
+        "--max-log-size",
+        "max_bytes",
+        default="1G",
+        show_default=True,
+        type=_Size(),
+        help="Largest log read (K, M, G suffixes). Larger files, and anything that is not a regular file (FIFO, device, folder), are not read.",
+    )(command)
+
+
+def _follow_symlinks(command: Any) -> Any:
+    return click.option(
+        "--follow-symlinks",
+        is_flag=True,
+        help="Read logs through symlinks that lead out of the folders given (by default they are skipped and listed).",
+    )(command)
+
+
+def _write_failed(command: str, exc: Exception) -> None:
+    """One line for an output folder that cannot be written (exit 2), never a traceback."""
+    reason = getattr(exc, "strerror", None) or str(exc)
+    where = getattr(exc, "filename", None)
+    click.echo(f"reportgen {command}: cannot write {where + ': ' if where else ''}{reason}", err=True)
+    sys.exit(2)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="reportgen")
 def main() -> None:
@@ -83,18 +128,29 @@ def main() -> None:
     type=click.IntRange(min=0),
     help="Problems printed per file; 0 prints all.",
 )
-def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int) -> None:
+@_max_log_size
+def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max_bytes: int) -> None:
     from reportgen.contract.validation import validate_files
     from reportgen.storage import is_remote
     from reportgen.storage.sources import RemoteError, find_runs
 
+    found: list[Any] = []
+    skipped: list[str] = []
     try:
-        found = [log for arg in logs for log in (find_runs([arg]) if is_remote(arg) else [arg])]
+        for arg in logs:
+            if is_remote(arg):
+                listed = find_runs([arg], max_bytes=max_bytes)
+                found += [entry.path for entry in listed.logs]
+                skipped += [s.format() for s in listed.skipped]
+            else:
+                found.append(arg)
     except RemoteError as exc:
         _remote_failed("validate", exc)
-    text, code = validate_files(found, as_json=as_json, max_problems=max_problems)
+    text, code = validate_files(found, as_json=as_json, max_problems=max_problems, max_bytes=max_bytes)
+    for line in skipped:
+        click.echo(line, err=True)
     click.echo(text)
-    sys.exit(code)
+    sys.exit(code or (1 if skipped else 0))
 
 
 REPORT_HELP = """Render one run log as a migration report in HTML and Markdown.
@@ -132,23 +188,29 @@ def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md, md-summary (report-summary.md: headline, scope, matrix, counts and findings in under 60,000 characters, for a pull-request comment).")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
-def report(log: Path | str, out_dir: Path, annotations: Path | None, formats: tuple[str, ...], fail_on: str | None) -> None:
+@_max_log_size
+def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
+    from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError, find_one
 
     try:
-        log = find_one(log)
+        entry = find_one(log, max_bytes=max_bytes)
     except RemoteError as exc:
         _remote_failed("report", exc)
     except ValueError as exc:
         click.echo(f"reportgen report: {exc}", err=True)
         sys.exit(2)
+    log = entry.path
+    annotations = annotations if annotations is not None else entry.annotations
     try:
-        result = build_report(log, out_dir, formats, annotations, fail_on)
+        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes)
     except ReportInputError as exc:
         click.echo(str(exc), err=True)
         click.echo(f"{log}: no report written", err=True)
         sys.exit(EXIT_INVALID)
+    except (UnsafeOutput, OSError) as exc:
+        _write_failed("report", exc)
     click.echo(f"{result.disposition.headline}")
     for path in result.written:
         click.echo(f"wrote {path}")
@@ -206,9 +268,15 @@ candidate) or a rule ([[compare_latest]] baseline_target, candidate_target: for 
 the latest run on one target against the latest on the other). The index links each page.
 Nothing is compared across workloads.
 
+Only regular files are read: FIFOs, devices, folders named *.jsonl, dangling symlinks, files
+over --max-log-size and symlinks that lead out of the folders given are skipped, each listed
+with the reason. Nothing is written or removed outside --out (a state file there that does
+not check out is ignored, with a warning, for a full build).
+
 \b
-Exit codes: 0 built, 1 some input was not a valid run log or a declared comparison could not
-be built (the rest is built), 2 usage error or an unusable site configuration.
+Exit codes: 0 built, 1 some input was skipped or not a valid run log, or a declared comparison
+could not be built (the rest is built), 2 usage error, an unusable site configuration, or an
+output folder that cannot be written (or leads outside itself through a symlink).
 \b
 Publish: the folder is plain static files with relative links. Look at it with
   python -m http.server -d site 8000
@@ -223,28 +291,38 @@ Example:
 @click.argument("runs", nargs=-1, required=True, type=Location())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
 @click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Site configuration TOML declaring comparison pages (default: a site.toml inside a RUNS folder).")
-def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None) -> None:
+@_max_log_size
+@_follow_symlinks
+def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool) -> None:
     from reportgen.publish.site import build_site
     from reportgen.publish.site_compare import SiteConfigError
     from reportgen.storage import is_remote
     from reportgen.storage.local import find_logs
+    from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError
 
-    if not any(is_remote(r) for r in runs) and not find_logs([Path(r) for r in runs]):
-        click.echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
-        sys.exit(1)
+    if not any(is_remote(r) for r in runs):
+        local = find_logs([Path(r) for r in runs], follow_symlinks, max_bytes)
+        if not local.logs:
+            for skipped_entry in local.skipped:
+                click.echo(skipped_entry.format(), err=True)
+            click.echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
+            sys.exit(1)
     try:
-        result = build_site(list(runs), out_dir, config)
+        result = build_site(list(runs), out_dir, config, max_bytes, follow_symlinks)
     except SiteConfigError as exc:
         click.echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
     except RemoteError as exc:
         _remote_failed("site", exc)
-    for message in result.rejected:
+    except (UnsafeOutput, OSError) as exc:
+        _write_failed("site", exc)
+    for message in result.warnings + result.skipped + result.rejected:
         click.echo(message, err=True)
     fetched = f", {len(result.fetched)} fetched from object storage" if any(isinstance(r, str) for r in runs) else ""
-    click.echo(f"{result.runs} runs, {len(result.written)} files written{fetched}, site at {out_dir / 'index.html'}")
-    sys.exit(1 if result.rejected else 0)
+    skipped = f", {len(result.skipped)} entries skipped" if result.skipped else ""
+    click.echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
+    sys.exit(1 if result.rejected or result.skipped else 0)
 
 
 DIFF_HELP = """What changed between two runs of one workload, A (earlier) and B (later).
@@ -274,13 +352,15 @@ Examples:
 @click.argument("b", type=Location())
 @click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True, help="Terminal text, Markdown (for a pull request), or JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-def diff(a: Path | str, b: Path | str, fmt: str, as_json: bool) -> None:
+@_max_log_size
+@_follow_symlinks
+def diff(a: Path | str, b: Path | str, fmt: str, as_json: bool, max_bytes: int, follow_symlinks: bool) -> None:
     from reportgen.publish.diff import DiffRefused, diff_command
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
 
     try:
-        click.echo(diff_command(a, b, "json" if as_json else fmt))
+        click.echo(diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks))
     except RemoteError as exc:
         _remote_failed("diff", exc)
     except ReportInputError as exc:
@@ -340,6 +420,7 @@ def compare(baseline: Path | str, candidate: Path | str, out_dir: Path, formats:
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
+    from reportgen.storage.local import UnsafeOutput
 
     try:
         result = build_comparison(baseline, candidate, out_dir, formats)
@@ -355,6 +436,8 @@ def compare(baseline: Path | str, candidate: Path | str, out_dir: Path, formats:
     except LocationError as exc:
         click.echo(f"reportgen compare: {exc}", err=True)
         sys.exit(2)
+    except (UnsafeOutput, OSError) as exc:
+        _write_failed("compare", exc)
     click.echo(result.comparison.headline)
     for path in result.written:
         click.echo(f"wrote {path}")

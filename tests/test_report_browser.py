@@ -61,5 +61,6 @@ def test_printing_draws_every_chart(tmp_path: Path, browser) -> None:
     page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
     charts = page.locator("div.chart").count()
     assert charts >= 2
-    page.wait_for_function(f"document.querySelectorAll('div.chart.js-plotly-plot').length === {charts}", timeout=10_000)
+    # A function, not a string: the page's Content-Security-Policy forbids evaluating strings.
+    page.wait_for_function(f"() => document.querySelectorAll('div.chart.js-plotly-plot').length === {charts}", timeout=10_000)
     page.close()

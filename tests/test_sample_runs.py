@@ -11,7 +11,7 @@ from reportgen.storage.local import find_logs
 from tests.conftest import REPO
 
 SAMPLES = REPO / "sample_runs"
-LOGS = find_logs([SAMPLES])
+LOGS = find_logs([SAMPLES]).paths
 
 
 def test_there_are_sample_runs() -> None:

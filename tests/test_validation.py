@@ -192,7 +192,7 @@ def test_cli_exit_codes_and_format(tmp_path: Path) -> None:
     fail = runner.invoke(main, ["validate", str(bad), "--max-problems", "5"])
     assert fail.exit_code == 1
     assert f"{bad}:1: error: expected a JSON object" in fail.output
-    assert "and 25 more problems" in fail.output
+    assert "and 26 more problems" in fail.output  # 30 lines, and "no events" for the file
     usage = runner.invoke(main, ["validate", str(tmp_path / "missing.jsonl")])
     assert usage.exit_code == 2
     assert runner.invoke(main, ["validate"]).exit_code == 2

@@ -34,6 +34,17 @@ CacheCondition = Literal[
 ]
 
 
+# Ranges every number of the log must keep: counts and sizes fit a signed 64-bit integer, times
+# are at most a billion seconds (about 31 years), so every figure can be formatted and drawn.
+# A value outside its range is an error at its line, not an overflow in a report.
+INT64_MAX = 2**63 - 1
+MAX_SECONDS = 1e9
+Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
+Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
+NonNegative = Annotated[float, Field(ge=0)]
+
+
 class Strict(BaseModel):
     """Base for every model: unknown fields are errors, NaN and Infinity are refused."""
 
@@ -62,7 +73,7 @@ class Envelope(Strict):
         pattern=r"^\d+\.\d+$",
         examples=[SCHEMA_VERSION],
     )
-    seq: int = Field(ge=0, description="Line sequence number: starts at 0, strictly increasing.")
+    seq: int = Field(ge=0, le=INT64_MAX, description="Line sequence number: starts at 0, strictly increasing.")
     time: str = Field(
         description="UTC time the event was written, ISO 8601 with offset or Z.",
         examples=["2026-11-29T21:50:00.123456Z"],
@@ -181,8 +192,8 @@ class Tolerance(Strict):
 class Training(Strict):
     """Training cells: fixed steps from identical weights, inputs and seeds."""
 
-    steps: int = Field(ge=1)
-    seed: int
+    steps: int = Field(ge=1, le=INT64_MAX)
+    seed: Int64
     optimizer: str = Field(description="Optimizer as the workload builds it, e.g. 'AdamW(lr=1e-3)'.")
     randomness: str = Field(description="How stochastic parts were made comparable, e.g. 'dropout off'.")
 
@@ -191,8 +202,8 @@ class PlannedCell(Strict):
     """One cell of the matrix: a shape, layout, dtype and execution mode."""
 
     case: str = Field(description="Stable case key, e.g. b1-l128-contiguous-float32-eager.")
-    batch: int = Field(ge=1)
-    length: int = Field(ge=1)
+    batch: int = Field(ge=1, le=INT64_MAX)
+    length: int = Field(ge=1, le=INT64_MAX)
     layout: Layout
     dtype: str = Field(description="Compute dtype of floating inputs and weights.")
     mode: Mode
@@ -218,7 +229,7 @@ class TimingScope(Strict):
 
 
 class Padding(Strict):
-    buckets: list[int] = Field(default_factory=list, description="Sequence-length buckets.")
+    buckets: list[Int64] = Field(default_factory=list, description="Sequence-length buckets.")
     above_largest: str | None = Field(None, description="Policy for requests above the largest.")
     mask_padded: bool = Field(True, description="Attention masks are padded like the inputs.")
 
@@ -269,7 +280,7 @@ class Plan(Envelope):
     matrix: list[PlannedCell] = Field(min_length=1)
     reference: str = Field(description="What the trusted reference is, e.g. 'cpu eager float32'.")
     tolerances: dict[str, Tolerance] = Field(description="Per dtype name.")
-    warm_repetitions: int = Field(ge=1)
+    warm_repetitions: int = Field(ge=1, le=INT64_MAX)
     timing_scope: TimingScope
     requirements: list[str] = Field(
         default_factory=list, description="Hard requirements, e.g. requires_float64."
@@ -283,6 +294,15 @@ class Plan(Envelope):
     )
     compare: CompareRules | None = Field(None, description="Judged regions per output and rules per parameter group; absent: not declared.")
 
+    @model_validator(mode="after")
+    def _cases_once(self) -> Plan:
+        first: dict[str, int] = {}
+        for index, cell in enumerate(self.matrix):
+            if cell.case in first:
+                raise ValueError(f"matrix lists case {cell.case!r} twice (entries {first[cell.case]} and {index}); each case key names one cell")
+            first[cell.case] = index
+        return self
+
 
 # --- artifacts -------------------------------------------------------------------------------
 
@@ -293,7 +313,7 @@ class Artifact(Envelope):
     kind: Literal["artifact"]
     role: Literal["inputs", "weights", "reference_output", "trace", "other"]
     path: str = Field(description="Path relative to the run directory.")
-    bytes: int = Field(ge=0)
+    bytes: int = Field(ge=0, le=INT64_MAX)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     case: str | None = None
 
@@ -308,17 +328,17 @@ class Reference(Envelope):
     shape: str = Field(description="Input key, e.g. b1-l128-contiguous (the values every dtype and mode get).")
     device: str
     dtype: str = Field("float32", description="dtype the reference computed in.")
-    runs: int = Field(ge=1)
-    noise_max_abs: float | None = Field(None, description="Max |run1 - run2|; 0 when bitwise equal.")
+    runs: int = Field(ge=1, le=INT64_MAX)
+    noise_max_abs: NonNegative | None = Field(None, description="Max |run1 - run2|; 0 when bitwise equal.")
     deterministic: bool | None = None
-    float64_max_abs: float | None = Field(
+    float64_max_abs: NonNegative | None = Field(
         None, description="Max |reference - float64 golden| when a golden run was made."
     )
     nonfinite: int | None = Field(
-        None, ge=0, description="NaN and Inf elements in the reference's own outputs; absent: not measured."
+        None, ge=0, le=INT64_MAX, description="NaN and Inf elements in the reference's own outputs; absent: not measured."
     )
     golden_nonfinite: int | None = Field(
-        None, ge=0, description="NaN and Inf elements in the float64 golden outputs; absent: not measured or no golden run."
+        None, ge=0, le=INT64_MAX, description="NaN and Inf elements in the float64 golden outputs; absent: not measured or no golden run."
     )
 
 
@@ -327,9 +347,9 @@ class Reference(Envelope):
 
 class OutputInfo(Strict):
     name: str
-    shape: list[int]
+    shape: list[Int64]
     dtype: str
-    nonfinite: int = Field(ge=0, description="Count of NaN and Inf elements.")
+    nonfinite: int = Field(ge=0, le=INT64_MAX, description="Count of NaN and Inf elements.")
 
 
 class InputInfo(OutputInfo):
@@ -338,28 +358,28 @@ class InputInfo(OutputInfo):
         "workload prepared (1.0 logs: as prepared, not checked at the model); in inputs_fed: as the "
         "model received it."
     )
-    strides: list[int] | None = Field(None, description="Strides in elements; absent: not recorded.")
+    strides: list[Int64] | None = Field(None, description="Strides in elements; absent: not recorded.")
     device: str | None = Field(None, description="Device the tensor was on; absent: not recorded.")
 
 
 class RegionStats(Strict):
     """An output's elements outside its declared judged region: measured and shown, never judged."""
 
-    count: int = Field(ge=0, description="Elements outside the judged region.")
-    max_abs: float | None = Field(description="Largest |out - ref| there; null when not finite.")
-    max_rel: float | None = Field(description="Largest |out - ref| / |ref| there (non-zero ref); null when not finite.")
-    nonfinite: int = Field(ge=0, description="NaN or Inf output elements there.")
-    beyond_tolerance: int | None = Field(None, ge=0, description="Elements there that the tolerance would have refused.")
+    count: int = Field(ge=0, le=INT64_MAX, description="Elements outside the judged region.")
+    max_abs: NonNegative | None = Field(description="Largest |out - ref| there; null when not finite.")
+    max_rel: NonNegative | None = Field(description="Largest |out - ref| / |ref| there (non-zero ref); null when not finite.")
+    nonfinite: int = Field(ge=0, le=INT64_MAX, description="NaN or Inf output elements there.")
+    beyond_tolerance: int | None = Field(None, ge=0, le=INT64_MAX, description="Elements there that the tolerance would have refused.")
 
 
 class OutputStats(Strict):
     """One output's comparison, over its judged region only."""
 
     name: str
-    mismatched: int = Field(ge=0)
-    total: int = Field(ge=0, description="Elements judged.")
-    max_abs: float | None
-    max_rel: float | None
+    mismatched: int = Field(ge=0, le=INT64_MAX)
+    total: int = Field(ge=0, le=INT64_MAX, description="Elements judged.")
+    max_abs: NonNegative | None
+    max_rel: NonNegative | None
     region: str | None = Field(None, description="The plan's judged region, e.g. 'attention_mask != 0'; null: every element is judged.")
     outside: RegionStats | None = Field(None, description="Statistics of the elements the region leaves out.")
 
@@ -372,14 +392,14 @@ class ErrorStats(Strict):
     only; ``per_output`` keeps each output's figures and the excluded elements' own.
     """
 
-    max_abs: float | None
-    max_rel: float | None
-    mismatched: int = Field(ge=0)
-    total: int = Field(ge=0)
-    worst_index: list[int] = Field(description="Index of the element with the largest |diff| / allowance.")
+    max_abs: NonNegative | None
+    max_rel: NonNegative | None
+    mismatched: int = Field(ge=0, le=INT64_MAX)
+    total: int = Field(ge=0, le=INT64_MAX)
+    worst_index: list[Int64] = Field(description="Index of the element with the largest |diff| / allowance.")
     worst_output: str = ""
-    allowed_at_worst: float = Field(description="atol + rtol * |ref| at the worst index.")
-    diff_at_worst: float | None
+    allowed_at_worst: NonNegative = Field(description="atol + rtol * |ref| at the worst index.")
+    diff_at_worst: NonNegative | None
     per_output: list[OutputStats] | None = Field(None, description="Per output; absent in logs written before 1.1.")
 
 
@@ -458,8 +478,8 @@ Measured = Annotated[Union[MeasuredList, NotMeasured], Field(discriminator="stat
 
 class Transfers(Strict):
     status: Literal["measured", "not_applicable", "unmeasured"]
-    count: int | None = Field(None, ge=0)
-    bytes: int | None = Field(None, ge=0)
+    count: int | None = Field(None, ge=0, le=INT64_MAX)
+    bytes: int | None = Field(None, ge=0, le=INT64_MAX)
     reason: str | None = None
 
 
@@ -478,7 +498,7 @@ class Operators(Envelope):
 
 class GraphBreak(Strict):
     reason: str
-    count: int = Field(1, ge=1)
+    count: int = Field(1, ge=1, le=INT64_MAX)
 
 
 class CacheDir(Strict):
@@ -490,8 +510,8 @@ class CacheDir(Strict):
         description="True when the collector pointed it at a directory it made; False for a "
         "directory the backend keeps elsewhere (it may hold entries from earlier runs)."
     )
-    entries_before: int = Field(ge=0, description="Files below it before the call.")
-    entries_after: int | None = Field(None, ge=0, description="Files below it after the call.")
+    entries_before: int = Field(ge=0, le=INT64_MAX, description="Files below it before the call.")
+    entries_after: int | None = Field(None, ge=0, le=INT64_MAX, description="Files below it after the call.")
 
 
 class Compile(Envelope):
@@ -500,19 +520,19 @@ class Compile(Envelope):
     kind: Literal["compile"]
     case: str
     graph: Literal["inference", "forward", "backward"] = Field("inference", description="Which graph: training cells compile a forward and a backward graph.")
-    compile_first_result_s: float | None = Field(None, ge=0)
-    graphs: int | None = Field(None, ge=0)
+    compile_first_result_s: Seconds | None = None
+    graphs: int | None = Field(None, ge=0, le=INT64_MAX)
     graph_breaks: list[GraphBreak] = Field(default_factory=list)
-    recompiles: int | None = Field(None, ge=0)
-    cache_hits: int | None = Field(None, ge=0)
-    cache_misses: int | None = Field(None, ge=0)
+    recompiles: int | None = Field(None, ge=0, le=INT64_MAX)
+    cache_hits: int | None = Field(None, ge=0, le=INT64_MAX)
+    cache_misses: int | None = Field(None, ge=0, le=INT64_MAX)
     recompile_limit_hit: bool = False
     cache_condition: CacheCondition
     cache_dir: str | None = None
     cache_entries_before: int | None = Field(
-        None, ge=0, description="Entries in the listed cache directories just before the first call."
+        None, ge=0, le=INT64_MAX, description="Entries in the listed cache directories just before the first call."
     )
-    cache_entries_after: int | None = Field(None, ge=0, description="Entries in the same directories after it.")
+    cache_entries_after: int | None = Field(None, ge=0, le=INT64_MAX, description="Entries in the same directories after it.")
     cache_dirs: list[CacheDir] | None = Field(None, description="Each cache directory listed, with its counts.")
 
 
@@ -523,15 +543,15 @@ class GradStats(Strict):
     """One parameter's gradient (or updated value) against the reference."""
 
     name: str
-    max_abs: float | None
-    max_rel: float | None
-    mismatched: int = Field(ge=0)
-    total: int = Field(ge=0)
-    norm_ratio: float | None = Field(None, description="||cell|| / ||reference||; 1 is ideal.")
-    worst_ratio: float | None = Field(None, description="Worst |diff| / allowance; above 1 is a mismatch.")
+    max_abs: NonNegative | None
+    max_rel: NonNegative | None
+    mismatched: int = Field(ge=0, le=INT64_MAX)
+    total: int = Field(ge=0, le=INT64_MAX)
+    norm_ratio: NonNegative | None = Field(None, description="||cell|| / ||reference||; 1 is ideal.")
+    worst_ratio: NonNegative | None = Field(None, description="Worst |diff| / allowance; above 1 is a mismatch.")
     rule: str | None = Field(None, description="The plan's rule that judged this parameter (compare.params); null: elementwise, no rules declared.")
     bound: float | None = Field(None, ge=0, description="lr-bound rule: k * lr, the allowed |updated - reference| where the reference gradient is zero.")
-    bound_elements: int | None = Field(None, ge=0, description="lr-bound rule: elements whose reference gradient is zero, judged by the bound.")
+    bound_elements: int | None = Field(None, ge=0, le=INT64_MAX, description="lr-bound rule: elements whose reference gradient is zero, judged by the bound.")
     bound_max_abs: float | None = Field(None, description="lr-bound rule: largest |updated - reference| among those elements.")
 
 
@@ -540,7 +560,7 @@ class TrainStep(Envelope):
 
     kind: Literal["train_step"]
     case: str
-    step: int = Field(ge=0)
+    step: int = Field(ge=0, le=INT64_MAX)
     loss: float | None
     reference_loss: float | None
     loss_within: bool
@@ -561,39 +581,39 @@ class TrainResult(Envelope):
 class OutputCheck(Strict):
     """The cold call's outputs against the reference, by the cell's tolerance."""
 
-    mismatched: int = Field(ge=0)
-    total: int = Field(ge=0)
-    max_abs: float | None = Field(description="Null when not finite.")
+    mismatched: int = Field(ge=0, le=INT64_MAX)
+    total: int = Field(ge=0, le=INT64_MAX)
+    max_abs: NonNegative | None = Field(description="Null when not finite.")
     passed: bool = Field(description="No element outside the tolerance and no new non-finite value.")
 
 
 class Cold(Strict):
-    seconds: float = Field(ge=0)
+    seconds: Seconds
     cache_condition: CacheCondition = Field(
         description="The condition the call really had: fresh_process_empty_cache only when every "
         "listed cache directory was empty before it and no cache hit was counted (logs from 1.1 on; "
         "1.0 logs state it by construction)."
     )
     fresh_process: bool
-    process_start_s: float | None = Field(
-        None, ge=0, description="One-time process start-up before the first call, kept apart."
+    process_start_s: Seconds | None = Field(
+        None, description="One-time process start-up before the first call, kept apart."
     )
-    cache_entries_before: int | None = Field(None, ge=0, description="Entries in the listed cache directories before the call; absent: not checked.")
-    cache_entries_after: int | None = Field(None, ge=0)
+    cache_entries_before: int | None = Field(None, ge=0, le=INT64_MAX, description="Entries in the listed cache directories before the call; absent: not checked.")
+    cache_entries_after: int | None = Field(None, ge=0, le=INT64_MAX)
     cache_dirs: list[CacheDir] | None = Field(None, description="Each cache directory listed around the call.")
-    cache_hits: int | None = Field(None, ge=0, description="Compile-cache hits counted during the call, where the backend counts them.")
-    cache_misses: int | None = Field(None, ge=0)
+    cache_hits: int | None = Field(None, ge=0, le=INT64_MAX, description="Compile-cache hits counted during the call, where the backend counts them.")
+    cache_misses: int | None = Field(None, ge=0, le=INT64_MAX)
     output_check: OutputCheck | None = Field(None, description="The cold call's outputs against the reference; absent: not compared.")
     inputs_fed: list[InputInfo] | None = Field(None, description="What the model received on the cold call; absent: not measured.")
     layout_achieved: bool | None = None
 
 
 class Warm(Strict):
-    samples_s: list[float] = Field(min_length=1)
-    min_s: float
-    median_s: float
-    p90_s: float
-    iqr_s: float
+    samples_s: list[Seconds] = Field(min_length=1)
+    min_s: Seconds
+    median_s: Seconds
+    p90_s: Seconds
+    iqr_s: Seconds
 
 
 class Timing(Envelope):
@@ -624,14 +644,14 @@ class Timing(Envelope):
 class TraceFile(Strict):
     path: str
     kind: str = Field(description="chrome_trace, neff, ntff, ...")
-    bytes: int = Field(ge=0)
+    bytes: int = Field(ge=0, le=INT64_MAX)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
 class TopOp(Strict):
     name: str
-    self_time_us: float
-    calls: int = Field(ge=0)
+    self_time_us: NonNegative
+    calls: int = Field(ge=0, le=INT64_MAX)
 
 
 class Profile(Envelope):
@@ -659,8 +679,8 @@ class RunEnd(Envelope):
     finished_at: str
     status: Literal["complete", "aborted"]
     reason: str | None = None
-    cells_planned: int = Field(ge=0)
-    cells_recorded: int = Field(ge=0)
+    cells_planned: int = Field(ge=0, le=INT64_MAX)
+    cells_recorded: int = Field(ge=0, le=INT64_MAX)
 
 
 Event = Annotated[

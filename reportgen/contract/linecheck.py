@@ -65,3 +65,84 @@ def line_validator() -> Callable[[bytes], dict[str, Any] | Envelope]:
     members = tuple(mirror(model, made) if kind in CASE_KINDS else model for kind, model in EVENT_MODELS.items())
     union = Annotated[Union[members], Field(discriminator="kind")]
     return TypeAdapter(union).validator.validate_json  # type: ignore[return-value]
+
+
+# --- duplicate keys ----------------------------------------------------------------------------
+#
+# pydantic-core reads a JSON object with a repeated key as "last one wins", so
+# {"status": "mismatch", "status": "pass"} would validate as a pass. The fast path therefore
+# compares two counts that agree only for a line without repeated keys: the number of keys in
+# the validated dict (the mirrors forbid unknown keys and fill in no defaults, so every key of
+# the line is there once) and the number of `":` in the raw bytes, which is at least the number
+# of keys written (each key's closing quote directly before its colon; a line with white space
+# before a colon is sent to the careful path instead). A repeated key makes the byte count
+# larger than the dict's, and so does a `":` inside a string value: both take the careful path,
+# which names the repeated key.
+
+KeyCounter = Callable[[dict[str, Any]], int]
+
+
+def key_counter() -> Callable[[dict[str, Any]], int]:
+    """Count the keys of a validated per-cell line, nested objects included."""
+    counters = {kind: _counter(model) or len for kind, model in EVENT_MODELS.items() if kind in CASE_KINDS}
+
+    def count(data: dict[str, Any]) -> int:
+        return counters[data["kind"]](data)
+
+    return count
+
+
+def _nested_models(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
+    """The models a field's value may be (with None and Annotated unwrapped), and whether it is a list of them."""
+    origin = get_origin(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation], False
+    if origin is Annotated:
+        return _nested_models(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        found: list[type[BaseModel]] = []
+        many = False
+        for arg in get_args(annotation):
+            models, arg_many = _nested_models(arg)
+            found += models
+            many |= arg_many
+        return found, many
+    if origin is list:
+        models, inner_many = _nested_models(get_args(annotation)[0])
+        if inner_many:
+            raise TypeError(f"no key counter for nested lists of models: {annotation!r}")
+        return models, bool(models)
+    if origin is dict and _nested_models(get_args(annotation)[1])[0]:
+        raise TypeError(f"no key counter for a mapping of models: {annotation!r}")
+    return [], False
+
+
+def _counter(model: type[BaseModel]) -> KeyCounter | None:
+    """A key counter for one model's dicts; None when len() is enough (no nested objects)."""
+    nested: list[tuple[str, KeyCounter | None, bool]] = []
+    for name, info in model.model_fields.items():
+        models, many = _nested_models(info.annotation)
+        if not models:
+            continue
+        subs = [_counter(m) for m in models]
+        if len(models) > 1 and any(subs):
+            raise TypeError(f"no key counter for a union of nested models in {model.__name__}.{name}")
+        nested.append((name, subs[0], many))
+    if not nested:
+        return None
+    fields = tuple(nested)
+
+    def count(data: dict[str, Any]) -> int:
+        total = len(data)
+        for name, sub, many in fields:
+            value = data.get(name)
+            if value is None:
+                continue
+            if many:
+                for item in value:
+                    total += len(item) if sub is None else sub(item)
+            else:
+                total += len(value) if sub is None else sub(value)
+        return total
+
+    return count

@@ -28,7 +28,8 @@ from reportgen.contract.events import (
     Plan,
     RunEnd,
 )
-from reportgen.contract.linecheck import line_validator
+from reportgen.contract.linecheck import key_counter, line_validator
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
 
 # Versions of this major that the current models read as they are (a minor bump only adds
 # optional fields): such lines take the fast path; others get the careful per-line check.
@@ -39,6 +40,7 @@ UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
 _LINE_VALIDATOR = line_validator()
+_COUNT_KEYS = key_counter()
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,8 @@ class _Checker:
         self.result_lines: dict[str, int] = {}
         self.in_body = False  # after the plan, before run_end: where per-cell results belong
         self.first_content_seen = False
+        self.blank_lines = 0
+        self.saw_cr = False
 
     def problem(self, line: int, severity: Severity, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, severity, message))
@@ -148,6 +152,7 @@ class _Checker:
             raw = raw[len(UTF8_BOM):]
             self.problem(1, "warning", "file starts with a UTF-8 byte-order mark; ignored")
         if not raw.strip():
+            self.blank_lines += 1
             self.problem(number, "warning", "blank line ignored")
             return
         event = self._slow_validate(number, raw, unterminated)
@@ -186,12 +191,18 @@ class _Checker:
         except UnicodeDecodeError as exc:
             self.problem(number, "error", f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}")
             return None
+        if "\r" in text:
+            self.saw_cr = True
         try:
-            return json.loads(text, parse_constant=_refuse_constant)
+            obj = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
         except _NonFiniteLiteral as exc:
             self.problem(number, "error", f"{exc} is not valid JSON; write null for a value that is not a finite number")
+        except _DuplicateKey as exc:
+            self.problem(number, "error", f"duplicate key {exc} in one JSON object: the line is ambiguous (a reader could take either value)")
         except json.JSONDecodeError as exc:
-            if unterminated:
+            if "\r" in text.rstrip("\r"):
+                self.problem(number, "error", "lines end in a bare CR (\\r): events must be separated by LF (\\n) line endings")
+            elif unterminated:
                 self.reading.truncated = True
                 self.problem(number, "warning", "truncated last line (no newline, incomplete JSON); ignored, the run is incomplete")
             else:
@@ -200,6 +211,11 @@ class _Checker:
             self.problem(number, "error", "not valid JSON: nested too deeply")
         except ValueError as exc:
             self.problem(number, "error", f"unreadable JSON value: {str(exc).split(';')[0]}")
+        else:
+            where = _lone_surrogate(obj)
+            if where is None:
+                return obj
+            self.problem(number, "error", f"{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
         return None
 
     def _check_version(self, number: int, obj: dict[str, Any]) -> int | None:
@@ -341,9 +357,64 @@ class _Checker:
             self.problem(0, "error", "empty file: no events")
             return
         if not self.reading.records:
+            self.problem(0, "error", f"no events: {self._what_it_is(line_count)}")
             return
         if self.reading.run_end is None:
             self.problem(line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested")
+
+
+    def _what_it_is(self, line_count: int) -> str:
+        """What a file that holds no event is, in a few words."""
+        if self.blank_lines == line_count:
+            return f"the file holds only blank lines ({line_count})"
+        if self.saw_cr:
+            return "the file uses bare CR line endings, so it reads as one line that is not JSON"
+        if self.reading.truncated and line_count == 1:
+            return "the file holds one incomplete line"
+        return f"none of its {line_count} lines is a valid event"
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(repr(key))
+            seen.add(key)
+    return obj
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _lone_surrogate(obj: Any, where: str = "") -> str | None:
+    """The location of the first string (key or value) holding a lone surrogate, or None."""
+    if isinstance(obj, str):
+        return (where or "(line)") if _has_surrogate(obj) else None
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            path = f"{where}.{key}" if where else str(key)
+            if _has_surrogate(key):
+                return f"{where or '(line)'}: a key"
+            found = _lone_surrogate(value, path)
+            if found:
+                return found
+    elif isinstance(obj, list):
+        for index, value in enumerate(obj):
+            found = _lone_surrogate(value, f"{where}.{index}" if where else str(index))
+            if found:
+                return found
+    return None
 
 
 def _json_type(value: Any) -> str:
@@ -377,15 +448,19 @@ def _drop_path(obj: Any, loc: tuple[Any, ...]) -> None:
     obj.pop(loc[-1], None)
 
 
-def read_log(path: str | Path, sink: EventSink | None = None) -> LogReading:
+def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> LogReading:
     """Read and check one log file; never raises, an unreadable file is a problem too.
 
-    ``sink``, when given, sees each accepted event as it is read (see ``EventSink``).
+    ``sink``, when given, sees each accepted event as it is read (see ``EventSink``). Only a
+    regular file of at most ``max_bytes`` is read (not a FIFO, a device or a folder).
     """
     reading = LogReading(path=str(path))
     checker = _Checker(reading, sink)
     try:
-        count = _check_stream(checker, path)
+        count = _check_stream(checker, path, max_bytes)
+    except NotReadable as exc:
+        checker.problem(0, "error", f"not read: {exc}")
+        return reading
     except OSError as exc:
         checker.problem(0, "error", f"cannot read the file: {exc.strerror or exc}")
         return reading
@@ -411,46 +486,72 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _check_stream(checker: _Checker, path: str | Path) -> int:
-    with paused_gc():
-        return _read_lines(checker, path)
+def _check_stream(checker: _Checker, path: str | Path, max_bytes: int) -> int:
+    with _open_log(path, max_bytes) as stream, paused_gc():
+        return _read_lines(checker, stream, max_bytes)
 
 
-def _read_lines(checker: _Checker, path: str | Path) -> int:
+def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
     """Check line by line; a line without a newline can only be the last (or an oversize one).
 
     Most lines of a real log are valid, so each is first handed whole to pydantic-core, which
     parses and validates it in one pass (JSON allows the trailing newline): per-cell kinds
-    against their TypedDict mirrors, the rest against the models. Only a line it rejects
-    takes the careful path that explains.
+    against their TypedDict mirrors, the rest against the models. A per-cell line is kept
+    when its key count shows no repeated key (see ``linecheck``); the few other lines are
+    parsed once more to check that. Only a line these checks do not accept takes the careful
+    path that explains.
     """
-    validate = _LINE_VALIDATOR
-    number = 0
-    with _open_binary(path) as stream:
-        readline = stream.readline
-        while chunk := readline(MAX_LINE_BYTES + 1):
-            number += 1
-            try:
-                data = validate(chunk)
-            except ValidationError:
-                data = None
-            if data is not None and chunk[-1:] == b"\n":
-                if type(data) is dict:
-                    if data["schema_version"] in READABLE_VERSIONS:
-                        checker.accept_cell_line(number, data, chunk)
-                        continue
-                elif data.schema_version in READABLE_VERSIONS:  # type: ignore[union-attr]
-                    checker.accept_model(number, data)  # type: ignore[arg-type]
+    validate, count_keys = _LINE_VALIDATOR, _COUNT_KEYS
+    number = read = 0
+    readline = stream.readline
+    while chunk := readline(MAX_LINE_BYTES + 1):
+        number += 1
+        read += len(chunk)
+        if read > max_bytes:
+            checker.problem(number, "error", f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read")
+            return number
+        try:
+            data = validate(chunk)
+        except ValidationError:
+            data = None
+        if data is not None and chunk[-1:] == b"\n":
+            if type(data) is dict:
+                if (
+                    data["schema_version"] in READABLE_VERSIONS
+                    and chunk.count(b'":') == count_keys(data)
+                    and b" :" not in chunk
+                    and b"\t:" not in chunk
+                    and b"\r:" not in chunk
+                ):
+                    checker.accept_cell_line(number, data, chunk)
                     continue
-            if not _check_raw_line(checker, number, chunk, readline):
-                return number + sum(1 for _ in stream)
+            elif data.schema_version in READABLE_VERSIONS and _unique_json(chunk):  # type: ignore[union-attr]
+                checker.accept_model(number, data)  # type: ignore[arg-type]
+                continue
+        if not _check_raw_line(checker, number, chunk, readline):
+            return number + sum(1 for _ in stream)
     return number
 
 
-def _open_binary(path: str | Path) -> BinaryIO:
-    """A local file, or a log in object storage (anything with ``open_stream``, see reportgen.storage)."""
+def _open_log(path: Any, max_bytes: int) -> BinaryIO:
+    """A local log (a regular file within the limit, see storage.local), or a log in object
+    storage (anything with ``open_stream``, see reportgen.storage) whose listed size is within it."""
     opener = getattr(path, "open_stream", None)
-    return opener() if opener is not None else open(path, "rb")
+    if opener is None:
+        return open_regular(path, max_bytes)
+    size = getattr(path, "size", 0)
+    if size > max_bytes:
+        raise NotReadable(f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)")
+    return opener()  # type: ignore[no-any-return]
+
+
+def _unique_json(chunk: bytes) -> bool:
+    """Whether a line that validated has no repeated key (a second parse; for the few lines that are not per-cell)."""
+    try:
+        json.loads(chunk, object_pairs_hook=_unique_keys)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_raw_line(checker: _Checker, number: int, chunk: bytes, readline: Callable[[int], bytes]) -> bool:
@@ -466,9 +567,9 @@ def _check_raw_line(checker: _Checker, number: int, chunk: bytes, readline: Call
     return not checker.reading.refused
 
 
-def validate_files(paths: list[str], as_json: bool, max_problems: int) -> tuple[str, int]:
+def validate_files(paths: list[str], as_json: bool, max_problems: int, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[str, int]:
     """Check logs for ``reportgen validate``: the text to print and the exit code (0 or 1)."""
-    readings = [read_log(path) for path in paths]
+    readings = [read_log(path, max_bytes=max_bytes) for path in paths]
     code = 0 if all(r.valid for r in readings) else 1
     if as_json:
         return json.dumps([_reading_summary(r) for r in readings], indent=2), code

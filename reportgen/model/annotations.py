@@ -19,8 +19,9 @@ An ``[[explain]]`` entry explains every cell its selectors match (all selectors 
     reason = "..."
 
 An entry that matches no planned cell is an error naming its line; so is a cell that two entries
-give different verdicts. ``explanation`` is Markdown. It is rendered with raw HTML off and only
-http(s) and relative links, so a file copied from elsewhere cannot inject markup into a report.
+give different verdicts. ``explanation`` is Markdown. It is rendered with raw HTML off, no
+images and only http(s) and relative links (see ``reportgen.render.markdown``), so a file copied
+from elsewhere cannot inject markup into a report or make it load anything.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reportgen.model.runmodel import STATUS_ORDER, CellRecord
 from reportgen.storage.remote import RemoteLog, RemoteObject
+from reportgen.storage.local import ANNOTATIONS_NAME, MAX_SIDE_FILE_BYTES, NotReadable, annotations_beside, read_bounded
 
-ANNOTATIONS_NAME = "annotations.toml"
 PATTERN_KEY = "explain"
 _HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]#]+?)[ \t]*\]\]?[ \t]*(#.*)?$")
 
@@ -215,6 +216,8 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise AnnotationError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise AnnotationError(f"{path}: not valid TOML: nested too deeply") from None
     lines = _header_lines(text)
     result = AnnotationFile(path)
     for key, value in data.items():
@@ -252,11 +255,18 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
     if path is None:
         return AnnotationFile("")
     try:
-        text = (path if isinstance(path, RemoteObject) else Path(path)).read_text(encoding="utf-8")
+        if isinstance(path, RemoteObject):
+            if path.size > MAX_SIDE_FILE_BYTES:
+                raise NotReadable(f"{path.size} bytes, larger than the limit for an annotations file ({MAX_SIDE_FILE_BYTES})")
+            text = path.read_text(encoding="utf-8")
+        else:
+            text = read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8")
+    except NotReadable as exc:
+        raise AnnotationError(f"{path}: not read: {exc}") from None
     except OSError as exc:
         raise AnnotationError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise AnnotationError(f"{path}: not valid TOML: not UTF-8 ({exc.reason})") from None
+        raise AnnotationError(f"{path}: not valid TOML: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     return parse_annotations(text, str(path))
 
 
@@ -299,8 +309,9 @@ def load_annotations(path: str | Path | RemoteObject | None, cells: Iterable[Cel
 
 
 def find_annotations(log: Path | RemoteLog) -> Path | RemoteObject | None:
-    """The annotations file that sits next to a log, if any (for a log in object storage, as listed)."""
+    """The annotations file that sits next to a log, if any may be read: for a local log a
+    regular file, not a symlink that leads out of the log's folder; for a log in object
+    storage, as listed."""
     if isinstance(log, RemoteLog):
         return log.annotations
-    candidate = log.parent / ANNOTATIONS_NAME
-    return candidate if candidate.is_file() else None
+    return annotations_beside(log)[0]

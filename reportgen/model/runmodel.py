@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from reportgen.contract import events as ev
 from reportgen.contract.validation import LoggedEvent, LogReading, read_log
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
 STATUS_ORDER = ("pass", "mismatch", "nonfinite", "error", "skipped", "untested")
 
@@ -252,10 +253,10 @@ def build_run(reading: LogReading) -> RunModel:
     return builder.build(reading)
 
 
-def read_run(path: str | Path) -> tuple[LogReading, RunBuilder]:
+def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[LogReading, RunBuilder]:
     """Read a log and gather its run in the same pass; build the run only if it is valid."""
     builder = RunBuilder()
-    return read_log(path, sink=builder.add), builder
+    return read_log(path, sink=builder.add, max_bytes=max_bytes), builder
 
 
 # What every cell needs of each per-cell kind, from the event's fields as a dict (the

@@ -153,13 +153,18 @@ def format_diff(diff: RunDiff) -> str:
     return "\n".join(lines)
 
 
-def diff_command(a: Path | str, b: Path | str, fmt: str = "text") -> str:
+def diff_command(a: Path | str, b: Path | str, fmt: str = "text", max_bytes: int | None = None, follow_symlinks: bool = False) -> str:
     """`reportgen diff A B`: A and B are logs or run directories, local or s3://."""
     from reportgen.render.report import judge_log
+    from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
     from reportgen.storage.sources import find_one
     from reportgen.publish.summary import summarize
 
-    summaries = [summarize(judge_log(find_one(path))) for path in (a, b)]
+    limit = DEFAULT_MAX_LOG_BYTES if max_bytes is None else max_bytes
+    summaries = []
+    for path in (a, b):
+        entry = find_one(path, None, follow_symlinks, limit)
+        summaries.append(summarize(judge_log(entry.path, entry.annotations, max_bytes=limit, beside=False)))
     diff = diff_runs(*summaries)
     if fmt == "json":
         return json.dumps(diff.to_dict(), indent=2, sort_keys=True)

@@ -30,8 +30,10 @@ class RunFile:
     note: str
 
 
-def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP_BYTES) -> tuple[list[RunFile], list[Path]]:
-    """Copy the log and its traces beside the page; return the links to show and what was written."""
+def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP_BYTES, root: Path | None = None) -> tuple[list[RunFile], list[Path]]:
+    """Copy the log and its traces beside the page; return the links to show and what was written.
+
+    Nothing is written outside ``root`` (the site's output folder; default: page_dir)."""
     files = [RunFile("Markdown report", "report.md", "the same report as Markdown")]
     if judged.view.details:
         files.append(RunFile("Per-cell table", judged.view.details, "one row per planned cell, with the log line of its result"))
@@ -41,7 +43,7 @@ def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP
         files.append(RunFile("Event log", "", f"not copied: it stays in the object store at {log}"))
         return files, written
     data = log.read_bytes()
-    if write_bytes_if_changed(page_dir / "events.jsonl", data):
+    if write_bytes_if_changed(page_dir / "events.jsonl", data, root or page_dir):
         written.append(page_dir / "events.jsonl")
     files.append(RunFile("Event log", "events.jsonl", f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}"))
     run_dir = log.resolve().parent
@@ -49,7 +51,7 @@ def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP
     for cell in judged.run.cells:
         for profile in cell.profiles:
             for trace in profile.traces:
-                link, why = _copy_trace(run_dir, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap)
+                link, why = _copy_trace(run_dir, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap, root or page_dir)
                 label = f"Trace of {cell.case} ({trace.kind})"
                 if link:
                     written.append(page_dir / link)
@@ -57,7 +59,7 @@ def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP
     return files, written
 
 
-def _copy_trace(run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: set[str], cap: int) -> tuple[str, str]:
+def _copy_trace(run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: set[str], cap: int, root: Path) -> tuple[str, str]:
     if size > cap:
         return "", f"not copied: {size / 1e6:.1f} MB is over the {cap / 1e6:.0f} MB cap; sha256 {sha256}"
     source = run_dir / logged
@@ -74,5 +76,5 @@ def _copy_trace(run_dir: Path, logged: str, size: int, sha256: str, page_dir: Pa
     while name in used:
         name = "x-" + name
     used.add(name)
-    write_bytes_if_changed(page_dir / "traces" / name, data)
+    write_bytes_if_changed(page_dir / "traces" / name, data, root)
     return f"traces/{name}", f"{len(data)} bytes, sha256 {sha256}"

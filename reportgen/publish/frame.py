@@ -181,6 +181,6 @@ def load_cells(paths: Iterable[str | Path]) -> pd.DataFrame:
     from reportgen.storage.local import find_logs
 
     rows: list[dict[str, object]] = []
-    for log in find_logs([Path(p) for p in paths]):
-        rows.extend(cell_rows(judge_log(log)))
+    for entry in find_logs([Path(p) for p in paths]).logs:
+        rows.extend(cell_rows(judge_log(entry.path, entry.annotations, beside=False)))
     return cells_frame(rows)

@@ -21,18 +21,21 @@ import csv
 import hashlib
 import io
 import json
-import shutil
+import os
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
 from reportgen import __version__
-from reportgen.model.annotations import find_annotations
+from reportgen.contract.events import Count
 from reportgen.publish.diff import RunDiff, diff_runs
-from reportgen.render.templating import Assets, render_html, templates_dir, write_assets, write_text
-from reportgen.render.report import JudgedRun, ReportInputError, judge_log, write_report
+from reportgen.render.templating import Assets, asset_names, render_html, templates_dir, write_assets, write_text
+from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.files import copy_run_files
 from reportgen.publish.frame import history_frame
@@ -40,12 +43,14 @@ from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
 from reportgen.render.charts import trend_figures
 from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, find_site_config, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage import is_remote
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LogEntry, NotReadable, UnsafeOutput, read_bounded, remove_inside, write_inside
 from reportgen.storage.sources import LogRef, change_key, fetched, find_runs
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 
 STATE_NAME = ".reportgen-state.json"
 STATE_FORMAT = 1
+MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 
 
@@ -62,12 +67,72 @@ class SiteResult:
     runs: int = 0
     written: list[Path] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # entries that are not read, and why
+    warnings: list[str] = field(default_factory=list)
     fetched: list[str] = field(default_factory=list)  # objects read from object storage
 
 
-def _input_key(log: LogRef) -> str:
-    notes = find_annotations(log)
-    return change_key(log, notes if isinstance(notes, Path) else None)
+# --- the state file: untrusted input like any other ----------------------------------------------
+# It sits in the output folder, where anybody who can write there can plant one. It is only a
+# cache: anything wrong with it is a warning and a full build. A slug names a folder that may be
+# removed, so it must be one that summary.slug() makes: one plain path component. The summaries'
+# own fields are checked against the RunSummary dataclass, so the check follows it as it grows.
+
+_SLUG = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,95}-[0-9a-f]{8}$"
+
+
+class _StoredCell(BaseModel):
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+    status: str = Field(pattern="^(" + "|".join(STATUS_ORDER) + ")$")
+    warm_median_s: float | None = Field(None, ge=0, le=1e9)
+    warm_samples_s: list[float] | None = None
+
+
+class _StoredRun(BaseModel):
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+    slug: str = Field(pattern=_SLUG)
+    workload_slug: str = Field(pattern=_SLUG)
+    outcome: str = Field(pattern="^(suitable|change|blocked)$")
+    counts: dict[str, Count]
+    cells: dict[str, _StoredCell] = {}
+
+
+class _StoredComparison(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    key: str
+    link: dict[str, Any]
+
+
+class _State(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    fingerprint: str
+    runs: dict[str, _StoredRun]
+    comparisons: dict[str, _StoredComparison] = {}
+
+
+_SUMMARY = TypeAdapter(RunSummary)
+_LINK = TypeAdapter(ComparisonLink)
+
+
+def _check_state(raw: Any) -> dict[str, Any]:
+    """The state as plain data once every part checks out; ValueError (or ValidationError) otherwise."""
+    state = _State.model_validate(raw)
+    runs = raw["runs"]
+    for key, run in runs.items():
+        _SUMMARY.validate_python(run)
+        if set(run) - {f for f in RunSummary.__dataclass_fields__}:
+            raise ValueError(f"runs.{key}: fields a summary does not have")
+    for name, stored in state.comparisons.items():
+        if not re.match(_SLUG, name):
+            raise ValueError(f"comparisons: {name!r} is not a page name this tool makes")
+        link = _LINK.validate_python(stored.link)
+        if link.href != f"comparisons/{name}/index.html":
+            raise ValueError(f"comparisons.{name}.link.href: not this comparison's page")
+    return raw  # type: ignore[no-any-return]
 
 
 def _fingerprint() -> str:
@@ -79,38 +144,66 @@ def _fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _load_state(out_dir: Path, fingerprint: str) -> dict[str, Any]:
+def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> dict[str, Any]:
+    """The previous build's state, or an empty one (with a warning when it was unusable)."""
+    path = out_dir / STATE_NAME
+    empty: dict[str, Any] = {"runs": {}}
+    if not os.path.lexists(path):
+        return empty
     try:
-        state = json.loads((out_dir / STATE_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"runs": {}}
-    if state.get("fingerprint") != fingerprint:
-        return {"runs": {}}
-    return state
+        if os.path.islink(path):
+            raise NotReadable("a symlink; the state file must be a plain file in the output folder")
+        raw = json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8"))
+        if isinstance(raw, dict) and raw.get("fingerprint") != fingerprint:
+            return empty  # written by another version: a full build, nothing wrong
+        return _check_state(raw)
+    except (NotReadable, OSError, ValueError, RecursionError) as exc:
+        reason = _first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())
+        result.warnings.append(f"reportgen site: warning: ignoring {path} ({reason}); doing a full build")
+        return empty
 
 
-def _gather(logs: list[LogRef], out_dir: Path, state: dict[str, Any], result: SiteResult) -> list[Entry]:
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in err["loc"])
+    return f"{where}: {err['msg']}" if where else "not a JSON object with a fingerprint and runs"
+
+
+def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int) -> list[Entry]:
     entries: list[Entry] = []
     seen: dict[str, LogRef] = {}
-    for index, log in enumerate(logs, start=1):
-        key = _input_key(log)
+    for index, found in enumerate(logs, start=1):
+        log = found.path
+        try:
+            key = change_key(found, max_bytes)
+        except (NotReadable, OSError) as exc:
+            result.skipped.append(f"{log}: skipped: {getattr(exc, 'strerror', None) or exc}")
+            continue
         cached = state["runs"].get(key)
         if cached and (out_dir / "runs" / cached["slug"] / "index.html").is_file():
             entry = Entry(log, key, RunSummary.from_dict(cached), None)
         else:
             print(f"reportgen site: [{index}/{len(logs)}] {log}", file=sys.stderr)
             try:
-                judged = judge_log(log)
+                judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
+                entry = Entry(log, key, summarize(judged), judged)
             except ReportInputError as exc:
                 result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
                 continue
-            entry = Entry(log, key, summarize(judged), judged)
+            except Exception as exc:  # one bad log never stops the others' pages
+                result.rejected.append(f"{log}: skipped, could not be reported: {_one_line(exc)}")
+                continue
         if entry.summary.run_id in seen:
             result.rejected.append(f"{log}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}")
             continue
         seen[entry.summary.run_id] = log
         entries.append(entry)
     return entries
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "no message"
+    return f"{type(exc).__name__}: {text[:300]}".encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _nav(summary: RunSummary) -> list[tuple[str, str]]:
@@ -212,43 +305,73 @@ def _target_history(target: str, history: list[RunSummary]) -> dict[str, Any]:
     return {"target": target, "anchor": f"target-{slug(target, 24)}", "history": history, "key_cases": key_cases, "diffs": list(reversed(diffs)), "figures": figures}
 
 
-def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str]) -> None:
+def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str], result: SiteResult) -> None:
     for cached in state["runs"].values():
         if cached["slug"] not in keep:
-            shutil.rmtree(out_dir / "runs" / cached["slug"], ignore_errors=True)
+            _remove(out_dir, out_dir / "runs" / cached["slug"], result)
 
 
-def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None) -> SiteResult:
+def _remove(out_dir: Path, path: Path, result: SiteResult) -> None:
+    try:
+        remove_inside(out_dir, path)
+    except (UnsafeOutput, OSError) as exc:
+        result.warnings.append(f"reportgen site: warning: left {path} in place: {getattr(exc, 'strerror', None) or exc}")
+
+
+def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False) -> SiteResult:
     """Build the site; ``config`` (or a site.toml inside a given local folder) declares comparison pages.
 
     PATHS are local paths or s3:// prefixes; a log in object storage is fetched only when its
     ETag, size or annotations changed since the last build into out_dir (RemoteError when the
     store cannot be listed). Raises SiteConfigError, before anything is written, when the
-    configuration is unusable.
+    configuration is unusable, and UnsafeOutput when the output folder leads elsewhere through
+    a symlink.
     """
     config_path = config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)])
     site_config = load_site_config(config_path) if config_path is not None else SiteConfig()
     result = SiteResult()
     fingerprint = _fingerprint()
-    state = _load_state(out_dir, fingerprint)
+    state = _load_state(out_dir, fingerprint, result)
+    found = find_runs(paths, None, follow_symlinks, max_bytes)
+    result.skipped += [s.format() for s in found.skipped]
     with paused_gc():
-        logs = find_runs(paths)
-        entries = _gather(logs, out_dir, state, result)
+        entries = _gather(found.logs, out_dir, state, result, max_bytes)
+        pages = _render_runs(entries, out_dir, result)
         result.runs = len(entries)
         assets = write_assets(out_dir)
+        result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
         result.written += _write_pages(entries, out_dir, assets, comparisons.links)
-    _remove_stale(out_dir, state, {e.summary.slug for e in entries})
+    _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
     remove_stale_comparisons(out_dir, state.get("comparisons", {}), set(comparisons.state))
     new_state = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
     if comparisons.state:
         new_state["comparisons"] = comparisons.state
-    result.fetched = fetched(logs)
+    result.fetched = fetched(found.logs)
     state_path = out_dir / STATE_NAME
-    if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n"):
+    if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n", out_dir):
         result.written.append(state_path)
     return result
+
+
+def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult) -> list[tuple[Path, bytes]]:
+    """Each new run's pages, rendered before anything is written; a run that fails is dropped."""
+    pages: list[tuple[Path, bytes]] = []
+    for entry in list(entries):
+        if entry.judged is None:
+            continue
+        page_dir = out_dir / "runs" / entry.summary.slug
+        try:
+            files, copied = copy_run_files(entry.judged, page_dir, root=out_dir)
+            result.written += copied
+            pages += render_report(entry.judged, page_dir, ("html", "md"), asset_names(), root="../../", nav=_nav(entry.summary), html_name="index.html", files=files)
+        except UnsafeOutput:
+            raise  # the output folder leads elsewhere: no page is written at all
+        except Exception as exc:  # one bad log never stops the others' pages
+            result.rejected.append(f"{entry.log}: skipped, could not be rendered: {_one_line(exc)}")
+            entries.remove(entry)
+    return pages
 
 
 def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, assets: Assets, state: dict[str, Any], result: SiteResult) -> ComparisonPages:
@@ -262,12 +385,6 @@ def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, a
 
 def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None) -> list[Path]:
     written: list[Path] = []
-    for entry in entries:
-        if entry.judged is not None:
-            page_dir = out_dir / "runs" / entry.summary.slug
-            files, copied = copy_run_files(entry.judged, page_dir)
-            written += copied
-            written += write_report(entry.judged, page_dir, ("html", "md"), assets, root="../../", nav=_nav(entry.summary), html_name="index.html", files=files)
     summaries = [e.summary for e in entries]
     by_workload: dict[str, list[RunSummary]] = {}
     for s in summaries:
@@ -275,14 +392,14 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
     for wslug, runs in sorted(by_workload.items()):
         page = out_dir / "workloads" / wslug / "index.html"
         related = [c for c in comparisons or [] if c.workload == runs[0].workload]
-        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context(runs))):
+        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context(runs)), out_dir):
             written.append(page)
     index = out_dir / "index.html"
     rows = _index_rows(summaries)
-    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons or [])):
+    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons or []), out_dir):
         written.append(index)
     records = _index_records(summaries)
     for path, text in ((out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
-        if write_text(path, text):
+        if write_text(path, text, out_dir):
             written.append(path)
     return written

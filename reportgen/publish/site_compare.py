@@ -22,7 +22,6 @@ written again only when either run's log (or annotations) changed.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ from reportgen.publish.summary import RunSummary, slug
 from reportgen.render.compare import gather, write_comparison
 from reportgen.render.report import ReportInputError
 from reportgen.render.templating import Assets
+from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, UnsafeOutput, read_bounded, remove_inside
 
 CONFIG_NAME = "site.toml"
 
@@ -65,11 +65,13 @@ class SiteConfig(_Strict):
 
 def load_site_config(path: Path) -> SiteConfig:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SiteConfigError(f"{path}: cannot read the site configuration: {exc}") from None
+        data = tomllib.loads(read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8"))
+    except (NotReadable, OSError, UnicodeDecodeError) as exc:
+        raise SiteConfigError(f"{path}: cannot read the site configuration: {getattr(exc, 'strerror', None) or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SiteConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise SiteConfigError(f"{path}: not valid TOML: nested too deeply") from None
     try:
         return SiteConfig.model_validate(data)
     except ValidationError as exc:
@@ -170,7 +172,7 @@ def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[Path, str]
                 pages.rejected.append(f"comparison {pair.baseline.run_id} against {pair.candidate.run_id} not built: {exc}")
                 continue
             nav = [("All runs", "../../index.html"), (pair.baseline.workload, f"../../workloads/{pair.baseline.workload_slug}/index.html")]
-            pages.written += write_comparison(comparison, page_dir, ("html", "md"), assets, root="../../", nav=nav, html_name="index.html")
+            pages.written += write_comparison(comparison, page_dir, ("html", "md"), assets, root="../../", nav=nav, html_name="index.html", out_root=out_dir)
             link = ComparisonLink(
                 workload=comparison.workload,
                 baseline=pair.baseline.run_id,
@@ -187,6 +189,10 @@ def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[Path, str]
 
 
 def remove_stale_comparisons(out_dir: Path, cached: dict[str, Any], keep: set[str]) -> None:
+    """Remove the pages of comparisons no longer asked for (never anything outside out_dir)."""
     for name in cached:
         if name not in keep:
-            shutil.rmtree(out_dir / "comparisons" / name, ignore_errors=True)
+            try:
+                remove_inside(out_dir, out_dir / "comparisons" / name)
+            except (UnsafeOutput, OSError):
+                pass  # a page left in place is harmless; nothing outside is touched

@@ -29,16 +29,37 @@ LAYOUT = {
 MODE_COLOURS = {"eager": "#1f77b4", "compiled": "#d62728"}
 
 
+# The largest magnitude drawn (and the smallest above zero on a log axis): a value that
+# validates but lies beyond cannot be drawn by a browser's doubles without overflow, so it is
+# left out of the chart and named under it as out of range (the tables show the number).
+DRAWABLE = 1e300
+
+
 @dataclass(frozen=True)
 class Figure:
     id: str
     title: str
     caption: str
     spec: dict[str, Any]
+    out_of_range: tuple[str, ...] = ()
 
 
 def _spec(fig: go.Figure) -> dict[str, Any]:
     return json.loads(pio.to_json(fig, validate=False, pretty=False, engine="json"))
+
+
+def plain(text: str) -> str:
+    """Text for a chart label or legend: plotly reads <a href>, <b>, <br> and entities in
+    labels as markup, so they are escaped; the chart shows the characters, never a live link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _drawable(value: float | None, log_axis: bool = False) -> bool:
+    if value is None:
+        return True
+    if not math.isfinite(value) or abs(value) > DRAWABLE:
+        return False
+    return not (log_axis and 0 < value < 1 / DRAWABLE)
 
 
 def warm_latency(cells: list[CellRecord]) -> Figure | None:
@@ -50,7 +71,7 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         group = [c for c in timed if c.planned.mode == mode]
         if not group:
             continue
-        xs = [c.case for c in group for _ in c.warm.samples_s]
+        xs = [plain(c.case) for c in group for _ in c.warm.samples_s]
         ys = [s * 1e3 for c in group for s in c.warm.samples_s]
         fig.add_trace(go.Box(x=xs, y=ys, name=mode, marker={"color": MODE_COLOURS[mode]}, boxpoints="outliers"))
     return Figure("fig-warm-latency", "Warm latency", "Every warm sample per cell (box: median and quartiles), device synchronised at each boundary.", _spec(fig))
@@ -61,29 +82,32 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     if not both:
         return None
     fig = go.Figure(layout={**LAYOUT, "title": {"text": "Cold first call vs warm median (s, log scale)"}, "yaxis": {"type": "log", "title": {"text": "seconds"}}, "barmode": "group"})
-    cases = [c.case for c in both]
+    cases = [plain(c.case) for c in both]
     fig.add_trace(go.Bar(x=cases, y=[c.cold.seconds for c in both], name="cold first call", marker={"color": "#9467bd"}, customdata=[c.cold.cache_condition for c in both], hovertemplate="%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"))
     fig.add_trace(go.Bar(x=cases, y=[c.warm.median_s for c in both], name="warm median", marker={"color": "#2ca02c"}))
     return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _spec(fig))
 
 
 def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
-    rows = []
+    rows, out_of_range = [], []
     for c in cells:
         stats = c.result.error_stats if c.result else None
         if stats and stats.allowed_at_worst > 0:
             ratio = stats.diff_at_worst / stats.allowed_at_worst if stats.diff_at_worst is not None else None
-            rows.append((c.case, ratio, c.status))
-    if not rows:
+            if _drawable(ratio, log_axis=True):
+                rows.append((c.case, ratio, c.status))
+            else:
+                out_of_range.append(c.case)
+    if not rows and not out_of_range:
         return None
     ys = [r[1] if r[1] is not None else 1e6 for r in rows]
     # Plotly cannot autorange log-scale bars well (their base is 0): set the decades shown.
     positive = [y for y in ys if y > 0] or [1.0]
     low, high = math.floor(math.log10(min(positive))) - 0.5, math.ceil(math.log10(max(max(positive), 1.0))) + 0.5
     fig = go.Figure(layout={**LAYOUT, "title": {"text": "Largest error as a fraction of its allowance, per cell"}, "yaxis": {"type": "log", "range": [low, high], "title": {"text": "|diff| / (atol + rtol·|ref|)"}}})
-    fig.add_trace(go.Bar(x=[r[0] for r in rows], y=ys, marker={"color": ["#d62728" if r[2] != "pass" else "#1f77b4" for r in rows]}, name="largest |diff| / allowance"))
+    fig.add_trace(go.Bar(x=[plain(r[0]) for r in rows], y=ys, marker={"color": ["#d62728" if r[2] != "pass" else "#1f77b4" for r in rows]}, name="largest |diff| / allowance"))
     fig.add_hline(y=1.0, line={"dash": "dash", "color": "#555"}, annotation_text="allowance")
-    return Figure("fig-error-allowance", "Error vs allowance", "Below 1: inside the declared tolerance. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.", _spec(fig))
+    return Figure("fig-error-allowance", "Error vs allowance", "Below 1: inside the declared tolerance. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.", _spec(fig), tuple(out_of_range))
 
 
 def loss_curves(cells: list[CellRecord]) -> Figure | None:
@@ -92,14 +116,22 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
         return None
     fig = go.Figure(layout={**LAYOUT, "title": {"text": "Training loss per step: reference, eager, compiled"}, "xaxis": {"title": {"text": "step"}, "dtick": 1}, "yaxis": {"title": {"text": "loss"}}, "margin": {**LAYOUT["margin"], "b": 60}})
     shapes_done: set[str] = set()
+    out_of_range: list[str] = []
+
+    def points(c: CellRecord, values: list[float | None], label: str) -> list[float | None]:
+        bad = [s.step for s, v in zip(c.train_steps, values) if not _drawable(v)]
+        if bad:
+            out_of_range.append(f"{label} at step {', '.join(map(str, bad))}")
+        return [v if _drawable(v) else None for v in values]
+
     for c in trained:
         shape = c.case.rsplit("-", 1)[0] if not c.planned.repeat_of else c.case
         steps = [s.step for s in c.train_steps]
         if shape not in shapes_done:
             shapes_done.add(shape)
-            fig.add_trace(go.Scatter(x=steps, y=[s.reference_loss for s in c.train_steps], name=f"{shape} reference", mode="lines+markers", line={"dash": "dot", "color": "#555"}))
-        fig.add_trace(go.Scatter(x=steps, y=[s.loss for s in c.train_steps], name=f"{shape} {c.planned.mode}", mode="lines+markers", line={"color": MODE_COLOURS[c.planned.mode]}))
-    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; the dotted line is the CPU reference.", _spec(fig))
+            fig.add_trace(go.Scatter(x=steps, y=points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"), name=plain(f"{shape} reference"), mode="lines+markers", line={"dash": "dot", "color": "#555"}))
+        fig.add_trace(go.Scatter(x=steps, y=points(c, [s.loss for s in c.train_steps], c.case), name=plain(f"{shape} {c.planned.mode}"), mode="lines+markers", line={"color": MODE_COLOURS[c.planned.mode]}))
+    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; the dotted line is the CPU reference.", _spec(fig), tuple(out_of_range))
 
 
 def correctness_figures(cells: list[CellRecord]) -> list[Figure]:

@@ -18,8 +18,9 @@ from reportgen.model.annotations import AnnotationError, find_annotations, load_
 from reportgen.model.runmodel import NotARun, read_run
 from reportgen.render.compare_view import build_compare_view, comparison_data
 from reportgen.render.report import ReportInputError
-from reportgen.render.templating import Assets, _hashed_name, _write_if_changed, render_html, render_md, templates_dir, write_text
+from reportgen.render.templating import Assets, _hashed_name, render_html, render_md, templates_dir, write_text
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
+from reportgen.storage.local import write_inside
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
 FORMATS = ("html", "md", "json")
@@ -40,7 +41,7 @@ def one_log(location: LogRef | str) -> LogRef:
     if isinstance(location, RemoteLog):
         return location
     try:
-        return find_one(location)
+        return find_one(location).path
     except ValueError as exc:
         raise LocationError(str(exc)) from None
 
@@ -65,8 +66,8 @@ def gather(baseline: LogRef | str, candidate: LogRef | str) -> Comparison:
     return compare_runs(judge_side(one_log(baseline)), judge_side(one_log(candidate)))
 
 
-def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "compare.html") -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "compare.html", out_root: Path | None = None) -> list[Path]:
+    """Write the pages; nothing outside ``out_root`` (default: out_dir)."""
     view = build_compare_view(comparison)
     context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
     outputs = {
@@ -78,7 +79,7 @@ def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, 
     for fmt in FORMATS:
         if fmt in formats:
             name, render = outputs[fmt]
-            if write_text(out_dir / name, render()):
+            if write_text(out_dir / name, render(), out_root if out_root is not None else out_dir):
                 written.append(out_dir / name)
     return written
 
@@ -86,8 +87,9 @@ def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, 
 def _stylesheet(out_dir: Path) -> Assets:
     """The page needs only the shared stylesheet (no charts, no scripts)."""
     data = (templates_dir() / "assets" / "report.css").read_bytes()
-    (out_dir / "assets").mkdir(parents=True, exist_ok=True)
-    return Assets(css=_write_if_changed(out_dir / "assets" / _hashed_name("report.css", data), data), js="", site_js="", plotly="")
+    name = _hashed_name("report.css", data)
+    write_inside(out_dir, out_dir / "assets" / name, data)
+    return Assets(css=f"assets/{name}", js="", site_js="", plotly="")
 
 
 def build_comparison(baseline: LogRef | str, candidate: LogRef | str, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:

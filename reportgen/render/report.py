@@ -14,11 +14,12 @@ from typing import Any
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition, decide
-from reportgen.render.templating import Assets, render_html, render_md, write_assets, write_text
+from reportgen.render.templating import Assets, render_html, render_md, write_assets
 from reportgen.model.runmodel import NotARun, RunModel, read_run
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_rows
 from reportgen.storage.sources import LogRef
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, write_inside
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
@@ -47,16 +48,20 @@ class ReportResult:
     exit_code: int = EXIT_OK
 
 
-def judge_log(log: LogRef, annotations: Path | None = None) -> JudgedRun:
-    """Read, validate, model and judge one log; raises ReportInputError with every problem."""
-    reading, builder = read_run(log)
+def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> JudgedRun:
+    """Read, validate, model and judge one log; raises ReportInputError with every problem.
+
+    Without ``annotations``, the annotations.toml beside the log is used when ``beside`` is
+    set (callers that found the log through storage.local pass the file it allowed instead).
+    """
+    reading, builder = read_run(log, max_bytes)
     if not reading.valid:
         shown = [p.format() for p in reading.errors[:20]]
         more = len(reading.errors) - len(shown)
         raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
     try:
         run = builder.build(reading)
-        applied = load_annotations(annotations if annotations is not None else find_annotations(log), run.cells)
+        applied = load_annotations(annotations if annotations is not None or not beside else find_annotations(log), run.cells)
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
     notes = applied.by_case
@@ -90,35 +95,45 @@ def render_summary(view: ReportView) -> str:
     return text[: SUMMARY_LIMIT - len(note)] + note
 
 
-def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None) -> list[Path]:
-    """Write report.html (or html_name), report.md and details.csv; ``files`` are links the page lists."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None) -> list[tuple[Path, bytes]]:
+    """The files of one report, rendered and encoded but not written: (path, bytes) pairs."""
     view = judged.view
-    written = []
-    if view.details:
-        written += _write_details(judged.run, out_dir / view.details)
     context = {"view": view, "root": root, "assets": assets, "nav": nav or [], "files": files or []}
-    if "html" in formats and write_text(out_dir / html_name, render_html("report.html.j2", **context)):
-        written.append(out_dir / html_name)
-    if "md" in formats and write_text(out_dir / "report.md", render_md("report.md.j2", **context)):
-        written.append(out_dir / "report.md")
-    if "md-summary" in formats and write_text(out_dir / SUMMARY_NAME, render_summary(view)):
-        written.append(out_dir / SUMMARY_NAME)
-    return written
+    pages: list[tuple[Path, str]] = []
+    if view.details:
+        pages.append((out_dir / view.details, _details_text(judged.run)))
+    if "html" in formats:
+        pages.append((out_dir / html_name, render_html("report.html.j2", **context)))
+    if "md" in formats:
+        pages.append((out_dir / "report.md", render_md("report.md.j2", **context)))
+    if "md-summary" in formats:
+        pages.append((out_dir / SUMMARY_NAME, render_summary(view)))
+    return [(path, text.encode("utf-8")) for path, text in pages]
 
 
-def _write_details(run: RunModel, path: Path) -> list[Path]:
+def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None, out_root: Path | None = None) -> list[Path]:
+    """Write report.html (or html_name), report.md and details.csv; ``files`` are links the page lists.
+
+    Every page is rendered before any is written; nothing is written outside ``out_root``
+    (default: out_dir).
+    """
+    pages = render_report(judged, out_dir, formats, assets, root, nav, html_name, files)
+    base = out_root if out_root is not None else out_dir
+    return [path for path, data in pages if write_inside(base, path, data)]
+
+
+def _details_text(run: RunModel) -> str:
     """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(DETAIL_COLUMNS)
     writer.writerows(detail_rows(run))
-    return [path] if write_text(path, buffer.getvalue()) else []
+    return buffer.getvalue()
 
 
-def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None) -> ReportResult:
+def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> ReportResult:
     with paused_gc():
-        judged = judge_log(log, annotations)
+        judged = judge_log(log, annotations, max_bytes)
         assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
         written = write_report(judged, out_dir, formats, assets)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]

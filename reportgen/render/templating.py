@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+
+from reportgen.storage.local import write_inside
 
 ASSET_SOURCES = ("report.css", "report.js", "site.js", "print.js")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
@@ -128,23 +129,32 @@ def _plotly_bundle() -> tuple[str, bytes]:
     return PLOTLY_BUNDLE.file, data
 
 
-def write_assets(out_dir: Path) -> Assets:
-    """Copy the shared assets into out_dir/assets once, under content-hashed names."""
-    assets_dir = out_dir / "assets"
-    assets_dir.mkdir(parents=True, exist_ok=True)
-    names = {}
+def _asset_files() -> dict[str, tuple[str, bytes]]:
+    """Each asset's role -> (content-hashed file name, bytes)."""
+    files = {}
     for source in ASSET_SOURCES:
         data = (templates_dir() / "assets" / source).read_bytes()
-        names[source] = _write_if_changed(assets_dir / _hashed_name(source, data), data)
-    bundle_name, bundle = _plotly_bundle()
-    names["plotly"] = _write_if_changed(assets_dir / bundle_name, bundle)
+        files[source] = (_hashed_name(source, data), data)
+    files["plotly"] = _plotly_bundle()
+    return files
+
+
+def _assets(names: dict[str, str]) -> Assets:
     return Assets(css=names["report.css"], js=names["report.js"], site_js=names["site.js"], plotly=names["plotly"], print_js=names["print.js"])
 
 
-def _write_if_changed(path: Path, data: bytes) -> str:
-    if not path.exists() or path.stat().st_size != len(data) or path.read_bytes() != data:
-        path.write_bytes(data)
-    return f"assets/{path.name}"
+def asset_names() -> Assets:
+    """The relative names write_assets gives the assets, without writing them."""
+    return _assets({role: f"assets/{name}" for role, (name, _) in _asset_files().items()})
+
+
+def write_assets(out_dir: Path) -> Assets:
+    """Copy the shared assets into out_dir/assets once, under content-hashed names."""
+    names = {}
+    for role, (name, data) in _asset_files().items():
+        write_inside(out_dir, out_dir / "assets" / name, data)
+        names[role] = f"assets/{name}"
+    return _assets(names)
 
 
 def render_html(template: str, **context: Any) -> str:
@@ -155,25 +165,15 @@ def render_md(template: str, **context: Any) -> str:
     return md_env().get_template(template).render(**context)
 
 
-def write_text(path: Path, text: str) -> bool:
-    """Write UTF-8 with LF endings unless the file already holds exactly this; True if written."""
-    data = text.encode("utf-8")
-    if path.exists() and path.read_bytes() == data:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return True
+def write_text(path: Path, text: str, root: Path | None = None) -> bool:
+    """Write UTF-8 with LF endings unless the file already holds exactly this; True if written.
+
+    Nothing is written through a symlink or outside ``root`` (default: the file's folder).
+    """
+    return write_inside(root if root is not None else path.parent, path, text.encode("utf-8"))
 
 
-def write_bytes_if_changed(path: Path, data: bytes) -> bool:
-    """Write bytes unless the file already holds exactly these; True if written."""
-    if path.exists() and path.stat().st_size == len(data) and path.read_bytes() == data:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return True
-
-
-def copy_file(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
+def write_bytes_if_changed(path: Path, data: bytes, root: Path | None = None) -> bool:
+    """Write bytes unless the file already holds exactly these; True if written (never
+    through a symlink or outside ``root``, default: the file's folder)."""
+    return write_inside(root if root is not None else path.parent, path, data)

@@ -1,7 +1,7 @@
 """The report's view model: what each section shows, as plain data both templates render.
 
 This layer decides content and order; it knows no HTML. The only markup produced here is
-annotation Markdown rendered by markdown-it-py with raw HTML off and links restricted.
+annotation Markdown, rendered by ``reportgen.render.markdown``.
 """
 
 from __future__ import annotations
@@ -15,34 +15,19 @@ from datetime import datetime, timezone
 from itertools import islice
 from typing import Any, Callable
 
-from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from reportgen.model.annotations import Annotation, Annotations
 from reportgen.model.groups import failure_groups
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.judge.backend_docs import load_backend_docs
+from reportgen.render.markdown import render_markdown
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
-_SAFE_LINK = re.compile(r"^(https?://|[^:]*$)", re.IGNORECASE)
-
-
-def _markdown() -> MarkdownIt:
-    md = MarkdownIt("js-default", {"html": False, "linkify": False})
-    md.validateLink = lambda url: bool(_SAFE_LINK.match(url.strip()))  # type: ignore[method-assign]
-    return md
-
-
-_MD = _markdown()
-
-
-def render_markdown(text: str) -> Markup:
-    """Annotation Markdown as HTML: raw HTML is escaped, only http(s) and relative links."""
-    return Markup(_MD.render(text))
 
 
 # A case key that is safe as an element id and URL fragment is its own anchor, so a link like

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Union
 
 from reportgen.storage import is_remote
-from reportgen.storage.local import find_logs
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, MAX_SIDE_FILE_BYTES, Found, LogEntry, Skipped, describe_size, find_logs, read_bounded
 from reportgen.storage.remote import RemoteError, RemoteLog, Store, list_logs
 
 LogRef = Union[Path, RemoteLog]
@@ -21,41 +21,64 @@ LogRef = Union[Path, RemoteLog]
 __all__ = ["LogRef", "RemoteError", "RemoteLog", "Store", "find_runs", "find_one", "change_key", "fetched"]
 
 
-def find_runs(locations: list[str | Path], store: Store | None = None) -> list[LogRef]:
-    """Logs at every location: local ones as find_logs returns them, then remote ones in listing order."""
+def find_runs(locations: list[str | Path], store: Store | None = None, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> Found:
+    """Logs at every location, with the annotations each may use, and the entries not read (and why):
+    local ones as find_logs decides, then remote ones in listing order (an object larger than
+    max_bytes is not fetched)."""
     local = [Path(loc) for loc in locations if not is_remote(loc)]
     remote = [str(loc) for loc in locations if is_remote(loc)]
-    found: list[LogRef] = list(find_logs(local)) if local else []
+    found = find_logs(local, follow_symlinks, max_bytes) if local else Found()
     if remote:
         store = store or Store()
         seen: set[str] = set()
         for location in remote:
             for log in list_logs(location, store):
-                if log.url not in seen:
-                    seen.add(log.url)
-                    found.append(log)
+                if log.url in seen:
+                    continue
+                seen.add(log.url)
+                if log.size > max_bytes:
+                    found.skipped.append(Skipped(Path(log.url), f"{describe_size(log.size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"))
+                    continue
+                notes = log.annotations
+                if notes is not None and notes.size > MAX_SIDE_FILE_BYTES:
+                    found.skipped.append(Skipped(Path(notes.url), f"{describe_size(notes.size)}, larger than the limit of {describe_size(MAX_SIDE_FILE_BYTES)} for annotations"))
+                    notes = None
+                found.logs.append(LogEntry(log, notes))  # type: ignore[arg-type]
     return found
 
 
-def find_one(location: str | Path, store: Store | None = None) -> LogRef:
-    """Exactly one log at a location (a log, or a run folder); ValueError otherwise."""
-    logs = find_runs([location], store)
-    if len(logs) != 1:
-        raise ValueError(f"{location}: expected one run log, found {len(logs)}")
-    return logs[0]
+def find_one(location: str | Path, store: Store | None = None, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> LogEntry:
+    """Exactly one log at a location (a log, or a run folder); ValueError otherwise (saying why
+    an entry there was not read)."""
+    found = find_runs([location], store, follow_symlinks, max_bytes)
+    if not found.logs and len(found.skipped) == 1:
+        raise ValueError(f"{found.skipped[0].path}: not read: {found.skipped[0].reason}")
+    if len(found.logs) != 1:
+        why = "; ".join(s.format() for s in found.skipped)
+        raise ValueError(f"{location}: expected one run log, found {len(found.logs)}" + (f" ({why})" if why else ""))
+    return found.logs[0]
 
 
-def change_key(log: LogRef, annotations: Path | None) -> str:
-    """Changes whenever the log or its annotations change; remote logs from the listing alone."""
+def change_key(entry: LogEntry, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> str:
+    """Changes whenever the log or its annotations change; remote logs from the listing alone.
+
+    A local log is read within the size limit (NotReadable or OSError when it cannot be)."""
+    log = entry.path
     if isinstance(log, RemoteLog):
         return log.change_key
-    digest = hashlib.sha256(log.read_bytes())
-    if annotations is not None:
-        digest.update(b"\0annotations\0" + annotations.read_bytes())
+    digest = hashlib.sha256(read_bounded(log, max_bytes))
+    if isinstance(entry.annotations, Path):
+        try:
+            notes = read_bounded(entry.annotations, MAX_SIDE_FILE_BYTES)
+        except OSError:
+            notes = b"\0unreadable"
+        except Exception:  # NotReadable: the annotations step reports it
+            notes = b"\0not read"
+        digest.update(b"\0annotations\0" + notes)
     return digest.hexdigest()
 
 
-def fetched(logs: list[LogRef]) -> list[str]:
+def fetched(logs: list[LogEntry]) -> list[str]:
     """Objects the stores behind these logs have read so far (remote only)."""
-    stores = {id(log.store): log.store for log in logs if isinstance(log, RemoteLog)}
+    stores = {id(e.path.store): e.path.store for e in logs if isinstance(e.path, RemoteLog)}
     return [url for store in stores.values() for url in store.fetched]

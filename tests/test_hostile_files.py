@@ -1,0 +1,138 @@
+"""Special files: FIFOs, devices, folders named *.jsonl, dangling symlinks, symlinks out of the
+folders given, oversize logs. Each is refused with one line and an exit code, never read, never
+a hang (every command runs under a deadline) or a traceback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.hostile import invoke, snapshot
+
+GOOD = FIXTURES / "synthetic_complete.jsonl"
+OUTSIDE = FIXTURES / "synthetic_mismatch.jsonl"  # run id synthetic-mismatch: must never be published unless asked
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+def _dangling(path: Path) -> None:
+    path.symlink_to(path.parent / "no-such-file.jsonl")
+
+
+def _outside_link(path: Path) -> None:
+    outside = path.parent.parent.parent / "outside"
+    outside.mkdir(exist_ok=True)
+    shutil.copy(OUTSIDE, outside / "elsewhere.jsonl")
+    path.symlink_to(outside / "elsewhere.jsonl")
+
+
+def _big(path: Path) -> None:
+    path.write_bytes(GOOD.read_bytes() + b"\n" * 4096)
+
+
+# (name, how to make the entry, message for a log named directly, message in a site build)
+ENTRIES: list[tuple[str, Callable[[Path], None], str, str]] = [
+    ("fifo", _fifo, "not read: a FIFO (named pipe), not a regular file", "skipped: a FIFO (named pipe), not a regular file"),
+    ("symlink to /dev/zero", _dev_zero, "not read: a character device, not a regular file", "skipped: a symlink to /dev/zero, outside"),
+    ("folder named x.jsonl", _folder, "", "skipped: a folder, not a file"),
+    ("dangling symlink", _dangling, "", "skipped: a dangling symlink"),
+    ("symlink out of the folder", _outside_link, "", "skipped: a symlink to"),
+    ("larger than --max-log-size", _big, "larger than the limit of 12 KiB (--max-log-size)", "larger than the limit of 12 KiB"),
+]
+IDS = [e[0] for e in ENTRIES]
+
+
+def _runs(tmp_path: Path, name: str, make: Callable[[Path], None]) -> tuple[Path, Path]:
+    runs = tmp_path / "area" / "runs"
+    (runs / "good").mkdir(parents=True)
+    shutil.copy(GOOD, runs / "good" / "events.jsonl")
+    entry = runs / "x.jsonl"
+    make(entry)
+    return runs, entry
+
+
+@pytest.mark.parametrize("name,make,direct,in_site", ENTRIES, ids=IDS)
+def test_site_skips_the_entry_says_why_and_builds_the_rest(tmp_path: Path, name: str, make, direct: str, in_site: str) -> None:
+    runs, entry = _runs(tmp_path, name, make)
+    before = snapshot(tmp_path / "area")
+    out = invoke(["site", runs, "--out", tmp_path / "site", "--max-log-size", "12K"])
+    assert out.code == 1, out.output
+    line = out.line_with(f"{entry}: skipped: ")
+    assert in_site in line
+    assert "1 runs" in out.stdout and "1 entries skipped" in out.stdout
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "synthetic-complete" in index and "synthetic-mismatch" not in index, "only the good run is published"
+    assert snapshot(tmp_path / "area") == before, "the runs folder is left as it was"
+
+
+@pytest.mark.parametrize("name,make,direct,in_site", [e for e in ENTRIES if e[2]], ids=[e[0] for e in ENTRIES if e[2]])
+@pytest.mark.parametrize("command", ["validate", "report", "diff"])
+def test_named_entry_is_refused_in_one_line(tmp_path: Path, command: str, name: str, make, direct: str, in_site: str) -> None:
+    _, entry = _runs(tmp_path, name, make)
+    args = {
+        "validate": ["validate", entry],
+        "report": ["report", entry, "--out", tmp_path / "out"],
+        "diff": ["diff", GOOD, entry],
+    }[command]
+    out = invoke(args + ["--max-log-size", "12K"])
+    assert out.code == 1, out.output
+    out.line_with(direct)
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
+def test_symlinks_out_of_the_folder_are_read_when_asked(tmp_path: Path) -> None:
+    runs, _ = _runs(tmp_path, "link", _outside_link)
+    out = invoke(["site", runs, "--out", tmp_path / "site", "--follow-symlinks"])
+    assert out.code == 0, out.output
+    assert "synthetic-mismatch" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_symlink_inside_the_folder_is_read_once(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    shutil.copy(GOOD, runs / "a" / "events.jsonl")
+    (runs / "alias.jsonl").symlink_to(runs / "a" / "events.jsonl")
+    (runs / "loop").symlink_to(runs, target_is_directory=True)
+    out = invoke(["site", runs, "--out", tmp_path / "site", "--follow-symlinks"])
+    assert out.code == 0, out.output
+    assert "1 runs" in out.stdout
+
+
+@pytest.mark.parametrize("make,fragment", [(_fifo, "a FIFO"), (_dev_zero, "a character device"), (_big, "larger than the limit")], ids=["fifo", "dev-zero", "oversize"])
+def test_annotations_that_are_not_regular_files_are_not_read(tmp_path: Path, make, fragment: str) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(GOOD, run / "events.jsonl")
+    notes = tmp_path / "notes.toml"
+    if make is _big:
+        notes.write_text("# padding\n" * 2_000_000, encoding="utf-8")
+    else:
+        make(notes)
+    named = invoke(["report", run / "events.jsonl", "--out", tmp_path / "out", "--annotations", notes])
+    assert named.code == 1
+    assert fragment in named.line_with(f"{notes}: not read: ")
+    (run / "annotations.toml").symlink_to(notes)
+    beside = invoke(["site", run, "--out", tmp_path / "site"])
+    assert beside.code == 1 and "1 runs" in beside.stdout
+    beside.line_with(f"{run / 'annotations.toml'}: skipped: ")
+
+
+def test_size_option_takes_units_and_refuses_nonsense(tmp_path: Path) -> None:
+    assert invoke(["validate", GOOD, "--max-log-size", "2M"]).code == 0
+    bad = invoke(["validate", GOOD, "--max-log-size", "lots"])
+    assert bad.code == 2 and "is not a size like 200M or 2G" in bad.output

@@ -1,0 +1,151 @@
+"""The site's output folder is untrusted too: a planted state file, symlinks planted in --out,
+and one bad log among good ones. Nothing outside --out changes; a bad state file is a warning
+and a full build; one bad log is reported and skipped while the other pages are written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from reportgen.publish.site import STATE_NAME
+from tests.conftest import FIXTURES
+from tests.hostile import invoke, snapshot
+
+
+def _area(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """runs/ with two good runs, a victim folder beside the output, and a built site."""
+    area = tmp_path / "area"
+    runs = area / "runs"
+    for name in ("synthetic_complete", "synthetic_mismatch"):
+        (runs / name).mkdir(parents=True)
+        shutil.copy(FIXTURES / f"{name}.jsonl", runs / name / "events.jsonl")
+    victim = area / "victim"
+    (victim / "runs").mkdir(parents=True)
+    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
+    (victim / "runs" / "keep.txt").write_text("precious too\n", encoding="utf-8")
+    out = area / "deep" / "site"
+    assert invoke(["site", runs, "--out", out]).code == 0
+    return runs, out, victim
+
+
+def _state(out: Path) -> dict[str, Any]:
+    return json.loads((out / STATE_NAME).read_text(encoding="utf-8"))
+
+
+def _with_slug(slug: str) -> Callable[[Path], bytes]:
+    def build(out: Path) -> bytes:
+        state = _state(out)
+        run = next(iter(state["runs"].values()))
+        state["runs"]["f" * 64] = dict(run, slug=slug, run_id="gone")  # a run no longer given: its folder is removed
+        return json.dumps(state).encode()
+
+    return build
+
+
+def _edit_run(**changes: Any) -> Callable[[Path], bytes]:
+    def build(out: Path) -> bytes:
+        state = _state(out)
+        key = next(iter(state["runs"]))
+        state["runs"][key].update(changes)
+        return json.dumps(state).encode()
+
+    return build
+
+
+def _raw(data: bytes) -> Callable[[Path], bytes]:
+    return lambda out: data
+
+
+# (name, planted state file bytes, fragment of the warning)
+STATES: list[tuple[str, Callable[[Path], bytes], str]] = [
+    ("slug climbs out of --out", _with_slug("../../../victim"), "slug: String should match pattern"),
+    ("slug is an absolute path", _with_slug(str(Path("/tmp"))), "slug: String should match pattern"),
+    ("slug is dot-dot", _with_slug(".."), "slug: String should match pattern"),
+    ("top level is a list", _raw(b"[1, 2]\n"), "not a JSON object with a fingerprint and runs"),
+    ("runs is a list", lambda out: json.dumps({"fingerprint": _state(out)["fingerprint"], "runs": []}).encode(), "runs: Input should be a valid dictionary"),
+    ("run is a string", lambda out: json.dumps({"fingerprint": _state(out)["fingerprint"], "runs": {"a": "b"}}).encode(), "Input should be a valid dictionary"),
+    ("counts are text", _edit_run(counts={"pass": "many"}), "counts.pass"),
+    ("huge count", _edit_run(counts={"pass": 10**400}), "counts.pass"),
+    ("unknown field", _edit_run(extra_field=1), "fields a summary does not have"),
+    ("slug of a comparison climbs out", lambda out: json.dumps(dict(_state(out), comparisons={"../../victim": {"key": "k", "link": {}}})).encode(), "comparisons"),
+    ("not JSON", _raw(b"{nope\n"), "Expecting property name"),
+    ("not UTF-8", _raw(b'{"fingerprint": "\xff"}\n'), "can't decode byte 0xff"),
+    ("nested very deeply", _raw(b"[" * 200_000 + b"]" * 200_000), "ignoring"),
+    ("NaN timing", _edit_run(cells={"c": {"status": "pass", "warm_median_s": float("nan")}}), "warm_median_s"),
+]
+
+
+@pytest.mark.parametrize("name,plant,fragment", STATES, ids=[s[0] for s in STATES])
+def test_planted_state_is_ignored_with_a_warning_and_nothing_outside_changes(tmp_path: Path, name: str, plant, fragment: str) -> None:
+    runs, out, victim = _area(tmp_path)
+    (out / STATE_NAME).write_bytes(plant(out))
+    outside = snapshot(tmp_path / "area" / "runs"), snapshot(victim)
+    result = invoke(["site", runs, "--out", out])
+    assert result.code == 0, result.output
+    warning = result.line_with(f"warning: ignoring {out / STATE_NAME}")
+    assert fragment in warning and warning.endswith("doing a full build")
+    assert "2 runs" in result.stdout
+    assert (snapshot(tmp_path / "area" / "runs"), snapshot(victim)) == outside, "nothing outside --out changed"
+    assert _state(out)["runs"], "a good state file is written again"
+    assert invoke(["site", runs, "--out", out]).stderr.count("warning") == 0, "the next build trusts its own state"
+
+
+def test_state_file_that_is_a_symlink_is_neither_read_nor_written_through(tmp_path: Path) -> None:
+    runs, out, victim = _area(tmp_path)
+    (out / STATE_NAME).unlink()
+    (out / STATE_NAME).symlink_to(victim / "keep.txt")
+    before = snapshot(victim)
+    result = invoke(["site", runs, "--out", out])
+    assert result.code == 0
+    assert "a symlink" in result.line_with("warning: ignoring")
+    assert snapshot(victim) == before
+    assert not (out / STATE_NAME).is_symlink() and _state(out)["runs"]
+
+
+@pytest.mark.parametrize("where", ["runs", "assets", "workloads"])
+def test_folder_in_out_that_is_a_symlink_is_refused(tmp_path: Path, where: str) -> None:
+    runs, out, victim = _area(tmp_path)
+    (out / STATE_NAME).unlink()  # a full build writes every page
+    shutil.rmtree(out / where)
+    (out / where).symlink_to(victim / "runs", target_is_directory=True)
+    before = snapshot(victim)
+    result = invoke(["site", runs, "--out", out])
+    assert result.code == 2
+    assert "is a symlink; refusing to write through it" in result.line_with("reportgen site: cannot write")
+    assert snapshot(victim) == before
+
+
+def test_page_that_is_a_symlink_is_replaced_not_written_through(tmp_path: Path) -> None:
+    runs, out, victim = _area(tmp_path)
+    (out / STATE_NAME).unlink()
+    (out / "index.html").unlink()
+    (out / "index.html").symlink_to(victim / "keep.txt")
+    result = invoke(["site", runs, "--out", out])
+    assert result.code == 0
+    assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
+    assert not (out / "index.html").is_symlink() and "synthetic-complete" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_stale_run_folder_that_is_a_symlink_only_loses_the_link(tmp_path: Path) -> None:
+    runs, out, victim = _area(tmp_path)
+    state = _state(out)
+    slug = next(r["slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
+    shutil.rmtree(out / "runs" / slug)
+    (out / "runs" / slug).symlink_to(victim, target_is_directory=True)
+    shutil.rmtree(runs / "synthetic_mismatch")
+    before = snapshot(victim)
+    result = invoke(["site", runs, "--out", out])
+    assert result.code == 0, result.output
+    assert snapshot(victim) == before
+    assert not (out / "runs" / slug).exists()
+
+
+def test_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("x", encoding="utf-8")
+    result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", target])
+    assert result.code == 2
