@@ -71,6 +71,7 @@ CASES: list[tuple[str, Callable[[Lines], bytes], int, str]] = [
     ("only white space", lambda e: b"  \n\t\r\n", 0, "no events: the file holds only blank lines (2)"),
     ("CR-only line endings", lambda e: _text(e).replace(b"\n", b"\r"), 1, "lines end in a bare CR"),
     ("CR-only line endings, as a whole", lambda e: _text(e).replace(b"\n", b"\r"), 0, "no events: the file uses bare CR line endings"),
+    ("CR-only line endings after a good line", lambda e: _text(e[:1]) + _text(e[1:]).replace(b"\n", b"\r"), 2, "lines end in a bare CR"),
     ("lone surrogate in a message", _raw_line(3, lambda l: l.replace('"synthetic warning', '"\\ud800 synthetic warning')), 4, "message: a lone surrogate escape"),
     ("lone surrogate in a case key", _raw_line(FIRST_RESULT, lambda l: l.replace('"case": "b1-l16-contiguous-float32-eager"', '"case": "b1\\udfff"')), 7, "case: a lone surrogate escape"),
     ("lone surrogate in a key", _raw_line(3, lambda l: l.replace('"category"', '"cat\\ud800"')), 4, "a key: a lone surrogate escape"),
