@@ -371,6 +371,8 @@ def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult) -> lis
         except Exception as exc:  # one bad log never stops the others' pages
             result.rejected.append(f"{entry.log}: skipped, could not be rendered: {_one_line(exc)}")
             entries.remove(entry)
+            result.written = [p for p in result.written if page_dir not in p.parents]
+            _remove(out_dir, page_dir, result)  # the index does not list it: leave no half page
     return pages
 
 
