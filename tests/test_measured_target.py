@@ -50,7 +50,8 @@ def test_cpu_run_of_a_neuron_plan_is_blocked_and_every_headline_says_so(tmp_path
 def test_matching_target_is_evidence_for_it(tmp_path: Path) -> None:
     judged = judge_log(_log(tmp_path, "cpu"))
     assert judged.disposition.outcome == "suitable"
-    assert judged.disposition.headline == "Suitable for the tested fixed-shape path (on cpu: evidence for cpu)"
+    assert judged.disposition.headline.startswith("Suitable for the tested fixed-shape path: ")
+    assert judged.disposition.headline.endswith(" (on cpu: evidence for cpu)")
     assert not [r for r in judged.disposition.reasons if r.rule == "wrong-target"]
 
 

@@ -501,8 +501,22 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     blocking = [r for r in reasons if r.outcome == "blocked"]
     if blocking and all(r.needs_verdict for r in blocking):
         headline = verdicts_headline(run, {case for r in blocking for case in r.cases})
+    scope = scope_of(run)
+    if outcome == "suitable":
+        headline += f": {scope_sentence(scope)}"
     headline += f" ({evidence})"
-    return Disposition(outcome, headline, reasons, scope_of(run), changes, performance_stopped(run, notes))
+    return Disposition(outcome, headline, reasons, scope, changes, performance_stopped(run, notes))
+
+
+def scope_sentence(scope: Scope) -> str:
+    """The cells a 'suitable' covers, in one phrase: '14 cells in float32, eager and compiled, at 4 shapes'."""
+    cells = sum(len(g.cells) for g in scope.passed)
+    dtypes = sorted({g.dtype for g in scope.passed})
+    modes = sorted({g.mode for g in scope.passed})
+    layouts = sorted({g.layout for g in scope.passed})
+    shapes = {label.replace(" repeat (cache check)", "") for g in scope.passed for label, _ in g.cells}
+    return (f"{cells} cell(s) in {' and '.join(dtypes)}, {' and '.join(modes)}, {' and '.join(layouts)} layout, "
+            f"at {len(shapes)} shape(s) (batch, length)")
 
 
 def performance_stopped(run: RunModel, notes: Notes) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from reportgen.model.groups import failure_groups
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.judge.backend_docs import load_backend_docs
 from reportgen.render.markdown import render_markdown
+from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
@@ -232,6 +233,8 @@ class ReportView:
     incomplete: str
     disposition: Disposition
     headline: str
+    finding: str  # the dominant measured finding, in words
+    next_step: str  # what must happen next, and where
     outcome: str
     reasons: list[ReasonView]
     verdict_groups: list[VerdictGroupView]
@@ -1004,6 +1007,8 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         incomplete=incomplete,
         disposition=disposition,
         headline=disposition.headline,
+        finding=finding(run, disposition),
+        next_step=next_step(run, disposition, os.path.basename(run.path) or "events.jsonl"),
         outcome=disposition.outcome,
         reasons=[_reason_view(r) for r in disposition.reasons],
         verdict_groups=verdict_groups,

@@ -1,0 +1,42 @@
+"""The headline says the finding, the target and the next step; a 'suitable' says its scope."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.render.report import build_report, judge_log
+from tests.conftest import FIXTURES, REPO
+
+
+def test_a_suitable_headline_carries_its_scope_in_the_same_sentence() -> None:
+    judged = judge_log(FIXTURES / "synthetic_complete.jsonl")
+    assert judged.disposition.outcome == "suitable"
+    passed = sum(1 for c in judged.run.cells if c.status == "pass")
+    assert f"Suitable for the tested fixed-shape path: {passed} cell(s) in float32" in judged.disposition.headline
+    assert "(on cpu" in judged.disposition.headline
+
+
+def test_mismatches_are_said_in_words_with_the_next_step_and_its_command(tmp_path: Path) -> None:
+    judged = judge_log(FIXTURES / "synthetic_mismatch.jsonl")
+    failed = [c for c in judged.run.cells if c.status == "mismatch"]
+    assert judged.view.finding.startswith(f"{len(failed)} cell(s) differ from the reference beyond tolerance (compiled/float32: {len(failed)})")
+    assert "annotations.toml" in judged.view.next_step and "reportgen annotate synthetic_mismatch.jsonl" in judged.view.next_step
+    build_report(FIXTURES / "synthetic_mismatch.jsonl", tmp_path)
+    for name in ("report.html", "report.md"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        head = text[: text.index("Blocking")]
+        assert "differ from the reference beyond tolerance" in head and "Next:" in head, name
+
+
+def test_wrong_target_comes_first_in_the_next_step() -> None:
+    judged = judge_log(FIXTURES / "synthetic_wrong_target.jsonl")
+    assert judged.view.next_step.startswith("Next: collect on a host of the intended target (`python -m collector --target neuron`)")
+
+
+@pytest.mark.parametrize("log", sorted((REPO / "sample_runs").glob("*/events.jsonl")), ids=lambda p: p.parent.name)
+def test_every_sample_names_a_next_step(log: Path) -> None:
+    judged = judge_log(log)
+    assert judged.view.next_step.startswith(("Next: ", "Nothing for this scope"))
+    assert judged.view.finding.endswith("passed.") or judged.view.finding.startswith("All ")
