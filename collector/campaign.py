@@ -28,7 +28,8 @@ from typing import Any
 TARGETS = ("cpu", "cuda", "neuron")
 DEVICE_RESOURCES = {"neuron": "aws.amazon.com/neuron", "cuda": "nvidia.com/gpu"}
 UPLOADERS = ("reportgen", "aws")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+# Also a valid Kubernetes label value: starts and ends with a letter or digit, at most 63.
+_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
 _SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$")
 _SBATCH_OPTION = re.compile(r"^--[a-z][a-z-]*(=[^\s]+)?$")
@@ -198,7 +199,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
     head.where = "campaign"
     name = head.string("name", required=True)
     if not _NAME.match(name):
-        raise CampaignError("campaign.name: use letters, digits, '.', '_' and '-' (at most 63), starting with a letter or digit")
+        raise CampaignError("campaign.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit")
     destination = head.string("destination", required=True)
     _check_destination(destination)
     repeats = head.integer("repeats", 1, 1)
@@ -225,7 +226,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
     for table in root.tables("environment"):
         env_name = table.string("name", required=True)
         if not _NAME.match(env_name):
-            raise CampaignError(f"{table.where}.name: use letters, digits, '.', '_' and '-', got {env_name!r}")
+            raise CampaignError(f"{table.where}.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit, got {env_name!r}")
         target = table.string("target", required=True)
         if target not in TARGETS:
             raise CampaignError(f"{table.where}.target: one of {', '.join(TARGETS)}, got {target!r}")

@@ -79,6 +79,8 @@ def test_tasks_are_workloads_by_environments_by_repeats(tmp_path: Path) -> None:
         (lambda t: t.replace('repeats = 2', 'repeats = 0'), "campaign.repeats: must be at least 1"),
         (lambda t: t.replace('repeats = 2', 'repeats = true'), "campaign.repeats: expected an integer, got a boolean"),
         (lambda t: t.replace('name = "nightly"', 'name = "../x"'), "campaign.name: use letters"),
+        (lambda t: t.replace('name = "nightly"', 'name = "nightly-"'), "campaign.name: use letters"),
+        (lambda t: t.replace('name = "cuda-baseline"', 'name = "cuda baseline"'), "environment[1].name: use letters"),
         (lambda t: t.replace('target = "cuda"', 'target = "tpu"'), "environment[1].target: one of cpu, cuda, neuron"),
         (lambda t: t.replace('devices = 2', 'devices = 2\ngpus = 1'), "environment[1]: unknown key 'gpus'"),
         (lambda t: t.replace('name = "cuda-baseline"', 'name = "sdk-2.33"'), "environment names must be unique"),
