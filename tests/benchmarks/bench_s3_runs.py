@@ -11,8 +11,8 @@ spread over day prefixes of --per-prefix runs each, as a campaign per night woul
 
 Measured per size:
   list      listing the whole prefix (what every `reportgen site s3://...` does today)
-  fetch     reading every log once (what a first build reads)       } only up to --site-up-to
-  site      first build and an unchanged rebuild from the bucket   } runs (default 1,000)
+  fetch     reading every log once (what a first build reads; only up to --fetch-up-to runs)
+  site      first build and an unchanged rebuild from the bucket (only up to --site-up-to runs)
   manifest  the idea for 100,000 runs: one small JSON per day prefix, written once the prefix
             is closed, listing its runs' keys, ETags and sizes; a rebuild reads the manifests
             and lists only the open prefix. Prototype code in this script, not in reportgen.
@@ -84,7 +84,7 @@ def _read_manifests(store, prefixes: list[str], open_prefix: str) -> int:
     return count
 
 
-def bench(server, client, runs: int, per_prefix: int, build_sites: bool) -> None:
+def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_all_logs: bool) -> None:
     from reportgen.publish.site import build_site
     from reportgen.storage.remote import Store, list_logs
 
@@ -96,13 +96,14 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool) -> None
         assert len(logs) == runs
         print(f"[{runs} runs, {2 * runs} objects] list whole prefix: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
 
-        if build_sites:
+        if fetch_all_logs:
             def fetch_all() -> int:
                 return sum(len(log.read_bytes()) for log in logs)
 
             size, elapsed, lists, gets = _timed(server, fetch_all)
             print(f"[{runs} runs] fetch every log once: {elapsed:.2f} s, {gets} GETs, {size / 1e6:.1f} MB")
 
+        if build_sites:
             site = Path(tmp) / "site"
             result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], site))
             print(f"[{runs} runs] site, first build from the bucket: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs ({result.runs} runs)")
@@ -129,6 +130,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--site-up-to", type=int, default=1000, help="fetch every log and build the site from the bucket only up to this many runs")
+    parser.add_argument("--fetch-up-to", type=int, default=1000, help="time reading every log once only up to this many runs")
     parser.add_argument("--per-prefix", type=int, default=100)
     args = parser.parse_args()
     import os
@@ -139,7 +141,7 @@ def main() -> int:
         os.environ.update({k: v for k, v in server.env.items() if k.startswith("AWS_")})
         client = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1")
         for runs in args.runs:
-            bench(server, client, runs, args.per_prefix, runs <= args.site_up_to)
+            bench(server, client, runs, args.per_prefix, runs <= args.site_up_to, runs <= args.fetch_up_to)
     return 0
 
 
