@@ -1,7 +1,8 @@
 """Load a workload plan (TOML) and expand it into the ordered matrix of cells.
 
 A plan is declared before anything runs: shapes, dtypes, layouts, modes, tolerances, warm
-repetitions and timing scope. See collector/README.md for the format.
+repetitions and timing scope. The format is collector/planschema.py, documented in
+collector/PLAN.md (generated from it).
 """
 
 from __future__ import annotations
@@ -11,17 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from collector import planschema
+from collector.planschema import KNOWN_DTYPES, KNOWN_REQUIREMENTS, LAYOUTS, MODES, TARGETS, PlanError
+
+__all__ = ["Cell", "WorkloadPlan", "PlanError", "load_plan", "expand_matrix", "KNOWN_DTYPES", "KNOWN_REQUIREMENTS", "LAYOUTS", "MODES", "TARGETS"]
+
 # The seed's illustrative FP32 criterion: |out - ref| <= 1e-5 + 1e-4 * |ref|.
 DEFAULT_FP32_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4, "source": "collector default (seed FP32 criterion)"}
-KNOWN_DTYPES = ("float32", "bfloat16", "float16", "float64")
-MODES = ("eager", "compiled")
-LAYOUTS = ("contiguous", "noncontiguous")
-KNOWN_REQUIREMENTS = ("requires_float64",)
-TARGETS = ("cpu", "cuda", "neuron")
-
-
-class PlanError(ValueError):
-    """The plan cannot be run as written; the message says what to change."""
 
 
 @dataclass(frozen=True)
@@ -58,11 +55,14 @@ class WorkloadPlan:
     reference_dtype: str
     float64_golden: bool
     padding: dict[str, Any] | None
-    options: dict[str, Any] = field(default_factory=dict)
+    compile_options: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     training: dict[str, Any] | None = None
     compare: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {"outputs": [], "params": []})
     # The target the plan is meant to certify ([workload] target); None when the plan does not say.
     intended_target: str | None = None
+    # The plan as validated, every default filled in (collector/planschema.py).
+    checked: dict[str, Any] = field(default_factory=dict)
 
     @property
     def module_path(self) -> Path:
@@ -83,45 +83,12 @@ class WorkloadPlan:
         return None
 
 
-def _require(table: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    if key not in table:
-        raise PlanError(f"{where}: missing '{key}'")
-    value = table[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        name = getattr(kind, "__name__", "number")
-        raise PlanError(f"{where}.{key}: expected {name}, got {type(value).__name__}")
-    return value
-
-
-def _shapes(table: dict[str, Any], key: str) -> list[tuple[int, int]]:
-    shapes = []
-    for item in table.get(key, []):
-        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, int) and v > 0 for v in item)):
-            raise PlanError(f"matrix.{key}: each shape is [batch, length] with positive integers, got {item!r}")
-        shapes.append((item[0], item[1]))
-    return shapes
-
-
-def _choices(table: dict[str, Any], key: str, allowed: tuple[str, ...], default: list[str]) -> list[str]:
-    values = table.get(key, default)
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        raise PlanError(f"matrix.{key}: unknown {bad}; allowed: {', '.join(allowed)}")
-    return list(values)
-
-
 def expand_matrix(matrix: dict[str, Any]) -> list[Cell]:
     """Every shape x layout x dtype x mode, then the cache-check repeats after the largest shape."""
-    shapes = _shapes(matrix, "shapes")
-    if not shapes:
-        raise PlanError("matrix.shapes: at least one [batch, length] is needed")
-    dtypes = _choices(matrix, "dtypes", KNOWN_DTYPES, ["float32"])
-    layouts = _choices(matrix, "layouts", LAYOUTS, ["contiguous"])
-    modes = _choices(matrix, "modes", MODES, list(MODES))
-    repeats = _shapes(matrix, "cache_checks")
-    for b, l in repeats:
-        if (b, l) not in shapes:
-            raise PlanError(f"matrix.cache_checks: {[b, l]} is not one of matrix.shapes")
+    matrix = planschema.check_table("matrix", matrix)
+    shapes = [tuple(s) for s in matrix["shapes"]]
+    dtypes, layouts, modes = matrix["dtypes"], matrix["layouts"], matrix["modes"]
+    repeats = [tuple(s) for s in matrix["cache_checks"]]
     cells = []
     # Each (dtype, layout) group runs its shapes in order, then repeats the cache-check shapes
     # after the largest, so the repeat shows whether the same process compiled again.
@@ -136,39 +103,19 @@ def expand_matrix(matrix: dict[str, Any]) -> list[Cell]:
 
 
 def _tolerances(raw: dict[str, Any], dtypes: set[str]) -> dict[str, dict[str, Any]]:
+    """The declared tolerances, as the plan event records them (the seed's FP32 default added)."""
     tolerances: dict[str, dict[str, Any]] = {}
     for dtype, table in raw.items():
-        if dtype not in KNOWN_DTYPES:
-            raise PlanError(f"tolerances.{dtype}: unknown dtype; allowed: {', '.join(KNOWN_DTYPES)}")
-        tol = {
-            "atol": float(_require(table, "atol", (int, float), f"tolerances.{dtype}")),  # type: ignore[arg-type]
-            "rtol": float(_require(table, "rtol", (int, float), f"tolerances.{dtype}")),  # type: ignore[arg-type]
-            "source": "plan",
-        }
+        tol: dict[str, Any] = {"atol": table["atol"], "rtol": table["rtol"], "source": "plan"}
         if "task" in table:
-            task = table["task"]
-            if task.get("op") not in (">=", "<="):
-                raise PlanError(f"tolerances.{dtype}.task.op: '>=' or '<='")
-            tol["task"] = {"metric": str(task["metric"]), "op": task["op"], "threshold": float(task["threshold"])}
+            tol["task"] = dict(table["task"])
         for part in ("loss", "grad"):
             if part in table:
-                sub = table[part]
-                where = f"tolerances.{dtype}.{part}"
-                tol[part] = {"atol": float(_require(sub, "atol", (int, float), where)), "rtol": float(_require(sub, "rtol", (int, float), where))}
+                tol[part] = dict(table[part])
         tolerances[dtype] = tol
     if "float32" in dtypes and "float32" not in tolerances:
         tolerances["float32"] = dict(DEFAULT_FP32_TOLERANCE)
     return tolerances
-
-
-def _training(table: dict[str, Any] | None) -> dict[str, Any] | None:
-    if table is None:
-        return None
-    steps = _require(table, "steps", int, "training")
-    if steps < 1:
-        raise PlanError("training.steps: at least 1")
-    randomness = _require(table, "randomness", str, "training")
-    return {"steps": steps, "seed": int(table.get("seed", 0)), "randomness": randomness}
 
 
 class RegionError(PlanError):
@@ -265,54 +212,75 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
     return rules
 
 
-def load_plan(path: str | Path, require_module: bool = True) -> WorkloadPlan:
-    """Parse and check a plan; ``require_module=False`` reviews a plan whose code is not here yet."""
-    path = Path(path)
+def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
+    """The parsed TOML and its text; a PlanError naming the file for anything unreadable."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"{path}: not valid TOML: {exc}") from None
+        raw = path.read_bytes()
     except OSError as exc:
-        raise PlanError(f"{path}: cannot read: {exc.strerror}") from None
-    workload = _require(data, "workload", dict, "plan")
-    cells = expand_matrix(_require(data, "matrix", dict, "plan"))
-    timing = data.get("timing", {})
-    reference = data.get("reference", {})
-    requirements = list(workload.get("requirements", []))
-    unknown = [r for r in requirements if r not in KNOWN_REQUIREMENTS]
-    if unknown:
-        raise PlanError(f"workload.requirements: unknown {unknown}; known: {', '.join(KNOWN_REQUIREMENTS)}")
-    scope = {
-        "preprocessing": bool(timing.get("scope", {}).get("preprocessing", False)),
-        "host_to_device": bool(timing.get("scope", {}).get("host_to_device", False)),
-        "output_retrieval": bool(timing.get("scope", {}).get("output_retrieval", False)),
-        "synchronized": True,
-        "note": str(timing.get("scope", {}).get("note", "")),
-    }
-    intended = workload.get("target")
-    if intended is not None and intended not in TARGETS:
-        raise PlanError(f"workload.target: expected one of {', '.join(TARGETS)}, got {intended!r}")
+        raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise PlanError(f"{path}:{line}: not UTF-8 (byte {exc.start}); save the plan as UTF-8") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        where = f"{path}:{line}" if line else str(path)
+        raise PlanError(f"{where}: not valid TOML: {getattr(exc, 'msg', exc)}") from None
+
+
+def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bool = False) -> WorkloadPlan:
+    """Parse and check a plan against the schema (collector/planschema.py).
+
+    ``require_module=False`` reviews a plan whose code is not here yet; ``allow_undecided=True``
+    reads a plan that still holds values plan-check proposed (the collector never runs one).
+    """
+    path = Path(path)
+    data, text = read_plan_file(path)
+    checked = planschema.validate(data, str(path), text)
+    if not allow_undecided:
+        pending = planschema.undecided(checked)
+        if pending:
+            lines = planschema.key_lines(text)
+            first = pending[0]
+            line = lines.get(first.split("[")[0])
+            where = f"{path}:{line}" if line else str(path)
+            raise PlanError(
+                f"{where}: {first}: holds a value no one agreed yet ({len(pending)} in all: {', '.join(pending)}); "
+                "review each proposal, write the agreed value, remove 'proposed = true' and any UNDECIDED text, then run again"
+            )
+    workload, timing, reference = checked["workload"], checked["timing"], checked["reference"]
+    cells = expand_matrix(checked["matrix"])
+    scope = {**{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")}, "synchronized": True, "note": timing["scope"]["note"]}
+    training = checked.get("training")
+    try:
+        compare = compare_rules(checked.get("compare"), training=training is not None)
+    except PlanError as exc:
+        where, _, message = str(exc).partition(": ")
+        raise planschema.Checker(str(path), planschema.key_lines(text)).fail(where, message) from None
     plan = WorkloadPlan(
         path=path.resolve(),
-        name=_require(workload, "name", str, "workload"),
-        module=_require(workload, "module", str, "workload"),
-        description=str(workload.get("description", "")),
+        name=workload["name"],
+        module=workload["module"],
+        description=workload["description"],
         cells=cells,
-        tolerances=_tolerances(data.get("tolerances", {}), {c.dtype for c in cells}),
-        warm_repetitions=int(timing.get("warm_repetitions", 30)),
-        warmup=int(timing.get("warmup", 3)),
+        tolerances=_tolerances(checked.get("tolerances", {}), {c.dtype for c in cells}),
+        warm_repetitions=timing["warm_repetitions"],
+        warmup=timing["warmup"],
         timing_scope=scope,
-        requirements=requirements,
-        reference_dtype=str(reference.get("dtype", "float32")),
-        float64_golden=bool(reference.get("float64_golden", False)),
-        padding=data.get("padding"),
-        options=dict(data.get("options", {})),
-        training=_training(data.get("training")),
-        compare=compare_rules(data.get("compare"), training=data.get("training") is not None),
-        intended_target=intended,
+        requirements=list(workload["requirements"]),
+        reference_dtype=reference["dtype"],
+        float64_golden=reference["float64_golden"],
+        padding={k: v for k, v in checked["padding"].items() if k != "proposed"} if "padding" in checked else None,
+        compile_options=dict(checked["compile"]),
+        inputs=checked.get("inputs", {}),
+        training={"steps": training["steps"], "seed": training["seed"], "randomness": training["randomness"]} if training else None,
+        compare=compare,
+        intended_target=workload["target"],
+        checked=checked,
     )
-    if plan.warm_repetitions < 1:
-        raise PlanError("timing.warm_repetitions: at least 1")
     if require_module and not plan.module_path.is_file():
-        raise PlanError(f"workload.module: {plan.module_path} does not exist")
+        raise PlanError(f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} does not exist".replace(":: ", ": "))
     return plan

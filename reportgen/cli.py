@@ -517,7 +517,7 @@ def plan_check(plan: Path, target: str, fmt: str, as_json: bool, write_revised: 
     try:
         review = plancheck.review_plan(plan, target)
     except PlanError as exc:
-        click.echo(f"reportgen plan-check: {exc}", err=True)
+        click.echo(f"reportgen plan-check: unreadable plan: {exc}", err=True)
         sys.exit(1)
     if as_json or fmt == "json":
         click.echo(plancheck.format_json(review))

@@ -73,7 +73,7 @@ def test_bf16_without_declared_criteria_refuses_to_run(tmp_path: Path) -> None:
         ("[matrix]\nshapes = [[1, 0]]\n", "positive integers"),
         ('[matrix]\nshapes = [[1, 8]]\nmodes = ["fast"]\n', "unknown ['fast']"),
         ("[matrix]\nshapes = [[1, 8]]\ncache_checks = [[2, 8]]\n", "not one of matrix.shapes"),
-        ('[matrix]\nshapes = [[1, 8]]\n[tolerances.float32]\natol = "x"\nrtol = 1\n', "expected number"),
+        ('[matrix]\nshapes = [[1, 8]]\n[tolerances.float32]\natol = "x"\nrtol = 1\n', "expected a number"),
         ("this is = = not toml", "not valid TOML"),
     ],
 )

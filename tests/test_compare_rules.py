@@ -155,7 +155,7 @@ def test_a_rule_that_does_not_fit_the_model_is_a_plan_error_before_anything_runs
     [
         ('\n[compare.outputs.hidden]\nmask = "attention_mask"\nregion = [":"]\n', "exactly one of mask"),
         ('\n[compare.outputs.hidden]\nregion = ["a:b"]\n', "not an index or a start:stop slice"),
-        ('\n[compare.outputs.hidden]\nmsk = "attention_mask"\n', "unknown keys ['msk']"),
+        ('\n[compare.outputs.hidden]\nmsk = "attention_mask"\n', "compare.outputs.hidden.msk: unknown key in [compare.outputs.hidden]; did you mean 'mask'"),
         ('\n[compare.params.g]\nmatch = ["*"]\nrule = "elementwise"\n', "need a [training] plan"),
     ],
 )

@@ -23,6 +23,8 @@ class Constraint:
     text: str
     applies_to: str
     source: str
+    # Plan keys the constraint limits: ({"key": "compile.mode", "allowed": ["default"]}, ...).
+    plan_rule: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -57,9 +59,47 @@ def load_backend_docs(target: str) -> BackendDocs:
         sources=data.get("sources", {}),
         package_matrix=data.get("package_matrix", []),
         wheels=data.get("wheels", {}),
-        constraints=[Constraint(**c) for c in data.get("constraint", [])],
+        constraints=[Constraint(**{**c, "plan_rule": tuple(c.get("plan_rule", ()))}) for c in data.get("constraint", [])],
         adapter_note=data.get("adapter_note", ""),
     )
+
+
+def collector_rules() -> dict[str, Any]:
+    """The plan rules of every target's constraints, as the collector reads them.
+
+    The collector runs on the device host without reportgen, so it reads a copy of these rules
+    (``collector/target_rules.json``) generated from the constraint files by
+    ``python -m reportgen.judge.backend_docs``; a test keeps the copy current.
+    """
+    rules: dict[str, Any] = {}
+    for target in sorted(DEFAULT_FILES):
+        docs = load_backend_docs(target)
+        rules[target] = {
+            "release": docs.release,
+            "constraints_file": f"reportgen/judge/constraints/{DEFAULT_FILES[target]}",
+            "rules": [
+                {
+                    "key": rule["key"],
+                    "allowed": list(rule["allowed"]),
+                    "constraint": c.id,
+                    "title": c.title,
+                    "source": c.source,
+                    "source_urls": {name.strip(): docs.sources[name.strip()] for name in c.source.split(",") if name.strip() in docs.sources},
+                }
+                for c in docs.constraints
+                for rule in c.plan_rule
+            ],
+        }
+    return rules
+
+
+def render_collector_rules() -> str:
+    import json
+
+    return json.dumps(collector_rules(), indent=2, sort_keys=True) + "\n"
+
+
+COLLECTOR_RULES_PATH = Path(__file__).resolve().parents[2] / "collector" / "target_rules.json"
 
 
 def check_release_pairing(versions: dict[str, str | None], docs: BackendDocs) -> list[str]:
@@ -81,3 +121,8 @@ def check_release_pairing(versions: dict[str, str | None], docs: BackendDocs) ->
     if python not in row["python"]:
         problems.append(f"Python {python or 'unknown'} is outside the release's {', '.join(row['python'])} [{row['source']}]")
     return problems
+
+
+if __name__ == "__main__":
+    COLLECTOR_RULES_PATH.write_text(render_collector_rules(), encoding="utf-8")
+    print(f"wrote {COLLECTOR_RULES_PATH}")

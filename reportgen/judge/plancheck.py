@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import copy
 import json
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 import tomli_w
 
-from collector.plan import PlanError, WorkloadPlan, load_plan
+from collector import planschema
+from collector.plan import PlanError, WorkloadPlan, load_plan, read_plan_file
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
 CLASSES = {
@@ -34,6 +34,7 @@ MIN_BUCKET = 128
 RECOMPILE_LIMIT = 8
 PROPOSED_BF16 = {"atol": 1e-2, "rtol": 1.6e-2}
 PROPOSED_BF16_TASK_THRESHOLD = 0.99
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 @dataclass
@@ -74,6 +75,11 @@ class Context:
     def compiled(self) -> bool:
         return any(c.mode == "compiled" for c in self.plan.cells)
 
+    @property
+    def checked(self) -> dict[str, Any]:
+        """The plan as the schema validated it, every default filled in."""
+        return self.plan.checked
+
     def lengths(self) -> list[int]:
         return sorted({l for _, l in self.revised["matrix"].get("shapes", [])})
 
@@ -82,8 +88,12 @@ class Context:
         return (found.title, found.source) if found else ("", "")
 
 
-def bucket_for(length: int) -> int:
-    """The bucket a request length pads up to: the next power of two, at least 128."""
+def bucket_for(length: int, ladder: list[int] | None = None) -> int | None:
+    """The bucket a request length pads up to: the next bucket of a declared ladder at or above it
+    (None when the length is above the largest), or with no ladder the next power of two, at least
+    128 (the ladder plan-check proposes)."""
+    if ladder:
+        return next((b for b in sorted(ladder) if b >= length), None)
     bucket = MIN_BUCKET
     while bucket < length:
         bucket *= 2
@@ -113,44 +123,71 @@ def check_precision(ctx: Context) -> list[Finding]:
 def _variable_lengths(ctx: Context) -> bool:
     """Lengths come from variable requests (rather than fixed problem sizes) when the plan pads
     them, says so, or expects fewer compilations than it has shapes."""
-    workload = ctx.raw.get("workload", {})
-    shapes = {tuple(s) for s in ctx.raw.get("matrix", {}).get("shapes", [])}
-    expected = workload.get("expected_compilations")
-    return "padding" in ctx.raw or bool(workload.get("variable_lengths")) or (expected is not None and expected < len(shapes))
+    workload = ctx.checked["workload"]
+    shapes = {tuple(s) for s in ctx.checked["matrix"]["shapes"]}
+    expected = workload["expected_compilations"]
+    return "padding" in ctx.checked or workload["variable_lengths"] or (expected is not None and expected < len(shapes))
+
+
+def _map_lengths(ctx: Context, mapping: dict[int, int]) -> None:
+    """Rewrite the revised matrix's shapes and cache checks through a length -> bucket mapping."""
+    matrix = ctx.revised["matrix"]
+    for key in ("shapes", "cache_checks"):
+        if key in matrix:
+            seen: list[list[int]] = []
+            for b, l in matrix[key]:
+                shape = [b, mapping.get(l, l)]
+                if shape not in seen:
+                    seen.append(shape)
+            matrix[key] = sorted(seen)
 
 
 def check_buckets(ctx: Context) -> list[Finding]:
+    """A declared ladder is used as declared; without one, variable lengths get a proposed ladder."""
     if not ctx.compiled or not _variable_lengths(ctx):
         return []
+    declared = list(ctx.checked.get("padding", {}).get("buckets", []))
     padding = ctx.revised.setdefault("padding", {})
-    buckets = set(padding.get("buckets", []))
     lengths = ctx.lengths()
-    unbucketed = [l for l in lengths if l not in buckets]
     findings = []
-    if unbucketed:
-        mapping = {l: (l if l in buckets else bucket_for(l)) for l in lengths}
-        ctx.revised["matrix"]["shapes"] = sorted({(b, mapping[l]) for b, l in ctx.revised["matrix"]["shapes"]})
-        ctx.revised["matrix"]["shapes"] = [list(s) for s in ctx.revised["matrix"]["shapes"]]
-        if "cache_checks" in ctx.revised["matrix"]:
-            ctx.revised["matrix"]["cache_checks"] = sorted({(b, mapping.get(l, l)) for b, l in ctx.revised["matrix"]["cache_checks"]})
-            ctx.revised["matrix"]["cache_checks"] = [list(s) for s in ctx.revised["matrix"]["cache_checks"]]
-        padding["buckets"] = sorted(set(mapping.values()))
-        padding["mask_padded"] = True
-        ladder = ", ".join(f"{l} -> {mapping[l]}" for l in unbucketed)
-        findings.append(_finding(ctx, "recompile-per-shape", "revise", "request lengths are not padded to a fixed set of buckets",
-                                 f"Every new input shape compiles again; pad the lengths ({ladder}) and pad the attention masks the same way. With batch size and dtype fixed this bounds the sequence shapes; it does not promise one compilation per shape for every graph.",
-                                 f"Pad to buckets {padding['buckets']}, pad masks identically, then plan compile and cache checks per bucket."))
-    if padding.get("buckets") and not padding.get("above_largest"):
+    if not declared:
+        ladder = sorted({bucket_for(l) for l in lengths})
+        mapping = {l: bucket_for(l) for l in lengths}
+        _map_lengths(ctx, mapping)
+        padding.update({"buckets": ladder, "mask_padded": padding.get("mask_padded", True), "proposed": True})
+        findings.append(_finding(ctx, "recompile-per-shape", "revise", "request lengths are not padded to a fixed set of buckets (no ladder declared)",
+                                 f"Every new input shape compiles again. This is a proposal, not a decision: a ladder of powers of two from {MIN_BUCKET} ({', '.join(map(str, ladder))}) covering the planned lengths ({', '.join(f'{l} -> {mapping[l]}' for l in lengths)}); the owner's real length distribution may call for another.",
+                                 f"Choose the bucket ladder (the revised plan proposes {ladder}, marked proposed = true), pad masks identically, then plan compile and cache checks per bucket."))
+    else:
+        largest = declared[-1]
+        inside = {l: bucket_for(l, declared) for l in lengths if l <= largest}
+        above = [l for l in lengths if l > largest]
+        padded = {l: b for l, b in inside.items() if l != b}
+        policy = ctx.checked["padding"]["above_largest"]
+        mapping = dict(padded) | {l: largest for l in above}
+        if mapping:
+            _map_lengths(ctx, mapping)
+        if padded:
+            findings.append(_finding(ctx, "recompile-per-shape", "revise", "request lengths are not padded to the declared buckets",
+                                     f"Every new input shape compiles again; the declared ladder {declared} is kept as declared and each length pads to the next bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items())}). With batch size and dtype fixed this bounds the sequence shapes; it does not promise one compilation per shape for every graph.",
+                                     f"Test the padded lengths {sorted(set(padded.values()))} (pad masks identically), then plan compile and cache checks per bucket."))
+        if above and policy and not policy.startswith(planschema.UNDECIDED):
+            findings.append(_finding(ctx, "static-shapes", "revise", f"lengths {above} are above the largest bucket ({largest})",
+                                     f"The declared policy ({policy!r}) decides what such a request becomes; the largest bucket {largest} is the shape that reaches the model.",
+                                     f"Test {largest} in place of {above}."))
+    if ctx.revised.get("padding", {}).get("buckets") and not ctx.checked.get("padding", {}).get("above_largest"):
         largest = max(padding["buckets"])
-        padding["above_largest"] = f"UNDECIDED: define what happens to requests longer than {largest} tokens (reject, truncate or split)"
+        above = [l for l in lengths if declared and l > largest]
+        padding["above_largest"] = f"{planschema.UNDECIDED}: define what happens to requests longer than {largest} tokens (reject, truncate or split)"
+        extra = f" The planned lengths {above} are above it; the revised plan tests {largest} in their place." if above else ""
         findings.append(_finding(ctx, "static-shapes", "revise", "no policy for requests above the largest bucket",
-                                 f"A request longer than {largest} tokens would need a new shape and a new compilation.",
-                                 f"Decide and write down what happens above {largest} (reject, truncate or split) before testing."))
+                                 f"A request longer than {largest} tokens would need a new shape and a new compilation.{extra}",
+                                 f"Decide and write down what happens above {largest} (reject, truncate or split) before testing: the revised plan holds UNDECIDED until then."))
     return findings
 
 
 def check_expected_compilations(ctx: Context) -> list[Finding]:
-    expected = ctx.raw.get("workload", {}).get("expected_compilations")
+    expected = ctx.checked["workload"]["expected_compilations"]
     shapes = {(b, l) for b, l in ctx.revised["matrix"].get("shapes", [])}
     if expected is None or not ctx.compiled or expected >= len(shapes):
         return []
@@ -188,15 +225,16 @@ def check_dtypes(ctx: Context) -> list[Finding]:
                 **PROPOSED_BF16,
                 **{k: v for k, v in tol.items() if k in ("atol", "rtol")},
                 "task": tol.get("task", {"metric": metric, "op": ">=", "threshold": PROPOSED_BF16_TASK_THRESHOLD}),
+                "proposed": True,
             }
             findings.append(_finding(ctx, "bf16-own-criteria", "revise", "no declared BF16 tolerance and task criterion",
                                      "An FP32 elementwise tolerance does not carry over to BF16, and a loose elementwise pass alone does not establish task quality.",
-                                     "Agree a BF16 tolerance and task-quality criterion with the owner before running; the revised plan proposes values to review."))
+                                     "Agree a BF16 tolerance and task-quality criterion with the owner before running; the revised plan proposes values to review, marked proposed = true."))
     if "float32" in ctx.revised["matrix"].get("dtypes", ["float32"]) and "float32" not in tolerances:
-        tolerances["float32"] = {"atol": 1e-5, "rtol": 1e-4}
+        tolerances["float32"] = {"atol": 1e-5, "rtol": 1e-4, "proposed": True}
         findings.append(_finding(ctx, "bf16-own-criteria", "note", "FP32 tolerance not declared",
                                  "The collector would use the seed's illustrative FP32 criterion, |diff| <= 1e-5 + 1e-4 * |ref|.",
-                                 "Confirm or replace it with a model-specific criterion before running."))
+                                 "Confirm or replace it with a model-specific criterion before running (a revised plan writes it, marked proposed = true)."))
     return findings
 
 
@@ -208,17 +246,88 @@ def _task_metric_name(tolerances: dict[str, Any]) -> str:
 
 
 def check_layout(ctx: Context) -> list[Finding]:
+    """A layout case is demanded only when the real preprocessing is non-contiguous or undeclared."""
     if ctx.docs.constraint("noncontiguous-copy") is None or not ctx.compiled:
         return []
     layouts = ctx.revised["matrix"].get("layouts", ["contiguous"])
+    inputs = ctx.checked.get("inputs", {})
+    noncontiguous = {name: spec["how"] for name, spec in inputs.items() if spec["layout"] == "noncontiguous"}
+    if inputs and not noncontiguous:
+        return []
     if "noncontiguous" in layouts:
-        return [_finding(ctx, "noncontiguous-copy", "note", "non-contiguous inputs are copied on each compiled call",
-                         "The plan already runs the non-contiguous layout; the report will show its cost and correctness.",
+        detail = ("The plan already runs the non-contiguous layout; the report will show its cost and correctness."
+                  if noncontiguous else
+                  "The plan runs the non-contiguous layout, but does not declare what its real preprocessing produces ([inputs.NAME] layout).")
+        return [_finding(ctx, "noncontiguous-copy", "note", "non-contiguous inputs are copied on each compiled call", detail,
                          "Compare the contiguous and non-contiguous cells of each shape.")]
     ctx.revised["matrix"]["layouts"] = list(layouts) + ["noncontiguous"]
-    return [_finding(ctx, "noncontiguous-copy", "revise", "the real non-contiguous preprocessing layout is not tested",
-                     "Compiled execution copies non-contiguous inputs on each call; a contiguous sample does not show what the real preprocessing, masks and attention path do.",
-                     "Add the layout your preprocessing really produces (the workload's make_inputs must build it for layout 'noncontiguous').")]
+    if noncontiguous:
+        made = ", ".join(f"{name} ({how})" for name, how in noncontiguous.items())
+        return [_finding(ctx, "noncontiguous-copy", "revise", "the real non-contiguous preprocessing layout is not tested",
+                         f"The real preprocessing produces non-contiguous {made}; compiled execution copies non-contiguous inputs on each call, and a contiguous sample does not show what the real preprocessing, masks and attention path do.",
+                         "Add the noncontiguous layout (the workload's make_inputs must build it the way the preprocessing does).")]
+    return [_finding(ctx, "noncontiguous-copy", "revise", "the layout the real preprocessing produces is not declared",
+                     "Compiled execution copies non-contiguous inputs on each call; without knowing what the real preprocessing produces, a contiguous sample may not show what the real masks and attention path do.",
+                     "Declare it: one [inputs.NAME] table per model input with its dtype and layout. If every input is contiguous, no layout case is needed; until then the revised plan tests the noncontiguous layout too (make_inputs must build it).")]
+
+
+def check_integer_ranges(ctx: Context) -> list[Finding]:
+    """int64 inputs whose declared values do not fit int32, on a target that computes int64 as int32."""
+    if ctx.docs.constraint("int64-as-int32") is None:
+        return []
+    findings = []
+    for name, spec in ctx.checked.get("inputs", {}).items():
+        if spec["dtype"] != "int64":
+            continue
+        span = spec["value_range"]
+        if span is None:
+            findings.append(_finding(ctx, "int64-as-int32", "note", f"int64 input {name} has no declared value range",
+                                     "The target computes int64 as int32; without the range the plan cannot say whether every value fits.",
+                                     f"Declare inputs.{name}.value_range (e.g. [0, vocabulary size - 1])."))
+        elif span[0] < INT32_MIN or span[1] > INT32_MAX:
+            findings.append(_finding(ctx, "int64-as-int32", "block", f"int64 input {name} holds values outside the int32 range",
+                                     f"The declared range {span} exceeds int32 ({INT32_MIN} to {INT32_MAX}), and the target computes int64 as int32: such values are not kept.",
+                                     f"Remap {name} into the int32 range in the preprocessing (and declare the new range), or keep the workload on a target with native int64."))
+    return findings
+
+
+def check_compile_options(ctx: Context) -> list[Finding]:
+    """[compile] against the target's plan rules (constraint data); fullgraph advice where documented."""
+    if not ctx.compiled:
+        return []
+    findings = []
+    options = ctx.checked["compile"]
+    for constraint in ctx.docs.constraints:
+        for rule in constraint.plan_rule:
+            table, key = rule["key"].split(".", 1)
+            value = ctx.checked[table][key]
+            if value in rule["allowed"]:
+                continue
+            allowed = rule["allowed"][0]
+            ctx.revised.setdefault(table, {})[key] = allowed
+            findings.append(_finding(ctx, constraint.id, "revise", f"{rule['key']} = {_toml_value(value)} is not supported on {ctx.docs.target}",
+                                     f"{constraint.text} The collector refuses this plan on {ctx.docs.target}.",
+                                     f"Plan {rule['key']} = {_toml_value(allowed)}."))
+    if not options["fullgraph"] and ctx.docs.constraint("fullgraph") is not None:
+        findings.append(_finding(ctx, "fullgraph", "note", "compile.fullgraph is false",
+                                 "A graph break would split the compiled path silently instead of failing the cell.",
+                                 "Consider compile.fullgraph = true, so a break is an error the report shows."))
+    return findings
+
+
+def _toml_value(value: Any) -> str:
+    return json.dumps(value)
+
+
+def check_undecided(ctx: Context) -> list[Finding]:
+    """Values plan-check proposed earlier and no one has replaced yet keep the plan in 'revise'."""
+    pending = planschema.undecided(ctx.checked)
+    if not pending:
+        return []
+    return [Finding("proposals-pending", "revise", f"{len(pending)} proposed value(s) not yet agreed",
+                    f"Proposed values are not approvals: {', '.join(pending)} still hold a proposal (proposed = true or an UNDECIDED text).",
+                    "Review each proposal with the workload's owner, write the agreed value and remove 'proposed = true' and any UNDECIDED text; the collector refuses the plan until then.",
+                    "Revisions are not approvals", "plan-check")]
 
 
 def check_modes(ctx: Context) -> list[Finding]:
@@ -229,16 +338,6 @@ def check_modes(ctx: Context) -> list[Finding]:
         findings.append(_finding(ctx, "cpu-fallback", "revise", "no eager cells",
                                  "Unsupported eager ops fall back to the CPU; eager cells record them, and keep a compile failure apart from an eager result.",
                                  "Add eager mode next to compiled."))
-    mode = ctx.raw.get("options", {}).get("compile_mode")
-    if mode not in (None, "default") and ctx.docs.constraint("default-mode-only") is not None:
-        ctx.revised.setdefault("options", {})["compile_mode"] = "default"
-        findings.append(_finding(ctx, "default-mode-only", "revise", f"compile mode {mode!r} is not supported",
-                                 "Other modes warn and fall back to the default mode, so results would not describe the mode planned.",
-                                 "Plan mode='default'."))
-    if ctx.raw.get("options", {}).get("dynamic") is True:
-        ctx.revised["options"]["dynamic"] = False
-        findings.append(_finding(ctx, "static-shapes", "revise", "dynamic=True is planned",
-                                 "The compiled path needs static shapes and dynamic=False.", "Plan dynamic=False with padded buckets."))
     return findings
 
 
@@ -252,12 +351,15 @@ def check_recompile_limit(ctx: Context) -> list[Finding]:
 
 
 CHECKS: list[Callable[[Context], list[Finding]]] = [
+    check_undecided,
     check_buckets,
     check_expected_compilations,
     check_precision,
     check_dtypes,
     check_layout,
+    check_integer_ranges,
     check_modes,
+    check_compile_options,
     check_cache_check,
     check_recompile_limit,
 ]
@@ -265,11 +367,8 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
 
 def review_plan(path: Path, target: str) -> PlanReview:
     """Review one plan; raises PlanError for a plan that cannot be read."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise PlanError(f"{path}: cannot read the plan: {exc}") from None
-    plan = load_plan(path, require_module=False)
+    raw, _text = read_plan_file(path)
+    plan = load_plan(path, require_module=False, allow_undecided=True)
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
     findings = [f for check in CHECKS for f in check(ctx)]
@@ -290,7 +389,9 @@ def write_revised(review: PlanReview, original: Path, out: Path) -> None:
         revised["workload"]["module"] = str(module)
     header = (
         f"# Revised by `reportgen plan-check --target {review.target}` from {original.name}.\n"
-        "# Proposed tolerances, criteria and policies must be reviewed and agreed before any result.\n"
+        "# Values marked proposed = true and UNDECIDED texts are proposals, not approvals: review them with the\n"
+        "# owner, write the agreed values and remove the marks. Until then plan-check says 'needs a revised\n"
+        "# test plan' and the collector refuses to run this plan.\n"
     )
     out.write_text(header + tomli_w.dumps(revised), encoding="utf-8")
 

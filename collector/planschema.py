@@ -1,0 +1,596 @@
+"""The plan schema: every table and key a workload plan may hold, in one place.
+
+This module is the single source of truth for the plan format. The collector
+(``collector/plan.py``) and ``reportgen plan-check`` both validate a plan here before they read
+it, and ``collector/PLAN.md`` is generated from it (``python -m collector.plan_doc``). It uses
+only the standard library, so the collector stays importable without torch or pydantic.
+
+Validation is strict: an unknown key, a key in the wrong table, a value of the wrong type or
+outside its range is a :class:`PlanError` naming the file, the line where the key is written,
+the key path and what is expected, with a "did you mean" when a close key exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+KNOWN_DTYPES = ("float32", "bfloat16", "float16", "float64")
+MODES = ("eager", "compiled")
+LAYOUTS = ("contiguous", "noncontiguous")
+KNOWN_REQUIREMENTS = ("requires_float64",)
+TARGETS = ("cpu", "cuda", "neuron")
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+INPUT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool", "float32", "bfloat16", "float16", "float64")
+INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8")
+NONCONTIGUOUS_HOW = ("slice", "transpose", "channels_last", "other")
+ABOVE_LARGEST_POLICIES = ("reject", "truncate", "split")
+UNDECIDED = "UNDECIDED"
+
+# Who reads a key: the collector when it runs the plan, plan-check when it reviews it.
+COLLECTOR = "collector"
+PLAN_CHECK = "plan-check"
+BOTH = "collector, plan-check"
+
+REQUIRED = object()  # the default of a key that must be written
+
+
+class PlanError(ValueError):
+    """The plan cannot be used as written; the message is one line saying where and what to change."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key: its type (``kind``), default, documentation and who reads it."""
+
+    name: str
+    kind: str  # str | int | number | bool | list[str] | list[int] | shapes | range | table(free) | text-policy
+    doc: str
+    default: Any = None
+    example: str = ""
+    readers: str = BOTH
+    choices: tuple[Any, ...] = ()
+    minimum: float | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of keys. ``each`` names a table whose sub-tables are keyed by a name (a dtype, an
+    input name) rather than by fixed keys; ``names`` then lists the allowed names (empty: any)."""
+
+    path: str
+    doc: str
+    keys: tuple[Key, ...] = ()
+    required: bool = False
+    each: str = ""
+    names: tuple[str, ...] = ()
+    inline: bool = False  # written as an inline table in the examples
+
+    def key(self, name: str) -> Key | None:
+        return next((k for k in self.keys if k.name == name), None)
+
+
+_SHAPES_DOC = "list of [batch, length] pairs of positive integers"
+
+SCHEMA: tuple[Table, ...] = (
+    Table(
+        "workload",
+        "What the workload is and where its code lives.",
+        (
+            Key("name", "str", "Workload name, recorded in every run.", REQUIRED, '"tiny-encoder"'),
+            Key("module", "str", "Python module with build_model, make_inputs, run_model (path relative to the plan).", REQUIRED, '"tiny_encoder.py"', COLLECTOR),
+            Key("description", "str", "One line saying what the workload is.", "", '"Two-layer encoder, int64 ids, bool mask."', COLLECTOR),
+            Key("requirements", "list[str]", "Hard acceptance requirements.", [], '["requires_float64"]', BOTH, KNOWN_REQUIREMENTS),
+            Key("target", "str", "The target this plan is meant to certify; recorded in the plan event as intended_target.", None, '"neuron"', BOTH, TARGETS),
+            Key("expected_compilations", "int", "How many compilations the owner expects for the whole matrix of one dtype and layout.", None, "1", PLAN_CHECK, minimum=1),
+            Key("variable_lengths", "bool", "Request lengths vary at serving time (so they need a bucket ladder).", False, "true", PLAN_CHECK),
+        ),
+        required=True,
+    ),
+    Table(
+        "matrix",
+        "The cells to run: every shape x dtype x layout x mode, then the cache-check repeats.",
+        (
+            Key("shapes", "shapes", "Input shapes as [batch, length]; at least one.", REQUIRED, "[[1, 128], [4, 512]]"),
+            Key("dtypes", "list[str]", "Compute dtypes of floating inputs and weights, in run order.", ["float32"], '["float32", "bfloat16"]', BOTH, KNOWN_DTYPES),
+            Key("layouts", "list[str]", "Input layouts to test; make_inputs builds each.", ["contiguous"], '["contiguous", "noncontiguous"]', BOTH, LAYOUTS),
+            Key("modes", "list[str]", "Execution modes.", ["eager", "compiled"], '["eager", "compiled"]', BOTH, MODES),
+            Key("cache_checks", "shapes", "Shapes (from shapes) repeated after the largest: does the process compile them again?", [], "[[1, 128]]"),
+        ),
+        required=True,
+    ),
+    Table(
+        "tolerances",
+        "Correctness criteria per dtype, declared before any result: one sub-table per dtype.",
+        each="tolerances.<dtype>",
+        names=KNOWN_DTYPES,
+    ),
+    Table(
+        "tolerances.<dtype>",
+        "Elementwise criterion |out - ref| <= atol + rtol * |ref| for cells of this dtype. "
+        "float32 defaults to the seed's atol 1e-5, rtol 1e-4; any other dtype needs its own, with a task criterion.",
+        (
+            Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-5", BOTH, minimum=0),
+            Key("rtol", "number", "Relative tolerance.", REQUIRED, "1e-4", BOTH, minimum=0),
+            Key("proposed", "bool", "Set by plan-check on values it proposes: the collector refuses the plan until a person reviews the values and removes the flag.", False, "true"),
+        ),
+    ),
+    Table(
+        "tolerances.<dtype>.task",
+        "Task-quality criterion (inference plans): the workload's task_metric compared with a threshold.",
+        (
+            Key("metric", "str", "Name of the task metric.", REQUIRED, '"min_cosine_to_reference"'),
+            Key("op", "str", "How the metric is compared with the threshold.", REQUIRED, '">="', BOTH, (">=", "<=")),
+            Key("threshold", "number", "The threshold.", REQUIRED, "0.9999"),
+        ),
+        inline=True,
+    ),
+    Table(
+        "tolerances.<dtype>.loss",
+        "Training plans: the loss of every step against the reference.",
+        (
+            Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-6", COLLECTOR, minimum=0),
+            Key("rtol", "number", "Relative tolerance.", REQUIRED, "1e-5", COLLECTOR, minimum=0),
+        ),
+        inline=True,
+    ),
+    Table(
+        "tolerances.<dtype>.grad",
+        "Training plans: every gradient and updated parameter against the reference.",
+        (
+            Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-6", COLLECTOR, minimum=0),
+            Key("rtol", "number", "Relative tolerance.", REQUIRED, "1e-3", COLLECTOR, minimum=0),
+        ),
+        inline=True,
+    ),
+    Table(
+        "timing",
+        "Warm timing of cells whose correctness passed.",
+        (
+            Key("warm_repetitions", "int", "Timed warm calls per passing cell (--warm overrides).", 30, "30", COLLECTOR, minimum=1),
+            Key("warmup", "int", "Untimed calls before them.", 3, "3", COLLECTOR, minimum=0),
+        ),
+    ),
+    Table(
+        "timing.scope",
+        "What the timed region includes.",
+        (
+            Key("preprocessing", "bool", "Preparing the inputs is inside the timed region.", False, "false", COLLECTOR),
+            Key("host_to_device", "bool", "Copying the inputs to the device is timed.", False, "false", COLLECTOR),
+            Key("output_retrieval", "bool", "Copying the outputs back to the host is timed.", False, "false", COLLECTOR),
+            Key("note", "str", "Free text about the timed region.", "", '"model call only"', COLLECTOR),
+        ),
+        inline=True,
+    ),
+    Table(
+        "padding",
+        "How variable request lengths are padded to a fixed set of buckets.",
+        (
+            Key("buckets", "list[int]", "The bucket ladder, ascending; a length pads to the next bucket at or above it.", [], "[128, 384, 768]", BOTH, minimum=1),
+            Key("above_largest", "text-policy", "What happens to a request longer than the largest bucket: text starting with reject, truncate or split.", None, '"reject requests longer than 768 tokens"', BOTH, ABOVE_LARGEST_POLICIES),
+            Key("mask_padded", "bool", "Attention masks are padded like the inputs.", True, "true"),
+            Key("proposed", "bool", "Set by plan-check on a ladder it proposes: the collector refuses the plan until a person reviews it and removes the flag.", False, "true"),
+        ),
+    ),
+    Table(
+        "reference",
+        "The trusted reference: CPU eager, run twice per shape (its noise floor).",
+        (
+            Key("dtype", "str", "Dtype the reference runs in.", "float32", '"float32"', COLLECTOR, KNOWN_DTYPES),
+            Key("float64_golden", "bool", "Also run a float64 copy and record its distance to the reference.", False, "false", COLLECTOR),
+        ),
+    ),
+    Table(
+        "compile",
+        "Options of the compiled cells' torch.compile call, recorded in the plan event and in each compile event. "
+        "The collector refuses options its target's constraint data rejects.",
+        (
+            Key("dynamic", "bool", "torch.compile(dynamic=...): false compiles each shape for itself.", False, "false"),
+            Key("mode", "str", "torch.compile(mode=...).", "default", '"default"', BOTH, COMPILE_MODES),
+            Key("fullgraph", "bool", "torch.compile(fullgraph=...): true makes a graph break an error instead of a silent split.", False, "true"),
+            Key("backend_options", "table(free)", "torch.compile(options=...): passed to the backend as written (strings, numbers, booleans); only with mode \"default\".", {}, '{ "max_autotune" = false }'),
+        ),
+    ),
+    Table(
+        "inputs",
+        "What the real preprocessing produces, per model input (the names make_inputs returns).",
+        each="inputs.<name>",
+    ),
+    Table(
+        "inputs.<name>",
+        "One model input as the real preprocessing produces it.",
+        (
+            Key("dtype", "str", "The input's dtype.", REQUIRED, '"int64"', PLAN_CHECK, INPUT_DTYPES),
+            Key("layout", "str", "Layout the real preprocessing produces.", REQUIRED, '"contiguous"', PLAN_CHECK, LAYOUTS),
+            Key("how", "str", "How a non-contiguous input comes about (required when layout is noncontiguous).", None, '"slice"', PLAN_CHECK, NONCONTIGUOUS_HOW),
+            Key("value_range", "range", "Integer inputs: smallest and largest value, e.g. [0, vocabulary size - 1].", None, "[0, 30521]", PLAN_CHECK),
+            Key("note", "str", "Free text, e.g. which preprocessing step makes the layout.", "", '"ids sliced from a padded batch buffer"', PLAN_CHECK),
+        ),
+    ),
+    Table(
+        "compare",
+        "Comparison rules that narrow what is judged, declared before any result; what they leave out is still recorded and shown.",
+    ),
+    Table(
+        "compare.outputs",
+        "Judged regions of outputs: one sub-table per output name (the names run_model returns).",
+        each="compare.outputs.<name>",
+    ),
+    Table(
+        "compare.outputs.<name>",
+        "Only part of this output is judged: give exactly one of mask or region. The collector checks it against the model before anything runs.",
+        (
+            Key("mask", "str", "An input name whose non-zero elements mark the judged positions (e.g. the attention mask).", None, '"attention_mask"', COLLECTOR),
+            Key("region", "list[str]", "One index or start:stop slice per leading dimension.", None, '[":", "0:64"]', COLLECTOR, min_items=1),
+        ),
+    ),
+    Table(
+        "compare.params",
+        "Training plans: rules for parameter groups, one sub-table per group name.",
+        each="compare.params.<group>",
+    ),
+    Table(
+        "compare.params.<group>",
+        "How the updated parameters of a group are judged.",
+        (
+            Key("match", "globs", "Glob patterns over parameter names (a string or a list).", REQUIRED, '["*.qkv.bias"]', COLLECTOR),
+            Key("rule", "str", "elementwise (the tolerances), lr-bound (|updated - reference| <= k * lr) or zero-grad.", REQUIRED, '"lr-bound"', COLLECTOR, ("elementwise", "lr-bound", "zero-grad")),
+            Key("k", "number", "lr-bound only: the bound's factor, a positive number.", None, "2.0", COLLECTOR, minimum=0),
+            Key("zero_below", "number", "lr-bound only: gradients below this count as zero.", None, "1e-12", COLLECTOR, minimum=0),
+        ),
+    ),
+    Table(
+        "training",
+        "Set for a training workload: each cell runs training steps instead of one forward call.",
+        (
+            Key("steps", "int", "Optimizer steps per cell.", REQUIRED, "4", COLLECTOR, minimum=1),
+            Key("seed", "int", "Seed set before each run of the steps.", 0, "0", COLLECTOR, minimum=0),
+            Key("randomness", "str", "How randomness (dropout) is made comparable across backends.", REQUIRED, '"dropout off (p=0)"', COLLECTOR),
+        ),
+    ),
+)
+
+TABLES = {t.path: t for t in SCHEMA}
+TOP_TABLES = tuple(t.path for t in SCHEMA if "." not in t.path)
+# Keys written in older plans or where a new user looks first, and where they belong now.
+MOVED = {
+    "options": "compile",
+    "options.dynamic": "compile.dynamic",
+    "options.compile_mode": "compile.mode",
+    "options.fullgraph": "compile.fullgraph",
+    "compile.compile_mode": "compile.mode",
+    "compile.options": "compile.backend_options",
+}
+
+
+# --- where keys are written --------------------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r'^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|\'[^\']*\')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|\'[^\']*\'))*)\s*=')
+_INLINE_KEY = re.compile(r'[{,]\s*([A-Za-z0-9_-]+|"[^"]*")\s*=')
+
+
+def _dotted(text: str) -> list[str]:
+    parts = re.findall(r'"[^"]*"|\'[^\']*\'|[A-Za-z0-9_-]+', text)
+    return [p.strip("\"'") for p in parts]
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """Line number (1-based) of every table header and key, by dotted path; best effort (a
+    multi-line string or array can hide a key), used only to point at the line in messages."""
+    lines: dict[str, int] = {}
+    table: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header and "=" not in header.group(1):
+            table = _dotted(header.group(1))
+            lines.setdefault(".".join(table), number)
+            continue
+        key = _KEY.match(line)
+        if not key:
+            continue
+        path = table + _dotted(key.group(1))
+        lines.setdefault(".".join(path), number)
+        rest = line[key.end():]
+        if rest.lstrip().startswith("{"):
+            for inner in _INLINE_KEY.finditer(rest):
+                lines.setdefault(".".join(path + [inner.group(1).strip('"')]), number)
+    return lines
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Checker:
+    """Validates one parsed plan; ``fail`` raises the one-line PlanError."""
+
+    file: str
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def line_of(self, path: str) -> int | None:
+        parts = path.split(".")
+        while parts:
+            found = self.lines.get(".".join(parts))
+            if found is not None:
+                return found
+            parts.pop()
+        return None
+
+    def fail(self, path: str, message: str) -> PlanError:
+        line = self.line_of(path) if path else None
+        where = f"{self.file}:{line}" if line else self.file
+        return PlanError(f"{where}: {path or 'plan'}: {message}")
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _schema_path(path: list[str]) -> str:
+    """The schema path of a concrete key path: tolerances.bfloat16.task -> tolerances.<dtype>.task."""
+    out: list[str] = []
+    for part in path:
+        parent = TABLES.get(".".join(out))
+        out.append(parent.each.rsplit(".", 1)[1] if parent is not None and parent.each else part)
+    return ".".join(out)
+
+
+def _suggest(name: str, here: str) -> str:
+    """'did you mean' for an unknown key: a close key of the same table, or the table it belongs in."""
+    full = f"{here}.{name}" if here else name
+    moved = MOVED.get(_schema_path(full.split("."))) or MOVED.get(full)
+    if moved:
+        return f"; it belongs in [{moved.rsplit('.', 1)[0]}] as {moved}" if "." in moved else f"; did you mean [{moved}]?"
+    table = TABLES.get(_schema_path(here.split("."))) if here else None
+    candidates = [k.name for k in table.keys] if table else list(TOP_TABLES)
+    if table is not None:
+        candidates += [t.path.rsplit(".", 1)[1] for t in SCHEMA if t.path.rsplit(".", 1)[0] == table.path and "." in t.path]
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    elsewhere = [t.path for t in SCHEMA if t.key(name) is not None and t.path != (table.path if table else "")]
+    if elsewhere:
+        return f"; it belongs in [{elsewhere[0]}] as {elsewhere[0]}.{name}"
+    return ""
+
+
+def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
+    kind = key.kind
+    if kind == "str" or kind == "text-policy":
+        if not isinstance(value, str):
+            raise c.fail(path, f"expected a string, got {_type_name(value)}")
+        if kind == "str" and key.choices and value not in key.choices:
+            close = difflib.get_close_matches(value, [str(v) for v in key.choices], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise c.fail(path, f"expected one of {', '.join(map(str, key.choices))}, got {value!r}{hint}")
+        if kind == "text-policy" and not value.startswith(UNDECIDED):
+            first = value.strip().split(" ", 1)[0].lower().rstrip(":,;.")
+            if first not in key.choices:
+                raise c.fail(path, f"start the policy with one of {', '.join(key.choices)}, got {value!r}")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise c.fail(path, f"expected true or false, got {_type_name(value)}")
+        return value
+    if kind in ("int", "number"):
+        ok = isinstance(value, int) if kind == "int" else isinstance(value, (int, float))
+        if not ok or isinstance(value, bool):
+            raise c.fail(path, f"expected {'an integer' if kind == 'int' else 'a number'}, got {_type_name(value)} {value!r}")
+        if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+            raise c.fail(path, f"expected a finite number, got {value!r}")
+        if key.minimum is not None and value < key.minimum:
+            raise c.fail(path, f"expected at least {key.minimum:g}, got {value!r}")
+        return float(value) if kind == "number" else value
+    if kind in ("list[str]", "list[int]"):
+        if not isinstance(value, list):
+            raise c.fail(path, f"expected a list, got {_type_name(value)}")
+        item_type = str if kind == "list[str]" else int
+        for item in value:
+            if not isinstance(item, item_type) or isinstance(item, bool):
+                raise c.fail(path, f"expected a list of {'strings' if item_type is str else 'integers'}, got an item {item!r}")
+            if key.choices and item not in key.choices:
+                close = difflib.get_close_matches(str(item), [str(v) for v in key.choices], n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise c.fail(path, f"unknown {[item]}; allowed: {', '.join(key.choices)}{hint}")
+            if key.minimum is not None and item < key.minimum:
+                raise c.fail(path, f"each item is at least {key.minimum:g}, got {item!r}")
+        if len(set(value)) != len(value):
+            raise c.fail(path, f"an item is listed twice: {value!r}")
+        return list(value)
+    if kind == "shapes":
+        if not isinstance(value, list):
+            raise c.fail(path, f"expected a {_SHAPES_DOC}, got {_type_name(value)}")
+        shapes = []
+        for item in value:
+            if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in item)):
+                raise c.fail(path, f"each shape is [batch, length] with positive integers, got {item!r}")
+            if item in shapes:
+                raise c.fail(path, f"shape {item!r} is listed twice")
+            shapes.append(list(item))
+        return shapes
+    if kind == "globs":
+        items = [value] if isinstance(value, str) else value
+        if not (isinstance(items, list) and items and all(isinstance(v, str) and v for v in items)):
+            raise c.fail(path, f"expected glob patterns over parameter names (a string or a list of strings), got {value!r}")
+        return list(items)
+    if kind == "range":
+        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in value) and value[0] <= value[1]):
+            raise c.fail(path, f"expected [smallest, largest] integers, got {value!r}")
+        return list(value)
+    if kind == "table(free)":
+        if not isinstance(value, dict):
+            raise c.fail(path, f"expected a table, got {_type_name(value)}")
+        for name, item in value.items():
+            if not isinstance(item, (str, int, float, bool)):
+                raise c.fail(f"{path}.{name}", f"expected a string, number or boolean, got {_type_name(item)}")
+        return dict(value)
+    raise AssertionError(f"unknown kind {kind}")  # pragma: no cover - the schema is fixed
+
+
+def _check_table(c: Checker, table: Table, data: Any, path: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise c.fail(path, f"expected a table [{path}], got {_type_name(data)}")
+    out: dict[str, Any] = {}
+    if table.each:
+        child = TABLES[table.each]
+        for name, value in data.items():
+            where = f"{path}.{name}"
+            if table.names and name not in table.names:
+                if child.key(name) is not None:
+                    raise c.fail(where, f"{name} is not a {table.each.rsplit('.', 1)[1]}; it belongs in a sub-table such as [{path}.{table.names[0]}]")
+                close = difflib.get_close_matches(name, table.names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise c.fail(where, f"unknown {table.each.rsplit('.', 1)[1]}; allowed: {', '.join(table.names)}{hint}")
+            if not isinstance(value, dict) and child.key(name) is not None:
+                raise c.fail(where, f"{name} belongs in a sub-table [{table.each}]")
+            out[name] = _check_table(c, child, value, where)
+        return out
+    subtables = {t.path.rsplit(".", 1)[1]: t for t in SCHEMA if t.path.rsplit(".", 1)[0] == table.path and "." in t.path}
+    for name, value in data.items():
+        where = f"{path}.{name}"
+        key = table.key(name)
+        if key is not None:
+            out[name] = _check_value(c, key, value, where)
+        elif name in subtables:
+            out[name] = _check_table(c, subtables[name], value, where)
+        else:
+            raise c.fail(where, f"unknown key in [{path}]{_suggest(name, path)}")
+    for key in table.keys:
+        if key.name not in out:
+            if key.required:
+                raise c.fail(path, f"missing {key.name!r} ({key.doc[0].lower() + key.doc[1:].rstrip('.')}; e.g. {key.name} = {key.example})")
+            out[key.name] = _copy(key.default)
+    return out
+
+
+def _copy(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+
+
+CROSS_CHECKS: list[Callable[[Checker, dict[str, Any]], None]] = []
+
+
+def _cross(fn: Callable[[Checker, dict[str, Any]], None]) -> Callable[[Checker, dict[str, Any]], None]:
+    CROSS_CHECKS.append(fn)
+    return fn
+
+
+@_cross
+def _matrix_shapes(c: Checker, plan: dict[str, Any]) -> None:
+    matrix = plan["matrix"]
+    if not matrix["shapes"]:
+        raise c.fail("matrix.shapes", "at least one [batch, length] is needed")
+    for shape in matrix["cache_checks"]:
+        if shape not in matrix["shapes"]:
+            raise c.fail("matrix.cache_checks", f"{shape} is not one of matrix.shapes")
+
+
+@_cross
+def _padding_ladder(c: Checker, plan: dict[str, Any]) -> None:
+    buckets = plan.get("padding", {}).get("buckets", [])
+    if buckets != sorted(buckets):
+        raise c.fail("padding.buckets", f"list the buckets in ascending order, got {buckets}")
+
+
+@_cross
+def _inputs_layout(c: Checker, plan: dict[str, Any]) -> None:
+    for name, spec in plan.get("inputs", {}).items():
+        where = f"inputs.{name}"
+        if spec["layout"] == "noncontiguous" and spec["how"] is None:
+            raise c.fail(where, f"layout is noncontiguous: say how in 'how' ({', '.join(NONCONTIGUOUS_HOW)})")
+        if spec["layout"] == "contiguous" and spec["how"] is not None:
+            raise c.fail(f"{where}.how", "only for a noncontiguous layout")
+        if spec["value_range"] is not None and spec["dtype"] not in INTEGER_DTYPES:
+            raise c.fail(f"{where}.value_range", f"only for integer inputs ({', '.join(INTEGER_DTYPES)}), this one is {spec['dtype']}")
+
+
+@_cross
+def _compile_mode_with_options(c: Checker, plan: dict[str, Any]) -> None:
+    compile_ = plan.get("compile")
+    if compile_ and compile_["backend_options"] and compile_["mode"] != "default":
+        raise c.fail("compile.backend_options", "torch.compile takes either a mode or backend options, not both: set mode = \"default\" or drop backend_options")
+
+
+@_cross
+def _training_tolerances(c: Checker, plan: dict[str, Any]) -> None:
+    if "training" not in plan:
+        return
+    for dtype, tol in plan.get("tolerances", {}).items():
+        if "task" in tol:
+            raise c.fail(f"tolerances.{dtype}.task", "a training plan compares loss and gradients; declare loss and grad instead of task")
+
+
+def validate(data: Any, file: str, text: str = "") -> dict[str, Any]:
+    """Check a parsed plan against the schema; returns it with every default filled in.
+
+    Absent optional tables stay absent, except those the collector always reads (timing,
+    timing.scope, reference, compile), which are filled with their defaults.
+    """
+    c = Checker(file, key_lines(text) if text else {})
+    if not isinstance(data, dict):  # pragma: no cover - tomllib always returns a table
+        raise c.fail("", "expected a TOML document of tables")
+    out: dict[str, Any] = {}
+    for name, value in data.items():
+        table = TABLES.get(name) if name in TOP_TABLES else None
+        if table is None:
+            kind = "table" if isinstance(value, dict) else "top-level key"
+            raise c.fail(name, f"unknown {kind}; tables are {', '.join(f'[{t}]' for t in TOP_TABLES)}{_suggest(name, '')}")
+        out[name] = _check_table(c, table, value, name)
+    for table in SCHEMA:
+        if table.required and table.path not in out:
+            raise c.fail(table.path, f"missing table [{table.path}]")
+    for always in ("timing", "reference", "compile"):
+        out.setdefault(always, _check_table(c, TABLES[always], {}, always))
+    out["timing"].setdefault("scope", _check_table(c, TABLES["timing.scope"], {}, "timing.scope"))
+    for check in CROSS_CHECKS:
+        check(c, out)
+    return out
+
+
+def check_table(path: str, data: Any, file: str = "plan") -> dict[str, Any]:
+    """One table checked on its own (``matrix`` also gets its cross-checks)."""
+    c = Checker(file)
+    out = _check_table(c, TABLES[path], data, path)
+    if path == "matrix":
+        _matrix_shapes(c, {"matrix": out})
+    return out
+
+
+def undecided(data: Any, path: str = "") -> list[str]:
+    """Key paths holding a value no one agreed yet: an UNDECIDED text or a table marked proposed = true."""
+    found: list[str] = []
+    if isinstance(data, dict):
+        if data.get("proposed") is True:
+            found.append(f"{path}.proposed" if path else "proposed")
+        for name, value in data.items():
+            if name != "proposed":
+                found += undecided(value, f"{path}.{name}" if path else str(name))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            found += undecided(value, f"{path}[{i}]")
+    elif isinstance(data, str) and data.startswith(UNDECIDED):
+        found.append(path)
+    return found
+
+
+def default_text(key: Key) -> str:
+    if key.required:
+        return "required"
+    if key.default is None:
+        return "not set"
+    if isinstance(key.default, bool):
+        return "true" if key.default else "false"
+    if isinstance(key.default, str):
+        return f'"{key.default}"' if key.default else '""'
+    if isinstance(key.default, list):
+        return "[" + ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in key.default) + "]"
+    if isinstance(key.default, dict):
+        return "{}"
+    return str(key.default)
