@@ -57,6 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     if any(m not in ("eager", "compiled") for m in modes):
         print("collector: --modes takes eager and/or compiled", file=sys.stderr)
         return 2
+    if args.warm is not None and args.warm < 1:
+        print(f"collector: --warm takes a count of at least 1, got {args.warm}", file=sys.stderr)
+        return 2
+    from collector.plan import refused_on
+
+    if args.target != "auto":  # refused before the backend is even probed
+        refusal = refused_on(plan, args.target)
+        if refusal:
+            print(f"collector: plan error: {refusal}", file=sys.stderr)
+            return 2
     if args.list:
         for cell in plan.cells:
             print(cell.case)
@@ -83,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     except BackendUnavailable as exc:
         print(f"collector: {exc}", file=sys.stderr)
         return 3
+    refusal = refused_on(plan, backend.name)
+    if refusal:
+        print(f"collector: plan error: {refusal}", file=sys.stderr)
+        return 2
     print(f"collector: target {choice['resolved']}: {choice['reason']}", file=sys.stderr)
     options = Options(
         target=args.target,

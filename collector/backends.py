@@ -88,9 +88,31 @@ class Backend:
     compile_backend = "inductor"
     device = torch.device("cpu")
     module: Any = None
+    compile_options: dict[str, Any] | None = None
 
     def synchronize(self) -> None:
         """Nothing is asynchronous on the CPU."""
+
+    def compile(self, model: Any, options: dict[str, Any]) -> Any:
+        """``torch.compile`` with the plan's [compile] options (collector/planschema.py): the one
+        place the collector compiles, so every compiled call honours what the plan declared."""
+        used = {
+            "dynamic": bool(options.get("dynamic", False)),
+            "mode": options.get("mode", "default"),
+            "fullgraph": bool(options.get("fullgraph", False)),
+            "backend_options": dict(options.get("backend_options") or {}),
+        }
+        compiled = torch.compile(
+            model,
+            backend=self.compile_backend,
+            dynamic=used["dynamic"],
+            fullgraph=used["fullgraph"],
+            mode=None if used["mode"] == "default" else used["mode"],
+            options=used["backend_options"] or None,
+        )
+        # What the last torch.compile call was given, recorded in each compile event.
+        self.compile_options = used
+        return compiled
 
     def cache_env(self, directory: Path) -> dict[str, str]:
         """Variables that point every compile cache at ``directory`` (for a true cold start)."""

@@ -38,9 +38,9 @@ def main() -> None:
     inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[input_key(cell.batch, cell.length, cell.layout)]
     inputs = to_device(cast_inputs(inputs, DTYPES[cell.dtype]), backend.device)
     if plan.training:
-        first, ready = _first_training_step(workload, model, inputs, cell.mode, backend, plan.training)
+        first, ready = _first_training_step(workload, model, inputs, cell.mode, backend, plan)
     else:
-        call_model = torch.compile(model, backend=backend.compile_backend, dynamic=False) if cell.mode == "compiled" else model
+        call_model = backend.compile(model, plan.compile_options) if cell.mode == "compiled" else model
         backend.synchronize()
         ready = time.time()
         start = time.perf_counter()
@@ -52,13 +52,13 @@ def main() -> None:
     print(COLD_MARKER + json.dumps({"first_call_s": first, "process_start_s": max(0.0, ready - launched)}), flush=True)
 
 
-def _first_training_step(workload, model, inputs, mode, backend, settings) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def _first_training_step(workload, model, inputs, mode, backend, plan) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     """One full step (forward, backward, optimizer) from the saved weights."""
     model = training.prepare(workload, model)
-    call_model = torch.compile(model, backend=backend.compile_backend, dynamic=False) if mode == "compiled" else model
+    call_model = backend.compile(model, plan.compile_options) if mode == "compiled" else model
     backend.synchronize()
     ready = time.time()
-    trace, _ = training.train(workload, model, call_model, inputs, 1, settings["seed"], backend.synchronize)
+    trace, _ = training.train(workload, model, call_model, inputs, 1, plan.training["seed"], backend.synchronize)
     return trace.first_step_s, ready
 
 

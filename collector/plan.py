@@ -7,6 +7,7 @@ collector/PLAN.md (generated from it).
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,10 @@ from collector import planschema
 from collector.planschema import KNOWN_DTYPES, KNOWN_REQUIREMENTS, LAYOUTS, MODES, TARGETS, PlanError
 
 __all__ = ["Cell", "WorkloadPlan", "PlanError", "load_plan", "expand_matrix", "KNOWN_DTYPES", "KNOWN_REQUIREMENTS", "LAYOUTS", "MODES", "TARGETS"]
+
+# Generated from reportgen/judge/constraints/*.toml (python -m reportgen.judge.backend_docs):
+# the plan keys each target's documented constraints limit.
+TARGET_RULES_PATH = Path(__file__).parent / "target_rules.json"
 
 # The seed's illustrative FP32 criterion: |out - ref| <= 1e-5 + 1e-4 * |ref|.
 DEFAULT_FP32_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4, "source": "collector default (seed FP32 criterion)"}
@@ -67,6 +72,28 @@ class WorkloadPlan:
     @property
     def module_path(self) -> Path:
         return (self.path.parent / self.module).resolve()
+
+    def event_fields(self, cells: list[Cell], warm_repetitions: int | None = None) -> dict[str, Any]:
+        """The plan event's fields that come from the plan itself (the runner adds the model's
+        revision, weights, target and training optimizer). Every value here was validated by the
+        schema, so the event reportgen reads is valid whenever the plan loaded."""
+        return {
+            "workload": self.name,
+            "description": self.description,
+            "intended_target": self.intended_target,
+            "matrix": [
+                {"case": c.case, "batch": c.batch, "length": c.length, "layout": c.layout, "dtype": c.dtype, "mode": c.mode, "repeat_of": c.repeat_of}
+                for c in cells
+            ],
+            "reference": f"cpu eager {self.reference_dtype}, run twice" + (", float64 golden" if self.float64_golden else ""),
+            "tolerances": self.tolerances,
+            "warm_repetitions": warm_repetitions or self.warm_repetitions,
+            "timing_scope": self.timing_scope,
+            "requirements": self.requirements,
+            "padding": self.padding,
+            "compile_options": self.compile_options,
+            "declared_inputs": self.inputs or None,
+        }
 
     def tolerance_for(self, dtype: str) -> dict[str, Any] | None:
         return self.tolerances.get(dtype)
@@ -281,6 +308,31 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
         intended_target=workload["target"],
         checked=checked,
     )
+    try:  # the plan event must be writable as JSON (finite numbers, plain values)
+        json.dumps(plan.event_fields(plan.cells), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise PlanError(f"{path}: the plan event cannot be written: {exc}") from None
     if require_module and not plan.module_path.is_file():
         raise PlanError(f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} does not exist".replace(":: ", ": "))
     return plan
+
+
+def refused_on(plan: WorkloadPlan, target: str) -> str | None:
+    """Why the plan's compile options must not run on ``target`` (one line naming the constraint
+    and its source), or None. Only plans with compiled cells are concerned."""
+    if not any(c.mode == "compiled" for c in plan.cells):
+        return None
+    rules = json.loads(TARGET_RULES_PATH.read_text(encoding="utf-8")).get(target, {})
+    for rule in rules.get("rules", []):
+        table, key = rule["key"].split(".", 1)
+        value = plan.checked.get(table, {}).get(key)
+        if value in rule["allowed"]:
+            continue
+        urls = "; ".join(f"{name}: {url}" for name, url in rule["source_urls"].items()) or rule["source"]
+        allowed = " or ".join(json.dumps(v) for v in rule["allowed"])
+        return (
+            f"{plan.path}: {rule['key']} = {json.dumps(value)} is refused on target {target}: {rule['title']} "
+            f"(constraint {rule['constraint']} of {rules['release']}, {rules['constraints_file']}; source {rule['source']}: {urls}); "
+            f"plan {rule['key']} = {allowed}"
+        )
+    return None

@@ -83,10 +83,10 @@ SCHEMA: tuple[Table, ...] = (
         "workload",
         "What the workload is and where its code lives.",
         (
-            Key("name", "str", "Workload name, recorded in every run.", REQUIRED, '"tiny-encoder"'),
-            Key("module", "str", "Python module with build_model, make_inputs, run_model (path relative to the plan).", REQUIRED, '"tiny_encoder.py"', COLLECTOR),
+            Key("name", "str", "Workload name, recorded in every run.", REQUIRED, '"my-encoder"'),
+            Key("module", "str", "Python module with build_model, make_inputs, run_model (path relative to the plan).", REQUIRED, '"my_encoder.py"', COLLECTOR),
             Key("description", "str", "One line saying what the workload is.", "", '"Two-layer encoder, int64 ids, bool mask."', COLLECTOR),
-            Key("requirements", "list[str]", "Hard acceptance requirements.", [], '["requires_float64"]', BOTH, KNOWN_REQUIREMENTS),
+            Key("requirements", "list[str]", "Hard acceptance requirements (requires_float64: float64 computation, not just float64 outputs).", [], "[]", BOTH, KNOWN_REQUIREMENTS),
             Key("target", "str", "The target this plan is meant to certify; recorded in the plan event as intended_target.", None, '"neuron"', BOTH, TARGETS),
             Key("expected_compilations", "int", "How many compilations the owner expects for the whole matrix of one dtype and layout.", None, "1", PLAN_CHECK, minimum=1),
             Key("variable_lengths", "bool", "Request lengths vary at serving time (so they need a bucket ladder).", False, "true", PLAN_CHECK),
@@ -444,10 +444,10 @@ def _check_table(c: Checker, table: Table, data: Any, path: str) -> dict[str, An
             where = f"{path}.{name}"
             if table.names and name not in table.names:
                 if child.key(name) is not None:
-                    raise c.fail(where, f"{name} is not a {table.each.rsplit('.', 1)[1]}; it belongs in a sub-table such as [{path}.{table.names[0]}]")
+                    raise c.fail(where, f"{name} is not a {table.each.rsplit('.', 1)[1].strip('<>')}; it belongs in a sub-table such as [{path}.{table.names[0]}]")
                 close = difflib.get_close_matches(name, table.names, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise c.fail(where, f"unknown {table.each.rsplit('.', 1)[1]}; allowed: {', '.join(table.names)}{hint}")
+                raise c.fail(where, f"unknown {table.each.rsplit('.', 1)[1].strip('<>')}; allowed: {', '.join(table.names)}{hint}")
             if not isinstance(value, dict) and child.key(name) is not None:
                 raise c.fail(where, f"{name} belongs in a sub-table [{table.each}]")
             out[name] = _check_table(c, child, value, where)

@@ -138,3 +138,110 @@ def test_revised_plan_runs_through_the_collector_unchanged(tmp_path: Path) -> No
     statuses = {e.case: e.status for e in reading.events if e.kind == "case_result"}
     assert statuses["b1-l128-contiguous-bfloat16-compiled"] != "skipped", "the BF16 criteria were declared"
     assert len(statuses) == 12  # 2 dtypes x 2 layouts x (eager, compiled, cache-check repeat)
+
+
+# --- issue 16: plan-check decisions follow what the plan declares ----------------------------------
+
+TINY_MODULE = str(WORKLOADS / "tiny_encoder.py")
+
+
+def _write(tmp_path: Path, body: str, name: str = "plan.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(f'[workload]\nname = "w"\nmodule = "{TINY_MODULE}"\n' + body, encoding="utf-8")
+    return path
+
+
+FIXED = "[matrix]\nshapes = [[1, 128]]\nmodes = [\"eager\", \"compiled\"]\n"
+IDS = '[inputs.input_ids]\ndtype = "int64"\nlayout = "{layout}"\n{extra}value_range = [0, {top}]\n'
+
+
+def _ids(layout: str = "contiguous", top: int = 30521, how: str | None = None) -> str:
+    return IDS.format(layout=layout, top=top, extra=f'how = "{how}"\n' if how else "")
+
+
+def _cli(path: Path, target: str = "neuron") -> int:
+    return CliRunner().invoke(main, ["plan-check", str(path), "--target", target]).exit_code
+
+
+def test_fixed_shape_contiguous_compiled_plan_is_compatible(tmp_path: Path) -> None:
+    path = _write(tmp_path, FIXED + _ids())
+    review = review_plan(path, "neuron")
+    assert review.classification == "compatible", [f.title for f in review.findings]
+    assert not [f for f in review.findings if f.id == "noncontiguous-copy"], "no layout case demanded of contiguous preprocessing"
+    assert _cli(path) == 0
+
+
+def test_undeclared_preprocessing_layout_asks_to_declare_it(tmp_path: Path) -> None:
+    review = review_plan(_write(tmp_path, FIXED), "neuron")
+    found = next(f for f in review.findings if f.id == "noncontiguous-copy")
+    assert found.severity == "revise" and "Declare it" in found.first and "[inputs.NAME]" in found.first
+
+
+def test_noncontiguous_preprocessing_demands_its_layout_case(tmp_path: Path) -> None:
+    review = review_plan(_write(tmp_path, FIXED + _ids("noncontiguous", how="slice")), "neuron")
+    found = next(f for f in review.findings if f.id == "noncontiguous-copy")
+    assert found.severity == "revise" and "input_ids (slice)" in found.detail
+    assert review.revised["matrix"]["layouts"] == ["contiguous", "noncontiguous"]
+    with_case = review_plan(_write(tmp_path, FIXED.replace("modes", 'layouts = ["contiguous", "noncontiguous"]\nmodes') + _ids("noncontiguous", how="slice")), "neuron")
+    assert with_case.classification == "compatible"
+
+
+def test_int64_values_beyond_int32_are_flagged_where_int64_runs_as_int32(tmp_path: Path) -> None:
+    wide = _write(tmp_path, FIXED + _ids(top=2**31))
+    review = review_plan(wide, "neuron")
+    found = next(f for f in review.findings if f.id == "int64-as-int32")
+    assert found.severity == "block" and "input_ids" in found.title and found.source == "SRC"
+    assert _cli(wide) == 4
+    assert review_plan(wide, "cpu").classification == "compatible", "the CPU computes int64 natively"
+    fits = review_plan(_write(tmp_path, FIXED + _ids(top=2**31 - 1)), "neuron")
+    assert not [f for f in fits.findings if f.id == "int64-as-int32"]
+
+
+@pytest.mark.parametrize(
+    "compile_table,key,allowed",
+    [("dynamic = true", "compile.dynamic", False), ('mode = "max-autotune"', "compile.mode", "default")],
+)
+def test_compile_options_rejected_by_the_target_are_revised(tmp_path: Path, compile_table: str, key: str, allowed: object) -> None:
+    path = _write(tmp_path, FIXED + _ids() + f"[compile]\n{compile_table}\n")
+    review = review_plan(path, "neuron")
+    found = next(f for f in review.findings if key in f.title)
+    assert found.severity == "revise" and found.source, "names the constraint's source"
+    table, name = key.split(".")
+    assert review.revised[table][name] == allowed
+    assert _cli(path) == 3
+    assert review_plan(path, "cpu").classification == "compatible", "inductor on the CPU takes these options"
+
+
+def test_declared_bucket_ladder_is_used_as_declared(tmp_path: Path) -> None:
+    body = '[matrix]\nshapes = [[1, 100], [1, 300], [1, 700]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 100]]\n'
+    body += '[padding]\nbuckets = [128, 384, 768]\nabove_largest = "reject requests longer than 768 tokens"\n' + _ids()
+    review = review_plan(_write(tmp_path, body), "neuron")
+    assert review.revised["padding"]["buckets"] == [128, 384, 768], "never replaced by powers of two"
+    assert review.revised["matrix"]["shapes"] == [[1, 128], [1, 384], [1, 768]]
+    assert review.revised["matrix"]["cache_checks"] == [[1, 128]]
+    assert "proposed" not in review.revised["padding"]
+    found = next(f for f in review.findings if "declared buckets" in f.title)
+    assert "100 -> 128, 300 -> 384, 700 -> 768" in found.detail
+
+
+def test_length_above_the_largest_bucket_needs_the_declared_policy(tmp_path: Path) -> None:
+    body = '[matrix]\nshapes = [[1, 128], [1, 1000]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 128]]\n[padding]\nbuckets = [128, 384, 768]\n' + _ids()
+    review = review_plan(_write(tmp_path, body), "neuron")
+    found = next(f for f in review.findings if f.title == "no policy for requests above the largest bucket")
+    assert "[1000]" in found.detail and review.revised["padding"]["above_largest"].startswith("UNDECIDED")
+    assert review.revised["matrix"]["shapes"] == [[1, 128], [1, 768]]
+    decided = review_plan(_write(tmp_path, body.replace("buckets = [128, 384, 768]\n", 'buckets = [128, 384, 768]\nabove_largest = "truncate to 768 tokens"\n'), "decided.toml"), "neuron")
+    note = next(f for f in decided.findings if "above the largest bucket (768)" in f.title)
+    assert "truncate to 768 tokens" in note.detail and decided.revised["matrix"]["shapes"] == [[1, 128], [1, 768]]
+
+
+def test_variable_lengths_without_a_ladder_get_a_proposed_one(tmp_path: Path) -> None:
+    body = '[matrix]\nshapes = [[1, 128], [1, 512]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 128]]\n' + _ids()
+    path = _write(tmp_path, body)
+    path.write_text(path.read_text(encoding="utf-8").replace('name = "w"\n', 'name = "w"\nvariable_lengths = true\n'), encoding="utf-8")
+    review = review_plan(path, "neuron")
+    found = next(f for f in review.findings if "no ladder declared" in f.title)
+    assert "This is a proposal, not a decision" in found.detail
+    assert review.revised["padding"] == {"buckets": [128, 512], "mask_padded": True, "proposed": True, "above_largest": review.revised["padding"]["above_largest"]}
+    fixed = review_plan(_write(tmp_path, body, "fixed.toml"), "neuron")
+    assert fixed.classification == "compatible", "fixed problem sizes need no ladder"

@@ -103,6 +103,7 @@ class CompileWatch:
             "recompile_limit_hit": self.limit_hit,
             "cache_condition": "compiled_in_process",
             "cache_dir": str(cache_dir),
+            "compile_options": self.backend.compile_options,
         }
 
 

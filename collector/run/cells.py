@@ -34,7 +34,7 @@ def run_cells(run: Run) -> None:
         # Training cells compile their own fresh model each (training changes the weights).
         if model is not None and not run.plan.training and any(c.mode == "compiled" for _, c in members):
             try:
-                compiled = torch.compile(model, backend=run.backend.compile_backend, dynamic=False)
+                compiled = run.backend.compile(model, run.plan.compile_options)
             except Exception as exc:  # e.g. the backend is not registered
                 compile_error = failure("compile", exc)
         for index, cell in members:

@@ -42,22 +42,10 @@ def write_plan(run: Run) -> None:
     plan = run.plan
     run.log.write(
         "plan",
-        workload=plan.name,
-        description=plan.description,
+        **plan.event_fields(run.cells, run.warm_repetitions),
         model_revision=getattr(run.workload, "MODEL_REVISION", "not stated by the workload"),
         weights_sha256=digest,
         target=run.backend.name,
-        intended_target=plan.intended_target,
-        matrix=[
-            {"case": c.case, "batch": c.batch, "length": c.length, "layout": c.layout, "dtype": c.dtype, "mode": c.mode, "repeat_of": c.repeat_of}
-            for c in run.cells
-        ],
-        reference=f"cpu eager {plan.reference_dtype}, run twice" + (", float64 golden" if plan.float64_golden else ""),
-        tolerances=plan.tolerances,
-        warm_repetitions=run.warm_repetitions,
-        timing_scope=plan.timing_scope,
-        requirements=plan.requirements,
-        padding=plan.padding,
         attention_path=getattr(run.workload, "ATTENTION_PATH", None),
         training=_training_plan(run),
         compare=_compare_rules(run),

@@ -30,7 +30,7 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
         try:
             inputs = to_device(cpu_inputs, run.backend.device)
             model = training.prepare(run.workload, device_model)
-            call_model = torch.compile(model, backend=run.backend.compile_backend, dynamic=False) if compiling else model
+            call_model = run.backend.compile(model, run.plan.compile_options) if compiling else model
             watch = CompileWatch(run.backend) if compiling else None
             if watch is not None:
                 watch.before()

@@ -265,6 +265,27 @@ class CompareRules(Strict):
     params: list[ParamRule] = Field(default_factory=list)
 
 
+class CompileOptions(Strict):
+    """The options of torch.compile (the plan's [compile] table, collector/PLAN.md)."""
+
+    dynamic: bool = Field(description="torch.compile(dynamic=...).")
+    mode: str = Field(description="torch.compile(mode=...); 'default' when none was given.")
+    fullgraph: bool = Field(description="torch.compile(fullgraph=...): a graph break is an error.")
+    backend_options: dict[str, str | bool | int | float] = Field(
+        default_factory=dict, description="torch.compile(options=...), passed to the backend as written."
+    )
+
+
+class DeclaredInput(Strict):
+    """One model input as the plan says the real preprocessing produces it (declared, not measured)."""
+
+    dtype: str
+    layout: Layout
+    how: str | None = Field(None, description="How a non-contiguous input comes about: slice, transpose, channels_last, other.")
+    value_range: list[int] | None = Field(None, min_length=2, max_length=2, description="Integer inputs: [smallest, largest] value.")
+    note: str = ""
+
+
 class Plan(Envelope):
     """Declared before any result: what will be run and what counts as correct."""
 
@@ -286,6 +307,12 @@ class Plan(Envelope):
         default_factory=list, description="Hard requirements, e.g. requires_float64."
     )
     padding: Padding | None = None
+    compile_options: CompileOptions | None = Field(
+        None, description="The plan's [compile] options for compiled cells; absent in logs that predate them (then dynamic=False, mode default)."
+    )
+    declared_inputs: dict[str, DeclaredInput] | None = Field(
+        None, description="Per model input, what the plan declares its real preprocessing produces; absent when the plan declares none."
+    )
     attention_path: str | None = Field(None, description="Attention implementation, e.g. sdpa.")
     operators_note: str | None = None
     training: Training | None = Field(None, description="Set for a training workload: cells run training steps.")
@@ -534,6 +561,9 @@ class Compile(Envelope):
     )
     cache_entries_after: int | None = Field(None, ge=0, le=INT64_MAX, description="Entries in the same directories after it.")
     cache_dirs: list[CacheDir] | None = Field(None, description="Each cache directory listed, with its counts.")
+    compile_options: CompileOptions | None = Field(
+        None, description="The options the torch.compile call was given; absent when not recorded."
+    )
 
 
 # --- training step -----------------------------------------------------------------------------
