@@ -13,6 +13,7 @@ the key path and what is expected, with a "did you mean" when a close key exists
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -53,6 +54,7 @@ class Key:
     readers: str = BOTH
     choices: tuple[Any, ...] = ()
     minimum: float | None = None
+    min_items: int = 0  # lists: the fewest items
 
     @property
     def required(self) -> bool:
@@ -98,9 +100,9 @@ SCHEMA: tuple[Table, ...] = (
         "The cells to run: every shape x dtype x layout x mode, then the cache-check repeats.",
         (
             Key("shapes", "shapes", "Input shapes as [batch, length]; at least one.", REQUIRED, "[[1, 128], [4, 512]]"),
-            Key("dtypes", "list[str]", "Compute dtypes of floating inputs and weights, in run order.", ["float32"], '["float32", "bfloat16"]', BOTH, KNOWN_DTYPES),
-            Key("layouts", "list[str]", "Input layouts to test; make_inputs builds each.", ["contiguous"], '["contiguous", "noncontiguous"]', BOTH, LAYOUTS),
-            Key("modes", "list[str]", "Execution modes.", ["eager", "compiled"], '["eager", "compiled"]', BOTH, MODES),
+            Key("dtypes", "list[str]", "Compute dtypes of floating inputs and weights, in run order.", ["float32"], '["float32", "bfloat16"]', BOTH, KNOWN_DTYPES, min_items=1),
+            Key("layouts", "list[str]", "Input layouts to test; make_inputs builds each.", ["contiguous"], '["contiguous", "noncontiguous"]', BOTH, LAYOUTS, min_items=1),
+            Key("modes", "list[str]", "Execution modes.", ["eager", "compiled"], '["eager", "compiled"]', BOTH, MODES, min_items=1),
             Key("cache_checks", "shapes", "Shapes (from shapes) repeated after the largest: does the process compile them again?", [], "[[1, 128]]"),
         ),
         required=True,
@@ -329,6 +331,15 @@ class Checker:
         return PlanError(f"{where}: {path or 'plan'}: {message}")
 
 
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _k(name: Any) -> str:
+    """A key as written in a key path: bare when TOML allows it, else quoted (escapes shown)."""
+    name = str(name)
+    return name if _BARE.match(name) else json.dumps(name)
+
+
 def _type_name(value: Any) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
 
@@ -403,6 +414,8 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
                 raise c.fail(path, f"each item is at least {key.minimum:g}, got {item!r}")
         if len(set(value)) != len(value):
             raise c.fail(path, f"an item is listed twice: {value!r}")
+        if len(value) < key.min_items:
+            raise c.fail(path, f"at least {key.min_items} item(s) needed")
         return list(value)
     if kind == "shapes":
         if not isinstance(value, list):
@@ -429,7 +442,7 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
             raise c.fail(path, f"expected a table, got {_type_name(value)}")
         for name, item in value.items():
             if not isinstance(item, (str, int, float, bool)):
-                raise c.fail(f"{path}.{name}", f"expected a string, number or boolean, got {_type_name(item)}")
+                raise c.fail(f"{path}.{_k(name)}", f"expected a string, number or boolean, got {_type_name(item)}")
         return dict(value)
     raise AssertionError(f"unknown kind {kind}")  # pragma: no cover - the schema is fixed
 
@@ -441,7 +454,7 @@ def _check_table(c: Checker, table: Table, data: Any, path: str) -> dict[str, An
     if table.each:
         child = TABLES[table.each]
         for name, value in data.items():
-            where = f"{path}.{name}"
+            where = f"{path}.{_k(name)}"
             if table.names and name not in table.names:
                 if child.key(name) is not None:
                     raise c.fail(where, f"{name} is not a {table.each.rsplit('.', 1)[1].strip('<>')}; it belongs in a sub-table such as [{path}.{table.names[0]}]")
@@ -454,7 +467,7 @@ def _check_table(c: Checker, table: Table, data: Any, path: str) -> dict[str, An
         return out
     subtables = {t.path.rsplit(".", 1)[1]: t for t in SCHEMA if t.path.rsplit(".", 1)[0] == table.path and "." in t.path}
     for name, value in data.items():
-        where = f"{path}.{name}"
+        where = f"{path}.{_k(name)}"
         key = table.key(name)
         if key is not None:
             out[name] = _check_value(c, key, value, where)
@@ -541,7 +554,7 @@ def validate(data: Any, file: str, text: str = "") -> dict[str, Any]:
         table = TABLES.get(name) if name in TOP_TABLES else None
         if table is None:
             kind = "table" if isinstance(value, dict) else "top-level key"
-            raise c.fail(name, f"unknown {kind}; tables are {', '.join(f'[{t}]' for t in TOP_TABLES)}{_suggest(name, '')}")
+            raise c.fail(_k(name), f"unknown {kind}; tables are {', '.join(f'[{t}]' for t in TOP_TABLES)}{_suggest(name, '')}")
         out[name] = _check_table(c, table, value, name)
     for table in SCHEMA:
         if table.required and table.path not in out:
