@@ -283,7 +283,8 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
     scope = {**{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")}, "synchronized": True, "note": timing["scope"]["note"]}
     training = checked.get("training")
     try:
-        compare = compare_rules(checked.get("compare"), training=training is not None)
+        written = {part: {name: {k: v for k, v in rule.items() if v is not None} for name, rule in rules.items()} for part, rules in checked["compare"].items()} if "compare" in checked else None
+        compare = compare_rules(written, training=training is not None)
     except PlanError as exc:
         where, _, message = str(exc).partition(": ")
         raise planschema.Checker(str(path), planschema.key_lines(text)).fail(where, message) from None

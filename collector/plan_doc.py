@@ -23,6 +23,7 @@ _TYPES = {
     "list[int]": "list of integers",
     "shapes": "list of [batch, length]",
     "range": "[smallest, largest]",
+    "globs": "string or list of strings",
     "table(free)": "table of string, number or boolean",
     "text-policy": "string (policy)",
 }
@@ -76,11 +77,7 @@ def _cell(text: str) -> str:
 
 
 def _header(table: Table) -> str:
-    if table.path == "tolerances.<dtype>":
-        return "[tolerances.DTYPE]"
-    if table.path == "inputs.<name>":
-        return "[inputs.NAME]"
-    return f"[{table.path.replace('<dtype>', 'DTYPE').replace('<name>', 'NAME')}]"
+    return f"[{table.path.replace('<dtype>', 'DTYPE').replace('<name>', 'NAME').replace('<group>', 'GROUP')}]"
 
 
 def _example(table: Table) -> str:
@@ -89,7 +86,7 @@ def _example(table: Table) -> str:
         parent, name = header.strip("[]").replace("DTYPE", "float32").rsplit(".", 1)
         body = ", ".join(f"{k.name} = {k.example}" for k in table.keys if k.name != "proposed")
         return f"[{parent}]\n{name} = {{ {body} }}"
-    lines = [header.replace("DTYPE", "float32").replace("NAME", "input_ids")]
+    lines = [header.replace("DTYPE", "float32").replace("outputs.NAME", "outputs.hidden").replace("NAME", "input_ids").replace("GROUP", "biases")]
     lines += [f"{k.name} = {k.example}" for k in table.keys if k.example and k.name != "proposed"]
     return "\n".join(lines)
 

@@ -412,7 +412,7 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
                 raise c.fail(path, f"unknown {[item]}; allowed: {', '.join(key.choices)}{hint}")
             if key.minimum is not None and item < key.minimum:
                 raise c.fail(path, f"each item is at least {key.minimum:g}, got {item!r}")
-        if len(set(value)) != len(value):
+        if (key.choices or item_type is int) and len(set(value)) != len(value):
             raise c.fail(path, f"an item is listed twice: {value!r}")
         if len(value) < key.min_items:
             raise c.fail(path, f"at least {key.min_items} item(s) needed")
