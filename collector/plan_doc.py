@@ -87,6 +87,8 @@ def _example(table: Table) -> str:
         body = ", ".join(f"{k.name} = {k.example}" for k in table.keys if k.name != "proposed")
         return f"[{parent}]\n{name} = {{ {body} }}"
     lines = [header.replace("DTYPE", "float32").replace("outputs.NAME", "outputs.hidden").replace("NAME", "input_ids").replace("GROUP", "biases")]
+    if table.example:
+        return "\n".join(lines + [table.example])
     lines += [f"{k.name} = {k.example}" for k in table.keys if k.example and k.name != "proposed"]
     return "\n".join(lines)
 
@@ -100,6 +102,9 @@ def render_doc() -> str:
         if table.each:
             names = ", ".join(f"`{n}`" for n in table.names) if table.names else "any name"
             out.append(f"One sub-table per name ({names}); its keys are listed under `{_header(planschema.TABLES[table.each])}`.\n")
+            continue
+        if not table.keys:
+            out.append("It holds only the sub-tables below.\n")
             continue
         out.append("| key | type | default | allowed | read by | meaning |")
         out.append("|---|---|---|---|---|---|")

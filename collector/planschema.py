@@ -73,6 +73,7 @@ class Table:
     each: str = ""
     names: tuple[str, ...] = ()
     inline: bool = False  # written as an inline table in the examples
+    example: str = ""  # the example's body, when the keys' own examples do not make one
 
     def key(self, name: str) -> Key | None:
         return next((k for k in self.keys if k.name == name), None)
@@ -231,6 +232,7 @@ SCHEMA: tuple[Table, ...] = (
             Key("mask", "str", "An input name whose non-zero elements mark the judged positions (e.g. the attention mask).", None, '"attention_mask"', COLLECTOR),
             Key("region", "list[str]", "One index or start:stop slice per leading dimension.", None, '[":", "0:64"]', COLLECTOR, min_items=1),
         ),
+        example='mask = "attention_mask"          # or: region = [":", "0:64"]',
     ),
     Table(
         "compare.params",

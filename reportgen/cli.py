@@ -494,9 +494,12 @@ what to change or verify first. The constraint files are in reportgen/judge/cons
 \b
 Exit codes:
   0  compatible as specified
-  1  the plan cannot be read
+  1  unreadable plan: not TOML, not UTF-8, or not the plan schema (collector/PLAN.md);
+     one line names the file, line and key
   2  usage error
-  3  needs a revised test plan (--write-revised writes one the collector runs as is)
+  3  needs a revised test plan (--write-revised writes one; its proposed values,
+     marked proposed = true or UNDECIDED, keep exit 3 and the collector refuses the
+     plan until a person replaces them)
   4  blocked by a precision requirement
 \b
 Example:

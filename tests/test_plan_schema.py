@@ -46,6 +46,7 @@ def test_plan_event_records_the_intended_target() -> None:
 # --- strict keys: every mis-keyed plan of issue 16 names its key ---------------------------------
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -266,3 +267,26 @@ def test_compile_options_are_recorded_in_the_plan_and_each_compile_event(tmp_pat
     assert plan.compile_options.model_dump() == expected
     compiles = [e for e in reading.events if e.kind == "compile"]
     assert compiles and all(e.compile_options.model_dump() == expected for e in compiles)
+
+
+def test_report_shows_compile_options_and_declared_inputs_or_not_measured(tmp_path: Path) -> None:
+    from reportgen.render.report import build_report
+    from tests.conftest import FIXTURES
+
+    build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path / "old")
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "old" / name).read_text(encoding="utf-8")
+        assert re.search(r"compile options.{0,80}not measured", text, re.S), name
+    lines = (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["schema_version"] = "1.1"
+    plan["compile_options"] = {"dynamic": False, "mode": "default", "fullgraph": True, "backend_options": {}}
+    plan["declared_inputs"] = {"input_ids": {"dtype": "int64", "layout": "noncontiguous", "how": "slice", "value_range": [0, 100], "note": ""}}
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    build_report(log, tmp_path / "new")
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "new" / name).read_text(encoding="utf-8")
+        assert "dynamic=False, mode=default, fullgraph=True" in text, name
+        assert "int64, noncontiguous (slice), values 0..100" in text, name

@@ -6,7 +6,8 @@ documented constraint it rests on and says what to change or verify first. The p
 classified as one of:
 
 * ``compatible``: compatible as specified;
-* ``revise``: needs a revised test plan (a revised plan can be written that the collector runs);
+* ``revise``: needs a revised test plan (a revised plan can be written; the values it proposes are
+  marked and keep this class until a person replaces them);
 * ``blocked``: blocked by a precision requirement.
 """
 
@@ -379,7 +380,7 @@ def review_plan(path: Path, target: str) -> PlanReview:
 
 
 def write_revised(review: PlanReview, original: Path, out: Path) -> None:
-    """Write the revised plan so the collector runs it as is (module path kept valid)."""
+    """Write the revised plan (module path kept valid); the collector runs it once its proposals are agreed."""
     assert review.revised is not None
     revised = copy.deepcopy(review.revised)
     module = (original.parent / revised["workload"]["module"]).resolve()

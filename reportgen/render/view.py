@@ -553,6 +553,19 @@ def _criteria(run: RunModel) -> tuple[list[Row], str]:
     if run.plan.padding:
         pad = run.plan.padding
         rows.append(Row("padding", f"buckets {pad.buckets}; above the largest: {pad.above_largest or 'not stated'}; masks padded: {pad.mask_padded}", "plan"))
+    options = run.plan.compile_options
+    if options is None:
+        rows.append(Row("compile options", "not measured: this log does not record them", "plan.compile_options"))
+    else:
+        extra = "; backend options " + ", ".join(f"{k}={v}" for k, v in sorted(options.backend_options.items())) if options.backend_options else ""
+        rows.append(Row("compile options", f"dynamic={options.dynamic}, mode={options.mode}, fullgraph={options.fullgraph}{extra}", "plan.compile_options (each compile event records what its call was given)"))
+    if run.plan.declared_inputs:
+        declared = []
+        for name, spec in sorted(run.plan.declared_inputs.items()):
+            layout = f"{spec.layout} ({spec.how})" if spec.how else spec.layout
+            values = f", values {spec.value_range[0]}..{spec.value_range[1]}" if spec.value_range else ""
+            declared.append(f"{name}: {spec.dtype}, {layout}{values}")
+        rows.append(Row("inputs as the plan declares them", "; ".join(declared), "plan.declared_inputs (declared, not measured; what was fed is in each cell's inputs)"))
     rules = run.plan.compare
     if rules is None:
         rows.append(Row("judged regions and parameter rules", "none declared: every element of every output and parameter is judged elementwise", "plan.compare"))
