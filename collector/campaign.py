@@ -491,6 +491,10 @@ def kubernetes_manifest(campaign: Campaign) -> dict[str, Any]:
     if not campaign.remote and not campaign.kubernetes.volume_claim:
         raise CampaignError(f"{campaign.path}: a folder destination on Kubernetes needs kubernetes.volume_claim (a PersistentVolumeClaim mounted at {campaign.destination})")
     jobs = [_job(campaign, env) for env in campaign.environments]
+    names = [job["metadata"]["name"] for job in jobs]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise CampaignError(f"{campaign.path}: environments whose names differ only in case or punctuation give the same Job name {clash[0]!r}; rename one")
     return {"apiVersion": "v1", "kind": "List", "items": jobs}
 
 

@@ -143,6 +143,9 @@ def test_scheduler_specific_requirements(tmp_path: Path) -> None:
     no_image = BASE.format(destination="s3://b-1/x").replace('image = "registry.example/migration-record:cuda"\n', "")
     with pytest.raises(CampaignError, match="'cuda-baseline' has no 'image'"):
         kubernetes_manifest(load_campaign(write(tmp_path, no_image)))
+    clash = BASE.format(destination="s3://b-1/x").replace('name = "cuda-baseline"', 'name = "SDK_2.33"')
+    with pytest.raises(CampaignError, match="same Job name 'nightly-sdk-2-33'"):
+        kubernetes_manifest(load_campaign(write(tmp_path, clash)))
     folder = BASE.format(destination="/fsx/runs")
     with pytest.raises(CampaignError, match="needs kubernetes.volume_claim"):
         kubernetes_manifest(load_campaign(write(tmp_path, folder)))
