@@ -54,6 +54,11 @@ def plain(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _hover_text(text: str) -> str:
+    """Plain text inside a hover template, where %{...} would also be read as a placeholder."""
+    return plain(text).replace("%{", "%\u200b{")
+
+
 def _drawable(value: float | None, log_axis: bool = False) -> bool:
     if value is None:
         return True
@@ -194,9 +199,9 @@ def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
             fig.add_trace(go.Scatter(x=xs, y=ms(q1[case]), mode="lines", line={"width": 0, "color": colour}, fill="tonexty", opacity=0.25, showlegend=False, hoverinfo="skip", legendgroup=case))
             flags = caveats[case]
             fig.add_trace(go.Scatter(
-                x=xs, y=ms(warm[case]), mode="lines+markers", name=_short(case), line={"color": colour}, legendgroup=case,
+                x=xs, y=ms(warm[case]), mode="lines+markers", name=plain(_short(case)), line={"color": colour}, legendgroup=case,
                 marker={"symbol": ["circle-open" if f else "circle" for f in flags], "size": [10 if f else 6 for f in flags]},
-                customdata=[f"<br>{f}" if f else "" for f in flags], hovertemplate=f"{case}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
+                customdata=[f"<br>{f}" if f else "" for f in flags], hovertemplate=f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
             ))
         figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed. A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).", _spec(fig)))
     for column, key, title, caption in (
@@ -208,7 +213,7 @@ def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
             continue
         fig = go.Figure(layout={**base, "title": {"text": title}, "yaxis": {"title": {"text": "seconds"}, "rangemode": "tozero"}})
         for n, case in enumerate(cases):
-            fig.add_trace(go.Scatter(x=xs, y=values[case], mode="lines+markers", name=_short(case), line={"color": TREND_COLOURS[n % len(TREND_COLOURS)]}, hovertemplate=f"{case}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>"))
+            fig.add_trace(go.Scatter(x=xs, y=values[case], mode="lines+markers", name=plain(_short(case)), line={"color": TREND_COLOURS[n % len(TREND_COLOURS)]}, hovertemplate=f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>"))
         figures.append(Figure(f"{prefix}-trend-{key}", title, caption, _spec(fig)))
     passed = history[history["status"] == "pass"].groupby("run_id").size()
     planned = history.groupby("run_id").size()

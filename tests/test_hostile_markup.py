@@ -1,0 +1,141 @@
+"""Text that becomes markup: annotation Markdown (images, links), chart labels, and the
+Content-Security-Policy every page carries. Nothing from a log or an annotations file can load
+anything, point at the reader's files or leave the report folder."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from reportgen.render.markdown import render_markdown
+from tests.conftest import FIXTURES
+from tests.hostile import invoke
+from tests.logbuilder import complete_log, dumps
+
+HOSTILE_CASE = '<a href="https://evil.example/">x</a>-compiled'
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[dict[str, str | None]] = []
+        self.images: list[dict[str, str | None]] = []
+        self.handlers: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.links.append(dict(attrs))
+        if tag == "img":
+            self.images.append(dict(attrs))
+        self.handlers += [name for name, _ in attrs if name.lower().startswith("on")]
+
+
+def _parse(html: str) -> _Links:
+    parser = _Links()
+    parser.feed(html)
+    return parser
+
+
+# (name, Markdown, href that may appear (None: no link at all), text the reader still sees)
+MARKDOWN: list[tuple[str, str, str | None, str]] = [
+    ("remote image", "![pixel](https://evil.example/pixel.png)", None, "image not shown: pixel, https://evil.example/pixel.png"),
+    ("image beside the log", "![plot](plot.png)", None, "image not shown: plot, plot.png"),
+    ("image as a data URL", "![x](data:image/png;base64,AAAA)", None, "![x](data:image/png;base64,AAAA)"),
+    ("reference-style image", "![p][i]\n\n[i]: https://evil.example/p.png", None, "image not shown: p, https://evil.example/p.png"),
+    ("absolute local path", "[passwords](/etc/passwd)", None, "[passwords](/etc/passwd)"),
+    ("file URL", "[passwords](file:///etc/passwd)", None, "file:///etc/passwd"),
+    ("file autolink", "<file:///etc/passwd>", None, "file:///etc/passwd"),
+    ("out of the report folder", "[up](../../../etc/passwd)", None, "../../../etc/passwd"),
+    ("out, percent-encoded", "[up](%2e%2e/%2e%2e/secret)", None, "%2e%2e/%2e%2e/secret"),
+    ("windows drive", "[c](C:\\Windows\\win.ini)", None, "C:\\Windows\\win.ini"),
+    ("protocol-relative", "[x](//evil.example/x)", None, "//evil.example/x"),
+    ("javascript", "[x](javascript:alert(1))", None, "javascript:alert(1)"),
+    ("reference to a local path", "[r][1]\n\n[1]: /etc/passwd", None, "[r][1]"),
+    ("raw HTML image", '<img src="https://evil.example/p.png" onerror="alert(1)">', None, "&lt;img"),
+    ("external link", "[docs](https://example.org/guide)", "https://example.org/guide", "docs"),
+    ("external autolink", "<https://example.org/a>", "https://example.org/a", "https://example.org/a"),
+    ("relative link inside", "[notes](notes.md#top)", "notes.md#top", "notes"),
+    ("fragment", "[cell](#case-1)", "#case-1", "cell"),
+]
+
+
+@pytest.mark.parametrize("name,text,href,visible", MARKDOWN, ids=[m[0] for m in MARKDOWN])
+def test_annotation_markdown_loads_nothing_and_links_only_where_safe(name: str, text: str, href: str | None, visible: str) -> None:
+    html = str(render_markdown(text))
+    parsed = _parse(html)
+    assert parsed.images == [] and parsed.handlers == [], html
+    assert visible in html, html
+    if href is None:
+        assert parsed.links == [], html
+    else:
+        assert [link["href"] for link in parsed.links] == [href], html
+        for link in parsed.links:
+            if href.startswith("https://"):
+                assert link["rel"] == "noopener noreferrer" and "external" in (link.get("class") or ""), html
+            else:
+                assert "rel" not in link, html
+
+
+def _rename_case(events: list[dict], old: str, new: str) -> list[dict]:
+    text = json.dumps(events).replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+    return json.loads(text)
+
+
+def hostile_run(folder: Path) -> Path:
+    """A synthetic run whose case key carries a link and whose annotations try every load."""
+    folder.mkdir(parents=True, exist_ok=True)
+    events = complete_log()
+    events = _rename_case(events, "b2-l16-contiguous-float32-compiled", HOSTILE_CASE)
+    for event in events:
+        if event.get("case") == HOSTILE_CASE and event["kind"] == "case_result":
+            event["status"] = "mismatch"
+            event["error_stats"].update(mismatched=3, diff_at_worst=1e-2)
+        if event["kind"] == "run_start":
+            event["run_id"] = "hostile-markup"
+    (folder / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    notes = "\n".join(f"{m[1]}\n" for m in MARKDOWN)
+    (folder / "annotations.toml").write_text(f"[{json.dumps(HOSTILE_CASE)}]\nexplanation = {json.dumps(notes)}\n", encoding="utf-8")
+    return folder / "events.jsonl"
+
+
+def test_chart_labels_are_plain_text(tmp_path: Path) -> None:
+    log = hostile_run(tmp_path / "run")
+    out = invoke(["report", log, "--out", tmp_path / "out"])
+    assert out.code == 0, out.output
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    specs = re.findall(r'<script type="application/json" data-figure="[^"]+">(.*?)</script>', html, re.S)
+    assert specs
+    labels = json.dumps([json.loads(s.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")) for s in specs])
+    assert "evil.example" in labels, "the case key is in the charts"
+    assert "<a href" not in labels and "&lt;a href" in labels, "as text plotly shows, never as its link markup"
+
+
+CSP = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">')
+
+
+def test_every_page_carries_a_content_security_policy(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    hostile_run(runs / "hostile")
+    for name in ("synthetic_complete", "synthetic_mismatch"):
+        (runs / name).mkdir()
+        shutil.copy(FIXTURES / f"{name}.jsonl", runs / name / "events.jsonl")
+    (runs / "site.toml").write_text('[[compare]]\nbaseline = "synthetic-complete"\ncandidate = "synthetic-mismatch"\n', encoding="utf-8")
+    out = invoke(["site", runs, "--out", tmp_path / "site"])
+    assert out.code == 0, out.output
+    pages = sorted((tmp_path / "site").rglob("*.html"))
+    assert any("comparisons" in str(p) for p in pages) and any("workloads" in str(p) for p in pages)
+    assert invoke(["report", runs / "hostile" / "events.jsonl", "--out", tmp_path / "report"]).code == 0
+    pages.append(tmp_path / "report" / "report.html")
+    for page in pages:
+        found = CSP.findall(page.read_text(encoding="utf-8"))
+        assert len(found) == 1, page
+        rules = dict((part.split(" ", 1) + [""])[:2] for part in (p.strip() for p in found[0].split(";")) if part)
+        assert rules["default-src"] == "'none'", page
+        assert rules["script-src"] == "'self'", "no inline script, no event handler attribute, no eval"
+        for directive in ("img-src", "style-src", "font-src", "connect-src"):
+            assert "http" not in rules.get(directive, "") and "*" not in rules.get(directive, ""), (page, directive)
