@@ -112,6 +112,8 @@ def test_a_padded_only_difference_passes_under_a_declared_mask_with_the_left_out
     out = tmp_path / "report"
     judged = build_report(log, out)
     assert judged.disposition.outcome == "suitable"
+    note = next(r for r in judged.disposition.reasons if r.rule == "judged-regions")
+    assert note.outcome == "note" and note.message.startswith("32 element(s) outside the judged regions the plan declared (hidden: attention_mask != 0)")
     for name in ("report.html", "report.md"):
         text = (out / name).read_text(encoding="utf-8")
         assert "outside the judged region" in text

@@ -431,7 +431,33 @@ def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
     if noisy:
         worst = max(r.noise_max_abs or 0.0 for r in noisy)
         reasons.append(Reason("reference-noise", "note", f"The reference is not bitwise deterministic (largest difference between two runs {worst:.3g})."))
+    reasons += _left_out(run)
     return reasons
+
+
+def _left_out(run: RunModel) -> list[Reason]:
+    """Elements the plan's judged regions leave out that the tolerance would refuse: said up front, never hidden."""
+    cells, beyond, nonfinite, regions = [], 0, 0, set()
+    for c in run.cells:
+        found = False
+        for o in c.per_output or []:
+            x = o.get("outside")
+            if x and ((x.get("beyond_tolerance") or 0) or x.get("nonfinite")):
+                beyond += x.get("beyond_tolerance") or 0
+                nonfinite += x.get("nonfinite") or 0
+                regions.add(f"{o['name']}: {o.get('region')}")
+                found = True
+        if found:
+            cells.append(c)
+    if not cells:
+        return []
+    extra = f", {nonfinite} of them non-finite" if nonfinite else ""
+    return [Reason(
+        "judged-regions", "note",
+        f"{beyond} element(s) outside the judged regions the plan declared ({'; '.join(sorted(regions))}) would be outside the tolerance{extra}, in {len(cells)} cell(s); "
+        "they are recorded and shown beside the judged figures, not judged.",
+        _cases(cells),
+    )]
 
 
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [

@@ -955,7 +955,7 @@ def _regions(run: RunModel) -> list[RegionRow]:
             rows.append(RegionRow(
                 case=c.case, anchor=anchor(c.case), status=c.status, symbol=SYMBOLS[c.status], output=o["name"], region=o.get("region") or "",
                 judged=f"{o['mismatched']} of {o['total']} outside the tolerance; max abs {fmt(o['max_abs'])}",
-                outside=f"{x['count']} element(s); {beyond} beyond the tolerance; max abs {fmt(x['max_abs'])}; max rel {fmt(x['max_rel'])}; non-finite {x['nonfinite']}",
+                outside=f"{x['count']} element(s); {beyond} beyond the tolerance; max abs {fmt(x['max_abs'])}; max rel {fmt(x['max_rel'])}; non-finite {x['nonfinite']}" if x["count"] else "none: every element is in the judged region",
             ))
             if len(rows) >= DETAIL_CAP:
                 return rows
