@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from reportgen.model.runmodel import CellRecord
+from reportgen.render.labels import human
 
 pio.json.config.default_engine = "json"
 LAYOUT = {
@@ -88,7 +89,7 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
         return None
     fig = go.Figure(layout={**LAYOUT, "title": {"text": "Cold first call vs warm median (s, log scale)"}, "yaxis": {"type": "log", "title": {"text": "seconds"}}, "barmode": "group"})
     cases = [plain(c.case) for c in both]
-    fig.add_trace(go.Bar(x=cases, y=[c.cold.seconds for c in both], name="cold first call", marker={"color": "#9467bd"}, customdata=[c.cold.cache_condition for c in both], hovertemplate="%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"))
+    fig.add_trace(go.Bar(x=cases, y=[c.cold.seconds for c in both], name="cold first call", marker={"color": "#9467bd"}, customdata=[human(c.cold.cache_condition) for c in both], hovertemplate="%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"))
     fig.add_trace(go.Bar(x=cases, y=[c.warm.median_s for c in both], name="warm median", marker={"color": "#2ca02c"}))
     return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _spec(fig))
 

@@ -70,16 +70,23 @@ def _environment(autoescape: bool) -> jinja2.Environment:
     )
 
 
+def _globals(env: jinja2.Environment) -> jinja2.Environment:
+    from reportgen.render.view import SECTIONS
+
+    env.globals["sections"] = SECTIONS
+    return env
+
+
 @lru_cache(maxsize=None)
 def html_env() -> jinja2.Environment:
-    env = _environment(autoescape=True)
+    env = _globals(_environment(autoescape=True))
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
     return env
 
 
 @lru_cache(maxsize=None)
 def md_env() -> jinja2.Environment:
-    env = _environment(autoescape=False)
+    env = _globals(_environment(autoescape=False))
     env.filters["md"] = md_escape
     env.filters["code"] = md_code
     env.filters["clip"] = clip

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from reportgen.model.annotations import Annotation, Annotations
 from reportgen.model.groups import failure_groups
+from reportgen.render.labels import human
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.judge.backend_docs import load_backend_docs
 from reportgen.render.markdown import render_markdown
@@ -29,6 +30,17 @@ from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellReco
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
+# The report's sections: (element id in HTML, heading, the anchor GitHub gives the Markdown heading).
+SECTIONS = (
+    ("disposition", "1. Disposition", "1-disposition"),
+    ("record", "2. Compatibility record", "2-compatibility-record"),
+    ("matrix", "3. Matrix", "3-matrix"),
+    ("criteria", "4. Numerical criteria", "4-numerical-criteria"),
+    ("problems", "5. Mismatches and errors", "5-mismatches-and-errors"),
+    ("fallback-compile", "6. Fallback and compile findings", "6-fallback-and-compile-findings"),
+    ("timings", "7. Timings", "7-timings"),
+    ("evidence", "8. Profiles, artifacts and provenance", "8-profiles-artifacts-and-provenance"),
+)
 
 
 # A case key that is safe as an element id and URL fragment is its own anchor, so a link like
@@ -64,6 +76,7 @@ class Row:
     label: str
     value: str
     source: str = ""
+    detail: str = ""  # the full text behind a shortened value (a tooltip in HTML, a footnote in Markdown)
 
 
 @dataclass
@@ -296,8 +309,30 @@ def _fact_rows(facts: dict[str, Any]) -> list[Row]:
         if fact.value is not None:
             rows.append(Row(name, fact.value, fact.source or ""))
         else:
-            rows.append(Row(name, f"unknown: {fact.unknown_reason}", ""))
+            reason = fact.unknown_reason or "no reason recorded"
+            rows.append(Row(name, f"unknown: {short_reason(reason)}", "", reason))
     return rows
+
+
+_SHORT_REASONS = (
+    ("not installed", "not installed"),
+    ("no packages found", "not installed"),
+    ("no module named", "not installed"),
+    ("no such file", "not found on this host"),
+    ("without cuda", "torch build without CUDA"),
+    ("permission denied", "not readable (permission denied)"),
+    ("timed out", "probe timed out"),
+)
+
+
+def short_reason(reason: str) -> str:
+    """A probe's failure in a few words; the full text stays beside it."""
+    lowered = reason.lower()
+    for needle, words in _SHORT_REASONS:
+        if needle in lowered:
+            return words
+    first = reason.split(":")[0].strip()
+    return first if len(first) <= 60 else first[:59] + "…"
 
 
 def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
@@ -322,10 +357,10 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
         Row("dtypes and layouts", ", ".join(sorted(dtypes)) + "; " + ", ".join(sorted(layouts)), "plan.matrix"),
         Row("Attention path (the workload's claim)", plan.attention_path or "not stated" if plan else "not stated", "plan.attention_path"),
         Row("Attention kernel that ran (measured)", attention_text(run), "operators.executed"),
-        Row("CPU fallback", ", ".join(fell) if fell else ("none recorded" if fallback_states == ["measured"] else "; ".join(fallback_states) or "no operator events"), "operators"),
+        Row("CPU fallback", ", ".join(fell) if fell else ("none recorded" if fallback_states == ["measured"] else "; ".join(human(s) for s in fallback_states) or "no operator events"), "operators"),
         Row("Correctness", ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]) or "no cells", "case_result"),
         Row("Reference", plan.reference if plan else "not stated", "plan, reference"),
-        Row("Requirements", ", ".join(plan.requirements) if plan and plan.requirements else "none declared", "plan"),
+        Row("Requirements", ", ".join(human(r) for r in plan.requirements) if plan and plan.requirements else "none declared", "plan"),
         Row("Cells run", _selection_text(run), "plan.selection"),
         Row("Layouts as fed", _layout_fed_text(run), "case_result.layout_achieved"),
         Row("Timing scope (as timed)", timed_scope_text(run), "timing.timed_region"),
@@ -839,7 +874,7 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
                 "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
                 "recompiles": fmt(k.recompiles),
                 "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
-                "condition": k.cache_condition + (f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}" if k.cache_entries_before is not None else "; cache entries not listed"),
+                "condition": human(k.cache_condition) + (f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}" if k.cache_entries_before is not None else "; cache entries not listed"),
                 "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
                 "repeat": {True: "compiled again", False: "reused"}.get(c.result.recompiled, "") if c.result else "",
             })
@@ -850,10 +885,29 @@ def _fallback_rows(run: RunModel) -> list[Row]:
     rows = []
     for c in _first_cells(run, lambda c: c.fallback_status is not None):
         fb, tr = c.operators.fallback, c.operators.transfers  # type: ignore[union-attr]
-        fb_text = ", ".join(fb.items) if fb.status == "measured" and fb.items else ("none" if fb.status == "measured" else f"{fb.status}: {fb.reason}")
-        tr_text = f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{tr.status}: {tr.reason}"
+        fb_text = ", ".join(fb.items) if fb.status == "measured" and fb.items else ("none" if fb.status == "measured" else f"{human(fb.status)}: {fb.reason}")
+        tr_text = f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{human(tr.status)}: {tr.reason}"
         rows.append(Row(c.case, f"fallback: {fb_text}; transfers: {tr_text}", anchor(c.case)))
-    return rows
+    return collapse_rows(rows)
+
+
+def collapse_rows(rows: list[Row], at_least: int = 3) -> list[Row]:
+    """Rows of cells that say the same thing become one row with a count, in first-seen order.
+
+    "not applicable on cpu" for 36 cells is one row "all 36 cells"; a value shared by fewer
+    than ``at_least`` cells keeps its own rows (and their links).
+    """
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        groups.setdefault((row.value, type(row).__name__), []).append(row)
+    out: list[Row] = []
+    for (value, _), members in groups.items():
+        if len(members) < at_least:
+            out.extend(members)
+        else:
+            who = f"all {len(members)} cells" if len(members) == len(rows) else f"{len(members)} cells"
+            out.append(Row(who, value, ""))
+    return out
 
 
 def _timings(run: RunModel) -> list[TimingView]:
@@ -882,9 +936,9 @@ def _timings(run: RunModel) -> list[TimingView]:
 
 def _cold_condition(cold: Any) -> str:
     if cold.cache_entries_before is None:
-        return f"{cold.cache_condition} (cache not checked: as constructed)"
+        return f"{human(cold.cache_condition)} (cache not checked: as constructed)"
     full = [f"{d.role} {d.entries_before}" for d in cold.cache_dirs or [] if d.entries_before]
-    text = f"{cold.cache_condition}; entries {cold.cache_entries_before} → {fmt(cold.cache_entries_after)}"
+    text = f"{human(cold.cache_condition)}; entries {cold.cache_entries_before} → {fmt(cold.cache_entries_after)}"
     text += f" (not empty before: {', '.join(full)})" if full else ""
     if cold.cache_hits is not None:
         text += f"; {cold.cache_hits} hits / {fmt(cold.cache_misses)} misses"

@@ -1,0 +1,31 @@
+"""Human words for the log's internal tokens: one mapping, used by the view for both formats.
+
+The log keeps its stable tokens (``eager_no_compile``); a reader sees what they mean. A token
+with no entry here is shown as it is, so a new token is never hidden.
+"""
+
+from __future__ import annotations
+
+LABELS: dict[str, str] = {
+    # cache conditions of a cold first call
+    "fresh_process_empty_cache": "fresh process, empty compile cache",
+    "persistent_cache": "persistent compile cache with entries",
+    "compiled_in_process": "already compiled in this process",
+    "eager_no_compile": "eager (nothing to compile)",
+    # measured-or-not statuses
+    "not_applicable": "not applicable",
+    "unmeasured": "not measured",
+    "measured": "measured",
+    # plan requirements
+    "requires_float64": "requires float64 computation",
+    # timed regions
+    "model_call": "model call only",
+    "training_step": "one full training step",
+    "host_to_device": "host-to-device copies",
+    "output_retrieval": "output retrieval",
+}
+
+
+def human(token: str) -> str:
+    """The reader's words for a token (the token itself when it has none)."""
+    return LABELS.get(token, token)
