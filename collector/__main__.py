@@ -77,6 +77,19 @@ def main(argv: list[str] | None = None) -> int:
         from collector import neuronenv
 
         neuronenv.apply()
+    from collector.timing import scope_problem
+
+    problem = scope_problem(plan.timing_scope, bool(plan.training))
+    if problem:
+        print(f"collector: plan error: {problem}", file=sys.stderr)
+        return 2
+    if args.only or modes:
+        from collector.run.state import select_cells
+
+        if not select_cells(plan.cells, list(args.only), modes):
+            asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
+            print(f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)", file=sys.stderr)
+            return 2
     from collector.preflight import check_rules
     from collector.workload import WorkloadError
 

@@ -34,6 +34,15 @@ def count_files(path: Path) -> int:
     return sum(1 for p in path.rglob("*") if p.is_file())
 
 
+CACHE_ROOT = "COLLECTOR_CACHE_ROOT"  # the directory the collector made for this process's caches
+
+
+def _redirected(path: Path, environ: Mapping[str, str]) -> bool:
+    """Whether ``path`` lies in the cache directory the collector made for this process."""
+    root = environ.get(CACHE_ROOT)
+    return root is not None and Path(path).resolve().is_relative_to(Path(root).resolve())
+
+
 def list_cache_dirs(dirs: list[tuple[str, Path, bool]]) -> list[dict[str, Any]]:
     return [{"role": role, "path": str(path), "redirected": redirected, "entries_before": count_files(path)} for role, path, redirected in dirs]
 
@@ -116,25 +125,25 @@ class Backend:
 
     def cache_env(self, directory: Path) -> dict[str, str]:
         """Variables that point every compile cache at ``directory`` (for a true cold start)."""
-        return {"TORCHINDUCTOR_CACHE_DIR": str(directory / "inductor")}
+        return {"TORCHINDUCTOR_CACHE_DIR": str(directory / "inductor"), CACHE_ROOT: str(directory)}
 
     def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
         """(role, path, redirected) of every compile cache this process would use.
 
         Inductor keeps precompiled headers and its newer cache under its default directory
-        (below the temp dir), which TORCHINDUCTOR_CACHE_DIR does not move: they are listed
-        as not redirected.
+        (below the temp dir), which TORCHINDUCTOR_CACHE_DIR does not move; they are listed too,
+        and count as redirected only when the temp dir itself is the collector's.
         """
         environ = os.environ if environ is None else environ
         from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
-        dirs: list[tuple[str, Path, bool]] = []
+        dirs: list[tuple[str, Path]] = []
         if "TORCHINDUCTOR_CACHE_DIR" in environ:
-            dirs.append(("inductor", Path(environ["TORCHINDUCTOR_CACHE_DIR"]), True))
+            dirs.append(("inductor", Path(environ["TORCHINDUCTOR_CACHE_DIR"])))
         default = Path(default_cache_dir())
-        dirs.append(("inductor-precompiled-headers", default / "precompiled_headers", False))
-        dirs.append(("inductor-default-cache", default / "cache", False))
-        return dirs
+        dirs.append(("inductor-precompiled-headers", default / "precompiled_headers"))
+        dirs.append(("inductor-default-cache", default / "cache"))
+        return [(role, path, _redirected(path, environ)) for role, path in dirs]
 
     def begin_cell(self) -> None:
         """Reset per-cell bookkeeping before a cell runs."""
@@ -218,10 +227,8 @@ class CudaBackend(Backend):
     def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
         environ = os.environ if environ is None else environ
         dirs = super().cache_dirs(environ)
-        if "TRITON_CACHE_DIR" in environ:
-            dirs.append(("triton", Path(environ["TRITON_CACHE_DIR"]), True))
-        else:
-            dirs.append(("triton", Path.home() / ".triton" / "cache", False))
+        triton = Path(environ["TRITON_CACHE_DIR"]) if "TRITON_CACHE_DIR" in environ else Path.home() / ".triton" / "cache"
+        dirs.append(("triton", triton, _redirected(triton, environ)))
         return dirs
 
     def fallback(self) -> dict[str, Any]:
@@ -299,7 +306,8 @@ class NeuronBackend(Backend):
         environ = os.environ if environ is None else environ
         dirs = []
         for role, name, default in (("neff", "TORCH_NEURONX_NEFF_CACHE_DIR", "/tmp/neff_cache"), ("neff-local", "TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR", "/tmp/local_cache")):
-            dirs.append((role, Path(environ.get(name, default)), name in environ))
+            path = Path(environ.get(name, default))
+            dirs.append((role, path, _redirected(path, environ)))
         return dirs
 
     def begin_cell(self) -> None:

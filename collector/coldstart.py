@@ -1,7 +1,9 @@
 """Child process for one cold first call: fresh interpreter, empty compile caches.
 
 Started by ``collector.timing.run_cold``; it loads the saved weights and inputs (the same bytes
-the main run used), makes the first call of one cell and prints one result line.
+the main run used), lists every compile-cache directory, makes the first call of one cell (what
+the clock covers follows the plan's timing.scope), lists the directories again, compares the
+outputs with the saved reference and prints one result line.
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ import argparse
 import json
 import os
 import time
+from typing import Any
 
 import torch
 
 from collector import training
-from collector.backends import select_backend
+from collector.backends import finish_cache_listing, list_cache_dirs, select_backend
+from collector.compare import compare, describe
+from collector.eventlog import finite_or_none
 from collector.plan import load_plan
-from collector.timing import COLD_MARKER
-from collector.workload import DTYPES, cast_inputs, input_key, load_artifact, load_workload, to_device
+from collector.timing import COLD_MARKER, timed_sample
+from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, to_device
 
 
 def main() -> None:
@@ -35,31 +40,76 @@ def main() -> None:
     if not hasattr(workload, "weights_file"):  # else build_model loaded the checksummed shipped file
         model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
     model = model.to(device=backend.device, dtype=DTYPES[cell.dtype])
-    inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[input_key(cell.batch, cell.length, cell.layout)]
-    inputs = to_device(cast_inputs(inputs, DTYPES[cell.dtype]), backend.device)
+    key = input_key(cell.batch, cell.length, cell.layout)
+    host = cast_inputs(load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[key], DTYPES[cell.dtype])
+    inputs = to_device(host, backend.device)
+    reference = load_artifact(os.path.join(args.run_dir, "artifacts", "reference.pt"))[key]
+    tol = plan.tolerance_for(cell.dtype) or {}
+    listing = list_cache_dirs(backend.cache_dirs())
+    counters = backend.compile_counters() if cell.mode == "compiled" else None
     if plan.training:
-        first, ready = _first_training_step(workload, model, inputs, cell.mode, backend, plan)
+        first, ready, check, fed = _first_training_step(workload, model, inputs, cell.mode, backend, plan, reference, tol)
+        region: list[str] = ["training_step"]
+        notes: list[str] = []
     else:
         call_model = backend.compile(model, plan.compile_options) if cell.mode == "compiled" else model
+        fed = FedInputs(call_model)
+        fed.arm(1)
+        kept: dict[str, Any] = {}
+
+        def call_with(feed: dict[str, torch.Tensor]) -> Any:
+            with torch.no_grad():
+                kept["outputs"] = workload.run_model(call_model, feed)
+            return kept["outputs"]
+
+        def prepare() -> dict[str, torch.Tensor]:
+            return cast_inputs(workload.make_inputs(cell.batch, cell.length, cell.layout), DTYPES[cell.dtype])
+
+        sample, region, notes = timed_sample(call_with, inputs, host, prepare, lambda h: to_device(h, backend.device), backend.synchronize, plan.timing_scope, backend.device.type == "cpu")
         backend.synchronize()
         ready = time.time()
-        start = time.perf_counter()
-        with torch.no_grad():
-            workload.run_model(call_model, inputs)
-        backend.synchronize()
-        first = time.perf_counter() - start
+        first = sample()
+        check = _check(kept["outputs"], reference, tol)
+    fed.remove()
+    result: dict[str, Any] = {"first_call_s": first, "timed_region": region, "timed_notes": notes, "output_check": check}
     launched = float(os.environ.get("COLLECTOR_LAUNCH_WALL", ready))
-    print(COLD_MARKER + json.dumps({"first_call_s": first, "process_start_s": max(0.0, ready - launched)}), flush=True)
+    result["process_start_s"] = max(0.0, ready - launched)
+    result.update(finish_cache_listing(listing))
+    if counters is not None:
+        after = backend.compile_counters()
+        result["cache_hits"] = max(0, after.get("cache_hits", 0) - counters.get("cache_hits", 0))
+        result["cache_misses"] = max(0, after.get("cache_misses", 0) - counters.get("cache_misses", 0))
+    if fed.calls:
+        result["inputs_fed"] = fed.calls[0]
+        result["layout_achieved"] = all(layout_of(c) == cell.layout for c in fed.calls)
+    print(COLD_MARKER + json.dumps(result), flush=True)
 
 
-def _first_training_step(workload, model, inputs, mode, backend, plan) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    """One full step (forward, backward, optimizer) from the saved weights."""
+def _check(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], tol: dict[str, Any]) -> dict[str, Any]:
+    """The cold outputs against the reference by the cell's elementwise rule and non-finite count."""
+    try:
+        stats = compare(outputs, reference, tol.get("atol", 0.0), tol.get("rtol", 0.0))
+    except ValueError:
+        total = sum(v.numel() for v in reference.values())
+        return {"mismatched": total, "total": total, "max_abs": None, "passed": False}
+    new_nonfinite = sum(describe(k, v)["nonfinite"] for k, v in outputs.items()) > sum(describe(k, v)["nonfinite"] for k, v in reference.items())
+    return {"mismatched": stats["mismatched"], "total": stats["total"], "max_abs": stats["max_abs"], "passed": stats["mismatched"] == 0 and not new_nonfinite}
+
+
+def _first_training_step(workload, model, inputs, mode, backend, plan, reference, tol):  # type: ignore[no-untyped-def]
+    """One full step (forward, backward, optimizer) from the saved weights; its loss checked."""
     model = training.prepare(workload, model)
     call_model = backend.compile(model, plan.compile_options) if mode == "compiled" else model
+    fed = FedInputs(call_model)
+    fed.arm(1)
     backend.synchronize()
     ready = time.time()
     trace, _ = training.train(workload, model, call_model, inputs, 1, plan.training["seed"], backend.synchronize)
-    return trace.first_step_s, ready
+    loss_tol = tol.get("loss", {"atol": 0.0, "rtol": 0.0})
+    loss, ref = trace.losses[0], float(reference["loss"][0])
+    within = training.loss_within(loss, ref, loss_tol["atol"], loss_tol["rtol"])
+    check = {"mismatched": 0 if within else 1, "total": 1, "max_abs": finite_or_none(abs(loss - ref)), "passed": within}
+    return trace.first_step_s, ready, check, fed
 
 
 if __name__ == "__main__":

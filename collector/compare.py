@@ -25,8 +25,11 @@ def describe(name: str, tensor: torch.Tensor) -> dict[str, Any]:
 
 
 def describe_input(name: str, tensor: torch.Tensor) -> dict[str, Any]:
+    """An input as the workload prepared it on the host (what reached the model: FedInputs)."""
     info = describe(name, tensor)
     info["contiguous"] = bool(tensor.is_contiguous())
+    info["strides"] = list(tensor.stride())
+    info["device"] = str(tensor.device)
     return info
 
 

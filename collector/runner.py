@@ -45,12 +45,16 @@ class Aborted(Exception):
 
 def finish(run: Run, status: str, reason: str | None = None) -> None:
     if run.log is not None:
+        try:
+            setup.write_backend_log(run)
+        except OSError as exc:  # the log copy is evidence, but never worth losing run_end over
+            run.log.write("warning", message=f"backend log not copied: {exc}", category="BackendLog")
         run.log.write(
             "run_end",
             finished_at=utc_now(),
             status=status,
             reason=reason,
-            cells_planned=len(run.cells),
+            cells_planned=len(run.plan.cells),
             cells_recorded=run.recorded,
         )
         run.log.close()

@@ -1,4 +1,5 @@
-"""Warm repetitions with device synchronisation, and the cold first call in a fresh process."""
+"""Warm repetitions with device synchronisation (what the clock covers follows timing.scope),
+and the cold first call in a fresh process."""
 
 from __future__ import annotations
 
@@ -31,19 +32,99 @@ def warm_stats(samples: list[float]) -> dict[str, Any]:
     }
 
 
-def time_warm(call: Callable[[], Any], synchronize: Callable[[], None], warmup: int, repetitions: int) -> list[float]:
-    """Seconds per call, the device synchronised before the clock starts and before it stops."""
+def time_warm(sample: Callable[[], float], warmup: int, repetitions: int) -> list[float]:
+    """Seconds per sample; ``sample`` times itself (see ``timed_sample``)."""
     for _ in range(warmup):
-        call()
-    synchronize()
-    samples = []
-    for _ in range(repetitions):
+        sample()
+    return [sample() for _ in range(repetitions)]
+
+
+def scope_problem(scope: dict[str, Any], training: bool) -> str | None:
+    """Why the collector cannot honour the plan's timing.scope, or None when it can."""
+    asked = [k for k in ("preprocessing", "host_to_device", "output_retrieval") if scope.get(k)]
+    if training and asked:
+        return (f"timing.scope: {', '.join(asked)} cannot be timed for a training plan (its timings are one "
+                "full training step on inputs already on the device); set them to false")
+    return None
+
+
+def timed_sample(
+    call_with: Callable[[dict[str, Any]], Any],
+    device_inputs: dict[str, Any],
+    host_inputs: dict[str, Any],
+    prepare: Callable[[], dict[str, Any]],
+    to_device: Callable[[dict[str, Any]], dict[str, Any]],
+    synchronize: Callable[[], None],
+    scope: dict[str, Any],
+    device_is_host: bool,
+) -> tuple[Callable[[], float], list[str], list[str]]:
+    """One timed sample per call, honouring the plan's timing.scope; also what it times.
+
+    Each stage inside the region has its own clock, bounded by a device synchronisation, and
+    the sample is their sum: preprocessing (``prepare``: the workload's make_inputs and cast,
+    fresh each sample), host-to-device copies, the model call, copying outputs to the host.
+    A stage outside the region that must still run (copying freshly prepared inputs) runs
+    off the clock. Returns (sample, stages timed, notes on how they were done).
+    """
+    prep, h2d, back = bool(scope.get("preprocessing")), bool(scope.get("host_to_device")), bool(scope.get("output_retrieval"))
+    region = (["preprocessing"] if prep else []) + (["host_to_device"] if h2d else []) + ["model_call"] + (["output_retrieval"] if back else [])
+    notes = []
+    if device_is_host and h2d:
+        notes.append("host_to_device: no copy is made, the device is the host")
+    if device_is_host and back:
+        notes.append("output_retrieval: no copy is made, the device is the host")
+    if prep and not h2d and not device_is_host:
+        notes.append("freshly prepared inputs are copied to the device off the clock")
+
+    def sample() -> float:
+        total = 0.0
+        synchronize()
+        host = host_inputs
+        if prep:
+            start = time.perf_counter()
+            host = prepare()
+            total += time.perf_counter() - start
+        inputs = device_inputs
+        if prep or h2d:
+            start = time.perf_counter()
+            inputs = to_device(host)
+            synchronize()
+            if h2d:
+                total += time.perf_counter() - start
+        start = time.perf_counter()
+        outputs = call_with(inputs)
+        synchronize()
+        total += time.perf_counter() - start
+        if back:
+            start = time.perf_counter()
+            _to_host(outputs)
+            synchronize()
+            total += time.perf_counter() - start
+        return total
+
+    return sample, region, notes
+
+
+def _to_host(outputs: Any) -> Any:
+    if isinstance(outputs, dict):
+        return {k: _to_host(v) for k, v in outputs.items()}
+    if isinstance(outputs, (list, tuple)):
+        return [_to_host(v) for v in outputs]
+    to = getattr(outputs, "to", None)
+    return to("cpu") if to is not None else outputs
+
+
+def plain_sample(call: Callable[[], Any], synchronize: Callable[[], None]) -> Callable[[], float]:
+    """The whole ``call`` on the clock, the device synchronised before and after."""
+
+    def sample() -> float:
         synchronize()
         start = time.perf_counter()
         call()
         synchronize()
-        samples.append(time.perf_counter() - start)
-    return samples
+        return time.perf_counter() - start
+
+    return sample
 
 
 def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], timeout: float) -> dict[str, Any]:
@@ -56,6 +137,11 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
     with tempfile.TemporaryDirectory(prefix="collector-cold-") as cache_dir:
         env = dict(os.environ)
         env.update(cache_env(Path(cache_dir)))
+        # Inductor keeps precompiled headers under its default dir below the temp dir, which
+        # TORCHINDUCTOR_CACHE_DIR does not move: a new temp dir makes that empty too. The child
+        # lists every cache dir before its call, so what was not empty is recorded either way.
+        (Path(cache_dir) / "tmp").mkdir()
+        env["TMPDIR"] = str(Path(cache_dir) / "tmp")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
         env["COLLECTOR_LAUNCH_WALL"] = repr(time.time())
         done = subprocess.run(

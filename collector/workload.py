@@ -85,10 +85,12 @@ def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str
 
 def tensor_layout(name: str, tensor: torch.Tensor) -> dict[str, Any]:
     """dtype, shape, strides, contiguity and device of one tensor, as the log records them."""
+    nonfinite = int((~torch.isfinite(tensor)).sum().item()) if tensor.is_floating_point() or tensor.is_complex() else 0
     return {
         "name": name,
         "dtype": str(tensor.dtype).removeprefix("torch."),
         "shape": list(tensor.shape),
+        "nonfinite": nonfinite,
         "strides": list(tensor.stride()),
         "contiguous": bool(tensor.is_contiguous()),
         "device": str(tensor.device),

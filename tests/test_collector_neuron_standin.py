@@ -57,7 +57,14 @@ def standin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StandIn
     monkeypatch.setenv(neuronenv.LOG_FILE, str(tmp_path / "neuron-channel.log"))
     neuronenv.reset_for_tests()
     module = StandInNeuronx(fallback=["aten::_scaled_dot_product_flash_attention_for_cpu"])
-    monkeypatch.setattr(torch, "neuron", types.SimpleNamespace(synchronize=lambda: module.calls.append("synchronize")), raising=False)
+
+    def synchronize() -> None:
+        module.calls.append("synchronize")
+        if module.calls.count("synchronize") == 1:  # the runtime logs a fallback once, as the notes say
+            with open(tmp_path / "neuron-channel.log", "a", encoding="utf-8") as log:
+                log.write("[Neuron] [WARNING] Operator 'aten::_scaled_dot_product_flash_attention_for_cpu' fell back to CPU\n")
+
+    monkeypatch.setattr(torch, "neuron", types.SimpleNamespace(synchronize=synchronize), raising=False)
     yield module
     neuronenv.reset_for_tests()
 
@@ -105,9 +112,29 @@ def test_run_with_standin_records_fallback_and_compile_failure_apart(standin: St
     assert compiled.status == "error" and compiled.failure.phase == "compile"
     ops = {e.case: e for e in by_kind["operators"]}
     assert ops["b1-l16-contiguous-float32-eager"].fallback.items == ["aten::_scaled_dot_product_flash_attention_for_cpu"]
-    # Tracking is cleared before the one cell that ran, then read after it.
-    assert standin.calls.count("clear_op_tracking") == 1
+    # torch.compile raised before any call: the compiled cell reports nothing measured, never
+    # the eager cell's fallback ops still held by the tracker.
+    failed = ops["b1-l16-contiguous-float32-compiled"]
+    assert failed.fallback.status == "unmeasured" and failed.executed.status == "unmeasured" and not failed.fallback.items
+    # Every read of the tracker comes after a clear made since the previous cell's reads.
+    segments = " ".join(c for c in standin.calls if c in ("clear_op_tracking", "get_fallback_ops", "get_executed_ops")).split("clear_op_tracking")
+    assert "get_" not in segments[0], "nothing is read before the first clear"
     assert standin.calls.index("clear_op_tracking") < standin.calls.index("get_fallback_ops")
+    # The adapter's settings and the [Neuron] log channel are in the record.
+    settings = {s.name: s for s in env.backend_settings}
+    assert settings["TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION"].value == "1"
+    assert settings["NEURON_LAUNCH_BLOCKING"].value is not None
+    line = "[Neuron] [WARNING] Operator 'aten::_scaled_dot_product_flash_attention_for_cpu' fell back to CPU"
+    assert line in results["b1-l16-contiguous-float32-eager"].warnings
+    assert (run_dir / "logs" / "neuron.log").read_text(encoding="utf-8").strip() == line
+    assert any(a.path == "logs/neuron.log" for a in by_kind["artifact"])
+    assert [w.message for w in by_kind["warning"] if w.category == "NeuronLog"] == [line]
+    from reportgen.render.report import build_report
+
+    build_report(run_dir / "events.jsonl", tmp_path / "report")
+    for name in ("report.html", "report.md"):
+        text = (tmp_path / "report" / name).read_text(encoding="utf-8")
+        assert text.count("exercised only against a stand-in") >= 3, name  # disposition, findings, timings
     timed = {e.case for e in by_kind.get("timing", [])}
     assert "b1-l16-contiguous-float32-eager" in timed and "b1-l16-contiguous-float32-compiled" not in timed
 

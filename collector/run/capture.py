@@ -8,9 +8,10 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from collector.backends import Backend, OpRecorder
+from collector.backends import Backend, OpRecorder, finish_cache_listing, list_cache_dirs, not_measured
 from collector.plan import Cell
 from collector.run.state import Run
+from collector.workload import FedInputs, layout_of
 
 
 class _LogCollector(logging.Handler):
@@ -61,14 +62,19 @@ class CompileWatch:
         self.breaks_start: dict[str, int] = {}
         self.repeat_frames = 0
         self.limit_hit = False
+        self.listing: list[dict[str, Any]] | None = None
+        self.cache_counts: dict[str, Any] = {}
 
     def before(self) -> None:
         logging.getLogger("torch._dynamo").addHandler(self.handler)
+        self.listing = list_cache_dirs(self.backend.cache_dirs())
         self.start = self.backend.compile_counters()
         self.breaks_start = self.backend.graph_breaks()
 
     def after_first(self) -> None:
         self.first = self.backend.compile_counters()
+        if self.listing is not None:
+            self.cache_counts = finish_cache_listing(self.listing)
         logging.getLogger("torch._dynamo").removeHandler(self.handler)
         self.limit_hit = any("recompile_limit" in m or "cache_size_limit" in m for m in self.handler.messages)
 
@@ -104,22 +110,42 @@ class CompileWatch:
             "cache_condition": "compiled_in_process",
             "cache_dir": str(cache_dir),
             "compile_options": self.backend.compile_options,
+            **self.cache_counts,
         }
 
 
-def write_failed(run: Run, cell: Cell, result: dict[str, Any], fail: dict[str, str], watch: CompileWatch | None) -> None:
+def write_failed(run: Run, cell: Cell, result: dict[str, Any], fail: dict[str, str], watch: CompileWatch | None, ran: bool = True) -> None:
+    """A cell that errored; ``ran=False`` when nothing of it ran (torch.compile itself raised)."""
     if watch is not None and fail["phase"] == "compile":
         run.log.write("compile", case=cell.case, **watch.event(None, run.cache_dir))
     run.progress.say(f"{cell.case}: error in {fail['phase']}: {fail['type']}: {fail['message'][:200]}")
+    result = {**result, "warnings": list(result.get("warnings", [])) + run.backend.cell_log()}
     run.log.write("case_result", case=cell.case, status="error", failure=fail, **result)
-    write_operators(run, cell, None)
+    write_operators(run, cell, None, ran)
 
 
-def write_operators(run: Run, cell: Cell, recorder: OpRecorder | None) -> None:
-    run.log.write(
-        "operators",
-        case=cell.case,
-        executed=run.backend.executed(recorder),
-        fallback=run.backend.fallback(),
-        transfers=run.backend.transfers(recorder),
-    )
+def write_operators(run: Run, cell: Cell, recorder: OpRecorder | None, ran: bool = True) -> None:
+    """Read the cell's operator lists once, then mark them read (the next cell clears first)."""
+    if ran:
+        executed, fallback, transfers = run.backend.executed(recorder), run.backend.fallback(), run.backend.transfers(recorder)
+    else:
+        why = "torch.compile raised before any call of this cell: nothing ran, so nothing was tracked"
+        executed, fallback = not_measured("unmeasured", why), not_measured("unmeasured", why)
+        transfers = {"status": "unmeasured", "reason": why}
+    run.backend.end_cell()
+    run.log.write("operators", case=cell.case, executed=executed, fallback=fallback, transfers=transfers)
+
+
+def fed_facts(fed: FedInputs, planned: str) -> dict[str, Any]:
+    """inputs_fed, layout_fed and layout_achieved from the calls the hook saw (none: not measured)."""
+    calls = fed.calls
+    fed.calls = []
+    if not calls:
+        return {}
+    layouts = {layout_of(c) for c in calls}
+    return {
+        "inputs_fed": calls[0],
+        "layout_fed": layout_of(calls[0]),
+        "layout_achieved": layouts == {planned},
+    }
+

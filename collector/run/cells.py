@@ -12,11 +12,11 @@ from collector.backends import OpRecorder
 from collector.compare import judged_nonfinite, compare, describe, describe_input
 from collector.eventlog import finite_or_none
 from collector.plan import Cell
-from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, write_failed, write_operators
+from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
 from collector.run.timings import time_warm_cell
 from collector.run.training_cells import run_training_cell
-from collector.workload import DTYPES, cast_inputs, input_key, to_device
+from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
 
 def run_cells(run: Run) -> None:
@@ -42,7 +42,7 @@ def run_cells(run: Run) -> None:
                 _skip(run, cell, index, reason or "the model could not be moved to the device")
                 continue
             if cell.mode == "compiled" and compile_error is not None:
-                write_failed(run, cell, {}, compile_error, None)
+                write_failed(run, cell, {}, compile_error, None, ran=False)
                 run.recorded += 1
                 continue
             run.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
@@ -81,12 +81,19 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         write_failed(run, cell, result, failure("transfer", exc), None)
         return CellOutcome("error")
 
-    def call() -> Any:
+    def call_with(feed: dict[str, torch.Tensor]) -> Any:
         with torch.no_grad():
-            return run.workload.run_model(model, inputs)
+            return run.workload.run_model(model, feed)
+
+    def call() -> Any:
+        return call_with(inputs)
 
     recorder = OpRecorder() if cell.mode == "eager" else None
     compile_facts = CompileWatch(run.backend) if cell.mode == "compiled" else None
+    # Every call of this cell (first call, the eager op-recording call, the compiled repeat)
+    # is watched where the model receives its arguments.
+    fed = FedInputs(model)
+    fed.arm(8)
     with captured_warnings() as warns:
         try:
             outputs, first_s = _first_call(run, call, recorder, compile_facts)
@@ -95,9 +102,13 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         except Exception as exc:
             phase = failure_phase(exc, compile_facts is not None)
             result["warnings"] = warns
+            result.update(fed_facts(fed, cell.layout))
             write_failed(run, cell, result, failure(phase, exc), compile_facts)
             return CellOutcome("error")
-    result["warnings"] = warns
+        finally:
+            fed.remove()
+    result["warnings"] = warns + run.backend.cell_log()
+    result.update(fed_facts(fed, cell.layout))
     if compile_facts is not None:
         run.log.write("compile", case=cell.case, **compile_facts.event(first_s, run.cache_dir))
         if cell.repeat_of:
@@ -105,7 +116,9 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     status = _judge(run, cell, key, outputs, result)
     run.log.write("case_result", case=cell.case, status=status, **result)
     write_operators(run, cell, recorder)
-    return CellOutcome(status, first_s, call)
+    stats = result.get("error_stats") or {}
+    first_check = {"mismatched": stats.get("mismatched", 0), "total": stats.get("total", 0), "max_abs": stats.get("max_abs"), "passed": status == "pass"}
+    return CellOutcome(status, first_s, call, module=model, call_with=call_with, host_inputs=cpu_inputs, device_inputs=inputs, first_check=first_check)
 
 
 def _first_call(run: Run, call: Callable[[], Any], recorder: OpRecorder | None, watch: CompileWatch | None) -> tuple[dict[str, torch.Tensor], float]:

@@ -30,7 +30,11 @@ def start(run: Run) -> None:
         origin="measured",
         target_choice=run.options.target_choice,
     )
-    run.log.write("environment", **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)))
+    run.log.write(
+        "environment",
+        **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)),
+        backend_settings=run.backend.settings(),
+    )
     # Compiles in this process write to a cache dir the collector made empty.
     os.environ.update(run.backend.cache_env(run.cache_dir))
 
@@ -42,10 +46,14 @@ def write_plan(run: Run) -> None:
     plan = run.plan
     run.log.write(
         "plan",
-        **plan.event_fields(run.cells, run.warm_repetitions),
+        **plan.event_fields(plan.cells, run.warm_repetitions),
         model_revision=getattr(run.workload, "MODEL_REVISION", "not stated by the workload"),
         weights_sha256=digest,
         target=run.backend.name,
+        # --only/--modes choose which cells run; the matrix above lists every planned cell.
+        selection={"only": run.options.only, "modes": run.options.modes, "cases": [c.case for c in run.cells]}
+        if run.options.only or run.options.modes
+        else None,
         attention_path=getattr(run.workload, "ATTENTION_PATH", None),
         training=_training_plan(run),
         compare=_compare_rules(run),
@@ -61,6 +69,19 @@ def _compare_rules(run: Run) -> dict[str, Any] | None:
     if rules["params"]:
         rules["params"] = training.resolve_param_rules(rules["params"], run.workload, run.model)
     return {"outputs": rules["outputs"], "params": rules["params"]}
+
+
+def write_backend_log(run: Run) -> None:
+    """The backend's own log channel (neuron: [Neuron]), copied into the run, its warnings listed."""
+    found = run.backend.collect_log(run.dir)
+    if found is None or run.log is None:
+        return
+    path, warnings = found
+    run.log.write("artifact", role="other", path=str(path.relative_to(run.dir)), bytes=path.stat().st_size, sha256=sha256_file(path))
+    for line in warnings[:200]:
+        run.log.write("warning", message=line, category="NeuronLog")
+    if len(warnings) > 200:
+        run.log.write("warning", message=f"{len(warnings) - 200} more warning lines in {path.relative_to(run.dir)}", category="NeuronLog")
 
 
 def _training_plan(run: Run) -> dict[str, Any] | None:

@@ -52,6 +52,21 @@ class CellOutcome:
     status: str
     first_call_s: float | None = None
     call: Callable[[], Any] | None = None
+    # For timing what the plan's timing.scope asks: the module called (its inputs are watched
+    # at the call boundary), one call on given inputs, and the inputs on the host and device.
+    module: Any = None
+    call_with: Callable[[dict[str, Any]], Any] | None = None
+    host_inputs: dict[str, Any] | None = None
+    device_inputs: dict[str, Any] | None = None
+    first_check: dict[str, Any] | None = None  # the first call's outputs against the reference
+
+
+def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:
+    """Cells chosen by --only globs and --modes (all of them when neither is given)."""
+    return [
+        c for c in cells
+        if (not only or any(fnmatch.fnmatch(c.case, p) for p in only)) and (not modes or c.mode in modes)
+    ]
 
 
 class Run:
@@ -61,7 +76,7 @@ class Run:
         self.plan = plan
         self.backend = backend
         self.options = options
-        self.cells = [c for c in plan.cells if self._selected(c)]
+        self.cells = select_cells(plan.cells, options.only, options.modes)
         self.run_id = f"{plan.name}-{backend.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
         self.dir = options.out_dir / self.run_id
         self.progress = Progress(len(self.cells))
@@ -74,11 +89,6 @@ class Run:
         self.recorded = 0
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
         self.log: EventLog | None = None
-
-    def _selected(self, cell: Cell) -> bool:
-        """Cells chosen by --only globs and --modes (all of them when neither is given)."""
-        by_glob = not self.options.only or any(fnmatch.fnmatch(cell.case, p) for p in self.options.only)
-        return by_glob and (not self.options.modes or cell.mode in self.options.modes)
 
     @property
     def warm_repetitions(self) -> int:

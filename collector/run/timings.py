@@ -1,29 +1,70 @@
-"""Warm repetitions of a passing cell, and the cold first call of each passing cell."""
+"""Warm repetitions of a passing cell, and the cold first call of each passing cell.
+
+What the clock covers follows the plan's ``timing.scope`` (``collector.timing.timed_sample``);
+each timing event records the stages it really timed (``timed_region``), the tensors the model
+received on a timed call, and for a cold call the cache directories before and after it and its
+outputs against the reference.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from collector.plan import Cell
-from collector.run.capture import CompileWatch
+from collector.run.capture import CompileWatch, fed_facts
 from collector.run.state import CellOutcome, Run
-from collector.timing import run_cold, time_warm, warm_stats
+from collector.timing import plain_sample, run_cold, time_warm, timed_sample, warm_stats
+from collector.workload import DTYPES, FedInputs, cast_inputs, to_device
+
+
+def scope_done(region: list[str]) -> dict[str, Any]:
+    """The timing event's scope: what was inside the clock, not what the plan asked."""
+    return {
+        "preprocessing": "preprocessing" in region,
+        "host_to_device": "host_to_device" in region,
+        "output_retrieval": "output_retrieval" in region,
+        "synchronized": True,
+        "note": "as timed (timed_region)",
+    }
 
 
 def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> None:
     reps = run.warm_repetitions
     run.progress.say(f"{cell.case}: timing {reps} warm repetitions")
+    if run.plan.training or outcome.call_with is None:
+        sample, region, notes = plain_sample(outcome.call, run.backend.synchronize), ["training_step" if run.plan.training else "model_call"], []
+    else:
+        def prepare() -> dict[str, Any]:
+            return cast_inputs(run.workload.make_inputs(cell.batch, cell.length, cell.layout), DTYPES[cell.dtype])
+
+        sample, region, notes = timed_sample(
+            outcome.call_with, outcome.device_inputs, outcome.host_inputs, prepare,
+            lambda host: to_device(host, run.backend.device), run.backend.synchronize,
+            run.plan.timing_scope, run.backend.device.type == "cpu",
+        )
+    fed = FedInputs(outcome.module) if outcome.module is not None else None
+    if fed is not None:
+        fed.arm(1)  # the first call: a warm-up call, or the first sample when there is none
     watch = CompileWatch(run.backend)
     watch.before()
-    samples = time_warm(outcome.call, run.backend.synchronize, run.plan.warmup, reps)
+    try:
+        samples = time_warm(sample, run.plan.warmup, reps)
+    finally:
+        if fed is not None:
+            fed.remove()
     watch.after_first()
+    facts = fed_facts(fed, cell.layout) if fed is not None else {}
     run.log.write(
         "timing",
         case=cell.case,
         warm=warm_stats(samples),
         synchronized=True,
-        scope=run.plan.timing_scope,
+        scope=scope_done(region),
+        timed_region=region,
+        timed_notes=notes,
         eager_after_recompile_limit=watch.limit_hit,
+        inputs_fed=facts.get("inputs_fed"),
+        layout_achieved=facts.get("layout_achieved"),
     )
 
 
@@ -35,22 +76,44 @@ def time_cold(run: Run) -> None:
         if outcome is None or cell.repeat_of:
             continue
         run.progress.say(f"{cell.case}: cold first call ({run.options.cold})")
-        cold = _cold_in_process(cell, outcome) if run.options.cold == "in-process" else _cold_fresh(run, cell)
-        if cold is not None:
-            run.log.write("timing", case=cell.case, cold=cold, synchronized=True, scope=run.plan.timing_scope)
+        if run.options.cold == "in-process":
+            cold, region, notes = _cold_in_process(cell, outcome), ["training_step" if run.plan.training else "model_call"], []
+        else:
+            found = _cold_fresh(run, cell)
+            if found is None:
+                continue
+            cold, region, notes = found
+        run.log.write("timing", case=cell.case, cold=cold, synchronized=True, scope=scope_done(region), timed_region=region, timed_notes=notes)
 
 
 def _cold_in_process(cell: Cell, outcome: CellOutcome) -> dict[str, Any]:
     condition = "compiled_in_process" if cell.mode == "compiled" else "eager_no_compile"
-    return {"seconds": outcome.first_call_s, "cache_condition": condition, "fresh_process": False}
+    return {"seconds": outcome.first_call_s, "cache_condition": condition, "fresh_process": False, "output_check": outcome.first_check}
 
 
-def _cold_fresh(run: Run, cell: Cell) -> dict[str, Any] | None:
+def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[str]] | None:
     argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
     result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout)
     if "error" in result:
         run.progress.say(f"{cell.case}: cold run failed: {result['error']}")
         run.log.write("warning", message=f"cold first call not measured: {result['error']}", category="ColdStartFailed", case=cell.case)
         return None
-    condition = "fresh_process_empty_cache" if cell.mode == "compiled" else "eager_no_compile"
-    return {"seconds": result["first_call_s"], "cache_condition": condition, "fresh_process": True, "process_start_s": result["process_start_s"]}
+    cold = {
+        "seconds": result["first_call_s"],
+        "cache_condition": cold_condition(cell.mode, result),
+        "fresh_process": True,
+        "process_start_s": result["process_start_s"],
+    }
+    for key in ("cache_entries_before", "cache_entries_after", "cache_dirs", "cache_hits", "cache_misses", "output_check", "inputs_fed", "layout_achieved"):
+        if result.get(key) is not None:
+            cold[key] = result[key]
+    return cold, result.get("timed_region") or ["model_call"], result.get("timed_notes") or []
+
+
+def cold_condition(mode: str, result: dict[str, Any]) -> str:
+    """The condition the cold call really had, from the child's own listing and counters."""
+    if mode != "compiled":
+        return "eager_no_compile"
+    if result.get("cache_entries_before", 1) == 0 and not result.get("cache_hits"):
+        return "fresh_process_empty_cache"
+    return "persistent_cache"

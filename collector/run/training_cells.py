@@ -13,9 +13,9 @@ from collector.backends import OpRecorder
 from collector.compare import compare, describe, describe_input
 from collector.eventlog import finite_or_none
 from collector.plan import Cell
-from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, write_failed, write_operators
+from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
-from collector.workload import DTYPES, cast_inputs, input_key, to_device
+from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
 
 def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> CellOutcome:
@@ -26,11 +26,14 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
     tol = run.plan.tolerance_for(cell.dtype)
     ref = run.train_refs[key]
     compiling = cell.mode == "compiled"
+    fed: FedInputs | None = None
     with captured_warnings() as warns:
         try:
             inputs = to_device(cpu_inputs, run.backend.device)
             model = training.prepare(run.workload, device_model)
             call_model = run.backend.compile(model, run.plan.compile_options) if compiling else model
+            fed = FedInputs(call_model)
+            fed.arm(run.plan.training["steps"])
             watch = CompileWatch(run.backend) if compiling else None
             if watch is not None:
                 watch.before()
@@ -41,9 +44,14 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
                 watch.after_first()
         except Exception as exc:
             result["warnings"] = warns
-            write_failed(run, cell, result, failure(failure_phase(exc, compiling), exc), None)
+            if fed is not None:
+                result.update(fed_facts(fed, cell.layout))
+                fed.remove()
+            write_failed(run, cell, result, failure(failure_phase(exc, compiling), exc), None, ran=fed is not None)  # no fed: it failed before the model existed on the device or compiled
             return CellOutcome("error")
-    result["warnings"] = warns
+    fed.remove()
+    result["warnings"] = warns + run.backend.cell_log()
+    result.update(fed_facts(fed, cell.layout))
     if watch is not None:
         base = watch.event(trace.first_forward_s, run.cache_dir)
         run.log.write("compile", case=cell.case, graph="forward", **base)
@@ -51,7 +59,7 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
     status = _judge_training(run, cell, trace, ref, tol, result)
     run.log.write("case_result", case=cell.case, status=status, **result)
     write_operators(run, cell, recorder)
-    return CellOutcome(status, trace.first_step_s, step)
+    return CellOutcome(status, trace.first_step_s, step, module=call_model)
 
 
 def _judge_training(run: Run, cell: Cell, trace: training.TrainTrace, ref: training.TrainTrace, tol: dict[str, Any], result: dict[str, Any]) -> str:

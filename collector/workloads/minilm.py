@@ -7,9 +7,12 @@ mask padded the same way (token ids and mask stay int64, as the tokenizer makes 
 Attention is transformers' SDPA path. The output of interest is the mean-pooled,
 L2-normalised sentence embedding, as sentence-transformers computes it.
 
-The non-contiguous layout is a real pipeline's: the batch is tokenised once at the largest
-bucket (512) and each bucket takes a view of the first ``length`` positions, so the rows keep
-their 512-token stride.
+The non-contiguous layout is a real pipeline's: requests are tokenised into one preallocated
+(batch, 512, 3) buffer sized for the largest bucket, with the three per-token columns (id, mask,
+token type) side by side, and the model is fed strided views of the first ``length`` positions.
+The values equal the contiguous layout's; every input has strides (1536, 3), so it is
+non-contiguous at every planned shape, batch 1 and length 512 included (a plain row slice of a
+512-wide buffer would be contiguous there).
 """
 
 from __future__ import annotations
@@ -90,13 +93,17 @@ def _batch(batch: int) -> list[str]:
     return SENTENCES[: batch - 1] + [SENTENCES[-1]]
 
 
+NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+
 def make_inputs(batch: int, length: int, layout: str) -> dict[str, torch.Tensor]:
-    texts = _batch(batch)
+    encoded = _tokenizer()(_batch(batch), padding="max_length", truncation=True, max_length=length, return_tensors="pt")
     if layout == "contiguous":
-        encoded = _tokenizer()(texts, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
-        return {k: encoded[k] for k in ("input_ids", "attention_mask", "token_type_ids")}
-    encoded = _tokenizer()(texts, padding="max_length", truncation=True, max_length=LARGEST_BUCKET, return_tensors="pt")
-    return {k: encoded[k][:, :length] for k in ("input_ids", "attention_mask", "token_type_ids")}
+        return {k: encoded[k] for k in NAMES}
+    packed = torch.zeros((batch, LARGEST_BUCKET, len(NAMES)), dtype=encoded["input_ids"].dtype)
+    for i, k in enumerate(NAMES):
+        packed[:, :length, i] = encoded[k]
+    return {k: packed[:, :length, i] for i, k in enumerate(NAMES)}
 
 
 def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
