@@ -11,9 +11,11 @@ Order of a run, each step an event in ``events.jsonl`` and a module in ``collect
 4. per cell: ``compile`` (compiled cells), ``case_result``, ``operators``, and for a cell whose
    correctness passed, ``timing`` with the warm repetitions (``run.cells``,
    ``run.training_cells``, ``run.timings``);
-5. ``timing`` with the cold first call of each passing cell, in a fresh process with an empty
-   compile cache (``run.timings``); ``profile`` per shape when asked (``run.profiles``);
-6. ``run_end``. SIGINT or SIGTERM writes an aborted ``run_end`` instead.
+5. ``timing`` with the cold first call of each passing cell, in a fresh process with new
+   compile-cache directories, listed before and after the call, its outputs checked against
+   the reference (``run.timings``); ``profile`` per shape when asked (``run.profiles``);
+6. the backend's log channel copied into the run (neuron: ``logs/neuron.log``), then
+   ``run_end``. SIGINT or SIGTERM writes an aborted ``run_end`` instead.
 
 A failing cell never stops the matrix.
 """

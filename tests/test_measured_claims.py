@@ -145,6 +145,7 @@ def test_a_layout_the_model_never_received_is_reported_as_not_achieved(tmp_path:
     for text in (html, md):
         assert "layout not achieved" in text.lower()
         assert "untested (layout not achieved)" in text
+        assert "as the model received them: input_ids int64[1, 16], contiguous yes, strides [16, 1]" in text.replace("\\", "")
 
 
 # --- 2. timing scope ------------------------------------------------------------------------
@@ -231,6 +232,10 @@ def test_training_timings_say_one_full_training_step(tmp_path: Path) -> None:
     path.write_text(dumps(lines), encoding="utf-8")
     text = timed_scope_text(build_run(read_log(path)))
     assert text.startswith("one full training step") and "model call" not in text
+    build_report(path, tmp_path / "report")
+    for name in ("report.html", "report.md"):
+        page = (tmp_path / "report" / name).read_text(encoding="utf-8")
+        assert "one full training step (forward, backward, optimizer step" in page and "model call" not in page
 
 
 # --- 5. cache condition ---------------------------------------------------------------------

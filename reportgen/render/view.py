@@ -584,7 +584,8 @@ def _criteria(run: RunModel) -> tuple[list[Row], str]:
         task = f"; task: {tol.task.metric} {tol.task.op} {tol.task.threshold:g}" if tol.task else "; no task criterion"
         rows.append(Row(dtype, f"|out − ref| ≤ {tol.atol:g} + {tol.rtol:g}·|ref|{task}", tol.source))
     rows.append(Row("warm repetitions", str(run.plan.warm_repetitions), "plan"))
-    rows.append(Row("timing scope asked", _asked_scope_text(run.plan.timing_scope), "plan.timing_scope (what was timed: section 7)"))
+    asked = "one full training step" if run.plan.training else _asked_scope_text(run.plan.timing_scope)
+    rows.append(Row("timing scope asked", asked, "plan.timing_scope (what was timed: section 7)"))
     if run.plan.padding:
         pad = run.plan.padding
         rows.append(Row("padding", f"buckets {pad.buckets}; above the largest: {pad.above_largest or 'not stated'}; masks padded: {pad.mask_padded}", "plan"))
