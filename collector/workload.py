@@ -79,8 +79,22 @@ def cast_inputs(inputs: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str
 
 
 def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    """Each input on ``device`` with the host view's shape and strides (see ``same_layout``)."""
-    return {k: v if v.device == torch.device(device) else same_layout(v, device) for k, v in inputs.items()}
+    """Each input on ``device`` with the host view's shape and strides (see ``same_layout``).
+
+    A backend that cannot copy into a strided tensor gets a plain ``Tensor.to`` instead; the
+    layout the model then receives is recorded at its call boundary, so the cell reads
+    "layout not achieved" rather than failing or claiming the planned layout.
+    """
+    moved = {}
+    for name, tensor in inputs.items():
+        if tensor.device == torch.device(device):
+            moved[name] = tensor
+            continue
+        try:
+            moved[name] = same_layout(tensor, device)
+        except (RuntimeError, NotImplementedError):
+            moved[name] = tensor.to(device)
+    return moved
 
 
 def tensor_layout(name: str, tensor: torch.Tensor) -> dict[str, Any]:

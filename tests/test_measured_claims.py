@@ -79,6 +79,17 @@ def test_a_strided_view_keeps_its_strides_on_another_device_and_dtype() -> None:
     assert copied.stride() == (1, 0) and torch.equal(copied, broadcast)
 
 
+def test_a_backend_that_cannot_take_strides_gets_a_plain_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    import collector.workload as workload
+
+    def refuse(*args: Any, **kwargs: Any) -> torch.Tensor:
+        raise RuntimeError("strided copy not supported")
+
+    monkeypatch.setattr(workload, "same_layout", refuse)
+    moved = workload.to_device({"ids": torch.zeros(2, 16, 2)[..., 0]}, torch.device("meta"))["ids"]
+    assert moved.device.type == "meta" and moved.is_contiguous(), "the hook then records the layout not achieved"
+
+
 def test_the_hook_records_what_the_model_receives_not_what_was_prepared() -> None:
     model = torch.nn.Linear(4, 4)
     fed = FedInputs(model)

@@ -24,7 +24,9 @@ def scope_done(region: list[str]) -> dict[str, Any]:
         "host_to_device": "host_to_device" in region,
         "output_retrieval": "output_retrieval" in region,
         "synchronized": True,
-        "note": "as timed (timed_region)",
+        "note": "one full training step (zero_grad, forward, loss, backward, optimizer step)"
+        if region == ["training_step"]
+        else "as timed: " + ", then ".join(region),
     }
 
 
