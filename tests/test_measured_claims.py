@@ -156,7 +156,8 @@ def test_a_layout_the_model_never_received_is_reported_as_not_achieved(tmp_path:
     for text in (html, md):
         assert "layout not achieved" in text.lower()
         assert "untested (layout not achieved)" in text
-        assert "as the model received them: input_ids int64[1, 16], contiguous yes, strides [16, 1]" in text.replace("\\", "")
+        assert "input_ids int64[1, 16], contiguous yes, strides [16, 1]" in text.replace("\\", "")
+        assert "planned noncontiguous: NOT achieved" in text
 
 
 # --- 2. timing scope ------------------------------------------------------------------------
