@@ -8,6 +8,7 @@ collector/PLAN.md (generated from it).
 from __future__ import annotations
 
 import json
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,12 +240,24 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
     return rules
 
 
+MAX_PLAN_BYTES = 1 << 20  # a plan is a page of TOML; anything larger is not one
+
+
 def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
-    """The parsed TOML and its text; a PlanError naming the file for anything unreadable."""
+    """The parsed TOML and its text; a PlanError naming the file for anything unreadable.
+    Only a regular file is read (a FIFO or a device would hang or never end), up to 1 MiB."""
     try:
-        raw = path.read_bytes()
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise PlanError(f"{path}: not a regular file; give the plan's TOML file")
+        if info.st_size > MAX_PLAN_BYTES:
+            raise PlanError(f"{path}: {info.st_size} bytes is too large for a plan (at most {MAX_PLAN_BYTES})")
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_PLAN_BYTES + 1)
     except OSError as exc:
         raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_PLAN_BYTES:
+        raise PlanError(f"{path}: too large for a plan (at most {MAX_PLAN_BYTES} bytes)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -256,6 +269,8 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
         line = getattr(exc, "lineno", None)
         where = f"{path}:{line}" if line else str(path)
         raise PlanError(f"{where}: not valid TOML: {getattr(exc, 'msg', exc)}") from None
+    except RecursionError:
+        raise PlanError(f"{path}: not a plan: arrays or tables nested too deeply") from None
 
 
 def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bool = False) -> WorkloadPlan:

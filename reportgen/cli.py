@@ -509,11 +509,11 @@ Example:
 
 @main.command("plan-check", help=PLAN_CHECK_HELP)
 @click.argument("plan", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--target", type=click.Choice(["neuron", "cuda", "cpu"]), default="neuron", show_default=True, help="Backend whose documented limits apply.")
+@click.option("--target", type=click.Choice(["neuron", "cuda", "cpu"]), default=None, help="Backend whose documented limits apply (default: the plan's [workload] target, else neuron).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True, help="Output: text, JSON, or Markdown for a review thread.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--write-revised", type=click.Path(dir_okay=False, path_type=Path), help="Write the revised plan here (when one is needed).")
-def plan_check(plan: Path, target: str, fmt: str, as_json: bool, write_revised: Path | None) -> None:
+def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None) -> None:
     from collector.plan import PlanError
     from reportgen.judge import plancheck
 

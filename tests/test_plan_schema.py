@@ -290,3 +290,30 @@ def test_report_shows_compile_options_and_declared_inputs_or_not_measured(tmp_pa
         text = (tmp_path / "new" / name).read_text(encoding="utf-8")
         assert "dynamic=False, mode=default, fullgraph=True" in text, name
         assert "int64, noncontiguous (slice), values 0..100" in text, name
+
+
+def test_hostile_plan_files_are_one_line_errors(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(PlanError, match="not a regular file"):
+        load_plan(fifo)
+    zero = tmp_path / "zero.toml"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(PlanError, match="not a regular file"):
+        load_plan(zero)
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (1 << 20) + "\n", encoding="utf-8")
+    with pytest.raises(PlanError, match="too large for a plan"):
+        load_plan(big)
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(PlanError, match="deep.toml: not a plan: arrays or tables nested too deeply"):
+        load_plan(deep)
+    assert CliRunner().invoke(reportgen_main, ["plan-check", str(zero)]).exit_code == 1
+
+
+def test_float64_inputs_are_flagged_where_float64_runs_as_float32(tmp_path: Path) -> None:
+    path = _tiny_plan(tmp_path, '[inputs.u0]\ndtype = "float64"\nlayout = "contiguous"\n')
+    found = [f for f in review_plan(path, "neuron").findings if f.id == "float64-as-float32"]
+    assert found and found[0].severity == "revise" and "u0" in found[0].title
+    assert not [f for f in review_plan(path, "cpu").findings if f.id == "float64-as-float32"]

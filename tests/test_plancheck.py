@@ -245,3 +245,14 @@ def test_variable_lengths_without_a_ladder_get_a_proposed_one(tmp_path: Path) ->
     assert review.revised["padding"] == {"buckets": [128, 512], "mask_padded": True, "proposed": True, "above_largest": review.revised["padding"]["above_largest"]}
     fixed = review_plan(_write(tmp_path, body, "fixed.toml"), "neuron")
     assert fixed.classification == "compatible", "fixed problem sizes need no ladder"
+
+
+def test_plan_check_defaults_to_the_plans_own_target(tmp_path: Path) -> None:
+    path = _write(tmp_path, FIXED + _ids() + '[compile]\ndynamic = true\n')
+    path.write_text(path.read_text(encoding="utf-8").replace('name = "w"\n', 'name = "w"\ntarget = "cpu"\n'), encoding="utf-8")
+    review = review_plan(path)
+    assert review.target == "cpu" and review.classification == "compatible"
+    assert _cli(path, "cpu") == 0 and CliRunner().invoke(main, ["plan-check", str(path)]).exit_code == 0
+    elsewhere = review_plan(path, "neuron")
+    assert any(f.id == "intended-target" and "meant for cpu" in f.title for f in elsewhere.findings)
+    assert review_plan(_write(tmp_path, FIXED, "untargeted.toml")).target == "neuron"

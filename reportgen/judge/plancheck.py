@@ -118,6 +118,11 @@ def check_precision(ctx: Context) -> list[Finding]:
         return [_finding(ctx, "float64-as-float32", "revise", "float64 cells will run as float32",
                          "The plan has float64 cells but does not say whether float64 computation is required.",
                          "Declare requires_float64 if acceptance needs it (the plan is then blocked on this backend), or plan float32 cells instead.")]
+    wide = [name for name, spec in ctx.checked.get("inputs", {}).items() if spec["dtype"] == "float64"]
+    if wide:
+        return [_finding(ctx, "float64-as-float32", "revise", f"float64 input(s) {', '.join(wide)} will run as float32",
+                         "The real preprocessing produces float64, but the cells cast floating inputs to their dtype and the backend computes float64 as float32.",
+                         "Declare requires_float64 if acceptance needs float64 computation (the plan is then blocked on this backend), or declare the input as float32 if the precision is not needed.")]
     return []
 
 
@@ -366,13 +371,22 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
 ]
 
 
-def review_plan(path: Path, target: str) -> PlanReview:
-    """Review one plan; raises PlanError for a plan that cannot be read."""
+DEFAULT_TARGET = "neuron"
+
+
+def review_plan(path: Path, target: str | None = None) -> PlanReview:
+    """Review one plan against ``target`` (default: the plan's [workload] target, else neuron);
+    raises PlanError for a plan that cannot be read."""
     raw, _text = read_plan_file(path)
     plan = load_plan(path, require_module=False, allow_undecided=True)
+    target = target or plan.intended_target or DEFAULT_TARGET
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
     findings = [f for check in CHECKS for f in check(ctx)]
+    if plan.intended_target and plan.intended_target != target:
+        findings.append(Finding("intended-target", "note", f"the plan is meant for {plan.intended_target}, reviewed here against {target}",
+                                f"[workload] target = {plan.intended_target!r}: a run on {target} is not evidence for {plan.intended_target}.",
+                                f"Review against {plan.intended_target} too (--target {plan.intended_target}).", "", "plan"))
     findings.sort(key=lambda f: ("block", "revise", "note").index(f.severity))
     severities = {f.severity for f in findings}
     classification = "blocked" if "block" in severities else "revise" if "revise" in severities else "compatible"
