@@ -222,7 +222,7 @@ ANNOTATE_HELP = """Write an annotations.toml skeleton for a run's failed cells, 
 One [[explain]] entry per group of failed cells that share mode, dtype and where the log says
 the mismatches lie; each explanation is prefilled with the measured facts, and no entry has a
 verdict. The file goes next to the log (or to --out) and an existing file is never replaced
-unless --force is given. Edit it, then run `reportgen report` again.
+unless --force is given. Edit it, then run `reportgen report` again. LOG is an events.jsonl file or its run folder.
 
 \b
 Exit codes:
@@ -237,14 +237,20 @@ Example:
 
 
 @main.command(help=ANNOTATE_HELP)
-@click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("log", type=click.Path(exists=True, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Where to write (default: annotations.toml next to the log).")
 @click.option("--force", is_flag=True, help="Replace an existing file.")
-def annotate(log: Path, out: Path | None, force: bool) -> None:
+@_max_log_size
+def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
     from reportgen.render.skeleton import SkeletonError, write_skeleton
 
+    if log.is_dir():
+        if not (log / "events.jsonl").is_file():
+            click.echo(f"reportgen annotate: {log}: no events.jsonl in this folder", err=True)
+            sys.exit(2)
+        log = log / "events.jsonl"
     try:
-        result = write_skeleton(log, out, force)
+        result = write_skeleton(log, out, force, max_bytes)
     except SkeletonError as exc:
         click.echo(f"reportgen annotate: {exc}", err=True)
         sys.exit(exc.code)

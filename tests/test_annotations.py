@@ -215,6 +215,10 @@ def test_annotate_to_another_path_and_with_nothing_to_annotate(tmp_path: Path) -
     out = tmp_path / "elsewhere.toml"
     assert CliRunner().invoke(main, ["annotate", str(log), "--out", str(out)]).exit_code == 0
     assert out.is_file() and not (log.parent / "annotations.toml").exists()
+    # The run folder works as well as its log; a folder without a log is a usage error.
+    assert CliRunner().invoke(main, ["annotate", str(log.parent)]).exit_code == 0
+    assert (log.parent / "annotations.toml").is_file()
+    assert CliRunner().invoke(main, ["annotate", str(tmp_path)]).exit_code == 2
 
 
 def test_annotate_refuses_an_invalid_log(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from reportgen.model.annotations import ANNOTATIONS_NAME, PATTERN_KEY, parse_annotations
 from reportgen.model.groups import FailureGroup, failure_groups
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 from reportgen.model.runmodel import NotARun, RunModel, read_run
 
 EXIT_WRITTEN, EXIT_INVALID, EXIT_EXISTS = 0, 1, 3
@@ -80,8 +81,8 @@ def skeleton_text(run: RunModel, groups: list[FailureGroup]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _read(log: Path) -> RunModel:
-    reading, builder = read_run(log)
+def _read(log: Path, max_bytes: int) -> RunModel:
+    reading, builder = read_run(log, max_bytes)
     if not reading.valid:
         raise SkeletonError("\n".join(p.format() for p in reading.errors[:20]))
     try:
@@ -90,9 +91,9 @@ def _read(log: Path) -> RunModel:
         raise SkeletonError(str(exc)) from None
 
 
-def write_skeleton(log: Path, out: Path | None = None, force: bool = False) -> SkeletonResult:
+def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> SkeletonResult:
     """Write the skeleton beside the log (or to ``out``); refuses to replace a file unless forced."""
-    run = _read(log)
+    run = _read(log, max_bytes)
     groups = failure_groups(run)
     if not groups:
         return SkeletonResult(None, 0, 0)
