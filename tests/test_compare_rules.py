@@ -269,3 +269,16 @@ def test_the_report_names_the_rule_that_judged_each_parameter(tmp_path: Path) ->
         assert "rule that judged it" in text and "parameter group bias (*.bias)" in text
         assert "3 element(s) with zero reference gradient judged by the bound 0.008, largest |diff| there 0.0015" in text
         assert "|updated - reference| <= 8 * lr = 0.008" in text.replace("&lt;", "<")
+
+
+def test_an_index_region_judges_only_its_slice_and_keeps_the_rest_apart() -> None:
+    ref = {"logits": torch.zeros(2, 6)}
+    out = {"logits": torch.zeros(2, 6)}
+    out["logits"][:, 4:] = 1.0  # beyond the tolerance, but outside the judged slice
+    rules = [{"output": "logits", "region": [":", "0:4"], "mask": None, "description": "[:, 0:4]"}]
+    stats = compare(out, ref, 1e-5, 1e-4, rules, {})
+    (logits,) = stats["per_output"]
+    assert stats["mismatched"] == 0 and logits["total"] == 8 and logits["region"] == "[:, 0:4]"
+    assert logits["outside"] == {"count": 4, "max_abs": 1.0, "max_rel": 0.0, "nonfinite": 0, "beyond_tolerance": 4}
+    out["logits"][0, 1] = 1.0  # inside the slice: judged
+    assert compare(out, ref, 1e-5, 1e-4, rules, {})["mismatched"] == 1
