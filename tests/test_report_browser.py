@@ -64,3 +64,17 @@ def test_printing_draws_every_chart(tmp_path: Path, browser) -> None:
     # A function, not a string: the page's Content-Security-Policy forbids evaluating strings.
     page.wait_for_function(f"() => document.querySelectorAll('div.chart.js-plotly-plot').length === {charts}", timeout=10_000)
     page.close()
+
+
+def test_dark_mode_charts_have_dark_grids_and_light_text(tmp_path: Path, browser) -> None:
+    build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path)
+    context = browser.new_context(color_scheme="dark", viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto((tmp_path / "report.html").as_uri())
+    page.locator("#fig-warm-latency").scroll_into_view_if_needed()
+    page.wait_for_selector("#fig-warm-latency .main-svg", timeout=10_000)
+    grid = page.evaluate("getComputedStyle(document.querySelector('#fig-warm-latency .ygrid')).stroke")
+    tick = page.evaluate("getComputedStyle(document.querySelector('#fig-warm-latency .ytick text')).fill")
+    assert grid == "rgb(58, 61, 68)", grid
+    assert tick == "rgb(221, 221, 221)", tick
+    context.close()

@@ -94,26 +94,89 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _spec(fig))
 
 
+def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
+    """The largest |diff| / allowance over every quantity that judged the cell, which one, and
+    whether that difference was itself not finite.
+
+    Inference cells: the outputs' elementwise comparison (in the judged region). Training
+    cells: the loss at each step, every gradient at each step and every updated parameter, each
+    by its own tolerance or declared rule. Above 1 exactly when the cell failed on one of them;
+    None when nothing was compared. A non-finite difference counts as infinitely far.
+    """
+    best: tuple[float | None, str, bool] = (None, "", False)
+
+    def take(value: float | None, what: str) -> None:
+        nonlocal best
+        nonfinite = value is None
+        ratio = math.inf if value is None else value
+        if best[0] is None or ratio > best[0] or (ratio == best[0] and nonfinite and not best[2]):
+            best = (ratio, what, nonfinite)
+
+    stats = cell.result.error_stats if cell.result else None
+    if stats is not None and stats.allowed_at_worst > 0:
+        take(None if stats.diff_at_worst is None else stats.diff_at_worst / stats.allowed_at_worst, stats.worst_output or "outputs")
+    elif stats is not None and stats.mismatched == 0 and stats.diff_at_worst == 0:
+        take(0.0, stats.worst_output or "outputs")
+    for step in cell.train_steps:
+        for grad in step.grads:
+            take(grad.worst_ratio, f"gradient of {grad.name} at step {step.step}")
+    if cell.train_result is not None:
+        for param in cell.train_result.params:
+            take(param.worst_ratio, f"updated {param.name}" + (f" ({param.rule})" if param.rule else ""))
+    return best
+
+
+def _short(case: str, limit: int = 28) -> str:
+    """A short axis label; the full case key is in the hover text."""
+    return case if len(case) <= limit else case[: limit // 2 - 1] + "…" + case[-(limit // 2):]
+
+
+def _short_labels(cases: list[str]) -> list[str]:
+    """Short, still unique axis labels (full keys where shortening would merge two cells)."""
+    short = [_short(c) for c in cases]
+    seen: dict[str, set[str]] = {}
+    for label, case in zip(short, cases):
+        seen.setdefault(label, set()).add(case)
+    return [label if len(seen[label]) == 1 else case for label, case in zip(short, cases)]
+
+
+def _decades(low: int, high: int) -> dict[str, Any]:
+    """A log axis labelled at each power of ten, written as 10^n."""
+    values = [10.0 ** n for n in range(low, high + 1)]
+    return {"tickvals": values, "ticktext": [f"1e{n}" if n not in (0, 1) else str(int(10 ** n)) for n in range(low, high + 1)]}
+
+
 def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     rows, out_of_range = [], []
     for c in cells:
-        stats = c.result.error_stats if c.result else None
-        if stats and stats.allowed_at_worst > 0:
-            ratio = stats.diff_at_worst / stats.allowed_at_worst if stats.diff_at_worst is not None else None
-            if _drawable(ratio, log_axis=True):
-                rows.append((c.case, ratio, c.status))
-            else:
-                out_of_range.append(c.case)
+        ratio, what, nonfinite = judged_ratio(c)
+        if ratio is None:
+            continue
+        drawn = 1e6 if nonfinite else ratio
+        if _drawable(drawn, log_axis=True):
+            rows.append((c.case, drawn, c.status, what, nonfinite))
+        else:
+            out_of_range.append(c.case)
     if not rows and not out_of_range:
         return None
-    ys = [r[1] if r[1] is not None else 1e6 for r in rows]
+    ys = [r[1] for r in rows]
     # Plotly cannot autorange log-scale bars well (their base is 0): set the decades shown.
     positive = [y for y in ys if y > 0] or [1.0]
-    low, high = math.floor(math.log10(min(positive))) - 0.5, math.ceil(math.log10(max(max(positive), 1.0))) + 0.5
-    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Largest error as a fraction of its allowance, per cell"}, "yaxis": {"type": "log", "range": [low, high], "title": {"text": "|diff| / (atol + rtol·|ref|)"}}})
-    fig.add_trace(go.Bar(x=[plain(r[0]) for r in rows], y=ys, marker={"color": ["#d62728" if r[2] != "pass" else "#1f77b4" for r in rows]}, name="largest |diff| / allowance"))
-    fig.add_hline(y=1.0, line={"dash": "dash", "color": "#555"}, annotation_text="allowance")
-    return Figure("fig-error-allowance", "Error vs allowance", "Below 1: inside the declared tolerance. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.", _spec(fig), tuple(out_of_range))
+    low, high = math.floor(math.log10(min(positive))) - 1, math.ceil(math.log10(max(max(positive), 1.0))) + 1
+    yaxis = {"type": "log", "range": [low - 0.2, high + 0.2], "title": {"text": "largest |diff| / allowance"}, **_decades(low, high)}
+    xaxis = {"title": {"text": "cell (full key on hover)"}, "tickangle": -40}
+    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Largest error over its allowance, in the quantity that judged each cell"}, "yaxis": yaxis, "xaxis": xaxis})
+    hover = [_hover_text(f"{r[0]}: {r[2]}; largest in {r[3]}") + ("<br>not finite (drawn at 1e6)" if r[4] else "<br>%{y:.3g} × allowance") + "<extra></extra>" for r in rows]
+    fig.add_trace(go.Bar(x=[plain(label) for label in _short_labels([r[0] for r in rows])], y=ys, marker={"color": ["#d62728" if r[1] > 1 else "#1f77b4" for r in rows]}, name="largest |diff| / allowance", hovertemplate=hover))
+    fig.add_hline(y=1.0, line={"dash": "dash", "color": "#888"}, annotation_text="allowance")
+    caption = ("Above 1 (red): outside the declared tolerance in that quantity. For training cells the quantity is the worst of the loss, "
+               "every gradient and every updated parameter, each by its own tolerance or declared rule. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.")
+    return Figure("fig-error-allowance", "Error vs allowance", caption, _spec(fig), tuple(out_of_range))
+
+
+# Distinct colours per shape (colour-blind-safe first); modes are told apart by the line's dash.
+SHAPE_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")
+MODE_DASH = {"eager": "solid", "compiled": "dash"}
 
 
 def loss_curves(cells: list[CellRecord]) -> Figure | None:
@@ -130,14 +193,16 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
             out_of_range.append(f"{label} at step {', '.join(map(str, bad))}")
         return [v if _drawable(v) else None for v in values]
 
+    colours: dict[str, str] = {}
     for c in trained:
         shape = c.case.rsplit("-", 1)[0] if not c.planned.repeat_of else c.case
+        colour = colours.setdefault(shape, SHAPE_COLOURS[len(colours) % len(SHAPE_COLOURS)])
         steps = [s.step for s in c.train_steps]
         if shape not in shapes_done:
             shapes_done.add(shape)
-            fig.add_trace(go.Scatter(x=steps, y=points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"), name=plain(f"{shape} reference"), mode="lines+markers", line={"dash": "dot", "color": "#555"}))
-        fig.add_trace(go.Scatter(x=steps, y=points(c, [s.loss for s in c.train_steps], c.case), name=plain(f"{shape} {c.planned.mode}"), mode="lines+markers", line={"color": MODE_COLOURS[c.planned.mode]}))
-    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; the dotted line is the CPU reference.", _spec(fig), tuple(out_of_range))
+            fig.add_trace(go.Scatter(x=steps, y=points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"), name=plain(f"{shape} reference"), mode="markers", marker={"symbol": "circle-open", "size": 10, "color": colour}))
+        fig.add_trace(go.Scatter(x=steps, y=points(c, [s.loss for s in c.train_steps], c.case), name=plain(f"{shape} {c.planned.mode}"), mode="lines+markers", line={"color": colour, "dash": MODE_DASH.get(c.planned.mode, "solid")}))
+    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; one colour per shape, solid eager and dashed compiled, open circles the CPU reference.", _spec(fig), tuple(out_of_range))
 
 
 def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
@@ -151,12 +216,7 @@ def timing_figures(cells: list[CellRecord]) -> list[Figure]:
 
 
 # Distinct colours for the cells of a trend chart (colour-blind-safe first, then more).
-TREND_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")
-
-
-def _short(case: str) -> str:
-    """A readable axis or legend label; the full case key stays in the hover text."""
-    return case if len(case) <= 32 else case[:14] + "…" + case[-17:]
+TREND_COLOURS = SHAPE_COLOURS
 
 
 def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[str, list[str]]:

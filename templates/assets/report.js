@@ -18,7 +18,14 @@
     node.setAttribute("data-drawn", "1");
     var spec = JSON.parse(node.textContent);
     var layout = spec.layout || {};
-    if (dark) { layout.font = Object.assign({}, layout.font, { color: "#ddd" }); }
+    var axis = dark
+      ? { gridcolor: "#3a3d44", linecolor: "#8a8d94", zerolinecolor: "#5a5d64", showgrid: true }
+      : { gridcolor: "#e3e3e3", linecolor: "#6b6b6b", zerolinecolor: "#c8c8c8", showgrid: true };
+    ["xaxis", "yaxis"].forEach(function (key) { layout[key] = Object.assign({}, axis, layout[key] || {}, { gridcolor: axis.gridcolor, linecolor: axis.linecolor }); });
+    if (dark) {
+      layout.font = Object.assign({}, layout.font, { color: "#ddd" });
+      layout.legend = Object.assign({}, layout.legend, { font: { color: "#ddd" } });
+    }
     window.Plotly.newPlot(target, spec.data || [], layout, { displaylogo: false, responsive: true });
   }
 

@@ -1,0 +1,66 @@
+"""Charts never contradict a cell's status: each plots the quantity that judged the cell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.render.charts import error_vs_allowance
+from reportgen.render.report import ReportInputError, judge_log
+from tests.conftest import FIXTURES, REPO
+
+LOGS = sorted(FIXTURES.glob("*.jsonl")) + sorted((REPO / "sample_runs").glob("*/events.jsonl"))
+
+
+def failed_on_compared_quantity(cell) -> bool:
+    """From the log's own counts, not from any ratio: did an element fall outside its allowance?"""
+    stats = cell.result.error_stats if cell.result else None
+    if cell.train_steps or cell.train_result:
+        return (
+            any(not s.loss_within for s in cell.train_steps)
+            or any(g.mismatched for s in cell.train_steps for g in s.grads)
+            or any(p.mismatched for p in (cell.train_result.params if cell.train_result else []))
+        )
+    return bool(stats and (stats.mismatched or stats.diff_at_worst is None))
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.stem)
+def test_plotted_ratio_is_above_one_exactly_when_the_cell_failed_on_it(log: Path) -> None:
+    try:
+        judged = judge_log(log)
+    except ReportInputError:
+        pytest.skip("an invalid log has no chart")
+    cells = judged.run.cells
+    figure = error_vs_allowance(cells)
+    if figure is None:
+        pytest.skip("no cell was compared elementwise")
+    trace = figure.spec["data"][0]
+    compared = [c for c in cells if c.result is not None and (c.result.error_stats is not None or c.train_steps)]
+    assert len(trace["y"]) + len(figure.out_of_range) == len(compared)
+    drawn = [c for c in compared if c.case not in figure.out_of_range]
+    for cell, y in zip(drawn, trace["y"]):
+        assert (y > 1) == failed_on_compared_quantity(cell), (cell.case, cell.status, y)
+        if cell.status == "pass":
+            assert y <= 1, cell.case
+
+
+def test_training_cells_that_failed_on_parameters_are_drawn_above_the_line(tmp_path: Path) -> None:
+    # The synthetic training fixture, with one updated parameter of the compiled cell outside
+    # its tolerance while every loss stays within: the loss alone would be drawn under 1.
+    import json
+
+    lines = [json.loads(line) for line in (FIXTURES / "synthetic_training.jsonl").read_text(encoding="utf-8").splitlines()]
+    for event in lines:
+        if event["kind"] == "train_result" and event["case"].endswith("compiled"):
+            event["params"][0].update(mismatched=2, worst_ratio=7.5)
+        if event["kind"] == "case_result" and event["case"].endswith("compiled"):
+            event["status"] = "mismatch"
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    judged = judge_log(log)
+    figure = error_vs_allowance(judged.run.cells)
+    assert figure is not None
+    ys = dict(zip([c.case for c in judged.run.cells if c.result is not None], figure.spec["data"][0]["y"]))
+    failed = [c for c in judged.run.cells if c.status == "mismatch"]
+    assert failed and all(ys[c.case] > 1 for c in failed), "the loss alone would have drawn them under 1"
