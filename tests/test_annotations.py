@@ -243,3 +243,19 @@ def test_a_cell_failing_only_its_task_criterion_is_grouped_as_such(tmp_path: Pat
     assert result.disposition.headline.startswith("Blocked: 1 mismatch needs the owner's verdict")
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "**compiled · float32 · task criterion not met; no element outside the tolerance**" in md
+
+
+def test_a_training_group_names_the_updated_parameters_outside_the_tolerance(tmp_path: Path) -> None:
+    events = lb.training_log()
+    for e in events:
+        if e["kind"] == "train_result" and e["case"].endswith("compiled"):
+            e["params"][0].update(mismatched=5)
+        if e["kind"] == "case_result" and e["case"].endswith("compiled"):
+            e["status"] = "mismatch"
+    log = _write(tmp_path, events=events)
+    assert CliRunner().invoke(main, ["annotate", str(log)]).exit_code == 0
+    (entry,) = tomllib.loads((log.parent / "annotations.toml").read_text(encoding="utf-8"))["explain"]
+    name = events[[e["kind"] for e in events].index("train_result")]["params"][0]["name"]
+    assert f"only in updated {name}" in entry["explanation"]
+    assert f"updated parameter elements outside the tolerance: {name} 5 of" in entry["explanation"]
+    assert "loss value(s) of the steps outside the tolerance" in entry["explanation"]

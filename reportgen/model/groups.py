@@ -36,18 +36,31 @@ class FailureGroup:
         cells = self.cells
         out = [f"{len(cells)} cell(s): {', '.join(self.cases)}"]
         counted = [c for c in cells if c.mismatched is not None and c.total is not None]
+        trained = any(c.trained for c in cells)
         if counted:
             lo, hi = min(c.mismatched for c in counted), max(c.mismatched for c in counted)  # type: ignore[type-var]
             totals = sorted({c.total for c in counted})  # type: ignore[type-var]
             span = f"{lo}" if lo == hi else f"{lo} to {hi}"
-            out.append(f"{span} element(s) outside the tolerance per cell (of {', '.join(map(str, totals))})")
+            what = "loss value(s) of the steps" if trained else "element(s)"
+            out.append(f"{span} {what} outside the tolerance per cell (of {', '.join(map(str, totals))})")
+        per_name: dict[str, list[tuple[int, int]]] = {}
+        for c in cells:
+            for name, figures in c.params_off.items():
+                per_name.setdefault(name, []).append(figures)
+        if per_name:
+            shown = []
+            for name, figures in sorted(per_name.items())[:NAMES_SHOWN]:
+                lo, hi, total = min(f[0] for f in figures), max(f[0] for f in figures), max(f[1] for f in figures)
+                shown.append(f"{name} {lo if lo == hi else f'{lo} to {hi}'} of {total}")
+            more = f" and {len(per_name) - NAMES_SHOWN} more" if len(per_name) > NAMES_SHOWN else ""
+            out.append(f"updated parameter elements outside the tolerance: {'; '.join(shown)}{more}")
         worst = [c.max_abs for c in counted if c.max_abs is not None]
         unfinite = len(counted) - len(worst)
         if unfinite:
             # A null max_abs is a difference that was not finite (NaN/Inf), never "small".
             out.append(f"|out - ref| not finite in {unfinite} cell(s)" + (f"; largest finite one elsewhere {max(worst):.4g}" if worst else ""))
         elif worst:
-            out.append(f"largest |out - ref| {max(worst):.4g}")
+            out.append(f"largest |{'loss' if trained else 'out'} - ref| {max(worst):.4g}")
         metrics = [c.task_metric for c in cells if c.task_metric and c.task_metric.get("value") is not None]
         if metrics:
             low = min(metrics, key=lambda m: m["value"])

@@ -59,7 +59,7 @@ class CellRecord:
     task_metric: dict[str, Any] | None = None
     loss_off: bool = False
     grads_off: set[str] = field(default_factory=set)
-    params_off: set[str] = field(default_factory=set)
+    params_off: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (mismatched, total)
     trained: bool = False
     layout_achieved: bool | None = None  # None: not measured (1.0 logs)
     layout_fed: str | None = None
@@ -330,7 +330,7 @@ def _step_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
 
 def _train_result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     cell.trained = True
-    cell.params_off = {p["name"] for p in data["params"] if p["mismatched"]}
+    cell.params_off = {p["name"]: (p["mismatched"], p["total"]) for p in data["params"] if p["mismatched"]}
 
 
 def _no_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
