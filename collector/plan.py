@@ -69,6 +69,8 @@ class WorkloadPlan:
     intended_target: str | None = None
     # The plan as validated, every default filled in (collector/planschema.py).
     checked: dict[str, Any] = field(default_factory=dict)
+    # Line of each key as written, for messages.
+    key_lines: dict[str, int] = field(default_factory=dict)
 
     @property
     def module_path(self) -> Path:
@@ -323,6 +325,7 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
         compare=compare,
         intended_target=workload["target"],
         checked=checked,
+        key_lines=planschema.key_lines(text),
     )
     try:  # the plan event must be writable as JSON (finite numbers, plain values)
         json.dumps(plan.event_fields(plan.cells), allow_nan=False)
@@ -344,11 +347,13 @@ def refused_on(plan: WorkloadPlan, target: str) -> str | None:
         value = plan.checked.get(table, {}).get(key)
         if value in rule["allowed"]:
             continue
-        urls = "; ".join(f"{name}: {url}" for name, url in rule["source_urls"].items()) or rule["source"]
+        sources = ", ".join(f"{name} {rule['source_urls'][name]}" if name in rule["source_urls"] else name for name in (n.strip() for n in rule["source"].split(",")))
         allowed = " or ".join(json.dumps(v) for v in rule["allowed"])
+        line = plan.key_lines.get(rule["key"])
+        where = f"{plan.path}:{line}" if line else str(plan.path)
         return (
-            f"{plan.path}: {rule['key']} = {json.dumps(value)} is refused on target {target}: {rule['title']} "
-            f"(constraint {rule['constraint']} of {rules['release']}, {rules['constraints_file']}; source {rule['source']}: {urls}); "
+            f"{where}: {rule['key']} = {json.dumps(value)} is refused on target {target}: {rule['title']} "
+            f"(constraint {rule['constraint']} of {rules['release']}, {rules['constraints_file']}; source: {sources}); "
             f"plan {rule['key']} = {allowed}"
         )
     return None

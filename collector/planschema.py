@@ -360,7 +360,10 @@ def _suggest(name: str, here: str) -> str:
     full = f"{here}.{name}" if here else name
     moved = MOVED.get(_schema_path(full.split("."))) or MOVED.get(full)
     if moved:
-        return f"; it belongs in [{moved.rsplit('.', 1)[0]}] as {moved}" if "." in moved else f"; did you mean [{moved}]?"
+        table_of, _, key = moved.rpartition(".")
+        if not table_of:
+            return f"; did you mean [{moved}]?"
+        return f"; did you mean {key!r}?" if table_of == here else f"; it belongs in [{table_of}] as {moved}"
     table = TABLES.get(_schema_path(here.split("."))) if here else None
     candidates = [k.name for k in table.keys] if table else list(TOP_TABLES)
     if table is not None:
@@ -556,7 +559,9 @@ def validate(data: Any, file: str, text: str = "") -> dict[str, Any]:
         table = TABLES.get(name) if name in TOP_TABLES else None
         if table is None:
             kind = "table" if isinstance(value, dict) else "top-level key"
-            raise c.fail(_k(name), f"unknown {kind}; tables are {', '.join(f'[{t}]' for t in TOP_TABLES)}{_suggest(name, '')}")
+            moved = [f"{name}.{k} is {MOVED[f'{name}.{k}']}" for k in (value if isinstance(value, dict) else {}) if f"{name}.{k}" in MOVED]
+            hint = f" ({'; '.join(moved)})" if moved else ""
+            raise c.fail(_k(name), f"unknown {kind}; tables are {', '.join(f'[{t}]' for t in TOP_TABLES)}{_suggest(name, '')}{hint}")
         out[name] = _check_table(c, table, value, name)
     for table in SCHEMA:
         if table.required and table.path not in out:
