@@ -175,13 +175,13 @@ def test_rendering_is_deterministic(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert files_a == files_b
     for rel in files_a:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
-    assert "generated 2026-01-01T00:10:00Z" in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
+    assert "generated 2026-01-01 00:10:00 UTC" in (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
 
 
 def test_source_date_epoch_sets_generated_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path)
-    assert "generated 2026-01-01T00:00:00Z" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "generated 2026-01-01 00:00:00 UTC" in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
 def test_cli_exit_codes(tmp_path: Path) -> None:

@@ -292,10 +292,20 @@ def generated_at(run: RunModel) -> str:
     """From SOURCE_DATE_EPOCH when set, else from the log: never the wall clock."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if run.end is not None:
-        return run.end.finished_at
-    return run.start.started_at
+        return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return to_the_second(run.end.finished_at if run.end is not None else run.start.started_at)
+
+
+def to_the_second(stamp: str) -> str:
+    """An ISO time from the log shown to the second in UTC ('2026-11-29 23:05:30 UTC'); text
+    that is not an ISO time is shown as it is."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _reason_view(reason: Reason) -> ReasonView:
