@@ -300,22 +300,18 @@ Example:
 @_max_log_size
 @_follow_symlinks
 def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool) -> None:
-    from reportgen.publish.site import build_site
+    from reportgen.publish.site import NoRunLogs, build_site
     from reportgen.publish.site_compare import SiteConfigError
-    from reportgen.storage import is_remote
-    from reportgen.storage.local import find_logs
     from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError
 
-    if not any(is_remote(r) for r in runs):
-        local = find_logs([Path(r) for r in runs], follow_symlinks, max_bytes)
-        if not local.logs:
-            for skipped_entry in local.skipped:
-                click.echo(skipped_entry.format(), err=True)
-            click.echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
-            sys.exit(1)
     try:
-        result = build_site(list(runs), out_dir, config, max_bytes, follow_symlinks)
+        result = build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True)
+    except NoRunLogs as exc:
+        for skipped_entry in exc.skipped:
+            click.echo(skipped_entry.format(), err=True)
+        click.echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
+        sys.exit(1)
     except SiteConfigError as exc:
         click.echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)

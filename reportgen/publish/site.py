@@ -9,10 +9,15 @@ Layout of the output directory::
     assets/                         one copy of the shared CSS, JS and plotly bundle
     .reportgen-state.json           what was built from which input, for incremental rebuilds
 
-Two phases: gather (read and judge only the logs that changed since the last build; reuse the
-stored summaries of the rest), then write (a file is written only when its bytes change). So
-adding one run rewrites that run's page, its workload page and the index, and a full rebuild
-is byte-identical to the previous one.
+Three steps. First a no-op check (site_quick.py): when stat says that no log, annotations
+file, searched folder, template or configuration changed since the last build, and its pages are
+still there, the build returns without reading a log or rendering anything. Otherwise gather
+(read and judge only the logs that changed since the last build, a log whose stat matches the
+recorded one keeping its recorded content hash; reuse the stored summaries of the rest), then
+write: a run page is rendered only for a new or changed run, a workload page only when its
+runs (or their comparisons) changed, the index always, and a file is written only when its
+bytes change. So adding one run renders that run's page, its workload page and the index, and
+a full rebuild is byte-identical to the previous one.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import json
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from reportgen import __version__
 from reportgen.contract.events import Count
@@ -43,12 +49,12 @@ from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
 from reportgen.render.charts import trend_figures
 from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, find_site_config, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage import is_remote
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LogEntry, NotReadable, UnsafeOutput, read_bounded, remove_inside, write_inside
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
 from reportgen.storage.sources import LogRef, change_key, fetched, find_runs
+from reportgen.publish.site_quick import STATE_NAME, QuickCheck
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 
-STATE_NAME = ".reportgen-state.json"
 STATE_FORMAT = 1
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
@@ -112,6 +118,7 @@ class _State(BaseModel):
     fingerprint: str
     runs: dict[str, _StoredRun]
     comparisons: dict[str, _StoredComparison] = {}
+    workloads: dict[str, Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]] = {}
 
 
 _SUMMARY = TypeAdapter(RunSummary)
@@ -132,6 +139,9 @@ def _check_state(raw: Any) -> dict[str, Any]:
         link = _LINK.validate_python(stored.link)
         if link.href != f"comparisons/{name}/index.html":
             raise ValueError(f"comparisons.{name}.link.href: not this comparison's page")
+    for name in state.workloads:
+        if not re.match(_SLUG, name):
+            raise ValueError(f"workloads: {name!r} is not a page name this tool makes")
     return raw  # type: ignore[no-any-return]
 
 
@@ -169,13 +179,13 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}" if where else "not a JSON object with a fingerprint and runs"
 
 
-def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int) -> list[Entry]:
+def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int, check: QuickCheck) -> list[Entry]:
     entries: list[Entry] = []
     seen: dict[str, LogRef] = {}
     for index, found in enumerate(logs, start=1):
         log = found.path
         try:
-            key = change_key(found, max_bytes)
+            key = check.known_key(found) or change_key(found, max_bytes)
         except (NotReadable, OSError) as exc:
             result.skipped.append(f"{log}: skipped: {getattr(exc, 'strerror', None) or exc}")
             continue
@@ -318,41 +328,84 @@ def _remove(out_dir: Path, path: Path, result: SiteResult) -> None:
         result.warnings.append(f"reportgen site: warning: left {path} in place: {getattr(exc, 'strerror', None) or exc}")
 
 
-def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False) -> SiteResult:
+class NoRunLogs(Exception):
+    """No run log at the local locations given; nothing was written."""
+
+    def __init__(self, skipped: list[Skipped]) -> None:
+        super().__init__("no run log")
+        self.skipped = skipped
+
+
+def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False) -> SiteResult:
     """Build the site; ``config`` (or a site.toml inside a given local folder) declares comparison pages.
 
     PATHS are local paths or s3:// prefixes; a log in object storage is fetched only when its
     ETag, size or annotations changed since the last build into out_dir (RemoteError when the
     store cannot be listed). Raises SiteConfigError, before anything is written, when the
-    configuration is unusable, and UnsafeOutput when the output folder leads elsewhere through
-    a symlink.
+    configuration is unusable, UnsafeOutput when the output folder leads elsewhere through
+    a symlink, and (with ``require_logs``) NoRunLogs when only local locations are given and
+    they hold no run log.
     """
+    started_ns = time.time_ns()
     config_path = config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)])
     site_config = load_site_config(config_path) if config_path is not None else SiteConfig()
     result = SiteResult()
+    check = QuickCheck.start(paths, out_dir, config_path, _config_bytes(config_path), max_bytes, follow_symlinks, started_ns)
+    remote_paths = [p for p in paths if is_remote(p)]
+    remote = find_runs(remote_paths, None, follow_symlinks, max_bytes) if remote_paths else None
+    unchanged = check.unchanged(remote, result.warnings)
+    if unchanged is not None:
+        result.runs, result.rejected = unchanged.runs, unchanged.messages
+        return result
+    local = [Path(p) for p in paths if not is_remote(p)]
+    found = find_logs(local, follow_symlinks, max_bytes) if local else Found()
+    if remote is not None:
+        found.logs += remote.logs
+        found.skipped += remote.skipped
+    if require_logs and not remote_paths and not found.logs:
+        raise NoRunLogs(found.skipped)
+    check.forget(result.warnings)
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint, result)
-    found = find_runs(paths, None, follow_symlinks, max_bytes)
+    warnings_before = len(result.warnings)
     result.skipped += [s.format() for s in found.skipped]
     with paused_gc():
-        entries = _gather(found.logs, out_dir, state, result, max_bytes)
+        entries = _gather(found.logs, out_dir, state, result, max_bytes, check)
         pages = _render_runs(entries, out_dir, result)
         result.runs = len(entries)
         assets = write_assets(out_dir)
         result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
-        result.written += _write_pages(entries, out_dir, assets, comparisons.links)
+        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}))
+        result.written += written
     _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
+    for gone in sorted(set(state.get("workloads", {})) - set(workloads)):
+        _remove(out_dir, out_dir / "workloads" / gone, result)
     remove_stale_comparisons(out_dir, state.get("comparisons", {}), set(comparisons.state))
-    new_state = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
+    new_state: dict[str, Any] = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
     if comparisons.state:
         new_state["comparisons"] = comparisons.state
+    new_state["workloads"] = workloads
     result.fetched = fetched(found.logs)
     state_path = out_dir / STATE_NAME
     if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n", out_dir):
         result.written.append(state_path)
+    if len(result.warnings) == warnings_before:
+        checked = [*index_pages, *(name for name in asset_names().__dict__.values() if name),
+                   *(f"runs/{e.summary.slug}/index.html" for e in entries), *(f"workloads/{w}/index.html" for w in workloads),
+                   *(link.href for link in comparisons.links)]
+        check.record(found, {str(e.log): e.key for e in entries}, result.runs, checked, result.rejected)
     return result
+
+
+def _config_bytes(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return read_bounded(path, MAX_SIDE_FILE_BYTES)
+    except (NotReadable, OSError):
+        return None
 
 
 def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult) -> list[tuple[Path, bytes]]:
@@ -385,16 +438,27 @@ def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, a
     return pages
 
 
-def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None) -> list[Path]:
+def _workload_key(runs: list[Entry], related: list[ComparisonLink]) -> str:
+    """Changes when a workload page would: its runs (by content) or its comparisons change."""
+    return hashlib.sha256(json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related]], sort_keys=True).encode()).hexdigest()
+
+
+def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None) -> tuple[list[Path], dict[str, str], list[str]]:
+    """Workload pages whose inputs changed (``known``: each page's key at the last build) and
+    the index; returns what was written, each workload page's key, and the index's files."""
     written: list[Path] = []
     summaries = [e.summary for e in entries]
-    by_workload: dict[str, list[RunSummary]] = {}
-    for s in summaries:
-        by_workload.setdefault(s.workload_slug, []).append(s)
+    by_workload: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_workload.setdefault(e.summary.workload_slug, []).append(e)
+    keys: dict[str, str] = {}
     for wslug, runs in sorted(by_workload.items()):
         page = out_dir / "workloads" / wslug / "index.html"
-        related = [c for c in comparisons or [] if c.workload == runs[0].workload]
-        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context(runs)), out_dir):
+        related = [c for c in comparisons or [] if c.workload == runs[0].summary.workload]
+        keys[wslug] = _workload_key(runs, related)
+        if (known or {}).get(wslug) == keys[wslug] and page.is_file():
+            continue
+        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs])), out_dir):
             written.append(page)
     index = out_dir / "index.html"
     rows = _index_rows(summaries)
@@ -404,4 +468,4 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
     for path, text in ((out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    return written
+    return written, keys, ["index.html", "index.csv", "index.json"]

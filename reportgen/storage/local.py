@@ -20,7 +20,7 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 DEFAULT_MAX_LOG_BYTES = 1 << 30  # 1 GiB: far above any real run (200,000 events is ~100 MB)
 MAX_SIDE_FILE_BYTES = 16 << 20  # annotations and the site's state file
@@ -47,18 +47,42 @@ class Skipped:
         return f"{self.path}: skipped: {self.reason}"
 
 
+Signature = tuple[int, int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
+
+
+def signature(st: os.stat_result) -> Signature:
+    """What stat says about a file's identity and last change: the inputs of a no-op check."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class Stats(NamedTuple):
+    """What stat said about a log and the annotations file that may sit beside it."""
+
+    log: Signature
+    notes_path: str  # where annotations would be read from
+    notes: Signature | None  # None: there is none there
+
+
 @dataclass(frozen=True)
 class LogEntry:
-    """A log to read, and the annotations file beside it that may be read (or None)."""
+    """A log to read, and the annotations file beside it that may be read (or None).
+
+    ``stats`` is what stat said about the log and its annotations when they were found (local
+    logs only): a cheap way to tell that neither changed since an earlier look."""
 
     path: Path
     annotations: Path | None
+    stats: Stats | None = field(default=None, compare=False)
 
 
 @dataclass
 class Found:
     logs: list[LogEntry] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # Every folder that was listed and every location that was named, with what stat said then:
+    # while none of them changes (and no log or annotations file does), a new search would
+    # find the same logs.
+    watched: list[tuple[str, Signature]] = field(default_factory=list)
 
     @property
     def paths(self) -> list[Path]:
@@ -133,25 +157,31 @@ def _inside(path: Path, root: Path) -> bool:
 
 def _vet(path: Path, root: Path | None, follow: bool, max_bytes: int) -> str | None:
     """Why the entry at path (found under root) is not read, or None when it is read."""
+    return _vet_stat(path, root, follow, max_bytes)[0]
+
+
+def _vet_stat(path: str | Path, root: Path | None, follow: bool, max_bytes: int) -> tuple[str | None, os.stat_result | None, bool]:
+    """(why the entry is not read or None, the stat of the file that is read, whether path is a symlink)."""
     try:
         st = os.lstat(path)
     except OSError as exc:
-        return f"cannot read it: {exc.strerror}"
-    if stat.S_ISLNK(st.st_mode):
+        return f"cannot read it: {exc.strerror}", None, False
+    linked = stat.S_ISLNK(st.st_mode)
+    if linked:
         target = Path(os.path.realpath(path))
         if not target.exists():
-            return f"a dangling symlink (to {os.readlink(path)})"
+            return f"a dangling symlink (to {os.readlink(path)})", None, True
         if root is not None and not follow and not _inside(target, root):
-            return f"a symlink to {target}, outside {root}; not followed (--follow-symlinks reads it)"
+            return f"a symlink to {target}, outside {root}; not followed (--follow-symlinks reads it)", None, True
         try:
             st = os.stat(path)
         except OSError as exc:
-            return f"cannot read it: {exc.strerror}"
+            return f"cannot read it: {exc.strerror}", None, True
     try:
         _check_regular(st, max_bytes)
     except NotReadable as exc:
-        return str(exc)
-    return None
+        return str(exc), None, linked
+    return None, st, linked
 
 
 def annotations_beside(log: Path, root: Path | None = None, follow: bool = False) -> tuple[Path | None, str | None]:
@@ -161,12 +191,19 @@ def annotations_beside(log: Path, root: Path | None = None, follow: bool = False
     (path, None) for a usable file, (None, reason) for one that is not read, (None, None)
     when there is none.
     """
+    path, reason, _ = _annotations_stat(log, root, follow)
+    return path, reason
+
+
+def _annotations_stat(log: Path, root: Path | None, follow: bool, listed: bool | None = None) -> tuple[Path | None, str | None, os.stat_result | None]:
+    """annotations_beside, with the stat of the file; ``listed`` says whether the folder's
+    listing named one (None: look)."""
     candidate = log.parent / ANNOTATIONS_NAME
-    if not os.path.lexists(candidate):
-        return None, None
+    if listed is False or (listed is None and not os.path.lexists(candidate)):
+        return None, None, None
     base = root if root is not None else Path(os.path.realpath(log.parent))
-    reason = _vet(candidate, base, follow, MAX_SIDE_FILE_BYTES)
-    return (candidate, None) if reason is None else (None, reason)
+    reason, st, _ = _vet_stat(candidate, base, follow, MAX_SIDE_FILE_BYTES)
+    return (candidate, None, st) if reason is None else (None, reason, None)
 
 
 def find_logs(paths: list[Path], follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> Found:
@@ -177,46 +214,57 @@ def find_logs(paths: list[Path], follow_symlinks: bool = False, max_bytes: int =
     .jsonl are candidates; those that are not read are listed in ``skipped`` with the reason.
     """
     found = Found()
-    seen: set[Path] = set()
+    seen: set[str] = set()
 
-    def add(path: Path, root: Path | None) -> None:
-        reason = _vet(path, root, follow_symlinks, max_bytes)
-        if reason is not None:
-            found.skipped.append(Skipped(path, reason))
+    def add(path: Path, root: Path | None, folder_real: str | None = None, notes_listed: bool | None = None) -> None:
+        reason, st, linked = _vet_stat(path, root, follow_symlinks, max_bytes)
+        if reason is not None or st is None:
+            found.skipped.append(Skipped(path, reason or "cannot read it"))
             return
-        real = Path(os.path.realpath(path))
+        # The real path without asking the file system again when the walk knows it: a plain
+        # file in a folder reached through no symlink.
+        real = os.path.join(folder_real, path.name) if folder_real is not None and not linked else os.path.realpath(path)
         if real in seen:
             return
         seen.add(real)
-        notes, why_not = annotations_beside(path, root, follow_symlinks)
+        notes, why_not, notes_st = _annotations_stat(path, root, follow_symlinks, notes_listed)
         if why_not is not None:
             found.skipped.append(Skipped(path.parent / ANNOTATIONS_NAME, why_not))
-        found.logs.append(LogEntry(real, notes))
+        stats = Stats(signature(st), os.path.abspath(path.parent / ANNOTATIONS_NAME), signature(notes_st) if notes_st is not None else None)
+        found.logs.append(LogEntry(Path(real), notes, stats))
 
     for path in paths:
+        try:
+            found.watched.append((os.path.abspath(path), signature(os.lstat(path))))
+        except OSError:
+            pass  # add() says why it is not read
         if not os.path.isdir(path):
             add(path, None)
             continue
         root = Path(os.path.realpath(path))
         if os.path.lexists(path / RUN_LOG_NAME):
+            found.watched.append((os.path.abspath(path), signature(os.stat(path))))
             add(path / RUN_LOG_NAME, root)
             continue
-        for candidate, kind in _walk(path, root, follow_symlinks, found):
+        for candidate, kind, folder_real, notes_listed in _walk(path, root, follow_symlinks, found):
             if kind == "dir":
                 found.skipped.append(Skipped(candidate, "a folder, not a file; only regular files are read"))
             else:
-                add(candidate, root)
+                add(candidate, root, folder_real, notes_listed)
     found.logs.sort(key=lambda entry: entry.path)
     return found
 
 
-def _walk(top: Path, root: Path, follow: bool, found: Found) -> list[tuple[Path, str]]:
-    """Entries named *.jsonl under top, in a stable order; folders visited once each."""
-    out: list[tuple[Path, str]] = []
+def _walk(top: Path, root: Path, follow: bool, found: Found) -> list[tuple[Path, str, str | None, bool]]:
+    """Entries named *.jsonl under top, in a stable order; folders visited once each.
+
+    Each comes with the real path of its folder when the walk reached it through no symlink
+    (else None), and whether that folder holds an entry named like annotations."""
+    out: list[tuple[Path, str, str | None, bool]] = []
     visited: set[tuple[int, int]] = set()
-    stack = [top]
+    stack: list[tuple[Path, str | None]] = [(top, str(root))]
     while stack:
-        folder = stack.pop()
+        folder, folder_real = stack.pop()
         try:
             st = os.stat(folder)
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -226,9 +274,11 @@ def _walk(top: Path, root: Path, follow: bool, found: Found) -> list[tuple[Path,
         if (st.st_dev, st.st_ino) in visited:
             continue
         visited.add((st.st_dev, st.st_ino))
+        found.watched.append((os.path.abspath(folder), signature(st)))
+        notes_listed = any(entry.name == ANNOTATIONS_NAME for entry in entries)
         subfolders = []
         for entry in entries:
-            path = Path(entry.path)
+            path = folder / entry.name
             is_link = entry.is_symlink()
             try:
                 is_dir = entry.is_dir(follow_symlinks=True)
@@ -241,9 +291,9 @@ def _walk(top: Path, root: Path, follow: bool, found: Found) -> list[tuple[Path,
                         found.skipped.append(Skipped(path, f"a symlink to the folder {target}, outside {root}; not followed (--follow-symlinks reads it)"))
                     continue  # a link inside the root: its logs are found through the real path
             if entry.name.endswith(LOG_SUFFIX):
-                out.append((path, "dir" if is_dir else "file"))
+                out.append((path, "dir" if is_dir else "file", folder_real, notes_listed))
             if is_dir and not entry.name.endswith(LOG_SUFFIX):
-                subfolders.append(path)
+                subfolders.append((path, os.path.join(folder_real, entry.name) if folder_real is not None and not is_link else None))
         stack.extend(reversed(subfolders))
     return out
 

@@ -1,0 +1,264 @@
+"""The no-op check of `reportgen site`: is there anything to do at all?
+
+Most rebuilds find nothing changed. Rather than hash every log to learn that, the build
+compares what ``stat`` says now with what the previous build recorded in
+``.reportgen-quick.json``:
+
+* each log and its annotations.toml: device, inode, size, mtime_ns and ctime_ns;
+* each folder that was searched for logs, and each location named on the command line (a
+  folder's times change whenever an entry in it is added, removed or renamed, so an unchanged
+  folder would list the same entries);
+* each object-store log as listed (ETag and size: the listing is the object store's stat);
+* the templates (stat, as above) and the tool's version, the size limit and the symlink option;
+* the bytes of the site configuration, and the stat of the state file the build left;
+* the pages that build wrote are still there (plain files, not links).
+
+When all of that matches, the build returns: no log is read, nothing is rendered or written.
+When anything differs, the build goes the careful way (the state file, checked as untrusted
+input; a log's content hash whenever its stat differs from the recorded one) and writes a new
+record at the end.
+
+Trade-off, as in make, rsync and git: a file rewritten in place with the same size, inode,
+mtime and ctime is taken as unchanged. ctime cannot be set by a program, so that takes a
+rewrite within one tick of the file system's clock after the file was stat'ed. To close that
+window a file (or folder) changed less than ``RACY_NS`` before the build began is never
+trusted: the build does not write a record (and does not remember that log's stat), so the
+next build hashes it again. A deleted ``.reportgen-quick.json``, or a deleted
+``.reportgen-state.json``, forces the careful way.
+
+The record sits in the output folder, so it is untrusted input like the state file: it is
+read only when it is a plain file within a size limit, checked field by field (page names
+only as this tool makes them, messages without control characters); when it does not check
+out it is ignored with a warning. A record that checks out can at most make the build do
+nothing: the fast path writes, removes and renders nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from reportgen import __version__
+from reportgen.render.templating import templates_dir, write_text
+from reportgen.storage.local import Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
+from reportgen.storage.remote import RemoteLog
+
+QUICK_NAME = ".reportgen-quick.json"
+STATE_NAME = ".reportgen-state.json"  # the state file this record vouches for (site.py)
+QUICK_FORMAT = 1
+RACY_NS = 3_000_000_000  # coarser than any file system's clock tick (FAT: 2 s)
+MAX_QUICK_BYTES = 256 << 20
+
+_SLUG = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,95}-[0-9a-f]{8}"
+PAGE_NAME = re.compile(
+    r"^(?:index\.(?:html|csv|json)|index-rows-[0-9a-f]{10}\.js|assets/[A-Za-z0-9][A-Za-z0-9._-]*"
+    rf"|(?:runs|workloads|comparisons)/{_SLUG}/index\.html)$"
+)
+# Printed as they are on the next build: no terminal control sequence can hide in one.
+_MESSAGE = r"^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$"
+
+_Sig = tuple[int, int, int, int, int]
+_Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+_Key = Annotated[str, StringConstraints(pattern=r"^(?:[0-9a-f]{64})?$")]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    format: int = Field(ge=QUICK_FORMAT, le=QUICK_FORMAT)
+    signature: _Hex | None  # None: this build cannot be skipped next time, but known keys can be used
+    watched: list[tuple[str, _Sig]]
+    # log, its content key ("" when none), its stat, where annotations would be, their stat
+    logs: list[tuple[str, _Key, _Sig, str, _Sig | None]]
+    remote: list[tuple[str, str]]
+    runs: int = Field(ge=0, le=10**9)
+    pages: list[Annotated[str, StringConstraints(pattern=PAGE_NAME.pattern)]]
+    messages: list[Annotated[str, StringConstraints(pattern=_MESSAGE)]]
+
+
+@dataclass
+class Outcome:
+    """What an unchanged build reports: the previous build's run count and messages."""
+
+    runs: int
+    messages: list[str] = field(default_factory=list)
+
+
+def _racy(sig: Signature | None, started_ns: int) -> bool:
+    return sig is not None and sig[3] >= started_ns - RACY_NS
+
+
+def _template_sigs(started_ns: int) -> list[tuple[str, Signature]] | None:
+    """Every template file's stat (None when one changed too recently to be trusted)."""
+    out: list[tuple[str, Signature]] = []
+    stack = [str(templates_dir())]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.is_dir():
+                    stack.append(entry.path)
+                elif entry.is_file():
+                    sig = signature(entry.stat())
+                    if _racy(sig, started_ns):
+                        return None
+                    out.append((entry.path, sig))
+    return out
+
+
+@dataclass
+class QuickCheck:
+    """The inputs of one build that are compared without reading any log."""
+
+    out_dir: Path
+    base: str | None  # digest of the inputs but the state file; None: a template changed too recently
+    started_ns: int
+    previous: _Record | None = None  # the last build's record, once read (checked)
+    _known: dict[str, tuple[str, Signature, str, Signature | None]] | None = None
+
+    @classmethod
+    def start(cls, paths: list[Path | str], out_dir: Path, config: Path | None, config_bytes: bytes | None, max_bytes: int, follow: bool, started_ns: int) -> QuickCheck:
+        locations = [p if isinstance(p, str) and p.startswith("s3://") else os.path.abspath(p) for p in paths]
+        templates = _template_sigs(started_ns)
+        if templates is None:
+            return cls(out_dir, None, started_ns)
+        digest = hashlib.sha256(json.dumps([QUICK_FORMAT, __version__, max_bytes, follow, locations, templates]).encode())
+        digest.update(b"\0config\0")
+        if config is not None:
+            digest.update(os.path.abspath(config).encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(config_bytes or b"").digest())
+        return cls(out_dir, digest.hexdigest(), started_ns)
+
+    def signature(self) -> str | None:
+        """The digest of every input compared as a whole, with the state file as it is now."""
+        if self.base is None:
+            return None
+        try:
+            state: Signature | None = signature(os.lstat(self.out_dir / STATE_NAME))
+        except OSError:
+            state = None
+        return hashlib.sha256(f"{self.base}:{json.dumps(state)}".encode()).hexdigest()
+
+    # --- the fast path -------------------------------------------------------------------
+
+    def unchanged(self, remote: Found | None, warnings: list[str]) -> Outcome | None:
+        """The previous build's outcome when nothing it depended on changed, else None."""
+        record = self.previous = _load(self.out_dir, warnings)
+        signature_now = self.signature()
+        if record is None or signature_now is None or record.signature != signature_now:
+            return None
+        for path, sig in record.watched:
+            if not _same(path, sig, os.stat):
+                return None
+        for path, _, log_sig, notes, notes_sig in record.logs:
+            if not _same(path, log_sig, os.stat):
+                return None
+            if notes_sig is None:
+                if os.path.lexists(notes):
+                    return None
+            elif not _same(notes, notes_sig, os.stat):
+                return None
+        listed = [(str(e.path), e.path.change_key) for e in remote.logs if isinstance(e.path, RemoteLog)] if remote else []
+        if listed != [tuple(r) for r in record.remote] or (remote is not None and remote.skipped):
+            return None
+        out = os.fspath(self.out_dir) + os.sep
+        for page in record.pages:
+            try:
+                if not stat.S_ISREG(os.lstat(out + page).st_mode):
+                    return None
+            except OSError:
+                return None
+        return Outcome(record.runs, list(record.messages))
+
+    def known_key(self, entry: LogEntry) -> str | None:
+        """The content key the last build took for this local log, when stat says neither it
+        nor its annotations changed since (the trade-off above); None: hash it."""
+        if self.previous is None or entry.stats is None:
+            return None
+        if self._known is None:
+            self._known = {path: (key, log_sig, notes, notes_sig) for path, key, log_sig, notes, notes_sig in self.previous.logs if key}
+        known = self._known.get(str(entry.path))
+        if known is None or known[1:] != (entry.stats.log, entry.stats.notes_path, entry.stats.notes):
+            return None
+        return known[0]
+
+    def forget(self, warnings: list[str]) -> None:
+        """Remove the record before anything else is written: a build that stops half-way
+        leaves none, so the next one goes the careful way."""
+        path = self.out_dir / QUICK_NAME
+        if os.path.lexists(path):
+            try:
+                remove_inside(self.out_dir, path)
+            except (UnsafeOutput, OSError) as exc:
+                warnings.append(f"reportgen site: warning: could not remove {path}: {getattr(exc, 'strerror', None) or exc}")
+
+    # --- the record ----------------------------------------------------------------------
+
+    def record(self, found: Found, keys: dict[str, str], runs: int, pages: list[str], messages: list[str]) -> None:
+        """Write the record for the next build, after the state file. Each local log's stat is
+        kept with its content key unless it changed too recently to trust. The signature that
+        lets the next build skip everything is left out when it could not be trusted: a
+        template, folder or log changed too recently, an entry was skipped, or a message holds
+        control characters."""
+        logs: list[tuple[str, str, Signature, str, Signature | None]] = []
+        remote: list[tuple[str, str]] = []
+        trusted = self.base is not None and bool(found.logs) and not found.skipped and all(re.match(_MESSAGE, m) for m in messages)
+        for entry in found.logs:
+            if isinstance(entry.path, RemoteLog):
+                remote.append((str(entry.path), entry.path.change_key))
+                continue
+            stats = entry.stats
+            if stats is None or _racy(stats.log, self.started_ns) or _racy(stats.notes, self.started_ns):
+                trusted = False
+                continue
+            logs.append((str(entry.path), keys.get(str(entry.path), ""), stats.log, stats.notes_path, stats.notes))
+        if any(_racy(sig, self.started_ns) for _, sig in found.watched):
+            trusted = False
+        # The signature covers the state file this build left: a planted or edited state file
+        # changes it, and the next build reads and checks that file.
+        data = {
+            "format": QUICK_FORMAT,
+            "signature": self.signature() if trusted else None,
+            "watched": found.watched if trusted else [],
+            "logs": logs,
+            "remote": remote if trusted else [],
+            "runs": runs,
+            "pages": sorted(set(pages)) if trusted else [],
+            "messages": messages if trusted else [],
+        }
+        if logs or trusted:
+            write_text(self.out_dir / QUICK_NAME, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", self.out_dir)
+
+
+def _same(path: str, sig: tuple[int, ...], look: Any) -> bool:
+    try:
+        return signature(look(path)) == tuple(sig)
+    except OSError:
+        return False
+
+
+def _load(out_dir: Path, warnings: list[str]) -> _Record | None:
+    path = out_dir / QUICK_NAME
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    try:
+        if stat.S_ISLNK(st.st_mode):
+            raise NotReadable("a symlink; it must be a plain file in the output folder")
+        return _Record.model_validate_json(read_bounded(path, MAX_QUICK_BYTES))
+    except (NotReadable, OSError, ValueError, RecursionError) as exc:
+        if isinstance(exc, ValidationError):
+            err = exc.errors(include_url=False)[0]
+            reason = f"{'.'.join(str(p) for p in err['loc']) or 'top level'}: {err['msg']}"
+        else:
+            reason = " ".join(str(exc).split())
+        warnings.append(f"reportgen site: warning: ignoring {path} ({reason[:300]}); checking every input")
+        return None
