@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import math
+import os
 import sys
 from pathlib import Path
 
 EPILOG = """\
 exit codes:
-  0    the run completed (cells may still have failed: the report judges them)
+  0    the run completed (cells may still have failed, each with its phase: the report judges them)
   1    the collector itself failed; the log ends with an aborted run_end
-  2    usage error or a plan that cannot run (the message says what to change)
+  2    usage error, a plan that cannot run or a workload module that cannot serve any cell
+       (the message says what to change; no run folder, or, when the run had started, a log
+       that ends with an aborted run_end giving the reason)
   3    the target backend is not available on this host
+  4    out of space (a full disk or a file-size limit): the log is valid up to its last line
   130  interrupted (SIGINT), 143 terminated (SIGTERM): the log ends with an aborted run_end
 
 examples:
@@ -21,8 +26,35 @@ examples:
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """One line instead of the usage block."""
+        print(f"collector: {message} (see python -m collector --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m collector",
         description="Run a workload plan on one target and write RUNS_DIR/<run-id>/events.jsonl "
         "with artifacts/ and traces/ beside it. Progress goes to stderr.",
@@ -34,10 +66,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'")
     parser.add_argument("--modes", help="comma-separated subset of eager,compiled")
-    parser.add_argument("--warm", type=int, metavar="N", help="warm repetitions (default: the plan's, else 30)")
+    parser.add_argument("--warm", type=_positive_int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)")
     parser.add_argument("--cold", default="fresh-process", choices=["fresh-process", "in-process", "off"],
                         help="how the cold first call is measured (default fresh-process: new interpreter, empty cache dirs)")
-    parser.add_argument("--cold-timeout", type=float, default=1800.0, metavar="S", help="limit for one cold-start process (default 1800)")
+    parser.add_argument("--cold-timeout", type=_positive_seconds, default=1800.0, metavar="S",
+                        help="limit in seconds for one cold-start process, above 0 (default 1800); a process past it is ended "
+                        "with its children and the cell's cold timing is recorded as timed out")
     parser.add_argument("--profile", nargs="?", const="*", metavar="GLOB", help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches")
     parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
     return parser.parse_args(argv)
@@ -71,6 +105,17 @@ def main(argv: list[str] | None = None) -> int:
         for cell in plan.cells:
             print(cell.case)
         return 0
+    problem = _out_problem(args.out)
+    if problem:
+        print(f"collector: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
+    from collector.workload import WorkloadError, check_source
+
+    try:
+        check_source(plan.module_path)
+    except WorkloadError as exc:
+        print(f"collector: {exc}", file=sys.stderr)
+        return 2
     auto_neuron = args.target == "auto" and plan.intended_target in (None, "neuron") and importlib.util.find_spec("torch_neuronx") is not None
     if args.target == "neuron" or auto_neuron:
         # Before torch is imported: torch autoloads torch_neuronx, which may read them at import.
@@ -91,7 +136,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)", file=sys.stderr)
             return 2
     from collector.preflight import check_rules
-    from collector.workload import WorkloadError
 
     try:
         check_rules(plan)
@@ -124,8 +168,25 @@ def main(argv: list[str] | None = None) -> int:
         target_choice=choice,
     )
     run_dir, code = execute(plan, backend, options)
-    print(run_dir)
+    if run_dir is not None:
+        print(run_dir)
     return code
+
+
+def _out_problem(out: Path) -> str | None:
+    """Why the run folder cannot be made under ``out`` (None: it can)."""
+    existing = out
+    while not existing.exists():
+        if existing.is_symlink():
+            return f"{existing} is a dangling link; expected a writable folder"
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a folder; expected a writable folder"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable; expected a writable folder"
+    return None
 
 
 if __name__ == "__main__":

@@ -1,11 +1,17 @@
-"""Append-only JSON-lines writer: every line is flushed and fsynced as it is written.
+"""Append-only JSON-lines writer: every line is written whole, fsynced, then counted.
 
 A device crash or kill -9 therefore leaves a log whose every written line is whole; the
 report generator reads it up to its last line and marks the rest of the matrix untested.
+A line that cannot be written whole (a full disk, a file-size limit) is cut off again, so the
+file keeps only whole lines, and the error is raised (``OutOfSpace`` for a lack of space).
+A SIGINT or SIGTERM that arrives during a write takes effect once the line is counted
+(``collector.interrupt``), so no sequence number is ever written twice.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
@@ -13,7 +19,34 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from collector import interrupt
+
 SCHEMA_VERSION = "1.1"
+SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+class OutOfSpace(Exception):
+    """A file of the run could not be written for lack of space or a file-size limit."""
+
+    def __init__(self, path: Path, cause: BaseException) -> None:
+        super().__init__(f"{path}: {_space_cause(cause) or cause}")
+        self.path = path
+        self.cause = cause
+
+
+def _space_cause(exc: BaseException | None) -> str | None:
+    """The strerror of an out-of-space OSError in the exception's chain, if there is one."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in SPACE_ERRNOS:
+            return exc.strerror or os.strerror(exc.errno)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def is_out_of_space(exc: BaseException) -> bool:
+    return _space_cause(exc) is not None
 
 
 def utc_now() -> str:
@@ -30,22 +63,34 @@ def finite_or_none(value: float | None) -> float | None:
 class EventLog:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = open(path, "a", encoding="utf-8", newline="\n")
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._size = os.fstat(self._fd).st_size  # bytes of whole lines
         self._seq = 0
         self.kinds_written: list[str] = []
 
     def write(self, kind: str, **fields: Any) -> None:
-        # The number is taken before the line is written: a signal handler that writes the
-        # aborted run_end between the write and the count would otherwise reuse it.
-        seq, self._seq = self._seq, self._seq + 1
-        line = {"schema_version": SCHEMA_VERSION, "seq": seq, "time": utc_now(), "kind": kind}
+        if self._fd is None:
+            raise ValueError(f"{self.path} is closed")
+        line = {"schema_version": SCHEMA_VERSION, "seq": self._seq, "time": utc_now(), "kind": kind}
         line.update({k: v for k, v in fields.items() if v is not None})
-        text = json.dumps(line, allow_nan=False, sort_keys=False, ensure_ascii=False)
-        self._file.write(text + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self.kinds_written.append(kind)
+        data = (json.dumps(line, allow_nan=False, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+        with interrupt.writing_line():
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._fd, view):]
+                os.fsync(self._fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, self._size)
+                if is_out_of_space(exc):
+                    raise OutOfSpace(self.path, exc) from exc
+                raise
+            self._size += len(data)
+            self._seq += 1
+            self.kinds_written.append(kind)
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)

@@ -14,7 +14,7 @@ import torch
 from collector import training
 from collector.compare import judged_mask
 from collector.plan import PlanError, RegionError, WorkloadPlan
-from collector.workload import cast_inputs, load_workload
+from collector.workload import build_model, cast_inputs, load_workload
 
 
 def check_rules(plan: WorkloadPlan) -> None:
@@ -25,7 +25,7 @@ def check_rules(plan: WorkloadPlan) -> None:
     if outputs and plan.training:
         raise PlanError("compare.outputs: a training plan compares the loss, gradients and parameters; declare rules under compare.params")
     workload = load_workload(plan)
-    model = workload.build_model().eval()
+    model = build_model(workload)
     if params:
         try:
             training.resolve_param_rules(params, workload, model)

@@ -23,62 +23,93 @@ A failing cell never stops the matrix.
 from __future__ import annotations
 
 import shutil
-import signal
+import sys
+import traceback
 from pathlib import Path
-from types import FrameType
-from typing import Any
 
+from collector import interrupt
 from collector.backends import Backend
-from collector.eventlog import utc_now
+from collector.eventlog import OutOfSpace, utc_now
+from collector.interrupt import EXIT_ABORTED, Aborted
 from collector.plan import WorkloadPlan
 from collector.run import cells, profiles, reference, setup, timings
 from collector.run.state import Options, Run
+from collector.workload import WorkloadError
 
-__all__ = ["EXIT_ABORTED", "Aborted", "Options", "Run", "execute"]
+__all__ = ["EXIT_ABORTED", "EXIT_OUT_OF_SPACE", "Aborted", "Options", "Run", "execute"]
 
-EXIT_ABORTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
-
-
-class Aborted(Exception):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_OUT_OF_SPACE = 4
 
 
-def finish(run: Run, status: str, reason: str | None = None) -> None:
-    if run.log is not None:
-        try:
-            setup.write_backend_log(run)
-        except OSError as exc:  # the log copy is evidence, but never worth losing run_end over
-            run.log.write("warning", message=f"backend log not copied: {exc}", category="BackendLog")
-        run.log.write(
-            "run_end",
-            finished_at=utc_now(),
-            status=status,
-            reason=reason,
-            cells_planned=len(run.plan.cells),
-            cells_recorded=run.recorded,
-        )
-        run.log.close()
-    shutil.rmtree(run.cache_dir, ignore_errors=True)
+def say(message: str) -> None:
+    """The one line that tells why a run stopped."""
+    print(f"collector: {message}", file=sys.stderr, flush=True)
 
 
-def _install_signal_handlers() -> dict[int, Any]:
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Aborted(signum)
+def finish(run: Run, status: str, reason: str | None = None) -> bool:
+    """The closing run_end; signals from here on are noted, not raised, so it is written once.
 
-    previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        previous[signum] = signal.signal(signum, handler)
-    return previous
-
-
-def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Path, int]:
-    """Run every step; returns the run directory and the process exit code."""
-    run = Run(plan, backend, options)
-    previous = _install_signal_handlers()
+    False when there was no room for it: the log then keeps its whole lines and reads as
+    incomplete."""
+    interrupt.closing()
     try:
-        setup.start(run)
+        if run.log is not None:
+            try:
+                setup.write_backend_log(run)
+            except OSError as exc:  # the log copy is evidence, but never worth losing run_end over
+                run.log.write("warning", message=f"backend log not copied: {exc}", category="BackendLog")
+            run.log.write(
+                "run_end",
+                finished_at=utc_now(),
+                status=status,
+                reason=reason,
+                cells_planned=len(run.plan.cells),
+                cells_recorded=run.recorded,
+            )
+    except (OSError, OutOfSpace):
+        return False
+    finally:
+        if run.log is not None:
+            run.log.close()
+        shutil.rmtree(run.cache_dir, ignore_errors=True)
+    return True
+
+
+def written_bytes(folder: Path) -> int:
+    total = 0
+    for path in folder.rglob("*"):
+        try:
+            if path.is_file():
+                total += path.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def _size(n: int) -> str:
+    return f"{n} bytes" if n < 10_000 else f"{n / 1e6:.1f} MB"
+
+
+def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Path | None, int]:
+    """Run every step; returns the run directory (None when none was made) and the exit code.
+
+    Never raises: a failure at one cell is recorded on that cell; what ends the run is told
+    in one line on stderr and in the aborted run_end's reason.
+    """
+    run = Run(plan, backend, options)
+    previous = interrupt.install()
+    try:
+        try:
+            setup.start(run)
+        except OSError as exc:
+            shutil.rmtree(run.cache_dir, ignore_errors=True)
+            if run.log is None:
+                shutil.rmtree(run.dir, ignore_errors=True)
+                say(f"cannot write the run folder under --out {options.out_dir}: {exc.strerror or exc}; expected a writable folder")
+                return None, EXIT_USAGE
+            raise
         run.progress.say(f"run {run.run_id} -> {run.dir}")
         setup.write_plan(run)
         reference.write_references(run)
@@ -90,11 +121,31 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         return run.dir, 0
     except Aborted as exc:
         finish(run, "aborted", f"received {exc}")
-        run.progress.say(f"aborted by {exc}; the log up to here is intact")
+        say(f"aborted by {exc}; the log up to here is intact, the cells without a result are untested")
         return run.dir, EXIT_ABORTED[exc.signum]
+    except WorkloadError as exc:
+        finish(run, "aborted", f"workload error: {exc}")
+        say(f"{exc} (run aborted, log {run.dir / 'events.jsonl'})")
+        return run.dir, EXIT_USAGE
+    except OutOfSpace as exc:
+        written = written_bytes(run.dir)
+        reason = f"out of space: {exc}; the run had written {_size(written)} so far"
+        ended = finish(run, "aborted", reason)
+        say(f"{reason}; the log is valid up to its last line and incomplete{'' if ended else ' (no room left for run_end)'}")
+        return run.dir, EXIT_OUT_OF_SPACE
+    except SystemExit as exc:
+        finish(run, "aborted", f"workload code called sys.exit({exc.code!r})")
+        say(f"workload code called sys.exit({exc.code!r}) during the run; a workload must not exit (run aborted)")
+        return run.dir, EXIT_USAGE
     except Exception as exc:
+        where = run.dir / "collector-error.txt"
+        try:
+            where.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+            saved = f"; traceback in {where}"
+        except OSError:
+            saved = ""
         finish(run, "aborted", f"collector error: {type(exc).__name__}: {exc}")
-        raise
+        say(f"internal error: {type(exc).__name__}: {str(exc)[:300]}{saved} (run aborted)")
+        return run.dir, EXIT_INTERNAL
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        interrupt.restore(previous)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -132,6 +133,10 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
 
     Both are needed: a new process alone may reuse the persistent compile cache, and a new
     cache dir inside a process that already compiled the graph is far from cold.
+
+    The child leads its own process group: past ``timeout`` seconds (or when the run is
+    interrupted) the whole group is ended, compiler workers included, and the result says
+    ``timed_out_after_s``.
     """
     package_parent = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="collector-cold-") as cache_dir:
@@ -144,16 +149,53 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
         env["TMPDIR"] = str(Path(cache_dir) / "tmp")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
         env["COLLECTOR_LAUNCH_WALL"] = repr(time.time())
-        done = subprocess.run(
+        child = subprocess.Popen(
             [sys.executable, "-m", "collector.coldstart", *argv_tail],
             env=env,
-            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
-            check=False,
+            start_new_session=True,
         )
-    for line in reversed(done.stdout.splitlines()):
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            end_group(child)
+            return {"timed_out_after_s": timeout}
+        except BaseException:
+            end_group(child)
+            raise
+        finally:
+            end_group(child, only_stragglers=True)
+    for line in reversed(stdout.splitlines()):
         if line.startswith(COLD_MARKER):
             return json.loads(line[len(COLD_MARKER):])
-    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-    return {"error": f"cold-start process exited {done.returncode}: {' | '.join(tail)[:500]}"}
+    tail = (stderr or stdout).strip().splitlines()[-3:]
+    return {"error": f"cold-start process exited {child.returncode}: {' | '.join(tail)[:500]}"}
+
+
+def end_group(child: subprocess.Popen[str], grace: float = 5.0, only_stragglers: bool = False) -> None:
+    """End the child's process group: SIGTERM, then SIGKILL after ``grace`` seconds.
+
+    With ``only_stragglers`` (the child already exited) only processes left in its group are
+    killed, at once.
+    """
+    try:
+        os.killpg(child.pid, signal.SIGKILL if only_stragglers else signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if only_stragglers:
+        return
+    try:
+        child.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        child.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass

@@ -12,24 +12,55 @@ A workload module (named by the plan) provides:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import inspect
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import torch
 
+from collector.eventlog import OutOfSpace, is_out_of_space
 from collector.plan import WorkloadPlan
 
 REQUIRED = ("build_model", "make_inputs", "run_model")
+EXPECTED = {
+    "build_model": "build_model() -> torch.nn.Module",
+    "make_inputs": "make_inputs(batch, length, layout) -> dict[str, Tensor]",
+    "run_model": "run_model(model, inputs) -> dict[str, Tensor]",
+    "task_metric": "task_metric(outputs, reference, inputs) -> float",
+    "loss_fn": "loss_fn(outputs, inputs) -> Tensor",
+    "make_optimizer": "make_optimizer(params) -> torch.optim.Optimizer",
+}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
 
 
 class WorkloadError(RuntimeError):
-    """The workload module is missing or incomplete."""
+    """The workload module cannot serve any cell: it does not import, lacks a function, or a
+    function breaks its contract. The message names the file and the function."""
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def check_source(path: Path) -> None:
+    """A syntax error is found before anything runs (nothing is imported or executed)."""
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise WorkloadError(f"workload module {path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        where = f" line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        raise WorkloadError(f"workload module {path}{where}: {type(exc).__name__}: {message}; expected a Python module") from None
 
 
 def load_workload(plan: WorkloadPlan) -> ModuleType:
@@ -39,14 +70,26 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise WorkloadError(f"cannot load workload module {path}")
+        raise WorkloadError(f"workload module {path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SystemExit as exc:
+        del sys.modules[name]
+        raise WorkloadError(f"workload module {path}: called sys.exit({exc.code!r}) during import; a workload module must only define its functions") from None
+    except SyntaxError as exc:
+        del sys.modules[name]
+        raise WorkloadError(f"workload module {path} line {exc.lineno}: SyntaxError: {exc.msg}") from None
+    except Exception as exc:
+        del sys.modules[name]
+        raise WorkloadError(f"workload module {path}: raised on import: {_one_line(exc)}") from None
     needed = REQUIRED + (("loss_fn", "make_optimizer") if plan.training else ("task_metric",))
-    missing = [attr for attr in needed if not hasattr(module, attr)]
+    missing = [attr for attr in needed if not callable(getattr(module, attr, None))]
     if missing:
-        raise WorkloadError(f"workload module {path} lacks {', '.join(missing)}")
+        del sys.modules[name]
+        expected = "; ".join(EXPECTED[attr] for attr in missing)
+        raise WorkloadError(f"workload module {path} lacks {', '.join(missing)}; expected {expected}")
     return module
 
 
@@ -67,6 +110,38 @@ def same_layout(tensor: torch.Tensor, device: torch.device | str, dtype: torch.d
     out = torch.empty_strided(tuple(tensor.shape), tuple(tensor.stride()), dtype=dtype, device=device)
     out.copy_(tensor)
     return out
+
+
+def build_model(workload: ModuleType) -> torch.nn.Module:
+    """The workload's model in eval mode; a failure here leaves no cell to run."""
+    try:
+        model = workload.build_model()
+    except Exception as exc:
+        raise WorkloadError(f"workload module {workload.__file__}: build_model() raised {_one_line(exc)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise WorkloadError(f"workload module {workload.__file__}: build_model() returned {type(model).__name__}; expected a torch.nn.Module")
+    return model.eval()
+
+
+def check_inputs(workload: ModuleType, inputs: Any) -> dict[str, torch.Tensor]:
+    """What ``make_inputs`` returned, checked: a mapping of names to tensors."""
+    if not isinstance(inputs, Mapping) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in inputs.items()):
+        raise TypeError(f"make_inputs() in {workload.__file__} returned {_describe(inputs)}; expected {EXPECTED['make_inputs']}")
+    return dict(inputs)
+
+
+def check_outputs(workload: ModuleType, outputs: Any) -> dict[str, torch.Tensor]:
+    """What ``run_model`` returned, checked: a mapping of output names to tensors."""
+    if not isinstance(outputs, Mapping) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in outputs.items()):
+        raise WorkloadError(f"workload module {workload.__file__}: run_model() returned {_describe(outputs)}; expected {EXPECTED['run_model']}")
+    return dict(outputs)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Mapping):
+        kinds = sorted({type(v).__name__ for v in value.values()})
+        return f"a mapping of {', '.join(kinds) or 'nothing'}"
+    return f"a {type(value).__name__}"
 
 
 def cast_inputs(inputs: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:
@@ -175,8 +250,18 @@ def sha256_file(path: Path) -> str:
 
 
 def save_artifact(obj: Any, path: Path) -> tuple[int, str]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(obj, path)
+    """Saved through a file the collector opened, so a full disk is told apart (``OutOfSpace``)
+    and a partly written file is removed."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as handle:
+            torch.save(obj, handle)
+    except (OSError, RuntimeError) as exc:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        if is_out_of_space(exc):
+            raise OutOfSpace(path, exc) from exc
+        raise
     return path.stat().st_size, sha256_file(path)
 
 

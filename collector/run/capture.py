@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from collector import interrupt
 from collector.backends import Backend, OpRecorder, finish_cache_listing, list_cache_dirs, not_measured
 from collector.plan import Cell
 from collector.run.state import Run
@@ -114,22 +115,26 @@ class CompileWatch:
         }
 
 
-def write_failed(run: Run, cell: Cell, result: dict[str, Any], fail: dict[str, str], watch: CompileWatch | None, ran: bool = True) -> None:
-    """A cell that errored; ``ran=False`` when nothing of it ran (torch.compile itself raised)."""
+def write_failed(run: Run, cell: Cell, result: dict[str, Any], fail: dict[str, str], watch: CompileWatch | None, ran: bool = True, why: str | None = None) -> None:
+    """A cell that errored; ``ran=False`` when nothing of it ran (torch.compile itself raised,
+    or ``why`` says what else stopped it first)."""
+    # A signal that a library caught and wrapped (Dynamo turns it into BackendCompilerFailed)
+    # ends the run here: the interrupted cell stays untested, it did not fail.
+    interrupt.check()
     if watch is not None and fail["phase"] == "compile":
         run.log.write("compile", case=cell.case, **watch.event(None, run.cache_dir))
     run.progress.say(f"{cell.case}: error in {fail['phase']}: {fail['type']}: {fail['message'][:200]}")
     result = {**result, "warnings": list(result.get("warnings", [])) + run.backend.cell_log()}
     run.log.write("case_result", case=cell.case, status="error", failure=fail, **result)
-    write_operators(run, cell, None, ran)
+    write_operators(run, cell, None, ran, why)
 
 
-def write_operators(run: Run, cell: Cell, recorder: OpRecorder | None, ran: bool = True) -> None:
+def write_operators(run: Run, cell: Cell, recorder: OpRecorder | None, ran: bool = True, why: str | None = None) -> None:
     """Read the cell's operator lists once, then mark them read (the next cell clears first)."""
     if ran:
         executed, fallback, transfers = run.backend.executed(recorder), run.backend.fallback(), run.backend.transfers(recorder)
     else:
-        why = "torch.compile raised before any call of this cell: nothing ran, so nothing was tracked"
+        why = why or "torch.compile raised before any call of this cell: nothing ran, so nothing was tracked"
         executed, fallback = not_measured("unmeasured", why), not_measured("unmeasured", why)
         transfers = {"status": "unmeasured", "reason": why}
     run.backend.end_cell()

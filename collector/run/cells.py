@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import torch
 
+from collector import interrupt
 from collector.backends import OpRecorder
 from collector.compare import judged_nonfinite, compare, describe, describe_input
 from collector.eventlog import finite_or_none
@@ -38,8 +39,15 @@ def run_cells(run: Run) -> None:
             except Exception as exc:  # e.g. the backend is not registered
                 compile_error = failure("compile", exc)
         for index, cell in members:
+            interrupt.check()
             if reason or model is None:
                 _skip(run, cell, index, reason or "the model could not be moved to the device")
+                continue
+            shape_failure = run.shape_failures.get(input_key(cell.batch, cell.length, cell.layout))
+            if shape_failure is not None:
+                why = f"this shape's {shape_failure['phase']} failed before any call of this cell: nothing ran, so nothing was tracked"
+                write_failed(run, cell, {}, shape_failure, None, ran=False, why=why)
+                run.recorded += 1
                 continue
             if cell.mode == "compiled" and compile_error is not None:
                 write_failed(run, cell, {}, compile_error, None, ran=False)
@@ -51,9 +59,8 @@ def run_cells(run: Run) -> None:
             else:
                 outcome = _run_cell(run, cell, model if cell.mode == "eager" else compiled)
             run.recorded += 1
-            if outcome.status == "pass" and outcome.call is not None:
+            if outcome.status == "pass" and outcome.call is not None and time_warm_cell(run, cell, outcome):
                 run.passed[cell.case] = outcome
-                time_warm_cell(run, cell, outcome)
 
 
 def _device_model(run: Run, dtype: str) -> torch.nn.Module | None:
@@ -72,9 +79,14 @@ def _skip(run: Run, cell: Cell, index: int, reason: str) -> None:
 
 def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     key = input_key(cell.batch, cell.length, cell.layout)
-    cpu_inputs = cast_inputs(run.inputs[key], DTYPES[cell.dtype])
     run.backend.begin_cell()
-    result: dict[str, Any] = {"inputs": [describe_input(k, v) for k, v in cpu_inputs.items()]}
+    result: dict[str, Any] = {}
+    try:
+        cpu_inputs = cast_inputs(run.inputs[key], DTYPES[cell.dtype])
+        result["inputs"] = [describe_input(k, v) for k, v in cpu_inputs.items()]
+    except Exception as exc:
+        write_failed(run, cell, result, failure("inputs", exc), None)
+        return CellOutcome("error")
     try:
         inputs = to_device(cpu_inputs, run.backend.device)
     except Exception as exc:
@@ -113,7 +125,13 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         run.log.write("compile", case=cell.case, **compile_facts.event(first_s, run.cache_dir))
         if cell.repeat_of:
             result["recompiled"] = compile_facts.graphs_first > 0 or compile_facts.frames_first > 0
-    status = _judge(run, cell, key, outputs, result)
+    try:
+        status = _judge(run, cell, key, outputs, result)
+    except Exception as exc:  # outputs that cannot be compared, a task metric that raised
+        for partial in ("outputs", "error_stats", "task_metric"):
+            result.pop(partial, None)
+        write_failed(run, cell, result, failure("compare", exc), None)
+        return CellOutcome("error")
     run.log.write("case_result", case=cell.case, status=status, **result)
     write_operators(run, cell, recorder)
     stats = result.get("error_stats") or {}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 
+from collector import interrupt
+from collector.eventlog import OutOfSpace, is_out_of_space
 from collector.plan import Cell
 from collector.run.state import Run
 from collector.workload import sha256_file
@@ -20,10 +22,18 @@ def write_profiles(run: Run) -> None:
     for cell in chosen.values():
         run.progress.say(f"{cell.case}: profiling")
         call = run.passed[cell.case].call
-        with run.backend.profile(run.dir / "traces", cell.case) as found:
-            for _ in range(3):
-                call()
-            run.backend.synchronize()
+        try:
+            with run.backend.profile(run.dir / "traces", cell.case) as found:
+                for _ in range(3):
+                    call()
+                run.backend.synchronize()
+        except Exception as exc:
+            interrupt.check()
+            if is_out_of_space(exc):
+                raise OutOfSpace(run.dir / "traces", exc) from exc
+            run.progress.say(f"{cell.case}: profile failed: {type(exc).__name__}: {str(exc)[:200]}")
+            run.log.write("warning", message=f"profile not recorded: {type(exc).__name__}: {str(exc)[:4000]}", category="ProfileFailed", case=cell.case)
+            continue
         traces = [
             {"path": str(path.relative_to(run.dir)), "kind": kind, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
             for path, kind in found["traces"]

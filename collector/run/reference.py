@@ -6,10 +6,12 @@ import copy
 
 import torch
 
-from collector import training
+from collector import interrupt, training
 from collector.compare import max_abs_between, nonfinite_count
+from collector.eventlog import OutOfSpace
+from collector.run.capture import failure
 from collector.run.state import Run
-from collector.workload import DTYPES, cast_inputs, input_key, save_artifact
+from collector.workload import DTYPES, WorkloadError, cast_inputs, check_inputs, check_outputs, input_key, save_artifact
 
 
 def write_references(run: Run) -> None:
@@ -18,13 +20,29 @@ def write_references(run: Run) -> None:
     golden = copy.deepcopy(run.model).to("cpu", torch.float64) if run.plan.float64_golden and not run.plan.training else None
     for cell in run.cells:
         key = input_key(cell.batch, cell.length, cell.layout)
-        if key in run.inputs:
+        if key in run.inputs or key in run.shape_failures:
             continue
-        run.inputs[key] = run.workload.make_inputs(cell.batch, cell.length, cell.layout)
-        run.references[key] = _reference_outputs(run, key, ref_model, ref_dtype, golden)
+        # A failure at one shape is recorded on that shape's cells; the other shapes go on.
+        try:
+            run.inputs[key] = check_inputs(run.workload, run.workload.make_inputs(cell.batch, cell.length, cell.layout))
+        except Exception as exc:
+            _shape_failed(run, key, failure("inputs", exc))
+            continue
+        try:
+            run.references[key] = _reference_outputs(run, key, ref_model, ref_dtype, golden)
+        except (WorkloadError, OutOfSpace):
+            raise
+        except Exception as exc:
+            _shape_failed(run, key, failure("reference", exc))
     for role, obj, name in (("inputs", run.inputs, "inputs.pt"), ("reference_output", run.references, "reference.pt")):
         size, digest = save_artifact(obj, run.dir / "artifacts" / name)
         run.log.write("artifact", role=role, path=f"artifacts/{name}", bytes=size, sha256=digest)
+
+
+def _shape_failed(run: Run, key: str, fail: dict[str, str]) -> None:
+    interrupt.check()  # an interrupt that a library caught and wrapped is not a failure
+    run.shape_failures[key] = fail
+    run.progress.say(f"{key}: {fail['phase']} failed: {fail['type']}: {fail['message'][:200]}; its cells are recorded as errors")
 
 
 def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype, golden: torch.nn.Module | None) -> dict[str, torch.Tensor]:
@@ -32,12 +50,12 @@ def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.
         return _reference_training(run, key, model, dtype)
     inputs = cast_inputs(run.inputs[key], dtype)
     with torch.no_grad():
-        first = run.workload.run_model(model, inputs)
-        second = run.workload.run_model(model, inputs)
+        first = check_outputs(run.workload, run.workload.run_model(model, inputs))
+        second = check_outputs(run.workload, run.workload.run_model(model, inputs))
         noise = max_abs_between(first, second)
         gold, gold_nonfinite = None, None
         if golden is not None:
-            gold_outputs = run.workload.run_model(golden, cast_inputs(run.inputs[key], torch.float64))
+            gold_outputs = check_outputs(run.workload, run.workload.run_model(golden, cast_inputs(run.inputs[key], torch.float64)))
             gold_nonfinite = nonfinite_count(gold_outputs)
             gold = max_abs_between(first, gold_outputs)
     run.log.write(

@@ -12,7 +12,7 @@ from collector import __version__, training
 from collector.environment import read_environment
 from collector.eventlog import EventLog, utc_now
 from collector.run.state import Run
-from collector.workload import load_workload, save_artifact, sha256_file
+from collector.workload import build_model, load_workload, save_artifact, sha256_file
 
 
 def start(run: Run) -> None:
@@ -41,7 +41,7 @@ def start(run: Run) -> None:
 
 def write_plan(run: Run) -> None:
     run.workload = load_workload(run.plan)
-    run.model = run.workload.build_model().eval()
+    run.model = build_model(run.workload)
     weights_path, size, digest = _record_weights(run)
     plan = run.plan
     run.log.write(

@@ -85,6 +85,8 @@ class Run:
         self.inputs: dict[str, dict[str, torch.Tensor]] = {}
         self.references: dict[str, dict[str, torch.Tensor]] = {}
         self.train_refs: dict[str, training.TrainTrace] = {}
+        # Shapes whose inputs or reference failed: their cells are recorded as errors with it.
+        self.shape_failures: dict[str, dict[str, str]] = {}
         self.passed: dict[str, CellOutcome] = {}
         self.recorded = 0
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from collector import interrupt
 from collector.plan import Cell
 from collector.run.capture import CompileWatch, fed_facts
 from collector.run.state import CellOutcome, Run
@@ -30,7 +31,8 @@ def scope_done(region: list[str]) -> dict[str, Any]:
     }
 
 
-def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> None:
+def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
+    """Warm repetitions of a passing cell; False (with a warning event) when a repetition failed."""
     reps = run.warm_repetitions
     run.progress.say(f"{cell.case}: timing {reps} warm repetitions")
     if run.plan.training or outcome.call_with is None:
@@ -51,10 +53,15 @@ def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> None:
     watch.before()
     try:
         samples = time_warm(sample, run.plan.warmup, reps)
+    except Exception as exc:
+        interrupt.check()
+        run.progress.say(f"{cell.case}: warm timing failed: {type(exc).__name__}: {str(exc)[:200]}")
+        run.log.write("warning", message=f"warm timing not measured: {type(exc).__name__}: {str(exc)[:4000]}", category="WarmTimingFailed", case=cell.case)
+        return False
     finally:
         if fed is not None:
             fed.remove()
-    watch.after_first()
+        watch.after_first()
     facts = fed_facts(fed, cell.layout) if fed is not None else {}
     run.log.write(
         "timing",
@@ -68,6 +75,7 @@ def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> None:
         inputs_fed=facts.get("inputs_fed"),
         layout_achieved=facts.get("layout_achieved"),
     )
+    return True
 
 
 def time_cold(run: Run) -> None:
@@ -96,6 +104,11 @@ def _cold_in_process(cell: Cell, outcome: CellOutcome) -> dict[str, Any]:
 def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[str]] | None:
     argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
     result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout)
+    if "timed_out_after_s" in result:
+        limit = result["timed_out_after_s"]
+        run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")
+        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=run.plan.timing_scope)
+        return None
     if "error" in result:
         run.progress.say(f"{cell.case}: cold run failed: {result['error']}")
         run.log.write("warning", message=f"cold first call not measured: {result['error']}", category="ColdStartFailed", case=cell.case)

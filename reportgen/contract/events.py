@@ -24,7 +24,7 @@ SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
 Mode = Literal["eager", "compiled"]
 Layout = Literal["contiguous", "noncontiguous"]
-FailurePhase = Literal["setup", "transfer", "compile", "run", "compare"]
+FailurePhase = Literal["setup", "inputs", "reference", "transfer", "compile", "run", "compare"]
 BackendFamily = Literal["neuron-native", "neuron-xla", "cuda", "cpu", "unknown"]
 CacheCondition = Literal[
     "fresh_process_empty_cache",
@@ -438,7 +438,10 @@ class TaskMetric(Strict):
 
 
 class Failure(Strict):
-    phase: FailurePhase
+    phase: FailurePhase = Field(
+        description="Where the cell failed: setup, inputs (make_inputs at this shape), reference (the CPU"
+        " reference at this shape), transfer (inputs to the device), compile, run, compare."
+    )
     type: str
     message: str
 
@@ -653,6 +656,12 @@ class Timing(Envelope):
     case: str
     cold: Cold | None = None
     warm: Warm | None = None
+    cold_timed_out_after_s: float | None = Field(
+        None,
+        gt=0,
+        description="The cold first call was not measured: its fresh process ran past this limit"
+        " (--cold-timeout) and was ended. Absent: no timeout was recorded.",
+    )
     synchronized: bool
     scope: TimingScope
     eager_after_recompile_limit: bool = Field(

@@ -50,6 +50,7 @@ class CellRecord:
     recompiles_seen: bool = False
     recompile_limit_hit: bool = False
     cold_s: float | None = None
+    cold_timed_out_after_s: float | None = None
     warm_median_s: float | None = None
     eager_after_recompile_limit: bool = False
     # Where a failed cell's mismatches lie, as far as the log says (read by the failure groups).
@@ -313,6 +314,8 @@ def _timing_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
     cold, warm = data.get("cold"), data.get("warm")
     if cold is not None:
         cell.cold_s = cold["seconds"]
+    if data.get("cold_timed_out_after_s") is not None:
+        cell.cold_timed_out_after_s = data["cold_timed_out_after_s"]
     if warm is not None:
         cell.warm_median_s = warm["median_s"]
     cell.eager_after_recompile_limit |= data.get("eager_after_recompile_limit", False)

@@ -921,6 +921,12 @@ def collapse_rows(rows: list[Row], at_least: int = 3) -> list[Row]:
     return out
 
 
+def _cold_not_measured(cell: CellRecord) -> str:
+    if cell.cold_timed_out_after_s is not None:
+        return f"not measured: timed out after {fmt(cell.cold_timed_out_after_s, ' s')}"
+    return "not measured"
+
+
 def _timings(run: RunModel) -> list[TimingView]:
     rows = []
     for c in _first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
@@ -930,7 +936,7 @@ def _timings(run: RunModel) -> list[TimingView]:
         rows.append(TimingView(
             case=c.case,
             anchor=anchor(c.case),
-            cold=fmt(cold.seconds, " s") if cold else "not measured",
+            cold=fmt(cold.seconds, " s") if cold else _cold_not_measured(c),
             cache_condition=_cold_condition(cold) if cold else "",
             fresh_process="yes" if cold and cold.fresh_process else "no" if cold else "",
             process_start=fmt(cold.process_start_s, " s") if cold else "not measured",

@@ -1,0 +1,78 @@
+"""SIGINT and SIGTERM end a run, but never in the middle of a log line.
+
+The handler raises ``Aborted`` (a ``BaseException``, so the ``except Exception`` around a cell,
+and Dynamo's wrapping of compiler errors, let it through) unless a log line is being written:
+then it only notes the signal, and the writer raises once the line is flushed with its sequence
+number counted. The signal is also noted, so the places that catch a cell's failure can tell an
+interrupt that a library wrapped from a real failure (``check``). While the run is being closed
+further signals are noted and ignored, so the closing ``run_end`` is written once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from types import FrameType
+from typing import Any, Iterator
+
+EXIT_ABORTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class Aborted(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _State:
+    def __init__(self) -> None:
+        self.received: int | None = None  # the first signal
+        self.writing = 0  # depth of log writes in progress
+        self.closing = False  # run_end is being written: note signals, raise nothing
+
+
+STATE = _State()
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    if STATE.received is None:
+        STATE.received = signum
+    if STATE.writing or STATE.closing:
+        return
+    STATE.closing = True  # one Aborted; a second Ctrl-C while it unwinds is only noted
+    raise Aborted(signum)
+
+
+def install() -> dict[int, Any]:
+    STATE.__init__()  # type: ignore[misc]
+    return {signum: signal.signal(signum, _handler) for signum in EXIT_ABORTED}
+
+
+def restore(previous: dict[int, Any]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)
+
+
+def check() -> None:
+    """Raise ``Aborted`` if a signal arrived (it may have been caught and wrapped on its way)."""
+    if STATE.received is not None:
+        STATE.closing = True
+        raise Aborted(STATE.received)
+
+
+@contextlib.contextmanager
+def writing_line() -> Iterator[None]:
+    """Hold a signal that arrives while one log line is written until the line is complete."""
+    STATE.writing += 1
+    try:
+        yield
+    finally:
+        STATE.writing -= 1
+    if not STATE.writing and STATE.received is not None and not STATE.closing:
+        STATE.closing = True
+        raise Aborted(STATE.received)
+
+
+def closing() -> None:
+    """The run is being closed: signals from now on are noted, not raised."""
+    STATE.closing = True

@@ -1,0 +1,495 @@
+"""The collector under failures, bad modules and options, signals, full disks and hung children.
+
+Most runs are in-process (``execute`` or ``main`` on the faulty test workload, eager or with a
+trivial compiler, so they take a fraction of a second each); the ones that need a process of
+their own (a file-size limit, a real compile) run as subprocesses with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from collector import eventlog
+from collector.__main__ import main as collector_main
+from collector.backends import Backend
+from collector.plan import load_plan
+from collector.runner import Options, execute
+from reportgen.cli import main as reportgen_main
+from reportgen.contract.validation import read_log
+from tests.conftest import REPO
+
+FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
+B1 = ["b1-l4-contiguous-float32-eager", "b1-l4-contiguous-float32-compiled"]
+B2 = ["b2-l4-contiguous-float32-eager", "b2-l4-contiguous-float32-compiled"]
+
+
+def _plain_compiler(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+    """Dynamo traces for real; the graph then runs as traced (no inductor: fast)."""
+    return gm.forward
+
+
+def _batch2(example_inputs: list[Any]) -> bool:
+    return any(isinstance(t, torch.Tensor) and t.dim() == 3 and t.shape[0] == 2 for t in example_inputs)
+
+
+def _failing_compiler(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+    if _batch2(example_inputs):
+        raise RuntimeError("injected compile failure at batch 2")
+    return gm.forward
+
+
+class PlainBackend(Backend):
+    compile_backend = staticmethod(_plain_compiler)
+
+
+class FailingCompileBackend(Backend):
+    compile_backend = staticmethod(_failing_compiler)
+
+
+def _validates(log: Path) -> None:
+    """`reportgen validate` accepts the log (an incomplete one is still valid)."""
+    done = CliRunner().invoke(reportgen_main, ["validate", str(log)])
+    assert done.exit_code == 0, done.output
+
+
+def _events(log: Path) -> list[Any]:
+    reading = read_log(log)
+    assert reading.valid, [p.format() for p in reading.problems]
+    return reading.events
+
+
+def _execute(tmp_path: Path, backend: Backend | None = None, **options: Any) -> tuple[Path | None, int]:
+    settings: dict[str, Any] = {"target": "cpu", "out_dir": tmp_path / "runs", "cold": "off", "warm_repetitions": 2}
+    settings.update(options)
+    return execute(load_plan(FAULTY), backend or PlainBackend(), Options(**settings))
+
+
+def _no_traceback(text: str) -> None:
+    assert "Traceback" not in text, text[-3000:]
+
+
+def _stop_lines(stderr: str) -> list[str]:
+    """The lines that say why a run stopped (progress lines carry the elapsed time instead)."""
+    return [line for line in stderr.splitlines() if line.startswith("collector: ")]
+
+
+# --- 1. a failure at one cell is recorded on that cell, with its phase --------------------------
+
+
+def _fail_transfer_at_batch2(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.run import cells
+
+    real = cells.to_device
+
+    def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+        if inputs["x"].shape[0] == 2:
+            raise RuntimeError("injected transfer failure at batch 2")
+        return real(inputs, device)
+
+    monkeypatch.setattr(cells, "to_device", to_device)
+
+
+FAULTS = [
+    # phase, how it is injected, the cells that fail
+    ("inputs", "inputs@2", B2),
+    ("reference", "reference@2", B2),
+    ("transfer", _fail_transfer_at_batch2, B2),
+    ("compile", FailingCompileBackend, B2[1:]),
+    ("run", "run@2", B2),
+    ("compare", "compare@2", B2),
+]
+
+
+@pytest.mark.parametrize(("phase", "inject", "failing"), FAULTS, ids=[f[0] for f in FAULTS])
+def test_a_failure_at_one_cell_is_recorded_there_and_the_matrix_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], phase: str, inject: Any, failing: list[str]
+) -> None:
+    backend: Backend = PlainBackend()
+    if isinstance(inject, str):
+        monkeypatch.setenv("FAULTY", inject)
+    elif isinstance(inject, type):
+        backend = inject()
+    else:
+        inject(monkeypatch)
+    run_dir, code = _execute(tmp_path, backend)
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    events = _events(log)
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert set(results) == set(B1 + B2), "every cell has its result: the matrix went on"
+    for case, result in results.items():
+        if case in failing:
+            assert result.status == "error" and result.failure.phase == phase, (case, result)
+            assert "injected" in result.failure.message
+            assert any(case in line and f"error in {phase}" in line for line in err.splitlines()), err
+        else:
+            assert result.status == "pass", (case, result)
+    end = events[-1]
+    assert end.kind == "run_end" and end.status == "complete" and end.cells_recorded == 4
+    timed = {e.case for e in events if e.kind == "timing" and e.warm}
+    assert timed == set(results) - set(failing), "warm timings only for the cells that passed"
+
+
+def test_a_failure_during_warm_timing_is_a_warning_of_that_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FAULTY", "warm@2")
+    run_dir, code = _execute(tmp_path, modes=["eager"])
+    err = capfd.readouterr().err
+    assert code == 0
+    _no_traceback(err)
+    events = _events(run_dir / "events.jsonl")
+    assert {e.case: e.status for e in events if e.kind == "case_result"} == {B1[0]: "pass", B2[0]: "pass"}
+    warned = [e for e in events if e.kind == "warning" and e.category == "WarmTimingFailed"]
+    assert [w.case for w in warned] == [B2[0]] and "injected failure during warm timing" in warned[0].message
+    assert {e.case for e in events if e.kind == "timing"} == {B1[0]}
+    assert events[-1].status == "complete"
+
+
+# --- 2. a signal during torch.compile ends the run ---------------------------------------------
+
+
+def _signalling_compiler(signum: int, wrap: bool) -> Callable[..., Any]:
+    def compiler(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(5)  # the handler interrupts this, inside Dynamo's call to the compiler
+        except BaseException as exc:
+            if wrap:  # a compiler that turns whatever stopped it into its own error
+                raise RuntimeError("compiler stopped") from exc
+            raise
+        return gm.forward
+
+    return compiler
+
+
+@pytest.mark.parametrize("wrap", [False, True], ids=["as-raised", "wrapped-by-the-compiler"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_compile_ends_the_run_and_the_cell_stays_untested(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], signum: int, wrap: bool
+) -> None:
+    class SignallingBackend(Backend):
+        compile_backend = staticmethod(_signalling_compiler(signum, wrap))
+
+    started = time.monotonic()
+    run_dir, code = _execute(tmp_path, SignallingBackend())
+    assert time.monotonic() - started < 60
+    err = capfd.readouterr().err
+    assert code == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum]
+    _no_traceback(err)
+    assert _stop_lines(err) == [f"collector: aborted by {signal.Signals(signum).name}; the log up to here is intact, the cells without a result are untested"]
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    events = _events(log)
+    results = {e.case: e.status for e in events if e.kind == "case_result"}
+    assert results == {B1[0]: "pass"}, "the interrupted compiled cell has no result: it is untested, not an error"
+    end = events[-1]
+    assert end.kind == "run_end" and end.status == "aborted" and signal.Signals(signum).name in end.reason
+    from reportgen.render.report import judge_log
+
+    statuses = {c.case: c.status for c in judge_log(log).run.cells}
+    assert statuses[B1[1]] == "untested"
+
+
+@pytest.mark.slow
+def test_sigint_during_a_real_inductor_compile(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path),
+         "--only", B1[1], "--cold", "off", "--warm", "2"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    lines = []
+    try:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            lines.append(line)
+            if "compiling and checking" in line:
+                time.sleep(0.5)  # inside torch.compile: Dynamo traces, inductor generates code
+                proc.send_signal(signal.SIGINT)
+                break
+        out, rest = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    err = "".join(lines) + rest
+    assert proc.returncode == 130, err[-3000:]
+    _no_traceback(err)
+    log = Path(out.strip().splitlines()[-1]) / "events.jsonl"
+    _validates(log)
+    events = _events(log)
+    assert not [e for e in events if e.kind == "case_result"]
+    assert events[-1].kind == "run_end" and events[-1].status == "aborted" and "SIGINT" in events[-1].reason
+
+
+# --- 3. a signal while a line is written never duplicates a sequence number ----------------------
+
+
+def test_a_signal_during_a_slow_fsync_never_breaks_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    real_fsync = os.fsync
+    baseline, code = _execute(tmp_path / "baseline", modes=["eager"])
+    assert code == 0
+    writes = len((baseline / "events.jsonl").read_bytes().splitlines())
+    assert writes >= 12
+    for target, signum in [(t, s) for t in range(writes) for s in (signal.SIGTERM, signal.SIGINT)]:
+        count = {"n": 0}
+        in_fsync, sent = threading.Event(), threading.Event()
+
+        def slow_fsync(fd: int) -> None:
+            count["n"] += 1
+            if count["n"] == target + 1:
+                in_fsync.set()
+                sent.wait(10)  # the signal arrives while this line's fsync is in progress
+                time.sleep(0.02)
+            real_fsync(fd)
+
+        def sender() -> None:
+            if in_fsync.wait(60):
+                os.kill(os.getpid(), signum)
+                sent.set()
+
+        monkeypatch.setattr(eventlog.os, "fsync", slow_fsync)
+        thread = threading.Thread(target=sender)
+        thread.start()
+        run_dir, code = _execute(tmp_path / f"{target}-{signum}", modes=["eager"])
+        thread.join(30)
+        monkeypatch.setattr(eventlog.os, "fsync", real_fsync)
+        assert sent.is_set(), f"write {target}: the signal was not sent"
+        _no_traceback(capfd.readouterr().err)
+        log = run_dir / "events.jsonl"
+        _validates(log)
+        seqs = [json.loads(line)["seq"] for line in log.read_bytes().splitlines()]
+        assert seqs == list(range(len(seqs))), (target, seqs)
+        end = _events(log)[-1]
+        assert end.kind == "run_end"
+        if target == writes - 1:  # during run_end itself: the run had finished
+            assert code == 0 and end.status == "complete"
+        else:
+            assert code == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum] and end.status == "aborted"
+            assert len(seqs) == target + 2, "the line being written is kept, then run_end"
+
+
+# --- 4. bad workload modules and options: one line, exit 2 ---------------------------------------
+
+
+def _bad_plan(tmp_path: Path, stem: str, source: str) -> Path:
+    (tmp_path / f"{stem}.py").write_text(source, encoding="utf-8")
+    plan = tmp_path / f"{stem}.toml"
+    plan.write_text(FAULTY.read_text(encoding="utf-8").replace('module = "faulty.py"', f'module = "{stem}.py"'), encoding="utf-8")
+    return plan
+
+
+GOOD_MODULE = (REPO / "tests" / "workloads" / "faulty.py").read_text(encoding="utf-8")
+BAD_MODULES = [
+    # stem, source, expected in the one line, whether a run folder is made
+    ("bad_syntax", "def build_model(:\n", ["bad_syntax.py line 1: SyntaxError", "expected a Python module"], False),
+    ("bad_raises", "raise ImportError('no torch_neuronx here')\n", ["bad_raises.py: raised on import: ImportError: no torch_neuronx here"], True),
+    ("bad_exits", "import sys\nsys.exit(3)\n", ["bad_exits.py: called sys.exit(3) during import"], True),
+    ("bad_lacks", GOOD_MODULE.replace("def build_model(", "def build_the_model("), ["bad_lacks.py lacks build_model", "expected build_model() -> torch.nn.Module"], True),
+    ("bad_tensor", GOOD_MODULE.replace('return {"y": model(inputs["x"])}', 'return model(inputs["x"])'),
+     ["bad_tensor.py: run_model() returned a Tensor", "expected run_model(model, inputs) -> dict[str, Tensor]"], True),
+    ("bad_build", GOOD_MODULE.replace("    torch.manual_seed(0)\n    model =", "    raise OSError('weights not found')\n    model ="),
+     ["bad_build.py: build_model() raised OSError: weights not found"], True),
+    ("bad_model", GOOD_MODULE.replace("    return model.eval()", "    return 'a model'"), ["bad_model.py: build_model() returned str; expected a torch.nn.Module"], True),
+]
+
+
+@pytest.mark.parametrize(("stem", "source", "expected", "folder"), BAD_MODULES, ids=[b[0] for b in BAD_MODULES])
+def test_a_bad_workload_module_is_one_line_and_exit_2(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], stem: str, source: str, expected: list[str], folder: bool
+) -> None:
+    plan = _bad_plan(tmp_path, stem, source)
+    out = tmp_path / "runs"
+    code = collector_main(["--workload", str(plan), "--target", "cpu", "--out", str(out), "--cold", "off"])
+    captured = capfd.readouterr()
+    assert code == 2
+    _no_traceback(captured.err)
+    stops = _stop_lines(captured.err)
+    assert len(stops) == 1 and all(part in stops[0] for part in expected), captured.err[-2000:]
+    runs = list(out.glob("*/events.jsonl")) if out.exists() else []
+    if not folder:
+        assert not out.exists() or not any(out.iterdir()), "nothing ran: no run folder"
+        return
+    assert len(runs) == 1
+    _validates(runs[0])
+    end = _events(runs[0])[-1]
+    assert end.kind == "run_end" and end.status == "aborted" and all(part in end.reason for part in expected[:1])
+
+
+BAD_OPTIONS = [
+    (["--cold-timeout", "0"], "argument --cold-timeout: expected a number of seconds above 0, got '0'"),
+    (["--cold-timeout", "-5"], "argument --cold-timeout: expected a number of seconds above 0, got '-5'"),
+    (["--cold-timeout", "nan"], "argument --cold-timeout: expected a number of seconds above 0, got 'nan'"),
+    (["--warm", "0"], "argument --warm: expected a whole number of at least 1, got '0'"),
+    (["--warm", "-2"], "argument --warm: expected a whole number of at least 1, got '-2'"),
+    (["--warm", "x"], "argument --warm: expected a whole number of at least 1, got 'x'"),
+    (["--modes", "fast"], "--modes takes eager and/or compiled"),
+]
+
+
+@pytest.mark.parametrize(("extra", "expected"), BAD_OPTIONS, ids=[" ".join(b[0]) for b in BAD_OPTIONS])
+def test_a_bad_option_is_one_line_and_exit_2(tmp_path: Path, capfd: pytest.CaptureFixture[str], extra: list[str], expected: str) -> None:
+    out = tmp_path / "runs"
+    try:
+        code = collector_main(["--workload", str(FAULTY), "--target", "cpu", "--out", str(out), *extra])
+    except SystemExit as exc:
+        code = exc.code
+    err = capfd.readouterr().err
+    assert code == 2
+    _no_traceback(err)
+    assert len(err.strip().splitlines()) == 1 and expected in err, err
+    assert not out.exists()
+
+
+# --- 7. an out folder that cannot be written ----------------------------------------------------
+
+
+def _a_file(tmp_path: Path) -> tuple[Path, str]:
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    return tmp_path / "taken", "taken is not a folder"
+
+
+def _under_a_file(tmp_path: Path) -> tuple[Path, str]:
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    return tmp_path / "taken" / "runs", "taken is not a folder"
+
+
+def _read_only(tmp_path: Path) -> tuple[Path, str]:
+    if os.geteuid() == 0:
+        pytest.skip("root writes into a read-only folder; the other cases cover the check")
+    folder = tmp_path / "locked"
+    folder.mkdir(mode=0o555)
+    return folder / "runs", "locked is not writable"
+
+
+@pytest.mark.parametrize("make", [_a_file, _under_a_file, _read_only], ids=["a-file", "under-a-file", "read-only"])
+def test_an_out_folder_that_cannot_be_written_is_one_line_and_exit_2(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], make: Callable[[Path], tuple[Path, str]]
+) -> None:
+    out, expected = make(tmp_path)
+    code = collector_main(["--workload", str(FAULTY), "--target", "cpu", "--out", str(out)])
+    err = capfd.readouterr().err
+    assert code == 2
+    _no_traceback(err)
+    assert len(err.strip().splitlines()) == 1 and f"--out {out}" in err and expected in err and "expected a writable folder" in err, err
+
+
+# --- 6. a full disk or a file-size limit --------------------------------------------------------
+
+
+SPACE_LIMITS = [
+    # file-size limit in bytes, FAULTY, the file that meets it
+    (1000, "", "events.jsonl"),
+    (100_000, "big-weights@0", "weights.pt"),
+]
+
+
+@pytest.mark.parametrize(("limit", "fault", "where"), SPACE_LIMITS, ids=[s[2] for s in SPACE_LIMITS])
+def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(tmp_path: Path, limit: int, fault: str, where: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["FAULTY"] = fault
+
+    def limit_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path), "--cold", "off", "--warm", "2"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, preexec_fn=limit_files, check=False,
+    )
+    assert done.returncode == 4, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    stops = [line for line in _stop_lines(done.stderr) if "out of space" in line]
+    assert len(stops) == 1, done.stderr[-3000:]
+    assert where in stops[0] and "File too large" in stops[0] and "the run had written" in stops[0]
+    assert "the log is valid up to its last line and incomplete" in stops[0]
+    log = next(tmp_path.glob("*/events.jsonl"))
+    assert log.stat().st_size <= limit
+    _validates(log)
+    events = _events(log)
+    assert events[0].kind == "run_start"
+    if events[-1].kind == "run_end":
+        assert events[-1].status == "aborted" and "out of space" in events[-1].reason
+    if where == "weights.pt":
+        assert events[-1].kind == "run_end", "a short run_end fits below the limit"
+        assert not (log.parent / "artifacts" / "weights.pt").exists(), "the partly written file is removed"
+
+
+# --- 8. a cold-start child past --cold-timeout --------------------------------------------------
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return True
+
+
+def _hanging_cold_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timeout: float) -> tuple[Path | None, int, list[int]]:
+    pidfile = tmp_path / "pids"
+    monkeypatch.setenv("FAULTY", "cold-hang@1")
+    monkeypatch.setenv("FAULTY_PIDFILE", str(pidfile))
+    run_dir, code = _execute(tmp_path, only=[B1[0]], cold="fresh-process", cold_timeout=timeout)
+    pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()] if pidfile.exists() else []
+    return run_dir, code, pids
+
+
+@pytest.mark.slow
+def test_a_cold_start_past_its_timeout_is_ended_and_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    run_dir, code, pids = _hanging_cold_run(tmp_path, monkeypatch, 20.0)
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    assert len(pids) == 2, "the cold child started its own child before it hung"
+    assert all(_gone(pid) for pid in pids), "the child and its process group were ended"
+    assert "cold run timed out after 20 s" in err
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    events = _events(log)
+    timings = [e for e in events if e.kind == "timing"]
+    assert [t.cold_timed_out_after_s for t in timings if t.cold_timed_out_after_s] == [20.0]
+    assert not [t for t in timings if t.cold] and [t for t in timings if t.warm]
+    assert events[-1].status == "complete"
+    out = tmp_path / "report"
+    done = CliRunner().invoke(reportgen_main, ["report", str(log), "--out", str(out), "--format", "md"])
+    assert done.exit_code in (0, 1), done.output
+    text = "\n".join(p.read_text(encoding="utf-8") for p in out.rglob("*.md"))
+    assert "not measured: timed out after 20 s" in text
+
+
+@pytest.mark.slow
+def test_a_signal_during_cold_timing_ends_the_child_and_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    pidfile = tmp_path / "pids"
+
+    def send_when_hung() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (pidfile.exists() and len(pidfile.read_text(encoding="utf-8").split()) == 2):
+            time.sleep(0.1)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=send_when_hung)
+    thread.start()
+    run_dir, code, pids = _hanging_cold_run(tmp_path, monkeypatch, 600.0)
+    thread.join(10)
+    err = capfd.readouterr().err
+    assert code == 143
+    _no_traceback(err)
+    assert len(pids) == 2 and all(_gone(pid) for pid in pids)
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    events = _events(log)
+    assert events[-1].status == "aborted" and "SIGTERM" in events[-1].reason

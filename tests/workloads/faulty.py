@@ -1,0 +1,90 @@
+"""A tiny MLP whose workload functions fail on request, for the collector's robustness tests.
+
+``FAULTY=<phase>@<batch>`` makes one phase fail at the cells of that batch size:
+
+* ``inputs``: ``make_inputs`` raises;
+* ``reference``: ``run_model`` raises on the reference model (float64 parameters);
+* ``run``: ``run_model`` raises on a cell's model (float32 parameters);
+* ``compare``: ``task_metric`` raises;
+* ``warm``: ``run_model`` raises from the fourth call of a cell's model on (its warm timing);
+* ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
+* ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
+  (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout.
+
+Transfer and compile failures are injected by the tests at the collector's seams (a test
+backend's compiler, the transfer function), since a workload module does not control them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import torch
+from torch import nn
+
+MODEL_REVISION = "faulty v1 (synthetic test workload)"
+TASK_METRIC = "max_abs_to_reference"
+
+
+def _fault() -> tuple[str, int] | None:
+    spec = os.environ.get("FAULTY", "")
+    if "@" not in spec:
+        return None
+    phase, batch = spec.split("@", 1)
+    return phase, int(batch)
+
+
+def _fails(phase: str, batch: int) -> bool:
+    return _fault() == (phase, batch)
+
+
+def _in_cold_child() -> bool:
+    return sys.argv[0].endswith("coldstart.py")
+
+
+def build_model() -> nn.Module:
+    fault = _fault()
+    if fault is not None and fault[0] == "cold-hang" and _in_cold_child():
+        sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        with open(os.environ["FAULTY_PIDFILE"], "w", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()} {sleeper.pid}\n")
+        time.sleep(600)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    if fault is not None and fault[0] == "big-weights":
+        model.register_buffer("ballast", torch.zeros(256 * 1024))
+    return model.eval()
+
+
+def make_inputs(batch: int, length: int, layout: str) -> dict[str, torch.Tensor]:
+    if _fails("inputs", batch):
+        raise ValueError(f"injected inputs failure at batch {batch}")
+    generator = torch.Generator().manual_seed(batch * 1000 + length)
+    return {"x": torch.randn(batch, length, 8, generator=generator)}
+
+
+_calls: dict[int, int] = {}
+
+
+def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    batch = inputs["x"].shape[0]
+    is_reference = next(model.parameters()).dtype == torch.float64
+    if is_reference and _fails("reference", batch):
+        raise RuntimeError(f"injected reference failure at batch {batch}")
+    if not is_reference and _fails("run", batch):
+        raise RuntimeError(f"injected run failure at batch {batch}")
+    if not is_reference and _fails("warm", batch):
+        _calls[id(model)] = _calls.get(id(model), 0) + 1
+        if _calls[id(model)] > 3:
+            raise RuntimeError(f"injected failure during warm timing at batch {batch}")
+    return {"y": model(inputs["x"])}
+
+
+def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
+    batch = inputs["x"].shape[0]
+    if _fails("compare", batch):
+        raise ArithmeticError(f"injected compare failure at batch {batch}")
+    return float((outputs["y"].double() - reference["y"].double()).abs().max())
