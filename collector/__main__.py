@@ -33,16 +33,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
-
-
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
@@ -66,7 +56,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'")
     parser.add_argument("--modes", help="comma-separated subset of eager,compiled")
-    parser.add_argument("--warm", type=_positive_int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)")
+    parser.add_argument("--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)")
     parser.add_argument("--cold", default="fresh-process", choices=["fresh-process", "in-process", "off"],
                         help="how the cold first call is measured (default fresh-process: new interpreter, empty cache dirs)")
     parser.add_argument("--cold-timeout", type=_positive_seconds, default=1800.0, metavar="S",
