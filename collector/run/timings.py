@@ -107,7 +107,8 @@ def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[s
     if "timed_out_after_s" in result:
         limit = result["timed_out_after_s"]
         run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")
-        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=run.plan.timing_scope)
+        region = ["training_step" if run.plan.training else "model_call"]
+        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=scope_done(region))
         return None
     if "error" in result:
         run.progress.say(f"{cell.case}: cold run failed: {result['error']}")
