@@ -73,23 +73,22 @@ def line_validator() -> Callable[[bytes], dict[str, Any] | Envelope]:
 # {"status": "mismatch", "status": "pass"} would validate as a pass. The fast path therefore
 # compares two counts that agree only for a line without repeated keys: the number of keys in
 # the validated dict (the mirrors forbid unknown keys and fill in no defaults, so every key of
-# the line is there once) and the number of `":` in the raw bytes, which is at least the number
-# of keys written (each key's closing quote directly before its colon; a line with white space
-# before a colon is sent to the careful path instead). A repeated key makes the byte count
-# larger than the dict's, and so does a `":` inside a string value: both take the careful path,
-# which names the repeated key.
+# the line is there once) and the number of `":` in the raw bytes once white space is deleted,
+# which is at least the number of keys written (each key's closing quote then, after any white
+# space, its colon). A repeated key makes the byte count larger than the dict's, and so does a
+# `":` inside a string value: both take the careful path, which names the repeated key.
 
 KeyCounter = Callable[[dict[str, Any]], int]
 
 
-def key_counter() -> Callable[[dict[str, Any]], int]:
-    """Count the keys of a validated per-cell line, nested objects included."""
-    counters = {kind: _counter(model) or len for kind, model in EVENT_MODELS.items() if kind in CASE_KINDS}
+def key_counters() -> dict[str, KeyCounter]:
+    """Per per-cell kind, a function counting the keys of a validated line, nested objects included.
 
-    def count(data: dict[str, Any]) -> int:
-        return counters[data["kind"]](data)
-
-    return count
+    Each is straight-line code generated from the model (a loop over field descriptions costs
+    as much as validating a short line): one ``len`` per object, ``sum(map(len, ...))`` for a
+    list of flat objects.
+    """
+    return {kind: _compile_counter(model) for kind, model in EVENT_MODELS.items() if kind in CASE_KINDS}
 
 
 def _nested_models(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
@@ -117,32 +116,47 @@ def _nested_models(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
     return [], False
 
 
-def _counter(model: type[BaseModel]) -> KeyCounter | None:
-    """A key counter for one model's dicts; None when len() is enough (no nested objects)."""
-    nested: list[tuple[str, KeyCounter | None, bool]] = []
+def _nested_fields(model: type[BaseModel]) -> list[tuple[str, type[BaseModel] | None, bool]]:
+    """(field, the nested model when it has nested objects itself else None, is a list)."""
+    fields = []
     for name, info in model.model_fields.items():
         models, many = _nested_models(info.annotation)
         if not models:
             continue
-        subs = [_counter(m) for m in models]
-        if len(models) > 1 and any(subs):
+        deep = [m for m in models if _nested_fields(m)]
+        if deep and len(models) > 1:
             raise TypeError(f"no key counter for a union of nested models in {model.__name__}.{name}")
-        nested.append((name, subs[0], many))
-    if not nested:
-        return None
-    fields = tuple(nested)
+        fields.append((name, deep[0] if deep else None, many))
+    return fields
 
-    def count(data: dict[str, Any]) -> int:
-        total = len(data)
-        for name, sub, many in fields:
-            value = data.get(name)
-            if value is None:
-                continue
-            if many:
-                for item in value:
-                    total += len(item) if sub is None else sub(item)
-            else:
-                total += len(value) if sub is None else sub(value)
-        return total
 
-    return count
+def _count_lines(model: type[BaseModel], var: str, depth: int) -> list[str]:
+    lines = []
+    pad = "    " * depth
+    for index, (name, deep, many) in enumerate(_nested_fields(model)):
+        item = f"v{depth}_{index}"
+        lines.append(f"{pad}{item} = {var}.get({name!r})")
+        if deep is None and many:
+            lines.append(f"{pad}if {item}: n += sum(map(len, {item}))")
+        elif deep is None:
+            lines.append(f"{pad}if {item} is not None: n += len({item})")
+        elif many:
+            lines.append(f"{pad}if {item}:")
+            lines.append(f"{pad}    for e{depth} in {item}:")
+            lines.append(f"{pad}        n += len(e{depth})")
+            lines += _count_lines(deep, f"e{depth}", depth + 2)
+        else:
+            lines.append(f"{pad}if {item} is not None:")
+            lines.append(f"{pad}    n += len({item})")
+            lines += _count_lines(deep, item, depth + 1)
+    return lines
+
+
+def _compile_counter(model: type[BaseModel]) -> KeyCounter:
+    body = _count_lines(model, "d", 1)
+    if not body:
+        return len
+    source = "\n".join(["def count(d):", "    n = len(d)", *body, "    return n"])
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<key counter for {model.__name__}>", "exec"), namespace)  # noqa: S102 - code built above from field names
+    return namespace["count"]  # type: ignore[no-any-return]

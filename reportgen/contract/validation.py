@@ -28,7 +28,7 @@ from reportgen.contract.events import (
     Plan,
     RunEnd,
 )
-from reportgen.contract.linecheck import key_counter, line_validator
+from reportgen.contract.linecheck import key_counters, line_validator
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
 
 # Versions of this major that the current models read as they are (a minor bump only adds
@@ -40,7 +40,7 @@ UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
 _LINE_VALIDATOR = line_validator()
-_COUNT_KEYS = key_counter()
+_KEY_COUNTERS = key_counters()
 
 
 @dataclass(frozen=True)
@@ -501,7 +501,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
     parsed once more to check that. Only a line these checks do not accept takes the careful
     path that explains.
     """
-    validate, count_keys = _LINE_VALIDATOR, _COUNT_KEYS
+    validate, counters = _LINE_VALIDATOR, _KEY_COUNTERS
     number = read = 0
     readline = stream.readline
     while chunk := readline(MAX_LINE_BYTES + 1):
@@ -516,13 +516,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
             data = None
         if data is not None and chunk[-1:] == b"\n":
             if type(data) is dict:
-                if (
-                    data["schema_version"] in READABLE_VERSIONS
-                    and chunk.count(b'":') == count_keys(data)
-                    and b" :" not in chunk
-                    and b"\t:" not in chunk
-                    and b"\r:" not in chunk
-                ):
+                if data["schema_version"] in READABLE_VERSIONS and chunk.translate(None, b" \t\r").count(b'":') == counters[data["kind"]](data):
                     checker.accept_cell_line(number, data, chunk)
                     continue
             elif data.schema_version in READABLE_VERSIONS and _unique_json(chunk):  # type: ignore[union-attr]
