@@ -54,8 +54,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
     parser.add_argument("--target", default="auto", choices=["auto", "cpu", "cuda", "neuron"], help="device to run on (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target")
     parser.add_argument("--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)")
-    parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'")
-    parser.add_argument("--modes", help="comma-separated subset of eager,compiled")
+    parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'; the plan event keeps every planned cell and the report marks the others 'not run (deselected)'; matching nothing is a usage error (exit 2)")
+    parser.add_argument("--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))")
     parser.add_argument("--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)")
     parser.add_argument("--cold", default="fresh-process", choices=["fresh-process", "in-process", "off"],
                         help="how the cold first call is measured (default fresh-process: new interpreter, empty cache dirs)")

@@ -155,7 +155,7 @@ def test_a_layout_the_model_never_received_is_reported_as_not_achieved(tmp_path:
     assert result.disposition.outcome == "blocked"
     for text in (html, md):
         assert "layout not achieved" in text.lower()
-        assert "untested (layout not achieved)" in text
+        assert "untested: layout not achieved" in text
         assert "input_ids int64[1, 16], contiguous yes, strides [16, 1]" in text.replace("\\", "")
         assert "planned noncontiguous: NOT achieved" in text
 

@@ -18,7 +18,7 @@ import torch
 import torch.utils.benchmark as benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from collector.timing import time_warm, warm_stats  # noqa: E402
+from collector.timing import time_warm, timed_sample, warm_stats  # noqa: E402
 
 
 def main() -> int:
@@ -32,8 +32,10 @@ def main() -> int:
     b = torch.randn(args.size, args.size)
     timer = benchmark.Timer(stmt="torch.mm(a, b)", globals={"torch": torch, "a": a, "b": b}, num_threads=1)
     ours, theirs = [], []
+    # The collector's own sampler with the default scope (the model call only).
+    sample, _, _ = timed_sample(lambda feed: torch.mm(a, b), {}, {}, dict, lambda host: host, lambda: None, {}, device_is_host=True)
     for _ in range(args.rounds):
-        samples = time_warm(lambda: torch.mm(a, b), lambda: None, warmup=3, repetitions=args.reps)
+        samples = time_warm(sample, warmup=3, repetitions=args.reps)
         ours.append(warm_stats(samples)["median_s"])
         theirs.append(timer.blocked_autorange(min_run_time=0.2).median)
     ratio = statistics.median(ours) / statistics.median(theirs)
