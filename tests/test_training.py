@@ -62,10 +62,13 @@ def test_training_run_on_cpu_eager_and_compiled(tmp_path: Path) -> None:
     assert graphs == {"forward", "backward"}
     timings = [e for e in events if e.kind == "timing" and e.case.endswith("eager")]
     assert any(t.warm for t in timings) and any(t.cold and t.cold.fresh_process for t in timings)
-    assert "training step" in timings[0].scope.note
+    assert "training step" in timings[0].scope.note and all(t.timed_region == ["training_step"] for t in timings)
     result = build_report(run_dir / "events.jsonl", tmp_path / "report")
     results = {e.case: e.status for e in events if e.kind == "case_result"}
+    blocking = {r.rule for r in result.disposition.reasons if r.outcome == "blocked"}
+    # --only ran 2 of the planned cells: the others are untested (deselected), so never 'suitable'.
+    assert result.disposition.outcome == "blocked" and "untested-cells" in blocking
     if "mismatch" in results.values():
-        assert result.disposition.outcome == "blocked" and "mismatch" in {r.rule for r in result.disposition.reasons}
+        assert "mismatch" in blocking
     else:
-        assert result.disposition.outcome == "suitable"
+        assert blocking == {"untested-cells"}
