@@ -320,7 +320,8 @@ def _timing_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
         cell.warm_median_s = warm["median_s"]
     cell.eager_after_recompile_limit |= data.get("eager_after_recompile_limit", False)
     region = data.get("timed_region")
-    cell.timed.append(("cold" if cold is not None else "warm", tuple(region) if region is not None else None, tuple(data.get("timed_notes", ())), data["synchronized"]))
+    if cold is not None or warm is not None:  # a timed-out cold call timed nothing
+        cell.timed.append(("cold" if cold is not None else "warm", tuple(region) if region is not None else None, tuple(data.get("timed_notes", ())), data["synchronized"]))
     if data.get("layout_achieved") is False or (cold is not None and cold.get("layout_achieved") is False):
         cell.timing_layout_missed.append("cold" if cold is not None else "warm")
 
