@@ -75,11 +75,14 @@ def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
     state = json.loads((site / STATE_NAME).read_text(encoding="utf-8"))
     slug = next(r["slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
     wslug = next(r["workload_slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
+    rows = re.search(r'src="(index-rows-[0-9a-f]{10}\.js)"', (site / "index.html").read_text(encoding="utf-8")).group(1)
+    assert [p.name for p in site.glob("index-rows-*.js")] == [rows], "the previous row data is removed"
     assert written == sorted([
         STATE_NAME,
         "index.csv",
         "index.html",
         "index.json",
+        rows,
         f"runs/{slug}/details.csv",
         f"runs/{slug}/events.jsonl",
         f"runs/{slug}/index.html",

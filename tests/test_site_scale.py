@@ -249,3 +249,57 @@ def test_planted_state_is_still_noticed_after_a_skippable_build(tmp_path: Path) 
     (out / STATE_NAME).write_text(json.dumps(state), encoding="utf-8")
     result = invoke(["site", runs, "--out", out])
     assert "slug: String should match pattern" in result.line_with(f"warning: ignoring {out / STATE_NAME}")
+
+
+# --- the index at 10,000 runs ------------------------------------------------------------------
+
+
+def many_summaries(count: int) -> list[Any]:
+    """``count`` summaries shaped like real ones (run ids as the collector makes them, a
+    hundred workloads, three targets, headlines and scopes that vary), from one judged fixture."""
+    import dataclasses
+
+    from reportgen.publish.summary import slug, summarize
+    from reportgen.render.report import judge_log
+
+    base = summarize(judge_log(FIXTURES / "synthetic_mismatch.jsonl"))
+    out = []
+    for n in range(count):
+        workload = f"workload-{n % 100:03d}"
+        target = ("cpu", "cuda", "neuron")[n % 3]
+        stamp = f"2026-{1 + n % 12:02d}-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:{(n * 7) % 60:02d}.{n:06d}Z"
+        run_id = f"{workload}-{target}-{stamp[:19].replace('-', '').replace(':', '')}Z-{n:06x}"
+        mismatches = n % 5
+        counts = {**base.counts, "pass": 12 - mismatches, "mismatch": mismatches}
+        out.append(dataclasses.replace(
+            base, run_id=run_id, slug=slug(run_id), workload=workload, workload_slug=slug(workload), target=target,
+            family=target, started_at=stamp, counts=counts, outcome="blocked" if mismatches else "suitable",
+            headline=f"Blocked: {mismatches} mismatches need the owner's verdict (on {target}; intended target not recorded)" if mismatches else base.headline,
+            versions={"torch": f"2.{9 + n % 5}.0", "python": "3.12.3"},
+        ))
+    return out
+
+
+def _write_index(out: Path, summaries: list[Any]) -> Path:
+    from reportgen.render.templating import write_assets
+
+    site_module.write_index(summaries, out, write_assets(out), [])
+    return out
+
+
+def test_index_stays_under_a_megabyte_at_ten_thousand_runs(tmp_path: Path) -> None:
+    out = _write_index(tmp_path / "site", many_summaries(10_000))
+    index = (out / "index.html").read_bytes()
+    rows = next(out.glob("index-rows-*.js"))
+    assert len(index) < 1_000_000, len(index)
+    assert len(rows.read_bytes()) < 1_000_000, "the row data the page's script reads stays under a megabyte too"
+    assert index.count(b"<tr>") == 1 + site_module.FIRST_ROWS, "the header and the newest rows only"
+    assert b"The newest 100 of 10000 runs" in index
+    data = json.loads(rows.read_text(encoding="utf-8").split("=", 1)[1].rstrip().rstrip(";"))
+    records = json.loads((out / "index.json").read_text(encoding="utf-8"))
+    strings = data["strings"]
+    ids = []
+    for row in data["rows"]:
+        prefix = {8: f"{strings[row[0]]}-{strings[row[6]]}-", 4: f"{strings[row[0]]}-"}
+        ids.append(next((p for bit, p in prefix.items() if row[4] & bit), "") + row[2])
+    assert ids == [r["run_id"] for r in records], "every run, newest first"

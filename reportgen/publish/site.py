@@ -31,7 +31,6 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -52,12 +51,14 @@ from reportgen.storage import is_remote
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
 from reportgen.storage.sources import LogRef, change_key, fetched, find_runs
 from reportgen.publish.site_quick import STATE_NAME, QuickCheck
+from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 
 STATE_FORMAT = 1
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
+ROWS_NAME = re.compile(r"^index-rows-[0-9a-f]{10}\.js$")
 
 
 @dataclass
@@ -226,17 +227,6 @@ INDEX_COLUMNS = ("run_id", "workload", "target", "family", "started_at", "synthe
                  *(f"version_{k}" for k in VERSION_KEYS), *(f"cells_{s}" for s in STATUS_ORDER), "page")
 
 
-def _started(stamp: str) -> str:
-    """An ISO time shown to the second, in UTC ("2026-11-29 22:52:21")."""
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return stamp
-    if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
-    return when.strftime("%Y-%m-%d %H:%M:%S")
-
-
 def _totals(summaries: list[RunSummary]) -> dict[str, Any]:
     outcomes = {o: 0 for o in OUTCOME_SYMBOLS}
     cells = dict.fromkeys(STATUS_ORDER, 0)
@@ -275,20 +265,23 @@ def _index_csv(records: list[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
-def _index_rows(summaries: list[RunSummary]) -> list[dict[str, Any]]:
-    return [
-        {
+def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[dict[str, Any]]:
+    """The newest ``limit`` rows as index.html writes them (site.js draws the same from the row data)."""
+    rows = []
+    for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)[:limit]:
+        stamp = utc_stamp(s.started_at)
+        rows.append({
             "summary": s,
             "href": f"runs/{s.slug}/index.html",
             "workload_href": f"workloads/{s.workload_slug}/index.html",
             "symbol": OUTCOME_SYMBOLS[s.outcome],
-            "started": _started(s.started_at),
+            "stamp": stamp,
+            "started": shown_stamp(stamp),
             "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
             "passed": s.counts.get("pass", 0),
             "not_passed": sum(s.counts.values()) - s.counts.get("pass", 0),
-        }
-        for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
-    ]
+        })
+    return rows
 
 
 def _workload_context(runs: list[RunSummary]) -> dict[str, Any]:
@@ -460,12 +453,26 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
             continue
         if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs])), out_dir):
             written.append(page)
+    index_written, index_pages = write_index(summaries, out_dir, assets, comparisons or [])
+    return written + index_written, keys, index_pages
+
+
+def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink]) -> tuple[list[Path], list[str]]:
+    """index.html (totals and the newest rows), the row data its script reads, index.csv and
+    index.json; returns what was written and the index's file names."""
+    written: list[Path] = []
     index = out_dir / "index.html"
-    rows = _index_rows(summaries)
-    if write_text(index, render_html("site_index.html.j2", root="", assets=assets, rows=rows, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons or []), out_dir):
-        written.append(index)
+    rows = _index_rows(summaries, FIRST_ROWS)
+    script, data = rows_script(rows_data(summaries, {o: (OUTCOME_SYMBOLS[o], OUTCOME_LABELS[o]) for o in OUTCOME_SYMBOLS}))
     records = _index_records(summaries)
-    for path, text in ((out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
+    for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    return written, keys, ["index.html", "index.csv", "index.json"]
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons)
+    if write_text(index, page, out_dir):
+        written.append(index)
+    with os.scandir(out_dir) as found:
+        stale = sorted(e.name for e in found if ROWS_NAME.match(e.name) and e.name != script)
+    for name in stale:
+        remove_inside(out_dir, out_dir / name)
+    return written, ["index.html", "index.csv", "index.json", script]

@@ -1,0 +1,115 @@
+"""The index's rows as compact data, for a page that stays small however many runs there are.
+
+index.html carries the totals and the newest ``FIRST_ROWS`` rows as HTML (what a reader
+without scripts sees); every row is in ``index-rows-<hash>.js``, which the page's script
+(templates/assets/site.js) reads to filter, sort and draw rows a page at a time. A browser
+does not let a page opened from file:// fetch a JSON file, so the data is a script that sets
+one global; its name carries a hash of its bytes, so a cached copy never pairs with a newer
+index.
+
+Format (``ROWS_FORMAT``)::
+
+    {"format": 1, "statuses": [...], "outcomes": {outcome: [symbol, label]},
+     "strings": [...],            # every repeated text once
+     "rows": [[workload, workload_slug, run_id, slug, flags, intended, target, family,
+               torch, torch_neuronx, started, outcome, headline, scope, passed, not_passed,
+               count per status...], ...]}
+
+Texts that repeat (workload, target, versions, headline, scope) are indexes into ``strings``;
+``slug`` is only the 8-character hash when the slug is the run id plus that hash; ``flags``
+is 1 for a synthetic run, plus 2 for an incomplete one, plus 4 when ``run_id`` leaves out a
+leading "<workload>-" or 8 when it leaves out "<workload>-<target>-"; ``intended`` is -1 when
+not recorded. ``started`` is the start time in UTC to the second: the first such row holds
+seconds since 1970, each later one the difference from the row before that had one (rows
+whose time is not an ISO time hold the text as logged). The rows are newest first, as
+index.json.
+"""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import json
+import re
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from reportgen.model.runmodel import STATUS_ORDER
+from reportgen.publish.summary import RunSummary
+
+ROWS_FORMAT = 1
+FIRST_ROWS = 100  # rows written as HTML in index.html
+ROWS_GLOBAL = "reportgenRuns"
+
+
+_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")  # the same test as site.js makes
+
+
+def utc_stamp(stamp: str) -> str:
+    """An ISO time in UTC to the second ("2026-11-29T22:52:21Z"; one without a zone is taken as
+    UTC), or the text as it is when it is not an ISO time."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    if when.tzinfo is not None:
+        when = when.astimezone(timezone.utc)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def shown_stamp(utc: str) -> str:
+    """How the index shows a time utc_stamp gave: "2026-11-29 22:52:21", or the text as it is."""
+    return utc[:19].replace("T", " ") if _UTC.match(utc) else utc
+
+
+def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """Every run newest first, texts that repeat stored once."""
+    strings: list[str] = []
+    index: dict[str, int] = {}
+
+    def ref(text: str) -> int:
+        found = index.get(text)
+        if found is None:
+            found = index[text] = len(strings)
+            strings.append(text)
+        return found
+
+    rows = []
+    previous: int | None = None
+    for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True):
+        tail = s.slug[-8:] if s.slug == f"{s.run_id}-{s.slug[-8:]}" else s.slug
+        run_id, flags = s.run_id, (1 if s.synthetic else 0) + (0 if s.complete else 2)
+        for bit, prefix in ((8, f"{s.workload}-{s.target}-"), (4, f"{s.workload}-")):
+            if run_id.startswith(prefix) and len(run_id) > len(prefix):
+                run_id, flags = run_id[len(prefix):], flags + bit
+                break
+        stamp = utc_stamp(s.started_at)
+        started: int | str = stamp
+        if _UTC.match(stamp):
+            seconds = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+            started, previous = (seconds if previous is None else previous - seconds), seconds
+        scope = json.dumps([s.scope_passed, s.scope_not_passed], ensure_ascii=False)
+        passed = s.counts.get("pass", 0)
+        rows.append([
+            ref(s.workload), ref(s.workload_slug), run_id, tail, flags,
+            ref(s.intended_target) if s.intended_target else -1, ref(s.target), ref(s.family),
+            ref(s.versions.get("torch", "unknown")), ref(s.versions.get("torch_neuronx", "—")),
+            started, ref(s.outcome), ref(s.headline), ref(scope),
+            passed, sum(s.counts.values()) - passed, *(s.counts.get(name, 0) for name in STATUS_ORDER),
+        ])
+    return {
+        "format": ROWS_FORMAT,
+        "statuses": list(STATUS_ORDER),
+        "outcomes": {k: list(v) for k, v in outcomes.items()},
+        "strings": strings,
+        "rows": rows,
+    }
+
+
+def rows_script(data: dict[str, Any]) -> tuple[str, str]:
+    """(file name, text) of the script that holds the rows."""
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = f"// Every row of index.html, for its script (generated by reportgen site).\nwindow.{ROWS_GLOBAL} = {body};\n"
+    name = f"index-rows-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:10]}.js"
+    return name, text
