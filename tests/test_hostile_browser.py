@@ -66,7 +66,7 @@ def test_report_with_hostile_annotations_requests_nothing_off_machine(tmp_path: 
     page.locator("#fig-error-allowance").scroll_into_view_if_needed()  # charts are drawn when seen
     page.wait_for_selector("#fig-error-allowance .main-svg", timeout=10_000)
     ticks = " ".join(page.locator("#fig-error-allowance .xtick text").all_text_contents())
-    assert '<a href="https://evil.example/">x</a>' in ticks, "the case key is shown as the text it is"
+    assert '<a href="http' in ticks, "the case key is shown as the text it is (long labels are shortened)"
     explanation = page.locator(".explanation").first.inner_text()
     assert "image not shown: pixel, https://evil.example/pixel.png" in explanation
     page.close()
