@@ -40,7 +40,7 @@ def shown_s(browser, url: str, charts: bool, all_charts: bool = False) -> float:
     if charts:
         if all_charts:
             page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
-            page.wait_for_function("[...document.querySelectorAll('div.chart')].every(c => c.classList.contains('js-plotly-plot'))", timeout=60_000)
+            page.wait_for_function("() => [...document.querySelectorAll('div.chart')].every(c => c.classList.contains('js-plotly-plot'))", timeout=60_000)
         else:
             page.wait_for_function(VISIBLE_DRAWN, timeout=60_000)
     elapsed = time.perf_counter() - start
