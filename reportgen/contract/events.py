@@ -298,7 +298,7 @@ class Plan(Envelope):
     intended_target: str | None = Field(
         None, description="The target the plan is meant to certify (the plan's [workload] target); absent when the plan does not say."
     )
-    matrix: list[PlannedCell] = Field(min_length=1)
+    matrix: list[PlannedCell] = Field(min_length=1, description="Every planned cell, whether or not this run ran it (selection says which ran; 1.0 logs list only the cells run).")
     reference: str = Field(description="What the trusted reference is, e.g. 'cpu eager float32'.")
     tolerances: dict[str, Tolerance] = Field(description="Per dtype name.")
     warm_repetitions: int = Field(ge=1, le=INT64_MAX)
