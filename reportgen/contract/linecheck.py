@@ -1,162 +1,229 @@
-"""The fast check of one log line: per-cell event models mirrored as TypedDicts.
+"""The fast check of one log line: per-cell event models mirrored as msgspec Structs.
 
-A long log is almost all per-cell results. pydantic-core validates a line into a plain dict in
-about two thirds of the time it takes to build model instances, and a dict is cheaper to drop,
-so those kinds are checked against TypedDict mirrors generated here from the models in
-``events.py``. The models stay the one definition of the contract: a mirror carries the same
-field types, constraints, required fields and configuration, and building one fails for a
-model whose rules live in validator code, which a mirror could not carry.
+A long log is almost all per-cell results. msgspec parses and validates a line into a Struct
+in a fraction of the time pydantic takes, so those kinds are checked against Struct mirrors
+generated here from the models in ``events.py``. The models stay the one definition of the
+contract, and the careful path that locates errors: a mirror carries the same field types,
+constraints, required fields and configuration, and building one fails for a model whose
+rules live in validator code (or use a constraint this module does not translate), which a
+mirror could not carry.
+
+A mirror accepts a subset of what its model accepts, with the same values: the JSON types as
+the model declares them (no lax coercion, such as "5" for an integer: such a line goes to
+the careful path, which decides). An optional field left out of the line stays ``UNSET`` in
+the Struct, so a Struct's fields are exactly the line's keys (see the duplicate-key check
+below); ``get`` reads one with a default, as a dict would.
 """
 
 from __future__ import annotations
 
 import types
-from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
-from typing_extensions import NotRequired, TypedDict
+import annotated_types
+import msgspec
+from msgspec import UNSET, UnsetType
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
-from reportgen.contract.events import CASE_KINDS, EVENT_MODELS, Envelope
+from reportgen.contract.events import CASE_KINDS, EVENT_MODELS
 
-MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict")
+MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict", "frozen")
 
 
-def mirror(model: type[BaseModel], made: dict[type[BaseModel], Any] | None = None) -> Any:
-    """A TypedDict that accepts exactly the JSON objects ``model`` accepts."""
+class LineStruct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False):
+    """Base of every mirror: unknown keys are errors (the models forbid extras)."""
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, default)
+        return default if value is UNSET else value
+
+    def __getitem__(self, name: str) -> Any:
+        value = getattr(self, name)
+        if value is UNSET:
+            raise KeyError(name)
+        return value
+
+
+def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None) -> Any:
+    """A Struct that accepts (a subset of) the JSON objects ``model`` accepts, with the same values.
+
+    ``tag`` is (field, value) when the Struct is one member of a discriminated union: msgspec
+    reads that field as the Struct's tag, and it is kept as a class attribute.
+    """
     made = {} if made is None else made
-    if model in made:
-        return made[model]
+    key = (model, tag, tuple(override or ()))
+    if key in made:
+        return made[key]
     decorators = model.__pydantic_decorators__
     if decorators.model_validators or decorators.field_validators or decorators.validators:
-        raise TypeError(f"{model.__name__} has validator code; a TypedDict mirror cannot carry it")
-    fields: dict[str, Any] = {}
+        raise TypeError(f"{model.__name__} has validator code; a mirror cannot carry it")
+    config = model.model_config
+    if config.get("extra") != "forbid" or config.get("allow_inf_nan", True) or config.get("strict"):
+        raise TypeError(f"{model.__name__}: a mirror carries extra='forbid', allow_inf_nan=False, not strict mode")
+    required: list[tuple[str, Any]] = []
+    optional: list[tuple[str, Any, Any]] = []
+    namespace: dict[str, Any] = {}
     for name, info in model.model_fields.items():
-        annotation = _mirror_type(info.annotation, made)
-        extras = list(info.metadata) + ([Field(discriminator=info.discriminator)] if info.discriminator else [])
-        if extras:
-            annotation = Annotated[(annotation, *extras)]
-        fields[name] = annotation if info.is_required() else NotRequired[annotation]
-    typed = TypedDict(f"{model.__name__}Line", fields)  # type: ignore[operator]
-    typed.__pydantic_config__ = ConfigDict(**{k: v for k, v in model.model_config.items() if k in MIRRORED_CONFIG})  # type: ignore[attr-defined, typeddict-item]
-    made[model] = typed
-    return typed
+        if info.alias is not None and info.alias != name:
+            raise TypeError(f"{model.__name__}.{name}: aliases are not mirrored")
+        if tag is not None and name == tag[0]:
+            namespace[name] = tag[1]
+            namespace.setdefault("__annotations__", {})[name] = ClassVar[str]
+            continue
+        if override and name in override:
+            annotation = override[name]
+        else:
+            annotation = _mirror_field(info, made, f"{model.__name__}.{name}")
+        if info.is_required():
+            required.append((name, annotation))
+        else:
+            optional.append((name, Union[annotation, UnsetType], UNSET))
+    options: dict[str, Any] = {}
+    if tag is not None:
+        options = {"tag_field": tag[0], "tag": tag[1]}
+    name = f"{model.__name__}Line" + (f"_{tag[1]}" if tag else "")
+    struct = msgspec.defstruct(name, [*required, *optional], bases=(LineStruct,), namespace=namespace, **options)
+    made[key] = struct
+    return struct
 
 
-def _mirror_type(annotation: Any, made: dict[type[BaseModel], Any]) -> Any:
+def _mirror_field(info: FieldInfo, made: dict[Any, Any], where: str) -> Any:
+    annotation = _mirror_type(info.annotation, made, where)
+    if info.discriminator is not None:
+        annotation = _tagged(info.annotation, info.discriminator, made, where)
+    meta = _meta(info.metadata, where)
+    return _constrain(annotation, meta, where) if meta is not None else annotation
+
+
+def _constrain(annotation: Any, meta: msgspec.Meta, where: str) -> Any:
+    """Constraints of an optional field hold for its value, as pydantic applies them."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(members) != 1:
+            raise TypeError(f"{where}: constraints on a union of several types are not mirrored")
+        return Union[Annotated[members[0], meta], None]
+    return Annotated[annotation, meta]
+
+
+def _meta(metadata: list[Any], where: str) -> msgspec.Meta | None:
+    """msgspec constraints for pydantic's: bounds, lengths, a pattern anchored as Rust's regex anchors it."""
+    found: dict[str, Any] = {}
+    for item in metadata:
+        if isinstance(item, FieldInfo):
+            inner = _meta(item.metadata, where)
+            if inner is not None:
+                found.update({k: getattr(inner, k) for k in ("ge", "le", "gt", "lt", "min_length", "max_length", "pattern") if getattr(inner, k) is not None})
+        elif isinstance(item, annotated_types.Ge):
+            found["ge"] = item.ge
+        elif isinstance(item, annotated_types.Le):
+            found["le"] = item.le
+        elif isinstance(item, annotated_types.Gt):
+            found["gt"] = item.gt
+        elif isinstance(item, annotated_types.Lt):
+            found["lt"] = item.lt
+        elif isinstance(item, annotated_types.MinLen):
+            found["min_length"] = item.min_length
+        elif isinstance(item, annotated_types.MaxLen):
+            found["max_length"] = item.max_length
+        elif type(item).__name__ == "_PydanticGeneralMetadata" and set(vars(item)) == {"pattern"}:
+            found["pattern"] = _python_pattern(item.pattern, where)
+        else:
+            raise TypeError(f"{where}: no mirror for the constraint {item!r}")
+    return msgspec.Meta(**found) if found else None
+
+
+def _python_pattern(pattern: str, where: str) -> str:
+    """Python's ``$`` also matches before a final newline, Rust's (pydantic's) does not: use ``\\Z``."""
+    if not (pattern.startswith("^") and pattern.endswith("$")) or pattern.endswith("\\$"):
+        raise TypeError(f"{where}: only patterns anchored with ^...$ are mirrored, not {pattern!r}")
+    return pattern[:-1] + r"\Z"
+
+
+def _mirror_type(annotation: Any, made: dict[Any, Any], where: str) -> Any:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return mirror(annotation, made)
-    origin = get_origin(annotation)
-    if origin is None or origin is Literal:
+    if annotation in (str, int, float, bool, type(None), None):
         return annotation
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return annotation
+    if origin is None:
+        raise TypeError(f"{where}: no mirror for the type {annotation!r}")
     args = get_args(annotation)
     if origin is Annotated:
-        return Annotated[(_mirror_type(args[0], made), *annotation.__metadata__)]
-    inner = tuple(_mirror_type(arg, made) for arg in args)
+        meta = _meta(list(annotation.__metadata__), where)
+        inner = _mirror_type(args[0], made, where)
+        return Annotated[inner, meta] if meta is not None else inner
+    inner = tuple(_mirror_type(arg, made, where) for arg in args)
     if origin in (Union, types.UnionType):
         return Union[inner]
-    if origin in (list, dict):
-        return origin[inner]
-    raise TypeError(f"no mirror for the annotation {annotation!r}")
+    if origin is list:
+        return list[inner[0]]  # type: ignore[valid-type]
+    if origin is dict:
+        if args[0] is not str:
+            raise TypeError(f"{where}: only str keys are mirrored")
+        return dict[str, inner[1]]  # type: ignore[valid-type]
+    raise TypeError(f"{where}: no mirror for the annotation {annotation!r}")
 
 
-def line_validator() -> Callable[[bytes], dict[str, Any] | Envelope]:
-    """Validate one JSON line: a dict for a per-cell kind, a model instance for any other."""
-    made: dict[type[BaseModel], Any] = {}
-    members = tuple(mirror(model, made) if kind in CASE_KINDS else model for kind, model in EVENT_MODELS.items())
-    union = Annotated[Union[members], Field(discriminator="kind")]
-    return TypeAdapter(union).validator.validate_json  # type: ignore[return-value]
+def _tagged(annotation: Any, field: str, made: dict[Any, Any], where: str) -> Any:
+    """A discriminated union: one tagged Struct per value of each member's Literal tag."""
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    optional = False
+    members = []
+    for arg in get_args(annotation):
+        if arg is type(None):
+            optional = True
+            continue
+        if not (isinstance(arg, type) and issubclass(arg, BaseModel)):
+            raise TypeError(f"{where}: a discriminated union of non-models")
+        literal = arg.model_fields[field].annotation
+        if get_origin(literal) is not Literal:
+            raise TypeError(f"{where}: the discriminator {field} is not a Literal")
+        members += [mirror(arg, made, (field, value)) for value in get_args(literal)]
+    union: Any = Union[tuple(members)]
+    return Union[union, None] if optional else union
+
+
+def cell_structs(versions: frozenset[str] | None = None) -> dict[str, Any]:
+    """The mirror of every per-cell kind, tagged by ``kind``; with ``versions``, a
+    ``schema_version`` outside them is refused (such a line takes the careful path)."""
+    made: dict[Any, Any] = {}
+    override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
+    return {kind: mirror(model, made, ("kind", kind), override) for kind, model in EVENT_MODELS.items() if kind in CASE_KINDS}
+
+
+def cell_decoder(versions: frozenset[str] | None = None, lines: bool = False) -> Callable[[Any], Any]:
+    """Decode and validate one per-cell line into its Struct (with ``lines``: a block of
+    newline-separated lines into a list); raises msgspec.ValidationError, msgspec.DecodeError
+    or UnicodeDecodeError for anything else."""
+    structs = cell_structs(versions)
+    decoder = msgspec.json.Decoder(Union[tuple(structs.values())])  # type: ignore[arg-type]
+    return decoder.decode_lines if lines else decoder.decode  # type: ignore[return-value]
+
+
+def to_plain(value: Any) -> Any:
+    """A Struct as the dict the line held (UNSET fields left out), for comparisons."""
+    return msgspec.to_builtins(value)
 
 
 # --- duplicate keys ----------------------------------------------------------------------------
 #
-# pydantic-core reads a JSON object with a repeated key as "last one wins", so
+# msgspec, like pydantic-core, reads a JSON object with a repeated key as "last one wins", so
 # {"status": "mismatch", "status": "pass"} would validate as a pass. The fast path therefore
-# compares two counts that agree only for a line without repeated keys: the number of keys in
-# the validated dict (the mirrors forbid unknown keys and fill in no defaults, so every key of
-# the line is there once) and the number of `":` in the raw bytes once white space is deleted,
-# which is at least the number of keys written (each key's closing quote then, after any white
-# space, its colon). A repeated key makes the byte count larger than the dict's, and so does a
-# `":` inside a string value: both take the careful path, which names the repeated key.
+# compares two counts of colons that agree only when no key is repeated: in the raw bytes, and
+# in the Structs encoded again (each field the line had, once: UNSET fields are not written).
+# Outside strings, JSON has exactly one colon per key written; inside strings the raw bytes and
+# the encoding hold the same colons, provided none is written as the escape \u003a (bytes
+# with the prefix \u003 take the careful path, which names the repeated key). So the raw
+# count exceeds the encoded one by the number of repeated keys.
 
-KeyCounter = Callable[[dict[str, Any]], int]
-
-
-def key_counters() -> dict[str, KeyCounter]:
-    """Per per-cell kind, a function counting the keys of a validated line, nested objects included.
-
-    Each is straight-line code generated from the model (a loop over field descriptions costs
-    as much as validating a short line): one ``len`` per object, ``sum(map(len, ...))`` for a
-    list of flat objects.
-    """
-    return {kind: _compile_counter(model) for kind, model in EVENT_MODELS.items() if kind in CASE_KINDS}
+KEY_MARK = b":"
+encode = msgspec.json.encode
 
 
-def _nested_models(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
-    """The models a field's value may be (with None and Annotated unwrapped), and whether it is a list of them."""
-    origin = get_origin(annotation)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation], False
-    if origin is Annotated:
-        return _nested_models(get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        found: list[type[BaseModel]] = []
-        many = False
-        for arg in get_args(annotation):
-            models, arg_many = _nested_models(arg)
-            found += models
-            many |= arg_many
-        return found, many
-    if origin is list:
-        models, inner_many = _nested_models(get_args(annotation)[0])
-        if inner_many:
-            raise TypeError(f"no key counter for nested lists of models: {annotation!r}")
-        return models, bool(models)
-    if origin is dict and _nested_models(get_args(annotation)[1])[0]:
-        raise TypeError(f"no key counter for a mapping of models: {annotation!r}")
-    return [], False
-
-
-def _nested_fields(model: type[BaseModel]) -> list[tuple[str, type[BaseModel] | None, bool]]:
-    """(field, the nested model when it has nested objects itself else None, is a list)."""
-    fields = []
-    for name, info in model.model_fields.items():
-        models, many = _nested_models(info.annotation)
-        if not models:
-            continue
-        deep = [m for m in models if _nested_fields(m)]
-        if deep and len(models) > 1:
-            raise TypeError(f"no key counter for a union of nested models in {model.__name__}.{name}")
-        fields.append((name, deep[0] if deep else None, many))
-    return fields
-
-
-def _count_lines(model: type[BaseModel], var: str, depth: int) -> list[str]:
-    lines = []
-    pad = "    " * depth
-    for index, (name, deep, many) in enumerate(_nested_fields(model)):
-        item = f"v{depth}_{index}"
-        lines.append(f"{pad}{item} = {var}.get({name!r})")
-        if deep is None and many:
-            lines.append(f"{pad}if {item}: n += sum(map(len, {item}))")
-        elif deep is None:
-            lines.append(f"{pad}if {item} is not None: n += len({item})")
-        elif many:
-            lines.append(f"{pad}if {item}:")
-            lines.append(f"{pad}    for e{depth} in {item}:")
-            lines.append(f"{pad}        n += len(e{depth})")
-            lines += _count_lines(deep, f"e{depth}", depth + 2)
-        else:
-            lines.append(f"{pad}if {item} is not None:")
-            lines.append(f"{pad}    n += len({item})")
-            lines += _count_lines(deep, item, depth + 1)
-    return lines
-
-
-def _compile_counter(model: type[BaseModel]) -> KeyCounter:
-    body = _count_lines(model, "d", 1)
-    if not body:
-        return len
-    source = "\n".join(["def count(d):", "    n = len(d)", *body, "    return n"])
-    namespace: dict[str, Any] = {}
-    exec(compile(source, f"<key counter for {model.__name__}>", "exec"), namespace)  # noqa: S102 - code built above from field names
-    return namespace["count"]  # type: ignore[no-any-return]
+def same_keys(raw: bytes, decoded: Any) -> bool:
+    """No key repeated in ``raw`` (one line, or a block, free of the escape prefix u003) that decoded to ``decoded``."""
+    return raw.count(KEY_MARK) == encode(decoded).count(KEY_MARK)

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import json
+import os
+from itertools import accumulate
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Literal
+from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union
 
-from pydantic import ValidationError
+import msgspec
+from pydantic import Field, TypeAdapter, ValidationError
 
 from reportgen.contract.events import (
     CASE_KINDS,
@@ -28,7 +32,7 @@ from reportgen.contract.events import (
     Plan,
     RunEnd,
 )
-from reportgen.contract.linecheck import key_counters, line_validator
+from reportgen.contract.linecheck import KEY_MARK, cell_decoder, encode
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
 
 # Versions of this major that the current models read as they are (a minor bump only adds
@@ -39,8 +43,19 @@ MAX_LINE_BYTES = 8 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
-_LINE_VALIDATOR = line_validator()
-_KEY_COUNTERS = key_counters()
+# Per-cell kinds: msgspec Struct mirrors of the models (linecheck), one line or a block of
+# lines at a time. The other kinds (a few lines a log): the models themselves.
+_CELL_LINE = cell_decoder(READABLE_VERSIONS)
+_CELL_BLOCK = cell_decoder(READABLE_VERSIONS, lines=True)
+_OTHER_LINE = TypeAdapter(
+    Annotated[Union[tuple(model for kind, model in EVENT_MODELS.items() if kind not in CASE_KINDS)], Field(discriminator="kind")]  # type: ignore[misc]
+).validator.validate_json
+_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
+# A colon written as the escape \u003a would hide a repeated key from the key count
+# (linecheck.same_keys): bytes holding the prefix \u003 take the per-line checks.
+_COUNT_UNSAFE = b"\\u003"
+BLOCK_BYTES = 1 << 20
+_PLUS_ONE = (1).__add__
 
 
 @dataclass(frozen=True)
@@ -68,21 +83,34 @@ class LoggedEvent:
     line: int
     kind: str
     case: str | None
-    raw: bytes | None = None
+    data: bytes | None = None  # the line's bytes, or the log's bytes holding it at [start:end]
     parsed: Envelope | None = None
+    start: int = 0
+    end: int = -1
+
+    @property
+    def raw(self) -> bytes | None:
+        """The line's bytes until its event is built (None after)."""
+        if self.data is None or self.end < 0:
+            return self.data
+        return self.data[self.start:self.end]
 
     @property
     def event(self) -> Envelope:
         if self.parsed is None:
-            assert self.raw is not None
-            self.parsed = EVENT_MODELS[self.kind].model_validate_json(self.raw)
-            self.raw = None
+            raw = self.raw
+            assert raw is not None
+            self.parsed = EVENT_MODELS[self.kind].model_validate_json(raw)
+            self.data = None
         return self.parsed
 
 
 # Called with each accepted event and, for a per-cell line, its validated fields as a dict
 # (None otherwise), so a consumer can index the log in the same pass that reads it.
+# Its validated fields are a mirror Struct (linecheck), which reads like that dict.
 EventSink = Callable[[LoggedEvent, "dict[str, Any] | None"], None]
+# Called instead with a block of accepted per-cell events and their Structs, in order.
+BlockSink = Callable[[list[LoggedEvent], list[Any]], None]
 
 
 @dataclass
@@ -130,9 +158,10 @@ def _refuse_constant(name: str) -> float:
 class _Checker:
     """Stateful line-by-line checks: envelope, model, sequence and ordering rules."""
 
-    def __init__(self, reading: LogReading, sink: EventSink | None) -> None:
+    def __init__(self, reading: LogReading, sink: EventSink | None, block_sink: BlockSink | None = None) -> None:
         self.reading = reading
         self.sink = sink
+        self.block_sink = block_sink
         self.last_seq = -1
         self.seq_lines: dict[int, int] = {}
         self.kind_lines: dict[str, int] = {}
@@ -276,21 +305,39 @@ class _Checker:
         record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
         self.check_order(number, event.seq, record, None)
 
-    def accept_cell_line(self, number: int, data: dict[str, Any], raw: bytes) -> None:
-        """A per-cell line that passed the mirror check: kept as bytes, its fields to the sink.
+    def accept_cell_lines(self, numbers: range | list[int], structs: list[Any], data: bytes, starts: Any, ends: Any) -> None:
+        """Per-cell lines that passed the mirror check, kept as places in ``data``, their Structs to the sink.
 
-        Nearly every line of a long log is one of these, in order, for a planned cell: that
-        case is accepted here with no more checks than it needs; anything else takes
-        ``check_order``.
+        Nearly every line of a long log is one of these, in order, for a planned cell, with
+        at most one case_result per cell: checked here for the whole block at once; when
+        that check fails, each line takes ``check_order``, which says what is wrong.
         """
-        kind, case, seq = data["kind"], data["case"], data["seq"]
-        record = LoggedEvent(number, kind, case, raw)
-        if self.in_body and seq > self.last_seq and kind != "case_result" and case in self.planned_cases:  # type: ignore[operator]
-            self.seq_lines[seq] = number
-            self.last_seq = seq
-            self._keep(record, data)
-        else:
-            self.check_order(number, seq, record, data)
+        records = [LoggedEvent(n, s.kind, s.case, data, None, b, e) for n, s, b, e in zip(numbers, structs, starts, ends)]
+        seqs = [s.seq for s in structs]
+        results = [s.case for s in structs if s.kind == "case_result"]
+        planned = self.planned_cases
+        if (
+            self.in_body
+            and planned is not None
+            and seqs[0] > self.last_seq
+            and all(map(int.__lt__, seqs, seqs[1:]))
+            and planned.issuperset(s.case for s in structs)
+            and len(set(results)) == len(results)
+            and self.result_lines.keys().isdisjoint(results)
+        ):
+            self.seq_lines.update(zip(seqs, numbers))
+            self.last_seq = seqs[-1]
+            if results:
+                self.result_lines.update((s.case, n) for n, s in zip(numbers, structs) if s.kind == "case_result")
+            self.reading.records += records
+            if self.block_sink is not None:
+                self.block_sink(records, structs)
+            elif self.sink is not None:
+                for record, struct in zip(records, structs):
+                    self.sink(record, struct)
+            return
+        for record, struct in zip(records, structs):
+            self.check_order(record.line, struct.seq, record, struct)
 
     def _keep(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
         self.reading.records.append(record)
@@ -448,14 +495,14 @@ def _drop_path(obj: Any, loc: tuple[Any, ...]) -> None:
     obj.pop(loc[-1], None)
 
 
-def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> LogReading:
+def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, block_sink: BlockSink | None = None) -> LogReading:
     """Read and check one log file; never raises, an unreadable file is a problem too.
 
     ``sink``, when given, sees each accepted event as it is read (see ``EventSink``). Only a
     regular file of at most ``max_bytes`` is read (not a FIFO, a device or a folder).
     """
     reading = LogReading(path=str(path))
-    checker = _Checker(reading, sink)
+    checker = _Checker(reading, sink, block_sink)
     try:
         count = _check_stream(checker, path, max_bytes)
     except NotReadable as exc:
@@ -491,40 +538,128 @@ def _check_stream(checker: _Checker, path: str | Path, max_bytes: int) -> int:
         return _read_lines(checker, stream, max_bytes)
 
 
-def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
-    """Check line by line; a line without a newline can only be the last (or an oversize one).
+def _read_all(stream: Any, max_bytes: int) -> tuple[bytes, bool]:
+    """The stream's bytes up to max_bytes + 1, and whether it held more than max_bytes."""
+    try:
+        hint = os.fstat(stream.fileno()).st_size
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        hint = 1 << 24
+    parts, size = [], 0
+    while size <= max_bytes and (part := stream.read(min(max(hint + 1 - size, 1 << 16), max_bytes + 1 - size))):
+        parts.append(part)
+        size += len(part)
+    data = parts[0] if len(parts) == 1 else b"".join(parts)
+    return data, size > max_bytes
 
-    Most lines of a real log are valid, so each is first handed whole to pydantic-core, which
-    parses and validates it in one pass (JSON allows the trailing newline): per-cell kinds
-    against their TypedDict mirrors, the rest against the models. A per-cell line is kept
-    when its key count shows no repeated key (see ``linecheck``); the few other lines are
-    parsed once more to check that. Only a line these checks do not accept takes the careful
-    path that explains.
+
+def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
+    """Check line by line; a line without a newline can only be the last.
+
+    Most lines of a real log are valid per-cell events, so blocks of whole lines (up to
+    BLOCK_BYTES, far below the line limit) are first handed to msgspec, which parses and
+    validates them against the Struct mirrors of the models (linecheck) in one call. A block
+    is taken when it holds exactly one JSON object per line (it starts with {, ends with },
+    and every newline inside it stands between } and {, so no value spans two lines and no
+    line holds two) and the count of its colons shows no repeated key. A block that fails any
+    of these is checked line by line the same way, and the few other lines (run_start,
+    plan, ...) against the models, with the same key count; only a line these checks do not
+    accept takes the careful path that explains.
     """
-    validate, counters = _LINE_VALIDATOR, _KEY_COUNTERS
-    number = read = 0
-    readline = stream.readline
-    while chunk := readline(MAX_LINE_BYTES + 1):
+    data, over = _read_all(stream, max_bytes)
+    limit = min(len(data), max_bytes)
+    begin = number = 0
+    while begin < limit:
+        stop = data.rfind(b"\n", begin, min(begin + BLOCK_BYTES, limit)) + 1
+        if stop <= 0:  # no whole line in reach: a line longer than a block, or the end
+            stop = data.find(b"\n", begin, limit) + 1
+            if stop <= 0:
+                break
+        block = memoryview(data)[begin:stop]
+        lines = data.count(b"\n", begin, stop)
+        structs = None
+        if (
+            data[begin] == 123  # {
+            and data[stop - 2] == 125  # }
+            and data.count(b"}\n{", begin, stop) == lines - 1
+            and stop - begin <= MAX_LINE_BYTES
+            and data.find(_COUNT_UNSAFE, begin, stop) < 0
+        ):
+            try:
+                structs = _CELL_BLOCK(block)
+            except _FAST_ERRORS:
+                structs = None
+            if structs is not None and not (len(structs) == lines and data.count(KEY_MARK, begin, stop) == encode(structs).count(KEY_MARK)):
+                structs = None
+        starts = list(accumulate(map(_PLUS_ONE, map(len, data[begin:stop - 1].split(b"\n"))), initial=begin))
+        ends = [at - 1 for at in starts[1:]]
+        del starts[-1]
+        if structs is not None:
+            checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, data, starts, ends)
+        elif not _check_block(checker, data, starts, ends, number + 1):
+            return _line_count(data, over, max_bytes)
+        number += lines
+        begin = stop
+    if over:
+        checker.problem(number + 1, "error", f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read")
+        return number + 1
+    tail = data[begin:]
+    if tail:
         number += 1
-        read += len(chunk)
-        if read > max_bytes:
-            checker.problem(number, "error", f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read")
-            return number
-        try:
-            data = validate(chunk)
-        except ValidationError:
-            data = None
-        if data is not None and chunk[-1:] == b"\n":
-            if type(data) is dict:
-                if data["schema_version"] in READABLE_VERSIONS and chunk.translate(None, b" \t\r").count(b'":') == counters[data["kind"]](data):
-                    checker.accept_cell_line(number, data, chunk)
-                    continue
-            elif data.schema_version in READABLE_VERSIONS and _unique_json(chunk):  # type: ignore[union-attr]
-                checker.accept_model(number, data)  # type: ignore[arg-type]
-                continue
-        if not _check_raw_line(checker, number, chunk, readline):
-            return number + sum(1 for _ in stream)
+        if len(tail) > MAX_LINE_BYTES:
+            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+        else:
+            checker.check_line(number, tail, unterminated=True)
     return number
+
+
+def _line_count(data: bytes, over: bool, max_bytes: int) -> int:
+    """Lines in the file (after the log was refused: for the summary)."""
+    if over:
+        data = data[:max_bytes]
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def _check_block(checker: _Checker, data: bytes, starts: list[int], ends: list[int], number: int) -> bool:
+    """One line at a time; False once the log is refused (nothing more is read)."""
+    pending: list[tuple[int, Any, int, int]] = []
+
+    def flush() -> None:
+        if pending:
+            numbers, structs, begins, stops = zip(*pending)
+            checker.accept_cell_lines(list(numbers), list(structs), data, begins, stops)
+            pending.clear()
+
+    for begin, stop in zip(starts, ends):
+        raw = data[begin:stop]
+        if stop - begin > MAX_LINE_BYTES:
+            flush()
+            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            number += 1
+            continue
+        try:
+            struct = _CELL_LINE(raw)
+        except _FAST_ERRORS:
+            struct = None
+        if struct is not None and _COUNT_UNSAFE not in raw and raw.count(KEY_MARK) == encode(struct).count(KEY_MARK):
+            pending.append((number, struct, begin, stop))
+            number += 1
+            continue
+        flush()
+        if struct is None:
+            try:
+                event = _OTHER_LINE(raw)
+            except ValidationError:
+                event = None
+            if event is not None and event.schema_version in READABLE_VERSIONS and _unique_keys_in(raw, event):
+                checker.accept_model(number, event)
+                number += 1
+                continue
+        checker.check_line(number, raw.rstrip(b"\r"), unterminated=False)
+        if checker.reading.refused:
+            return False
+        number += 1
+    flush()
+    return True
 
 
 def _open_log(path: Any, max_bytes: int) -> BinaryIO:
@@ -539,6 +674,15 @@ def _open_log(path: Any, max_bytes: int) -> BinaryIO:
     return opener()  # type: ignore[no-any-return]
 
 
+def _unique_keys_in(raw: bytes, event: Envelope) -> bool:
+    """Whether a line that validated as ``event`` has no repeated key: the colon count of
+    linecheck.same_keys against the event written again with the fields it was given, or,
+    for a line with a \\u003 escape, a second parse."""
+    if _COUNT_UNSAFE in raw:
+        return _unique_json(raw)
+    return raw.count(KEY_MARK) == event.__pydantic_serializer__.to_json(event, exclude_unset=True).count(KEY_MARK)
+
+
 def _unique_json(chunk: bytes) -> bool:
     """Whether a line that validated has no repeated key (a second parse; for the few lines that are not per-cell)."""
     try:
@@ -546,19 +690,6 @@ def _unique_json(chunk: bytes) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _check_raw_line(checker: _Checker, number: int, chunk: bytes, readline: Callable[[int], bytes]) -> bool:
-    """The careful path for one line; False once the log is refused (nothing more is read)."""
-    if chunk[-1:] == b"\n":
-        checker.check_line(number, chunk[:-1].rstrip(b"\r"), unterminated=False)
-    elif len(chunk) > MAX_LINE_BYTES:
-        while chunk and chunk[-1:] != b"\n":
-            chunk = readline(MAX_LINE_BYTES)
-        checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
-    else:
-        checker.check_line(number, chunk, unterminated=True)
-    return not checker.reading.refused
 
 
 def validate_files(paths: list[str], as_json: bool, max_problems: int, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[str, int]:

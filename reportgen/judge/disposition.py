@@ -173,7 +173,7 @@ def _judge_failures(cells: list[CellRecord], notes: Notes, rule: str, what: str)
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = _judge_failures([c for c in run.cells if c.status in FAILED], notes, "mismatch", "mismatching cell(s)")
-    cold_bad = [c for c in run.cells if c.cold_s is not None and c.cold is not None and c.cold.output_check is not None and not c.cold.output_check.passed]
+    cold_bad = [c for c in run.cells if c.cold_check_failed]
     if cold_bad:
         reasons.append(Reason("cold-mismatch", "blocked", f"The cold first call of {len(cold_bad)} cell(s) did not match the reference within tolerance.", _cases(cold_bad)))
     return reasons
@@ -181,10 +181,10 @@ def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
 
 def rule_cold_cache(run: RunModel, notes: Notes) -> list[Reason]:
     """A cold call is only as cold as its caches were: say which were not empty."""
-    warm_caches = [c for c in run.cells if c.cold_s is not None and c.cold is not None and c.cold.cache_dirs and any(d.entries_before for d in c.cold.cache_dirs)]
+    warm_caches = [c for c in run.cells if c.cold_full_caches]
     if not warm_caches:
         return []
-    dirs = sorted({f"{d.role} ({d.path})" for c in warm_caches for d in c.cold.cache_dirs if d.entries_before})  # type: ignore[union-attr]
+    dirs = sorted({folder for c in warm_caches for folder in c.cold_full_caches})
     return [Reason("cold-cache", "note", f"The cold first call of {len(warm_caches)} cell(s) started with cache entries present in {'; '.join(dirs)}: it is labelled with that condition, not as an empty cache.", _cases(warm_caches))]
 
 
@@ -363,8 +363,10 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     def twin_key(p: PlannedCell) -> tuple[object, ...]:
         return (p.batch, p.length, p.dtype, p.mode, p.repeat_of is None)
 
-    contiguous = {twin_key(c.planned): c for c in reversed(run.cells) if c.planned.layout == "contiguous"}
     nonc = [c for c in run.cells if c.planned.layout == "noncontiguous"]
+    if not nonc:
+        return []
+    contiguous = {twin_key(c.planned): c for c in reversed(run.cells) if c.planned.layout == "contiguous"}
     failing = [c for c in nonc if c.status in ("error", "mismatch", "nonfinite") and (t := contiguous.get(twin_key(c.planned))) is not None and t.status == "pass"]
     reasons = []
     if failing:
@@ -483,8 +485,12 @@ def _scope_groups(cells: list[CellRecord]) -> tuple[ScopeGroup, ...]:
     groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     for c in cells:
         p = c.planned
-        label = c.shape_label + (" repeat (cache check)" if p.repeat_of else "")
-        groups.setdefault((p.dtype, p.layout, p.mode), []).append((label, c.status))
+        label = f"({p.batch}, {p.length}) repeat (cache check)" if p.repeat_of else f"({p.batch}, {p.length})"
+        key = (p.dtype, p.layout, p.mode)
+        members = groups.get(key)
+        if members is None:
+            members = groups[key] = []
+        members.append((label, c.status))
     return tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
 
 

@@ -10,11 +10,15 @@ when a report shows that cell in full.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from msgspec import UNSET
+
 from reportgen.contract import events as ev
+from reportgen.contract.linecheck import cell_decoder
 from reportgen.contract.validation import LoggedEvent, LogReading, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
@@ -53,6 +57,9 @@ class CellRecord:
     cold_timed_out_after_s: float | None = None
     warm_median_s: float | None = None
     eager_after_recompile_limit: bool = False
+    # Of the latest cold call: its outputs did not match the reference; cache folders not empty before it.
+    cold_check_failed: bool = False
+    cold_full_caches: tuple[str, ...] = ()
     # Where a failed cell's mismatches lie, as far as the log says (read by the failure groups).
     worst_output: str | None = None
     per_output: list[dict[str, Any]] | None = None  # error_stats.per_output as logged, when logged
@@ -144,6 +151,8 @@ class RunModel:
     truncated: bool
     log_problems: list[str]
     kind_counts: dict[str, int] = field(default_factory=dict)
+    # Figures over every cell that several views read, worked out once (see render.view).
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def cells_with(self, kind: str) -> list[CellRecord]:
         """The cells that logged at least one event of a per-cell kind."""
@@ -199,7 +208,7 @@ class RunBuilder:
             cell = self.cells.get(record.case)  # type: ignore[arg-type]
             if cell is not None:
                 cell.logged.append(record)
-                attach(cell, data if data is not None else record.event.model_dump(), record.line)
+                attach(cell, data if data is not None else _as_struct(record.event), record.line)
             return
         self.first.setdefault(kind, record)
         event = record.event
@@ -218,6 +227,71 @@ class RunBuilder:
             self.warnings.append(event)
             if event.case in self.cells:
                 self.cells[event.case].warnings.append(event.message)
+
+    def add_block(self, records: list[LoggedEvent], structs: list[Any]) -> None:
+        """Attach a block of per-cell events read together: ``add`` for each, with the facts
+        of the common kinds gathered inline (the same as CELL_FACTS; a test compares them)."""
+        counts, cells = self.kind_counts, self.cells
+        for kind, n in Counter(record.kind for record in records).items():
+            counts[kind] = counts.get(kind, 0) + n
+        if self.first_result_line is None:
+            self.first_result_line = next((r.line for r in records if r.kind in ("case_result", "compile", "timing")), None)
+        unset = UNSET
+        for record, s in zip(records, structs):
+            cell = cells.get(record.case)  # type: ignore[arg-type]
+            if cell is None:
+                continue
+            cell.logged.append(record)
+            kind = record.kind
+            if kind == "timing":
+                cold, warm = s.cold, s.warm
+                if cold:
+                    cell.cold_s = cold.seconds
+                    if cold.output_check or cold.cache_dirs:
+                        _cold_facts(cell, cold)
+                    else:
+                        cell.cold_check_failed, cell.cold_full_caches = False, ()
+                timed_out = s.cold_timed_out_after_s
+                if timed_out is not None and timed_out is not unset:
+                    cell.cold_timed_out_after_s = timed_out
+                if warm:
+                    cell.warm_median_s = warm.median_s
+                if s.eager_after_recompile_limit is True:
+                    cell.eager_after_recompile_limit = True
+                if cold or warm:  # a timed-out cold call timed nothing
+                    cell.timed.append(_timed(bool(cold), s.timed_region, s.timed_notes, s.synchronized))
+                if s.layout_achieved is False or (cold and cold.layout_achieved is False):
+                    cell.timing_layout_missed.append("cold" if cold else "warm")
+            elif kind == "case_result":
+                cell.status = cell.measured_status = s.status
+                cell.result_line = record.line
+                cell.untested_reason = None
+                achieved = s.layout_achieved
+                cell.layout_achieved = None if achieved is unset else achieved
+                fed = s.layout_fed
+                cell.layout_fed = None if fed is unset else fed
+                if achieved is False:
+                    cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
+                if s.warnings:
+                    cell.warnings.extend(s.warnings)
+                recompiled = s.recompiled
+                cell.recompiled = None if recompiled is unset else recompiled
+                nonfinite = 0
+                for output in s.outputs or ():
+                    nonfinite += output.nonfinite
+                cell.output_nonfinite = nonfinite
+                stats = s.error_stats
+                if stats:
+                    cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
+                    cell.worst_output = stats.worst_output or None
+                    per_output = stats.per_output
+                    cell.per_output = None if per_output is unset else per_output
+                fail = s.failure
+                cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
+                metric = s.task_metric
+                cell.task_metric = None if metric is unset else metric
+            else:
+                CELL_FACTS[kind](cell, s, record.line)
 
     def _first(self, kind: str) -> Any:
         record = self.first.get(kind)
@@ -257,7 +331,19 @@ def build_run(reading: LogReading) -> RunModel:
 def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[LogReading, RunBuilder]:
     """Read a log and gather its run in the same pass; build the run only if it is valid."""
     builder = RunBuilder()
-    return read_log(path, sink=builder.add, max_bytes=max_bytes), builder
+    return read_log(path, sink=builder.add, max_bytes=max_bytes, block_sink=builder.add_block), builder
+
+
+_STRUCTS = cell_decoder()
+
+
+def _as_struct(event: ev.Envelope) -> Any:
+    """An event that took the careful path, as the Struct the fast path gives (the facts read those)."""
+    return _STRUCTS(event.model_dump_json(exclude_unset=True))
+
+
+def _opt(value: Any, default: Any = None) -> Any:
+    return default if value is UNSET else value
 
 
 # What every cell needs of each per-cell kind, from the event's fields as a dict (the
@@ -268,35 +354,37 @@ DESELECTED = "not run (deselected)"
 LAYOUT_NOT_ACHIEVED = "layout not achieved"
 
 
-def _result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
-    cell.status, cell.result_line = data["status"], line
-    cell.measured_status = data["status"]
+def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
+    cell.status = cell.measured_status = data.status
+    cell.result_line = line
     cell.untested_reason = None
-    cell.layout_achieved = data.get("layout_achieved")
-    cell.layout_fed = data.get("layout_fed")
+    cell.layout_achieved = _opt(data.layout_achieved)
+    cell.layout_fed = _opt(data.layout_fed)
     if cell.layout_achieved is False:
         # The planned layout never reached the model: its result is not one for this layout.
         cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
-    cell.warnings.extend(data.get("warnings", ()))
-    cell.recompiled = data.get("recompiled")
-    cell.output_nonfinite = sum(o["nonfinite"] for o in data.get("outputs", ()))
-    stats = data.get("error_stats")
-    if stats is not None:
-        cell.mismatched, cell.total, cell.max_abs = stats["mismatched"], stats["total"], stats["max_abs"]
-        cell.worst_output = stats.get("worst_output") or None
-        cell.per_output = stats.get("per_output")
-    fail = data.get("failure")
-    cell.failure_kind = f"{fail['phase']}: {fail['type']}" if fail else None
-    cell.task_metric = data.get("task_metric")
+    if data.warnings:
+        cell.warnings.extend(data.warnings)
+    cell.recompiled = _opt(data.recompiled)
+    outputs = data.outputs
+    cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
+    stats = data.error_stats
+    if stats:
+        cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
+        cell.worst_output = _opt(stats.worst_output) or None
+        cell.per_output = _opt(stats.per_output)
+    fail = data.failure
+    cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
+    cell.task_metric = _opt(data.task_metric)
 
 
-def _operator_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
-    fallback = data["fallback"]
-    cell.fallback_status = fallback["status"]
-    cell.fallback_items = list(fallback.get("items", ()))
-    executed = data["executed"]
-    cell.executed_status = executed["status"]
-    items = tuple(executed.get("items", ()))
+def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
+    fallback = data.fallback
+    cell.fallback_status = fallback.status
+    cell.fallback_items = list(fallback.items) if fallback.items else []
+    executed = data.executed
+    cell.executed_status = executed.status
+    items = tuple(executed.items) if executed.items else ()
     cell.executed_items = _OP_LISTS.setdefault(items, items)
 
 
@@ -304,45 +392,66 @@ def _operator_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
 _OP_LISTS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-def _compile_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
-    cell.graph_break_reasons.extend(b["reason"] for b in data.get("graph_breaks", ()))
-    cell.recompiles_seen |= (data.get("recompiles") or 0) > 0
-    cell.recompile_limit_hit |= data.get("recompile_limit_hit", False)
+def _compile_facts(cell: CellRecord, data: Any, line: int) -> None:
+    if data.graph_breaks:
+        cell.graph_break_reasons.extend(b.reason for b in data.graph_breaks)
+    if data.recompiles:
+        cell.recompiles_seen = True
+    if data.recompile_limit_hit is True:
+        cell.recompile_limit_hit = True
 
 
-def _timing_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
-    cold, warm = data.get("cold"), data.get("warm")
+def _cold_facts(cell: CellRecord, cold: Any) -> None:
+    check = _opt(cold.output_check)
+    cell.cold_check_failed = check is not None and not check.passed
+    cell.cold_full_caches = tuple(f"{d.role} ({d.path})" for d in cold.cache_dirs if d.entries_before) if cold.cache_dirs else ()
+
+
+_TIMED: dict[Any, tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}
+
+
+def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]:
+    """(call, stages timed or None when not recorded, notes, synchronised), kept once per distinct value."""
+    region = tuple(region) if region else (None if region is UNSET or region is None else ())
+    fact = ("cold" if cold else "warm", region, tuple(notes) if notes else (), synchronized)
+    return _TIMED.setdefault(fact, fact)
+
+
+def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
+    cold, warm = _opt(data.cold), _opt(data.warm)
     if cold is not None:
-        cell.cold_s = cold["seconds"]
-    if data.get("cold_timed_out_after_s") is not None:
-        cell.cold_timed_out_after_s = data["cold_timed_out_after_s"]
+        cell.cold_s = cold.seconds
+        _cold_facts(cell, cold)
+    timed_out = data.cold_timed_out_after_s
+    if timed_out is not None and timed_out is not UNSET:
+        cell.cold_timed_out_after_s = timed_out
     if warm is not None:
-        cell.warm_median_s = warm["median_s"]
-    cell.eager_after_recompile_limit |= data.get("eager_after_recompile_limit", False)
-    region = data.get("timed_region")
+        cell.warm_median_s = warm.median_s
+    if data.eager_after_recompile_limit is True:
+        cell.eager_after_recompile_limit = True
     if cold is not None or warm is not None:  # a timed-out cold call timed nothing
-        cell.timed.append(("cold" if cold is not None else "warm", tuple(region) if region is not None else None, tuple(data.get("timed_notes", ())), data["synchronized"]))
-    if data.get("layout_achieved") is False or (cold is not None and cold.get("layout_achieved") is False):
+        cell.timed.append(_timed(cold is not None, data.timed_region, data.timed_notes, data.synchronized))
+    if data.layout_achieved is False or (cold is not None and cold.layout_achieved is False):
         cell.timing_layout_missed.append("cold" if cold is not None else "warm")
 
 
-def _step_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+def _step_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.trained = True
-    cell.loss_off |= not data["loss_within"]
-    cell.grads_off.update(g["name"] for g in data["grads"] if g["mismatched"])
+    cell.loss_off |= not data.loss_within
+    cell.grads_off.update(g.name for g in data.grads if g.mismatched)
 
 
-def _train_result_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+def _train_result_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.trained = True
-    cell.params_off = {p["name"]: (p["mismatched"], p["total"]) for p in data["params"] if p["mismatched"]}
+    cell.params_off = {p.name: (p.mismatched, p.total) for p in data.params if p.mismatched}
 
 
-def _no_facts(cell: CellRecord, data: dict[str, Any], line: int) -> None:
+def _no_facts(cell: CellRecord, data: Any, line: int) -> None:
     """Profiles are read from the events of the cells shown."""
 
 
 # One entry per kind that names a cell (events.CASE_KINDS).
-CELL_FACTS: dict[str, Callable[[CellRecord, dict[str, Any], int], None]] = {
+CELL_FACTS: dict[str, Callable[[CellRecord, Any, int], None]] = {
     "case_result": _result_facts,
     "operators": _operator_facts,
     "compile": _compile_facts,

@@ -349,14 +349,11 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
     plan, env = run.plan, run.environment
     counts = run.counts()
     fell, fallback_states = _fallback_summary(run)
-    modes, dtypes, layouts, shape_set = set(), set(), set(), set()
-    for c in run.cells:
-        p = c.planned
-        modes.add(p.mode)
-        dtypes.add(p.dtype)
-        layouts.add(p.layout)
-        shape_set.add((p.batch, p.length))
-    shapes = sorted(shape_set)
+    planned = [c.planned for c in run.cells]
+    modes = {p.mode for p in planned}
+    dtypes = {p.dtype for p in planned}
+    layouts = {p.layout for p in planned}
+    shapes = sorted({(p.batch, p.length) for p in planned})
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
@@ -431,14 +428,14 @@ def timed_scope_text(run: RunModel) -> str:
     """What the timing code recorded it timed, per call kind; never the plan's wish."""
     seen: dict[str, list[str]] = {}
     unrecorded = 0
-    for c in run.cells:
-        for call, region, notes, synchronized in c.timed:
-            if region is None:
-                unrecorded += 1
-                continue
-            text = _region_text(region, notes, synchronized)
-            if call not in seen.setdefault(text, []):
-                seen[text].append(call)
+    # The timing facts are shared tuples: each distinct one is put in words once, in first-seen order.
+    for (call, region, notes, synchronized), n in Counter(fact for c in run.cells for fact in c.timed).items():
+        if region is None:
+            unrecorded += n
+            continue
+        text = _region_text(region, notes, synchronized)
+        if call not in seen.setdefault(text, []):
+            seen[text].append(call)
     if not seen:
         return "not measured (this log does not record what its timing code put in the timed region)" if unrecorded else "no timing recorded"
     if len(seen) == 1:
@@ -578,8 +575,8 @@ def _row_name(key: tuple[int, int, bool]) -> str:
 def _status_by_group(run: RunModel) -> list[dict[str, Any]]:
     """Status counts per dtype and mode, over every cell."""
     groups: dict[tuple[str, str], Counter[str]] = {}
-    for cell in run.cells:
-        groups.setdefault((cell.planned.dtype, cell.planned.mode), Counter())[cell.status] += 1
+    for (dtype, mode, status), n in Counter((c.planned.dtype, c.planned.mode, c.status) for c in run.cells).items():
+        groups.setdefault((dtype, mode), Counter())[status] += n
     return [
         {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER]}
         for (dtype, mode), counts in sorted(groups.items())
@@ -695,6 +692,8 @@ def _entry_anchor(index: int) -> str:
 
 
 def _explanations(run: RunModel, notes: Annotations) -> list[ExplanationView]:
+    if not notes.entries:
+        return []
     cells = {c.case: c for c in run.cells}
     views = []
     for entry in notes.entries:
@@ -732,17 +731,18 @@ OPS_LISTED = 60
 
 
 def _op_cells(run: RunModel) -> tuple[dict[str, int], list[CellRecord], list[CellRecord]]:
-    """Per executed op the number of cells that ran it; the cells measured and not."""
-    per_op: dict[str, int] = {}
-    measured, unmeasured = [], []
-    for c in run.cells:
-        if c.executed_status == "measured":
-            measured.append(c)
-            for op in c.executed_items:
-                per_op[op] = per_op.get(op, 0) + 1
-        elif c.executed_status is not None:
-            unmeasured.append(c)
-    return per_op, measured, unmeasured
+    """Per executed op the number of cells that ran it; the cells measured and not (worked out once per run)."""
+    found = run.derived.get("op_cells")
+    if found is None:
+        measured = [c for c in run.cells if c.executed_status == "measured"]
+        unmeasured = [c for c in run.cells if c.executed_status is not None and c.executed_status != "measured"]
+        per_op: dict[str, int] = {}
+        # Cells share their op list (runmodel keeps each distinct list once): count the lists, then the ops.
+        for items, n in Counter(c.executed_items for c in measured).items():
+            for op in items:
+                per_op[op] = per_op.get(op, 0) + n
+        found = run.derived["op_cells"] = (per_op, measured, unmeasured)
+    return found  # type: ignore[no-any-return]
 
 
 def attention_text(run: RunModel) -> str:
