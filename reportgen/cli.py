@@ -449,7 +449,7 @@ PUBLISH_HELP = """Upload a built site (or any folder, such as a run directory) t
 
 Only files whose bytes differ from the stored objects are uploaded (an object whose ETag is
 the MD5 of the local file and whose size matches is left alone), each with its content type
-(text/html, text/css, ...). Hidden files (the site's .reportgen-state.json) and links are not
+(text/html, text/css, ...). Hidden files (the site's .reportgen-state.json and .reportgen-quick.json) and links are not
 uploaded. Credentials come from the standard AWS chain; AWS_ENDPOINT_URL_S3 selects an
 S3-compatible endpoint.
 

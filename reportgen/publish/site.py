@@ -2,12 +2,14 @@
 
 Layout of the output directory::
 
-    index.html                      every run: sortable, filterable (state kept in the URL), totals
+    index.html                      totals and the newest runs; its script lists every run from
+    index-rows-<hash>.js            the row data (site_rows.py): sortable, filterable (state in the URL)
     index.csv, index.json           the same table for spreadsheets and scripts
     runs/<run-slug>/index.html      the run's report (report.md beside it)
     workloads/<slug>/index.html     history of one workload and what changed between runs
     assets/                         one copy of the shared CSS, JS and plotly bundle
     .reportgen-state.json           what was built from which input, for incremental rebuilds
+    .reportgen-quick.json           what stat said about every input, for the no-op check
 
 Three steps. First a no-op check (site_quick.py): when stat says that no log, annotations
 file, searched folder, template or configuration changed since the last build, and its pages are

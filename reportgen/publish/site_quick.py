@@ -157,16 +157,17 @@ class QuickCheck:
         for path, sig in record.watched:
             if not _same(path, sig, os.stat):
                 return None
+        listed = {path for path, _ in record.watched}  # a new entry in one of these changed its stat
         for path, _, log_sig, notes, notes_sig in record.logs:
             if not _same(path, log_sig, os.stat):
                 return None
             if notes_sig is None:
-                if os.path.lexists(notes):
+                if os.path.dirname(notes) not in listed and os.path.lexists(notes):
                     return None
             elif not _same(notes, notes_sig, os.stat):
                 return None
-        listed = [(str(e.path), e.path.change_key) for e in remote.logs if isinstance(e.path, RemoteLog)] if remote else []
-        if listed != [tuple(r) for r in record.remote] or (remote is not None and remote.skipped):
+        objects = [(str(e.path), e.path.change_key) for e in remote.logs if isinstance(e.path, RemoteLog)] if remote else []
+        if objects != [tuple(r) for r in record.remote] or (remote is not None and remote.skipped):
             return None
         out = os.fspath(self.out_dir) + os.sep
         for page in record.pages:
