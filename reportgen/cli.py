@@ -266,7 +266,10 @@ RUNS are logs, run directories, or folders that hold run directories (searched f
 events.jsonl), local or in S3 (s3://bucket/prefix). An annotations.toml next to a log is used
 for its report. Rebuilding into the same --out only re-reads logs that changed (for S3, known
 from each object's ETag and size in the listing, so unchanged logs are not fetched) and only
-rewrites files whose bytes change.
+rewrites files whose bytes change. When stat says no log, annotations file, searched folder,
+template or configuration changed (size, mtime, ctime, inode), a rebuild reads and renders
+nothing; a log rewritten with all of those unchanged would be missed, so files changed in the
+last 3 s are always hashed. Delete --out/.reportgen-quick.json to have every log hashed.
 
 Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
 or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,
