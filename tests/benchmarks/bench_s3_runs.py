@@ -53,8 +53,8 @@ def _populate(client, runs: int, per_prefix: int, scratch: Path) -> None:
 
 def _requests(server, since: int) -> tuple[int, int]:
     lines = server.requests()[since:]
-    lists = sum(1 for r in lines if r.startswith("GET /bench?") and "list-type=2" in r)
-    gets = sum(1 for r in lines if r.startswith("GET /bench/"))
+    lists = sum(1 for r in lines if r.startswith(f"GET /{BUCKET}?") and "list-type=2" in r)
+    gets = sum(1 for r in lines if r.startswith(f"GET /{BUCKET}/"))
     return lists, gets
 
 
@@ -85,9 +85,12 @@ def _read_manifests(store, prefixes: list[str], open_prefix: str) -> int:
 
 
 def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_all_logs: bool) -> None:
+    """One size in a bucket of its own (the server, and every bucket with it, goes at the end)."""
     from reportgen.publish.site import build_site
     from reportgen.storage.remote import Store, list_logs
 
+    global BUCKET
+    BUCKET = f"bench-{runs}"
     client.create_bucket(Bucket=BUCKET)
     with tempfile.TemporaryDirectory() as tmp:
         _populate(client, runs, per_prefix, Path(tmp) / "template")
@@ -118,12 +121,6 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
         count, elapsed, lists, gets = _timed(server, lambda: _read_manifests(store, prefixes, prefixes[-1]))
         assert count == runs, count
         print(f"[{runs} runs] manifests ({len(prefixes)} prefixes of {per_prefix}, newest listed): {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
-        client_objects = client.get_paginator("list_objects_v2")
-        for page in client_objects.paginate(Bucket=BUCKET):
-            keys = [{"Key": o["Key"]} for o in page.get("Contents", [])]
-            if keys:
-                client.delete_objects(Bucket=BUCKET, Delete={"Objects": keys})
-        client.delete_bucket(Bucket=BUCKET)
 
 
 def main() -> int:
