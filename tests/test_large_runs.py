@@ -216,3 +216,46 @@ def test_newer_minor_cell_lines_take_the_careful_path_and_still_feed_the_cells(t
     assert detail_rows(run) == detail_rows(expected)
     assert [c.fallback_items for c in run.cells] == [c.fallback_items for c in expected.cells]
     assert any(c.fallback_items for c in run.cells)
+
+
+def _errored_log(cells: int, chars: int) -> list[dict[str, Any]]:
+    """Every cell errored with a long message of its own and a long warning of its own."""
+    events = large_log(cells)
+    for index, event in enumerate(e for e in events if e["kind"] == "case_result"):
+        event.update(status="error", failure={"phase": "run", "type": "RuntimeError", "message": f"cell {index}: " + "x" * chars})
+        event["warnings"] = [f"warning of cell {index}: " + "w" * chars]
+        event.pop("error_stats", None)
+        event.pop("task_metric", None)
+    return events
+
+
+def test_a_page_is_bounded_in_bytes_and_the_full_texts_are_in_details_csv(tmp_path: Path) -> None:
+    """1,000 errored cells with 4 KB messages and 4 KB warnings: report.html under 1 MB, the
+    Markdown summary under 60,000 characters, every full text in details.csv."""
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(_errored_log(1000, 4096)), encoding="utf-8")
+    out = tmp_path / "out"
+    build_report(log, out, formats=("html", "md", "md-summary"))
+    html = (out / "report.html").read_bytes()
+    md = (out / "report.md").read_bytes()
+    assert len(html) < 1_000_000, len(html)
+    assert len(md) < 1_000_000, len(md)
+    assert len((out / "report-summary.md").read_text(encoding="utf-8")) < 60_000
+    text = html.decode("utf-8")
+    assert "cell 0: " + "x" * 400 in text and "x" * 4096 not in text, "the first problem is shown, its text cut"
+    assert "characters in all; the full text is in details.csv" in text
+    assert "more: every cell is in" in text, "the problems section stops at its budget and says where the rest is"
+    with open(out / "details.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 1000
+    for index, row in enumerate(rows):
+        assert row["failure"] == f"run: RuntimeError: cell {index}: " + "x" * 4096
+        assert row["warnings"] == f"warning of cell {index}: " + "w" * 4096
+
+
+def test_a_short_failure_is_shown_whole(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(_errored_log(3, 40)), encoding="utf-8")
+    build_report(log, tmp_path / "out")
+    text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "cell 2: " + "x" * 40 + "</code>" in text and "cut here" not in text

@@ -64,6 +64,7 @@ class CellRecord:
     worst_output: str | None = None
     per_output: list[dict[str, Any]] | None = None  # error_stats.per_output as logged, when logged
     failure_kind: str | None = None  # "phase: type" of a failure
+    failure_text: str | None = None  # "phase: type: message", in full
     task_metric: dict[str, Any] | None = None
     loss_off: bool = False
     grads_off: set[str] = field(default_factory=set)
@@ -287,7 +288,11 @@ class RunBuilder:
                     per_output = stats.per_output
                     cell.per_output = None if per_output is unset else per_output
                 fail = s.failure
-                cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
+                if fail:
+                    cell.failure_kind = f"{fail.phase}: {fail.type}"
+                    cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}"
+                else:
+                    cell.failure_kind = cell.failure_text = None
                 metric = s.task_metric
                 cell.task_metric = None if metric is unset else metric
             else:
@@ -375,6 +380,7 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.per_output = _opt(stats.per_output)
     fail = data.failure
     cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
+    cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}" if fail else None
     cell.task_metric = _opt(data.task_metric)
 
 

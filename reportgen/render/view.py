@@ -30,6 +30,12 @@ from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellReco
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
+# Bytes, not rows: a page stays under 1 MB for any log. A failure or warning text longer than
+# TEXT_CHARS is cut on the page (the full text is in details.csv), and the problems and
+# warnings sections stop adding cells at their budget (in characters of text shown).
+TEXT_CHARS = 500
+PROBLEMS_BUDGET = 250_000
+WARNINGS_BUDGET = 120_000
 # The report's sections: (element id in HTML, heading, the anchor GitHub gives the Markdown heading).
 SECTIONS = (
     ("disposition", "1. Disposition", "1-disposition"),
@@ -622,6 +628,31 @@ def _criteria(run: RunModel) -> tuple[list[Row], str]:
     return rows, when
 
 
+def clip(text: str, limit: int = TEXT_CHARS) -> str:
+    """A text as the page shows it: cut after ``limit`` characters, saying where the rest is."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut here: {len(text)} characters in all; the full text is in {DETAILS_NAME})"
+
+
+def _problems(cells: list[CellRecord], notes: Annotations) -> list[ProblemView]:
+    """The first DETAIL_CAP problem cells, as many as fit the section's budget (at least one)."""
+    views, spent = [], 0
+    for cell in cells[:DETAIL_CAP]:
+        view = _problem(cell, notes)
+        spent += _size(view)
+        if views and spent > PROBLEMS_BUDGET:
+            break
+        views.append(view)
+    return views
+
+
+def _size(view: ProblemView) -> int:
+    """Roughly the characters a problem shows, markup included."""
+    text = len(view.failure) + sum(map(len, view.warnings)) + sum(len(r.label) + len(r.value) for r in view.stats)
+    return text + 3 * len(view.case) + sum(len(a) + len(b) for a, b in view.explained_by) + len(view.verdict) + 400
+
+
 def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
     result = cell.result
     stats: list[Row] = []
@@ -663,8 +694,8 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         symbol=SYMBOLS[cell.status],
         line=cell.result_line,
         stats=stats,
-        failure=fail,
-        warnings=list(cell.warnings),
+        failure=clip(fail),
+        warnings=[clip(w) for w in cell.warnings],
         explained_by=[(notes.entries[i].label, _entry_anchor(i)) for i in note.entries] if note else [],
         verdict=verdict or "not explained",
     )
@@ -821,11 +852,20 @@ def warning_views(run: RunModel) -> list[WarningView]:
     for c in run.cells:
         for message in dict.fromkeys(c.warnings):
             by_message.setdefault(message, []).append(c)
-    views = [
-        WarningView(message, [(c.case, c.status, anchor(c.case)) for c in cells[:DETAIL_CAP]], len(cells), "case_result.warnings, warning")
-        for message, cells in by_message.items()
-    ]
-    outside = dict.fromkeys(w.message for w in run.warnings if w.case is None)
+    views, spent = [], 0
+    for message, cells in by_message.items():
+        shown = clip(message)
+        spent += len(shown) + 100
+        listed = []
+        for c in cells[:DETAIL_CAP]:
+            spent += 2 * len(c.case) + 80
+            if listed and spent > WARNINGS_BUDGET:
+                break
+            listed.append((c.case, c.status, anchor(c.case)))
+        if views and spent > WARNINGS_BUDGET:
+            break
+        views.append(WarningView(shown, listed, len(cells), "case_result.warnings, warning"))
+    outside = dict.fromkeys(clip(w.message) for w in run.warnings if w.case is None)
     views += [WarningView(message, [], 0, "warning (outside any cell)") for message in outside]
     return views[:DETAIL_CAP]
 
@@ -1103,7 +1143,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         matrix=_matrix(run),
         criteria=criteria,
         criteria_declared=declared,
-        problems=[_problem(c, notes) for c in problem_cells[:DETAIL_CAP]],
+        problems=_problems(problem_cells, notes),
         problems_total=len(problem_cells),
         explanations=_explanations(run, notes),
         regions=_regions(run),
@@ -1121,7 +1161,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells_with("profile")[:DETAIL_CAP] for p in c.profiles],
         artifacts=[{"role": a.role, "path": a.path, "bytes": a.bytes, "sha256": a.sha256} for a in run.artifacts],
         provenance=_provenance(run),
-        log_problems=run.log_problems[:50],
+        log_problems=[clip(p) for p in run.log_problems[:50]],
         reference_findings=reference_findings,
         references=references,
         inputs=inputs,
@@ -1139,6 +1179,7 @@ def needs_details(run: RunModel) -> bool:
 DETAIL_COLUMNS = (
     "case", "batch", "length", "layout", "dtype", "mode", "status",
     "mismatched", "total", "max_abs", "cold_s", "warm_median_s", "log_line",
+    "failure", "warnings",
 )
 
 
@@ -1146,7 +1187,8 @@ def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
     """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
 
     ``log_line`` is the line of the cell's case_result (empty for an untested cell), which
-    holds the mismatch figures; the times come from the cell's timing event.
+    holds the mismatch figures; the times come from the cell's timing event. ``failure`` and
+    ``warnings`` (one a line) are the full texts that the page cuts (``clip``).
     """
     rows = []
     for c in run.cells:
@@ -1154,5 +1196,6 @@ def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
         rows.append((
             p.case, p.batch, p.length, p.layout, p.dtype, p.mode, c.status,
             c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line,
+            c.failure_text or "", "\n".join(c.warnings),
         ))
     return rows
