@@ -259,3 +259,15 @@ def test_a_short_failure_is_shown_whole(tmp_path: Path) -> None:
     build_report(log, tmp_path / "out")
     text = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "cell 2: " + "x" * 40 + "</code>" in text and "cut here" not in text
+
+
+def test_every_record_of_a_long_log_points_at_its_own_line(large: Path) -> None:
+    """Records of lines read a block at a time keep their place, not their bytes: each still gives its line."""
+    reading = read_log(large)
+    lines = large.read_bytes().split(b"\n")
+    assert reading.valid and len(reading.records) == len(lines) - 1
+    for record in reading.records:
+        raw = record.raw if record.parsed is None else None
+        if raw is not None:
+            assert raw == lines[record.line - 1]
+            assert json.loads(raw)["kind"] == record.kind

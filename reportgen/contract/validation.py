@@ -13,7 +13,7 @@ import gc
 import io
 import json
 import os
-from itertools import accumulate
+from itertools import accumulate, repeat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union
@@ -71,6 +71,27 @@ class Problem:
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"
 
 
+class LineBlock:
+    """Whole lines of the log's bytes, ``data[begin:stop]``: a line's bytes are cut out when
+    asked for (the line offsets of a block are worked out on the first ask)."""
+
+    __slots__ = ("data", "begin", "stop", "_starts")
+
+    def __init__(self, data: bytes, begin: int, stop: int) -> None:
+        self.data, self.begin, self.stop = data, begin, stop
+        self._starts: list[int] | None = None
+
+    def line(self, index: int) -> bytes:
+        if self._starts is None:
+            self._starts = _line_starts(self.data, self.begin, self.stop)
+        return self.data[self._starts[index]:self._starts[index + 1] - 1]
+
+
+def _line_starts(data: bytes, begin: int, stop: int) -> list[int]:
+    """Where each line of ``data[begin:stop]`` (whole lines) starts, and ``stop``."""
+    return list(accumulate(map(_PLUS_ONE, map(len, data[begin:stop - 1].split(b"\n"))), initial=begin))
+
+
 @dataclass(slots=True)
 class LoggedEvent:
     """One accepted line: where it is, what it is, and its event, built on first use.
@@ -83,7 +104,9 @@ class LoggedEvent:
     line: int
     kind: str
     case: str | None
-    data: bytes | None = None  # the line's bytes, or the log's bytes holding it at [start:end]
+    # The line's bytes; or the log's bytes holding it at [start:end]; or the LineBlock
+    # holding it as line number ``start`` of the block.
+    data: bytes | LineBlock | None = None
     parsed: Envelope | None = None
     start: int = 0
     end: int = -1
@@ -91,9 +114,12 @@ class LoggedEvent:
     @property
     def raw(self) -> bytes | None:
         """The line's bytes until its event is built (None after)."""
-        if self.data is None or self.end < 0:
-            return self.data
-        return self.data[self.start:self.end]
+        data = self.data
+        if type(data) is LineBlock:
+            return data.line(self.start)
+        if data is None or self.end < 0:
+            return data
+        return data[self.start:self.end]
 
     @property
     def event(self) -> Envelope:
@@ -305,8 +331,8 @@ class _Checker:
         record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
         self.check_order(number, event.seq, record, None)
 
-    def accept_cell_lines(self, numbers: range | list[int], structs: list[Any], data: bytes, starts: Any, ends: Any) -> None:
-        """Per-cell lines that passed the mirror check, kept as places in ``data``, their Structs to the sink.
+    def accept_cell_lines(self, numbers: range | list[int], structs: list[Any], data: bytes | LineBlock, starts: Any, ends: Any) -> None:
+        """Per-cell lines that passed the mirror check, kept as places in ``data`` (see LoggedEvent), their Structs to the sink.
 
         Nearly every line of a long log is one of these, in order, for a planned cell, with
         at most one case_result per cell: checked here for the whole block at once; when
@@ -590,13 +616,14 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
                 structs = None
             if structs is not None and not (len(structs) == lines and data.count(KEY_MARK, begin, stop) == encode(structs).count(KEY_MARK)):
                 structs = None
-        starts = list(accumulate(map(_PLUS_ONE, map(len, data[begin:stop - 1].split(b"\n"))), initial=begin))
-        ends = [at - 1 for at in starts[1:]]
-        del starts[-1]
         if structs is not None:
-            checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, data, starts, ends)
-        elif not _check_block(checker, data, starts, ends, number + 1):
-            return _line_count(data, over, max_bytes)
+            checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, LineBlock(data, begin, stop), range(lines), repeat(-1))
+        else:
+            starts = _line_starts(data, begin, stop)
+            ends = [at - 1 for at in starts[1:]]
+            del starts[-1]
+            if not _check_block(checker, data, starts, ends, number + 1):
+                return _line_count(data, over, max_bytes)
         number += lines
         begin = stop
     if over:

@@ -11,6 +11,7 @@ when a report shows that cell in full.
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -233,11 +234,11 @@ class RunBuilder:
         """Attach a block of per-cell events read together: ``add`` for each, with the facts
         of the common kinds gathered inline (the same as CELL_FACTS; a test compares them)."""
         counts, cells = self.kind_counts, self.cells
-        for kind, n in Counter(record.kind for record in records).items():
+        for kind, n in Counter(map(_KIND, records)).items():
             counts[kind] = counts.get(kind, 0) + n
         if self.first_result_line is None:
             self.first_result_line = next((r.line for r in records if r.kind in ("case_result", "compile", "timing")), None)
-        unset = UNSET
+        unset, op_lists = UNSET, _OP_LISTS
         for record, s in zip(records, structs):
             cell = cells.get(record.case)  # type: ignore[arg-type]
             if cell is None:
@@ -295,6 +296,20 @@ class RunBuilder:
                     cell.failure_kind = cell.failure_text = None
                 metric = s.task_metric
                 cell.task_metric = None if metric is unset else metric
+            elif kind == "operators":
+                fallback, executed = s.fallback, s.executed
+                cell.fallback_status = fallback.status
+                cell.fallback_items = list(fallback.items) if fallback.items else []
+                cell.executed_status = executed.status
+                items = tuple(executed.items) if executed.items else ()
+                cell.executed_items = op_lists.setdefault(items, items)
+            elif kind == "compile":
+                if s.graph_breaks:
+                    cell.graph_break_reasons.extend(b.reason for b in s.graph_breaks)
+                if s.recompiles:
+                    cell.recompiles_seen = True
+                if s.recompile_limit_hit is True:
+                    cell.recompile_limit_hit = True
             else:
                 CELL_FACTS[kind](cell, s, record.line)
 
@@ -340,6 +355,7 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
 
 
 _STRUCTS = cell_decoder()
+_KIND = attrgetter("kind")
 
 
 def _as_struct(event: ev.Envelope) -> Any:
