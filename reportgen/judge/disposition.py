@@ -143,7 +143,7 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
         ))
     skipped = [c for c in run.cells if c.status == "skipped" and not _accepted(notes, c)]
     if skipped:
-        why = sorted({c.result.skip_reason or "no reason recorded" for c in skipped})
+        why = sorted({c.skip_reason or "no reason recorded" for c in skipped})
         reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(why)}.", _cases(skipped)))
     return reasons
 
@@ -294,8 +294,7 @@ def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 def _outputs_not_f64(cell: CellRecord) -> bool:
-    outputs = cell.result.outputs if cell.result else []
-    return any(o.dtype != "float64" for o in outputs)
+    return any(dtype != "float64" for dtype in cell.output_dtypes)
 
 
 def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
@@ -348,11 +347,11 @@ def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | N
             found.append(f"{copies} copy-op call(s) in its profile against {base if twin_copies is not None else 'no profile of'} the contiguous cell's")
         else:
             looked.append("no extra copy op in its profile")
-    warm, twin_warm = cell.warm, twin.warm if twin is not None else None
-    if warm is not None and twin_warm is not None:
-        slower = warm.median_s - twin_warm.median_s
-        if slower > warm.iqr_s + twin_warm.iqr_s:
-            found.append(f"warm median {warm.median_s * 1e3:.4g} ms against {twin_warm.median_s * 1e3:.4g} ms contiguous (more than both IQRs)")
+    # The cells' compact warm facts (runmodel): the latest warm measurement of each.
+    if cell.warm_median_s is not None and twin is not None and twin.warm_median_s is not None:
+        slower = cell.warm_median_s - twin.warm_median_s
+        if slower > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
+            found.append(f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)")
         else:
             looked.append("warm median within the IQRs of the contiguous cell's")
     return ("; ".join(found) or None, "; ".join(looked) or None)

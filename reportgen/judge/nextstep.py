@@ -51,13 +51,14 @@ def finding(run: RunModel, disposition: Disposition) -> str:
     parts = []
     if failed:
         text = _cells_phrase(failed, "differ from the reference beyond tolerance")
-        judged = [c for c in failed if c.result is not None and c.result.task_metric is not None and c.result.task_metric.passed is not None]
+        # The cells' compact facts (runmodel), not their events: a long run has thousands of these.
+        judged = [c for c in failed if c.task_metric is not None and c.task_metric.get("passed") is not None]
         if judged:
-            met = sum(1 for c in judged if c.result.task_metric.passed)  # type: ignore[union-attr]
+            met = sum(1 for c in judged if c.task_metric.get("passed"))  # type: ignore[union-attr]
             text += f"; task metric met in {met} of {len(judged)}" if met < len(judged) else f"; task metric met in all {met}"
         parts.append(text)
     if errored:
-        phases = Counter(c.result.failure.phase for c in errored if c.result is not None and c.result.failure is not None)
+        phases = Counter(c.failure_kind.split(": ", 1)[0] for c in errored if c.failure_kind)
         where = ", ".join(f"{phase}: {n}" for phase, n in sorted(phases.items()))
         parts.append(f"{len(errored)} cell(s) failed to run" + (f" (phase {where})" if where else ""))
     if untested:

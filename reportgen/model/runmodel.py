@@ -57,6 +57,7 @@ class CellRecord:
     cold_s: float | None = None
     cold_timed_out_after_s: float | None = None
     warm_median_s: float | None = None
+    warm_iqr_s: float | None = None
     eager_after_recompile_limit: bool = False
     # Of the latest cold call: its outputs did not match the reference; cache folders not empty before it.
     cold_check_failed: bool = False
@@ -66,6 +67,8 @@ class CellRecord:
     per_output: list[dict[str, Any]] | None = None  # error_stats.per_output as logged, when logged
     failure_kind: str | None = None  # "phase: type" of a failure
     failure_text: str | None = None  # "phase: type: message", in full
+    skip_reason: str | None = None
+    output_dtypes: tuple[str, ...] = ()  # of the outputs the case_result lists
     task_metric: dict[str, Any] | None = None
     loss_off: bool = False
     grads_off: set[str] = field(default_factory=set)
@@ -257,7 +260,7 @@ class RunBuilder:
                 if timed_out is not None and timed_out is not unset:
                     cell.cold_timed_out_after_s = timed_out
                 if warm:
-                    cell.warm_median_s = warm.median_s
+                    cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
                 if s.eager_after_recompile_limit is True:
                     cell.eager_after_recompile_limit = True
                 if cold or warm:  # a timed-out cold call timed nothing
@@ -278,10 +281,14 @@ class RunBuilder:
                     cell.warnings.extend(s.warnings)
                 recompiled = s.recompiled
                 cell.recompiled = None if recompiled is unset else recompiled
-                nonfinite = 0
+                nonfinite, dtypes = 0, []
                 for output in s.outputs or ():
                     nonfinite += output.nonfinite
+                    dtypes.append(output.dtype)
                 cell.output_nonfinite = nonfinite
+                cell.output_dtypes = _shared(tuple(dtypes))
+                reason = s.skip_reason
+                cell.skip_reason = None if reason is unset else reason
                 stats = s.error_stats
                 if stats:
                     cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
@@ -389,6 +396,8 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.recompiled = _opt(data.recompiled)
     outputs = data.outputs
     cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
+    cell.output_dtypes = _shared(tuple(o.dtype for o in outputs) if outputs else ())
+    cell.skip_reason = _opt(data.skip_reason)
     stats = data.error_stats
     if stats:
         cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
@@ -412,6 +421,11 @@ def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
 
 # Identical op lists (every eager cell of a run has much the same) are kept once.
 _OP_LISTS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared(items: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple for each distinct list of short names (output dtypes, op lists)."""
+    return _OP_LISTS.setdefault(items, items)
 
 
 def _compile_facts(cell: CellRecord, data: Any, line: int) -> None:
@@ -448,7 +462,7 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     if timed_out is not None and timed_out is not UNSET:
         cell.cold_timed_out_after_s = timed_out
     if warm is not None:
-        cell.warm_median_s = warm.median_s
+        cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
     if data.eager_after_recompile_limit is True:
         cell.eager_after_recompile_limit = True
     if cold is not None or warm is not None:  # a timed-out cold call timed nothing
