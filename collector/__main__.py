@@ -58,7 +58,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))")
     parser.add_argument("--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)")
     parser.add_argument("--cold", default="fresh-process", choices=["fresh-process", "in-process", "off"],
-                        help="how the cold first call is measured (default fresh-process: new interpreter, empty cache dirs)")
+                        help="how the cold first call is measured (default fresh-process: each compiled cell in a new interpreter "
+                        "with empty cache dirs; an eager cell's first call in this process, recorded as 'eager, no compile')")
     parser.add_argument("--cold-timeout", type=_positive_seconds, default=1800.0, metavar="S",
                         help="limit in seconds for one cold-start process, above 0 (default 1800); a process past it is ended "
                         "with its children and the cell's cold timing is recorded as timed out")

@@ -444,7 +444,8 @@ def _hanging_cold_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timeout: 
     pidfile = tmp_path / "pids"
     monkeypatch.setenv("FAULTY", "cold-hang@1")
     monkeypatch.setenv("FAULTY_PIDFILE", str(pidfile))
-    run_dir, code = _execute(tmp_path, only=[B1[0]], cold="fresh-process", cold_timeout=timeout)
+    # A compiled cell: an eager cell takes its cold call in-process and starts no child.
+    run_dir, code = _execute(tmp_path, only=[B1[1]], cold="fresh-process", cold_timeout=timeout)
     pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()] if pidfile.exists() else []
     return run_dir, code, pids
 

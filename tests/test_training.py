@@ -61,7 +61,10 @@ def test_training_run_on_cpu_eager_and_compiled(tmp_path: Path) -> None:
     graphs = {e.graph for e in events if e.kind == "compile"}
     assert graphs == {"forward", "backward"}
     timings = [e for e in events if e.kind == "timing" and e.case.endswith("eager")]
-    assert any(t.warm for t in timings) and any(t.cold and t.cold.fresh_process for t in timings)
+    assert any(t.warm for t in timings)
+    assert any(t.cold and not t.cold.fresh_process and t.cold.cache_condition == "eager_no_compile" for t in timings), "eager: first call in-process"
+    compiled_cold = [e.cold for e in events if e.kind == "timing" and e.case.endswith("compiled") and e.cold]
+    assert compiled_cold and all(c.fresh_process for c in compiled_cold), "compiled: a fresh process"
     assert "training step" in timings[0].scope.note and all(t.timed_region == ["training_step"] for t in timings)
     result = build_report(run_dir / "events.jsonl", tmp_path / "report")
     results = {e.case: e.status for e in events if e.kind == "case_result"}

@@ -143,8 +143,9 @@ def _first_call(run: Run, call: Callable[[], Any], recorder: OpRecorder | None, 
     if watch is not None:
         watch.before()
     start = time.perf_counter()
-    outputs = call()
-    run.backend.synchronize()
+    with run.progress.heartbeat("compiling and running the first call" if watch is not None else "first call"):
+        outputs = call()
+        run.backend.synchronize()
     elapsed = time.perf_counter() - start
     if watch is not None:
         watch.after_first()

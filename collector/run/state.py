@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import sys
+import threading
 import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -45,6 +47,30 @@ class Progress:
     def say(self, message: str, index: int | None = None) -> None:
         where = f"[{index}/{self.total}] " if index is not None else ""
         print(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}", file=sys.stderr, flush=True)
+
+    @contextlib.contextmanager
+    def heartbeat(self, what: str, after: float = 5.0, every: float = 15.0) -> Iterator[None]:
+        """While a step runs longer than ``after`` seconds, say so every ``every`` seconds.
+
+        A compile can take many minutes on a device host; a silent terminal looks like a hang.
+        The beat runs on a daemon thread that only prints; it never touches the run's state.
+        """
+        done = threading.Event()
+        began = time.monotonic()
+
+        def beat() -> None:
+            wait = after
+            while not done.wait(wait):
+                self.say(f"{what}: still working after {time.monotonic() - began:.0f} s")
+                wait = every
+
+        thread = threading.Thread(target=beat, name="collector-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join(timeout=1.0)
 
 
 @dataclass

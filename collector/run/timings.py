@@ -85,8 +85,12 @@ def time_cold(run: Run) -> None:
         outcome = run.passed.get(cell.case)
         if outcome is None or cell.repeat_of:
             continue
-        run.progress.say(f"{cell.case}: cold first call ({run.options.cold})")
-        if run.options.cold == "in-process":
+        # An eager cell has nothing to compile or cache: its first call in this process is the
+        # cold call under the condition it states ("eager, no compile"), with no interpreter to
+        # start. Compiled cells get a fresh process with empty cache folders.
+        in_process = run.options.cold == "in-process" or cell.mode == "eager"
+        run.progress.say(f"{cell.case}: cold first call ({'in-process' if in_process else run.options.cold})")
+        if in_process:
             cold, region, notes = _cold_in_process(cell, outcome), ["training_step" if run.plan.training else "model_call"], []
         else:
             found = _cold_fresh(run, cell)
@@ -103,7 +107,8 @@ def _cold_in_process(cell: Cell, outcome: CellOutcome) -> dict[str, Any]:
 
 def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[str]] | None:
     argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
-    result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout)
+    with run.progress.heartbeat(f"{cell.case}: cold first call in a fresh process"):
+        result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout)
     if "timed_out_after_s" in result:
         limit = result["timed_out_after_s"]
         run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")

@@ -50,8 +50,12 @@ def make_inputs(batch: int, length: int, layout: str) -> dict[str, torch.Tensor]
     amplitudes = torch.rand(batch, 5, generator=gen, dtype=torch.float64)
     u0 = amplitudes @ torch.sin(math.pi * modes[:, None] * x[None, :])
     if layout == "noncontiguous":
-        # Solver state kept grid-major, as a column-major code would hand it over.
-        u0 = u0.t().contiguous().t()
+        # Solver state kept grid-major with a padded leading dimension, as a column-major code
+        # hands it over (LDA = batch + 1): strides (1, batch + 1). Without the padding a batch
+        # of one would be contiguous (a size-1 dimension's stride does not count).
+        padded = torch.zeros(length, batch + 1, dtype=u0.dtype)
+        padded[:, :batch] = u0.t()
+        u0 = padded.t()[:batch]
     return {"u0": u0}
 
 
