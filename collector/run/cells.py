@@ -94,6 +94,8 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         return CellOutcome("error")
 
     def call_with(feed: dict[str, torch.Tensor]) -> Any:
+        if not torch.is_grad_enabled():  # the warm loop turned autograd off once for all samples
+            return run.workload.run_model(model, feed)
         with torch.no_grad():
             return run.workload.run_model(model, feed)
 

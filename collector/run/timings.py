@@ -8,7 +8,10 @@ outputs against the reference.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
+
+import torch
 
 from collector import interrupt
 from collector.plan import Cell
@@ -52,7 +55,10 @@ def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
     watch = CompileWatch(run.backend)
     watch.before()
     try:
-        samples = time_warm(sample, run.plan.warmup, reps)
+        # Inference: autograd off once, outside the loop, so no sample pays for entering it
+        # (the cell's call skips its own no_grad when it is already off). Training needs it on.
+        with contextlib.nullcontext() if run.plan.training else torch.no_grad():
+            samples = time_warm(sample, run.plan.warmup, reps)
     except Exception as exc:
         interrupt.check()
         run.progress.say(f"{cell.case}: warm timing failed: {type(exc).__name__}: {str(exc)[:200]}")
