@@ -133,7 +133,7 @@ def test_recorded_facts_are_shown_in_both_formats(tmp_path: Path) -> None:
         assert "input_ids int64[1, 16], contiguous no, strides [1, 2], device cpu; layout fed: noncontiguous" in plain
         # a warning on a passing cell
         assert "TensorFloat32 tensor cores available but not enabled" in plain
-        assert f"{COMPILED} (pass)" in plain or f"{COMPILED}</code></a> (pass)" in plain
+        assert f"`{COMPILED}` (pass)" in plain or f"{COMPILED}</code></a> (pass)" in plain
         # the attention kernel that ran, from the operators event, apart from the plan's claim
         assert "aten::_scaled_dot_product_flash_attention_for_cpu (1 cell(s))" in plain
         assert "Attention path (the workload's claim)" in plain.replace("&#39;", "'")
@@ -148,6 +148,6 @@ def test_timing_with_cpu_fallback_is_flagged(tmp_path: Path) -> None:
         _event(events, "operators", EAGER)["fallback"] = {"status": "measured", "items": ["aten::gelu"]}
 
     _, html, md = _report(tmp_path, edit)
-    row = next(line for line in md.splitlines() if line.startswith(f"| {EAGER} |") and "ms" in line)
+    row = next(line for line in md.splitlines() if line.startswith(f"| `{EAGER}` |") and "ms" in line)
     assert row.rstrip().endswith("includes CPU fallback |")
     assert "includes CPU fallback" in html
