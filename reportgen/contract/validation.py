@@ -55,6 +55,7 @@ _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError
 # (linecheck.same_keys): bytes holding the prefix \u003 take the per-line checks.
 _COUNT_UNSAFE = b"\\u003"
 BLOCK_BYTES = 1 << 20
+SMALL_BLOCK_LINES = 16  # a block that fails is halved down to this, then checked line by line
 _PLUS_ONE = (1).__add__
 
 
@@ -587,7 +588,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
     is taken when it holds exactly one JSON object per line (it starts with {, ends with },
     and every newline inside it stands between } and {, so no value spans two lines and no
     line holds two) and the count of its colons shows no repeated key. A block that fails any
-    of these is checked line by line the same way, and the few other lines (run_start,
+    of these is halved, down to a few lines checked one at a time the same way, and the few other lines (run_start,
     plan, ...) against the models, with the same key count; only a line these checks do not
     accept takes the careful path that explains.
     """
@@ -600,30 +601,9 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
             stop = data.find(b"\n", begin, limit) + 1
             if stop <= 0:
                 break
-        block = memoryview(data)[begin:stop]
         lines = data.count(b"\n", begin, stop)
-        structs = None
-        if (
-            data[begin] == 123  # {
-            and data[stop - 2] == 125  # }
-            and data.count(b"}\n{", begin, stop) == lines - 1
-            and stop - begin <= MAX_LINE_BYTES
-            and data.find(_COUNT_UNSAFE, begin, stop) < 0
-        ):
-            try:
-                structs = _CELL_BLOCK(block)
-            except _FAST_ERRORS:
-                structs = None
-            if structs is not None and not (len(structs) == lines and data.count(KEY_MARK, begin, stop) == encode(structs).count(KEY_MARK)):
-                structs = None
-        if structs is not None:
-            checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, LineBlock(data, begin, stop), range(lines), repeat(-1))
-        else:
-            starts = _line_starts(data, begin, stop)
-            ends = [at - 1 for at in starts[1:]]
-            del starts[-1]
-            if not _check_block(checker, data, starts, ends, number + 1):
-                return _line_count(data, over, max_bytes)
+        if not _read_block(checker, data, begin, stop, number, lines):
+            return _line_count(data, over, max_bytes)
         number += lines
         begin = stop
     if over:
@@ -637,6 +617,37 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
         else:
             checker.check_line(number, tail, unterminated=True)
     return number
+
+
+def _read_block(checker: _Checker, data: bytes, begin: int, stop: int, number: int, lines: int) -> bool:
+    """Whole lines ``data[begin:stop]`` after line ``number``: one call to msgspec when the
+    block passes (see _read_lines); else each half on its own, down to a few lines that are
+    checked one at a time. False once the log is refused."""
+    structs = None
+    if (
+        data[begin] == 123  # {
+        and data[stop - 2] == 125  # }
+        and data.count(b"}\n{", begin, stop) == lines - 1
+        and stop - begin <= MAX_LINE_BYTES
+        and data.find(_COUNT_UNSAFE, begin, stop) < 0
+    ):
+        try:
+            structs = _CELL_BLOCK(memoryview(data)[begin:stop])
+        except _FAST_ERRORS:
+            structs = None
+        if structs is not None and not (len(structs) == lines and data.count(KEY_MARK, begin, stop) == encode(structs).count(KEY_MARK)):
+            structs = None
+    if structs is not None:
+        checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, LineBlock(data, begin, stop), range(lines), repeat(-1))
+        return True
+    middle = data.find(b"\n", begin + (stop - begin) // 2, stop - 1) + 1
+    if lines > SMALL_BLOCK_LINES and begin < middle < stop:
+        first = data.count(b"\n", begin, middle)
+        return _read_block(checker, data, begin, middle, number, first) and _read_block(checker, data, middle, stop, number + first, lines - first)
+    starts = _line_starts(data, begin, stop)
+    ends = [at - 1 for at in starts[1:]]
+    del starts[-1]
+    return _check_block(checker, data, starts, ends, number + 1)
 
 
 def _line_count(data: bytes, over: bool, max_bytes: int) -> int:

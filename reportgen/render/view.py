@@ -1196,6 +1196,6 @@ def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
         rows.append((
             p.case, p.batch, p.length, p.layout, p.dtype, p.mode, c.status,
             c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line,
-            c.failure_text or "", "\n".join(c.warnings),
+            c.failure_text or "", "\n".join(c.warnings) if c.warnings else "",
         ))
     return rows
