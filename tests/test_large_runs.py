@@ -17,7 +17,7 @@ from reportgen.contract.events import CASE_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, Ev
 from reportgen.contract.linecheck import cell_decoder, mirror, to_plain
 from reportgen.render.report import build_report
 from reportgen.model.runmodel import CELL_FACTS, CellRecord, build_run, read_run
-from reportgen.contract.validation import _FAST_ERRORS, read_log
+from reportgen.contract.validation import _FAST_ERRORS, BLOCK_BYTES, read_log
 from reportgen.render.view import DETAIL_CAP, DETAIL_COLUMNS, build_view, detail_rows
 from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log
@@ -271,3 +271,23 @@ def test_every_record_of_a_long_log_points_at_its_own_line(large: Path) -> None:
         if raw is not None:
             assert raw == lines[record.line - 1]
             assert json.loads(raw)["kind"] == record.kind
+
+
+def test_bad_lines_deep_in_a_long_log_are_located_as_in_a_short_one(large: Path, tmp_path: Path) -> None:
+    """Blocks read in one call fall back, around a bad line, to the line-by-line checks."""
+    lines = large.read_bytes().split(b"\n")
+    assert len(lines) > 4000 and large.stat().st_size > 2 * BLOCK_BYTES, "several blocks"
+    repeated = next(i for i, line in enumerate(lines) if i > 2500 and b'"status": "pass"' in line) + 1
+    disordered, surrogate = 3500, len(lines) - 40
+    lines[repeated - 1] = lines[repeated - 1].replace(b'"status": "pass"', b'"status": "mismatch", "status": "pass"', 1)
+    previous = json.loads(lines[disordered - 2])["seq"]
+    lines[disordered - 1] = lines[disordered - 1].replace(b'"seq": %d' % (previous + 1), b'"seq": %d' % previous, 1)
+    lines[surrogate - 1] = lines[surrogate - 1].replace(b'"case": "', b'"case": "\\ud800', 1)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    reading = read_log(path)
+    errors = [(p.line, p.message) for p in reading.errors]
+    assert (repeated, "duplicate key 'status' in one JSON object: the line is ambiguous (a reader could take either value)") in errors, errors
+    assert (disordered, f"duplicate seq {previous} (also on line {disordered - 1})") in errors, errors
+    assert any(line == surrogate and "lone surrogate" in message for line, message in errors), errors
+    assert {line for line, _ in errors} == {repeated, disordered, surrogate}, errors
