@@ -32,9 +32,9 @@ import hashlib
 import json
 import re
 import time
-from datetime import datetime, timezone
 from typing import Any
 
+from reportgen.model.times import utc_time
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import RunSummary
 
@@ -49,13 +49,8 @@ _UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")  # the same test as site
 def utc_stamp(stamp: str) -> str:
     """An ISO time in UTC to the second ("2026-11-29T22:52:21Z"; one without a zone is taken as
     UTC), or the text as it is when it is not an ISO time."""
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return stamp
-    if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = utc_time(stamp)
+    return stamp if when is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def shown_stamp(utc: str) -> str:

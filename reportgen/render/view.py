@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from markupsafe import Markup
 
+from reportgen.model.times import utc_time
 from reportgen.model.annotations import Annotation, Annotations
 from reportgen.model.groups import failure_groups
 from reportgen.render.labels import human
@@ -305,13 +306,8 @@ def generated_at(run: RunModel) -> str:
 def to_the_second(stamp: str) -> str:
     """An ISO time from the log shown to the second in UTC ('2026-11-29 23:05:30 UTC'); text
     that is not an ISO time is shown as it is."""
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return stamp
-    if when.tzinfo is not None:
-        when = when.astimezone(timezone.utc)
-    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+    when = utc_time(stamp)
+    return stamp if when is None else when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _reason_view(reason: Reason) -> ReasonView:

@@ -1,0 +1,14 @@
+"""Times from a log, read once: an ISO 8601 stamp as an aware UTC datetime, or None."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+
+def utc_time(stamp: str) -> datetime | None:
+    """The stamp in UTC (one without a zone is taken as UTC); None when it is not an ISO time."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.astimezone(timezone.utc) if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
