@@ -35,6 +35,7 @@ class CellRecord:
     """Everything the log says about one planned cell."""
 
     planned: ev.PlannedCell
+    case: str = ""  # planned.case, kept at hand: every rule and view reads it for every cell
     status: str = "untested"
     untested_reason: str | None = None  # None: no result in the log
     measured_status: str | None = None  # the case_result's own status, kept when it is overruled
@@ -80,9 +81,9 @@ class CellRecord:
     # (call 'warm' or 'cold', stages inside the clock or None when not recorded, notes, synchronised)
     timed: list[tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = field(default_factory=list)
 
-    @property
-    def case(self) -> str:
-        return self.planned.case
+    def __post_init__(self) -> None:
+        if not self.case:
+            self.case = self.planned.case
 
     @property
     def shape_label(self) -> str:
