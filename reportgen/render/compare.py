@@ -13,11 +13,8 @@ from pathlib import Path
 
 from reportgen.contract.validation import paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
-from reportgen.judge.disposition import decide
-from reportgen.model.annotations import AnnotationError, find_annotations, load_annotations
-from reportgen.model.runmodel import NotARun, read_run
 from reportgen.render.compare_view import build_compare_view, comparison_data
-from reportgen.render.report import ReportInputError
+from reportgen.render.report import ReportInputError, read_judged
 from reportgen.render.templating import Assets, _hashed_name, render_html, render_md, templates_dir, write_text
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
 from reportgen.storage.local import write_inside
@@ -48,17 +45,8 @@ def one_log(location: LogRef | str) -> LogRef:
 
 def judge_side(log: LogRef) -> JudgedSide:
     """Read, validate and judge one run (its annotations.toml beside it); no report view is built."""
-    reading, builder = read_run(log)
-    if not reading.valid:
-        shown = [p.format() for p in reading.errors[:20]]
-        more = len(reading.errors) - len(shown)
-        raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
-    try:
-        run = builder.build(reading)
-        notes = load_annotations(find_annotations(log), run.cells).by_case
-    except (NotARun, AnnotationError) as exc:
-        raise ReportInputError(str(exc)) from None
-    return JudgedSide(run, notes, decide(run, notes))
+    run, applied, disposition = read_judged(log)
+    return JudgedSide(run, applied.by_case, disposition)
 
 
 def gather(baseline: LogRef | str, candidate: LogRef | str) -> Comparison:

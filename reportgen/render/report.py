@@ -48,12 +48,10 @@ class ReportResult:
     exit_code: int = EXIT_OK
 
 
-def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> JudgedRun:
-    """Read, validate, model and judge one log; raises ReportInputError with every problem.
-
-    Without ``annotations``, the annotations.toml beside the log is used when ``beside`` is
-    set (callers that found the log through storage.local pass the file it allowed instead).
-    """
+def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> tuple[RunModel, Annotations, Disposition]:
+    """Read, validate, model and judge one log, without a view; raises ReportInputError with
+    every problem. Without ``annotations``, the annotations.toml beside the log is used when
+    ``beside`` is set (callers that found the log through storage.local pass the file it allowed)."""
     reading, builder = read_run(log, max_bytes)
     if not reading.valid:
         shown = [p.format() for p in reading.errors[:20]]
@@ -64,9 +62,13 @@ def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX
         applied = load_annotations(annotations if annotations is not None or not beside else find_annotations(log), run.cells)
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
-    notes = applied.by_case
-    disposition = decide(run, notes)
-    return JudgedRun(log, run, notes, disposition, build_view(run, disposition, applied), applied)
+    return run, applied, decide(run, applied.by_case)
+
+
+def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> JudgedRun:
+    """Read, validate, model and judge one log, and build its report view."""
+    run, applied, disposition = read_judged(log, annotations, max_bytes, beside)
+    return JudgedRun(log, run, applied.by_case, disposition, build_view(run, disposition, applied), applied)
 
 
 SUMMARY_NAME = "report-summary.md"
