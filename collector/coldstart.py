@@ -18,7 +18,7 @@ import torch
 
 from collector import training
 from collector.backends import finish_cache_listing, list_cache_dirs, select_backend
-from collector.compare import compare, describe
+from collector.compare import compare, describe, judged_nonfinite
 from collector.eventlog import finite_or_none
 from collector.plan import load_plan
 from collector.timing import COLD_MARKER, timed_sample
@@ -41,7 +41,8 @@ def main() -> None:
         model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
     model = model.to(device=backend.device, dtype=DTYPES[cell.dtype])
     key = input_key(cell.batch, cell.length, cell.layout)
-    host = cast_inputs(load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[key], DTYPES[cell.dtype])
+    saved = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[key]
+    host = cast_inputs(saved, DTYPES[cell.dtype])
     inputs = to_device(host, backend.device)
     reference = load_artifact(os.path.join(args.run_dir, "artifacts", "reference.pt"))[key]
     tol = plan.tolerance_for(cell.dtype) or {}
@@ -69,7 +70,7 @@ def main() -> None:
         backend.synchronize()
         ready = time.time()
         first = sample()
-        check = _check(kept["outputs"], reference, tol)
+        check = _check(kept["outputs"], reference, tol, plan.compare["outputs"], saved)
     fed.remove()
     result: dict[str, Any] = {"first_call_s": first, "timed_region": region, "timed_notes": notes, "output_check": check}
     launched = float(os.environ.get("COLLECTOR_LAUNCH_WALL", ready))
@@ -85,14 +86,20 @@ def main() -> None:
     print(COLD_MARKER + json.dumps(result), flush=True)
 
 
-def _check(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], tol: dict[str, Any]) -> dict[str, Any]:
-    """The cold outputs against the reference by the cell's elementwise rule and non-finite count."""
+def _check(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], tol: dict[str, Any], rules: list[dict[str, Any]], inputs: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """The cold outputs against the reference by the cell's own rule: the elementwise tolerance
+    over the judged regions the plan declared (as the cell's check does), and no new non-finite
+    value there."""
     try:
-        stats = compare(outputs, reference, tol.get("atol", 0.0), tol.get("rtol", 0.0))
+        stats = compare(outputs, reference, tol.get("atol", 0.0), tol.get("rtol", 0.0), rules, inputs)
+        if rules:
+            got, want = judged_nonfinite(outputs, reference, rules, inputs)
+            new_nonfinite = got > want
+        else:
+            new_nonfinite = sum(describe(k, v)["nonfinite"] for k, v in outputs.items()) > sum(describe(k, v)["nonfinite"] for k, v in reference.items())
     except ValueError:
         total = sum(v.numel() for v in reference.values())
         return {"mismatched": total, "total": total, "max_abs": None, "passed": False}
-    new_nonfinite = sum(describe(k, v)["nonfinite"] for k, v in outputs.items()) > sum(describe(k, v)["nonfinite"] for k, v in reference.items())
     return {"mismatched": stats["mismatched"], "total": stats["total"], "max_abs": stats["max_abs"], "passed": stats["mismatched"] == 0 and not new_nonfinite}
 
 

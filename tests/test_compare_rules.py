@@ -282,3 +282,22 @@ def test_an_index_region_judges_only_its_slice_and_keeps_the_rest_apart() -> Non
     assert logits["outside"] == {"count": 4, "max_abs": 1.0, "max_rel": 0.0, "nonfinite": 0, "beyond_tolerance": 4}
     out["logits"][0, 1] = 1.0  # inside the slice: judged
     assert compare(out, ref, 1e-5, 1e-4, rules, {})["mismatched"] == 1
+
+
+def test_the_cold_call_is_checked_by_the_same_declared_region() -> None:
+    """A cold call whose only differences are at padded positions passes its check, as the
+    cell's own check does; without the rule the same outputs fail it."""
+    import torch
+
+    from collector.coldstart import _check
+
+    mask = torch.tensor([[1, 1, 0, 0]])
+    reference = {"hidden": torch.zeros(1, 4, 3)}
+    outputs = {"hidden": torch.zeros(1, 4, 3)}
+    outputs["hidden"][0, 2:] = 5.0  # differences only where the mask is 0
+    rules = [{"output": "hidden", "mask": "attention_mask", "region": None, "description": "attention_mask != 0"}]
+    tol = {"atol": 1e-5, "rtol": 1e-4}
+    assert _check(outputs, reference, tol, rules, {"attention_mask": mask})["passed"] is True
+    assert _check(outputs, reference, tol, [], {"attention_mask": mask})["passed"] is False
+    outputs["hidden"][0, 0, 0] = 5.0  # and one at a real token
+    assert _check(outputs, reference, tol, rules, {"attention_mask": mask})["passed"] is False
