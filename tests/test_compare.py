@@ -244,10 +244,12 @@ def test_hostile_text_is_escaped(tmp_path: Path) -> None:
 
 
 def _sample_pair() -> tuple[Path, Path]:
-    cpu = sorted(SAMPLES.glob("tiny-encoder-cpu-*"))
-    cuda = sorted(SAMPLES.glob("tiny-encoder-cuda-*"))
-    assert len(cpu) == 1 and len(cuda) == 1
-    return cpu[0], cuda[0]
+    """The tiny-encoder pair that sample_runs/site.toml names (one source for the sample)."""
+    import tomllib
+
+    pairs = tomllib.loads((SAMPLES / "site.toml").read_text(encoding="utf-8"))["compare"]
+    pair = next(p for p in pairs if p["baseline"].startswith("tiny-encoder-cpu-"))
+    return SAMPLES / pair["baseline"], SAMPLES / pair["candidate"]
 
 
 def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
