@@ -173,13 +173,20 @@ Examples:
 """
 
 
-def _formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-    formats = tuple(f.strip() for f in value.split(",") if f.strip())
-    bad = [f for f in formats if f not in ("html", "md", "md-summary")]
-    if bad or not formats:
-        raise click.BadParameter("use html, md, md-summary or a comma-separated list of them")
-    return formats
+def _format_list(*allowed: str) -> Any:
+    """A click callback: a comma-separated list of formats, each one of ``allowed``."""
 
+    def parse(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+        formats = tuple(f.strip() for f in value.split(",") if f.strip())
+        if not formats or any(f not in allowed for f in formats):
+            raise click.BadParameter(f"use a comma-separated list of {', '.join(allowed)}")
+        return formats
+
+    return parse
+
+
+_formats = _format_list("html", "md", "md-summary")
+_compare_formats = _format_list("html", "md", "json")
 
 
 @main.command(help=REPORT_HELP)
@@ -406,14 +413,6 @@ Example:
   reportgen compare runs/tiny-encoder-cuda-*/ runs/tiny-encoder-neuron-*/ --out cmp/
   reportgen compare base/events.jsonl cand/events.jsonl --out cmp/ --format json
 """
-
-
-def _compare_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-    formats = tuple(f.strip() for f in value.split(",") if f.strip())
-    bad = [f for f in formats if f not in ("html", "md", "json")]
-    if bad or not formats:
-        raise click.BadParameter("use a comma-separated list of html, md, json")
-    return formats
 
 
 @main.command(help=COMPARE_HELP)
