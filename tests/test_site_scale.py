@@ -303,3 +303,14 @@ def test_index_stays_under_a_megabyte_at_ten_thousand_runs(tmp_path: Path) -> No
         prefix = {8: f"{strings[row[0]]}-{strings[row[6]]}-", 4: f"{strings[row[0]]}-"}
         ids.append(next((p for bit, p in prefix.items() if row[4] & bit), "") + row[2])
     assert ids == [r["run_id"] for r in records], "every run, newest first"
+
+
+def test_annotations_beside_a_log_named_directly_are_seen(tmp_path: Path) -> None:
+    runs = _runs(tmp_path, ["synthetic_mismatch"])
+    log = runs / "synthetic_mismatch" / "events.jsonl"
+    site = tmp_path / "site"
+    build_site([log], site)
+    assert _record(site)["signature"]
+    (log.parent / "annotations.toml").write_text('[b2-l16-contiguous-float32-compiled]\nexplanation = "known"\nverdict = "accepted"\nreason = "owner reviewed"\n', encoding="utf-8")
+    result = build_site([log], site)
+    assert any(p.parent.parent == site / "runs" for p in result.written), "the run page is rendered again"
