@@ -81,6 +81,20 @@ class Table:
 
 _SHAPES_DOC = "list of [batch, length] pairs of positive integers"
 
+
+def _training_tolerance(part: str, what: str, rtol_example: str) -> Table:
+    """tolerances.<dtype>.loss and .grad: one elementwise tolerance each, read by the collector."""
+    return Table(
+        f"tolerances.<dtype>.{part}",
+        what,
+        (
+            Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-6", COLLECTOR, minimum=0),
+            Key("rtol", "number", "Relative tolerance.", REQUIRED, rtol_example, COLLECTOR, minimum=0),
+        ),
+        inline=True,
+    )
+
+
 SCHEMA: tuple[Table, ...] = (
     Table(
         "workload",
@@ -134,24 +148,8 @@ SCHEMA: tuple[Table, ...] = (
         ),
         inline=True,
     ),
-    Table(
-        "tolerances.<dtype>.loss",
-        "Training plans: the loss of every step against the reference.",
-        (
-            Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-6", COLLECTOR, minimum=0),
-            Key("rtol", "number", "Relative tolerance.", REQUIRED, "1e-5", COLLECTOR, minimum=0),
-        ),
-        inline=True,
-    ),
-    Table(
-        "tolerances.<dtype>.grad",
-        "Training plans: every gradient and updated parameter against the reference.",
-        (
-            Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-6", COLLECTOR, minimum=0),
-            Key("rtol", "number", "Relative tolerance.", REQUIRED, "1e-3", COLLECTOR, minimum=0),
-        ),
-        inline=True,
-    ),
+    _training_tolerance("loss", "Training plans: the loss of every step against the reference.", "1e-5"),
+    _training_tolerance("grad", "Training plans: every gradient and updated parameter against the reference.", "1e-3"),
     Table(
         "timing",
         "Warm timing of cells whose correctness passed.",
@@ -259,6 +257,7 @@ SCHEMA: tuple[Table, ...] = (
         ),
     ),
 )
+
 
 TABLES = {t.path: t for t in SCHEMA}
 TOP_TABLES = tuple(t.path for t in SCHEMA if "." not in t.path)
