@@ -41,7 +41,8 @@ class CellRecord:
     measured_status: str | None = None  # the case_result's own status, kept when it is overruled
     result_line: int | None = None
     logged: list[LoggedEvent] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    # Lists most cells never fill are tuples, shared while empty: a long log has many cells.
+    warnings: tuple[str, ...] = ()
     # Compact facts read for every cell (by the rules and the detail table).
     mismatched: int | None = None
     total: int | None = None
@@ -49,10 +50,10 @@ class CellRecord:
     output_nonfinite: int = 0  # NaN/Inf elements over the cell's outputs (case_result.outputs)
     recompiled: bool | None = None
     fallback_status: str | None = None
-    fallback_items: list[str] = field(default_factory=list)
+    fallback_items: tuple[str, ...] = ()
     executed_status: str | None = None  # operators.executed: measured, unmeasured, not_applicable
     executed_items: tuple[str, ...] = ()  # shared between cells with the same op list
-    graph_break_reasons: list[str] = field(default_factory=list)
+    graph_break_reasons: tuple[str, ...] = ()
     recompiles_seen: bool = False
     recompile_limit_hit: bool = False
     cold_s: float | None = None
@@ -72,14 +73,14 @@ class CellRecord:
     output_dtypes: tuple[str, ...] = ()  # of the outputs the case_result lists
     task_metric: dict[str, Any] | None = None
     loss_off: bool = False
-    grads_off: set[str] = field(default_factory=set)
+    grads_off: frozenset[str] = frozenset()
     params_off: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (mismatched, total)
     trained: bool = False
     layout_achieved: bool | None = None  # None: not measured (1.0 logs)
     layout_fed: str | None = None
-    timing_layout_missed: list[str] = field(default_factory=list)  # 'warm', 'cold' calls fed another layout
+    timing_layout_missed: tuple[str, ...] = ()  # 'warm', 'cold' calls fed another layout
     # (call 'warm' or 'cold', stages inside the clock or None when not recorded, notes, synchronised)
-    timed: list[tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = field(default_factory=list)
+    timed: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...], bool], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.case:
@@ -219,7 +220,7 @@ class RunBuilder:
         self.first.setdefault(kind, record)
         event = record.event
         if isinstance(event, ev.Plan) and not self.cells:
-            self.cells = {c.case: CellRecord(planned=c) for c in event.matrix}
+            self.cells = {c.case: CellRecord(c, c.case) for c in event.matrix}
             if event.selection is not None:
                 chosen = set(event.selection.cases)
                 for case, cell in self.cells.items():
@@ -232,7 +233,7 @@ class RunBuilder:
         elif isinstance(event, ev.WarningEvent):
             self.warnings.append(event)
             if event.case in self.cells:
-                self.cells[event.case].warnings.append(event.message)
+                self.cells[event.case].warnings += (event.message,)
 
     def add_block(self, records: list[LoggedEvent], structs: list[Any]) -> None:
         """Attach a block of per-cell events read together: ``add`` for each, with the facts
@@ -265,9 +266,9 @@ class RunBuilder:
                 if s.eager_after_recompile_limit is True:
                     cell.eager_after_recompile_limit = True
                 if cold or warm:  # a timed-out cold call timed nothing
-                    cell.timed.append(_timed(bool(cold), s.timed_region, s.timed_notes, s.synchronized))
+                    cell.timed += (_timed(bool(cold), s.timed_region, s.timed_notes, s.synchronized),)
                 if s.layout_achieved is False or (cold and cold.layout_achieved is False):
-                    cell.timing_layout_missed.append("cold" if cold else "warm")
+                    cell.timing_layout_missed += ("cold" if cold else "warm",)
             elif kind == "case_result":
                 cell.status = cell.measured_status = s.status
                 cell.result_line = record.line
@@ -279,7 +280,7 @@ class RunBuilder:
                 if achieved is False:
                     cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
                 if s.warnings:
-                    cell.warnings.extend(s.warnings)
+                    cell.warnings += tuple(s.warnings)
                 recompiled = s.recompiled
                 cell.recompiled = None if recompiled is unset else recompiled
                 nonfinite, dtypes = 0, []
@@ -307,13 +308,13 @@ class RunBuilder:
             elif kind == "operators":
                 fallback, executed = s.fallback, s.executed
                 cell.fallback_status = fallback.status
-                cell.fallback_items = list(fallback.items) if fallback.items else []
+                cell.fallback_items = tuple(fallback.items) if fallback.items else ()
                 cell.executed_status = executed.status
                 items = tuple(executed.items) if executed.items else ()
                 cell.executed_items = op_lists.setdefault(items, items)
             elif kind == "compile":
                 if s.graph_breaks:
-                    cell.graph_break_reasons.extend(b.reason for b in s.graph_breaks)
+                    cell.graph_break_reasons += tuple(b.reason for b in s.graph_breaks)
                 if s.recompiles:
                     cell.recompiles_seen = True
                 if s.recompile_limit_hit is True:
@@ -393,7 +394,7 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
         # The planned layout never reached the model: its result is not one for this layout.
         cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
     if data.warnings:
-        cell.warnings.extend(data.warnings)
+        cell.warnings += tuple(data.warnings)
     cell.recompiled = _opt(data.recompiled)
     outputs = data.outputs
     cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
@@ -413,7 +414,7 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
 def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
     fallback = data.fallback
     cell.fallback_status = fallback.status
-    cell.fallback_items = list(fallback.items) if fallback.items else []
+    cell.fallback_items = tuple(fallback.items) if fallback.items else ()
     executed = data.executed
     cell.executed_status = executed.status
     items = tuple(executed.items) if executed.items else ()
@@ -431,7 +432,7 @@ def _shared(items: tuple[str, ...]) -> tuple[str, ...]:
 
 def _compile_facts(cell: CellRecord, data: Any, line: int) -> None:
     if data.graph_breaks:
-        cell.graph_break_reasons.extend(b.reason for b in data.graph_breaks)
+        cell.graph_break_reasons += tuple(b.reason for b in data.graph_breaks)
     if data.recompiles:
         cell.recompiles_seen = True
     if data.recompile_limit_hit is True:
@@ -467,15 +468,15 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     if data.eager_after_recompile_limit is True:
         cell.eager_after_recompile_limit = True
     if cold is not None or warm is not None:  # a timed-out cold call timed nothing
-        cell.timed.append(_timed(cold is not None, data.timed_region, data.timed_notes, data.synchronized))
+        cell.timed += (_timed(cold is not None, data.timed_region, data.timed_notes, data.synchronized),)
     if data.layout_achieved is False or (cold is not None and cold.layout_achieved is False):
-        cell.timing_layout_missed.append("cold" if cold is not None else "warm")
+        cell.timing_layout_missed += ("cold" if cold is not None else "warm",)
 
 
 def _step_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.trained = True
     cell.loss_off |= not data.loss_within
-    cell.grads_off.update(g.name for g in data.grads if g.mismatched)
+    cell.grads_off |= {g.name for g in data.grads if g.mismatched}
 
 
 def _train_result_facts(cell: CellRecord, data: Any, line: int) -> None:
