@@ -58,11 +58,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))")
     parser.add_argument("--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)")
     parser.add_argument("--cold", default="fresh-process", choices=["fresh-process", "in-process", "off"],
-                        help="how the cold first call is measured (default fresh-process: each compiled cell in a new interpreter "
-                        "with empty cache dirs; an eager cell's first call in this process, recorded as 'eager, no compile')")
+                        help="how the cold first call is measured (default fresh-process: compiled cells run in a new interpreter "
+                        "with empty cache dirs, where one compile serves the cell's check and its cold call; a group with a "
+                        "cache-check repeat runs in one such process and its other shapes' cold calls get a process each; "
+                        "an eager cell's first call is taken in this process, recorded as 'eager, no compile')")
     parser.add_argument("--cold-timeout", type=_positive_seconds, default=1800.0, metavar="S",
-                        help="limit in seconds for one cold-start process, above 0 (default 1800); a process past it is ended "
-                        "with its children and the cell's cold timing is recorded as timed out")
+                        help="limit in seconds for a fresh process to finish its cell, above 0 (default 1800); a process past it "
+                        "is ended with its children, the cell's cold timing is recorded as timed out, and cells it did not "
+                        "finish are checked in the collector's own process")
     parser.add_argument("--profile", nargs="?", const="*", metavar="GLOB", help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches")
     parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
     return parser.parse_args(argv)

@@ -10,10 +10,15 @@ Order of a run, each step an event in ``events.jsonl`` and a module in ``collect
    (``run.reference``);
 4. per cell: ``compile`` (compiled cells), ``case_result``, ``operators``, and for a cell whose
    correctness passed, ``timing`` with the warm repetitions (``run.cells``,
-   ``run.training_cells``, ``run.timings``);
-5. ``timing`` with the cold first call of each passing cell, in a fresh process with new
-   compile-cache directories, listed before and after the call, its outputs checked against
-   the reference (``run.timings``); ``profile`` per shape when asked (``run.profiles``);
+   ``run.training_cells``, ``run.timings``). With ``--cold fresh-process`` compiled cells run in
+   a fresh process with new, empty compile-cache directories (``run.children``,
+   ``collector.cellproc``): one compile serves the cell's check and its cold first call, whose
+   ``timing`` event follows the cell's;
+5. ``timing`` with the cold first call of each other passing cell: an eager cell's first call
+   in this process ("eager, no compile"), a compiled cell's in a fresh process of its own
+   (``collector.coldstart``), the cache directories listed before and after the call and its
+   outputs checked against the reference (``run.timings``); ``profile`` per shape when asked
+   (``run.profiles``);
 6. the backend's log channel copied into the run (neuron: ``logs/neuron.log``), then
    ``run_end``. SIGINT or SIGTERM writes an aborted ``run_end`` instead.
 

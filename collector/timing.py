@@ -3,13 +3,16 @@ and the cold first call in a fresh process."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
+import queue
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -58,6 +61,7 @@ def timed_sample(
     synchronize: Callable[[], None],
     scope: dict[str, Any],
     device_is_host: bool,
+    stages: dict[str, float] | None = None,
 ) -> tuple[Callable[[], float], list[str], list[str]]:
     """One timed sample per call, honouring the plan's timing.scope; also what it times.
 
@@ -65,7 +69,8 @@ def timed_sample(
     the sample is their sum: preprocessing (``prepare``: the workload's make_inputs and cast,
     fresh each sample), host-to-device copies, the model call, copying outputs to the host.
     A stage outside the region that must still run (copying freshly prepared inputs) runs
-    off the clock. Returns (sample, stages timed, notes on how they were done).
+    off the clock. Returns (sample, stages timed, notes on how they were done). When ``stages``
+    is given, each sample leaves its per-stage seconds there.
     """
     prep, h2d, back = bool(scope.get("preprocessing")), bool(scope.get("host_to_device")), bool(scope.get("output_retrieval"))
     region = (["preprocessing"] if prep else []) + (["host_to_device"] if h2d else []) + ["model_call"] + (["output_retrieval"] if back else [])
@@ -78,30 +83,33 @@ def timed_sample(
         notes.append("freshly prepared inputs are copied to the device off the clock")
 
     def sample() -> float:
-        total = 0.0
+        took: dict[str, float] = {}
         synchronize()
         host = host_inputs
         if prep:
             start = time.perf_counter()
             host = prepare()
-            total += time.perf_counter() - start
+            took["preprocessing"] = time.perf_counter() - start
         inputs = device_inputs
         if prep or h2d:
             start = time.perf_counter()
             inputs = to_device(host)
             synchronize()
             if h2d:
-                total += time.perf_counter() - start
+                took["host_to_device"] = time.perf_counter() - start
         start = time.perf_counter()
         outputs = call_with(inputs)
         synchronize()
-        total += time.perf_counter() - start
+        took["model_call"] = time.perf_counter() - start
         if back:
             start = time.perf_counter()
             _to_host(outputs)
             synchronize()
-            total += time.perf_counter() - start
-        return total
+            took["output_retrieval"] = time.perf_counter() - start
+        if stages is not None:
+            stages.clear()
+            stages.update(took)
+        return sum(took.values())
 
     return sample, region, notes
 
@@ -134,9 +142,50 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
     Both are needed: a new process alone may reuse the persistent compile cache, and a new
     cache dir inside a process that already compiled the graph is far from cold.
 
-    The child leads its own process group: past ``timeout`` seconds (or when the run is
-    interrupted) the whole group is ended, compiler workers included, and the result says
-    ``timed_out_after_s``.
+    Returns the child's result line, ``{"timed_out_after_s": timeout}`` when it ran past
+    ``timeout`` (its whole process group is ended, compiler workers included), or
+    ``{"error": ...}`` when it printed no result.
+    """
+    found: dict[str, Any] = {}
+
+    def on_line(line: str) -> bool:
+        if line.startswith(COLD_MARKER):
+            found.update(json.loads(line[len(COLD_MARKER):]))
+        return False
+
+    ended = run_child("collector.coldstart", argv_tail, cache_env, timeout, on_line)
+    if ended.timed_out:
+        return {"timed_out_after_s": timeout}
+    if found:
+        return found
+    return {"error": ended.error()}
+
+
+class ChildEnd:
+    """How a child process ended: its exit code, whether it ran past its time, its stderr tail."""
+
+    def __init__(self, returncode: int | None, timed_out: bool, tail: list[str]) -> None:
+        self.returncode = returncode
+        self.timed_out = timed_out
+        self.tail = tail
+
+    def error(self) -> str:
+        return f"the fresh process exited {self.returncode}: {' | '.join(self.tail[-3:])[:500]}"
+
+
+def run_child(
+    module: str,
+    argv_tail: list[str],
+    cache_env: Callable[[Path], dict[str, str]],
+    timeout: float,
+    on_line: Callable[[str], bool],
+) -> ChildEnd:
+    """Run ``python -m MODULE ...`` in a new interpreter with new, empty compile-cache dirs.
+
+    Each line the child prints on stdout goes to ``on_line`` as it comes; ``on_line`` returns
+    True when the line shows progress, which gives the child ``timeout`` seconds more. A child
+    silent past its time (or the run interrupted) has its whole process group ended: it leads
+    its own group, so compiler workers go with it.
     """
     package_parent = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="collector-cold-") as cache_dir:
@@ -148,9 +197,10 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
         (Path(cache_dir) / "tmp").mkdir()
         env["TMPDIR"] = str(Path(cache_dir) / "tmp")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
+        env["COLLECTOR_CACHE_DIR"] = cache_dir
         env["COLLECTOR_LAUNCH_WALL"] = repr(time.time())
         child = subprocess.Popen(
-            [sys.executable, "-m", "collector.coldstart", *argv_tail],
+            [sys.executable, "-m", module, *argv_tail],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -158,21 +208,54 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
             text=True,
             start_new_session=True,
         )
+        lines: queue.Queue[str | None] = queue.Queue()
+        tail: collections.deque[str] = collections.deque(maxlen=20)
+        readers = [
+            threading.Thread(target=_pump, args=(child.stdout, lines.put, True), daemon=True),
+            threading.Thread(target=_pump, args=(child.stderr, tail.append, False), daemon=True),
+        ]
+        for reader in readers:
+            reader.start()
+        timed_out = False
         try:
-            stdout, stderr = child.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            end_group(child)
-            return {"timed_out_after_s": timeout}
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+                except queue.Empty:
+                    if child.poll() is not None:  # exited; a worker it left may hold the pipe open
+                        end_group(child, only_stragglers=True)
+                    if time.monotonic() >= deadline:
+                        timed_out = True
+                        end_group(child)
+                        break
+                    continue
+                if line is None:
+                    break
+                if on_line(line.rstrip("\n")):
+                    deadline = time.monotonic() + timeout
+            if not timed_out:
+                child.wait()
         except BaseException:
             end_group(child)
             raise
         finally:
             end_group(child, only_stragglers=True)
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(COLD_MARKER):
-            return json.loads(line[len(COLD_MARKER):])
-    tail = (stderr or stdout).strip().splitlines()[-3:]
-    return {"error": f"cold-start process exited {child.returncode}: {' | '.join(tail)[:500]}"}
+            for reader in readers:
+                reader.join(timeout=5.0)
+    return ChildEnd(None if timed_out else child.returncode, timed_out, [t.rstrip() for t in tail if t.strip()])
+
+
+def _pump(stream: Any, put: Callable[[Any], None], say_end: bool) -> None:
+    """Hand each line of ``stream`` to ``put``; then None, the end of the stream, if ``say_end``."""
+    try:
+        for line in stream:
+            put(line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        if say_end:
+            put(None)
 
 
 def end_group(child: subprocess.Popen[str], grace: float = 5.0, only_stragglers: bool = False) -> None:
@@ -188,7 +271,7 @@ def end_group(child: subprocess.Popen[str], grace: float = 5.0, only_stragglers:
     if only_stragglers:
         return
     try:
-        child.communicate(timeout=grace)
+        child.wait(timeout=grace)  # its output pipes are read by their own threads
     except subprocess.TimeoutExpired:
         pass
     try:
@@ -196,6 +279,6 @@ def end_group(child: subprocess.Popen[str], grace: float = 5.0, only_stragglers:
     except (ProcessLookupError, PermissionError):
         pass
     try:
-        child.communicate(timeout=grace)
+        child.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         pass

@@ -13,9 +13,10 @@ from collector.backends import OpRecorder
 from collector.compare import judged_nonfinite, compare, describe, describe_input
 from collector.eventlog import finite_or_none
 from collector.plan import Cell
+from collector.run import children
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import time_warm_cell
+from collector.run.timings import cold_condition, scoped_sample, time_warm_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
@@ -24,43 +25,65 @@ def run_cells(run: Run) -> None:
     groups: dict[tuple[str, str], list[tuple[int, Cell]]] = {}
     for index, cell in enumerate(run.cells, start=1):
         groups.setdefault((cell.dtype, cell.layout), []).append((index, cell))
-    for (dtype, layout), members in groups.items():
-        # A fresh Dynamo state per group keeps one group's compiled shapes from counting
-        # against another's recompile limit; within a group, shapes accumulate as they
-        # would in a serving process, which is what the cache-check repeat tests.
-        torch._dynamo.reset()
-        reason = run.plan.missing_tolerance(dtype)
-        model = None if reason else _device_model(run, dtype)
-        compiled, compile_error = None, None
-        # Training cells compile their own fresh model each (training changes the weights).
-        if model is not None and not run.plan.training and any(c.mode == "compiled" for _, c in members):
-            try:
-                compiled = run.backend.compile(model, run.plan.compile_options)
-            except Exception as exc:  # e.g. the backend is not registered
-                compile_error = failure("compile", exc)
-        for index, cell in members:
-            interrupt.check()
-            if reason or model is None:
-                _skip(run, cell, index, reason or "the model could not be moved to the device")
-                continue
-            shape_failure = run.shape_failures.get(input_key(cell.batch, cell.length, cell.layout))
-            if shape_failure is not None:
-                why = f"this shape's {shape_failure['phase']} failed before any call of this cell: nothing ran, so nothing was tracked"
-                write_failed(run, cell, {}, shape_failure, None, ran=False, why=why)
-                run.recorded += 1
-                continue
-            if cell.mode == "compiled" and compile_error is not None:
-                write_failed(run, cell, {}, compile_error, None, ran=False)
-                run.recorded += 1
-                continue
-            run.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
-            if run.plan.training:
-                outcome = run_training_cell(run, cell, model)
-            else:
-                outcome = _run_cell(run, cell, model if cell.mode == "eager" else compiled)
-            run.recorded += 1
-            if outcome.status == "pass" and outcome.call is not None and time_warm_cell(run, cell, outcome):
-                run.passed[cell.case] = outcome
+    for (dtype, _), members in groups.items():
+        elsewhere: set[str] = set()
+        if children.wanted(run, dtype):
+            for batch in children.batches(members, run.shape_failures):
+                elsewhere |= children.run_batch(run, batch)
+        run_group(run, dtype, [(i, c) for i, c in members if c.case not in elsewhere], elsewhere)
+
+
+def run_group(run: Run, dtype: str, members: list[tuple[int, Cell]], elsewhere: frozenset[str] | set[str] = frozenset()) -> None:
+    """The cells of one (dtype, layout) group in this process, in order; ``elsewhere``: the
+    group's cells a fresh child already recorded."""
+    if not members:
+        return
+    # A fresh Dynamo state per group keeps one group's compiled shapes from counting
+    # against another's recompile limit; within a group, shapes accumulate as they
+    # would in a serving process, which is what the cache-check repeat tests.
+    torch._dynamo.reset()
+    reason = run.plan.missing_tolerance(dtype)
+    model = None if reason else _device_model(run, dtype)
+    compiled, compile_error = None, None
+    # Training cells compile their own fresh model each (training changes the weights).
+    if model is not None and not run.plan.training and any(c.mode == "compiled" for _, c in members):
+        try:
+            compiled = run.backend.compile(model, run.plan.compile_options)
+        except Exception as exc:  # e.g. the backend is not registered
+            compile_error = failure("compile", exc)
+    for index, cell in members:
+        interrupt.check()
+        _one_cell(run, index, cell, model, compiled, reason or compile_error, elsewhere)
+        if run.cell_done is not None:
+            run.cell_done(cell)
+
+
+def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, compiled: Any, stop: str | dict[str, str] | None, elsewhere: frozenset[str] | set[str]) -> None:
+    """One cell, recorded; ``stop``: why the group cannot run (a reason) or its compile failure."""
+    if isinstance(stop, str) or model is None:
+        _skip(run, cell, index, stop if isinstance(stop, str) else "the model could not be moved to the device")
+        return
+    if cell.repeat_of in elsewhere:
+        _skip(run, cell, index, "the shape it repeats was compiled in a fresh process that ended before this cache check; a repeat in another process would test nothing")
+        return
+    shape_failure = run.shape_failures.get(input_key(cell.batch, cell.length, cell.layout))
+    if shape_failure is not None:
+        why = f"this shape's {shape_failure['phase']} failed before any call of this cell: nothing ran, so nothing was tracked"
+        write_failed(run, cell, {}, shape_failure, None, ran=False, why=why)
+        run.recorded += 1
+        return
+    if cell.mode == "compiled" and stop is not None:
+        write_failed(run, cell, {}, stop, None, ran=False)
+        run.recorded += 1
+        return
+    run.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
+    if run.plan.training:
+        outcome = run_training_cell(run, cell, model)
+    else:
+        outcome = _run_cell(run, cell, model if cell.mode == "eager" else compiled)
+    run.recorded += 1
+    if outcome.status == "pass" and outcome.call is not None and time_warm_cell(run, cell, outcome):
+        run.passed[cell.case] = outcome
 
 
 def _device_model(run: Run, dtype: str) -> torch.nn.Module | None:
@@ -102,6 +125,14 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     def call() -> Any:
         return call_with(inputs)
 
+    first = _plain_first(call, run.backend.synchronize)
+    cold: dict[str, Any] | None = None
+    if run.cold_next and cell.mode == "compiled":
+        # The first compiled call in a fresh child: one compile serves the cold timing (the
+        # stages the plan's timing.scope names) and this cell's check.
+        run.cold_next = False
+        first, cold = _cold_first(run, cell, call_with, inputs, cpu_inputs)
+
     recorder = OpRecorder() if cell.mode == "eager" else None
     compile_facts = CompileWatch(run.backend) if cell.mode == "compiled" else None
     # Every call of this cell (first call, the eager op-recording call, the compiled repeat)
@@ -110,7 +141,7 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     fed.arm(8)
     with captured_warnings() as warns:
         try:
-            outputs, first_s = _first_call(run, call, recorder, compile_facts)
+            outputs, first_s = _first_call(run, first, call, recorder, compile_facts)
             if compile_facts is not None:
                 compile_facts.check_repeat(call, run.backend.synchronize)
         except Exception as exc:
@@ -123,8 +154,12 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
             fed.remove()
     result["warnings"] = warns + run.backend.cell_log()
     result.update(fed_facts(fed, cell.layout))
+    compile_event: dict[str, Any] = {}
     if compile_facts is not None:
-        run.log.write("compile", case=cell.case, **compile_facts.event(first_s, run.cache_dir))
+        compile_event = compile_facts.event(first_s, run.cache_dir)
+        if cold is not None:  # this compile was the cold one: the condition it really had
+            compile_event["cache_condition"] = cold_condition(cell.mode, compile_event)
+        run.log.write("compile", case=cell.case, **compile_event)
         if cell.repeat_of:
             result["recompiled"] = compile_facts.graphs_first > 0 or compile_facts.frames_first > 0
     try:
@@ -138,17 +173,55 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     write_operators(run, cell, recorder)
     stats = result.get("error_stats") or {}
     first_check = {"mismatched": stats.get("mismatched", 0), "total": stats.get("total", 0), "max_abs": stats.get("max_abs"), "passed": status == "pass"}
-    return CellOutcome(status, first_s, call, module=model, call_with=call_with, host_inputs=cpu_inputs, device_inputs=inputs, first_check=first_check)
+    if cold is not None:
+        cold.update({k: compile_event[k] for k in ("cache_entries_before", "cache_entries_after", "cache_dirs", "cache_hits", "cache_misses") if compile_event.get(k) is not None})
+        cold.update({k: result[k] for k in ("inputs_fed", "layout_achieved") if result.get(k) is not None})
+        cold["output_check"] = first_check
+    return CellOutcome(status, first_s, call, module=model, call_with=call_with, host_inputs=cpu_inputs, device_inputs=inputs, first_check=first_check, cold=cold)
 
 
-def _first_call(run: Run, call: Callable[[], Any], recorder: OpRecorder | None, watch: CompileWatch | None) -> tuple[dict[str, torch.Tensor], float]:
+def _plain_first(call: Callable[[], Any], synchronize: Callable[[], None]) -> Callable[[], tuple[Any, float]]:
+    """The first call on the clock (the model call only): its outputs and seconds."""
+
+    def first() -> tuple[Any, float]:
+        start = time.perf_counter()
+        outputs = call()
+        synchronize()
+        return outputs, time.perf_counter() - start
+
+    return first
+
+
+def _cold_first(run: Run, cell: Cell, call_with: Callable[[dict[str, Any]], Any], inputs: dict[str, Any], cpu_inputs: dict[str, Any]) -> tuple[Callable[[], tuple[Any, float]], dict[str, Any]]:
+    """The cold first call, timed as the plan's timing.scope asks; the cell checks its outputs.
+
+    Returns the first call (outputs and the model call's own seconds, which the compile event
+    records) and the cold facts it fills in: every stage's seconds, the wall clock at the start.
+    """
+    kept: dict[str, Any] = {}
+    stages: dict[str, float] = {}
+
+    def keep(feed: dict[str, Any]) -> Any:
+        kept["outputs"] = call_with(feed)
+        return kept["outputs"]
+
+    sample, region, notes = scoped_sample(run, cell, keep, inputs, cpu_inputs, stages)
+    cold: dict[str, Any] = {"timed_region": region, "timed_notes": notes}
+
+    def first() -> tuple[Any, float]:
+        run.backend.synchronize()
+        cold["ready_wall"] = time.time()
+        cold["seconds"] = sample()
+        return kept["outputs"], stages["model_call"]
+
+    return first, cold
+
+
+def _first_call(run: Run, first: Callable[[], tuple[Any, float]], call: Callable[[], Any], recorder: OpRecorder | None, watch: CompileWatch | None) -> tuple[dict[str, torch.Tensor], float]:
     if watch is not None:
         watch.before()
-    start = time.perf_counter()
     with run.progress.heartbeat("compiling and running the first call" if watch is not None else "first call"):
-        outputs = call()
-        run.backend.synchronize()
-    elapsed = time.perf_counter() - start
+        outputs, elapsed = first()
     if watch is not None:
         watch.after_first()
     if recorder is not None:

@@ -16,6 +16,8 @@ def write_profiles(run: Run) -> None:
         return
     chosen: dict[str, Cell] = {}
     for cell in run.cells:
+        if cell.shape_key in run.profiled_shapes:  # a fresh child profiled its compiled cell
+            continue
         if cell.case in run.passed and not cell.repeat_of and fnmatch.fnmatch(cell.case, run.options.profile):
             if cell.shape_key not in chosen or cell.mode == "compiled":
                 chosen[cell.shape_key] = cell

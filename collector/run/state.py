@@ -85,6 +85,9 @@ class CellOutcome:
     host_inputs: dict[str, Any] | None = None
     device_inputs: dict[str, Any] | None = None
     first_check: dict[str, Any] | None = None  # the first call's outputs against the reference
+    # In a fresh child (``collector.cellproc``), the first cell's first call is its cold call:
+    # what it timed (stages per the plan's timing.scope) and the cache listing around it.
+    cold: dict[str, Any] | None = None
 
 
 def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:
@@ -114,6 +117,15 @@ class Run:
         # Shapes whose inputs or reference failed: their cells are recorded as errors with it.
         self.shape_failures: dict[str, dict[str, str]] = {}
         self.passed: dict[str, CellOutcome] = {}
+        # A fresh child process sets this: its next compiled first call is a cold call.
+        self.cold_next = False
+        # Cells whose cold first call a child already took (or tried), and shapes it profiled.
+        self.cold_done: set[str] = set()
+        # Cells that passed (warm timing included) in a fresh child: they have no callable here.
+        self.passed_elsewhere: set[str] = set()
+        self.profiled_shapes: set[str] = set()
+        # Called after each cell is recorded (a fresh child reports the cell back to the run).
+        self.cell_done: Callable[[Cell], None] | None = None
         self.recorded = 0
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
         self.log: EventLog | None = None

@@ -9,7 +9,7 @@ outputs against the reference.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -34,6 +34,20 @@ def scope_done(region: list[str]) -> dict[str, Any]:
     }
 
 
+def scoped_sample(
+    run: Run, cell: Cell, call_with: Callable[[dict[str, Any]], Any], device_inputs: dict[str, Any], host_inputs: dict[str, Any], stages: dict[str, float] | None = None
+) -> tuple[Callable[[], float], list[str], list[str]]:
+    """One sample of this cell timed over the stages the plan's timing.scope names."""
+
+    def prepare() -> dict[str, Any]:
+        return cast_inputs(run.workload.make_inputs(cell.batch, cell.length, cell.layout), DTYPES[cell.dtype])
+
+    return timed_sample(
+        call_with, device_inputs, host_inputs, prepare, lambda host: to_device(host, run.backend.device),
+        run.backend.synchronize, run.plan.timing_scope, run.backend.device.type == "cpu", stages,
+    )
+
+
 def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
     """Warm repetitions of a passing cell; False (with a warning event) when a repetition failed."""
     reps = run.warm_repetitions
@@ -41,14 +55,7 @@ def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
     if run.plan.training or outcome.call_with is None:
         sample, region, notes = plain_sample(outcome.call, run.backend.synchronize), ["training_step" if run.plan.training else "model_call"], []
     else:
-        def prepare() -> dict[str, Any]:
-            return cast_inputs(run.workload.make_inputs(cell.batch, cell.length, cell.layout), DTYPES[cell.dtype])
-
-        sample, region, notes = timed_sample(
-            outcome.call_with, outcome.device_inputs, outcome.host_inputs, prepare,
-            lambda host: to_device(host, run.backend.device), run.backend.synchronize,
-            run.plan.timing_scope, run.backend.device.type == "cpu",
-        )
+        sample, region, notes = scoped_sample(run, cell, outcome.call_with, outcome.device_inputs or {}, outcome.host_inputs or {})
     fed = FedInputs(outcome.module) if outcome.module is not None else None
     if fed is not None:
         fed.arm(1)  # the first call: a warm-up call, or the first sample when there is none
@@ -89,14 +96,15 @@ def time_cold(run: Run) -> None:
         return
     for cell in run.cells:
         outcome = run.passed.get(cell.case)
-        if outcome is None or cell.repeat_of:
+        passed = outcome is not None or cell.case in run.passed_elsewhere
+        if not passed or cell.repeat_of or cell.case in run.cold_done:
             continue
         # An eager cell has nothing to compile or cache: its first call in this process is the
         # cold call under the condition it states ("eager, no compile"), with no interpreter to
         # start. Compiled cells get a fresh process with empty cache folders.
         in_process = run.options.cold == "in-process" or cell.mode == "eager"
         run.progress.say(f"{cell.case}: cold first call ({'in-process' if in_process else run.options.cold})")
-        if in_process:
+        if in_process and outcome is not None:
             cold, region, notes = _cold_in_process(cell, outcome), ["training_step" if run.plan.training else "model_call"], []
         else:
             found = _cold_fresh(run, cell)
@@ -125,6 +133,11 @@ def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[s
         run.progress.say(f"{cell.case}: cold run failed: {result['error']}")
         run.log.write("warning", message=f"cold first call not measured: {result['error']}", category="ColdStartFailed", case=cell.case)
         return None
+    return cold_from_result(cell, result)
+
+
+def cold_from_result(cell: Cell, result: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """A fresh process's cold call (its result line) as the timing event's cold facts."""
     cold = {
         "seconds": result["first_call_s"],
         "cache_condition": cold_condition(cell.mode, result),

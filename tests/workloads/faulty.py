@@ -9,7 +9,8 @@
 * ``warm``: ``run_model`` raises from the fourth call of a cell's model on (its warm timing);
 * ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
-  (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout.
+  (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout;
+* ``child-crash``: in a fresh child process of the run only, ``build_model`` exits with 7.
 
 Transfer and compile failures are injected by the tests at the collector's seams (a test
 backend's compiler, the transfer function), since a workload module does not control them.
@@ -42,7 +43,7 @@ def _fails(phase: str, batch: int) -> bool:
 
 
 def _in_cold_child() -> bool:
-    return sys.argv[0].endswith("coldstart.py")
+    return sys.argv[0].endswith(("coldstart.py", "cellproc.py"))  # a fresh process of the run
 
 
 def build_model() -> nn.Module:
@@ -52,6 +53,8 @@ def build_model() -> nn.Module:
         with open(os.environ["FAULTY_PIDFILE"], "w", encoding="utf-8") as handle:
             handle.write(f"{os.getpid()} {sleeper.pid}\n")
         time.sleep(600)
+    if fault is not None and fault[0] == "child-crash" and _in_cold_child():
+        os._exit(7)  # a fresh process that dies without a word, as a crashing compiler would
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     if fault is not None and fault[0] == "big-weights":

@@ -1,0 +1,101 @@
+"""Child process that runs compiled cells from a fresh interpreter with empty compile caches.
+
+Started by ``collector.run.children`` (see there for which cells share a child). It loads the
+saved weights, inputs and reference outputs (the bytes the main run saved, checksummed in its
+log), then runs its cells with the same code the main process uses (``collector.run.cells``):
+the first compiled call is the cold first call and the cell's check at once. Events go to
+stdout, one line each, and a flush line after every cell, carrying that cell's cold call when it
+had one and passed. It writes nothing else into the run folder but profile traces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from collector.backends import select_backend
+from collector.plan import Cell, load_plan
+from collector.run import cells, profiles
+from collector.run.children import EVENT, FLUSH
+from collector.run.state import Options, Run
+from collector.workload import load_artifact, load_workload
+
+
+class Relay:
+    """The run's log in a child: each event is a line on stdout for the main process to write."""
+
+    kinds_written: list[str] = []
+
+    def write(self, kind: str, **fields: Any) -> None:
+        fields = {k: v for k, v in fields.items() if v is not None}
+        print(EVENT + json.dumps({"kind": kind, "fields": fields}, allow_nan=False), flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class Quiet:
+    """Progress in a child: the main process tells the user what happens."""
+
+    def say(self, message: str, index: int | None = None) -> None:
+        pass
+
+    def heartbeat(self, what: str, after: float = 5.0, every: float = 15.0) -> Any:
+        import contextlib
+
+        return contextlib.nullcontext()
+
+
+def flush(case: str | None, passed: bool = False, cold: dict[str, Any] | None = None) -> None:
+    print(FLUSH + json.dumps({"case": case, "passed": passed, "cold": cold}, allow_nan=False), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--cases", required=True, help="comma-separated, in the order they run")
+    parser.add_argument("--warm", type=int)
+    parser.add_argument("--profile")
+    args = parser.parse_args()
+    plan = load_plan(args.plan)
+    run = Run(plan, select_backend(args.target), Options(target=args.target, warm_repetitions=args.warm, profile=args.profile))
+    shutil.rmtree(run.cache_dir, ignore_errors=True)
+    run.cache_dir = Path(os.environ.get("COLLECTOR_CACHE_DIR", run.cache_dir))
+    by_case = {c.case: c for c in plan.cells}
+    run.cells = [by_case[case] for case in args.cases.split(",")]
+    run.dir = Path(args.run_dir)
+    run.log = Relay()  # type: ignore[assignment]
+    run.progress = Quiet()  # type: ignore[assignment]
+    run.workload = load_workload(plan)
+    model = run.workload.build_model().eval()
+    if not hasattr(run.workload, "weights_file"):  # else build_model loaded the checksummed shipped file
+        model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
+    run.model = model
+    run.inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))
+    run.references = load_artifact(os.path.join(args.run_dir, "artifacts", "reference.pt"))
+    run.cold_next = True
+
+    def cell_done(cell: Cell) -> None:
+        outcome = run.passed.get(cell.case)
+        cold = None
+        if outcome is not None and outcome.cold is not None:
+            cold = {k: v for k, v in outcome.cold.items() if k not in ("seconds", "ready_wall")}
+            cold["first_call_s"] = outcome.cold["seconds"]
+            ready = outcome.cold["ready_wall"]  # the wall clock just before the cold call
+            cold["process_start_s"] = max(0.0, ready - float(os.environ.get("COLLECTOR_LAUNCH_WALL", ready)))
+        flush(cell.case, outcome is not None, cold)
+
+    run.cell_done = cell_done
+    cells.run_group(run, run.cells[0].dtype, list(enumerate(run.cells, start=1)))
+    profiles.write_profiles(run)
+    flush(None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""Compiled cells in fresh processes: one compile serves a cell's check and its cold first call.
+
+With ``--cold fresh-process`` (the default) and an inference plan, the compiled cells of a
+(dtype, layout) group run in a new interpreter with empty compile-cache folders
+(``collector.cellproc``). There the first compiled call is the cold first call, timed over the
+stages the plan's timing.scope names, and its outputs are the cell's check; the warm
+repetitions (and the profile, when asked) follow in that process. The child's events come back
+on its stdout, a cell at a time, and are written to the run's log when the cell is complete.
+
+Which cells share a child:
+
+* a group without cache-check repeats, within Dynamo's recompile limit: one child per compiled
+  cell, so every compiled cell is compiled once, in a fresh process;
+* a group with a cache-check repeat (or more shapes than the recompile limit): the repeat only
+  tests something when the group's shapes were compiled one after another in one process, as a
+  serving process would, so the whole group runs in one child. Its first cell's first call is
+  the cold one; the others are not cold in that process (it compiled other shapes first), so
+  their cold calls are taken later by cold-only children (``collector.coldstart``): those
+  graphs are compiled twice, because one compile cannot serve both.
+
+Training plans keep the older way (each compiled cell checked here over its training steps,
+its cold first step in a cold-only child), so their graphs are still compiled twice.
+
+A child that ends without a cell's result (it crashed, or went ``--cold-timeout`` seconds
+without finishing a cell) leaves that cell's cold call recorded as not measured; the cells it
+did not finish run in this process as they always did, so their check is never lost.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from collector.plan import Cell
+from collector.run.state import Run
+from collector.run.timings import cold_from_result, scope_done
+from collector.timing import ChildEnd, run_child
+
+EVENT = "COLLECTOR_EVENT "  # one event of the cell in progress: {"kind": ..., "fields": {...}}
+FLUSH = "COLLECTOR_FLUSH "  # the events so far are complete: {"case": ... or null, "passed": bool, "cold": {...} or null}
+# What a child may report; anything else on its stdout is ignored.
+RELAYED = frozenset({"compile", "case_result", "operators", "timing", "warning", "profile"})
+
+
+def wanted(run: Run, dtype: str) -> bool:
+    """Whether this run's compiled cells of ``dtype`` go to fresh children."""
+    return run.options.cold == "fresh-process" and not run.plan.training and not run.plan.missing_tolerance(dtype)
+
+
+def recompile_limit() -> int:
+    import torch
+
+    config = torch._dynamo.config
+    return int(getattr(config, "recompile_limit", None) or getattr(config, "cache_size_limit", 8))
+
+
+def batches(members: list[tuple[int, Cell]], shape_failures: dict[str, Any]) -> list[list[tuple[int, Cell]]]:
+    """The group's compiled cells, split into the children that run them (see the module doc)."""
+    compiled = [(i, c) for i, c in members if c.mode == "compiled" and _shape(c) not in shape_failures]
+    if not compiled:
+        return []
+    if any(c.repeat_of for _, c in compiled) or len(compiled) > recompile_limit():
+        return [compiled]
+    return [[m] for m in compiled]
+
+
+def _shape(cell: Cell) -> str:
+    from collector.workload import input_key
+
+    return input_key(cell.batch, cell.length, cell.layout)
+
+
+def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
+    """Run ``batch`` in one fresh child; the cases it recorded (their events are in the log)."""
+    cells = {c.case: (i, c) for i, c in batch}
+    first = batch[0][1]
+    pending: list[tuple[str, dict[str, Any]]] = []
+    done: set[str] = set()
+
+    def on_line(line: str) -> bool:
+        if line.startswith(EVENT):
+            event = json.loads(line[len(EVENT):])
+            if event.get("kind") in RELAYED and isinstance(event.get("fields"), dict):
+                pending.append((event["kind"], event["fields"]))
+            return False
+        if not line.startswith(FLUSH):
+            return False
+        flush = json.loads(line[len(FLUSH):])
+        case = flush.get("case")
+        for kind, fields in pending:
+            run.log.write(kind, **fields)
+            if kind == "profile" and fields.get("case") in cells:
+                run.profiled_shapes.add(cells[fields["case"]][1].shape_key)
+        statuses = [f.get("status") for k, f in pending if k == "case_result"]
+        pending.clear()
+        if case in cells:
+            done.add(case)
+            if flush.get("passed"):
+                run.passed_elsewhere.add(case)
+            run.recorded += len(statuses)
+            if flush.get("cold"):
+                _write_cold(run, cells[case][1], flush["cold"])
+            elif case == first.case:
+                run.cold_done.add(case)  # not passing: no cold call to take
+            index, _ = cells[case]
+            run.progress.say(f"{case}: {statuses[0] if statuses else 'no result'} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') else ''})", index)
+        return True
+
+    argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--target", run.backend.name, "--cases", ",".join(cells)]
+    if run.options.warm_repetitions:
+        argv += ["--warm", str(run.options.warm_repetitions)]
+    if run.options.profile:
+        argv += ["--profile", run.options.profile]
+    names = first.case if len(batch) == 1 else f"{len(batch)} compiled cells from {first.case}"
+    run.progress.say(f"{names}: compiling, checking and timing in a fresh process with empty caches", batch[0][0])
+    with run.progress.heartbeat(f"{names}: fresh process"):
+        ended = run_child("collector.cellproc", argv, run.backend.cache_env, run.options.cold_timeout, on_line)
+    if first.case not in done:
+        _cold_not_measured(run, first, ended)
+    left = [c.case for _, c in batch if c.case not in done]
+    if left:
+        why = f"went {run.options.cold_timeout:g} s without finishing a cell" if ended.timed_out else ended.error()
+        run.progress.say(f"the fresh process ended before {len(left)} cell(s) finished ({why}); they run in this process")
+        run.log.write(
+            "warning",
+            message=f"the fresh process for {', '.join(left)} {why}; those cells ran again in the collector's own process",
+            category="CellProcessEnded",
+            case=left[0],
+        )
+    return done
+
+
+def _write_cold(run: Run, cell: Cell, result: dict[str, Any]) -> None:
+    run.cold_done.add(cell.case)
+    cold, region, notes = cold_from_result(cell, result)
+    run.log.write("timing", case=cell.case, cold=cold, synchronized=True, scope=scope_done(region), timed_region=region, timed_notes=notes)
+
+
+def _cold_not_measured(run: Run, cell: Cell, ended: ChildEnd) -> None:
+    """The child ended before its first cell's result: that cell's cold call is not measured
+    (it is checked again in this process, but a second first call there is not cold)."""
+    run.cold_done.add(cell.case)
+    if ended.timed_out:
+        limit = run.options.cold_timeout
+        run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")
+        region = ["model_call"]
+        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=scope_done(region))
+        return
+    run.progress.say(f"{cell.case}: cold run failed: {ended.error()}")
+    run.log.write("warning", message=f"cold first call not measured: {ended.error()}", category="ColdStartFailed", case=cell.case)

@@ -1,0 +1,151 @@
+"""One compile serves a compiled cell's check and its cold first call (fresh process, empty caches).
+
+The collector's own process compiles nothing for a compiled cell that a fresh child ran; a group
+with a cache-check repeat runs in one child (the repeat needs its shapes compiled in one
+process) and only its other shapes get cold-only children; a child that dies leaves its cells
+checked in the collector's process, the cold call recorded as not measured.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collector import timing
+from collector.backends import Backend
+from collector.plan import load_plan
+from collector.run import children, timings
+from collector.runner import Options, execute
+from reportgen.contract.validation import read_log
+from tests.conftest import REPO
+
+FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
+COMPILED = "b1-l4-contiguous-float32-compiled"
+
+
+class CountingBackend(Backend):
+    """The CPU backend, counting the compiles made in the collector's own process."""
+
+    compiles = 0
+
+    def compile(self, model: Any, options: dict[str, Any]) -> Any:
+        type(self).compiles += 1
+        return super().compile(model, options)
+
+
+def _events(run_dir: Path) -> list[Any]:
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.valid and reading.complete, [p.format() for p in reading.problems]
+    return reading.events
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[list[str]]]:
+    """Record every fresh process started: cell children and cold-only children."""
+    started: dict[str, list[list[str]]] = {"cells": [], "cold_only": []}
+    real_child, real_cold = children.run_child, timings.run_cold
+
+    def child(module: str, argv: list[str], *rest: Any) -> Any:
+        started["cells"].append(argv[argv.index("--cases") + 1].split(","))
+        return real_child(module, argv, *rest)
+
+    def cold(argv: list[str], *rest: Any) -> Any:
+        started["cold_only"].append([argv[argv.index("--case") + 1]])
+        return real_cold(argv, *rest)
+
+    monkeypatch.setattr(children, "run_child", child)
+    monkeypatch.setattr(timings, "run_cold", cold)
+    return started
+
+
+@pytest.mark.slow
+def test_a_compiled_cell_is_compiled_once_in_its_fresh_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAULTY", raising=False)
+    started = _spy(monkeypatch)
+    CountingBackend.compiles = 0
+    run_dir, code = execute(load_plan(FAULTY), CountingBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=3))
+    assert code == 0 and run_dir is not None
+    assert CountingBackend.compiles == 0, "the collector's own process compiled the cell a fresh child ran"
+    assert started == {"cells": [[COMPILED]], "cold_only": []}, started
+    events = _events(run_dir)
+    result = next(e for e in events if e.kind == "case_result")
+    compile_event = next(e for e in events if e.kind == "compile")
+    cold = next(e.cold for e in events if e.kind == "timing" and e.cold)
+    warm = next(e.warm for e in events if e.kind == "timing" and e.warm)
+    assert result.status == "pass" and len(warm.samples_s) == 3
+    assert compile_event.cache_condition == cold.cache_condition == "fresh_process_empty_cache"
+    assert cold.fresh_process and cold.cache_entries_before == 0 and cold.cache_entries_after > 0
+    # The cold call is the check's call: the same seconds, the same outputs against the reference.
+    assert cold.seconds == compile_event.compile_first_result_s
+    stats = result.error_stats
+    assert (cold.output_check.mismatched, cold.output_check.total, cold.output_check.max_abs) == (stats.mismatched, stats.total, stats.max_abs)
+    assert [e.kind for e in events].count("compile") == 1
+
+
+def _faulty_with_cache_check(tmp_path: Path) -> Path:
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    shutil.copy(REPO / "tests" / "workloads" / "faulty.py", folder / "faulty.py")
+    text = FAULTY.read_text(encoding="utf-8")
+    assert "\n[matrix]\n" in text and "cache_checks" not in text
+    (folder / "faulty.toml").write_text(text.replace("\n[matrix]\n", "\n[matrix]\ncache_checks = [[1, 4]]\n"), encoding="utf-8")
+    return folder / "faulty.toml"
+
+
+@pytest.mark.slow
+def test_a_cache_check_group_runs_in_one_fresh_process_and_only_its_other_shapes_compile_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAULTY", raising=False)
+    started = _spy(monkeypatch)
+    CountingBackend.compiles = 0
+    plan = load_plan(_faulty_with_cache_check(tmp_path))
+    run_dir, code = execute(plan, CountingBackend(), Options(target="cpu", out_dir=tmp_path / "runs", modes=["compiled"], warm_repetitions=2))
+    assert code == 0 and run_dir is not None
+    repeat = "b1-l4-contiguous-float32-compiled-repeat"
+    assert started["cells"] == [[COMPILED, "b2-l4-contiguous-float32-compiled", repeat]], started
+    assert started["cold_only"] == [["b2-l4-contiguous-float32-compiled"]], "the second shape's cold call needs a process of its own"
+    assert CountingBackend.compiles == 0
+    events = _events(run_dir)
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert results[repeat].status == "pass" and results[repeat].recompiled is False
+    cold = {e.case: e.cold for e in events if e.kind == "timing" and e.cold}
+    assert set(cold) == {COMPILED, "b2-l4-contiguous-float32-compiled"}
+    assert all(c.fresh_process and c.cache_condition == "fresh_process_empty_cache" for c in cold.values())
+    compiles = {e.case: e for e in events if e.kind == "compile"}
+    assert compiles[COMPILED].cache_condition == "fresh_process_empty_cache"
+    assert compiles["b2-l4-contiguous-float32-compiled"].cache_condition == "compiled_in_process"
+
+
+def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAULTY", "child-crash@1")
+    from tests.test_collector_robust import PlainBackend
+
+    run_dir, code = execute(load_plan(FAULTY), PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=2))
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    results = [e for e in events if e.kind == "case_result"]
+    assert [(r.case, r.status) for r in results] == [(COMPILED, "pass")], "checked once, in the collector's process"
+    warnings = {e.category: e.message for e in events if e.kind == "warning"}
+    assert "exited 7" in warnings["ColdStartFailed"]
+    assert COMPILED in warnings["CellProcessEnded"] and "ran again in the collector's own process" in warnings["CellProcessEnded"]
+    timings_ = [e for e in events if e.kind == "timing"]
+    assert not [t for t in timings_ if t.cold], "no cold call was measured: the second first call is not cold"
+    assert [t for t in timings_ if t.warm]
+    assert [e.kind for e in events].count("compile") == 1
+
+
+def test_a_child_line_after_its_time_ends_it_and_progress_extends_it(tmp_path: Path) -> None:
+    """run_child: a line that shows progress gives the child more time; silence past it ends it."""
+    script = tmp_path / "talker.py"
+    script.write_text("import time\nfor i in range(4):\n    print('step', i, flush=True)\n    time.sleep(0.6)\ntime.sleep(30)\n", encoding="utf-8")
+    seen: list[str] = []
+
+    def on_line(line: str) -> bool:
+        seen.append(line)
+        return True
+
+    monkeypatch_path = str(tmp_path)
+    ended = timing.run_child("talker", [], lambda d: {"PYTHONPATH": monkeypatch_path}, 1.5, on_line)
+    assert seen == [f"step {i}" for i in range(4)], "each 0.6 s step came inside the 1.5 s given after the last one"
+    assert ended.timed_out and ended.returncode is None
