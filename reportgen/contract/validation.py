@@ -13,7 +13,9 @@ import gc
 import io
 import json
 import os
-from itertools import accumulate, repeat
+from bisect import bisect_left, bisect_right
+from itertools import accumulate, compress, repeat
+from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union
@@ -58,6 +60,8 @@ _ESCAPE = b"\\"  # looked for first: most blocks hold no escape at all (a one-by
 BLOCK_BYTES = 1 << 20
 SMALL_BLOCK_LINES = 16  # a block that fails is halved down to this, then checked line by line
 _PLUS_ONE = (1).__add__
+_KIND, _CASE, _SEQ = attrgetter("kind"), attrgetter("case"), attrgetter("seq")
+_RESULT = "case_result"
 
 
 @dataclass(frozen=True)
@@ -94,13 +98,13 @@ def _line_starts(data: bytes, begin: int, stop: int) -> list[int]:
     return list(accumulate(map(_PLUS_ONE, map(len, data[begin:stop - 1].split(b"\n"))), initial=begin))
 
 
-@dataclass(slots=True)
-class LoggedEvent:
+class LoggedEvent(msgspec.Struct, gc=False):
     """One accepted line: where it is, what it is, and its event, built on first use.
 
     A per-cell event that validated as it stands keeps only its bytes until something asks
     for the event: a long log's report shows a few hundred cells in full, so most of its
-    events are never built as objects, which keeps memory near the size of the file.
+    events are never built as objects, which keeps memory near the size of the file. (A
+    Struct: a long log has one per line, and a Struct is made and freed in C.)
     """
 
     line: int
@@ -175,6 +179,33 @@ class LogReading:
         return end is not None and end.status == "complete" and not self.truncated
 
 
+class _SeqLines:
+    """The line of each seq seen: a line checked on its own in a dict; the lines of a block
+    accepted together as the block's seqs (increasing, and above every seq before them) and
+    line numbers, looked up only when a seq comes again."""
+
+    def __init__(self) -> None:
+        self.single: dict[int, int] = {}
+        self.firsts: list[int] = []
+        self.blocks: list[tuple[list[int], Any]] = []
+
+    def __setitem__(self, seq: int, line: int) -> None:
+        self.single[seq] = line
+
+    def add_block(self, seqs: list[int], lines: range | list[int]) -> None:
+        self.firsts.append(seqs[0])
+        self.blocks.append((seqs, lines))
+
+    def get(self, seq: int) -> int | None:
+        line = self.single.get(seq)
+        at = bisect_right(self.firsts, seq) - 1
+        if line is not None or at < 0:
+            return line
+        seqs, lines = self.blocks[at]
+        index = bisect_left(seqs, seq)
+        return lines[index] if index < len(seqs) and seqs[index] == seq else None
+
+
 class _NonFiniteLiteral(ValueError):
     pass
 
@@ -191,7 +222,7 @@ class _Checker:
         self.sink = sink
         self.block_sink = block_sink
         self.last_seq = -1
-        self.seq_lines: dict[int, int] = {}
+        self.seq_lines = _SeqLines()
         self.kind_lines: dict[str, int] = {}
         self.planned_cases: set[str] | None = None
         self.result_lines: dict[str, int] = {}
@@ -340,23 +371,24 @@ class _Checker:
         at most one case_result per cell: checked here for the whole block at once; when
         that check fails, each line takes ``check_order``, which says what is wrong.
         """
-        records = [LoggedEvent(n, s.kind, s.case, data, None, b, e) for n, s, b, e in zip(numbers, structs, starts, ends)]
-        seqs = [s.seq for s in structs]
-        results = [s.case for s in structs if s.kind == "case_result"]
+        kinds, cases, seqs = list(map(_KIND, structs)), list(map(_CASE, structs)), list(map(_SEQ, structs))
+        records = list(map(LoggedEvent, numbers, kinds, cases, repeat(data), repeat(None), starts, ends))
+        is_result = list(map(_RESULT.__eq__, kinds))
+        results = list(compress(cases, is_result))
         planned = self.planned_cases
         if (
             self.in_body
             and planned is not None
             and seqs[0] > self.last_seq
             and all(map(int.__lt__, seqs, seqs[1:]))
-            and planned.issuperset(s.case for s in structs)
+            and planned.issuperset(cases)
             and len(set(results)) == len(results)
             and self.result_lines.keys().isdisjoint(results)
         ):
-            self.seq_lines.update(zip(seqs, numbers))
+            self.seq_lines.add_block(seqs, numbers)
             self.last_seq = seqs[-1]
             if results:
-                self.result_lines.update((s.case, n) for n, s in zip(numbers, structs) if s.kind == "case_result")
+                self.result_lines.update(zip(results, compress(numbers, is_result)))
             self.reading.records += records
             if self.block_sink is not None:
                 self.block_sink(records, structs)
@@ -419,8 +451,9 @@ class _Checker:
         self.result_lines[case] = number
 
     def _seq_problem(self, number: int, seq: int) -> None:
-        if seq in self.seq_lines:
-            self.problem(number, "error", f"duplicate seq {seq} (also on line {self.seq_lines[seq]})")
+        first = self.seq_lines.get(seq)
+        if first is not None:
+            self.problem(number, "error", f"duplicate seq {seq} (also on line {first})")
         else:
             self.problem(number, "error", f"seq {seq} after {self.last_seq}: sequence numbers must increase")
             self.seq_lines[seq] = number

@@ -13,12 +13,12 @@ the collector so an old log can be judged again when a rule changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import check_release_pairing, load_backend_docs
 from reportgen.contract.events import PlannedCell
-from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel
+from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -90,7 +90,7 @@ class Disposition:
     performance_stopped: tuple[str, ...] = ()
 
 
-def _cases(cells: list[CellRecord]) -> tuple[str, ...]:
+def _cases(cells: Sequence[CellRecord]) -> tuple[str, ...]:
     return tuple(c.case for c in cells)
 
 
@@ -120,19 +120,21 @@ def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
         why = f"the run was aborted: {run.end.reason or 'no reason given'}"
     else:
         why = "the log's last line is cut off"
-    untested = [c for c in run.cells if c.status == "untested" and c.untested_reason is None]
+    untested = [c for c in run.with_status("untested") if c.untested_reason is None]
     return [Reason("incomplete-run", "blocked", f"Incomplete run: {why}.", _cases(untested))]
 
 
 def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
-    untested = [c for c in run.cells if c.status == "untested" and c.untested_reason is None]
+    # A deselected cell, or one whose layout was not achieved, is untested too.
+    untested_cells = run.with_status("untested")
+    untested = [c for c in untested_cells if c.untested_reason is None]
     if untested:
         reasons.append(Reason("untested-cells", "blocked", f"{len(untested)} planned cell(s) have no result and are untested.", _cases(untested)))
-    deselected = [c for c in run.cells if c.untested_reason == DESELECTED]
+    deselected = [c for c in untested_cells if c.untested_reason == DESELECTED]
     if deselected:
         reasons.append(Reason("untested-cells", "blocked", f"{len(deselected)} planned cell(s) were not run (deselected by --only/--modes) and are untested.", _cases(deselected)))
-    missed = [c for c in run.cells if c.untested_reason == LAYOUT_NOT_ACHIEVED]
+    missed = [c for c in untested_cells if c.untested_reason == LAYOUT_NOT_ACHIEVED]
     if missed:
         fed = sorted({c.layout_fed or "another layout" for c in missed})
         reasons.append(Reason(
@@ -141,7 +143,7 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
             "they are untested for their planned layout.",
             _cases(missed),
         ))
-    skipped = [c for c in run.cells if c.status == "skipped" and not _accepted(notes, c)]
+    skipped = [c for c in run.with_status("skipped") if not _accepted(notes, c)]
     if skipped:
         why = sorted({c.skip_reason or "no reason recorded" for c in skipped})
         reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(why)}.", _cases(skipped)))
@@ -153,7 +155,7 @@ def _accepted(notes: Notes, cell: CellRecord) -> bool:
     return note is not None and note.accepted
 
 
-def _judge_failures(cells: list[CellRecord], notes: Notes, rule: str, what: str) -> list[Reason]:
+def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: str) -> list[Reason]:
     unexplained = [c for c in cells if c.case not in notes]
     no_verdict = [c for c in cells if c.case in notes and notes[c.case].verdict is None]
     reasons = []
@@ -172,7 +174,7 @@ def _judge_failures(cells: list[CellRecord], notes: Notes, rule: str, what: str)
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
-    reasons = _judge_failures([c for c in run.cells if c.status in FAILED], notes, "mismatch", "mismatching cell(s)")
+    reasons = _judge_failures(run.with_status(*FAILED), notes, "mismatch", "mismatching cell(s)")
     cold_bad = [c for c in run.cells if c.cold_check_failed]
     if cold_bad:
         reasons.append(Reason("cold-mismatch", "blocked", f"The cold first call of {len(cold_bad)} cell(s) did not match the reference within tolerance.", _cases(cold_bad)))
@@ -189,7 +191,7 @@ def rule_cold_cache(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 def rule_errors(run: RunModel, notes: Notes) -> list[Reason]:
-    return _judge_failures([c for c in run.cells if c.status == "error"], notes, "error", "errored cell(s)")
+    return _judge_failures(run.with_status("error"), notes, "error", "errored cell(s)")
 
 
 def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
@@ -405,7 +407,7 @@ def rule_neuron_adapter(run: RunModel, notes: Notes) -> list[Reason]:
         return []
     docs = load_backend_docs("neuron")
     reasons = [Reason("neuron-adapter", "note", docs.adapter_note)] if docs.adapter_note else []
-    compiled = [c for c in run.cells if c.planned.mode == "compiled" and c.status == "pass"]
+    compiled = [c for c in run.with_status("pass") if c.planned.mode == "compiled"]
     if compiled and _family(run).startswith("neuron"):
         value = _setting(run, "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION")
         if value != "1":
@@ -480,7 +482,7 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
 ]
 
 
-def _scope_groups(cells: list[CellRecord]) -> tuple[ScopeGroup, ...]:
+def _scope_groups(cells: Sequence[CellRecord]) -> tuple[ScopeGroup, ...]:
     groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     for c in cells:
         p = c.planned
@@ -495,8 +497,8 @@ def _scope_groups(cells: list[CellRecord]) -> tuple[ScopeGroup, ...]:
 
 def verdicts_headline(run: RunModel, cases: set[str]) -> str:
     """'Blocked: 10 mismatches need the owner's verdict', counting each kind of failed cell."""
-    mismatches = sum(1 for c in run.cells if c.case in cases and c.status in FAILED)
-    errors = sum(1 for c in run.cells if c.case in cases and c.status == "error")
+    mismatches = sum(1 for c in run.with_status(*FAILED) if c.case in cases)
+    errors = sum(1 for c in run.with_status("error") if c.case in cases)
     parts = [f"{mismatches} mismatch{'es' if mismatches != 1 else ''}"] if mismatches else []
     parts += [f"{errors} errored cell{'s' if errors != 1 else ''}"] if errors else []
     verb = "needs" if mismatches + errors == 1 else "need"
@@ -512,8 +514,8 @@ def scope_of(run: RunModel) -> Scope:
         intended_target=intended_target(run),
         evidence=evidence_for(run),
         family=_family(run),
-        passed=_scope_groups([c for c in run.cells if c.status == "pass"]),
-        not_passed=_scope_groups([c for c in run.cells if c.status != "pass"]),
+        passed=_scope_groups(run.with_status("pass")),
+        not_passed=_scope_groups(run.with_status(*(s for s in STATUS_ORDER if s != "pass"))),
         versions=versions,
     )
 
@@ -552,4 +554,4 @@ def scope_sentence(scope: Scope) -> str:
 
 def performance_stopped(run: RunModel, notes: Notes) -> tuple[str, ...]:
     """Cells whose mismatch has no verdict yet: performance acceptance waits for them."""
-    return tuple(c.case for c in run.cells if c.status in FAILED and not (c.case in notes and notes[c.case].verdict))
+    return tuple(c.case for c in run.with_status(*FAILED) if not (c.case in notes and notes[c.case].verdict))

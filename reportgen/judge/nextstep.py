@@ -45,9 +45,7 @@ def _cells_phrase(cells: list, what: str) -> str:
 
 def finding(run: RunModel, disposition: Disposition) -> str:
     """The dominant measured finding, in words."""
-    failed = [c for c in run.cells if c.status in FAILED]
-    errored = [c for c in run.cells if c.status == "error"]
-    untested = [c for c in run.cells if c.status == "untested"]
+    failed, errored, untested = run.with_status(*FAILED), run.with_status("error"), run.with_status("untested")
     parts = []
     if failed:
         text = _cells_phrase(failed, "differ from the reference beyond tolerance")
@@ -65,7 +63,7 @@ def finding(run: RunModel, disposition: Disposition) -> str:
         parts.append(f"{len(untested)} of {len(run.cells)} planned cell(s) untested")
     changes = [r for r in disposition.reasons if r.outcome == "change" and r.rule not in ("mismatch", "error")]
     parts += [r.message.rstrip(".") for r in changes[:2]]
-    passed = sum(1 for c in run.cells if c.status == "pass")
+    passed = run.counts()["pass"]
     if not parts:
         return f"All {passed} planned cell(s) passed against the reference."
     return "; ".join(parts) + f". {passed} of {len(run.cells)} cell(s) passed."
@@ -95,7 +93,7 @@ def _first(reasons: list[Reason]) -> Reason:
 
 
 def _collect_hint(run: RunModel) -> str:
-    untested = [c.case for c in run.cells if c.status == "untested"]
+    untested = [c.case for c in run.with_status("untested")]
     if untested and len(untested) <= 3:
         return "`python -m collector ... " + " ".join(f"--only {case}" for case in untested) + "`"
     return "`python -m collector` with the same plan"

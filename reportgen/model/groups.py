@@ -32,9 +32,14 @@ class FailureGroup:
         return f"{self.mode} · {self.dtype} · {self.where}"
 
     def facts(self) -> list[str]:
-        """Measured facts over the group's cells, each traceable to case_result or train events."""
+        """Measured facts over the group's cells, each traceable to case_result or train events:
+        first the cells themselves, then ``measured_facts``."""
+        return [f"{len(self.cells)} cell(s): {', '.join(self.cases)}", *self.measured_facts()]
+
+    def measured_facts(self) -> list[str]:
+        """What the log measured over the group's cells (facts without the list of cells)."""
         cells = self.cells
-        out = [f"{len(cells)} cell(s): {', '.join(self.cases)}"]
+        out: list[str] = []
         counted = [c for c in cells if c.mismatched is not None and c.total is not None]
         trained = any(c.trained for c in cells)
         if counted:
@@ -141,5 +146,8 @@ def failure_groups(run: RunModel, cells: list[CellRecord] | None = None) -> list
     groups: dict[tuple[str, str, str], FailureGroup] = {}
     for cell in chosen:
         key = (cell.planned.mode, cell.planned.dtype, where_text(cell))
-        groups.setdefault(key, FailureGroup(*key)).cells.append(cell)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = FailureGroup(*key)
+        group.cells.append(cell)
     return list(groups.values())

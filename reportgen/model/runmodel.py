@@ -176,10 +176,20 @@ class RunModel:
         return self.start.origin == "synthetic"
 
     def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(STATUS_ORDER, 0)
-        for cell in self.cells:
-            counts[cell.status] += 1
-        return counts
+        counts = self.derived.get("counts")
+        if counts is None:
+            counts = self.derived["counts"] = dict.fromkeys(STATUS_ORDER, 0)
+            counts.update(Counter(map(_STATUS, self.cells)))
+        return dict(counts)
+
+    def with_status(self, *statuses: str) -> tuple[CellRecord, ...]:
+        """The cells of these statuses, in plan order (worked out once per run: the rules and
+        views ask for the same few sets). Cells do not change once the run is built."""
+        key = ("with_status", *statuses)
+        found = self.derived.get(key)
+        if found is None:
+            found = self.derived[key] = tuple(c for c in self.cells if c.status in statuses)
+        return found  # type: ignore[no-any-return]
 
     def version(self, name: str) -> str | None:
         if self.environment is None or name not in self.environment.versions:
@@ -365,6 +375,7 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
 
 _STRUCTS = cell_decoder()
 _KIND = attrgetter("kind")
+_STATUS = attrgetter("status")
 
 
 def _as_struct(event: ev.Envelope) -> Any:

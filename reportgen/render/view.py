@@ -12,7 +12,8 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import islice
+from itertools import chain, islice
+from operator import attrgetter
 from typing import Any, Callable
 
 from markupsafe import Markup
@@ -28,6 +29,7 @@ from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
+_PLANNED, _FALLBACK_STATUS, _FALLBACK_ITEMS = attrgetter("planned"), attrgetter("fallback_status"), attrgetter("fallback_items")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -351,18 +353,16 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
     plan, env = run.plan, run.environment
     counts = run.counts()
     fell, fallback_states = _fallback_summary(run)
-    planned = [c.planned for c in run.cells]
-    modes = {p.mode for p in planned}
-    dtypes = {p.dtype for p in planned}
-    layouts = {p.layout for p in planned}
-    shapes = sorted({(p.batch, p.length) for p in planned})
+    columns = {(p.mode, p.dtype, p.layout) for p in map(_PLANNED, run.cells)}
+    modes, dtypes, layouts = ({column[i] for column in columns} for i in range(3))
+    shapes = sorted({(p.batch, p.length) for p in map(_PLANNED, run.cells)})
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
         Row("Target and backend family", f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "plan.intended_target, run_start.target_choice, environment"),
         Row("Instance / device", _device_text(run), "environment.device"),
         Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
-        Row("Input shapes (batch, length)", _list_text([shape_label(b, n) for b, n in shapes], run), "plan.matrix"),
+        Row("Input shapes (batch, length)", _list_text(shapes, run, lambda shape: shape_label(*shape)), "plan.matrix"),
         Row("dtypes and layouts", ", ".join(sorted(dtypes)) + "; " + ", ".join(sorted(layouts)), "plan.matrix"),
         Row("Attention path (the workload's claim)", plan.attention_path or "not stated" if plan else "not stated", "plan.attention_path"),
         Row("Attention kernel that ran (measured)", attention_text(run), "operators.executed"),
@@ -464,13 +464,14 @@ def _choice_text(run: RunModel) -> str:
 LISTED = 40
 
 
-def _list_text(items: list[str], run: RunModel) -> str:
-    """A readable list: a run too big to show every cell names the first few and counts the rest."""
+def _list_text(items: list[Any], run: RunModel, label: Callable[[Any], str] = str) -> str:
+    """A readable list: a run too big to show every cell names the first few and counts the rest
+    (``label`` puts an item in words: only the items shown are)."""
     if not items:
         return "none"
     if len(items) <= LISTED or not needs_details(run):
-        return ", ".join(items)
-    return f"{', '.join(items[:LISTED])} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
+        return ", ".join(map(label, items))
+    return f"{', '.join(map(label, items[:LISTED]))} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
 
 
 def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool) -> list[Row]:
@@ -505,13 +506,10 @@ def scope_view(scope: Scope, run: RunModel) -> ScopeView:
 
 def _fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
     """The ops that fell back anywhere, and every fallback status recorded."""
-    ops: set[str] = set()
-    states: set[str] = set()
-    for c in run.cells:
-        if c.fallback_status is not None:
-            states.add(c.fallback_status)
-            ops.update(c.fallback_items)
-    return sorted(ops), sorted(states)
+    states = set(map(_FALLBACK_STATUS, run.cells))
+    states.discard(None)
+    ops = set(chain.from_iterable(map(_FALLBACK_ITEMS, run.cells)))
+    return sorted(ops), sorted(states)  # type: ignore[type-var]
 
 
 def _device_text(run: RunModel) -> str:
@@ -748,7 +746,7 @@ def _verdict_groups(run: RunModel, disposition: Disposition) -> list[VerdictGrou
     waiting = {case for r in blocking for case in r.cases}
     groups = failure_groups(run, [c for c in run.cells if c.case in waiting])
     return [
-        VerdictGroupView(g.label, g.facts()[1:], [(c, anchor(c)) for c in g.cases[:DETAIL_CAP]], len(g.cells))
+        VerdictGroupView(g.label, g.measured_facts(), [(c.case, anchor(c.case)) for c in g.cells[:DETAIL_CAP]], len(g.cells))
         for g in groups[:DETAIL_CAP]
     ]
 
