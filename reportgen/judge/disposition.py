@@ -18,7 +18,7 @@ from typing import Callable, Literal, Sequence
 from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import check_release_pairing, load_backend_docs
 from reportgen.contract.events import PlannedCell
-from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel
+from reportgen.model.runmodel import COLUMN, DESELECTED, LAYOUT_NOT_ACHIEVED, SHAPE, STATUS_ORDER, CellRecord, RunModel
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -484,10 +484,8 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
 
 def _scope_groups(cells: Sequence[CellRecord]) -> tuple[ScopeGroup, ...]:
     groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-    for c in cells:
-        p = c.planned
-        label = f"({p.batch}, {p.length}) repeat (cache check)" if p.repeat_of else f"({p.batch}, {p.length})"
-        key = (p.dtype, p.layout, p.mode)
+    for c, key, (batch, length, repeat_of) in zip(cells, map(COLUMN, cells), map(SHAPE, cells)):
+        label = f"({batch}, {length}) repeat (cache check)" if repeat_of else f"({batch}, {length})"
         members = groups.get(key)
         if members is None:
             members = groups[key] = []

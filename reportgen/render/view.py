@@ -27,9 +27,11 @@ from reportgen.judge.backend_docs import load_backend_docs
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
-from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, SHAPE, STATUS_ORDER, CellRecord, RunModel, shape_label
 
-_PLANNED, _FALLBACK_STATUS, _FALLBACK_ITEMS = attrgetter("planned"), attrgetter("fallback_status"), attrgetter("fallback_items")
+_FALLBACK_STATUS, _FALLBACK_ITEMS = attrgetter("fallback_status"), attrgetter("fallback_items")
+_NONFINITE = attrgetter("output_nonfinite")
+_DTYPE_MODE_STATUS = attrgetter("planned.dtype", "planned.mode", "status")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -353,9 +355,9 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
     plan, env = run.plan, run.environment
     counts = run.counts()
     fell, fallback_states = _fallback_summary(run)
-    columns = {(p.mode, p.dtype, p.layout) for p in map(_PLANNED, run.cells)}
-    modes, dtypes, layouts = ({column[i] for column in columns} for i in range(3))
-    shapes = sorted({(p.batch, p.length) for p in map(_PLANNED, run.cells)})
+    columns = set(map(COLUMN, run.cells))
+    dtypes, layouts, modes = ({column[i] for column in columns} for i in range(3))
+    shapes = sorted({(batch, length) for batch, length, _ in map(SHAPE, run.cells)})
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
@@ -541,14 +543,14 @@ def backend_note(run: RunModel) -> str:
 
 def _matrix(run: RunModel) -> MatrixView:
     """Shape rows by dtype/layout/mode columns; the first DETAIL_CAP rows, counts over all."""
-    columns = list(dict.fromkeys((c.planned.dtype, c.planned.layout, c.planned.mode) for c in run.cells))
-    keys = [_row_key(c) for c in run.cells]
+    cell_columns = list(map(COLUMN, run.cells))
+    columns = list(dict.fromkeys(cell_columns))
+    keys = [(batch, length, bool(repeat_of)) for batch, length, repeat_of in map(SHAPE, run.cells)]
     row_keys = list(dict.fromkeys(keys))
     shown = set(row_keys[:DETAIL_CAP])
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
-    for c, key in zip(run.cells, keys):
+    for c, key, column in zip(run.cells, keys, cell_columns):
         if key in shown:
-            column = (c.planned.dtype, c.planned.layout, c.planned.mode)
             grid.setdefault(key, {})[column] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "")
     counts = run.counts()
     return MatrixView(
@@ -556,16 +558,12 @@ def _matrix(run: RunModel) -> MatrixView:
         rows=[(_row_name(key), [grid[key].get(column) for column in columns]) for key in row_keys[:DETAIL_CAP]],
         counts=[(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER],
         header=[
-            (s, SYMBOLS[s], "cells with non-finite outputs", sum(1 for c in run.cells if c.output_nonfinite)) if s == "nonfinite" else (s, SYMBOLS[s], s, counts[s])
+            (s, SYMBOLS[s], "cells with non-finite outputs", len(run.cells) - list(map(_NONFINITE, run.cells)).count(0)) if s == "nonfinite" else (s, SYMBOLS[s], s, counts[s])
             for s in STATUS_ORDER
         ],
         by_group=_status_by_group(run),
         truncated=len(row_keys) - len(shown),
     )
-
-
-def _row_key(cell: CellRecord) -> tuple[int, int, bool]:
-    return (cell.planned.batch, cell.planned.length, bool(cell.planned.repeat_of))
 
 
 def _row_name(key: tuple[int, int, bool]) -> str:
@@ -575,7 +573,7 @@ def _row_name(key: tuple[int, int, bool]) -> str:
 def _status_by_group(run: RunModel) -> list[dict[str, Any]]:
     """Status counts per dtype and mode, over every cell."""
     groups: dict[tuple[str, str], Counter[str]] = {}
-    for (dtype, mode, status), n in Counter((c.planned.dtype, c.planned.mode, c.status) for c in run.cells).items():
+    for (dtype, mode, status), n in Counter(map(_DTYPE_MODE_STATUS, run.cells)).items():
         groups.setdefault((dtype, mode), Counter())[status] += n
     return [
         {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER]}
