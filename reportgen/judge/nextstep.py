@@ -9,6 +9,7 @@ The next step for each rule is data (``NEXT_STEPS``), so a new rule adds one lin
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 
 from reportgen.judge.disposition import FAILED, Disposition, Reason
 from reportgen.model.runmodel import RunModel
@@ -37,8 +38,12 @@ NEXT_STEPS: dict[str, str] = {
 }
 
 
+_MODE_DTYPE = attrgetter("planned.mode", "planned.dtype")
+
+
 def _cells_phrase(cells: list, what: str) -> str:
-    by_group = Counter(f"{c.planned.mode}/{c.planned.dtype}" for c in cells)
+    counted = Counter(map(_MODE_DTYPE, cells))  # (mode, dtype) per cell, put in words once per group
+    by_group = Counter({f"{mode}/{dtype}": n for (mode, dtype), n in counted.items()})
     groups = ", ".join(f"{group}: {n}" for group, n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])))
     return f"{len(cells)} cell(s) {what} ({groups})"
 

@@ -32,6 +32,7 @@ from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, SHAPE, STATUS_
 _FALLBACK_STATUS, _FALLBACK_ITEMS = attrgetter("fallback_status"), attrgetter("fallback_items")
 _NONFINITE = attrgetter("output_nonfinite")
 _DTYPE_MODE_STATUS = attrgetter("planned.dtype", "planned.mode", "status")
+_BATCH_LENGTH = attrgetter("planned.batch", "planned.length")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -357,7 +358,7 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
     fell, fallback_states = _fallback_summary(run)
     columns = set(map(COLUMN, run.cells))
     dtypes, layouts, modes = ({column[i] for column in columns} for i in range(3))
-    shapes = sorted({(batch, length) for batch, length, _ in map(SHAPE, run.cells)})
+    shapes = sorted(set(map(_BATCH_LENGTH, run.cells)))
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),

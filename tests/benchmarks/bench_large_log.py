@@ -7,7 +7,8 @@ For each log shape (every cell passing, and a mismatch every 3 cells; or only th
 of every line, and ``build_report`` (validation, the run model, the disposition, the HTML and
 Markdown report and details.csv). Each round's ratio is the report's CPU time over the json
 loop's, so load on a shared machine that comes and goes hits both sides of a round alike; the
-order alternates between rounds. Prints the median and range of the per-round ratios. Target:
+order alternates between rounds. Prints the median and range of the per-round ratios, and the
+share of each phase in one more report (not part of the figure). Target:
 a median of at most 1.0; the exit code is 1 above it. The generated log is synthetic and says so.
 """
 
@@ -23,7 +24,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from reportgen.render.report import build_report  # noqa: E402
+from reportgen.contract.validation import paused_gc  # noqa: E402
+from reportgen.judge.disposition import decide  # noqa: E402
+from reportgen.model.annotations import find_annotations, load_annotations  # noqa: E402
+from reportgen.model.runmodel import read_run  # noqa: E402
+from reportgen.render.report import JudgedRun, build_report, write_report  # noqa: E402
+from reportgen.render.templating import write_assets  # noqa: E402
+from reportgen.render.view import build_view  # noqa: E402
 from tests.logbuilder import large_log  # noqa: E402
 
 EVENTS_PER_CELL = 4  # case_result, operators, compile, timing
@@ -53,6 +60,34 @@ def cpu_report(path: Path, out: Path) -> float:
     return time.process_time() - start
 
 
+def phases(log: Path, out: Path) -> dict[str, float]:
+    """CPU time of each phase of one report, as build_report runs them (for reading the figure,
+    not part of it): read and validate, judge, view, write, and freeing what was built."""
+    spent: dict[str, float] = {}
+    clock = time.process_time()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.process_time()
+        spent[name] = now - clock
+        clock = now
+
+    with paused_gc():
+        reading, builder = read_run(log)
+        run = builder.build(reading)
+        applied = load_annotations(find_annotations(log), run.cells)
+        lap("read + validate + model")
+        disposition = decide(run, applied.by_case)
+        lap("judge")
+        view = build_view(run, disposition, applied)
+        lap("view")
+        write_report(JudgedRun(log, run, applied.by_case, disposition, view, applied), out, ("html", "md"), write_assets(out))
+        lap("write (details.csv, html, md)")
+        del reading, builder, run, applied, disposition, view
+        lap("free")
+    return spent
+
+
 def measure(where: Path, events: int, mismatch_every: int, rounds: int) -> float:
     log = where / f"events-m{mismatch_every}.jsonl"
     count = make_log(log, events, mismatch_every)
@@ -71,6 +106,9 @@ def measure(where: Path, events: int, mismatch_every: int, rounds: int) -> float
         print(f"  round {i + 1}: json {plain:.2f} s CPU, report {ours:.2f} s CPU, ratio {ours / plain:.2f}", flush=True)
     html = (where / f"report-m{mismatch_every}-0" / "report.html").stat().st_size
     median = statistics.median(ratios)
+    spent = phases(log, where / f"report-m{mismatch_every}-phases")
+    total = sum(spent.values())
+    print(f"  where a report's time goes (one more run, {total:.2f} s CPU): " + ", ".join(f"{name} {seconds / total:.0%}" for name, seconds in spent.items()))
     shape = f"mismatch every {mismatch_every}" if mismatch_every else "every cell passing"
     print(f"{count} events ({shape}), {log.stat().st_size / 1e6:.1f} MB; report.html {html / 1e6:.2f} MB")
     print(f"validate + judge + render / json.loads loop, CPU time over {rounds} interleaved rounds: "
