@@ -323,11 +323,14 @@ class Plan(Envelope):
 
     @model_validator(mode="after")
     def _cases_once(self) -> Plan:
+        cases = [cell.case for cell in self.matrix]
+        if len(set(cases)) == len(cases):
+            return self
         first: dict[str, int] = {}
-        for index, cell in enumerate(self.matrix):
-            if cell.case in first:
-                raise ValueError(f"matrix lists case {cell.case!r} twice (entries {first[cell.case]} and {index}); each case key names one cell")
-            first[cell.case] = index
+        for index, case in enumerate(cases):
+            if case in first:
+                raise ValueError(f"matrix lists case {case!r} twice (entries {first[case]} and {index}); each case key names one cell")
+            first[case] = index
         return self
 
 

@@ -188,7 +188,7 @@ class RunModel:
         key = ("with_status", *statuses)
         found = self.derived.get(key)
         if found is None:
-            found = self.derived[key] = tuple(c for c in self.cells if c.status in statuses)
+            found = self.derived[key] = tuple([c for c in self.cells if c.status in statuses])
         return found  # type: ignore[no-any-return]
 
     def version(self, name: str) -> str | None:
