@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from collector import training
 from collector.backends import select_backend
 from collector.plan import Cell, load_plan
 from collector.run import cells, profiles
@@ -62,6 +63,7 @@ def main() -> None:
     parser.add_argument("--cases", required=True, help="comma-separated, in the order they run")
     parser.add_argument("--warm", type=int)
     parser.add_argument("--profile")
+    parser.add_argument("--train-refs", help="the training reference traces the main process handed over")
     args = parser.parse_args()
     plan = load_plan(args.plan)
     run = Run(plan, select_backend(args.target), Options(target=args.target, warm_repetitions=args.warm, profile=args.profile))
@@ -77,8 +79,12 @@ def main() -> None:
     if not hasattr(run.workload, "weights_file"):  # else build_model loaded the checksummed shipped file
         model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
     run.model = model
+    if plan.compare["params"]:  # as the main process resolved them for its plan event
+        plan.compare["params"] = training.resolve_param_rules(plan.compare["params"], run.workload, model)
     run.inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))
     run.references = load_artifact(os.path.join(args.run_dir, "artifacts", "reference.pt"))
+    if args.train_refs:
+        run.train_refs = {key: training.TrainTrace(**fields) for key, fields in load_artifact(args.train_refs).items()}
     run.cold_next = True
 
     def cell_done(cell: Cell) -> None:

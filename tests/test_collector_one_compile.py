@@ -149,3 +149,22 @@ def test_a_child_line_after_its_time_ends_it_and_progress_extends_it(tmp_path: P
     ended = timing.run_child("talker", [], lambda d: {"PYTHONPATH": monkeypatch_path}, 1.5, on_line)
     assert seen == [f"step {i}" for i in range(4)], "each 0.6 s step came inside the 1.5 s given after the last one"
     assert ended.timed_out and ended.returncode is None
+
+
+@pytest.mark.slow
+def test_a_compiled_training_cell_is_compiled_once_and_its_first_step_is_the_cold_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started = _spy(monkeypatch)
+    CountingBackend.compiles = 0
+    plan = load_plan(REPO / "collector" / "workloads" / "tiny_classifier.toml")
+    case = "b2-l16-contiguous-float32-compiled"
+    run_dir, code = execute(plan, CountingBackend(), Options(target="cpu", out_dir=tmp_path, only=[case], warm_repetitions=2))
+    assert code == 0 and run_dir is not None
+    assert CountingBackend.compiles == 0 and started == {"cells": [[case]], "cold_only": []}, started
+    events = _events(run_dir)
+    assert next(e for e in events if e.kind == "case_result").status == "pass"
+    forward = next(e for e in events if e.kind == "compile" and e.graph == "forward")
+    assert forward.cache_condition == "fresh_process_empty_cache"
+    cold = next(e.cold for e in events if e.kind == "timing" and e.cold)
+    assert cold.fresh_process and cold.cache_entries_before == 0 and cold.output_check.passed
+    steps = [e for e in events if e.kind == "train_step"]
+    assert steps and cold.output_check.max_abs == abs(steps[0].loss - steps[0].reference_loss)

@@ -18,8 +18,9 @@ Which cells share a child:
   their cold calls are taken later by cold-only children (``collector.coldstart``): those
   graphs are compiled twice, because one compile cannot serve both.
 
-Training plans keep the older way (each compiled cell checked here over its training steps,
-its cold first step in a cold-only child), so their graphs are still compiled twice.
+A training cell runs its steps in the child the same way: its first compiled step is the cold
+one. The reference's losses, gradients and parameters (held in memory by this process) are
+handed to the child in a file under the run's temporary folder, never in the run folder.
 
 A child that ends without a cell's result (it crashed, or went ``--cold-timeout`` seconds
 without finishing a cell) leaves that cell's cold call recorded as not measured; the cells it
@@ -28,8 +29,12 @@ did not finish run in this process as they always did, so their check is never l
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 from typing import Any
+
+import torch
 
 from collector.plan import Cell
 from collector.run.state import Run
@@ -38,18 +43,16 @@ from collector.timing import ChildEnd, run_child
 
 EVENT = "COLLECTOR_EVENT "  # one event of the cell in progress: {"kind": ..., "fields": {...}}
 FLUSH = "COLLECTOR_FLUSH "  # the events so far are complete: {"case": ... or null, "passed": bool, "cold": {...} or null}
-# What a child may report; anything else on its stdout is ignored.
-RELAYED = frozenset({"compile", "case_result", "operators", "timing", "warning", "profile"})
+# Kinds only the main process writes (a run's frame); a child's cell events are every other kind.
+MAIN_ONLY = frozenset({"run_start", "environment", "plan", "artifact", "reference", "run_end"})
 
 
 def wanted(run: Run, dtype: str) -> bool:
     """Whether this run's compiled cells of ``dtype`` go to fresh children."""
-    return run.options.cold == "fresh-process" and not run.plan.training and not run.plan.missing_tolerance(dtype)
+    return run.options.cold == "fresh-process" and not run.plan.missing_tolerance(dtype)
 
 
 def recompile_limit() -> int:
-    import torch
-
     config = torch._dynamo.config
     return int(getattr(config, "recompile_limit", None) or getattr(config, "cache_size_limit", 8))
 
@@ -80,7 +83,7 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
     def on_line(line: str) -> bool:
         if line.startswith(EVENT):
             event = json.loads(line[len(EVENT):])
-            if event.get("kind") in RELAYED and isinstance(event.get("fields"), dict):
+            if isinstance(event.get("kind"), str) and event["kind"] not in MAIN_ONLY and isinstance(event.get("fields"), dict):
                 pending.append((event["kind"], event["fields"]))
             return False
         if not line.startswith(FLUSH):
@@ -111,6 +114,8 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
         argv += ["--warm", str(run.options.warm_repetitions)]
     if run.options.profile:
         argv += ["--profile", run.options.profile]
+    if run.plan.training:
+        argv += ["--train-refs", str(_hand_over_train_refs(run, [c for _, c in batch]))]
     names = first.case if len(batch) == 1 else f"{len(batch)} compiled cells from {first.case}"
     run.progress.say(f"{names}: compiling, checking and timing in a fresh process with empty caches", batch[0][0])
     with run.progress.heartbeat(f"{names}: fresh process"):
@@ -128,6 +133,14 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
             case=left[0],
         )
     return done
+
+
+def _hand_over_train_refs(run: Run, cells: list[Cell]) -> Path:
+    """The reference traces of these cells' shapes, as plain tensors and lists, for a child."""
+    traces = {_shape(c): run.train_refs[_shape(c)] for c in cells if _shape(c) in run.train_refs}
+    path = run.cache_dir / f"train-refs-{cells[0].case}.pt"
+    torch.save({key: dataclasses.asdict(trace) for key, trace in traces.items()}, path)
+    return path
 
 
 def _write_cold(run: Run, cell: Cell, result: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 from typing import Any
 
 import torch
@@ -15,6 +16,7 @@ from collector.eventlog import finite_or_none
 from collector.plan import Cell
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
+from collector.run.timings import cold_condition
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
 
@@ -35,8 +37,14 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
             fed = FedInputs(call_model)
             fed.arm(run.plan.training["steps"])
             watch = CompileWatch(run.backend) if compiling else None
+            # The first compiled step in a fresh child is the cold one (collector.run.children).
+            cold = {"timed_region": ["training_step"], "timed_notes": []} if compiling and run.cold_next else None
+            run.cold_next = run.cold_next and cold is None
             if watch is not None:
                 watch.before()
+            if cold is not None:
+                run.backend.synchronize()
+                cold["ready_wall"] = time.time()
             recorder = OpRecorder() if not compiling else None
             with recorder if recorder is not None else contextlib.nullcontext():
                 trace, step = training.train(run.workload, model, call_model, inputs, run.plan.training["steps"], run.plan.training["seed"], run.backend.synchronize)
@@ -54,12 +62,24 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
     result.update(fed_facts(fed, cell.layout))
     if watch is not None:
         base = watch.event(trace.first_forward_s, run.cache_dir)
+        if cold is not None:  # this compile was the cold one: the condition it really had
+            base["cache_condition"] = cold_condition(cell.mode, base)
         run.log.write("compile", case=cell.case, graph="forward", **base)
         run.log.write("compile", case=cell.case, graph="backward", **{**base, "compile_first_result_s": trace.first_backward_s, "graphs": None, "graph_breaks": [], "cache_hits": None, "cache_misses": None})
     status = _judge_training(run, cell, trace, ref, tol, result)
     run.log.write("case_result", case=cell.case, status=status, **result)
     write_operators(run, cell, recorder)
-    return CellOutcome(status, trace.first_step_s, step, module=call_model)
+    if cold is not None and trace.first_step_s is not None:
+        # The cold step's own check, as a cold-only child makes it: its loss against the reference's.
+        loss_tol = tol.get("loss", {"atol": 0.0, "rtol": 0.0})
+        within = training.loss_within(trace.losses[0], ref.losses[0], loss_tol["atol"], loss_tol["rtol"])
+        cold["seconds"] = trace.first_step_s
+        cold["output_check"] = {"mismatched": 0 if within else 1, "total": 1, "max_abs": finite_or_none(abs(trace.losses[0] - ref.losses[0])), "passed": within}
+        cold.update({k: base[k] for k in ("cache_entries_before", "cache_entries_after", "cache_dirs", "cache_hits", "cache_misses") if base.get(k) is not None})
+        cold.update({k: result[k] for k in ("inputs_fed", "layout_achieved") if result.get(k) is not None})
+    else:
+        cold = None
+    return CellOutcome(status, trace.first_step_s, step, module=call_model, cold=cold)
 
 
 def _judge_training(run: Run, cell: Cell, trace: training.TrainTrace, ref: training.TrainTrace, tol: dict[str, Any], result: dict[str, Any]) -> str:
