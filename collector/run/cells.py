@@ -127,7 +127,7 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
 
     first = _plain_first(call, run.backend.synchronize)
     cold: dict[str, Any] | None = None
-    if run.cold_next and cell.mode == "compiled":
+    if run.cold_next and cell.mode == "compiled" and not cell.repeat_of:  # a repeat is never timed cold
         # The first compiled call in a fresh child: one compile serves the cold timing (the
         # stages the plan's timing.scope names) and this cell's check.
         run.cold_next = False
