@@ -7,6 +7,7 @@ collector/PLAN.md (generated from it).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import stat
 import tomllib
@@ -71,6 +72,8 @@ class WorkloadPlan:
     checked: dict[str, Any] = field(default_factory=dict)
     # Line of each key as written, for messages.
     key_lines: dict[str, int] = field(default_factory=dict)
+    # sha256 of the plan file's text as read: a fresh child process checks it reads the same plan.
+    text_sha256: str = ""
 
     @property
     def module_path(self) -> Path:
@@ -326,6 +329,7 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
         intended_target=workload["target"],
         checked=checked,
         key_lines=planschema.key_lines(text),
+        text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
     )
     try:  # the plan event must be writable as JSON (finite numbers, plain values)
         json.dumps(plan.event_fields(plan.cells), allow_nan=False)

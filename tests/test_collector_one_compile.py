@@ -168,3 +168,25 @@ def test_a_compiled_training_cell_is_compiled_once_and_its_first_step_is_the_col
     assert cold.fresh_process and cold.cache_entries_before == 0 and cold.output_check.passed
     steps = [e for e in events if e.kind == "train_step"]
     assert steps and cold.output_check.max_abs == abs(steps[0].loss - steps[0].reference_loss)
+
+
+def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child checks it reads the plan text the run began with; else the cell is checked here."""
+    monkeypatch.delenv("FAULTY", raising=False)
+    from tests.test_collector_robust import PlainBackend
+
+    plan_path = _faulty_with_cache_check(tmp_path)
+    real_child = children.run_child
+
+    def edit_then_start(module: str, argv: list[str], *rest: Any) -> Any:
+        text = plan_path.read_text(encoding="utf-8")
+        plan_path.write_text(text + "\n# edited while the run was going\n", encoding="utf-8")
+        return real_child(module, argv, *rest)
+
+    monkeypatch.setattr(children, "run_child", edit_then_start)
+    run_dir, code = execute(load_plan(plan_path), PlainBackend(), Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2))
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    warnings = {e.category: e.message for e in events if e.kind == "warning"}
+    assert "changed since the run began" in warnings["ColdStartFailed"]
+    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]

@@ -109,7 +109,7 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
             run.progress.say(f"{case}: {statuses[0] if statuses else 'no result'} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') else ''})", index)
         return True
 
-    argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--target", run.backend.name, "--cases", ",".join(cells)]
+    argv = ["--plan", str(run.plan.path), "--plan-sha256", run.plan.text_sha256, "--run-dir", str(run.dir), "--target", run.backend.name, "--cases", ",".join(cells)]
     if run.options.warm_repetitions:
         argv += ["--warm", str(run.options.warm_repetitions)]
     if run.options.profile:
