@@ -14,10 +14,13 @@ from typing import Any, Callable
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reportgen.contract import validation
 from reportgen.contract.validation import BLOCK_BYTES, LogReading, read_log
 from tests.logbuilder import dumps, large_log
+from tests.test_large_runs import JSON_VALUES, _alike
 
 DEEP = 3000  # a line number well inside the second block
 
@@ -141,3 +144,50 @@ def test_an_untouched_long_log_reads_the_same_both_ways(long_lines: list[bytes],
     path.write_bytes(b"\n".join(long_lines))
     fast = read_log(path)
     assert fast.valid and _summary(fast) == _summary(careful_only(monkeypatch, path))
+
+
+@st.composite
+def mutated_long_log_lines(draw: st.DrawFn, lines: list[bytes]) -> tuple[int, bytes]:
+    """One per-cell line of the long log, near DEEP, with one change somewhere in its fields
+    (as test_large_runs mutates fixture lines): its index and its new bytes."""
+    index = draw(st.integers(DEEP - 1, DEEP + 6))
+    event = json.loads(lines[index])
+    parent: Any = event
+    while True:
+        keys = list(parent) if isinstance(parent, dict) else list(range(len(parent)))
+        if not keys:
+            break
+        key = draw(st.sampled_from(keys))
+        child = parent[key]
+        if isinstance(child, (dict, list)) and child and draw(st.booleans()):
+            parent = child
+            continue
+        op = draw(st.sampled_from(["set", "alike", "drop", "extra", "repeat"]))
+        if op == "set":
+            parent[key] = draw(JSON_VALUES)
+        elif op == "alike":
+            parent[key] = draw(_alike(child))
+        elif op == "drop":
+            del parent[key]
+        elif op == "extra" and isinstance(parent, dict):
+            parent[draw(st.text(min_size=1, max_size=8))] = draw(JSON_VALUES)
+        elif op == "repeat" and isinstance(parent, dict):
+            # The same key written twice, the first value drawn: only the bytes can show it.
+            text = json.dumps(event)
+            mark = json.dumps({key: child})[1:-1]
+            repeated = json.dumps({key: draw(JSON_VALUES)})[1:-1]
+            assert mark in text
+            return index, text.replace(mark, f"{repeated}, {mark}", 1).encode("utf-8", "surrogatepass")
+        break
+    return index, json.dumps(event).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_change_to_a_line_deep_in_a_long_log_reads_as_the_careful_path_reads_it(data: st.DataObject, long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = list(long_lines)
+    index, line = data.draw(mutated_long_log_lines(lines))
+    lines[index] = line
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    assert _summary(read_log(path)) == _summary(careful_only(monkeypatch, path))
