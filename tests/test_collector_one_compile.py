@@ -8,6 +8,7 @@ checked in the collector's process, the cold call recorded as not measured.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -190,3 +191,31 @@ def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(tmp_path: P
     warnings = {e.category: e.message for e in events if e.kind == "warning"}
     assert "changed since the run began" in warnings["ColdStartFailed"]
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
+
+
+def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only well-formed marker lines are read back; a print that looks like one changes nothing."""
+    monkeypatch.delenv("FAULTY", raising=False)
+    from tests.test_collector_robust import PlainBackend
+
+    noise = [
+        "hello from the workload",
+        children.EVENT + "{not json",
+        children.EVENT + '["a", "list"]',
+        children.EVENT + json.dumps({"kind": "run_end", "fields": {"status": "complete"}}),
+        children.FLUSH + json.dumps({"case": ["unhashable"], "cold": None}),
+        children.FLUSH + "null",
+    ]
+
+    def noisy(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any) -> timing.ChildEnd:
+        for line in noise:
+            assert on_line(line) is False, line
+        return timing.ChildEnd(1, False, ["stopped by the test"])
+
+    monkeypatch.setattr(children, "run_child", noisy)
+    run_dir, code = execute(load_plan(FAULTY), PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2))
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    assert [e.kind for e in events].count("run_end") == 1 and events[-1].status == "complete"
+    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
+    assert "stopped by the test" in next(e.message for e in events if e.kind == "warning" and e.category == "ColdStartFailed")

@@ -81,15 +81,21 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
     done: set[str] = set()
 
     def on_line(line: str) -> bool:
-        if line.startswith(EVENT):
-            event = json.loads(line[len(EVENT):])
-            if isinstance(event.get("kind"), str) and event["kind"] not in MAIN_ONLY and isinstance(event.get("fields"), dict):
-                pending.append((event["kind"], event["fields"]))
+        marker = EVENT if line.startswith(EVENT) else FLUSH if line.startswith(FLUSH) else None
+        try:  # anything else a workload prints, or a marker line that is not ours, is ignored
+            message = json.loads(line[len(marker):]) if marker else None
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
             return False
-        if not line.startswith(FLUSH):
+        if marker == EVENT:
+            if isinstance(message.get("kind"), str) and message["kind"] not in MAIN_ONLY and isinstance(message.get("fields"), dict):
+                pending.append((message["kind"], message["fields"]))
             return False
-        flush = json.loads(line[len(FLUSH):])
+        flush = message
         case = flush.get("case")
+        if case is not None and (not isinstance(case, str) or case not in cells):
+            return False  # not a flush of this batch
         for kind, fields in pending:
             run.log.write(kind, **fields)
             if kind == "profile" and fields.get("case") in cells:
