@@ -299,6 +299,9 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
                 "review each proposal, write the agreed value, remove 'proposed = true' and any UNDECIDED text, then run again"
             )
     workload, timing, reference = checked["workload"], checked["timing"], checked["reference"]
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in workload["module"]):
+        line = planschema.key_lines(text).get("workload.module")
+        raise PlanError(f"{path}{f':{line}' if line else ''}: workload.module: {workload['module']!r} holds a control character; expected a file name such as \"my_encoder.py\"")
     cells = expand_matrix(checked["matrix"])
     scope = {**{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")}, "synchronized": True, "note": timing["scope"]["note"]}
     training = checked.get("training")

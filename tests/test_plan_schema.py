@@ -157,6 +157,17 @@ def test_bad_plan_is_one_line_exit_2_and_no_run_folder(tmp_path: Path, name: str
     assert checked.exit_code == 1 and "unreadable plan" in checked.output and message in checked.output
 
 
+def test_a_module_name_with_a_control_character_is_a_plan_error(tmp_path: Path) -> None:
+    """A NUL in workload.module once reached the file system and gave a traceback."""
+    path = tmp_path / "plan.toml"
+    path.write_text('[workload]\nname = "w"\nmodule = "w\\u0000.py"\n' + MATRIX, encoding="utf-8")
+    done = _collector(["--workload", str(path), "--target", "cpu", "--out", str(tmp_path / "runs")], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == f"collector: plan error: {path}:3: workload.module: 'w\\x00.py' holds a control character; expected a file name such as \"my_encoder.py\""
+    checked = CliRunner().invoke(reportgen_main, ["plan-check", str(path)])
+    assert checked.exit_code == 1 and "holds a control character" in checked.output and "Traceback" not in checked.output
+
+
 def test_plan_that_is_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "plan.toml"
     path.write_bytes(b'[workload]\nname = "caf\xe9"\n')
