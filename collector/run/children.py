@@ -1,8 +1,8 @@
 """Compiled cells in fresh processes: one compile serves a cell's check and its cold first call.
 
-With ``--cold fresh-process`` (the default) and an inference plan, the compiled cells of a
-(dtype, layout) group run in a new interpreter with empty compile-cache folders
-(``collector.cellproc``). There the first compiled call is the cold first call, timed over the
+With ``--cold fresh-process`` (the default), the compiled cells of a (dtype, layout) group run
+in a new interpreter with empty compile-cache folders (``collector.cellproc``). There the
+first compiled call is the cold first call, timed over the
 stages the plan's timing.scope names, and its outputs are the cell's check; the warm
 repetitions (and the profile, when asked) follow in that process. The child's events come back
 on its stdout, a cell at a time, and are written to the run's log when the cell is complete.
@@ -40,6 +40,7 @@ from collector.plan import Cell
 from collector.run.state import Run
 from collector.run.timings import cold_from_result, scope_done
 from collector.timing import ChildEnd, run_child
+from collector.workload import input_key
 
 EVENT = "COLLECTOR_EVENT "  # one event of the cell in progress: {"kind": ..., "fields": {...}}
 FLUSH = "COLLECTOR_FLUSH "  # the events so far are complete: {"case": ... or null, "passed": bool, "cold": {...} or null}
@@ -68,8 +69,6 @@ def batches(members: list[tuple[int, Cell]], shape_failures: dict[str, Any]) -> 
 
 
 def _shape(cell: Cell) -> str:
-    from collector.workload import input_key
-
     return input_key(cell.batch, cell.length, cell.layout)
 
 
