@@ -57,3 +57,10 @@ def test_unknown_versions_are_short_with_the_probe_text_kept(tmp_path: Path) -> 
     build_report(next((REPO / "sample_runs").glob("tiny-encoder-cpu*/events.jsonl")), tmp_path)
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "no packages found matching" in md.split("## 3.")[0], "the probe's words are kept, folded"
+
+
+def test_a_compile_in_a_running_process_is_not_called_already_compiled() -> None:
+    """compiled_in_process marks a compile (or cold call) in a process that was not fresh: in a
+    fresh child the second shape of a cache-check group compiles there for the first time."""
+    assert "already compiled" not in LABELS["compiled_in_process"]
+    assert "not fresh" in LABELS["compiled_in_process"]
