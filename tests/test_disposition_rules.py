@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any, Callable
 
@@ -210,3 +211,37 @@ def test_unmeasured_fallback_on_neuron_blocks(tmp_path: Path) -> None:
 
     reasons = d.rule_fallback(_run(tmp_path, edit, "neuron", "neuron-native"), {})
     assert [(r.outcome, r.cases) for r in reasons] == [("blocked", (EAGER,))]
+
+
+def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Change the neuron file's data (its compile-fallback setting, adapter note, required
+    versions) and the verdict on the same log follows it: no name of the backend is in the rules."""
+    from reportgen.judge import backend_docs
+
+    edited = tmp_path / "constraints"
+    shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
+    path = edited / backend_docs.DEFAULT_FILES["neuron"]
+    text = path.read_text(encoding="utf-8")
+    for old, new in (
+        ('name = "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", value = "1"', 'name = "NEURON_STRICT", value = "yes"'),
+        ('required_versions = ["torch", "torch_neuronx"]', 'required_versions = ["torch", "torch_neuronx", "neuron_probe"]'),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    text = text.replace('adapter_note = "', 'adapter_note = "Edited note. ', 1)
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
+    backend_docs.load_backend_docs.cache_clear()
+    try:
+        def edit(events: Events) -> None:
+            _neuron(events)
+            _first(events, "environment")["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1"}
+
+        (tmp_path / "run").mkdir()
+        verdict = d.decide(_run(tmp_path / "run", edit, "neuron", "neuron-native"), {})
+    finally:
+        backend_docs.load_backend_docs.cache_clear()
+    fallback = next(r for r in verdict.reasons if r.rule == "compile-fallback")
+    assert "NEURON_STRICT was not recorded, not yes" in fallback.message
+    assert any(r.rule == "environment" and "neuron_probe version unknown" in r.message for r in verdict.reasons)
+    assert any(r.rule == "neuron-adapter" and r.message.startswith("Edited note.") for r in verdict.reasons)

@@ -1,7 +1,11 @@
-"""What each target backend documents: package matrix and constraints, loaded from data files.
+"""What each target backend documents, and how the reports read its runs, from data files.
 
 The files live in ``reportgen/judge/constraints/`` (one per backend and release) so that a new
-release is a new data file, not new code. Each constraint names its source.
+release, or a new backend, is a new data file, not new code. Each constraint names its source.
+Besides the constraints, a file says which backend families a log may record for the target
+(and the words a reader sees for each), which of them are evidence for it, which package
+versions matter, what a run must record, and settings that decide whether a compiled pass is
+evidence. The rules (``disposition``), views and summaries ask this module, never a name.
 """
 
 from __future__ import annotations
@@ -37,6 +41,14 @@ class BackendDocs:
     wheels: dict[str, str] = field(default_factory=dict)
     constraints: list[Constraint] = field(default_factory=list)
     adapter_note: str = ""  # how far the collector's adapter for this backend has been exercised
+    families: dict[str, str] = field(default_factory=dict)  # backend family -> the reader's words
+    evidence_families: tuple[str, ...] = ()  # families whose runs are evidence for this target
+    version_keys: tuple[str, ...] = ()  # package versions shown beside python and torch
+    required_versions: tuple[str, ...] = ("torch",)  # a run missing one of these is blocked
+    hardware: str = ""  # named where a run is not this target's ("Neither run is a ... result")
+    fallback_must_be_measured: bool = False  # unmeasured CPU fallback blocks a run of this target
+    compile_fallback_setting: dict[str, str] | None = None  # {name, value} that keeps compile failures from running eager
+    matrix_package: str = ""  # the package whose version picks the package matrix row
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -61,7 +73,61 @@ def load_backend_docs(target: str) -> BackendDocs:
         wheels=data.get("wheels", {}),
         constraints=[Constraint(**{**c, "plan_rule": tuple(c.get("plan_rule", ()))}) for c in data.get("constraint", [])],
         adapter_note=data.get("adapter_note", ""),
+        families=dict(data.get("families", {data["family"]: data["target"]})),
+        evidence_families=tuple(data.get("evidence_families", [data["family"]])),
+        version_keys=tuple(data.get("version_keys", [])),
+        required_versions=tuple(data.get("required_versions", ["torch"])),
+        hardware=data.get("hardware", ""),
+        fallback_must_be_measured=bool(data.get("fallback_must_be_measured", False)),
+        compile_fallback_setting=data.get("compile_fallback_setting"),
+        matrix_package=data.get("matrix_package", ""),
     )
+
+
+def targets() -> tuple[str, ...]:
+    """Every target a constraint file describes, in DEFAULT_FILES order (the first target first)."""
+    return tuple(DEFAULT_FILES)
+
+
+def docs_for_family(family: str) -> BackendDocs | None:
+    """The target whose runs may record this backend family (None for one no file names)."""
+    return next((docs for docs in map(load_backend_docs, targets()) if family in docs.families), None)
+
+
+def evidence_families(target: str | None) -> tuple[str, ...]:
+    """The backend families whose runs are evidence for ``target`` (none for an unknown target)."""
+    return load_backend_docs(target).evidence_families if target in DEFAULT_FILES else ()
+
+
+def family_label(family: str) -> str:
+    """The reader's words for the target a backend family ran on ("neuron (XLA)", "cuda")."""
+    docs = docs_for_family(family)
+    if docs is None:
+        return f"an {family} backend" if family == "unknown" else family
+    return docs.families[family]
+
+
+def version_keys() -> tuple[str, ...]:
+    """The package versions a summary shows: python, torch, then each target's own."""
+    keys = ["python", "torch"]
+    for target in targets():
+        keys += [k for k in load_backend_docs(target).version_keys if k not in keys]
+    return tuple(keys)
+
+
+def run_backend(planned: str | None, family: str) -> BackendDocs | None:
+    """The backend a run is about: the one it ran on, else the one it was planned for."""
+    return docs_for_family(family) or (load_backend_docs(planned) if planned in DEFAULT_FILES else None)
+
+
+def adapter_notes(planned: str | None, family: str) -> str:
+    """How far the collector's adapters for the run's backends have been exercised: the notes of
+    the target it was planned for and the one it ran on (a neuron run: a stand-in only)."""
+    notes = []
+    for docs in (load_backend_docs(planned) if planned in DEFAULT_FILES else None, docs_for_family(family)):
+        if docs is not None and docs.adapter_note and docs.adapter_note not in notes:
+            notes.append(docs.adapter_note)
+    return " ".join(notes)
 
 
 def collector_rules() -> dict[str, Any]:
@@ -104,20 +170,22 @@ COLLECTOR_RULES_PATH = Path(__file__).resolve().parents[2] / "collector" / "targ
 
 def check_release_pairing(versions: dict[str, str | None], docs: BackendDocs) -> list[str]:
     """Problems with the recorded versions against the release's package matrix; empty if they pair."""
-    if not docs.package_matrix:
+    if not docs.package_matrix or not docs.matrix_package:
         return []
-    neuronx = versions.get("torch_neuronx")
+    key = docs.matrix_package  # the backend's own package, the matrix's first column
+    name = key.replace("_", "-")
+    installed = versions.get(key)
     torch = (versions.get("torch") or "").split("+")[0]
     python = ".".join((versions.get("python") or "").split(".")[:2])
-    if not neuronx:
-        return ["torch-neuronx version unknown: cannot check it against the release's package matrix"]
-    row = next((r for r in docs.package_matrix if neuronx.startswith(r["torch_neuronx"])), None)
+    if not installed:
+        return [f"{name} version unknown: cannot check it against the release's package matrix"]
+    row = next((r for r in docs.package_matrix if installed.startswith(r[key])), None)
     if row is None:
-        families = ", ".join(r["torch_neuronx"] + "*" for r in docs.package_matrix)
-        return [f"torch-neuronx {neuronx} is not in {docs.release}'s package matrix ({families}) [{docs.package_matrix[0]['source']}]"]
+        families = ", ".join(r[key] + "*" for r in docs.package_matrix)
+        return [f"{name} {installed} is not in {docs.release}'s package matrix ({families}) [{docs.package_matrix[0]['source']}]"]
     problems = []
     if torch != row["torch"]:
-        problems.append(f"torch-neuronx {neuronx} pairs with torch {row['torch']}, but torch {torch or 'unknown'} is installed [{row['source']}]")
+        problems.append(f"{name} {installed} pairs with torch {row['torch']}, but torch {torch or 'unknown'} is installed [{row['source']}]")
     if python not in row["python"]:
         problems.append(f"Python {python or 'unknown'} is outside the release's {', '.join(row['python'])} [{row['source']}]")
     return problems

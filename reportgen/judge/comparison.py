@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
-from reportgen.judge.backend_docs import load_backend_docs
+from reportgen.judge.backend_docs import adapter_notes
 from reportgen.judge.disposition import Disposition
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
 from reportgen.model.annotations import Annotation
@@ -223,12 +223,8 @@ def _side(role: str, side: JudgedSide) -> Side:
 
 
 def _adapter_note(run: RunModel) -> str:
-    """For a run planned for or run on Neuron: the adapter has only met a stand-in so far."""
-    planned = run.plan.target if run.plan else run.start.target
-    family = run.environment.backend_family if run.environment else ""
-    if planned == "neuron" or family.startswith("neuron"):
-        return load_backend_docs("neuron").adapter_note
-    return ""
+    """How far the collector's adapter for the run's backend has been exercised (neuron: a stand-in only)."""
+    return adapter_notes(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "")
 
 
 def _scope(cell: CellRecord, run: RunModel) -> tuple[bool, ...] | None:

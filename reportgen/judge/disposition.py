@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
 
 from reportgen.model.annotations import Annotation
-from reportgen.judge.backend_docs import check_release_pairing, load_backend_docs
+from reportgen.judge.backend_docs import check_release_pairing, docs_for_family, evidence_families, family_label, load_backend_docs, targets, version_keys
 from reportgen.contract.events import PlannedCell
 from reportgen.model.runmodel import COLUMN, DESELECTED, LAYOUT_NOT_ACHIEVED, SHAPE, STATUS_ORDER, CellRecord, RunModel
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
 FAILED = ("mismatch", "nonfinite")
-EXPECTED_FAMILY = {"neuron": ("neuron-native",), "cuda": ("cuda",), "cpu": ("cpu",)}
 HEADLINES = {
     "blocked": "Blocked pending compatibility evidence",
     "change": "Requires a change",
@@ -215,24 +214,20 @@ def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
     family = _family(run)
     if family == "unknown":
         reasons.append(Reason("environment", "blocked", f"Backend family unknown: {run.environment.backend_family_reason}."))
-    needed = ["torch"] + (["torch_neuronx"] if family.startswith("neuron") else [])
-    for name in needed:
+    ran = docs_for_family(family)
+    for name in ran.required_versions if ran else ("torch",):
         fact = run.environment.versions.get(name)
         if fact is None or fact.value is None:
             why = fact.unknown_reason if fact else "not recorded"
             reasons.append(Reason("environment", "blocked", f"{name} version unknown: {why}."))
-    if family == "neuron-native":
+    if ran is not None and family in ran.evidence_families:
         versions = {k: v.value for k, v in run.environment.versions.items()}
-        for problem in check_release_pairing(versions, load_backend_docs("neuron")):
+        for problem in check_release_pairing(versions, ran):
             reasons.append(Reason("release-matrix", "blocked", problem + "."))
-        docs = load_backend_docs("neuron")
         os_name = versions.get("os_release") or ""
-        if docs.wheels and docs.wheels["os"] not in os_name:
-            reasons.append(Reason("release-matrix", "note", f"OS is {os_name or 'unknown'}; {docs.wheels['note']} [{docs.wheels['source']}]"))
+        if ran.wheels and ran.wheels["os"] not in os_name:
+            reasons.append(Reason("release-matrix", "note", f"OS is {os_name or 'unknown'}; {ran.wheels['note']} [{ran.wheels['source']}]"))
     return reasons
-
-
-FAMILY_TARGET = {"neuron-native": "neuron", "neuron-xla": "neuron (XLA)", "cuda": "cuda", "cpu": "cpu"}
 
 
 def intended_target(run: RunModel) -> str | None:
@@ -242,8 +237,7 @@ def intended_target(run: RunModel) -> str | None:
 
 def ran_on(run: RunModel) -> str:
     """The target the cells really ran on, from the environment's backend family."""
-    family = _family(run)
-    return FAMILY_TARGET.get(family, f"an {family} backend" if family == "unknown" else family)
+    return family_label(_family(run))
 
 
 def evidence_for(run: RunModel) -> str:
@@ -252,8 +246,7 @@ def evidence_for(run: RunModel) -> str:
     where = f"on {ran_on(run)}"
     if intended is None:
         return f"{where}; intended target not recorded"
-    family = _family(run)
-    if family in EXPECTED_FAMILY.get(intended, ()):
+    if _family(run) in evidence_families(intended):
         return f"{where}: evidence for {intended}"
     return f"{where}: not evidence for {intended}"
 
@@ -262,13 +255,13 @@ def rule_target(run: RunModel, notes: Notes) -> list[Reason]:
     intended = intended_target(run)
     family = _family(run)
     if intended is not None:
-        if family in EXPECTED_FAMILY.get(intended, ()):
+        if family in evidence_families(intended):
             return []
         return [Reason("wrong-target", "blocked", f"The plan is meant to certify {intended} but the cells ran on {family}: a {family} run is not evidence for {intended}.")]
     reasons = [Reason("wrong-target", "note", "The log does not record the plan's intended target: this run is evidence only for the backend it ran on.")]
     planned = run.plan.target if run.plan else run.start.target
-    expected = EXPECTED_FAMILY.get(planned)
-    if expected is None or family in expected or family == "unknown":
+    expected = evidence_families(planned)
+    if not expected or family in expected or family == "unknown":
         return reasons
     return [
         Reason(
@@ -286,8 +279,8 @@ def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
     f64 = [c for c in run.cells if c.planned.dtype == "float64"]
     if not f64:
         return [Reason("precision", "blocked", "The workload requires float64 computation but no float64 cell was planned.")]
-    if family.startswith("neuron"):
-        docs = load_backend_docs("neuron")
+    docs = docs_for_family(family)
+    if docs is not None and docs.constraint("float64-as-float32") is not None:
         return [Reason("precision", "change", f"float64 is required, but on this backend float64 runs as float32 ({docs.cite('float64-as-float32')}). Keep the workload on a verified float64 path unless its owner approves a justified change.", _cases(f64), "precision")]
     downcast = [c for c in f64 if any("float64" in w or "fp64" in w.lower() for w in c.warnings) or _outputs_not_f64(c)]
     if downcast:
@@ -305,7 +298,8 @@ def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
     if fell:
         ops = sorted({op for c in fell for op in c.fallback_items})
         reasons.append(Reason("cpu-fallback", "change", f"Ops fell back to the CPU on the path under test: {', '.join(ops)}.", _cases(fell), "operator"))
-    if _family(run).startswith("neuron"):
+    ran = docs_for_family(_family(run))
+    if ran is not None and ran.fallback_must_be_measured:
         unknown = [c for c in run.cells if c.result_line is not None and c.fallback_status == "unmeasured"]
         if unknown:
             reasons.append(Reason("cpu-fallback", "blocked", "CPU fallback could not be measured for these cells.", _cases(unknown)))
@@ -373,9 +367,10 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     if failing:
         reasons.append(Reason("layout", "change", "The non-contiguous layout fails where the contiguous one passes.", _cases(failing), "layout"))
     passing = [c for c in nonc if c.planned.mode == "compiled" and c.status == "pass" and not _accepted(notes, c)]
-    if not passing or _family(run) != "neuron-native":
+    ran = docs_for_family(_family(run))
+    if not passing or ran is None or _family(run) not in ran.evidence_families or ran.constraint("noncontiguous-copy") is None:
         return reasons
-    cite = load_backend_docs("neuron").cite("noncontiguous-copy")
+    cite = ran.cite("noncontiguous-copy")
     measured, clean, undocumented = [], [], []
     evidence, looked = [], []
     for c in passing:
@@ -400,19 +395,22 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     return reasons
 
 
-def rule_neuron_adapter(run: RunModel, notes: Notes) -> list[Reason]:
-    """Neuron runs: the adapter's standing, and whether a compile failure could have run eager."""
+def rule_adapter(run: RunModel, notes: Notes) -> list[Reason]:
+    """The standing of the collector's adapter for the run's backend (from its constraint file),
+    and whether a compile failure could have run eager there."""
     planned = run.plan.target if run.plan else run.start.target
-    if planned != "neuron" and not _family(run).startswith("neuron"):
-        return []
-    docs = load_backend_docs("neuron")
-    reasons = [Reason("neuron-adapter", "note", docs.adapter_note)] if docs.adapter_note else []
+    reasons = []
+    for docs in (load_backend_docs(planned) if planned in targets() else None, docs_for_family(_family(run))):
+        if docs is not None and docs.adapter_note and not any(r.message == docs.adapter_note for r in reasons):
+            reasons.append(Reason(f"{docs.target}-adapter", "note", docs.adapter_note))
+    ran = docs_for_family(_family(run))
     compiled = [c for c in run.with_status("pass") if c.planned.mode == "compiled"]
-    if compiled and _family(run).startswith("neuron"):
-        value = _setting(run, "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION")
-        if value != "1":
+    if compiled and ran is not None and ran.compile_fallback_setting:
+        name, wanted = ran.compile_fallback_setting["name"], ran.compile_fallback_setting["value"]
+        value = _setting(run, name)
+        if value != wanted:
             shown = "not recorded" if value is None else f"{value!r}"
-            reasons.append(Reason("compile-fallback", "blocked", f"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION was {shown}, not 1: a compile failure may have run eager, so these compiled passes are not evidence of the compiled path.", _cases(compiled)))
+            reasons.append(Reason("compile-fallback", "blocked", f"{name} was {shown}, not {wanted}: a compile failure may have run eager, so these compiled passes are not evidence of the compiled path.", _cases(compiled)))
     return reasons
 
 
@@ -477,7 +475,7 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_compiled_path,
     rule_layout,
     rule_cold_cache,
-    rule_neuron_adapter,
+    rule_adapter,
     rule_notes,
 ]
 
@@ -506,7 +504,7 @@ def verdicts_headline(run: RunModel, cases: set[str]) -> str:
 def scope_of(run: RunModel) -> Scope:
     versions = {}
     if run.environment:
-        versions = {k: v.value for k, v in run.environment.versions.items() if v.value and k in ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")}
+        versions = {k: v.value for k, v in run.environment.versions.items() if v.value and k in version_keys()}
     return Scope(
         target=run.plan.target if run.plan else run.start.target,
         intended_target=intended_target(run),

@@ -26,7 +26,7 @@ NEXT_STEPS: dict[str, str] = {
     "cold-mismatch": "explain why the cold first call differs from the warm result before accepting any timing",
     "tolerances": "declare tolerances for every dtype in the plan, before collecting again",
     "environment": "collect again on a host where the versions and backend family can be read",
-    "release-matrix": "install a torch and torch-neuronx pair from the release's package matrix, then collect again",
+    "release-matrix": "install a torch and backend package pair from the release's package matrix (named in the reason), then collect again",
     "wrong-target": "collect on a host of the intended target (`python -m collector --target {intended}`)",
     "precision": "keep the workload on a float64-capable path, or have its owner approve a justified precision change in the plan",
     "cpu-fallback": "replace or avoid the ops that fell back to the CPU (listed under Fallback and compile findings)",
@@ -34,7 +34,7 @@ NEXT_STEPS: dict[str, str] = {
     "recompiles": "find why the same shape compiled again (cache check under Fallback and compile findings)",
     "recompile-limit": "stay within the recompile limit: fewer shapes per process or padding to buckets",
     "layout": "feed contiguous inputs to the compiled path (make the preprocessing produce them), then collect again",
-    "compile-fallback": "collect the compiled cells again with TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION=1",
+    "compile-fallback": "collect the compiled cells again with the setting the reason names at the value it names",
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from reportgen.judge.backend_docs import version_keys
 from reportgen.model.runmodel import STATUS_ORDER
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from reportgen.publish.summary import CellSummary, RunSummary
     from reportgen.render.report import JudgedRun
 
-VERSIONS = ("python", "torch", "torch_neuronx", "neuronx_cc", "cuda")
+VERSIONS = version_keys()  # python, torch, then each target's packages (its constraint file)
 
 # Column name -> pandas dtype; the order is the frame's column order.
 COLUMNS: dict[str, str] = {

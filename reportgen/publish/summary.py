@@ -11,10 +11,11 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from reportgen.judge.backend_docs import version_keys
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.report import JudgedRun
 
-VERSION_KEYS = ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")
+VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side
 from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.view import SYMBOLS, Row, anchor, fmt, fmt_ms
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈"}
-VERSION_KEYS = ("python", "torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver", "cuda")
+VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
 
 METHOD = (
     "Warm ratio = candidate warm median / baseline warm median (below 1: the candidate is faster). "
@@ -199,8 +200,9 @@ def _honesty(comparison: Comparison) -> str:
     for side in (comparison.baseline, comparison.candidate):
         parts.append(f"the {side.role} ran on {side.family} ({side.device})")
     text = "Each side is evidence for the machine it ran on and nothing else: " + ", ".join(parts) + "."
-    if not any(s.family.startswith("neuron") for s in (comparison.baseline, comparison.candidate)):
-        text += " Neither run is a Neuron or Trainium result."
+    for docs in map(load_backend_docs, targets()):  # each target whose hardware a reader may assume
+        if docs.hardware and not any(s.family in docs.families for s in (comparison.baseline, comparison.candidate)):
+            text += f" Neither run is a {docs.hardware} result."
     notes = dict.fromkeys(s.adapter_note for s in (comparison.baseline, comparison.candidate) if s.adapter_note)
     return " ".join([text, *notes])
 

@@ -23,7 +23,7 @@ from reportgen.model.annotations import Annotation, Annotations
 from reportgen.model.groups import failure_groups
 from reportgen.render.labels import human
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
-from reportgen.judge.backend_docs import load_backend_docs
+from reportgen.judge.backend_docs import adapter_notes
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
@@ -535,11 +535,7 @@ def _asked_scope_text(scope: Any) -> str:
 
 def backend_note(run: RunModel) -> str:
     """How far the adapter of the run's backend has been exercised (neuron: a stand-in only)."""
-    planned = run.plan.target if run.plan else run.start.target
-    family = run.environment.backend_family if run.environment else ""
-    if planned == "neuron" or family.startswith("neuron"):
-        return load_backend_docs("neuron").adapter_note
-    return ""
+    return adapter_notes(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "")
 
 
 def _matrix(run: RunModel) -> MatrixView:
