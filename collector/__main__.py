@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+from collector import planschema
+
 EPILOG = """\
 exit codes:
   0    the run completed (cells may still have failed, each with its phase: the report judges them)
@@ -52,7 +54,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
-    parser.add_argument("--target", default="auto", choices=["auto", "cpu", "cuda", "neuron"], help="device to run on (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target")
+    parser.add_argument("--target", default="auto", choices=["auto", *planschema.TARGETS], help="device to run on (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target")
     parser.add_argument("--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'; the plan event keeps every planned cell and the report marks the others 'not run (deselected)'; matching nothing is a usage error (exit 2)")
     parser.add_argument("--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))")

@@ -25,8 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-TARGETS = ("cpu", "cuda", "neuron")
-DEVICE_RESOURCES = {"neuron": "aws.amazon.com/neuron", "cuda": "nvidia.com/gpu"}
+from collector import planschema
+
+# The targets and each one's Kubernetes device resource, from their constraint files.
+TARGETS = planschema.TARGETS
+DEVICE_RESOURCES = {target: rules["device_resource"] for target, rules in planschema.TARGET_RULES.items() if rules.get("device_resource")}
 UPLOADERS = ("reportgen", "aws")
 # Also a valid Kubernetes label value: starts and ends with a letter or digit, at most 63.
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")

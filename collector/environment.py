@@ -3,139 +3,49 @@
 Every value is a fact: ``{"value", "source"}`` when read, ``{"value": None, "unknown_reason"}``
 when it could not be. Nothing is left out silently.
 
-Native TorchNeuron and the older XLA-based product share the pip name ``torch-neuronx``, so the
-family is decided from versions and module probes, never from the name (see
-shared/reference/torchneuron-2.33-notes.md section 1).
+What is particular to a target (its distributions, variables, family rule, versions and
+device) is asked of its adapter (``collector/backends/``); this module knows no target by name.
 """
 
 from __future__ import annotations
 
 import importlib.metadata as metadata
-import importlib.util
 import json
 import os
 import platform
 import socket
-import subprocess
-from pathlib import Path
 from typing import Any
 
-Fact = dict[str, Any]
+from collector.backends import ADAPTERS
+from collector.facts import Fact, dist_version, known, os_release, read_text_file, run_command, unknown, version_tuple
 
-ENV_PREFIXES = ("TORCH_NEURONX_", "NEURON_", "TORCHINDUCTOR_", "TORCH_LOGS", "CUDA_", "XLA_", "PJRT_", "OMP_NUM_THREADS")
-DISTRIBUTIONS = ("torch", "torch-neuronx", "neuronx-cc", "nki", "torch-xla", "libneuronxla", "triton")
-NATIVE_NEURONX_FAMILIES = ("2.13.3.", "2.14.3.")
+__all__ = ["Fact", "decide_backend_family", "dist_version", "known", "os_release", "read_environment", "read_text_file", "run_command", "unknown", "version_tuple"]
 
-
-def known(value: Any, source: str) -> Fact:
-    return {"value": str(value), "source": source}
-
-
-def unknown(reason: str) -> Fact:
-    return {"value": None, "unknown_reason": reason}
+def env_prefixes() -> tuple[str, ...]:
+    """Variables recorded on every run: each adapter's prefixes."""
+    return tuple(dict.fromkeys(p for adapter in ADAPTERS.values() for p in adapter.env_prefixes))
 
 
-def dist_version(name: str) -> Fact:
-    try:
-        return known(metadata.version(name), f"package metadata of {name}")
-    except metadata.PackageNotFoundError:
-        return unknown(f"{name} is not installed")
-
-
-def read_text_file(path: str, what: str) -> Fact:
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace").strip()
-    except OSError as exc:
-        return unknown(f"{path} unreadable: {exc.strerror}")
-    return known(text, path) if text else unknown(f"{path} is empty ({what})")
-
-
-def run_command(argv: list[str], timeout: float = 15) -> Fact:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except FileNotFoundError:
-        return unknown(f"{argv[0]} not found")
-    except subprocess.TimeoutExpired:
-        return unknown(f"{' '.join(argv)} timed out after {timeout:.0f}s")
-    output = (done.stdout or done.stderr).strip()
-    if done.returncode != 0 or not output:
-        return unknown(f"{' '.join(argv)} exited {done.returncode}: {output[:200]}")
-    return known(output.splitlines()[0], " ".join(argv))
-
-
-def os_release() -> Fact:
-    try:
-        lines = Path("/etc/os-release").read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        return unknown(f"/etc/os-release unreadable: {exc.strerror}")
-    fields = dict(line.split("=", 1) for line in lines if "=" in line)
-    name = fields.get("PRETTY_NAME", "").strip('"')
-    return known(name, "/etc/os-release PRETTY_NAME") if name else unknown("no PRETTY_NAME in /etc/os-release")
-
-
-def version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("+")[0].split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        parts.append(int(digits))
-    return tuple(parts)
+def distributions() -> tuple[str, ...]:
+    """Distributions whose versions and wheel tags are recorded: torch, then each adapter's."""
+    return tuple(dict.fromkeys(["torch", *(d for adapter in ADAPTERS.values() for d in adapter.distributions)]))
 
 
 def decide_backend_family(target: str, probes: dict[str, Any]) -> tuple[str, str]:
-    """The backend family the cells run on, and how it was decided.
+    """The backend family the cells run on, and how it was decided (by the target's adapter).
 
-    ``probes`` holds plain facts so the rule can be tested without any device: torch_version,
-    neuronx_version (None when not installed), privateuse1 (registered backend name),
-    xla_present (torch_xla / libneuronxla / torch_neuronx.xla_impl found), cuda_available.
+    ``probes`` holds plain facts so the rule can be tested without any device: torch_version
+    and what each adapter's ``probe`` reads (neuron: neuronx_version, privateuse1, xla_present;
+    cuda: cuda_available).
     """
-    if target == "cpu":
-        return "cpu", "target cpu: cells run on the host CPU"
-    if target == "cuda":
-        if probes.get("cuda_available"):
-            return "cuda", "target cuda and torch.cuda.is_available() is True"
-        return "unknown", "target cuda but torch.cuda.is_available() is False"
-    neuronx = probes.get("neuronx_version")
-    torch_version = probes.get("torch_version") or ""
-    if not neuronx:
-        return "unknown", "target neuron but the torch-neuronx distribution is not installed"
-    if neuronx.startswith("2.9.") or version_tuple(torch_version) < (2, 10) or probes.get("xla_present"):
-        why = [f"torch-neuronx {neuronx}", f"torch {torch_version}"]
-        if probes.get("xla_present"):
-            why.append("XLA modules present (torch_xla, libneuronxla or torch_neuronx.xla_impl)")
-        return "neuron-xla", "XLA-based PyTorch NeuronX: " + ", ".join(why)
-    if probes.get("privateuse1") != "neuron":
-        return "unknown", (
-            f"torch-neuronx {neuronx} is installed but the 'neuron' device is not registered "
-            f"(privateuse1 backend is {probes.get('privateuse1')!r})"
-        )
-    family_note = "a 2.33 release family" if neuronx.startswith(NATIVE_NEURONX_FAMILIES) else "not a 2.33 release family"
-    return "neuron-native", (
-        f"torch-neuronx {neuronx} ({family_note}) with torch {torch_version} >= 2.10, "
-        "privateuse1 backend 'neuron' registered, no XLA modules"
-    )
+    return ADAPTERS[target].decide_family(probes)
 
 
 def gather_probes(torch: Any) -> dict[str, Any]:
-    neuronx = dist_version("torch-neuronx")["value"]
-    xla = any(importlib.util.find_spec(m) is not None for m in ("torch_xla", "libneuronxla"))
-    if neuronx and not xla:
-        try:
-            xla = importlib.util.find_spec("torch_neuronx.xla_impl") is not None
-        except (ImportError, ValueError):
-            xla = False
-    try:
-        privateuse1 = torch._C._get_privateuse1_backend_name()
-    except AttributeError:
-        privateuse1 = None
-    return {
-        "torch_version": torch.__version__,
-        "neuronx_version": neuronx,
-        "privateuse1": privateuse1,
-        "xla_present": xla,
-        "cuda_available": bool(torch.cuda.is_available()),
-    }
+    probes: dict[str, Any] = {"torch_version": torch.__version__}
+    for adapter in ADAPTERS.values():
+        probes.update(adapter.probe(torch))
+    return probes
 
 
 def installed_artifact(name: str) -> dict[str, Any] | None:
@@ -161,17 +71,8 @@ def installed_artifact(name: str) -> dict[str, Any] | None:
 
 
 def relevant_env_vars() -> dict[str, str]:
-    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
-
-
-def neuron_versions() -> dict[str, Fact]:
-    return {
-        "torch_neuronx": dist_version("torch-neuronx"),
-        "neuronx_cc": dist_version("neuronx-cc"),
-        "nki": dist_version("nki"),
-        "neuron_driver": read_text_file("/sys/module/neuron/version", "neuron driver version"),
-        "neuron_runtime": run_command(["dpkg-query", "-W", "-f", "${Version}", "aws-neuronx-runtime-lib"]),
-    }
+    prefixes = env_prefixes()
+    return {k: v for k, v in sorted(os.environ.items()) if k.startswith(prefixes)}
 
 
 def read_versions(torch: Any) -> dict[str, Fact]:
@@ -181,9 +82,8 @@ def read_versions(torch: Any) -> dict[str, Fact]:
         "os_release": os_release(),
         "kernel": known(platform.release(), "platform.release()"),
     }
-    versions.update(neuron_versions())
-    cuda = getattr(torch.version, "cuda", None)
-    versions["cuda"] = known(cuda, "torch.version.cuda") if cuda else unknown("torch build without CUDA")
+    for adapter in ADAPTERS.values():
+        versions.update(adapter.versions(torch))
     return versions
 
 
@@ -193,12 +93,10 @@ def read_device(torch: Any, device_type: str, backend_module: Any = None) -> dic
         "instance_type": read_text_file("/sys/devices/virtual/dmi/id/product_name", "DMI product name"),
     }
     try:
-        if device_type == "cuda":
-            device["device_name"] = known(torch.cuda.get_device_name(0), "torch.cuda.get_device_name(0)")
-            device["device_count"] = known(torch.cuda.device_count(), "torch.cuda.device_count()")
-        elif device_type == "neuron" and backend_module is not None:
-            device["device_name"] = known(backend_module.get_device_name(0), "torch.neuron.get_device_name(0)")
-            device["device_count"] = known(backend_module.device_count(), "torch.neuron.device_count() (logical NeuronCores)")
+        adapter = ADAPTERS.get(device_type)
+        own = adapter.device_facts(torch, backend_module) if adapter is not None else None
+        if own is not None:
+            device.update(own)
         else:
             device["device_name"] = known(platform.processor() or platform.machine(), "platform.processor()")
             device["device_count"] = known(os.cpu_count(), "os.cpu_count()")
@@ -217,5 +115,5 @@ def read_environment(torch: Any, target: str, backend_module: Any = None) -> dic
         "versions": read_versions(torch),
         "device": read_device(torch, target, backend_module),
         "env_vars": relevant_env_vars(),
-        "artifacts": [a for a in (installed_artifact(n) for n in DISTRIBUTIONS) if a],
+        "artifacts": [a for a in (installed_artifact(n) for n in distributions()) if a],
     }

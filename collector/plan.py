@@ -22,7 +22,7 @@ __all__ = ["Cell", "WorkloadPlan", "PlanError", "load_plan", "expand_matrix", "K
 
 # Generated from reportgen/judge/constraints/*.toml (python -m reportgen.judge.backend_docs):
 # the plan keys each target's documented constraints limit.
-TARGET_RULES_PATH = Path(__file__).parent / "target_rules.json"
+TARGET_RULES_PATH = planschema.TARGET_RULES_PATH
 
 # The seed's illustrative FP32 criterion: |out - ref| <= 1e-5 + 1e-4 * |ref|.
 DEFAULT_FP32_TOLERANCE = {"atol": 1e-5, "rtol": 1e-4, "source": "collector default (seed FP32 criterion)"}

@@ -49,6 +49,7 @@ class BackendDocs:
     fallback_must_be_measured: bool = False  # unmeasured CPU fallback blocks a run of this target
     compile_fallback_setting: dict[str, str] | None = None  # {name, value} that keeps compile failures from running eager
     matrix_package: str = ""  # the package whose version picks the package matrix row
+    device_resource: str = ""  # the Kubernetes extended resource a pod asks for (campaigns)
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -81,6 +82,7 @@ def load_backend_docs(target: str) -> BackendDocs:
         fallback_must_be_measured=bool(data.get("fallback_must_be_measured", False)),
         compile_fallback_setting=data.get("compile_fallback_setting"),
         matrix_package=data.get("matrix_package", ""),
+        device_resource=data.get("device_resource", ""),
     )
 
 
@@ -142,6 +144,7 @@ def collector_rules() -> dict[str, Any]:
         docs = load_backend_docs(target)
         rules[target] = {
             "release": docs.release,
+            **({"device_resource": docs.device_resource} if docs.device_resource else {}),
             "constraints_file": f"reportgen/judge/constraints/{DEFAULT_FILES[target]}",
             "rules": [
                 {

@@ -1,0 +1,242 @@
+"""The native TorchNeuron adapter (device 'neuron', torch.compile backend 'neuron').
+
+Exercised only against a stand-in module (tests/test_collector_neuron_standin.py) until a real
+Trainium log exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import torch
+
+from collector.backends.base import Backend, BackendUnavailable, OpRecorder, _redirected, measured, not_measured, top_ops
+from collector.facts import Fact, dist_version, known, read_text_file, run_command, version_tuple
+
+# torch-neuronx versions of the native backend's 2.33 release (the package matrix's rows).
+NATIVE_NEURONX_FAMILIES = ("2.13.3.", "2.14.3.")
+
+
+class NeuronBackend(Backend):
+    """Native TorchNeuron (device 'neuron', torch.compile backend 'neuron').
+
+    Exercised only against a stand-in module (tests/test_collector_neuron_standin.py) until a
+    real Trainium log exists: every statement below follows the TorchNeuron 2.33 documentation
+    and an unofficial source copy, not a run on hardware.
+
+    * ``TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION=1`` is pinned (a compile failure raises rather
+      than running eager and passing as compiled) and ``NEURON_LAUNCH_BLOCKING`` is set to 0
+      unless the user chose; both are set before torch is imported (``collector.neuronenv``)
+      and logged with who set them.
+    * Operator tracking is cleared before every cell and read once after it; a read without a
+      clear in between answers "unmeasured".
+    * The ``[Neuron]`` log channel goes to ``TORCH_NEURONX_LOG_FILE``; each cell gets the warning
+      lines written while it ran, and the file is copied to ``logs/neuron.log`` in the run.
+    """
+
+    name = "neuron"
+    compile_backend = "neuron"
+
+    # Native TorchNeuron and the older XLA-based product share the pip name torch-neuronx, so
+    # the family is decided from versions and module probes, never from the name
+    # (shared/reference/torchneuron-2.33-notes.md section 1).
+    distributions = ("torch-neuronx", "neuronx-cc", "nki", "torch-xla", "libneuronxla")
+    env_prefixes = ("TORCH_NEURONX_", "NEURON_", "XLA_", "PJRT_")
+
+    @staticmethod
+    def probe(torch_module: Any) -> dict[str, Any]:
+        import importlib.util
+
+        neuronx = dist_version("torch-neuronx")["value"]
+        xla = any(importlib.util.find_spec(m) is not None for m in ("torch_xla", "libneuronxla"))
+        if neuronx and not xla:
+            try:
+                xla = importlib.util.find_spec("torch_neuronx.xla_impl") is not None
+            except (ImportError, ValueError):
+                xla = False
+        try:
+            privateuse1 = torch_module._C._get_privateuse1_backend_name()
+        except AttributeError:
+            privateuse1 = None
+        return {"neuronx_version": neuronx, "privateuse1": privateuse1, "xla_present": xla}
+
+    @staticmethod
+    def decide_family(probes: dict[str, Any]) -> tuple[str, str]:
+        neuronx = probes.get("neuronx_version")
+        torch_version = probes.get("torch_version") or ""
+        if not neuronx:
+            return "unknown", "target neuron but the torch-neuronx distribution is not installed"
+        if neuronx.startswith("2.9.") or version_tuple(torch_version) < (2, 10) or probes.get("xla_present"):
+            why = [f"torch-neuronx {neuronx}", f"torch {torch_version}"]
+            if probes.get("xla_present"):
+                why.append("XLA modules present (torch_xla, libneuronxla or torch_neuronx.xla_impl)")
+            return "neuron-xla", "XLA-based PyTorch NeuronX: " + ", ".join(why)
+        if probes.get("privateuse1") != "neuron":
+            return "unknown", (
+                f"torch-neuronx {neuronx} is installed but the 'neuron' device is not registered "
+                f"(privateuse1 backend is {probes.get('privateuse1')!r})"
+            )
+        family_note = "a 2.33 release family" if neuronx.startswith(NATIVE_NEURONX_FAMILIES) else "not a 2.33 release family"
+        return "neuron-native", (
+            f"torch-neuronx {neuronx} ({family_note}) with torch {torch_version} >= 2.10, "
+            "privateuse1 backend 'neuron' registered, no XLA modules"
+        )
+
+    @staticmethod
+    def versions(torch_module: Any) -> dict[str, Fact]:
+        return {
+            "torch_neuronx": dist_version("torch-neuronx"),
+            "neuronx_cc": dist_version("neuronx-cc"),
+            "nki": dist_version("nki"),
+            "neuron_driver": read_text_file("/sys/module/neuron/version", "neuron driver version"),
+            "neuron_runtime": run_command(["dpkg-query", "-W", "-f", "${Version}", "aws-neuronx-runtime-lib"]),
+        }
+
+    @staticmethod
+    def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:
+        if backend_module is None:
+            return None
+        return {
+            "device_name": known(backend_module.get_device_name(0), "torch.neuron.get_device_name(0)"),
+            "device_count": known(backend_module.device_count(), "torch.neuron.device_count() (logical NeuronCores)"),
+        }
+
+    def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
+        from collector import neuronenv
+
+        try:
+            self.module = module or importlib.import_module("torch_neuronx")
+        except ImportError as exc:
+            raise BackendUnavailable(f"target neuron: torch_neuronx cannot be imported ({exc})") from None
+        if getattr(torch, "neuron", None) is None:
+            raise BackendUnavailable("target neuron: torch.neuron is missing; this is not the native TorchNeuron backend")
+        # python -m collector applies these before torch is imported; here they are read back
+        # (or, for an adapter built another way, set now and noted as set late).
+        self._settings = neuronenv.apply()
+        self.log_file = Path(os.environ[neuronenv.LOG_FILE])
+        self.device = device or torch.device("neuron")
+        self.metrics = self._enable_metrics()
+        self._cleared = False
+        self._log_offset = self._log_size()
+
+    def _enable_metrics(self) -> Any:
+        metrics = getattr(self.module, "metrics", None)
+        try:
+            metrics = metrics or importlib.import_module("torch_neuronx.metrics")
+            metrics.set_enabled(True)
+            return metrics
+        except (ImportError, AttributeError):
+            return None
+
+    def settings(self) -> list[dict[str, Any]] | None:
+        return [dict(s) for s in self._settings]
+
+    def synchronize(self) -> None:
+        torch.neuron.synchronize()
+
+    def cache_env(self, directory: Path) -> dict[str, str]:
+        env = super().cache_env(directory)
+        env["TORCH_NEURONX_NEFF_CACHE_DIR"] = str(directory / "neff")
+        env["TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR"] = str(directory / "neff-local")
+        return env
+
+    def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
+        environ = os.environ if environ is None else environ
+        dirs = []
+        for role, name, default in (("neff", "TORCH_NEURONX_NEFF_CACHE_DIR", "/tmp/neff_cache"), ("neff-local", "TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR", "/tmp/local_cache")):
+            path = Path(environ.get(name, default))
+            dirs.append((role, path, _redirected(path, environ)))
+        return dirs
+
+    def begin_cell(self) -> None:
+        self.module.clear_op_tracking()
+        self._cleared = True
+        self._log_offset = self._log_size()
+
+    def end_cell(self) -> None:
+        self._cleared = False
+
+    def _stale(self) -> dict[str, Any] | None:
+        if self._cleared:
+            return None
+        return not_measured("unmeasured", "op tracking was not cleared before this read, so the list could hold another cell's ops")
+
+    def fallback(self) -> dict[str, Any]:
+        return self._stale() or measured(list(self.module.get_fallback_ops()))
+
+    def executed(self, recorder: OpRecorder | None) -> dict[str, Any]:
+        return self._stale() or measured(list(self.module.get_executed_ops()))
+
+    def transfers(self, recorder: OpRecorder | None) -> dict[str, Any]:
+        stale = self._stale()
+        if stale is not None:
+            return {"status": "unmeasured", "reason": stale["reason"]}
+        fallbacks = list(self.module.get_fallback_ops())
+        if recorder is not None and not fallbacks:
+            return {"status": "measured", "count": recorder.copies, "bytes": recorder.copy_bytes}
+        return {
+            "status": "unmeasured",
+            "reason": "copies made by CPU fallback happen inside the runtime and are not counted"
+            if fallbacks
+            else "copies inside compiled graphs are not dispatched ops",
+        }
+
+    def _log_size(self) -> int:
+        try:
+            return self.log_file.stat().st_size
+        except OSError:
+            return 0
+
+    def cell_log(self) -> list[str]:
+        try:
+            with open(self.log_file, "rb") as handle:
+                handle.seek(self._log_offset)
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return []
+        return neuron_warnings(text)
+
+    def collect_log(self, run_dir: Path) -> tuple[Path, list[str]] | None:
+        if not self.log_file.is_file():
+            return None
+        target = run_dir / "logs" / "neuron.log"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = self.log_file.read_bytes()
+        target.write_bytes(data)
+        return target, neuron_warnings(data.decode("utf-8", "replace"))
+
+    def compile_counters(self) -> dict[str, int]:
+        counts = super().compile_counters()
+        if self.metrics is not None:
+            read = self.metrics.get_counter_value
+            counts["cache_hits"] = int(read("CompilationCache.InMemoryHits") or 0) + int(read("CompilationCache.PersistentHits") or 0)
+            counts["cache_misses"] = int(read("CompilationCache.PersistentMisses") or 0)
+        return counts
+
+    def profiler_activities(self) -> list[Any]:
+        return [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.PrivateUse1]
+
+    @contextlib.contextmanager
+    def profile(self, trace_dir: Path, name: str) -> Iterator[dict[str, Any]]:
+        profiling = importlib.import_module("torch_neuronx.profiling")
+        out_dir = trace_dir / name
+        out_dir.mkdir(parents=True, exist_ok=True)
+        config = profiling.NeuronConfig(profile_output_dir=str(out_dir))
+        result: dict[str, Any] = {"profiler": "torch.profiler + NeuronProfiler", "traces": [], "top_ops": []}
+        with torch.profiler.profile(
+            activities=self.profiler_activities(),
+            experimental_config=config,
+            on_trace_ready=profiling.NeuronProfiler(config).export_trace,
+        ) as prof:
+            yield result
+        result["traces"] = [(p, p.suffix.lstrip(".") or "file") for p in sorted(out_dir.rglob("*")) if p.is_file()]
+        result["top_ops"] = top_ops(prof)
+
+
+def neuron_warnings(text: str) -> list[str]:
+    """The warning and error lines of the [Neuron] log channel ('[Neuron] [WARNING] ...')."""
+    return [line.strip() for line in text.splitlines() if "[Neuron]" in line and ("[WARNING]" in line or "[ERROR]" in line)]
