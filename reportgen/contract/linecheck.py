@@ -18,6 +18,7 @@ below); ``get`` reads one with a default, as a dict would.
 from __future__ import annotations
 
 import types
+from operator import attrgetter
 from typing import Annotated, Any, Callable, ClassVar, Literal, Union, get_args, get_origin
 
 import annotated_types
@@ -26,7 +27,7 @@ from msgspec import UNSET, UnsetType
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from reportgen.contract.events import CASE_KINDS, EVENT_MODELS
+from reportgen.contract.events import CASE_KINDS, EVENT_MODELS, Plan, PlannedCell
 
 MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict", "frozen")
 
@@ -46,18 +47,23 @@ class LineStruct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False
         return value
 
 
-def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None) -> Any:
+def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None, carried: dict[str, Callable[[Any], None]] | None = None) -> Any:
     """A Struct that accepts (a subset of) the JSON objects ``model`` accepts, with the same values.
 
     ``tag`` is (field, value) when the Struct is one member of a discriminated union: msgspec
-    reads that field as the Struct's tag, and it is kept as a class attribute.
+    reads that field as the Struct's tag, and it is kept as a class attribute. ``carried``
+    names the model's own validators (its ``mode="after"`` model validators, by name) with a
+    check of the decoded Struct that raises ValueError where the validator would: the Struct
+    runs them after decoding (``__post_init__``); any other validator code refuses the mirror.
     """
     made = {} if made is None else made
-    key = (model, tag, tuple(override or ()))
+    key = (model, tag, tuple(override or ()), tuple(carried or ()))
     if key in made:
         return made[key]
     decorators = model.__pydantic_decorators__
-    if decorators.model_validators or decorators.field_validators or decorators.validators:
+    carried = carried or {}
+    after = {name: d for name, d in decorators.model_validators.items() if d.info.mode == "after"}
+    if decorators.field_validators or decorators.validators or set(decorators.model_validators) != set(after) or set(after) != set(carried):
         raise TypeError(f"{model.__name__} has validator code; a mirror cannot carry it")
     config = model.model_config
     if config.get("extra") != "forbid" or config.get("allow_inf_nan", True) or config.get("strict"):
@@ -80,6 +86,14 @@ def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tupl
             required.append((name, annotation))
         else:
             optional.append((name, Union[annotation, UnsetType], UNSET))
+    if carried:
+        checks = tuple(carried.values())
+
+        def __post_init__(self: Any) -> None:
+            for check in checks:
+                check(self)
+
+        namespace["__post_init__"] = __post_init__
     options: dict[str, Any] = {}
     if tag is not None:
         options = {"tag_field": tag[0], "tag": tag[1]}
@@ -203,6 +217,59 @@ def cell_decoder(versions: frozenset[str] | None = None, lines: bool = False) ->
     structs = cell_structs(versions)
     decoder = msgspec.json.Decoder(Union[tuple(structs.values())])  # type: ignore[arg-type]
     return decoder.decode_lines if lines else decoder.decode  # type: ignore[return-value]
+
+
+def _cases_once(plan: Any) -> None:
+    """Plan._cases_once on the mirror: each case key names one cell (the careful path names the repeated one)."""
+    cases = list(map(_CASE_OF, plan.matrix))
+    if len(set(cases)) != len(cases):
+        raise ValueError("the matrix lists a case twice")
+
+
+_CASE_OF = attrgetter("case")
+
+
+def plan_decoder(versions: frozenset[str] | None = None) -> Callable[[Any], Any]:
+    """Decode and validate a plan line into the mirror of ``Plan`` (its one validator carried);
+    raises as ``cell_decoder`` does. A long plan's matrix is checked in C, not one model per cell."""
+    override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
+    struct = mirror(Plan, {}, ("kind", "plan"), override, carried={"_cases_once": _cases_once})
+    return msgspec.json.Decoder(struct).decode  # type: ignore[no-any-return]
+
+
+def value_struct(model: type[BaseModel]) -> Any:
+    """A frozen Struct holding the values of a ``model`` whose line a mirror has checked, with the
+    model's defaults for the fields left out (the attributes a model gives), for records a long
+    log holds by the thousand: a Struct is made and freed in C. Flat models only."""
+    required: list[tuple[str, Any]] = []
+    optional: list[tuple[str, Any, Any]] = []
+    for name, info in model.model_fields.items():
+        annotation = _mirror_field(info, {}, f"{model.__name__}.{name}")
+        if _holds_struct(annotation):
+            raise TypeError(f"{model.__name__}.{name}: value structs hold flat models only")
+        if info.is_required():
+            required.append((name, annotation))
+        elif info.default_factory is not None:
+            optional.append((name, annotation, msgspec.field(default_factory=info.default_factory)))  # type: ignore[arg-type]
+        else:
+            optional.append((name, annotation, info.default))
+    return msgspec.defstruct(f"{model.__name__}Values", [*required, *optional], frozen=True, gc=False, forbid_unknown_fields=True)
+
+
+def _holds_struct(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        return True
+    return any(_holds_struct(arg) for arg in get_args(annotation) if not isinstance(arg, (msgspec.Meta, str, int, float, bool)))
+
+
+PlannedCellValues = value_struct(PlannedCell)
+
+
+def matrix_decoder() -> Callable[[Any], Any]:
+    """The matrix of a plan line that ``plan_decoder`` accepted, as PlannedCellValues (the
+    other fields are skipped, not checked: read only after that check)."""
+    struct = msgspec.defstruct("PlanMatrix", [("matrix", list[PlannedCellValues])], gc=False)  # type: ignore[valid-type]
+    return msgspec.json.Decoder(struct).decode  # type: ignore[no-any-return]
 
 
 def to_plain(value: Any) -> Any:

@@ -34,7 +34,7 @@ from reportgen.contract.events import (
     Plan,
     RunEnd,
 )
-from reportgen.contract.linecheck import KEY_MARK, cell_decoder, encode
+from reportgen.contract.linecheck import KEY_MARK, cell_decoder, encode, matrix_decoder, plan_decoder
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
 
 # Versions of this major that the current models read as they are (a minor bump only adds
@@ -49,9 +49,12 @@ Severity = Literal["error", "warning"]
 # lines at a time. The other kinds (a few lines a log): the models themselves.
 _CELL_LINE = cell_decoder(READABLE_VERSIONS)
 _CELL_BLOCK = cell_decoder(READABLE_VERSIONS, lines=True)
-_OTHER_LINE = TypeAdapter(
+_MODEL_LINE = TypeAdapter(
     Annotated[Union[tuple(model for kind, model in EVENT_MODELS.items() if kind not in CASE_KINDS)], Field(discriminator="kind")]  # type: ignore[misc]
 ).validator.validate_json
+# The plan (one line, but tens of thousands of cells in a long matrix): its mirror first.
+_PLAN_LINE = plan_decoder(READABLE_VERSIONS)
+_PLAN_MATRIX = matrix_decoder()
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
 # A colon written as the escape \u003a would hide a repeated key from the key count
 # (linecheck.same_keys): bytes holding the prefix \u003 take the per-line checks.
@@ -718,11 +721,8 @@ def _check_block(checker: _Checker, data: bytes, starts: list[int], ends: list[i
             continue
         flush()
         if struct is None:
-            try:
-                event = _OTHER_LINE(raw)
-            except ValidationError:
-                event = None
-            if event is not None and event.schema_version in READABLE_VERSIONS and _unique_keys_in(raw, event):
+            event = _OTHER_LINE(raw)
+            if event is not None:
                 checker.accept_model(number, event)
                 number += 1
                 continue
@@ -744,6 +744,46 @@ def _open_log(path: Any, max_bytes: int) -> BinaryIO:
     if size > max_bytes:
         raise NotReadable(f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)")
     return opener()  # type: ignore[no-any-return]
+
+
+def _other_line(raw: bytes) -> Envelope | None:
+    """A line that is not per-cell, accepted in one call with no key repeated; None leaves it
+    to the careful path, which says what is wrong. A plan is checked against its mirror
+    first (then only the fields around its matrix are built through the model), else against
+    the models."""
+    try:
+        plan = _PLAN_LINE(raw)
+    except _FAST_ERRORS:
+        plan = None
+    if plan is not None and _COUNT_UNSAFE not in raw and raw.count(KEY_MARK) == encode(plan).count(KEY_MARK):
+        built = _plan_model(raw, plan)
+        if built is not None:
+            return built
+    try:
+        event = _MODEL_LINE(raw)
+    except ValidationError:
+        return None
+    if event.schema_version in READABLE_VERSIONS and _unique_keys_in(raw, event):
+        return event  # type: ignore[no-any-return]
+    return None
+
+
+def _plan_model(raw: bytes, plan: Any) -> Plan | None:
+    """The Plan model of a plan line its mirror accepted: every field but the matrix through
+    the model (with the first cell, as the matrix may not be empty), the matrix as
+    PlannedCellValues, which read as the cells' models do."""
+    fields = {name: value for name in plan.__struct_fields__ if name != "matrix" and (value := getattr(plan, name)) is not msgspec.UNSET}
+    data = msgspec.to_builtins(fields)
+    data["kind"], data["matrix"] = plan.kind, [msgspec.to_builtins(plan.matrix[0])]
+    try:
+        model = Plan.model_validate(data)
+        matrix = _PLAN_MATRIX(raw).matrix
+    except (ValidationError, *_FAST_ERRORS):
+        return None
+    return model.model_copy(update={"matrix": matrix})
+
+
+_OTHER_LINE = _other_line
 
 
 def _unique_keys_in(raw: bytes, event: Envelope) -> bool:
