@@ -144,8 +144,8 @@ class LoggedEvent(msgspec.Struct, gc=False):
 # (None otherwise), so a consumer can index the log in the same pass that reads it.
 # Its validated fields are a mirror Struct (linecheck), which reads like that dict.
 EventSink = Callable[[LoggedEvent, "dict[str, Any] | None"], None]
-# Called instead with a block of accepted per-cell events and their Structs, in order.
-BlockSink = Callable[[list[LoggedEvent], list[Any]], None]
+# Called instead with a block of accepted per-cell events, their Structs, kinds and cases, in order.
+BlockSink = Callable[[list[LoggedEvent], list[Any], list[str], list[Any]], None]
 
 
 @dataclass
@@ -394,7 +394,7 @@ class _Checker:
                 self.result_lines.update(zip(results, compress(numbers, is_result)))
             self.reading.records += records
             if self.block_sink is not None:
-                self.block_sink(records, structs)
+                self.block_sink(records, structs, kinds, cases)
             elif self.sink is not None:
                 for record, struct in zip(records, structs):
                     self.sink(record, struct)

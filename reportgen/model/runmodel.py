@@ -245,21 +245,23 @@ class RunBuilder:
             if event.case in self.cells:
                 self.cells[event.case].warnings += (event.message,)
 
-    def add_block(self, records: list[LoggedEvent], structs: list[Any]) -> None:
+    def add_block(self, records: list[LoggedEvent], structs: list[Any], kinds: list[str] | None = None, cases: list[str | None] | None = None) -> None:
         """Attach a block of per-cell events read together: ``add`` for each, with the facts
-        of the common kinds gathered inline (the same as CELL_FACTS; a test compares them)."""
+        of the common kinds gathered inline (the same as CELL_FACTS; a test compares them).
+        ``kinds`` and ``cases`` are the records' own, when the reader has them as lists."""
+        if kinds is None or cases is None:
+            kinds, cases = list(map(_KIND, records)), list(map(_CASE, records))
         counts, cells = self.kind_counts, self.cells
-        for kind, n in Counter(map(_KIND, records)).items():
-            counts[kind] = counts.get(kind, 0) + n
+        for kind in set(kinds):
+            counts[kind] = counts.get(kind, 0) + kinds.count(kind)
         if self.first_result_line is None:
             self.first_result_line = next((r.line for r in records if r.kind in ("case_result", "compile", "timing")), None)
-        unset, op_lists = UNSET, _OP_LISTS
-        for record, s in zip(records, structs):
-            cell = cells.get(record.case)  # type: ignore[arg-type]
+        unset, op_lists, unrecorded, cell_of = UNSET, _OP_LISTS, _UNRECORDED_TIMED, cells.get
+        for record, s, kind, case in zip(records, structs, kinds, cases):
+            cell = cell_of(case)  # type: ignore[arg-type]
             if cell is None:
                 continue
             cell.logged.append(record)
-            kind = record.kind
             if kind == "timing":
                 cold, warm = s.cold, s.warm
                 if cold:
@@ -276,7 +278,15 @@ class RunBuilder:
                 if s.eager_after_recompile_limit is True:
                     cell.eager_after_recompile_limit = True
                 if cold or warm:  # a timed-out cold call timed nothing
-                    cell.timed += (_timed(bool(cold), s.timed_region, s.timed_notes, s.synchronized),)
+                    region, notes = s.timed_region, s.timed_notes
+                    if region is unset and notes is unset:  # no stages recorded (1.0 logs): kept at hand
+                        key = (bool(cold), s.synchronized)
+                        fact = unrecorded.get(key)
+                        if fact is None:
+                            fact = unrecorded[key] = _timed(bool(cold), region, notes, s.synchronized)
+                    else:
+                        fact = _timed(bool(cold), region, notes, s.synchronized)
+                    cell.timed += (fact,)
                 if s.layout_achieved is False or (cold and cold.layout_achieved is False):
                     cell.timing_layout_missed += ("cold" if cold else "warm",)
             elif kind == "case_result":
@@ -293,12 +303,15 @@ class RunBuilder:
                     cell.warnings += tuple(s.warnings)
                 recompiled = s.recompiled
                 cell.recompiled = None if recompiled is unset else recompiled
-                nonfinite, dtypes = 0, []
-                for output in s.outputs or ():
-                    nonfinite += output.nonfinite
-                    dtypes.append(output.dtype)
-                cell.output_nonfinite = nonfinite
-                cell.output_dtypes = _shared(tuple(dtypes))
+                outputs = s.outputs
+                if outputs and len(outputs) == 1:  # most workloads return one output
+                    output = outputs[0]
+                    cell.output_nonfinite = output.nonfinite
+                    dtypes = (output.dtype,)
+                else:
+                    cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
+                    dtypes = tuple(o.dtype for o in outputs) if outputs else ()
+                cell.output_dtypes = op_lists.setdefault(dtypes, dtypes)
                 reason = s.skip_reason
                 cell.skip_reason = None if reason is unset else reason
                 stats = s.error_stats
@@ -374,7 +387,7 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
 
 
 _STRUCTS = cell_decoder()
-_KIND = attrgetter("kind")
+_KIND, _CASE = attrgetter("kind"), attrgetter("case")
 _STATUS = attrgetter("status")
 # A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
@@ -460,6 +473,7 @@ def _cold_facts(cell: CellRecord, cold: Any) -> None:
 
 
 _TIMED: dict[Any, tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}
+_UNRECORDED_TIMED: dict[tuple[bool, bool], tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}  # by (cold, synchronised)
 
 
 def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]:
