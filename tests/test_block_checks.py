@@ -1,0 +1,67 @@
+"""The checks that let a block of lines be read in one call hold for any writer's key order.
+
+The reader counts the joins between lines first as the collector writes them (``}`` newline
+``{"schema_version": "``), then as ``}`` newline ``{``: a log whose lines start with another key
+is read in blocks all the same, and reads as the careful path reads it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reportgen.contract import validation
+from reportgen.contract.validation import read_log
+from tests.logbuilder import dumps, large_log
+from tests.test_fast_path_agrees import _summary, careful_only
+
+
+def _kind_first(line: bytes) -> bytes:
+    event = json.loads(line)
+    return json.dumps({"kind": event.pop("kind"), **event}).encode()
+
+
+@pytest.fixture(scope="module")
+def reordered() -> list[bytes]:
+    lines = dumps(large_log(600, mismatch_every=4)).encode("utf-8").split(b"\n")
+    return [_kind_first(line) if line else line for line in lines]
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    decoded: list[int] = []
+    block = validation._CELL_BLOCK
+
+    def decode(raw: Any) -> Any:
+        structs = block(raw)
+        decoded.append(len(structs))
+        return structs
+
+    monkeypatch.setattr(validation, "_CELL_BLOCK", decode)
+    return decoded
+
+
+def test_lines_that_start_with_another_key_are_read_in_blocks(reordered: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(reordered))
+    careful = careful_only(monkeypatch, path)
+    decoded = _counting(monkeypatch)
+    fast = read_log(path)
+    assert fast.valid and _summary(fast) == _summary(careful)
+    assert sum(decoded) > 0.9 * len(reordered)  # nearly every line in a block call
+
+
+@pytest.mark.parametrize("joined", [b"", b" "])
+def test_two_events_on_one_line_are_found_with_either_key_order(joined: bytes, reordered: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = dumps(large_log(600, mismatch_every=4)).encode("utf-8").split(b"\n")
+    for source in (lines, reordered):
+        text = list(source)
+        at = 1500
+        text[at] = text[at] + joined + text.pop(at + 1)
+        path = tmp_path / "events.jsonl"
+        path.write_bytes(b"\n".join(text))
+        fast, careful = read_log(path), careful_only(monkeypatch, path)
+        assert _summary(fast) == _summary(careful)
+        assert [p.line for p in fast.errors] == [at + 1]
