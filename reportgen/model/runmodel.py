@@ -34,6 +34,8 @@ def shape_label(batch: int, length: int) -> str:
 class CellRecord:
     """Everything the log says about one planned cell."""
 
+    # The plan's cell: a PlannedCell model, or for a plan its mirror accepted, the frozen
+    # linecheck.PlannedCellValues Struct (the same attributes and values, made in C).
     planned: ev.PlannedCell
     case: str = ""  # planned.case, kept at hand: every rule and view reads it for every cell
     status: str = "untested"
