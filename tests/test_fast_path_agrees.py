@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from reportgen.contract import validation
 from reportgen.contract.validation import BLOCK_BYTES, LogReading, read_log
 from tests.logbuilder import dumps, large_log
-from tests.test_large_runs import JSON_VALUES, _alike
+from tests.mutations import mutate
 
 DEEP = 3000  # a line number well inside the second block
 
@@ -149,37 +149,9 @@ def test_an_untouched_long_log_reads_the_same_both_ways(long_lines: list[bytes],
 @st.composite
 def mutated_long_log_lines(draw: st.DrawFn, lines: list[bytes]) -> tuple[int, bytes]:
     """One per-cell line of the long log, near DEEP, with one change somewhere in its fields
-    (as test_large_runs mutates fixture lines): its index and its new bytes."""
+    (tests/mutations.py): its index and its new bytes."""
     index = draw(st.integers(DEEP - 1, DEEP + 6))
-    event = json.loads(lines[index])
-    parent: Any = event
-    while True:
-        keys = list(parent) if isinstance(parent, dict) else list(range(len(parent)))
-        if not keys:
-            break
-        key = draw(st.sampled_from(keys))
-        child = parent[key]
-        if isinstance(child, (dict, list)) and child and draw(st.booleans()):
-            parent = child
-            continue
-        op = draw(st.sampled_from(["set", "alike", "drop", "extra", "repeat"]))
-        if op == "set":
-            parent[key] = draw(JSON_VALUES)
-        elif op == "alike":
-            parent[key] = draw(_alike(child))
-        elif op == "drop":
-            del parent[key]
-        elif op == "extra" and isinstance(parent, dict):
-            parent[draw(st.text(min_size=1, max_size=8))] = draw(JSON_VALUES)
-        elif op == "repeat" and isinstance(parent, dict):
-            # The same key written twice, the first value drawn: only the bytes can show it.
-            text = json.dumps(event)
-            mark = json.dumps({key: child})[1:-1]
-            repeated = json.dumps({key: draw(JSON_VALUES)})[1:-1]
-            assert mark in text
-            return index, text.replace(mark, f"{repeated}, {mark}", 1).encode("utf-8", "surrogatepass")
-        break
-    return index, json.dumps(event).encode("utf-8", "surrogatepass")
+    return index, mutate(draw, json.loads(lines[index])).encode("utf-8", "surrogatepass")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

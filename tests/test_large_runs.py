@@ -21,6 +21,7 @@ from reportgen.contract.validation import _FAST_ERRORS, BLOCK_BYTES, read_log
 from reportgen.render.view import DETAIL_CAP, DETAIL_COLUMNS, build_view, detail_rows
 from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log
+from tests.mutations import mutate
 
 MIRRORED = cell_decoder()
 MODELS = TypeAdapter(Event)
@@ -30,13 +31,6 @@ CELL_LINES = [
     for line in path.read_text(encoding="utf-8").splitlines()
     if json.loads(line).get("kind") in CASE_KINDS
 ]
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 10**20) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=6,
-)
-
-
 def _plain(value: Any) -> Any:
     return to_plain(value) if isinstance(value, (list, tuple, set)) or hasattr(value, "__struct_fields__") else value
 
@@ -48,40 +42,7 @@ def test_fixtures_hold_every_per_cell_kind() -> None:
 @st.composite
 def mutated_cell_lines(draw: st.DrawFn) -> str:
     """A per-cell line from the fixtures with one change somewhere in its nested fields."""
-    event = json.loads(draw(st.sampled_from(CELL_LINES)))
-    parent: Any = event
-    while True:
-        keys = list(parent) if isinstance(parent, dict) else list(range(len(parent)))
-        if not keys:
-            break
-        key = draw(st.sampled_from(keys))
-        child = parent[key]
-        if isinstance(child, (dict, list)) and child and draw(st.booleans()):
-            parent = child
-            continue
-        op = draw(st.sampled_from(["set", "alike", "drop", "extra"]))
-        if op == "set":
-            parent[key] = draw(JSON_VALUES)
-        elif op == "alike":  # a value of the same JSON type: often still valid, near the limits
-            parent[key] = draw(_alike(child))
-        elif op == "drop":
-            del parent[key]
-        elif isinstance(parent, dict):
-            parent[draw(st.text(min_size=1, max_size=8))] = draw(JSON_VALUES)
-        break
-    return json.dumps(event)
-
-
-def _alike(value: Any) -> st.SearchStrategy[Any]:
-    if isinstance(value, bool):
-        return st.booleans()
-    if isinstance(value, int):
-        return st.integers(-2, 10**6)
-    if isinstance(value, float):
-        return st.floats(-1.0, 1e6, allow_nan=False)
-    if isinstance(value, str):
-        return st.sampled_from(["", value, "pass", "measured", "unmeasured", "inference", "backward", "float64"]) | st.text(max_size=6)
-    return st.none() | st.just(value)
+    return mutate(draw, json.loads(draw(st.sampled_from(CELL_LINES))), ("set", "alike", "drop", "extra"))
 
 
 def _outcome(validate: Any, line: str) -> Any:

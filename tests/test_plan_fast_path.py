@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from reportgen.contract.validation import LogReading, read_log
 from tests.logbuilder import complete_log, dumps
 from tests.test_fast_path_agrees import _summary, careful_only
-from tests.test_large_runs import JSON_VALUES, _alike
+from tests.mutations import mutate
 
 
 def _plan_lines() -> tuple[list[bytes], int]:
@@ -122,35 +122,8 @@ def test_an_untouched_plan_takes_the_fast_path_and_reads_the_same(tmp_path: Path
 
 @st.composite
 def mutated_plans(draw: st.DrawFn, line: bytes) -> bytes:
-    """The plan line with one change somewhere in its fields (set, alike, drop, extra, or a key written twice)."""
-    event = json.loads(line)
-    parent: Any = event
-    while True:
-        keys = list(parent) if isinstance(parent, dict) else list(range(len(parent)))
-        if not keys:
-            break
-        key = draw(st.sampled_from(keys))
-        child = parent[key]
-        if isinstance(child, (dict, list)) and child and draw(st.booleans()):
-            parent = child
-            continue
-        op = draw(st.sampled_from(["set", "alike", "drop", "extra", "repeat"]))
-        if op == "set":
-            parent[key] = draw(JSON_VALUES)
-        elif op == "alike":
-            parent[key] = draw(_alike(child))
-        elif op == "drop":
-            del parent[key]
-        elif op == "extra" and isinstance(parent, dict):
-            parent[draw(st.text(min_size=1, max_size=8))] = draw(JSON_VALUES)
-        elif op == "repeat" and isinstance(parent, dict):
-            text = json.dumps(event)
-            mark = json.dumps({key: child})[1:-1]
-            repeated = json.dumps({key: draw(JSON_VALUES)})[1:-1]
-            assert mark in text
-            return text.replace(mark, f"{repeated}, {mark}", 1).encode("utf-8", "surrogatepass")
-        break
-    return json.dumps(event).encode("utf-8", "surrogatepass")
+    """The plan line with one change somewhere in its fields (tests/mutations.py)."""
+    return mutate(draw, json.loads(line)).encode("utf-8", "surrogatepass")
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
