@@ -23,13 +23,11 @@ from collector.plan import Cell, load_plan
 from collector.run import cells, profiles
 from collector.run.children import EVENT, FLUSH
 from collector.run.state import Options, Run
-from collector.workload import load_artifact, load_workload
+from collector.workload import load_artifact, load_workload, saved_model
 
 
 class Relay:
     """The run's log in a child: each event is a line on stdout for the main process to write."""
-
-    kinds_written: list[str] = []
 
     def write(self, kind: str, **fields: Any) -> None:
         fields = {k: v for k, v in fields.items() if v is not None}
@@ -78,10 +76,7 @@ def main() -> None:
     run.log = Relay()  # type: ignore[assignment]
     run.progress = Quiet()  # type: ignore[assignment]
     run.workload = load_workload(plan)
-    model = run.workload.build_model().eval()
-    if not hasattr(run.workload, "weights_file"):  # else build_model loaded the checksummed shipped file
-        model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
-    run.model = model
+    run.model = model = saved_model(run.workload, args.run_dir)
     if plan.compare["params"]:  # as the main process resolved them for its plan event
         plan.compare["params"] = training.resolve_param_rules(plan.compare["params"], run.workload, model)
     run.inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))

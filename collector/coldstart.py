@@ -22,7 +22,7 @@ from collector.compare import compare, describe, judged_nonfinite
 from collector.eventlog import finite_or_none
 from collector.plan import load_plan
 from collector.timing import COLD_MARKER, timed_sample
-from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, to_device
+from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, saved_model, to_device
 
 
 def main() -> None:
@@ -36,10 +36,7 @@ def main() -> None:
     cell = next(c for c in plan.cells if c.case == args.case)
     backend = select_backend(args.target)
     workload = load_workload(plan)
-    model = workload.build_model().eval()
-    if not hasattr(workload, "weights_file"):  # else build_model loaded the checksummed shipped file
-        model.load_state_dict(load_artifact(os.path.join(args.run_dir, "artifacts", "weights.pt")))
-    model = model.to(device=backend.device, dtype=DTYPES[cell.dtype])
+    model = saved_model(workload, args.run_dir).to(device=backend.device, dtype=DTYPES[cell.dtype])
     key = input_key(cell.batch, cell.length, cell.layout)
     saved = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[key]
     host = cast_inputs(saved, DTYPES[cell.dtype])

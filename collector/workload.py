@@ -267,3 +267,12 @@ def save_artifact(obj: Any, path: Path) -> tuple[int, str]:
 
 def load_artifact(path: Path) -> Any:
     return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def saved_model(workload: ModuleType, run_dir: str | Path) -> torch.nn.Module:
+    """The model a fresh child process runs: the weights the main run saved in ``run_dir``
+    (a workload with a shipped ``weights_file`` loads its checksummed file in build_model)."""
+    model = build_model(workload)
+    if not hasattr(workload, "weights_file"):
+        model.load_state_dict(load_artifact(Path(run_dir) / "artifacts" / "weights.pt"))
+    return model

@@ -40,7 +40,7 @@ from collector.plan import Cell
 from collector.run.state import Run
 from collector.run.timings import cold_from_result, scope_done
 from collector.timing import ChildEnd, run_child
-from collector.workload import input_key
+from collector.workload import input_key, save_artifact
 
 EVENT = "COLLECTOR_EVENT "  # one event of the cell in progress: {"kind": ..., "fields": {...}}
 FLUSH = "COLLECTOR_FLUSH "  # the events so far are complete: {"case": ... or null, "passed": bool, "cold": {...} or null}
@@ -144,7 +144,7 @@ def _hand_over_train_refs(run: Run, cells: list[Cell]) -> Path:
     """The reference traces of these cells' shapes, as plain tensors and lists, for a child."""
     traces = {_shape(c): run.train_refs[_shape(c)] for c in cells if _shape(c) in run.train_refs}
     path = run.cache_dir / f"train-refs-{cells[0].case}.pt"
-    torch.save({key: dataclasses.asdict(trace) for key, trace in traces.items()}, path)
+    save_artifact({key: dataclasses.asdict(trace) for key, trace in traces.items()}, path)  # a full disk: OutOfSpace
     return path
 
 

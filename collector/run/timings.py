@@ -102,9 +102,10 @@ def time_cold(run: Run) -> None:
         # An eager cell has nothing to compile or cache: its first call in this process is the
         # cold call under the condition it states ("eager, no compile"), with no interpreter to
         # start. Compiled cells get a fresh process with empty cache folders.
-        in_process = run.options.cold == "in-process" or cell.mode == "eager"
+        # A cell checked in a fresh child (passed_elsewhere) has no call here: it is compiled.
+        in_process = outcome is not None and (run.options.cold == "in-process" or cell.mode == "eager")
         run.progress.say(f"{cell.case}: cold first call ({'in-process' if in_process else run.options.cold})")
-        if in_process and outcome is not None:
+        if in_process:
             cold, region, notes = _cold_in_process(cell, outcome), ["training_step" if run.plan.training else "model_call"], []
         else:
             found = _cold_fresh(run, cell)

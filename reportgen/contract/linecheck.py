@@ -121,6 +121,17 @@ def _constrain(annotation: Any, meta: msgspec.Meta, where: str) -> Any:
     return Annotated[annotation, meta]
 
 
+# pydantic's bound metadata and the msgspec Meta argument (and attribute) each one becomes.
+_BOUNDS: dict[type, str] = {
+    annotated_types.Ge: "ge",
+    annotated_types.Le: "le",
+    annotated_types.Gt: "gt",
+    annotated_types.Lt: "lt",
+    annotated_types.MinLen: "min_length",
+    annotated_types.MaxLen: "max_length",
+}
+
+
 def _meta(metadata: list[Any], where: str) -> msgspec.Meta | None:
     """msgspec constraints for pydantic's: bounds, lengths, a pattern anchored as Rust's regex anchors it."""
     found: dict[str, Any] = {}
@@ -128,19 +139,10 @@ def _meta(metadata: list[Any], where: str) -> msgspec.Meta | None:
         if isinstance(item, FieldInfo):
             inner = _meta(item.metadata, where)
             if inner is not None:
-                found.update({k: getattr(inner, k) for k in ("ge", "le", "gt", "lt", "min_length", "max_length", "pattern") if getattr(inner, k) is not None})
-        elif isinstance(item, annotated_types.Ge):
-            found["ge"] = item.ge
-        elif isinstance(item, annotated_types.Le):
-            found["le"] = item.le
-        elif isinstance(item, annotated_types.Gt):
-            found["gt"] = item.gt
-        elif isinstance(item, annotated_types.Lt):
-            found["lt"] = item.lt
-        elif isinstance(item, annotated_types.MinLen):
-            found["min_length"] = item.min_length
-        elif isinstance(item, annotated_types.MaxLen):
-            found["max_length"] = item.max_length
+                found.update({k: getattr(inner, k) for k in (*_BOUNDS.values(), "pattern") if getattr(inner, k) is not None})
+        elif isinstance(item, tuple(_BOUNDS)):
+            name = next(n for kind, n in _BOUNDS.items() if isinstance(item, kind))
+            found[name] = getattr(item, name)
         elif type(item).__name__ == "_PydanticGeneralMetadata" and set(vars(item)) == {"pattern"}:
             found["pattern"] = _python_pattern(item.pattern, where)
         else:
