@@ -219,3 +219,22 @@ def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(tmp_path: Path, 
     assert [e.kind for e in events].count("run_end") == 1 and events[-1].status == "complete"
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
     assert "stopped by the test" in next(e.message for e in events if e.kind == "warning" and e.category == "ColdStartFailed")
+
+
+def test_a_training_cell_whose_fresh_process_timed_out_records_a_training_step_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timed-out cold call's scope is the call the plan times: one training step here."""
+    from tests.test_collector_robust import PlainBackend
+
+    def late(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any) -> timing.ChildEnd:
+        return timing.ChildEnd(None, True, [])
+
+    monkeypatch.setattr(children, "run_child", late)
+    plan = load_plan(REPO / "collector" / "workloads" / "tiny_classifier.toml")
+    case = "b2-l16-contiguous-float32-compiled"
+    run_dir, code = execute(plan, PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[case], warm_repetitions=2, cold_timeout=7.0))
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    late_cold = next(e for e in events if e.kind == "timing" and e.cold_timed_out_after_s)
+    assert late_cold.cold_timed_out_after_s == 7.0
+    assert late_cold.scope.note.startswith("one full training step"), late_cold.scope.note
+    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(case, "pass")], "checked in the main process"

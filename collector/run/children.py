@@ -38,7 +38,7 @@ import torch
 
 from collector.plan import Cell
 from collector.run.state import Run
-from collector.run.timings import cold_from_result, scope_done
+from collector.run.timings import cold_from_result, scope_done, whole_call
 from collector.timing import ChildEnd, run_child
 from collector.workload import input_key, save_artifact
 
@@ -161,8 +161,7 @@ def _cold_not_measured(run: Run, cell: Cell, ended: ChildEnd) -> None:
     if ended.timed_out:
         limit = run.options.cold_timeout
         run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")
-        region = ["model_call"]
-        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=scope_done(region))
+        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=scope_done(whole_call(run)))
         return
     run.progress.say(f"{cell.case}: cold run failed: {ended.error()}")
     run.log.write("warning", message=f"cold first call not measured: {ended.error()}", category="ColdStartFailed", case=cell.case)

@@ -21,6 +21,11 @@ from collector.timing import plain_sample, run_cold, time_warm, timed_sample, wa
 from collector.workload import DTYPES, FedInputs, cast_inputs, to_device
 
 
+def whole_call(run: Run) -> list[str]:
+    """The region when only the call itself is timed: a training step, or the model call."""
+    return ["training_step" if run.plan.training else "model_call"]
+
+
 def scope_done(region: list[str]) -> dict[str, Any]:
     """The timing event's scope: what was inside the clock, not what the plan asked."""
     return {
@@ -53,7 +58,7 @@ def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
     reps = run.warm_repetitions
     run.progress.say(f"{cell.case}: timing {reps} warm repetitions")
     if run.plan.training or outcome.call_with is None:
-        sample, region, notes = plain_sample(outcome.call, run.backend.synchronize), ["training_step" if run.plan.training else "model_call"], []
+        sample, region, notes = plain_sample(outcome.call, run.backend.synchronize), whole_call(run), []
     else:
         sample, region, notes = scoped_sample(run, cell, outcome.call_with, outcome.device_inputs or {}, outcome.host_inputs or {})
     fed = FedInputs(outcome.module) if outcome.module is not None else None
@@ -106,7 +111,7 @@ def time_cold(run: Run) -> None:
         in_process = outcome is not None and (run.options.cold == "in-process" or cell.mode == "eager")
         run.progress.say(f"{cell.case}: cold first call ({'in-process' if in_process else run.options.cold})")
         if in_process:
-            cold, region, notes = _cold_in_process(cell, outcome), ["training_step" if run.plan.training else "model_call"], []
+            cold, region, notes = _cold_in_process(cell, outcome), whole_call(run), []
         else:
             found = _cold_fresh(run, cell)
             if found is None:
@@ -127,7 +132,7 @@ def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[s
     if "timed_out_after_s" in result:
         limit = result["timed_out_after_s"]
         run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")
-        region = ["training_step" if run.plan.training else "model_call"]
+        region = whole_call(run)
         run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=scope_done(region))
         return None
     if "error" in result:
