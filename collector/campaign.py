@@ -343,12 +343,7 @@ echo "task $i: collector exited $rc" >&2
 
 # Whatever the collector left (a complete run, or a partial log of a failed one) goes to the
 # destination; reportgen reports a log without run_end as incomplete.
-moved=0
-for run in "$scratch"/*/; do
-    [ -f "$run/events.jsonl" ] || continue
-    run="${{run%/}}"
-{deliver}
-done
+{deliver_runs}
 rmdir "$scratch" 2>/dev/null || true
 [ "$moved" -gt 0 ] || {{ echo "task $i: no run directory was written" >&2; [ "$rc" -ne 0 ] || rc=1; }}
 exit "$rc"
@@ -368,6 +363,29 @@ _DELIVER_AWS = """\
     aws s3 cp --recursive --only-show-errors "$run" "$DESTINATION/$(basename "$run")/" \\
         && rm -rf "$run" && moved=$((moved + 1)) \\
         || {{ echo "task $i: upload of $run to $DESTINATION failed (left in place)" >&2; rc=1; }}"""
+
+
+# How both task scripts end: every run folder the collector left (complete, or the partial log
+# of a failed run) goes to the destination, one at a time.
+_DELIVER_RUNS = """\
+moved=0
+for run in "$scratch"/*/; do
+    [ -f "$run/events.jsonl" ] || continue
+    run="${{run%/}}"
+{deliver}
+done"""
+
+
+def _deliver_runs(campaign: Campaign, reportgen: str) -> str:
+    """The delivery loop for the campaign's destination: a folder, ``aws s3 cp``, or reportgen
+    (``reportgen`` is the interpreter that runs it, already quoted for bash)."""
+    if not campaign.remote:
+        deliver = _DELIVER_FOLDER.format()
+    elif campaign.upload == "aws":
+        deliver = _DELIVER_AWS.format()
+    else:
+        deliver = _DELIVER_REPORTGEN.format(reportgen=reportgen)
+    return _DELIVER_RUNS.format(deliver=deliver)
 
 
 def _cases(tasks: list[Task], plan_of: Any, with_python: bool) -> str:
@@ -405,12 +423,6 @@ def slurm_script(campaign: Campaign, logs_dir: Path, script_name: str = "SCRIPT"
     if campaign.slurm.partition:
         resources.append(f"#SBATCH --partition={campaign.slurm.partition}")
     resources += [f"#SBATCH {option}" for option in campaign.slurm.sbatch]
-    if not campaign.remote:
-        deliver = _DELIVER_FOLDER.format()
-    elif campaign.upload == "aws":
-        deliver = _DELIVER_AWS.format()
-    else:
-        deliver = _DELIVER_REPORTGEN.format(reportgen=shlex.quote(campaign.reportgen_python or sys.executable))
     return SLURM_TEMPLATE.format(
         name=campaign.name,
         count=len(tasks),
@@ -425,7 +437,7 @@ def slurm_script(campaign: Campaign, logs_dir: Path, script_name: str = "SCRIPT"
         destination=shlex.quote(campaign.destination),
         collector_root=shlex.quote(root),
         scratch=shlex.quote(campaign.slurm.scratch) if campaign.slurm.scratch else '"${TMPDIR:-/tmp}"',
-        deliver=deliver,
+        deliver_runs=_deliver_runs(campaign, shlex.quote(campaign.reportgen_python or sys.executable)),
     )
 
 
@@ -473,17 +485,11 @@ echo "task $i: $label on $(hostname)" >&2
 python -m collector --workload "$plan" --target {target} --out "$scratch" ${{extra[@]+"${{extra[@]}}"}}
 rc=$?
 echo "task $i: collector exited $rc" >&2
-moved=0
-for run in "$scratch"/*/; do
-    [ -f "$run/events.jsonl" ] || continue
-    run="${{run%/}}"
-{deliver}
-done
+{deliver_runs}
 [ "$moved" -gt 0 ] || {{ echo "task $i: no run directory was written" >&2; [ "$rc" -ne 0 ] || rc=1; }}
 exit "$rc"
 """
 
-_K8S_DELIVER_REPORTGEN = _DELIVER_REPORTGEN.format(reportgen="python")
 
 
 def kubernetes_manifest(campaign: Campaign) -> dict[str, Any]:
@@ -505,17 +511,11 @@ def _job(campaign: Campaign, env: Environment) -> dict[str, Any]:
     kube = campaign.kubernetes
     tasks = campaign.tasks([env])
     job_name = _k8s_name(f"{campaign.name}-{env.name}")
-    if not campaign.remote:
-        deliver = _DELIVER_FOLDER.format()
-    elif campaign.upload == "aws":
-        deliver = _DELIVER_AWS.format()
-    else:
-        deliver = _K8S_DELIVER_REPORTGEN
     script = K8S_TASK_SCRIPT.format(
         cases=_cases(tasks, lambda t: _plan_path(kube.workdir, t.workload.plan), with_python=False),
         name=campaign.name,
         target=env.target,
-        deliver=deliver,
+        deliver_runs=_deliver_runs(campaign, "python"),
     )
     container: dict[str, Any] = {
         "name": "collector",
