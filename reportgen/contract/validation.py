@@ -147,8 +147,73 @@ class LoggedEvent(msgspec.Struct, gc=False):
 # (None otherwise), so a consumer can index the log in the same pass that reads it.
 # Its validated fields are a mirror Struct (linecheck), which reads like that dict.
 EventSink = Callable[[LoggedEvent, "dict[str, Any] | None"], None]
-# Called instead with a block of accepted per-cell events, their Structs, kinds and cases, in order.
-BlockSink = Callable[[list[LoggedEvent], list[Any], list[str], list[Any]], None]
+# Called instead with a block of accepted per-cell events: their line numbers, Structs,
+# kinds and cases, in order (their LoggedEvents are made when asked for: see EventLines).
+BlockSink = Callable[[Any, list[Any], list[str], list[Any]], None]
+
+
+class EventLines:
+    """The accepted events in line order, as LoggedEvents made when first asked for.
+
+    A long log is nearly all per-cell lines accepted a block at a time; a block is kept as
+    columns (its line numbers, kinds, cases, and where its bytes are) rather than one object
+    per line, so reading it makes and frees no per-line object. ``at(line)`` and iteration make
+    a line's LoggedEvent and keep it, so every caller gets the same one (and the event it built).
+    """
+
+    __slots__ = ("_parts", "_firsts", "_made", "_count")
+
+    def __init__(self) -> None:
+        # A part is a LoggedEvent (a line accepted on its own) or a block: (numbers, kinds,
+        # cases, data, starts, ends) as accept_cell_lines has them, numbers increasing.
+        self._parts: list[Any] = []
+        self._firsts: list[int] = []
+        self._made: dict[int, LoggedEvent] = {}
+        self._count = 0
+
+    def append(self, record: LoggedEvent) -> None:
+        self._parts.append(record)
+        self._firsts.append(record.line)
+        self._made[record.line] = record
+        self._count += 1
+
+    def add_block(self, numbers: Any, kinds: list[str], cases: list[Any], data: Any, starts: Any, ends: Any) -> None:
+        self._parts.append((numbers, kinds, cases, data, starts, ends))
+        self._firsts.append(numbers[0])
+        self._count += len(kinds)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[LoggedEvent]:
+        for part in self._parts:
+            if type(part) is LoggedEvent:
+                yield part
+            else:
+                for index, number in enumerate(part[0]):
+                    yield self._make(part, index, number)
+
+    def at(self, line: int) -> LoggedEvent:
+        """The accepted event on this line (KeyError if none was accepted there)."""
+        record = self._made.get(line)
+        if record is not None:
+            return record
+        at = bisect_right(self._firsts, line) - 1
+        part = self._parts[at] if at >= 0 else None
+        if part is None or type(part) is LoggedEvent:
+            raise KeyError(line)
+        numbers = part[0]
+        index = bisect_left(numbers, line)
+        if index >= len(numbers) or numbers[index] != line:
+            raise KeyError(line)
+        return self._make(part, index, line)
+
+    def _make(self, part: tuple[Any, ...], index: int, number: int) -> LoggedEvent:
+        record = self._made.get(number)
+        if record is None:
+            numbers, kinds, cases, data, starts, ends = part
+            record = self._made[number] = LoggedEvent(number, kinds[index], cases[index], data, None, starts[index], -1 if ends is None else ends[index])
+        return record
 
 
 @dataclass
@@ -156,7 +221,7 @@ class LogReading:
     """Everything learnt from one log: the valid events in order, and the problems."""
 
     path: str
-    records: list[LoggedEvent] = field(default_factory=list)
+    records: EventLines = field(default_factory=EventLines)
     problems: list[Problem] = field(default_factory=list)
     run_end: RunEnd | None = None
     truncated: bool = False
@@ -370,15 +435,15 @@ class _Checker:
         record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
         self.check_order(number, event.seq, record, None)
 
-    def accept_cell_lines(self, numbers: range | list[int], structs: list[Any], data: bytes | LineBlock, starts: Any, ends: Any) -> None:
-        """Per-cell lines that passed the mirror check, kept as places in ``data`` (see LoggedEvent), their Structs to the sink.
+    def accept_cell_lines(self, numbers: range | list[int], structs: list[Any], data: bytes | LineBlock, starts: Any, ends: Any | None) -> None:
+        """Per-cell lines that passed the mirror check, kept as places in ``data`` (see
+        EventLines; ``ends`` None: ``data`` is a LineBlock), their Structs to the sink.
 
         Nearly every line of a long log is one of these, in order, for a planned cell, with
         at most one case_result per cell: checked here for the whole block at once; when
         that check fails, each line takes ``check_order``, which says what is wrong.
         """
         kinds, cases, seqs = list(map(_KIND, structs)), list(map(_CASE, structs)), list(map(_SEQ, structs))
-        records = list(map(LoggedEvent, numbers, kinds, cases, repeat(data), repeat(None), starts, ends))
         is_result = list(map(_RESULT.__eq__, kinds))
         results = list(compress(cases, is_result))
         planned = self.planned_cases
@@ -395,14 +460,15 @@ class _Checker:
             self.last_seq = seqs[-1]
             if results:
                 self.result_lines.update(zip(results, compress(numbers, is_result)))
-            self.reading.records += records
+            reading = self.reading
+            reading.records.add_block(numbers, kinds, cases, data, starts, ends)
             if self.block_sink is not None:
-                self.block_sink(records, structs, kinds, cases)
+                self.block_sink(numbers, structs, kinds, cases)
             elif self.sink is not None:
-                for record, struct in zip(records, structs):
-                    self.sink(record, struct)
+                for number, struct in zip(numbers, structs):
+                    self.sink(reading.records.at(number), struct)
             return
-        for record, struct in zip(records, structs):
+        for record, struct in zip(map(LoggedEvent, numbers, kinds, cases, repeat(data), repeat(None), starts, repeat(-1) if ends is None else ends), structs):
             self.check_order(record.line, struct.seq, record, struct)
 
     def _keep(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
@@ -562,13 +628,14 @@ def _drop_path(obj: Any, loc: tuple[Any, ...]) -> None:
     obj.pop(loc[-1], None)
 
 
-def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, block_sink: BlockSink | None = None) -> LogReading:
+def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, block_sink: BlockSink | None = None, records: EventLines | None = None) -> LogReading:
     """Read and check one log file; never raises, an unreadable file is a problem too.
 
     ``sink``, when given, sees each accepted event as it is read (see ``EventSink``). Only a
     regular file of at most ``max_bytes`` is read (not a FIFO, a device or a folder).
+    ``records`` (empty) receives the accepted events, for a consumer that holds it already.
     """
-    reading = LogReading(path=str(path))
+    reading = LogReading(path=str(path), records=EventLines() if records is None else records)
     checker = _Checker(reading, sink, block_sink)
     try:
         count = _check_stream(checker, path, max_bytes)
@@ -678,7 +745,7 @@ def _read_block(checker: _Checker, data: bytes, begin: int, stop: int, number: i
         if structs is not None and not (len(structs) == lines and data.count(KEY_MARK, begin, stop) == encode(structs).count(KEY_MARK)):
             structs = None
     if structs is not None:
-        checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, LineBlock(data, begin, stop), range(lines), repeat(-1))
+        checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, LineBlock(data, begin, stop), range(lines), None)
         return True
     middle = data.find(b"\n", begin + (stop - begin) // 2, stop - 1) + 1
     if lines > SMALL_BLOCK_LINES and begin < middle < stop:

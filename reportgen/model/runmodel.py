@@ -20,7 +20,7 @@ from msgspec import UNSET
 
 from reportgen.contract import events as ev
 from reportgen.contract.linecheck import cell_decoder
-from reportgen.contract.validation import LoggedEvent, LogReading, read_log
+from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
 STATUS_ORDER = ("pass", "mismatch", "nonfinite", "error", "skipped", "untested")
@@ -42,7 +42,9 @@ class CellRecord:
     untested_reason: str | None = None  # None: no result in the log
     measured_status: str | None = None  # the case_result's own status, kept when it is overruled
     result_line: int | None = None
-    logged: list[LoggedEvent] = field(default_factory=list)
+    # The lines of the cell's events, and where their LoggedEvents are made when asked for.
+    lines: list[int] = field(default_factory=list)
+    source: EventLines | None = field(default=None, repr=False, compare=False)
     # Lists most cells never fill are tuples, shared while empty: a long log has many cells.
     warnings: tuple[str, ...] = ()
     # Compact facts read for every cell (by the rules and the detail table).
@@ -87,6 +89,12 @@ class CellRecord:
     def __post_init__(self) -> None:
         if not self.case:
             self.case = self.planned.case
+
+    @property
+    def logged(self) -> list[LoggedEvent]:
+        """The cell's events in line order (each made on first use, see EventLines)."""
+        at = self.source.at  # type: ignore[union-attr]
+        return [at(line) for line in self.lines]
 
     @property
     def shape_label(self) -> str:
@@ -206,7 +214,9 @@ class NotARun(ValueError):
 class RunBuilder:
     """Gathers a run from accepted events, one at a time: a sink for ``read_log``."""
 
-    def __init__(self) -> None:
+    def __init__(self, events: EventLines | None = None) -> None:
+        # Where the events read are kept (a cell's events are looked up there by line).
+        self.events = EventLines() if events is None else events
         self.first: dict[str, LoggedEvent] = {}
         self.kind_counts: dict[str, int] = {}
         self.cells: dict[str, CellRecord] = {}
@@ -226,13 +236,14 @@ class RunBuilder:
         if attach is not None:
             cell = self.cells.get(record.case)  # type: ignore[arg-type]
             if cell is not None:
-                cell.logged.append(record)
+                cell.lines.append(record.line)
                 attach(cell, data if data is not None else _as_struct(record.event), record.line)
             return
         self.first.setdefault(kind, record)
         event = record.event
         if isinstance(event, ev.Plan) and not self.cells:
-            self.cells = {c.case: CellRecord(c, c.case) for c in event.matrix}
+            events = self.events
+            self.cells = {c.case: CellRecord(c, c.case, source=events) for c in event.matrix}
             if event.selection is not None:
                 chosen = set(event.selection.cases)
                 for case, cell in self.cells.items():
@@ -247,23 +258,21 @@ class RunBuilder:
             if event.case in self.cells:
                 self.cells[event.case].warnings += (event.message,)
 
-    def add_block(self, records: list[LoggedEvent], structs: list[Any], kinds: list[str] | None = None, cases: list[str | None] | None = None) -> None:
-        """Attach a block of per-cell events read together: ``add`` for each, with the facts
-        of the common kinds gathered inline (the same as CELL_FACTS; a test compares them).
-        ``kinds`` and ``cases`` are the records' own, when the reader has them as lists."""
-        if kinds is None or cases is None:
-            kinds, cases = list(map(_KIND, records)), list(map(_CASE, records))
+    def add_block(self, numbers: range | list[int], structs: list[Any], kinds: list[str], cases: list[str | None]) -> None:
+        """Attach a block of per-cell events read together (their line numbers, Structs,
+        kinds and cases): ``add`` for each, with the facts of the common kinds gathered inline
+        (the same as CELL_FACTS; a test compares them)."""
         counts, cells = self.kind_counts, self.cells
         for kind in set(kinds):
             counts[kind] = counts.get(kind, 0) + kinds.count(kind)
         if self.first_result_line is None:
-            self.first_result_line = next((r.line for r in records if r.kind in ("case_result", "compile", "timing")), None)
+            self.first_result_line = next((line for line, kind in zip(numbers, kinds) if kind in ("case_result", "compile", "timing")), None)
         unset, op_lists, unrecorded, cell_of = UNSET, _OP_LISTS, _UNRECORDED_TIMED, cells.get
-        for record, s, kind, case in zip(records, structs, kinds, cases):
+        for line, s, kind, case in zip(numbers, structs, kinds, cases):
             cell = cell_of(case)  # type: ignore[arg-type]
             if cell is None:
                 continue
-            cell.logged.append(record)
+            cell.lines.append(line)
             if kind == "timing":
                 cold, warm = s.cold, s.warm
                 if cold:
@@ -293,7 +302,7 @@ class RunBuilder:
                     cell.timing_layout_missed += ("cold" if cold else "warm",)
             elif kind == "case_result":
                 cell.status = cell.measured_status = s.status
-                cell.result_line = record.line
+                cell.result_line = line
                 cell.untested_reason = None
                 achieved = s.layout_achieved
                 cell.layout_achieved = None if achieved is unset else achieved
@@ -345,7 +354,7 @@ class RunBuilder:
                 if s.recompile_limit_hit is True:
                     cell.recompile_limit_hit = True
             else:
-                CELL_FACTS[kind](cell, s, record.line)
+                CELL_FACTS[kind](cell, s, line)
 
     def _first(self, kind: str) -> Any:
         record = self.first.get(kind)
@@ -376,7 +385,7 @@ class RunBuilder:
 
 def build_run(reading: LogReading) -> RunModel:
     """Gather an already read log into a RunModel (the reading may be incomplete)."""
-    builder = RunBuilder()
+    builder = RunBuilder(reading.records)
     for record in reading.records:
         builder.add(record, None)
     return builder.build(reading)
@@ -385,7 +394,7 @@ def build_run(reading: LogReading) -> RunModel:
 def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[LogReading, RunBuilder]:
     """Read a log and gather its run in the same pass; build the run only if it is valid."""
     builder = RunBuilder()
-    return read_log(path, sink=builder.add, max_bytes=max_bytes, block_sink=builder.add_block), builder
+    return read_log(path, sink=builder.add, max_bytes=max_bytes, block_sink=builder.add_block, records=builder.events), builder
 
 
 _STRUCTS = cell_decoder()
