@@ -252,3 +252,26 @@ def test_bad_lines_deep_in_a_long_log_are_located_as_in_a_short_one(large: Path,
     assert (disordered, f"duplicate seq {previous} (also on line {disordered - 1})") in errors, errors
     assert any(line == surrogate and "lone surrogate" in message for line, message in errors), errors
     assert {line for line, _ in errors} == {repeated, disordered, surrogate}, errors
+
+
+def test_a_line_read_in_a_block_gives_one_record_however_it_is_reached(large: Path, tmp_path: Path) -> None:
+    """EventLines: the records of block-read lines are made on first use and kept, so a cell,
+    a lookup by line and the reading's own list hand out the same record; a refused line has none."""
+    lines = large.read_bytes().split(b"\n")
+    bad = 3000
+    lines[bad - 1] = b"{not json"
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    reading, builder = read_run(path)
+    run = builder.build(reading)
+    records = reading.records
+    assert len(records) == len(lines) - 2 and [r.line for r in records] == [n for n in range(1, len(lines)) if n != bad]
+    cell = run.cells[len(run.cells) // 2]
+    assert cell.lines and [r.line for r in cell.logged] == cell.lines
+    assert all(records.at(r.line) is r for r in cell.logged)
+    assert all(any(r is listed for listed in records) for r in cell.logged[:1])
+    assert json.loads(cell.logged[0].raw)["case"] == cell.case
+    with pytest.raises(KeyError):
+        records.at(bad)
+    with pytest.raises(KeyError):
+        records.at(len(lines) + 5)
