@@ -1179,12 +1179,14 @@ def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
     holds the mismatch figures; the times come from the cell's timing event. ``failure`` and
     ``warnings`` (one a line) are the full texts that the page cuts (``clip``).
     """
-    rows = []
-    for c in run.cells:
-        p = c.planned
-        rows.append((
-            p.case, p.batch, p.length, p.layout, p.dtype, p.mode, c.status,
-            c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line,
-            c.failure_text or "", "\n".join(c.warnings) if c.warnings else "",
-        ))
-    return rows
+    return list(map(detail_row, run.cells))
+
+
+def detail_row(c: CellRecord) -> tuple[Any, ...]:
+    """One cell's row of DETAIL_COLUMNS (see ``detail_rows``)."""
+    p = c.planned
+    return (
+        p.case, p.batch, p.length, p.layout, p.dtype, p.mode, c.status,
+        c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line,
+        c.failure_text or "", "\n".join(c.warnings) if c.warnings else "",
+    )
