@@ -7,19 +7,20 @@ annotation Markdown, rendered by ``reportgen.render.markdown``.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections import Counter
 import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import chain, islice
+from itertools import chain, compress, islice
 from operator import attrgetter
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from markupsafe import Markup
 
 from reportgen.model.times import utc_time
-from reportgen.model.annotations import Annotation, Annotations
+from reportgen.model.annotations import Annotations
 from reportgen.model.groups import failure_groups
 from reportgen.render.labels import human
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
@@ -27,12 +28,14 @@ from reportgen.judge.backend_docs import adapter_notes
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
-from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, SHAPE, STATUS_ORDER, CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 _FALLBACK_STATUS, _FALLBACK_ITEMS = attrgetter("fallback_status"), attrgetter("fallback_items")
 _NONFINITE = attrgetter("output_nonfinite")
-_DTYPE_MODE_STATUS = attrgetter("planned.dtype", "planned.mode", "status")
+_COLUMN_STATUS = attrgetter("planned.dtype", "planned.layout", "planned.mode", "status")
 _BATCH_LENGTH = attrgetter("planned.batch", "planned.length")
+_PLANNED, _BATCH, _LENGTH, _REPEAT_OF = attrgetter("planned"), attrgetter("batch"), attrgetter("length"), attrgetter("repeat_of")
+_CASE, _WARNINGS, _RESULT_LINE, _TIMED = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line"), attrgetter("timed")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -352,20 +355,20 @@ def short_reason(reason: str) -> str:
     return first if len(first) <= 60 else first[:59] + "…"
 
 
-def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
+def _record(run: RunModel, timing_scope: str) -> list[Row]:
     plan, env = run.plan, run.environment
     counts = run.counts()
     fell, fallback_states = _fallback_summary(run)
-    columns = set(map(COLUMN, run.cells))
+    columns = _column_status_counts(run)
     dtypes, layouts, modes = ({column[i] for column in columns} for i in range(3))
-    shapes = sorted(set(map(_BATCH_LENGTH, run.cells)))
+    shapes = set(map(_BATCH_LENGTH, run.cells))
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
         Row("Target and backend family", f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "plan.intended_target, run_start.target_choice, environment"),
         Row("Instance / device", _device_text(run), "environment.device"),
         Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
-        Row("Input shapes (batch, length)", _list_text(shapes, run, lambda shape: shape_label(*shape)), "plan.matrix"),
+        Row("Input shapes (batch, length)", _list_text(shapes, run, lambda shape: shape_label(*shape), ordered=True), "plan.matrix"),
         Row("dtypes and layouts", ", ".join(sorted(dtypes)) + "; " + ", ".join(sorted(layouts)), "plan.matrix"),
         Row("Attention path (the workload's claim)", plan.attention_path or "not stated" if plan else "not stated", "plan.attention_path"),
         Row("Attention kernel that ran (measured)", attention_text(run), "operators.executed"),
@@ -375,7 +378,7 @@ def _record(run: RunModel, notes: dict[str, Annotation]) -> list[Row]:
         Row("Requirements", ", ".join(human(r) for r in plan.requirements) if plan and plan.requirements else "none declared", "plan"),
         Row("Cells run", _selection_text(run), "plan.selection"),
         Row("Layouts as fed", _layout_fed_text(run), "case_result.layout_achieved"),
-        Row("Timing scope (as timed)", timed_scope_text(run), "timing.timed_region"),
+        Row("Timing scope (as timed)", timing_scope, "timing.timed_region"),
     ] + _settings_rows(run)
 
 
@@ -434,7 +437,7 @@ def timed_scope_text(run: RunModel) -> str:
     seen: dict[str, list[str]] = {}
     unrecorded = 0
     # The timing facts are shared tuples: each distinct one is put in words once, in first-seen order.
-    for (call, region, notes, synchronized), n in Counter(fact for c in run.cells for fact in c.timed).items():
+    for (call, region, notes, synchronized), n in Counter(chain.from_iterable(map(_TIMED, run.cells))).items():
         if region is None:
             unrecorded += n
             continue
@@ -467,14 +470,16 @@ def _choice_text(run: RunModel) -> str:
 LISTED = 40
 
 
-def _list_text(items: list[Any], run: RunModel, label: Callable[[Any], str] = str) -> str:
+def _list_text(items: Collection[Any], run: RunModel, label: Callable[[Any], str] = str, ordered: bool = False) -> str:
     """A readable list: a run too big to show every cell names the first few and counts the rest
-    (``label`` puts an item in words: only the items shown are)."""
+    (``label`` puts an item in words: only the items shown are). ``ordered``: the items sorted."""
     if not items:
         return "none"
     if len(items) <= LISTED or not needs_details(run):
-        return ", ".join(map(label, items))
-    return f"{', '.join(map(label, items[:LISTED]))} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
+        return ", ".join(map(label, sorted(items) if ordered else items))
+    # Speed: only the items named are sorted (a long run can have a shape per cell).
+    shown = heapq.nsmallest(LISTED, items) if ordered else list(items)[:LISTED]
+    return f"{', '.join(map(label, shown))} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
 
 
 def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool) -> list[Row]:
@@ -538,17 +543,27 @@ def backend_note(run: RunModel) -> str:
     return adapter_notes(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "")
 
 
+def _column_status_counts(run: RunModel) -> dict[tuple[str, str, str, str], int]:
+    """Cells per (dtype, layout, mode, status), in the order each first appears in the plan
+    (worked out once per run: the record, the matrix and its group table read it)."""
+    found = run.derived.get("column_status")
+    if found is None:
+        found = run.derived["column_status"] = Counter(map(_COLUMN_STATUS, run.cells))
+    return found  # type: ignore[no-any-return]
+
+
 def _matrix(run: RunModel) -> MatrixView:
     """Shape rows by dtype/layout/mode columns; the first DETAIL_CAP rows, counts over all."""
-    cell_columns = list(map(COLUMN, run.cells))
-    columns = list(dict.fromkeys(cell_columns))
-    keys = [(batch, length, bool(repeat_of)) for batch, length, repeat_of in map(SHAPE, run.cells)]
+    # A column's first cell comes first among its statuses' first cells: first-seen order holds.
+    columns = list(dict.fromkeys(combo[:3] for combo in _column_status_counts(run)))
+    planned = list(map(_PLANNED, run.cells))
+    # Speed: the row keys (batch, length, is a repeat) built in C, a few ms for 50,000 cells.
+    keys = list(zip(map(_BATCH, planned), map(_LENGTH, planned), map(bool, map(_REPEAT_OF, planned))))
     row_keys = list(dict.fromkeys(keys))
     shown = set(row_keys[:DETAIL_CAP])
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
-    for c, key, column in zip(run.cells, keys, cell_columns):
-        if key in shown:
-            grid.setdefault(key, {})[column] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "")
+    for c, key in compress(zip(run.cells, keys), map(shown.__contains__, keys)):
+        grid.setdefault(key, {})[COLUMN(c)] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "")
     counts = run.counts()
     return MatrixView(
         columns=[" · ".join(column) for column in columns],
@@ -570,7 +585,7 @@ def _row_name(key: tuple[int, int, bool]) -> str:
 def _status_by_group(run: RunModel) -> list[dict[str, Any]]:
     """Status counts per dtype and mode, over every cell."""
     groups: dict[tuple[str, str], Counter[str]] = {}
-    for (dtype, mode, status), n in Counter(map(_DTYPE_MODE_STATUS, run.cells)).items():
+    for (dtype, _, mode, status), n in _column_status_counts(run).items():
         groups.setdefault((dtype, mode), Counter())[status] += n
     return [
         {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER]}
@@ -739,7 +754,7 @@ def _verdict_groups(run: RunModel, disposition: Disposition) -> list[VerdictGrou
     if not blocking or not all(r.needs_verdict for r in blocking):
         return []
     waiting = {case for r in blocking for case in r.cases}
-    groups = failure_groups(run, [c for c in run.cells if c.case in waiting])
+    groups = failure_groups(run, list(compress(run.cells, map(waiting.__contains__, map(_CASE, run.cells)))))
     return [
         VerdictGroupView(g.label, g.measured_facts(), [(c.case, anchor(c.case)) for c in g.cells[:DETAIL_CAP]], len(g.cells))
         for g in groups[:DETAIL_CAP]
@@ -816,7 +831,7 @@ def input_text(info: Any) -> str:
 
 def input_rows(run: RunModel) -> tuple[list[InputView], int]:
     """Per cell: what the model received (measured at its call), else what the host prepared."""
-    cells = [c for c in run.cells if c.result_line is not None]
+    cells = list(compress(run.cells, map(_RESULT_LINE, run.cells)))  # speed: picked in C (line numbers start at 1)
     rows = []
     for c in cells[:DETAIL_CAP]:
         result = c.result
@@ -838,7 +853,7 @@ def input_rows(run: RunModel) -> tuple[list[InputView], int]:
 def warning_views(run: RunModel) -> list[WarningView]:
     """Every warning, passing cells included, grouped by message; run-level ones too."""
     by_message: dict[str, list[CellRecord]] = {}
-    for c in run.cells:
+    for c in compress(run.cells, map(_WARNINGS, run.cells)):  # speed: only the cells with warnings, picked in C
         for message in dict.fromkeys(c.warnings):
             by_message.setdefault(message, []).append(c)
     views, spent = [], 0
@@ -1100,7 +1115,6 @@ def _provenance(run: RunModel) -> list[Row]:
 
 def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
-    by_case = notes.by_case
     problem_cells = [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped") or c.untested_reason == LAYOUT_NOT_ACHIEVED]
     stopped = disposition.performance_stopped
     verdict_groups = _verdict_groups(run, disposition)
@@ -1111,6 +1125,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
     scope = disposition.scope
     references, reference_findings = reference_rows(run)
     inputs, inputs_total = input_rows(run)
+    timing_scope = timed_scope_text(run)
     return ReportView(
         title=f"Migration report: {run.start.workload} on {scope.family}" + (f" for {scope.intended_target}" if scope.intended_target else ""),
         run_id=run.start.run_id,
@@ -1127,7 +1142,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         verdict_groups=verdict_groups,
         annotate_command=f"reportgen annotate {os.path.basename(run.path)}" if verdict_groups else "",
         scope=scope_view(scope, run),
-        record=_record(run, by_case),
+        record=_record(run, timing_scope),
         versions=_fact_rows(run.environment.versions) if run.environment else [],
         matrix=_matrix(run),
         criteria=criteria,
@@ -1141,7 +1156,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],
         perf_stopped_total=len(stopped),
         timings=_timings(run),
-        timing_scope=timed_scope_text(run),
+        timing_scope=timing_scope,
         backend_note=backend_note(run),
         training=_training(run),
         training_note=_training_note(run),
