@@ -2,7 +2,9 @@
 
 Figures are returned as dicts, never as HTML: the template embeds them with ``|tojson`` inside
 ``<script type="application/json">`` and ``report.js`` calls ``Plotly.newPlot``. The JSON engine
-is pinned so the output does not depend on whether orjson happens to be installed.
+is pinned so the output does not depend on whether orjson happens to be installed. A report's
+charts are built as plain data in the form plotly writes (``_figure``); the site's trend charts
+go through plotly's figure classes.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import plotly.graph_objects as go
@@ -49,6 +52,28 @@ def _spec(fig: go.Figure) -> dict[str, Any]:
     return json.loads(pio.to_json(fig, validate=False, pretty=False, engine="json"))
 
 
+@lru_cache(maxsize=None)
+def _template(name: str) -> str:
+    """A layout template by name, as plotly writes it out (JSON text, parsed afresh for each figure)."""
+    return json.dumps(_spec(go.Figure(layout={"template": name}))["layout"]["template"])
+
+
+def _figure(layout: dict[str, Any], traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """A report chart's spec as plain data: what ``_spec(go.Figure(layout=..., data=...))`` gives
+    for the same layout and traces (each trace naming its ``type``). Speed: plotly's property
+    checks cost more than the rest of a report's charts; tests/test_chart_specs.py checks that
+    plotly reads each spec back unchanged."""
+    layout = {**layout, "template": json.loads(_template(layout["template"]))}
+    # As plotly's JSON writer does: a NaN or infinite number is written as null.
+    return json.loads(json.dumps({"data": traces, "layout": layout}), parse_constant=lambda _: None)  # type: ignore[no-any-return]
+
+
+def _hline(layout: dict[str, Any], y: float, line: dict[str, Any], text: str) -> None:
+    """A horizontal line across the plot with a label at its right end (plotly's add_hline)."""
+    layout.setdefault("shapes", []).append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y, "line": line})
+    layout.setdefault("annotations", []).append({"text": text, "showarrow": False, "xref": "x domain", "x": 1, "xanchor": "right", "yref": "y", "y": y, "yanchor": "bottom"})
+
+
 def plain(text: str) -> str:
     """Text for a chart label or legend: plotly reads <a href>, <b>, <br> and entities in
     labels as markup, so they are escaped; the chart shows the characters, never a live link."""
@@ -72,26 +97,29 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
     timed = [c for c in cells if c.warm]
     if not timed:
         return None
-    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Warm latency per cell (ms)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}, "showlegend": True})
+    layout = {**LAYOUT, "title": {"text": "Warm latency per cell (ms)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}, "showlegend": True}
+    traces = []
     for mode in ("eager", "compiled"):
         group = [c for c in timed if c.planned.mode == mode]
         if not group:
             continue
         xs = [plain(c.case) for c in group for _ in c.warm.samples_s]
         ys = [s * 1e3 for c in group for s in c.warm.samples_s]
-        fig.add_trace(go.Box(x=xs, y=ys, name=mode, marker={"color": MODE_COLOURS[mode]}, boxpoints="outliers"))
-    return Figure("fig-warm-latency", "Warm latency", "Every warm sample per cell (box: median and quartiles), device synchronised at each boundary.", _spec(fig))
+        traces.append({"type": "box", "x": xs, "y": ys, "name": mode, "marker": {"color": MODE_COLOURS[mode]}, "boxpoints": "outliers"})
+    return Figure("fig-warm-latency", "Warm latency", "Every warm sample per cell (box: median and quartiles), device synchronised at each boundary.", _figure(layout, traces))
 
 
 def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     both = [c for c in cells if c.cold and c.warm]
     if not both:
         return None
-    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Cold first call vs warm median (s, log scale)"}, "yaxis": {"type": "log", "title": {"text": "seconds"}}, "barmode": "group"})
+    layout = {**LAYOUT, "title": {"text": "Cold first call vs warm median (s, log scale)"}, "yaxis": {"type": "log", "title": {"text": "seconds"}}, "barmode": "group"}
     cases = [plain(c.case) for c in both]
-    fig.add_trace(go.Bar(x=cases, y=[c.cold.seconds for c in both], name="cold first call", marker={"color": "#9467bd"}, customdata=[human(c.cold.cache_condition) for c in both], hovertemplate="%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"))
-    fig.add_trace(go.Bar(x=cases, y=[c.warm.median_s for c in both], name="warm median", marker={"color": "#2ca02c"}))
-    return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _spec(fig))
+    traces = [
+        {"type": "bar", "x": cases, "y": [c.cold.seconds for c in both], "name": "cold first call", "marker": {"color": "#9467bd"}, "customdata": [human(c.cold.cache_condition) for c in both], "hovertemplate": "%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"},
+        {"type": "bar", "x": cases, "y": [c.warm.median_s for c in both], "name": "warm median", "marker": {"color": "#2ca02c"}},
+    ]
+    return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _figure(layout, traces))
 
 
 def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
@@ -165,13 +193,13 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     low, high = math.floor(math.log10(min(positive))) - 1, math.ceil(math.log10(max(max(positive), 1.0))) + 1
     yaxis = {"type": "log", "range": [low - 0.2, high + 0.2], "title": {"text": "largest |diff| / allowance"}, **_decades(low, high)}
     xaxis = {"title": {"text": "cell (full key on hover)"}, "tickangle": -40}
-    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Largest error over its allowance, in the quantity that judged each cell"}, "yaxis": yaxis, "xaxis": xaxis})
+    layout = {**LAYOUT, "title": {"text": "Largest error over its allowance, in the quantity that judged each cell"}, "yaxis": yaxis, "xaxis": xaxis}
     hover = [_hover_text(f"{r[0]}: {r[2]}; largest in {r[3]}") + ("<br>not finite (drawn at 1e6)" if r[4] else "<br>%{y:.3g} × allowance") + "<extra></extra>" for r in rows]
-    fig.add_trace(go.Bar(x=[plain(label) for label in _short_labels([r[0] for r in rows])], y=ys, marker={"color": ["#d62728" if r[1] > 1 else "#1f77b4" for r in rows]}, name="largest |diff| / allowance", hovertemplate=hover))
-    fig.add_hline(y=1.0, line={"dash": "dash", "color": "#888"}, annotation_text="allowance")
+    bars = {"type": "bar", "x": [plain(label) for label in _short_labels([r[0] for r in rows])], "y": ys, "marker": {"color": ["#d62728" if r[1] > 1 else "#1f77b4" for r in rows]}, "name": "largest |diff| / allowance", "hovertemplate": hover}
+    _hline(layout, 1.0, {"dash": "dash", "color": "#888"}, "allowance")
     caption = ("Above 1 (red): outside the declared tolerance in that quantity. For training cells the quantity is the worst of the loss, "
                "every gradient and every updated parameter, each by its own tolerance or declared rule. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.")
-    return Figure("fig-error-allowance", "Error vs allowance", caption, _spec(fig), tuple(out_of_range))
+    return Figure("fig-error-allowance", "Error vs allowance", caption, _figure(layout, [bars]), tuple(out_of_range))
 
 
 # Distinct colours per shape (colour-blind-safe first); modes are told apart by the line's dash.
@@ -183,7 +211,8 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
     trained = [c for c in cells if c.train_steps]
     if not trained:
         return None
-    fig = go.Figure(layout={**LAYOUT, "title": {"text": "Training loss per step: reference, eager, compiled"}, "xaxis": {"title": {"text": "step"}, "dtick": 1}, "yaxis": {"title": {"text": "loss"}}, "margin": {**LAYOUT["margin"], "b": 60}})
+    layout = {**LAYOUT, "title": {"text": "Training loss per step: reference, eager, compiled"}, "xaxis": {"title": {"text": "step"}, "dtick": 1}, "yaxis": {"title": {"text": "loss"}}, "margin": {**LAYOUT["margin"], "b": 60}}
+    traces: list[dict[str, Any]] = []
     shapes_done: set[str] = set()
     out_of_range: list[str] = []
 
@@ -200,9 +229,9 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
         steps = [s.step for s in c.train_steps]
         if shape not in shapes_done:
             shapes_done.add(shape)
-            fig.add_trace(go.Scatter(x=steps, y=points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"), name=plain(f"{shape} reference"), mode="markers", marker={"symbol": "circle-open", "size": 10, "color": colour}))
-        fig.add_trace(go.Scatter(x=steps, y=points(c, [s.loss for s in c.train_steps], c.case), name=plain(f"{shape} {c.planned.mode}"), mode="lines+markers", line={"color": colour, "dash": MODE_DASH.get(c.planned.mode, "solid")}))
-    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; one colour per shape, solid eager and dashed compiled, open circles the CPU reference.", _spec(fig), tuple(out_of_range))
+            traces.append({"type": "scatter", "x": steps, "y": points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"), "name": plain(f"{shape} reference"), "mode": "markers", "marker": {"symbol": "circle-open", "size": 10, "color": colour}})
+        traces.append({"type": "scatter", "x": steps, "y": points(c, [s.loss for s in c.train_steps], c.case), "name": plain(f"{shape} {c.planned.mode}"), "mode": "lines+markers", "line": {"color": colour, "dash": MODE_DASH.get(c.planned.mode, "solid")}})
+    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; one colour per shape, solid eager and dashed compiled, open circles the CPU reference.", _figure(layout, traces), tuple(out_of_range))
 
 
 def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
