@@ -11,8 +11,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reportgen.render.markdown import render_markdown
+from reportgen.render.templating import md_code, md_escape
 from tests.conftest import FIXTURES
 from tests.hostile import invoke
 from tests.logbuilder import complete_log, dumps
@@ -139,3 +142,15 @@ def test_every_page_carries_a_content_security_policy(tmp_path: Path) -> None:
         assert rules["script-src"] == "'self'", "no inline script, no event handler attribute, no eval"
         for directive in ("img-src", "style-src", "font-src", "connect-src"):
             assert "http" not in rules.get(directive, "") and "*" not in rules.get(directive, ""), (page, directive)
+
+
+MD_SPECIAL = "\\`*_{}[]<>|#!~"
+
+
+@given(st.text(alphabet=st.sampled_from(list(MD_SPECIAL + " \t\n\r\u00a0ab·é`")), max_size=40))
+def test_markdown_table_text_escapes_every_special_character_and_joins_lines(text: str) -> None:
+    """Each character Markdown reads as markup gets one backslash; whitespace runs become one space."""
+    flat = " ".join(text.split())
+    assert md_escape(text) == "".join("\\" + ch if ch in MD_SPECIAL else ch for ch in flat)
+    code = md_code(text)
+    assert "\n" not in code and code.count("\\|") == flat.count("|")

@@ -22,6 +22,7 @@ from reportgen.storage.local import write_inside
 
 ASSET_SOURCES = ("report.css", "report.js", "site.js", "print.js")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
+_BACKTICK_RUNS = re.compile(r"`+")
 
 
 def templates_dir() -> Path:
@@ -35,7 +36,12 @@ def templates_dir() -> Path:
 def md_escape(value: Any) -> str:
     """Text safe inside a Markdown table cell: no pipes, backticks, markup or line breaks."""
     text = " ".join(str(value).split())
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_SPECIAL.sub(_backslashed, text)
+
+
+def _backslashed(match: re.Match[str]) -> str:
+    # Speed: a function, not the template r"\\\1", which Python 3.11 expands in Python per match.
+    return "\\" + match.group()
 
 
 def md_quote(value: Any) -> str:
@@ -53,7 +59,7 @@ def clip(value: Any, limit: int) -> str:
 def md_code(value: Any) -> str:
     """An identifier as a Markdown code span (longer fences when it holds backticks), one line."""
     text = " ".join(str(value).split())
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    longest = max(map(len, _BACKTICK_RUNS.findall(text)), default=0) if "`" in text else 0
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
     return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
