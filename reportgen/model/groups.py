@@ -9,6 +9,10 @@ what was measured (e.g. "worst element in X", not "all in X").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Any
+
+from msgspec import UNSET
 
 from reportgen.model.runmodel import CellRecord, RunModel
 
@@ -40,16 +44,23 @@ class FailureGroup:
         """What the log measured over the group's cells (facts without the list of cells)."""
         cells = self.cells
         out: list[str] = []
-        counted = [c for c in cells if c.mismatched is not None and c.total is not None]
-        trained = any(c.trained for c in cells)
+        # Each fact is read once per cell into a plain list that min, max, set and count go
+        # over in C: a group of a long log can hold thousands of cells.
+        mismatched, totals = [c.mismatched for c in cells], [c.total for c in cells]
+        if None in mismatched or None in totals:
+            counted = [c for c in cells if c.mismatched is not None and c.total is not None]
+            mismatched, totals = [c.mismatched for c in counted], [c.total for c in counted]
+        else:
+            counted = cells
+        trained = any([c.trained for c in cells])
         if counted:
-            lo, hi = min(c.mismatched for c in counted), max(c.mismatched for c in counted)  # type: ignore[type-var]
-            totals = sorted({c.total for c in counted})  # type: ignore[type-var]
+            lo, hi = min(mismatched), max(mismatched)  # type: ignore[type-var]
+            totals = sorted(set(totals))  # type: ignore[type-var]
             span = f"{lo}" if lo == hi else f"{lo} to {hi}"
             what = "loss value(s) of the steps" if trained else "element(s)"
             out.append(f"{span} {what} outside the tolerance per cell (of {', '.join(map(str, totals))})")
         per_name: dict[str, list[tuple[int, int]]] = {}
-        for c in cells:
+        for c in [c for c in cells if c.params_off]:  # training cells only
             for name, figures in c.params_off.items():
                 per_name.setdefault(name, []).append(figures)
         if per_name:
@@ -66,9 +77,13 @@ class FailureGroup:
             out.append(f"|out - ref| not finite in {unfinite} cell(s)" + (f"; largest finite one elsewhere {max(worst):.4g}" if worst else ""))
         elif worst:
             out.append(f"largest |{'loss' if trained else 'out'} - ref| {max(worst):.4g}")
-        metrics = [c.task_metric for c in cells if c.task_metric and c.task_metric.get("value") is not None]
+        metrics = [m for m in [c.task_metric for c in cells] if m]
+        values = metric_values(metrics, "value")
+        if None in values:
+            metrics = [m for m, value in zip(metrics, values) if value is not None]
+            values = [value for value in values if value is not None]
         if metrics:
-            low = min(metrics, key=lambda m: m["value"])
+            low = metrics[values.index(min(values))]  # the first lowest, as min(key=) finds it
             crit = ""
             if low.get("criterion"):
                 crit = f" (criterion {low['criterion']['op']} {low['criterion']['threshold']:g}: {'met' if low.get('passed') else 'not met'})"
@@ -77,6 +92,17 @@ class FailureGroup:
         if outside:
             out.append(outside)
         return out
+
+
+def metric_values(metrics: list[Any], name: str) -> list[Any]:
+    """``m.get(name)`` of each task metric. The fast path's metrics are Structs, read here as
+    attributes in C (a long log has thousands; an absent field reads UNSET); the careful
+    path's are dicts."""
+    try:
+        values = list(map(attrgetter(name), metrics))
+    except AttributeError:  # a dict, or a Struct without that field
+        return [m.get(name) for m in metrics]
+    return [None if value is UNSET else value for value in values] if UNSET in values else values
 
 
 def where_text(cell: CellRecord) -> str:
@@ -127,7 +153,7 @@ def _names(names: list[str]) -> str:
 
 def _outside_facts(cells: list[CellRecord]) -> str:
     """The excluded regions' statistics, when the plan declared judged regions."""
-    outs = [o["outside"] for c in cells for o in (c.per_output or []) if o.get("outside")]
+    outs = [o["outside"] for c in [c for c in cells if c.per_output] for o in c.per_output if o.get("outside")]  # type: ignore[union-attr]
     if not outs:
         return ""
     beyond = [o["beyond_tolerance"] for o in outs if o.get("beyond_tolerance") is not None]
@@ -144,10 +170,24 @@ def failure_groups(run: RunModel, cells: list[CellRecord] | None = None) -> list
     """Failed cells (or the given ones) by (mode, dtype, where), in plan order."""
     chosen = cells if cells is not None else [c for c in run.cells if c.status in FAILED]
     groups: dict[tuple[str, str, str], FailureGroup] = {}
+    # A long log has thousands of failed cells and few groups. where_text reads only these
+    # facts of a cell without per-output statistics, training or a zero count (the other
+    # cells' text is worked out for each): the group is looked up by them.
+    by_facts: dict[tuple[str, str, str, str | None, str | None], FailureGroup] = {}
     for cell in chosen:
-        key = (cell.planned.mode, cell.planned.dtype, where_text(cell))
-        group = groups.get(key)
+        planned = cell.planned
+        if cell.per_output or cell.trained or cell.mismatched == 0:
+            facts = None
+            group = None
+        else:
+            facts = (planned.mode, planned.dtype, cell.status, cell.failure_kind, cell.worst_output)
+            group = by_facts.get(facts)
         if group is None:
-            group = groups[key] = FailureGroup(*key)
+            key = (planned.mode, planned.dtype, where_text(cell))
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = FailureGroup(*key)
+            if facts is not None:
+                by_facts[facts] = group
         group.cells.append(cell)
     return list(groups.values())
