@@ -1,12 +1,15 @@
 """The judge's shortcuts for long logs give what reading every cell one by one gives: failure
-groups and task-metric fields."""
+groups, task-metric fields, the scope's groups and the flagged cells the rules pick from."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reportgen.contract.events import PlannedCell
+from reportgen.judge import disposition as d
 from reportgen.model.groups import failure_groups, metric_values, where_text
 from reportgen.model.runmodel import CellRecord, RunModel, read_run
 from tests.logbuilder import base_events, dumps, finish, with_envelope
@@ -68,3 +71,48 @@ def test_metric_values_read_the_fast_paths_structs_as_get_does(tmp_path: Path) -
     dicts = [{"name": "cosine", "value": 0.5}, {"name": "cosine", "value": None, "passed": False}]
     assert metric_values(dicts, "passed") == [None, False]
     assert metric_values(dicts, "value") == [0.5, None]
+
+
+def test_scope_groups_are_each_sides_cells_by_column_in_plan_order() -> None:
+    # Columns that come back after another, a side whose first cell of a column comes later
+    # than the other side's, a cache check.
+    plan = [("float32", "contiguous", "eager", "pass"), ("float32", "contiguous", "compiled", "mismatch"), ("float32", "contiguous", "eager", "error"),
+            ("bfloat16", "noncontiguous", "eager", "pass"), ("float32", "contiguous", "compiled", "pass"), ("float32", "contiguous", "eager", "pass"),
+            ("bfloat16", "noncontiguous", "eager", "untested"), ("float32", "contiguous", "compiled", "pass")]
+    cells = []
+    for n, (dtype, layout, mode, status) in enumerate(plan, start=1):
+        planned = PlannedCell(case=f"c{n}", batch=n, length=16, layout=layout, dtype=dtype, mode=mode, repeat_of="c1" if n == 8 else None)
+        cells.append(CellRecord(planned=planned, status=status))
+    expected: tuple[dict[tuple[str, str, str], list[tuple[str, str]]], ...] = ({}, {})
+    for c in cells:
+        label = c.shape_label + (" repeat (cache check)" if c.planned.repeat_of else "")
+        side = expected[0] if c.status == "pass" else expected[1]
+        side.setdefault((c.planned.dtype, c.planned.layout, c.planned.mode), []).append((label, c.status))
+    got = d._scope_pass(cells)
+    assert [[((g.dtype, g.layout, g.mode), list(g.cells)) for g in side] for side in got] == [list(side.items()) for side in expected]
+    assert [(g.mode, g.cells) for g in got[1]] == [("compiled", (("(2, 16)", "mismatch"),)), ("eager", (("(3, 16)", "error"),)), ("eager", (("(7, 16)", "untested"),))]
+
+
+FLAGGED = [
+    # (fact set on one cell, its value, the rule and the reason's rule that names that cell)
+    ("cold_check_failed", True, d.rule_mismatches, "cold-mismatch"),
+    ("cold_full_caches", ("/tmp/cache",), d.rule_cold_cache, "cold-cache"),
+    ("fallback_items", ("aten::foo",), d.rule_fallback, "cpu-fallback"),
+    ("graph_break_reasons", ("data-dependent branch",), d.rule_compiled_path, "graph-breaks"),
+    ("recompiles_seen", True, d.rule_compiled_path, "recompiles"),
+    ("recompiled", True, d.rule_compiled_path, "recompiles"),
+    ("recompile_limit_hit", True, d.rule_compiled_path, "recompile-limit"),
+    ("eager_after_recompile_limit", True, d.rule_compiled_path, "recompile-limit"),
+    ("per_output", [{"name": "hidden", "mismatched": 0, "region": "[:, 1:]", "outside": {"count": 4, "beyond_tolerance": 2, "nonfinite": 0}}], d.rule_notes, "judged-regions"),
+]
+
+
+@pytest.mark.parametrize(("fact", "value", "rule", "reason"), FLAGGED, ids=[f[0] for f in FLAGGED])
+def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(tmp_path: Path, fact: str, value: Any, rule: Any, reason: str) -> None:
+    run = _run(tmp_path, base_events())
+    assert [r for r in rule(run, {}) if r.rule == reason] == []
+    cell = run.cells[len(run.cells) // 2]
+    setattr(cell, fact, value)
+    run.derived.clear()  # the flagged cells are kept per run, and the run was changed
+    assert d.flagged(run) == [cell]
+    assert [r.cases for r in rule(run, {}) if r.rule == reason] == [(cell.case,)]

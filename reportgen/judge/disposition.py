@@ -13,12 +13,13 @@ the collector so an old log can be judged again when a rule changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Callable, Literal, Sequence
 
 from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import check_release_pairing, docs_for_family, evidence_families, family_label, load_backend_docs, targets, version_keys
 from reportgen.contract.events import PlannedCell
-from reportgen.model.runmodel import COLUMN, DESELECTED, LAYOUT_NOT_ACHIEVED, SHAPE, STATUS_ORDER, CellRecord, RunModel
+from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -89,8 +90,27 @@ class Disposition:
     performance_stopped: tuple[str, ...] = ()
 
 
+_CASE = attrgetter("case")
+
+
 def _cases(cells: Sequence[CellRecord]) -> tuple[str, ...]:
-    return tuple(c.case for c in cells)
+    return tuple(map(_CASE, cells))  # in C: a reason can name tens of thousands of cells
+
+
+def cells_with_status(run: RunModel, *statuses: str) -> tuple[CellRecord, ...]:
+    """``run.with_status``, without its scan over every cell when no cell has these statuses
+    (``run.counts()`` is worked out once per run and the view reads it too)."""
+    counts = run.counts()
+    return run.with_status(*statuses) if any(counts[s] for s in statuses) else ()
+
+
+def failed_cases(run: RunModel) -> tuple[str, ...]:
+    """The cases of the mismatching and non-finite cells, in plan order (worked out once per
+    run: the headline and the performance stop read them too)."""
+    found = run.derived.get("judge.failed_cases")
+    if found is None:
+        found = run.derived["judge.failed_cases"] = _cases(cells_with_status(run, *FAILED))
+    return found  # type: ignore[no-any-return]
 
 
 def _family(run: RunModel) -> str:
@@ -102,6 +122,8 @@ def rule_reference_nonfinite(run: RunModel, notes: Notes) -> list[Reason]:
     a comparison against it cannot establish correctness."""
     reasons = []
     for ref in run.references:
+        if not (ref.nonfinite or ref.golden_nonfinite):
+            continue  # the cells are looked up only for a reference that is a finding
         cells = [c for c in run.cells if c.case.startswith(f"{ref.shape}-")]
         if ref.nonfinite:
             reasons.append(Reason("reference-nonfinite", "blocked", f"The reference output for input {ref.shape} is itself non-finite ({ref.nonfinite} NaN/Inf element(s), {ref.device} {ref.dtype}): cells compared against it are not evidence of correctness.", _cases(cells)))
@@ -119,14 +141,14 @@ def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
         why = f"the run was aborted: {run.end.reason or 'no reason given'}"
     else:
         why = "the log's last line is cut off"
-    untested = [c for c in run.with_status("untested") if c.untested_reason is None]
+    untested = [c for c in cells_with_status(run, "untested") if c.untested_reason is None]
     return [Reason("incomplete-run", "blocked", f"Incomplete run: {why}.", _cases(untested))]
 
 
 def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     # A deselected cell, or one whose layout was not achieved, is untested too.
-    untested_cells = run.with_status("untested")
+    untested_cells = cells_with_status(run, "untested")
     untested = [c for c in untested_cells if c.untested_reason is None]
     if untested:
         reasons.append(Reason("untested-cells", "blocked", f"{len(untested)} planned cell(s) have no result and are untested.", _cases(untested)))
@@ -142,11 +164,27 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
             "they are untested for their planned layout.",
             _cases(missed),
         ))
-    skipped = [c for c in run.with_status("skipped") if not _accepted(notes, c)]
+    skipped = [c for c in cells_with_status(run, "skipped") if not _accepted(notes, c)]
     if skipped:
         why = sorted({c.skip_reason or "no reason recorded" for c in skipped})
         reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(why)}.", _cases(skipped)))
     return reasons
+
+
+def flagged(run: RunModel) -> list[CellRecord]:
+    """The cells with any fact that a rule looks for besides status and plan: a cold call that
+    did not match or did not start empty, CPU fallback, a graph break, a recompile, per-output
+    statistics. Found in one pass over the cells, kept for the run (a long log has tens of
+    thousands of cells and almost none of these); each rule picks its own from these few.
+    A rule that reads another such fact adds it here."""
+    found = run.derived.get("judge.flagged")
+    if found is None:
+        found = run.derived["judge.flagged"] = [
+            c for c in run.cells
+            if c.cold_check_failed or c.cold_full_caches or c.fallback_items or c.graph_break_reasons or c.recompiles_seen
+            or c.recompiled or c.recompile_limit_hit or c.eager_after_recompile_limit or c.per_output
+        ]
+    return found  # type: ignore[no-any-return]
 
 
 def _accepted(notes: Notes, cell: CellRecord) -> bool:
@@ -155,26 +193,38 @@ def _accepted(notes: Notes, cell: CellRecord) -> bool:
 
 
 def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: str) -> list[Reason]:
-    unexplained = [c for c in cells if c.case not in notes]
-    no_verdict = [c for c in cells if c.case in notes and notes[c.case].verdict is None]
+    unexplained: list[CellRecord] = []
+    no_verdict: list[CellRecord] = []
+    accepted: list[CellRecord] = []
+    changes: dict[str | None, list[CellRecord]] = {"operator": [], "layout": [], "precision": []}
+    # One pass sorts each cell by its annotation (a long log has thousands of failed cells).
+    for c in cells:
+        note = notes.get(c.case)
+        if note is None:
+            unexplained.append(c)
+            continue
+        if note.verdict is None:
+            no_verdict.append(c)
+        if note.change in changes:
+            changes[note.change].append(c)
+        if note.accepted:
+            accepted.append(c)
     reasons = []
     if unexplained:
         reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.", _cases(unexplained), needs_verdict=True))
     if no_verdict:
         reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained but without a verdict (accepted or change-needed).", _cases(no_verdict), needs_verdict=True))
-    for change in ("operator", "layout", "precision"):
-        needed = [c for c in cells if c.case in notes and notes[c.case].change == change]
+    for change, needed in changes.items():
         if needed:
             reasons.append(Reason(rule, "change", f"{len(needed)} {what} need a {change} change, per the annotations.", _cases(needed), change))
-    accepted = [c for c in cells if _accepted(notes, c)]
     if accepted:
         reasons.append(Reason(rule, "note", f"{len(accepted)} {what} accepted with a reason in the annotations.", _cases(accepted)))
     return reasons
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
-    reasons = _judge_failures(run.with_status(*FAILED), notes, "mismatch", "mismatching cell(s)")
-    cold_bad = [c for c in run.cells if c.cold_check_failed]
+    reasons = _judge_failures(cells_with_status(run, *FAILED), notes, "mismatch", "mismatching cell(s)")
+    cold_bad = [c for c in flagged(run) if c.cold_check_failed]
     if cold_bad:
         reasons.append(Reason("cold-mismatch", "blocked", f"The cold first call of {len(cold_bad)} cell(s) did not match the reference within tolerance.", _cases(cold_bad)))
     return reasons
@@ -182,7 +232,7 @@ def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
 
 def rule_cold_cache(run: RunModel, notes: Notes) -> list[Reason]:
     """A cold call is only as cold as its caches were: say which were not empty."""
-    warm_caches = [c for c in run.cells if c.cold_full_caches]
+    warm_caches = [c for c in flagged(run) if c.cold_full_caches]
     if not warm_caches:
         return []
     dirs = sorted({folder for c in warm_caches for folder in c.cold_full_caches})
@@ -190,14 +240,14 @@ def rule_cold_cache(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 def rule_errors(run: RunModel, notes: Notes) -> list[Reason]:
-    return _judge_failures(run.with_status("error"), notes, "error", "errored cell(s)")
+    return _judge_failures(cells_with_status(run, "error"), notes, "error", "errored cell(s)")
 
 
 def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
     if run.plan is None:
         return [Reason("tolerances", "blocked", "No plan was recorded, so no tolerances were declared before the results.")]
     reasons = []
-    dtypes = sorted({c.planned.dtype for c in run.cells})
+    dtypes = sorted({dtype for dtype, _, _ in planned_columns(run)})
     missing = [d for d in dtypes if d not in run.plan.tolerances]
     if missing:
         cells = [c for c in run.cells if c.planned.dtype in missing]
@@ -293,7 +343,7 @@ def _outputs_not_f64(cell: CellRecord) -> bool:
 
 
 def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
-    fell = [c for c in run.cells if c.fallback_items]
+    fell = [c for c in flagged(run) if c.fallback_items]
     reasons = []
     if fell:
         ops = sorted({op for c in fell for op in c.fallback_items})
@@ -307,9 +357,10 @@ def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
-    breaks = [c for c in run.cells if c.graph_break_reasons]
-    recompiles = [c for c in run.cells if c.recompiles_seen or c.recompiled]
-    limit = [c for c in run.cells if c.recompile_limit_hit or c.eager_after_recompile_limit]
+    cells = flagged(run)
+    breaks = [c for c in cells if c.graph_break_reasons]
+    recompiles = [c for c in cells if c.recompiles_seen or c.recompiled]
+    limit = [c for c in cells if c.recompile_limit_hit or c.eager_after_recompile_limit]
     reasons = []
     if breaks:
         why = sorted({reason for c in breaks for reason in c.graph_break_reasons})
@@ -358,9 +409,9 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     def twin_key(p: PlannedCell) -> tuple[object, ...]:
         return (p.batch, p.length, p.dtype, p.mode, p.repeat_of is None)
 
+    if not any(layout == "noncontiguous" for _, layout, _ in planned_columns(run)):
+        return []  # known without a pass over every cell
     nonc = [c for c in run.cells if c.planned.layout == "noncontiguous"]
-    if not nonc:
-        return []
     contiguous = {twin_key(c.planned): c for c in reversed(run.cells) if c.planned.layout == "contiguous"}
     failing = [c for c in nonc if c.status in ("error", "mismatch", "nonfinite") and (t := contiguous.get(twin_key(c.planned))) is not None and t.status == "pass"]
     reasons = []
@@ -404,8 +455,10 @@ def rule_adapter(run: RunModel, notes: Notes) -> list[Reason]:
         if docs is not None and docs.adapter_note and not any(r.message == docs.adapter_note for r in reasons):
             reasons.append(Reason(f"{docs.target}-adapter", "note", docs.adapter_note))
     ran = docs_for_family(_family(run))
-    compiled = [c for c in run.with_status("pass") if c.planned.mode == "compiled"]
-    if compiled and ran is not None and ran.compile_fallback_setting:
+    if ran is None or not ran.compile_fallback_setting:
+        return reasons
+    compiled = [c for c in cells_with_status(run, "pass") if c.planned.mode == "compiled"]
+    if compiled:
         name, wanted = ran.compile_fallback_setting["name"], ran.compile_fallback_setting["value"]
         value = _setting(run, name)
         if value != wanted:
@@ -439,7 +492,7 @@ def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
 def _left_out(run: RunModel) -> list[Reason]:
     """Elements the plan's judged regions leave out that the tolerance would refuse: said up front, never hidden."""
     cells, beyond, nonfinite, regions = [], 0, 0, set()
-    for c in run.cells:
+    for c in [c for c in flagged(run) if c.per_output]:
         found = False
         for o in c.per_output or []:
             x = o.get("outside")
@@ -480,21 +533,51 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
 ]
 
 
-def _scope_groups(cells: Sequence[CellRecord]) -> tuple[ScopeGroup, ...]:
-    groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-    for c, key, (batch, length, repeat_of) in zip(cells, map(COLUMN, cells), map(SHAPE, cells)):
-        label = f"({batch}, {length}) repeat (cache check)" if repeat_of else f"({batch}, {length})"
-        members = groups.get(key)
-        if members is None:
-            members = groups[key] = []
-        members.append((label, c.status))
-    return tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
+def planned_columns(run: RunModel) -> set[tuple[str, str, str]]:
+    """The (dtype, layout, mode) columns the plan has cells in (from the scope's one pass)."""
+    return {(g.dtype, g.layout, g.mode) for side in _scope_groups(run) for g in side}
+
+
+def _scope_groups(run: RunModel) -> tuple[tuple[ScopeGroup, ...], tuple[ScopeGroup, ...]]:
+    """(passed, not passed) groups, each in plan order; worked out once per run (the rules
+    read its columns too)."""
+    found = run.derived.get("judge.scope_groups")
+    if found is None:
+        found = run.derived["judge.scope_groups"] = _scope_pass(run.cells)
+    return found  # type: ignore[no-any-return]
+
+
+def _scope_pass(cells: Sequence[CellRecord]) -> tuple[tuple[ScopeGroup, ...], tuple[ScopeGroup, ...]]:
+    passed: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    not_passed: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    # One pass over every cell for both sides (a long log has tens of thousands). A column's
+    # cells mostly follow each other in plan order: its lists are looked up again only when the
+    # column changes, and the shape label is written inline (shape_label's words).
+    dtype = layout = mode = passing = failing = None
+    for c in cells:
+        p, status = c.planned, c.status
+        if p.dtype != dtype or p.layout != layout or p.mode != mode:
+            dtype, layout, mode = p.dtype, p.layout, p.mode
+            passing = failing = None
+        label = f"({p.batch}, {p.length}) repeat (cache check)" if p.repeat_of else f"({p.batch}, {p.length})"
+        if status == "pass":
+            if passing is None:
+                passing = passed.setdefault((dtype, layout, mode), [])
+            passing.append((label, status))
+        else:
+            if failing is None:
+                failing = not_passed.setdefault((dtype, layout, mode), [])
+            failing.append((label, status))
+    return tuple(
+        tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
+        for groups in (passed, not_passed)
+    )
 
 
 def verdicts_headline(run: RunModel, cases: set[str]) -> str:
     """'Blocked: 10 mismatches need the owner's verdict', counting each kind of failed cell."""
-    mismatches = sum(1 for c in run.with_status(*FAILED) if c.case in cases)
-    errors = sum(1 for c in run.with_status("error") if c.case in cases)
+    mismatches = sum(map(cases.__contains__, failed_cases(run)))  # counted in C
+    errors = sum(map(cases.__contains__, map(_CASE, cells_with_status(run, "error"))))
     parts = [f"{mismatches} mismatch{'es' if mismatches != 1 else ''}"] if mismatches else []
     parts += [f"{errors} errored cell{'s' if errors != 1 else ''}"] if errors else []
     verb = "needs" if mismatches + errors == 1 else "need"
@@ -505,13 +588,14 @@ def scope_of(run: RunModel) -> Scope:
     versions = {}
     if run.environment:
         versions = {k: v.value for k, v in run.environment.versions.items() if v.value and k in version_keys()}
+    passed, not_passed = _scope_groups(run)
     return Scope(
         target=run.plan.target if run.plan else run.start.target,
         intended_target=intended_target(run),
         evidence=evidence_for(run),
         family=_family(run),
-        passed=_scope_groups(run.with_status("pass")),
-        not_passed=_scope_groups(run.with_status(*(s for s in STATUS_ORDER if s != "pass"))),
+        passed=passed,
+        not_passed=not_passed,
         versions=versions,
     )
 
@@ -529,7 +613,7 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     headline = HEADLINES[outcome] + (f": {', '.join(changes)}" if outcome == "change" else "")
     blocking = [r for r in reasons if r.outcome == "blocked"]
     if blocking and all(r.needs_verdict for r in blocking):
-        headline = verdicts_headline(run, {case for r in blocking for case in r.cases})
+        headline = verdicts_headline(run, set().union(*(r.cases for r in blocking)))
     scope = scope_of(run)
     if outcome == "suitable":
         headline += f": {scope_sentence(scope)}"
@@ -550,4 +634,4 @@ def scope_sentence(scope: Scope) -> str:
 
 def performance_stopped(run: RunModel, notes: Notes) -> tuple[str, ...]:
     """Cells whose mismatch has no verdict yet: performance acceptance waits for them."""
-    return tuple(c.case for c in run.with_status(*FAILED) if not (c.case in notes and notes[c.case].verdict))
+    return tuple([case for case in failed_cases(run) if not ((note := notes.get(case)) is not None and note.verdict)])
