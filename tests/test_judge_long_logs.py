@@ -1,8 +1,10 @@
 """The judge's shortcuts for long logs give what reading every cell one by one gives: failure
-groups, task-metric fields, the scope's groups and the flagged cells the rules pick from."""
+groups, task-metric fields, the scope's groups, the flagged cells the rules pick from, and the
+finding's counts."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +12,10 @@ import pytest
 
 from reportgen.contract.events import PlannedCell
 from reportgen.judge import disposition as d
+from reportgen.judge.nextstep import _failed_by_mode_dtype, finding
 from reportgen.model.groups import failure_groups, metric_values, where_text
 from reportgen.model.runmodel import CellRecord, RunModel, read_run
-from tests.logbuilder import base_events, dumps, finish, with_envelope
+from tests.logbuilder import base_events, case_key, dumps, finish, with_envelope
 
 Events = list[dict[str, Any]]
 
@@ -116,3 +119,19 @@ def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(tmp_path:
     run.derived.clear()  # the flagged cells are kept per run, and the run was changed
     assert d.flagged(run) == [cell]
     assert [r.cases for r in rule(run, {}) if r.rule == reason] == [(cell.case,)]
+
+
+def test_the_findings_counts_from_the_scope_are_the_failed_cells_counts(tmp_path: Path) -> None:
+    events = base_events()
+    statuses = {case_key(1, 16, "compiled"): "mismatch", case_key(1, 16, "eager"): "nonfinite", case_key(2, 16, "compiled"): "error"}
+    for e in events:
+        if e["kind"] == "case_result" and e["case"] in statuses:
+            e["status"] = statuses[e["case"]]
+            if statuses[e["case"]] == "error":
+                e["failure"] = {"phase": "compile", "type": "RuntimeError", "message": "boom"}
+    run = _run(tmp_path, events)
+    disposition = d.decide(run, {})
+    failed = [c for c in run.cells if c.status in d.FAILED]
+    assert len(failed) == 2
+    assert _failed_by_mode_dtype(disposition.scope) == Counter((c.planned.mode, c.planned.dtype) for c in failed)
+    assert finding(run, disposition).startswith("2 cell(s) differ from the reference beyond tolerance (compiled/float32: 1, eager/float32: 1)")

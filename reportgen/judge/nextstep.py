@@ -9,9 +9,9 @@ The next step for each rule is data (``NEXT_STEPS``), so a new rule adds one lin
 from __future__ import annotations
 
 from collections import Counter
-from operator import attrgetter
 
-from reportgen.judge.disposition import FAILED, Disposition, Reason
+from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, cells_with_status
+from reportgen.model.groups import metric_values
 from reportgen.model.runmodel import RunModel
 
 # Rule -> what to do next and where. {annotate} and {collect} are filled in per run.
@@ -38,26 +38,35 @@ NEXT_STEPS: dict[str, str] = {
 }
 
 
-_MODE_DTYPE = attrgetter("planned.mode", "planned.dtype")
+def _failed_by_mode_dtype(scope: Scope) -> Counter[tuple[str, str]]:
+    """Failed cells per (mode, dtype), counted from the scope's cells that did not pass (each
+    column's statuses, gathered in the scope's one pass over every cell)."""
+    counted: Counter[tuple[str, str]] = Counter()
+    for group in scope.not_passed:
+        statuses = [status for _, status in group.cells]
+        n = sum(map(statuses.count, FAILED))
+        if n:
+            counted[(group.mode, group.dtype)] += n
+    return counted
 
 
-def _cells_phrase(cells: list, what: str) -> str:
-    counted = Counter(map(_MODE_DTYPE, cells))  # (mode, dtype) per cell, put in words once per group
-    by_group = Counter({f"{mode}/{dtype}": n for (mode, dtype), n in counted.items()})
+def _cells_phrase(count: int, counted: Counter[tuple[str, str]], what: str) -> str:
+    by_group = Counter({f"{mode}/{dtype}": n for (mode, dtype), n in counted.items()})  # each group put in words once
     groups = ", ".join(f"{group}: {n}" for group, n in sorted(by_group.items(), key=lambda kv: (-kv[1], kv[0])))
-    return f"{len(cells)} cell(s) {what} ({groups})"
+    return f"{count} cell(s) {what} ({groups})"
 
 
 def finding(run: RunModel, disposition: Disposition) -> str:
     """The dominant measured finding, in words."""
-    failed, errored, untested = run.with_status(*FAILED), run.with_status("error"), run.with_status("untested")
+    failed, errored, untested = cells_with_status(run, *FAILED), cells_with_status(run, "error"), cells_with_status(run, "untested")
     parts = []
     if failed:
-        text = _cells_phrase(failed, "differ from the reference beyond tolerance")
+        text = _cells_phrase(len(failed), _failed_by_mode_dtype(disposition.scope), "differ from the reference beyond tolerance")
         # The cells' compact facts (runmodel), not their events: a long run has thousands of these.
-        judged = [c for c in failed if c.task_metric is not None and c.task_metric.get("passed") is not None]
+        # Each metric's "passed" read once: a long run has thousands of failed cells.
+        judged = [passed for passed in metric_values([m for m in [c.task_metric for c in failed] if m is not None], "passed") if passed is not None]
         if judged:
-            met = sum(1 for c in judged if c.task_metric.get("passed"))  # type: ignore[union-attr]
+            met = sum(map(bool, judged))
             text += f"; task metric met in {met} of {len(judged)}" if met < len(judged) else f"; task metric met in all {met}"
         parts.append(text)
     if errored:
@@ -98,7 +107,7 @@ def _first(reasons: list[Reason]) -> Reason:
 
 
 def _collect_hint(run: RunModel) -> str:
-    untested = [c.case for c in run.with_status("untested")]
+    untested = [c.case for c in cells_with_status(run, "untested")]
     if untested and len(untested) <= 3:
         return "`python -m collector ... " + " ".join(f"--only {case}" for case in untested) + "`"
     return "`python -m collector` with the same plan"
