@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 import plotly.graph_objects as go
@@ -31,6 +32,7 @@ LAYOUT = {
     "plot_bgcolor": "rgba(0,0,0,0)",
 }
 MODE_COLOURS = {"eager": "#1f77b4", "compiled": "#d62728"}
+_COLD, _WARM = attrgetter("cold"), attrgetter("warm")
 
 
 # The largest magnitude drawn (and the smallest above zero on a log axis): a value that
@@ -94,30 +96,30 @@ def _drawable(value: float | None, log_axis: bool = False) -> bool:
 
 
 def warm_latency(cells: list[CellRecord]) -> Figure | None:
-    timed = [c for c in cells if c.warm]
+    timed = [(c, warm) for c, warm in zip(cells, map(_WARM, cells)) if warm]  # each cell's events looked up once
     if not timed:
         return None
     layout = {**LAYOUT, "title": {"text": "Warm latency per cell (ms)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}, "showlegend": True}
     traces = []
     for mode in ("eager", "compiled"):
-        group = [c for c in timed if c.planned.mode == mode]
+        group = [(c, warm) for c, warm in timed if c.planned.mode == mode]
         if not group:
             continue
-        xs = [plain(c.case) for c in group for _ in c.warm.samples_s]
-        ys = [s * 1e3 for c in group for s in c.warm.samples_s]
+        xs = [plain(c.case) for c, warm in group for _ in warm.samples_s]
+        ys = [s * 1e3 for _, warm in group for s in warm.samples_s]
         traces.append({"type": "box", "x": xs, "y": ys, "name": mode, "marker": {"color": MODE_COLOURS[mode]}, "boxpoints": "outliers"})
     return Figure("fig-warm-latency", "Warm latency", "Every warm sample per cell (box: median and quartiles), device synchronised at each boundary.", _figure(layout, traces))
 
 
 def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
-    both = [c for c in cells if c.cold and c.warm]
+    both = [(c, cold, warm) for c, cold, warm in zip(cells, map(_COLD, cells), map(_WARM, cells)) if cold and warm]  # events looked up once
     if not both:
         return None
     layout = {**LAYOUT, "title": {"text": "Cold first call vs warm median (s, log scale)"}, "yaxis": {"type": "log", "title": {"text": "seconds"}}, "barmode": "group"}
-    cases = [plain(c.case) for c in both]
+    cases = [plain(c.case) for c, _, _ in both]
     traces = [
-        {"type": "bar", "x": cases, "y": [c.cold.seconds for c in both], "name": "cold first call", "marker": {"color": "#9467bd"}, "customdata": [human(c.cold.cache_condition) for c in both], "hovertemplate": "%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"},
-        {"type": "bar", "x": cases, "y": [c.warm.median_s for c in both], "name": "warm median", "marker": {"color": "#2ca02c"}},
+        {"type": "bar", "x": cases, "y": [cold.seconds for _, cold, _ in both], "name": "cold first call", "marker": {"color": "#9467bd"}, "customdata": [human(cold.cache_condition) for _, cold, _ in both], "hovertemplate": "%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"},
+        {"type": "bar", "x": cases, "y": [warm.median_s for _, _, warm in both], "name": "warm median", "marker": {"color": "#2ca02c"}},
     ]
     return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _figure(layout, traces))
 
@@ -140,16 +142,20 @@ def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
         if best[0] is None or ratio > best[0] or (ratio == best[0] and nonfinite and not best[2]):
             best = (ratio, what, nonfinite)
 
-    stats = cell.result.error_stats if cell.result else None
+    result = cell.result
+    stats = result.error_stats if result else None
     if stats is not None and stats.allowed_at_worst > 0:
         take(None if stats.diff_at_worst is None else stats.diff_at_worst / stats.allowed_at_worst, stats.worst_output or "outputs")
     elif stats is not None and stats.mismatched == 0 and stats.diff_at_worst == 0:
         take(0.0, stats.worst_output or "outputs")
+    if not cell.trained:  # no train_step or train_result event: nothing more judged it
+        return best
     for step in cell.train_steps:
         for grad in step.grads:
             take(grad.worst_ratio, f"gradient of {grad.name} at step {step.step}")
-    if cell.train_result is not None:
-        for param in cell.train_result.params:
+    train_result = cell.train_result
+    if train_result is not None:
+        for param in train_result.params:
             take(param.worst_ratio, f"updated {param.name}" + (f" ({param.rule})" if param.rule else ""))
     return best
 
@@ -208,7 +214,7 @@ MODE_DASH = {"eager": "solid", "compiled": "dash"}
 
 
 def loss_curves(cells: list[CellRecord]) -> Figure | None:
-    trained = [c for c in cells if c.train_steps]
+    trained = [c for c in cells if c.trained and c.train_steps]
     if not trained:
         return None
     layout = {**LAYOUT, "title": {"text": "Training loss per step: reference, eager, compiled"}, "xaxis": {"title": {"text": "step"}, "dtick": 1}, "yaxis": {"title": {"text": "loss"}}, "margin": {**LAYOUT["margin"], "b": 60}}

@@ -675,11 +675,13 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         tm = result.task_metric
         crit = f" ({tm.criterion.op} {tm.criterion.threshold:g})" if tm.criterion else ""
         stats.append(Row("task metric", f"{tm.name} = {fmt(tm.value, digits=6)}{crit}: {'met' if tm.passed else 'not met' if tm.passed is False else 'no criterion'}"))
-    if cell.train_steps:
-        bad_steps = [s.step for s in cell.train_steps if not s.loss_within or any(g.mismatched for g in s.grads)]
+    # Only a cell with training events (``trained``) has steps or a training result to look up.
+    train_steps, train_result = (cell.train_steps, cell.train_result) if cell.trained else ([], None)
+    if train_steps:
+        bad_steps = [s.step for s in train_steps if not s.loss_within or any(g.mismatched for g in s.grads)]
         stats.append(Row("training steps with loss or gradients outside tolerance", ", ".join(map(str, bad_steps)) or "none"))
-    if cell.train_result:
-        bad = [p for p in cell.train_result.params if p.mismatched]
+    if train_result:
+        bad = [p for p in train_result.params if p.mismatched]
         stats.append(Row("updated parameters outside tolerance", "; ".join(f"{p.name}: {p.mismatched} of {p.total}" for p in bad) or "none"))
     if result and result.outputs:
         stats.append(Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs)))
@@ -918,8 +920,11 @@ def _first_cells(run: RunModel, keep: Callable[[CellRecord], Any]) -> list[CellR
 
 
 def _compile_rows(run: RunModel) -> list[dict[str, str]]:
-    rows = []
+    rows: list[dict[str, str]] = []
+    if not run.kind_counts.get("compile"):  # no compile event: no cell's events need looking through
+        return rows
     for c in _first_cells(run, lambda c: c.compiles):
+        result = c.result
         for k in c.compiles:
             rows.append({
                 "case": c.case + ("" if k.graph == "inference" else f" ({k.graph})"),
@@ -931,7 +936,7 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
                 "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
                 "condition": human(k.cache_condition) + (f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}" if k.cache_entries_before is not None else "; cache entries not listed"),
                 "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
-                "repeat": {True: "compiled again", False: "reused"}.get(c.result.recompiled, "") if c.result else "",
+                "repeat": {True: "compiled again", False: "reused"}.get(result.recompiled, "") if result else "",
             })
     return rows[:DETAIL_CAP]
 
@@ -939,7 +944,8 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
 def _fallback_rows(run: RunModel) -> list[Row]:
     rows = []
     for c in _first_cells(run, lambda c: c.fallback_status is not None):
-        fb, tr = c.operators.fallback, c.operators.transfers  # type: ignore[union-attr]
+        ops = c.operators
+        fb, tr = ops.fallback, ops.transfers  # type: ignore[union-attr]
         fb_text = ", ".join(fb.items) if fb.status == "measured" and fb.items else ("none" if fb.status == "measured" else f"{human(fb.status)}: {fb.reason}")
         tr_text = f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{human(tr.status)}: {tr.reason}"
         rows.append(Row(c.case, f"fallback: {fb_text}; transfers: {tr_text}", anchor(c.case)))
