@@ -76,6 +76,8 @@ def mutated_plans(draw: st.DrawFn) -> dict[str, Any]:
     plan["workload"]["module"] = str(REPO / "collector" / "workloads" / "tiny_encoder.py")
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         paths = [p for p in _paths(plan) if p]
+        if not paths:  # every key deleted: nothing left to change
+            break
         path = draw(st.sampled_from(paths))
         parent = _parent(plan, path)
         action = draw(st.sampled_from(["same", "same", "same", "replace", "delete", "add", "rename"]))
