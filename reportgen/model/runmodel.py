@@ -11,6 +11,7 @@ when a report shows that cell in full.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import compress
 from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,11 +268,12 @@ class RunBuilder:
             counts[kind] = counts.get(kind, 0) + kinds.count(kind)
         if self.first_result_line is None:
             self.first_result_line = next((line for line, kind in zip(numbers, kinds) if kind in ("case_result", "compile", "timing")), None)
-        unset, op_lists, unrecorded, cell_of = UNSET, _OP_LISTS, _UNRECORDED_TIMED, cells.get
-        for line, s, kind, case in zip(numbers, structs, kinds, cases):
-            cell = cell_of(case)  # type: ignore[arg-type]
-            if cell is None:
-                continue
+        unset, op_lists, unrecorded = UNSET, _OP_LISTS, _UNRECORDED_TIMED
+        found = list(map(cells.get, cases))  # the cells looked up in C
+        if not all(found):  # an event for a cell the plan does not list: not attached
+            keep = list(map(bool, found))
+            numbers, structs, kinds, found = (list(compress(column, keep)) for column in (numbers, structs, kinds, found))
+        for line, s, kind, cell in zip(numbers, structs, kinds, found):
             cell.lines.append(line)
             if kind == "timing":
                 cold, warm = s.cold, s.warm
