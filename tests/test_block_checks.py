@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from reportgen.contract import validation
-from reportgen.contract.validation import read_log
+from reportgen.contract.validation import _increasing, read_log
 from tests.logbuilder import dumps, large_log
 from tests.test_fast_path_agrees import _summary, careful_only
 
@@ -65,3 +65,15 @@ def test_two_events_on_one_line_are_found_with_either_key_order(joined: bytes, r
         fast, careful = read_log(path), careful_only(monkeypatch, path)
         assert _summary(fast) == _summary(careful)
         assert [p.line for p in fast.errors] == [at + 1]
+
+
+@pytest.mark.parametrize(
+    ("seqs", "increasing"),
+    [([7], True), ([1, 2, 3], True), ([1, 3, 4], True), ([1, 1, 2], False), ([3, 2, 1], False),
+     ([1, 3, 2, 4], False), ([0, 1, 3, 2, 4], False), ([2, 2], False), ([5, 4, 6, 7], False)],
+)
+def test_a_block_s_seqs_rise_strictly_or_it_takes_the_line_checks(seqs: list[int], increasing: bool) -> None:
+    """The consecutive-run shortcut agrees with the pairwise comparison, including runs whose
+    ends are as far apart as a consecutive run's but whose middle is out of order."""
+    assert _increasing(seqs) is increasing
+    assert increasing == all(a < b for a, b in zip(seqs, seqs[1:]))
