@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import chain, compress, islice
+from itertools import compress, islice
 from operator import attrgetter
 from typing import Any, Callable, Collection
 
@@ -30,12 +30,7 @@ from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
-_FALLBACK_STATUS, _FALLBACK_ITEMS = attrgetter("fallback_status"), attrgetter("fallback_items")
-_NONFINITE = attrgetter("output_nonfinite")
-_COLUMN_STATUS = attrgetter("planned.dtype", "planned.layout", "planned.mode", "status")
-_BATCH_LENGTH = attrgetter("planned.batch", "planned.length")
-_PLANNED, _BATCH, _LENGTH, _REPEAT_OF = attrgetter("planned"), attrgetter("batch"), attrgetter("length"), attrgetter("repeat_of")
-_CASE, _WARNINGS, _RESULT_LINE, _TIMED = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line"), attrgetter("timed")
+_CASE, _WARNINGS, _RESULT_LINE = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -359,9 +354,9 @@ def _record(run: RunModel, timing_scope: str) -> list[Row]:
     plan, env = run.plan, run.environment
     counts = run.counts()
     fell, fallback_states = _fallback_summary(run)
-    columns = _column_status_counts(run)
-    dtypes, layouts, modes = ({column[i] for column in columns} for i in range(3))
-    shapes = set(map(_BATCH_LENGTH, run.cells))
+    tally = _tally(run)
+    dtypes, layouts, modes = ({column[i] for column in tally.columns} for i in range(3))
+    shapes = tally.shapes
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
@@ -391,16 +386,14 @@ def _selection_text(run: RunModel) -> str:
 
 
 def _layout_fed_text(run: RunModel) -> str:
-    ran = [c for c in run.cells if c.result_line is not None and c.measured_status not in (None, "skipped")]
-    measured = [c for c in ran if c.layout_achieved is not None]
-    if not measured:
+    tally = _tally(run)
+    if not tally.layout_checked:
         return "not measured (the log does not record what the model received)"
-    missed = [c for c in measured if c.layout_achieved is False]
-    text = f"checked at the model's call boundary for {len(measured)} of {len(ran)} cells that ran; "
-    text += f"{len(missed)} did not receive their planned layout (layout not achieved)" if missed else "every one received its planned layout"
-    late = [c for c in run.cells if c.timing_layout_missed]
-    if late:
-        text += f"; {len(late)} cell(s) had timed calls fed another layout"
+    text = f"checked at the model's call boundary for {tally.layout_checked} of {tally.ran} cells that ran; "
+    missed = tally.layout_missed
+    text += f"{missed} did not receive their planned layout (layout not achieved)" if missed else "every one received its planned layout"
+    if tally.timing_layout_missed:
+        text += f"; {tally.timing_layout_missed} cell(s) had timed calls fed another layout"
     return text
 
 
@@ -437,7 +430,7 @@ def timed_scope_text(run: RunModel) -> str:
     seen: dict[str, list[str]] = {}
     unrecorded = 0
     # The timing facts are shared tuples: each distinct one is put in words once, in first-seen order.
-    for (call, region, notes, synchronized), n in Counter(chain.from_iterable(map(_TIMED, run.cells))).items():
+    for (call, region, notes, synchronized), n in _tally(run).timed.items():
         if region is None:
             unrecorded += n
             continue
@@ -514,10 +507,8 @@ def scope_view(scope: Scope, run: RunModel) -> ScopeView:
 
 def _fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
     """The ops that fell back anywhere, and every fallback status recorded."""
-    states = set(map(_FALLBACK_STATUS, run.cells))
-    states.discard(None)
-    ops = set(chain.from_iterable(map(_FALLBACK_ITEMS, run.cells)))
-    return sorted(ops), sorted(states)  # type: ignore[type-var]
+    tally = _tally(run)
+    return sorted(tally.fallback_ops), sorted(tally.fallback_states)
 
 
 def _device_text(run: RunModel) -> str:
@@ -543,22 +534,69 @@ def backend_note(run: RunModel) -> str:
     return adapter_notes(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "")
 
 
-def _column_status_counts(run: RunModel) -> dict[tuple[str, str, str, str], int]:
-    """Cells per (dtype, layout, mode, status), in the order each first appears in the plan
-    (worked out once per run: the record, the matrix and its group table read it)."""
-    found = run.derived.get("column_status")
+TimedFact = tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]  # see CellRecord.timed
+
+
+@dataclass
+class CellTally:
+    """Figures over every cell that the record and the matrix show, gathered in one pass
+    (a long log has tens of thousands of cells: one loop costs less than a pass per figure)."""
+
+    columns: dict[tuple[str, str, str, str], int] = field(default_factory=dict)  # cells per (dtype, layout, mode, status), first seen first
+    row_keys: list[tuple[int, int, bool]] = field(default_factory=list)  # each cell's matrix row: (batch, length, is a repeat)
+    shapes: set[tuple[int, int]] = field(default_factory=set)  # (batch, length)
+    fallback_states: set[str] = field(default_factory=set)
+    fallback_ops: set[str] = field(default_factory=set)
+    ran: int = 0  # cells with a result that is not a skip
+    layout_checked: int = 0  # of those, cells whose layout at the model call was measured
+    layout_missed: int = 0  # of those, cells that did not receive their planned layout
+    timing_layout_missed: int = 0  # cells whose timed calls were fed another layout
+    timed: dict[TimedFact, int] = field(default_factory=dict)  # timing facts (shared tuples), first seen first
+    nonfinite: int = 0  # cells with a NaN or Inf output element
+
+
+def _tally(run: RunModel) -> CellTally:
+    """The run's CellTally, worked out once per run."""
+    found = run.derived.get("view.tally")
     if found is None:
-        found = run.derived["column_status"] = Counter(map(_COLUMN_STATUS, run.cells))
+        found = run.derived["view.tally"] = _count_cells(run.cells)
     return found  # type: ignore[no-any-return]
+
+
+def _count_cells(cells: list[CellRecord]) -> CellTally:
+    tally = CellTally()
+    columns, row_keys, shapes, timed = tally.columns, tally.row_keys, tally.shapes, tally.timed
+    for c in cells:
+        p = c.planned
+        column = (p.dtype, p.layout, p.mode, c.status)
+        columns[column] = columns.get(column, 0) + 1
+        row_keys.append((p.batch, p.length, bool(p.repeat_of)))
+        shapes.add((p.batch, p.length))
+        if c.fallback_status is not None:
+            tally.fallback_states.add(c.fallback_status)
+        if c.fallback_items:
+            tally.fallback_ops.update(c.fallback_items)
+        if c.result_line is not None and c.measured_status not in (None, "skipped"):
+            tally.ran += 1
+            if c.layout_achieved is not None:
+                tally.layout_checked += 1
+                if c.layout_achieved is False:
+                    tally.layout_missed += 1
+        if c.timing_layout_missed:
+            tally.timing_layout_missed += 1
+        for fact in c.timed:
+            timed[fact] = timed.get(fact, 0) + 1
+        if c.output_nonfinite:
+            tally.nonfinite += 1
+    return tally
 
 
 def _matrix(run: RunModel) -> MatrixView:
     """Shape rows by dtype/layout/mode columns; the first DETAIL_CAP rows, counts over all."""
+    tally = _tally(run)
     # A column's first cell comes first among its statuses' first cells: first-seen order holds.
-    columns = list(dict.fromkeys(combo[:3] for combo in _column_status_counts(run)))
-    planned = list(map(_PLANNED, run.cells))
-    # Speed: the row keys (batch, length, is a repeat) built in C, a few ms for 50,000 cells.
-    keys = list(zip(map(_BATCH, planned), map(_LENGTH, planned), map(bool, map(_REPEAT_OF, planned))))
+    columns = list(dict.fromkeys(combo[:3] for combo in tally.columns))
+    keys = tally.row_keys
     row_keys = list(dict.fromkeys(keys))
     shown = set(row_keys[:DETAIL_CAP])
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
@@ -570,7 +608,7 @@ def _matrix(run: RunModel) -> MatrixView:
         rows=[(_row_name(key), [grid[key].get(column) for column in columns]) for key in row_keys[:DETAIL_CAP]],
         counts=[(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER],
         header=[
-            (s, SYMBOLS[s], "cells with non-finite outputs", len(run.cells) - list(map(_NONFINITE, run.cells)).count(0)) if s == "nonfinite" else (s, SYMBOLS[s], s, counts[s])
+            (s, SYMBOLS[s], "cells with non-finite outputs", tally.nonfinite) if s == "nonfinite" else (s, SYMBOLS[s], s, counts[s])
             for s in STATUS_ORDER
         ],
         by_group=_status_by_group(run),
@@ -585,7 +623,7 @@ def _row_name(key: tuple[int, int, bool]) -> str:
 def _status_by_group(run: RunModel) -> list[dict[str, Any]]:
     """Status counts per dtype and mode, over every cell."""
     groups: dict[tuple[str, str], Counter[str]] = {}
-    for (dtype, _, mode, status), n in _column_status_counts(run).items():
+    for (dtype, _, mode, status), n in _tally(run).columns.items():
         groups.setdefault((dtype, mode), Counter())[status] += n
     return [
         {"group": f"{dtype} · {mode}", "counts": [(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER]}

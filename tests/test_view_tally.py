@@ -1,0 +1,61 @@
+"""The view's one-pass tally over every cell equals each figure worked out on its own."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from itertools import chain
+from pathlib import Path
+
+import pytest
+
+from reportgen.contract.validation import read_log
+from reportgen.model.runmodel import RunModel, build_run
+from reportgen.render.view import CellTally, _count_cells
+from tests.conftest import FIXTURES, REPO
+
+LOGS = sorted(FIXTURES.glob("*.jsonl")) + sorted((REPO / "sample_runs").glob("*/events.jsonl"))
+
+
+def _separately(run: RunModel) -> CellTally:
+    cells = run.cells
+    ran = [c for c in cells if c.result_line is not None and c.measured_status not in (None, "skipped")]
+    checked = [c for c in ran if c.layout_achieved is not None]
+    return CellTally(
+        columns=dict(Counter((c.planned.dtype, c.planned.layout, c.planned.mode, c.status) for c in cells)),
+        row_keys=[(c.planned.batch, c.planned.length, bool(c.planned.repeat_of)) for c in cells],
+        shapes={(c.planned.batch, c.planned.length) for c in cells},
+        fallback_states={c.fallback_status for c in cells} - {None},
+        fallback_ops=set(chain.from_iterable(c.fallback_items for c in cells)),
+        ran=len(ran),
+        layout_checked=len(checked),
+        layout_missed=len([c for c in checked if c.layout_achieved is False]),
+        timing_layout_missed=len([c for c in cells if c.timing_layout_missed]),
+        timed=dict(Counter(chain.from_iterable(c.timed for c in cells))),
+        nonfinite=len([c for c in cells if c.output_nonfinite]),
+    )
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.stem)
+def test_the_tally_equals_each_figure_counted_on_its_own(log: Path) -> None:
+    reading = read_log(log)
+    if not reading.valid:
+        pytest.skip("an invalid log has no report")
+    run = build_run(reading)
+    expected = _separately(run)
+    tally = _count_cells(run.cells)
+    assert tally == expected
+    assert list(tally.columns) == list(expected.columns) and list(tally.timed) == list(expected.timed), "first seen first"
+
+
+def test_the_rare_facts_are_counted() -> None:
+    """Layouts not achieved (at the model call and in timed calls), skips, fallback and NaN outputs."""
+    run = build_run(read_log(FIXTURES / "synthetic_fallback.jsonl"))
+    cells = run.cells
+    cells[0] = replace(cells[0], layout_achieved=False, timing_layout_missed=("warm",), output_nonfinite=3)
+    cells[1] = replace(cells[1], layout_achieved=True, measured_status="skipped")
+    cells[2] = replace(cells[2], layout_achieved=True, fallback_status=None, fallback_items=("aten::x",))
+    tally = _count_cells(cells)
+    assert tally == _separately(run)
+    assert (tally.layout_missed, tally.timing_layout_missed, tally.nonfinite) == (1, 1, 1)
+    assert "aten::x" in tally.fallback_ops
