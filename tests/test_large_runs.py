@@ -275,3 +275,31 @@ def test_a_line_read_in_a_block_gives_one_record_however_it_is_reached(large: Pa
         records.at(bad)
     with pytest.raises(KeyError):
         records.at(len(lines) + 5)
+
+
+@pytest.mark.parametrize("log", [*sorted(FIXTURES.glob("*.jsonl")), *sorted(Path(__file__).resolve().parents[1].glob("sample_runs/*/events.jsonl"))], ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.name)
+def test_the_cells_with_a_kind_are_those_whose_own_events_include_it(log: Path) -> None:
+    reading, builder = read_run(log)
+    if not reading.valid:
+        pytest.skip("an invalid log is never gathered")
+    run = builder.build(reading)
+    for kind in sorted(CASE_KINDS):
+        assert run.cells_with(kind) == [c for c in run.cells if any(r.kind == kind for r in c.logged)], kind
+
+
+def test_finding_the_one_profiled_cell_of_a_long_log_builds_no_other_cell_s_events(tmp_path: Path) -> None:
+    """cells_with looks cases up in the log's columns: before, it built every cell's events."""
+    events = large_log(3000, mismatch_every=0)
+    profile = next(json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines() if '"kind": "profile"' in line)
+    end = events[-1]
+    profiled = events[-2]["case"]
+    events[-1:] = [{**profile, "case": profiled, "seq": end["seq"], "time": end["time"]}, {**end, "seq": end["seq"] + 1}]
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(events), encoding="utf-8")
+    reading, builder = read_run(path)
+    assert reading.valid, reading.problems
+    run = builder.build(reading)
+    before = reading.records.made
+    assert [c.case for c in run.cells_with("profile")] == [profiled]
+    assert reading.records.made == before, "no record made for any line"
+    assert len(run.cells_with("profile")[0].profiles) == 1

@@ -185,6 +185,11 @@ class EventLines:
     def __len__(self) -> int:
         return self._count
 
+    @property
+    def made(self) -> int:
+        """How many LoggedEvents exist so far (lines accepted on their own, and lines asked for)."""
+        return len(self._made)
+
     def __iter__(self) -> Iterator[LoggedEvent]:
         for part in self._parts:
             if type(part) is LoggedEvent:
@@ -192,6 +197,17 @@ class EventLines:
             else:
                 for index, number in enumerate(part[0]):
                     yield self._make(part, index, number)
+
+    def cases_with(self, kind: str) -> set[Any]:
+        """The cases named by the accepted events of this kind (read from the columns: no record made)."""
+        found: set[Any] = set()
+        for part in self._parts:
+            if type(part) is LoggedEvent:
+                if part.kind == kind:
+                    found.add(part.case)
+            elif kind in part[1]:
+                found.update(compress(part[2], map(kind.__eq__, part[1])))
+        return found
 
     def at(self, line: int) -> LoggedEvent:
         """The accepted event on this line (KeyError if none was accepted there)."""

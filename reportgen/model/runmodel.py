@@ -174,9 +174,20 @@ class RunModel:
 
     def cells_with(self, kind: str) -> list[CellRecord]:
         """The cells that logged at least one event of a per-cell kind."""
-        if not self.kind_counts.get(kind):
+        if not self.kind_counts.get(kind) or not self.cells:
             return []
-        return [c for c in self.cells if any(r.kind == kind for r in c.logged)]
+        key = ("cells_with", kind)
+        found = self.derived.get(key)
+        if found is None:
+            # A cell's events of a per-cell kind are the log's events of that kind naming its case
+            # (the builder attaches each to its cell): looked up by case, no event built.
+            cases = self.cells[0].source.cases_with(kind) if kind in CELL_FACTS and self.cells[0].source is not None else None
+            if cases is not None:
+                found = [c for c in self.cells if c.case in cases]
+            else:
+                found = [c for c in self.cells if any(r.kind == kind for r in c.logged)]
+            self.derived[key] = found
+        return list(found)
 
     @property
     def complete(self) -> bool:
