@@ -13,6 +13,7 @@ import gc
 import io
 import json
 import os
+import stat
 from bisect import bisect_left, bisect_right
 from itertools import accumulate, compress, repeat
 from operator import attrgetter
@@ -64,6 +65,7 @@ _ESCAPE = b"\\"  # looked for first: most blocks hold no escape at all (a one-by
 # collector writes it (a longer needle is found in a fraction of the time), else as }\n{.
 _LINE_JOIN = b'}\n{"schema_version": "'
 BLOCK_BYTES = 1 << 20
+CHUNK_BYTES = 8 * BLOCK_BYTES  # read at a time; a local log's bytes are not kept once checked
 SMALL_BLOCK_LINES = 16  # a block that fails is halved down to this, then checked line by line
 _PLUS_ONE = (1).__add__
 _KIND, _CASE, _SEQ = attrgetter("kind"), attrgetter("case"), attrgetter("seq")
@@ -83,20 +85,68 @@ class Problem:
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"
 
 
+class LogChanged(NotReadable):
+    """A local log's lines, read again to build an event, are not the bytes that were checked:
+    the file was replaced, cut short or rewritten while its report was being built."""
+
+
+class Reread:
+    """Where a local log's checked lines are read again when an event is built from them.
+
+    A long log is read a chunk at a time and its bytes are not kept: the few events a report
+    shows in full are read again from the file. It must be the same file (device and inode),
+    not shorter, and not rewritten in place (the same size with another modification time);
+    a log still being appended to is read again as it was. The block read again must hold the
+    lines and key marks counted when it was checked. Otherwise LogChanged says so.
+    """
+
+    __slots__ = ("path", "ident", "size", "mtime_ns")
+
+    def __init__(self, path: str | Path, st: os.stat_result) -> None:
+        self.path, self.ident, self.size, self.mtime_ns = path, (st.st_dev, st.st_ino), st.st_size, st.st_mtime_ns
+
+    def read(self, offset: int, length: int) -> bytes:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != self.ident or not stat.S_ISREG(st.st_mode):
+                    raise LogChanged(f"{self.path}: replaced by another file while its report was built; build the report again")
+                if st.st_size < self.size or (st.st_size == self.size and st.st_mtime_ns != self.mtime_ns):
+                    raise LogChanged(f"{self.path}: cut short or rewritten while its report was built; build the report again")
+                data = os.pread(fd, length, offset)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise LogChanged(f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again") from None
+        return data
+
+
 class LineBlock:
     """Whole lines of the log's bytes, ``data[begin:stop]``: a line's bytes are cut out when
-    asked for (the line offsets of a block are worked out on the first ask)."""
+    asked for (the line offsets of a block are worked out on the first ask). With ``source``
+    (a local log), ``data`` is not kept: [begin:stop] are offsets in the file, read again on
+    the first ask and held to the ``lines`` and ``marks`` (newlines, colons) counted when checked."""
 
-    __slots__ = ("data", "begin", "stop", "_starts")
+    __slots__ = ("data", "begin", "stop", "_starts", "source", "lines", "marks")
 
-    def __init__(self, data: bytes, begin: int, stop: int) -> None:
+    def __init__(self, data: bytes | None, begin: int, stop: int, source: Reread | None = None, lines: int = 0, marks: int = 0) -> None:
         self.data, self.begin, self.stop = data, begin, stop
         self._starts: list[int] | None = None
+        self.source, self.lines, self.marks = source, lines, marks
 
     def line(self, index: int) -> bytes:
         if self._starts is None:
-            self._starts = _line_starts(self.data, self.begin, self.stop)
-        return self.data[self._starts[index]:self._starts[index + 1] - 1]
+            if self.data is None:
+                self._read_again()
+            self._starts = _line_starts(self.data, self.begin, self.stop)  # type: ignore[arg-type]
+        return self.data[self._starts[index]:self._starts[index + 1] - 1]  # type: ignore[index]
+
+    def _read_again(self) -> None:
+        data = self.source.read(self.begin, self.stop - self.begin)  # type: ignore[union-attr]
+        if len(data) != self.stop - self.begin or not data.endswith(b"\n") or data.count(b"\n") != self.lines or data.count(KEY_MARK) != self.marks:
+            raise LogChanged(f"{self.source.path}: changed while its report was built (the bytes at {self.begin}-{self.stop} differ from those checked); build the report again")  # type: ignore[union-attr]
+        self.data, self.begin, self.stop = data, 0, len(data)
 
 
 def _line_starts(data: bytes, begin: int, stop: int) -> list[int]:
@@ -107,10 +157,10 @@ def _line_starts(data: bytes, begin: int, stop: int) -> list[int]:
 class LoggedEvent(msgspec.Struct, gc=False):
     """One accepted line: where it is, what it is, and its event, built on first use.
 
-    A per-cell event that validated as it stands keeps only its bytes until something asks
-    for the event: a long log's report shows a few hundred cells in full, so most of its
-    events are never built as objects, which keeps memory near the size of the file. (A
-    Struct: a long log has one per line, and a Struct is made and freed in C.)
+    A per-cell event that validated as it stands keeps only where its bytes are until
+    something asks for the event: a long log's report shows a few hundred cells in full, so
+    most of its events are never built as objects (nor, for a local log, read again: see
+    Reread). Made only when asked for (see EventLines).
     """
 
     line: int
@@ -685,68 +735,113 @@ def paused_gc() -> Iterator[None]:
 
 def _check_stream(checker: _Checker, path: str | Path, max_bytes: int) -> int:
     with _open_log(path, max_bytes) as stream, paused_gc():
-        return _read_lines(checker, stream, max_bytes)
+        return _read_lines(checker, stream, max_bytes, _reread_of(path, stream))
 
 
-def _read_all(stream: Any, max_bytes: int) -> tuple[bytes, bool]:
-    """The stream's bytes up to max_bytes + 1, and whether it held more than max_bytes."""
+def _reread_of(path: Any, stream: Any) -> Reread | None:
+    """How to read a local log's lines again (None for a log in object storage: its chunks are kept)."""
+    if getattr(path, "open_stream", None) is not None:
+        return None
     try:
-        hint = os.fstat(stream.fileno()).st_size
+        return Reread(path, os.fstat(stream.fileno()))
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        hint = 1 << 24
-    parts, size = [], 0
-    while size <= max_bytes and (part := stream.read(min(max(hint + 1 - size, 1 << 16), max_bytes + 1 - size))):
-        parts.append(part)
-        size += len(part)
-    data = parts[0] if len(parts) == 1 else b"".join(parts)
-    return data, size > max_bytes
+        return None
 
 
-def _read_lines(checker: _Checker, stream: Any, max_bytes: int) -> int:
+def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread | None = None) -> int:
     """Check line by line; a line without a newline can only be the last.
 
-    Most lines of a real log are valid per-cell events, so blocks of whole lines (up to
-    BLOCK_BYTES, far below the line limit) are first handed to msgspec, which parses and
-    validates them against the Struct mirrors of the models (linecheck) in one call. A block
-    is taken when it holds exactly one JSON object per line (it starts with {, ends with },
-    and every newline inside it stands between } and {, so no value spans two lines and no
-    line holds two) and the count of its colons shows no repeated key. A block that fails any
-    of these is halved, down to a few lines checked one at a time the same way, and the few other lines (run_start,
-    plan, ...) against the models, with the same key count; only a line these checks do not
-    accept takes the careful path that explains.
+    The log is read CHUNK_BYTES at a time; the whole lines of a chunk are checked and the part
+    line at its end is carried into the next. Most lines of a real log are valid per-cell
+    events, so blocks of whole lines (up to BLOCK_BYTES, far below the line limit) are first
+    handed to msgspec, which parses and validates them against the Struct mirrors of the
+    models (linecheck) in one call. A block is taken when it holds exactly one JSON object per
+    line (it starts with {, ends with }, and every newline inside it stands between } and {,
+    so no value spans two lines and no line holds two) and the count of its colons shows no
+    repeated key. A block that fails any of these is halved, down to a few lines checked one
+    at a time the same way, and the few other lines (run_start, plan, ...) against the
+    models, with the same key count; only a line these checks do not accept takes the careful
+    path that explains. A local log's bytes are not kept once checked (see Reread).
     """
-    data, over = _read_all(stream, max_bytes)
-    limit = min(len(data), max_bytes)
-    begin = number = 0
-    while begin < limit:
-        stop = data.rfind(b"\n", begin, min(begin + BLOCK_BYTES, limit)) + 1
-        if stop <= 0:  # no whole line in reach: a line longer than a block, or the end
-            stop = data.find(b"\n", begin, limit) + 1
-            if stop <= 0:
-                break
-        lines = data.count(b"\n", begin, stop)
-        if not _read_block(checker, data, begin, stop, number, lines):
-            return _line_count(data, over, max_bytes)
-        number += lines
-        begin = stop
+    reuse = reread is not None and hasattr(stream, "readinto")
+    buf = bytearray(CHUNK_BYTES) if reuse else b""
+    number = base = total = held = 0  # held: the bytes at the start of buf carried from the last chunk
+    skipping = False  # inside a line longer than MAX_LINE_BYTES, until its newline
+    while True:
+        want = min(CHUNK_BYTES, max_bytes + 1 - total) if total <= max_bytes else 0
+        if reuse:  # one buffer for the whole log: no fresh memory per chunk, nothing kept
+            if held + want > len(buf):
+                buf.extend(bytes(held + want - len(buf)))
+            with memoryview(buf) as view:
+                got = (stream.readinto(view[held:held + want]) or 0) if want else 0
+        else:  # a log in object storage: its chunks are kept for the events built later
+            part = stream.read(want) if want else b""
+            buf, got = buf[:held] + part, len(part)
+        total += got
+        over = total > max_bytes
+        if over:
+            got -= total - max_bytes
+        size = held + got
+        final = over or got == 0
+        begin = 0
+        if skipping:
+            cut = buf.find(b"\n", 0, size) + 1
+            begin = cut if cut else size
+            skipping = not cut
+        end = buf.rfind(b"\n", begin, size) + 1
+        if end:
+            done = _read_whole_lines(checker, buf, begin, end, number, base, reread)
+            if done is None:
+                return number  # refused: nothing more is read
+            number = done
+        carry_from = max(end, begin)  # the part line at the end moves to the front
+        base += carry_from
+        held = size - carry_from
+        if reuse:
+            if held and carry_from:
+                buf[:held] = buf[carry_from:size]
+        else:
+            buf = buf[carry_from:size]
+        if final:
+            break
+        if held > MAX_LINE_BYTES:
+            number += 1
+            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            base += held
+            held, skipping = 0, True
     if over:
         checker.problem(number + 1, "error", f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read")
         return number + 1
-    tail = data[begin:]
-    if tail:
+    if held and not skipping:
         number += 1
-        if len(tail) > MAX_LINE_BYTES:
+        if held > MAX_LINE_BYTES:
             checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
         else:
-            checker.check_line(number, tail, unterminated=True)
+            checker.check_line(number, bytes(buf[:held]), unterminated=True)
     return number
 
 
-def _read_block(checker: _Checker, data: bytes, begin: int, stop: int, number: int, lines: int) -> bool:
+def _read_whole_lines(checker: _Checker, data: bytes | bytearray, begin: int, limit: int, number: int, base: int, reread: Reread | None) -> int | None:
+    """Check the whole lines ``data[begin:limit]`` (which ends in a newline) after line ``number``;
+    ``base`` is where ``data`` starts in the file. The new line count, or None once the log is refused."""
+    while begin < limit:
+        stop = data.rfind(b"\n", begin, min(begin + BLOCK_BYTES, limit)) + 1
+        if stop <= 0:  # no whole line in reach: a line longer than a block
+            stop = data.find(b"\n", begin, limit) + 1
+        lines = data.count(b"\n", begin, stop)
+        if not _read_block(checker, data, begin, stop, number, lines, base, reread):
+            return None
+        number += lines
+        begin = stop
+    return number
+
+
+def _read_block(checker: _Checker, data: bytes, begin: int, stop: int, number: int, lines: int, base: int = 0, reread: Reread | None = None) -> bool:
     """Whole lines ``data[begin:stop]`` after line ``number``: one call to msgspec when the
     block passes (see _read_lines); else each half on its own, down to a few lines that are
     checked one at a time. False once the log is refused."""
     structs = None
+    marks = 0
     if (
         data[begin] == 123  # {
         and data[stop - 2] == 125  # }
@@ -758,19 +853,22 @@ def _read_block(checker: _Checker, data: bytes, begin: int, stop: int, number: i
             structs = _CELL_BLOCK(memoryview(data)[begin:stop])
         except _FAST_ERRORS:
             structs = None
-        if structs is not None and not (len(structs) == lines and data.count(KEY_MARK, begin, stop) == encode(structs).count(KEY_MARK)):
-            structs = None
+        if structs is not None:
+            marks = data.count(KEY_MARK, begin, stop)
+            if not (len(structs) == lines and marks == encode(structs).count(KEY_MARK)):
+                structs = None
     if structs is not None:
-        checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, LineBlock(data, begin, stop), range(lines), None)
+        where = LineBlock(data, begin, stop) if reread is None else LineBlock(None, base + begin, base + stop, reread, lines, marks)
+        checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, where, range(lines), None)
         return True
     middle = data.find(b"\n", begin + (stop - begin) // 2, stop - 1) + 1
     if lines > SMALL_BLOCK_LINES and begin < middle < stop:
         first = data.count(b"\n", begin, middle)
-        return _read_block(checker, data, begin, middle, number, first) and _read_block(checker, data, middle, stop, number + first, lines - first)
+        return _read_block(checker, data, begin, middle, number, first, base, reread) and _read_block(checker, data, middle, stop, number + first, lines - first, base, reread)
     starts = _line_starts(data, begin, stop)
     ends = [at - 1 for at in starts[1:]]
     del starts[-1]
-    return _check_block(checker, data, starts, ends, number + 1)
+    return _check_block(checker, data, starts, ends, number + 1, base, reread)
 
 
 def _increasing(seqs: list[int]) -> bool:
@@ -782,30 +880,28 @@ def _increasing(seqs: list[int]) -> bool:
     return all(map(int.__lt__, seqs, seqs[1:]))
 
 
-def _line_count(data: bytes, over: bool, max_bytes: int) -> int:
-    """Lines in the file (after the log was refused: for the summary)."""
-    if over:
-        data = data[:max_bytes]
-    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-
-
-def _check_block(checker: _Checker, data: bytes, starts: list[int], ends: list[int], number: int) -> bool:
+def _check_block(checker: _Checker, data: bytes, starts: list[int], ends: list[int], number: int, base: int = 0, reread: Reread | None = None) -> bool:
     """One line at a time; False once the log is refused (nothing more is read)."""
     pending: list[tuple[int, Any, int, int]] = []
 
     def flush() -> None:
         if pending:
             numbers, structs, begins, stops = zip(*pending)
-            checker.accept_cell_lines(list(numbers), list(structs), data, begins, stops)
+            if reread is None:
+                checker.accept_cell_lines(list(numbers), list(structs), data, begins, stops)
+            else:  # consecutive lines (any other line flushes first): read again as one block
+                first, last = begins[0], stops[-1] + 1
+                where = LineBlock(None, base + first, base + last, reread, len(numbers), data.count(KEY_MARK, first, last))
+                checker.accept_cell_lines(list(numbers), list(structs), where, range(len(numbers)), None)
             pending.clear()
 
     for begin, stop in zip(starts, ends):
-        raw = data[begin:stop]
         if stop - begin > MAX_LINE_BYTES:
             flush()
             checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
             number += 1
             continue
+        raw = bytes(memoryview(data)[begin:stop])
         try:
             struct = _CELL_LINE(raw)
         except _FAST_ERRORS:

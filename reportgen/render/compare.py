@@ -14,6 +14,7 @@ from pathlib import Path
 from reportgen.contract.validation import paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
 from reportgen.render.compare_view import build_compare_view, comparison_data
+from reportgen.contract.validation import LogChanged
 from reportgen.render.report import ReportInputError, read_judged
 from reportgen.render.templating import Assets, _hashed_name, render_html, render_md, templates_dir, write_text
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
@@ -51,7 +52,11 @@ def judge_side(log: LogRef) -> JudgedSide:
 
 def gather(baseline: LogRef | str, candidate: LogRef | str) -> Comparison:
     """Judge both runs and compare them; raises ReportInputError or CompareRefused."""
-    return compare_runs(judge_side(one_log(baseline)), judge_side(one_log(candidate)))
+    sides = judge_side(one_log(baseline)), judge_side(one_log(candidate))
+    try:
+        return compare_runs(*sides)
+    except LogChanged as exc:  # an event read again from a log changed since it was checked
+        raise ReportInputError(str(exc)) from None
 
 
 def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "compare.html", out_root: Path | None = None) -> list[Path]:

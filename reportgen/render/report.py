@@ -16,7 +16,7 @@ from reportgen.model.annotations import Annotation, AnnotationError, Annotations
 from reportgen.judge.disposition import Disposition, decide
 from reportgen.render.templating import Assets, render_html, render_md, write_assets
 from reportgen.model.runmodel import NotARun, RunModel, read_run
-from reportgen.contract.validation import paused_gc
+from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_row, detail_rows
 from reportgen.storage.sources import LogRef
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, write_inside
@@ -62,13 +62,20 @@ def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_M
         applied = load_annotations(annotations if annotations is not None or not beside else find_annotations(log), run.cells)
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
-    return run, applied, decide(run, applied.by_case)
+    try:
+        return run, applied, decide(run, applied.by_case)
+    except LogChanged as exc:  # an event read again from a log changed since it was checked
+        raise ReportInputError(str(exc)) from None
 
 
 def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> JudgedRun:
     """Read, validate, model and judge one log, and build its report view."""
     run, applied, disposition = read_judged(log, annotations, max_bytes, beside)
-    return JudgedRun(log, run, applied.by_case, disposition, build_view(run, disposition, applied), applied)
+    try:
+        view = build_view(run, disposition, applied)
+    except LogChanged as exc:  # an event read again from a log changed since it was checked
+        raise ReportInputError(str(exc)) from None
+    return JudgedRun(log, run, applied.by_case, disposition, view, applied)
 
 
 SUMMARY_NAME = "report-summary.md"
