@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -105,12 +106,13 @@ def measure(where: Path, events: int, mismatch_every: int, rounds: int) -> float
         ratios.append(ours / plain)
         print(f"  round {i + 1}: json {plain:.2f} s CPU, report {ours:.2f} s CPU, ratio {ours / plain:.2f}", flush=True)
     html = (where / f"report-m{mismatch_every}-0" / "report.html").stat().st_size
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # bytes (Linux reports KiB)
     median = statistics.median(ratios)
     spent = phases(log, where / f"report-m{mismatch_every}-phases")
     total = sum(spent.values())
     print(f"  where a report's time goes (one more run, {total:.2f} s CPU): " + ", ".join(f"{name} {seconds / total:.0%}" for name, seconds in spent.items()))
     shape = f"mismatch every {mismatch_every}" if mismatch_every else "every cell passing"
-    print(f"{count} events ({shape}), {log.stat().st_size / 1e6:.1f} MB; report.html {html / 1e6:.2f} MB")
+    print(f"{count} events ({shape}), {log.stat().st_size / 1e6:.1f} MB; report.html {html / 1e6:.2f} MB; peak memory of this process so far {peak / 1e6:.0f} MB")
     print(f"validate + judge + render / json.loads loop, CPU time over {rounds} interleaved rounds: "
           f"median {median:.2f} (range {min(ratios):.2f}-{max(ratios):.2f}); target <= {TARGET}")
     return median
