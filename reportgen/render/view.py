@@ -27,7 +27,7 @@ from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.judge.backend_docs import adapter_notes
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
-from reportgen.judge.disposition import Disposition, Reason, Scope, ScopeGroup
+from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, ScopeGroup, cells_with_status, flagged
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 _CASE, _WARNINGS, _RESULT_LINE = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line")
@@ -812,8 +812,9 @@ def _op_cells(run: RunModel) -> tuple[dict[str, int], list[CellRecord], list[Cel
         measured = [c for c in run.cells if c.executed_status == "measured"]
         unmeasured = [c for c in run.cells if c.executed_status is not None and c.executed_status != "measured"]
         per_op: dict[str, int] = {}
-        # Cells share their op list (runmodel keeps each distinct list once): count the lists, then the ops.
-        for items, n in Counter(c.executed_items for c in measured).items():
+        # Cells share their op list (runmodel keeps each distinct list once): count the lists, then
+        # the ops. Speed: the lists are read and counted in C (map, Counter), not by a generator.
+        for items, n in Counter(map(_EXECUTED_ITEMS, measured)).items():
             for op in items:
                 per_op[op] = per_op.get(op, 0) + n
         found = run.derived["op_cells"] = (per_op, measured, unmeasured)
@@ -852,8 +853,11 @@ def operator_rows(run: RunModel) -> list[Row]:
     return rows
 
 
+_EXECUTED_ITEMS, _MODE = attrgetter("executed_items"), attrgetter("planned.mode")
+
+
 def _modes(cells: list[CellRecord]) -> str:
-    modes = sorted({c.planned.mode for c in cells})
+    modes = sorted(set(map(_MODE, cells)))  # speed: read in C
     return ", ".join(modes)
 
 
@@ -1105,7 +1109,9 @@ def _updated_text(u: Any) -> str:
 def _regions(run: RunModel) -> list[RegionRow]:
     """Every cell's outputs judged on a declared region: judged figures and the left-out elements' figures."""
     rows = []
-    for c in run.cells:
+    # Speed: a cell with per-output statistics is among the judge's few flagged cells (kept for
+    # the run, in plan order), so only those are looked through, not every cell.
+    for c in [c for c in flagged(run) if c.per_output]:
         for o in c.per_output or []:
             x = o.get("outside")
             if x is None:
@@ -1157,9 +1163,23 @@ def _provenance(run: RunModel) -> list[Row]:
     return rows
 
 
+PROBLEM_STATUSES = ("mismatch", "nonfinite", "error", "skipped")
+
+
+def _problem_cells(run: RunModel) -> list[CellRecord]:
+    """The cells section 5 lists, in plan order: failed, errored, skipped, and untested because
+    their planned layout was not achieved."""
+    counts = run.counts()
+    if not (counts["untested"] or counts["error"] or counts["skipped"]):
+        # Speed: only mismatching and non-finite cells can be listed, and the judge has them
+        # already (a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
+        return list(cells_with_status(run, *FAILED))
+    return [c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason == LAYOUT_NOT_ACHIEVED]
+
+
 def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
-    problem_cells = [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped") or c.untested_reason == LAYOUT_NOT_ACHIEVED]
+    problem_cells = _problem_cells(run)
     stopped = disposition.performance_stopped
     verdict_groups = _verdict_groups(run, disposition)
     criteria, declared = _criteria(run)
