@@ -70,3 +70,61 @@ def test_shortcuts_agree_on_rare_cells() -> None:
             assert run.cells[-1] in view._problem_cells(run)
         else:
             assert [r.case for r in view._regions(run)] == [run.cells[-1].case]
+
+
+def _plain_scope_lines(groups, run, with_status):  # type: ignore[no-untyped-def]
+    rows = []
+    for g in groups:
+        if not with_status:
+            rows.append(view.Row(g.label, view._list_text([shape for shape, _ in g.cells], run)))
+            continue
+        by_status: dict[str, list[str]] = {}
+        for shape, status in g.cells:
+            by_status.setdefault(status, []).append(shape)
+        text = "; ".join(f"{status}: {view._list_text(by_status[status], run)}" for status in view.STATUS_ORDER if status in by_status)
+        rows.append(view.Row(g.label, text))
+    return rows
+
+
+def _plain_waiting(run: RunModel, blocking: list) -> list:
+    waiting = {case for r in blocking for case in r.cases}
+    return [c for c in run.cells if c.case in waiting]
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.stem)
+def test_scope_lines_matrix_and_waiting_cells_agree_with_the_plain_pass(log: Path) -> None:
+    run = _run(log)
+    disposition = decide(run, {})
+    for side, with_status in ((disposition.scope.passed, False), (disposition.scope.not_passed, True)):
+        assert view.scope_lines(side, run, with_status) == _plain_scope_lines(side, run, with_status)
+    blocking = [r for r in disposition.reasons if r.outcome == "blocked"]
+    assert view._waiting_cells(run, blocking) == _plain_waiting(run, blocking)
+    keys = [(c.planned.batch, c.planned.length, bool(c.planned.repeat_of)) for c in run.cells]
+    row_keys = list(dict.fromkeys(keys))
+    shown = set(row_keys[: view.DETAIL_CAP])
+    assert list(view._shown_cells(run.cells, keys, row_keys)) == [(c, k) for c, k in zip(run.cells, keys) if k in shown]
+
+
+def test_the_shortcuts_on_a_long_run_and_a_mixed_group() -> None:
+    """Rows of one cell each past the cap; rows shared by cells; one reason naming the failed cells."""
+    from reportgen.judge.disposition import Reason, ScopeGroup, failed_cases
+
+    run = _run(FIXTURES / "synthetic_mismatch.jsonl")
+    cells = run.cells
+    n = view.DETAIL_CAP + 7
+    distinct = [(i, 1, False) for i in range(n)]
+    shared = [(i % 5, 1, i % 2 == 0) for i in range(n)]
+    many = [cells[i % len(cells)] for i in range(n)]
+    for keys in (distinct, shared):
+        row_keys = list(dict.fromkeys(keys))
+        shown = set(row_keys[: view.DETAIL_CAP])
+        assert list(view._shown_cells(many, keys, row_keys)) == [(c, k) for c, k in zip(many, keys) if k in shown]
+    group = ScopeGroup("float32", "contiguous", "eager", tuple((f"({i}, 1)", ("mismatch", "error", "untested")[i % 3]) for i in range(n)))
+    assert view.scope_lines((group,), run, True) == _plain_scope_lines((group,), run, True)
+    assert view.scope_lines((group,), run, False) == _plain_scope_lines((group,), run, False)
+    decide(run, {})
+    failed = failed_cases(run)
+    assert failed, "the fixture has failed cells"
+    for blocking in ([Reason("mismatch", "blocked", "", failed, needs_verdict=True)], [Reason("mismatch", "blocked", "", failed[1:], needs_verdict=True)],
+                     [Reason("mismatch", "blocked", "", failed), Reason("untested-cells", "blocked", "", (cells[0].case,))]):
+        assert view._waiting_cells(run, blocking) == _plain_waiting(run, blocking)

@@ -13,9 +13,9 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import compress, islice
-from operator import attrgetter
-from typing import Any, Callable, Collection
+from itertools import compress, islice, repeat
+from operator import attrgetter, eq, itemgetter
+from typing import Any, Callable, Collection, Iterable
 
 from markupsafe import Markup
 
@@ -27,10 +27,11 @@ from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.judge.backend_docs import adapter_notes
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
-from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, ScopeGroup, cells_with_status, flagged
+from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 _CASE, _WARNINGS, _RESULT_LINE = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -470,8 +471,8 @@ def _list_text(items: Collection[Any], run: RunModel, label: Callable[[Any], str
         return "none"
     if len(items) <= LISTED or not needs_details(run):
         return ", ".join(map(label, sorted(items) if ordered else items))
-    # Speed: only the items named are sorted (a long run can have a shape per cell).
-    shown = heapq.nsmallest(LISTED, items) if ordered else list(items)[:LISTED]
+    # Speed: only the items named are sorted (a long run can have a shape per cell), or copied.
+    shown = heapq.nsmallest(LISTED, items) if ordered else list(islice(items, LISTED))
     return f"{', '.join(map(label, shown))} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
 
 
@@ -479,12 +480,17 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
     """One line per dtype · layout · mode; failed cells are grouped by their status."""
     rows = []
     for g in groups:
+        shapes = list(map(_FIRST, g.cells))  # speed: the columns are read in C (a group can hold every cell)
         if not with_status:
-            rows.append(Row(g.label, _list_text([shape for shape, _ in g.cells], run)))
+            rows.append(Row(g.label, _list_text(shapes, run)))
             continue
-        by_status: dict[str, list[str]] = {}
-        for shape, status in g.cells:
-            by_status.setdefault(status, []).append(shape)
+        statuses = list(map(_SECOND, g.cells))
+        present = set(statuses)
+        if len(present) == 1:
+            by_status = {statuses[0]: shapes}
+        else:
+            # Speed: each status's shapes picked in C, in plan order; tests/test_view_shortcuts.py.
+            by_status = {status: list(compress(shapes, map(eq, statuses, repeat(status)))) for status in present}
         text = "; ".join(f"{status}: {_list_text(by_status[status], run)}" for status in STATUS_ORDER if status in by_status)
         rows.append(Row(g.label, text))
     return rows
@@ -598,9 +604,8 @@ def _matrix(run: RunModel) -> MatrixView:
     columns = list(dict.fromkeys(combo[:3] for combo in tally.columns))
     keys = tally.row_keys
     row_keys = list(dict.fromkeys(keys))
-    shown = set(row_keys[:DETAIL_CAP])
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
-    for c, key in compress(zip(run.cells, keys), map(shown.__contains__, keys)):
+    for c, key in _shown_cells(run.cells, keys, row_keys):
         grid.setdefault(key, {})[COLUMN(c)] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "")
     counts = run.counts()
     return MatrixView(
@@ -612,8 +617,19 @@ def _matrix(run: RunModel) -> MatrixView:
             for s in STATUS_ORDER
         ],
         by_group=_status_by_group(run),
-        truncated=len(row_keys) - len(shown),
+        truncated=len(row_keys) - min(len(row_keys), DETAIL_CAP),  # the rows are distinct
     )
+
+
+def _shown_cells(cells: list[CellRecord], keys: list[Any], row_keys: list[Any]) -> Iterable[tuple[CellRecord, Any]]:
+    """(cell, row key) of the cells in the first DETAIL_CAP rows (``row_keys``: the distinct
+    ``keys``, first seen first), in plan order."""
+    if len(row_keys) == len(keys):
+        # Speed: every cell has a row of its own, so the rows shown hold the first cells and no
+        # other (no pass over every cell's key); tests/test_view_shortcuts.py.
+        return zip(cells[:DETAIL_CAP], keys)
+    shown = set(row_keys[:DETAIL_CAP])
+    return compress(zip(cells, keys), map(shown.__contains__, keys))
 
 
 def _row_name(key: tuple[int, int, bool]) -> str:
@@ -793,12 +809,21 @@ def _verdict_groups(run: RunModel, disposition: Disposition) -> list[VerdictGrou
     blocking = [r for r in disposition.reasons if r.outcome == "blocked"]
     if not blocking or not all(r.needs_verdict for r in blocking):
         return []
-    waiting = {case for r in blocking for case in r.cases}
-    groups = failure_groups(run, list(compress(run.cells, map(waiting.__contains__, map(_CASE, run.cells)))))
+    groups = failure_groups(run, _waiting_cells(run, blocking))
     return [
         VerdictGroupView(g.label, g.measured_facts(), [(c.case, anchor(c.case)) for c in g.cells[:DETAIL_CAP]], len(g.cells))
         for g in groups[:DETAIL_CAP]
     ]
+
+
+def _waiting_cells(run: RunModel, blocking: list[Reason]) -> list[CellRecord]:
+    """The cells these reasons name, in plan order."""
+    if len(blocking) == 1 and blocking[0].cases == failed_cases(run):
+        # Speed: the one reason names the judge's failed cells, kept in plan order (no pass over
+        # every cell); tests/test_view_shortcuts.py.
+        return list(cells_with_status(run, *FAILED))
+    waiting = {case for r in blocking for case in r.cases}
+    return list(compress(run.cells, map(waiting.__contains__, map(_CASE, run.cells))))
 
 
 ATTENTION = re.compile(r"attention", re.IGNORECASE)
