@@ -1,13 +1,18 @@
 """details.csv: every cell's row, written exactly as csv.writer writes ``detail_rows``.
 
-The report writes plain rows by joining their fields (twice as fast); these tests hold it to
-csv.writer's bytes for free text that needs quoting, wherever it sits in a row.
+The report writes plain rows by joining their fields (twice as fast), and a row's numbers
+through msgspec with its notation turned into repr's; these tests hold it to csv.writer's bytes
+for free text that needs quoting, wherever it sits in a row, and for numbers of every size
+and type (NaN, Inf, bools and huge integers take the f-strings).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import random
+import struct
+from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +21,7 @@ from hypothesis import strategies as st
 from reportgen.contract.events import PlannedCell
 from reportgen.model.runmodel import RunModel, build_run
 from reportgen.contract.validation import read_log
+from reportgen.render import report
 from reportgen.render.report import _details_text
 from reportgen.render.view import DETAIL_COLUMNS, detail_rows
 from tests.conftest import FIXTURES
@@ -23,7 +29,7 @@ from tests.logbuilder import dumps, large_log
 
 # Text that csv.writer must quote (comma, quote, line breaks), and text it writes as it is.
 AWKWARD = st.text(alphabet=st.sampled_from(list(',"\r\n\x00 ab1é€\t;|\u2028')), max_size=8)
-NUMBER = st.one_of(st.none(), st.integers(-5, 10**12), st.floats(allow_nan=True, allow_infinity=True))
+NUMBER = st.one_of(st.none(), st.integers(-5, 10**12), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.integers(-(10**400), 10**400))
 
 
 def _reference(run: RunModel) -> str:
@@ -70,4 +76,47 @@ def test_awkward_text_and_missing_figures_are_written_as_csv_writer_writes_them(
         cell.planned, cell.case = planned, planned.case
         cell.failure_text, cell.warnings = change["failure"], tuple(change["warnings"])
         cell.mismatched, cell.total, cell.max_abs, cell.cold_s, cell.warm_median_s, cell.result_line = change["figures"]
+    assert _details_text(run) == _reference(run)
+
+
+# Where msgspec's notation and repr's part: the decimal/exponent boundaries at 1e-5, 1e-4 and
+# 1e16, one- to three-digit exponents, subnormals, the largest float, signed zeros.
+EDGES = (0.0, -0.0, 1.0, 0.1, 0.5, 1e-4, 9.999999999999999e-05, 0.00010000000000000002, 1e-5, 1.0000000000000001e-05,
+         9.99999999999999e-06, 1e-6, 1e-7, 1e-9, 1e-10, 1e-99, 1e-100, 5e-324, 2.2250738585072014e-308,
+         9999999999999998.0, 1e16, 1.0000000000000002e16, 1e22, 1e23, 1e99, 1e100, 1.7976931348623157e308, 123456789.0)
+
+
+def _figures_reference(rows: list[tuple[Any, ...]]) -> list[str]:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue().splitlines()
+
+
+def _floats(count: int, seed: int) -> list[float]:
+    """Any finite float: random bit patterns, and short decimals at every exponent."""
+    rng = random.Random(seed)
+    bits = struct.unpack(f"{count}d", struct.pack(f"{count}Q", *(rng.getrandbits(64) for _ in range(count))))
+    short = [float(f"{rng.randint(1, 99999)}e{rng.randint(-330, 310)}") for _ in range(count)]
+    return [x for x in (*bits, *short, *EDGES, *(-x for x in EDGES)) if x - x == 0]
+
+
+def test_numbers_through_msgspec_are_written_as_repr_writes_them() -> None:
+    assert report._MSGSPEC_NUMBERS_AS_REPR, "msgspec's numbers no longer match repr: every row takes the slower f-strings"
+    floats = _floats(60_000, seed=17)
+    rows = [(index, -index, *floats[index : index + 3], index * 10**15) for index in range(0, len(floats) - 2, 3)]
+    cells = [SimpleNamespace(mismatched=m, total=t, max_abs=a, cold_s=cold, warm_median_s=warm, result_line=line) for m, t, a, cold, warm, line in rows]
+    texts = []
+    for start in range(0, len(cells), report._CHUNK):
+        texts += report._figure_texts(cells[start : start + report._CHUNK])  # type: ignore[arg-type]
+    assert texts == _figures_reference(rows)
+
+
+def test_a_chunk_with_nan_a_bool_or_a_huge_integer_is_written_as_csv_writer_writes_it(tmp_path_factory: Any) -> None:
+    run = _run(tmp_path_factory, 3 * report._CHUNK + 5)
+    floats = _floats(len(run.cells), seed=3)
+    for cell, a in zip(run.cells, floats):
+        cell.max_abs, cell.cold_s, cell.warm_median_s = a, abs(a), a / 3
+    run.cells[report._CHUNK + 1].max_abs = float("nan")
+    run.cells[2 * report._CHUNK + 2].mismatched = True
+    run.cells[3 * report._CHUNK + 3].total = 10**400
     assert _details_text(run) == _reference(run)

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import re
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition, decide
 from reportgen.render.templating import Assets, render_html, render_md, write_assets
-from reportgen.model.runmodel import NotARun, RunModel, read_run
+from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_row, detail_rows
 from reportgen.storage.sources import LogRef
@@ -134,31 +139,91 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
 def _details_text(run: RunModel) -> str:
     """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source):
     ``detail_rows`` as csv.writer writes them."""
-    # Speed: csv.writer takes twice as long as the f-string below. It quotes a field only when
+    # Speed: csv.writer takes twice as long as the f-strings below. It quotes a field only when
     # it holds a comma, a quote or a line break; a row without any is its fields joined by
     # commas (None written empty, like csv). Free text (failure, warnings) goes through
     # csv.writer; a case key or dtype that needs quoting sends the whole table through it.
+    cells = run.cells
     lines = [",".join(DETAIL_COLUMNS) + "\n"]
-    free_text: list[int] = []
-    for c in run.cells:
-        if c.failure_text or c.warnings:
-            free_text.append(len(lines))
-            lines.append("")  # filled in below, once the plain rows are checked
-            continue
-        p, m, t, a, cold, warm, line = c.planned, c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line
-        lines.append(
-            f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{'' if m is None else m},{'' if t is None else t},"
-            f"{'' if a is None else a},{'' if cold is None else cold},{'' if warm is None else warm},{'' if line is None else line},,\n"
-        )
-    plain = len(lines) - len(free_text)
+    for start in range(0, len(cells), _CHUNK):
+        chunk = cells[start : start + _CHUNK]
+        lines += [
+            "" if c.failure_text or c.warnings else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,\n"
+            for c, figures in zip(chunk, _figure_texts(chunk))
+            for p in (c.planned,)
+        ]
     text = "".join(lines)
+    free_text = lines.count("")
+    plain = len(lines) - free_text
     if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text:
         return _csv_text([DETAIL_COLUMNS, *detail_rows(run)])
     if not free_text:
         return text
-    for index in free_text:
-        lines[index] = _csv_text([detail_row(run.cells[index - 1])])
+    for index, line in enumerate(lines):
+        if not line:
+            lines[index] = _csv_text([detail_row(cells[index - 1])])
     return "".join(lines)
+
+
+# The numbers of a row (mismatched, total, max_abs, cold_s, warm_median_s, log_line) for
+# _CHUNK cells at a time: few enough that their objects are still in the CPU's cache when
+# msgspec writes them.
+_CHUNK = 512
+_EXPONENT_PLUS = re.compile(rb"e(?=\d)")  # msgspec 1e16, repr 1e+16
+_EXPONENT_ONE_DIGIT = re.compile(rb"e-(?=\d[,\]])")  # msgspec 1e-7, repr 1e-07
+_BELOW_1E_4 = re.compile(r"(?<=[,\[])(-?0\.0000\d+)")  # msgspec 0.00001, repr 1e-05
+
+
+def _figure_texts(cells: list[CellRecord]) -> list[str]:
+    """Each cell's "mismatched,total,max_abs,cold_s,warm_median_s,log_line" as csv.writer
+    writes them (None empty, a float as its repr)."""
+    figures = [(c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line) for c in cells]
+    if _MSGSPEC_NUMBERS_AS_REPR:
+        # Speed: msgspec writes numbers in C, a float as its shortest round-trip digits (as
+        # repr, 5x faster); only its notation differs, and is turned into repr's here.
+        try:
+            finite = math.isfinite(sum(filter(None, chain.from_iterable(figures))))
+            data = _ENCODER.encode(figures)
+        except (TypeError, OverflowError, msgspec.EncodeError):
+            finite = False
+        # Only numbers and null (None) in it: no bool (true), text or other type, NaN or Inf (null).
+        if finite and not data.translate(None, b"0123456789.,-e[]nul"):
+            return _repr_notation(data)
+    return [
+        f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},{'' if cold is None else cold},{'' if warm is None else warm},{'' if line is None else line}"
+        for m, t, a, cold, warm, line in figures
+    ]
+
+
+def _repr_notation(data: bytes) -> list[str]:
+    """msgspec's JSON for a list of lists of numbers and nulls: each inner list as a CSV
+    field run, every float written as repr writes it."""
+    data = data.replace(b"null", b"")
+    if b"e" in data:
+        data = _EXPONENT_ONE_DIGIT.sub(b"e-0", _EXPONENT_PLUS.sub(b"e+", data))
+    text = data.decode("ascii")
+    if "0.0000" in text:  # repr writes 1e-05 where msgspec writes 0.00001: those few go through repr
+        parts = _BELOW_1E_4.split(text)
+        parts[1::2] = map(repr, map(float, parts[1::2]))
+        text = "".join(parts)
+    return text[2:-2].split("],[")
+
+
+_ENCODER = msgspec.json.Encoder()
+# Every notation msgspec could write, against repr: if one ever differs, every row takes the
+# f-strings (tests/test_details_csv.py checks millions of floats more).
+_PROBE = (0.0, -0.0, 0.5, 1.0, 123.0, 1e15, 9999999999999998.0, 1e16, 1.5e16, 1e22, 1.7976931348623157e308, 0.1, 0.0001,
+          9.999999999999999e-05, 1e-05, 1.5e-05, 1e-06, 2e-07, 1.25e-09, 1e-10, 5e-324, 2.2250738585072014e-308, -3.5e-05, -2e-07, -1e300)
+
+
+def _msgspec_writes_repr() -> bool:
+    try:
+        return _repr_notation(_ENCODER.encode([[x, x] for x in _PROBE])) == [f"{x!r},{x!r}" for x in _PROBE]
+    except Exception:  # any failure: the f-strings
+        return False
+
+
+_MSGSPEC_NUMBERS_AS_REPR = _msgspec_writes_repr()
 
 
 def _csv_text(rows: Any) -> str:
