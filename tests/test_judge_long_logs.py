@@ -30,7 +30,7 @@ def _run(tmp_path: Path, events: Events) -> RunModel:
 
 def _cell(n: int, mode: str = "compiled", **facts: Any) -> CellRecord:
     planned = PlannedCell(case=f"b1-l{n}-contiguous-float32-{mode}", batch=1, length=n, layout="contiguous", dtype="float32", mode=mode)
-    return CellRecord(planned=planned, **facts)
+    return CellRecord(planned=planned, case=planned.case, **facts)
 
 
 def test_failure_groups_are_the_cells_grouped_by_their_own_where_text() -> None:
@@ -85,7 +85,7 @@ def test_scope_groups_are_each_sides_cells_by_column_in_plan_order() -> None:
     cells = []
     for n, (dtype, layout, mode, status) in enumerate(plan, start=1):
         planned = PlannedCell(case=f"c{n}", batch=n, length=16, layout=layout, dtype=dtype, mode=mode, repeat_of="c1" if n == 8 else None)
-        cells.append(CellRecord(planned=planned, status=status))
+        cells.append(CellRecord(planned=planned, case=planned.case, status=status))
     expected: tuple[dict[tuple[str, str, str], list[tuple[str, str]]], ...] = ({}, {})
     for c in cells:
         label = c.shape_label + (" repeat (cache check)" if c.planned.repeat_of else "")

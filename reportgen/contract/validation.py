@@ -572,7 +572,7 @@ class _Checker:
         if kind in RESULT_KINDS and "plan" not in seen:
             self.problem(number, "error", f"{kind} before the plan: tolerances and comparison rules must be declared before any result")
         if isinstance(record.parsed, Plan):
-            self.planned_cases = {cell.case for cell in record.parsed.matrix}
+            self.planned_cases = set(map(_CASE, record.parsed.matrix))
         elif isinstance(record.parsed, RunEnd):
             self.reading.run_end = record.parsed
         if case is not None and self.planned_cases is not None and case not in self.planned_cases:

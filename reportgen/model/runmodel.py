@@ -38,7 +38,7 @@ class CellRecord:
     # The plan's cell: a PlannedCell model, or for a plan its mirror accepted, the frozen
     # linecheck.PlannedCellValues Struct (the same attributes and values, made in C).
     planned: ev.PlannedCell
-    case: str = ""  # planned.case, kept at hand: every rule and view reads it for every cell
+    case: str  # planned.case, kept at hand: every rule and view reads it for every cell
     status: str = "untested"
     untested_reason: str | None = None  # None: no result in the log
     measured_status: str | None = None  # the case_result's own status, kept when it is overruled
@@ -87,9 +87,6 @@ class CellRecord:
     # (call 'warm' or 'cold', stages inside the clock or None when not recorded, notes, synchronised)
     timed: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...], bool], ...] = ()
 
-    def __post_init__(self) -> None:
-        if not self.case:
-            self.case = self.planned.case
 
     @property
     def logged(self) -> list[LoggedEvent]:
