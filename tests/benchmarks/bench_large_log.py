@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -92,10 +91,13 @@ def phases(log: Path, out: Path) -> dict[str, float]:
 
 def report_peak_memory(log: Path, out: Path) -> int:
     """Peak resident memory, in bytes, of a fresh interpreter that builds one report of ``log``."""
-    code = ("import resource, sys; from pathlib import Path; from reportgen.render.report import build_report; "
-            "build_report(Path(sys.argv[1]), Path(sys.argv[2])); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    # VmHWM, not ru_maxrss: on Linux the latter also counts the benchmark's own memory, which
+    # the child shares between fork and exec.
+    code = ("import sys; from pathlib import Path; from reportgen.render.report import build_report; "
+            "build_report(Path(sys.argv[1]), Path(sys.argv[2])); "
+            "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')))")
     done = subprocess.run([sys.executable, "-c", code, str(log), str(out)], check=True, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
-    return int(done.stdout.split()[-1]) * 1024  # Linux reports KiB
+    return int(done.stdout.split()[-1]) * 1024  # kB
 
 
 def measure(where: Path, events: int, mismatch_every: int, rounds: int) -> float:
