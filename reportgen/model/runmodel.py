@@ -87,10 +87,11 @@ class CellRecord:
     # (call 'warm' or 'cold', stages inside the clock or None when not recorded, notes, synchronised)
     timed: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...], bool], ...] = ()
 
-
     @property
     def logged(self) -> list[LoggedEvent]:
         """The cell's events in line order (each made on first use, see EventLines)."""
+        if not self.lines:
+            return []
         at = self.source.at  # type: ignore[union-attr]
         return [at(line) for line in self.lines]
 
@@ -176,14 +177,11 @@ class RunModel:
         key = ("cells_with", kind)
         found = self.derived.get(key)
         if found is None:
-            # A cell's events of a per-cell kind are the log's events of that kind naming its case
-            # (the builder attaches each to its cell): looked up by case, no event built.
-            cases = self.cells[0].source.cases_with(kind) if kind in CELL_FACTS and self.cells[0].source is not None else None
-            if cases is not None:
-                found = [c for c in self.cells if c.case in cases]
-            else:
-                found = [c for c in self.cells if any(r.kind == kind for r in c.logged)]
-            self.derived[key] = found
+            # A cell's events are those of the CELL_FACTS kinds naming its case (the builder
+            # attaches each to its cell): looked up by case in the log's columns, no event built.
+            source = self.cells[0].source
+            cases = source.cases_with(kind) if kind in CELL_FACTS and source is not None else set()
+            found = self.derived[key] = [c for c in self.cells if c.case in cases]
         return list(found)
 
     @property

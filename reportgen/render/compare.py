@@ -11,10 +11,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reportgen.contract.validation import paused_gc
+from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
 from reportgen.render.compare_view import build_compare_view, comparison_data
-from reportgen.contract.validation import LogChanged
 from reportgen.render.report import ReportInputError, read_judged
 from reportgen.render.templating import Assets, _hashed_name, render_html, render_md, templates_dir, write_text
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
