@@ -367,6 +367,7 @@ Examples:
 @_max_log_size
 @_follow_symlinks
 def diff(a: Path | str, b: Path | str, fmt: str, as_json: bool, max_bytes: int, follow_symlinks: bool) -> None:
+    from reportgen.contract.validation import LogChanged
     from reportgen.publish.diff import DiffRefused, diff_command
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
@@ -375,7 +376,7 @@ def diff(a: Path | str, b: Path | str, fmt: str, as_json: bool, max_bytes: int, 
         click.echo(diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks))
     except RemoteError as exc:
         _remote_failed("diff", exc)
-    except ReportInputError as exc:
+    except (ReportInputError, LogChanged) as exc:  # LogChanged: a log changed after its report view was built, while summarised
         click.echo(f"reportgen diff: {exc}", err=True)
         sys.exit(1)
     except (DiffRefused, ValueError) as exc:
