@@ -3,9 +3,10 @@
 Started by ``collector.run.children`` (see there for which cells share a child). It loads the
 saved weights, inputs and reference outputs (the bytes the main run saved, checksummed in its
 log), then runs its cells with the same code the main process uses (``collector.run.cells``):
-the first compiled call is the cold first call and the cell's check at once. Events go to
-stdout, one line each, and a flush line after every cell, carrying that cell's cold call when it
-had one and passed. It writes nothing else into the run folder but profile traces.
+the first compiled call is the cold first call and the cell's check at once. Events go to the
+parent as marker lines on stdout (the child's own output goes to stderr), one a line, and a
+flush line after every cell, carrying that cell's cold call when it had one and passed. It
+writes nothing else into the run folder but profile traces.
 """
 
 from __future__ import annotations
@@ -23,15 +24,19 @@ from collector.plan import Cell, load_plan
 from collector.run import cells, profiles
 from collector.run.children import EVENT, FLUSH
 from collector.run.state import Options, Run
+from collector.timing import marker_stream
 from collector.workload import load_artifact, load_workload, saved_model
 
 
 class Relay:
-    """The run's log in a child: each event is a line on stdout for the main process to write."""
+    """The run's log in a child: each event is a marker line for the main process to write."""
+
+    def __init__(self, markers: Any) -> None:
+        self.markers = markers
 
     def write(self, kind: str, **fields: Any) -> None:
         fields = {k: v for k, v in fields.items() if v is not None}
-        print(EVENT + json.dumps({"kind": kind, "fields": fields}, allow_nan=False), flush=True)
+        print(EVENT + json.dumps({"kind": kind, "fields": fields}, allow_nan=False), file=self.markers, flush=True)
 
     def close(self) -> None:
         pass
@@ -49,11 +54,12 @@ class Quiet:
         return contextlib.nullcontext()
 
 
-def flush(case: str | None, passed: bool = False, cold: dict[str, Any] | None = None) -> None:
-    print(FLUSH + json.dumps({"case": case, "passed": passed, "cold": cold}, allow_nan=False), flush=True)
+def flush(markers: Any, case: str | None, passed: bool = False, cold: dict[str, Any] | None = None) -> None:
+    print(FLUSH + json.dumps({"case": case, "passed": passed, "cold": cold}, allow_nan=False), file=markers, flush=True)
 
 
 def main() -> None:
+    markers = marker_stream()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--plan", required=True)
     parser.add_argument("--run-dir", required=True)
@@ -73,7 +79,7 @@ def main() -> None:
     by_case = {c.case: c for c in plan.cells}
     run.cells = [by_case[case] for case in args.cases.split(",")]
     run.dir = Path(args.run_dir)
-    run.log = Relay()  # type: ignore[assignment]
+    run.log = Relay(markers)  # type: ignore[assignment]
     run.progress = Quiet()  # type: ignore[assignment]
     run.workload = load_workload(plan)
     run.model = model = saved_model(run.workload, args.run_dir)
@@ -93,12 +99,12 @@ def main() -> None:
             cold["first_call_s"] = outcome.cold["seconds"]
             ready = outcome.cold["ready_wall"]  # the wall clock just before the cold call
             cold["process_start_s"] = max(0.0, ready - float(os.environ.get("COLLECTOR_LAUNCH_WALL", ready)))
-        flush(cell.case, outcome is not None, cold)
+        flush(markers, cell.case, outcome is not None, cold)
 
     run.cell_done = cell_done
     cells.run_group(run, run.cells[0].dtype, list(enumerate(run.cells, start=1)))
     profiles.write_profiles(run)
-    flush(None)
+    flush(markers, None)
 
 
 if __name__ == "__main__":

@@ -21,11 +21,12 @@ from collector.backends import finish_cache_listing, list_cache_dirs, select_bac
 from collector.compare import compare, describe, judged_nonfinite
 from collector.eventlog import finite_or_none
 from collector.plan import load_plan
-from collector.timing import COLD_MARKER, timed_sample
+from collector.timing import COLD_MARKER, marker_stream, timed_sample
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, saved_model, to_device
 
 
 def main() -> None:
+    markers = marker_stream()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--plan", required=True)
     parser.add_argument("--run-dir", required=True)
@@ -80,7 +81,7 @@ def main() -> None:
     if fed.calls:
         result["inputs_fed"] = fed.calls[0]
         result["layout_achieved"] = all(layout_of(c) == cell.layout for c in fed.calls)
-    print(COLD_MARKER + json.dumps(result), flush=True)
+    print(COLD_MARKER + json.dumps(result), file=markers, flush=True)
 
 
 def _check(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], tol: dict[str, Any], rules: list[dict[str, Any]], inputs: dict[str, torch.Tensor]) -> dict[str, Any]:

@@ -161,6 +161,16 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
     return {"error": ended.error()}
 
 
+def marker_stream() -> Any:
+    """In a fresh child: a private copy of stdout for its marker lines, with stdout itself
+    (print, C libraries, compilers) sent to stderr, so nothing the workload writes, even a
+    line left unfinished, can run into a marker line and hide it from the parent."""
+    sys.stdout.flush()
+    markers = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    return markers
+
+
 class ChildEnd:
     """How a child process ended: its exit code, whether it ran past its time, its stderr tail."""
 

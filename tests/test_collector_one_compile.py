@@ -9,6 +9,7 @@ checked in the collector's process, the cold call recorded as not measured.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,32 @@ def test_a_child_line_after_its_time_ends_it_and_progress_extends_it(tmp_path: P
     ended = timing.run_child("talker", [], lambda d: {"PYTHONPATH": monkeypatch_path}, 1.5, on_line)
     assert seen == [f"step {i}" for i in range(4)], "each 0.6 s step came inside the 1.5 s given after the last one"
     assert ended.timed_out and ended.returncode is None
+
+
+def test_output_a_child_leaves_unfinished_cannot_hide_its_marker_lines(tmp_path: Path) -> None:
+    """A workload that prints without a newline (from Python or from C) writes to stderr in a
+    fresh child: the marker line after it still starts a line of its own on stdout."""
+    script = tmp_path / "chatty.py"
+    script.write_text(
+        "import os, sys\n"
+        "from collector.timing import marker_stream\n"
+        "markers = marker_stream()\n"
+        "print('progress...', end='', flush=True)\n"
+        "os.write(1, b'C-level output without a newline')\n"
+        "print('MARK done', file=markers, flush=True)\n"
+        "print('and the rest', flush=True)\n",
+        encoding="utf-8",
+    )
+    seen: list[str] = []
+
+    def on_line(line: str) -> bool:
+        seen.append(line)
+        return True
+
+    ended = timing.run_child("chatty", [], lambda d: {"PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"}, 30, on_line)
+    assert ended.returncode == 0, ended.error()
+    assert seen == ["MARK done"]
+    assert "progress...C-level output without a newlineand the rest" in "".join(ended.tail)
 
 
 @pytest.mark.slow
