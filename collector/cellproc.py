@@ -74,8 +74,9 @@ def main() -> None:
     if plan.text_sha256 != args.plan_sha256:
         raise SystemExit(f"{args.plan} changed since the run began; its cells are checked in the main process instead")
     run = Run(plan, select_backend(args.target), Options(target=args.target, warm_repetitions=args.warm, profile=args.profile))
-    shutil.rmtree(run.cache_dir, ignore_errors=True)
-    run.cache_dir = Path(os.environ.get("COLLECTOR_CACHE_DIR", run.cache_dir))
+    if os.environ.get("COLLECTOR_CACHE_DIR"):  # the empty folders the parent made for this child
+        shutil.rmtree(run.cache_dir, ignore_errors=True)
+        run.cache_dir = Path(os.environ["COLLECTOR_CACHE_DIR"])
     by_case = {c.case: c for c in plan.cells}
     run.cells = [by_case[case] for case in args.cases.split(",")]
     run.dir = Path(args.run_dir)

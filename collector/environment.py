@@ -17,9 +17,9 @@ import socket
 from typing import Any
 
 from collector.backends import ADAPTERS
-from collector.facts import Fact, dist_version, known, os_release, read_text_file, run_command, unknown, version_tuple
+from collector.facts import Fact, known, os_release, read_text_file, unknown
 
-__all__ = ["Fact", "decide_backend_family", "dist_version", "known", "os_release", "read_environment", "read_text_file", "run_command", "unknown", "version_tuple"]
+__all__ = ["Fact", "decide_backend_family", "known", "os_release", "read_environment", "read_text_file", "unknown"]
 
 def env_prefixes() -> tuple[str, ...]:
     """Variables recorded on every run: each adapter's prefixes."""

@@ -130,7 +130,7 @@ def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(tmp_
     assert [(r.case, r.status) for r in results] == [(COMPILED, "pass")], "checked once, in the collector's process"
     warnings = {e.category: e.message for e in events if e.kind == "warning"}
     assert "exited 7" in warnings["ColdStartFailed"]
-    assert COMPILED in warnings["CellProcessEnded"] and "ran again in the collector's own process" in warnings["CellProcessEnded"]
+    assert COMPILED in warnings["CellProcessEnded"] and "the collector's own process checks those cells next" in warnings["CellProcessEnded"]
     timings_ = [e for e in events if e.kind == "timing"]
     assert not [t for t in timings_ if t.cold], "no cold call was measured: the second first call is not cold"
     assert [t for t in timings_ if t.warm]

@@ -79,14 +79,7 @@ def _choice(requested: str, backend: Backend, reason: str) -> dict[str, str]:
 
 
 def select_backend(target: str) -> Backend:
-    """The adapter for ``target``; ``auto`` picks the first of AUTO_ORDER available, else cpu."""
-    if target == "auto":
-        for candidate in AUTO_ORDER:
-            try:
-                return select_backend(candidate)
-            except BackendUnavailable:
-                continue
-        return Backend()
+    """The adapter for ``target`` (a resolved target: ``auto`` is resolved by resolve_target)."""
     if target not in ADAPTERS:
         raise BackendUnavailable(f"unknown target {target!r}; choose auto, {', '.join(ADAPTERS)}")
     return ADAPTERS[target]()

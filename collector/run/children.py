@@ -133,7 +133,7 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
         run.progress.say(f"the fresh process ended before {len(left)} cell(s) finished ({why}); they run in this process")
         run.log.write(
             "warning",
-            message=f"the fresh process for {', '.join(left)} {why}; those cells ran again in the collector's own process",
+            message=f"the fresh process for {', '.join(left)} {why}; the collector's own process checks those cells next (their events follow this one)",
             category="CellProcessEnded",
             case=left[0],
         )
