@@ -248,6 +248,47 @@ def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(tmp_path: Path, 
     assert "stopped by the test" in next(e.message for e in events if e.kind == "warning" and e.category == "ColdStartFailed")
 
 
+def _filtered_child(monkeypatch: pytest.MonkeyPatch, drop: Any) -> None:
+    """Fresh children whose marker lines for which ``drop`` is true never reach the parent,
+    and that end as if killed (exit 1)."""
+    real = children.run_child
+
+    def child(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any) -> timing.ChildEnd:
+        real(module, argv, cache_env, timeout, lambda line: False if drop(line) else on_line(line))
+        return timing.ChildEnd(1, False, ["killed by the test"])
+
+    monkeypatch.setattr(children, "run_child", child)
+
+
+def _message(line: str, marker: str) -> dict[str, Any] | None:
+    return json.loads(line[len(marker):]) if line.startswith(marker) else None
+
+
+@pytest.mark.slow
+def test_a_cell_whose_result_never_reached_the_parent_is_checked_in_the_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flush that follows no case_result does not count the cell as recorded."""
+    monkeypatch.delenv("FAULTY", raising=False)
+    _filtered_child(monkeypatch, lambda line: (_message(line, children.EVENT) or {}).get("kind") == "case_result")
+    run_dir, code = execute(load_plan(FAULTY), Backend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2))
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
+    assert any(e.kind == "warning" and e.category == "CellProcessEnded" and COMPILED in e.message for e in events)
+
+
+@pytest.mark.slow
+def test_a_fresh_process_that_dies_while_profiling_leaves_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its cells were recorded, but its profile events never came: the log says so."""
+    monkeypatch.delenv("FAULTY", raising=False)
+    _filtered_child(monkeypatch, lambda line: (_message(line, children.FLUSH) or {"case": 0}).get("case") is None)
+    run_dir, code = execute(load_plan(FAULTY), Backend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2, profile="*"))
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
+    failed = [e for e in events if e.kind == "warning" and e.category == "ProfileFailed"]
+    assert failed and "killed by the test" in failed[0].message and "while profiling" in failed[0].message
+
+
 def test_a_training_cell_whose_fresh_process_timed_out_records_a_training_step_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The timed-out cold call's scope is the call the plan times: one training step here."""
     from tests.test_collector_robust import PlainBackend

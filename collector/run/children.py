@@ -78,8 +78,10 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
     first = batch[0][1]
     pending: list[tuple[str, dict[str, Any]]] = []
     done: set[str] = set()
+    finished = False  # the child's last flush (after its profiles) came
 
     def on_line(line: str) -> bool:
+        nonlocal finished
         marker = EVENT if line.startswith(EVENT) else FLUSH if line.startswith(FLUSH) else None
         try:  # anything else a workload prints, or a marker line that is not ours, is ignored
             message = json.loads(line[len(marker):]) if marker else None
@@ -101,7 +103,8 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
                 run.profiled_shapes.add(cells[fields["case"]][1].shape_key)
         statuses = [f.get("status") for k, f in pending if k == "case_result"]
         pending.clear()
-        if case in cells:
+        finished = finished or case is None
+        if case in cells and statuses:  # a cell without its result is checked again here
             done.add(case)
             if flush.get("passed"):
                 run.passed_elsewhere.add(case)
@@ -111,7 +114,7 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
             elif case == first.case:
                 run.cold_done.add(case)  # not passing: no cold call to take
             index, _ = cells[case]
-            run.progress.say(f"{case}: {statuses[0] if statuses else 'no result'} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') else ''})", index)
+            run.progress.say(f"{case}: {statuses[0]} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') else ''})", index)
         return True
 
     argv = ["--plan", str(run.plan.path), "--plan-sha256", run.plan.text_sha256, "--run-dir", str(run.dir), "--target", run.backend.name, "--cases", ",".join(cells)]
@@ -128,6 +131,9 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
     if first.case not in done:
         _cold_not_measured(run, first, ended)
     left = [c.case for _, c in batch if c.case not in done]
+    if run.options.profile and not left and not finished:
+        why = f"went {run.options.cold_timeout:g} s without finishing" if ended.timed_out else ended.error()
+        run.log.write("warning", message=f"profile not recorded: the fresh process for {', '.join(cells)} {why} after its cells, while profiling", category="ProfileFailed", case=first.case)
     if left:
         why = f"went {run.options.cold_timeout:g} s without finishing a cell" if ended.timed_out else ended.error()
         run.progress.say(f"the fresh process ended before {len(left)} cell(s) finished ({why}); they run in this process")
