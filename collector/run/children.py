@@ -38,7 +38,7 @@ import torch
 
 from collector.plan import Cell
 from collector.run.state import Run
-from collector.run.timings import cold_from_result, scope_done, whole_call
+from collector.run.timings import cold_from_result, cold_not_measured, scope_done
 from collector.timing import ChildEnd, run_child
 from collector.workload import input_key, save_artifact
 
@@ -164,10 +164,4 @@ def _cold_not_measured(run: Run, cell: Cell, ended: ChildEnd) -> None:
     """The child ended before its first cell's result: that cell's cold call is not measured
     (it is checked again in this process, but a second first call there is not cold)."""
     run.cold_done.add(cell.case)
-    if ended.timed_out:
-        limit = run.options.cold_timeout
-        run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")
-        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=scope_done(whole_call(run)))
-        return
-    run.progress.say(f"{cell.case}: cold run failed: {ended.error()}")
-    run.log.write("warning", message=f"cold first call not measured: {ended.error()}", category="ColdStartFailed", case=cell.case)
+    cold_not_measured(run, cell, run.options.cold_timeout if ended.timed_out else None, ended.error())

@@ -129,17 +129,21 @@ def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[s
     argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
     with run.progress.heartbeat(f"{cell.case}: cold first call in a fresh process"):
         result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout)
-    if "timed_out_after_s" in result:
-        limit = result["timed_out_after_s"]
-        run.progress.say(f"{cell.case}: cold run timed out after {limit:g} s; its process group was ended")
-        region = whole_call(run)
-        run.log.write("timing", case=cell.case, cold_timed_out_after_s=limit, synchronized=True, scope=scope_done(region))
-        return None
-    if "error" in result:
-        run.progress.say(f"{cell.case}: cold run failed: {result['error']}")
-        run.log.write("warning", message=f"cold first call not measured: {result['error']}", category="ColdStartFailed", case=cell.case)
+    if "timed_out_after_s" in result or "error" in result:
+        cold_not_measured(run, cell, result.get("timed_out_after_s"), result.get("error", ""))
         return None
     return cold_from_result(cell, result)
+
+
+def cold_not_measured(run: Run, cell: Cell, timed_out_after_s: float | None, error: str) -> None:
+    """A fresh process gave no cold call for ``cell``: a timing event with the time it ran past
+    (nothing timed), or a ColdStartFailed warning with how it ended."""
+    if timed_out_after_s is not None:
+        run.progress.say(f"{cell.case}: cold run timed out after {timed_out_after_s:g} s; its process group was ended")
+        run.log.write("timing", case=cell.case, cold_timed_out_after_s=timed_out_after_s, synchronized=True, scope=scope_done(whole_call(run)))
+    else:
+        run.progress.say(f"{cell.case}: cold run failed: {error}")
+        run.log.write("warning", message=f"cold first call not measured: {error}", category="ColdStartFailed", case=cell.case)
 
 
 def cold_from_result(cell: Cell, result: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
