@@ -330,8 +330,10 @@ class _SeqLines:
         self.single[seq] = line
 
     def add_block(self, seqs: list[int], lines: range | list[int]) -> None:
-        self.firsts.append(seqs[0])
-        self.blocks.append((seqs, lines))
+        """``seqs`` increasing: kept as a range when they are consecutive (no int kept per line)."""
+        first = seqs[0]
+        self.firsts.append(first)
+        self.blocks.append((range(first, first + len(seqs)) if seqs[-1] - first == len(seqs) - 1 else seqs, lines))
 
     def get(self, seq: int) -> int | None:
         line = self.single.get(seq)
@@ -361,7 +363,7 @@ class _Checker:
         self.last_seq = -1
         self.seq_lines = _SeqLines()
         self.kind_lines: dict[str, int] = {}
-        self.planned_cases: set[str] | None = None
+        self.planned_cases: dict[str, str] | None = None  # each planned case to itself
         self.result_lines: dict[str, int] = {}
         self.in_body = False  # after the plan, before run_end: where per-cell results belong
         self.first_content_seen = False
@@ -509,16 +511,19 @@ class _Checker:
         at most one case_result per cell: checked here for the whole block at once; when
         that check fails, each line takes ``check_order``, which says what is wrong.
         """
-        kinds, cases, seqs = list(map(_KIND, structs)), list(map(_CASE, structs)), list(map(_SEQ, structs))
+        kinds, seqs = list(map(_KIND, structs)), list(map(_SEQ, structs))
+        planned = self.planned_cases
+        # Each case as the plan's own string (None: not planned), so that the columns kept
+        # hold no string of their own and the cells are found by identity.
+        cases = list(map(planned.get, map(_CASE, structs))) if planned is not None else []
         is_result = list(map(_RESULT.__eq__, kinds))
         results = list(compress(cases, is_result))
-        planned = self.planned_cases
         if (
             self.in_body
             and planned is not None
             and seqs[0] > self.last_seq
             and _increasing(seqs)
-            and planned.issuperset(cases)
+            and all(cases)  # every case planned (a planned '' takes the careful path)
             and len(set(results)) == len(results)
             and self.result_lines.keys().isdisjoint(results)
         ):
@@ -534,6 +539,7 @@ class _Checker:
                 for number, struct in zip(numbers, structs):
                     self.sink(reading.records.at(number), struct)
             return
+        cases = list(map(_CASE, structs))
         for record, struct in zip(map(LoggedEvent, numbers, kinds, cases, repeat(data), repeat(None), starts, repeat(-1) if ends is None else ends), structs):
             self.check_order(record.line, struct.seq, record, struct)
 
@@ -572,7 +578,7 @@ class _Checker:
         if kind in RESULT_KINDS and "plan" not in seen:
             self.problem(number, "error", f"{kind} before the plan: tolerances and comparison rules must be declared before any result")
         if isinstance(record.parsed, Plan):
-            self.planned_cases = set(map(_CASE, record.parsed.matrix))
+            self.planned_cases = {case: case for case in map(_CASE, record.parsed.matrix)}
         elif isinstance(record.parsed, RunEnd):
             self.reading.run_end = record.parsed
         if case is not None and self.planned_cases is not None and case not in self.planned_cases:

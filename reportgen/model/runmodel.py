@@ -15,7 +15,8 @@ from itertools import compress
 from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from msgspec import UNSET
 
@@ -24,6 +25,7 @@ from reportgen.contract.linecheck import cell_decoder
 from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
+_NONE_OFF: Mapping[str, tuple[int, int]] = MappingProxyType({})
 STATUS_ORDER = ("pass", "mismatch", "nonfinite", "error", "skipped", "untested")
 
 
@@ -79,7 +81,7 @@ class CellRecord:
     task_metric: dict[str, Any] | None = None
     loss_off: bool = False
     grads_off: frozenset[str] = frozenset()
-    params_off: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (mismatched, total)
+    params_off: Mapping[str, tuple[int, int]] = field(default_factory=lambda: _NONE_OFF)  # name -> (mismatched, total); shared while empty
     trained: bool = False
     layout_achieved: bool | None = None  # None: not measured (1.0 logs)
     layout_fed: str | None = None
