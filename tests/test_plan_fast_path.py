@@ -77,6 +77,8 @@ HOSTILE_PLANS: dict[str, Callable[[bytes], bytes]] = {
     "NaN tolerance": _replace(b'"atol": 1e-05', b'"atol": NaN'),
     "repeat_of written as null in every cell (valid)": _repeat_of_everywhere(None),
     "repeat_of naming a case in every cell (valid)": _repeat_of_everywhere("b1-l16-contiguous-float32-eager"),
+    "repeat_of given twice in a cell": _replace(b'"batch": 1,', b'"repeat_of": "x", "repeat_of": null, "batch": 1,'),
+    "repeat_of under the name the record stores it by": _replace(b'"batch": 1,', b'"logged_repeat_of": "x", "batch": 1,'),
     "newer minor version (valid, with a warning)": _replace(b'"schema_version": "1.0"', b'"schema_version": "1.9"'),
     "another major version": _replace(b'"schema_version": "1.0"', b'"schema_version": "2.0"'),
     "optional fields given (valid)": _with(padding={"buckets": [16, 32]}, compile_options={"dynamic": False, "mode": "default", "fullgraph": False, "backend_options": {"a": 1, "b": "x", "c": True, "d": 1.5}}, intended_target="neuron"),
@@ -117,7 +119,7 @@ def test_an_untouched_plan_takes_the_fast_path_and_reads_the_same(tmp_path: Path
     fast, careful = _both_ways(lines, tmp_path, monkeypatch)
     assert fast.valid and _summary(fast) == _summary(careful) and _plan(fast) == _plan(careful)
     plan = next(r.event for r in fast.records if r.kind == "plan")
-    assert type(plan.matrix[0]).__name__ == "PlannedCellValues"  # the mirror read it, not the careful path
+    assert type(plan.matrix[0]).__name__ == "PlannedCellLine"  # the mirror read it, not the careful path
 
 
 @st.composite

@@ -18,7 +18,8 @@ below); ``get`` reads one with a default, as a dict would.
 from __future__ import annotations
 
 import types
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from typing import Annotated, Any, Callable, ClassVar, Literal, Union, get_args, get_origin
 
 import annotated_types
@@ -239,39 +240,25 @@ def plan_decoder(versions: frozenset[str] | None = None) -> Callable[[Any], Any]
     return msgspec.json.Decoder(struct).decode  # type: ignore[no-any-return]
 
 
-def value_struct(model: type[BaseModel]) -> Any:
-    """A frozen Struct holding the values of a ``model`` whose line a mirror has checked, with the
-    model's defaults for the fields left out (the attributes a model gives), for records a long
-    log holds by the thousand: a Struct is made and freed in C. Flat models only."""
-    required: list[tuple[str, Any]] = []
-    optional: list[tuple[str, Any, Any]] = []
-    for name, info in model.model_fields.items():
-        annotation = _mirror_field(info, {}, f"{model.__name__}.{name}")
-        if _holds_struct(annotation):
-            raise TypeError(f"{model.__name__}.{name}: value structs hold flat models only")
-        if info.is_required():
-            required.append((name, annotation))
-        elif info.default_factory is not None:
-            optional.append((name, annotation, msgspec.field(default_factory=info.default_factory)))  # type: ignore[arg-type]
-        else:
-            optional.append((name, annotation, info.default))
-    return msgspec.defstruct(f"{model.__name__}Values", [*required, *optional], frozen=True, gc=False, forbid_unknown_fields=True)
+def fill_defaults(matrix: list[Any]) -> list[Any]:
+    """A plan mirror's matrix made into the run's planned cells, in place: each optional field
+    a cell's line left out (UNSET) takes the model's default, so the cells read as the models
+    do (``repeat_of`` None). Done after the duplicate-key check, which needs the line's keys
+    exactly; one decode serves both (a long plan's matrix holds tens of thousands of cells)."""
+    for name, default in _PLANNED_DEFAULTS.items():
+        for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
+            setattr(cell, name, default)
+    return matrix
 
 
-def _holds_struct(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
-        return True
-    return any(_holds_struct(arg) for arg in get_args(annotation) if not isinstance(arg, (msgspec.Meta, str, int, float, bool)))
+def _plain_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    found = {name: info.default for name, info in model.model_fields.items() if not info.is_required()}
+    if any(info.default_factory is not None or isinstance(info.default, (list, dict, set)) for info in model.model_fields.values() if not info.is_required()):
+        raise TypeError(f"{model.__name__}: planned cells take plain defaults only (one object shared by every cell)")
+    return found
 
 
-PlannedCellValues = value_struct(PlannedCell)
-
-
-def matrix_decoder() -> Callable[[Any], Any]:
-    """The matrix of a plan line that ``plan_decoder`` accepted, as PlannedCellValues (the
-    other fields are skipped, not checked: read only after that check)."""
-    struct = msgspec.defstruct("PlanMatrix", [("matrix", list[PlannedCellValues])], gc=False)  # type: ignore[valid-type]
-    return msgspec.json.Decoder(struct).decode  # type: ignore[no-any-return]
+_PLANNED_DEFAULTS = _plain_defaults(PlannedCell)
 
 
 def to_plain(value: Any) -> Any:

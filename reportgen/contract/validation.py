@@ -35,7 +35,7 @@ from reportgen.contract.events import (
     Plan,
     RunEnd,
 )
-from reportgen.contract.linecheck import KEY_MARK, cell_decoder, encode, matrix_decoder, plan_decoder
+from reportgen.contract.linecheck import KEY_MARK, cell_decoder, encode, fill_defaults, plan_decoder
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
 
 # Versions of this major that the current models read as they are (a minor bump only adds
@@ -55,7 +55,6 @@ _MODEL_LINE = TypeAdapter(
 ).validator.validate_json
 # The plan (one line, but tens of thousands of cells in a long matrix): its mirror first.
 _PLAN_LINE = plan_decoder(READABLE_VERSIONS)
-_PLAN_MATRIX = matrix_decoder()
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
 # A colon written as the escape \u003a would hide a repeated key from the key count
 # (linecheck.same_keys): bytes holding the prefix \u003 take the per-line checks.
@@ -953,7 +952,7 @@ def _other_line(raw: bytes) -> Envelope | None:
     except _FAST_ERRORS:
         plan = None
     if plan is not None and _COUNT_UNSAFE not in raw and raw.count(KEY_MARK) == encode(plan).count(KEY_MARK):
-        built = _plan_model(raw, plan)
+        built = _plan_model(plan)
         if built is not None:
             return built
     try:
@@ -965,19 +964,19 @@ def _other_line(raw: bytes) -> Envelope | None:
     return None
 
 
-def _plan_model(raw: bytes, plan: Any) -> Plan | None:
+def _plan_model(plan: Any) -> Plan | None:
     """The Plan model of a plan line its mirror accepted: every field but the matrix through
-    the model (with the first cell, as the matrix may not be empty), the matrix as
-    PlannedCellValues, which read as the cells' models do."""
+    the model (with the first cell, as the matrix may not be empty); the matrix is the
+    mirror's own PlannedCellLine Structs, with the model's defaults filled in (fill_defaults),
+    which read as the cells' models do."""
     fields = {name: value for name in plan.__struct_fields__ if name != "matrix" and (value := getattr(plan, name)) is not msgspec.UNSET}
     data = msgspec.to_builtins(fields)
     data["kind"], data["matrix"] = plan.kind, [msgspec.to_builtins(plan.matrix[0])]
     try:
         model = Plan.model_validate(data)
-        matrix = _PLAN_MATRIX(raw).matrix
-    except (ValidationError, *_FAST_ERRORS):
+    except ValidationError:
         return None
-    return model.model_copy(update={"matrix": matrix})
+    return model.model_copy(update={"matrix": fill_defaults(plan.matrix)})
 
 
 _OTHER_LINE = _other_line

@@ -37,8 +37,9 @@ def shape_label(batch: int, length: int) -> str:
 class CellRecord:
     """Everything the log says about one planned cell."""
 
-    # The plan's cell: a PlannedCell model, or for a plan its mirror accepted, the frozen
-    # linecheck.PlannedCellValues Struct (the same attributes and values, made in C).
+    # The plan's cell: a PlannedCell model, or for a plan its mirror accepted, the
+    # PlannedCellLine Struct as the plan mirror decoded it (the same attributes and values,
+    # defaults filled in: linecheck.fill_defaults).
     planned: ev.PlannedCell
     case: str  # planned.case, kept at hand: every rule and view reads it for every cell
     status: str = "untested"
