@@ -120,3 +120,17 @@ def test_a_chunk_with_nan_a_bool_or_a_huge_integer_is_written_as_csv_writer_writ
     run.cells[2 * report._CHUNK + 2].mismatched = True
     run.cells[3 * report._CHUNK + 3].total = 10**400
     assert _details_text(run) == _reference(run)
+
+
+def test_free_text_or_a_key_that_needs_quoting_in_a_later_chunk_is_written_as_csv_writer_writes_it(tmp_path_factory: Any) -> None:
+    """The table is made a chunk at a time: a failure text in a later chunk takes csv.writer for
+    its row, and a case key that needs quoting there sends the whole table through it."""
+    run = _run(tmp_path_factory, 3 * report._CHUNK + 7)
+    run.cells[report._CHUNK + 3].failure_text = 'run: RuntimeError: "bad", then\nmore'
+    run.cells[2 * report._CHUNK + 1].warnings = ("a, b",)
+    assert _details_text(run) == _reference(run)
+    quoted = run.cells[3 * report._CHUNK + 2]
+    planned = quoted.planned
+    quoted.planned = PlannedCell.model_validate({"case": "a,b", "batch": planned.batch, "length": planned.length, "layout": planned.layout, "dtype": planned.dtype, "mode": planned.mode})
+    assert _details_text(run) == _reference(run)
+    assert report._details_bytes(run) == _reference(run).encode("utf-8")

@@ -113,16 +113,16 @@ def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], as
     """The files of one report, rendered and encoded but not written: (path, bytes) pairs."""
     view = judged.view
     context = {"view": view, "root": root, "assets": assets, "nav": nav or [], "files": files or []}
-    pages: list[tuple[Path, str]] = []
+    pages: list[tuple[Path, str | bytes]] = []
     if view.details:
-        pages.append((out_dir / view.details, _details_text(judged.run)))
+        pages.append((out_dir / view.details, _details_bytes(judged.run)))
     if "html" in formats:
         pages.append((out_dir / html_name, render_html("report.html.j2", **context)))
     if "md" in formats:
         pages.append((out_dir / "report.md", render_md("report.md.j2", **context)))
     if "md-summary" in formats:
         pages.append((out_dir / SUMMARY_NAME, render_summary(view)))
-    return [(path, text.encode("utf-8")) for path, text in pages]
+    return [(path, text if isinstance(text, bytes) else text.encode("utf-8")) for path, text in pages]
 
 
 def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None, out_root: Path | None = None) -> list[Path]:
@@ -137,32 +137,40 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
 
 
 def _details_text(run: RunModel) -> str:
+    """details.csv as text (see _details_bytes)."""
+    return _details_bytes(run).decode("utf-8")
+
+
+def _details_bytes(run: RunModel) -> bytes:
     """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source):
-    ``detail_rows`` as csv.writer writes them."""
+    ``detail_rows`` as csv.writer writes them, encoded."""
     # Speed: csv.writer takes twice as long as the f-strings below. It quotes a field only when
     # it holds a comma, a quote or a line break; a row without any is its fields joined by
     # commas (None written empty, like csv). Free text (failure, warnings) goes through
     # csv.writer; a case key or dtype that needs quoting sends the whole table through it.
+    # The table is made _CHUNK rows at a time and each chunk encoded: a long log's rows are
+    # not all held as text at once.
     cells = run.cells
-    lines = [",".join(DETAIL_COLUMNS) + "\n"]
+    parts = [(",".join(DETAIL_COLUMNS) + "\n").encode("utf-8")]
     for start in range(0, len(cells), _CHUNK):
         chunk = cells[start : start + _CHUNK]
-        lines += [
+        rows = [
             "" if c.failure_text or c.warnings else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,\n"
             for c, figures in zip(chunk, _figure_texts(chunk))
             for p in (c.planned,)
         ]
-    text = "".join(lines)
-    free_text = lines.count("")
-    plain = len(lines) - free_text
-    if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text:
-        return _csv_text([DETAIL_COLUMNS, *detail_rows(run)])
-    if not free_text:
-        return text
-    for index, line in enumerate(lines):
-        if not line:
-            lines[index] = _csv_text([detail_row(cells[index - 1])])
-    return "".join(lines)
+        text = "".join(rows)
+        free_text = rows.count("")
+        plain = len(rows) - free_text
+        if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text:
+            return _csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
+        if free_text:
+            for index, row in enumerate(rows):
+                if not row:
+                    rows[index] = _csv_text([detail_row(chunk[index])])
+            text = "".join(rows)
+        parts.append(text.encode("utf-8"))
+    return b"".join(parts)
 
 
 # The numbers of a row (mismatched, total, max_abs, cold_s, warm_median_s, log_line) for
