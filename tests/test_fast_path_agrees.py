@@ -35,7 +35,7 @@ def careful_only(monkeypatch: pytest.MonkeyPatch, path: Path) -> LogReading:
     with monkeypatch.context() as patch:
         patch.setattr(validation, "_CELL_BLOCK", _refuse)
         patch.setattr(validation, "_CELL_LINE", _refuse)
-        patch.setattr(validation, "_OTHER_LINE", lambda raw: None)
+        patch.setattr(validation, "_other_line", lambda raw: None)
         return read_log(path)
 
 

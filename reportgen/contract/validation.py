@@ -917,7 +917,7 @@ def _check_block(checker: _Checker, data: bytes, starts: list[int], ends: list[i
             continue
         flush()
         if struct is None:
-            event = _OTHER_LINE(raw)
+            event = _other_line(raw)
             if event is not None:
                 checker.accept_model(number, event)
                 number += 1
@@ -977,9 +977,6 @@ def _plan_model(plan: Any) -> Plan | None:
     except ValidationError:
         return None
     return model.model_copy(update={"matrix": fill_defaults(plan.matrix)})
-
-
-_OTHER_LINE = _other_line
 
 
 def _unique_keys_in(raw: bytes, event: Envelope) -> bool:
