@@ -495,3 +495,23 @@ def test_a_signal_during_cold_timing_ends_the_child_and_the_run(tmp_path: Path, 
     _validates(log)
     events = _events(log)
     assert events[-1].status == "aborted" and "SIGTERM" in events[-1].reason
+
+
+def test_a_dtype_without_its_criteria_is_skipped_with_the_reason_and_the_others_run(tmp_path: Path) -> None:
+    """A group that must not run (its dtype has no task criterion) records each cell as a skip
+    that says why; the float32 cells of the same run still run and pass."""
+    workload = tmp_path / "workload"
+    workload.mkdir()
+    (workload / "faulty.py").write_text((FAULTY.parent / "faulty.py").read_text(encoding="utf-8"), encoding="utf-8")
+    text = FAULTY.read_text(encoding="utf-8").replace('dtypes = ["float32"]', 'dtypes = ["float32", "float64"]').replace(
+        "[timing]", "[tolerances.float64]\natol = 1e-9\nrtol = 1e-9\n\n[timing]")
+    (workload / "faulty.toml").write_text(text, encoding="utf-8")
+    run_dir, code = execute(load_plan(workload / "faulty.toml"), PlainBackend(), Options(target="cpu", out_dir=tmp_path / "runs", cold="off", warm_repetitions=2))
+    assert code == 0 and run_dir is not None
+    results = {e.case: e for e in _events(run_dir / "events.jsonl") if e.kind == "case_result"}
+    assert len(results) == 8
+    for case, result in results.items():
+        if "float64" in case:
+            assert result.status == "skipped" and "no task criterion for float64" in (result.skip_reason or ""), (case, result)
+        else:
+            assert result.status == "pass", (case, result)

@@ -53,15 +53,16 @@ def run_group(run: Run, dtype: str, members: list[tuple[int, Cell]], elsewhere: 
             compile_error = failure("compile", exc)
     for index, cell in members:
         interrupt.check()
-        _one_cell(run, index, cell, model, compiled, reason or compile_error, elsewhere)
+        _one_cell(run, index, cell, model, compiled, reason, compile_error, elsewhere)
         if run.cell_done is not None:
             run.cell_done(cell)
 
 
-def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, compiled: Any, stop: str | dict[str, str] | None, elsewhere: frozenset[str] | set[str]) -> None:
-    """One cell, recorded; ``stop``: why the group cannot run (a reason) or its compile failure."""
-    if isinstance(stop, str) or model is None:
-        _skip(run, cell, index, stop if isinstance(stop, str) else "the model could not be moved to the device")
+def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, compiled: Any, skip: str | None, compile_failure: dict[str, str] | None, elsewhere: frozenset[str] | set[str]) -> None:
+    """One cell, recorded. ``skip``: why the group cannot run at all; ``compile_failure``: the
+    group's compile failed (its compiled cells record it, its eager cells still run)."""
+    if skip is not None or model is None:
+        _skip(run, cell, index, skip if skip is not None else "the model could not be moved to the device")
         return
     if cell.repeat_of in elsewhere:
         _skip(run, cell, index, "the shape it repeats was compiled in a fresh process that ended before this cache check; a repeat in another process would test nothing")
@@ -72,8 +73,8 @@ def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, c
         write_failed(run, cell, {}, shape_failure, None, ran=False, why=why)
         run.recorded += 1
         return
-    if cell.mode == "compiled" and stop is not None:
-        write_failed(run, cell, {}, stop, None, ran=False)
+    if cell.mode == "compiled" and compile_failure is not None:
+        write_failed(run, cell, {}, compile_failure, None, ran=False)
         run.recorded += 1
         return
     run.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
