@@ -122,14 +122,14 @@ def run_backend(planned: str | None, family: str) -> BackendDocs | None:
     return docs_for_family(family) or (load_backend_docs(planned) if planned in DEFAULT_FILES else None)
 
 
-def adapter_notes(planned: str | None, family: str) -> str:
-    """How far the collector's adapters for the run's backends have been exercised: the notes of
-    the target it was planned for and the one it ran on (a neuron run: a stand-in only)."""
-    notes = []
+def adapter_docs(planned: str | None, family: str) -> list[BackendDocs]:
+    """The constraint files whose adapter note speaks for a run: the target it was planned for
+    and the one whose family it ran on, each note once."""
+    found: list[BackendDocs] = []
     for docs in (load_backend_docs(planned) if planned in DEFAULT_FILES else None, docs_for_family(family)):
-        if docs is not None and docs.adapter_note and docs.adapter_note not in notes:
-            notes.append(docs.adapter_note)
-    return " ".join(notes)
+        if docs is not None and docs.adapter_note and all(docs.adapter_note != other.adapter_note for other in found):
+            found.append(docs)
+    return found
 
 
 def collector_rules() -> dict[str, Any]:

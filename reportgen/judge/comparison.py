@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
-from reportgen.judge.backend_docs import adapter_notes
-from reportgen.judge.disposition import Disposition
+from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
@@ -218,13 +217,8 @@ def _side(role: str, side: JudgedSide) -> Side:
         disposition=side.disposition.headline,
         versions=versions,
         perf_stopped=_perf_stopped(side),
-        adapter_note=_adapter_note(run),
+        adapter_note=adapter_note(run),
     )
-
-
-def _adapter_note(run: RunModel) -> str:
-    """How far the collector's adapter for the run's backend has been exercised (neuron: a stand-in only)."""
-    return adapter_notes(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "")
 
 
 def _scope(cell: CellRecord, run: RunModel) -> tuple[bool, ...] | None:

@@ -17,7 +17,7 @@ from operator import attrgetter
 from typing import Callable, Literal, Sequence
 
 from reportgen.model.annotations import Annotation
-from reportgen.judge.backend_docs import check_release_pairing, docs_for_family, evidence_families, family_label, load_backend_docs, targets, version_keys
+from reportgen.judge.backend_docs import adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, version_keys
 from reportgen.contract.events import PlannedCell
 from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel
 
@@ -115,6 +115,16 @@ def failed_cases(run: RunModel) -> tuple[str, ...]:
 
 def _family(run: RunModel) -> str:
     return run.environment.backend_family if run.environment else "unknown"
+
+
+def _planned_target(run: RunModel) -> str:
+    return run.plan.target if run.plan else run.start.target
+
+
+def adapter_note(run: RunModel) -> str:
+    """How far the collector's adapters for the run's backends have been exercised (the planned
+    target's and the one it ran on; a neuron run: a stand-in only), in words."""
+    return " ".join(docs.adapter_note for docs in adapter_docs(_planned_target(run), _family(run)))
 
 
 def rule_reference_nonfinite(run: RunModel, notes: Notes) -> list[Reason]:
@@ -449,11 +459,7 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
 def rule_adapter(run: RunModel, notes: Notes) -> list[Reason]:
     """The standing of the collector's adapter for the run's backend (from its constraint file),
     and whether a compile failure could have run eager there."""
-    planned = run.plan.target if run.plan else run.start.target
-    reasons = []
-    for docs in (load_backend_docs(planned) if planned in targets() else None, docs_for_family(_family(run))):
-        if docs is not None and docs.adapter_note and not any(r.message == docs.adapter_note for r in reasons):
-            reasons.append(Reason(f"{docs.target}-adapter", "note", docs.adapter_note))
+    reasons = [Reason(f"{docs.target}-adapter", "note", docs.adapter_note) for docs in adapter_docs(_planned_target(run), _family(run))]
     ran = docs_for_family(_family(run))
     if ran is None or not ran.compile_fallback_setting:
         return reasons

@@ -24,10 +24,9 @@ from reportgen.model.annotations import Annotations
 from reportgen.model.groups import failure_groups
 from reportgen.render.labels import human
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
-from reportgen.judge.backend_docs import adapter_notes
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
-from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged
+from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 _CASE, _WARNINGS, _RESULT_LINE = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line")
@@ -533,11 +532,6 @@ def _asked_scope_text(scope: Any) -> str:
     inside = [name for name, on in (("preprocessing", scope.preprocessing), ("host-to-device copies", scope.host_to_device), ("output retrieval", scope.output_retrieval)) if on]
     text = ", ".join(inside) if inside else "the model call only"
     return text + (f" ({scope.note})" if scope.note else "")
-
-
-def backend_note(run: RunModel) -> str:
-    """How far the adapter of the run's backend has been exercised (neuron: a stand-in only)."""
-    return adapter_notes(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "")
 
 
 TimedFact = tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]  # see CellRecord.timed
@@ -1246,7 +1240,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         perf_stopped_total=len(stopped),
         timings=_timings(run),
         timing_scope=timing_scope,
-        backend_note=backend_note(run),
+        backend_note=adapter_note(run),
         training=_training(run),
         training_note=_training_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
