@@ -19,7 +19,6 @@ import torch
 from collector import training
 from collector.backends import finish_cache_listing, list_cache_dirs, select_backend
 from collector.compare import compare, describe, judged_nonfinite
-from collector.eventlog import finite_or_none
 from collector.plan import load_plan
 from collector.timing import COLD_MARKER, marker_stream, timed_sample
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, saved_model, to_device
@@ -110,10 +109,7 @@ def _first_training_step(workload, model, inputs, mode, backend, plan, reference
     backend.synchronize()
     ready = time.time()
     trace, _ = training.train(workload, model, call_model, inputs, 1, plan.training["seed"], backend.synchronize)
-    loss_tol = tol.get("loss", {"atol": 0.0, "rtol": 0.0})
-    loss, ref = trace.losses[0], float(reference["loss"][0])
-    within = training.loss_within(loss, ref, loss_tol["atol"], loss_tol["rtol"])
-    check = {"mismatched": 0 if within else 1, "total": 1, "max_abs": finite_or_none(abs(loss - ref)), "passed": within}
+    check = training.first_step_check(trace.losses[0], float(reference["loss"][0]), tol)
     return trace.first_step_s, ready, check, fed
 
 

@@ -117,6 +117,14 @@ def loss_within(loss: float, ref: float, atol: float, rtol: float) -> bool:
     return abs(loss - ref) <= atol + rtol * abs(ref)
 
 
+def first_step_check(loss: float, ref: float, tol: dict[str, Any]) -> dict[str, Any]:
+    """A cold training step's own check, as its timing records it (``output_check``): its loss
+    against the reference's under the plan's loss tolerance."""
+    loss_tol = tol.get("loss", {"atol": 0.0, "rtol": 0.0})
+    within = loss_within(loss, ref, loss_tol["atol"], loss_tol["rtol"])
+    return {"mismatched": 0 if within else 1, "total": 1, "max_abs": finite_or_none(abs(loss - ref)), "passed": within}
+
+
 # --- declared rules for parameter groups (plan [compare.params.<group>]) --------------------------
 
 RULES = ("elementwise", "lr-bound", "zero-grad")

@@ -16,7 +16,7 @@ from collector.plan import Cell
 from collector.run import children
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import cold_condition, scoped_sample, time_warm_cell
+from collector.run.timings import add_cold_facts, cold_condition, scoped_sample, time_warm_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
@@ -175,8 +175,7 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     stats = result.get("error_stats") or {}
     first_check = {"mismatched": stats.get("mismatched", 0), "total": stats.get("total", 0), "max_abs": stats.get("max_abs"), "passed": status == "pass"}
     if cold is not None:
-        cold.update({k: compile_event[k] for k in ("cache_entries_before", "cache_entries_after", "cache_dirs", "cache_hits", "cache_misses") if compile_event.get(k) is not None})
-        cold.update({k: result[k] for k in ("inputs_fed", "layout_achieved") if result.get(k) is not None})
+        add_cold_facts(cold, compile_event, result)
         cold["output_check"] = first_check
     return CellOutcome(status, first_s, call, module=model, call_with=call_with, host_inputs=cpu_inputs, device_inputs=inputs, first_check=first_check, cold=cold)
 

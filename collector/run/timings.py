@@ -146,6 +146,19 @@ def cold_not_measured(run: Run, cell: Cell, timed_out_after_s: float | None, err
         run.log.write("warning", message=f"cold first call not measured: {error}", category="ColdStartFailed", case=cell.case)
 
 
+# What a cold call's timing event carries from its compile (the cache it met) and from its
+# check (what the model received): from the cell's own events in-process, or from the fresh
+# child's result line.
+COLD_CACHE_KEYS = ("cache_entries_before", "cache_entries_after", "cache_dirs", "cache_hits", "cache_misses")
+COLD_FED_KEYS = ("inputs_fed", "layout_achieved")
+
+
+def add_cold_facts(cold: dict[str, Any], compile_event: dict[str, Any], result: dict[str, Any]) -> None:
+    """The cache facts of the compile and the fed facts of the result that were recorded, into ``cold``."""
+    cold.update({k: compile_event[k] for k in COLD_CACHE_KEYS if compile_event.get(k) is not None})
+    cold.update({k: result[k] for k in COLD_FED_KEYS if result.get(k) is not None})
+
+
 def cold_from_result(cell: Cell, result: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
     """A fresh process's cold call (its result line) as the timing event's cold facts."""
     cold = {
@@ -154,9 +167,7 @@ def cold_from_result(cell: Cell, result: dict[str, Any]) -> tuple[dict[str, Any]
         "fresh_process": True,
         "process_start_s": result["process_start_s"],
     }
-    for key in ("cache_entries_before", "cache_entries_after", "cache_dirs", "cache_hits", "cache_misses", "output_check", "inputs_fed", "layout_achieved"):
-        if result.get(key) is not None:
-            cold[key] = result[key]
+    cold.update({k: result[k] for k in (*COLD_CACHE_KEYS, "output_check", *COLD_FED_KEYS) if result.get(k) is not None})
     return cold, result.get("timed_region") or ["model_call"], result.get("timed_notes") or []
 
 

@@ -16,7 +16,7 @@ from collector.eventlog import finite_or_none
 from collector.plan import Cell
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import cold_condition
+from collector.run.timings import add_cold_facts, cold_condition
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
 
@@ -71,12 +71,9 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
     write_operators(run, cell, recorder)
     if cold is not None and trace.first_step_s is not None:
         # The cold step's own check, as a cold-only child makes it: its loss against the reference's.
-        loss_tol = tol.get("loss", {"atol": 0.0, "rtol": 0.0})
-        within = training.loss_within(trace.losses[0], ref.losses[0], loss_tol["atol"], loss_tol["rtol"])
         cold["seconds"] = trace.first_step_s
-        cold["output_check"] = {"mismatched": 0 if within else 1, "total": 1, "max_abs": finite_or_none(abs(trace.losses[0] - ref.losses[0])), "passed": within}
-        cold.update({k: base[k] for k in ("cache_entries_before", "cache_entries_after", "cache_dirs", "cache_hits", "cache_misses") if base.get(k) is not None})
-        cold.update({k: result[k] for k in ("inputs_fed", "layout_achieved") if result.get(k) is not None})
+        cold["output_check"] = training.first_step_check(trace.losses[0], ref.losses[0], tol)
+        add_cold_facts(cold, base, result)
     else:
         cold = None
     return CellOutcome(status, trace.first_step_s, step, module=call_model, cold=cold)
