@@ -464,3 +464,69 @@ def test_many_samples_stay_within_memory_and_agree() -> None:
         assert ratio_intervals(small) == whole
     finally:
         intervals.MAX_PAIRS = saved
+
+
+# --- a long pair: the pages are bounded, every cell is in compare-details.csv -----------------
+
+
+def _long_pair(tmp_path: Path, cells: int) -> tuple[Path, Path]:
+    from tests.logbuilder import large_log
+
+    paths = []
+    for role, scale in (("base", 1.0), ("cand", 1.1)):
+        events = large_log(cells)
+        events[0].update(run_id=f"synthetic-long-{role}", origin_note="Synthetic test log; not a measurement.")
+        at = next(i for i, e in enumerate(events) if e["kind"] == "plan")
+        head = {k: events[at][k] for k in ("schema_version", "seq", "time")}
+        events.insert(at + 1, {**head, "kind": "artifact", "role": "inputs", "path": "artifacts/inputs.pt", "bytes": 1024, "sha256": "0" * 64})
+        for seq, event in enumerate(events):
+            event["seq"] = seq
+            if event["kind"] == "timing" and event.get("warm"):
+                event["warm"]["samples_s"] = [x * scale for x in event["warm"]["samples_s"]]
+                event["warm"]["median_s"] *= scale
+        paths.append(_write(tmp_path, role, events))
+    return paths[0], paths[1]
+
+
+def test_a_long_pair_s_pages_are_bounded_and_every_cell_is_in_compare_details(tmp_path: Path) -> None:
+    import csv
+
+    from reportgen.render.view import DETAIL_CAP
+
+    cells = DETAIL_CAP * 4 + 10
+    base, cand = _long_pair(tmp_path, cells)
+    # The candidate skipped its first cells: the timing table's rows are cells beyond those shown.
+    late = DETAIL_CAP + 50
+
+    def skip_early(events: list[dict[str, Any]]) -> None:
+        skipped = {e["case"] for e in [e for e in events if e["kind"] == "case_result"][:late]}
+        for event in events:
+            if event.get("case") in skipped and event["kind"] == "case_result":
+                for key in ("outputs", "error_stats", "task_metric"):
+                    event.pop(key, None)
+                event.update(status="skipped", skip_reason="skipped by the test")
+        events[:] = [e for e in events if not (e.get("case") in skipped and e["kind"] != "case_result")]
+        for seq, event in enumerate(events):
+            event["seq"] = seq
+
+    _edit(cand, skip_early)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    assert len(html.encode("utf-8")) < 1_000_000 and len(md) < 400_000
+    section = html[html.index('<section id="correctness">'):html.index("<h3>References</h3>")]
+    assert section.count("<tr id=") == DETAIL_CAP
+    assert f"The first {DETAIL_CAP} of {cells} cells are shown; every one is in" in html
+    assert f"The first {DETAIL_CAP} of {cells} cells are shown; every one is in [compare-details.csv](compare-details.csv)" in md
+    ids = set(re.findall(r'id="([^"]+)"', html))
+    assert all(target in ids for target in re.findall(r'href="#([^"]+)"', html)), "no link to a row that is not on the page"
+    rows = list(csv.reader((out / "compare-details.csv").open(encoding="utf-8", newline="")))
+    header, rows = rows[0], rows[1:]
+    assert len(rows) == cells and len({row[0] for row in rows}) == cells
+    data = gather(base, cand)
+    assert [row[0] for row in rows] == [cell.case for cell in data.cells]
+    verdicts = {row[0]: row[header.index("verdict")] for row in rows}
+    assert len(data.timed) == cells - late and all(verdicts[cell.case] == cell.timing.verdict for cell in data.timed)
+    assert f"The first {DETAIL_CAP} of {cells - late} timed cells are shown" in html

@@ -1,8 +1,9 @@
 """`reportgen compare BASELINE CANDIDATE`: two runs of one workload, side by side.
 
 Two phases as for a report: gather (read, validate, judge both runs, compare), then write
-``compare.html``, ``compare.md`` and, asked for, ``compare.json``. Nothing is written when a
-log is invalid or the pair is refused.
+``compare.html``, ``compare.md`` and, asked for, ``compare.json``. The pages show at most
+DETAIL_CAP rows per table; ``compare-details.csv``, written with them, holds every cell.
+Nothing is written when a log is invalid or the pair is refused.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 
 from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
-from reportgen.render.compare_view import build_compare_view, comparison_data
+from reportgen.render.compare_view import DETAIL_HEADER, build_compare_view, comparison_data, detail_rows
 from reportgen.render.report import ReportInputError, read_judged
-from reportgen.render.templating import Assets, _hashed_name, render_html, render_md, templates_dir, write_text
+from reportgen.render.templating import Assets, _hashed_name, csv_text, render_html, render_md, templates_dir, write_text
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
 from reportgen.storage.local import write_inside
 
@@ -67,9 +68,11 @@ def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, 
         "md": ("compare.md", lambda: render_md("compare.md.j2", **context)),
         "json": ("compare.json", lambda: json.dumps(comparison_data(comparison), indent=1, sort_keys=True, ensure_ascii=False) + "\n"),
     }
+    if "html" in formats or "md" in formats:  # the pages cap their tables: every cell is in this file
+        outputs["csv"] = (view.details, lambda: csv_text([DETAIL_HEADER, *detail_rows(comparison)]))
     written = []
-    for fmt in FORMATS:
-        if fmt in formats:
+    for fmt in (*FORMATS, "csv"):
+        if fmt in outputs and (fmt in formats or fmt == "csv"):
             name, render = outputs[fmt]
             if write_text(out_dir / name, render(), out_root if out_root is not None else out_dir):
                 written.append(out_dir / name)

@@ -5,16 +5,17 @@ Decides wording, number formats and order; knows no HTML.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side
 from reportgen.judge.intervals import CONFIDENCE, interval_text
-from reportgen.render.view import SYMBOLS, Row, anchor, fmt, fmt_ms
+from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈"}
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
+COMPARE_DETAILS = "compare-details.csv"  # every compared cell, one row each (the pages show DETAIL_CAP rows per table)
 
 METHOD = (
     "Warm ratio = candidate warm median / baseline warm median (below 1: the candidate is faster). "
@@ -68,6 +69,7 @@ class TimingRow:
     compile: str
     flags: str
     in_geomean: bool
+    cell_shown: bool = True  # its correctness row is on the page (the table is capped)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,11 @@ class CompareView:
     speedups: list[tuple[str, str, str]]
     not_comparable: list[tuple[str, str]]
     method: str
+    # A long pair's tables are capped at DETAIL_CAP rows each (a page is bounded in bytes);
+    # how many each holds in all, and the file that holds every cell.
+    totals: dict[str, int]
+    details: str = COMPARE_DETAILS
+    cap: int = DETAIL_CAP
 
 
 def _side_view(side: Side) -> SideView:
@@ -212,6 +219,15 @@ def build_compare_view(comparison: Comparison) -> CompareView:
     keys = [k for k in VERSION_KEYS if k in b.versions or k in c.versions]
     keys += sorted(k for k in set(b.versions) | set(c.versions) if k not in keys)
     counts = comparison.verdict_counts()
+    cells = [_cell_row(cell) for cell in comparison.cells[:DETAIL_CAP]]
+    references = _reference_rows(comparison)
+    timed = comparison.timed
+    not_timed = [(cell.case, cell.timing_note) for cell in comparison.cells if cell.timing is None]
+    shown_cells = {row.case for row in cells}
+    # The references table lists each cell's inputs in cell order: the first DETAIL_CAP cells'
+    # inputs are among its first DETAIL_CAP rows, so their links always find their row.
+    timings = [_timing_row(cell) for cell in timed[:DETAIL_CAP]]
+    timings = [row if row.case in shown_cells else replace(row, cell_shown=False) for row in timings]
     return CompareView(
         title=f"Comparison: {comparison.workload}, candidate {c.label} against baseline {b.label}",
         headline=comparison.headline,
@@ -220,17 +236,54 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         notes=comparison.notes,
         honesty=_honesty(comparison),
         versions=[(k, b.versions.get(k, "unknown"), c.versions.get(k, "unknown")) for k in keys],
-        cells=[_cell_row(cell) for cell in comparison.cells],
-        references=_reference_rows(comparison),
+        cells=cells,
+        references=references[:DETAIL_CAP],
         task_metric=", ".join(dict.fromkeys(row for cell in comparison.cells for row in (cell.baseline.task_metric, cell.candidate.task_metric) if row)) or "not recorded",
-        timings=[_timing_row(cell) for cell in comparison.timed],
-        not_timed=[(cell.case, cell.timing_note) for cell in comparison.cells if cell.timing is None],
+        timings=timings,
+        not_timed=not_timed[:DETAIL_CAP],
         verdict_counts=[(name, VERDICT_SYMBOLS[name], count) for name, count in counts.items()],
         geomean=_geomean_rows(comparison),
-        speedups=[(f"{s.shape} {s.layout} {s.dtype}", _ratio(s.baseline), _ratio(s.candidate)) for s in comparison.speedups],
-        not_comparable=[(n.case, n.reason) for n in comparison.not_comparable],
+        speedups=[(f"{s.shape} {s.layout} {s.dtype}", _ratio(s.baseline), _ratio(s.candidate)) for s in comparison.speedups[:DETAIL_CAP]],
+        not_comparable=[(n.case, n.reason) for n in comparison.not_comparable[:DETAIL_CAP]],
         method=METHOD,
+        totals={
+            "cells": len(comparison.cells),
+            "references": len(references),
+            "not_comparable": len(comparison.not_comparable),
+            "timings": len(timed),
+            "not_timed": len(not_timed),
+            "speedups": len(comparison.speedups),
+        },
     )
+
+
+DETAIL_HEADER = (
+    "case", "shape", "layout", "dtype", "mode", "repeat_of", "comparable",
+    "baseline_status", "baseline_mismatched", "baseline_total", "baseline_max_abs", "baseline_max_rel", "baseline_task_value", "baseline_task_passed",
+    "candidate_status", "candidate_mismatched", "candidate_total", "candidate_max_abs", "candidate_max_rel", "candidate_task_value", "candidate_task_passed",
+    "references_agree", "reference_inputs", "reference_how", "baseline_warm_median_s", "candidate_warm_median_s", "warm_ratio", "interval_low", "interval_high", "verdict",
+    "in_geomean", "flags", "timing_note",
+)
+
+
+def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
+    """Every compared cell (and every cell that could not be compared, with the reason), one
+    row each, as logged and computed: None where nothing was measured."""
+    rows: list[tuple[Any, ...]] = []
+    for cell in comparison.cells:
+        b, c, timing = cell.baseline, cell.candidate, cell.timing
+        warm = timing.warm if timing is not None else None
+        rows.append((
+            cell.case, cell.shape, cell.layout, cell.dtype, cell.mode, cell.repeat_of, "yes",
+            b.status, b.mismatched, b.total, b.max_abs, b.max_rel, b.task_value, b.task_passed,
+            c.status, c.mismatched, c.total, c.max_abs, c.max_rel, c.task_value, c.task_passed,
+            cell.reference.agree, cell.reference.key or None, cell.reference.text or None, b.warm_median_s, c.warm_median_s,
+            warm.ratio if warm else None, warm.low if warm else None, warm.high if warm else None, warm.verdict if warm else None,
+            timing.in_geomean if timing is not None else None, "; ".join(timing.flags) if timing is not None else None, cell.timing_note or None,
+        ))
+    for other in comparison.not_comparable:
+        rows.append((other.case, *([None] * 5), f"no: {other.reason}", *([None] * (len(DETAIL_HEADER) - 7))))
+    return rows
 
 
 def comparison_data(comparison: Comparison) -> dict[str, Any]:

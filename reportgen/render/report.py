@@ -6,8 +6,6 @@ write. Nothing is written for a log that does not validate.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from dataclasses import dataclass, field
@@ -19,7 +17,7 @@ import msgspec
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition, decide
-from reportgen.render.templating import Assets, render_html, render_md, write_assets
+from reportgen.render.templating import Assets, csv_text, render_html, render_md, write_assets
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_row, detail_rows
@@ -163,11 +161,11 @@ def _details_bytes(run: RunModel) -> bytes:
         free_text = rows.count("")
         plain = len(rows) - free_text
         if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text:
-            return _csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
+            return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
         if free_text:
             for index, row in enumerate(rows):
                 if not row:
-                    rows[index] = _csv_text([detail_row(chunk[index])])
+                    rows[index] = csv_text([detail_row(chunk[index])])
             text = "".join(rows)
         parts.append(text.encode("utf-8"))
     return b"".join(parts)
@@ -232,12 +230,6 @@ def _msgspec_writes_repr() -> bool:
 
 
 _MSGSPEC_NUMBERS_AS_REPR = _msgspec_writes_repr()
-
-
-def _csv_text(rows: Any) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
-    return buffer.getvalue()
 
 
 def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> ReportResult:

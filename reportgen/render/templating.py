@@ -8,7 +8,9 @@ from file:// with no network.
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -176,6 +178,13 @@ def render_html(template: str, **context: Any) -> str:
 
 def render_md(template: str, **context: Any) -> str:
     return md_env().get_template(template).render(**context)
+
+
+def csv_text(rows: Any) -> str:
+    """Rows as csv.writer writes them (newline-terminated lines; None written empty)."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue()
 
 
 def write_text(path: Path, text: str, root: Path | None = None) -> bool:
