@@ -405,7 +405,8 @@ comparable and the rest are compared.
 
 \b
 Exit codes:
-  0  comparison written (compare.html, compare.md, compare.json as asked)
+  0  comparison written (compare.html, compare.md, compare.json as asked; with either page,
+     compare-details.csv: every cell, as the pages show at most 300 rows per table)
   1  a log or its annotations are invalid (problems printed as FILE:LINE: message)
   2  the pair is refused (the reason is printed), a usage error (such as a location that
      does not hold exactly one run log), or an object store that cannot be reached
@@ -419,7 +420,7 @@ Example:
 @main.command(help=COMPARE_HELP)
 @click.argument("baseline", type=Location())
 @click.argument("candidate", type=Location())
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for compare.html, compare.md and compare.json.")
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for compare.html, compare.md, compare.json and compare-details.csv.")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_compare_formats, help="Comma-separated: html, md, json.")
 def compare(baseline: Path | str, candidate: Path | str, out_dir: Path, formats: tuple[str, ...]) -> None:
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
