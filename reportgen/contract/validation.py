@@ -63,7 +63,7 @@ _ESCAPE = b"\\"  # looked for first: most blocks hold no escape at all (a one-by
 # Each newline stands between } and {: counted first with the envelope's first key as the
 # collector writes it (a longer needle is found in a fraction of the time), else as }\n{.
 _LINE_JOIN = b'}\n{"schema_version": "'
-BLOCK_BYTES = 1 << 17  # 128 KiB: a block and the Structs made from it stay in the CPU cache while it is checked
+BLOCK_BYTES = 1 << 16  # 64 KiB: a block and the Structs made from it stay in the CPU cache while it is checked
 CHUNK_BYTES = 8 * BLOCK_BYTES  # read at a time into one buffer (a local log's bytes are not kept once checked)
 SMALL_BLOCK_LINES = 16  # a block that fails is halved down to this, then checked line by line
 _PLUS_ONE = (1).__add__
