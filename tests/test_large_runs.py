@@ -326,3 +326,28 @@ def test_a_long_log_keeps_no_string_or_number_of_its_own_per_line(large: Path, m
     assert all(case is planned[case] for part in blocks for case in part[2])
     assert seq_blocks and all(type(seqs) is range for seqs in seq_blocks)
     assert len({id(c.params_off) for c in run.cells}) == 1 and not run.cells[0].params_off
+
+
+def test_op_lists_and_output_dtypes_that_change_from_cell_to_cell_are_each_cell_s_own(tmp_path: Path) -> None:
+    """Reading compares a cell's op list and output dtype with the previous cell's before it
+    looks them up: lists and dtypes that change, come back, or are empty give each cell its own
+    (as the careful path gives them), and equal ones share one tuple."""
+    events = large_log(60, mismatch_every=0)
+    patterns = [["aten::addmm", "aten::mm"], ["aten::addmm"], [], ["aten::addmm", "aten::mm"], ["aten::mm", "aten::addmm"]]
+    dtypes = ["float32", "bfloat16", "bfloat16", "float32"]
+    results = operators = 0
+    for event in events:
+        if event["kind"] == "operators":
+            event["executed"]["items"] = patterns[operators % len(patterns)]
+            operators += 1
+        elif event["kind"] == "case_result":
+            event["outputs"][0]["dtype"] = dtypes[results % len(dtypes)]
+            results += 1
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(events), encoding="utf-8")
+    reading, builder = read_run(path)
+    assert reading.valid, reading.problems[:3]
+    streamed, replayed = builder.build(reading), build_run(read_log(path))
+    assert [(c.executed_items, c.output_dtypes) for c in streamed.cells] == [(c.executed_items, c.output_dtypes) for c in replayed.cells]
+    assert [c.executed_items for c in streamed.cells[:5]] == [tuple(p) for p in patterns]
+    assert len({id(c.output_dtypes) for c in streamed.cells}) == 2 and len({id(c.executed_items) for c in streamed.cells}) == 4

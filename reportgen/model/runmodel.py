@@ -278,6 +278,11 @@ class RunBuilder:
         if self.first_result_line is None:
             self.first_result_line = next((line for line, kind in zip(numbers, kinds) if kind in ("case_result", "compile", "timing")), None)
         unset, op_lists, unrecorded = UNSET, _OP_LISTS, _UNRECORDED_TIMED
+        # Consecutive cells mostly list the same ops and output dtypes: the last list seen and
+        # its shared tuple are compared first (a list compare costs less than a tuple's hash).
+        last_ops: Any = None
+        last_dtype: Any = None
+        ops = dtypes = ()
         found = list(map(cells.get, cases))  # the cells looked up in C
         if not all(found):  # an event for a cell the plan does not list: not attached
             keep = list(map(bool, found))
@@ -329,11 +334,15 @@ class RunBuilder:
                 if outputs and len(outputs) == 1:  # most workloads return one output
                     output = outputs[0]
                     cell.output_nonfinite = output.nonfinite
-                    dtypes = (output.dtype,)
+                    if output.dtype != last_dtype:
+                        last_dtype = output.dtype
+                        dtypes = (last_dtype,)
+                        dtypes = op_lists.setdefault(dtypes, dtypes)
+                    cell.output_dtypes = dtypes
                 else:
                     cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
-                    dtypes = tuple(o.dtype for o in outputs) if outputs else ()
-                cell.output_dtypes = op_lists.setdefault(dtypes, dtypes)
+                    several = tuple(o.dtype for o in outputs) if outputs else ()
+                    cell.output_dtypes = op_lists.setdefault(several, several)
                 reason = s.skip_reason
                 cell.skip_reason = None if reason is unset else reason
                 stats = s.error_stats
@@ -355,8 +364,14 @@ class RunBuilder:
                 cell.fallback_status = fallback.status
                 cell.fallback_items = tuple(fallback.items) if fallback.items else ()
                 cell.executed_status = executed.status
-                items = tuple(executed.items) if executed.items else ()
-                cell.executed_items = op_lists.setdefault(items, items)
+                listed = executed.items
+                if not listed:
+                    cell.executed_items = ()
+                else:
+                    if listed != last_ops:
+                        last_ops, items = listed, tuple(listed)
+                        ops = op_lists.setdefault(items, items)
+                    cell.executed_items = ops
             elif kind == "compile":
                 if s.graph_breaks:
                     cell.graph_break_reasons += tuple(b.reason for b in s.graph_breaks)
