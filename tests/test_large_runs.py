@@ -351,3 +351,31 @@ def test_op_lists_and_output_dtypes_that_change_from_cell_to_cell_are_each_cell_
     assert [(c.executed_items, c.output_dtypes) for c in streamed.cells] == [(c.executed_items, c.output_dtypes) for c in replayed.cells]
     assert [c.executed_items for c in streamed.cells[:5]] == [tuple(p) for p in patterns]
     assert len({id(c.output_dtypes) for c in streamed.cells}) == 2 and len({id(c.executed_items) for c in streamed.cells}) == 4
+
+
+def test_timing_facts_that_change_from_cell_to_cell_are_each_cell_s_own(tmp_path: Path) -> None:
+    """Reading works a timing's facts out again only when they differ from the previous
+    timing's: stages, notes, synchronisation and cold or warm that change and come back give
+    each cell what the careful path gives it."""
+    events = large_log(40, mismatch_every=0)
+    variants: list[dict[str, Any]] = [
+        {"timed_region": ["model_call"], "timed_notes": []},
+        {"timed_region": ["model_call", "host_to_device"], "timed_notes": ["inputs moved inside the clock"]},
+        {},
+        {"timed_region": ["model_call"], "timed_notes": [], "synchronized": False},
+        {"timed_region": ["model_call"], "timed_notes": []},
+    ]
+    timings = 0
+    for event in events:
+        if event["kind"] == "timing":
+            event.update(variants[timings % len(variants)])
+            if timings % 3 == 2:
+                event.pop("cold", None)
+            timings += 1
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(events), encoding="utf-8")
+    reading, builder = read_run(path)
+    assert reading.valid, reading.problems[:3]
+    streamed, replayed = builder.build(reading), build_run(read_log(path))
+    assert [c.timed for c in streamed.cells] == [c.timed for c in replayed.cells]
+    assert len({c.timed for c in streamed.cells}) > 4

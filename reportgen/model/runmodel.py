@@ -42,13 +42,14 @@ class CellRecord:
     # defaults filled in: linecheck.fill_defaults).
     planned: ev.PlannedCell
     case: str  # planned.case, kept at hand: every rule and view reads it for every cell
+    # Where the cell's events are made when asked for (given by position: a long log makes
+    # tens of thousands of records, and a keyword costs a tenth of the call).
+    source: EventLines | None = field(default=None, repr=False, compare=False)
     status: str = "untested"
     untested_reason: str | None = None  # None: no result in the log
     measured_status: str | None = None  # the case_result's own status, kept when it is overruled
     result_line: int | None = None
-    # The lines of the cell's events, and where their LoggedEvents are made when asked for.
-    lines: list[int] = field(default_factory=list)
-    source: EventLines | None = field(default=None, repr=False, compare=False)
+    lines: list[int] = field(default_factory=list)  # the lines of the cell's events
     # Lists most cells never fill are tuples, shared while empty: a long log has many cells.
     warnings: tuple[str, ...] = ()
     # Compact facts read for every cell (by the rules and the detail table).
@@ -253,7 +254,7 @@ class RunBuilder:
         event = record.event
         if isinstance(event, ev.Plan) and not self.cells:
             events = self.events
-            self.cells = {c.case: CellRecord(c, c.case, source=events) for c in event.matrix}
+            self.cells = {c.case: CellRecord(c, c.case, events) for c in event.matrix}
             if event.selection is not None:
                 chosen = set(event.selection.cases)
                 for case, cell in self.cells.items():
@@ -277,7 +278,9 @@ class RunBuilder:
             counts[kind] = counts.get(kind, 0) + kinds.count(kind)
         if self.first_result_line is None:
             self.first_result_line = next((line for line, kind in zip(numbers, kinds) if kind in ("case_result", "compile", "timing")), None)
-        unset, op_lists, unrecorded = UNSET, _OP_LISTS, _UNRECORDED_TIMED
+        unset, op_lists = UNSET, _OP_LISTS
+        last_timed: Any = None
+        single: Any = ()
         # Consecutive cells mostly list the same ops and output dtypes: the last list seen and
         # its shared tuple are compared first (a list compare costs less than a tuple's hash).
         last_ops: Any = None
@@ -305,15 +308,14 @@ class RunBuilder:
                 if s.eager_after_recompile_limit is True:
                     cell.eager_after_recompile_limit = True
                 if cold or warm:  # a timed-out cold call timed nothing
-                    region, notes = s.timed_region, s.timed_notes
-                    if region is unset and notes is unset:  # no stages recorded (1.0 logs): kept at hand
-                        key = (bool(cold), s.synchronized)
-                        fact = unrecorded.get(key)
-                        if fact is None:
-                            fact = unrecorded[key] = _timed(bool(cold), region, notes, s.synchronized)
-                    else:
-                        fact = _timed(bool(cold), region, notes, s.synchronized)
-                    cell.timed += (fact,)
+                    # Consecutive timings mostly record the same stages: worked out again only
+                    # when they change; a cell's first fact is a shared one-item tuple.
+                    key = (not cold, s.synchronized, s.timed_region, s.timed_notes)
+                    if key != last_timed:
+                        last_timed = key
+                        fact = _timed(bool(cold), key[2], key[3], key[1])
+                        single = _ONE_TIMED.setdefault(fact, (fact,))
+                    cell.timed += single  # () + single is single itself
                 if s.layout_achieved is False or (cold and cold.layout_achieved is False):
                     cell.timing_layout_missed += ("cold" if cold else "warm",)
             elif kind == "case_result":
@@ -510,7 +512,7 @@ def _cold_facts(cell: CellRecord, cold: Any) -> None:
 
 
 _TIMED: dict[Any, tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}
-_UNRECORDED_TIMED: dict[tuple[bool, bool], tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}  # by (cold, synchronised)
+_ONE_TIMED: dict[Any, tuple[Any, ...]] = {}  # each timing fact as a one-item tuple, shared
 
 
 def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]:
