@@ -1,9 +1,11 @@
-"""details.csv: every cell's row, written exactly as csv.writer writes ``detail_rows``.
+"""details.csv: every cell's row, written exactly as csv_text writes ``detail_rows``.
 
-The report writes plain rows by joining their fields (twice as fast), and a row's numbers
-through msgspec with its notation turned into repr's; these tests hold it to csv.writer's bytes
-for free text that needs quoting, wherever it sits in a row, and for numbers of every size
-and type (NaN, Inf, bools and huge integers take the f-strings).
+csv_text writes what csv.writer writes, except that a bare carriage return is quoted too and
+text that starts like a spreadsheet formula takes a leading '. The report writes plain rows by
+joining their fields (twice as fast), and a row's numbers through msgspec with its notation
+turned into repr's; these tests hold it to csv_text's bytes for free text that needs quoting or
+marking, wherever it sits in a row, and for numbers of every size and type (NaN, Inf, bools and
+huge integers take the f-strings); csv_text is held to csv.writer, and read back.
 """
 
 from __future__ import annotations
@@ -22,22 +24,23 @@ from reportgen.contract.events import PlannedCell
 from reportgen.model.runmodel import RunModel, build_run
 from reportgen.contract.validation import read_log
 from reportgen.render import report
-from reportgen.render.report import _details_text
+from reportgen.render.report import _details_bytes
+from reportgen.render.templating import FORMULA_START, csv_text
 from reportgen.render.view import DETAIL_COLUMNS, detail_rows
 from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log
 
 # Text that csv.writer must quote (comma, quote, line breaks), and text it writes as it is.
-AWKWARD = st.text(alphabet=st.sampled_from(list(',"\r\n\x00 ab1é€\t;|\u2028')), max_size=8)
+AWKWARD = st.text(alphabet=st.sampled_from(list(',"\r\n\x00 ab1é€\t;|\u2028=+-@')), max_size=8)
 NUMBER = st.one_of(st.none(), st.integers(-5, 10**12), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.integers(-(10**400), 10**400))
 
 
 def _reference(run: RunModel) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(DETAIL_COLUMNS)
-    writer.writerows(detail_rows(run))
-    return buffer.getvalue()
+    return csv_text([DETAIL_COLUMNS, *detail_rows(run)])
+
+
+def _details_text(run: RunModel) -> str:
+    return _details_bytes(run).decode("utf-8")
 
 
 def _run(tmp_path_factory: Any, cells: int) -> RunModel:
@@ -134,3 +137,36 @@ def test_free_text_or_a_key_that_needs_quoting_in_a_later_chunk_is_written_as_cs
     quoted.planned = PlannedCell.model_validate({"case": "a,b", "batch": planned.batch, "length": planned.length, "layout": planned.layout, "dtype": planned.dtype, "mode": planned.mode})
     assert _details_text(run) == _reference(run)
     assert report._details_bytes(run) == _reference(run).encode("utf-8")
+
+
+FIELD = st.one_of(st.none(), AWKWARD, st.integers(-(10**30), 10**30), st.floats(allow_nan=False), st.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.lists(FIELD, max_size=5), max_size=6))
+def test_csv_text_writes_what_csv_writer_writes_and_reads_back_as_the_fields(rows: list[list[Any]]) -> None:
+    """csv_text and csv.writer agree on every field but a bare carriage return (csv.writer
+    before Python 3.11.9 leaves it unquoted, splitting the row) and text that starts like a
+    formula (marked with a leading '); csv.reader gives every field back, marked."""
+    text = csv_text(rows)
+    plain = [row for row in rows if not any(isinstance(v, str) and ("\r" in v or v.startswith(FORMULA_START)) for v in row)]
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(plain)
+    assert csv_text(plain) == buffer.getvalue()
+    expected = [["" if v is None else ("'" + v if v.startswith(FORMULA_START) else v) if isinstance(v, str) else str(v) for v in row] for row in rows]
+    assert list(csv.reader(io.StringIO(text, newline=""))) == expected
+
+
+def test_a_hostile_case_failure_or_warning_cannot_split_a_row_or_run_as_a_formula(tmp_path_factory: Any) -> None:
+    run = _run(tmp_path_factory, 8)
+    cells = run.cells
+    cells[0].planned = PlannedCell.model_validate({"case": "=HYPERLINK(\"http://x\")", "batch": 1, "length": 1, "layout": "contiguous", "dtype": "float32", "mode": "eager"})
+    cells[0].case = cells[0].planned.case
+    cells[1].failure_text = "run: Error: a\rb"
+    cells[2].warnings = ("@SUM(1)", "-2+3")
+    cells[3].planned = PlannedCell.model_validate({"case": "b1-x", "batch": 1, "length": 1, "layout": "contiguous", "dtype": "+float", "mode": "eager"})
+    rows = list(csv.reader(io.StringIO(_details_text(run), newline="")))
+    assert len(rows) == len(cells) + 1 and all(len(row) == len(DETAIL_COLUMNS) for row in rows)
+    assert rows[1][0] == "'=HYPERLINK(\"http://x\")" and rows[2][-2] == "run: Error: a\rb"
+    assert rows[3][-1] == "@SUM(1)\n-2+3".replace("@", "'@", 1) and rows[4][4] == "'+float"
+    assert _details_text(run) == _reference(run)

@@ -17,7 +17,7 @@ import msgspec
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition, decide
-from reportgen.render.templating import Assets, csv_text, render_html, render_md, write_assets
+from reportgen.render.templating import FORMULA_START, Assets, csv_text, render_html, render_md, write_assets
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_row, detail_rows
@@ -134,18 +134,14 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], ass
     return [path for path, data in pages if write_inside(base, path, data)]
 
 
-def _details_text(run: RunModel) -> str:
-    """details.csv as text (see _details_bytes)."""
-    return _details_bytes(run).decode("utf-8")
-
-
 def _details_bytes(run: RunModel) -> bytes:
     """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source):
-    ``detail_rows`` as csv.writer writes them, encoded."""
-    # Speed: csv.writer takes twice as long as the f-strings below. It quotes a field only when
-    # it holds a comma, a quote or a line break; a row without any is its fields joined by
-    # commas (None written empty, like csv). Free text (failure, warnings) goes through
-    # csv.writer; a case key or dtype that needs quoting sends the whole table through it.
+    ``detail_rows`` as csv_text writes them, encoded."""
+    # Speed: csv_text takes twice as long as the f-strings below. It quotes a field only when
+    # it holds a comma, a quote or a line break, and marks text that starts like a formula; a
+    # row without any is its fields joined by commas (None written empty). Free text (failure,
+    # warnings) goes through csv_text; a case key or dtype that needs quoting or marking sends
+    # the whole table through it (as does a number written with a leading minus).
     # The table is made _CHUNK rows at a time and each chunk encoded: a long log's rows are
     # not all held as text at once.
     cells = run.cells
@@ -160,7 +156,7 @@ def _details_bytes(run: RunModel) -> bytes:
         text = "".join(rows)
         free_text = rows.count("")
         plain = len(rows) - free_text
-        if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text:
+        if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text or _formula_like(text):
             return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
         if free_text:
             for index, row in enumerate(rows):
@@ -169,6 +165,15 @@ def _details_bytes(run: RunModel) -> bytes:
             text = "".join(rows)
         parts.append(text.encode("utf-8"))
     return b"".join(parts)
+
+
+def _formula_like(text: str) -> bool:
+    """Whether a field of these plain rows starts like a formula (FORMULA_START): the first
+    field of a line, or any field after a comma."""
+    return text.startswith(FORMULA_START) or any(mark in text for mark in _FORMULA_MARKS)
+
+
+_FORMULA_MARKS = tuple(sep + start for sep in (",", "\n") for start in FORMULA_START)
 
 
 # The numbers of a row (mismatched, total, max_abs, cold_s, warm_median_s, log_line) for

@@ -8,9 +8,7 @@ from file:// with no network.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -180,11 +178,34 @@ def render_md(template: str, **context: Any) -> str:
     return md_env().get_template(template).render(**context)
 
 
+# Text a spreadsheet would run as a formula when a cell starts with it: a log's text is
+# untrusted, so such a field is written with a leading ' (the spreadsheet then shows it as text).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_QUOTED = re.compile(r'[,"\r\n]')
+
+
+def csv_field(value: Any) -> str:
+    """One field as csv.writer's minimal quoting writes it (None empty, a number as str gives it),
+    with two differences: a field with a bare carriage return is quoted too (csv.writer before
+    Python 3.11.9 leaves it bare when lines end in a newline, which splits the row), and text
+    that starts like a formula (FORMULA_START) takes a leading '."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = "'" + value if value.startswith(FORMULA_START) else value
+    else:
+        text = str(value)
+    return f'"{text.replace(chr(34), chr(34) * 2)}"' if _QUOTED.search(text) else text
+
+
 def csv_text(rows: Any) -> str:
-    """Rows as csv.writer writes them (newline-terminated lines; None written empty)."""
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\n").writerows(rows)
-    return buffer.getvalue()
+    """Rows as CSV, one newline-terminated line each (see csv_field); a row of one empty field
+    is written "" (as csv.writer does), so that it is not read back as no row at all."""
+    lines = []
+    for row in rows:
+        line = ",".join(map(csv_field, row))
+        lines.append((line if line or len(row) != 1 else '""') + "\n")
+    return "".join(lines)
 
 
 def write_text(path: Path, text: str, root: Path | None = None) -> bool:
