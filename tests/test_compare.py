@@ -530,3 +530,44 @@ def test_a_long_pair_s_pages_are_bounded_and_every_cell_is_in_compare_details(tm
     verdicts = {row[0]: row[header.index("verdict")] for row in rows}
     assert len(data.timed) == cells - late and all(verdicts[cell.case] == cell.timing.verdict for cell in data.timed)
     assert f"The first {DETAIL_CAP} of {cells - late} timed cells are shown" in html
+
+
+def test_compare_details_hold_every_figure_the_pages_show(tmp_path: Path) -> None:
+    """Each timed cell's samples, cold and compile figures, and each shape's compiled-over-eager
+    speedups (on its compiled cell's row), as compare.json holds them; text from the log that
+    starts like a formula is marked, and a carriage return cannot split a row."""
+    import csv
+
+    cpu, cuda = _sample_pair()
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(cpu), str(cuda), "--out", str(out), "--format", "md,json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    rows = {row["case"]: row for row in csv.DictReader((out / "compare-details.csv").open(encoding="utf-8", newline=""))}
+    assert list(rows) == [cell["case"] for cell in data["cells"]]
+    for cell in data["cells"]:
+        row, timing = rows[cell["case"]], cell["timing"]
+        assert timing is not None
+        assert (row["baseline_samples"], row["candidate_samples"]) == (str(timing["warm"]["baseline_samples"]), str(timing["warm"]["candidate_samples"]))
+        assert row["cold_ratio"] == ("" if timing["cold_ratio"] is None else repr(timing["cold_ratio"]))
+        assert row["compile_ratio"] == ("" if timing["compile_ratio"] is None else repr(timing["compile_ratio"]))
+    speedups = {(r["shape"], r["layout"], r["dtype"]): (r["baseline_compiled_speedup"], r["candidate_compiled_speedup"]) for r in rows.values() if r["baseline_compiled_speedup"] or r["candidate_compiled_speedup"]}
+    assert data["speedups"] and speedups == {(s["shape"], s["layout"], s["dtype"]): tuple("" if v is None else repr(v) for v in (s["baseline"], s["candidate"])) for s in data["speedups"]}
+    base, cand = _long_pair(tmp_path, 4)
+
+    def hostile(events: list[dict[str, Any]]) -> None:
+        old = next(e["case"] for e in events if e["kind"] == "case_result")
+        for event in events:
+            if event.get("case") == old:
+                event["case"] = "=HYPERLINK(1)\r"
+            if event["kind"] == "plan":
+                for planned in event["matrix"]:
+                    if planned["case"] == old:
+                        planned["case"] = "=HYPERLINK(1)\r"
+
+    _edit(base, hostile)
+    _edit(cand, hostile)
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "hostile")])
+    assert result.exit_code == 0, result.output
+    read = list(csv.reader((tmp_path / "hostile" / "compare-details.csv").open(encoding="utf-8", newline="")))
+    assert len(read) == 5 and read[1][0] == "'=HYPERLINK(1)\r"

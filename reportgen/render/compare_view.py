@@ -259,26 +259,36 @@ def build_compare_view(comparison: Comparison) -> CompareView:
 
 DETAIL_HEADER = (
     "case", "shape", "layout", "dtype", "mode", "repeat_of", "comparable",
-    "baseline_status", "baseline_mismatched", "baseline_total", "baseline_max_abs", "baseline_max_rel", "baseline_task_value", "baseline_task_passed",
-    "candidate_status", "candidate_mismatched", "candidate_total", "candidate_max_abs", "candidate_max_rel", "candidate_task_value", "candidate_task_passed",
-    "references_agree", "reference_inputs", "reference_how", "baseline_warm_median_s", "candidate_warm_median_s", "warm_ratio", "interval_low", "interval_high", "verdict",
-    "in_geomean", "flags", "timing_note",
+    "baseline_status", "baseline_explained", "baseline_mismatched", "baseline_total", "baseline_max_abs", "baseline_max_rel", "baseline_task_value", "baseline_task_passed",
+    "candidate_status", "candidate_explained", "candidate_mismatched", "candidate_total", "candidate_max_abs", "candidate_max_rel", "candidate_task_value", "candidate_task_passed",
+    "references_agree", "reference_inputs", "reference_how",
+    "baseline_warm_median_s", "candidate_warm_median_s", "warm_ratio", "interval_low", "interval_high", "verdict", "baseline_samples", "candidate_samples",
+    "baseline_cold_s", "candidate_cold_s", "cold_ratio", "cold_note", "baseline_compile_s", "candidate_compile_s", "compile_ratio",
+    "baseline_compiled_speedup", "candidate_compiled_speedup", "in_geomean", "flags", "timing_note",
 )
 
 
 def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
     """Every compared cell (and every cell that could not be compared, with the reason), one
-    row each, as logged and computed: None where nothing was measured."""
+    row each, with every figure the pages show for it, unrounded: None where nothing was
+    measured. A compiled cell's row (not a cache check's) carries its shape's
+    compiled-over-eager speedups, as the speedup table pairs them."""
+    speedups = {(s.shape, s.layout, s.dtype): s for s in comparison.speedups}
     rows: list[tuple[Any, ...]] = []
     for cell in comparison.cells:
         b, c, timing = cell.baseline, cell.candidate, cell.timing
         warm = timing.warm if timing is not None else None
+        speedup = speedups.get((cell.shape, cell.layout, cell.dtype)) if cell.mode == "compiled" and cell.repeat_of is None else None
         rows.append((
             cell.case, cell.shape, cell.layout, cell.dtype, cell.mode, cell.repeat_of, "yes",
-            b.status, b.mismatched, b.total, b.max_abs, b.max_rel, b.task_value, b.task_passed,
-            c.status, c.mismatched, c.total, c.max_abs, c.max_rel, c.task_value, c.task_passed,
-            cell.reference.agree, cell.reference.key or None, cell.reference.text or None, b.warm_median_s, c.warm_median_s,
-            warm.ratio if warm else None, warm.low if warm else None, warm.high if warm else None, warm.verdict if warm else None,
+            b.status, b.explained, b.mismatched, b.total, b.max_abs, b.max_rel, b.task_value, b.task_passed,
+            c.status, c.explained, c.mismatched, c.total, c.max_abs, c.max_rel, c.task_value, c.task_passed,
+            cell.reference.agree, cell.reference.key or None, cell.reference.text or None,
+            b.warm_median_s, c.warm_median_s,
+            *((warm.ratio, warm.low, warm.high, warm.verdict, warm.baseline_samples, warm.candidate_samples) if warm else (None,) * 6),
+            b.cold_s, c.cold_s, timing.cold_ratio if timing else None, timing.cold_note if timing else None,
+            b.compile_s, c.compile_s, timing.compile_ratio if timing else None,
+            speedup.baseline if speedup else None, speedup.candidate if speedup else None,
             timing.in_geomean if timing is not None else None, "; ".join(timing.flags) if timing is not None else None, cell.timing_note or None,
         ))
     for other in comparison.not_comparable:
