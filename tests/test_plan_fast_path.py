@@ -136,3 +136,17 @@ def test_any_change_to_the_plan_reads_as_the_careful_path_reads_it(data: st.Data
     fast, careful = _both_ways(lines, tmp_path, monkeypatch)
     assert _summary(fast) == _summary(careful)
     assert _plan(fast) == _plan(careful)
+
+
+def test_a_planned_cell_is_frozen_and_hashable_on_both_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's PlannedCell is frozen: the cells the fast path keeps are too (their defaults
+    are filled in once, before anything reads them)."""
+    lines, _ = _plan_lines()
+    fast, careful = _both_ways(lines, tmp_path, monkeypatch)
+    for reading in (fast, careful):
+        plan = next(r.event for r in reading.records if r.kind == "plan")
+        cell = plan.matrix[0]
+        assert hash(cell) == hash(cell) and cell.repeat_of is None
+        with pytest.raises((AttributeError, TypeError, ValueError)):
+            cell.dtype = "float16"
+    assert type(next(r.event for r in fast.records if r.kind == "plan").matrix[0]).__name__ == "PlannedCellLine"

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Callable, ClassVar, Literal, Union, get_args,
 import annotated_types
 import msgspec
 from msgspec import UNSET, UnsetType
+from msgspec.structs import force_setattr
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -48,7 +49,7 @@ class LineStruct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False
         return value
 
 
-def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None, carried: dict[str, Callable[[Any], None]] | None = None) -> Any:
+def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None, carried: dict[str, Callable[[Any], None]] | None = None, frozen: bool = False) -> Any:
     """A Struct that accepts (a subset of) the JSON objects ``model`` accepts, with the same values.
 
     ``tag`` is (field, value) when the Struct is one member of a discriminated union: msgspec
@@ -99,7 +100,7 @@ def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tupl
     if tag is not None:
         options = {"tag_field": tag[0], "tag": tag[1]}
     name = f"{model.__name__}Line" + (f"_{tag[1]}" if tag else "")
-    struct = msgspec.defstruct(name, [*required, *optional], bases=(LineStruct,), namespace=namespace, **options)
+    struct = msgspec.defstruct(name, [*required, *optional], bases=(LineStruct,), namespace=namespace, frozen=frozen, **options)
     made[key] = struct
     return struct
 
@@ -236,7 +237,9 @@ def plan_decoder(versions: frozenset[str] | None = None) -> Callable[[Any], Any]
     """Decode and validate a plan line into the mirror of ``Plan`` (its one validator carried);
     raises as ``cell_decoder`` does. A long plan's matrix is checked in C, not one model per cell."""
     override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
-    struct = mirror(Plan, {}, ("kind", "plan"), override, carried={"_cases_once": _cases_once})
+    made: dict[Any, Any] = {}
+    mirror(PlannedCell, made, frozen=True)  # the run keeps the matrix's cells: frozen, as the model is
+    struct = mirror(Plan, made, ("kind", "plan"), override, carried={"_cases_once": _cases_once})
     return msgspec.json.Decoder(struct).decode  # type: ignore[no-any-return]
 
 
@@ -247,7 +250,7 @@ def fill_defaults(matrix: list[Any]) -> list[Any]:
     exactly; one decode serves both (a long plan's matrix holds tens of thousands of cells)."""
     for name, default in _PLANNED_DEFAULTS.items():
         for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
-            setattr(cell, name, default)
+            force_setattr(cell, name, default)  # the cells are frozen; none is shared yet
     return matrix
 
 
