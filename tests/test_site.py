@@ -158,10 +158,13 @@ def test_index_csv_never_starts_a_cell_with_a_formula() -> None:
     from reportgen.publish.site import INDEX_COLUMNS, _index_csv
 
     record = dict.fromkeys(INDEX_COLUMNS, "")
-    record.update(run_id="=HYPERLINK(\"http://x\")", workload="+1", headline="-2")
+    record.update(run_id="=HYPERLINK(\"http://x\")", workload="+1", headline="-2", target="\tx", outcome="a\rb")
     text = _index_csv([record])
-    row = next(csv.DictReader(io.StringIO(text)))
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert len(rows) == 1, "a carriage return in a field does not split its row"
+    row = rows[0]
     assert row["run_id"].startswith("'=") and row["workload"] == "'+1" and row["headline"] == "'-2"
+    assert row["target"] == "'\tx" and row["outcome"] == "a\rb"
 
 
 def _history_runs(root: Path) -> Path:

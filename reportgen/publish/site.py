@@ -24,9 +24,7 @@ a full rebuild is byte-identical to the previous one.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import os
 import re
@@ -41,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from reportgen import __version__
 from reportgen.contract.events import Count
 from reportgen.publish.diff import RunDiff, diff_runs
-from reportgen.render.templating import Assets, asset_names, render_html, templates_dir, write_assets, write_text
+from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.files import copy_run_files
@@ -258,13 +256,8 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
 
 
 def _index_csv(records: list[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=INDEX_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for record in records:
-        # A leading =, +, - or @ would be read as a formula by a spreadsheet: quote it as text.
-        writer.writerow({k: f"'{v}" if isinstance(v, str) and v[:1] in "=+-@" else v for k, v in record.items()})
-    return buffer.getvalue()
+    """The index as CSV (csv_text: formula-like text marked, every line break quoted)."""
+    return csv_text([INDEX_COLUMNS, *([record.get(k) for k in INDEX_COLUMNS] for record in records)])
 
 
 def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[dict[str, Any]]:
