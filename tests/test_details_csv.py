@@ -17,6 +17,7 @@ import struct
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -170,3 +171,18 @@ def test_a_hostile_case_failure_or_warning_cannot_split_a_row_or_run_as_a_formul
     assert rows[1][0] == "'=HYPERLINK(\"http://x\")" and rows[2][-2] == "run: Error: a\rb"
     assert rows[3][-1] == "@SUM(1)\n-2+3".replace("@", "'@", 1) and rows[4][4] == "'+float"
     assert _details_text(run) == _reference(run)
+
+
+@pytest.mark.parametrize(("field", "value"), [("case", "=1+2"), ("case", "-b1"), ("case", "@x"), ("dtype", "+float32"), ("dtype", "=bf16")])
+def test_a_plain_row_whose_key_or_dtype_starts_like_a_formula_is_marked(tmp_path_factory: Any, field: str, value: str) -> None:
+    """The fast path's rows are plain text: a case key or dtype that needs no quoting but starts
+    like a formula still sends the table through csv_text, which marks it."""
+    run = _run(tmp_path_factory, report._CHUNK + 20)
+    cell = run.cells[report._CHUNK + 3]
+    p = cell.planned
+    values = {"case": p.case, "batch": p.batch, "length": p.length, "layout": p.layout, "dtype": p.dtype, "mode": p.mode, field: value}
+    cell.planned = PlannedCell.model_validate(values)
+    cell.case = cell.planned.case
+    assert _details_text(run) == _reference(run)
+    row = list(csv.reader(io.StringIO(_details_text(run), newline="")))[report._CHUNK + 4]
+    assert row[0 if field == "case" else 4] == "'" + value

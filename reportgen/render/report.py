@@ -10,6 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -141,10 +142,16 @@ def _details_bytes(run: RunModel) -> bytes:
     # it holds a comma, a quote or a line break, and marks text that starts like a formula; a
     # row without any is its fields joined by commas (None written empty). Free text (failure,
     # warnings) goes through csv_text; a case key or dtype that needs quoting or marking sends
-    # the whole table through it (as does a number written with a leading minus).
+    # the whole table through it.
     # The table is made _CHUNK rows at a time and each chunk encoded: a long log's rows are
     # not all held as text at once.
     cells = run.cells
+    # A plain row's only text from the log is its case key (the row's first field) and dtype
+    # (layout, mode and status are the contract's words, numbers are numbers): one that starts
+    # like a formula sends the whole table through csv_text. The dtypes are a few distinct
+    # values; each chunk's rows are looked at by their first character, in C.
+    if any(str(dtype).startswith(FORMULA_START) for dtype in set(map(_DTYPE_OF, cells))):
+        return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
     parts = [(",".join(DETAIL_COLUMNS) + "\n").encode("utf-8")]
     for start in range(0, len(cells), _CHUNK):
         chunk = cells[start : start + _CHUNK]
@@ -156,7 +163,7 @@ def _details_bytes(run: RunModel) -> bytes:
         text = "".join(rows)
         free_text = rows.count("")
         plain = len(rows) - free_text
-        if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text or _formula_like(text):
+        if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text or not _FORMULA.isdisjoint(map(_FIRST_CHAR, rows)):
             return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
         if free_text:
             for index, row in enumerate(rows):
@@ -167,13 +174,8 @@ def _details_bytes(run: RunModel) -> bytes:
     return b"".join(parts)
 
 
-def _formula_like(text: str) -> bool:
-    """Whether a field of these plain rows starts like a formula (FORMULA_START): the first
-    field of a line, or any field after a comma."""
-    return text.startswith(FORMULA_START) or any(mark in text for mark in _FORMULA_MARKS)
-
-
-_FORMULA_MARKS = tuple(sep + start for sep in (",", "\n") for start in FORMULA_START)
+_DTYPE_OF, _FIRST_CHAR = attrgetter("planned.dtype"), itemgetter(slice(0, 1))
+_FORMULA = frozenset(FORMULA_START)
 
 
 # The numbers of a row (mismatched, total, max_abs, cold_s, warm_median_s, log_line) for
