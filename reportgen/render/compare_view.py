@@ -219,13 +219,14 @@ def build_compare_view(comparison: Comparison) -> CompareView:
     keys = [k for k in VERSION_KEYS if k in b.versions or k in c.versions]
     keys += sorted(k for k in set(b.versions) | set(c.versions) if k not in keys)
     counts = comparison.verdict_counts()
+    # Each table shows its first DETAIL_CAP rows. The references table lists the cells' inputs
+    # in cell order, so the first DETAIL_CAP cells' inputs are among its rows on the page; a
+    # timing row links to its cell's row only when that row is on the page.
     cells = [_cell_row(cell) for cell in comparison.cells[:DETAIL_CAP]]
     references = _reference_rows(comparison)
     timed = comparison.timed
     not_timed = [(cell.case, cell.timing_note) for cell in comparison.cells if cell.timing is None]
     shown_cells = {row.case for row in cells}
-    # The references table lists each cell's inputs in cell order: the first DETAIL_CAP cells'
-    # inputs are among its first DETAIL_CAP rows, so their links always find their row.
     timings = [_timing_row(cell) for cell in timed[:DETAIL_CAP]]
     timings = [row if row.case in shown_cells else replace(row, cell_shown=False) for row in timings]
     return CompareView(
