@@ -328,6 +328,15 @@ def test_a_long_log_keeps_no_string_or_number_of_its_own_per_line(large: Path, m
     assert len({id(c.params_off) for c in run.cells}) == 1 and not run.cells[0].params_off
 
 
+def _read_both_ways(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The run as reading gathers it (blocks, shortcuts) and as each event added on its own gives it."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(events), encoding="utf-8")
+    reading, builder = read_run(path)
+    assert reading.valid, reading.problems[:3]
+    return builder.build(reading), build_run(read_log(path))
+
+
 def test_op_lists_and_output_dtypes_that_change_from_cell_to_cell_are_each_cell_s_own(tmp_path: Path) -> None:
     """Reading compares a cell's op list and output dtype with the previous cell's before it
     looks them up: lists and dtypes that change, come back, or are empty give each cell its own
@@ -343,11 +352,7 @@ def test_op_lists_and_output_dtypes_that_change_from_cell_to_cell_are_each_cell_
         elif event["kind"] == "case_result":
             event["outputs"][0]["dtype"] = dtypes[results % len(dtypes)]
             results += 1
-    path = tmp_path / "events.jsonl"
-    path.write_text(dumps(events), encoding="utf-8")
-    reading, builder = read_run(path)
-    assert reading.valid, reading.problems[:3]
-    streamed, replayed = builder.build(reading), build_run(read_log(path))
+    streamed, replayed = _read_both_ways(tmp_path, events)
     assert [(c.executed_items, c.output_dtypes) for c in streamed.cells] == [(c.executed_items, c.output_dtypes) for c in replayed.cells]
     assert [c.executed_items for c in streamed.cells[:5]] == [tuple(p) for p in patterns]
     assert len({id(c.output_dtypes) for c in streamed.cells}) == 2 and len({id(c.executed_items) for c in streamed.cells}) == 4
@@ -372,10 +377,6 @@ def test_timing_facts_that_change_from_cell_to_cell_are_each_cell_s_own(tmp_path
             if timings % 3 == 2:
                 event.pop("cold", None)
             timings += 1
-    path = tmp_path / "events.jsonl"
-    path.write_text(dumps(events), encoding="utf-8")
-    reading, builder = read_run(path)
-    assert reading.valid, reading.problems[:3]
-    streamed, replayed = builder.build(reading), build_run(read_log(path))
+    streamed, replayed = _read_both_ways(tmp_path, events)
     assert [c.timed for c in streamed.cells] == [c.timed for c in replayed.cells]
     assert len({c.timed for c in streamed.cells}) > 4
