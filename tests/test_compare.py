@@ -264,13 +264,13 @@ def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
     committed = SAMPLES / "comparisons" / "tiny-encoder-cpu-vs-cuda"
     readme = (SAMPLES / "README.md").read_text(encoding="utf-8")
     assert "reportgen compare" in readme and "comparisons/tiny-encoder-cpu-vs-cuda" in readme
-    # The committed sample is of these runs and holds the same figures (wording may drift with
-    # the templates; the measured content may not).
+    # The committed sample is of these runs and holds the same figures and words.
     kept = json.loads((committed / "compare.json").read_text(encoding="utf-8"))
     stale = "the committed sample comparison is stale: run the command in sample_runs/README.md"
     assert [kept[r]["run_id"] for r in ("baseline", "candidate")] == [data[r]["run_id"] for r in ("baseline", "candidate")], stale
     assert (kept["cells"], kept["geomean"], kept["not_comparable"]) == (data["cells"], data["geomean"], data["not_comparable"]), stale
-    assert (committed / "compare.md").is_file()
+    for name in ("compare.json", "compare.md", "compare-details.csv"):  # every word too, as sample_runs/README.md says
+        assert (committed / name).read_bytes() == (tmp_path / name).read_bytes(), f"{name}: {stale}"
     assert re.search(r"neuron", data["headline"], re.IGNORECASE) is None
 
 
