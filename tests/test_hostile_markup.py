@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reportgen.render.markdown import render_markdown
-from reportgen.render.templating import md_code, md_escape
+from reportgen.render.templating import md_code, md_code_cell, md_escape
 from tests.conftest import FIXTURES
 from tests.hostile import invoke
 from tests.logbuilder import complete_log, dumps
@@ -152,5 +152,31 @@ def test_markdown_table_text_escapes_every_special_character_and_joins_lines(tex
     """Each character Markdown reads as markup gets one backslash; whitespace runs become one space."""
     flat = " ".join(text.split())
     assert md_escape(text) == "".join("\\" + ch if ch in MD_SPECIAL else ch for ch in flat)
-    code = md_code(text)
-    assert "\n" not in code and code.count("\\|") == flat.count("|")
+    code, cell = md_code(text), md_code_cell(text)
+    assert "\n" not in code and "\\|" not in code.replace(flat, "") and cell == code.replace("|", "\\|")
+
+
+def test_a_pipe_in_a_case_key_shows_as_itself_in_and_out_of_tables(tmp_path: Path) -> None:
+    """Inside a code span nothing is an escape: out of a table a case key's | is written as it
+    is; in a table cell it is written \\|, which the table reads as a | of the cell."""
+    from markdown_it import MarkdownIt
+
+    from reportgen.render.report import build_report
+    from tests.logbuilder import dumps, large_log
+
+    events = large_log(3, mismatch_every=1)
+    old = next(e["case"] for e in events if e["kind"] == "case_result")
+    for event in events:
+        if event.get("case") == old:
+            event["case"] = "a|b"
+        for planned in event.get("matrix", []):
+            if planned["case"] == old:
+                planned["case"] = "a|b"
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(events), encoding="utf-8")
+    build_report(log, tmp_path / "out", formats=("md",))
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    html = MarkdownIt("commonmark").enable("table").render(md)
+    assert "<code>a|b</code>" in html and "<code>a\\|b</code>" not in html
+    assert re.search(r"<h[1-6][^>]*>[^<]*<code>a\|b</code>", html), "a heading names the cell"
+    assert re.search(r"<td><code>a\|b</code></td>", html), "a table row names the cell in one cell"

@@ -57,12 +57,19 @@ def clip(value: Any, limit: int) -> str:
 
 
 def md_code(value: Any) -> str:
-    """An identifier as a Markdown code span (longer fences when it holds backticks), one line."""
+    """An identifier as a Markdown code span (longer fences when it holds backticks), one line.
+    Nothing inside a code span is an escape: a | stays as it is (see md_code_cell)."""
     text = " ".join(str(value).split())
     longest = max(map(len, _BACKTICK_RUNS.findall(text)), default=0) if "`" in text else 0
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
-    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_code_cell(value: Any) -> str:
+    """md_code for a table cell: a table splits its rows at every |, even inside a code span, and
+    takes \\| as a | of the cell's text (outside a table the backslash would show)."""
+    return md_code(value).replace("|", "\\|")
 
 
 def _environment(autoescape: bool) -> jinja2.Environment:
@@ -95,6 +102,7 @@ def md_env() -> jinja2.Environment:
     env = _globals(_environment(autoescape=False))
     env.filters["md"] = md_escape
     env.filters["code"] = md_code
+    env.filters["code_cell"] = md_code_cell
     env.filters["clip"] = clip
     env.filters["md_quote"] = md_quote
     return env
