@@ -255,10 +255,10 @@ def fill_defaults(matrix: list[Any]) -> list[Any]:
 
 
 def _plain_defaults(model: type[BaseModel]) -> dict[str, Any]:
-    found = {name: info.default for name, info in model.model_fields.items() if not info.is_required()}
-    if any(info.default_factory is not None or isinstance(info.default, (list, dict, set)) for info in model.model_fields.values() if not info.is_required()):
+    optional = {name: info for name, info in model.model_fields.items() if not info.is_required()}
+    if any(info.default_factory is not None or isinstance(info.default, (list, dict, set)) for info in optional.values()):
         raise TypeError(f"{model.__name__}: planned cells take plain defaults only (one object shared by every cell)")
-    return found
+    return {name: info.default for name, info in optional.items()}
 
 
 _PLANNED_DEFAULTS = _plain_defaults(PlannedCell)

@@ -279,12 +279,13 @@ class RunBuilder:
         if self.first_result_line is None:
             self.first_result_line = next((line for line, kind in zip(numbers, kinds) if kind in ("case_result", "compile", "timing")), None)
         unset, op_lists = UNSET, _OP_LISTS
+        # Consecutive cells mostly share their timing facts, op lists and output dtypes: the
+        # last ones seen and their shared tuples are compared first (a compare costs less than
+        # working a fact out again or hashing a new tuple).
         last_timed: Any = None
-        single: Any = ()
-        # Consecutive cells mostly list the same ops and output dtypes: the last list seen and
-        # its shared tuple are compared first (a list compare costs less than a tuple's hash).
         last_ops: Any = None
         last_dtype: Any = None
+        single: Any = ()
         ops = dtypes = ()
         found = list(map(cells.get, cases))  # the cells looked up in C
         if not all(found):  # an event for a cell the plan does not list: not attached
@@ -308,8 +309,7 @@ class RunBuilder:
                 if s.eager_after_recompile_limit is True:
                     cell.eager_after_recompile_limit = True
                 if cold or warm:  # a timed-out cold call timed nothing
-                    # Consecutive timings mostly record the same stages: worked out again only
-                    # when they change; a cell's first fact is a shared one-item tuple.
+                    # A cell's first fact is a shared one-item tuple.
                     key = (not cold, s.synchronized, s.timed_region, s.timed_notes)
                     if key != last_timed:
                         last_timed = key

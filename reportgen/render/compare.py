@@ -68,14 +68,13 @@ def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, 
         "md": ("compare.md", lambda: render_md("compare.md.j2", **context)),
         "json": ("compare.json", lambda: json.dumps(comparison_data(comparison), indent=1, sort_keys=True, ensure_ascii=False) + "\n"),
     }
+    chosen = [outputs[fmt] for fmt in FORMATS if fmt in formats]
     if "html" in formats or "md" in formats:  # the pages cap their tables: every cell is in this file
-        outputs["csv"] = (view.details, lambda: csv_text([DETAIL_HEADER, *detail_rows(comparison)]))
+        chosen.append((view.details, lambda: csv_text([DETAIL_HEADER, *detail_rows(comparison)])))
     written = []
-    for fmt in (*FORMATS, "csv"):
-        if fmt in outputs and (fmt in formats or fmt == "csv"):
-            name, render = outputs[fmt]
-            if write_text(out_dir / name, render(), out_root if out_root is not None else out_dir):
-                written.append(out_dir / name)
+    for name, render in chosen:
+        if write_text(out_dir / name, render(), out_root if out_root is not None else out_dir):
+            written.append(out_dir / name)
     return written
 
 

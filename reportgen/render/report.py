@@ -141,17 +141,15 @@ def _details_bytes(run: RunModel) -> bytes:
     # Speed: csv_text takes twice as long as the f-strings below. It quotes a field only when
     # it holds a comma, a quote or a line break, and marks text that starts like a formula; a
     # row without any is its fields joined by commas (None written empty). Free text (failure,
-    # warnings) goes through csv_text; a case key or dtype that needs quoting or marking sends
-    # the whole table through it.
+    # warnings) goes through csv_text row by row. A plain row's only text from the log is its
+    # case key (its first field) and dtype (layout, mode and status are the contract's words):
+    # one that needs quoting or marking sends the whole table through csv_text. The dtypes are
+    # a few distinct values; a chunk's keys are looked at by their rows' first character, in C.
     # The table is made _CHUNK rows at a time and each chunk encoded: a long log's rows are
     # not all held as text at once.
     cells = run.cells
-    # A plain row's only text from the log is its case key (the row's first field) and dtype
-    # (layout, mode and status are the contract's words, numbers are numbers): one that starts
-    # like a formula sends the whole table through csv_text. The dtypes are a few distinct
-    # values; each chunk's rows are looked at by their first character, in C.
     if any(str(dtype).startswith(FORMULA_START) for dtype in set(map(_DTYPE_OF, cells))):
-        return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
+        return _whole_table(run)
     parts = [(",".join(DETAIL_COLUMNS) + "\n").encode("utf-8")]
     for start in range(0, len(cells), _CHUNK):
         chunk = cells[start : start + _CHUNK]
@@ -164,7 +162,7 @@ def _details_bytes(run: RunModel) -> bytes:
         free_text = rows.count("")
         plain = len(rows) - free_text
         if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text or not _FORMULA.isdisjoint(map(_FIRST_CHAR, rows)):
-            return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
+            return _whole_table(run)
         if free_text:
             for index, row in enumerate(rows):
                 if not row:
@@ -172,6 +170,10 @@ def _details_bytes(run: RunModel) -> bytes:
             text = "".join(rows)
         parts.append(text.encode("utf-8"))
     return b"".join(parts)
+
+
+def _whole_table(run: RunModel) -> bytes:
+    return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
 
 
 _DTYPE_OF, _FIRST_CHAR = attrgetter("planned.dtype"), itemgetter(slice(0, 1))

@@ -203,7 +203,7 @@ def csv_field(value: Any) -> str:
         text = "'" + value if value.startswith(FORMULA_START) else value
     else:
         text = str(value)
-    return f'"{text.replace(chr(34), chr(34) * 2)}"' if _QUOTED.search(text) else text
+    return '"' + text.replace('"', '""') + '"' if _QUOTED.search(text) else text
 
 
 def csv_text(rows: Any) -> str:
