@@ -10,6 +10,7 @@ from typing import Any, Callable
 from click.testing import CliRunner
 
 from reportgen.cli import main
+from reportgen.judge.disposition import scope_label
 from reportgen.publish.diff import diff_runs, format_diff
 from reportgen.publish.site import build_site
 from reportgen.publish.summary import summarize
@@ -53,10 +54,10 @@ def test_scope_names_passing_cells_not_flattened_lists(tmp_path: Path) -> None:
     judged = judge_log(log, annotations=None)
     scope = judged.disposition.scope
     compiled = next(g for g in scope.passed if g.mode == "compiled")
-    assert [shape for shape, _ in compiled.cells] == ["(1, 16)"]
+    assert [scope_label(c) for c in compiled.cells] == ["(1, 16)"]
     eager = next(g for g in scope.passed if g.mode == "eager")
-    assert [shape for shape, _ in eager.cells] == ["(1, 16)", "(2, 16)"]
-    assert [(g.mode, g.cells) for g in scope.not_passed] == [("compiled", (("(2, 16)", "mismatch"),))]
+    assert [scope_label(c) for c in eager.cells] == ["(1, 16)", "(2, 16)"]
+    assert [(g.mode, [(scope_label(c), c.status) for c in g.cells]) for g in scope.not_passed] == [("compiled", [("(2, 16)", "mismatch")])]
     assert scope.passed_count == 3 and scope.not_passed_count == 1
 
     build_report(log, tmp_path / "out")

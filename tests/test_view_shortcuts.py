@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.contract.validation import read_log
-from reportgen.judge.disposition import decide
+from reportgen.judge.disposition import decide, scope_label
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, RunModel, build_run
 from reportgen.render import view
 from tests.conftest import FIXTURES, REPO
@@ -76,11 +76,11 @@ def _plain_scope_lines(groups, run, with_status):  # type: ignore[no-untyped-def
     rows = []
     for g in groups:
         if not with_status:
-            rows.append(view.Row(g.label, view._list_text([shape for shape, _ in g.cells], run)))
+            rows.append(view.Row(g.label, view._list_text([scope_label(c) for c in g.cells], run)))
             continue
         by_status: dict[str, list[str]] = {}
-        for shape, status in g.cells:
-            by_status.setdefault(status, []).append(shape)
+        for c in g.cells:
+            by_status.setdefault(c.status, []).append(scope_label(c))
         text = "; ".join(f"{status}: {view._list_text(by_status[status], run)}" for status in view.STATUS_ORDER if status in by_status)
         rows.append(view.Row(g.label, text))
     return rows
@@ -119,7 +119,7 @@ def test_the_shortcuts_on_a_long_run_and_a_mixed_group() -> None:
         row_keys = list(dict.fromkeys(keys))
         shown = set(row_keys[: view.DETAIL_CAP])
         assert list(view._shown_cells(many, keys, row_keys)) == [(c, k) for c, k in zip(many, keys) if k in shown]
-    group = ScopeGroup("float32", "contiguous", "eager", tuple((f"({i}, 1)", ("mismatch", "error", "untested")[i % 3]) for i in range(n)))
+    group = ScopeGroup("float32", "contiguous", "eager", tuple(replace(c, status=("mismatch", "error", "untested")[i % 3]) for i, c in enumerate(many)))
     assert view.scope_lines((group,), run, True) == _plain_scope_lines((group,), run, True)
     assert view.scope_lines((group,), run, False) == _plain_scope_lines((group,), run, False)
     decide(run, {})

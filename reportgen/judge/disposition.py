@@ -19,7 +19,7 @@ from typing import Callable, Literal, Sequence
 from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, version_keys
 from reportgen.contract.events import PlannedCell
-from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel
+from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel, shape_label
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -43,12 +43,12 @@ class Reason:
 
 @dataclass(frozen=True)
 class ScopeGroup:
-    """Cells of one dtype, layout and mode: each shape with its status."""
+    """Cells of one dtype, layout and mode, in plan order (each shape's words: ``scope_label``)."""
 
     dtype: str
     layout: str
     mode: str
-    cells: tuple[tuple[str, str], ...]  # (shape label, status), in plan order
+    cells: tuple[CellRecord, ...]
 
     @property
     def label(self) -> str:
@@ -553,27 +553,33 @@ def _scope_groups(run: RunModel) -> tuple[tuple[ScopeGroup, ...], tuple[ScopeGro
     return found  # type: ignore[no-any-return]
 
 
+def scope_label(cell: CellRecord) -> str:
+    """A scope cell's shape in words: '(2, 16)', or '(2, 16) repeat (cache check)'."""
+    p = cell.planned
+    return shape_label(p.batch, p.length) + (" repeat (cache check)" if p.repeat_of else "")
+
+
 def _scope_pass(cells: Sequence[CellRecord]) -> tuple[tuple[ScopeGroup, ...], tuple[ScopeGroup, ...]]:
-    passed: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-    not_passed: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    passed: dict[tuple[str, str, str], list[CellRecord]] = {}
+    not_passed: dict[tuple[str, str, str], list[CellRecord]] = {}
     # One pass over every cell for both sides (a long log has tens of thousands). A column's
     # cells mostly follow each other in plan order: its lists are looked up again only when the
-    # column changes, and the shape label is written inline (shape_label's words).
+    # column changes. The groups hold the cells themselves: their shapes are put in words only
+    # where a page shows them.
     dtype = layout = mode = passing = failing = None
     for c in cells:
-        p, status = c.planned, c.status
+        p = c.planned
         if p.dtype != dtype or p.layout != layout or p.mode != mode:
             dtype, layout, mode = p.dtype, p.layout, p.mode
             passing = failing = None
-        label = f"({p.batch}, {p.length}) repeat (cache check)" if p.repeat_of else f"({p.batch}, {p.length})"
-        if status == "pass":
+        if c.status == "pass":
             if passing is None:
                 passing = passed.setdefault((dtype, layout, mode), [])
-            passing.append((label, status))
+            passing.append(c)
         else:
             if failing is None:
                 failing = not_passed.setdefault((dtype, layout, mode), [])
-            failing.append((label, status))
+            failing.append(c)
     return tuple(
         tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
         for groups in (passed, not_passed)
@@ -633,7 +639,7 @@ def scope_sentence(scope: Scope) -> str:
     dtypes = sorted({g.dtype for g in scope.passed})
     modes = sorted({g.mode for g in scope.passed})
     layouts = sorted({g.layout for g in scope.passed})
-    shapes = {label.replace(" repeat (cache check)", "") for g in scope.passed for label, _ in g.cells}
+    shapes = {(c.planned.batch, c.planned.length) for g in scope.passed for c in g.cells}
     return (f"{cells} cell(s) in {' and '.join(dtypes)}, {' and '.join(modes)}, {' and '.join(layouts)} layout, "
             f"at {len(shapes)} shape(s) (batch, length)")
 

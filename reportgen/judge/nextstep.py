@@ -9,10 +9,13 @@ The next step for each rule is data (``NEXT_STEPS``), so a new rule adds one lin
 from __future__ import annotations
 
 from collections import Counter
+from operator import attrgetter
 
 from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, cells_with_status
 from reportgen.model.groups import metric_values
 from reportgen.model.runmodel import RunModel
+
+_STATUS = attrgetter("status")
 
 # Rule -> what to do next and where. {annotate} and {collect} are filled in per run.
 NEXT_STEPS: dict[str, str] = {
@@ -43,7 +46,7 @@ def _failed_by_mode_dtype(scope: Scope) -> Counter[tuple[str, str]]:
     column's statuses, gathered in the scope's one pass over every cell)."""
     counted: Counter[tuple[str, str]] = Counter()
     for group in scope.not_passed:
-        statuses = [status for _, status in group.cells]
+        statuses = list(map(_STATUS, group.cells))
         n = sum(map(statuses.count, FAILED))
         if n:
             counted[(group.mode, group.dtype)] += n

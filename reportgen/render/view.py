@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import compress, islice, repeat
-from operator import attrgetter, eq, itemgetter
+from operator import attrgetter, eq
 from typing import Any, Callable, Collection, Iterable
 
 from markupsafe import Markup
@@ -26,11 +26,10 @@ from reportgen.render.labels import human
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
-from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged
+from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
-_CASE, _WARNINGS, _RESULT_LINE = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_CASE, _WARNINGS, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line"), attrgetter("status")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -479,18 +478,18 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
     """One line per dtype · layout · mode; failed cells are grouped by their status."""
     rows = []
     for g in groups:
-        shapes = list(map(_FIRST, g.cells))  # speed: the columns are read in C (a group can hold every cell)
+        cells = g.cells  # only the cells a line names are put in words (a group can hold every cell)
         if not with_status:
-            rows.append(Row(g.label, _list_text(shapes, run)))
+            rows.append(Row(g.label, _list_text(cells, run, scope_label)))
             continue
-        statuses = list(map(_SECOND, g.cells))
+        statuses = list(map(_STATUS, cells))  # speed: read in C
         present = set(statuses)
         if len(present) == 1:
-            by_status = {statuses[0]: shapes}
+            by_status = {statuses[0]: cells}
         else:
-            # Speed: each status's shapes picked in C, in plan order; tests/test_view_shortcuts.py.
-            by_status = {status: list(compress(shapes, map(eq, statuses, repeat(status)))) for status in present}
-        text = "; ".join(f"{status}: {_list_text(by_status[status], run)}" for status in STATUS_ORDER if status in by_status)
+            # Speed: each status's cells picked in C, in plan order; tests/test_view_shortcuts.py.
+            by_status = {status: list(compress(cells, map(eq, statuses, repeat(status)))) for status in present}
+        text = "; ".join(f"{status}: {_list_text(by_status[status], run, scope_label)}" for status in STATUS_ORDER if status in by_status)
         rows.append(Row(g.label, text))
     return rows
 
