@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
 from itertools import chain
@@ -24,7 +25,6 @@ def _separately(run: RunModel) -> CellTally:
     return CellTally(
         columns=dict(Counter((c.planned.dtype, c.planned.layout, c.planned.mode, c.status) for c in cells)),
         row_keys=[(c.planned.batch, c.planned.length, bool(c.planned.repeat_of)) for c in cells],
-        shapes={(c.planned.batch, c.planned.length) for c in cells},
         fallback_states={c.fallback_status for c in cells} - {None},
         fallback_ops=set(chain.from_iterable(c.fallback_items for c in cells)),
         ran=len(ran),
@@ -59,3 +59,29 @@ def test_the_rare_facts_are_counted() -> None:
     assert tally == _separately(run)
     assert (tally.layout_missed, tally.timing_layout_missed, tally.nonfinite) == (1, 1, 1)
     assert "aten::x" in tally.fallback_ops
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.stem)
+def test_the_shapes_line_lists_each_planned_shape_once(log: Path) -> None:
+    """The record's shapes come from the matrix's distinct rows: each (batch, length) once,
+    whether or not a cache check repeats it."""
+    from reportgen.render import view
+
+    reading = read_log(log)
+    if not reading.valid:
+        pytest.skip("an invalid log has no report")
+    run = build_run(reading)
+    row = next(r for r in view._record(run, "") if r.label == "Input shapes (batch, length)")
+    shapes = {(c.planned.batch, c.planned.length) for c in run.cells}
+    assert row.value == view._list_text(shapes, run, lambda shape: view.shape_label(*shape), ordered=True)
+
+
+def test_a_shape_planned_again_as_a_cache_check_is_listed_once() -> None:
+    from reportgen.render import view
+
+    run = build_run(read_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261130T101022Z-393b16" / "events.jsonl"))
+    assert any(c.planned.repeat_of for c in run.cells), "the sample plans a cache check"
+    row = next(r for r in view._record(run, "") if r.label == "Input shapes (batch, length)")
+    names = re.findall(r"\(\d+, \d+\)", row.value)
+    assert names and len(names) == len(set(names)) == len({(c.planned.batch, c.planned.length) for c in run.cells})
+    assert "repeat" not in row.value

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import compress, islice, repeat
-from operator import attrgetter, eq
+from operator import attrgetter, eq, itemgetter
 from typing import Any, Callable, Collection, Iterable
 
 from markupsafe import Markup
@@ -355,14 +355,17 @@ def _record(run: RunModel, timing_scope: str) -> list[Row]:
     fell, fallback_states = _fallback_summary(run)
     tally = _tally(run)
     dtypes, layouts, modes = ({column[i] for column in tally.columns} for i in range(3))
-    shapes = tally.shapes
+    rows = _distinct_rows(run)
+    # The shapes are the rows' (batch, length): the rows themselves when none is a cache check
+    # (they sort alike, and no shape is listed twice).
+    shapes = rows if not any(map(_IS_REPEAT, rows)) else {key[:2] for key in rows}
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
         Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
         Row("Target and backend family", f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "plan.intended_target, run_start.target_choice, environment"),
         Row("Instance / device", _device_text(run), "environment.device"),
         Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
-        Row("Input shapes (batch, length)", _list_text(shapes, run, lambda shape: shape_label(*shape), ordered=True), "plan.matrix"),
+        Row("Input shapes (batch, length)", _list_text(shapes, run, lambda shape: shape_label(shape[0], shape[1]), ordered=True), "plan.matrix"),
         Row("dtypes and layouts", ", ".join(sorted(dtypes)) + "; " + ", ".join(sorted(layouts)), "plan.matrix"),
         Row("Attention path (the workload's claim)", plan.attention_path or "not stated" if plan else "not stated", "plan.attention_path"),
         Row("Attention kernel that ran (measured)", attention_text(run), "operators.executed"),
@@ -543,7 +546,6 @@ class CellTally:
 
     columns: dict[tuple[str, str, str, str], int] = field(default_factory=dict)  # cells per (dtype, layout, mode, status), first seen first
     row_keys: list[tuple[int, int, bool]] = field(default_factory=list)  # each cell's matrix row: (batch, length, is a repeat)
-    shapes: set[tuple[int, int]] = field(default_factory=set)  # (batch, length)
     fallback_states: set[str] = field(default_factory=set)
     fallback_ops: set[str] = field(default_factory=set)
     ran: int = 0  # cells with a result that is not a skip
@@ -564,13 +566,12 @@ def _tally(run: RunModel) -> CellTally:
 
 def _count_cells(cells: list[CellRecord]) -> CellTally:
     tally = CellTally()
-    columns, row_keys, shapes, timed = tally.columns, tally.row_keys, tally.shapes, tally.timed
+    columns, row_keys, timed = tally.columns, tally.row_keys, tally.timed
     for c in cells:
         p = c.planned
         column = (p.dtype, p.layout, p.mode, c.status)
         columns[column] = columns.get(column, 0) + 1
         row_keys.append((p.batch, p.length, bool(p.repeat_of)))
-        shapes.add((p.batch, p.length))
         if c.fallback_status is not None:
             tally.fallback_states.add(c.fallback_status)
         if c.fallback_items:
@@ -596,7 +597,7 @@ def _matrix(run: RunModel) -> MatrixView:
     # A column's first cell comes first among its statuses' first cells: first-seen order holds.
     columns = list(dict.fromkeys(combo[:3] for combo in tally.columns))
     keys = tally.row_keys
-    row_keys = list(dict.fromkeys(keys))
+    row_keys = _distinct_rows(run)
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
     for c, key in _shown_cells(run.cells, keys, row_keys):
         grid.setdefault(key, {})[COLUMN(c)] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "")
@@ -612,6 +613,17 @@ def _matrix(run: RunModel) -> MatrixView:
         by_group=_status_by_group(run),
         truncated=len(row_keys) - min(len(row_keys), DETAIL_CAP),  # the rows are distinct
     )
+
+
+def _distinct_rows(run: RunModel) -> list[tuple[int, int, bool]]:
+    """The matrix's row keys, each once, first seen first (worked out once per run)."""
+    found = run.derived.get("view.rows")
+    if found is None:
+        found = run.derived["view.rows"] = list(dict.fromkeys(_tally(run).row_keys))
+    return found  # type: ignore[no-any-return]
+
+
+_IS_REPEAT = itemgetter(2)
 
 
 def _shown_cells(cells: list[CellRecord], keys: list[Any], row_keys: list[Any]) -> Iterable[tuple[CellRecord, Any]]:
