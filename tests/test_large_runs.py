@@ -391,3 +391,41 @@ def test_timing_facts_that_change_from_cell_to_cell_are_each_cell_s_own(tmp_path
     streamed, replayed = _read_both_ways(tmp_path, events)
     assert [c.timed for c in streamed.cells] == [c.timed for c in replayed.cells]
     assert len({c.timed for c in streamed.cells}) > 4
+
+
+def test_a_cell_s_compared_count_worst_output_and_task_metric_are_its_own_and_equal_ones_are_kept_once(tmp_path: Path) -> None:
+    """Reading keeps a cell's count of elements compared, worst output's name and task
+    metric's name and criterion as the previous cell's objects when they are equal to them
+    (fewer objects kept per cell): values that change and come back give each cell what the
+    careful path gives it, and a run of equal ones shares one object."""
+    events = large_log(48, mismatch_every=0)
+    totals = [4096, 4096, 8192, 4096]
+    outputs = ["hidden", "hidden", "logits", "hidden"]
+    metrics = ["cosine_to_reference", "cosine_to_reference", "top1_agreement"]
+    thresholds = [0.999, 0.999, 0.5, 0.999, 0.999]
+    results = 0
+    for event in events:
+        if event["kind"] == "case_result":
+            event["error_stats"]["total"] = totals[results % len(totals)]
+            event["error_stats"]["worst_output"] = outputs[results % len(outputs)]
+            metric = event["task_metric"]
+            metric["name"] = metric["criterion"]["metric"] = metrics[results % len(metrics)]
+            metric["criterion"]["threshold"] = thresholds[results % len(thresholds)]
+            if results % 7 == 6:
+                metric.pop("criterion")
+            results += 1
+    streamed, replayed = _read_both_ways(tmp_path, events)
+
+    def facts(cell: CellRecord) -> tuple[Any, ...]:
+        metric = cell.task_metric
+        return cell.total, cell.worst_output, _plain(metric) if not isinstance(metric, dict) else metric
+
+    assert [facts(c) for c in streamed.cells] == [facts(c) for c in replayed.cells]
+    cells = streamed.cells
+    assert [c.total for c in cells[:4]] == totals and [c.worst_output for c in cells[:4]] == outputs
+    first, second, third = cells[0], cells[1], cells[2]
+    assert second.total is first.total and second.worst_output is first.worst_output
+    assert second.task_metric.name is first.task_metric.name and second.task_metric.criterion is first.task_metric.criterion
+    assert third.task_metric.name == "top1_agreement" and third.task_metric.criterion.threshold == 0.5
+    assert second.task_metric is not first.task_metric  # each cell keeps its own measured value
+    assert len({id(c.task_metric.criterion) for c in cells if c.task_metric.criterion}) < len([c for c in cells if c.task_metric.criterion])

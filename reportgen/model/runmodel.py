@@ -285,6 +285,10 @@ class RunBuilder:
         last_timed: Any = None
         last_ops: Any = None
         last_dtype: Any = None
+        # And a cell's count of elements compared, worst output's name, and task metric's name
+        # and criterion: each kept as the last cell's object when equal to it (fewer objects
+        # kept to the end of the report, and freed there).
+        last_total = last_worst = last_metric_name = last_criterion = None
         single: Any = ()
         ops = dtypes = ()
         found = list(map(cells.get, cases))  # the cells looked up in C
@@ -349,8 +353,17 @@ class RunBuilder:
                 cell.skip_reason = None if reason is unset else reason
                 stats = s.error_stats
                 if stats:
-                    cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
-                    cell.worst_output = stats.worst_output or None
+                    total, worst = stats.total, stats.worst_output or None
+                    if total == last_total:
+                        total = last_total
+                    else:
+                        last_total = total
+                    if worst == last_worst:
+                        worst = last_worst
+                    else:
+                        last_worst = worst
+                    cell.mismatched, cell.total, cell.max_abs = stats.mismatched, total, stats.max_abs
+                    cell.worst_output = worst
                     per_output = stats.per_output
                     cell.per_output = None if per_output is unset else per_output
                 fail = s.failure
@@ -360,7 +373,22 @@ class RunBuilder:
                 else:
                     cell.failure_kind = cell.failure_text = None
                 metric = s.task_metric
-                cell.task_metric = None if metric is unset else metric
+                if metric:
+                    # The metric's name and criterion are the run's, the same for every cell:
+                    # kept once.
+                    name, criterion = metric.name, metric.criterion
+                    if name == last_metric_name:
+                        metric.name = last_metric_name
+                    else:
+                        last_metric_name = name
+                    if criterion:
+                        if criterion == last_criterion:
+                            metric.criterion = last_criterion
+                        else:
+                            last_criterion = criterion
+                    cell.task_metric = metric
+                else:
+                    cell.task_metric = None
             elif kind == "operators":
                 fallback, executed = s.fallback, s.executed
                 cell.fallback_status = fallback.status
