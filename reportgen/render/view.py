@@ -567,28 +567,62 @@ def _tally(run: RunModel) -> CellTally:
 def _count_cells(cells: list[CellRecord]) -> CellTally:
     tally = CellTally()
     columns, row_keys, timed = tally.columns, tally.row_keys, tally.timed
+    add_state, add_ops = tally.fallback_states.add, tally.fallback_ops.update
+    ran = layout_checked = layout_missed = timing_layout_missed = nonfinite = 0
+    # Speed (tests/test_view_tally.py holds each figure to one counted on its own): cells of a
+    # column mostly follow each other in plan order, and so do cells with the same timing facts
+    # (a shared tuple). A column's statuses are counted in a small dict and a run of the same
+    # facts by one number; each is added to its counts when it changes, which keeps the keys
+    # first seen first.
+    dtype = layout = mode = state = facts = None
+    statuses: dict[str, int] = {}
+    same_facts = 0
     for c in cells:
         p = c.planned
-        column = (p.dtype, p.layout, p.mode, c.status)
-        columns[column] = columns.get(column, 0) + 1
+        if p.dtype != dtype or p.layout != layout or p.mode != mode:
+            _add_statuses(columns, (dtype, layout, mode), statuses)
+            dtype, layout, mode, statuses = p.dtype, p.layout, p.mode, {}
+        status = c.status
+        statuses[status] = statuses.get(status, 0) + 1
         row_keys.append((p.batch, p.length, bool(p.repeat_of)))
-        if c.fallback_status is not None:
-            tally.fallback_states.add(c.fallback_status)
+        if c.fallback_status is not state:
+            state = c.fallback_status
+            if state is not None:
+                add_state(state)
         if c.fallback_items:
-            tally.fallback_ops.update(c.fallback_items)
+            add_ops(c.fallback_items)
         if c.result_line is not None and c.measured_status not in (None, "skipped"):
-            tally.ran += 1
+            ran += 1
             if c.layout_achieved is not None:
-                tally.layout_checked += 1
+                layout_checked += 1
                 if c.layout_achieved is False:
-                    tally.layout_missed += 1
+                    layout_missed += 1
         if c.timing_layout_missed:
-            tally.timing_layout_missed += 1
-        for fact in c.timed:
-            timed[fact] = timed.get(fact, 0) + 1
+            timing_layout_missed += 1
+        if c.timed:
+            if c.timed is facts:
+                same_facts += 1
+            else:
+                _add_facts(timed, facts, same_facts)
+                facts, same_facts = c.timed, 1
         if c.output_nonfinite:
-            tally.nonfinite += 1
+            nonfinite += 1
+    _add_statuses(columns, (dtype, layout, mode), statuses)
+    _add_facts(timed, facts, same_facts)
+    tally.ran, tally.layout_checked, tally.layout_missed = ran, layout_checked, layout_missed
+    tally.timing_layout_missed, tally.nonfinite = timing_layout_missed, nonfinite
     return tally
+
+
+def _add_statuses(columns: dict[tuple[str, str, str, str], int], column: tuple[Any, Any, Any], statuses: dict[str, int]) -> None:
+    for status, n in statuses.items():
+        key = (*column, status)
+        columns[key] = columns.get(key, 0) + n
+
+
+def _add_facts(timed: dict[TimedFact, int], facts: Any, n: int) -> None:
+    for fact in facts or ():
+        timed[fact] = timed.get(fact, 0) + n
 
 
 def _matrix(run: RunModel) -> MatrixView:
