@@ -43,7 +43,7 @@ def _check(run: RunModel) -> None:
     per_op, measured, unmeasured = view._op_cells(run)
     expected = _plain_op_cells(run)
     assert (per_op, measured, unmeasured) == expected and list(per_op) == list(expected[0])
-    assert view._modes(measured) == ", ".join(sorted({c.planned.mode for c in measured}))
+    assert view._tally(run).measured_modes == {c.planned.mode for c in measured}
     # Every cell with per-output statistics is looked through, in plan order.
     regions = view._regions(run)
     plain = [(c.case, o["name"]) for c in run.cells for o in c.per_output or [] if o.get("outside") is not None][: view.DETAIL_CAP]

@@ -33,6 +33,10 @@ def _separately(run: RunModel) -> CellTally:
         timing_layout_missed=len([c for c in cells if c.timing_layout_missed]),
         timed=dict(Counter(chain.from_iterable(c.timed for c in cells))),
         nonfinite=len([c for c in cells if c.output_nonfinite]),
+        measured=[c for c in cells if c.executed_status == "measured"],
+        unmeasured=[c for c in cells if c.executed_status is not None and c.executed_status != "measured"],
+        measured_modes={c.planned.mode for c in cells if c.executed_status == "measured"},
+        op_lists=dict(Counter(c.executed_items for c in cells if c.executed_status == "measured")),
     )
 
 
@@ -46,6 +50,7 @@ def test_the_tally_equals_each_figure_counted_on_its_own(log: Path) -> None:
     tally = _count_cells(run.cells)
     assert tally == expected
     assert list(tally.columns) == list(expected.columns) and list(tally.timed) == list(expected.timed), "first seen first"
+    assert list(tally.op_lists) == list(expected.op_lists), "first seen first"
 
 
 def test_the_rare_facts_are_counted() -> None:

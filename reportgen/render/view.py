@@ -554,6 +554,10 @@ class CellTally:
     timing_layout_missed: int = 0  # cells whose timed calls were fed another layout
     timed: dict[TimedFact, int] = field(default_factory=dict)  # timing facts (shared tuples), first seen first
     nonfinite: int = 0  # cells with a NaN or Inf output element
+    measured: list[CellRecord] = field(default_factory=list)  # cells whose executed ops were measured
+    unmeasured: list[CellRecord] = field(default_factory=list)  # cells that could not list them (not applicable, unmeasured)
+    measured_modes: set[str] = field(default_factory=set)  # the modes of the measured cells
+    op_lists: dict[tuple[str, ...], int] = field(default_factory=dict)  # measured cells per executed op list (shared tuples), first seen first
 
 
 def _tally(run: RunModel) -> CellTally:
@@ -574,9 +578,11 @@ def _count_cells(cells: list[CellRecord]) -> CellTally:
     # (a shared tuple). A column's statuses are counted in a small dict and a run of the same
     # facts by one number; each is added to its counts when it changes, which keeps the keys
     # first seen first.
-    dtype = layout = mode = state = facts = None
+    measured, unmeasured, op_lists = tally.measured, tally.unmeasured, tally.op_lists
+    add_mode = tally.measured_modes.add
+    dtype = layout = mode = state = facts = ops = last_mode = None
     statuses: dict[str, int] = {}
-    same_facts = 0
+    same_facts = same_ops = 0
     for c in cells:
         p = c.planned
         if p.dtype != dtype or p.layout != layout or p.mode != mode:
@@ -607,8 +613,22 @@ def _count_cells(cells: list[CellRecord]) -> CellTally:
                 facts, same_facts = c.timed, 1
         if c.output_nonfinite:
             nonfinite += 1
+        executed = c.executed_status
+        if executed == "measured":
+            measured.append(c)
+            if mode is not last_mode:
+                add_mode(mode)
+                last_mode = mode
+            if c.executed_items is ops:
+                same_ops += 1
+            else:
+                _add_run(op_lists, ops, same_ops)
+                ops, same_ops = c.executed_items, 1
+        elif executed is not None:
+            unmeasured.append(c)
     _add_statuses(columns, (dtype, layout, mode), statuses)
     _add_facts(timed, facts, same_facts)
+    _add_run(op_lists, ops, same_ops)
     tally.ran, tally.layout_checked, tally.layout_missed = ran, layout_checked, layout_missed
     tally.timing_layout_missed, tally.nonfinite = timing_layout_missed, nonfinite
     return tally
@@ -623,6 +643,11 @@ def _add_statuses(columns: dict[tuple[str, str, str, str], int], column: tuple[A
 def _add_facts(timed: dict[TimedFact, int], facts: Any, n: int) -> None:
     for fact in facts or ():
         timed[fact] = timed.get(fact, 0) + n
+
+
+def _add_run(counts: dict[Any, int], key: Any, n: int) -> None:
+    if n:
+        counts[key] = counts.get(key, 0) + n
 
 
 def _matrix(run: RunModel) -> MatrixView:
@@ -873,15 +898,14 @@ def _op_cells(run: RunModel) -> tuple[dict[str, int], list[CellRecord], list[Cel
     """Per executed op the number of cells that ran it; the cells measured and not (worked out once per run)."""
     found = run.derived.get("op_cells")
     if found is None:
-        measured = [c for c in run.cells if c.executed_status == "measured"]
-        unmeasured = [c for c in run.cells if c.executed_status is not None and c.executed_status != "measured"]
+        tally = _tally(run)
         per_op: dict[str, int] = {}
-        # Cells share their op list (runmodel keeps each distinct list once): count the lists, then
-        # the ops. Speed: the lists are read and counted in C (map, Counter), not by a generator.
-        for items, n in Counter(map(_EXECUTED_ITEMS, measured)).items():
+        # Cells share their op list (runmodel keeps each distinct list once): the tally counts
+        # the lists, and here their ops.
+        for items, n in tally.op_lists.items():
             for op in items:
                 per_op[op] = per_op.get(op, 0) + n
-        found = run.derived["op_cells"] = (per_op, measured, unmeasured)
+        found = run.derived["op_cells"] = (per_op, tally.measured, tally.unmeasured)
     return found  # type: ignore[no-any-return]
 
 
@@ -900,7 +924,7 @@ def attention_text(run: RunModel) -> str:
 def operator_rows(run: RunModel) -> list[Row]:
     """A compact summary of the executed ops: how many cells measured them, and which ran."""
     per_op, measured, unmeasured = _op_cells(run)
-    rows = [Row("cells whose executed ops were measured", f"{len(measured)} of {len(run.cells)}" + (f" ({_modes(measured)})" if measured else ""), "operators.executed")]
+    rows = [Row("cells whose executed ops were measured", f"{len(measured)} of {len(run.cells)}" + (f" ({', '.join(sorted(_tally(run).measured_modes))})" if measured else ""), "operators.executed")]
     if unmeasured:
         reasons: dict[str, int] = {}
         for c in unmeasured:
@@ -915,14 +939,6 @@ def operator_rows(run: RunModel) -> list[Row]:
         rows.append(Row(f"ops executed ({len(ordered)} distinct; cells that ran each)", shown + more, "operators.executed"))
     rows.append(Row("attention kernel that ran", attention_text(run), "operators.executed"))
     return rows
-
-
-_EXECUTED_ITEMS, _MODE = attrgetter("executed_items"), attrgetter("planned.mode")
-
-
-def _modes(cells: list[CellRecord]) -> str:
-    modes = sorted(set(map(_MODE, cells)))  # speed: read in C
-    return ", ".join(modes)
 
 
 def input_text(info: Any) -> str:
