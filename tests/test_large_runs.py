@@ -173,6 +173,12 @@ def test_a_large_run_caps_the_page_and_puts_every_cell_in_details_csv(large: Pat
     assert f"{len(rows) - DETAIL_CAP} more shape rows" in html
     assert "more (1200 in all; every cell is in details.csv)" in html
     assert len(html) < 1_000_000
+    # The inputs table shows the first cells and counts every cell with a result.
+    reading, builder = read_run(large)
+    run = builder.build(reading)
+    view = build_view(run, decide(run, {}))
+    assert (len(view.inputs), view.inputs_total) == (DETAIL_CAP, cells)
+    assert f"{cells - DETAIL_CAP} more: every cell is in" in md
 
 
 def test_newer_minor_cell_lines_take_the_careful_path_and_still_feed_the_cells(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import decide, scope_label
-from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, RunModel, build_run
+from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, RunModel, build_run
 from reportgen.render import view
 from tests.conftest import FIXTURES, REPO
 
@@ -39,6 +39,9 @@ def _plain_op_cells(run: RunModel) -> tuple[dict[str, int], list, list]:
 
 def _check(run: RunModel) -> None:
     decide(run, {})
+    for statuses in [(s,) for s in STATUS_ORDER] + [("mismatch", "nonfinite"), ("mismatch", "nonfinite", "error", "skipped"), ("pass", "untested")]:
+        assert run.with_status(*statuses) == tuple(c for c in run.cells if c.status in statuses), statuses
+    assert run.counts() == {s: len([c for c in run.cells if c.status == s]) for s in STATUS_ORDER}
     assert view._problem_cells(run) == _plain_problem_cells(run)
     per_op, measured, unmeasured = view._op_cells(run)
     expected = _plain_op_cells(run)

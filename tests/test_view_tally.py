@@ -37,6 +37,8 @@ def _separately(run: RunModel) -> CellTally:
         unmeasured=[c for c in cells if c.executed_status is not None and c.executed_status != "measured"],
         measured_modes={c.planned.mode for c in cells if c.executed_status == "measured"},
         op_lists=dict(Counter(c.executed_items for c in cells if c.executed_status == "measured")),
+        with_result=len([c for c in cells if c.result_line is not None]),
+        warned=[c for c in cells if c.warnings],
     )
 
 

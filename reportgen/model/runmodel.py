@@ -196,11 +196,20 @@ class RunModel:
     def synthetic(self) -> bool:
         return self.start.origin == "synthetic"
 
+    def _statuses(self) -> list[str]:
+        """Each cell's status, in plan order (read once per run, in C)."""
+        found = self.derived.get("statuses")
+        if found is None:
+            found = self.derived["statuses"] = list(map(_STATUS, self.cells))
+        return found  # type: ignore[no-any-return]
+
     def counts(self) -> dict[str, int]:
         counts = self.derived.get("counts")
         if counts is None:
-            counts = self.derived["counts"] = dict.fromkeys(STATUS_ORDER, 0)
-            counts.update(Counter(map(_STATUS, self.cells)))
+            statuses = self._statuses()
+            counts = self.derived["counts"] = {s: statuses.count(s) for s in STATUS_ORDER}  # counted in C
+            if sum(counts.values()) != len(statuses):  # a status outside STATUS_ORDER: counted too
+                counts.update(Counter(statuses))
         return dict(counts)
 
     def with_status(self, *statuses: str) -> tuple[CellRecord, ...]:
@@ -209,7 +218,8 @@ class RunModel:
         key = ("with_status", *statuses)
         found = self.derived.get(key)
         if found is None:
-            found = self.derived[key] = tuple([c for c in self.cells if c.status in statuses])
+            wanted = frozenset(statuses)
+            found = self.derived[key] = tuple(compress(self.cells, map(wanted.__contains__, self._statuses())))  # picked in C
         return found  # type: ignore[no-any-return]
 
     def version(self, name: str) -> str | None:

@@ -29,7 +29,7 @@ from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
-_CASE, _WARNINGS, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("warnings"), attrgetter("result_line"), attrgetter("status")
+_CASE, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("result_line"), attrgetter("status")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"
@@ -558,6 +558,8 @@ class CellTally:
     unmeasured: list[CellRecord] = field(default_factory=list)  # cells that could not list them (not applicable, unmeasured)
     measured_modes: set[str] = field(default_factory=set)  # the modes of the measured cells
     op_lists: dict[tuple[str, ...], int] = field(default_factory=dict)  # measured cells per executed op list (shared tuples), first seen first
+    with_result: int = 0  # cells with a case_result
+    warned: list[CellRecord] = field(default_factory=list)  # cells with warnings
 
 
 def _tally(run: RunModel) -> CellTally:
@@ -572,7 +574,8 @@ def _count_cells(cells: list[CellRecord]) -> CellTally:
     tally = CellTally()
     columns, row_keys, timed = tally.columns, tally.row_keys, tally.timed
     add_state, add_ops = tally.fallback_states.add, tally.fallback_ops.update
-    ran = layout_checked = layout_missed = timing_layout_missed = nonfinite = 0
+    ran = layout_checked = layout_missed = timing_layout_missed = nonfinite = with_result = 0
+    warned = tally.warned
     # Speed (tests/test_view_tally.py holds each figure to one counted on its own): cells of a
     # column mostly follow each other in plan order, and so do cells with the same timing facts
     # (a shared tuple). A column's statuses are counted in a small dict and a run of the same
@@ -597,12 +600,16 @@ def _count_cells(cells: list[CellRecord]) -> CellTally:
                 add_state(state)
         if c.fallback_items:
             add_ops(c.fallback_items)
-        if c.result_line is not None and c.measured_status not in (None, "skipped"):
-            ran += 1
-            if c.layout_achieved is not None:
-                layout_checked += 1
-                if c.layout_achieved is False:
-                    layout_missed += 1
+        if c.result_line is not None:
+            with_result += 1
+            if c.measured_status not in (None, "skipped"):
+                ran += 1
+                if c.layout_achieved is not None:
+                    layout_checked += 1
+                    if c.layout_achieved is False:
+                        layout_missed += 1
+        if c.warnings:
+            warned.append(c)
         if c.timing_layout_missed:
             timing_layout_missed += 1
         if c.timed:
@@ -630,7 +637,7 @@ def _count_cells(cells: list[CellRecord]) -> CellTally:
     _add_facts(timed, facts, same_facts)
     _add_run(op_lists, ops, same_ops)
     tally.ran, tally.layout_checked, tally.layout_missed = ran, layout_checked, layout_missed
-    tally.timing_layout_missed, tally.nonfinite = timing_layout_missed, nonfinite
+    tally.timing_layout_missed, tally.nonfinite, tally.with_result = timing_layout_missed, nonfinite, with_result
     return tally
 
 
@@ -955,9 +962,8 @@ def input_text(info: Any) -> str:
 
 def input_rows(run: RunModel) -> tuple[list[InputView], int]:
     """Per cell: what the model received (measured at its call), else what the host prepared."""
-    cells = list(compress(run.cells, map(_RESULT_LINE, run.cells)))  # speed: picked in C (line numbers start at 1)
     rows = []
-    for c in cells[:DETAIL_CAP]:
+    for c in islice(compress(run.cells, map(_RESULT_LINE, run.cells)), DETAIL_CAP):  # speed: picked in C, up to the last shown (line numbers start at 1)
         result = c.result
         fed = result.inputs_fed if result is not None else None
         prepared = result.inputs if result is not None else []
@@ -971,13 +977,13 @@ def input_rows(run: RunModel) -> tuple[list[InputView], int]:
             rows.append(InputView(c.case, anchor(c.case), text, "case_result.inputs (as prepared on the host)"))
         else:
             rows.append(InputView(c.case, anchor(c.case), "not measured (the case_result lists no inputs)", "case_result"))
-    return rows, len(cells)
+    return rows, _tally(run).with_result
 
 
 def warning_views(run: RunModel) -> list[WarningView]:
     """Every warning, passing cells included, grouped by message; run-level ones too."""
     by_message: dict[str, list[CellRecord]] = {}
-    for c in compress(run.cells, map(_WARNINGS, run.cells)):  # speed: only the cells with warnings, picked in C
+    for c in _tally(run).warned:  # only the cells with warnings
         for message in dict.fromkeys(c.warnings):
             by_message.setdefault(message, []).append(c)
     views, spent = [], 0
