@@ -197,10 +197,10 @@ class RunModel:
         return self.start.origin == "synthetic"
 
     def _statuses(self) -> list[str]:
-        """Each cell's status, in plan order (read once per run, in C)."""
+        """Each cell's status, in plan order (read once per run)."""
         found = self.derived.get("statuses")
         if found is None:
-            found = self.derived["statuses"] = list(map(_STATUS, self.cells))
+            found = self.derived["statuses"] = [c.status for c in self.cells]
         return found  # type: ignore[no-any-return]
 
     def counts(self) -> dict[str, int]:
@@ -465,7 +465,6 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
 
 _STRUCTS = cell_decoder()
 _KIND, _CASE = attrgetter("kind"), attrgetter("case")
-_STATUS = attrgetter("status")
 # A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
 SHAPE = attrgetter("planned.batch", "planned.length", "planned.repeat_of")
