@@ -464,7 +464,6 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
 
 
 _STRUCTS = cell_decoder()
-_KIND, _CASE = attrgetter("kind"), attrgetter("case")
 # A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
 SHAPE = attrgetter("planned.batch", "planned.length", "planned.repeat_of")

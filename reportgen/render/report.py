@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,7 @@ def _details_bytes(run: RunModel) -> bytes:
     # The table is made _CHUNK rows at a time and each chunk encoded: a long log's rows are
     # not all held as text at once.
     cells = run.cells
-    if any(str(dtype).startswith(FORMULA_START) for dtype in set(map(_DTYPE_OF, cells))):
+    if any(str(dtype).startswith(FORMULA_START) for dtype in {c.planned.dtype for c in cells}):
         return _whole_table(run)
     parts = [(",".join(DETAIL_COLUMNS) + "\n").encode("utf-8")]
     for start in range(0, len(cells), _CHUNK):
@@ -176,7 +176,7 @@ def _whole_table(run: RunModel) -> bytes:
     return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
 
 
-_DTYPE_OF, _FIRST_CHAR = attrgetter("planned.dtype"), itemgetter(slice(0, 1))
+_FIRST_CHAR = itemgetter(slice(0, 1))
 _FORMULA = frozenset(FORMULA_START)
 
 
