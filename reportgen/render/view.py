@@ -573,16 +573,14 @@ def _tally(run: RunModel) -> CellTally:
 def _count_cells(cells: list[CellRecord]) -> CellTally:
     tally = CellTally()
     columns, row_keys, timed = tally.columns, tally.row_keys, tally.timed
-    add_state, add_ops = tally.fallback_states.add, tally.fallback_ops.update
+    measured, unmeasured, op_lists, warned = tally.measured, tally.unmeasured, tally.op_lists, tally.warned
+    add_state, add_ops, add_mode = tally.fallback_states.add, tally.fallback_ops.update, tally.measured_modes.add
     ran = layout_checked = layout_missed = timing_layout_missed = nonfinite = with_result = 0
-    warned = tally.warned
     # Speed (tests/test_view_tally.py holds each figure to one counted on its own): cells of a
     # column mostly follow each other in plan order, and so do cells with the same timing facts
-    # (a shared tuple). A column's statuses are counted in a small dict and a run of the same
-    # facts by one number; each is added to its counts when it changes, which keeps the keys
-    # first seen first.
-    measured, unmeasured, op_lists = tally.measured, tally.unmeasured, tally.op_lists
-    add_mode = tally.measured_modes.add
+    # or op list (shared tuples). A column's statuses are counted in a small dict, and a run of
+    # the same facts or op list by one number; each is added to its counts when it changes,
+    # which keeps the keys first seen first.
     dtype = layout = mode = state = facts = ops = last_mode = None
     statuses: dict[str, int] = {}
     same_facts = same_ops = 0
