@@ -544,7 +544,7 @@ class CellTally:
     """Figures over every cell that the record and the matrix show, gathered in one pass
     (a long log has tens of thousands of cells: one loop costs less than a pass per figure)."""
 
-    columns: dict[tuple[str, str, str, str], int] = field(default_factory=dict)  # cells per (dtype, layout, mode, status), first seen first
+    columns: dict[tuple[str, str, str, str], int] = field(default_factory=dict)  # cells per (dtype, layout, mode, status): columns first seen first, each column's statuses first seen first
     row_keys: list[tuple[int, int, bool]] = field(default_factory=list)  # each cell's matrix row: (batch, length, is a repeat)
     fallback_states: set[str] = field(default_factory=set)
     fallback_ops: set[str] = field(default_factory=set)
@@ -572,23 +572,24 @@ def _tally(run: RunModel) -> CellTally:
 
 def _count_cells(cells: list[CellRecord]) -> CellTally:
     tally = CellTally()
-    columns, row_keys, timed = tally.columns, tally.row_keys, tally.timed
-    measured, unmeasured, op_lists, warned = tally.measured, tally.unmeasured, tally.op_lists, tally.warned
+    row_keys, timed, op_lists = tally.row_keys, tally.timed, tally.op_lists
+    measured, unmeasured, warned = tally.measured, tally.unmeasured, tally.warned
     add_state, add_ops, add_mode = tally.fallback_states.add, tally.fallback_ops.update, tally.measured_modes.add
     ran = layout_checked = layout_missed = timing_layout_missed = nonfinite = with_result = 0
-    # Speed (tests/test_view_tally.py holds each figure to one counted on its own): cells of a
-    # column mostly follow each other in plan order, and so do cells with the same timing facts
-    # or op list (shared tuples). A column's statuses are counted in a small dict, and a run of
-    # the same facts or op list by one number; each is added to its counts when it changes,
-    # which keeps the keys first seen first.
-    dtype = layout = mode = state = facts = ops = last_mode = None
+    # Speed (tests/test_view_tally.py holds each figure to one counted on its own, for plans
+    # whose columns follow each other and for plans that alternate them): a column's statuses
+    # are counted in its own small dict, looked up only when the column changes from the
+    # previous cell's; a run of cells with the same timing facts or op list (shared tuples) is
+    # counted by one number, added when the run ends (the counts stay first seen first).
+    per_column: dict[tuple[str, str, str], dict[str, int]] = {}
     statuses: dict[str, int] = {}
+    dtype = layout = mode = state = facts = ops = None
     same_facts = same_ops = 0
     for c in cells:
         p = c.planned
         if p.dtype != dtype or p.layout != layout or p.mode != mode:
-            _add_statuses(columns, (dtype, layout, mode), statuses)
-            dtype, layout, mode, statuses = p.dtype, p.layout, p.mode, {}
+            dtype, layout, mode = p.dtype, p.layout, p.mode
+            statuses = per_column.setdefault((dtype, layout, mode), {})
         status = c.status
         statuses[status] = statuses.get(status, 0) + 1
         row_keys.append((p.batch, p.length, bool(p.repeat_of)))
@@ -614,45 +615,31 @@ def _count_cells(cells: list[CellRecord]) -> CellTally:
             if c.timed is facts:
                 same_facts += 1
             else:
-                _add_facts(timed, facts, same_facts)
+                for fact in facts or ():
+                    timed[fact] = timed.get(fact, 0) + same_facts
                 facts, same_facts = c.timed, 1
         if c.output_nonfinite:
             nonfinite += 1
         executed = c.executed_status
         if executed == "measured":
             measured.append(c)
-            if mode is not last_mode:
-                add_mode(mode)
-                last_mode = mode
+            add_mode(mode)
             if c.executed_items is ops:
                 same_ops += 1
             else:
-                _add_run(op_lists, ops, same_ops)
+                if same_ops:
+                    op_lists[ops] = op_lists.get(ops, 0) + same_ops  # type: ignore[index]
                 ops, same_ops = c.executed_items, 1
         elif executed is not None:
             unmeasured.append(c)
-    _add_statuses(columns, (dtype, layout, mode), statuses)
-    _add_facts(timed, facts, same_facts)
-    _add_run(op_lists, ops, same_ops)
+    for fact in facts or ():
+        timed[fact] = timed.get(fact, 0) + same_facts
+    if same_ops:
+        op_lists[ops] = op_lists.get(ops, 0) + same_ops  # type: ignore[index]
+    tally.columns = {(*column, status): n for column, counted in per_column.items() for status, n in counted.items()}
     tally.ran, tally.layout_checked, tally.layout_missed = ran, layout_checked, layout_missed
     tally.timing_layout_missed, tally.nonfinite, tally.with_result = timing_layout_missed, nonfinite, with_result
     return tally
-
-
-def _add_statuses(columns: dict[tuple[str, str, str, str], int], column: tuple[Any, Any, Any], statuses: dict[str, int]) -> None:
-    for status, n in statuses.items():
-        key = (*column, status)
-        columns[key] = columns.get(key, 0) + n
-
-
-def _add_facts(timed: dict[TimedFact, int], facts: Any, n: int) -> None:
-    for fact in facts or ():
-        timed[fact] = timed.get(fact, 0) + n
-
-
-def _add_run(counts: dict[Any, int], key: Any, n: int) -> None:
-    if n:
-        counts[key] = counts.get(key, 0) + n
 
 
 def _matrix(run: RunModel) -> MatrixView:
