@@ -563,9 +563,10 @@ def _scope_pass(cells: Sequence[CellRecord]) -> tuple[tuple[ScopeGroup, ...], tu
     passed: dict[tuple[str, str, str], list[CellRecord]] = {}
     not_passed: dict[tuple[str, str, str], list[CellRecord]] = {}
     # One pass over every cell for both sides (a long log has tens of thousands). A column's
-    # cells mostly follow each other in plan order: its lists are looked up again only when the
-    # column changes. The groups hold the cells themselves: their shapes are put in words only
-    # where a page shows them.
+    # lists are looked up again only when the column changes from the previous cell's: once per
+    # column when its cells follow each other, about once per cell when a plan alternates
+    # columns (the collector's plans alternate modes). The groups hold the cells themselves:
+    # their shapes are put in words only where a page shows them.
     dtype = layout = mode = passing = failing = None
     for c in cells:
         p = c.planned
