@@ -645,7 +645,7 @@ def _count_cells(cells: list[CellRecord]) -> CellTally:
 def _matrix(run: RunModel) -> MatrixView:
     """Shape rows by dtype/layout/mode columns; the first DETAIL_CAP rows, counts over all."""
     tally = _tally(run)
-    # A column's first cell comes first among its statuses' first cells: first-seen order holds.
+    # The tally's counts are grouped by column, columns first seen first: so are these.
     columns = list(dict.fromkeys(combo[:3] for combo in tally.columns))
     keys = tally.row_keys
     row_keys = _distinct_rows(run)
