@@ -1,8 +1,10 @@
 """The checks that let a block of lines be read in one call hold for any writer's key order.
 
-The reader counts the joins between lines first as the collector writes them (``}`` newline
-``{"schema_version": "``), then as ``}`` newline ``{``: a log whose lines start with another key
-is read in blocks all the same, and reads as the careful path reads it.
+The reader counts the joins between lines (``}`` newline ``{``) in the block cut down to its
+structural bytes (spaces, quotes and text dropped): a log whose lines start with another key
+is read in blocks all the same, and reads as the careful path reads it; so does a block whose
+lines are padded, or one where a comma the cut-down keeps is all that shows an event spanning
+two lines.
 """
 
 from __future__ import annotations
@@ -77,3 +79,40 @@ def test_a_block_s_seqs_rise_strictly_or_it_takes_the_line_checks(seqs: list[int
     ends are as far apart as a consecutive run's but whose middle is out of order."""
     assert _increasing(seqs) is increasing
     assert increasing == all(a < b for a, b in zip(seqs, seqs[1:]))
+
+
+def _split_between_outputs(lines: list[bytes], at: int) -> None:
+    """A case_result with two outputs, cut after the first output's ``},`` so the event spans
+    two lines; the next event moves onto its second line, so the block still holds as many
+    objects as newlines, and the cut's newline stands after a } and before a {."""
+    event = json.loads(lines[at])
+    event["outputs"] = [event["outputs"][0], {**event["outputs"][0], "name": "second"}]
+    text = json.dumps(event, sort_keys=True).encode()
+    cut = text.index(b'}, {"dtype"') + 2
+    lines[at], lines[at + 1] = text[:cut], text[cut + 1 :] + b" " + lines[at + 1]
+
+
+def _padded(lines: list[bytes], at: int) -> None:
+    lines[at] = b" \t" + lines[at] + b"  "
+
+
+def _crlf(lines: list[bytes], at: int) -> None:
+    lines[at] = lines[at] + b"\r"
+
+
+@pytest.mark.parametrize(("change", "valid"), [(_split_between_outputs, False), (_padded, True), (_crlf, True)])
+def test_a_block_s_line_joins_read_as_the_careful_path_reads_them(change: Any, valid: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event cut between two objects of an array is not one object per line, though every
+    newline has a } before it and a { after it once the comma is overlooked; spaces and tabs
+    around an event, or a CR before its newline, leave it one object per line."""
+    lines = dumps(large_log(600, mismatch_every=4)).encode("utf-8").split(b"\n")
+    at = next(i for i in range(1500, len(lines)) if b'"kind": "case_result"' in lines[i])
+    change(lines, at)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    careful = careful_only(monkeypatch, path)
+    decoded = _counting(monkeypatch)
+    fast = read_log(path)
+    assert _summary(fast) == _summary(careful)
+    assert fast.valid is valid
+    assert sum(decoded) > 0.9 * len(lines)  # the rest of the log still read in blocks
