@@ -68,7 +68,7 @@ def test_cell_anchors_are_readable_case_keys_when_safe() -> None:
     from reportgen.render.view import anchor
 
     assert anchor("b4-l512-contiguous-float32-compiled") == "b4-l512-contiguous-float32-compiled"
-    for hostile in ('"><script>x</script>', "b1 l2", "../b1", "matrix", "fig-1", "b1-l2/../../x", "é1"):
+    for hostile in ('"><script>x</script>', "b1 l2", "../b1", "matrix", "fig-1", "b1-l2/../../x", "é1", "b1-l2\n", "b1-l2\r", "b1-l2\n\n", "b1-\u212a"):
         assert anchor(hostile).startswith("case-") and len(anchor(hostile)) == 17
 
 

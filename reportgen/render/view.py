@@ -56,13 +56,14 @@ SECTIONS = (
 # report.html#b4-l512-contiguous-float32-compiled reads as the cell it points to. Anything
 # else (log text is untrusted) gets a hashed id. Keys must contain a digit, which keeps them
 # apart from the page's own section ids and the generated "fig-"/"case-"/"entry-" ids.
-_READABLE_ANCHOR = re.compile(r"^[a-z][a-z0-9_.-]{0,95}$", re.IGNORECASE)
+_READABLE_ANCHOR = re.compile(r"[a-z][a-z0-9_.-]{0,95}", re.IGNORECASE | re.ASCII)  # the whole key (fullmatch)
+_ASCII_DIGIT = re.compile(r"[0-9]")
 _RESERVED_PREFIXES = ("fig-", "case-", "entry-", "target-")
 
 
 def anchor(case: str) -> str:
     """A stable element id from a case key: the key itself when safe, else a hash of it."""
-    if _READABLE_ANCHOR.match(case) and any(ch.isdigit() for ch in case) and not case.startswith(_RESERVED_PREFIXES):
+    if _READABLE_ANCHOR.fullmatch(case) and _ASCII_DIGIT.search(case) and not case.startswith(_RESERVED_PREFIXES):
         return case
     return "case-" + hashlib.sha256(case.encode("utf-8")).hexdigest()[:12]
 
