@@ -34,7 +34,7 @@ UPLOADERS = ("reportgen", "aws")
 # Also a valid Kubernetes label value: starts and ends with a letter or digit, at most 63.
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
-_SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$")
+_SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$", re.ASCII)  # ASCII digits: \d would take any script's
 _SBATCH_OPTION = re.compile(r"^--[a-z][a-z-]*(=[^\s]+)?$")
 # Collector options a campaign may not set per workload: the campaign decides them.
 _RESERVED_ARGS = ("--workload", "--target", "--out", "--list")

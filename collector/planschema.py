@@ -337,13 +337,13 @@ class Checker:
         return PlanError(f"{where}: {path or 'plan'}: {message}")
 
 
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE = re.compile(r"[A-Za-z0-9_-]+")  # the whole name (fullmatch): $ would let a trailing newline through
 
 
 def _k(name: Any) -> str:
     """A key as written in a key path: bare when TOML allows it, else quoted (escapes shown)."""
     name = str(name)
-    return name if _BARE.match(name) else json.dumps(name)
+    return name if _BARE.fullmatch(name) else json.dumps(name)
 
 
 def _type_name(value: Any) -> str:

@@ -96,6 +96,7 @@ def test_tasks_are_workloads_by_environments_by_repeats(tmp_path: Path) -> None:
         (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1\\n#SBATCH --uid=0"]\n', "workload"),
         (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1 --uid=0"]\n', "slurm.sbatch: each entry is one long option"),
         (lambda t: t + '\n[slurm]\ntime = "soon"\n', "slurm.time: a Slurm time"),
+        (lambda t: t + '\n[slurm]\ntime = "\u0660\u0662:00:00"\n', "slurm.time: a Slurm time"),
         (lambda t: t + '\n[slurm]\npartition = "trn1 --uid=0"\n', "slurm.partition: partition names"),
         (lambda t: t + '\n[kubernetes]\nnamespace = "Prod_1"\n', "kubernetes.namespace: a DNS label"),
         (lambda t: t + '\n[campaign2]\n', "unknown key 'campaign2'"),

@@ -92,6 +92,12 @@ def test_miskeyed_plans_name_the_key(tmp_path: Path, body: str, pattern: str) ->
         load_plan(_plan(tmp_path, body))
 
 
+def test_a_key_with_a_line_break_is_named_quoted_on_one_line(tmp_path: Path) -> None:
+    with pytest.raises(PlanError) as err:
+        load_plan(_plan(tmp_path, MATRIX + '[timing]\n"warm\\n" = 5\n'))
+    assert "timing.\"warm\\n\": unknown key" in str(err.value) and "\n" not in str(err.value)
+
+
 def test_top_level_target_belongs_in_workload(tmp_path: Path) -> None:
     with pytest.raises(PlanError, match=r"plan.toml:1: target: unknown top-level key.*it belongs in \[workload\] as workload\.target"):
         load_plan(_plan(tmp_path, MATRIX, head='target = "neuron"\n'))

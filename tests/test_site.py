@@ -64,6 +64,30 @@ def test_only_relative_links(tmp_path: Path) -> None:
                 assert (page.parent / ref.split("#")[0]).exists(), f"{page}: broken link {ref}"
 
 
+def test_only_the_site_s_own_row_scripts_are_removed(tmp_path: Path) -> None:
+    """A file named like the row data but for a trailing newline or one more letter is not the
+    site's own, and a rebuild leaves it where it is."""
+    names = [p.name for p in sorted(FIXTURES.glob("*.jsonl"))]
+    runs = _fixture_dir(tmp_path, [n for n in names if n != "synthetic_mismatch.jsonl"])
+    site = tmp_path / "site"
+    build_site([runs], site)
+    others = ["index-rows-0123456789.js\n", "index-rows-0123456789.jsx"]
+    for name in others:
+        (site / name).write_text("not the site's", encoding="utf-8")
+    _fixture_dir(tmp_path, ["synthetic_mismatch.jsonl"])
+    build_site([runs], site)
+    rows = re.search(r'src="(index-rows-[0-9a-f]{10}\.js)"', (site / "index.html").read_text(encoding="utf-8")).group(1)
+    assert sorted(p.name for p in site.glob("index-rows-*")) == sorted([rows, *others])
+
+
+def test_index_times_are_shown_as_the_page_script_tests_them() -> None:
+    from reportgen.publish.site_rows import shown_stamp
+
+    assert shown_stamp("2026-11-29T22:52:21Z") == "2026-11-29 22:52:21"
+    for odd in ("2026-11-29T22:52:21Z\n", "\u0662\u0660\u0662\u0666-11-29T22:52:21Z"):  # the page's /^...$/ and \d refuse both
+        assert shown_stamp(odd) == odd
+
+
 def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
     names = [p.name for p in sorted(FIXTURES.glob("*.jsonl"))]
     runs = _fixture_dir(tmp_path, [n for n in names if n != "synthetic_mismatch.jsonl"])

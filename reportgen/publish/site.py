@@ -58,7 +58,7 @@ from reportgen.render.view import SYMBOLS
 STATE_FORMAT = 1
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
-ROWS_NAME = re.compile(r"^index-rows-[0-9a-f]{10}\.js$")
+ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
 
 
 @dataclass
@@ -467,7 +467,7 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:
-        stale = sorted(e.name for e in found if ROWS_NAME.match(e.name) and e.name != script)
+        stale = sorted(e.name for e in found if ROWS_NAME.fullmatch(e.name) and e.name != script)
     for name in stale:
         remove_inside(out_dir, out_dir / name)
     return written, ["index.html", "index.csv", "index.json", script]

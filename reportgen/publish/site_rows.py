@@ -43,7 +43,7 @@ FIRST_ROWS = 100  # rows written as HTML in index.html
 ROWS_GLOBAL = "reportgenRuns"
 
 
-_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")  # the same test as site.js makes
+_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", re.ASCII)  # the whole text (fullmatch), as site.js tests it
 
 
 def utc_stamp(stamp: str) -> str:
@@ -55,7 +55,7 @@ def utc_stamp(stamp: str) -> str:
 
 def shown_stamp(utc: str) -> str:
     """How the index shows a time utc_stamp gave: "2026-11-29 22:52:21", or the text as it is."""
-    return utc[:19].replace("T", " ") if _UTC.match(utc) else utc
+    return utc[:19].replace("T", " ") if _UTC.fullmatch(utc) else utc
 
 
 def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]]) -> dict[str, Any]:
@@ -81,7 +81,7 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
                 break
         stamp = utc_stamp(s.started_at)
         started: int | str = stamp
-        if _UTC.match(stamp):
+        if _UTC.fullmatch(stamp):
             seconds = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
             started, previous = (seconds if previous is None else previous - seconds), seconds
         scope = json.dumps([s.scope_passed, s.scope_not_passed], ensure_ascii=False)
