@@ -766,8 +766,9 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
     events, so blocks of whole lines (up to BLOCK_BYTES, far below the line limit) are first
     handed to msgspec, which parses and validates them against the Struct mirrors of the
     models (linecheck) in one call. A block is taken when it holds exactly one JSON object per
-    line (it starts with {, ends with }, and every newline inside it stands between } and {,
-    so no value spans two lines and no line holds two) and the count of its colons shows no
+    line (it starts with {, ends with }, msgspec reads one object per newline, and every
+    newline inside it stands between } and {, with at most spaces or tabs around it: see
+    _joined; so no value spans two lines and no line holds two) and the count of its colons shows no
     repeated key. A block that fails any of these is halved, down to a few lines checked one
     at a time the same way, and the few other lines (run_start, plan, ...) against the
     models, with the same key count; only a line these checks do not accept takes the careful
