@@ -92,6 +92,12 @@ def _split_between_outputs(lines: list[bytes], at: int) -> None:
     lines[at], lines[at + 1] = text[:cut], text[cut + 1 :] + b" " + lines[at + 1]
 
 
+def _string_line(lines: list[bytes], at: int) -> None:
+    """A line holding a string that looks like braces: cut down, the block's joins and count
+    of values agree with its newlines, and only the reading of values as objects refuses it."""
+    lines.insert(at + 1, b'"{}"')
+
+
 def _padded(lines: list[bytes], at: int) -> None:
     lines[at] = b" \t" + lines[at] + b"  "
 
@@ -100,7 +106,7 @@ def _crlf(lines: list[bytes], at: int) -> None:
     lines[at] = lines[at] + b"\r"
 
 
-@pytest.mark.parametrize(("change", "valid"), [(_split_between_outputs, False), (_padded, True), (_crlf, True)])
+@pytest.mark.parametrize(("change", "valid"), [(_split_between_outputs, False), (_string_line, False), (_padded, True), (_crlf, True)])
 def test_a_block_s_line_joins_read_as_the_careful_path_reads_them(change: Any, valid: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An event cut between two objects of an array is not one object per line, though every
     newline has a } before it and a { after it once the comma is overlooked; spaces and tabs

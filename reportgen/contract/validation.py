@@ -896,11 +896,15 @@ def _joined(data: bytes, begin: int, stop: int, lines: int, marks: bytes | None)
     """Whether each newline of ``data[begin:stop]`` but the last stands between a } and a {:
     in the block's bytes, or, when given, in ``marks`` (the block cut down to _MARKS).
 
-    The check in ``marks`` is as strict once msgspec has read the block as one object per
-    newline (as _read_block requires): the bytes dropped around such a newline can then only
-    be spaces or tabs. A newline cannot lie inside a string, and inside an object or array the
-    token after a key or value is one of ``,:]}`` (kept); so the newline lies between two
-    objects at the top level, where only whitespace can stand."""
+    The check in ``marks`` is as strict as the one in the bytes, given the rest of
+    _read_block's checks: the block starts with { and ends with }, msgspec reads it as
+    objects only (the Struct union refuses any other value), as many as it has newlines, and
+    msgspec refuses a raw control byte (a newline) inside a string. Each }\n{ in ``marks``
+    uses its own newline, so every newline but the last is one. Around such a newline the
+    dropped bytes hold no token of a value: inside an object or array the token after a key
+    or value is one of ``,:]}``, all kept, and the } may be text in a string only if such a
+    token follows it. So the newline lies between two objects at the top level, where only
+    whitespace can stand; \r is kept, so that whitespace is spaces or tabs."""
     if marks is not None:
         return marks.count(b"}\n{") == lines - 1
     return data.count(_LINE_JOIN, begin, stop) == lines - 1 or data.count(b"}\n{", begin, stop) == lines - 1
