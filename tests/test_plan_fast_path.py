@@ -150,3 +150,22 @@ def test_a_planned_cell_is_frozen_and_hashable_on_both_paths(tmp_path: Path, mon
         with pytest.raises((AttributeError, TypeError, ValueError)):
             cell.dtype = "float16"
     assert type(next(r.event for r in fast.records if r.kind == "plan").matrix[0]).__name__ == "PlannedCellLine"
+
+
+def test_a_plan_read_on_the_fast_path_is_written_out_as_the_careful_path_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path keeps the mirror's cells in the Plan model: dumping the model (Python or
+    JSON) gives what the careful path's model gives, without a serializer warning."""
+    import warnings
+
+    lines, _ = _plan_lines()
+    fast, careful = _both_ways(lines, tmp_path, monkeypatch)
+    plans = [next(r.event for r in reading.records if r.kind == "plan") for reading in (fast, careful)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plans[0].model_dump_json() == plans[1].model_dump_json()
+        assert plans[0].model_dump() == plans[1].model_dump()
+        # Its cells keep no record of the optional keys the line left out: their defaults show.
+        unset = [plan.model_dump(mode="json", exclude_unset=True) for plan in plans]
+        assert [{**cell, "repeat_of": None} for cell in unset[1]["matrix"]] == unset[0]["matrix"]
+        assert {**unset[0], "matrix": None} == {**unset[1], "matrix": None}
+    assert type(plans[0].matrix[0]).__name__ == "PlannedCellLine"  # still the mirror's cells

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 SCHEMA_MAJOR = 1
 SCHEMA_MINOR = 1
@@ -332,6 +332,16 @@ class Plan(Envelope):
                 raise ValueError(f"matrix lists case {case!r} twice (entries {first[case]} and {index}); each case key names one cell")
             first[case] = index
         return self
+
+    @field_serializer("matrix", mode="wrap")
+    def _matrix_as_models(self, matrix: list[PlannedCell], handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+        """A long plan read on the reader's fast path keeps its cells as the Struct mirrors that
+        checked them (contract.linecheck; same attributes and values): written out, they are
+        made into models first, so a dump reads as the careful path's. Those cells do not
+        remember which optional keys the line wrote (exclude_unset keeps their defaults)."""
+        if not all(isinstance(cell, PlannedCell) for cell in matrix):
+            matrix = [cell if isinstance(cell, PlannedCell) else PlannedCell.model_validate({name: getattr(cell, name) for name in PlannedCell.model_fields}) for cell in matrix]
+        return handler(matrix)
 
 
 # --- artifacts -------------------------------------------------------------------------------
