@@ -65,8 +65,9 @@ _ESCAPE = b"\\"  # looked for first: most blocks hold no escape at all
 # except the quote, and the line breaks and backslash.
 _MARKS = b"\n\r:\\{}[],"
 _NOT_MARKS = bytes(sorted(set(range(256)) - set(_MARKS)))
-# Each newline stands between } and {: counted first with the envelope's first key as the
-# collector writes it (a longer needle is found in a fraction of the time), else as }\n{.
+# In a block's halves (which have no cut-down bytes, see _joined): each newline stands between
+# } and {, counted first with the envelope's first key as the collector writes it (a longer
+# needle is found in a fraction of the time), else as }\n{.
 _LINE_JOIN = b'}\n{"schema_version": "'
 BLOCK_BYTES = 1 << 16  # 64 KiB: a block and the Structs made from it stay in the CPU cache while it is checked
 CHUNK_BYTES = 8 * BLOCK_BYTES  # read at a time into one buffer (a local log's bytes are not kept once checked)
