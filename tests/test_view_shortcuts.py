@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import decide, scope_label
-from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, STATUS_ORDER, RunModel, build_run
+from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, RunModel, build_run
 from reportgen.render import view
 from tests.conftest import FIXTURES, REPO
 
@@ -25,7 +25,7 @@ def _run(log: Path) -> RunModel:
 
 
 def _plain_problem_cells(run: RunModel) -> list:
-    return [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped") or c.untested_reason == LAYOUT_NOT_ACHIEVED]
+    return [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped") or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)]
 
 
 def _plain_op_cells(run: RunModel) -> tuple[dict[str, int], list, list]:

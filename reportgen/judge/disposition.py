@@ -19,7 +19,7 @@ from typing import Callable, Literal, Sequence
 from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, version_keys
 from reportgen.contract.events import PlannedCell
-from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, CellRecord, RunModel, shape_label
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -173,6 +173,15 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
             f"Layout not achieved: {len(missed)} cell(s) planned with one layout fed the model {', '.join(fed)} inputs; "
             "they are untested for their planned layout.",
             _cases(missed),
+        ))
+    unmeasured = [c for c in untested_cells if c.untested_reason == LAYOUT_NOT_MEASURED]
+    if unmeasured:
+        why = "whose recorded host inputs are contiguous" if all(c.layout_fed == "contiguous" for c in unmeasured) else "that ran on a device without recording the layout the model received"
+        reasons.append(Reason(
+            "layout-not-measured", "blocked",
+            f"Layout not measured: {len(unmeasured)} cell(s) planned non-contiguous {why} (a log written before layouts were measured); "
+            "they are untested for the non-contiguous layout.",
+            _cases(unmeasured),
         ))
     skipped = [c for c in cells_with_status(run, "skipped") if not _accepted(notes, c)]
     if skipped:

@@ -431,7 +431,7 @@ class RunBuilder:
         if start is None:
             raise NotARun(f"{reading.path}: no valid run_start event; nothing to report")
         plan = self.first.get("plan")
-        return RunModel(
+        run = RunModel(
             path=reading.path,
             start=start,
             environment=self._first("environment"),
@@ -447,6 +447,30 @@ class RunBuilder:
             log_problems=[p.format() for p in reading.problems],
             kind_counts=self.kind_counts,
         )
+        mark_unmeasured_layouts(run)
+        return run
+
+
+def mark_unmeasured_layouts(run: RunModel) -> None:
+    """A log written before layouts were measured is judged by what it did record.
+
+    A planned non-contiguous cell whose result does not say what the model received
+    (``layout_achieved`` absent) is untested for its layout when the log shows the layout
+    cannot have reached the model: every host input it recorded is contiguous, or the cells ran
+    on a device, where the copy to the device may have made the tensors contiguous and the log
+    does not say. On the CPU, a non-contiguous host tensor is the one the model was called with.
+    """
+    on_host = run.environment is not None and run.environment.device_type == "cpu"
+    for cell in run.cells:
+        if cell.planned.layout != "noncontiguous" or cell.result_line is None or cell.layout_achieved is not None:
+            continue
+        if cell.status == "skipped":
+            continue
+        result = cell.result
+        host_contiguous = result is not None and bool(result.inputs) and all(i.contiguous for i in result.inputs)
+        if host_contiguous or not on_host:
+            cell.status, cell.untested_reason = "untested", LAYOUT_NOT_MEASURED
+            cell.layout_fed = "contiguous" if host_contiguous else None
 
 
 def build_run(reading: LogReading) -> RunModel:
@@ -484,6 +508,7 @@ def _opt(value: Any, default: Any = None) -> Any:
 
 DESELECTED = "not run (deselected)"
 LAYOUT_NOT_ACHIEVED = "layout not achieved"
+LAYOUT_NOT_MEASURED = "layout not measured"
 
 
 def _result_facts(cell: CellRecord, data: Any, line: int) -> None:

@@ -27,7 +27,7 @@ from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
-from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 _CASE, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("result_line"), attrgetter("status")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
@@ -391,7 +391,9 @@ def _selection_text(run: RunModel) -> str:
 def _layout_fed_text(run: RunModel) -> str:
     tally = _tally(run)
     if not tally.layout_checked:
-        return "not measured (the log does not record what the model received)"
+        unmeasured = sum(c.untested_reason == LAYOUT_NOT_MEASURED for c in run.cells)
+        counted = f"; {unmeasured} planned non-contiguous cell(s) are untested for that layout (layout not measured)" if unmeasured else ""
+        return "not measured (the log does not record what the model received)" + counted
     text = f"checked at the model's call boundary for {tally.layout_checked} of {tally.ran} cells that ran; "
     missed = tally.layout_missed
     text += f"{missed} did not receive their planned layout (layout not achieved)" if missed else "every one received its planned layout"
@@ -800,6 +802,10 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         fed = "; ".join(f"{i.name} {i.dtype}{i.shape} strides {i.strides} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in result.inputs_fed or [])
         stats.insert(0, Row("layout", f"planned {cell.planned.layout}; the model received {cell.layout_fed or 'another layout'}: {fed or 'not recorded'}"))
         stats.insert(1, Row("correctness as measured", f"{cell.measured_status} (for the layout fed, not the planned one)"))
+    if cell.untested_reason == LAYOUT_NOT_MEASURED and result is not None:
+        host = "; ".join(f"{i.name} {i.dtype}{i.shape} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in result.inputs)
+        stats.insert(0, Row("layout", f"planned {cell.planned.layout}; not measured at the model (a log from before layouts were measured); host inputs as recorded: {host or 'not recorded'}"))
+        stats.insert(1, Row("correctness as measured", f"{cell.measured_status} (for whatever layout reached the model, not shown to be the planned one)"))
     fail = f"{result.failure.phase}: {result.failure.type}: {result.failure.message}" if result and result.failure else ""
     note = notes.by_case.get(cell.case)
     verdict = _verdict_text(note.verdict, note.reason, note.change) if note is not None else ""
@@ -1246,7 +1252,7 @@ def _problem_cells(run: RunModel) -> list[CellRecord]:
         # Speed: only mismatching and non-finite cells can be listed, and the judge has them
         # already (a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
         return list(cells_with_status(run, *FAILED))
-    return [c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason == LAYOUT_NOT_ACHIEVED]
+    return [c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)]
 
 
 def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
