@@ -547,6 +547,9 @@ def test_compare_details_hold_every_figure_the_pages_show(tmp_path: Path) -> Non
     assert list(rows) == [cell["case"] for cell in data["cells"]]
     for cell in data["cells"]:
         row, timing = rows[cell["case"]], cell["timing"]
+        if cell["layout"] == "noncontiguous":  # the H200 log did not measure that layout: untested, not timed
+            assert timing is None and row["verdict"] == ""
+            continue
         assert timing is not None
         assert (row["baseline_samples"], row["candidate_samples"]) == (str(timing["warm"]["baseline_samples"]), str(timing["warm"]["candidate_samples"]))
         assert row["cold_ratio"] == ("" if timing["cold_ratio"] is None else repr(timing["cold_ratio"]))
