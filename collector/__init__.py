@@ -5,4 +5,7 @@ folder can be copied onto a device host and run as ``python -m collector``. It m
 records; it never judges. Judgement lives in ``reportgen``.
 """
 
-__version__ = "0.1.0"
+# The one place the collector's version is written: run_start.collector and
+# run_start.provenance.collector_version read it. 0.2 writes schema 1.2 (content hashes and
+# provenance); change it with every release of the collector.
+__version__ = "0.2.0"

@@ -10,6 +10,7 @@ from collector import interrupt, training
 from collector.compare import max_abs_between, nonfinite_count
 from collector.eventlog import OutOfSpace
 from collector.run.capture import failure
+from collector.run.setup import content_fields
 from collector.run.state import Run
 from collector.workload import DTYPES, WorkloadError, cast_inputs, check_inputs, check_outputs, input_key, save_artifact
 
@@ -36,7 +37,7 @@ def write_references(run: Run) -> None:
             _shape_failed(run, key, failure("reference", exc))
     for role, obj, name in (("inputs", run.inputs, "inputs.pt"), ("reference_output", run.references, "reference.pt")):
         size, digest = save_artifact(obj, run.dir / "artifacts" / name)
-        run.log.write("artifact", role=role, path=f"artifacts/{name}", bytes=size, sha256=digest)
+        run.log.write("artifact", role=role, path=f"artifacts/{name}", bytes=size, sha256=digest, **content_fields(obj, by_key=True))
 
 
 def _shape_failed(run: Run, key: str, fail: dict[str, str]) -> None:

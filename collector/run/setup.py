@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from collector import __version__, training
+from collector.content import RECIPE, ContentHashError, content_by_key, content_sha256
 from collector.environment import read_environment
 from collector.eventlog import EventLog, utc_now
+from collector.planschema import TARGET_RULES_PATH
+from collector.provenance import provenance
 from collector.run.state import Run
 from collector.workload import build_model, load_workload, save_artifact, sha256_file
 
@@ -29,6 +33,7 @@ def start(run: Run) -> None:
         started_at=utc_now(),
         origin="measured",
         target_choice=run.options.target_choice,
+        provenance=provenance(_files_read(run)),
     )
     run.log.write(
         "environment",
@@ -39,16 +44,27 @@ def start(run: Run) -> None:
     os.environ.update(run.backend.cache_env(run.cache_dir))
 
 
+def _files_read(run: Run) -> list[tuple[str, Path]]:
+    """The files whose content decides what this run does, besides the collector's own code."""
+    adapter = getattr(sys.modules.get(type(run.backend).__module__), "__file__", None)
+    files = [("plan", run.plan.path), ("workload_module", run.plan.module_path), ("constraint_rules", TARGET_RULES_PATH)]
+    if adapter:
+        files.append(("backend_adapter", Path(adapter).resolve()))
+    return files
+
+
 def write_plan(run: Run) -> None:
     run.workload = load_workload(run.plan)
     run.model = build_model(run.workload)
     weights_path, size, digest = _record_weights(run)
+    content = content_fields(run.model.state_dict())
     plan = run.plan
     run.log.write(
         "plan",
         **plan.event_fields(plan.cells, run.warm_repetitions),
         model_revision=getattr(run.workload, "MODEL_REVISION", "not stated by the workload"),
         weights_sha256=digest,
+        weights_content_sha256=content.get("content_sha256"),
         target=run.backend.name,
         # --only/--modes choose which cells run; the matrix above lists every planned cell.
         selection={"only": run.options.only, "modes": run.options.modes, "cases": [c.case for c in run.cells]}
@@ -58,7 +74,19 @@ def write_plan(run: Run) -> None:
         training=_training_plan(run),
         compare=_compare_rules(run),
     )
-    run.log.write("artifact", role="weights", path=weights_path, bytes=size, sha256=digest)
+    run.log.write("artifact", role="weights", path=weights_path, bytes=size, sha256=digest, **content)
+
+
+def content_fields(obj: Any, by_key: bool = False) -> dict[str, Any]:
+    """The artifact's content hash (collector/content.py), or why it is unknown; with
+    ``by_key``, one hash per top-level key as well (inputs and references, per input shape)."""
+    try:
+        fields: dict[str, Any] = {"content_sha256": content_sha256(obj), "content_recipe": RECIPE}
+        if by_key:
+            fields["content_by_key"] = content_by_key(obj)
+        return fields
+    except (ContentHashError, RuntimeError) as exc:
+        return {"content_unknown_reason": f"{type(exc).__name__}: {exc}"[:500]}
 
 
 def _compare_rules(run: Run) -> dict[str, Any] | None:

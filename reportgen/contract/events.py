@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
@@ -91,6 +91,30 @@ class TargetChoice(Strict):
     reason: str = Field(description="Why: what auto probed and found, or that the command line named it (and whether it overrode the plan's target).")
 
 
+class ProvenanceFile(Strict):
+    """One file the run read to decide what to do, by the sha256 of its bytes."""
+
+    role: str = Field(description="plan, workload_module, constraint_rules (the constraint data the collector checks plans against), backend_adapter, ...")
+    path: str = Field(description="Where the collector read it (absolute on the host that ran).")
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    unknown_reason: str | None = Field(None, description="Why the file's sha256 is not recorded; set exactly when sha256 is null.")
+
+    @model_validator(mode="after")
+    def _sha_xor_reason(self) -> ProvenanceFile:
+        if (self.sha256 is None) == (self.unknown_reason is None):
+            raise ValueError("a provenance file has either a sha256 or an unknown_reason, not both or neither")
+        return self
+
+
+class Provenance(Strict):
+    """Which code wrote the log and which data it read (schema 1.2)."""
+
+    collector_version: str = Field(description="The collector's version (collector/__init__.py).")
+    git_commit: Fact = Field(description="The collector checkout's commit, or why it is unknown (no git, no .git).")
+    git_dirty: Fact = Field(description="'true' when tracked files differed from that commit, 'false' when not, or why unknown.")
+    files: list[ProvenanceFile] = Field(default_factory=list, description="Every plan, workload module and constraint or backend data file the run read.")
+
+
 class RunStart(Envelope):
     """First line of every log: who wrote it, for which workload, and whether it is real data."""
 
@@ -108,6 +132,9 @@ class RunStart(Envelope):
     origin_note: str | None = Field(None, description="Why a synthetic log exists.")
     target_choice: TargetChoice | None = Field(
         None, description="How --target was resolved (auto records what it found); absent: not recorded."
+    )
+    provenance: Provenance | None = Field(
+        None, description="The collector's version and git state and the sha256 of the files the run read; absent: not recorded (logs before 1.2)."
     )
 
 
@@ -293,7 +320,13 @@ class Plan(Envelope):
     workload: str
     description: str = ""
     model_revision: str = Field(description="Model name and revision as the workload states it.")
-    weights_sha256: str | None = Field(None, description="sha256 of the saved weights file.")
+    weights_sha256: str | None = Field(None, description="sha256 of the saved weights file (its bytes: the same tensors written another way differ).")
+    weights_content_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$",
+        description="sha256 of the weights by content (recipe tensor-content-v1, collector/content.py: names sorted, "
+        "dtype, shape and contiguous little-endian bytes of each tensor), whatever file they were written to. "
+        "Absent: not hashed (logs before 1.2, or the hash failed: the weights artifact says why).",
+    )
     target: str
     intended_target: str | None = Field(
         None, description="The target the plan is meant to certify (the plan's [workload] target); absent when the plan does not say."
@@ -354,8 +387,18 @@ class Artifact(Envelope):
     role: Literal["inputs", "weights", "reference_output", "trace", "other"]
     path: str = Field(description="Path relative to the run directory.")
     bytes: int = Field(ge=0, le=INT64_MAX)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the file's bytes.")
     case: str | None = None
+    content_sha256: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$",
+        description="sha256 of the tensors the file holds, by content (see content_recipe), independent of how the file was written. "
+        "Absent: not hashed (logs before 1.2; content_unknown_reason says why otherwise).",
+    )
+    content_recipe: str | None = Field(None, description="The content hash's recipe, e.g. tensor-content-v1 (collector/content.py documents it).")
+    content_by_key: dict[str, str] | None = Field(
+        None, description="Inputs and reference outputs: the content sha256 of each input shape's tensors (key as in reference.shape). Absent: not hashed."
+    )
+    content_unknown_reason: str | None = Field(None, description="Why the content hash is absent, when the collector tried and failed.")
 
 
 # --- reference -------------------------------------------------------------------------------

@@ -1,0 +1,74 @@
+"""What produced a log: the collector's version and git state, and the sha256 of every file it
+read to decide what to run (the workload module, its plan, the constraint data, the adapter).
+
+Git is asked, never required: a copy of the collector without git or without ``.git`` records
+its commit and dirty flag as unknown with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from collector import __version__
+
+COLLECTOR_DIR = Path(__file__).resolve().parent
+GIT_TIMEOUT_S = 10
+
+
+def _fact(value: str | None, source: str, reason: str = "") -> dict[str, str]:
+    return {"value": value, "source": source} if value is not None else {"unknown_reason": reason or "not read"}
+
+
+def _git(*args: str) -> tuple[str | None, str]:
+    """git's output in the collector's folder, or None and why not."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(COLLECTOR_DIR), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        return None, "git is not installed on this host"
+    except subprocess.TimeoutExpired:
+        return None, f"git did not answer within {GIT_TIMEOUT_S} s"
+    except OSError as exc:
+        return None, f"git could not be run: {exc.strerror or exc}"
+    if done.returncode != 0:
+        first = (done.stderr.strip().splitlines() or ["no message"])[0][:200]
+        return None, f"git {args[0]} failed: {first} (a copy of the collector outside a git checkout?)"
+    return done.stdout.strip(), ""
+
+
+def git_state() -> tuple[dict[str, str], dict[str, str]]:
+    """(commit, dirty) as facts: dirty is "true" when tracked files differ from the commit."""
+    commit, why = _git("rev-parse", "HEAD")
+    if commit is None:
+        return _fact(None, "", why), _fact(None, "", f"no commit: {why}")
+    status, why = _git("status", "--porcelain", "--untracked-files=no")
+    dirty = _fact(None, "", why) if status is None else _fact("true" if status else "false", "git status --porcelain --untracked-files=no")
+    return _fact(commit, "git rev-parse HEAD"), dirty
+
+
+def file_entry(role: str, path: Path) -> dict[str, Any]:
+    """One file the run read, with its sha256 (or why it could not be read)."""
+    try:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return {"role": role, "path": str(path), "sha256": digest.hexdigest()}
+    except OSError as exc:
+        return {"role": role, "path": str(path), "unknown_reason": f"cannot read: {exc.strerror or exc}"}
+
+
+def provenance(files: list[tuple[str, Path]]) -> dict[str, Any]:
+    """The run_start ``provenance`` field."""
+    commit, dirty = git_state()
+    return {
+        "collector_version": __version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "files": [file_entry(role, path) for role, path in files],
+    }
