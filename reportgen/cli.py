@@ -400,8 +400,11 @@ covers); compiled-over-eager speedup per shape on each side. Cells with CPU fall
 recompile limit or a different timing scope are flagged and left out of the geometric mean.
 
 Refused: runs of different workloads, model revisions or weights, and pairs where no cell has
-the same saved inputs (sha256) on both sides. Cells whose inputs differ are listed as not
-comparable and the rest are compared.
+the same saved inputs on both sides. Weights and inputs are the same by their content sha256
+(schema 1.2 logs: the tensors, however the file was written), else by the file sha256; logs
+that predate content hashes and whose files differ in bytes are compared by declaration (the
+same model revision, the same planned cell), and the pages say which was used. Cells whose
+inputs differ are listed as not comparable and the rest are compared.
 
 \b
 Exit codes:

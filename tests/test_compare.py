@@ -153,11 +153,94 @@ def test_refuses_different_model_revisions(tmp_path: Path) -> None:
     assert "refused: different model revisions" in _refused(tmp_path, other)
 
 
+def _inputs_content(digest: str) -> Any:
+    def change(events: list[dict[str, Any]]) -> None:
+        artifact = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
+        artifact["content_sha256"], artifact["sha256"] = digest, digest
+    return change
+
+
 def test_refuses_when_no_cell_shares_inputs(tmp_path: Path) -> None:
-    def other(events: list[dict[str, Any]]) -> None:
-        next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")["sha256"] = "f" * 64
-    output = _refused(tmp_path, other)
-    assert "refused: no cell shares its inputs on both sides (different inputs)" in output
+    """Both logs hash their inputs by content, and the hashes differ."""
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base, _inputs_content("a" * 64))
+    _edit(cand, _inputs_content("f" * 64))
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "refused: no cell shares its inputs on both sides (different inputs by content)" in result.output
+
+
+def test_inputs_files_that_differ_in_bytes_but_not_content_compare(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base, _inputs_content("a" * 64))
+    _edit(cand, _inputs_content("a" * 64))
+    _edit(cand, lambda events: next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs").update(sha256="f" * 64))
+    comparison = gather(base, cand)
+    assert len(comparison.cells) == 4 and not comparison.declared_identity
+    assert "4 compared cell(s): the same by content sha256" in " ".join(comparison.notes)
+
+
+def test_old_logs_with_other_inputs_files_compare_by_declaration_and_say_so(tmp_path: Path) -> None:
+    """Logs without content hashes whose inputs files differ in bytes: the same planned cells
+    of one workload are compared, named as identified by declaration only."""
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(cand, lambda events: next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs").update(sha256="f" * 64))
+    comparison = gather(base, cand)
+    assert len(comparison.cells) == 4 and comparison.declared_identity
+    assert "by declaration only, not verified" in comparison.headline
+    assert any(note.startswith("4 of 4 compared cell(s): inputs identified by declaration only") for note in comparison.notes)
+
+
+def _weights(content: str | None, sha: str, path: str = "artifacts/weights.pt") -> Any:
+    def change(events: list[dict[str, Any]]) -> None:
+        plan = next(e for e in events if e["kind"] == "plan")
+        plan["weights_sha256"] = sha
+        if content:
+            plan["weights_content_sha256"] = content
+        artifact = next((e for e in events if e["kind"] == "artifact" and e["role"] == "weights"), None)
+        if artifact is None:
+            artifact = {"schema_version": plan["schema_version"], "kind": "artifact", "role": "weights", "bytes": 1, "time": plan["time"]}
+            events.insert(events.index(plan) + 1, artifact)
+            for seq, event in enumerate(events):
+                event["seq"] = seq
+        artifact.update(sha256=sha, path=path)
+    return change
+
+
+def test_weights_content_decides_over_file_bytes(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base, _weights("c" * 64, "1" * 64))
+    _edit(cand, _weights("c" * 64, "2" * 64))
+    comparison = gather(base, cand)
+    assert comparison.notes[0].startswith("Same weights by content (sha256 cccccccccccc...")
+    _edit(cand, _weights("d" * 64, "1" * 64))  # same file bytes claimed, other content: content decides
+    assert "refused: different weights by content" in _refused_pair(tmp_path, base, cand)
+
+
+def test_old_logs_weights_by_declaration_and_shipped_files_by_bytes(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base, _weights(None, "1" * 64))
+    _edit(cand, _weights(None, "2" * 64))
+    comparison = gather(base, cand)
+    assert comparison.declared_identity and comparison.notes[0].startswith("Weights identified by declaration only, not verified")
+    # A shipped weights file is that file: other bytes are other weights.
+    _edit(cand, _weights(None, "2" * 64, "external:/models/w.safetensors"))
+    assert "refused: different weights files" in _refused_pair(tmp_path, base, cand)
+
+
+def _refused_pair(tmp_path: Path, base: Path, cand: Path) -> str:
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "refused")])
+    assert result.exit_code == 2, result.output
+    return result.output
+
+
+def test_the_two_shipped_tiny_encoder_cpu_runs_compare() -> None:
+    """Written by two collector generations before content hashes, their weight files differ in
+    bytes: compared, by the declared seeded weights, and the pages say so."""
+    old, new = (REPO / "sample_runs" / name for name in ("tiny-encoder-cpu-20261129T225221Z-23a8e6", "tiny-encoder-cpu-20261130T101022Z-393b16"))
+    comparison = gather(old, new)
+    assert comparison.cells and comparison.declared_identity
+    assert "model revision 'tiny-encoder v1 (2 layers, d=32, 4 heads, vocab 101, init seed 0)'" in comparison.notes[0]
 
 
 def test_cells_with_other_inputs_are_listed_not_compared(tmp_path: Path) -> None:
@@ -171,8 +254,10 @@ def test_cells_with_other_inputs_are_listed_not_compared(tmp_path: Path) -> None
             event["seq"] = seq
 
     _edit(cand, per_cell)
+    for path in (base, cand):
+        _edit(path, lambda events: [e.update(content_sha256=e["sha256"]) for e in events if e["kind"] == "artifact" and e["role"] == "inputs"])
     comparison = gather(base, cand)
-    assert [(n.case, n.reason.split(":")[0]) for n in comparison.not_comparable] == [(odd, "different inputs")]
+    assert [(n.case, n.reason.split(":")[0]) for n in comparison.not_comparable] == [(odd, "different inputs by content")]
     assert odd not in {c.case for c in comparison.cells} and len(comparison.cells) == 3
     assert "3 of 4 cells comparable" in comparison.headline
 
@@ -244,12 +329,14 @@ def test_hostile_text_is_escaped(tmp_path: Path) -> None:
 
 
 def _sample_pair() -> tuple[Path, Path]:
-    """The tiny-encoder pair that sample_runs/site.toml names (one source for the sample)."""
+    """The tiny-encoder pair that sample_runs/site.toml asks for (one source for the sample):
+    the latest run on its baseline target against the latest on its candidate target."""
     import tomllib
 
-    pairs = tomllib.loads((SAMPLES / "site.toml").read_text(encoding="utf-8"))["compare"]
-    pair = next(p for p in pairs if p["baseline"].startswith("tiny-encoder-cpu-"))
-    return SAMPLES / pair["baseline"], SAMPLES / pair["candidate"]
+    rule = next(r for r in tomllib.loads((SAMPLES / "site.toml").read_text(encoding="utf-8"))["compare_latest"] if "tiny-encoder" in r["workloads"])
+    # Run ids end in their UTC start time and a random suffix: the latest sorts last by time.
+    latest = [max(SAMPLES.glob(f"tiny-encoder-{rule[side]}-*"), key=lambda p: p.name.split("-")[-2]) for side in ("baseline_target", "candidate_target")]
+    return latest[0], latest[1]
 
 
 def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 
 from reportgen.contract import events as ev
 from reportgen.judge.disposition import Disposition, adapter_note
+from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
@@ -76,6 +77,7 @@ class CellSide:
     recompile_limit: bool = False
     scope: tuple[bool, ...] | None = None
     explained: bool = False
+    untested_reason: str | None = None  # e.g. "layout not measured" (see runmodel)
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,7 @@ class Comparison:
     speedups: list[Speedup]
     notes: list[str] = field(default_factory=list)
     headline: str = ""
+    declared_identity: bool = False  # weights or inputs known the same by declaration only (old logs)
 
     @property
     def timed(self) -> list[CellComparison]:
@@ -249,20 +252,8 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
         explained=cell.case in notes,
+        untested_reason=cell.untested_reason if cell.status == "untested" else None,
     )
-
-
-def _inputs_by_case(run: RunModel) -> tuple[str | None, dict[str, str]]:
-    """The run-wide inputs checksum (artifact without a case) and any per-cell ones."""
-    shared, per_case = None, {}
-    for artifact in run.artifacts:
-        if artifact.role != "inputs":
-            continue
-        if artifact.case is None:
-            shared = artifact.sha256
-        else:
-            per_case[artifact.case] = artifact.sha256
-    return shared, per_case
 
 
 def _reference_outputs(run: RunModel) -> tuple[str | None, dict[str, str]]:
@@ -291,7 +282,7 @@ class _Context:
         run = side.run
         self.side = side
         self.cells = {c.case: c for c in run.cells}
-        self.inputs = _inputs_by_case(run)
+        self.inputs = InputsLookup(run)
         self.reference_outputs = _reference_outputs(run)
         self.references = _references(run)
 
@@ -299,10 +290,6 @@ class _Context:
         """The reference event of the cell's inputs (keyed by input key, or with the dtype too)."""
         key = _reference_key(planned)
         return self.references.get(key) or self.references.get(f"{key}-{planned.dtype}")
-
-    def inputs_sha(self, case: str) -> str | None:
-        shared, per_case = self.inputs
-        return per_case.get(case, shared)
 
     def reference_sha(self, case: str) -> str | None:
         shared, per_case = self.reference_outputs
@@ -355,14 +342,29 @@ def _model_identity(run: RunModel) -> tuple[str, str | None]:
     return run.plan.model_revision, run.plan.weights_sha256
 
 
-def _check_same_model(base: RunModel, cand: RunModel) -> None:
+def _check_same_model(base: RunModel, cand: RunModel) -> Identity:
+    """The weights' identity (how it is known); refuses different workloads, revisions or weights."""
     if base.start.workload != cand.start.workload:
         raise CompareRefused(f"different workloads: baseline {base.start.workload!r}, candidate {cand.start.workload!r}; nothing is compared across workloads")
-    (rev_a, w_a), (rev_b, w_b) = _model_identity(base), _model_identity(cand)
+    rev_a, rev_b = _model_identity(base)[0], _model_identity(cand)[0]
     if rev_a != rev_b:
         raise CompareRefused(f"different model revisions: baseline {rev_a!r}, candidate {rev_b!r}")
-    if w_a is not None and w_b is not None and w_a != w_b:
-        raise CompareRefused(f"different weights: baseline sha256 {w_a[:12]}..., candidate sha256 {w_b[:12]}...")
+    weights = same_weights(base, cand)
+    if not weights.same:
+        raise CompareRefused(weights.text)
+    return weights
+
+
+def _identity_notes(weights: Identity, inputs: list[Identity]) -> list[str]:
+    """How the weights and inputs are known to be the same: said first, above any timing."""
+    notes = [weights.text[:1].upper() + weights.text[1:] + "."]
+    declared = [i for i in inputs if i.basis == DECLARED]
+    if declared:
+        notes.append(f"{len(declared)} of {len(inputs)} compared cell(s): {declared[0].text}.")
+    bases = sorted({i.basis for i in inputs if i.basis != DECLARED})
+    if bases:
+        notes.append(f"Inputs of {len(inputs) - len(declared)} compared cell(s): the same by {' or '.join('content sha256' if b == 'content' else 'file sha256' for b in bases)}.")
+    return notes
 
 
 def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
@@ -382,6 +384,9 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
     """Why a cell's timing is not compared, or None when it is."""
+    untested = [f"untested on the {role} ({side.untested_reason})" for role, side in (("baseline", base), ("candidate", cand)) if side.untested_reason]
+    if untested:
+        return f"not compared: {' and '.join(untested)}"
     if base.status != "pass" or cand.status != "pass":
         return f"not compared: passed on {'neither side' if base.status != 'pass' and cand.status != 'pass' else ('the candidate only' if base.status != 'pass' else 'the baseline only')}"
     if stopped:
@@ -393,8 +398,9 @@ def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | No
 
 def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
     """The comparison of two judged runs; raises CompareRefused when none is possible."""
-    _check_same_model(baseline.run, candidate.run)
+    weights = _check_same_model(baseline.run, candidate.run)
     base, cand = _Context(baseline), _Context(candidate)
+    inputs: list[Identity] = []
     sides = (_side("baseline", baseline), _side("candidate", candidate))
     stopped = [s.role for s in sides if s.perf_stopped]
     pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None]] = []
@@ -409,14 +415,16 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
         if (a.planned.batch, a.planned.length, a.planned.layout, a.planned.dtype, a.planned.mode) != (b.planned.batch, b.planned.length, b.planned.layout, b.planned.dtype, b.planned.mode):
             not_comparable.append(NotComparable(case, "the same case key names different cells in the two plans"))
             continue
-        sha_a, sha_b = base.inputs_sha(case), cand.inputs_sha(case)
-        if sha_a is None or sha_b is None:
-            missing = " and ".join(r for r, s in (("baseline", sha_a), ("candidate", sha_b)) if s is None)
+        art_a, art_b = base.inputs.for_case(case), cand.inputs.for_case(case)
+        same = same_inputs(art_a, art_b, _reference_key(a.planned))
+        if same is None:
+            missing = " and ".join(r for r, s in (("baseline", art_a), ("candidate", art_b)) if s is None)
             not_comparable.append(NotComparable(case, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}"))
             continue
-        if sha_a != sha_b:
-            not_comparable.append(NotComparable(case, f"different inputs: sha256 {sha_a[:12]}... against {sha_b[:12]}..."))
+        if not same.same:
+            not_comparable.append(NotComparable(case, same.text))
             continue
+        inputs.append(same)
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
         pending.append((a, side_a, side_b, _reference_agreement(a, base, cand, distances), _timing_note(side_a, side_b, stopped)))
     if not pending:
@@ -433,7 +441,8 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
         geomean=geometric_mean([c.timing.warm for c in cells if c.timing is not None and c.timing.in_geomean]),
         compile_cost=_compile_cost(cells),
         speedups=_speedups(cells),
-        notes=_notes(baseline.run, candidate.run, sides),
+        notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
+        declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
     )
     comparison.headline = headline(comparison)
     return comparison
@@ -536,6 +545,8 @@ def headline(comparison: Comparison) -> str:
     b, c = comparison.baseline, comparison.candidate
     total = len(comparison.cells) + len(comparison.not_comparable)
     parts = [f"Candidate {c.label} vs baseline {b.label}: {len(comparison.cells)} of {total} cells comparable"]
+    if comparison.declared_identity:
+        parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
     stopped = [s.role for s in (b, c) if s.perf_stopped]
