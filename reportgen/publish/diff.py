@@ -79,6 +79,8 @@ class RunDiff:
     removed: list[str] = field(default_factory=list)
     timings: list[TimingChange] = field(default_factory=list)
     versions: list[tuple[str, str, str]] = field(default_factory=list)
+    # Code and data changes: the collector, its git state, the files it read, weights, inputs.
+    code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def targets_differ(self) -> bool:
@@ -86,7 +88,7 @@ class RunDiff:
 
     @property
     def empty(self) -> bool:
-        return not (self.new_failures or self.fixed or self.other_changes or self.added or self.removed or self.versions) and self.disposition[0] == self.disposition[1]
+        return not (self.new_failures or self.fixed or self.other_changes or self.added or self.removed or self.versions or self.code_and_data) and self.disposition[0] == self.disposition[1]
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -127,7 +129,27 @@ def diff_runs(before: RunSummary, after: RunSummary) -> RunDiff:
         a, b = before.versions.get(key, "unknown"), after.versions.get(key, "unknown")
         if a != b:
             result.versions.append((key, a, b))
+    result.code_and_data = code_and_data_changes(before, after)
     return result
+
+
+def code_and_data_changes(before: RunSummary, after: RunSummary) -> list[tuple[str, str, str]]:
+    """(item, before, after) for each change of code or data: weights and inputs by content
+    sha256 where both logs hashed it, else by file sha256 (and the item says so)."""
+    changes = []
+    for key in sorted(set(before.code_data) | set(after.code_data)):
+        a, b = before.code_data.get(key, "not recorded"), after.code_data.get(key, "not recorded")
+        if a != b:
+            changes.append((key, a, b))
+    for role in ("weights", "inputs"):
+        (ca, fa), (cb, fb) = before.hashes.get(role, [None, None]), after.hashes.get(role, [None, None])
+        if ca and cb:
+            if ca != cb:
+                changes.append((f"{role} (by content sha256)", ca, cb))
+        elif fa != fb:
+            lacking = [w for w, c in (("before", ca), ("after", cb)) if not c]
+            changes.append((f"{role} (by file sha256: no content hash in the {' and '.join(lacking)} log{'s' if len(lacking) > 1 else ''}, so the same tensors written another way also differ)", fa or "not recorded", fb or "not recorded"))
+    return changes
 
 
 def _interval_text(change: TimingChange) -> str:
@@ -148,6 +170,8 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.removed]
     lines.append(f"version changes: {len(diff.versions)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
+    lines.append(f"code and data changes: {len(diff.code_and_data)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
     lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
     return "\n".join(lines)

@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reportgen.judge.backend_docs import version_keys
-from reportgen.model.runmodel import CellRecord
+from reportgen.judge.identity import weights_facts
+from reportgen.model.provenance import code_and_data
+from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.render.report import JudgedRun
 
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
@@ -58,6 +60,8 @@ class RunSummary:
     scope_not_passed: list[list[str]] = field(default_factory=list)
     intended_target: str | None = None  # what the plan is meant to certify; None: not recorded
     evidence: str = ""  # e.g. "on cpu: not evidence for neuron"
+    code_data: dict[str, str] = field(default_factory=dict)  # collector, git state, files read: key -> value
+    hashes: dict[str, list[str | None]] = field(default_factory=dict)  # weights/inputs -> [content sha256 or None, file sha256]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,7 +102,21 @@ def summarize(judged: JudgedRun) -> RunSummary:
         evidence=judged.disposition.scope.evidence,
         scope_passed=[[row.label, row.value] for row in judged.view.scope.passed],
         scope_not_passed=[[row.label, row.value] for row in judged.view.scope.not_passed],
+        code_data={i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")},
+        hashes=_hashes(run),
     )
+
+
+def _hashes(run: RunModel) -> dict[str, list[str | None]]:
+    """The run's weights and run-wide inputs: [content sha256 or None, file sha256 or None]."""
+    found: dict[str, list[str | None]] = {}
+    for artifact in run.artifacts:
+        if artifact.role == "inputs" and artifact.case is None:
+            found["inputs"] = [artifact.content_sha256, artifact.sha256]
+    weights = weights_facts(run)  # the plan's hashes, else the weights artifact's
+    if weights.content or weights.file:
+        found["weights"] = [weights.content, weights.file]
+    return found
 
 
 def cell_summary(cell: CellRecord) -> CellSummary:

@@ -27,6 +27,7 @@ from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
+from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 _CASE, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("result_line"), attrgetter("status")
@@ -362,7 +363,7 @@ def _record(run: RunModel, timing_scope: str) -> list[Row]:
     shapes = rows if not any(map(_IS_REPEAT, rows)) else {key[:2] for key in rows}
     return [
         Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
-        Row("Model revision", (plan.model_revision if plan else "no plan") + (f" (weights sha256 {plan.weights_sha256})" if plan and plan.weights_sha256 else ""), "plan"),
+        Row("Model revision", (plan.model_revision if plan else "no plan") + _weights_text(plan), "plan"),
         Row("Target and backend family", f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "plan.intended_target, run_start.target_choice, environment"),
         Row("Instance / device", _device_text(run), "environment.device"),
         Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
@@ -378,6 +379,14 @@ def _record(run: RunModel, timing_scope: str) -> list[Row]:
         Row("Layouts as fed", _layout_fed_text(run), "case_result.layout_achieved"),
         Row("Timing scope (as timed)", timing_scope, "timing.timed_region"),
     ] + _settings_rows(run)
+
+
+def _weights_text(plan: Any) -> str:
+    """The plan's weights hashes (plan: ev.Plan or None)."""
+    if plan is None or not (plan.weights_sha256 or plan.weights_content_sha256):
+        return ""
+    content = f"content sha256 {plan.weights_content_sha256}" if plan.weights_content_sha256 else "content not hashed"
+    return f" (weights {content}; file sha256 {plan.weights_sha256 or 'not recorded'})"
 
 
 def _selection_text(run: RunModel) -> str:
@@ -1234,6 +1243,7 @@ def _provenance(run: RunModel) -> list[Row]:
         Row("started / finished", f"{run.start.started_at} / {run.end.finished_at if run.end else 'no run_end'}", "run_start, run_end"),
         Row("log file", os.path.basename(run.path), ""),
     ]
+    rows += [Row(item.key, item.value, item.where) for item in code_and_data(run)]
     if run.environment:
         rows += [Row(f"device {r.label}", r.value, r.source) for r in _fact_rows(run.environment.device)]
         rows += [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]

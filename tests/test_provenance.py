@@ -1,0 +1,108 @@
+"""Which code and data produced a log: recorded by the collector, shown by the report, and
+listed by `reportgen diff` as code and data changes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import collector
+from collector import provenance as prov
+from reportgen.cli import main
+from reportgen.contract.events import RunStart
+from tests.conftest import FIXTURES
+from tests.logbuilder import dumps
+
+
+def test_collector_version_is_of_this_generation() -> None:
+    assert collector.__version__ != "0.1.0"
+    assert prov.provenance([])["collector_version"] == collector.__version__
+
+
+def test_provenance_hashes_every_file_and_names_one_it_cannot_read(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_bytes(b"[workload]\n")
+    found = prov.provenance([("plan", plan), ("workload_module", tmp_path / "gone.py")])
+    assert found["files"][0] == {"role": "plan", "path": str(plan), "sha256": hashlib.sha256(b"[workload]\n").hexdigest()}
+    assert found["files"][1]["role"] == "workload_module" and found["files"][1]["unknown_reason"].startswith("cannot read")
+    # What the collector writes is what the contract accepts.
+    RunStart.model_validate({**_start(), "provenance": found})
+
+
+def test_without_git_the_commit_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git on PATH
+    commit, dirty = prov.git_state()
+    assert commit == {"unknown_reason": "git is not installed on this host"}
+    assert dirty["unknown_reason"].startswith("no commit: git is not installed")
+
+
+def test_outside_a_checkout_the_commit_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(prov, "COLLECTOR_DIR", tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    commit, _ = prov.git_state()
+    if "value" in commit:
+        pytest.skip("this tmp folder is inside a git checkout")
+    assert "git rev-parse failed" in commit["unknown_reason"] or "not installed" in commit["unknown_reason"]
+
+
+def test_in_this_checkout_the_commit_is_read() -> None:
+    if not (Path(collector.__file__).resolve().parents[1] / ".git").exists():
+        pytest.skip("not a git checkout")
+    commit, dirty = prov.git_state()
+    assert len(commit.get("value", "")) == 40 and dirty.get("value") in ("true", "false")
+
+
+def _start() -> dict[str, Any]:
+    return {
+        "schema_version": "1.2", "seq": 0, "time": "2026-01-01T00:00:00Z", "kind": "run_start", "run_id": "r", "collector": "collector x",
+        "workload": "w", "target": "cpu", "command": [], "started_at": "2026-01-01T00:00:00Z", "origin": "synthetic",
+    }
+
+
+def _with_provenance(src: Path, dst: Path, run_id: str, module_sha: str, commit: str, content: str) -> Path:
+    events = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()]
+    events[0]["run_id"] = run_id
+    events[0]["provenance"] = {
+        "collector_version": "0.2.0",
+        "git_commit": {"value": commit, "source": "git rev-parse HEAD"},
+        "git_dirty": {"value": "false", "source": "git status"},
+        "files": [{"role": "workload_module", "path": "/host/w.py", "sha256": module_sha}, {"role": "plan", "path": "/host/w.toml", "sha256": "b" * 64}],
+    }
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["weights_content_sha256"] = content
+    dst.mkdir()
+    (dst / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    return dst / "events.jsonl"
+
+
+def test_report_shows_provenance_and_diff_lists_code_and_data_changes(tmp_path: Path) -> None:
+    src = FIXTURES / "synthetic_complete.jsonl"
+    a = _with_provenance(src, tmp_path / "a", "run-a", "a" * 64, "1" * 40, "c" * 64)
+    b = _with_provenance(src, tmp_path / "b", "run-b", "d" * 64, "2" * 40, "c" * 64)
+    result = CliRunner().invoke(main, ["report", str(a), "--out", str(tmp_path / "page")])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "page" / "report.md").read_text(encoding="utf-8")
+    for text in ("| collector | collector 0.2.0 |", "| collector git commit | " + "1" * 40, "| workload module | sha256 " + "a" * 64, "weights content sha256 " + "c" * 64):
+        assert text in page, text
+    data = json.loads(CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "json"]).output)
+    assert sorted(data["code_and_data"]) == sorted([
+        ["collector git commit", "1" * 40, "2" * 40],
+        ["workload module", "sha256 " + "a" * 64, "sha256 " + "d" * 64],
+    ]), "the same weights content is no change; the module and commit are"
+    text = CliRunner().invoke(main, ["diff", str(a), str(b)]).output
+    assert "code and data changes: 2" in text
+    md = CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "md"]).output
+    assert "| code and data changes | 2 |" in md and "| workload module |" in md
+
+
+def test_diff_of_weights_by_content_when_both_hashed_else_by_file(tmp_path: Path) -> None:
+    src = FIXTURES / "synthetic_complete.jsonl"
+    a = _with_provenance(src, tmp_path / "a", "run-a", "a" * 64, "1" * 40, "c" * 64)
+    b = _with_provenance(src, tmp_path / "b", "run-b", "a" * 64, "1" * 40, "e" * 64)
+    data = json.loads(CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "json"]).output)
+    assert data["code_and_data"] == [["weights (by content sha256)", "c" * 64, "e" * 64]]
