@@ -293,8 +293,13 @@ def _neuron_env(events: list[dict[str, Any]]) -> None:
         backend_family_reason="synthetic fixture claiming native TorchNeuron; not a Trainium run",
         device_type="neuron",
     )
-    env["versions"].update(torch_neuronx=_fact("2.13.3.0.1"), neuronx_cc=_fact("2.28.7631.0"))
-    env["device"] = {"instance_type": _fact("trn2.48xlarge"), "device_count": _fact("64")}
+    env["versions"].update(
+        torch_neuronx=_fact("2.13.3.0.1"), neuronx_cc=_fact("2.28.7631.0"), neuron_runtime=_fact("2.35.30.0"), neuron_driver=_fact("2.31.7.0"),
+    )
+    env["device"] = {
+        "instance_type": _fact("trn2.48xlarge"), "device_count": _fact("64"),
+        "logical_nc_config": _fact("2"), "neuron_cores_used": _fact("1 logical NeuronCore (neuron:0) of 64 visible"),
+    }
     # As the collector pins them: a compile failure raises instead of running eager.
     env["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1", "NEURON_LAUNCH_BLOCKING": "0"}
     for event in events:

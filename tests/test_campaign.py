@@ -483,3 +483,19 @@ if __name__ == "__main__":
         start = text.index("\n", text.index("```", text.index(marker))) + 1
         text = text[:start] + body + text[text.index("```\n", start):]
     DOCS.write_text(text)
+
+
+def test_docs_example_certifies_neuron_only_on_a_generation_the_release_supports() -> None:
+    """The worked example's neuron environments ask for instance types of a generation the
+    Neuron constraint data supports (it once asked for trn1.2xlarge)."""
+    import tomllib
+
+    from reportgen.judge.backend_docs import instance_generation, load_backend_docs
+
+    supported = load_backend_docs("neuron").instances.supported  # type: ignore[union-attr]
+    environments = [e for e in tomllib.loads(EXAMPLE.read_text())["environment"] if e["target"] == "neuron"]
+    assert environments
+    for env in environments:
+        instance = env["node_selector"]["node.kubernetes.io/instance-type"]
+        assert instance_generation(instance) in supported, instance
+        assert not any("trn1" in option for option in env.get("sbatch", []))

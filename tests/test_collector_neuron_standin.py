@@ -175,3 +175,103 @@ def test_neuron_log_channel_lines_per_cell_and_copied_into_the_run(standin: Stan
     copied, warnings = backend.collect_log(tmp_path / "run")
     assert copied == tmp_path / "run" / "logs" / "neuron.log" and copied.read_text().startswith("[Neuron] [WARNING] before")
     assert len(warnings) == 2
+
+
+# --- the Neuron gate from data, and the profiler path, against the stand-in ----------------------
+
+
+def _standin_run(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instance: str, runtime: dict[str, Any], profile: str | None = None) -> Path:
+    """A stand-in run whose host reports ``instance`` (DMI) and the given runtime version fact."""
+    from collector import environment
+    from collector.facts import known
+
+    versions = {
+        "torch_neuronx": known("2.13.3.0.9", "stand-in"),
+        "neuronx_cc": known("2.28.7631.0", "stand-in"),
+        "neuron_driver": known("2.31.7.0", "stand-in"),
+        "neuron_runtime": runtime,
+    }
+    monkeypatch.setattr(NeuronBackend, "versions", staticmethod(lambda torch_module: dict(versions)))
+    real = environment.read_text_file
+    monkeypatch.setattr(environment, "read_text_file", lambda path, what: known(instance, "DMI product name (stand-in)") if "dmi" in path else real(path, what))
+    backend = NeuronBackend(module=standin, device=torch.device("cpu"))
+    plan = load_plan(REPO / "collector" / "workloads" / "tiny_encoder.toml")
+    options = Options(target="neuron", out_dir=tmp_path, only=["b1-l16-contiguous-float32-eager"], cold="off", warm_repetitions=2, profile=profile)
+    run_dir, code = execute(plan, backend, options)
+    assert code == 0
+    return run_dir / "events.jsonl"
+
+
+def test_standin_log_missing_the_runtime_version_is_blocked_with_that_reason(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.facts import unknown
+    from reportgen.render.report import judge_log
+
+    log = _standin_run(standin, tmp_path, monkeypatch, "trn2.48xlarge", unknown("dpkg-query not found"))
+    verdict = judge_log(log).disposition
+    blocked = [r.message for r in verdict.reasons if r.outcome == "blocked"]
+    assert verdict.outcome == "blocked"
+    assert "neuron_runtime version unknown: dpkg-query not found." in blocked
+    assert not [m for m in blocked if "version unknown" in m and "neuron_runtime" not in m], "only the runtime is missing"
+    assert not [r for r in verdict.reasons if r.rule == "instance-generation"], "trn2 is a supported generation"
+
+
+def test_standin_log_from_a_trn1_instance_is_blocked_for_the_generation(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.facts import known
+    from reportgen.render.report import judge_log
+
+    log = _standin_run(standin, tmp_path, monkeypatch, "trn1.2xlarge", known("2.35.30.0", "stand-in"))
+    judged = judge_log(log)
+    found = [r for r in judged.disposition.reasons if r.rule == "instance-generation"]
+    assert found and found[0].outcome == "blocked"
+    assert found[0].message.startswith("Instance type trn1.2xlarge is trn1, a generation Neuron 2.33")
+    env = judged.run.environment
+    # The NeuronCore facts are recorded, read or with the reason they could not be.
+    for name in ("logical_nc_config", "neuron_cores_used"):
+        assert name in env.device and (env.device[name].value or env.device[name].unknown_reason)
+
+
+class StandInConfig(torch._C._profiler._ExperimentalConfig):
+    """torch_neuronx.profiling.NeuronConfig as the adapter calls it (profile_output_dir)."""
+
+    def __init__(self, profile_output_dir: str) -> None:
+        super().__init__()
+        self.profile_output_dir = profile_output_dir
+
+
+class StandInProfiler:
+    """NeuronProfiler(config).export_trace: writes what the real one writes into the output dir."""
+
+    exported: list[str] = []
+
+    def __init__(self, config: StandInConfig) -> None:
+        self.config = config
+
+    def export_trace(self, prof: Any) -> None:
+        out = Path(self.config.profile_output_dir)
+        (out / "ntrace.pb").write_bytes(b"stand-in runtime trace")
+        StandInProfiler.exported.append(str(out))
+
+
+def test_neuron_profiler_path_against_the_standin(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from collector.facts import known
+    from reportgen.contract.validation import read_log as read
+
+    profiling = types.ModuleType("torch_neuronx.profiling")
+    profiling.NeuronConfig = StandInConfig  # type: ignore[attr-defined]
+    profiling.NeuronProfiler = StandInProfiler  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch_neuronx.profiling", profiling)
+    StandInProfiler.exported = []
+    log = _standin_run(standin, tmp_path, monkeypatch, "trn2.48xlarge", known("2.35.30.0", "stand-in"), profile="b1-l16-*")
+    reading = read(log)
+    profiles = [e for e in reading.events if e.kind == "profile"]
+    warnings = [e.message for e in reading.events if e.kind == "warning" and e.category == "ProfileFailed"]
+    assert not warnings, warnings
+    assert len(profiles) == 1 and profiles[0].case == "b1-l16-contiguous-float32-eager"
+    profile = profiles[0]
+    assert profile.profiler == "torch.profiler + NeuronProfiler"
+    assert StandInProfiler.exported and StandInProfiler.exported[0].endswith("traces/b1-l16-contiguous-float32-eager")
+    assert [t.path for t in profile.traces] == ["traces/b1-l16-contiguous-float32-eager/ntrace.pb"]
+    assert (log.parent / profile.traces[0].path).read_bytes() == b"stand-in runtime trace"
+    assert profile.top_ops, "the torch.profiler table of the profiled calls"

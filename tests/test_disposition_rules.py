@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any, Callable
@@ -31,12 +32,19 @@ def _first(events: Events, kind: str, case: str | None = None) -> dict[str, Any]
     return next(e for e in events if e["kind"] == kind and (case is None or e.get("case") == case))
 
 
-def _neuron(events: Events, torch: str = "2.13.0", neuronx: str = "2.13.3.0.9", python: str = "3.12.7", os_name: str = "Ubuntu 26.04 LTS") -> None:
+def _neuron(events: Events, torch: str = "2.13.0", neuronx: str = "2.13.3.0.9", python: str = "3.12.7", os_name: str = "Ubuntu 26.04 LTS", instance: str | None = "trn2.48xlarge") -> None:
     env = _first(events, "environment")
     env["versions"].update(
         torch={"value": torch, "source": "t"}, torch_neuronx={"value": neuronx, "source": "t"},
         python={"value": python, "source": "t"}, os_release={"value": os_name, "source": "t"},
+        neuronx_cc={"value": "2.28.7631.0", "source": "t"}, neuron_runtime={"value": "2.35.30.0", "source": "t"},
+        neuron_driver={"value": "2.31.7.0", "source": "t"},
     )
+    env["device"] = {
+        "instance_type": {"value": instance, "source": "t"} if instance else {"value": None, "unknown_reason": "DMI product name unreadable"},
+        "logical_nc_config": {"value": "2", "source": "t"},
+        "neuron_cores_used": {"value": "1 logical NeuronCore", "source": "t"},
+    }
     env["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1"}
     for op in (e for e in events if e["kind"] == "operators"):
         op["fallback"] = {"status": "measured", "items": []}
@@ -98,6 +106,10 @@ CASES = [
     ("torch-neuronx not a release family", lambda e: _neuron(e, neuronx="2.12.0.0.1"), "neuron", "neuron-native", "blocked", "release-matrix", None, None),
     ("OS without wheels", lambda e: _neuron(e, os_name="Ubuntu 24.04 LTS"), "neuron", "neuron-native", "note", "release-matrix", None, None),
     ("XLA family for a neuron plan", lambda e: None, "neuron", "neuron-xla", "blocked", "wrong-target", None, None),
+    ("runtime version not recorded", lambda e: (_neuron(e), _first(e, "environment")["versions"].update(neuron_runtime={"value": None, "unknown_reason": "dpkg-query not found"})), "neuron", "neuron-native", "blocked", "environment", None, None),
+    ("trn1 instance", lambda e: _neuron(e, instance="trn1.2xlarge"), "neuron", "neuron-native", "blocked", "instance-generation", None, None),
+    ("instance type unknown", lambda e: _neuron(e, instance=None), "neuron", "neuron-native", "note", "instance-generation", None, None),
+    ("not an instance type", lambda e: _neuron(e, instance="Standard PC (Q35 + ICH9, 2009)"), "neuron", "neuron-native", "note", "instance-generation", None, None),
 ]
 
 
@@ -119,6 +131,31 @@ def test_a_clean_neuron_run_pairs_with_the_release(tmp_path: Path) -> None:
     assert not [r for r in verdict.reasons if r.rule == "release-matrix"]
     assert verdict.outcome == "suitable"
     assert verdict.scope.versions["torch_neuronx"] == "2.13.3.0.9"
+    assert not [r for r in verdict.reasons if r.rule == "instance-generation"], "trn2 is supported"
+
+
+def test_every_version_the_neuron_data_requires_blocks_when_missing(tmp_path: Path) -> None:
+    from reportgen.judge.backend_docs import load_backend_docs
+
+    required = load_backend_docs("neuron").required_versions
+    assert {"torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver"} <= set(required)
+    for name in required:
+        def drop(events: Events, name: str = name) -> None:
+            _neuron(events)
+            _first(events, "environment")["versions"][name] = {"value": None, "unknown_reason": f"{name} reader failed"}
+        (tmp_path / name).mkdir()
+        run = _run(tmp_path / name, drop, "neuron", "neuron-native")
+        verdict = d.decide(run, {})
+        assert verdict.outcome == "blocked"
+        assert [r.message for r in verdict.reasons if r.rule == "environment" and r.outcome == "blocked"] == [f"{name} version unknown: {name} reader failed."]
+
+
+def test_trn1_blocks_for_its_generation(tmp_path: Path) -> None:
+    run = _run(tmp_path, lambda e: _neuron(e, instance="trn1.2xlarge"), "neuron", "neuron-native")
+    verdict = d.decide(run, {})
+    found = [r for r in verdict.reasons if r.rule == "instance-generation"]
+    assert verdict.outcome == "blocked" and found[0].outcome == "blocked"
+    assert "trn1.2xlarge is trn1, a generation" in found[0].message and "trn2 (Trainium2), trn3 (Trainium3)" in found[0].message
 
 
 def _noncontiguous(events: Events, fail: bool) -> None:
@@ -142,11 +179,28 @@ def test_layout_rule_when_noncontiguous_fails(tmp_path: Path) -> None:
     assert reasons[0].cases == ("b1-l16-noncontiguous-float32-compiled",)
 
 
+def _fed_only(events: Events) -> None:
+    """Non-contiguous cells that record the layout the model received, with no timing or profile."""
+    _noncontiguous(events, fail=False)
+    _neuron(events)
+    for result in [e for e in events if e["kind"] == "case_result" and "noncontiguous" in e["case"]]:
+        result.update(layout_fed="noncontiguous", layout_achieved=True)
+
+
 def test_layout_rule_on_neuron_says_documented_not_measured_without_evidence(tmp_path: Path) -> None:
-    run = _run(tmp_path, lambda e: (_noncontiguous(e, fail=False), _neuron(e)), "neuron", "neuron-native")
+    run = _run(tmp_path, _fed_only, "neuron", "neuron-native")
     reasons = d.rule_layout(run, {})
     assert [(r.outcome, r.cases) for r in reasons] == [("note", ("b1-l16-noncontiguous-float32-compiled",))]
     assert reasons[0].message.startswith("Documented, not measured")
+
+
+def test_a_device_log_without_the_layout_fed_is_untested_for_that_layout(tmp_path: Path) -> None:
+    """Before layouts were measured: on a device the copy may have made the input contiguous."""
+    run = _run(tmp_path, lambda e: (_noncontiguous(e, fail=False), _neuron(e)), "neuron", "neuron-native")
+    assert d.rule_layout(run, {}) == []
+    found = [r for r in d.decide(run, {}).reasons if r.rule == "layout-not-measured"]
+    assert found and found[0].outcome == "blocked"
+    assert set(found[0].cases) == {"b1-l16-noncontiguous-float32-eager", "b1-l16-noncontiguous-float32-compiled"}
 
 
 def _fed(events: Events, slower: bool) -> None:
@@ -224,11 +278,12 @@ def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_pat
     text = path.read_text(encoding="utf-8")
     for old, new in (
         ('name = "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", value = "1"', 'name = "NEURON_STRICT", value = "yes"'),
-        ('required_versions = ["torch", "torch_neuronx"]', 'required_versions = ["torch", "torch_neuronx", "neuron_probe"]'),
+        ('required_versions = ["torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver"]', 'required_versions = ["torch", "torch_neuronx", "neuron_probe"]'),
     ):
         assert old in text
         text = text.replace(old, new)
     text = text.replace('adapter_note = "', 'adapter_note = "Edited note. ', 1)
+    text = text.replace('supported = ["trn2", "trn3"]', 'supported = ["trn1"]')
     path.write_text(text, encoding="utf-8")
     monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
     backend_docs.load_backend_docs.cache_clear()
@@ -245,3 +300,25 @@ def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_pat
     assert "NEURON_STRICT was not recorded, not yes" in fallback.message
     assert any(r.rule == "environment" and "neuron_probe version unknown" in r.message for r in verdict.reasons)
     assert any(r.rule == "neuron-adapter" and r.message.startswith("Edited note.") for r in verdict.reasons)
+    # The instance generations come from the file too: trn2 is not in the edited list.
+    assert any(r.rule == "instance-generation" and r.outcome == "blocked" and "trn2.48xlarge is trn2" in r.message for r in verdict.reasons)
+
+
+def test_a_typo_in_a_constraint_file_is_an_error_not_a_default(tmp_path: Path) -> None:
+    from reportgen.judge import backend_docs
+
+    text = (backend_docs.CONSTRAINTS_DIR / backend_docs.DEFAULT_FILES["neuron"]).read_text(encoding="utf-8")
+    for old, new, said in (
+        ("required_versions = [", "required_version = [", "neuron.toml: unknown key(s) 'required_version'"),
+        ("[instances]\nsupported", "[instances]\nsuported", "neuron.toml: instances: unknown key(s) 'suported'"),
+        ('id = "static-shapes"', 'idd = "static-shapes"', "neuron.toml: constraint[0]: unknown key(s) 'idd'"),
+        ('plan_rule = [{ key = "compile.dynamic"', 'plan_rule = [{ keys = "compile.dynamic"', "constraint[0].plan_rule[0]: unknown key(s) 'keys'"),
+        ('torch = "2.13.0"', 'torhc = "2.13.0"', "package_matrix[0]: unknown key(s) 'torhc'"),
+    ):
+        assert old in text, old
+        path = tmp_path / "neuron.toml"
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        with pytest.raises(backend_docs.BackendDocsError, match=re.escape(said)):
+            backend_docs.read_docs_file(path)
+    for name in backend_docs.DEFAULT_FILES.values():  # the shipped files are clean
+        backend_docs.read_docs_file(backend_docs.CONSTRAINTS_DIR / name)

@@ -9,13 +9,15 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
+import subprocess
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import torch
 
 from collector.backends.base import Backend, BackendUnavailable, OpRecorder, _redirected, measured, not_measured, top_ops
-from collector.facts import Fact, dist_version, known, read_text_file, run_command, version_tuple
+from collector.facts import Fact, dist_version, known, read_text_file, run_command, unknown, version_tuple
 
 # torch-neuronx versions of the native backend's 2.33 release (the package matrix's rows).
 NATIVE_NEURONX_FAMILIES = ("2.13.3.", "2.14.3.")
@@ -100,10 +102,16 @@ class NeuronBackend(Backend):
     def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:
         if backend_module is None:
             return None
-        return {
-            "device_name": known(backend_module.get_device_name(0), "torch.neuron.get_device_name(0)"),
-            "device_count": known(backend_module.device_count(), "torch.neuron.device_count() (logical NeuronCores)"),
+        facts = {
+            "device_name": _asked(lambda: backend_module.get_device_name(0), "torch.neuron.get_device_name(0)"),
+            "device_count": _asked(lambda: backend_module.device_count(), "torch.neuron.device_count() (logical NeuronCores)"),
+            "neuron_cores_used": _asked(lambda: _cores_used(backend_module), "torch.neuron.current_device() and device_count()"),
         }
+        header = neuron_ls_header()
+        facts["logical_nc_config"] = _logical_nc_config(header)
+        if isinstance(header, dict) and "instance-type" in header:
+            facts["instance_type_neuron_ls"] = known(header["instance-type"], "neuron-ls header instance-type")
+        return facts
 
     def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
         from collector import neuronenv
@@ -235,6 +243,49 @@ class NeuronBackend(Backend):
             yield result
         result["traces"] = [(p, p.suffix.lstrip(".") or "file") for p in sorted(out_dir.rglob("*")) if p.is_file()]
         result["top_ops"] = top_ops(prof)
+
+
+def _asked(read: Any, source: str) -> Fact:
+    """One device fact; a query that raises is recorded with the reason, the others still read."""
+    try:
+        return known(read(), source)
+    except Exception as exc:
+        return unknown(f"{source} failed: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def _cores_used(backend_module: Any) -> str:
+    """The cells run on torch.device('neuron'): one logical NeuronCore, the current device."""
+    return f"1 logical NeuronCore (neuron:{backend_module.current_device()}) of {backend_module.device_count()} visible"
+
+
+NEURON_LS_TIMEOUT_S = 15
+_HEADER = re.compile(r"^\s*(instance-type|instance-id|logical-neuroncore-config)\s*:\s*(\S+)", re.MULTILINE)
+
+
+def neuron_ls_header(argv: tuple[str, ...] = ("neuron-ls",)) -> dict[str, str] | str:
+    """The header neuron-ls prints (instance-type, instance-id, logical-neuroncore-config), or
+    why it could not be read. Plain text, since its JSON flag changed name in 2.34."""
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=NEURON_LS_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return f"{argv[0]} not found"
+    except subprocess.TimeoutExpired:
+        return f"{argv[0]} timed out after {NEURON_LS_TIMEOUT_S} s"
+    except OSError as exc:
+        return f"{argv[0]} could not be run: {exc.strerror or exc}"
+    found = dict(_HEADER.findall(done.stdout or ""))
+    if done.returncode != 0 or not found:
+        return f"{argv[0]} exited {done.returncode} without a header: {(done.stderr or done.stdout).strip()[:200]}"
+    return found
+
+
+def _logical_nc_config(header: dict[str, str] | str) -> Fact:
+    if isinstance(header, dict) and "logical-neuroncore-config" in header:
+        return known(header["logical-neuroncore-config"], "neuron-ls header logical-neuroncore-config")
+    set_here = os.environ.get("NEURON_LOGICAL_NC_CONFIG")
+    if set_here:
+        return known(set_here, "NEURON_LOGICAL_NC_CONFIG (as set for the run; neuron-ls did not say)")
+    return unknown(f"neuron-ls: {header}" if isinstance(header, str) else "neuron-ls printed no logical-neuroncore-config")
 
 
 def neuron_warnings(text: str) -> list[str]:

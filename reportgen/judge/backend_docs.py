@@ -10,6 +10,7 @@ evidence. The rules (``disposition``), views and summaries ask this module, neve
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,6 +33,26 @@ class Constraint:
 
 
 @dataclass(frozen=True)
+class Instances:
+    """The instance generations (the instance type's family without its variant letters:
+    trn2u.48xlarge is trn2) a release supports, with their names and the source."""
+
+    supported: tuple[str, ...]
+    names: dict[str, str]
+    source: str
+
+
+_INSTANCE_TYPE = re.compile(r"^([a-z]+[0-9]+)[a-z-]*\.[a-z0-9-]+$")
+
+
+def instance_generation(instance_type: str) -> str | None:
+    """'trn2' for trn2.48xlarge and trn2u.48xlarge, 'trn1' for trn1n.32xlarge; None for text
+    that is not an EC2 instance type (a DMI product name such as 'Standard PC')."""
+    found = _INSTANCE_TYPE.match(instance_type.strip().lower())
+    return found.group(1) if found else None
+
+
+@dataclass(frozen=True)
 class BackendDocs:
     target: str
     family: str
@@ -50,6 +71,22 @@ class BackendDocs:
     compile_fallback_setting: dict[str, str] | None = None  # {name, value} that keeps compile failures from running eager
     matrix_package: str = ""  # the package whose version picks the package matrix row
     device_resource: str = ""  # the Kubernetes extended resource a pod asks for (campaigns)
+    instances: Instances | None = None  # the instance generations the release supports; None: not checked
+    device_facts: tuple[str, ...] = ()  # environment.device facts a run should record (said when unknown)
+    file: str = ""  # the constraint file's name
+
+    def check_instance(self, instance_type: str | None, why_unknown: str) -> tuple[str, str] | None:
+        """("blocked" or "note", text) about the recorded instance type; None when it is supported."""
+        if self.instances is None:
+            return None
+        supported = ", ".join(f"{g} ({self.instances.names.get(g, g)})" for g in self.instances.supported)
+        generation = instance_generation(instance_type or "")
+        if generation is None:
+            shown = f"{instance_type!r} is not an instance type" if instance_type else f"unknown: {why_unknown}"
+            return "note", f"Instance type {shown}; {self.release} supports {supported} [{self.instances.source}]: this run's hardware generation is not known."
+        if generation in self.instances.supported:
+            return None
+        return "blocked", f"Instance type {instance_type} is {generation}, a generation {self.release} does not support (it supports {supported}) [{self.instances.source}]."
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -59,12 +96,74 @@ class BackendDocs:
         return f"{self.release}: {found.title} [{found.source}]" if found else self.release
 
 
+class BackendDocsError(ValueError):
+    """A constraint file that cannot be read as documented: the message names the file and key."""
+
+
+# Every key a constraint file may hold, per table: anything else (a typo such as
+# "required_version") is an error on load, never a silently applied default.
+TOP_KEYS = {
+    "target", "family", "release", "sources", "package_matrix", "wheels", "constraint", "adapter_note", "families",
+    "evidence_families", "version_keys", "required_versions", "hardware", "fallback_must_be_measured",
+    "compile_fallback_setting", "matrix_package", "device_resource", "instances", "device_facts",
+}
+REQUIRED_TOP = ("target", "family", "release")
+CONSTRAINT_KEYS = {"id", "title", "text", "applies_to", "source", "plan_rule"}
+PLAN_RULE_KEYS = {"key", "allowed"}
+WHEELS_KEYS = {"os", "note", "source"}
+INSTANCES_KEYS = {"supported", "names", "source"}
+SETTING_KEYS = {"name", "value"}
+
+
+def _check_keys(where: str, table: Any, allowed: set[str], required: tuple[str, ...] = ()) -> None:
+    if not isinstance(table, dict):
+        raise BackendDocsError(f"{where}: expected a table, found {type(table).__name__}")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise BackendDocsError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(sorted(allowed))}")
+    missing = [key for key in required if key not in table]
+    if missing:
+        raise BackendDocsError(f"{where}: missing key(s) {', '.join(map(repr, missing))}")
+
+
+def validate_docs_data(name: str, data: dict[str, Any]) -> None:
+    """Every table's keys against the ones this module reads (BackendDocsError otherwise)."""
+    _check_keys(name, data, TOP_KEYS, REQUIRED_TOP)
+    for index, constraint in enumerate(data.get("constraint", [])):
+        where = f"{name}: constraint[{index}]"
+        _check_keys(where, constraint, CONSTRAINT_KEYS, ("id", "title", "text", "applies_to", "source"))
+        for rule_index, rule in enumerate(constraint.get("plan_rule", [])):
+            _check_keys(f"{where}.plan_rule[{rule_index}]", rule, PLAN_RULE_KEYS, ("key", "allowed"))
+    if "wheels" in data:
+        _check_keys(f"{name}: wheels", data["wheels"], WHEELS_KEYS, ("os", "note", "source"))
+    if "instances" in data:
+        _check_keys(f"{name}: instances", data["instances"], INSTANCES_KEYS, ("supported", "source"))
+    if data.get("compile_fallback_setting") is not None:
+        _check_keys(f"{name}: compile_fallback_setting", data["compile_fallback_setting"], SETTING_KEYS, ("name", "value"))
+    matrix_key = data.get("matrix_package")
+    for index, row in enumerate(data.get("package_matrix", [])):
+        _check_keys(f"{name}: package_matrix[{index}]", row, {matrix_key or "", "torch", "python", "source"} - {""}, ("torch", "python", "source"))
+    for key in ("evidence_families", "version_keys", "required_versions", "device_facts"):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise BackendDocsError(f"{name}: {key}: expected a list of names")
+
+
+def read_docs_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BackendDocsError(f"{path.name}: cannot be read: {exc}") from None
+    validate_docs_data(path.name, data)
+    return data
+
+
 @lru_cache(maxsize=None)
 def load_backend_docs(target: str) -> BackendDocs:
     """The documented facts for a target name (neuron, cpu, cuda)."""
     if target not in DEFAULT_FILES:
         raise KeyError(f"no constraint file for target {target!r}; known: {', '.join(sorted(DEFAULT_FILES))}")
-    data = tomllib.loads((CONSTRAINTS_DIR / DEFAULT_FILES[target]).read_text(encoding="utf-8"))
+    data = read_docs_file(CONSTRAINTS_DIR / DEFAULT_FILES[target])
     return BackendDocs(
         target=data["target"],
         family=data["family"],
@@ -83,7 +182,16 @@ def load_backend_docs(target: str) -> BackendDocs:
         compile_fallback_setting=data.get("compile_fallback_setting"),
         matrix_package=data.get("matrix_package", ""),
         device_resource=data.get("device_resource", ""),
+        instances=_instances(data.get("instances")),
+        device_facts=tuple(data.get("device_facts", [])),
+        file=DEFAULT_FILES[target],
     )
+
+
+def _instances(table: dict[str, Any] | None) -> Instances | None:
+    if table is None:
+        return None
+    return Instances(tuple(table["supported"]), dict(table.get("names", {})), table["source"])
 
 
 def targets() -> tuple[str, ...]:

@@ -17,7 +17,8 @@ from operator import attrgetter
 from typing import Callable, Literal, Sequence
 
 from reportgen.model.annotations import Annotation
-from reportgen.judge.backend_docs import adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, version_keys
+from reportgen.judge.backend_docs import BackendDocs, adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, instance_generation, run_backend, version_keys
+from reportgen.contract import events as ev
 from reportgen.contract.events import PlannedCell
 from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, CellRecord, RunModel, shape_label
 
@@ -284,11 +285,16 @@ def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
     if family == "unknown":
         reasons.append(Reason("environment", "blocked", f"Backend family unknown: {run.environment.backend_family_reason}."))
     ran = docs_for_family(family)
-    for name in ran.required_versions if ran else ("torch",):
+    # What a run must record is the data of the backend it ran on, else of the one it was
+    # planned for: a neuron run whose family could not be decided is still held to Neuron's list.
+    about = run_backend(run.plan.target if run.plan else run.start.target, family)
+    for name in about.required_versions if about else ("torch",):
         fact = run.environment.versions.get(name)
         if fact is None or fact.value is None:
             why = fact.unknown_reason if fact else "not recorded"
             reasons.append(Reason("environment", "blocked", f"{name} version unknown: {why}."))
+    if about is not None:
+        reasons += _hardware_reasons(run.environment, about)
     if ran is not None and family in ran.evidence_families:
         versions = {k: v.value for k, v in run.environment.versions.items()}
         for problem in check_release_pairing(versions, ran):
@@ -296,6 +302,24 @@ def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
         os_name = versions.get("os_release") or ""
         if ran.wheels and ran.wheels["os"] not in os_name:
             reasons.append(Reason("release-matrix", "note", f"OS is {os_name or 'unknown'}; {ran.wheels['note']} [{ran.wheels['source']}]"))
+    return reasons
+
+
+def _hardware_reasons(env: ev.Environment, docs: BackendDocs) -> list[Reason]:
+    """The recorded instance type against the generations the release supports, and the
+    device facts its data asks for that the run could not read."""
+    reasons = []
+    instance = env.device.get("instance_type")
+    listed = env.device.get("instance_type_neuron_ls")  # what neuron-ls printed, where DMI said nothing usable
+    if listed is not None and listed.value and (instance is None or instance.value is None or instance_generation(instance.value) is None):
+        instance = listed
+    found = docs.check_instance(instance.value if instance else None, instance.unknown_reason or "" if instance else "not recorded")
+    if found is not None:
+        level, text = found
+        reasons.append(Reason("instance-generation", level, text))
+    unknown = [f"{name}: unknown: {fact.unknown_reason if fact else 'not recorded'}" for name in docs.device_facts if name != "instance_type" for fact in [env.device.get(name)] if fact is None or fact.value is None]
+    if unknown:
+        reasons.append(Reason("environment", "note", f"Device facts {docs.file} asks for were not read: {'; '.join(unknown)}."))
     return reasons
 
 
