@@ -275,3 +275,22 @@ def test_neuron_profiler_path_against_the_standin(standin: StandInNeuronx, tmp_p
     assert [t.path for t in profile.traces] == ["traces/b1-l16-contiguous-float32-eager/ntrace.pb"]
     assert (log.parent / profile.traces[0].path).read_bytes() == b"stand-in runtime trace"
     assert profile.top_ops, "the torch.profiler table of the profiled calls"
+
+
+def test_neuron_ls_header_is_read_or_its_absence_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from collector.backends import neuron
+
+    printed = "instance-type: trn2.48xlarge\ninstance-id: i-0abc\nlogical-neuroncore-config: 2\n+--------+\n| NEURON |\n"
+    header = neuron.neuron_ls_header((sys.executable, "-c", f"print({printed!r})"))
+    assert header == {"instance-type": "trn2.48xlarge", "instance-id": "i-0abc", "logical-neuroncore-config": "2"}
+    assert neuron._logical_nc_config(header) == {"value": "2", "source": "neuron-ls header logical-neuroncore-config"}
+    missing = neuron.neuron_ls_header(("no-such-neuron-ls-here",))
+    assert missing == "no-such-neuron-ls-here not found"
+    monkeypatch.delenv("NEURON_LOGICAL_NC_CONFIG", raising=False)
+    assert neuron._logical_nc_config(missing) == {"value": None, "unknown_reason": "neuron-ls: no-such-neuron-ls-here not found"}
+    monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", "1")
+    assert neuron._logical_nc_config(missing)["value"] == "1"
+    failed = neuron.neuron_ls_header((sys.executable, "-c", "import sys; sys.exit(3)"))
+    assert isinstance(failed, str) and "exited 3" in failed

@@ -43,6 +43,7 @@ Count = Annotated[int, Field(ge=0, le=INT64_MAX)]
 Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
 NonNegative = Annotated[float, Field(ge=0)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
 class Strict(BaseModel):
@@ -395,7 +396,7 @@ class Artifact(Envelope):
         "Absent: not hashed (logs before 1.2; content_unknown_reason says why otherwise).",
     )
     content_recipe: str | None = Field(None, description="The content hash's recipe, e.g. tensor-content-v1 (collector/content.py documents it).")
-    content_by_key: dict[str, str] | None = Field(
+    content_by_key: dict[str, Sha256] | None = Field(
         None, description="Inputs and reference outputs: the content sha256 of each input shape's tensors (key as in reference.shape). Absent: not hashed."
     )
     content_unknown_reason: str | None = Field(None, description="Why the content hash is absent, when the collector tried and failed.")
