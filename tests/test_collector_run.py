@@ -66,6 +66,20 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
     assert len(warm["b1-l16-contiguous-float32-compiled"].samples_s) == 5
     artifacts = {e.role for e in events if e.kind == "artifact"}
     assert {"weights", "inputs", "reference_output"} <= artifacts
+    # Weights and inputs by content, beside the file hash; the content hash is the saved tensors'.
+    import torch
+
+    from collector.content import content_sha256
+
+    saved = {e.role: e for e in events if e.kind == "artifact" and e.role in ("weights", "inputs")}
+    assert plan.weights_content_sha256 == saved["weights"].content_sha256 == content_sha256(torch.load(run_dir / "artifacts" / "weights.pt", weights_only=True))
+    inputs = torch.load(run_dir / "artifacts" / "inputs.pt", weights_only=True)
+    assert saved["inputs"].content_by_key == {key: content_sha256(value) for key, value in inputs.items()}
+    # Which code and data wrote the log.
+    provenance = events[0].provenance
+    assert provenance.collector_version != "0.1.0"
+    assert {f.role: f.path for f in provenance.files}["workload_module"].endswith("tiny_encoder.py")
+    assert all(f.sha256 for f in provenance.files)
     profiles = [e for e in events if e.kind == "profile"]
     assert profiles and all((run_dir / t.path).is_file() for p in profiles for t in p.traces)
     ops = {e.case: e for e in events if e.kind == "operators"}
