@@ -55,7 +55,7 @@ from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, show
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 
-STATE_FORMAT = 1
+STATE_FORMAT = 2  # 2: summaries carry code and data hashes; old logs judged by the layouts they measured
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
