@@ -87,7 +87,8 @@ def test_report_shows_provenance_and_diff_lists_code_and_data_changes(tmp_path: 
     result = CliRunner().invoke(main, ["report", str(a), "--out", str(tmp_path / "page")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "page" / "report.md").read_text(encoding="utf-8")
-    for text in ("| collector | collector 0.2.0 |", "| collector git commit | " + "1" * 40, "| workload module | sha256 " + "a" * 64, "weights content sha256 " + "c" * 64):
+    for text in ("| judged with | reportgen/judge/constraints/cpu.toml (sha256 ",
+                 "| collector | collector 0.2.0 |", "| collector git commit | " + "1" * 40, "| workload module | sha256 " + "a" * 64, "weights content sha256 " + "c" * 64):
         assert text in page, text
     data = json.loads(CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "json"]).output)
     assert sorted(data["code_and_data"]) == sorted([

@@ -194,6 +194,14 @@ def _instances(table: dict[str, Any] | None) -> Instances | None:
     return Instances(tuple(table["supported"]), dict(table.get("names", {})), table["source"])
 
 
+@lru_cache(maxsize=None)
+def docs_file_sha256(target: str) -> str:
+    """The sha256 of the constraint file a report of this target is judged with."""
+    import hashlib
+
+    return hashlib.sha256((CONSTRAINTS_DIR / DEFAULT_FILES[target]).read_bytes()).hexdigest()
+
+
 def targets() -> tuple[str, ...]:
     """Every target a constraint file describes, in DEFAULT_FILES order (the first target first)."""
     return tuple(DEFAULT_FILES)

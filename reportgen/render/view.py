@@ -27,6 +27,7 @@ from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
+from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
@@ -1244,6 +1245,9 @@ def _provenance(run: RunModel) -> list[Row]:
         Row("log file", os.path.basename(run.path), ""),
     ]
     rows += [Row(item.key, item.value, item.where) for item in code_and_data(run)]
+    judged_by = run_backend(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "unknown")
+    if judged_by is not None:
+        rows.append(Row("judged with", f"reportgen/judge/constraints/{judged_by.file} (sha256 {docs_file_sha256(judged_by.target)})", "this report"))
     if run.environment:
         rows += [Row(f"device {r.label}", r.value, r.source) for r in _fact_rows(run.environment.device)]
         rows += [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]
