@@ -207,6 +207,28 @@ def _weights(content: str | None, sha: str, path: str = "artifacts/weights.pt") 
     return change
 
 
+def test_references_identical_by_content_though_their_files_differ(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+
+    def reference(sha: str) -> Any:
+        def change(events: list[dict[str, Any]]) -> None:
+            found = next((e for e in events if e["kind"] == "artifact" and e["role"] == "reference_output"), None)
+            if found is None:
+                plan = next(e for e in events if e["kind"] == "plan")
+                found = {"schema_version": plan["schema_version"], "kind": "artifact", "role": "reference_output", "path": "artifacts/reference.pt", "bytes": 1, "time": plan["time"]}
+                events.insert(events.index(plan) + 1, found)
+                for seq, event in enumerate(events):
+                    event["seq"] = seq
+            matrix = next(e for e in events if e["kind"] == "plan")["matrix"]
+            found.update(sha256=sha, content_by_key={f"b{c['batch']}-l{c['length']}-{c['layout']}": "c" * 64 for c in matrix})
+        return change
+
+    _edit(base, reference("1" * 64))
+    _edit(cand, reference("2" * 64))
+    comparison = gather(base, cand)
+    assert all("identical by content (sha256)" in c.reference.text for c in comparison.cells), {c.reference.text for c in comparison.cells}
+
+
 def test_weights_content_decides_over_file_bytes(tmp_path: Path) -> None:
     base, cand = _pair(tmp_path, noise=0.01)
     _edit(base, _weights("c" * 64, "1" * 64))
