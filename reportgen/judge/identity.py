@@ -75,11 +75,15 @@ def same_weights(base: RunModel, cand: RunModel) -> Identity:
     if a.external or b.external:
         return Identity(False, FILE, f"different weights files: baseline sha256 {_short(a.file)}, candidate sha256 {_short(b.file)} ({lacking})")
     revision = base.plan.model_revision if base.plan else "not recorded"
+    files = (
+        f"the saved files differ in bytes (sha256 {_short(a.file)} and {_short(b.file)})"
+        if a.file and b.file
+        else f"no weights file hash on the {' and '.join(r for r, f in (('baseline', a.file), ('candidate', b.file)) if not f)}"
+    )
     return Identity(
         True, DECLARED,
-        f"weights identified by declaration only, not verified: {lacking} (written before content hashes), the saved files "
-        f"differ in bytes (sha256 {_short(a.file)} and {_short(b.file)}), and both plans declare model revision {revision!r}, "
-        "whose weights the workload builds from its seed",
+        f"weights identified by declaration only, not verified: {lacking} (written before content hashes), {files}, "
+        f"and both plans declare model revision {revision!r}, whose weights the workload builds from its seed",
     )
 
 
