@@ -116,6 +116,19 @@ def main() -> None:
 
     Run `reportgen COMMAND --help` for each command's options and exit codes.
     """
+    _check_backend_data()
+
+
+def _check_backend_data() -> None:
+    """A constraint file with an unknown or missing key stops every command with one line (exit 2)."""
+    from reportgen.judge.backend_docs import BackendDocsError, load_backend_docs, targets
+
+    try:
+        for target in targets():
+            load_backend_docs(target)
+    except BackendDocsError as exc:
+        click.echo(f"reportgen: constraint data: {exc}", err=True)
+        sys.exit(2)
 
 
 @main.command(help=VALIDATE_HELP)

@@ -322,3 +322,24 @@ def test_a_typo_in_a_constraint_file_is_an_error_not_a_default(tmp_path: Path) -
             backend_docs.read_docs_file(path)
     for name in backend_docs.DEFAULT_FILES.values():  # the shipped files are clean
         backend_docs.read_docs_file(backend_docs.CONSTRAINTS_DIR / name)
+
+
+def test_a_broken_constraint_file_stops_a_command_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.judge import backend_docs
+    from tests.conftest import FIXTURES
+
+    edited = tmp_path / "constraints"
+    shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
+    path = edited / backend_docs.DEFAULT_FILES["neuron"]
+    path.write_text(path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8")
+    monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
+    backend_docs.load_backend_docs.cache_clear()
+    try:
+        result = CliRunner().invoke(main, ["validate", str(FIXTURES / "synthetic_complete.jsonl")])
+    finally:
+        backend_docs.load_backend_docs.cache_clear()
+    assert result.exit_code == 2
+    assert result.output.strip() == f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'; allowed: " + ", ".join(sorted(backend_docs.TOP_KEYS))
