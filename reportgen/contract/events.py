@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
@@ -91,6 +91,19 @@ class TargetChoice(Strict):
     reason: str = Field(description="Why: what auto probed and found, or that the command line named it (and whether it overrode the plan's target).")
 
 
+class ScheduledTask(Strict):
+    """The campaign task that ran the collector, as the scheduler and the task script said."""
+
+    campaign: str = Field(description="Campaign name.")
+    campaign_id: str = Field(description="The campaign's id (its name and submission time); its ledger is _campaigns/<id>/ in the destination.")
+    environment: str | None = Field(None, description="The campaign environment's label (e.g. an SDK release and instance type).")
+    task_index: int | None = Field(None, ge=0, le=INT64_MAX, description="The task's index in the campaign.")
+    scheduler: str | None = Field(None, description="slurm or kubernetes.")
+    job_id: str | None = Field(None, description="The scheduler's job id (Slurm ARRAYJOB_TASK) or the Job's name.")
+    attempt: str | None = Field(None, description="s<submission>-r<restart>: the submission (1, +1 per resume) and the scheduler's retries of the index.")
+    node: str | None = Field(None, description="Host name of the node the task ran on.")
+
+
 class RunStart(Envelope):
     """First line of every log: who wrote it, for which workload, and whether it is real data."""
 
@@ -108,6 +121,9 @@ class RunStart(Envelope):
     origin_note: str | None = Field(None, description="Why a synthetic log exists.")
     target_choice: TargetChoice | None = Field(
         None, description="How --target was resolved (auto records what it found); absent: not recorded."
+    )
+    scheduled: ScheduledTask | None = Field(
+        None, description="The campaign task this run was (absent: not run by a campaign, or by a collector before schema 1.2)."
     )
 
 

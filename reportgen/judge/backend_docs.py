@@ -50,6 +50,8 @@ class BackendDocs:
     compile_fallback_setting: dict[str, str] | None = None  # {name, value} that keeps compile failures from running eager
     matrix_package: str = ""  # the package whose version picks the package matrix row
     device_resource: str = ""  # the Kubernetes extended resource a pod asks for (campaigns)
+    slurm_gres: str = ""  # the Slurm GRES name a task asks for with --gres=NAME:N (campaigns)
+    node_taint: str = ""  # the taint key device nodes commonly carry; campaign pods tolerate it
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -83,6 +85,8 @@ def load_backend_docs(target: str) -> BackendDocs:
         compile_fallback_setting=data.get("compile_fallback_setting"),
         matrix_package=data.get("matrix_package", ""),
         device_resource=data.get("device_resource", ""),
+        slurm_gres=data.get("slurm_gres", ""),
+        node_taint=data.get("node_taint", ""),
     )
 
 
@@ -145,6 +149,8 @@ def collector_rules() -> dict[str, Any]:
         rules[target] = {
             "release": docs.release,
             **({"device_resource": docs.device_resource} if docs.device_resource else {}),
+            **({"slurm_gres": docs.slurm_gres} if docs.slurm_gres else {}),
+            **({"node_taint": docs.node_taint} if docs.node_taint else {}),
             "constraints_file": f"reportgen/judge/constraints/{DEFAULT_FILES[target]}",
             "rules": [
                 {
