@@ -167,12 +167,3 @@ def submit(script: Path, options: tuple[str, ...] | list[str], env: dict[str, st
     if proc.returncode != 0:
         return 1, f"sbatch failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
     return 0, proc.stdout.strip().split(";")[0]
-
-
-def test_only(script: Path, options: tuple[str, ...] | list[str]) -> tuple[int, str]:
-    """`sbatch --test-only`: Slurm's own check of the script and options, nothing submitted."""
-    sbatch = shutil.which("sbatch")
-    if sbatch is None:
-        return 1, "sbatch is not on PATH"
-    proc = subprocess.run([sbatch, "--test-only", *options, str(script)], capture_output=True, text=True)
-    return proc.returncode, (proc.stderr.strip() or proc.stdout.strip())

@@ -280,3 +280,22 @@ scratch = "{tmp_path / 'scratch'}"
                               "--out", str(campaign.parent / "campaign.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming 1 task(s) not done (0), submission 2" in resumed.stdout and "--array=0 " in resumed.stdout
+
+
+def test_every_submission_passes_sbatch_test_only(cluster: SlurmCluster, tmp_path: Path) -> None:
+    """Slurm's own check of the wrapper and each submission's options (devices through GRES are
+    left out: the test node has no GRES, and Slurm rightly refuses them there)."""
+    from campaign import slurm
+    from campaign.spec import load_campaign
+
+    campaign = _campaign(tmp_path, str(tmp_path / "runs"), [("a", sys.executable), ("b", sys.executable)], repeats=2, extra="max_parallel = 3")
+    text = campaign.read_text().replace('name = "b"', 'name = "b"\ncpus = 1\nmemory = "100M"')
+    campaign.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "campaign", "submit", str(campaign), "--scheduler", "slurm", "--dry-run",
+                           "--out", str(tmp_path / "t.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    subs = slurm.submissions(load_campaign(campaign))
+    assert len(subs) == 2 and [s.options[0] for s in subs] == ["--array=0-1%2", "--array=2-3%1"]
+    for sub in subs:
+        checked = subprocess.run(["sbatch", "--test-only", *sub.options, str(tmp_path / "t.sbatch")], env=cluster.env, capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0 and "to start at" in checked.stderr, (sub.options, checked.stderr)
