@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -177,7 +178,7 @@ def _load_ledger(location: str) -> Ledger:
         read, names = _s3_access(f"{destination}/{LEDGER_DIR}/{campaign_id}")
     else:
         read, names = folder_access(Path(destination) / LEDGER_DIR / campaign_id)
-    return read_ledger(planned, read, names)
+    return read_ledger(planned, read, names, now=datetime.now(timezone.utc))
 
 
 def _s3_access(prefix: str) -> tuple[Any, Any]:

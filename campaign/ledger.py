@@ -122,9 +122,11 @@ def folder_access(root: Path) -> tuple[Reader, Lister]:
     return read, names
 
 
-def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datetime | None = None) -> Ledger:
-    """Join the planned tasks with every attempt record found under the ledger folder."""
-    now = now or datetime.now(timezone.utc)
+def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datetime | None) -> Ledger:
+    """Join the planned tasks with every attempt record found under the ledger folder.
+
+    ``now`` decides when a silent running attempt counts as lost: the clock for `status`;
+    None for a page that must depend only on the ledger (the newest time it records)."""
     deadline = int(planned.get("deadline_s") or 0)
     by_task: dict[int, list[Attempt]] = {}
     for name in names("tasks"):
@@ -133,6 +135,9 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
         attempt = _attempt(name, read(f"tasks/{name}"))
         if attempt is not None:
             by_task.setdefault(attempt.task, []).append(attempt)
+    if now is None:
+        stamps = (parse_time(stamp) for found in by_task.values() for a in found for stamp in (a.started, a.ended or ""))
+        now = max((s for s in stamps if s is not None), default=datetime(1970, 1, 1, tzinfo=timezone.utc))
     statuses = []
     for task in planned["tasks"]:
         index = int(task["task"])
@@ -174,7 +179,7 @@ def _state(attempts: list[Attempt], deadline_s: int, now: datetime) -> tuple[str
         return "planned", "no attempt has written a record"
     latest = attempts[-1]
     if latest.state == "running":
-        started = _parse_time(latest.started)
+        started = parse_time(latest.started)
         if deadline_s and started and now - started > timedelta(seconds=deadline_s + LOST_AFTER_EXTRA_S):
             return "lost", f"attempt {latest.attempt} started {latest.started} on {latest.node} and never finished"
         return "running", f"attempt {latest.attempt} on {latest.node} since {latest.started}"
@@ -185,7 +190,7 @@ def _state(attempts: list[Attempt], deadline_s: int, now: datetime) -> tuple[str
     return "failed", f"attempt {latest.attempt} exited {latest.exit_code}"
 
 
-def _parse_time(text: str) -> datetime | None:
+def parse_time(text: str) -> datetime | None:
     try:
         return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     except ValueError:

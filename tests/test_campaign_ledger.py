@@ -275,3 +275,59 @@ def test_a_requeued_attempt_keeps_the_first_attempts_log(tmp_path: Path) -> None
 def test_help_lists_subcommands() -> None:
     proc = subprocess.run([sys.executable, "-m", "campaign", "status", "--help"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0 and "--format" in proc.stdout
+
+
+# ---- the site shows every planned task ----------------------------------------------------------
+
+
+def _run(destination: Path, run_id: str, complete: bool = True) -> None:
+    events = logbuilder.complete_log() if complete else logbuilder.incomplete_log()
+    events[0] = {**events[0], "run_id": run_id}
+    folder = destination / run_id
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text(logbuilder.dumps(logbuilder.with_envelope(events)))
+
+
+def test_site_shows_planned_tasks_untested_and_attempts_superseded(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    destination = tmp_path / "runs"
+    folder = _ledger_of_five(destination)
+    _run(destination, "tiny-encoder-cpu-1")
+    _run(destination, "tiny-encoder-cpu-2a", complete=False)  # the attempt stopped at its time limit
+    _run(destination, "tiny-encoder-cpu-2b")  # the requeued attempt
+    out = tmp_path / "site"
+    result = build_site([destination], out)
+    assert result.runs == 3 and not result.warnings, result.warnings
+    index = (out / "index.html").read_text()
+    assert "5 planned task(s), 2 done, 3 untested" in index
+    assert "task 1 tiny_encoder/cpu/r2: the task failed" in index and "task 4 tiny_encoder/cpu/r5: never started" in index
+    (page,) = (out / "campaigns").glob("*/index.html")
+    html = page.read_text()
+    rows = html.split("<tr")[2:]  # after the header row
+    assert len(rows) == 5
+    assert "untested: the task failed" in rows[1] and "exited 3" in rows[1] and "no neuron device on this host" in rows[1]
+    assert "superseded by <code>tiny-encoder-cpu-2b</code>" in rows[2] and "done" in rows[2]
+    assert "untested: lost" in rows[3] and "untested: never started" in rows[4]
+    assert 'href="../../runs/' in rows[0]  # the done task links its run's page
+    # Rebuilt unchanged: the same bytes; a new record changes the page.
+    before = html
+    build_site([destination], out)
+    assert page.read_text() == before
+    _record(folder, 1, "s2-r0", "done", 0, ["tiny-encoder-cpu-1b"])
+    _run(destination, "tiny-encoder-cpu-1b")
+    build_site([destination], out)
+    assert "5 planned task(s), 3 done, 2 untested" in (out / "index.html").read_text()
+
+
+def test_a_bad_ledger_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    destination = tmp_path / "runs"
+    folder = _ledger_of_five(destination)
+    _run(destination, "tiny-encoder-cpu-1")
+    (folder / "tasks" / "task-0.s1-r0.json").write_text("[1, 2")
+    result = build_site([destination], tmp_path / "site")
+    assert result.runs == 1
+    assert any("campaign ledger not read" in w and "not a task record" in w for w in result.warnings), result.warnings
+    assert not (tmp_path / "site" / "campaigns").exists()
