@@ -276,6 +276,17 @@ scratch = "{tmp_path / 'scratch'}"
     slurm_out = _task_log(campaign, job, "1")
     assert "(s1-r0)" in slurm_out and "(s1-r1)" in slurm_out
 
+    # The site shows the task that failed before writing a log as untested, with its reason.
+    site = tmp_path / "site"
+    built = _reportgen("site", str(destination), "--out", str(site))
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.startswith("3 runs,"), built.stdout  # the aborted attempt, the requeued one, the ok one
+    index = (site / "index.html").read_text()
+    assert "3 planned task(s), 2 done, 1 untested" in index and "task 0 faulty/no-device/r1: the task failed" in index
+    (page,) = (site / "campaigns").glob("*/index.html")
+    html = page.read_text()
+    assert "exit 3" in html and "stand-in for a host without its device" in html and "superseded by" in html
+
     resumed = subprocess.run([sys.executable, "-m", "campaign", "resume", str(campaign), "--scheduler", "slurm", "--dry-run",
                               "--out", str(campaign.parent / "campaign.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
     assert resumed.returncode == 0, resumed.stderr
