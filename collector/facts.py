@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.metadata as metadata
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -65,3 +66,27 @@ def version_tuple(text: str) -> tuple[int, ...]:
             break
         parts.append(int(digits))
     return tuple(parts)
+
+
+# What a campaign's task script (campaign/task.sh) exports about the task it runs.
+_TASK_VARIABLES = {
+    "campaign": "MIGRATION_RECORD_CAMPAIGN",
+    "campaign_id": "MIGRATION_RECORD_CAMPAIGN_ID",
+    "environment": "MIGRATION_RECORD_ENVIRONMENT",
+    "task_index": "MIGRATION_RECORD_TASK_INDEX",
+    "scheduler": "MIGRATION_RECORD_SCHEDULER",
+    "job_id": "MIGRATION_RECORD_JOB_ID",
+    "attempt": "MIGRATION_RECORD_ATTEMPT",
+}
+
+
+def scheduled_task(environ: Any) -> dict[str, Any] | None:
+    """The campaign task running this collector, or None when no campaign started it. Values
+    are recorded as the task script set them (a bad task index is left out, not guessed)."""
+    if not environ.get("MIGRATION_RECORD_CAMPAIGN") or not environ.get("MIGRATION_RECORD_CAMPAIGN_ID"):
+        return None
+    task: dict[str, Any] = {key: environ.get(name) or None for key, name in _TASK_VARIABLES.items()}
+    index = task["task_index"]
+    task["task_index"] = int(index) if index is not None and index.isascii() and index.isdigit() and len(index) < 12 else None
+    task["node"] = socket.gethostname() or None
+    return task

@@ -19,7 +19,10 @@ from tests.conftest import REPO
 # Modules that must read every target-specific fact from an adapter or a constraint file.
 TARGET_FREE = [
     "collector/environment.py",
-    "collector/campaign.py",
+    "campaign/spec.py",
+    "campaign/slurm.py",
+    "campaign/kubernetes.py",
+    "campaign/task.sh",
     "reportgen/judge/disposition.py",
     "reportgen/judge/comparison.py",
     "reportgen/judge/nextstep.py",

@@ -1,9 +1,10 @@
-"""The campaign file (strict), the Slurm job-array script and the Kubernetes Indexed Job manifest.
+"""The campaign file (strict), the Slurm job array, the Kubernetes Indexed Jobs, the task script
+and the ledger.
 
-The script is run here with bash and a stand-in interpreter to check what each array index
-does; the Slurm cluster test (test_campaign_cluster.py) runs it under a real sbatch. The
-manifest is loaded through the official kubernetes client's model classes: no cluster is
-reachable here, so that is as far as it is checked.
+The task script (campaign/task.sh) is run here with bash and a stand-in interpreter to check
+what each array index does; the Slurm cluster test (test_campaign_cluster.py) runs it under a
+real sbatch. The manifest is loaded through the official kubernetes client's model classes: no
+cluster is reachable here, so that is as far as it is checked.
 """
 
 from __future__ import annotations
@@ -18,7 +19,21 @@ from typing import Any
 
 import pytest
 
-from collector.campaign import CampaignError, kubernetes_manifest, load_campaign, main, slurm_script
+from campaign import kubernetes, slurm
+from campaign.__main__ import main
+from campaign.spec import CampaignError, load_campaign
+from campaign.tasks import TaskFiles
+
+ID = "nightly-20261202T000000Z"
+
+
+def kubernetes_manifest(campaign: Any, campaign_id: str = ID) -> dict[str, Any]:
+    return kubernetes.manifest(campaign, campaign_id, {"tasks": []})
+
+
+def slurm_script(campaign: Any, logs: Path, name: str = "SCRIPT", campaign_id: str = ID) -> str:
+    files = TaskFiles.beside(logs.parent / name, campaign.name)
+    return slurm.wrapper(campaign, files, logs, campaign_id)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -118,23 +133,23 @@ def test_campaign_file_is_strict(tmp_path: Path, change: Any, message: str) -> N
 
 def test_cli_bad_campaign_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = -1"))
-    assert main([str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "x.sbatch")]) == 2
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "x.sbatch")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "campaign.repeats: must be at least 1" in err
     assert not (tmp_path / "x.sbatch").exists()
 
 
 def test_unreadable_or_unwritable_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([str(tmp_path / "missing.toml"), "--scheduler", "slurm", "--dry-run"]) == 2
+    assert main(["submit", str(tmp_path / "missing.toml"), "--scheduler", "slurm", "--dry-run"]) == 2
     assert "missing.toml: cannot read" in capsys.readouterr().err
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     blocker = tmp_path / "file"
     blocker.write_text("")
-    assert main([str(path), "--scheduler", "kubernetes", "--out", str(blocker / "jobs.json")]) == 1
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(blocker / "jobs.json")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("collector.campaign: cannot write") and err.count("\n") == 1
-    assert main([str(path), "--scheduler", "slurm", "--dry-run", "--out", str(blocker / "x.sbatch")]) == 1
-    assert "\ncollector.campaign: cannot write" in capsys.readouterr().err
+    assert err.startswith("campaign: cannot write") and err.count("\n") == 1
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(blocker / "x.sbatch")]) == 1
+    assert "\ncampaign: cannot write" in capsys.readouterr().err
 
 
 def test_scheduler_specific_requirements(tmp_path: Path) -> None:
@@ -160,6 +175,7 @@ FAKE_PYTHON = """\
 out=""; prev=""
 for arg in "$@"; do [ "$prev" = "--out" ] && out="$arg"; prev="$arg"; done
 printf '%s\\n' "$PWD" "$PYTHONPATH" "$@" > "{record}"
+env | grep '^MIGRATION_RECORD_' | sort >> "{record}"
 mkdir -p "$out/run-$SLURM_ARRAY_TASK_ID"
 echo '{{"partial": true}}' > "$out/run-$SLURM_ARRAY_TASK_ID/events.jsonl"
 exit {code}
@@ -193,7 +209,7 @@ scratch = "{tmp_path / 'scratch'}"
 """
     campaign = write(tmp_path, text)
     script = tmp_path / "unit.sbatch"
-    assert main([str(campaign), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
     return script, record, tmp_path / "shared" / "runs"
 
 
@@ -201,7 +217,7 @@ def test_slurm_script_headers_are_editable_sbatch_lines(tmp_path: Path) -> None:
     script, _, _ = _script_for(tmp_path, 0)
     text = script.read_text()
     headers = [line for line in text.splitlines() if line.startswith("#SBATCH")]
-    assert "#SBATCH --array=0-0" in headers and "#SBATCH --exclusive" in headers
+    assert "#SBATCH --array=0" in headers and "#SBATCH --exclusive" in headers
     assert "#SBATCH --partition=trn1" in headers and "#SBATCH --constraint=trn1.32xlarge" in headers
     assert f"#SBATCH --output={tmp_path}/unit-logs/%x-%A_%a.out" in headers
     # sbatch stops reading #SBATCH lines at the first command: all of them come first.
@@ -211,7 +227,12 @@ def test_slurm_script_headers_are_editable_sbatch_lines(tmp_path: Path) -> None:
     assert (tmp_path / "unit-logs").is_dir()
 
 
-@pytest.mark.parametrize("code", [0, 143])
+def _ledger(destination: Path) -> Path:
+    (folder,) = (destination / "_campaigns").iterdir()
+    return folder
+
+
+@pytest.mark.parametrize("code", [0, 3])
 def test_slurm_task_runs_collector_as_by_hand_and_moves_run(tmp_path: Path, code: int) -> None:
     script, record, destination = _script_for(tmp_path, code)
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "42"}
@@ -219,16 +240,28 @@ def test_slurm_task_runs_collector_as_by_hand_and_moves_run(tmp_path: Path, code
     assert proc.returncode == code, proc.stderr
     lines = record.read_text().splitlines()
     assert lines[0] == str(tmp_path) and lines[1].split(":")[0] == str(tmp_path)
-    scratch = tmp_path / "scratch" / "unit-42-0"
-    assert lines[2:] == [
+    ledger = _ledger(destination)
+    scratch = tmp_path / "scratch" / f"{ledger.name}-0-s1-r0"
+    assert [line for line in lines[2:] if not line.startswith("MIGRATION_RECORD_")] == [
         "-m", "collector", "--workload", str(tmp_path / "plans" / "enc oder.toml"), "--target", "cpu",
-        "--out", str(scratch), "--modes", "eager", "--only", f"b1-* $(touch {tmp_path}/pwned)",
+        "--out", str(scratch / "runs"), "--modes", "eager", "--only", f"b1-* $(touch {tmp_path}/pwned)",
     ]
     assert not (tmp_path / "pwned").exists()
     # A failed task's partial log is delivered like a complete one; the exit code tells Slurm.
     assert (destination / "run-0" / "events.jsonl").is_file()
-    assert not scratch.exists()
+    assert scratch.exists() == (code != 0)  # a failed task's scratch stays for a look
     assert f"collector exited {code}" in proc.stderr
+    # The ledger: the planned tasks, then this attempt's record and its own log.
+    planned = json.loads((ledger / "planned.json").read_text())
+    assert planned["campaign_id"] == ledger.name and [t["task"] for t in planned["tasks"]] == [0]
+    attempt = json.loads((ledger / "tasks" / "task-0.s1-r0.json").read_text())
+    assert attempt["state"] == ("done" if code == 0 else "failed") and attempt["exit_code"] == code
+    assert attempt["runs"] == ["run-0"] and attempt["job_id"] == "42_0" and attempt["ended"]
+    assert "collector exited" in (ledger / "tasks" / attempt["log"]).read_text()
+    # What the collector was told about its task (run_start.scheduled reads these).
+    told = dict(line.split("=", 1) for line in lines if line.startswith("MIGRATION_RECORD_"))
+    assert told["MIGRATION_RECORD_CAMPAIGN_ID"] == ledger.name and told["MIGRATION_RECORD_TASK_INDEX"] == "0"
+    assert told["MIGRATION_RECORD_ATTEMPT"] == "s1-r0" and told["MIGRATION_RECORD_SCHEDULER"] == "slurm"
 
 
 @pytest.mark.parametrize("upload", ["reportgen", "aws"])
@@ -242,7 +275,8 @@ def test_slurm_task_uploads_to_s3_then_cleans_scratch(tmp_path: Path, upload: st
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     uploader = bin_dir / ("aws" if upload == "aws" else "reportgen-python")
-    uploader.write_text(f"#!/bin/bash\nprintf '%s\\n' \"$@\" > {tmp_path}/upload-args\nexit {0 if upload_ok else 1}\n")
+    # Records each call on a line; fails (when told to) only for the run, not the ledger.
+    uploader.write_text(f"#!/bin/bash\necho \"$*\" >> {tmp_path}/upload-calls\ncase \"$*\" in *_campaigns*) exit 0;; esac\nexit {0 if upload_ok else 1}\n")
     uploader.chmod(0o755)
     text = f"""\
 [campaign]
@@ -264,27 +298,36 @@ scratch = "{tmp_path / 'scratch'}"
 collector_root = "{tmp_path}"
 """
     script = tmp_path / "up.sbatch"
-    assert main([str(write(tmp_path, text)), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    assert main(["submit", str(write(tmp_path, text)), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
     env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "7", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
-    run = tmp_path / "scratch" / "up-7-0" / "run-0"
-    called = (tmp_path / "upload-args").read_text().splitlines()
+    campaign_id = json.loads((tmp_path / "up.planned.json").read_text())["campaign_id"]
+    scratch = tmp_path / "scratch" / f"{campaign_id}-0-s1-r0"
+    run = scratch / "runs" / "run-0"
+    calls = (tmp_path / "upload-calls").read_text().splitlines()
+    ledger = f"s3://fleet-runs/nightly/_campaigns/{campaign_id}"
     if upload == "aws":
-        assert called == ["s3", "cp", "--recursive", "--only-show-errors", str(run), "s3://fleet-runs/nightly/run-0/"]
+        assert calls[2] == f"s3 cp --recursive --only-show-errors {run} s3://fleet-runs/nightly/run-0/"
+        assert calls[0] == f"s3 cp --recursive --only-show-errors {scratch}/plan {ledger}/"
     else:
-        assert called == ["-m", "reportgen", "publish", str(run), "s3://fleet-runs/nightly/run-0"]
+        assert calls[2] == f"-m reportgen publish {run} s3://fleet-runs/nightly/run-0"
+        assert calls[0] == f"-m reportgen publish {scratch}/plan {ledger}"
+    # The planned tasks, the running record, the run, then the final record with the log.
+    assert len(calls) == 4 and calls[1].endswith(f"{ledger}/tasks" + ("/" if upload == "aws" else "")) and calls[3] == calls[1]
     if upload_ok:
         assert proc.returncode == 0, proc.stderr
-        assert not (tmp_path / "scratch" / "up-7-0").exists()
+        assert not scratch.exists()
     else:
-        assert proc.returncode == 1 and "failed (left in place)" in proc.stderr
+        assert proc.returncode == 1 and "(left in place)" in proc.stderr
         assert (run / "events.jsonl").is_file()
+        record = json.loads((scratch / "ledger" / "task-0.s1-r0.json").read_text())
+        assert record["state"] == "failed" and record["runs"] == []
 
 
 def test_slurm_submit_without_sbatch_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert main([str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 1
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 1
     assert "sbatch is not on PATH" in capsys.readouterr().err
     assert (tmp_path / "n.sbatch").is_file()
 
@@ -297,10 +340,18 @@ def test_slurm_submit_prints_job_and_how_to_follow(tmp_path: Path, monkeypatch: 
     sbatch.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
-    assert main([str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
     out = capsys.readouterr().out
-    assert "submitted job 4242 (all 8 tasks)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
+    assert "submitted job 4242 (sdk-2.33: tasks 0-3)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
+    assert "python -m campaign status" in out
+    # The last call: the CUDA environment declares 2 devices, asked for through GRES, no whole node.
+    assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", "--array=4-7", "--gres=gpu:2", str(tmp_path / "n.sbatch")]
+    one_group = BASE.format(destination="s3://fleet-runs/nightly").replace("devices = 2\n", "")
+    (tmp_path / "sbatch-args").unlink()
+    assert main(["submit", str(write(tmp_path, one_group)), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
+    # One group of resources: the script's header holds them, sbatch gets the script alone.
     assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", str(tmp_path / "n.sbatch")]
+    assert "submitted job 4242 (sdk-2.33, cuda-baseline: tasks 0-7)" in capsys.readouterr().out
 
 
 def test_environments_with_own_partition_are_submitted_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -315,15 +366,19 @@ def test_environments_with_own_partition_are_submitted_apart(tmp_path: Path, mon
     text = text.replace("repeats = 2", "repeats = 2\nmax_parallel = 3")
     path = write(tmp_path, text)
     script = tmp_path / "n.sbatch"
-    assert main([str(path), "--scheduler", "slurm", "--out", str(script)]) == 0
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(script)]) == 0
     calls = (tmp_path / "sbatch-calls").read_text().splitlines()
+    # max_parallel = 3 holds for the campaign: the two submissions share it (2 + 1).
     assert calls == [
-        f"--parsable --array=0-3%3 --partition=trn1 --constraint=trn1.2xlarge {script}",
-        f"--parsable --array=4-7%3 --partition=g5 {script}",
+        f"--parsable --array=0-3%2 --exclusive --partition=trn1 --constraint=trn1.2xlarge {script}",
+        f"--parsable --array=4-7%1 --gres=gpu:2 --partition=g5 {script}",
     ]
     out = capsys.readouterr().out
-    assert "submitted job 4243 (sdk-2.33, tasks 0-3)" in out and "squeue -j 4243,4244" in out
-    assert "# Submit cuda-baseline, tasks 4-7: sbatch --array=4-7%3 --partition=g5 n.sbatch" in script.read_text()
+    assert "submitted job 4243 (sdk-2.33: tasks 0-3)" in out and "squeue -j 4243,4244" in out
+    assert "# Submit cuda-baseline: tasks 4-7: sbatch --array=4-7%1 --gres=gpu:2 --partition=g5 n.sbatch" in script.read_text()
+    too_few = text.replace("max_parallel = 3", "max_parallel = 1")
+    with pytest.raises(CampaignError, match="max_parallel: 1 is fewer than the 2 separate Slurm submissions"):
+        slurm.submissions(load_campaign(write(tmp_path, too_few)))
     bad = text.replace('"--partition=g5"', '"--array=0-1"')
     with pytest.raises(CampaignError, match="not --array"):
         load_campaign(write(tmp_path, bad))
@@ -362,15 +417,21 @@ def _check_model(data: Any, type_name: str, where: str) -> None:
 
 def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import kubernetes.client as k8s  # the test extra installs it
-    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly") + '\n[kubernetes]\nnamespace = "migration"\nservice_account = "runs-writer"\n')
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2\nmax_parallel = 3")
+                 + '\n[kubernetes]\nnamespace = "migration"\nservice_account = "runs-writer"\ngrace_period_s = 90\n')
     out = tmp_path / "jobs.json"
-    assert main([str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
     assert f"kubectl apply -f {out}" in capsys.readouterr().out
     manifest = json.loads(out.read_text())
     assert manifest["apiVersion"] == "v1" and manifest["kind"] == "List"
-    jobs = manifest["items"]
+    config, *jobs = manifest["items"]
+    _check_model(config, "V1ConfigMap", "config")
+    # The task script the pods run is the real file, byte for byte; each Job has its task list.
+    assert config["data"]["task.sh"] == (REPO / "campaign" / "task.sh").read_text()
+    assert json.loads(config["data"]["planned.json"])["campaign_id"] == json.loads((tmp_path / "nightly.planned.json").read_text())["campaign_id"]
     assert len(jobs) == 2  # one Job per environment: a pod template has one image
     api = k8s.ApiClient()
+    parallel = []
     for job, env, resource, count in zip(jobs, ("sdk-2.33", "cuda-baseline"), ("aws.amazon.com/neuron", "nvidia.com/gpu"), ("1", "2")):
         _check_model(job, "V1Job", "job")
         model = api._ApiClient__deserialize(job, "V1Job")  # the client's own loader
@@ -378,27 +439,50 @@ def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys:
         assert api.sanitize_for_serialization(model) == job  # nothing dropped or renamed
         spec = model.spec
         assert spec.completion_mode == "Indexed" and spec.completions == 4 and spec.backoff_limit_per_index == 0
+        parallel.append(spec.parallelism)
         pod = spec.template.spec
         assert pod.restart_policy == "Never" and pod.service_account_name == "runs-writer"
+        assert pod.termination_grace_period_seconds == 90 and pod.active_deadline_seconds == 7200
+        assert spec.active_deadline_seconds >= 7200 + 90
+        assert pod.tolerations[0].key == resource and pod.tolerations[0].effect == "NoSchedule"
         container = pod.containers[0]
         assert container.resources.limits == {resource: count} and container.resources.requests == {resource: count}
         assert model.metadata.namespace == "migration" and model.metadata.labels["migration-record/environment"] == env
         assert pod.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution[0].topology_key == "kubernetes.io/hostname"
-        script = container.command[2]
-        assert 'JOB_COMPLETION_INDEX' in script and "--target " + ("neuron" if resource.startswith("aws") else "cuda") in script
-        assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
+        assert container.command[:2] == ["/bin/bash", "/etc/migration-record/campaign/task.sh"]
+        tasks = config["data"][container.command[2].rsplit("/", 1)[1]].splitlines()
+        assert [line.split("\t")[0] for line in tasks] == ["0", "1", "2", "3"]
+        assert all(f" {env} " + ("neuron" if resource.startswith("aws") else "cuda") + " " in line for line in tasks)
+        names = {e.name: e for e in container.env}
+        assert names["MIGRATION_RECORD_RESTART"].value_from.field_ref.field_path == "metadata.annotations['batch.kubernetes.io/job-index-failure-count']"
+    assert sum(parallel) <= 3  # max_parallel limits the campaign, not each Job
     assert jobs[0]["spec"]["template"]["spec"]["nodeSelector"] == {"node.kubernetes.io/instance-type": "trn1.32xlarge"}
+    # A new submission of the same file gets new names: applying it never collides.
+    again = kubernetes_manifest(load_campaign(path), "nightly-20261203T000000Z")
+    assert {j["metadata"]["name"] for j in again["items"]}.isdisjoint({j["metadata"]["name"] for j in manifest["items"]})
 
 
 def test_kubernetes_folder_destination_mounts_a_claim(tmp_path: Path) -> None:
     text = BASE.format(destination="/runs").replace('target = "cuda"', 'target = "cpu"') + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n'
     manifest = kubernetes_manifest(load_campaign(write(tmp_path, text)))
-    cpu_job = manifest["items"][1]
+    cpu_job = manifest["items"][2]
     _check_model(cpu_job, "V1Job", "job")
     pod = cpu_job["spec"]["template"]["spec"]
-    assert pod["volumes"] == [{"name": "runs", "persistentVolumeClaim": {"claimName": "fsx-runs"}}]
-    assert pod["containers"][0]["volumeMounts"] == [{"name": "runs", "mountPath": "/runs"}]
-    assert "resources" not in pod["containers"][0]  # a cpu task asks for no device
+    assert pod["volumes"][1] == {"name": "runs", "persistentVolumeClaim": {"claimName": "fsx-runs"}}
+    assert pod["containers"][0]["volumeMounts"][1] == {"name": "runs", "mountPath": "/runs"}
+    assert "resources" not in pod["containers"][0] and "tolerations" not in pod  # a cpu task asks for no device
+
+
+def test_task_script_passes_shellcheck() -> None:
+    """The task script is a real file, checked as one (CI installs shellcheck)."""
+    import shutil
+
+    if shutil.which("shellcheck") is None:
+        if os.environ.get("CI"):
+            pytest.fail("shellcheck is not installed; .ci/run installs it")
+        pytest.skip("shellcheck not installed (apt-get install shellcheck)")
+    proc = subprocess.run(["shellcheck", "--severity=style", str(REPO / "campaign" / "task.sh")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
 
 
 def test_model_check_rejects_a_misspelt_field() -> None:
@@ -408,34 +492,48 @@ def test_model_check_rejects_a_misspelt_field() -> None:
 
 def test_list_prints_each_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
-    assert main([str(path), "--scheduler", "slurm", "--list"]) == 0
+    assert main(["submit", str(path), "--scheduler", "slurm", "--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "0\ttiny_encoder/sdk-2.33/r1" and lines[-1] == "7\tminilm/cuda-baseline/r2" and len(lines) == 8
     assert not list(tmp_path.glob("*.sbatch"))
 
 
-def test_collector_imports_only_stdlib_and_torch() -> None:
-    """The campaign command lives in the collector, which stays standard library plus torch
-    (workloads may need their model's packages)."""
+def _imports_outside(folder: Path, allowed: set[str], module_level_only: bool = False) -> dict[str, list[str]]:
     import ast
 
-    allowed = set(sys.stdlib_module_names) | {"torch", "torch_neuronx", "collector", "__future__"}
-    found = {}
-    for path in sorted((REPO / "collector").rglob("*.py")):
-        if "workloads" in path.relative_to(REPO / "collector").parts:
+    found: dict[str, list[str]] = {}
+    for path in sorted(folder.rglob("*.py")):
+        if "workloads" in path.relative_to(folder).parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        for node in (tree.body if module_level_only else ast.walk(tree)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
             for name in names:
                 if name.split(".")[0] not in allowed:
                     found.setdefault(path.name, []).append(name)
-    assert found == {}
+    return found
+
+
+def test_collector_imports_only_stdlib_and_torch() -> None:
+    """collector/ is what runs on the device: standard library plus torch (workloads may need
+    their model's packages). Campaigns live beside it, in campaign/."""
+    assert _imports_outside(REPO / "collector", set(sys.stdlib_module_names) | {"torch", "torch_neuronx", "collector", "__future__"}) == {}
+    assert not (REPO / "collector" / "campaign.py").exists()
+
+
+def test_campaign_imports_only_stdlib_at_load() -> None:
+    """The campaign command runs on a login node with the standard library (reading an s3://
+    ledger loads reportgen's store inside the function that needs it)."""
+    allowed = set(sys.stdlib_module_names) | {"campaign", "collector", "__future__"}
+    assert _imports_outside(REPO / "campaign", allowed, module_level_only=True) == {}
 
 
 def test_help_teaches(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "collector.campaign", "--help"], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "campaign", "--help"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0
-    assert "--scheduler" in proc.stdout and "--dry-run" in proc.stdout and "exit codes" in proc.stdout
+    assert "submit" in proc.stdout and "status" in proc.stdout and "resume" in proc.stdout and "exit codes" in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "campaign", "submit", "--help"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0 and "--scheduler" in proc.stdout and "--dry-run" in proc.stdout
 
 
 # ---- the worked example in docs/campaigns.md ----------------------------------------------
@@ -447,10 +545,14 @@ EXAMPLE = REPO / "docs" / "campaign-example.toml"
 def example_outputs() -> dict[str, str]:
     """What the docs show for each marked block: the file, the script and the manifest."""
     campaign = load_campaign(EXAMPLE)
+    # As written on a login node whose checkout is /fsx/migration-record, into /fsx/campaigns.
+    campaign.slurm.collector_root = campaign.slurm.collector_root or "/fsx/migration-record"
+    jobs = kubernetes_manifest(campaign)["items"][1:]  # the ConfigMap carries task.sh itself
     return {
         "docs/campaign-example.toml": EXAMPLE.read_text(),
         "slurm": slurm_script(campaign, Path("/fsx/campaigns/nightly-logs"), "nightly.sbatch"),
-        "kubernetes": json.dumps(kubernetes_manifest(campaign), indent=2) + "\n",
+        "slurm-tasks": slurm.tasks_lines(campaign),
+        "kubernetes": json.dumps(jobs[0], indent=2) + "\n",
     }
 
 
@@ -470,9 +572,7 @@ def test_docs_worked_example_is_what_the_command_writes() -> None:
     assert sorted(blocks) == sorted(expected)
     for name, text in expected.items():
         assert blocks[name] == text, f"docs/campaigns.md block {name!r} is not what the command writes"
-    manifest = json.loads(expected["kubernetes"])
-    for job in manifest["items"]:
-        _check_model(job, "V1Job", "example job")
+    _check_model(json.loads(expected["kubernetes"]), "V1Job", "example job")
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ scratch = "{folder / 'scratch'}"
 
 def _submit(cluster: SlurmCluster, campaign: Path, env: dict[str, str]) -> tuple[str, str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "collector.campaign", str(campaign), "--scheduler", "slurm", "--out", str(campaign.parent / "campaign.sbatch")],
+        [sys.executable, "-m", "campaign", "submit", str(campaign), "--scheduler", "slurm", "--out", str(campaign.parent / "campaign.sbatch")],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
@@ -127,9 +127,10 @@ def test_slurm_campaign_runs_array_and_site_builds(cluster: SlurmCluster, tmp_pa
         assert tasks[t]["JobState"] == "COMPLETED", logs[t]
     assert "collector exited 143" in logs["0"]
 
-    runs = sorted(p for p in destination.iterdir())
+    runs = sorted(p for p in destination.iterdir() if p.name != "_campaigns")
     assert len(runs) == 3 and all((p / "events.jsonl").is_file() for p in runs), runs
-    assert not any((tmp_path / "scratch").iterdir()), "task scratch folders are cleaned up"
+    # A complete task cleans its scratch; the failed one keeps its own for a look.
+    assert len(list((tmp_path / "scratch").iterdir())) == 1, "complete tasks' scratch folders are cleaned up"
 
     site = tmp_path / "site"
     built = _reportgen("site", str(destination), "--out", str(site))
@@ -158,8 +159,11 @@ def test_slurm_campaign_into_s3_then_site_and_publish(cluster: SlurmCluster, s3:
         assert fields["JobState"] == "COMPLETED", _task_log(campaign, job, t)
     keys = [o["Key"] for o in client.list_objects_v2(Bucket="fleet", Prefix="nightly/")["Contents"]]
     logs = sorted(k for k in keys if k.endswith("/events.jsonl"))
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket="fleet", Prefix="nightly/")["Contents"]]
     assert len(logs) == 2, keys
     assert not any((tmp_path / "scratch").iterdir()), "uploaded runs are removed from the node"
+    ledger = sorted(k for k in keys if "/_campaigns/" in k)
+    assert sum(k.endswith("/planned.json") for k in ledger) == 1 and sum(k.endswith(".log") for k in ledger) == 2, ledger
 
     site = tmp_path / "site"
 
@@ -193,3 +197,116 @@ def test_slurm_campaign_into_s3_then_site_and_publish(cluster: SlurmCluster, s3:
     out, gets = build()
     assert "2 fetched from object storage" in out, out
     assert sorted(g.split()[1] for g in gets) == sorted([f"/fleet/{logs[0]}", f"/fleet/{run_prefix}/annotations.toml"])
+
+
+FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
+
+
+def test_slurm_campaign_ledger_fail_time_limit_requeue_resume(cluster: SlurmCluster, tmp_path: Path) -> None:
+    """Three tasks: one fails before it writes a log (exit 3), one outlives its time limit and is
+    requeued, one succeeds. The ledger says exactly that; every attempt's log and run is kept;
+    resume then submits only what is not done."""
+    no_device = tmp_path / "python-no-device"
+    no_device.write_text("#!/bin/bash\necho 'collector: --target cpu: stand-in for a host without its device' >&2\nexit 3\n")
+    no_device.chmod(0o755)
+    slow_first = tmp_path / "python-slow-first"
+    # The first attempt hangs in a cell until Slurm's stop signal; the requeued one runs normally.
+    slow_first.write_text(f"#!/bin/bash\n[ \"${{SLURM_RESTART_COUNT:-0}}\" = 0 ] && export FAULTY=hang@1\nexec {sys.executable} \"$@\"\n")
+    slow_first.chmod(0o755)
+    destination = tmp_path / "shared" / "runs"
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(f"""\
+[campaign]
+name = "slurm-test"
+destination = "{destination}"
+
+[[workload]]
+plan = "{FAULTY}"
+args = ["--modes", "eager", "--warm", "2", "--cold", "off"]
+
+[[environment]]
+name = "no-device"
+target = "cpu"
+python = "{no_device}"
+
+[[environment]]
+name = "time-limit"
+target = "cpu"
+python = "{slow_first}"
+
+[[environment]]
+name = "ok"
+target = "cpu"
+python = "{sys.executable}"
+
+[slurm]
+time = "00:03:00"
+stop_lead_s = 60
+collector_root = "{REPO}"
+scratch = "{tmp_path / 'scratch'}"
+""")
+    job, _ = _submit(cluster, campaign, cluster.env)
+    tasks = cluster.wait_for_job(job, TASK_TIMEOUT_S)
+    assert tasks["0"]["ExitCode"].startswith("3:") and tasks["2"]["JobState"] == "COMPLETED", tasks
+    assert tasks["1"]["ExitCode"].startswith("143:"), (tasks["1"], _task_log(campaign, job, "1"))
+    cluster.run("scontrol", "requeue", f"{job}_1")
+    tasks = cluster.wait_for_job(job, TASK_TIMEOUT_S)
+    assert tasks["1"]["JobState"] == "COMPLETED", _task_log(campaign, job, "1")
+
+    planned = campaign.parent / "slurm-test.planned.json"
+    status = subprocess.run([sys.executable, "-m", "campaign", "status", str(planned), "--format", "json"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert status.returncode == 1, status.stderr  # one task is not done
+    ledger = json.loads(status.stdout)
+    states = {t["task"]: t["state"] for t in ledger["tasks"]}
+    assert states == {0: "failed", 1: "done", 2: "done"}, ledger
+    failed = ledger["tasks"][0]
+    assert failed["exit_code"] == 3 and any("stand-in for a host without its device" in line for line in failed["attempts"][-1]["tail"])
+    requeued = ledger["tasks"][1]["attempts"]
+    assert [(a["attempt"], a["state"], a["exit_code"]) for a in requeued] == [("s1-r0", "stopped", 143), ("s1-r1", "done", 0)]
+    # Every attempt's run is in the destination: the aborted one and the complete one.
+    runs = {a["runs"][0] for a in requeued}
+    assert len(runs) == 2 and all((destination / r / "events.jsonl").is_file() for r in runs)
+    aborted = (destination / requeued[0]["runs"][0] / "events.jsonl").read_text()
+    assert '"status": "aborted"' in aborted
+    first = json.loads(aborted.splitlines()[0])
+    assert first["scheduled"]["attempt"] == "s1-r0" and first["scheduled"]["task_index"] == 1 and first["scheduled"]["job_id"] == f"{job}_1"
+    logs = sorted(p.name for p in (destination / "_campaigns" / ledger["campaign_id"] / "tasks").glob("*.log"))
+    assert logs == ["task-0.s1-r0.log", "task-1.s1-r0.log", "task-1.s1-r1.log", "task-2.s1-r0.log"]
+    # Slurm's own output file was appended to by the requeued attempt, not overwritten.
+    slurm_out = _task_log(campaign, job, "1")
+    assert "(s1-r0)" in slurm_out and "(s1-r1)" in slurm_out
+
+    # The site shows the task that failed before writing a log as untested, with its reason.
+    site = tmp_path / "site"
+    built = _reportgen("site", str(destination), "--out", str(site))
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.startswith("3 runs,"), built.stdout  # the aborted attempt, the requeued one, the ok one
+    index = (site / "index.html").read_text()
+    assert "3 planned task(s), 2 done, 1 untested" in index and "task 0 faulty/no-device/r1: the task failed" in index
+    (page,) = (site / "campaigns").glob("*/index.html")
+    html = page.read_text()
+    assert "exit 3" in html and "stand-in for a host without its device" in html and "superseded by" in html
+
+    resumed = subprocess.run([sys.executable, "-m", "campaign", "resume", str(campaign), "--scheduler", "slurm", "--dry-run",
+                              "--out", str(campaign.parent / "campaign.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming 1 task(s) not done (0), submission 2" in resumed.stdout and "--array=0 " in resumed.stdout
+
+
+def test_every_submission_passes_sbatch_test_only(cluster: SlurmCluster, tmp_path: Path) -> None:
+    """Slurm's own check of the wrapper and each submission's options (devices through GRES are
+    left out: the test node has no GRES, and Slurm rightly refuses them there)."""
+    from campaign import slurm
+    from campaign.spec import load_campaign
+
+    campaign = _campaign(tmp_path, str(tmp_path / "runs"), [("a", sys.executable), ("b", sys.executable)], repeats=2, extra="max_parallel = 3")
+    text = campaign.read_text().replace('name = "b"', 'name = "b"\ncpus = 1\nmemory = "100M"')
+    campaign.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "campaign", "submit", str(campaign), "--scheduler", "slurm", "--dry-run",
+                           "--out", str(tmp_path / "t.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    subs = slurm.submissions(load_campaign(campaign))
+    assert len(subs) == 2 and [s.options[0] for s in subs] == ["--array=0-1%2", "--array=2-3%1"]
+    for sub in subs:
+        checked = subprocess.run(["sbatch", "--test-only", *sub.options, str(tmp_path / "t.sbatch")], env=cluster.env, capture_output=True, text=True, timeout=60)
+        assert checked.returncode == 0 and "to start at" in checked.stderr, (sub.options, checked.stderr)

@@ -12,6 +12,7 @@ import torch
 from collector import __version__, training
 from collector.content import RECIPE, ContentHashError, content_by_key, content_sha256
 from collector.environment import read_environment
+from collector.facts import scheduled_task
 from collector.eventlog import EventLog, utc_now
 from collector.planschema import TARGET_RULES_PATH
 from collector.provenance import provenance
@@ -34,6 +35,7 @@ def start(run: Run) -> None:
         origin="measured",
         target_choice=run.options.target_choice,
         provenance=provenance(_files_read(run)),
+        scheduled=scheduled_task(os.environ),
     )
     run.log.write(
         "environment",

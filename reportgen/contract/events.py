@@ -114,6 +114,17 @@ class Provenance(Strict):
     git_commit: Fact = Field(description="The collector checkout's commit, or why it is unknown (no git, no .git).")
     git_dirty: Fact = Field(description="'true' when tracked files differed from that commit, 'false' when not, or why unknown.")
     files: list[ProvenanceFile] = Field(default_factory=list, description="Every plan, workload module and constraint or backend data file the run read.")
+class ScheduledTask(Strict):
+    """The campaign task that ran the collector, as the scheduler and the task script said."""
+
+    campaign: str = Field(description="Campaign name.")
+    campaign_id: str = Field(description="The campaign's id (its name and submission time); its ledger is _campaigns/<id>/ in the destination.")
+    environment: str | None = Field(None, description="The campaign environment's label (e.g. an SDK release and instance type).")
+    task_index: int | None = Field(None, ge=0, le=INT64_MAX, description="The task's index in the campaign.")
+    scheduler: str | None = Field(None, description="slurm or kubernetes.")
+    job_id: str | None = Field(None, description="The scheduler's job id (Slurm ARRAYJOB_TASK) or the Job's name.")
+    attempt: str | None = Field(None, description="s<submission>-r<restart>: the submission (1, +1 per resume) and the scheduler's retries of the index.")
+    node: str | None = Field(None, description="Host name of the node the task ran on.")
 
 
 class RunStart(Envelope):
@@ -136,6 +147,9 @@ class RunStart(Envelope):
     )
     provenance: Provenance | None = Field(
         None, description="The collector's version and git state and the sha256 of the files the run read; absent: not recorded (logs before 1.2)."
+    )
+    scheduled: ScheduledTask | None = Field(
+        None, description="The campaign task this run was (absent: not run by a campaign, or by a collector before schema 1.2)."
     )
 
 

@@ -87,6 +87,8 @@ class BackendDocs:
         if generation in self.instances.supported:
             return None
         return "blocked", f"Instance type {instance_type} is {generation}, a generation {self.release} does not support (it supports {supported}) [{self.instances.source}]."
+    slurm_gres: str = ""  # the Slurm GRES name a task asks for with --gres=NAME:N (campaigns)
+    node_taint: str = ""  # the taint key device nodes commonly carry; campaign pods tolerate it
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -105,7 +107,7 @@ class BackendDocsError(ValueError):
 TOP_KEYS = {
     "target", "family", "release", "sources", "package_matrix", "wheels", "constraint", "adapter_note", "families",
     "evidence_families", "version_keys", "required_versions", "hardware", "fallback_must_be_measured",
-    "compile_fallback_setting", "matrix_package", "device_resource", "instances", "device_facts",
+    "compile_fallback_setting", "matrix_package", "device_resource", "slurm_gres", "node_taint", "instances", "device_facts",
 }
 REQUIRED_TOP = ("target", "family", "release")
 CONSTRAINT_KEYS = {"id", "title", "text", "applies_to", "source", "plan_rule"}
@@ -185,6 +187,8 @@ def load_backend_docs(target: str) -> BackendDocs:
         instances=_instances(data.get("instances")),
         device_facts=tuple(data.get("device_facts", [])),
         file=DEFAULT_FILES[target],
+        slurm_gres=data.get("slurm_gres", ""),
+        node_taint=data.get("node_taint", ""),
     )
 
 
@@ -261,6 +265,8 @@ def collector_rules() -> dict[str, Any]:
         rules[target] = {
             "release": docs.release,
             **({"device_resource": docs.device_resource} if docs.device_resource else {}),
+            **({"slurm_gres": docs.slurm_gres} if docs.slurm_gres else {}),
+            **({"node_taint": docs.node_taint} if docs.node_taint else {}),
             "constraints_file": f"reportgen/judge/constraints/{DEFAULT_FILES[target]}",
             "rules": [
                 {

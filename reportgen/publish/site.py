@@ -7,6 +7,7 @@ Layout of the output directory::
     index.csv, index.json           the same table for spreadsheets and scripts
     runs/<run-slug>/index.html      the run's report (report.md beside it)
     workloads/<slug>/index.html     history of one workload and what changed between runs
+    campaigns/<slug>/index.html     every task a campaign planned (from its ledger), runs linked
     assets/                         one copy of the shared CSS, JS and plotly bundle
     .reportgen-state.json           what was built from which input, for incremental rebuilds
     .reportgen-quick.json           what stat said about every input, for the no-op check
@@ -50,7 +51,9 @@ from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, Site
 from reportgen.storage import is_remote
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
 from reportgen.storage.sources import LogRef, change_key, fetched, find_runs
+from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
 from reportgen.publish.site_quick import STATE_NAME, QuickCheck
+from reportgen.storage.ledgers import find_ledgers
 from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
@@ -120,6 +123,8 @@ class _State(BaseModel):
     runs: dict[str, _StoredRun]
     comparisons: dict[str, _StoredComparison] = {}
     workloads: dict[str, Annotated[str, StringConstraints(pattern="^[0-9a-f]{64}$")]] = {}
+    # Campaign page folders the last build wrote (a stale one is removed: names checked).
+    campaigns: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,95}-[0-9a-f]{8}$")]] = []
 
 
 _SUMMARY = TypeAdapter(RunSummary)
@@ -365,16 +370,21 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
-        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}))
+        campaigns = _campaign_pages(paths, entries, out_dir, assets, result)
+        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), campaigns)
         result.written += written
     _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
     for gone in sorted(set(state.get("workloads", {})) - set(workloads)):
         _remove(out_dir, out_dir / "workloads" / gone, result)
+    for gone in sorted(set(state.get("campaigns", [])) - {c.slug for c in campaigns}):
+        _remove(out_dir, out_dir / "campaigns" / gone, result)
     remove_stale_comparisons(out_dir, state.get("comparisons", {}), set(comparisons.state))
     new_state: dict[str, Any] = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
     if comparisons.state:
         new_state["comparisons"] = comparisons.state
     new_state["workloads"] = workloads
+    if campaigns:
+        new_state["campaigns"] = sorted(c.slug for c in campaigns)
     result.fetched = fetched(found.logs)
     state_path = out_dir / STATE_NAME
     if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n", out_dir):
@@ -382,7 +392,7 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     if len(result.warnings) == warnings_before:
         checked = [*index_pages, *(name for name in asset_names().__dict__.values() if name),
                    *(f"runs/{e.summary.slug}/index.html" for e in entries), *(f"workloads/{w}/index.html" for w in workloads),
-                   *(link.href for link in comparisons.links)]
+                   *(link.href for link in comparisons.links), *(c.href for c in campaigns)]
         check.record(found, {str(e.log): e.key for e in entries}, result.runs, checked, result.rejected)
     return result
 
@@ -426,12 +436,24 @@ def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, a
     return pages
 
 
+def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path, assets: Assets, result: SiteResult) -> list[CampaignPage]:
+    """A page per campaign ledger found at the given locations (every planned task shown)."""
+    found = find_ledgers(paths)
+    result.warnings += found.problems
+    pages = campaign_pages(found.ledgers, [e.summary for e in entries])
+    for page in pages:
+        path = out_dir / page.href
+        if write_text(path, render_html("campaign.html.j2", root="../../", assets=assets, page=page), out_dir):
+            result.written.append(path)
+    return pages
+
+
 def _workload_key(runs: list[Entry], related: list[ComparisonLink]) -> str:
     """Changes when a workload page would: its runs (by content) or its comparisons change."""
     return hashlib.sha256(json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related]], sort_keys=True).encode()).hexdigest()
 
 
-def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None) -> tuple[list[Path], dict[str, str], list[str]]:
+def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, campaigns: list[CampaignPage] | None = None) -> tuple[list[Path], dict[str, str], list[str]]:
     """Workload pages whose inputs changed (``known``: each page's key at the last build) and
     the index; returns what was written, each workload page's key, and the index's files."""
     written: list[Path] = []
@@ -448,11 +470,11 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
             continue
         if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs])), out_dir):
             written.append(page)
-    index_written, index_pages = write_index(summaries, out_dir, assets, comparisons or [])
+    index_written, index_pages = write_index(summaries, out_dir, assets, comparisons or [], campaigns or [])
     return written + index_written, keys, index_pages
 
 
-def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink]) -> tuple[list[Path], list[str]]:
+def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink], campaigns: list[CampaignPage] | None = None) -> tuple[list[Path], list[str]]:
     """index.html (totals and the newest rows), the row data its script reads, index.csv and
     index.json; returns what was written and the index's file names."""
     written: list[Path] = []
@@ -463,7 +485,7 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
     for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons)
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [])
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:

@@ -60,7 +60,7 @@ MAX_QUICK_BYTES = 256 << 20
 _SLUG = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,95}-[0-9a-f]{8}"
 PAGE_NAME = re.compile(
     r"^(?:index\.(?:html|csv|json)|index-rows-[0-9a-f]{10}\.js|assets/[A-Za-z0-9][A-Za-z0-9._-]*"
-    rf"|(?:runs|workloads|comparisons)/{_SLUG}/index\.html)$"
+    rf"|(?:runs|workloads|comparisons|campaigns)/{_SLUG}/index\.html)$"
 )
 # Printed as they are on the next build: no terminal control sequence can hide in one.
 _MESSAGE = r"^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$"

@@ -1248,6 +1248,16 @@ def _provenance(run: RunModel) -> list[Row]:
     judged_by = run_backend(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "unknown")
     if judged_by is not None:
         rows.append(Row("judged with", f"reportgen/judge/constraints/{judged_by.file} (sha256 {docs_file_sha256(judged_by.target)})", "this report"))
+    task = run.start.scheduled
+    if task is not None:
+        where = ", ".join(part for part in (
+            f"environment {task.environment}" if task.environment else "",
+            f"task {task.task_index}" if task.task_index is not None else "",
+            f"attempt {task.attempt}" if task.attempt else "",
+            f"{task.scheduler} job {task.job_id}" if task.scheduler or task.job_id else "",
+            f"node {task.node}" if task.node else "",
+        ) if part)
+        rows.append(Row("campaign task", f"{task.campaign} ({task.campaign_id})" + (f": {where}" if where else ""), "run_start.scheduled"))
     if run.environment:
         rows += [Row(f"device {r.label}", r.value, r.source) for r in _fact_rows(run.environment.device)]
         rows += [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]

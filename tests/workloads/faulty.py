@@ -11,6 +11,8 @@
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
   (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout;
 * ``child-crash``: in a fresh child process of the run only, ``build_model`` exits with 7.
+* ``hang``: ``run_model`` sleeps for 10 minutes on a cell's model (a run that outlasts its
+  scheduler's time limit).
 
 Transfer and compile failures are injected by the tests at the collector's seams (a test
 backend's compiler, the transfer function), since a workload module does not control them.
@@ -77,6 +79,8 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
     is_reference = next(model.parameters()).dtype == torch.float64
     if is_reference and _fails("reference", batch):
         raise RuntimeError(f"injected reference failure at batch {batch}")
+    if not is_reference and _fails("hang", batch):
+        time.sleep(600)
     if not is_reference and _fails("run", batch):
         raise RuntimeError(f"injected run failure at batch {batch}")
     if not is_reference and _fails("warm", batch):

@@ -1,0 +1,259 @@
+"""python -m campaign {submit,status,resume} ...: campaigns on the fleet's own scheduler."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from campaign import kubernetes, slurm
+from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, folder_access, read_ledger
+from campaign.spec import Campaign, CampaignError, load_campaign, slurm_seconds
+from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
+
+EPILOG = """\
+exit codes:
+  0  written (and submitted), or status printed with every task done
+  1  the files could not be written, submission failed, or (status) some task is not done
+  2  usage error, an invalid campaign file or an unreadable ledger (the message says where)
+
+examples:
+  python -m campaign submit campaign.toml --scheduler slurm --dry-run     # write, do not submit
+  python -m campaign submit campaign.toml --scheduler slurm               # write and sbatch it
+  python -m campaign submit campaign.toml --scheduler kubernetes --out jobs.json
+  kubectl apply -f jobs.json
+  python -m campaign status nightly.planned.json                          # or --format json
+  python -m campaign resume campaign.toml --scheduler slurm               # only the tasks not done
+"""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m campaign",
+        description="Run a campaign file (workloads x environments x repeats) as Slurm job-array tasks or "
+        "Kubernetes Indexed Job completions, keep a ledger of every planned task in the destination, "
+        "print it, and resubmit exactly the tasks that are not done. See docs/campaigns.md.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{submit,status,resume}")
+    submit = commands.add_parser("submit", help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)")
+    resume = commands.add_parser("resume", help="submit again the tasks of the last submission that are not done")
+    for sub in (submit, resume):
+        sub.add_argument("campaign", type=Path, help="the campaign file (TOML)")
+        sub.add_argument("--scheduler", required=True, choices=["slurm", "kubernetes"], help="which scheduler's input to write")
+        sub.add_argument("--out", type=Path, help="the script or manifest (default: NAME.sbatch or NAME.k8s.json here); its "
+                         "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it")
+        sub.add_argument("--dry-run", action="store_true", help="slurm: write the files, print the sbatch commands, submit nothing")
+    submit.add_argument("--list", action="store_true", help="print the tasks (index and label) and exit")
+    status = commands.add_parser("status", help="print the ledger: every planned task and its latest attempt")
+    status.add_argument("planned", help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder")
+    status.add_argument("--format", choices=["text", "json"], default="text")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    try:
+        if args.command == "status":
+            return _status(args.planned, args.format)
+        campaign = load_campaign(args.campaign)
+        if args.command == "submit" and args.list:
+            for task in campaign.tasks():
+                print(f"{task.index}\t{task.label}")
+            return 0
+        if args.command == "resume":
+            return _resume(campaign, args)
+        return _submit(campaign, args)
+    except (CampaignError, LedgerError) as exc:
+        print(f"campaign: {exc}", file=sys.stderr)
+        return 2
+
+
+def _default_out(campaign: Campaign, scheduler: str, out: Path | None) -> Path:
+    return (out or Path(f"{campaign.name}.{'sbatch' if scheduler == 'slurm' else 'k8s.json'}")).resolve()
+
+
+def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
+    out = _default_out(campaign, args.scheduler, args.out)
+    files = TaskFiles.beside(out, campaign.name)
+    campaign_id = new_campaign_id(campaign)
+    deadline = kubernetes_deadline = slurm_seconds(campaign.slurm.time)
+    if args.scheduler == "kubernetes":
+        kubernetes_deadline = campaign.kubernetes.deadline_s or deadline
+        planned = planned_ledger(campaign, campaign_id, "kubernetes", campaign.kubernetes.workdir, kubernetes_deadline)
+        document = kubernetes.manifest(campaign, campaign_id, planned)
+        if not _write(files, json.dumps(document, indent=2) + "\n", "", planned, executable=False):
+            return 1
+        _write_local_ledger(campaign, planned)
+        configs, jobs = document["items"][0], document["items"][1:]
+        print(f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}")
+        print(f"submit:  kubectl apply -f {out}")
+        print(f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['name']} -w")
+        print(f"ledger:  python -m campaign status {files.planned}")
+        return 0
+    root = slurm.collector_root(campaign)
+    planned = planned_ledger(campaign, campaign_id, "slurm", root, deadline)
+    text = slurm.wrapper(campaign, files, files.logs, campaign_id)
+    for plan in dict.fromkeys(plan_path(root, w.plan) for w in campaign.workloads):
+        if not Path(plan).is_file():
+            print(f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr)
+    if not _write(files, text, slurm.tasks_lines(campaign), planned, executable=True):
+        return 1
+    _write_local_ledger(campaign, planned)
+    print(f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/")
+    return _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
+
+
+def _sbatch(campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], submission: int, dry_run: bool) -> int:
+    export = [] if submission == 1 else [f"--export=ALL,MIGRATION_RECORD_SUBMISSION={submission}"]
+    # One group of resources: the script's header has them (and, first time, the array too).
+    single = len(slurm.submissions(campaign)) == 1
+
+    def options(sub: slurm.Submission) -> list[str]:
+        if not single:
+            return [*export, *sub.options]
+        return [*export, sub.options[0]] if submission > 1 else []
+
+    if dry_run:
+        for sub in subs:
+            print(f"submit:  {shlex.join(['sbatch', *options(sub), str(files.wrapper)])}   # {sub.what}")
+        return 0
+    jobs = []
+    for sub in subs:
+        code, job = slurm.submit(files.wrapper, options(sub))
+        if code:
+            print(f"campaign: {sub.what}: {job}", file=sys.stderr)
+            return code
+        jobs.append(job)
+        print(f"submitted job {job} ({sub.what})")
+    ids = ",".join(jobs)
+    print(f"follow:  squeue -j {ids}")
+    print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
+    print(f"ledger:  python -m campaign status {files.planned}")
+    print(f"runs go to {campaign.destination}")
+    return 0
+
+
+def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], executable: bool) -> bool:
+    try:
+        write_files(files, text, tasks, planned, executable)
+    except OSError as exc:
+        print(f"campaign: cannot write {exc.filename or files.wrapper}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
+    """A folder destination gets the planned tasks at once (an s3:// one from the first task)."""
+    if campaign.remote:
+        return
+    folder = Path(campaign.destination) / LEDGER_DIR / planned["campaign_id"]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "planned.json").write_text(json.dumps(planned, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"campaign: warning: cannot write the ledger into {folder} ({exc.strerror or exc}); each task writes it too", file=sys.stderr)
+
+
+def _load_ledger(location: str) -> Ledger:
+    """The ledger from NAME.planned.json (its destination then read) or a ledger folder."""
+    path = Path(location)
+    planned_file = path / "planned.json" if path.is_dir() else path
+    try:
+        planned = json.loads(planned_file.read_text(encoding="utf-8"))
+        campaign_id = planned["campaign_id"]
+        destination = planned["destination"]
+        planned["tasks"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LedgerError(f"{planned_file}: not a campaign's planned tasks ({exc})") from None
+    if path.is_dir():
+        read, names = folder_access(path)
+    elif destination.startswith("s3://"):
+        read, names = _s3_access(f"{destination}/{LEDGER_DIR}/{campaign_id}")
+    else:
+        read, names = folder_access(Path(destination) / LEDGER_DIR / campaign_id)
+    return read_ledger(planned, read, names, now=datetime.now(timezone.utc))
+
+
+def _s3_access(prefix: str) -> tuple[Any, Any]:
+    """Read the ledger through reportgen's S3 store (installed where status runs, with s3fs)."""
+    try:
+        from reportgen.storage.remote import Store
+    except ImportError as exc:
+        raise LedgerError(f"{prefix}: reading an s3:// ledger needs migration-record installed with its s3 extra ({exc})") from None
+    store = Store()
+    listing = store.list(prefix + "/tasks")
+
+    def read(name: str) -> bytes | None:
+        url = f"{prefix}/{name}"
+        try:
+            return store.get(url)
+        except FileNotFoundError:
+            return None
+
+    def names(sub: str) -> list[str]:
+        base = f"{prefix}/{sub}/"
+        return sorted(url[len(base):] for url in listing if url.startswith(base) and "/" not in url[len(base):])
+
+    return read, names
+
+
+def _status(location: str, fmt: str) -> int:
+    ledger = _load_ledger(location)
+    if fmt == "json":
+        print(json.dumps({"campaign": ledger.campaign, "campaign_id": ledger.campaign_id, "scheduler": ledger.scheduler,
+                          "destination": ledger.destination, "counts": ledger.counts(),
+                          "tasks": [t.as_json() for t in ledger.tasks]}, indent=1, sort_keys=True))
+    else:
+        counts = ", ".join(f"{n} {state}" for state, n in ledger.counts().items())
+        print(f"campaign {ledger.campaign_id} ({ledger.scheduler}) -> {ledger.destination}: {len(ledger.tasks)} task(s): {counts}")
+        for task in ledger.tasks:
+            print(f"{task.task:>4}  {task.state:<8} {task.label}  {task.reason}")
+            latest = task.latest
+            if latest is not None and task.state in ("failed", "stopped", "lost"):
+                for line in latest.tail:
+                    print(f"        | {_printable(line)}")
+        if ledger.not_done():
+            print(f"not done: {len(ledger.not_done())} task(s); `python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}` submits exactly those")
+    return 0 if not ledger.not_done() and all(t.state == "done" for t in ledger.tasks) else 1
+
+
+def _printable(text: str) -> str:
+    """A log line as plain text: control characters and escape sequences shown, never sent."""
+    return "".join(ch if ch.isprintable() else f"<U+{ord(ch):04X}>" for ch in text)
+
+
+def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
+    out = _default_out(campaign, args.scheduler, args.out)
+    files = TaskFiles.beside(out, campaign.name)
+    if not files.planned.is_file():
+        raise LedgerError(f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)")
+    ledger = _load_ledger(str(files.planned))
+    missing = ledger.not_done()
+    if not missing:
+        print(f"campaign {ledger.campaign_id}: every task is done or still running; nothing to resume")
+        return 0
+    tasks = [t for t in campaign.tasks() if t.index in set(missing)]
+    if len(tasks) != len(missing):
+        raise CampaignError(f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id}; submit it as a new campaign")
+    submission = ledger.next_submission()
+    print(f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}")
+    if args.scheduler == "kubernetes":
+        planned = json.loads(files.planned.read_text(encoding="utf-8"))
+        document = kubernetes.manifest(campaign, ledger.campaign_id, planned, tasks=tasks, submission=submission)
+        resumed = out.with_name(f"{out.stem}.resume{submission}{out.suffix}")
+        resumed.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {resumed}")
+        print(f"submit:  kubectl apply -f {resumed}")
+        return 0
+    return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

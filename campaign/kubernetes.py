@@ -1,0 +1,165 @@
+"""A campaign as Kubernetes Indexed Jobs, one per environment, plus one ConfigMap.
+
+The ConfigMap carries campaign/task.sh (the same bash file Slurm tasks run), each Job's task
+list and the planned tasks; each pod runs `bash task.sh TASKS` with its completion index. Names
+carry the campaign id, so applying a new submission never collides with an earlier one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from campaign.spec import DEVICE_RESOURCES, NODE_TAINTS, Campaign, CampaignError, Environment, Task, share_parallel, slurm_seconds
+from campaign.tasks import TASK_SCRIPT, plan_path
+
+MOUNT = "/etc/migration-record/campaign"
+
+
+def manifest(campaign: Campaign, campaign_id: str, planned: dict[str, Any], tasks: list[Task] | None = None, submission: int = 1) -> dict[str, Any]:
+    """A v1 List: the ConfigMap, then a batch/v1 Indexed Job per environment (a Job has one
+    image). ``tasks`` (default: all) and ``submission`` serve a resume: only those tasks, in
+    new objects whose names carry the submission number."""
+    chosen = campaign.tasks() if tasks is None else tasks
+    missing = [e.name for e in campaign.environments if not e.image]
+    if missing:
+        raise CampaignError(f"{campaign.path}: environment {missing[0]!r} has no 'image' (the container a Kubernetes task runs)")
+    if not campaign.remote and not campaign.kubernetes.volume_claim:
+        raise CampaignError(f"{campaign.path}: a folder destination on Kubernetes needs kubernetes.volume_claim (a PersistentVolumeClaim mounted at {campaign.destination})")
+    names = [k8s_name(f"{campaign.name}-{env.name}") for env in campaign.environments]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise CampaignError(f"{campaign.path}: environments whose names differ only in case or punctuation give the same Job name {clash[0]!r}; rename one")
+    suffix = f"-{campaign_id[-16:]}" + (f"-s{submission}" if submission > 1 else "")
+    config_name = k8s_name(campaign_id, 55) + (f"-s{submission}" if submission > 1 else "")
+    data = {"task.sh": TASK_SCRIPT.read_text(encoding="utf-8"), "planned.json": json.dumps(planned, indent=1, sort_keys=True) + "\n"}
+    used = [(env, name) for env, name in zip(campaign.environments, names) if any(t.environment is env for t in chosen)]
+    for env, name in used:
+        data[f"tasks-{name}"] = _tasks(campaign, env, chosen)
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": config_name, "namespace": campaign.kubernetes.namespace, "labels": _labels(campaign, campaign_id)},
+        "data": data,
+    }
+    sizes = [sum(1 for t in chosen if t.environment is env) for env, _ in used]
+    # max_parallel limits the campaign: the Jobs' parallelism adds up to at most that.
+    shares = share_parallel(campaign.max_parallel, sizes, "Kubernetes Jobs (one per environment)")
+    jobs = [_job(campaign, env, name, suffix, campaign_id, config_name, chosen, submission, share or size)
+            for (env, name), size, share in zip(used, sizes, shares)]
+    return {"apiVersion": "v1", "kind": "List", "items": [config, *jobs]}
+
+
+def _tasks(campaign: Campaign, env: Environment, tasks: list[Task]) -> str:
+    """The Job's tasks keyed by completion index (0, 1, ...), each with its campaign index."""
+    mine = [t for t in tasks if t.environment is env]
+    return "".join(f"{key}\t{task.words(plan_path(campaign.kubernetes.workdir, task.workload.plan))}\n" for key, task in enumerate(mine))
+
+
+def _labels(campaign: Campaign, campaign_id: str, env: Environment | None = None) -> dict[str, str]:
+    labels = {
+        "app.kubernetes.io/name": "migration-record",
+        "migration-record/campaign": campaign.name,
+        "migration-record/campaign-id": k8s_name(campaign_id, 63),
+    }
+    if env is not None:
+        labels["migration-record/environment"] = env.name
+    return labels
+
+
+def _job(campaign: Campaign, env: Environment, base: str, suffix: str, campaign_id: str, config_name: str, tasks: list[Task], submission: int, share: int) -> dict[str, Any]:
+    kube = campaign.kubernetes
+    count = sum(1 for t in tasks if t.environment is env)
+    # The id's time stamp (and a resume's number) make the Job name unique per submission.
+    job_name = k8s_name(f"{base[:63 - len(suffix)]}{suffix}", 63)
+    settings = {
+        "MIGRATION_RECORD_CAMPAIGN": campaign.name,
+        "MIGRATION_RECORD_CAMPAIGN_ID": campaign_id,
+        "MIGRATION_RECORD_SCHEDULER": "kubernetes",
+        "MIGRATION_RECORD_SUBMISSION": str(submission),
+        "DESTINATION": campaign.destination,
+        "UPLOAD": campaign.upload if campaign.remote else "folder",
+        "REPORTGEN_PYTHON": "python",
+        "COLLECTOR_ROOT": kube.workdir,
+        "SCRATCH": "/tmp",
+        "PLANNED_FILE": f"{MOUNT}/planned.json",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env_vars: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in settings.items()]
+    # How often this index has failed before (set by the Job controller with backoffLimitPerIndex).
+    env_vars.append({
+        "name": "MIGRATION_RECORD_RESTART",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-index-failure-count']"}},
+    })
+    container: dict[str, Any] = {
+        "name": "collector",
+        "image": env.image,
+        "workingDir": kube.workdir,
+        "command": ["/bin/bash", f"{MOUNT}/task.sh", f"{MOUNT}/tasks-{base}"],
+        "env": env_vars,
+        "volumeMounts": [{"name": "campaign", "mountPath": MOUNT, "readOnly": True}],
+    }
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
+    resource = DEVICE_RESOURCES.get(env.target)
+    if resource:
+        requests[resource] = limits[resource] = str(env.device_count)
+    if env.cpus is not None:
+        requests["cpu"] = limits["cpu"] = str(env.cpus)
+    if env.memory is not None:
+        requests["memory"] = limits["memory"] = env.memory + "i"
+    if requests:
+        container["resources"] = {"requests": requests, "limits": limits}
+    volumes: list[dict[str, Any]] = [{"name": "campaign", "configMap": {"name": config_name, "defaultMode": 0o555}}]
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": kube.grace_period_s,
+        "containers": [container],
+        "volumes": volumes,
+    }
+    # One task per node, so two tasks of the campaign never share a node's timings.
+    pod["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"migration-record/campaign-id": k8s_name(campaign_id, 63)}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    if env.node_selector:
+        pod["nodeSelector"] = dict(env.node_selector)
+    taint = NODE_TAINTS.get(env.target)
+    if taint:
+        # Device node groups are commonly tainted so that only pods asking for the device land there.
+        pod["tolerations"] = [{"key": taint, "operator": "Exists", "effect": "NoSchedule"}]
+    if kube.service_account:
+        pod["serviceAccountName"] = kube.service_account
+    if not campaign.remote:
+        container["volumeMounts"].append({"name": "runs", "mountPath": campaign.destination})
+        volumes.append({"name": "runs", "persistentVolumeClaim": {"claimName": kube.volume_claim}})
+    labels = _labels(campaign, campaign_id, env)
+    parallelism = min(count, share)
+    task_s = kube.deadline_s or slurm_seconds(campaign.slurm.time)
+    # Each pod may run the campaign's task time limit (then it is stopped with its grace
+    # period); the Job as a whole, as many rounds of that as its parallelism needs.
+    pod["activeDeadlineSeconds"] = task_s
+    spec: dict[str, Any] = {
+        "completionMode": "Indexed",
+        "completions": count,
+        "parallelism": parallelism,
+        # A failed index is retried at most this often and never stops the other indexes.
+        "backoffLimitPerIndex": kube.backoff_limit_per_index,
+        "activeDeadlineSeconds": (task_s + kube.grace_period_s) * -(-count // parallelism),
+        "template": {"metadata": {"labels": labels}, "spec": pod},
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": job_name, "namespace": kube.namespace, "labels": labels},
+        "spec": spec,
+    }
+
+
+def k8s_name(text: str, limit: int = 52) -> str:
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:limit].strip("-")
+    return name or "campaign"

@@ -1,0 +1,197 @@
+"""The campaign ledger: every planned task and what became of each attempt.
+
+Layout under the destination (a folder or an s3:// prefix)::
+
+    _campaigns/<campaign-id>/planned.json                   every planned task
+    _campaigns/<campaign-id>/tasks/task-<i>.<attempt>.json  one record per attempt (task.sh)
+    _campaigns/<campaign-id>/tasks/task-<i>.<attempt>.log   that attempt's output, never overwritten
+
+An attempt is ``s<submission>-r<restart>``: the submission (1, then +1 for each resume) and the
+scheduler's retries of that index (Slurm requeues, Kubernetes index failures). A task's state
+is its latest attempt's: ``done`` (a run delivered, exit 0), ``failed`` (exit code and the last
+lines of its log), ``stopped`` (ended by the scheduler's stop signal), ``running``, ``lost``
+(running longer than the campaign's time limit allows, with no final record: the node or the
+task died without a word), or ``planned`` (no attempt has written anything).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+LEDGER_DIR = "_campaigns"
+TAIL_LINES = 12
+# Slack on top of the time limit before a silent running attempt counts as lost.
+LOST_AFTER_EXTRA_S = 600
+
+
+class LedgerError(ValueError):
+    """The ledger cannot be read; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    task: int
+    attempt: str
+    submission: int
+    restart: int
+    state: str
+    exit_code: int | None
+    node: str
+    job_id: str
+    started: str
+    ended: str | None
+    runs: tuple[str, ...]
+    log: str
+    tail: tuple[str, ...] = ()
+
+    @property
+    def order(self) -> tuple[int, int]:
+        return (self.submission, self.restart)
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    task: int
+    label: str
+    environment: str
+    state: str
+    attempts: tuple[Attempt, ...] = field(default_factory=tuple)
+    reason: str = ""
+
+    @property
+    def latest(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    def as_json(self) -> dict[str, Any]:
+        latest = self.latest
+        return {
+            "task": self.task,
+            "label": self.label,
+            "environment": self.environment,
+            "state": self.state,
+            "reason": self.reason,
+            "runs": list(latest.runs) if latest else [],
+            "exit_code": latest.exit_code if latest else None,
+            "attempts": [
+                {"attempt": a.attempt, "state": a.state, "exit_code": a.exit_code, "node": a.node, "job_id": a.job_id,
+                 "started": a.started, "ended": a.ended, "runs": list(a.runs), "log": a.log, "tail": list(a.tail)}
+                for a in self.attempts
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Ledger:
+    campaign: str
+    campaign_id: str
+    scheduler: str
+    destination: str
+    tasks: tuple[TaskStatus, ...]
+
+    def counts(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for task in self.tasks:
+            found[task.state] = found.get(task.state, 0) + 1
+        return dict(sorted(found.items()))
+
+    def not_done(self) -> list[int]:
+        """The tasks a resume submits again: every one neither done nor still running."""
+        return [t.task for t in self.tasks if t.state not in ("done", "running")]
+
+    def next_submission(self) -> int:
+        return 1 + max((a.submission for t in self.tasks for a in t.attempts), default=1)
+
+
+Reader = Callable[[str], bytes | None]  # a file's bytes under the ledger folder, None if absent
+Lister = Callable[[str], list[str]]  # the file names in a sub-folder of the ledger folder
+
+
+def folder_access(root: Path) -> tuple[Reader, Lister]:
+    def read(name: str) -> bytes | None:
+        path = root / name
+        return path.read_bytes() if path.is_file() else None
+
+    def names(sub: str) -> list[str]:
+        folder = root / sub
+        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+    return read, names
+
+
+def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datetime | None) -> Ledger:
+    """Join the planned tasks with every attempt record found under the ledger folder.
+
+    ``now`` decides when a silent running attempt counts as lost: the clock for `status`;
+    None for a page that must depend only on the ledger (the newest time it records)."""
+    deadline = int(planned.get("deadline_s") or 0)
+    by_task: dict[int, list[Attempt]] = {}
+    for name in names("tasks"):
+        if not name.endswith(".json"):
+            continue
+        attempt = _attempt(name, read(f"tasks/{name}"))
+        if attempt is not None:
+            by_task.setdefault(attempt.task, []).append(attempt)
+    if now is None:
+        stamps = (parse_time(stamp) for found in by_task.values() for a in found for stamp in (a.started, a.ended or ""))
+        now = max((s for s in stamps if s is not None), default=datetime(1970, 1, 1, tzinfo=timezone.utc))
+    statuses = []
+    for task in planned["tasks"]:
+        index = int(task["task"])
+        attempts = sorted(by_task.get(index, []), key=lambda a: a.order)
+        attempts = [_with_tail(a, read) for a in attempts]
+        state, reason = _state(attempts, deadline, now)
+        statuses.append(TaskStatus(index, str(task.get("label", index)), str(task.get("environment", "")), state, tuple(attempts), reason))
+    return Ledger(str(planned.get("campaign", "")), str(planned.get("campaign_id", "")), str(planned.get("scheduler", "")),
+                  str(planned.get("destination", "")), tuple(statuses))
+
+
+def _attempt(name: str, data: bytes | None) -> Attempt | None:
+    if data is None:
+        return None
+    try:
+        raw = json.loads(data)
+        return Attempt(
+            task=int(raw["task"]), attempt=str(raw["attempt"]), submission=int(raw["submission"]), restart=int(raw["restart"]),
+            state=str(raw["state"]), exit_code=None if raw["exit_code"] is None else int(raw["exit_code"]),
+            node=str(raw["node"]), job_id=str(raw["job_id"]), started=str(raw["started"]),
+            ended=None if raw["ended"] is None else str(raw["ended"]), runs=tuple(str(r) for r in raw["runs"]), log=str(raw["log"]),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LedgerError(f"tasks/{name}: not a task record ({exc})") from None
+
+
+def _with_tail(attempt: Attempt, read: Reader) -> Attempt:
+    if attempt.state in ("done", "running") or "/" in attempt.log:
+        return attempt
+    data = read(f"tasks/{attempt.log}")
+    if data is None:
+        return attempt
+    lines = data.decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+    return Attempt(**{**attempt.__dict__, "tail": tuple(lines)})
+
+
+def _state(attempts: list[Attempt], deadline_s: int, now: datetime) -> tuple[str, str]:
+    if not attempts:
+        return "planned", "no attempt has written a record"
+    latest = attempts[-1]
+    if latest.state == "running":
+        started = parse_time(latest.started)
+        if deadline_s and started and now - started > timedelta(seconds=deadline_s + LOST_AFTER_EXTRA_S):
+            return "lost", f"attempt {latest.attempt} started {latest.started} on {latest.node} and never finished"
+        return "running", f"attempt {latest.attempt} on {latest.node} since {latest.started}"
+    if latest.state == "done":
+        return "done", f"run {', '.join(latest.runs)}"
+    if latest.state == "stopped":
+        return "stopped", f"attempt {latest.attempt} was stopped by the scheduler (exit {latest.exit_code})"
+    return "failed", f"attempt {latest.attempt} exited {latest.exit_code}"
+
+
+def parse_time(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None

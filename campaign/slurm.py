@@ -1,0 +1,169 @@
+"""A campaign as one Slurm job array: a short sbatch wrapper around campaign/task.sh.
+
+The wrapper holds only #SBATCH lines and the campaign's settings; what a task does is the
+real shell file task.sh (checked by shellcheck), copied beside the wrapper so the script that
+runs is the one that was written. Environments that need different resources (their own
+sbatch options, GRES devices, CPUs, memory, a whole node or not) are submitted apart, each
+with its own --array index list; the campaign's max_parallel is shared out among them so the
+campaign as a whole never runs more tasks at once.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from campaign.spec import SLURM_GRES, Campaign, CampaignError, Environment, Task, share_parallel
+from campaign.tasks import TaskFiles, plan_path
+
+WRAPPER = """\
+#!/bin/bash
+# Campaign {name} ({campaign_id}): {count} task(s), one per workload x environment x repeat.
+# Written by `python -m campaign submit {campaign_file} --scheduler slurm`; edit the #SBATCH
+# lines to suit the cluster. What each task does is {task_script} (a plain bash file).
+{submit_lines}
+#SBATCH --job-name={name}
+#SBATCH --array={array}
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --time={time}
+#SBATCH --signal=B:TERM@{stop_lead}
+#SBATCH --requeue
+#SBATCH --open-mode=append
+#SBATCH --output={logs}/%x-%A_%a.out
+{resources}
+export MIGRATION_RECORD_CAMPAIGN={name}
+export MIGRATION_RECORD_CAMPAIGN_ID={campaign_id}
+export MIGRATION_RECORD_SCHEDULER=slurm
+export MIGRATION_RECORD_SUBMISSION="${{MIGRATION_RECORD_SUBMISSION:-1}}"
+export DESTINATION={destination}
+export UPLOAD={upload}
+export REPORTGEN_PYTHON={reportgen}
+export COLLECTOR_ROOT={collector_root}
+export SCRATCH={scratch}
+export PLANNED_FILE={planned}
+exec /bin/bash {task_script} {tasks_file}
+"""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One sbatch call: which environments, their index list, and the options they need."""
+
+    what: str
+    indexes: tuple[int, ...]
+    options: tuple[str, ...]
+
+
+def _resources(campaign: Campaign, env: Environment) -> tuple[str, ...]:
+    """The options an environment's tasks need beyond the script's header."""
+    options: list[str] = []
+    exclusive = campaign.slurm.exclusive if campaign.slurm.exclusive is not None else env.devices is None
+    if exclusive:
+        options.append("--exclusive")
+    gres = SLURM_GRES.get(env.target)
+    if env.devices is not None and gres:
+        options.append(f"--gres={gres}:{env.devices}")
+    if env.cpus is not None:
+        options.append(f"--cpus-per-task={env.cpus}")
+    if env.memory is not None:
+        options.append(f"--mem={env.memory}")
+    return (*options, *env.sbatch)
+
+
+def array_spec(indexes: tuple[int, ...] | list[int]) -> str:
+    """Slurm's --array list for these indexes: ranges where they run on (0-3,8,10-11)."""
+    parts: list[str] = []
+    ordered = sorted(indexes)
+    start = prev = ordered[0]
+    for index in ordered[1:] + [None]:  # type: ignore[list-item]
+        if index is not None and index == prev + 1:
+            prev = index
+            continue
+        parts.append(f"{start}-{prev}" if prev > start else str(start))
+        if index is not None:
+            start = prev = index
+    return ",".join(parts)
+
+
+def submissions(campaign: Campaign, tasks: list[Task] | None = None) -> list[Submission]:
+    """The sbatch calls for these tasks (all of the campaign's by default).
+
+    Environments needing the same options share one submission. max_parallel is a limit on
+    the campaign: with several submissions each gets a share (at least one task each), and
+    their shares add up to at most max_parallel.
+    """
+    chosen = campaign.tasks() if tasks is None else tasks
+    groups: dict[tuple[str, ...], list[Task]] = {}
+    names: dict[tuple[str, ...], list[str]] = {}
+    for task in chosen:
+        options = _resources(campaign, task.environment)
+        groups.setdefault(options, []).append(task)
+        if task.environment.name not in names.setdefault(options, []):
+            names[options].append(task.environment.name)
+    shares = share_parallel(campaign.max_parallel, [len(g) for g in groups.values()], "separate Slurm submissions (environments with different resources)")
+    result = []
+    for (options, group), share in zip(groups.items(), shares):
+        indexes = tuple(t.index for t in group)
+        throttle = f"%{share}" if share else ""
+        what = f"{', '.join(names[options])}: tasks {array_spec(indexes)}"
+        result.append(Submission(what, indexes, (f"--array={array_spec(indexes)}{throttle}", *options)))
+    return result
+
+
+def collector_root(campaign: Campaign) -> str:
+    return campaign.slurm.collector_root or str(Path(__file__).resolve().parent.parent)
+
+
+def wrapper(campaign: Campaign, files: TaskFiles, logs: Path, campaign_id: str) -> str:
+    """The sbatch script for the whole campaign (its header is the first submission's)."""
+    missing = [e.name for e in campaign.environments if not e.python]
+    if missing:
+        raise CampaignError(f"{campaign.path}: environment {missing[0]!r} has no 'python' (the interpreter a Slurm task runs the collector with)")
+    tasks = campaign.tasks()
+    subs = submissions(campaign)
+    header_options = subs[0].options if len(subs) == 1 else ()
+    resources = [f"#SBATCH {option}" for option in header_options if not option.startswith("--array")]
+    if campaign.slurm.partition:
+        resources.append(f"#SBATCH --partition={campaign.slurm.partition}")
+    resources += [f"#SBATCH {option}" for option in campaign.slurm.sbatch]
+    return WRAPPER.format(
+        name=campaign.name,
+        campaign_id=campaign_id,
+        count=len(tasks),
+        campaign_file=shlex.quote(campaign.path.name),
+        task_script=shlex.quote(str(files.script)),
+        tasks_file=shlex.quote(str(files.tasks)),
+        planned=shlex.quote(str(files.planned)),
+        submit_lines="\n".join(f"# Submit {s.what}: {shlex.join(['sbatch', *s.options, files.wrapper.name])}" for s in subs),
+        array=array_spec([t.index for t in tasks]) + (f"%{campaign.max_parallel}" if campaign.max_parallel and len(subs) == 1 else ""),
+        time=campaign.slurm.time,
+        stop_lead=campaign.slurm.stop_lead_s,
+        logs=logs,
+        resources="\n".join(resources),
+        destination=shlex.quote(campaign.destination),
+        upload=campaign.upload if campaign.remote else "folder",
+        reportgen=shlex.quote(campaign.reportgen_python or sys.executable),
+        collector_root=shlex.quote(collector_root(campaign)),
+        scratch=shlex.quote(campaign.slurm.scratch) if campaign.slurm.scratch else '"${TMPDIR:-/tmp}"',
+    )
+
+
+def tasks_lines(campaign: Campaign) -> str:
+    root = collector_root(campaign)
+    return "".join(f"{task.index}\t{task.words(plan_path(root, task.workload.plan))}\n" for task in campaign.tasks())
+
+
+def submit(script: Path, options: tuple[str, ...] | list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
+    """sbatch the script; (exit code, job id or the error)."""
+    sbatch = shutil.which("sbatch")
+    if sbatch is None:
+        return 1, "sbatch is not on PATH (run on a Slurm login node, or use --dry-run to only write the script)"
+    proc = subprocess.run([sbatch, "--parsable", *options, str(script)], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        return 1, f"sbatch failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
+    return 0, proc.stdout.strip().split(";")[0]

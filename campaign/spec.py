@@ -1,0 +1,360 @@
+"""The campaign file: workloads x environments x repeats, read strictly.
+
+The file is described in docs/campaigns.md; every key is checked, unknown keys are errors,
+and each message names the key. Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from collector import planschema
+
+# The targets, and what each asks a scheduler for, from their backend descriptors (the
+# constraint files, copied into collector/target_rules.json): nothing here names a backend.
+TARGETS = planschema.TARGETS
+DEVICE_RESOURCES = {target: rules["device_resource"] for target, rules in planschema.TARGET_RULES.items() if rules.get("device_resource")}
+SLURM_GRES = {target: rules["slurm_gres"] for target, rules in planschema.TARGET_RULES.items() if rules.get("slurm_gres")}
+NODE_TAINTS = {target: rules["node_taint"] for target, rules in planschema.TARGET_RULES.items() if rules.get("node_taint")}
+UPLOADERS = ("reportgen", "aws")
+# Also a valid Kubernetes label value: starts and ends with a letter or digit, at most 63.
+_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
+_K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
+_SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$", re.ASCII)  # ASCII digits: \d would take any script's
+_MEMORY = re.compile(r"^[1-9][0-9]{0,6}[KMGT]$", re.ASCII)
+_SBATCH_OPTION = re.compile(r"^--[a-z][a-z-]*(=[^\s]+)?$")
+# Collector options a campaign may not set per workload: the campaign decides them.
+_RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
+
+
+class CampaignError(ValueError):
+    """The campaign file cannot be used; the message names the key and what to change."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    plan: str
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Environment:
+    name: str
+    target: str
+    python: str | None
+    image: str | None
+    devices: int | None  # None: not declared (Slurm then takes a whole node, Kubernetes asks for 1)
+    node_selector: dict[str, str]
+    sbatch: tuple[str, ...] = ()
+    cpus: int | None = None
+    memory: str | None = None
+    # An SDK release this environment stands for ("2.33"): the site pairs runs across them.
+    sdk: str | None = None
+
+    @property
+    def device_count(self) -> int:
+        return 1 if self.devices is None else self.devices
+
+
+@dataclass(frozen=True)
+class Task:
+    index: int
+    workload: Workload
+    environment: Environment
+    repeat: int
+
+    @property
+    def label(self) -> str:
+        return f"{PurePosixPath(self.workload.plan).stem}/{self.environment.name}/r{self.repeat}"
+
+    def words(self, plan: str) -> str:
+        """The task as task.sh reads it: index, label, environment, target, interpreter, plan,
+        then the collector's extra options, each quoted for bash (nothing in them runs)."""
+        env = self.environment
+        return shlex.join([str(self.index), self.label, env.name, env.target, env.python or "python", plan, *self.workload.args])
+
+
+@dataclass
+class Slurm:
+    partition: str | None = None
+    time: str = "02:00:00"
+    # None: a whole node only for environments that declare no devices (their tasks would
+    # otherwise share a node's devices and timings); an environment with `devices` asks for
+    # exactly those through GRES.
+    exclusive: bool | None = None
+    sbatch: tuple[str, ...] = ()
+    collector_root: str | None = None
+    scratch: str | None = None
+    # Seconds before the time limit at which the task is told to stop (sbatch --signal), so
+    # the collector can end the run and the task deliver it before Slurm kills it.
+    stop_lead_s: int = 120
+
+
+@dataclass
+class Kubernetes:
+    namespace: str = "default"
+    service_account: str | None = None
+    volume_claim: str | None = None
+    workdir: str = "/opt/migration-record"
+    backoff_limit_per_index: int = 0
+    # Seconds a stopped pod gets between SIGTERM and SIGKILL to end and deliver its run.
+    grace_period_s: int = 120
+    # Seconds a task may run in all (activeDeadlineSeconds of each Job); default from [slurm] time.
+    deadline_s: int | None = None
+
+
+@dataclass
+class Campaign:
+    path: Path
+    name: str
+    destination: str
+    repeats: int
+    max_parallel: int | None
+    upload: str
+    reportgen_python: str | None
+    workloads: list[Workload]
+    environments: list[Environment]
+    slurm: Slurm = field(default_factory=Slurm)
+    kubernetes: Kubernetes = field(default_factory=Kubernetes)
+
+    @property
+    def remote(self) -> bool:
+        return self.destination.startswith("s3://")
+
+    def tasks(self, environments: list[Environment] | None = None) -> list[Task]:
+        """One task per environment x workload x repeat, in that order (the array index), so
+        each environment's tasks are one contiguous range of indexes."""
+        envs = self.environments if environments is None else environments
+        tasks = []
+        for env in envs:
+            for workload in self.workloads:
+                for repeat in range(1, self.repeats + 1):
+                    tasks.append(Task(len(tasks), workload, env, repeat))
+        return tasks
+
+
+# ---- reading the file -------------------------------------------------------------------
+
+
+class _Table:
+    """One TOML table read key by key; whatever is left unread at the end is an error."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, dict):
+            raise CampaignError(f"{where}: expected a table, got {_kind(data)}")
+        self.data = dict(data)
+        self.where = where
+
+    def _get(self, key: str, kinds: tuple[type, ...], name: str, default: Any, required: bool) -> Any:
+        if key not in self.data:
+            if required:
+                raise CampaignError(f"{self.where}: missing '{key}'")
+            return default
+        value = self.data.pop(key)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise CampaignError(f"{self.where}.{key}: expected {name}, got {_kind(value)}")
+        return value
+
+    def string(self, key: str, default: str | None = None, required: bool = False) -> Any:
+        value = self._get(key, (str,), "a string", default, required)
+        if isinstance(value, str) and (not value.strip() or "\n" in value or "\0" in value):
+            raise CampaignError(f"{self.where}.{key}: expected a non-empty single-line string")
+        return value
+
+    def integer(self, key: str, default: int | None, minimum: int) -> Any:
+        value = self._get(key, (int,), "an integer", default, False)
+        if value is not None and value < minimum:
+            raise CampaignError(f"{self.where}.{key}: must be at least {minimum}, got {value}")
+        return value
+
+    def boolean(self, key: str, default: bool | None) -> Any:
+        return self._get(key, (bool,), "true or false", default, False)
+
+    def strings(self, key: str) -> tuple[str, ...]:
+        value = self._get(key, (list,), "a list of strings", [], False)
+        for item in value:
+            if not isinstance(item, str) or "\n" in item or "\0" in item:
+                raise CampaignError(f"{self.where}.{key}: expected a list of single-line strings, found {item!r}")
+        return tuple(value)
+
+    def table(self, key: str) -> _Table:
+        return _Table(self.data.pop(key, {}), f"{self.where}.{key}" if self.where else key)
+
+    def tables(self, key: str) -> list[_Table]:
+        value = self._get(key, (list,), f"[[{key}]] tables", [], False)
+        return [_Table(item, f"{key}[{i}]") for i, item in enumerate(value)]
+
+    def done(self) -> None:
+        if self.data:
+            known = f"{self.where}: " if self.where else ""
+            raise CampaignError(f"{known}unknown key{'s' if len(self.data) > 1 else ''} {', '.join(sorted(map(repr, self.data)))}")
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def load_campaign(path: Path) -> Campaign:
+    """Read and check a campaign file; raises CampaignError naming the first problem."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CampaignError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CampaignError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return _parse(path, _Table(data, ""))
+    except CampaignError as exc:
+        raise CampaignError(f"{path}: {exc}") from None
+
+
+def _parse(path: Path, root: _Table) -> Campaign:
+    head = root.table("campaign")
+    head.where = "campaign"
+    name = head.string("name", required=True)
+    if not _NAME.match(name):
+        raise CampaignError("campaign.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit")
+    destination = head.string("destination", required=True)
+    _check_destination(destination)
+    repeats = head.integer("repeats", 1, 1)
+    max_parallel = head.integer("max_parallel", None, 1)
+    upload = head.string("upload", "reportgen")
+    if upload not in UPLOADERS:
+        raise CampaignError(f"campaign.upload: one of {', '.join(UPLOADERS)}, got {upload!r}")
+    reportgen_python = head.string("reportgen_python")
+    head.done()
+
+    workloads = []
+    for table in root.tables("workload"):
+        plan = table.string("plan", required=True)
+        args = table.strings("args")
+        for arg in args:
+            if arg.split("=", 1)[0] in _RESERVED_ARGS:
+                raise CampaignError(f"{table.where}.args: {arg.split('=', 1)[0]} is set by the campaign, not per workload")
+        table.done()
+        workloads.append(Workload(plan, args))
+    if not workloads:
+        raise CampaignError("at least one [[workload]] with a plan is needed")
+
+    environments = []
+    for table in root.tables("environment"):
+        env_name = table.string("name", required=True)
+        if not _NAME.match(env_name):
+            raise CampaignError(f"{table.where}.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit, got {env_name!r}")
+        target = table.string("target", required=True)
+        if target not in TARGETS:
+            raise CampaignError(f"{table.where}.target: one of {', '.join(TARGETS)}, got {target!r}")
+        python = table.string("python")
+        image = table.string("image")
+        devices = table.integer("devices", None, 1)
+        selector = table.table("node_selector")
+        node_selector = {key: selector.string(key, required=True) for key in list(selector.data)}
+        env_sbatch = table.strings("sbatch")
+        _check_sbatch(env_sbatch, f"{table.where}.sbatch")
+        cpus = table.integer("cpus", None, 1)
+        memory = table.string("memory")
+        if memory is not None and not _MEMORY.match(memory):
+            raise CampaignError(f"{table.where}.memory: a size such as 16G or 512M (Slurm and Kubernetes read it alike), got {memory!r}")
+        sdk = table.string("sdk")
+        if sdk is not None and not _NAME.match(sdk):
+            raise CampaignError(f"{table.where}.sdk: a release name of letters, digits, '.', '_' and '-', got {sdk!r}")
+        table.done()
+        environments.append(Environment(env_name, target, python, image, devices, node_selector, env_sbatch, cpus, memory, sdk))
+    if not environments:
+        raise CampaignError("at least one [[environment]] is needed")
+    names = [e.name for e in environments]
+    if len(set(names)) != len(names):
+        raise CampaignError(f"environment names must be unique: {names}")
+
+    s = root.table("slurm")
+    slurm = Slurm(
+        partition=s.string("partition"),
+        time=s.string("time", "02:00:00"),
+        exclusive=s.boolean("exclusive", None),
+        sbatch=s.strings("sbatch"),
+        collector_root=s.string("collector_root"),
+        scratch=s.string("scratch"),
+        stop_lead_s=s.integer("stop_lead_s", 120, 10),
+    )
+    s.done()
+    if not _SLURM_TIME.match(slurm.time):
+        raise CampaignError(f"slurm.time: a Slurm time such as 02:00:00 or 1-00:00:00, got {slurm.time!r}")
+    if slurm_seconds(slurm.time) <= slurm.stop_lead_s:
+        raise CampaignError(f"slurm.stop_lead_s: {slurm.stop_lead_s} s leaves no time to run within slurm.time {slurm.time}")
+    _check_sbatch(slurm.sbatch, "slurm.sbatch")
+    if slurm.partition is not None and not re.match(r"^[A-Za-z0-9._,-]+$", slurm.partition):
+        raise CampaignError(f"slurm.partition: partition names (comma-separated), got {slurm.partition!r}")
+
+    k = root.table("kubernetes")
+    kube = Kubernetes(
+        namespace=k.string("namespace", "default"),
+        service_account=k.string("service_account"),
+        volume_claim=k.string("volume_claim"),
+        workdir=k.string("workdir", "/opt/migration-record"),
+        backoff_limit_per_index=k.integer("backoff_limit_per_index", 0, 0),
+        grace_period_s=k.integer("grace_period_s", 120, 10),
+        deadline_s=k.integer("deadline_s", None, 60),
+    )
+    k.done()
+    for where, folder in (("slurm.collector_root", slurm.collector_root), ("slurm.scratch", slurm.scratch), ("kubernetes.workdir", kube.workdir)):
+        if folder is not None and not folder.startswith("/"):
+            raise CampaignError(f"{where}: an absolute path, got {folder!r}")
+    if not _K8S_NAME.match(kube.namespace):
+        raise CampaignError(f"kubernetes.namespace: a DNS label (lower-case letters, digits, '-'), got {kube.namespace!r}")
+    root.done()
+    return Campaign(path.resolve(), name, destination.rstrip("/") if destination != "/" else destination, repeats, max_parallel, upload, reportgen_python, workloads, environments, slurm, kube)
+
+
+def _check_sbatch(options: tuple[str, ...], where: str) -> None:
+    for option in options:
+        if not _SBATCH_OPTION.match(option) or option.startswith("--array"):
+            raise CampaignError(f"{where}: each entry is one long option such as '--partition=trn1' (not --array), got {option!r}")
+
+
+def _check_destination(destination: str) -> None:
+    if destination.startswith("s3://"):
+        bucket = destination[5:].split("/", 1)[0]
+        if not re.match(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", bucket):
+            raise CampaignError(f"campaign.destination: {destination!r} has no valid bucket name")
+    elif "://" in destination:
+        raise CampaignError(f"campaign.destination: a folder or an s3:// prefix, got {destination!r}")
+    elif not destination.startswith("/"):
+        raise CampaignError(f"campaign.destination: a folder is an absolute path on a file system every node mounts, got {destination!r}")
+
+
+def slurm_seconds(time: str) -> int:
+    """Seconds in a Slurm time limit: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS."""
+    days, _, rest = time.rpartition("-")
+    parts = [int(p) for p in rest.split(":")]
+    if days:
+        parts += [0] * (3 - len(parts))  # D-HH[:MM[:SS]]
+        hours, minutes, seconds = parts
+    elif len(parts) == 1:
+        hours, minutes, seconds = 0, parts[0], 0
+    elif len(parts) == 2:
+        hours, (minutes, seconds) = 0, parts
+    else:
+        hours, minutes, seconds = parts
+    return ((int(days or 0) * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def share_parallel(limit: int | None, sizes: list[int], what: str) -> list[int | None]:
+    """Split the campaign's max_parallel among groups that the scheduler throttles apart (Slurm
+    submissions, Kubernetes Jobs): each gets at least one, the rest goes where the most tasks
+    wait per running slot, and the shares add up to at most ``limit``. None: no limit."""
+    if limit is None:
+        return [None] * len(sizes)
+    if limit < len(sizes):
+        raise CampaignError(f"campaign.max_parallel: {limit} is fewer than the {len(sizes)} {what} this campaign needs; raise it")
+    shares = [1] * len(sizes)
+    left = limit - len(sizes)
+    while left > 0 and any(share < size for share, size in zip(shares, sizes)):
+        i = max(range(len(sizes)), key=lambda k: (sizes[k] / shares[k] if shares[k] < sizes[k] else -1.0, -k))
+        shares[i] += 1
+        left -= 1
+    return list(shares)

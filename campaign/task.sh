@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# One task of a campaign: run the collector as a user would by hand, deliver every run folder
+# it left to the destination, and keep a ledger record of this attempt there.
+#
+#   task.sh TASKS_FILE
+#
+# TASKS_FILE holds one line per task: KEY, a tab, then the task's words quoted for bash
+# (task index, label, environment, target, interpreter, plan, then the collector's extra
+# options). KEY is the scheduler's index: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX.
+#
+# Set by the scheduler wrapper (the sbatch script, or the Job's environment):
+#   MIGRATION_RECORD_CAMPAIGN      campaign name
+#   MIGRATION_RECORD_CAMPAIGN_ID   this campaign's id (name and submission time)
+#   MIGRATION_RECORD_SCHEDULER     slurm or kubernetes
+#   MIGRATION_RECORD_SUBMISSION    1 for the first submission, +1 for each resume
+#   MIGRATION_RECORD_RESTART       retries of this index so far (Kubernetes); Slurm's own
+#                                  SLURM_RESTART_COUNT counts requeues
+#   DESTINATION                    a folder every node mounts, or s3://bucket/prefix
+#   UPLOAD                         folder, reportgen or aws
+#   REPORTGEN_PYTHON               the interpreter that runs `-m reportgen publish` (UPLOAD=reportgen)
+#   COLLECTOR_ROOT                 the checkout that holds collector/
+#   SCRATCH                        node-local folder for the run before it is delivered
+#   PLANNED_FILE                   the campaign's planned tasks (delivered beside the records)
+#
+# A stop signal (Slurm's --signal ahead of the time limit, Kubernetes' SIGTERM at a pod's
+# stop) is passed to the collector, which ends the run with an aborted run_end; the run and
+# this attempt's record and log are then delivered before the grace period ends.
+set -u
+
+tasks_file=${1:?usage: task.sh TASKS_FILE}
+key=${SLURM_ARRAY_TASK_ID:-${JOB_COMPLETION_INDEX:-}}
+if [ -z "$key" ]; then
+    echo "task.sh: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set" >&2
+    exit 2
+fi
+
+line=$(awk -F '\t' -v key="$key" '$1 == key { sub(/^[^\t]*\t/, ""); print; exit }' "$tasks_file")
+if [ -z "$line" ]; then
+    echo "task $key: no such task in $tasks_file" >&2
+    exit 2
+fi
+# The words were written by shlex.quote: each is one literal word, nothing in them runs.
+words=()
+eval "words=($line)"
+index=${words[0]}
+label=${words[1]}
+environment=${words[2]}
+target=${words[3]}
+python=${words[4]}
+plan=${words[5]}
+extra=("${words[@]:6}")
+
+submission=${MIGRATION_RECORD_SUBMISSION:-1}
+restart=${SLURM_RESTART_COUNT:-${MIGRATION_RECORD_RESTART:-0}}
+case "$restart" in '' | *[!0-9]*) restart=0 ;; esac
+case "$submission" in '' | *[!0-9]*) submission=1 ;; esac
+attempt="s${submission}-r${restart}"
+node=$(hostname 2>/dev/null || echo unknown)
+if [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then
+    job_id="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
+else
+    job_id=${JOB_NAME:-${HOSTNAME:-unknown}}
+fi
+
+export MIGRATION_RECORD_ENVIRONMENT="$environment"
+export MIGRATION_RECORD_TASK_INDEX="$index"
+export MIGRATION_RECORD_ATTEMPT="$attempt"
+export MIGRATION_RECORD_JOB_ID="$job_id"
+
+scratch="${SCRATCH:-${TMPDIR:-/tmp}}/${MIGRATION_RECORD_CAMPAIGN_ID:-campaign}-$index-$attempt"
+ledger="$scratch/ledger"
+mkdir -p "$scratch/runs" "$ledger"
+record="task-$index.$attempt.json"
+log="$ledger/task-$index.$attempt.log"
+ledger_url="$DESTINATION/_campaigns/${MIGRATION_RECORD_CAMPAIGN_ID:-campaign}"
+
+say() {
+    echo "task $index ($attempt): $*" | tee -a "$log" >&2
+}
+
+# A value written into the ledger's JSON: the characters run ids, host names and job ids use.
+json_word() {
+    case "$1" in
+        '' | *[!A-Za-z0-9._:-]*) printf '"unreadable"' ;;
+        *) printf '"%s"' "$1" ;;
+    esac
+}
+
+# Copy (a folder) or upload (s3://) one folder's files under a destination path.
+deliver() {
+    local from=$1 to=$2
+    case "$UPLOAD" in
+        folder) mkdir -p "$to" && cp -R "$from"/. "$to"/ ;;
+        aws) aws s3 cp --recursive --only-show-errors "$from" "$to/" ;;
+        *) "$REPORTGEN_PYTHON" -m reportgen publish "$from" "$to" ;;
+    esac
+}
+
+write_record() {
+    local state=$1 code=$2 ended=$3 runs=$4
+    {
+        printf '{"task": %s, "attempt": "%s", "submission": %s, "restart": %s, ' "$index" "$attempt" "$submission" "$restart"
+        printf '"state": "%s", "exit_code": %s, ' "$state" "$code"
+        printf '"node": %s, "job_id": %s, ' "$(json_word "$node")" "$(json_word "$job_id")"
+        printf '"started": "%s", "ended": %s, ' "$started" "$ended"
+        printf '"runs": [%s], "log": "%s"}\n' "$runs" "$(basename "$log")"
+    } >"$ledger/$record.tmp" && mv "$ledger/$record.tmp" "$ledger/$record"
+}
+
+publish_ledger() {
+    deliver "$ledger" "$ledger_url/tasks" || say "could not deliver the ledger record to $ledger_url/tasks"
+}
+
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+if [ -r "${PLANNED_FILE:-}" ]; then
+    if ! { mkdir -p "$scratch/plan" && cp "$PLANNED_FILE" "$scratch/plan/planned.json" && deliver "$scratch/plan" "$ledger_url"; }; then
+        say "could not deliver the planned tasks to $ledger_url"
+    fi
+    rm -rf "$scratch/plan"
+fi
+say "$label on $node (job $job_id); log: $ledger_url/tasks/$(basename "$log")"
+write_record running null null ""
+publish_ledger
+
+stop_signal=""
+# shellcheck disable=SC2317  # called from the traps below
+on_stop() {
+    stop_signal=$1
+    say "stopped by the scheduler ($1): asking the collector to end the run"
+    [ -n "${pid:-}" ] && kill "-$1" "$pid" 2>/dev/null
+}
+trap 'on_stop TERM' TERM
+trap 'on_stop INT' INT
+
+cd "$COLLECTOR_ROOT" || { say "cannot enter $COLLECTOR_ROOT"; write_record failed 2 "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"" ""; publish_ledger; exit 2; }
+PYTHONPATH="$COLLECTOR_ROOT${PYTHONPATH:+:$PYTHONPATH}" "$python" -m collector \
+    --workload "$plan" --target "$target" --out "$scratch/runs" ${extra[@]+"${extra[@]}"} >>"$log" 2>&1 &
+pid=$!
+# A trapped signal interrupts `wait`; wait again until the collector has really ended.
+while :; do
+    wait "$pid"
+    rc=$?
+    kill -0 "$pid" 2>/dev/null || break
+done
+say "collector exited $rc"
+tail -n 20 "$log" >&2
+
+# Whatever the collector left (a complete run, or the partial log of a failed one) is
+# delivered; reportgen reports a log without run_end as incomplete.
+runs=""
+moved=0
+for run in "$scratch"/runs/*/; do
+    [ -f "$run/events.jsonl" ] || continue
+    run="${run%/}"
+    name=$(basename "$run")
+    ok=0
+    if [ "$UPLOAD" = folder ]; then
+        if mkdir -p "$DESTINATION" && mv "$run" "$DESTINATION/"; then ok=1; fi
+    elif deliver "$run" "$DESTINATION/$name" && rm -rf "$run"; then
+        ok=1
+    fi
+    if [ "$ok" = 1 ]; then
+        moved=$((moved + 1))
+        runs="${runs:+$runs, }$(json_word "$name")"
+        say "delivered $name to $DESTINATION"
+    else
+        say "could not deliver $run to $DESTINATION (left in place)"
+        rc=1
+    fi
+done
+if [ "$moved" -eq 0 ]; then
+    say "no run directory was written"
+    [ "$rc" -ne 0 ] || rc=1
+fi
+
+if [ "$rc" -eq 0 ]; then
+    state="done"
+elif [ -n "$stop_signal" ]; then
+    state=stopped
+else
+    state=failed
+fi
+write_record "$state" "$rc" "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"" "$runs"
+publish_ledger
+rmdir "$scratch/runs" 2>/dev/null
+[ "$rc" -ne 0 ] || rm -rf "$scratch"
+exit "$rc"

@@ -1,0 +1,88 @@
+"""The files a submission writes beside its scheduler input, and the planned-task ledger.
+
+    NAME.sbatch / NAME.k8s.json   the scheduler's input
+    NAME.task.sh                  a copy of campaign/task.sh: the script the tasks run
+    NAME.tasks                    one line per task (index, then its words quoted for bash)
+    NAME.planned.json             every planned task of this campaign id (the ledger's plan)
+    NAME-logs/                    Slurm's per-task output (appended to, never overwritten)
+
+The planned tasks are also written to the destination's ledger (a folder destination at once;
+an s3:// one by each task, next to its own records), so `status` can tell a task that never
+wrote anything from one that is done.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from campaign.spec import Campaign
+
+TASK_SCRIPT = Path(__file__).with_name("task.sh")
+LEDGER_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    wrapper: Path
+    script: Path
+    tasks: Path
+    planned: Path
+    logs: Path
+
+    @classmethod
+    def beside(cls, out: Path, name: str) -> TaskFiles:
+        folder = out.parent
+        return cls(out, folder / f"{name}.task.sh", folder / f"{name}.tasks", folder / f"{name}.planned.json", folder / f"{name}-logs")
+
+
+def plan_path(root: str, plan: str) -> str:
+    """A plan as written if absolute, else relative to the checkout that holds collector/
+    (collector_root on Slurm, the image's workdir on Kubernetes)."""
+    return plan if plan.startswith("/") else str(PurePosixPath(root) / plan)
+
+
+def new_campaign_id(campaign: Campaign, now: datetime | None = None) -> str:
+    """NAME-YYYYmmddTHHMMSSZ: a new id per submission of a campaign file (resume keeps it)."""
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{campaign.name}-{stamp}"
+
+
+def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: str, deadline_s: int) -> dict[str, Any]:
+    return {
+        "format": LEDGER_FORMAT,
+        "campaign": campaign.name,
+        "campaign_id": campaign_id,
+        "scheduler": scheduler,
+        "destination": campaign.destination,
+        "deadline_s": deadline_s,
+        "tasks": [
+            {
+                "task": task.index,
+                "label": task.label,
+                "environment": task.environment.name,
+                "target": task.environment.target,
+                "sdk": task.environment.sdk,
+                "plan": plan_path(root, task.workload.plan),
+                "args": list(task.workload.args),
+                "repeat": task.repeat,
+            }
+            for task in campaign.tasks()
+        ],
+    }
+
+
+def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], executable: bool) -> None:
+    """Write the submission's files (raises OSError)."""
+    files.logs.mkdir(parents=True, exist_ok=True)
+    files.wrapper.write_text(wrapper_text, encoding="utf-8")
+    if executable:
+        files.wrapper.chmod(0o755)
+    shutil.copyfile(TASK_SCRIPT, files.script)
+    files.script.chmod(0o755)
+    files.tasks.write_text(tasks_text, encoding="utf-8")
+    files.planned.write_text(json.dumps(planned, indent=1, sort_keys=True) + "\n", encoding="utf-8")

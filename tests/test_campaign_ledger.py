@@ -1,0 +1,333 @@
+"""Run identity, the campaign ledger, `status`, `resume`, and a stopped task that still delivers.
+
+The ledger is what a platform team reads to know what is left to do: every planned task with
+its latest attempt (done, failed with its exit code and log, stopped, running, lost, or never
+started). These tests write ledger records as campaign/task.sh does (the task-script tests in
+test_campaign.py check that it writes them), and run task.sh itself where the behaviour under
+a signal matters.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from campaign.__main__ import main
+from collector.facts import scheduled_task
+from reportgen.cli import main as reportgen_main
+from tests import logbuilder
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_collector_records_the_task_it_runs_as() -> None:
+    env = {
+        "MIGRATION_RECORD_CAMPAIGN": "nightly",
+        "MIGRATION_RECORD_CAMPAIGN_ID": "nightly-20261202T000000Z",
+        "MIGRATION_RECORD_ENVIRONMENT": "trn2-sdk-2.33",
+        "MIGRATION_RECORD_TASK_INDEX": "7",
+        "MIGRATION_RECORD_SCHEDULER": "slurm",
+        "MIGRATION_RECORD_JOB_ID": "4242_7",
+        "MIGRATION_RECORD_ATTEMPT": "s1-r1",
+    }
+    task = scheduled_task(env)
+    assert task is not None
+    assert task["campaign_id"] == "nightly-20261202T000000Z" and task["task_index"] == 7 and task["attempt"] == "s1-r1"
+    assert task["node"]  # the host name, read on the node
+    assert scheduled_task({**env, "MIGRATION_RECORD_TASK_INDEX": "7; rm"})["task_index"] is None  # type: ignore[index]
+    assert scheduled_task({**env, "MIGRATION_RECORD_TASK_INDEX": "\u0663"})["task_index"] is None  # type: ignore[index]
+    assert scheduled_task({}) is None  # not run by a campaign: nothing claimed
+
+
+def test_report_names_the_campaign_task(tmp_path: Path) -> None:
+    events = logbuilder.with_envelope(logbuilder.complete_log())
+    events[0]["schema_version"] = "1.2"
+    events[0]["scheduled"] = {
+        "campaign": "nightly", "campaign_id": "nightly-20261202T000000Z", "environment": "trn2-sdk-2.33",
+        "task_index": 3, "scheduler": "slurm", "job_id": "4242_3", "attempt": "s2-r0", "node": "node-17",
+    }
+    log = tmp_path / "events.jsonl"
+    log.write_text(logbuilder.dumps(events))
+    result = CliRunner().invoke(reportgen_main, ["report", str(log), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    expected = "nightly (nightly-20261202T000000Z): environment trn2-sdk-2.33, task 3, attempt s2-r0, slurm job 4242_3, node node-17"
+    assert expected in (tmp_path / "out" / "report.md").read_text().replace("\\_", "_")  # Markdown escapes _
+    assert expected in (tmp_path / "out" / "report.html").read_text()
+
+
+# ---- the ledger -----------------------------------------------------------------------------
+
+
+def _planned(destination: Path, count: int, deadline_s: int = 3600) -> Path:
+    campaign_id = "nightly-20261202T000000Z"
+    planned = {
+        "format": 1, "campaign": "nightly", "campaign_id": campaign_id, "scheduler": "slurm",
+        "destination": str(destination), "deadline_s": deadline_s,
+        "tasks": [{"task": i, "label": f"tiny_encoder/cpu/r{i + 1}", "environment": "cpu", "target": "cpu", "sdk": None,
+                   "plan": "/p.toml", "args": [], "repeat": i + 1} for i in range(count)],
+    }
+    folder = destination / "_campaigns" / campaign_id
+    (folder / "tasks").mkdir(parents=True)
+    (folder / "planned.json").write_text(json.dumps(planned))
+    return folder
+
+
+def _record(folder: Path, task: int, attempt: str, state: str, code: int | None, runs: list[str], started: str = "2026-12-02T00:00:00Z", log: str = "") -> None:
+    submission, restart = (int(part[1:]) for part in attempt.split("-"))
+    name = f"task-{task}.{attempt}"
+    record = {"task": task, "attempt": attempt, "submission": submission, "restart": restart, "state": state, "exit_code": code,
+              "node": "node-1", "job_id": f"42_{task}", "started": started, "ended": None if state == "running" else "2026-12-02T00:05:00Z",
+              "runs": runs, "log": f"{name}.log"}
+    (folder / "tasks" / f"{name}.json").write_text(json.dumps(record))
+    (folder / "tasks" / f"{name}.log").write_text(log)
+
+
+def _ledger_of_five(destination: Path) -> Path:
+    folder = _planned(destination, 5)
+    _record(folder, 0, "s1-r0", "done", 0, ["tiny-encoder-cpu-1"])
+    _record(folder, 1, "s1-r0", "failed", 3, [], log="collector: --target neuron: no neuron device on this host\ntask 1 (s1-r0): collector exited 3\n")
+    _record(folder, 2, "s1-r0", "stopped", 143, ["tiny-encoder-cpu-2a"])  # killed at its time limit ...
+    _record(folder, 2, "s1-r1", "done", 0, ["tiny-encoder-cpu-2b"])  # ... requeued, then complete
+    _record(folder, 3, "s1-r0", "running", None, [], started="2026-01-01T00:00:00Z")  # a node that died
+    return folder  # task 4: never started
+
+
+def test_status_says_what_became_of_every_planned_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _ledger_of_five(tmp_path / "runs")
+    assert main(["status", str(folder)]) == 1  # not every task is done
+    out = capsys.readouterr().out
+    assert "5 task(s): 2 done, 1 failed, 1 lost, 1 planned" in out
+    lines = {int(line.split()[0]): line for line in out.splitlines() if line[:4].strip().isdigit()}
+    assert "done" in lines[0] and "run tiny-encoder-cpu-1" in lines[0]
+    assert "failed" in lines[1] and "exited 3" in lines[1]
+    assert "| collector: --target neuron: no neuron device on this host" in out  # the log's last lines
+    assert "done" in lines[2] and "tiny-encoder-cpu-2b" in lines[2]  # the latest attempt decides
+    assert "lost" in lines[3] and "never finished" in lines[3]
+    assert "planned" in lines[4] and "no attempt has written a record" in lines[4]
+    assert main(["status", str(folder), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["counts"] == {"done": 2, "failed": 1, "lost": 1, "planned": 1}
+    task2 = data["tasks"][2]
+    assert [a["attempt"] for a in task2["attempts"]] == ["s1-r0", "s1-r1"] and task2["attempts"][0]["state"] == "stopped"
+    assert data["tasks"][1]["exit_code"] == 3 and data["tasks"][1]["attempts"][0]["tail"][-1] == "task 1 (s1-r0): collector exited 3"
+
+
+def test_status_of_a_bad_ledger_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _ledger_of_five(tmp_path / "runs")
+    (folder / "tasks" / "task-0.s1-r0.json").write_text('{"task": "zero"')
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("campaign: tasks/task-0.s1-r0.json: not a task record") and err.count("\n") == 1
+    assert main(["status", str(tmp_path / "nothing.json")]) == 2
+    assert "not a campaign's planned tasks" in capsys.readouterr().err
+
+
+def test_status_shows_log_text_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _planned(tmp_path / "runs", 1)
+    _record(folder, 0, "s1-r0", "failed", 1, [], log="\x1b]0;owned\x07\x1b[2Jgone\u202eevil\n")
+    main(["status", str(folder)])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "<U+001B>" in out and "<U+202E>" in out
+
+
+def test_resume_submits_exactly_the_tasks_not_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(f"#!/bin/bash\necho \"$@\" >> {tmp_path}/sbatch-calls\necho 4300\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    destination = tmp_path / "runs"
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(f"""\
+[campaign]
+name = "nightly"
+destination = "{destination}"
+repeats = 5
+
+[[workload]]
+plan = "/plans/tiny.toml"
+
+[[environment]]
+name = "cpu"
+target = "cpu"
+python = "/usr/bin/python3"
+""")
+    script = tmp_path / "nightly.sbatch"
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    planned = json.loads((tmp_path / "nightly.planned.json").read_text())
+    folder = destination / "_campaigns" / planned["campaign_id"]
+    assert json.loads((folder / "planned.json").read_text()) == planned  # a folder destination has it at once
+    capsys.readouterr()
+    (folder / "tasks").mkdir()
+    # Task 0 done; 1 failed; 2 requeued and done; 3 still running (recently); 4 never started.
+    _record(folder, 0, "s1-r0", "done", 0, ["r0"])
+    _record(folder, 1, "s1-r0", "failed", 3, [])
+    _record(folder, 2, "s1-r0", "stopped", 143, ["r2a"])
+    _record(folder, 2, "s1-r1", "done", 0, ["r2b"])
+    _record(folder, 3, "s1-r0", "running", None, [], started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    (tmp_path / "sbatch-calls").unlink()
+    assert main(["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "resuming 2 task(s) not done (1, 4), submission 2" in out
+    assert (tmp_path / "sbatch-calls").read_text().split() == ["--parsable", "--export=ALL,MIGRATION_RECORD_SUBMISSION=2", "--array=1,4", str(script)]
+    # Everything done or running: nothing to resume.
+    _record(folder, 1, "s2-r0", "done", 0, ["r1"])
+    _record(folder, 4, "s2-r0", "done", 0, ["r4"])
+    (tmp_path / "sbatch-calls").unlink()
+    assert main(["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    assert "nothing to resume" in capsys.readouterr().out and not (tmp_path / "sbatch-calls").exists()
+
+
+# ---- a stopped task still delivers its run ------------------------------------------------------
+
+
+COLLECTOR_STANDIN = """\
+#!/bin/bash
+# Stands in for the collector: writes a partial log, and on SIGTERM ends it with an aborted
+# run_end and exits 143, as the collector does (tests/test_collector_robust.py checks that).
+out=""; prev=""
+for arg in "$@"; do [ "$prev" = "--out" ] && out="$arg"; prev="$arg"; done
+run="$out/tiny-encoder-cpu-stopped"
+mkdir -p "$run"
+echo '{"kind": "run_start"}' > "$run/events.jsonl"
+trap 'echo "{\\"kind\\": \\"run_end\\", \\"status\\": \\"aborted\\"}" >> "$run/events.jsonl"; echo stopped >&2; exit 143' TERM
+echo started > "{ready}"
+for _ in $(seq 600); do sleep 0.1; done
+exit 0
+"""
+
+
+def test_stopped_pod_delivers_an_aborted_run_within_its_grace_period(tmp_path: Path) -> None:
+    """A Kubernetes pod stop, emulated: SIGTERM to task.sh (PID 1 of the container) while the
+    collector runs. The run must be ended, delivered and recorded as stopped within the grace
+    period (the manifest's default is 120 s; here it must take seconds)."""
+    ready = tmp_path / "ready"
+    python = tmp_path / "python"
+    python.write_text(COLLECTOR_STANDIN.replace("{ready}", str(ready)))
+    python.chmod(0o755)
+    destination = tmp_path / "runs"
+    campaign_id = "nightly-20261202T000000Z"
+    tasks = tmp_path / "tasks"
+    tasks.write_text(f"0\t5 tiny_encoder/cpu/r1 cpu cpu {python} /plans/tiny.toml\n")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")},
+        "JOB_COMPLETION_INDEX": "0", "JOB_NAME": "nightly-cpu", "MIGRATION_RECORD_RESTART": "1",
+        "MIGRATION_RECORD_CAMPAIGN": "nightly", "MIGRATION_RECORD_CAMPAIGN_ID": campaign_id,
+        "MIGRATION_RECORD_SCHEDULER": "kubernetes", "MIGRATION_RECORD_SUBMISSION": "1",
+        "DESTINATION": str(destination), "UPLOAD": "folder", "COLLECTOR_ROOT": str(tmp_path), "SCRATCH": str(tmp_path / "scratch"),
+    }
+    proc = subprocess.Popen(["bash", str(REPO / "campaign" / "task.sh"), str(tasks)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert time.monotonic() < deadline and proc.poll() is None, "the task never started its collector"
+            time.sleep(0.05)
+        stopped_at = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - stopped_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert took < 10, f"took {took:.1f} s from SIGTERM to exit"
+    log = (destination / "tiny-encoder-cpu-stopped" / "events.jsonl").read_text()
+    assert '"status": "aborted"' in log  # the collector was told, and its aborted run delivered
+    record = json.loads((destination / "_campaigns" / campaign_id / "tasks" / "task-5.s1-r1.json").read_text())
+    assert record["state"] == "stopped" and record["exit_code"] == 143 and record["runs"] == ["tiny-encoder-cpu-stopped"]
+    assert record["job_id"] == "nightly-cpu" and record["attempt"] == "s1-r1"
+    assert "stopped by the scheduler (TERM)" in (destination / "_campaigns" / campaign_id / "tasks" / record["log"]).read_text()
+
+
+def test_a_requeued_attempt_keeps_the_first_attempts_log(tmp_path: Path) -> None:
+    """Slurm requeues under the same job and index; every attempt writes its own files."""
+    python = tmp_path / "python"
+    python.write_text("#!/bin/bash\nout=\"\"; prev=\"\"\nfor a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
+                      "mkdir -p \"$out/run-$SLURM_RESTART_COUNT\" && echo '{}' > \"$out/run-$SLURM_RESTART_COUNT/events.jsonl\"\n"
+                      "echo \"attempt $SLURM_RESTART_COUNT\"\nexit $((1 - SLURM_RESTART_COUNT))\n")
+    python.chmod(0o755)
+    tasks = tmp_path / "tasks"
+    tasks.write_text(f"0\t0 w/cpu/r1 cpu cpu {python} /p.toml\n")
+    destination = tmp_path / "runs"
+    base = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "42", "MIGRATION_RECORD_CAMPAIGN": "c",
+            "MIGRATION_RECORD_CAMPAIGN_ID": "c-1", "DESTINATION": str(destination), "UPLOAD": "folder",
+            "COLLECTOR_ROOT": str(tmp_path), "SCRATCH": str(tmp_path / "scratch")}
+    for restart in (0, 1):
+        proc = subprocess.run(["bash", str(REPO / "campaign" / "task.sh"), str(tasks)], env={**base, "SLURM_RESTART_COUNT": str(restart)},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1 - restart, proc.stderr
+    ledger = destination / "_campaigns" / "c-1" / "tasks"
+    assert "attempt 0" in (ledger / "task-0.s1-r0.log").read_text() and "attempt 1" in (ledger / "task-0.s1-r1.log").read_text()
+    states = {p.name: json.loads(p.read_text())["state"] for p in ledger.glob("*.json")}
+    assert states == {"task-0.s1-r0.json": "failed", "task-0.s1-r1.json": "done"}
+    assert (destination / "run-0").is_dir() and (destination / "run-1").is_dir()  # both attempts' runs kept
+
+
+def test_help_lists_subcommands() -> None:
+    proc = subprocess.run([sys.executable, "-m", "campaign", "status", "--help"], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0 and "--format" in proc.stdout
+
+
+# ---- the site shows every planned task ----------------------------------------------------------
+
+
+def _run(destination: Path, run_id: str, complete: bool = True) -> None:
+    events = logbuilder.complete_log() if complete else logbuilder.incomplete_log()
+    events[0] = {**events[0], "run_id": run_id}
+    folder = destination / run_id
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text(logbuilder.dumps(logbuilder.with_envelope(events)))
+
+
+def test_site_shows_planned_tasks_untested_and_attempts_superseded(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    destination = tmp_path / "runs"
+    folder = _ledger_of_five(destination)
+    _run(destination, "tiny-encoder-cpu-1")
+    _run(destination, "tiny-encoder-cpu-2a", complete=False)  # the attempt stopped at its time limit
+    _run(destination, "tiny-encoder-cpu-2b")  # the requeued attempt
+    out = tmp_path / "site"
+    result = build_site([destination], out)
+    assert result.runs == 3 and not result.warnings, result.warnings
+    index = (out / "index.html").read_text()
+    assert "5 planned task(s), 2 done, 3 untested" in index
+    assert "task 1 tiny_encoder/cpu/r2: the task failed" in index and "task 4 tiny_encoder/cpu/r5: never started" in index
+    (page,) = (out / "campaigns").glob("*/index.html")
+    html = page.read_text()
+    rows = html.split("<tr")[2:]  # after the header row
+    assert len(rows) == 5
+    assert "untested: the task failed" in rows[1] and "exited 3" in rows[1] and "no neuron device on this host" in rows[1]
+    assert "superseded by <code>tiny-encoder-cpu-2b</code>" in rows[2] and "done" in rows[2]
+    assert "untested: lost" in rows[3] and "untested: never started" in rows[4]
+    assert 'href="../../runs/' in rows[0]  # the done task links its run's page
+    # Rebuilt unchanged: the same bytes; a new record changes the page.
+    before = html
+    build_site([destination], out)
+    assert page.read_text() == before
+    _record(folder, 1, "s2-r0", "done", 0, ["tiny-encoder-cpu-1b"])
+    _run(destination, "tiny-encoder-cpu-1b")
+    build_site([destination], out)
+    assert "5 planned task(s), 3 done, 2 untested" in (out / "index.html").read_text()
+
+
+def test_a_bad_ledger_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    destination = tmp_path / "runs"
+    folder = _ledger_of_five(destination)
+    _run(destination, "tiny-encoder-cpu-1")
+    (folder / "tasks" / "task-0.s1-r0.json").write_text("[1, 2")
+    result = build_site([destination], tmp_path / "site")
+    assert result.runs == 1
+    assert any("campaign ledger not read" in w and "not a task record" in w for w in result.warnings), result.warnings
+    assert not (tmp_path / "site" / "campaigns").exists()
