@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
@@ -714,6 +714,50 @@ class Profile(Envelope):
     top_ops: list[TopOp] = Field(default_factory=list)
 
 
+# --- localisation ----------------------------------------------------------------------------
+
+
+class LocalizedModule(Strict):
+    """One named submodule's output against the reference module's output, judged with the cell's tolerance."""
+
+    name: str = Field(description="Qualified name, as named_modules() gives it (e.g. 'encoder.layer.0').")
+    type: str = Field(description="The module's class name.")
+    depth: int = Field(ge=1, le=INT64_MAX, description="1 for the model's direct children, 2 for theirs, and so on.")
+    order: int = Field(ge=0, le=INT64_MAX, description="Position of its first call in the reference's execution order (among the modules localised).")
+    calls: int = Field(ge=0, le=INT64_MAX, description="Calls in one reference forward; only the first call is compared.")
+    accumulated: ErrorStats | None = Field(None, description="Each side run end to end: the module's own error plus what it inherited. Absent: not measured (see note).")
+    local: ErrorStats | None = Field(None, description="The candidate module alone, fed the reference module's inputs: its own error. Absent: not measured (see note).")
+    local_compiled: bool | None = Field(None, description="True: the local figure is of the module compiled alone; False: of the module run eager. Absent: no local figure.")
+    operators: list[str] | None = Field(None, description="Aten ops an eager call of the candidate module dispatched (see operators_from). Absent: not recorded.")
+    note: str | None = Field(None, description="Why a view is missing, e.g. a module that could not be compiled alone.")
+
+
+class SkippedModule(Strict):
+    name: str = Field(description="The module, or a count of modules, left out.")
+    reason: str = Field(description="max_depth, max_modules, max_bytes, or that the reference never called it.")
+
+
+class Localization(Envelope):
+    """Where a cell's error arises: per named submodule, in the reference's execution order. New in 1.2."""
+
+    kind: Literal["localization"]
+    case: str
+    reason: Literal["mismatch", "nonfinite", "plan"] = Field(description="Why this cell was localised: its status, or the plan's [localize] always.")
+    mode: Mode
+    atol: NonNegative = Field(description="The cell's own tolerance, as every module was judged.")
+    rtol: NonNegative
+    max_depth: int = Field(ge=1, le=INT64_MAX)
+    max_modules: int = Field(ge=1, le=INT64_MAX)
+    max_bytes: int = Field(ge=1, le=INT64_MAX)
+    modules: list[LocalizedModule] = Field(default_factory=list, description="In execution order.")
+    skipped: list[SkippedModule] = Field(default_factory=list, description="Modules the bounds left out, with the bound.")
+    skipped_more: int = Field(0, ge=0, le=INT64_MAX, description="Skipped modules beyond those listed.")
+    bytes_held: int | None = Field(None, ge=0, le=INT64_MAX, description="Bytes of captured module inputs and outputs.")
+    accumulated_note: str | None = Field(None, description="Why the accumulated view is missing or partial.")
+    operators_from: str | None = Field(None, description="How the per-module operator lists were taken.")
+    failure: str | None = Field(None, description="Localisation itself failed: why (the cell's result stands).")
+
+
 # --- warnings and run end --------------------------------------------------------------------
 
 
@@ -751,6 +795,7 @@ Event = Annotated[
         TrainResult,
         WarningEvent,
         RunEnd,
+        Localization,
     ],
     Field(discriminator="kind"),
 ]
@@ -770,10 +815,11 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
     "train_result": TrainResult,
     "warning": WarningEvent,
     "run_end": RunEnd,
+    "localization": Localization,
 }
 
 # Kinds that report an outcome; none may come before the plan that declares the tolerances.
-RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result"})
+RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization"})
 
 # Kinds that always name one planned cell (a required ``case`` field).
-CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result"})
+CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization"})

@@ -141,6 +141,11 @@ class CellRecord:
         return self._events("profile")
 
     @property
+    def localization(self) -> ev.Localization | None:
+        """Where the cell's error arises, per submodule (1.2 logs; None: not localised)."""
+        return self._last("localization")  # type: ignore[no-any-return]
+
+    @property
     def cold(self) -> ev.Cold | None:
         """The latest timing event's cold measurement that has one."""
         return next((t.cold for t in reversed(self._events("timing")) if t.cold), None)
@@ -588,7 +593,7 @@ def _train_result_facts(cell: CellRecord, data: Any, line: int) -> None:
 
 
 def _no_facts(cell: CellRecord, data: Any, line: int) -> None:
-    """Profiles are read from the events of the cells shown."""
+    """Profiles and localisations are read from the events of the cells shown."""
 
 
 # One entry per kind that names a cell (events.CASE_KINDS).
@@ -600,4 +605,5 @@ CELL_FACTS: dict[str, Callable[[CellRecord, Any, int], None]] = {
     "train_step": _step_facts,
     "train_result": _train_result_facts,
     "profile": _no_facts,
+    "localization": _no_facts,
 }
