@@ -222,6 +222,9 @@ def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any
     feed = to_device(cast_inputs(run.inputs[key], cell_dtype), device)
     cand_capture = Capture(candidate, chosen, False, bounds["max_bytes"])
     accumulated_note = None
+    if cell.mode == "compiled":
+        # A graph compiled before the hooks were there may be reused without them: start afresh.
+        torch._dynamo.reset()
     try:
         with torch.no_grad():
             runner = run.backend.compile(candidate, run.plan.compile_options) if cell.mode == "compiled" else candidate
@@ -232,6 +235,9 @@ def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any
         accumulated_note = f"the candidate did not run end to end with the hooks: {_short(exc)}"
     finally:
         cand_capture.remove()
+    missed = [n for n in chosen if n not in cand_capture.calls]
+    if accumulated_note is None and missed:
+        accumulated_note = f"{len(missed)} module(s) were not seen called on the candidate end to end: {', '.join(missed[:8])}"
     if accumulated_note is None and cand_capture.over_budget:
         accumulated_note = f"{len(cand_capture.over_budget)} module output(s) past max_bytes on the candidate side"
 

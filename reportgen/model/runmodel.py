@@ -85,6 +85,7 @@ class CellRecord:
     grads_off: frozenset[str] = frozenset()
     params_off: Mapping[str, tuple[int, int]] = field(default_factory=lambda: _NONE_OFF)  # name -> (mismatched, total); shared while empty
     trained: bool = False
+    localized: bool = False  # the log holds a localization event for it
     layout_achieved: bool | None = None  # None: not measured (1.0 logs)
     layout_fed: str | None = None
     timing_layout_missed: tuple[str, ...] = ()  # 'warm', 'cold' calls fed another layout
@@ -596,6 +597,10 @@ def _no_facts(cell: CellRecord, data: Any, line: int) -> None:
     """Profiles and localisations are read from the events of the cells shown."""
 
 
+def _localization_facts(cell: CellRecord, data: Any, line: int) -> None:
+    cell.localized = True
+
+
 # One entry per kind that names a cell (events.CASE_KINDS).
 CELL_FACTS: dict[str, Callable[[CellRecord, Any, int], None]] = {
     "case_result": _result_facts,
@@ -605,5 +610,5 @@ CELL_FACTS: dict[str, Callable[[CellRecord, Any, int], None]] = {
     "train_step": _step_facts,
     "train_result": _train_result_facts,
     "profile": _no_facts,
-    "localization": _no_facts,
+    "localization": _localization_facts,
 }

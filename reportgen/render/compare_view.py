@@ -106,7 +106,8 @@ def _errors(side: CellSide) -> str:
     if side.max_abs is None and side.mismatched is None:
         return "not measured"
     mismatched = f"{side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "mismatches not measured"
-    return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}"
+    where = f"; {side.diverges}" if side.diverges and side.status != "pass" else ""
+    return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}{where}"
 
 
 def _task(side: CellSide) -> str:

@@ -295,6 +295,8 @@ class ReportView:
     criteria_declared: str
     problems: list[ProblemView]
     problems_total: int
+    # Cells localised though they did not fail (the plan's [localize] always): (case, anchor, view).
+    localized_passing: list[tuple[str, str, LocalizationView]]
     explanations: list[ExplanationView]
     regions: list[RegionRow]
     fallback: list[Row]
@@ -1315,6 +1317,25 @@ def _problem_cells(run: RunModel) -> list[CellRecord]:
     return [c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason == LAYOUT_NOT_ACHIEVED]
 
 
+LOCALIZED_PASSING_CAP = 12
+
+
+def _localized_passing(run: RunModel, problem_cells: list[CellRecord]) -> list[tuple[str, str, LocalizationView]]:
+    """Localisations of cells section 5 does not list as problems, the first few in plan order."""
+    if not run.kind_counts.get("localization"):
+        return []
+    listed = {c.case for c in problem_cells}
+    found = []
+    for cell in run.cells:
+        if cell.localized and cell.case not in listed:
+            view = localization_view(cell)
+            if view is not None:
+                found.append((cell.case, anchor(cell.case), view))
+            if len(found) == LOCALIZED_PASSING_CAP:
+                break
+    return found
+
+
 def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
     problem_cells = _problem_cells(run)
@@ -1351,6 +1372,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         criteria_declared=declared,
         problems=_problems(problem_cells, notes),
         problems_total=len(problem_cells),
+        localized_passing=_localized_passing(run, problem_cells),
         explanations=_explanations(run, notes),
         regions=_regions(run),
         fallback=_fallback_rows(run),
