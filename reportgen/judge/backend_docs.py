@@ -32,6 +32,29 @@ class Constraint:
 
 
 @dataclass(frozen=True)
+class OperatorEntry:
+    """A documented statement about named operators: unsupported, CPU fallback, precision or path."""
+
+    id: str
+    ops: tuple[str, ...]  # aten names ("aten::addmm") or higher-order op names; empty: the text says which
+    kind: str  # unsupported | cpu-fallback | precision | path
+    title: str
+    text: str
+    source: str
+    output_dtype: str | None = None  # the entry concerns operators producing this dtype
+
+
+OPERATOR_KINDS = ("unsupported", "cpu-fallback", "precision", "path")
+
+
+def _operator(entry: dict[str, Any], where: str) -> OperatorEntry:
+    known = {"id", "ops", "kind", "title", "text", "source", "output_dtype"}
+    if set(entry) - known or not {"id", "ops", "kind", "title", "text", "source"} <= set(entry) or entry["kind"] not in OPERATOR_KINDS:
+        raise ValueError(f"{where}: an [[operator]] entry needs id, ops, kind ({', '.join(OPERATOR_KINDS)}), title, text and source, and nothing else: {sorted(entry)}")
+    return OperatorEntry(**{**entry, "ops": tuple(entry["ops"])})
+
+
+@dataclass(frozen=True)
 class BackendDocs:
     target: str
     family: str
@@ -50,6 +73,16 @@ class BackendDocs:
     compile_fallback_setting: dict[str, str] | None = None  # {name, value} that keeps compile failures from running eager
     matrix_package: str = ""  # the package whose version picks the package matrix row
     device_resource: str = ""  # the Kubernetes extended resource a pod asks for (campaigns)
+    # What the documentation says about named operators, and whether it lists any as unsupported
+    # or falling back at all ([operators] note: said plainly where it lists none).
+    operators: tuple[OperatorEntry, ...] = ()
+    operators_note: str = ""
+    operators_source: str = ""
+    unsupported_listed: bool = False
+    fallback_listed: bool = False
+
+    def operator_entries(self, op: str) -> list[OperatorEntry]:
+        return [entry for entry in self.operators if op in entry.ops]
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -83,6 +116,11 @@ def load_backend_docs(target: str) -> BackendDocs:
         compile_fallback_setting=data.get("compile_fallback_setting"),
         matrix_package=data.get("matrix_package", ""),
         device_resource=data.get("device_resource", ""),
+        operators=tuple(_operator(e, f"{DEFAULT_FILES[target]}: operator[{i}]") for i, e in enumerate(data.get("operator", []))),
+        operators_note=data.get("operators", {}).get("note", ""),
+        operators_source=data.get("operators", {}).get("source", ""),
+        unsupported_listed=bool(data.get("operators", {}).get("unsupported_listed", False)),
+        fallback_listed=bool(data.get("operators", {}).get("fallback_listed", False)),
     )
 
 
