@@ -501,7 +501,7 @@ what to change or verify first. The constraint files are in reportgen/judge/cons
 Exit codes:
   0  compatible as specified
   1  unreadable plan: not TOML, not UTF-8, or not the plan schema (collector/PLAN.md);
-     one line names the file, line and key
+     one line names the file, line and key; or an unreadable --inspection log
   2  usage error
   3  needs a revised test plan (--write-revised writes one; its proposed values,
      marked proposed = true or UNDECIDED, keep exit 3 and the collector refuses the
@@ -510,6 +510,8 @@ Exit codes:
 \b
 Example:
   reportgen plan-check plan.toml --target neuron --write-revised plan.revised.toml
+  python -m collector inspect --workload plan.toml --out plan.inspection.jsonl
+  reportgen plan-check plan.toml --inspection plan.inspection.jsonl --target neuron
 """
 
 
@@ -519,12 +521,19 @@ Example:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True, help="Output: text, JSON, or Markdown for a review thread.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--write-revised", type=click.Path(dir_okay=False, path_type=Path), help="Write the revised plan here (when one is needed).")
-def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None) -> None:
+@click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of this plan (python -m collector inspect): its operators, graph breaks and wide dtypes joined with the target's constraint data, each finding labelled as predicted from the graph, not measured on the device.")
+def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None, inspection: Path | None) -> None:
     from collector.plan import PlanError
+    from reportgen.contract.inspection import InspectionError, read_inspection
     from reportgen.judge import plancheck
 
     try:
-        review = plancheck.review_plan(plan, target)
+        inspected = read_inspection(inspection) if inspection is not None else None
+    except InspectionError as exc:
+        click.echo(f"reportgen plan-check: unreadable inspection: {exc}", err=True)
+        sys.exit(1)
+    try:
+        review = plancheck.review_plan(plan, target, inspected)
     except PlanError as exc:
         click.echo(f"reportgen plan-check: unreadable plan: {exc}", err=True)
         sys.exit(1)

@@ -758,6 +758,74 @@ class Localization(Envelope):
     failure: str | None = Field(None, description="Localisation itself failed: why (the cell's result stands).")
 
 
+# --- inspection (python -m collector inspect: on a CPU, before any hardware) -----------------
+#
+# An inspection log is its own file: inspection_start, one inspection per planned input shape,
+# inspection_end. ``reportgen plan-check --inspection`` reads it; nothing in it is a measurement
+# on a device.
+
+
+class InspectionStart(Envelope):
+    """First line of an inspection log: which plan was inspected, where, with what. New in 1.2."""
+
+    kind: Literal["inspection_start"]
+    workload: str = Field(min_length=1)
+    plan: str = Field(description="The plan file inspected, as given.")
+    plan_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the plan's text as read.")
+    collector: str
+    torch: str = Field(description="torch version that captured the graphs.")
+    host: str = Field(description="Where it ran; always a CPU: nothing was measured on a device.")
+
+
+class OpCount(Strict):
+    name: str = Field(description="aten name as the graph holds it (e.g. 'aten::linear'), or a higher-order op's name.")
+    count: int = Field(ge=1, le=INT64_MAX, description="Nodes calling it in the captured graph.")
+
+
+class WideTensor(Strict):
+    """A tensor the target computes at lower width: float64, or int64 with values outside int32."""
+
+    where: Literal["parameter", "buffer", "input", "constant", "graph"] = Field(description="graph: a value the captured graph computes (its values are not known before running).")
+    name: str
+    dtype: str
+    shape: list[Int64] | None = None
+    min: float | None = Field(None, description="int64 only: smallest value seen; absent for graph values.")
+    max: float | None = Field(None, description="int64 only: largest value seen.")
+
+
+class Inspection(Envelope):
+    """One planned input shape's captured graph: operators, graph breaks, wide dtypes, input layouts. New in 1.2."""
+
+    kind: Literal["inspection"]
+    shape: str = Field(description="The planned input key, e.g. b1-l16-contiguous.")
+    batch: int = Field(ge=1, le=INT64_MAX)
+    length: int = Field(ge=1, le=INT64_MAX)
+    layout: Layout
+    capture: str = Field(description="How the operators were captured (e.g. torch.export non-strict, ATen before decompositions).")
+    capture_failure: str | None = Field(None, description="Why the graph could not be captured; the operator list is then empty.")
+    operators: list[OpCount] = Field(default_factory=list)
+    graph_count: int | None = Field(None, ge=0, le=INT64_MAX, description="Graphs torch._dynamo.explain made (1: no break).")
+    graph_breaks: list[GraphBreak] = Field(default_factory=list)
+    breaks_failure: str | None = Field(None, description="Why graph breaks could not be looked for.")
+    float64: list[WideTensor] = Field(default_factory=list, description="float64 parameters, buffers, inputs, constants and graph values.")
+    int64_beyond_int32: list[WideTensor] = Field(default_factory=list, description="int64 tensors holding a value outside the int32 range.")
+    int64_graph_values: int = Field(0, ge=0, le=INT64_MAX, description="int64 values the graph computes (their range is not known before running).")
+    inputs: list[InputInfo] = Field(default_factory=list, description="The inputs as make_inputs built them at this shape and layout.")
+
+
+class InspectionEnd(Envelope):
+    kind: Literal["inspection_end"]
+    shapes_planned: int = Field(ge=0, le=INT64_MAX)
+    shapes_inspected: int = Field(ge=0, le=INT64_MAX)
+
+
+INSPECTION_MODELS: dict[str, type[Envelope]] = {
+    "inspection_start": InspectionStart,
+    "inspection": Inspection,
+    "inspection_end": InspectionEnd,
+}
+
+
 # --- warnings and run end --------------------------------------------------------------------
 
 

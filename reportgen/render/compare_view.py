@@ -302,6 +302,9 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
     """The comparison for machines: every figure unrounded, plus each cell's verdict."""
     data = asdict(comparison)
     for cell, raw in zip(comparison.cells, data["cells"]):
+        for role in ("baseline", "candidate"):
+            if raw[role]["diverges"] is None:  # only localised cells (1.2 logs) carry where they diverge
+                del raw[role]["diverges"]
         if cell.timing is not None:
             raw["timing"]["verdict"] = cell.timing.verdict
             raw["timing"]["in_geomean"] = cell.timing.in_geomean
