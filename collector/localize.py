@@ -138,6 +138,12 @@ class Capture:
         self.handles.clear()
 
 
+def depth(name: str) -> int:
+    """A submodule's depth: its name's parts, a list's index not counted ("blocks.0" is 1,
+    "encoder.layer.0.attention" is 3), so a ModuleList's members sit at the depth of the list."""
+    return sum(1 for part in name.split(".") if not part.isdigit())
+
+
 def candidates(model: torch.nn.Module, max_depth: int) -> tuple[list[str], list[dict[str, str]]]:
     """Named submodules down to ``max_depth`` (the model itself is the cell's own comparison),
     and the deeper ones, skipped."""
@@ -145,7 +151,7 @@ def candidates(model: torch.nn.Module, max_depth: int) -> tuple[list[str], list[
     for name, _ in model.named_modules():
         if not name:
             continue
-        if name.count(".") + 1 <= max_depth:
+        if depth(name) <= max_depth:
             chosen.append(name)
         else:
             deeper += 1
@@ -272,7 +278,7 @@ def _one_module(run: Run, cell: Cell, name: str, module: torch.nn.Module, positi
     row: dict[str, Any] = {
         "name": name,
         "type": type(module).__name__,
-        "depth": name.count(".") + 1,
+        "depth": depth(name),
         "order": position,
         "calls": ref.calls.get(name, 0),
     }

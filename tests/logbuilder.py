@@ -349,7 +349,7 @@ def _module(name: str, order: int, accumulated: float, local: float, ops: list[s
         bad = 16 if diff > 1e-5 else 0
         return {"max_abs": diff, "max_rel": diff * 10, "mismatched": bad, "total": 16, "worst_index": [0, 1], "worst_output": "out", "allowed_at_worst": 1e-5, "diff_at_worst": diff}
 
-    return {"name": name, "type": "Linear" if name == "head" else "Block", "depth": name.count(".") + 1, "order": order, "calls": 1,
+    return {"name": name, "type": "Linear" if name == "head" else "Block", "depth": sum(1 for p in name.split(".") if not p.isdigit()), "order": order, "calls": 1,
             "accumulated": stats(accumulated), "local": stats(local), "local_compiled": True, "operators": ops}
 
 

@@ -107,3 +107,76 @@ def test_a_block_that_differs_only_when_compiled_is_named_in_both_views(tmp_path
     for name in ("report.md", "report.html"):
         text = (out / name).read_text(encoding="utf-8")
         assert "First diverging module: blocks.2 (Block)" in text and "only inherit the error" in text, name
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, object]]] = []
+
+    def write(self, kind: str, **fields: object) -> None:
+        self.events.append((kind, fields))
+
+
+class _Quiet:
+    def say(self, message: str, index: int | None = None) -> None:
+        pass
+
+
+class _NoCompile:
+    """A backend whose compiler refuses everything: no compile runs in these fast tests."""
+
+    import torch as _torch
+
+    device = _torch.device("cpu")
+
+    def compile(self, model: object, options: object) -> object:
+        raise RuntimeError("this backend cannot compile a module alone")
+
+    def synchronize(self) -> None:
+        pass
+
+
+def _localize(mode: str, **bounds: int) -> dict[str, object]:
+    import types
+
+    from collector import localize
+    from collector.plan import load_plan
+    from collector.workload import build_model, load_workload
+
+    plan = load_plan(REPO / "tests" / "workloads" / "drifting.toml")
+    plan.checked["localize"] = {**plan.localize, **bounds}
+    workload = load_workload(plan)
+    cell = next(c for c in plan.cells if c.mode == mode)
+    model = build_model(workload)
+    key = f"b{cell.batch}-l{cell.length}-{cell.layout}"
+    from collector.workload import input_key
+
+    key = input_key(cell.batch, cell.length, cell.layout)
+    log = _Log()
+    run = types.SimpleNamespace(plan=plan, model=model, workload=workload, backend=_NoCompile(), log=log, progress=_Quiet(), inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)})
+    localize.localize(run, cell, model, "mismatch")  # type: ignore[arg-type]
+    ((kind, fields),) = log.events
+    assert kind == "localization"
+    Localization.model_validate({"schema_version": "1.2", "seq": 0, "time": "2026-01-01T00:00:00Z", "kind": kind, **{k: v for k, v in fields.items() if v is not None}})
+    return fields
+
+
+def test_a_module_that_cannot_be_compiled_alone_is_said_so_and_has_no_local_figure() -> None:
+    fields = _localize("compiled", max_depth=1)
+    modules = fields["modules"]
+    assert [m["name"] for m in modules] == ["blocks.0", "blocks.1", "blocks.2", "blocks.3", "head"]  # type: ignore[index]
+    for m in modules:  # type: ignore[attr-defined]
+        assert "local" not in m and "could not be compiled alone: RuntimeError: this backend cannot compile" in m["note"]
+    assert "did not run end to end" in fields["accumulated_note"]  # type: ignore[operator]
+
+
+def test_the_bounds_leave_modules_out_and_say_which() -> None:
+    fields = _localize("eager", max_depth=2, max_modules=3, max_bytes=1_000_000)
+    names = [m["name"] for m in fields["modules"]]  # type: ignore[attr-defined]
+    assert names == ["blocks.0", "blocks.0.lin", "blocks.1"]
+    skipped = {(s["name"], s["reason"]) for s in fields["skipped"]}  # type: ignore[attr-defined]
+    assert ("blocks.1.lin", "max_modules") in skipped and ("head", "max_modules") in skipped
+    tight = _localize("eager", max_depth=1, max_bytes=400)
+    kept = [m["name"] for m in tight["modules"]]  # type: ignore[attr-defined]
+    assert len(kept) < 5 and {s["reason"] for s in tight["skipped"]} >= {"max_bytes"}  # type: ignore[attr-defined]
+    assert all(m["local"]["mismatched"] == 0 for m in tight["modules"])  # type: ignore[attr-defined]  # eager: the same values

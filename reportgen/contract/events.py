@@ -722,7 +722,7 @@ class LocalizedModule(Strict):
 
     name: str = Field(description="Qualified name, as named_modules() gives it (e.g. 'encoder.layer.0').")
     type: str = Field(description="The module's class name.")
-    depth: int = Field(ge=1, le=INT64_MAX, description="1 for the model's direct children, 2 for theirs, and so on.")
+    depth: int = Field(ge=1, le=INT64_MAX, description="1 for the model's direct children, 2 for theirs, and so on; a ModuleList's index does not count (blocks.0 is 1).")
     order: int = Field(ge=0, le=INT64_MAX, description="Position of its first call in the reference's execution order (among the modules localised).")
     calls: int = Field(ge=0, le=INT64_MAX, description="Calls in one reference forward; only the first call is compared.")
     accumulated: ErrorStats | None = Field(None, description="Each side run end to end: the module's own error plus what it inherited. Absent: not measured (see note).")
