@@ -69,6 +69,14 @@ def test_an_operator_change_names_the_module_in_the_disposition(tmp_path: Path) 
     assert f"{CASE}: blocks.2 (Block; operators aten::add, aten::addmm, aten::tanh, aten::sin)" in change.message
 
 
+def test_an_unexplained_mismatch_says_where_to_look() -> None:
+    judged = judge_log(LOCALIZED)
+    blocked = next(r for r in judged.disposition.reasons if r.rule == "mismatch" and r.outcome == "blocked")
+    assert "not explained" in blocked.message and f"{CASE}: blocks.2 (Block;" in blocked.message
+    plain = judge_log(FIXTURES / "synthetic_mismatch.jsonl")
+    assert "diverging" not in next(r for r in plain.disposition.reasons if r.rule == "mismatch").message
+
+
 def test_compare_names_the_module_on_the_side_that_mismatches(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

@@ -222,7 +222,8 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
             accepted.append(c)
     reasons = []
     if unexplained:
-        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.", _cases(unexplained), needs_verdict=True))
+        where = diverging_modules(unexplained) if rule == "mismatch" else ""
+        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.{where}", _cases(unexplained), needs_verdict=True))
     if no_verdict:
         reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained but without a verdict (accepted or change-needed).", _cases(no_verdict), needs_verdict=True))
     for change, needed in changes.items():
