@@ -27,6 +27,8 @@ from typing import Any
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 LISTED = 100  # wide tensors listed per kind and shape; a model with more says so by count
 MESSAGE_CHARS = 500
+# Nodes torch.export adds to check its own assumptions: not the model's computation.
+EXPORT_CHECKS = ("aten::_assert", "aten::sym_constrain_range")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -190,7 +192,7 @@ def _graph_facts(program: Any) -> tuple[Counter[str], list[dict[str, Any]], int,
         if node.op != "call_function":
             continue
         name = _op_name(node.target)
-        if name is None:
+        if name is None or name.startswith(EXPORT_CHECKS):
             continue
         ops[name] += 1
         for value in _values(node.meta.get("val")):

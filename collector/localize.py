@@ -196,9 +196,6 @@ def localize(run: Run, cell: Cell, model: torch.nn.Module, reason: str) -> None:
     except Exception as exc:  # the cell's own result stands; localisation says why it has none
         interrupt.check()
         fields.update({"modules": [], "failure": _short(exc)})
-    finally:
-        if cell.mode == "compiled":
-            torch._dynamo.reset()  # the compiles made here must not count against later cells' limits
     run.log.write("localization", **fields)
 
 
@@ -228,13 +225,16 @@ def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any
     feed = to_device(cast_inputs(run.inputs[key], cell_dtype), device)
     cand_capture = Capture(candidate, chosen, False, bounds["max_bytes"])
     accumulated_note = None
-    if cell.mode == "compiled":
-        # A graph compiled before the hooks were there may be reused without them: start afresh.
-        torch._dynamo.reset()
     try:
-        with torch.no_grad():
-            runner = run.backend.compile(candidate, run.plan.compile_options) if cell.mode == "compiled" else candidate
-            run.workload.run_model(runner, feed)
+        with torch.no_grad(), _recompile_room(bounds["max_modules"]):
+            if cell.mode == "compiled":
+                # A function of its own, so Dynamo traces it afresh with the hooks inside: a
+                # compiled module's cached graph from before the hooks could be reused without
+                # them. The cell's own graphs stay cached (profiles and later cells reuse them).
+                whole = run.backend.compile(lambda inputs: run.workload.run_model(candidate, inputs), run.plan.compile_options)
+                whole(feed)
+            else:
+                run.workload.run_model(candidate, feed)
             run.backend.synchronize()
     except Exception as exc:
         interrupt.check()

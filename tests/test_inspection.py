@@ -34,7 +34,7 @@ def test_a_float64_buffer_and_an_int64_input_beyond_int32_become_plan_check_find
     assert any(t.where == "graph" and "aten::mul" in t.name for t in shape.float64)  # the product computed in float64
     (ids,) = shape.int64_beyond_int32
     assert (ids.where, ids.name) == ("input", "ids") and ids.min is not None and ids.min > 2**31
-    assert {op.name for op in shape.operators} >= {"aten::embedding", "aten::remainder"}
+    assert {op.name for op in shape.operators} == {"aten::embedding", "aten::remainder", "aten::mul", "aten::to"}
     review = review_plan(WIDE, "neuron", log)
     by_id = {f.id: f for f in review.findings if f.basis == PREDICTED}
     assert by_id["int64-as-int32"].severity == "block" and "int64 input ids" in by_id["int64-as-int32"].title
@@ -45,6 +45,8 @@ def test_a_float64_buffer_and_an_int64_input_beyond_int32_become_plan_check_find
     result = CliRunner().invoke(reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--target", "neuron"])
     assert result.exit_code == 4, result.output
     assert "basis: predicted from the graph, not measured on the device" in result.output
+    assert "b1-l4-contiguous: 4 distinct operators" in result.output and "aten::embedding ×1" in result.output
+    assert "1 float64 tensor(s)" not in result.output and "1 int64 tensor(s) beyond int32" in result.output
     md = CliRunner().invoke(reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--format", "md"])
     assert "(predicted from the graph, not measured on the device)" in md.output
 

@@ -63,6 +63,9 @@ class PlanReview:
     headline: str
     findings: list[Finding] = field(default_factory=list)
     revised: dict[str, Any] | None = None
+    # With --inspection: what each inspected shape's graph holds, one line each (the facts the findings rest on).
+    inspected: list[str] = field(default_factory=list)
+    inspection: str = ""  # the inspection log and where it was made
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -399,7 +402,22 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
     findings.sort(key=lambda f: ("block", "revise", "note").index(f.severity))
     severities = {f.severity for f in findings}
     classification = "blocked" if "block" in severities else "revise" if "revise" in severities else "compatible"
-    return PlanReview(str(path), target, docs.release, classification, CLASSES[classification], findings, ctx.revised if classification == "revise" else None)
+    review = PlanReview(str(path), target, docs.release, classification, CLASSES[classification], findings, ctx.revised if classification == "revise" else None)
+    if inspection is not None:
+        review.inspection = f"{inspection.path}: {inspection.start.workload}, captured with torch {inspection.start.torch} on {inspection.start.host}"
+        review.inspected = [shape_summary(s) for s in inspection.shapes]
+    return review
+
+
+def shape_summary(s: Any) -> str:
+    """One inspected shape in a line: operators, breaks, wide tensors, input layouts."""
+    if s.capture_failure:
+        ops = f"graph not captured ({s.capture_failure[:120]})"
+    else:
+        ops = f"{len(s.operators)} distinct operators, {sum(o.count for o in s.operators)} calls ({', '.join(f'{o.name} ×{o.count}' for o in s.operators)})"
+    breaks = "breaks not looked for" if s.breaks_failure else f"{sum(b.count for b in s.graph_breaks)} graph break(s)"
+    layouts = ", ".join(f"{i.name} {i.dtype}{list(i.shape)} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in s.inputs)
+    return f"{s.shape}: {ops}; {breaks}; {len(s.float64)} float64 tensor(s); {len(s.int64_beyond_int32)} int64 tensor(s) beyond int32; inputs {layouts}"
 
 
 def _predicted(ctx: Context, cid: str, severity: str, title: str, detail: str, first: str) -> Finding:
@@ -543,6 +561,9 @@ def format_text(review: PlanReview) -> str:
         lines.append(f"      first: {f.first}")
     if not review.findings:
         lines.append("  no findings")
+    if review.inspection:
+        lines.append(f"  inspection ({PREDICTED}): {review.inspection}")
+        lines += [f"    {line}" for line in review.inspected]
     return "\n".join(lines)
 
 
