@@ -195,8 +195,9 @@ _compare_formats = _format_list("html", "md", "json")
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md, md-summary (report-summary.md: headline, scope, matrix, counts and findings in under 60,000 characters, for a pull-request comment).")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
+@click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of the run's plan (python -m collector inspect): section 6 sets its predicted CPU fallback against the fallback the run observed.")
 @_max_log_size
-def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int) -> None:
+def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int, inspection: Path | None) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
     from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError, find_one
@@ -211,7 +212,7 @@ def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], 
     log = entry.path
     annotations = annotations if annotations is not None else entry.annotations
     try:
-        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes)
+        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes, inspection)
     except ReportInputError as exc:
         click.echo(str(exc), err=True)
         click.echo(f"{log}: no report written", err=True)

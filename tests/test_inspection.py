@@ -139,3 +139,23 @@ def test_every_backend_says_whether_its_documentation_lists_operators() -> None:
     neuron = load_backend_docs("neuron")
     assert {e.kind for e in neuron.operators} <= {"unsupported", "cpu-fallback", "precision", "path"}
     assert neuron.operator_entries("aten::scaled_dot_product_attention")[0].id == "sdpa-paths"
+
+
+def test_the_report_sets_the_predicted_fallback_against_the_observed_one(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES
+
+    inspection = SAMPLES / "tiny-encoder.inspection.jsonl"
+    result = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path), "--inspection", str(inspection)])
+    assert result.exit_code in (0, 3), result.output
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    for text in (md, html):
+        assert "Predicted from the graph (inspection, not measured on the device)" in text
+        assert "none can be predicted: The Neuron 2.33 documentation names no operator" in text
+    assert "| observed, not predicted | aten::\\_scaled\\_dot\\_product\\_flash\\_attention\\_for\\_cpu |" in md
+    plain = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "plain")])
+    assert "Predicted from the graph" not in (tmp_path / "plain" / "report.md").read_text(encoding="utf-8"), plain.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{}\n", encoding="utf-8")
+    refused = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "r"), "--inspection", str(bad)])
+    assert refused.exit_code != 0 and "unreadable inspection" in refused.output and "Traceback" not in refused.output

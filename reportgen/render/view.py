@@ -323,6 +323,8 @@ class ReportView:
     operators: list[Row] = field(default_factory=list)
     details: str = ""  # the per-cell CSV beside the page, when the run is too big to show whole
     root: str = ""
+    # With an inspection (reportgen report --inspection): predicted fallback against observed.
+    predicted: list[Row] = field(default_factory=list)
 
 
 def generated_at(run: RunModel) -> str:
