@@ -123,10 +123,15 @@ def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: st
     from collector.workload import check_inputs
 
     fields: dict[str, Any] = {"shape": f"b{batch}-l{length}-{layout}", "batch": batch, "length": length, "layout": layout}
-    inputs = check_inputs(workload, workload.make_inputs(batch, length, layout))
+    fields["capture"] = "torch.export (non-strict), ATen before decompositions"
+    try:
+        inputs = check_inputs(workload, workload.make_inputs(batch, length, layout))
+    except Exception as exc:  # this shape has nothing to capture; the others go on
+        fields["capture_failure"] = f"make_inputs raised {_short(exc)}"
+        fields["breaks_failure"] = "no inputs"
+        return fields
     fields["inputs"] = [describe_input(name, tensor) for name, tensor in inputs.items()]
     wide_floats, wide_ints = _tensors(model, inputs)
-    fields["capture"] = "torch.export (non-strict), ATen before decompositions"
     try:
         program = _export(workload, model, inputs)
         ops, graph_floats, graph_ints, constants = _graph_facts(program)

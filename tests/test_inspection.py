@@ -93,6 +93,20 @@ def test_minilm_inspected_again_at_one_shape_gives_the_committed_operator_list(t
     assert fresh.operators == kept.operators and fresh.graph_breaks == kept.graph_breaks
 
 
+def test_a_shape_whose_inputs_fail_is_recorded_and_the_others_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    source = (REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8")
+    (folder / "wide.py").write_text(source.replace("    gen = torch.Generator()", "    if batch == 2:\n        raise ValueError('no such batch')\n    gen = torch.Generator()"), encoding="utf-8")
+    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace("shapes = [[1, 4]]", "shapes = [[1, 4], [2, 4]]"), encoding="utf-8")
+    log = read_inspection(_inspect(folder / "wide.toml", tmp_path / "w.jsonl"))
+    assert [s.shape for s in log.shapes] == ["b1-l4-contiguous", "b2-l4-contiguous"]
+    assert log.shapes[0].operators and not log.shapes[1].operators
+    assert "make_inputs raised ValueError: no such batch" in (log.shapes[1].capture_failure or "")
+    review = review_plan(folder / "wide.toml", "neuron", log)
+    assert any(f.id == "graph-not-captured" and f.basis == PREDICTED for f in review.findings)
+
+
 def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from collector.__main__ import main
 
