@@ -19,6 +19,7 @@ the modules left out are listed with the reason.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Callable
 
 import torch
@@ -164,9 +165,12 @@ def _stats(out: Any, ref: Any, atol: float, rtol: float) -> tuple[dict[str, Any]
     if not ref_flat:
         return None, "its output holds no tensor"
     try:
-        return compare(out_flat, ref_flat, atol, rtol), None
+        stats = compare(out_flat, ref_flat, atol, rtol)
     except ValueError as exc:
         return None, f"not comparable with the reference module's output: {_short(exc)}"
+    if not math.isfinite(stats["allowed_at_worst"]):  # an infinite reference value: no allowance to judge against
+        return None, "the reference module's output is not finite at its worst element: not judged"
+    return stats, None
 
 
 def _to_candidate(value: Any, dtype: torch.dtype, device: torch.device) -> Any:
