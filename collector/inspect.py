@@ -18,7 +18,7 @@ not be captured is recorded, not an error), 1 internal error, 2 usage or plan er
 from __future__ import annotations
 
 import argparse
-import hashlib
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -62,7 +62,8 @@ def main(argv: list[str]) -> int:
     except (PlanError, WorkloadError) as exc:
         print(f"collector inspect: plan error: {exc}", file=sys.stderr)
         return 2
-    out = args.out or Path(f"{plan.name}.inspection.jsonl")
+    # The workload's name is the plan's text: only a plain file name is made of it, here.
+    out = args.out or Path(re.sub(r"[^A-Za-z0-9._-]", "-", plan.name).lstrip(".-")[:100] + ".inspection.jsonl")
     if out.exists() or out.is_symlink():
         print(f"collector inspect: --out {out} exists; give a new file name (nothing was written)", file=sys.stderr)
         return 2

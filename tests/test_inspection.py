@@ -107,6 +107,21 @@ def test_a_shape_whose_inputs_fail_is_recorded_and_the_others_go_on(tmp_path: Pa
     assert any(f.id == "graph-not-captured" and f.basis == PREDICTED for f in review.findings)
 
 
+def test_the_default_log_name_stays_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.__main__ import main
+
+    folder = tmp_path / "plans" / "deep"
+    folder.mkdir(parents=True)
+    (folder / "wide.py").write_text((REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace('name = "wide"', 'name = "../../escaped wide"'), encoding="utf-8")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["inspect", "--workload", str(folder / "wide.toml")]) == 0
+    assert [p.name for p in here.iterdir()] == ["escaped-wide.inspection.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here", "plans"]
+
+
 def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from collector.__main__ import main
 
