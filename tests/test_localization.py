@@ -98,7 +98,8 @@ def test_a_block_that_differs_only_when_compiled_is_named_in_both_views(tmp_path
     from collector.plan import load_plan
     from collector.runner import Options, execute
 
-    run_dir, code = execute(load_plan(REPO / "tests" / "workloads" / "drifting.toml"), Backend(), Options(target="cpu", out_dir=tmp_path, warm_repetitions=1, cold="off"))
+    # The default cold mode: the compiled cell, and its localisation, run in a fresh process whose events the run relays.
+    run_dir, code = execute(load_plan(REPO / "tests" / "workloads" / "drifting.toml"), Backend(), Options(target="cpu", out_dir=tmp_path, warm_repetitions=1))
     assert code == 0 and run_dir is not None
     log = run_dir / "events.jsonl"
     compiled = judge_localization(_event(log, "b1-l4-contiguous-float32-compiled"))
