@@ -97,8 +97,9 @@ def test_a_shape_whose_inputs_fail_is_recorded_and_the_others_go_on(tmp_path: Pa
     folder = tmp_path / "plan"
     folder.mkdir()
     source = (REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8")
-    (folder / "wide.py").write_text(source.replace("    gen = torch.Generator()", "    if batch == 2:\n        raise ValueError('no such batch')\n    gen = torch.Generator()"), encoding="utf-8")
-    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace("shapes = [[1, 4]]", "shapes = [[1, 4], [2, 4]]"), encoding="utf-8")
+    # A module name of its own: the collector keeps a loaded workload module by its file's name.
+    (folder / "wide_failing.py").write_text(source.replace("    gen = torch.Generator()", "    if batch == 2:\n        raise ValueError('no such batch')\n    gen = torch.Generator()"), encoding="utf-8")
+    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace("shapes = [[1, 4]]", "shapes = [[1, 4], [2, 4]]").replace('module = "wide.py"', 'module = "wide_failing.py"'), encoding="utf-8")
     log = read_inspection(_inspect(folder / "wide.toml", tmp_path / "w.jsonl"))
     assert [s.shape for s in log.shapes] == ["b1-l4-contiguous", "b2-l4-contiguous"]
     assert log.shapes[0].operators and not log.shapes[1].operators
