@@ -24,6 +24,7 @@ exit codes:
 
 examples:
   python -m collector --workload collector/workloads/tiny_encoder.toml --target cpu --out runs
+  python -m collector inspect --workload plan.toml     (no device: the graph's operators, breaks, wide dtypes)
   python -m collector --workload plan.toml --target neuron --out runs --only 'b1-*' --profile
 """
 
@@ -75,6 +76,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["inspect"]:  # python -m collector inspect: the graph before any hardware
+        from collector.inspect import main as inspect_main
+
+        return inspect_main(argv[1:])
     args = parse_args(argv)
     from collector.plan import PlanError, load_plan
 

@@ -101,6 +101,11 @@ class WorkloadPlan:
             "declared_inputs": self.inputs or None,
         }
 
+    @property
+    def localize(self) -> dict[str, Any]:
+        """The plan's [localize] bounds, defaults filled in when the plan has no such table."""
+        return self.checked.get("localize") or planschema.check_table("localize", {})
+
     def tolerance_for(self, dtype: str) -> dict[str, Any] | None:
         return self.tolerances.get(dtype)
 

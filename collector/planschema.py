@@ -204,6 +204,18 @@ SCHEMA: tuple[Table, ...] = (
         ),
     ),
     Table(
+        "localize",
+        "Where in the model a cell's outputs part from the reference: per named submodule, the error of its output, "
+        "end to end (accumulated) and fed the reference module's inputs (local). A mismatching cell is always localised; "
+        "the bounds keep the cost small and what they leave out is logged.",
+        (
+            Key("always", "bool", "Localise every cell, passing ones included (not only the mismatching ones).", False, "false", COLLECTOR),
+            Key("max_depth", "int", "Deepest submodule localised: 1 is the model's direct children, 2 their children, and so on (a ModuleList's index does not count: blocks.0 is at depth 1).", 2, "2", COLLECTOR, minimum=1),
+            Key("max_modules", "int", "Most submodules localised per cell, in execution order (each compiled alone in a compiled cell).", 32, "32", COLLECTOR, minimum=1),
+            Key("max_bytes", "int", "Most bytes of captured module inputs and outputs held per cell; modules past it are skipped and logged.", 268435456, "268435456", COLLECTOR, minimum=1),
+        ),
+    ),
+    Table(
         "inputs",
         "What the real preprocessing produces, per model input (the names make_inputs returns).",
         each="inputs.<name>",

@@ -208,8 +208,9 @@ _compare_formats = _format_list("html", "md", "json")
 @click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md, md-summary (report-summary.md: headline, scope, matrix, counts and findings in under 60,000 characters, for a pull-request comment).")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
+@click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of the run's plan (python -m collector inspect): section 6 sets its predicted CPU fallback against the fallback the run observed.")
 @_max_log_size
-def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int) -> None:
+def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int, inspection: Path | None) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
     from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError, find_one
@@ -224,7 +225,7 @@ def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], 
     log = entry.path
     annotations = annotations if annotations is not None else entry.annotations
     try:
-        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes)
+        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes, inspection)
     except ReportInputError as exc:
         click.echo(str(exc), err=True)
         click.echo(f"{log}: no report written", err=True)
@@ -517,7 +518,7 @@ what to change or verify first. The constraint files are in reportgen/judge/cons
 Exit codes:
   0  compatible as specified
   1  unreadable plan: not TOML, not UTF-8, or not the plan schema (collector/PLAN.md);
-     one line names the file, line and key
+     one line names the file, line and key; or an unreadable --inspection log
   2  usage error
   3  needs a revised test plan (--write-revised writes one; its proposed values,
      marked proposed = true or UNDECIDED, keep exit 3 and the collector refuses the
@@ -526,6 +527,8 @@ Exit codes:
 \b
 Example:
   reportgen plan-check plan.toml --target neuron --write-revised plan.revised.toml
+  python -m collector inspect --workload plan.toml --out plan.inspection.jsonl
+  reportgen plan-check plan.toml --inspection plan.inspection.jsonl --target neuron
 """
 
 
@@ -535,12 +538,19 @@ Example:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True, help="Output: text, JSON, or Markdown for a review thread.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--write-revised", type=click.Path(dir_okay=False, path_type=Path), help="Write the revised plan here (when one is needed).")
-def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None) -> None:
+@click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of this plan (python -m collector inspect): its operators, graph breaks and wide dtypes joined with the target's constraint data, each finding labelled as predicted from the graph, not measured on the device.")
+def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None, inspection: Path | None) -> None:
     from collector.plan import PlanError
+    from reportgen.contract.inspection import InspectionError, read_inspection
     from reportgen.judge import plancheck
 
     try:
-        review = plancheck.review_plan(plan, target)
+        inspected = read_inspection(inspection) if inspection is not None else None
+    except InspectionError as exc:
+        click.echo(f"reportgen plan-check: unreadable inspection: {exc}", err=True)
+        sys.exit(1)
+    try:
+        review = plancheck.review_plan(plan, target, inspected)
     except PlanError as exc:
         click.echo(f"reportgen plan-check: unreadable plan: {exc}", err=True)
         sys.exit(1)

@@ -347,6 +347,44 @@ def mismatch_log() -> list[dict[str, Any]]:
     return with_envelope(finish(events))
 
 
+def _module(name: str, order: int, accumulated: float, local: float, ops: list[str]) -> dict[str, Any]:
+    """One localised module; ``accumulated`` and ``local`` are |diff| at the worst element, allowed 1e-5."""
+
+    def stats(diff: float) -> dict[str, Any]:
+        bad = 16 if diff > 1e-5 else 0
+        return {"max_abs": diff, "max_rel": diff * 10, "mismatched": bad, "total": 16, "worst_index": [0, 1], "worst_output": "out", "allowed_at_worst": 1e-5, "diff_at_worst": diff}
+
+    return {"name": name, "type": "Linear" if name == "head" else "Block", "depth": sum(1 for p in name.split(".") if not p.isdigit()), "order": order, "calls": 1,
+            "accumulated": stats(accumulated), "local": stats(local), "local_compiled": True, "operators": ops}
+
+
+def localized_log() -> list[dict[str, Any]]:
+    """The mismatch log, written as 1.2 with its mismatching cell localised: blocks.2 diverges
+    on its own, blocks.3 and head only inherit its error."""
+    events = base_events()
+    case = case_key(2, 16, "compiled")
+    result = next(e for e in _cells(events, "case_result") if e["case"] == case)
+    result["status"] = "mismatch"
+    result["error_stats"].update(max_abs=3.2e-3, max_rel=0.41, mismatched=17, diff_at_worst=3.2e-3, allowed_at_worst=1.1e-5)
+    events = [e for e in events if not (e["kind"] == "timing" and e["case"] == case)]
+    ops = ["aten::add", "aten::addmm", "aten::tanh"]
+    at = max(i for i, e in enumerate(events) if e.get("case") == case) + 1
+    events.insert(at, {
+        "kind": "localization", "case": case, "reason": "mismatch", "mode": "compiled", "atol": 1e-5, "rtol": 1e-4,
+        "max_depth": 2, "max_modules": 32, "max_bytes": 268435456,
+        "modules": [
+            _module("blocks.0", 0, 0.0, 0.0, ops), _module("blocks.1", 1, 2e-6, 1e-6, ops), _module("blocks.2", 2, 1e-2, 1e-2, ops + ["aten::sin"]),
+            _module("blocks.3", 3, 1.1e-2, 0.0, ops), _module("head", 4, 3e-3, 0.0, ["aten::addmm"]),
+        ],
+        "skipped": [{"name": "4 module(s) below depth 2", "reason": "max_depth"}], "skipped_more": 0, "bytes_held": 4096,
+        "operators_from": "an eager call of each module on the target, fed the reference module's inputs",
+    })
+    out = with_envelope(finish(events))
+    for line in out:
+        line["schema_version"] = "1.2"
+    return out
+
+
 def compile_failure_log() -> list[dict[str, Any]]:
     """Eager passes on Neuron, the compiled path fails to compile: recorded apart."""
     events = base_events(target="neuron", family="neuron-native")
@@ -457,6 +495,7 @@ FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "synthetic_fallback.jsonl": fallback_log,
     "synthetic_float64.jsonl": float64_log,
     "synthetic_mismatch.jsonl": mismatch_log,
+    "synthetic_localized.jsonl": localized_log,
     "synthetic_compile_failure.jsonl": compile_failure_log,
     "synthetic_wrong_target.jsonl": wrong_target_log,
     "synthetic_hostile.jsonl": hostile_log,

@@ -12,6 +12,7 @@ from collector import interrupt
 from collector.backends import OpRecorder
 from collector.compare import judged_nonfinite, compare, describe, describe_input
 from collector.eventlog import finite_or_none
+from collector.localize import localize, wanted as localize_wanted
 from collector.plan import Cell
 from collector.run import children
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
@@ -56,6 +57,11 @@ def run_group(run: Run, dtype: str, members: list[tuple[int, Cell]], elsewhere: 
         _one_cell(run, index, cell, model, compiled, reason, compile_error, elsewhere)
         if run.cell_done is not None:
             run.cell_done(cell)
+    # After the group's cells (their checks and timings) so the extra compiles change none of them.
+    for cell, why in run.localize_pending:
+        interrupt.check()
+        localize(run, cell, model, why)
+    run.localize_pending.clear()
 
 
 def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, compiled: Any, skip: str | None, compile_failure: dict[str, str] | None, elsewhere: frozenset[str] | set[str]) -> None:
@@ -172,6 +178,9 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         return CellOutcome("error")
     run.log.write("case_result", case=cell.case, status=status, **result)
     write_operators(run, cell, recorder)
+    why = localize_wanted(run, cell, status)
+    if why is not None:
+        run.localize_pending.append((cell, why))
     stats = result.get("error_stats") or {}
     first_check = {"mismatched": stats.get("mismatched", 0), "total": stats.get("total", 0), "max_abs": stats.get("max_abs"), "passed": status == "pass"}
     if cold is not None:

@@ -127,6 +127,8 @@ class Run:
         # Called after each cell is recorded (a fresh child reports the cell back to the run).
         self.cell_done: Callable[[Cell], None] | None = None
         self.recorded = 0
+        # Cells of the group in progress to localise once its cells are done, with the reason.
+        self.localize_pending: list[tuple[Cell, str]] = []
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
         self.log: EventLog | None = None
 

@@ -772,6 +772,118 @@ class Profile(Envelope):
     top_ops: list[TopOp] = Field(default_factory=list)
 
 
+# --- localisation ----------------------------------------------------------------------------
+
+
+class LocalizedModule(Strict):
+    """One named submodule's output against the reference module's output, judged with the cell's tolerance."""
+
+    name: str = Field(description="Qualified name, as named_modules() gives it (e.g. 'encoder.layer.0').")
+    type: str = Field(description="The module's class name.")
+    depth: int = Field(ge=1, le=INT64_MAX, description="1 for the model's direct children, 2 for theirs, and so on; a ModuleList's index does not count (blocks.0 is 1).")
+    order: int = Field(ge=0, le=INT64_MAX, description="Position of its first call in the reference's execution order (among the modules localised).")
+    calls: int = Field(ge=0, le=INT64_MAX, description="Calls in one reference forward; only the first call is compared.")
+    accumulated: ErrorStats | None = Field(None, description="Each side run end to end: the module's own error plus what it inherited. Absent: not measured (see note).")
+    local: ErrorStats | None = Field(None, description="The candidate module alone, fed the reference module's inputs: its own error. Absent: not measured (see note).")
+    local_compiled: bool | None = Field(None, description="True: the local figure is of the module compiled alone; False: of the module run eager. Absent: no local figure.")
+    operators: list[str] | None = Field(None, description="Aten ops an eager call of the candidate module dispatched (see operators_from). Absent: not recorded.")
+    note: str | None = Field(None, description="Why a view is missing, e.g. a module that could not be compiled alone.")
+
+
+class SkippedModule(Strict):
+    name: str = Field(description="The module, or a count of modules, left out.")
+    reason: str = Field(description="max_depth, max_modules, max_bytes, or that the reference never called it.")
+
+
+class Localization(Envelope):
+    """Where a cell's error arises: per named submodule, in the reference's execution order. New in 1.2."""
+
+    kind: Literal["localization"]
+    case: str
+    reason: Literal["mismatch", "nonfinite", "plan"] = Field(description="Why this cell was localised: its status, or the plan's [localize] always.")
+    mode: Mode
+    atol: NonNegative = Field(description="The cell's own tolerance, as every module was judged.")
+    rtol: NonNegative
+    max_depth: int = Field(ge=1, le=INT64_MAX)
+    max_modules: int = Field(ge=1, le=INT64_MAX)
+    max_bytes: int = Field(ge=1, le=INT64_MAX)
+    modules: list[LocalizedModule] = Field(default_factory=list, description="In execution order.")
+    skipped: list[SkippedModule] = Field(default_factory=list, description="Modules the bounds left out, with the bound.")
+    skipped_more: int = Field(0, ge=0, le=INT64_MAX, description="Skipped modules beyond those listed.")
+    bytes_held: int | None = Field(None, ge=0, le=INT64_MAX, description="Bytes of captured module inputs and outputs.")
+    accumulated_note: str | None = Field(None, description="Why the accumulated view is missing or partial.")
+    operators_from: str | None = Field(None, description="How the per-module operator lists were taken.")
+    failure: str | None = Field(None, description="Localisation itself failed: why (the cell's result stands).")
+
+
+# --- inspection (python -m collector inspect: on a CPU, before any hardware) -----------------
+#
+# An inspection log is its own file: inspection_start, one inspection per planned input shape,
+# inspection_end. ``reportgen plan-check --inspection`` reads it; nothing in it is a measurement
+# on a device.
+
+
+class InspectionStart(Envelope):
+    """First line of an inspection log: which plan was inspected, where, with what. New in 1.2."""
+
+    kind: Literal["inspection_start"]
+    workload: str = Field(min_length=1)
+    plan: str = Field(description="The plan file inspected, as given.")
+    plan_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the plan's text as read.")
+    collector: str
+    torch: str = Field(description="torch version that captured the graphs.")
+    host: str = Field(description="Where it ran; always a CPU: nothing was measured on a device.")
+
+
+class OpCount(Strict):
+    name: str = Field(description="aten name as the graph holds it (e.g. 'aten::linear'), or a higher-order op's name.")
+    count: int = Field(ge=1, le=INT64_MAX, description="Nodes calling it in the captured graph.")
+
+
+class WideTensor(Strict):
+    """A tensor the target computes at lower width: float64, or int64 with values outside int32."""
+
+    where: Literal["parameter", "buffer", "input", "constant", "graph"] = Field(description="graph: a value the captured graph computes (its values are not known before running).")
+    name: str
+    dtype: str
+    shape: list[Int64] | None = None
+    min: float | None = Field(None, description="int64 only: smallest value seen; absent for graph values.")
+    max: float | None = Field(None, description="int64 only: largest value seen.")
+
+
+class Inspection(Envelope):
+    """One planned input shape's captured graph: operators, graph breaks, wide dtypes, input layouts. New in 1.2."""
+
+    kind: Literal["inspection"]
+    shape: str = Field(description="The planned input key, e.g. b1-l16-contiguous.")
+    batch: int = Field(ge=1, le=INT64_MAX)
+    length: int = Field(ge=1, le=INT64_MAX)
+    layout: Layout
+    capture: str = Field(description="How the operators were captured (e.g. torch.export non-strict, ATen before decompositions).")
+    capture_failure: str | None = Field(None, description="Why the graph could not be captured; the operator list is then empty.")
+    operators: list[OpCount] = Field(default_factory=list)
+    graph_count: int | None = Field(None, ge=0, le=INT64_MAX, description="Graphs torch._dynamo.explain made (1: no break).")
+    graph_breaks: list[GraphBreak] = Field(default_factory=list)
+    breaks_failure: str | None = Field(None, description="Why graph breaks could not be looked for.")
+    float64: list[WideTensor] = Field(default_factory=list, description="float64 parameters, buffers, inputs, constants and graph values.")
+    int64_beyond_int32: list[WideTensor] = Field(default_factory=list, description="int64 tensors holding a value outside the int32 range.")
+    int64_graph_values: int = Field(0, ge=0, le=INT64_MAX, description="int64 values the graph computes (their range is not known before running).")
+    inputs: list[InputInfo] = Field(default_factory=list, description="The inputs as make_inputs built them at this shape and layout.")
+
+
+class InspectionEnd(Envelope):
+    kind: Literal["inspection_end"]
+    shapes_planned: int = Field(ge=0, le=INT64_MAX)
+    shapes_inspected: int = Field(ge=0, le=INT64_MAX)
+
+
+INSPECTION_MODELS: dict[str, type[Envelope]] = {
+    "inspection_start": InspectionStart,
+    "inspection": Inspection,
+    "inspection_end": InspectionEnd,
+}
+
+
 # --- warnings and run end --------------------------------------------------------------------
 
 
@@ -809,6 +921,7 @@ Event = Annotated[
         TrainResult,
         WarningEvent,
         RunEnd,
+        Localization,
     ],
     Field(discriminator="kind"),
 ]
@@ -828,10 +941,11 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
     "train_result": TrainResult,
     "warning": WarningEvent,
     "run_end": RunEnd,
+    "localization": Localization,
 }
 
 # Kinds that report an outcome; none may come before the plan that declares the tolerances.
-RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result"})
+RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization"})
 
 # Kinds that always name one planned cell (a required ``case`` field).
-CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result"})
+CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization"})

@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from reportgen.contract.events import EVENT_MODELS, SCHEMA_VERSION, Envelope, Event
+from reportgen.contract.events import EVENT_MODELS, INSPECTION_MODELS, SCHEMA_VERSION, Envelope, Event, OpCount, WideTensor
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
 DOC_PATH = SCHEMA_DIR / "EVENTS.md"
-EXAMPLES_PATHS = (Path("tests/fixtures/synthetic_complete.jsonl"), Path("tests/fixtures/synthetic_training.jsonl"))
+EXAMPLES_PATHS = (Path("tests/fixtures/synthetic_complete.jsonl"), Path("tests/fixtures/synthetic_training.jsonl"), Path("tests/fixtures/synthetic_localized.jsonl"))
 
 _INTRO = """\
 # The run-log contract (schema {version})
@@ -113,6 +113,7 @@ def render_doc(root: Path = Path(".")) -> str:
     out = [_INTRO.format(version=SCHEMA_VERSION)]
     for kind, model in EVENT_MODELS.items():
         out += _model_section(kind, model, examples.get(kind))
+    out += _inspection_sections(root)
     out += ["## Nested objects", ""]
     defs = TypeAdapter(Event).json_schema().get("$defs", {})
     top = {m.__name__ for m in EVENT_MODELS.values()} | {Envelope.__name__}
@@ -123,6 +124,30 @@ def render_doc(root: Path = Path(".")) -> str:
         out += [f"### `{name}`", ""] + ([" ".join(desc.split()), ""] if desc else [])
         out += _field_rows(defs[name]) + [""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+INSPECTION_EXAMPLE = Path("sample_inspections/tiny-encoder.inspection.jsonl")
+_INSPECTION_INTRO = """\
+## Inspection logs
+
+`python -m collector inspect --workload PLAN.toml` writes a log of its own, before any hardware:
+`inspection_start`, one `inspection` per planned input shape, `inspection_end`, with the same
+envelope. It is read by `reportgen plan-check PLAN --inspection LOG`, never as a run log:
+nothing in it is measured on a device.
+"""
+
+
+def _inspection_sections(root: Path) -> list[str]:
+    examples: dict[str, str] = {}
+    for line in (root / INSPECTION_EXAMPLE).read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        examples.setdefault(obj["kind"], json.dumps(obj, indent=2, sort_keys=True))
+    out = [_INSPECTION_INTRO]
+    for kind, model in INSPECTION_MODELS.items():
+        out += _model_section(kind, model, examples.get(kind))
+    for model in (OpCount, WideTensor):
+        out += _model_section(model.__name__, model, None)
+    return out
 
 
 def main() -> int:

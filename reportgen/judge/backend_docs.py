@@ -53,6 +53,29 @@ def instance_generation(instance_type: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class OperatorEntry:
+    """A documented statement about named operators: unsupported, CPU fallback, precision or path."""
+
+    id: str
+    ops: tuple[str, ...]  # aten names ("aten::addmm") or higher-order op names; empty: the text says which
+    kind: str  # unsupported | cpu-fallback | precision | path
+    title: str
+    text: str
+    source: str
+    output_dtype: str | None = None  # the entry concerns operators producing this dtype
+
+
+OPERATOR_KINDS = ("unsupported", "cpu-fallback", "precision", "path")
+
+
+def _operator(entry: dict[str, Any], where: str) -> OperatorEntry:
+    known = {"id", "ops", "kind", "title", "text", "source", "output_dtype"}
+    if set(entry) - known or not {"id", "ops", "kind", "title", "text", "source"} <= set(entry) or entry["kind"] not in OPERATOR_KINDS:
+        raise ValueError(f"{where}: an [[operator]] entry needs id, ops, kind ({', '.join(OPERATOR_KINDS)}), title, text and source, and nothing else: {sorted(entry)}")
+    return OperatorEntry(**{**entry, "ops": tuple(entry["ops"])})
+
+
+@dataclass(frozen=True)
 class BackendDocs:
     target: str
     family: str
@@ -89,6 +112,16 @@ class BackendDocs:
         return "blocked", f"Instance type {instance_type} is {generation}, a generation {self.release} does not support (it supports {supported}) [{self.instances.source}]."
     slurm_gres: str = ""  # the Slurm GRES name a task asks for with --gres=NAME:N (campaigns)
     node_taint: str = ""  # the taint key device nodes commonly carry; campaign pods tolerate it
+    # What the documentation says about named operators, and whether it lists any as unsupported
+    # or falling back at all ([operators] note: said plainly where it lists none).
+    operators: tuple[OperatorEntry, ...] = ()
+    operators_note: str = ""
+    operators_source: str = ""
+    unsupported_listed: bool = False
+    fallback_listed: bool = False
+
+    def operator_entries(self, op: str) -> list[OperatorEntry]:
+        return [entry for entry in self.operators if op in entry.ops]
 
     def constraint(self, cid: str) -> Constraint | None:
         return next((c for c in self.constraints if c.id == cid), None)
@@ -107,7 +140,7 @@ class BackendDocsError(ValueError):
 TOP_KEYS = {
     "target", "family", "release", "sources", "package_matrix", "wheels", "constraint", "adapter_note", "families",
     "evidence_families", "version_keys", "required_versions", "hardware", "fallback_must_be_measured",
-    "compile_fallback_setting", "matrix_package", "device_resource", "slurm_gres", "node_taint", "instances", "device_facts",
+    "compile_fallback_setting", "matrix_package", "device_resource", "slurm_gres", "node_taint", "instances", "device_facts", "operators", "operator",
 }
 REQUIRED_TOP = ("target", "family", "release")
 CONSTRAINT_KEYS = {"id", "title", "text", "applies_to", "source", "plan_rule"}
@@ -140,6 +173,8 @@ def validate_docs_data(name: str, data: dict[str, Any]) -> None:
         _check_keys(f"{name}: wheels", data["wheels"], WHEELS_KEYS, ("os", "note", "source"))
     if "instances" in data:
         _check_keys(f"{name}: instances", data["instances"], INSTANCES_KEYS, ("supported", "source"))
+    if "operators" in data:
+        _check_keys(f"{name}: operators", data["operators"], {"note", "source", "unsupported_listed", "fallback_listed"}, ("note", "source"))
     if data.get("compile_fallback_setting") is not None:
         _check_keys(f"{name}: compile_fallback_setting", data["compile_fallback_setting"], SETTING_KEYS, ("name", "value"))
     matrix_key = data.get("matrix_package")
@@ -189,6 +224,11 @@ def load_backend_docs(target: str) -> BackendDocs:
         file=DEFAULT_FILES[target],
         slurm_gres=data.get("slurm_gres", ""),
         node_taint=data.get("node_taint", ""),
+        operators=tuple(_operator(e, f"{DEFAULT_FILES[target]}: operator[{i}]") for i, e in enumerate(data.get("operator", []))),
+        operators_note=data.get("operators", {}).get("note", ""),
+        operators_source=data.get("operators", {}).get("source", ""),
+        unsupported_listed=bool(data.get("operators", {}).get("unsupported_listed", False)),
+        fallback_listed=bool(data.get("operators", {}).get("fallback_listed", False)),
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from reportgen.contract import events as ev
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
+from reportgen.judge.localization import judge_localization, ratio_text
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
@@ -78,6 +79,7 @@ class CellSide:
     scope: tuple[bool, ...] | None = None
     explained: bool = False
     untested_reason: str | None = None  # e.g. "layout not measured" (see runmodel)
+    diverges: str | None = None  # the localisation's first diverging module, as a phrase
 
 
 @dataclass(frozen=True)
@@ -253,7 +255,21 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         scope=_scope(cell, run),
         explained=cell.case in notes,
         untested_reason=cell.untested_reason if cell.status == "untested" else None,
+        diverges=_diverges(cell),
     )
+
+
+def _diverges(cell: CellRecord) -> str | None:
+    """Where a localised cell's error arises: its first diverging module, or that none is beyond the tolerance."""
+    event = cell.localization if cell.localized else None
+    if event is None:
+        return None
+    found = judge_localization(event)
+    if found.failure:
+        return "localisation failed"
+    if found.first is None:
+        return "localised: no module's own error beyond the tolerance"
+    return f"first diverging module {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance" + (f", {len(found.inherited)} after it inherit" if found.inherited else "")
 
 
 def _reference_contents(run: RunModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:

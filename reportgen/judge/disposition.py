@@ -20,6 +20,7 @@ from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import BackendDocs, adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, instance_generation, run_backend, version_keys
 from reportgen.contract import events as ev
 from reportgen.contract.events import PlannedCell
+from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, CellRecord, RunModel, shape_label
 
 Outcome = Literal["blocked", "change", "note"]
@@ -231,15 +232,31 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
             accepted.append(c)
     reasons = []
     if unexplained:
-        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.", _cases(unexplained), needs_verdict=True))
+        where = diverging_modules(unexplained) if rule == "mismatch" else ""
+        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.{where}", _cases(unexplained), needs_verdict=True))
     if no_verdict:
         reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained but without a verdict (accepted or change-needed).", _cases(no_verdict), needs_verdict=True))
     for change, needed in changes.items():
         if needed:
-            reasons.append(Reason(rule, "change", f"{len(needed)} {what} need a {change} change, per the annotations.", _cases(needed), change))
+            where = diverging_modules(needed) if change == "operator" else ""
+            reasons.append(Reason(rule, "change", f"{len(needed)} {what} need a {change} change, per the annotations.{where}", _cases(needed), change))
     if accepted:
         reasons.append(Reason(rule, "note", f"{len(accepted)} {what} accepted with a reason in the annotations.", _cases(accepted)))
     return reasons
+
+
+def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
+    """Where the first few localised cells diverge (the module an operator change concerns), as a sentence; "" when none was localised."""
+    found = []
+    for cell in cells[:50]:  # events are built per cell looked at: a long log has thousands of failed cells
+        event = cell.localization if cell.lines else None
+        first = judge_localization(event).first if event is not None else None
+        if first is not None:
+            ops = f"; operators {', '.join(first.operators[:8])}{' …' if len(first.operators) > 8 else ''}" if first.operators else ""
+            found.append(f"{cell.case}: {first.name} ({first.type}{ops})")
+        if len(found) == named:
+            break
+    return f" First diverging module, from the localisation: {'; '.join(found)}." if found else ""
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:

@@ -23,6 +23,7 @@ import tomli_w
 
 from collector import planschema
 from collector.plan import PlanError, WorkloadPlan, load_plan, read_plan_file
+from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
 CLASSES = {
@@ -47,6 +48,10 @@ class Finding:
     first: str
     constraint: str = ""
     source: str = ""
+    basis: str = ""  # "predicted from the graph, not measured on the device" for findings from an inspection
+
+
+PREDICTED = "predicted from the graph, not measured on the device"
 
 
 @dataclass
@@ -58,6 +63,9 @@ class PlanReview:
     headline: str
     findings: list[Finding] = field(default_factory=list)
     revised: dict[str, Any] | None = None
+    # With --inspection: what each inspected shape's graph holds, one line each (the facts the findings rest on).
+    inspected: list[str] = field(default_factory=list)
+    inspection: str = ""  # the inspection log and where it was made
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -374,15 +382,19 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
 DEFAULT_TARGET = "neuron"
 
 
-def review_plan(path: Path, target: str | None = None) -> PlanReview:
+def review_plan(path: Path, target: str | None = None, inspection: InspectionLog | None = None) -> PlanReview:
     """Review one plan against ``target`` (default: the plan's [workload] target, else neuron);
-    raises PlanError for a plan that cannot be read."""
+    raises PlanError for a plan that cannot be read. With ``inspection`` (the log of
+    ``python -m collector inspect``), its graphs are joined with the target's constraint data:
+    those findings are predictions from the graph, labelled so."""
     raw, _text = read_plan_file(path)
     plan = load_plan(path, require_module=False, allow_undecided=True)
     target = target or plan.intended_target or DEFAULT_TARGET
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
     findings = [f for check in CHECKS for f in check(ctx)]
+    if inspection is not None:
+        findings += inspection_findings(ctx, inspection)
     if plan.intended_target and plan.intended_target != target:
         findings.append(Finding("intended-target", "note", f"the plan is meant for {plan.intended_target}, reviewed here against {target}",
                                 f"[workload] target = {plan.intended_target!r}: a run on {target} is not evidence for {plan.intended_target}.",
@@ -390,7 +402,133 @@ def review_plan(path: Path, target: str | None = None) -> PlanReview:
     findings.sort(key=lambda f: ("block", "revise", "note").index(f.severity))
     severities = {f.severity for f in findings}
     classification = "blocked" if "block" in severities else "revise" if "revise" in severities else "compatible"
-    return PlanReview(str(path), target, docs.release, classification, CLASSES[classification], findings, ctx.revised if classification == "revise" else None)
+    review = PlanReview(str(path), target, docs.release, classification, CLASSES[classification], findings, ctx.revised if classification == "revise" else None)
+    if inspection is not None:
+        review.inspection = f"{inspection.path}: {inspection.start.workload}, captured with torch {inspection.start.torch} on {inspection.start.host}"
+        review.inspected = [shape_summary(s) for s in inspection.shapes]
+    return review
+
+
+def shape_summary(s: Any) -> str:
+    """One inspected shape in a line: operators, breaks, wide tensors, input layouts."""
+    if s.capture_failure:
+        ops = f"graph not captured ({s.capture_failure[:120]})"
+    else:
+        ops = f"{len(s.operators)} distinct operators, {sum(o.count for o in s.operators)} calls ({', '.join(f'{o.name} ×{o.count}' for o in s.operators)})"
+    breaks = "breaks not looked for" if s.breaks_failure else f"{sum(b.count for b in s.graph_breaks)} graph break(s)"
+    layouts = ", ".join(f"{i.name} {i.dtype}{list(i.shape)} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in s.inputs)
+    return f"{s.shape}: {ops}; {breaks}; {len(s.float64)} float64 tensor(s); {len(s.int64_beyond_int32)} int64 tensor(s) beyond int32; inputs {layouts}"
+
+
+def _predicted(ctx: Context, cid: str, severity: str, title: str, detail: str, first: str) -> Finding:
+    finding = _finding(ctx, cid, severity, title, detail, first)
+    finding.basis = PREDICTED
+    return finding
+
+
+def _names(items: list[Any], limit: int = 6) -> str:
+    text = ", ".join(f"{t.where} {t.name}" for t in items[:limit])
+    return text + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def inspection_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
+    """What the inspected graphs predict on this target, from its constraint data."""
+    findings: list[Finding] = []
+    if log.start.plan_sha256 != ctx.plan.text_sha256 or log.start.workload != ctx.plan.name:
+        findings.append(Finding("inspection-stale", "note", "the inspection was made from another version of this plan",
+                                f"{log.path} inspected {log.start.workload} from a plan whose text differs from {ctx.plan.path.name} (sha256 {log.start.plan_sha256[:12]}…).",
+                                "Inspect this plan again (python -m collector inspect --workload PLAN) before relying on these predictions.", "", "inspection", PREDICTED))
+    planned = {(c.batch, c.length, c.layout) for c in ctx.plan.cells}
+    seen = {(s.batch, s.length, s.layout) for s in log.shapes}
+    missing = sorted(planned - seen)
+    if missing:
+        findings.append(Finding("inspection-incomplete", "note", f"{len(missing)} planned shape(s) were not inspected",
+                                f"Not in {log.path}: {', '.join(f'b{b}-l{l}-{lay}' for b, l, lay in missing[:8])}.",
+                                "Inspect the plan again so every planned shape is covered.", "", "inspection", PREDICTED))
+    findings += _float64_findings(ctx, log) + _int64_findings(ctx, log) + _break_findings(ctx, log) + _operator_findings(ctx, log) + _layout_findings(log)
+    failed = [s for s in log.shapes if s.capture_failure]
+    if failed:
+        findings.append(Finding("graph-not-captured", "note", f"the graph of {len(failed)} shape(s) was not captured",
+                                f"{failed[0].shape}: {failed[0].capture_failure}", "Nothing is predicted for these shapes' operators; the device run records them.", "", "inspection", PREDICTED))
+    return findings
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    return list({(t.where, t.name): t for t in items}.values())
+
+
+def _float64_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
+    wide = _unique([t for s in log.shapes for t in s.float64])
+    if not wide or ctx.docs.constraint("float64-as-float32") is None:
+        return []
+    required = "requires_float64" in ctx.plan.requirements
+    return [_predicted(ctx, "float64-as-float32", "note" if required else "revise",
+                       f"the graph holds float64 tensors ({len(wide)}), which run as float32 on {ctx.docs.target}",
+                       f"Found: {_names(wide)}. The target casts float64 to 32 bits internally, so these values lose float64 precision even where the dtype is kept.",
+                       "Decide with the owner whether float64 precision is needed: if so declare requires_float64 (the plan is then blocked on this backend); if not, make these tensors float32 in the model and compare the float32 cells.")]
+
+
+def _int64_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
+    wide = _unique([t for s in log.shapes for t in s.int64_beyond_int32])
+    if not wide or ctx.docs.constraint("int64-as-int32") is None:
+        return []
+    findings = []
+    for t in wide:
+        span = f"[{t.min:.0f}, {t.max:.0f}]" if t.min is not None and t.max is not None else "outside int32"
+        findings.append(_predicted(ctx, "int64-as-int32", "block", f"int64 {t.where} {t.name} holds values outside the int32 range",
+                                   f"Values seen {span}; int32 is {INT32_MIN} to {INT32_MAX}, and the target computes int64 as int32: such values are not kept.",
+                                   f"Remap {t.name} into the int32 range before the model (and declare the new range), or keep the workload on a target with native int64."))
+        spec = ctx.revised.get("inputs", {}).get(t.name)
+        if t.where == "input" and isinstance(spec, dict) and "value_range" not in spec and t.min is not None and t.max is not None:
+            spec["value_range"] = [int(t.min), int(t.max)]  # what the inspection saw, so plan-check reviews the range from now on
+    return findings
+
+
+def _break_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
+    reasons: dict[str, int] = {}
+    for s in log.shapes:
+        for b in s.graph_breaks:
+            reasons[b.reason] = reasons.get(b.reason, 0) + b.count
+    if not reasons or not ctx.compiled:
+        return []
+    fullgraph = ctx.checked["compile"]["fullgraph"]
+    listed = "; ".join(f"{r} (×{n})" for r, n in list(reasons.items())[:5])
+    if fullgraph:
+        return [_predicted(ctx, "fullgraph", "revise", "graph breaks: the compiled cells will fail with compile.fullgraph = true",
+                           f"torch._dynamo.explain found breaks: {listed}.",
+                           "Remove the breaks from the model's forward, or plan compile.fullgraph = false and expect split graphs in the report.")]
+    return [_predicted(ctx, "fullgraph", "note", "graph breaks split the compiled path",
+                       f"torch._dynamo.explain found breaks: {listed}.", "Remove the breaks if the compiled path should be one graph; the report lists them per cell.")]
+
+
+def _operator_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
+    counts: dict[str, int] = {}
+    for s in log.shapes:
+        for op in s.operators:
+            counts[op.name] = max(counts.get(op.name, 0), op.count)
+    findings = []
+    for entry in ctx.docs.operators:
+        used = [op for op in entry.ops if op in counts]
+        if not used:
+            continue
+        severity = "revise" if entry.kind in ("unsupported", "cpu-fallback") else "note"
+        findings.append(Finding(f"operator-{entry.id}", severity, f"{', '.join(used)}: {entry.title}", entry.text,
+                                "Check this operator's cells first on the device (the report lists executed and fallback operators per cell).",
+                                entry.title, entry.source, PREDICTED))
+    if counts and not ctx.docs.fallback_listed:
+        note = ctx.docs.operators_note or f"The {ctx.docs.release} constraint data lists no operator as falling back to the CPU."
+        findings.append(Finding("operators-fallback-unlisted", "note", f"no CPU fallback can be predicted for the {len(counts)} operator(s) the graphs call",
+                                note, "Run the eager cells on the device: they record which operators fell back.", f"{ctx.docs.release}: operators", ctx.docs.operators_source or "constraint data", PREDICTED))
+    return findings
+
+
+def _layout_findings(log: InspectionLog) -> list[Finding]:
+    off = [(s.shape, i.name) for s in log.shapes if s.layout == "contiguous" for i in s.inputs if i.contiguous is False]
+    if not off:
+        return []
+    return [Finding("layout-as-built", "revise", "make_inputs builds non-contiguous inputs for the contiguous layout",
+                    f"As built: {', '.join(f'{name} at {shape}' for shape, name in off[:6])}. The contiguous cells would not test a contiguous layout.",
+                    "Make the contiguous layout's inputs contiguous in make_inputs.", "", "inspection", PREDICTED)]
 
 
 def write_revised(review: PlanReview, original: Path, out: Path) -> None:
@@ -418,9 +556,14 @@ def format_text(review: PlanReview) -> str:
         lines.append(f"      why: {f.detail}")
         if f.constraint:
             lines.append(f"      documented: {f.constraint} [{f.source}]")
+        if f.basis:
+            lines.append(f"      basis: {f.basis}")
         lines.append(f"      first: {f.first}")
     if not review.findings:
         lines.append("  no findings")
+    if review.inspection:
+        lines.append(f"  inspection ({PREDICTED}): {review.inspection}")
+        lines += [f"    {line}" for line in review.inspected]
     return "\n".join(lines)
 
 

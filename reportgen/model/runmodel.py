@@ -85,6 +85,7 @@ class CellRecord:
     grads_off: frozenset[str] = frozenset()
     params_off: Mapping[str, tuple[int, int]] = field(default_factory=lambda: _NONE_OFF)  # name -> (mismatched, total); shared while empty
     trained: bool = False
+    localized: bool = False  # the log holds a localization event for it
     layout_achieved: bool | None = None  # None: not measured (1.0 logs)
     layout_fed: str | None = None
     timing_layout_missed: tuple[str, ...] = ()  # 'warm', 'cold' calls fed another layout
@@ -139,6 +140,11 @@ class CellRecord:
     @property
     def profiles(self) -> list[ev.Profile]:
         return self._events("profile")
+
+    @property
+    def localization(self) -> ev.Localization | None:
+        """Where the cell's error arises, per submodule (1.2 logs; None: not localised)."""
+        return self._last("localization")  # type: ignore[no-any-return]
 
     @property
     def cold(self) -> ev.Cold | None:
@@ -613,7 +619,11 @@ def _train_result_facts(cell: CellRecord, data: Any, line: int) -> None:
 
 
 def _no_facts(cell: CellRecord, data: Any, line: int) -> None:
-    """Profiles are read from the events of the cells shown."""
+    """Profiles and localisations are read from the events of the cells shown."""
+
+
+def _localization_facts(cell: CellRecord, data: Any, line: int) -> None:
+    cell.localized = True
 
 
 # One entry per kind that names a cell (events.CASE_KINDS).
@@ -625,4 +635,5 @@ CELL_FACTS: dict[str, Callable[[CellRecord, Any, int], None]] = {
     "train_step": _step_facts,
     "train_result": _train_result_facts,
     "profile": _no_facts,
+    "localization": _localization_facts,
 }

@@ -106,7 +106,8 @@ def _errors(side: CellSide) -> str:
     if side.max_abs is None and side.mismatched is None:
         return "not measured"
     mismatched = f"{side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "mismatches not measured"
-    return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}"
+    where = f"; {side.diverges}" if side.diverges and side.status != "pass" else ""
+    return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}{where}"
 
 
 def _task(side: CellSide) -> str:
@@ -301,6 +302,9 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
     """The comparison for machines: every figure unrounded, plus each cell's verdict."""
     data = asdict(comparison)
     for cell, raw in zip(comparison.cells, data["cells"]):
+        for role in ("baseline", "candidate"):
+            if raw[role]["diverges"] is None:  # only localised cells (1.2 logs) carry where they diverge
+                del raw[role]["diverges"]
         if cell.timing is not None:
             raw["timing"]["verdict"] = cell.timing.verdict
             raw["timing"]["in_geomean"] = cell.timing.in_geomean

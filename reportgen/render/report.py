@@ -21,7 +21,7 @@ from reportgen.judge.disposition import Disposition, decide
 from reportgen.render.templating import FORMULA_START, Assets, csv_text, render_html, render_md, write_assets
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
-from reportgen.render.view import DETAIL_COLUMNS, ReportView, build_view, detail_row, detail_rows
+from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_row, detail_rows
 from reportgen.storage.sources import LogRef
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, write_inside
 
@@ -72,14 +72,38 @@ def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_M
         raise ReportInputError(str(exc)) from None
 
 
-def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> JudgedRun:
-    """Read, validate, model and judge one log, and build its report view."""
+def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True, inspection: Path | None = None) -> JudgedRun:
+    """Read, validate, model and judge one log, and build its report view; with ``inspection``
+    (an inspection log of its plan), its predicted fallback is set against the observed one."""
+    inspected = _inspection(inspection)
     run, applied, disposition = read_judged(log, annotations, max_bytes, beside)
     try:
         view = build_view(run, disposition, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
+    if inspected is not None:
+        from reportgen.judge.backend_docs import load_backend_docs
+        from reportgen.judge.prediction import predicted_against_observed
+
+        target = disposition.scope.intended_target or disposition.scope.target
+        try:
+            docs = load_backend_docs(target)
+        except KeyError:
+            view.predicted = [Row("predicted CPU fallback", f"no constraint data for {target}: nothing is predicted", "reportgen/judge/constraints")]
+        else:
+            view.predicted = [Row(r.label, r.value, r.source) for r in predicted_against_observed(run, inspected, docs)]
     return JudgedRun(log, run, applied.by_case, disposition, view, applied)
+
+
+def _inspection(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from reportgen.contract.inspection import InspectionError, read_inspection
+
+    try:
+        return read_inspection(path)
+    except InspectionError as exc:
+        raise ReportInputError(f"unreadable inspection: {exc}") from None
 
 
 SUMMARY_NAME = "report-summary.md"
@@ -241,9 +265,9 @@ def _msgspec_writes_repr() -> bool:
 _MSGSPEC_NUMBERS_AS_REPR = _msgspec_writes_repr()
 
 
-def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> ReportResult:
+def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, inspection: Path | None = None) -> ReportResult:
     with paused_gc():
-        judged = judge_log(log, annotations, max_bytes)
+        judged = judge_log(log, annotations, max_bytes, inspection=inspection)
         assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
         written = write_report(judged, out_dir, formats, assets)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]

@@ -26,6 +26,7 @@ from reportgen.render.labels import human
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
+from reportgen.judge.localization import judge_localization, ratio_text, where_sentence
 from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.model.provenance import code_and_data
@@ -134,6 +135,30 @@ class ProblemView:
     explained_by: list[tuple[str, str]]  # (entry label, anchor of the explanation shown once)
     verdict: str
     note: str = ""
+    where: LocalizationView | None = None
+
+
+@dataclass
+class ModuleRow:
+    name: str
+    type: str
+    accumulated: str
+    local: str
+    role: str
+    operators: str
+    bad_local: bool
+    bad_accumulated: bool
+
+
+@dataclass
+class LocalizationView:
+    """Where a problem cell's error arises, per submodule in execution order."""
+
+    sentence: str
+    line: int | None
+    rows: list[ModuleRow]
+    notes: list[str]
+    chart: Figure | None = None
 
 
 @dataclass
@@ -272,6 +297,8 @@ class ReportView:
     criteria_declared: str
     problems: list[ProblemView]
     problems_total: int
+    # Cells localised though they did not fail (the plan's [localize] always): (case, anchor, view).
+    localized_passing: list[tuple[str, str, LocalizationView]]
     explanations: list[ExplanationView]
     regions: list[RegionRow]
     fallback: list[Row]
@@ -298,6 +325,8 @@ class ReportView:
     operators: list[Row] = field(default_factory=list)
     details: str = ""  # the per-cell CSV beside the page, when the run is too big to show whole
     root: str = ""
+    # With an inspection (reportgen report --inspection): predicted fallback against observed.
+    predicted: list[Row] = field(default_factory=list)
 
 
 def generated_at(run: RunModel) -> str:
@@ -777,6 +806,8 @@ def _problems(cells: list[CellRecord], notes: Annotations) -> list[ProblemView]:
 def _size(view: ProblemView) -> int:
     """Roughly the characters a problem shows, markup included."""
     text = len(view.failure) + sum(map(len, view.warnings)) + sum(len(r.label) + len(r.value) for r in view.stats)
+    if view.where is not None:
+        text += len(view.where.sentence) + sum(map(len, view.where.notes)) + sum(len(r.name) + len(r.operators) + 120 for r in view.where.rows)
     return text + 3 * len(view.case) + sum(len(a) + len(b) for a, b in view.explained_by) + len(view.verdict) + 400
 
 
@@ -831,7 +862,46 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         warnings=[clip(w) for w in cell.warnings],
         explained_by=[(notes.entries[i].label, _entry_anchor(i)) for i in note.entries] if note else [],
         verdict=verdict or "not explained",
+        where=localization_view(cell),
     )
+
+
+MODULE_ROWS = 60  # per cell on the page; every module is in the log's localization event
+
+
+def localization_view(cell: CellRecord) -> LocalizationView | None:
+    event = cell.localization
+    if event is None:
+        return None
+    found = judge_localization(event)
+    line = next((r.line for r in cell.logged if r.kind == "localization"), None)
+    rows = [
+        ModuleRow(
+            name=v.name,
+            type=v.type,
+            accumulated=ratio_text(v.accumulated),
+            local=ratio_text(v.local) + ("" if v.local is None or not found.mode == "compiled" else " (compiled alone)" if v.local_compiled else " (eager)"),
+            role={"diverges": "first diverging module", "own error": "own error", "inherited": "inherited error", "within": "within tolerance", "not measured": "not measured locally"}[v.role],
+            operators=", ".join(v.operators) if v.operators else ("not recorded" if v.operators is None else "none"),
+            bad_local=v.local is not None and v.role in ("diverges", "own error"),
+            bad_accumulated=v.accumulated is not None and v.accumulated > 1,
+        )
+        for v in found.modules[:MODULE_ROWS]
+    ]
+    notes = [f"Judged with the cell's tolerance (atol {fmt(found.atol)}, rtol {fmt(found.rtol)}); figures are worst |diff| / allowance, above 1 is beyond it. Accumulated: each side end to end; local: the {'compiled ' if found.mode == 'compiled' else ''}candidate module fed the reference module's inputs."]
+    why = {"plan": "the plan asks for every cell ([localize] always)", "mismatch": "the cell mismatched", "nonfinite": "the cell produced non-finite values"}[found.reason]
+    notes.append(f"Localised because {why}; bounds: {found.bounds}.")
+    if len(found.modules) > MODULE_ROWS:
+        notes.append(f"{len(found.modules) - MODULE_ROWS} more module(s) are in the localization event (log line {line}).")
+    if found.skipped or found.skipped_more:
+        listed = "; ".join(f"{name} ({why})" for name, why in found.skipped[:12])
+        more = len(found.skipped) - 12 + found.skipped_more
+        notes.append(f"Skipped by the bounds: {listed}" + (f" and {more} more" if more > 0 else "") + ".")
+    for extra in (found.accumulated_note, f"Operators per module: {found.operators_from}." if found.operators_from else None):
+        if extra:
+            notes.append(clip(extra))
+    notes += [clip(f"{v.name}: {v.note}") for v in found.modules[:MODULE_ROWS] if v.note]
+    return LocalizationView(sentence=clip(where_sentence(found)), line=line, rows=rows, notes=notes)
 
 
 def region_rows(stats: Any) -> list[Row]:
@@ -1279,6 +1349,25 @@ def _problem_cells(run: RunModel) -> list[CellRecord]:
     return [c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)]
 
 
+LOCALIZED_PASSING_CAP = 12
+
+
+def _localized_passing(run: RunModel, problem_cells: list[CellRecord]) -> list[tuple[str, str, LocalizationView]]:
+    """Localisations of cells section 5 does not list as problems, the first few in plan order."""
+    if not run.kind_counts.get("localization"):
+        return []
+    listed = {c.case for c in problem_cells}
+    found = []
+    for cell in run.cells:
+        if cell.localized and cell.case not in listed:
+            view = localization_view(cell)
+            if view is not None:
+                found.append((cell.case, anchor(cell.case), view))
+            if len(found) == LOCALIZED_PASSING_CAP:
+                break
+    return found
+
+
 def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
     problem_cells = _problem_cells(run)
@@ -1315,6 +1404,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         criteria_declared=declared,
         problems=_problems(problem_cells, notes),
         problems_total=len(problem_cells),
+        localized_passing=_localized_passing(run, problem_cells),
         explanations=_explanations(run, notes),
         regions=_regions(run),
         fallback=_fallback_rows(run),

@@ -1,0 +1,264 @@
+"""python -m collector inspect --workload PLAN.toml [--out FILE]
+
+Looks at a workload before any hardware: on this machine's CPU, for each planned input shape
+(batch, length, layout), it builds the model and the inputs as the plan's workload module makes
+them and captures the graph without running it on a device. It logs, per shape, the aten
+operators with their counts (``torch.export``, non-strict, ATen before decompositions), the
+graph breaks with their reasons (``torch._dynamo.explain``), float64 tensors (parameters,
+buffers, inputs, constants and values the graph computes), int64 tensors holding a value
+outside the int32 range, and the inputs' layouts. ``reportgen plan-check PLAN --inspection FILE``
+joins the log with the target's constraint data; everything it says from it is a prediction
+from the graph, not a measurement on the device.
+
+The log is JSON lines: inspection_start, one inspection per shape, inspection_end
+(reportgen/contract/schema/EVENTS.md). Exit codes: 0 every shape inspected (a graph that could
+not be captured is recorded, not an error), 1 internal error, 2 usage or plan error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+LISTED = 100  # wide tensors listed per kind and shape; a model with more says so by count
+MESSAGE_CHARS = 500
+# Nodes torch.export adds to check its own assumptions: not the model's computation.
+EXPORT_CHECKS = ("aten::_assert", "aten::sym_constrain_range")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"collector inspect: {message} (see python -m collector inspect --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = _Parser(
+        prog="python -m collector inspect",
+        description="Capture each planned shape's graph on this CPU (no device) and log its operators, graph breaks, "
+        "float64 and out-of-int32 int64 tensors and input layouts, for reportgen plan-check --inspection.",
+        epilog="example:\n  python -m collector inspect --workload collector/workloads/tiny_encoder.toml --out tiny.inspection.jsonl\n"
+        "  reportgen plan-check collector/workloads/tiny_encoder.toml --inspection tiny.inspection.jsonl --target neuron",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
+    parser.add_argument("--out", type=Path, help="the inspection log to write (default: <workload name>.inspection.jsonl here); an existing file is refused")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    from collector.plan import PlanError, load_plan
+    from collector.workload import WorkloadError, check_source
+
+    try:
+        plan = load_plan(args.workload)
+        check_source(plan.module_path)
+    except (PlanError, WorkloadError) as exc:
+        print(f"collector inspect: plan error: {exc}", file=sys.stderr)
+        return 2
+    # The workload's name is the plan's text: only a plain file name is made of it, here.
+    out = args.out or Path(re.sub(r"[^A-Za-z0-9._-]", "-", plan.name).lstrip(".-")[:100] + ".inspection.jsonl")
+    if out.exists() or out.is_symlink():
+        print(f"collector inspect: --out {out} exists; give a new file name (nothing was written)", file=sys.stderr)
+        return 2
+    if not out.parent.is_dir():
+        print(f"collector inspect: --out {out}: the folder {out.parent} does not exist", file=sys.stderr)
+        return 2
+    from collector.workload import WorkloadError as LoadError
+
+    try:
+        inspect_plan(plan, out)
+    except LoadError as exc:
+        print(f"collector inspect: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
+def shapes_of(plan: Any) -> list[tuple[int, int, str]]:
+    """The planned input shapes, each once, in plan order."""
+    return list(dict.fromkeys((c.batch, c.length, c.layout) for c in plan.cells))
+
+
+def inspect_plan(plan: Any, out: Path) -> None:
+    import torch
+
+    from collector import __version__
+    from collector.eventlog import EventLog
+    from collector.workload import build_model, load_workload
+
+    workload = load_workload(plan)
+    model = build_model(workload)
+    shapes = shapes_of(plan)
+    log = EventLog(out)
+    try:
+        log.write(
+            "inspection_start",
+            workload=plan.name,
+            plan=str(plan.path.name),
+            plan_sha256=plan.text_sha256,
+            collector=f"collector {__version__}",
+            torch=torch.__version__,
+            host="cpu (no device: nothing here is measured on the target)",
+        )
+        done = 0
+        for index, (batch, length, layout) in enumerate(shapes, start=1):
+            print(f"collector inspect [{index}/{len(shapes)}] b{batch}-l{length}-{layout}: capturing", file=sys.stderr, flush=True)
+            log.write("inspection", **inspect_shape(workload, model, batch, length, layout))
+            done += 1
+        log.write("inspection_end", shapes_planned=len(shapes), shapes_inspected=done)
+    finally:
+        log.close()
+
+
+def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: str) -> dict[str, Any]:
+    import torch
+
+    from collector.compare import describe_input
+    from collector.workload import check_inputs
+
+    fields: dict[str, Any] = {"shape": f"b{batch}-l{length}-{layout}", "batch": batch, "length": length, "layout": layout}
+    fields["capture"] = "torch.export (non-strict), ATen before decompositions"
+    try:
+        inputs = check_inputs(workload, workload.make_inputs(batch, length, layout))
+    except Exception as exc:  # this shape has nothing to capture; the others go on
+        fields["capture_failure"] = f"make_inputs raised {_short(exc)}"
+        fields["breaks_failure"] = "no inputs"
+        return fields
+    fields["inputs"] = [describe_input(name, tensor) for name, tensor in inputs.items()]
+    wide_floats, wide_ints = _tensors(model, inputs)
+    try:
+        program = _export(workload, model, inputs)
+        ops, graph_floats, graph_ints, constants = _graph_facts(program)
+        fields["operators"] = [{"name": name, "count": count} for name, count in sorted(ops.items())]
+        wide_floats += graph_floats
+        more_floats, more_ints = constants
+        wide_floats += more_floats
+        wide_ints += more_ints
+        fields["int64_graph_values"] = graph_ints
+    except Exception as exc:  # recorded: plan-check says the graph was not captured
+        fields["capture_failure"] = _short(exc)
+    try:
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(lambda feed: workload.run_model(model, feed))(inputs)
+        fields["graph_count"] = int(explained.graph_count)
+        reasons = Counter(_short(getattr(r, "reason", r)) for r in explained.break_reasons)
+        fields["graph_breaks"] = [{"reason": reason, "count": count} for reason, count in reasons.items()]
+    except Exception as exc:
+        fields["breaks_failure"] = _short(exc)
+    finally:
+        torch._dynamo.reset()
+    fields["float64"] = wide_floats[:LISTED]
+    fields["int64_beyond_int32"] = wide_ints[:LISTED]
+    return fields
+
+
+def _export(workload: Any, model: Any, inputs: dict[str, Any]) -> Any:
+    import torch
+
+    class Call(torch.nn.Module):
+        """The workload's own call (run_model) as one module, so export sees what a cell runs."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, **feed: Any) -> Any:
+            return workload.run_model(self.model, feed)
+
+    with torch.no_grad():
+        return torch.export.export(Call(), (), kwargs=dict(inputs), strict=False)
+
+
+def _op_name(target: Any) -> str | None:
+    import torch
+
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target._schema.name)
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return str(target.name())
+    return None
+
+
+def _graph_facts(program: Any) -> tuple[Counter[str], list[dict[str, Any]], int, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Operator counts, float64 values the graph computes (one entry per operator), the count
+    of int64 values it computes, and the wide constants it holds."""
+    import torch
+
+    ops: Counter[str] = Counter()
+    float64_by_op: Counter[str] = Counter()
+    int64_values = 0
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = _op_name(node.target)
+        if name is None or name.startswith(EXPORT_CHECKS):
+            continue
+        ops[name] += 1
+        for value in _values(node.meta.get("val")):
+            if value.dtype == torch.float64:
+                float64_by_op[name] += 1
+            elif value.dtype == torch.int64:
+                int64_values += 1
+    graph = [{"where": "graph", "name": f"{count} value(s) computed by {op}", "dtype": "float64"} for op, count in sorted(float64_by_op.items())]
+    floats, ints = [], []
+    for name, value in getattr(program, "constants", {}).items():
+        if isinstance(value, torch.Tensor):
+            floats += _wide_float("constant", name, value)
+            ints += _wide_int("constant", name, value)
+    return ops, graph, int64_values, (floats, ints)
+
+
+def _values(value: Any) -> list[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _values(item)]
+    return []
+
+
+def _tensors(model: Any, inputs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    floats: list[dict[str, Any]] = []
+    ints: list[dict[str, Any]] = []
+    for where, named in (("parameter", model.named_parameters()), ("buffer", model.named_buffers()), ("input", inputs.items())):
+        for name, tensor in named:
+            floats += _wide_float(where, name, tensor)
+            ints += _wide_int(where, name, tensor)
+    return floats, ints
+
+
+def _wide_float(where: str, name: str, tensor: Any) -> list[dict[str, Any]]:
+    import torch
+
+    if tensor.dtype != torch.float64:
+        return []
+    return [{"where": where, "name": name, "dtype": "float64", "shape": list(tensor.shape)}]
+
+
+def _wide_int(where: str, name: str, tensor: Any) -> list[dict[str, Any]]:
+    import torch
+
+    if tensor.dtype != torch.int64 or tensor.numel() == 0:
+        return []
+    low, high = int(tensor.min().item()), int(tensor.max().item())
+    if INT32_MIN <= low and high <= INT32_MAX:
+        return []
+    return [{"where": where, "name": name, "dtype": "int64", "shape": list(tensor.shape), "min": float(low), "max": float(high)}]
+
+
+def _short(value: Any) -> str:
+    text = f"{type(value).__name__}: {value}" if isinstance(value, BaseException) else str(value)
+    text = " ".join(text.split())
+    return text[:MESSAGE_CHARS]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

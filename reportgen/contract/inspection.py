@@ -1,0 +1,86 @@
+"""Reading an inspection log (``python -m collector inspect``): every line checked, or a clear error.
+
+An inspection log is untrusted input like a run log: a line that is not JSON, names a kind an
+inspection log does not hold, or breaks its model is an error naming the file and line. Nothing
+in it is a measurement on a device.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from reportgen.contract.events import INSPECTION_MODELS, SCHEMA_MAJOR, Inspection, InspectionEnd, InspectionStart
+
+MAX_INSPECTION_BYTES = 64 * 1024 * 1024
+
+
+class InspectionError(ValueError):
+    """The inspection log cannot be used; the message names the file and line."""
+
+
+@dataclass
+class InspectionLog:
+    path: str
+    start: InspectionStart
+    shapes: list[Inspection] = field(default_factory=list)
+    end: InspectionEnd | None = None
+
+
+def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> InspectionLog:
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise InspectionError(f"{path}: {size} bytes, more than the {max_bytes} an inspection log may have")
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InspectionError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InspectionError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    start: InspectionStart | None = None
+    log: InspectionLog | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        event = _event(path, number, line)
+        if isinstance(event, InspectionStart):
+            if start is not None:
+                raise InspectionError(f"{path}:{number}: a second inspection_start")
+            start = event
+            log = InspectionLog(str(path), event)
+        elif log is None:
+            raise InspectionError(f"{path}:{number}: the first event must be inspection_start, not {event.kind}")
+        elif log.end is not None:
+            raise InspectionError(f"{path}:{number}: {event.kind} after inspection_end")
+        elif isinstance(event, InspectionEnd):
+            log.end = event
+        else:
+            log.shapes.append(event)  # type: ignore[arg-type]
+    if log is None:
+        raise InspectionError(f"{path}: no inspection_start: not an inspection log (python -m collector inspect writes one)")
+    return log
+
+
+def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection | InspectionEnd:
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise InspectionError(f"{path}:{number}: not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InspectionError(f"{path}:{number}: expected a JSON object")
+    kind = data.get("kind")
+    model = INSPECTION_MODELS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise InspectionError(f"{path}:{number}: kind {kind!r} is not one of an inspection log's ({', '.join(INSPECTION_MODELS)})")
+    version = data.get("schema_version")
+    if not isinstance(version, str) or version.split(".", 1)[0] != str(SCHEMA_MAJOR):
+        raise InspectionError(f"{path}:{number}: schema_version {version!r}: this reader reads {SCHEMA_MAJOR}.x")
+    try:
+        return model.model_validate(data)  # type: ignore[return-value]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InspectionError(f"{path}:{number}: {kind}.{where}: {first['msg']}") from None

