@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 STABLE = "stable"
 UNSTABLE = "unstable"
