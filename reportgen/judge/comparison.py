@@ -21,6 +21,7 @@ from typing import Any
 from reportgen.contract import events as ev
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
@@ -76,6 +77,8 @@ class CellSide:
     recompile_limit: bool = False
     scope: tuple[bool, ...] | None = None
     explained: bool = False
+    # Why its warm series decides nothing (judge/timing_stability.py); None: stable.
+    timing_flag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ class ReferenceAgreement:
     agree: bool | None
     text: str
     key: str = ""
+
+
+# The flags of a warm series that decides nothing (judge/timing_stability.series_flag).
+UNSTEADY = (STABILITY_FLAG, "timing not classified")
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,9 @@ class CellTiming:
 
     @property
     def verdict(self) -> str:
+        """The interval's verdict, unless either side's warm series is unstable: then none."""
+        if any(f.startswith(UNSTEADY) for f in self.flags):
+            return STABILITY_FLAG
         return self.warm.verdict
 
     @property
@@ -173,8 +183,13 @@ class Comparison:
     def flagged(self) -> list[CellComparison]:
         return [c for c in self.cells if c.timing is not None and c.timing.flags]
 
+    @property
+    def unstable(self) -> list[CellComparison]:
+        """Compared cells whose warm series on either side decides nothing."""
+        return [c for c in self.cells if c.timing is not None and c.timing.verdict == STABILITY_FLAG]
+
     def verdict_counts(self) -> dict[str, int]:
-        counts = {"faster": 0, "slower": 0, "no clear difference": 0}
+        counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0}
         for cell in self.timed:
             counts[cell.timing.verdict] += 1  # type: ignore[union-attr]
         return counts
@@ -249,6 +264,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
         explained=cell.case in notes,
+        timing_flag=series_flag(cell.warm.samples_s) if cell.warm_median_s is not None and cell.warm else None,
     )
 
 
@@ -373,6 +389,9 @@ def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
         flags.append("recompile limit hit on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit))
     if base.scope != cand.scope:
         flags.append("different timing scope")
+    for role, side in (("baseline", base), ("candidate", cand)):
+        if side.timing_flag:  # 'unstable timing: ...' or 'timing not classified: ...'
+            flags.append(f"{side.timing_flag} on the {role}")
     return tuple(flags)
 
 
@@ -538,6 +557,9 @@ def headline(comparison: Comparison) -> str:
     parts = [f"Candidate {c.label} vs baseline {b.label}: {len(comparison.cells)} of {total} cells comparable"]
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
+    unstable = comparison.unstable
+    if unstable:
+        parts.append(f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict")
     stopped = [s.role for s in (b, c) if s.perf_stopped]
     geo = comparison.geomean
     if stopped:
