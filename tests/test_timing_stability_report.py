@@ -141,3 +141,17 @@ def test_the_history_trend_leaves_unstable_points_out_and_names_them() -> None:
     assert "unstable timing" in row["caveats"] and "left out" in row["caveats"]
     steady = frame[frame["case"] == "b1-l16-noncontiguous-float32-eager"].iloc[0]
     assert steady["warm_median_s"] > 0 and "unstable" not in (steady["caveats"] or "")
+
+
+def test_the_host_around_a_series_is_said_in_words() -> None:
+    from types import SimpleNamespace
+
+    from reportgen.judge.timing_stability import host_text
+
+    fact = lambda value: SimpleNamespace(value=value, unknown_reason=None if value else "not readable")  # noqa: E731
+    host = {"load_avg_before": fact("5.18 2.81 1.17"), "load_avg_after": fact("6.02 3.00 1.20"), "cpu_affinity": fact("2 CPUs: 0-1"),
+            "cpu_governor": fact(None), "gpu_sm_clock_mhz_before": fact("1980"), "gpu_sm_clock_mhz_after": fact("1755"),
+            "gpu_temperature_c_before": fact("41"), "gpu_temperature_c_after": fact("67")}
+    text = host_text(host)
+    assert text == "load average 5.18 → 6.02 (1 min); SM clock 1980 → 1755 MHz; GPU temperature 41 → 67 °C; affinity 2 CPUs: 0-1"
+    assert host_text(None) == "" and host_text({}) == ""

@@ -27,6 +27,7 @@ class CellStability:
     case: str
     stability: Stability
     attempts: int  # warm series the collector took of this cell (1 in logs before 1.2)
+    host: str = ""  # the host around the reported series, in words ('' when not recorded)
 
     @property
     def decides(self) -> bool:
@@ -42,7 +43,30 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     timings = [t for t in cell._events("timing") if t.warm]
     if not timings:
         return None
-    return CellStability(cell.case, classify(list(timings[-1].warm.samples_s)), len(timings))
+    last = timings[-1]
+    return CellStability(cell.case, classify(list(last.warm.samples_s)), len(timings), host_text(getattr(last, "host", None)))
+
+
+def host_text(host: object) -> str:
+    """'load average 5.18 → 6.02 (1 min); governor unknown: ...' from a timing event's host facts."""
+    if not isinstance(host, dict) or not host:
+        return ""
+
+    def value(key: str) -> str | None:
+        fact = host.get(key)
+        return getattr(fact, "value", None) if fact is not None else None
+
+    parts = []
+    before, after = value("load_avg_before"), value("load_avg_after")
+    if before and after:
+        parts.append(f"load average {before.split()[0]} → {after.split()[0]} (1 min)")
+    for key, label, unit in (("gpu_sm_clock_mhz", "SM clock", " MHz"), ("gpu_temperature_c", "GPU temperature", " °C")):
+        if value(f"{key}_before") and value(f"{key}_after"):
+            parts.append(f"{label} {value(f'{key}_before')} → {value(f'{key}_after')}{unit}")
+    for key, label in (("cpu_affinity", "affinity"), ("torch_threads", "torch threads"), ("cpu_governor", "governor")):
+        if value(key):
+            parts.append(f"{label} {value(key)}")
+    return "; ".join(parts)
 
 
 def timed_cells(run: RunModel) -> list[CellStability]:
@@ -77,7 +101,8 @@ def flag_text(judged: CellStability) -> str:
     if s.verdict == STABLE:
         return f"stable after {judged.attempts} warm series" if judged.attempts > 1 else ""
     after = f" after {judged.attempts} warm series" if judged.attempts > 1 else ""
-    return f"{SYMBOL} {FLAG}{after}: " + "; ".join(c.note for c in s.reasons)
+    host = f" (host: {judged.host})" if judged.host else ""
+    return f"{SYMBOL} {FLAG}{after}: " + "; ".join(c.note for c in s.reasons) + host
 
 
 def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
