@@ -202,3 +202,23 @@ def test_the_plan_declares_the_remeasure_budget_with_a_default_and_bounds(tmp_pa
         with pytest.raises(PlanError, match=message) as caught:
             load_plan(_plan_with(tmp_path / name, line))
         assert "sleepy.toml:22: timing.remeasure_rounds:" in str(caught.value)
+
+
+def test_a_failing_nvidia_smi_is_asked_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.backends import cuda
+
+    asked: list[str] = []
+
+    def failing(selector: str) -> str:
+        asked.append(selector)
+        return "nvidia-smi failed: timed out after 10 s"
+
+    monkeypatch.setattr(cuda, "nvidia_smi", failing)
+    monkeypatch.setattr(cuda, "gpu_selector", lambda index: "0")
+    monkeypatch.setattr(cuda.torch.cuda, "current_device", lambda: 0)
+    backend = object.__new__(cuda.CudaBackend)  # no GPU here: the adapter without its constructor
+    first, second = backend.accelerator_condition(), backend.accelerator_condition()
+    assert asked == ["0"]
+    for reading in (first, second):
+        assert set(reading) == {"gpu_sm_clock_mhz", "gpu_memory_clock_mhz", "gpu_temperature_c"}
+        assert all(f["value"] is None and "timed out" in f["unknown_reason"] for f in reading.values())
