@@ -113,6 +113,11 @@ class NeuronBackend(Backend):
             facts["instance_type_neuron_ls"] = known(header["instance-type"], "neuron-ls header instance-type")
         return facts
 
+    def accelerator_condition(self) -> dict[str, Fact]:
+        """Not measured: no Neuron tool answers a one-shot query of clocks or temperature
+        (neuron-monitor streams reports as a daemon, neuron-ls lists devices only)."""
+        return {"accelerator": unknown("not measured: no Neuron tool gives the NeuronCores' clocks or temperature in one query; neuron-monitor is not run beside the warm loop")}
+
     def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
         from collector import neuronenv
 

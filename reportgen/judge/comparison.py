@@ -23,6 +23,7 @@ from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
 from reportgen.judge.localization import judge_localization, ratio_text
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
@@ -80,6 +81,8 @@ class CellSide:
     explained: bool = False
     untested_reason: str | None = None  # e.g. "layout not measured" (see runmodel)
     diverges: str | None = None  # the localisation's first diverging module, as a phrase
+    # Why its warm series decides nothing (judge/timing_stability.py); None: stable.
+    timing_flag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,10 @@ class ReferenceAgreement:
     agree: bool | None
     text: str
     key: str = ""
+
+
+# The flags of a warm series that decides nothing (judge/timing_stability.series_flag).
+UNSTEADY = (STABILITY_FLAG, "timing not classified")
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,9 @@ class CellTiming:
 
     @property
     def verdict(self) -> str:
+        """The interval's verdict, unless either side's warm series is unstable: then none."""
+        if any(f.startswith(UNSTEADY) for f in self.flags):
+            return STABILITY_FLAG
         return self.warm.verdict
 
     @property
@@ -178,8 +188,13 @@ class Comparison:
     def flagged(self) -> list[CellComparison]:
         return [c for c in self.cells if c.timing is not None and c.timing.flags]
 
+    @property
+    def unstable(self) -> list[CellComparison]:
+        """Compared cells whose warm series on either side decides nothing."""
+        return [c for c in self.cells if c.timing is not None and c.timing.verdict == STABILITY_FLAG]
+
     def verdict_counts(self) -> dict[str, int]:
-        counts = {"faster": 0, "slower": 0, "no clear difference": 0}
+        counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0}
         for cell in self.timed:
             counts[cell.timing.verdict] += 1  # type: ignore[union-attr]
         return counts
@@ -256,6 +271,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         explained=cell.case in notes,
         untested_reason=cell.untested_reason if cell.status == "untested" else None,
         diverges=_diverges(cell),
+        timing_flag=series_flag(cell.warm.samples_s) if cell.warm_median_s is not None and cell.warm else None,
     )
 
 
@@ -412,6 +428,9 @@ def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
         flags.append("recompile limit hit on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit))
     if base.scope != cand.scope:
         flags.append("different timing scope")
+    for role, side in (("baseline", base), ("candidate", cand)):
+        if side.timing_flag:  # 'unstable timing: ...' or 'timing not classified: ...'
+            flags.append(f"{side.timing_flag} on the {role}")
     return tuple(flags)
 
 
@@ -586,6 +605,9 @@ def headline(comparison: Comparison) -> str:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
+    unstable = comparison.unstable
+    if unstable:
+        parts.append(f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict")
     stopped = [s.role for s in (b, c) if s.perf_stopped]
     geo = comparison.geomean
     if stopped:

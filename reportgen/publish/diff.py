@@ -7,10 +7,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from reportgen.judge.intervals import ratio_intervals
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
 from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
 NO_SAMPLES = "no verdict: warm samples not kept"
+UNSTEADY = (STABILITY_FLAG, "timing not classified")  # flags of a warm series that decides nothing
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
 
 
@@ -32,6 +34,11 @@ class TimingChange:
     verdict: str = NO_SAMPLES
 
     @property
+    def unsteady(self) -> bool:
+        """Either run's warm series decides nothing (its flag is among ``flags``)."""
+        return any(f.startswith(UNSTEADY) for f in self.flags)
+
+    @property
     def ratio(self) -> float:
         return self.after_s / self.before_s if self.before_s > 0 else float("inf")
 
@@ -39,7 +46,11 @@ class TimingChange:
 def _judge_timings(changes: list[tuple[TimingChange, CellSummary, CellSummary]]) -> None:
     """Give every change with samples on both sides its interval and verdict, in one batch."""
     sampled = [(t, old.warm_samples_s, new.warm_samples_s) for t, old, new in changes if old.warm_samples_s and new.warm_samples_s]
-    usable = [(t, a, b) for t, a, b in sampled if min(a) > 0 and min(b) > 0]  # type: ignore[type-var]
+    for change, _, _ in sampled:
+        if change.unsteady:
+            change.verdict = f"no verdict: {STABILITY_FLAG}"
+    # A series that decides nothing (unstable, or too short to classify) gets no verdict.
+    usable = [(t, a, b) for t, a, b in sampled if min(a) > 0 and min(b) > 0 and not t.unsteady]  # type: ignore[type-var]
     for (change, _, _), interval in zip(usable, ratio_intervals([(a, b) for _, a, b in usable])):  # type: ignore[misc]
         change.low, change.high = interval.low, interval.high
         change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
@@ -59,6 +70,10 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
+    for which, cell in (("before", old), ("after", new)):
+        flag = series_flag(cell.warm_samples_s)
+        if flag:
+            flags.append(f"{flag} ({which})")
     return flags
 
 
@@ -83,6 +98,11 @@ class RunDiff:
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
+    def unstable(self) -> list[str]:
+        """Cells compared whose warm timing decides nothing in either run: no verdict, named."""
+        return [t.case for t in self.timings if t.unsteady]
+
+    @property
     def targets_differ(self) -> bool:
         return self.targets[0] != self.targets[1]
 
@@ -93,6 +113,7 @@ class RunDiff:
     def to_dict(self) -> dict:
         data = asdict(self)
         data["timings"] = [{**asdict(t), "ratio": round(t.ratio, 6)} for t in self.timings]
+        data["unstable_timing"] = self.unstable
         return data
 
 
@@ -159,6 +180,8 @@ def _interval_text(change: TimingChange) -> str:
 def format_diff(diff: RunDiff) -> str:
     """The comparison as terminal text."""
     lines = [f"{diff.before} -> {diff.after}", f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}"]
+    if diff.unstable:
+        lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
     for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed), ("other status changes", diff.other_changes)):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from reportgen.judge.backend_docs import version_keys
+from reportgen.judge.timing_stability import series_flag
 from reportgen.model.runmodel import STATUS_ORDER
 
 if TYPE_CHECKING:
@@ -164,14 +165,16 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
     rows = []
     for s in summaries:
         for case, cell in s.cells.items():
-            samples = pd.Series(cell.warm_samples_s or [], dtype="float64")
+            # A warm series that decides nothing (unstable) leaves a gap in the trend, named in its caveats.
+            unsteady = series_flag(cell.warm_samples_s)
+            samples = pd.Series([] if unsteady else cell.warm_samples_s or [], dtype="float64")
             rows.append({
                 "run_id": s.run_id, "started_at": s.started_at, "target": s.target, "case": case,
-                "status": cell.status, "warm_median_s": cell.warm_median_s,
+                "status": cell.status, "warm_median_s": None if unsteady else cell.warm_median_s,
                 "warm_q1_s": samples.quantile(0.25) if len(samples) else None,
                 "warm_q3_s": samples.quantile(0.75) if len(samples) else None,
                 "cold_s": cell.cold_s, "compile_s": cell.compile_s,
-                "caveats": _caveats(s, cell),
+                "caveats": "; ".join(filter(None, (_caveats(s, cell), f"{unsteady}: warm point left out" if unsteady else ""))),
             })
     return _typed(rows, HISTORY_COLUMNS)
 

@@ -13,7 +13,7 @@ from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Sid
 from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
-VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈"}
+VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
 COMPARE_DETAILS = "compare-details.csv"  # every compared cell, one row each (the pages show DETAIL_CAP rows per table)
 
@@ -178,8 +178,8 @@ def _timing_row(cell: CellComparison) -> TimingRow:
         warm=(fmt_ms(cell.baseline.warm_median_s), fmt_ms(cell.candidate.warm_median_s)),
         ratio=f"{warm.ratio:.3g}",
         interval=interval,
-        verdict=warm.verdict,
-        symbol=VERDICT_SYMBOLS[warm.verdict],
+        verdict=timing.verdict,
+        symbol=VERDICT_SYMBOLS[timing.verdict],
         samples=f"{warm.baseline_samples} / {warm.candidate_samples}",
         cold=cold,
         compile=compile_text,
@@ -287,7 +287,7 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
             c.status, c.explained, c.mismatched, c.total, c.max_abs, c.max_rel, c.task_value, c.task_passed,
             cell.reference.agree, cell.reference.key or None, cell.reference.text or None,
             b.warm_median_s, c.warm_median_s,
-            *((warm.ratio, warm.low, warm.high, warm.verdict, warm.baseline_samples, warm.candidate_samples) if warm else (None,) * 6),
+            *((warm.ratio, warm.low, warm.high, timing.verdict, warm.baseline_samples, warm.candidate_samples) if warm and timing else (None,) * 6),
             b.cold_s, c.cold_s, timing.cold_ratio if timing else None, timing.cold_note if timing else None,
             b.compile_s, c.compile_s, timing.compile_ratio if timing else None,
             speedup.baseline if speedup else None, speedup.candidate if speedup else None,
