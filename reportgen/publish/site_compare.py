@@ -9,6 +9,10 @@ A site configuration is TOML. ``reportgen site --config FILE`` names it; without
     candidate_target = "neuron"
     workloads = ["tiny-encoder"]      # optional: only these workloads
 
+    # Cells the workload histories always chart and list, beside those that changed most.
+    [history]
+    cases = ["b1-l128-contiguous-float32-compiled"]
+
     # One pair, by run id.
     [[compare]]
     baseline = "tiny-encoder-cuda-20261129T225259Z-866a85"
@@ -58,9 +62,14 @@ class _Latest(_Strict):
     workloads: list[str] | None = None
 
 
+class _History(_Strict):
+    cases: list[str] = Field(default_factory=list, max_length=50, description="Case keys every history charts and lists, beside the cells that changed most.")
+
+
 class SiteConfig(_Strict):
     compare: list[_Pair] = Field(default_factory=list)
     compare_latest: list[_Latest] = Field(default_factory=list)
+    history: _History = Field(default_factory=_History)
 
 
 def load_site_config(path: Path) -> SiteConfig:

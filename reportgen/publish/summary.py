@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reportgen.judge.backend_docs import version_keys
+from reportgen.judge.criteria import declared_criteria
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.report import JudgedRun
 
@@ -35,6 +36,7 @@ class CellSummary:
     warm_samples_s: list[float] | None = None  # the kept warm samples: diffs judge ratios by their interval
     cold_s: float | None = None  # the cold first call, as the timing event recorded it
     compile_s: float | None = None  # compile + first result of the cell's (forward) graph
+    dtype: str | None = None  # the criteria that judged it are per dtype
 
 
 @dataclass
@@ -58,6 +60,7 @@ class RunSummary:
     scope_not_passed: list[list[str]] = field(default_factory=list)
     intended_target: str | None = None  # what the plan is meant to certify; None: not recorded
     evidence: str = ""  # e.g. "on cpu: not evidence for neuron"
+    criteria: dict[str, dict[str, str | None]] = field(default_factory=dict)  # judge.criteria.Declared by key, as plain data
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,15 +101,17 @@ def summarize(judged: JudgedRun) -> RunSummary:
         evidence=judged.disposition.scope.evidence,
         scope_passed=[[row.label, row.value] for row in judged.view.scope.passed],
         scope_not_passed=[[row.label, row.value] for row in judged.view.scope.not_passed],
+        criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
     )
 
 
 def cell_summary(cell: CellRecord) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared."""
+    dtype = cell.planned.dtype
     if cell.status != "pass" or cell.warm_median_s is None:
-        return CellSummary(cell.status, None, bool(cell.fallback_items))
+        return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype)
     warm = cell.warm
     samples = list(warm.samples_s) if warm is not None else None
     compiled = cell.compile
     compile_s = compiled.compile_first_result_s if compiled is not None else None
-    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s)
+    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s, dtype)
