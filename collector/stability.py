@@ -1,0 +1,219 @@
+"""Is one warm series steady enough to decide anything? A pure classifier, standard library only.
+
+``classify(samples)`` takes the seconds of one warm loop in the order they were taken and
+returns a ``Stability``: the verdict, and one ``Check`` per rule with the figures behind it.
+The collector runs it after each warm loop (and re-measures a series it calls unstable);
+reportgen runs the same function on the samples kept in any log, old or new, so a page and
+the collector never disagree about a series.
+
+Each threshold below is a named constant with the reason for its value; collector/README.md
+("Timing stability") explains the rules for a reader of the report.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+STABLE = "stable"
+UNSTABLE = "unstable"
+# Too few (or unusable) samples to say either; such a series decides nothing either.
+UNCLASSIFIED = "unclassified"
+
+# Below five samples the quartiles are two or three of the samples themselves: no rule is meaningful.
+MIN_SAMPLES = 5
+# Tukey's inner fence: beyond 1.5 IQR from the quartiles a sample is a (mild) outlier.
+TUKEY_INNER = 1.5
+# Tukey's outer fence: beyond 3 IQR a sample is a far outlier, i.e. it did not come from the same process.
+TUKEY_OUTER = 3.0
+# The IQR used for the fences is at least this share of the median, so in a very tight series
+# (or one quantised by the timer, IQR 0) a sample a few percent off, ordinary scheduler jitter,
+# is not called an outlier: a far outlier is then at least 15% beyond a quartile.
+IQR_FLOOR = 0.05
+# More than a tenth of the samples beyond the outer fences: the median no longer speaks for the loop.
+OUTLIER_SHARE_MAX = 0.10
+# A cluster must hold at least this share of the samples (and 2 samples) to count as a mode;
+# smaller groups are outliers, which the outlier rule judges.
+MODE_SHARE_MIN = 0.15
+# Two modes when the widest gap between consecutive sorted samples is wider than the wider
+# cluster's own range: the clusters are farther apart than either is wide.
+GAP_OVER_RANGE_MIN = 1.0
+# ... and that gap is at least a tenth of the median, so two tight modes a few percent apart
+# (a figure that is right to a few percent either way) are not called bimodal.
+GAP_OVER_MEDIAN_MIN = 0.10
+# The median of the last third differs from that of the first third by more than a tenth of the
+# overall median, and by more than the whole series' IQR (so a noisy series' thirds differing by
+# chance is not a drift): the host or the device changed speed during the loop.
+DRIFT_MAX = 0.10
+# IQR over median above a fifth: the middle half spans a fifth of the figure compared (about a
+# 15% coefficient of variation for a normal series). Wider than pyperf's 10% standard deviation,
+# because sub-millisecond CPU calls on a shared host jitter more and still compare by median.
+SPREAD_MAX = 0.20
+# The fastest sample under half the median: the loop ran at two very different speeds.
+MIN_OVER_MEDIAN_MIN = 0.5
+
+
+@dataclass(frozen=True)
+class Check:
+    """One rule applied to a series: its name, whether the series failed it, the figures, and a line."""
+
+    name: str  # "outliers" | "bimodality" | "drift" | "spread" | "min_median"
+    failed: bool
+    figures: tuple[tuple[str, float], ...]
+    note: str
+
+    def figure(self, key: str) -> float:
+        return dict(self.figures)[key]
+
+
+@dataclass(frozen=True)
+class Stability:
+    """The verdict on one warm series, the checks behind it, and the series' basic figures."""
+
+    verdict: str  # STABLE | UNSTABLE | UNCLASSIFIED
+    samples: int
+    median_s: float | None
+    iqr_s: float | None
+    min_s: float | None
+    checks: tuple[Check, ...]
+    note: str = ""  # why a series is unclassified
+
+    @property
+    def stable(self) -> bool:
+        return self.verdict == STABLE
+
+    @property
+    def reasons(self) -> tuple[Check, ...]:
+        """The checks the series failed (empty for a stable or unclassified series)."""
+        return tuple(c for c in self.checks if c.failed)
+
+    def summary(self) -> str:
+        """One line: the verdict and, when unstable, each failed check's note."""
+        if self.verdict == UNCLASSIFIED:
+            return f"unclassified: {self.note}"
+        if self.verdict == STABLE:
+            return "stable"
+        return "unstable: " + "; ".join(c.note for c in self.reasons)
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form (the collector's log event and the report's tables)."""
+        return {
+            "verdict": self.verdict,
+            "samples": self.samples,
+            "median_s": self.median_s,
+            "iqr_s": self.iqr_s,
+            "min_s": self.min_s,
+            "reasons": [c.name for c in self.reasons],
+            "checks": {c.name: {"failed": c.failed, **dict(c.figures), "note": c.note} for c in self.checks},
+            **({"note": self.note} if self.note else {}),
+        }
+
+
+def classify(samples: Sequence[float]) -> Stability:
+    """Classify one warm series (seconds, in the order taken)."""
+    values = list(samples)
+    bad = [v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0]
+    if bad:
+        return Stability(UNCLASSIFIED, len(values), None, None, None, (), f"{len(bad)} sample(s) not a finite, non-negative number of seconds")
+    if len(values) < MIN_SAMPLES:
+        return Stability(UNCLASSIFIED, len(values), _median_or_none(values), None, min(values, default=None),
+                         (), f"{len(values)} sample(s); at least {MIN_SAMPLES} are needed to judge stability")
+    ordered = sorted(values)
+    median = statistics.median(ordered)
+    q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    iqr = q3 - q1
+    if median <= 0:
+        return Stability(UNCLASSIFIED, len(values), median, iqr, ordered[0], (), "median of 0 s: nothing to compare against")
+    checks = (
+        _outliers(ordered, median, q1, q3),
+        _bimodality(ordered, median),
+        _drift(values, median, iqr),
+        _spread(iqr, median),
+        _min_median(ordered[0], median),
+    )
+    verdict = UNSTABLE if any(c.failed for c in checks) else STABLE
+    return Stability(verdict, len(values), median, iqr, ordered[0], checks)
+
+
+def _median_or_none(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Check:
+    width = max(q3 - q1, IQR_FLOOR * median)
+    mild = sum(1 for v in ordered if v < q1 - TUKEY_INNER * width or v > q3 + TUKEY_INNER * width)
+    far = sum(1 for v in ordered if v < q1 - TUKEY_OUTER * width or v > q3 + TUKEY_OUTER * width)
+    share = far / len(ordered)
+    failed = share > OUTLIER_SHARE_MAX
+    note = (f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({share:.0%} > {OUTLIER_SHARE_MAX:.0%})"
+            if failed else f"{mild} mild and {far} far outlier(s)")
+    return Check("outliers", failed, (("mild", float(mild)), ("far", float(far)), ("far_share", share),
+                                      ("low_fence_s", q1 - TUKEY_OUTER * width), ("high_fence_s", q3 + TUKEY_OUTER * width)), note)
+
+
+def _bimodality(ordered: list[float], median: float) -> Check:
+    """The widest gap between consecutive sorted samples that leaves a mode on each side."""
+    n = len(ordered)
+    least = max(2, math.ceil(MODE_SHARE_MIN * n))
+    best_gap, split = 0.0, 0
+    for k in range(least, n - least + 1):  # lower cluster ordered[:k], upper ordered[k:]
+        gap = ordered[k] - ordered[k - 1]
+        if gap > best_gap:
+            best_gap, split = gap, k
+    coefficient = _bimodality_coefficient(ordered)
+    if split == 0:
+        return Check("bimodality", False, (("gap_s", 0.0), ("gap_over_range", 0.0), ("gap_over_median", 0.0),
+                                          ("coefficient", coefficient)), "one mode")
+    lower, upper = ordered[:split], ordered[split:]
+    widest = max(lower[-1] - lower[0], upper[-1] - upper[0])
+    over_range = best_gap / widest if widest > 0 else math.inf
+    over_median = best_gap / median
+    failed = over_range > GAP_OVER_RANGE_MIN and over_median >= GAP_OVER_MEDIAN_MIN
+    note = (f"two modes: {len(lower)} samples near {statistics.median(lower):.4g} s and {len(upper)} near "
+            f"{statistics.median(upper):.4g} s, {best_gap:.4g} s apart" if failed else "one mode")
+    figures = (("gap_s", best_gap), ("gap_over_range", over_range if math.isfinite(over_range) else 1e9),
+               ("gap_over_median", over_median), ("lower_count", float(len(lower))), ("upper_count", float(len(upper))),
+               ("lower_median_s", statistics.median(lower)), ("upper_median_s", statistics.median(upper)),
+               ("coefficient", coefficient))
+    return Check("bimodality", failed, figures, note)
+
+
+def _bimodality_coefficient(ordered: list[float]) -> float:
+    """Sarle's bimodality coefficient (above 5/9 hints at two modes); a figure shown, not a rule,
+    since one far outlier alone drives it up."""
+    n = len(ordered)
+    mean = statistics.fmean(ordered)
+    m2 = sum((v - mean) ** 2 for v in ordered) / n
+    if n < 4 or m2 <= 0:
+        return 0.0
+    m3 = sum((v - mean) ** 3 for v in ordered) / n
+    m4 = sum((v - mean) ** 4 for v in ordered) / n
+    skew = math.sqrt(n * (n - 1)) / (n - 2) * m3 / m2 ** 1.5
+    excess = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * (m4 / m2 ** 2 - 3) + 6)
+    return (skew ** 2 + 1) / (excess + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
+
+
+def _drift(values: list[float], median: float, iqr: float) -> Check:
+    third = len(values) // 3
+    first, last = statistics.median(values[:third]), statistics.median(values[-third:])
+    change = (last - first) / median
+    failed = abs(change) > DRIFT_MAX and abs(last - first) > iqr
+    note = (f"the last third's median is {abs(change):.0%} of the median {'above' if change > 0 else 'below'} the first third's"
+            if failed else f"drift {change:+.1%}")
+    return Check("drift", failed, (("first_third_median_s", first), ("last_third_median_s", last), ("change_over_median", change)), note)
+
+
+def _spread(iqr: float, median: float) -> Check:
+    ratio = iqr / median
+    failed = ratio > SPREAD_MAX
+    note = f"IQR is {ratio:.0%} of the median (> {SPREAD_MAX:.0%})" if failed else f"IQR/median {ratio:.1%}"
+    return Check("spread", failed, (("iqr_over_median", ratio),), note)
+
+
+def _min_median(low: float, median: float) -> Check:
+    ratio = low / median
+    failed = ratio < MIN_OVER_MEDIAN_MIN
+    note = f"the fastest sample is {ratio:.0%} of the median (< {MIN_OVER_MEDIAN_MIN:.0%})" if failed else f"min/median {ratio:.2f}"
+    return Check("min_median", failed, (("min_over_median", ratio),), note)

@@ -1,0 +1,123 @@
+"""The warm-series classifier (collector/stability.py) on planted series: each read as planted."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from collector import stability
+from collector.stability import STABLE, UNCLASSIFIED, UNSTABLE, classify
+
+NOISY_RUN = Path(__file__).resolve().parent.parent / "sample_runs" / "tiny-encoder-cpu-20261130T101022Z-393b16"
+
+
+def steady(n: int = 30, centre: float = 0.010, jitter: float = 0.02, seed: int = 1) -> list[float]:
+    """A series around ``centre`` with a relative normal jitter: what a quiet host gives."""
+    rng = random.Random(seed)
+    return [centre * (1 + rng.gauss(0, jitter)) for _ in range(n)]
+
+
+def failed(series: list[float]) -> set[str]:
+    return {c.name for c in classify(series).reasons}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_steady_series_is_stable(seed: int) -> None:
+    result = classify(steady(seed=seed))
+    assert result.verdict == STABLE, result.summary()
+    assert result.reasons == ()
+    assert {c.name for c in result.checks} == {"outliers", "bimodality", "drift", "spread", "min_median"}
+
+
+def test_a_bimodal_series_is_unstable_for_bimodality_with_both_modes_named() -> None:
+    # Interleaved fast and slow calls (a busy host on some calls): no drift, two clear modes.
+    series = [s * (12.0 if i % 3 == 0 else 1.0) for i, s in enumerate(steady(seed=3))]
+    result = classify(series)
+    assert result.verdict == UNSTABLE
+    assert "bimodality" in failed(series)
+    assert "drift" not in failed(series)
+    check = next(c for c in result.checks if c.name == "bimodality")
+    assert check.figure("lower_count") == 20 and check.figure("upper_count") == 10
+    assert check.figure("gap_over_median") > 1
+    assert "two modes" in result.summary()
+
+
+def test_a_drifting_series_is_unstable_for_drift_only() -> None:
+    # The host slows down steadily: 40% slower by the end, with a little noise.
+    series = [s * (1 + 0.4 * i / 29) for i, s in enumerate(steady(seed=4, jitter=0.005))]
+    result = classify(series)
+    assert "drift" in failed(series)
+    assert "bimodality" not in failed(series) and "outliers" not in failed(series)
+    drift = next(c for c in result.checks if c.name == "drift")
+    assert drift.figure("change_over_median") > 0.2
+    assert drift.figure("last_third_median_s") > drift.figure("first_third_median_s")
+
+
+def test_a_few_far_outliers_make_a_series_unstable_only_past_the_allowed_share() -> None:
+    base = steady(seed=5, jitter=0.01)
+    two = list(base)
+    two[7] *= 5
+    two[20] *= 5
+    assert classify(two).verdict == STABLE  # 2 of 30 (7%): a stray page fault, not a different process
+    five = list(base)
+    for i in (2, 9, 15, 22, 28):
+        five[i] *= 1.6
+    result = classify(five)
+    assert "outliers" in failed(five)
+    assert next(c for c in result.checks if c.name == "outliers").figure("far") == 5
+
+
+def test_a_wide_series_is_unstable_for_spread_and_one_fast_sample_for_min_median() -> None:
+    wide = steady(seed=6, jitter=0.25)
+    assert "spread" in failed(wide)
+    fast_once = steady(seed=7, jitter=0.01)
+    fast_once[4] = fast_once[4] * 0.3
+    assert "min_median" in failed(fast_once)
+
+
+def test_a_quantised_series_with_zero_iqr_is_stable() -> None:
+    series = [0.001] * 25 + [0.00101] * 5
+    assert classify(series).verdict == STABLE
+
+
+@pytest.mark.parametrize("series", [[], [0.1], [0.1, 0.1, 0.1, 0.1], [0.1] * 10 + [math.nan], [0.1] * 10 + [-1.0], [0.0] * 10, [0.1] * 9 + ["x"]])
+def test_too_few_or_unusable_samples_are_unclassified_with_a_reason(series: list) -> None:
+    result = classify(series)
+    assert result.verdict == UNCLASSIFIED
+    assert result.note and not result.stable
+    json.dumps(result.to_dict())
+
+
+def test_the_dict_form_carries_every_check_and_its_figures() -> None:
+    data = classify([s * (12.0 if i % 3 == 0 else 1.0) for i, s in enumerate(steady(seed=3))]).to_dict()
+    assert data["verdict"] == UNSTABLE and "bimodality" in data["reasons"]
+    assert set(data["checks"]) == {"outliers", "bimodality", "drift", "spread", "min_median"}
+    assert data["checks"]["spread"]["iqr_over_median"] > stability.SPREAD_MAX
+    json.dumps(data)
+
+
+def test_the_shipped_noisy_run_is_classified_unstable() -> None:
+    # 8 samples at ~0.4 ms and 22 at ~124 ms while the host was busy.
+    warm = {}
+    for line in (NOISY_RUN / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event.get("kind") == "timing" and event.get("warm"):
+            warm[event["case"]] = event["warm"]["samples_s"]
+    result = classify(warm["b1-l32-noncontiguous-float32-eager"])
+    assert result.verdict == UNSTABLE
+    assert {"min_median", "spread"} <= {c.name for c in result.reasons}
+    assert sum(1 for s in warm.values() if classify(s).verdict == UNSTABLE) >= 5
+
+
+def test_the_classifier_imports_the_standard_library_only() -> None:
+    import ast
+    import sys
+
+    tree = ast.parse(Path(stability.__file__).read_text())
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert names <= set(sys.stdlib_module_names) | {"__future__"}, names
