@@ -205,7 +205,7 @@ def test_diff_with_replicates_on_the_command_line(tmp_path: Path) -> None:
     assert {t["verdict"] for t in data["timings"]} == {"slower"}
     assert data["before_runs"] == ["synthetic-a-0", "synthetic-a-1", "synthetic-a-2"]
     assert data["interval_scope"] == "3 runs against 3: between-run and within-run variation"
-    assert data["summary"].startswith("0 faster, 4 slower, 0 no clear difference; largest 1.1x slower on ")
+    assert data["summary"].startswith("0 faster, 4 slower, 0 no clear difference, 0 unstable; largest 1.1x slower on ")
     noisy = _replicates(tmp_path / "noisy", "a", [1.0, 1.0, 1.25])
     data = json.loads(CliRunner().invoke(main, ["diff", *_options("before", noisy), *_options("after", afters), "--json"]).output)
     assert {t["verdict"] for t in data["timings"]} == {"no clear difference"}
@@ -270,3 +270,23 @@ def test_a_site_configuration_names_cells_the_history_always_shows(tmp_path: Pat
     columns = re.findall(r"warm median<br><code>([^<]+)</code>", header)
     assert columns[0] == named and case_key(2, 16, "eager") in columns and "no-such-case" not in columns
     assert "and 1 named in the site configuration" in page
+
+
+# --- unstable timings decide nothing in these views ---------------------------------------------
+
+
+def test_unstable_series_are_left_out_of_verdicts_geomean_and_charts(tmp_path: Path) -> None:
+    """The shipped noisy run (a busy host: fast and very slow samples in one loop)."""
+    before, after = sorted(SAMPLES.glob("tiny-encoder-cpu-2026112*")), sorted(SAMPLES.glob("tiny-encoder-cpu-2026113*"))
+    diff = diff_runs(summarize(judge_log(before[0] / "events.jsonl")), summarize(judge_log(after[0] / "events.jsonl")))
+    unstable = {t.case for t in diff.unstable}
+    assert unstable and all(t.verdict == "unstable timing" for t in diff.unstable)
+    assert all(any("two modes" in u or "Tukey" in u or "IQR" in u or "fastest" in u or "third" in u for u in t.unstable) for t in diff.unstable)
+    counts = diff.verdict_counts()
+    assert sum(counts.values()) + len(unstable) == len(diff.timings)
+    assert diff.geomean is not None and diff.geomean.cells == len(diff.timings) - len(unstable)
+    assert f"{len(unstable)} unstable" in diff.summary
+    assert f"unstable timings: {len(unstable)} cell(s)" in format_diff(diff).splitlines()[5]
+    from reportgen.publish.diff import largest_changes
+
+    assert not set(largest_changes(diff, 4)) & unstable, "an unstable cell leads no chart"

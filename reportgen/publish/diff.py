@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts
-from reportgen.judge.intervals import GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words
+from reportgen.judge.intervals import UNSTABLE_TIMING, GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words, unstable_reason
 from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
@@ -45,6 +45,12 @@ class TimingChange:
     verdict: str = NO_SAMPLES
     ratio: float = math.nan
     scope: str = ""  # what variation the interval covers, e.g. "one run per side: within-run sampling only"
+    unstable: list[str] = field(default_factory=list)  # each unstable series, with the figures that made it so
+
+    @property
+    def judged(self) -> bool:
+        """Whether this ratio may decide anything: no caveat and every series stable."""
+        return not self.flags and not self.unstable
 
     def __post_init__(self) -> None:
         if math.isnan(self.ratio):
@@ -72,7 +78,19 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
     for (change, _, _), interval in zip(usable, intervals):
         change.low, change.high, change.ratio, change.scope = interval.low, interval.high, interval.ratio, interval.scope
         change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
-    return [interval for (change, _, _), interval in zip(usable, intervals) if not change.flags]
+        if change.unstable:
+            change.verdict = UNSTABLE_TIMING
+    return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
+
+
+def _unstable(role: str, runs: list[RunSummary], samples: list[list[float]]) -> list[str]:
+    """Each run's series that the stability classifier calls unstable, named with its figures."""
+    found = []
+    for run, series in zip(runs, samples):
+        reason = unstable_reason(series)
+        if reason is not None:
+            found.append(f"{role} {run.run_id}: {reason}" if len(runs) > 1 else f"{role}: {reason}")
+    return found
 
 
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
@@ -130,14 +148,18 @@ class RunDiff:
     def verdict_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(VERDICTS, 0)
         for t in self.timings:
-            if t.verdict in counts and not t.flags:
+            if t.verdict in counts and t.judged:
                 counts[t.verdict] += 1
         return counts
 
     @property
+    def unstable(self) -> list[TimingChange]:
+        return [t for t in self.timings if t.unstable]
+
+    @property
     def largest(self) -> TimingChange | None:
         """The unflagged cell with the largest clear change (faster or slower), by its log ratio."""
-        clear = [t for t in self.timings if t.verdict in ("faster", "slower") and not t.flags and t.ratio > 0]
+        clear = [t for t in self.timings if t.verdict in ("faster", "slower") and t.judged and t.ratio > 0]
         return max(clear, key=lambda t: (abs(math.log(t.ratio)), t.case), default=None)
 
     @property
@@ -145,7 +167,8 @@ class RunDiff:
         """One line: how many cells got faster, slower or neither, and the largest change."""
         counts = self.verdict_counts()
         text = ", ".join(f"{n} {word}" for word, n in counts.items())
-        flagged = sum(1 for t in self.timings if t.flags)
+        text += f", {len(self.unstable)} unstable"
+        flagged = sum(1 for t in self.timings if t.flags and not t.unstable)
         if flagged:
             text += f", {flagged} flagged (not judged)"
         big = self.largest
@@ -161,6 +184,7 @@ class RunDiff:
         data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
         data["summary"] = self.summary
         data["interval_scope"] = self.interval_scope
+        data["unstable_cells"] = [t.case for t in self.unstable]
         return data
 
 
@@ -218,7 +242,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         after_s, after_samples = _side_samples(afters, case)
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
-            change = TimingChange(case, before_s, after_s, flags)
+            change = TimingChange(case, before_s, after_s, flags, unstable=_unstable("before", befores, before_samples) + _unstable("after", afters, after_samples))
             result.timings.append(change)
             timed.append((change, before_samples, after_samples))
     result.geomean = geometric_mean(_judge_timings(timed))
@@ -247,10 +271,11 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
 def largest_changes(diff: RunDiff, count: int) -> list[str]:
     """The ``count`` cells whose timing changed most (by the log of the ratio), judged and unflagged first."""
     def rank(t: TimingChange) -> tuple[int, float, str]:
-        judged = t.verdict in ("faster", "slower") and not t.flags
+        judged = t.verdict in ("faster", "slower") and t.judged
         return (0 if judged else 1, -abs(math.log(t.ratio)) if 0 < t.ratio < math.inf else 0.0, t.case)
 
-    return [t.case for t in sorted(diff.timings, key=rank)[:count]]
+    # An unstable cell decides nothing, so it leads no chart (the diff below names it).
+    return [t.case for t in sorted((t for t in diff.timings if not t.unstable), key=rank)[:count]]
 
 
 def _interval_text(change: TimingChange) -> str:
@@ -265,6 +290,7 @@ def format_diff(diff: RunDiff) -> str:
     lines = [f"{diff.before} -> {diff.after}{runs}"]
     lines.append(f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else ""))
     lines += [f"  {c.text}" for c in diff.criteria]
+    lines.append(f"unstable timings: {len(diff.unstable)} cell(s), left out of the verdicts and the geometric mean" + "".join(f"\n  {t.case}" for t in diff.unstable))
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
@@ -285,7 +311,7 @@ def format_diff(diff: RunDiff) -> str:
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
-    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
+    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags + t.unstable) for t in diff.timings]
     return "\n".join(lines)
 
 

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from reportgen import __version__
 from reportgen.contract.events import Count
+from reportgen.judge.intervals import unstable_reason
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
@@ -310,12 +311,18 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     key_cases = named + [c for c in changed if c not in named]
     figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}") if len(history) > 1 else []
     geomeans = {after.run_id: d.geomean_line for _, after, d in diffs}
+    unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
     return {
         "target": target, "anchor": f"target-{slug(target, 24)}", "history": history, "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
         "summary": diffs[-1][2].summary if diffs else "", "interval_scope": diffs[-1][2].interval_scope if diffs else "",
-        "geomeans": geomeans, "diffs": list(reversed(diffs)), "figures": figures,
+        "geomeans": geomeans, "unstable": unstable, "diffs": list(reversed(diffs)), "figures": figures,
     }
+
+
+def _unstable_cell(summary: RunSummary, case: str) -> str | None:
+    cell = summary.cells.get(case)
+    return unstable_reason(cell.warm_samples_s) if cell is not None and cell.warm_samples_s else None
 
 
 def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str], result: SiteResult) -> None:
