@@ -414,13 +414,19 @@ COMPARE_HELP = """Compare a baseline run with a candidate run of the same worklo
 The migration question: the workload runs on the baseline target today; on the candidate, is
 it as correct, and how much faster or slower per shape, at what compile cost? BASELINE and
 CANDIDATE are logs or run directories, local or s3:// (an annotations.toml beside a log is
-used).
+used). For replicates give each side's runs by option instead: --baseline RUN --baseline RUN
+... --candidate RUN ... (runs of one workload and target a side; the first speaks for the
+side's statuses and criteria). Every criterion the two runs declared differently is listed
+before any result, and a cell judged under a changed criterion says so.
 
 Per cell: status on each side against its own reference, error statistics, task metric and
 whether the references agree. Timing only for cells that passed on both sides while neither
 side's performance acceptance is stopped: the warm-median ratio candidate/baseline with a 95%
 interval from the kept samples, classified faster / slower / no clear difference by that
-interval; cold first call and compile time ratios; the geometric mean (with how many cells it
+interval (with one run a side it covers sampling within the two runs only, and says so; with
+replicates it includes the variation between runs: a hierarchical bootstrap with a fixed
+seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
+"unstable timing" and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
 recompile limit or a different timing scope are flagged and left out of the geometric mean.
 
@@ -439,20 +445,24 @@ Exit codes:
 Example:
   reportgen compare runs/tiny-encoder-cuda-*/ runs/tiny-encoder-neuron-*/ --out cmp/
   reportgen compare base/events.jsonl cand/events.jsonl --out cmp/ --format json
+  reportgen compare --baseline cuda-1/ --baseline cuda-2/ --baseline cuda-3/ \\
+                    --candidate neuron-1/ --candidate neuron-2/ --candidate neuron-3/ --out cmp/
 """
 
 
 @main.command(help=COMPARE_HELP)
-@click.argument("baseline", type=Location())
-@click.argument("candidate", type=Location())
+@click.argument("runs", nargs=-1, type=Location())
+@click.option("--baseline", "baselines", multiple=True, type=Location(), help="A baseline run (repeat for replicates).")
+@click.option("--candidate", "candidates", multiple=True, type=Location(), help="A candidate run (repeat for replicates).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for compare.html, compare.md, compare.json and compare-details.csv.")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_compare_formats, help="Comma-separated: html, md, json.")
-def compare(baseline: Path | str, candidate: Path | str, out_dir: Path, formats: tuple[str, ...]) -> None:
+def compare(runs: tuple[Path | str, ...], baselines: tuple[Path | str, ...], candidates: tuple[Path | str, ...], out_dir: Path, formats: tuple[str, ...]) -> None:
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
     from reportgen.storage.local import UnsafeOutput
 
+    baseline, candidate = _sides("compare", runs, baselines, candidates, ("baseline", "candidate"))
     try:
         result = build_comparison(baseline, candidate, out_dir, formats)
     except RemoteError as exc:

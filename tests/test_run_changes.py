@@ -290,3 +290,72 @@ def test_unstable_series_are_left_out_of_verdicts_geomean_and_charts(tmp_path: P
     from reportgen.publish.diff import largest_changes
 
     assert not set(largest_changes(diff, 4)) & unstable, "an unstable cell leads no chart"
+
+
+# --- compare: replicates, the one-run wording, criteria first -----------------------------------
+
+
+def _compare_side(tmp_path: Path, side: str, scales: list[float], target: str) -> list[Path]:
+    logs = []
+    for n, scale in enumerate(scales):
+        events = timing_log(f"synthetic-{side}-{n}", target=target, family=target, scale=scale, seed=ord(side[0]) * 10 + n)
+        path = tmp_path / f"{side}{n}" / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        logs.append(path)
+    return logs
+
+
+def test_compare_with_replicates_and_the_one_run_wording(tmp_path: Path) -> None:
+    base = _compare_side(tmp_path, "base", [1.0, 1.0, 1.0], "cpu")
+    cand = _compare_side(tmp_path, "cand", [1.1, 1.1, 1.1], "cuda")
+    out = tmp_path / "out"
+    args = ["compare", *_options("baseline", base), *_options("candidate", cand), "--out", str(out), "--format", "html,md,json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    assert {cell["timing"]["verdict"] for cell in data["cells"]} == {"slower"}
+    assert data["interval_scope"] == "3 runs against 3: between-run and within-run variation"
+    assert data["baseline"]["replicates"] == ["synthetic-base-0", "synthetic-base-1", "synthetic-base-2"]
+    assert all(cell["timing"]["warm"]["runs"] == [3, 3] for cell in data["cells"])
+    assert all(c["timing"]["warm"]["low"] <= c["timing"]["warm"]["ratio"] <= c["timing"]["warm"]["high"] for c in data["cells"])
+    pages = {name: (out / name).read_bytes() for name in ("compare.html", "compare.md", "compare.json")}
+    assert b"synthetic-cand-2" in pages["compare.html"] and b"between-run and within-run variation" in pages["compare.md"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    assert {name: (out / name).read_bytes() for name in pages} == pages, "same runs, same bytes"
+    # The same shift with a baseline replicate on a busy host: the runs disagree, nothing is clear.
+    noisy = _compare_side(tmp_path / "noisy", "base", [1.0, 1.0, 1.25], "cpu")
+    result = CliRunner().invoke(main, ["compare", *_options("baseline", noisy), *_options("candidate", cand), "--out", str(tmp_path / "noisy-out"), "--format", "json"])
+    data = json.loads((tmp_path / "noisy-out" / "compare.json").read_text(encoding="utf-8"))
+    assert {cell["timing"]["verdict"] for cell in data["cells"]} == {"no clear difference"}, result.output
+    # One run a side: every page says what its intervals cover.
+    result = CliRunner().invoke(main, ["compare", str(base[0]), str(cand[0]), "--out", str(tmp_path / "one")])
+    assert result.exit_code == 0 and f"; {ONE_RUN})" in result.output
+    for name in ("compare.html", "compare.md"):
+        assert ONE_RUN in (tmp_path / "one" / name).read_text(encoding="utf-8")
+
+
+def test_compare_refuses_replicates_on_another_target(tmp_path: Path) -> None:
+    base = _compare_side(tmp_path, "base", [1.0], "cpu")
+    cand = _compare_side(tmp_path, "cand", [1.1, 1.1], "cuda")
+    stray = _compare_side(tmp_path, "stray", [1.0], "cuda")
+    result = CliRunner().invoke(main, ["compare", *_options("baseline", base + stray), *_options("candidate", cand), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "replicates are runs on one target" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_compare_names_a_changed_judged_region_before_the_results(tmp_path: Path) -> None:
+    before, after = _region_pair(tmp_path)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("1 criteria declared differently (listed first)")
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    assert html.index(NARROWED) < html.index('id="correctness"')
+    row = html[html.index(f'id="case-{BIG_COMPILED}') if f'id="case-{BIG_COMPILED}' in html else html.index(f"<code>{BIG_COMPILED}</code>"):]
+    row = row[:row.index("</tr>")]
+    assert f"passes under a changed criterion: {NARROWED}" in row and "status-pass" not in row.split("</td>", 4)[3]
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    assert "**Criteria declared differently (1):**" in md
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    assert [c["text"] for c in data["criteria"]] == [NARROWED]
