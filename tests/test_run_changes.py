@@ -359,3 +359,19 @@ def test_compare_names_a_changed_judged_region_before_the_results(tmp_path: Path
     assert "**Criteria declared differently (1):**" in md
     data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
     assert [c["text"] for c in data["criteria"]] == [NARROWED]
+
+
+def test_a_site_rule_groups_replicates(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _compare_side(runs, "base", [1.0, 1.0, 1.0], "cpu")
+    _compare_side(runs, "cand", [1.1, 1.1, 1.1], "cuda")
+    ids = lambda side: ", ".join(f'"synthetic-{side}-{n}"' for n in range(3))  # noqa: E731
+    (runs / "site.toml").write_text(f"[[compare]]\nbaseline = [{ids('base')}]\ncandidate = [{ids('cand')}]\n", encoding="utf-8")
+    result = build_site([runs], tmp_path / "site")
+    assert not result.rejected, result.rejected
+    (page,) = (tmp_path / "site" / "comparisons").glob("*/compare.md")
+    md = page.read_text(encoding="utf-8")
+    assert "3 runs against 3: between-run and within-run variation" in md and "synthetic-cand-2" in md
+    (runs / "site.toml").write_text('[[compare]]\nbaseline = ["synthetic-base-0", "no-such-run"]\ncandidate = "synthetic-cand-0"\n', encoding="utf-8")
+    result = build_site([runs], tmp_path / "site")
+    assert any("no run with id 'no-such-run'" in r for r in result.rejected)
