@@ -281,8 +281,12 @@ last 3 s are always hashed. Delete --out/.reportgen-quick.json to have every log
 Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
 or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,
 candidate) or a rule ([[compare_latest]] baseline_target, candidate_target: for each workload,
-the latest run on one target against the latest on the other). The index links each page.
-Nothing is compared across workloads.
+the latest run on one target against the latest on the other); a [[compare]] side may be a
+list of run ids (replicates). The index links each page. Nothing is compared across workloads.
+
+Each workload history names every change of declared criteria between consecutive runs before
+their results, and its timing columns and trend charts follow the cells with the largest change
+against the previous run; [history] cases = [...] in the configuration adds cells always shown.
 
 Only regular files are read: FIFOs, devices, folders named *.jsonl, dangling symlinks, files
 over --max-log-size and symlinks that lead out of the folders given are skipped, each listed
