@@ -261,6 +261,7 @@ def test_history_columns_follow_the_largest_change(tmp_path: Path) -> None:
     summary = re.search(r"Latest run against the previous one</strong> \(one run per side: within-run sampling only\): ([^<]+)\.</p>", page)
     assert summary is not None and f"largest 1.9x slower on {case_key(2, 16, 'eager')}" in summary.group(1)
     assert "geometric mean against the previous run" in header and "first run on this target" in page
+    assert "-trend-geomean" in page and "Geometric mean against the previous run" in page
 
 
 def test_a_site_configuration_names_cells_the_history_always_shows(tmp_path: Path) -> None:

@@ -309,7 +309,8 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
         why = "the first cells with a warm median (one run: nothing to compare yet)"
     key_cases = named + [c for c in changed if c not in named]
-    figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}") if len(history) > 1 else []
+    points = {after.run_id: (d.geomean.ratio, d.geomean.low, d.geomean.high, d.geomean.cells) for _, after, d in diffs if d.geomean is not None}
+    figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
     geomeans = {after.run_id: d.geomean_line for _, after, d in diffs}
     unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
     return {
