@@ -376,3 +376,16 @@ def test_a_site_rule_groups_replicates(tmp_path: Path) -> None:
     (runs / "site.toml").write_text('[[compare]]\nbaseline = ["synthetic-base-0", "no-such-run"]\ncandidate = "synthetic-cand-0"\n', encoding="utf-8")
     result = build_site([runs], tmp_path / "site")
     assert any("no run with id 'no-such-run'" in r for r in result.rejected)
+
+
+def test_runs_declared_differently_are_no_replicates(tmp_path: Path) -> None:
+    base = _compare_side(tmp_path, "base", [1.0, 1.0], "cpu")
+    cand = _compare_side(tmp_path, "cand", [1.1], "cuda")
+    events = [json.loads(line) for line in base[1].read_text(encoding="utf-8").splitlines()]
+    _plan(events)["warm_repetitions"] = 50
+    base[1].write_text(dumps(events), encoding="utf-8")
+    for command, names in (("diff", ("before", "after")), ("compare", ("baseline", "candidate"))):
+        out = ["--out", str(tmp_path / "out")] if command == "compare" else []
+        result = CliRunner().invoke(main, [command, *_options(names[0], base), *_options(names[1], cand), *out])
+        assert result.exit_code == 2, result.output
+        assert "synthetic-base-1 is no replicate of synthetic-base-0: warm repetitions now 50 (was 5)" in result.output

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
-from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, declared_criteria
+from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, declared_criteria, replicate_mismatch
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.intervals import UNSTABLE_TIMING, GeoMean, RatioInterval, classify, geometric_mean, interval_text, replicate_intervals, speed_words, unstable_reason
 from reportgen.model.annotations import Annotation
@@ -427,6 +427,9 @@ def _check_replicates(role: str, first: JudgedSide, more: list[JudgedSide], seen
         target = lambda run: run.plan.target if run.plan else run.start.target  # noqa: E731
         if target(other.run) != target(first.run):
             raise CompareRefused(f"{other.run.start.run_id} ran for {target(other.run)}, the {role}'s first run for {target(first.run)}: a {role}'s replicates are runs on one target")
+        differ = replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))
+        if differ:
+            raise CompareRefused(f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(c.text for c in differ)}")
 
 
 def compare_runs(baseline: JudgedSide, candidate: JudgedSide, baseline_replicates: tuple[JudgedSide, ...] = (), candidate_replicates: tuple[JudgedSide, ...] = ()) -> Comparison:

@@ -156,3 +156,9 @@ def changed_for(changes: list[CriterionChange], dtype: str, judges: Judges = "co
 
 def from_dicts(data: Mapping[str, Mapping[str, Any]]) -> dict[str, Declared]:
     return {key: Declared(**value) for key, value in data.items()}
+
+
+def replicate_mismatch(first: Mapping[str, Declared], other: Mapping[str, Declared]) -> list[CriterionChange]:
+    """What makes ``other`` no replicate of ``first``: a correctness or timing criterion declared
+    differently (a collector or schema version alone does not)."""
+    return [c for c in criteria_changes(first, other) if c.judges != "record"]

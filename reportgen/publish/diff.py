@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts
+from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import UNSTABLE_TIMING, GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words, unstable_reason
 from reportgen.publish.summary import CellSummary, RunSummary
 
@@ -196,6 +196,10 @@ def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary
     for other in found[1:]:
         if (other.workload, other.target) != (first.workload, first.target):
             raise DiffRefused(f"{other.run_id} is a run of {other.workload!r} on {other.target}, {first.run_id} of {first.workload!r} on {first.target}: replicates of one side are runs of one workload on one target")
+    for other in found[1:]:
+        differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))  # type: ignore[arg-type]
+        if differ:
+            raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(c.text for c in differ)}")
     ids = [r.run_id for r in found]
     if len(set(ids)) != len(ids):
         raise DiffRefused(f"a {role} run is given twice: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}")
