@@ -389,3 +389,13 @@ def test_runs_declared_differently_are_no_replicates(tmp_path: Path) -> None:
         result = CliRunner().invoke(main, [command, *_options(names[0], base), *_options(names[1], cand), *out])
         assert result.exit_code == 2, result.output
         assert "synthetic-base-1 is no replicate of synthetic-base-0: warm repetitions now 50 (was 5)" in result.output
+
+
+def test_a_replicate_that_scatters_widely_makes_the_cell_unstable_not_slower(tmp_path: Path) -> None:
+    befores = _replicates(tmp_path, "a", [1.0, 1.0, 1.0])
+    afters = _replicates(tmp_path, "b", [1.1, 1.1])
+    wild = _replicates(tmp_path / "wild", "c", [1.1], noise=0.5)
+    data = json.loads(CliRunner().invoke(main, ["diff", *_options("before", befores), *_options("after", afters + wild), "--json"]).output)
+    assert {t["verdict"] for t in data["timings"]} == {"unstable timing"}
+    assert all(any(u.startswith("after synthetic-c-0: unstable:") for u in t["unstable"]) for t in data["timings"])
+    assert data["geomean"] is None and data["summary"].startswith("0 faster, 0 slower, 0 no clear difference, 4 unstable")
