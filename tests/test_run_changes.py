@@ -399,3 +399,28 @@ def test_a_replicate_that_scatters_widely_makes_the_cell_unstable_not_slower(tmp
     assert {t["verdict"] for t in data["timings"]} == {"unstable timing"}
     assert all(any(u.startswith("after synthetic-c-0: unstable:") for u in t["unstable"]) for t in data["timings"])
     assert data["geomean"] is None and data["summary"].startswith("0 faster, 0 slower, 0 no clear difference, 4 unstable")
+
+
+def test_a_changed_timing_scope_flags_every_ratio(tmp_path: Path) -> None:
+    before, after = _region_pair(tmp_path, narrowed=False)
+    events = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()]
+    _plan(events)["timing_scope"]["host_to_device"] = True
+    after.write_text(dumps(events), encoding="utf-8")
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    assert [c.key for c in diff.criteria] == ["timing_scope"]
+    assert diff.timings and all(any(f.startswith("changed criterion: timing scope now") for f in t.flags) for t in diff.timings)
+    assert diff.geomean is None and diff.verdict_counts() == {"faster": 0, "slower": 0, "no clear difference": 0}
+    assert diff.fixed == [(BIG_COMPILED, "mismatch", "pass")], "a timing criterion does not judge correctness"
+
+
+def test_a_hostile_region_description_is_escaped(tmp_path: Path) -> None:
+    before, after = _region_pair(tmp_path)
+    events = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()]
+    _plan(events)["compare"]["outputs"][0]["description"] = "<script>alert(1)</script>"
+    after.write_text(dumps(events), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    result = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    assert "<script>alert(1)" not in (tmp_path / "cmp" / "compare.html").read_text(encoding="utf-8")

@@ -75,7 +75,7 @@ def _inputs_sha(run: RunModel) -> str:
         return NOT_RECORDED
     if len(shas) == 1:
         return shas[0][1]
-    return "per cell, digest " + hashlib.sha256(repr(shas).encode()).hexdigest()
+    return f"per cell ({len(shas)} files), digest {hashlib.sha256(repr(shas).encode()).hexdigest()[:12]}..."
 
 
 def _weights_sha(run: RunModel) -> str:
