@@ -66,6 +66,8 @@ class WorkloadPlan:
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     training: dict[str, Any] | None = None
     compare: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {"outputs": [], "params": []})
+    # Rounds of re-measurement of an unstable warm series (timing.remeasure_rounds).
+    remeasure_rounds: int = 2
     # The target the plan is meant to certify ([workload] target); None when the plan does not say.
     intended_target: str | None = None
     # The plan as validated, every default filled in (collector/planschema.py).
@@ -94,6 +96,7 @@ class WorkloadPlan:
             "reference": f"cpu eager {self.reference_dtype}, run twice" + (", float64 golden" if self.float64_golden else ""),
             "tolerances": self.tolerances,
             "warm_repetitions": warm_repetitions or self.warm_repetitions,
+            "remeasure_rounds": self.remeasure_rounds,
             "timing_scope": self.timing_scope,
             "requirements": self.requirements,
             "padding": self.padding,
@@ -320,6 +323,7 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
         tolerances=_tolerances(checked.get("tolerances", {}), {c.dtype for c in cells}),
         warm_repetitions=timing["warm_repetitions"],
         warmup=timing["warmup"],
+        remeasure_rounds=timing["remeasure_rounds"],
         timing_scope=scope,
         requirements=list(workload["requirements"]),
         reference_dtype=reference["dtype"],

@@ -67,6 +67,8 @@ def _allowed(key: Key) -> str:
         return "starts with " + ", ".join(f"`{c}`" for c in key.choices) + " (or `UNDECIDED: ...`)"
     if key.choices:
         return ", ".join(f"`{c}`" for c in key.choices)
+    if key.minimum is not None and key.maximum is not None:
+        return f"{key.minimum:g} to {key.maximum:g}"
     if key.minimum is not None:
         return f">= {key.minimum:g}"
     return ""

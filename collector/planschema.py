@@ -59,6 +59,7 @@ class Key:
     readers: str = BOTH
     choices: tuple[Any, ...] = ()
     minimum: float | None = None
+    maximum: float | None = None  # numbers: the largest allowed (a bound on what a run may cost)
     min_items: int = 0  # lists: the fewest items
 
     @property
@@ -161,6 +162,10 @@ SCHEMA: tuple[Table, ...] = (
         (
             Key("warm_repetitions", "int", "Timed warm calls per passing cell (--warm overrides).", 30, "30", COLLECTOR, minimum=1),
             Key("warmup", "int", "Untimed calls before them.", 3, "3", COLLECTOR, minimum=0),
+            Key("remeasure_rounds", "int", "Rounds of re-measurement for a warm series the stability rules call unstable "
+                "(collector/README.md, Timing stability): each round times every still-unstable cell of a group again, one after "
+                "another; a cell still unstable after the last round is flagged \"unstable timing\". 0: never re-measure.",
+                2, "2", COLLECTOR, minimum=0, maximum=10),
         ),
     ),
     Table(
@@ -407,6 +412,8 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
             raise c.fail(path, f"expected a finite number, got {value!r}")
         if key.minimum is not None and value < key.minimum:
             raise c.fail(path, f"expected at least {key.minimum:g}, got {value!r}")
+        if key.maximum is not None and value > key.maximum:
+            raise c.fail(path, f"expected at most {key.maximum:g}, got {value!r}")
         return float(value) if kind == "number" else value
     if kind in ("list[str]", "list[int]"):
         if not isinstance(value, list):

@@ -200,7 +200,7 @@ def _drift(values: list[float], median: float, iqr: float) -> Check:
     first, last = statistics.median(values[:third]), statistics.median(values[-third:])
     change = (last - first) / median
     failed = abs(change) > DRIFT_MAX and abs(last - first) > iqr
-    note = (f"the last third's median is {abs(change):.0%} of the median {'above' if change > 0 else 'below'} the first third's"
+    note = (f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
             if failed else f"drift {change:+.1%}")
     return Check("drift", failed, (("first_third_median_s", first), ("last_third_median_s", last), ("change_over_median", change)), note)
 

@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from collector.facts import Fact
+from collector.facts import Fact, unknown
 
 COPY_OPS = frozenset({"aten::_to_copy", "aten::copy_", "aten::to"})
 
@@ -129,6 +129,11 @@ class Backend:
 
     def synchronize(self) -> None:
         """Nothing is asynchronous on the CPU."""
+
+    def accelerator_condition(self) -> dict[str, Fact]:
+        """The accelerator's clocks and temperature now, read around each warm loop
+        (collector/hostcondition.py); the CPU target has none beyond the host's own facts."""
+        return {"accelerator": unknown("target cpu: no accelerator; the host's load and governor are the condition")}
 
     def compile(self, model: Any, options: dict[str, Any]) -> Any:
         """``torch.compile`` with the plan's [compile] options (collector/planschema.py): the one

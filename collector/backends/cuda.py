@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -70,3 +71,57 @@ class CudaBackend(Backend):
             "device_name": known(torch_module.cuda.get_device_name(0), "torch.cuda.get_device_name(0)"),
             "device_count": known(torch_module.cuda.device_count(), "torch.cuda.device_count()"),
         }
+
+    def accelerator_condition(self) -> dict[str, Fact]:
+        """SM and memory clocks and temperature of the GPU the cells run on: from nvidia-smi,
+        else (SM clock and temperature) from NVML through torch.cuda, else why neither answered."""
+        index = torch.cuda.current_device()
+        read = nvidia_smi(gpu_selector(index))
+        if isinstance(read, str):  # nvidia-smi did not answer: try NVML through torch
+            return {
+                "gpu_sm_clock_mhz": _nvml(lambda: torch.cuda.clock_rate(index), "torch.cuda.clock_rate()", read),
+                "gpu_memory_clock_mhz": unknown(f"nvidia-smi: {read}; NVML through torch has no memory clock"),
+                "gpu_temperature_c": _nvml(lambda: torch.cuda.temperature(index), "torch.cuda.temperature()", read),
+            }
+        return read
+
+
+SMI_FIELDS = {"clocks.sm": "gpu_sm_clock_mhz", "clocks.mem": "gpu_memory_clock_mhz", "temperature.gpu": "gpu_temperature_c"}
+
+
+def gpu_selector(index: int) -> str:
+    """What nvidia-smi -i takes for torch's device ``index``: its UUID (nvidia-smi numbers GPUs
+    without CUDA_VISIBLE_DEVICES, torch within it), else the index itself."""
+    try:
+        uuid = str(torch.cuda.get_device_properties(index).uuid)
+    except Exception:  # older torch, or a driver that does not report it
+        return str(index)
+    return uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
+
+
+def nvidia_smi(selector: str, run: Any = None) -> dict[str, Fact] | str:
+    """The GPU's clocks and temperature as facts, or why nvidia-smi gave none."""
+    argv = ["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits", "-i", selector]
+    run = run or (lambda: subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False))
+    try:
+        done = run()
+    except FileNotFoundError:
+        return "nvidia-smi not found"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"nvidia-smi failed: {exc}"
+    lines = (done.stdout or "").strip().splitlines()
+    values = [v.strip() for v in lines[0].split(",")] if done.returncode == 0 and lines else []
+    if len(values) != len(SMI_FIELDS):
+        return f"nvidia-smi exited {done.returncode}: {((done.stderr or done.stdout or '').strip() or 'no output')[:200]}"
+    source = " ".join(argv)
+    return {
+        name: known(value, source) if value and "N/A" not in value and "Not Supported" not in value else unknown(f"nvidia-smi reports {value or 'nothing'} for {field}")
+        for (field, name), value in zip(SMI_FIELDS.items(), values)
+    }
+
+
+def _nvml(read: Any, source: str, smi_reason: str) -> Fact:
+    try:
+        return known(read(), f"{source} (NVML)")
+    except Exception as exc:  # pynvml missing, or NVML refusing the query
+        return unknown(f"nvidia-smi: {smi_reason}; {source}: {type(exc).__name__}: {str(exc)[:200]}")

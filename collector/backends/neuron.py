@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping
 import torch
 
 from collector.backends.base import Backend, BackendUnavailable, OpRecorder, _redirected, measured, not_measured, top_ops
-from collector.facts import Fact, dist_version, known, read_text_file, run_command, version_tuple
+from collector.facts import Fact, dist_version, known, read_text_file, run_command, unknown, version_tuple
 
 # torch-neuronx versions of the native backend's 2.33 release (the package matrix's rows).
 NATIVE_NEURONX_FAMILIES = ("2.13.3.", "2.14.3.")
@@ -104,6 +104,11 @@ class NeuronBackend(Backend):
             "device_name": known(backend_module.get_device_name(0), "torch.neuron.get_device_name(0)"),
             "device_count": known(backend_module.device_count(), "torch.neuron.device_count() (logical NeuronCores)"),
         }
+
+    def accelerator_condition(self) -> dict[str, Fact]:
+        """Not measured: no Neuron tool answers a one-shot query of clocks or temperature
+        (neuron-monitor streams reports as a daemon, neuron-ls lists devices only)."""
+        return {"accelerator": unknown("not measured: no Neuron tool gives the NeuronCores' clocks or temperature in one query; neuron-monitor is not run beside the warm loop")}
 
     def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
         from collector import neuronenv

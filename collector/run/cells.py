@@ -16,7 +16,7 @@ from collector.plan import Cell
 from collector.run import children
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import add_cold_facts, cold_condition, scoped_sample, time_warm_cell
+from collector.run.timings import add_cold_facts, cold_condition, remeasure, scoped_sample, time_warm_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
@@ -56,6 +56,8 @@ def run_group(run: Run, dtype: str, members: list[tuple[int, Cell]], elsewhere: 
         _one_cell(run, index, cell, model, compiled, reason, compile_error, elsewhere)
         if run.cell_done is not None:
             run.cell_done(cell)
+    # Unstable warm series are measured again while this group's compiled graphs are current.
+    remeasure(run, [cell.case for _, cell in members])
 
 
 def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, compiled: Any, skip: str | None, compile_failure: dict[str, str] | None, elsewhere: frozenset[str] | set[str]) -> None:

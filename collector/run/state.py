@@ -124,6 +124,8 @@ class Run:
         # Cells that passed (warm timing included) in a fresh child: they have no callable here.
         self.passed_elsewhere: set[str] = set()
         self.profiled_shapes: set[str] = set()
+        # Cells whose last warm series was unstable and may be measured again (timings.remeasure).
+        self.unsteady: dict[str, Cell] = {}
         # Called after each cell is recorded (a fresh child reports the cell back to the run).
         self.cell_done: Callable[[Cell], None] | None = None
         self.recorded = 0

@@ -9,11 +9,12 @@ outputs against the reference.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 
-from collector import interrupt
+from collector import hostcondition, interrupt, stability
 from collector.plan import Cell
 from collector.run.capture import CompileWatch, fed_facts
 from collector.run.state import CellOutcome, Run
@@ -53,10 +54,31 @@ def scoped_sample(
     )
 
 
+@dataclass
+class WarmSeries:
+    """One warm loop of a cell: its samples, what the clock covered, and the host around it."""
+
+    samples: list[float]
+    region: list[str]
+    notes: list[str]
+    fed: dict[str, Any]
+    limit_hit: bool
+    host: dict[str, Any]
+
+
 def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
-    """Warm repetitions of a passing cell; False (with a warning event) when a repetition failed."""
-    reps = run.warm_repetitions
-    run.progress.say(f"{cell.case}: timing {reps} warm repetitions")
+    """Warm repetitions of a passing cell; False (with a warning event) when a repetition failed.
+    An unstable series is queued for ``remeasure`` (at the end of the cell's group)."""
+    run.progress.say(f"{cell.case}: timing {run.warm_repetitions} warm repetitions")
+    series = warm_series(run, cell, outcome)
+    if series is None:
+        return False
+    record_series(run, cell, series, 1)
+    return True
+
+
+def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None:
+    """One warm loop of ``cell``; None (with a warning event) when a repetition failed."""
     if run.plan.training or outcome.call_with is None:
         sample, region, notes = plain_sample(outcome.call, run.backend.synchronize), whole_call(run), []
     else:
@@ -66,34 +88,90 @@ def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
         fed.arm(1)  # the first call: a warm-up call, or the first sample when there is none
     watch = CompileWatch(run.backend)
     watch.before()
+    host = hostcondition.before_loop(run.backend)
     try:
         # Inference: autograd off once, outside the loop, so no sample pays for entering it
         # (the cell's call skips its own no_grad when it is already off). Training needs it on.
         with contextlib.nullcontext() if run.plan.training else torch.no_grad():
-            samples = time_warm(sample, run.plan.warmup, reps)
+            samples = time_warm(sample, run.plan.warmup, run.warm_repetitions)
     except Exception as exc:
         interrupt.check()
         run.progress.say(f"{cell.case}: warm timing failed: {type(exc).__name__}: {str(exc)[:200]}")
         run.log.write("warning", message=f"warm timing not measured: {type(exc).__name__}: {str(exc)[:4000]}", category="WarmTimingFailed", case=cell.case)
-        return False
+        return None
     finally:
         if fed is not None:
             fed.remove()
         watch.after_first()
+    host = hostcondition.after_loop(run.backend, host)
     facts = fed_facts(fed, cell.layout) if fed is not None else {}
+    return WarmSeries(samples, region, notes, facts, watch.limit_hit, host)
+
+
+def record_series(run: Run, cell: Cell, series: WarmSeries, attempt: int) -> stability.Stability:
+    """The timing event of one warm series, with its classification and the host around it.
+
+    The last attempt a cell is allowed (1 + the plan's timing.remeasure_rounds) that is still
+    unstable carries the flag "unstable timing"; an earlier unstable one is queued for another
+    round. A series too short to classify is final: more rounds of it would be as short.
+    """
+    verdict = stability.classify(series.samples)
+    allowed = 1 + run.plan.remeasure_rounds
+    unstable = verdict.verdict == stability.UNSTABLE
+    record: dict[str, Any] = {**verdict.to_dict(), "attempt": attempt, "attempts_allowed": allowed}
+    if unstable and attempt >= allowed:
+        record["flag"] = UNSTABLE_FLAG
+        run.unsteady.pop(cell.case, None)
+        run.progress.say(f"{cell.case}: unstable timing after {attempt} warm series: {verdict.summary()}")
+    elif unstable:
+        run.unsteady[cell.case] = cell
+        run.progress.say(f"{cell.case}: warm series {attempt} unstable ({', '.join(c.name for c in verdict.reasons)}); measured again later")
+    else:
+        run.unsteady.pop(cell.case, None)
     run.log.write(
         "timing",
         case=cell.case,
-        warm=warm_stats(samples),
+        warm=warm_stats(series.samples),
         synchronized=True,
-        scope=scope_done(region),
-        timed_region=region,
-        timed_notes=notes,
-        eager_after_recompile_limit=watch.limit_hit,
-        inputs_fed=facts.get("inputs_fed"),
-        layout_achieved=facts.get("layout_achieved"),
+        scope=scope_done(series.region),
+        timed_region=series.region,
+        timed_notes=series.notes,
+        eager_after_recompile_limit=series.limit_hit,
+        inputs_fed=series.fed.get("inputs_fed"),
+        layout_achieved=series.fed.get("layout_achieved"),
+        attempt=attempt,
+        stability=record,
+        host=series.host,
     )
-    return True
+    return verdict
+
+
+UNSTABLE_FLAG = "unstable timing"
+
+
+def remeasure(run: Run, cases: list[str]) -> None:
+    """Measure the unstable warm series among ``cases`` again, in interleaved rounds.
+
+    Each round takes one more warm series of every cell still unstable, one cell after another,
+    so a disturbance of the host meets one attempt of several cells rather than every attempt
+    of one. A cell leaves the rounds when a series is stable (or cannot be classified); after
+    the plan's timing.remeasure_rounds rounds, its last series carries the flag. Every attempt
+    is its own timing event; reportgen reads a cell's last. Run at the end of a (dtype, layout)
+    group, while its compiled graphs are still the ones its cells were checked with.
+    """
+    pending = [case for case in cases if case in run.unsteady]
+    rounds = run.plan.remeasure_rounds
+    for number in range(1, rounds + 1):
+        if not pending:
+            return
+        run.progress.say(f"re-measuring {len(pending)} unstable warm series: round {number} of {rounds}")
+        for case in list(pending):
+            interrupt.check()
+            cell, outcome = run.unsteady[case], run.passed.get(case)
+            series = warm_series(run, cell, outcome) if outcome is not None and outcome.call is not None else None
+            if series is None or record_series(run, cell, series, number + 1).verdict != stability.UNSTABLE:
+                pending.remove(case)
+                run.unsteady.pop(case, None)
 
 
 def time_cold(run: Run) -> None:

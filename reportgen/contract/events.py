@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
@@ -302,6 +302,9 @@ class Plan(Envelope):
     reference: str = Field(description="What the trusted reference is, e.g. 'cpu eager float32'.")
     tolerances: dict[str, Tolerance] = Field(description="Per dtype name.")
     warm_repetitions: int = Field(ge=1, le=INT64_MAX)
+    remeasure_rounds: int | None = Field(
+        None, ge=0, le=INT64_MAX, description="Rounds of re-measurement allowed for an unstable warm series (1.2 logs on)."
+    )
     timing_scope: TimingScope
     requirements: list[str] = Field(
         default_factory=list, description="Hard requirements, e.g. requires_float64."
@@ -662,6 +665,32 @@ class Warm(Strict):
     iqr_s: Seconds
 
 
+class HostFact(Strict):
+    """One fact about the host around a warm loop (collector/hostcondition.py): its value and
+    where it was read, or (value null) why it could not be read."""
+
+    value: str | None = Field(None, description="The value as read, as text; null: unknown.")
+    source: str | None = Field(None, description="Where it was read from (API, file, command).")
+    unknown_reason: str | None = Field(None, description="Why the value could not be read; set when value is null.")
+
+
+class WarmStability(Strict):
+    """The collector's classification of one warm series (collector/stability.py; the rules and
+    thresholds are in collector/README.md). reportgen classifies the samples again itself."""
+
+    verdict: Literal["stable", "unstable", "unclassified"]
+    samples: Count
+    median_s: Seconds | None = None
+    iqr_s: Seconds | None = None
+    min_s: Seconds | None = None
+    reasons: list[str] = Field(default_factory=list, description="The rules the series failed: outliers, bimodality, drift, spread, min_median.")
+    checks: dict[str, dict[str, float | bool | str]] = Field(default_factory=dict, description="Each rule: failed, its figures, a note.")
+    note: str | None = Field(None, description="Why the series is unclassified.")
+    attempt: int = Field(ge=1, le=INT64_MAX, description="Which warm series of the cell: 1 the first, 2.. re-measurements.")
+    attempts_allowed: int = Field(ge=1, le=INT64_MAX, description="1 + the plan's timing.remeasure_rounds.")
+    flag: Literal["unstable timing"] | None = Field(None, description="Set on the last allowed attempt when it is still unstable.")
+
+
 class Timing(Envelope):
     """Cold first call and warm repetitions of one cell whose correctness passed."""
 
@@ -688,6 +717,18 @@ class Timing(Envelope):
     timed_notes: list[str] = Field(default_factory=list, description="How each stage was done, e.g. 'no copy: the device is the host'.")
     inputs_fed: list[InputInfo] | None = Field(None, description="What the model received on a warm call; absent: not measured.")
     layout_achieved: bool | None = None
+    attempt: int | None = Field(
+        None, ge=1, le=INT64_MAX,
+        description="Which warm series of this cell the event holds: 1 the first, 2.. re-measurements of an unstable one"
+        " (1.2 logs on; a cell's last warm event is the one reported). Absent: the cell's only series.",
+    )
+    stability: WarmStability | None = Field(None, description="The warm series' classification and attempt (1.2 logs on).")
+    host: dict[str, HostFact] | None = Field(
+        None,
+        description="The host around the warm loop (1.2 logs on): load_avg_before/after, cpu_count, cpu_affinity,"
+        " torch_threads, cpu_governor, and the accelerator's readings before/after (gpu_*_before/after on CUDA;"
+        " accelerator_before/after: why not measured elsewhere). Every key is present: a value or why it is unknown.",
+    )
 
 
 # --- profile ---------------------------------------------------------------------------------

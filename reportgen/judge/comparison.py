@@ -8,8 +8,8 @@ either compared side by side or listed as not comparable with the reason.
 Timing is compared only where it means something: the cell passed on both sides and neither
 side's performance acceptance is stopped (an unexplained mismatch stops it, as in the report).
 A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
-but is flagged and left out of the geometric mean; so is a cell whose warm series the
-stability classifier calls unstable (it reads "unstable timing", with the figures why).
+but is flagged and left out of the geometric mean; so is a cell whose warm series, in any run
+of either side, the stability classifier does not call stable (judge.timing_stability).
 
 Either side may have replicates: further runs of the same workload on the same target. The
 first run of a side speaks for its statuses and criteria; the warm interval is built from every
@@ -30,7 +30,8 @@ from typing import Any
 from reportgen.contract import events as ev
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, declared_criteria, replicate_mismatch
 from reportgen.judge.disposition import Disposition, adapter_note
-from reportgen.judge.intervals import UNSTABLE_TIMING, GeoMean, RatioInterval, classify, geometric_mean, interval_text, replicate_intervals, speed_words, unstable_reason
+from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, replicate_intervals, scope_text, speed_words
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
@@ -87,6 +88,8 @@ class CellSide:
     recompile_limit: bool = False
     scope: tuple[bool, ...] | None = None
     explained: bool = False
+    # Why its warm series decides nothing (judge/timing_stability.py); None: stable.
+    timing_flag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,10 @@ class ReferenceAgreement:
     key: str = ""
 
 
+# The flags of a warm series that decides nothing (judge/timing_stability.series_flag).
+UNSTEADY = (STABILITY_FLAG, "timing not classified")
+
+
 @dataclass(frozen=True)
 class CellTiming:
     """Timing of one cell that passed on both sides."""
@@ -107,15 +114,17 @@ class CellTiming:
     cold_note: str
     compile_ratio: float | None
     flags: tuple[str, ...]
-    unstable: tuple[str, ...] = ()  # each unstable warm series, with the figures that made it so
 
     @property
     def verdict(self) -> str:
-        return UNSTABLE_TIMING if self.unstable else self.warm.verdict
+        """The interval's verdict, unless either side's warm series is unstable: then none."""
+        if any(f.startswith(UNSTEADY) for f in self.flags):
+            return STABILITY_FLAG
+        return self.warm.verdict
 
     @property
     def in_geomean(self) -> bool:
-        return not self.flags and not self.unstable
+        return not self.flags
 
 
 @dataclass(frozen=True)
@@ -189,16 +198,16 @@ class Comparison:
 
     @property
     def unstable(self) -> list[CellComparison]:
-        return [c for c in self.cells if c.timing is not None and c.timing.unstable]
+        """Compared cells whose warm series on either side decides nothing."""
+        return [c for c in self.cells if c.timing is not None and c.timing.verdict == STABILITY_FLAG]
 
     @property
     def interval_scope(self) -> str:
-        from reportgen.judge.intervals import scope_text
-
+        """What variation the warm intervals cover: one run a side, or replicates."""
         return scope_text(len(self.baseline.replicates) or 1, len(self.candidate.replicates) or 1)
 
     def verdict_counts(self) -> dict[str, int]:
-        counts = {"faster": 0, "slower": 0, "no clear difference": 0, UNSTABLE_TIMING: 0}
+        counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0}
         for cell in self.timed:
             counts[cell.timing.verdict] += 1  # type: ignore[union-attr]
         return counts
@@ -273,6 +282,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
         explained=cell.case in notes,
+        timing_flag=series_flag(cell.warm.samples_s) if cell.warm_median_s is not None and cell.warm else None,
     )
 
 
@@ -397,6 +407,9 @@ def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
         flags.append("recompile limit hit on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit))
     if base.scope != cand.scope:
         flags.append("different timing scope")
+    for role, side in (("baseline", base), ("candidate", cand)):
+        if side.timing_flag:  # 'unstable timing: ...' or 'timing not classified: ...'
+            flags.append(f"{side.timing_flag} on the {role}")
     return tuple(flags)
 
 
@@ -502,13 +515,13 @@ def _runs_samples(case: str, contexts: list[_Context]) -> list[list[float]] | No
     return found
 
 
-def _unstable(role: str, case: str, contexts: list[_Context], samples: list[list[float]]) -> list[str]:
+def _replicate_flags(role: str, contexts: list[_Context], samples: list[list[float]]) -> list[str]:
+    """The stability flag of each further replicate's warm series (the first run's is in its CellSide)."""
     found = []
-    for context, series in zip(contexts, samples):
-        reason = unstable_reason(series)
-        if reason is not None:
-            name = f" {context.side.run.start.run_id}" if len(contexts) > 1 else ""
-            found.append(f"{role}{name}: {reason}")
+    for context, series in list(zip(contexts, samples))[1:]:
+        flag = series_flag(series)
+        if flag:
+            found.append(f"{flag} on the {role} replicate {context.side.run.start.run_id}")
     return found
 
 
@@ -539,8 +552,8 @@ def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tup
                 else:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
             base_samples, cand_samples = samples[cell.case]
-            unstable = _unstable("baseline", cell.case, sides[0], base_samples) + _unstable("candidate", cell.case, sides[1], cand_samples)
-            timing = CellTiming(intervals[cell.case], cold_ratio, cold_note, _ratio(a.compile_s, b.compile_s), _timing_flags(a, b), tuple(unstable))
+            replicas = _replicate_flags("baseline", sides[0], base_samples) + _replicate_flags("candidate", sides[1], cand_samples)
+            timing = CellTiming(intervals[cell.case], cold_ratio, cold_note, _ratio(a.compile_s, b.compile_s), _timing_flags(a, b) + tuple(replicas))
         p = cell.planned
         out.append(CellComparison(cell.case, shape_label(p.batch, p.length), p.layout, p.dtype, p.mode, p.repeat_of, a, b, reference, timing, note or ""))
     return out
@@ -606,6 +619,9 @@ def headline(comparison: Comparison) -> str:
         parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
+    unstable = comparison.unstable
+    if unstable:
+        parts.append(f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict")
     stopped = [s.role for s in (b, c) if s.perf_stopped]
     geo = comparison.geomean
     if stopped:
@@ -624,8 +640,6 @@ def headline(comparison: Comparison) -> str:
         if verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"
         parts.append(f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval}; {comparison.interval_scope})")
-    if comparison.unstable:
-        parts.append(f"{len(comparison.unstable)} cell(s) with unstable timing left out")
     cost = comparison.compile_cost
     if cost.shapes:
         parts.append(f"compile cost {_seconds(cost.candidate_s)} per new shape against {_seconds(cost.baseline_s)}")

@@ -17,6 +17,7 @@ from operator import attrgetter
 from typing import Callable, Literal, Sequence
 
 from reportgen.model.annotations import Annotation
+from reportgen.judge.timing_stability import timed_cells, undecided_cells
 from reportgen.judge.backend_docs import adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, version_keys
 from reportgen.contract.events import PlannedCell
 from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, CellRecord, RunModel, shape_label
@@ -520,6 +521,28 @@ def _left_out(run: RunModel) -> list[Reason]:
     )]
 
 
+def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
+    """Warm series that are unstable (or too short to classify) decide nothing: said, with the cells.
+
+    Timing never decides the outcome (correctness does), so this is a note; ``decide`` also
+    says in the headline that performance is undecided for these cells."""
+    undecided = undecided_cells(run)
+    if not undecided:
+        return []
+    unstable = [j for j in undecided if j.unstable]
+    short = len(undecided) - len(unstable)
+    timed = len(timed_cells(run))
+    parts = []
+    if unstable:
+        parts.append(f"{len(unstable)} of {timed} timed cells have an unstable warm timing (bimodal, drifting, spread wide or with many far outliers"
+                     " by the collector's stability rules)")
+    if short:
+        parts.append(f"{short} of {timed} have too few warm samples to classify")
+    return [Reason("timing-stability", "note", "; ".join(parts) + ": their timings decide nothing here, in comparisons or in the"
+                   " history, and the performance of those cells is undecided (the timing table shows each one's figures).",
+                   tuple(j.case for j in undecided))]
+
+
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_reference_nonfinite,  # first: it undermines every comparison after it
     rule_incomplete_run,
@@ -536,6 +559,7 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_cold_cache,
     rule_adapter,
     rule_notes,
+    rule_timing_stability,
 ]
 
 
@@ -630,6 +654,10 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     scope = scope_of(run)
     if outcome == "suitable":
         headline += f": {scope_sentence(scope)}"
+    undecided = undecided_cells(run)
+    if undecided:  # never a plain "Suitable" over timings that decide nothing
+        why = "unstable" if all(j.unstable for j in undecided) else "unstable or too short to classify"
+        headline += f"; performance undecided for {len(undecided)} of {len(timed_cells(run))} timed cells, whose warm timing is {why}"
     headline += f" ({evidence})"
     return Disposition(outcome, headline, reasons, scope, changes, performance_stopped(run, notes))
 

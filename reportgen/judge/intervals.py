@@ -35,10 +35,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from collector.stability import UNSTABLE, classify as classify_series
-
 Verdict = Literal["faster", "slower", "no clear difference"]
-UNSTABLE_TIMING = "unstable timing"  # shown instead of a verdict: an unstable series decides nothing
 CONFIDENCE = 0.95
 # Memory bound: at most this many pairwise differences in one array (8 bytes each), and at most
 # MAX_SIDE samples a side (beyond that, evenly spaced order statistics: a wider interval).
@@ -154,17 +151,6 @@ def _interval_chunk(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], in
             candidate_samples=m_kept,
             confidence=confidence,
         )
-
-
-def unstable_reason(samples: Sequence[float]) -> str | None:
-    """Why one warm series decides nothing ("unstable: two modes ..."), or None when it may.
-
-    The collector's own classifier (collector.stability), run again on the samples the log
-    kept, so a page and the collector never disagree. A series too short to classify is left
-    to the interval, which is wide or absent for so few samples.
-    """
-    found = classify_series(samples)
-    return found.summary() if found.verdict == UNSTABLE else None
 
 
 Runs = Sequence[Sequence[float]]  # one side of a cell: the kept warm samples of each run

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Sequence
 
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
-from reportgen.judge.intervals import UNSTABLE_TIMING, GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words, unstable_reason
+from reportgen.judge.intervals import GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
 from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
 NO_SAMPLES = "no verdict: warm samples not kept"
+UNSTEADY = (STABILITY_FLAG, "timing not classified")  # flags of a warm series that decides nothing
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
 CHANGED_CRITERION = "passes under a changed criterion"
 VERDICTS = ("faster", "slower", "no clear difference")
@@ -45,12 +47,16 @@ class TimingChange:
     verdict: str = NO_SAMPLES
     ratio: float = math.nan
     scope: str = ""  # what variation the interval covers, e.g. "one run per side: within-run sampling only"
-    unstable: list[str] = field(default_factory=list)  # each unstable series, with the figures that made it so
+
+    @property
+    def unsteady(self) -> bool:
+        """Either side's warm series decides nothing (its flag is among ``flags``)."""
+        return any(f.startswith(UNSTEADY) for f in self.flags)
 
     @property
     def judged(self) -> bool:
-        """Whether this ratio may decide anything: no caveat and every series stable."""
-        return not self.flags and not self.unstable
+        """Whether this ratio may decide anything: no caveat, every series stable."""
+        return not self.flags
 
     def __post_init__(self) -> None:
         if math.isnan(self.ratio):
@@ -73,23 +79,25 @@ class CriterionPass:
 
 def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[list[float]]]]) -> list[RatioInterval]:
     """Give every change with samples on both sides its interval and verdict, in one batch."""
-    usable = [(t, a, b) for t, a, b in changes if a and b and min(min(r) for r in a) > 0 and min(min(r) for r in b) > 0]
+    for change, _, _ in changes:
+        if change.unsteady:
+            change.verdict = f"no verdict: {STABILITY_FLAG}"
+    # A series that decides nothing (unstable, or too short to classify) gets no interval.
+    usable = [(t, a, b) for t, a, b in changes if a and b and min(min(r) for r in a) > 0 and min(min(r) for r in b) > 0 and not t.unsteady]
     intervals = replicate_intervals([(a, b) for _, a, b in usable])
     for (change, _, _), interval in zip(usable, intervals):
         change.low, change.high, change.ratio, change.scope = interval.low, interval.high, interval.ratio, interval.scope
         change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
-        if change.unstable:
-            change.verdict = UNSTABLE_TIMING
     return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
 
 
-def _unstable(role: str, runs: list[RunSummary], samples: list[list[float]]) -> list[str]:
-    """Each run's series that the stability classifier calls unstable, named with its figures."""
+def _replicate_flags(role: str, runs: list[RunSummary], samples: list[list[float]]) -> list[str]:
+    """The stability flag of each further replicate's warm series (the first run's is in timing_flags)."""
     found = []
-    for run, series in zip(runs, samples):
-        reason = unstable_reason(series)
-        if reason is not None:
-            found.append(f"{role} {run.run_id}: {reason}" if len(runs) > 1 else f"{role}: {reason}")
+    for run, series in list(zip(runs, samples))[1:]:
+        flag = series_flag(series)
+        if flag:
+            found.append(f"{flag} ({role} replicate {run.run_id})")
     return found
 
 
@@ -107,6 +115,10 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
+    for which, cell in (("before", old), ("after", new)):
+        flag = series_flag(cell.warm_samples_s)
+        if flag:
+            flags.append(f"{flag} ({which})")
     return flags
 
 
@@ -134,6 +146,11 @@ class RunDiff:
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
 
     @property
+    def unstable(self) -> list[str]:
+        """Cells compared whose warm timing decides nothing in either run: no verdict, named."""
+        return [t.case for t in self.timings if t.unsteady]
+
+    @property
     def targets_differ(self) -> bool:
         return self.targets[0] != self.targets[1]
 
@@ -153,10 +170,6 @@ class RunDiff:
         return counts
 
     @property
-    def unstable(self) -> list[TimingChange]:
-        return [t for t in self.timings if t.unstable]
-
-    @property
     def largest(self) -> TimingChange | None:
         """The unflagged cell with the largest clear change (faster or slower), by its log ratio."""
         clear = [t for t in self.timings if t.verdict in ("faster", "slower") and t.judged and t.ratio > 0]
@@ -168,7 +181,7 @@ class RunDiff:
         counts = self.verdict_counts()
         text = ", ".join(f"{n} {word}" for word, n in counts.items())
         text += f", {len(self.unstable)} unstable"
-        flagged = sum(1 for t in self.timings if t.flags and not t.unstable)
+        flagged = sum(1 for t in self.timings if t.flags and not t.unsteady)
         if flagged:
             text += f", {flagged} flagged (not judged)"
         big = self.largest
@@ -184,7 +197,7 @@ class RunDiff:
         data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
         data["summary"] = self.summary
         data["interval_scope"] = self.interval_scope
-        data["unstable_cells"] = [t.case for t in self.unstable]
+        data["unstable_timing"] = self.unstable
         return data
 
 
@@ -246,7 +259,8 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         after_s, after_samples = _side_samples(afters, case)
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
-            change = TimingChange(case, before_s, after_s, flags, unstable=_unstable("before", befores, before_samples) + _unstable("after", afters, after_samples))
+            flags += _replicate_flags("before", befores, before_samples) + _replicate_flags("after", afters, after_samples)
+            change = TimingChange(case, before_s, after_s, flags)
             result.timings.append(change)
             timed.append((change, before_samples, after_samples))
     result.geomean = geometric_mean(_judge_timings(timed))
@@ -279,7 +293,7 @@ def largest_changes(diff: RunDiff, count: int) -> list[str]:
         return (0 if judged else 1, -abs(math.log(t.ratio)) if 0 < t.ratio < math.inf else 0.0, t.case)
 
     # An unstable cell decides nothing, so it leads no chart (the diff below names it).
-    return [t.case for t in sorted((t for t in diff.timings if not t.unstable), key=rank)[:count]]
+    return [t.case for t in sorted((t for t in diff.timings if not t.unsteady), key=rank)[:count]]
 
 
 def _interval_text(change: TimingChange) -> str:
@@ -294,7 +308,8 @@ def format_diff(diff: RunDiff) -> str:
     lines = [f"{diff.before} -> {diff.after}{runs}"]
     lines.append(f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else ""))
     lines += [f"  {c.text}" for c in diff.criteria]
-    lines.append(f"unstable timings: {len(diff.unstable)} cell(s), left out of the verdicts and the geometric mean" + "".join(f"\n  {t.case}" for t in diff.unstable))
+    if diff.unstable:
+        lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
@@ -315,7 +330,7 @@ def format_diff(diff: RunDiff) -> str:
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
-    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags + t.unstable) for t in diff.timings]
+    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from reportgen.judge.backend_docs import version_keys
+from reportgen.judge.timing_stability import series_flag
 from reportgen.model.runmodel import STATUS_ORDER
 
 if TYPE_CHECKING:
@@ -157,26 +158,23 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
     """The site's stored run summaries as cells over time (what the workload trend charts read).
 
     Timings are present only for cells that passed (the summaries keep no other timing); the
-    warm quartiles come from the kept warm samples. A warm series the stability classifier calls
-    unstable has no warm median here (its caveat says why).
+    warm quartiles come from the kept warm samples.
     """
     import pandas as pd
-
-    from reportgen.judge.intervals import unstable_reason
 
     rows = []
     for s in summaries:
         for case, cell in s.cells.items():
-            samples = pd.Series(cell.warm_samples_s or [], dtype="float64")
-            # An unstable series decides nothing: it leaves a gap in the warm trend, and says why.
-            unstable = unstable_reason(cell.warm_samples_s) if cell.warm_samples_s else None
+            # A warm series that decides nothing (unstable) leaves a gap in the trend, named in its caveats.
+            unsteady = series_flag(cell.warm_samples_s)
+            samples = pd.Series([] if unsteady else cell.warm_samples_s or [], dtype="float64")
             rows.append({
                 "run_id": s.run_id, "started_at": s.started_at, "target": s.target, "case": case,
-                "status": cell.status, "warm_median_s": None if unstable else cell.warm_median_s,
-                "warm_q1_s": samples.quantile(0.25) if len(samples) and not unstable else None,
-                "warm_q3_s": samples.quantile(0.75) if len(samples) and not unstable else None,
+                "status": cell.status, "warm_median_s": None if unsteady else cell.warm_median_s,
+                "warm_q1_s": samples.quantile(0.25) if len(samples) else None,
+                "warm_q3_s": samples.quantile(0.75) if len(samples) else None,
                 "cold_s": cell.cold_s, "compile_s": cell.compile_s,
-                "caveats": "; ".join(filter(None, [_caveats(s, cell), f"{unstable} timing" if unstable else ""])),
+                "caveats": "; ".join(filter(None, (_caveats(s, cell), f"{unsteady}: warm point left out" if unsteady else ""))),
             })
     return _typed(rows, HISTORY_COLUMNS)
 

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from reportgen import __version__
 from reportgen.contract.events import Count
-from reportgen.judge.intervals import unstable_reason
+from reportgen.judge.timing_stability import series_flag
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
@@ -323,7 +323,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
 
 def _unstable_cell(summary: RunSummary, case: str) -> str | None:
     cell = summary.cells.get(case)
-    return unstable_reason(cell.warm_samples_s) if cell is not None and cell.warm_samples_s else None
+    return series_flag(cell.warm_samples_s) if cell is not None else None
 
 
 def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str], result: SiteResult) -> None:

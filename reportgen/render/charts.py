@@ -301,7 +301,7 @@ def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[st
                 marker={"symbol": ["circle-open" if f else "circle" for f in flags], "size": [10 if f else 6 for f in flags]},
                 customdata=[f"<br>{f}" if f else "" for f in flags], hovertemplate=f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
             ))
-        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed. A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).", _spec(fig)))
+        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).", _spec(fig)))
     for column, key, title, caption in (
         ("cold_s", "cold", "Cold first call per cell over runs (s)", "The first call with the cache condition each report states; only runs where the cell passed."),
         ("compile_s", "compile", "Compile + first result per cell over runs (s)", "From each run's compile event; only runs where the cell passed."),

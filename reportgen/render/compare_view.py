@@ -10,10 +10,10 @@ from typing import Any
 
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side
-from reportgen.judge.intervals import CONFIDENCE, UNSTABLE_TIMING, interval_text
+from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
-VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", UNSTABLE_TIMING: "⚠"}
+VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
 CHANGED_SYMBOL = "≠"  # a pass under a criterion the other run did not declare: never shown as a plain pass
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
 COMPARE_DETAILS = "compare-details.csv"  # every compared cell, one row each (the pages show DETAIL_CAP rows per table)
@@ -28,8 +28,8 @@ METHOD = (
     "the interval covers sampling within the two runs only. With replicates (several runs a "
     "side) it comes from a hierarchical bootstrap (fixed seed) over runs and then each run's "
     "samples, of the difference between the sides' mean log run medians, so it includes the "
-    "variation between runs. A cell whose warm series the stability classifier calls unstable "
-    "reads 'unstable timing' and decides nothing. The geometric mean covers the cells timed on "
+    "variation between runs. A cell whose warm series, in any run, is not stable reads 'unstable "
+    "timing' and decides nothing. The geometric mean covers the cells timed on "
     "both sides without a flag and with stable series; its interval combines the cells' "
     "intervals in log space."
 )
@@ -197,14 +197,15 @@ def _timing_row(cell: CellComparison) -> TimingRow:
         samples=f"{warm.baseline_samples} / {warm.candidate_samples}",
         cold=cold,
         compile=compile_text,
-        flags="; ".join(timing.flags + timing.unstable) or "none",
+        flags="; ".join(timing.flags) or "none",
         in_geomean=timing.in_geomean,
     )
 
 
 def _geomean_rows(comparison: Comparison) -> list[Row]:
     geo = comparison.geomean
-    excluded = len([c for c in comparison.flagged if not c.timing.unstable])  # type: ignore[union-attr]
+    unstable = {c.case for c in comparison.unstable}
+    excluded = len([c for c in comparison.flagged if c.case not in unstable])
     if geo is None:
         return [Row("geometric mean of warm ratios", "not measured: no cell timed on both sides without a flag and with stable series")]
     interval = "not available (too few samples)" if geo.low is None or geo.high is None else "{} to {}".format(*interval_text(geo.low, geo.high))
@@ -309,7 +310,7 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
             b.cold_s, c.cold_s, timing.cold_ratio if timing else None, timing.cold_note if timing else None,
             b.compile_s, c.compile_s, timing.compile_ratio if timing else None,
             speedup.baseline if speedup else None, speedup.candidate if speedup else None,
-            timing.in_geomean if timing is not None else None, "; ".join(timing.flags + timing.unstable) if timing is not None else None, cell.timing_note or None,
+            timing.in_geomean if timing is not None else None, "; ".join(timing.flags) if timing is not None else None, cell.timing_note or None,
         ))
     for other in comparison.not_comparable:
         rows.append((other.case, *([None] * 5), f"no: {other.reason}", *([None] * (len(DETAIL_HEADER) - 7))))

@@ -27,6 +27,7 @@ from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.render.markdown import render_markdown
 from reportgen.judge.nextstep import finding, next_step
 from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
+from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL, cell_stability, flag_text, timed_cells, undecided_cells
 from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, STATUS_ORDER, CellRecord, RunModel, shape_label
 
 _CASE, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("result_line"), attrgetter("status")
@@ -296,6 +297,7 @@ class ReportView:
     operators: list[Row] = field(default_factory=list)
     details: str = ""  # the per-cell CSV beside the page, when the run is too big to show whole
     root: str = ""
+    unstable_timing: str = ""  # how many timed cells' warm timing decides nothing (first lines of the page)
 
 
 def generated_at(run: RunModel) -> str:
@@ -503,6 +505,7 @@ def scope_view(scope: Scope, run: RunModel) -> ScopeView:
         Row("evidence for", scope.evidence),
         Row("intended target (plan) / run's target / ran on", f"{scope.intended_target or 'intended target not recorded'} / {scope.target} / {scope.family}"),
         Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
+        Row("performance", _performance_scope(run)),
     ]
     return ScopeView(
         facts=facts,
@@ -511,6 +514,18 @@ def scope_view(scope: Scope, run: RunModel) -> ScopeView:
         passed_count=scope.passed_count,
         not_passed_count=scope.not_passed_count,
     )
+
+
+def _performance_scope(run: RunModel) -> str:
+    """What the run's timings may decide: the correctness scope above holds either way."""
+    timed = timed_cells(run)
+    if not timed:
+        return "no warm timing recorded: performance not measured"
+    undecided = undecided_cells(run)
+    if not undecided:
+        return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules"
+    return (f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing unstable or too short to classify: "
+            f"{STABILITY_SYMBOL} in the timing table); the correctness scope above is not affected")
 
 
 def _fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
@@ -1091,11 +1106,31 @@ def _cold_not_measured(cell: CellRecord) -> str:
     return "not measured"
 
 
+def unstable_timing_text(run: RunModel) -> str:
+    """'9 of 14 timed cells have an unstable warm timing ...', or '' when every timed cell is stable."""
+    undecided = undecided_cells(run)
+    if not undecided:
+        return ""
+    unstable = sum(1 for j in undecided if j.unstable)
+    timed = len(timed_cells(run))
+    parts = [f"{unstable} of {timed} timed cells have an unstable warm timing ({STABILITY_SYMBOL} in the timing table, with the figures that make it so)"] if unstable else []
+    if len(undecided) > unstable:
+        parts.append(f"{len(undecided) - unstable} of {timed} have too few warm samples to classify")
+    return "; ".join(parts) + ". Their timings decide nothing: no faster or slower verdict, geometric mean, trend point or regression uses them."
+
+
+def _stability_flag(cell: CellRecord) -> list[str]:
+    judged = cell_stability(cell) if cell.warm_median_s is not None else None
+    text = flag_text(judged) if judged is not None else ""
+    return [text] if text else []
+
+
 def _timings(run: RunModel) -> list[TimingView]:
     rows = []
     for c in _first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
         cold, w = c.cold, c.warm
-        flags = ["really eager: recompile limit hit"] if c.eager_after_recompile_limit else []
+        flags = _stability_flag(c)
+        flags += ["really eager: recompile limit hit"] if c.eager_after_recompile_limit else []
         flags += [f"{call} call: layout not achieved" for call in c.timing_layout_missed]
         rows.append(TimingView(
             case=c.case,
@@ -1269,6 +1304,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         synthetic=run.synthetic,
         origin_note=run.start.origin_note or "",
         incomplete=incomplete,
+        unstable_timing=unstable_timing_text(run),
         disposition=disposition,
         headline=disposition.headline,
         finding=finding(run, disposition),

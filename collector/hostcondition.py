@@ -1,0 +1,122 @@
+"""What the host was doing around one warm loop: the facts a reader needs to trust its samples.
+
+Each value is a ``collector.facts`` fact: its value and where it was read, or why it could not
+be read; none is left out. Read before the loop (and the load average and the accelerator's
+clocks and temperature again after it), so a busy or throttled host shows beside the samples
+it disturbed. The accelerator's own readings come from the backend adapter
+(``Backend.accelerator_condition``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from collector.facts import Fact, known, unknown
+
+GOVERNOR = "/sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor"
+
+
+def load_average() -> Fact:
+    try:
+        one, five, fifteen = os.getloadavg()
+    except (OSError, AttributeError) as exc:  # not every platform has it
+        return unknown(f"os.getloadavg() unavailable: {exc}")
+    return known(f"{one:.2f} {five:.2f} {fifteen:.2f}", "os.getloadavg() (1, 5, 15 minutes)")
+
+
+def allowed_cpus() -> list[int] | None:
+    getter = getattr(os, "sched_getaffinity", None)
+    if getter is None:
+        return None
+    try:
+        return sorted(getter(0))
+    except OSError:
+        return None
+
+
+def cpu_ranges(cpus: list[int]) -> str:
+    """[0, 1, 2, 5] as "0-2,5"."""
+    parts: list[str] = []
+    start = prev = cpus[0]
+    for cpu in [*cpus[1:], None]:
+        if cpu is not None and cpu == prev + 1:
+            prev = cpu
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if cpu is not None:
+            start = prev = cpu
+    return ",".join(parts)
+
+
+def affinity(cpus: list[int] | None) -> Fact:
+    if cpus is None:
+        return unknown("os.sched_getaffinity is not available on this platform")
+    if not cpus:
+        return unknown("os.sched_getaffinity(0) returned no CPU")
+    return known(f"{len(cpus)} CPUs: {cpu_ranges(cpus)}", "os.sched_getaffinity(0)")
+
+
+def governor(cpus: list[int] | None, read: Callable[[str], str] | None = None) -> Fact:
+    """The frequency governor of each CPU this process may run on, grouped when they differ."""
+    read = read or (lambda path: Path(path).read_text(encoding="utf-8", errors="replace").strip())
+    found: dict[str, list[int]] = {}
+    failures: list[str] = []
+    for cpu in cpus if cpus else [0]:
+        path = GOVERNOR.format(cpu)
+        try:
+            value = read(path)
+        except OSError as exc:
+            failures.append(f"{path}: {exc.strerror or exc}")
+            continue
+        found.setdefault(value or "(empty)", []).append(cpu)
+    if not found:
+        return unknown(f"not readable ({failures[0]}{f', and {len(failures) - 1} more' if len(failures) > 1 else ''}); "
+                       "a VM or container often hides cpufreq")
+    if len(found) == 1:
+        return known(next(iter(found)), GOVERNOR.format("N"))
+    text = "; ".join(f"{value} on CPUs {cpu_ranges(cpus_of)}" for value, cpus_of in found.items())
+    return known(text, GOVERNOR.format("N"))
+
+
+def torch_threads() -> Fact:
+    try:
+        return known(f"{torch.get_num_threads()} intra-op, {torch.get_num_interop_threads()} inter-op",
+                     "torch.get_num_threads(), torch.get_num_interop_threads()")
+    except Exception as exc:  # a fact to record, never a crash of the run
+        return unknown(f"torch thread counts unreadable: {type(exc).__name__}: {exc}")
+
+
+def before_loop(backend: Any) -> dict[str, Fact]:
+    """The host's condition just before a warm loop."""
+    cpus = allowed_cpus()
+    count = os.cpu_count()
+    condition = {
+        "load_avg_before": load_average(),
+        "cpu_count": known(count, "os.cpu_count()") if count else unknown("os.cpu_count() returned None"),
+        "cpu_affinity": affinity(cpus),
+        "torch_threads": torch_threads(),
+        "cpu_governor": governor(cpus),
+    }
+    condition.update({f"{k}_before": v for k, v in accelerator(backend).items()})
+    return condition
+
+
+def after_loop(backend: Any, condition: dict[str, Fact]) -> dict[str, Fact]:
+    """``condition`` with the load average and the accelerator's readings just after the loop."""
+    after = {"load_avg_after": load_average()}
+    after.update({f"{k}_after": v for k, v in accelerator(backend).items()})
+    return {**condition, **after}
+
+
+def accelerator(backend: Any) -> dict[str, Fact]:
+    reader = getattr(backend, "accelerator_condition", None)
+    if reader is None:
+        return {"accelerator": unknown(f"target {getattr(backend, 'name', '?')}: its adapter reads no accelerator condition")}
+    try:
+        return dict(reader())
+    except Exception as exc:  # a failing query is recorded, never fatal
+        return {"accelerator": unknown(f"accelerator condition query failed: {type(exc).__name__}: {exc}")}

@@ -1,0 +1,118 @@
+"""Which cells' warm timings are steady enough to decide anything.
+
+Every cell's reported warm series (its last: an unstable one the collector measured again is
+followed by its later attempts) is classified from its kept samples with the collector's own
+classifier (``collector.stability``), for old logs as for new, so the page, the comparison and
+the collector never disagree. A cell whose series is not stable (unstable, or too short to
+classify) is left out of faster/slower verdicts and geometric means, and is named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from collector.stability import STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
+from reportgen.model.runmodel import CellRecord, RunModel
+
+SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
+FLAG = "unstable timing"
+
+__all__ = ["FLAG", "STABLE", "SYMBOL", "UNCLASSIFIED", "UNSTABLE", "CellStability", "cell_stability", "flag_text", "series_flag", "timed_cells", "undecided_cells", "unstable_cells"]
+
+
+@dataclass(frozen=True)
+class CellStability:
+    """One timed cell's warm series: the classification and how many series the log holds."""
+
+    case: str
+    stability: Stability
+    attempts: int  # warm series the collector took of this cell (1 in logs before 1.2)
+    host: str = ""  # the host around the reported series, in words ('' when not recorded)
+
+    @property
+    def decides(self) -> bool:
+        return self.stability.verdict == STABLE
+
+    @property
+    def unstable(self) -> bool:
+        return self.stability.verdict == UNSTABLE
+
+
+def cell_stability(cell: CellRecord) -> CellStability | None:
+    """The classification of the cell's reported warm series; None when it has none."""
+    timings = [t for t in cell._events("timing") if t.warm]
+    if not timings:
+        return None
+    last = timings[-1]
+    return CellStability(cell.case, classify(list(last.warm.samples_s)), len(timings), host_text(getattr(last, "host", None)))
+
+
+def host_text(host: object) -> str:
+    """'load average 5.18 → 6.02 (1 min); governor unknown: ...' from a timing event's host facts."""
+    if not isinstance(host, dict) or not host:
+        return ""
+
+    def value(key: str) -> str | None:
+        fact = host.get(key)
+        return getattr(fact, "value", None) if fact is not None else None
+
+    parts = []
+    before, after = value("load_avg_before"), value("load_avg_after")
+    if before and after:
+        parts.append(f"load average {before.split()[0]} → {after.split()[0]} (1 min)")
+    for key, label, unit in (("gpu_sm_clock_mhz", "SM clock", " MHz"), ("gpu_temperature_c", "GPU temperature", " °C")):
+        if value(f"{key}_before") and value(f"{key}_after"):
+            parts.append(f"{label} {value(f'{key}_before')} → {value(f'{key}_after')}{unit}")
+    for key, label in (("cpu_affinity", "affinity"), ("torch_threads", "torch threads"), ("cpu_governor", "governor")):
+        if value(key):
+            parts.append(f"{label} {value(key)}")
+    return "; ".join(parts)
+
+
+def timed_cells(run: RunModel) -> list[CellStability]:
+    """Every passing cell with a warm series, classified, in plan order (computed once per run)."""
+    found = run.derived.get("judge.timing_stability")
+    if found is None:
+        found = []
+        for cell in run.cells:
+            if cell.status == "pass" and cell.warm_median_s is not None:
+                judged = cell_stability(cell)
+                if judged is not None:
+                    found.append(judged)
+        run.derived["judge.timing_stability"] = found
+    return found  # type: ignore[no-any-return]
+
+
+def unstable_cells(run: RunModel) -> list[CellStability]:
+    """The timed cells whose warm series is unstable."""
+    return [j for j in timed_cells(run) if j.unstable]
+
+
+def undecided_cells(run: RunModel) -> list[CellStability]:
+    """The timed cells whose warm series decides nothing: unstable, or too short to classify."""
+    return [j for j in timed_cells(run) if not j.decides]
+
+
+def flag_text(judged: CellStability) -> str:
+    """'≋ unstable timing: <each failed rule with its figures>' (and how many series were taken)."""
+    s = judged.stability
+    if s.verdict == UNCLASSIFIED:
+        return f"not classified: {s.note}"
+    if s.verdict == STABLE:
+        return f"stable after {judged.attempts} warm series" if judged.attempts > 1 else ""
+    after = f" after {judged.attempts} warm series" if judged.attempts > 1 else ""
+    host = f" (host: {judged.host})" if judged.host else ""
+    return f"{SYMBOL} {FLAG}{after}: " + "; ".join(c.note for c in s.reasons) + host
+
+
+def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
+    """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
+    ...'), or None for a stable one (and for no samples: there is nothing to judge)."""
+    if not samples:
+        return None
+    s = classify(list(samples))
+    if s.verdict == UNSTABLE:
+        return f"{FLAG}: " + ", ".join(c.name for c in s.reasons)
+    if s.verdict == UNCLASSIFIED:
+        return f"timing not classified: {s.note}"
+    return None

@@ -1,0 +1,160 @@
+"""Unstable warm timings on the run page, in diff and in the history: classified from the kept
+samples with the collector's classifier, flagged with their figures, deciding nothing."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.judge.timing_stability import SYMBOL, timed_cells, undecided_cells, unstable_cells
+from reportgen.model.runmodel import read_run
+from reportgen.publish.diff import diff_runs
+from reportgen.publish.frame import history_frame
+from reportgen.publish.summary import summarize
+from reportgen.render.report import judge_log
+from tests.conftest import REPO
+from tests.logbuilder import _cells, dumps, timing_log, with_envelope
+
+NOISY = REPO / "sample_runs" / "tiny-encoder-cpu-20261130T101022Z-393b16"
+QUIET = REPO / "sample_runs" / "tiny-encoder-cpu-20261129T225221Z-23a8e6"
+
+
+def _run(path: Path) -> Any:
+    reading, builder = read_run(path)
+    return builder.build(reading)
+
+
+def _steady(rng: random.Random, n: int = 30) -> list[float]:
+    return [0.001 * (1 + 0.02 * rng.gauss(0, 1)) for _ in range(n)]
+
+
+def _planted(tmp_path: Path) -> Path:
+    """A synthetic log whose four timed cells hold a steady, a bimodal, a drifting and a steady series."""
+    events = timing_log("synthetic-planted", noise=0.01)
+    rng = random.Random(7)
+    series = {
+        0: _steady(rng),
+        1: [s * (25 if i % 4 == 0 else 1) for i, s in enumerate(_steady(rng))],  # bimodal: every fourth call slow
+        2: [s * (1 + 0.6 * i / 29) for i, s in enumerate(_steady(rng))],  # drifting: 60% slower by the end
+        3: _steady(rng),
+    }
+    for n, timing in enumerate(t for t in _cells(events, "timing") if t.get("warm")):
+        timing["warm"]["samples_s"] = series[n]
+    path = tmp_path / "planted" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def test_planted_series_in_a_log_are_classified_as_planted(tmp_path: Path) -> None:
+    run = _run(_planted(tmp_path))
+    judged = {j.case: j for j in timed_cells(run)}
+    cases = list(judged)
+    assert len(cases) == 4
+    verdicts = [judged[c].stability.verdict for c in cases]
+    assert verdicts == ["stable", "unstable", "unstable", "stable"]
+    assert "bimodality" in {r.name for r in judged[cases[1]].stability.reasons}
+    assert "drift" in {r.name for r in judged[cases[2]].stability.reasons}
+    assert [j.case for j in unstable_cells(run)] == cases[1:3]
+
+
+def test_the_shipped_noisy_run_is_flagged_on_its_page(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["report", str(NOISY), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    top = md.split("## 1. Disposition")[0]
+    assert "**Unstable timing.** 9 of 14 timed cells have an unstable warm timing" in top
+    assert "Unstable timing.</strong> 9 of 14 timed cells" in html.split('id="disposition"')[0]
+    # The disposition is not a plain "Suitable": it says performance is undecided, and so does the scope.
+    assert "Suitable for the tested fixed-shape path: 14 cell(s)" in md
+    assert "performance undecided for 9 of 14 timed cells, whose warm timing is unstable" in md
+    assert "| performance | undecided for 9 of 14 timed cells" in md
+    # The cell the issue names (8 samples at 0.4 ms, 22 near 124 ms) carries the symbol and its figures.
+    row = next(line for line in md.splitlines() if line.startswith("| `b1-l32-noncontiguous-float32-eager`") and "ms" in line)
+    assert f"{SYMBOL} unstable timing" in row and "IQR is 88% of the median" in row and "the fastest sample is 0% of the median" in row
+    assert html.count(f"{SYMBOL} unstable timing") == 9
+
+
+def test_a_stable_run_has_no_banner_and_reads_suitable_alone(tmp_path: Path) -> None:
+    events = timing_log("synthetic-steady", noise=0.01)
+    path = tmp_path / "steady" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(path, beside=False)
+    assert undecided_cells(judged.run) == []
+    assert "performance undecided" not in judged.disposition.headline
+    assert judged.view.unstable_timing == ""
+    assert not any(r.rule == "timing-stability" for r in judged.disposition.reasons)
+
+
+def test_a_remeasured_cell_is_judged_by_its_last_series(tmp_path: Path) -> None:
+    events = timing_log("synthetic-remeasured", noise=0.01)
+    rng = random.Random(3)
+    first = next(t for t in _cells(events, "timing") if t.get("warm"))
+    bimodal = [s * (25 if i % 3 == 0 else 1) for i, s in enumerate(_steady(rng))]
+    first["warm"]["samples_s"] = bimodal
+    first["attempt"] = 1
+    first["stability"] = {"verdict": "unstable", "samples": 30, "reasons": ["bimodality"], "checks": {}, "attempt": 1, "attempts_allowed": 3}
+    first["host"] = {"load_avg_before": {"value": "3.10 2.00 1.00", "source": "os.getloadavg()"}, "cpu_governor": {"value": None, "unknown_reason": "not readable"}}
+    second = json.loads(json.dumps(first))
+    second["warm"]["samples_s"] = _steady(rng)
+    second.update(attempt=2, stability={"verdict": "stable", "samples": 30, "reasons": [], "checks": {}, "attempt": 2, "attempts_allowed": 3})
+    events.insert(events.index(first) + 1, second)
+    events = with_envelope([{k: v for k, v in e.items() if k not in ("schema_version", "seq", "time")} for e in events])
+    path = tmp_path / "remeasured" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(path, beside=False)
+    (cell,) = [j for j in timed_cells(judged.run) if j.case == first["case"]]
+    assert cell.attempts == 2 and cell.stability.verdict == "stable"
+    assert undecided_cells(judged.run) == []
+    row = next(t for t in judged.view.timings if t.case == first["case"])
+    assert "stable after 2 warm series" in row.flagged
+
+
+def test_diff_names_unstable_cells_first_and_gives_them_no_verdict() -> None:
+    before, after = (summarize(judge_log(p / "events.jsonl", beside=False)) for p in (QUIET, NOISY))
+    diff = diff_runs(before, after)
+    assert "b1-l32-noncontiguous-float32-eager" in diff.unstable and len(diff.unstable) == 9
+    change = next(t for t in diff.timings if t.case == "b1-l32-noncontiguous-float32-eager")
+    assert change.ratio > 100 and change.verdict == "no verdict: unstable timing" and change.low is None
+    assert any(f.startswith("unstable timing: ") and f.endswith("(after)") for f in change.flags)
+    result = CliRunner().invoke(main, ["diff", str(QUIET), str(NOISY)])
+    assert result.exit_code == 0, result.output
+    # First the changes of criteria, then the unstable count, both above every result.
+    lines = result.output.splitlines()
+    unstable_at = next(i for i, line in enumerate(lines) if line.startswith("unstable timing: 9 cell(s), no timing verdict: "))
+    assert unstable_at < next(i for i, line in enumerate(lines) if line.startswith("disposition: "))
+    md = CliRunner().invoke(main, ["diff", str(QUIET), str(NOISY), "--format", "md"]).output
+    assert "**Unstable timing: 9 cell(s)**" in md.split("| change | cells |")[0]
+
+
+def test_the_history_trend_leaves_unstable_points_out_and_names_them() -> None:
+    summary = summarize(judge_log(NOISY / "events.jsonl", beside=False))
+    frame = history_frame([summary])
+    row = frame[frame["case"] == "b1-l32-noncontiguous-float32-eager"].iloc[0]
+    assert row["warm_median_s"] != row["warm_median_s"]  # NaN: no point in the chart
+    assert "unstable timing" in row["caveats"] and "left out" in row["caveats"]
+    steady = frame[frame["case"] == "b1-l16-noncontiguous-float32-eager"].iloc[0]
+    assert steady["warm_median_s"] > 0 and "unstable" not in (steady["caveats"] or "")
+
+
+def test_the_host_around_a_series_is_said_in_words() -> None:
+    from types import SimpleNamespace
+
+    from reportgen.judge.timing_stability import host_text
+
+    fact = lambda value: SimpleNamespace(value=value, unknown_reason=None if value else "not readable")  # noqa: E731
+    host = {"load_avg_before": fact("5.18 2.81 1.17"), "load_avg_after": fact("6.02 3.00 1.20"), "cpu_affinity": fact("2 CPUs: 0-1"),
+            "cpu_governor": fact(None), "gpu_sm_clock_mhz_before": fact("1980"), "gpu_sm_clock_mhz_after": fact("1755"),
+            "gpu_temperature_c_before": fact("41"), "gpu_temperature_c_after": fact("67")}
+    text = host_text(host)
+    assert text == "load average 5.18 → 6.02 (1 min); SM clock 1980 → 1755 MHz; GPU temperature 41 → 67 °C; affinity 2 CPUs: 0-1"
+    assert host_text(None) == "" and host_text({}) == ""
