@@ -436,3 +436,17 @@ def test_a_hostile_region_description_is_escaped(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
     assert "<script>alert(1)" not in (tmp_path / "cmp" / "compare.html").read_text(encoding="utf-8")
+
+
+def test_the_bootstrap_draws_a_resample_middle_from_its_exact_distribution() -> None:
+    """The shortcut (one random number per draw) against resampling every sample, seeded."""
+    import numpy as np
+
+    from reportgen.judge.intervals import _middle_cdf
+
+    rng = np.random.Generator(np.random.PCG64(3))
+    for n in (5, 30, 31):
+        picks = np.sort(rng.integers(0, n, size=(20_000, n)), axis=1)[:, (n - 1) // 2]
+        drawn = np.array([(picks <= i).mean() for i in range(n)])
+        assert np.abs(drawn - _middle_cdf(n)).max() < 0.02
+        assert _middle_cdf(n)[-1] == 1.0 and np.all(np.diff(_middle_cdf(n)) >= 0)

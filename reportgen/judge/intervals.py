@@ -14,9 +14,10 @@ warm medians can lie outside it when a series is bimodal). Such an interval spea
 sampling within the two runs: a second run of either side may differ by more.
 
 Several runs a side (replicates): a hierarchical bootstrap over runs, then over each chosen
-run's samples, of the difference between the sides' mean log run medians; the 2.5th and 97.5th
-percentiles bound the ratio and the point estimate is the same statistic on the runs as
-measured. The generator has a fixed seed, restarted per cell, so the same inputs give the same
+run's samples, of the difference between the sides' mean log run medians (a run's median here
+is its middle sample, the lower of the two middle ones for an even count, whose resampled value
+has an exact distribution that is drawn directly); the 2.5th and 97.5th percentiles bound the
+ratio and the point estimate is the same statistic on the runs as measured. The generator has a fixed seed, restarted per cell, so the same inputs give the same
 bytes. With few replicates a side the bootstrap sees little of the run-to-run spread, so the
 interval is read as the least the variation could be, and the page names the run count.
 
@@ -29,6 +30,7 @@ interval.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal, Sequence
@@ -156,7 +158,6 @@ def _interval_chunk(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], in
 Runs = Sequence[Sequence[float]]  # one side of a cell: the kept warm samples of each run
 BOOTSTRAP_DRAWS = 1000
 BOOTSTRAP_SEED = 20261202
-BOOTSTRAP_SIDE = 256  # at most this many samples a run are resampled (draws x runs x this, 8 bytes each)
 
 
 def replicate_intervals(pairs: Sequence[tuple[Runs, Runs]], confidence: float = CONFIDENCE) -> list[RatioInterval]:
@@ -173,23 +174,47 @@ def replicate_intervals(pairs: Sequence[tuple[Runs, Runs]], confidence: float = 
     return [out[i] for i in range(len(pairs))]
 
 
+@lru_cache(maxsize=64)
+def _middle_cdf(n: int) -> np.ndarray:
+    """P(the middle sample of a resample of n sorted values is at or below index i), i = 0..n-1.
+
+    The middle sample (the lower of the two middle ones when n is even) of a resample with
+    replacement is at or below index i when at least (n + 1) // 2 of the n draws are, and each
+    draw is with probability (i + 1) / n: a binomial tail, the same for every run of n samples.
+    """
+    need = (n + 1) // 2
+    ks = np.arange(need, n + 1)
+    log_comb = np.array([math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) for k in ks])
+    out = np.empty(n)
+    for i in range(n):
+        p = (i + 1) / n
+        if p >= 1.0:
+            out[i] = 1.0
+            continue
+        out[i] = float(np.exp(log_comb + ks * math.log(p) + (n - ks) * math.log1p(-p)).sum())
+    return np.minimum(np.maximum.accumulate(out), 1.0)
+
+
+def _middle(values: np.ndarray) -> float:
+    """The middle sample of sorted values (the lower of the two middle ones for an even count)."""
+    return float(values[(len(values) - 1) // 2])
+
+
 def _resampled_log_medians(runs: Runs, rng: np.random.Generator) -> np.ndarray:
-    """Per draw, the mean over resampled runs of the log median of each run's resampled samples."""
+    """Per draw, the mean over resampled runs of the log middle sample of each run's resample.
+
+    A resample's middle sample is drawn directly from its exact distribution (``_middle_cdf``),
+    which is what resampling every sample and taking the middle one would give, at the cost of
+    one random number per draw instead of one per sample.
+    """
     k = len(runs)
     chosen = rng.integers(0, k, size=(BOOTSTRAP_DRAWS, k))
     slots = np.empty((BOOTSTRAP_DRAWS, k))
     for j, samples in enumerate(runs):
         values = np.sort(np.asarray(samples, dtype=np.float64))
-        if len(values) > BOOTSTRAP_SIDE:  # memory bound: evenly spaced order statistics, as above
-            values = values[np.linspace(0, len(values) - 1, BOOTSTRAP_SIDE).round().astype(int)]
-        n = len(values)
-        # The values are sorted, so a resample's median is read from its middle indices: a
-        # partition of small integers, several times cheaper than medians of gathered floats.
-        picks = rng.integers(0, n, size=(BOOTSTRAP_DRAWS, k, n))
-        lo, hi = (n - 1) // 2, n // 2
-        picks.partition(sorted({lo, hi}), axis=2)
-        medians = np.log((values[picks[..., lo]] + values[picks[..., hi]]) / 2)
-        slots = np.where(chosen == j, medians, slots)
+        where = chosen == j
+        picks = np.searchsorted(_middle_cdf(len(values)), rng.random(int(where.sum())), side="right")
+        slots[where] = np.log(values[np.minimum(picks, len(values) - 1)])
     return slots.mean(axis=1)
 
 
@@ -198,7 +223,7 @@ def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
         raise ValueError("a ratio interval needs at least one sample in every run")
     if min(min(run) for run in (*base, *cand)) <= 0:
         raise ValueError("warm samples must be positive times")
-    centre = float(np.mean([math.log(float(np.median(r))) for r in cand]) - np.mean([math.log(float(np.median(r))) for r in base]))
+    centre = float(np.mean([math.log(_middle(np.sort(r))) for r in cand]) - np.mean([math.log(_middle(np.sort(r))) for r in base]))
     rng = np.random.Generator(np.random.PCG64(BOOTSTRAP_SEED))
     draws = _resampled_log_medians(cand, rng) - _resampled_log_medians(base, rng)
     tail = (1 - confidence) / 2 * 100
