@@ -202,3 +202,44 @@ def test_the_plan_declares_the_remeasure_budget_with_a_default_and_bounds(tmp_pa
         with pytest.raises(PlanError, match=message) as caught:
             load_plan(_plan_with(tmp_path / name, line))
         assert "sleepy.toml:22: timing.remeasure_rounds:" in str(caught.value)
+
+
+def test_a_failing_nvidia_smi_is_asked_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.backends import cuda
+
+    asked: list[str] = []
+
+    def failing(selector: str) -> str:
+        asked.append(selector)
+        return "nvidia-smi failed: timed out after 10 s"
+
+    monkeypatch.setattr(cuda, "nvidia_smi", failing)
+    monkeypatch.setattr(cuda, "gpu_selector", lambda index: "0")
+    monkeypatch.setattr(cuda.torch.cuda, "current_device", lambda: 0)
+    backend = object.__new__(cuda.CudaBackend)  # no GPU here: the adapter without its constructor
+    first, second = backend.accelerator_condition(), backend.accelerator_condition()
+    assert asked == ["0"]
+    for reading in (first, second):
+        assert set(reading) == {"gpu_sm_clock_mhz", "gpu_memory_clock_mhz", "gpu_temperature_c"}
+        assert all(f["value"] is None and "timed out" in f["unknown_reason"] for f in reading.values())
+
+
+@pytest.mark.slow
+def test_a_compiled_cell_is_remeasured_in_its_fresh_process(tmp_path: Path) -> None:
+    # Compiled cells are checked, timed and re-measured in a fresh child process; its later
+    # attempts come back with the child's last flush.
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    (folder / "sleepy.py").write_text((REPO / "tests" / "workloads" / "sleepy.py").read_text())
+    text = SLEEPY.read_text().replace('modes = ["eager"]', 'modes = ["compiled"]').replace("shapes = [[1, 4], [2, 4]]", "shapes = [[1, 4]]")
+    (folder / "sleepy.toml").write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-m", "collector", "--workload", str(folder / "sleepy.toml"), "--target", "cpu", "--out", str(tmp_path / "out")],
+                          cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (run_dir,) = [d for d in (tmp_path / "out").iterdir() if d.is_dir()]
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.problems == [], [p.format() for p in reading.problems]
+    warm = [e for e in reading.events if e.kind == "timing" and e.warm]
+    assert [e.attempt for e in warm] == [1, 2, 3, 4]
+    assert warm[-1].stability.flag == "unstable timing" and all(set(e.host) == HOST_KEYS for e in warm)

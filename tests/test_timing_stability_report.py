@@ -158,3 +158,21 @@ def test_the_host_around_a_series_is_said_in_words() -> None:
     text = host_text(host)
     assert text == "load average 5.18 → 6.02 (1 min); SM clock 1980 → 1755 MHz; GPU temperature 41 → 67 °C; affinity 2 CPUs: 0-1"
     assert host_text(None) == "" and host_text({}) == ""
+
+
+def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points_out(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    from reportgen.publish.site import build_site
+
+    runs = tmp_path / "runs"
+    for run in (QUIET, NOISY):
+        shutil.copytree(run, runs / run.name, ignore=shutil.ignore_patterns("*.pt", "*.json", "profiles", "traces"))
+    build_site([runs], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("tiny-encoder*/index.html")).read_text(encoding="utf-8")
+    assert "<strong>Unstable timing: 9 cell(s)</strong>, no timing verdict for them" in page
+    specs = [json.loads(m) for m in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)]
+    warm = [t for spec in specs if isinstance(spec, dict) for t in spec.get("data", []) if t.get("mode") == "lines+markers" and "ms" in t.get("hovertemplate", "")]
+    trace = next(t for t in warm if t["hovertemplate"].startswith("b1-l16-contiguous-float32-eager<br>"))
+    assert trace["y"][0] is not None and trace["y"][1] is None  # the noisy run's unstable series is no trend point

@@ -76,8 +76,12 @@ class CudaBackend(Backend):
         """SM and memory clocks and temperature of the GPU the cells run on: from nvidia-smi,
         else (SM clock and temperature) from NVML through torch.cuda, else why neither answered."""
         index = torch.cuda.current_device()
-        read = nvidia_smi(gpu_selector(index))
+        # nvidia-smi is asked around every warm loop; once it has failed (missing, or past its
+        # timeout) it is not asked again, so a hung tool costs one timeout, not one per loop.
+        failed = getattr(self, "_smi_failed", None)
+        read = failed if failed is not None else nvidia_smi(gpu_selector(index))
         if isinstance(read, str):  # nvidia-smi did not answer: try NVML through torch
+            self._smi_failed = read
             return {
                 "gpu_sm_clock_mhz": _nvml(lambda: torch.cuda.clock_rate(index), "torch.cuda.clock_rate()", read),
                 "gpu_memory_clock_mhz": unknown(f"nvidia-smi: {read}; NVML through torch has no memory clock"),

@@ -108,6 +108,9 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
     return WarmSeries(samples, region, notes, facts, watch.limit_hit, host)
 
 
+UNSTABLE_FLAG = "unstable timing"  # on the last allowed attempt of a series still unstable
+
+
 def record_series(run: Run, cell: Cell, series: WarmSeries, attempt: int) -> stability.Stability:
     """The timing event of one warm series, with its classification and the host around it.
 
@@ -144,9 +147,6 @@ def record_series(run: Run, cell: Cell, series: WarmSeries, attempt: int) -> sta
         host=series.host,
     )
     return verdict
-
-
-UNSTABLE_FLAG = "unstable timing"
 
 
 def remeasure(run: Run, cases: list[str]) -> None:
