@@ -169,6 +169,9 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
     runs = tmp_path / "runs"
     for run in (QUIET, NOISY):
         shutil.copytree(run, runs / run.name, ignore=shutil.ignore_patterns("*.pt", "*.json", "profiles", "traces"))
+    # Charts follow the cells that changed most and were stable; the site configuration names this
+    # unstable one so that its trend is drawn, with the gap.
+    (runs / "site.toml").write_text('[history]\ncases = ["b1-l16-contiguous-float32-eager"]\n', encoding="utf-8")
     build_site([runs], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("tiny-encoder*/index.html")).read_text(encoding="utf-8")
     assert "<strong>Unstable timing: 9 cell(s)</strong>, no timing verdict for them" in page
