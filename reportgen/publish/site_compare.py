@@ -192,8 +192,7 @@ def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[Path, str]
     pages = ComparisonPages()
     for pair in pairs:
         found = [[logs[r.run_id] for r in pair.runs(side)] for side in ("baseline", "candidate")]
-        (log_a, key_a), (log_b, key_b) = found[0][0], found[1][0]
-        keys = f"{key_a}\0{key_b}"
+        keys = f"{found[0][0][1]}\0{found[1][0][1]}"
         if len(found[0]) > 1 or len(found[1]) > 1:  # replicates: every run's key, side by side
             keys = "\1".join("\0".join(key for _, key in side) for side in found)
         key = hashlib.sha256(keys.encode()).hexdigest()
