@@ -299,23 +299,29 @@ def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
 # --- `reportgen diff` judges timing by the same interval ------------------------------------
 
 
-def test_diff_uses_the_interval_verdict(tmp_path: Path) -> None:
-    before = _write(tmp_path, "before", timing_log("synthetic-before", scale=1.0, noise=0.01, seed=0))
-    after = _write(tmp_path, "after", timing_log("synthetic-after", scale=1.1, noise=0.01, seed=1))
+@pytest.mark.parametrize(("noise", "verdict"), [(0.01, "slower")])
+def test_diff_uses_the_interval_verdict(tmp_path: Path, noise: float, verdict: str) -> None:
+    before = _write(tmp_path, "before", timing_log("synthetic-before", scale=1.0, noise=noise, seed=0))
+    after = _write(tmp_path, "after", timing_log("synthetic-after", scale=1.1, noise=noise, seed=1))
     runner = CliRunner()
     data = json.loads(runner.invoke(main, ["diff", "--json", str(before), str(after)]).output)
-    assert {t["verdict"] for t in data["timings"]} == {"slower"}
+    assert {t["verdict"] for t in data["timings"]} == {verdict}
     assert all(t["low"] is not None and t["low"] < t["high"] for t in data["timings"])
     text = runner.invoke(main, ["diff", str(before), str(after)]).output
-    assert "95% interval" in text and "): slower" in text
+    assert "95% interval" in text and f"): {verdict}" in text
 
 
-def test_diff_gives_no_verdict_for_samples_that_scatter_by_half(tmp_path: Path) -> None:
+def test_diff_gives_no_verdict_on_unstable_timings(tmp_path: Path) -> None:
+    # Samples spread by half their value are unstable (collector/stability.py): no interval, no verdict, named first.
     before = _write(tmp_path, "before", timing_log("synthetic-before", scale=1.0, noise=0.5, seed=0))
     after = _write(tmp_path, "after", timing_log("synthetic-after", scale=1.1, noise=0.5, seed=1))
-    data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
+    runner = CliRunner()
+    data = json.loads(runner.invoke(main, ["diff", "--json", str(before), str(after)]).output)
     assert {t["verdict"] for t in data["timings"]} == {"no verdict: unstable timing"}
-    assert all(t["low"] is None for t in data["timings"]) and data["geomean"] is None
+    assert all(t["low"] is None for t in data["timings"])
+    assert sorted(data["unstable_timing"]) == sorted(t["case"] for t in data["timings"])
+    text = runner.invoke(main, ["diff", str(before), str(after)]).output
+    assert text.splitlines()[2].startswith(f"unstable timing: {len(data['timings'])} cell(s), no timing verdict: ")
 
 
 def test_workload_history_shows_interval_verdicts(tmp_path: Path) -> None:

@@ -179,3 +179,23 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
     warm = [t for spec in specs if isinstance(spec, dict) for t in spec.get("data", []) if t.get("mode") == "lines+markers" and "ms" in t.get("hovertemplate", "")]
     trace = next(t for t in warm if t["hovertemplate"].startswith("b1-l16-contiguous-float32-eager<br>"))
     assert trace["y"][0] is not None and trace["y"][1] is None  # the noisy run's unstable series is no trend point
+
+
+def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> None:
+    events = timing_log("synthetic-claims", noise=0.01)
+    rng = random.Random(5)
+    timing = next(t for t in _cells(events, "timing") if t.get("warm"))
+    timing["warm"]["samples_s"] = [s * (25 if i % 3 == 0 else 1) for i, s in enumerate(_steady(rng))]
+    timing["stability"] = {"verdict": "stable", "samples": 30, "reasons": [], "checks": {}, "attempt": 1, "attempts_allowed": 1}
+    timing["host"] = {"cpu_governor": {"value": "<b>performance</b> | x", "source": "test"}}
+    path = tmp_path / "claims" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["report", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md, html = (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text(encoding="utf-8")
+    assert "**Unstable timing.** 1 of 4 timed cells" in md
+    assert "governor &lt;b&gt;performance&lt;/b&gt; | x" in html and "<b>performance</b>" not in html
+    row = next(line for line in md.splitlines() if line.startswith(f"| `{timing['case']}`") and "unstable timing" in line)
+    assert "governor \\<b\\>performance\\</b\\> \\| x" in row
