@@ -295,8 +295,12 @@ last 3 s are always hashed. Delete --out/.reportgen-quick.json to have every log
 Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
 or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,
 candidate) or a rule ([[compare_latest]] baseline_target, candidate_target: for each workload,
-the latest run on one target against the latest on the other). The index links each page.
-Nothing is compared across workloads.
+the latest run on one target against the latest on the other); a [[compare]] side may be a
+list of run ids (replicates). The index links each page. Nothing is compared across workloads.
+
+Each workload history names every change of declared criteria between consecutive runs before
+their results, and its timing columns and trend charts follow the cells with the largest change
+against the previous run; [history] cases = [...] in the configuration adds cells always shown.
 
 Only regular files are read: FIFOs, devices, folders named *.jsonl, dangling symlinks, files
 over --max-log-size and symlinks that lead out of the folders given are skipped, each listed
@@ -351,41 +355,66 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
     sys.exit(1 if result.rejected or result.skipped else 0)
 
 
-DIFF_HELP = """What changed between two runs of one workload, A (earlier) and B (later).
+DIFF_HELP = """What changed between runs of one workload: A (earlier) and B (later), or replicates of each.
 
-For an upgrade on one target (an SDK or torch release): cells that started failing, cells
-fixed, cells added or removed, version changes, and warm-median ratios of the cells that passed
-in both runs, each judged by a 95% interval from both runs' kept warm samples (faster, slower or
-no clear difference), never by a fixed percentage. A ratio from a run whose performance
-acceptance is stopped, or from a cell with CPU fallback, carries that caveat. Runs of two
-workloads are refused; runs on two targets are compared but said to be a migration question
-(see `reportgen compare`). A and B are logs or run folders, local or s3://.
+First every change of criteria between the two runs' declarations (tolerances, judged regions,
+update rules, task criteria, reference, planned matrix, timing scope, warm repetitions, weights'
+and inputs' sha256, collector and schema versions): a cell that passes only under a changed
+criterion is listed as such, never as fixed. Then, for an upgrade on one target (an SDK or
+torch release): cells that started failing, cells fixed, cells added or removed, version
+changes, and warm-median ratios of the cells that passed in both runs, each judged by a 95%
+interval (faster, slower or no clear difference), never by a fixed percentage. With one run a
+side that interval covers sampling within the two runs only, and says so; give replicates
+(--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
+(a hierarchical bootstrap with a fixed seed: the same runs give the same output). A ratio from
+a run whose performance acceptance is stopped, from a cell with CPU fallback, or under a
+changed timing scope carries that caveat. Runs of two workloads are refused; runs on two
+targets are compared but said to be a migration question (see `reportgen compare`). Runs are
+logs or run folders, local or s3://.
 
 \b
 Exit codes:
   0  compared
   1  a log is invalid
-  2  usage error: not exactly one log at A or B, or runs of different workloads
+  2  usage error: not exactly one log at a location, runs of different workloads, replicates
+     of one side on different targets, or a run given twice
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
   reportgen diff old/events.jsonl new/events.jsonl --format md > diff.md   # a PR comment
+  reportgen diff --before runs/a1 --before runs/a2 --before runs/a3 \\
+                 --after runs/b1 --after runs/b2 --after runs/b3          # replicates
 """
 
 
+def _sides(command: str, positional: tuple[Any, ...], first: tuple[Any, ...], second: tuple[Any, ...], names: tuple[str, str]) -> tuple[list[Any], list[Any]]:
+    """Two positional runs, or each side's runs by option: one form, not both (a usage error)."""
+    if positional and (first or second):
+        raise click.UsageError(f"give either two runs or --{names[0]}/--{names[1]}, not both")
+    if positional:
+        if len(positional) != 2:
+            raise click.UsageError(f"give two runs ({names[0]} then {names[1]}), or --{names[0]} RUN ... --{names[1]} RUN ...; got {len(positional)}")
+        return [positional[0]], [positional[1]]
+    if not first or not second:
+        raise click.UsageError(f"give at least one --{names[0]} and one --{names[1]} run (or two runs as arguments)")
+    return list(first), list(second)
+
+
 @main.command(help=DIFF_HELP)
-@click.argument("a", type=Location())
-@click.argument("b", type=Location())
+@click.argument("runs", nargs=-1, type=Location())
+@click.option("--before", "befores", multiple=True, type=Location(), help="An earlier run (repeat for replicates).")
+@click.option("--after", "afters", multiple=True, type=Location(), help="A later run (repeat for replicates).")
 @click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True, help="Terminal text, Markdown (for a pull request), or JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @_max_log_size
 @_follow_symlinks
-def diff(a: Path | str, b: Path | str, fmt: str, as_json: bool, max_bytes: int, follow_symlinks: bool) -> None:
+def diff(runs: tuple[Path | str, ...], befores: tuple[Path | str, ...], afters: tuple[Path | str, ...], fmt: str, as_json: bool, max_bytes: int, follow_symlinks: bool) -> None:
     from reportgen.contract.validation import LogChanged
     from reportgen.publish.diff import DiffRefused, diff_command
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
 
+    a, b = _sides("diff", runs, befores, afters, ("before", "after"))
     try:
         click.echo(diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks))
     except RemoteError as exc:
@@ -403,13 +432,19 @@ COMPARE_HELP = """Compare a baseline run with a candidate run of the same worklo
 The migration question: the workload runs on the baseline target today; on the candidate, is
 it as correct, and how much faster or slower per shape, at what compile cost? BASELINE and
 CANDIDATE are logs or run directories, local or s3:// (an annotations.toml beside a log is
-used).
+used). For replicates give each side's runs by option instead: --baseline RUN --baseline RUN
+... --candidate RUN ... (runs of one workload and target a side; the first speaks for the
+side's statuses and criteria). Every criterion the two runs declared differently is listed
+before any result, and a cell judged under a changed criterion says so.
 
 Per cell: status on each side against its own reference, error statistics, task metric and
 whether the references agree. Timing only for cells that passed on both sides while neither
 side's performance acceptance is stopped: the warm-median ratio candidate/baseline with a 95%
 interval from the kept samples, classified faster / slower / no clear difference by that
-interval; cold first call and compile time ratios; the geometric mean (with how many cells it
+interval (with one run a side it covers sampling within the two runs only, and says so; with
+replicates it includes the variation between runs: a hierarchical bootstrap with a fixed
+seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
+"unstable timing" and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
 recompile limit or a different timing scope are flagged and left out of the geometric mean.
 
@@ -431,20 +466,24 @@ Exit codes:
 Example:
   reportgen compare runs/tiny-encoder-cuda-*/ runs/tiny-encoder-neuron-*/ --out cmp/
   reportgen compare base/events.jsonl cand/events.jsonl --out cmp/ --format json
+  reportgen compare --baseline cuda-1/ --baseline cuda-2/ --baseline cuda-3/ \\
+                    --candidate neuron-1/ --candidate neuron-2/ --candidate neuron-3/ --out cmp/
 """
 
 
 @main.command(help=COMPARE_HELP)
-@click.argument("baseline", type=Location())
-@click.argument("candidate", type=Location())
+@click.argument("runs", nargs=-1, type=Location())
+@click.option("--baseline", "baselines", multiple=True, type=Location(), help="A baseline run (repeat for replicates).")
+@click.option("--candidate", "candidates", multiple=True, type=Location(), help="A candidate run (repeat for replicates).")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for compare.html, compare.md, compare.json and compare-details.csv.")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_compare_formats, help="Comma-separated: html, md, json.")
-def compare(baseline: Path | str, candidate: Path | str, out_dir: Path, formats: tuple[str, ...]) -> None:
+def compare(runs: tuple[Path | str, ...], baselines: tuple[Path | str, ...], candidates: tuple[Path | str, ...], out_dir: Path, formats: tuple[str, ...]) -> None:
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
     from reportgen.storage.local import UnsafeOutput
 
+    baseline, candidate = _sides("compare", runs, baselines, candidates, ("baseline", "candidate"))
     try:
         result = build_comparison(baseline, candidate, out_dir, formats)
     except RemoteError as exc:

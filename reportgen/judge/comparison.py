@@ -8,21 +8,31 @@ either compared side by side or listed as not comparable with the reason.
 Timing is compared only where it means something: the cell passed on both sides and neither
 side's performance acceptance is stopped (an unexplained mismatch stops it, as in the report).
 A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
-but is flagged and left out of the geometric mean.
+but is flagged and left out of the geometric mean; so is a cell whose warm series, in any run
+of either side, the stability classifier does not call stable (judge.timing_stability).
+
+Either side may have replicates: further runs of the same workload on the same target. The
+first run of a side speaks for its statuses and criteria; the warm interval is built from every
+run of the side whose cell passed, so it includes the variation between runs. With one run a
+side, every verdict says it covers sampling within the two runs only.
+
+Before any result the comparison lists every criterion the two runs declared differently
+(judge.criteria); a cell judged under a changed correctness criterion says so.
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
+from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, declared_criteria, replicate_mismatch
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
 from reportgen.judge.localization import judge_localization, ratio_text
-from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, ratio_intervals, speed_words
+from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, replicate_intervals, scope_text, speed_words
 from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
@@ -53,6 +63,7 @@ class Side:
     versions: dict[str, str]
     perf_stopped: tuple[str, ...]
     adapter_note: str = ""  # how far the collector's adapter for this backend has been exercised
+    replicates: tuple[str, ...] = ()  # every run of this side, the first being run_id
 
     @property
     def label(self) -> str:
@@ -133,6 +144,7 @@ class CellComparison:
     reference: ReferenceAgreement
     timing: CellTiming | None
     timing_note: str
+    changed_criteria: tuple[str, ...] = ()  # correctness criteria of this cell declared differently by the two runs
 
     @property
     def correct_on_both(self) -> bool:
@@ -179,6 +191,7 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     headline: str = ""
     declared_identity: bool = False  # weights or inputs known the same by declaration only (old logs)
+    criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
 
     @property
     def timed(self) -> list[CellComparison]:
@@ -192,6 +205,11 @@ class Comparison:
     def unstable(self) -> list[CellComparison]:
         """Compared cells whose warm series on either side decides nothing."""
         return [c for c in self.cells if c.timing is not None and c.timing.verdict == STABILITY_FLAG]
+
+    @property
+    def interval_scope(self) -> str:
+        """What variation the warm intervals cover: one run a side, or replicates."""
+        return scope_text(len(self.baseline.replicates) or 1, len(self.candidate.replicates) or 1)
 
     def verdict_counts(self) -> dict[str, int]:
         counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0}
@@ -452,12 +470,37 @@ def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | No
     return None
 
 
-def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
-    """The comparison of two judged runs; raises CompareRefused when none is possible."""
+def _check_replicates(role: str, first: JudgedSide, more: list[JudgedSide], seen: set[str]) -> None:
+    """Replicates of a side are further runs of its workload, model and target, each given once."""
+    for other in [first, *more]:
+        run_id = other.run.start.run_id
+        if run_id in seen:
+            raise CompareRefused(f"{run_id} is given twice: a run is one replicate of one side")
+        seen.add(run_id)
+    for other in more:
+        _check_same_model(first.run, other.run)
+        target = lambda run: run.plan.target if run.plan else run.start.target  # noqa: E731
+        if target(other.run) != target(first.run):
+            raise CompareRefused(f"{other.run.start.run_id} ran for {target(other.run)}, the {role}'s first run for {target(first.run)}: a {role}'s replicates are runs on one target")
+        differ = replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))
+        if differ:
+            raise CompareRefused(f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(c.text for c in differ)}")
+
+
+def compare_runs(baseline: JudgedSide, candidate: JudgedSide, baseline_replicates: tuple[JudgedSide, ...] = (), candidate_replicates: tuple[JudgedSide, ...] = ()) -> Comparison:
+    """The comparison of two judged runs (each with optional replicates); raises CompareRefused when none is possible."""
     weights = _check_same_model(baseline.run, candidate.run)
+    seen: set[str] = set()
+    _check_replicates("baseline", baseline, list(baseline_replicates), seen)
+    _check_replicates("candidate", candidate, list(candidate_replicates), seen)
     base, cand = _Context(baseline), _Context(candidate)
     inputs: list[Identity] = []
-    sides = (_side("baseline", baseline), _side("candidate", candidate))
+    extra = ([_Context(r) for r in baseline_replicates], [_Context(r) for r in candidate_replicates])
+    sides = (
+        replace(_side("baseline", baseline), replicates=tuple(r.run.start.run_id for r in (baseline, *baseline_replicates))),
+        replace(_side("candidate", candidate), replicates=tuple(r.run.start.run_id for r in (candidate, *candidate_replicates))),
+    )
+    criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
     stopped = [s.role for s in sides if s.perf_stopped]
     pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None]] = []
     not_comparable: list[NotComparable] = []
@@ -486,7 +529,8 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
     if not pending:
         reasons = sorted({n.reason.split(":")[0] for n in not_comparable})
         raise CompareRefused(f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare")
-    cells = _with_timings(pending, base, cand)
+    cells = _with_timings(pending, base, cand, extra)
+    cells = [replace(c, changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype))) for c in cells]
     comparison = Comparison(
         baseline=sides[0],
         candidate=sides[1],
@@ -499,29 +543,50 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide) -> Comparison:
         speedups=_speedups(cells),
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
+        criteria=criteria,
     )
     comparison.headline = headline(comparison)
     return comparison
 
 
-def _samples(cell: CellRecord, base: _Context, cand: _Context) -> tuple[list[float], list[float]] | None:
-    """Both sides' kept warm samples, or None when either holds a time that is not positive."""
-    warm_a, warm_b = base.cells[cell.case].warm, cand.cells[cell.case].warm
-    if warm_a is None or warm_b is None or min(warm_a.samples_s) <= 0 or min(warm_b.samples_s) <= 0:
-        return None
-    return warm_a.samples_s, warm_b.samples_s
+def _runs_samples(case: str, contexts: list[_Context]) -> list[list[float]] | None:
+    """Each run's kept warm samples of a cell, or None when a run did not pass it or holds a time that is not positive."""
+    found = []
+    for context in contexts:
+        cell = context.cells.get(case)
+        warm = cell.warm if cell is not None and cell.status == "pass" else None
+        if warm is None or not warm.samples_s or min(warm.samples_s) <= 0:
+            return None
+        found.append(list(warm.samples_s))
+    return found
 
 
-def _with_timings(pending: list[Any], base: _Context, cand: _Context) -> list[CellComparison]:
+def _replicate_flags(role: str, contexts: list[_Context], samples: list[list[float]]) -> list[str]:
+    """The stability flag of each further replicate's warm series (the first run's is in its CellSide)."""
+    found = []
+    for context, series in list(zip(contexts, samples))[1:]:
+        flag = series_flag(series)
+        if flag:
+            found.append(f"{flag} on the {role} replicate {context.side.run.start.run_id}")
+    return found
+
+
+def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tuple[list[_Context], list[_Context]] = ([], [])) -> list[CellComparison]:
+    sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
+    samples: dict[str, tuple[list[list[float]], list[list[float]]]] = {}
     for cell, a, b, reference, note in pending:
-        if note is None and _samples(cell, base, cand) is None:
-            note = "not compared: a warm sample is zero or negative, which is no time"
+        if note is None:
+            found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
+            if found[0] is None or found[1] is None:
+                replicated = len(sides[0]) > 1 or len(sides[1]) > 1
+                note = "not compared: a replicate did not pass this cell or kept no positive warm samples" if replicated else "not compared: a warm sample is zero or negative, which is no time"
+            else:
+                samples[cell.case] = found  # type: ignore[assignment]
         checked.append((cell, a, b, reference, note))
     pending = checked
     timed = [cell for cell, _, _, _, note in pending if note is None]
-    samples = [_samples(cell, base, cand) for cell in timed]
-    intervals = dict(zip((cell.case for cell in timed), ratio_intervals(samples)))  # type: ignore[arg-type]
+    intervals = dict(zip((cell.case for cell in timed), replicate_intervals([samples[cell.case] for cell in timed])))
     out = []
     for cell, a, b, reference, note in pending:
         timing = None
@@ -532,7 +597,9 @@ def _with_timings(pending: list[Any], base: _Context, cand: _Context) -> list[Ce
                     cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
                 else:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
-            timing = CellTiming(intervals[cell.case], cold_ratio, cold_note, _ratio(a.compile_s, b.compile_s), _timing_flags(a, b))
+            base_samples, cand_samples = samples[cell.case]
+            replicas = _replicate_flags("baseline", sides[0], base_samples) + _replicate_flags("candidate", sides[1], cand_samples)
+            timing = CellTiming(intervals[cell.case], cold_ratio, cold_note, _ratio(a.compile_s, b.compile_s), _timing_flags(a, b) + tuple(replicas))
         p = cell.planned
         out.append(CellComparison(cell.case, shape_label(p.batch, p.length), p.layout, p.dtype, p.mode, p.repeat_of, a, b, reference, timing, note or ""))
     return out
@@ -577,13 +644,6 @@ def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str
             notes.append(f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they are explained.")
         if side.family != side.target:
             notes.append(f"The {side.role} planned target {side.target} but ran on {side.family}: it is evidence for {side.family} only.")
-    if base.plan and cand.plan:
-        for dtype in sorted(set(base.plan.tolerances) & set(cand.plan.tolerances)):
-            ta, tb = base.plan.tolerances[dtype], cand.plan.tolerances[dtype]
-            if (ta.atol, ta.rtol, ta.task) != (tb.atol, tb.rtol, tb.task):
-                notes.append(f"The two plans declare different {dtype} tolerances: each side is judged against its own.")
-        if base.plan.warm_repetitions != cand.plan.warm_repetitions:
-            notes.append(f"Warm repetitions differ: {base.plan.warm_repetitions} on the baseline, {cand.plan.warm_repetitions} on the candidate.")
     if sides[0].family == sides[1].family and sides[0].target == sides[1].target:
         notes.append("Both runs are on the same target: for an upgrade on one target, `reportgen diff` says what changed.")
     return notes
@@ -603,6 +663,8 @@ def headline(comparison: Comparison) -> str:
     parts = [f"Candidate {c.label} vs baseline {b.label}: {len(comparison.cells)} of {total} cells comparable"]
     if comparison.declared_identity:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
+    if comparison.criteria:
+        parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
     unstable = comparison.unstable
@@ -613,7 +675,7 @@ def headline(comparison: Comparison) -> str:
     if stopped:
         parts.append(f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatches are explained")
     elif geo is None:
-        parts.append("no timing comparable" if not comparison.timed else "no unflagged timing to summarise")
+        parts.append("no timing comparable" if not comparison.timed else "no unflagged, stable timing to summarise")
     else:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"
@@ -625,7 +687,7 @@ def headline(comparison: Comparison) -> str:
         verdict = classify(geo.low, geo.high)
         if verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"
-        parts.append(f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval})")
+        parts.append(f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval}; {comparison.interval_scope})")
     cost = comparison.compile_cost
     if cost.shapes:
         parts.append(f"compile cost {_seconds(cost.candidate_s)} per new shape against {_seconds(cost.baseline_s)}")

@@ -9,7 +9,17 @@ warm samples is formed; their median is the Hodges-Lehmann estimate of the log t
 the interval is the pair of order statistics that the Mann-Whitney rank test puts around it
 (normal approximation of the rank-sum distribution). It assumes the two sample sets differ by
 a scale factor, which is the question a time ratio asks. The point ratio reported beside the
-interval is the ratio of the warm medians, as the collector records them.
+interval is that Hodges-Lehmann estimate, the one the interval is built around (a ratio of
+warm medians can lie outside it when a series is bimodal). Such an interval speaks only of
+sampling within the two runs: a second run of either side may differ by more.
+
+Several runs a side (replicates): a hierarchical bootstrap over runs, then over each chosen
+run's samples, of the difference between the sides' mean log run medians (a run's median here
+is its middle sample, the lower of the two middle ones for an even count, whose resampled value
+has an exact distribution that is drawn directly); the 2.5th and 97.5th percentiles bound the
+ratio and the point estimate is the same statistic on the runs as measured. The generator has a fixed seed, restarted per cell, so the same inputs give the same
+bytes. With few replicates a side the bootstrap sees little of the run-to-run spread, so the
+interval is read as the least the variation could be, and the page names the run count.
 
 Cells with the same sample counts are computed together as one array (in chunks of at most
 MAX_PAIRS differences), so a 1,000-cell pair costs a few numpy partitions. A side with more than
@@ -20,6 +30,7 @@ interval.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal, Sequence
@@ -38,17 +49,31 @@ MAX_SIDE = 2_000
 class RatioInterval:
     """Candidate time / baseline time for one cell, with its interval (None: too few samples)."""
 
-    ratio: float
+    ratio: float  # the point estimate the interval is built around
     low: float | None
     high: float | None
-    estimate: float
     baseline_samples: int
     candidate_samples: int
     confidence: float = CONFIDENCE
+    runs: tuple[int, int] = (1, 1)  # runs (replicates) on the baseline and candidate side
 
     @property
     def verdict(self) -> Verdict:
         return classify(self.low, self.high)
+
+    @property
+    def scope(self) -> str:
+        """What variation the interval covers, in words the pages show beside the verdict."""
+        return scope_text(*self.runs)
+
+
+ONE_RUN = "one run per side: within-run sampling only"
+
+
+def scope_text(baseline_runs: int, candidate_runs: int) -> str:
+    if baseline_runs == 1 and candidate_runs == 1:
+        return ONE_RUN
+    return f"{baseline_runs} run{'s' if baseline_runs != 1 else ''} against {candidate_runs}: between-run and within-run variation"
 
 
 def classify(low: float | None, high: float | None) -> Verdict:
@@ -106,7 +131,6 @@ def _interval_chunk(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], in
     cand = np.asarray([pairs[i][1] for i in indices], dtype=np.float64)
     if not (np.all(base > 0) and np.all(cand > 0)):
         raise ValueError("warm samples must be positive times")
-    medians = np.median(cand, axis=1) / np.median(base, axis=1)
     n_kept, m_kept = base.shape[1], cand.shape[1]
     base, cand = _thinned(base), _thinned(cand)
     n, m = base.shape[1], cand.shape[1]
@@ -122,14 +146,97 @@ def _interval_chunk(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], in
         low, high = np.exp(diffs[:, rank - 1]), np.exp(diffs[:, total - rank])
     for row, index in enumerate(indices):
         out[index] = RatioInterval(
-            ratio=float(medians[row]),
+            ratio=float(estimate[row]),
             low=float(low[row]) if rank >= 1 else None,
             high=float(high[row]) if rank >= 1 else None,
-            estimate=float(estimate[row]),
             baseline_samples=n_kept,
             candidate_samples=m_kept,
             confidence=confidence,
         )
+
+
+Runs = Sequence[Sequence[float]]  # one side of a cell: the kept warm samples of each run
+BOOTSTRAP_DRAWS = 1000
+BOOTSTRAP_SEED = 20261202
+
+
+def replicate_intervals(pairs: Sequence[tuple[Runs, Runs]], confidence: float = CONFIDENCE) -> list[RatioInterval]:
+    """One RatioInterval per cell from every run of each side, in the given order.
+
+    One run a side: the rank interval above (within-run sampling only). More: the hierarchical
+    bootstrap, so the interval widens with the spread between runs.
+    """
+    single = [i for i, (base, cand) in enumerate(pairs) if len(base) == 1 and len(cand) == 1]
+    out: dict[int, RatioInterval] = dict(zip(single, ratio_intervals([(pairs[i][0][0], pairs[i][1][0]) for i in single], confidence)))
+    for index, (base, cand) in enumerate(pairs):
+        if index not in out:
+            out[index] = _bootstrap(base, cand, confidence)
+    return [out[i] for i in range(len(pairs))]
+
+
+@lru_cache(maxsize=64)
+def _middle_cdf(n: int) -> np.ndarray:
+    """P(the middle sample of a resample of n sorted values is at or below index i), i = 0..n-1.
+
+    The middle sample (the lower of the two middle ones when n is even) of a resample with
+    replacement is at or below index i when at least (n + 1) // 2 of the n draws are, and each
+    draw is with probability (i + 1) / n: a binomial tail, the same for every run of n samples.
+    """
+    need = (n + 1) // 2
+    ks = np.arange(need, n + 1)
+    log_comb = np.array([math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) for k in ks])
+    out = np.empty(n)
+    for i in range(n):
+        p = (i + 1) / n
+        if p >= 1.0:
+            out[i] = 1.0
+            continue
+        out[i] = float(np.exp(log_comb + ks * math.log(p) + (n - ks) * math.log1p(-p)).sum())
+    return np.minimum(np.maximum.accumulate(out), 1.0)
+
+
+def _middle(values: np.ndarray) -> float:
+    """The middle sample of sorted values (the lower of the two middle ones for an even count)."""
+    return float(values[(len(values) - 1) // 2])
+
+
+def _resampled_log_medians(runs: Runs, rng: np.random.Generator) -> np.ndarray:
+    """Per draw, the mean over resampled runs of the log middle sample of each run's resample.
+
+    A resample's middle sample is drawn directly from its exact distribution (``_middle_cdf``),
+    which is what resampling every sample and taking the middle one would give, at the cost of
+    one random number per draw instead of one per sample.
+    """
+    k = len(runs)
+    chosen = rng.integers(0, k, size=(BOOTSTRAP_DRAWS, k))
+    slots = np.empty((BOOTSTRAP_DRAWS, k))
+    for j, samples in enumerate(runs):
+        values = np.sort(np.asarray(samples, dtype=np.float64))
+        where = chosen == j
+        picks = np.searchsorted(_middle_cdf(len(values)), rng.random(int(where.sum())), side="right")
+        slots[where] = np.log(values[np.minimum(picks, len(values) - 1)])
+    return slots.mean(axis=1)
+
+
+def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
+    if not base or not cand or any(len(run) == 0 for run in (*base, *cand)):
+        raise ValueError("a ratio interval needs at least one sample in every run")
+    if min(min(run) for run in (*base, *cand)) <= 0:
+        raise ValueError("warm samples must be positive times")
+    centre = float(np.mean([math.log(_middle(np.sort(r))) for r in cand]) - np.mean([math.log(_middle(np.sort(r))) for r in base]))
+    rng = np.random.Generator(np.random.PCG64(BOOTSTRAP_SEED))
+    draws = _resampled_log_medians(cand, rng) - _resampled_log_medians(base, rng)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(draws, [tail, 100 - tail])
+    return RatioInterval(
+        ratio=math.exp(centre),
+        low=math.exp(float(low)),
+        high=math.exp(float(high)),
+        baseline_samples=sum(len(r) for r in base),
+        candidate_samples=sum(len(r) for r in cand),
+        confidence=confidence,
+        runs=(len(base), len(cand)),
+    )
 
 
 @dataclass(frozen=True)
@@ -141,6 +248,11 @@ class GeoMean:
     high: float | None
     cells: int
     confidence: float = CONFIDENCE
+    runs: tuple[int, int] = (1, 1)
+
+    @property
+    def scope(self) -> str:
+        return scope_text(*self.runs)
 
     @property
     def verdict(self) -> Verdict:
@@ -158,12 +270,13 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     logs = [math.log(r.ratio) for r in intervals]
     centre = sum(logs) / len(logs)
     confidence = intervals[0].confidence
+    runs = (max(r.runs[0] for r in intervals), max(r.runs[1] for r in intervals))
     if any(r.low is None or r.high is None for r in intervals):
-        return GeoMean(math.exp(centre), None, None, len(intervals), confidence)
+        return GeoMean(math.exp(centre), None, None, len(intervals), confidence, runs)
     z = _z(confidence)
     errors = [(math.log(r.high) - math.log(r.low)) / (2 * z) for r in intervals]  # type: ignore[arg-type]
     spread = z * math.sqrt(sum(e * e for e in errors)) / len(errors)
-    return GeoMean(math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence)
+    return GeoMean(math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence, runs)
 
 
 def interval_text(low: float, high: float) -> tuple[str, str]:

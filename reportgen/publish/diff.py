@@ -1,12 +1,21 @@
-"""What changed between two runs of one workload: cells, timings, versions, disposition."""
+"""What changed between two runs of one workload: criteria, cells, timings, versions, disposition.
+
+Either side may be several runs (replicates) of one workload and target: the first of each side
+speaks for its statuses, versions and criteria; the timing interval is built from every run of
+the side whose cell passed, so it includes the variation between runs (judge.intervals).
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Sequence
 
-from reportgen.judge.intervals import ratio_intervals
+from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
+from reportgen.judge.intervals import GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words
 from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
 from reportgen.publish.summary import CellSummary, RunSummary
 
@@ -14,15 +23,19 @@ FAILING = ("mismatch", "nonfinite", "error")
 NO_SAMPLES = "no verdict: warm samples not kept"
 UNSTEADY = (STABILITY_FLAG, "timing not classified")  # flags of a warm series that decides nothing
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
+CHANGED_CRITERION = "passes under a changed criterion"
+VERDICTS = ("faster", "slower", "no clear difference")
 
 
 @dataclass
 class TimingChange:
     """Warm medians of one cell that passed in both runs; ``flags`` qualify the ratio.
 
-    ``low`` and ``high`` bound the ratio (95%, from both runs' kept warm samples, the same
-    interval as `reportgen compare`); ``verdict`` is read from that interval, never from a
-    fixed percentage. Without samples on both sides there is no interval and no verdict.
+    ``ratio`` is the point estimate the interval is built around (95%, from the kept warm
+    samples of every run of each side, as in `reportgen compare`); ``verdict`` is read from that
+    interval, never from a fixed percentage. Without samples on both sides there is no interval
+    and no verdict, and ``ratio`` is the ratio of the warm medians. ``before_s`` and ``after_s``
+    are the median over each side's runs of their warm medians.
     """
 
     case: str
@@ -32,28 +45,60 @@ class TimingChange:
     low: float | None = None
     high: float | None = None
     verdict: str = NO_SAMPLES
+    ratio: float = math.nan
+    scope: str = ""  # what variation the interval covers, e.g. "one run per side: within-run sampling only"
 
     @property
     def unsteady(self) -> bool:
-        """Either run's warm series decides nothing (its flag is among ``flags``)."""
+        """Either side's warm series decides nothing (its flag is among ``flags``)."""
         return any(f.startswith(UNSTEADY) for f in self.flags)
 
     @property
-    def ratio(self) -> float:
-        return self.after_s / self.before_s if self.before_s > 0 else float("inf")
+    def judged(self) -> bool:
+        """Whether this ratio may decide anything: no caveat, every series stable."""
+        return not self.flags
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.ratio):
+            self.ratio = self.after_s / self.before_s if self.before_s > 0 else float("inf")
 
 
-def _judge_timings(changes: list[tuple[TimingChange, CellSummary, CellSummary]]) -> None:
+@dataclass(frozen=True)
+class CriterionPass:
+    """A cell that failed before and passes after, but only under a changed criterion: not fixed."""
+
+    case: str
+    before: str
+    after: str
+    criteria: tuple[str, ...]  # each change that could have decided it, in words
+
+    @property
+    def text(self) -> str:
+        return f"{CHANGED_CRITERION}: {'; '.join(self.criteria)}"
+
+
+def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[list[float]]]]) -> list[RatioInterval]:
     """Give every change with samples on both sides its interval and verdict, in one batch."""
-    sampled = [(t, old.warm_samples_s, new.warm_samples_s) for t, old, new in changes if old.warm_samples_s and new.warm_samples_s]
-    for change, _, _ in sampled:
+    for change, _, _ in changes:
         if change.unsteady:
             change.verdict = f"no verdict: {STABILITY_FLAG}"
-    # A series that decides nothing (unstable, or too short to classify) gets no verdict.
-    usable = [(t, a, b) for t, a, b in sampled if min(a) > 0 and min(b) > 0 and not t.unsteady]  # type: ignore[type-var]
-    for (change, _, _), interval in zip(usable, ratio_intervals([(a, b) for _, a, b in usable])):  # type: ignore[misc]
-        change.low, change.high = interval.low, interval.high
+    # A series that decides nothing (unstable, or too short to classify) gets no interval.
+    usable = [(t, a, b) for t, a, b in changes if a and b and min(min(r) for r in a) > 0 and min(min(r) for r in b) > 0 and not t.unsteady]
+    intervals = replicate_intervals([(a, b) for _, a, b in usable])
+    for (change, _, _), interval in zip(usable, intervals):
+        change.low, change.high, change.ratio, change.scope = interval.low, interval.high, interval.ratio, interval.scope
         change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
+    return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
+
+
+def _replicate_flags(role: str, runs: list[RunSummary], samples: list[list[float]]) -> list[str]:
+    """The stability flag of each further replicate's warm series (the first run's is in timing_flags)."""
+    found = []
+    for run, series in list(zip(runs, samples))[1:]:
+        flag = series_flag(series)
+        if flag:
+            found.append(f"{flag} ({role} replicate {run.run_id})")
+    return found
 
 
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
@@ -87,8 +132,10 @@ class RunDiff:
     after: str
     disposition: tuple[str, str]
     targets: tuple[str, str] = ("", "")
+    criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
     new_failures: list[tuple[str, str, str]] = field(default_factory=list)
     fixed: list[tuple[str, str, str]] = field(default_factory=list)
+    changed_criterion: list[CriterionPass] = field(default_factory=list)  # passes only under a changed criterion
     other_changes: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -96,6 +143,9 @@ class RunDiff:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
+    before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
+    after_runs: list[str] = field(default_factory=list)
+    geomean: GeoMean | None = None  # of the unflagged cells with an interval
 
     @property
     def unstable(self) -> list[str]:
@@ -108,49 +158,119 @@ class RunDiff:
 
     @property
     def empty(self) -> bool:
-        return not (self.new_failures or self.fixed or self.other_changes or self.added or self.removed or self.versions or self.code_and_data) and self.disposition[0] == self.disposition[1]
+        return not (self.criteria or self.new_failures or self.fixed or self.changed_criterion or self.other_changes or self.added or self.removed or self.versions or self.code_and_data) and self.disposition[0] == self.disposition[1]
+
+    @property
+    def interval_scope(self) -> str:
+        return scope_text(len(self.before_runs) or 1, len(self.after_runs) or 1)
+
+    def verdict_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(VERDICTS, 0)
+        for t in self.timings:
+            if t.verdict in counts and t.judged:
+                counts[t.verdict] += 1
+        return counts
+
+    @property
+    def largest(self) -> TimingChange | None:
+        """The unflagged cell with the largest clear change (faster or slower), by its log ratio."""
+        clear = [t for t in self.timings if t.verdict in ("faster", "slower") and t.judged and t.ratio > 0]
+        return max(clear, key=lambda t: (abs(math.log(t.ratio)), t.case), default=None)
+
+    @property
+    def summary(self) -> str:
+        """One line: how many cells got faster, slower or neither, and the largest change."""
+        counts = self.verdict_counts()
+        text = ", ".join(f"{n} {word}" for word, n in counts.items())
+        text += f", {len(self.unstable)} unstable"
+        flagged = sum(1 for t in self.timings if t.flags and not t.unsteady)
+        if flagged:
+            text += f", {flagged} flagged (not judged)"
+        big = self.largest
+        return text + (f"; largest {speed_words(big.ratio)} on {big.case}" if big is not None else "; no clear change")
+
+    @property
+    def geomean_line(self) -> str:
+        return geomean_text(self.geomean)
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["timings"] = [{**asdict(t), "ratio": round(t.ratio, 6)} for t in self.timings]
+        data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
+        data["summary"] = self.summary
+        data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
         return data
 
 
-def diff_runs(before: RunSummary, after: RunSummary) -> RunDiff:
-    """What changed from ``before`` to ``after``, two runs of one workload (else DiffRefused)."""
-    if before.workload != after.workload:
+def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary]:
+    found = [runs] if isinstance(runs, RunSummary) else list(runs)
+    if not found:
+        raise DiffRefused(f"no {role} run")
+    first = found[0]
+    for other in found[1:]:
+        if (other.workload, other.target) != (first.workload, first.target):
+            raise DiffRefused(f"{other.run_id} is a run of {other.workload!r} on {other.target}, {first.run_id} of {first.workload!r} on {first.target}: replicates of one side are runs of one workload on one target")
+    for other in found[1:]:
+        differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))  # type: ignore[arg-type]
+        if differ:
+            raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(c.text for c in differ)}")
+    ids = [r.run_id for r in found]
+    if len(set(ids)) != len(ids):
+        raise DiffRefused(f"a {role} run is given twice: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}")
+    return found
+
+
+def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list[list[float]]]:
+    """The median of the runs' warm medians, and each run's kept samples, over the runs whose cell passed."""
+    cells = [r.cells.get(case) for r in runs]
+    passed = [c for c in cells if c is not None and c.status == "pass" and c.warm_median_s]
+    if len(passed) != len(runs):
+        return None, []
+    samples = [list(c.warm_samples_s) for c in passed if c.warm_samples_s]
+    return statistics.median(c.warm_median_s for c in passed), (samples if len(samples) == len(passed) else [])  # type: ignore[misc]
+
+
+def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Sequence[RunSummary]) -> RunDiff:
+    """What changed from ``before`` to ``after`` (a run or replicates of one), one workload (else DiffRefused)."""
+    befores, afters = _side(before, "before"), _side(after, "after")
+    first, last = befores[0], afters[0]
+    if first.workload != last.workload:
         raise DiffRefused(
-            f"{before.run_id} is a run of {before.workload!r} and {after.run_id} of {after.workload!r}: "
+            f"{first.run_id} is a run of {first.workload!r} and {last.run_id} of {last.workload!r}: "
             "diff compares two runs of one workload"
         )
-    result = RunDiff(before.run_id, after.run_id, (before.outcome, after.outcome), (before.target, after.target))
-    timed: list[tuple[TimingChange, CellSummary, CellSummary]] = []
-    for case in sorted(set(before.cells) | set(after.cells)):
-        old, new = before.cells.get(case), after.cells.get(case)
+    overlap = {r.run_id for r in befores} & {r.run_id for r in afters}
+    if overlap:
+        raise DiffRefused(f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself")
+    result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (first.target, last.target))
+    result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
+    result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))  # type: ignore[arg-type]
+    timing_changes = [c.text for c in result.criteria if c.judges == "timing"]
+    timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
+    for case in sorted(set(first.cells) | set(last.cells)):
+        old, new = first.cells.get(case), last.cells.get(case)
         if old is None:
             result.added.append(case)
         elif new is None:
             result.removed.append(case)
         elif old.status != new.status:
-            change = (case, old.status, new.status)
-            if new.status in FAILING and old.status not in FAILING:
-                result.new_failures.append(change)
-            elif new.status == "pass" and old.status != "pass":
-                result.fixed.append(change)
-            else:
-                result.other_changes.append(change)
-        # Only timings of cells that passed in both runs are compared.
-        if old and new and old.status == "pass" and new.status == "pass" and old.warm_median_s and new.warm_median_s:
-            change = TimingChange(case, old.warm_median_s, new.warm_median_s, timing_flags(before, after, old, new))
+            _status_change(result, case, old, new)
+        # Only timings of cells that passed in every run of both sides are compared.
+        before_s, before_samples = _side_samples(befores, case)
+        after_s, after_samples = _side_samples(afters, case)
+        if old and new and before_s and after_s:
+            flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
+            flags += _replicate_flags("before", befores, before_samples) + _replicate_flags("after", afters, after_samples)
+            change = TimingChange(case, before_s, after_s, flags)
             result.timings.append(change)
-            timed.append((change, old, new))
-    _judge_timings(timed)
-    for key in sorted(set(before.versions) | set(after.versions)):
-        a, b = before.versions.get(key, "unknown"), after.versions.get(key, "unknown")
+            timed.append((change, before_samples, after_samples))
+    result.geomean = geometric_mean(_judge_timings(timed))
+    for key in sorted(set(first.versions) | set(last.versions)):
+        a, b = first.versions.get(key, "unknown"), last.versions.get(key, "unknown")
         if a != b:
             result.versions.append((key, a, b))
-    result.code_and_data = code_and_data_changes(before, after)
+    result.code_and_data = code_and_data_changes(first, last)
     return result
 
 
@@ -173,20 +293,55 @@ def code_and_data_changes(before: RunSummary, after: RunSummary) -> list[tuple[s
     return changes
 
 
+def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
+    change = (case, old.status, new.status)
+    if new.status in FAILING and old.status not in FAILING:
+        result.new_failures.append(change)
+    elif new.status == "pass" and old.status != "pass":
+        # Without its dtype (a summary from before dtypes were kept) every correctness change applies.
+        relevant = changed_for(result.criteria, new.dtype or "") if new.dtype else [c for c in result.criteria if c.judges == "correctness"]
+        if relevant:
+            result.changed_criterion.append(CriterionPass(case, old.status, new.status, tuple(c.text for c in relevant)))
+        else:
+            result.fixed.append(change)
+    else:
+        result.other_changes.append(change)
+
+
+def largest_changes(diff: RunDiff, count: int) -> list[str]:
+    """The ``count`` cells whose timing changed most (by the log of the ratio), judged and unflagged first."""
+    def rank(t: TimingChange) -> tuple[int, float, str]:
+        judged = t.verdict in ("faster", "slower") and t.judged
+        return (0 if judged else 1, -abs(math.log(t.ratio)) if 0 < t.ratio < math.inf else 0.0, t.case)
+
+    # An unstable cell decides nothing, so it leads no chart (the diff below names it).
+    return [t.case for t in sorted((t for t in diff.timings if not t.unsteady), key=rank)[:count]]
+
+
 def _interval_text(change: TimingChange) -> str:
     return "" if change.low is None or change.high is None else f", 95% interval {change.low:.3f} to {change.high:.3f}"
 
 
 def format_diff(diff: RunDiff) -> str:
-    """The comparison as terminal text."""
-    lines = [f"{diff.before} -> {diff.after}", f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}"]
+    """The comparison as terminal text: every change of criteria first, then the results."""
+    runs = ""
+    if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
+        runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
+    lines = [f"{diff.before} -> {diff.after}{runs}"]
+    lines.append(f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else ""))
+    lines += [f"  {c.text}" for c in diff.criteria]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
+    lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
-    for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed), ("other status changes", diff.other_changes)):
+    for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed)):
         lines.append(f"{title}: {len(rows)}")
         lines += [f"  {case}: {old} -> {new}" for case, old, new in rows]
+    lines.append(f"{CHANGED_CRITERION} (not fixed): {len(diff.changed_criterion)}")
+    lines += [f"  {c.case}: {c.before} -> {c.after}, {c.text}" for c in diff.changed_criterion]
+    lines.append(f"other status changes: {len(diff.other_changes)}")
+    lines += [f"  {case}: {old} -> {new}" for case, old, new in diff.other_changes]
     lines.append(f"cells added: {len(diff.added)}")
     lines += [f"  {case}" for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
@@ -195,28 +350,50 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
     lines.append(f"code and data changes: {len(diff.code_and_data)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
+    lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
+    if diff.geomean is not None:
+        lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
     lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
     return "\n".join(lines)
 
 
-def diff_command(a: Path | str, b: Path | str, fmt: str = "text", max_bytes: int | None = None, follow_symlinks: bool = False) -> str:
-    """`reportgen diff A B`: A and B are logs or run directories, local or s3://."""
+def _geomean_text(geo: GeoMean) -> str:
+    cells = f"{geo.cells} cell{'s' if geo.cells != 1 else ''}"
+    if geo.low is None or geo.high is None:
+        return f"{speed_words(geo.ratio)} at the point estimate, over {cells} (no interval: too few samples)"
+    interval = f"95% interval {geo.low:.3f}x to {geo.high:.3f}x"
+    if geo.verdict == "no clear difference":
+        return f"no clear difference ({speed_words(geo.ratio)} at the point estimate, {interval}) over {cells}"
+    return f"{speed_words(geo.ratio)} ({interval}) over {cells}"
+
+
+def geomean_text(geo: GeoMean | None) -> str:
+    return "not measured: no unflagged cell with an interval" if geo is None else _geomean_text(geo)
+
+
+def diff_command(a: Path | str | Sequence[Path | str], b: Path | str | Sequence[Path | str], fmt: str = "text", max_bytes: int | None = None, follow_symlinks: bool = False) -> str:
+    """`reportgen diff A B` (or several runs a side): logs or run directories, local or s3://."""
     from reportgen.render.report import judge_log
     from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
     from reportgen.storage.sources import find_one
     from reportgen.publish.summary import summarize
 
     limit = DEFAULT_MAX_LOG_BYTES if max_bytes is None else max_bytes
-    summaries = []
-    for path in (a, b):
-        entry = find_one(path, None, follow_symlinks, limit)
-        summaries.append(summarize(judge_log(entry.path, entry.annotations, max_bytes=limit, beside=False)))
-    diff = diff_runs(*summaries)
+    sides = []
+    for side in (a, b):
+        paths = [side] if isinstance(side, (str, Path)) else list(side)
+        summaries = []
+        for path in paths:
+            entry = find_one(path, None, follow_symlinks, limit)
+            summaries.append(summarize(judge_log(entry.path, entry.annotations, max_bytes=limit, beside=False)))
+        sides.append(summaries)
+    diff = diff_runs(*sides)
+    workload = sides[0][0].workload
     if fmt == "json":
         return json.dumps(diff.to_dict(), indent=2, sort_keys=True)
     if fmt == "md":
         from reportgen.render.templating import render_md
 
-        return render_md("diff.md.j2", diff=diff, workload=summaries[0].workload, targets_differ=TARGETS_DIFFER).rstrip("\n")
+        return render_md("diff.md.j2", diff=diff, workload=workload, targets_differ=TARGETS_DIFFER).rstrip("\n")
     return format_diff(diff)

@@ -39,7 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from reportgen import __version__
 from reportgen.contract.events import Count
-from reportgen.publish.diff import RunDiff, diff_runs
+from reportgen.judge.timing_stability import series_flag
+from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
 from reportgen.model.runmodel import STATUS_ORDER
@@ -284,7 +285,7 @@ def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[d
     return rows
 
 
-def _workload_context(runs: list[RunSummary]) -> dict[str, Any]:
+def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
     """One history per target: runs on different targets are never compared as consecutive."""
     ordered = sorted(runs, key=lambda s: s.sort_key)
     by_target: dict[str, list[RunSummary]] = {}
@@ -293,19 +294,41 @@ def _workload_context(runs: list[RunSummary]) -> dict[str, Any]:
     return {
         "workload": ordered[-1].workload,
         "runs": len(ordered),
-        "targets": [_target_history(target, history) for target, history in sorted(by_target.items())],
+        "targets": [_target_history(target, history, watched) for target, history in sorted(by_target.items())],
         "status_order": STATUS_ORDER,
         "symbols": SYMBOLS,
         "verdict_classes": {"slower": "ratio-up", "faster": "ratio-down"},
     }
 
 
-def _target_history(target: str, history: list[RunSummary]) -> dict[str, Any]:
+def _target_history(target: str, history: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The runs on one target, oldest first; charts and columns follow the cells that changed most
+    against the previous run (see diff.largest_changes) plus the cells the site configuration names."""
     latest = history[-1]
-    key_cases = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
     diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [(a, b, diff_runs(a, b)) for a, b in zip(history, history[1:])]
-    figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}") if len(history) > 1 else []
-    return {"target": target, "anchor": f"target-{slug(target, 24)}", "history": history, "key_cases": key_cases, "diffs": list(reversed(diffs)), "figures": figures}
+    named = [c for c in watched if c in latest.cells]
+    if diffs:
+        changed = largest_changes(diffs[-1][2], KEY_TIMINGS)
+        why = "the cells with the largest change against the previous run"
+    else:
+        changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
+        why = "the first cells with a warm median (one run: nothing to compare yet)"
+    key_cases = named + [c for c in changed if c not in named]
+    points = {after.run_id: (d.geomean.ratio, d.geomean.low, d.geomean.high, d.geomean.cells) for _, after, d in diffs if d.geomean is not None}
+    figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
+    geomeans = {after.run_id: d.geomean_line for _, after, d in diffs}
+    unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
+    return {
+        "target": target, "anchor": f"target-{slug(target, 24)}", "history": history, "key_cases": key_cases,
+        "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
+        "summary": diffs[-1][2].summary if diffs else "", "interval_scope": diffs[-1][2].interval_scope if diffs else "",
+        "geomeans": geomeans, "unstable": unstable, "diffs": list(reversed(diffs)), "figures": figures,
+    }
+
+
+def _unstable_cell(summary: RunSummary, case: str) -> str | None:
+    cell = summary.cells.get(case)
+    return series_flag(cell.warm_samples_s) if cell is not None else None
 
 
 def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str], result: SiteResult) -> None:
@@ -371,7 +394,7 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
         campaigns = _campaign_pages(paths, entries, out_dir, assets, result)
-        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), campaigns)
+        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns)
         result.written += written
     _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
     for gone in sorted(set(state.get("workloads", {})) - set(workloads)):
@@ -448,12 +471,12 @@ def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path
     return pages
 
 
-def _workload_key(runs: list[Entry], related: list[ComparisonLink]) -> str:
-    """Changes when a workload page would: its runs (by content) or its comparisons change."""
-    return hashlib.sha256(json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related]], sort_keys=True).encode()).hexdigest()
+def _workload_key(runs: list[Entry], related: list[ComparisonLink], watched: tuple[str, ...] = ()) -> str:
+    """Changes when a workload page would: its runs (by content), its comparisons or the named cells change."""
+    return hashlib.sha256(json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related], list(watched)], sort_keys=True).encode()).hexdigest()
 
 
-def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, campaigns: list[CampaignPage] | None = None) -> tuple[list[Path], dict[str, str], list[str]]:
+def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, watched: tuple[str, ...] = (), campaigns: list[CampaignPage] | None = None) -> tuple[list[Path], dict[str, str], list[str]]:
     """Workload pages whose inputs changed (``known``: each page's key at the last build) and
     the index; returns what was written, each workload page's key, and the index's files."""
     written: list[Path] = []
@@ -465,10 +488,10 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
     for wslug, runs in sorted(by_workload.items()):
         page = out_dir / "workloads" / wslug / "index.html"
         related = [c for c in comparisons or [] if c.workload == runs[0].summary.workload]
-        keys[wslug] = _workload_key(runs, related)
+        keys[wslug] = _workload_key(runs, related, watched)
         if (known or {}).get(wslug) == keys[wslug] and page.is_file():
             continue
-        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs])), out_dir):
+        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs], watched)), out_dir):
             written.append(page)
     index_written, index_pages = write_index(summaries, out_dir, assets, comparisons or [], campaigns or [])
     return written + index_written, keys, index_pages

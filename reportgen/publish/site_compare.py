@@ -9,10 +9,20 @@ A site configuration is TOML. ``reportgen site --config FILE`` names it; without
     candidate_target = "neuron"
     workloads = ["tiny-encoder"]      # optional: only these workloads
 
+    # Cells the workload histories always chart and list, beside those that changed most.
+    [history]
+    cases = ["b1-l128-contiguous-float32-compiled"]
+
     # One pair, by run id.
     [[compare]]
     baseline = "tiny-encoder-cuda-20261129T225259Z-866a85"
     candidate = "tiny-encoder-neuron-20261201T101010Z-123abc"
+
+    # Replicates: a list of run ids a side (one workload and target each); the interval then
+    # includes the variation between runs (see `reportgen compare --help`).
+    [[compare]]
+    baseline = ["tiny-encoder-cuda-...-a", "tiny-encoder-cuda-...-b", "tiny-encoder-cuda-...-c"]
+    candidate = ["tiny-encoder-neuron-...-a", "tiny-encoder-neuron-...-b", "tiny-encoder-neuron-...-c"]
 
 Nothing is compared across workloads: a declared pair of two workloads is refused like any
 pair ``reportgen compare`` refuses, and reported; the rest of the site is built. A page is
@@ -25,7 +35,7 @@ import hashlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -47,9 +57,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+RunIds = Annotated[str, Field(min_length=1)] | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=50)]
+
+
 class _Pair(_Strict):
-    baseline: str = Field(min_length=1, description="Run id of the baseline run.")
-    candidate: str = Field(min_length=1, description="Run id of the candidate run.")
+    baseline: RunIds = Field(description="Run id of the baseline run, or a list of replicate runs' ids.")
+    candidate: RunIds = Field(description="Run id of the candidate run, or a list of replicate runs' ids.")
+
+    def ids(self, side: str) -> list[str]:
+        value = getattr(self, side)
+        return [value] if isinstance(value, str) else list(value)
 
 
 class _Latest(_Strict):
@@ -58,9 +75,14 @@ class _Latest(_Strict):
     workloads: list[str] | None = None
 
 
+class _History(_Strict):
+    cases: list[str] = Field(default_factory=list, max_length=50, description="Case keys every history charts and lists, beside the cells that changed most.")
+
+
 class SiteConfig(_Strict):
     compare: list[_Pair] = Field(default_factory=list)
     compare_latest: list[_Latest] = Field(default_factory=list)
+    history: _History = Field(default_factory=_History)
 
 
 def load_site_config(path: Path) -> SiteConfig:
@@ -92,10 +114,18 @@ def find_site_config(paths: list[Path]) -> Path | None:
 class PlannedPair:
     baseline: RunSummary
     candidate: RunSummary
+    baseline_more: tuple[RunSummary, ...] = ()  # replicates beyond the first run of each side
+    candidate_more: tuple[RunSummary, ...] = ()
 
     @property
     def slug(self) -> str:
-        return slug(f"{self.baseline.run_id}-vs-{self.candidate.run_id}", limit=80)
+        if not (self.baseline_more or self.candidate_more):
+            return slug(f"{self.baseline.run_id}-vs-{self.candidate.run_id}", limit=80)
+        every = [r.run_id for r in (self.baseline, *self.baseline_more)] + ["vs"] + [r.run_id for r in (self.candidate, *self.candidate_more)]
+        return slug(f"{self.baseline.run_id}-x{1 + len(self.baseline_more)}-vs-{self.candidate.run_id}-x{1 + len(self.candidate_more)}-" + "\0".join(every), limit=80)
+
+    def runs(self, side: str) -> list[RunSummary]:
+        return [self.baseline, *self.baseline_more] if side == "baseline" else [self.candidate, *self.candidate_more]
 
 
 def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[PlannedPair], list[str]]:
@@ -104,11 +134,13 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
     pairs: dict[tuple[str, str], PlannedPair] = {}
     problems: list[str] = []
     for pair in config.compare:
-        missing = [rid for rid in (pair.baseline, pair.candidate) if rid not in by_id]
+        base_ids, cand_ids = pair.ids("baseline"), pair.ids("candidate")
+        missing = [rid for rid in base_ids + cand_ids if rid not in by_id]
         if missing:
             problems.append(f"site configuration: comparison {pair.baseline!r} against {pair.candidate!r} skipped: no run with id {', '.join(repr(m) for m in missing)}")
             continue
-        pairs[(pair.baseline, pair.candidate)] = PlannedPair(by_id[pair.baseline], by_id[pair.candidate])
+        base, cand = [by_id[r] for r in base_ids], [by_id[r] for r in cand_ids]
+        pairs[("\0".join(base_ids), "\0".join(cand_ids))] = PlannedPair(base[0], cand[0], tuple(base[1:]), tuple(cand[1:]))
     for rule in config.compare_latest:
         by_workload: dict[str, list[RunSummary]] = {}
         for s in summaries:
@@ -159,15 +191,18 @@ def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[Path, str]
     """
     pages = ComparisonPages()
     for pair in pairs:
-        (log_a, key_a), (log_b, key_b) = logs[pair.baseline.run_id], logs[pair.candidate.run_id]
-        key = hashlib.sha256(f"{key_a}\0{key_b}".encode()).hexdigest()
+        found = [[logs[r.run_id] for r in pair.runs(side)] for side in ("baseline", "candidate")]
+        keys = f"{found[0][0][1]}\0{found[1][0][1]}"
+        if len(found[0]) > 1 or len(found[1]) > 1:  # replicates: every run's key, side by side
+            keys = "\1".join("\0".join(key for _, key in side) for side in found)
+        key = hashlib.sha256(keys.encode()).hexdigest()
         page_dir = out_dir / "comparisons" / pair.slug
         previous = cached.get(pair.slug)
         if previous and previous.get("key") == key and (page_dir / "index.html").is_file():
             link = ComparisonLink.from_dict(previous["link"])
         else:
             try:
-                comparison = gather(log_a, log_b)
+                comparison = gather([log for log, _ in found[0]], [log for log, _ in found[1]])
             except (CompareRefused, ReportInputError) as exc:
                 pages.rejected.append(f"comparison {pair.baseline.run_id} against {pair.candidate.run_id} not built: {exc}")
                 continue

@@ -15,6 +15,7 @@ from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.identity import weights_facts
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.judge.criteria import declared_criteria
 from reportgen.render.report import JudgedRun
 
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
@@ -37,6 +38,7 @@ class CellSummary:
     warm_samples_s: list[float] | None = None  # the kept warm samples: diffs judge ratios by their interval
     cold_s: float | None = None  # the cold first call, as the timing event recorded it
     compile_s: float | None = None  # compile + first result of the cell's (forward) graph
+    dtype: str | None = None  # the criteria that judged it are per dtype
 
 
 @dataclass
@@ -62,6 +64,7 @@ class RunSummary:
     evidence: str = ""  # e.g. "on cpu: not evidence for neuron"
     code_data: dict[str, str] = field(default_factory=dict)  # collector, git state, files read: key -> value
     hashes: dict[str, list[str | None]] = field(default_factory=dict)  # weights/inputs -> [content sha256 or None, file sha256]
+    criteria: dict[str, dict[str, str | None]] = field(default_factory=dict)  # judge.criteria.Declared by key, as plain data
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,6 +107,7 @@ def summarize(judged: JudgedRun) -> RunSummary:
         scope_not_passed=[[row.label, row.value] for row in judged.view.scope.not_passed],
         code_data={i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")},
         hashes=_hashes(run),
+        criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
     )
 
 
@@ -121,10 +125,11 @@ def _hashes(run: RunModel) -> dict[str, list[str | None]]:
 
 def cell_summary(cell: CellRecord) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared."""
+    dtype = cell.planned.dtype
     if cell.status != "pass" or cell.warm_median_s is None:
-        return CellSummary(cell.status, None, bool(cell.fallback_items))
+        return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype)
     warm = cell.warm
     samples = list(warm.samples_s) if warm is not None else None
     compiled = cell.compile
     compile_s = compiled.compile_first_result_s if compiled is not None else None
-    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s)
+    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s, dtype)

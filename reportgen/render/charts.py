@@ -264,11 +264,13 @@ def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[
     return {case: [found.get((case, run), "") for run in order] for case in cases}
 
 
-def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
+def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[str, tuple[float, float | None, float | None, int]] | None = None) -> list[Figure]:
     """Charts over the runs of one workload on one target, oldest first, from a history frame.
 
     ``history`` is ``reportgen.publish.frame.history_frame`` of those runs. Timings exist only
     for cells that passed, so a run where a cell did not pass leaves a gap, never a zero.
+    ``geomeans`` maps a run id to its geometric mean against the previous run (ratio, interval
+    low and high, cells covered), as the run-to-run diff judged it.
     """
     if history.empty:
         return []
@@ -311,6 +313,16 @@ def trend_figures(history: Any, cases: list[str], prefix: str) -> list[Figure]:
         for n, case in enumerate(cases):
             fig.add_trace(go.Scatter(x=xs, y=values[case], mode="lines+markers", name=plain(_short(case)), line={"color": TREND_COLOURS[n % len(TREND_COLOURS)]}, hovertemplate=f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>"))
         figures.append(Figure(f"{prefix}-trend-{key}", title, caption, _spec(fig)))
+    if geomeans:
+        fig = go.Figure(layout={**base, "title": {"text": "Geometric mean of warm ratios against the previous run"}, "yaxis": {"title": {"text": "after / before"}, "type": "log"}, "showlegend": False})
+        points = [(labels[r], *geomeans[r]) for r in order if r in geomeans]
+        fig.add_trace(go.Scatter(
+            x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers", name="geometric mean", line={"color": TREND_COLOURS[0]},
+            error_y={"type": "data", "symmetric": False, "array": [(p[3] - p[1]) if p[3] is not None else 0 for p in points], "arrayminus": [(p[1] - p[2]) if p[2] is not None else 0 for p in points]},
+            customdata=[p[4] for p in points], hovertemplate="%{x}<br>%{y:.3f}x over %{customdata} cells<extra></extra>",
+        ))
+        fig.add_hline(y=1.0, line={"dash": "dot", "color": "#777"})
+        figures.append(Figure(f"{prefix}-trend-geomean", "Geometric mean against the previous run", "Per run, the geometric mean of its warm ratios against the run before it (above 1: slower), with the 95% interval; only cells stable, unflagged and timed in both runs.", _spec(fig)))
     passed = history[history["status"] == "pass"].groupby("run_id").size()
     planned = history.groupby("run_id").size()
     fig = go.Figure(layout={**base, "title": {"text": "Cells that passed, per run"}, "yaxis": {"title": {"text": "cells"}, "rangemode": "tozero"}, "showlegend": False})

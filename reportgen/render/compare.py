@@ -1,4 +1,4 @@
-"""`reportgen compare BASELINE CANDIDATE`: two runs of one workload, side by side.
+"""`reportgen compare BASELINE CANDIDATE` (or --baseline RUN ... --candidate RUN ...): one workload, side by side.
 
 Two phases as for a report: gather (read, validate, judge both runs, compare), then write
 ``compare.html``, ``compare.md`` and, asked for, ``compare.json``. The pages show at most
@@ -50,11 +50,18 @@ def judge_side(log: LogRef) -> JudgedSide:
     return JudgedSide(run, applied.by_case, disposition)
 
 
-def gather(baseline: LogRef | str, candidate: LogRef | str) -> Comparison:
-    """Judge both runs and compare them; raises ReportInputError or CompareRefused."""
-    sides = judge_side(one_log(baseline)), judge_side(one_log(candidate))
+Runs = LogRef | str | list[LogRef | str]  # one run, or a side's replicates (the first speaks for the side)
+
+
+def _judged(runs: Runs) -> list[JudgedSide]:
+    return [judge_side(one_log(run)) for run in (runs if isinstance(runs, list) else [runs])]
+
+
+def gather(baseline: Runs, candidate: Runs) -> Comparison:
+    """Judge every run and compare the sides; raises ReportInputError or CompareRefused."""
+    base, cand = _judged(baseline), _judged(candidate)
     try:
-        return compare_runs(*sides)
+        return compare_runs(base[0], cand[0], tuple(base[1:]), tuple(cand[1:]))
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
 
@@ -86,7 +93,7 @@ def _stylesheet(out_dir: Path) -> Assets:
     return Assets(css=f"assets/{name}", js="", site_js="", plotly="")
 
 
-def build_comparison(baseline: LogRef | str, candidate: LogRef | str, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:
+def build_comparison(baseline: Runs, candidate: Runs, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:
     with paused_gc():
         comparison = gather(baseline, candidate)
         assets = _stylesheet(out_dir) if "html" in formats else Assets("", "", "", "")

@@ -14,6 +14,7 @@ from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
+CHANGED_SYMBOL = "≠"  # a pass under a criterion the other run did not declare: never shown as a plain pass
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
 COMPARE_DETAILS = "compare-details.csv"  # every compared cell, one row each (the pages show DETAIL_CAP rows per table)
 
@@ -23,8 +24,14 @@ METHOD = (
     "pairwise log time ratios that the Mann-Whitney rank test puts around their median "
     "(Hodges-Lehmann). A cell is 'slower' when the whole interval lies above 1, 'faster' when it "
     "lies below 1, otherwise 'no clear difference': the noise decides, not a fixed percentage. "
-    "The geometric mean covers the cells timed on both sides without a flag; its interval "
-    "combines the cells' intervals in log space."
+    "The ratio shown is that estimate, the one the interval is built around. With one run a side "
+    "the interval covers sampling within the two runs only. With replicates (several runs a "
+    "side) it comes from a hierarchical bootstrap (fixed seed) over runs and then each run's "
+    "samples, of the difference between the sides' mean log run medians, so it includes the "
+    "variation between runs. A cell whose warm series, in any run, is not stable reads 'unstable "
+    "timing' and decides nothing. The geometric mean covers the cells timed on "
+    "both sides without a flag and with stable series; its interval combines the cells' "
+    "intervals in log space."
 )
 
 
@@ -53,6 +60,7 @@ class CellRow:
     task: tuple[str, str]
     reference_agree: str
     reference_anchor: str
+    criteria: str = ""  # "judged under a changed criterion: ..." when the two runs' criteria for it differ
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,9 @@ class CompareView:
     candidate: SideView
     notes: list[str]
     honesty: str
+    criteria: list[str]  # every criterion the two runs declared differently, shown before any result
+    interval_scope: str  # what variation the intervals cover
+    replicates: tuple[tuple[str, ...], tuple[str, ...]]
     versions: list[tuple[str, str, str]]
     cells: list[CellRow]
     references: list[tuple[str, str, str, str]]
@@ -119,6 +130,9 @@ def _task(side: CellSide) -> str:
 
 def _cell_row(cell: CellComparison) -> CellRow:
     statuses = tuple((s.status, s.status + (" (explained)" if s.explained and s.status != "pass" else ""), SYMBOLS.get(s.status, "?")) for s in (cell.baseline, cell.candidate))
+    changed = "; ".join(cell.changed_criteria)
+    if changed and cell.candidate.status == "pass":
+        statuses = (statuses[0], ("changed", f"passes under a changed criterion: {changed}", CHANGED_SYMBOL))
     agree = {True: "yes", False: "no", None: "not measured"}[cell.reference.agree]
     return CellRow(
         case=cell.case,
@@ -132,6 +146,7 @@ def _cell_row(cell: CellComparison) -> CellRow:
         task=(_task(cell.baseline), _task(cell.candidate)),
         reference_agree=agree,
         reference_anchor=_reference_anchor(cell.reference.key),
+        criteria=f"judged under a changed criterion: {changed}" if changed else "",
     )
 
 
@@ -190,15 +205,17 @@ def _timing_row(cell: CellComparison) -> TimingRow:
 
 def _geomean_rows(comparison: Comparison) -> list[Row]:
     geo = comparison.geomean
-    excluded = len(comparison.flagged)
+    unstable = {c.case for c in comparison.unstable}
+    excluded = len([c for c in comparison.flagged if c.case not in unstable])
     if geo is None:
-        return [Row("geometric mean of warm ratios", "not measured: no cell timed on both sides without a flag")]
+        return [Row("geometric mean of warm ratios", "not measured: no cell timed on both sides without a flag and with stable series")]
     interval = "not available (too few samples)" if geo.low is None or geo.high is None else "{} to {}".format(*interval_text(geo.low, geo.high))
     return [
         Row("geometric mean of warm ratios (candidate / baseline)", f"{geo.ratio:.3g}"),
         Row(f"{geo.confidence:.0%} interval", interval),
         Row("verdict", geo.verdict),
-        Row("cells covered", f"{geo.cells} of {len(comparison.cells)} compared" + (f"; {excluded} flagged cell(s) left out" if excluded else "")),
+        Row("variation the interval covers", comparison.interval_scope),
+        Row("cells covered", f"{geo.cells} of {len(comparison.cells)} compared" + (f"; {excluded} flagged cell(s) left out" if excluded else "") + (f"; {len(comparison.unstable)} with unstable timing left out" if comparison.unstable else "")),
         Row("compile + first result, median per new shape", f"{fmt(comparison.compile_cost.baseline_s, ' s')} on the baseline, {fmt(comparison.compile_cost.candidate_s, ' s')} on the candidate ({comparison.compile_cost.shapes} compiled shape(s) correct on both)"),
     ]
 
@@ -237,6 +254,9 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         candidate=_side_view(c),
         notes=comparison.notes,
         honesty=_honesty(comparison),
+        criteria=[c.text for c in comparison.criteria],
+        interval_scope=comparison.interval_scope,
+        replicates=(b.replicates or (b.run_id,), c.replicates or (c.run_id,)),
         versions=[(k, b.versions.get(k, "unknown"), c.versions.get(k, "unknown")) for k in keys],
         cells=cells,
         references=references[:DETAIL_CAP],
@@ -311,5 +331,7 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
     if comparison.geomean is not None:
         data["geomean"]["verdict"] = comparison.geomean.verdict
     data["verdict_counts"] = comparison.verdict_counts()
+    data["interval_scope"] = comparison.interval_scope
+    data["unstable_cells"] = [c.case for c in comparison.unstable]
     data["method"] = METHOD
     return data
