@@ -515,3 +515,28 @@ def test_a_dtype_without_its_criteria_is_skipped_with_the_reason_and_the_others_
             assert result.status == "skipped" and "no task criterion for float64" in (result.skip_reason or ""), (case, result)
         else:
             assert result.status == "pass", (case, result)
+
+
+# --- a non-finite reference element: every statistic finite or null ----------------------------
+
+# y has 1 x 4 x 4 = 16 elements at batch 1: the first, a middle and the last.
+@pytest.mark.parametrize("where", [0, 7, 15], ids=["first", "middle", "last"])
+@pytest.mark.parametrize("fault", ["nan-at", "inf-at"])
+def test_a_non_finite_reference_element_is_recorded_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], fault: str, where: int
+) -> None:
+    # The output equals the reference there exactly; every other element is within tolerance.
+    monkeypatch.setenv("FAULTY", f"{fault}@{where}")
+    run_dir, code = _execute(tmp_path, modes=["eager"], only=["b1-*"])
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    result = next(e for e in _events(log) if e.kind == "case_result")
+    stats = result.error_stats
+    # NaN - NaN and Inf - Inf are NaN: that element (and only it) fails, and it is the worst one.
+    assert stats.mismatched == 1
+    assert stats.worst_index == [0, where // 4, where % 4]
+    assert stats.allowed_at_worst is None and stats.diff_at_worst is None
+    assert stats.max_abs is None and stats.max_rel is None

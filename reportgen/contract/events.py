@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 1
+SCHEMA_MINOR = 2
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
@@ -436,9 +436,13 @@ class ErrorStats(Strict):
     max_rel: NonNegative | None
     mismatched: int = Field(ge=0, le=INT64_MAX)
     total: int = Field(ge=0, le=INT64_MAX)
-    worst_index: list[Int64] = Field(description="Index of the element with the largest |diff| / allowance.")
+    worst_index: list[Int64] = Field(
+        description="Index of the element with the largest |diff| / allowance: among the failing elements when any fails (from 1.2; a NaN difference ranks above every other)."
+    )
     worst_output: str = ""
-    allowed_at_worst: NonNegative = Field(description="atol + rtol * |ref| at the worst index.")
+    allowed_at_worst: NonNegative | None = Field(
+        description="atol + rtol * |ref| at the worst index; null (from 1.2) when that is not finite (a NaN or Inf in the reference there)."
+    )
     diff_at_worst: NonNegative | None
     per_output: list[OutputStats] | None = Field(None, description="Per output; absent in logs written before 1.1.")
 

@@ -779,7 +779,7 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         stats = [
             Row("mismatched", f"{s.mismatched} of {s.total}"),
             Row("max abs / max rel", f"{stat_text(s.max_abs, bad)} / {stat_text(s.max_rel, bad)}"),
-            Row(where, f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {fmt(s.allowed_at_worst)}"),
+            Row(where, f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {stat_text(s.allowed_at_worst, 0)}"),
         ]
         stats += region_rows(s)
     if result and result.task_metric:
