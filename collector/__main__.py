@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from collector import planschema
+from collector import interrupt, planschema
 
 EPILOG = """\
 exit codes:
@@ -20,7 +20,8 @@ exit codes:
        that ends with an aborted run_end giving the reason)
   3    the target backend is not available on this host
   4    out of space (a full disk or a file-size limit): the log is valid up to its last line
-  130  interrupted (SIGINT), 143 terminated (SIGTERM): the log ends with an aborted run_end
+  130  interrupted (SIGINT), 143 terminated (SIGTERM): the log ends with an aborted run_end;
+       before the run started (while torch imports): one line, and nothing is written
 
 examples:
   python -m collector --workload collector/workloads/tiny_encoder.toml --target cpu --out runs
@@ -74,6 +75,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    interrupt.install_early()  # torch's import can take half a minute on a loaded host
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     from collector.plan import PlanError, load_plan

@@ -28,6 +28,7 @@ A failing cell never stops the matrix.
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -103,9 +104,12 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
     Never raises: a failure at one cell is recorded on that cell; what ends the run is told
     in one line on stderr and in the aborted run_end's reason.
     """
+    # Held until the handlers that close a run are in place, so none lands between the two.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, set(EXIT_ABORTED))
     run = Run(plan, backend, options)
     previous = interrupt.install()
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         try:
             setup.start(run)
         except OSError as exc:
@@ -125,6 +129,11 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         run.progress.say(f"done: {run.recorded} of {len(run.cells)} cells recorded, log {run.dir / 'events.jsonl'}")
         return run.dir, 0
     except Aborted as exc:
+        if run.log is None:  # no log yet: nothing to keep
+            finish(run, "aborted")
+            shutil.rmtree(run.dir, ignore_errors=True)
+            say(f"interrupted before the run started ({exc}); nothing was written")
+            return None, EXIT_ABORTED[exc.signum]
         finish(run, "aborted", f"received {exc}")
         say(f"aborted by {exc}; the log up to here is intact, the cells without a result are untested")
         return run.dir, EXIT_ABORTED[exc.signum]

@@ -540,3 +540,32 @@ def test_a_non_finite_reference_element_is_recorded_not_a_crash(
     assert stats.worst_index == [0, where // 4, where % 4]
     assert stats.allowed_at_worst is None and stats.diff_at_worst is None
     assert stats.max_abs is None and stats.max_rel is None
+
+
+# --- a signal while torch imports -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_torch_imports_is_one_line_and_writes_nothing(tmp_path: Path, signum: int) -> None:
+    mark, out, scratch = tmp_path / "importing", tmp_path / "runs", tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tests" / "slow_import"), "SLOW_IMPORT_MARK": str(mark), "TMPDIR": str(scratch)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(out)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists(), "the collector never began importing torch"
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], stderr
+    assert stderr.splitlines() == [f"collector: interrupted before the run started ({signal.Signals(signum).name}); nothing was written"]
+    assert stdout == ""
+    assert not out.exists() and list(scratch.iterdir()) == [], "nothing is written"
