@@ -33,7 +33,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from collector import interrupt
+from collector import interrupt, lifeline
 from collector.backends import Backend
 from collector.eventlog import OutOfSpace, utc_now
 from collector.interrupt import EXIT_ABORTED, Aborted
@@ -120,6 +120,9 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
                 return None, EXIT_USAGE
             raise
         run.progress.say(f"run {run.run_id} -> {run.dir}")
+        left = lifeline.sweep_left_behind()
+        if left:
+            run.progress.say(f"removed {len(left)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(p.name for p in left)}")
         setup.write_plan(run)
         reference.write_references(run)
         cells.run_cells(run)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from collector import training
+from collector import lifeline, training
 from collector.backends import Backend
 from collector.eventlog import EventLog
 from collector.plan import Cell, WorkloadPlan
@@ -128,6 +128,7 @@ class Run:
         self.cell_done: Callable[[Cell], None] | None = None
         self.recorded = 0
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
+        lifeline.mark_in_use(self.cache_dir)
         self.log: EventLog | None = None
 
     @property
