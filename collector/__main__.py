@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from collector import interrupt, planschema
+from collector.visible import terminal
 
 EPILOG = """\
 exit codes:
@@ -29,10 +30,15 @@ examples:
 """
 
 
+def _tell(message: str) -> None:
+    """A line on stderr; a plan's or module's text in it cannot drive the terminal (collector.visible)."""
+    print(terminal(message), file=sys.stderr)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line instead of the usage block."""
-        print(f"collector: {message} (see python -m collector --help)", file=sys.stderr)
+        _tell(f"collector: {message} (see python -m collector --help)")
         raise SystemExit(2)
 
 
@@ -83,36 +89,36 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plan = load_plan(args.workload)
     except PlanError as exc:
-        print(f"collector: plan error: {exc}", file=sys.stderr)
+        _tell(f"collector: plan error: {exc}")
         return 2
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
     if any(m not in ("eager", "compiled") for m in modes):
-        print("collector: --modes takes eager and/or compiled", file=sys.stderr)
+        _tell("collector: --modes takes eager and/or compiled")
         return 2
     if args.warm is not None and args.warm < 1:
-        print(f"collector: --warm takes a count of at least 1, got {args.warm}", file=sys.stderr)
+        _tell(f"collector: --warm takes a count of at least 1, got {args.warm}")
         return 2
     from collector.plan import refused_on
 
     if args.target != "auto":  # refused before the backend is even probed
         refusal = refused_on(plan, args.target)
         if refusal:
-            print(f"collector: plan error: {refusal}", file=sys.stderr)
+            _tell(f"collector: plan error: {refusal}")
             return 2
     if args.list:
         for cell in plan.cells:
-            print(cell.case)
+            print(terminal(cell.case))
         return 0
     problem = _out_problem(args.out)
     if problem:
-        print(f"collector: --out {args.out}: {problem}", file=sys.stderr)
+        _tell(f"collector: --out {args.out}: {problem}")
         return 2
     from collector.workload import WorkloadError, check_source
 
     try:
         check_source(plan.module_path)
     except WorkloadError as exc:
-        print(f"collector: {exc}", file=sys.stderr)
+        _tell(f"collector: {exc}")
         return 2
     auto_neuron = args.target == "auto" and plan.intended_target in (None, "neuron") and importlib.util.find_spec("torch_neuronx") is not None
     if args.target == "neuron" or auto_neuron:
@@ -124,21 +130,21 @@ def main(argv: list[str] | None = None) -> int:
 
     problem = scope_problem(plan.timing_scope, bool(plan.training))
     if problem:
-        print(f"collector: plan error: {problem}", file=sys.stderr)
+        _tell(f"collector: plan error: {problem}")
         return 2
     if args.only or modes:
         from collector.run.state import select_cells
 
         if not select_cells(plan.cells, list(args.only), modes):
             asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
-            print(f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)", file=sys.stderr)
+            _tell(f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)")
             return 2
     from collector.preflight import check_rules
 
     try:
         check_rules(plan)
     except (PlanError, WorkloadError) as exc:
-        print(f"collector: plan error: {exc}", file=sys.stderr)
+        _tell(f"collector: plan error: {exc}")
         return 2
     from collector.backends import BackendUnavailable, resolve_target
     from collector.runner import Options, execute
@@ -146,13 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         backend, choice = resolve_target(args.target, plan.intended_target)
     except BackendUnavailable as exc:
-        print(f"collector: {exc}", file=sys.stderr)
+        _tell(f"collector: {exc}")
         return 3
     refusal = refused_on(plan, backend.name)
     if refusal:
-        print(f"collector: plan error: {refusal}", file=sys.stderr)
+        _tell(f"collector: plan error: {refusal}")
         return 2
-    print(f"collector: target {choice['resolved']}: {choice['reason']}", file=sys.stderr)
+    _tell(f"collector: target {choice['resolved']}: {choice['reason']}")
     options = Options(
         target=args.target,
         out_dir=args.out,
@@ -167,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     run_dir, code = execute(plan, backend, options)
     if run_dir is not None:
-        print(run_dir)
+        print(terminal(str(run_dir)))
     return code
 
 

@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from collector import planschema
+from collector.visible import terminal
 
 # The targets and each one's Kubernetes device resource, from their constraint files.
 TARGETS = planschema.TARGETS
@@ -610,7 +611,7 @@ def _write(path: Path, text: str, executable: bool = False, logs: Path | None = 
         if executable:
             path.chmod(0o755)
     except OSError as exc:
-        print(f"collector.campaign: cannot write {exc.filename or path}: {exc.strerror or exc}", file=sys.stderr)
+        print(terminal(f"collector.campaign: cannot write {exc.filename or path}: {exc.strerror or exc}"), file=sys.stderr)
         return False
     return True
 
@@ -621,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
         campaign = load_campaign(args.campaign)
         if args.list:
             for task in campaign.tasks():
-                print(f"{task.index}\t{task.label}")
+                print(terminal(f"{task.index}\t{task.label}"))
             return 0
         if args.scheduler == "kubernetes":
             manifest = kubernetes_manifest(campaign)
@@ -630,43 +631,43 @@ def main(argv: list[str] | None = None) -> int:
             logs = out.parent / f"{campaign.name}-logs"
             script = slurm_script(campaign, logs, out.name)
     except CampaignError as exc:
-        print(f"collector.campaign: {exc}", file=sys.stderr)
+        print(terminal(f"collector.campaign: {exc}"), file=sys.stderr)
         return 2
     if args.scheduler == "kubernetes":
         out = args.out or Path(f"{campaign.name}.k8s.json")
         if not _write(out, json.dumps(manifest, indent=2) + "\n"):
             return 1
         count = sum(job["spec"]["completions"] for job in manifest["items"])
-        print(f"wrote {out}: {len(manifest['items'])} Indexed Job(s), {count} task(s)")
-        print(f"submit:  kubectl apply -f {out}")
-        print(f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign={campaign.name} -w")
-        print(f"logs:    kubectl logs -n {campaign.kubernetes.namespace} -l migration-record/campaign={campaign.name} --prefix")
+        print(terminal(f"wrote {out}: {len(manifest['items'])} Indexed Job(s), {count} task(s)"))
+        print(terminal(f"submit:  kubectl apply -f {out}"))
+        print(terminal(f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign={campaign.name} -w"))
+        print(terminal(f"logs:    kubectl logs -n {campaign.kubernetes.namespace} -l migration-record/campaign={campaign.name} --prefix"))
         return 0
     root = _collector_root(campaign)
     for plan in dict.fromkeys(_plan_path(root, w.plan) for w in campaign.workloads):
         if not Path(plan).is_file():
-            print(f"collector.campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr)
+            print(terminal(f"collector.campaign: warning: {plan} is not on this host; it must exist on the compute nodes"), file=sys.stderr)
     if not _write(out, script, executable=True, logs=logs):
         return 1
     count = len(campaign.tasks())
-    print(f"wrote {out}: a job array of {count} task(s); task output goes to {logs}/")
+    print(terminal(f"wrote {out}: a job array of {count} task(s); task output goes to {logs}/"))
     submissions = slurm_submissions(campaign)
     if args.dry_run:
         for what, options in submissions:
-            print(f"submit:  {shlex.join(['sbatch', *options, str(out)])}   # {what}")
+            print(terminal(f"submit:  {shlex.join(['sbatch', *options, str(out)])}   # {what}"))
         return 0
     jobs = []
     for what, options in submissions:
         code, job = submit_slurm(out, options)
         if code:
-            print(f"collector.campaign: {what}: {job}", file=sys.stderr)
+            print(terminal(f"collector.campaign: {what}: {job}"), file=sys.stderr)
             return code
         jobs.append(job)
-        print(f"submitted job {job} ({what})")
+        print(terminal(f"submitted job {job} ({what})"))
     ids = ",".join(jobs)
-    print(f"follow:  squeue -j {ids}")
-    print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
-    print(f"runs go to {campaign.destination}")
+    print(terminal(f"follow:  squeue -j {ids}"))
+    print(terminal(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed"))
+    print(terminal(f"runs go to {campaign.destination}"))
     return 0
 
 

@@ -40,6 +40,7 @@ from collector.interrupt import EXIT_ABORTED, Aborted
 from collector.plan import WorkloadPlan
 from collector.run import cells, profiles, reference, setup, timings
 from collector.run.state import Options, Run
+from collector.visible import terminal
 from collector.workload import WorkloadError
 
 __all__ = ["EXIT_ABORTED", "EXIT_OUT_OF_SPACE", "Aborted", "Options", "Run", "execute"]
@@ -51,7 +52,7 @@ EXIT_OUT_OF_SPACE = 4
 
 def say(message: str) -> None:
     """The one line that tells why a run stopped."""
-    print(f"collector: {message}", file=sys.stderr, flush=True)
+    print(terminal(f"collector: {message}"), file=sys.stderr, flush=True)
 
 
 def finish(run: Run, status: str, reason: str | None = None) -> bool:

@@ -20,6 +20,7 @@ from collector import lifeline, training
 from collector.backends import Backend
 from collector.eventlog import EventLog
 from collector.plan import Cell, WorkloadPlan
+from collector.visible import terminal
 
 
 @dataclass
@@ -46,7 +47,7 @@ class Progress:
 
     def say(self, message: str, index: int | None = None) -> None:
         where = f"[{index}/{self.total}] " if index is not None else ""
-        print(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}", file=sys.stderr, flush=True)
+        print(terminal(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}"), file=sys.stderr, flush=True)
 
     @contextlib.contextmanager
     def heartbeat(self, what: str, after: float = 5.0, every: float = 15.0) -> Iterator[None]:

@@ -54,6 +54,7 @@ from reportgen.publish.site_quick import STATE_NAME, QuickCheck
 from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
+from collector.visible import terminal
 
 STATE_FORMAT = 1
 MAX_STATE_BYTES = 256 << 20
@@ -194,7 +195,7 @@ def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: 
         if cached and (out_dir / "runs" / cached["slug"] / "index.html").is_file():
             entry = Entry(log, key, RunSummary.from_dict(cached), None)
         else:
-            print(f"reportgen site: [{index}/{len(logs)}] {log}", file=sys.stderr)
+            print(terminal(f"reportgen site: [{index}/{len(logs)}] {log}"), file=sys.stderr)
             try:
                 judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
                 entry = Entry(log, key, summarize(judged), judged)
