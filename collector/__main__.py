@@ -8,6 +8,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from collector import interrupt, planschema
 from collector.visible import terminal
@@ -52,6 +53,16 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _positive_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a count of at least 1, got {text!r}")
+    return value
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = _Parser(
         prog="python -m collector",
@@ -76,13 +87,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         "is ended with its children, the cell's cold timing is recorded as timed out, and cells it did not "
                         "finish are checked in the collector's own process")
     parser.add_argument("--profile", nargs="?", const="*", metavar="GLOB", help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches")
+    parser.add_argument("--max-cells", type=_positive_count, metavar="N",
+                        help="plan at most the first N cells of the matrix (in plan order; lowers [matrix] max_cells, never raises it); "
+                        "a matrix above 20,000 cells needs a cap: one run log holds no more (the cells cut are not in the log)")
     parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    interrupt.install_early()  # torch's import can take half a minute on a loaded host
-    argv = sys.argv[1:] if argv is None else argv
+    previous = interrupt.install_early()  # torch's import can take half a minute on a loaded host
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    finally:
+        interrupt.restore(previous)
+
+
+def _main(argv: list[str]) -> int:
     args = parse_args(argv)
     from collector.plan import PlanError, load_plan
 
@@ -90,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         plan = load_plan(args.workload)
     except PlanError as exc:
         _tell(f"collector: plan error: {exc}")
+        return 2
+    plan.cap(args.max_cells)
+    problem = plan.size_problem()
+    if problem:
+        _tell(f"collector: plan error: {problem}")
         return 2
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
     if any(m not in ("eager", "compiled") for m in modes):
@@ -159,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         _tell(f"collector: plan error: {refusal}")
         return 2
     _tell(f"collector: target {choice['resolved']}: {choice['reason']}")
+    _tell(f"collector: {_cell_count(plan, args)}")
     options = Options(
         target=args.target,
         out_dir=args.out,
@@ -175,6 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     if run_dir is not None:
         print(terminal(str(run_dir)))
     return code
+
+
+def _cell_count(plan: Any, args: argparse.Namespace) -> str:
+    """How many cells this run plans and runs, said before it starts (a long matrix is hours)."""
+    from collector.run.state import select_cells
+
+    chosen = len(select_cells(plan.cells, list(args.only), [m.strip() for m in args.modes.split(",")] if args.modes else []))
+    planned = f"{len(plan.cells):,} planned cells"
+    if plan.matrix_cells > len(plan.cells):
+        cap = "--max-cells" if args.max_cells == len(plan.cells) else "[matrix] max_cells"
+        planned += f" (the first of the matrix's {plan.matrix_cells:,}: {cap} {len(plan.cells)})"
+    run = "all of them" if chosen == len(plan.cells) else f"{chosen:,} of them"
+    return f"{planned}; this run runs {run} (an estimate of the time left follows the first cells)"
 
 
 def _out_problem(out: Path) -> str | None:

@@ -53,10 +53,10 @@ def _before_the_run(signum: int, frame: FrameType | None) -> None:
     os._exit(EXIT_ABORTED[signum])
 
 
-def install_early() -> None:
-    """The handlers for the start-up (parsing, checks, torch's import), before any heavy import."""
-    for signum in EXIT_ABORTED:
-        signal.signal(signum, _before_the_run)
+def install_early() -> dict[int, Any]:
+    """The handlers for the start-up (parsing, checks, torch's import), before any heavy import;
+    returns the ones they replace (``restore``)."""
+    return {signum: signal.signal(signum, _before_the_run) for signum in EXIT_ABORTED}
 
 
 def install() -> dict[int, Any]:

@@ -320,6 +320,12 @@ class Plan(Envelope):
         None, description="Set when --only or --modes chose a subset: which cells were to run. Absent: all of them."
     )
     compare: CompareRules | None = Field(None, description="Judged regions per output and rules per parameter group; absent: not declared.")
+    matrix_cells: Count | None = Field(
+        None,
+        description="From 1.2: the cells the plan's matrix expands to when a cap ([matrix] max_cells, --max-cells) cut it to the "
+        "cells in matrix; the rest are not part of this run. Absent: matrix is the whole plan. A log line is at most 8 MiB, so "
+        "one run plans at most 20,000 cells.",
+    )
 
     @model_validator(mode="after")
     def _cases_once(self) -> Plan:
