@@ -184,7 +184,7 @@ def _main(argv: list[str]) -> int:
         _tell(f"collector: plan error: {refusal}")
         return 2
     _tell(f"collector: target {choice['resolved']}: {choice['reason']}")
-    _tell(f"collector: {_cell_count(plan, args)}")
+    _tell(f"collector plan: {_cell_count(plan, args)}")
     options = Options(
         target=args.target,
         out_dir=args.out,

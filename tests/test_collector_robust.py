@@ -595,7 +595,7 @@ def _child_cmd(pid: int) -> bytes:
         return b""
 
 
-def _kill_collector_when(tmp_path: Path, moment: Callable[[int, list[int], Path], bool], fault: str, timeout: float = 120) -> tuple[Path, list[int]]:
+def _kill_collector_when(tmp_path: Path, moment: Callable[[int, list[int], Path], bool], fault: str, timeout: float = 300) -> tuple[Path, list[int]]:
     """Start a collector on one compiled cell; SIGKILL it once ``moment(collector, its
     processes, temp dir)`` holds. Returns the temp dir and the pids the run had then."""
     tag, scratch = os.urandom(6).hex(), tmp_path / "tmp"

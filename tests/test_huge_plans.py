@@ -66,7 +66,7 @@ def test_a_capped_huge_plan_says_its_count_estimates_and_writes_a_valid_log(huge
     assert code == 0, err[-3000:]
     said = err.splitlines()
     count = [line for line in said if "planned cells" in line]
-    assert count == ["collector: 5 planned cells (the first of the matrix's 100,000: --max-cells 5); this run runs 3 of them (an estimate of the time left follows the first cells)"]
+    assert count == ["collector plan: 5 planned cells (the first of the matrix's 100,000: --max-cells 5); this run runs 3 of them (an estimate of the time left follows the first cells)"]
     first_cell = next(i for i, line in enumerate(said) if "[1/3]" in line)
     assert said.index(count[0]) < first_cell, "the count comes before any cell"
     assert any("estimate: about" in line and "left for 2 cell(s)" in line for line in said), err
