@@ -114,3 +114,10 @@ def test_the_log_writer_refuses_a_line_the_contract_would_skip(tmp_path: Path) -
     log.close()
     lines = (tmp_path / "events.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["seq"] == 0
+
+
+def test_plan_check_blocks_a_matrix_too_large_for_one_log(huge: Path) -> None:
+    done = CliRunner().invoke(reportgen_main, ["plan-check", str(huge), "--target", "cpu"])
+    assert done.exit_code == 3, done.output  # needs a revised plan
+    assert "100,000 cells: more than one run log holds (20,000)" in done.output, done.output
+    assert "[matrix] max_cells" in done.output
