@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign import kubernetes, slurm
+from collector.visible import terminal
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, folder_access, read_ledger
 from campaign.spec import Campaign, CampaignError, load_campaign, slurm_seconds
 from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
@@ -65,13 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         campaign = load_campaign(args.campaign)
         if args.command == "submit" and args.list:
             for task in campaign.tasks():
-                print(f"{task.index}\t{task.label}")
+                _print(f"{task.index}\t{task.label}")
             return 0
         if args.command == "resume":
             return _resume(campaign, args)
         return _submit(campaign, args)
     except (CampaignError, LedgerError) as exc:
-        print(f"campaign: {exc}", file=sys.stderr)
+        _print(f"campaign: {exc}", file=sys.stderr)
         return 2
 
 
@@ -92,21 +93,21 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
             return 1
         _write_local_ledger(campaign, planned)
         configs, jobs = document["items"][0], document["items"][1:]
-        print(f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}")
-        print(f"submit:  kubectl apply -f {out}")
-        print(f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['name']} -w")
-        print(f"ledger:  python -m campaign status {files.planned}")
+        _print(f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}")
+        _print(f"submit:  kubectl apply -f {out}")
+        _print(f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['name']} -w")
+        _print(f"ledger:  python -m campaign status {files.planned}")
         return 0
     root = slurm.collector_root(campaign)
     planned = planned_ledger(campaign, campaign_id, "slurm", root, deadline)
     text = slurm.wrapper(campaign, files, files.logs, campaign_id)
     for plan in dict.fromkeys(plan_path(root, w.plan) for w in campaign.workloads):
         if not Path(plan).is_file():
-            print(f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr)
+            _print(f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr)
     if not _write(files, text, slurm.tasks_lines(campaign), planned, executable=True):
         return 1
     _write_local_ledger(campaign, planned)
-    print(f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/")
+    _print(f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/")
     return _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
 
 
@@ -122,21 +123,21 @@ def _sbatch(campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], 
 
     if dry_run:
         for sub in subs:
-            print(f"submit:  {shlex.join(['sbatch', *options(sub), str(files.wrapper)])}   # {sub.what}")
+            _print(f"submit:  {shlex.join(['sbatch', *options(sub), str(files.wrapper)])}   # {sub.what}")
         return 0
     jobs = []
     for sub in subs:
         code, job = slurm.submit(files.wrapper, options(sub))
         if code:
-            print(f"campaign: {sub.what}: {job}", file=sys.stderr)
+            _print(f"campaign: {sub.what}: {job}", file=sys.stderr)
             return code
         jobs.append(job)
-        print(f"submitted job {job} ({sub.what})")
+        _print(f"submitted job {job} ({sub.what})")
     ids = ",".join(jobs)
-    print(f"follow:  squeue -j {ids}")
-    print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
-    print(f"ledger:  python -m campaign status {files.planned}")
-    print(f"runs go to {campaign.destination}")
+    _print(f"follow:  squeue -j {ids}")
+    _print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
+    _print(f"ledger:  python -m campaign status {files.planned}")
+    _print(f"runs go to {campaign.destination}")
     return 0
 
 
@@ -144,7 +145,7 @@ def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], exe
     try:
         write_files(files, text, tasks, planned, executable)
     except OSError as exc:
-        print(f"campaign: cannot write {exc.filename or files.wrapper}: {exc.strerror or exc}", file=sys.stderr)
+        _print(f"campaign: cannot write {exc.filename or files.wrapper}: {exc.strerror or exc}", file=sys.stderr)
         return False
     return True
 
@@ -158,7 +159,7 @@ def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "planned.json").write_text(json.dumps(planned, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     except OSError as exc:
-        print(f"campaign: warning: cannot write the ledger into {folder} ({exc.strerror or exc}); each task writes it too", file=sys.stderr)
+        _print(f"campaign: warning: cannot write the ledger into {folder} ({exc.strerror or exc}); each task writes it too", file=sys.stderr)
 
 
 def _load_ledger(location: str) -> Ledger:
@@ -207,26 +208,31 @@ def _s3_access(prefix: str) -> tuple[Any, Any]:
 def _status(location: str, fmt: str) -> int:
     ledger = _load_ledger(location)
     if fmt == "json":
-        print(json.dumps({"campaign": ledger.campaign, "campaign_id": ledger.campaign_id, "scheduler": ledger.scheduler,
+        _print(json.dumps({"campaign": ledger.campaign, "campaign_id": ledger.campaign_id, "scheduler": ledger.scheduler,
                           "destination": ledger.destination, "counts": ledger.counts(),
                           "tasks": [t.as_json() for t in ledger.tasks]}, indent=1, sort_keys=True))
     else:
         counts = ", ".join(f"{n} {state}" for state, n in ledger.counts().items())
-        print(f"campaign {ledger.campaign_id} ({ledger.scheduler}) -> {ledger.destination}: {len(ledger.tasks)} task(s): {counts}")
+        _print(f"campaign {ledger.campaign_id} ({ledger.scheduler}) -> {ledger.destination}: {len(ledger.tasks)} task(s): {counts}")
         for task in ledger.tasks:
-            print(f"{task.task:>4}  {task.state:<8} {task.label}  {task.reason}")
+            _print(f"{task.task:>4}  {task.state:<8} {task.label}  {task.reason}")
             latest = task.latest
             if latest is not None and task.state in ("failed", "stopped", "lost"):
                 for line in latest.tail:
-                    print(f"        | {_printable(line)}")
+                    _print(f"        | {_printable(line)}")
         if ledger.not_done():
-            print(f"not done: {len(ledger.not_done())} task(s); `python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}` submits exactly those")
+            _print(f"not done: {len(ledger.not_done())} task(s); `python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}` submits exactly those")
     return 0 if not ledger.not_done() and all(t.state == "done" for t in ledger.tasks) else 1
 
 
+def _print(text: str, file: Any = None) -> None:
+    """Print to the terminal: control characters, escape sequences and reordering characters
+    from a campaign file or a ledger are shown as <U+XXXX>, never sent."""
+    print(terminal(text), file=file)
+
+
 def _printable(text: str) -> str:
-    """A log line as plain text: control characters and escape sequences shown, never sent."""
-    return "".join(ch if ch.isprintable() else f"<U+{ord(ch):04X}>" for ch in text)
+    return terminal(text)
 
 
 def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
@@ -237,20 +243,20 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     ledger = _load_ledger(str(files.planned))
     missing = ledger.not_done()
     if not missing:
-        print(f"campaign {ledger.campaign_id}: every task is done or still running; nothing to resume")
+        _print(f"campaign {ledger.campaign_id}: every task is done or still running; nothing to resume")
         return 0
     tasks = [t for t in campaign.tasks() if t.index in set(missing)]
     if len(tasks) != len(missing):
         raise CampaignError(f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id}; submit it as a new campaign")
     submission = ledger.next_submission()
-    print(f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}")
+    _print(f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}")
     if args.scheduler == "kubernetes":
         planned = json.loads(files.planned.read_text(encoding="utf-8"))
         document = kubernetes.manifest(campaign, ledger.campaign_id, planned, tasks=tasks, submission=submission)
         resumed = out.with_name(f"{out.stem}.resume{submission}{out.suffix}")
         resumed.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {resumed}")
-        print(f"submit:  kubectl apply -f {resumed}")
+        _print(f"wrote {resumed}")
+        _print(f"submit:  kubectl apply -f {resumed}")
         return 0
     return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
 

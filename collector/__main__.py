@@ -8,8 +8,10 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-from collector import planschema
+from collector import interrupt, planschema
+from collector.visible import terminal
 
 EPILOG = """\
 exit codes:
@@ -20,7 +22,8 @@ exit codes:
        that ends with an aborted run_end giving the reason)
   3    the target backend is not available on this host
   4    out of space (a full disk or a file-size limit): the log is valid up to its last line
-  130  interrupted (SIGINT), 143 terminated (SIGTERM): the log ends with an aborted run_end
+  130  interrupted (SIGINT), 143 terminated (SIGTERM): the log ends with an aborted run_end;
+       before the run started (while torch imports): one line, and nothing is written
 
 examples:
   python -m collector --workload collector/workloads/tiny_encoder.toml --target cpu --out runs
@@ -29,10 +32,15 @@ examples:
 """
 
 
+def _tell(message: str) -> None:
+    """A line on stderr; a plan's or module's text in it cannot drive the terminal (collector.visible)."""
+    print(terminal(message), file=sys.stderr)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line instead of the usage block."""
-        print(f"collector: {message} (see python -m collector --help)", file=sys.stderr)
+        _tell(f"collector: {message} (see python -m collector --help)")
         raise SystemExit(2)
 
 
@@ -43,6 +51,16 @@ def _positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
+def _positive_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a count of at least 1, got {text!r}")
     return value
 
 
@@ -70,12 +88,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         "is ended with its children, the cell's cold timing is recorded as timed out, and cells it did not "
                         "finish are checked in the collector's own process")
     parser.add_argument("--profile", nargs="?", const="*", metavar="GLOB", help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches")
+    parser.add_argument("--max-cells", type=_positive_count, metavar="N",
+                        help="plan at most the first N cells of the matrix (in plan order; lowers [matrix] max_cells, never raises it); "
+                        "a matrix above 20,000 cells needs a cap: one run log holds no more (the cells cut are not in the log)")
     parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    previous = interrupt.install_early()  # torch's import can take half a minute on a loaded host
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    finally:
+        interrupt.restore(previous)
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["inspect"]:  # python -m collector inspect: the graph before any hardware
         from collector.inspect import main as inspect_main
 
@@ -86,36 +114,41 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plan = load_plan(args.workload)
     except PlanError as exc:
-        print(f"collector: plan error: {exc}", file=sys.stderr)
+        _tell(f"collector: plan error: {exc}")
+        return 2
+    plan.cap(args.max_cells)
+    problem = plan.size_problem()
+    if problem:
+        _tell(f"collector: plan error: {problem}")
         return 2
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
     if any(m not in ("eager", "compiled") for m in modes):
-        print("collector: --modes takes eager and/or compiled", file=sys.stderr)
+        _tell("collector: --modes takes eager and/or compiled")
         return 2
     if args.warm is not None and args.warm < 1:
-        print(f"collector: --warm takes a count of at least 1, got {args.warm}", file=sys.stderr)
+        _tell(f"collector: --warm takes a count of at least 1, got {args.warm}")
         return 2
     from collector.plan import refused_on
 
     if args.target != "auto":  # refused before the backend is even probed
         refusal = refused_on(plan, args.target)
         if refusal:
-            print(f"collector: plan error: {refusal}", file=sys.stderr)
+            _tell(f"collector: plan error: {refusal}")
             return 2
     if args.list:
         for cell in plan.cells:
-            print(cell.case)
+            print(terminal(cell.case))
         return 0
     problem = _out_problem(args.out)
     if problem:
-        print(f"collector: --out {args.out}: {problem}", file=sys.stderr)
+        _tell(f"collector: --out {args.out}: {problem}")
         return 2
     from collector.workload import WorkloadError, check_source
 
     try:
         check_source(plan.module_path)
     except WorkloadError as exc:
-        print(f"collector: {exc}", file=sys.stderr)
+        _tell(f"collector: {exc}")
         return 2
     auto_neuron = args.target == "auto" and plan.intended_target in (None, "neuron") and importlib.util.find_spec("torch_neuronx") is not None
     if args.target == "neuron" or auto_neuron:
@@ -127,21 +160,21 @@ def main(argv: list[str] | None = None) -> int:
 
     problem = scope_problem(plan.timing_scope, bool(plan.training))
     if problem:
-        print(f"collector: plan error: {problem}", file=sys.stderr)
+        _tell(f"collector: plan error: {problem}")
         return 2
     if args.only or modes:
         from collector.run.state import select_cells
 
         if not select_cells(plan.cells, list(args.only), modes):
             asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
-            print(f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)", file=sys.stderr)
+            _tell(f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)")
             return 2
     from collector.preflight import check_rules
 
     try:
         check_rules(plan)
     except (PlanError, WorkloadError) as exc:
-        print(f"collector: plan error: {exc}", file=sys.stderr)
+        _tell(f"collector: plan error: {exc}")
         return 2
     from collector.backends import BackendUnavailable, resolve_target
     from collector.runner import Options, execute
@@ -149,13 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         backend, choice = resolve_target(args.target, plan.intended_target)
     except BackendUnavailable as exc:
-        print(f"collector: {exc}", file=sys.stderr)
+        _tell(f"collector: {exc}")
         return 3
     refusal = refused_on(plan, backend.name)
     if refusal:
-        print(f"collector: plan error: {refusal}", file=sys.stderr)
+        _tell(f"collector: plan error: {refusal}")
         return 2
-    print(f"collector: target {choice['resolved']}: {choice['reason']}", file=sys.stderr)
+    _tell(f"collector: target {choice['resolved']}: {choice['reason']}")
+    _tell(f"collector plan: {_cell_count(plan, args)}")
     options = Options(
         target=args.target,
         out_dir=args.out,
@@ -170,8 +204,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     run_dir, code = execute(plan, backend, options)
     if run_dir is not None:
-        print(run_dir)
+        print(terminal(str(run_dir)))
     return code
+
+
+def _cell_count(plan: Any, args: argparse.Namespace) -> str:
+    """How many cells this run plans and runs, said before it starts (a long matrix is hours)."""
+    from collector.run.state import select_cells
+
+    chosen = len(select_cells(plan.cells, list(args.only), [m.strip() for m in args.modes.split(",")] if args.modes else []))
+    planned = f"{len(plan.cells):,} planned cells"
+    if plan.matrix_cells > len(plan.cells):
+        cap = "--max-cells" if args.max_cells == len(plan.cells) else "[matrix] max_cells"
+        planned += f" (the first of the matrix's {plan.matrix_cells:,}: {cap} {len(plan.cells)})"
+    run = "all of them" if chosen == len(plan.cells) else f"{chosen:,} of them"
+    return f"{planned}; this run runs {run} (an estimate of the time left follows the first cells)"
 
 
 def _out_problem(out: Path) -> str | None:

@@ -11,6 +11,11 @@ writes nothing else into the run folder but profile traces.
 
 from __future__ import annotations
 
+# First, before torch is imported (seconds): end with the collector that started this process.
+from collector.lifeline import watch_parent
+
+watch_parent()
+
 import argparse
 import json
 import os

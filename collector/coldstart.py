@@ -8,6 +8,11 @@ outputs with the saved reference and prints one result line.
 
 from __future__ import annotations
 
+# First, before torch is imported (seconds): end with the collector that started this process.
+from collector.lifeline import watch_parent
+
+watch_parent()
+
 import argparse
 import json
 import os

@@ -95,22 +95,29 @@ def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, 
     allowed = atol + rtol * ref64.abs()
     # NaN never compares <= anything, so it counts as a mismatch.
     bad = ~(diff <= allowed)
+    # A failing element whose ratio is not above 1 (a NaN difference or a NaN allowance, from a
+    # NaN or Inf in the reference) still ranks above every passing element.
     ratio = allowance_ratio(diff, allowed)
+    ratio = torch.where(bad & ~(ratio > 1), torch.full_like(ratio, float("inf")), ratio)
     stats: dict[str, Any] = {}
     if judged is not None:
         outside = ~judged
         stats["_outside"] = {
             "count": int(outside.sum().item()),
-            "max_abs": finite_or_none(float(diff[outside].max().item())) if bool(outside.any()) else 0.0,
-            "max_rel": finite_or_none(max_relative(diff[outside], ref64.abs()[outside])) if bool(outside.any()) else 0.0,
+            "max_abs": float(diff[outside].max().item()) if bool(outside.any()) else 0.0,
+            "max_rel": max_relative(diff[outside], ref64.abs()[outside]) if bool(outside.any()) else 0.0,
             "nonfinite": int((~torch.isfinite(out64) & outside).sum().item()),
             "beyond_tolerance": int((bad & outside).sum().item()),
         }
-        ratio = torch.where(judged, ratio, torch.full_like(ratio, float("-inf")))
         diff_j, ref_j, bad_j = diff[judged], ref64.abs()[judged], bad & judged
     else:
+        judged = torch.ones(diff.shape, dtype=torch.bool)
         diff_j, ref_j, bad_j = diff.reshape(-1), ref64.abs().reshape(-1), bad
-    flat = int(torch.argmax(ratio.reshape(-1)).item()) if ratio.numel() else 0
+    # "Worst" is picked among the failing elements when any fails; otherwise it is the judged
+    # element closest to its allowance.
+    pool = bad_j if bool(bad_j.any()) else judged
+    ranked = torch.where(pool, ratio, torch.full_like(ratio, float("-inf")))
+    flat = int(torch.argmax(ranked.reshape(-1)).item()) if ranked.numel() else 0
     index = list(torch.unravel_index(torch.tensor(flat), tuple(diff.shape))) if diff.dim() else []
     some = diff_j.numel() > 0
     stats.update({
@@ -121,9 +128,21 @@ def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, 
         "worst_index": [int(i) for i in index],
         "allowed_at_worst": float(allowed.reshape(-1)[flat].item()) if diff.numel() else atol,
         "diff_at_worst": float(diff.reshape(-1)[flat].item()) if diff.numel() else 0.0,
-        "_ratio": float(ratio.reshape(-1)[flat].item()) if some else float("-inf"),
+        "_ratio": float(ranked.reshape(-1)[flat].item()) if some else float("-inf"),
     })
     return stats
+
+
+def finite_stats(value: Any) -> Any:
+    """Every derived statistic through one rule: a float that is not finite becomes null
+    (JSON has no NaN or Infinity, and the log writer refuses them)."""
+    if isinstance(value, dict):
+        return {k: finite_stats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite_stats(v) for v in value]
+    if isinstance(value, float):
+        return finite_or_none(value)
+    return value
 
 
 def compare(
@@ -164,7 +183,7 @@ def compare(
         "worst_index": worst["worst_index"],
         "worst_output": worst_name,
         "allowed_at_worst": worst["allowed_at_worst"],
-        "diff_at_worst": finite_or_none(worst["diff_at_worst"]),
+        "diff_at_worst": worst["diff_at_worst"],
     }
     if rules:
         stats["per_output"] = [
@@ -172,14 +191,14 @@ def compare(
                 "name": name,
                 "mismatched": s["mismatched"],
                 "total": s["total"],
-                "max_abs": finite_or_none(s["max_abs"]),
-                "max_rel": finite_or_none(s["max_rel"]),
+                "max_abs": s["max_abs"],
+                "max_rel": s["max_rel"],
                 "region": by_output[name]["description"] if name in by_output else None,
                 "outside": s.get("_outside"),
             }
             for name, s in per_output.items()
         ]
-    return stats
+    return finite_stats(stats)
 
 
 def judged_nonfinite(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], rules: list[dict[str, Any]], inputs: dict[str, torch.Tensor]) -> tuple[int, int]:

@@ -22,6 +22,8 @@ from typing import Any
 from collector import interrupt
 
 SCHEMA_VERSION = "1.2"
+# The longest line the event contract reads (reportgen.contract.validation.MAX_LINE_BYTES).
+MAX_LINE_BYTES = 8 * 1024 * 1024
 SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 
@@ -74,6 +76,8 @@ class EventLog:
         line = {"schema_version": SCHEMA_VERSION, "seq": self._seq, "time": utc_now(), "kind": kind}
         line.update({k: v for k, v in fields.items() if v is not None})
         data = (json.dumps(line, allow_nan=False, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
+        if len(data) > MAX_LINE_BYTES:  # reportgen would skip it: never write a line it refuses
+            raise ValueError(f"a {kind} event of {len(data):,} bytes is longer than the event contract's line limit of {MAX_LINE_BYTES:,} bytes")
         with interrupt.writing_line():
             try:
                 view = memoryview(data)

@@ -11,6 +11,7 @@ further signals are noted and ignored, so the closing ``run_end`` is written onc
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from types import FrameType
 from typing import Any, Iterator
@@ -41,6 +42,21 @@ def _handler(signum: int, frame: FrameType | None) -> None:
         return
     STATE.closing = True  # one Aborted; a second Ctrl-C while it unwinds is only noted
     raise Aborted(signum)
+
+
+def _before_the_run(signum: int, frame: FrameType | None) -> None:
+    """Nothing exists to lose yet: one line and the documented code, at once. ``os._exit``
+    rather than an exception, which torch's import (C++ static initialisers) may be in the
+    middle of and would turn into an abort or a traceback."""
+    name = signal.Signals(signum).name
+    os.write(2, f"collector: interrupted before the run started ({name}); nothing was written\n".encode())
+    os._exit(EXIT_ABORTED[signum])
+
+
+def install_early() -> dict[int, Any]:
+    """The handlers for the start-up (parsing, checks, torch's import), before any heavy import;
+    returns the ones they replace (``restore``)."""
+    return {signum: signal.signal(signum, _before_the_run) for signum in EXIT_ABORTED}
 
 
 def install() -> dict[int, Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from collector import planschema
+from collector.eventlog import MAX_LINE_BYTES
 from collector.planschema import KNOWN_DTYPES, KNOWN_REQUIREMENTS, LAYOUTS, MODES, TARGETS, PlanError
 
 __all__ = ["Cell", "WorkloadPlan", "PlanError", "load_plan", "expand_matrix", "KNOWN_DTYPES", "KNOWN_REQUIREMENTS", "LAYOUTS", "MODES", "TARGETS"]
@@ -76,6 +77,8 @@ class WorkloadPlan:
     key_lines: dict[str, int] = field(default_factory=dict)
     # sha256 of the plan file's text as read: a fresh child process checks it reads the same plan.
     text_sha256: str = ""
+    # Cells the matrix expands to before a cap ([matrix] max_cells, --max-cells) cut it to ``cells``.
+    matrix_cells: int = 0
 
     @property
     def module_path(self) -> Path:
@@ -102,12 +105,30 @@ class WorkloadPlan:
             "padding": self.padding,
             "compile_options": self.compile_options,
             "declared_inputs": self.inputs or None,
+            "matrix_cells": self.matrix_cells if self.matrix_cells > len(cells) else None,
         }
 
     @property
     def localize(self) -> dict[str, Any]:
         """The plan's [localize] bounds, defaults filled in when the plan has no such table."""
         return self.checked.get("localize") or planschema.check_table("localize", {})
+
+    def cap(self, limit: int | None) -> None:
+        """Keep the first ``limit`` cells (--max-cells) when that is fewer than the plan keeps.
+        The matrix lists a group's shapes before its cache-check repeats: a repeat never
+        outlives the cell it repeats."""
+        if limit is not None and limit < len(self.cells):
+            self.cells = self.cells[:limit]
+
+    def size_problem(self) -> str | None:
+        """Why one run log cannot hold this plan (see MAX_PLANNED_CELLS), or None."""
+        if len(self.cells) <= MAX_PLANNED_CELLS:
+            return None
+        return (
+            f"{self.path}: the matrix expands to {len(self.cells):,} cells, more than one run log can hold ({MAX_PLANNED_CELLS:,}: "
+            f"its plan event lists every planned cell within the event contract's {MAX_LINE_BYTES >> 20} MiB line limit); "
+            "cap it with --max-cells N or [matrix] max_cells, or split the plan"
+        )
 
     def tolerance_for(self, dtype: str) -> dict[str, Any] | None:
         return self.tolerances.get(dtype)
@@ -254,6 +275,10 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
 
 
 MAX_PLAN_BYTES = 1 << 20  # a plan is a page of TOML; anything larger is not one
+# The event contract reads log lines of at most MAX_LINE_BYTES (reportgen's
+# contract.validation.MAX_LINE_BYTES; a test keeps the two equal). The plan event lists every
+# planned cell, a few hundred bytes each with its selection, so one run plans at most this many.
+MAX_PLANNED_CELLS = 20_000
 
 
 def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
@@ -311,6 +336,9 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
         line = planschema.key_lines(text).get("workload.module")
         raise PlanError(f"{path}{f':{line}' if line else ''}: workload.module: {workload['module']!r} holds a control character; expected a file name such as \"my_encoder.py\"")
     cells = expand_matrix(checked["matrix"])
+    matrix_cells = len(cells)
+    if checked["matrix"].get("max_cells") is not None:
+        cells = cells[: checked["matrix"]["max_cells"]]
     scope = {**{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")}, "synchronized": True, "note": timing["scope"]["note"]}
     training = checked.get("training")
     try:
@@ -342,9 +370,10 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
         checked=checked,
         key_lines=planschema.key_lines(text),
         text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        matrix_cells=matrix_cells,
     )
     try:  # the plan event must be writable as JSON (finite numbers, plain values)
-        json.dumps(plan.event_fields(plan.cells), allow_nan=False)
+        json.dumps(plan.event_fields(plan.cells[:1]), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise PlanError(f"{path}: the plan event cannot be written: {exc}") from None
     if require_module and not plan.module_path.is_file():

@@ -125,6 +125,17 @@ SCHEMA: tuple[Table, ...] = (
             Key("layouts", "list[str]", "Input layouts to test; make_inputs builds each.", ["contiguous"], '["contiguous", "noncontiguous"]', BOTH, LAYOUTS, min_items=1),
             Key("modes", "list[str]", "Execution modes.", ["eager", "compiled"], '["eager", "compiled"]', BOTH, MODES, min_items=1),
             Key("cache_checks", "shapes", "Shapes (from shapes) repeated after the largest: does the process compile them again?", [], "[[1, 128]]"),
+            Key(
+                "max_cells",
+                "int",
+                "The most cells one run of this plan records: the matrix, in the order above, is cut after this many (the plan event "
+                "keeps the uncut count); --max-cells can only lower it. Without a cap a matrix of more than 20,000 cells is refused: "
+                "the plan event lists every planned cell and must fit the event contract's 8 MiB line limit.",
+                None,
+                "5000",
+                COLLECTOR,
+                minimum=1,
+            ),
         ),
         required=True,
     ),
@@ -449,11 +460,13 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
         if not isinstance(value, list):
             raise c.fail(path, f"expected a {_SHAPES_DOC}, got {_type_name(value)}")
         shapes = []
+        seen: set[tuple[int, ...]] = set()  # a list would make a long matrix quadratic to check
         for item in value:
             if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in item)):
                 raise c.fail(path, f"each shape is [batch, length] with positive integers, got {item!r}")
-            if item in shapes:
+            if tuple(item) in seen:
                 raise c.fail(path, f"shape {item!r} is listed twice")
+            seen.add(tuple(item))
             shapes.append(list(item))
         return shapes
     if kind == "globs":
@@ -498,7 +511,8 @@ def _check_table(c: Checker, table: Table, data: Any, path: str) -> dict[str, An
         where = f"{path}.{_k(name)}"
         key = table.key(name)
         if key is not None:
-            out[name] = _check_value(c, key, value, where)
+            # None is only ever a filled-in default (TOML has no null): a checked table checks again.
+            out[name] = None if value is None and key.default is None else _check_value(c, key, value, where)
         elif name in subtables:
             out[name] = _check_table(c, subtables[name], value, where)
         else:

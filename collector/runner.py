@@ -28,17 +28,19 @@ A failing cell never stops the matrix.
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import traceback
 from pathlib import Path
 
-from collector import interrupt
+from collector import interrupt, lifeline
 from collector.backends import Backend
 from collector.eventlog import OutOfSpace, utc_now
 from collector.interrupt import EXIT_ABORTED, Aborted
 from collector.plan import WorkloadPlan
 from collector.run import cells, profiles, reference, setup, timings
 from collector.run.state import Options, Run
+from collector.visible import terminal
 from collector.workload import WorkloadError
 
 __all__ = ["EXIT_ABORTED", "EXIT_OUT_OF_SPACE", "Aborted", "Options", "Run", "execute"]
@@ -50,7 +52,7 @@ EXIT_OUT_OF_SPACE = 4
 
 def say(message: str) -> None:
     """The one line that tells why a run stopped."""
-    print(f"collector: {message}", file=sys.stderr, flush=True)
+    print(terminal(f"collector: {message}"), file=sys.stderr, flush=True)
 
 
 def finish(run: Run, status: str, reason: str | None = None) -> bool:
@@ -103,9 +105,12 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
     Never raises: a failure at one cell is recorded on that cell; what ends the run is told
     in one line on stderr and in the aborted run_end's reason.
     """
+    # Held until the handlers that close a run are in place, so none lands between the two.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, set(EXIT_ABORTED))
     run = Run(plan, backend, options)
     previous = interrupt.install()
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         try:
             setup.start(run)
         except OSError as exc:
@@ -116,6 +121,9 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
                 return None, EXIT_USAGE
             raise
         run.progress.say(f"run {run.run_id} -> {run.dir}")
+        left = lifeline.sweep_left_behind()
+        if left:
+            run.progress.say(f"removed {len(left)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(p.name for p in left)}")
         setup.write_plan(run)
         reference.write_references(run)
         cells.run_cells(run)
@@ -125,6 +133,11 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         run.progress.say(f"done: {run.recorded} of {len(run.cells)} cells recorded, log {run.dir / 'events.jsonl'}")
         return run.dir, 0
     except Aborted as exc:
+        if run.log is None:  # no log yet: nothing to keep
+            finish(run, "aborted")
+            shutil.rmtree(run.dir, ignore_errors=True)
+            say(f"interrupted before the run started ({exc}); nothing was written")
+            return None, EXIT_ABORTED[exc.signum]
         finish(run, "aborted", f"received {exc}")
         say(f"aborted by {exc}; the log up to here is intact, the cells without a result are untested")
         return run.dir, EXIT_ABORTED[exc.signum]

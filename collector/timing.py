@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from collector import lifeline
+
 COLD_MARKER = "COLLECTOR_COLD_RESULT "
 
 
@@ -199,6 +201,7 @@ def run_child(
     """
     package_parent = str(Path(__file__).resolve().parent.parent)
     with tempfile.TemporaryDirectory(prefix="collector-cold-") as cache_dir:
+        lifeline.mark_in_use(Path(cache_dir))
         env = dict(os.environ)
         env.update(cache_env(Path(cache_dir)))
         # Inductor keeps precompiled headers under its default dir below the temp dir, which
@@ -209,15 +212,25 @@ def run_child(
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
         env["COLLECTOR_CACHE_DIR"] = cache_dir
         env["COLLECTOR_LAUNCH_WALL"] = repr(time.time())
-        child = subprocess.Popen(
-            [sys.executable, "-m", module, *argv_tail],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
+        # The child ends its group when this process dies, even by SIGKILL (collector.lifeline).
+        read_end, write_end, lifeline_env = lifeline.for_child()
+        env.update(lifeline_env)
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", module, *argv_tail],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+                pass_fds=(read_end,),
+            )
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
         lines: queue.Queue[str | None] = queue.Queue()
         tail: collections.deque[str] = collections.deque(maxlen=20)
         readers = [
@@ -251,6 +264,7 @@ def run_child(
             raise
         finally:
             end_group(child, only_stragglers=True)
+            os.close(write_end)
             for reader in readers:
                 reader.join(timeout=5.0)
     return ChildEnd(None if timed_out else child.returncode, timed_out, [t.rstrip() for t in tail if t.strip()])

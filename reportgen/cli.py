@@ -29,6 +29,14 @@ Example:
 """
 
 
+def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
+    """Every line reportgen prints: a log's, plan's or object key's text may hold escape
+    sequences or reordering characters, shown as <U+XXXX> instead (collector.visible)."""
+    from collector.visible import terminal
+
+    click.echo(terminal(str(message)), err=err, nl=nl)
+
+
 class Location(click.ParamType):
     """A local path that must exist, or an s3:// location (checked when it is listed)."""
 
@@ -47,7 +55,7 @@ class Location(click.ParamType):
 
 def _remote_failed(command: str, exc: OSError) -> None:
     """An object store that cannot be reached or listed: one line, exit 2 (like a missing path)."""
-    click.echo(f"reportgen {command}: {exc}", err=True)
+    echo(f"reportgen {command}: {exc}", err=True)
     sys.exit(2)
 
 
@@ -91,7 +99,7 @@ def _write_failed(command: str, exc: Exception) -> None:
     """One line for an output folder that cannot be written (exit 2), never a traceback."""
     reason = getattr(exc, "strerror", None) or str(exc)
     where = getattr(exc, "filename", None)
-    click.echo(f"reportgen {command}: cannot write {where + ': ' if where else ''}{reason}", err=True)
+    echo(f"reportgen {command}: cannot write {where + ': ' if where else ''}{reason}", err=True)
     sys.exit(2)
 
 
@@ -161,8 +169,8 @@ def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max
         _remote_failed("validate", exc)
     text, code = validate_files(found, as_json=as_json, max_problems=max_problems, max_bytes=max_bytes)
     for line in skipped:
-        click.echo(line, err=True)
-    click.echo(text)
+        echo(line, err=True)
+    echo(text)
     sys.exit(code or (1 if skipped else 0))
 
 
@@ -220,21 +228,21 @@ def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], 
     except RemoteError as exc:
         _remote_failed("report", exc)
     except ValueError as exc:
-        click.echo(f"reportgen report: {exc}", err=True)
+        echo(f"reportgen report: {exc}", err=True)
         sys.exit(2)
     log = entry.path
     annotations = annotations if annotations is not None else entry.annotations
     try:
         result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes, inspection)
     except ReportInputError as exc:
-        click.echo(str(exc), err=True)
-        click.echo(f"{log}: no report written", err=True)
+        echo(str(exc), err=True)
+        echo(f"{log}: no report written", err=True)
         sys.exit(EXIT_INVALID)
     except (UnsafeOutput, OSError) as exc:
         _write_failed("report", exc)
-    click.echo(f"{result.disposition.headline}")
+    echo(f"{result.disposition.headline}")
     for path in result.written:
-        click.echo(f"wrote {path}")
+        echo(f"wrote {path}")
     sys.exit(result.exit_code)
 
 
@@ -267,18 +275,18 @@ def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
 
     if log.is_dir():
         if not (log / "events.jsonl").is_file():
-            click.echo(f"reportgen annotate: {log}: no events.jsonl in this folder", err=True)
+            echo(f"reportgen annotate: {log}: no events.jsonl in this folder", err=True)
             sys.exit(2)
         log = log / "events.jsonl"
     try:
         result = write_skeleton(log, out, force, max_bytes)
     except SkeletonError as exc:
-        click.echo(f"reportgen annotate: {exc}", err=True)
+        echo(f"reportgen annotate: {exc}", err=True)
         sys.exit(exc.code)
     if result.path is None:
-        click.echo(f"{log}: no failed cell; nothing to annotate")
+        echo(f"{log}: no failed cell; nothing to annotate")
     else:
-        click.echo(f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s); add each verdict, then run reportgen report")
+        echo(f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s); add each verdict, then run reportgen report")
 
 
 SITE_HELP = """Build a static site of many runs: an index, a page per run, a history per workload.
@@ -337,21 +345,21 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
         result = build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True)
     except NoRunLogs as exc:
         for skipped_entry in exc.skipped:
-            click.echo(skipped_entry.format(), err=True)
-        click.echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
+            echo(skipped_entry.format(), err=True)
+        echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
         sys.exit(1)
     except SiteConfigError as exc:
-        click.echo(f"reportgen site: {exc}", err=True)
+        echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
     except RemoteError as exc:
         _remote_failed("site", exc)
     except (UnsafeOutput, OSError) as exc:
         _write_failed("site", exc)
     for message in result.warnings + result.skipped + result.rejected:
-        click.echo(message, err=True)
+        echo(message, err=True)
     fetched = f", {len(result.fetched)} fetched from object storage" if any(isinstance(r, str) for r in runs) else ""
     skipped = f", {len(result.skipped)} entries skipped" if result.skipped else ""
-    click.echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
+    echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
     sys.exit(1 if result.rejected or result.skipped else 0)
 
 
@@ -416,14 +424,14 @@ def diff(runs: tuple[Path | str, ...], befores: tuple[Path | str, ...], afters: 
 
     a, b = _sides("diff", runs, befores, afters, ("before", "after"))
     try:
-        click.echo(diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks))
+        echo(diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks))
     except RemoteError as exc:
         _remote_failed("diff", exc)
     except (ReportInputError, LogChanged) as exc:  # LogChanged: a log changed after its report view was built, while summarised
-        click.echo(f"reportgen diff: {exc}", err=True)
+        echo(f"reportgen diff: {exc}", err=True)
         sys.exit(1)
     except (DiffRefused, ValueError) as exc:
-        click.echo(f"reportgen diff: {exc}", err=True)
+        echo(f"reportgen diff: {exc}", err=True)
         sys.exit(2)
 
 
@@ -489,20 +497,20 @@ def compare(runs: tuple[Path | str, ...], baselines: tuple[Path | str, ...], can
     except RemoteError as exc:
         _remote_failed("compare", exc)
     except ReportInputError as exc:
-        click.echo(str(exc), err=True)
-        click.echo("reportgen compare: no comparison written", err=True)
+        echo(str(exc), err=True)
+        echo("reportgen compare: no comparison written", err=True)
         sys.exit(EXIT_INVALID)
     except CompareRefused as exc:
-        click.echo(f"reportgen compare: refused: {exc}", err=True)
+        echo(f"reportgen compare: refused: {exc}", err=True)
         sys.exit(EXIT_REFUSED)
     except LocationError as exc:
-        click.echo(f"reportgen compare: {exc}", err=True)
+        echo(f"reportgen compare: {exc}", err=True)
         sys.exit(2)
     except (UnsafeOutput, OSError) as exc:
         _write_failed("compare", exc)
-    click.echo(result.comparison.headline)
+    echo(result.comparison.headline)
     for path in result.written:
-        click.echo(f"wrote {path}")
+        echo(f"wrote {path}")
 
 
 PUBLISH_HELP = """Upload a built site (or any folder, such as a run directory) to s3://bucket/prefix.
@@ -541,10 +549,10 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
     except RemoteError as exc:
         _remote_failed("publish", exc)
     for url in result.uploaded:
-        click.echo(f"uploaded {url}", err=True)
+        echo(f"uploaded {url}", err=True)
     for url in result.deleted:
-        click.echo(f"deleted {url}", err=True)
-    click.echo(f"{len(result.uploaded)} uploaded, {result.unchanged} unchanged, {len(result.deleted)} deleted: {destination}")
+        echo(f"deleted {url}", err=True)
+    echo(f"{len(result.uploaded)} uploaded, {result.unchanged} unchanged, {len(result.deleted)} deleted: {destination}")
 
 
 PLAN_CHECK_HELP = """Review a workload plan against the target backend's documented limits, before hardware time.
@@ -591,20 +599,20 @@ def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_re
     try:
         review = plancheck.review_plan(plan, target, inspected)
     except PlanError as exc:
-        click.echo(f"reportgen plan-check: unreadable plan: {exc}", err=True)
+        echo(f"reportgen plan-check: unreadable plan: {exc}", err=True)
         sys.exit(1)
     if as_json or fmt == "json":
-        click.echo(plancheck.format_json(review))
+        echo(plancheck.format_json(review))
     elif fmt == "md":
         from reportgen.render.templating import render_md
 
-        click.echo(render_md("plancheck.md.j2", review=review), nl=False)
+        echo(render_md("plancheck.md.j2", review=review), nl=False)
     else:
-        click.echo(plancheck.format_text(review))
+        echo(plancheck.format_text(review))
     if write_revised is not None:
         if review.revised is None:
-            click.echo(f"no revised plan written: the plan is {review.headline.lower()}", err=True)
+            echo(f"no revised plan written: the plan is {review.headline.lower()}", err=True)
         else:
             plancheck.write_revised(review, plan, write_revised)
-            click.echo(f"wrote {write_revised}", err=True)
+            echo(f"wrote {write_revised}", err=True)
     sys.exit(plancheck.EXIT_CODES[review.classification])

@@ -516,3 +516,169 @@ def test_a_dtype_without_its_criteria_is_skipped_with_the_reason_and_the_others_
             assert result.status == "skipped" and "no task criterion for float64" in (result.skip_reason or ""), (case, result)
         else:
             assert result.status == "pass", (case, result)
+
+
+# --- a non-finite reference element: every statistic finite or null ----------------------------
+
+# y has 1 x 4 x 4 = 16 elements at batch 1: the first, a middle and the last.
+@pytest.mark.parametrize("where", [0, 7, 15], ids=["first", "middle", "last"])
+@pytest.mark.parametrize("fault", ["nan-at", "inf-at"])
+def test_a_non_finite_reference_element_is_recorded_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], fault: str, where: int
+) -> None:
+    # The output equals the reference there exactly; every other element is within tolerance.
+    monkeypatch.setenv("FAULTY", f"{fault}@{where}")
+    run_dir, code = _execute(tmp_path, modes=["eager"], only=["b1-*"])
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    result = next(e for e in _events(log) if e.kind == "case_result")
+    stats = result.error_stats
+    # NaN - NaN and Inf - Inf are NaN: that element (and only it) fails, and it is the worst one.
+    assert stats.mismatched == 1
+    assert stats.worst_index == [0, where // 4, where % 4]
+    assert stats.allowed_at_worst is None and stats.diff_at_worst is None
+    assert stats.max_abs is None and stats.max_rel is None
+
+
+# --- a signal while torch imports -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_torch_imports_is_one_line_and_writes_nothing(tmp_path: Path, signum: int) -> None:
+    mark, out, scratch = tmp_path / "importing", tmp_path / "runs", tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tests" / "slow_import"), "SLOW_IMPORT_MARK": str(mark), "TMPDIR": str(scratch)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(out)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists(), "the collector never began importing torch"
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], stderr
+    assert stderr.splitlines() == [f"collector: interrupted before the run started ({signal.Signals(signum).name}); nothing was written"]
+    assert stdout == ""
+    assert not out.exists() and list(scratch.iterdir()) == [], "nothing is written"
+
+
+# --- kill -9 of the collector during a cold call: no process of the run is left ---------------------
+
+
+def _tagged(tag: str) -> list[int]:
+    """The processes whose environment carries ``tag``: the collector and all it started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or _gone(int(entry.name)):
+            continue
+        try:
+            if f"MR_ORPHAN_TAG={tag}".encode() in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _child_cmd(pid: int) -> bytes:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _kill_collector_when(tmp_path: Path, moment: Callable[[int, list[int], Path], bool], fault: str, timeout: float = 300) -> tuple[Path, list[int]]:
+    """Start a collector on one compiled cell; SIGKILL it once ``moment(collector, its
+    processes, temp dir)`` holds. Returns the temp dir and the pids the run had then."""
+    tag, scratch = os.urandom(6).hex(), tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "MR_ORPHAN_TAG": tag, "TMPDIR": str(scratch), "FAULTY": fault, "FAULTY_PIDFILE": str(tmp_path / "pids")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path / "runs"), "--only", B1[1]],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.poll() is None and not moment(proc.pid, _tagged(tag), tmp_path):
+            time.sleep(0.05)
+        assert proc.poll() is None, "the collector ended before the moment came"
+        assert time.monotonic() < deadline, "the moment never came"
+        had = _tagged(tag)
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 5  # "after a few seconds"
+        while _tagged(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _tagged(tag)
+        for pid in left:  # never leave them to the rest of the suite
+            os.kill(pid, signal.SIGKILL)
+        assert left == [], f"still alive 5 s after the collector was killed: {[_child_cmd(p) for p in left]}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return scratch, had
+
+
+def _cell_child_started(collector: int, pids: list[int], tmp: Path) -> bool:
+    return any(b"collector.cellproc" in _child_cmd(p) for p in pids)
+
+
+def _grandchild_started(collector: int, pids: list[int], tmp: Path) -> bool:
+    pidfile = tmp / "pids"
+    return pidfile.exists() and len(pidfile.read_text(encoding="utf-8").split()) == 2
+
+
+@pytest.mark.parametrize(
+    "moment", [_cell_child_started, _grandchild_started], ids=["child-importing", "child-and-its-child-running"]
+)
+def test_kill_9_of_the_collector_leaves_no_process_of_the_run(tmp_path: Path, moment: Callable[[int, list[int], Path], bool]) -> None:
+    # cold-hang: the fresh process starts a child of its own, then sleeps past any timeout.
+    scratch, had = _kill_collector_when(tmp_path, moment, "cold-hang@1")
+    assert len(had) >= 2, "the collector had its fresh process when it was killed"
+    left = sorted(p.name for p in scratch.iterdir() if p.name.startswith("collector-"))
+    assert left, "the killed run's cache folders are still there (nothing removed them)"
+    from collector import lifeline
+
+    removed = lifeline.sweep_left_behind(scratch)
+    assert sorted(p.name for p in removed) == left and not any(scratch.iterdir()), "the next run removes them"
+
+
+def _compiling(collector: int, pids: list[int], tmp: Path) -> bool:
+    return any((p / "inductor").is_dir() for p in (tmp / "tmp").glob("collector-cold-*"))
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_collector_during_a_real_compile_leaves_no_process_of_the_run(tmp_path: Path) -> None:
+    _kill_collector_when(tmp_path, _compiling, "")
+
+
+def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    import tempfile
+
+    from collector import lifeline
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    stale, live, foreign = scratch / "collector-cold-stale", scratch / "collector-cache-live", scratch / "collector-cold-unmarked"
+    for folder, owner in ((stale, ended.pid), (live, os.getpid()), (foreign, None)):
+        (folder / "inductor").mkdir(parents=True)
+        if owner is not None:
+            (folder / lifeline.IN_USE).write_text(f"{owner}\n", encoding="utf-8")
+    run_dir, code = _execute(tmp_path, modes=["eager"], only=["b1-*"])
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    assert not stale.exists() and live.exists() and foreign.exists()
+    assert "removed 1 compile-cache folder(s) a killed collector was writing" in err

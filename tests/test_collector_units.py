@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from pathlib import Path
 
@@ -162,3 +163,24 @@ def test_tiny_workload_keeps_integer_ids_and_planned_layout() -> None:
         assert inputs["input_ids"].is_contiguous() is (layout == "contiguous")
     one = module.make_inputs(1, 16, "noncontiguous")["input_ids"]
     assert not one.is_contiguous(), "batch 1 must be non-contiguous too"
+
+
+@pytest.mark.parametrize("where", [0, 2, 4], ids=["first", "middle", "last"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=["nan", "inf", "-inf"])
+def test_a_non_finite_reference_element_with_an_exact_output_gives_finite_or_null_statistics(value: float, where: int) -> None:
+    # Every other error is 0, so a worst element picked among all elements would be index 0,
+    # whether it failed or not, and a non-finite allowance there would reach the log writer.
+    ref = torch.tensor([1.0, -2.0, 3.0, 0.0, 5.0])
+    ref[where] = value
+    stats = compare({"y": ref.clone()}, {"y": ref}, atol=1e-5, rtol=1e-4)
+    json.dumps(stats, allow_nan=False)  # what the log writer does; it raised ValueError before
+    assert stats["mismatched"] == 1 and stats["worst_index"] == [where]
+    assert stats["allowed_at_worst"] is None and stats["diff_at_worst"] is None
+
+
+def test_the_worst_element_is_picked_among_the_failing_ones() -> None:
+    # Index 1 is close to its allowance but passes; index 3 fails only through its NaN.
+    ref = {"y": torch.tensor([1.0, 1.0, 1.0, 1.0], dtype=torch.float64)}
+    out = {"y": torch.tensor([1.0, 1.0 + 1e-4, 1.0, float("nan")], dtype=torch.float64)}
+    stats = compare(out, ref, atol=1e-5, rtol=1e-4)
+    assert stats["mismatched"] == 1 and stats["worst_index"] == [3]

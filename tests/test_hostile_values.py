@@ -230,3 +230,22 @@ def test_json_output_of_validate_survives_a_surrogate(tmp_path: Path) -> None:
     out = invoke(["validate", "--json", log])
     assert out.code == 1
     assert json.loads(out.stdout)[0]["valid"] is False
+
+
+def _nan_in_reference(events: Lines) -> Lines:
+    """What the collector writes (schema 1.2) for a NaN in the reference at the worst element."""
+    for event in events:
+        stats = event.get("error_stats")
+        if stats and event.get("case") == "b2-l16-contiguous-float32-compiled":
+            stats.update(max_abs=None, max_rel=None, diff_at_worst=None, allowed_at_worst=None)
+    return events
+
+
+def test_a_null_allowance_at_the_worst_element_validates_and_renders(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(with_envelope(_nan_in_reference(_strip(mismatch_log())))), encoding="utf-8")
+    assert invoke(["validate", log]).code == 0
+    out = invoke(["report", log, "--out", tmp_path / "out"])
+    assert out.code == 0, out.output
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "allowed not finite" in html

@@ -16,10 +16,11 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from collector import training
+from collector import lifeline, training
 from collector.backends import Backend
 from collector.eventlog import EventLog
 from collector.plan import Cell, WorkloadPlan
+from collector.visible import terminal
 
 
 @dataclass
@@ -37,16 +38,53 @@ class Options:
     target_choice: dict[str, str] | None = None
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 class Progress:
     """One line per step on stderr: cell i of N, elapsed time, what is happening."""
+
+    ESTIMATE_EVERY_S = 60.0
 
     def __init__(self, total: int) -> None:
         self.total = total
         self.start = time.monotonic()
+        self.cells_began: float | None = None  # when the first cell was announced
+        self.furthest = 0  # the highest cell index announced so far
+        self.estimated: float | None = None  # when the time left was last said
 
     def say(self, message: str, index: int | None = None) -> None:
         where = f"[{index}/{self.total}] " if index is not None else ""
-        print(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}", file=sys.stderr, flush=True)
+        print(terminal(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}"), file=sys.stderr, flush=True)
+        if index is not None:
+            self._estimate(index)
+
+    def _estimate(self, index: int) -> None:
+        """Once cells are done, the time left at the rate so far (at most once a minute): a
+        long matrix is hours, and the reader decides whether to let it run."""
+        now = time.monotonic()
+        if self.cells_began is None:
+            self.cells_began = now
+        if index <= self.furthest:
+            return
+        self.furthest = index
+        done = min(index, self.total + 1) - 1  # cell ``index`` is starting: the ones before it are done
+        if done < 1 or (self.estimated is not None and now - self.estimated < self.ESTIMATE_EVERY_S):
+            return
+        self.estimated = now
+        rate = (now - self.cells_began) / done
+        left = self.total - done
+        print(
+            f"collector {now - self.start:7.1f}s estimate: about {_duration(rate * left)} left for {left:,} cell(s) at "
+            f"{rate:.3g} s a cell so far (compiled cells and larger shapes take longer than eager and small ones)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     @contextlib.contextmanager
     def heartbeat(self, what: str, after: float = 5.0, every: float = 15.0) -> Iterator[None]:
@@ -132,6 +170,7 @@ class Run:
         # Cells of the group in progress to localise once its cells are done, with the reason.
         self.localize_pending: list[tuple[Cell, str]] = []
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
+        lifeline.mark_in_use(self.cache_dir)
         self.log: EventLog | None = None
 
     @property

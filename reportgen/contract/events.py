@@ -371,6 +371,12 @@ class Plan(Envelope):
         None, description="Set when --only or --modes chose a subset: which cells were to run. Absent: all of them."
     )
     compare: CompareRules | None = Field(None, description="Judged regions per output and rules per parameter group; absent: not declared.")
+    matrix_cells: Count | None = Field(
+        None,
+        description="From 1.2: the cells the plan's matrix expands to when a cap ([matrix] max_cells, --max-cells) cut it to the "
+        "cells in matrix; the rest are not part of this run. Absent: matrix is the whole plan. A log line is at most 8 MiB, so "
+        "one run plans at most 20,000 cells.",
+    )
 
     @model_validator(mode="after")
     def _cases_once(self) -> Plan:
@@ -497,9 +503,13 @@ class ErrorStats(Strict):
     max_rel: NonNegative | None
     mismatched: int = Field(ge=0, le=INT64_MAX)
     total: int = Field(ge=0, le=INT64_MAX)
-    worst_index: list[Int64] = Field(description="Index of the element with the largest |diff| / allowance.")
+    worst_index: list[Int64] = Field(
+        description="Index of the element with the largest |diff| / allowance: among the failing elements when any fails (from 1.2; a NaN difference ranks above every other)."
+    )
     worst_output: str = ""
-    allowed_at_worst: NonNegative = Field(description="atol + rtol * |ref| at the worst index.")
+    allowed_at_worst: NonNegative | None = Field(
+        description="atol + rtol * |ref| at the worst index; null (from 1.2) when that is not finite (a NaN or Inf in the reference there)."
+    )
     diff_at_worst: NonNegative | None
     per_output: list[OutputStats] | None = Field(None, description="Per output; absent in logs written before 1.1.")
 

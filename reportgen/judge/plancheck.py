@@ -22,7 +22,7 @@ from typing import Any, Callable
 import tomli_w
 
 from collector import planschema
-from collector.plan import PlanError, WorkloadPlan, load_plan, read_plan_file
+from collector.plan import MAX_PLANNED_CELLS, PlanError, WorkloadPlan, load_plan, read_plan_file
 from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
@@ -364,7 +364,17 @@ def check_recompile_limit(ctx: Context) -> list[Finding]:
                     "Split the shapes across runs or reduce the buckets; the collector flags cells that hit the limit.", "torch._dynamo recompile_limit", "torch")]
 
 
+def check_size(ctx: Context) -> list[Finding]:
+    problem = ctx.plan.size_problem()
+    if problem is None:
+        return []
+    ctx.revised["matrix"]["max_cells"] = MAX_PLANNED_CELLS  # the collector refuses the plan without a cap
+    return [Finding("too-many-cells", "revise", f"{len(ctx.plan.cells):,} cells: more than one run log holds ({MAX_PLANNED_CELLS:,})",
+                    problem.split(": ", 1)[1], f"Set [matrix] max_cells (at most {MAX_PLANNED_CELLS:,}) or split the plan.", "event contract line limit", "collector/README.md")]
+
+
 CHECKS: list[Callable[[Context], list[Finding]]] = [
+    check_size,
     check_undecided,
     check_buckets,
     check_expected_compilations,

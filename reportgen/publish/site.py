@@ -58,6 +58,7 @@ from reportgen.storage.ledgers import find_ledgers
 from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
+from collector.visible import terminal
 
 STATE_FORMAT = 2  # 2: summaries carry code and data hashes; old logs judged by the layouts they measured
 MAX_STATE_BYTES = 256 << 20
@@ -200,7 +201,7 @@ def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: 
         if cached and (out_dir / "runs" / cached["slug"] / "index.html").is_file():
             entry = Entry(log, key, RunSummary.from_dict(cached), None)
         else:
-            print(f"reportgen site: [{index}/{len(logs)}] {log}", file=sys.stderr)
+            print(terminal(f"reportgen site: [{index}/{len(logs)}] {log}"), file=sys.stderr)
             try:
                 judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
                 entry = Entry(log, key, summarize(judged), judged)

@@ -144,7 +144,9 @@ def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
 
     result = cell.result
     stats = result.error_stats if result else None
-    if stats is not None and stats.allowed_at_worst > 0:
+    if stats is not None and stats.allowed_at_worst is None:
+        take(None, stats.worst_output or "outputs")  # a NaN or Inf in the reference at the worst element
+    elif stats is not None and stats.allowed_at_worst > 0:
         take(None if stats.diff_at_worst is None else stats.diff_at_worst / stats.allowed_at_worst, stats.worst_output or "outputs")
     elif stats is not None and stats.mismatched == 0 and stats.diff_at_worst == 0:
         take(0.0, stats.worst_output or "outputs")

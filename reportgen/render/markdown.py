@@ -22,6 +22,8 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from collector.visible import visible
+
 _WINDOWS_PATH = re.compile(r"^[a-z]:", re.IGNORECASE)
 MAX_NESTING = 20
 
@@ -85,4 +87,4 @@ _MD = _markdown()
 
 def render_markdown(text: str) -> Markup:
     """Annotation Markdown as HTML (see the module docstring for what is allowed)."""
-    return Markup(_MD.render(text))
+    return Markup(_MD.render(visible(text)))

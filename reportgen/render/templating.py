@@ -1,14 +1,18 @@
 """Jinja2 environments, shared assets and deterministic file writing.
 
 HTML is rendered with autoescape on and StrictUndefined; Markdown with its own environment whose
-``md`` filter escapes what would break a table or inject markup. Assets are copied once under
-content-hashed names, so a page links ``assets/report-<hash>.css`` by a relative path and works
-from file:// with no network.
+``md`` filter escapes what would break a table or inject markup. In both, every value a template
+prints (and every string of a chart's JSON) shows invisible and reordering characters visibly,
+as ``<U+202E>`` (``collector.visible``): a log's text cannot pass for other text.
+
+Assets are copied once under content-hashed names, so a page links ``assets/report-<hash>.css``
+by a relative path and works from file:// with no network.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
+from collector.visible import visible
 from reportgen.storage.local import write_inside
 
 ASSET_SOURCES = ("report.css", "report.js", "site.js", "print.js")
@@ -33,9 +39,32 @@ def templates_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "templates"
 
 
+def shown(value: Any) -> Any:
+    """A printed value with its hidden characters made visible (see the module docstring).
+    Markup is our own HTML, made from text that was already passed through here."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
+def visible_data(value: Any) -> Any:
+    """Every string of a chart's data (names, labels, hover text) through ``visible``."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {visible_data(k): visible_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [visible_data(v) for v in value]
+    return value
+
+
+def _dumps(value: Any, **kwargs: Any) -> str:
+    return json.dumps(visible_data(value), **kwargs)
+
+
 def md_escape(value: Any) -> str:
     """Text safe inside a Markdown table cell: no pipes, backticks, markup or line breaks."""
-    text = " ".join(str(value).split())
+    text = visible(" ".join(str(value).split()))  # whitespace first: a \r joins lines as a space
     return _MD_SPECIAL.sub(_backslashed, text)
 
 
@@ -52,14 +81,14 @@ def md_quote(value: Any) -> str:
 
 def clip(value: Any, limit: int) -> str:
     """Text cut to ``limit`` characters with an ellipsis (the full text is in the full report)."""
-    text = str(value)
+    text = visible(str(value))
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 def md_code(value: Any) -> str:
     """An identifier as a Markdown code span (longer fences when it holds backticks), one line.
     Nothing inside a code span is an escape: a | stays as it is (see md_code_cell)."""
-    text = " ".join(str(value).split())
+    text = visible(" ".join(str(value).split()))  # whitespace first: a \r joins lines as a space
     longest = max(map(len, _BACKTICK_RUNS.findall(text)), default=0) if "`" in text else 0
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
@@ -80,6 +109,7 @@ def _environment(autoescape: bool) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=shown,
     )
 
 
@@ -94,6 +124,7 @@ def _globals(env: jinja2.Environment) -> jinja2.Environment:
 def html_env() -> jinja2.Environment:
     env = _globals(_environment(autoescape=True))
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    env.policies["json.dumps_function"] = _dumps
     return env
 
 

@@ -423,8 +423,16 @@ def _weights_text(plan: Any) -> str:
 
 def _selection_text(run: RunModel) -> str:
     selection = run.plan.selection if run.plan else None
+    capped = run.plan.matrix_cells if run.plan and run.plan.matrix_cells and run.plan.matrix_cells > len(run.plan.matrix) else None
+    if capped:  # the matrix's other cells are not in this log: they are no cells of this report
+        head = f"the plan's matrix has {capped:,} cells; this run planned the first {len(run.plan.matrix):,} (a cap), the others are not in this log"  # type: ignore[union-attr]
+        return head if selection is None else f"{head}; {_chosen_text(run, selection)}"
     if selection is None:
         return f"every planned cell ({len(run.cells)})"
+    return _chosen_text(run, selection)
+
+
+def _chosen_text(run: RunModel, selection: Any) -> str:
     asked = "; ".join(filter(None, [f"--only {' '.join(selection.only)}" if selection.only else "", f"--modes {','.join(selection.modes)}" if selection.modes else ""]))
     return f"{len(selection.cases)} of {len(run.cells)} planned cells ({asked}); the rest were not run (deselected) and are untested"
 
@@ -837,7 +845,7 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         stats = [
             Row("mismatched", f"{s.mismatched} of {s.total}"),
             Row("max abs / max rel", f"{stat_text(s.max_abs, bad)} / {stat_text(s.max_rel, bad)}"),
-            Row(where, f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {fmt(s.allowed_at_worst)}"),
+            Row(where, f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {stat_text(s.allowed_at_worst, 0)}"),
         ]
         stats += region_rows(s)
     if result and result.task_metric:

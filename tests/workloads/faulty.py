@@ -10,9 +10,12 @@
 * ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
   (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout;
-* ``child-crash``: in a fresh child process of the run only, ``build_model`` exits with 7.
+* ``child-crash``: in a fresh child process of the run only, ``build_model`` exits with 7;
 * ``hang``: ``run_model`` sleeps for 10 minutes on a cell's model (a run that outlasts its
-  scheduler's time limit).
+  scheduler's time limit);
+* ``nan-at`` / ``inf-at`` (the number is a flat index, not a batch size): every call of the
+  model, the reference's included, puts a NaN or +Inf at that element of ``y``, so the output
+  equals the reference there exactly and is within tolerance everywhere else.
 
 Transfer and compile failures are injected by the tests at the collector's seams (a test
 backend's compiler, the transfer function), since a workload module does not control them.
@@ -87,6 +90,11 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
         _calls[id(model)] = _calls.get(id(model), 0) + 1
         if _calls[id(model)] > 3:
             raise RuntimeError(f"injected failure during warm timing at batch {batch}")
+    fault = _fault()
+    if fault is not None and fault[0] in ("nan-at", "inf-at"):
+        y = model(inputs["x"]).clone()
+        y.view(-1)[fault[1]] = float("nan") if fault[0] == "nan-at" else float("inf")
+        return {"y": y}
     return {"y": model(inputs["x"])}
 
 

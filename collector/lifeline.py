@@ -1,0 +1,117 @@
+"""A child of the collector ends when the collector does, however it ends (kill -9 included).
+
+Two layers, both set up by the child itself as the first thing it does (stdlib only, before
+torch is imported):
+
+* on Linux the kernel sends the child SIGTERM when its parent dies (``PR_SET_PDEATHSIG``);
+* everywhere, the child watches a pipe whose write end only the parent holds: end of file on it
+  means the parent is gone, whatever ended it.
+
+Either way the child ends its whole process group with SIGKILL: it leads that group (the parent
+starts it in a new session), so compiler workers and whatever the workload started go with it.
+
+A compile-cache folder the collector makes carries ``IN_USE`` (the pid of the collector that
+owns it) from the moment it exists. A folder still marked by a process that is gone was being
+written by a run that was killed: its contents are never trusted, and the next run removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+PIPE_ENV = "COLLECTOR_LIFELINE_FD"
+PARENT_ENV = "COLLECTOR_PARENT_PID"
+IN_USE = "IN_USE"
+CACHE_PREFIXES = ("collector-cache-", "collector-cold-")
+_PR_SET_PDEATHSIG = 1
+
+
+def for_child() -> tuple[int, int, dict[str, str]]:
+    """(read end, write end, environment) for a child: pass the read end to it (``pass_fds``),
+    close it here once the child is started, and keep the write end open while it runs."""
+    read_end, write_end = os.pipe()  # both non-inheritable: no other child of ours holds them
+    return read_end, write_end, {PIPE_ENV: str(read_end), PARENT_ENV: str(os.getpid())}
+
+
+def watch_parent() -> None:
+    """In a child: end this process group when the parent that started it dies.
+
+    Does nothing in a process the collector did not start this way."""
+    fd_text = os.environ.pop(PIPE_ENV, None)
+    parent = int(os.environ.pop(PARENT_ENV, "0") or 0)
+    if fd_text is None or os.getpgrp() != os.getpid():
+        return  # not a child leading its own group: ending "its group" would end someone else
+    fd = int(fd_text)
+    os.set_inheritable(fd, False)  # the workload's own children need not hold it
+    signal.signal(signal.SIGTERM, _end_group)
+    _die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before the lines above took effect
+        _end_group()
+    threading.Thread(target=_wait_for_eof, args=(fd,), name="collector-lifeline", daemon=True).start()
+
+
+def _die_with_parent(signum: int) -> None:
+    """Ask the kernel for ``signum`` when the parent dies (Linux only; elsewhere the pipe serves)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+
+
+def _wait_for_eof(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(fd, 4096):  # the parent never writes: only the end of the pipe comes
+            pass
+    _end_group()
+
+
+def _end_group(signum: int | None = None, frame: object = None) -> None:
+    """SIGKILL to this process's group, itself included (it leads the group)."""
+    with contextlib.suppress(OSError):
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    os._exit(128 + signal.SIGKILL)
+
+
+def mark_in_use(folder: Path) -> None:
+    """Mark a cache folder as written by this process until the run removes it (a folder left
+    unmarked, on a full disk, is only never swept: it is still never reused)."""
+    with contextlib.suppress(OSError):
+        (folder / IN_USE).write_text(f"{os.getpid()}\n", encoding="utf-8")
+
+
+def _owner_gone(folder: Path) -> bool:
+    """Whether ``folder`` is marked in use by a process that no longer exists."""
+    try:
+        pid = int((folder / IN_USE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return False  # no marker: not one of ours, or being made right now
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, someone else's
+    return False
+
+
+def sweep_left_behind(parent: Path | None = None) -> list[Path]:
+    """Remove the cache folders under the temp dir that a killed collector or child left; they
+    are never reused, and a half-written compile cache must not be mistaken for a cold one.
+    Returns the folders removed."""
+    parent = Path(tempfile.gettempdir()) if parent is None else parent
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in parent.iterdir():
+            if entry.name.startswith(CACHE_PREFIXES) and not entry.is_symlink() and entry.is_dir() and _owner_gone(entry):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
+    return removed

@@ -1,0 +1,49 @@
+"""Untrusted text shown as it is: invisible and reordering characters written out visibly.
+
+A run id or workload name with U+202E (right-to-left override) or U+2066-U+2069 (isolates)
+displays as another name; U+200B-U+200D (zero width) hide a difference; a control character or
+an escape sequence (ESC, U+001B) can rewrite a terminal. Every such character is shown as
+``<U+XXXX>`` wherever untrusted text reaches a reader: report pages, the site, Markdown and
+the terminal (the collector's and reportgen's). One helper for both packages: it is stdlib
+only, so the collector stays copyable on its own.
+
+Which characters: every control (Cc) and format (Cf) character, the line and paragraph
+separators (U+2028, U+2029) and lone surrogates, except those named in ``keep`` (tab and
+newline by default). The character class is written out, not built from ``unicodedata`` at
+import (a second of work); a test checks it against ``unicodedata`` for every code point.
+"""
+
+from __future__ import annotations
+
+import re
+
+_HIDDEN = re.compile(
+    "["
+    "\x00-\x1f\x7f-\x9f"  # Cc: C0 and C1 controls, DEL; ESC (U+001B) among them
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"  # Cf
+    "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"  # zero widths, marks, separators, embeddings, isolates
+    "\ufeff\ufff9-\ufffb"  # Cf
+    "\ud800-\udfff"  # lone surrogates (Cs)
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"  # Cf
+    "\U000e0001\U000e0020-\U000e007f"  # Cf: language tag and tag characters
+    "]"
+)
+
+
+def _shown(match: re.Match[str]) -> str:
+    return f"<U+{ord(match.group()):04X}>"
+
+
+def visible(text: str, keep: str = "\t\n") -> str:
+    """``text`` with every hidden character but those in ``keep`` written as ``<U+XXXX>``."""
+    if not _HIDDEN.search(text):  # the common case: one scan, no copy
+        return text
+    if not keep:
+        return _HIDDEN.sub(_shown, text)
+    return _HIDDEN.sub(lambda m: m.group() if m.group() in keep else _shown(m), text)
+
+
+def terminal(text: str) -> str:
+    """Text for the terminal: tabs and newlines kept, every other hidden character shown (an
+    escape sequence starts with ESC, which is shown, so none reaches the terminal whole)."""
+    return visible(text)
