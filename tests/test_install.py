@@ -8,6 +8,7 @@ import importlib.util
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tomllib
@@ -134,8 +135,47 @@ def test_readme_commands_pass_in_a_fresh_environment_with_an_empty_pip_cache(tmp
     # command selects the fast subset (the rest of the suite runs in the suite around it).
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_ADDOPTS")}
     env["TMPDIR"] = str(tmp_path)
-    proc = subprocess.run(["bash", str(CI / "newcomer")], env=env, capture_output=True, text=True, timeout=45 * 60)
-    output = proc.stdout + proc.stderr
+    proc = subprocess.Popen(["bash", str(CI / "newcomer")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=45 * 60)
+    finally:
+        # Whatever happens here (a timeout, an interrupt), pip and pytest below it stop too.
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    print("\n".join(line for line in output.splitlines() if line.startswith(("fresh environment:", "+ ", "README command "))))
     assert proc.returncode == 0, output[-6000:]
     assert "README command 1: exit 0" in output and "README command 2: exit 0" in output
     assert re.search(r"\d+ passed", output), output[-3000:]
+
+
+def _ci_run_on(tmp_path: Path, test_command: str, budget_s: int) -> subprocess.CompletedProcess:
+    """The real .ci/run in a copy whose README's test command is test_command, with stand-ins
+    for the system tools so that it installs no Debian package."""
+    root = tmp_path / "repo"
+    (root / ".ci").mkdir(parents=True)
+    for name in ("run", "readme_commands.py"):
+        shutil.copy2(CI / name, root / ".ci" / name)
+    (root / "README.md").write_text(f"## The two commands\n\n```sh\ntrue\n```\n\n```sh\n{test_command}\n```\n", encoding="utf-8")
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for tool in ("chromium", "slurmctld", "slurmd", "sbatch", "munged", "shellcheck", "apt-get"):
+        (stubs / tool).write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+        (stubs / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}", "INSTALL_BUDGET_S": str(budget_s)}
+    return subprocess.run(["bash", str(root / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_ci_run_runs_the_readme_halves_and_stops_an_install_past_its_budget(tmp_path: Path) -> None:
+    passed = _ci_run_on(tmp_path / "a", "echo installing $PIP_NO_CACHE_DIR && echo testing", 60)
+    assert passed.returncode == 0, passed.stderr
+    assert passed.stdout.splitlines()[0] == "+ echo installing $PIP_NO_CACHE_DIR" and "installing 1\n" in passed.stdout
+    assert "install took " in passed.stdout and passed.stdout.endswith("+ echo testing\ntesting\n")
+    slow = _ci_run_on(tmp_path / "b", "sleep 30 && echo testing", 2)
+    assert slow.returncode == 1 and "passed its budget of 2s" in slow.stderr and "testing" not in slow.stdout
+    failed = _ci_run_on(tmp_path / "c", "exit 7 && echo testing", 60)
+    assert failed.returncode == 7 and "the install failed (exit 7)" in failed.stderr and "testing" not in failed.stdout
+    tests_fail = _ci_run_on(tmp_path / "d", "true && exit 3", 60)
+    assert tests_fail.returncode == 3
+    odd = _ci_run_on(tmp_path / "e", "python3 -m pytest", 60)
+    assert odd.returncode == 1 and "not of the form 'INSTALL && TESTS'" in odd.stderr
