@@ -180,3 +180,31 @@ def test_ci_run_runs_the_readme_halves_and_stops_an_install_past_its_budget(tmp_
     assert tests_fail.returncode == 3
     odd = _ci_run_on(tmp_path / "e", "python3 -m pytest", 60)
     assert odd.returncode == 1 and "not of the form 'INSTALL && TESTS'" in odd.stderr
+
+
+def test_newcomer_runs_the_readme_commands_in_a_fresh_environment_and_fails_with_them(tmp_path: Path) -> None:
+    # The real .ci/newcomer on a checkout whose README's commands are cheap: the first shows
+    # which Python and settings it runs under, the second fails.
+    root = tmp_path / "repo"
+    (root / ".ci").mkdir(parents=True)
+    for name in ("newcomer", "readme_commands.py"):
+        shutil.copy2(CI / name, root / ".ci" / name)
+    first = "python3 -c 'import sys, os; print(sys.prefix, os.environ[\"PIP_NO_CACHE_DIR\"], os.environ[\"PYTEST_ADDOPTS\"])' && ls"
+    (root / "README.md").write_text(f"## The two commands\n\n```sh\n{first}\n```\n\n```sh\nfalse && echo tests\n```\n", encoding="utf-8")
+    (root / "ignored.txt").write_text("not in git\n", encoding="utf-8")
+    (root / ".gitignore").write_text("ignored.txt\n", encoding="utf-8")
+    git = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, timeout=60)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True, timeout=60, env={**os.environ, **git})
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTEST_ADDOPTS")}
+    env["TMPDIR"] = str(tmp_path)
+    proc = subprocess.run(["bash", str(root / ".ci" / "newcomer")], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    prefix, no_cache, *addopts = lines[lines.index(f"+ {first}") + 1].split()
+    assert prefix.startswith(str(tmp_path)) and prefix != sys.prefix and no_cache == "1"
+    assert " ".join(addopts) == "-m 'not slow and not browser' -p no:cacheprovider"
+    assert "ignored.txt" not in proc.stdout and "README.md" in proc.stdout, "a copy of what git tracks, nothing else"
+    assert "README command 1: exit 0" in proc.stdout and "README command 2: exit 1" in proc.stdout
+    assert "tests" not in lines and "both README commands passed" not in proc.stdout
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("tmp.")], "the copy and the environment are removed"
