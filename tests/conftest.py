@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -10,6 +11,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# The same machine-facing settings on every machine, for this process and every process a test
+# starts: a local time zone far from UTC at an odd offset (UTC+12:45, a POSIX rule that needs no
+# time zone database), so that a time meant to be UTC but written as local time fails on every
+# machine, not only abroad; and the width CI has (no terminal: 80 columns), so that wrapped
+# output does not follow the developer's window.
+os.environ["TZ"] = "<+1245>-12:45"
+time.tzset()
+os.environ["COLUMNS"] = "80"
+os.environ.pop("LINES", None)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

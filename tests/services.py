@@ -1,6 +1,6 @@
 """Services the campaign tests start on 127.0.0.1 and always stop: a one-node Slurm cluster
 (Debian's slurm-wlm and munge, each daemon with its own files in a temporary folder) and an
-S3-compatible server (moto's standalone server).
+S3-compatible server (moto's standalone server) behind a proxy that counts its requests.
 
 A service that cannot start raises ServiceError with the reason and the daemon's log; the
 tests turn that into a failure, never a skip.
@@ -8,12 +8,15 @@ tests turn that into a failure, never a skip.
 
 from __future__ import annotations
 
+import http.client
+import http.server
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -205,28 +208,142 @@ def slurm_cluster(root: Path) -> Iterator[SlurmCluster]:
 # ---- S3 ---------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str  # with its query string, e.g. '/bucket?list-type=2&prefix=runs%2F'
+
+
+# Headers that describe one connection, not the request: the proxy frames each hop itself.
+_HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "expect"})
+
+
+class _Recorder(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        super().__init__((LOCALHOST, 0), _Forward)
+        self.upstream = upstream
+        self.seen: list[Request] = []
+        self.lock = threading.Lock()
+
+
+class _Forward(http.server.BaseHTTPRequestHandler):
+    """Records the request, then forwards it unchanged (Host included, so signatures hold)."""
+
+    # HTTP/1.1 so that keep-alive works and `Expect: 100-continue` gets its interim answer.
+    protocol_version = "HTTP/1.1"
+    server: _Recorder
+
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while (size := int(self.rfile.readline().split(b";", 1)[0], 16)) > 0:
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(chunks)
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _forward(self) -> None:
+        with self.server.lock:
+            self.server.seen.append(Request(self.command, self.path))
+        body = self._body()
+        upstream = http.client.HTTPConnection(*self.server.upstream, timeout=60)
+        try:
+            upstream.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+            for key, value in self.headers.items():
+                if key.lower() not in _HOP_BY_HOP and key.lower() != "content-length":
+                    upstream.putheader(key, value)
+            if body or self.command in ("PUT", "POST"):
+                upstream.putheader("Content-Length", str(len(body)))
+            upstream.endheaders(body)
+            answer = upstream.getresponse()
+            payload = answer.read()
+        except OSError as exc:
+            self.send_error(502, f"S3 server unreachable: {exc}")
+            return
+        finally:
+            upstream.close()
+        self.send_response_only(answer.status, answer.reason)
+        for key, value in answer.getheaders():
+            if key.lower() not in _HOP_BY_HOP and (key.lower() != "content-length" or self.command == "HEAD"):
+                self.send_header(key, value)
+        if self.command != "HEAD":
+            self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _forward
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass  # the record is self.server.seen; the S3 server keeps its own log
+
+
+@contextmanager
+def recording_proxy(upstream_port: int) -> Iterator[_Recorder]:
+    """A proxy on 127.0.0.1 in front of upstream_port that records every request it passes on."""
+    server = _Recorder((LOCALHOST, upstream_port))
+    thread = threading.Thread(target=server.serve_forever, name="s3-recording-proxy", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
 @dataclass
 class S3Server:
+    """The S3 server as the tests reach it: endpoint and env point at the recording proxy."""
+
     endpoint: str
     env: dict[str, str]
     log: Path
+    proxy: _Recorder
 
-    def requests(self) -> list[str]:
-        """The request lines the server logged so far, e.g. 'GET /bucket/key HTTP/1.1'."""
-        lines = []
-        for line in self.log.read_text(errors="replace").splitlines():
-            start, end = line.find('"'), line.rfind('"')
-            if 0 <= start < end:
-                lines.append(line[start + 1:end])
-        return lines
+    def requests(self) -> list[Request]:
+        """Every request made to the server so far, in the order they arrived, counted by our own
+        proxy (the server's access log varies in format and colour between versions)."""
+        with self.proxy.lock:
+            return list(self.proxy.seen)
 
 
 @contextmanager
 def s3_server(root: Path) -> Iterator[S3Server]:
-    """moto's standalone S3-compatible server on 127.0.0.1, with test credentials in the environment."""
+    """moto's standalone S3-compatible server on 127.0.0.1 behind a recording proxy, with test
+    credentials in the environment."""
     root.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = root / "moto.log"
+    daemons = Daemons()
+    try:
+        try:
+            import moto.server  # noqa: F401
+        except ImportError as exc:
+            raise ServiceError(f"moto's server is not installed ({exc}); pip install 'moto[server]' (the test extra has it)") from None
+        proc = daemons.start("moto", [sys.executable, "-m", "moto.server", "-H", LOCALHOST, "-p", str(port)], log, _aws_env(root, port))
+
+        def listening() -> tuple[bool, str]:
+            daemons.check_alive("moto", proc, log)
+            try:
+                with socket.create_connection((LOCALHOST, port), timeout=0.5):
+                    return True, "listening"
+            except OSError as exc:
+                return False, str(exc)
+
+        _wait_for("the S3 server", listening, 30, log)
+        with recording_proxy(port) as proxy:
+            front = proxy.server_address[1]
+            yield S3Server(f"http://{LOCALHOST}:{front}", _aws_env(root, front), log, proxy)
+    finally:
+        daemons.stop()
+
+
+def _aws_env(root: Path, port: int) -> dict[str, str]:
     env = {
         **os.environ,
         "AWS_ACCESS_KEY_ID": "testing",
@@ -239,23 +356,4 @@ def s3_server(root: Path) -> Iterator[S3Server]:
     }
     env.pop("AWS_PROFILE", None)
     env.pop("AWS_SESSION_TOKEN", None)
-    daemons = Daemons()
-    try:
-        try:
-            import moto.server  # noqa: F401
-        except ImportError as exc:
-            raise ServiceError(f"moto's server is not installed ({exc}); pip install 'moto[server]' (the test extra has it)") from None
-        proc = daemons.start("moto", [sys.executable, "-m", "moto.server", "-H", LOCALHOST, "-p", str(port)], log, env)
-
-        def listening() -> tuple[bool, str]:
-            daemons.check_alive("moto", proc, log)
-            try:
-                with socket.create_connection((LOCALHOST, port), timeout=0.5):
-                    return True, "listening"
-            except OSError as exc:
-                return False, str(exc)
-
-        _wait_for("the S3 server", listening, 30, log)
-        yield S3Server(f"http://{LOCALHOST}:{port}", env, log)
-    finally:
-        daemons.stop()
+    return env

@@ -94,6 +94,8 @@ def _mutated_near(lines: list[bytes], name: str, at: int) -> list[bytes]:
         return changed
 
 
+# Slow (half a minute on 2 cores) and only compares two ways of reading one log: out of the fast subset.
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunk=st.integers(min_value=1, max_value=6000), name=st.sampled_from(sorted(HOSTILE)), at=st.integers(min_value=5, max_value=1200), cut=st.integers(min_value=0, max_value=400))
 def test_any_chunk_size_reads_as_one_chunk(chunk: int, name: str, at: int, cut: int, long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

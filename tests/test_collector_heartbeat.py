@@ -12,9 +12,11 @@ from collector.run.state import Progress
 def test_a_long_step_beats_and_a_short_one_does_not(capsys: pytest.CaptureFixture[str]) -> None:
     progress = Progress(3)
     with progress.heartbeat("compiling b1-l16", after=0.05, every=0.05):
-        time.sleep(0.32)
+        # Long enough for the 3 beats asked below even when a loaded machine runs the beating
+        # thread late (on a quiet one about 12 come, at most 13 can).
+        time.sleep(0.65)
     beats = [line for line in capsys.readouterr().err.splitlines() if "compiling b1-l16: still working after" in line]
-    assert 3 <= len(beats) <= 8, beats
+    assert 3 <= len(beats) <= 13, beats
     with progress.heartbeat("quick", after=0.5, every=0.5):
         time.sleep(0.01)
     time.sleep(0.6)

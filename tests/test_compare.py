@@ -17,6 +17,7 @@ from reportgen.judge.intervals import classify, geometric_mean, ratio_intervals
 from reportgen.render.compare import gather
 from tests.conftest import REPO
 from tests.logbuilder import _cells, case_key, dumps, timing_log, with_envelope
+from tests.tolerance import data_difference, text_difference
 
 SAMPLES = REPO / "sample_runs"
 
@@ -399,10 +400,28 @@ def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
     kept = json.loads((committed / "compare.json").read_text(encoding="utf-8"))
     stale = "the committed sample comparison is stale: run the command in sample_runs/README.md"
     assert [kept[r]["run_id"] for r in ("baseline", "candidate")] == [data[r]["run_id"] for r in ("baseline", "candidate")], stale
-    assert (kept["cells"], kept["geomean"], kept["not_comparable"]) == (data["cells"], data["geomean"], data["not_comparable"]), stale
+    # The interval bounds come from numpy's log and exp on this CPU, which may differ from the
+    # committing machine's in the last bit: figures are compared within tests/tolerance.py's
+    # REL_TOL (1e-9 relative, or one unit of the last digit a page writes), words exactly.
+    difference = data_difference([kept[k] for k in ("cells", "geomean", "not_comparable")], [data[k] for k in ("cells", "geomean", "not_comparable")])
+    assert difference is None, f"{difference}: {stale}"
     for name in ("compare.json", "compare.md", "compare-details.csv"):  # every word too, as sample_runs/README.md says
-        assert (committed / name).read_bytes() == (tmp_path / name).read_bytes(), f"{name}: {stale}"
+        difference = text_difference((committed / name).read_text(encoding="utf-8"), (tmp_path / name).read_text(encoding="utf-8"))
+        assert difference is None, f"{name}: {difference}: {stale}"
     assert re.search(r"neuron", data["headline"], re.IGNORECASE) is None
+
+
+def test_tolerance_forgives_a_last_bit_and_nothing_more() -> None:
+    # The two interval bounds that differed between two CPUs, as JSON and as page text.
+    assert data_difference({"low": 0.9624311377829962, "n": 3}, {"low": 0.9624311377829964, "n": 3}) is None
+    assert data_difference({"low": 0.9624311377829962}, {"low": 0.9624311377}) is None
+    assert data_difference({"low": 0.96243}, {"low": 0.96244}) is not None
+    assert data_difference({"n": 3}, {"n": 4}) is not None and data_difference({"v": "faster"}, {"v": "slower"}) is not None
+    assert text_difference("ratio 0.9624311377829962 (n=3)", "ratio 0.9624311377829964 (n=3)") is None
+    assert text_difference("ratio 0.962 [0.95, 0.98]", "ratio 0.963 [0.95, 0.98]") is None  # a rounding that flipped
+    assert text_difference("ratio 0.962", "ratio 0.964") is not None
+    assert text_difference("12 cells", "13 cells") is not None and text_difference("1.0x faster", "1.0x slower") is not None
+    assert text_difference("run-20261129T225221Z-23a8e6", "run-20261129T225221Z-23a8e7") is not None
 
 
 # --- `reportgen diff` judges timing by the same interval ------------------------------------

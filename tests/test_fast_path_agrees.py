@@ -154,6 +154,8 @@ def mutated_long_log_lines(draw: st.DrawFn, lines: list[bytes]) -> tuple[int, by
     return index, mutate(draw, json.loads(lines[index])).encode("utf-8", "surrogatepass")
 
 
+# Slow (half a minute on 2 cores) and only compares two ways of reading one log: out of the fast subset.
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_change_to_a_line_deep_in_a_long_log_reads_as_the_careful_path_reads_it(data: st.DataObject, long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

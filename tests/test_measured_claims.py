@@ -163,12 +163,31 @@ def test_a_layout_the_model_never_received_is_reported_as_not_achieved(tmp_path:
 # --- 2. timing scope ------------------------------------------------------------------------
 
 
-def test_each_scope_flag_puts_its_stage_on_the_clock() -> None:
+class _StageClock:
+    """A clock for collector.timing that moves only when a stage says it took time, so that
+    what the sample adds up is exact on any machine under any load (no sleeps, no bounds on a
+    wall clock)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def test_each_scope_flag_puts_its_stage_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    import collector.timing
+
+    clock = _StageClock()
+    monkeypatch.setattr(collector.timing, "time", clock)
     calls: list[str] = []
 
     def stage(name: str, seconds: float, value: Any) -> Any:
         calls.append(name)
-        time.sleep(seconds)
+        clock.now += seconds
         return value
 
     def build(**scope: bool) -> tuple[Any, list[str], list[str]]:
@@ -183,17 +202,17 @@ def test_each_scope_flag_puts_its_stage_on_the_clock() -> None:
     bare, region, _ = build()
     calls.clear()
     seconds = bare()
-    assert region == ["model_call"] and calls == ["call"] and seconds < 0.04
+    assert region == ["model_call"] and calls == ["call"] and seconds == pytest.approx(0.01)
     full, region, notes = build(preprocessing=True, host_to_device=True, output_retrieval=True)
     calls.clear()
     seconds = full()
     assert region == ["preprocessing", "host_to_device", "model_call", "output_retrieval"]
-    assert calls == ["prepare", "copy", "call"] and seconds >= 0.07
+    assert calls == ["prepare", "copy", "call"] and seconds == pytest.approx(0.07)
     prep_only, region, notes = build(preprocessing=True)
     calls.clear()
     seconds = prep_only()
     assert region == ["preprocessing", "model_call"] and calls == ["prepare", "copy", "call"]
-    assert 0.05 <= seconds < 0.07, "the copy of fresh inputs runs off the clock"
+    assert seconds == pytest.approx(0.05), "the copy of fresh inputs runs off the clock"
     assert any("off the clock" in n for n in notes)
 
 
