@@ -129,6 +129,8 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
             write_failed(run, cell, result, failure(failure_phase(exc, compiling), exc), graphs.first.get("decode") or graphs.first.get("prefill"))
             return CellOutcome("error")
     result["warnings"] = warns + run.backend.cell_log()
+    if cell.repeat_of and compiling:  # a cache check: the same request again, after the larger buckets
+        result["recompiled"] = any(w.frames_first > 0 or w.graphs_first > 0 for w in graphs.first.values())
     graphs.events(cell, bucket, trace.prefill_s, trace.decode_s[0] if trace.decode_s else None)
     tol = run.plan.tolerance_for(cell.dtype) or {}
     criterion = tol.get("task")
