@@ -129,6 +129,11 @@ class CellRecord:
         return compiles[0] if compiles else None
 
     @property
+    def generation(self) -> ev.GenerationResult | None:
+        """A generation cell's tokens against the reference's, and its timings when it passed."""
+        return self._last("generation")  # type: ignore[no-any-return]
+
+    @property
     def train_steps(self) -> list[ev.TrainStep]:
         return self._events("train_step")
 
@@ -171,6 +176,8 @@ class RunModel:
     truncated: bool
     log_problems: list[str]
     kind_counts: dict[str, int] = field(default_factory=dict)
+    # Generation plans (1.2): how the plan's padding policy served each request length.
+    requests: list[ev.Request] = field(default_factory=list)
     # Figures over every cell that several views read, worked out once (see render.view).
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -245,6 +252,7 @@ class RunBuilder:
         self.references: list[ev.Reference] = []
         self.artifacts: list[ev.Artifact] = []
         self.warnings: list[ev.WarningEvent] = []
+        self.requests: list[ev.Request] = []
 
     def add(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
         """Attach one event; ``data`` is its fields as a dict when the reader has them."""
@@ -274,6 +282,8 @@ class RunBuilder:
             self.references.append(event)
         elif isinstance(event, ev.Artifact):
             self.artifacts.append(event)
+        elif isinstance(event, ev.Request):
+            self.requests.append(event)
         elif isinstance(event, ev.WarningEvent):
             self.warnings.append(event)
             if event.case in self.cells:
@@ -446,6 +456,7 @@ class RunBuilder:
             truncated=reading.truncated,
             log_problems=[p.format() for p in reading.problems],
             kind_counts=self.kind_counts,
+            requests=self.requests,
         )
 
 
@@ -600,4 +611,5 @@ CELL_FACTS: dict[str, Callable[[CellRecord, Any, int], None]] = {
     "train_step": _step_facts,
     "train_result": _train_result_facts,
     "profile": _no_facts,
+    "generation": _no_facts,
 }
