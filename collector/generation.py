@@ -106,17 +106,22 @@ def generate(
     mask = torch.zeros((batch, max_cache_len), dtype=prompt_mask.dtype, device=device)
     mask[:, :bucket] = prompt_mask
     positions = (prompt_mask.cumsum(-1) - 1).clamp_min(0)
-    last = positions[:, -1:]
+    last = positions.max(-1, keepdim=True).values  # the last real token's position id
+    # Where each row's last real token sits: the last position with left padding, before the
+    # padding with right padding. Its logits choose the first token.
+    rows = torch.arange(batch, device=device)
+    last_index = bucket - 1 - prompt_mask.flip(-1).argmax(-1)
     cache = workload.new_cache(model, batch, max_cache_len)
     synchronize()
     with watch("prefill", 0):
         start = time.perf_counter()
         logits = workload.step(model, ids, mask, positions, cache, torch.arange(bucket, device=device))
-        token = logits[:, -1, :].argmax(-1)
+        first_logits = logits[rows, last_index, :]
+        token = first_logits.argmax(-1)
         synchronize()
         prefill_s = time.perf_counter() - start
     prefill_logits = logits.detach().to("cpu", torch.float32) if keep else torch.empty(0)
-    step_logits = [logits[:, -1, :].detach()] if keep else []
+    step_logits = [first_logits.detach()] if keep else []
     tokens = [token]
     decode_s = []
     for k in range(1, decode_steps + 1):

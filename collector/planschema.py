@@ -577,6 +577,8 @@ def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
         raise c.fail("generation", "a generation plan pads requests to buckets: declare [padding] buckets and above_largest")
     if buckets[-1] + gen["decode_steps"] > gen["max_cache_len"]:
         raise c.fail("generation.max_cache_len", f"the largest bucket {buckets[-1]} plus {gen['decode_steps']} decode steps need {buckets[-1] + gen['decode_steps']} positions, got {gen['max_cache_len']}")
+    if plan["matrix"]["layouts"] != ["contiguous"]:
+        raise c.fail("matrix.layouts", "a generation plan's requests are padded by the collector into contiguous tensors: layouts = [\"contiguous\"]")
     if gen["min_top_k_overlap"] > 1:
         raise c.fail("generation.min_top_k_overlap", f"a share between 0 and 1, got {gen['min_top_k_overlap']}")
     for dtype, tol in plan.get("tolerances", {}).items():

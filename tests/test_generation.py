@@ -120,6 +120,19 @@ def test_decode_has_one_shape_whatever_the_bucket() -> None:
         generation.generate(workload, model, padded, 8, 20, torch.device("cpu"), lambda: None)
 
 
+def test_right_padding_chooses_the_same_tokens_as_left_padding() -> None:
+    workload = _workload()
+    model = workload.build_model()
+    raw = workload.make_inputs(1, 11, "contiguous")
+    traces = {}
+    for side in ("left", "right"):
+        padded = generation.pad_request(raw, 16, workload.pad_id(), side)
+        with torch.no_grad():
+            traces[side] = generation.generate(workload, model, padded, 4, 24, torch.device("cpu"), lambda: None)
+    assert torch.equal(traces["left"].tokens, traces["right"].tokens), "the first token comes from the last real position, not a pad"
+    assert torch.allclose(traces["left"].step_logits[0], traces["right"].step_logits[0], atol=1e-4)
+
+
 # --- 3. correctness --------------------------------------------------------------------------------
 
 
@@ -194,6 +207,7 @@ def _write(tmp_path: Path, base: Path, change: Any) -> Path:
         (lambda d: d["tolerances"]["float32"]["task"].update(metric="cosine"), r"task criterion is on greedy_steps_agreeing"),
         (lambda d: d["generation"].update(min_top_k_overlap=1.5), r"a share between 0 and 1"),
         (lambda d: d["generation"].update(padding_side="middle"), r"expected one of left, right"),
+        (lambda d: d["matrix"].update(layouts=["contiguous", "noncontiguous"]), r"matrix.layouts: a generation plan's requests are padded by the collector into contiguous tensors"),
     ],
 )
 def test_a_generation_plan_that_cannot_be_run_is_refused_with_its_line(tmp_path: Path, change: Any, message: str) -> None:
