@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, ContextManager
+from typing import Any
 
 import torch
 
@@ -78,7 +80,7 @@ class Trace:
     decode_s: list[float] = field(default_factory=list)
 
 
-def _no_watch(kind: str, index: int) -> ContextManager[None]:
+def _no_watch(kind: str, index: int) -> AbstractContextManager[None]:
     return contextlib.nullcontext()
 
 
@@ -90,7 +92,7 @@ def generate(
     max_cache_len: int,
     device: torch.device,
     synchronize: Callable[[], None],
-    watch: Callable[[str, int], ContextManager[Any]] = _no_watch,
+    watch: Callable[[str, int], AbstractContextManager[Any]] = _no_watch,
     keep: bool = True,
 ) -> Trace:
     """Prefill, then ``decode_steps`` greedy decode calls; each call timed with the device

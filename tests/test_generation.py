@@ -4,7 +4,7 @@ KV cache, judged on its tokens; the collector runs the tiny configuration on the
 from __future__ import annotations
 
 import importlib.util
-import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from collector.plan import PlanError, load_plan
 from collector.runner import Options, execute
 from reportgen.contract.validation import read_log
 from reportgen.judge.plancheck import review_plan
+from reportgen.render.report import judge_log
 from tests.conftest import REPO
 
 WORKLOADS = REPO / "collector" / "workloads"
@@ -273,3 +274,9 @@ def test_the_tiny_decoder_compiles_one_prefill_graph_per_bucket_and_one_decode_g
     assert results["b1-l6-contiguous-float32-compiled-repeat"].recompiled is False
     gens = {e.case: e for e in events if e.kind == "generation"}
     assert gens[first].timing.ttft_cold_s > gens[first].timing.ttft_warm.median_s, "the cold first token paid for the compile"
+    # The report states per bucket the compile counts the log recorded.
+    rows = {r.case: r for r in judge_log(run_dir / "events.jsonl").view.generation}
+    for case in (first, second):
+        stated = {graph: int(n) for graph, n in re.findall(r"(prefill|decode): (\d+) graph", rows[case].compiles)}
+        assert stated == {e.graph: e.graphs for e in compiles if e.case == case}
+    assert rows[first].bucket == "8" and rows[second].bucket == "16"

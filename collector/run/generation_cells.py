@@ -13,15 +13,24 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-from typing import Any, Callable, ContextManager, Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
 
 import torch
 
-from collector import generation
+from collector import generation, interrupt
 from collector.backends import OpRecorder
 from collector.compare import describe, describe_input, max_abs_between
 from collector.plan import Cell
-from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, write_failed, write_operators
+from collector.run.capture import (
+    CompileWatch,
+    captured_warnings,
+    failure,
+    failure_phase,
+    write_failed,
+    write_operators,
+)
 from collector.run.state import CellOutcome, Run
 from collector.timing import warm_stats
 from collector.workload import input_key
@@ -50,11 +59,9 @@ def reference_generation(run: Run, key: str, model: torch.nn.Module, dtype: torc
     with torch.no_grad():
         runs = [generation.generate(run.workload, model, padded, gen["decode_steps"], gen["max_cache_len"], torch.device("cpu"), lambda: None) for _ in range(2)]
     first, second = runs
-    noise = max_abs_between(_tensors(first), _tensors(second))
-    if not torch.equal(first.tokens, second.tokens):
-        noise = noise if noise else None
+    noise = max_abs_between(_tensors(first), _tensors(second))  # logits and tokens of both runs
     nonfinite = sum(describe(k, v)["nonfinite"] for k, v in _tensors(first).items())
-    run.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0 and torch.equal(first.tokens, second.tokens), nonfinite=nonfinite)
+    run.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0, nonfinite=nonfinite)
     run.gen_refs[key] = first
     return {"prefill_logits": first.prefill_logits, "tokens": first.tokens}
 
@@ -114,7 +121,7 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
     graphs = GraphWatch(run, compiling)
     recorder = OpRecorder() if not compiling else None
 
-    def once(watch: Callable[[str, int], ContextManager[Any]], keep: bool = True) -> generation.Trace:
+    def once(watch: Callable[[str, int], AbstractContextManager[Any]], keep: bool = True) -> generation.Trace:
         with torch.no_grad():
             return generation.generate(run.workload, model, padded, gen["decode_steps"], gen["max_cache_len"], run.backend.device, run.backend.synchronize, watch, keep)
 
@@ -178,12 +185,15 @@ def _time_generation(run: Run, cell: Cell, once: Callable[..., generation.Trace]
     """Warm repetitions of the whole generation; None (with a warning event) when one failed."""
     reps = run.warm_repetitions
     run.progress.say(f"{cell.case}: timing {reps} warm generations")
-    no_watch = lambda kind, index: contextlib.nullcontext()  # noqa: E731
+    def no_watch(kind: str, index: int) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
     try:
         for _ in range(run.plan.warmup):
             once(no_watch, keep=False)
         traces = [once(no_watch, keep=False) for _ in range(reps)]
     except Exception as exc:
+        interrupt.check()  # an interrupt a library caught and wrapped ends the run, it is no failure
         run.log.write("warning", message=f"generation timing not measured: {type(exc).__name__}: {str(exc)[:4000]}", category="WarmTimingFailed", case=cell.case)
         return None
     decode_totals = [sum(t.decode_s) for t in traces]
