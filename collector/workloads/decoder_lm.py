@@ -20,6 +20,7 @@ the last position, and position ids count real tokens only.
 
 from __future__ import annotations
 
+import inspect
 import os
 from functools import lru_cache
 from typing import Any
@@ -50,7 +51,10 @@ def configure(name: str) -> None:
 
 
 def _revision() -> str:
-    return f"architecture real, weights synthetic: transformers LlamaForCausalLM, config {_chosen['config']!r}, weights from seed {SEED}; tokenizer transformers ByT5Tokenizer (byte-level)"
+    import transformers
+
+    return (f"architecture real, weights synthetic: transformers {transformers.__version__} LlamaForCausalLM, config {_chosen['config']!r}, "
+            f"weights from seed {SEED}; tokenizer transformers ByT5Tokenizer (byte-level)")
 
 
 def __getattr__(name: str) -> Any:  # MODEL_REVISION names the configuration chosen
@@ -130,8 +134,21 @@ def new_cache(model: nn.Module, batch: int, max_cache_len: int) -> Any:
 def step(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor, cache: Any, cache_position: torch.Tensor) -> torch.Tensor:
     """One call of the model against the cache: prefill (the whole padded prompt) or decode
     (one token); returns the logits of every position fed, (batch, tokens, vocabulary)."""
-    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, cache=cache, cache_position=cache_position, use_cache=True)
+    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, cache_position=cache_position, use_cache=True, **{_cache_keyword(model): cache})
     return out.logits
+
+
+_KEYWORD: dict[type, str] = {}
+
+
+def _cache_keyword(model: nn.Module) -> str:
+    """transformers 5 renamed forward's ``past_key_values`` to ``cache`` (the old name warns);
+    read once per model class, outside any timed call after the first."""
+    inner = getattr(model, "_orig_mod", model)
+    found = _KEYWORD.get(type(inner))
+    if found is None:
+        found = _KEYWORD[type(inner)] = "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
+    return found
 
 
 def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
