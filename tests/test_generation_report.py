@@ -78,3 +78,19 @@ def test_other_runs_have_no_generation_section(tmp_path: Path, fixture: str) -> 
     html, md = _report(FIXTURES / fixture, tmp_path)
     assert "Generation per bucket" not in html and "Generation per bucket" not in md
     assert "buckets (request length" not in md
+
+
+def test_a_request_the_declared_policy_refuses_is_said_and_does_not_block(tmp_path: Path) -> None:
+    log = tmp_path / "clean.jsonl"
+    log.write_text(dumps(generation_log(None)), encoding="utf-8")
+    disposition = judge_log(log).disposition
+    rules = {r.rule: r for r in disposition.reasons}
+    assert rules["refused-requests"].outcome == "note" and "600 tokens" in rules["refused-requests"].message
+    assert set(rules["refused-requests"].cases) == {"b1-l600-contiguous-float32-eager", "b1-l600-contiguous-float32-compiled"}
+    assert "skipped-cells" not in rules and disposition.outcome == "suitable"
+    # Without the request event the same skips are a gap in the evidence again.
+    lines = [line for line in log.read_text(encoding="utf-8").splitlines() if '"kind": "request"' not in line]
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rules = {r.rule: r for r in judge_log(bare).disposition.reasons}
+    assert rules["skipped-cells"].outcome == "blocked" and "refused-requests" not in rules
