@@ -8,6 +8,12 @@ A workload module (named by the plan) provides:
 * ``run_model(model, inputs) -> dict[str, Tensor]``: one call, outputs named;
 * ``task_metric(outputs, reference, inputs) -> float``: the task-relevant comparison
   (inference plans; training plans compare the loss per step instead, see training.py).
+
+A generation plan's module (``[generation]``, see generation.py) provides instead of
+``run_model`` and ``task_metric``: ``pad_id()``, ``new_cache(model, batch, max_cache_len)`` and
+``step(model, input_ids, attention_mask, position_ids, cache, cache_position) -> logits``, and
+``configure(name)`` when the plan names a ``config``; its ``make_inputs`` returns the request
+unpadded (the collector pads it to its bucket).
 """
 
 from __future__ import annotations

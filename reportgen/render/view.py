@@ -1298,8 +1298,8 @@ def _generation_note(run: RunModel) -> str:
             f"against a static KV cache of {g.max_cache_len} positions (one decode shape for every bucket). Step 0 is the token the "
             f"prefill chose, step k that of the k-th decode call; top-k overlap (k = {g.top_k}, at least {g.min_top_k_overlap:g} "
             "declared) is judged up to the first divergent step, after which the contexts differ. Time to first token: the prefill "
-            "call and its token; cold is the cell's first (compiled: with the compile of its bucket when no earlier cell compiled it). "
-            "Timings only for cells that passed.")
+            "call and its token; cold is the cell's first prefill in the collector's process, not a fresh process (compiled: with "
+            "the compile of its bucket's graph when no earlier cell compiled it). Timings only for cells that passed.")
 
 
 def _training(run: RunModel) -> list[TrainingView]:
