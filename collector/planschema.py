@@ -577,6 +577,9 @@ def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
         raise c.fail("generation", "a generation plan pads requests to buckets: declare [padding] buckets and above_largest")
     if buckets[-1] + gen["decode_steps"] > gen["max_cache_len"]:
         raise c.fail("generation.max_cache_len", f"the largest bucket {buckets[-1]} plus {gen['decode_steps']} decode steps need {buckets[-1] + gen['decode_steps']} positions, got {gen['max_cache_len']}")
+    asked = [k for k in ("preprocessing", "host_to_device", "output_retrieval") if plan["timing"]["scope"][k]]
+    if asked:
+        raise c.fail("timing.scope", f"a generation plan times model calls only (time to first token, each decode call); {', '.join(asked)} cannot be timed: set them to false")
     if plan["matrix"]["layouts"] != ["contiguous"]:
         raise c.fail("matrix.layouts", "a generation plan's requests are padded by the collector into contiguous tensors: layouts = [\"contiguous\"]")
     if gen["min_top_k_overlap"] > 1:

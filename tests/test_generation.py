@@ -208,6 +208,7 @@ def _write(tmp_path: Path, base: Path, change: Any) -> Path:
         (lambda d: d["tolerances"]["float32"]["task"].update(metric="cosine"), r"task criterion is on greedy_steps_agreeing"),
         (lambda d: d["generation"].update(min_top_k_overlap=1.5), r"a share between 0 and 1"),
         (lambda d: d["generation"].update(padding_side="middle"), r"expected one of left, right"),
+        (lambda d: d["timing"]["scope"].update(preprocessing=True), r"timing.scope: a generation plan times model calls only .*preprocessing cannot be timed"),
         (lambda d: d["matrix"].update(layouts=["contiguous", "noncontiguous"]), r"matrix.layouts: a generation plan's requests are padded by the collector into contiguous tensors"),
     ],
 )

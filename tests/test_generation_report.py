@@ -43,6 +43,7 @@ def test_the_section_shows_each_bucket_with_what_the_log_recorded(tmp_path: Path
     passed = rows["b1-l96-contiguous-float32-compiled"]
     assert passed.ttft_cold == "22 s" and passed.ttft_warm.startswith("1.5") and "per token" in passed.decode and passed.tokens_per_s == "1000/s"
     assert passed.agreement.startswith("7 of 7 steps agree") and passed.divergent == "none"
+    assert view.timing_scope.startswith("generation cells: model calls only"), "the scope as the generation events recorded it"
     for text in (html, md):
         assert "Generation per bucket" in text
         assert "600 tokens are above the largest bucket 512: refused" in text

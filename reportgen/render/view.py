@@ -465,6 +465,9 @@ def timed_scope_text(run: RunModel) -> str:
         if call not in seen.setdefault(text, []):
             seen[text].append(call)
     if not seen:
+        generated = _generation_scopes(run)
+        if generated:  # a generation run times inside its generation events
+            return "generation cells: " + " | ".join(generated)
         return "not measured (this log does not record what its timing code put in the timed region)" if unrecorded else "no timing recorded"
     if len(seen) == 1:
         text = next(iter(seen))
@@ -473,6 +476,16 @@ def timed_scope_text(run: RunModel) -> str:
     if unrecorded:
         text += f" ({unrecorded} timing event(s) do not record their region: not measured)"
     return text
+
+
+def _generation_scopes(run: RunModel) -> list[str]:
+    """The scopes the generation events recorded for their timings, each once (1.2 logs)."""
+    found: list[str] = []
+    for c in run.cells_with("generation")[:DETAIL_CAP]:
+        g = c.generation
+        if g is not None and g.timing is not None and g.timing.scope not in found:
+            found.append(g.timing.scope)
+    return found
 
 
 def _intended_text(run: RunModel) -> str:
