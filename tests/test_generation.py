@@ -281,3 +281,27 @@ def test_the_tiny_decoder_compiles_one_prefill_graph_per_bucket_and_one_decode_g
         stated = {graph: int(n) for graph, n in re.findall(r"(prefill|decode): (\d+) graph", rows[case].compiles)}
         assert stated == {e.graph: e.graphs for e in compiles if e.case == case}
     assert rows[first].bucket == "8" and rows[second].bucket == "16"
+
+
+def test_a_compiled_generation_that_fails_is_recorded_and_the_matrix_goes_on(tmp_path: Path) -> None:
+    from collector.backends import Backend
+
+    class Broken(torch.nn.Module):
+        def forward(self, **kwargs: Any) -> Any:
+            raise RuntimeError("the compiled graph failed at run time")
+
+    class BrokenCompile(Backend):
+        def compile(self, model: Any, options: dict[str, Any]) -> Any:
+            super().compile(model, options)  # records the options as a real compile would
+            broken = Broken()
+            broken.config = model.config  # as a compiled wrapper shows its model's attributes
+            return broken
+
+    run_dir, code = execute(load_plan(TINY), BrokenCompile(), Options(target="cpu", out_dir=tmp_path / "runs", cold="off", only=["b1-l6-*"], warm_repetitions=1))
+    reading = read_log(run_dir / "events.jsonl")
+    assert code == 0 and reading.problems == [] and reading.complete
+    results = {e.case: e for e in reading.events if e.kind == "case_result"}
+    assert results["b1-l6-contiguous-float32-compiled"].status == "error"
+    assert "the compiled graph failed at run time" in results["b1-l6-contiguous-float32-compiled"].failure.message
+    assert results["b1-l6-contiguous-float32-eager"].status == "pass", "the eager cell still ran"
+    assert not [e for e in reading.events if e.kind == "generation" and e.case.endswith("-compiled")], "no generation facts for a cell that never generated"

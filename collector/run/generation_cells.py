@@ -80,7 +80,6 @@ class GraphWatch:
         self.run = run
         self.compiling = compiling
         self.first: dict[str, CompileWatch] = {}
-        self.seconds: dict[str, float] = {}
         self.later = {"prefill": 0, "decode": 0}
 
     @contextlib.contextmanager
@@ -94,9 +93,11 @@ class GraphWatch:
             watch = CompileWatch(self.run.backend)
             self.first[kind] = watch
             watch.before()
-            with self.run.progress.heartbeat(f"compiling the {kind} graph"):
-                yield
-            watch.after_first()
+            try:
+                with self.run.progress.heartbeat(f"compiling the {kind} graph"):
+                    yield
+            finally:  # a failed compile still leaves its counters read and Dynamo's log unhooked
+                watch.after_first()
             return
         yield
         self.later[kind] += self.run.backend.compile_counters()["frames"] - frames
