@@ -497,8 +497,8 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
             passed = first is None
             if mode == "compiled":
                 scope_compile = {"graph_breaks": [], "recompiles": 0, "cache_hits": 0, "recompile_limit_hit": False, "cache_condition": "compiled_in_process"}
-                events.append({"kind": "compile", "case": case, "graph": "prefill", "bucket": bucket, "compile_first_result_s": 20.0 + bucket / 64, "graphs": 1, "cache_misses": 4, **scope_compile})
-                events.append({"kind": "compile", "case": case, "graph": "decode", "bucket": bucket, "compile_first_result_s": 15.0 if not decode_compiled else 0.002, "graphs": 0 if decode_compiled else 1, "cache_misses": 0 if decode_compiled else 3, **scope_compile})
+                events.append({"kind": "compile", "case": case, "generation_graph": "prefill", "bucket": bucket, "compile_first_result_s": 20.0 + bucket / 64, "graphs": 1, "cache_misses": 4, **scope_compile})
+                events.append({"kind": "compile", "case": case, "generation_graph": "decode", "bucket": bucket, "compile_first_result_s": 15.0 if not decode_compiled else 0.002, "graphs": 0 if decode_compiled else 1, "cache_misses": 0 if decode_compiled else 3, **scope_compile})
                 decode_compiled = True
             events.append({
                 "kind": "case_result", "case": case, "status": "pass" if passed else "mismatch",

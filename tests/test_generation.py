@@ -263,9 +263,9 @@ def test_a_request_of_600_tokens_follows_the_declared_policy(tmp_path: Path) -> 
 def test_the_tiny_decoder_compiles_one_prefill_graph_per_bucket_and_one_decode_graph(tmp_path: Path) -> None:
     run_dir, events = _run(TINY, tmp_path, modes=["compiled"], warm_repetitions=2)
     compiles = [e for e in events if e.kind == "compile"]
-    by = {(e.case, e.graph): e for e in compiles}
+    by = {(e.case, e.generation_graph): e for e in compiles}
     first, second = "b1-l6-contiguous-float32-compiled", "b1-l12-contiguous-float32-compiled"
-    assert {e.graph for e in compiles} == {"prefill", "decode"}
+    assert {e.generation_graph for e in compiles} == {"prefill", "decode"} and {e.graph for e in compiles} == {"inference"}
     assert by[(first, "prefill")].bucket == 8 and by[(second, "prefill")].bucket == 16
     assert by[(first, "prefill")].graphs >= 1 and by[(second, "prefill")].graphs >= 1, "each bucket compiles its prefill"
     assert by[(first, "decode")].graphs >= 1 and by[(second, "decode")].graphs == 0, "one decode shape: compiled once"
@@ -279,7 +279,7 @@ def test_the_tiny_decoder_compiles_one_prefill_graph_per_bucket_and_one_decode_g
     rows = {r.case: r for r in judge_log(run_dir / "events.jsonl").view.generation}
     for case in (first, second):
         stated = {graph: int(n) for graph, n in re.findall(r"(prefill|decode): (\d+) graph", rows[case].compiles)}
-        assert stated == {e.graph: e.graphs for e in compiles if e.case == case}
+        assert stated == {e.generation_graph: e.graphs for e in compiles if e.case == case}
     assert rows[first].bucket == "8" and rows[second].bucket == "16"
 
 

@@ -33,7 +33,7 @@ def test_the_section_shows_each_bucket_with_what_the_log_recorded(tmp_path: Path
     assert [r.bucket for r in view.generation] == ["128", "128", "256", "256"], "grouped by bucket"
     compiles = [e for e in _lines(LOG) if e["kind"] == "compile"]
     for case, row in rows.items():
-        logged = {e["graph"]: e["graphs"] for e in compiles if e["case"] == case}
+        logged = {e["generation_graph"]: e["graphs"] for e in compiles if e["case"] == case}
         # The compile count per graph the section states is the log's, bucket by bucket.
         stated = {graph: int(n) for graph, n in re.findall(r"(prefill|decode): (\d+) graph", row.compiles)}
         assert stated == logged, (case, row.compiles)

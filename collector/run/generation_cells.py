@@ -108,7 +108,7 @@ class GraphWatch:
             if watch is None:
                 continue
             watch.repeat_frames = self.later[kind]
-            self.run.log.write("compile", case=cell.case, graph=kind, bucket=bucket, **watch.event(seconds, self.run.cache_dir))
+            self.run.log.write("compile", case=cell.case, generation_graph=kind, bucket=bucket, **watch.event(seconds, self.run.cache_dir))
 
 
 def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:

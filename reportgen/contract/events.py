@@ -574,10 +574,11 @@ class Compile(Envelope):
 
     kind: Literal["compile"]
     case: str
-    graph: Literal["inference", "forward", "backward", "prefill", "decode"] = Field(
-        "inference", description="Which graph: training cells compile a forward and a backward graph; generation cells (1.2) a prefill graph per bucket and a decode graph."
+    graph: Literal["inference", "forward", "backward"] = Field("inference", description="Which graph: training cells compile a forward and a backward graph.")
+    generation_graph: Literal["prefill", "decode"] | None = Field(
+        None, description="Generation cells (1.2): the inference graph is the prefill of the cell's bucket or the one decode graph; absent for other cells."
     )
-    bucket: int | None = Field(None, ge=1, le=INT64_MAX, description="Generation: the bucket (padded prompt length) this graph's cell served.")
+    bucket: int | None = Field(None, ge=1, le=INT64_MAX, description="Generation cells (1.2): the bucket (padded prompt length) the cell served.")
     compile_first_result_s: Seconds | None = None
     graphs: int | None = Field(None, ge=0, le=INT64_MAX)
     graph_breaks: list[GraphBreak] = Field(default_factory=list)

@@ -1098,7 +1098,7 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
         result = c.result
         for k in c.compiles:
             rows.append({
-                "case": c.case + ("" if k.graph == "inference" else f" ({k.graph})"),
+                "case": c.case + (f" ({k.generation_graph}, bucket {k.bucket})" if k.generation_graph else "" if k.graph == "inference" else f" ({k.graph})"),
                 "anchor": anchor(c.case),
                 "first": fmt(k.compile_first_result_s, " s"),
                 "graphs": fmt(k.graphs),
@@ -1260,10 +1260,11 @@ def _graph_text(compiles: list[Any]) -> str:
     """A generation cell's compile events in words: per graph, how many compiled and in how long."""
     parts = []
     for k in compiles:
+        graph = k.generation_graph or k.graph
         if k.graphs == 0:
-            parts.append(f"{k.graph}: 0 graphs (compiled earlier in the process)")
+            parts.append(f"{graph}: 0 graphs (compiled earlier in the process)")
         else:
-            parts.append(f"{k.graph}: {fmt(k.graphs)} graph{'s' if k.graphs != 1 else ''}, first call {fmt(k.compile_first_result_s, ' s')}")
+            parts.append(f"{graph}: {fmt(k.graphs)} graph{'s' if k.graphs != 1 else ''}, first call {fmt(k.compile_first_result_s, ' s')}")
         if k.recompiles:
             parts[-1] += f", {k.recompiles} compiled again"
     return "; ".join(parts) or "eager: nothing compiled"
