@@ -66,6 +66,8 @@ class WorkloadPlan:
     compile_options: dict[str, Any] = field(default_factory=dict)
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     training: dict[str, Any] | None = None
+    # A generation plan's [generation] table (collector/generation.py), as validated.
+    generation: dict[str, Any] | None = None
     compare: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {"outputs": [], "params": []})
     # Rounds of re-measurement of an unstable warm series (timing.remeasure_rounds).
     remeasure_rounds: int = 2
@@ -106,6 +108,7 @@ class WorkloadPlan:
             "compile_options": self.compile_options,
             "declared_inputs": self.inputs or None,
             "matrix_cells": self.matrix_cells if self.matrix_cells > len(cells) else None,
+            "generation": self.generation,
         }
 
     @property
@@ -140,6 +143,8 @@ class WorkloadPlan:
             return f"the plan declares no tolerance for {dtype}; declare [tolerances.{dtype}] before running it"
         if self.training and not ("loss" in tol and "grad" in tol):
             return f"a training plan declares loss and grad tolerances per dtype; [tolerances.{dtype}] lacks them"
+        if self.generation and "task" not in tol:
+            return f"a generation plan declares a task criterion on greedy_steps_agreeing for every dtype; [tolerances.{dtype}] lacks one"
         if dtype != "float32" and "task" not in tol:
             return f"the plan declares no task criterion for {dtype}; an elementwise tolerance alone does not establish task quality"
         return None
@@ -365,6 +370,7 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
         compile_options=dict(checked["compile"]),
         inputs=checked.get("inputs", {}),
         training={"steps": training["steps"], "seed": training["seed"], "randomness": training["randomness"]} if training else None,
+        generation=dict(checked["generation"]) if "generation" in checked else None,
         compare=compare,
         intended_target=workload["target"],
         checked=checked,

@@ -281,6 +281,22 @@ SCHEMA: tuple[Table, ...] = (
         ),
     ),
     Table(
+        "generation",
+        "Set for a text-generation workload: each cell serves its request (the cell's length) as a service would: "
+        "padded to its bucket (padding.buckets, padding.above_largest), one prefill call, then decode_steps greedy decode "
+        "calls against a static KV cache of max_cache_len positions (one decode shape). The tokens are judged by the "
+        "dtype's task criterion on the metric greedy_steps_agreeing (leading steps whose greedy token equals the reference's; "
+        "step 0 is the prefill's) and by top-k overlap; the prefill's logits at real positions by atol and rtol.",
+        (
+            Key("decode_steps", "int", "Decode calls after the prefill, one new token each.", REQUIRED, "16", COLLECTOR, minimum=1),
+            Key("max_cache_len", "int", "Positions of the static KV cache: at least the largest bucket plus decode_steps.", REQUIRED, "544", COLLECTOR, minimum=2),
+            Key("padding_side", "str", "Where padding goes: left, as decoder generation expects, or right.", "left", '"left"', COLLECTOR, ("left", "right")),
+            Key("config", "str", "A named model configuration the workload module offers (its CONFIGS), passed to its configure().", "", '"tiny"', COLLECTOR),
+            Key("top_k", "int", "Top-k overlap: how many of the reference's highest-scored tokens are compared at each step.", 5, "5", COLLECTOR, minimum=1),
+            Key("min_top_k_overlap", "number", "Smallest share (0 to 1) of the reference's top-k tokens the cell's top-k must hold at every judged step.", REQUIRED, "0.8", COLLECTOR, minimum=0),
+        ),
+    ),
+    Table(
         "training",
         "Set for a training workload: each cell runs training steps instead of one forward call.",
         (
@@ -580,6 +596,33 @@ def _training_tolerances(c: Checker, plan: dict[str, Any]) -> None:
     for dtype, tol in plan.get("tolerances", {}).items():
         if "task" in tol:
             raise c.fail(f"tolerances.{dtype}.task", "a training plan compares loss and gradients; declare loss and grad instead of task")
+
+
+@_cross
+def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
+    gen = plan.get("generation")
+    if gen is None:
+        return
+    if "training" in plan:
+        raise c.fail("generation", "a plan is either a training or a generation plan, not both")
+    buckets = plan.get("padding", {}).get("buckets", [])
+    if not buckets:
+        raise c.fail("generation", "a generation plan pads requests to buckets: declare [padding] buckets and above_largest")
+    if buckets[-1] + gen["decode_steps"] > gen["max_cache_len"]:
+        raise c.fail("generation.max_cache_len", f"the largest bucket {buckets[-1]} plus {gen['decode_steps']} decode steps need {buckets[-1] + gen['decode_steps']} positions, got {gen['max_cache_len']}")
+    asked = [k for k in ("preprocessing", "host_to_device", "output_retrieval") if plan["timing"]["scope"][k]]
+    if asked:
+        raise c.fail("timing.scope", f"a generation plan times model calls only (time to first token, each decode call); {', '.join(asked)} cannot be timed: set them to false")
+    if plan["matrix"]["layouts"] != ["contiguous"]:
+        raise c.fail("matrix.layouts", "a generation plan's requests are padded by the collector into contiguous tensors: layouts = [\"contiguous\"]")
+    if gen["min_top_k_overlap"] > 1:
+        raise c.fail("generation.min_top_k_overlap", f"a share between 0 and 1, got {gen['min_top_k_overlap']}")
+    for dtype, tol in plan.get("tolerances", {}).items():
+        task = tol.get("task")
+        if task is not None and task["metric"] != "greedy_steps_agreeing":
+            raise c.fail(f"tolerances.{dtype}.task.metric", f"a generation plan's task criterion is on greedy_steps_agreeing, got {task['metric']!r}")
+        if task is not None and task["threshold"] > gen["decode_steps"] + 1:
+            raise c.fail(f"tolerances.{dtype}.task.threshold", f"at most decode_steps + 1 = {gen['decode_steps'] + 1} steps can agree, got {task['threshold']:g}")
 
 
 def validate(data: Any, file: str, text: str = "") -> dict[str, Any]:

@@ -8,6 +8,12 @@ A workload module (named by the plan) provides:
 * ``run_model(model, inputs) -> dict[str, Tensor]``: one call, outputs named;
 * ``task_metric(outputs, reference, inputs) -> float``: the task-relevant comparison
   (inference plans; training plans compare the loss per step instead, see training.py).
+
+A generation plan's module (``[generation]``, see generation.py) provides instead of
+``run_model`` and ``task_metric``: ``pad_id()``, ``new_cache(model, batch, max_cache_len)`` and
+``step(model, input_ids, attention_mask, position_ids, cache, cache_position) -> logits``, and
+``configure(name)`` when the plan names a ``config``; its ``make_inputs`` returns the request
+unpadded (the collector pads it to its bucket).
 """
 
 from __future__ import annotations
@@ -67,7 +73,11 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
     path = plan.module_path
     name = f"collector_workload_{path.stem}"
     if name in sys.modules:
-        return sys.modules[name]
+        cached = sys.modules[name]
+        config = (plan.generation or {}).get("config")
+        if config and callable(getattr(cached, "configure", None)):
+            cached.configure(config)
+        return cached
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise WorkloadError(f"workload module {path}: cannot be loaded as a Python module")
@@ -84,12 +94,24 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
     except Exception as exc:
         del sys.modules[name]
         raise WorkloadError(f"workload module {path}: raised on import: {_one_line(exc)}") from None
-    needed = REQUIRED + (("loss_fn", "make_optimizer") if plan.training else ("task_metric",))
+    if plan.generation:
+        from collector.generation import EXPECTED as GENERATION_EXPECTED, REQUIRED as GENERATION_REQUIRED
+
+        needed, expected_of = GENERATION_REQUIRED, {**EXPECTED, **GENERATION_EXPECTED}
+    else:
+        needed, expected_of = REQUIRED + (("loss_fn", "make_optimizer") if plan.training else ("task_metric",)), EXPECTED
     missing = [attr for attr in needed if not callable(getattr(module, attr, None))]
     if missing:
         del sys.modules[name]
-        expected = "; ".join(EXPECTED[attr] for attr in missing)
+        expected = "; ".join(expected_of[attr] for attr in missing)
         raise WorkloadError(f"workload module {path} lacks {', '.join(missing)}; expected {expected}")
+    config = (plan.generation or {}).get("config")
+    if config:
+        try:
+            module.configure(config)
+        except Exception as exc:
+            del sys.modules[name]
+            raise WorkloadError(f"workload module {path}: configure({config!r}) for generation.config raised {_one_line(exc)}") from None
     return module
 
 

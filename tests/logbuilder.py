@@ -488,7 +488,95 @@ def timing_log(run_id: str, target: str = "cpu", family: str = "cpu", scale: flo
     return with_envelope(finish(events))
 
 
+def _warm(samples: list[float]) -> dict[str, Any]:
+    ordered = sorted(samples)
+    n = len(ordered)
+    return {"samples_s": samples, "min_s": ordered[0], "median_s": ordered[n // 2], "p90_s": ordered[min(n - 1, (9 * n) // 10)], "iqr_s": ordered[(3 * n) // 4] - ordered[n // 4]}
+
+
+GEN_BUCKETS = {96: 128, 240: 256}
+GEN_STEPS = 6
+
+
+def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[dict[str, Any]]:
+    """A text-generation run (schema 1.2): requests of 96 and 240 tokens padded to buckets 128
+    and 256, one of 600 refused by the policy; per bucket a prefill graph and one decode graph.
+    ``divergent`` plants a token divergence at a decode step of that mode's 240-token cell."""
+    events = [e for e in base_events() if e["kind"] in ("run_start", "environment", "plan", "artifact")]
+    events[0]["workload"] = "scenario-a-decoder"
+    plan = next(e for e in events if e["kind"] == "plan")
+    lengths = [96, 240, 600]
+    plan.update(
+        workload="scenario-a-decoder",
+        description="Llama-architecture decoder, synthetic weights, byte-level tokenizer, left padding, static KV cache.",
+        model_revision="architecture real, weights synthetic: LlamaForCausalLM config 'tiny', seed 0",
+        matrix=[{"case": case_key(1, n, m), "batch": 1, "length": n, "layout": "contiguous", "dtype": "float32", "mode": m} for n in lengths for m in MODES],
+        padding={"buckets": [128, 256, 512], "above_largest": "reject requests longer than 512 tokens", "mask_padded": True},
+        generation={"decode_steps": GEN_STEPS, "max_cache_len": 520, "padding_side": "left", "config": "tiny", "top_k": 5, "min_top_k_overlap": 0.8},
+    )
+    criterion = {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": GEN_STEPS + 1}
+    plan["tolerances"]["float32"]["task"] = criterion
+    decode_compiled = False
+    for n in lengths:
+        cases = [case_key(1, n, m) for m in MODES]
+        bucket = GEN_BUCKETS.get(n)
+        if bucket is None:
+            reason = f"{n} tokens are above the largest bucket 512: refused (plan: reject requests longer than 512 tokens)"
+            events.append({"kind": "request", "batch": 1, "length": n, "bucket": None, "outcome": "refused", "reason": reason, "cases": cases})
+            for case in cases:
+                events.append({"kind": "case_result", "case": case, "status": "skipped", "skip_reason": f"request refused by the plan's policy above the largest bucket: {reason}"})
+            continue
+        events.append({"kind": "request", "batch": 1, "length": n, "bucket": bucket, "outcome": "padded", "reason": f"{n} tokens padded to the {bucket} bucket", "cases": cases})
+        events.append({"kind": "reference", "shape": shape_key(1, n), "device": "cpu", "runs": 2, "noise_max_abs": 0.0, "deterministic": True})
+        reference = [[40 + i + n % 7 for i in range(GEN_STEPS + 1)]]
+        for mode in MODES:
+            case = case_key(1, n, mode)
+            tokens = [list(reference[0])]
+            first = None
+            if divergent is not None and divergent[0] == mode and n == 240:
+                first = divergent[1]
+                tokens[0][first:] = [300 + i for i in range(GEN_STEPS + 1 - first)]
+            agreeing = first if first is not None else GEN_STEPS + 1
+            passed = first is None
+            if mode == "compiled":
+                scope_compile = {"graph_breaks": [], "recompiles": 0, "cache_hits": 0, "recompile_limit_hit": False, "cache_condition": "compiled_in_process"}
+                events.append({"kind": "compile", "case": case, "generation_graph": "prefill", "bucket": bucket, "compile_first_result_s": 20.0 + bucket / 64, "graphs": 1, "cache_misses": 4, **scope_compile})
+                events.append({"kind": "compile", "case": case, "generation_graph": "decode", "bucket": bucket, "compile_first_result_s": 15.0 if not decode_compiled else 0.002, "graphs": 0 if decode_compiled else 1, "cache_misses": 0 if decode_compiled else 3, **scope_compile})
+                decode_compiled = True
+            events.append({
+                "kind": "case_result", "case": case, "status": "pass" if passed else "mismatch",
+                "outputs": [{"name": "prefill_logits", "shape": [1, bucket, 384], "dtype": "float32", "nonfinite": 0}, {"name": "tokens", "shape": [1, GEN_STEPS + 1], "dtype": "int64", "nonfinite": 0}],
+                "error_stats": {"max_abs": 3e-6, "max_rel": 2e-5, "mismatched": 0, "total": n * 384, "worst_index": [5, 17], "worst_output": "prefill_logits", "allowed_at_worst": 1.1e-4, "diff_at_worst": 3e-6},
+                "task_metric": {"name": "greedy_steps_agreeing", "value": float(agreeing), "criterion": criterion, "passed": passed},
+                "warnings": [],
+            })
+            events.append({"kind": "operators", "case": case, "executed": {"status": "measured", "items": ["aten::mm", "aten::_scaled_dot_product_flash_attention_for_cpu"]}, "fallback": {"status": "not_applicable", "reason": "the cpu backend has no CPU fallback"}, "transfers": {"status": "not_applicable", "reason": "inputs already on the cpu"}})
+            overlap: list[float | None] = [1.0] * (GEN_STEPS + 1) if first is None else [1.0] * first + [0.6] + [None] * (GEN_STEPS - first)
+            gen = {
+                "kind": "generation", "case": case, "request_length": n, "bucket": bucket, "truncated": False, "padding_side": "left",
+                "decode_steps": GEN_STEPS, "max_cache_len": 520, "tokens": tokens, "reference_tokens": reference,
+                "steps_agreeing": agreeing, "first_divergent_step": first, "top_k": 5, "top_k_overlap": overlap,
+                "tokens_passed": passed, "top_k_passed": True,
+            }
+            if passed:
+                scale = 1.0 if mode == "eager" else 0.5
+                gen["timing"] = {
+                    "ttft_cold_s": (20.0 + bucket / 64) if mode == "compiled" else 0.004 * bucket / 128,
+                    "ttft_warm": _warm([scale * 0.003 * bucket / 128 * (1 + 0.01 * i) for i in range(5)]),
+                    "decode_token": _warm([scale * 0.002 * (1 + 0.01 * i) for i in range(5 * GEN_STEPS)]),
+                    "tokens_per_s": 1 / (scale * 0.002),
+                    "repetitions": 5,
+                    "scope": "model calls only: the request already tokenised, padded and on the device",
+                }
+            events.append(gen)
+    out = with_envelope(finish(events))
+    for line in out:
+        line["schema_version"] = "1.2"
+    return out
+
+
 FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "synthetic_generation.jsonl": generation_log,
     "synthetic_training.jsonl": training_log,
     "synthetic_complete.jsonl": complete_log,
     "synthetic_incomplete.jsonl": incomplete_log,

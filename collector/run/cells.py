@@ -18,6 +18,7 @@ from collector.run import children
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
 from collector.run.timings import add_cold_facts, cold_condition, remeasure, scoped_sample, time_warm_cell
+from collector.run.generation_cells import run_generation_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
@@ -75,6 +76,10 @@ def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, c
     if cell.repeat_of in elsewhere:
         _skip(run, cell, index, "the shape it repeats was compiled in a fresh process that ended before this cache check; a repeat in another process would test nothing")
         return
+    refused = run.refused.get(input_key(cell.batch, cell.length, cell.layout))
+    if refused is not None:
+        _skip(run, cell, index, f"request refused by the plan's policy above the largest bucket: {refused}")
+        return
     shape_failure = run.shape_failures.get(input_key(cell.batch, cell.length, cell.layout))
     if shape_failure is not None:
         why = f"this shape's {shape_failure['phase']} failed before any call of this cell: nothing ran, so nothing was tracked"
@@ -88,6 +93,11 @@ def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, c
     run.progress.say(f"{cell.case}: {'compiling and ' if cell.mode == 'compiled' else ''}checking", index)
     if run.plan.training:
         outcome = run_training_cell(run, cell, model)
+    elif run.plan.generation:
+        # Timed within the cell (time to first token, per-token decode), not by the warm loop below.
+        run_generation_cell(run, cell, model if cell.mode == "eager" else compiled)
+        run.recorded += 1
+        return
     else:
         outcome = _run_cell(run, cell, model if cell.mode == "eager" else compiled)
     run.recorded += 1

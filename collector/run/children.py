@@ -50,7 +50,8 @@ MAIN_ONLY = frozenset({"run_start", "environment", "plan", "artifact", "referenc
 
 def wanted(run: Run, dtype: str) -> bool:
     """Whether this run's compiled cells of ``dtype`` go to fresh children."""
-    return run.options.cold == "fresh-process" and not run.plan.missing_tolerance(dtype)
+    # A generation cell times its own first token in this process (collector.run.generation_cells).
+    return run.options.cold == "fresh-process" and not run.plan.missing_tolerance(dtype) and not run.plan.generation
 
 
 def recompile_limit() -> int:

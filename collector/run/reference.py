@@ -11,6 +11,7 @@ from collector.compare import max_abs_between, nonfinite_count
 from collector.eventlog import OutOfSpace
 from collector.run.capture import failure
 from collector.run.setup import content_fields
+from collector.run.generation_cells import reference_generation, route_requests
 from collector.run.state import Run
 from collector.workload import DTYPES, WorkloadError, cast_inputs, check_inputs, check_outputs, input_key, save_artifact
 
@@ -24,8 +25,16 @@ def write_references(run: Run) -> None:
         if key in run.inputs or key in run.shape_failures:
             continue
         # A failure at one shape is recorded on that shape's cells; the other shapes go on.
+        if key in run.refused:
+            continue
         try:
-            run.inputs[key] = check_inputs(run.workload, run.workload.make_inputs(cell.batch, cell.length, cell.layout))
+            raw = check_inputs(run.workload, run.workload.make_inputs(cell.batch, cell.length, cell.layout))
+            if run.plan.generation:
+                padded = route_requests(run, key, run.cells, raw)
+                if padded is None:
+                    continue
+                raw = padded
+            run.inputs[key] = raw
         except Exception as exc:
             _shape_failed(run, key, failure("inputs", exc))
             continue
@@ -49,6 +58,8 @@ def _shape_failed(run: Run, key: str, fail: dict[str, str]) -> None:
 def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype, golden: torch.nn.Module | None) -> dict[str, torch.Tensor]:
     if run.plan.training:
         return _reference_training(run, key, model, dtype)
+    if run.plan.generation:
+        return reference_generation(run, key, model, dtype)
     inputs = cast_inputs(run.inputs[key], dtype)
     with torch.no_grad():
         first = check_outputs(run.workload, run.workload.run_model(model, inputs))

@@ -152,6 +152,11 @@ class Run:
         self.inputs: dict[str, dict[str, torch.Tensor]] = {}
         self.references: dict[str, dict[str, torch.Tensor]] = {}
         self.train_refs: dict[str, training.TrainTrace] = {}
+        # Generation plans: the reference generation per request, how each request was routed
+        # (its bucket), and the requests the plan's policy refused, with the reason.
+        self.gen_refs: dict[str, Any] = {}
+        self.routes: dict[str, dict[str, Any]] = {}
+        self.refused: dict[str, str] = {}
         # Shapes whose inputs or reference failed: their cells are recorded as errors with it.
         self.shape_failures: dict[str, dict[str, str]] = {}
         self.passed: dict[str, CellOutcome] = {}

@@ -240,6 +240,17 @@ class Training(Strict):
     randomness: str = Field(description="How stochastic parts were made comparable, e.g. 'dropout off'.")
 
 
+class Generation(Strict):
+    """A generation plan (schema 1.2): each cell serves its request as a text service would."""
+
+    decode_steps: int = Field(ge=1, le=INT64_MAX, description="Decode calls after the prefill, one greedy token each.")
+    max_cache_len: int = Field(ge=1, le=INT64_MAX, description="Positions of the static KV cache: every decode call has this one shape.")
+    padding_side: Literal["left", "right"] = Field(description="Where requests and masks are padded.")
+    config: str = Field("", description="The workload's named model configuration.")
+    top_k: int = Field(ge=1, le=INT64_MAX, description="Top-k overlap: the reference's k highest-scored tokens compared at each step.")
+    min_top_k_overlap: float = Field(ge=0, le=1, description="Smallest share of the reference's top-k the cell's top-k must hold at every judged step.")
+
+
 class PlannedCell(Strict):
     """One cell of the matrix: a shape, layout, dtype and execution mode."""
 
@@ -377,6 +388,7 @@ class Plan(Envelope):
         "cells in matrix; the rest are not part of this run. Absent: matrix is the whole plan. A log line is at most 8 MiB, so "
         "one run plans at most 20,000 cells.",
     )
+    generation: Generation | None = Field(None, description="Set for a generation workload (schema 1.2): prefill and decode steps on a static KV cache.")
 
     @model_validator(mode="after")
     def _cases_once(self) -> Plan:
@@ -634,6 +646,10 @@ class Compile(Envelope):
     kind: Literal["compile"]
     case: str
     graph: Literal["inference", "forward", "backward"] = Field("inference", description="Which graph: training cells compile a forward and a backward graph.")
+    generation_graph: Literal["prefill", "decode"] | None = Field(
+        None, description="Generation cells (1.2): the inference graph is the prefill of the cell's bucket or the one decode graph; absent for other cells."
+    )
+    bucket: int | None = Field(None, ge=1, le=INT64_MAX, description="Generation cells (1.2): the bucket (padded prompt length) the cell served.")
     compile_first_result_s: Seconds | None = None
     graphs: int | None = Field(None, ge=0, le=INT64_MAX)
     graph_breaks: list[GraphBreak] = Field(default_factory=list)
@@ -797,6 +813,57 @@ class Timing(Envelope):
         " torch_threads, cpu_governor, and the accelerator's readings before/after (gpu_*_before/after on CUDA;"
         " accelerator_before/after: why not measured elsewhere). Every key is present: a value or why it is unknown.",
     )
+
+
+# --- generation (schema 1.2) ------------------------------------------------------------------
+
+
+class Request(Envelope):
+    """How the plan's padding policy serves one request length, before any cell of it runs."""
+
+    kind: Literal["request"]
+    batch: int = Field(ge=1, le=INT64_MAX)
+    length: int = Field(ge=1, le=INT64_MAX, description="Tokens of the request as tokenised.")
+    bucket: int | None = Field(None, ge=1, le=INT64_MAX, description="The bucket it is padded (or truncated) to; null when refused.")
+    outcome: Literal["padded", "truncated", "refused"]
+    reason: str = Field(description="The policy's decision in words.")
+    cases: list[str] = Field(default_factory=list, description="The cells that serve this request.")
+
+
+class GenerationTiming(Strict):
+    """A passing generation cell's timings, as measured (synchronised at every call)."""
+
+    ttft_cold_s: Seconds = Field(description="The cell's first prefill, first token chosen (compiled: includes compiling this bucket's prefill graph when no earlier cell did).")
+    ttft_warm: Warm = Field(description="Prefill plus first token, one sample per warm repetition.")
+    decode_token: Warm = Field(description="One decode call (one new token), every step of every warm repetition.")
+    tokens_per_s: NonNegative = Field(description="Decode steps per second of decode time, the median repetition.")
+    repetitions: int = Field(ge=1, le=INT64_MAX)
+    scope: str = Field(description="What the clock covered, in words.")
+
+
+class GenerationResult(Envelope):
+    """One generation cell against the reference's generation: greedy tokens, top-k overlap,
+    the first divergent step (step 0 is the prefill's token) and, when it passed, its timings."""
+
+    kind: Literal["generation"]
+    case: str
+    request_length: int = Field(ge=1, le=INT64_MAX)
+    bucket: int = Field(ge=1, le=INT64_MAX)
+    truncated: bool = Field(False, description="The request was longer than the largest bucket and cut to it (plan policy).")
+    padding_side: Literal["left", "right"]
+    decode_steps: int = Field(ge=1, le=INT64_MAX)
+    max_cache_len: int = Field(ge=1, le=INT64_MAX)
+    tokens: list[list[Int64]] = Field(description="Greedy tokens per batch row, step 0 first.")
+    reference_tokens: list[list[Int64]]
+    steps_agreeing: int = Field(ge=0, le=INT64_MAX, description="Leading steps where every row's token equals the reference's.")
+    first_divergent_step: int | None = Field(None, ge=0, le=INT64_MAX, description="The first step whose token differs; null: every step agrees.")
+    top_k: int = Field(ge=1, le=INT64_MAX)
+    top_k_overlap: list[Annotated[float, Field(ge=0, le=1)] | None] = Field(
+        description="Per step, the smallest share over rows of the reference's top-k in the cell's top-k; null after the first divergent step (contexts differ)."
+    )
+    tokens_passed: bool | None = Field(description="The task criterion on greedy_steps_agreeing held; null: none declared.")
+    top_k_passed: bool
+    timing: GenerationTiming | None = Field(None, description="Only for a cell that passed.")
 
 
 # --- profile ---------------------------------------------------------------------------------
@@ -970,6 +1037,8 @@ Event = Annotated[
         Profile,
         TrainStep,
         TrainResult,
+        Request,
+        GenerationResult,
         WarningEvent,
         RunEnd,
         Localization,
@@ -990,13 +1059,15 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
     "profile": Profile,
     "train_step": TrainStep,
     "train_result": TrainResult,
+    "request": Request,
+    "generation": GenerationResult,
     "warning": WarningEvent,
     "run_end": RunEnd,
     "localization": Localization,
 }
 
 # Kinds that report an outcome; none may come before the plan that declares the tolerances.
-RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization"})
+RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "request", "generation"})
 
 # Kinds that always name one planned cell (a required ``case`` field).
-CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization"})
+CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "generation"})

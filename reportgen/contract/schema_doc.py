@@ -22,7 +22,7 @@ from reportgen.contract.events import EVENT_MODELS, INSPECTION_MODELS, SCHEMA_VE
 SCHEMA_DIR = Path(__file__).parent / "schema"
 SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
 DOC_PATH = SCHEMA_DIR / "EVENTS.md"
-EXAMPLES_PATHS = (Path("tests/fixtures/synthetic_complete.jsonl"), Path("tests/fixtures/synthetic_training.jsonl"), Path("tests/fixtures/synthetic_localized.jsonl"))
+EXAMPLES_PATHS = (Path("tests/fixtures/synthetic_complete.jsonl"), Path("tests/fixtures/synthetic_training.jsonl"), Path("tests/fixtures/synthetic_localized.jsonl"), Path("tests/fixtures/synthetic_generation.jsonl"))
 
 _INTRO = """\
 # The run-log contract (schema {version})

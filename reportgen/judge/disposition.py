@@ -187,6 +187,15 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
             _cases(unmeasured),
         ))
     skipped = [c for c in cells_with_status(run, "skipped") if not _accepted(notes, c)]
+    # A generation plan's request above the largest bucket that its declared policy refuses
+    # (request event) is the policy holding, not a gap in the evidence: said, not blocking.
+    refusing = {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
+    refused = [c for c in skipped if c.case in refusing]
+    if refused:
+        lengths = ", ".join(str(n) for n in sorted({refusing[c.case] for c in refused}))
+        reasons.append(Reason("refused-requests", "note", f"{len(refused)} planned cell(s) serve requests of {lengths} tokens, which the plan's declared policy above the largest bucket refuses: "
+                              "refused as declared (request events); nothing of the model ran for them.", _cases(refused)))
+        skipped = [c for c in skipped if c.case not in refusing]
     if skipped:
         why = sorted({c.skip_reason or "no reason recorded" for c in skipped})
         reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(why)}.", _cases(skipped)))

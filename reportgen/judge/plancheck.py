@@ -181,6 +181,16 @@ def check_buckets(ctx: Context) -> list[Finding]:
         mapping = dict(padded) | {l: largest for l in above}
         if mapping:
             _map_lengths(ctx, mapping)
+        if "generation" in ctx.checked:
+            # A generation plan's lengths are requests: the collector pads each to its bucket
+            # and applies the declared policy above the largest, so the model sees the ladder.
+            served = sorted(set(padded.values()) | ({largest} if above and _policy_word(policy) == "truncate" else set()))
+            detail = f"Each request pads to its bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items()) or 'every length is a bucket'}), the mask padded alike; the prefill graphs are those of {served}, and decode has one shape (the static KV cache)."
+            if above:
+                detail += f" Lengths {above} are above the largest bucket and follow the declared policy ({policy!r})."
+            findings.append(_finding(ctx, "recompile-per-shape", "note", "requests are padded to the declared buckets by the generation plan", detail,
+                                     "Check the compile events: one prefill graph per bucket, one decode graph, nothing compiled again."))
+            padded, above = {}, []
         if padded:
             findings.append(_finding(ctx, "recompile-per-shape", "revise", "request lengths are not padded to the declared buckets",
                                      f"Every new input shape compiles again; the declared ladder {declared} is kept as declared and each length pads to the next bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items())}). With batch size and dtype fixed this bounds the sequence shapes; it does not promise one compilation per shape for every graph.",
@@ -198,6 +208,10 @@ def check_buckets(ctx: Context) -> list[Finding]:
                                  f"A request longer than {largest} tokens would need a new shape and a new compilation.{extra}",
                                  f"Decide and write down what happens above {largest} (reject, truncate or split) before testing: the revised plan holds UNDECIDED until then."))
     return findings
+
+
+def _policy_word(policy: str | None) -> str:
+    return (policy or "").strip().split(" ", 1)[0].lower().rstrip(":,;.")
 
 
 def check_expected_compilations(ctx: Context) -> list[Finding]:

@@ -130,6 +130,11 @@ class CellRecord:
         return compiles[0] if compiles else None
 
     @property
+    def generation(self) -> ev.GenerationResult | None:
+        """A generation cell's tokens against the reference's, and its timings when it passed."""
+        return self._last("generation")  # type: ignore[no-any-return]
+
+    @property
     def train_steps(self) -> list[ev.TrainStep]:
         return self._events("train_step")
 
@@ -177,6 +182,8 @@ class RunModel:
     truncated: bool
     log_problems: list[str]
     kind_counts: dict[str, int] = field(default_factory=dict)
+    # Generation plans (1.2): how the plan's padding policy served each request length.
+    requests: list[ev.Request] = field(default_factory=list)
     # Figures over every cell that several views read, worked out once (see render.view).
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -251,6 +258,7 @@ class RunBuilder:
         self.references: list[ev.Reference] = []
         self.artifacts: list[ev.Artifact] = []
         self.warnings: list[ev.WarningEvent] = []
+        self.requests: list[ev.Request] = []
 
     def add(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
         """Attach one event; ``data`` is its fields as a dict when the reader has them."""
@@ -280,6 +288,8 @@ class RunBuilder:
             self.references.append(event)
         elif isinstance(event, ev.Artifact):
             self.artifacts.append(event)
+        elif isinstance(event, ev.Request):
+            self.requests.append(event)
         elif isinstance(event, ev.WarningEvent):
             self.warnings.append(event)
             if event.case in self.cells:
@@ -452,6 +462,7 @@ class RunBuilder:
             truncated=reading.truncated,
             log_problems=[p.format() for p in reading.problems],
             kind_counts=self.kind_counts,
+            requests=self.requests,
         )
         mark_unmeasured_layouts(run)
         return run
@@ -636,4 +647,5 @@ CELL_FACTS: dict[str, Callable[[CellRecord, Any, int], None]] = {
     "train_result": _train_result_facts,
     "profile": _no_facts,
     "localization": _localization_facts,
+    "generation": _no_facts,
 }

@@ -244,6 +244,26 @@ class TrainingView:
 
 
 @dataclass
+class GenerationRow:
+    """One generation cell (schema 1.2), grouped by its bucket: compiles, timings, tokens."""
+
+    bucket: str
+    request: str
+    case: str
+    anchor: str
+    status: str
+    symbol: str
+    compiles: str
+    ttft_cold: str
+    ttft_warm: str
+    decode: str
+    tokens_per_s: str
+    agreement: str
+    divergent: str
+    top_k: str
+
+
+@dataclass
 class InputView:
     """One cell's inputs: dtype, shape and layout facts, and which event they come from."""
 
@@ -325,6 +345,10 @@ class ReportView:
     warnings: list[WarningView] = field(default_factory=list)
     operators: list[Row] = field(default_factory=list)
     details: str = ""  # the per-cell CSV beside the page, when the run is too big to show whole
+    # Generation plans (schema 1.2): per bucket, and how each request length was served.
+    generation: list[GenerationRow] = field(default_factory=list)
+    generation_requests: list[Row] = field(default_factory=list)
+    generation_note: str = ""
     root: str = ""
     # With an inspection (reportgen report --inspection): predicted fallback against observed.
     predicted: list[Row] = field(default_factory=list)
@@ -492,6 +516,9 @@ def timed_scope_text(run: RunModel) -> str:
         if call not in seen.setdefault(text, []):
             seen[text].append(call)
     if not seen:
+        generated = _generation_scopes(run)
+        if generated:  # a generation run times inside its generation events
+            return "generation cells: " + " | ".join(generated)
         return "not measured (this log does not record what its timing code put in the timed region)" if unrecorded else "no timing recorded"
     if len(seen) == 1:
         text = next(iter(seen))
@@ -500,6 +527,16 @@ def timed_scope_text(run: RunModel) -> str:
     if unrecorded:
         text += f" ({unrecorded} timing event(s) do not record their region: not measured)"
     return text
+
+
+def _generation_scopes(run: RunModel) -> list[str]:
+    """The scopes the generation events recorded for their timings, each once (1.2 logs)."""
+    found: list[str] = []
+    for c in run.cells_with("generation")[:DETAIL_CAP]:
+        g = c.generation
+        if g is not None and g.timing is not None and g.timing.scope not in found:
+            found.append(g.timing.scope)
+    return found
 
 
 def _intended_text(run: RunModel) -> str:
@@ -556,6 +593,7 @@ def scope_view(scope: Scope, run: RunModel) -> ScopeView:
         Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
         Row("performance", _performance_scope(run)),
     ]
+    facts += _generation_scope(run)
     return ScopeView(
         facts=facts,
         passed=scope_lines(scope.passed, run, with_status=False),
@@ -575,6 +613,21 @@ def _performance_scope(run: RunModel) -> str:
         return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules"
     return (f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing unstable or too short to classify: "
             f"{STABILITY_SYMBOL} in the timing table); the correctness scope above is not affected")
+
+
+def _generation_scope(run: RunModel) -> list[Row]:
+    """A generation run's scope in its own terms: which buckets served which request lengths,
+    and how many decode steps on which cache; a shape that passed is that bucket and those steps."""
+    g = run.plan.generation if run.plan else None
+    if g is None:
+        return []
+    served = [f"{r.length} → bucket {r.bucket}" + (" (truncated)" if r.outcome == "truncated" else "") for r in run.requests if r.bucket is not None]
+    refused = [f"{r.length} tokens refused" for r in run.requests if r.bucket is None]
+    return [
+        Row("buckets (request length → bucket)", "; ".join(served + refused) or "no request event recorded"),
+        Row("decode steps", f"prefill then {g.decode_steps} greedy decode steps per request, static KV cache of {g.max_cache_len} positions; "
+            "nothing beyond these buckets and steps is covered"),
+    ]
 
 
 def _fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
@@ -852,6 +905,10 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         tm = result.task_metric
         crit = f" ({tm.criterion.op} {tm.criterion.threshold:g})" if tm.criterion else ""
         stats.append(Row("task metric", f"{tm.name} = {fmt(tm.value, digits=6)}{crit}: {'met' if tm.passed else 'not met' if tm.passed is False else 'no criterion'}"))
+    generated = cell.generation  # problem cells are few: their events are looked through
+    if generated is not None:
+        stats.append(Row("greedy tokens", f"{generated.steps_agreeing} of {generated.decode_steps + 1} steps agree with the reference; first divergent step: "
+                         + (str(generated.first_divergent_step) if generated.first_divergent_step is not None else "none")))
     # Only a cell with training events (``trained``) has steps or a training result to look up.
     train_steps, train_result = (cell.train_steps, cell.train_result) if cell.trained else ([], None)
     if train_steps:
@@ -1150,7 +1207,7 @@ def _compile_rows(run: RunModel) -> list[dict[str, str]]:
         result = c.result
         for k in c.compiles:
             rows.append({
-                "case": c.case + ("" if k.graph == "inference" else f" ({k.graph})"),
+                "case": c.case + (f" ({k.generation_graph}, bucket {k.bucket})" if k.generation_graph else "" if k.graph == "inference" else f" ({k.graph})"),
                 "anchor": anchor(c.case),
                 "first": fmt(k.compile_first_result_s, " s"),
                 "graphs": fmt(k.graphs),
@@ -1328,6 +1385,66 @@ def _regions(run: RunModel) -> list[RegionRow]:
     return rows
 
 
+def _graph_text(compiles: list[Any]) -> str:
+    """A generation cell's compile events in words: per graph, how many compiled and in how long."""
+    parts = []
+    for k in compiles:
+        graph = k.generation_graph or k.graph
+        if k.graphs == 0:
+            parts.append(f"{graph}: 0 graphs (compiled earlier in the process)")
+        else:
+            parts.append(f"{graph}: {fmt(k.graphs)} graph{'s' if k.graphs != 1 else ''}, first call {fmt(k.compile_first_result_s, ' s')}")
+        if k.recompiles:
+            parts[-1] += f", {k.recompiles} compiled again"
+    return "; ".join(parts) or "eager: nothing compiled"
+
+
+def _generation(run: RunModel) -> list[GenerationRow]:
+    rows = []
+    for c in run.cells_with("generation")[:DETAIL_CAP]:
+        g = c.generation
+        if g is None:
+            continue
+        t = g.timing
+        overlaps = [o for o in g.top_k_overlap if o is not None]
+        crit = c.result.task_metric.criterion if c.result and c.result.task_metric else None
+        needed = f" (criterion {crit.op} {crit.threshold:g})" if crit else ""
+        rows.append(GenerationRow(
+            bucket=str(g.bucket),
+            request=f"{g.request_length} tokens" + (" (truncated)" if g.truncated else ""),
+            case=c.case,
+            anchor=anchor(c.case),
+            status=c.status,
+            symbol=SYMBOLS[c.status],
+            compiles=_graph_text(c.compiles),
+            ttft_cold=(fmt(t.ttft_cold_s, " s") if t.ttft_cold_s >= 1 else fmt_ms(t.ttft_cold_s)) if t else "not timed",
+            ttft_warm=f"{fmt_ms(t.ttft_warm.median_s)} median, {fmt_ms(t.ttft_warm.p90_s)} p90" if t else "not timed",
+            decode=f"{fmt_ms(t.decode_token.median_s)} median, {fmt_ms(t.decode_token.p90_s)} p90 per token" if t else "not timed",
+            tokens_per_s=fmt(t.tokens_per_s, "/s", digits=4) if t else "not timed",
+            agreement=f"{g.steps_agreeing} of {g.decode_steps + 1} steps agree{needed}",
+            divergent=f"step {g.first_divergent_step}" if g.first_divergent_step is not None else "none",
+            top_k=f"min {min(overlaps):.2f} of top-{g.top_k}" if overlaps else "not measured",
+        ))
+    rows.sort(key=lambda r: int(r.bucket))
+    return rows
+
+
+def _generation_requests(run: RunModel) -> list[Row]:
+    return [Row(f"{r.length} tokens (batch {r.batch})", f"{r.outcome}: {r.reason}", "request") for r in run.requests]
+
+
+def _generation_note(run: RunModel) -> str:
+    g = run.plan.generation if run.plan else None
+    if g is None:
+        return ""
+    return (f"Each request is padded ({g.padding_side}) to its bucket, then one prefill call and {g.decode_steps} greedy decode calls "
+            f"against a static KV cache of {g.max_cache_len} positions (one decode shape for every bucket). Step 0 is the token the "
+            f"prefill chose, step k that of the k-th decode call; top-k overlap (k = {g.top_k}, at least {g.min_top_k_overlap:g} "
+            "declared) is judged up to the first divergent step, after which the contexts differ. Time to first token: the prefill "
+            "call and its token; cold is the cell's first prefill in the collector's process, not a fresh process (compiled: with "
+            "the compile of its bucket's graph when no earlier cell compiled it). Timings only for cells that passed.")
+
+
 def _training(run: RunModel) -> list[TrainingView]:
     views = []
     for c in run.cells_with("train_step")[:DETAIL_CAP]:
@@ -1460,6 +1577,9 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         backend_note=adapter_note(run),
         training=_training(run),
         training_note=_training_note(run),
+        generation=_generation(run),
+        generation_requests=_generation_requests(run),
+        generation_note=_generation_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
         timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
         profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells_with("profile")[:DETAIL_CAP] for p in c.profiles],

@@ -1,0 +1,97 @@
+"""The report's generation section: per bucket, compiles, time to first token, decode latency,
+tokens per second, token agreement and the first divergent step; the scope names buckets and
+decode steps. Read from the synthetic generation fixture (tests/logbuilder.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from reportgen.render.report import build_report, judge_log
+from tests.conftest import FIXTURES
+from tests.logbuilder import dumps, generation_log
+
+LOG = FIXTURES / "synthetic_generation.jsonl"
+
+
+def _report(log: Path, out: Path) -> tuple[str, str]:
+    build_report(log, out)
+    return (out / "report.html").read_text(encoding="utf-8"), (out / "report.md").read_text(encoding="utf-8")
+
+
+def _lines(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_section_shows_each_bucket_with_what_the_log_recorded(tmp_path: Path) -> None:
+    html, md = _report(LOG, tmp_path)
+    view = judge_log(LOG).view
+    rows = {r.case: r for r in view.generation}
+    assert [r.bucket for r in view.generation] == ["128", "128", "256", "256"], "grouped by bucket"
+    compiles = [e for e in _lines(LOG) if e["kind"] == "compile"]
+    for case, row in rows.items():
+        logged = {e["generation_graph"]: e["graphs"] for e in compiles if e["case"] == case}
+        # The compile count per graph the section states is the log's, bucket by bucket.
+        stated = {graph: int(n) for graph, n in re.findall(r"(prefill|decode): (\d+) graph", row.compiles)}
+        assert stated == logged, (case, row.compiles)
+    assert rows["b1-l96-contiguous-float32-compiled"].compiles.startswith("prefill: 1 graph, first call 22 s; decode: 1 graph")
+    assert "decode: 0 graphs (compiled earlier" in rows["b1-l240-contiguous-float32-compiled"].compiles
+    assert rows["b1-l96-contiguous-float32-eager"].compiles == "eager: nothing compiled"
+    passed = rows["b1-l96-contiguous-float32-compiled"]
+    assert passed.ttft_cold == "22 s" and passed.ttft_warm.startswith("1.5") and "per token" in passed.decode and passed.tokens_per_s == "1000/s"
+    assert passed.agreement.startswith("7 of 7 steps agree") and passed.divergent == "none"
+    assert view.timing_scope.startswith("generation cells: model calls only"), "the scope as the generation events recorded it"
+    for text in (html, md):
+        assert "Generation per bucket" in text
+        assert "600 tokens are above the largest bucket 512: refused" in text
+        assert "first divergent step" in text and "decode latency" in text and "tokens/s" in text
+
+
+def test_a_divergence_planted_at_step_k_is_shown_as_step_k(tmp_path: Path) -> None:
+    for k in (1, 4):
+        log = tmp_path / f"k{k}.jsonl"
+        log.write_text(dumps(generation_log(("compiled", k))), encoding="utf-8")
+        html, md = _report(log, tmp_path / f"out{k}")
+        row = next(r for r in judge_log(log).view.generation if r.case == "b1-l240-contiguous-float32-compiled")
+        assert row.divergent == f"step {k}" and row.agreement.startswith(f"{k} of 7 steps agree")
+        assert row.ttft_warm == "not timed", "a cell that did not pass is not timed"
+        for text in (html, md):
+            assert f"first divergent step: {k}" in text, "the problem entry names the step"
+        assert re.search(rf"\|\s*step {k}\s*\|", md)
+
+
+def test_the_scope_names_the_buckets_and_the_decode_steps(tmp_path: Path) -> None:
+    log = tmp_path / "clean.jsonl"
+    log.write_text(dumps(generation_log(None)), encoding="utf-8")
+    judged = judge_log(log)
+    facts = {r.label: r.value for r in judged.view.scope.facts}
+    assert facts["buckets (request length → bucket)"] == "96 → bucket 128; 240 → bucket 256; 600 tokens refused"
+    assert facts["decode steps"].startswith("prefill then 6 greedy decode steps per request, static KV cache of 520 positions")
+    html, md = _report(log, tmp_path / "out")
+    assert "96 → bucket 128" in html and "96 → bucket 128" in md
+
+
+@pytest.mark.parametrize("fixture", ["synthetic_complete.jsonl", "synthetic_training.jsonl"])
+def test_other_runs_have_no_generation_section(tmp_path: Path, fixture: str) -> None:
+    html, md = _report(FIXTURES / fixture, tmp_path)
+    assert "Generation per bucket" not in html and "Generation per bucket" not in md
+    assert "buckets (request length" not in md
+
+
+def test_a_request_the_declared_policy_refuses_is_said_and_does_not_block(tmp_path: Path) -> None:
+    log = tmp_path / "clean.jsonl"
+    log.write_text(dumps(generation_log(None)), encoding="utf-8")
+    disposition = judge_log(log).disposition
+    rules = {r.rule: r for r in disposition.reasons}
+    assert rules["refused-requests"].outcome == "note" and "600 tokens" in rules["refused-requests"].message
+    assert set(rules["refused-requests"].cases) == {"b1-l600-contiguous-float32-eager", "b1-l600-contiguous-float32-compiled"}
+    assert "skipped-cells" not in rules and disposition.outcome == "suitable"
+    # Without the request event the same skips are a gap in the evidence again.
+    lines = [line for line in log.read_text(encoding="utf-8").splitlines() if '"kind": "request"' not in line]
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rules = {r.rule: r for r in judge_log(bare).disposition.reasons}
+    assert rules["skipped-cells"].outcome == "blocked" and "refused-requests" not in rules
