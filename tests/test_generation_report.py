@@ -70,6 +70,9 @@ def test_the_scope_names_the_buckets_and_the_decode_steps(tmp_path: Path) -> Non
     facts = {r.label: r.value for r in judged.view.scope.facts}
     assert facts["buckets (request length → bucket)"] == "96 → bucket 128; 240 → bucket 256; 600 tokens refused"
     assert facts["decode steps"].startswith("prefill then 6 greedy decode steps per request, static KV cache of 520 positions")
+    # Its timings are generation events, not warm series: the scope says where they are and
+    # that they decide nothing about speed (never "performance not measured").
+    assert facts["performance"].startswith("generation timings (time to first token, decode latency, tokens/s) are in section 7")
     html, md = _report(log, tmp_path / "out")
     assert "96 → bucket 128" in html and "96 → bucket 128" in md
 

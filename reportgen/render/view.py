@@ -606,6 +606,9 @@ def scope_view(scope: Scope, run: RunModel) -> ScopeView:
 def _performance_scope(run: RunModel) -> str:
     """What the run's timings may decide: the correctness scope above holds either way."""
     timed = timed_cells(run)
+    if not timed and run.plan is not None and run.plan.generation is not None:
+        return ("generation timings (time to first token, decode latency, tokens/s) are in section 7, per bucket; "
+                "their series are not classified for stability, so they decide nothing about speed here")
     if not timed:
         return "no warm timing recorded: performance not measured"
     undecided = undecided_cells(run)
