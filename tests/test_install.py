@@ -132,7 +132,7 @@ def test_ci_scripts_pass_shellcheck() -> None:
 @pytest.mark.slow
 def test_readme_commands_pass_in_a_fresh_environment_with_an_empty_pip_cache(tmp_path: Path) -> None:
     # A fresh virtual environment, no pip cache, a copy of the tree: .ci/newcomer. Its test
-    # command selects the fast subset (the rest of the suite runs in the suite around it).
+    # command selects a smoke subset (the rest of the suite runs in the suite around it).
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_ADDOPTS")}
     env["TMPDIR"] = str(tmp_path)
     proc = subprocess.Popen(["bash", str(CI / "newcomer")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
