@@ -21,7 +21,7 @@ from typing import Any
 
 from collector import interrupt
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 
 

@@ -259,6 +259,9 @@ def test_the_cold_condition_comes_from_the_listing_and_counters() -> None:
     assert cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 2}) == "persistent_cache"
     assert cold_condition("compiled", {}) == "persistent_cache", "unchecked is never called empty"
     assert cold_condition("eager", {"cache_entries_before": 5}) == "eager_no_compile"
+    # A restart is labelled so only when the folder it was given was not empty.
+    assert cold_condition("compiled", {"cache_entries_before": 9, "cache_hits": 1}, restart=True) == "restart_populated_cache"
+    assert cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 0}, restart=True) == "fresh_process_empty_cache"
 
 
 def test_inductor_precompiled_headers_are_listed_even_though_not_redirected(tmp_path: Path) -> None:
@@ -343,7 +346,7 @@ def test_compiled_and_cold_calls_record_layout_cache_and_output(tmp_path: Path) 
     assert compiled.layout_achieved is True and compiled.inputs_fed[0].strides == [32, 2]
     compile_event = next(e for e in events["compile"] if e.case == "b1-l16-noncontiguous-float32-compiled")
     assert compile_event.cache_entries_before is not None and compile_event.cache_dirs
-    colds = {e.case: e.cold for e in events["timing"] if e.cold}
+    colds = {e.case: e.cold for e in events["timing"] if e.cold and e.cold.cache_condition != "restart_populated_cache"}
     warms = {e.case: e for e in events["timing"] if e.warm}
     assert warms["b1-l16-noncontiguous-float32-compiled"].layout_achieved is True
     cold = colds["b1-l16-noncontiguous-float32-compiled"]
