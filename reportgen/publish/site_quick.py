@@ -40,16 +40,19 @@ import json
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+import msgspec
 
 from reportgen import __version__
 from reportgen.render.templating import templates_dir, write_text
-from reportgen.storage.local import Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
+from reportgen.storage import is_remote
+from reportgen.storage.local import MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
 from reportgen.storage.remote import RemoteLog
+from reportgen.storage.sources import find_runs
 
 QUICK_NAME = ".reportgen-quick.json"
 STATE_NAME = ".reportgen-state.json"  # the state file this record vouches for (site.py)
@@ -66,22 +69,100 @@ PAGE_NAME = re.compile(
 _MESSAGE = r"^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$"
 
 _Sig = tuple[int, int, int, int, int]
-_Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-_Key = Annotated[str, StringConstraints(pattern=r"^(?:[0-9a-f]{64})?$")]
+_Hex = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}$")]
+_Key = Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{64})?$")]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    format: int = Field(ge=QUICK_FORMAT, le=QUICK_FORMAT)
+# A msgspec Struct rather than a pydantic model: the no-op build is the common one, and it should
+# cost little more than starting the command (pydantic's import alone costs several times that).
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    format: Annotated[int, msgspec.Meta(ge=QUICK_FORMAT, le=QUICK_FORMAT)]
     signature: _Hex | None  # None: this build cannot be skipped next time, but known keys can be used
     watched: list[tuple[str, _Sig]]
     # log, its content key ("" when none), its stat, where annotations would be, their stat
     logs: list[tuple[str, _Key, _Sig, str, _Sig | None]]
     remote: list[tuple[str, str]]
-    runs: int = Field(ge=0, le=10**9)
-    pages: list[Annotated[str, StringConstraints(pattern=PAGE_NAME.pattern)]]
-    messages: list[Annotated[str, StringConstraints(pattern=_MESSAGE)]]
+    runs: Annotated[int, msgspec.Meta(ge=0, le=10**9)]
+    pages: list[Annotated[str, msgspec.Meta(pattern=PAGE_NAME.pattern)]]
+    messages: list[Annotated[str, msgspec.Meta(pattern=_MESSAGE)]]
+
+
+_RECORD = msgspec.json.Decoder(_Record)
+_AT = re.compile(r" - at `\$\.?([^`]*)`$")
+
+
+def _reason(exc: msgspec.MsgspecError) -> str:
+    """A record's problem as 'where: what' (where in dotted form, as in logs.0.1)."""
+    if not isinstance(exc, msgspec.ValidationError):  # (a ValidationError is a DecodeError too)
+        return f"Invalid JSON: {exc}"
+    text = str(exc)
+    found = _AT.search(text)
+    if found is None:
+        return f"top level: {text}"
+    where = re.sub(r"\[(\d+)\]", r".\1", found.group(1)).strip(".")
+    return f"{where or 'top level'}: {text[: found.start()]}"
+
+
+CONFIG_NAME = "site.toml"
+
+
+class SiteConfigError(ValueError):
+    """The site configuration cannot be used; the message names the file and the problem."""
+
+
+def find_site_config(paths: list[Path]) -> Path | None:
+    """A site.toml directly inside one of the folders given to `reportgen site` (the first found)."""
+    for path in paths:
+        candidate = path / CONFIG_NAME
+        if path.is_dir() and candidate.is_file():
+            return candidate
+    return None
+
+
+def config_bytes(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return read_bounded(path, MAX_SIDE_FILE_BYTES)
+    except (NotReadable, OSError):
+        return None
+
+
+@dataclass
+class SiteResult:
+    runs: int = 0
+    written: list[Path] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # entries that are not read, and why
+    warnings: list[str] = field(default_factory=list)
+    fetched: list[str] = field(default_factory=list)  # objects read from object storage
+
+
+@dataclass
+class Quick:
+    """The no-op check of one build, made before anything that renders is imported."""
+
+    started_ns: int
+    config_path: Path | None
+    check: QuickCheck
+    remote: Found | None
+    result: SiteResult
+    unchanged: bool
+
+
+def quick_start(paths: list[Path | str], out_dir: Path, config: Path | None, max_bytes: int, follow: bool) -> Quick:
+    """Is there anything to do? ``unchanged``: no (``result`` is the whole build's result).
+    Else ``build_site`` goes on from here, with the remote listing already made."""
+    started_ns = time.time_ns()
+    config_path = config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)])
+    result = SiteResult()
+    check = QuickCheck.start(paths, out_dir, config_path, config_bytes(config_path), max_bytes, follow, started_ns)
+    remote_paths = [p for p in paths if is_remote(p)]
+    remote = find_runs(remote_paths, None, follow, max_bytes) if remote_paths else None
+    outcome = check.unchanged(remote, result.warnings)
+    if outcome is not None:
+        result.runs, result.rejected = outcome.runs, outcome.messages
+    return Quick(started_ns, config_path, check, remote, result, outcome is not None)
 
 
 @dataclass
@@ -254,11 +335,10 @@ def _load(out_dir: Path, warnings: list[str]) -> _Record | None:
     try:
         if stat.S_ISLNK(st.st_mode):
             raise NotReadable("a symlink; it must be a plain file in the output folder")
-        return _Record.model_validate_json(read_bounded(path, MAX_QUICK_BYTES))
-    except (NotReadable, OSError, ValueError, RecursionError) as exc:
-        if isinstance(exc, ValidationError):
-            err = exc.errors(include_url=False)[0]
-            reason = f"{'.'.join(str(p) for p in err['loc']) or 'top level'}: {err['msg']}"
+        return _RECORD.decode(read_bounded(path, MAX_QUICK_BYTES))
+    except (NotReadable, OSError, ValueError, RecursionError, msgspec.MsgspecError) as exc:
+        if isinstance(exc, msgspec.MsgspecError):
+            reason = " ".join(_reason(exc).split())
         else:
             reason = " ".join(str(exc).split())
         warnings.append(f"reportgen site: warning: ignoring {path} ({reason[:300]}); checking every input")

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from reportgen.storage.local import write_inside
+
+if TYPE_CHECKING:  # jinja2 is imported where a page is rendered, not by commands that render none
+    import jinja2
 
 ASSET_SOURCES = ("report.css", "report.js", "site.js", "print.js")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
@@ -73,6 +74,8 @@ def md_code_cell(value: Any) -> str:
 
 
 def _environment(autoescape: bool) -> jinja2.Environment:
+    import jinja2
+
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         autoescape=autoescape,
