@@ -51,6 +51,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[list[str]]]:
     """Record every fresh process started: cell children and cold-only children."""
     started: dict[str, list[list[str]]] = {"cells": [], "cold_only": []}
     real_child, real_cold = children.run_child, timings.run_cold
+    assert children.run_cold is real_cold
 
     def child(module: str, argv: list[str], *rest: Any) -> Any:
         started["cells"].append(argv[argv.index("--cases") + 1].split(","))
@@ -62,6 +63,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[list[str]]]:
 
     monkeypatch.setattr(children, "run_child", child)
     monkeypatch.setattr(timings, "run_cold", cold)
+    monkeypatch.setattr(children, "run_cold", cold)
     return started
 
 
