@@ -1,9 +1,11 @@
-"""Child process that runs compiled cells from a fresh interpreter with empty compile caches.
+"""Child process that runs compiled cells from a fresh interpreter.
 
 Started by ``collector.run.children`` (see there for which cells share a child). It loads the
 saved weights, inputs and reference outputs (the bytes the main run saved, checksummed in its
-log), then runs its cells with the same code the main process uses (``collector.run.cells``):
-the first compiled call is the cold first call and the cell's check at once. Events go to the
+log), then runs its cells with the same code the main process uses (``collector.run.cells``).
+With empty compile caches, the first compiled call is the cold first call and the cell's check
+at once; with ``--cold-taken`` the caches it was given hold what the cells' cold compiles left,
+and its compile events record the cache they met. Events go to the
 parent as marker lines on stdout (the child's own output goes to stderr), one a line, and a
 flush line after every cell, carrying that cell's cold call when it had one and passed. It
 writes nothing else into the run folder but profile traces.
@@ -74,6 +76,7 @@ def main() -> None:
     parser.add_argument("--warm", type=int)
     parser.add_argument("--profile")
     parser.add_argument("--train-refs", help="the training reference traces the main process handed over")
+    parser.add_argument("--cold-taken", action="store_true", help="the cold calls were taken already; the caches given hold their compiles")
     args = parser.parse_args()
     plan = load_plan(args.plan)
     if plan.text_sha256 != args.plan_sha256:
@@ -95,7 +98,8 @@ def main() -> None:
     run.references = load_artifact(os.path.join(args.run_dir, "artifacts", "reference.pt"))
     if args.train_refs:
         run.train_refs = {key: training.TrainTrace(**fields) for key, fields in load_artifact(args.train_refs).items()}
-    run.cold_next = True
+    run.cold_next = not args.cold_taken
+    run.caches_given = args.cold_taken
 
     def cell_done(cell: Cell) -> None:
         outcome = run.passed.get(cell.case)

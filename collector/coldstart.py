@@ -1,4 +1,5 @@
-"""Child process for one cold first call: fresh interpreter, empty compile caches.
+"""Child process for one cold first call: fresh interpreter, empty compile caches (or, for the
+restart with a populated cache, the cache folder the cell's empty-cache compile filled).
 
 Started by ``collector.timing.run_cold``; it loads the saved weights and inputs (the same bytes
 the main run used), lists every compile-cache directory, makes the first call of one cell (what

@@ -128,6 +128,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         reference.write_references(run)
         cells.run_cells(run)
         timings.time_cold(run)
+        timings.time_restarts(run)
         profiles.write_profiles(run)
         finish(run, "complete")
         run.progress.say(f"done: {run.recorded} of {len(run.cells)} cells recorded, log {run.dir / 'events.jsonl'}")

@@ -4,6 +4,7 @@ and the cold first call in a fresh process."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import queue
@@ -138,8 +139,9 @@ def plain_sample(call: Callable[[], Any], synchronize: Callable[[], None]) -> Ca
     return sample
 
 
-def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], timeout: float) -> dict[str, Any]:
-    """Run ``python -m collector.coldstart ...`` in a new process with new empty cache dirs.
+def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], timeout: float, keep_in: Path | None = None) -> dict[str, Any]:
+    """Run ``python -m collector.coldstart ...`` in a new process with new empty cache dirs
+    (or with the caches in ``keep_in``, see ``run_child``).
 
     Both are needed: a new process alone may reuse the persistent compile cache, and a new
     cache dir inside a process that already compiled the graph is far from cold.
@@ -155,7 +157,7 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
             found.update(json.loads(line[len(COLD_MARKER):]))
         return False
 
-    ended = run_child("collector.coldstart", argv_tail, cache_env, timeout, on_line)
+    ended = run_child("collector.coldstart", argv_tail, cache_env, timeout, on_line, keep_in)
     if ended.timed_out:
         return {"timed_out_after_s": timeout}
     if found:
@@ -191,8 +193,11 @@ def run_child(
     cache_env: Callable[[Path], dict[str, str]],
     timeout: float,
     on_line: Callable[[str], bool],
+    keep_in: Path | None = None,
 ) -> ChildEnd:
-    """Run ``python -m MODULE ...`` in a new interpreter with new, empty compile-cache dirs.
+    """Run ``python -m MODULE ...`` in a new interpreter with new, empty compile-cache dirs;
+    with ``keep_in``, its caches (and temp dir) live there instead and are kept after it ends,
+    so a later process can be pointed at what this one compiled.
 
     Each line the child prints on stdout goes to ``on_line`` as it comes; ``on_line`` returns
     True when the line shows progress, which gives the child ``timeout`` seconds more. A child
@@ -200,14 +205,15 @@ def run_child(
     its own group, so compiler workers go with it.
     """
     package_parent = str(Path(__file__).resolve().parent.parent)
-    with tempfile.TemporaryDirectory(prefix="collector-cold-") as cache_dir:
+    kept = contextlib.nullcontext(str(keep_in)) if keep_in is not None else None
+    with kept or tempfile.TemporaryDirectory(prefix="collector-cold-") as cache_dir:
         lifeline.mark_in_use(Path(cache_dir))
         env = dict(os.environ)
         env.update(cache_env(Path(cache_dir)))
         # Inductor keeps precompiled headers under its default dir below the temp dir, which
         # TORCHINDUCTOR_CACHE_DIR does not move: a new temp dir makes that empty too. The child
         # lists every cache dir before its call, so what was not empty is recorded either way.
-        (Path(cache_dir) / "tmp").mkdir()
+        (Path(cache_dir) / "tmp").mkdir(parents=True, exist_ok=True)
         env["TMPDIR"] = str(Path(cache_dir) / "tmp")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, env.get("PYTHONPATH")]))
         env["COLLECTOR_CACHE_DIR"] = cache_dir

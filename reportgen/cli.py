@@ -336,18 +336,15 @@ Example:
 @_max_log_size
 @_follow_symlinks
 def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool) -> None:
-    from reportgen.publish.site import NoRunLogs, build_site
-    from reportgen.publish.site_compare import SiteConfigError
+    # The no-op check first, with only what it needs imported: most rebuilds find nothing to
+    # do, and the pages' modules (pydantic, plotly, numpy, jinja2) cost many times that check.
+    from reportgen.publish.site_quick import SiteConfigError, quick_start
     from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError
 
     try:
-        result = build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True)
-    except NoRunLogs as exc:
-        for skipped_entry in exc.skipped:
-            echo(skipped_entry.format(), err=True)
-        echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
-        sys.exit(1)
+        quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
+        result = quick.result if quick.unchanged else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick)
     except SiteConfigError as exc:
         echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
@@ -361,6 +358,18 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
     skipped = f", {len(result.skipped)} entries skipped" if result.skipped else ""
     echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
     sys.exit(1 if result.rejected or result.skipped else 0)
+
+
+def _build_site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, quick: Any) -> Any:
+    from reportgen.publish.site import NoRunLogs, build_site
+
+    try:
+        return build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True, quick=quick)
+    except NoRunLogs as exc:
+        for skipped_entry in exc.skipped:
+            echo(skipped_entry.format(), err=True)
+        echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
+        sys.exit(1)
 
 
 DIFF_HELP = """What changed between runs of one workload: A (earlier) and B (later), or replicates of each.

@@ -1,8 +1,10 @@
-"""One compile serves a compiled cell's check and its cold first call (fresh process, empty caches).
+"""Each graph is compiled from scratch once, in a fresh process with empty caches.
 
-The collector's own process compiles nothing for a compiled cell that a fresh child ran; a group
-with a cache-check repeat runs in one child (the repeat needs its shapes compiled in one
-process) and only its other shapes get cold-only children; a child that dies leaves its cells
+The collector's own process compiles nothing for a compiled cell that a fresh child ran. A cell
+on its own compiles once, its check and cold first call at once; a group with a cache-check
+repeat has each shape's cold call taken first by a cold-only child (its one compile from an
+empty cache), then one child runs the group from the caches those left. A restart against each
+shape's own cache folder is the third cold condition. A child that dies leaves its cells
 checked in the collector's process, the cold call recorded as not measured.
 """
 
@@ -22,6 +24,7 @@ from collector.plan import load_plan
 from collector.run import children, timings
 from collector.runner import Options, execute
 from reportgen.contract.validation import read_log
+from reportgen.render.report import build_report
 from tests.conftest import REPO
 
 FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
@@ -48,6 +51,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[list[str]]]:
     """Record every fresh process started: cell children and cold-only children."""
     started: dict[str, list[list[str]]] = {"cells": [], "cold_only": []}
     real_child, real_cold = children.run_child, timings.run_cold
+    assert children.run_cold is real_cold
 
     def child(module: str, argv: list[str], *rest: Any) -> Any:
         started["cells"].append(argv[argv.index("--cases") + 1].split(","))
@@ -59,6 +63,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[list[str]]]:
 
     monkeypatch.setattr(children, "run_child", child)
     monkeypatch.setattr(timings, "run_cold", cold)
+    monkeypatch.setattr(children, "run_cold", cold)
     return started
 
 
@@ -70,11 +75,11 @@ def test_a_compiled_cell_is_compiled_once_in_its_fresh_process(tmp_path: Path, m
     run_dir, code = execute(load_plan(FAULTY), CountingBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=3))
     assert code == 0 and run_dir is not None
     assert CountingBackend.compiles == 0, "the collector's own process compiled the cell a fresh child ran"
-    assert started == {"cells": [[COMPILED]], "cold_only": []}, started
+    assert started == {"cells": [[COMPILED]], "cold_only": [[COMPILED]]}, "one child compiles, one restarts with its cache"
     events = _events(run_dir)
     result = next(e for e in events if e.kind == "case_result")
     compile_event = next(e for e in events if e.kind == "compile")
-    cold = next(e.cold for e in events if e.kind == "timing" and e.cold)
+    cold = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition != "restart_populated_cache")
     warm = next(e.warm for e in events if e.kind == "timing" and e.warm)
     assert result.status == "pass" and len(warm.samples_s) == 3
     assert compile_event.cache_condition == cold.cache_condition == "fresh_process_empty_cache"
@@ -84,6 +89,8 @@ def test_a_compiled_cell_is_compiled_once_in_its_fresh_process(tmp_path: Path, m
     stats = result.error_stats
     assert (cold.output_check.mismatched, cold.output_check.total, cold.output_check.max_abs) == (stats.mismatched, stats.total, stats.max_abs)
     assert [e.kind for e in events].count("compile") == 1
+    restart = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition == "restart_populated_cache")
+    assert restart.cache_entries_before > 0 and restart.cache_hits >= 1 and restart.cache_misses == 0 and restart.output_check.passed
 
 
 def _faulty_with_cache_check(tmp_path: Path) -> Path:
@@ -96,27 +103,51 @@ def _faulty_with_cache_check(tmp_path: Path) -> Path:
     return folder / "faulty.toml"
 
 
+TINY = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+EMPTY, POPULATED, RESTART = "fresh_process_empty_cache", "persistent_cache", "restart_populated_cache"
+
+
 @pytest.mark.slow
-def test_a_cache_check_group_runs_in_one_fresh_process_and_only_its_other_shapes_compile_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("FAULTY", raising=False)
+def test_a_full_tiny_encoder_run_compiles_each_graph_from_scratch_once_and_measures_three_cold_conditions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each (dtype, layout) group has a cache-check repeat: every shape's cold call, in a fresh
+    process with an empty folder, is its one compile from scratch; the group's process then
+    compiles from the caches those left (hits, no misses), and a restart against each shape's
+    own folder is the third cold condition, checked like the first."""
     started = _spy(monkeypatch)
     CountingBackend.compiles = 0
-    plan = load_plan(_faulty_with_cache_check(tmp_path))
-    run_dir, code = execute(plan, CountingBackend(), Options(target="cpu", out_dir=tmp_path / "runs", modes=["compiled"], warm_repetitions=2))
+    run_dir, code = execute(load_plan(TINY), CountingBackend(), Options(target="cpu", out_dir=tmp_path / "runs", warm_repetitions=2))
     assert code == 0 and run_dir is not None
-    repeat = "b1-l4-contiguous-float32-compiled-repeat"
-    assert started["cells"] == [[COMPILED, "b2-l4-contiguous-float32-compiled", repeat]], started
-    assert started["cold_only"] == [["b2-l4-contiguous-float32-compiled"]], "the second shape's cold call needs a process of its own"
-    assert CountingBackend.compiles == 0
+    assert CountingBackend.compiles == 0, "the collector's own process compiled a cell"
     events = _events(run_dir)
-    results = {e.case: e for e in events if e.kind == "case_result"}
-    assert results[repeat].status == "pass" and results[repeat].recompiled is False
-    cold = {e.case: e.cold for e in events if e.kind == "timing" and e.cold}
-    assert set(cold) == {COMPILED, "b2-l4-contiguous-float32-compiled"}
-    assert all(c.fresh_process and c.cache_condition == "fresh_process_empty_cache" for c in cold.values())
+    compiled = [e.case for e in events if e.kind == "case_result" and e.case.endswith("-compiled")]
+    assert len(compiled) == 6 and all(e.status == "pass" for e in events if e.kind == "case_result")
+    # Processes: per shape a cold-only child (empty folder) and a restart child; one per group.
+    assert sorted(c for [c] in started["cold_only"]) == sorted(compiled * 2), started
+    assert len(started["cells"]) == 2 and all(batch[-1].endswith("-repeat") for batch in started["cells"]), started
+    # From scratch exactly once per graph: only the empty-cache cold call missed the cache.
     compiles = {e.case: e for e in events if e.kind == "compile"}
-    assert compiles[COMPILED].cache_condition == "fresh_process_empty_cache"
-    assert compiles["b2-l4-contiguous-float32-compiled"].cache_condition == "compiled_in_process"
+    colds: dict[str, list[Any]] = {}
+    for e in events:
+        if e.kind == "timing" and e.cold:
+            colds.setdefault(e.case, []).append(e.cold)
+    for case in compiled:
+        scratch = [c for c in colds[case] if c.cache_misses]
+        assert [c.cache_condition for c in scratch] == [EMPTY], (case, colds[case])
+        assert scratch[0].cache_entries_before == 0 and scratch[0].cache_entries_after > 0
+        assert compiles[case].cache_condition == POPULATED and compiles[case].cache_misses == 0 and compiles[case].cache_hits >= 1, compiles[case]
+        assert compiles[case].cache_entries_before > 0
+        # Three cold conditions per compiled shape, each checked against the reference.
+        assert {c.cache_condition for c in colds[case]} | {compiles[case].cache_condition} == {EMPTY, POPULATED, RESTART}, case
+        restart = next(c for c in colds[case] if c.cache_condition == RESTART)
+        assert restart.fresh_process and restart.cache_entries_before > 0 and restart.cache_hits >= 1 and restart.cache_misses == 0
+        assert restart.output_check.passed and all(c.output_check.passed for c in colds[case])
+    repeats = [e for e in events if e.kind == "case_result" and e.case.endswith("-repeat")]
+    assert repeats and all(r.recompiled is False for r in repeats)
+    # The report shows the restart beside the other conditions.
+    build_report(run_dir / "events.jsonl", tmp_path / "report", formats=("md",))
+    text = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "| restart, cache populated |" in text
+    assert text.count("1 hits / 0 misses; matches the reference") >= len(compiled), text
 
 
 def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,13 +218,15 @@ def test_a_compiled_training_cell_is_compiled_once_and_its_first_step_is_the_col
     case = "b2-l16-contiguous-float32-compiled"
     run_dir, code = execute(plan, CountingBackend(), Options(target="cpu", out_dir=tmp_path, only=[case], warm_repetitions=2))
     assert code == 0 and run_dir is not None
-    assert CountingBackend.compiles == 0 and started == {"cells": [[case]], "cold_only": []}, started
+    assert CountingBackend.compiles == 0 and started == {"cells": [[case]], "cold_only": [[case]]}, "one child compiles, one restarts with its cache"
     events = _events(run_dir)
     assert next(e for e in events if e.kind == "case_result").status == "pass"
     forward = next(e for e in events if e.kind == "compile" and e.graph == "forward")
     assert forward.cache_condition == "fresh_process_empty_cache"
-    cold = next(e.cold for e in events if e.kind == "timing" and e.cold)
+    cold = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition != "restart_populated_cache")
     assert cold.fresh_process and cold.cache_entries_before == 0 and cold.output_check.passed
+    restart = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition == "restart_populated_cache")
+    assert restart.cache_entries_before > 0 and restart.output_check.passed
     steps = [e for e in events if e.kind == "train_step"]
     assert steps and cold.output_check.max_abs == abs(steps[0].loss - steps[0].reference_loss)
 
@@ -234,7 +267,7 @@ def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(tmp_path: Path, 
         children.FLUSH + "null",
     ]
 
-    def noisy(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any) -> timing.ChildEnd:
+    def noisy(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> timing.ChildEnd:
         for line in noise:
             assert on_line(line) is False, line
         return timing.ChildEnd(1, False, ["stopped by the test"])
@@ -253,8 +286,8 @@ def _filtered_child(monkeypatch: pytest.MonkeyPatch, drop: Any) -> None:
     and that end as if killed (exit 1)."""
     real = children.run_child
 
-    def child(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any) -> timing.ChildEnd:
-        real(module, argv, cache_env, timeout, lambda line: False if drop(line) else on_line(line))
+    def child(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> timing.ChildEnd:
+        real(module, argv, cache_env, timeout, lambda line: False if drop(line) else on_line(line), *rest)
         return timing.ChildEnd(1, False, ["killed by the test"])
 
     monkeypatch.setattr(children, "run_child", child)
@@ -293,7 +326,7 @@ def test_a_training_cell_whose_fresh_process_timed_out_records_a_training_step_s
     """The timed-out cold call's scope is the call the plan times: one training step here."""
     from tests.test_collector_robust import PlainBackend
 
-    def late(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any) -> timing.ChildEnd:
+    def late(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> timing.ChildEnd:
         return timing.ChildEnd(None, True, [])
 
     monkeypatch.setattr(children, "run_child", late)

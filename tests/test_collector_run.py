@@ -56,12 +56,14 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
     assert results["b1-l16-contiguous-float32-compiled-repeat"].recompiled is False
     compiles = {e.case: e for e in events if e.kind == "compile"}
     first = compiles["b1-l16-contiguous-float32-compiled"]
-    assert first.graphs >= 1 and first.cache_misses >= 1 and first.recompiles == 0
+    # Compiled from scratch once, by the cold call (a group with a cache check): this compile met its cache.
+    assert first.graphs >= 1 and first.recompiles == 0
+    assert first.cache_condition == "persistent_cache" and first.cache_hits >= 1 and first.cache_misses == 0
     timings = [e for e in events if e.kind == "timing"]
-    cold = {e.case: e.cold for e in timings if e.cold}
+    cold = {e.case: e.cold for e in timings if e.cold and e.cold.cache_condition != "restart_populated_cache"}
     warm = {e.case: e.warm for e in timings if e.warm}
     assert cold["b1-l16-contiguous-float32-compiled"].cache_condition == "fresh_process_empty_cache"
-    assert cold["b1-l16-contiguous-float32-compiled"].fresh_process
+    assert cold["b1-l16-contiguous-float32-compiled"].fresh_process and cold["b1-l16-contiguous-float32-compiled"].cache_misses >= 1
     assert cold["b1-l16-contiguous-float32-eager"].cache_condition == "eager_no_compile"
     assert len(warm["b1-l16-contiguous-float32-compiled"].samples_s) == 5
     artifacts = {e.role for e in events if e.kind == "artifact"}

@@ -278,6 +278,9 @@ def test_the_cold_condition_comes_from_the_listing_and_counters() -> None:
     assert cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 2}) == "persistent_cache"
     assert cold_condition("compiled", {}) == "persistent_cache", "unchecked is never called empty"
     assert cold_condition("eager", {"cache_entries_before": 5}) == "eager_no_compile"
+    # A restart is labelled so only when the folder it was given was not empty.
+    assert cold_condition("compiled", {"cache_entries_before": 9, "cache_hits": 1}, restart=True) == "restart_populated_cache"
+    assert cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 0}, restart=True) == "fresh_process_empty_cache"
 
 
 def test_inductor_precompiled_headers_are_listed_even_though_not_redirected(tmp_path: Path) -> None:
@@ -316,6 +319,53 @@ def test_a_cold_call_with_a_full_cache_is_labelled_so_and_a_cold_mismatch_blocks
     reason = next(r for r in result.disposition.reasons if r.rule == "cold-mismatch")
     assert reason.outcome == "blocked" and reason.cases == ("b1-l16-contiguous-float32-compiled",)
     assert "MISMATCH: 3 of 512" in (tmp_path / "b" / "report.md").read_text(encoding="utf-8")
+
+
+def _restart_log(tmp_path: Path, check: dict[str, Any]) -> Path:
+    """The synthetic log with a restart (a fresh process given the populated cache) after the
+    compiled cell's empty-cache cold call."""
+    import json
+
+    from tests.logbuilder import FIXTURES, dumps
+
+    case = "b1-l16-contiguous-float32-compiled"
+    lines = [json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()]
+    at = next(i for i, line in enumerate(lines) if line["kind"] == "timing" and line.get("cold") and line["case"] == case)
+    restart = {**lines[at], "case": case, "cold": {
+        "seconds": 0.75, "cache_condition": "restart_populated_cache", "fresh_process": True, "process_start_s": 1.5,
+        "cache_entries_before": 36, "cache_entries_after": 36, "cache_hits": 1, "cache_misses": 0,
+        "cache_dirs": [{"role": "inductor", "path": "/tmp/c/inductor", "redirected": True, "entries_before": 36, "entries_after": 36}],
+        "output_check": check,
+    }}
+    restart.pop("warm", None)
+    lines.insert(at + 1, restart)
+    for seq, line in enumerate(lines):
+        line["seq"] = seq
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(lines), encoding="utf-8")
+    return path
+
+
+def test_a_restart_with_a_populated_cache_is_shown_beside_the_cold_call_not_over_it(tmp_path: Path) -> None:
+    from reportgen.model.runmodel import read_run
+
+    case = "b1-l16-contiguous-float32-compiled"
+    log = _restart_log(tmp_path, {"mismatched": 0, "total": 512, "max_abs": 0.0, "passed": True})
+    reading, builder = read_run(log)
+    cell = next(c for c in builder.build(reading).cells if c.case == case)
+    assert cell.restart_s == 0.75 and cell.cold_s not in (None, 0.75), "the empty-cache cold call keeps its figure"
+    assert cell.cold.cache_condition == "fresh_process_empty_cache" and cell.restart.cache_condition == "restart_populated_cache"
+    result = build_report(log, tmp_path / "a")
+    rules = {r.rule for r in result.disposition.reasons}
+    assert "cold-cache" not in rules and "cold-mismatch" not in rules, "a restart's cache is full by design"
+    for name in ("report.html", "report.md"):
+        text = (tmp_path / "a" / name).read_text(encoding="utf-8")
+        assert "restart, cache populated" in text and "0.75 s; entries 36 → 36; 1 hits / 0 misses; matches the reference" in text
+    # Its outputs are judged as a cold call's are.
+    bad = _restart_log(tmp_path, {"mismatched": 2, "total": 512, "max_abs": 0.25, "passed": False})
+    result = build_report(bad, tmp_path / "b")
+    reason = next(r for r in result.disposition.reasons if r.rule == "cold-mismatch")
+    assert reason.outcome == "blocked" and reason.cases == (case,)
 
 
 # --- 7. deselected cells --------------------------------------------------------------------
@@ -362,7 +412,7 @@ def test_compiled_and_cold_calls_record_layout_cache_and_output(tmp_path: Path) 
     assert compiled.layout_achieved is True and compiled.inputs_fed[0].strides == [32, 2]
     compile_event = next(e for e in events["compile"] if e.case == "b1-l16-noncontiguous-float32-compiled")
     assert compile_event.cache_entries_before is not None and compile_event.cache_dirs
-    colds = {e.case: e.cold for e in events["timing"] if e.cold}
+    colds = {e.case: e.cold for e in events["timing"] if e.cold and e.cold.cache_condition != "restart_populated_cache"}
     warms = {e.case: e for e in events["timing"] if e.warm}
     assert warms["b1-l16-noncontiguous-float32-compiled"].layout_achieved is True
     cold = colds["b1-l16-noncontiguous-float32-compiled"]

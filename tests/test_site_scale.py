@@ -214,6 +214,10 @@ RECORDS: list[tuple[str, Any, str]] = [
     ("stat is text", _edit(watched=[["/", "x"]]), "watched.0"),
     ("unknown field", _edit(extra=1), "extra"),
     ("key is not a hash", _edit(logs=[["/x", "../..", [0, 0, 0, 0, 0], "/y", None]]), "logs.0.1"),
+    ("stat holds a float", _edit(watched=[["/", [0, 0, 0, 0.5, 0]]]), "watched.0.1.3"),
+    ("log row too short", _edit(logs=[["/x", ""]]), "logs.0"),
+    ("not an object", lambda out: b"[1, 2]", "top level"),
+    ("true for a count", _edit(runs=True), "runs"),
 ]
 
 

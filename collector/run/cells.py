@@ -17,7 +17,7 @@ from collector.plan import Cell
 from collector.run import children
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import add_cold_facts, cold_condition, remeasure, scoped_sample, time_warm_cell
+from collector.run.timings import add_cold_facts, cold_condition, compile_condition, remeasure, scoped_sample, time_warm_cell
 from collector.run.generation_cells import run_generation_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
@@ -30,8 +30,7 @@ def run_cells(run: Run) -> None:
     for (dtype, _), members in groups.items():
         elsewhere: set[str] = set()
         if children.wanted(run, dtype):
-            for batch in children.batches(members, run.shape_failures):
-                elsewhere |= children.run_batch(run, batch)
+            elsewhere = children.run_compiled(run, members)
         run_group(run, dtype, [(i, c) for i, c in members if c.case not in elsewhere], elsewhere)
 
 
@@ -178,6 +177,8 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         compile_event = compile_facts.event(first_s, run.cache_dir)
         if cold is not None:  # this compile was the cold one: the condition it really had
             compile_event["cache_condition"] = cold_condition(cell.mode, compile_event)
+        elif run.caches_given:
+            compile_event["cache_condition"] = compile_condition(compile_event)
         run.log.write("compile", case=cell.case, **compile_event)
         if cell.repeat_of:
             result["recompiled"] = compile_facts.graphs_first > 0 or compile_facts.frames_first > 0

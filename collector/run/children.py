@@ -1,26 +1,31 @@
-"""Compiled cells in fresh processes: one compile serves a cell's check and its cold first call.
+"""Compiled cells in fresh processes: each graph is compiled from an empty cache once.
 
-With ``--cold fresh-process`` (the default), the compiled cells of a (dtype, layout) group run
-in a new interpreter with empty compile-cache folders (``collector.cellproc``). There the
-first compiled call is the cold first call, timed over the
-stages the plan's timing.scope names, and its outputs are the cell's check; the warm
-repetitions (and the profile, when asked) follow in that process. The child's events come back
-on its stdout, a cell at a time, and are written to the run's log when the cell is complete.
+With ``--cold fresh-process`` (the default), every compiled shape is first compiled in a new
+interpreter with empty compile-cache folders of its own. That compile is the shape's cold
+first call (timed over the stages the plan's timing.scope names, its outputs checked against
+the reference), and it fills the folder, which the run keeps (below its cache dir) for the
+later processes of that shape: they reuse its cache instead of compiling from scratch again.
 
-Which cells share a child:
+Which processes a (dtype, layout) group gets:
 
 * a group without cache-check repeats, within Dynamo's recompile limit: one child per compiled
-  cell, so every compiled cell is compiled once, in a fresh process;
+  cell (``collector.cellproc``) whose first call is the cold call and the cell's check at once;
+  the warm repetitions (and the profile, when asked) follow in that process;
 * a group with a cache-check repeat (or more shapes than the recompile limit): the repeat only
   tests something when the group's shapes were compiled one after another in one process, as a
-  serving process would, so the whole group runs in one child. Its first cell's first call is
-  the cold one; the others are not cold in that process (it compiled other shapes first), so
-  their cold calls are taken later by cold-only children (``collector.coldstart``): those
-  graphs are compiled twice, because one compile cannot serve both.
+  serving process would. So each shape's cold call is taken first by a cold-only child
+  (``collector.coldstart``) with an empty folder of its own; then one child runs the whole
+  group, given a folder holding what those compiles left: its compiles are logged with the
+  cache they met (``persistent_cache``, hits and misses counted), not as cold calls.
 
-A training cell runs its steps in the child the same way: its first compiled step is the cold
-one. The reference's losses, gradients and parameters (held in memory by this process) are
-handed to the child in a file under the run's temporary folder, never in the run folder.
+Afterwards ``collector.run.timings.time_restarts`` starts one more fresh process per compiled
+cell against the folder its cold compile filled: the restart with a populated cache.
+
+The child's events come back on its stdout, a cell at a time, and are written to the run's log
+when the cell is complete. A training cell runs its steps in the child the same way: its first
+compiled step is the cold one. The reference's losses, gradients and parameters (held in
+memory by this process) are handed to the child in a file under the run's temporary folder,
+never in the run folder.
 
 A child that ends without a cell's result (it crashed, or went ``--cold-timeout`` seconds
 without finishing a cell) leaves that cell's cold call recorded as not measured; the cells it
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +45,7 @@ import torch
 from collector.plan import Cell
 from collector.run.state import Run
 from collector.run.timings import cold_from_result, cold_not_measured, scope_done
-from collector.timing import ChildEnd, run_child
+from collector.timing import ChildEnd, run_child, run_cold
 from collector.workload import input_key, save_artifact
 
 EVENT = "COLLECTOR_EVENT "  # one event of the cell in progress: {"kind": ..., "fields": {...}}
@@ -69,12 +75,67 @@ def batches(members: list[tuple[int, Cell]], shape_failures: dict[str, Any]) -> 
     return [[m] for m in compiled]
 
 
+def run_compiled(run: Run, members: list[tuple[int, Cell]]) -> set[str]:
+    """The group's compiled cells in fresh children (see the module doc); the cases recorded."""
+    done: set[str] = set()
+    for batch in batches(members, run.shape_failures):
+        if len(batch) == 1:
+            done |= run_batch(run, batch, _empty_folder(run, batch[0][0]))
+            continue
+        for index, cell in batch:
+            if not cell.repeat_of:
+                _cold_only(run, index, cell)
+        done |= run_batch(run, batch, _merged_folder(run, batch), cold_taken=True)
+    return done
+
+
+def _empty_folder(run: Run, index: int) -> Path:
+    """A new, empty cache folder for the cell at ``index``, kept until the run ends."""
+    folder = run.cache_dir / "caches" / f"cell-{index:05d}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _cold_only(run: Run, index: int, cell: Cell) -> None:
+    """The cell's cold first call, its one compile from an empty cache, in a process of its own."""
+    folder = _empty_folder(run, index)
+    argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
+    run.progress.say(f"{cell.case}: cold first call in a fresh process with empty caches", index)
+    with run.progress.heartbeat(f"{cell.case}: cold first call in a fresh process"):
+        result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout, folder)
+    if "timed_out_after_s" in result or "error" in result:
+        run.cold_done.add(cell.case)
+        cold_not_measured(run, cell, result.get("timed_out_after_s"), result.get("error", ""))
+        return
+    _write_cold(run, cell, result)
+    run.cache_folders[cell.case] = folder
+
+
+def _merged_folder(run: Run, batch: list[tuple[int, Cell]]) -> Path | None:
+    """One folder holding what the batch's cold compiles left, for the child that runs them
+    all; None (the child starts with empty caches, and its compiles say so) when it cannot be
+    made."""
+    folder = run.cache_dir / "caches" / f"group-{batch[0][0]:05d}"
+    try:
+        folder.mkdir(parents=True)
+        for _, cell in batch:
+            if cell.case in run.cache_folders:
+                shutil.copytree(run.cache_folders[cell.case], folder, symlinks=True, dirs_exist_ok=True)
+    except OSError as exc:
+        run.log.write("warning", message=f"the caches of the cold compiles could not be gathered for the group's process ({exc}); it compiles from empty caches", category="CacheCopyFailed", case=batch[0][1].case)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return folder
+
+
 def _shape(cell: Cell) -> str:
     return input_key(cell.batch, cell.length, cell.layout)
 
 
-def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
-    """Run ``batch`` in one fresh child; the cases it recorded (their events are in the log)."""
+def run_batch(run: Run, batch: list[tuple[int, Cell]], folder: Path | None = None, cold_taken: bool = False) -> set[str]:
+    """Run ``batch`` in one fresh child with its caches in ``folder`` (empty, unless
+    ``cold_taken``: the cells' cold calls were taken and the folder holds their compiles); the
+    cases it recorded (their events are in the log)."""
     cells = {c.case: (i, c) for i, c in batch}
     first = batch[0][1]
     pending: list[tuple[str, dict[str, Any]]] = []
@@ -110,12 +171,14 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
             if flush.get("passed"):
                 run.passed_elsewhere.add(case)
             run.recorded += len(statuses)
-            if flush.get("cold"):
+            if flush.get("cold") and not cold_taken:
                 _write_cold(run, cells[case][1], flush["cold"])
+                if folder is not None:
+                    run.cache_folders[case] = folder
             elif case == first.case:
                 run.cold_done.add(case)  # not passing: no cold call to take
             index, _ = cells[case]
-            run.progress.say(f"{case}: {statuses[0]} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') else ''})", index)
+            run.progress.say(f"{case}: {statuses[0]} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') and not cold_taken else ''})", index)
         return True
 
     argv = ["--plan", str(run.plan.path), "--plan-sha256", run.plan.text_sha256, "--run-dir", str(run.dir), "--target", run.backend.name, "--cases", ",".join(cells)]
@@ -125,11 +188,14 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]]) -> set[str]:
         argv += ["--profile", run.options.profile]
     if run.plan.training:
         argv += ["--train-refs", str(_hand_over_train_refs(run, [c for _, c in batch]))]
+    if cold_taken:
+        argv += ["--cold-taken"]
     names = first.case if len(batch) == 1 else f"{len(batch)} compiled cells from {first.case}"
-    run.progress.say(f"{names}: compiling, checking and timing in a fresh process with empty caches", batch[0][0])
+    caches = "the caches their cold compiles left" if cold_taken else "empty caches"
+    run.progress.say(f"{names}: compiling, checking and timing in a fresh process with {caches}", batch[0][0])
     with run.progress.heartbeat(f"{names}: fresh process"):
-        ended = run_child("collector.cellproc", argv, run.backend.cache_env, run.options.cold_timeout, on_line)
-    if first.case not in done:
+        ended = run_child("collector.cellproc", argv, run.backend.cache_env, run.options.cold_timeout, on_line, folder)
+    if first.case not in done and not cold_taken:
         _cold_not_measured(run, first, ended)
     left = [c.case for _, c in batch if c.case not in done]
     if run.options.profile and not left and not finished:

@@ -162,6 +162,8 @@ class Run:
         self.passed: dict[str, CellOutcome] = {}
         # A fresh child process sets this: its next compiled first call is a cold call.
         self.cold_next = False
+        # A fresh child given the caches earlier cold compiles filled: its compiles meet them.
+        self.caches_given = False
         # Cells whose cold first call a child already took (or tried), and shapes it profiled.
         self.cold_done: set[str] = set()
         # Cells that passed (warm timing included) in a fresh child: they have no callable here.
@@ -176,6 +178,9 @@ class Run:
         self.localize_pending: list[tuple[Cell, str]] = []
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
         lifeline.mark_in_use(self.cache_dir)
+        # Per compiled cell, the cache folder its one compile from an empty cache filled (kept
+        # below cache_dir): later compiles of the shape and the restart measurement use it.
+        self.cache_folders: dict[str, Path] = {}
         self.log: EventLog | None = None
 
     @property

@@ -237,11 +237,12 @@ def add_cold_facts(cold: dict[str, Any], compile_event: dict[str, Any], result: 
     cold.update({k: result[k] for k in COLD_FED_KEYS if result.get(k) is not None})
 
 
-def cold_from_result(cell: Cell, result: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
-    """A fresh process's cold call (its result line) as the timing event's cold facts."""
+def cold_from_result(cell: Cell, result: dict[str, Any], restart: bool = False) -> tuple[dict[str, Any], list[str], list[str]]:
+    """A fresh process's cold call (its result line) as the timing event's cold facts;
+    ``restart``: the process was started against the cache an earlier compile left."""
     cold = {
         "seconds": result["first_call_s"],
-        "cache_condition": cold_condition(cell.mode, result),
+        "cache_condition": cold_condition(cell.mode, result, restart),
         "fresh_process": True,
         "process_start_s": result["process_start_s"],
     }
@@ -249,10 +250,42 @@ def cold_from_result(cell: Cell, result: dict[str, Any]) -> tuple[dict[str, Any]
     return cold, result.get("timed_region") or ["model_call"], result.get("timed_notes") or []
 
 
-def cold_condition(mode: str, result: dict[str, Any]) -> str:
-    """The condition the cold call really had, from the child's own listing and counters."""
+def cold_condition(mode: str, result: dict[str, Any], restart: bool = False) -> str:
+    """The condition the cold call really had, from the child's own listing and counters.
+
+    A restart (a fresh process pointed at the cache folder an earlier compile filled) is
+    labelled so only when that folder was not empty before its call."""
     if mode != "compiled":
         return "eager_no_compile"
     if result.get("cache_entries_before", 1) == 0 and not result.get("cache_hits"):
         return "fresh_process_empty_cache"
-    return "persistent_cache"
+    return "restart_populated_cache" if restart else "persistent_cache"
+
+
+def compile_condition(compile_event: dict[str, Any]) -> str:
+    """A compile that was not a cold call: in a process whose cache folders were not empty
+    (a fresh child given the caches the cold compiles left), it met a persistent cache; its
+    hits and misses say how much of it was reused."""
+    return "persistent_cache" if compile_event.get("cache_entries_before") else "compiled_in_process"
+
+
+def time_restarts(run: Run) -> None:
+    """The third cold condition: for each compiled cell whose cold compile filled a cache
+    folder of its own, a fresh process started against that folder (a service restarting with
+    its persistent cache), its first call timed and checked as the empty-cache one was."""
+    if run.options.cold != "fresh-process":
+        return
+    for cell in run.cells:
+        folder = run.cache_folders.get(cell.case)
+        if folder is None or not (cell.case in run.passed or cell.case in run.passed_elsewhere):
+            continue
+        run.progress.say(f"{cell.case}: first call in a fresh process with the cache its compile left")
+        argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
+        with run.progress.heartbeat(f"{cell.case}: restart with a populated cache"):
+            result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout, folder)
+        if "timed_out_after_s" in result or "error" in result:
+            why = f"went {result['timed_out_after_s']:g} s without finishing" if "timed_out_after_s" in result else result["error"]
+            run.log.write("warning", message=f"restart with a populated cache not measured: {why}", category="RestartColdFailed", case=cell.case)
+            continue
+        cold, region, notes = cold_from_result(cell, result, restart=True)
+        run.log.write("timing", case=cell.case, cold=cold, synchronized=True, scope=scope_done(region), timed_region=region, timed_notes=notes)

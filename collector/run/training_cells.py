@@ -16,7 +16,7 @@ from collector.eventlog import finite_or_none
 from collector.plan import Cell
 from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import add_cold_facts, cold_condition
+from collector.run.timings import add_cold_facts, cold_condition, compile_condition
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
 
@@ -64,6 +64,8 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
         base = watch.event(trace.first_forward_s, run.cache_dir)
         if cold is not None:  # this compile was the cold one: the condition it really had
             base["cache_condition"] = cold_condition(cell.mode, base)
+        elif run.caches_given:
+            base["cache_condition"] = compile_condition(base)
         run.log.write("compile", case=cell.case, graph="forward", **base)
         run.log.write("compile", case=cell.case, graph="backward", **{**base, "compile_first_result_s": trace.first_backward_s, "graphs": None, "graph_breaks": [], "cache_hits": None, "cache_misses": None})
     status = _judge_training(run, cell, trace, ref, tol, result)

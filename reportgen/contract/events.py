@@ -29,6 +29,7 @@ BackendFamily = Literal["neuron-native", "neuron-xla", "cuda", "cpu", "unknown"]
 CacheCondition = Literal[
     "fresh_process_empty_cache",
     "persistent_cache",
+    "restart_populated_cache",
     "compiled_in_process",
     "eager_no_compile",
 ]
@@ -725,7 +726,8 @@ class Cold(Strict):
     cache_condition: CacheCondition = Field(
         description="The condition the call really had: fresh_process_empty_cache only when every "
         "listed cache directory was empty before it and no cache hit was counted (logs from 1.1 on; "
-        "1.0 logs state it by construction)."
+        "1.0 logs state it by construction); restart_populated_cache (logs from 1.2 on) for a fresh process "
+        "started against the cache folder the cell's empty-cache compile filled, which was not empty before it."
     )
     fresh_process: bool
     process_start_s: Seconds | None = Field(

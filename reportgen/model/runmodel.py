@@ -66,6 +66,8 @@ class CellRecord:
     recompiles_seen: bool = False
     recompile_limit_hit: bool = False
     cold_s: float | None = None
+    # The restart with a populated cache (logs from 1.2 on): kept beside the cold call, not over it.
+    restart_s: float | None = None
     cold_timed_out_after_s: float | None = None
     warm_median_s: float | None = None
     warm_iqr_s: float | None = None
@@ -153,8 +155,13 @@ class CellRecord:
 
     @property
     def cold(self) -> ev.Cold | None:
-        """The latest timing event's cold measurement that has one."""
-        return next((t.cold for t in reversed(self._events("timing")) if t.cold), None)
+        """The latest timing event's cold measurement that has one (a restart's is apart)."""
+        return next((t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition != RESTART), None)
+
+    @property
+    def restart(self) -> ev.Cold | None:
+        """The latest restart with a populated cache: a fresh process given the cache its cold compile left."""
+        return next((t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition == RESTART), None)
 
     @property
     def warm(self) -> ev.Warm | None:
@@ -325,7 +332,9 @@ class RunBuilder:
             cell.lines.append(line)
             if kind == "timing":
                 cold, warm = s.cold, s.warm
-                if cold:
+                if cold and cold.cache_condition == RESTART:
+                    _restart_facts(cell, cold)
+                elif cold:
                     cell.cold_s = cold.seconds
                     if cold.output_check or cold.cache_dirs:
                         _cold_facts(cell, cold)
@@ -589,6 +598,16 @@ def _cold_facts(cell: CellRecord, cold: Any) -> None:
     cell.cold_full_caches = tuple(f"{d.role} ({d.path})" for d in cold.cache_dirs if d.entries_before) if cold.cache_dirs else ()
 
 
+RESTART = "restart_populated_cache"
+
+
+def _restart_facts(cell: CellRecord, cold: Any) -> None:
+    """A restart's caches are full by design; its outputs are judged as a cold call's are."""
+    cell.restart_s = cold.seconds
+    check = _opt(cold.output_check)
+    cell.cold_check_failed = cell.cold_check_failed or (check is not None and not check.passed)
+
+
 _TIMED: dict[Any, tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}
 _ONE_TIMED: dict[Any, tuple[Any, ...]] = {}  # each timing fact as a one-item tuple, shared
 
@@ -602,7 +621,9 @@ def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     cold, warm = _opt(data.cold), _opt(data.warm)
-    if cold is not None:
+    if cold is not None and cold.cache_condition == RESTART:
+        _restart_facts(cell, cold)
+    elif cold is not None:
         cell.cold_s = cold.seconds
         _cold_facts(cell, cold)
     timed_out = data.cold_timed_out_after_s

@@ -30,8 +30,7 @@ import json
 import os
 import re
 import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -48,12 +47,12 @@ from reportgen.publish.files import copy_run_files
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
 from reportgen.render.charts import trend_figures
-from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, find_site_config, load_site_config, plan_pairs, remove_stale_comparisons
+from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage import is_remote
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
-from reportgen.storage.sources import LogRef, change_key, fetched, find_runs
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
+from reportgen.storage.sources import LogRef, change_key, fetched
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
-from reportgen.publish.site_quick import STATE_NAME, QuickCheck
+from reportgen.publish.site_quick import STATE_NAME, Quick, QuickCheck, SiteResult, quick_start
 from reportgen.storage.ledgers import find_ledgers
 from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
 from reportgen.contract.validation import paused_gc
@@ -72,16 +71,6 @@ class Entry:
     key: str
     summary: RunSummary
     judged: JudgedRun | None
-
-
-@dataclass
-class SiteResult:
-    runs: int = 0
-    written: list[Path] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # entries that are not read, and why
-    warnings: list[str] = field(default_factory=list)
-    fetched: list[str] = field(default_factory=list)  # objects read from object storage
 
 
 # --- the state file: untrusted input like any other ----------------------------------------------
@@ -353,7 +342,7 @@ class NoRunLogs(Exception):
         self.skipped = skipped
 
 
-def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False) -> SiteResult:
+def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False, quick: Quick | None = None) -> SiteResult:
     """Build the site; ``config`` (or a site.toml inside a given local folder) declares comparison pages.
 
     PATHS are local paths or s3:// prefixes; a log in object storage is fetched only when its
@@ -361,19 +350,18 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     store cannot be listed). Raises SiteConfigError, before anything is written, when the
     configuration is unusable, UnsafeOutput when the output folder leads elsewhere through
     a symlink, and (with ``require_logs``) NoRunLogs when only local locations are given and
-    they hold no run log.
+    they hold no run log. ``quick``: the no-op check the caller already made (``quick_start``
+    with the same arguments), so that a build with nothing to do imports nothing that renders.
     """
-    started_ns = time.time_ns()
-    config_path = config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)])
+    if quick is None:
+        quick = quick_start(paths, out_dir, config, max_bytes, follow_symlinks)
+    if quick.unchanged:
+        return quick.result
+    # The configuration was checked by the build that left the record an unchanged build
+    # returns on; any other build checks it before anything is written.
+    config_path, result, check, remote = quick.config_path, quick.result, quick.check, quick.remote
     site_config = load_site_config(config_path) if config_path is not None else SiteConfig()
-    result = SiteResult()
-    check = QuickCheck.start(paths, out_dir, config_path, _config_bytes(config_path), max_bytes, follow_symlinks, started_ns)
     remote_paths = [p for p in paths if is_remote(p)]
-    remote = find_runs(remote_paths, None, follow_symlinks, max_bytes) if remote_paths else None
-    unchanged = check.unchanged(remote, result.warnings)
-    if unchanged is not None:
-        result.runs, result.rejected = unchanged.runs, unchanged.messages
-        return result
     local = [Path(p) for p in paths if not is_remote(p)]
     found = find_logs(local, follow_symlinks, max_bytes) if local else Found()
     if remote is not None:
@@ -419,15 +407,6 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
                    *(link.href for link in comparisons.links), *(c.href for c in campaigns)]
         check.record(found, {str(e.log): e.key for e in entries}, result.runs, checked, result.rejected)
     return result
-
-
-def _config_bytes(path: Path | None) -> bytes | None:
-    if path is None:
-        return None
-    try:
-        return read_bounded(path, MAX_SIDE_FILE_BYTES)
-    except (NotReadable, OSError):
-        return None
 
 
 def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult) -> list[tuple[Path, bytes]]:

@@ -40,18 +40,12 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reportgen.judge.comparison import CompareRefused
+from reportgen.publish.site_quick import SiteConfigError
 from reportgen.publish.summary import RunSummary, slug
 from reportgen.render.compare import gather, write_comparison
 from reportgen.render.report import ReportInputError
 from reportgen.render.templating import Assets
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, UnsafeOutput, read_bounded, remove_inside
-
-CONFIG_NAME = "site.toml"
-
-
-class SiteConfigError(ValueError):
-    """The site configuration cannot be used; the message names the file and the problem."""
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -99,15 +93,6 @@ def load_site_config(path: Path) -> SiteConfig:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False))
         raise SiteConfigError(f"{path}: {problems}") from None
-
-
-def find_site_config(paths: list[Path]) -> Path | None:
-    """A site.toml directly inside one of the folders given to `reportgen site` (the first found)."""
-    for path in paths:
-        candidate = path / CONFIG_NAME
-        if path.is_dir() and candidate.is_file():
-            return candidate
-    return None
 
 
 @dataclass(frozen=True)

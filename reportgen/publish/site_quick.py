@@ -40,16 +40,17 @@ import json
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
-
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from typing import Any
 
 from reportgen import __version__
 from reportgen.render.templating import templates_dir, write_text
-from reportgen.storage.local import Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
+from reportgen.storage import is_remote
+from reportgen.storage.local import MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
 from reportgen.storage.remote import RemoteLog
+from reportgen.storage.sources import find_runs
 
 QUICK_NAME = ".reportgen-quick.json"
 STATE_NAME = ".reportgen-state.json"  # the state file this record vouches for (site.py)
@@ -66,22 +67,147 @@ PAGE_NAME = re.compile(
 _MESSAGE = r"^[^\x00-\x08\x0b-\x1f\x7f-\x9f]*$"
 
 _Sig = tuple[int, int, int, int, int]
-_Hex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-_Key = Annotated[str, StringConstraints(pattern=r"^(?:[0-9a-f]{64})?$")]
+_HEX = re.compile(r"[0-9a-f]{64}")
+_KEY = re.compile(r"(?:[0-9a-f]{64})?")
+_MESSAGE_RE = re.compile(_MESSAGE)
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+class RecordError(ValueError):
+    """What is wrong with a record, and where (dotted, as in logs.0.1)."""
 
-    format: int = Field(ge=QUICK_FORMAT, le=QUICK_FORMAT)
-    signature: _Hex | None  # None: this build cannot be skipped next time, but known keys can be used
+
+@dataclass(frozen=True)
+class _Record:
+    """The last build's record, checked field by field. Checked by hand with the standard
+    library rather than a schema library: the no-op build is the common one, and it should
+    cost little more than starting the command (pydantic's import alone costs several times
+    that, msgspec's a sixth of it)."""
+
+    signature: str | None  # None: this build cannot be skipped next time, but known keys can be used
     watched: list[tuple[str, _Sig]]
     # log, its content key ("" when none), its stat, where annotations would be, their stat
-    logs: list[tuple[str, _Key, _Sig, str, _Sig | None]]
+    logs: list[tuple[str, str, _Sig, str, _Sig | None]]
     remote: list[tuple[str, str]]
-    runs: int = Field(ge=0, le=10**9)
-    pages: list[Annotated[str, StringConstraints(pattern=PAGE_NAME.pattern)]]
-    messages: list[Annotated[str, StringConstraints(pattern=_MESSAGE)]]
+    runs: int
+    pages: list[str]
+    messages: list[str]
+
+
+_FIELDS = ("format", "signature", "watched", "logs", "remote", "runs", "pages", "messages")
+
+
+def _int(value: Any, where: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise RecordError(f"{where}: expected an integer from {low} to {high}")
+    return value
+
+
+def _text(value: Any, where: str, pattern: re.Pattern[str] | None = None) -> str:
+    if type(value) is not str:
+        raise RecordError(f"{where}: expected a string")
+    if pattern is not None and pattern.fullmatch(value) is None:
+        raise RecordError(f"{where}: string should match pattern '{pattern.pattern}'")
+    return value
+
+
+def _items(value: Any, where: str, length: int | None = None) -> list[Any]:
+    if type(value) is not list or (length is not None and len(value) != length):
+        raise RecordError(f"{where}: expected a list" + (f" of {length} items" if length is not None else ""))
+    return value
+
+
+def _sig(value: Any, where: str) -> _Sig:
+    items = _items(value, where, 5)
+    return tuple(_int(v, f"{where}.{i}", -(2**63), 2**64) for i, v in enumerate(items))  # type: ignore[return-value]
+
+
+def _parse_record(data: bytes) -> _Record:
+    try:
+        obj = json.loads(data)
+    except ValueError as exc:
+        raise RecordError(f"top level: Invalid JSON: {exc}") from None
+    if type(obj) is not dict:
+        raise RecordError("top level: expected an object")
+    unknown = sorted(set(obj) - set(_FIELDS))
+    missing = [name for name in _FIELDS if name not in obj]
+    if unknown or missing:
+        raise RecordError(f"{(unknown or missing)[0]}: {'unknown field' if unknown else 'missing field'}")
+    _int(obj["format"], "format", QUICK_FORMAT, QUICK_FORMAT)
+    logs = []
+    for i, row in enumerate(_items(obj["logs"], "logs")):
+        path, key, sig, notes, notes_sig = _items(row, f"logs.{i}", 5)
+        logs.append((_text(path, f"logs.{i}.0"), _text(key, f"logs.{i}.1", _KEY), _sig(sig, f"logs.{i}.2"), _text(notes, f"logs.{i}.3"), None if notes_sig is None else _sig(notes_sig, f"logs.{i}.4")))
+    return _Record(
+        signature=None if obj["signature"] is None else _text(obj["signature"], "signature", _HEX),
+        watched=[(_text(p, f"watched.{i}.0"), _sig(sig, f"watched.{i}.1")) for i, (p, sig) in ((i, _items(row, f"watched.{i}", 2)) for i, row in enumerate(_items(obj["watched"], "watched")))],
+        logs=logs,
+        remote=[(_text(a, f"remote.{i}.0"), _text(b, f"remote.{i}.1")) for i, (a, b) in ((i, _items(row, f"remote.{i}", 2)) for i, row in enumerate(_items(obj["remote"], "remote")))],
+        runs=_int(obj["runs"], "runs", 0, 10**9),
+        pages=[_text(page, f"pages.{i}", PAGE_NAME) for i, page in enumerate(_items(obj["pages"], "pages"))],
+        messages=[_text(m, f"messages.{i}", _MESSAGE_RE) for i, m in enumerate(_items(obj["messages"], "messages"))],
+    )
+
+
+CONFIG_NAME = "site.toml"
+
+
+class SiteConfigError(ValueError):
+    """The site configuration cannot be used; the message names the file and the problem."""
+
+
+def find_site_config(paths: list[Path]) -> Path | None:
+    """A site.toml directly inside one of the folders given to `reportgen site` (the first found)."""
+    for path in paths:
+        candidate = path / CONFIG_NAME
+        if path.is_dir() and candidate.is_file():
+            return candidate
+    return None
+
+
+def config_bytes(path: Path | None) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return read_bounded(path, MAX_SIDE_FILE_BYTES)
+    except (NotReadable, OSError):
+        return None
+
+
+@dataclass
+class SiteResult:
+    runs: int = 0
+    written: list[Path] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # entries that are not read, and why
+    warnings: list[str] = field(default_factory=list)
+    fetched: list[str] = field(default_factory=list)  # objects read from object storage
+
+
+@dataclass
+class Quick:
+    """The no-op check of one build, made before anything that renders is imported."""
+
+    started_ns: int
+    config_path: Path | None
+    check: QuickCheck
+    remote: Found | None
+    result: SiteResult
+    unchanged: bool
+
+
+def quick_start(paths: list[Path | str], out_dir: Path, config: Path | None, max_bytes: int, follow: bool) -> Quick:
+    """Is there anything to do? ``unchanged``: no (``result`` is the whole build's result).
+    Else ``build_site`` goes on from here, with the remote listing already made."""
+    started_ns = time.time_ns()
+    config_path = config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)])
+    result = SiteResult()
+    check = QuickCheck.start(paths, out_dir, config_path, config_bytes(config_path), max_bytes, follow, started_ns)
+    remote_paths = [p for p in paths if is_remote(p)]
+    remote = find_runs(remote_paths, None, follow, max_bytes) if remote_paths else None
+    outcome = check.unchanged(remote, result.warnings)
+    if outcome is not None:
+        result.runs, result.rejected = outcome.runs, outcome.messages
+    return Quick(started_ns, config_path, check, remote, result, outcome is not None)
 
 
 @dataclass
@@ -254,12 +380,8 @@ def _load(out_dir: Path, warnings: list[str]) -> _Record | None:
     try:
         if stat.S_ISLNK(st.st_mode):
             raise NotReadable("a symlink; it must be a plain file in the output folder")
-        return _Record.model_validate_json(read_bounded(path, MAX_QUICK_BYTES))
+        return _parse_record(read_bounded(path, MAX_QUICK_BYTES))
     except (NotReadable, OSError, ValueError, RecursionError) as exc:
-        if isinstance(exc, ValidationError):
-            err = exc.errors(include_url=False)[0]
-            reason = f"{'.'.join(str(p) for p in err['loc']) or 'top level'}: {err['msg']}"
-        else:
-            reason = " ".join(str(exc).split())
+        reason = " ".join(str(exc).split())
         warnings.append(f"reportgen site: warning: ignoring {path} ({reason[:300]}); checking every input")
         return None

@@ -14,15 +14,14 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
-from typing import Any
-
-import plotly.graph_objects as go
-import plotly.io as pio
+from typing import TYPE_CHECKING, Any
 
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
 
-pio.json.config.default_engine = "json"
+if TYPE_CHECKING:  # plotly is imported where a figure is first made: commands that draw none skip it
+    import plotly.graph_objects as go
+
 LAYOUT = {
     "template": "none",
     "margin": {"l": 60, "r": 20, "t": 40, "b": 120},
@@ -50,14 +49,25 @@ class Figure:
     out_of_range: tuple[str, ...] = ()
 
 
+def _plotly() -> Any:
+    """plotly's figure classes, imported on first use, its JSON writer set to the stdlib engine."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    pio.json.config.default_engine = "json"
+    return go
+
+
 def _spec(fig: go.Figure) -> dict[str, Any]:
+    import plotly.io as pio
+
     return json.loads(pio.to_json(fig, validate=False, pretty=False, engine="json"))
 
 
 @lru_cache(maxsize=None)
 def _template(name: str) -> str:
     """A layout template by name, as plotly writes it out (JSON text, parsed afresh for each figure)."""
-    return json.dumps(_spec(go.Figure(layout={"template": name}))["layout"]["template"])
+    return json.dumps(_spec(_plotly().Figure(layout={"template": name}))["layout"]["template"])
 
 
 def _figure(layout: dict[str, Any], traces: list[dict[str, Any]]) -> dict[str, Any]:
@@ -276,6 +286,7 @@ def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[st
     """
     if history.empty:
         return []
+    go = _plotly()
     runs = history[["run_id", "started_at"]].drop_duplicates().sort_values(["started_at", "run_id"])
     labels = {r.run_id: f"{r.started_at:%Y-%m-%d %H:%M:%S}" for r in runs.itertuples()}
     order = list(labels)

@@ -10,6 +10,7 @@ LABELS: dict[str, str] = {
     # cache conditions of a cold first call
     "fresh_process_empty_cache": "fresh process, empty compile cache",
     "persistent_cache": "persistent compile cache with entries",
+    "restart_populated_cache": "restart, cache populated",
     "compiled_in_process": "in a process already running (not fresh)",
     "eager_no_compile": "eager (nothing to compile)",
     # measured-or-not statuses

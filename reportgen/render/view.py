@@ -203,6 +203,7 @@ class TimingView:
     samples: int
     flagged: str
     cold_check: str = ""
+    restart: str = ""  # the restart with a populated cache: seconds, cache counts, outputs
 
 
 @dataclass
@@ -1300,8 +1301,21 @@ def _timings(run: RunModel) -> list[TimingView]:
             samples=len(w.samples_s) if w else 0,
             flagged="; ".join(flags + (["includes CPU fallback"] if c.fallback_items else [])),
             cold_check=_cold_check(cold),
+            restart=_restart(c),
         ))
     return rows
+
+
+def _restart(cell: CellRecord) -> str:
+    """The third cold condition beside the others: a fresh process given the cache the cell's
+    empty-cache compile left."""
+    restart = cell.restart
+    if restart is None:
+        return "not measured" if cell.planned.mode == "compiled" else ""
+    text = f"{fmt(restart.seconds, ' s')}; entries {fmt(restart.cache_entries_before)} → {fmt(restart.cache_entries_after)}"
+    if restart.cache_hits is not None:
+        text += f"; {restart.cache_hits} hits / {fmt(restart.cache_misses)} misses"
+    return f"{text}; {_cold_check(restart)}"
 
 
 def _cold_condition(cold: Any) -> str:
