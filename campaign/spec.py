@@ -126,14 +126,15 @@ class Campaign:
     def remote(self) -> bool:
         return self.destination.startswith("s3://")
 
-    def tasks(self, environments: list[Environment] | None = None) -> list[Task]:
-        """One task per environment x workload x repeat, in that order (the array index), so
-        each environment's tasks are one contiguous range of indexes."""
-        envs = self.environments if environments is None else environments
-        tasks = []
-        for env in envs:
-            for workload in self.workloads:
-                for repeat in range(1, self.repeats + 1):
+    def tasks(self) -> list[Task]:
+        """One task per repeat x environment x workload, in that order (the array index): the
+        replicates are interleaved, each round of repeats taking every environment once, so a
+        scheduler that starts tasks in index order never runs all replicates of one target
+        back to back (a busy hour would then weigh on one side only)."""
+        tasks: list[Task] = []
+        for repeat in range(1, self.repeats + 1):
+            for env in self.environments:
+                for workload in self.workloads:
                     tasks.append(Task(len(tasks), workload, env, repeat))
         return tasks
 

@@ -72,16 +72,16 @@ def write(tmp_path: Path, text: str, name: str = "campaign.toml") -> Path:
     return path
 
 
-def test_tasks_are_workloads_by_environments_by_repeats(tmp_path: Path) -> None:
+def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
+    """Replicates interleave: each round of repeats takes every environment once."""
     campaign = load_campaign(write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly")))
     tasks = campaign.tasks()
     assert len(tasks) == 2 * 2 * 2
     assert [t.index for t in tasks] == list(range(8))
-    assert tasks[0].label == "tiny_encoder/sdk-2.33/r1"
-    assert tasks[1].label == "tiny_encoder/sdk-2.33/r2"
-    assert tasks[2].label == "minilm/sdk-2.33/r1"
-    assert tasks[4].label == "tiny_encoder/cuda-baseline/r1"
-    assert tasks[7].label == "minilm/cuda-baseline/r2"
+    assert [t.label for t in tasks] == [
+        "tiny_encoder/sdk-2.33/r1", "minilm/sdk-2.33/r1", "tiny_encoder/cuda-baseline/r1", "minilm/cuda-baseline/r1",
+        "tiny_encoder/sdk-2.33/r2", "minilm/sdk-2.33/r2", "tiny_encoder/cuda-baseline/r2", "minilm/cuda-baseline/r2",
+    ]
     assert campaign.remote and campaign.destination == "s3://fleet-runs/nightly"
 
 
@@ -342,10 +342,10 @@ def test_slurm_submit_prints_job_and_how_to_follow(tmp_path: Path, monkeypatch: 
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
     out = capsys.readouterr().out
-    assert "submitted job 4242 (sdk-2.33: tasks 0-3)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
+    assert "submitted job 4242 (sdk-2.33: tasks 0-1,4-5)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
     assert "python -m campaign status" in out
     # The last call: the CUDA environment declares 2 devices, asked for through GRES, no whole node.
-    assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", "--array=4-7", "--gres=gpu:2", str(tmp_path / "n.sbatch")]
+    assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", "--array=2-3,6-7", "--gres=gpu:2", str(tmp_path / "n.sbatch")]
     one_group = BASE.format(destination="s3://fleet-runs/nightly").replace("devices = 2\n", "")
     (tmp_path / "sbatch-args").unlink()
     assert main(["submit", str(write(tmp_path, one_group)), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
@@ -370,12 +370,12 @@ def test_environments_with_own_partition_are_submitted_apart(tmp_path: Path, mon
     calls = (tmp_path / "sbatch-calls").read_text().splitlines()
     # max_parallel = 3 holds for the campaign: the two submissions share it (2 + 1).
     assert calls == [
-        f"--parsable --array=0-3%2 --exclusive --partition=trn1 --constraint=trn1.2xlarge {script}",
-        f"--parsable --array=4-7%1 --gres=gpu:2 --partition=g5 {script}",
+        f"--parsable --array=0-1,4-5%2 --exclusive --partition=trn1 --constraint=trn1.2xlarge {script}",
+        f"--parsable --array=2-3,6-7%1 --gres=gpu:2 --partition=g5 {script}",
     ]
     out = capsys.readouterr().out
-    assert "submitted job 4243 (sdk-2.33: tasks 0-3)" in out and "squeue -j 4243,4244" in out
-    assert "# Submit cuda-baseline: tasks 4-7: sbatch --array=4-7%1 --gres=gpu:2 --partition=g5 n.sbatch" in script.read_text()
+    assert "submitted job 4243 (sdk-2.33: tasks 0-1,4-5)" in out and "squeue -j 4243,4244" in out
+    assert "# Submit cuda-baseline: tasks 2-3,6-7: sbatch --array=2-3,6-7%1 --gres=gpu:2 --partition=g5 n.sbatch" in script.read_text()
     too_few = text.replace("max_parallel = 3", "max_parallel = 1")
     with pytest.raises(CampaignError, match="max_parallel: 1 is fewer than the 2 separate Slurm submissions"):
         slurm.submissions(load_campaign(write(tmp_path, too_few)))

@@ -307,7 +307,7 @@ def test_every_submission_passes_sbatch_test_only(cluster: SlurmCluster, tmp_pat
                            "--out", str(tmp_path / "t.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     subs = slurm.submissions(load_campaign(campaign))
-    assert len(subs) == 2 and [s.options[0] for s in subs] == ["--array=0-1%2", "--array=2-3%1"]
+    assert len(subs) == 2 and [s.options[0] for s in subs] == ["--array=0,2%2", "--array=1,3%1"]
     for sub in subs:
         checked = subprocess.run(["sbatch", "--test-only", *sub.options, str(tmp_path / "t.sbatch")], env=cluster.env, capture_output=True, text=True, timeout=60)
         assert checked.returncode == 0 and "to start at" in checked.stderr, (sub.options, checked.stderr)
