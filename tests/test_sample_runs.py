@@ -17,7 +17,7 @@ LOGS = find_logs([SAMPLES]).paths
 
 def test_there_are_sample_runs() -> None:
     workloads = {judge_log(log).run.start.workload for log in LOGS}
-    assert {"tiny-encoder", "all-MiniLM-L6-v2", "heat-solver", "tiny-classifier-training"} <= workloads
+    assert {"tiny-encoder", "all-MiniLM-L6-v2", "heat-solver", "tiny-classifier-training", "scenario-a-text-service"} <= workloads
 
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.parent.name for p in LOGS])
