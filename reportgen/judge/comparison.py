@@ -33,7 +33,7 @@ from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
 from reportgen.judge.localization import judge_localization, ratio_text
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, replicate_intervals, scope_text, speed_words
-from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
@@ -561,16 +561,6 @@ def _runs_samples(case: str, contexts: list[_Context]) -> list[list[float]] | No
     return found
 
 
-def _replicate_flags(role: str, contexts: list[_Context], samples: list[list[float]]) -> list[str]:
-    """The stability flag of each further replicate's warm series (the first run's is in its CellSide)."""
-    found = []
-    for context, series in list(zip(contexts, samples))[1:]:
-        flag = series_flag(series)
-        if flag:
-            found.append(f"{flag} on the {role} replicate {context.side.run.start.run_id}")
-    return found
-
-
 def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tuple[list[_Context], list[_Context]] = ([], [])) -> list[CellComparison]:
     sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
@@ -598,7 +588,8 @@ def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tup
                 else:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
             base_samples, cand_samples = samples[cell.case]
-            replicas = _replicate_flags("baseline", sides[0], base_samples) + _replicate_flags("candidate", sides[1], cand_samples)
+            replicas = (replicate_flags("baseline", [c.side.run.start.run_id for c in sides[0]], base_samples)
+                        + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples))
             timing = CellTiming(intervals[cell.case], cold_ratio, cold_note, _ratio(a.compile_s, b.compile_s), _timing_flags(a, b) + tuple(replicas))
         p = cell.planned
         out.append(CellComparison(cell.case, shape_label(p.batch, p.length), p.layout, p.dtype, p.mode, p.repeat_of, a, b, reference, timing, note or ""))

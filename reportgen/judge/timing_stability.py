@@ -116,3 +116,14 @@ def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
     if s.verdict == UNCLASSIFIED:
         return f"timing not classified: {s.note}"
     return None
+
+
+def replicate_flags(role: str, run_ids: list[str], samples: list[list[float]]) -> list[str]:
+    """The stability flag of each further replicate's warm series, named by side and run (the
+    first run's own flag is its cell's)."""
+    found = []
+    for run_id, series in list(zip(run_ids, samples))[1:]:
+        flag = series_flag(series)
+        if flag:
+            found.append(f"{flag} ({role} replicate {run_id})")
+    return found

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words
-from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, series_flag
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
 from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
@@ -89,16 +89,6 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
         change.low, change.high, change.ratio, change.scope = interval.low, interval.high, interval.ratio, interval.scope
         change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
     return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
-
-
-def _replicate_flags(role: str, runs: list[RunSummary], samples: list[list[float]]) -> list[str]:
-    """The stability flag of each further replicate's warm series (the first run's is in timing_flags)."""
-    found = []
-    for run, series in list(zip(runs, samples))[1:]:
-        flag = series_flag(series)
-        if flag:
-            found.append(f"{flag} ({role} replicate {run.run_id})")
-    return found
 
 
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
@@ -261,7 +251,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         after_s, after_samples = _side_samples(afters, case)
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
-            flags += _replicate_flags("before", befores, before_samples) + _replicate_flags("after", afters, after_samples)
+            flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags("after", [r.run_id for r in afters], after_samples)
             change = TimingChange(case, before_s, after_s, flags)
             result.timings.append(change)
             timed.append((change, before_samples, after_samples))
