@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from reportgen import __version__
 from reportgen.contract.events import Count
 from reportgen.judge.timing_stability import series_flag
+from reportgen.judge.backend_docs import load_backend_docs
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
@@ -308,12 +309,63 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
     geomeans = {after.run_id: d.geomean_line for _, after, d in diffs}
     unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
+    package, latest_by_version = version_latest(target, history)
+    version_pairs = [(a, b, diff_runs(a, b)) for (_, a), (_, b) in zip(latest_by_version, latest_by_version[1:])]
     return {
+        "version_package": package, "version_latest": latest_by_version, "version_pairs": version_pairs,
         "target": target, "anchor": f"target-{slug(target, 24)}", "history": history, "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
         "summary": diffs[-1][2].summary if diffs else "", "interval_scope": diffs[-1][2].interval_scope if diffs else "",
         "geomeans": geomeans, "unstable": unstable, "diffs": list(reversed(diffs)), "figures": figures,
     }
+
+
+def version_package(target: str) -> str:
+    """The package whose version names a release of the target's stack (torch_neuronx on
+    neuron; torch where the backend descriptor names none)."""
+    try:
+        return load_backend_docs(target).matrix_package or "torch"
+    except KeyError:
+        return "torch"
+
+
+def version_latest(target: str, history: list[RunSummary]) -> tuple[str, list[tuple[str, RunSummary]]]:
+    """The latest run of each version of the target's package, versions in release order (runs
+    that did not record it are left out: they name no version)."""
+    package = version_package(target)
+    latest: dict[str, RunSummary] = {}
+    for summary in history:  # oldest first: the last one of a version wins
+        version = summary.versions.get(package)
+        if version and version != "unknown":
+            latest[version] = summary
+    return package, sorted(latest.items(), key=lambda item: (_release(item[0]), item[0]))
+
+
+def _release(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split("+")[0].split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def _version_grid(summaries: list[RunSummary]) -> list[dict[str, Any]]:
+    """Per workload and target, the latest run of each version of the target's package: the
+    index's workload x version grid."""
+    by_key: dict[tuple[str, str], list[RunSummary]] = {}
+    for s in sorted(summaries, key=lambda s: s.sort_key):
+        by_key.setdefault((s.workload, s.target), []).append(s)
+    rows: dict[str, dict[str, Any]] = {}
+    for (workload, target), history in sorted(by_key.items()):
+        package, latest = version_latest(target, history)
+        if not latest:
+            continue
+        row = rows.setdefault(workload, {"workload": workload, "href": f"workloads/{history[-1].workload_slug}/index.html", "targets": []})
+        row["targets"].append({"target": target, "package": package, "versions": [
+            {"version": v, "summary": s, "symbol": OUTCOME_SYMBOLS[s.outcome], "href": f"runs/{s.slug}/index.html"} for v, s in latest]})
+    return list(rows.values())
 
 
 def _unstable_cell(summary: RunSummary, case: str) -> str | None:
@@ -488,7 +540,7 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
     for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [])
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:
