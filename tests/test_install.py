@@ -87,7 +87,10 @@ def test_the_lock_covers_every_extra_and_the_readme_installs_with_it() -> None:
 def test_ci_installed_exactly_the_locked_versions() -> None:
     pins = _pins()
     wrong = []
-    for dist in importlib.metadata.distributions():
+    # Only what pip installed: importing setuptools appends its _vendor folder to sys.path, and
+    # the copies vendored there (packaging, for one) carry their own metadata.
+    installed = [entry for entry in sys.path if entry.endswith("site-packages")]
+    for dist in importlib.metadata.distributions(path=installed):
         name = canonicalize_name(dist.metadata["Name"])
         if name in pins and Version(Version(dist.version).public) != pins[name]:
             wrong.append(f"{name} {dist.version} (lock: {pins[name]})")
