@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from reportgen import __version__
 from reportgen.contract.events import Count
 from reportgen.judge.timing_stability import series_flag
+from collector.facts import version_tuple
 from reportgen.judge.backend_docs import load_backend_docs
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
@@ -338,17 +339,7 @@ def version_latest(target: str, history: list[RunSummary]) -> tuple[str, list[tu
         version = summary.versions.get(package)
         if version and version != "unknown":
             latest[version] = summary
-    return package, sorted(latest.items(), key=lambda item: (_release(item[0]), item[0]))
-
-
-def _release(version: str) -> tuple[int, ...]:
-    parts = []
-    for piece in version.split("+")[0].split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        parts.append(int(digits))
-    return tuple(parts)
+    return package, sorted(latest.items(), key=lambda item: (version_tuple(item[0]), item[0]))
 
 
 def _version_grid(summaries: list[RunSummary]) -> list[dict[str, Any]]:
