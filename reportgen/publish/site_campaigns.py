@@ -14,7 +14,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from campaign.ledger import Ledger, TaskStatus
+from campaign.ledger import Attempt, Ledger, TaskStatus
 from reportgen.publish.summary import RunSummary
 
 # Task states the ledger gives, in the reader's words.
@@ -38,15 +38,10 @@ class RunLink:
 
 @dataclass(frozen=True)
 class AttemptRow:
-    attempt: str
-    state: str
-    exit_code: int | None
-    node: str
-    job_id: str
-    started: str
-    ended: str | None
+    """One attempt as the ledger recorded it, with its runs linked into this site."""
+
+    record: Attempt
     runs: tuple[RunLink, ...]
-    tail: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -126,8 +121,7 @@ def _task(task: TaskStatus, by_run: dict[str, RunSummary]) -> TaskRow:
         for run_id in attempt.runs:
             superseded = current.run_id if current is not None and run_id != current.run_id else None
             runs.append(_link(run_id, by_run, superseded))
-        attempts.append(AttemptRow(attempt.attempt, attempt.state, attempt.exit_code, attempt.node, attempt.job_id,
-                                   attempt.started, attempt.ended, tuple(runs), attempt.tail))
+        attempts.append(AttemptRow(attempt, tuple(runs)))
     untested = current is None
     state = task.state if untested or task.state == "done" else "done"
     words = STATE_WORDS.get(state, state) if untested else "done"
