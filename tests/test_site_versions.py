@@ -64,3 +64,17 @@ def test_one_version_has_no_pairs(tmp_path: Path) -> None:
     build_site([runs], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     assert "Across torch versions" not in page
+
+
+def test_a_history_change_names_code_and_data_changes_before_results(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _run(runs, "a", "2.13.0", "2026-01-01T00:00:00Z")
+    path = _run(runs, "b", "2.13.0", "2026-01-02T00:00:00Z")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"collector": "hand-written fixture"', '"collector": "hand-written fixture v2"')
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    build_site([runs], tmp_path / "site")
+    page = _text(next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8"))
+    change = page[page.index("What changed between consecutive runs"):]
+    assert "Code and data changed" in change and "hand-written fixture v2" in change
+    assert change.index("Code and data changed") < change.index("Disposition:")
