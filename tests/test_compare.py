@@ -120,7 +120,7 @@ def test_compare_slowdown_small_noise(tmp_path: Path) -> None:
     md = (tmp_path / "out" / "compare.md").read_text(encoding="utf-8")
     for page in (html, md):
         assert "Synthetic fixture" in page and "slower" in page and "Neither run is a Neuron or Trainium result" in page
-    assert "compile cost" in data["headline"]
+    assert "compile + first result per new shape on a cache miss: candidate (cuda) 5 s (median of 2 shapes) against baseline (cpu)" in data["headline"]
 
 
 def test_compare_same_shift_in_large_noise_decides_nothing(tmp_path: Path) -> None:

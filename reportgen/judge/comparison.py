@@ -40,6 +40,8 @@ from reportgen.model.runmodel import CellRecord, RunModel, shape_label
 from reportgen.storage import is_remote
 
 FAILED = ("mismatch", "nonfinite")
+# What a compile met, from its own counters: a miss compiled at least one graph from scratch.
+CACHE_MISS, CACHE_HIT, CACHE_UNKNOWN = "cache miss", "cache hit", "cache outcome not recorded"
 SCOPE_FIELDS = ("preprocessing", "host_to_device", "output_retrieval", "synchronized")
 
 
@@ -69,6 +71,16 @@ class Side:
     def label(self) -> str:
         return f"{self.target} (ran on {self.family})" if self.family != self.target else self.target
 
+    @property
+    def short_name(self) -> str:
+        """The side as every figure and sentence names it: its role and where it ran."""
+        return f"{self.role} ({self.label})"
+
+    @property
+    def name(self) -> str:
+        """The side with its run, for the first sentence that names it."""
+        return f"{self.role} ({self.label} run {self.run_id})"
+
 
 @dataclass(frozen=True)
 class CellSide:
@@ -86,6 +98,7 @@ class CellSide:
     cold_s: float | None = None
     cold_condition: str | None = None
     compile_s: float | None = None
+    compile_cache: str = CACHE_UNKNOWN  # whether that compile missed or hit the compile cache
     fallback: tuple[str, ...] = ()
     recompile_limit: bool = False
     scope: tuple[bool, ...] | None = None
@@ -169,12 +182,23 @@ class Speedup:
 
 
 @dataclass(frozen=True)
-class CompileCost:
-    """Median compile + first-result seconds per new shape (cache checks excluded), per side."""
+class CompileMedian:
+    """Median compile + first-result seconds of the new shapes whose compile met one cache outcome."""
 
+    cache: str  # CACHE_MISS, CACHE_HIT or CACHE_UNKNOWN
     baseline_s: float | None
     candidate_s: float | None
-    shapes: int
+    baseline_shapes: int
+    candidate_shapes: int
+
+
+@dataclass(frozen=True)
+class CompileCost:
+    """Compile + first-result cost per new shape (cache checks excluded), per side, with cache
+    misses and hits apart: a median over both would mix a compile from scratch with a lookup."""
+
+    shapes: int  # compiled new shapes correct on both sides
+    by_cache: tuple[CompileMedian, ...] = ()  # only the outcomes some side met, misses first
 
 
 @dataclass
@@ -283,6 +307,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         cold_s=cell.cold_s,
         cold_condition=cold.cache_condition if cold else None,
         compile_s=compile_event.compile_first_result_s if compile_event else None,
+        compile_cache=_cache_outcome(compile_event),
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
@@ -291,6 +316,18 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         diverges=_diverges(cell),
         timing_flag=series_flag(cell.warm.samples_s) if cell.warm_median_s is not None and cell.warm else None,
     )
+
+
+def _cache_outcome(compile_event: Any) -> str:
+    """A compile with any miss compiled from scratch; one with hits and no miss reused a cache;
+    without counters only an empty cache folder before a cold call tells."""
+    if compile_event is None:
+        return CACHE_UNKNOWN
+    if compile_event.cache_misses or compile_event.cache_condition == "fresh_process_empty_cache":
+        return CACHE_MISS
+    if compile_event.cache_hits:
+        return CACHE_HIT
+    return CACHE_UNKNOWN
 
 
 def _diverges(cell: CellRecord) -> str | None:
@@ -598,9 +635,28 @@ def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tup
 
 def _compile_cost(cells: list[CellComparison]) -> CompileCost:
     new_shapes = [c for c in cells if c.mode == "compiled" and c.repeat_of is None and c.correct_on_both]
-    base = [c.baseline.compile_s for c in new_shapes if c.baseline.compile_s is not None]
-    cand = [c.candidate.compile_s for c in new_shapes if c.candidate.compile_s is not None]
-    return CompileCost(statistics.median(base) if base else None, statistics.median(cand) if cand else None, len(new_shapes))
+    groups = []
+    for cache in (CACHE_MISS, CACHE_HIT, CACHE_UNKNOWN):
+        base = [c.baseline.compile_s for c in new_shapes if c.baseline.compile_s is not None and c.baseline.compile_cache == cache]
+        cand = [c.candidate.compile_s for c in new_shapes if c.candidate.compile_s is not None and c.candidate.compile_cache == cache]
+        if base or cand:
+            groups.append(CompileMedian(cache, statistics.median(base) if base else None, statistics.median(cand) if cand else None, len(base), len(cand)))
+    return CompileCost(len(new_shapes), tuple(groups))
+
+
+def compile_cost_text(cost: CompileCost, baseline: Side, candidate: Side) -> list[str]:
+    """One phrase per cache outcome, each naming both sides: a figure never stands without its side."""
+    phrases = []
+    for group in cost.by_cache:
+        phrases.append(
+            f"on a {group.cache}: {candidate.short_name} {_seconds(group.candidate_s)}{_of(group.candidate_shapes)} "
+            f"against {baseline.short_name} {_seconds(group.baseline_s)}{_of(group.baseline_shapes)}"
+        )
+    return phrases
+
+
+def _of(shapes: int) -> str:
+    return f" (median of {shapes} shapes)" if shapes > 1 else ""
 
 
 def _speedups(cells: list[CellComparison]) -> list[Speedup]:
@@ -651,7 +707,7 @@ def headline(comparison: Comparison) -> str:
     """The answer in one sentence, or what stops it."""
     b, c = comparison.baseline, comparison.candidate
     total = len(comparison.cells) + len(comparison.not_comparable)
-    parts = [f"Candidate {c.label} vs baseline {b.label}: {len(comparison.cells)} of {total} cells comparable"]
+    parts = [f"Candidate {c.label} (run {c.run_id}) vs baseline {b.label} (run {b.run_id}): {len(comparison.cells)} of {total} cells comparable"]
     if comparison.declared_identity:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
     if comparison.criteria:
@@ -681,5 +737,5 @@ def headline(comparison: Comparison) -> str:
         parts.append(f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval}; {comparison.interval_scope})")
     cost = comparison.compile_cost
     if cost.shapes:
-        parts.append(f"compile cost {_seconds(cost.candidate_s)} per new shape against {_seconds(cost.baseline_s)}")
+        parts.append("compile + first result per new shape " + ", ".join(compile_cost_text(cost, b, c)))
     return "; ".join(parts)

@@ -192,7 +192,8 @@ def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[Path, str]
                 pages.rejected.append(f"comparison {pair.baseline.run_id} against {pair.candidate.run_id} not built: {exc}")
                 continue
             nav = [("All runs", "../../index.html"), (pair.baseline.workload, f"../../workloads/{pair.baseline.workload_slug}/index.html")]
-            pages.written += write_comparison(comparison, page_dir, ("html", "md"), assets, root="../../", nav=nav, html_name="index.html", out_root=out_dir)
+            runs = (f"../../runs/{pair.baseline.slug}/index.html", f"../../runs/{pair.candidate.slug}/index.html")
+            pages.written += write_comparison(comparison, page_dir, ("html", "md"), assets, root="../../", nav=nav, html_name="index.html", out_root=out_dir, run_hrefs=runs)
             link = ComparisonLink(
                 workload=comparison.workload,
                 baseline=pair.baseline.run_id,

@@ -9,7 +9,7 @@ Nothing is written when a log is invalid or the pair is refused.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reportgen.contract.validation import LogChanged, paused_gc
@@ -66,9 +66,17 @@ def gather(baseline: Runs, candidate: Runs) -> Comparison:
         raise ReportInputError(str(exc)) from None
 
 
-def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "compare.html", out_root: Path | None = None) -> list[Path]:
-    """Write the pages; nothing outside ``out_root`` (default: out_dir)."""
+DOWNLOADS = {"md": ("compare.md", "the comparison in Markdown"), "json": ("compare.json", "every figure unrounded, for scripts")}
+
+
+def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "compare.html", out_root: Path | None = None, run_hrefs: tuple[str, str] = ("", "")) -> list[Path]:
+    """Write the pages; nothing outside ``out_root`` (default: out_dir). ``run_hrefs``: each
+    side's run page relative to the comparison page, where one exists (a site)."""
     view = build_compare_view(comparison)
+    downloads = [DOWNLOADS[fmt] for fmt in FORMATS if fmt in DOWNLOADS and fmt in formats]
+    if "html" in formats or "md" in formats:
+        downloads.append((view.details, "every compared cell, one row each"))
+    view = replace(view, run_hrefs=run_hrefs, downloads=tuple(downloads))
     context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
     outputs = {
         "html": (html_name, lambda: render_html("compare.html.j2", **context)),

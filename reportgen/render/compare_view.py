@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
-from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side
+from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
 from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
@@ -86,6 +86,7 @@ class CompareView:
     headline: str
     baseline: SideView
     candidate: SideView
+    names: tuple[str, str]  # "baseline (cpu)", "candidate (cuda)": every figure's column names its side
     notes: list[str]
     honesty: str
     criteria: list[str]  # every criterion the two runs declared differently, shown before any result
@@ -107,6 +108,9 @@ class CompareView:
     totals: dict[str, int]
     details: str = COMPARE_DETAILS
     cap: int = DETAIL_CAP
+    # Where each side's run page is (a site), or "" (a standalone comparison names its logs only).
+    run_hrefs: tuple[str, str] = ("", "")
+    downloads: tuple[tuple[str, str], ...] = ()  # (file name, what it holds), written beside the page
 
 
 def _side_view(side: Side) -> SideView:
@@ -211,13 +215,25 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
         return [Row("geometric mean of warm ratios", "not measured: no cell timed on both sides without a flag and with stable series")]
     interval = "not available (too few samples)" if geo.low is None or geo.high is None else "{} to {}".format(*interval_text(geo.low, geo.high))
     return [
-        Row("geometric mean of warm ratios (candidate / baseline)", f"{geo.ratio:.3g}"),
+        Row(f"geometric mean of warm ratios ({comparison.candidate.short_name} / {comparison.baseline.short_name})", f"{geo.ratio:.3g}"),
         Row(f"{geo.confidence:.0%} interval", interval),
         Row("verdict", geo.verdict),
         Row("variation the interval covers", comparison.interval_scope),
         Row("cells covered", f"{geo.cells} of {len(comparison.cells)} compared" + (f"; {excluded} flagged cell(s) left out" if excluded else "") + (f"; {len(comparison.unstable)} with unstable timing left out" if comparison.unstable else "")),
-        Row("compile + first result, median per new shape", f"{fmt(comparison.compile_cost.baseline_s, ' s')} on the baseline, {fmt(comparison.compile_cost.candidate_s, ' s')} on the candidate ({comparison.compile_cost.shapes} compiled shape(s) correct on both)"),
+        *_compile_rows(comparison),
     ]
+
+
+def _compile_rows(comparison: Comparison) -> list[Row]:
+    """Compile + first result per new shape, one row per cache outcome (a miss compiles from
+    scratch, a hit reads a cache: one median over both would describe neither)."""
+    cost = comparison.compile_cost
+    if not cost.shapes:
+        return [Row("compile + first result per new shape", "not measured: no compiled new shape correct on both sides")]
+    rows = []
+    for group, text in zip(cost.by_cache, compile_cost_text(cost, comparison.baseline, comparison.candidate)):
+        rows.append(Row(f"compile + first result per new shape, {group.cache}", text.split(": ", 1)[1] + f" ({cost.shapes} compiled shape(s) correct on both)"))
+    return rows
 
 
 def _honesty(comparison: Comparison) -> str:
@@ -252,6 +268,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         headline=comparison.headline,
         baseline=_side_view(b),
         candidate=_side_view(c),
+        names=(b.short_name, c.short_name),
         notes=comparison.notes,
         honesty=_honesty(comparison),
         criteria=[c.text for c in comparison.criteria],

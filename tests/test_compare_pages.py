@@ -1,0 +1,111 @@
+"""The comparison page as a reader meets it: sides named in every figure, cache misses and hits
+apart, both runs and the page's files linked, per-cell ratios charted."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.render.compare import gather
+from tests.logbuilder import dumps, timing_log
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
+
+
+def _write(tmp_path: Path, name: str, events: list[dict[str, Any]]) -> Path:
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def _hits_on(events: list[dict[str, Any]], cases: set[str], seconds: float) -> list[dict[str, Any]]:
+    """The named cells' compiles met a filled cache: hits, no misses, fast."""
+    for event in events:
+        if event["kind"] == "compile" and event["case"] in cases:
+            event.update(cache_hits=1, cache_misses=0, cache_condition="persistent_cache", compile_first_result_s=seconds)
+    return events
+
+
+def _pair(tmp_path: Path) -> tuple[Path, Path]:
+    base = timing_log("synthetic-base", scale=1.0, noise=0.01, seed=0)
+    cand = timing_log("synthetic-cand", target="cuda", family="cuda", scale=1.1, noise=0.01, seed=1)
+    hit = {"b2-l16-contiguous-float32-compiled"}
+    return _write(tmp_path, "base", _hits_on(base, hit, 0.2)), _write(tmp_path, "cand", _hits_on(cand, hit, 0.1))
+
+
+def test_compile_cost_keeps_cache_misses_and_hits_apart(tmp_path: Path) -> None:
+    comparison = gather(*_pair(tmp_path))
+    groups = {g.cache: g for g in comparison.compile_cost.by_cache}
+    assert set(groups) == {"cache miss", "cache hit"}
+    # The miss (b1-l16: 4.5 s in the fixture) and the hit apart; one median over both shapes
+    # would have read 2.35 s on the baseline, a time no compile took.
+    assert groups["cache miss"].baseline_s == 4.5 and groups["cache miss"].baseline_shapes == 1
+    assert groups["cache hit"].baseline_s == 0.2 and groups["cache hit"].candidate_s == 0.1
+    assert "on a cache miss: candidate (cuda) 4.5 s against baseline (cpu) 4.5 s" in comparison.headline
+    assert "on a cache hit: candidate (cuda) 0.1 s against baseline (cpu) 0.2 s" in comparison.headline
+
+
+def test_the_sample_pair_separates_the_cuda_misses_from_the_cpu_hits() -> None:
+    """The real tiny-encoder pair: the CPU run's compiles hit a persistent cache, the H200 run's
+    missed. Before, one row said 0.667 s against 2.24 s as if like for like."""
+    runs = sorted(p for p in SAMPLES.glob("tiny-encoder-cpu-*") if p.is_dir())
+    comparison = gather(runs[-1], next(SAMPLES.glob("tiny-encoder-cuda-*")))
+    groups = {g.cache: g for g in comparison.compile_cost.by_cache}
+    assert groups["cache miss"].baseline_s is None and groups["cache miss"].candidate_s is not None
+    assert groups["cache hit"].candidate_s is None and groups["cache hit"].baseline_s is not None
+    cuda = [json.loads(line) for line in next(SAMPLES.glob("tiny-encoder-cuda-*/events.jsonl")).read_text(encoding="utf-8").splitlines()]
+    misses = [e["compile_first_result_s"] for e in cuda if e["kind"] == "compile" and e.get("cache_misses") and e["case"].endswith("contiguous-float32-compiled") and "noncontiguous" not in e["case"]]
+    assert groups["cache miss"].candidate_s == statistics.median(misses)
+
+
+def test_every_figure_names_its_side(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    assert "Candidate cuda (run synthetic-cand) vs baseline cpu (run synthetic-base)" in result.output
+    for page in (html, md):
+        assert "warm median, baseline (cpu)" in page and "warm median, candidate (cuda)" in page
+        assert "geometric mean of warm ratios (candidate (cuda) / baseline (cpu))" in page
+        assert "compile + first result per new shape, cache hit" in page
+        assert "| baseline | candidate |" not in page and ">baseline</th><th scope=\"col\">candidate<" not in page
+
+
+def test_standalone_page_names_its_runs_and_links_its_files(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    for name in ("compare.md", "compare.json", "compare-details.csv"):
+        assert f'href="{name}" download' in html and (out / name).is_file()
+    assert "Baseline (cpu): <code>synthetic-base</code>" in html  # no run page to link outside a site
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    assert "[compare-details.csv](compare-details.csv)" in md
+
+
+def test_site_comparison_links_both_runs_and_its_files(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+    from tests.test_compare import _site_runs
+
+    runs = _site_runs(tmp_path)
+    (runs / "site.toml").write_text('[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8")
+    site = tmp_path / "site"
+    assert build_site([runs], site).rejected == []
+    (page_dir,) = (site / "comparisons").iterdir()
+    page = (page_dir / "index.html").read_text(encoding="utf-8")
+    for run_id in ("synthetic-cpu-new", "synthetic-cuda"):
+        (run_page,) = [p for p in (site / "runs").iterdir() if p.name.startswith(run_id + "-")]
+        assert f'<a href="../../runs/{run_page.name}/index.html"><code>{run_id}</code></a>' in page
+        assert (page_dir / f"../../runs/{run_page.name}/index.html").resolve().is_file()
+    for name in ("compare.md", "compare-details.csv"):
+        assert f'href="{name}" download' in page and (page_dir / name).is_file()
+    assert 'href="compare.json"' not in page  # not written on a site: never linked
