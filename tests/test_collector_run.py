@@ -66,6 +66,8 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
     assert cold["b1-l16-contiguous-float32-compiled"].fresh_process and cold["b1-l16-contiguous-float32-compiled"].cache_misses >= 1
     assert cold["b1-l16-contiguous-float32-eager"].cache_condition == "eager_no_compile"
     assert len(warm["b1-l16-contiguous-float32-compiled"].samples_s) == 5
+    # Peak device memory (schema 1.3): a CPU run has no device allocator and says so per series.
+    assert all(e.device_memory is not None and e.device_memory.status == "not_measured" and e.device_memory.reason for e in timings if e.warm)
     artifacts = {e.role for e in events if e.kind == "artifact"}
     assert {"weights", "inputs", "reference_output"} <= artifacts
     # Weights and inputs by content, beside the file hash; the content hash is the saved tensors'.

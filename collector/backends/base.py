@@ -181,6 +181,13 @@ class Backend:
     def begin_cell(self) -> None:
         """Reset per-cell bookkeeping before a cell runs."""
 
+    def reset_peak_memory(self) -> None:
+        """Start a new peak of device memory (before each warm series)."""
+
+    def peak_memory(self) -> dict[str, Any]:
+        """The timing event's device_memory: the peak since ``reset_peak_memory``, or why not."""
+        return {"status": "not_measured", "reason": "the cpu target has no device allocator; host memory is not recorded per cell"}
+
     def end_cell(self) -> None:
         """The cell's operator lists have been read."""
 

@@ -24,6 +24,13 @@ class CudaBackend(Backend):
     def synchronize(self) -> None:
         torch.cuda.synchronize()
 
+    def reset_peak_memory(self) -> None:
+        torch.cuda.reset_peak_memory_stats(self.device)
+
+    def peak_memory(self) -> dict[str, Any]:
+        self.synchronize()  # queued work counts: read after it has run
+        return {"status": "measured", "peak_allocated_bytes": int(torch.cuda.max_memory_allocated(self.device)), "source": "torch.cuda.max_memory_allocated"}
+
     def cache_env(self, directory: Path) -> dict[str, str]:
         env = super().cache_env(directory)
         env["TRITON_CACHE_DIR"] = str(directory / "triton")

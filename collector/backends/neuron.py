@@ -165,6 +165,12 @@ class NeuronBackend(Backend):
             dirs.append((role, path, _redirected(path, environ)))
         return dirs
 
+    def peak_memory(self) -> dict[str, Any]:
+        # The torch-neuronx memory profiling guide documents memory_stats and memory_allocated,
+        # read after torch.neuron.synchronize(); a per-series peak with a documented reset was not
+        # found there, so no figure is recorded rather than one whose window is unknown.
+        return {"status": "not_measured", "reason": "no documented per-cell peak reset on the neuron backend; peak device memory not recorded"}
+
     def begin_cell(self) -> None:
         self.module.clear_op_tracking()
         self._cleared = True

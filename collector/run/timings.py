@@ -64,6 +64,7 @@ class WarmSeries:
     fed: dict[str, Any]
     limit_hit: bool
     host: dict[str, Any]
+    memory: dict[str, Any] | None = None  # the timing event's device_memory
 
 
 def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
@@ -88,6 +89,7 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
         fed.arm(1)  # the first call: a warm-up call, or the first sample when there is none
     watch = CompileWatch(run.backend)
     watch.before()
+    run.backend.reset_peak_memory()
     host = hostcondition.before_loop(run.backend)
     try:
         # Inference: autograd off once, outside the loop, so no sample pays for entering it
@@ -103,9 +105,10 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
         if fed is not None:
             fed.remove()
         watch.after_first()
+    memory = run.backend.peak_memory()  # before the host readings: nothing else has run since the loop
     host = hostcondition.after_loop(run.backend, host)
     facts = fed_facts(fed, cell.layout) if fed is not None else {}
-    return WarmSeries(samples, region, notes, facts, watch.limit_hit, host)
+    return WarmSeries(samples, region, notes, facts, watch.limit_hit, host, memory)
 
 
 UNSTABLE_FLAG = "unstable timing"  # on the last allowed attempt of a series still unstable
@@ -145,6 +148,7 @@ def record_series(run: Run, cell: Cell, series: WarmSeries, attempt: int) -> sta
         attempt=attempt,
         stability=record,
         host=series.host,
+        device_memory=series.memory,
     )
     return verdict
 

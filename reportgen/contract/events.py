@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 2
+SCHEMA_MINOR = 3
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
@@ -777,6 +777,18 @@ class WarmStability(Strict):
     flag: Literal["unstable timing"] | None = Field(None, description="Set on the last allowed attempt when it is still unstable.")
 
 
+class DeviceMemory(Strict):
+    """Peak device memory over one warm series, where the backend exposes it (schema 1.3).
+    A reader takes a figure only with status "measured"."""
+
+    status: Literal["measured", "not_measured"]
+    peak_allocated_bytes: int | None = Field(
+        None, ge=0, le=INT64_MAX, description="Most bytes held by tensors on the device during the series (its peak reset just before it)."
+    )
+    source: str | None = Field(None, max_length=200, description="The call that read it, e.g. 'torch.cuda.max_memory_allocated'.")
+    reason: str | None = Field(None, max_length=2000, description="Why it was not measured (the cpu target has no device allocator; ...).")
+
+
 class Timing(Envelope):
     """Cold first call and warm repetitions of one cell whose correctness passed."""
 
@@ -814,6 +826,9 @@ class Timing(Envelope):
         description="The host around the warm loop (1.2 logs on): load_avg_before/after, cpu_count, cpu_affinity,"
         " torch_threads, cpu_governor, and the accelerator's readings before/after (gpu_*_before/after on CUDA;"
         " accelerator_before/after: why not measured elsewhere). Every key is present: a value or why it is unknown.",
+    )
+    device_memory: DeviceMemory | None = Field(
+        None, description="Peak device memory over the warm series (1.3 logs on). Absent: not measured (older logs)."
     )
 
 

@@ -168,6 +168,11 @@ class CellRecord:
         return next((t.warm for t in reversed(self._events("timing")) if t.warm), None)
 
     @property
+    def device_memory(self) -> ev.DeviceMemory | None:
+        """The reported warm series' peak device memory (1.3 logs on); None: not recorded."""
+        return next((t.device_memory for t in reversed(self._events("timing")) if t.warm), None)
+
+    @property
     def timing_scope(self) -> ev.TimingScope | None:
         timings = self._events("timing")
         return timings[-1].scope if timings else None

@@ -22,6 +22,7 @@ from markupsafe import Markup
 from reportgen.model.times import utc_time
 from reportgen.model.annotations import Annotations
 from reportgen.model.groups import failure_groups
+from reportgen.render.memory import peak_memory_text
 from reportgen.render.labels import human
 from reportgen.render.charts import Figure, correctness_figures, timing_figures
 from reportgen.render.markdown import render_markdown
@@ -204,6 +205,7 @@ class TimingView:
     flagged: str
     cold_check: str = ""
     restart: str = ""  # the restart with a populated cache: seconds, cache counts, outputs
+    peak_memory: str = "not measured"  # render/memory.py
 
 
 @dataclass
@@ -1302,6 +1304,7 @@ def _timings(run: RunModel) -> list[TimingView]:
             flagged="; ".join(flags + (["includes CPU fallback"] if c.fallback_items else [])),
             cold_check=_cold_check(cold),
             restart=_restart(c),
+            peak_memory=peak_memory_text(c),
         ))
     return rows
 
