@@ -217,12 +217,16 @@ _compare_formats = _format_list("html", "md", "json")
 @click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md, md-summary (report-summary.md: headline, scope, matrix, counts and findings in under 60,000 characters, for a pull-request comment).")
 @click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
 @click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of the run's plan (python -m collector inspect): section 6 sets its predicted CPU fallback against the fallback the run observed.")
+@click.option("--single-file", is_flag=True, help="Write report.html alone, with its stylesheet, scripts and chart library inside it: one file to attach to a ticket (about 1.5 MB more; no report.md, details.csv or assets/). Cannot be combined with --format.")
 @_max_log_size
-def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int, inspection: Path | None) -> None:
+def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int, inspection: Path | None, single_file: bool) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
     from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError, find_one
 
+    if single_file and click.get_current_context().get_parameter_source("formats") != click.core.ParameterSource.DEFAULT:
+        echo("reportgen report: --single-file writes report.html alone: leave out --format", err=True)
+        sys.exit(2)
     try:
         entry = find_one(log, max_bytes=max_bytes)
     except RemoteError as exc:
@@ -233,7 +237,7 @@ def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], 
     log = entry.path
     annotations = annotations if annotations is not None else entry.annotations
     try:
-        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes, inspection)
+        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes, inspection, single_file=single_file)
     except ReportInputError as exc:
         echo(str(exc), err=True)
         echo(f"{log}: no report written", err=True)

@@ -109,3 +109,34 @@ def test_site_comparison_links_both_runs_and_its_files(tmp_path: Path) -> None:
     for name in ("compare.md", "compare-details.csv"):
         assert f'href="{name}" download' in page and (page_dir / name).is_file()
     assert 'href="compare.json"' not in page  # not written on a site: never linked
+
+
+def test_ratio_charts_sorted_with_intervals_eager_and_compiled_apart(tmp_path: Path) -> None:
+    from reportgen.render.compare_view import build_compare_view
+
+    comparison = gather(*_pair(tmp_path))
+    view = build_compare_view(comparison)
+    by_mode = {f.id: f for f in view.figures}
+    assert set(by_mode) == {"fig-ratio-eager", "fig-ratio-compiled"}
+    for mode, figure in (("eager", by_mode["fig-ratio-eager"]), ("compiled", by_mode["fig-ratio-compiled"])):
+        (trace,) = figure.spec["data"]
+        cells = [c for c in comparison.timed if c.mode == mode]
+        assert len(trace["x"]) == len(cells)
+        assert trace["x"] == sorted(trace["x"]), "smallest ratio first"
+        expected = sorted((c.timing.warm.ratio, c.timing.warm.high - c.timing.warm.ratio) for c in cells)  # type: ignore[union-attr,operator]
+        assert [round(x, 12) for x in trace["x"]] == [round(r, 12) for r, _ in expected]
+        assert [round(e, 12) for e in trace["error_x"]["array"]] == [round(h, 12) for _, h in expected]
+        title = figure.spec["layout"]["title"]["text"]
+        assert "candidate (cuda) / baseline (cpu)" in title and mode in title
+
+
+def test_compare_page_draws_its_charts_from_its_own_assets(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out)]).exit_code == 0
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    assert 'data-figure="fig-ratio-eager"' in html and 'data-figure="fig-ratio-compiled"' in html
+    import re
+
+    script = re.search(r'<script src="(assets/report-[0-9a-f]{10}\.js)" data-plotly="(assets/[^"]+)"', html)
+    assert script is not None and all((out / name).is_file() for name in script.groups())

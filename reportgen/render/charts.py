@@ -342,3 +342,40 @@ def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[st
     fig.add_trace(go.Bar(x=xs, y=[int(passed.get(r, 0)) for r in order], name="passed", marker={"color": "#1b7f3b"}, customdata=[int(planned.get(r, 0)) for r in order], hovertemplate="%{x}<br>%{y} of %{customdata} cells passed<extra></extra>"))
     figures.append(Figure(f"{prefix}-trend-passed", "Cells that passed", "Every planned cell counts; untested cells count as not passed.", _spec(fig)))
     return figures
+
+
+def ratio_figure(mode: str, points: list[tuple[str, float, float | None, float | None]], names: tuple[str, str]) -> Figure | None:
+    """Per-cell warm ratios of one mode with their intervals, smallest ratio first, on a log
+    axis around 1. ``points``: (case, ratio, interval low, interval high); ``names``: the
+    baseline's and the candidate's names, which the title and the axis carry."""
+    rows, out_of_range = [], []
+    for case, ratio, low, high in sorted(points, key=lambda p: (p[1], p[0])):
+        if all(_drawable(v, log_axis=True) and (v is None or v > 0) for v in (ratio, low, high)):
+            rows.append((case, ratio, low, high))
+        else:
+            out_of_range.append(case)
+    if not rows and not out_of_range:
+        return None
+    base, cand = (plain(n) for n in names)
+    ratio_name = f"{cand} / {base}"
+    layout = {
+        **LAYOUT,
+        "title": {"text": f"Warm ratio per {mode} cell: {ratio_name} (95% interval)"},
+        "xaxis": {"type": "log", "title": {"text": f"{ratio_name} (below 1: {cand} faster)"}},
+        "yaxis": {"type": "category", "automargin": True, "autorange": "reversed", "title": {"text": "cell, smallest ratio first"}},
+        "height": max(200, 60 + 24 * len(rows)),
+        "margin": {**LAYOUT["margin"], "l": 20, "b": 60},
+        "showlegend": False,
+    }
+    layout.setdefault("shapes", []).append({"type": "line", "xref": "x", "x0": 1, "x1": 1, "yref": "y domain", "y0": 0, "y1": 1, "line": {"dash": "dash", "color": "#888"}})
+    labels = _short_labels([r[0] for r in rows])
+    hover = [_hover_text(f"{r[0]}: {ratio_name} {r[1]:.3g}") + (_hover_text(f", interval {r[2]:.3g} to {r[3]:.3g}") if r[2] is not None and r[3] is not None else ", no interval (too few samples)") + "<extra></extra>" for r in rows]
+    trace = {
+        "type": "scatter", "mode": "markers", "x": [r[1] for r in rows], "y": [plain(label) for label in labels], "name": ratio_name,
+        "marker": {"color": MODE_COLOURS.get(mode, "#444"), "size": 8},
+        "error_x": {"type": "data", "symmetric": False, "array": [(r[3] - r[1]) if r[3] is not None else 0 for r in rows], "arrayminus": [(r[1] - r[2]) if r[2] is not None else 0 for r in rows]},
+        "hovertemplate": hover,
+    }
+    caption = (f"Each {mode} cell timed on both sides: the warm ratio {ratio_name} and its 95% interval, sorted. Left of the dashed line "
+               f"{cand} is faster, right of it slower; an interval that crosses it decides nothing. Unstable timings are drawn too: the table says which decide nothing.")
+    return Figure(f"fig-ratio-{mode}", f"Warm ratio per {mode} cell", caption, _figure(layout, [trace]), tuple(out_of_range))

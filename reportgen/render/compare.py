@@ -16,9 +16,8 @@ from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
 from reportgen.render.compare_view import DETAIL_HEADER, build_compare_view, comparison_data, detail_rows
 from reportgen.render.report import ReportInputError, read_judged
-from reportgen.render.templating import Assets, _hashed_name, csv_text, render_html, render_md, templates_dir, write_text
+from reportgen.render.templating import Assets, csv_text, render_html, render_md, write_assets, write_text
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
-from reportgen.storage.local import write_inside
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
 FORMATS = ("html", "md", "json")
@@ -93,18 +92,10 @@ def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, 
     return written
 
 
-def _stylesheet(out_dir: Path) -> Assets:
-    """The page needs only the shared stylesheet (no charts, no scripts)."""
-    data = (templates_dir() / "assets" / "report.css").read_bytes()
-    name = _hashed_name("report.css", data)
-    write_inside(out_dir, out_dir / "assets" / name, data)
-    return Assets(css=f"assets/{name}", js="", site_js="", plotly="")
-
-
 def build_comparison(baseline: Runs, candidate: Runs, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:
     with paused_gc():
         comparison = gather(baseline, candidate)
-        assets = _stylesheet(out_dir) if "html" in formats else Assets("", "", "", "")
+        assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")  # the charts need the scripts
         written = write_comparison(comparison, out_dir, formats, assets)
     return CompareResult(comparison, written)
 

@@ -11,6 +11,7 @@ from typing import Any
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
 from reportgen.judge.intervals import CONFIDENCE, interval_text
+from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
@@ -109,6 +110,7 @@ class CompareView:
     details: str = COMPARE_DETAILS
     cap: int = DETAIL_CAP
     # Where each side's run page is (a site), or "" (a standalone comparison names its logs only).
+    figures: tuple[Figure, ...] = ()  # per-cell warm ratios with intervals, eager and compiled apart
     run_hrefs: tuple[str, str] = ("", "")
     downloads: tuple[tuple[str, str], ...] = ()  # (file name, what it holds), written beside the page
 
@@ -236,6 +238,19 @@ def _compile_rows(comparison: Comparison) -> list[Row]:
     return rows
 
 
+def _ratio_figures(comparison: Comparison) -> tuple[Figure, ...]:
+    """One chart per mode of every timed cell's warm ratio (the tables cap at DETAIL_CAP rows;
+    a chart draws every cell). A cache check is drawn with the compiled cells it belongs to."""
+    names = (comparison.baseline.short_name, comparison.candidate.short_name)
+    figures = []
+    for mode in ("eager", "compiled"):
+        points = [(c.case, c.timing.warm.ratio, c.timing.warm.low, c.timing.warm.high) for c in comparison.timed if c.mode == mode and c.timing is not None]
+        figure = ratio_figure(mode, points, names) if points else None
+        if figure is not None:
+            figures.append(figure)
+    return tuple(figures)
+
+
 def _honesty(comparison: Comparison) -> str:
     parts = []
     for side in (comparison.baseline, comparison.candidate):
@@ -285,6 +300,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         speedups=[(f"{s.shape} {s.layout} {s.dtype}", _ratio(s.baseline), _ratio(s.candidate)) for s in comparison.speedups[:DETAIL_CAP]],
         not_comparable=[(n.case, n.reason) for n in comparison.not_comparable[:DETAIL_CAP]],
         method=METHOD,
+        figures=_ratio_figures(comparison),
         totals={
             "cells": len(comparison.cells),
             "references": len(references),

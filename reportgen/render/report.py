@@ -18,7 +18,7 @@ import msgspec
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition, decide
-from reportgen.render.templating import FORMULA_START, Assets, csv_text, render_html, render_md, write_assets
+from reportgen.render.templating import FORMULA_START, Assets, csv_text, inline_assets, render_html, render_md, write_assets
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_row, detail_rows
@@ -265,10 +265,16 @@ def _msgspec_writes_repr() -> bool:
 _MSGSPEC_NUMBERS_AS_REPR = _msgspec_writes_repr()
 
 
-def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, inspection: Path | None = None) -> ReportResult:
+def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, inspection: Path | None = None, single_file: bool = False) -> ReportResult:
+    """``single_file``: report.html alone, its stylesheet, scripts and chart library written
+    into it (a file to attach to a ticket); nothing else is written."""
     with paused_gc():
         judged = judge_log(log, annotations, max_bytes, inspection=inspection)
-        assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
-        written = write_report(judged, out_dir, formats, assets)
+        if single_file:
+            pages = [(path, data) for path, data in render_report(judged, out_dir, ("html",), inline_assets()) if path.name == "report.html"]
+            written = [path for path, data in pages if write_inside(out_dir, path, data)]
+        else:
+            assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
+            written = write_report(judged, out_dir, formats, assets)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
     return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK)

@@ -11,6 +11,7 @@ by a relative path and works from file:// with no network.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -153,6 +154,10 @@ class Assets:
     site_js: str
     plotly: str
     print_js: str = ""
+    # A single-file page (--single-file): each asset's own text by role, written into the page
+    # instead of linked; the policy then allows exactly these scripts by their hashes.
+    inline: dict[str, str] | None = None
+    script_hashes: tuple[str, ...] = ()
 
 
 def _hashed_name(name: str, data: bytes) -> str:
@@ -203,6 +208,17 @@ def _assets(names: dict[str, str]) -> Assets:
 def asset_names() -> Assets:
     """The relative names write_assets gives the assets, without writing them."""
     return _assets({role: f"assets/{name}" for role, (name, _) in _asset_files().items()})
+
+
+def inline_assets() -> Assets:
+    """The assets as text for one self-contained page: nothing beside it to copy or fetch.
+    Our own files only; a closing tag inside one would end its element early, so none may hold one."""
+    texts = {role: data.decode("utf-8") for role, (_, data) in _asset_files().items()}
+    for role, text in texts.items():
+        if re.search(r"</(script|style)", text, re.IGNORECASE):
+            raise ValueError(f"asset {role} holds a closing script or style tag: it cannot be written inline")
+    hashes = tuple(base64.b64encode(hashlib.sha256(texts[role].encode("utf-8")).digest()).decode("ascii") for role in ("report.js", "plotly", "print.js"))
+    return Assets(css="", js="", site_js="", plotly="", print_js="", inline={"css": texts["report.css"], "js": texts["report.js"], "plotly": texts["plotly"], "print_js": texts["print.js"]}, script_hashes=hashes)
 
 
 def write_assets(out_dir: Path) -> Assets:
