@@ -101,6 +101,12 @@ def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
     wslug = next(r["workload_slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
     rows = re.search(r'src="(index-rows-[0-9a-f]{10}\.js)"', (site / "index.html").read_text(encoding="utf-8")).group(1)
     assert [p.name for p in site.glob("index-rows-*.js")] == [rows], "the previous row data is removed"
+    # Its neighbours in the same workload and target link to it (previous/next run): their
+    # pages are rendered again, and only those.
+    added = next(r for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
+    history = sorted((r for r in state["runs"].values() if (r["workload"], r["target"]) == (added["workload"], added["target"])), key=lambda r: (r["started_at"], r["run_id"]))
+    at = history.index(added)
+    neighbours = [r["slug"] for r in history[max(at - 1, 0):at + 2] if r is not added]
     assert written == sorted([
         STATE_NAME,
         "index.csv",
@@ -112,6 +118,7 @@ def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
         f"runs/{slug}/index.html",
         f"runs/{slug}/report.md",
         f"workloads/{wslug}/index.html",
+        *(f"runs/{n}/index.html" for n in neighbours),
     ])
 
 

@@ -54,6 +54,7 @@ from reportgen.storage import is_remote
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
 from reportgen.storage.sources import LogRef, change_key, fetched
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
+from reportgen.publish.site_links import RunLinks, run_links
 from reportgen.publish.site_quick import STATE_NAME, Quick, QuickCheck, SiteResult, quick_start
 from reportgen.storage.ledgers import find_ledgers
 from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
@@ -73,6 +74,7 @@ class Entry:
     key: str
     summary: RunSummary
     judged: JudgedRun | None
+    annotations: Any = None  # the annotations file found beside the log, to judge it again
 
 
 # --- the state file: untrusted input like any other ----------------------------------------------
@@ -190,12 +192,12 @@ def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: 
             continue
         cached = state["runs"].get(key)
         if cached and (out_dir / "runs" / cached["slug"] / "index.html").is_file():
-            entry = Entry(log, key, RunSummary.from_dict(cached), None)
+            entry = Entry(log, key, RunSummary.from_dict(cached), None, found.annotations)
         else:
             print(terminal(f"reportgen site: [{index}/{len(logs)}] {log}"), file=sys.stderr)
             try:
                 judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
-                entry = Entry(log, key, summarize(judged), judged)
+                entry = Entry(log, key, summarize(judged), judged, found.annotations)
             except ReportInputError as exc:
                 result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
                 continue
@@ -419,12 +421,14 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     result.skipped += [s.format() for s in found.skipped]
     with paused_gc():
         entries = _gather(found.logs, out_dir, state, result, max_bytes, check)
-        pages = _render_runs(entries, out_dir, result)
-        result.runs = len(entries)
         assets = write_assets(out_dir)
-        result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
+        links = run_links([e.summary for e in entries], comparisons.links)
+        _judge_relinked(entries, links, state.get("links", {}), max_bytes, result)
+        pages = _render_runs(entries, out_dir, result, links)
+        result.runs = len(entries)
+        result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         campaigns = _campaign_pages(paths, entries, out_dir, assets, result)
         written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns)
         result.written += written
@@ -437,6 +441,7 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     new_state: dict[str, Any] = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
     if comparisons.state:
         new_state["comparisons"] = comparisons.state
+    new_state["links"] = {e.summary.slug: links[e.summary.slug].key for e in entries if e.summary.slug in links}
     new_state["workloads"] = workloads
     if campaigns:
         new_state["campaigns"] = sorted(c.slug for c in campaigns)
@@ -452,7 +457,21 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     return result
 
 
-def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult) -> list[tuple[Path, bytes]]:
+def _judge_relinked(entries: list[Entry], links: dict[str, RunLinks], known: Any, max_bytes: int, result: SiteResult) -> None:
+    """Judge again each unchanged run whose page links changed (a new neighbour, a comparison
+    added or gone), so that its page is rendered again with them."""
+    known = known if isinstance(known, dict) else {}  # the state file is untrusted: anything else is no record
+    for entry in entries:
+        wanted = links.get(entry.summary.slug)
+        if entry.judged is not None or wanted is None or known.get(entry.summary.slug) == wanted.key:
+            continue
+        try:
+            entry.judged = judge_log(entry.log, entry.annotations, max_bytes=max_bytes, beside=False)
+        except Exception as exc:  # its page stays as it was; the next build tries again
+            result.warnings.append(f"reportgen site: warning: {entry.log}: links not updated: {_one_line(exc)}")
+
+
+def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult, links: dict[str, RunLinks] | None = None) -> list[tuple[Path, bytes]]:
     """Each new run's pages, rendered before anything is written; a run that fails is dropped."""
     pages: list[tuple[Path, bytes]] = []
     for entry in list(entries):
@@ -462,7 +481,7 @@ def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult) -> lis
         try:
             files, copied = copy_run_files(entry.judged, page_dir, root=out_dir)
             result.written += copied
-            pages += render_report(entry.judged, page_dir, ("html", "md"), asset_names(), root="../../", nav=_nav(entry.summary), html_name="index.html", files=files)
+            pages += render_report(entry.judged, page_dir, ("html", "md"), asset_names(), root="../../", nav=_nav(entry.summary), html_name="index.html", files=files, related=(links or {}).get(entry.summary.slug))
         except UnsafeOutput:
             raise  # the output folder leads elsewhere: no page is written at all
         except Exception as exc:  # one bad log never stops the others' pages

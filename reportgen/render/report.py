@@ -132,10 +132,11 @@ def render_summary(view: ReportView) -> str:
     return text[: SUMMARY_LIMIT - len(note)] + note
 
 
-def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None) -> list[tuple[Path, bytes]]:
-    """The files of one report, rendered and encoded but not written: (path, bytes) pairs."""
+def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None, related: Any = None) -> list[tuple[Path, bytes]]:
+    """The files of one report, rendered and encoded but not written: (path, bytes) pairs.
+    ``related``: on a site, the run's previous and next run and its comparisons (publish.site_links)."""
     view = judged.view
-    context = {"view": view, "root": root, "assets": assets, "nav": nav or [], "files": files or []}
+    context = {"view": view, "root": root, "assets": assets, "nav": nav or [], "files": files or [], "related": related}
     pages: list[tuple[Path, str | bytes]] = []
     if view.details:
         pages.append((out_dir / view.details, _details_bytes(judged.run)))
