@@ -4,6 +4,7 @@ apart, both runs and the page's files linked, per-cell ratios charted."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -140,3 +141,13 @@ def test_compare_page_draws_its_charts_from_its_own_assets(tmp_path: Path) -> No
 
     script = re.search(r'<script src="(assets/report-[0-9a-f]{10}\.js)" data-plotly="(assets/[^"]+)"', html)
     assert script is not None and all((out / name).is_file() for name in script.groups())
+
+
+def test_cache_conditions_in_plain_words(tmp_path: Path) -> None:
+    base, cand = _pair(tmp_path)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out)]).exit_code == 0
+    for name in ("compare.html", "compare.md"):
+        page = (out / name).read_text(encoding="utf-8")
+        assert "fresh process, empty compile cache" in page and "eager (nothing to compile)" in page
+        assert not re.search(r"fresh_process_empty_cache|eager_no_compile|fresh\\_process|eager\\_no", page), name

@@ -12,6 +12,7 @@ from reportgen.judge.backend_docs import load_backend_docs, targets, version_key
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
 from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.charts import Figure, ratio_figure
+from reportgen.render.labels import human
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
@@ -180,14 +181,25 @@ def _ratio(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.3g}x"
 
 
+def _cold_text(cell: CellComparison) -> str:
+    """The cold first call's ratio with both times and the cache condition in words; where the
+    two sides' conditions differ, each side's condition instead of a ratio."""
+    timing = cell.timing
+    assert timing is not None
+    b, c = cell.baseline, cell.candidate
+    if timing.cold_ratio is not None:
+        return f"{_ratio(timing.cold_ratio)} ({_time(b.cold_s)} → {_time(c.cold_s)}, {human(b.cold_condition or '') or 'cache condition not recorded'})"
+    if b.cold_condition and c.cold_condition and b.cold_condition != c.cold_condition:
+        return f"not compared: baseline {human(b.cold_condition)}, candidate {human(c.cold_condition)}"
+    return timing.cold_note
+
+
 def _timing_row(cell: CellComparison) -> TimingRow:
     timing = cell.timing
     assert timing is not None
     warm = timing.warm
     interval = "too few samples" if warm.low is None or warm.high is None else "{} to {}".format(*interval_text(warm.low, warm.high))
-    cold = _ratio(timing.cold_ratio) if timing.cold_ratio is not None else timing.cold_note
-    if timing.cold_ratio is not None:
-        cold = f"{_ratio(timing.cold_ratio)} ({_time(cell.baseline.cold_s)} → {_time(cell.candidate.cold_s)}, {timing.cold_note})"
+    cold = _cold_text(cell)
     compile_text = "not compiled" if cell.mode != "compiled" else _ratio(timing.compile_ratio)
     if timing.compile_ratio is not None:
         compile_text = f"{_ratio(timing.compile_ratio)} ({_time(cell.baseline.compile_s)} → {_time(cell.candidate.compile_s)})"
