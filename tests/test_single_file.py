@@ -6,6 +6,9 @@ import base64
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -43,6 +46,18 @@ def test_single_file_report_has_no_local_asset_and_writes_one_file(tmp_path: Pat
         assert f"'sha256-{digest}'" in script_src
 
 
+def test_the_full_table_travels_inside_the_page(tmp_path: Path) -> None:
+    out, log = tmp_path / "out", _log(tmp_path)
+    assert CliRunner().invoke(main, ["report", str(log), "--out", str(out), "--single-file"]).exit_code == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert 'href="details.csv"' not in page
+    links = re.findall(r'href="data:text/csv;charset=utf-8;base64,([A-Za-z0-9+/=]+)" download="details.csv"', page)
+    assert links, "the details link downloads the table from the page itself"
+    reference = tmp_path / "ref"
+    assert CliRunner().invoke(main, ["report", str(log), "--out", str(reference)]).exit_code == 0
+    assert base64.b64decode(links[0]) == (reference / "details.csv").read_bytes()
+
+
 def test_single_file_refuses_a_format_list(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["report", str(_log(tmp_path)), "--out", str(out), "--single-file", "--format", "md"])
@@ -55,3 +70,17 @@ def test_the_ordinary_report_still_links_its_assets(tmp_path: Path) -> None:
     assert CliRunner().invoke(main, ["report", str(_log(tmp_path)), "--out", str(out)]).exit_code == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     assert re.search(r'<link rel="stylesheet" href="assets/report-[0-9a-f]{10}\.css">', page) and "<style>" not in page
+
+
+@pytest.mark.browser
+def test_single_file_draws_its_charts_with_nothing_fetched(tmp_path: Path, browser: Any) -> None:
+    from tests.browser import open_page
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["report", str(_log(tmp_path)), "--out", str(out), "--single-file"]).exit_code == 0
+    page, log = open_page(browser, (out / "report.html").as_uri())
+    assert log.errors == [] and log.failed == [], (log.errors, log.failed)  # a script the policy refused would log an error
+    assert log.requests == [(out / "report.html").as_uri()], "nothing but the page itself"
+    page.locator("#fig-error-allowance").scroll_into_view_if_needed()
+    page.wait_for_selector("#fig-error-allowance .main-svg", timeout=10_000)
+    page.close()

@@ -6,9 +6,11 @@ write. Nothing is written for a log that does not validate.
 
 from __future__ import annotations
 
+import base64
+
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
@@ -272,7 +274,11 @@ def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html",
     with paused_gc():
         judged = judge_log(log, annotations, max_bytes, inspection=inspection)
         if single_file:
-            pages = [(path, data) for path, data in render_report(judged, out_dir, ("html",), inline_assets()) if path.name == "report.html"]
+            assets = inline_assets()
+            if judged.view.details:  # the full table travels inside the page, as a download link
+                table = base64.b64encode(_details_bytes(judged.run)).decode("ascii")
+                assets = replace(assets, inline={**(assets.inline or {}), "details": f"data:text/csv;charset=utf-8;base64,{table}"})
+            pages = [(path, data) for path, data in render_report(judged, out_dir, ("html",), assets) if path.name == "report.html"]
             written = [path for path, data in pages if write_inside(out_dir, path, data)]
         else:
             assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
