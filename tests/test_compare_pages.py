@@ -9,6 +9,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
@@ -151,3 +152,20 @@ def test_cache_conditions_in_plain_words(tmp_path: Path) -> None:
         page = (out / name).read_text(encoding="utf-8")
         assert "fresh process, empty compile cache" in page and "eager (nothing to compile)" in page
         assert not re.search(r"fresh_process_empty_cache|eager_no_compile|fresh\\_process|eager\\_no", page), name
+
+
+@pytest.mark.browser
+def test_compare_page_charts_draw_offline(tmp_path: Path, browser: Any) -> None:
+    from tests.browser import open_page
+
+    base, cand = _pair(tmp_path)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out)]).exit_code == 0
+    page, log = open_page(browser, (out / "compare.html").as_uri())
+    assert log.errors == [] and log.failed == []
+    assert all(url.startswith("file://") for url in log.requests), log.requests
+    for mode in ("eager", "compiled"):
+        page.locator(f"#fig-ratio-{mode}").scroll_into_view_if_needed()
+        page.wait_for_selector(f"#fig-ratio-{mode} .main-svg", timeout=10_000)
+        assert "candidate (cuda) / baseline (cpu)" in page.inner_text(f"#fig-ratio-{mode}")
+    page.close()
