@@ -169,3 +169,16 @@ def test_compare_page_charts_draw_offline(tmp_path: Path, browser: Any) -> None:
         page.wait_for_selector(f"#fig-ratio-{mode} .main-svg", timeout=10_000)
         assert "candidate (cuda) / baseline (cpu)" in page.inner_text(f"#fig-ratio-{mode}")
     page.close()
+
+
+def test_compiles_without_counters_are_a_group_of_their_own(tmp_path: Path) -> None:
+    base = timing_log("synthetic-base", scale=1.0, noise=0.01, seed=0)
+    cand = timing_log("synthetic-cand", target="cuda", family="cuda", scale=1.1, noise=0.01, seed=1)
+    for event in cand:
+        if event["kind"] == "compile" and event["case"].startswith("b2-"):
+            event.update(cache_hits=None, cache_misses=None, cache_condition="compiled_in_process")
+    comparison = gather(_write(tmp_path, "base", base), _write(tmp_path, "cand", cand))
+    groups = {g.cache: g for g in comparison.compile_cost.by_cache}
+    assert groups["cache outcome not recorded"].candidate_shapes == 1 and groups["cache outcome not recorded"].baseline_s is None
+    assert groups["cache miss"].candidate_shapes == 1 and groups["cache miss"].baseline_shapes == 2
+    assert "where the cache outcome was not recorded: candidate (cuda) 5.5 s against baseline (cpu) not measured" in comparison.headline

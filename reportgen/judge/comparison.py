@@ -76,11 +76,6 @@ class Side:
         """The side as every figure and sentence names it: its role and where it ran."""
         return f"{self.role} ({self.label})"
 
-    @property
-    def name(self) -> str:
-        """The side with its run, for the first sentence that names it."""
-        return f"{self.role} ({self.label} run {self.run_id})"
-
 
 @dataclass(frozen=True)
 class CellSide:
@@ -648,8 +643,9 @@ def compile_cost_text(cost: CompileCost, baseline: Side, candidate: Side) -> lis
     """One phrase per cache outcome, each naming both sides: a figure never stands without its side."""
     phrases = []
     for group in cost.by_cache:
+        where = f"on a {group.cache}" if group.cache != CACHE_UNKNOWN else "where the cache outcome was not recorded"
         phrases.append(
-            f"on a {group.cache}: {candidate.short_name} {_seconds(group.candidate_s)}{_of(group.candidate_shapes)} "
+            f"{where}: {candidate.short_name} {_seconds(group.candidate_s)}{_of(group.candidate_shapes)} "
             f"against {baseline.short_name} {_seconds(group.baseline_s)}{_of(group.baseline_shapes)}"
         )
     return phrases
