@@ -182,3 +182,19 @@ def test_compiles_without_counters_are_a_group_of_their_own(tmp_path: Path) -> N
     assert groups["cache outcome not recorded"].candidate_shapes == 1 and groups["cache outcome not recorded"].baseline_s is None
     assert groups["cache miss"].candidate_shapes == 1 and groups["cache miss"].baseline_shapes == 2
     assert "where the cache outcome was not recorded: candidate (cuda) 5.5 s against baseline (cpu) not measured" in comparison.headline
+
+
+def test_peak_device_memory_beside_the_timings_per_side(tmp_path: Path) -> None:
+    base = timing_log("synthetic-base", scale=1.0, noise=0.01, seed=0)
+    cand = timing_log("synthetic-cand", target="cuda", family="cuda", scale=1.1, noise=0.01, seed=1)
+    for event in cand:
+        event["schema_version"] = "1.3"
+        if event["kind"] == "timing" and event.get("warm"):
+            event["device_memory"] = {"status": "measured", "peak_allocated_bytes": 3 << 20, "source": "torch.cuda.max_memory_allocated"}
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(_write(tmp_path, "base", base).parent), str(_write(tmp_path, "cand", cand).parent), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    assert "peak device memory, baseline (cpu) → candidate (cuda)" in md
+    rows = [line for line in md.splitlines() if line.startswith("| b1-l16-contiguous-float32-")]
+    assert any("| not measured → 3 MiB |" in line for line in rows), rows

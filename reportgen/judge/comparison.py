@@ -94,6 +94,7 @@ class CellSide:
     cold_condition: str | None = None
     compile_s: float | None = None
     compile_cache: str = CACHE_UNKNOWN  # whether that compile missed or hit the compile cache
+    peak_memory_bytes: int | None = None  # peak device memory over the reported warm series (1.3 logs on)
     fallback: tuple[str, ...] = ()
     recompile_limit: bool = False
     scope: tuple[bool, ...] | None = None
@@ -303,6 +304,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         cold_condition=cold.cache_condition if cold else None,
         compile_s=compile_event.compile_first_result_s if compile_event else None,
         compile_cache=_cache_outcome(compile_event),
+        peak_memory_bytes=_peak_memory(cell),
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
@@ -311,6 +313,11 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         diverges=_diverges(cell),
         timing_flag=series_flag(cell.warm.samples_s) if cell.warm_median_s is not None and cell.warm else None,
     )
+
+
+def _peak_memory(cell: CellRecord) -> int | None:
+    memory = cell.device_memory
+    return memory.peak_allocated_bytes if memory is not None and memory.status == "measured" else None
 
 
 def _cache_outcome(compile_event: Any) -> str:

@@ -13,6 +13,7 @@ from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Sid
 from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human
+from reportgen.render.memory import NOT_MEASURED, bytes_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
@@ -79,6 +80,7 @@ class TimingRow:
     compile: str
     flags: str
     in_geomean: bool
+    memory: str = "not measured"  # peak device memory, baseline → candidate
     cell_shown: bool = True  # its correctness row is on the page (the table is capped)
 
 
@@ -181,6 +183,14 @@ def _ratio(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.3g}x"
 
 
+def _memory(cell: CellComparison) -> str:
+    """Peak device memory over the warm series on each side, or "not measured" when neither side has it."""
+    sides = [cell.baseline.peak_memory_bytes, cell.candidate.peak_memory_bytes]
+    if sides == [None, None]:
+        return NOT_MEASURED
+    return " → ".join(NOT_MEASURED if b is None else bytes_text(b) for b in sides)
+
+
 def _cold_text(cell: CellComparison) -> str:
     """The cold first call's ratio with both times and the cache condition in words; where the
     two sides' conditions differ, each side's condition instead of a ratio."""
@@ -218,6 +228,7 @@ def _timing_row(cell: CellComparison) -> TimingRow:
         compile=compile_text,
         flags="; ".join(timing.flags) or "none",
         in_geomean=timing.in_geomean,
+        memory=_memory(cell),
     )
 
 
