@@ -185,18 +185,26 @@ def _load_ledger(location: str) -> Ledger:
 def _s3_access(prefix: str) -> tuple[Any, Any]:
     """Read the ledger through reportgen's S3 store (installed where status runs, with s3fs)."""
     try:
-        from reportgen.storage.remote import Store
+        from reportgen.storage.remote import RemoteError, Store
     except ImportError as exc:
         raise LedgerError(f"{prefix}: reading an s3:// ledger needs migration-record installed with its s3 extra ({exc})") from None
-    store = Store()
-    listing = store.list(prefix + "/tasks")
+    try:
+        store = Store()
+        listing = store.list(prefix + "/tasks")
+    except RemoteError as exc:
+        raise LedgerError(str(exc)) from None
 
     def read(name: str) -> bytes | None:
         url = f"{prefix}/{name}"
-        try:
-            return store.get(url)
-        except FileNotFoundError:
+        # The listing says what exists; a record it does not hold is missing, and a failed read
+        # of one it holds is an error, not a missing record.
+        if url not in listing:
             return None
+        try:
+            data: bytes = store.read(url)
+        except RemoteError as exc:
+            raise LedgerError(str(exc)) from None
+        return data
 
     def names(sub: str) -> list[str]:
         base = f"{prefix}/{sub}/"

@@ -80,7 +80,7 @@ def array_spec(indexes: tuple[int, ...] | list[int]) -> str:
     parts: list[str] = []
     ordered = sorted(indexes)
     start = prev = ordered[0]
-    for index in ordered[1:] + [None]:  # type: ignore[list-item]
+    for index in [*ordered[1:], None]:
         if index is not None and index == prev + 1:
             prev = index
             continue

@@ -18,14 +18,15 @@ import argparse
 import json
 import os
 import time
+from types import ModuleType
 from typing import Any
 
 import torch
 
 from collector import training
-from collector.backends import finish_cache_listing, list_cache_dirs, select_backend
+from collector.backends import Backend, finish_cache_listing, list_cache_dirs, select_backend
 from collector.compare import compare, describe, judged_nonfinite
-from collector.plan import load_plan
+from collector.plan import WorkloadPlan, load_plan
 from collector.timing import COLD_MARKER, marker_stream, timed_sample
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, saved_model, to_device
 
@@ -106,7 +107,16 @@ def _check(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor],
     return {"mismatched": stats["mismatched"], "total": stats["total"], "max_abs": stats["max_abs"], "passed": stats["mismatched"] == 0 and not new_nonfinite}
 
 
-def _first_training_step(workload, model, inputs, mode, backend, plan, reference, tol):  # type: ignore[no-untyped-def]
+def _first_training_step(
+    workload: ModuleType,
+    model: torch.nn.Module,
+    inputs: dict[str, torch.Tensor],
+    mode: str,
+    backend: Backend,
+    plan: WorkloadPlan,
+    reference: dict[str, Any],
+    tol: dict[str, Any],
+) -> tuple[float | None, float, dict[str, Any], FedInputs]:
     """One full step (forward, backward, optimizer) from the saved weights; its loss checked."""
     model = training.prepare(workload, model)
     call_model = backend.compile(model, plan.compile_options) if mode == "compiled" else model
@@ -114,7 +124,7 @@ def _first_training_step(workload, model, inputs, mode, backend, plan, reference
     fed.arm(1)
     backend.synchronize()
     ready = time.time()
-    trace, _ = training.train(workload, model, call_model, inputs, 1, plan.training["seed"], backend.synchronize)
+    trace, _ = training.train(workload, model, call_model, inputs, 1, plan.training_table["seed"], backend.synchronize)
     check = training.first_step_check(trace.losses[0], float(reference["loss"][0]), tol)
     return trace.first_step_s, ready, check, fed
 

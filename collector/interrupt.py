@@ -16,7 +16,7 @@ import signal
 from types import FrameType
 from typing import Any, Iterator
 
-EXIT_ABORTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_ABORTED: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 class Aborted(BaseException):

@@ -136,6 +136,20 @@ class WorkloadPlan:
     def tolerance_for(self, dtype: str) -> dict[str, Any] | None:
         return self.tolerances.get(dtype)
 
+    def tolerance(self, dtype: str) -> dict[str, Any]:
+        """The criteria of a dtype whose cells run: only such cells ask (missing_tolerance is None)."""
+        tol = self.tolerances.get(dtype)
+        if tol is None:
+            raise RuntimeError(f"a {dtype} cell was judged with no declared tolerance: {self.missing_tolerance(dtype)}")
+        return tol
+
+    @property
+    def training_table(self) -> dict[str, Any]:
+        """The [training] table (steps, seed, ...): asked only by the training path."""
+        if self.training is None:
+            raise RuntimeError(f"plan {self.name}: the training path ran for a plan with no [training] table")
+        return self.training
+
     def missing_tolerance(self, dtype: str) -> str | None:
         """Why cells of this dtype must not run, or None when their criteria are declared."""
         tol = self.tolerances.get(dtype)
@@ -238,7 +252,7 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
             raise PlanError(f"{where}.mask: expected an input name")
         if "region" in rule and not (isinstance(rule["region"], list) and rule["region"] and all(isinstance(v, str) for v in rule["region"])):
             raise PlanError(f"{where}.region: expected a list of index slices as strings, e.g. [\":\", \"0:64\"]")
-        entry = {"output": name, "mask": rule.get("mask"), "region": rule.get("region")}
+        entry: dict[str, Any] = {"output": name, "mask": rule.get("mask"), "region": rule.get("region")}
         try:
             check_region_syntax(entry, where)
         except RegionError as exc:
@@ -263,7 +277,7 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
         kind = rule.get("rule")
         if kind not in PARAM_RULES:
             raise PlanError(f"{where}.rule: one of {', '.join(PARAM_RULES)}")
-        entry: dict[str, Any] = {"group": group, "match": match, "rule": kind, "zero_below": 0.0}
+        entry = {"group": group, "match": match, "rule": kind, "zero_below": 0.0}
         if kind == "lr-bound":
             k = rule.get("k")
             if not isinstance(k, (int, float)) or isinstance(k, bool) or k <= 0:
@@ -309,8 +323,8 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        where = f"{path}:{line}" if line else str(path)
+        lineno = getattr(exc, "lineno", None)
+        where = f"{path}:{lineno}" if lineno else str(path)
         raise PlanError(f"{where}: not valid TOML: {getattr(exc, 'msg', exc)}") from None
     except RecursionError:
         raise PlanError(f"{path}: not a plan: arrays or tables nested too deeply") from None

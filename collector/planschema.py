@@ -465,7 +465,7 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
                 close = difflib.get_close_matches(str(item), [str(v) for v in key.choices], n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise c.fail(path, f"unknown {[item]}; allowed: {', '.join(key.choices)}{hint}")
-            if key.minimum is not None and item < key.minimum:
+            if key.minimum is not None and isinstance(item, int) and item < key.minimum:
                 raise c.fail(path, f"each item is at least {key.minimum:g}, got {item!r}")
         if (key.choices or item_type is int) and len(set(value)) != len(value):
             raise c.fail(path, f"an item is listed twice: {value!r}")

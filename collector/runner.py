@@ -62,7 +62,7 @@ def finish(run: Run, status: str, reason: str | None = None) -> bool:
     incomplete."""
     interrupt.closing()
     try:
-        if run.log is not None:
+        if run.has_log:
             try:
                 setup.write_backend_log(run)
             except OSError as exc:  # the log copy is evidence, but never worth losing run_end over
@@ -78,7 +78,7 @@ def finish(run: Run, status: str, reason: str | None = None) -> bool:
     except (OSError, OutOfSpace):
         return False
     finally:
-        if run.log is not None:
+        if run.has_log:
             run.log.close()
         shutil.rmtree(run.cache_dir, ignore_errors=True)
     return True
@@ -115,7 +115,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
             setup.start(run)
         except OSError as exc:
             shutil.rmtree(run.cache_dir, ignore_errors=True)
-            if run.log is None:
+            if not run.has_log:
                 shutil.rmtree(run.dir, ignore_errors=True)
                 say(f"cannot write the run folder under --out {options.out_dir}: {exc.strerror or exc}; expected a writable folder")
                 return None, EXIT_USAGE
@@ -134,7 +134,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         run.progress.say(f"done: {run.recorded} of {len(run.cells)} cells recorded, log {run.dir / 'events.jsonl'}")
         return run.dir, 0
     except Aborted as exc:
-        if run.log is None:  # no log yet: nothing to keep
+        if not run.has_log:  # no log yet: nothing to keep
             finish(run, "aborted")
             shutil.rmtree(run.dir, ignore_errors=True)
             say(f"interrupted before the run started ({exc}); nothing was written")

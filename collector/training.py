@@ -90,7 +90,7 @@ def train(
 
 def compare_tensors(cell: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], atol: float, rtol: float) -> list[dict[str, Any]]:
     """Per-parameter statistics, worst first (by |diff| relative to its allowance)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, expected in ref.items():
         got = cell.get(name)
         if got is None:

@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -94,6 +95,7 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
     except Exception as exc:
         del sys.modules[name]
         raise WorkloadError(f"workload module {path}: raised on import: {_one_line(exc)}") from None
+    needed: tuple[str, ...]
     if plan.generation:
         from collector.generation import EXPECTED as GENERATION_EXPECTED, REQUIRED as GENERATION_REQUIRED
 
@@ -287,7 +289,7 @@ def save_artifact(obj: Any, path: Path) -> tuple[int, str]:
     return path.stat().st_size, sha256_file(path)
 
 
-def load_artifact(path: Path) -> Any:
+def load_artifact(path: str | os.PathLike[str]) -> Any:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 

@@ -6,6 +6,7 @@ the disposition is one the caller refuses), 2 usage error (bad option, missing f
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,8 @@ class Location(click.ParamType):
 
         if is_remote(value):
             return value
+        if not isinstance(value, (str, os.PathLike)):  # a default given as something else is a bug here
+            self.fail(f"expected a path or s3:// location, got {value!r}", param, ctx)
         return self.local.convert(value, param, ctx)
 
 

@@ -95,7 +95,7 @@ def test_two_entries_giving_one_cell_different_verdicts_is_an_error(tmp_path: Pa
     text = f'[{B2_COMPILED}]\nexplanation = "x"\nverdict = "accepted"\nreason = "r"\n\n[[explain]]\nmode = "compiled"\nexplanation = "y"\n{second}\n'
     code, output = _report(tmp_path, _write(tmp_path, text))
     assert code == 1
-    assert f"annotations.toml:1 and " in output and ":6: cell 'b2-l16-contiguous-float32-compiled'" in output and fragment in output
+    assert "annotations.toml:1 and " in output and ":6: cell 'b2-l16-contiguous-float32-compiled'" in output and fragment in output
 
 
 def test_two_entries_agreeing_on_the_verdict_are_fine(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ that cannot start fails the test with its reason (it is never skipped).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap

@@ -331,3 +331,34 @@ def test_a_bad_ledger_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     assert result.runs == 1
     assert any("campaign ledger not read" in w and "not a task record" in w for w in result.warnings), result.warnings
     assert not (tmp_path / "site" / "campaigns").exists()
+
+
+def test_status_reads_a_ledger_in_s3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A campaign whose destination is s3:// keeps its ledger there: status lists and reads it
+    (moto's server on 127.0.0.1, stopped at the end)."""
+    import boto3
+
+    from tests.services import s3_server
+
+    folder = _ledger_of_five(tmp_path / "runs")
+    planned = json.loads((folder / "planned.json").read_text())
+    planned["destination"] = "s3://fleet/runs"
+    planned_file = tmp_path / "nightly.planned.json"
+    planned_file.write_text(json.dumps(planned))
+    with s3_server(tmp_path / "s3") as s3:
+        for key, value in s3.env.items():
+            if key.startswith("AWS_"):
+                monkeypatch.setenv(key, value)
+        client = boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
+        client.create_bucket(Bucket="fleet")
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                key = f"runs/_campaigns/{planned['campaign_id']}/{path.relative_to(folder).as_posix()}"
+                client.put_object(Bucket="fleet", Key=key, Body=path.read_bytes())
+        assert main(["status", str(planned_file)]) == 1
+        assert "5 task(s): 2 done, 1 failed, 1 lost, 1 planned" in capsys.readouterr().out
+        planned["destination"] = "s3://no-such-bucket/runs"
+        planned_file.write_text(json.dumps(planned))
+        assert main(["status", str(planned_file)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("campaign: s3://no-such-bucket/runs/_campaigns/") and err.count("\n") == 1

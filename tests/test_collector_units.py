@@ -184,3 +184,22 @@ def test_the_worst_element_is_picked_among_the_failing_ones() -> None:
     out = {"y": torch.tensor([1.0, 1.0 + 1e-4, 1.0, float("nan")], dtype=torch.float64)}
     stats = compare(out, ref, atol=1e-5, rtol=1e-4)
     assert stats["mismatched"] == 1 and stats["worst_index"] == [3]
+
+
+def test_a_step_that_uses_the_log_workload_or_model_before_setup_is_told_so(tmp_path: Path) -> None:
+    import shutil
+
+    from collector.backends import select_backend
+    from collector.run.state import Options, Run
+
+    plan = load_plan(TINY)
+    run = Run(plan, select_backend("cpu"), Options(target="cpu", out_dir=tmp_path))
+    try:
+        assert not run.has_log
+        for name, said in (("log", "opened"), ("workload", "loaded"), ("model", "built")):
+            with pytest.raises(RuntimeError, match=f"the run's {name} is used before setup {said} it"):
+                getattr(run, name)
+        run.model = model = torch.nn.Linear(2, 2)
+        assert run.model is model and not run.has_log
+    finally:
+        shutil.rmtree(run.cache_dir, ignore_errors=True)

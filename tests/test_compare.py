@@ -16,7 +16,7 @@ from reportgen.cli import main
 from reportgen.judge.intervals import classify, geometric_mean, ratio_intervals
 from reportgen.render.compare import gather
 from tests.conftest import REPO
-from tests.logbuilder import _cells, case_key, dumps, timing_log, with_envelope
+from tests.logbuilder import _cells, case_key, dumps, timing_log
 from tests.tolerance import data_difference, text_difference
 
 SAMPLES = REPO / "sample_runs"

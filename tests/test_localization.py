@@ -189,3 +189,14 @@ def test_the_bounds_leave_modules_out_and_say_which() -> None:
     kept = [m["name"] for m in tight["modules"]]  # type: ignore[attr-defined]
     assert len(kept) < 5 and {s["reason"] for s in tight["skipped"]} >= {"max_bytes"}  # type: ignore[attr-defined]
     assert all(m["local"]["mismatched"] == 0 for m in tight["modules"])  # type: ignore[attr-defined]  # eager: the same values
+
+
+def test_a_module_with_no_finite_allowance_at_its_worst_element_is_beyond_tolerance() -> None:
+    """Schema 1.2 writes allowed_at_worst as null where the reference holds a NaN or Inf at the
+    worst element; the module's ratio is then unbounded, not a TypeError on None."""
+    from reportgen.contract.events import ErrorStats
+    from reportgen.judge.localization import ratio
+
+    stats = ErrorStats(max_abs=1.0, max_rel=None, mismatched=1, total=4, worst_index=[2], allowed_at_worst=None, diff_at_worst=1.0)
+    assert ratio(stats) == float("inf")
+    assert ratio(stats.model_copy(update={"allowed_at_worst": 0.5})) == 2.0

@@ -50,7 +50,6 @@ import re
 import os
 import subprocess
 import sys
-import tomllib
 
 from click.testing import CliRunner
 

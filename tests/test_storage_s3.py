@@ -129,6 +129,7 @@ def test_validate_report_diff_read_s3(client: Any, tmp_path: Path) -> None:
     assert reported.returncode == 0, reported.stderr
     assert (out / "report.html").is_file() and (out / "report.md").is_file()
     local = _cli("report", str(ENCODER_RUNS[0] / "events.jsonl"), "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
     assert (out / "report.md").read_text() == (tmp_path / "local" / "report.md").read_text()
 
     diffed = _cli("diff", first, f"s3://commands/runs/{ENCODER_RUNS[1].name}/events.jsonl", "--json")

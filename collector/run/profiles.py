@@ -24,6 +24,7 @@ def write_profiles(run: Run) -> None:
     for cell in chosen.values():
         run.progress.say(f"{cell.case}: profiling")
         call = run.passed[cell.case].call
+        assert call is not None, "run.passed holds only cells with a call to time"
         try:
             with run.backend.profile(run.dir / "traces", cell.case) as found:
                 for _ in range(3):

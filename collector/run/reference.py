@@ -87,7 +87,7 @@ def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.
 
 def _reference_training(run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype) -> dict[str, torch.Tensor]:
     inputs = cast_inputs(run.inputs[key], dtype)
-    steps, seed = run.plan.training["steps"], run.plan.training["seed"]
+    steps, seed = run.plan.training_table["steps"], run.plan.training_table["seed"]
     runs = []
     for _ in range(2):
         copy_ = training.prepare(run.workload, model)

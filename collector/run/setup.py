@@ -104,7 +104,7 @@ def _compare_rules(run: Run) -> dict[str, Any] | None:
 def write_backend_log(run: Run) -> None:
     """The backend's own log channel (neuron: [Neuron]), copied into the run, its warnings listed."""
     found = run.backend.collect_log(run.dir)
-    if found is None or run.log is None:
+    if found is None or not run.has_log:
         return
     path, warnings = found
     run.log.write("artifact", role="other", path=str(path.relative_to(run.dir)), bytes=path.stat().st_size, sha256=sha256_file(path))

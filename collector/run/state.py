@@ -147,8 +147,9 @@ class Run:
         self.run_id = f"{plan.name}-{backend.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
         self.dir = options.out_dir / self.run_id
         self.progress = Progress(len(self.cells))
-        self.workload: ModuleType | None = None
-        self.model: torch.nn.Module | None = None
+        # Set by setup before any step uses them (see the properties below).
+        self._workload: ModuleType | None = None
+        self._model: torch.nn.Module | None = None
         self.inputs: dict[str, dict[str, torch.Tensor]] = {}
         self.references: dict[str, dict[str, torch.Tensor]] = {}
         self.train_refs: dict[str, training.TrainTrace] = {}
@@ -181,7 +182,44 @@ class Run:
         # Per compiled cell, the cache folder its one compile from an empty cache filled (kept
         # below cache_dir): later compiles of the shape and the restart measurement use it.
         self.cache_folders: dict[str, Path] = {}
-        self.log: EventLog | None = None
+        self._log: EventLog | None = None
+
+    # The log, workload and model exist from setup on; a step that reaches for one earlier is a
+    # bug in the order of the steps, said as such rather than as an AttributeError on None.
+    @property
+    def log(self) -> EventLog:
+        if self._log is None:
+            raise RuntimeError("the run's log is used before setup opened it")
+        return self._log
+
+    @log.setter
+    def log(self, log: EventLog) -> None:
+        self._log = log
+
+    @property
+    def has_log(self) -> bool:
+        """Whether setup got as far as opening the log (a run stopped earlier has nothing to keep)."""
+        return self._log is not None
+
+    @property
+    def workload(self) -> ModuleType:
+        if self._workload is None:
+            raise RuntimeError("the run's workload is used before setup loaded it")
+        return self._workload
+
+    @workload.setter
+    def workload(self, workload: ModuleType) -> None:
+        self._workload = workload
+
+    @property
+    def model(self) -> torch.nn.Module:
+        if self._model is None:
+            raise RuntimeError("the run's model is used before setup built it")
+        return self._model
+
+    @model.setter
+    def model(self, model: torch.nn.Module) -> None:
+        self._model = model
 
     @property
     def warm_repetitions(self) -> int:

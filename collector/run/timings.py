@@ -80,7 +80,9 @@ def time_warm_cell(run: Run, cell: Cell, outcome: CellOutcome) -> bool:
 
 def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None:
     """One warm loop of ``cell``; None (with a warning event) when a repetition failed."""
+    notes: list[str]
     if run.plan.training or outcome.call_with is None:
+        assert outcome.call is not None, "only a cell with a call is timed"
         sample, region, notes = plain_sample(outcome.call, run.backend.synchronize), whole_call(run), []
     else:
         sample, region, notes = scoped_sample(run, cell, outcome.call_with, outcome.device_inputs or {}, outcome.host_inputs or {})
@@ -192,7 +194,8 @@ def time_cold(run: Run) -> None:
         # A cell checked in a fresh child (passed_elsewhere) has no call here: it is compiled.
         in_process = outcome is not None and (run.options.cold == "in-process" or cell.mode == "eager")
         run.progress.say(f"{cell.case}: cold first call ({'in-process' if in_process else run.options.cold})")
-        if in_process:
+        notes: list[str]
+        if in_process and outcome is not None:
             cold, region, notes = _cold_in_process(cell, outcome), whole_call(run), []
         else:
             found = _cold_fresh(run, cell)

@@ -25,7 +25,8 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
     cpu_inputs = cast_inputs(run.inputs[key], DTYPES[cell.dtype])
     run.backend.begin_cell()
     result: dict[str, Any] = {"inputs": [describe_input(k, v) for k, v in cpu_inputs.items()]}
-    tol = run.plan.tolerance_for(cell.dtype)
+    tol = run.plan.tolerance(cell.dtype)
+    settings = run.plan.training_table
     ref = run.train_refs[key]
     compiling = cell.mode == "compiled"
     fed: FedInputs | None = None
@@ -35,10 +36,10 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
             model = training.prepare(run.workload, device_model)
             call_model = run.backend.compile(model, run.plan.compile_options) if compiling else model
             fed = FedInputs(call_model)
-            fed.arm(run.plan.training["steps"])
+            fed.arm(settings["steps"])
             watch = CompileWatch(run.backend) if compiling else None
             # The first compiled step in a fresh child is the cold one (collector.run.children).
-            cold = {"timed_region": ["training_step"], "timed_notes": []} if compiling and run.cold_next else None
+            cold: dict[str, Any] | None = {"timed_region": ["training_step"], "timed_notes": []} if compiling and run.cold_next else None
             run.cold_next = run.cold_next and cold is None
             if watch is not None:
                 watch.before()
@@ -47,7 +48,7 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
                 cold["ready_wall"] = time.time()
             recorder = OpRecorder() if not compiling else None
             with recorder if recorder is not None else contextlib.nullcontext():
-                trace, step = training.train(run.workload, model, call_model, inputs, run.plan.training["steps"], run.plan.training["seed"], run.backend.synchronize)
+                trace, step = training.train(run.workload, model, call_model, inputs, settings["steps"], settings["seed"], run.backend.synchronize)
             if watch is not None:
                 watch.after_first()
         except Exception as exc:

@@ -88,7 +88,8 @@ def _config(name: str) -> Any:
         eos_token_id=tokenizer().eos_token_id,
         bos_token_id=None,
         tie_word_embeddings=False,
-        attn_implementation="sdpa",
+        # Taken by the wrapper around __init__ that transformers' typed signature does not show.
+        attn_implementation="sdpa",  # type: ignore[call-arg]
         **CONFIGS[name],
     )
 
@@ -127,7 +128,9 @@ def new_cache(model: nn.Module, batch: int, max_cache_len: int) -> Any:
     """A static KV cache of fixed length on the model's device and dtype."""
     from transformers import StaticCache
 
-    cache = StaticCache(config=model.config, max_cache_len=max_cache_len)
+    # nn.Module types every attribute as Tensor | Module; this one is the model's PreTrainedConfig.
+    config: Any = model.config
+    cache = StaticCache(config=config, max_cache_len=max_cache_len)
     return cache
 
 

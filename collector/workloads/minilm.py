@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -82,7 +83,7 @@ def build_model() -> nn.Module:
 
 
 @lru_cache(maxsize=1)
-def _tokenizer():  # type: ignore[no-untyped-def]
+def _tokenizer() -> Any:
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(str(_model_dir()), local_files_only=True)

@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 
-def _load_encoder_module():  # type: ignore[no-untyped-def]
+def _load_encoder_module() -> ModuleType:
     # Loaded by path like every workload; registered so torch.compile can trace its code.
     name = "collector_workload_tiny_encoder"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("tiny_encoder.py"))
+    path = Path(__file__).with_name("tiny_encoder.py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -69,7 +74,7 @@ def loss_fn(outputs: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -
     return F.cross_entropy(outputs["logits"].float(), inputs["labels"])
 
 
-def make_optimizer(params) -> torch.optim.Optimizer:  # type: ignore[no-untyped-def]
+def make_optimizer(params: Iterable[nn.Parameter]) -> torch.optim.Optimizer:
     return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
 
 

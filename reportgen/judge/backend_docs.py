@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 CONSTRAINTS_DIR = Path(__file__).parent / "constraints"
 DEFAULT_FILES = {"neuron": "neuron-native-2.33.toml", "cpu": "cpu.toml", "cuda": "cuda.toml"}
@@ -98,7 +98,7 @@ class BackendDocs:
     device_facts: tuple[str, ...] = ()  # environment.device facts a run should record (said when unknown)
     file: str = ""  # the constraint file's name
 
-    def check_instance(self, instance_type: str | None, why_unknown: str) -> tuple[str, str] | None:
+    def check_instance(self, instance_type: str | None, why_unknown: str) -> tuple[Literal["blocked", "note"], str] | None:
         """("blocked" or "note", text) about the recorded instance type; None when it is supported."""
         if self.instances is None:
             return None

@@ -113,7 +113,7 @@ def failed_cases(run: RunModel) -> tuple[str, ...]:
     found = run.derived.get("judge.failed_cases")
     if found is None:
         found = run.derived["judge.failed_cases"] = _cases(cells_with_status(run, *FAILED))
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _family(run: RunModel) -> str:
@@ -197,8 +197,8 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
                               "refused as declared (request events); nothing of the model ran for them.", _cases(refused)))
         skipped = [c for c in skipped if c.case not in refusing]
     if skipped:
-        why = sorted({c.skip_reason or "no reason recorded" for c in skipped})
-        reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(why)}.", _cases(skipped)))
+        given = sorted({c.skip_reason or "no reason recorded" for c in skipped})
+        reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(given)}.", _cases(skipped)))
     return reasons
 
 
@@ -215,7 +215,7 @@ def flagged(run: RunModel) -> list[CellRecord]:
             if c.cold_check_failed or c.cold_full_caches or c.fallback_items or c.graph_break_reasons or c.recompiles_seen
             or c.recompiled or c.recompile_limit_hit or c.eager_after_recompile_limit or c.per_output
         ]
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _accepted(notes: Notes, cell: CellRecord) -> bool:
@@ -633,7 +633,7 @@ def _scope_groups(run: RunModel) -> tuple[tuple[ScopeGroup, ...], tuple[ScopeGro
     found = run.derived.get("judge.scope_groups")
     if found is None:
         found = run.derived["judge.scope_groups"] = _scope_pass(run.cells)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def scope_label(cell: CellRecord) -> str:
@@ -664,10 +664,10 @@ def _scope_pass(cells: Sequence[CellRecord]) -> tuple[tuple[ScopeGroup, ...], tu
             if failing is None:
                 failing = not_passed.setdefault((dtype, layout, mode), [])
             failing.append(c)
-    return tuple(
-        tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
-        for groups in (passed, not_passed)
-    )
+    def scope_groups(groups: dict[tuple[str, str, str], list[CellRecord]]) -> tuple[ScopeGroup, ...]:
+        return tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
+
+    return scope_groups(passed), scope_groups(not_passed)
 
 
 def verdicts_headline(run: RunModel, cases: set[str]) -> str:
@@ -699,6 +699,7 @@ def scope_of(run: RunModel) -> Scope:
 def decide(run: RunModel, notes: Notes) -> Disposition:
     reasons = [reason for rule in RULES for reason in rule(run, notes)]
     changes = sorted({r.category for r in reasons if r.outcome == "change" and r.category})
+    outcome: Literal["suitable", "change", "blocked"]
     if any(r.outcome == "blocked" for r in reasons):
         outcome = "blocked"
     elif changes:

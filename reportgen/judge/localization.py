@@ -57,7 +57,9 @@ def ratio(stats: ErrorStats | None) -> float | None:
     """Worst |diff| / allowance of one view: above 1 is beyond the tolerance."""
     if stats is None:
         return None
-    if stats.diff_at_worst is None:
+    # No finite difference, or no finite allowance (a NaN or Inf in the reference there): the
+    # element is not within its tolerance, and how far beyond cannot be said.
+    if stats.diff_at_worst is None or stats.allowed_at_worst is None:
         return math.inf
     if stats.allowed_at_worst > 0:
         return stats.diff_at_worst / stats.allowed_at_worst

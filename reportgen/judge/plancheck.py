@@ -17,12 +17,12 @@ import copy
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, overload
 
 import tomli_w
 
 from collector import planschema
-from collector.plan import MAX_PLANNED_CELLS, PlanError, WorkloadPlan, load_plan, read_plan_file
+from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, load_plan, read_plan_file
 from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
@@ -97,6 +97,10 @@ class Context:
         return (found.title, found.source) if found else ("", "")
 
 
+@overload
+def bucket_for(length: int) -> int: ...
+@overload
+def bucket_for(length: int, ladder: list[int] | None) -> int | None: ...
 def bucket_for(length: int, ladder: list[int] | None = None) -> int | None:
     """The bucket a request length pads up to: the next bucket of a declared ladder at or above it
     (None when the length is above the largest), or with no ladder the next power of two, at least
@@ -174,7 +178,9 @@ def check_buckets(ctx: Context) -> list[Finding]:
                                  f"Choose the bucket ladder (the revised plan proposes {ladder}, marked proposed = true), pad masks identically, then plan compile and cache checks per bucket."))
     else:
         largest = declared[-1]
-        inside = {l: bucket_for(l, declared) for l in lengths if l <= largest}
+        # The ladder is ascending (the plan schema checks it): a length has a bucket when it is
+        # at most the largest.
+        inside = {l: b for l in lengths if (b := bucket_for(l, declared)) is not None}
         above = [l for l in lengths if l > largest]
         padded = {l: b for l, b in inside.items() if l != b}
         policy = ctx.checked["padding"]["above_largest"]

@@ -80,7 +80,7 @@ def timed_cells(run: RunModel) -> list[CellStability]:
                 if judged is not None:
                     found.append(judged)
         run.derived["judge.timing_stability"] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def unstable_cells(run: RunModel) -> list[CellStability]:

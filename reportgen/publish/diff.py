@@ -202,7 +202,7 @@ def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary
         if (other.workload, other.target) != (first.workload, first.target):
             raise DiffRefused(f"{other.run_id} is a run of {other.workload!r} on {other.target}, {first.run_id} of {first.workload!r} on {first.target}: replicates of one side are runs of one workload on one target")
     for other in found[1:]:
-        differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))  # type: ignore[arg-type]
+        differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))
         if differ:
             raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(c.text for c in differ)}")
     ids = [r.run_id for r in found]
@@ -218,7 +218,8 @@ def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list
     if len(passed) != len(runs):
         return None, []
     samples = [list(c.warm_samples_s) for c in passed if c.warm_samples_s]
-    return statistics.median(c.warm_median_s for c in passed), (samples if len(samples) == len(passed) else [])  # type: ignore[misc]
+    medians = [m for c in passed if (m := c.warm_median_s) is not None]  # every one: passed holds only timed cells
+    return statistics.median(medians), (samples if len(samples) == len(passed) else [])
 
 
 def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Sequence[RunSummary]) -> RunDiff:
@@ -235,7 +236,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         raise DiffRefused(f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself")
     result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (first.target, last.target))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
-    result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))  # type: ignore[arg-type]
+    result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     timing_changes = [c.text for c in result.criteria if c.judges == "timing"]
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):

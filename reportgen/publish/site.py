@@ -143,7 +143,7 @@ def _check_state(raw: Any) -> dict[str, Any]:
     for name in state.workloads:
         if not re.match(_SLUG, name):
             raise ValueError(f"workloads: {name!r} is not a page name this tool makes")
-    return raw  # type: ignore[no-any-return]
+    return raw
 
 
 def _fingerprint() -> str:

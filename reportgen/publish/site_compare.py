@@ -45,6 +45,7 @@ from reportgen.publish.summary import RunSummary, slug
 from reportgen.render.compare import gather, write_comparison
 from reportgen.render.report import ReportInputError
 from reportgen.render.templating import Assets
+from reportgen.storage.sources import LogRef
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, UnsafeOutput, read_bounded, remove_inside
 
 class _Strict(BaseModel):
@@ -138,8 +139,8 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
                 if on_target:
                     latest[target] = max(on_target, key=lambda s: s.sort_key)
             if len(latest) == 2 and rule.baseline_target != rule.candidate_target:
-                base, cand = latest[rule.baseline_target], latest[rule.candidate_target]
-                pairs[(base.run_id, cand.run_id)] = PlannedPair(base, cand)
+                base_run, cand_run = latest[rule.baseline_target], latest[rule.candidate_target]
+                pairs[(base_run.run_id, cand_run.run_id)] = PlannedPair(base_run, cand_run)
     return [pairs[k] for k in sorted(pairs)], problems
 
 
@@ -169,7 +170,7 @@ class ComparisonPages:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[Path, str]], out_dir: Path, assets: Assets, cached: dict[str, Any]) -> ComparisonPages:
+def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[LogRef, str]], out_dir: Path, assets: Assets, cached: dict[str, Any]) -> ComparisonPages:
     """Write comparisons/<slug>/index.html and compare.md for each pair whose inputs changed.
 
     ``logs`` maps a run id to its log and input key; ``cached`` is the previous build's state.

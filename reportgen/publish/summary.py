@@ -84,7 +84,7 @@ def summarize(judged: JudgedRun) -> RunSummary:
     env = run.environment
     versions = {}
     if env is not None:
-        versions = {k: env.versions[k].value for k in VERSION_KEYS if k in env.versions and env.versions[k].value}
+        versions = {k: value for k in VERSION_KEYS if k in env.versions and (value := env.versions[k].value)}
     return RunSummary(
         run_id=run.start.run_id,
         slug=slug(run.start.run_id),

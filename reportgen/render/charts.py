@@ -22,7 +22,7 @@ from reportgen.render.labels import human
 if TYPE_CHECKING:  # plotly is imported where a figure is first made: commands that draw none skip it
     import plotly.graph_objects as go
 
-LAYOUT = {
+LAYOUT: dict[str, Any] = {
     "template": "none",
     "margin": {"l": 60, "r": 20, "t": 40, "b": 120},
     "height": 420,
@@ -77,7 +77,8 @@ def _figure(layout: dict[str, Any], traces: list[dict[str, Any]]) -> dict[str, A
     plotly reads each spec back unchanged."""
     layout = {**layout, "template": json.loads(_template(layout["template"]))}
     # As plotly's JSON writer does: a NaN or infinite number is written as null.
-    return json.loads(json.dumps({"data": traces, "layout": layout}), parse_constant=lambda _: None)  # type: ignore[no-any-return]
+    spec: dict[str, Any] = json.loads(json.dumps({"data": traces, "layout": layout}), parse_constant=lambda _: None)
+    return spec
 
 
 def _hline(layout: dict[str, Any], y: float, line: dict[str, Any], text: str) -> None:
@@ -154,12 +155,14 @@ def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
 
     result = cell.result
     stats = result.error_stats if result else None
-    if stats is not None and stats.allowed_at_worst is None:
-        take(None, stats.worst_output or "outputs")  # a NaN or Inf in the reference at the worst element
-    elif stats is not None and stats.allowed_at_worst > 0:
-        take(None if stats.diff_at_worst is None else stats.diff_at_worst / stats.allowed_at_worst, stats.worst_output or "outputs")
-    elif stats is not None and stats.mismatched == 0 and stats.diff_at_worst == 0:
-        take(0.0, stats.worst_output or "outputs")
+    if stats is not None:
+        allowed, diff, where = stats.allowed_at_worst, stats.diff_at_worst, stats.worst_output or "outputs"
+        if allowed is None:
+            take(None, where)  # a NaN or Inf in the reference at the worst element
+        elif allowed > 0:
+            take(None if diff is None else diff / allowed, where)
+        elif stats.mismatched == 0 and diff == 0:
+            take(0.0, where)
     if not cell.trained:  # no train_step or train_result event: nothing more judged it
         return best
     for step in cell.train_steps:

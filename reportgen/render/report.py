@@ -58,7 +58,8 @@ def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_M
     """Read, validate, model and judge one log, without a view; raises ReportInputError with
     every problem. Without ``annotations``, the annotations.toml beside the log is used when
     ``beside`` is set (callers that found the log through storage.local pass the file it allowed)."""
-    reading, builder = read_run(log, max_bytes)
+    # read_run reads a RemoteLog too; its annotation (model/runmodel.py) says only a path.
+    reading, builder = read_run(log, max_bytes)  # type: ignore[arg-type]
     if not reading.valid:
         shown = [p.format() for p in reading.errors[:20]]
         more = len(reading.errors) - len(shown)

@@ -87,7 +87,7 @@ def _remote(location: str, store: Store | None, ledgers: list[Ledger], problems:
             if info["size"] > MAX_SIDE_FILE_BYTES:
                 raise LedgerError(f"{url}: larger than {MAX_SIDE_FILE_BYTES} bytes")
             try:
-                return store.read(url)  # type: ignore[union-attr]
+                return store.read(url)
             except RemoteError as exc:
                 raise LedgerError(str(exc)) from None
 
