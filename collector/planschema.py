@@ -2,7 +2,7 @@
 
 This module is the single source of truth for the plan format. The collector
 (``collector/plan.py``) and ``reportgen plan-check`` both validate a plan here before they read
-it, and ``collector/PLAN.md`` is generated from it (``python -m collector.plan_doc``). It uses
+it, and ``collector/PLAN.md`` is generated from it (``python -m reportgen.judge.plan_doc``). It uses
 only the standard library, so the collector stays importable without torch or pydantic.
 
 Validation is strict: an unknown key, a key in the wrong table, a value of the wrong type or
