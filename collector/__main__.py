@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from collector import interrupt
-from collector.descriptors import DescriptorError
+from collector.descriptors import DescriptorError, target_choices
+from collector.descriptors import resolve_target as resolve_name
 from collector.visible import terminal
 
-try:  # the plan schema's targets are the backend descriptors: a broken one is a usage error
-    from collector.descriptors import target_choices
-
+try:  # the targets are the backend descriptors: a broken one is a usage error
     TARGET_CHOICES = target_choices()
 except DescriptorError as exc:
     print(f"collector: backend descriptor: {terminal(str(exc))}", file=sys.stderr)
@@ -140,7 +139,7 @@ def _main(argv: list[str]) -> int:
     from collector.plan import refused_on
 
     if args.target != "auto":  # refused before the backend is even probed
-        refusal = refused_on(plan, args.target)
+        refusal = refused_on(plan, resolve_name(args.target))
         if refusal:
             _tell(f"collector: plan error: {refusal}")
             return 2

@@ -268,3 +268,41 @@ def resolve_target(word: str) -> str:
 def backend_families() -> tuple[str, ...]:
     """Every backend family a log may record: each descriptor's, then "unknown"."""
     return (*(family for d in descriptors().values() for family in d.families), "unknown")
+
+
+def plan_rules(constraints: dict[str, Any], constraints_file: str) -> dict[str, Any]:
+    """The plan rules of a constraints file (its constraints' ``plan_rule`` entries), as the
+    collector checks a plan before a run: ``collector/target_rules.json`` holds them for the
+    built-in targets (``python -m reportgen.judge.backend_docs``), a plugin backend's are read
+    from its constraints file (``plugin_plan_rules``)."""
+    sources = constraints.get("sources", {})
+    return {
+        "release": constraints["release"],
+        "constraints_file": constraints_file,
+        "rules": [
+            {
+                "key": rule["key"],
+                "allowed": list(rule["allowed"]),
+                "constraint": c["id"],
+                "title": c["title"],
+                "source": c["source"],
+                "source_urls": {name.strip(): sources[name.strip()] for name in c["source"].split(",") if name.strip() in sources},
+            }
+            for c in constraints.get("constraint", [])
+            for rule in c.get("plan_rule", [])
+        ],
+    }
+
+
+def plugin_plan_rules(target: str) -> dict[str, Any]:
+    """A plugin backend's plan rules, read from the constraints file beside its descriptor (a
+    built-in target's come from target_rules.json); empty for a target none describes."""
+    found = descriptors().get(target)
+    if found is None or found.builtin:
+        return {}
+    path = found.path.parent / found.constraints
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return plan_rules(data, str(path))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise DescriptorError(f"{path}: the plan rules cannot be read: {type(exc).__name__}: {exc}") from None

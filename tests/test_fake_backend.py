@@ -142,6 +142,10 @@ def test_a_fake_backend_from_a_folder_gets_an_adapter_and_a_report(tmp_path: Pat
     (tmp_path / "tiny_encoder.py").write_text((REPO / "collector" / "workloads" / "tiny_encoder.py").read_text(encoding="utf-8"), encoding="utf-8")
     checked = _run(["-m", "reportgen", "plan-check", str(plan), "--target", "fake", "--format", "json"], folder)
     assert "no-dynamic" in checked.stdout, checked.stdout + checked.stderr
+    # ...and so does the collector, before anything runs (exit 2, no run folder).
+    refused_plan = _run(["-m", "collector", "--workload", str(plan), "--target", "fake", "--out", str(tmp_path / "out")], folder)
+    assert refused_plan.returncode == 2, refused_plan.stderr
+    assert "constraint no-dynamic of FakeAccel SDK 1.0" in refused_plan.stderr and not (tmp_path / "out").exists()
 
     # Without the folder, the family is no backend's: the log is refused, the option unknown.
     refused = _run(["-m", "reportgen", "validate", str(log)], None)

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from collector.descriptors import descriptors
+from collector.descriptors import descriptors, plan_rules
 
 CONSTRAINTS_DIR = Path(__file__).parent / "constraints"
 
@@ -329,23 +329,9 @@ def collector_rules() -> dict[str, Any]:
     """
     rules: dict[str, Any] = {}
     for target in sorted(name for name, d in descriptors().items() if d.builtin):
-        docs = load_backend_docs(target)
-        rules[target] = {
-            "release": docs.release,
-            "constraints_file": f"reportgen/judge/constraints/{docs.file}",
-            "rules": [
-                {
-                    "key": rule["key"],
-                    "allowed": list(rule["allowed"]),
-                    "constraint": c.id,
-                    "title": c.title,
-                    "source": c.source,
-                    "source_urls": {name.strip(): docs.sources[name.strip()] for name in c.source.split(",") if name.strip() in docs.sources},
-                }
-                for c in docs.constraints
-                for rule in c.plan_rule
-            ],
-        }
+        load_backend_docs(target)  # checked key by key first
+        path = constraints_path(target)
+        rules[target] = plan_rules(read_docs_file(path), f"reportgen/judge/constraints/{path.name}")
     return rules
 
 
