@@ -107,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     previous = interrupt.install_early()  # torch's import can take half a minute on a loaded host
     try:
         return _main(sys.argv[1:] if argv is None else argv)
+    except DescriptorError as exc:  # a plugin backend's adapter, loaded with the adapter table
+        _tell(f"collector: backend descriptor: {exc}")
+        return 2
     finally:
         interrupt.restore(previous)
 

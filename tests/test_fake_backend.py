@@ -159,7 +159,7 @@ def test_a_fake_backend_from_a_folder_gets_an_adapter_and_a_report(tmp_path: Pat
         ('aliases = ["fake"]', 'aliasses = ["fake"]', "fakeaccel.toml.aliasses: unknown key (did you mean 'aliases'?)"),
         ('compile_backend = "inductor"\n', "", "fakeaccel.toml.compile_backend: missing (required)"),
         ('device_resource = "example.com/fakeaccel"', 'device_resources = "x"', "fakeaccel.toml.kubernetes.device_resources: unknown key (did you mean 'device_resource'?)"),
-        ('attribute = "sep"', 'attribute = 1', "fakeaccel.toml.version[0].attribute: expected str, found int"),
+        ('attribute = "__version__"', 'attribute = 1', "fakeaccel.toml.version[0].attribute: expected str, found int"),
         ('name = "fakeaccel"', 'name = "other"', "fakeaccel.toml.name: 'other' must be the file's name"),
         ('families = { fakeaccel = "fake accelerator" }', 'families = { cpu = "cpu" }', "'family cpu' is already claimed by"),
         ('aliases = ["fake"]', 'aliases = ["trainium"]', "'trainium' is already claimed by"),
@@ -189,3 +189,13 @@ def test_a_typo_in_a_plugin_constraints_file_names_file_and_key(tmp_path: Path) 
     done = _run(["-m", "reportgen", "validate", str(_log(tmp_path))], folder)
     assert done.returncode == 2
     assert done.stderr.startswith("reportgen: constraint data: fakeaccel-1.0.toml: unknown key(s) 'evidence_family'"), done.stderr
+
+
+def test_a_plugin_adapter_that_cannot_load_stops_the_collector_with_one_line(tmp_path: Path) -> None:
+    folder = _backend_folder(tmp_path)
+    (folder / "fakeaccel.py").write_text('raise ValueError("no such SDK here")\n', encoding="utf-8")
+    out = tmp_path / "out"
+    done = _run(["-m", "collector", "--workload", str(REPO / "collector" / "workloads" / "tiny_encoder.toml"), "--target", "cpu", "--out", str(out), "--modes", "eager", "--cold", "off"], folder)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"collector: backend descriptor: {folder / 'fakeaccel.toml'}: adapter: fakeaccel.py raised ValueError: no such SDK here"
+    assert "Traceback" not in done.stderr and not out.exists()

@@ -53,7 +53,11 @@ def _adapter(descriptor: Descriptor) -> type[Backend]:
             raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file} cannot be loaded")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the plugin's own code: said in one line with its file
+            del sys.modules[name]
+            raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file.name} raised {type(exc).__name__}: {str(exc)[:300]}") from None
     adapter = getattr(module, descriptor.adapter_class, None)
     if not (isinstance(adapter, type) and issubclass(adapter, Backend)):
         raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter} is not a Backend subclass in {descriptor.adapter_file.name}")
