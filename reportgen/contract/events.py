@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from collector.descriptors import backend_families
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
+
+from collector.descriptors import backend_families
 
 SCHEMA_MAJOR = 1
 SCHEMA_MINOR = 2
