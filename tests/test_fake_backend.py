@@ -199,3 +199,26 @@ def test_a_plugin_adapter_that_cannot_load_stops_the_collector_with_one_line(tmp
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1] == f"collector: backend descriptor: {folder / 'fakeaccel.toml'}: adapter: fakeaccel.py raised ValueError: no such SDK here"
     assert "Traceback" not in done.stderr and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ('target = "fakeaccel"', 'target = "neuron"', "fakeaccel-1.0.toml: target: 'neuron', but fakeaccel.toml names this file for 'fakeaccel'"),
+        ('family = "fakeaccel"', 'family = "cuda"', "fakeaccel-1.0.toml: family: 'cuda' is not one of fakeaccel.toml's families (fakeaccel)"),
+        ('evidence_families = ["fakeaccel"]', 'evidence_families = ["fakeacel"]', "fakeaccel-1.0.toml: evidence_families: 'fakeacel' is not one of fakeaccel.toml's families"),
+    ],
+)
+def test_a_constraints_file_that_disagrees_with_its_descriptor_names_file_and_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, said: str) -> None:
+    from reportgen.judge import backend_docs
+
+    folder = _backend_folder(tmp_path)
+    (folder / "fakeaccel-1.0.toml").write_text(CONSTRAINTS.replace(old, new, 1), encoding="utf-8")
+    monkeypatch.setenv(PLUGIN_ENV, str(folder))
+    backend_docs.load_backend_docs.cache_clear()
+    try:
+        with pytest.raises(backend_docs.BackendDocsError) as caught:
+            backend_docs.load_backend_docs("fakeaccel")
+    finally:
+        backend_docs.load_backend_docs.cache_clear()
+    assert str(caught.value).startswith(said), str(caught.value)
