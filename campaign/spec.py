@@ -14,13 +14,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from collector import planschema
+from collector.descriptors import descriptors
 
-# The targets, and what each asks a scheduler for, from their backend descriptors (the
-# constraint files, copied into collector/target_rules.json): nothing here names a backend.
+# The targets, and what each asks a scheduler for, from their backend descriptors
+# (collector/descriptors.py): nothing here names a backend.
 TARGETS = planschema.TARGETS
-DEVICE_RESOURCES = {target: rules["device_resource"] for target, rules in planschema.TARGET_RULES.items() if rules.get("device_resource")}
-SLURM_GRES = {target: rules["slurm_gres"] for target, rules in planschema.TARGET_RULES.items() if rules.get("slurm_gres")}
-NODE_TAINTS = {target: rules["node_taint"] for target, rules in planschema.TARGET_RULES.items() if rules.get("node_taint")}
+DEVICE_RESOURCES = {name: d.device_resource for name, d in descriptors().items() if d.device_resource}
+SLURM_GRES = {name: d.slurm_gres for name, d in descriptors().items() if d.slurm_gres}
+NODE_TAINTS = {name: d.node_taint for name, d in descriptors().items() if d.node_taint}
 UPLOADERS = ("reportgen", "aws")
 # Also a valid Kubernetes label value: starts and ends with a letter or digit, at most 63.
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")

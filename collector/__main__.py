@@ -10,8 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from collector import interrupt, planschema
+from collector import interrupt
+from collector.descriptors import DescriptorError, target_choices
+from collector.descriptors import resolve_target as resolve_name
 from collector.visible import terminal
+
+try:  # the targets are the backend descriptors: a broken one is a usage error
+    TARGET_CHOICES = target_choices()
+except DescriptorError as exc:
+    print(f"collector: backend descriptor: {terminal(str(exc))}", file=sys.stderr)
+    sys.exit(2)
 
 EPILOG = """\
 exit codes:
@@ -73,7 +81,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
-    parser.add_argument("--target", default="auto", choices=["auto", *planschema.TARGETS], help="device to run on (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target")
+    parser.add_argument("--target", default="auto", choices=["auto", *TARGET_CHOICES], help="device to run on, by name or alias (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target")
     parser.add_argument("--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'; the plan event keeps every planned cell and the report marks the others 'not run (deselected)'; matching nothing is a usage error (exit 2)")
     parser.add_argument("--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))")
@@ -99,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     previous = interrupt.install_early()  # torch's import can take half a minute on a loaded host
     try:
         return _main(sys.argv[1:] if argv is None else argv)
+    except DescriptorError as exc:  # a plugin backend's adapter, loaded with the adapter table
+        _tell(f"collector: backend descriptor: {exc}")
+        return 2
     finally:
         interrupt.restore(previous)
 
@@ -131,7 +142,7 @@ def _main(argv: list[str]) -> int:
     from collector.plan import refused_on
 
     if args.target != "auto":  # refused before the backend is even probed
-        refusal = refused_on(plan, args.target)
+        refusal = refused_on(plan, resolve_name(args.target))
         if refusal:
             _tell(f"collector: plan error: {refusal}")
             return 2

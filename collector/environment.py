@@ -22,13 +22,13 @@ from collector.facts import Fact, known, os_release, read_text_file, unknown
 __all__ = ["Fact", "decide_backend_family", "known", "os_release", "read_environment", "read_text_file", "unknown"]
 
 def env_prefixes() -> tuple[str, ...]:
-    """Variables recorded on every run: each adapter's prefixes."""
-    return tuple(dict.fromkeys(p for adapter in ADAPTERS.values() for p in adapter.env_prefixes))
+    """Variables recorded on every run: each backend descriptor's prefixes."""
+    return tuple(dict.fromkeys(p for adapter in ADAPTERS.values() for p in adapter.descriptor.env_prefixes))
 
 
 def distributions() -> tuple[str, ...]:
-    """Distributions whose versions and wheel tags are recorded: torch, then each adapter's."""
-    return tuple(dict.fromkeys(["torch", *(d for adapter in ADAPTERS.values() for d in adapter.distributions)]))
+    """Distributions whose versions and wheel tags are recorded: torch, then each descriptor's."""
+    return tuple(dict.fromkeys(["torch", *(d for adapter in ADAPTERS.values() for d in adapter.descriptor.distributions)]))
 
 
 def decide_backend_family(target: str, probes: dict[str, Any]) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from collector import planschema
+from collector import descriptors, planschema
 from collector.eventlog import MAX_LINE_BYTES
 from collector.planschema import KNOWN_DTYPES, KNOWN_REQUIREMENTS, LAYOUTS, MODES, TARGETS, PlanError
 
@@ -406,7 +406,10 @@ def refused_on(plan: WorkloadPlan, target: str) -> str | None:
     and its source), or None. Only plans with compiled cells are concerned."""
     if not any(c.mode == "compiled" for c in plan.cells):
         return None
-    rules = json.loads(TARGET_RULES_PATH.read_text(encoding="utf-8")).get(target, {})
+    try:
+        rules = json.loads(TARGET_RULES_PATH.read_text(encoding="utf-8")).get(target) or descriptors.plugin_plan_rules(target)
+    except descriptors.DescriptorError as exc:  # a plugin backend's constraints file: nothing runs unchecked
+        return str(exc)
     for rule in rules.get("rules", []):
         table, key = rule["key"].split(".", 1)
         value = plan.checked.get(table, {}).get(key)

@@ -2,7 +2,7 @@
 
 This module is the single source of truth for the plan format. The collector
 (``collector/plan.py``) and ``reportgen plan-check`` both validate a plan here before they read
-it, and ``collector/PLAN.md`` is generated from it (``python -m collector.plan_doc``). It uses
+it, and ``collector/PLAN.md`` is generated from it (``python -m reportgen.judge.plan_doc``). It uses
 only the standard library, so the collector stays importable without torch or pydantic.
 
 Validation is strict: an unknown key, a key in the wrong table, a value of the wrong type or
@@ -19,15 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from collector import descriptors
+
 KNOWN_DTYPES = ("float32", "bfloat16", "float16", "float64")
 MODES = ("eager", "compiled")
 LAYOUTS = ("contiguous", "noncontiguous")
 KNOWN_REQUIREMENTS = ("requires_float64",)
-# One per constraint file (reportgen/judge/constraints/), copied here with their plan rules and
-# read without torch: ``python -m reportgen.judge.backend_docs`` writes it, a test keeps it current.
+# The plan rules of the built-in targets' constraint files (reportgen/judge/constraints/), copied
+# here to be read without torch: ``python -m reportgen.judge.backend_docs`` writes it, a test
+# keeps it current. The targets themselves are the backend descriptors (collector/descriptors.py).
 TARGET_RULES_PATH = Path(__file__).parent / "target_rules.json"
 TARGET_RULES: dict[str, Any] = json.loads(TARGET_RULES_PATH.read_text(encoding="utf-8"))
-TARGETS = tuple(sorted(TARGET_RULES))
+TARGETS = tuple(sorted(descriptors.target_names()))
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 INPUT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool", "float32", "bfloat16", "float16", "float64")
 INTEGER_DTYPES = ("int64", "int32", "int16", "int8", "uint8")

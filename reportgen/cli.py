@@ -132,14 +132,28 @@ def main() -> None:
 
 def _check_backend_data() -> None:
     """A constraint file with an unknown or missing key stops every command with one line (exit 2)."""
+    from collector.descriptors import DescriptorError
     from reportgen.judge.backend_docs import BackendDocsError, load_backend_docs, targets
 
     try:
         for target in targets():
             load_backend_docs(target)
+    except DescriptorError as exc:
+        click.echo(f"reportgen: backend descriptor: {exc}", err=True)
+        sys.exit(2)
     except BackendDocsError as exc:
         click.echo(f"reportgen: constraint data: {exc}", err=True)
         sys.exit(2)
+
+
+def _target_choices() -> list[str]:
+    """Every backend's name and aliases, from the backend descriptors."""
+    from collector.descriptors import DescriptorError, target_choices
+
+    try:
+        return list(target_choices())
+    except DescriptorError:
+        return []  # _check_backend_data reports the descriptor before any command runs
 
 
 @main.command(help=VALIDATE_HELP)
@@ -597,12 +611,13 @@ Example:
 
 @main.command("plan-check", help=PLAN_CHECK_HELP)
 @click.argument("plan", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--target", type=click.Choice(["neuron", "cuda", "cpu"]), default=None, help="Backend whose documented limits apply (default: the plan's [workload] target, else neuron).")
+@click.option("--target", type=click.Choice(_target_choices()), default=None, help="Backend whose documented limits apply, by name or alias (default: the plan's [workload] target, else neuron).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True, help="Output: text, JSON, or Markdown for a review thread.")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--write-revised", type=click.Path(dir_okay=False, path_type=Path), help="Write the revised plan here (when one is needed).")
 @click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of this plan (python -m collector inspect): its operators, graph breaks and wide dtypes joined with the target's constraint data, each finding labelled as predicted from the graph, not measured on the device.")
 def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None, inspection: Path | None) -> None:
+    from collector.descriptors import resolve_target
     from collector.plan import PlanError
     from reportgen.contract.inspection import InspectionError, read_inspection
     from reportgen.judge import plancheck
@@ -613,7 +628,7 @@ def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_re
         click.echo(f"reportgen plan-check: unreadable inspection: {exc}", err=True)
         sys.exit(1)
     try:
-        review = plancheck.review_plan(plan, target, inspected)
+        review = plancheck.review_plan(plan, resolve_target(target) if target else None, inspected)
     except PlanError as exc:
         echo(f"reportgen plan-check: unreadable plan: {exc}", err=True)
         sys.exit(1)

@@ -1,8 +1,9 @@
-"""One adapter module and one constraint file per target; the code between them names no target.
+"""One descriptor, one adapter and one constraint file per target; the code between them names no target.
 
-A new backend is a module in collector/backends/ registered in ADAPTERS, plus a constraint file
-in reportgen/judge/constraints/ (copied into collector/target_rules.json); the rules, views,
-summaries and the environment reader ask those, never a target's name.
+A new backend is a descriptor (collector/backends/NAME.toml, or in a plugin folder), the adapter
+module it names and the constraint file it names (reportgen/judge/constraints/ for the built-in
+ones, their plan rules copied into collector/target_rules.json); the rules, views, summaries and
+the environment reader ask those, never a target's name.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def test_every_target_has_one_adapter_and_one_constraint_file() -> None:
     assert set(ADAPTERS) == set(planschema.TARGETS) == set(backend_docs.targets())
     for target, adapter in ADAPTERS.items():
         assert adapter is Backend or adapter.__module__ == f"collector.backends.{target}", (target, adapter.__module__)
-        assert adapter.name == target
+        assert adapter.name == target and adapter.descriptor.name == target
         assert backend_docs.load_backend_docs(target).target == target
 
 
@@ -61,3 +62,13 @@ def test_each_family_a_log_may_record_belongs_to_one_target() -> None:
     for target, adapter in ADAPTERS.items():
         family, _ = adapter.decide_family({"torch_version": "2.13.0", "cuda_available": True, "neuronx_version": "2.13.3.0.1", "privateuse1": target, "xla_present": False})
         assert owners.get(family) == target, (target, family)
+
+
+def test_the_site_stack_column_is_the_descriptors_first_version_column() -> None:
+    from reportgen.publish.summary import RunSummary
+
+    fields = {name: None for name in RunSummary.__dataclass_fields__}
+    for target, versions, shown in (("neuron", {"torch_neuronx": "2.13.3.0.9"}, "2.13.3.0.9"), ("cuda", {"cuda": "12.8"}, "12.8"), ("cpu", {"torch": "2.13.0"}, "—"), ("neuron", {}, "—")):
+        summary = object.__new__(RunSummary)
+        summary.__dict__.update({**fields, "target": target, "versions": versions})
+        assert summary.stack_version == shown, target

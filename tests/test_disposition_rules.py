@@ -274,7 +274,7 @@ def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_pat
 
     edited = tmp_path / "constraints"
     shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
-    path = edited / backend_docs.DEFAULT_FILES["neuron"]
+    path = edited / backend_docs.constraints_path("neuron").name
     text = path.read_text(encoding="utf-8")
     for old, new in (
         ('name = "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", value = "1"', 'name = "NEURON_STRICT", value = "yes"'),
@@ -307,7 +307,7 @@ def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_pat
 def test_a_typo_in_a_constraint_file_is_an_error_not_a_default(tmp_path: Path) -> None:
     from reportgen.judge import backend_docs
 
-    text = (backend_docs.CONSTRAINTS_DIR / backend_docs.DEFAULT_FILES["neuron"]).read_text(encoding="utf-8")
+    text = (backend_docs.CONSTRAINTS_DIR / backend_docs.constraints_path("neuron").name).read_text(encoding="utf-8")
     for old, new, said in (
         ("required_versions = [", "required_version = [", "neuron.toml: unknown key(s) 'required_version'"),
         ("[instances]\nsupported", "[instances]\nsuported", "neuron.toml: instances: unknown key(s) 'suported'"),
@@ -320,8 +320,8 @@ def test_a_typo_in_a_constraint_file_is_an_error_not_a_default(tmp_path: Path) -
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
         with pytest.raises(backend_docs.BackendDocsError, match=re.escape(said)):
             backend_docs.read_docs_file(path)
-    for name in backend_docs.DEFAULT_FILES.values():  # the shipped files are clean
-        backend_docs.read_docs_file(backend_docs.CONSTRAINTS_DIR / name)
+    for target in backend_docs.targets():  # the shipped files are clean
+        backend_docs.read_docs_file(backend_docs.constraints_path(target))
 
 
 def test_a_broken_constraint_file_stops_a_command_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -333,7 +333,7 @@ def test_a_broken_constraint_file_stops_a_command_with_one_line(tmp_path: Path, 
 
     edited = tmp_path / "constraints"
     shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
-    path = edited / backend_docs.DEFAULT_FILES["neuron"]
+    path = edited / backend_docs.constraints_path("neuron").name
     path.write_text(path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8")
     monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
     backend_docs.load_backend_docs.cache_clear()

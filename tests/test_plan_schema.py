@@ -53,9 +53,10 @@ import sys
 
 from click.testing import CliRunner
 
-from collector import plan_doc, planschema
+from collector import planschema
 from collector.plan import refused_on
 from reportgen.cli import main as reportgen_main
+from reportgen.judge import plan_doc
 from reportgen.judge.backend_docs import COLLECTOR_RULES_PATH, render_collector_rules
 from reportgen.judge.plancheck import review_plan
 from tests.conftest import REPO
@@ -191,7 +192,7 @@ def test_negative_warm_option_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_plan_reference_is_current() -> None:
-    assert plan_doc.DOC_PATH.read_text(encoding="utf-8") == plan_doc.render_doc(), "run: python -m collector.plan_doc"
+    assert plan_doc.DOC_PATH.read_text(encoding="utf-8") == plan_doc.render_doc(), "run: python -m reportgen.judge.plan_doc"
 
 
 def test_plan_reference_documents_every_key_and_is_linked() -> None:
@@ -208,7 +209,7 @@ def test_collector_copy_of_the_constraint_rules_is_current() -> None:
 
 
 def test_plan_schema_imports_without_torch_or_pydantic() -> None:
-    code = "import sys; sys.modules['torch'] = None; sys.modules['pydantic'] = None; import collector.plan, collector.planschema, collector.plan_doc; print('ok')"
+    code = "import sys; sys.modules['torch'] = None; sys.modules['pydantic'] = None; import collector.plan, collector.planschema; print('ok')"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "ok", done.stderr
 

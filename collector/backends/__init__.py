@@ -1,14 +1,21 @@
-"""Device adapters, one module per target: ``base`` (cpu, and what all share), ``cuda``, ``neuron``.
+"""Device adapters, one per target, found through the backend descriptors.
 
+A backend is a descriptor (``NAME.toml`` here, or in a folder named by
+``MIGRATION_RECORD_BACKENDS``: ``collector/descriptors.py``), an adapter class (``base`` is the
+cpu and what all share, then ``cuda``, ``neuron``) and a constraints file read by ``reportgen``.
 Each adapter answers the same questions for its target: how to synchronise, compile, track
 fallback and profile, and what ``collector.environment`` reads there. Where a question has no
 answer on a backend (CPU fallback on the CPU itself) the answer says "not applicable" with a
 reason; where it could not be measured it says "unmeasured" with a reason. Never an empty list
-standing for "unknown". A new target is a new module here, registered in ``ADAPTERS``, plus its
-constraint file (``reportgen/judge/constraints/``, copied into ``collector/target_rules.json``).
+standing for "unknown". What is data (families, variables, versions, caches, scheduler
+resources) is in the descriptor, not in the adapter.
 """
 
 from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
 
 from collector.backends.base import (
     CACHE_ROOT,
@@ -24,17 +31,47 @@ from collector.backends.base import (
 )
 from collector.backends.cuda import CudaBackend
 from collector.backends.neuron import NeuronBackend, neuron_warnings
+from collector.descriptors import Descriptor, DescriptorError, descriptors
 
 __all__ = [
-    "ADAPTERS", "AUTO_ORDER", "CACHE_ROOT", "Backend", "BackendUnavailable", "CudaBackend", "NeuronBackend", "OpRecorder",
+    "ADAPTERS", "AUTO_ORDER", "CACHE_ROOT", "Backend", "Descriptor", "DescriptorError", "BackendUnavailable", "CudaBackend", "NeuronBackend", "OpRecorder",
     "count_files", "finish_cache_listing", "list_cache_dirs", "measured", "neuron_warnings", "not_measured",
     "resolve_target", "select_backend", "top_ops",
 ]
 
-# Every target's adapter class, in the order environment.py records their facts.
-ADAPTERS: dict[str, type[Backend]] = {"cpu": Backend, "neuron": NeuronBackend, "cuda": CudaBackend}
+
+
+def _adapter(descriptor: Descriptor) -> type[Backend]:
+    """The adapter class a descriptor names: a module of this package for a built-in backend,
+    else the file beside the descriptor, loaded under a name of its own."""
+    if descriptor.builtin:
+        module = importlib.import_module(f"collector.backends.{descriptor.adapter_file.stem}")
+    else:
+        name = f"collector_backend_{descriptor.name.replace('-', '_')}"
+        spec = importlib.util.spec_from_file_location(name, descriptor.adapter_file)
+        if spec is None or spec.loader is None or not descriptor.adapter_file.is_file():
+            raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file} cannot be loaded")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the plugin's own code: said in one line with its file
+            del sys.modules[name]
+            raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file.name} raised {type(exc).__name__}: {str(exc)[:300]}") from None
+    adapter = getattr(module, descriptor.adapter_class, None)
+    if not (isinstance(adapter, type) and issubclass(adapter, Backend)):
+        raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter} is not a Backend subclass in {descriptor.adapter_file.name}")
+    # A subclass keeps its own descriptor, never its base's (the cpu adapter is everyone's base).
+    adapter.descriptor = descriptor
+    adapter.name = descriptor.name
+    adapter.compile_backend = descriptor.compile_backend
+    return adapter
+
+
+# Every target's adapter class, in descriptor order (environment.py records their facts so).
+ADAPTERS: dict[str, type[Backend]] = {name: _adapter(d) for name, d in descriptors().items()}
 # What --target auto tries, in order, before the cpu.
-AUTO_ORDER = ("neuron", "cuda")
+AUTO_ORDER = tuple(name for name, d in descriptors().items() if d.auto_order is not None)
 
 
 def resolve_target(requested: str, intended: str | None) -> tuple[Backend, dict[str, str]]:
@@ -70,7 +107,7 @@ def resolve_target(requested: str, intended: str | None) -> tuple[Backend, dict[
     if intended is not None and intended != backend.name:
         why = f"named on the command line, overriding the plan's target {intended}: this run is not evidence for {intended}"
     else:
-        why = "named on the command line" + (f", the plan's target" if intended else "; the plan names no target")
+        why = "named on the command line" + (", the plan's target" if intended else "; the plan names no target")
     return backend, _choice(requested, backend, why)
 
 
@@ -79,7 +116,8 @@ def _choice(requested: str, backend: Backend, reason: str) -> dict[str, str]:
 
 
 def select_backend(target: str) -> Backend:
-    """The adapter for ``target`` (a resolved target: ``auto`` is resolved by resolve_target)."""
+    """The adapter for ``target`` or one of its aliases (``auto`` is resolved by resolve_target)."""
+    target = next((name for name, d in descriptors().items() if target in d.aliases), target)
     if target not in ADAPTERS:
         raise BackendUnavailable(f"unknown target {target!r}; choose auto, {', '.join(ADAPTERS)}")
     return ADAPTERS[target]()

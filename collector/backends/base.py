@@ -22,7 +22,8 @@ from typing import Any, Iterator, Mapping
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from collector.facts import Fact, unknown
+from collector.descriptors import Descriptor, VersionProbe
+from collector.facts import Fact, dist_version, known, read_text_file, run_command, unknown
 
 COPY_OPS = frozenset({"aten::_to_copy", "aten::copy_", "aten::to"})
 
@@ -102,10 +103,10 @@ class Backend:
     device = torch.device("cpu")
     module: Any = None
     compile_options: dict[str, Any] | None = None
-    # What environment.py records for this target, on every run whatever its target: the pip
-    # distributions (version and wheel tags) and the variables (by prefix) that matter here.
-    distributions: tuple[str, ...] = ()
-    env_prefixes: tuple[str, ...] = ("TORCHINDUCTOR_", "TORCH_LOGS", "OMP_NUM_THREADS")
+    # The target's descriptor (collector/descriptors.py), set with ``name`` and
+    # ``compile_backend`` when collector.backends loads the adapter: what environment.py records
+    # for the target (distributions, variables, versions) and its compile caches are data there.
+    descriptor: Descriptor
 
     @staticmethod
     def probe(torch_module: Any) -> dict[str, Any]:
@@ -117,10 +118,11 @@ class Backend:
         """The backend family cells of this target run on, and how that was decided."""
         return "cpu", "target cpu: cells run on the host CPU"
 
-    @staticmethod
-    def versions(torch_module: Any) -> dict[str, Fact]:
-        """Versions of this target's own packages and drivers (recorded on every run)."""
-        return {}
+    @classmethod
+    def versions(cls, torch_module: Any) -> dict[str, Fact]:
+        """Versions of this target's own packages and drivers (recorded on every run), read as
+        the descriptor's ``[[version]]`` probes say."""
+        return {probe.key: read_version(probe) for probe in cls.descriptor.versions}
 
     @staticmethod
     def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:
@@ -157,8 +159,11 @@ class Backend:
         return compiled
 
     def cache_env(self, directory: Path) -> dict[str, str]:
-        """Variables that point every compile cache at ``directory`` (for a true cold start)."""
-        return {"TORCHINDUCTOR_CACHE_DIR": str(directory / "inductor"), CACHE_ROOT: str(directory)}
+        """Variables that point every compile cache at ``directory`` (for a true cold start):
+        inductor's and each of the descriptor's ``[[cache]]`` folders."""
+        env = {"TORCHINDUCTOR_CACHE_DIR": str(directory / "inductor"), CACHE_ROOT: str(directory)}
+        env.update({cache.variable: str(directory / cache.role) for cache in self.descriptor.caches})
+        return env
 
     def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
         """(role, path, redirected) of every compile cache this process would use.
@@ -168,14 +173,17 @@ class Backend:
         and count as redirected only when the temp dir itself is the collector's.
         """
         environ = os.environ if environ is None else environ
-        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
-
         dirs: list[tuple[str, Path]] = []
-        if "TORCHINDUCTOR_CACHE_DIR" in environ:
-            dirs.append(("inductor", Path(environ["TORCHINDUCTOR_CACHE_DIR"])))
-        default = Path(default_cache_dir())
-        dirs.append(("inductor-precompiled-headers", default / "precompiled_headers"))
-        dirs.append(("inductor-default-cache", default / "cache"))
+        if self.descriptor.compile_backend == "inductor":  # another compiler fills no inductor cache
+            from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+            if "TORCHINDUCTOR_CACHE_DIR" in environ:
+                dirs.append(("inductor", Path(environ["TORCHINDUCTOR_CACHE_DIR"])))
+            default = Path(default_cache_dir())
+            dirs.append(("inductor-precompiled-headers", default / "precompiled_headers"))
+            dirs.append(("inductor-default-cache", default / "cache"))
+        for cache in self.descriptor.caches:
+            dirs.append((cache.role, Path(environ.get(cache.variable) or os.path.expanduser(cache.default))))
         return [(role, path, _redirected(path, environ)) for role, path in dirs]
 
     def begin_cell(self) -> None:
@@ -246,6 +254,23 @@ class Backend:
         prof.export_chrome_trace(str(path))
         result["traces"].append((path, "chrome_trace"))
         result["top_ops"] = top_ops(prof)
+
+
+def read_version(probe: VersionProbe) -> Fact:
+    """One version as a descriptor's probe says to read it: a distribution's metadata, a
+    module's attribute, a file's text or a command's output; unknown with the reason otherwise."""
+    if probe.distribution:
+        return dist_version(probe.distribution)
+    if probe.file:
+        return read_text_file(probe.file, probe.what or probe.key)
+    if probe.command:
+        return run_command(list(probe.command))
+    source = f"{probe.module}.{probe.attribute}"
+    try:
+        value = getattr(importlib.import_module(probe.module), probe.attribute, None)
+    except Exception as exc:  # a probe that cannot import its module is a fact, not a crash
+        return unknown(f"{probe.module} cannot be imported: {type(exc).__name__}: {str(exc)[:200]}")
+    return known(str(value), source) if value else unknown(probe.what or f"{source} is not set")
 
 
 def top_ops(prof: Any, limit: int = 10) -> list[dict[str, Any]]:

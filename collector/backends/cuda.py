@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 
-from collector.backends.base import Backend, BackendUnavailable, OpRecorder, _redirected, not_measured
+from collector.backends.base import Backend, BackendUnavailable, OpRecorder, not_measured
 from collector.facts import Fact, known, unknown
 
 
 class CudaBackend(Backend):
-    name = "cuda"
+    """Its name, variables, versions and caches are in cuda.toml beside this file."""
 
     def __init__(self) -> None:
         if not torch.cuda.is_available():
@@ -31,18 +29,6 @@ class CudaBackend(Backend):
         self.synchronize()  # queued work counts: read after it has run
         return {"status": "measured", "peak_allocated_bytes": int(torch.cuda.max_memory_allocated(self.device)), "source": "torch.cuda.max_memory_allocated"}
 
-    def cache_env(self, directory: Path) -> dict[str, str]:
-        env = super().cache_env(directory)
-        env["TRITON_CACHE_DIR"] = str(directory / "triton")
-        return env
-
-    def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
-        environ = os.environ if environ is None else environ
-        dirs = super().cache_dirs(environ)
-        triton = Path(environ["TRITON_CACHE_DIR"]) if "TRITON_CACHE_DIR" in environ else Path.home() / ".triton" / "cache"
-        dirs.append(("triton", triton, _redirected(triton, environ)))
-        return dirs
-
     def fallback(self) -> dict[str, Any]:
         return not_measured("not_applicable", "CUDA has no automatic CPU fallback: an unsupported op raises")
 
@@ -54,9 +40,6 @@ class CudaBackend(Backend):
     def profiler_activities(self) -> list[Any]:
         return [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
 
-    distributions = ("triton",)
-    env_prefixes = ("CUDA_",)
-
     @staticmethod
     def probe(torch_module: Any) -> dict[str, Any]:
         return {"cuda_available": bool(torch_module.cuda.is_available())}
@@ -66,11 +49,6 @@ class CudaBackend(Backend):
         if probes.get("cuda_available"):
             return "cuda", "target cuda and torch.cuda.is_available() is True"
         return "unknown", "target cuda but torch.cuda.is_available() is False"
-
-    @staticmethod
-    def versions(torch_module: Any) -> dict[str, Fact]:
-        cuda = getattr(torch_module.version, "cuda", None)
-        return {"cuda": known(cuda, "torch.version.cuda") if cuda else unknown("torch build without CUDA")}
 
     @staticmethod
     def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:

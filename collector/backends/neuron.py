@@ -12,12 +12,12 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 import torch
 
-from collector.backends.base import Backend, BackendUnavailable, OpRecorder, _redirected, measured, not_measured, top_ops
-from collector.facts import Fact, dist_version, known, read_text_file, run_command, unknown, version_tuple
+from collector.backends.base import Backend, BackendUnavailable, OpRecorder, measured, not_measured, top_ops
+from collector.facts import Fact, dist_version, known, unknown, version_tuple
 
 # torch-neuronx versions of the native backend's 2.33 release (the package matrix's rows).
 NATIVE_NEURONX_FAMILIES = ("2.13.3.", "2.14.3.")
@@ -40,14 +40,10 @@ class NeuronBackend(Backend):
       lines written while it ran, and the file is copied to ``logs/neuron.log`` in the run.
     """
 
-    name = "neuron"
-    compile_backend = "neuron"
-
-    # Native TorchNeuron and the older XLA-based product share the pip name torch-neuronx, so
-    # the family is decided from versions and module probes, never from the name
+    # Its name, variables, versions and caches are in neuron.toml beside this file. Native
+    # TorchNeuron and the older XLA-based product share the pip name torch-neuronx, so the
+    # family is decided here from versions and module probes, never from the name
     # (shared/reference/torchneuron-2.33-notes.md section 1).
-    distributions = ("torch-neuronx", "neuronx-cc", "nki", "torch-xla", "libneuronxla")
-    env_prefixes = ("TORCH_NEURONX_", "NEURON_", "XLA_", "PJRT_")
 
     @staticmethod
     def probe(torch_module: Any) -> dict[str, Any]:
@@ -87,16 +83,6 @@ class NeuronBackend(Backend):
             f"torch-neuronx {neuronx} ({family_note}) with torch {torch_version} >= 2.10, "
             "privateuse1 backend 'neuron' registered, no XLA modules"
         )
-
-    @staticmethod
-    def versions(torch_module: Any) -> dict[str, Fact]:
-        return {
-            "torch_neuronx": dist_version("torch-neuronx"),
-            "neuronx_cc": dist_version("neuronx-cc"),
-            "nki": dist_version("nki"),
-            "neuron_driver": read_text_file("/sys/module/neuron/version", "neuron driver version"),
-            "neuron_runtime": run_command(["dpkg-query", "-W", "-f", "${Version}", "aws-neuronx-runtime-lib"]),
-        }
 
     @staticmethod
     def device_facts(torch_module: Any, backend_module: Any) -> dict[str, Fact] | None:
@@ -150,20 +136,6 @@ class NeuronBackend(Backend):
 
     def synchronize(self) -> None:
         torch.neuron.synchronize()
-
-    def cache_env(self, directory: Path) -> dict[str, str]:
-        env = super().cache_env(directory)
-        env["TORCH_NEURONX_NEFF_CACHE_DIR"] = str(directory / "neff")
-        env["TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR"] = str(directory / "neff-local")
-        return env
-
-    def cache_dirs(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, Path, bool]]:
-        environ = os.environ if environ is None else environ
-        dirs = []
-        for role, name, default in (("neff", "TORCH_NEURONX_NEFF_CACHE_DIR", "/tmp/neff_cache"), ("neff-local", "TORCH_NEURONX_NEFF_LOCAL_CACHE_DIR", "/tmp/local_cache")):
-            path = Path(environ.get(name, default))
-            dirs.append((role, path, _redirected(path, environ)))
-        return dirs
 
     def peak_memory(self) -> dict[str, Any]:
         # The torch-neuronx memory profiling guide documents memory_stats and memory_allocated,

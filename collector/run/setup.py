@@ -52,6 +52,7 @@ def _files_read(run: Run) -> list[tuple[str, Path]]:
     files = [("plan", run.plan.path), ("workload_module", run.plan.module_path), ("constraint_rules", TARGET_RULES_PATH)]
     if adapter:
         files.append(("backend_adapter", Path(adapter).resolve()))
+    files.append(("backend_descriptor", type(run.backend).descriptor.path))
     return files
 
 

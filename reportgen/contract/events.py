@@ -17,6 +17,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
+from collector.descriptors import backend_families
+
 SCHEMA_MAJOR = 1
 SCHEMA_MINOR = 3
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
@@ -25,7 +27,9 @@ CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
 Mode = Literal["eager", "compiled"]
 Layout = Literal["contiguous", "noncontiguous"]
 FailurePhase = Literal["setup", "inputs", "reference", "transfer", "compile", "run", "compare"]
-BackendFamily = Literal["neuron-native", "neuron-xla", "cuda", "cpu", "unknown"]
+# Every backend descriptor's families, then "unknown" (collector/descriptors.py; a plugin
+# backend's families come with it).
+BackendFamily = Literal[backend_families()]  # type: ignore[valid-type]
 CacheCondition = Literal[
     "fresh_process_empty_cache",
     "persistent_cache",
@@ -96,7 +100,7 @@ class TargetChoice(Strict):
 class ProvenanceFile(Strict):
     """One file the run read to decide what to do, by the sha256 of its bytes."""
 
-    role: str = Field(description="plan, workload_module, constraint_rules (the constraint data the collector checks plans against), backend_adapter, ...")
+    role: str = Field(description="plan, workload_module, constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, ...")
     path: str = Field(description="Where the collector read it (absolute on the host that ran).")
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
     unknown_reason: str | None = Field(None, description="Why the file's sha256 is not recorded; set exactly when sha256 is null.")

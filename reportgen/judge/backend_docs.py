@@ -17,8 +17,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from collector.descriptors import descriptors, plan_rules
+
 CONSTRAINTS_DIR = Path(__file__).parent / "constraints"
-DEFAULT_FILES = {"neuron": "neuron-native-2.33.toml", "cpu": "cpu.toml", "cuda": "cuda.toml"}
+
+
+def constraints_path(target: str) -> Path:
+    """The constraints file a target's descriptor names: a built-in backend's in this folder
+    (the device never needs it: the collector reads target_rules.json), a plugin backend's beside
+    its descriptor. KeyError for a target no descriptor describes."""
+    found = descriptors().get(target)
+    if found is None:
+        raise KeyError(f"no backend descriptor for target {target!r}; known: {', '.join(sorted(descriptors()))}")
+    return (CONSTRAINTS_DIR if found.builtin else found.path.parent) / found.constraints
 
 
 @dataclass(frozen=True)
@@ -137,10 +148,12 @@ class BackendDocsError(ValueError):
 
 # Every key a constraint file may hold, per table: anything else (a typo such as
 # "required_version") is an error on load, never a silently applied default.
+# What a backend is (families and their words, versions shown, scheduler resources) is in its
+# descriptor (collector/descriptors.py), not here.
 TOP_KEYS = {
-    "target", "family", "release", "sources", "package_matrix", "wheels", "constraint", "adapter_note", "families",
-    "evidence_families", "version_keys", "required_versions", "hardware", "fallback_must_be_measured",
-    "compile_fallback_setting", "matrix_package", "device_resource", "slurm_gres", "node_taint", "instances", "device_facts", "operators", "operator",
+    "target", "family", "release", "sources", "package_matrix", "wheels", "constraint", "adapter_note",
+    "evidence_families", "required_versions", "hardware", "fallback_must_be_measured",
+    "compile_fallback_setting", "matrix_package", "instances", "device_facts", "operators", "operator",
 }
 REQUIRED_TOP = ("target", "family", "release")
 CONSTRAINT_KEYS = {"id", "title", "text", "applies_to", "source", "plan_rule"}
@@ -180,7 +193,7 @@ def validate_docs_data(name: str, data: dict[str, Any]) -> None:
     matrix_key = data.get("matrix_package")
     for index, row in enumerate(data.get("package_matrix", [])):
         _check_keys(f"{name}: package_matrix[{index}]", row, {matrix_key or "", "torch", "python", "source"} - {""}, ("torch", "python", "source"))
-    for key in ("evidence_families", "version_keys", "required_versions", "device_facts"):
+    for key in ("evidence_families", "required_versions", "device_facts"):
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise BackendDocsError(f"{name}: {key}: expected a list of names")
@@ -197,10 +210,17 @@ def read_docs_file(path: Path) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def load_backend_docs(target: str) -> BackendDocs:
-    """The documented facts for a target name (neuron, cpu, cuda)."""
-    if target not in DEFAULT_FILES:
-        raise KeyError(f"no constraint file for target {target!r}; known: {', '.join(sorted(DEFAULT_FILES))}")
-    data = read_docs_file(CONSTRAINTS_DIR / DEFAULT_FILES[target])
+    """The documented facts for a target name (neuron, cpu, cuda, or a plugin backend's)."""
+    path = constraints_path(target)
+    descriptor = descriptors()[target]
+    data = read_docs_file(path)
+    if data["target"] != target:
+        raise BackendDocsError(f"{path.name}: target: {data['target']!r}, but {descriptor.path.name} names this file for {target!r}")
+    if data["family"] not in descriptor.families:
+        raise BackendDocsError(f"{path.name}: family: {data['family']!r} is not one of {descriptor.path.name}'s families ({', '.join(descriptor.families)})")
+    unknown = [f for f in data.get("evidence_families", []) if f not in descriptor.families]
+    if unknown:
+        raise BackendDocsError(f"{path.name}: evidence_families: {unknown[0]!r} is not one of {descriptor.path.name}'s families ({', '.join(descriptor.families)})")
     return BackendDocs(
         target=data["target"],
         family=data["family"],
@@ -210,21 +230,21 @@ def load_backend_docs(target: str) -> BackendDocs:
         wheels=data.get("wheels", {}),
         constraints=[Constraint(**{**c, "plan_rule": tuple(c.get("plan_rule", ()))}) for c in data.get("constraint", [])],
         adapter_note=data.get("adapter_note", ""),
-        families=dict(data.get("families", {data["family"]: data["target"]})),
+        families=dict(descriptor.families),
         evidence_families=tuple(data.get("evidence_families", [data["family"]])),
-        version_keys=tuple(data.get("version_keys", [])),
+        version_keys=descriptor.column_versions,
         required_versions=tuple(data.get("required_versions", ["torch"])),
         hardware=data.get("hardware", ""),
         fallback_must_be_measured=bool(data.get("fallback_must_be_measured", False)),
         compile_fallback_setting=data.get("compile_fallback_setting"),
         matrix_package=data.get("matrix_package", ""),
-        device_resource=data.get("device_resource", ""),
+        device_resource=descriptor.device_resource,
         instances=_instances(data.get("instances")),
         device_facts=tuple(data.get("device_facts", [])),
-        file=DEFAULT_FILES[target],
-        slurm_gres=data.get("slurm_gres", ""),
-        node_taint=data.get("node_taint", ""),
-        operators=tuple(_operator(e, f"{DEFAULT_FILES[target]}: operator[{i}]") for i, e in enumerate(data.get("operator", []))),
+        file=path.name,
+        slurm_gres=descriptor.slurm_gres,
+        node_taint=descriptor.node_taint,
+        operators=tuple(_operator(e, f"{path.name}: operator[{i}]") for i, e in enumerate(data.get("operator", []))),
         operators_note=data.get("operators", {}).get("note", ""),
         operators_source=data.get("operators", {}).get("source", ""),
         unsupported_listed=bool(data.get("operators", {}).get("unsupported_listed", False)),
@@ -243,12 +263,12 @@ def docs_file_sha256(target: str) -> str:
     """The sha256 of the constraint file a report of this target is judged with."""
     import hashlib
 
-    return hashlib.sha256((CONSTRAINTS_DIR / DEFAULT_FILES[target]).read_bytes()).hexdigest()
+    return hashlib.sha256(constraints_path(target).read_bytes()).hexdigest()
 
 
 def targets() -> tuple[str, ...]:
-    """Every target a constraint file describes, in DEFAULT_FILES order (the first target first)."""
-    return tuple(DEFAULT_FILES)
+    """Every target a descriptor describes, in descriptor order (the first target first)."""
+    return tuple(descriptors())
 
 
 def docs_for_family(family: str) -> BackendDocs | None:
@@ -258,7 +278,7 @@ def docs_for_family(family: str) -> BackendDocs | None:
 
 def evidence_families(target: str | None) -> tuple[str, ...]:
     """The backend families whose runs are evidence for ``target`` (none for an unknown target)."""
-    return load_backend_docs(target).evidence_families if target in DEFAULT_FILES else ()
+    return load_backend_docs(target).evidence_families if target in descriptors() else ()
 
 
 def family_label(family: str) -> str:
@@ -277,16 +297,24 @@ def version_keys() -> tuple[str, ...]:
     return tuple(keys)
 
 
+def stack_version_key(target: str) -> str | None:
+    """The version that names a run's own stack on the site (its descriptor's first version
+    column: torch_neuronx on neuron, cuda on cuda); None for a target with none (cpu) or one no
+    descriptor describes."""
+    found = descriptors().get(target)
+    return found.column_versions[0] if found is not None and found.column_versions else None
+
+
 def run_backend(planned: str | None, family: str) -> BackendDocs | None:
     """The backend a run is about: the one it ran on, else the one it was planned for."""
-    return docs_for_family(family) or (load_backend_docs(planned) if planned in DEFAULT_FILES else None)
+    return docs_for_family(family) or (load_backend_docs(planned) if planned in descriptors() else None)
 
 
 def adapter_docs(planned: str | None, family: str) -> list[BackendDocs]:
     """The constraint files whose adapter note speaks for a run: the target it was planned for
     and the one whose family it ran on, each note once."""
     found: list[BackendDocs] = []
-    for docs in (load_backend_docs(planned) if planned in DEFAULT_FILES else None, docs_for_family(family)):
+    for docs in (load_backend_docs(planned) if planned in descriptors() else None, docs_for_family(family)):
         if docs is not None and docs.adapter_note and all(docs.adapter_note != other.adapter_note for other in found):
             found.append(docs)
     return found
@@ -300,27 +328,10 @@ def collector_rules() -> dict[str, Any]:
     ``python -m reportgen.judge.backend_docs``; a test keeps the copy current.
     """
     rules: dict[str, Any] = {}
-    for target in sorted(DEFAULT_FILES):
-        docs = load_backend_docs(target)
-        rules[target] = {
-            "release": docs.release,
-            **({"device_resource": docs.device_resource} if docs.device_resource else {}),
-            **({"slurm_gres": docs.slurm_gres} if docs.slurm_gres else {}),
-            **({"node_taint": docs.node_taint} if docs.node_taint else {}),
-            "constraints_file": f"reportgen/judge/constraints/{DEFAULT_FILES[target]}",
-            "rules": [
-                {
-                    "key": rule["key"],
-                    "allowed": list(rule["allowed"]),
-                    "constraint": c.id,
-                    "title": c.title,
-                    "source": c.source,
-                    "source_urls": {name.strip(): docs.sources[name.strip()] for name in c.source.split(",") if name.strip() in docs.sources},
-                }
-                for c in docs.constraints
-                for rule in c.plan_rule
-            ],
-        }
+    for target in sorted(name for name, d in descriptors().items() if d.builtin):
+        load_backend_docs(target)  # checked key by key first
+        path = constraints_path(target)
+        rules[target] = plan_rules(read_docs_file(path), f"reportgen/judge/constraints/{path.name}")
     return rules
 
 

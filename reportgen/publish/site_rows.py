@@ -12,10 +12,11 @@ Format (``ROWS_FORMAT``)::
     {"format": 1, "statuses": [...], "outcomes": {outcome: [symbol, label]},
      "strings": [...],            # every repeated text once
      "rows": [[workload, workload_slug, run_id, slug, flags, intended, target, family,
-               torch, torch_neuronx, started, outcome, headline, scope, passed, not_passed,
+               torch, stack, started, outcome, headline, scope, passed, not_passed,
                count per status...], ...]}
 
-Texts that repeat (workload, target, versions, headline, scope) are indexes into ``strings``;
+``stack`` is the version of the run's own target stack (``RunSummary.stack_version``: the
+first version column of its backend descriptor, torch_neuronx on neuron). Texts that repeat (workload, target, versions, headline, scope) are indexes into ``strings``;
 ``slug`` is only the 8-character hash when the slug is the run id plus that hash; ``flags``
 is 1 for a synthetic run, plus 2 for an incomplete one, plus 4 when ``run_id`` leaves out a
 leading "<workload>-" or 8 when it leaves out "<workload>-<target>-"; ``intended`` is -1 when
@@ -90,7 +91,7 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
         rows.append([
             ref(s.workload), ref(s.workload_slug), run_id, tail, flags,
             ref(s.intended_target) if s.intended_target else -1, ref(s.target), ref(s.family),
-            ref(s.versions.get("torch", "unknown")), ref(s.versions.get("torch_neuronx", "—")),
+            ref(s.versions.get("torch", "unknown")), ref(s.stack_version),
             started, ref(s.outcome), ref(s.headline), ref(scope),
             passed, sum(s.counts.values()) - passed, *(s.counts.get(name, 0) for name in STATUS_ORDER),
         ])

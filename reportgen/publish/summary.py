@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from reportgen.judge.backend_docs import version_keys
+from reportgen.judge.backend_docs import stack_version_key, version_keys
 from reportgen.judge.identity import weights_facts
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
@@ -73,6 +73,13 @@ class RunSummary:
     def from_dict(cls, data: dict[str, Any]) -> RunSummary:
         cells = {k: CellSummary(**v) for k, v in data.get("cells", {}).items()}
         return cls(**{**data, "cells": cells})
+
+    @property
+    def stack_version(self) -> str:
+        """The version of the run's own target stack (the site's stack column), "—" when the
+        target has no such version or the run did not record it."""
+        key = stack_version_key(self.target)
+        return self.versions.get(key, "—") if key else "—"
 
     @property
     def sort_key(self) -> tuple[str, str]:

@@ -2,7 +2,7 @@
 
 Run from the repository root after changing the schema::
 
-    python -m collector.plan_doc
+    python -m reportgen.judge.plan_doc
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 from collector import planschema
 from collector.planschema import SCHEMA, Key, Table
 
-DOC_PATH = Path(__file__).parent / "PLAN.md"
+# The plan reference stays beside the code that reads plans on the device.
+DOC_PATH = Path(__file__).resolve().parents[2] / "collector" / "PLAN.md"
 
 _TYPES = {
     "str": "string",
@@ -34,7 +35,7 @@ _INTRO = """\
 A plan says, before anything runs, what a run will test and what counts as correct. The
 collector runs it (`python -m collector --workload PLAN.toml`) and `reportgen plan-check PLAN.toml`
 reviews it against a backend's documented constraints. This page is generated from
-`collector/planschema.py` by `python -m collector.plan_doc`; both programs validate a plan
+`collector/planschema.py` by `python -m reportgen.judge.plan_doc`; both programs validate a plan
 against that one schema.
 
 ## Rules

@@ -1,0 +1,308 @@
+"""Backend descriptors: what a backend is, as data, read by both halves (standard library only).
+
+A backend is three files: this descriptor (``NAME.toml``), an adapter module (the Python class
+that synchronises, compiles, lists caches and reads operators on the device) and a constraints
+file (what the backend's documentation says, read by ``reportgen``). The built-in descriptors
+sit beside their adapters in ``collector/backends/``; their constraints files are in
+``reportgen/judge/constraints/``. More backends come from the folders named in the environment
+variable ``MIGRATION_RECORD_BACKENDS`` (separated like ``PATH``), each folder holding
+descriptors with their adapter and constraints files beside them (docs/backends.md).
+
+Every key is checked on load: a misspelled or mistyped key is a one-line :class:`DescriptorError`
+naming the file and the key, never a silently applied default.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+PLUGIN_ENV = "MIGRATION_RECORD_BACKENDS"
+BUILTIN_DIR = Path(__file__).resolve().parent / "backends"
+# Words a backend may not take: "auto" is the collector's choice, "unknown" a family no rule decided.
+RESERVED = ("auto", "unknown")
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+class DescriptorError(ValueError):
+    """A descriptor that cannot be used as written; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class VersionProbe:
+    """How one version is read on the device: a pip distribution, a module attribute, a file or
+    a command's output. ``column``: shown as a column beside python and torch on the site."""
+
+    key: str
+    distribution: str = ""
+    module: str = ""
+    attribute: str = ""
+    file: str = ""
+    command: tuple[str, ...] = ()
+    what: str = ""
+    column: bool = True
+
+
+@dataclass(frozen=True)
+class CacheDir:
+    """A compile cache the backend fills: the variable that moves it, and where it is otherwise."""
+
+    role: str
+    variable: str
+    default: str
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    name: str
+    path: Path  # the descriptor file
+    adapter: str  # "FILE.py:Class", FILE beside the descriptor
+    constraints: str  # the constraints file's name
+    families: dict[str, str]  # backend family a log may record -> the reader's words
+    compile_backend: str
+    aliases: tuple[str, ...] = ()
+    auto_order: int | None = None  # --target auto tries lower numbers first; None: never
+    distributions: tuple[str, ...] = ()
+    env_prefixes: tuple[str, ...] = ()
+    caches: tuple[CacheDir, ...] = ()
+    versions: tuple[VersionProbe, ...] = ()
+    device_resource: str = ""  # Kubernetes extended resource a campaign pod asks for
+    node_taint: str = ""  # taint key device nodes commonly carry; campaign pods tolerate it
+    slurm_gres: str = ""  # Slurm GRES name a campaign task asks for (--gres=NAME:N)
+    notes: str = ""
+
+    @property
+    def builtin(self) -> bool:
+        return self.path.parent == BUILTIN_DIR
+
+    @property
+    def adapter_file(self) -> Path:
+        return self.path.parent / self.adapter.split(":", 1)[0]
+
+    @property
+    def adapter_class(self) -> str:
+        return self.adapter.split(":", 1)[1]
+
+    @property
+    def column_versions(self) -> tuple[str, ...]:
+        return tuple(probe.key for probe in self.versions if probe.column)
+
+
+# key -> (type, required, what it is); a table's keys are checked by the same rule.
+_TOP: dict[str, tuple[type | tuple[type, ...], bool, str]] = {
+    "name": (str, True, "the target name (lower case, as --target takes it)"),
+    "adapter": (str, True, '"FILE.py:Class", the adapter beside this file'),
+    "constraints": (str, True, "the constraints file's name"),
+    "families": (dict, True, "backend family -> the reader's words"),
+    "compile_backend": (str, True, "torch.compile's backend name"),
+    "aliases": (list, False, "other names for the target"),
+    "auto_order": (int, False, "--target auto tries lower numbers first"),
+    "distributions": (list, False, "pip distributions whose versions and wheel tags are recorded"),
+    "env_prefixes": (list, False, "prefixes of the environment variables recorded"),
+    "cache": (list, False, "[[cache]] tables"),
+    "version": (list, False, "[[version]] tables"),
+    "kubernetes": (dict, False, "[kubernetes] table"),
+    "slurm": (dict, False, "[slurm] table"),
+    "notes": (str, False, "documentation notes"),
+}
+_CACHE = {"role": (str, True, ""), "variable": (str, True, ""), "default": (str, True, "")}
+_VERSION = {
+    "key": (str, True, ""), "distribution": (str, False, ""), "module": (str, False, ""), "attribute": (str, False, ""),
+    "file": (str, False, ""), "command": (list, False, ""), "what": (str, False, ""), "column": (bool, False, ""),
+}
+_KUBERNETES = {"device_resource": (str, True, ""), "node_taint": (str, False, "")}
+_SLURM = {"gres": (str, True, "")}
+
+
+def _check(where: str, table: Any, keys: dict[str, tuple[Any, bool, str]]) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise DescriptorError(f"{where}: expected a table, found {type(table).__name__}")
+    for key, value in table.items():
+        if key not in keys:
+            close = difflib.get_close_matches(key, list(keys), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f"; allowed: {', '.join(keys)}"
+            raise DescriptorError(f"{where}.{key}: unknown key{hint}")
+        kind = keys[key][0]
+        # bool is an int in Python: a count must not be written true
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise DescriptorError(f"{where}.{key}: expected {getattr(kind, '__name__', kind)}, found {type(value).__name__}")
+        if kind is list and not all(isinstance(item, dict if key in ("cache", "version") else str) for item in value):
+            raise DescriptorError(f"{where}.{key}: expected a list of {'tables' if key in ('cache', 'version') else 'strings'}")
+    missing = [key for key, (_, required, _) in keys.items() if required and key not in table]
+    if missing:
+        raise DescriptorError(f"{where}.{missing[0]}: missing (required)")
+    return table
+
+
+def _probe(where: str, table: dict[str, Any]) -> VersionProbe:
+    _check(where, table, _VERSION)
+    ways = [name for name in ("distribution", "module", "file", "command") if name in table]
+    if len(ways) != 1:
+        raise DescriptorError(f"{where}: give exactly one of distribution, module (with attribute), file or command; found {ways or 'none'}")
+    if ("module" in table) != ("attribute" in table):
+        raise DescriptorError(f"{where}.attribute: module and attribute go together")
+    if not _KEY.match(table["key"]):
+        raise DescriptorError(f"{where}.key: {table['key']!r} is not a plain name")
+    return VersionProbe(**{**table, "command": tuple(table.get("command", ()))})
+
+
+def read_descriptor(path: Path) -> Descriptor:
+    """One descriptor file, checked key by key."""
+    where = path.name
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise DescriptorError(f"{path}: cannot be read: {exc}") from None
+    _check(where, data, _TOP)
+    name = data["name"]
+    if not _NAME.match(name) or name in RESERVED:
+        raise DescriptorError(f"{where}.name: {name!r} must be lower case letters, digits, - or _ and not {' or '.join(RESERVED)}")
+    if name != path.stem:
+        raise DescriptorError(f"{where}.name: {name!r} must be the file's name without .toml ({path.stem!r})")
+    adapter = data["adapter"]
+    if not re.match(r"^[A-Za-z0-9_]+\.py:[A-Za-z_][A-Za-z0-9_]*$", adapter):
+        raise DescriptorError(f"{where}.adapter: {adapter!r} is not FILE.py:Class with FILE beside the descriptor")
+    if "/" in data["constraints"] or "\\" in data["constraints"] or not data["constraints"].endswith(".toml"):
+        raise DescriptorError(f"{where}.constraints: {data['constraints']!r} must be a file name ending .toml (no folder)")
+    families = data["families"]
+    if not families or not all(isinstance(v, str) and _NAME.match(k) and k not in RESERVED for k, v in families.items()):
+        raise DescriptorError(f"{where}.families: expected family = \"reader's words\" pairs, family names lower case and not {' or '.join(RESERVED)}")
+    for alias in data.get("aliases", []):
+        if not _NAME.match(alias) or alias in RESERVED:
+            raise DescriptorError(f"{where}.aliases: {alias!r} must be lower case letters, digits, - or _")
+    kubernetes = _check(f"{where}.kubernetes", data.get("kubernetes", {}), _KUBERNETES) if "kubernetes" in data else {}
+    slurm = _check(f"{where}.slurm", data.get("slurm", {}), _SLURM) if "slurm" in data else {}
+    caches = tuple(CacheDir(**_check(f"{where}.cache[{i}]", c, _CACHE)) for i, c in enumerate(data.get("cache", [])))
+    versions = tuple(_probe(f"{where}.version[{i}]", v) for i, v in enumerate(data.get("version", [])))
+    return Descriptor(
+        name=name,
+        path=path.resolve(),
+        adapter=adapter,
+        constraints=data["constraints"],
+        families=dict(families),
+        compile_backend=data["compile_backend"],
+        aliases=tuple(data.get("aliases", [])),
+        auto_order=data.get("auto_order"),
+        distributions=tuple(data.get("distributions", [])),
+        env_prefixes=tuple(data.get("env_prefixes", [])),
+        caches=caches,
+        versions=versions,
+        device_resource=kubernetes.get("device_resource", ""),
+        node_taint=kubernetes.get("node_taint", ""),
+        slurm_gres=slurm.get("gres", ""),
+        notes=data.get("notes", ""),
+    )
+
+
+def plugin_dirs(environ: dict[str, str] | None = None) -> tuple[Path, ...]:
+    value = (os.environ if environ is None else environ).get(PLUGIN_ENV, "")
+    return tuple(Path(part) for part in value.split(os.pathsep) if part)
+
+
+def descriptors() -> dict[str, Descriptor]:
+    """Every backend: the built-in ones by name, then those of the plugin folders by name."""
+    return _load(plugin_dirs())
+
+
+@lru_cache(maxsize=8)
+def _load(folders: tuple[Path, ...]) -> dict[str, Descriptor]:
+    found: dict[str, Descriptor] = {}
+    owners: dict[str, str] = {}  # every name, alias and family -> the file that claims it
+    for folder in (BUILTIN_DIR, *folders):
+        if not folder.is_dir():
+            raise DescriptorError(f"{PLUGIN_ENV}: {folder} is not a folder")
+        paths = sorted(folder.glob("*.toml"))
+        named = _constraints_named(paths) if folder != BUILTIN_DIR else set()
+        for path in paths:
+            if path.name in named:  # a constraints file beside its descriptor
+                continue
+            descriptor = read_descriptor(path)
+            for word in (descriptor.name, *descriptor.aliases, *(f"family {f}" for f in descriptor.families)):
+                if word in owners:
+                    raise DescriptorError(f"{path}: {word!r} is already claimed by {owners[word]}")
+                owners[word] = str(path)
+            found[descriptor.name] = descriptor
+    # The targets --target auto tries come first, in its order, then the others by name.
+    return dict(sorted(found.items(), key=lambda item: (item[1].auto_order is None, item[1].auto_order or 0, item[0])))
+
+
+def _constraints_named(paths: list[Path]) -> set[str]:
+    """The files of a plugin folder that a descriptor there names as its constraints file; every
+    other .toml file is read as a descriptor (so a stray or misspelled one is an error)."""
+    named = set()
+    for path in paths:
+        try:
+            value = tomllib.loads(path.read_text(encoding="utf-8")).get("constraints")
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue  # read_descriptor reports it
+        if isinstance(value, str):
+            named.add(value)
+    return named
+
+
+def target_names() -> tuple[str, ...]:
+    """Every target: those --target auto tries, in its order, then the others by name."""
+    return tuple(descriptors())
+
+
+def target_choices() -> tuple[str, ...]:
+    """What a --target option takes: every target and every alias."""
+    return tuple(sorted({word for d in descriptors().values() for word in (d.name, *d.aliases)}))
+
+
+def resolve_target(word: str) -> str:
+    """The target a name or alias stands for (DescriptorError for one no descriptor claims)."""
+    for descriptor in descriptors().values():
+        if word == descriptor.name or word in descriptor.aliases:
+            return descriptor.name
+    raise DescriptorError(f"unknown target {word!r}; choose {', '.join(target_choices())}")
+
+
+def backend_families() -> tuple[str, ...]:
+    """Every backend family a log may record: each descriptor's, then "unknown"."""
+    return (*(family for d in descriptors().values() for family in d.families), "unknown")
+
+
+def plan_rules(constraints: dict[str, Any], constraints_file: str) -> dict[str, Any]:
+    """The plan rules of a constraints file (its constraints' ``plan_rule`` entries), as the
+    collector checks a plan before a run: ``collector/target_rules.json`` holds them for the
+    built-in targets (``python -m reportgen.judge.backend_docs``), a plugin backend's are read
+    from its constraints file (``plugin_plan_rules``)."""
+    sources = constraints.get("sources", {})
+    return {
+        "release": constraints["release"],
+        "constraints_file": constraints_file,
+        "rules": [
+            {
+                "key": rule["key"],
+                "allowed": list(rule["allowed"]),
+                "constraint": c["id"],
+                "title": c["title"],
+                "source": c["source"],
+                "source_urls": {name.strip(): sources[name.strip()] for name in c["source"].split(",") if name.strip() in sources},
+            }
+            for c in constraints.get("constraint", [])
+            for rule in c.get("plan_rule", [])
+        ],
+    }
+
+
+def plugin_plan_rules(target: str) -> dict[str, Any]:
+    """A plugin backend's plan rules, read from the constraints file beside its descriptor (a
+    built-in target's come from target_rules.json); empty for a target none describes."""
+    found = descriptors().get(target)
+    if found is None or found.builtin:
+        return {}
+    path = found.path.parent / found.constraints
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return plan_rules(data, str(path))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise DescriptorError(f"{path}: the plan rules cannot be read: {type(exc).__name__}: {exc}") from None
