@@ -40,7 +40,7 @@ from reportgen import __version__
 from reportgen.contract.events import Count
 from reportgen.judge.timing_stability import series_flag
 from collector.facts import version_tuple
-from reportgen.judge.backend_docs import load_backend_docs
+from reportgen.judge.backend_docs import docs_for_family, load_backend_docs, targets
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
@@ -258,6 +258,19 @@ def _index_csv(records: list[dict[str, Any]]) -> str:
     return csv_text([INDEX_COLUMNS, *([record.get(k) for k in INDEX_COLUMNS] for record in records)])
 
 
+def short_label(s: RunSummary) -> str:
+    """A row's disposition in a few words: "Suitable, 36/36, cpu" (outcome, cells passed of all
+    cells, the backend family the run ran on). The headline and the scope are one click away."""
+    outcome = OUTCOME_LABELS[s.outcome]
+    return f"{outcome[:1].upper()}{outcome[1:]}, {s.counts.get('pass', 0)}/{sum(s.counts.values())}, {s.family}"
+
+
+def short_run_id(s: RunSummary) -> str:
+    """The run id without the "<workload>-<target>-" the row's other columns already say."""
+    prefix = f"{s.workload}-{s.target}-"
+    return s.run_id[len(prefix):] if s.run_id.startswith(prefix) and len(s.run_id) > len(prefix) else s.run_id
+
+
 def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[dict[str, Any]]:
     """The newest ``limit`` rows as index.html writes them (site.js draws the same from the row data)."""
     rows = []
@@ -273,8 +286,31 @@ def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[d
             "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
             "passed": s.counts.get("pass", 0),
             "not_passed": sum(s.counts.values()) - s.counts.get("pass", 0),
+            "label": short_label(s),
+            "short_id": short_run_id(s),
         })
     return rows
+
+
+def evidence_target(s: RunSummary) -> str:
+    """The target a run is evidence for: the one whose constraint file lists the family it ran on
+    as evidence (a stand-in or an XLA run is evidence for none), else the family itself."""
+    docs = docs_for_family(s.family)
+    if docs is None:
+        return s.family
+    return docs.target if s.family in docs.evidence_families else f"{s.family} (not evidence for {docs.target})"
+
+
+def runs_per_target(summaries: list[RunSummary]) -> dict[str, Any]:
+    """The index's top line: how many runs are evidence for each target, every documented target
+    listed (0 included), and the targets without any run named with what the dispositions are for."""
+    counts = dict.fromkeys(targets(), 0)
+    for s in summaries:
+        key = evidence_target(s)
+        counts[key] = counts.get(key, 0) + 1
+    measured = [t for t, n in counts.items() if n]
+    missing = [t for t, n in counts.items() if not n]
+    return {"counts": list(counts.items()), "measured": measured, "missing": missing}
 
 
 def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -290,6 +326,10 @@ def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> 
         "status_order": STATUS_ORDER,
         "symbols": SYMBOLS,
         "verdict_classes": {"slower": "ratio-up", "faster": "ratio-down"},
+        "labels": {s.run_id: short_label(s) for s in ordered},
+        "short_ids": {s.run_id: short_run_id(s) for s in ordered},
+        "started": {s.run_id: shown_stamp(utc_stamp(s.started_at)) for s in ordered},
+        "outcome_symbols": OUTCOME_SYMBOLS,
     }
 
 
@@ -531,7 +571,7 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
     for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:

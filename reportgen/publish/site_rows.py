@@ -13,9 +13,9 @@ Format (``ROWS_FORMAT``)::
      "strings": [...],            # every repeated text once
      "rows": [[workload, workload_slug, run_id, slug, flags, intended, target, family,
                torch, torch_neuronx, started, outcome, headline, scope, passed, not_passed,
-               count per status...], ...]}
+               device, count per status...], ...]}
 
-Texts that repeat (workload, target, versions, headline, scope) are indexes into ``strings``;
+Texts that repeat (workload, target, versions, headline, scope, device) are indexes into ``strings``;
 ``slug`` is only the 8-character hash when the slug is the run id plus that hash; ``flags``
 is 1 for a synthetic run, plus 2 for an incomplete one, plus 4 when ``run_id`` leaves out a
 leading "<workload>-" or 8 when it leaves out "<workload>-<target>-"; ``intended`` is -1 when
@@ -39,7 +39,7 @@ from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import RunSummary
 from reportgen.render.templating import visible_data
 
-ROWS_FORMAT = 1
+ROWS_FORMAT = 2  # 2: the device name after not_passed
 FIRST_ROWS = 100  # rows written as HTML in index.html
 ROWS_GLOBAL = "reportgenRuns"
 
@@ -92,7 +92,7 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
             ref(s.intended_target) if s.intended_target else -1, ref(s.target), ref(s.family),
             ref(s.versions.get("torch", "unknown")), ref(s.versions.get("torch_neuronx", "—")),
             started, ref(s.outcome), ref(s.headline), ref(scope),
-            passed, sum(s.counts.values()) - passed, *(s.counts.get(name, 0) for name in STATUS_ORDER),
+            passed, sum(s.counts.values()) - passed, ref(s.device), *(s.counts.get(name, 0) for name in STATUS_ORDER),
         ])
     return {
         "format": ROWS_FORMAT,

@@ -65,6 +65,7 @@ class RunSummary:
     code_data: dict[str, str] = field(default_factory=dict)  # collector, git state, files read: key -> value
     hashes: dict[str, list[str | None]] = field(default_factory=dict)  # weights/inputs -> [content sha256 or None, file sha256]
     criteria: dict[str, dict[str, str | None]] = field(default_factory=dict)  # judge.criteria.Declared by key, as plain data
+    device: str = ""  # the device name the run measured (environment device_name, else instance_type); "": not recorded
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,7 +109,21 @@ def summarize(judged: JudgedRun) -> RunSummary:
         code_data={i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")},
         hashes=_hashes(run),
         criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
+        device=_device_name(run),
     )
+
+
+def _device_name(run: RunModel) -> str:
+    """The device the run measured, as its environment event named it ("NVIDIA H200"; a CPU run
+    names what platform.processor() said), else the instance type; "" when neither was recorded."""
+    env = run.environment
+    if env is None:
+        return ""
+    for key in ("device_name", "instance_type"):
+        fact = env.device.get(key)
+        if fact is not None and fact.value:
+            return str(fact.value)
+    return ""
 
 
 def _hashes(run: RunModel) -> dict[str, list[str | None]]:

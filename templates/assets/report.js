@@ -26,7 +26,22 @@
       layout.font = Object.assign({}, layout.font, { color: "#ddd" });
       layout.legend = Object.assign({}, layout.legend, { font: { color: "#ddd" } });
     }
+    narrow(target, spec.data || [], layout);
     window.Plotly.newPlot(target, spec.data || [], layout, { displaylogo: false, responsive: true });
+  }
+
+  // On a narrow screen (a phone) the legend goes below the plot, where it cannot cover it, the
+  // margins follow the tick labels (automargin) and the chart grows by the legend's lines.
+  function narrow(target, data, layout) {
+    if (target.clientWidth >= 600) { return; }
+    var entries = data.filter(function (t) { return t.showlegend !== false && t.name; }).length;
+    layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.2, yanchor: "top" });
+    layout.margin = { l: 10, r: 10, t: 50, b: 10, autoexpand: true };
+    ["xaxis", "yaxis"].forEach(function (key) { layout[key] = Object.assign({}, layout[key], { automargin: true }); });
+    if (layout.title && layout.title.text) { layout.title = Object.assign({}, layout.title, { font: Object.assign({}, layout.title.font, { size: 13 }), x: 0, xanchor: "left" }); }
+    var height = 360 + (layout.showlegend === false ? 0 : 22 * entries);
+    layout.height = height;
+    target.style.minHeight = height + "px";
   }
 
   function request(node) {
