@@ -36,12 +36,30 @@
     if (target.clientWidth >= 600) { return; }
     var entries = data.filter(function (t) { return t.showlegend !== false && t.name; }).length;
     layout.legend = Object.assign({}, layout.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.2, yanchor: "top" });
-    layout.margin = { l: 10, r: 10, t: 50, b: 10, autoexpand: true };
+    var lines = 1;
+    if (layout.title && layout.title.text) {
+      var wrapped = wrap(String(layout.title.text), Math.max(20, Math.floor(target.clientWidth / 7.5)));
+      lines = wrapped.split("<br>").length;
+      layout.title = Object.assign({}, layout.title, { text: wrapped, font: Object.assign({}, layout.title.font, { size: 13 }), x: 0.02, xanchor: "left", y: 0.98, yanchor: "top", yref: "container" });
+    }
+    layout.margin = { l: 10, r: 10, t: 24 + 18 * lines, b: 10, autoexpand: true };
     ["xaxis", "yaxis"].forEach(function (key) { layout[key] = Object.assign({}, layout[key], { automargin: true }); });
-    if (layout.title && layout.title.text) { layout.title = Object.assign({}, layout.title, { font: Object.assign({}, layout.title.font, { size: 13 }), x: 0, xanchor: "left" }); }
     var height = 360 + (layout.showlegend === false ? 0 : 22 * entries);
     layout.height = height;
     target.style.minHeight = height + "px";
+  }
+
+  // A title broken at spaces into lines of at most ``width`` characters (plotly does not wrap;
+  // a long title would run past the chart). Text already broken with <br> keeps its breaks.
+  function wrap(text, width) {
+    return text.split("<br>").map(function (part) {
+      var out = [], line = "";
+      part.split(" ").forEach(function (word) {
+        if (line && (line + " " + word).length > width) { out.push(line); line = word; } else { line = line ? line + " " + word : word; }
+      });
+      if (line) { out.push(line); }
+      return out.join("<br>");
+    }).join("<br>");
   }
 
   function request(node) {
