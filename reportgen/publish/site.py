@@ -41,6 +41,7 @@ from reportgen.contract.events import Count
 from reportgen.judge.timing_stability import series_flag
 from collector.facts import version_tuple
 from reportgen.judge.backend_docs import docs_for_family, load_backend_docs, targets
+from reportgen.judge.plancheck import DEFAULT_TARGET
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
@@ -299,6 +300,32 @@ def evidence_target(s: RunSummary) -> str:
     if docs is None:
         return s.family
     return docs.target if s.family in docs.evidence_families else f"{s.family} (not evidence for {docs.target})"
+
+
+PLAN_CHECK_CLASSES = {"compatible": "suitable", "revise": "change", "blocked": "blocked"}  # colour of each plan-check class
+
+
+def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
+    """Per workload, the target its plan is meant for (plan-check's default, neuron, when the plan
+    does not say), how many runs are evidence for it, and while there is none, plan-check's verdict
+    on the latest run's logged plan for that target."""
+    by_workload: dict[str, list[RunSummary]] = {}
+    for s in sorted(summaries, key=lambda s: s.sort_key):
+        by_workload.setdefault(s.workload, []).append(s)
+    rows = []
+    for workload, runs in sorted(by_workload.items()):
+        latest = runs[-1]
+        target = latest.intended_target or latest.plan_check.get("target") or DEFAULT_TARGET
+        on_target = [s for s in runs if evidence_target(s) == target]
+        rows.append({
+            "workload": workload, "href": f"workloads/{latest.workload_slug}/index.html", "target": target,
+            "recorded": latest.intended_target is not None, "runs": len(on_target),
+            "latest": on_target[-1] if on_target else None,
+            "check": latest.plan_check if not on_target else {},
+            "check_class": PLAN_CHECK_CLASSES.get(latest.plan_check.get("classification", ""), "untested"),
+            "check_run": latest,
+        })
+    return rows
 
 
 def runs_per_target(summaries: list[RunSummary]) -> dict[str, Any]:
@@ -571,7 +598,7 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
     for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), workload_targets=workload_targets(summaries), default_target=DEFAULT_TARGET, status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:
