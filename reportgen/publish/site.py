@@ -41,7 +41,7 @@ from reportgen.contract.events import Count
 from reportgen.judge.timing_stability import series_flag
 from collector.facts import version_tuple
 from reportgen.judge.backend_docs import docs_for_family, load_backend_docs, targets
-from reportgen.judge.plancheck import DEFAULT_TARGET
+from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
@@ -328,6 +328,17 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     return rows
 
 
+def plan_check_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """How many workloads without a run on their target plan-check puts in each class, worst first."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row["check"]:
+            counts[row["check"]["classification"]] = counts.get(row["check"]["classification"], 0) + 1
+    order = ("blocked", "revise", "compatible", "unreadable")
+    labels = {**PLAN_CHECK_HEADLINES, "unreadable": "Not reviewable from the log"}
+    return [(labels[c], counts[c]) for c in order if c in counts]
+
+
 def runs_per_target(summaries: list[RunSummary]) -> dict[str, Any]:
     """The index's top line: how many runs are evidence for each target, every documented target
     listed (0 included), and the targets without any run named with what the dispositions are for."""
@@ -598,7 +609,8 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
     for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), workload_targets=workload_targets(summaries), default_target=DEFAULT_TARGET, status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
+    per_workload = workload_targets(summaries)
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), workload_targets=per_workload, plan_checks=plan_check_counts(per_workload), default_target=DEFAULT_TARGET, status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:
