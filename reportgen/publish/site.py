@@ -313,9 +313,10 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     for s in sorted(summaries, key=lambda s: s.sort_key):
         by_workload.setdefault(s.workload, []).append(s)
     rows = []
-    for workload, runs in sorted(by_workload.items()):
+    # Workloads without a run on their target first: the index lists the first FIRST_ROWS of them.
+    for workload, runs in sorted(by_workload.items(), key=lambda item: (any(evidence_target(s) == _meant_for(item[1][-1]) for s in item[1]), item[0])):
         latest = runs[-1]
-        target = latest.intended_target or latest.plan_check.get("target") or DEFAULT_TARGET
+        target = _meant_for(latest)
         on_target = [s for s in runs if evidence_target(s) == target]
         rows.append({
             "workload": workload, "href": f"workloads/{latest.workload_slug}/index.html", "target": target,
@@ -326,6 +327,10 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             "check_run": latest,
         })
     return rows
+
+
+def _meant_for(latest: RunSummary) -> str:
+    return latest.intended_target or latest.plan_check.get("target") or DEFAULT_TARGET
 
 
 def plan_check_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
@@ -610,7 +615,7 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
         if write_text(path, text, out_dir):
             written.append(path)
     per_workload = workload_targets(summaries)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), workload_targets=per_workload, plan_checks=plan_check_counts(per_workload), default_target=DEFAULT_TARGET, status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), workload_targets=per_workload[:FIRST_ROWS], more_workloads=max(0, len(per_workload) - FIRST_ROWS), plan_checks=plan_check_counts(per_workload), default_target=DEFAULT_TARGET, status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:
