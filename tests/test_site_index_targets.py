@@ -133,3 +133,18 @@ def test_a_logged_plan_that_makes_no_valid_plan_is_a_clear_error() -> None:
     assert logged_plan_toml(broken)["timing"]["warm_repetitions"] == 0
     with pytest.raises(PlanError, match="warm_repetitions"):
         review_logged_plan(broken, "neuron")
+
+
+def test_hostile_device_name_and_plan_are_shown_as_text(tmp_path: Path) -> None:
+    events = base_events()
+    env = next(e for e in events if e["kind"] == "environment")
+    env["device"]["device_name"] = {"value": "<img src=x onerror=alert(1)>", "source": "synthetic fixture"}
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["compile_options"] = {"dynamic": False, "mode": "<b>no-such-mode</b>", "fullgraph": False, "backend_options": {}}  # no plan file may hold it
+    run = tmp_path / "runs" / "a"
+    run.mkdir(parents=True)
+    (run / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "plan-check cannot review the logged plan" in page and "&lt;b&gt;no-such-mode" in page and "<b>no-such" not in page
