@@ -5,6 +5,7 @@ target on the first line, and per workload plan-check's verdict until a run on i
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -59,6 +60,9 @@ def test_one_target_column_and_a_device_column(sample_site: Path) -> None:
     assert "intended target" not in head and "run's target" not in head and "ran on " not in head.replace("ran on", "", 1)
     assert "<td>NVIDIA H200</td>" in page, "the device a cuda run measured"
     assert "<td>x86_64</td>" in page, "what a CPU run's log names as its device"
+    records = json.loads((sample_site / "index.json").read_text(encoding="utf-8"))
+    assert {r["device"] for r in records} == {"NVIDIA H200", "x86_64"}, "index.json and index.csv carry the device"
+    assert "device" in (sample_site / "index.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     history = next(sample_site.glob("workloads/tiny-encoder-*/index.html")).read_text(encoding="utf-8")
     assert "<td>NVIDIA H200</td>" in history and "✖ Blocked, 7/14, cuda" in _text(history)
 

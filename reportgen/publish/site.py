@@ -223,7 +223,7 @@ def _nav(summary: RunSummary) -> list[tuple[str, str]]:
 OUTCOME_SYMBOLS = {"suitable": "✔", "change": "⚠", "blocked": "✖"}
 OUTCOME_LABELS = {"suitable": "suitable", "change": "requires a change", "blocked": "blocked"}
 INDEX_COLUMNS = ("run_id", "workload", "target", "family", "started_at", "synthetic", "complete", "outcome", "headline",
-                 *(f"version_{k}" for k in VERSION_KEYS), *(f"cells_{s}" for s in STATUS_ORDER), "page")
+                 *(f"version_{k}" for k in VERSION_KEYS), *(f"cells_{s}" for s in STATUS_ORDER), "page", "intended_target", "device")
 
 
 def _totals(summaries: list[RunSummary]) -> dict[str, Any]:
@@ -249,6 +249,7 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             **{f"version_{k}": s.versions.get(k, "") for k in VERSION_KEYS},
             **{f"cells_{name}": s.counts.get(name, 0) for name in STATUS_ORDER},
             "page": f"runs/{s.slug}/index.html",
+            "intended_target": s.intended_target or "", "device": s.device,
         }
         for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
     ]
