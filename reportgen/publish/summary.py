@@ -136,7 +136,8 @@ def _plan_check(run: RunModel) -> dict[str, str]:
 
 def _device_name(run: RunModel) -> str:
     """The device the run measured, as its environment event named it ("NVIDIA H200"; a CPU run
-    names what platform.processor() said), else the instance type; "" when neither was recorded."""
+    names its CPU model, or in logs before it what platform.processor() said, e.g. "x86_64"), else
+    the instance type; "" when neither was recorded."""
     env = run.environment
     if env is None:
         return ""
