@@ -113,7 +113,13 @@ def test_a_run_on_the_intended_target_replaces_the_plan_check(tmp_path: Path) ->
     assert " neuron 1 " in rows["on-neuron"] and "plan-check" not in rows["on-neuron"].replace("a run exists", "")
     assert "a run exists" in rows["on-neuron"]
     assert " neuron 0 " in rows["on-cpu"] and "(on neuron)" in rows["on-cpu"]
-    assert "Runs per target: neuron 1 · cpu 1 · cuda 0." in _text(page)
+    assert "Runs per target: neuron 1 · cpu 1 · cuda 0. 0 runs on cuda: every disposition here is for neuron or cpu." in _text(page)
+
+
+def test_first_line_of_an_empty_site(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    assert "Runs per target: neuron 0 · cpu 0 · cuda 0. No runs yet: nothing here is evidence for any target." in _text((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("run, plan", [
