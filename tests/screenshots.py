@@ -27,10 +27,10 @@ WIDTHS = (1400, 390)
 def pages(site: Path) -> dict[str, Path]:
     return {
         "index": site / "index.html",
-        "minilm-blocked-report": sorted(site.glob("runs/all-MiniLM*/index.html"))[0],
-        "training-report": sorted(site.glob("runs/tiny-classifier-training-*/index.html"))[-1],
+        "minilm-blocked-report": min(site.glob("runs/all-MiniLM*/index.html")),
+        "training-report": max(site.glob("runs/tiny-classifier-training-*/index.html")),
         "tiny-encoder-history": next(site.glob("workloads/tiny-encoder-*/index.html")),
-        "comparison": sorted(site.glob("comparisons/tiny-encoder-*/index.html"))[0],
+        "comparison": min(site.glob("comparisons/tiny-encoder-*/index.html")),
     }
 
 

@@ -2,7 +2,8 @@
 
 Layout of the output directory::
 
-    index.html                      totals and the newest runs; its script lists every run from
+    index.html                      runs per target, totals, the newest runs (short labels), and per
+                                    workload plan-check's verdict until a run on its target exists; its script lists every run from
     index-rows-<hash>.js            the row data (site_rows.py): sortable, filterable (state in the URL)
     index.csv, index.json           the same table for spreadsheets and scripts
     runs/<run-slug>/index.html      the run's report (report.md beside it)
