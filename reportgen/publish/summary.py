@@ -127,7 +127,7 @@ def _plan_check(run: RunModel) -> dict[str, str]:
     target = run.plan.intended_target or DEFAULT_TARGET
     try:
         review = review_logged_plan(run.plan, target)
-    except (PlanError, KeyError, ValueError, TypeError) as exc:  # a log is untrusted: never a traceback from its plan
+    except (PlanError, KeyError, ValueError, TypeError, RecursionError) as exc:  # a log is untrusted: never a traceback from its plan
         return {"target": target, "classification": "unreadable", "headline": f"plan-check cannot review the logged plan: {exc}", "first": ""}
     first = review.findings[0] if review.findings else None
     return {"target": review.target, "classification": review.classification, "headline": review.headline,
