@@ -87,6 +87,23 @@ def read_versions(torch: Any) -> dict[str, Fact]:
     return versions
 
 
+CPUINFO = "/proc/cpuinfo"
+
+
+def cpu_model(cpuinfo: str = CPUINFO) -> Fact:
+    """The CPU's model name (the first "model name" of /proc/cpuinfo, e.g. "AMD EPYC 9654"); where
+    the file has none (another OS, some ARM kernels) what platform.processor() says, else the machine."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as handle:
+            for line in handle.read(1 << 20).splitlines():
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and value.strip():
+                    return known(value.strip(), f"{cpuinfo} model name")
+    except OSError:
+        pass
+    return known(platform.processor() or platform.machine(), "platform.processor()")
+
+
 def read_device(torch: Any, device_type: str, backend_module: Any = None) -> dict[str, Fact]:
     device: dict[str, Fact] = {
         "hostname": known(socket.gethostname(), "socket.gethostname()"),
@@ -98,7 +115,7 @@ def read_device(torch: Any, device_type: str, backend_module: Any = None) -> dic
         if own is not None:
             device.update(own)
         else:
-            device["device_name"] = known(platform.processor() or platform.machine(), "platform.processor()")
+            device["device_name"] = cpu_model()
             device["device_count"] = known(os.cpu_count(), "os.cpu_count()")
     except Exception as exc:  # a device query failing is a fact to record, not a crash
         device.setdefault("device_name", unknown(f"device query failed: {type(exc).__name__}: {exc}"))

@@ -338,6 +338,12 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
     """
     path = Path(path)
     data, text = read_plan_file(path)
+    return plan_from_data(data, text, path, require_module, allow_undecided)
+
+
+def plan_from_data(data: dict[str, Any], text: str, path: Path, require_module: bool = True, allow_undecided: bool = False) -> WorkloadPlan:
+    """load_plan for a plan already parsed (``text`` is its TOML, for line numbers; ``path`` names
+    it in every message)."""
     checked = planschema.validate(data, str(path), text)
     if not allow_undecided:
         pending = planschema.undecided(checked)

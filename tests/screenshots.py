@@ -3,8 +3,9 @@
     python tests/screenshots.py [--out screenshots/]
 
 Builds the site from sample_runs/ into a temporary folder and saves, at 1400 px and at 390 px
-(a phone), in light and dark mode: the index, the MiniLM run report and the tiny-encoder
-workload history. Needs Chromium (the browser tests' CHROMIUM or a chromium on PATH).
+(a phone), in light and dark mode: the index, a blocked run (the first MiniLM run), a training
+run, the tiny-encoder workload history and the cpu-against-cuda comparison. Needs Chromium (the
+browser tests' CHROMIUM or a chromium on PATH).
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ WIDTHS = (1400, 390)
 def pages(site: Path) -> dict[str, Path]:
     return {
         "index": site / "index.html",
-        "minilm-report": next(site.glob("runs/all-MiniLM*/index.html")),
+        "minilm-blocked-report": min(site.glob("runs/all-MiniLM*/index.html")),
+        "training-report": max(site.glob("runs/tiny-classifier-training-*/index.html")),
         "tiny-encoder-history": next(site.glob("workloads/tiny-encoder-*/index.html")),
+        "comparison": min(site.glob("comparisons/tiny-encoder-*/index.html")),
     }
 
 

@@ -1,4 +1,5 @@
-"""Layout that holds: phone width, a 1280 px window, print, keyboard (real pages of the sample runs)."""
+"""Layout that holds: phone width, a 1280 px and a 1400 px window, print, keyboard (real pages of
+the sample runs: the index, every run report, every workload history, every comparison)."""
 
 from __future__ import annotations
 
@@ -21,19 +22,116 @@ def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _pages(site: Path) -> list[Path]:
-    return [site / "index.html", *sorted(site.glob("runs/*/index.html")), *sorted(site.glob("workloads/*/index.html"))]
+    return [site / "index.html", *sorted(site.glob("runs/*/index.html")), *sorted(site.glob("workloads/*/index.html")),
+            *sorted(site.glob("comparisons/*/index.html"))]
 
 
-def test_no_page_scrolls_sideways_at_phone_width(sample_site: Path, browser) -> None:
+# Each table's region: the nearest box that scrolls sideways (a .scroll box, or at phone width a
+# table that is its own box), else the table. Returned per table: its class, the region's left and
+# right edges, the main column's content edges, whether the region needs sideways scrolling, and
+# the narrowest cell.
+TABLE_REGIONS = """() => {
+  const main = document.querySelector('main');
+  const box = main.getBoundingClientRect();
+  const style = getComputedStyle(main);
+  const left = box.left + parseFloat(style.paddingLeft), right = box.right - parseFloat(style.paddingRight);
+  return [...main.querySelectorAll('table')].filter(t => t.offsetParent !== null).map(t => {
+    let region = t;
+    for (let e = t; e && e !== main; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowX;
+      if (o === 'auto' || o === 'scroll') { region = e; break; }
+    }
+    const r = region.getBoundingClientRect();
+    const cells = [...t.querySelectorAll('th, td')].filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().width);
+    return {table: t.className || t.querySelector('caption, th')?.textContent.slice(0, 40) || '?', left: r.left, right: r.right,
+            column: [left, right], scrolls: region.scrollWidth > region.clientWidth + 1, narrowest: cells.length ? Math.min(...cells) : 999};
+  });
+}"""
+
+
+def test_every_page_readable_at_phone_width(sample_site: Path, browser) -> None:
+    """At 390 px no page scrolls sideways; a wide table scrolls inside its own region, which stays
+    in the column, and its cells keep a readable width (never one character per line)."""
     page = browser.new_page(viewport={"width": 390, "height": 844})
-    wide = []
+    wide, outside, narrow = [], [], []
     for path in _pages(sample_site):
+        name = path.relative_to(sample_site).as_posix()
         page.goto(path.as_uri())
         page.wait_for_load_state("load")
         if page.evaluate("document.documentElement.scrollWidth") > 390:
-            wide.append(path.relative_to(sample_site).as_posix())
+            wide.append(name)
+        for t in page.evaluate(TABLE_REGIONS):
+            if t["left"] < t["column"][0] - 1 or t["right"] > t["column"][1] + 1:
+                outside.append((name, t["table"], round(t["right"])))
+            if t["narrowest"] < 60:  # 4 em at 15 px: a word, not a letter, per line
+                narrow.append((name, t["table"], round(t["narrowest"])))
     page.close()
-    assert wide == []
+    assert wide == [], "pages that scroll sideways at 390 px"
+    assert outside == [], "tables (or their scrolling regions) past the column at 390 px"
+    assert narrow == [], "table cells narrower than 60 px at 390 px"
+
+
+def test_no_table_past_its_column_at_1400(sample_site: Path, browser) -> None:
+    """At 1400 px every table stays in its column, and the index and history tables fit it
+    without sideways scrolling."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    outside, scrolling = [], []
+    for path in _pages(sample_site):
+        name = path.relative_to(sample_site).as_posix()
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400, name
+        for t in page.evaluate(TABLE_REGIONS):
+            if t["right"] > t["column"][1] + 1:
+                outside.append((name, t["table"], round(t["right"] - t["column"][1])))
+            if t["scrolls"] and t["table"] in ("runs", "history"):
+                scrolling.append((name, t["table"]))
+    page.close()
+    assert outside == [], outside
+    assert scrolling == [], "index and history tables that need sideways scrolling at 1400 px"
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_index_rows_are_one_short_line(sample_site: Path, browser, width: int) -> None:
+    """An index row is a short label, not the headline: at most 60 px tall at either width (the
+    headline and the scope open from the disposition cell)."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto((sample_site / "index.html").as_uri())
+    page.wait_for_load_state("load")
+    heights = page.evaluate("[...document.querySelectorAll('table.runs tbody tr')].map(r => r.getBoundingClientRect().height)")
+    assert len(heights) == len(list(sample_site.glob("runs/*/index.html")))
+    assert max(heights) <= 60, heights
+    label = page.locator("table.runs tbody tr td details summary").first
+    assert label.inner_text().count(",") == 2, "outcome, cells passed of all, ran on"
+    label.click()
+    assert page.locator("table.runs tbody tr td details[open] p").first.inner_text().startswith(("Suitable", "Blocked", "Requires"))
+    page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1400])
+def test_chart_legend_below_the_plot_and_titles_inside(sample_site: Path, browser, width: int) -> None:
+    """A history trend chart: at 390 px its legend sits below the plotting area (never over it);
+    at both widths the chart and its title stay inside the chart's box."""
+    page, log = open_page(browser, next(sample_site.glob("workloads/tiny-encoder-*/index.html")).as_uri())
+    page.set_viewport_size({"width": width, "height": 900})
+    page.reload()
+    chart = page.locator("div.chart").first
+    chart.scroll_into_view_if_needed()
+    page.wait_for_selector("div.chart.js-plotly-plot .legend", timeout=15_000)
+    boxes = page.evaluate("""() => {
+      const c = document.querySelector('div.chart.js-plotly-plot');
+      const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+      return {chart: box(c), plot: box(c.querySelector('.bglayer .bg') || c.querySelector('.plot')),
+              legend: box(c.querySelector('.legend')), title: box(c.querySelector('.gtitle'))};
+    }""")
+    assert log.errors == []
+    chart_box, plot, legend, title = boxes["chart"], boxes["plot"], boxes["legend"], boxes["title"]
+    assert title[0] >= chart_box[0] - 1 and title[2] <= chart_box[2] + 1, "the title is not clipped"
+    assert legend[2] <= chart_box[2] + 1 and plot[2] <= chart_box[2] + 1
+    if width == 390:
+        assert legend[1] >= plot[3], "the legend is below the plot, not over it"
+        assert plot[3] - plot[1] >= 150, "the plotting area keeps its height"
+    page.close()
 
 
 def test_index_fits_a_1280_window_with_every_count_column(sample_site: Path, browser) -> None:

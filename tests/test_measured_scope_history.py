@@ -90,7 +90,7 @@ def test_site_index_shows_the_scope_per_cell(tmp_path: Path) -> None:
     _write(tmp_path / "runs" / "a", events, "scope-site")
     build_site([tmp_path / "runs"], tmp_path / "site")
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    assert "3 passed · 1 not" in index
+    assert ", 3/4, cpu</span></summary>" in index, "the row's short label: outcome, cells passed of all, ran on"
     assert "passed float32 · contiguous · compiled: (1, 16)<" in index
     assert "not passed float32 · contiguous · compiled: mismatch: (2, 16)" in index
 

@@ -44,7 +44,7 @@ def test_cpu_run_of_a_neuron_plan_is_blocked_and_every_headline_says_so(tmp_path
     build_site([tmp_path / "runs"], tmp_path / "site")
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "on cpu: not evidence for neuron" in index
-    assert "<td>neuron</td>" in index, "the index shows the intended target"
+    assert "≠ intended neuron</span>" in index, "the index marks a target that is not the intended one"
 
 
 def test_matching_target_is_evidence_for_it(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Callable, overload
 import tomli_w
 
 from collector import planschema
-from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, load_plan, read_plan_file
+from collector.plan import MAX_PLANNED_CELLS, PlanError, WorkloadPlan, load_plan, plan_from_data, read_plan_file
 from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
@@ -419,6 +419,10 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
     those findings are predictions from the graph, labelled so."""
     raw, _text = read_plan_file(path)
     plan = load_plan(path, require_module=False, allow_undecided=True)
+    return _review(str(path), raw, plan, target, inspection)
+
+
+def _review(label: str, raw: dict[str, Any], plan: WorkloadPlan, target: str | None, inspection: InspectionLog | None) -> PlanReview:
     target = target or plan.intended_target or DEFAULT_TARGET
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
@@ -432,11 +436,80 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
     findings.sort(key=lambda f: ("block", "revise", "note").index(f.severity))
     severities = {f.severity for f in findings}
     classification = "blocked" if "block" in severities else "revise" if "revise" in severities else "compatible"
-    review = PlanReview(str(path), target, docs.release, classification, CLASSES[classification], findings, ctx.revised if classification == "revise" else None)
+    review = PlanReview(label, target, docs.release, classification, CLASSES[classification], findings, ctx.revised if classification == "revise" else None)
     if inspection is not None:
         review.inspection = f"{inspection.path}: {inspection.start.workload}, captured with torch {inspection.start.torch} on {inspection.start.host}"
         review.inspected = [shape_summary(s) for s in inspection.shapes]
     return review
+
+
+LOGGED_PLAN_NOTE = ("reviewed from the plan as the run logged it: keys the log does not hold "
+                    "(expected_compilations, variable_lengths, bucket proposals) are taken at their defaults")
+
+
+def review_logged_plan(event: Any, target: str | None = None) -> PlanReview:
+    """Review the plan a run logged (its plan event) as plan-check reviews a plan file: the plan
+    is written back as plan TOML from the event's fields (the matrix from its cells, the reference
+    dtype from its description) and checked against ``target`` (default: the intended target,
+    else neuron). Raises PlanError when the logged plan does not make a valid plan."""
+    raw = logged_plan_toml(event)
+    text = tomli_w.dumps(raw)
+    label = f"the plan logged by {event.workload}"
+    plan = plan_from_data(raw, text, Path(f"logged-plan-{event.workload}.toml"), require_module=False, allow_undecided=True)
+    return _review(label, raw, plan, target, None)
+
+
+def _distinct(values: Any) -> list[Any]:
+    return list(dict.fromkeys(values))
+
+
+def logged_plan_toml(event: Any) -> dict[str, Any]:
+    """A plan file's tables rebuilt from a plan event (reportgen.contract.events.Plan)."""
+    cells = [c for c in event.matrix if c.repeat_of is None]
+    repeats = [c for c in event.matrix if c.repeat_of is not None]
+    workload: dict[str, Any] = {"name": event.workload, "module": "logged_plan.py", "description": event.description, "requirements": list(event.requirements)}
+    if event.intended_target:
+        workload["target"] = event.intended_target
+    raw: dict[str, Any] = {
+        "workload": workload,
+        "matrix": {
+            "shapes": [list(s) for s in _distinct((c.batch, c.length) for c in cells)],
+            "dtypes": _distinct(c.dtype for c in cells),
+            "layouts": _distinct(c.layout for c in cells),
+            "modes": _distinct(c.mode for c in cells),
+            "cache_checks": [list(s) for s in _distinct((c.batch, c.length) for c in repeats)],
+        },
+        "timing": {"warm_repetitions": event.warm_repetitions,
+                   "scope": {k: getattr(event.timing_scope, k) for k in ("preprocessing", "host_to_device", "output_retrieval", "note")}},
+        "reference": {"dtype": next((w for w in event.reference.replace(",", " ").split() if w in planschema.KNOWN_DTYPES), "float32")},
+        "tolerances": {},
+    }
+    for dtype, tol in event.tolerances.items():
+        entry: dict[str, Any] = {"atol": tol.atol, "rtol": tol.rtol}
+        if tol.task is not None:
+            entry["task"] = {"metric": tol.task.metric, "op": tol.task.op, "threshold": tol.task.threshold}
+        raw["tolerances"][dtype] = entry
+    for table, part in (("padding", event.padding), ("compile", event.compile_options), ("training", event.training), ("generation", event.generation)):
+        if part is not None:
+            raw[table] = _schema_keys(table, part.model_dump())
+    if event.declared_inputs:
+        raw["inputs"] = {name: _schema_keys("inputs.<name>", spec.model_dump()) for name, spec in event.declared_inputs.items()}
+    return _plain(raw)
+
+
+def _schema_keys(table: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The values a plan file's ``table`` may hold (the event carries derived fields too)."""
+    allowed = {key.name for key in planschema.TABLES[table].keys}
+    return {k: v for k, v in values.items() if k in allowed and v is not None and v != ""}
+
+
+def _plain(value: Any) -> Any:
+    """Tuples as lists (the TOML writer and the schema read lists)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def shape_summary(s: Any) -> str:

@@ -2,7 +2,8 @@
 
 Layout of the output directory::
 
-    index.html                      totals and the newest runs; its script lists every run from
+    index.html                      runs per target, totals, the newest runs (short labels), and per
+                                    workload plan-check's verdict until a run on its target exists; its script lists every run from
     index-rows-<hash>.js            the row data (site_rows.py): sortable, filterable (state in the URL)
     index.csv, index.json           the same table for spreadsheets and scripts
     runs/<run-slug>/index.html      the run's report (report.md beside it)
@@ -40,7 +41,8 @@ from reportgen import __version__
 from reportgen.contract.events import Count
 from reportgen.judge.timing_stability import series_flag
 from collector.facts import version_tuple
-from reportgen.judge.backend_docs import load_backend_docs
+from reportgen.judge.backend_docs import docs_for_family, load_backend_docs, targets
+from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
 from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
@@ -62,7 +64,7 @@ from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 from collector.visible import terminal
 
-STATE_FORMAT = 2  # 2: summaries carry code and data hashes; old logs judged by the layouts they measured
+STATE_FORMAT = 3  # 2: summaries carry code and data hashes; 3: the device name and plan-check on the logged plan
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
@@ -224,7 +226,7 @@ def _nav(summary: RunSummary) -> list[tuple[str, str]]:
 OUTCOME_SYMBOLS = {"suitable": "✔", "change": "⚠", "blocked": "✖"}
 OUTCOME_LABELS = {"suitable": "suitable", "change": "requires a change", "blocked": "blocked"}
 INDEX_COLUMNS = ("run_id", "workload", "target", "family", "started_at", "synthetic", "complete", "outcome", "headline",
-                 *(f"version_{k}" for k in VERSION_KEYS), *(f"cells_{s}" for s in STATUS_ORDER), "page")
+                 *(f"version_{k}" for k in VERSION_KEYS), *(f"cells_{s}" for s in STATUS_ORDER), "page", "intended_target", "device")
 
 
 def _totals(summaries: list[RunSummary]) -> dict[str, Any]:
@@ -250,6 +252,7 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             **{f"version_{k}": s.versions.get(k, "") for k in VERSION_KEYS},
             **{f"cells_{name}": s.counts.get(name, 0) for name in STATUS_ORDER},
             "page": f"runs/{s.slug}/index.html",
+            "intended_target": s.intended_target or "", "device": s.device,
         }
         for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
     ]
@@ -258,6 +261,19 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
 def _index_csv(records: list[dict[str, Any]]) -> str:
     """The index as CSV (csv_text: formula-like text marked, every line break quoted)."""
     return csv_text([INDEX_COLUMNS, *([record.get(k) for k in INDEX_COLUMNS] for record in records)])
+
+
+def short_label(s: RunSummary) -> str:
+    """A row's disposition in a few words: "Suitable, 36/36, cpu" (outcome, cells passed of all
+    cells, the backend family the run ran on). The headline and the scope are one click away."""
+    outcome = OUTCOME_LABELS[s.outcome]
+    return f"{outcome[:1].upper()}{outcome[1:]}, {s.counts.get('pass', 0)}/{sum(s.counts.values())}, {s.family}"
+
+
+def short_run_id(s: RunSummary) -> str:
+    """The run id without the "<workload>-<target>-" the row's other columns already say."""
+    prefix = f"{s.workload}-{s.target}-"
+    return s.run_id[len(prefix):] if s.run_id.startswith(prefix) and len(s.run_id) > len(prefix) else s.run_id
 
 
 def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[dict[str, Any]]:
@@ -275,8 +291,73 @@ def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[d
             "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
             "passed": s.counts.get("pass", 0),
             "not_passed": sum(s.counts.values()) - s.counts.get("pass", 0),
+            "label": short_label(s),
+            "short_id": short_run_id(s),
         })
     return rows
+
+
+def evidence_target(s: RunSummary) -> str:
+    """The target a run is evidence for: the one whose constraint file lists the family it ran on
+    as evidence (a stand-in or an XLA run is evidence for none), else the family itself."""
+    docs = docs_for_family(s.family)
+    if docs is None:
+        return s.family
+    return docs.target if s.family in docs.evidence_families else f"{s.family} (not evidence for {docs.target})"
+
+
+PLAN_CHECK_CLASSES = {"compatible": "suitable", "revise": "change", "blocked": "blocked"}  # colour of each plan-check class
+
+
+def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
+    """Per workload, the target its plan is meant for (plan-check's default, neuron, when the plan
+    does not say), how many runs are evidence for it, and while there is none, plan-check's verdict
+    on the latest run's logged plan for that target."""
+    by_workload: dict[str, list[RunSummary]] = {}
+    for s in sorted(summaries, key=lambda s: s.sort_key):
+        by_workload.setdefault(s.workload, []).append(s)
+    rows = []
+    # Workloads without a run on their target first: the index lists the first FIRST_ROWS of them.
+    for workload, runs in sorted(by_workload.items(), key=lambda item: (any(evidence_target(s) == _meant_for(item[1][-1]) for s in item[1]), item[0])):
+        latest = runs[-1]
+        target = _meant_for(latest)
+        on_target = [s for s in runs if evidence_target(s) == target]
+        rows.append({
+            "workload": workload, "href": f"workloads/{latest.workload_slug}/index.html", "target": target,
+            "recorded": latest.intended_target is not None, "runs": len(on_target),
+            "latest": on_target[-1] if on_target else None,
+            "check": latest.plan_check if not on_target else {},
+            "check_class": PLAN_CHECK_CLASSES.get(latest.plan_check.get("classification", ""), "untested"),
+            "check_run": latest,
+        })
+    return rows
+
+
+def _meant_for(latest: RunSummary) -> str:
+    return latest.intended_target or latest.plan_check.get("target") or DEFAULT_TARGET
+
+
+def plan_check_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """How many workloads without a run on their target plan-check puts in each class, worst first."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        if row["check"]:
+            counts[row["check"]["classification"]] = counts.get(row["check"]["classification"], 0) + 1
+    order = ("blocked", "revise", "compatible", "unreadable")
+    labels = {**PLAN_CHECK_HEADLINES, "unreadable": "Not reviewable from the log"}
+    return [(labels[c], counts[c]) for c in order if c in counts]
+
+
+def runs_per_target(summaries: list[RunSummary]) -> dict[str, Any]:
+    """The index's top line: how many runs are evidence for each target, every documented target
+    listed (0 included), and the targets without any run named with what the dispositions are for."""
+    counts = dict.fromkeys(targets(), 0)
+    for s in summaries:
+        key = evidence_target(s)
+        counts[key] = counts.get(key, 0) + 1
+    measured = [t for t, n in counts.items() if n]
+    missing = [t for t, n in counts.items() if not n]
+    return {"counts": list(counts.items()), "measured": measured, "missing": missing}
 
 
 def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -292,6 +373,10 @@ def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> 
         "status_order": STATUS_ORDER,
         "symbols": SYMBOLS,
         "verdict_classes": {"slower": "ratio-up", "faster": "ratio-down"},
+        "labels": {s.run_id: short_label(s) for s in ordered},
+        "short_ids": {s.run_id: short_run_id(s) for s in ordered},
+        "started": {s.run_id: shown_stamp(utc_stamp(s.started_at)) for s in ordered},
+        "outcome_symbols": OUTCOME_SYMBOLS,
     }
 
 
@@ -550,7 +635,8 @@ def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comp
     for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
         if write_text(path, text, out_dir):
             written.append(path)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
+    per_workload = workload_targets(summaries)
+    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), workload_targets=per_workload[:FIRST_ROWS], more_workloads=max(0, len(per_workload) - FIRST_ROWS), plan_checks=plan_check_counts(per_workload), default_target=DEFAULT_TARGET, status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:

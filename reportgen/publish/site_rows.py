@@ -13,10 +13,11 @@ Format (``ROWS_FORMAT``)::
      "strings": [...],            # every repeated text once
      "rows": [[workload, workload_slug, run_id, slug, flags, intended, target, family,
                torch, stack, started, outcome, headline, scope, passed, not_passed,
-               count per status...], ...]}
+               device, count per status...], ...]}
 
 ``stack`` is the version of the run's own target stack (``RunSummary.stack_version``: the
-first version column of its backend descriptor, torch_neuronx on neuron). Texts that repeat (workload, target, versions, headline, scope) are indexes into ``strings``;
+first version column of its backend descriptor, torch_neuronx on neuron). Texts that repeat
+(workload, target, versions, headline, scope, device) are indexes into ``strings``;
 ``slug`` is only the 8-character hash when the slug is the run id plus that hash; ``flags``
 is 1 for a synthetic run, plus 2 for an incomplete one, plus 4 when ``run_id`` leaves out a
 leading "<workload>-" or 8 when it leaves out "<workload>-<target>-"; ``intended`` is -1 when
@@ -40,7 +41,7 @@ from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import RunSummary
 from reportgen.render.templating import visible_data
 
-ROWS_FORMAT = 1
+ROWS_FORMAT = 2  # 2: the device name after not_passed
 FIRST_ROWS = 100  # rows written as HTML in index.html
 ROWS_GLOBAL = "reportgenRuns"
 
@@ -93,7 +94,7 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
             ref(s.intended_target) if s.intended_target else -1, ref(s.target), ref(s.family),
             ref(s.versions.get("torch", "unknown")), ref(s.stack_version),
             started, ref(s.outcome), ref(s.headline), ref(scope),
-            passed, sum(s.counts.values()) - passed, *(s.counts.get(name, 0) for name in STATUS_ORDER),
+            passed, sum(s.counts.values()) - passed, ref(s.device), *(s.counts.get(name, 0) for name in STATUS_ORDER),
         ])
     return {
         "format": ROWS_FORMAT,

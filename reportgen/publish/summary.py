@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reportgen.judge.backend_docs import stack_version_key, version_keys
+from collector.plan import PlanError
 from reportgen.judge.identity import weights_facts
+from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.judge.criteria import declared_criteria
@@ -65,6 +67,10 @@ class RunSummary:
     code_data: dict[str, str] = field(default_factory=dict)  # collector, git state, files read: key -> value
     hashes: dict[str, list[str | None]] = field(default_factory=dict)  # weights/inputs -> [content sha256 or None, file sha256]
     criteria: dict[str, dict[str, str | None]] = field(default_factory=dict)  # judge.criteria.Declared by key, as plain data
+    device: str = ""  # the device name the run measured (environment device_name, else instance_type); "": not recorded
+    # plan-check's verdict on the plan this run logged, for its intended target (else neuron):
+    # {"target", "classification" (compatible | revise | blocked | unreadable), "headline", "first"}
+    plan_check: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,7 +121,38 @@ def summarize(judged: JudgedRun) -> RunSummary:
         code_data={i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")},
         hashes=_hashes(run),
         criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
+        device=_device_name(run),
+        plan_check=_plan_check(run),
     )
+
+
+def _plan_check(run: RunModel) -> dict[str, str]:
+    """plan-check on the plan the run logged, against the target the plan is meant for (plan-check's
+    default, neuron, when the plan does not say): what the site shows for a target without runs."""
+    if run.plan is None:
+        return {}
+    target = run.plan.intended_target or DEFAULT_TARGET
+    try:
+        review = review_logged_plan(run.plan, target)
+    except (PlanError, KeyError, ValueError, TypeError, RecursionError) as exc:  # a log is untrusted: never a traceback from its plan
+        return {"target": target, "classification": "unreadable", "headline": f"plan-check cannot review the logged plan: {exc}", "first": ""}
+    first = review.findings[0] if review.findings else None
+    return {"target": review.target, "classification": review.classification, "headline": review.headline,
+            "first": f"{first.title}. {first.first}" if first is not None and first.severity != "note" else ""}
+
+
+def _device_name(run: RunModel) -> str:
+    """The device the run measured, as its environment event named it ("NVIDIA H200"; a CPU run
+    names its CPU model, or in logs before it what platform.processor() said, e.g. "x86_64"), else
+    the instance type; "" when neither was recorded."""
+    env = run.environment
+    if env is None:
+        return ""
+    for key in ("device_name", "instance_type"):
+        fact = env.device.get(key)
+        if fact is not None and fact.value:
+            return str(fact.value)
+    return ""
 
 
 def _hashes(run: RunModel) -> dict[str, list[str | None]]:

@@ -41,7 +41,7 @@
   // --- the model: one entry per run, with each column's sort value and the text to filter ---
   var runs = [];
   var data = window.reportgenRuns;
-  if (data && data.format === 1) {
+  if (data && data.format === 2) {
     var previous = null;
     runs = data.rows.map(function (r) {
       var run = fromData(data, r, previous);
@@ -69,18 +69,22 @@
     if (flags & 8) { runId = workload + "-" + target + "-" + runId; } else if (flags & 4) { runId = workload + "-" + runId; }
     var seconds = typeof r[10] === "number" ? (previous === null ? r[10] : previous - r[10]) : null;
     var stamp = seconds === null ? r[10] : new Date(seconds * 1000).toISOString().slice(0, 19) + "Z";
-    var passed = r[14], notPassed = r[15], counts = r.slice(16);
+    var passed = r[14], notPassed = r[15], device = s[r[16]], counts = r.slice(17);
+    var shortId = flags & 8 ? r[2] : runId;  // the row's workload and target columns say the rest
     var slug = tail.length === 8 ? runId + "-" + tail : tail;
     var started = UTC.test(stamp) ? stamp.slice(0, 19).replace("T", " ") : stamp;
     var symbol = (d.outcomes[outcome] || ["", ""])[0];
+    var word = (d.outcomes[outcome] || ["", outcome])[1];
+    var label = word.charAt(0).toUpperCase() + word.slice(1) + ", " + passed + "/" + (passed + notPassed) + ", " + family;  // as site.short_label
+    var where = target + (family !== target ? " (ran on " + family + ")" : "");
     var tags = (flags & 1 ? " synthetic" : "") + (flags & 2 ? " incomplete" : "");
     var scopeLines = scope[0].map(function (p) { return "passed " + p[0] + ": " + p[1]; })
       .concat(scope[1].map(function (p) { return "not passed " + p[0] + ": " + p[1]; }));
-    var summary = passed + " passed · " + notPassed + " not";
-    var values = [workload, runId + tags, intended === null ? "not recorded" : intended, target, family, torch, neuronx,
-      stamp, outcome, String(passed)].concat(counts.map(String));
-    var text = [workload, runId + tags, intended === null ? "not recorded" : intended, target, family, torch, neuronx,
-      started, symbol + " " + headline, summary, scopeLines.join(" ")].concat(counts.map(String)).join(" ").toLowerCase();
+    var differs = intended !== null && intended !== target;
+    var values = [workload, runId + tags, target, device || "not recorded", torch, neuronx,
+      stamp, outcome].concat(counts.map(String));
+    var text = [workload, runId + tags, where, differs ? "≠ intended " + intended : "", device || "not recorded", torch, neuronx,
+      started, symbol + " " + label, headline, scopeLines.join(" ")].concat(counts.map(String)).join(" ").toLowerCase();
 
     function node() {
       var tr = el("tr");
@@ -88,28 +92,34 @@
       td.appendChild(el("a", workload, { href: "workloads/" + workloadSlug + "/index.html" }));
       tr.appendChild(td);
       td = el("td");
-      var link = el("a", null, { href: "runs/" + slug + "/index.html" });
-      link.appendChild(el("code", runId));
+      var link = el("a", null, { href: "runs/" + slug + "/index.html", title: runId });
+      link.appendChild(el("code", shortId));
       td.appendChild(link);
       if (flags & 1) { td.appendChild(document.createTextNode(" ")); td.appendChild(el("span", "synthetic", { "class": "tag" })); }
       if (flags & 2) { td.appendChild(document.createTextNode(" ")); td.appendChild(el("span", "incomplete", { "class": "tag" })); }
       tr.appendChild(td);
-      td = el("td");
-      if (intended === null) { td.appendChild(el("span", "not recorded", { "class": "na" })); } else { td.textContent = intended; }
+      td = el("td", where, { "data-value": target });
+      if (differs) {
+        td.appendChild(document.createTextNode(" "));
+        td.appendChild(el("span", "≠ intended " + intended, { "class": "tag target-differs", title: "the plan is meant for " + intended + ": this run is not evidence for it" }));
+      }
       tr.appendChild(td);
-      [target, family, torch, neuronx].forEach(function (v) { tr.appendChild(el("td", v)); });
+      td = el("td");
+      if (device) { td.textContent = device; } else { td.appendChild(el("span", "not recorded", { "class": "na" })); }
+      tr.appendChild(td);
+      [torch, neuronx].forEach(function (v) { tr.appendChild(el("td", v)); });
       td = el("td", null, { "data-value": stamp });
       td.appendChild(el("time", started, { datetime: stamp }));
       tr.appendChild(td);
       td = el("td", null, { "data-value": outcome });
       var status = el("span", null, { "class": "status disposition-text-" + outcome });
       status.appendChild(el("span", symbol, { "aria-hidden": "true" }));
-      status.appendChild(document.createTextNode(" " + headline));
-      td.appendChild(status);
-      tr.appendChild(td);
-      td = el("td", null, { "data-value": String(passed) });
+      status.appendChild(document.createTextNode(" " + label));
       var details = el("details");
-      details.appendChild(el("summary", summary));
+      var head = el("summary");
+      head.appendChild(status);
+      details.appendChild(head);
+      details.appendChild(el("p", headline));
       var list = el("ul", null, { "class": "scope" });
       scopeLines.forEach(function (line) { list.appendChild(el("li", line)); });
       details.appendChild(list);
