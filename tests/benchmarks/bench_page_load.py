@@ -2,15 +2,19 @@
 
     python tests/benchmarks/bench_page_load.py [--rounds 7] [--log sample_runs/<run>/events.jsonl]
 
-Each round loads the same report twice, interleaved: once as written, once with the chart
-bundle blocked (the page without charts). "Shown" is the load event plus every chart in the
-first window drawn. Printed: the median and range of the per-round ratios (target <= 2), and
-for information the time until every chart on the page is drawn (as before printing).
+Each round loads the same report three times, interleaved (the order turns each round): with
+the chart bundle blocked (the page without charts), as written until every chart on the page
+is drawn (the charts are drawn as when printing), and as written until the charts in the first
+window are drawn. The figure, with its goal: every chart drawn / the page without charts,
+median of the per-round ratios (target <= 2), the exit code 1 when above. Also printed: the
+first-window ratio, the bundle's size and the report folder's. Wall time in a browser on this
+machine: on a shared machine read the range before the median.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -22,6 +26,7 @@ from reportgen.render.report import build_report  # noqa: E402
 from tests.browser import CHROMIUM_ARGS, chromium_path  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+TARGET = 2.0
 DEFAULT_LOG = next(iter(sorted((REPO / "sample_runs").glob("all-MiniLM*/events.jsonl"))), None)
 VISIBLE_DRAWN = """() => {
   const charts = [...document.querySelectorAll('div.chart')];
@@ -66,18 +71,23 @@ def main() -> int:
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         shown_s(browser, url, charts=True)  # warm the browser's caches once
         ratios, with_all = [], []
-        for _ in range(args.rounds):
-            bare = shown_s(browser, url, charts=False)
-            drawn = shown_s(browser, url, charts=True)
-            ratios.append(drawn / bare)
-            with_all.append(shown_s(browser, url, charts=True, all_charts=True) / bare)
+        kinds = ("bare", "all", "first")
+        for i in range(args.rounds):
+            took = {}
+            for kind in kinds[i % 3:] + kinds[:i % 3]:
+                took[kind] = shown_s(browser, url, charts=kind != "bare", all_charts=kind == "all")
+            with_all.append(took["all"] / took["bare"])
+            ratios.append(took["first"] / took["bare"])
         browser.close()
-    print(f"report folder: {size / 1e6:.2f} MB (target < 2 MB)")
-    print(f"page shown with charts / without: median {statistics.median(ratios):.2f} "
-          f"(range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds (target <= 2)")
-    print(f"every chart drawn / page without charts: median {statistics.median(with_all):.2f} "
-          f"(range {min(with_all):.2f}-{max(with_all):.2f})")
-    return 0
+    bundle = next(p for p in (REPO / "templates" / "assets" / "vendor").glob("plotly-*.min.js"))
+    print(f"report folder: {size / 1e6:.2f} MB (target < 2 MB); chart bundle {bundle.name}, {bundle.stat().st_size / 1e6:.2f} MB")
+    print(f"charts in the first window drawn / page without charts: median {statistics.median(ratios):.2f} "
+          f"(range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds")
+    median = statistics.median(with_all)
+    print(f"every chart drawn / page without charts: median {median:.2f} "
+          f"(range {min(with_all):.2f}-{max(with_all):.2f}) over {args.rounds} rounds; target <= {TARGET}  <- the figure the README quotes")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+    return 0 if median <= TARGET else 1
 
 
 if __name__ == "__main__":
