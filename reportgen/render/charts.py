@@ -119,8 +119,9 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
     if not timed:
         return None
     # Scatter traces only (no box trace): the page's plotly bundle is then the basic one, a
-    # fifth smaller than the one that draws boxes. Modes sit side by side at each cell.
-    layout = {**LAYOUT, "title": {"text": "Warm latency per cell (ms)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}, "showlegend": True, "scattermode": "group"}
+    # fifth smaller than the one that draws boxes. Each cell has its own place on the x axis,
+    # its samples and its median with quartile whiskers drawn over one another there.
+    layout = {**LAYOUT, "title": {"text": "Warm latency per cell (ms)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}, "showlegend": True}
     traces = []
     for mode in ("eager", "compiled"):
         group = [(c, warm) for c, warm in timed if c.planned.mode == mode and warm.samples_s]
@@ -133,7 +134,7 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         quartiles = [_quartiles_ms(warm.samples_s) for _, warm in group]
         traces.append({
             "type": "scatter", "x": [plain(c.case) for c, _ in group], "y": [q[1] for q in quartiles], "name": f"{mode} median", "legendgroup": mode, "mode": "markers",
-            "marker": {"color": colour, "size": 10, "symbol": "line-ew-open", "line": {"width": 3, "color": colour}},
+            "marker": {"color": colour, "size": 18, "symbol": "line-ew-open", "line": {"width": 3, "color": colour}},
             "error_y": {"type": "data", "symmetric": False, "array": [q[2] - q[1] for q in quartiles], "arrayminus": [q[1] - q[0] for q in quartiles], "color": colour, "thickness": 2, "width": 6},
             "customdata": [[q[0], q[2]] for q in quartiles], "hovertemplate": "%{x}<br>median %{y:.4g} ms<br>quartiles %{customdata[0]:.4g}-%{customdata[1]:.4g} ms<extra></extra>",
         })
