@@ -115,6 +115,7 @@ def _bytecode_cache(settings: dict[str, Any]) -> jinja2.BytecodeCache | None:
     version and these settings, so code compiled under other settings is never loaded. Any
     failure to read or write the cache only means compiling again."""
     import os
+    import pickle
 
     import jinja2
 
@@ -126,7 +127,7 @@ def _bytecode_cache(settings: dict[str, Any]) -> jinja2.BytecodeCache | None:
         def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
             try:
                 super().load_bytecode(bucket)
-            except Exception:  # unreadable or corrupt: compile instead
+            except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):  # unreadable or corrupt: compile instead
                 bucket.reset()
 
         def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:

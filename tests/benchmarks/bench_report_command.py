@@ -51,13 +51,16 @@ def main() -> int:
     ratios: list[float] = []
     to_plain: dict[str, list[float]] = {"this": [], "other": []}
     with tempfile.TemporaryDirectory(prefix="bench-report-command-") as tmp:
-        report = lambda name, out: [sys.executable, "-m", "reportgen", "report", log, "--out", str(Path(tmp) / out)]  # noqa: E731
-        cpu(report("this", "first"), REPO)
+
+        def report(out: str) -> list[str]:
+            return [sys.executable, "-m", "reportgen", "report", log, "--out", str(Path(tmp) / out)]
+
+        cpu(report("first"), REPO)
         for i in range(args.rounds):
             plain = cpu([sys.executable, "-c", JSON_SCRIPT, log], REPO)
             took = {}
             for name in (("other", "this") if i % 2 == 0 else ("this", "other")):
-                took[name] = cpu(report(name, f"{name}-{i}"), trees[name])
+                took[name] = cpu(report(f"{name}-{i}"), trees[name])
             plain = (plain + cpu([sys.executable, "-c", JSON_SCRIPT, log], REPO)) / 2
             ratios.append(took["this"] / took["other"])
             for name, seconds in took.items():
