@@ -31,7 +31,7 @@ from collector.plan import Cell, load_plan
 from collector.run import cells, profiles
 from collector.run.children import EVENT, FLUSH
 from collector.run.state import Options, Run
-from collector.timing import marker_stream
+from collector.supervise import marker_stream
 from collector.workload import load_artifact, load_workload, saved_model
 
 

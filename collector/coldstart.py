@@ -1,7 +1,7 @@
 """Child process for one cold first call: fresh interpreter, empty compile caches (or, for the
 restart with a populated cache, the cache folder the cell's empty-cache compile filled).
 
-Started by ``collector.timing.run_cold``; it loads the saved weights and inputs (the same bytes
+Started by ``collector.supervise.run_cold``; it loads the saved weights and inputs (the same bytes
 the main run used), lists every compile-cache directory, makes the first call of one cell (what
 the clock covers follows the plan's timing.scope), lists the directories again, compares the
 outputs with the saved reference and prints one result line.
@@ -27,7 +27,8 @@ from collector import training
 from collector.backends import Backend, finish_cache_listing, list_cache_dirs, select_backend
 from collector.compare import compare, describe, judged_nonfinite
 from collector.plan import WorkloadPlan, load_plan
-from collector.timing import COLD_MARKER, marker_stream, timed_sample
+from collector.supervise import COLD_MARKER, marker_stream
+from collector.timing import timed_sample
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, saved_model, to_device
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from collector import timing
+from collector import supervise
 from collector.backends import Backend
 from collector.plan import load_plan
 from collector.run import children, timings
@@ -179,7 +179,7 @@ def test_a_child_line_after_its_time_ends_it_and_progress_extends_it(tmp_path: P
         return True
 
     monkeypatch_path = str(tmp_path)
-    ended = timing.run_child("talker", [], lambda d: {"PYTHONPATH": monkeypatch_path}, 1.5, on_line)
+    ended = supervise.run_child("talker", [], lambda d: {"PYTHONPATH": monkeypatch_path}, 1.5, on_line)
     assert seen == [f"step {i}" for i in range(4)], "each 0.6 s step came inside the 1.5 s given after the last one"
     assert ended.timed_out and ended.returncode is None
 
@@ -190,7 +190,7 @@ def test_output_a_child_leaves_unfinished_cannot_hide_its_marker_lines(tmp_path:
     script = tmp_path / "chatty.py"
     script.write_text(
         "import os, sys\n"
-        "from collector.timing import marker_stream\n"
+        "from collector.supervise import marker_stream\n"
         "markers = marker_stream()\n"
         "print('progress...', end='', flush=True)\n"
         "os.write(1, b'C-level output without a newline')\n"
@@ -204,7 +204,7 @@ def test_output_a_child_leaves_unfinished_cannot_hide_its_marker_lines(tmp_path:
         seen.append(line)
         return True
 
-    ended = timing.run_child("chatty", [], lambda d: {"PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"}, 30, on_line)
+    ended = supervise.run_child("chatty", [], lambda d: {"PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}"}, 30, on_line)
     assert ended.returncode == 0, ended.error()
     assert seen == ["MARK done"]
     assert "progress...C-level output without a newlineand the rest" in "".join(ended.tail)
@@ -267,10 +267,10 @@ def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(tmp_path: Path, 
         children.FLUSH + "null",
     ]
 
-    def noisy(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> timing.ChildEnd:
+    def noisy(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> supervise.ChildEnd:
         for line in noise:
             assert on_line(line) is False, line
-        return timing.ChildEnd(1, False, ["stopped by the test"])
+        return supervise.ChildEnd(1, False, ["stopped by the test"])
 
     monkeypatch.setattr(children, "run_child", noisy)
     run_dir, code = execute(load_plan(FAULTY), PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2))
@@ -286,9 +286,9 @@ def _filtered_child(monkeypatch: pytest.MonkeyPatch, drop: Any) -> None:
     and that end as if killed (exit 1)."""
     real = children.run_child
 
-    def child(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> timing.ChildEnd:
+    def child(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> supervise.ChildEnd:
         real(module, argv, cache_env, timeout, lambda line: False if drop(line) else on_line(line), *rest)
-        return timing.ChildEnd(1, False, ["killed by the test"])
+        return supervise.ChildEnd(1, False, ["killed by the test"])
 
     monkeypatch.setattr(children, "run_child", child)
 
@@ -326,8 +326,8 @@ def test_a_training_cell_whose_fresh_process_timed_out_records_a_training_step_s
     """The timed-out cold call's scope is the call the plan times: one training step here."""
     from tests.test_collector_robust import PlainBackend
 
-    def late(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> timing.ChildEnd:
-        return timing.ChildEnd(None, True, [])
+    def late(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> supervise.ChildEnd:
+        return supervise.ChildEnd(None, True, [])
 
     monkeypatch.setattr(children, "run_child", late)
     plan = load_plan(REPO / "collector" / "workloads" / "tiny_classifier.toml")

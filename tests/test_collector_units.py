@@ -45,6 +45,23 @@ def test_collector_imports_only_stdlib_and_torch() -> None:
                 assert name.split(".")[0] in allowed, f"{path.name} imports {name}"
 
 
+def test_child_processes_are_supervised_in_one_module() -> None:
+    """Starting, relaying and ending fresh processes lives in collector.supervise alone: the
+    timing code and the run's modules import it rather than spawn processes themselves."""
+    process_modules = {"subprocess", "signal", "threading", "queue"}
+    spawners = []
+    for path in (REPO / "collector").rglob("*.py"):
+        if "workloads" in path.parts or path.name in {"supervise.py", "lifeline.py"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in {"Popen", "killpg"}:
+                spawners.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert spawners == [], f"processes started or ended outside collector/supervise.py: {spawners}"
+    timing = ast.parse((REPO / "collector" / "timing.py").read_text(encoding="utf-8"))
+    imported = {a.name for n in ast.walk(timing) if isinstance(n, ast.Import) for a in n.names}
+    assert not imported & process_modules
+
+
 def test_matrix_order_puts_cache_check_after_largest_shape() -> None:
     cells = expand_matrix({"shapes": [[1, 128], [1, 512], [4, 128], [4, 512]], "cache_checks": [[1, 128]], "modes": ["compiled"]})
     cases = [c.case for c in cells]

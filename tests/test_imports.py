@@ -66,3 +66,12 @@ def test_a_site_build_with_nothing_to_do_imports_no_heavy_module(tmp_path: Path)
     assert first.returncode == 0, first.stderr[-2000:]
     code, heavy = loaded("site", str(runs), "--out", str(tmp_path / "site"))
     assert code in (0, None) and heavy == [], heavy
+
+
+def test_report_imports_no_chart_frame_or_object_store_module(tmp_path: Path) -> None:
+    """A report's charts are written as plain data: making them imports neither plotly nor the
+    frame libraries it pulls in (they cost more than a small report's own work)."""
+    code, heavy = loaded("report", str(SAMPLE_LOG), "--out", str(tmp_path / "report"))
+    assert code in (0, None)
+    assert (tmp_path / "report" / "report.html").is_file()
+    assert set(heavy) <= {"pydantic", "jinja2", "markdown_it"}, heavy

@@ -20,8 +20,9 @@ def test_report_opens_offline_and_draws_charts(tmp_path: Path, browser) -> None:
     assert all(url.startswith("file://") for url in log.requests), log.requests
     page.locator("#fig-warm-latency").scroll_into_view_if_needed()
     page.wait_for_selector("#fig-warm-latency .main-svg", timeout=10_000)
-    boxes = page.locator("#fig-warm-latency .boxlayer .trace").count()
-    assert boxes == 2, "eager and compiled warm samples are drawn"
+    traces = page.locator("#fig-warm-latency .scatterlayer .trace").count()
+    assert traces == 4, "eager and compiled warm samples are drawn, each with its median"
+    assert page.locator("#fig-warm-latency .errorbar").count() >= 2, "each median has its quartile whiskers"
     assert page.locator("#fig-cold-warm .main-svg").count() >= 1
     page.close()
 

@@ -45,7 +45,7 @@ import torch
 from collector.plan import Cell
 from collector.run.state import Run
 from collector.run.timings import cold_from_result, cold_not_measured, scope_done
-from collector.timing import ChildEnd, run_child, run_cold
+from collector.supervise import ChildEnd, run_child, run_cold
 from collector.workload import input_key, save_artifact
 
 EVENT = "COLLECTOR_EVENT "  # one event of the cell in progress: {"kind": ..., "fields": {...}}

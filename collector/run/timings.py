@@ -18,7 +18,8 @@ from collector import hostcondition, interrupt, stability
 from collector.plan import Cell
 from collector.run.capture import CompileWatch, fed_facts
 from collector.run.state import CellOutcome, Run
-from collector.timing import plain_sample, run_cold, time_warm, timed_sample, warm_stats
+from collector.supervise import run_cold
+from collector.timing import plain_sample, time_warm, timed_sample, warm_stats
 from collector.workload import DTYPES, FedInputs, cast_inputs, to_device
 
 

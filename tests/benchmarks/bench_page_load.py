@@ -2,15 +2,24 @@
 
     python tests/benchmarks/bench_page_load.py [--rounds 7] [--log sample_runs/<run>/events.jsonl]
 
-Each round loads the same report twice, interleaved: once as written, once with the chart
-bundle blocked (the page without charts). "Shown" is the load event plus every chart in the
-first window drawn. Printed: the median and range of the per-round ratios (target <= 2), and
-for information the time until every chart on the page is drawn (as before printing).
+Each round loads the same report three times, interleaved (the order turns each round): with
+the chart bundle blocked (the page without charts), as written until every chart on the page
+is drawn (the charts are drawn as when printing), and as written until the charts in the first
+window are drawn. The figure, with its goal: every chart drawn / the page without charts,
+median of the per-round ratios (target <= 2), the exit code 1 when above. Also printed: the
+first-window ratio, the bundle's size and the report folder's. Wall time in a browser on this
+machine: on a shared machine read the range before the median.
+
+``--other-bundle FILE`` also serves a copy of the page with FILE in place of the shipped
+plotly bundle, and each round loads it until every chart is drawn too: printed as the ratio
+shipped/other (what the choice of bundle does, the charts' data left the same).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -22,6 +31,7 @@ from reportgen.render.report import build_report  # noqa: E402
 from tests.browser import CHROMIUM_ARGS, chromium_path  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
+TARGET = 2.0
 DEFAULT_LOG = next(iter(sorted((REPO / "sample_runs").glob("all-MiniLM*/events.jsonl"))), None)
 VISIBLE_DRAWN = """() => {
   const charts = [...document.querySelectorAll('div.chart')];
@@ -52,6 +62,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--log", type=Path, default=DEFAULT_LOG)
+    parser.add_argument("--other-bundle", type=Path, help="another plotly.js bundle to compare with the shipped one")
     args = parser.parse_args()
     if args.log is None or not args.log.is_file():
         print("no log to render: pass --log", file=sys.stderr)
@@ -63,21 +74,38 @@ def main() -> int:
         build_report(args.log, out)
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
         url = (out / "report.html").as_uri()
+        other_url = None
+        if args.other_bundle:
+            other = Path(tmp) / "other"
+            shutil.copytree(out, other)
+            shipped = next((other / "assets").glob("plotly-*.min.js"))
+            shipped.write_bytes(args.other_bundle.read_bytes())
+            other_url = (other / "report.html").as_uri()
         browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         shown_s(browser, url, charts=True)  # warm the browser's caches once
-        ratios, with_all = [], []
-        for _ in range(args.rounds):
-            bare = shown_s(browser, url, charts=False)
-            drawn = shown_s(browser, url, charts=True)
-            ratios.append(drawn / bare)
-            with_all.append(shown_s(browser, url, charts=True, all_charts=True) / bare)
+        ratios, with_all, bundles = [], [], []
+        kinds = ("bare", "all", "first") + (("other",) if other_url else ())
+        for i in range(args.rounds):
+            took = {}
+            for kind in kinds[i % len(kinds):] + kinds[:i % len(kinds)]:
+                took[kind] = shown_s(browser, other_url if kind == "other" else url, charts=kind != "bare", all_charts=kind in ("all", "other"))
+            if other_url:
+                bundles.append(took["all"] / took["other"])
+            with_all.append(took["all"] / took["bare"])
+            ratios.append(took["first"] / took["bare"])
         browser.close()
-    print(f"report folder: {size / 1e6:.2f} MB (target < 2 MB)")
-    print(f"page shown with charts / without: median {statistics.median(ratios):.2f} "
-          f"(range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds (target <= 2)")
-    print(f"every chart drawn / page without charts: median {statistics.median(with_all):.2f} "
-          f"(range {min(with_all):.2f}-{max(with_all):.2f})")
-    return 0
+    bundle = next(p for p in (REPO / "templates" / "assets" / "vendor").glob("plotly-*.min.js"))
+    print(f"report folder: {size / 1e6:.2f} MB (target < 2 MB); chart bundle {bundle.name}, {bundle.stat().st_size / 1e6:.2f} MB")
+    print(f"charts in the first window drawn / page without charts: median {statistics.median(ratios):.2f} "
+          f"(range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds")
+    median = statistics.median(with_all)
+    print(f"every chart drawn / page without charts: median {median:.2f} "
+          f"(range {min(with_all):.2f}-{max(with_all):.2f}) over {args.rounds} rounds; target <= {TARGET}  <- the figure the README quotes")
+    if bundles:
+        print(f"every chart drawn, shipped bundle / {args.other_bundle.name} ({args.other_bundle.stat().st_size / 1e6:.2f} MB): median {statistics.median(bundles):.2f} "
+              f"(range {min(bundles):.2f}-{max(bundles):.2f})")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+    return 0 if median <= TARGET else 1
 
 
 if __name__ == "__main__":
