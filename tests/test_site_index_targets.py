@@ -33,8 +33,8 @@ def _text(page: str) -> str:
 def test_first_line_counts_runs_per_target_and_names_the_missing_one(sample_site: Path) -> None:
     page = (sample_site / "index.html").read_text(encoding="utf-8")
     first = _text(page[page.index('id="per-target"'):page.index("</p>", page.index('id="per-target"'))])
-    assert "Runs per target: neuron 0 · cpu 13 · cuda 2." in first
-    assert "0 runs on neuron: every disposition here is for cpu or cuda." in first
+    assert "Runs per target: neuron 0 · cuda 2 · cpu 13." in first
+    assert "0 runs on neuron: every disposition here is for cuda or cpu." in first
     assert "plan-check's verdict per workload on its intended target" in first
     assert "1 blocked by a precision requirement, 1 needs a revised test plan, 3 compatible as specified." in first
     assert page.index('id="per-target"') < page.index('class="runs"'), "the line comes before the table"

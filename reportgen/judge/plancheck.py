@@ -22,7 +22,7 @@ from typing import Any, Callable, overload
 import tomli_w
 
 from collector import planschema
-from collector.plan import MAX_PLANNED_CELLS, PlanError, WorkloadPlan, load_plan, plan_from_data, read_plan_file
+from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, load_plan, plan_from_data, read_plan_file
 from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
