@@ -113,7 +113,7 @@ def test_a_run_on_the_intended_target_replaces_the_plan_check(tmp_path: Path) ->
     assert " neuron 1 " in rows["on-neuron"] and "plan-check" not in rows["on-neuron"].replace("a run exists", "")
     assert "a run exists" in rows["on-neuron"]
     assert " neuron 0 " in rows["on-cpu"] and "(on neuron)" in rows["on-cpu"]
-    assert "Runs per target: neuron 1 · cpu 1 · cuda 0. 0 runs on cuda: every disposition here is for neuron or cpu." in _text(page)
+    assert "Runs per target: neuron 1 · cuda 0 · cpu 1. 0 runs on cuda: every disposition here is for neuron or cpu." in _text(page)
 
 
 def test_first_line_of_an_empty_site(tmp_path: Path) -> None:
