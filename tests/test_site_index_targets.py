@@ -119,7 +119,7 @@ def test_a_run_on_the_intended_target_replaces_the_plan_check(tmp_path: Path) ->
 def test_first_line_of_an_empty_site(tmp_path: Path) -> None:
     (tmp_path / "runs").mkdir()
     build_site([tmp_path / "runs"], tmp_path / "site")
-    assert "Runs per target: neuron 0 · cpu 0 · cuda 0. No runs yet: nothing here is evidence for any target." in _text((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
+    assert "Runs per target: neuron 0 · cuda 0 · cpu 0. No runs yet: nothing here is evidence for any target." in _text((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("run, plan", [
