@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
 
 from reportgen.judge.disposition import Disposition, ScopeGroup, decide, scope_label
+from reportgen.judge.judgement import judge
 from reportgen.contract.events import CASE_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, Event
 from reportgen.contract.linecheck import cell_decoder, mirror, to_plain
 from reportgen.render.report import build_report
@@ -143,7 +144,7 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_large_run_builds_only_the_events_it_shows(large: Path) -> None:
     reading, builder = read_run(large)
     run = builder.build(reading)
-    build_view(run, decide(run, {}))
+    build_view(run, judge(run))
     per_cell = [r for r in reading.records if r.kind in CASE_KINDS]
     built = [r for r in per_cell if r.parsed is not None]
     assert built, "the cells shown in full are built"
@@ -176,7 +177,7 @@ def test_a_large_run_caps_the_page_and_puts_every_cell_in_details_csv(large: Pat
     # The inputs table shows the first cells and counts every cell with a result.
     reading, builder = read_run(large)
     run = builder.build(reading)
-    view = build_view(run, decide(run, {}))
+    view = build_view(run, judge(run))
     assert (len(view.inputs), view.inputs_total) == (DETAIL_CAP, cells)
     assert f"{cells - DETAIL_CAP} more: every cell is in" in md
 

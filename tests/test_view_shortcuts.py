@@ -10,6 +10,7 @@ import pytest
 
 from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import decide, scope_label
+from reportgen.judge.judgement import waiting_cells
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, RunModel, build_run
 from reportgen.render.sections import common, matrix, problems, tally
 from reportgen.render.sections import disposition as first_section
@@ -102,7 +103,7 @@ def test_scope_lines_matrix_and_waiting_cells_agree_with_the_plain_pass(log: Pat
     for side, with_status in ((disposition.scope.passed, False), (disposition.scope.not_passed, True)):
         assert first_section.scope_lines(side, run, with_status) == _plain_scope_lines(side, run, with_status)
     blocking = [r for r in disposition.reasons if r.outcome == "blocked"]
-    assert first_section._waiting_cells(run, blocking) == _plain_waiting(run, blocking)
+    assert waiting_cells(run, blocking) == _plain_waiting(run, blocking)
     keys = [(c.planned.batch, c.planned.length, bool(c.planned.repeat_of)) for c in run.cells]
     row_keys = list(dict.fromkeys(keys))
     shown = set(row_keys[: common.DETAIL_CAP])
@@ -131,4 +132,4 @@ def test_the_shortcuts_on_a_long_run_and_a_mixed_group() -> None:
     assert failed, "the fixture has failed cells"
     for blocking in ([Reason("mismatch", "blocked", "", failed, needs_verdict=True)], [Reason("mismatch", "blocked", "", failed[1:], needs_verdict=True)],
                      [Reason("mismatch", "blocked", "", failed), Reason("untested-cells", "blocked", "", (cells[0].case,))]):
-        assert first_section._waiting_cells(run, blocking) == _plain_waiting(run, blocking)
+        assert waiting_cells(run, blocking) == _plain_waiting(run, blocking)

@@ -17,7 +17,8 @@ from typing import Any
 import msgspec
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
-from reportgen.judge.disposition import Disposition, decide
+from reportgen.judge.disposition import Disposition
+from reportgen.judge.judgement import Judgement, judge
 from reportgen.render.templating import FORMULA_START, Assets, csv_text, render_html, render_md, write_assets
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
@@ -43,6 +44,7 @@ class JudgedRun:
     disposition: Disposition
     view: ReportView
     annotations: Annotations | None = None
+    judgement: Judgement | None = None
 
 
 @dataclass
@@ -53,6 +55,12 @@ class ReportResult:
 
 
 def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> tuple[RunModel, Annotations, Disposition]:
+    """``read_judgement`` for callers that need only the disposition."""
+    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside)
+    return run, applied, judgement.disposition
+
+
+def read_judgement(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> tuple[RunModel, Annotations, Judgement]:
     """Read, validate, model and judge one log, without a view; raises ReportInputError with
     every problem. Without ``annotations``, the annotations.toml beside the log is used when
     ``beside`` is set (callers that found the log through storage.local pass the file it allowed)."""
@@ -67,7 +75,7 @@ def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_M
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
     try:
-        return run, applied, decide(run, applied.by_case)
+        return run, applied, judge(run, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
 
@@ -76,9 +84,10 @@ def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX
     """Read, validate, model and judge one log, and build its report view; with ``inspection``
     (an inspection log of its plan), its predicted fallback is set against the observed one."""
     inspected = _inspection(inspection)
-    run, applied, disposition = read_judged(log, annotations, max_bytes, beside)
+    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside)
+    disposition = judgement.disposition
     try:
-        view = build_view(run, disposition, applied)
+        view = build_view(run, judgement, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
     if inspected is not None:
@@ -92,7 +101,7 @@ def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX
             view.predicted = [Row("predicted CPU fallback", f"no constraint data for {target}: nothing is predicted", "reportgen/judge/constraints")]
         else:
             view.predicted = [Row(r.label, r.value, r.source) for r in predicted_against_observed(run, inspected, docs)]
-    return JudgedRun(log, run, applied.by_case, disposition, view, applied)
+    return JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement)
 
 
 def _inspection(path: Path | None) -> Any:

@@ -98,6 +98,20 @@ def md_code(value: Any) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def md_words(value: Any) -> str:
+    """A sentence with its code marked (judge.nextstep.Words) as Markdown: the text escaped, the
+    code as code spans, the spaces between parts kept."""
+    out = []
+    for text, code in value.parts:
+        if code:
+            out.append(md_code(text))
+            continue
+        lead = " " if text[:1].isspace() else ""
+        tail = " " if text[-1:].isspace() and text.strip() else ""
+        out.append(lead + md_escape(text) + tail)
+    return "".join(out)
+
+
 def md_code_cell(value: Any) -> str:
     """md_code for a table cell: a table splits its rows at every |, even inside a code span, and
     takes \\| as a | of the cell's text (outside a table the backslash would show)."""
@@ -138,6 +152,7 @@ def md_env() -> jinja2.Environment:
     env = _globals(_environment(autoescape=False))
     env.filters["md"] = md_escape
     env.filters["code"] = md_code
+    env.filters["words"] = md_words
     env.filters["code_cell"] = md_code_cell
     env.filters["clip"] = clip
     env.filters["md_quote"] = md_quote

@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from reportgen.judge.disposition import adapter_note, Disposition
-from reportgen.judge.nextstep import finding, next_step
+from reportgen.judge.disposition import Disposition
+from reportgen.judge.judgement import Judgement
+from reportgen.judge.nextstep import Words
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import RunModel
 from reportgen.render.charts import correctness_figures, Figure, timing_figures
@@ -51,10 +52,11 @@ class ReportView:
     disposition: Disposition
     headline: str
     finding: str  # the dominant measured finding, in words
-    next_step: str  # what must happen next, and where
+    next_step: Words  # what must happen next, and where (commands and files marked as code)
     outcome: str
     reasons: list[ReasonView]
     verdict_groups: list[VerdictGroupView]
+    only_verdicts_block: bool
     annotate_command: str
     scope: ScopeView
     record: list[Row]
@@ -101,11 +103,12 @@ class ReportView:
     unstable_timing: str = ""  # how many timed cells' warm timing decides nothing (first lines of the page)
 
 
-def build_view(run: RunModel, disposition: Disposition, annotations: Annotations | None = None) -> ReportView:
+def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | None = None) -> ReportView:
+    disposition = judgement.disposition
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
     problem_cells = listed_problem_cells(run)
     stopped = disposition.performance_stopped
-    verdict_groups = verdict_group_views(run, disposition)
+    verdict_groups = verdict_group_views(judgement)
     criteria, declared = criteria_rows(run)
     incomplete = ""
     if not run.complete:
@@ -124,12 +127,13 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         unstable_timing=unstable_timing_text(run),
         disposition=disposition,
         headline=disposition.headline,
-        finding=finding(run, disposition),
-        next_step=next_step(run, disposition, os.path.basename(run.path) or "events.jsonl"),
+        finding=judgement.finding,
+        next_step=judgement.next_step,
         outcome=disposition.outcome,
         reasons=[reason_view(r) for r in disposition.reasons],
         verdict_groups=verdict_groups,
-        annotate_command=f"reportgen annotate {os.path.basename(run.path)}" if verdict_groups else "",
+        only_verdicts_block=judgement.only_verdicts_block,
+        annotate_command=f"reportgen annotate {os.path.basename(run.path)}" if verdict_groups and not judgement.annotations_file else "",
         scope=scope_view(scope, run),
         record=record_rows(run, timing_scope),
         versions=fact_rows(run.environment.versions) if run.environment else [],
@@ -147,7 +151,7 @@ def build_view(run: RunModel, disposition: Disposition, annotations: Annotations
         perf_stopped_total=len(stopped),
         timings=timing_views(run),
         timing_scope=timing_scope,
-        backend_note=adapter_note(run),
+        backend_note=judgement.adapter_note,
         training=training_views(run),
         training_note=training_note(run),
         generation=generation_rows(run),

@@ -6,11 +6,16 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import eq
 
-from reportgen.judge.disposition import cells_with_status, Disposition, FAILED, failed_cases, Reason, Scope, scope_label, ScopeGroup
+from reportgen.judge.disposition import Reason, Scope, ScopeGroup, scope_label
+from reportgen.judge.judgement import Judgement, OwnerExplanation
+from reportgen.judge.nextstep import Words
 from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL, timed_cells, undecided_cells
-from reportgen.model.groups import failure_groups
-from reportgen.model.runmodel import CellRecord, RunModel, STATUS_ORDER
-from reportgen.render.sections.common import _CASE, list_text, _STATUS, anchor, DETAIL_CAP, Row
+from reportgen.model.runmodel import RunModel, STATUS_ORDER
+from reportgen.render.sections.common import _STATUS, DETAIL_CAP, Row, anchor, list_text
+
+
+# The one vocabulary of verdicts, on every page.
+VERDICT_WORDS = {"accepted": "accepted", "change-needed": "change needed"}
 
 
 @dataclass
@@ -23,13 +28,26 @@ class ReasonView:
 
 
 @dataclass
+class ExplanationGist:
+    """What the owner wrote about a group, in a sentence or two, and where it is written."""
+
+    words: Words
+    where: str  # "annotations.toml lines 2, 5"
+    cells: int
+    verdict: str
+    alike: int  # entries saying the same but for their figures (the words are the first one's)
+
+
+@dataclass
 class VerdictGroupView:
-    """Cells waiting for the owner's verdict that share a cause."""
+    """Cells waiting for the owner's verdict that share a cause, with the owner's explanations."""
 
     label: str
     facts: list[str]
     cases: list[tuple[str, str]]
     total: int
+    explanations: list[ExplanationGist]
+    unexplained: int
 
 
 @dataclass
@@ -115,26 +133,25 @@ def _generation_scope(run: RunModel) -> list[Row]:
     ]
 
 
-def verdict_group_views(run: RunModel, disposition: Disposition) -> list[VerdictGroupView]:
-    """When only the owner's verdicts are missing: the waiting cells grouped by cause."""
-    blocking = [r for r in disposition.reasons if r.outcome == "blocked"]
-    if not blocking or not all(r.needs_verdict for r in blocking):
-        return []
-    groups = failure_groups(run, _waiting_cells(run, blocking))
+def verdict_group_views(judgement: Judgement) -> list[VerdictGroupView]:
+    """The judge's groups of cells awaiting a verdict, each with what the owner wrote and where."""
     return [
-        VerdictGroupView(g.label, g.measured_facts(), [(c.case, anchor(c.case)) for c in g.cells[:DETAIL_CAP]], len(g.cells))
-        for g in groups[:DETAIL_CAP]
+        VerdictGroupView(
+            label=g.label,
+            facts=list(g.facts),
+            cases=[(c.case, anchor(c.case)) for c in g.cells[:DETAIL_CAP]],
+            total=len(g.cells),
+            explanations=[_explanation_gist(e) for e in g.explanations],
+            unexplained=g.unexplained,
+        )
+        for g in judgement.awaiting[:DETAIL_CAP]
     ]
 
 
-def _waiting_cells(run: RunModel, blocking: list[Reason]) -> list[CellRecord]:
-    """The cells these reasons name, in plan order."""
-    if len(blocking) == 1 and blocking[0].cases == failed_cases(run):
-        # Speed: the one reason names the judge's failed cells, kept in plan order (no pass over
-        # every cell); tests/test_view_shortcuts.py.
-        return list(cells_with_status(run, *FAILED))
-    waiting = {case for r in blocking for case in r.cases}
-    return list(compress(run.cells, map(waiting.__contains__, map(_CASE, run.cells))))
+def _explanation_gist(found: OwnerExplanation) -> ExplanationGist:
+    lines = found.lines
+    where = found.file + (f" line {lines[0]}" if len(lines) == 1 else f" lines {', '.join(map(str, lines))}" if lines else "")
+    return ExplanationGist(found.gist, where, found.cells, VERDICT_WORDS.get(found.verdict or "", "awaiting verdict"), found.alike)
 
 
 def unstable_timing_text(run: RunModel) -> str:
