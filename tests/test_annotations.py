@@ -196,7 +196,7 @@ def test_annotate_writes_a_skeleton_one_entry_per_cause_with_facts_and_no_verdic
     # The skeleton loads as it is: the cells are explained, still without a verdict.
     judged = judge_log(log)
     assert judged.disposition.headline.startswith("Blocked: 1 mismatch and 1 errored cell need the owner's verdict")
-    assert any("explained but without a verdict" in r.message for r in judged.disposition.reasons)
+    assert any("explained, awaiting verdict" in r.message for r in judged.disposition.reasons)
 
 
 def test_annotate_never_overwrites_without_force(tmp_path: Path) -> None:

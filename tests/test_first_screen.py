@@ -110,3 +110,49 @@ def test_words_keep_code_apart_from_text_a_value_never_opens_a_span() -> None:
     assert Words.marked("run `a b` now").parts == (("run ", False), ("a b", True), (" now", False))
     assert Words.marked("an odd ` backtick").parts == (("an odd ` backtick", False),)
     assert gist("First **bold** one. Second `x` two. Third.") == "First bold one. Second `x` two."
+
+
+def test_a_long_log_keeps_report_md_under_a_pull_request_and_the_summary_counts_true(tmp_path: Path) -> None:
+    """450 cells, a third of them mismatching: report.md under 65,536 characters with the rest
+    in details.csv (linked), and the summary says how many shape rows it shows of how many."""
+    from tests import logbuilder as lb
+
+    log = tmp_path / "events.jsonl"
+    log.write_text(lb.dumps(lb.large_log(450, mismatch_every=3)), encoding="utf-8")
+    build_report(log, tmp_path / "out", ("html", "md", "md-summary"))
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert len(md) < 65_536
+    assert "every cell is in [details.csv](details.csv)" in md and (tmp_path / "out" / "details.csv").is_file()
+    # Said once, not per cell.
+    assert md.count("Performance acceptance stopped") == 1
+    summary = (tmp_path / "out" / "report-summary.md").read_text(encoding="utf-8")
+    assert "Matrix (showing 60 of 450 shape rows)" in summary and "390 more shape rows" in summary
+    matrix = summary.split("Matrix (showing", 1)[1].split("</details>", 1)[0]
+    assert len([line for line in matrix.splitlines() if line.startswith("| ") and not line.startswith("| shape")]) == 60
+
+
+def test_times_are_in_ms_below_a_second_and_in_s_above_with_four_significant_digits() -> None:
+    from reportgen.render.sections.common import fmt_time
+
+    assert [fmt_time(x) for x in (0.0004175, 0.3715, 0.99994, 1.0, 12.345678, None)] == [
+        "0.4175 ms", "371.5 ms", "999.9 ms", "1 s", "12.35 s", "not measured"]
+
+
+def test_one_vocabulary_for_verdicts_in_the_report(tmp_path: Path) -> None:
+    """'awaiting verdict', 'accepted', 'change needed': never 'no verdict' or 'change-needed'."""
+    log = _minilm(tmp_path)
+    build_report(log, tmp_path / "out", ("html", "md"))
+    for name in ("report.html", "report.md"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        assert "awaiting verdict" in text, name
+        assert "explained, no verdict" not in text and "change-needed)" not in text, name
+        assert "until these mismatches are explained" not in text, name
+
+
+def test_the_owners_code_spans_stay_code_in_report_md(tmp_path: Path) -> None:
+    log = _minilm(tmp_path)
+    build_report(log, tmp_path / "out", ("md",))
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    explanations = md.split("### Explanations", 1)[1]
+    assert "`artifacts/inputs.pt`" in explanations and "\\`" not in md
+    assert "\\*\\*padded\\*\\*" in explanations, "other markup stays escaped"

@@ -141,6 +141,32 @@ def render_summary(view: ReportView) -> str:
     return text[: SUMMARY_LIMIT - len(note)] + note
 
 
+MD_LIMIT = 64_000  # characters: report.md fits a pull request's 65,536 with room for a line of its own
+
+
+@dataclass(frozen=True)
+class MarkdownCaps:
+    rows: int  # per table (matrix, inputs, fallback, compile, timings, ...)
+    problems: int  # problem cells, explanations, warnings, training cells, verdict groups
+
+
+# Tried in order until report.md fits MD_LIMIT: the first shows what the HTML page shows.
+MD_CAPS = (MarkdownCaps(300, 300), MarkdownCaps(100, 40), MarkdownCaps(40, 15), MarkdownCaps(15, 6), MarkdownCaps(5, 2))
+
+
+def render_report_md(context: dict[str, Any]) -> str:
+    """report.md under MD_LIMIT characters for any log: tables and problem lists shortened
+    (each says how many more, and that every cell is in details.csv), then, at the very last,
+    the text cut with a note."""
+    for caps in MD_CAPS:
+        text = render_md("report.md.j2", caps=caps, **context)
+        if len(text) <= MD_LIMIT:
+            return text
+    details = context["view"].details or "details.csv"
+    note = f"\n\n… cut here to stay under a pull request's 65,536 characters; report.html and {details} have everything.\n"
+    return text[: MD_LIMIT - len(note)] + note
+
+
 def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None) -> list[tuple[Path, bytes]]:
     """The files of one report, rendered and encoded but not written: (path, bytes) pairs."""
     view = judged.view
@@ -151,7 +177,7 @@ def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], as
     if "html" in formats:
         pages.append((out_dir / html_name, render_html("report.html.j2", **context)))
     if "md" in formats:
-        pages.append((out_dir / "report.md", render_md("report.md.j2", **context)))
+        pages.append((out_dir / "report.md", render_report_md(context)))
     if "md-summary" in formats:
         pages.append((out_dir / SUMMARY_NAME, render_summary(view)))
     return [(path, text if isinstance(text, bytes) else text.encode("utf-8")) for path, text in pages]

@@ -77,8 +77,11 @@ def _backslashed(match: re.Match[str]) -> str:
 
 
 def md_quote(value: Any) -> str:
-    """Free text (an annotation's Markdown) as a block quote: each paragraph kept, all markup escaped."""
-    paragraphs = [md_escape(p) for p in re.split(r"\n[ \t]*\n", str(value)) if p.strip()]
+    """Free text (an annotation's Markdown) as a block quote: each paragraph kept, its code spans
+    kept as code spans (fenced anew), every other markup escaped."""
+    from reportgen.judge.nextstep import Words  # here, not at the top: a site build with nothing to render never imports the judge
+
+    paragraphs = [md_words(Words.marked(" ".join(p.split()))) for p in re.split(r"\n[ \t]*\n", str(value)) if p.strip()]
     return "\n>\n".join(f"> {p}" for p in paragraphs) or "> (empty)"
 
 

@@ -90,6 +90,7 @@ class ReportView:
     references: list[dict[str, str]] = field(default_factory=list)
     inputs: list[InputView] = field(default_factory=list)
     inputs_total: int = 0
+    inputs_note: str = ""  # the facts no input's record measures, said once
     warnings: list[WarningView] = field(default_factory=list)
     operators: list[Row] = field(default_factory=list)
     details: str = ""  # the per-cell CSV beside the page, when the run is too big to show whole
@@ -115,7 +116,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         incomplete = next((r.message for r in disposition.reasons if r.rule == "incomplete-run"), "Incomplete run.")
     scope = disposition.scope
     references, reference_findings = reference_rows(run)
-    inputs, inputs_total = input_rows(run)
+    inputs, inputs_total, inputs_note = input_rows(run)
     timing_scope = timed_scope_text(run)
     return ReportView(
         title=f"Migration report: {run.start.workload} on {scope.family}" + (f" for {scope.intended_target}" if scope.intended_target else ""),
@@ -167,6 +168,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         references=references,
         inputs=inputs,
         inputs_total=inputs_total,
+        inputs_note=inputs_note,
         warnings=warning_views(run),
         operators=operator_rows(run),
         details=DETAILS_NAME,

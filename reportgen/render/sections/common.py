@@ -47,6 +47,13 @@ def fmt(value: float | None, unit: str = "", digits: int = 4) -> str:
     return f"{value:.{digits}g}{unit}"
 
 
+def fmt_time(seconds: float | None) -> str:
+    """A time as a reader takes it in: in ms below a second, else in s, 4 significant digits."""
+    if seconds is None:
+        return "not measured"
+    return f"{seconds * 1e3:.4g} ms" if abs(seconds) < 1 else f"{seconds:.4g} s"
+
+
 def fmt_ms(seconds: float | None) -> str:
     return "not measured" if seconds is None else f"{seconds * 1e3:.4g} ms"
 
@@ -116,7 +123,7 @@ def clip(text: str, limit: int = TEXT_CHARS) -> str:
 
 
 def verdict_text(verdict: str | None, reason: str | None, change: str | None) -> str:
-    return {"accepted": f"accepted: {reason}", "change-needed": f"change needed: {change}"}.get(verdict or "", "explained, no verdict")
+    return {"accepted": f"accepted: {reason}", "change-needed": f"change needed: {change}"}.get(verdict or "", "explained, awaiting verdict")
 
 
 def entry_anchor(index: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reportgen.model.runmodel import RunModel
 from reportgen.render.labels import human
-from reportgen.render.sections.common import first_cells, anchor, collapse_rows, DETAIL_CAP, fmt, Row
+from reportgen.render.sections.common import first_cells, anchor, collapse_rows, DETAIL_CAP, fmt, fmt_time, Row
 
 
 def compile_rows(run: RunModel) -> list[dict[str, str]]:
@@ -17,7 +17,7 @@ def compile_rows(run: RunModel) -> list[dict[str, str]]:
             rows.append({
                 "case": c.case + (f" ({k.generation_graph}, bucket {k.bucket})" if k.generation_graph else "" if k.graph == "inference" else f" ({k.graph})"),
                 "anchor": anchor(c.case),
-                "first": fmt(k.compile_first_result_s, " s"),
+                "first": fmt_time(k.compile_first_result_s),
                 "graphs": fmt(k.graphs),
                 "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
                 "recompiles": fmt(k.recompiles),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress, islice
 from typing import Any
 
@@ -15,12 +15,18 @@ from reportgen.render.sections.tally import distinct_rows, fallback_summary, _IS
 
 @dataclass
 class InputView:
-    """One cell's inputs: dtype, shape and layout facts, and which event they come from."""
+    """One cell's inputs: dtype, shape and layout facts, and which event they come from; the
+    other cells fed exactly the same are listed beside it (one row, not one each)."""
 
     case: str
     anchor: str
     text: str
     source: str
+    same: list[tuple[str, str]] = field(default_factory=list)  # (case, anchor) of the other cells fed the same
+
+    @property
+    def count(self) -> int:
+        return 1 + len(self.same)
 
 
 @dataclass
@@ -212,7 +218,7 @@ def operator_rows(run: RunModel) -> list[Row]:
         reasons: dict[str, int] = {}
         for c in unmeasured:
             ops = c.operators.executed if c.operators is not None and len(unmeasured) <= DETAIL_CAP else None
-            why = f"{c.executed_status}: {ops.reason}" if ops is not None else c.executed_status or ""
+            why = f"{human(c.executed_status or '')}: {ops.reason}" if ops is not None else human(c.executed_status or "")
             reasons[why] = reasons.get(why, 0) + 1
         rows.append(Row("cells whose executed ops were not measured", "; ".join(f"{n} cell(s) {why}" for why, n in reasons.items()), "operators.executed"))
     if per_op:
@@ -224,36 +230,56 @@ def operator_rows(run: RunModel) -> list[Row]:
     return rows
 
 
-def input_text(info: Any) -> str:
-    """One input as the log describes it as fed: dtype, shape and every layout fact recorded."""
+def input_text(info: Any, said_once: frozenset[str] = frozenset()) -> str:
+    """One input as the log describes it as fed: dtype, shape and every layout fact recorded
+    (a fact in ``said_once``, not measured for any input, is said once above the table)."""
     data = info.model_dump()
     parts = [f"{data.pop('name')} {data.pop('dtype')}{data.pop('shape')}"]
     data.pop("nonfinite", None)
     for key, value in data.items():
+        if key in said_once:
+            continue
         if isinstance(value, bool):
             value = "yes" if value else "no"
         parts.append(f"{key.replace('_', ' ')} {value if value is not None else 'not measured'}")
     return ", ".join(parts)
 
 
-def input_rows(run: RunModel) -> tuple[list[InputView], int]:
-    """Per cell: what the model received (measured at its call), else what the host prepared."""
-    rows = []
-    for c in islice(compress(run.cells, map(_RESULT_LINE, run.cells)), DETAIL_CAP):  # speed: picked in C, up to the last shown (line numbers start at 1)
+def input_rows(run: RunModel) -> tuple[list[InputView], int, str]:
+    """Per cell: what the model received (measured at its call), else what the host prepared;
+    cells fed the same in one row. Also the facts no input's record measures, said once."""
+    shown = list(islice(compress(run.cells, map(_RESULT_LINE, run.cells)), DETAIL_CAP))  # speed: picked in C, up to the last shown (line numbers start at 1)
+    inputs = [(c, c.result.inputs_fed or c.result.inputs if c.result is not None else []) for c in shown]
+    dumped = [i.model_dump() for _, infos in inputs for i in infos]
+    keys = [k for k in dict.fromkeys(k for d in dumped for k in d) if k not in ("name", "dtype", "shape", "nonfinite")]
+    said_once = frozenset(k for k in keys if dumped and all(d.get(k, None) is None for d in dumped))
+    rows: dict[tuple[str, str], InputView] = {}
+    for c in shown:
         result = c.result
         fed = result.inputs_fed if result is not None else None
         prepared = result.inputs if result is not None else []
         if fed:
-            text = "; ".join(input_text(i) for i in fed)
+            text = "; ".join(input_text(i, said_once) for i in fed)
             if result is not None and result.layout_fed is not None:
                 text += f"; layout fed: {result.layout_fed}" + ("" if result.layout_achieved is None else f" (planned {c.planned.layout}: {'achieved' if result.layout_achieved else 'NOT achieved'})")
-            rows.append(InputView(c.case, anchor(c.case), text, "case_result.inputs_fed (at the model call)"))
+            source = "case_result.inputs_fed (at the model call)"
         elif prepared:
-            text = "; ".join(input_text(i) for i in prepared) + "; what the model received: not measured"
-            rows.append(InputView(c.case, anchor(c.case), text, "case_result.inputs (as prepared on the host)"))
+            text = "; ".join(input_text(i, said_once) for i in prepared) + ("" if said_once else "; what the model received: not measured")
+            source = "case_result.inputs (as prepared on the host)"
         else:
-            rows.append(InputView(c.case, anchor(c.case), "not measured (the case_result lists no inputs)", "case_result"))
-    return rows, cell_tally(run).with_result
+            text, source = "not measured (the case_result lists no inputs)", "case_result"
+        row = rows.get((text, source))
+        if row is None:
+            rows[(text, source)] = InputView(c.case, anchor(c.case), text, source)
+        else:
+            row.same.append((c.case, anchor(c.case)))
+    note = ""
+    if said_once:
+        note = f"Not measured for any input listed here: {', '.join(k.replace('_', ' ') for k in keys if k in said_once)}"
+        if any(not (c.result is not None and c.result.inputs_fed) for c in shown):
+            note += "; for the cells listed from case_result.inputs, what the model received at its call is not measured either"
+        note += "."
+    return list(rows.values()), cell_tally(run).with_result, note
 
 
 def warning_views(run: RunModel) -> list[WarningView]:

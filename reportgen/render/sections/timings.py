@@ -9,7 +9,7 @@ from reportgen.judge.disposition import flagged
 from reportgen.judge.timing_stability import cell_stability, flag_text
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.render.labels import human
-from reportgen.render.sections.common import first_cells, anchor, DETAIL_CAP, fmt, fmt_ms, Row, SYMBOLS
+from reportgen.render.sections.common import first_cells, anchor, DETAIL_CAP, fmt, fmt_time, Row, SYMBOLS
 
 
 @dataclass
@@ -76,7 +76,7 @@ class GenerationRow:
 
 def _cold_not_measured(cell: CellRecord) -> str:
     if cell.cold_timed_out_after_s is not None:
-        return f"not measured: timed out after {fmt(cell.cold_timed_out_after_s, ' s')}"
+        return f"not measured: timed out after {fmt_time(cell.cold_timed_out_after_s)}"
     return "not measured"
 
 
@@ -96,14 +96,14 @@ def timing_views(run: RunModel) -> list[TimingView]:
         rows.append(TimingView(
             case=c.case,
             anchor=anchor(c.case),
-            cold=fmt(cold.seconds, " s") if cold else _cold_not_measured(c),
+            cold=fmt_time(cold.seconds) if cold else _cold_not_measured(c),
             cache_condition=_cold_condition(cold) if cold else "",
             fresh_process="yes" if cold and cold.fresh_process else "no" if cold else "",
-            process_start=fmt(cold.process_start_s, " s") if cold else "not measured",
-            warm_median=fmt_ms(w.median_s if w else None),
-            warm_min=fmt_ms(w.min_s if w else None),
-            warm_p90=fmt_ms(w.p90_s if w else None),
-            warm_iqr=fmt_ms(w.iqr_s if w else None),
+            process_start=fmt_time(cold.process_start_s) if cold else "not measured",
+            warm_median=fmt_time(w.median_s if w else None),
+            warm_min=fmt_time(w.min_s if w else None),
+            warm_p90=fmt_time(w.p90_s if w else None),
+            warm_iqr=fmt_time(w.iqr_s if w else None),
             samples=len(w.samples_s) if w else 0,
             flagged="; ".join(flags + (["includes CPU fallback"] if c.fallback_items else [])),
             cold_check=_cold_check(cold),
@@ -118,7 +118,7 @@ def _restart(cell: CellRecord) -> str:
     restart = cell.restart
     if restart is None:
         return "not measured" if cell.planned.mode == "compiled" else ""
-    text = f"{fmt(restart.seconds, ' s')}; entries {fmt(restart.cache_entries_before)} → {fmt(restart.cache_entries_after)}"
+    text = f"{fmt_time(restart.seconds)}; entries {fmt(restart.cache_entries_before)} → {fmt(restart.cache_entries_after)}"
     if restart.cache_hits is not None:
         text += f"; {restart.cache_hits} hits / {fmt(restart.cache_misses)} misses"
     return f"{text}; {_cold_check(restart)}"
@@ -195,7 +195,7 @@ def _graph_text(compiles: list[Any]) -> str:
         if k.graphs == 0:
             parts.append(f"{graph}: 0 graphs (compiled earlier in the process)")
         else:
-            parts.append(f"{graph}: {fmt(k.graphs)} graph{'s' if k.graphs != 1 else ''}, first call {fmt(k.compile_first_result_s, ' s')}")
+            parts.append(f"{graph}: {fmt(k.graphs)} graph{'s' if k.graphs != 1 else ''}, first call {fmt_time(k.compile_first_result_s)}")
         if k.recompiles:
             parts[-1] += f", {k.recompiles} compiled again"
     return "; ".join(parts) or "eager: nothing compiled"
@@ -219,9 +219,9 @@ def generation_rows(run: RunModel) -> list[GenerationRow]:
             status=c.status,
             symbol=SYMBOLS[c.status],
             compiles=_graph_text(c.compiles),
-            ttft_cold=(fmt(t.ttft_cold_s, " s") if t.ttft_cold_s >= 1 else fmt_ms(t.ttft_cold_s)) if t else "not timed",
-            ttft_warm=f"{fmt_ms(t.ttft_warm.median_s)} median, {fmt_ms(t.ttft_warm.p90_s)} p90" if t else "not timed",
-            decode=f"{fmt_ms(t.decode_token.median_s)} median, {fmt_ms(t.decode_token.p90_s)} p90 per token" if t else "not timed",
+            ttft_cold=fmt_time(t.ttft_cold_s) if t else "not timed",
+            ttft_warm=f"{fmt_time(t.ttft_warm.median_s)} median, {fmt_time(t.ttft_warm.p90_s)} p90" if t else "not timed",
+            decode=f"{fmt_time(t.decode_token.median_s)} median, {fmt_time(t.decode_token.p90_s)} p90 per token" if t else "not timed",
             tokens_per_s=fmt(t.tokens_per_s, "/s", digits=4) if t else "not timed",
             agreement=f"{g.steps_agreeing} of {g.decode_steps + 1} steps agree{needed}",
             divergent=f"step {g.first_divergent_step}" if g.first_divergent_step is not None else "none",
