@@ -156,3 +156,14 @@ def test_the_owners_code_spans_stay_code_in_report_md(tmp_path: Path) -> None:
     explanations = md.split("### Explanations", 1)[1]
     assert "`artifacts/inputs.pt`" in explanations and "\\`" not in md
     assert "\\*\\*padded\\*\\*" in explanations, "other markup stays escaped"
+
+
+def test_sections_outside_the_decision_are_folded_in_html(tmp_path: Path) -> None:
+    log = _minilm(tmp_path)
+    build_report(log, tmp_path / "out", ("html",))
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    for section in ("record", "criteria", "fallback-compile", "evidence"):
+        body = html.split(f'<section id="{section}">', 1)[1].split("</section>", 1)[0]
+        assert '<details class="fold"><summary>' in body.split("</h2>", 1)[1][:40], section
+    first = html.split('<section id="disposition"', 1)[1].split("</section>", 1)[0]
+    assert 'class="fold"' not in first

@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import decide, scope_label
-from reportgen.judge.judgement import waiting_cells
+from reportgen.judge.judgement import judge, waiting_cells
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, RunModel, build_run
 from reportgen.render.sections import common, matrix, problems, tally
 from reportgen.render.sections import disposition as first_section
@@ -44,13 +44,14 @@ def _check(run: RunModel) -> None:
     for statuses in [(s,) for s in STATUS_ORDER] + [("mismatch", "nonfinite"), ("mismatch", "nonfinite", "error", "skipped"), ("pass", "untested")]:
         assert run.with_status(*statuses) == tuple(c for c in run.cells if c.status in statuses), statuses
     assert run.counts() == {s: len([c for c in run.cells if c.status == s]) for s in STATUS_ORDER}
-    assert problems.listed_problem_cells(run) == _plain_problem_cells(run)
+    judged = judge(run)
+    assert problems.listed_problem_cells(run, judged.failed) == _plain_problem_cells(run)
     per_op, measured, unmeasured = tally.op_cells(run)
     expected = _plain_op_cells(run)
     assert (per_op, measured, unmeasured) == expected and list(per_op) == list(expected[0])
     assert tally.cell_tally(run).measured_modes == {c.planned.mode for c in measured}
     # Every cell with per-output statistics is looked through, in plan order.
-    regions = problems.region_views(run)
+    regions = problems.region_views(judged.flagged)
     plain = [(c.case, o["name"]) for c in run.cells for o in c.per_output or [] if o.get("outside") is not None][: common.DETAIL_CAP]
     assert [(r.case, r.output) for r in regions] == plain
 
@@ -72,9 +73,9 @@ def test_shortcuts_agree_on_rare_cells() -> None:
         run.derived.clear()
         _check(run)
         if "status" in change:
-            assert run.cells[-1] in problems.listed_problem_cells(run)
+            assert run.cells[-1] in problems.listed_problem_cells(run, judge(run).failed)
         else:
-            assert [r.case for r in problems.region_views(run)] == [run.cells[-1].case]
+            assert [r.case for r in problems.region_views(judge(run).flagged)] == [run.cells[-1].case]
 
 
 def _plain_scope_lines(groups, run, with_status):  # type: ignore[no-untyped-def]

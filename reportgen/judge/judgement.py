@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter
 
-from reportgen.judge.disposition import FAILED, Disposition, Reason, adapter_note, cells_with_status, decide, failed_cases
+from reportgen.judge.backend_docs import docs_file_sha256, run_backend
+from reportgen.judge.disposition import FAILED, Disposition, Reason, adapter_note, cells_with_status, decide, failed_cases, flagged
 from reportgen.judge.nextstep import Words, finding, next_step
+from reportgen.judge.timing_stability import CellStability, timed_cells, undecided_cells
 from reportgen.model.annotations import ANNOTATIONS_NAME, Annotations
 from reportgen.model.groups import failure_groups
 from reportgen.model.runmodel import CellRecord, RunModel
@@ -61,6 +63,15 @@ class Judgement:
     annotations_file: str  # the annotations file's name, "" when the run has none
     only_verdicts_block: bool  # every blocking reason is a missing explanation or verdict
     adapter_note: str  # how far the collector's adapters for the run's backends have been exercised
+    timed: tuple[CellStability, ...] = ()  # every timed cell's warm series, classified, in plan order
+    undecided: tuple[CellStability, ...] = ()  # of those, the ones whose timing decides nothing
+    judged_with: str = ""  # the constraint file the run was judged with, and its sha256
+    failed: tuple[CellRecord, ...] = ()  # mismatching and non-finite cells, in plan order
+    flagged: tuple[CellRecord, ...] = ()  # cells with a fact a rule looks for besides status (disposition.flagged)
+
+    @property
+    def stability(self) -> dict[str, CellStability]:
+        return {judged.case: judged for judged in self.timed}
 
 
 def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
@@ -78,7 +89,20 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         only_verdicts_block=_only_verdicts_block(disposition),
         annotations_file=os.path.basename(annotations.path) if annotations.path else "",
         adapter_note=adapter_note(run),
+        timed=tuple(timed_cells(run)),
+        undecided=tuple(undecided_cells(run)),
+        judged_with=_judged_with(run),
+        failed=tuple(cells_with_status(run, *FAILED)),
+        flagged=tuple(flagged(run)),
     )
+
+
+def _judged_with(run: RunModel) -> str:
+    """The constraint file this run is judged with (planned target and family), with its sha256."""
+    judged_by = run_backend(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "unknown")
+    if judged_by is None:
+        return ""
+    return f"reportgen/judge/constraints/{judged_by.file} (sha256 {docs_file_sha256(judged_by.target)})"
 
 
 def _only_verdicts_block(disposition: Disposition) -> bool:

@@ -107,7 +107,7 @@ class ReportView:
 def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | None = None) -> ReportView:
     disposition = judgement.disposition
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
-    problem_cells = listed_problem_cells(run)
+    problem_cells = listed_problem_cells(run, judgement.failed)
     stopped = disposition.performance_stopped
     verdict_groups = verdict_group_views(judgement)
     criteria, declared = criteria_rows(run)
@@ -125,7 +125,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         synthetic=run.synthetic,
         origin_note=run.start.origin_note or "",
         incomplete=incomplete,
-        unstable_timing=unstable_timing_text(run),
+        unstable_timing=unstable_timing_text(judgement),
         disposition=disposition,
         headline=disposition.headline,
         finding=judgement.finding,
@@ -135,7 +135,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         verdict_groups=verdict_groups,
         only_verdicts_block=judgement.only_verdicts_block,
         annotate_command=f"reportgen annotate {os.path.basename(run.path)}" if verdict_groups and not judgement.annotations_file else "",
-        scope=scope_view(scope, run),
+        scope=scope_view(scope, run, judgement),
         record=record_rows(run, timing_scope),
         versions=fact_rows(run.environment.versions) if run.environment else [],
         matrix=matrix_view(run),
@@ -145,12 +145,12 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         problems_total=len(problem_cells),
         localized_passing=localized_passing(run, problem_cells),
         explanations=explanation_views(run, notes),
-        regions=region_views(run),
+        regions=region_views(judgement.flagged),
         fallback=fallback_rows(run),
         compile_rows=compile_rows(run),
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],
         perf_stopped_total=len(stopped),
-        timings=timing_views(run),
+        timings=timing_views(run, judgement.stability),
         timing_scope=timing_scope,
         backend_note=judgement.adapter_note,
         training=training_views(run),
@@ -162,7 +162,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
         profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells_with("profile")[:DETAIL_CAP] for p in c.profiles],
         artifacts=[{"role": a.role, "path": a.path, "bytes": a.bytes, "sha256": a.sha256} for a in run.artifacts],
-        provenance=provenance_rows(run),
+        provenance=provenance_rows(run, judgement.judged_with),
         log_problems=[clip(p) for p in run.log_problems[:50]],
         reference_findings=reference_findings,
         references=references,

@@ -9,7 +9,7 @@ from operator import eq
 from reportgen.judge.disposition import Reason, Scope, ScopeGroup, scope_label
 from reportgen.judge.judgement import Judgement, OwnerExplanation
 from reportgen.judge.nextstep import Words
-from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL, timed_cells, undecided_cells
+from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL
 from reportgen.model.runmodel import RunModel, STATUS_ORDER
 from reportgen.render.sections.common import _STATUS, DETAIL_CAP, Row, anchor, list_text
 
@@ -86,12 +86,12 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
     return rows
 
 
-def scope_view(scope: Scope, run: RunModel) -> ScopeView:
+def scope_view(scope: Scope, run: RunModel, judgement: Judgement) -> ScopeView:
     facts = [
         Row("evidence for", scope.evidence),
         Row("intended target (plan) / run's target / ran on", f"{scope.intended_target or 'intended target not recorded'} / {scope.target} / {scope.family}"),
         Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
-        Row("performance", _performance_scope(run)),
+        Row("performance", _performance_scope(run, judgement)),
     ]
     facts += _generation_scope(run)
     return ScopeView(
@@ -103,15 +103,15 @@ def scope_view(scope: Scope, run: RunModel) -> ScopeView:
     )
 
 
-def _performance_scope(run: RunModel) -> str:
+def _performance_scope(run: RunModel, judgement: Judgement) -> str:
     """What the run's timings may decide: the correctness scope above holds either way."""
-    timed = timed_cells(run)
+    timed = judgement.timed
     if not timed and run.plan is not None and run.plan.generation is not None:
         return ("generation timings (time to first token, decode latency, tokens/s) are in section 7, per bucket; "
                 "their series are not classified for stability, so they decide nothing about speed here")
     if not timed:
         return "no warm timing recorded: performance not measured"
-    undecided = undecided_cells(run)
+    undecided = judgement.undecided
     if not undecided:
         return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules"
     return (f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing unstable or too short to classify: "
@@ -154,13 +154,13 @@ def _explanation_gist(found: OwnerExplanation) -> ExplanationGist:
     return ExplanationGist(found.gist, where, found.cells, VERDICT_WORDS.get(found.verdict or "", "awaiting verdict"), found.alike)
 
 
-def unstable_timing_text(run: RunModel) -> str:
+def unstable_timing_text(judgement: Judgement) -> str:
     """'9 of 14 timed cells have an unstable warm timing ...', or '' when every timed cell is stable."""
-    undecided = undecided_cells(run)
+    undecided = judgement.undecided
     if not undecided:
         return ""
     unstable = sum(1 for j in undecided if j.unstable)
-    timed = len(timed_cells(run))
+    timed = len(judgement.timed)
     parts = [f"{unstable} of {timed} timed cells have an unstable warm timing ({STABILITY_SYMBOL} in the timing table, with the figures that make it so)"] if unstable else []
     if len(undecided) > unstable:
         parts.append(f"{len(undecided) - unstable} of {timed} have too few warm samples to classify")

@@ -6,7 +6,6 @@ import os
 from datetime import datetime, timezone
 from typing import Any
 
-from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.model.times import utc_time
@@ -28,7 +27,7 @@ def to_the_second(stamp: str) -> str:
     return stamp if when is None else when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def provenance_rows(run: RunModel) -> list[Row]:
+def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
     rows = [
         Row("run id", run.start.run_id, "run_start"),
         Row("written by", run.start.collector, "run_start"),
@@ -38,9 +37,8 @@ def provenance_rows(run: RunModel) -> list[Row]:
         Row("log file", os.path.basename(run.path), ""),
     ]
     rows += [Row(item.key, item.value, item.where) for item in code_and_data(run)]
-    judged_by = run_backend(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "unknown")
-    if judged_by is not None:
-        rows.append(Row("judged with", f"reportgen/judge/constraints/{judged_by.file} (sha256 {docs_file_sha256(judged_by.target)})", "this report"))
+    if judged_with:
+        rows.append(Row("judged with", judged_with, "this report"))
     task = run.start.scheduled
     if task is not None:
         where = ", ".join(part for part in (

@@ -8,7 +8,6 @@ from typing import Any
 
 from markupsafe import Markup
 
-from reportgen.judge.disposition import cells_with_status, FAILED, flagged
 from reportgen.judge.localization import judge_localization, ratio_text, where_sentence
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
@@ -238,12 +237,12 @@ def explanation_views(run: RunModel, notes: Annotations) -> list[ExplanationView
     return views
 
 
-def region_views(run: RunModel) -> list[RegionRow]:
+def region_views(flagged: tuple[CellRecord, ...]) -> list[RegionRow]:
     """Every cell's outputs judged on a declared region: judged figures and the left-out elements' figures."""
     rows = []
     # Speed: a cell with per-output statistics is among the judge's few flagged cells (kept for
     # the run, in plan order), so only those are looked through, not every cell.
-    for c in [c for c in flagged(run) if c.per_output]:
+    for c in [c for c in flagged if c.per_output]:
         for o in c.per_output or []:
             x = o.get("outside")
             if x is None:
@@ -262,14 +261,14 @@ def region_views(run: RunModel) -> list[RegionRow]:
 PROBLEM_STATUSES = ("mismatch", "nonfinite", "error", "skipped")
 
 
-def listed_problem_cells(run: RunModel) -> list[CellRecord]:
+def listed_problem_cells(run: RunModel, failed: tuple[CellRecord, ...]) -> list[CellRecord]:
     """The cells section 5 lists, in plan order: failed, errored, skipped, and untested because
     their planned layout was not achieved."""
     counts = run.counts()
     if not (counts["untested"] or counts["error"] or counts["skipped"]):
         # Speed: only mismatching and non-finite cells can be listed, and the judge has them
-        # already (a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
-        return list(cells_with_status(run, *FAILED))
+        # already (``failed``; a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
+        return list(failed)
     return [c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)]
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reportgen.judge.disposition import flagged
-from reportgen.judge.timing_stability import cell_stability, flag_text
+from reportgen.judge.timing_stability import CellStability, flag_text
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.render.labels import human
 from reportgen.render.sections.common import first_cells, anchor, DETAIL_CAP, fmt, fmt_time, Row, SYMBOLS
@@ -80,17 +79,17 @@ def _cold_not_measured(cell: CellRecord) -> str:
     return "not measured"
 
 
-def _stability_flag(cell: CellRecord) -> list[str]:
-    judged = cell_stability(cell) if cell.warm_median_s is not None else None
+def _stability_flag(cell: CellRecord, stability: dict[str, CellStability]) -> list[str]:
+    judged = stability.get(cell.case) if cell.warm_median_s is not None else None
     text = flag_text(judged) if judged is not None else ""
     return [text] if text else []
 
 
-def timing_views(run: RunModel) -> list[TimingView]:
+def timing_views(run: RunModel, stability: dict[str, CellStability]) -> list[TimingView]:
     rows = []
     for c in first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
         cold, w = c.cold, c.warm
-        flags = _stability_flag(c)
+        flags = _stability_flag(c, stability)
         flags += ["really eager: recompile limit hit"] if c.eager_after_recompile_limit else []
         flags += [f"{call} call: layout not achieved" for call in c.timing_layout_missed]
         rows.append(TimingView(
