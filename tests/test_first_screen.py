@@ -167,3 +167,17 @@ def test_sections_outside_the_decision_are_folded_in_html(tmp_path: Path) -> Non
         assert '<details class="fold"><summary>' in body.split("</h2>", 1)[1][:40], section
     first = html.split('<section id="disposition"', 1)[1].split("</section>", 1)[0]
     assert 'class="fold"' not in first
+
+
+def test_explanations_that_differ_only_in_figures_are_one_card_that_names_every_entry(tmp_path: Path) -> None:
+    log = _minilm(tmp_path)
+    build_report(log, tmp_path / "out", ("html", "md"))
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert html.count('<article class="annotation"') == 1
+    # Each entry keeps an anchor, so every problem cell's link to its explanation still lands.
+    for index in range(1, 11):
+        assert f'id="explanation-{index}"' in html
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    explanations = md.split("### Explanations", 1)[1].split("### Warnings", 1)[0]
+    assert explanations.count("#### ") == 1 and "9 more entries say the same but for their figures" in explanations
+    assert "Covers 10 cell(s), 7 not passing" in explanations

@@ -68,6 +68,9 @@ class Judgement:
     judged_with: str = ""  # the constraint file the run was judged with, and its sha256
     failed: tuple[CellRecord, ...] = ()  # mismatching and non-finite cells, in plan order
     flagged: tuple[CellRecord, ...] = ()  # cells with a fact a rule looks for besides status (disposition.flagged)
+    # The annotations' entries, by index, grouped when they say the same but for their figures
+    # and give the same verdict (each group in file order, the first entry first).
+    entry_groups: tuple[tuple[int, ...], ...] = ()
 
     @property
     def stability(self) -> dict[str, CellStability]:
@@ -94,7 +97,17 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         judged_with=_judged_with(run),
         failed=tuple(cells_with_status(run, *FAILED)),
         flagged=tuple(flagged(run)),
+        entry_groups=alike_entries(annotations),
     )
+
+
+def alike_entries(annotations: Annotations) -> tuple[tuple[int, ...], ...]:
+    """Entries that say the same but for their figures, with the same verdict, reason and change."""
+    groups: dict[tuple[str, str | None, str | None, str | None], list[int]] = {}
+    for entry in annotations.entries:
+        key = (_FIGURES.sub("#", " ".join(entry.explanation.split())), entry.verdict, entry.reason, entry.change)
+        groups.setdefault(key, []).append(entry.index)
+    return tuple(tuple(indices) for indices in groups.values())
 
 
 def _judged_with(run: RunModel) -> str:

@@ -144,7 +144,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         problems=problem_views(problem_cells, notes),
         problems_total=len(problem_cells),
         localized_passing=localized_passing(run, problem_cells),
-        explanations=explanation_views(run, notes),
+        explanations=explanation_views(run, notes, judgement.entry_groups),
         regions=region_views(judgement.flagged),
         fallback=fallback_rows(run),
         compile_rows=compile_rows(run),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from markupsafe import Markup
@@ -69,6 +69,7 @@ class ExplanationView:
     cells: list[tuple[str, str, str, str]]  # (case, anchor, status, symbol), the first DETAIL_CAP
     total: int
     failed: int
+    alike: list[tuple[str, str, str]] = field(default_factory=list)  # (anchor, label, where) of entries saying the same but for their figures
 
 
 @dataclass
@@ -215,17 +216,22 @@ def region_rows(stats: Any) -> list[Row]:
     return rows
 
 
-def explanation_views(run: RunModel, notes: Annotations) -> list[ExplanationView]:
+def explanation_views(run: RunModel, notes: Annotations, groups: tuple[tuple[int, ...], ...]) -> list[ExplanationView]:
+    """One card per group of entries that say the same but for their figures (the judge's
+    ``entry_groups``): the first entry's text, every entry named (each keeps its anchor), the
+    cells of all of them."""
     if not notes.entries:
         return []
     cells = {c.case: c for c in run.cells}
+    file = os.path.basename(notes.path)
     views = []
-    for entry in notes.entries:
-        covered = [cells[case] for case in notes.covered.get(entry.index, [])]
+    for group in groups or tuple((e.index,) for e in notes.entries):
+        entry = notes.entries[group[0]]
+        covered = [cells[case] for case in dict.fromkeys(case for index in group for case in notes.covered.get(index, []))]
         views.append(ExplanationView(
             anchor=entry_anchor(entry.index),
             label=entry.label,
-            where=f"{os.path.basename(notes.path)}" + (f" line {entry.line}" if entry.line is not None else ""),
+            where=file + (f" line {entry.line}" if entry.line is not None else ""),
             selector=entry.selector_text,
             text=entry.explanation,
             html=render_markdown(entry.explanation),
@@ -233,6 +239,7 @@ def explanation_views(run: RunModel, notes: Annotations) -> list[ExplanationView
             cells=[(c.case, anchor(c.case), c.status, SYMBOLS[c.status]) for c in covered[:DETAIL_CAP]],
             total=len(covered),
             failed=sum(1 for c in covered if c.status not in ("pass", "untested")),
+            alike=[(entry_anchor(i), notes.entries[i].label, file + (f" line {notes.entries[i].line}" if notes.entries[i].line is not None else "")) for i in group[1:]],
         ))
     return views
 
