@@ -181,3 +181,16 @@ def test_explanations_that_differ_only_in_figures_are_one_card_that_names_every_
     explanations = md.split("### Explanations", 1)[1].split("### Warnings", 1)[0]
     assert explanations.count("#### ") == 1 and "9 more entries say the same but for their figures" in explanations
     assert "Covers 10 cell(s), 7 not passing" in explanations
+
+
+def test_a_status_names_the_quantity_that_failed(tmp_path: Path) -> None:
+    """The classifier's mismatches are in its updated parameters, not its outputs: the matrix
+    and each problem say so beside the status."""
+    log = REPO / "sample_runs" / "tiny-classifier-training-cpu-20261129T225724Z-9e86db" / "events.jsonl"
+    build_report(log, tmp_path / "out", ("html", "md"))
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    matrix = md.split("## 3. Matrix", 1)[1].split("## 4.", 1)[0]
+    assert "✘ mismatch (updated parameters)" in matrix
+    assert "| failed on | updated parameters |" in md
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "mismatch (updated parameters)</span>" in html

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
 
@@ -20,7 +20,7 @@ from reportgen.judge.disposition import FAILED, Disposition, Reason, adapter_not
 from reportgen.judge.nextstep import Words, finding, next_step
 from reportgen.judge.timing_stability import CellStability, timed_cells, undecided_cells
 from reportgen.model.annotations import ANNOTATIONS_NAME, Annotations
-from reportgen.model.groups import failure_groups
+from reportgen.model.groups import failure_groups, metric_values
 from reportgen.model.runmodel import CellRecord, RunModel
 
 _CASE = attrgetter("case")
@@ -71,6 +71,8 @@ class Judgement:
     # The annotations' entries, by index, grouped when they say the same but for their figures
     # and give the same verdict (each group in file order, the first entry first).
     entry_groups: tuple[tuple[int, ...], ...] = ()
+    # Per failed cell (mismatch, non-finite), what failed: "outputs", "updated parameters", ...
+    failing: dict[str, str] = field(default_factory=dict)
 
     @property
     def stability(self) -> dict[str, CellStability]:
@@ -98,7 +100,33 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         failed=tuple(cells_with_status(run, *FAILED)),
         flagged=tuple(flagged(run)),
         entry_groups=alike_entries(annotations),
+        failing={c.case: failing_quantity(c) for c in cells_with_status(run, *FAILED)},
     )
+
+
+def failing_quantity(cell: CellRecord) -> str:
+    """What a failed cell failed on, in words: the quantity a status stands for."""
+    found = []
+    if cell.output_nonfinite:
+        found.append("non-finite outputs")
+    if cell.mismatched:
+        found.append("outputs")
+    if cell.trained:
+        steps = cell.train_steps
+        if any(not s.loss_within for s in steps):
+            found.append("loss")
+        if any(g.mismatched for s in steps for g in s.grads):
+            found.append("gradients")
+        result = cell.train_result
+        if result is not None and any(p.mismatched for p in result.params):
+            found.append("updated parameters")
+    if cell.task_metric is not None and metric_values([cell.task_metric], "passed") == [False]:
+        found.append("task metric")
+    if not found:  # a generation cell fails on its tokens (its events are read for failed cells only)
+        generated = cell.generation
+        if generated is not None and generated.first_divergent_step is not None:
+            found.append("greedy tokens")
+    return ", ".join(found) or "not recorded"
 
 
 def alike_entries(annotations: Annotations) -> tuple[tuple[int, ...], ...]:

@@ -19,6 +19,7 @@ class StatusCell:
     symbol: str
     anchor: str
     note: str = ""  # why an untested cell is untested, when the log says
+    failing: str = ""  # what a failed cell failed on ("outputs", "updated parameters", ...)
 
 
 @dataclass
@@ -33,7 +34,7 @@ class MatrixView:
     header: list[tuple[str, str, str, int]] = field(default_factory=list)
 
 
-def matrix_view(run: RunModel) -> MatrixView:
+def matrix_view(run: RunModel, failing: dict[str, str] | None = None) -> MatrixView:
     """Shape rows by dtype/layout/mode columns; the first DETAIL_CAP rows, counts over all."""
     tally = cell_tally(run)
     # The tally's counts are grouped by column, columns first seen first: so are these.
@@ -42,7 +43,7 @@ def matrix_view(run: RunModel) -> MatrixView:
     row_keys = distinct_rows(run)
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
     for c, key in _shown_cells(run.cells, keys, row_keys):
-        grid.setdefault(key, {})[COLUMN(c)] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "")
+        grid.setdefault(key, {})[COLUMN(c)] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "", (failing or {}).get(c.case, ""))
     counts = run.counts()
     return MatrixView(
         columns=[" · ".join(column) for column in columns],

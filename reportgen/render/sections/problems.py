@@ -86,11 +86,13 @@ class RegionRow:
     outside: str
 
 
-def problem_views(cells: list[CellRecord], notes: Annotations) -> list[ProblemView]:
+def problem_views(cells: list[CellRecord], notes: Annotations, failing: dict[str, str] | None = None) -> list[ProblemView]:
     """The first DETAIL_CAP problem cells, as many as fit the section's budget (at least one)."""
     views, spent = [], 0
     for cell in cells[:DETAIL_CAP]:
         view = _problem(cell, notes)
+        if failing and cell.case in failing:  # the quantity the status stands for, named first
+            view.stats.insert(0, Row("failed on", failing[cell.case]))
         spent += _size(view)
         if views and spent > PROBLEMS_BUDGET:
             break
