@@ -194,3 +194,15 @@ def test_a_status_names_the_quantity_that_failed(tmp_path: Path) -> None:
     assert "| failed on | updated parameters |" in md
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert "mismatch (updated parameters)</span>" in html
+
+
+def test_next_names_a_dozen_lines_and_counts_the_rest() -> None:
+    from reportgen.judge.nextstep import _verdict_step
+
+    class State:
+        file = "annotations.toml"
+        unexplained = 0
+        needs_verdict_lines = tuple(range(2, 2 + 3 * 40, 3))
+
+    text = str(_verdict_step(State(), "events.jsonl", ""))
+    assert "lines 2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35 and 28 more entries:" in text

@@ -149,6 +149,9 @@ def _then(standing: list[Reason], said: set[str]) -> str:
     return f" Then {more} other reason(s) listed below." if more > 0 else ""
 
 
+LINES_NAMED = 12  # entry lines a next step names; the rest are counted
+
+
 def _verdict_step(notes: AnnotationsState, log_name: str, then: str) -> Words:
     """The next step for cells awaiting the owner: write what is missing, where it goes."""
     if notes.unexplained and notes.file:
@@ -163,7 +166,8 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str) -> Words:
             n=str(notes.unexplained), log=log_name)
     else:
         lines = notes.needs_verdict_lines
-        where = (f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))) if lines else "each entry"
+        named = ", ".join(map(str, lines[:LINES_NAMED])) + (f" and {len(lines) - LINES_NAMED} more entries" if len(lines) > LINES_NAMED else "")
+        where = (f"line {lines[0]}" if len(lines) == 1 else f"lines {named}") if lines else "each entry"
         step = _filled(
             "give a verdict in `{file}` at {where}: `verdict = \"accepted\"` with a `reason`, or `verdict = \"change-needed\"` "
             "with a `change` (operator, layout or precision); then run `reportgen report` again.",
