@@ -272,7 +272,9 @@ ANNOTATE_HELP = """Write an annotations.toml skeleton for a run's failed cells, 
 One [[explain]] entry per group of failed cells that share mode, dtype and where the log says
 the mismatches lie; each explanation is prefilled with the measured facts, and no entry has a
 verdict. The file goes next to the log (or to --out) and an existing file is never replaced
-unless --force is given. Edit it, then run `reportgen report` again. LOG is an events.jsonl file or its run folder.
+unless --force is given. When an annotations.toml already sits next to the log, write beside it
+(--out annotations.new.toml): the new file holds only the failed cells it does not explain, to
+move into it. Edit it, then run `reportgen report` again. LOG is an events.jsonl file or its run folder.
 
 \b
 Exit codes:
@@ -283,12 +285,13 @@ Exit codes:
 \b
 Example:
   reportgen annotate runs/<id>/events.jsonl && $EDITOR runs/<id>/annotations.toml
+  reportgen annotate runs/<id>/events.jsonl --out runs/<id>/annotations.new.toml
 """
 
 
 @main.command(help=ANNOTATE_HELP)
 @click.argument("log", type=click.Path(exists=True, path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Where to write (default: annotations.toml next to the log).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Where to write (default: annotations.toml next to the log). Beside an existing annotations.toml, e.g. annotations.new.toml: only the cells it does not explain.")
 @click.option("--force", is_flag=True, help="Replace an existing file.")
 @_max_log_size
 def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
@@ -304,10 +307,13 @@ def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
     except SkeletonError as exc:
         echo(f"reportgen annotate: {exc}", err=True)
         sys.exit(exc.code)
-    if result.path is None:
+    beside = f" ({result.explained} failed cell(s) left out: {result.existing} explains them)" if result.explained and result.existing else ""
+    if result.path is None and result.explained:
+        echo(f"{log}: every failed cell is explained in {result.existing}; nothing to annotate: give each entry a verdict there")
+    elif result.path is None:
         echo(f"{log}: no failed cell; nothing to annotate")
     else:
-        echo(f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s); add each verdict, then run reportgen report")
+        echo(f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s){beside}; add each verdict, then run reportgen report")
 
 
 SITE_HELP = """Build a static site of many runs: an index, a page per run, a history per workload.

@@ -170,7 +170,11 @@ def test_other_blocking_reasons_keep_the_plain_headline(tmp_path: Path) -> None:
     events = [e for e in events if e["kind"] != "run_end"]  # incomplete: not only a matter of verdicts
     result = build_report(_write(tmp_path, events=events), tmp_path / "out")
     assert result.disposition.headline.startswith("Blocked pending compatibility evidence")
-    assert "What the owner must decide" not in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    # The cells awaiting a verdict are still grouped up front, without claiming they are all that blocks.
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    owner = md.split("### What the owner must decide", 1)[1].split("### Scope", 1)[0]
+    assert "Every blocking reason above is a missing explanation or verdict" not in owner
+    assert "**compiled · float32 · worst element in hidden**: 1 cell(s)" in owner
 
 
 # --- the skeleton -------------------------------------------------------------------------------
@@ -192,7 +196,7 @@ def test_annotate_writes_a_skeleton_one_entry_per_cause_with_facts_and_no_verdic
     # The skeleton loads as it is: the cells are explained, still without a verdict.
     judged = judge_log(log)
     assert judged.disposition.headline.startswith("Blocked: 1 mismatch and 1 errored cell need the owner's verdict")
-    assert any("explained but without a verdict" in r.message for r in judged.disposition.reasons)
+    assert any("explained, awaiting verdict" in r.message for r in judged.disposition.reasons)
 
 
 def test_annotate_never_overwrites_without_force(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ TARGET_FREE = [
     "reportgen/judge/comparison.py",
     "reportgen/judge/nextstep.py",
     "reportgen/render/view.py",
+    *sorted(f"reportgen/render/sections/{p.name}" for p in (REPO / "reportgen/render/sections").glob("*.py")),
     "reportgen/render/compare_view.py",
     "reportgen/publish/summary.py",
     "reportgen/publish/frame.py",

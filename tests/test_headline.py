@@ -22,7 +22,7 @@ def test_mismatches_are_said_in_words_with_the_next_step_and_its_command(tmp_pat
     judged = judge_log(FIXTURES / "synthetic_mismatch.jsonl")
     failed = [c for c in judged.run.cells if c.status == "mismatch"]
     assert judged.view.finding.startswith(f"{len(failed)} cell(s) differ from the reference beyond tolerance (compiled/float32: {len(failed)})")
-    assert "annotations.toml" in judged.view.next_step and "reportgen annotate synthetic_mismatch.jsonl" in judged.view.next_step
+    assert ("reportgen annotate synthetic_mismatch.jsonl", True) in judged.view.next_step.parts and "annotations.toml" in str(judged.view.next_step)
     build_report(FIXTURES / "synthetic_mismatch.jsonl", tmp_path)
     for name in ("report.html", "report.md"):
         text = (tmp_path / name).read_text(encoding="utf-8")
@@ -32,11 +32,13 @@ def test_mismatches_are_said_in_words_with_the_next_step_and_its_command(tmp_pat
 
 def test_wrong_target_comes_first_in_the_next_step() -> None:
     judged = judge_log(FIXTURES / "synthetic_wrong_target.jsonl")
-    assert judged.view.next_step.startswith("Next: collect on a host of the intended target (`python -m collector --target neuron`)")
+    step = judged.view.next_step
+    assert str(step).startswith("Next: collect on a host of the intended target (python -m collector --target neuron)")
+    assert ("python -m collector --target neuron", True) in step.parts
 
 
 @pytest.mark.parametrize("log", sorted((REPO / "sample_runs").glob("*/events.jsonl")), ids=lambda p: p.parent.name)
 def test_every_sample_names_a_next_step(log: Path) -> None:
     judged = judge_log(log)
-    assert judged.view.next_step.startswith(("Next: ", "Nothing for this scope"))
+    assert str(judged.view.next_step).startswith(("Next: ", "Nothing for this scope"))
     assert judged.view.finding.endswith("passed.") or judged.view.finding.startswith("All ")

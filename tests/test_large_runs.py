@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from dataclasses import replace
 from typing import Any
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
 
 from reportgen.judge.disposition import Disposition, ScopeGroup, decide, scope_label
+from reportgen.judge.judgement import judge
 from reportgen.contract.events import CASE_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, Event
 from reportgen.contract.linecheck import cell_decoder, mirror, to_plain
 from reportgen.render.report import build_report
@@ -143,7 +145,7 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_large_run_builds_only_the_events_it_shows(large: Path) -> None:
     reading, builder = read_run(large)
     run = builder.build(reading)
-    build_view(run, decide(run, {}))
+    build_view(run, judge(run))
     per_cell = [r for r in reading.records if r.kind in CASE_KINDS]
     built = [r for r in per_cell if r.parsed is not None]
     assert built, "the cells shown in full are built"
@@ -169,16 +171,23 @@ def test_a_large_run_caps_the_page_and_puts_every_cell_in_details_csv(large: Pat
     assert 'href="details.csv"' in html and "details.csv" in md
     assert f"{cells // 2} cell(s)" in html
     assert f"{cells // 2 - DETAIL_CAP} more: every cell is in" in html
-    assert html.count("performance acceptance stopped</li>") == DETAIL_CAP
+    banner = html.split('class="banner banner-stopped"', 1)[1].split("</ul>", 1)[0]
+    assert banner.count("<li>") == DETAIL_CAP and "performance acceptance stopped" not in banner.lower().split("</strong>", 1)[1]
     assert f"{len(rows) - DETAIL_CAP} more shape rows" in html
     assert "more (1200 in all; every cell is in details.csv)" in html
     assert len(html) < 1_000_000
     # The inputs table shows the first cells and counts every cell with a result.
     reading, builder = read_run(large)
     run = builder.build(reading)
-    view = build_view(run, decide(run, {}))
-    assert (len(view.inputs), view.inputs_total) == (DETAIL_CAP, cells)
-    assert f"{cells - DETAIL_CAP} more: every cell is in" in md
+    view = build_view(run, judge(run))
+    # (cells fed the same are one row, which names them all)
+    assert (sum(r.count for r in view.inputs), view.inputs_total) == (DETAIL_CAP, cells)
+    # report.md fits a pull request (65,536 characters): shorter tables, each saying how many more
+    # and linking details.csv.
+    assert len(md) < 65_536
+    shown = re.search(r"(\d+) more: every cell is in details.csv", md)
+    assert shown is not None and int(shown.group(1)) >= cells - DETAIL_CAP
+    assert "more not shown in this file, which stays under a pull request's 65,536 characters: every cell is in [details.csv](details.csv)" in md
 
 
 def test_newer_minor_cell_lines_take_the_careful_path_and_still_feed_the_cells(tmp_path: Path) -> None:

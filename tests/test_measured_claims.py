@@ -360,7 +360,7 @@ def test_a_restart_with_a_populated_cache_is_shown_beside_the_cold_call_not_over
     assert "cold-cache" not in rules and "cold-mismatch" not in rules, "a restart's cache is full by design"
     for name in ("report.html", "report.md"):
         text = (tmp_path / "a" / name).read_text(encoding="utf-8")
-        assert "restart, cache populated" in text and "0.75 s; entries 36 → 36; 1 hits / 0 misses; matches the reference" in text
+        assert "restart, cache populated" in text and "750 ms; entries 36 → 36; 1 hits / 0 misses; matches the reference" in text
     # Its outputs are judged as a cold call's are.
     bad = _restart_log(tmp_path, {"mismatched": 2, "total": 512, "max_abs": 0.25, "passed": False})
     result = build_report(bad, tmp_path / "b")

@@ -10,8 +10,10 @@ import pytest
 
 from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import decide, scope_label
+from reportgen.judge.judgement import judge, waiting_cells
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, RunModel, build_run
-from reportgen.render import view
+from reportgen.render.sections import common, matrix, problems, tally
+from reportgen.render.sections import disposition as first_section
 from tests.conftest import FIXTURES, REPO
 
 LOGS = sorted(FIXTURES.glob("*.jsonl")) + sorted((REPO / "sample_runs").glob("*/events.jsonl"))
@@ -42,14 +44,15 @@ def _check(run: RunModel) -> None:
     for statuses in [(s,) for s in STATUS_ORDER] + [("mismatch", "nonfinite"), ("mismatch", "nonfinite", "error", "skipped"), ("pass", "untested")]:
         assert run.with_status(*statuses) == tuple(c for c in run.cells if c.status in statuses), statuses
     assert run.counts() == {s: len([c for c in run.cells if c.status == s]) for s in STATUS_ORDER}
-    assert view._problem_cells(run) == _plain_problem_cells(run)
-    per_op, measured, unmeasured = view._op_cells(run)
+    judged = judge(run)
+    assert problems.listed_problem_cells(run, judged.failed) == _plain_problem_cells(run)
+    per_op, measured, unmeasured = tally.op_cells(run)
     expected = _plain_op_cells(run)
     assert (per_op, measured, unmeasured) == expected and list(per_op) == list(expected[0])
-    assert view._tally(run).measured_modes == {c.planned.mode for c in measured}
+    assert tally.cell_tally(run).measured_modes == {c.planned.mode for c in measured}
     # Every cell with per-output statistics is looked through, in plan order.
-    regions = view._regions(run)
-    plain = [(c.case, o["name"]) for c in run.cells for o in c.per_output or [] if o.get("outside") is not None][: view.DETAIL_CAP]
+    regions = problems.region_views(judged.flagged)
+    plain = [(c.case, o["name"]) for c in run.cells for o in c.per_output or [] if o.get("outside") is not None][: common.DETAIL_CAP]
     assert [(r.case, r.output) for r in regions] == plain
 
 
@@ -70,22 +73,22 @@ def test_shortcuts_agree_on_rare_cells() -> None:
         run.derived.clear()
         _check(run)
         if "status" in change:
-            assert run.cells[-1] in view._problem_cells(run)
+            assert run.cells[-1] in problems.listed_problem_cells(run, judge(run).failed)
         else:
-            assert [r.case for r in view._regions(run)] == [run.cells[-1].case]
+            assert [r.case for r in problems.region_views(judge(run).flagged)] == [run.cells[-1].case]
 
 
 def _plain_scope_lines(groups, run, with_status):  # type: ignore[no-untyped-def]
     rows = []
     for g in groups:
         if not with_status:
-            rows.append(view.Row(g.label, view._list_text([scope_label(c) for c in g.cells], run)))
+            rows.append(common.Row(g.label, common.list_text([scope_label(c) for c in g.cells], run)))
             continue
         by_status: dict[str, list[str]] = {}
         for c in g.cells:
             by_status.setdefault(c.status, []).append(scope_label(c))
-        text = "; ".join(f"{status}: {view._list_text(by_status[status], run)}" for status in view.STATUS_ORDER if status in by_status)
-        rows.append(view.Row(g.label, text))
+        text = "; ".join(f"{status}: {common.list_text(by_status[status], run)}" for status in STATUS_ORDER if status in by_status)
+        rows.append(common.Row(g.label, text))
     return rows
 
 
@@ -99,13 +102,13 @@ def test_scope_lines_matrix_and_waiting_cells_agree_with_the_plain_pass(log: Pat
     run = _run(log)
     disposition = decide(run, {})
     for side, with_status in ((disposition.scope.passed, False), (disposition.scope.not_passed, True)):
-        assert view.scope_lines(side, run, with_status) == _plain_scope_lines(side, run, with_status)
+        assert first_section.scope_lines(side, run, with_status) == _plain_scope_lines(side, run, with_status)
     blocking = [r for r in disposition.reasons if r.outcome == "blocked"]
-    assert view._waiting_cells(run, blocking) == _plain_waiting(run, blocking)
+    assert waiting_cells(run, blocking) == _plain_waiting(run, blocking)
     keys = [(c.planned.batch, c.planned.length, bool(c.planned.repeat_of)) for c in run.cells]
     row_keys = list(dict.fromkeys(keys))
-    shown = set(row_keys[: view.DETAIL_CAP])
-    assert list(view._shown_cells(run.cells, keys, row_keys)) == [(c, k) for c, k in zip(run.cells, keys) if k in shown]
+    shown = set(row_keys[: common.DETAIL_CAP])
+    assert list(matrix._shown_cells(run.cells, keys, row_keys)) == [(c, k) for c, k in zip(run.cells, keys) if k in shown]
 
 
 def test_the_shortcuts_on_a_long_run_and_a_mixed_group() -> None:
@@ -114,20 +117,20 @@ def test_the_shortcuts_on_a_long_run_and_a_mixed_group() -> None:
 
     run = _run(FIXTURES / "synthetic_mismatch.jsonl")
     cells = run.cells
-    n = view.DETAIL_CAP + 7
+    n = common.DETAIL_CAP + 7
     distinct = [(i, 1, False) for i in range(n)]
     shared = [(i % 5, 1, i % 2 == 0) for i in range(n)]
     many = [cells[i % len(cells)] for i in range(n)]
     for keys in (distinct, shared):
         row_keys = list(dict.fromkeys(keys))
-        shown = set(row_keys[: view.DETAIL_CAP])
-        assert list(view._shown_cells(many, keys, row_keys)) == [(c, k) for c, k in zip(many, keys) if k in shown]
+        shown = set(row_keys[: common.DETAIL_CAP])
+        assert list(matrix._shown_cells(many, keys, row_keys)) == [(c, k) for c, k in zip(many, keys) if k in shown]
     group = ScopeGroup("float32", "contiguous", "eager", tuple(replace(c, status=("mismatch", "error", "untested")[i % 3]) for i, c in enumerate(many)))
-    assert view.scope_lines((group,), run, True) == _plain_scope_lines((group,), run, True)
-    assert view.scope_lines((group,), run, False) == _plain_scope_lines((group,), run, False)
+    assert first_section.scope_lines((group,), run, True) == _plain_scope_lines((group,), run, True)
+    assert first_section.scope_lines((group,), run, False) == _plain_scope_lines((group,), run, False)
     decide(run, {})
     failed = failed_cases(run)
     assert failed, "the fixture has failed cells"
     for blocking in ([Reason("mismatch", "blocked", "", failed, needs_verdict=True)], [Reason("mismatch", "blocked", "", failed[1:], needs_verdict=True)],
                      [Reason("mismatch", "blocked", "", failed), Reason("untested-cells", "blocked", "", (cells[0].case,))]):
-        assert view._waiting_cells(run, blocking) == _plain_waiting(run, blocking)
+        assert waiting_cells(run, blocking) == _plain_waiting(run, blocking)

@@ -12,7 +12,9 @@ import pytest
 
 from reportgen.contract.validation import read_log
 from reportgen.model.runmodel import RunModel, build_run
-from reportgen.render.view import CellTally, _count_cells
+from reportgen.model.runmodel import shape_label
+from reportgen.render.sections import common, record
+from reportgen.render.sections.tally import CellTally, count_cells
 from tests.conftest import FIXTURES, REPO
 
 LOGS = sorted(FIXTURES.glob("*.jsonl")) + sorted((REPO / "sample_runs").glob("*/events.jsonl"))
@@ -49,7 +51,7 @@ def test_the_tally_equals_each_figure_counted_on_its_own(log: Path) -> None:
         pytest.skip("an invalid log has no report")
     run = build_run(reading)
     expected = _separately(run)
-    tally = _count_cells(run.cells)
+    tally = count_cells(run.cells)
     assert tally == expected
     assert list(tally.timed) == list(expected.timed) and list(tally.op_lists) == list(expected.op_lists), "first seen first"
     # The columns first seen first, and each column's statuses first seen first (the matrix
@@ -65,7 +67,7 @@ def test_the_rare_facts_are_counted() -> None:
     cells[0] = replace(cells[0], layout_achieved=False, timing_layout_missed=("warm",), output_nonfinite=3)
     cells[1] = replace(cells[1], layout_achieved=True, measured_status="skipped")
     cells[2] = replace(cells[2], layout_achieved=True, fallback_status=None, fallback_items=("aten::x",))
-    tally = _count_cells(cells)
+    tally = count_cells(cells)
     assert tally == _separately(run)
     assert (tally.layout_missed, tally.timing_layout_missed, tally.nonfinite) == (1, 1, 1)
     assert "aten::x" in tally.fallback_ops
@@ -75,23 +77,21 @@ def test_the_rare_facts_are_counted() -> None:
 def test_the_shapes_line_lists_each_planned_shape_once(log: Path) -> None:
     """The record's shapes come from the matrix's distinct rows: each (batch, length) once,
     whether or not a cache check repeats it."""
-    from reportgen.render import view
 
     reading = read_log(log)
     if not reading.valid:
         pytest.skip("an invalid log has no report")
     run = build_run(reading)
-    row = next(r for r in view._record(run, "") if r.label == "Input shapes (batch, length)")
+    row = next(r for r in record.record_rows(run, "") if r.label == "Input shapes (batch, length)")
     shapes = {(c.planned.batch, c.planned.length) for c in run.cells}
-    assert row.value == view._list_text(shapes, run, lambda shape: view.shape_label(*shape), ordered=True)
+    assert row.value == common.list_text(shapes, run, lambda shape: shape_label(*shape), ordered=True)
 
 
 def test_a_shape_planned_again_as_a_cache_check_is_listed_once() -> None:
-    from reportgen.render import view
 
     run = build_run(read_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261130T101022Z-393b16" / "events.jsonl"))
     assert any(c.planned.repeat_of for c in run.cells), "the sample plans a cache check"
-    row = next(r for r in view._record(run, "") if r.label == "Input shapes (batch, length)")
+    row = next(r for r in record.record_rows(run, "") if r.label == "Input shapes (batch, length)")
     names = re.findall(r"\(\d+, \d+\)", row.value)
     assert names and len(names) == len(set(names)) == len({(c.planned.batch, c.planned.length) for c in run.cells})
     assert "repeat" not in row.value

@@ -245,7 +245,7 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
         where = diverging_modules(unexplained) if rule == "mismatch" else ""
         reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.{where}", _cases(unexplained), needs_verdict=True))
     if no_verdict:
-        reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained but without a verdict (accepted or change-needed).", _cases(no_verdict), needs_verdict=True))
+        reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained, awaiting verdict (accepted or change needed).", _cases(no_verdict), needs_verdict=True))
     for change, needed in changes.items():
         if needed:
             where = diverging_modules(needed) if change == "operator" else ""

@@ -9,7 +9,9 @@ The next step for each rule is data (``NEXT_STEPS``), so a new rule adds one lin
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from operator import attrgetter
+from typing import Protocol
 
 from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, cells_with_status
 from reportgen.model.groups import metric_values
@@ -17,13 +19,48 @@ from reportgen.model.runmodel import RunModel
 
 _STATUS = attrgetter("status")
 
+
+@dataclass(frozen=True)
+class Words:
+    """A sentence whose identifiers (commands, file names, keys) are marked as code, so each
+    format shows them as code and none shows a literal backtick."""
+
+    parts: tuple[tuple[str, bool], ...]  # (text, is code), in order
+
+    def __str__(self) -> str:
+        return "".join(text for text, _ in self.parts)
+
+    @classmethod
+    def marked(cls, text: str) -> Words:
+        """Text with code between backticks (Markdown's code spans); an unpaired backtick is text."""
+        pieces = text.split("`")
+        if len(pieces) % 2 == 0:  # an odd number of backticks: the last one is text
+            pieces[-2:] = [pieces[-2] + "`" + pieces[-1]]
+        return cls(tuple((piece, index % 2 == 1) for index, piece in enumerate(pieces) if piece))
+
+
+def _filled(template: str, **values: str) -> Words:
+    """A template whose code is between backticks, each part filled in on its own: a value (a
+    file name, a case key: text from the log) never opens or closes a code span."""
+    pieces = template.split("`")
+    return Words(tuple((piece.format(**values), index % 2 == 1) for index, piece in enumerate(pieces) if piece))
+
+
+class AnnotationsState(Protocol):
+    """What the owner has written about the cells awaiting a verdict (judge.judgement)."""
+
+    file: str
+    unexplained: int
+    needs_verdict_lines: tuple[int, ...]
+
 # Rule -> what to do next and where. {annotate} and {collect} are filled in per run.
 NEXT_STEPS: dict[str, str] = {
-    "mismatch": "explain and decide each in annotations.toml next to the log ({annotate} writes a skeleton grouped by cause), then run `reportgen report` again",
+    "mismatch": "explain and decide each in annotations.toml next to the log (`{annotate}` writes a skeleton grouped by cause), then run `reportgen report` again",
     "error": "read each failure (phase and message) under Mismatches and errors; fix the cause and collect again, or explain it in annotations.toml",
     "reference-nonfinite": "fix the reference or its inputs first: a non-finite reference judges nothing",
-    "incomplete-run": "collect the missing cells again ({collect})",
-    "untested-cells": "collect the untested cells ({collect})",
+    "incomplete-run": "collect the missing cells again with the same plan (`{collect}`)",
+    "untested-cells": "collect the untested cells with the same plan (`{collect}`)",
+    "layout-not-measured": "collect the non-contiguous cells again with this collector, which records the layout the model receives (`{collect}`)",
     "layout-not-achieved": "make the collector feed the planned layout (see Inputs as fed), then collect those cells again",
     "skipped-cells": "remove the cause of the skips or accept them with a reason in annotations.toml",
     "cold-mismatch": "explain why the cold first call differs from the warm result before accepting any timing",
@@ -86,18 +123,56 @@ def finding(run: RunModel, disposition: Disposition) -> str:
     return "; ".join(parts) + f". {passed} of {len(run.cells)} cell(s) passed."
 
 
-def next_step(run: RunModel, disposition: Disposition, log_name: str = "events.jsonl") -> str:
-    """What must happen next and where, from the first reason that stands in the way."""
+def next_step(run: RunModel, disposition: Disposition, log_name: str = "events.jsonl", notes: AnnotationsState | None = None) -> Words:
+    """What must happen next and where, from the first reason that stands in the way; for cells
+    awaiting the owner's verdict, from what the annotations already say (``notes``)."""
     standing = [r for r in disposition.reasons if r.outcome == "blocked"] or [r for r in disposition.reasons if r.outcome == "change"]
     if not standing:
-        return "Nothing for this scope. To widen it, add shapes, dtypes or modes to the plan and collect again."
+        return Words.marked("Nothing for this scope. To widen it, add shapes, dtypes or modes to the plan and collect again.")
     first = _first(standing)
+    owner = notes if any(r.needs_verdict for r in standing) else None
+    if owner is not None and first.needs_verdict:
+        return _verdict_step(owner, log_name, _then(standing, {r.rule for r in standing if r.needs_verdict}))
     template = NEXT_STEPS.get(first.rule, "resolve the reason listed first under Disposition")
     planned = run.plan.target if run.plan is not None else run.start.target
     intended = disposition.scope.intended_target or planned
-    text = template.format(annotate=f"`reportgen annotate {log_name}`", collect=_collect_hint(run), intended=intended)
-    more = len({r.rule for r in standing}) - 1
-    return f"Next: {text}." + (f" Then {more} other reason(s) listed below." if more > 0 else "")
+    words = _filled(template, annotate=f"reportgen annotate {log_name}", collect=_collect_hint(run), intended=intended)
+    if owner is None:
+        return Words((("Next: ", False), *words.parts, ("." + _then(standing, {first.rule}), False)))
+    # The owner can write the missing verdicts meanwhile: said in the same breath.
+    also = _verdict_step(owner, log_name, _then(standing, {first.rule} | {r.rule for r in standing if r.needs_verdict}))
+    return Words((("Next: ", False), *words.parts, (". Meanwhile, for the cells awaiting a verdict: ", False), *also.parts[1:]))
+
+
+def _then(standing: list[Reason], said: set[str]) -> str:
+    more = len({r.rule for r in standing} - said)
+    return f" Then {more} other reason(s) listed below." if more > 0 else ""
+
+
+LINES_NAMED = 12  # entry lines a next step names; the rest are counted
+
+
+def _verdict_step(notes: AnnotationsState, log_name: str, then: str) -> Words:
+    """The next step for cells awaiting the owner: write what is missing, where it goes."""
+    if notes.unexplained and notes.file:
+        step = _filled(
+            "explain the {n} cell(s) no entry covers: `reportgen annotate {log} --out annotations.new.toml` writes entries for them "
+            "beside `{file}` (never over it); move them into `{file}`, say why and give each a verdict, then run `reportgen report` again.",
+            n=str(notes.unexplained), log=log_name, file=notes.file)
+    elif notes.unexplained:
+        step = _filled(
+            "explain and decide the {n} cell(s) awaiting a verdict: `reportgen annotate {log}` writes `annotations.toml` beside the log, "
+            "one entry per cause with the measured facts; say why and give each a verdict, then run `reportgen report` again.",
+            n=str(notes.unexplained), log=log_name)
+    else:
+        lines = notes.needs_verdict_lines
+        named = ", ".join(map(str, lines[:LINES_NAMED])) + (f" and {len(lines) - LINES_NAMED} more entries" if len(lines) > LINES_NAMED else "")
+        where = (f"line {lines[0]}" if len(lines) == 1 else f"lines {named}") if lines else "each entry"
+        step = _filled(
+            "give a verdict in `{file}` at {where}: `verdict = \"accepted\"` with a `reason`, or `verdict = \"change-needed\"` "
+            "with a `change` (operator, layout or precision); then run `reportgen report` again.",
+            file=notes.file or "annotations.toml", where=where)
+    return Words((("Next: ", False), *step.parts) + (((then, False),) if then else ()))
 
 
 def _first(reasons: list[Reason]) -> Reason:
@@ -112,5 +187,5 @@ def _first(reasons: list[Reason]) -> Reason:
 def _collect_hint(run: RunModel) -> str:
     untested = [c.case for c in cells_with_status(run, "untested")]
     if untested and len(untested) <= 3:
-        return "`python -m collector ... " + " ".join(f"--only {case}" for case in untested) + "`"
-    return "`python -m collector` with the same plan"
+        return "python -m collector ... " + " ".join(f"--only {case}" for case in untested)
+    return "python -m collector"

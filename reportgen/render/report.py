@@ -19,7 +19,8 @@ from typing import Any
 import msgspec
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
-from reportgen.judge.disposition import Disposition, decide
+from reportgen.judge.disposition import Disposition
+from reportgen.judge.judgement import Judgement, judge
 from reportgen.render.templating import FORMULA_START, Assets, csv_text, inline_assets, render_html, render_md, write_assets
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
@@ -45,6 +46,7 @@ class JudgedRun:
     disposition: Disposition
     view: ReportView
     annotations: Annotations | None = None
+    judgement: Judgement | None = None
 
 
 @dataclass
@@ -55,6 +57,12 @@ class ReportResult:
 
 
 def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> tuple[RunModel, Annotations, Disposition]:
+    """``read_judgement`` for callers that need only the disposition."""
+    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside)
+    return run, applied, judgement.disposition
+
+
+def read_judgement(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> tuple[RunModel, Annotations, Judgement]:
     """Read, validate, model and judge one log, without a view; raises ReportInputError with
     every problem. Without ``annotations``, the annotations.toml beside the log is used when
     ``beside`` is set (callers that found the log through storage.local pass the file it allowed)."""
@@ -70,7 +78,7 @@ def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_M
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
     try:
-        return run, applied, decide(run, applied.by_case)
+        return run, applied, judge(run, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
 
@@ -79,9 +87,10 @@ def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX
     """Read, validate, model and judge one log, and build its report view; with ``inspection``
     (an inspection log of its plan), its predicted fallback is set against the observed one."""
     inspected = _inspection(inspection)
-    run, applied, disposition = read_judged(log, annotations, max_bytes, beside)
+    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside)
+    disposition = judgement.disposition
     try:
-        view = build_view(run, disposition, applied)
+        view = build_view(run, judgement, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
     if inspected is not None:
@@ -95,7 +104,7 @@ def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX
             view.predicted = [Row("predicted CPU fallback", f"no constraint data for {target}: nothing is predicted", "reportgen/judge/constraints")]
         else:
             view.predicted = [Row(r.label, r.value, r.source) for r in predicted_against_observed(run, inspected, docs)]
-    return JudgedRun(log, run, applied.by_case, disposition, view, applied)
+    return JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement)
 
 
 def _inspection(path: Path | None) -> Any:
@@ -135,6 +144,32 @@ def render_summary(view: ReportView) -> str:
     return text[: SUMMARY_LIMIT - len(note)] + note
 
 
+MD_LIMIT = 64_000  # characters: report.md fits a pull request's 65,536 with room for a line of its own
+
+
+@dataclass(frozen=True)
+class MarkdownCaps:
+    rows: int  # per table (matrix, inputs, fallback, compile, timings, ...)
+    problems: int  # problem cells, explanations, warnings, training cells, verdict groups
+
+
+# Tried in order until report.md fits MD_LIMIT: the first shows what the HTML page shows.
+MD_CAPS = (MarkdownCaps(300, 300), MarkdownCaps(100, 40), MarkdownCaps(40, 15), MarkdownCaps(15, 6), MarkdownCaps(5, 2))
+
+
+def render_report_md(context: dict[str, Any]) -> str:
+    """report.md under MD_LIMIT characters for any log: tables and problem lists shortened
+    (each says how many more, and that every cell is in details.csv), then, at the very last,
+    the text cut with a note."""
+    for caps in MD_CAPS:
+        text = render_md("report.md.j2", caps=caps, **context)
+        if len(text) <= MD_LIMIT:
+            return text
+    details = context["view"].details or "details.csv"
+    note = f"\n\n… cut here to stay under a pull request's 65,536 characters; report.html and {details} have everything.\n"
+    return text[: MD_LIMIT - len(note)] + note
+
+
 def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None, related: Any = None) -> list[tuple[Path, bytes]]:
     """The files of one report, rendered and encoded but not written: (path, bytes) pairs.
     ``related``: on a site, the run's previous and next run and its comparisons (publish.site_links)."""
@@ -146,7 +181,7 @@ def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], as
     if "html" in formats:
         pages.append((out_dir / html_name, render_html("report.html.j2", **context)))
     if "md" in formats:
-        pages.append((out_dir / "report.md", render_md("report.md.j2", **context)))
+        pages.append((out_dir / "report.md", render_report_md(context)))
     if "md-summary" in formats:
         pages.append((out_dir / SUMMARY_NAME, render_summary(view)))
     return [(path, text if isinstance(text, bytes) else text.encode("utf-8")) for path, text in pages]

@@ -3,7 +3,9 @@
 Failed cells are grouped by mode, dtype and where the log says their mismatches lie
 (reportgen.model.groups). Each group becomes one ``[[explain]]`` entry listing its cells, its
 explanation prefilled with the measured facts, and no verdict: the report stays blocked for those
-cells until the owner writes why and decides. An existing file is never replaced without force.
+cells until the owner writes why and decides. An existing file is never replaced without force;
+a skeleton written beside the annotations.toml that sits next to the log (``--out``) holds only
+the failed cells that file does not explain yet.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.model.annotations import ANNOTATIONS_NAME, PATTERN_KEY, parse_annotations
+from reportgen.model.annotations import ANNOTATIONS_NAME, PATTERN_KEY, AnnotationError, find_annotations, load_annotations, parse_annotations
 from reportgen.model.groups import FailureGroup, failure_groups
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 from reportgen.model.runmodel import NotARun, RunModel, read_run
@@ -34,6 +36,8 @@ class SkeletonResult:
     path: Path | None
     groups: int
     cells: int
+    explained: int = 0  # failed cells left out because the existing annotations.toml explains them
+    existing: Path | None = None  # that file
 
 
 def toml_string(text: str) -> str:
@@ -92,12 +96,30 @@ def _read(log: Path, max_bytes: int) -> RunModel:
 
 
 def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> SkeletonResult:
-    """Write the skeleton beside the log (or to ``out``); refuses to replace a file unless forced."""
+    """Write the skeleton beside the log (or to ``out``); refuses to replace a file unless forced.
+    Beside an existing annotations.toml (``out`` another file), only the failed cells it does not
+    explain get entries."""
     run = _read(log, max_bytes)
-    groups = failure_groups(run)
+    default = log.parent / ANNOTATIONS_NAME
+    target = out if out is not None else default
+    existing = find_annotations(log)
+    failed = failure_groups(run)
+    explained: set[str] = set()
+    if isinstance(existing, Path) and not (force and target.resolve() == existing.resolve()):
+        try:
+            explained = set(load_annotations(existing, run.cells).by_case)
+        except AnnotationError as exc:
+            raise SkeletonError(f"{exc} (the annotations beside the log must load before a skeleton is written beside them)") from None
+    waiting = [c for g in failed for c in g.cells if c.case not in explained]
+    groups = failure_groups(run, waiting) if explained else failed
+    left_out = sum(len(g.cells) for g in failed) - len(waiting)
     if not groups:
-        return SkeletonResult(None, 0, 0)
-    target = out if out is not None else log.parent / ANNOTATIONS_NAME
+        return SkeletonResult(None, 0, 0, left_out, existing if isinstance(existing, Path) else None)
+    if out is None and not force and target.exists():
+        name = existing.name if isinstance(existing, Path) else ANNOTATIONS_NAME
+        raise SkeletonError(
+            f"{target}: already exists; not overwritten. `reportgen annotate {log.name} --out annotations.new.toml` writes entries for the "
+            f"{len(waiting)} failed cell(s) {name} does not explain beside it (or use --force to replace it)", EXIT_EXISTS)
     text = skeleton_text(run, groups)
     parse_annotations(text, str(target))  # what we write must load: a bug here is not the owner's
     if target.is_dir():
@@ -123,4 +145,4 @@ def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_
         finally:
             if temp is not None and os.path.exists(temp):
                 os.unlink(temp)
-    return SkeletonResult(target, len(groups), sum(len(g.cells) for g in groups))
+    return SkeletonResult(target, len(groups), sum(len(g.cells) for g in groups), left_out, existing if isinstance(existing, Path) else None)

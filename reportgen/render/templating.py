@@ -78,8 +78,11 @@ def _backslashed(match: re.Match[str]) -> str:
 
 
 def md_quote(value: Any) -> str:
-    """Free text (an annotation's Markdown) as a block quote: each paragraph kept, all markup escaped."""
-    paragraphs = [md_escape(p) for p in re.split(r"\n[ \t]*\n", str(value)) if p.strip()]
+    """Free text (an annotation's Markdown) as a block quote: each paragraph kept, its code spans
+    kept as code spans (fenced anew), every other markup escaped."""
+    from reportgen.judge.nextstep import Words  # here, not at the top: a site build with nothing to render never imports the judge
+
+    paragraphs = [md_words(Words.marked(" ".join(p.split()))) for p in re.split(r"\n[ \t]*\n", str(value)) if p.strip()]
     return "\n>\n".join(f"> {p}" for p in paragraphs) or "> (empty)"
 
 
@@ -97,6 +100,20 @@ def md_code(value: Any) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_words(value: Any) -> str:
+    """A sentence with its code marked (judge.nextstep.Words) as Markdown: the text escaped, the
+    code as code spans, the spaces between parts kept."""
+    out = []
+    for text, code in value.parts:
+        if code:
+            out.append(md_code(text))
+            continue
+        lead = " " if text[:1].isspace() else ""
+        tail = " " if text[-1:].isspace() and text.strip() else ""
+        out.append(lead + md_escape(text) + tail)
+    return "".join(out)
 
 
 def md_code_cell(value: Any) -> str:
@@ -179,6 +196,7 @@ def md_env() -> jinja2.Environment:
     env = _globals(_environment(autoescape=False))
     env.filters["md"] = md_escape
     env.filters["code"] = md_code
+    env.filters["words"] = md_words
     env.filters["code_cell"] = md_code_cell
     env.filters["clip"] = clip
     env.filters["md_quote"] = md_quote

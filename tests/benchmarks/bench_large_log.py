@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from reportgen.contract.validation import paused_gc  # noqa: E402
-from reportgen.judge.disposition import decide  # noqa: E402
+from reportgen.judge.judgement import judge  # noqa: E402
 from reportgen.model.annotations import find_annotations, load_annotations  # noqa: E402
 from reportgen.model.runmodel import read_run  # noqa: E402
 from reportgen.render.report import JudgedRun, build_report, write_report  # noqa: E402
@@ -126,13 +126,14 @@ def phases(log: Path, out: Path) -> dict[str, float]:
         run = builder.build(reading)
         applied = load_annotations(find_annotations(log), run.cells)
         lap("read + validate + model")
-        disposition = decide(run, applied.by_case)
+        judgement = judge(run, applied)
+        disposition = judgement.disposition
         lap("judge")
-        view = build_view(run, disposition, applied)
+        view = build_view(run, judgement, applied)
         lap("view")
-        write_report(JudgedRun(log, run, applied.by_case, disposition, view, applied), out, ("html", "md"), write_assets(out))
+        write_report(JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement), out, ("html", "md"), write_assets(out))
         lap("write (details.csv, html, md)")
-        del reading, builder, run, applied, disposition, view
+        del reading, builder, run, applied, disposition, judgement, view
         lap("free")
     return spent
 

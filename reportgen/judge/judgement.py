@@ -1,0 +1,235 @@
+"""The judgement of one run: every judged fact the report shows, worked out once, in one object.
+
+The disposition (``decide``) is the verdict; beside it stand the facts that need the rules'
+reasons or the owner's annotations to work out: the dominant finding, what to do next (from the
+state of the annotations, not from the rule alone), and the cells waiting for the owner's
+verdict grouped by cause, each group with the owner's explanation and where it is written. The
+view formats these and works none of them out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from itertools import compress
+from operator import attrgetter
+
+from reportgen.judge.backend_docs import docs_file_sha256, run_backend
+from reportgen.judge.disposition import FAILED, Disposition, Reason, adapter_note, cells_with_status, decide, failed_cases, flagged
+from reportgen.judge.nextstep import Words, finding, next_step
+from reportgen.judge.timing_stability import CellStability, timed_cells, undecided_cells
+from reportgen.model.annotations import ANNOTATIONS_NAME, Annotations
+from reportgen.model.groups import failure_groups, metric_values
+from reportgen.model.runmodel import CellRecord, RunModel
+
+_CASE = attrgetter("case")
+# The explanation shown in section 1: its first sentences, up to this many characters.
+GIST_CHARS = 320
+NEW_ANNOTATIONS_NAME = "annotations.new.toml"
+
+
+@dataclass(frozen=True)
+class OwnerExplanation:
+    """One explanation the owner wrote, shown once for every entry that says the same."""
+
+    gist: Words  # its first one or two sentences, Markdown markup dropped, code spans kept as code
+    file: str  # the annotations file's name
+    lines: tuple[int, ...]  # where its entries start (several entries may say the same)
+    cells: int  # cells of the group it covers
+    verdict: str | None  # "accepted", "change-needed" or None (awaiting verdict)
+    alike: int = 1  # entries whose gists differ from this one in figures only, shown as one
+
+
+@dataclass(frozen=True)
+class AwaitingGroup:
+    """Cells waiting for the owner's verdict that share a cause, with what the owner wrote."""
+
+    label: str
+    facts: tuple[str, ...]
+    cells: tuple[CellRecord, ...]
+    explanations: tuple[OwnerExplanation, ...]
+    unexplained: int  # cells of the group no entry explains
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Everything judged about one run that a page shows."""
+
+    disposition: Disposition
+    finding: str
+    next_step: Words
+    awaiting: tuple[AwaitingGroup, ...]
+    annotations_file: str  # the annotations file's name, "" when the run has none
+    only_verdicts_block: bool  # every blocking reason is a missing explanation or verdict
+    adapter_note: str  # how far the collector's adapters for the run's backends have been exercised
+    timed: tuple[CellStability, ...] = ()  # every timed cell's warm series, classified, in plan order
+    undecided: tuple[CellStability, ...] = ()  # of those, the ones whose timing decides nothing
+    judged_with: str = ""  # the constraint file the run was judged with, and its sha256
+    failed: tuple[CellRecord, ...] = ()  # mismatching and non-finite cells, in plan order
+    flagged: tuple[CellRecord, ...] = ()  # cells with a fact a rule looks for besides status (disposition.flagged)
+    # The annotations' entries, by index, grouped when they say the same but for their figures
+    # and give the same verdict (each group in file order, the first entry first).
+    entry_groups: tuple[tuple[int, ...], ...] = ()
+    # Per failed cell (mismatch, non-finite), what failed: "outputs", "updated parameters", ...
+    failing: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def stability(self) -> dict[str, CellStability]:
+        return {judged.case: judged for judged in self.timed}
+
+
+def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
+    """Judge one run against its annotations (none: judged as if no file existed)."""
+    if annotations is None:
+        annotations = Annotations("", [], {}, {})
+    disposition = decide(run, annotations.by_case)
+    awaiting = awaiting_groups(run, disposition, annotations)
+    name = log_name if log_name is not None else (os.path.basename(run.path) or "events.jsonl")
+    return Judgement(
+        disposition=disposition,
+        finding=finding(run, disposition),
+        next_step=next_step(run, disposition, name, annotations_state(annotations, awaiting)),
+        awaiting=awaiting,
+        only_verdicts_block=_only_verdicts_block(disposition),
+        annotations_file=os.path.basename(annotations.path) if annotations.path else "",
+        adapter_note=adapter_note(run),
+        timed=tuple(timed_cells(run)),
+        undecided=tuple(undecided_cells(run)),
+        judged_with=_judged_with(run),
+        failed=tuple(cells_with_status(run, *FAILED)),
+        flagged=tuple(flagged(run)),
+        entry_groups=alike_entries(annotations),
+        failing={c.case: failing_quantity(c) for c in cells_with_status(run, *FAILED)},
+    )
+
+
+def failing_quantity(cell: CellRecord) -> str:
+    """What a failed cell failed on, in words: the quantity a status stands for."""
+    found = []
+    if cell.output_nonfinite:
+        found.append("non-finite outputs")
+    if cell.mismatched:
+        found.append("outputs")
+    if cell.trained:
+        steps = cell.train_steps
+        if any(not s.loss_within for s in steps):
+            found.append("loss")
+        if any(g.mismatched for s in steps for g in s.grads):
+            found.append("gradients")
+        result = cell.train_result
+        if result is not None and any(p.mismatched for p in result.params):
+            found.append("updated parameters")
+    if cell.task_metric is not None and metric_values([cell.task_metric], "passed") == [False]:
+        found.append("task metric")
+    if not found:  # a generation cell fails on its tokens (its events are read for failed cells only)
+        generated = cell.generation
+        if generated is not None and generated.first_divergent_step is not None:
+            found.append("greedy tokens")
+    return ", ".join(found) or "not recorded"
+
+
+def alike_entries(annotations: Annotations) -> tuple[tuple[int, ...], ...]:
+    """Entries that say the same but for their figures, with the same verdict, reason and change."""
+    groups: dict[tuple[str, str | None, str | None, str | None], list[int]] = {}
+    for entry in annotations.entries:
+        key = (_FIGURES.sub("#", " ".join(entry.explanation.split())), entry.verdict, entry.reason, entry.change)
+        groups.setdefault(key, []).append(entry.index)
+    return tuple(tuple(indices) for indices in groups.values())
+
+
+def _judged_with(run: RunModel) -> str:
+    """The constraint file this run is judged with (planned target and family), with its sha256."""
+    judged_by = run_backend(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "unknown")
+    if judged_by is None:
+        return ""
+    return f"reportgen/judge/constraints/{judged_by.file} (sha256 {docs_file_sha256(judged_by.target)})"
+
+
+def _only_verdicts_block(disposition: Disposition) -> bool:
+    blocking = [r for r in disposition.reasons if r.outcome == "blocked"]
+    return bool(blocking) and all(r.needs_verdict for r in blocking)
+
+
+@dataclass(frozen=True)
+class AnnotationsState:
+    """What the owner has written so far about the cells awaiting a verdict."""
+
+    file: str  # "" when there is no annotations file
+    unexplained: int
+    needs_verdict_lines: tuple[int, ...]  # lines of the entries that explain without a verdict
+
+
+def annotations_state(annotations: Annotations, awaiting: tuple[AwaitingGroup, ...]) -> AnnotationsState:
+    lines = sorted({line for g in awaiting for e in g.explanations if e.verdict is None for line in e.lines})
+    return AnnotationsState(
+        file=os.path.basename(annotations.path) if annotations.path else "",
+        unexplained=sum(g.unexplained for g in awaiting),
+        needs_verdict_lines=tuple(lines),
+    )
+
+
+def awaiting_groups(run: RunModel, disposition: Disposition, annotations: Annotations) -> tuple[AwaitingGroup, ...]:
+    """The cells awaiting the owner's explanation or verdict, grouped by cause (whatever else blocks)."""
+    waiting = [r for r in disposition.reasons if r.outcome == "blocked" and r.needs_verdict]
+    if not waiting:
+        return ()
+    groups = failure_groups(run, waiting_cells(run, waiting))
+    return tuple(
+        AwaitingGroup(g.label, tuple(g.measured_facts()), tuple(g.cells), *_explained(g.cells, annotations))
+        for g in groups
+    )
+
+
+def waiting_cells(run: RunModel, blocking: list[Reason]) -> list[CellRecord]:
+    """The cells these reasons name, in plan order."""
+    if len(blocking) == 1 and blocking[0].cases == failed_cases(run):
+        # Speed: the one reason names the judge's failed cells, kept in plan order (no pass over
+        # every cell); tests/test_view_shortcuts.py.
+        return list(cells_with_status(run, *FAILED))
+    waiting = {case for r in blocking for case in r.cases}
+    return list(compress(run.cells, map(waiting.__contains__, map(_CASE, run.cells))))
+
+
+def _explained(cells: tuple[CellRecord, ...] | list[CellRecord], annotations: Annotations) -> tuple[tuple[OwnerExplanation, ...], int]:
+    """The group's explanations, entries whose gists differ in figures only (and share a
+    verdict) shown once, the first one's words kept; and how many of its cells none explains."""
+    file = os.path.basename(annotations.path) if annotations.path else ANNOTATIONS_NAME
+    found: dict[tuple[str, str | None], tuple[str, list[int], set[str], set[int]]] = {}
+    unexplained = 0
+    for cell in cells:
+        note = annotations.by_case.get(cell.case)
+        if note is None:
+            unexplained += 1
+            continue
+        for index in note.entries:
+            entry = annotations.entries[index]
+            text = gist(entry.explanation)
+            _, lines, covered, entries = found.setdefault((_FIGURES.sub("#", text), entry.verdict), (text, [], set(), set()))
+            if entry.line is not None and entry.line not in lines:
+                lines.append(entry.line)
+            covered.add(cell.case)
+            entries.add(index)
+    return tuple(
+        OwnerExplanation(Words.marked(text), file, tuple(sorted(lines)), len(covered), verdict, len(entries))
+        for (_, verdict), (text, lines, covered, entries) in found.items()
+    ), unexplained
+
+
+_FIGURES = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(`*_])")
+_MARKUP = re.compile(r"\*\*|__|(?<!\w)[*_](?=\w)|(?<=\w)[*_](?!\w)")
+
+
+def gist(explanation: str) -> str:
+    """An explanation's first one or two sentences, as plain text (code spans keep their
+    backticks: the page shows them as code), cut at GIST_CHARS."""
+    first = explanation.strip().split("\n\n", 1)[0]
+    text = _MARKUP.sub("", " ".join(first.split()))
+    sentences = _SENTENCE_END.split(text)
+    shown = " ".join(sentences[:2])
+    if len(shown) > GIST_CHARS and len(sentences[0]) <= GIST_CHARS:
+        shown = sentences[0]
+    if len(shown) > GIST_CHARS:
+        shown = shown[: GIST_CHARS - 1].rstrip() + "…"
+    return shown

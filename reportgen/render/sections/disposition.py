@@ -1,0 +1,167 @@
+"""Section 1, Disposition: the reasons, the cells awaiting a verdict and the scope, as the judge gave them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import eq
+
+from reportgen.judge.disposition import Reason, Scope, ScopeGroup, scope_label
+from reportgen.judge.judgement import Judgement, OwnerExplanation
+from reportgen.judge.nextstep import Words
+from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL
+from reportgen.model.runmodel import RunModel, STATUS_ORDER
+from reportgen.render.sections.common import _STATUS, DETAIL_CAP, Row, anchor, list_text
+
+
+# The one vocabulary of verdicts, on every page.
+VERDICT_WORDS = {"accepted": "accepted", "change-needed": "change needed"}
+
+
+@dataclass
+class ReasonView:
+    outcome: str
+    category: str
+    message: str
+    cases: list[tuple[str, str]]  # the first DETAIL_CAP, with anchors
+    total: int
+
+
+@dataclass
+class ExplanationGist:
+    """What the owner wrote about a group, in a sentence or two, and where it is written."""
+
+    words: Words
+    where: str  # "annotations.toml lines 2, 5"
+    cells: int
+    verdict: str
+    alike: int  # entries saying the same but for their figures (the words are the first one's)
+
+
+@dataclass
+class VerdictGroupView:
+    """Cells waiting for the owner's verdict that share a cause, with the owner's explanations."""
+
+    label: str
+    facts: list[str]
+    cases: list[tuple[str, str]]
+    total: int
+    explanations: list[ExplanationGist]
+    unexplained: int
+
+
+@dataclass
+class ScopeView:
+    """The disposition's scope as grouped lines: per dtype · layout · mode, the shapes."""
+
+    facts: list[Row]
+    passed: list[Row]
+    not_passed: list[Row]
+    passed_count: int
+    not_passed_count: int
+
+
+def reason_view(reason: Reason) -> ReasonView:
+    shown = [(c, anchor(c)) for c in reason.cases[:DETAIL_CAP]]
+    return ReasonView(reason.outcome, reason.category or "", reason.message, shown, len(reason.cases))
+
+
+def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool) -> list[Row]:
+    """One line per dtype · layout · mode; failed cells are grouped by their status."""
+    rows = []
+    for g in groups:
+        cells = g.cells  # only the cells a line names are put in words (a group can hold every cell)
+        if not with_status:
+            rows.append(Row(g.label, list_text(cells, run, scope_label)))
+            continue
+        statuses = list(map(_STATUS, cells))  # speed: read in C
+        present = set(statuses)
+        if len(present) == 1:
+            by_status = {statuses[0]: cells}
+        else:
+            # Speed: each status's cells picked in C, in plan order; tests/test_view_shortcuts.py.
+            by_status = {status: list(compress(cells, map(eq, statuses, repeat(status)))) for status in present}
+        text = "; ".join(f"{status}: {list_text(by_status[status], run, scope_label)}" for status in STATUS_ORDER if status in by_status)
+        rows.append(Row(g.label, text))
+    return rows
+
+
+def scope_view(scope: Scope, run: RunModel, judgement: Judgement) -> ScopeView:
+    facts = [
+        Row("evidence for", scope.evidence),
+        Row("intended target (plan) / run's target / ran on", f"{scope.intended_target or 'intended target not recorded'} / {scope.target} / {scope.family}"),
+        Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
+        Row("performance", _performance_scope(run, judgement)),
+    ]
+    facts += _generation_scope(run)
+    return ScopeView(
+        facts=facts,
+        passed=scope_lines(scope.passed, run, with_status=False),
+        not_passed=scope_lines(scope.not_passed, run, with_status=True),
+        passed_count=scope.passed_count,
+        not_passed_count=scope.not_passed_count,
+    )
+
+
+def _performance_scope(run: RunModel, judgement: Judgement) -> str:
+    """What the run's timings may decide: the correctness scope above holds either way."""
+    timed = judgement.timed
+    if not timed and run.plan is not None and run.plan.generation is not None:
+        return ("generation timings (time to first token, decode latency, tokens/s) are in section 7, per bucket; "
+                "their series are not classified for stability, so they decide nothing about speed here")
+    if not timed:
+        return "no warm timing recorded: performance not measured"
+    undecided = judgement.undecided
+    if not undecided:
+        return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules"
+    return (f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing unstable or too short to classify: "
+            f"{STABILITY_SYMBOL} in the timing table); the correctness scope above is not affected")
+
+
+def _generation_scope(run: RunModel) -> list[Row]:
+    """A generation run's scope in its own terms: which buckets served which request lengths,
+    and how many decode steps on which cache; a shape that passed is that bucket and those steps."""
+    g = run.plan.generation if run.plan else None
+    if g is None:
+        return []
+    served = [f"{r.length} → bucket {r.bucket}" + (" (truncated)" if r.outcome == "truncated" else "") for r in run.requests if r.bucket is not None]
+    refused = [f"{r.length} tokens refused" for r in run.requests if r.bucket is None]
+    return [
+        Row("buckets (request length → bucket)", "; ".join(served + refused) or "no request event recorded"),
+        Row("decode steps", f"prefill then {g.decode_steps} greedy decode steps per request, static KV cache of {g.max_cache_len} positions; "
+            "nothing beyond these buckets and steps is covered"),
+    ]
+
+
+def verdict_group_views(judgement: Judgement) -> list[VerdictGroupView]:
+    """The judge's groups of cells awaiting a verdict, each with what the owner wrote and where."""
+    return [
+        VerdictGroupView(
+            label=g.label,
+            facts=list(g.facts),
+            cases=[(c.case, anchor(c.case)) for c in g.cells[:DETAIL_CAP]],
+            total=len(g.cells),
+            explanations=[_explanation_gist(e) for e in g.explanations],
+            unexplained=g.unexplained,
+        )
+        for g in judgement.awaiting[:DETAIL_CAP]
+    ]
+
+
+def _explanation_gist(found: OwnerExplanation) -> ExplanationGist:
+    lines = found.lines
+    where = found.file + (f" line {lines[0]}" if len(lines) == 1 else f" lines {', '.join(map(str, lines))}" if lines else "")
+    return ExplanationGist(found.gist, where, found.cells, VERDICT_WORDS.get(found.verdict or "", "awaiting verdict"), found.alike)
+
+
+def unstable_timing_text(judgement: Judgement) -> str:
+    """'9 of 14 timed cells have an unstable warm timing ...', or '' when every timed cell is stable."""
+    undecided = judgement.undecided
+    if not undecided:
+        return ""
+    unstable = sum(1 for j in undecided if j.unstable)
+    timed = len(judgement.timed)
+    parts = [f"{unstable} of {timed} timed cells have an unstable warm timing ({STABILITY_SYMBOL} in the timing table, with the figures that make it so)"] if unstable else []
+    if len(undecided) > unstable:
+        parts.append(f"{len(undecided) - unstable} of {timed} have too few warm samples to classify")
+    return "; ".join(parts) + ". Their timings decide nothing: no faster or slower verdict, geometric mean, trend point or regression uses them."

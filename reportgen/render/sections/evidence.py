@@ -1,0 +1,83 @@
+"""Section 8, Profiles, artifacts and provenance; and the per-cell table behind a capped report (details.csv)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from typing import Any
+
+from reportgen.model.provenance import code_and_data
+from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.model.times import utc_time
+from reportgen.render.sections.common import fact_rows, Row
+
+
+def generated_at(run: RunModel) -> str:
+    """From SOURCE_DATE_EPOCH when set, else from the log: never the wall clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return to_the_second(run.end.finished_at if run.end is not None else run.start.started_at)
+
+
+def to_the_second(stamp: str) -> str:
+    """An ISO time from the log shown to the second in UTC ('2026-11-29 23:05:30 UTC'); text
+    that is not an ISO time is shown as it is."""
+    when = utc_time(stamp)
+    return stamp if when is None else when.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
+    rows = [
+        Row("run id", run.start.run_id, "run_start"),
+        Row("written by", run.start.collector, "run_start"),
+        Row("origin", run.start.origin + (f": {run.start.origin_note}" if run.start.origin_note else ""), "run_start"),
+        Row("command", " ".join(run.start.command), "run_start"),
+        Row("started / finished", f"{run.start.started_at} / {run.end.finished_at if run.end else 'no run_end'}", "run_start, run_end"),
+        Row("log file", os.path.basename(run.path), ""),
+    ]
+    rows += [Row(item.key, item.value, item.where) for item in code_and_data(run)]
+    if judged_with:
+        rows.append(Row("judged with", judged_with, "this report"))
+    task = run.start.scheduled
+    if task is not None:
+        where = ", ".join(part for part in (
+            f"environment {task.environment}" if task.environment else "",
+            f"task {task.task_index}" if task.task_index is not None else "",
+            f"attempt {task.attempt}" if task.attempt else "",
+            f"{task.scheduler} job {task.job_id}" if task.scheduler or task.job_id else "",
+            f"node {task.node}" if task.node else "",
+        ) if part)
+        rows.append(Row("campaign task", f"{task.campaign} ({task.campaign_id})" + (f": {where}" if where else ""), "run_start.scheduled"))
+    if run.environment:
+        rows += [Row(f"device {r.label}", r.value, r.source) for r in fact_rows(run.environment.device)]
+        rows += [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]
+        rows += [Row(f"installed {a.name}", f"{a.version} via {a.installer or 'unknown installer'}; tags {', '.join(a.wheel_tags) or 'none'}" + (f"; from {a.source_url}" if a.source_url else ""), "environment.artifacts") for a in run.environment.artifacts]
+    return rows
+
+
+DETAIL_COLUMNS = (
+    "case", "batch", "length", "layout", "dtype", "mode", "status",
+    "mismatched", "total", "max_abs", "cold_s", "warm_median_s", "log_line",
+    "failure", "warnings",
+)
+
+
+def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
+    """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
+
+    ``log_line`` is the line of the cell's case_result (empty for an untested cell), which
+    holds the mismatch figures; the times come from the cell's timing event. ``failure`` and
+    ``warnings`` (one a line) are the full texts that the page cuts (``clip``).
+    """
+    return list(map(detail_row, run.cells))
+
+
+def detail_row(c: CellRecord) -> tuple[Any, ...]:
+    """One cell's row of DETAIL_COLUMNS (see ``detail_rows``)."""
+    p = c.planned
+    return (
+        p.case, p.batch, p.length, p.layout, p.dtype, p.mode, c.status,
+        c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line,
+        c.failure_text or "", "\n".join(c.warnings) if c.warnings else "",
+    )
