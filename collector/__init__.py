@@ -7,5 +7,7 @@ records; it never judges. Judgement lives in ``reportgen``.
 
 # The one place the collector's version is written: run_start.collector and
 # run_start.provenance.collector_version read it. 0.2 writes schema 1.2 (content hashes and
-# provenance); change it with every release of the collector.
-__version__ = "0.2.0"
+# provenance); 0.3 writes schema 1.3 (peak device memory per warm series, the CPU model as the
+# device, backends described by data, one module supervising child processes); change it with
+# every release of the collector.
+__version__ = "0.3.0"
