@@ -342,9 +342,10 @@ Example:
 def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool) -> None:
     # The no-op check first, with only what it needs imported: most rebuilds find nothing to
     # do, and the pages' modules (pydantic, plotly, numpy, jinja2) cost many times that check.
+    # The object-store modules are imported only for s3:// locations, so RemoteError is looked
+    # up only when an error comes.
     from reportgen.publish.site_quick import SiteConfigError, quick_start
     from reportgen.storage.local import UnsafeOutput
-    from reportgen.storage.sources import RemoteError
 
     try:
         quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
@@ -352,9 +353,11 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
     except SiteConfigError as exc:
         echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
-    except RemoteError as exc:
-        _remote_failed("site", exc)
     except (UnsafeOutput, OSError) as exc:
+        from reportgen.storage.remote import RemoteError
+
+        if isinstance(exc, RemoteError):
+            _remote_failed("site", exc)
         _write_failed("site", exc)
     for message in result.warnings + result.skipped + result.rejected:
         echo(message, err=True)

@@ -46,11 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from reportgen import __version__
-from reportgen.render.templating import templates_dir, write_text
+from reportgen.render.locations import templates_dir
 from reportgen.storage import is_remote
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
-from reportgen.storage.remote import RemoteLog
-from reportgen.storage.sources import find_runs
 
 QUICK_NAME = ".reportgen-quick.json"
 STATE_NAME = ".reportgen-state.json"  # the state file this record vouches for (site.py)
@@ -203,7 +201,11 @@ def quick_start(paths: list[Path | str], out_dir: Path, config: Path | None, max
     result = SiteResult()
     check = QuickCheck.start(paths, out_dir, config_path, config_bytes(config_path), max_bytes, follow, started_ns)
     remote_paths = [p for p in paths if is_remote(p)]
-    remote = find_runs(remote_paths, None, follow, max_bytes) if remote_paths else None
+    remote = None
+    if remote_paths:  # the object-store code (and s3fs behind it) only for s3:// locations
+        from reportgen.storage.sources import find_runs
+
+        remote = find_runs(remote_paths, None, follow, max_bytes)
     outcome = check.unchanged(remote, result.warnings)
     if outcome is not None:
         result.runs, result.rejected = outcome.runs, outcome.messages
@@ -292,7 +294,11 @@ class QuickCheck:
                     return None
             elif not _same(notes, notes_sig, os.stat):
                 return None
-        objects = [(str(e.path), e.path.change_key) for e in remote.logs if isinstance(e.path, RemoteLog)] if remote else []
+        objects: list[tuple[str, str]] = []
+        if remote is not None:
+            from reportgen.storage.remote import RemoteLog
+
+            objects = [(str(e.path), e.path.change_key) for e in remote.logs if isinstance(e.path, RemoteLog)]
         if objects != [tuple(r) for r in record.remote] or (remote is not None and remote.skipped):
             return None
         out = os.fspath(self.out_dir) + os.sep
@@ -334,6 +340,9 @@ class QuickCheck:
         lets the next build skip everything is left out when it could not be trusted: a
         template, folder or log changed too recently, an entry was skipped, or a message holds
         control characters."""
+        from reportgen.render.templating import write_text
+        from reportgen.storage.remote import RemoteLog
+
         logs: list[tuple[str, str, Signature, str, Signature | None]] = []
         remote: list[tuple[str, str]] = []
         trusted = self.base is not None and bool(found.logs) and not found.skipped and all(re.match(_MESSAGE, m) for m in messages)
