@@ -66,3 +66,49 @@ def test_a_site_build_with_nothing_to_do_imports_no_heavy_module(tmp_path: Path)
     assert first.returncode == 0, first.stderr[-2000:]
     code, heavy = loaded("site", str(runs), "--out", str(tmp_path / "site"))
     assert code in (0, None) and heavy == [], heavy
+
+
+# Modules a no-change site build of local runs must not import either: the object-store code
+# (for s3:// locations only) and the renderer. Each costs a no-op build a measurable share of
+# its time, beside the heavy modules above.
+NOT_FOR_A_LOCAL_NOOP = ["reportgen.storage.remote", "reportgen.storage.sources", "reportgen.render.templating", "reportgen.judge.disposition", "markupsafe", "msgspec"]
+OBJECT_STORE = ["s3fs", "fsspec", "botocore", "boto3", "aiobotocore"]
+
+
+def _loaded_of(modules: list[str], *args: str) -> tuple[int | None, list[str]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(modules), *args], cwd=REPO, capture_output=True, text=True, check=False)
+    line = next((l for l in done.stderr.splitlines() if l.startswith("LOADED ")), None)
+    assert line is not None, done.stderr[-2000:]
+    found = json.loads(line[len("LOADED "):])
+    return found["code"], found["heavy"]
+
+
+def _backdated_runs(tmp_path: Path, folders: list[Path]) -> Path:
+    """Copies of sample runs, their files dated an hour back (a change just now is never
+    trusted by the no-op check), with an annotations file beside the first."""
+    runs = tmp_path / "runs"
+    for folder in folders:
+        (runs / folder.name).mkdir(parents=True)
+        for name in ("events.jsonl", "annotations.toml"):
+            if (folder / name).is_file():
+                (runs / folder.name / name).write_bytes((folder / name).read_bytes())
+    then = time.time_ns() - 3600 * 10**9
+    for path in sorted(runs.rglob("*"), reverse=True) + [runs]:
+        os.utime(path, ns=(then, then))
+    return runs
+
+
+def test_a_no_change_site_build_of_local_runs_skips_the_object_store_and_the_renderer(tmp_path: Path) -> None:
+    with_notes = [f.parent for f in sorted((REPO / "sample_runs").glob("*/annotations.toml"))][:1]
+    runs = _backdated_runs(tmp_path, with_notes + sorted((REPO / "sample_runs").glob("tiny-encoder-cuda-*"))[:1])
+    assert len(list(runs.glob("*/annotations.toml"))) == 1
+    site = tmp_path / "site"
+    code, first = _loaded_of(OBJECT_STORE, "site", str(runs), "--out", str(site))
+    assert code in (0, None) and first == [], first  # a full build of local runs reads no object store
+    code, again = _loaded_of(HEAVY + NOT_FOR_A_LOCAL_NOOP, "site", str(runs), "--out", str(site))
+    assert code in (0, None) and again == [], again
+
+
+def test_a_report_of_a_local_log_imports_no_object_store_module(tmp_path: Path) -> None:
+    code, heavy = _loaded_of(OBJECT_STORE, "report", str(SAMPLE_LOG), "--out", str(tmp_path / "r"))
+    assert code in (0, None) and heavy == [], heavy
