@@ -112,3 +112,40 @@ def test_a_no_change_site_build_of_local_runs_skips_the_object_store_and_the_ren
 def test_a_report_of_a_local_log_imports_no_object_store_module(tmp_path: Path) -> None:
     code, heavy = _loaded_of(OBJECT_STORE, "report", str(SAMPLE_LOG), "--out", str(tmp_path / "r"))
     assert code in (0, None) and heavy == [], heavy
+
+
+def test_the_no_op_check_watches_the_constraint_data_it_skips_checking() -> None:
+    """A no-change site build does not load the judge's constraint data, so an edited
+    constraint file (or any file of the tool's, which a source checkout edits without a new
+    version) must make the next build a full one: its stat is in what the record compares."""
+    from reportgen.judge import backend_docs
+    from reportgen.publish.site_quick import _template_sigs
+
+    watched = {path for path, _ in _template_sigs(time.time_ns() + 3600 * 10**9) or []}
+    constraint_files = {str(p.resolve()) for p in backend_docs.CONSTRAINTS_DIR.glob("*.toml")}
+    assert constraint_files and constraint_files <= watched
+    assert str(Path(backend_docs.__file__).resolve()) in watched
+    assert not any("__pycache__" in path for path in watched)
+
+
+def test_a_broken_constraint_file_stops_a_site_build_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.judge import backend_docs
+
+    edited = tmp_path / "constraints"
+    shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
+    path = edited / backend_docs.DEFAULT_FILES["neuron"]
+    path.write_text(path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8")
+    monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
+    backend_docs.load_backend_docs.cache_clear()
+    try:
+        result = CliRunner().invoke(main, ["site", str(SAMPLE_LOG.parent), "--out", str(tmp_path / "site")])
+    finally:
+        backend_docs.load_backend_docs.cache_clear()
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().startswith(f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'")
+    assert not (tmp_path / "site" / "index.html").exists()

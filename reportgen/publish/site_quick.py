@@ -9,7 +9,9 @@ compares what ``stat`` says now with what the previous build recorded in
   folder's times change whenever an entry in it is added, removed or renamed, so an unchanged
   folder would list the same entries);
 * each object-store log as listed (ETag and size: the listing is the object store's stat);
-* the templates (stat, as above) and the tool's version, the size limit and the symlink option;
+* the templates and the tool's own files (stat, as above: the judge's constraint data and the
+  code, which a source checkout changes without a new version), the tool's version, the size
+  limit and the symlink option;
 * the bytes of the site configuration, and the stat of the state file the build left;
 * the pages that build wrote are still there (plain files, not links).
 
@@ -225,15 +227,18 @@ def _racy(sig: Signature | None, started_ns: int) -> bool:
 
 
 def _template_sigs(started_ns: int) -> list[tuple[str, Signature]] | None:
-    """Every template file's stat (None when one changed too recently to be trusted)."""
+    """Every template file's stat, and every file's of the reportgen package (its bytecode
+    caches aside); None when one changed too recently to be trusted."""
     out: list[tuple[str, Signature]] = []
-    stack = [str(templates_dir())]
+    package, templates = Path(__file__).resolve().parents[1], templates_dir()
+    stack = [str(package)] if templates.is_relative_to(package) else [str(templates), str(package)]
     while stack:
         folder = stack.pop()
         with os.scandir(folder) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
                 if entry.is_dir():
-                    stack.append(entry.path)
+                    if entry.name != "__pycache__":
+                        stack.append(entry.path)
                 elif entry.is_file():
                     sig = signature(entry.stat())
                     if _racy(sig, started_ns):
