@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from collector.visible import visible
-from reportgen.render.locations import templates_dir  # noqa: F401  (re-exported: pages and tests find templates here)
+from reportgen.render.locations import templates_dir
 from reportgen.storage.local import write_inside
 
 if TYPE_CHECKING:  # jinja2 is imported where a page is rendered, not by commands that render none
