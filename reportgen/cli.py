@@ -127,7 +127,10 @@ def main() -> None:
 
     Run `reportgen COMMAND --help` for each command's options and exit codes.
     """
-    _check_backend_data()
+    # `site` checks the data when it builds: a rebuild that finds nothing changed (the tool's
+    # files included) judges nothing, and the check would cost it a fifth of its time.
+    if click.get_current_context().invoked_subcommand != "site":
+        _check_backend_data()
 
 
 def _check_backend_data() -> None:
@@ -323,9 +326,10 @@ events.jsonl), local or in S3 (s3://bucket/prefix). An annotations.toml next to 
 for its report. Rebuilding into the same --out only re-reads logs that changed (for S3, known
 from each object's ETag and size in the listing, so unchanged logs are not fetched) and only
 rewrites files whose bytes change. When stat says no log, annotations file, searched folder,
-template or configuration changed (size, mtime, ctime, inode), a rebuild reads and renders
-nothing; a log rewritten with all of those unchanged would be missed, so files changed in the
-last 3 s are always hashed. Delete --out/.reportgen-quick.json to have every log hashed.
+template, file of the tool (its code, its constraint data) or configuration changed (size,
+mtime, ctime, inode), a rebuild reads, judges and renders nothing; a log rewritten with all
+of those unchanged would be missed, so files changed in the last 3 s are always hashed.
+Delete --out/.reportgen-quick.json to have every log hashed.
 
 Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
 or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,
@@ -365,9 +369,10 @@ Example:
 def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool) -> None:
     # The no-op check first, with only what it needs imported: most rebuilds find nothing to
     # do, and the pages' modules (pydantic, plotly, numpy, jinja2) cost many times that check.
+    # The object-store modules are imported only for s3:// locations, so RemoteError is looked
+    # up only when an error comes.
     from reportgen.publish.site_quick import SiteConfigError, quick_start
     from reportgen.storage.local import UnsafeOutput
-    from reportgen.storage.sources import RemoteError
 
     try:
         quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
@@ -375,9 +380,11 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
     except SiteConfigError as exc:
         echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
-    except RemoteError as exc:
-        _remote_failed("site", exc)
     except (UnsafeOutput, OSError) as exc:
+        from reportgen.storage.remote import RemoteError
+
+        if isinstance(exc, RemoteError):
+            _remote_failed("site", exc)
         _write_failed("site", exc)
     for message in result.warnings + result.skipped + result.rejected:
         echo(message, err=True)
@@ -388,6 +395,7 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
 
 
 def _build_site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, quick: Any) -> Any:
+    _check_backend_data()  # before the pages' modules, which read the constraint data as they load
     from reportgen.publish.site import NoRunLogs, build_site
 
     try:

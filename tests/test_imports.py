@@ -75,3 +75,90 @@ def test_report_imports_no_chart_frame_or_object_store_module(tmp_path: Path) ->
     assert code in (0, None)
     assert (tmp_path / "report" / "report.html").is_file()
     assert set(heavy) <= {"pydantic", "jinja2", "markdown_it"}, heavy
+
+
+# Modules a no-change site build of local runs must not import either: the object-store code
+# (for s3:// locations only) and the renderer. Each costs a no-op build a measurable share of
+# its time, beside the heavy modules above.
+NOT_FOR_A_LOCAL_NOOP = ["reportgen.storage.remote", "reportgen.storage.sources", "reportgen.render.templating", "reportgen.judge.disposition", "markupsafe", "msgspec"]
+OBJECT_STORE = ["s3fs", "fsspec", "botocore", "boto3", "aiobotocore"]
+
+
+def _loaded_of(modules: list[str], *args: str) -> tuple[int | None, list[str]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(modules), *args], cwd=REPO, capture_output=True, text=True, check=False)
+    line = next((l for l in done.stderr.splitlines() if l.startswith("LOADED ")), None)
+    assert line is not None, done.stderr[-2000:]
+    found = json.loads(line[len("LOADED "):])
+    return found["code"], found["heavy"]
+
+
+def _backdated_runs(tmp_path: Path, folders: list[Path]) -> Path:
+    """Copies of sample runs, their files dated an hour back (a change just now is never
+    trusted by the no-op check), with an annotations file beside the first."""
+    runs = tmp_path / "runs"
+    for folder in folders:
+        (runs / folder.name).mkdir(parents=True)
+        for name in ("events.jsonl", "annotations.toml"):
+            if (folder / name).is_file():
+                (runs / folder.name / name).write_bytes((folder / name).read_bytes())
+    then = time.time_ns() - 3600 * 10**9
+    for path in sorted(runs.rglob("*"), reverse=True) + [runs]:
+        os.utime(path, ns=(then, then))
+    return runs
+
+
+def test_a_no_change_site_build_of_local_runs_skips_the_object_store_and_the_renderer(tmp_path: Path) -> None:
+    with_notes = [f.parent for f in sorted((REPO / "sample_runs").glob("*/annotations.toml"))][:1]
+    runs = _backdated_runs(tmp_path, with_notes + sorted((REPO / "sample_runs").glob("tiny-encoder-cuda-*"))[:1])
+    assert len(list(runs.glob("*/annotations.toml"))) == 1
+    site = tmp_path / "site"
+    code, first = _loaded_of(OBJECT_STORE, "site", str(runs), "--out", str(site))
+    assert code in (0, None) and first == [], first  # a full build of local runs reads no object store
+    code, again = _loaded_of(HEAVY + NOT_FOR_A_LOCAL_NOOP, "site", str(runs), "--out", str(site))
+    assert code in (0, None) and again == [], again
+
+
+def test_a_report_of_a_local_log_imports_no_object_store_module(tmp_path: Path) -> None:
+    code, heavy = _loaded_of(OBJECT_STORE, "report", str(SAMPLE_LOG), "--out", str(tmp_path / "r"))
+    assert code in (0, None) and heavy == [], heavy
+
+
+def test_the_no_op_check_watches_the_constraint_data_it_skips_checking() -> None:
+    """A no-change site build does not load the judge's constraint data, so an edited
+    constraint file (or any file of the tool's, which a source checkout edits without a new
+    version) must make the next build a full one: its stat is in what the record compares."""
+    from reportgen.judge import backend_docs
+    from reportgen.publish.site_quick import _template_sigs
+
+    watched = {path for path, _ in _template_sigs(time.time_ns() + 3600 * 10**9) or []}
+    constraint_files = {str(p.resolve()) for p in backend_docs.CONSTRAINTS_DIR.glob("*.toml")}
+    assert constraint_files and constraint_files <= watched
+    assert str(Path(backend_docs.__file__).resolve()) in watched
+    from collector.descriptors import BUILTIN_DIR
+
+    descriptor_files = {str(p) for p in BUILTIN_DIR.glob("*.toml")}
+    assert descriptor_files and descriptor_files <= watched  # a descriptor decides how a log is judged too
+    assert not any("__pycache__" in path for path in watched)
+
+
+def test_a_broken_constraint_file_stops_a_site_build_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.judge import backend_docs
+
+    edited = tmp_path / "constraints"
+    shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
+    path = edited / backend_docs.constraints_path("neuron").name
+    path.write_text(path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8")
+    monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
+    backend_docs.load_backend_docs.cache_clear()
+    try:
+        result = CliRunner().invoke(main, ["site", str(SAMPLE_LOG.parent), "--out", str(tmp_path / "site")])
+    finally:
+        backend_docs.load_backend_docs.cache_clear()
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().startswith(f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'")
+    assert not (tmp_path / "site" / "index.html").exists()

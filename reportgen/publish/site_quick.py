@@ -9,7 +9,9 @@ compares what ``stat`` says now with what the previous build recorded in
   folder's times change whenever an entry in it is added, removed or renamed, so an unchanged
   folder would list the same entries);
 * each object-store log as listed (ETag and size: the listing is the object store's stat);
-* the templates (stat, as above) and the tool's version, the size limit and the symlink option;
+* the templates and the tool's own files (stat, as above: the judge's constraint data and the
+  code, which a source checkout changes without a new version), the tool's version, the size
+  limit and the symlink option;
 * the bytes of the site configuration, and the stat of the state file the build left;
 * the pages that build wrote are still there (plain files, not links).
 
@@ -46,11 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from reportgen import __version__
-from reportgen.render.templating import templates_dir, write_text
+from reportgen.render.locations import templates_dir
 from reportgen.storage import is_remote
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
-from reportgen.storage.remote import RemoteLog
-from reportgen.storage.sources import find_runs
 
 QUICK_NAME = ".reportgen-quick.json"
 STATE_NAME = ".reportgen-state.json"  # the state file this record vouches for (site.py)
@@ -203,7 +203,11 @@ def quick_start(paths: list[Path | str], out_dir: Path, config: Path | None, max
     result = SiteResult()
     check = QuickCheck.start(paths, out_dir, config_path, config_bytes(config_path), max_bytes, follow, started_ns)
     remote_paths = [p for p in paths if is_remote(p)]
-    remote = find_runs(remote_paths, None, follow, max_bytes) if remote_paths else None
+    remote = None
+    if remote_paths:  # the object-store code (and s3fs behind it) only for s3:// locations
+        from reportgen.storage.sources import find_runs
+
+        remote = find_runs(remote_paths, None, follow, max_bytes)
     outcome = check.unchanged(remote, result.warnings)
     if outcome is not None:
         result.runs, result.rejected = outcome.runs, outcome.messages
@@ -223,15 +227,23 @@ def _racy(sig: Signature | None, started_ns: int) -> bool:
 
 
 def _template_sigs(started_ns: int) -> list[tuple[str, Signature]] | None:
-    """Every template file's stat (None when one changed too recently to be trusted)."""
+    """Every template file's stat, every file's of the reportgen package (its bytecode caches
+    aside) and of the backend descriptor folders (the built-in one and those named by
+    MIGRATION_RECORD_BACKENDS: descriptors, adapters and constraints decide how a log is
+    judged); None when one changed too recently to be trusted."""
+    from collector.descriptors import BUILTIN_DIR, plugin_dirs
+
     out: list[tuple[str, Signature]] = []
-    stack = [str(templates_dir())]
+    package, templates = Path(__file__).resolve().parents[1], templates_dir()
+    stack = [str(package)] if templates.is_relative_to(package) else [str(templates), str(package)]
+    stack += [str(folder) for folder in (BUILTIN_DIR, *plugin_dirs()) if folder.is_dir()]
     while stack:
         folder = stack.pop()
         with os.scandir(folder) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
                 if entry.is_dir():
-                    stack.append(entry.path)
+                    if entry.name != "__pycache__":
+                        stack.append(entry.path)
                 elif entry.is_file():
                     sig = signature(entry.stat())
                     if _racy(sig, started_ns):
@@ -292,7 +304,11 @@ class QuickCheck:
                     return None
             elif not _same(notes, notes_sig, os.stat):
                 return None
-        objects = [(str(e.path), e.path.change_key) for e in remote.logs if isinstance(e.path, RemoteLog)] if remote else []
+        objects: list[tuple[str, str]] = []
+        if remote is not None:
+            from reportgen.storage.remote import RemoteLog
+
+            objects = [(str(e.path), e.path.change_key) for e in remote.logs if isinstance(e.path, RemoteLog)]
         if objects != [tuple(r) for r in record.remote] or (remote is not None and remote.skipped):
             return None
         out = os.fspath(self.out_dir) + os.sep
@@ -334,6 +350,9 @@ class QuickCheck:
         lets the next build skip everything is left out when it could not be trusted: a
         template, folder or log changed too recently, an entry was skipped, or a message holds
         control characters."""
+        from reportgen.render.templating import write_text
+        from reportgen.storage.remote import RemoteLog
+
         logs: list[tuple[str, str, Signature, str, Signature | None]] = []
         remote: list[tuple[str, str]] = []
         trusted = self.base is not None and bool(found.logs) and not found.skipped and all(re.match(_MESSAGE, m) for m in messages)

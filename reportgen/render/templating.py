@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from collector.visible import visible
+from reportgen.render.locations import templates_dir
 from reportgen.storage.local import write_inside
 
 if TYPE_CHECKING:  # jinja2 is imported where a page is rendered, not by commands that render none
@@ -31,16 +32,6 @@ if TYPE_CHECKING:  # jinja2 is imported where a page is rendered, not by command
 ASSET_SOURCES = ("report.css", "report.js", "site.js", "print.js")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
 _BACKTICK_RUNS = re.compile(r"`+")
-
-
-def templates_dir() -> Path:
-    """Installed: reportgen/templates. From a source checkout: the repository's templates/."""
-    # The package's own folder (what importlib.resources.files gives for a plain package, without
-    # importing importlib.resources, which costs a no-op site build a fifth of its time).
-    installed = Path(__file__).resolve().parents[1] / "templates"
-    if installed.is_dir():
-        return installed
-    return Path(__file__).resolve().parents[2] / "templates"
 
 
 def shown(value: Any) -> Any:
