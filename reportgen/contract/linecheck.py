@@ -29,7 +29,7 @@ from msgspec.structs import force_setattr
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from reportgen.contract.events import CASE_KINDS, EVENT_MODELS, Plan, PlannedCell
+from reportgen.contract.events import EVENT_MODELS, Fact, Plan, PlannedCell, ProvenanceFile
 
 MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict", "frozen")
 
@@ -59,11 +59,11 @@ def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tupl
     runs them after decoding (``__post_init__``); any other validator code refuses the mirror.
     """
     made = {} if made is None else made
-    key = (model, tag, tuple(override or ()), tuple(carried or ()))
+    carried = carried or CARRIED.get(model, {})
+    key = (model, tag, tuple(override or ()), tuple(carried))
     if key in made:
         return made[key]
     decorators = model.__pydantic_decorators__
-    carried = carried or {}
     after = {name: d for name, d in decorators.model_validators.items() if d.info.mode == "after"}
     if decorators.field_validators or decorators.validators or set(decorators.model_validators) != set(after) or set(after) != set(carried):
         raise TypeError(f"{model.__name__} has validator code; a mirror cannot carry it")
@@ -206,21 +206,14 @@ def _tagged(annotation: Any, field: str, made: dict[Any, Any], where: str) -> An
     return Union[union, None] if optional else union
 
 
-def cell_structs(versions: frozenset[str] | None = None) -> dict[str, Any]:
-    """The mirror of every per-cell kind, tagged by ``kind``; with ``versions``, a
-    ``schema_version`` outside them is refused (such a line takes the careful path)."""
-    made: dict[Any, Any] = {}
-    override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
-    return {kind: mirror(model, made, ("kind", kind), override) for kind, model in EVENT_MODELS.items() if kind in CASE_KINDS}
+def _either(first: str, second: str, what: str) -> Callable[[Any], None]:
+    """A model's "exactly one of two optional fields is set" validator, on the mirror."""
 
+    def check(struct: Any) -> None:
+        if (struct.get(first) is None) == (struct.get(second) is None):
+            raise ValueError(f"{what} has either a {first} or an {second}, not both or neither")
 
-def cell_decoder(versions: frozenset[str] | None = None, lines: bool = False) -> Callable[[Any], Any]:
-    """Decode and validate one per-cell line into its Struct (with ``lines``: a block of
-    newline-separated lines into a list); raises msgspec.ValidationError, msgspec.DecodeError
-    or UnicodeDecodeError for anything else."""
-    structs = cell_structs(versions)
-    decoder = msgspec.json.Decoder(Union[tuple(structs.values())])  # type: ignore[arg-type]
-    return decoder.decode_lines if lines else decoder.decode  # type: ignore[return-value]
+    return check
 
 
 def _cases_once(plan: Any) -> None:
@@ -231,16 +224,28 @@ def _cases_once(plan: Any) -> None:
 
 
 _CASE_OF = attrgetter("case")
+# The models' own validators, each with the check its mirror runs after decoding.
+CARRIED: dict[type[BaseModel], dict[str, Callable[[Any], None]]] = {
+    Fact: {"_value_xor_reason": _either("value", "unknown_reason", "a fact")},
+    ProvenanceFile: {"_sha_xor_reason": _either("sha256", "unknown_reason", "a provenance file")},
+    Plan: {"_cases_once": _cases_once},
+}
 
 
-def plan_decoder(versions: frozenset[str] | None = None) -> Callable[[Any], Any]:
-    """Decode and validate a plan line into the mirror of ``Plan`` (its one validator carried);
-    raises as ``cell_decoder`` does. A long plan's matrix is checked in C, not one model per cell."""
-    override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
+def line_structs(versions: frozenset[str] | None = None) -> dict[str, Any]:
+    """The mirror of every event kind, tagged by ``kind``; with ``versions``, a
+    ``schema_version`` outside them is refused (such a line takes the careful path)."""
     made: dict[Any, Any] = {}
+    override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
     mirror(PlannedCell, made, frozen=True)  # the run keeps the matrix's cells: frozen, as the model is
-    struct = mirror(Plan, made, ("kind", "plan"), override, carried={"_cases_once": _cases_once})
-    return msgspec.json.Decoder(struct).decode  # type: ignore[no-any-return]
+    return {kind: mirror(model, made, ("kind", kind), override) for kind, model in EVENT_MODELS.items()}
+
+
+def line_decoder(versions: frozenset[str] | None = None) -> Callable[[Any], Any]:
+    """Decode and validate one log line into the Struct of its kind; raises
+    msgspec.ValidationError, msgspec.DecodeError or UnicodeDecodeError for anything else."""
+    structs = line_structs(versions)
+    return msgspec.json.Decoder(Union[tuple(structs.values())]).decode  # type: ignore[arg-type,no-any-return]
 
 
 def fill_defaults(matrix: list[Any]) -> list[Any]:

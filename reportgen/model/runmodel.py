@@ -21,8 +21,7 @@ from typing import Any, Callable, Mapping
 from msgspec import UNSET
 
 from reportgen.contract import events as ev
-from reportgen.contract.linecheck import cell_decoder
-from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, read_log
+from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
 _NONE_OFF: Mapping[str, tuple[int, int]] = MappingProxyType({})
@@ -267,8 +266,8 @@ class RunBuilder:
         self.warnings: list[ev.WarningEvent] = []
         self.requests: list[ev.Request] = []
 
-    def add(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
-        """Attach one event; ``data`` is its fields as a dict when the reader has them."""
+    def add(self, record: LoggedEvent, data: Any) -> None:
+        """Attach one event; ``data`` is its fields as the reader's Struct (contract.linecheck)."""
         kind = record.kind
         counts = self.kind_counts
         counts[kind] = counts.get(kind, 0) + 1
@@ -279,7 +278,7 @@ class RunBuilder:
             cell = self.cells.get(record.case)  # type: ignore[arg-type]
             if cell is not None:
                 cell.lines.append(record.line)
-                attach(cell, data if data is not None else _as_struct(record.event), record.line)
+                attach(cell, data, record.line)
             return
         self.first.setdefault(kind, record)
         event = record.event
@@ -301,151 +300,6 @@ class RunBuilder:
             self.warnings.append(event)
             if event.case in self.cells:
                 self.cells[event.case].warnings += (event.message,)
-
-    def add_block(self, numbers: range | list[int], structs: list[Any], kinds: list[str], cases: list[str | None]) -> None:
-        """Attach a block of per-cell events read together (their line numbers, Structs,
-        kinds and cases): ``add`` for each, with the facts of the common kinds gathered inline
-        (the same as CELL_FACTS; a test compares them)."""
-        counts, cells = self.kind_counts, self.cells
-        for kind in set(kinds):
-            counts[kind] = counts.get(kind, 0) + kinds.count(kind)
-        if self.first_result_line is None:
-            self.first_result_line = next((line for line, kind in zip(numbers, kinds) if kind in ("case_result", "compile", "timing")), None)
-        unset, op_lists = UNSET, _OP_LISTS
-        # Consecutive cells mostly share their timing facts, op lists and output dtypes: the
-        # last ones seen and their shared tuples are compared first (a compare costs less than
-        # working a fact out again or hashing a new tuple).
-        last_timed: Any = None
-        last_ops: Any = None
-        last_dtype: Any = None
-        # And a cell's count of elements compared, worst output's name, and task metric's name
-        # and criterion: each kept as the last cell's object when equal to it (fewer objects
-        # kept to the end of the report, and freed there).
-        last_total = last_worst = last_metric_name = last_criterion = None
-        single: Any = ()
-        ops = dtypes = ()
-        found = list(map(cells.get, cases))  # the cells looked up in C
-        if not all(found):  # an event for a cell the plan does not list: not attached
-            keep = list(map(bool, found))
-            numbers, structs, kinds, found = (list(compress(column, keep)) for column in (numbers, structs, kinds, found))
-        for line, s, kind, cell in zip(numbers, structs, kinds, found):
-            cell.lines.append(line)
-            if kind == "timing":
-                cold, warm = s.cold, s.warm
-                if cold and cold.cache_condition == RESTART:
-                    _restart_facts(cell, cold)
-                elif cold:
-                    cell.cold_s = cold.seconds
-                    if cold.output_check or cold.cache_dirs:
-                        _cold_facts(cell, cold)
-                    else:
-                        cell.cold_check_failed, cell.cold_full_caches = False, ()
-                timed_out = s.cold_timed_out_after_s
-                if timed_out is not None and timed_out is not unset:
-                    cell.cold_timed_out_after_s = timed_out
-                if warm:
-                    cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
-                if s.eager_after_recompile_limit is True:
-                    cell.eager_after_recompile_limit = True
-                if cold or warm:  # a timed-out cold call timed nothing
-                    # A cell's first fact is a shared one-item tuple.
-                    key = (not cold, s.synchronized, s.timed_region, s.timed_notes)
-                    if key != last_timed:
-                        last_timed = key
-                        fact = _timed(bool(cold), key[2], key[3], key[1])
-                        single = _ONE_TIMED.setdefault(fact, (fact,))
-                    cell.timed += single  # () + single is single itself
-                if s.layout_achieved is False or (cold and cold.layout_achieved is False):
-                    cell.timing_layout_missed += ("cold" if cold else "warm",)
-            elif kind == "case_result":
-                cell.status = cell.measured_status = s.status
-                cell.result_line = line
-                cell.untested_reason = None
-                achieved = s.layout_achieved
-                cell.layout_achieved = None if achieved is unset else achieved
-                fed = s.layout_fed
-                cell.layout_fed = None if fed is unset else fed
-                if achieved is False:
-                    cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
-                if s.warnings:
-                    cell.warnings += tuple(s.warnings)
-                recompiled = s.recompiled
-                cell.recompiled = None if recompiled is unset else recompiled
-                outputs = s.outputs
-                if outputs and len(outputs) == 1:  # most workloads return one output
-                    output = outputs[0]
-                    cell.output_nonfinite = output.nonfinite
-                    if output.dtype != last_dtype:
-                        last_dtype = output.dtype
-                        dtypes = (last_dtype,)
-                        dtypes = op_lists.setdefault(dtypes, dtypes)
-                    cell.output_dtypes = dtypes
-                else:
-                    cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
-                    several = tuple(o.dtype for o in outputs) if outputs else ()
-                    cell.output_dtypes = op_lists.setdefault(several, several)
-                reason = s.skip_reason
-                cell.skip_reason = None if reason is unset else reason
-                stats = s.error_stats
-                if stats:
-                    total, worst = stats.total, stats.worst_output or None
-                    if total == last_total:
-                        total = last_total
-                    else:
-                        last_total = total
-                    if worst == last_worst:
-                        worst = last_worst
-                    else:
-                        last_worst = worst
-                    cell.mismatched, cell.total, cell.max_abs = stats.mismatched, total, stats.max_abs
-                    cell.worst_output = worst
-                    per_output = stats.per_output
-                    cell.per_output = None if per_output is unset else per_output
-                fail = s.failure
-                if fail:
-                    cell.failure_kind = f"{fail.phase}: {fail.type}"
-                    cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}"
-                else:
-                    cell.failure_kind = cell.failure_text = None
-                metric = s.task_metric
-                if metric:
-                    # The metric's name and criterion are the run's, the same for every cell:
-                    # kept once.
-                    name, criterion = metric.name, metric.criterion
-                    if name == last_metric_name:
-                        metric.name = last_metric_name
-                    else:
-                        last_metric_name = name
-                    if criterion:
-                        if criterion == last_criterion:
-                            metric.criterion = last_criterion
-                        else:
-                            last_criterion = criterion
-                    cell.task_metric = metric
-                else:
-                    cell.task_metric = None
-            elif kind == "operators":
-                fallback, executed = s.fallback, s.executed
-                cell.fallback_status = fallback.status
-                cell.fallback_items = tuple(fallback.items) if fallback.items else ()
-                cell.executed_status = executed.status
-                listed = executed.items
-                if not listed:
-                    cell.executed_items = ()
-                else:
-                    if listed != last_ops:
-                        last_ops, items = listed, tuple(listed)
-                        ops = op_lists.setdefault(items, items)
-                    cell.executed_items = ops
-            elif kind == "compile":
-                if s.graph_breaks:
-                    cell.graph_break_reasons += tuple(b.reason for b in s.graph_breaks)
-                if s.recompiles:
-                    cell.recompiles_seen = True
-                if s.recompile_limit_hit is True:
-                    cell.recompile_limit_hit = True
-            else:
-                CELL_FACTS[kind](cell, s, line)
 
     def _first(self, kind: str) -> Any:
         record = self.first.get(kind)
@@ -503,25 +357,19 @@ def build_run(reading: LogReading) -> RunModel:
     """Gather an already read log into a RunModel (the reading may be incomplete)."""
     builder = RunBuilder(reading.records)
     for record in reading.records:
-        builder.add(record, None)
+        builder.add(record, fields_of(record))
     return builder.build(reading)
 
 
 def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[LogReading, RunBuilder]:
     """Read a log and gather its run in the same pass; build the run only if it is valid."""
     builder = RunBuilder()
-    return read_log(path, sink=builder.add, max_bytes=max_bytes, block_sink=builder.add_block, records=builder.events), builder
+    return read_log(path, sink=builder.add, max_bytes=max_bytes, records=builder.events), builder
 
 
-_STRUCTS = cell_decoder()
 # A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
 SHAPE = attrgetter("planned.batch", "planned.length", "planned.repeat_of")
-
-
-def _as_struct(event: ev.Envelope) -> Any:
-    """An event that took the careful path, as the Struct the fast path gives (the facts read those)."""
-    return _STRUCTS(event.model_dump_json(exclude_unset=True))
 
 
 def _opt(value: Any, default: Any = None) -> Any:
