@@ -14,7 +14,7 @@ from reportgen.contract.events import PlannedCell
 from reportgen.judge import disposition as d
 from reportgen.judge.nextstep import _failed_by_mode_dtype, finding
 from reportgen.model.groups import failure_groups, metric_values, where_text
-from reportgen.model.runmodel import CellRecord, RunModel, read_run
+from reportgen.model.runmodel import CellRecord, RunModel, forget, read_run
 from tests.logbuilder import base_events, case_key, dumps, finish, with_envelope
 
 Events = list[dict[str, Any]]
@@ -118,7 +118,7 @@ def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(tmp_path:
     assert [r for r in rule(run, {}) if r.rule == reason] == []
     cell = run.cells[len(run.cells) // 2]
     setattr(cell, fact, value)
-    run.derived.clear()  # the flagged cells are kept per run, and the run was changed
+    forget(run)  # the flagged cells are kept per run, and the run was changed
     assert d.flagged(run) == [cell]
     assert [r.cases for r in rule(run, {}) if r.rule == reason] == [(cell.case,)]
 

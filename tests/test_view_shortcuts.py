@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import decide, scope_label
-from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, RunModel, build_run
+from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, RunModel, build_run, forget
 from reportgen.render import view
 from tests.conftest import FIXTURES, REPO
 
@@ -67,7 +67,7 @@ def test_shortcuts_agree_on_rare_cells() -> None:
     for change in ({"status": "untested", "untested_reason": LAYOUT_NOT_ACHIEVED}, {"status": "skipped"}, {"status": "error"}, {"per_output": outside}):
         run = _run(FIXTURES / "synthetic_mismatch.jsonl")
         run.cells[-1] = replace(run.cells[-1], **change)
-        run.derived.clear()
+        forget(run)
         _check(run)
         if "status" in change:
             assert run.cells[-1] in view._problem_cells(run)

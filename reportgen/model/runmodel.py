@@ -16,7 +16,9 @@ from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from functools import wraps
+from typing import Any, Callable, Mapping, TypeVar
+from weakref import WeakKeyDictionary
 
 from msgspec import UNSET
 
@@ -172,7 +174,36 @@ class CellRecord:
         return timings[-1].scope if timings else None
 
 
-@dataclass
+_CACHES: list[WeakKeyDictionary[Any, dict[Any, Any]]] = []
+T = TypeVar("T")
+
+
+def per_run(compute: Callable[..., T]) -> Callable[..., T]:
+    """``compute(run, *args)`` worked out once per run and arguments: a consumer's own cache,
+    kept beside the run (the run model holds no consumer's figures) and gone with it. Cells
+    do not change once a run is built; a test that changes them calls ``forget``."""
+    cache: WeakKeyDictionary[Any, dict[Any, Any]] = WeakKeyDictionary()
+    _CACHES.append(cache)
+
+    @wraps(compute)
+    def cached(run: RunModel, *args: Any) -> T:
+        found = cache.get(run)
+        if found is None:
+            found = cache[run] = {}
+        if args not in found:
+            found[args] = compute(run, *args)
+        return found[args]  # type: ignore[no-any-return]
+
+    return cached
+
+
+def forget(run: RunModel) -> None:
+    """Drop what every per_run cache holds for ``run`` (after its cells were changed)."""
+    for cache in _CACHES:
+        cache.pop(run, None)
+
+
+@dataclass(eq=False)  # one run is one object: consumers key their caches by it (per_run)
 class RunModel:
     path: str
     start: ev.RunStart
@@ -190,22 +221,12 @@ class RunModel:
     kind_counts: dict[str, int] = field(default_factory=dict)
     # Generation plans (1.2): how the plan's padding policy served each request length.
     requests: list[ev.Request] = field(default_factory=list)
-    # Figures over every cell that several views read, worked out once (see render.view).
-    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def cells_with(self, kind: str) -> list[CellRecord]:
         """The cells that logged at least one event of a per-cell kind."""
         if not self.kind_counts.get(kind) or not self.cells:
             return []
-        key = ("cells_with", kind)
-        found = self.derived.get(key)
-        if found is None:
-            # A cell's events are those of the CELL_FACTS kinds naming its case (the builder
-            # attaches each to its cell): looked up by case in the log's columns, no event built.
-            source = self.cells[0].source
-            cases = source.cases_with(kind) if kind in CELL_FACTS and source is not None else set()
-            found = self.derived[key] = [c for c in self.cells if c.case in cases]
-        return list(found)
+        return list(_cells_with(self, kind))
 
     @property
     def complete(self) -> bool:
@@ -215,36 +236,48 @@ class RunModel:
     def synthetic(self) -> bool:
         return self.start.origin == "synthetic"
 
-    def _statuses(self) -> list[str]:
-        """Each cell's status, in plan order (read once per run)."""
-        found = self.derived.get("statuses")
-        if found is None:
-            found = self.derived["statuses"] = [c.status for c in self.cells]
-        return found  # type: ignore[no-any-return]
-
     def counts(self) -> dict[str, int]:
-        counts = self.derived.get("counts")
-        if counts is None:
-            statuses = self._statuses()
-            counts = self.derived["counts"] = {s: statuses.count(s) for s in STATUS_ORDER}  # counted in C
-            if sum(counts.values()) != len(statuses):  # a status outside STATUS_ORDER: counted too
-                counts.update(Counter(statuses))
-        return dict(counts)
+        return dict(_counts(self))
 
     def with_status(self, *statuses: str) -> tuple[CellRecord, ...]:
         """The cells of these statuses, in plan order (worked out once per run: the rules and
         views ask for the same few sets). Cells do not change once the run is built."""
-        key = ("with_status", *statuses)
-        found = self.derived.get(key)
-        if found is None:
-            wanted = frozenset(statuses)
-            found = self.derived[key] = tuple(compress(self.cells, map(wanted.__contains__, self._statuses())))  # picked in C
-        return found  # type: ignore[no-any-return]
+        return _with_status(self, *statuses)  # type: ignore[no-any-return]
 
     def version(self, name: str) -> str | None:
         if self.environment is None or name not in self.environment.versions:
             return None
         return self.environment.versions[name].value
+
+
+@per_run
+def _statuses(run: RunModel) -> list[str]:
+    """Each cell's status, in plan order."""
+    return [c.status for c in run.cells]
+
+
+@per_run
+def _counts(run: RunModel) -> dict[str, int]:
+    statuses = _statuses(run)
+    counts = {s: statuses.count(s) for s in STATUS_ORDER}  # counted in C
+    if sum(counts.values()) != len(statuses):  # a status outside STATUS_ORDER: counted too
+        counts.update(Counter(statuses))
+    return counts
+
+
+@per_run
+def _with_status(run: RunModel, *statuses: str) -> tuple[CellRecord, ...]:
+    wanted = frozenset(statuses)
+    return tuple(compress(run.cells, map(wanted.__contains__, _statuses(run))))  # picked in C
+
+
+@per_run
+def _cells_with(run: RunModel, kind: str) -> list[CellRecord]:
+    # A cell's events are those of the CELL_FACTS kinds naming its case (the builder attaches
+    # each to its cell): looked up by case in the log's records, no event built.
+    source = run.cells[0].source
+    cases = source.cases_with(kind) if kind in CELL_FACTS and source is not None else set()
+    return [c for c in run.cells if c.case in cases]
 
 
 class NotARun(ValueError):

@@ -30,7 +30,7 @@ from reportgen.judge.localization import judge_localization, ratio_text, where_s
 from reportgen.judge.disposition import FAILED, Disposition, adapter_note, Reason, Scope, ScopeGroup, cells_with_status, failed_cases, flagged, scope_label
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.model.provenance import code_and_data
-from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import COLUMN, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, CellRecord, RunModel, per_run, shape_label
 from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL, cell_stability, flag_text, timed_cells, undecided_cells
 
 _CASE, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("result_line"), attrgetter("status")
@@ -684,12 +684,10 @@ class CellTally:
     warned: list[CellRecord] = field(default_factory=list)  # cells with warnings
 
 
+@per_run
 def _tally(run: RunModel) -> CellTally:
     """The run's CellTally, worked out once per run."""
-    found = run.derived.get("view.tally")
-    if found is None:
-        found = run.derived["view.tally"] = _count_cells(run.cells)
-    return found  # type: ignore[no-any-return]
+    return _count_cells(run.cells)
 
 
 def _count_cells(cells: list[CellRecord]) -> CellTally:
@@ -788,12 +786,10 @@ def _matrix(run: RunModel) -> MatrixView:
     )
 
 
+@per_run
 def _distinct_rows(run: RunModel) -> list[tuple[int, int, bool]]:
     """The matrix's row keys, each once, first seen first (worked out once per run)."""
-    found = run.derived.get("view.rows")
-    if found is None:
-        found = run.derived["view.rows"] = list(dict.fromkeys(_tally(run).row_keys))
-    return found  # type: ignore[no-any-return]
+    return list(dict.fromkeys(_tally(run).row_keys))
 
 
 _IS_REPEAT = itemgetter(2)
@@ -1057,19 +1053,17 @@ ATTENTION = re.compile(r"attention", re.IGNORECASE)
 OPS_LISTED = 60
 
 
+@per_run
 def _op_cells(run: RunModel) -> tuple[dict[str, int], list[CellRecord], list[CellRecord]]:
     """Per executed op the number of cells that ran it; the cells measured and not (worked out once per run)."""
-    found = run.derived.get("op_cells")
-    if found is None:
-        tally = _tally(run)
-        per_op: dict[str, int] = {}
-        # Cells share their op list (runmodel keeps each distinct list once): the tally counts
-        # the lists, and here their ops.
-        for items, n in tally.op_lists.items():
-            for op in items:
-                per_op[op] = per_op.get(op, 0) + n
-        found = run.derived["op_cells"] = (per_op, tally.measured, tally.unmeasured)
-    return found  # type: ignore[no-any-return]
+    tally = _tally(run)
+    per_op: dict[str, int] = {}
+    # Cells share their op list (runmodel keeps each distinct list once): the tally counts
+    # the lists, and here their ops.
+    for items, n in tally.op_lists.items():
+        for op in items:
+            per_op[op] = per_op.get(op, 0) + n
+    return per_op, tally.measured, tally.unmeasured
 
 
 def attention_text(run: RunModel) -> str:
