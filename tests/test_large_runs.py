@@ -15,7 +15,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
 
 from reportgen.judge.disposition import Disposition, ScopeGroup, decide, scope_label
 from reportgen.contract.events import CASE_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, Event
-from reportgen.contract.linecheck import line_decoder, mirror, to_plain
+from reportgen.contract.linecheck import mirror, to_plain
 from reportgen.render.report import build_report
 from reportgen.model.runmodel import CELL_FACTS, CellRecord, build_run, read_run
 from reportgen.contract import validation
@@ -25,7 +25,7 @@ from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log
 from tests.mutations import mutate
 
-MIRRORED = line_decoder()
+MIRRORED = validation._LINE  # the mirrors the reader uses (contract/lines.py)
 MODELS = TypeAdapter(Event)
 CELL_LINES = [
     line

@@ -17,9 +17,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
-SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 2
-SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
+from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION  # noqa: F401 (the contract's names, read from here too)
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
 Mode = Literal["eager", "compiled"]
@@ -1067,9 +1065,3 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
     "run_end": RunEnd,
     "localization": Localization,
 }
-
-# Kinds that report an outcome; none may come before the plan that declares the tolerances.
-RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "request", "generation"})
-
-# Kinds that always name one planned cell (a required ``case`` field).
-CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "generation"})

@@ -6,9 +6,10 @@ problem becomes a located ``Problem`` and the events that did validate are kept,
 stops early is still usable up to its last good line.
 
 Each line is read once, by msgspec, into the Struct mirror of its kind (contract.linecheck),
-with the duplicate-key check of linecheck.same_keys; only a line that fails those takes the
+with the duplicate-key check of fast.same_keys; only a line that fails those takes the
 careful path, which parses it with the standard library and the pydantic models and says
-what is wrong.
+what is wrong. A log whose every line passes is read without importing pydantic; the models
+are imported when a line fails or an event is built for a report.
 """
 
 from __future__ import annotations
@@ -20,25 +21,19 @@ import json
 import os
 import stat
 from bisect import bisect_left
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Literal, Union
 
 import msgspec
-from pydantic import ValidationError
+from msgspec import UNSET
+from msgspec.structs import force_setattr
 
-from reportgen.contract.events import (
-    CASE_KINDS,
-    EVENT_MODELS,
-    RESULT_KINDS,
-    SCHEMA_MAJOR,
-    SCHEMA_MINOR,
-    SCHEMA_VERSION,
-    Envelope,
-    Plan,
-    RunEnd,
-)
-from reportgen.contract.linecheck import fill_defaults, line_decoder, same_keys
+from reportgen.contract.fast import same_keys
+from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
+from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
 
 # Versions of this major that the current models read as they are (a minor bump only adds
@@ -49,9 +44,12 @@ MAX_LINE_BYTES = 8 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
-_LINE = line_decoder(READABLE_VERSIONS)
-# An event the careful path accepted, as the Struct the fast path gives (any minor version).
-_AS_STRUCT = line_decoder()
+if TYPE_CHECKING:
+    from reportgen.contract.events import Envelope, Plan, RunEnd
+
+# Any line into the Struct mirror of its kind (contract/lines.py), whatever its minor version.
+_LINE = msgspec.json.Decoder(Union[tuple(KINDS.values())]).decode  # type: ignore[arg-type]
+_AS_STRUCT = _LINE  # an event the careful path accepted, as the Struct the fast path gives
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
 # A colon written as the escape \u003a would hide a repeated key from the key count
 # (linecheck.same_keys): lines holding the prefix \u003 take the careful path.
@@ -129,7 +127,7 @@ class LoggedEvent(msgspec.Struct, gc=False):
     kind: str
     case: str | None
     data: bytes | Reread | None = None  # the line's bytes, or the file to read them again from
-    parsed: Envelope | None = None
+    parsed: Any = None  # the event's model (contract.events), once built
     start: int = 0  # with a Reread: the line's bytes in the file are [start:end]
     end: int = 0
 
@@ -146,6 +144,8 @@ class LoggedEvent(msgspec.Struct, gc=False):
         if self.parsed is None:
             raw = self.raw
             assert raw is not None
+            from reportgen.contract.events import EVENT_MODELS
+
             self.parsed = plan_model(_LINE(raw)) if self.kind == "plan" else EVENT_MODELS[self.kind].model_validate_json(raw)
             self.data = None
         return self.parsed
@@ -169,15 +169,11 @@ EventSink = Callable[[LoggedEvent, Any], None]
 class EventLines:
     """The accepted events in line order."""
 
-    __slots__ = ("_records", "_lines")
+    __slots__ = ("_records", "append")
 
     def __init__(self) -> None:
         self._records: list[LoggedEvent] = []
-        self._lines: list[int] = []
-
-    def append(self, record: LoggedEvent) -> None:
-        self._records.append(record)
-        self._lines.append(record.line)
+        self.append = self._records.append
 
     def __len__(self) -> int:
         return len(self._records)
@@ -191,10 +187,13 @@ class EventLines:
 
     def at(self, line: int) -> LoggedEvent:
         """The accepted event on this line (KeyError if none was accepted there)."""
-        index = bisect_left(self._lines, line)
-        if index == len(self._lines) or self._lines[index] != line:
+        index = bisect_left(self._records, line, key=_LINE_OF)
+        if index == len(self._records) or self._records[index].line != line:
             raise KeyError(line)
         return self._records[index]
+
+
+_LINE_OF = attrgetter("line")
 
 
 @dataclass
@@ -294,6 +293,8 @@ class _Checker:
         minor = self._check_version(number, obj)
         if minor is None:
             return None
+        from reportgen.contract.events import EVENT_MODELS
+
         kind = obj.get("kind")
         model = EVENT_MODELS.get(kind) if isinstance(kind, str) else None
         if model is None:
@@ -369,10 +370,12 @@ class _Checker:
         elif minor > SCHEMA_MINOR:
             self.problem(number, "warning", f"unknown event kind {kind!r} from a newer schema; skipped")
         else:
-            known = ", ".join(sorted(EVENT_MODELS))
+            known = ", ".join(sorted(KINDS))
             self.problem(number, "error", f"unknown event kind {kind!r} (known: {known})")
 
     def _validate_model(self, number: int, model: type[Envelope], obj: dict[str, Any], newer: bool) -> Envelope | None:
+        from pydantic import ValidationError
+
         try:
             return model.model_validate(obj)
         except ValidationError as exc:
@@ -388,29 +391,46 @@ class _Checker:
             self.problem(number, "error", f"{obj['kind']}: {_format_error(err)}")
         return None
 
-    def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> None:
+    def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> bool:
         """One whole line (no newline) that starts at ``offset`` in the file: accepted as the
-        Struct of its kind when it decodes as one with no key repeated, else the careful path."""
+        Struct of its kind when it decodes as one with no key repeated, else the careful path.
+        True once the log is refused (nothing more is read)."""
         try:
             struct = _LINE(raw)
         except _FAST_ERRORS:
             struct = None
-        if struct is None or _COUNT_UNSAFE in raw or not same_keys(raw, struct):
+        if struct is None or struct.schema_version not in READABLE_VERSIONS or _COUNT_UNSAFE in raw or not same_keys(raw, struct):
             self.check_line(number, raw.rstrip(b"\r"), unterminated=False)
-            return
-        case = struct.get("case")
-        if case is not None and self.planned_cases is not None:
-            case = self.planned_cases.get(case, case)  # the plan's own string: none kept per line
+            return self.reading.refused
+        kind, seq = struct.kind, struct.seq
+        case = getattr(struct, "case", None)
+        planned = self.planned_cases
+        if planned is not None and case is not None and case is not UNSET:
+            case = planned.get(case, case)  # the plan's own string: none kept per line
+        elif case is UNSET:
+            case = None
         if reread is None:
-            record = LoggedEvent(number, struct.kind, case, raw)
+            record = LoggedEvent(number, kind, case, raw)
         else:
-            record = LoggedEvent(number, struct.kind, case, reread, None, offset, offset + len(raw))
-        self.check_order(number, struct.seq, record, struct)
+            record = LoggedEvent(number, kind, case, reread, None, offset, offset + len(raw))
+        # Nearly every line of a long log: the next per-cell event of a planned cell, not a
+        # second result. The rules of check_order, which says what is wrong otherwise.
+        if seq > self.last_seq and self.in_body and kind in CASE_KINDS and case in planned and (kind != "case_result" or case not in self.result_lines):  # type: ignore[operator]
+            self.seq_lines[seq] = number
+            self.last_seq = seq
+            if kind == "case_result":
+                self.result_lines[case] = number  # type: ignore[index]
+            self.reading.records.append(record)
+            if self.sink is not None:
+                self.sink(record, struct)
+        else:
+            self.check_order(number, seq, record, struct)
+        return False
 
     def accept_model(self, number: int, event: Envelope) -> None:
         """An event the careful path accepted: the rules read it as the Struct the fast path gives."""
         struct = _struct_of(event)
-        if isinstance(event, Plan):  # its matrix as the fast path keeps it: one type of planned cell
+        if event.kind == "plan":  # its matrix as the fast path keeps it: one type of planned cell
             event = event.model_copy(update={"matrix": struct.matrix})
         record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
         self.check_order(number, event.seq, record, struct)
@@ -631,6 +651,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
     carried into the next); a line without a newline can only be the last. Returns the
     number of lines read."""
     number = base = total = 0  # base: where ``held`` starts in the file
+    read = checker.read_line
     held = b""
     skipping = False  # inside a line longer than MAX_LINE_BYTES, until its newline
     while True:
@@ -647,16 +668,16 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
             begin = cut if cut else len(data)
             skipping = not cut
         end = data.rfind(b"\n", begin) + 1
-        while begin < end:
-            stop = data.index(b"\n", begin)
-            number += 1
-            if stop - begin > MAX_LINE_BYTES:
-                checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
-            else:
-                checker.read_line(number, data[begin:stop], base + begin, reread)
-                if checker.reading.refused:
-                    return number  # nothing more is read
-            begin = stop + 1
+        if end:
+            offset = base + begin
+            for raw in data[begin:end - 1].split(b"\n"):
+                number += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+                elif read(number, raw, offset, reread):
+                    return number  # refused: nothing more is read
+                offset += len(raw) + 1
+            begin = end
         held = data[begin:]
         base += begin
         if over or not part:
@@ -678,6 +699,17 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
     return number
 
 
+def fill_defaults(matrix: list[Any]) -> list[Any]:
+    """A plan mirror's matrix made into the run's planned cells, in place: each optional field
+    a cell's line left out (UNSET) takes the model's default, so the cells read as the models
+    do (``repeat_of`` None). Done after the duplicate-key check, which needs the line's keys
+    exactly; one decode serves both (a long plan's matrix holds tens of thousands of cells)."""
+    for name, default in PLANNED_DEFAULTS.items():
+        for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
+            force_setattr(cell, name, default)  # the cells are frozen; none is shared yet
+    return matrix
+
+
 def _open_log(path: Any, max_bytes: int) -> BinaryIO:
     """A local log (a regular file within the limit, see storage.local), or a log in object
     storage (anything with ``open_stream``, see reportgen.storage) whose listed size is within it."""
@@ -695,6 +727,8 @@ def plan_model(plan: Any) -> Plan:
     the model (with the first cell, as the matrix may not be empty); the matrix is the
     mirror's own PlannedCellLine Structs, with the model's defaults filled in (fill_defaults),
     which read as the cells' models do. A long plan's cells are not made into models."""
+    from reportgen.contract.events import Plan
+
     fields = {name: value for name in plan.__struct_fields__ if name != "matrix" and (value := getattr(plan, name)) is not msgspec.UNSET}
     data = msgspec.to_builtins(fields)
     data["kind"], data["matrix"] = plan.kind, [msgspec.to_builtins(plan.matrix[0])]

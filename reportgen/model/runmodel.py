@@ -422,18 +422,22 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.status = cell.measured_status = data.status
     cell.result_line = line
     cell.untested_reason = None
-    cell.layout_achieved = _opt(data.layout_achieved)
-    cell.layout_fed = _opt(data.layout_fed)
-    if cell.layout_achieved is False:
+    achieved, fed, recompiled, reason = data.layout_achieved, data.layout_fed, data.recompiled, data.skip_reason
+    cell.layout_achieved = None if achieved is UNSET else achieved
+    cell.layout_fed = None if fed is UNSET else fed
+    if achieved is False:
         # The planned layout never reached the model: its result is not one for this layout.
         cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
     if data.warnings:
         cell.warnings += tuple(data.warnings)
-    cell.recompiled = _opt(data.recompiled)
+    cell.recompiled = None if recompiled is UNSET else recompiled
     outputs = data.outputs
-    cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
-    cell.output_dtypes = _shared(tuple(o.dtype for o in outputs) if outputs else ())
-    cell.skip_reason = _opt(data.skip_reason)
+    if outputs:
+        cell.output_nonfinite = sum(o.nonfinite for o in outputs)
+        cell.output_dtypes = _shared(tuple(o.dtype for o in outputs))
+    else:
+        cell.output_nonfinite, cell.output_dtypes = 0, ()
+    cell.skip_reason = None if reason is UNSET else reason
     stats = data.error_stats
     if stats:
         cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
@@ -442,7 +446,8 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     fail = data.failure
     cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
     cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}" if fail else None
-    cell.task_metric = _opt(data.task_metric)
+    metric = data.task_metric
+    cell.task_metric = None if metric is UNSET else metric
 
 
 def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
