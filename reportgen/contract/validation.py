@@ -248,6 +248,7 @@ class _Checker:
     def __init__(self, reading: LogReading, sink: EventSink | None) -> None:
         self.reading = reading
         self.sink = sink
+        self.keep = reading.records.append
         self.last_seq = -1
         self.seq_lines: dict[int, int] = {}
         self.kind_lines: dict[str, int] = {}
@@ -420,7 +421,7 @@ class _Checker:
             self.last_seq = seq
             if kind == "case_result":
                 self.result_lines[case] = number  # type: ignore[index]
-            self.reading.records.append(record)
+            self.keep(record)
             if self.sink is not None:
                 self.sink(record, struct)
         else:

@@ -304,14 +304,15 @@ class RunBuilder:
         kind = record.kind
         counts = self.kind_counts
         counts[kind] = counts.get(kind, 0) + 1
-        if self.first_result_line is None and kind in ("case_result", "reference", "compile", "timing"):
+        if self.first_result_line is None and kind in _FIRST_RESULT_KINDS:
             self.first_result_line = record.line
         attach = CELL_FACTS.get(kind)
         if attach is not None:
             cell = self.cells.get(record.case)  # type: ignore[arg-type]
             if cell is not None:
-                cell.lines.append(record.line)
-                attach(cell, data, record.line)
+                line = record.line
+                cell.lines.append(line)
+                attach(cell, data, line)
             return
         self.first.setdefault(kind, record)
         event = record.event
@@ -403,6 +404,9 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
 # A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
 SHAPE = attrgetter("planned.batch", "planned.length", "planned.repeat_of")
+
+
+_FIRST_RESULT_KINDS = frozenset({"case_result", "reference", "compile", "timing"})
 
 
 def _opt(value: Any, default: Any = None) -> Any:
@@ -506,7 +510,9 @@ def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str
 
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
-    cold, warm = _opt(data.cold), _opt(data.warm)
+    cold, warm = data.cold, data.warm
+    cold = None if cold is UNSET else cold
+    warm = None if warm is UNSET else warm
     if cold is not None and cold.cache_condition == RESTART:
         _restart_facts(cell, cold)
     elif cold is not None:
