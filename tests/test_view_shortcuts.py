@@ -7,7 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec import convert
 
+from reportgen.contract.lines import OutputStatsLine
 from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import decide, scope_label
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, STATUS_ORDER, RunModel, build_run, forget
@@ -63,7 +65,7 @@ def test_shortcuts_agree_on_rare_cells() -> None:
     base = _run(FIXTURES / "synthetic_mismatch.jsonl")
     assert base.counts()["mismatch"] and not base.counts()["untested"], "the shortcut path is the one tried"
     _check(base)
-    outside = [{"name": "out", "mismatched": 1, "total": 4, "max_abs": 0.5, "region": "mask", "outside": {"count": 2, "beyond_tolerance": 1, "max_abs": 0.1, "max_rel": 0.2, "nonfinite": 0}}]
+    outside = convert([{"name": "out", "mismatched": 1, "total": 4, "max_abs": 0.5, "max_rel": None, "region": "mask", "outside": {"count": 2, "beyond_tolerance": 1, "max_abs": 0.1, "max_rel": 0.2, "nonfinite": 0}}], list[OutputStatsLine])
     for change in ({"status": "untested", "untested_reason": LAYOUT_NOT_ACHIEVED}, {"status": "skipped"}, {"status": "error"}, {"per_output": outside}):
         run = _run(FIXTURES / "synthetic_mismatch.jsonl")
         run.cells[-1] = replace(run.cells[-1], **change)

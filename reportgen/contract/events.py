@@ -403,10 +403,10 @@ class Plan(Envelope):
 
     @field_serializer("matrix", mode="wrap")
     def _matrix_as_models(self, matrix: list[PlannedCell], handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        """A long plan read on the reader's fast path keeps its cells as the Struct mirrors that
-        checked them (contract.linecheck; same attributes and values): written out, they are
-        made into models first, so a dump reads as the careful path's. Those cells do not
-        remember which optional keys the line wrote (exclude_unset keeps their defaults)."""
+        """A plan the reader accepted keeps its cells as the Struct mirrors that checked them
+        (contract/lines.py; same attributes and values), on either path: written out, they
+        are made into models first, so a dump reads as a model's. Those cells do not remember
+        which optional keys the line wrote (exclude_unset keeps their defaults)."""
         if not all(isinstance(cell, PlannedCell) for cell in matrix):
             matrix = [cell if isinstance(cell, PlannedCell) else PlannedCell.model_validate({name: getattr(cell, name) for name in PlannedCell.model_fields}) for cell in matrix]
         return handler(matrix)

@@ -112,12 +112,12 @@ def where_text(cell: CellRecord) -> str:
     if cell.trained:
         return _training_where(cell)
     prefix = "non-finite values; " if cell.status == "nonfinite" else ""
-    if cell.status == "mismatch" and cell.mismatched == 0 and cell.task_metric and cell.task_metric.get("passed") is False:
+    if cell.status == "mismatch" and cell.mismatched == 0 and cell.task_metric and cell.task_metric.passed is False:
         return "task criterion not met; no element outside the tolerance"
     if cell.per_output:
-        bad = [o for o in cell.per_output if o["mismatched"]]
-        regions = sorted({o["region"] for o in bad if o.get("region")})
-        names = _names([o["name"] for o in bad]) if bad else "no output"
+        bad = [o for o in cell.per_output if o.mismatched]
+        regions = sorted({o.region for o in bad if o.get("region")})
+        names = _names([o.name for o in bad]) if bad else "no output"
         text = f"only in {names}" if len(bad) < len(cell.per_output) else f"in {names}"
         if regions:
             text += f", inside the judged region ({'; '.join(regions)})"
@@ -153,12 +153,12 @@ def _names(names: list[str]) -> str:
 
 def _outside_facts(cells: list[CellRecord]) -> str:
     """The excluded regions' statistics, when the plan declared judged regions."""
-    outs = [o["outside"] for c in [c for c in cells if c.per_output] for o in c.per_output if o.get("outside")]  # type: ignore[union-attr]
+    outs = [o.outside for c in cells if c.per_output for o in c.per_output if o.get("outside")]
     if not outs:
         return ""
-    beyond = [o["beyond_tolerance"] for o in outs if o.get("beyond_tolerance") is not None]
-    worst = [o["max_abs"] for o in outs if o.get("max_abs") is not None]
-    text = f"outside the judged region: {sum(o['count'] for o in outs)} element(s) not judged"
+    beyond = [o.beyond_tolerance for o in outs if o.get("beyond_tolerance") is not None]
+    worst = [o.max_abs for o in outs if o.get("max_abs") is not None]
+    text = f"outside the judged region: {sum(o.count for o in outs)} element(s) not judged"
     if beyond:
         text += f", {sum(beyond)} of them beyond the tolerance"
     if worst:

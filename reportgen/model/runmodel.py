@@ -23,6 +23,7 @@ from weakref import WeakKeyDictionary
 from msgspec import UNSET
 
 from reportgen.contract import events as ev
+from reportgen.contract.lines import OutputStatsLine, PlannedCellLine, TaskMetricLine
 from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
@@ -38,10 +39,9 @@ def shape_label(batch: int, length: int) -> str:
 class CellRecord:
     """Everything the log says about one planned cell."""
 
-    # The plan's cell: a PlannedCell model, or for a plan its mirror accepted, the
-    # PlannedCellLine Struct as the plan mirror decoded it (the same attributes and values,
-    # defaults filled in: linecheck.fill_defaults).
-    planned: ev.PlannedCell
+    # The plan's cell as the reader decoded it, on either path: the Struct mirror of the
+    # PlannedCell model (the same attributes and values, defaults filled in: fill_defaults).
+    planned: PlannedCellLine
     case: str  # planned.case, kept at hand: every rule and view reads it for every cell
     # Where the cell's events are made when asked for (given by position: a long log makes
     # tens of thousands of records, and a keyword costs a tenth of the call).
@@ -78,12 +78,12 @@ class CellRecord:
     cold_full_caches: tuple[str, ...] = ()
     # Where a failed cell's mismatches lie, as far as the log says (read by the failure groups).
     worst_output: str | None = None
-    per_output: list[dict[str, Any]] | None = None  # error_stats.per_output as logged, when logged
+    per_output: list[OutputStatsLine] | None = None  # error_stats.per_output as logged, when logged
     failure_kind: str | None = None  # "phase: type" of a failure
     failure_text: str | None = None  # "phase: type: message", in full
     skip_reason: str | None = None
     output_dtypes: tuple[str, ...] = ()  # of the outputs the case_result lists
-    task_metric: dict[str, Any] | None = None
+    task_metric: TaskMetricLine | None = None
     loss_off: bool = False
     grads_off: frozenset[str] = frozenset()
     params_off: Mapping[str, tuple[int, int]] = field(default_factory=lambda: _NONE_OFF)  # name -> (mismatched, total); shared while empty
