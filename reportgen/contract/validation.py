@@ -431,7 +431,7 @@ class _Checker:
     def accept_model(self, number: int, event: Envelope) -> None:
         """An event the careful path accepted: the rules read it as the Struct the fast path gives."""
         struct = _struct_of(event)
-        if event.kind == "plan":  # its matrix as the fast path keeps it: one type of planned cell
+        if event.kind == "plan":  # type: ignore[attr-defined]  # its matrix as the fast path keeps it: one type of planned cell
             event = event.model_copy(update={"matrix": struct.matrix})
         record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
         self.check_order(number, event.seq, record, struct)

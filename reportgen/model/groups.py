@@ -14,6 +14,7 @@ from typing import Any
 
 from msgspec import UNSET
 
+from reportgen.contract.lines import RegionStatsLine
 from reportgen.model.runmodel import CellRecord, RunModel
 
 FAILED = ("mismatch", "nonfinite", "error")
@@ -65,8 +66,8 @@ class FailureGroup:
                 per_name.setdefault(name, []).append(figures)
         if per_name:
             shown = []
-            for name, figures in sorted(per_name.items())[:NAMES_SHOWN]:
-                lo, hi, total = min(f[0] for f in figures), max(f[0] for f in figures), max(f[1] for f in figures)
+            for name, pairs in sorted(per_name.items())[:NAMES_SHOWN]:
+                lo, hi, total = min(f[0] for f in pairs), max(f[0] for f in pairs), max(f[1] for f in pairs)
                 shown.append(f"{name} {lo if lo == hi else f'{lo} to {hi}'} of {total}")
             more = f" and {len(per_name) - NAMES_SHOWN} more" if len(per_name) > NAMES_SHOWN else ""
             out.append(f"updated parameter elements outside the tolerance: {'; '.join(shown)}{more}")
@@ -116,7 +117,7 @@ def where_text(cell: CellRecord) -> str:
         return "task criterion not met; no element outside the tolerance"
     if cell.per_output:
         bad = [o for o in cell.per_output if o.mismatched]
-        regions = sorted({o.region for o in bad if o.get("region")})
+        regions = sorted({region for o in bad if (region := o.get("region"))})
         names = _names([o.name for o in bad]) if bad else "no output"
         text = f"only in {names}" if len(bad) < len(cell.per_output) else f"in {names}"
         if regions:
@@ -153,11 +154,11 @@ def _names(names: list[str]) -> str:
 
 def _outside_facts(cells: list[CellRecord]) -> str:
     """The excluded regions' statistics, when the plan declared judged regions."""
-    outs = [o.outside for c in cells if c.per_output for o in c.per_output if o.get("outside")]
+    outs: list[RegionStatsLine] = [x for c in cells if c.per_output for o in c.per_output if (x := o.get("outside"))]
     if not outs:
         return ""
-    beyond = [o.beyond_tolerance for o in outs if o.get("beyond_tolerance") is not None]
-    worst = [o.max_abs for o in outs if o.get("max_abs") is not None]
+    beyond: list[int] = [n for o in outs if (n := o.get("beyond_tolerance")) is not None]
+    worst = [o.max_abs for o in outs if o.max_abs is not None]
     text = f"outside the judged region: {sum(o.count for o in outs)} element(s) not judged"
     if beyond:
         text += f", {sum(beyond)} of them beyond the tolerance"

@@ -318,7 +318,8 @@ class RunBuilder:
         event = record.event
         if isinstance(event, ev.Plan) and not self.cells:
             events = self.events
-            self.cells = {c.case: CellRecord(c, c.case, events) for c in event.matrix}
+            # The reader keeps the matrix as PlannedCellLine Structs, on either path.
+            self.cells = {c.case: CellRecord(c, c.case, events) for c in event.matrix}  # type: ignore[arg-type]
             if event.selection is not None:
                 chosen = set(event.selection.cases)
                 for case, cell in self.cells.items():
