@@ -1,7 +1,7 @@
 """A log is read a chunk at a time, and a local log's bytes are not kept once checked.
 
-Reading with chunks far smaller than a line (so that every line is carried across chunks) or
-than a block must give what one chunk gives: the same problems at the same lines, the same
+Reading with chunks far smaller than a line (so that every line is carried across chunks)
+must give what one chunk gives: the same problems at the same lines, the same
 events, and every event's bytes read again from the file as they were checked. A log that
 changes under a report stops it with a clear message instead of showing other bytes.
 """
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from reportgen.cli import main
 from reportgen.contract import validation
-from reportgen.contract.validation import LineBlock, LogChanged, read_log
+from reportgen.contract.validation import LogChanged, Reread, read_log
 from reportgen.model.runmodel import read_run
 from reportgen.render import report as report_module
 from reportgen.render.report import ReportInputError, build_report
@@ -28,7 +28,7 @@ from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log
 from tests.test_fast_path_agrees import HOSTILE, _case_result_at, _summary
 
-SMALL_CHUNKS = (7, 300, 4096)  # smaller than a key, than a line, than a block
+SMALL_CHUNKS = (7, 300, 4096)  # smaller than a key, than a line, than a few lines
 
 
 def _read(path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch, **kwargs: Any) -> Any:
@@ -136,12 +136,12 @@ def test_a_size_limit_inside_a_chunk_reads_as_with_one_chunk(chunk: int, long_lo
 
 def test_a_local_log_keeps_no_bytes_once_checked(long_log: Path) -> None:
     reading, builder = read_run(long_log)
-    blocks = {id(r.data): r.data for r in reading.records if isinstance(r.data, LineBlock)}
     run = builder.build(reading)
-    assert blocks and all(b.data is None for b in blocks.values()), "nothing kept before an event is asked for"
+    cells = [r for r in reading.records if r.kind in ("case_result", "timing")]
+    assert cells and all(type(r.data) is Reread for r in cells), "nothing kept before an event is asked for"
     failed = next(c for c in run.cells if c.status == "mismatch")
     assert failed.result is not None and failed.result.status == "mismatch"
-    assert sum(b.data is not None for b in blocks.values()) == 1, "only the block holding that cell's lines was read again"
+    assert [r.line for r in cells if r.parsed is not None] == [failed.result_line], "only that cell's result was read again"
 
 
 def _judged_then_changed(path: Path, change: Any) -> Any:

@@ -1,9 +1,9 @@
-"""The fast reading of a long log agrees with the careful one, line for line.
+"""The fast check of a line (its msgspec mirror and the duplicate-key count) accepts nothing
+the careful path refuses.
 
-A hostile line is put deep inside a log of several blocks (where blocks are read in one call
-and checked together) and the log is read twice: as reportgen reads it, and with every fast
-check turned off, so that each line takes the careful per-line path that explains. Both must
-give the same problems at the same lines and keep the same events.
+A hostile line is put inside a log of many cells and the log is read twice: as reportgen reads
+it, and with the mirror check turned off, so that each line takes the careful per-line path
+that explains. Both must give the same problems at the same lines and keep the same events.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reportgen.contract import validation
-from reportgen.contract.validation import BLOCK_BYTES, LogReading, read_log
+from reportgen.contract.validation import LogReading, read_log
 from tests.logbuilder import dumps, large_log
 from tests.mutations import mutate
 
-DEEP = 3000  # a line number well inside the second block
+DEEP = 150  # a line number among the per-cell results
 
 
 def _refuse(raw: Any) -> Any:
@@ -30,12 +30,9 @@ def _refuse(raw: Any) -> Any:
 
 
 def careful_only(monkeypatch: pytest.MonkeyPatch, path: Path) -> LogReading:
-    """Read ``path`` with the block check, the per-line mirror check and the one-call model
-    check all refusing: every line goes through ``_Checker.check_line``."""
+    """Read ``path`` with the mirror check refusing: every line goes through ``_Checker.check_line``."""
     with monkeypatch.context() as patch:
-        patch.setattr(validation, "_CELL_BLOCK", _refuse)
-        patch.setattr(validation, "_CELL_LINE", _refuse)
-        patch.setattr(validation, "_other_line", lambda raw: None)
+        patch.setattr(validation, "_LINE", _refuse)
         return read_log(path)
 
 
@@ -57,7 +54,7 @@ def _seq_of_previous(lines: list[bytes], index: int) -> None:
     lines[index] = lines[index].replace(b'"seq": %d' % event["seq"], b'"seq": %d' % previous, 1)
 
 
-def _seq_of_an_early_block(lines: list[bytes], index: int) -> None:
+def _seq_of_an_early_line(lines: list[bytes], index: int) -> None:
     early = json.loads(lines[_case_result_at(lines, 20)])["seq"]
     current = json.loads(lines[index])["seq"]
     lines[index] = lines[index].replace(b'"seq": %d' % current, b'"seq": %d' % early, 1)
@@ -102,7 +99,7 @@ HOSTILE: dict[str, Callable[[list[bytes], int], None]] = {
     "integer as a string (valid: the models convert it)": _replace(b'"mismatched": 0', b'"mismatched": "0"'),
     "unknown status": _replace(b'"status": "pass"', b'"status": "fine"'),
     "repeated seq": _seq_of_previous,
-    "seq of a line in the first block": _seq_of_an_early_block,
+    "seq of an early line": _seq_of_an_early_line,
     "case not in the plan": _replace(b'"case": "', b'"case": "unplanned-'),
     "second case_result for a cell": _second_result,
     "two events on one line": _two_objects_on_one_line,
@@ -114,8 +111,8 @@ HOSTILE: dict[str, Callable[[list[bytes], int], None]] = {
 
 @pytest.fixture(scope="module")
 def long_lines() -> list[bytes]:
-    lines = dumps(large_log(1200, mismatch_every=5)).encode("utf-8").split(b"\n")
-    assert sum(map(len, lines)) > 2 * BLOCK_BYTES and len(lines) > DEEP + 100
+    lines = dumps(large_log(100, mismatch_every=5)).encode("utf-8").split(b"\n")
+    assert len(lines) > DEEP + 100
     return lines
 
 

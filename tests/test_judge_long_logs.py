@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from msgspec import convert
 
-from reportgen.contract.events import PlannedCell
+
+from reportgen.contract.lines import OutputStatsLine, PlannedCellLine, TaskMetricLine
 from reportgen.judge import disposition as d
 from reportgen.judge.nextstep import _failed_by_mode_dtype, finding
 from reportgen.model.groups import failure_groups, metric_values, where_text
-from reportgen.model.runmodel import CellRecord, RunModel, read_run
+from reportgen.model.runmodel import CellRecord, RunModel, forget, read_run
 from tests.logbuilder import base_events, case_key, dumps, finish, with_envelope
 
 Events = list[dict[str, Any]]
@@ -29,7 +31,7 @@ def _run(tmp_path: Path, events: Events) -> RunModel:
 
 
 def _cell(n: int, mode: str = "compiled", **facts: Any) -> CellRecord:
-    planned = PlannedCell(case=f"b1-l{n}-contiguous-float32-{mode}", batch=1, length=n, layout="contiguous", dtype="float32", mode=mode)
+    planned = PlannedCellLine(case=f"b1-l{n}-contiguous-float32-{mode}", batch=1, length=n, layout="contiguous", dtype="float32", mode=mode, repeat_of=None)
     return CellRecord(planned=planned, case=planned.case, **facts)
 
 
@@ -41,9 +43,9 @@ def test_failure_groups_are_the_cells_grouped_by_their_own_where_text() -> None:
     zero = {**alike, "mismatched": 0}
     cells = [
         _cell(1, **alike),
-        _cell(2, **zero, task_metric={"name": "cosine", "value": 0.5, "passed": False}),
+        _cell(2, **zero, task_metric=convert({"name": "cosine", "value": 0.5, "passed": False}, TaskMetricLine)),
         _cell(3, **zero),
-        _cell(4, **alike, per_output=[{"name": "hidden", "mismatched": 3}, {"name": "pooled", "mismatched": 0}]),
+        _cell(4, **alike, per_output=convert([{"name": "hidden", "mismatched": 3, "total": 8, "max_abs": 0.5, "max_rel": 0.1}, {"name": "pooled", "mismatched": 0, "total": 8, "max_abs": 0.0, "max_rel": 0.0}], list[OutputStatsLine])),
         _cell(5, **alike, trained=True, loss_off=True),
         _cell(6, **alike),
         _cell(7, "eager", **alike),
@@ -84,7 +86,7 @@ def test_scope_groups_are_each_sides_cells_by_column_in_plan_order() -> None:
             ("bfloat16", "noncontiguous", "eager", "untested"), ("float32", "contiguous", "compiled", "pass")]
     cells = []
     for n, (dtype, layout, mode, status) in enumerate(plan, start=1):
-        planned = PlannedCell(case=f"c{n}", batch=n, length=16, layout=layout, dtype=dtype, mode=mode, repeat_of="c1" if n == 8 else None)
+        planned = PlannedCellLine(case=f"c{n}", batch=n, length=16, layout=layout, dtype=dtype, mode=mode, repeat_of="c1" if n == 8 else None)
         cells.append(CellRecord(planned=planned, case=planned.case, status=status))
     expected: tuple[dict[tuple[str, str, str], list[tuple[str, str]]], ...] = ({}, {})
     for c in cells:
@@ -108,7 +110,7 @@ FLAGGED = [
     ("recompiled", True, d.rule_compiled_path, "recompiles"),
     ("recompile_limit_hit", True, d.rule_compiled_path, "recompile-limit"),
     ("eager_after_recompile_limit", True, d.rule_compiled_path, "recompile-limit"),
-    ("per_output", [{"name": "hidden", "mismatched": 0, "region": "[:, 1:]", "outside": {"count": 4, "beyond_tolerance": 2, "nonfinite": 0}}], d.rule_notes, "judged-regions"),
+    ("per_output", convert([{"name": "hidden", "mismatched": 0, "total": 8, "max_abs": 0.0, "max_rel": 0.0, "region": "[:, 1:]", "outside": {"count": 4, "max_abs": None, "max_rel": None, "beyond_tolerance": 2, "nonfinite": 0}}], list[OutputStatsLine]), d.rule_notes, "judged-regions"),
 ]
 
 
@@ -118,7 +120,7 @@ def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(tmp_path:
     assert [r for r in rule(run, {}) if r.rule == reason] == []
     cell = run.cells[len(run.cells) // 2]
     setattr(cell, fact, value)
-    run.derived.clear()  # the flagged cells are kept per run, and the run was changed
+    forget(run)  # the flagged cells are kept per run, and the run was changed
     assert d.flagged(run) == [cell]
     assert [r.cases for r in rule(run, {}) if r.rule == reason] == [(cell.case,)]
 

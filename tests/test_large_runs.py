@@ -17,17 +17,17 @@ from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
 from reportgen.judge.disposition import Disposition, ScopeGroup, decide, scope_label
 from reportgen.judge.judgement import judge
 from reportgen.contract.events import CASE_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, Event
-from reportgen.contract.linecheck import cell_decoder, mirror, to_plain
+from reportgen.contract.linecheck import mirror, to_plain
 from reportgen.render.report import build_report
 from reportgen.model.runmodel import CELL_FACTS, CellRecord, build_run, read_run
 from reportgen.contract import validation
-from reportgen.contract.validation import _FAST_ERRORS, BLOCK_BYTES, read_log
+from reportgen.contract.validation import _FAST_ERRORS, read_log
 from reportgen.render.view import DETAIL_CAP, DETAIL_COLUMNS, build_view, detail_rows
 from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log
 from tests.mutations import mutate
 
-MIRRORED = cell_decoder()
+MIRRORED = validation._LINE  # the mirrors the reader uses (contract/lines.py)
 MODELS = TypeAdapter(Event)
 CELL_LINES = [
     line
@@ -250,7 +250,7 @@ def test_a_short_failure_is_shown_whole(tmp_path: Path) -> None:
 
 
 def test_every_record_of_a_long_log_points_at_its_own_line(large: Path) -> None:
-    """Records of lines read a block at a time keep their place, not their bytes: each still gives its line."""
+    """Records of a local log keep their place, not their bytes: each still gives its line."""
     reading = read_log(large)
     lines = large.read_bytes().split(b"\n")
     assert reading.valid and len(reading.records) == len(lines) - 1
@@ -262,9 +262,8 @@ def test_every_record_of_a_long_log_points_at_its_own_line(large: Path) -> None:
 
 
 def test_bad_lines_deep_in_a_long_log_are_located_as_in_a_short_one(large: Path, tmp_path: Path) -> None:
-    """Blocks read in one call fall back, around a bad line, to the line-by-line checks."""
     lines = large.read_bytes().split(b"\n")
-    assert len(lines) > 4000 and large.stat().st_size > 2 * BLOCK_BYTES, "several blocks"
+    assert len(lines) > 4000
     repeated = next(i for i, line in enumerate(lines) if i > 2500 and b'"status": "pass"' in line) + 1
     disordered, surrogate = 3500, len(lines) - 40
     lines[repeated - 1] = lines[repeated - 1].replace(b'"status": "pass"', b'"status": "mismatch", "status": "pass"', 1)
@@ -281,9 +280,9 @@ def test_bad_lines_deep_in_a_long_log_are_located_as_in_a_short_one(large: Path,
     assert {line for line, _ in errors} == {repeated, disordered, surrogate}, errors
 
 
-def test_a_line_read_in_a_block_gives_one_record_however_it_is_reached(large: Path, tmp_path: Path) -> None:
-    """EventLines: the records of block-read lines are made on first use and kept, so a cell,
-    a lookup by line and the reading's own list hand out the same record; a refused line has none."""
+def test_a_line_gives_one_record_however_it_is_reached(large: Path, tmp_path: Path) -> None:
+    """EventLines: a cell, a lookup by line and the reading's own list hand out the same
+    record; a refused line has none."""
     lines = large.read_bytes().split(b"\n")
     bad = 3000
     lines[bad - 1] = b"{not json"
@@ -315,7 +314,7 @@ def test_the_cells_with_a_kind_are_those_whose_own_events_include_it(log: Path) 
 
 
 def test_finding_the_one_profiled_cell_of_a_long_log_builds_no_other_cell_s_events(tmp_path: Path) -> None:
-    """cells_with looks cases up in the log's columns: before, it built every cell's events."""
+    """cells_with looks cases up in the records' kinds and cases: it builds no cell's events."""
     events = large_log(3000, mismatch_every=0)
     profile = next(json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines() if '"kind": "profile"' in line)
     end = events[-1]
@@ -326,121 +325,18 @@ def test_finding_the_one_profiled_cell_of_a_long_log_builds_no_other_cell_s_even
     reading, builder = read_run(path)
     assert reading.valid, reading.problems
     run = builder.build(reading)
-    before = reading.records.made
+    before = [r.line for r in reading.records if r.parsed is not None]
     assert [c.case for c in run.cells_with("profile")] == [profiled]
-    assert reading.records.made == before, "no record made for any line"
+    assert [r.line for r in reading.records if r.parsed is not None] == before, "no event built"
     assert len(run.cells_with("profile")[0].profiles) == 1
 
 
-def test_a_long_log_keeps_no_string_or_number_of_its_own_per_line(large: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What reading keeps for every line is shared: a block's cases are the plan's own strings
-    (not the decoded copies), its consecutive seqs a range, and an untrained cell's parameter
-    figures one shared empty mapping (a 200,000-event log kept about 450,000 objects more)."""
-    seq_blocks: list[Any] = []
-    original = validation._SeqLines.add_block
-
-    def keep(self: Any, seqs: Any, lines: Any) -> None:
-        original(self, seqs, lines)
-        seq_blocks.append(self.blocks[-1][0])
-
-    monkeypatch.setattr(validation._SeqLines, "add_block", keep)
+def test_a_long_log_keeps_no_string_of_its_own_per_line(large: Path) -> None:
+    """What reading keeps for every line is shared: a record's case is one string per planned
+    case (not each line's decoded copy), and an untrained cell's parameter figures one shared
+    empty mapping."""
     reading, builder = read_run(large)
     run = builder.build(reading)
-    planned = {c.case: c.case for c in run.cells}
-    blocks = [part for part in reading.records._parts if type(part) is tuple]
-    assert blocks, "the long log was read in blocks"
-    assert all(case is planned[case] for part in blocks for case in part[2])
-    assert seq_blocks and all(type(seqs) is range for seqs in seq_blocks)
+    cases = [r.case for r in reading.records if r.case is not None]
+    assert len(cases) > 4000 and len({id(case) for case in cases}) == len(set(cases)) == len(run.cells)
     assert len({id(c.params_off) for c in run.cells}) == 1 and not run.cells[0].params_off
-
-
-def _read_both_ways(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[Any, Any]:
-    """The run as reading gathers it (blocks, shortcuts) and as each event added on its own gives it."""
-    path = tmp_path / "events.jsonl"
-    path.write_text(dumps(events), encoding="utf-8")
-    reading, builder = read_run(path)
-    assert reading.valid, reading.problems[:3]
-    return builder.build(reading), build_run(read_log(path))
-
-
-def test_op_lists_and_output_dtypes_that_change_from_cell_to_cell_are_each_cell_s_own(tmp_path: Path) -> None:
-    """Reading compares a cell's op list and output dtype with the previous cell's before it
-    looks them up: lists and dtypes that change, come back, or are empty give each cell its own
-    (as the careful path gives them), and equal ones share one tuple."""
-    events = large_log(60, mismatch_every=0)
-    patterns = [["aten::addmm", "aten::mm"], ["aten::addmm"], [], ["aten::addmm", "aten::mm"], ["aten::mm", "aten::addmm"]]
-    dtypes = ["float32", "bfloat16", "bfloat16", "float32"]
-    results = operators = 0
-    for event in events:
-        if event["kind"] == "operators":
-            event["executed"]["items"] = patterns[operators % len(patterns)]
-            operators += 1
-        elif event["kind"] == "case_result":
-            event["outputs"][0]["dtype"] = dtypes[results % len(dtypes)]
-            results += 1
-    streamed, replayed = _read_both_ways(tmp_path, events)
-    assert [(c.executed_items, c.output_dtypes) for c in streamed.cells] == [(c.executed_items, c.output_dtypes) for c in replayed.cells]
-    assert [c.executed_items for c in streamed.cells[:5]] == [tuple(p) for p in patterns]
-    assert len({id(c.output_dtypes) for c in streamed.cells}) == 2 and len({id(c.executed_items) for c in streamed.cells}) == 4
-
-
-def test_timing_facts_that_change_from_cell_to_cell_are_each_cell_s_own(tmp_path: Path) -> None:
-    """Reading works a timing's facts out again only when they differ from the previous
-    timing's: stages, notes, synchronisation and cold or warm that change and come back give
-    each cell what the careful path gives it."""
-    events = large_log(40, mismatch_every=0)
-    variants: list[dict[str, Any]] = [
-        {"timed_region": ["model_call"], "timed_notes": []},
-        {"timed_region": ["model_call", "host_to_device"], "timed_notes": ["inputs moved inside the clock"]},
-        {},
-        {"timed_region": ["model_call"], "timed_notes": [], "synchronized": False},
-        {"timed_region": ["model_call"], "timed_notes": []},
-    ]
-    timings = 0
-    for event in events:
-        if event["kind"] == "timing":
-            event.update(variants[timings % len(variants)])
-            if timings % 3 == 2:
-                event.pop("cold", None)
-            timings += 1
-    streamed, replayed = _read_both_ways(tmp_path, events)
-    assert [c.timed for c in streamed.cells] == [c.timed for c in replayed.cells]
-    assert len({c.timed for c in streamed.cells}) > 4
-
-
-def test_a_cell_s_compared_count_worst_output_and_task_metric_are_its_own_and_equal_ones_are_kept_once(tmp_path: Path) -> None:
-    """Reading keeps a cell's count of elements compared, worst output's name and task
-    metric's name and criterion as the previous cell's objects when they are equal to them
-    (fewer objects kept per cell): values that change and come back give each cell what the
-    careful path gives it, and a run of equal ones shares one object."""
-    events = large_log(48, mismatch_every=0)
-    totals = [4096, 4096, 8192, 4096]
-    outputs = ["hidden", "hidden", "logits", "hidden"]
-    metrics = ["cosine_to_reference", "cosine_to_reference", "top1_agreement"]
-    thresholds = [0.999, 0.999, 0.5, 0.999, 0.999]
-    results = 0
-    for event in events:
-        if event["kind"] == "case_result":
-            event["error_stats"]["total"] = totals[results % len(totals)]
-            event["error_stats"]["worst_output"] = outputs[results % len(outputs)]
-            metric = event["task_metric"]
-            metric["name"] = metric["criterion"]["metric"] = metrics[results % len(metrics)]
-            metric["criterion"]["threshold"] = thresholds[results % len(thresholds)]
-            if results % 7 == 6:
-                metric.pop("criterion")
-            results += 1
-    streamed, replayed = _read_both_ways(tmp_path, events)
-
-    def facts(cell: CellRecord) -> tuple[Any, ...]:
-        metric = cell.task_metric
-        return cell.total, cell.worst_output, _plain(metric) if not isinstance(metric, dict) else metric
-
-    assert [facts(c) for c in streamed.cells] == [facts(c) for c in replayed.cells]
-    cells = streamed.cells
-    assert [c.total for c in cells[:4]] == totals and [c.worst_output for c in cells[:4]] == outputs
-    first, second, third = cells[0], cells[1], cells[2]
-    assert second.total is first.total and second.worst_output is first.worst_output
-    assert second.task_metric.name is first.task_metric.name and second.task_metric.criterion is first.task_metric.criterion
-    assert third.task_metric.name == "top1_agreement" and third.task_metric.criterion.threshold == 0.5
-    assert second.task_metric is not first.task_metric  # each cell keeps its own measured value
-    assert len({id(c.task_metric.criterion) for c in cells if c.task_metric.criterion}) < len([c for c in cells if c.task_metric.criterion])

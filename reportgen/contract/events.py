@@ -18,10 +18,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer, model_validator
 
 from collector.descriptors import backend_families
-
-SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 3
-SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
+from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION  # noqa: F401 (the contract's names, read from here too)
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
 Mode = Literal["eager", "compiled"]
@@ -409,10 +406,10 @@ class Plan(Envelope):
 
     @field_serializer("matrix", mode="wrap")
     def _matrix_as_models(self, matrix: list[PlannedCell], handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
-        """A long plan read on the reader's fast path keeps its cells as the Struct mirrors that
-        checked them (contract.linecheck; same attributes and values): written out, they are
-        made into models first, so a dump reads as the careful path's. Those cells do not
-        remember which optional keys the line wrote (exclude_unset keeps their defaults)."""
+        """A plan the reader accepted keeps its cells as the Struct mirrors that checked them
+        (contract/lines.py; same attributes and values), on either path: written out, they
+        are made into models first, so a dump reads as a model's. Those cells do not remember
+        which optional keys the line wrote (exclude_unset keeps their defaults)."""
         if not all(isinstance(cell, PlannedCell) for cell in matrix):
             matrix = [cell if isinstance(cell, PlannedCell) else PlannedCell.model_validate({name: getattr(cell, name) for name in PlannedCell.model_fields}) for cell in matrix]
         return handler(matrix)
@@ -1086,9 +1083,3 @@ EVENT_MODELS: dict[str, type[Envelope]] = {
     "run_end": RunEnd,
     "localization": Localization,
 }
-
-# Kinds that report an outcome; none may come before the plan that declares the tolerances.
-RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "request", "generation"})
-
-# Kinds that always name one planned cell (a required ``case`` field).
-CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "generation"})

@@ -1,9 +1,11 @@
-"""The fast check of one log line: per-cell event models mirrored as msgspec Structs.
+"""The fast check of one log line: every event model mirrored as a msgspec Struct.
 
-A long log is almost all per-cell results. msgspec parses and validates a line into a Struct
-in a fraction of the time pydantic takes, so those kinds are checked against Struct mirrors
-generated here from the models in ``events.py``. The models stay the one definition of the
-contract, and the careful path that locates errors: a mirror carries the same field types,
+msgspec parses and validates a line into a Struct in a fraction of the time pydantic takes
+(and without importing pydantic), so every line is first checked against the Struct mirror of
+its kind, generated here from the models in ``events.py`` and written out as the Python of
+``contract/lines.py`` (``python -m reportgen.contract.schema_doc``; a test fails when it is
+stale). The models stay the one definition of the contract, and the careful path that
+locates errors: a mirror carries the same field types,
 constraints, required fields and configuration, and building one fails for a model whose
 rules live in validator code (or use a constraint this module does not translate), which a
 mirror could not carry.
@@ -12,41 +14,24 @@ A mirror accepts a subset of what its model accepts, with the same values: the J
 the model declares them (no lax coercion, such as "5" for an integer: such a line goes to
 the careful path, which decides). An optional field left out of the line stays ``UNSET`` in
 the Struct, so a Struct's fields are exactly the line's keys (see the duplicate-key check
-below); ``get`` reads one with a default, as a dict would.
+in fast.py); ``get`` reads one with a default, as a dict would.
 """
 
 from __future__ import annotations
 
 import types
-from itertools import compress, repeat
-from operator import attrgetter, is_
 from typing import Annotated, Any, Callable, ClassVar, Literal, Union, get_args, get_origin
 
 import annotated_types
 import msgspec
 from msgspec import UNSET, UnsetType
-from msgspec.structs import force_setattr
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from reportgen.contract.events import CASE_KINDS, EVENT_MODELS, Plan, PlannedCell
+from reportgen.contract.events import EVENT_MODELS, Fact, Plan, PlannedCell, ProvenanceFile
+from reportgen.contract.fast import CHECKS, LineStruct
 
 MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict", "frozen")
-
-
-class LineStruct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False, gc=False):
-    """Base of every mirror: unknown keys are errors (the models forbid extras). A decoded
-    line holds no reference cycle, so its Structs stay out of the cyclic collector's sight."""
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, default)
-        return default if value is UNSET else value
-
-    def __getitem__(self, name: str) -> Any:
-        value = getattr(self, name)
-        if value is UNSET:
-            raise KeyError(name)
-        return value
 
 
 def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None, carried: dict[str, Callable[[Any], None]] | None = None, frozen: bool = False) -> Any:
@@ -59,11 +44,11 @@ def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tupl
     runs them after decoding (``__post_init__``); any other validator code refuses the mirror.
     """
     made = {} if made is None else made
-    key = (model, tag, tuple(override or ()), tuple(carried or ()))
+    carried = carried or CARRIED.get(model, {})
+    key = (model, tag, tuple(override or ()), tuple(carried))
     if key in made:
         return made[key]
     decorators = model.__pydantic_decorators__
-    carried = carried or {}
     after = {name: d for name, d in decorators.model_validators.items() if d.info.mode == "after"}
     if decorators.field_validators or decorators.validators or set(decorators.model_validators) != set(after) or set(after) != set(carried):
         raise TypeError(f"{model.__name__} has validator code; a mirror cannot carry it")
@@ -206,52 +191,111 @@ def _tagged(annotation: Any, field: str, made: dict[Any, Any], where: str) -> An
     return Union[union, None] if optional else union
 
 
-def cell_structs(versions: frozenset[str] | None = None) -> dict[str, Any]:
-    """The mirror of every per-cell kind, tagged by ``kind``; with ``versions``, a
-    ``schema_version`` outside them is refused (such a line takes the careful path)."""
-    made: dict[Any, Any] = {}
-    override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
-    return {kind: mirror(model, made, ("kind", kind), override) for kind, model in EVENT_MODELS.items() if kind in CASE_KINDS}
+# The models whose validators have a check of the mirror (fast.CHECKS).
+CARRIED: dict[type[BaseModel], dict[str, Callable[[Any], None]]] = {
+    model: {name: check for (owner, name), check in CHECKS.items() if owner == model.__name__} for model in (Fact, ProvenanceFile, Plan)
+}
 
 
-def cell_decoder(versions: frozenset[str] | None = None, lines: bool = False) -> Callable[[Any], Any]:
-    """Decode and validate one per-cell line into its Struct (with ``lines``: a block of
-    newline-separated lines into a list); raises msgspec.ValidationError, msgspec.DecodeError
-    or UnicodeDecodeError for anything else."""
-    structs = cell_structs(versions)
-    decoder = msgspec.json.Decoder(Union[tuple(structs.values())])  # type: ignore[arg-type]
-    return decoder.decode_lines if lines else decoder.decode  # type: ignore[return-value]
-
-
-def _cases_once(plan: Any) -> None:
-    """Plan._cases_once on the mirror: each case key names one cell (the careful path names the repeated one)."""
-    cases = list(map(_CASE_OF, plan.matrix))
-    if len(set(cases)) != len(cases):
-        raise ValueError("the matrix lists a case twice")
-
-
-_CASE_OF = attrgetter("case")
-
-
-def plan_decoder(versions: frozenset[str] | None = None) -> Callable[[Any], Any]:
-    """Decode and validate a plan line into the mirror of ``Plan`` (its one validator carried);
-    raises as ``cell_decoder`` does. A long plan's matrix is checked in C, not one model per cell."""
-    override = {"schema_version": Literal[tuple(sorted(versions))]} if versions else None  # type: ignore[valid-type]
+def line_structs() -> dict[str, Any]:
+    """The mirror of every event kind, tagged by ``kind``."""
     made: dict[Any, Any] = {}
     mirror(PlannedCell, made, frozen=True)  # the run keeps the matrix's cells: frozen, as the model is
-    struct = mirror(Plan, made, ("kind", "plan"), override, carried={"_cases_once": _cases_once})
-    return msgspec.json.Decoder(struct).decode  # type: ignore[no-any-return]
+    return {kind: mirror(model, made, ("kind", kind)) for kind, model in EVENT_MODELS.items()}
 
 
-def fill_defaults(matrix: list[Any]) -> list[Any]:
-    """A plan mirror's matrix made into the run's planned cells, in place: each optional field
-    a cell's line left out (UNSET) takes the model's default, so the cells read as the models
-    do (``repeat_of`` None). Done after the duplicate-key check, which needs the line's keys
-    exactly; one decode serves both (a long plan's matrix holds tens of thousands of cells)."""
-    for name, default in _PLANNED_DEFAULTS.items():
-        for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
-            force_setattr(cell, name, default)  # the cells are frozen; none is shared yet
-    return matrix
+def line_decoder() -> Callable[[Any], Any]:
+    """Decode and validate one log line into the Struct of its kind; raises
+    msgspec.ValidationError, msgspec.DecodeError or UnicodeDecodeError for anything else."""
+    return msgspec.json.Decoder(Union[tuple(line_structs().values())]).decode  # type: ignore[arg-type,no-any-return]
+
+
+# --- contract/lines.py -------------------------------------------------------------------------
+
+LINES_HEADER = '''"""The Struct mirror of every event model (contract/events.py), for the fast check of a line.
+
+Generated by ``python -m reportgen.contract.schema_doc`` from the models (contract/linecheck.py
+says how); do not edit. Imports no pydantic.
+"""
+
+# ruff: noqa: E501
+from typing import Annotated, ClassVar, Literal, Union
+
+from msgspec import UNSET, Meta, UnsetType
+
+from reportgen.contract.fast import CHECKS, LineStruct
+'''
+_META_KEYS = ("ge", "le", "gt", "lt", "min_length", "max_length", "pattern")
+
+
+def _source(annotation: Any) -> str:
+    """A mirror field's type written as Python."""
+    if annotation is type(None) or annotation is None:
+        return "None"
+    if annotation is UnsetType:
+        return "UnsetType"
+    if isinstance(annotation, type):
+        return annotation.__name__
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        meta = annotation.__metadata__[0]
+        given = ", ".join(f"{key}={getattr(meta, key)!r}" for key in _META_KEYS if getattr(meta, key) is not None)
+        return f"Annotated[{_source(args[0])}, Meta({given})]"
+    if origin is Literal:
+        return f"Literal[{', '.join(map(repr, args))}]"
+    if origin in (Union, types.UnionType):
+        return f"Union[{', '.join(map(_source, args))}]"
+    if origin in (list, dict):
+        return f"{origin.__name__}[{', '.join(map(_source, args))}]"
+    raise TypeError(f"no source for {annotation!r}")
+
+
+def _nested(annotation: Any) -> list[Any]:
+    """The Structs a field's type names, at any depth."""
+    if isinstance(annotation, type) and issubclass(annotation, LineStruct):
+        return [annotation]
+    return [found for arg in get_args(annotation) for found in _nested(arg)]
+
+
+def _class_source(struct: Any) -> list[str]:
+    config = struct.__struct_config__
+    options = "".join([", frozen=True" if config.frozen else "", f", tag_field={config.tag_field!r}, tag={config.tag!r}" if config.tag_field else ""])
+    out = [f"class {struct.__name__}(LineStruct{options}):"]
+    if config.tag_field:
+        out.append(f"    {config.tag_field}: ClassVar[str] = {config.tag!r}")
+    for field in msgspec.structs.fields(struct):
+        default = "" if field.required else f" = {'UNSET' if field.default is UNSET else repr(field.default)}"
+        out.append(f"    {field.name}: {_source(field.type)}{default}")
+    model = struct.__name__.removesuffix("Line").split("Line_")[0]
+    checks = [key for key in CHECKS if key[0] == model]
+    if checks:
+        out += ["", "    def __post_init__(self) -> None:", *(f"        CHECKS[{key!r}](self)" for key in checks)]
+    return out
+
+
+def render_lines() -> str:
+    """contract/lines.py: every mirror as a class (each after the Structs it names), the kinds
+    they are tagged by, and a planned cell's defaults."""
+    written: list[Any] = []
+
+    def visit(struct: Any) -> None:
+        if struct in written:
+            return
+        for field in msgspec.structs.fields(struct):
+            for inner in _nested(field.type):
+                visit(inner)
+        written.append(struct)
+
+    structs = line_structs()
+    for struct in structs.values():
+        visit(struct)
+    parts = [LINES_HEADER]
+    for struct in written:
+        parts.append("\n\n" + "\n".join(_class_source(struct)) + "\n")
+    kinds = "".join(f"    {kind!r}: {struct.__name__},\n" for kind, struct in structs.items())
+    parts.append(f"\n\nKINDS = {{\n{kinds}}}\n")
+    parts.append(f"# A planned cell's optional fields and the model's defaults (fill_defaults).\nPLANNED_DEFAULTS = {_plain_defaults(PlannedCell)!r}\n")
+    return "".join(parts)
 
 
 def _plain_defaults(model: type[BaseModel]) -> dict[str, Any]:
@@ -261,29 +305,6 @@ def _plain_defaults(model: type[BaseModel]) -> dict[str, Any]:
     return {name: info.default for name, info in optional.items()}
 
 
-_PLANNED_DEFAULTS = _plain_defaults(PlannedCell)
-
-
 def to_plain(value: Any) -> Any:
     """A Struct as the dict the line held (UNSET fields left out), for comparisons."""
     return msgspec.to_builtins(value)
-
-
-# --- duplicate keys ----------------------------------------------------------------------------
-#
-# msgspec, like pydantic-core, reads a JSON object with a repeated key as "last one wins", so
-# {"status": "mismatch", "status": "pass"} would validate as a pass. The fast path therefore
-# compares two counts of colons that agree only when no key is repeated: in the raw bytes, and
-# in the Structs encoded again (each field the line had, once: UNSET fields are not written).
-# Outside strings, JSON has exactly one colon per key written; inside strings the raw bytes and
-# the encoding hold the same colons, provided none is written as the escape \u003a (bytes
-# with the prefix \u003 take the careful path, which names the repeated key). So the raw
-# count exceeds the encoded one by the number of repeated keys.
-
-KEY_MARK = b":"
-encode = msgspec.json.encode
-
-
-def same_keys(raw: bytes, decoded: Any) -> bool:
-    """No key repeated in ``raw`` (one line, or a block, free of the escape prefix u003) that decoded to ``decoded``."""
-    return raw.count(KEY_MARK) == encode(decoded).count(KEY_MARK)

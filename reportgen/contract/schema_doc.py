@@ -17,11 +17,13 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from reportgen.contract.linecheck import render_lines
 from reportgen.contract.events import EVENT_MODELS, INSPECTION_MODELS, SCHEMA_VERSION, Envelope, Event, OpCount, WideTensor
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
 DOC_PATH = SCHEMA_DIR / "EVENTS.md"
+LINES_PATH = Path(__file__).with_name("lines.py")  # the models' Struct mirrors (linecheck.render_lines)
 EXAMPLES_PATHS = (Path("tests/fixtures/synthetic_complete.jsonl"), Path("tests/fixtures/synthetic_training.jsonl"), Path("tests/fixtures/synthetic_localized.jsonl"), Path("tests/fixtures/synthetic_generation.jsonl"))
 
 _INTRO = """\
@@ -154,7 +156,8 @@ def main() -> int:
     SCHEMA_DIR.mkdir(exist_ok=True)
     SCHEMA_PATH.write_text(render_schema(), encoding="utf-8", newline="\n")
     DOC_PATH.write_text(render_doc(), encoding="utf-8", newline="\n")
-    print(f"wrote {SCHEMA_PATH} and {DOC_PATH}")
+    LINES_PATH.write_text(render_lines(), encoding="utf-8", newline="\n")
+    print(f"wrote {SCHEMA_PATH}, {DOC_PATH} and {LINES_PATH}")
     return 0
 
 

@@ -4,6 +4,12 @@ A log is untrusted input: it may be truncated by a crash, hand-edited, written b
 else's collector or by a newer version of ours. Reading never raises for bad content; every
 problem becomes a located ``Problem`` and the events that did validate are kept, so a log that
 stops early is still usable up to its last good line.
+
+Each line is read once, by msgspec, into the Struct mirror of its kind (contract.linecheck),
+with the duplicate-key check of fast.same_keys; only a line that fails those takes the
+careful path, which parses it with the standard library and the pydantic models and says
+what is wrong. A log whose every line passes is read without importing pydantic; the models
+are imported when a line fails or an event is built for a report.
 """
 
 from __future__ import annotations
@@ -14,28 +20,20 @@ import io
 import json
 import os
 import stat
-from bisect import bisect_left, bisect_right
-from itertools import accumulate, compress, repeat
-from operator import attrgetter
+from bisect import bisect_left
+from itertools import compress, repeat
+from operator import attrgetter, is_
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Literal, Union
 
 import msgspec
-from pydantic import Field, TypeAdapter, ValidationError
+from msgspec import UNSET
+from msgspec.structs import force_setattr
 
-from reportgen.contract.events import (
-    CASE_KINDS,
-    EVENT_MODELS,
-    RESULT_KINDS,
-    SCHEMA_MAJOR,
-    SCHEMA_MINOR,
-    SCHEMA_VERSION,
-    Envelope,
-    Plan,
-    RunEnd,
-)
-from reportgen.contract.linecheck import KEY_MARK, cell_decoder, encode, fill_defaults, plan_decoder
+from reportgen.contract.fast import same_keys
+from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
+from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
 
 # Versions of this major that the current models read as they are (a minor bump only adds
@@ -46,35 +44,17 @@ MAX_LINE_BYTES = 8 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
-# Per-cell kinds: msgspec Struct mirrors of the models (linecheck), one line or a block of
-# lines at a time. The other kinds (a few lines a log): the models themselves.
-_CELL_LINE = cell_decoder(READABLE_VERSIONS)
-_CELL_BLOCK = cell_decoder(READABLE_VERSIONS, lines=True)
-_MODEL_LINE = TypeAdapter(
-    Annotated[Union[tuple(model for kind, model in EVENT_MODELS.items() if kind not in CASE_KINDS)], Field(discriminator="kind")]  # type: ignore[misc]
-).validator.validate_json
-# The plan (one line, but tens of thousands of cells in a long matrix): its mirror first.
-_PLAN_LINE = plan_decoder(READABLE_VERSIONS)
+if TYPE_CHECKING:
+    from reportgen.contract.events import Envelope, Plan, RunEnd
+
+# Any line into the Struct mirror of its kind (contract/lines.py), whatever its minor version.
+_LINE = msgspec.json.Decoder(Union[tuple(KINDS.values())]).decode  # type: ignore[arg-type]
+_AS_STRUCT = _LINE  # an event the careful path accepted, as the Struct the fast path gives
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
 # A colon written as the escape \u003a would hide a repeated key from the key count
-# (linecheck.same_keys): bytes holding the prefix \u003 take the per-line checks.
+# (linecheck.same_keys): lines holding the prefix \u003 take the careful path.
 _COUNT_UNSAFE = b"\\u003"
-_ESCAPE = b"\\"  # looked for first: most blocks hold no escape at all
-# A block is cut down to these bytes before its lines, key marks, escapes and line joins are
-# counted (see _read_whole_lines and _read_block): every byte JSON gives a structural meaning
-# except the quote, and the line breaks and backslash.
-_MARKS = b"\n\r:\\{}[],"
-_NOT_MARKS = bytes(sorted(set(range(256)) - set(_MARKS)))
-# In a block's halves (which have no cut-down bytes, see _joined): each newline stands between
-# } and {, counted first with the envelope's first key as the collector writes it (a longer
-# needle is found in a fraction of the time), else as }\n{.
-_LINE_JOIN = b'}\n{"schema_version": "'
-BLOCK_BYTES = 1 << 16  # 64 KiB: a block and the Structs made from it stay in the CPU cache while it is checked
-CHUNK_BYTES = 8 * BLOCK_BYTES  # read at a time into one buffer (a local log's bytes are not kept once checked)
-SMALL_BLOCK_LINES = 16  # a block that fails is halved down to this, then checked line by line
-_PLUS_ONE = (1).__add__
-_KIND, _CASE, _SEQ = attrgetter("kind"), attrgetter("case"), attrgetter("seq")
-_RESULT = "case_result"
+CHUNK_BYTES = 1 << 19  # read at a time (a local log's bytes are not kept once checked)
 
 
 @dataclass(frozen=True)
@@ -101,8 +81,8 @@ class Reread:
     A long log is read a chunk at a time and its bytes are not kept: the few events a report
     shows in full are read again from the file. It must be the same file (device and inode),
     not shorter, and not rewritten in place (the same size with another modification time);
-    a log still being appended to is read again as it was. The block read again must hold the
-    lines and key marks counted when it was checked. Otherwise LogChanged says so.
+    a log still being appended to is read again as it was. The line read again must still be
+    one whole line. Otherwise LogChanged says so.
     """
 
     __slots__ = ("path", "ident", "size", "mtime_ns")
@@ -127,164 +107,93 @@ class Reread:
         return data
 
 
-class LineBlock:
-    """Whole lines of the log's bytes, ``data[begin:stop]``: a line's bytes are cut out when
-    asked for (the line offsets of a block are worked out on the first ask). With ``source``
-    (a local log), ``data`` is not kept: [begin:stop] are offsets in the file, read again on
-    the first ask and held to the ``lines`` and ``marks`` (newlines, colons) counted when checked."""
-
-    __slots__ = ("data", "begin", "stop", "_starts", "source", "lines", "marks")
-
-    def __init__(self, data: bytes | None, begin: int, stop: int, source: Reread | None = None, lines: int = 0, marks: int = 0) -> None:
-        self.data, self.begin, self.stop = data, begin, stop
-        self._starts: list[int] | None = None
-        self.source, self.lines, self.marks = source, lines, marks
-
-    def line(self, index: int) -> bytes:
-        if self._starts is None:
-            if self.data is None:
-                self._read_again()
-            self._starts = _line_starts(self.data, self.begin, self.stop)  # type: ignore[arg-type]
-        return self.data[self._starts[index]:self._starts[index + 1] - 1]  # type: ignore[index]
-
-    def _read_again(self) -> None:
-        data = self.source.read(self.begin, self.stop - self.begin)  # type: ignore[union-attr]
-        if len(data) != self.stop - self.begin or not data.endswith(b"\n") or data.count(b"\n") != self.lines or data.count(KEY_MARK) != self.marks:
-            raise LogChanged(f"{self.source.path}: changed while its report was built (the bytes at {self.begin}-{self.stop} differ from those checked); build the report again")  # type: ignore[union-attr]
-        self.data, self.begin, self.stop = data, 0, len(data)
-
-
-def _line_starts(data: bytes, begin: int, stop: int) -> list[int]:
-    """Where each line of ``data[begin:stop]`` (whole lines) starts, and ``stop``."""
-    return list(accumulate(map(_PLUS_ONE, map(len, data[begin:stop - 1].split(b"\n"))), initial=begin))
+    def line(self, start: int, end: int) -> bytes:
+        """The line checked at [start:end]: still a whole line (its newline after it, none in it)."""
+        data = self.read(start, end - start + 1)
+        if len(data) != end - start + 1 or not data.endswith(b"\n") or b"\n" in data[:-1]:
+            raise LogChanged(f"{self.path}: changed while its report was built (the line at byte {start} differs from the one checked); build the report again")
+        return data[:-1]
 
 
 class LoggedEvent(msgspec.Struct, gc=False):
     """One accepted line: where it is, what it is, and its event, built on first use.
 
-    A per-cell event that validated as it stands keeps only where its bytes are until
-    something asks for the event: a long log's report shows a few hundred cells in full, so
-    most of its events are never built as objects (nor, for a local log, read again: see
-    Reread). Made only when asked for (see EventLines).
+    A report shows a few hundred cells of a long log in full, so most events are never built
+    as models: a line the fast path accepted keeps its bytes (a log in object storage) or,
+    for a local log, where they are in the file (see Reread).
     """
 
     line: int
     kind: str
     case: str | None
-    # The line's bytes; or the log's bytes holding it at [start:end]; or the LineBlock
-    # holding it as line number ``start`` of the block.
-    data: bytes | LineBlock | None = None
-    parsed: Envelope | None = None
-    start: int = 0
-    end: int = -1
+    data: bytes | Reread | None = None  # the line's bytes, or the file to read them again from
+    parsed: Any = None  # the event's model (contract.events), once built
+    start: int = 0  # with a Reread: the line's bytes in the file are [start:end]
+    end: int = 0
 
     @property
     def raw(self) -> bytes | None:
         """The line's bytes until its event is built (None after)."""
         data = self.data
-        if type(data) is LineBlock:
-            return data.line(self.start)
-        if data is None or self.end < 0:
-            return data
-        return data[self.start:self.end]
+        if type(data) is Reread:
+            return data.line(self.start, self.end)
+        return data  # type: ignore[return-value]
 
     @property
     def event(self) -> Envelope:
         if self.parsed is None:
             raw = self.raw
             assert raw is not None
-            self.parsed = EVENT_MODELS[self.kind].model_validate_json(raw)
+            from reportgen.contract.events import EVENT_MODELS
+
+            self.parsed = plan_model(_LINE(raw)) if self.kind == "plan" else EVENT_MODELS[self.kind].model_validate_json(raw)
             self.data = None
         return self.parsed
 
 
-# Called with each accepted event and, for a per-cell line, its validated fields as a dict
-# (None otherwise), so a consumer can index the log in the same pass that reads it.
-# Its validated fields are a mirror Struct (linecheck), which reads like that dict.
-EventSink = Callable[[LoggedEvent, "dict[str, Any] | None"], None]
-# Called instead with a block of accepted per-cell events: their line numbers, Structs,
-# kinds and cases, in order (their LoggedEvents are made when asked for: see EventLines).
-BlockSink = Callable[[Any, list[Any], list[str], list[Any]], None]
+def _struct_of(event: Envelope) -> Any:
+    return _AS_STRUCT(event.__pydantic_serializer__.to_json(event, exclude_unset=True))
+
+
+def fields_of(record: LoggedEvent) -> Any:
+    """An accepted event's fields as the Struct the reader gave its sink (decoded again)."""
+    raw = record.raw
+    return _struct_of(record.event) if raw is None else _AS_STRUCT(raw)
+
+
+# Called with each accepted event and its validated fields: the line's Struct mirror
+# (linecheck), so a consumer can index the log in the same pass that reads it.
+EventSink = Callable[[LoggedEvent, Any], None]
 
 
 class EventLines:
-    """The accepted events in line order, as LoggedEvents made when first asked for.
+    """The accepted events in line order."""
 
-    A long log is nearly all per-cell lines accepted a block at a time; a block is kept as
-    columns (its line numbers, kinds, cases, and where its bytes are) rather than one object
-    per line, so reading it makes and frees no per-line object. ``at(line)`` and iteration make
-    a line's LoggedEvent and keep it, so every caller gets the same one (and the event it built).
-    """
-
-    __slots__ = ("_parts", "_firsts", "_made", "_count")
+    __slots__ = ("_records", "append")
 
     def __init__(self) -> None:
-        # A part is a LoggedEvent (a line accepted on its own) or a block: (numbers, kinds,
-        # cases, data, starts, ends) as accept_cell_lines has them, numbers increasing.
-        self._parts: list[Any] = []
-        self._firsts: list[int] = []
-        self._made: dict[int, LoggedEvent] = {}
-        self._count = 0
-
-    def append(self, record: LoggedEvent) -> None:
-        self._parts.append(record)
-        self._firsts.append(record.line)
-        self._made[record.line] = record
-        self._count += 1
-
-    def add_block(self, numbers: Any, kinds: list[str], cases: list[Any], data: Any, starts: Any, ends: Any) -> None:
-        self._parts.append((numbers, kinds, cases, data, starts, ends))
-        self._firsts.append(numbers[0])
-        self._count += len(kinds)
+        self._records: list[LoggedEvent] = []
+        self.append = self._records.append
 
     def __len__(self) -> int:
-        return self._count
-
-    @property
-    def made(self) -> int:
-        """How many LoggedEvents exist so far (lines accepted on their own, and lines asked for)."""
-        return len(self._made)
+        return len(self._records)
 
     def __iter__(self) -> Iterator[LoggedEvent]:
-        for part in self._parts:
-            if type(part) is LoggedEvent:
-                yield part
-            else:
-                for index, number in enumerate(part[0]):
-                    yield self._make(part, index, number)
+        return iter(self._records)
 
     def cases_with(self, kind: str) -> set[Any]:
-        """The cases named by the accepted events of this kind (read from the columns: no record made)."""
-        found: set[Any] = set()
-        for part in self._parts:
-            if type(part) is LoggedEvent:
-                if part.kind == kind:
-                    found.add(part.case)
-            elif kind in part[1]:
-                found.update(compress(part[2], map(kind.__eq__, part[1])))
-        return found
+        """The cases named by the accepted events of this kind."""
+        return {record.case for record in self._records if record.kind == kind}
 
     def at(self, line: int) -> LoggedEvent:
         """The accepted event on this line (KeyError if none was accepted there)."""
-        record = self._made.get(line)
-        if record is not None:
-            return record
-        at = bisect_right(self._firsts, line) - 1
-        part = self._parts[at] if at >= 0 else None
-        if part is None or type(part) is LoggedEvent:
+        index = bisect_left(self._records, line, key=_LINE_OF)
+        if index == len(self._records) or self._records[index].line != line:
             raise KeyError(line)
-        numbers = part[0]
-        index = bisect_left(numbers, line)
-        if index >= len(numbers) or numbers[index] != line:
-            raise KeyError(line)
-        return self._make(part, index, line)
+        return self._records[index]
 
-    def _make(self, part: tuple[Any, ...], index: int, number: int) -> LoggedEvent:
-        record = self._made.get(number)
-        if record is None:
-            numbers, kinds, cases, data, starts, ends = part
-            record = self._made[number] = LoggedEvent(number, kinds[index], cases[index], data, None, starts[index], -1 if ends is None else ends[index])
-        return record
+
+_LINE_OF = attrgetter("line")
 
 
 @dataclass
@@ -294,9 +203,14 @@ class LogReading:
     path: str
     records: EventLines = field(default_factory=EventLines)
     problems: list[Problem] = field(default_factory=list)
-    run_end: RunEnd | None = None
+    end_record: LoggedEvent | None = None
+    end_status: str | None = None
     truncated: bool = False
     refused: bool = False
+
+    @property
+    def run_end(self) -> RunEnd | None:
+        return None if self.end_record is None else self.end_record.event  # type: ignore[return-value]
 
     @property
     def events(self) -> list[Envelope]:
@@ -317,37 +231,7 @@ class LogReading:
 
     @property
     def complete(self) -> bool:
-        end = self.run_end
-        return end is not None and end.status == "complete" and not self.truncated
-
-
-class _SeqLines:
-    """The line of each seq seen: a line checked on its own in a dict; the lines of a block
-    accepted together as the block's seqs (increasing, and above every seq before them) and
-    line numbers, looked up only when a seq comes again."""
-
-    def __init__(self) -> None:
-        self.single: dict[int, int] = {}
-        self.firsts: list[int] = []
-        self.blocks: list[tuple[list[int], Any]] = []
-
-    def __setitem__(self, seq: int, line: int) -> None:
-        self.single[seq] = line
-
-    def add_block(self, seqs: list[int], lines: range | list[int]) -> None:
-        """``seqs`` increasing: kept as a range when they are consecutive (no int kept per line)."""
-        first = seqs[0]
-        self.firsts.append(first)
-        self.blocks.append((range(first, first + len(seqs)) if seqs[-1] - first == len(seqs) - 1 else seqs, lines))
-
-    def get(self, seq: int) -> int | None:
-        line = self.single.get(seq)
-        at = bisect_right(self.firsts, seq) - 1
-        if line is not None or at < 0:
-            return line
-        seqs, lines = self.blocks[at]
-        index = bisect_left(seqs, seq)
-        return lines[index] if index < len(seqs) and seqs[index] == seq else None
+        return self.end_status == "complete" and not self.truncated
 
 
 class _NonFiniteLiteral(ValueError):
@@ -361,12 +245,12 @@ def _refuse_constant(name: str) -> float:
 class _Checker:
     """Stateful line-by-line checks: envelope, model, sequence and ordering rules."""
 
-    def __init__(self, reading: LogReading, sink: EventSink | None, block_sink: BlockSink | None = None) -> None:
+    def __init__(self, reading: LogReading, sink: EventSink | None) -> None:
         self.reading = reading
         self.sink = sink
-        self.block_sink = block_sink
+        self.keep = reading.records.append
         self.last_seq = -1
-        self.seq_lines = _SeqLines()
+        self.seq_lines: dict[int, int] = {}
         self.kind_lines: dict[str, int] = {}
         self.planned_cases: dict[str, str] | None = None  # each planned case to itself
         self.result_lines: dict[str, int] = {}
@@ -410,6 +294,8 @@ class _Checker:
         minor = self._check_version(number, obj)
         if minor is None:
             return None
+        from reportgen.contract.events import EVENT_MODELS
+
         kind = obj.get("kind")
         model = EVENT_MODELS.get(kind) if isinstance(kind, str) else None
         if model is None:
@@ -485,10 +371,12 @@ class _Checker:
         elif minor > SCHEMA_MINOR:
             self.problem(number, "warning", f"unknown event kind {kind!r} from a newer schema; skipped")
         else:
-            known = ", ".join(sorted(EVENT_MODELS))
+            known = ", ".join(sorted(KINDS))
             self.problem(number, "error", f"unknown event kind {kind!r} (known: {known})")
 
     def _validate_model(self, number: int, model: type[Envelope], obj: dict[str, Any], newer: bool) -> Envelope | None:
+        from pydantic import ValidationError
+
         try:
             return model.model_validate(obj)
         except ValidationError as exc:
@@ -504,56 +392,56 @@ class _Checker:
             self.problem(number, "error", f"{obj['kind']}: {_format_error(err)}")
         return None
 
-    def accept_model(self, number: int, event: Envelope) -> None:
-        record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
-        self.check_order(number, event.seq, record, None)
-
-    def accept_cell_lines(self, numbers: range | list[int], structs: list[Any], data: bytes | LineBlock, starts: Any, ends: Any | None) -> None:
-        """Per-cell lines that passed the mirror check, kept as places in ``data`` (see
-        EventLines; ``ends`` None: ``data`` is a LineBlock), their Structs to the sink.
-
-        Nearly every line of a long log is one of these, in order, for a planned cell, with
-        at most one case_result per cell: checked here for the whole block at once; when
-        that check fails, each line takes ``check_order``, which says what is wrong.
-        """
-        kinds, seqs = list(map(_KIND, structs)), list(map(_SEQ, structs))
+    def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> bool:
+        """One whole line (no newline) that starts at ``offset`` in the file: accepted as the
+        Struct of its kind when it decodes as one with no key repeated, else the careful path.
+        True once the log is refused (nothing more is read)."""
+        try:
+            struct = _LINE(raw)
+        except _FAST_ERRORS:
+            struct = None
+        if struct is None or struct.schema_version not in READABLE_VERSIONS or _COUNT_UNSAFE in raw or not same_keys(raw, struct):
+            self.check_line(number, raw.rstrip(b"\r"), unterminated=False)
+            return self.reading.refused
+        kind, seq = struct.kind, struct.seq
+        case = getattr(struct, "case", None)
         planned = self.planned_cases
-        # Each case as the plan's own string (None: not planned), so that the columns kept
-        # hold no string of their own and the cells are found by identity.
-        cases = list(map(planned.get, map(_CASE, structs))) if planned is not None else []
-        is_result = list(map(_RESULT.__eq__, kinds))
-        results = list(compress(cases, is_result))
-        if (
-            self.in_body
-            and planned is not None
-            and seqs[0] > self.last_seq
-            and _increasing(seqs)
-            and all(cases)  # every case planned (a planned '' takes the careful path)
-            and len(set(results)) == len(results)
-            and self.result_lines.keys().isdisjoint(results)
-        ):
-            self.seq_lines.add_block(seqs, numbers)
-            self.last_seq = seqs[-1]
-            if results:
-                self.result_lines.update(zip(results, compress(numbers, is_result)))
-            reading = self.reading
-            reading.records.add_block(numbers, kinds, cases, data, starts, ends)
-            if self.block_sink is not None:
-                self.block_sink(numbers, structs, kinds, cases)
-            elif self.sink is not None:
-                for number, struct in zip(numbers, structs):
-                    self.sink(reading.records.at(number), struct)
-            return
-        cases = list(map(_CASE, structs))
-        for record, struct in zip(map(LoggedEvent, numbers, kinds, cases, repeat(data), repeat(None), starts, repeat(-1) if ends is None else ends), structs):
-            self.check_order(record.line, struct.seq, record, struct)
+        if planned is not None and case is not None and case is not UNSET:
+            case = planned.get(case, case)  # the plan's own string: none kept per line
+        elif case is UNSET:
+            case = None
+        if reread is None:
+            record = LoggedEvent(number, kind, case, raw)
+        else:
+            record = LoggedEvent(number, kind, case, reread, None, offset, offset + len(raw))
+        # Nearly every line of a long log: the next per-cell event of a planned cell, not a
+        # second result. The rules of check_order, which says what is wrong otherwise.
+        if seq > self.last_seq and self.in_body and kind in CASE_KINDS and case in planned and (kind != "case_result" or case not in self.result_lines):  # type: ignore[operator]
+            self.seq_lines[seq] = number
+            self.last_seq = seq
+            if kind == "case_result":
+                self.result_lines[case] = number  # type: ignore[index]
+            self.keep(record)
+            if self.sink is not None:
+                self.sink(record, struct)
+        else:
+            self.check_order(number, seq, record, struct)
+        return False
 
-    def _keep(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
+    def accept_model(self, number: int, event: Envelope) -> None:
+        """An event the careful path accepted: the rules read it as the Struct the fast path gives."""
+        struct = _struct_of(event)
+        if event.kind == "plan":  # type: ignore[attr-defined]  # its matrix as the fast path keeps it: one type of planned cell
+            event = event.model_copy(update={"matrix": struct.matrix})
+        record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
+        self.check_order(number, event.seq, record, struct)
+
+    def _keep(self, record: LoggedEvent, data: Any) -> None:
         self.reading.records.append(record)
         if self.sink is not None:
             self.sink(record, data)
 
-    def check_order(self, number: int, seq: int, record: LoggedEvent, data: dict[str, Any] | None) -> None:
+    def check_order(self, number: int, seq: int, record: LoggedEvent, data: Any) -> None:
         """Sequence and ordering rules; the event is kept either way, errors are recorded."""
         if seq > self.last_seq:
             self.seq_lines[seq] = number
@@ -566,11 +454,11 @@ class _Checker:
                 self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
             if kind == "case_result":
                 self._check_single_result(number, case)  # type: ignore[arg-type]
-        elif not self._check_structure(number, record):
+        elif not self._check_structure(number, record, data):
             return
         self._keep(record, data)
 
-    def _check_structure(self, number: int, record: LoggedEvent) -> bool:
+    def _check_structure(self, number: int, record: LoggedEvent, data: Any) -> bool:
         """The rules about where a kind may appear; False drops a second singleton event."""
         seen, kind, case = self.kind_lines, record.kind, record.case
         if not self.reading.records and kind != "run_start":
@@ -582,10 +470,10 @@ class _Checker:
             return False
         if kind in RESULT_KINDS and "plan" not in seen:
             self.problem(number, "error", f"{kind} before the plan: tolerances and comparison rules must be declared before any result")
-        if isinstance(record.parsed, Plan):
-            self.planned_cases = {case: case for case in map(_CASE, record.parsed.matrix)}
-        elif isinstance(record.parsed, RunEnd):
-            self.reading.run_end = record.parsed
+        if kind == "plan":
+            self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
+        elif kind == "run_end":
+            self.reading.end_record, self.reading.end_status = record, data.status
         if case is not None and self.planned_cases is not None and case not in self.planned_cases:
             self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
         if kind == "case_result":
@@ -616,7 +504,7 @@ class _Checker:
         if not self.reading.records:
             self.problem(0, "error", f"no events: {self._what_it_is(line_count)}")
             return
-        if self.reading.run_end is None:
+        if self.reading.end_record is None:
             self.problem(line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested")
 
 
@@ -705,7 +593,7 @@ def _drop_path(obj: Any, loc: tuple[Any, ...]) -> None:
     obj.pop(loc[-1], None)
 
 
-def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, block_sink: BlockSink | None = None, records: EventLines | None = None) -> LogReading:
+def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, records: EventLines | None = None) -> LogReading:
     """Read and check one log file; never raises, an unreadable file is a problem too.
 
     ``sink``, when given, sees each accepted event as it is read (see ``EventSink``). Only a
@@ -713,7 +601,7 @@ def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = D
     ``records`` (empty) receives the accepted events, for a consumer that holds it already.
     """
     reading = LogReading(path=str(path), records=EventLines() if records is None else records)
-    checker = _Checker(reading, sink, block_sink)
+    checker = _Checker(reading, sink)
     try:
         count = _check_stream(checker, path, max_bytes)
     except NotReadable as exc:
@@ -760,209 +648,67 @@ def _reread_of(path: Any, stream: Any) -> Reread | None:
 
 
 def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread | None = None) -> int:
-    """Check line by line; a line without a newline can only be the last.
-
-    The log is read CHUNK_BYTES at a time; the whole lines of a chunk are checked and the part
-    line at its end is carried into the next. Most lines of a real log are valid per-cell
-    events, so blocks of whole lines (up to BLOCK_BYTES, far below the line limit) are first
-    handed to msgspec, which parses and validates them against the Struct mirrors of the
-    models (linecheck) in one call. A block is taken when it holds exactly one JSON object per
-    line (it starts with {, ends with }, msgspec reads one object per newline, and every
-    newline inside it stands between } and {, with at most spaces or tabs around it: see
-    _joined; so no value spans two lines and no line holds two) and the count of its colons shows no
-    repeated key. A block that fails any of these is halved, down to a few lines checked one
-    at a time the same way, and the few other lines (run_start, plan, ...) against the
-    models, with the same key count; only a line these checks do not accept takes the careful
-    path that explains. A local log's bytes are not kept once checked (see Reread).
-    """
-    reuse = reread is not None and hasattr(stream, "readinto")
-    buf = bytearray(CHUNK_BYTES) if reuse else b""
-    number = base = total = held = 0  # held: the bytes at the start of buf carried from the last chunk
+    """Check line by line, CHUNK_BYTES read at a time (the part line at a chunk's end is
+    carried into the next); a line without a newline can only be the last. Returns the
+    number of lines read."""
+    number = base = total = 0  # base: where ``held`` starts in the file
+    read = checker.read_line
+    held = b""
     skipping = False  # inside a line longer than MAX_LINE_BYTES, until its newline
     while True:
         want = min(CHUNK_BYTES, max_bytes + 1 - total) if total <= max_bytes else 0
-        if reuse:  # one buffer for the whole log: no fresh memory per chunk, nothing kept
-            if held + want > len(buf):
-                buf.extend(bytes(held + want - len(buf)))
-            with memoryview(buf) as view:
-                got = (stream.readinto(view[held:held + want]) or 0) if want else 0
-        else:  # a log in object storage: its chunks are kept for the events built later
-            part = stream.read(want) if want else b""
-            buf, got = buf[:held] + part, len(part)
-        total += got
+        part = stream.read(want) if want else b""
+        total += len(part)
         over = total > max_bytes
         if over:
-            got -= total - max_bytes
-        size = held + got
-        final = over or got == 0
+            part = part[:len(part) - (total - max_bytes)]
+        data = held + part if held else part
         begin = 0
         if skipping:
-            cut = buf.find(b"\n", 0, size) + 1
-            begin = cut if cut else size
+            cut = data.find(b"\n") + 1
+            begin = cut if cut else len(data)
             skipping = not cut
-        end = buf.rfind(b"\n", begin, size) + 1
+        end = data.rfind(b"\n", begin) + 1
         if end:
-            done = _read_whole_lines(checker, buf, begin, end, number, base, reread)
-            if done is None:
-                return number  # refused: nothing more is read
-            number = done
-        carry_from = max(end, begin)  # the part line at the end moves to the front
-        base += carry_from
-        held = size - carry_from
-        if reuse:
-            if held and carry_from:
-                buf[:held] = buf[carry_from:size]
-        else:
-            buf = buf[carry_from:size]
-        if final:
+            offset = base + begin
+            for raw in data[begin:end - 1].split(b"\n"):
+                number += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+                elif read(number, raw, offset, reread):
+                    return number  # refused: nothing more is read
+                offset += len(raw) + 1
+            begin = end
+        held = data[begin:]
+        base += begin
+        if over or not part:
             break
-        if held > MAX_LINE_BYTES:
+        if len(held) > MAX_LINE_BYTES:
             number += 1
             checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
-            base += held
-            held, skipping = 0, True
+            base += len(held)
+            held, skipping = b"", True
     if over:
         checker.problem(number + 1, "error", f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read")
         return number + 1
     if held and not skipping:
         number += 1
-        if held > MAX_LINE_BYTES:
+        if len(held) > MAX_LINE_BYTES:
             checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
         else:
-            checker.check_line(number, bytes(buf[:held]), unterminated=True)
+            checker.check_line(number, held, unterminated=True)
     return number
 
 
-def _read_whole_lines(checker: _Checker, data: bytes | bytearray, begin: int, limit: int, number: int, base: int, reread: Reread | None) -> int | None:
-    """Check the whole lines ``data[begin:limit]`` (which ends in a newline) after line ``number``;
-    ``base`` is where ``data`` starts in the file. The new line count, or None once the log is refused.
-
-    Each block is copied out once, and one pass over the copy keeps only the bytes of _MARKS
-    (``bytes.translate``), where its newlines, colons, backslashes and line joins are then
-    counted in a tenth of the bytes. That costs less than two counts and two searches over
-    the block."""
-    with memoryview(data) as view:
-        while begin < limit:
-            stop = data.rfind(b"\n", begin, min(begin + BLOCK_BYTES, limit)) + 1
-            if stop <= 0:  # no whole line in reach: a line longer than a block
-                stop = data.find(b"\n", begin, limit) + 1
-            block = bytes(view[begin:stop])
-            marks = block.translate(None, _NOT_MARKS)
-            lines = marks.count(b"\n")
-            if not _read_block(checker, block, 0, len(block), number, lines, base + begin, reread, marks):
-                return None
-            number += lines
-            begin = stop
-    return number
-
-
-def _read_block(checker: _Checker, data: bytes, begin: int, stop: int, number: int, lines: int, base: int = 0, reread: Reread | None = None, marks: bytes | None = None) -> bool:
-    """Whole lines ``data[begin:stop]`` after line ``number``: one call to msgspec when the
-    block passes (see _read_lines); else each half on its own, down to a few lines that are
-    checked one at a time. False once the log is refused. ``marks``: the whole of ``data``
-    cut down to the bytes of _MARKS, when the caller has it."""
-    structs = None
-    colons = 0
-    escaped = (_ESCAPE in marks) if marks is not None else data.find(_ESCAPE, begin, stop) >= 0
-    if (
-        data[begin] == 123  # {
-        and data[stop - 2] == 125  # }
-        and _joined(data, begin, stop, lines, marks)
-        and stop - begin <= MAX_LINE_BYTES
-        and (not escaped or data.find(_COUNT_UNSAFE, begin, stop) < 0)
-    ):
-        try:
-            structs = _CELL_BLOCK(memoryview(data)[begin:stop])
-        except _FAST_ERRORS:
-            structs = None
-        if structs is not None:
-            colons = marks.count(KEY_MARK) if marks is not None else data.count(KEY_MARK, begin, stop)
-            if not (len(structs) == lines and colons == encode(structs).count(KEY_MARK)):
-                structs = None
-    if structs is not None:
-        where = LineBlock(data, begin, stop) if reread is None else LineBlock(None, base + begin, base + stop, reread, lines, colons)
-        checker.accept_cell_lines(range(number + 1, number + lines + 1), structs, where, range(lines), None)
-        return True
-    middle = data.find(b"\n", begin + (stop - begin) // 2, stop - 1) + 1
-    if lines > SMALL_BLOCK_LINES and begin < middle < stop:
-        first = data.count(b"\n", begin, middle)
-        return _read_block(checker, data, begin, middle, number, first, base, reread) and _read_block(checker, data, middle, stop, number + first, lines - first, base, reread)
-    starts = _line_starts(data, begin, stop)
-    ends = [at - 1 for at in starts[1:]]
-    del starts[-1]
-    return _check_block(checker, data, starts, ends, number + 1, base, reread)
-
-
-def _joined(data: bytes, begin: int, stop: int, lines: int, marks: bytes | None) -> bool:
-    """Whether each newline of ``data[begin:stop]`` but the last stands between a } and a {:
-    in the block's bytes, or, when given, in ``marks`` (the block cut down to _MARKS).
-
-    The check in ``marks`` is as strict as the one in the bytes, given the rest of
-    _read_block's checks: the block starts with { and ends with }, msgspec reads it as
-    objects only (the Struct union refuses any other value), as many as it has newlines, and
-    msgspec refuses a raw control byte (a newline) inside a string. Each }\n{ in ``marks``
-    uses its own newline, so every newline but the last is one. Around such a newline the
-    dropped bytes hold no token of a value: inside an object or array the token after a key
-    or value is one of ``,:]}``, all kept, and the } may be text in a string only if such a
-    token follows it. So the newline lies between two objects at the top level, where only
-    whitespace can stand; \r is kept, so that whitespace is spaces or tabs."""
-    if marks is not None:
-        return marks.count(b"}\n{") == lines - 1
-    return data.count(_LINE_JOIN, begin, stop) == lines - 1 or data.count(b"}\n{", begin, stop) == lines - 1
-
-
-def _increasing(seqs: list[int]) -> bool:
-    """Whether the seqs rise strictly: usually a run of consecutive numbers (one comparison
-    of lists in C), else compared pairwise."""
-    first = seqs[0]
-    if seqs[-1] - first == len(seqs) - 1 and seqs == list(range(first, first + len(seqs))):
-        return True
-    return all(map(int.__lt__, seqs, seqs[1:]))
-
-
-def _check_block(checker: _Checker, data: bytes, starts: list[int], ends: list[int], number: int, base: int = 0, reread: Reread | None = None) -> bool:
-    """One line at a time; False once the log is refused (nothing more is read)."""
-    pending: list[tuple[int, Any, int, int]] = []
-
-    def flush() -> None:
-        if pending:
-            numbers, structs, begins, stops = zip(*pending)
-            if reread is None:
-                checker.accept_cell_lines(list(numbers), list(structs), data, begins, stops)
-            else:  # consecutive lines (any other line flushes first): read again as one block
-                first, last = begins[0], stops[-1] + 1
-                where = LineBlock(None, base + first, base + last, reread, len(numbers), data.count(KEY_MARK, first, last))
-                checker.accept_cell_lines(list(numbers), list(structs), where, range(len(numbers)), None)
-            pending.clear()
-
-    for begin, stop in zip(starts, ends):
-        if stop - begin > MAX_LINE_BYTES:
-            flush()
-            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
-            number += 1
-            continue
-        raw = bytes(memoryview(data)[begin:stop])
-        try:
-            struct = _CELL_LINE(raw)
-        except _FAST_ERRORS:
-            struct = None
-        if struct is not None and _COUNT_UNSAFE not in raw and raw.count(KEY_MARK) == encode(struct).count(KEY_MARK):
-            pending.append((number, struct, begin, stop))
-            number += 1
-            continue
-        flush()
-        if struct is None:
-            event = _other_line(raw)
-            if event is not None:
-                checker.accept_model(number, event)
-                number += 1
-                continue
-        checker.check_line(number, raw.rstrip(b"\r"), unterminated=False)
-        if checker.reading.refused:
-            return False
-        number += 1
-    flush()
-    return True
+def fill_defaults(matrix: list[Any]) -> list[Any]:
+    """A plan mirror's matrix made into the run's planned cells, in place: each optional field
+    a cell's line left out (UNSET) takes the model's default, so the cells read as the models
+    do (``repeat_of`` None). Done after the duplicate-key check, which needs the line's keys
+    exactly; one decode serves both (a long plan's matrix holds tens of thousands of cells)."""
+    for name, default in PLANNED_DEFAULTS.items():
+        for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
+            force_setattr(cell, name, default)  # the cells are frozen; none is shared yet
+    return matrix
 
 
 def _open_log(path: Any, max_bytes: int) -> BinaryIO:
@@ -977,59 +723,17 @@ def _open_log(path: Any, max_bytes: int) -> BinaryIO:
     return opener()  # type: ignore[no-any-return]
 
 
-def _other_line(raw: bytes) -> Envelope | None:
-    """A line that is not per-cell, accepted in one call with no key repeated; None leaves it
-    to the careful path, which says what is wrong. A plan is checked against its mirror
-    first (then only the fields around its matrix are built through the model), else against
-    the models."""
-    try:
-        plan = _PLAN_LINE(raw)
-    except _FAST_ERRORS:
-        plan = None
-    if plan is not None and _COUNT_UNSAFE not in raw and raw.count(KEY_MARK) == encode(plan).count(KEY_MARK):
-        built = _plan_model(plan)
-        if built is not None:
-            return built
-    try:
-        event = _MODEL_LINE(raw)
-    except ValidationError:
-        return None
-    if event.schema_version in READABLE_VERSIONS and _unique_keys_in(raw, event):
-        return event  # type: ignore[no-any-return]
-    return None
-
-
-def _plan_model(plan: Any) -> Plan | None:
+def plan_model(plan: Any) -> Plan:
     """The Plan model of a plan line its mirror accepted: every field but the matrix through
     the model (with the first cell, as the matrix may not be empty); the matrix is the
     mirror's own PlannedCellLine Structs, with the model's defaults filled in (fill_defaults),
-    which read as the cells' models do."""
+    which read as the cells' models do. A long plan's cells are not made into models."""
+    from reportgen.contract.events import Plan
+
     fields = {name: value for name in plan.__struct_fields__ if name != "matrix" and (value := getattr(plan, name)) is not msgspec.UNSET}
     data = msgspec.to_builtins(fields)
     data["kind"], data["matrix"] = plan.kind, [msgspec.to_builtins(plan.matrix[0])]
-    try:
-        model = Plan.model_validate(data)
-    except ValidationError:
-        return None
-    return model.model_copy(update={"matrix": fill_defaults(plan.matrix)})
-
-
-def _unique_keys_in(raw: bytes, event: Envelope) -> bool:
-    """Whether a line that validated as ``event`` has no repeated key: the colon count of
-    linecheck.same_keys against the event written again with the fields it was given, or,
-    for a line with a \\u003 escape, a second parse."""
-    if _COUNT_UNSAFE in raw:
-        return _unique_json(raw)
-    return raw.count(KEY_MARK) == event.__pydantic_serializer__.to_json(event, exclude_unset=True).count(KEY_MARK)
-
-
-def _unique_json(chunk: bytes) -> bool:
-    """Whether a line that validated has no repeated key (a second parse; for the few lines that are not per-cell)."""
-    try:
-        json.loads(chunk, object_pairs_hook=_unique_keys)
-    except ValueError:
-        return False
-    return True
+    return Plan.model_validate(data).model_copy(update={"matrix": fill_defaults(plan.matrix)})
 
 
 def validate_files(paths: list[str], as_json: bool, max_problems: int, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[str, int]:

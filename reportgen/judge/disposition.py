@@ -22,7 +22,7 @@ from reportgen.contract import events as ev
 from reportgen.judge.timing_stability import timed_cells, undecided_cells
 from reportgen.contract.events import PlannedCell
 from reportgen.judge.localization import judge_localization
-from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, CellRecord, RunModel, per_run, shape_label
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -107,13 +107,11 @@ def cells_with_status(run: RunModel, *statuses: str) -> tuple[CellRecord, ...]:
     return run.with_status(*statuses) if any(counts[s] for s in statuses) else ()
 
 
+@per_run
 def failed_cases(run: RunModel) -> tuple[str, ...]:
     """The cases of the mismatching and non-finite cells, in plan order (worked out once per
     run: the headline and the performance stop read them too)."""
-    found = run.derived.get("judge.failed_cases")
-    if found is None:
-        found = run.derived["judge.failed_cases"] = _cases(cells_with_status(run, *FAILED))
-    return found
+    return _cases(cells_with_status(run, *FAILED))
 
 
 def _family(run: RunModel) -> str:
@@ -202,20 +200,18 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     return reasons
 
 
+@per_run
 def flagged(run: RunModel) -> list[CellRecord]:
     """The cells with any fact that a rule looks for besides status and plan: a cold call that
     did not match or did not start empty, CPU fallback, a graph break, a recompile, per-output
     statistics. Found in one pass over the cells, kept for the run (a long log has tens of
     thousands of cells and almost none of these); each rule picks its own from these few.
     A rule that reads another such fact adds it here."""
-    found = run.derived.get("judge.flagged")
-    if found is None:
-        found = run.derived["judge.flagged"] = [
-            c for c in run.cells
-            if c.cold_check_failed or c.cold_full_caches or c.fallback_items or c.graph_break_reasons or c.recompiles_seen
-            or c.recompiled or c.recompile_limit_hit or c.eager_after_recompile_limit or c.per_output
-        ]
-    return found
+    return [
+        c for c in run.cells
+        if c.cold_check_failed or c.cold_full_caches or c.fallback_items or c.graph_break_reasons or c.recompiles_seen
+        or c.recompiled or c.recompile_limit_hit or c.eager_after_recompile_limit or c.per_output
+    ]
 
 
 def _accepted(notes: Notes, cell: CellRecord) -> bool:
@@ -627,13 +623,11 @@ def planned_columns(run: RunModel) -> set[tuple[str, str, str]]:
     return {(g.dtype, g.layout, g.mode) for side in _scope_groups(run) for g in side}
 
 
+@per_run
 def _scope_groups(run: RunModel) -> tuple[tuple[ScopeGroup, ...], tuple[ScopeGroup, ...]]:
     """(passed, not passed) groups, each in plan order; worked out once per run (the rules
     read its columns too)."""
-    found = run.derived.get("judge.scope_groups")
-    if found is None:
-        found = run.derived["judge.scope_groups"] = _scope_pass(run.cells)
-    return found
+    return _scope_pass(run.cells)
 
 
 def scope_label(cell: CellRecord) -> str:

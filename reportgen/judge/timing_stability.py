@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collector.stability import STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
-from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
 SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
 FLAG = "unstable timing"
@@ -69,17 +69,15 @@ def host_text(host: object) -> str:
     return "; ".join(parts)
 
 
+@per_run
 def timed_cells(run: RunModel) -> list[CellStability]:
     """Every passing cell with a warm series, classified, in plan order (computed once per run)."""
-    found = run.derived.get("judge.timing_stability")
-    if found is None:
-        found = []
-        for cell in run.cells:
-            if cell.status == "pass" and cell.warm_median_s is not None:
-                judged = cell_stability(cell)
-                if judged is not None:
-                    found.append(judged)
-        run.derived["judge.timing_stability"] = found
+    found = []
+    for cell in run.cells:
+        if cell.status == "pass" and cell.warm_median_s is not None:
+            judged = cell_stability(cell)
+            if judged is not None:
+                found.append(judged)
     return found
 
 

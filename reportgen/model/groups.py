@@ -14,6 +14,7 @@ from typing import Any
 
 from msgspec import UNSET
 
+from reportgen.contract.lines import RegionStatsLine
 from reportgen.model.runmodel import CellRecord, RunModel
 
 FAILED = ("mismatch", "nonfinite", "error")
@@ -65,8 +66,8 @@ class FailureGroup:
                 per_name.setdefault(name, []).append(figures)
         if per_name:
             shown = []
-            for name, figures in sorted(per_name.items())[:NAMES_SHOWN]:
-                lo, hi, total = min(f[0] for f in figures), max(f[0] for f in figures), max(f[1] for f in figures)
+            for name, pairs in sorted(per_name.items())[:NAMES_SHOWN]:
+                lo, hi, total = min(f[0] for f in pairs), max(f[0] for f in pairs), max(f[1] for f in pairs)
                 shown.append(f"{name} {lo if lo == hi else f'{lo} to {hi}'} of {total}")
             more = f" and {len(per_name) - NAMES_SHOWN} more" if len(per_name) > NAMES_SHOWN else ""
             out.append(f"updated parameter elements outside the tolerance: {'; '.join(shown)}{more}")
@@ -112,12 +113,12 @@ def where_text(cell: CellRecord) -> str:
     if cell.trained:
         return _training_where(cell)
     prefix = "non-finite values; " if cell.status == "nonfinite" else ""
-    if cell.status == "mismatch" and cell.mismatched == 0 and cell.task_metric and cell.task_metric.get("passed") is False:
+    if cell.status == "mismatch" and cell.mismatched == 0 and cell.task_metric and cell.task_metric.passed is False:
         return "task criterion not met; no element outside the tolerance"
     if cell.per_output:
-        bad = [o for o in cell.per_output if o["mismatched"]]
-        regions = sorted({o["region"] for o in bad if o.get("region")})
-        names = _names([o["name"] for o in bad]) if bad else "no output"
+        bad = [o for o in cell.per_output if o.mismatched]
+        regions = sorted({region for o in bad if (region := o.get("region"))})
+        names = _names([o.name for o in bad]) if bad else "no output"
         text = f"only in {names}" if len(bad) < len(cell.per_output) else f"in {names}"
         if regions:
             text += f", inside the judged region ({'; '.join(regions)})"
@@ -153,12 +154,12 @@ def _names(names: list[str]) -> str:
 
 def _outside_facts(cells: list[CellRecord]) -> str:
     """The excluded regions' statistics, when the plan declared judged regions."""
-    outs = [o["outside"] for c in [c for c in cells if c.per_output] for o in c.per_output if o.get("outside")]  # type: ignore[union-attr]
+    outs: list[RegionStatsLine] = [x for c in cells if c.per_output for o in c.per_output if (x := o.get("outside"))]
     if not outs:
         return ""
-    beyond = [o["beyond_tolerance"] for o in outs if o.get("beyond_tolerance") is not None]
-    worst = [o["max_abs"] for o in outs if o.get("max_abs") is not None]
-    text = f"outside the judged region: {sum(o['count'] for o in outs)} element(s) not judged"
+    beyond: list[int] = [n for o in outs if (n := o.get("beyond_tolerance")) is not None]
+    worst = [o.max_abs for o in outs if o.max_abs is not None]
+    text = f"outside the judged region: {sum(o.count for o in outs)} element(s) not judged"
     if beyond:
         text += f", {sum(beyond)} of them beyond the tolerance"
     if worst:

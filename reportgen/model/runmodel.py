@@ -16,13 +16,15 @@ from operator import attrgetter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from functools import wraps
+from typing import Any, Callable, Mapping, TypeVar
+from weakref import WeakKeyDictionary
 
 from msgspec import UNSET
 
 from reportgen.contract import events as ev
-from reportgen.contract.linecheck import cell_decoder
-from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, read_log
+from reportgen.contract.lines import OutputStatsLine, PlannedCellLine, TaskMetricLine
+from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
 _NONE_OFF: Mapping[str, tuple[int, int]] = MappingProxyType({})
@@ -37,10 +39,9 @@ def shape_label(batch: int, length: int) -> str:
 class CellRecord:
     """Everything the log says about one planned cell."""
 
-    # The plan's cell: a PlannedCell model, or for a plan its mirror accepted, the
-    # PlannedCellLine Struct as the plan mirror decoded it (the same attributes and values,
-    # defaults filled in: linecheck.fill_defaults).
-    planned: ev.PlannedCell
+    # The plan's cell as the reader decoded it, on either path: the Struct mirror of the
+    # PlannedCell model (the same attributes and values, defaults filled in: fill_defaults).
+    planned: PlannedCellLine
     case: str  # planned.case, kept at hand: every rule and view reads it for every cell
     # Where the cell's events are made when asked for (given by position: a long log makes
     # tens of thousands of records, and a keyword costs a tenth of the call).
@@ -77,12 +78,12 @@ class CellRecord:
     cold_full_caches: tuple[str, ...] = ()
     # Where a failed cell's mismatches lie, as far as the log says (read by the failure groups).
     worst_output: str | None = None
-    per_output: list[dict[str, Any]] | None = None  # error_stats.per_output as logged, when logged
+    per_output: list[OutputStatsLine] | None = None  # error_stats.per_output as logged, when logged
     failure_kind: str | None = None  # "phase: type" of a failure
     failure_text: str | None = None  # "phase: type: message", in full
     skip_reason: str | None = None
     output_dtypes: tuple[str, ...] = ()  # of the outputs the case_result lists
-    task_metric: dict[str, Any] | None = None
+    task_metric: TaskMetricLine | None = None
     loss_off: bool = False
     grads_off: frozenset[str] = frozenset()
     params_off: Mapping[str, tuple[int, int]] = field(default_factory=lambda: _NONE_OFF)  # name -> (mismatched, total); shared while empty
@@ -178,7 +179,36 @@ class CellRecord:
         return timings[-1].scope if timings else None
 
 
-@dataclass
+_CACHES: list[WeakKeyDictionary[Any, dict[Any, Any]]] = []
+T = TypeVar("T")
+
+
+def per_run(compute: Callable[..., T]) -> Callable[..., T]:
+    """``compute(run, *args)`` worked out once per run and arguments: a consumer's own cache,
+    kept beside the run (the run model holds no consumer's figures) and gone with it. Cells
+    do not change once a run is built; a test that changes them calls ``forget``."""
+    cache: WeakKeyDictionary[Any, dict[Any, Any]] = WeakKeyDictionary()
+    _CACHES.append(cache)
+
+    @wraps(compute)
+    def cached(run: RunModel, *args: Any) -> T:
+        found = cache.get(run)
+        if found is None:
+            found = cache[run] = {}
+        if args not in found:
+            found[args] = compute(run, *args)
+        return found[args]  # type: ignore[no-any-return]
+
+    return cached
+
+
+def forget(run: RunModel) -> None:
+    """Drop what every per_run cache holds for ``run`` (after its cells were changed)."""
+    for cache in _CACHES:
+        cache.pop(run, None)
+
+
+@dataclass(eq=False)  # one run is one object: consumers key their caches by it (per_run)
 class RunModel:
     path: str
     start: ev.RunStart
@@ -196,22 +226,12 @@ class RunModel:
     kind_counts: dict[str, int] = field(default_factory=dict)
     # Generation plans (1.2): how the plan's padding policy served each request length.
     requests: list[ev.Request] = field(default_factory=list)
-    # Figures over every cell that several views read, worked out once (see render.view).
-    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def cells_with(self, kind: str) -> list[CellRecord]:
         """The cells that logged at least one event of a per-cell kind."""
         if not self.kind_counts.get(kind) or not self.cells:
             return []
-        key = ("cells_with", kind)
-        found = self.derived.get(key)
-        if found is None:
-            # A cell's events are those of the CELL_FACTS kinds naming its case (the builder
-            # attaches each to its cell): looked up by case in the log's columns, no event built.
-            source = self.cells[0].source
-            cases = source.cases_with(kind) if kind in CELL_FACTS and source is not None else set()
-            found = self.derived[key] = [c for c in self.cells if c.case in cases]
-        return list(found)
+        return list(_cells_with(self, kind))
 
     @property
     def complete(self) -> bool:
@@ -221,36 +241,48 @@ class RunModel:
     def synthetic(self) -> bool:
         return self.start.origin == "synthetic"
 
-    def _statuses(self) -> list[str]:
-        """Each cell's status, in plan order (read once per run)."""
-        found = self.derived.get("statuses")
-        if found is None:
-            found = self.derived["statuses"] = [c.status for c in self.cells]
-        return found  # type: ignore[no-any-return]
-
     def counts(self) -> dict[str, int]:
-        counts = self.derived.get("counts")
-        if counts is None:
-            statuses = self._statuses()
-            counts = self.derived["counts"] = {s: statuses.count(s) for s in STATUS_ORDER}  # counted in C
-            if sum(counts.values()) != len(statuses):  # a status outside STATUS_ORDER: counted too
-                counts.update(Counter(statuses))
-        return dict(counts)
+        return dict(_counts(self))
 
     def with_status(self, *statuses: str) -> tuple[CellRecord, ...]:
         """The cells of these statuses, in plan order (worked out once per run: the rules and
         views ask for the same few sets). Cells do not change once the run is built."""
-        key = ("with_status", *statuses)
-        found = self.derived.get(key)
-        if found is None:
-            wanted = frozenset(statuses)
-            found = self.derived[key] = tuple(compress(self.cells, map(wanted.__contains__, self._statuses())))  # picked in C
-        return found  # type: ignore[no-any-return]
+        return _with_status(self, *statuses)  # type: ignore[no-any-return]
 
     def version(self, name: str) -> str | None:
         if self.environment is None or name not in self.environment.versions:
             return None
         return self.environment.versions[name].value
+
+
+@per_run
+def _statuses(run: RunModel) -> list[str]:
+    """Each cell's status, in plan order."""
+    return [c.status for c in run.cells]
+
+
+@per_run
+def _counts(run: RunModel) -> dict[str, int]:
+    statuses = _statuses(run)
+    counts = {s: statuses.count(s) for s in STATUS_ORDER}  # counted in C
+    if sum(counts.values()) != len(statuses):  # a status outside STATUS_ORDER: counted too
+        counts.update(Counter(statuses))
+    return counts
+
+
+@per_run
+def _with_status(run: RunModel, *statuses: str) -> tuple[CellRecord, ...]:
+    wanted = frozenset(statuses)
+    return tuple(compress(run.cells, map(wanted.__contains__, _statuses(run))))  # picked in C
+
+
+@per_run
+def _cells_with(run: RunModel, kind: str) -> list[CellRecord]:
+    # A cell's events are those of the CELL_FACTS kinds naming its case (the builder attaches
+    # each to its cell): looked up by case in the log's records, no event built.
+    source = run.cells[0].source
+    cases = source.cases_with(kind) if kind in CELL_FACTS and source is not None else set()
+    return [c for c in run.cells if c.case in cases]
 
 
 class NotARun(ValueError):
@@ -272,25 +304,27 @@ class RunBuilder:
         self.warnings: list[ev.WarningEvent] = []
         self.requests: list[ev.Request] = []
 
-    def add(self, record: LoggedEvent, data: dict[str, Any] | None) -> None:
-        """Attach one event; ``data`` is its fields as a dict when the reader has them."""
+    def add(self, record: LoggedEvent, data: Any) -> None:
+        """Attach one event; ``data`` is its fields as the reader's Struct (contract.linecheck)."""
         kind = record.kind
         counts = self.kind_counts
         counts[kind] = counts.get(kind, 0) + 1
-        if self.first_result_line is None and kind in ("case_result", "reference", "compile", "timing"):
+        if self.first_result_line is None and kind in _FIRST_RESULT_KINDS:
             self.first_result_line = record.line
         attach = CELL_FACTS.get(kind)
         if attach is not None:
             cell = self.cells.get(record.case)  # type: ignore[arg-type]
             if cell is not None:
-                cell.lines.append(record.line)
-                attach(cell, data if data is not None else _as_struct(record.event), record.line)
+                line = record.line
+                cell.lines.append(line)
+                attach(cell, data, line)
             return
         self.first.setdefault(kind, record)
         event = record.event
         if isinstance(event, ev.Plan) and not self.cells:
             events = self.events
-            self.cells = {c.case: CellRecord(c, c.case, events) for c in event.matrix}
+            # The reader keeps the matrix as PlannedCellLine Structs, on either path.
+            self.cells = {c.case: CellRecord(c, c.case, events) for c in event.matrix}  # type: ignore[arg-type]
             if event.selection is not None:
                 chosen = set(event.selection.cases)
                 for case, cell in self.cells.items():
@@ -306,151 +340,6 @@ class RunBuilder:
             self.warnings.append(event)
             if event.case in self.cells:
                 self.cells[event.case].warnings += (event.message,)
-
-    def add_block(self, numbers: range | list[int], structs: list[Any], kinds: list[str], cases: list[str | None]) -> None:
-        """Attach a block of per-cell events read together (their line numbers, Structs,
-        kinds and cases): ``add`` for each, with the facts of the common kinds gathered inline
-        (the same as CELL_FACTS; a test compares them)."""
-        counts, cells = self.kind_counts, self.cells
-        for kind in set(kinds):
-            counts[kind] = counts.get(kind, 0) + kinds.count(kind)
-        if self.first_result_line is None:
-            self.first_result_line = next((line for line, kind in zip(numbers, kinds) if kind in ("case_result", "compile", "timing")), None)
-        unset, op_lists = UNSET, _OP_LISTS
-        # Consecutive cells mostly share their timing facts, op lists and output dtypes: the
-        # last ones seen and their shared tuples are compared first (a compare costs less than
-        # working a fact out again or hashing a new tuple).
-        last_timed: Any = None
-        last_ops: Any = None
-        last_dtype: Any = None
-        # And a cell's count of elements compared, worst output's name, and task metric's name
-        # and criterion: each kept as the last cell's object when equal to it (fewer objects
-        # kept to the end of the report, and freed there).
-        last_total = last_worst = last_metric_name = last_criterion = None
-        single: Any = ()
-        ops = dtypes = ()
-        found = list(map(cells.get, cases))  # the cells looked up in C
-        if not all(found):  # an event for a cell the plan does not list: not attached
-            keep = list(map(bool, found))
-            numbers, structs, kinds, found = (list(compress(column, keep)) for column in (numbers, structs, kinds, found))
-        for line, s, kind, cell in zip(numbers, structs, kinds, found):
-            cell.lines.append(line)
-            if kind == "timing":
-                cold, warm = s.cold, s.warm
-                if cold and cold.cache_condition == RESTART:
-                    _restart_facts(cell, cold)
-                elif cold:
-                    cell.cold_s = cold.seconds
-                    if cold.output_check or cold.cache_dirs:
-                        _cold_facts(cell, cold)
-                    else:
-                        cell.cold_check_failed, cell.cold_full_caches = False, ()
-                timed_out = s.cold_timed_out_after_s
-                if timed_out is not None and timed_out is not unset:
-                    cell.cold_timed_out_after_s = timed_out
-                if warm:
-                    cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
-                if s.eager_after_recompile_limit is True:
-                    cell.eager_after_recompile_limit = True
-                if cold or warm:  # a timed-out cold call timed nothing
-                    # A cell's first fact is a shared one-item tuple.
-                    key = (not cold, s.synchronized, s.timed_region, s.timed_notes)
-                    if key != last_timed:
-                        last_timed = key
-                        fact = _timed(bool(cold), key[2], key[3], key[1])
-                        single = _ONE_TIMED.setdefault(fact, (fact,))
-                    cell.timed += single  # () + single is single itself
-                if s.layout_achieved is False or (cold and cold.layout_achieved is False):
-                    cell.timing_layout_missed += ("cold" if cold else "warm",)
-            elif kind == "case_result":
-                cell.status = cell.measured_status = s.status
-                cell.result_line = line
-                cell.untested_reason = None
-                achieved = s.layout_achieved
-                cell.layout_achieved = None if achieved is unset else achieved
-                fed = s.layout_fed
-                cell.layout_fed = None if fed is unset else fed
-                if achieved is False:
-                    cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
-                if s.warnings:
-                    cell.warnings += tuple(s.warnings)
-                recompiled = s.recompiled
-                cell.recompiled = None if recompiled is unset else recompiled
-                outputs = s.outputs
-                if outputs and len(outputs) == 1:  # most workloads return one output
-                    output = outputs[0]
-                    cell.output_nonfinite = output.nonfinite
-                    if output.dtype != last_dtype:
-                        last_dtype = output.dtype
-                        dtypes = (last_dtype,)
-                        dtypes = op_lists.setdefault(dtypes, dtypes)
-                    cell.output_dtypes = dtypes
-                else:
-                    cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
-                    several = tuple(o.dtype for o in outputs) if outputs else ()
-                    cell.output_dtypes = op_lists.setdefault(several, several)
-                reason = s.skip_reason
-                cell.skip_reason = None if reason is unset else reason
-                stats = s.error_stats
-                if stats:
-                    total, worst = stats.total, stats.worst_output or None
-                    if total == last_total:
-                        total = last_total
-                    else:
-                        last_total = total
-                    if worst == last_worst:
-                        worst = last_worst
-                    else:
-                        last_worst = worst
-                    cell.mismatched, cell.total, cell.max_abs = stats.mismatched, total, stats.max_abs
-                    cell.worst_output = worst
-                    per_output = stats.per_output
-                    cell.per_output = None if per_output is unset else per_output
-                fail = s.failure
-                if fail:
-                    cell.failure_kind = f"{fail.phase}: {fail.type}"
-                    cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}"
-                else:
-                    cell.failure_kind = cell.failure_text = None
-                metric = s.task_metric
-                if metric:
-                    # The metric's name and criterion are the run's, the same for every cell:
-                    # kept once.
-                    name, criterion = metric.name, metric.criterion
-                    if name == last_metric_name:
-                        metric.name = last_metric_name
-                    else:
-                        last_metric_name = name
-                    if criterion:
-                        if criterion == last_criterion:
-                            metric.criterion = last_criterion
-                        else:
-                            last_criterion = criterion
-                    cell.task_metric = metric
-                else:
-                    cell.task_metric = None
-            elif kind == "operators":
-                fallback, executed = s.fallback, s.executed
-                cell.fallback_status = fallback.status
-                cell.fallback_items = tuple(fallback.items) if fallback.items else ()
-                cell.executed_status = executed.status
-                listed = executed.items
-                if not listed:
-                    cell.executed_items = ()
-                else:
-                    if listed != last_ops:
-                        last_ops, items = listed, tuple(listed)
-                        ops = op_lists.setdefault(items, items)
-                    cell.executed_items = ops
-            elif kind == "compile":
-                if s.graph_breaks:
-                    cell.graph_break_reasons += tuple(b.reason for b in s.graph_breaks)
-                if s.recompiles:
-                    cell.recompiles_seen = True
-                if s.recompile_limit_hit is True:
-                    cell.recompile_limit_hit = True
-            else:
-                CELL_FACTS[kind](cell, s, line)
 
     def _first(self, kind: str) -> Any:
         record = self.first.get(kind)
@@ -508,25 +397,22 @@ def build_run(reading: LogReading) -> RunModel:
     """Gather an already read log into a RunModel (the reading may be incomplete)."""
     builder = RunBuilder(reading.records)
     for record in reading.records:
-        builder.add(record, None)
+        builder.add(record, fields_of(record))
     return builder.build(reading)
 
 
 def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[LogReading, RunBuilder]:
     """Read a log and gather its run in the same pass; build the run only if it is valid."""
     builder = RunBuilder()
-    return read_log(path, sink=builder.add, max_bytes=max_bytes, block_sink=builder.add_block, records=builder.events), builder
+    return read_log(path, sink=builder.add, max_bytes=max_bytes, records=builder.events), builder
 
 
-_STRUCTS = cell_decoder()
 # A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
 SHAPE = attrgetter("planned.batch", "planned.length", "planned.repeat_of")
 
 
-def _as_struct(event: ev.Envelope) -> Any:
-    """An event that took the careful path, as the Struct the fast path gives (the facts read those)."""
-    return _STRUCTS(event.model_dump_json(exclude_unset=True))
+_FIRST_RESULT_KINDS = frozenset({"case_result", "reference", "compile", "timing"})
 
 
 def _opt(value: Any, default: Any = None) -> Any:
@@ -546,18 +432,22 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.status = cell.measured_status = data.status
     cell.result_line = line
     cell.untested_reason = None
-    cell.layout_achieved = _opt(data.layout_achieved)
-    cell.layout_fed = _opt(data.layout_fed)
-    if cell.layout_achieved is False:
+    achieved, fed, recompiled, reason = data.layout_achieved, data.layout_fed, data.recompiled, data.skip_reason
+    cell.layout_achieved = None if achieved is UNSET else achieved
+    cell.layout_fed = None if fed is UNSET else fed
+    if achieved is False:
         # The planned layout never reached the model: its result is not one for this layout.
         cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
     if data.warnings:
         cell.warnings += tuple(data.warnings)
-    cell.recompiled = _opt(data.recompiled)
+    cell.recompiled = None if recompiled is UNSET else recompiled
     outputs = data.outputs
-    cell.output_nonfinite = sum(o.nonfinite for o in outputs) if outputs else 0
-    cell.output_dtypes = _shared(tuple(o.dtype for o in outputs) if outputs else ())
-    cell.skip_reason = _opt(data.skip_reason)
+    if outputs:
+        cell.output_nonfinite = sum(o.nonfinite for o in outputs)
+        cell.output_dtypes = _shared(tuple(o.dtype for o in outputs))
+    else:
+        cell.output_nonfinite, cell.output_dtypes = 0, ()
+    cell.skip_reason = None if reason is UNSET else reason
     stats = data.error_stats
     if stats:
         cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
@@ -566,7 +456,8 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     fail = data.failure
     cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
     cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}" if fail else None
-    cell.task_metric = _opt(data.task_metric)
+    metric = data.task_metric
+    cell.task_metric = None if metric is UNSET else metric
 
 
 def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
@@ -625,7 +516,9 @@ def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str
 
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
-    cold, warm = _opt(data.cold), _opt(data.warm)
+    cold, warm = data.cold, data.warm
+    cold = None if cold is UNSET else cold
+    warm = None if warm is UNSET else warm
     if cold is not None and cold.cache_condition == RESTART:
         _restart_facts(cell, cold)
     elif cold is not None:

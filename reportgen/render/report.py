@@ -7,16 +7,10 @@ write. Nothing is written for a log that does not validate.
 from __future__ import annotations
 
 import base64
-
-import math
-import re
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition
@@ -243,65 +237,16 @@ _FIRST_CHAR = itemgetter(slice(0, 1))
 _FORMULA = frozenset(FORMULA_START)
 
 
-# The numbers of a row (mismatched, total, max_abs, cold_s, warm_median_s, log_line) for
-# _CHUNK cells at a time: few enough that their objects are still in the CPU's cache when
-# msgspec writes them.
-_CHUNK = 512
-_EXPONENT_PLUS = re.compile(rb"e(?=\d)")  # msgspec 1e16, repr 1e+16
-_EXPONENT_ONE_DIGIT = re.compile(rb"e-(?=\d[,\]])")  # msgspec 1e-7, repr 1e-07
-_BELOW_1E_4 = re.compile(r"(?<=[,\[])(-?0\.0000\d+)")  # msgspec 0.00001, repr 1e-05
+_CHUNK = 512  # rows made and encoded at a time
 
 
 def _figure_texts(cells: list[CellRecord]) -> list[str]:
     """Each cell's "mismatched,total,max_abs,cold_s,warm_median_s,log_line" as csv.writer
     writes them (None empty, a float as its repr)."""
-    figures = [(c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line) for c in cells]
-    if _MSGSPEC_NUMBERS_AS_REPR:
-        # Speed: msgspec writes numbers in C, a float as its shortest round-trip digits (as
-        # repr, 5x faster); only its notation differs, and is turned into repr's here.
-        try:
-            finite = math.isfinite(sum(filter(None, chain.from_iterable(figures))))
-            data = _ENCODER.encode(figures)
-        except (TypeError, OverflowError, msgspec.EncodeError):
-            finite = False
-        # Only numbers and null (None) in it: no bool (true), text or other type, NaN or Inf (null).
-        if finite and not data.translate(None, b"0123456789.,-e[]nul"):
-            return _repr_notation(data)
     return [
         f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},{'' if cold is None else cold},{'' if warm is None else warm},{'' if line is None else line}"
-        for m, t, a, cold, warm, line in figures
+        for m, t, a, cold, warm, line in ((c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line) for c in cells)
     ]
-
-
-def _repr_notation(data: bytes) -> list[str]:
-    """msgspec's JSON for a list of lists of numbers and nulls: each inner list as a CSV
-    field run, every float written as repr writes it."""
-    data = data.replace(b"null", b"")
-    if b"e" in data:
-        data = _EXPONENT_ONE_DIGIT.sub(b"e-0", _EXPONENT_PLUS.sub(b"e+", data))
-    text = data.decode("ascii")
-    if "0.0000" in text:  # repr writes 1e-05 where msgspec writes 0.00001: those few go through repr
-        parts = _BELOW_1E_4.split(text)
-        parts[1::2] = map(repr, map(float, parts[1::2]))
-        text = "".join(parts)
-    return text[2:-2].split("],[")
-
-
-_ENCODER = msgspec.json.Encoder()
-# Every notation msgspec could write, against repr: if one ever differs, every row takes the
-# f-strings (tests/test_details_csv.py checks millions of floats more).
-_PROBE = (0.0, -0.0, 0.5, 1.0, 123.0, 1e15, 9999999999999998.0, 1e16, 1.5e16, 1e22, 1.7976931348623157e308, 0.1, 0.0001,
-          9.999999999999999e-05, 1e-05, 1.5e-05, 1e-06, 2e-07, 1.25e-09, 1e-10, 5e-324, 2.2250738585072014e-308, -3.5e-05, -2e-07, -1e300)
-
-
-def _msgspec_writes_repr() -> bool:
-    try:
-        return _repr_notation(_ENCODER.encode([[x, x] for x in _PROBE])) == [f"{x!r},{x!r}" for x in _PROBE]
-    except Exception:  # any failure: the f-strings
-        return False
-
-
-_MSGSPEC_NUMBERS_AS_REPR = _msgspec_writes_repr()
 
 
 def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, inspection: Path | None = None, single_file: bool = False) -> ReportResult:

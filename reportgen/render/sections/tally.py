@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
 
 def fallback_summary(run: RunModel) -> tuple[list[str], list[str]]:
@@ -40,12 +40,10 @@ class CellTally:
     warned: list[CellRecord] = field(default_factory=list)  # cells with warnings
 
 
+@per_run
 def cell_tally(run: RunModel) -> CellTally:
     """The run's CellTally, worked out once per run."""
-    found = run.derived.get("view.tally")
-    if found is None:
-        found = run.derived["view.tally"] = count_cells(run.cells)
-    return found  # type: ignore[no-any-return]
+    return count_cells(run.cells)
 
 
 def count_cells(cells: list[CellRecord]) -> CellTally:
@@ -120,27 +118,23 @@ def count_cells(cells: list[CellRecord]) -> CellTally:
     return tally
 
 
+@per_run
 def distinct_rows(run: RunModel) -> list[tuple[int, int, bool]]:
     """The matrix's row keys, each once, first seen first (worked out once per run)."""
-    found = run.derived.get("view.rows")
-    if found is None:
-        found = run.derived["view.rows"] = list(dict.fromkeys(cell_tally(run).row_keys))
-    return found  # type: ignore[no-any-return]
+    return list(dict.fromkeys(cell_tally(run).row_keys))
 
 
 _IS_REPEAT = itemgetter(2)
 
 
+@per_run
 def op_cells(run: RunModel) -> tuple[dict[str, int], list[CellRecord], list[CellRecord]]:
     """Per executed op the number of cells that ran it; the cells measured and not (worked out once per run)."""
-    found = run.derived.get("op_cells")
-    if found is None:
-        tally = cell_tally(run)
-        per_op: dict[str, int] = {}
-        # Cells share their op list (runmodel keeps each distinct list once): the tally counts
-        # the lists, and here their ops.
-        for items, n in tally.op_lists.items():
-            for op in items:
-                per_op[op] = per_op.get(op, 0) + n
-        found = run.derived["op_cells"] = (per_op, tally.measured, tally.unmeasured)
-    return found  # type: ignore[no-any-return]
+    tally = cell_tally(run)
+    per_op: dict[str, int] = {}
+    # Cells share their op list (runmodel keeps each distinct list once): the tally counts
+    # the lists, and here their ops.
+    for items, n in tally.op_lists.items():
+        for op in items:
+            per_op[op] = per_op.get(op, 0) + n
+    return per_op, tally.measured, tally.unmeasured
