@@ -148,9 +148,13 @@ def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: 
     env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "XDG_CACHE_HOME": str(home / ".cache")}
     site = tmp_path / "site"
 
+    before = len(s3.requests())
     first = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
     assert first.returncode == 0, first.stderr
     assert f"{len(ENCODER_RUNS)} fetched from object storage" in first.stdout
+    # The listing gave every size and ETag: each log is one GET, never preceded by a HEAD.
+    methods = [(r.method, r.path) for r in s3.requests()[before:]]
+    assert "HEAD" not in [m for m, _ in methods] and len(methods) == 1 + len(ENCODER_RUNS), methods
     second = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
     assert "0 files written, 0 fetched from object storage" in second.stdout, second.stdout
     # Nothing but the output folder was written: no download cache, no temporary files.
@@ -165,6 +169,7 @@ def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: 
     assert "1 fetched from object storage" in third.stdout, third.stdout
     gets = [r.path for r in s3.requests()[before:] if r.method == "GET" and r.path.startswith("/sitebuild/runs/")]
     assert gets == [f"/sitebuild/runs/{changed.name}/events.jsonl"]
+    assert all(r.method != "HEAD" for r in s3.requests()[before:])
 
 
 def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) -> None:

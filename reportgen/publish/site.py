@@ -52,7 +52,7 @@ from reportgen.render.charts import trend_figures
 from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage import is_remote
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
-from reportgen.storage.sources import LogRef, change_key, fetched
+from reportgen.storage.sources import FETCH_BATCH, LogRef, RemoteLog, Store, change_key, fetched, forget_prefetched, prefetch
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
 from reportgen.publish.site_quick import STATE_NAME, Quick, QuickCheck, SiteResult, quick_start
 from reportgen.storage.ledgers import find_ledgers
@@ -178,36 +178,51 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}" if where else "not a JSON object with a fingerprint and runs"
 
 
-def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int, check: QuickCheck) -> list[Entry]:
+def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int, check: QuickCheck, pages_elsewhere: bool = False) -> list[Entry]:
+    """Each log's summary: the stored one when its key is known (and its page is in out_dir, or
+    with ``pages_elsewhere`` in the published site the state came from), else judged afresh.
+    Logs to judge are read ahead a batch at a time, in parallel (sources.prefetch)."""
     entries: list[Entry] = []
     seen: dict[str, LogRef] = {}
-    for index, found in enumerate(logs, start=1):
-        log = found.path
-        try:
-            key = check.known_key(found) or change_key(found, max_bytes)
-        except (NotReadable, OSError) as exc:
-            result.skipped.append(f"{log}: skipped: {getattr(exc, 'strerror', None) or exc}")
-            continue
-        cached = state["runs"].get(key)
-        if cached and (out_dir / "runs" / cached["slug"] / "index.html").is_file():
-            entry = Entry(log, key, RunSummary.from_dict(cached), None)
-        else:
-            print(terminal(f"reportgen site: [{index}/{len(logs)}] {log}"), file=sys.stderr)
+    for start in range(0, len(logs), FETCH_BATCH):
+        keyed: list[tuple[int, LogEntry, str, dict[str, Any] | None]] = []
+        for index, found in enumerate(logs[start:start + FETCH_BATCH], start=start + 1):
             try:
-                judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
-                entry = Entry(log, key, summarize(judged), judged)
-            except ReportInputError as exc:
-                result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
+                key = check.known_key(found) or change_key(found, max_bytes)
+            except (NotReadable, OSError) as exc:
+                result.skipped.append(f"{found.path}: skipped: {getattr(exc, 'strerror', None) or exc}")
                 continue
-            except Exception as exc:  # one bad log never stops the others' pages
-                result.rejected.append(f"{log}: skipped, could not be reported: {_one_line(exc)}")
+            cached = state["runs"].get(key)
+            if cached and not (pages_elsewhere or (out_dir / "runs" / cached["slug"] / "index.html").is_file()):
+                cached = None
+            keyed.append((index, found, key, cached))
+        prefetch([found for _, found, _, cached in keyed if cached is None])
+        for index, found, key, cached in keyed:
+            entry = _entry(found, key, cached, index, len(logs), result, max_bytes)
+            if entry is None:
                 continue
-        if entry.summary.run_id in seen:
-            result.rejected.append(f"{log}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}")
-            continue
-        seen[entry.summary.run_id] = log
-        entries.append(entry)
+            if entry.summary.run_id in seen:
+                result.rejected.append(f"{found.path}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}")
+                continue
+            seen[entry.summary.run_id] = found.path
+            entries.append(entry)
+        forget_prefetched([found for _, found, _, _ in keyed])
     return entries
+
+
+def _entry(found: LogEntry, key: str, cached: dict[str, Any] | None, index: int, total: int, result: SiteResult, max_bytes: int) -> Entry | None:
+    log = found.path
+    if cached:
+        return Entry(log, key, RunSummary.from_dict(cached), None)
+    print(terminal(f"reportgen site: [{index}/{total}] {log}"), file=sys.stderr)
+    try:
+        judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
+        return Entry(log, key, summarize(judged), judged)
+    except ReportInputError as exc:
+        result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
+    except Exception as exc:  # one bad log never stops the others' pages
+        result.rejected.append(f"{log}: skipped, could not be reported: {_one_line(exc)}")
+    return None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -425,7 +440,7 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
-        campaigns = _campaign_pages(paths, entries, out_dir, assets, result)
+        campaigns = _campaign_pages(paths, entries, out_dir, assets, result, _store_of(found.logs))
         written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns)
         result.written += written
     _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
@@ -482,9 +497,14 @@ def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, a
     return pages
 
 
-def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path, assets: Assets, result: SiteResult) -> list[CampaignPage]:
+def _store_of(logs: list[LogEntry]) -> Store | None:
+    """The store that listed the remote logs (its listings answer later lookups under them)."""
+    return next((e.path.store for e in logs if isinstance(e.path, RemoteLog)), None)
+
+
+def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path, assets: Assets, result: SiteResult, store: Store | None = None) -> list[CampaignPage]:
     """A page per campaign ledger found at the given locations (every planned task shown)."""
-    found = find_ledgers(paths)
+    found = find_ledgers(paths, store)
     result.warnings += found.problems
     pages = campaign_pages(found.ledgers, [e.summary for e in entries])
     for page in pages:

@@ -8,6 +8,10 @@ A location is a *folder* in the bucket: ``s3://bucket/runs`` means every key und
 ``runs/``, never ``runs2/``. Listing returns each object's ETag and size, so callers decide
 what changed without reading it; an object is read only when it is opened, into memory:
 nothing is written to local disk.
+
+Requests: a read never asks for an object's metadata first (no HEAD): the listing already gave
+its size, so a small object is one GET and a large one is read in ranged GETs of known extent.
+``Store.fetch`` reads many objects at once, at most ``FETCH_WORKERS`` requests in flight.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import hashlib
 import io
 import mimetypes
 import posixpath
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,6 +33,11 @@ ANNOTATIONS_NAME = "annotations.toml"
 # which is what makes the next publish able to skip unchanged files.
 _SINGLE_PUT_CHUNK = 2560 * 2**20
 _READ_BLOCK = 4 * 2**20
+# Objects up to this size are read whole with one GET; larger ones are streamed in blocks.
+WHOLE_GET_BYTES = 16 * 2**20
+# At most this many GETs in flight when many objects are read at once (Store.fetch): enough to
+# hide a region's 20-60 ms round trip, few enough for a laptop's connection and file handles.
+FETCH_WORKERS = 8
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".md": "text/markdown; charset=utf-8",
@@ -73,6 +84,9 @@ class Store:
         self.fs = s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True)
         self.fetched: list[str] = []
         self.uploaded: list[str] = []
+        # Bytes read ahead by fetch(), each taken (and forgotten) by the next open or read of its URL.
+        self._held: dict[str, bytes | RemoteError] = {}
+        self._listings: dict[str, dict[str, dict[str, Any]]] = {}
 
     def _call(self, what: str, url: str, func: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -84,26 +98,85 @@ class Store:
 
     def list(self, url: str) -> dict[str, dict[str, Any]]:
         """Every object under the folder URL: {s3 url: {'etag', 'size'}} (empty when none;
-        a bucket that does not exist is an error)."""
+        a bucket that does not exist is an error). One LIST request per 1,000 keys and nothing
+        else; a folder inside one this store already listed is answered from that listing
+        (one command sees one listing of a prefix)."""
         bucket, key = split_url(url)
         folder = f"{bucket}/{key}/" if key else f"{bucket}/"
-        found = self._call("list", url, self.fs.find, folder, detail=True)
-        objects = {}
-        for name, info in found.items():
-            if info.get("type", "file") != "file" or not name.startswith(folder):
-                continue
-            objects[f"s3://{name}"] = {"etag": str(info.get("ETag", "")).strip('"'), "size": int(info.get("size") or 0)}
-        return objects
+        for listed, objects in self._listings.items():
+            if folder.startswith(listed):
+                return {u: dict(info) for u, info in objects.items() if u.startswith(f"s3://{folder}")}
+        from fsspec.asyn import sync
 
-    def open(self, url: str) -> BinaryIO:
-        """A buffered binary stream of the object (read in blocks, kept in memory)."""
+        contents = self._call("list", url, sync, self.fs.loop, self._list_pages, bucket, folder.partition("/")[2])
+        objects = {}
+        for item in contents:
+            name = f"{bucket}/{item['Key']}"
+            if not name.startswith(folder) or name.endswith("/"):
+                continue  # a zero-byte "folder" marker some tools create
+            objects[f"s3://{name}"] = {"etag": str(item.get("ETag", "")).strip('"'), "size": int(item.get("Size") or 0)}
+        self._listings[folder] = objects
+        return {u: dict(info) for u, info in objects.items()}
+
+    async def _list_pages(self, bucket: str, prefix: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        more: dict[str, str] = {}
+        while True:
+            page = await self.fs._call_s3("list_objects_v2", Bucket=bucket, Prefix=prefix, **more)
+            found += page.get("Contents", [])
+            if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
+                return found
+            more = {"ContinuationToken": page["NextContinuationToken"]}
+
+    def open(self, url: str, size: int | None = None) -> BinaryIO:
+        """A binary stream of the object, kept in memory. With ``size`` (as listed) nothing asks
+        the store for it first: an object up to WHOLE_GET_BYTES is one GET, a larger one is read
+        in blocks as the reader goes."""
+        held = self._take(url)
+        if held is not None:
+            return io.BytesIO(held)
+        if size is not None and size <= WHOLE_GET_BYTES:
+            return io.BytesIO(self._get(url))
         self.fetched.append(url)
-        raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead")
+        raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead", size=size)
         return io.BufferedReader(raw, buffer_size=_READ_BLOCK)  # type: ignore[arg-type]
 
     def read(self, url: str) -> bytes:
+        held = self._take(url)
+        return held if held is not None else self._get(url)
+
+    def _get(self, url: str) -> bytes:
         self.fetched.append(url)
-        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"))
+        # max_concurrency=1: otherwise s3fs asks for the size first (a HEAD) to split large objects.
+        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), max_concurrency=1)  # type: ignore[no-any-return]
+
+    def _take(self, url: str) -> bytes | None:
+        held = self._held.pop(url, None)
+        if isinstance(held, RemoteError):
+            raise held
+        return held
+
+    def fetch(self, urls: Iterable[str]) -> None:
+        """Read these objects now, at most FETCH_WORKERS at a time, and hold their bytes for the
+        next open or read of each (an error is held too, and raised there). Callers pass only
+        objects small enough to hold together (a batch of logs within WHOLE_GET_BYTES each)."""
+        todo = [url for url in dict.fromkeys(urls) if url not in self._held]
+
+        def one(url: str) -> tuple[str, bytes | RemoteError]:
+            try:
+                return url, self._get(url)
+            except RemoteError as exc:
+                return url, exc
+
+        if len(todo) == 1:
+            self._held.update([one(todo[0])])
+        elif todo:
+            with ThreadPoolExecutor(min(FETCH_WORKERS, len(todo)), thread_name_prefix="s3-fetch") as pool:
+                self._held.update(pool.map(one, todo))
+
+    def forget(self) -> None:
+        """Drop whatever fetch() read and nobody took."""
+        self._held.clear()
 
     def put(self, url: str, data: bytes) -> None:
         self._call("upload", url, self.fs.pipe_file, url.removeprefix("s3://"), data, chunksize=_SINGLE_PUT_CHUNK, ContentType=content_type(url))
@@ -130,7 +203,7 @@ class RemoteObject:
         return posixpath.basename(self.url)
 
     def open_stream(self) -> BinaryIO:
-        return self.store.open(self.url)
+        return self.store.open(self.url, self.size)
 
     def read_bytes(self) -> bytes:
         return self.store.read(self.url)
