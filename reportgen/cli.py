@@ -333,18 +333,24 @@ Example:
 @click.argument("runs", nargs=-1, required=True, type=Location())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
 @click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Site configuration TOML declaring comparison pages (default: a site.toml inside a RUNS folder).")
+@click.option("--published", "published", metavar="S3_URL", help="Where this site is published (reportgen publish): continue from the state published there, so only new or changed runs are fetched and rendered; publish --out there afterwards.")
 @_max_log_size
 @_follow_symlinks
-def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool) -> None:
+def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, published: str | None) -> None:
     # The no-op check first, with only what it needs imported: most rebuilds find nothing to
     # do, and the pages' modules (pydantic, plotly, numpy, jinja2) cost many times that check.
     from reportgen.publish.site_quick import SiteConfigError, quick_start
     from reportgen.storage.local import UnsafeOutput
-    from reportgen.storage.sources import RemoteError
+    from reportgen.storage.remote import RemoteError, split_url
 
+    if published is not None:
+        try:
+            split_url(published)
+        except RemoteError as exc:
+            raise click.BadParameter(str(exc), param_hint="--published") from None
     try:
         quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
-        result = quick.result if quick.unchanged else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick)
+        result = quick.result if quick.unchanged else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick, published)
     except SiteConfigError as exc:
         echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
@@ -354,17 +360,17 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
         _write_failed("site", exc)
     for message in result.warnings + result.skipped + result.rejected:
         echo(message, err=True)
-    fetched = f", {len(result.fetched)} fetched from object storage" if any(isinstance(r, str) for r in runs) else ""
+    fetched = f", {len(result.fetched)} fetched from object storage" if published or any(isinstance(r, str) for r in runs) else ""
     skipped = f", {len(result.skipped)} entries skipped" if result.skipped else ""
     echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
     sys.exit(1 if result.rejected or result.skipped else 0)
 
 
-def _build_site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, quick: Any) -> Any:
+def _build_site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, quick: Any, published: str | None = None) -> Any:
     from reportgen.publish.site import NoRunLogs, build_site
 
     try:
-        return build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True, quick=quick)
+        return build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True, quick=quick, published=published)
     except NoRunLogs as exc:
         for skipped_entry in exc.skipped:
             echo(skipped_entry.format(), err=True)
@@ -526,9 +532,12 @@ PUBLISH_HELP = """Upload a built site (or any folder, such as a run directory) t
 
 Only files whose bytes differ from the stored objects are uploaded (an object whose ETag is
 the MD5 of the local file and whose size matches is left alone), each with its content type
-(text/html, text/css, ...). Hidden files (the site's .reportgen-state.json and .reportgen-quick.json) and links are not
-uploaded. Credentials come from the standard AWS chain; AWS_ENDPOINT_URL_S3 selects an
-S3-compatible endpoint.
+(text/html, text/css, ...). Hidden files and links are not uploaded, except a site's
+.reportgen-state.json, which goes last, once every page it lists is up: `reportgen site
+--published` reads it there, so a build on any machine continues from it. With --delete, the
+pages that state lists stay even when FOLDER (built with --published) does not hold them.
+Credentials come from the standard AWS chain; AWS_ENDPOINT_URL_S3 selects an S3-compatible
+endpoint.
 
 \b
 Exit codes: 0 published, 2 usage error or the store could not be reached.
@@ -553,8 +562,21 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
         raise click.BadParameter("an s3://bucket/prefix location", param_hint="DESTINATION")
     if delete and not destination[len("s3://"):].partition("/")[2].strip("/"):
         raise click.BadParameter("--delete needs a prefix (s3://bucket/prefix): at the bucket root it would delete every other object", param_hint="DESTINATION")
+    from reportgen.storage import SITE_STATE_NAME
+
+    # A site's state goes up last (a build with --published trusts the pages it lists), and only
+    # when it checks out; with --delete, the pages it lists stay even if this folder lacks them.
+    # (A run folder has no state: a campaign task's publish imports nothing of the site.)
+    pages = None
+    state_file = folder / SITE_STATE_NAME
+    if state_file.exists() or state_file.is_symlink():
+        from reportgen.publish.site import state_pages
+
+        pages = state_pages(folder)
+        if pages is None:
+            echo(f"reportgen publish: warning: {state_file} does not check out; not uploaded", err=True)
     try:
-        result = publish_folder(folder, destination, Store(), delete=delete)
+        result = publish_folder(folder, destination, Store(), delete=delete, last=SITE_STATE_NAME if pages is not None else None, keep=pages)
     except RemoteError as exc:
         _remote_failed("publish", exc)
     for url in result.uploaded:

@@ -237,3 +237,80 @@ def test_compare_reads_s3_like_local(client: Any, tmp_path: Path) -> None:
     assert "saved tensors of a log in object storage are not fetched" in remote_data["cells"][0]["reference"]["text"]
     many = _cli("compare", "s3://compare/runs", str(cuda), "--out", str(tmp_path / "many"))
     assert many.returncode == 2 and "expected one run log" in many.stderr
+
+
+def _fleet(client: Any, bucket: str, runs: range, scratch: Path) -> None:
+    """Synthetic run logs (each says it is synthetic) under runs/bench-<n>/events.jsonl."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.benchmarks.bench_site import write_run
+
+    for index in runs:
+        write_run(scratch, index, 1000)
+
+    def put(index: int) -> None:
+        key = f"runs/bench-{index:05d}/events.jsonl"
+        client.put_object(Bucket=bucket, Key=key, Body=(scratch / f"bench-{index:05d}" / "events.jsonl").read_bytes())
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, runs))
+
+
+def _split(requests: list[Any], bucket: str) -> dict[str, list[str]]:
+    """The requests by kind: LIST pages, GETs of objects, HEADs and writes."""
+    kinds: dict[str, list[str]] = {"LIST": [], "GET": [], "HEAD": [], "write": []}
+    for r in requests:
+        if r.method == "GET" and r.path.startswith(f"/{bucket}?") and "list-type=2" in r.path:
+            kinds["LIST"].append(r.path)
+        elif r.method in ("GET", "HEAD"):
+            kinds[r.method].append(r.path)
+        else:
+            kinds["write"].append(f"{r.method} {r.path}")
+    return kinds
+
+
+@pytest.mark.parametrize("runs", [pytest.param(40, id="40-runs"), pytest.param(1000, id="1000-runs", marks=pytest.mark.slow)])
+def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server, tmp_path: Path, runs: int) -> None:
+    import math
+
+    bucket = _bucket(client, f"fleet-{runs}")
+    _fleet(client, bucket, range(runs), tmp_path / "logs")
+    published = f"s3://{bucket}/site"
+
+    # The first machine builds everything and publishes: pages first, the state last.
+    first = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "first"), "--published", published)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(f"{runs} runs") and f"{runs} fetched from object storage" in first.stdout
+    shown = _cli("publish", str(tmp_path / "first"), published)
+    assert shown.returncode == 0, shown.stderr
+    uploaded = [line.split(" ", 1)[1] for line in shown.stderr.splitlines() if line.startswith("uploaded ")]
+    assert uploaded[-1] == f"{published}/.reportgen-state.json"
+
+    # A fresh machine (an empty output folder) builds again: it reads the state in the bucket
+    # and lists the runs, and fetches no log and renders no run page.
+    before = len(s3.requests())
+    fresh = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "fresh"), "--published", published)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "warning" not in fresh.stderr and fresh.stdout.startswith(f"{runs} runs")
+    seen = _split(s3.requests()[before:], bucket)
+    assert len(seen["LIST"]) == math.ceil(runs / 1000), seen["LIST"]  # S3 answers 1,000 keys a page
+    assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json"]
+    assert seen["HEAD"] == [] and seen["write"] == []
+    assert not (tmp_path / "fresh" / "runs").exists()
+    assert (tmp_path / "fresh" / "index.parquet").is_file()
+
+    # One more run lands; the next fresh machine fetches that log alone and renders its page alone,
+    # and publishing it with --delete keeps every page published before.
+    _fleet(client, bucket, range(runs, runs + 1), tmp_path / "logs")
+    before = len(s3.requests())
+    third = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)
+    assert third.returncode == 0, third.stderr
+    seen = _split(s3.requests()[before:], bucket)
+    assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json", f"/{bucket}/runs/bench-{runs:05d}/events.jsonl"]
+    assert seen["HEAD"] == [] and len([p for p in (tmp_path / "third" / "runs").iterdir()]) == 1
+    again = _cli("publish", str(tmp_path / "third"), published, "--delete")
+    assert again.returncode == 0, again.stderr
+    deleted = [line for line in again.stderr.splitlines() if line.startswith("deleted ")]
+    assert all("/index-rows-" in line for line in deleted), deleted  # the old row data only
+    keys = {o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="site/runs/") for o in page.get("Contents", [])}
+    assert len({key.split("/")[2] for key in keys}) == runs + 1

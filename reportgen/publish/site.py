@@ -5,6 +5,7 @@ Layout of the output directory::
     index.html                      totals and the newest runs; its script lists every run from
     index-rows-<hash>.js            the row data (site_rows.py): sortable, filterable (state in the URL)
     index.csv, index.json           the same table for spreadsheets and scripts
+    index.parquet                   one row per run and cell, for DuckDB, Athena, pandas (cell_index.py)
     runs/<run-slug>/index.html      the run's report (report.md beside it)
     workloads/<slug>/index.html     history of one workload and what changed between runs
     campaigns/<slug>/index.html     every task a campaign planned (from its ledger), runs linked
@@ -46,13 +47,14 @@ from reportgen.render.templating import Assets, asset_names, csv_text, render_ht
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.files import copy_run_files
+from reportgen.publish.cell_index import INDEX_NAME as CELL_INDEX, write_cell_index
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
 from reportgen.render.charts import trend_figures
 from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage import is_remote
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
-from reportgen.storage.sources import FETCH_BATCH, LogRef, RemoteLog, Store, change_key, fetched, forget_prefetched, prefetch
+from reportgen.storage.sources import FETCH_BATCH, LogRef, RemoteError, RemoteLog, Store, change_key, fetched, forget_prefetched, prefetch
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
 from reportgen.publish.site_quick import STATE_NAME, Quick, QuickCheck, SiteResult, quick_start
 from reportgen.storage.ledgers import find_ledgers
@@ -170,6 +172,41 @@ def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> dict[str
         reason = _first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())
         result.warnings.append(f"reportgen site: warning: ignoring {path} ({reason}); doing a full build")
         return empty
+
+
+def _published_state(published: str, store: Store, fingerprint: str, result: SiteResult) -> dict[str, Any] | None:
+    """The state publish left at the site's location; None when there is none, it was written by
+    another version, or it does not check out (with a one-line warning: a full build)."""
+    url = f"{published.rstrip('/')}/{STATE_NAME}"
+    try:
+        data = store.read_at_most(url, MAX_STATE_BYTES)
+        if data is None:
+            return None  # nothing published there yet
+        raw = json.loads(data.decode("utf-8"))
+        if isinstance(raw, dict) and raw.get("fingerprint") != fingerprint:
+            return None
+        return _check_state(raw)
+    except (RemoteError, ValueError, RecursionError) as exc:
+        reason = _first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())
+        result.warnings.append(terminal(f"reportgen site: warning: ignoring {url} ({reason[:300]}); doing a full build"))
+        return None
+
+
+def state_pages(folder: Path) -> list[str] | None:
+    """The page folders the state in a built site vouches for (runs/<slug>/, workloads/<slug>/,
+    ...): those a site built with ``published`` has in the published copy only. None when the
+    folder holds no state that checks out."""
+    path = folder / STATE_NAME
+    try:
+        if os.path.islink(path) or not path.is_file():
+            return None
+        state = _check_state(json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8")))
+    except (NotReadable, OSError, ValueError, RecursionError):
+        return None
+    return sorted({f"runs/{run['slug']}/" for run in state["runs"].values()}
+                  | {f"workloads/{name}/" for name in state.get("workloads", {})}
+                  | {f"comparisons/{name}/" for name in state.get("comparisons", {})}
+                  | {f"campaigns/{name}/" for name in state.get("campaigns", [])})
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -400,7 +437,7 @@ class NoRunLogs(Exception):
         self.skipped = skipped
 
 
-def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False, quick: Quick | None = None) -> SiteResult:
+def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False, quick: Quick | None = None, published: str | None = None) -> SiteResult:
     """Build the site; ``config`` (or a site.toml inside a given local folder) declares comparison pages.
 
     PATHS are local paths or s3:// prefixes; a log in object storage is fetched only when its
@@ -430,10 +467,15 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     check.forget(result.warnings)
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint, result)
+    pages_elsewhere = False
+    if published is not None:
+        stored = _published_state(published, _store_of(found.logs) or Store(), fingerprint, result)
+        if stored is not None:
+            state, pages_elsewhere = stored, True
     warnings_before = len(result.warnings)
     result.skipped += [s.format() for s in found.skipped]
     with paused_gc():
-        entries = _gather(found.logs, out_dir, state, result, max_bytes, check)
+        entries = _gather(found.logs, out_dir, state, result, max_bytes, check, pages_elsewhere)
         pages = _render_runs(entries, out_dir, result)
         result.runs = len(entries)
         assets = write_assets(out_dir)
@@ -443,6 +485,9 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         campaigns = _campaign_pages(paths, entries, out_dir, assets, result, _store_of(found.logs))
         written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns)
         result.written += written
+        cells = write_cell_index([(e.summary, e.log) for e in entries], out_dir)
+        result.written += [cells] if cells else []
+        index_pages.append(CELL_INDEX)
     _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
     for gone in sorted(set(state.get("workloads", {})) - set(workloads)):
         _remove(out_dir, out_dir / "workloads" / gone, result)

@@ -50,6 +50,7 @@ CONTENT_TYPES = {
     ".toml": "application/toml",
     ".txt": "text/plain; charset=utf-8",
     ".pt": "application/octet-stream",
+    ".parquet": "application/vnd.apache.parquet",
 }
 
 
@@ -149,6 +150,20 @@ class Store:
         self.fetched.append(url)
         # max_concurrency=1: otherwise s3fs asks for the size first (a HEAD) to split large objects.
         return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), max_concurrency=1)  # type: ignore[no-any-return]
+
+    def read_at_most(self, url: str, limit: int) -> bytes | None:
+        """The object's bytes in one ranged GET (no HEAD), None when there is no such object;
+        RemoteError when it holds more than limit bytes or cannot be read. (Not counted in
+        ``fetched``, which lists the run inputs read.)"""
+        try:
+            data: bytes = self.fs.cat_file(url.removeprefix("s3://"), start=0, end=limit + 1)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # as in _call: one message for every kind
+            raise RemoteError(f"{url}: cannot read: {type(exc).__name__}: {exc}") from None
+        if len(data) > limit:
+            raise RemoteError(f"{url}: larger than the limit of {limit} bytes")
+        return data
 
     def _take(self, url: str) -> bytes | None:
         held = self._held.pop(url, None)
@@ -276,18 +291,23 @@ def _local_files(folder: Path) -> list[tuple[str, Path]]:
     return files
 
 
-def publish(folder: Path, location: str, store: Store, delete: bool = False) -> PublishResult:
+def publish(folder: Path, location: str, store: Store, delete: bool = False, last: str | None = None, keep: list[str] | None = None) -> PublishResult:
     """Upload the files of folder under location, only those whose bytes differ from the stored ones.
 
     An object whose ETag is the MD5 of the local bytes (a single-part upload, which is how this
     writes them) and whose size matches is left alone. events.jsonl goes last, so a reader that
-    lists the prefix meanwhile never finds a log whose artifacts are still missing. With
-    ``delete``, objects under location that the folder no longer has are removed.
+    lists the prefix meanwhile never finds a log whose artifacts are still missing. ``last``:
+    a hidden file of folder uploaded after every other (the site's state, which vouches for
+    the pages before it). With ``delete``, objects under location that the folder no longer
+    has are removed, except ``last`` and those under the ``keep`` folders (relative, ending
+    in '/': pages that are published but were not rebuilt into folder).
     """
     bucket, key = split_url(location)
     base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"
     remote = store.list(location)
     files = sorted(_local_files(folder), key=lambda item: (item[0].endswith("events.jsonl"), item[0]))
+    if last is not None and (folder / last).is_file() and not (folder / last).is_symlink():
+        files.append((last, folder / last))
     result = PublishResult()
     for relative, path in files:
         url = base + relative
@@ -299,8 +319,11 @@ def publish(folder: Path, location: str, store: Store, delete: bool = False) -> 
         store.put(url, data)
         result.uploaded.append(url)
     if delete:
-        keep = {base + relative for relative, _ in files}
-        for url in sorted(set(remote) - keep):
+        kept = {base + relative for relative, _ in files} | ({base + last} if last else set())
+        folders = tuple(base + prefix for prefix in keep or [])
+        for url in sorted(set(remote) - kept):
+            if folders and url.startswith(folders):
+                continue
             store.delete(url)
             result.deleted.append(url)
     return result
