@@ -314,3 +314,35 @@ def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server,
     assert all("/index-rows-" in line for line in deleted), deleted  # the old row data only
     keys = {o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="site/runs/") for o in page.get("Contents", [])}
     assert len({key.split("/")[2] for key in keys}) == runs + 1
+
+
+def _escaping_state() -> bytes:
+    import json
+
+    from reportgen.publish.site import _fingerprint
+
+    # This tool's fingerprint, so the rest is checked: a slug that would lead out of the folder.
+    run = {"slug": "../../outside-0123abcd", "workload_slug": "w-0123abcd", "outcome": "suitable", "counts": {}}
+    return json.dumps({"fingerprint": _fingerprint(), "runs": {"0" * 64: run}}).encode()
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b'{"fingerprint": ', "Expecting value"),
+    (b"[1, 2, 3]", "not a JSON object"),
+    (None, "runs.0000000000000000000000000000000000000000000000000000000000000000.slug"),
+    (b" " * 5000, "larger than the limit"),
+], ids=["bad-json", "wrong-type", "slug-outside", "huge"])
+def test_a_bad_published_state_is_one_warning_and_a_full_build(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: bytes | None, reason: str) -> None:
+    import reportgen.publish.site as site_module
+
+    monkeypatch.setattr(site_module, "MAX_STATE_BYTES", 4096)  # "huge", without uploading 256 MiB
+    bucket = _bucket(client, f"planted-{len(reason)}")
+    _put_tree(client, bucket, f"runs/{ENCODER_RUNS[0].name}", ENCODER_RUNS[0])
+    client.put_object(Bucket=bucket, Key="site/.reportgen-state.json", Body=body if body is not None else _escaping_state())
+    out = tmp_path / "work" / "site"
+    built = _cli("site", f"s3://{bucket}/runs", "--out", str(out), "--published", f"s3://{bucket}/site")
+    assert built.returncode == 0, built.stderr
+    warnings = [line for line in built.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and reason in warnings[0] and "doing a full build" in warnings[0], built.stderr
+    assert "Traceback" not in built.stderr and "1 fetched from object storage" in built.stdout
+    assert [p.name for p in (tmp_path / "work").iterdir()] == ["site"]  # nothing beside the output folder
