@@ -586,6 +586,43 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
     echo(f"{len(result.uploaded)} uploaded, {result.unchanged} unchanged, {len(result.deleted)} deleted: {destination}")
 
 
+MANIFEST_HELP = """Close folders of runs in S3: write each one's manifest, so site builds stop listing it.
+
+Each FOLDER (s3://bucket/runs/2026-11-30: a campaign's dated prefix whose runs are all in) is
+listed once, and every object under it, with its ETag and size, goes into
+s3://bucket/runs/_manifests/2026-11-30.json. A command reading s3://bucket/runs then lists
+runs/_manifests/ and the folder names under runs/, reads one small manifest per closed folder
+(in parallel) and lists only the folders without one: at 100,000 runs in daily folders, a few
+LIST requests instead of hundreds. An object added to a closed folder later is not seen until
+its manifest is written again (run this again); a manifest that does not check out is ignored
+with a warning and its folder listed.
+
+\b
+Exit codes: 0 written, 2 usage error or the store could not be reached.
+\b
+Example:
+  reportgen manifest s3://fleet-runs/nightly/2026-11-30 s3://fleet-runs/nightly/2026-12-01
+"""
+
+
+@main.command(help=MANIFEST_HELP)
+@click.argument("folders", nargs=-1, required=True)
+def manifest(folders: tuple[str, ...]) -> None:
+    from reportgen.storage import is_remote
+    from reportgen.storage.remote import RemoteError, Store, write_manifest
+
+    for folder in folders:
+        if not is_remote(folder):
+            raise click.BadParameter(f"{folder}: an s3://bucket/prefix/folder location", param_hint="FOLDERS")
+    store = Store()
+    for folder in folders:
+        try:
+            url, count = write_manifest(folder.rstrip("/"), store)
+        except RemoteError as exc:
+            _remote_failed("manifest", exc)
+        echo(f"{url}: {count} objects under {folder.rstrip('/')}/")
+
+
 PLAN_CHECK_HELP = """Review a workload plan against the target backend's documented limits, before hardware time.
 
 Classifies the plan as compatible as specified, needing a revised test plan, or blocked by a

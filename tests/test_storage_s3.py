@@ -6,6 +6,7 @@ and stopped at its end; if it cannot start, the tests fail with the reason.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -154,7 +155,8 @@ def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: 
     assert f"{len(ENCODER_RUNS)} fetched from object storage" in first.stdout
     # The listing gave every size and ETag: each log is one GET, never preceded by a HEAD.
     methods = [(r.method, r.path) for r in s3.requests()[before:]]
-    assert "HEAD" not in [m for m, _ in methods] and len(methods) == 1 + len(ENCODER_RUNS), methods
+    # Two LISTs: the prefix's _manifests/ folder (none here), then the prefix itself.
+    assert "HEAD" not in [m for m, _ in methods] and len(methods) == 2 + len(ENCODER_RUNS), methods
     second = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
     assert "0 files written, 0 fetched from object storage" in second.stdout, second.stdout
     # Nothing but the output folder was written: no download cache, no temporary files.
@@ -293,7 +295,8 @@ def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server,
     assert fresh.returncode == 0, fresh.stderr
     assert "warning" not in fresh.stderr and fresh.stdout.startswith(f"{runs} runs")
     seen = _split(s3.requests()[before:], bucket)
-    assert len(seen["LIST"]) == math.ceil(runs / 1000), seen["LIST"]  # S3 answers 1,000 keys a page
+    # S3 answers 1,000 keys a page; one more LIST finds no per-folder manifest (runs/_manifests/).
+    assert len(seen["LIST"]) == 1 + math.ceil(runs / 1000), seen["LIST"]
     assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json"]
     assert seen["HEAD"] == [] and seen["write"] == []
     assert not (tmp_path / "fresh" / "runs").exists()
@@ -346,3 +349,42 @@ def test_a_bad_published_state_is_one_warning_and_a_full_build(client: Any, tmp_
     assert len(warnings) == 1 and reason in warnings[0] and "doing a full build" in warnings[0], built.stderr
     assert "Traceback" not in built.stderr and "1 fetched from object storage" in built.stdout
     assert [p.name for p in (tmp_path / "work").iterdir()] == ["site"]  # nothing beside the output folder
+
+
+def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server) -> None:
+    from reportgen.storage.remote import Store, list_logs
+
+    bucket = _bucket(client, "manifested")
+    log = (FIXTURES / "synthetic_complete.jsonl").read_bytes()
+    keys = [f"runs/day-{day}/run-{n}/events.jsonl" for day in range(3) for n in range(3)] + ["runs/day-2/run-0/artifacts/x.pt", "runs/loose.jsonl"]
+    for key in keys:
+        client.put_object(Bucket=bucket, Key=key, Body=log)
+    listed = {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", Store())}
+    assert len(listed) == 10
+
+    closed = _cli("manifest", "s3://manifested/runs/day-0", "s3://manifested/runs/day-1/")
+    assert closed.returncode == 0, closed.stderr
+    assert closed.stdout.splitlines() == [
+        "s3://manifested/runs/_manifests/day-0.json: 3 objects under s3://manifested/runs/day-0/",
+        "s3://manifested/runs/_manifests/day-1.json: 3 objects under s3://manifested/runs/day-1/",
+    ]
+    before = len(s3.requests())
+    store = Store()
+    assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed and store.warnings == []
+    seen = _split(s3.requests()[before:], bucket)
+    # _manifests/, the folder names under runs/, the one open folder; a GET per manifest; no HEAD.
+    assert len(seen["LIST"]) == 3 and "delimiter=%2F" in seen["LIST"][1] and "prefix=runs%2Fday-2%2F" in seen["LIST"][2]
+    assert sorted(seen["GET"]) == ["/manifested/runs/_manifests/day-0.json", "/manifested/runs/_manifests/day-1.json"]
+    assert seen["HEAD"] == [] and seen["write"] == []
+
+    # Planted manifests: each is one warning, and its folder is listed instead.
+    planted = {
+        "day-0": b"{not json",
+        "day-1": json.dumps({"format": 1, "objects": {"../../elsewhere/events.jsonl": {"etag": "abc", "size": 3}}}).encode(),
+    }
+    for name, body in planted.items():
+        client.put_object(Bucket=bucket, Key=f"runs/_manifests/{name}.json", Body=body)
+    store = Store()
+    assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed
+    assert len(store.warnings) == 2 and all("listing s3://manifested/runs/day-" in w for w in store.warnings), store.warnings
+    assert "not a plain path inside the folder" in store.warnings[1]

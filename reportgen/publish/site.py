@@ -467,9 +467,11 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     check.forget(result.warnings)
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint, result)
+    store = _store_of(found.logs)
+    result.warnings += [f"reportgen site: {line}" for line in (store.warnings if store else [])]
     pages_elsewhere = False
     if published is not None:
-        stored = _published_state(published, _store_of(found.logs) or Store(), fingerprint, result)
+        stored = _published_state(published, store or Store(), fingerprint, result)
         if stored is not None:
             state, pages_elsewhere = stored, True
     warnings_before = len(result.warnings)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import re
 import mimetypes
 import posixpath
 from collections.abc import Iterable
@@ -88,6 +90,7 @@ class Store:
         # Bytes read ahead by fetch(), each taken (and forgotten) by the next open or read of its URL.
         self._held: dict[str, bytes | RemoteError] = {}
         self._listings: dict[str, dict[str, dict[str, Any]]] = {}
+        self.warnings: list[str] = []  # inputs not used as they were (a manifest that did not check out)
 
     def _call(self, what: str, url: str, func: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -119,15 +122,28 @@ class Store:
         self._listings[folder] = objects
         return {u: dict(info) for u, info in objects.items()}
 
-    async def _list_pages(self, bucket: str, prefix: str) -> list[dict[str, Any]]:
+    def children(self, url: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
+        """The folder's immediate sub-folder names and the objects directly in it (a LIST with a
+        delimiter: one request per 1,000 entries, whatever lies deeper)."""
+        bucket, key = split_url(url)
+        prefix = f"{key}/" if key else ""
+        from fsspec.asyn import sync
+
+        contents = self._call("list", url, sync, self.fs.loop, self._list_pages, bucket, prefix, "/")
+        folders = sorted({item["Prefix"][len(prefix):].rstrip("/") for item in contents if "Prefix" in item} - {""})
+        objects = {f"s3://{bucket}/{item['Key']}": {"etag": str(item.get("ETag", "")).strip('"'), "size": int(item.get("Size") or 0)}
+                   for item in contents if "Key" in item and not item["Key"].endswith("/")}
+        return folders, objects
+
+    async def _list_pages(self, bucket: str, prefix: str, delimiter: str = "") -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
-        more: dict[str, str] = {}
+        more: dict[str, str] = {"Delimiter": delimiter} if delimiter else {}
         while True:
             page = await self.fs._call_s3("list_objects_v2", Bucket=bucket, Prefix=prefix, **more)
-            found += page.get("Contents", [])
+            found += page.get("Contents", []) + page.get("CommonPrefixes", [])
             if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
                 return found
-            more = {"ContinuationToken": page["NextContinuationToken"]}
+            more = {**more, "ContinuationToken": page["NextContinuationToken"]}
 
     def open(self, url: str, size: int | None = None) -> BinaryIO:
         """A binary stream of the object, kept in memory. With ``size`` (as listed) nothing asks
@@ -256,11 +272,96 @@ def list_logs(location: str, store: Store) -> list[RemoteLog]:
         if url not in objects:
             raise RemoteError(f"{location}: cannot read: not found")
         return [_log(url, objects, store)]
-    objects = store.list(location)
+    objects = _objects(location, store)
     base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"
     if base + "events.jsonl" in objects:
         return [_log(base + "events.jsonl", objects, store)]
     return [_log(url, objects, store) for url in sorted(objects) if url.endswith(".jsonl")]
+
+
+# --- per-prefix manifests ----------------------------------------------------------------------
+# A campaign writes runs under dated prefixes (runs/2026-11-30/<run>/...). Once a prefix is
+# closed, `reportgen manifest` lists it once and writes runs/_manifests/2026-11-30.json: every
+# object under it with its ETag and size. A build then lists runs/_manifests/ and runs/ with a
+# delimiter (the folders, not their contents), reads each closed folder's manifest (one small
+# GET each, in parallel) and lists only the folders without one. A manifest is untrusted input:
+# one that does not check out is a warning, and that folder is listed instead.
+
+MANIFESTS_DIR = "_manifests"
+MANIFEST_FORMAT = 1
+MAX_MANIFEST_BYTES = 64 << 20
+_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._=+@-]{0,254}")
+_ETAG = re.compile(r"[0-9A-Za-z-]{1,80}")
+
+
+def _objects(location: str, store: Store) -> dict[str, dict[str, Any]]:
+    """Every object under location, as Store.list gives them, closed folders from their manifests."""
+    bucket, key = split_url(location)
+    base = f"{location.rstrip('/')}/"
+    manifests = {url[len(base) + len(MANIFESTS_DIR) + 1:-len(".json")]: url for url in store.list(base + MANIFESTS_DIR)
+                 if url.endswith(".json") and "/" not in url[len(base) + len(MANIFESTS_DIR) + 1:]}
+    if not manifests:
+        return store.list(location)
+    folders, objects = store.children(location)
+    closed = [name for name in folders if name in manifests]
+    read: dict[str, bytes | RemoteError | None] = {}
+
+    def one(name: str) -> None:
+        try:
+            read[name] = store.read_at_most(manifests[name], MAX_MANIFEST_BYTES)
+        except RemoteError as exc:
+            read[name] = exc
+
+    with ThreadPoolExecutor(min(FETCH_WORKERS, max(1, len(closed))), thread_name_prefix="s3-manifest") as pool:
+        list(pool.map(one, closed))
+    for name in folders:
+        if name == MANIFESTS_DIR:
+            continue
+        listed = None
+        if name in read:
+            try:
+                listed = manifest_objects(read[name], f"{base}{name}/")
+            except (RemoteError, ValueError, RecursionError) as exc:
+                store.warnings.append(f"warning: {manifests[name]} not used ({' '.join(str(exc).split())[:300]}); listing {base}{name}/ instead")
+        objects.update(listed if listed is not None else store.list(f"{base}{name}"))
+    return objects
+
+
+def manifest_objects(data: bytes | RemoteError | None, folder: str) -> dict[str, dict[str, Any]]:
+    """The objects a manifest lists under folder (an s3:// URL ending in '/'); ValueError when
+    it does not check out (every key a plain relative path inside folder)."""
+    if isinstance(data, RemoteError):
+        raise data
+    if data is None:
+        raise ValueError("gone since it was listed")
+    raw = json.loads(data.decode("utf-8"))
+    if type(raw) is not dict or raw.get("format") != MANIFEST_FORMAT or type(raw.get("objects")) is not dict:
+        raise ValueError(f"not a manifest of format {MANIFEST_FORMAT} with an objects table")
+    objects = {}
+    for name, info in raw["objects"].items():
+        parts = name.split("/")
+        if not all(_PART.fullmatch(part) for part in parts) or len(name) > 1024:
+            raise ValueError(f"objects: {name[:80]!r} is not a plain path inside the folder")
+        if type(info) is not dict or type(info.get("size")) is not int or not 0 <= info["size"] < 1 << 50 \
+                or type(info.get("etag")) is not str or not _ETAG.fullmatch(info["etag"]):
+            raise ValueError(f"objects.{name}: expected an etag and a size")
+        objects[folder + name] = {"etag": info["etag"], "size": info["size"]}
+    return objects
+
+
+def write_manifest(folder: str, store: Store) -> tuple[str, int]:
+    """List folder (s3://bucket/prefix/day) once and write its manifest beside it, in the
+    parent's _manifests/; returns the manifest's URL and how many objects it lists."""
+    bucket, key = split_url(folder)
+    if not key:
+        raise RemoteError(f"{folder}: a manifest is for a folder under a prefix (s3://bucket/runs/2026-11-30), not a bucket")
+    parent, _, name = key.rpartition("/")
+    base = f"s3://{bucket}/{key}/"
+    listed = store.list(folder)
+    objects = {url[len(base):]: {"etag": info["etag"], "size": info["size"]} for url, info in sorted(listed.items())}
+    url = f"s3://{bucket}/{parent + '/' if parent else ''}{MANIFESTS_DIR}/{name}.json"
+    store.put(url, json.dumps({"format": MANIFEST_FORMAT, "folder": key, "objects": objects}, sort_keys=True, indent=0).encode())
+    return url, len(objects)
 
 
 def _log(url: str, objects: dict[str, dict[str, Any]], store: Store) -> RemoteLog:
