@@ -1,5 +1,5 @@
 """Runs in object storage at 1,000 and 10,000 runs: what listing, fetching and rebuilding cost,
-and what a per-prefix manifest would save. Prints the figures docs/campaigns.md quotes.
+and what per-folder manifests save. Prints the figures docs/campaigns.md quotes.
 
     python tests/benchmarks/bench_s3_runs.py [--runs 1000 10000] [--site-up-to 1000] [--per-prefix 100]
 
@@ -10,18 +10,17 @@ fixture logs of bench_site.py (they say so), each with one small artifact object
 spread over day prefixes of --per-prefix runs each, as a campaign per night would leave them.
 
 Measured per size:
-  list      listing the whole prefix (what every `reportgen site s3://...` does today)
-  fetch     reading every log once (what a first build reads; only up to --fetch-up-to runs)
+  list      listing the whole prefix (what `reportgen site s3://...` does with no manifest)
+  fetch     reading every log once, in parallel (what a first build reads; up to --fetch-up-to)
   site      first build and an unchanged rebuild from the bucket (only up to --site-up-to runs)
-  manifest  the idea for 100,000 runs: one small JSON per day prefix, written once the prefix
-            is closed, listing its runs' keys, ETags and sizes; a rebuild reads the manifests
-            and lists only the open prefix. Prototype code in this script, not in reportgen.
+  manifest  every day folder but the newest closed with `reportgen manifest`
+            (reportgen.storage.remote.write_manifest); then list_logs reads the manifests and
+            lists only the open folder
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -52,9 +51,9 @@ def _populate(client, runs: int, per_prefix: int, scratch: Path) -> None:
 
 
 def _requests(server, since: int) -> tuple[int, int]:
-    lines = server.requests()[since:]
-    lists = sum(1 for r in lines if r.startswith(f"GET /{BUCKET}?") and "list-type=2" in r)
-    gets = sum(1 for r in lines if r.startswith(f"GET /{BUCKET}/"))
+    seen = server.requests()[since:]
+    lists = sum(1 for r in seen if r.method == "GET" and r.path.startswith(f"/{BUCKET}?") and "list-type=2" in r.path)
+    gets = sum(1 for r in seen if r.method == "GET" and r.path.startswith(f"/{BUCKET}/"))
     return lists, gets
 
 
@@ -66,28 +65,10 @@ def _timed(server, func):
     return value, elapsed, *_requests(server, before)
 
 
-def _write_manifests(store, per_prefix_runs: dict[str, list]) -> None:
-    for prefix, logs in per_prefix_runs.items():
-        manifest = {"format": 1, "runs": [{"key": log.url, "etag": log.etag, "size": log.size} for log in logs]}
-        store.fs.pipe_file(f"{BUCKET}/{prefix}/manifest.json", json.dumps(manifest).encode())
-
-
-def _read_manifests(store, prefixes: list[str], open_prefix: str) -> int:
-    from reportgen.storage.remote import list_logs
-
-    count = 0
-    for prefix in prefixes:
-        if prefix == open_prefix:
-            count += len(list_logs(f"s3://{BUCKET}/{prefix}", store))
-        else:
-            count += len(json.loads(store.fs.cat_file(f"{BUCKET}/{prefix}/manifest.json"))["runs"])
-    return count
-
-
 def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_all_logs: bool) -> None:
     """One size in a bucket of its own (the server, and every bucket with it, goes at the end)."""
     from reportgen.publish.site import build_site
-    from reportgen.storage.remote import Store, list_logs
+    from reportgen.storage.remote import Store, list_logs, write_manifest
 
     global BUCKET
     BUCKET = f"bench-{runs}"
@@ -101,6 +82,7 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
 
         if fetch_all_logs:
             def fetch_all() -> int:
+                store.fetch(log.url for log in logs)
                 return sum(len(log.read_bytes()) for log in logs)
 
             size, elapsed, lists, gets = _timed(server, fetch_all)
@@ -113,14 +95,12 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
             result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], site))
             print(f"[{runs} runs] site, unchanged rebuild: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.written)} files written")
 
-        by_prefix: dict[str, list] = {}
-        for log in logs:
-            by_prefix.setdefault("runs/" + log.url.split("/")[4], []).append(log)
-        prefixes = sorted(by_prefix)
-        _write_manifests(store, by_prefix)
-        count, elapsed, lists, gets = _timed(server, lambda: _read_manifests(store, prefixes, prefixes[-1]))
+        prefixes = sorted({log.url.split("/")[4] for log in logs})
+        for prefix in prefixes[:-1]:
+            write_manifest(f"s3://{BUCKET}/runs/{prefix}", store)
+        count, elapsed, lists, gets = _timed(server, lambda: len(list_logs(f"s3://{BUCKET}/runs", Store())))
         assert count == runs, count
-        print(f"[{runs} runs] manifests ({len(prefixes)} prefixes of {per_prefix}, newest listed): {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
+        print(f"[{runs} runs] manifests ({len(prefixes)} folders of {per_prefix}, newest open): {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
 
 
 def main() -> int:
