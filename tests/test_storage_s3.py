@@ -311,6 +311,11 @@ def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server,
     seen = _split(s3.requests()[before:], bucket)
     assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json", f"/{bucket}/runs/bench-{runs:05d}/events.jsonl"]
     assert seen["HEAD"] == [] and len([p for p in (tmp_path / "third" / "runs").iterdir()]) == 1
+    # Built again before publishing: the new run's page is in the folder, so it is not fetched again.
+    before = len(s3.requests())
+    rebuilt = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)
+    assert rebuilt.returncode == 0 and "0 fetched from object storage" in rebuilt.stdout, rebuilt.stdout + rebuilt.stderr
+    assert _split(s3.requests()[before:], bucket)["GET"] == [f"/{bucket}/site/.reportgen-state.json"]
     again = _cli("publish", str(tmp_path / "third"), published, "--delete")
     assert again.returncode == 0, again.stderr
     deleted = [line for line in again.stderr.splitlines() if line.startswith("deleted ")]

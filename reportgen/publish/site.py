@@ -473,6 +473,10 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     if published is not None:
         stored = _published_state(published, store or Store(), fingerprint, result)
         if stored is not None:
+            # Runs this folder built since its last publish keep their local pages.
+            for key, run in state["runs"].items():
+                if key not in stored["runs"] and (out_dir / "runs" / run["slug"] / "index.html").is_file():
+                    stored["runs"][key] = run
             state, pages_elsewhere = stored, True
     warnings_before = len(result.warnings)
     result.skipped += [s.format() for s in found.skipped]
