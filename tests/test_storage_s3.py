@@ -356,7 +356,8 @@ def test_a_bad_published_state_is_one_warning_and_a_full_build(client: Any, tmp_
     assert [p.name for p in (tmp_path / "work").iterdir()] == ["site"]  # nothing beside the output folder
 
 
-def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server) -> None:
+def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    import reportgen.storage.remote as remote
     from reportgen.storage.remote import Store, list_logs
 
     bucket = _bucket(client, "manifested")
@@ -387,9 +388,11 @@ def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server
         "day-0": b"{not json",
         "day-1": json.dumps({"format": 1, "objects": {"../../elsewhere/events.jsonl": {"etag": "abc", "size": 3}}}).encode(),
     }
+    assert _cli("manifest", "s3://manifested/runs/day-2").returncode == 0
+    monkeypatch.setattr(remote, "MAX_MANIFEST_BYTES", 300)  # "huge": day-2's manifest is larger than this
     for name, body in planted.items():
         client.put_object(Bucket=bucket, Key=f"runs/_manifests/{name}.json", Body=body)
     store = Store()
     assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed
-    assert len(store.warnings) == 2 and all("listing s3://manifested/runs/day-" in w for w in store.warnings), store.warnings
-    assert "not a plain path inside the folder" in store.warnings[1]
+    assert len(store.warnings) == 3 and all("listing s3://manifested/runs/day-" in w for w in store.warnings), store.warnings
+    assert "not a plain path inside the folder" in store.warnings[1] and "larger than the limit" in store.warnings[2]
