@@ -69,7 +69,7 @@ def test_documented_query_answers_its_question(tmp_path: Path, monkeypatch: pyte
     duckdb = pytest.importorskip("duckdb", reason="the test extra installs duckdb")
     _neuron_runs(tmp_path / "runs")
     build_site([tmp_path / "runs"], tmp_path / "site")
-    query = re.search(r"```sql\n(.*?)```", _documented("cell-index-query"), re.S)
+    query = re.search(r"```sql\n(.*?)```", _documented("cell-index-query"), re.DOTALL)
     assert query is not None, "docs/campaigns.md: no SQL block after the cell-index-query marker"
     monkeypatch.chdir(tmp_path)  # the query names site/index.parquet, as the docs say
     answer = duckdb.connect().execute(query.group(1)).fetchall()
@@ -82,5 +82,5 @@ def test_documented_query_answers_its_question(tmp_path: Path, monkeypatch: pyte
 
 def test_documented_columns_are_the_files_columns() -> None:
     table = _documented("cell-index-columns").split("\n\n", 1)[0]
-    documented = re.findall(r"^\| `([a-z_]+)` \| (\w+) \|", table, re.M)
+    documented = re.findall(r"^\| `([a-z_]+)` \| (\w+) \|", table, re.MULTILINE)
     assert documented == [(name, kind) for name, kind, _ in COLUMNS]

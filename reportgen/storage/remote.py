@@ -19,9 +19,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import re
 import mimetypes
 import posixpath
+import re
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -175,7 +175,7 @@ class Store:
             data: bytes = self.fs.cat_file(url.removeprefix("s3://"), start=0, end=limit + 1)
         except FileNotFoundError:
             return None
-        except Exception as exc:  # as in _call: one message for every kind
+        except Exception as exc:  # noqa: BLE001 - as in _call: one message for every kind
             raise RemoteError(f"{url}: cannot read: {type(exc).__name__}: {exc}") from None
         if len(data) > limit:
             raise RemoteError(f"{url}: larger than the limit of {limit} bytes")
@@ -296,7 +296,7 @@ _ETAG = re.compile(r"[0-9A-Za-z-]{1,80}")
 
 def _objects(location: str, store: Store) -> dict[str, dict[str, Any]]:
     """Every object under location, as Store.list gives them, closed folders from their manifests."""
-    bucket, key = split_url(location)
+    split_url(location)  # a usable location, or RemoteError
     base = f"{location.rstrip('/')}/"
     manifests = {url[len(base) + len(MANIFESTS_DIR) + 1:-len(".json")]: url for url in store.list(base + MANIFESTS_DIR)
                  if url.endswith(".json") and "/" not in url[len(base) + len(MANIFESTS_DIR) + 1:]}
