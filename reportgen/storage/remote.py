@@ -83,7 +83,8 @@ class Store:
             import s3fs
         except ImportError:
             raise RemoteError("reading or writing s3:// needs s3fs: pip install 'migration-record[s3]'") from None
-        # No listing cache and no shared instance: every command sees the bucket as it is now.
+        # No s3fs listing cache and no shared instance: every command sees the bucket as it is now
+        # (one listing of a prefix per command: self._listings).
         self.fs = s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True)
         self.fetched: list[str] = []
         self.uploaded: list[str] = []
