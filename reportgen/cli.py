@@ -323,9 +323,17 @@ output folder that cannot be written (or leads outside itself through a symlink)
 Publish: the folder is plain static files with relative links. Look at it with
   python -m http.server -d site 8000
 or copy it to any static web server, or `reportgen publish site s3://bucket/prefix`.
+A build on a machine without the previous --out (a CI runner) continues from the published
+site with --published S3_URL: the state `reportgen publish` uploaded there says which runs
+(by URL, ETag and size) already have pages, so only new or changed runs are fetched and
+rendered into --out; publish --out to the same place afterwards. Besides index.csv and
+index.json, index.parquet holds one row per run and cell (docs/campaigns.md: columns, a query).
+
 \b
 Example:
   reportgen site runs/ s3://fleet-runs/nightly --out site
+  reportgen site s3://fleet-runs/nightly --out site --published s3://fleet-reports/migration
+  reportgen publish site s3://fleet-reports/migration
 """
 
 

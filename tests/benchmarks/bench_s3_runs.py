@@ -12,7 +12,8 @@ spread over day prefixes of --per-prefix runs each, as a campaign per night woul
 Measured per size:
   list      listing the whole prefix (what `reportgen site s3://...` does with no manifest)
   fetch     reading every log once, in parallel (what a first build reads; up to --fetch-up-to)
-  site      first build and an unchanged rebuild from the bucket (only up to --site-up-to runs)
+  site      first build and an unchanged rebuild from the bucket, then (the site published)
+            a build on a fresh machine with --published (only up to --site-up-to runs)
   manifest  every day folder but the newest closed with `reportgen manifest`
             (reportgen.storage.remote.write_manifest); then list_logs reads the manifests and
             lists only the open folder
@@ -68,7 +69,8 @@ def _timed(server, func):
 def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_all_logs: bool) -> None:
     """One size in a bucket of its own (the server, and every bucket with it, goes at the end)."""
     from reportgen.publish.site import build_site
-    from reportgen.storage.remote import Store, list_logs, write_manifest
+    from reportgen.storage import SITE_STATE_NAME
+    from reportgen.storage.remote import Store, list_logs, publish, write_manifest
 
     global BUCKET
     BUCKET = f"bench-{runs}"
@@ -94,6 +96,10 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
             print(f"[{runs} runs] site, first build from the bucket: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs ({result.runs} runs)")
             result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], site))
             print(f"[{runs} runs] site, unchanged rebuild: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.written)} files written")
+            publish(site, f"s3://{BUCKET}/site", Store(), last=SITE_STATE_NAME)
+            fresh = Path(tmp) / "fresh"
+            result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], fresh, published=f"s3://{BUCKET}/site"))
+            print(f"[{runs} runs] site, fresh machine with the published state: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.fetched)} logs fetched")
 
         prefixes = sorted({log.url.split("/")[4] for log in logs})
         for prefix in prefixes[:-1]:
