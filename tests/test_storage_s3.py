@@ -271,7 +271,7 @@ def _split(requests: list[Any], bucket: str) -> dict[str, list[str]]:
     return kinds
 
 
-@pytest.mark.parametrize("runs", [pytest.param(40, id="40-runs"), pytest.param(1000, id="1000-runs", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("runs", [pytest.param(25, id="25-runs"), pytest.param(1000, id="1000-runs", marks=pytest.mark.slow)])
 def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server, tmp_path: Path, runs: int) -> None:
     import math
 
