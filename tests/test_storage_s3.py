@@ -183,9 +183,12 @@ def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) 
     first = _cli("publish", str(site), "s3://published/reports/")
     assert first.returncode == 0, first.stderr
     keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
+    # Hidden files stay behind, but for the site's state, which goes up last.
     files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.is_symlink() and not p.name.startswith(".")}
+    files.add(".reportgen-state.json")
     assert keys == {f"reports/{f}" for f in files}
     assert first.stdout.startswith(f"{len(files)} uploaded, 0 unchanged")
+    assert first.stderr.splitlines()[-1] == "uploaded s3://published/reports/.reportgen-state.json"
     types = {key.rsplit(".", 1)[1]: client.head_object(Bucket=bucket, Key=key)["ContentType"] for key in keys}
     assert types["html"] == "text/html; charset=utf-8" and types["md"] == "text/markdown; charset=utf-8"
     assert types["js"] == "text/javascript; charset=utf-8" and types["css"] == "text/css; charset=utf-8"
@@ -199,7 +202,7 @@ def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) 
     third = _cli("publish", str(site), "s3://published/reports", "--delete")
     assert third.returncode == 0, third.stderr
     keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
-    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")} | {".reportgen-state.json"}
     assert keys == {f"reports/{f}" for f in files}
     assert "deleted" in third.stdout and "0 deleted" not in third.stdout
 

@@ -38,13 +38,15 @@ BUCKET = "bench"
 
 
 def _populate(client, runs: int, per_prefix: int, scratch: Path) -> None:
-    write_run(scratch, 0)
-    template = (scratch / "bench-00000" / "events.jsonl").read_text(encoding="utf-8")
+    # One log per run from bench_site.write_run: each with its own run id (a site keeps one run
+    # per id, so copies of one log would count as one run), ten workloads per thousand runs.
+    for index in range(runs):
+        write_run(scratch, index, runs)
 
     def put(index: int) -> None:
-        body = template.replace("bench-00000", f"bench-{index:05d}").replace('"workload-0"', f'"workload-{index % 10}"')
+        body = (scratch / f"bench-{index:05d}" / "events.jsonl").read_bytes()
         prefix = f"runs/day-{index // per_prefix:04d}/bench-{index:05d}"
-        client.put_object(Bucket=BUCKET, Key=f"{prefix}/events.jsonl", Body=body.encode())
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/events.jsonl", Body=body)
         client.put_object(Bucket=BUCKET, Key=f"{prefix}/artifacts/inputs.pt", Body=b"\0" * 64)
 
     with ThreadPoolExecutor(8) as pool:
