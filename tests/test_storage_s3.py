@@ -302,7 +302,7 @@ def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server,
     assert len(seen["LIST"]) == 1 + math.ceil(runs / 1000), seen["LIST"]
     assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json"]
     assert seen["HEAD"] == [] and seen["write"] == []
-    assert not (tmp_path / "fresh" / "runs").exists()
+    assert not (tmp_path / "fresh" / "runs").exists() and not (tmp_path / "fresh" / "workloads").exists()
     assert (tmp_path / "fresh" / "index.parquet").is_file()
 
     # One more run lands; the next fresh machine fetches that log alone and renders its page alone,

@@ -489,7 +489,7 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
         campaigns = _campaign_pages(paths, entries, out_dir, assets, result, _store_of(found.logs))
-        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns)
+        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns, pages_elsewhere)
         result.written += written
         cells = write_cell_index([(e.summary, e.log) for e in entries], out_dir)
         result.written += [cells] if cells else []
@@ -570,9 +570,10 @@ def _workload_key(runs: list[Entry], related: list[ComparisonLink], watched: tup
     return hashlib.sha256(json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related], list(watched)], sort_keys=True).encode()).hexdigest()
 
 
-def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, watched: tuple[str, ...] = (), campaigns: list[CampaignPage] | None = None) -> tuple[list[Path], dict[str, str], list[str]]:
-    """Workload pages whose inputs changed (``known``: each page's key at the last build) and
-    the index; returns what was written, each workload page's key, and the index's files."""
+def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, watched: tuple[str, ...] = (), campaigns: list[CampaignPage] | None = None, pages_elsewhere: bool = False) -> tuple[list[Path], dict[str, str], list[str]]:
+    """Workload pages whose inputs changed (``known``: each page's key at the last build; with
+    ``pages_elsewhere`` an unchanged page is the published one) and the index; returns what
+    was written, each workload page's key, and the index's files."""
     written: list[Path] = []
     summaries = [e.summary for e in entries]
     by_workload: dict[str, list[Entry]] = {}
@@ -583,7 +584,7 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
         page = out_dir / "workloads" / wslug / "index.html"
         related = [c for c in comparisons or [] if c.workload == runs[0].summary.workload]
         keys[wslug] = _workload_key(runs, related, watched)
-        if (known or {}).get(wslug) == keys[wslug] and page.is_file():
+        if (known or {}).get(wslug) == keys[wslug] and (pages_elsewhere or page.is_file()):
             continue
         if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs], watched)), out_dir):
             written.append(page)
