@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reportgen.model.runmodel import STATUS_ORDER
-from reportgen.publish.summary import VERSION_KEYS, RunSummary
+from reportgen.publish.summary import VERSION_KEYS, CellSummary, RunSummary
 from reportgen.storage.local import write_inside
 from reportgen.storage.remote import RemoteLog
 
@@ -72,7 +72,7 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
             "log_etag": log.etag if isinstance(log, RemoteLog) else None,
             "page": f"runs/{summary.slug}/index.html",
         }
-        cells = sorted(summary.cells.items()) or [(None, None)]
+        cells: list[tuple[str | None, CellSummary | None]] = [*sorted(summary.cells.items())] or [(None, None)]
         for case, cell in cells:
             records.append({
                 **run, "cell": case,

@@ -16,6 +16,7 @@ its size, so a small object is one GET and a large one is read in ranged GETs of
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import io
 import json
@@ -123,7 +124,7 @@ class Store:
         self._listings[folder] = objects
         return {u: dict(info) for u, info in objects.items()}
 
-    def children(self, url: str) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    def children(self, url: str) -> tuple[builtins.list[str], dict[str, dict[str, Any]]]:
         """The folder's immediate sub-folder names and the objects directly in it (a LIST with a
         delimiter: one request per 1,000 entries, whatever lies deeper)."""
         bucket, key = split_url(url)
@@ -136,8 +137,8 @@ class Store:
                    for item in contents if "Key" in item and not item["Key"].endswith("/")}
         return folders, objects
 
-    async def _list_pages(self, bucket: str, prefix: str, delimiter: str = "") -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
+    async def _list_pages(self, bucket: str, prefix: str, delimiter: str = "") -> builtins.list[dict[str, Any]]:
+        found: builtins.list[dict[str, Any]] = []
         more: dict[str, str] = {"Delimiter": delimiter} if delimiter else {}
         while True:
             page = await self.fs._call_s3("list_objects_v2", Bucket=bucket, Prefix=prefix, **more)
