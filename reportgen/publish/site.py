@@ -63,7 +63,8 @@ from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 from collector.visible import terminal
 
-STATE_FORMAT = 2  # 2: summaries carry code and data hashes; old logs judged by the layouts they measured
+STATE_FORMAT = 3  # 2: summaries carry code and data hashes; old logs judged by the layouts they measured
+# 3: summaries carry device, collector and schema version, and each cell's mode (index.parquet)
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
