@@ -399,3 +399,36 @@ def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server
     assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed
     assert len(store.warnings) == 3 and all("listing s3://manifested/runs/day-" in w for w in store.warnings), store.warnings
     assert "not a plain path inside the folder" in store.warnings[1] and "larger than the limit" in store.warnings[2]
+
+
+def test_fetch_is_parallel_and_bounded() -> None:
+    """Store.fetch reads many objects at once, never more than FETCH_WORKERS in flight."""
+    import threading
+    import time
+
+    from reportgen.storage.remote import FETCH_WORKERS, Store
+
+    class Counting:
+        def __init__(self) -> None:
+            self.lock, self.now, self.most = threading.Lock(), 0, 0
+
+        def cat_file(self, path: str, max_concurrency: int | None = None) -> bytes:
+            with self.lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+            time.sleep(0.02)
+            with self.lock:
+                self.now -= 1
+            if path.endswith("missing"):
+                raise FileNotFoundError(path)
+            return path.encode()
+
+    store = Store.__new__(Store)  # no s3fs client: a stand-in that counts overlapping reads
+    store.fs, store.fetched, store.uploaded, store._held, store._listings, store.warnings = Counting(), [], [], {}, {}, []
+    urls = [f"s3://b/runs/{n}" for n in range(40)] + ["s3://b/runs/missing"]
+    store.fetch(urls)
+    assert 1 < store.fs.most <= FETCH_WORKERS == 8
+    assert store.read("s3://b/runs/7") == b"b/runs/7" and store.open("s3://b/runs/8", 8).read() == b"b/runs/8"
+    with pytest.raises(OSError, match="not found"):
+        store.read("s3://b/runs/missing")  # the error was held, and is raised where it is read
+    assert len(store.fetched) == len(urls)
