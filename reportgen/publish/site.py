@@ -489,7 +489,10 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
-        campaigns = _campaign_pages(paths, entries, out_dir, assets, result, _store_of(found.logs))
+        # The run inputs read (logs and notes), counted before the ledgers' small files, which
+        # the same store reads on every full build.
+        result.fetched = fetched(found.logs)
+        campaigns = _campaign_pages(paths, entries, out_dir, assets, result, store)
         written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns, pages_elsewhere)
         result.written += written
         cells = write_cell_index([(e.summary, e.log) for e in entries], out_dir)
@@ -507,7 +510,6 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     new_state["workloads"] = workloads
     if campaigns:
         new_state["campaigns"] = sorted(c.slug for c in campaigns)
-    result.fetched = fetched(found.logs)
     state_path = out_dir / STATE_NAME
     if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n", out_dir):
         result.written.append(state_path)
