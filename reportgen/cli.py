@@ -354,9 +354,17 @@ output folder that cannot be written (or leads outside itself through a symlink)
 Publish: the folder is plain static files with relative links. Look at it with
   python -m http.server -d site 8000
 or copy it to any static web server, or `reportgen publish site s3://bucket/prefix`.
+A build on a machine without the previous --out (a CI runner) continues from the published
+site with --published S3_URL: the state `reportgen publish` uploaded there says which runs
+(by URL, ETag and size) already have pages, so only new or changed runs are fetched and
+rendered into --out; publish --out to the same place afterwards. Besides index.csv and
+index.json, index.parquet holds one row per run and cell (docs/campaigns.md: columns, a query).
+
 \b
 Example:
   reportgen site runs/ s3://fleet-runs/nightly --out site
+  reportgen site s3://fleet-runs/nightly --out site --published s3://fleet-reports/migration
+  reportgen publish site s3://fleet-reports/migration
 """
 
 
@@ -364,9 +372,10 @@ Example:
 @click.argument("runs", nargs=-1, required=True, type=Location())
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
 @click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Site configuration TOML declaring comparison pages (default: a site.toml inside a RUNS folder).")
+@click.option("--published", "published", metavar="S3_URL", help="Where this site is published (reportgen publish): continue from the state published there, so only new or changed runs are fetched and rendered; publish --out there afterwards.")
 @_max_log_size
 @_follow_symlinks
-def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool) -> None:
+def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, published: str | None) -> None:
     # The no-op check first, with only what it needs imported: most rebuilds find nothing to
     # do, and the pages' modules (pydantic, plotly, numpy, jinja2) cost many times that check.
     # The object-store modules are imported only for s3:// locations, so RemoteError is looked
@@ -374,9 +383,16 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
     from reportgen.publish.site_quick import SiteConfigError, quick_start
     from reportgen.storage.local import UnsafeOutput
 
+    if published is not None:
+        from reportgen.storage.remote import RemoteError, split_url
+
+        try:
+            split_url(published)
+        except RemoteError as exc:
+            raise click.BadParameter(str(exc), param_hint="--published") from None
     try:
         quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
-        result = quick.result if quick.unchanged else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick)
+        result = quick.result if quick.unchanged else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick, published)
     except SiteConfigError as exc:
         echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
@@ -388,18 +404,18 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
         _write_failed("site", exc)
     for message in result.warnings + result.skipped + result.rejected:
         echo(message, err=True)
-    fetched = f", {len(result.fetched)} fetched from object storage" if any(isinstance(r, str) for r in runs) else ""
+    fetched = f", {len(result.fetched)} fetched from object storage" if published or any(isinstance(r, str) for r in runs) else ""
     skipped = f", {len(result.skipped)} entries skipped" if result.skipped else ""
     echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
     sys.exit(1 if result.rejected or result.skipped else 0)
 
 
-def _build_site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, quick: Any) -> Any:
+def _build_site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, quick: Any, published: str | None = None) -> Any:
     _check_backend_data()  # before the pages' modules, which read the constraint data as they load
     from reportgen.publish.site import NoRunLogs, build_site
 
     try:
-        return build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True, quick=quick)
+        return build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True, quick=quick, published=published)
     except NoRunLogs as exc:
         for skipped_entry in exc.skipped:
             echo(skipped_entry.format(), err=True)
@@ -561,9 +577,12 @@ PUBLISH_HELP = """Upload a built site (or any folder, such as a run directory) t
 
 Only files whose bytes differ from the stored objects are uploaded (an object whose ETag is
 the MD5 of the local file and whose size matches is left alone), each with its content type
-(text/html, text/css, ...). Hidden files (the site's .reportgen-state.json and .reportgen-quick.json) and links are not
-uploaded. Credentials come from the standard AWS chain; AWS_ENDPOINT_URL_S3 selects an
-S3-compatible endpoint.
+(text/html, text/css, ...). Hidden files and links are not uploaded, except a site's
+.reportgen-state.json, which goes last, once every page it lists is up: `reportgen site
+--published` reads it there, so a build on any machine continues from it. With --delete, the
+pages that state lists stay even when FOLDER (built with --published) does not hold them.
+Credentials come from the standard AWS chain; AWS_ENDPOINT_URL_S3 selects an S3-compatible
+endpoint.
 
 \b
 Exit codes: 0 published, 2 usage error or the store could not be reached.
@@ -588,8 +607,21 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
         raise click.BadParameter("an s3://bucket/prefix location", param_hint="DESTINATION")
     if delete and not destination[len("s3://"):].partition("/")[2].strip("/"):
         raise click.BadParameter("--delete needs a prefix (s3://bucket/prefix): at the bucket root it would delete every other object", param_hint="DESTINATION")
+    from reportgen.storage import SITE_STATE_NAME
+
+    # A site's state goes up last (a build with --published trusts the pages it lists), and only
+    # when it checks out; with --delete, the pages it lists stay even if this folder lacks them.
+    # (A run folder has no state: a campaign task's publish imports nothing of the site.)
+    pages = None
+    state_file = folder / SITE_STATE_NAME
+    if state_file.exists() or state_file.is_symlink():
+        from reportgen.publish.site import state_pages
+
+        pages = state_pages(folder)
+        if pages is None:
+            echo(f"reportgen publish: warning: {state_file} does not check out; not uploaded", err=True)
     try:
-        result = publish_folder(folder, destination, Store(), delete=delete)
+        result = publish_folder(folder, destination, Store(), delete=delete, last=SITE_STATE_NAME if pages is not None else None, keep=pages)
     except RemoteError as exc:
         _remote_failed("publish", exc)
     for url in result.uploaded:
@@ -597,6 +629,43 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
     for url in result.deleted:
         echo(f"deleted {url}", err=True)
     echo(f"{len(result.uploaded)} uploaded, {result.unchanged} unchanged, {len(result.deleted)} deleted: {destination}")
+
+
+MANIFEST_HELP = """Close folders of runs in S3: write each one's manifest, so site builds stop listing it.
+
+Each FOLDER (s3://bucket/runs/2026-11-30: a campaign's dated prefix whose runs are all in) is
+listed once, and every object under it, with its ETag and size, goes into
+s3://bucket/runs/_manifests/2026-11-30.json. A command reading s3://bucket/runs then lists
+runs/_manifests/ and the folder names under runs/, reads one small manifest per closed folder
+(in parallel) and lists only the folders without one: at 100,000 runs in daily folders, a few
+LIST requests instead of hundreds. An object added to a closed folder later is not seen until
+its manifest is written again (run this again); a manifest that does not check out is ignored
+with a warning and its folder listed.
+
+\b
+Exit codes: 0 written, 2 usage error or the store could not be reached.
+\b
+Example:
+  reportgen manifest s3://fleet-runs/nightly/2026-11-30 s3://fleet-runs/nightly/2026-12-01
+"""
+
+
+@main.command(help=MANIFEST_HELP)
+@click.argument("folders", nargs=-1, required=True)
+def manifest(folders: tuple[str, ...]) -> None:
+    from reportgen.storage import is_remote
+    from reportgen.storage.remote import RemoteError, Store, write_manifest
+
+    for folder in folders:
+        if not is_remote(folder):
+            raise click.BadParameter(f"{folder}: an s3://bucket/prefix/folder location", param_hint="FOLDERS")
+    store = Store()
+    for folder in folders:
+        try:
+            url, count = write_manifest(folder.rstrip("/"), store)
+        except RemoteError as exc:
+            _remote_failed("manifest", exc)
+        echo(f"{url}: {count} objects under {folder.rstrip('/')}/")
 
 
 PLAN_CHECK_HELP = """Review a workload plan against the target backend's documented limits, before hardware time.

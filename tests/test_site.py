@@ -112,6 +112,7 @@ def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
         "index.csv",
         "index.html",
         "index.json",
+        "index.parquet",
         rows,
         f"runs/{slug}/details.csv",
         f"runs/{slug}/events.jsonl",

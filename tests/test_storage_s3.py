@@ -6,6 +6,7 @@ and stopped at its end; if it cannot start, the tests fail with the reason.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -149,9 +150,14 @@ def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: 
     env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "XDG_CACHE_HOME": str(home / ".cache")}
     site = tmp_path / "site"
 
+    before = len(s3.requests())
     first = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
     assert first.returncode == 0, first.stderr
     assert f"{len(ENCODER_RUNS)} fetched from object storage" in first.stdout
+    # The listing gave every size and ETag: each log is one GET, never preceded by a HEAD.
+    methods = [(r.method, r.path) for r in s3.requests()[before:]]
+    # Two LISTs: the prefix's _manifests/ folder (none here), then the prefix itself.
+    assert "HEAD" not in [m for m, _ in methods] and len(methods) == 2 + len(ENCODER_RUNS), methods
     second = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
     assert "0 files written, 0 fetched from object storage" in second.stdout, second.stdout
     # Nothing but the output folder was written: no download cache, no temporary files.
@@ -166,6 +172,7 @@ def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: 
     assert "1 fetched from object storage" in third.stdout, third.stdout
     gets = [r.path for r in s3.requests()[before:] if r.method == "GET" and r.path.startswith("/sitebuild/runs/")]
     assert gets == [f"/sitebuild/runs/{changed.name}/events.jsonl"]
+    assert all(r.method != "HEAD" for r in s3.requests()[before:])
 
 
 def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) -> None:
@@ -177,9 +184,12 @@ def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) 
     first = _cli("publish", str(site), "s3://published/reports/")
     assert first.returncode == 0, first.stderr
     keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
+    # Hidden files stay behind, but for the site's state, which goes up last.
     files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.is_symlink() and not p.name.startswith(".")}
+    files.add(".reportgen-state.json")
     assert keys == {f"reports/{f}" for f in files}
     assert first.stdout.startswith(f"{len(files)} uploaded, 0 unchanged")
+    assert first.stderr.splitlines()[-1] == "uploaded s3://published/reports/.reportgen-state.json"
     types = {key.rsplit(".", 1)[1]: client.head_object(Bucket=bucket, Key=key)["ContentType"] for key in keys}
     assert types["html"] == "text/html; charset=utf-8" and types["md"] == "text/markdown; charset=utf-8"
     assert types["js"] == "text/javascript; charset=utf-8" and types["css"] == "text/css; charset=utf-8"
@@ -193,7 +203,7 @@ def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) 
     third = _cli("publish", str(site), "s3://published/reports", "--delete")
     assert third.returncode == 0, third.stderr
     keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
-    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")} | {".reportgen-state.json"}
     assert keys == {f"reports/{f}" for f in files}
     assert "deleted" in third.stdout and "0 deleted" not in third.stdout
 
@@ -233,3 +243,193 @@ def test_compare_reads_s3_like_local(client: Any, tmp_path: Path) -> None:
     assert "saved tensors of a log in object storage are not fetched" in remote_data["cells"][0]["reference"]["text"]
     many = _cli("compare", "s3://compare/runs", str(cuda), "--out", str(tmp_path / "many"))
     assert many.returncode == 2 and "expected one run log" in many.stderr
+
+
+def _fleet(client: Any, bucket: str, runs: range, scratch: Path) -> None:
+    """Synthetic run logs (each says it is synthetic) under runs/bench-<n>/events.jsonl."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.benchmarks.bench_site import write_run
+
+    for index in runs:
+        write_run(scratch, index, 1000)
+
+    def put(index: int) -> None:
+        key = f"runs/bench-{index:05d}/events.jsonl"
+        client.put_object(Bucket=bucket, Key=key, Body=(scratch / f"bench-{index:05d}" / "events.jsonl").read_bytes())
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, runs))
+
+
+def _split(requests: list[Any], bucket: str) -> dict[str, list[str]]:
+    """The requests by kind: LIST pages, GETs of objects, HEADs and writes."""
+    kinds: dict[str, list[str]] = {"LIST": [], "GET": [], "HEAD": [], "write": []}
+    for r in requests:
+        if r.method == "GET" and r.path.startswith(f"/{bucket}?") and "list-type=2" in r.path:
+            kinds["LIST"].append(r.path)
+        elif r.method in ("GET", "HEAD"):
+            kinds[r.method].append(r.path)
+        else:
+            kinds["write"].append(f"{r.method} {r.path}")
+    return kinds
+
+
+@pytest.mark.parametrize("runs", [pytest.param(25, id="25-runs"), pytest.param(1000, id="1000-runs", marks=pytest.mark.slow)])
+def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server, tmp_path: Path, runs: int) -> None:
+    import math
+
+    bucket = _bucket(client, f"fleet-{runs}")
+    _fleet(client, bucket, range(runs), tmp_path / "logs")
+    published = f"s3://{bucket}/site"
+
+    # The first machine builds everything and publishes: pages first, the state last.
+    first = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "first"), "--published", published)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(f"{runs} runs") and f"{runs} fetched from object storage" in first.stdout
+    shown = _cli("publish", str(tmp_path / "first"), published)
+    assert shown.returncode == 0, shown.stderr
+    uploaded = [line.split(" ", 1)[1] for line in shown.stderr.splitlines() if line.startswith("uploaded ")]
+    assert uploaded[-1] == f"{published}/.reportgen-state.json"
+
+    # A fresh machine (an empty output folder) builds again: it reads the state in the bucket
+    # and lists the runs, and fetches no log and renders no run page.
+    before = len(s3.requests())
+    fresh = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "fresh"), "--published", published)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "warning" not in fresh.stderr and fresh.stdout.startswith(f"{runs} runs")
+    seen = _split(s3.requests()[before:], bucket)
+    # S3 answers 1,000 keys a page; one more LIST finds no per-folder manifest (runs/_manifests/).
+    assert len(seen["LIST"]) == 1 + math.ceil(runs / 1000), seen["LIST"]
+    assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json"]
+    assert seen["HEAD"] == [] and seen["write"] == []
+    assert not (tmp_path / "fresh" / "runs").exists() and not (tmp_path / "fresh" / "workloads").exists()
+    assert (tmp_path / "fresh" / "index.parquet").is_file()
+
+    # One more run lands; the next fresh machine fetches that log alone and renders its page alone,
+    # and publishing it with --delete keeps every page published before.
+    _fleet(client, bucket, range(runs, runs + 1), tmp_path / "logs")
+    before = len(s3.requests())
+    third = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)
+    assert third.returncode == 0, third.stderr
+    seen = _split(s3.requests()[before:], bucket)
+    assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json", f"/{bucket}/runs/bench-{runs:05d}/events.jsonl"]
+    assert seen["HEAD"] == [] and len([p for p in (tmp_path / "third" / "runs").iterdir()]) == 1
+    # Built again before publishing: the new run's page is in the folder, so it is not fetched again.
+    before = len(s3.requests())
+    rebuilt = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)
+    assert rebuilt.returncode == 0 and "0 fetched from object storage" in rebuilt.stdout, rebuilt.stdout + rebuilt.stderr
+    assert _split(s3.requests()[before:], bucket)["GET"] == [f"/{bucket}/site/.reportgen-state.json"]
+    again = _cli("publish", str(tmp_path / "third"), published, "--delete")
+    assert again.returncode == 0, again.stderr
+    deleted = [line for line in again.stderr.splitlines() if line.startswith("deleted ")]
+    assert all("/index-rows-" in line for line in deleted), deleted  # the old row data only
+    keys = {o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="site/runs/") for o in page.get("Contents", [])}
+    assert len({key.split("/")[2] for key in keys}) == runs + 1
+
+
+def _escaping_state() -> bytes:
+    import json
+
+    from reportgen.publish.site import _fingerprint
+
+    # This tool's fingerprint, so the rest is checked: a slug that would lead out of the folder.
+    run = {"slug": "../../outside-0123abcd", "workload_slug": "w-0123abcd", "outcome": "suitable", "counts": {}}
+    return json.dumps({"fingerprint": _fingerprint(), "runs": {"0" * 64: run}}).encode()
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b'{"fingerprint": ', "Expecting value"),
+    (b"[1, 2, 3]", "not a JSON object"),
+    (None, "runs.0000000000000000000000000000000000000000000000000000000000000000.slug"),
+    (b" " * 5000, "larger than the limit"),
+], ids=["bad-json", "wrong-type", "slug-outside", "huge"])
+def test_a_bad_published_state_is_one_warning_and_a_full_build(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: bytes | None, reason: str) -> None:
+    import reportgen.publish.site as site_module
+
+    monkeypatch.setattr(site_module, "MAX_STATE_BYTES", 4096)  # "huge", without uploading 256 MiB
+    bucket = _bucket(client, f"planted-{len(reason)}")
+    _put_tree(client, bucket, f"runs/{ENCODER_RUNS[0].name}", ENCODER_RUNS[0])
+    client.put_object(Bucket=bucket, Key="site/.reportgen-state.json", Body=body if body is not None else _escaping_state())
+    out = tmp_path / "work" / "site"
+    built = _cli("site", f"s3://{bucket}/runs", "--out", str(out), "--published", f"s3://{bucket}/site")
+    assert built.returncode == 0, built.stderr
+    warnings = [line for line in built.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and reason in warnings[0] and "doing a full build" in warnings[0], built.stderr
+    assert "Traceback" not in built.stderr and "1 fetched from object storage" in built.stdout
+    assert [p.name for p in (tmp_path / "work").iterdir()] == ["site"]  # nothing beside the output folder
+
+
+def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    import reportgen.storage.remote as remote
+    from reportgen.storage.remote import Store, list_logs
+
+    bucket = _bucket(client, "manifested")
+    log = (FIXTURES / "synthetic_complete.jsonl").read_bytes()
+    keys = [f"runs/day-{day}/run-{n}/events.jsonl" for day in range(3) for n in range(3)] + ["runs/day-2/run-0/artifacts/x.pt", "runs/loose.jsonl"]
+    for key in keys:
+        client.put_object(Bucket=bucket, Key=key, Body=log)
+    listed = {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", Store())}
+    assert len(listed) == 10
+
+    closed = _cli("manifest", "s3://manifested/runs/day-0", "s3://manifested/runs/day-1/")
+    assert closed.returncode == 0, closed.stderr
+    assert closed.stdout.splitlines() == [
+        "s3://manifested/runs/_manifests/day-0.json: 3 objects under s3://manifested/runs/day-0/",
+        "s3://manifested/runs/_manifests/day-1.json: 3 objects under s3://manifested/runs/day-1/",
+    ]
+    before = len(s3.requests())
+    store = Store()
+    assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed and store.warnings == []
+    seen = _split(s3.requests()[before:], bucket)
+    # _manifests/, the folder names under runs/, the one open folder; a GET per manifest; no HEAD.
+    assert len(seen["LIST"]) == 3 and "delimiter=%2F" in seen["LIST"][1] and "prefix=runs%2Fday-2%2F" in seen["LIST"][2]
+    assert sorted(seen["GET"]) == ["/manifested/runs/_manifests/day-0.json", "/manifested/runs/_manifests/day-1.json"]
+    assert seen["HEAD"] == [] and seen["write"] == []
+
+    # Planted manifests: each is one warning, and its folder is listed instead.
+    planted = {
+        "day-0": b"{not json",
+        "day-1": json.dumps({"format": 1, "objects": {"../../elsewhere/events.jsonl": {"etag": "abc", "size": 3}}}).encode(),
+    }
+    assert _cli("manifest", "s3://manifested/runs/day-2").returncode == 0
+    monkeypatch.setattr(remote, "MAX_MANIFEST_BYTES", 300)  # "huge": day-2's manifest is larger than this
+    for name, body in planted.items():
+        client.put_object(Bucket=bucket, Key=f"runs/_manifests/{name}.json", Body=body)
+    store = Store()
+    assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed
+    assert len(store.warnings) == 3 and all("listing s3://manifested/runs/day-" in w for w in store.warnings), store.warnings
+    assert "not a plain path inside the folder" in store.warnings[1] and "larger than the limit" in store.warnings[2]
+
+
+def test_fetch_is_parallel_and_bounded() -> None:
+    """Store.fetch reads many objects at once, never more than FETCH_WORKERS in flight."""
+    import threading
+    import time
+
+    from reportgen.storage.remote import FETCH_WORKERS, Store
+
+    class Counting:
+        def __init__(self) -> None:
+            self.lock, self.now, self.most = threading.Lock(), 0, 0
+
+        def cat_file(self, path: str, max_concurrency: int | None = None) -> bytes:
+            with self.lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+            time.sleep(0.02)
+            with self.lock:
+                self.now -= 1
+            if path.endswith("missing"):
+                raise FileNotFoundError(path)
+            return path.encode()
+
+    store = Store.__new__(Store)  # no s3fs client: a stand-in that counts overlapping reads
+    store.fs, store.fetched, store.uploaded, store._held, store._listings, store.warnings = Counting(), [], [], {}, {}, []
+    urls = [f"s3://b/runs/{n}" for n in range(40)] + ["s3://b/runs/missing"]
+    store.fetch(urls)
+    assert 1 < store.fs.most <= FETCH_WORKERS == 8
+    assert store.read("s3://b/runs/7") == b"b/runs/7" and store.open("s3://b/runs/8", 8).read() == b"b/runs/8"
+    with pytest.raises(OSError, match="not found"):
+        store.read("s3://b/runs/missing")  # the error was held, and is raised where it is read
+    assert len(store.fetched) == len(urls)

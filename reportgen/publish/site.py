@@ -6,6 +6,7 @@ Layout of the output directory::
                                     workload plan-check's verdict until a run on its target exists; its script lists every run from
     index-rows-<hash>.js            the row data (site_rows.py): sortable, filterable (state in the URL)
     index.csv, index.json           the same table for spreadsheets and scripts
+    index.parquet                   one row per run and cell, for DuckDB, Athena, pandas (cell_index.py)
     runs/<run-slug>/index.html      the run's report (report.md beside it)
     workloads/<slug>/index.html     history of one workload and what changed between runs
     campaigns/<slug>/index.html     every task a campaign planned (from its ledger), runs linked
@@ -48,13 +49,14 @@ from reportgen.render.templating import Assets, asset_names, csv_text, render_ht
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.files import copy_run_files
+from reportgen.publish.cell_index import INDEX_NAME as CELL_INDEX, write_cell_index
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
 from reportgen.render.charts import trend_figures
 from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, load_site_config, plan_pairs, remove_stale_comparisons
 from reportgen.storage import is_remote
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
-from reportgen.storage.sources import LogRef, change_key, fetched
+from reportgen.storage.sources import FETCH_BATCH, LogRef, RemoteError, RemoteLog, Store, change_key, fetched, forget_prefetched, prefetch
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
 from reportgen.publish.site_links import RunLinks, run_links
 from reportgen.publish.site_quick import STATE_NAME, Quick, QuickCheck, SiteResult, quick_start
@@ -64,7 +66,9 @@ from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 from collector.visible import terminal
 
-STATE_FORMAT = 3  # 2: summaries carry code and data hashes; 3: the device name and plan-check on the logged plan
+STATE_FORMAT = 3  # 2: summaries carry code and data hashes; old logs judged by the layouts they measured
+# 3: summaries carry the device name, plan-check on the logged plan, collector and schema version,
+# and each cell's mode (index.parquet); the state keeps each run page's previous/next links
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
@@ -176,42 +180,92 @@ def _load_state(out_dir: Path, fingerprint: str, result: SiteResult) -> dict[str
         return empty
 
 
+def _published_state(published: str, store: Store, fingerprint: str, result: SiteResult) -> dict[str, Any] | None:
+    """The state publish left at the site's location; None when there is none, it was written by
+    another version, or it does not check out (with a one-line warning: a full build)."""
+    url = f"{published.rstrip('/')}/{STATE_NAME}"
+    try:
+        data = store.read_at_most(url, MAX_STATE_BYTES)
+        if data is None:
+            return None  # nothing published there yet
+        raw = json.loads(data.decode("utf-8"))
+        if isinstance(raw, dict) and raw.get("fingerprint") != fingerprint:
+            return None
+        return _check_state(raw)
+    except (RemoteError, ValueError, RecursionError) as exc:
+        reason = _first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())
+        result.warnings.append(terminal(f"reportgen site: warning: ignoring {url} ({reason[:300]}); doing a full build"))
+        return None
+
+
+def state_pages(folder: Path) -> list[str] | None:
+    """The page folders the state in a built site vouches for (runs/<slug>/, workloads/<slug>/,
+    ...): those a site built with ``published`` has in the published copy only. None when the
+    folder holds no state that checks out."""
+    path = folder / STATE_NAME
+    try:
+        if os.path.islink(path) or not path.is_file():
+            return None
+        state = _check_state(json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8")))
+    except (NotReadable, OSError, ValueError, RecursionError):
+        return None
+    return sorted({f"runs/{run['slug']}/" for run in state["runs"].values()}
+                  | {f"workloads/{name}/" for name in state.get("workloads", {})}
+                  | {f"comparisons/{name}/" for name in state.get("comparisons", {})}
+                  | {f"campaigns/{name}/" for name in state.get("campaigns", [])})
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     where = ".".join(str(part) for part in err["loc"])
     return f"{where}: {err['msg']}" if where else "not a JSON object with a fingerprint and runs"
 
 
-def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int, check: QuickCheck) -> list[Entry]:
+def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int, check: QuickCheck, pages_elsewhere: bool = False) -> list[Entry]:
+    """Each log's summary: the stored one when its key is known (and its page is in out_dir, or
+    with ``pages_elsewhere`` in the published site the state came from), else judged afresh.
+    Logs to judge are read ahead a batch at a time, in parallel (sources.prefetch)."""
     entries: list[Entry] = []
     seen: dict[str, LogRef] = {}
-    for index, found in enumerate(logs, start=1):
-        log = found.path
-        try:
-            key = check.known_key(found) or change_key(found, max_bytes)
-        except (NotReadable, OSError) as exc:
-            result.skipped.append(f"{log}: skipped: {getattr(exc, 'strerror', None) or exc}")
-            continue
-        cached = state["runs"].get(key)
-        if cached and (out_dir / "runs" / cached["slug"] / "index.html").is_file():
-            entry = Entry(log, key, RunSummary.from_dict(cached), None, found.annotations)
-        else:
-            print(terminal(f"reportgen site: [{index}/{len(logs)}] {log}"), file=sys.stderr)
+    for start in range(0, len(logs), FETCH_BATCH):
+        keyed: list[tuple[int, LogEntry, str, dict[str, Any] | None]] = []
+        for index, found in enumerate(logs[start:start + FETCH_BATCH], start=start + 1):
             try:
-                judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
-                entry = Entry(log, key, summarize(judged), judged, found.annotations)
-            except ReportInputError as exc:
-                result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
+                key = check.known_key(found) or change_key(found, max_bytes)
+            except (NotReadable, OSError) as exc:
+                result.skipped.append(f"{found.path}: skipped: {getattr(exc, 'strerror', None) or exc}")
                 continue
-            except Exception as exc:  # one bad log never stops the others' pages
-                result.rejected.append(f"{log}: skipped, could not be reported: {_one_line(exc)}")
+            cached = state["runs"].get(key)
+            if cached and not (pages_elsewhere or (out_dir / "runs" / cached["slug"] / "index.html").is_file()):
+                cached = None
+            keyed.append((index, found, key, cached))
+        prefetch([found for _, found, _, cached in keyed if cached is None])
+        for index, found, key, cached in keyed:
+            entry = _entry(found, key, cached, index, len(logs), result, max_bytes)
+            if entry is None:
                 continue
-        if entry.summary.run_id in seen:
-            result.rejected.append(f"{log}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}")
-            continue
-        seen[entry.summary.run_id] = log
-        entries.append(entry)
+            if entry.summary.run_id in seen:
+                result.rejected.append(f"{found.path}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}")
+                continue
+            seen[entry.summary.run_id] = found.path
+            entries.append(entry)
+        forget_prefetched([found for _, found, _, _ in keyed])
     return entries
+
+
+def _entry(found: LogEntry, key: str, cached: dict[str, Any] | None, index: int, total: int, result: SiteResult, max_bytes: int) -> Entry | None:
+    log = found.path
+    if cached:
+        return Entry(log, key, RunSummary.from_dict(cached), None, found.annotations)
+    print(terminal(f"reportgen site: [{index}/{total}] {log}"), file=sys.stderr)
+    try:
+        judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
+        return Entry(log, key, summarize(judged), judged, found.annotations)
+    except ReportInputError as exc:
+        result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
+    except Exception as exc:  # one bad log never stops the others' pages
+        result.rejected.append(f"{log}: skipped, could not be reported: {_one_line(exc)}")
+    return None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -472,7 +526,7 @@ class NoRunLogs(Exception):
         self.skipped = skipped
 
 
-def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False, quick: Quick | None = None) -> SiteResult:
+def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False, quick: Quick | None = None, published: str | None = None) -> SiteResult:
     """Build the site; ``config`` (or a site.toml inside a given local folder) declares comparison pages.
 
     PATHS are local paths or s3:// prefixes; a log in object storage is fetched only when its
@@ -502,10 +556,21 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     check.forget(result.warnings)
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint, result)
+    store = _store_of(found.logs)
+    result.warnings += [f"reportgen site: {line}" for line in (store.warnings if store else [])]
+    pages_elsewhere = False
+    if published is not None:
+        stored = _published_state(published, store or Store(), fingerprint, result)
+        if stored is not None:
+            # Runs this folder built since its last publish keep their local pages.
+            for key, run in state["runs"].items():
+                if key not in stored["runs"] and (out_dir / "runs" / run["slug"] / "index.html").is_file():
+                    stored["runs"][key] = run
+            state, pages_elsewhere = stored, True
     warnings_before = len(result.warnings)
     result.skipped += [s.format() for s in found.skipped]
     with paused_gc():
-        entries = _gather(found.logs, out_dir, state, result, max_bytes, check)
+        entries = _gather(found.logs, out_dir, state, result, max_bytes, check, pages_elsewhere)
         assets = write_assets(out_dir)
         comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
         result.written += comparisons.written
@@ -514,9 +579,15 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         pages = _render_runs(entries, out_dir, result, links)
         result.runs = len(entries)
         result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
-        campaigns = _campaign_pages(paths, entries, out_dir, assets, result)
-        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns)
+        # The run inputs read (logs and notes), counted before the ledgers' small files, which
+        # the same store reads on every full build.
+        result.fetched = fetched(found.logs)
+        campaigns = _campaign_pages(paths, entries, out_dir, assets, result, store)
+        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns, pages_elsewhere)
         result.written += written
+        cells = write_cell_index([(e.summary, e.log) for e in entries], out_dir)
+        result.written += [cells] if cells else []
+        index_pages.append(CELL_INDEX)
     _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
     for gone in sorted(set(state.get("workloads", {})) - set(workloads)):
         _remove(out_dir, out_dir / "workloads" / gone, result)
@@ -530,7 +601,6 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     new_state["workloads"] = workloads
     if campaigns:
         new_state["campaigns"] = sorted(c.slug for c in campaigns)
-    result.fetched = fetched(found.logs)
     state_path = out_dir / STATE_NAME
     if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n", out_dir):
         result.written.append(state_path)
@@ -586,9 +656,14 @@ def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, a
     return pages
 
 
-def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path, assets: Assets, result: SiteResult) -> list[CampaignPage]:
+def _store_of(logs: list[LogEntry]) -> Store | None:
+    """The store that listed the remote logs (its listings answer later lookups under them)."""
+    return next((e.path.store for e in logs if isinstance(e.path, RemoteLog)), None)
+
+
+def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path, assets: Assets, result: SiteResult, store: Store | None = None) -> list[CampaignPage]:
     """A page per campaign ledger found at the given locations (every planned task shown)."""
-    found = find_ledgers(paths)
+    found = find_ledgers(paths, store)
     result.warnings += found.problems
     pages = campaign_pages(found.ledgers, [e.summary for e in entries])
     for page in pages:
@@ -603,9 +678,10 @@ def _workload_key(runs: list[Entry], related: list[ComparisonLink], watched: tup
     return hashlib.sha256(json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related], list(watched)], sort_keys=True).encode()).hexdigest()
 
 
-def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, watched: tuple[str, ...] = (), campaigns: list[CampaignPage] | None = None) -> tuple[list[Path], dict[str, str], list[str]]:
-    """Workload pages whose inputs changed (``known``: each page's key at the last build) and
-    the index; returns what was written, each workload page's key, and the index's files."""
+def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, watched: tuple[str, ...] = (), campaigns: list[CampaignPage] | None = None, pages_elsewhere: bool = False) -> tuple[list[Path], dict[str, str], list[str]]:
+    """Workload pages whose inputs changed (``known``: each page's key at the last build; with
+    ``pages_elsewhere`` an unchanged page is the published one) and the index; returns what
+    was written, each workload page's key, and the index's files."""
     written: list[Path] = []
     summaries = [e.summary for e in entries]
     by_workload: dict[str, list[Entry]] = {}
@@ -616,7 +692,7 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
         page = out_dir / "workloads" / wslug / "index.html"
         related = [c for c in comparisons or [] if c.workload == runs[0].summary.workload]
         keys[wslug] = _workload_key(runs, related, watched)
-        if (known or {}).get(wslug) == keys[wslug] and page.is_file():
+        if (known or {}).get(wslug) == keys[wslug] and (pages_elsewhere or page.is_file()):
             continue
         if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs], watched)), out_dir):
             written.append(page)

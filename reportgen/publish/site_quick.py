@@ -49,18 +49,18 @@ from typing import Any
 
 from reportgen import __version__
 from reportgen.render.locations import templates_dir
-from reportgen.storage import is_remote
+from reportgen.storage import SITE_STATE_NAME, is_remote
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
 
 QUICK_NAME = ".reportgen-quick.json"
-STATE_NAME = ".reportgen-state.json"  # the state file this record vouches for (site.py)
+STATE_NAME = SITE_STATE_NAME  # the state file this record vouches for (site.py)
 QUICK_FORMAT = 1
 RACY_NS = 3_000_000_000  # coarser than any file system's clock tick (FAT: 2 s)
 MAX_QUICK_BYTES = 256 << 20
 
 _SLUG = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,95}-[0-9a-f]{8}"
 PAGE_NAME = re.compile(
-    r"^(?:index\.(?:html|csv|json)|index-rows-[0-9a-f]{10}\.js|assets/[A-Za-z0-9][A-Za-z0-9._-]*"
+    r"^(?:index\.(?:html|csv|json|parquet)|index-rows-[0-9a-f]{10}\.js|assets/[A-Za-z0-9][A-Za-z0-9._-]*"
     rf"|(?:runs|workloads|comparisons|campaigns)/{_SLUG}/index\.html)$"
 )
 # Printed as they are on the next build: no terminal control sequence can hide in one.

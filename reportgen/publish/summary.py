@@ -41,6 +41,8 @@ class CellSummary:
     cold_s: float | None = None  # the cold first call, as the timing event recorded it
     compile_s: float | None = None  # compile + first result of the cell's (forward) graph
     dtype: str | None = None  # the criteria that judged it are per dtype
+    mode: str | None = None  # eager or compiled (None: a summary from before the cell index)
+    warm_samples: int | None = None  # how many warm samples the median is of
 
 
 @dataclass
@@ -71,6 +73,9 @@ class RunSummary:
     # plan-check's verdict on the plan this run logged, for its intended target (else neuron):
     # {"target", "classification" (compatible | revise | blocked | unreadable), "headline", "first"}
     plan_check: dict[str, str] = field(default_factory=dict)
+    # For the cell index (index.parquet): what wrote the log ("" when not recorded).
+    collector: str = ""
+    schema_version: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,6 +126,8 @@ def summarize(judged: JudgedRun) -> RunSummary:
         code_data={i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")},
         hashes=_hashes(run),
         criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
+        collector=run.start.provenance.collector_version if run.start.provenance is not None else run.start.collector.removeprefix("collector "),
+        schema_version=run.start.schema_version,
         device=_device_name(run),
         plan_check=_plan_check(run),
     )
@@ -169,11 +176,11 @@ def _hashes(run: RunModel) -> dict[str, list[str | None]]:
 
 def cell_summary(cell: CellRecord) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared."""
-    dtype = cell.planned.dtype
+    dtype, mode = cell.planned.dtype, cell.planned.mode
     if cell.status != "pass" or cell.warm_median_s is None:
-        return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype)
+        return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode)
     warm = cell.warm
     samples = list(warm.samples_s) if warm is not None else None
     compiled = cell.compile
     compile_s = compiled.compile_first_result_s if compiled is not None else None
-    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s, dtype)
+    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s, dtype, mode, len(samples) if samples is not None else None)

@@ -7,6 +7,8 @@ typed (folders, files, prefixes) and returns log references that the contract la
 """
 
 REMOTE_SCHEMES = ("s3://",)
+# A built site's state (publish/site.py): publish uploads it last, beside the pages it lists.
+SITE_STATE_NAME = ".reportgen-state.json"
 
 
 def is_remote(location: object) -> bool:

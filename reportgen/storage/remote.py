@@ -8,14 +8,23 @@ A location is a *folder* in the bucket: ``s3://bucket/runs`` means every key und
 ``runs/``, never ``runs2/``. Listing returns each object's ETag and size, so callers decide
 what changed without reading it; an object is read only when it is opened, into memory:
 nothing is written to local disk.
+
+Requests: a read never asks for an object's metadata first (no HEAD): the listing already gave
+its size, so a small object is one GET and a large one is read in ranged GETs of known extent.
+``Store.fetch`` reads many objects at once, at most ``FETCH_WORKERS`` requests in flight.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import io
+import json
 import mimetypes
 import posixpath
+import re
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,6 +36,11 @@ ANNOTATIONS_NAME = "annotations.toml"
 # which is what makes the next publish able to skip unchanged files.
 _SINGLE_PUT_CHUNK = 2560 * 2**20
 _READ_BLOCK = 4 * 2**20
+# Objects up to this size are read whole with one GET; larger ones are streamed in blocks.
+WHOLE_GET_BYTES = 16 * 2**20
+# At most this many GETs in flight when many objects are read at once (Store.fetch): enough to
+# hide a region's 20-60 ms round trip, few enough for a laptop's connection and file handles.
+FETCH_WORKERS = 8
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".md": "text/markdown; charset=utf-8",
@@ -39,6 +53,7 @@ CONTENT_TYPES = {
     ".toml": "application/toml",
     ".txt": "text/plain; charset=utf-8",
     ".pt": "application/octet-stream",
+    ".parquet": "application/vnd.apache.parquet",
 }
 
 
@@ -69,10 +84,15 @@ class Store:
             import s3fs
         except ImportError:
             raise RemoteError("reading or writing s3:// needs s3fs: pip install 'migration-record[s3]'") from None
-        # No listing cache and no shared instance: every command sees the bucket as it is now.
+        # No s3fs listing cache and no shared instance: every command sees the bucket as it is now
+        # (one listing of a prefix per command: self._listings).
         self.fs = s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True)
         self.fetched: list[str] = []
         self.uploaded: list[str] = []
+        # Bytes read ahead by fetch(), each taken (and forgotten) by the next open or read of its URL.
+        self._held: dict[str, bytes | RemoteError] = {}
+        self._listings: dict[str, dict[str, dict[str, Any]]] = {}
+        self.warnings: list[str] = []  # inputs not used as they were (a manifest that did not check out)
 
     def _call(self, what: str, url: str, func: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -84,26 +104,112 @@ class Store:
 
     def list(self, url: str) -> dict[str, dict[str, Any]]:
         """Every object under the folder URL: {s3 url: {'etag', 'size'}} (empty when none;
-        a bucket that does not exist is an error)."""
+        a bucket that does not exist is an error). One LIST request per 1,000 keys and nothing
+        else; a folder inside one this store already listed is answered from that listing
+        (one command sees one listing of a prefix)."""
         bucket, key = split_url(url)
         folder = f"{bucket}/{key}/" if key else f"{bucket}/"
-        found = self._call("list", url, self.fs.find, folder, detail=True)
-        objects = {}
-        for name, info in found.items():
-            if info.get("type", "file") != "file" or not name.startswith(folder):
-                continue
-            objects[f"s3://{name}"] = {"etag": str(info.get("ETag", "")).strip('"'), "size": int(info.get("size") or 0)}
-        return objects
+        for listed, objects in self._listings.items():
+            if folder.startswith(listed):
+                return {u: dict(info) for u, info in objects.items() if u.startswith(f"s3://{folder}")}
+        from fsspec.asyn import sync
 
-    def open(self, url: str) -> BinaryIO:
-        """A buffered binary stream of the object (read in blocks, kept in memory)."""
+        contents = self._call("list", url, sync, self.fs.loop, self._list_pages, bucket, folder.partition("/")[2])
+        objects = {}
+        for item in contents:
+            name = f"{bucket}/{item['Key']}"
+            if not name.startswith(folder) or name.endswith("/"):
+                continue  # a zero-byte "folder" marker some tools create
+            objects[f"s3://{name}"] = {"etag": str(item.get("ETag", "")).strip('"'), "size": int(item.get("Size") or 0)}
+        self._listings[folder] = objects
+        return {u: dict(info) for u, info in objects.items()}
+
+    def children(self, url: str) -> tuple[builtins.list[str], dict[str, dict[str, Any]]]:
+        """The folder's immediate sub-folder names and the objects directly in it (a LIST with a
+        delimiter: one request per 1,000 entries, whatever lies deeper)."""
+        bucket, key = split_url(url)
+        prefix = f"{key}/" if key else ""
+        from fsspec.asyn import sync
+
+        contents = self._call("list", url, sync, self.fs.loop, self._list_pages, bucket, prefix, "/")
+        folders = sorted({item["Prefix"][len(prefix):].rstrip("/") for item in contents if "Prefix" in item} - {""})
+        objects = {f"s3://{bucket}/{item['Key']}": {"etag": str(item.get("ETag", "")).strip('"'), "size": int(item.get("Size") or 0)}
+                   for item in contents if "Key" in item and not item["Key"].endswith("/")}
+        return folders, objects
+
+    async def _list_pages(self, bucket: str, prefix: str, delimiter: str = "") -> builtins.list[dict[str, Any]]:
+        found: builtins.list[dict[str, Any]] = []
+        more: dict[str, str] = {"Delimiter": delimiter} if delimiter else {}
+        while True:
+            page = await self.fs._call_s3("list_objects_v2", Bucket=bucket, Prefix=prefix, **more)
+            found += page.get("Contents", []) + page.get("CommonPrefixes", [])
+            if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
+                return found
+            more = {**more, "ContinuationToken": page["NextContinuationToken"]}
+
+    def open(self, url: str, size: int | None = None) -> BinaryIO:
+        """A binary stream of the object, kept in memory. With ``size`` (as listed) nothing asks
+        the store for it first: an object up to WHOLE_GET_BYTES is one GET, a larger one is read
+        in blocks as the reader goes."""
+        held = self._take(url)
+        if held is not None:
+            return io.BytesIO(held)
+        if size is not None and size <= WHOLE_GET_BYTES:
+            return io.BytesIO(self._get(url))
         self.fetched.append(url)
-        raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead")
+        raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead", size=size)
         return io.BufferedReader(raw, buffer_size=_READ_BLOCK)  # type: ignore[arg-type]
 
     def read(self, url: str) -> bytes:
+        held = self._take(url)
+        return held if held is not None else self._get(url)
+
+    def _get(self, url: str) -> bytes:
         self.fetched.append(url)
-        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"))
+        # max_concurrency=1: otherwise s3fs asks for the size first (a HEAD) to split large objects.
+        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), max_concurrency=1)  # type: ignore[no-any-return]
+
+    def read_at_most(self, url: str, limit: int) -> bytes | None:
+        """The object's bytes in one ranged GET (no HEAD), None when there is no such object;
+        RemoteError when it holds more than limit bytes or cannot be read. (Not counted in
+        ``fetched``, which lists the run inputs read.)"""
+        try:
+            data: bytes = self.fs.cat_file(url.removeprefix("s3://"), start=0, end=limit + 1)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - as in _call: one message for every kind
+            raise RemoteError(f"{url}: cannot read: {type(exc).__name__}: {exc}") from None
+        if len(data) > limit:
+            raise RemoteError(f"{url}: larger than the limit of {limit} bytes")
+        return data
+
+    def _take(self, url: str) -> bytes | None:
+        held = self._held.pop(url, None)
+        if isinstance(held, RemoteError):
+            raise held
+        return held
+
+    def fetch(self, urls: Iterable[str]) -> None:
+        """Read these objects now, at most FETCH_WORKERS at a time, and hold their bytes for the
+        next open or read of each (an error is held too, and raised there). Callers pass only
+        objects small enough to hold together (a batch of logs within WHOLE_GET_BYTES each)."""
+        todo = [url for url in dict.fromkeys(urls) if url not in self._held]
+
+        def one(url: str) -> tuple[str, bytes | RemoteError]:
+            try:
+                return url, self._get(url)
+            except RemoteError as exc:
+                return url, exc
+
+        if len(todo) == 1:
+            self._held.update([one(todo[0])])
+        elif todo:
+            with ThreadPoolExecutor(min(FETCH_WORKERS, len(todo)), thread_name_prefix="s3-fetch") as pool:
+                self._held.update(pool.map(one, todo))
+
+    def forget(self) -> None:
+        """Drop whatever fetch() read and nobody took."""
+        self._held.clear()
 
     def put(self, url: str, data: bytes) -> None:
         self._call("upload", url, self.fs.pipe_file, url.removeprefix("s3://"), data, chunksize=_SINGLE_PUT_CHUNK, ContentType=content_type(url))
@@ -130,7 +236,7 @@ class RemoteObject:
         return posixpath.basename(self.url)
 
     def open_stream(self) -> BinaryIO:
-        return self.store.open(self.url)
+        return self.store.open(self.url, self.size)
 
     def read_bytes(self) -> bytes:
         return self.store.read(self.url)
@@ -168,11 +274,96 @@ def list_logs(location: str, store: Store) -> list[RemoteLog]:
         if url not in objects:
             raise RemoteError(f"{location}: cannot read: not found")
         return [_log(url, objects, store)]
-    objects = store.list(location)
+    objects = _objects(location, store)
     base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"
     if base + "events.jsonl" in objects:
         return [_log(base + "events.jsonl", objects, store)]
     return [_log(url, objects, store) for url in sorted(objects) if url.endswith(".jsonl")]
+
+
+# --- per-prefix manifests ----------------------------------------------------------------------
+# A campaign writes runs under dated prefixes (runs/2026-11-30/<run>/...). Once a prefix is
+# closed, `reportgen manifest` lists it once and writes runs/_manifests/2026-11-30.json: every
+# object under it with its ETag and size. A build then lists runs/_manifests/ and runs/ with a
+# delimiter (the folders, not their contents), reads each closed folder's manifest (one small
+# GET each, in parallel) and lists only the folders without one. A manifest is untrusted input:
+# one that does not check out is a warning, and that folder is listed instead.
+
+MANIFESTS_DIR = "_manifests"
+MANIFEST_FORMAT = 1
+MAX_MANIFEST_BYTES = 64 << 20
+_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._=+@-]{0,254}")
+_ETAG = re.compile(r"[0-9A-Za-z-]{1,80}")
+
+
+def _objects(location: str, store: Store) -> dict[str, dict[str, Any]]:
+    """Every object under location, as Store.list gives them, closed folders from their manifests."""
+    split_url(location)  # a usable location, or RemoteError
+    base = f"{location.rstrip('/')}/"
+    manifests = {url[len(base) + len(MANIFESTS_DIR) + 1:-len(".json")]: url for url in store.list(base + MANIFESTS_DIR)
+                 if url.endswith(".json") and "/" not in url[len(base) + len(MANIFESTS_DIR) + 1:]}
+    if not manifests:
+        return store.list(location)
+    folders, objects = store.children(location)
+    closed = [name for name in folders if name in manifests]
+    read: dict[str, bytes | RemoteError | None] = {}
+
+    def one(name: str) -> None:
+        try:
+            read[name] = store.read_at_most(manifests[name], MAX_MANIFEST_BYTES)
+        except RemoteError as exc:
+            read[name] = exc
+
+    with ThreadPoolExecutor(min(FETCH_WORKERS, max(1, len(closed))), thread_name_prefix="s3-manifest") as pool:
+        list(pool.map(one, closed))
+    for name in folders:
+        if name == MANIFESTS_DIR:
+            continue
+        listed = None
+        if name in read:
+            try:
+                listed = manifest_objects(read[name], f"{base}{name}/")
+            except (RemoteError, ValueError, RecursionError) as exc:
+                store.warnings.append(f"warning: {manifests[name]} not used ({' '.join(str(exc).split())[:300]}); listing {base}{name}/ instead")
+        objects.update(listed if listed is not None else store.list(f"{base}{name}"))
+    return objects
+
+
+def manifest_objects(data: bytes | RemoteError | None, folder: str) -> dict[str, dict[str, Any]]:
+    """The objects a manifest lists under folder (an s3:// URL ending in '/'); ValueError when
+    it does not check out (every key a plain relative path inside folder)."""
+    if isinstance(data, RemoteError):
+        raise data
+    if data is None:
+        raise ValueError("gone since it was listed")
+    raw = json.loads(data.decode("utf-8"))
+    if type(raw) is not dict or raw.get("format") != MANIFEST_FORMAT or type(raw.get("objects")) is not dict:
+        raise ValueError(f"not a manifest of format {MANIFEST_FORMAT} with an objects table")
+    objects = {}
+    for name, info in raw["objects"].items():
+        parts = name.split("/")
+        if not all(_PART.fullmatch(part) for part in parts) or len(name) > 1024:
+            raise ValueError(f"objects: {name[:80]!r} is not a plain path inside the folder")
+        if type(info) is not dict or type(info.get("size")) is not int or not 0 <= info["size"] < 1 << 50 \
+                or type(info.get("etag")) is not str or not _ETAG.fullmatch(info["etag"]):
+            raise ValueError(f"objects.{name}: expected an etag and a size")
+        objects[folder + name] = {"etag": info["etag"], "size": info["size"]}
+    return objects
+
+
+def write_manifest(folder: str, store: Store) -> tuple[str, int]:
+    """List folder (s3://bucket/prefix/day) once and write its manifest beside it, in the
+    parent's _manifests/; returns the manifest's URL and how many objects it lists."""
+    bucket, key = split_url(folder)
+    if not key:
+        raise RemoteError(f"{folder}: a manifest is for a folder under a prefix (s3://bucket/runs/2026-11-30), not a bucket")
+    parent, _, name = key.rpartition("/")
+    base = f"s3://{bucket}/{key}/"
+    listed = store.list(folder)
+    objects = {url[len(base):]: {"etag": info["etag"], "size": info["size"]} for url, info in sorted(listed.items())}
+    url = f"s3://{bucket}/{parent + '/' if parent else ''}{MANIFESTS_DIR}/{name}.json"
+    store.put(url, json.dumps({"format": MANIFEST_FORMAT, "folder": key, "objects": objects}, sort_keys=True, indent=0).encode())
+    return url, len(objects)
 
 
 def _log(url: str, objects: dict[str, dict[str, Any]], store: Store) -> RemoteLog:
@@ -203,18 +394,23 @@ def _local_files(folder: Path) -> list[tuple[str, Path]]:
     return files
 
 
-def publish(folder: Path, location: str, store: Store, delete: bool = False) -> PublishResult:
+def publish(folder: Path, location: str, store: Store, delete: bool = False, last: str | None = None, keep: list[str] | None = None) -> PublishResult:
     """Upload the files of folder under location, only those whose bytes differ from the stored ones.
 
     An object whose ETag is the MD5 of the local bytes (a single-part upload, which is how this
     writes them) and whose size matches is left alone. events.jsonl goes last, so a reader that
-    lists the prefix meanwhile never finds a log whose artifacts are still missing. With
-    ``delete``, objects under location that the folder no longer has are removed.
+    lists the prefix meanwhile never finds a log whose artifacts are still missing. ``last``:
+    a hidden file of folder uploaded after every other (the site's state, which vouches for
+    the pages before it). With ``delete``, objects under location that the folder no longer
+    has are removed, except ``last`` and those under the ``keep`` folders (relative, ending
+    in '/': pages that are published but were not rebuilt into folder).
     """
     bucket, key = split_url(location)
     base = f"s3://{bucket}/{key}/" if key else f"s3://{bucket}/"
     remote = store.list(location)
     files = sorted(_local_files(folder), key=lambda item: (item[0].endswith("events.jsonl"), item[0]))
+    if last is not None and (folder / last).is_file() and not (folder / last).is_symlink():
+        files.append((last, folder / last))
     result = PublishResult()
     for relative, path in files:
         url = base + relative
@@ -226,8 +422,11 @@ def publish(folder: Path, location: str, store: Store, delete: bool = False) -> 
         store.put(url, data)
         result.uploaded.append(url)
     if delete:
-        keep = {base + relative for relative, _ in files}
-        for url in sorted(set(remote) - keep):
+        kept = {base + relative for relative, _ in files} | ({base + last} if last else set())
+        folders = tuple(base + prefix for prefix in keep or [])
+        for url in sorted(set(remote) - kept):
+            if folders and url.startswith(folders):
+                continue
             store.delete(url)
             result.deleted.append(url)
     return result

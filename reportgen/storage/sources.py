@@ -14,11 +14,15 @@ from typing import Union
 
 from reportgen.storage import is_remote
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, MAX_SIDE_FILE_BYTES, Found, LogEntry, Skipped, describe_size, find_logs, read_bounded
-from reportgen.storage.remote import RemoteError, RemoteLog, Store, list_logs
+from reportgen.storage.remote import WHOLE_GET_BYTES, RemoteError, RemoteLog, Store, list_logs
 
 LogRef = Union[Path, RemoteLog]
 
-__all__ = ["LogRef", "RemoteError", "RemoteLog", "Store", "find_runs", "find_one", "change_key", "fetched"]
+__all__ = ["LogRef", "RemoteError", "RemoteLog", "Store", "find_runs", "find_one", "change_key", "fetched", "prefetch", "FETCH_BATCH"]
+
+# Logs read ahead at once by prefetch's callers: with logs of up to WHOLE_GET_BYTES each, at most
+# this many times that is held in memory (most logs are tens of KB).
+FETCH_BATCH = 32
 
 
 def find_runs(locations: list[str | Path], store: Store | None = None, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> Found:
@@ -82,3 +86,26 @@ def fetched(logs: list[LogEntry]) -> list[str]:
     """Objects the stores behind these logs have read so far (remote only)."""
     stores = {id(e.path.store): e.path.store for e in logs if isinstance(e.path, RemoteLog)}
     return [url for store in stores.values() for url in store.fetched]
+
+
+def prefetch(logs: list[LogEntry]) -> None:
+    """Read the remote logs among these (and their annotations) in parallel, so that the reads
+    that follow find them in memory; local logs and logs too large to hold are left to be read
+    as they are opened. Errors are held and raised at that read."""
+    by_store: dict[int, tuple[Store, list[str]]] = {}
+    for entry in logs:
+        log = entry.path
+        if not isinstance(log, RemoteLog) or log.size > WHOLE_GET_BYTES:
+            continue
+        store, urls = by_store.setdefault(id(log.store), (log.store, []))
+        urls.append(log.url)
+        if entry.annotations is not None and hasattr(entry.annotations, "url"):
+            urls.append(entry.annotations.url)  # type: ignore[union-attr]
+    for store, urls in by_store.values():
+        store.fetch(urls)
+
+
+def forget_prefetched(logs: list[LogEntry]) -> None:
+    """Drop what prefetch read and nobody used (a log skipped after all)."""
+    for store in {id(e.path.store): e.path.store for e in logs if isinstance(e.path, RemoteLog)}.values():
+        store.forget()

@@ -1,5 +1,5 @@
 """Runs in object storage at 1,000 and 10,000 runs: what listing, fetching and rebuilding cost,
-and what a per-prefix manifest would save. Prints the figures docs/campaigns.md quotes.
+and what per-folder manifests save. Prints the figures docs/campaigns.md quotes.
 
     python tests/benchmarks/bench_s3_runs.py [--runs 1000 10000] [--site-up-to 1000] [--per-prefix 100]
 
@@ -10,18 +10,18 @@ fixture logs of bench_site.py (they say so), each with one small artifact object
 spread over day prefixes of --per-prefix runs each, as a campaign per night would leave them.
 
 Measured per size:
-  list      listing the whole prefix (what every `reportgen site s3://...` does today)
-  fetch     reading every log once (what a first build reads; only up to --fetch-up-to runs)
-  site      first build and an unchanged rebuild from the bucket (only up to --site-up-to runs)
-  manifest  the idea for 100,000 runs: one small JSON per day prefix, written once the prefix
-            is closed, listing its runs' keys, ETags and sizes; a rebuild reads the manifests
-            and lists only the open prefix. Prototype code in this script, not in reportgen.
+  list      listing the whole prefix (what `reportgen site s3://...` does with no manifest)
+  fetch     reading every log once, in parallel (what a first build reads; up to --fetch-up-to)
+  site      first build and an unchanged rebuild from the bucket, then (the site published)
+            a build on a fresh machine with --published (only up to --site-up-to runs)
+  manifest  every day folder but the newest closed with `reportgen manifest`
+            (reportgen.storage.remote.write_manifest); then list_logs reads the manifests and
+            lists only the open folder
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -38,13 +38,15 @@ BUCKET = "bench"
 
 
 def _populate(client, runs: int, per_prefix: int, scratch: Path) -> None:
-    write_run(scratch, 0)
-    template = (scratch / "bench-00000" / "events.jsonl").read_text(encoding="utf-8")
+    # One log per run from bench_site.write_run: each with its own run id (a site keeps one run
+    # per id, so copies of one log would count as one run), ten workloads per thousand runs.
+    for index in range(runs):
+        write_run(scratch, index, runs)
 
     def put(index: int) -> None:
-        body = template.replace("bench-00000", f"bench-{index:05d}").replace('"workload-0"', f'"workload-{index % 10}"')
+        body = (scratch / f"bench-{index:05d}" / "events.jsonl").read_bytes()
         prefix = f"runs/day-{index // per_prefix:04d}/bench-{index:05d}"
-        client.put_object(Bucket=BUCKET, Key=f"{prefix}/events.jsonl", Body=body.encode())
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/events.jsonl", Body=body)
         client.put_object(Bucket=BUCKET, Key=f"{prefix}/artifacts/inputs.pt", Body=b"\0" * 64)
 
     with ThreadPoolExecutor(8) as pool:
@@ -52,9 +54,9 @@ def _populate(client, runs: int, per_prefix: int, scratch: Path) -> None:
 
 
 def _requests(server, since: int) -> tuple[int, int]:
-    lines = server.requests()[since:]
-    lists = sum(1 for r in lines if r.startswith(f"GET /{BUCKET}?") and "list-type=2" in r)
-    gets = sum(1 for r in lines if r.startswith(f"GET /{BUCKET}/"))
+    seen = server.requests()[since:]
+    lists = sum(1 for r in seen if r.method == "GET" and r.path.startswith(f"/{BUCKET}?") and "list-type=2" in r.path)
+    gets = sum(1 for r in seen if r.method == "GET" and r.path.startswith(f"/{BUCKET}/"))
     return lists, gets
 
 
@@ -66,28 +68,11 @@ def _timed(server, func):
     return value, elapsed, *_requests(server, before)
 
 
-def _write_manifests(store, per_prefix_runs: dict[str, list]) -> None:
-    for prefix, logs in per_prefix_runs.items():
-        manifest = {"format": 1, "runs": [{"key": log.url, "etag": log.etag, "size": log.size} for log in logs]}
-        store.fs.pipe_file(f"{BUCKET}/{prefix}/manifest.json", json.dumps(manifest).encode())
-
-
-def _read_manifests(store, prefixes: list[str], open_prefix: str) -> int:
-    from reportgen.storage.remote import list_logs
-
-    count = 0
-    for prefix in prefixes:
-        if prefix == open_prefix:
-            count += len(list_logs(f"s3://{BUCKET}/{prefix}", store))
-        else:
-            count += len(json.loads(store.fs.cat_file(f"{BUCKET}/{prefix}/manifest.json"))["runs"])
-    return count
-
-
 def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_all_logs: bool) -> None:
     """One size in a bucket of its own (the server, and every bucket with it, goes at the end)."""
     from reportgen.publish.site import build_site
-    from reportgen.storage.remote import Store, list_logs
+    from reportgen.storage import SITE_STATE_NAME
+    from reportgen.storage.remote import Store, list_logs, publish, write_manifest
 
     global BUCKET
     BUCKET = f"bench-{runs}"
@@ -101,6 +86,7 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
 
         if fetch_all_logs:
             def fetch_all() -> int:
+                store.fetch(log.url for log in logs)
                 return sum(len(log.read_bytes()) for log in logs)
 
             size, elapsed, lists, gets = _timed(server, fetch_all)
@@ -112,15 +98,17 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
             print(f"[{runs} runs] site, first build from the bucket: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs ({result.runs} runs)")
             result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], site))
             print(f"[{runs} runs] site, unchanged rebuild: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.written)} files written")
+            publish(site, f"s3://{BUCKET}/site", Store(), last=SITE_STATE_NAME)
+            fresh = Path(tmp) / "fresh"
+            result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], fresh, published=f"s3://{BUCKET}/site"))
+            print(f"[{runs} runs] site, fresh machine with the published state: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.fetched)} logs fetched")
 
-        by_prefix: dict[str, list] = {}
-        for log in logs:
-            by_prefix.setdefault("runs/" + log.url.split("/")[4], []).append(log)
-        prefixes = sorted(by_prefix)
-        _write_manifests(store, by_prefix)
-        count, elapsed, lists, gets = _timed(server, lambda: _read_manifests(store, prefixes, prefixes[-1]))
+        prefixes = sorted({log.url.split("/")[4] for log in logs})
+        for prefix in prefixes[:-1]:
+            write_manifest(f"s3://{BUCKET}/runs/{prefix}", store)
+        count, elapsed, lists, gets = _timed(server, lambda: len(list_logs(f"s3://{BUCKET}/runs", Store())))
         assert count == runs, count
-        print(f"[{runs} runs] manifests ({len(prefixes)} prefixes of {per_prefix}, newest listed): {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
+        print(f"[{runs} runs] manifests ({len(prefixes)} folders of {per_prefix}, newest open): {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
 
 
 def main() -> int:

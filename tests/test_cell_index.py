@@ -1,0 +1,86 @@
+"""index.parquet: one row per run and cell, and the query docs/campaigns.md documents for it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from reportgen.publish.cell_index import COLUMNS, INDEX_NAME
+from reportgen.publish.site import build_site
+from tests.logbuilder import dumps, fallback_log
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "campaigns.md"
+
+
+def _neuron_runs(root: Path) -> dict[str, list[dict]]:
+    """Two synthetic Neuron runs of one workload on two torch-neuronx versions (the fixture's
+    own logs say they are synthetic); on the newer one a compiled cell mismatches."""
+    older = fallback_log()
+    newer = json.loads(json.dumps(older).replace(older[0]["run_id"], "fallback-neuron-newer-sdk"))
+    next(e for e in newer if e["kind"] == "environment")["versions"]["torch_neuronx"]["value"] = "2.14.0.0.1"
+    result = next(e for e in newer if e["kind"] == "case_result" and e["case"].endswith("-compiled"))
+    result["status"] = "mismatch"
+    result["error_stats"].update(mismatched=3, max_abs=1.0, max_rel=1.0)
+    newer = [e for e in newer if not (e["kind"] == "timing" and e.get("case") == result["case"])]
+    runs = {"older": older, "newer": newer}
+    for name, events in runs.items():
+        (root / name).mkdir(parents=True)
+        (root / name / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    return runs
+
+
+def _documented(marker: str) -> str:
+    text = DOC.read_text(encoding="utf-8")
+    return text.split(f"<!-- {marker} -->\n", 1)[1]
+
+
+def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    runs = _neuron_runs(tmp_path / "runs")
+    site = tmp_path / "site"
+    build_site([tmp_path / "runs"], site)
+    table = pq.read_table(site / INDEX_NAME)
+    assert table.schema.names == [name for name, _, _ in COLUMNS]
+    assert table.schema.metadata[b"migration-record.cell-index"] == b"1"
+    rows = table.to_pylist()
+    planned = {name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()}
+    assert len(rows) == sum(len(cells) for cells in planned.values())
+    newer = [r for r in rows if r["run_id"] == "fallback-neuron-newer-sdk"]
+    assert [r["cell"] for r in newer] == sorted(planned["newer"])
+    assert {r["version_torch_neuronx"] for r in newer} == {"2.14.0.0.1"}
+    assert {r["device"] for r in rows} == {"trn2.48xlarge"} and all(r["synthetic"] for r in rows)
+    assert {r["mode"] for r in rows} == {"eager", "compiled"}
+    assert [r["status"] for r in newer if r["status"] != "pass"] == ["mismatch"]
+    assert {r["log"] for r in newer} == {f"{newer[0]['page'].rsplit('/', 1)[0]}/events.jsonl"}
+    assert (site / newer[0]["log"]).is_file() and all(r["log_etag"] is None for r in rows)
+    assert all(r["collector"] and r["schema_version"] for r in rows)
+
+    # An unchanged rebuild rewrites nothing; the file is one of the pages the no-op check keeps.
+    before = (site / INDEX_NAME).read_bytes()
+    again = build_site([tmp_path / "runs"], site)
+    assert site / INDEX_NAME not in again.written and (site / INDEX_NAME).read_bytes() == before
+
+
+def test_documented_query_answers_its_question(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    duckdb = pytest.importorskip("duckdb", reason="the test extra installs duckdb")
+    _neuron_runs(tmp_path / "runs")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    query = re.search(r"```sql\n(.*?)```", _documented("cell-index-query"), re.DOTALL)
+    assert query is not None, "docs/campaigns.md: no SQL block after the cell-index-query marker"
+    monkeypatch.chdir(tmp_path)  # the query names site/index.parquet, as the docs say
+    answer = duckdb.connect().execute(query.group(1)).fetchall()
+    # Per version: every planned cell, all passing on the older SDK, one mismatch on the newer.
+    by_version = {(version, status): count for _, version, status, count in answer}
+    total = sum(by_version.values()) // 2
+    assert by_version == {("2.13.3.0.1", "pass"): total, ("2.14.0.0.1", "mismatch"): 1, ("2.14.0.0.1", "pass"): total - 1}
+    assert len({workload for workload, *_ in answer}) == 1
+
+
+def test_documented_columns_are_the_files_columns() -> None:
+    table = _documented("cell-index-columns").split("\n\n", 1)[0]
+    documented = re.findall(r"^\| `([a-z_]+)` \| (\w+) \|", table, re.MULTILINE)
+    assert documented == [(name, kind) for name, kind, _ in COLUMNS]
