@@ -24,7 +24,7 @@ def compile_rows(run: RunModel) -> list[dict[str, str]]:
                 "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
                 "condition": human(k.cache_condition) + (f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}" if k.cache_entries_before is not None else "; cache entries not listed"),
                 "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
-                "repeat": {True: "compiled again", False: "reused"}.get(result.recompiled, "") if result else "",
+                "repeat": ("compiled again" if result.recompiled else "" if result.recompiled is None else "reused") if result else "",
             })
     return rows[:DETAIL_CAP]
 

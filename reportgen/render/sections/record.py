@@ -288,11 +288,12 @@ def warning_views(run: RunModel) -> list[WarningView]:
     for c in cell_tally(run).warned:  # only the cells with warnings
         for message in dict.fromkeys(c.warnings):
             by_message.setdefault(message, []).append(c)
-    views, spent = [], 0
+    views: list[WarningView] = []
+    spent = 0
     for message, cells in by_message.items():
         shown = clip(message)
         spent += len(shown) + 100
-        listed = []
+        listed: list[tuple[str, str, str]] = []
         for c in cells[:DETAIL_CAP]:
             spent += 2 * len(c.case) + 80
             if listed and spent > WARNINGS_BUDGET:

@@ -45,7 +45,7 @@ def cell_tally(run: RunModel) -> CellTally:
     found = run.derived.get("view.tally")
     if found is None:
         found = run.derived["view.tally"] = count_cells(run.cells)
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def count_cells(cells: list[CellRecord]) -> CellTally:
@@ -61,7 +61,12 @@ def count_cells(cells: list[CellRecord]) -> CellTally:
     # counted by one number, added when the run ends (the counts stay first seen first).
     per_column: dict[tuple[str, str, str], dict[str, int]] = {}
     statuses: dict[str, int] = {}
-    dtype = layout = mode = state = facts = ops = None
+    dtype: str | None = None
+    layout: str | None = None
+    mode: str | None = None
+    state: str | None = None
+    facts: tuple[TimedFact, ...] | None = None
+    ops: tuple[str, ...] | None = None  # None until the first measured cell: no cell's list is it
     same_facts = same_ops = 0
     for c in cells:
         p = c.planned
@@ -101,19 +106,19 @@ def count_cells(cells: list[CellRecord]) -> CellTally:
         executed = c.executed_status
         if executed == "measured":
             measured.append(c)
-            add_mode(mode)
+            add_mode(p.mode)
             if c.executed_items is ops:
                 same_ops += 1
             else:
-                if same_ops:
-                    op_lists[ops] = op_lists.get(ops, 0) + same_ops  # type: ignore[index]
+                if same_ops and ops is not None:  # same_ops > 0: ops is a cell's list
+                    op_lists[ops] = op_lists.get(ops, 0) + same_ops
                 ops, same_ops = c.executed_items, 1
         elif executed is not None:
             unmeasured.append(c)
     for fact in facts or ():
         timed[fact] = timed.get(fact, 0) + same_facts
-    if same_ops:
-        op_lists[ops] = op_lists.get(ops, 0) + same_ops  # type: ignore[index]
+    if same_ops and ops is not None:
+        op_lists[ops] = op_lists.get(ops, 0) + same_ops
     tally.columns = {(*column, status): n for column, counted in per_column.items() for status, n in counted.items()}
     tally.ran, tally.layout_checked, tally.layout_missed = ran, layout_checked, layout_missed
     tally.timing_layout_missed, tally.nonfinite, tally.with_result = timing_layout_missed, nonfinite, with_result
@@ -125,7 +130,7 @@ def distinct_rows(run: RunModel) -> list[tuple[int, int, bool]]:
     found = run.derived.get("view.rows")
     if found is None:
         found = run.derived["view.rows"] = list(dict.fromkeys(cell_tally(run).row_keys))
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 _IS_REPEAT = itemgetter(2)
@@ -143,4 +148,4 @@ def op_cells(run: RunModel) -> tuple[dict[str, int], list[CellRecord], list[Cell
             for op in items:
                 per_op[op] = per_op.get(op, 0) + n
         found = run.derived["op_cells"] = (per_op, tally.measured, tally.unmeasured)
-    return found  # type: ignore[no-any-return]
+    return found
