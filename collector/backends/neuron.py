@@ -23,6 +23,12 @@ from collector.facts import Fact, dist_version, known, unknown, version_tuple
 NATIVE_NEURONX_FAMILIES = ("2.13.3.", "2.14.3.")
 
 
+def _torch_neuron() -> Any:
+    """torch.neuron, looked up when used: torch_neuronx registers it when imported, so torch's
+    own type information does not list it."""
+    return getattr(torch, "neuron", None)
+
+
 class NeuronBackend(Backend):
     """Native TorchNeuron (device 'neuron', torch.compile backend 'neuron').
 
@@ -111,7 +117,7 @@ class NeuronBackend(Backend):
             self.module = module or importlib.import_module("torch_neuronx")
         except ImportError as exc:
             raise BackendUnavailable(f"target neuron: torch_neuronx cannot be imported ({exc})") from None
-        if getattr(torch, "neuron", None) is None:
+        if _torch_neuron() is None:
             raise BackendUnavailable("target neuron: torch.neuron is missing; this is not the native TorchNeuron backend")
         # python -m collector applies these before torch is imported; here they are read back
         # (or, for an adapter built another way, set now and noted as set late).
@@ -135,7 +141,7 @@ class NeuronBackend(Backend):
         return [dict(s) for s in self._settings]
 
     def synchronize(self) -> None:
-        torch.neuron.synchronize()
+        _torch_neuron().synchronize()
 
     def peak_memory(self) -> dict[str, Any]:
         # The torch-neuronx memory profiling guide documents memory_stats and memory_allocated,

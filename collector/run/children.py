@@ -62,7 +62,9 @@ def wanted(run: Run, dtype: str) -> bool:
 
 def recompile_limit() -> int:
     config = torch._dynamo.config
-    return int(getattr(config, "recompile_limit", None) or getattr(config, "cache_size_limit", 8))
+    # recompile_limit in newer torch, cache_size_limit before; torch's default when neither is set.
+    limit = getattr(config, "recompile_limit", None) or getattr(config, "cache_size_limit", None)
+    return int(limit) if limit is not None else 8
 
 
 def batches(members: list[tuple[int, Cell]], shape_failures: dict[str, Any]) -> list[list[tuple[int, Cell]]]:

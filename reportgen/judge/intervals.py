@@ -271,10 +271,11 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     centre = sum(logs) / len(logs)
     confidence = intervals[0].confidence
     runs = (max(r.runs[0] for r in intervals), max(r.runs[1] for r in intervals))
-    if any(r.low is None or r.high is None for r in intervals):
+    bounds = [(r.low, r.high) for r in intervals if r.low is not None and r.high is not None]
+    if len(bounds) < len(intervals):  # an interval without bounds: no spread for the mean
         return GeoMean(math.exp(centre), None, None, len(intervals), confidence, runs)
     z = _z(confidence)
-    errors = [(math.log(r.high) - math.log(r.low)) / (2 * z) for r in intervals]  # type: ignore[arg-type]
+    errors = [(math.log(high) - math.log(low)) / (2 * z) for low, high in bounds]
     spread = z * math.sqrt(sum(e * e for e in errors)) / len(errors)
     return GeoMean(math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence, runs)
 

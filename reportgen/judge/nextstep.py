@@ -49,9 +49,13 @@ def _filled(template: str, **values: str) -> Words:
 class AnnotationsState(Protocol):
     """What the owner has written about the cells awaiting a verdict (judge.judgement)."""
 
-    file: str
-    unexplained: int
-    needs_verdict_lines: tuple[int, ...]
+    # Properties: read-only here, so a frozen dataclass (judge.judgement's) satisfies it.
+    @property
+    def file(self) -> str: ...
+    @property
+    def unexplained(self) -> int: ...
+    @property
+    def needs_verdict_lines(self) -> tuple[int, ...]: ...
 
 # Rule -> what to do next and where. {annotate} and {collect} are filled in per run.
 NEXT_STEPS: dict[str, str] = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Collection
 from itertools import compress, repeat
 from operator import eq
 
@@ -10,7 +11,7 @@ from reportgen.judge.disposition import Reason, Scope, ScopeGroup, scope_label
 from reportgen.judge.judgement import Judgement, OwnerExplanation
 from reportgen.judge.nextstep import Words
 from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL
-from reportgen.model.runmodel import RunModel, STATUS_ORDER
+from reportgen.model.runmodel import CellRecord, RunModel, STATUS_ORDER
 from reportgen.render.sections.common import _STATUS, DETAIL_CAP, Row, anchor, list_text
 
 
@@ -76,6 +77,7 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
             continue
         statuses = list(map(_STATUS, cells))  # speed: read in C
         present = set(statuses)
+        by_status: dict[str, Collection[CellRecord]]
         if len(present) == 1:
             by_status = {statuses[0]: cells}
         else:

@@ -24,7 +24,7 @@ def compile_rows(run: RunModel) -> list[dict[str, str]]:
                 "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
                 "condition": human(k.cache_condition) + (f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}" if k.cache_entries_before is not None else "; cache entries not listed"),
                 "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
-                "repeat": {True: "compiled again", False: "reused"}.get(result.recompiled, "") if result else "",
+                "repeat": ("compiled again" if result.recompiled else "" if result.recompiled is None else "reused") if result else "",
             })
     return rows[:DETAIL_CAP]
 
@@ -33,7 +33,9 @@ def fallback_rows(run: RunModel) -> list[Row]:
     rows = []
     for c in first_cells(run, lambda c: c.fallback_status is not None):
         ops = c.operators
-        fb, tr = ops.fallback, ops.transfers  # type: ignore[union-attr]
+        if ops is None:  # a fallback status is read from the operators event: not reached
+            continue
+        fb, tr = ops.fallback, ops.transfers
         fb_text = ", ".join(fb.items) if fb.status == "measured" and fb.items else ("none" if fb.status == "measured" else f"{human(fb.status)}: {fb.reason}")
         tr_text = f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{human(tr.status)}: {tr.reason}"
         rows.append(Row(c.case, f"fallback: {fb_text}; transfers: {tr_text}", anchor(c.case)))

@@ -88,7 +88,8 @@ class RegionRow:
 
 def problem_views(cells: list[CellRecord], notes: Annotations, failing: dict[str, str] | None = None) -> list[ProblemView]:
     """The first DETAIL_CAP problem cells, as many as fit the section's budget (at least one)."""
-    views, spent = [], 0
+    views: list[ProblemView] = []
+    spent = 0
     for cell in cells[:DETAIL_CAP]:
         view = _problem(cell, notes)
         if failing and cell.case in failing:  # the quantity the status stands for, named first
@@ -136,8 +137,8 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         bad_steps = [s.step for s in train_steps if not s.loss_within or any(g.mismatched for g in s.grads)]
         stats.append(Row("training steps with loss or gradients outside tolerance", ", ".join(map(str, bad_steps)) or "none"))
     if train_result:
-        bad = [p for p in train_result.params if p.mismatched]
-        stats.append(Row("updated parameters outside tolerance", "; ".join(f"{p.name}: {p.mismatched} of {p.total}" for p in bad) or "none"))
+        bad_params = [p for p in train_result.params if p.mismatched]
+        stats.append(Row("updated parameters outside tolerance", "; ".join(f"{p.name}: {p.mismatched} of {p.total}" for p in bad_params) or "none"))
     if result and result.outputs:
         stats.append(Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs)))
     if cell.untested_reason == LAYOUT_NOT_ACHIEVED and result is not None:

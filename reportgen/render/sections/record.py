@@ -78,10 +78,11 @@ def _weights_text(plan: Any) -> str:
 
 
 def _selection_text(run: RunModel) -> str:
-    selection = run.plan.selection if run.plan else None
-    capped = run.plan.matrix_cells if run.plan and run.plan.matrix_cells and run.plan.matrix_cells > len(run.plan.matrix) else None
-    if capped:  # the matrix's other cells are not in this log: they are no cells of this report
-        head = f"the plan's matrix has {capped:,} cells; this run planned the first {len(run.plan.matrix):,} (a cap), the others are not in this log"  # type: ignore[union-attr]
+    plan = run.plan
+    selection = plan.selection if plan else None
+    capped = plan.matrix_cells if plan and plan.matrix_cells and plan.matrix_cells > len(plan.matrix) else None
+    if plan and capped:  # the matrix's other cells are not in this log: they are no cells of this report
+        head = f"the plan's matrix has {capped:,} cells; this run planned the first {len(plan.matrix):,} (a cap), the others are not in this log"
         return head if selection is None else f"{head}; {_chosen_text(run, selection)}"
     if selection is None:
         return f"every planned cell ({len(run.cells)})"
@@ -288,11 +289,12 @@ def warning_views(run: RunModel) -> list[WarningView]:
     for c in cell_tally(run).warned:  # only the cells with warnings
         for message in dict.fromkeys(c.warnings):
             by_message.setdefault(message, []).append(c)
-    views, spent = [], 0
+    views: list[WarningView] = []
+    spent = 0
     for message, cells in by_message.items():
         shown = clip(message)
         spent += len(shown) + 100
-        listed = []
+        listed: list[tuple[str, str, str]] = []
         for c in cells[:DETAIL_CAP]:
             spent += 2 * len(c.case) + 80
             if listed and spent > WARNINGS_BUDGET:
@@ -325,7 +327,7 @@ def reference_rows(run: RunModel) -> tuple[list[dict[str, str]], list[str]]:
         own = "not measured" if r.nonfinite is None else str(r.nonfinite)
         rows.append({
             "input": r.shape, "computed": f"{r.device} {r.dtype}", "runs": str(r.runs), "noise": noise,
-            "deterministic": {True: "yes (bitwise equal)", False: "no"}.get(r.deterministic, "not measured"),  # type: ignore[arg-type]
+            "deterministic": "yes (bitwise equal)" if r.deterministic else "not measured" if r.deterministic is None else "no",
             "golden": golden, "nonfinite": own,
         })
         if r.nonfinite:

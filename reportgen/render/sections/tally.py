@@ -59,7 +59,12 @@ def count_cells(cells: list[CellRecord]) -> CellTally:
     # counted by one number, added when the run ends (the counts stay first seen first).
     per_column: dict[tuple[str, str, str], dict[str, int]] = {}
     statuses: dict[str, int] = {}
-    dtype = layout = mode = state = facts = ops = None
+    dtype: str | None = None
+    layout: str | None = None
+    mode: str | None = None
+    state: str | None = None
+    facts: tuple[TimedFact, ...] | None = None
+    ops: tuple[str, ...] | None = None  # None until the first measured cell: no cell's list is it
     same_facts = same_ops = 0
     for c in cells:
         p = c.planned
@@ -99,19 +104,19 @@ def count_cells(cells: list[CellRecord]) -> CellTally:
         executed = c.executed_status
         if executed == "measured":
             measured.append(c)
-            add_mode(mode)
+            add_mode(p.mode)
             if c.executed_items is ops:
                 same_ops += 1
             else:
-                if same_ops:
-                    op_lists[ops] = op_lists.get(ops, 0) + same_ops  # type: ignore[index]
+                if same_ops and ops is not None:  # same_ops > 0: ops is a cell's list
+                    op_lists[ops] = op_lists.get(ops, 0) + same_ops
                 ops, same_ops = c.executed_items, 1
         elif executed is not None:
             unmeasured.append(c)
     for fact in facts or ():
         timed[fact] = timed.get(fact, 0) + same_facts
-    if same_ops:
-        op_lists[ops] = op_lists.get(ops, 0) + same_ops  # type: ignore[index]
+    if same_ops and ops is not None:
+        op_lists[ops] = op_lists.get(ops, 0) + same_ops
     tally.columns = {(*column, status): n for column, counted in per_column.items() for status, n in counted.items()}
     tally.ran, tally.layout_checked, tally.layout_missed = ran, layout_checked, layout_missed
     tally.timing_layout_missed, tally.nonfinite, tally.with_result = timing_layout_missed, nonfinite, with_result

@@ -259,10 +259,11 @@ def training_views(run: RunModel) -> list[TrainingView]:
 
 
 def training_note(run: RunModel) -> str:
-    t = run.plan.training if run.plan else None
-    if t is None:
+    plan = run.plan
+    t = plan.training if plan else None
+    if plan is None or t is None:
         return ""
-    tol = next(iter(run.plan.tolerances.values()), None)
+    tol = next(iter(plan.tolerances.values()), None)
     rules = ""
     if tol and tol.loss and tol.grad:
         rules = f" Loss: |diff| ≤ {tol.loss.atol:g} + {tol.loss.rtol:g}·|ref|; gradients and updated parameters: |diff| ≤ {tol.grad.atol:g} + {tol.grad.rtol:g}·|ref|."
