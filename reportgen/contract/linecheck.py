@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from reportgen.contract.events import EVENT_MODELS, Fact, Plan, PlannedCell, ProvenanceFile
+from collector.descriptors import backend_families
 from reportgen.contract.fast import CHECKS, LineStruct
 
 MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict", "frozen")
@@ -223,7 +224,12 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from msgspec import UNSET, Meta, UnsetType
 
+from collector.descriptors import backend_families
 from reportgen.contract.fast import CHECKS, LineStruct
+
+# The backend families come from the descriptors when this module loads, plugin folders
+# included (MIGRATION_RECORD_BACKENDS), as in contract/events.py.
+BackendFamily = Literal[backend_families()]  # type: ignore[valid-type]
 '''
 _META_KEYS = ("ge", "le", "gt", "lt", "min_length", "max_length", "pattern")
 
@@ -242,6 +248,8 @@ def _source(annotation: Any) -> str:
         given = ", ".join(f"{key}={getattr(meta, key)!r}" for key in _META_KEYS if getattr(meta, key) is not None)
         return f"Annotated[{_source(args[0])}, Meta({given})]"
     if origin is Literal:
+        if args == backend_families():
+            return "BackendFamily"
         return f"Literal[{', '.join(map(repr, args))}]"
     if origin in (Union, types.UnionType):
         return f"Union[{', '.join(map(_source, args))}]"

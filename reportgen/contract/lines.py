@@ -9,7 +9,12 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from msgspec import UNSET, Meta, UnsetType
 
+from collector.descriptors import backend_families
 from reportgen.contract.fast import CHECKS, LineStruct
+
+# The backend families come from the descriptors when this module loads, plugin folders
+# included (MIGRATION_RECORD_BACKENDS), as in contract/events.py.
+BackendFamily = Literal[backend_families()]  # type: ignore[valid-type]
 
 
 class TargetChoiceLine(LineStruct):
@@ -93,7 +98,7 @@ class EnvironmentLine_environment(LineStruct, tag_field='kind', tag='environment
     schema_version: Annotated[str, Meta(pattern='^\\d+\\.\\d+\\Z')]
     seq: Annotated[int, Meta(ge=0, le=9223372036854775807)]
     time: str
-    backend_family: Literal['neuron-native', 'neuron-xla', 'cuda', 'cpu', 'unknown']
+    backend_family: BackendFamily
     backend_family_reason: str
     device_type: str
     versions: dict[str, FactLine]
