@@ -161,7 +161,11 @@ def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: 
     second = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
     assert "0 files written, 0 fetched from object storage" in second.stdout, second.stdout
     # Nothing but the output folder was written: no download cache, no temporary files.
-    assert list(home.rglob("*")) == [] and list(tmp.rglob("*")) == []
+    # Nothing but the compiled templates, in Jinja's own per-user cache folder under the temp
+    # directory (reportgen.render.templating; REPORTGEN_TEMPLATE_CACHE=off turns it off).
+    assert list(home.rglob("*")) == []
+    left = [p for p in tmp.rglob("*") if not (p.parent == tmp and p.name.startswith("_jinja2-cache-") and p.is_dir())]
+    assert left and all(p.parent.name.startswith("_jinja2-cache-") and p.name.startswith("__reportgen_") and p.suffix == ".cache" for p in left), left
 
     # Replace one log with other bytes of the same run: only that one is fetched again.
     changed = ENCODER_RUNS[0]
@@ -306,15 +310,17 @@ def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server,
     assert not (tmp_path / "fresh" / "runs").exists() and not (tmp_path / "fresh" / "workloads").exists()
     assert (tmp_path / "fresh" / "index.parquet").is_file()
 
-    # One more run lands; the next fresh machine fetches that log alone and renders its page alone,
-    # and publishing it with --delete keeps every page published before.
+    # One more run lands; the next fresh machine fetches that log and renders its page, and the
+    # page of the run it follows on the same workload and target (whose "next run" link now
+    # names it): one more log, no other. Publishing with --delete keeps every page published before.
     _fleet(client, bucket, range(runs, runs + 1), tmp_path / "logs")
     before = len(s3.requests())
     third = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)
     assert third.returncode == 0, third.stderr
     seen = _split(s3.requests()[before:], bucket)
-    assert seen["GET"] == [f"/{bucket}/site/.reportgen-state.json", f"/{bucket}/runs/bench-{runs:05d}/events.jsonl"]
-    assert seen["HEAD"] == [] and len([p for p in (tmp_path / "third" / "runs").iterdir()]) == 1
+    assert seen["GET"][:2] == [f"/{bucket}/site/.reportgen-state.json", f"/{bucket}/runs/bench-{runs:05d}/events.jsonl"], seen["GET"]
+    assert len(seen["GET"]) == 3 and seen["GET"][2].endswith("/events.jsonl"), seen["GET"]
+    assert seen["HEAD"] == [] and len([p for p in (tmp_path / "third" / "runs").iterdir()]) == 2
     # Built again before publishing: the new run's page is in the folder, so it is not fetched again.
     before = len(s3.requests())
     rebuilt = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)

@@ -566,6 +566,13 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
             for key, run in state["runs"].items():
                 if key not in stored["runs"] and (out_dir / "runs" / run["slug"] / "index.html").is_file():
                     stored["runs"][key] = run
+            # And so do the links those pages were rendered with (previous/next run, comparisons).
+            local_links, stored_links = state.get("links"), stored.get("links")
+            if isinstance(local_links, dict):
+                stored["links"] = stored_links = stored_links if isinstance(stored_links, dict) else {}
+                for slug, key in local_links.items():
+                    if isinstance(slug, str) and slug.strip(".") and "/" not in slug and "\\" not in slug and (out_dir / "runs" / slug / "index.html").is_file():
+                        stored_links[slug] = key
             state, pages_elsewhere = stored, True
     warnings_before = len(result.warnings)
     result.skipped += [s.format() for s in found.skipped]
