@@ -8,7 +8,6 @@ changes under a report stops it with a clear message instead of showing other by
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from reportgen.cli import main
 from reportgen.contract import validation
 from reportgen.contract.validation import LogChanged, Reread, read_log
 from reportgen.model.runmodel import read_run
-from reportgen.render import report as report_module
 from reportgen.render.report import ReportInputError, build_report
 from tests.conftest import FIXTURES
 from tests.logbuilder import dumps, large_log

@@ -183,7 +183,7 @@ class Environment(Envelope):
     """Where the run really happened: backend family, versions, device, relevant variables."""
 
     kind: Literal["environment"]
-    backend_family: BackendFamily = Field(description="Backend family the cells ran on.")
+    backend_family: BackendFamily = Field(description="Backend family the cells ran on.")  # type: ignore[valid-type]
     backend_family_reason: str = Field(description="How the family was decided (probes, versions).")
     device_type: str = Field(description="torch device type the cells ran on: cpu, cuda, neuron.")
     versions: dict[str, Fact] = Field(
@@ -405,7 +405,7 @@ class Plan(Envelope):
         return self
 
     @field_serializer("matrix", mode="wrap")
-    def _matrix_as_models(self, matrix: list[PlannedCell], handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
+    def _matrix_as_models(self, matrix: list[PlannedCell], handler: SerializerFunctionWrapHandler):
         """A plan the reader accepted keeps its cells as the Struct mirrors that checked them
         (contract/lines.py; same attributes and values), on either path: written out, they
         are made into models first, so a dump reads as a model's. Those cells do not remember

@@ -58,7 +58,7 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
         elif isinstance(event, InspectionEnd):
             log.end = event
         else:
-            log.shapes.append(event)  # type: ignore[arg-type]
+            log.shapes.append(event)
     if log is None:
         raise InspectionError(f"{path}: no inspection_start: not an inspection log (python -m collector inspect writes one)")
     return log

@@ -98,7 +98,7 @@ class EnvironmentLine_environment(LineStruct, tag_field='kind', tag='environment
     schema_version: Annotated[str, Meta(pattern='^\\d+\\.\\d+\\Z')]
     seq: Annotated[int, Meta(ge=0, le=9223372036854775807)]
     time: str
-    backend_family: BackendFamily
+    backend_family: BackendFamily  # type: ignore[valid-type]
     backend_family_reason: str
     device_type: str
     versions: dict[str, FactLine]
@@ -108,7 +108,7 @@ class EnvironmentLine_environment(LineStruct, tag_field='kind', tag='environment
     backend_settings: Union[list[BackendSettingLine], None, UnsetType] = UNSET
 
 
-class PlannedCellLine(LineStruct, frozen=True):
+class PlannedCellLine(LineStruct, frozen=True):  # type: ignore[misc]
     case: str
     batch: Annotated[int, Meta(ge=1, le=9223372036854775807)]
     length: Annotated[int, Meta(ge=1, le=9223372036854775807)]

@@ -147,8 +147,8 @@ def _inspection_sections(root: Path) -> list[str]:
     out = [_INSPECTION_INTRO]
     for kind, model in INSPECTION_MODELS.items():
         out += _model_section(kind, model, examples.get(kind))
-    for model in (OpCount, WideTensor):
-        out += _model_section(model.__name__, model, None)
+    for part in (OpCount, WideTensor):
+        out += _model_section(part.__name__, part, None)
     return out
 
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from reportgen.contract.events import Envelope, Plan, RunEnd
 
 # Any line into the Struct mirror of its kind (contract/lines.py), whatever its minor version.
-_LINE = msgspec.json.Decoder(Union[tuple(KINDS.values())]).decode  # type: ignore[arg-type]
+_LINE = msgspec.json.Decoder(Union[tuple(KINDS.values())]).decode
 _AS_STRUCT = _LINE  # an event the careful path accepted, as the Struct the fast path gives
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
 # A colon written as the escape \u003a would hide a repeated key from the key count
@@ -720,7 +720,7 @@ def _open_log(path: Any, max_bytes: int) -> BinaryIO:
     size = getattr(path, "size", 0)
     if size > max_bytes:
         raise NotReadable(f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)")
-    return opener()  # type: ignore[no-any-return]
+    return opener()
 
 
 def plan_model(plan: Any) -> Plan:

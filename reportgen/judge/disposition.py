@@ -20,7 +20,7 @@ from reportgen.model.annotations import Annotation
 from reportgen.judge.backend_docs import BackendDocs, adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, instance_generation, run_backend, version_keys
 from reportgen.contract import events as ev
 from reportgen.judge.timing_stability import timed_cells, undecided_cells
-from reportgen.contract.events import PlannedCell
+from reportgen.contract.lines import PlannedCellLine as PlannedCell
 from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, CellRecord, RunModel, per_run, shape_label
 

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reportgen.model.runmodel import STATUS_ORDER, CellRecord
 from reportgen.storage.remote import RemoteLog, RemoteObject
-from reportgen.storage.local import ANNOTATIONS_NAME, MAX_SIDE_FILE_BYTES, NotReadable, annotations_beside, read_bounded
+from reportgen.storage.local import ANNOTATIONS_NAME as ANNOTATIONS_NAME, MAX_SIDE_FILE_BYTES, NotReadable, annotations_beside, read_bounded  # the name is also read from here
 
 PATTERN_KEY = "explain"
 _HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]#]+?)[ \t]*\]\]?[ \t]*(#.*)?$")

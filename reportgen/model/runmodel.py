@@ -116,11 +116,11 @@ class CellRecord:
 
     @property
     def result(self) -> ev.CaseResult | None:
-        return self._last("case_result")  # type: ignore[no-any-return]
+        return self._last("case_result")
 
     @property
     def operators(self) -> ev.Operators | None:
-        return self._last("operators")  # type: ignore[no-any-return]
+        return self._last("operators")
 
     @property
     def compiles(self) -> list[ev.Compile]:
@@ -135,7 +135,7 @@ class CellRecord:
     @property
     def generation(self) -> ev.GenerationResult | None:
         """A generation cell's tokens against the reference's, and its timings when it passed."""
-        return self._last("generation")  # type: ignore[no-any-return]
+        return self._last("generation")
 
     @property
     def train_steps(self) -> list[ev.TrainStep]:
@@ -143,7 +143,7 @@ class CellRecord:
 
     @property
     def train_result(self) -> ev.TrainResult | None:
-        return self._last("train_result")  # type: ignore[no-any-return]
+        return self._last("train_result")
 
     @property
     def profiles(self) -> list[ev.Profile]:
@@ -152,7 +152,7 @@ class CellRecord:
     @property
     def localization(self) -> ev.Localization | None:
         """Where the cell's error arises, per submodule (1.2 logs; None: not localised)."""
-        return self._last("localization")  # type: ignore[no-any-return]
+        return self._last("localization")
 
     @property
     def cold(self) -> ev.Cold | None:
@@ -197,7 +197,7 @@ def per_run(compute: Callable[..., T]) -> Callable[..., T]:
             found = cache[run] = {}
         if args not in found:
             found[args] = compute(run, *args)
-        return found[args]  # type: ignore[no-any-return]
+        return found[args]
 
     return cached
 
@@ -247,7 +247,7 @@ class RunModel:
     def with_status(self, *statuses: str) -> tuple[CellRecord, ...]:
         """The cells of these statuses, in plan order (worked out once per run: the rules and
         views ask for the same few sets). Cells do not change once the run is built."""
-        return _with_status(self, *statuses)  # type: ignore[no-any-return]
+        return _with_status(self, *statuses)
 
     def version(self, name: str) -> str | None:
         if self.environment is None or name not in self.environment.versions:

@@ -158,7 +158,7 @@ class Store:
             return io.BytesIO(self._get(url))
         self.fetched.append(url)
         raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead", size=size)
-        return io.BufferedReader(raw, buffer_size=_READ_BLOCK)  # type: ignore[arg-type]
+        return io.BufferedReader(raw, buffer_size=_READ_BLOCK)
 
     def read(self, url: str) -> bytes:
         held = self._take(url)
@@ -167,7 +167,7 @@ class Store:
     def _get(self, url: str) -> bytes:
         self.fetched.append(url)
         # max_concurrency=1: otherwise s3fs asks for the size first (a HEAD) to split large objects.
-        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), max_concurrency=1)  # type: ignore[no-any-return]
+        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), max_concurrency=1)
 
     def read_at_most(self, url: str, limit: int) -> bytes | None:
         """The object's bytes in one ranged GET (no HEAD), None when there is no such object;

@@ -100,7 +100,7 @@ def prefetch(logs: list[LogEntry]) -> None:
         store, urls = by_store.setdefault(id(log.store), (log.store, []))
         urls.append(log.url)
         if entry.annotations is not None and hasattr(entry.annotations, "url"):
-            urls.append(entry.annotations.url)  # type: ignore[union-attr]
+            urls.append(entry.annotations.url)
     for store, urls in by_store.values():
         store.fetch(urls)
 
