@@ -16,7 +16,12 @@ LABELS: dict[str, str] = {
     # measured-or-not statuses
     "not_applicable": "not applicable",
     "unmeasured": "not measured",
+    "not_measured": "not measured",
     "measured": "measured",
+    # cell statuses (the others are plain words already)
+    "nonfinite": "non-finite",
+    # artifact roles
+    "reference_output": "reference output",
     # plan requirements
     "requires_float64": "requires float64 computation",
     # timed regions
