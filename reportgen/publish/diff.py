@@ -94,7 +94,7 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
     if not summary.performance_stopped:
         return None
-    return f"performance acceptance stopped in the {which} run ({summary.performance_stopped} unexplained mismatching cell(s))"
+    return f"performance acceptance stopped in the {which} run ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
 
 
 def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
