@@ -143,8 +143,8 @@ def _status_text(side: CellSide) -> str:
     """A side's status in the report's words: the failing quantity named, and for a failure the
     owner's verdict ("accepted", "change needed"), "awaiting verdict" when explained without one."""
     text = human(side.status)
-    if side.failing:
-        text += f" in {side.failing}"
+    if side.failing:  # "non-finite outputs" says the status already
+        text = side.failing if side.failing.startswith(text) else f"{text} in {side.failing}"
     if side.verdict in VERDICT_WORDS:
         text += f", {VERDICT_WORDS[side.verdict]}"
     elif side.explained and side.status != "pass":
