@@ -6,7 +6,7 @@ saved inputs are the same on both sides. Otherwise every planned cell of either 
 either compared side by side or listed as not comparable with the reason.
 
 Timing is compared only where it means something: the cell passed on both sides and neither
-side's performance acceptance is stopped (an unexplained mismatch stops it, as in the report).
+side's performance acceptance is stopped (a mismatching cell without a verdict stops it, as in the report).
 A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
 but is flagged and left out of the geometric mean; so is a cell whose warm series, in any run
 of either side, the stability classifier does not call stable (judge.timing_stability).
@@ -697,7 +697,7 @@ def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str
         if not side.complete:
             notes.append(f"The {side.role} run is incomplete: its unrecorded cells are untested.")
         if side.perf_stopped:
-            notes.append(f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they are explained.")
+            notes.append(f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they have a verdict.")
         if side.family != side.target:
             notes.append(f"The {side.role} planned target {side.target} but ran on {side.family}: it is evidence for {side.family} only.")
     if sides[0].family == sides[1].family and sides[0].target == sides[1].target:
