@@ -128,6 +128,7 @@ def test_comparison_status_in_the_reports_verdict_words() -> None:
         "non-finite outputs, change needed")
     assert _status_text(CellSide(status="mismatch", failing="loss")) == "mismatch in loss, not explained"
     assert _status_text(CellSide(status="pass")) == "pass"
+    assert _status_text(CellSide(status="untested", explained=True)) == "untested, explained", "only a failure waits for a verdict"
 
 
 def test_references_do_not_agree_by_bytes_that_differ() -> None:

@@ -12,11 +12,10 @@ from reportgen.judge.backend_docs import load_backend_docs, targets, version_key
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
 from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.charts import Figure, ratio_figure
-from reportgen.render.labels import human
+from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt
 from reportgen.render.sections.common import fmt_time
-from reportgen.render.sections.disposition import VERDICT_WORDS
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
 CHANGED_SYMBOL = "≠"  # a pass under a criterion the other run did not declare: never shown as a plain pass
@@ -140,18 +139,7 @@ def _task(side: CellSide) -> str:
 
 
 def _status_text(side: CellSide) -> str:
-    """A side's status in the report's words: the failing quantity named, and for a failure the
-    owner's verdict ("accepted", "change needed"), "awaiting verdict" when explained without one."""
-    text = human(side.status)
-    if side.failing:  # "non-finite outputs" says the status already
-        text = side.failing if side.failing.startswith(text) else f"{text} in {side.failing}"
-    if side.verdict in VERDICT_WORDS:
-        text += f", {VERDICT_WORDS[side.verdict]}"
-    elif side.explained and side.status != "pass":
-        text += ", awaiting verdict"
-    elif side.failing:
-        text += ", not explained"
-    return text
+    return status_words(side.status, side.failing, side.explained, side.verdict)
 
 
 def _cell_row(cell: CellComparison) -> CellRow:
