@@ -107,6 +107,21 @@ def test_no_raw_token_on_any_sample_page(sample_site: Path) -> None:
     assert committed
     found = {str(p): raw for p in [*pages, *committed] if (raw := _raw_in(_readable(p), tokens))}
     assert found == {}
+    # Times as fmt_time writes them: a second or more in s, never "1234 ms".
+    long_ms = {str(p): m.group(0) for p in [*pages, *committed] if (m := LONG_MS.search(_readable(p)))}
+    assert long_ms == {}
+
+
+LONG_MS = re.compile(r"(?<![\w.])\d{4,}(?:\.\d+)? ms\b")
+
+
+def test_diff_times_in_ms_or_s() -> None:
+    from reportgen.publish.diff import RunDiff, TimingChange, format_diff
+    from reportgen.render.templating import render_md
+
+    diff = RunDiff(before="a", after="b", disposition=("x", "x"), timings=[TimingChange("b1-l16-eager", 2.5, 0.0042, ratio=0.00168)])
+    for text in (format_diff(diff), render_md("diff.md.j2", diff=diff, workload="w", targets_differ="")):
+        assert "2.5 s" in text and "4.2 ms" in text and not LONG_MS.search(text), text
 
 
 @pytest.mark.parametrize("fmt", ["text", "md"])

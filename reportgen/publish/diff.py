@@ -18,6 +18,7 @@ from reportgen.judge.criteria import CriterionChange, changed_for, criteria_chan
 from reportgen.judge.intervals import GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words
 from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
 from reportgen.render.labels import human
+from reportgen.render.sections.common import fmt_time
 from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
@@ -354,7 +355,7 @@ def format_diff(diff: RunDiff) -> str:
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
-    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
+    lines += [f"  {t.case}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
     return "\n".join(lines)
 
 
