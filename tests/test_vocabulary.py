@@ -153,3 +153,19 @@ def test_references_do_not_agree_by_bytes_that_differ() -> None:
     rows = [line for line in md.splitlines() if "differ in bytes" in line and "not measured" in line]
     assert rows
     assert all("| yes |" not in row for row in rows), rows
+
+
+def test_training_comparison_names_what_failed_beside_the_output_figures(tmp_path: Path) -> None:
+    """The shipped training pair: the cells failed on their updated parameters while their
+    outputs matched; the comparison says so rather than "mismatch (explained)" beside "0/4 mismatched"."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    cpu = next(SAMPLES.glob("tiny-classifier-training-cpu-20261129*"))
+    cuda = next(SAMPLES.glob("tiny-classifier-training-cuda-*"))
+    result = CliRunner().invoke(main, ["compare", str(cpu), str(cuda), "--out", str(tmp_path), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "compare.md").read_text(encoding="utf-8")
+    assert "mismatch in updated parameters, awaiting verdict" in md and "outputs 0/4 mismatched" in md
+    assert "(explained)" not in md and "until the mismatches are explained" not in md

@@ -126,7 +126,9 @@ def _side_view(side: Side) -> SideView:
 def _errors(side: CellSide) -> str:
     if side.max_abs is None and side.mismatched is None:
         return "not measured"
-    mismatched = f"{side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "mismatches not measured"
+    # Named "outputs": beside a status that failed on something else (updated parameters, loss)
+    # a bare "0/4 mismatched" would read as a contradiction.
+    mismatched = f"outputs {side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "output mismatches not measured"
     where = f"; {side.diverges}" if side.diverges and side.status != "pass" else ""
     return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}{where}"
 
