@@ -29,7 +29,7 @@ from typing import Any
 
 from reportgen.contract import events as ev
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, declared_criteria, replicate_mismatch
-from reportgen.judge.disposition import FAILED, Disposition, adapter_note
+from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.judgement import failing_quantity
 from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
 from reportgen.judge.localization import judge_localization, ratio_text
