@@ -6,7 +6,11 @@ with no entry here is shown as it is, so a new token is never hidden.
 
 from __future__ import annotations
 
+from reportgen.judge.timing_stability import RULE_WORDS
+
 LABELS: dict[str, str] = {
+    # timing-stability rules (the judge writes its flags with these words)
+    **RULE_WORDS,
     # cache conditions of a cold first call
     "fresh_process_empty_cache": "fresh process, empty compile cache",
     "persistent_cache": "persistent compile cache with entries",
