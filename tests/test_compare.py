@@ -336,12 +336,22 @@ def test_unexplained_mismatch_stops_the_timing_comparison(tmp_path: Path) -> Non
     _edit(cand, mismatch)
     comparison = gather(base, cand)
     assert comparison.timed == [] and comparison.geomean is None
-    assert "timing not compared: performance acceptance is stopped on the candidate" in comparison.headline
+    assert "timing not compared: performance acceptance is stopped on the candidate until the mismatching cells have a verdict" in comparison.headline
     assert "3 correct on both" in comparison.headline
+    from reportgen.render.compare_view import build_compare_view
+
+    def status_of_bad() -> str:
+        return next(row.status[1][1] for row in build_compare_view(comparison).cells if row.case == bad)
+
+    assert status_of_bad() == "mismatch in outputs, not explained"  # the failing quantity named, in the report's words
+    (cand.parent / "annotations.toml").write_text(f'["{bad}"]\nexplanation = "checked"\n', encoding="utf-8")
+    comparison = gather(base, cand)
+    assert comparison.timed == [] and status_of_bad() == "mismatch in outputs, awaiting verdict"
     (cand.parent / "annotations.toml").write_text(f'["{bad}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n', encoding="utf-8")
     comparison = gather(base, cand)
     assert len(comparison.timed) == 3 and comparison.geomean is not None and comparison.geomean.cells == 3
     assert next(c for c in comparison.cells if c.case == bad).timing_note == "not compared: passed on the baseline only"
+    assert status_of_bad() == "mismatch in outputs, accepted"
 
 
 def test_invalid_log_exits_1_and_help_has_exit_codes(tmp_path: Path) -> None:

@@ -134,8 +134,8 @@ def test_a_long_log_keeps_report_md_under_a_pull_request_and_the_summary_counts_
 def test_times_are_in_ms_below_a_second_and_in_s_above_with_four_significant_digits() -> None:
     from reportgen.render.sections.common import fmt_time
 
-    assert [fmt_time(x) for x in (0.0004175, 0.3715, 0.99994, 1.0, 12.345678, None)] == [
-        "0.4175 ms", "371.5 ms", "999.9 ms", "1 s", "12.35 s", "not measured"]
+    assert [fmt_time(x) for x in (0.0004175, 0.3715, 0.99994, 0.99996, 1.0, 12.345678, None)] == [
+        "0.4175 ms", "371.5 ms", "999.9 ms", "1 s", "1 s", "12.35 s", "not measured"]  # 0.99996 s is not "1000 ms"
 
 
 def test_one_vocabulary_for_verdicts_in_the_report(tmp_path: Path) -> None:

@@ -121,7 +121,7 @@ def test_ratio_from_a_stopped_run_is_labelled(tmp_path: Path) -> None:
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
     assert diff.timings and all(any("performance acceptance stopped in the after run" in f for f in t.flags) for t in diff.timings)
     text = format_diff(diff)
-    assert "[performance acceptance stopped in the after run (1 unexplained mismatching cell(s))]" in text
+    assert "[performance acceptance stopped in the after run (1 mismatching cell(s) awaiting a verdict)]" in text
     data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
     assert all(t["flags"] for t in data["timings"])
 
@@ -153,6 +153,12 @@ def test_workload_history_compares_only_passing_timings(tmp_path: Path) -> None:
     assert "includes CPU fallback (after)" in ratios
     # the trend chart marks those points too (hover text and a hollow marker)
     assert "performance acceptance stopped in this run" in html.split('<table class="ratios">', 1)[0]
+    # The history table says it once in the stopped run's row, not in each of its timing cells.
+    history = html.split('<table class="history">', 1)[1].split("</table>", 1)[0]
+    rows = history.split("<tbody>", 1)[1].split("</tr>")
+    stopped = [row for row in rows if "run-after" in row]
+    assert len(stopped) == 1 and stopped[0].count("performance acceptance stopped") == 1
+    assert "performance acceptance stopped" not in "".join(row for row in rows if "run-before" in row)
 
 
 def test_history_frame_carries_the_caveats(tmp_path: Path) -> None:

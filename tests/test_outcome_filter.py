@@ -34,6 +34,9 @@ def test_hide_passed_and_one_outcome_in_a_browser(tmp_path: Path, browser: Any) 
     page, log = open_page(browser, (tmp_path / "report.html").as_uri(), wait_ms=200)
     assert log.errors == []
     cells, rows = "table.matrix td > a", "table.matrix tbody tr"
+    assert not page.locator(rows).first.is_visible(), "the matrix is folded by default"
+    assert page.locator('#matrix input[value="not-pass"]').is_visible(), "its counts and filter are not"
+    page.locator("#matrix details.fold > summary").click()
     assert (_shown(page, cells), _shown(page, rows)) == (4, 2)
     page.locator('#matrix input[value="not-pass"]').check()
     assert _shown(page, cells) == 1 and _shown(page, rows) == 1, "only the mismatching cell and its row"

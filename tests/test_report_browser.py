@@ -13,11 +13,17 @@ from tests.conftest import FIXTURES
 pytestmark = pytest.mark.browser
 
 
+def _open_timings(page) -> None:  # type: ignore[no-untyped-def]
+    """Section 7 is folded by default: open it as a reader would."""
+    page.locator("#timings details.fold > summary").click()
+
+
 def test_report_opens_offline_and_draws_charts(tmp_path: Path, browser) -> None:
     build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path)
     page, log = open_page(browser, (tmp_path / "report.html").as_uri())
     assert log.errors == [] and log.failed == []
     assert all(url.startswith("file://") for url in log.requests), log.requests
+    _open_timings(page)
     page.locator("#fig-warm-latency").scroll_into_view_if_needed()
     page.wait_for_selector("#fig-warm-latency .main-svg", timeout=10_000)
     traces = page.locator("#fig-warm-latency .scatterlayer .trace").count()
@@ -47,7 +53,12 @@ def test_chart_bundle_loads_only_when_a_chart_comes_near(tmp_path: Path, browser
     page.wait_for_timeout(300)
     assert not any("plotly" in url for url in requested), "no chart near the top: bundle not parsed yet"
     assert page.locator(".main-svg").count() == 0
-    page.locator("#fig-cold-warm").scroll_into_view_if_needed()
+    assert not page.locator("#fig-cold-warm").is_visible(), "section 7 is folded"
+    assert not page.locator("table.matrix").is_visible(), "section 3 is folded"
+    assert page.locator("#problems h2").is_visible() and page.locator("#problems details.fold").count() == 0, "section 5, the evidence the decision cites, stays open"
+    _open_timings(page)
+    # Opening the folded section draws its charts, even those still far below the window.
+    assert page.evaluate("() => document.getElementById('fig-cold-warm').getBoundingClientRect().top > window.innerHeight + 100")
     page.wait_for_selector("#fig-cold-warm .main-svg", timeout=10_000)
     assert sum("plotly" in url for url in requested) == 1, "loaded once, from the report's own folder"
     assert all(url.startswith("file://") for url in requested)
@@ -72,6 +83,7 @@ def test_dark_mode_charts_have_dark_grids_and_light_text(tmp_path: Path, browser
     context = browser.new_context(color_scheme="dark", viewport={"width": 1400, "height": 900})
     page = context.new_page()
     page.goto((tmp_path / "report.html").as_uri())
+    _open_timings(page)
     page.locator("#fig-warm-latency").scroll_into_view_if_needed()
     page.wait_for_selector("#fig-warm-latency .main-svg", timeout=10_000)
     grid = page.evaluate("getComputedStyle(document.querySelector('#fig-warm-latency .ygrid')).stroke")

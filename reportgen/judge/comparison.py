@@ -6,7 +6,7 @@ saved inputs are the same on both sides. Otherwise every planned cell of either 
 either compared side by side or listed as not comparable with the reason.
 
 Timing is compared only where it means something: the cell passed on both sides and neither
-side's performance acceptance is stopped (an unexplained mismatch stops it, as in the report).
+side's performance acceptance is stopped (a mismatching cell without a verdict stops it, as in the report).
 A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
 but is flagged and left out of the geometric mean; so is a cell whose warm series, in any run
 of either side, the stability classifier does not call stable (judge.timing_stability).
@@ -31,6 +31,7 @@ from reportgen.contract import events as ev
 from reportgen.contract.lines import PlannedCellLine
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, declared_criteria, replicate_mismatch
 from reportgen.judge.disposition import Disposition, adapter_note
+from reportgen.judge.judgement import failing_quantity
 from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
 from reportgen.judge.localization import judge_localization, ratio_text
 from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, replicate_intervals, scope_text, speed_words
@@ -100,6 +101,8 @@ class CellSide:
     recompile_limit: bool = False
     scope: tuple[bool, ...] | None = None
     explained: bool = False
+    verdict: str | None = None  # the owner's verdict on an explained failure: "accepted", "change-needed" or None
+    failing: str = ""  # what a failed cell failed on, in words (judgement.failing_quantity)
     untested_reason: str | None = None  # e.g. "layout not measured" (see runmodel)
     diverges: str | None = None  # the localisation's first diverging module, as a phrase
     # Why its warm series decides nothing (judge/timing_stability.py); None: stable.
@@ -310,6 +313,8 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
         explained=cell.case in notes,
+        verdict=notes[cell.case].verdict if cell.case in notes else None,
+        failing=failing_quantity(cell) if cell.status in FAILED else "",
         untested_reason=cell.untested_reason if cell.status == "untested" else None,
         diverges=_diverges(cell),
         timing_flag=series_flag(cell.warm.samples_s) if cell.warm_median_s is not None and cell.warm else None,
@@ -437,9 +442,10 @@ def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context, dista
     if sha_a is not None and sha_b is not None:
         if distances is None or distances.reason:
             why = distances.reason if distances is not None else "no run-wide reference file"
-            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance between them not measured ({why})", key)
+            # Bytes that differ with no distance measured prove nothing either way: agreement unknown.
+            return ReferenceAgreement(None, f"{same}; saved reference outputs differ in bytes, distance between them not measured ({why})", key)
         if key not in distances.by_key:
-            return ReferenceAgreement(True, f"{same}; saved reference outputs differ in bytes, distance for {key} not measured (not in both files)", key)
+            return ReferenceAgreement(None, f"{same}; saved reference outputs differ in bytes, distance for {key} not measured (not in both files)", key)
         distance = distances.by_key[key]
         if distance is None:
             return ReferenceAgreement(False, f"{same}; saved reference outputs for {key} differ in shape or in non-finite values", key)
@@ -692,7 +698,7 @@ def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str
         if not side.complete:
             notes.append(f"The {side.role} run is incomplete: its unrecorded cells are untested.")
         if side.perf_stopped:
-            notes.append(f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they are explained.")
+            notes.append(f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they have a verdict.")
         if side.family != side.target:
             notes.append(f"The {side.role} planned target {side.target} but ran on {side.family}: it is evidence for {side.family} only.")
     if sides[0].family == sides[1].family and sides[0].target == sides[1].target:
@@ -724,7 +730,7 @@ def headline(comparison: Comparison) -> str:
     stopped = [s.role for s in (b, c) if s.perf_stopped]
     geo = comparison.geomean
     if stopped:
-        parts.append(f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatches are explained")
+        parts.append(f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatching cells have a verdict")
     elif geo is None:
         parts.append("no timing comparable" if not comparison.timed else "no unflagged, stable timing to summarise")
     else:

@@ -17,6 +17,9 @@ from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
 SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
 FLAG = "unstable timing"
+# The one rule whose name (as the log and collector/stability.py keep it) is not a plain word;
+# render/labels.py takes its words from here.
+RULE_WORDS = {"min_median": "fastest sample far below the median"}
 
 __all__ = ["FLAG", "STABLE", "SYMBOL", "UNCLASSIFIED", "UNSTABLE", "CellStability", "cell_stability", "flag_text", "series_flag", "timed_cells", "undecided_cells", "unstable_cells"]
 
@@ -113,7 +116,7 @@ def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
         return None
     s = classify(list(samples))
     if s.verdict == UNSTABLE:
-        return f"{FLAG}: " + ", ".join(c.name for c in s.reasons)
+        return f"{FLAG}: " + ", ".join(RULE_WORDS.get(c.name, c.name) for c in s.reasons)
     if s.verdict == UNCLASSIFIED:
         return f"timing not classified: {s.note}"
     return None

@@ -17,6 +17,8 @@ from typing import Sequence
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words
 from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
+from reportgen.render.labels import human
+from reportgen.render.sections.common import fmt_time
 from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
@@ -94,7 +96,7 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
     if not summary.performance_stopped:
         return None
-    return f"performance acceptance stopped in the {which} run ({summary.performance_stopped} unexplained mismatching cell(s))"
+    return f"performance acceptance stopped in the {which} run ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
 
 
 def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
@@ -136,6 +138,13 @@ class RunDiff:
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
+    # Per cell whose status changed: its status before and after as every page says it
+    # ("mismatch in outputs, awaiting verdict"); the lists above keep the statuses themselves.
+    words: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def said(self, case: str, before: str, after: str) -> tuple[str, str]:
+        """The statuses of a change in words (the statuses in words where none were kept)."""
+        return self.words.get(case, (human(before), human(after)))
 
     @property
     def unstable(self) -> list[str]:
@@ -286,6 +295,7 @@ def code_and_data_changes(before: RunSummary, after: RunSummary) -> list[tuple[s
 
 def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
     change = (case, old.status, new.status)
+    result.words[case] = (old.words or human(old.status), new.words or human(new.status))
     if new.status in FAILING and old.status not in FAILING:
         result.new_failures.append(change)
     elif new.status == "pass" and old.status != "pass":
@@ -328,11 +338,11 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
     for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed)):
         lines.append(f"{title}: {len(rows)}")
-        lines += [f"  {case}: {old} -> {new}" for case, old, new in rows]
+        lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in rows]
     lines.append(f"{CHANGED_CRITERION} (not fixed): {len(diff.changed_criterion)}")
-    lines += [f"  {c.case}: {c.before} -> {c.after}, {c.text}" for c in diff.changed_criterion]
+    lines += ["  {}: {} -> {}, {}".format(c.case, *diff.said(c.case, c.before, c.after), c.text) for c in diff.changed_criterion]
     lines.append(f"other status changes: {len(diff.other_changes)}")
-    lines += [f"  {case}: {old} -> {new}" for case, old, new in diff.other_changes]
+    lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in diff.other_changes]
     lines.append(f"cells added: {len(diff.added)}")
     lines += [f"  {case}" for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
@@ -345,7 +355,7 @@ def format_diff(diff: RunDiff) -> str:
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
-    lines += [f"  {t.case}: {t.before_s * 1e3:.4g} ms -> {t.after_s * 1e3:.4g} ms ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
+    lines += [f"  {t.case}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
     return "\n".join(lines)
 
 

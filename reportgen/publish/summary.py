@@ -18,6 +18,7 @@ from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.judge.criteria import declared_criteria
+from reportgen.render.labels import status_words
 from reportgen.render.report import JudgedRun
 
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
@@ -43,6 +44,9 @@ class CellSummary:
     dtype: str | None = None  # the criteria that judged it are per dtype
     mode: str | None = None  # eager or compiled (None: a summary from before the cell index)
     warm_samples: int | None = None  # how many warm samples the median is of
+    # The status as every page says it ("mismatch in outputs, awaiting verdict"): labels.status_words.
+    # "" in a site state written before it existed: pages fall back to the status in words.
+    words: str = ""
 
 
 @dataclass
@@ -117,7 +121,7 @@ def summarize(judged: JudgedRun) -> RunSummary:
         headline=judged.disposition.headline,
         versions=versions,
         counts=run.counts(),
-        cells={c.case: cell_summary(c) for c in run.cells},
+        cells={c.case: cell_summary(c, _status_words(c, judged)) for c in run.cells},
         performance_stopped=len(judged.disposition.performance_stopped),
         intended_target=judged.disposition.scope.intended_target,
         evidence=judged.disposition.scope.evidence,
@@ -174,13 +178,19 @@ def _hashes(run: RunModel) -> dict[str, list[str | None]]:
     return found
 
 
-def cell_summary(cell: CellRecord) -> CellSummary:
+def _status_words(cell: CellRecord, judged: JudgedRun) -> str:
+    note = judged.notes.get(cell.case)
+    failing = judged.judgement.failing.get(cell.case, "") if judged.judgement is not None else ""
+    return status_words(cell.status, failing, note is not None, note.verdict if note is not None else None)
+
+
+def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared."""
     dtype, mode = cell.planned.dtype, cell.planned.mode
     if cell.status != "pass" or cell.warm_median_s is None:
-        return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode)
+        return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode, words=words)
     warm = cell.warm
     samples = list(warm.samples_s) if warm is not None else None
     compiled = cell.compile
     compile_s = compiled.compile_first_result_s if compiled is not None else None
-    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s, dtype, mode, len(samples) if samples is not None else None)
+    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s, dtype, mode, len(samples) if samples is not None else None, words)

@@ -12,9 +12,10 @@ from reportgen.judge.backend_docs import load_backend_docs, targets, version_key
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
 from reportgen.judge.intervals import CONFIDENCE, interval_text
 from reportgen.render.charts import Figure, ratio_figure
-from reportgen.render.labels import human
+from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
-from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt, fmt_ms
+from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt
+from reportgen.render.sections.common import fmt_time
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
 CHANGED_SYMBOL = "≠"  # a pass under a criterion the other run did not declare: never shown as a plain pass
@@ -125,7 +126,9 @@ def _side_view(side: Side) -> SideView:
 def _errors(side: CellSide) -> str:
     if side.max_abs is None and side.mismatched is None:
         return "not measured"
-    mismatched = f"{side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "mismatches not measured"
+    # Named "outputs": beside a status that failed on something else (updated parameters, loss)
+    # a bare "0/4 mismatched" would read as a contradiction.
+    mismatched = f"outputs {side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "output mismatches not measured"
     where = f"; {side.diverges}" if side.diverges and side.status != "pass" else ""
     return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}{where}"
 
@@ -137,8 +140,12 @@ def _task(side: CellSide) -> str:
     return f"{fmt(side.task_value, digits=6)} ({verdict})"
 
 
+def _status_text(side: CellSide) -> str:
+    return status_words(side.status, side.failing, side.explained, side.verdict)
+
+
 def _cell_row(cell: CellComparison) -> CellRow:
-    statuses = tuple((s.status, s.status + (" (explained)" if s.explained and s.status != "pass" else ""), SYMBOLS.get(s.status, "?")) for s in (cell.baseline, cell.candidate))
+    statuses = tuple((s.status, _status_text(s), SYMBOLS.get(s.status, "?")) for s in (cell.baseline, cell.candidate))
     changed = "; ".join(cell.changed_criteria)
     if changed and cell.candidate.status == "pass":
         statuses = (statuses[0], ("changed", f"passes under a changed criterion: {changed}", CHANGED_SYMBOL))
@@ -172,11 +179,6 @@ def _reference_rows(comparison: Comparison) -> list[tuple[str, str, str, str]]:
     return list(rows.values())
 
 
-def _time(seconds: float | None) -> str:
-    """Milliseconds below a second, seconds above, 'not measured' when absent."""
-    if seconds is None or seconds < 1:
-        return fmt_ms(seconds)
-    return f"{seconds:.4g} s"
 
 
 def _ratio(value: float | None) -> str:
@@ -198,7 +200,7 @@ def _cold_text(cell: CellComparison) -> str:
     assert timing is not None
     b, c = cell.baseline, cell.candidate
     if timing.cold_ratio is not None:
-        return f"{_ratio(timing.cold_ratio)} ({_time(b.cold_s)} → {_time(c.cold_s)}, {human(b.cold_condition or '') or 'cache condition not recorded'})"
+        return f"{_ratio(timing.cold_ratio)} ({fmt_time(b.cold_s)} → {fmt_time(c.cold_s)}, {human(b.cold_condition or '') or 'cache condition not recorded'})"
     if b.cold_condition and c.cold_condition and b.cold_condition != c.cold_condition:
         return f"not compared: baseline {human(b.cold_condition)}, candidate {human(c.cold_condition)}"
     return timing.cold_note
@@ -212,13 +214,13 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     cold = _cold_text(cell)
     compile_text = "not compiled" if cell.mode != "compiled" else _ratio(timing.compile_ratio)
     if timing.compile_ratio is not None:
-        compile_text = f"{_ratio(timing.compile_ratio)} ({_time(cell.baseline.compile_s)} → {_time(cell.candidate.compile_s)})"
+        compile_text = f"{_ratio(timing.compile_ratio)} ({fmt_time(cell.baseline.compile_s)} → {fmt_time(cell.candidate.compile_s)})"
         if cell.repeat_of:
             compile_text += ", cache check: first call of a shape compiled before"
     return TimingRow(
         case=cell.case,
         anchor=anchor(cell.case),
-        warm=(fmt_ms(cell.baseline.warm_median_s), fmt_ms(cell.candidate.warm_median_s)),
+        warm=(fmt_time(cell.baseline.warm_median_s), fmt_time(cell.candidate.warm_median_s)),
         ratio=f"{warm.ratio:.3g}",
         interval=interval,
         verdict=timing.verdict,

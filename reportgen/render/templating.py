@@ -168,9 +168,14 @@ def _environment(autoescape: bool) -> jinja2.Environment:
 
 
 def _globals(env: jinja2.Environment) -> jinja2.Environment:
+    from reportgen.render.labels import human
+    from reportgen.render.sections.common import fmt_time
     from reportgen.render.view import SECTIONS
 
     env.globals["sections"] = SECTIONS
+    # Every page shows tokens and times in the same words: labels.human and fmt_time.
+    env.filters["human"] = human
+    env.filters["fmt_time"] = fmt_time
     return env
 
 

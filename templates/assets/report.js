@@ -1,6 +1,6 @@
 // Draws the report's charts from the JSON specs embedded in the page (no network needed).
-// The plotly bundle is loaded only when the first chart comes near the window (or before
-// printing), so a page shows its text at once and parses the chart library only if needed.
+// The plotly bundle is loaded only when the first chart comes near the window, its folded
+// section is opened, or before printing, so a page shows its text at once and parses the chart library only if needed.
 (function () {
   "use strict";
   var self = document.currentScript;
@@ -77,6 +77,16 @@
   function drawAll() { specs.forEach(request); }
 
   window.addEventListener("beforeprint", drawAll);
+  // A chart inside a folded section has no box until the section is opened: opening it draws
+  // the charts it holds (toggle does not bubble, so it is caught on the way down).
+  document.addEventListener("toggle", function (event) {
+    var folded = event.target;
+    if (!folded.open) { return; }
+    specs.forEach(function (node) {
+      var target = document.getElementById(node.getAttribute("data-figure"));
+      if (target && folded.contains(target) && !target.closest("details:not([open])")) { request(node); }
+    });
+  }, true);
   if (!("IntersectionObserver" in window)) { drawAll(); return; }
   var byChart = new Map();
   specs.forEach(function (node) {

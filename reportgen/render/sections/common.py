@@ -51,7 +51,9 @@ def fmt_time(seconds: float | None) -> str:
     """A time as a reader takes it in: in ms below a second, else in s, 4 significant digits."""
     if seconds is None:
         return "not measured"
-    return f"{seconds * 1e3:.4g} ms" if abs(seconds) < 1 else f"{seconds:.4g} s"
+    ms = f"{seconds * 1e3:.4g}"
+    # 0.99996 s rounds to "1000 ms" at 4 digits: that is "1 s".
+    return f"{ms} ms" if abs(float(ms)) < 1000 else f"{seconds:.4g} s"
 
 
 def fmt_ms(seconds: float | None) -> str:

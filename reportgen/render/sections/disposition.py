@@ -12,11 +12,11 @@ from reportgen.judge.judgement import Judgement, OwnerExplanation
 from reportgen.judge.nextstep import Words
 from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL
 from reportgen.model.runmodel import CellRecord, RunModel, STATUS_ORDER
+from reportgen.render.labels import VERDICT_WORDS
 from reportgen.render.sections.common import _STATUS, DETAIL_CAP, Row, anchor, list_text
 
 
 # The one vocabulary of verdicts, on every page.
-VERDICT_WORDS = {"accepted": "accepted", "change-needed": "change needed"}
 
 
 @dataclass
