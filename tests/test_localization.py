@@ -4,6 +4,7 @@ collector end to end on a workload whose third block differs only when compiled.
 from __future__ import annotations
 
 import json
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from reportgen.contract.events import Localization
 from reportgen.judge.localization import judge_localization
 from reportgen.render.report import build_report, judge_log
+from reportgen.render.view import build_view
 from tests.conftest import FIXTURES, REPO
 
 LOCALIZED = FIXTURES / "synthetic_localized.jsonl"
@@ -58,6 +60,22 @@ def test_the_report_names_the_module_in_html_and_markdown(tmp_path: Path) -> Non
     assert "First diverging module: blocks.2 (Block)" in html and "<table class=\"modules\">" in html
     rows = [html.index(f'<th scope="row"><code>{name}</code></th>') for name in ("blocks.0", "blocks.1", "blocks.2", "blocks.3", "head")]
     assert rows == sorted(rows)  # in execution order
+
+
+def test_the_judgement_holds_the_localisation_and_the_page_only_formats_it() -> None:
+    judged = judge_log(LOCALIZED)
+    judgement = judged.judgement
+    assert judgement is not None and [c.case for c in judgement.problems] == [CASE]
+    found = judgement.localized[CASE]
+    assert found.first is not None and found.first.name == "blocks.2"
+    assert found.sentence.startswith("First diverging module: blocks.2 (Block), local error 1e+03 × the allowance")
+    # The view shows the judgement's words: a sentence planted in the judgement is what the page says.
+    planted = dataclasses.replace(judgement, localized={CASE: dataclasses.replace(found, sentence="planted sentence")})
+    (problem,) = build_view(judged.run, planted, judged.annotations).problems
+    assert problem.where is not None and problem.where.sentence == "planted sentence"
+    # A cell the judgement did not localise shows no localisation (the view works none out).
+    (bare,) = build_view(judged.run, dataclasses.replace(judgement, localized={}), judged.annotations).problems
+    assert bare.where is None
 
 
 def test_an_operator_change_names_the_module_in_the_disposition(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ samples with the collector's classifier, flagged with their figures, deciding no
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -17,6 +18,7 @@ from reportgen.publish.diff import diff_runs
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import summarize
 from reportgen.render.report import judge_log
+from reportgen.render.view import build_view
 from tests.conftest import REPO
 from tests.logbuilder import _cells, dumps, timing_log, with_envelope
 
@@ -117,6 +119,11 @@ def test_a_remeasured_cell_is_judged_by_its_last_series(tmp_path: Path) -> None:
     assert undecided_cells(judged.run) == []
     row = next(t for t in judged.view.timings if t.case == first["case"])
     assert "stable after 2 warm series" in row.flagged
+    # The flag is the judgement's: the page formats ``timing_flags`` and works out none itself.
+    assert judged.judgement is not None and judged.judgement.timing_flags[first["case"]] == "stable after 2 warm series"
+    planted = dataclasses.replace(judged.judgement, timing_flags={first["case"]: "planted flag"})
+    row = next(t for t in build_view(judged.run, planted, judged.annotations).timings if t.case == first["case"])
+    assert row.flagged.startswith("planted flag") and "stable after" not in row.flagged
 
 
 def test_diff_names_unstable_cells_first_and_gives_them_no_verdict() -> None:

@@ -47,7 +47,7 @@ def _check(run: RunModel) -> None:
         assert run.with_status(*statuses) == tuple(c for c in run.cells if c.status in statuses), statuses
     assert run.counts() == {s: len([c for c in run.cells if c.status == s]) for s in STATUS_ORDER}
     judged = judge(run)
-    assert problems.listed_problem_cells(run, judged.failed) == _plain_problem_cells(run)
+    assert list(judged.problems) == _plain_problem_cells(run)
     per_op, measured, unmeasured = tally.op_cells(run)
     expected = _plain_op_cells(run)
     assert (per_op, measured, unmeasured) == expected and list(per_op) == list(expected[0])
@@ -75,7 +75,7 @@ def test_shortcuts_agree_on_rare_cells() -> None:
         forget(run)
         _check(run)
         if "status" in change:
-            assert run.cells[-1] in problems.listed_problem_cells(run, judge(run).failed)
+            assert run.cells[-1] in judge(run).problems
         else:
             assert [r.case for r in problems.region_views(judge(run).flagged)] == [run.cells[-1].case]
 

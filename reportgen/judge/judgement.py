@@ -17,15 +17,22 @@ from operator import attrgetter
 
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.judge.disposition import FAILED, Disposition, Reason, adapter_note, cells_with_status, decide, failed_cases, flagged
+from reportgen.judge.localization import Localized, judge_localization
 from reportgen.judge.nextstep import Words, finding, next_step
-from reportgen.judge.timing_stability import CellStability, timed_cells, undecided_cells
+from reportgen.judge.timing_stability import CellStability, flag_text, timed_cells, undecided_cells
 from reportgen.model.annotations import ANNOTATIONS_NAME, Annotations
 from reportgen.model.groups import failure_groups, metric_values
-from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
 
 _CASE = attrgetter("case")
 # The explanation shown in section 1: its first sentences, up to this many characters.
 GIST_CHARS = 320
+# Cells a page lists in detail per table; per-cell facts that cost an event read each (a
+# cell's localisation) are judged for no more problem cells than this.
+SHOWN_CELLS = 300
+# Localisations of cells that are not problems, judged (and shown) for the first few only.
+LOCALIZED_OTHERS = 12
+PROBLEM_STATUSES = ("mismatch", "nonfinite", "error", "skipped")
 NEW_ANNOTATIONS_NAME = "annotations.new.toml"
 
 
@@ -73,10 +80,15 @@ class Judgement:
     entry_groups: tuple[tuple[int, ...], ...] = ()
     # Per failed cell (mismatch, non-finite), what failed: "outputs", "updated parameters", ...
     failing: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def stability(self) -> dict[str, CellStability]:
-        return {judged.case: judged for judged in self.timed}
+    # Section 5's cells, in plan order: failed, errored, skipped, and untested because their
+    # planned layout was not achieved (or not measured).
+    problems: tuple[CellRecord, ...] = ()
+    # Per localised cell, where its error arises: the first SHOWN_CELLS problem cells and the
+    # first LOCALIZED_OTHERS localised cells that are not problems.
+    localized: dict[str, Localized] = field(default_factory=dict)
+    localized_others: tuple[CellRecord, ...] = ()  # those cells that are not problems, in plan order
+    # Per timed cell whose timing needs a word (unstable, not classified, measured again), the flag.
+    timing_flags: dict[str, str] = field(default_factory=dict)
 
 
 def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
@@ -86,6 +98,10 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
     disposition = decide(run, annotations.by_case)
     awaiting = awaiting_groups(run, disposition, annotations)
     name = log_name if log_name is not None else (os.path.basename(run.path) or "events.jsonl")
+    failed = tuple(cells_with_status(run, *FAILED))
+    timed = tuple(timed_cells(run))
+    problems = problem_cells(run, failed)
+    others = localized_others(run, problems)
     return Judgement(
         disposition=disposition,
         finding=finding(run, disposition),
@@ -94,14 +110,53 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         only_verdicts_block=_only_verdicts_block(disposition),
         annotations_file=os.path.basename(annotations.path) if annotations.path else "",
         adapter_note=adapter_note(run),
-        timed=tuple(timed_cells(run)),
+        timed=timed,
         undecided=tuple(undecided_cells(run)),
         judged_with=_judged_with(run),
-        failed=tuple(cells_with_status(run, *FAILED)),
+        failed=failed,
         flagged=tuple(flagged(run)),
         entry_groups=alike_entries(annotations),
-        failing={c.case: failing_quantity(c) for c in cells_with_status(run, *FAILED)},
+        failing={c.case: failing_quantity(c) for c in failed},
+        problems=problems,
+        localized=localizations(problems[:SHOWN_CELLS] + others),
+        localized_others=others,
+        timing_flags={j.case: text for j in timed if (text := flag_text(j))},
     )
+
+
+def problem_cells(run: RunModel, failed: tuple[CellRecord, ...]) -> tuple[CellRecord, ...]:
+    """The cells section 5 lists, in plan order: failed, errored, skipped, and untested because
+    their planned layout was not achieved."""
+    counts = run.counts()
+    if not (counts["untested"] or counts["error"] or counts["skipped"]):
+        # Speed: only mismatching and non-finite cells can be listed, and they are ``failed``
+        # already (a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
+        return failed
+    return tuple(c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED))
+
+
+def localized_others(run: RunModel, problems: tuple[CellRecord, ...]) -> tuple[CellRecord, ...]:
+    """The first LOCALIZED_OTHERS localised cells that are not problems, in plan order."""
+    if not run.kind_counts.get("localization"):
+        return ()
+    listed = {c.case for c in problems}
+    found = []
+    for cell in run.cells:
+        if cell.localized and cell.case not in listed and cell.localization is not None:
+            found.append(cell)
+            if len(found) == LOCALIZED_OTHERS:
+                break
+    return tuple(found)
+
+
+def localizations(cells: tuple[CellRecord, ...]) -> dict[str, Localized]:
+    """Where each of these cells' error arises, for those with a localization event."""
+    found = {}
+    for cell in cells:
+        event = cell.localization  # built from the cell's line when asked: only for the cells shown
+        if event is not None:
+            found[cell.case] = judge_localization(event)
+    return found
 
 
 def failing_quantity(cell: CellRecord) -> str:

@@ -11,7 +11,7 @@ only inherited its error.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from reportgen.contract.events import ErrorStats, Localization, LocalizedModule
@@ -51,6 +51,7 @@ class Localized:
     accumulated_note: str | None
     operators_from: str | None
     failure: str | None
+    sentence: str = ""  # where the cell diverges, or why no module is named (where_sentence)
 
 
 def ratio(stats: ErrorStats | None) -> float | None:
@@ -115,7 +116,7 @@ def judge_localization(event: Localization) -> Localized:
     if first is not None:
         after = verdicts[verdicts.index(first) + 1:]
         inherited = tuple(v.name for v in after if v.role == "inherited")
-    return Localized(
+    found = Localized(
         case=event.case,
         mode=event.mode,
         reason=event.reason,
@@ -131,6 +132,7 @@ def judge_localization(event: Localization) -> Localized:
         operators_from=event.operators_from,
         failure=event.failure,
     )
+    return replace(found, sentence=where_sentence(found))
 
 
 def where_sentence(found: Localized) -> str:

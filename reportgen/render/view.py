@@ -24,7 +24,7 @@ from reportgen.render.sections.disposition import reason_view, verdict_group_vie
 from reportgen.render.sections.evidence import DETAIL_COLUMNS, detail_row, detail_rows, generated_at, provenance_rows
 from reportgen.render.sections.fallback_compile import compile_rows, fallback_rows
 from reportgen.render.sections.matrix import matrix_view, MatrixView
-from reportgen.render.sections.problems import explanation_views, localized_passing, listed_problem_cells, problem_views, region_views, ExplanationView, LocalizationView, ProblemView, RegionRow
+from reportgen.render.sections.problems import explanation_views, localized_passing, problem_views, region_views, ExplanationView, LocalizationView, ProblemView, RegionRow
 from reportgen.render.sections.record import record_rows, input_rows, InputView, operator_rows, reference_rows, timed_scope_text, warning_views, WarningView
 from reportgen.render.sections.timings import generation_rows, generation_note, generation_requests, timing_views, training_views, training_note, GenerationRow, TimingView, TrainingView
 
@@ -107,7 +107,7 @@ class ReportView:
 def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | None = None) -> ReportView:
     disposition = judgement.disposition
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
-    problem_cells = listed_problem_cells(run, judgement.failed)
+    problem_cells = judgement.problems
     stopped = disposition.performance_stopped
     verdict_groups = verdict_group_views(judgement)
     criteria, declared = criteria_rows(run)
@@ -141,16 +141,16 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         matrix=matrix_view(run, judgement.failing),
         criteria=criteria,
         criteria_declared=declared,
-        problems=problem_views(problem_cells, notes, judgement.failing),
+        problems=problem_views(problem_cells, notes, judgement.localized, judgement.failing),
         problems_total=len(problem_cells),
-        localized_passing=localized_passing(run, problem_cells),
+        localized_passing=localized_passing(judgement.localized_others, judgement.localized),
         explanations=explanation_views(run, notes, judgement.entry_groups),
         regions=region_views(judgement.flagged),
         fallback=fallback_rows(run),
         compile_rows=compile_rows(run),
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],
         perf_stopped_total=len(stopped),
-        timings=timing_views(run, judgement.stability),
+        timings=timing_views(run, judgement.timing_flags),
         timing_scope=timing_scope,
         backend_note=judgement.adapter_note,
         training=training_views(run),

@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from reportgen.judge.localization import judge_localization, ratio_text, where_sentence
+from reportgen.judge.localization import Localized, ratio_text
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
 from reportgen.render.charts import Figure
@@ -86,12 +86,12 @@ class RegionRow:
     outside: str
 
 
-def problem_views(cells: list[CellRecord], notes: Annotations, failing: dict[str, str] | None = None) -> list[ProblemView]:
+def problem_views(cells: tuple[CellRecord, ...], notes: Annotations, localized: dict[str, Localized], failing: dict[str, str] | None = None) -> list[ProblemView]:
     """The first DETAIL_CAP problem cells, as many as fit the section's budget (at least one)."""
     views: list[ProblemView] = []
     spent = 0
     for cell in cells[:DETAIL_CAP]:
-        view = _problem(cell, notes)
+        view = _problem(cell, notes, localized.get(cell.case))
         if failing and cell.case in failing:  # the quantity the status stands for, named first
             view.stats.insert(0, Row("failed on", failing[cell.case]))
         spent += _size(view)
@@ -109,7 +109,7 @@ def _size(view: ProblemView) -> int:
     return text + 3 * len(view.case) + sum(len(a) + len(b) for a, b in view.explained_by) + len(view.verdict) + 400
 
 
-def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
+def _problem(cell: CellRecord, notes: Annotations, localized: Localized | None) -> ProblemView:
     result = cell.result
     stats: list[Row] = []
     if result and result.error_stats:
@@ -164,18 +164,15 @@ def _problem(cell: CellRecord, notes: Annotations) -> ProblemView:
         warnings=[clip(w) for w in cell.warnings],
         explained_by=[(notes.entries[i].label, entry_anchor(i)) for i in note.entries] if note else [],
         verdict=verdict or "not explained",
-        where=localization_view(cell),
+        where=localization_view(cell, localized) if localized is not None else None,
     )
 
 
 MODULE_ROWS = 60  # per cell on the page; every module is in the log's localization event
 
 
-def localization_view(cell: CellRecord) -> LocalizationView | None:
-    event = cell.localization
-    if event is None:
-        return None
-    found = judge_localization(event)
+def localization_view(cell: CellRecord, found: Localized) -> LocalizationView:
+    """The judge's localisation of one cell, as a table of its modules and notes."""
     line = next((r.line for r in cell.logged if r.kind == "localization"), None)
     rows = [
         ModuleRow(
@@ -203,7 +200,7 @@ def localization_view(cell: CellRecord) -> LocalizationView | None:
         if extra:
             notes.append(clip(extra))
     notes += [clip(f"{v.name}: {v.note}") for v in found.modules[:MODULE_ROWS] if v.note]
-    return LocalizationView(sentence=clip(where_sentence(found)), line=line, rows=rows, notes=notes)
+    return LocalizationView(sentence=clip(found.sentence), line=line, rows=rows, notes=notes)
 
 
 def region_rows(stats: Any) -> list[Row]:
@@ -268,34 +265,6 @@ def region_views(flagged: tuple[CellRecord, ...]) -> list[RegionRow]:
     return rows
 
 
-PROBLEM_STATUSES = ("mismatch", "nonfinite", "error", "skipped")
-
-
-def listed_problem_cells(run: RunModel, failed: tuple[CellRecord, ...]) -> list[CellRecord]:
-    """The cells section 5 lists, in plan order: failed, errored, skipped, and untested because
-    their planned layout was not achieved."""
-    counts = run.counts()
-    if not (counts["untested"] or counts["error"] or counts["skipped"]):
-        # Speed: only mismatching and non-finite cells can be listed, and the judge has them
-        # already (``failed``; a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
-        return list(failed)
-    return [c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)]
-
-
-LOCALIZED_PASSING_CAP = 12
-
-
-def localized_passing(run: RunModel, problem_cells: list[CellRecord]) -> list[tuple[str, str, LocalizationView]]:
-    """Localisations of cells section 5 does not list as problems, the first few in plan order."""
-    if not run.kind_counts.get("localization"):
-        return []
-    listed = {c.case for c in problem_cells}
-    found = []
-    for cell in run.cells:
-        if cell.localized and cell.case not in listed:
-            view = localization_view(cell)
-            if view is not None:
-                found.append((cell.case, anchor(cell.case), view))
-            if len(found) == LOCALIZED_PASSING_CAP:
-                break
-    return found
+def localized_passing(cells: tuple[CellRecord, ...], localized: dict[str, Localized]) -> list[tuple[str, str, LocalizationView]]:
+    """Localisations of cells section 5 does not list as problems (the judge's first few, in plan order)."""
+    return [(cell.case, anchor(cell.case), localization_view(cell, localized[cell.case])) for cell in cells]

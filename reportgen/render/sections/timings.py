@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from reportgen.render.memory import peak_memory_text
-from reportgen.judge.timing_stability import CellStability, flag_text
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.render.labels import human
 from reportgen.render.sections.common import first_cells, anchor, DETAIL_CAP, fmt, fmt_time, Row, SYMBOLS
@@ -81,17 +80,17 @@ def _cold_not_measured(cell: CellRecord) -> str:
     return "not measured"
 
 
-def _stability_flag(cell: CellRecord, stability: dict[str, CellStability]) -> list[str]:
-    judged = stability.get(cell.case) if cell.warm_median_s is not None else None
-    text = flag_text(judged) if judged is not None else ""
+def _stability_flag(cell: CellRecord, flags: dict[str, str]) -> list[str]:
+    text = flags.get(cell.case, "") if cell.warm_median_s is not None else ""
     return [text] if text else []
 
 
-def timing_views(run: RunModel, stability: dict[str, CellStability]) -> list[TimingView]:
+def timing_views(run: RunModel, timing_flags: dict[str, str]) -> list[TimingView]:
+    """The first DETAIL_CAP timed cells, each with the judge's stability flag (``timing_flags``)."""
     rows = []
     for c in first_cells(run, lambda c: c.status == "pass" and (c.cold_s is not None or c.warm_median_s is not None)):
         cold, w = c.cold, c.warm
-        flags = _stability_flag(c, stability)
+        flags = _stability_flag(c, timing_flags)
         flags += ["really eager: recompile limit hit"] if c.eager_after_recompile_limit else []
         flags += [f"{call} call: layout not achieved" for call in c.timing_layout_missed]
         rows.append(TimingView(
