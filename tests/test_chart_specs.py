@@ -15,7 +15,9 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
-from reportgen.render.charts import LAYOUT, _figure, _hline, _spec
+from reportgen.publish.frame import history_frame
+from reportgen.publish.summary import summarize
+from reportgen.render.charts import LAYOUT, _figure, _hline, _spec, trend_figures
 from reportgen.render.report import ReportInputError, judge_log
 from tests.conftest import FIXTURES, REPO
 
@@ -37,6 +39,23 @@ def test_plotly_reads_every_report_chart_back_unchanged(log: Path) -> None:
     for figure in figures:
         again = _spec(go.Figure(figure.spec))  # raises on any property plotly does not know
         assert _text(again) == _text(figure.spec), figure.id
+
+
+def test_plotly_reads_every_trend_chart_back_unchanged() -> None:
+    """The site's trend charts over a workload's sample runs, with a geometric-mean chart (its
+    line at 1 drawn as plotly's add_hline draws it)."""
+    runs = sorted((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))
+    history = history_frame([summarize(judge_log(log)) for log in runs])
+    ids = list(dict.fromkeys(history["run_id"]))
+    figures = trend_figures(history, list(dict.fromkeys(history["case"]))[:4], "p", {ids[1]: (1.05, 0.98, None, 7), ids[-1]: (0.9, None, 0.95, 3)})
+    assert {f.id for f in figures} == {"p-trend-warm", "p-trend-cold", "p-trend-compile", "p-trend-geomean", "p-trend-passed"}
+    for figure in figures:
+        again = _spec(go.Figure(figure.spec))
+        assert _text(again) == _text(figure.spec), figure.id
+    geomean = next(f for f in figures if f.id == "p-trend-geomean")
+    fig = go.Figure(layout=geomean.spec["layout"])
+    fig.add_hline(y=1.0, line={"dash": "dot", "color": "#777"})
+    assert fig.layout.shapes[0].to_plotly_json() == geomean.spec["layout"]["shapes"][0]
 
 
 def test_some_logs_draw_every_kind_of_chart() -> None:

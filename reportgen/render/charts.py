@@ -2,9 +2,9 @@
 
 Figures are returned as dicts, never as HTML: the template embeds them with ``|tojson`` inside
 ``<script type="application/json">`` and ``report.js`` calls ``Plotly.newPlot``. The JSON engine
-is pinned so the output does not depend on whether orjson happens to be installed. A report's
-charts are built as plain data in the form plotly writes (``_figure``); the site's trend charts
-go through plotly's figure classes.
+is pinned so the output does not depend on whether orjson happens to be installed. Every
+figure (a report's, a comparison's, the site's trends) is built here, as plain data in the form
+plotly writes (``_figure``): one path, and no plotly import to draw a page.
 """
 
 from __future__ import annotations
@@ -90,9 +90,11 @@ def _figure(layout: dict[str, Any], traces: list[dict[str, Any]]) -> dict[str, A
     return spec
 
 
-def _hline(layout: dict[str, Any], y: float, line: dict[str, Any], text: str) -> None:
-    """A horizontal line across the plot with a label at its right end (plotly's add_hline)."""
+def _hline(layout: dict[str, Any], y: float, line: dict[str, Any], text: str | None) -> None:
+    """A horizontal line across the plot with a label at its right end, or none (plotly's add_hline)."""
     layout.setdefault("shapes", []).append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y, "line": line})
+    if text is None:
+        return
     layout.setdefault("annotations", []).append({"text": text, "showarrow": False, "xref": "x domain", "x": 1, "xanchor": "right", "yref": "y", "y": y, "yanchor": "bottom"})
 
 
@@ -319,7 +321,6 @@ def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[st
     """
     if history.empty:
         return []
-    go = _plotly()
     runs = history[["run_id", "started_at"]].drop_duplicates().sort_values(["started_at", "run_id"])
     labels = {r.run_id: f"{r.started_at:%Y-%m-%d %H:%M:%S}" for r in runs.itertuples()}
     order = list(labels)
@@ -335,19 +336,20 @@ def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[st
     warm, q1, q3 = per_case("warm_median_s"), per_case("warm_q1_s"), per_case("warm_q3_s")
     caveats = _caveats_per_case(history, cases, order)
     if any(v is not None for values in warm.values() for v in values):
-        fig = go.Figure(layout={**base, "title": {"text": "Warm median per cell over runs (ms; band: interquartile range)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}})
+        layout = {**base, "title": {"text": "Warm median per cell over runs (ms; band: interquartile range)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}}
+        traces: list[dict[str, Any]] = []
         for n, case in enumerate(cases):
             colour = TREND_COLOURS[n % len(TREND_COLOURS)]
             ms = lambda values: [None if v is None else v * 1e3 for v in values]  # noqa: E731
-            fig.add_trace(go.Scatter(x=xs, y=ms(q3[case]), mode="lines", line={"width": 0, "color": colour}, showlegend=False, hoverinfo="skip", legendgroup=case))
-            fig.add_trace(go.Scatter(x=xs, y=ms(q1[case]), mode="lines", line={"width": 0, "color": colour}, fill="tonexty", opacity=0.25, showlegend=False, hoverinfo="skip", legendgroup=case))
+            traces.append({"type": "scatter", "x": xs, "y": ms(q3[case]), "mode": "lines", "line": {"width": 0, "color": colour}, "showlegend": False, "hoverinfo": "skip", "legendgroup": case})
+            traces.append({"type": "scatter", "x": xs, "y": ms(q1[case]), "mode": "lines", "line": {"width": 0, "color": colour}, "fill": "tonexty", "opacity": 0.25, "showlegend": False, "hoverinfo": "skip", "legendgroup": case})
             flags = caveats[case]
-            fig.add_trace(go.Scatter(
-                x=xs, y=ms(warm[case]), mode="lines+markers", name=plain(_short(case)), line={"color": colour}, legendgroup=case,
-                marker={"symbol": ["circle-open" if f else "circle" for f in flags], "size": [10 if f else 6 for f in flags]},
-                customdata=[f"<br>{f}" if f else "" for f in flags], hovertemplate=f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
-            ))
-        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).", _spec(fig)))
+            traces.append({
+                "type": "scatter", "x": xs, "y": ms(warm[case]), "mode": "lines+markers", "name": plain(_short(case)), "line": {"color": colour}, "legendgroup": case,
+                "marker": {"symbol": ["circle-open" if f else "circle" for f in flags], "size": [10 if f else 6 for f in flags]},
+                "customdata": [f"<br>{f}" if f else "" for f in flags], "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
+            })
+        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).", _figure(layout, traces)))
     for column, key, title, caption in (
         ("cold_s", "cold", "Cold first call per cell over runs (s)", "The first call with the cache condition each report states; only runs where the cell passed."),
         ("compile_s", "compile", "Compile + first result per cell over runs (s)", "From each run's compile event; only runs where the cell passed."),
@@ -355,25 +357,27 @@ def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[st
         values = per_case(column)
         if not any(v is not None for vs in values.values() for v in vs):
             continue
-        fig = go.Figure(layout={**base, "title": {"text": title}, "yaxis": {"title": {"text": "seconds"}, "rangemode": "tozero"}})
-        for n, case in enumerate(cases):
-            fig.add_trace(go.Scatter(x=xs, y=values[case], mode="lines+markers", name=plain(_short(case)), line={"color": TREND_COLOURS[n % len(TREND_COLOURS)]}, hovertemplate=f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>"))
-        figures.append(Figure(f"{prefix}-trend-{key}", title, caption, _spec(fig)))
+        layout = {**base, "title": {"text": title}, "yaxis": {"title": {"text": "seconds"}, "rangemode": "tozero"}}
+        traces = [
+            {"type": "scatter", "x": xs, "y": values[case], "mode": "lines+markers", "name": plain(_short(case)), "line": {"color": TREND_COLOURS[n % len(TREND_COLOURS)]}, "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>"}
+            for n, case in enumerate(cases)
+        ]
+        figures.append(Figure(f"{prefix}-trend-{key}", title, caption, _figure(layout, traces)))
     if geomeans:
-        fig = go.Figure(layout={**base, "title": {"text": "Geometric mean of warm ratios against the previous run"}, "yaxis": {"title": {"text": "after / before"}, "type": "log"}, "showlegend": False})
+        layout = {**base, "title": {"text": "Geometric mean of warm ratios against the previous run"}, "yaxis": {"title": {"text": "after / before"}, "type": "log"}, "showlegend": False}
         points = [(labels[r], *geomeans[r]) for r in order if r in geomeans]
-        fig.add_trace(go.Scatter(
-            x=[p[0] for p in points], y=[p[1] for p in points], mode="lines+markers", name="geometric mean", line={"color": TREND_COLOURS[0]},
-            error_y={"type": "data", "symmetric": False, "array": [(p[3] - p[1]) if p[3] is not None else 0 for p in points], "arrayminus": [(p[1] - p[2]) if p[2] is not None else 0 for p in points]},
-            customdata=[p[4] for p in points], hovertemplate="%{x}<br>%{y:.3f}x over %{customdata} cells<extra></extra>",
-        ))
-        fig.add_hline(y=1.0, line={"dash": "dot", "color": "#777"})
-        figures.append(Figure(f"{prefix}-trend-geomean", "Geometric mean against the previous run", "Per run, the geometric mean of its warm ratios against the run before it (above 1: slower), with the 95% interval; only cells stable, unflagged and timed in both runs.", _spec(fig)))
+        trace = {
+            "type": "scatter", "x": [p[0] for p in points], "y": [p[1] for p in points], "mode": "lines+markers", "name": "geometric mean", "line": {"color": TREND_COLOURS[0]},
+            "error_y": {"type": "data", "symmetric": False, "array": [(p[3] - p[1]) if p[3] is not None else 0 for p in points], "arrayminus": [(p[1] - p[2]) if p[2] is not None else 0 for p in points]},
+            "customdata": [p[4] for p in points], "hovertemplate": "%{x}<br>%{y:.3f}x over %{customdata} cells<extra></extra>",
+        }
+        _hline(layout, 1.0, {"dash": "dot", "color": "#777"}, None)
+        figures.append(Figure(f"{prefix}-trend-geomean", "Geometric mean against the previous run", "Per run, the geometric mean of its warm ratios against the run before it (above 1: slower), with the 95% interval; only cells stable, unflagged and timed in both runs.", _figure(layout, [trace])))
     passed = history[history["status"] == "pass"].groupby("run_id").size()
     planned = history.groupby("run_id").size()
-    fig = go.Figure(layout={**base, "title": {"text": "Cells that passed, per run"}, "yaxis": {"title": {"text": "cells"}, "rangemode": "tozero"}, "showlegend": False})
-    fig.add_trace(go.Bar(x=xs, y=[int(passed.get(r, 0)) for r in order], name="passed", marker={"color": "#1b7f3b"}, customdata=[int(planned.get(r, 0)) for r in order], hovertemplate="%{x}<br>%{y} of %{customdata} cells passed<extra></extra>"))
-    figures.append(Figure(f"{prefix}-trend-passed", "Cells that passed", "Every planned cell counts; untested cells count as not passed.", _spec(fig)))
+    layout = {**base, "title": {"text": "Cells that passed, per run"}, "yaxis": {"title": {"text": "cells"}, "rangemode": "tozero"}, "showlegend": False}
+    bars = {"type": "bar", "x": xs, "y": [int(passed.get(r, 0)) for r in order], "name": "passed", "marker": {"color": "#1b7f3b"}, "customdata": [int(planned.get(r, 0)) for r in order], "hovertemplate": "%{x}<br>%{y} of %{customdata} cells passed<extra></extra>"}
+    figures.append(Figure(f"{prefix}-trend-passed", "Cells that passed", "Every planned cell counts; untested cells count as not passed.", _figure(layout, [bars])))
     return figures
 
 

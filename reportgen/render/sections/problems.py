@@ -11,7 +11,6 @@ from markupsafe import Markup
 from reportgen.judge.localization import Localized, ratio_text
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
-from reportgen.render.charts import Figure
 from reportgen.render.markdown import render_markdown
 from reportgen.render.sections.common import entry_anchor, verdict_text, anchor, clip, DETAIL_CAP, fmt, PROBLEMS_BUDGET, Row, stat_text, SYMBOLS
 
@@ -52,7 +51,6 @@ class LocalizationView:
     line: int | None
     rows: list[ModuleRow]
     notes: list[str]
-    chart: Figure | None = None
 
 
 @dataclass
