@@ -218,3 +218,24 @@ def test_a_module_with_no_finite_allowance_at_its_worst_element_is_beyond_tolera
     stats = ErrorStats(max_abs=1.0, max_rel=None, mismatched=1, total=4, worst_index=[2], allowed_at_worst=None, diff_at_worst=1.0)
     assert ratio(stats) == float("inf")
     assert ratio(stats.model_copy(update={"allowed_at_worst": 0.5})) == 2.0
+
+
+def test_a_localised_passing_cell_is_shown_from_the_judgement(tmp_path: Path) -> None:
+    """A cell localised because the plan asks for every cell, not listed as a problem: the
+    judgement names it among the localised others and holds its localisation; the page shows it."""
+    lines = [json.loads(line) for line in LOCALIZED.read_text(encoding="utf-8").splitlines()]
+    passing = "b1-l16-contiguous-float32-eager"
+    extra = {**next(d for d in lines if d["kind"] == "localization"), "case": passing, "reason": "plan"}
+    at = next(i for i, d in enumerate(lines) if d["kind"] == "timing" and d["case"] == passing) + 1
+    lines.insert(at, extra)
+    for seq, line in enumerate(lines):
+        line["seq"] = seq
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(d) + "\n" for d in lines), encoding="utf-8")
+    judged = judge_log(log, beside=False)
+    assert judged.judgement is not None
+    assert [c.case for c in judged.judgement.localized_others] == [passing]
+    assert set(judged.judgement.localized) == {CASE, passing}
+    ((case, _, view),) = judged.view.localized_passing
+    assert case == passing and view.sentence == judged.judgement.localized[passing].sentence
+    assert "Localised because the plan asks for every cell" in " ".join(view.notes)

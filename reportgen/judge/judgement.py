@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, islice
 from operator import attrgetter
 
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
@@ -140,13 +140,7 @@ def localized_others(run: RunModel, problems: tuple[CellRecord, ...]) -> tuple[C
     if not run.kind_counts.get("localization"):
         return ()
     listed = {c.case for c in problems}
-    found = []
-    for cell in run.cells:
-        if cell.localized and cell.case not in listed and cell.localization is not None:
-            found.append(cell)
-            if len(found) == LOCALIZED_OTHERS:
-                break
-    return tuple(found)
+    return tuple(islice((c for c in run.cells if c.localized and c.case not in listed), LOCALIZED_OTHERS))
 
 
 def localizations(cells: tuple[CellRecord, ...]) -> dict[str, Localized]:

@@ -265,4 +265,4 @@ def region_views(flagged: tuple[CellRecord, ...]) -> list[RegionRow]:
 
 def localized_passing(cells: tuple[CellRecord, ...], localized: dict[str, Localized]) -> list[tuple[str, str, LocalizationView]]:
     """Localisations of cells section 5 does not list as problems (the judge's first few, in plan order)."""
-    return [(cell.case, anchor(cell.case), localization_view(cell, localized[cell.case])) for cell in cells]
+    return [(cell.case, anchor(cell.case), localization_view(cell, localized[cell.case])) for cell in cells if cell.case in localized]
