@@ -3,8 +3,10 @@
 The disposition (``decide``) is the verdict; beside it stand the facts that need the rules'
 reasons or the owner's annotations to work out: the dominant finding, what to do next (from the
 state of the annotations, not from the rule alone), and the cells waiting for the owner's
-verdict grouped by cause, each group with the owner's explanation and where it is written. The
-view formats these and works none of them out.
+verdict grouped by cause, each group with the owner's explanation and where it is written; and
+per cell, the facts a section shows: which cells are problems, where a localised cell's error
+arises (with the sentence that says so), each timed cell's stability flag. The view formats
+these and works none of them out (tests/test_sections_judge_free.py holds its imports to it).
 """
 
 from __future__ import annotations
