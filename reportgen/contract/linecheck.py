@@ -32,9 +32,6 @@ from reportgen.contract.events import EVENT_MODELS, Fact, Plan, PlannedCell, Pro
 from collector.descriptors import backend_families
 from reportgen.contract.fast import CHECKS, LineStruct
 
-MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict", "frozen")
-
-
 def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None, carried: dict[str, Callable[[Any], None]] | None = None, frozen: bool = False) -> Any:
     """A Struct that accepts (a subset of) the JSON objects ``model`` accepts, with the same values.
 
@@ -203,12 +200,6 @@ def line_structs() -> dict[str, Any]:
     made: dict[Any, Any] = {}
     mirror(PlannedCell, made, frozen=True)  # the run keeps the matrix's cells: frozen, as the model is
     return {kind: mirror(model, made, ("kind", kind)) for kind, model in EVENT_MODELS.items()}
-
-
-def line_decoder() -> Callable[[Any], Any]:
-    """Decode and validate one log line into the Struct of its kind; raises
-    msgspec.ValidationError, msgspec.DecodeError or UnicodeDecodeError for anything else."""
-    return msgspec.json.Decoder(Union[tuple(line_structs().values())]).decode
 
 
 # --- contract/lines.py -------------------------------------------------------------------------

@@ -106,7 +106,6 @@ class Reread:
             raise LogChanged(f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again") from None
         return data
 
-
     def line(self, start: int, end: int) -> bytes:
         """The line checked at [start:end]: still a whole line (its newline after it, none in it)."""
         data = self.read(start, end - start + 1)
@@ -506,7 +505,6 @@ class _Checker:
             return
         if self.reading.end_record is None:
             self.problem(line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested")
-
 
     def _what_it_is(self, line_count: int) -> str:
         """What a file that holds no event is, in a few words."""

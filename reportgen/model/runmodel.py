@@ -407,9 +407,8 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
     return read_log(path, sink=builder.add, max_bytes=max_bytes, records=builder.events), builder
 
 
-# A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
+# A cell's matrix column (dtype, layout, mode), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
-SHAPE = attrgetter("planned.batch", "planned.length", "planned.repeat_of")
 
 
 _FIRST_RESULT_KINDS = frozenset({"case_result", "reference", "compile", "timing"})
@@ -417,10 +416,6 @@ _FIRST_RESULT_KINDS = frozenset({"case_result", "reference", "compile", "timing"
 
 def _opt(value: Any, default: Any = None) -> Any:
     return default if value is UNSET else value
-
-
-# What every cell needs of each per-cell kind, from the event's fields as a dict (the
-# validated line, or a model dump; optional fields may be absent).
 
 
 DESELECTED = "not run (deselected)"
@@ -466,8 +461,7 @@ def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.fallback_items = tuple(fallback.items) if fallback.items else ()
     executed = data.executed
     cell.executed_status = executed.status
-    items = tuple(executed.items) if executed.items else ()
-    cell.executed_items = _OP_LISTS.setdefault(items, items)
+    cell.executed_items = _shared(tuple(executed.items) if executed.items else ())
 
 
 # Identical op lists (every eager cell of a run has much the same) are kept once.
