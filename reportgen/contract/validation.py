@@ -217,10 +217,6 @@ class LogReading:
         return [record.event for record in self.records]
 
     @property
-    def lines(self) -> list[int]:
-        return [record.line for record in self.records]
-
-    @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error"]
 
@@ -561,15 +557,8 @@ def _lone_surrogate(obj: Any, where: str = "") -> str | None:
 
 
 def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return "a number"
+    """What json.loads made of a line that is not an object (only these types, never subclasses)."""
+    return {list: "an array", str: "a string", type(None): "null", bool: "a boolean"}.get(type(value), "a number")
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:

@@ -499,7 +499,6 @@ def _restart_facts(cell: CellRecord, cold: Any) -> None:
 
 
 _TIMED: dict[Any, tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}
-_ONE_TIMED: dict[Any, tuple[Any, ...]] = {}  # each timing fact as a one-item tuple, shared
 
 
 def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]:
