@@ -244,10 +244,12 @@ class RunModel:
     def counts(self) -> dict[str, int]:
         return dict(_counts(self))
 
+    @per_run
     def with_status(self, *statuses: str) -> tuple[CellRecord, ...]:
         """The cells of these statuses, in plan order (worked out once per run: the rules and
         views ask for the same few sets). Cells do not change once the run is built."""
-        return _with_status(self, *statuses)
+        wanted = frozenset(statuses)
+        return tuple(compress(self.cells, map(wanted.__contains__, _statuses(self))))  # picked in C
 
     def version(self, name: str) -> str | None:
         if self.environment is None or name not in self.environment.versions:
@@ -268,12 +270,6 @@ def _counts(run: RunModel) -> dict[str, int]:
     if sum(counts.values()) != len(statuses):  # a status outside STATUS_ORDER: counted too
         counts.update(Counter(statuses))
     return counts
-
-
-@per_run
-def _with_status(run: RunModel, *statuses: str) -> tuple[CellRecord, ...]:
-    wanted = frozenset(statuses)
-    return tuple(compress(run.cells, map(wanted.__contains__, _statuses(run))))  # picked in C
 
 
 @per_run
