@@ -431,11 +431,6 @@ class _Checker:
         record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
         self.check_order(number, event.seq, record, struct)
 
-    def _keep(self, record: LoggedEvent, data: Any) -> None:
-        self.reading.records.append(record)
-        if self.sink is not None:
-            self.sink(record, data)
-
     def check_order(self, number: int, seq: int, record: LoggedEvent, data: Any) -> None:
         """Sequence and ordering rules; the event is kept either way, errors are recorded."""
         if seq > self.last_seq:
@@ -451,7 +446,9 @@ class _Checker:
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
             return
-        self._keep(record, data)
+        self.keep(record)
+        if self.sink is not None:
+            self.sink(record, data)
 
     def _check_structure(self, number: int, record: LoggedEvent, data: Any) -> bool:
         """The rules about where a kind may appear; False drops a second singleton event."""
