@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec import to_builtins as to_plain  # a Struct as the dict the line held (UNSET fields left out)
 from pydantic import BaseModel, TypeAdapter, ValidationError, model_validator
 
 from reportgen.judge.disposition import Disposition, ScopeGroup, decide, scope_label
 from reportgen.judge.judgement import judge
 from reportgen.contract.events import CASE_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, Event
-from reportgen.contract.linecheck import mirror, to_plain
+from reportgen.contract.linecheck import mirror
 from reportgen.render.report import build_report
 from reportgen.model.runmodel import CELL_FACTS, CellRecord, build_run, read_run
 from reportgen.contract import validation

@@ -32,21 +32,18 @@ from reportgen.contract.events import EVENT_MODELS, Fact, Plan, PlannedCell, Pro
 from collector.descriptors import backend_families
 from reportgen.contract.fast import CHECKS, LineStruct
 
-MIRRORED_CONFIG = ("extra", "allow_inf_nan", "strict", "frozen")
-
-
-def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, override: dict[str, Any] | None = None, carried: dict[str, Callable[[Any], None]] | None = None, frozen: bool = False) -> Any:
+def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, frozen: bool = False) -> Any:
     """A Struct that accepts (a subset of) the JSON objects ``model`` accepts, with the same values.
 
     ``tag`` is (field, value) when the Struct is one member of a discriminated union: msgspec
-    reads that field as the Struct's tag, and it is kept as a class attribute. ``carried``
+    reads that field as the Struct's tag, and it is kept as a class attribute. ``CARRIED``
     names the model's own validators (its ``mode="after"`` model validators, by name) with a
     check of the decoded Struct that raises ValueError where the validator would: the Struct
     runs them after decoding (``__post_init__``); any other validator code refuses the mirror.
     """
     made = {} if made is None else made
-    carried = carried or CARRIED.get(model, {})
-    key = (model, tag, tuple(override or ()), tuple(carried))
+    carried = CARRIED.get(model, {})
+    key = (model, tag)
     if key in made:
         return made[key]
     decorators = model.__pydantic_decorators__
@@ -66,10 +63,7 @@ def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tupl
             namespace[name] = tag[1]
             namespace.setdefault("__annotations__", {})[name] = ClassVar[str]
             continue
-        if override and name in override:
-            annotation = override[name]
-        else:
-            annotation = _mirror_field(info, made, f"{model.__name__}.{name}")
+        annotation = _mirror_field(info, made, f"{model.__name__}.{name}")
         if info.is_required():
             required.append((name, annotation))
         else:
@@ -205,12 +199,6 @@ def line_structs() -> dict[str, Any]:
     return {kind: mirror(model, made, ("kind", kind)) for kind, model in EVENT_MODELS.items()}
 
 
-def line_decoder() -> Callable[[Any], Any]:
-    """Decode and validate one log line into the Struct of its kind; raises
-    msgspec.ValidationError, msgspec.DecodeError or UnicodeDecodeError for anything else."""
-    return msgspec.json.Decoder(Union[tuple(line_structs().values())]).decode
-
-
 # --- contract/lines.py -------------------------------------------------------------------------
 
 LINES_HEADER = '''"""The Struct mirror of every event model (contract/events.py), for the fast check of a line.
@@ -314,8 +302,3 @@ def _plain_defaults(model: type[BaseModel]) -> dict[str, Any]:
     if any(info.default_factory is not None or isinstance(info.default, (list, dict, set)) for info in optional.values()):
         raise TypeError(f"{model.__name__}: planned cells take plain defaults only (one object shared by every cell)")
     return {name: info.default for name, info in optional.items()}
-
-
-def to_plain(value: Any) -> Any:
-    """A Struct as the dict the line held (UNSET fields left out), for comparisons."""
-    return msgspec.to_builtins(value)

@@ -106,7 +106,6 @@ class Reread:
             raise LogChanged(f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again") from None
         return data
 
-
     def line(self, start: int, end: int) -> bytes:
         """The line checked at [start:end]: still a whole line (its newline after it, none in it)."""
         data = self.read(start, end - start + 1)
@@ -216,10 +215,6 @@ class LogReading:
     def events(self) -> list[Envelope]:
         """Every accepted event as a model instance (builds them all: for short logs)."""
         return [record.event for record in self.records]
-
-    @property
-    def lines(self) -> list[int]:
-        return [record.line for record in self.records]
 
     @property
     def errors(self) -> list[Problem]:
@@ -436,11 +431,6 @@ class _Checker:
         record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
         self.check_order(number, event.seq, record, struct)
 
-    def _keep(self, record: LoggedEvent, data: Any) -> None:
-        self.reading.records.append(record)
-        if self.sink is not None:
-            self.sink(record, data)
-
     def check_order(self, number: int, seq: int, record: LoggedEvent, data: Any) -> None:
         """Sequence and ordering rules; the event is kept either way, errors are recorded."""
         if seq > self.last_seq:
@@ -456,7 +446,9 @@ class _Checker:
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
             return
-        self._keep(record, data)
+        self.keep(record)
+        if self.sink is not None:
+            self.sink(record, data)
 
     def _check_structure(self, number: int, record: LoggedEvent, data: Any) -> bool:
         """The rules about where a kind may appear; False drops a second singleton event."""
@@ -506,7 +498,6 @@ class _Checker:
             return
         if self.reading.end_record is None:
             self.problem(line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested")
-
 
     def _what_it_is(self, line_count: int) -> str:
         """What a file that holds no event is, in a few words."""
@@ -563,15 +554,8 @@ def _lone_surrogate(obj: Any, where: str = "") -> str | None:
 
 
 def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    return "a number"
+    """What json.loads made of a line that is not an object (only these types, never subclasses)."""
+    return {list: "an array", str: "a string", type(None): "null", bool: "a boolean"}.get(type(value), "a number")
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:

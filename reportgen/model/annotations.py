@@ -204,10 +204,16 @@ def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
     return found
 
 
-def _first_error(exc: ValidationError) -> str:
-    first = exc.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where + ': ' if where else ''}{first['msg']}"
+def _validated(model: type[_Verdict], table: Any, where: str, label: str, what: str) -> Any:
+    """``table`` as ``model``; else an AnnotationError naming the entry and its first problem."""
+    if not isinstance(table, dict):
+        raise AnnotationError(f"{where}: {label} must be {what}")
+    try:
+        return model.model_validate(table)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise AnnotationError(f"{where}: {label} {field + ': ' if field else ''}{first['msg']}") from None
 
 
 def parse_annotations(text: str, path: str) -> AnnotationFile:
@@ -227,12 +233,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 line = numbers[position] if len(numbers) == len(value) else None
                 label = f"[[{PATTERN_KEY}]] #{position + 1}"
                 where = f"{path}:{line}" if line is not None else path
-                if not isinstance(table, dict):
-                    raise AnnotationError(f"{where}: {label} must be a table")
-                try:
-                    entry = _Pattern.model_validate(table)
-                except ValidationError as exc:
-                    raise AnnotationError(f"{where}: {label} {_first_error(exc)}") from None
+                entry = _validated(_Pattern, table, where, label, "a table")
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
                 result.entries.append(Entry(len(result.entries), line, label, selectors, entry.explanation, entry.verdict, entry.reason, entry.change))
             continue
@@ -241,12 +242,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
         where = f"{path}:{line}" if line is not None else path
         if key == PATTERN_KEY:
             raise AnnotationError(f"{where}: [{PATTERN_KEY}] must be written [[{PATTERN_KEY}]] (one per entry)")
-        if not isinstance(value, dict):
-            raise AnnotationError(f"{where}: [{key}] must be a table with an explanation")
-        try:
-            one = _Verdict.model_validate(value)
-        except ValidationError as exc:
-            raise AnnotationError(f"{where}: [{key}] {_first_error(exc)}") from None
+        one = _validated(_Verdict, value, where, f"[{key}]", "a table with an explanation")
         result.entries.append(Entry(len(result.entries), line, f"[{key}]", (("case", (key,)),), one.explanation, one.verdict, one.reason, one.change))
     return result
 

@@ -38,10 +38,8 @@ def _checked_file(run_dir: Path, artifact: ev.Artifact) -> Path | str:
     size = path.stat().st_size
     if size != artifact.bytes or size > MAX_BYTES:
         return f"{artifact.path} is {size} bytes, the log recorded {artifact.bytes}"
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+        digest = hashlib.file_digest(handle, "sha256")
     if digest.hexdigest() != artifact.sha256:
         return f"{artifact.path} does not match the sha256 in the log"
     return path

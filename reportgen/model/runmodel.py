@@ -244,10 +244,12 @@ class RunModel:
     def counts(self) -> dict[str, int]:
         return dict(_counts(self))
 
+    @per_run
     def with_status(self, *statuses: str) -> tuple[CellRecord, ...]:
         """The cells of these statuses, in plan order (worked out once per run: the rules and
         views ask for the same few sets). Cells do not change once the run is built."""
-        return _with_status(self, *statuses)
+        wanted = frozenset(statuses)
+        return tuple(compress(self.cells, map(wanted.__contains__, _statuses(self))))  # picked in C
 
     def version(self, name: str) -> str | None:
         if self.environment is None or name not in self.environment.versions:
@@ -268,12 +270,6 @@ def _counts(run: RunModel) -> dict[str, int]:
     if sum(counts.values()) != len(statuses):  # a status outside STATUS_ORDER: counted too
         counts.update(Counter(statuses))
     return counts
-
-
-@per_run
-def _with_status(run: RunModel, *statuses: str) -> tuple[CellRecord, ...]:
-    wanted = frozenset(statuses)
-    return tuple(compress(run.cells, map(wanted.__contains__, _statuses(run))))  # picked in C
 
 
 @per_run
@@ -407,9 +403,8 @@ def read_run(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[
     return read_log(path, sink=builder.add, max_bytes=max_bytes, records=builder.events), builder
 
 
-# A cell's matrix column (dtype, layout, mode) and shape (batch, length, repeat_of), read in C.
+# A cell's matrix column (dtype, layout, mode), read in C.
 COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
-SHAPE = attrgetter("planned.batch", "planned.length", "planned.repeat_of")
 
 
 _FIRST_RESULT_KINDS = frozenset({"case_result", "reference", "compile", "timing"})
@@ -417,10 +412,6 @@ _FIRST_RESULT_KINDS = frozenset({"case_result", "reference", "compile", "timing"
 
 def _opt(value: Any, default: Any = None) -> Any:
     return default if value is UNSET else value
-
-
-# What every cell needs of each per-cell kind, from the event's fields as a dict (the
-# validated line, or a model dump; optional fields may be absent).
 
 
 DESELECTED = "not run (deselected)"
@@ -466,8 +457,7 @@ def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.fallback_items = tuple(fallback.items) if fallback.items else ()
     executed = data.executed
     cell.executed_status = executed.status
-    items = tuple(executed.items) if executed.items else ()
-    cell.executed_items = _OP_LISTS.setdefault(items, items)
+    cell.executed_items = _shared(tuple(executed.items) if executed.items else ())
 
 
 # Identical op lists (every eager cell of a run has much the same) are kept once.
@@ -505,7 +495,6 @@ def _restart_facts(cell: CellRecord, cold: Any) -> None:
 
 
 _TIMED: dict[Any, tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}
-_ONE_TIMED: dict[Any, tuple[Any, ...]] = {}  # each timing fact as a one-item tuple, shared
 
 
 def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]:
