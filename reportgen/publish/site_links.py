@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from reportgen.publish.site_compare import ComparisonLink
+from reportgen.publish.site_rows import shown_stamp, utc_stamp
 from reportgen.publish.summary import RunSummary
 
 
@@ -36,7 +37,7 @@ class RunLinks:
 
 
 def _run_link(summary: RunSummary) -> Link:
-    return Link(summary.run_id, f"../{summary.slug}/index.html", f"started {summary.started_at}")
+    return Link(summary.run_id, f"../{summary.slug}/index.html", f"started {shown_stamp(utc_stamp(summary.started_at))} UTC")
 
 
 def run_links(summaries: list[RunSummary], comparisons: list[ComparisonLink]) -> dict[str, RunLinks]:
