@@ -217,6 +217,8 @@ def test_stable_timed_cells_are_classified_without_reading_their_lines_again(tmp
     judged = timed_cells(run)
     assert judged and all(j.decides for j in judged)
     assert reads == []
+    # What is kept of a stable series is its verdict and figures, not its five checks (memory).
+    assert all(j.stability.checks == () and j.stability.median_s for j in judged)
     # An unstable series is still flagged with the host around it, read from its line.
     planted = _run(_planted(tmp_path))
     reads.clear()
