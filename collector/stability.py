@@ -114,7 +114,10 @@ class Stability:
 def classify(samples: Sequence[float]) -> Stability:
     """Classify one warm series (seconds, in the order taken)."""
     values = list(samples)
-    bad = [v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0]
+    if all(type(v) is float for v in values):  # what every log holds: the cheap test of the same rule
+        bad = [v for v in values if not math.isfinite(v) or v < 0]
+    else:
+        bad = [v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0]
     if bad:
         return Stability(UNCLASSIFIED, len(values), None, None, None, (), f"{len(bad)} sample(s) not a finite, non-negative number of seconds")
     if len(values) < MIN_SAMPLES:
@@ -157,8 +160,10 @@ def _quartile(ordered: list[float], i: int) -> float:
 
 def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Check:
     width = max(q3 - q1, IQR_FLOOR * median)
-    mild = sum(1 for v in ordered if v < q1 - TUKEY_INNER * width or v > q3 + TUKEY_INNER * width)
-    far = sum(1 for v in ordered if v < q1 - TUKEY_OUTER * width or v > q3 + TUKEY_OUTER * width)
+    low_mild, high_mild = q1 - TUKEY_INNER * width, q3 + TUKEY_INNER * width
+    low_far, high_far = q1 - TUKEY_OUTER * width, q3 + TUKEY_OUTER * width
+    mild = sum(1 for v in ordered if v < low_mild or v > high_mild)
+    far = sum(1 for v in ordered if v < low_far or v > high_far)
     share = far / len(ordered)
     failed = share > OUTLIER_SHARE_MAX
     note = (f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({share:.0%} > {OUTLIER_SHARE_MAX:.0%})"
