@@ -114,15 +114,18 @@ class Stability:
 def classify(samples: Sequence[float]) -> Stability:
     """Classify one warm series (seconds, in the order taken)."""
     values = list(samples)
-    bad = [v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0]
+    if all(type(v) is float for v in values):  # what every log holds: the cheap test of the same rule
+        bad = [v for v in values if not math.isfinite(v) or v < 0]
+    else:
+        bad = [v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0]
     if bad:
         return Stability(UNCLASSIFIED, len(values), None, None, None, (), f"{len(bad)} sample(s) not a finite, non-negative number of seconds")
     if len(values) < MIN_SAMPLES:
         return Stability(UNCLASSIFIED, len(values), _median_or_none(values), None, min(values, default=None),
                          (), f"{len(values)} sample(s); at least {MIN_SAMPLES} are needed to judge stability")
     ordered = sorted(values)
-    median = statistics.median(ordered)
-    q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+    median = _median(ordered)
+    q1, q3 = _quartile(ordered, 1), _quartile(ordered, 3)
     iqr = q3 - q1
     if median <= 0:
         return Stability(UNCLASSIFIED, len(values), median, iqr, ordered[0], (), "median of 0 s: nothing to compare against")
@@ -141,10 +144,26 @@ def _median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
+# The report classifies every timed cell of a log (tens of thousands in a long one): the median
+# and quartiles are taken from the sorted series directly, by the formulas of statistics.median
+# and statistics.quantiles(method="inclusive"), without their checks and copies.
+def _median(ordered: list[float]) -> float:
+    n = len(ordered)
+    half = n // 2
+    return ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) / 2
+
+
+def _quartile(ordered: list[float], i: int) -> float:
+    j, delta = divmod(i * (len(ordered) - 1), 4)
+    return (ordered[j] * (4 - delta) + ordered[j + 1] * delta) / 4
+
+
 def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Check:
     width = max(q3 - q1, IQR_FLOOR * median)
-    mild = sum(1 for v in ordered if v < q1 - TUKEY_INNER * width or v > q3 + TUKEY_INNER * width)
-    far = sum(1 for v in ordered if v < q1 - TUKEY_OUTER * width or v > q3 + TUKEY_OUTER * width)
+    low_mild, high_mild = q1 - TUKEY_INNER * width, q3 + TUKEY_INNER * width
+    low_far, high_far = q1 - TUKEY_OUTER * width, q3 + TUKEY_OUTER * width
+    mild = sum(1 for v in ordered if v < low_mild or v > high_mild)
+    far = sum(1 for v in ordered if v < low_far or v > high_far)
     share = far / len(ordered)
     failed = share > OUTLIER_SHARE_MAX
     note = (f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({share:.0%} > {OUTLIER_SHARE_MAX:.0%})"
@@ -171,11 +190,11 @@ def _bimodality(ordered: list[float], median: float) -> Check:
     over_range = best_gap / widest if widest > 0 else math.inf
     over_median = best_gap / median
     failed = over_range > GAP_OVER_RANGE_MIN and over_median >= GAP_OVER_MEDIAN_MIN
-    note = (f"two modes: {len(lower)} samples near {statistics.median(lower):.4g} s and {len(upper)} near "
-            f"{statistics.median(upper):.4g} s, {best_gap:.4g} s apart" if failed else "one mode")
+    note = (f"two modes: {len(lower)} samples near {_median(lower):.4g} s and {len(upper)} near "
+            f"{_median(upper):.4g} s, {best_gap:.4g} s apart" if failed else "one mode")
     figures = (("gap_s", best_gap), ("gap_over_range", over_range if math.isfinite(over_range) else 1e9),
                ("gap_over_median", over_median), ("lower_count", float(len(lower))), ("upper_count", float(len(upper))),
-               ("lower_median_s", statistics.median(lower)), ("upper_median_s", statistics.median(upper)),
+               ("lower_median_s", _median(lower)), ("upper_median_s", _median(upper)),
                ("coefficient", coefficient))
     return Check("bimodality", failed, figures, note)
 
@@ -184,12 +203,17 @@ def _bimodality_coefficient(ordered: list[float]) -> float:
     """Sarle's bimodality coefficient (above 5/9 hints at two modes); a figure shown, not a rule,
     since one far outlier alone drives it up."""
     n = len(ordered)
-    mean = statistics.fmean(ordered)
-    m2 = sum((v - mean) ** 2 for v in ordered) / n
+    mean = math.fsum(ordered) / n
+    s2 = s3 = s4 = 0.0
+    for v in ordered:  # one pass for the three moments (each summed in the same order as before)
+        d = v - mean
+        s2 += d ** 2
+        s3 += d ** 3
+        s4 += d ** 4
+    m2 = s2 / n
     if n < 4 or m2 <= 0:
         return 0.0
-    m3 = sum((v - mean) ** 3 for v in ordered) / n
-    m4 = sum((v - mean) ** 4 for v in ordered) / n
+    m3, m4 = s3 / n, s4 / n
     skew = math.sqrt(n * (n - 1)) / (n - 2) * m3 / m2 ** 1.5
     excess = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * (m4 / m2 ** 2 - 3) + 6)
     return (skew ** 2 + 1) / (excess + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
@@ -197,7 +221,7 @@ def _bimodality_coefficient(ordered: list[float]) -> float:
 
 def _drift(values: list[float], median: float, iqr: float) -> Check:
     third = len(values) // 3
-    first, last = statistics.median(values[:third]), statistics.median(values[-third:])
+    first, last = _median(sorted(values[:third])), _median(sorted(values[-third:]))
     change = (last - first) / median
     failed = abs(change) > DRIFT_MAX and abs(last - first) > iqr
     note = (f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"

@@ -206,3 +206,27 @@ def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> N
     assert "governor &lt;b&gt;performance&lt;/b&gt; | x" in html and "<b>performance</b>" not in html
     row = next(line for line in md.splitlines() if line.startswith(f"| `{timing['case']}`") and "unstable timing" in line)
     assert "governor \\<b\\>performance\\</b\\> \\| x" in row
+
+
+def test_stable_timed_cells_are_classified_without_reading_their_lines_again(tmp_path: Path, monkeypatch: Any) -> None:
+    """A long log has tens of thousands of timed cells: the judge classifies each from the facts the
+    reader kept, and reads a timing line again only for an unstable series (to name its host)."""
+    from reportgen.contract.validation import Reread
+
+    events = timing_log("synthetic-steady", noise=0.01)
+    path = tmp_path / "steady" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    run = _run(path)
+    reads: list[int] = []
+    real = Reread.read
+    monkeypatch.setattr(Reread, "read", lambda self, offset, length: reads.append(offset) or real(self, offset, length))
+    judged = timed_cells(run)
+    assert judged and all(j.decides for j in judged)
+    assert reads == []
+    # What is kept of a stable series is its verdict and figures, not its five checks (memory).
+    assert all(j.stability.checks == () and j.stability.median_s for j in judged)
+    # An unstable series is still flagged with the host around it, read from its line.
+    planted = _run(_planted(tmp_path))
+    reads.clear()
+    assert [j.case for j in unstable_cells(planted)] and len(reads) == 2

@@ -72,6 +72,11 @@ class CellRecord:
     cold_timed_out_after_s: float | None = None
     warm_median_s: float | None = None
     warm_iqr_s: float | None = None
+    # The last warm series' samples, the line it is on, and how many warm series the cell has:
+    # the judge classifies every timed cell, and reading each line again cost most of a report.
+    warm_samples: tuple[float, ...] = ()
+    warm_line: int = 0
+    warm_series: int = 0
     eager_after_recompile_limit: bool = False
     # Of the latest cold call: its outputs did not match the reference; cache folders not empty before it.
     cold_check_failed: bool = False
@@ -518,6 +523,8 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.cold_timed_out_after_s = timed_out
     if warm is not None:
         cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
+        cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
+        cell.warm_series += 1
     if data.eager_after_recompile_limit is True:
         cell.eager_after_recompile_limit = True
     if cold is not None or warm is not None:  # a timed-out cold call timed nothing
