@@ -42,17 +42,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{submit,status,resume}")
-    submit = commands.add_parser("submit", help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)")
+    submit = commands.add_parser(
+        "submit", help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)"
+    )
     resume = commands.add_parser("resume", help="submit again the tasks of the last submission that are not done")
     for sub in (submit, resume):
         sub.add_argument("campaign", type=Path, help="the campaign file (TOML)")
-        sub.add_argument("--scheduler", required=True, choices=["slurm", "kubernetes"], help="which scheduler's input to write")
-        sub.add_argument("--out", type=Path, help="the script or manifest (default: NAME.sbatch or NAME.k8s.json here); its "
-                         "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it")
-        sub.add_argument("--dry-run", action="store_true", help="slurm: write the files, print the sbatch commands, submit nothing")
+        sub.add_argument(
+            "--scheduler", required=True, choices=["slurm", "kubernetes"], help="which scheduler's input to write"
+        )
+        sub.add_argument(
+            "--out",
+            type=Path,
+            help="the script or manifest (default: NAME.sbatch or NAME.k8s.json here); its "
+            "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it",
+        )
+        sub.add_argument(
+            "--dry-run", action="store_true", help="slurm: write the files, print the sbatch commands, submit nothing"
+        )
     submit.add_argument("--list", action="store_true", help="print the tasks (index and label) and exit")
     status = commands.add_parser("status", help="print the ledger: every planned task and its latest attempt")
-    status.add_argument("planned", help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder")
+    status.add_argument(
+        "planned", help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder"
+    )
     status.add_argument("--format", choices=["text", "json"], default="text")
     return parser.parse_args(argv)
 
@@ -93,9 +105,13 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
             return 1
         _write_local_ledger(campaign, planned)
         configs, jobs = document["items"][0], document["items"][1:]
-        _print(f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}")
+        _print(
+            f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}"
+        )
         _print(f"submit:  kubectl apply -f {out}")
-        _print(f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['name']} -w")
+        _print(
+            f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['name']} -w"
+        )
         _print(f"ledger:  python -m campaign status {files.planned}")
         return 0
     root = slurm.collector_root(campaign)
@@ -103,11 +119,15 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     text = slurm.wrapper(campaign, files, files.logs, campaign_id)
     for plan in dict.fromkeys(plan_path(root, w.plan) for w in campaign.workloads):
         if not Path(plan).is_file():
-            _print(f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr)
+            _print(
+                f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr
+            )
     if not _write(files, text, slurm.tasks_lines(campaign), planned, executable=True):
         return 1
     _write_local_ledger(campaign, planned)
-    _print(f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/")
+    _print(
+        f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/"
+    )
     return _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
 
 
@@ -159,7 +179,10 @@ def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "planned.json").write_text(json.dumps(planned, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     except OSError as exc:
-        _print(f"campaign: warning: cannot write the ledger into {folder} ({exc.strerror or exc}); each task writes it too", file=sys.stderr)
+        _print(
+            f"campaign: warning: cannot write the ledger into {folder} ({exc.strerror or exc}); each task writes it too",
+            file=sys.stderr,
+        )
 
 
 def _load_ledger(location: str) -> Ledger:
@@ -187,7 +210,9 @@ def _s3_access(prefix: str) -> tuple[Any, Any]:
     try:
         from reportgen.storage.remote import RemoteError, Store
     except ImportError as exc:
-        raise LedgerError(f"{prefix}: reading an s3:// ledger needs migration-record installed with its s3 extra ({exc})") from None
+        raise LedgerError(
+            f"{prefix}: reading an s3:// ledger needs migration-record installed with its s3 extra ({exc})"
+        ) from None
     try:
         store = Store()
         listing = store.list(prefix + "/tasks")
@@ -208,7 +233,7 @@ def _s3_access(prefix: str) -> tuple[Any, Any]:
 
     def names(sub: str) -> list[str]:
         base = f"{prefix}/{sub}/"
-        return sorted(url[len(base):] for url in listing if url.startswith(base) and "/" not in url[len(base):])
+        return sorted(url[len(base) :] for url in listing if url.startswith(base) and "/" not in url[len(base) :])
 
     return read, names
 
@@ -216,12 +241,25 @@ def _s3_access(prefix: str) -> tuple[Any, Any]:
 def _status(location: str, fmt: str) -> int:
     ledger = _load_ledger(location)
     if fmt == "json":
-        _print(json.dumps({"campaign": ledger.campaign, "campaign_id": ledger.campaign_id, "scheduler": ledger.scheduler,
-                          "destination": ledger.destination, "counts": ledger.counts(),
-                          "tasks": [t.as_json() for t in ledger.tasks]}, indent=1, sort_keys=True))
+        _print(
+            json.dumps(
+                {
+                    "campaign": ledger.campaign,
+                    "campaign_id": ledger.campaign_id,
+                    "scheduler": ledger.scheduler,
+                    "destination": ledger.destination,
+                    "counts": ledger.counts(),
+                    "tasks": [t.as_json() for t in ledger.tasks],
+                },
+                indent=1,
+                sort_keys=True,
+            )
+        )
     else:
         counts = ", ".join(f"{n} {state}" for state, n in ledger.counts().items())
-        _print(f"campaign {ledger.campaign_id} ({ledger.scheduler}) -> {ledger.destination}: {len(ledger.tasks)} task(s): {counts}")
+        _print(
+            f"campaign {ledger.campaign_id} ({ledger.scheduler}) -> {ledger.destination}: {len(ledger.tasks)} task(s): {counts}"
+        )
         for task in ledger.tasks:
             _print(f"{task.task:>4}  {task.state:<8} {task.label}  {task.reason}")
             latest = task.latest
@@ -229,7 +267,9 @@ def _status(location: str, fmt: str) -> int:
                 for line in latest.tail:
                     _print(f"        | {_printable(line)}")
         if ledger.not_done():
-            _print(f"not done: {len(ledger.not_done())} task(s); `python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}` submits exactly those")
+            _print(
+                f"not done: {len(ledger.not_done())} task(s); `python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}` submits exactly those"
+            )
     return 0 if not ledger.not_done() and all(t.state == "done" for t in ledger.tasks) else 1
 
 
@@ -247,7 +287,9 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     out = _default_out(campaign, args.scheduler, args.out)
     files = TaskFiles.beside(out, campaign.name)
     if not files.planned.is_file():
-        raise LedgerError(f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)")
+        raise LedgerError(
+            f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)"
+        )
     ledger = _load_ledger(str(files.planned))
     missing = ledger.not_done()
     if not missing:
@@ -255,9 +297,13 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         return 0
     tasks = [t for t in campaign.tasks() if t.index in set(missing)]
     if len(tasks) != len(missing):
-        raise CampaignError(f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id}; submit it as a new campaign")
+        raise CampaignError(
+            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id}; submit it as a new campaign"
+        )
     submission = ledger.next_submission()
-    _print(f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}")
+    _print(
+        f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}"
+    )
     if args.scheduler == "kubernetes":
         planned = json.loads(files.planned.read_text(encoding="utf-8"))
         document = kubernetes.manifest(campaign, ledger.campaign_id, planned, tasks=tasks, submission=submission)

@@ -11,50 +11,79 @@ import json
 import re
 from typing import Any
 
-from campaign.spec import DEVICE_RESOURCES, NODE_TAINTS, Campaign, CampaignError, Environment, Task, share_parallel, slurm_seconds
+from campaign.spec import (
+    DEVICE_RESOURCES,
+    NODE_TAINTS,
+    Campaign,
+    CampaignError,
+    Environment,
+    Task,
+    share_parallel,
+    slurm_seconds,
+)
 from campaign.tasks import TASK_SCRIPT, plan_path
 
 MOUNT = "/etc/migration-record/campaign"
 
 
-def manifest(campaign: Campaign, campaign_id: str, planned: dict[str, Any], tasks: list[Task] | None = None, submission: int = 1) -> dict[str, Any]:
+def manifest(
+    campaign: Campaign, campaign_id: str, planned: dict[str, Any], tasks: list[Task] | None = None, submission: int = 1
+) -> dict[str, Any]:
     """A v1 List: the ConfigMap, then a batch/v1 Indexed Job per environment (a Job has one
     image). ``tasks`` (default: all) and ``submission`` serve a resume: only those tasks, in
     new objects whose names carry the submission number."""
     chosen = campaign.tasks() if tasks is None else tasks
     missing = [e.name for e in campaign.environments if not e.image]
     if missing:
-        raise CampaignError(f"{campaign.path}: environment {missing[0]!r} has no 'image' (the container a Kubernetes task runs)")
+        raise CampaignError(
+            f"{campaign.path}: environment {missing[0]!r} has no 'image' (the container a Kubernetes task runs)"
+        )
     if not campaign.remote and not campaign.kubernetes.volume_claim:
-        raise CampaignError(f"{campaign.path}: a folder destination on Kubernetes needs kubernetes.volume_claim (a PersistentVolumeClaim mounted at {campaign.destination})")
+        raise CampaignError(
+            f"{campaign.path}: a folder destination on Kubernetes needs kubernetes.volume_claim (a PersistentVolumeClaim mounted at {campaign.destination})"
+        )
     names = [k8s_name(f"{campaign.name}-{env.name}") for env in campaign.environments]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
-        raise CampaignError(f"{campaign.path}: environments whose names differ only in case or punctuation give the same Job name {clash[0]!r}; rename one")
+        raise CampaignError(
+            f"{campaign.path}: environments whose names differ only in case or punctuation give the same Job name {clash[0]!r}; rename one"
+        )
     suffix = f"-{campaign_id[-16:]}" + (f"-s{submission}" if submission > 1 else "")
     config_name = k8s_name(campaign_id, 55) + (f"-s{submission}" if submission > 1 else "")
-    data = {"task.sh": TASK_SCRIPT.read_text(encoding="utf-8"), "planned.json": json.dumps(planned, indent=1, sort_keys=True) + "\n"}
+    data = {
+        "task.sh": TASK_SCRIPT.read_text(encoding="utf-8"),
+        "planned.json": json.dumps(planned, indent=1, sort_keys=True) + "\n",
+    }
     used = [(env, name) for env, name in zip(campaign.environments, names) if any(t.environment is env for t in chosen)]
     for env, name in used:
         data[f"tasks-{name}"] = _tasks(campaign, env, chosen)
     config = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": config_name, "namespace": campaign.kubernetes.namespace, "labels": _labels(campaign, campaign_id)},
+        "metadata": {
+            "name": config_name,
+            "namespace": campaign.kubernetes.namespace,
+            "labels": _labels(campaign, campaign_id),
+        },
         "data": data,
     }
     sizes = [sum(1 for t in chosen if t.environment is env) for env, _ in used]
     # max_parallel limits the campaign: the Jobs' parallelism adds up to at most that.
     shares = share_parallel(campaign.max_parallel, sizes, "Kubernetes Jobs (one per environment)")
-    jobs = [_job(campaign, env, name, suffix, campaign_id, config_name, chosen, submission, share or size)
-            for (env, name), size, share in zip(used, sizes, shares)]
+    jobs = [
+        _job(campaign, env, name, suffix, campaign_id, config_name, chosen, submission, share or size)
+        for (env, name), size, share in zip(used, sizes, shares)
+    ]
     return {"apiVersion": "v1", "kind": "List", "items": [config, *jobs]}
 
 
 def _tasks(campaign: Campaign, env: Environment, tasks: list[Task]) -> str:
     """The Job's tasks keyed by completion index (0, 1, ...), each with its campaign index."""
     mine = [t for t in tasks if t.environment is env]
-    return "".join(f"{key}\t{task.words(plan_path(campaign.kubernetes.workdir, task.workload.plan))}\n" for key, task in enumerate(mine))
+    return "".join(
+        f"{key}\t{task.words(plan_path(campaign.kubernetes.workdir, task.workload.plan))}\n"
+        for key, task in enumerate(mine)
+    )
 
 
 def _labels(campaign: Campaign, campaign_id: str, env: Environment | None = None) -> dict[str, str]:
@@ -68,11 +97,21 @@ def _labels(campaign: Campaign, campaign_id: str, env: Environment | None = None
     return labels
 
 
-def _job(campaign: Campaign, env: Environment, base: str, suffix: str, campaign_id: str, config_name: str, tasks: list[Task], submission: int, share: int) -> dict[str, Any]:
+def _job(
+    campaign: Campaign,
+    env: Environment,
+    base: str,
+    suffix: str,
+    campaign_id: str,
+    config_name: str,
+    tasks: list[Task],
+    submission: int,
+    share: int,
+) -> dict[str, Any]:
     kube = campaign.kubernetes
     count = sum(1 for t in tasks if t.environment is env)
     # The id's time stamp (and a resume's number) make the Job name unique per submission.
-    job_name = k8s_name(f"{base[:63 - len(suffix)]}{suffix}", 63)
+    job_name = k8s_name(f"{base[: 63 - len(suffix)]}{suffix}", 63)
     settings = {
         "MIGRATION_RECORD_CAMPAIGN": campaign.name,
         "MIGRATION_RECORD_CAMPAIGN_ID": campaign_id,
@@ -88,10 +127,14 @@ def _job(campaign: Campaign, env: Environment, base: str, suffix: str, campaign_
     }
     env_vars: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in settings.items()]
     # How often this index has failed before (set by the Job controller with backoffLimitPerIndex).
-    env_vars.append({
-        "name": "MIGRATION_RECORD_RESTART",
-        "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-index-failure-count']"}},
-    })
+    env_vars.append(
+        {
+            "name": "MIGRATION_RECORD_RESTART",
+            "valueFrom": {
+                "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-index-failure-count']"}
+            },
+        }
+    )
     container: dict[str, Any] = {
         "name": "collector",
         "image": env.image,
@@ -122,7 +165,10 @@ def _job(campaign: Campaign, env: Environment, base: str, suffix: str, campaign_
     pod["affinity"] = {
         "podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"migration-record/campaign-id": k8s_name(campaign_id, 63)}}, "topologyKey": "kubernetes.io/hostname"}
+                {
+                    "labelSelector": {"matchLabels": {"migration-record/campaign-id": k8s_name(campaign_id, 63)}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
             ]
         }
     }

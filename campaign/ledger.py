@@ -77,8 +77,18 @@ class TaskStatus:
             "runs": list(latest.runs) if latest else [],
             "exit_code": latest.exit_code if latest else None,
             "attempts": [
-                {"attempt": a.attempt, "state": a.state, "exit_code": a.exit_code, "node": a.node, "job_id": a.job_id,
-                 "started": a.started, "ended": a.ended, "runs": list(a.runs), "log": a.log, "tail": list(a.tail)}
+                {
+                    "attempt": a.attempt,
+                    "state": a.state,
+                    "exit_code": a.exit_code,
+                    "node": a.node,
+                    "job_id": a.job_id,
+                    "started": a.started,
+                    "ended": a.ended,
+                    "runs": list(a.runs),
+                    "log": a.log,
+                    "tail": list(a.tail),
+                }
                 for a in self.attempts
             ],
         }
@@ -136,7 +146,9 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
         if attempt is not None:
             by_task.setdefault(attempt.task, []).append(attempt)
     if now is None:
-        stamps = (parse_time(stamp) for found in by_task.values() for a in found for stamp in (a.started, a.ended or ""))
+        stamps = (
+            parse_time(stamp) for found in by_task.values() for a in found for stamp in (a.started, a.ended or "")
+        )
         now = max((s for s in stamps if s is not None), default=datetime(1970, 1, 1, tzinfo=timezone.utc))
     statuses = []
     for task in planned["tasks"]:
@@ -144,9 +156,18 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
         attempts = sorted(by_task.get(index, []), key=lambda a: a.order)
         attempts = [_with_tail(a, read) for a in attempts]
         state, reason = _state(attempts, deadline, now)
-        statuses.append(TaskStatus(index, str(task.get("label", index)), str(task.get("environment", "")), state, tuple(attempts), reason))
-    return Ledger(str(planned.get("campaign", "")), str(planned.get("campaign_id", "")), str(planned.get("scheduler", "")),
-                  str(planned.get("destination", "")), tuple(statuses))
+        statuses.append(
+            TaskStatus(
+                index, str(task.get("label", index)), str(task.get("environment", "")), state, tuple(attempts), reason
+            )
+        )
+    return Ledger(
+        str(planned.get("campaign", "")),
+        str(planned.get("campaign_id", "")),
+        str(planned.get("scheduler", "")),
+        str(planned.get("destination", "")),
+        tuple(statuses),
+    )
 
 
 def _attempt(name: str, data: bytes | None) -> Attempt | None:
@@ -155,10 +176,18 @@ def _attempt(name: str, data: bytes | None) -> Attempt | None:
     try:
         raw = json.loads(data)
         return Attempt(
-            task=int(raw["task"]), attempt=str(raw["attempt"]), submission=int(raw["submission"]), restart=int(raw["restart"]),
-            state=str(raw["state"]), exit_code=None if raw["exit_code"] is None else int(raw["exit_code"]),
-            node=str(raw["node"]), job_id=str(raw["job_id"]), started=str(raw["started"]),
-            ended=None if raw["ended"] is None else str(raw["ended"]), runs=tuple(str(r) for r in raw["runs"]), log=str(raw["log"]),
+            task=int(raw["task"]),
+            attempt=str(raw["attempt"]),
+            submission=int(raw["submission"]),
+            restart=int(raw["restart"]),
+            state=str(raw["state"]),
+            exit_code=None if raw["exit_code"] is None else int(raw["exit_code"]),
+            node=str(raw["node"]),
+            job_id=str(raw["job_id"]),
+            started=str(raw["started"]),
+            ended=None if raw["ended"] is None else str(raw["ended"]),
+            runs=tuple(str(r) for r in raw["runs"]),
+            log=str(raw["log"]),
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise LedgerError(f"tasks/{name}: not a task record ({exc})") from None

@@ -105,7 +105,11 @@ def submissions(campaign: Campaign, tasks: list[Task] | None = None) -> list[Sub
         groups.setdefault(options, []).append(task)
         if task.environment.name not in names.setdefault(options, []):
             names[options].append(task.environment.name)
-    shares = share_parallel(campaign.max_parallel, [len(g) for g in groups.values()], "separate Slurm submissions (environments with different resources)")
+    shares = share_parallel(
+        campaign.max_parallel,
+        [len(g) for g in groups.values()],
+        "separate Slurm submissions (environments with different resources)",
+    )
     result = []
     for (options, group), share in zip(groups.items(), shares):
         indexes = tuple(t.index for t in group)
@@ -123,7 +127,9 @@ def wrapper(campaign: Campaign, files: TaskFiles, logs: Path, campaign_id: str) 
     """The sbatch script for the whole campaign (its header is the first submission's)."""
     missing = [e.name for e in campaign.environments if not e.python]
     if missing:
-        raise CampaignError(f"{campaign.path}: environment {missing[0]!r} has no 'python' (the interpreter a Slurm task runs the collector with)")
+        raise CampaignError(
+            f"{campaign.path}: environment {missing[0]!r} has no 'python' (the interpreter a Slurm task runs the collector with)"
+        )
     tasks = campaign.tasks()
     subs = submissions(campaign)
     header_options = subs[0].options if len(subs) == 1 else ()
@@ -139,8 +145,11 @@ def wrapper(campaign: Campaign, files: TaskFiles, logs: Path, campaign_id: str) 
         task_script=shlex.quote(str(files.script)),
         tasks_file=shlex.quote(str(files.tasks)),
         planned=shlex.quote(str(files.planned)),
-        submit_lines="\n".join(f"# Submit {s.what}: {shlex.join(['sbatch', *s.options, files.wrapper.name])}" for s in subs),
-        array=array_spec([t.index for t in tasks]) + (f"%{campaign.max_parallel}" if campaign.max_parallel and len(subs) == 1 else ""),
+        submit_lines="\n".join(
+            f"# Submit {s.what}: {shlex.join(['sbatch', *s.options, files.wrapper.name])}" for s in subs
+        ),
+        array=array_spec([t.index for t in tasks])
+        + (f"%{campaign.max_parallel}" if campaign.max_parallel and len(subs) == 1 else ""),
         time=campaign.slurm.time,
         stop_lead=campaign.slurm.stop_lead_s,
         logs=logs,

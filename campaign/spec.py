@@ -77,7 +77,9 @@ class Task:
         """The task as task.sh reads it: index, label, environment, target, interpreter, plan,
         then the collector's extra options, each quoted for bash (nothing in them runs)."""
         env = self.environment
-        return shlex.join([str(self.index), self.label, env.name, env.target, env.python or "python", plan, *self.workload.args])
+        return shlex.join(
+            [str(self.index), self.label, env.name, env.target, env.python or "python", plan, *self.workload.args]
+        )
 
 
 @dataclass
@@ -194,11 +196,20 @@ class _Table:
     def done(self) -> None:
         if self.data:
             known = f"{self.where}: " if self.where else ""
-            raise CampaignError(f"{known}unknown key{'s' if len(self.data) > 1 else ''} {', '.join(sorted(map(repr, self.data)))}")
+            raise CampaignError(
+                f"{known}unknown key{'s' if len(self.data) > 1 else ''} {', '.join(sorted(map(repr, self.data)))}"
+            )
 
 
 def _kind(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def load_campaign(path: Path) -> Campaign:
@@ -220,7 +231,9 @@ def _parse(path: Path, root: _Table) -> Campaign:
     head.where = "campaign"
     name = head.string("name", required=True)
     if not _NAME.match(name):
-        raise CampaignError("campaign.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit")
+        raise CampaignError(
+            "campaign.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit"
+        )
     destination = head.string("destination", required=True)
     _check_destination(destination)
     repeats = head.integer("repeats", 1, 1)
@@ -237,7 +250,9 @@ def _parse(path: Path, root: _Table) -> Campaign:
         args = table.strings("args")
         for arg in args:
             if arg.split("=", 1)[0] in _RESERVED_ARGS:
-                raise CampaignError(f"{table.where}.args: {arg.split('=', 1)[0]} is set by the campaign, not per workload")
+                raise CampaignError(
+                    f"{table.where}.args: {arg.split('=', 1)[0]} is set by the campaign, not per workload"
+                )
         table.done()
         workloads.append(Workload(plan, args))
     if not workloads:
@@ -247,7 +262,9 @@ def _parse(path: Path, root: _Table) -> Campaign:
     for table in root.tables("environment"):
         env_name = table.string("name", required=True)
         if not _NAME.match(env_name):
-            raise CampaignError(f"{table.where}.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit, got {env_name!r}")
+            raise CampaignError(
+                f"{table.where}.name: use letters, digits, '.', '_' and '-' (at most 63), starting and ending with a letter or digit, got {env_name!r}"
+            )
         target = table.string("target", required=True)
         if target not in TARGETS:
             raise CampaignError(f"{table.where}.target: one of {', '.join(TARGETS)}, got {target!r}")
@@ -261,12 +278,16 @@ def _parse(path: Path, root: _Table) -> Campaign:
         cpus = table.integer("cpus", None, 1)
         memory = table.string("memory")
         if memory is not None and not _MEMORY.match(memory):
-            raise CampaignError(f"{table.where}.memory: a size such as 16G or 512M (Slurm and Kubernetes read it alike), got {memory!r}")
+            raise CampaignError(
+                f"{table.where}.memory: a size such as 16G or 512M (Slurm and Kubernetes read it alike), got {memory!r}"
+            )
         sdk = table.string("sdk")
         if sdk is not None and not _NAME.match(sdk):
             raise CampaignError(f"{table.where}.sdk: a release name of letters, digits, '.', '_' and '-', got {sdk!r}")
         table.done()
-        environments.append(Environment(env_name, target, python, image, devices, node_selector, env_sbatch, cpus, memory, sdk))
+        environments.append(
+            Environment(env_name, target, python, image, devices, node_selector, env_sbatch, cpus, memory, sdk)
+        )
     if not environments:
         raise CampaignError("at least one [[environment]] is needed")
     names = [e.name for e in environments]
@@ -287,7 +308,9 @@ def _parse(path: Path, root: _Table) -> Campaign:
     if not _SLURM_TIME.match(slurm.time):
         raise CampaignError(f"slurm.time: a Slurm time such as 02:00:00 or 1-00:00:00, got {slurm.time!r}")
     if slurm_seconds(slurm.time) <= slurm.stop_lead_s:
-        raise CampaignError(f"slurm.stop_lead_s: {slurm.stop_lead_s} s leaves no time to run within slurm.time {slurm.time}")
+        raise CampaignError(
+            f"slurm.stop_lead_s: {slurm.stop_lead_s} s leaves no time to run within slurm.time {slurm.time}"
+        )
     _check_sbatch(slurm.sbatch, "slurm.sbatch")
     if slurm.partition is not None and not re.match(r"^[A-Za-z0-9._,-]+$", slurm.partition):
         raise CampaignError(f"slurm.partition: partition names (comma-separated), got {slurm.partition!r}")
@@ -303,19 +326,39 @@ def _parse(path: Path, root: _Table) -> Campaign:
         deadline_s=k.integer("deadline_s", None, 60),
     )
     k.done()
-    for where, folder in (("slurm.collector_root", slurm.collector_root), ("slurm.scratch", slurm.scratch), ("kubernetes.workdir", kube.workdir)):
+    for where, folder in (
+        ("slurm.collector_root", slurm.collector_root),
+        ("slurm.scratch", slurm.scratch),
+        ("kubernetes.workdir", kube.workdir),
+    ):
         if folder is not None and not folder.startswith("/"):
             raise CampaignError(f"{where}: an absolute path, got {folder!r}")
     if not _K8S_NAME.match(kube.namespace):
-        raise CampaignError(f"kubernetes.namespace: a DNS label (lower-case letters, digits, '-'), got {kube.namespace!r}")
+        raise CampaignError(
+            f"kubernetes.namespace: a DNS label (lower-case letters, digits, '-'), got {kube.namespace!r}"
+        )
     root.done()
-    return Campaign(path.resolve(), name, destination.rstrip("/") if destination != "/" else destination, repeats, max_parallel, upload, reportgen_python, workloads, environments, slurm, kube)
+    return Campaign(
+        path.resolve(),
+        name,
+        destination.rstrip("/") if destination != "/" else destination,
+        repeats,
+        max_parallel,
+        upload,
+        reportgen_python,
+        workloads,
+        environments,
+        slurm,
+        kube,
+    )
 
 
 def _check_sbatch(options: tuple[str, ...], where: str) -> None:
     for option in options:
         if not _SBATCH_OPTION.match(option) or option.startswith("--array"):
-            raise CampaignError(f"{where}: each entry is one long option such as '--partition=trn1' (not --array), got {option!r}")
+            raise CampaignError(
+                f"{where}: each entry is one long option such as '--partition=trn1' (not --array), got {option!r}"
+            )
 
 
 def _check_destination(destination: str) -> None:
@@ -326,7 +369,9 @@ def _check_destination(destination: str) -> None:
     elif "://" in destination:
         raise CampaignError(f"campaign.destination: a folder or an s3:// prefix, got {destination!r}")
     elif not destination.startswith("/"):
-        raise CampaignError(f"campaign.destination: a folder is an absolute path on a file system every node mounts, got {destination!r}")
+        raise CampaignError(
+            f"campaign.destination: a folder is an absolute path on a file system every node mounts, got {destination!r}"
+        )
 
 
 def slurm_seconds(time: str) -> int:
@@ -352,7 +397,9 @@ def share_parallel(limit: int | None, sizes: list[int], what: str) -> list[int |
     if limit is None:
         return [None] * len(sizes)
     if limit < len(sizes):
-        raise CampaignError(f"campaign.max_parallel: {limit} is fewer than the {len(sizes)} {what} this campaign needs; raise it")
+        raise CampaignError(
+            f"campaign.max_parallel: {limit} is fewer than the {len(sizes)} {what} this campaign needs; raise it"
+        )
     shares = [1] * len(sizes)
     left = limit - len(sizes)
     while left > 0 and any(share < size for share, size in zip(shares, sizes)):

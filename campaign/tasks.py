@@ -37,7 +37,13 @@ class TaskFiles:
     @classmethod
     def beside(cls, out: Path, name: str) -> TaskFiles:
         folder = out.parent
-        return cls(out, folder / f"{name}.task.sh", folder / f"{name}.tasks", folder / f"{name}.planned.json", folder / f"{name}-logs")
+        return cls(
+            out,
+            folder / f"{name}.task.sh",
+            folder / f"{name}.tasks",
+            folder / f"{name}.planned.json",
+            folder / f"{name}-logs",
+        )
 
 
 def plan_path(root: str, plan: str) -> str:
@@ -76,7 +82,9 @@ def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: s
     }
 
 
-def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], executable: bool) -> None:
+def write_files(
+    files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], executable: bool
+) -> None:
     """Write the submission's files (raises OSError)."""
     files.logs.mkdir(parents=True, exist_ok=True)
     files.wrapper.write_text(wrapper_text, encoding="utf-8")

@@ -81,24 +81,60 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
-    parser.add_argument("--target", default="auto", choices=["auto", *TARGET_CHOICES], help="device to run on, by name or alias (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target")
-    parser.add_argument("--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)")
-    parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'; the plan event keeps every planned cell and the report marks the others 'not run (deselected)'; matching nothing is a usage error (exit 2)")
-    parser.add_argument("--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))")
-    parser.add_argument("--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)")
-    parser.add_argument("--cold", default="fresh-process", choices=["fresh-process", "in-process", "off"],
-                        help="how the cold first call is measured (default fresh-process: compiled cells run in a new interpreter "
-                        "with empty cache dirs, where one compile serves the cell's check and its cold call; a group with a "
-                        "cache-check repeat runs in one such process and its other shapes' cold calls get a process each; "
-                        "an eager cell's first call is taken in this process, recorded as 'eager, no compile')")
-    parser.add_argument("--cold-timeout", type=_positive_seconds, default=1800.0, metavar="S",
-                        help="limit in seconds for a fresh process to finish its cell, above 0 (default 1800); a process past it "
-                        "is ended with its children, the cell's cold timing is recorded as timed out, and cells it did not "
-                        "finish are checked in the collector's own process")
-    parser.add_argument("--profile", nargs="?", const="*", metavar="GLOB", help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches")
-    parser.add_argument("--max-cells", type=_positive_count, metavar="N",
-                        help="plan at most the first N cells of the matrix (in plan order; lowers [matrix] max_cells, never raises it); "
-                        "a matrix above 20,000 cells needs a cap: one run log holds no more (the cells cut are not in the log)")
+    parser.add_argument(
+        "--target",
+        default="auto",
+        choices=["auto", *TARGET_CHOICES],
+        help="device to run on, by name or alias (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target",
+    )
+    parser.add_argument(
+        "--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only cells whose case key matches (repeatable), e.g. 'b1-*-eager'; the plan event keeps every planned cell and the report marks the others 'not run (deselected)'; matching nothing is a usage error (exit 2)",
+    )
+    parser.add_argument(
+        "--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))"
+    )
+    parser.add_argument(
+        "--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)"
+    )
+    parser.add_argument(
+        "--cold",
+        default="fresh-process",
+        choices=["fresh-process", "in-process", "off"],
+        help="how the cold first call is measured (default fresh-process: compiled cells run in a new interpreter "
+        "with empty cache dirs, where one compile serves the cell's check and its cold call; a group with a "
+        "cache-check repeat runs in one such process and its other shapes' cold calls get a process each; "
+        "an eager cell's first call is taken in this process, recorded as 'eager, no compile')",
+    )
+    parser.add_argument(
+        "--cold-timeout",
+        type=_positive_seconds,
+        default=1800.0,
+        metavar="S",
+        help="limit in seconds for a fresh process to finish its cell, above 0 (default 1800); a process past it "
+        "is ended with its children, the cell's cold timing is recorded as timed out, and cells it did not "
+        "finish are checked in the collector's own process",
+    )
+    parser.add_argument(
+        "--profile",
+        nargs="?",
+        const="*",
+        metavar="GLOB",
+        help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches",
+    )
+    parser.add_argument(
+        "--max-cells",
+        type=_positive_count,
+        metavar="N",
+        help="plan at most the first N cells of the matrix (in plan order; lowers [matrix] max_cells, never raises it); "
+        "a matrix above 20,000 cells needs a cap: one run log holds no more (the cells cut are not in the log)",
+    )
     parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
     return parser.parse_args(argv)
 
@@ -161,7 +197,11 @@ def _main(argv: list[str]) -> int:
     except WorkloadError as exc:
         _tell(f"collector: {exc}")
         return 2
-    auto_neuron = args.target == "auto" and plan.intended_target in (None, "neuron") and importlib.util.find_spec("torch_neuronx") is not None
+    auto_neuron = (
+        args.target == "auto"
+        and plan.intended_target in (None, "neuron")
+        and importlib.util.find_spec("torch_neuronx") is not None
+    )
     if args.target == "neuron" or auto_neuron:
         # Before torch is imported: torch autoloads torch_neuronx, which may read them at import.
         from collector import neuronenv
@@ -178,7 +218,9 @@ def _main(argv: list[str]) -> int:
 
         if not select_cells(plan.cells, list(args.only), modes):
             asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
-            _tell(f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)")
+            _tell(
+                f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)"
+            )
             return 2
     from collector.preflight import check_rules
 
@@ -223,7 +265,9 @@ def _cell_count(plan: Any, args: argparse.Namespace) -> str:
     """How many cells this run plans and runs, said before it starts (a long matrix is hours)."""
     from collector.run.state import select_cells
 
-    chosen = len(select_cells(plan.cells, list(args.only), [m.strip() for m in args.modes.split(",")] if args.modes else []))
+    chosen = len(
+        select_cells(plan.cells, list(args.only), [m.strip() for m in args.modes.split(",")] if args.modes else [])
+    )
     planned = f"{len(plan.cells):,} planned cells"
     if plan.matrix_cells > len(plan.cells):
         cap = "--max-cells" if args.max_cells == len(plan.cells) else "[matrix] max_cells"

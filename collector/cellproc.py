@@ -76,12 +76,18 @@ def main() -> None:
     parser.add_argument("--warm", type=int)
     parser.add_argument("--profile")
     parser.add_argument("--train-refs", help="the training reference traces the main process handed over")
-    parser.add_argument("--cold-taken", action="store_true", help="the cold calls were taken already; the caches given hold their compiles")
+    parser.add_argument(
+        "--cold-taken",
+        action="store_true",
+        help="the cold calls were taken already; the caches given hold their compiles",
+    )
     args = parser.parse_args()
     plan = load_plan(args.plan)
     if plan.text_sha256 != args.plan_sha256:
         raise SystemExit(f"{args.plan} changed since the run began; its cells are checked in the main process instead")
-    run = Run(plan, select_backend(args.target), Options(target=args.target, warm_repetitions=args.warm, profile=args.profile))
+    run = Run(
+        plan, select_backend(args.target), Options(target=args.target, warm_repetitions=args.warm, profile=args.profile)
+    )
     if os.environ.get("COLLECTOR_CACHE_DIR"):  # the empty folders the parent made for this child
         shutil.rmtree(run.cache_dir, ignore_errors=True)
         run.cache_dir = Path(os.environ["COLLECTOR_CACHE_DIR"])

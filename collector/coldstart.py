@@ -29,7 +29,17 @@ from collector.compare import compare, describe, judged_nonfinite
 from collector.plan import WorkloadPlan, load_plan
 from collector.supervise import COLD_MARKER, marker_stream
 from collector.timing import timed_sample
-from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, layout_of, load_artifact, load_workload, saved_model, to_device
+from collector.workload import (
+    DTYPES,
+    FedInputs,
+    cast_inputs,
+    input_key,
+    layout_of,
+    load_artifact,
+    load_workload,
+    saved_model,
+    to_device,
+)
 
 
 def main() -> None:
@@ -54,7 +64,9 @@ def main() -> None:
     listing = list_cache_dirs(backend.cache_dirs())
     counters = backend.compile_counters() if cell.mode == "compiled" else None
     if plan.training:
-        first, ready, check, fed = _first_training_step(workload, model, inputs, cell.mode, backend, plan, reference, tol)
+        first, ready, check, fed = _first_training_step(
+            workload, model, inputs, cell.mode, backend, plan, reference, tol
+        )
         region: list[str] = ["training_step"]
         notes: list[str] = []
     else:
@@ -71,13 +83,27 @@ def main() -> None:
         def prepare() -> dict[str, torch.Tensor]:
             return cast_inputs(workload.make_inputs(cell.batch, cell.length, cell.layout), DTYPES[cell.dtype])
 
-        sample, region, notes = timed_sample(call_with, inputs, host, prepare, lambda h: to_device(h, backend.device), backend.synchronize, plan.timing_scope, backend.device.type == "cpu")
+        sample, region, notes = timed_sample(
+            call_with,
+            inputs,
+            host,
+            prepare,
+            lambda h: to_device(h, backend.device),
+            backend.synchronize,
+            plan.timing_scope,
+            backend.device.type == "cpu",
+        )
         backend.synchronize()
         ready = time.time()
         first = sample()
         check = _check(kept["outputs"], reference, tol, plan.compare["outputs"], saved)
     fed.remove()
-    result: dict[str, Any] = {"first_call_s": first, "timed_region": region, "timed_notes": notes, "output_check": check}
+    result: dict[str, Any] = {
+        "first_call_s": first,
+        "timed_region": region,
+        "timed_notes": notes,
+        "output_check": check,
+    }
     launched = float(os.environ.get("COLLECTOR_LAUNCH_WALL", ready))
     result["process_start_s"] = max(0.0, ready - launched)
     result.update(finish_cache_listing(listing))
@@ -91,7 +117,13 @@ def main() -> None:
     print(COLD_MARKER + json.dumps(result), file=markers, flush=True)
 
 
-def _check(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], tol: dict[str, Any], rules: list[dict[str, Any]], inputs: dict[str, torch.Tensor]) -> dict[str, Any]:
+def _check(
+    outputs: dict[str, torch.Tensor],
+    reference: dict[str, torch.Tensor],
+    tol: dict[str, Any],
+    rules: list[dict[str, Any]],
+    inputs: dict[str, torch.Tensor],
+) -> dict[str, Any]:
     """The cold outputs against the reference by the cell's own rule: the elementwise tolerance
     over the judged regions the plan declared (as the cell's check does), and no new non-finite
     value there."""
@@ -101,11 +133,18 @@ def _check(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor],
             got, want = judged_nonfinite(outputs, reference, rules, inputs)
             new_nonfinite = got > want
         else:
-            new_nonfinite = sum(describe(k, v)["nonfinite"] for k, v in outputs.items()) > sum(describe(k, v)["nonfinite"] for k, v in reference.items())
+            new_nonfinite = sum(describe(k, v)["nonfinite"] for k, v in outputs.items()) > sum(
+                describe(k, v)["nonfinite"] for k, v in reference.items()
+            )
     except ValueError:
         total = sum(v.numel() for v in reference.values())
         return {"mismatched": total, "total": total, "max_abs": None, "passed": False}
-    return {"mismatched": stats["mismatched"], "total": stats["total"], "max_abs": stats["max_abs"], "passed": stats["mismatched"] == 0 and not new_nonfinite}
+    return {
+        "mismatched": stats["mismatched"],
+        "total": stats["total"],
+        "max_abs": stats["max_abs"],
+        "passed": stats["mismatched"] == 0 and not new_nonfinite,
+    }
 
 
 def _first_training_step(

@@ -21,7 +21,12 @@ def describe(name: str, tensor: torch.Tensor) -> dict[str, Any]:
     nonfinite = 0
     if tensor.is_floating_point() or tensor.is_complex():
         nonfinite = int((~torch.isfinite(tensor)).sum().item())
-    return {"name": name, "shape": list(tensor.shape), "dtype": str(tensor.dtype).removeprefix("torch."), "nonfinite": nonfinite}
+    return {
+        "name": name,
+        "shape": list(tensor.shape),
+        "dtype": str(tensor.dtype).removeprefix("torch."),
+        "nonfinite": nonfinite,
+    }
 
 
 def describe_input(name: str, tensor: torch.Tensor) -> dict[str, Any]:
@@ -48,7 +53,11 @@ def allowance_ratio(diff: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
     """|diff| / allowance per element: above 1 is a mismatch. NaN, or any difference where
     nothing is allowed, ranks as infinitely bad."""
     inf = torch.full_like(diff, float("inf"))
-    ratio = torch.where(allowed > 0, diff / allowed.clamp_min(torch.finfo(torch.float64).tiny), torch.where(diff > 0, inf, torch.zeros_like(diff)))
+    ratio = torch.where(
+        allowed > 0,
+        diff / allowed.clamp_min(torch.finfo(torch.float64).tiny),
+        torch.where(diff > 0, inf, torch.zeros_like(diff)),
+    )
     return torch.nan_to_num(ratio, nan=float("inf"))
 
 
@@ -64,7 +73,9 @@ def judged_mask(rule: dict[str, Any], inputs: dict[str, torch.Tensor], output: t
     if rule.get("mask"):
         source = rule["mask"]
         if source not in inputs:
-            raise RegionError(f"compare.outputs.{name}.mask: {source!r} is not an input of the model (inputs: {', '.join(sorted(inputs))})")
+            raise RegionError(
+                f"compare.outputs.{name}.mask: {source!r} is not an input of the model (inputs: {', '.join(sorted(inputs))})"
+            )
         mask = inputs[source].detach().to("cpu")
         mshape = tuple(mask.shape)
         fits = len(mshape) <= len(shape) and all(m in (1, o) for m, o in zip(mshape, shape))
@@ -77,10 +88,14 @@ def judged_mask(rule: dict[str, Any], inputs: dict[str, torch.Tensor], output: t
         return keep.expand(shape)
     slices = [parse_slice(item, f"compare.outputs.{name}.region") for item in rule["region"]]
     if len(slices) > len(shape):
-        raise RegionError(f"compare.outputs.{name}.region: {len(slices)} slices for an output of {len(shape)} dimensions {list(shape)}")
+        raise RegionError(
+            f"compare.outputs.{name}.region: {len(slices)} slices for an output of {len(shape)} dimensions {list(shape)}"
+        )
     for dim, item in enumerate(slices):
         if isinstance(item, int) and not -shape[dim] <= item < shape[dim]:
-            raise RegionError(f"compare.outputs.{name}.region: index {item} is outside dimension {dim} of size {shape[dim]}")
+            raise RegionError(
+                f"compare.outputs.{name}.region: index {item} is outside dimension {dim} of size {shape[dim]}"
+            )
     keep = torch.zeros(shape, dtype=torch.bool)
     keep[tuple(slices)] = True
     if not bool(keep.any()):
@@ -88,7 +103,9 @@ def judged_mask(rule: dict[str, Any], inputs: dict[str, torch.Tensor], output: t
     return keep
 
 
-def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, judged: torch.Tensor | None = None) -> dict[str, Any]:
+def _one_output(
+    out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, judged: torch.Tensor | None = None
+) -> dict[str, Any]:
     out64 = out.detach().to("cpu", torch.float64)
     ref64 = ref.detach().to("cpu", torch.float64)
     diff = (out64 - ref64).abs()
@@ -120,16 +137,18 @@ def _one_output(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, 
     flat = int(torch.argmax(ranked.reshape(-1)).item()) if ranked.numel() else 0
     index = list(torch.unravel_index(torch.tensor(flat), tuple(diff.shape))) if diff.dim() else []
     some = diff_j.numel() > 0
-    stats.update({
-        "max_abs": float(diff_j.max().item()) if some else 0.0,
-        "max_rel": max_relative(diff_j, ref_j) if some else 0.0,
-        "mismatched": int(bad_j.sum().item()),
-        "total": int(diff_j.numel()),
-        "worst_index": [int(i) for i in index],
-        "allowed_at_worst": float(allowed.reshape(-1)[flat].item()) if diff.numel() else atol,
-        "diff_at_worst": float(diff.reshape(-1)[flat].item()) if diff.numel() else 0.0,
-        "_ratio": float(ranked.reshape(-1)[flat].item()) if some else float("-inf"),
-    })
+    stats.update(
+        {
+            "max_abs": float(diff_j.max().item()) if some else 0.0,
+            "max_rel": max_relative(diff_j, ref_j) if some else 0.0,
+            "mismatched": int(bad_j.sum().item()),
+            "total": int(diff_j.numel()),
+            "worst_index": [int(i) for i in index],
+            "allowed_at_worst": float(allowed.reshape(-1)[flat].item()) if diff.numel() else atol,
+            "diff_at_worst": float(diff.reshape(-1)[flat].item()) if diff.numel() else 0.0,
+            "_ratio": float(ranked.reshape(-1)[flat].item()) if some else float("-inf"),
+        }
+    )
     return stats
 
 
@@ -164,7 +183,9 @@ def compare(
     by_output = {r["output"]: r for r in rules or []}
     unknown = sorted(set(by_output) - set(reference))
     if unknown:
-        raise RegionError(f"compare.outputs: {', '.join(unknown)} not among the model's outputs ({', '.join(sorted(reference))})")
+        raise RegionError(
+            f"compare.outputs: {', '.join(unknown)} not among the model's outputs ({', '.join(sorted(reference))})"
+        )
     per_output = {}
     for name, ref in reference.items():
         out = outputs[name]
@@ -201,14 +222,21 @@ def compare(
     return finite_stats(stats)
 
 
-def judged_nonfinite(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], rules: list[dict[str, Any]], inputs: dict[str, torch.Tensor]) -> tuple[int, int]:
+def judged_nonfinite(
+    outputs: dict[str, torch.Tensor],
+    reference: dict[str, torch.Tensor],
+    rules: list[dict[str, Any]],
+    inputs: dict[str, torch.Tensor],
+) -> tuple[int, int]:
     """Non-finite elements of the outputs and of the reference, counted in the judged regions only."""
     by_output = {r["output"]: r for r in rules}
     got = want = 0
     for name, ref in reference.items():
         out64 = outputs[name].detach().to("cpu", torch.float64)
         ref64 = ref.detach().to("cpu", torch.float64)
-        keep = judged_mask(by_output[name], inputs, ref) if name in by_output else torch.ones(ref.shape, dtype=torch.bool)
+        keep = (
+            judged_mask(by_output[name], inputs, ref) if name in by_output else torch.ones(ref.shape, dtype=torch.bool)
+        )
         got += int((~torch.isfinite(out64) & keep).sum().item())
         want += int((~torch.isfinite(ref64) & keep).sum().item())
     return got, want

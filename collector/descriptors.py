@@ -114,8 +114,14 @@ _TOP: dict[str, tuple[type | tuple[type, ...], bool, str]] = {
 }
 _CACHE = {"role": (str, True, ""), "variable": (str, True, ""), "default": (str, True, "")}
 _VERSION = {
-    "key": (str, True, ""), "distribution": (str, False, ""), "module": (str, False, ""), "attribute": (str, False, ""),
-    "file": (str, False, ""), "command": (list, False, ""), "what": (str, False, ""), "column": (bool, False, ""),
+    "key": (str, True, ""),
+    "distribution": (str, False, ""),
+    "module": (str, False, ""),
+    "attribute": (str, False, ""),
+    "file": (str, False, ""),
+    "command": (list, False, ""),
+    "what": (str, False, ""),
+    "column": (bool, False, ""),
 }
 _KUBERNETES = {"device_resource": (str, True, ""), "node_taint": (str, False, "")}
 _SLURM = {"gres": (str, True, "")}
@@ -132,9 +138,13 @@ def _check(where: str, table: Any, keys: dict[str, tuple[Any, bool, str]]) -> di
         kind = keys[key][0]
         # bool is an int in Python: a count must not be written true
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise DescriptorError(f"{where}.{key}: expected {getattr(kind, '__name__', kind)}, found {type(value).__name__}")
+            raise DescriptorError(
+                f"{where}.{key}: expected {getattr(kind, '__name__', kind)}, found {type(value).__name__}"
+            )
         if kind is list and not all(isinstance(item, dict if key in ("cache", "version") else str) for item in value):
-            raise DescriptorError(f"{where}.{key}: expected a list of {'tables' if key in ('cache', 'version') else 'strings'}")
+            raise DescriptorError(
+                f"{where}.{key}: expected a list of {'tables' if key in ('cache', 'version') else 'strings'}"
+            )
     missing = [key for key, (_, required, _) in keys.items() if required and key not in table]
     if missing:
         raise DescriptorError(f"{where}.{missing[0]}: missing (required)")
@@ -145,7 +155,9 @@ def _probe(where: str, table: dict[str, Any]) -> VersionProbe:
     _check(where, table, _VERSION)
     ways = [name for name in ("distribution", "module", "file", "command") if name in table]
     if len(ways) != 1:
-        raise DescriptorError(f"{where}: give exactly one of distribution, module (with attribute), file or command; found {ways or 'none'}")
+        raise DescriptorError(
+            f"{where}: give exactly one of distribution, module (with attribute), file or command; found {ways or 'none'}"
+        )
     if ("module" in table) != ("attribute" in table):
         raise DescriptorError(f"{where}.attribute: module and attribute go together")
     if not _KEY.match(table["key"]):
@@ -163,17 +175,25 @@ def read_descriptor(path: Path) -> Descriptor:
     _check(where, data, _TOP)
     name = data["name"]
     if not _NAME.match(name) or name in RESERVED:
-        raise DescriptorError(f"{where}.name: {name!r} must be lower case letters, digits, - or _ and not {' or '.join(RESERVED)}")
+        raise DescriptorError(
+            f"{where}.name: {name!r} must be lower case letters, digits, - or _ and not {' or '.join(RESERVED)}"
+        )
     if name != path.stem:
         raise DescriptorError(f"{where}.name: {name!r} must be the file's name without .toml ({path.stem!r})")
     adapter = data["adapter"]
     if not re.match(r"^[A-Za-z0-9_]+\.py:[A-Za-z_][A-Za-z0-9_]*$", adapter):
         raise DescriptorError(f"{where}.adapter: {adapter!r} is not FILE.py:Class with FILE beside the descriptor")
     if "/" in data["constraints"] or "\\" in data["constraints"] or not data["constraints"].endswith(".toml"):
-        raise DescriptorError(f"{where}.constraints: {data['constraints']!r} must be a file name ending .toml (no folder)")
+        raise DescriptorError(
+            f"{where}.constraints: {data['constraints']!r} must be a file name ending .toml (no folder)"
+        )
     families = data["families"]
-    if not families or not all(isinstance(v, str) and _NAME.match(k) and k not in RESERVED for k, v in families.items()):
-        raise DescriptorError(f"{where}.families: expected family = \"reader's words\" pairs, family names lower case and not {' or '.join(RESERVED)}")
+    if not families or not all(
+        isinstance(v, str) and _NAME.match(k) and k not in RESERVED for k, v in families.items()
+    ):
+        raise DescriptorError(
+            f'{where}.families: expected family = "reader\'s words" pairs, family names lower case and not {" or ".join(RESERVED)}'
+        )
     for alias in data.get("aliases", []):
         if not _NAME.match(alias) or alias in RESERVED:
             raise DescriptorError(f"{where}.aliases: {alias!r} must be lower case letters, digits, - or _")
@@ -286,7 +306,9 @@ def plan_rules(constraints: dict[str, Any], constraints_file: str) -> dict[str, 
                 "constraint": c["id"],
                 "title": c["title"],
                 "source": c["source"],
-                "source_urls": {name.strip(): sources[name.strip()] for name in c["source"].split(",") if name.strip() in sources},
+                "source_urls": {
+                    name.strip(): sources[name.strip()] for name in c["source"].split(",") if name.strip() in sources
+                },
             }
             for c in constraints.get("constraint", [])
             for rule in c.get("plan_rule", [])

@@ -21,6 +21,7 @@ from collector.facts import Fact, known, os_release, read_text_file, unknown
 
 __all__ = ["Fact", "decide_backend_family", "known", "os_release", "read_environment", "read_text_file", "unknown"]
 
+
 def env_prefixes() -> tuple[str, ...]:
     """Variables recorded on every run: each backend descriptor's prefixes."""
     return tuple(dict.fromkeys(p for adapter in ADAPTERS.values() for p in adapter.descriptor.env_prefixes))
@@ -28,7 +29,9 @@ def env_prefixes() -> tuple[str, ...]:
 
 def distributions() -> tuple[str, ...]:
     """Distributions whose versions and wheel tags are recorded: torch, then each descriptor's."""
-    return tuple(dict.fromkeys(["torch", *(d for adapter in ADAPTERS.values() for d in adapter.descriptor.distributions)]))
+    return tuple(
+        dict.fromkeys(["torch", *(d for adapter in ADAPTERS.values() for d in adapter.descriptor.distributions)])
+    )
 
 
 def decide_backend_family(target: str, probes: dict[str, Any]) -> tuple[str, str]:

@@ -77,12 +77,14 @@ class EventLog:
         line.update({k: v for k, v in fields.items() if v is not None})
         data = (json.dumps(line, allow_nan=False, sort_keys=False, ensure_ascii=False) + "\n").encode("utf-8")
         if len(data) > MAX_LINE_BYTES:  # reportgen would skip it: never write a line it refuses
-            raise ValueError(f"a {kind} event of {len(data):,} bytes is longer than the event contract's line limit of {MAX_LINE_BYTES:,} bytes")
+            raise ValueError(
+                f"a {kind} event of {len(data):,} bytes is longer than the event contract's line limit of {MAX_LINE_BYTES:,} bytes"
+            )
         with interrupt.writing_line():
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(self._fd, view):]
+                    view = view[os.write(self._fd, view) :]
                 os.fsync(self._fd)
             except OSError as exc:
                 with contextlib.suppress(OSError):

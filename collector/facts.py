@@ -87,6 +87,8 @@ def scheduled_task(environ: Any) -> dict[str, Any] | None:
         return None
     task: dict[str, Any] = {key: environ.get(name) or None for key, name in _TASK_VARIABLES.items()}
     index = task["task_index"]
-    task["task_index"] = int(index) if index is not None and index.isascii() and index.isdigit() and len(index) < 12 else None
+    task["task_index"] = (
+        int(index) if index is not None and index.isascii() and index.isdigit() and len(index) < 12 else None
+    )
     task["node"] = socket.gethostname() or None
     return task

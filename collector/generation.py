@@ -45,15 +45,29 @@ def route(length: int, buckets: list[int], policy: str | None) -> dict[str, Any]
     fits = [b for b in buckets if b >= length]
     if fits:
         bucket = fits[0]
-        return {"bucket": bucket, "outcome": "padded", "reason": f"{length} tokens padded to the {bucket} bucket" if bucket > length else f"{length} tokens fill the {bucket} bucket"}
+        return {
+            "bucket": bucket,
+            "outcome": "padded",
+            "reason": f"{length} tokens padded to the {bucket} bucket"
+            if bucket > length
+            else f"{length} tokens fill the {bucket} bucket",
+        }
     largest = buckets[-1] if buckets else None
     word = policy_word(policy)
     if word == "truncate" and largest is not None:
-        return {"bucket": largest, "outcome": "truncated", "reason": f"{length} tokens are above the largest bucket {largest}: truncated to the last {largest} tokens (plan: {policy})"}
+        return {
+            "bucket": largest,
+            "outcome": "truncated",
+            "reason": f"{length} tokens are above the largest bucket {largest}: truncated to the last {largest} tokens (plan: {policy})",
+        }
     why = f"plan: {policy}" if policy else "the plan declares no policy above the largest bucket"
     if word == "split":
         why += "; the collector does not run split requests"
-    return {"bucket": None, "outcome": "refused", "reason": f"{length} tokens are above the largest bucket {largest}: refused ({why})"}
+    return {
+        "bucket": None,
+        "outcome": "refused",
+        "reason": f"{length} tokens are above the largest bucket {largest}: refused ({why})",
+    }
 
 
 def pad_request(inputs: dict[str, torch.Tensor], bucket: int, pad_id: int, side: str) -> dict[str, torch.Tensor]:
@@ -104,7 +118,9 @@ def generate(
     prompt_mask = padded["attention_mask"].to(device)
     batch, bucket = ids.shape
     if bucket + decode_steps > max_cache_len:
-        raise ValueError(f"bucket {bucket} + {decode_steps} decode steps exceed the static cache of {max_cache_len} positions")
+        raise ValueError(
+            f"bucket {bucket} + {decode_steps} decode steps exceed the static cache of {max_cache_len} positions"
+        )
     mask = torch.zeros((batch, max_cache_len), dtype=prompt_mask.dtype, device=device)
     mask[:, :bucket] = prompt_mask
     positions = (prompt_mask.cumsum(-1) - 1).clamp_min(0)
@@ -161,7 +177,16 @@ def top_k_overlap(logits: torch.Tensor, reference: torch.Tensor, k: int) -> floa
     return min(shared)
 
 
-def judge(trace: Trace, ref: Trace, prompt_mask: torch.Tensor, atol: float, rtol: float, criterion: dict[str, Any] | None, top_k: int, min_overlap: float) -> dict[str, Any]:
+def judge(
+    trace: Trace,
+    ref: Trace,
+    prompt_mask: torch.Tensor,
+    atol: float,
+    rtol: float,
+    criterion: dict[str, Any] | None,
+    top_k: int,
+    min_overlap: float,
+) -> dict[str, Any]:
     """The cell's generation against the reference, by the criteria the plan declared.
 
     The prefill's logits at real (unmasked) positions are judged elementwise. Greedy tokens:
@@ -170,7 +195,9 @@ def judge(trace: Trace, ref: Trace, prompt_mask: torch.Tensor, atol: float, rtol
     and the reference saw the same tokens; after it their contexts differ and it is not shown.
     """
     real = prompt_mask.bool()
-    stats = compare({"prefill_logits": trace.prefill_logits[real]}, {"prefill_logits": ref.prefill_logits[real]}, atol, rtol)
+    stats = compare(
+        {"prefill_logits": trace.prefill_logits[real]}, {"prefill_logits": ref.prefill_logits[real]}, atol, rtol
+    )
     agreeing = steps_agreeing(trace.tokens, ref.tokens)
     total = trace.tokens.shape[1]
     divergent = agreeing if agreeing < total else None
@@ -182,8 +209,12 @@ def judge(trace: Trace, ref: Trace, prompt_mask: torch.Tensor, atol: float, rtol
     overlap_ok = min(judged) >= min_overlap if judged else False
     tokens_ok = None
     if criterion is not None:
-        tokens_ok = agreeing >= criterion["threshold"] if criterion["op"] == ">=" else agreeing <= criterion["threshold"]
-    nonfinite = int((~torch.isfinite(trace.prefill_logits[real])).sum()) + sum(int((~torch.isfinite(s)).sum()) for s in trace.step_logits)
+        tokens_ok = (
+            agreeing >= criterion["threshold"] if criterion["op"] == ">=" else agreeing <= criterion["threshold"]
+        )
+    nonfinite = int((~torch.isfinite(trace.prefill_logits[real])).sum()) + sum(
+        int((~torch.isfinite(s)).sum()) for s in trace.step_logits
+    )
     return {
         "error_stats": stats,
         "steps_agreeing": agreeing,

@@ -74,8 +74,10 @@ def governor(cpus: list[int] | None, read: Callable[[str], str] | None = None) -
             continue
         found.setdefault(value or "(empty)", []).append(cpu)
     if not found:
-        return unknown(f"not readable ({failures[0]}{f', and {len(failures) - 1} more' if len(failures) > 1 else ''}); "
-                       "a VM or container often hides cpufreq")
+        return unknown(
+            f"not readable ({failures[0]}{f', and {len(failures) - 1} more' if len(failures) > 1 else ''}); "
+            "a VM or container often hides cpufreq"
+        )
     if len(found) == 1:
         return known(next(iter(found)), GOVERNOR.format("N"))
     text = "; ".join(f"{value} on CPUs {cpu_ranges(cpus_of)}" for value, cpus_of in found.items())
@@ -84,8 +86,10 @@ def governor(cpus: list[int] | None, read: Callable[[str], str] | None = None) -
 
 def torch_threads() -> Fact:
     try:
-        return known(f"{torch.get_num_threads()} intra-op, {torch.get_num_interop_threads()} inter-op",
-                     "torch.get_num_threads(), torch.get_num_interop_threads()")
+        return known(
+            f"{torch.get_num_threads()} intra-op, {torch.get_num_interop_threads()} inter-op",
+            "torch.get_num_threads(), torch.get_num_interop_threads()",
+        )
     except Exception as exc:  # a fact to record, never a crash of the run
         return unknown(f"torch thread counts unreadable: {type(exc).__name__}: {exc}")
 
@@ -115,7 +119,11 @@ def after_loop(backend: Any, condition: dict[str, Fact]) -> dict[str, Fact]:
 def accelerator(backend: Any) -> dict[str, Fact]:
     reader = getattr(backend, "accelerator_condition", None)
     if reader is None:
-        return {"accelerator": unknown(f"target {getattr(backend, 'name', '?')}: its adapter reads no accelerator condition")}
+        return {
+            "accelerator": unknown(
+                f"target {getattr(backend, 'name', '?')}: its adapter reads no accelerator condition"
+            )
+        }
     try:
         return dict(reader())
     except Exception as exc:  # a failing query is recorded, never fatal

@@ -47,7 +47,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
-    parser.add_argument("--out", type=Path, help="the inspection log to write (default: <workload name>.inspection.jsonl here); an existing file is refused")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="the inspection log to write (default: <workload name>.inspection.jsonl here); an existing file is refused",
+    )
     return parser.parse_args(argv)
 
 
@@ -109,7 +113,11 @@ def inspect_plan(plan: Any, out: Path) -> None:
         )
         done = 0
         for index, (batch, length, layout) in enumerate(shapes, start=1):
-            print(f"collector inspect [{index}/{len(shapes)}] b{batch}-l{length}-{layout}: capturing", file=sys.stderr, flush=True)
+            print(
+                f"collector inspect [{index}/{len(shapes)}] b{batch}-l{length}-{layout}: capturing",
+                file=sys.stderr,
+                flush=True,
+            )
             log.write("inspection", **inspect_shape(workload, model, batch, length, layout))
             done += 1
         log.write("inspection_end", shapes_planned=len(shapes), shapes_inspected=done)
@@ -123,7 +131,12 @@ def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: st
     from collector.compare import describe_input
     from collector.workload import check_inputs
 
-    fields: dict[str, Any] = {"shape": f"b{batch}-l{length}-{layout}", "batch": batch, "length": length, "layout": layout}
+    fields: dict[str, Any] = {
+        "shape": f"b{batch}-l{length}-{layout}",
+        "batch": batch,
+        "length": length,
+        "layout": layout,
+    }
     fields["capture"] = "torch.export (non-strict), ATen before decompositions"
     try:
         inputs = check_inputs(workload, workload.make_inputs(batch, length, layout))
@@ -186,7 +199,9 @@ def _op_name(target: Any) -> str | None:
     return None
 
 
-def _graph_facts(program: Any) -> tuple[Counter[str], list[dict[str, Any]], int, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+def _graph_facts(
+    program: Any,
+) -> tuple[Counter[str], list[dict[str, Any]], int, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
     """Operator counts, float64 values the graph computes (one entry per operator), the count
     of int64 values it computes, and the wide constants it holds."""
     import torch
@@ -206,7 +221,10 @@ def _graph_facts(program: Any) -> tuple[Counter[str], list[dict[str, Any]], int,
                 float64_by_op[name] += 1
             elif value.dtype == torch.int64:
                 int64_values += 1
-    graph = [{"where": "graph", "name": f"{count} value(s) computed by {op}", "dtype": "float64"} for op, count in sorted(float64_by_op.items())]
+    graph = [
+        {"where": "graph", "name": f"{count} value(s) computed by {op}", "dtype": "float64"}
+        for op, count in sorted(float64_by_op.items())
+    ]
     floats, ints = [], []
     for name, value in getattr(program, "constants", {}).items():
         if isinstance(value, torch.Tensor):
@@ -228,7 +246,11 @@ def _values(value: Any) -> list[Any]:
 def _tensors(model: Any, inputs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     floats: list[dict[str, Any]] = []
     ints: list[dict[str, Any]] = []
-    for where, named in (("parameter", model.named_parameters()), ("buffer", model.named_buffers()), ("input", inputs.items())):
+    for where, named in (
+        ("parameter", model.named_parameters()),
+        ("buffer", model.named_buffers()),
+        ("input", inputs.items()),
+    ):
         for name, tensor in named:
             floats += _wide_float(where, name, tensor)
             ints += _wide_int(where, name, tensor)
@@ -251,7 +273,16 @@ def _wide_int(where: str, name: str, tensor: Any) -> list[dict[str, Any]]:
     low, high = int(tensor.min().item()), int(tensor.max().item())
     if INT32_MIN <= low and high <= INT32_MAX:
         return []
-    return [{"where": where, "name": name, "dtype": "int64", "shape": list(tensor.shape), "min": float(low), "max": float(high)}]
+    return [
+        {
+            "where": where,
+            "name": name,
+            "dtype": "int64",
+            "shape": list(tensor.shape),
+            "min": float(low),
+            "max": float(high),
+        }
+    ]
 
 
 def _short(value: Any) -> str:

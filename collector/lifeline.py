@@ -111,7 +111,12 @@ def sweep_left_behind(parent: Path | None = None) -> list[Path]:
     removed = []
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
-            if entry.name.startswith(CACHE_PREFIXES) and not entry.is_symlink() and entry.is_dir() and _owner_gone(entry):
+            if (
+                entry.name.startswith(CACHE_PREFIXES)
+                and not entry.is_symlink()
+                and entry.is_dir()
+                and _owner_gone(entry)
+            ):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry)
     return removed

@@ -178,7 +178,9 @@ def _stats(out: Any, ref: Any, atol: float, rtol: float) -> tuple[dict[str, Any]
 
 def _to_candidate(value: Any, dtype: torch.dtype, device: torch.device) -> Any:
     """Reference inputs as the candidate takes them: floating tensors in the cell's dtype, on its device."""
-    return tree_map_only(torch.Tensor, lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else t.dtype), value)
+    return tree_map_only(
+        torch.Tensor, lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else t.dtype), value
+    )
 
 
 def localize(run: Run, cell: Cell, model: torch.nn.Module, reason: str) -> None:
@@ -206,7 +208,9 @@ def localize(run: Run, cell: Cell, model: torch.nn.Module, reason: str) -> None:
     run.log.write("localization", **fields)
 
 
-def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any], atol: float, rtol: float) -> dict[str, Any]:
+def _measure(
+    run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any], atol: float, rtol: float
+) -> dict[str, Any]:
     key = input_key(cell.batch, cell.length, cell.layout)
     ref_dtype = DTYPES[run.plan.reference_dtype]
     cell_dtype = DTYPES[cell.dtype]
@@ -223,7 +227,7 @@ def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any
     order = ref_capture.order
     skipped += [{"name": n, "reason": "not called by the reference"} for n in names if n not in ref_capture.calls]
     chosen = order[: bounds["max_modules"]]
-    skipped += [{"name": n, "reason": "max_modules"} for n in order[bounds["max_modules"]:]]
+    skipped += [{"name": n, "reason": "max_modules"} for n in order[bounds["max_modules"] :]]
     skipped += [{"name": n, "reason": "max_bytes"} for n in ref_capture.over_budget if n in chosen]
     chosen = [n for n in chosen if n in ref_capture.outputs]
 
@@ -238,7 +242,9 @@ def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any
                 # A function of its own, so Dynamo traces it afresh with the hooks inside: a
                 # compiled module's cached graph from before the hooks could be reused without
                 # them. The cell's own graphs stay cached (profiles and later cells reuse them).
-                whole = run.backend.compile(lambda inputs: run.workload.run_model(candidate, inputs), run.plan.compile_options)
+                whole = run.backend.compile(
+                    lambda inputs: run.workload.run_model(candidate, inputs), run.plan.compile_options
+                )
                 whole(feed)
             else:
                 run.workload.run_model(candidate, feed)
@@ -250,7 +256,9 @@ def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any
         cand_capture.remove()
     missed = [n for n in chosen if n not in cand_capture.calls]
     if accumulated_note is None and missed:
-        accumulated_note = f"{len(missed)} module(s) were not seen called on the candidate end to end: {', '.join(missed[:8])}"
+        accumulated_note = (
+            f"{len(missed)} module(s) were not seen called on the candidate end to end: {', '.join(missed[:8])}"
+        )
     if accumulated_note is None and cand_capture.over_budget:
         accumulated_note = f"{len(cand_capture.over_budget)} module output(s) past max_bytes on the candidate side"
 
@@ -260,7 +268,21 @@ def _measure(run: Run, cell: Cell, model: torch.nn.Module, bounds: dict[str, Any
     with limit:
         for position, name in enumerate(chosen):
             interrupt.check()
-            rows.append(_one_module(run, cell, name, modules_by_name[name], position, ref_capture, cand_capture, cell_dtype, device, atol, rtol))
+            rows.append(
+                _one_module(
+                    run,
+                    cell,
+                    name,
+                    modules_by_name[name],
+                    position,
+                    ref_capture,
+                    cand_capture,
+                    cell_dtype,
+                    device,
+                    atol,
+                    rtol,
+                )
+            )
     listed = skipped[:SKIPPED_LISTED]
     return {
         "modules": rows,
@@ -281,7 +303,19 @@ def _recompile_room(count: int) -> Any:
     return config.patch({name: max(int(getattr(config, name)), count + 8)})
 
 
-def _one_module(run: Run, cell: Cell, name: str, module: torch.nn.Module, position: int, ref: Capture, cand: Capture, dtype: torch.dtype, device: torch.device, atol: float, rtol: float) -> dict[str, Any]:
+def _one_module(
+    run: Run,
+    cell: Cell,
+    name: str,
+    module: torch.nn.Module,
+    position: int,
+    ref: Capture,
+    cand: Capture,
+    dtype: torch.dtype,
+    device: torch.device,
+    atol: float,
+    rtol: float,
+) -> dict[str, Any]:
     row: dict[str, Any] = {
         "name": name,
         "type": type(module).__name__,
@@ -327,7 +361,11 @@ def _one_module(run: Run, cell: Cell, name: str, module: torch.nn.Module, positi
                 notes.append(f"local: {note}")
         except Exception as exc:
             interrupt.check()
-            what = "could not be compiled alone or run so" if cell.mode == "compiled" else "did not run on the reference inputs"
+            what = (
+                "could not be compiled alone or run so"
+                if cell.mode == "compiled"
+                else "did not run on the reference inputs"
+            )
             notes.append(f"local: {what}: {_short(exc)}")
     if notes:
         row["note"] = "; ".join(notes)

@@ -39,7 +39,11 @@ def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None 
         return _applied
     environ = os.environ if environ is None else environ
     late = "torch_neuronx" in sys.modules
-    late_note = "; torch_neuronx was already imported when it was set, so whether the runtime read it is not measured" if late else ""
+    late_note = (
+        "; torch_neuronx was already imported when it was set, so whether the runtime read it is not measured"
+        if late
+        else ""
+    )
     settings = []
     for name, (value, note) in PINNED.items():
         before = environ.get(name)
@@ -51,18 +55,34 @@ def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None 
             settings.append({"name": name, "value": value, "set_by": "collector", "note": note + was + late_note})
     for name, (value, note) in DEFAULTED.items():
         if name in environ:
-            settings.append({"name": name, "value": environ[name], "set_by": "environment", "note": "kept as set by the user"})
+            settings.append(
+                {"name": name, "value": environ[name], "set_by": "environment", "note": "kept as set by the user"}
+            )
         else:
             environ[name] = value
             settings.append({"name": name, "value": value, "set_by": "collector", "note": note + late_note})
     if LOG_FILE in environ:
-        settings.append({"name": LOG_FILE, "value": environ[LOG_FILE], "set_by": "environment", "note": "the [Neuron] log channel; copied into the run directory at the end"})
+        settings.append(
+            {
+                "name": LOG_FILE,
+                "value": environ[LOG_FILE],
+                "set_by": "environment",
+                "note": "the [Neuron] log channel; copied into the run directory at the end",
+            }
+        )
     else:
         if log_file is None:
             handle, log_file = tempfile.mkstemp(prefix="collector-neuron-", suffix=".log")
             os.close(handle)
         environ[LOG_FILE] = log_file
-        settings.append({"name": LOG_FILE, "value": log_file, "set_by": "collector", "note": "the [Neuron] log channel; copied into the run directory at the end" + late_note})
+        settings.append(
+            {
+                "name": LOG_FILE,
+                "value": log_file,
+                "set_by": "collector",
+                "note": "the [Neuron] log channel; copied into the run directory at the end" + late_note,
+            }
+        )
     _applied = settings
     return settings
 

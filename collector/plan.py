@@ -19,7 +19,18 @@ from collector import descriptors, planschema
 from collector.eventlog import MAX_LINE_BYTES
 from collector.planschema import KNOWN_DTYPES, KNOWN_REQUIREMENTS, LAYOUTS, MODES, TARGETS, PlanError
 
-__all__ = ["Cell", "WorkloadPlan", "PlanError", "load_plan", "expand_matrix", "KNOWN_DTYPES", "KNOWN_REQUIREMENTS", "LAYOUTS", "MODES", "TARGETS"]
+__all__ = [
+    "Cell",
+    "WorkloadPlan",
+    "PlanError",
+    "load_plan",
+    "expand_matrix",
+    "KNOWN_DTYPES",
+    "KNOWN_REQUIREMENTS",
+    "LAYOUTS",
+    "MODES",
+    "TARGETS",
+]
 
 # Generated from reportgen/judge/constraints/*.toml (python -m reportgen.judge.backend_docs):
 # the plan keys each target's documented constraints limit.
@@ -95,10 +106,19 @@ class WorkloadPlan:
             "description": self.description,
             "intended_target": self.intended_target,
             "matrix": [
-                {"case": c.case, "batch": c.batch, "length": c.length, "layout": c.layout, "dtype": c.dtype, "mode": c.mode, "repeat_of": c.repeat_of}
+                {
+                    "case": c.case,
+                    "batch": c.batch,
+                    "length": c.length,
+                    "layout": c.layout,
+                    "dtype": c.dtype,
+                    "mode": c.mode,
+                    "repeat_of": c.repeat_of,
+                }
                 for c in cells
             ],
-            "reference": f"cpu eager {self.reference_dtype}, run twice" + (", float64 golden" if self.float64_golden else ""),
+            "reference": f"cpu eager {self.reference_dtype}, run twice"
+            + (", float64 golden" if self.float64_golden else ""),
             "tolerances": self.tolerances,
             "warm_repetitions": warm_repetitions or self.warm_repetitions,
             "remeasure_rounds": self.remeasure_rounds,
@@ -223,7 +243,6 @@ def check_region_syntax(rule: dict[str, Any], where: str) -> None:
         parse_slice(item, f"{where}.region")
 
 
-
 PARAM_RULES = ("elementwise", "lr-bound", "zero-grad")
 
 
@@ -250,8 +269,10 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
             raise PlanError(f"{where}: unknown keys {extra}; known: mask, region")
         if "mask" in rule and not (isinstance(rule["mask"], str) and rule["mask"]):
             raise PlanError(f"{where}.mask: expected an input name")
-        if "region" in rule and not (isinstance(rule["region"], list) and rule["region"] and all(isinstance(v, str) for v in rule["region"])):
-            raise PlanError(f"{where}.region: expected a list of index slices as strings, e.g. [\":\", \"0:64\"]")
+        if "region" in rule and not (
+            isinstance(rule["region"], list) and rule["region"] and all(isinstance(v, str) for v in rule["region"])
+        ):
+            raise PlanError(f'{where}.region: expected a list of index slices as strings, e.g. [":", "0:64"]')
         entry: dict[str, Any] = {"output": name, "mask": rule.get("mask"), "region": rule.get("region")}
         try:
             check_region_syntax(entry, where)
@@ -273,7 +294,7 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
         if isinstance(match, str):
             match = [match]
         if not (isinstance(match, list) and match and all(isinstance(m, str) and m for m in match)):
-            raise PlanError(f"{where}.match: expected glob patterns over parameter names, e.g. [\"*.qkv.bias\"]")
+            raise PlanError(f'{where}.match: expected glob patterns over parameter names, e.g. ["*.qkv.bias"]')
         kind = rule.get("rule")
         if kind not in PARAM_RULES:
             raise PlanError(f"{where}.rule: one of {', '.join(PARAM_RULES)}")
@@ -288,7 +309,7 @@ def compare_rules(table: Any, training: bool) -> dict[str, list[dict[str, Any]]]
                 raise PlanError(f"{where}.zero_below: a number >= 0")
             entry["zero_below"] = float(below)
         elif "k" in rule or "zero_below" in rule:
-            raise PlanError(f"{where}: k and zero_below only go with rule = \"lr-bound\"")
+            raise PlanError(f'{where}: k and zero_below only go with rule = "lr-bound"')
         rules["params"].append(entry)
     return rules
 
@@ -341,7 +362,9 @@ def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bo
     return plan_from_data(data, text, path, require_module, allow_undecided)
 
 
-def plan_from_data(data: dict[str, Any], text: str, path: Path, require_module: bool = True, allow_undecided: bool = False) -> WorkloadPlan:
+def plan_from_data(
+    data: dict[str, Any], text: str, path: Path, require_module: bool = True, allow_undecided: bool = False
+) -> WorkloadPlan:
     """load_plan for a plan already parsed (``text`` is its TOML, for line numbers; ``path`` names
     it in every message)."""
     checked = planschema.validate(data, str(path), text)
@@ -359,15 +382,28 @@ def plan_from_data(data: dict[str, Any], text: str, path: Path, require_module: 
     workload, timing, reference = checked["workload"], checked["timing"], checked["reference"]
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in workload["module"]):
         line = planschema.key_lines(text).get("workload.module")
-        raise PlanError(f"{path}{f':{line}' if line else ''}: workload.module: {workload['module']!r} holds a control character; expected a file name such as \"my_encoder.py\"")
+        raise PlanError(
+            f'{path}{f":{line}" if line else ""}: workload.module: {workload["module"]!r} holds a control character; expected a file name such as "my_encoder.py"'
+        )
     cells = expand_matrix(checked["matrix"])
     matrix_cells = len(cells)
     if checked["matrix"].get("max_cells") is not None:
         cells = cells[: checked["matrix"]["max_cells"]]
-    scope = {**{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")}, "synchronized": True, "note": timing["scope"]["note"]}
+    scope = {
+        **{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")},
+        "synchronized": True,
+        "note": timing["scope"]["note"],
+    }
     training = checked.get("training")
     try:
-        written = {part: {name: {k: v for k, v in rule.items() if v is not None} for name, rule in rules.items()} for part, rules in checked["compare"].items()} if "compare" in checked else None
+        written = (
+            {
+                part: {name: {k: v for k, v in rule.items() if v is not None} for name, rule in rules.items()}
+                for part, rules in checked["compare"].items()
+            }
+            if "compare" in checked
+            else None
+        )
         compare = compare_rules(written, training=training is not None)
     except PlanError as exc:
         where, _, message = str(exc).partition(": ")
@@ -389,7 +425,9 @@ def plan_from_data(data: dict[str, Any], text: str, path: Path, require_module: 
         padding={k: v for k, v in checked["padding"].items() if k != "proposed"} if "padding" in checked else None,
         compile_options=dict(checked["compile"]),
         inputs=checked.get("inputs", {}),
-        training={"steps": training["steps"], "seed": training["seed"], "randomness": training["randomness"]} if training else None,
+        training={"steps": training["steps"], "seed": training["seed"], "randomness": training["randomness"]}
+        if training
+        else None,
         generation=dict(checked["generation"]) if "generation" in checked else None,
         compare=compare,
         intended_target=workload["target"],
@@ -403,7 +441,11 @@ def plan_from_data(data: dict[str, Any], text: str, path: Path, require_module: 
     except (TypeError, ValueError) as exc:
         raise PlanError(f"{path}: the plan event cannot be written: {exc}") from None
     if require_module and not plan.module_path.is_file():
-        raise PlanError(f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} does not exist".replace(":: ", ": "))
+        raise PlanError(
+            f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} does not exist".replace(
+                ":: ", ": "
+            )
+        )
     return plan
 
 
@@ -413,7 +455,9 @@ def refused_on(plan: WorkloadPlan, target: str) -> str | None:
     if not any(c.mode == "compiled" for c in plan.cells):
         return None
     try:
-        rules = json.loads(TARGET_RULES_PATH.read_text(encoding="utf-8")).get(target) or descriptors.plugin_plan_rules(target)
+        rules = json.loads(TARGET_RULES_PATH.read_text(encoding="utf-8")).get(target) or descriptors.plugin_plan_rules(
+            target
+        )
     except descriptors.DescriptorError as exc:  # a plugin backend's constraints file: nothing runs unchecked
         return str(exc)
     for rule in rules.get("rules", []):
@@ -421,7 +465,10 @@ def refused_on(plan: WorkloadPlan, target: str) -> str | None:
         value = plan.checked.get(table, {}).get(key)
         if value in rule["allowed"]:
             continue
-        sources = ", ".join(f"{name} {rule['source_urls'][name]}" if name in rule["source_urls"] else name for name in (n.strip() for n in rule["source"].split(",")))
+        sources = ", ".join(
+            f"{name} {rule['source_urls'][name]}" if name in rule["source_urls"] else name
+            for name in (n.strip() for n in rule["source"].split(","))
+        )
         allowed = " or ".join(json.dumps(v) for v in rule["allowed"])
         line = plan.key_lines.get(rule["key"])
         where = f"{plan.path}:{line}" if line else str(plan.path)

@@ -110,12 +110,57 @@ SCHEMA: tuple[Table, ...] = (
         "What the workload is and where its code lives.",
         (
             Key("name", "str", "Workload name, recorded in every run.", REQUIRED, '"my-encoder"'),
-            Key("module", "str", "Python module with build_model, make_inputs, run_model (path relative to the plan).", REQUIRED, '"my_encoder.py"', COLLECTOR),
-            Key("description", "str", "One line saying what the workload is.", "", '"Two-layer encoder, int64 ids, bool mask."', COLLECTOR),
-            Key("requirements", "list[str]", "Hard acceptance requirements (requires_float64: float64 computation, not just float64 outputs).", [], "[]", BOTH, KNOWN_REQUIREMENTS),
-            Key("target", "str", "The target this plan is meant to certify; recorded in the plan event as intended_target.", None, '"neuron"', BOTH, TARGETS),
-            Key("expected_compilations", "int", "How many compilations the owner expects for the whole matrix of one dtype and layout.", None, "1", PLAN_CHECK, minimum=1),
-            Key("variable_lengths", "bool", "Request lengths vary at serving time (so they need a bucket ladder).", False, "true", PLAN_CHECK),
+            Key(
+                "module",
+                "str",
+                "Python module with build_model, make_inputs, run_model (path relative to the plan).",
+                REQUIRED,
+                '"my_encoder.py"',
+                COLLECTOR,
+            ),
+            Key(
+                "description",
+                "str",
+                "One line saying what the workload is.",
+                "",
+                '"Two-layer encoder, int64 ids, bool mask."',
+                COLLECTOR,
+            ),
+            Key(
+                "requirements",
+                "list[str]",
+                "Hard acceptance requirements (requires_float64: float64 computation, not just float64 outputs).",
+                [],
+                "[]",
+                BOTH,
+                KNOWN_REQUIREMENTS,
+            ),
+            Key(
+                "target",
+                "str",
+                "The target this plan is meant to certify; recorded in the plan event as intended_target.",
+                None,
+                '"neuron"',
+                BOTH,
+                TARGETS,
+            ),
+            Key(
+                "expected_compilations",
+                "int",
+                "How many compilations the owner expects for the whole matrix of one dtype and layout.",
+                None,
+                "1",
+                PLAN_CHECK,
+                minimum=1,
+            ),
+            Key(
+                "variable_lengths",
+                "bool",
+                "Request lengths vary at serving time (so they need a bucket ladder).",
+                False,
+                "true",
+                PLAN_CHECK,
+            ),
         ),
         required=True,
     ),
@@ -124,10 +169,43 @@ SCHEMA: tuple[Table, ...] = (
         "The cells to run: every shape x dtype x layout x mode, then the cache-check repeats.",
         (
             Key("shapes", "shapes", "Input shapes as [batch, length]; at least one.", REQUIRED, "[[1, 128], [4, 512]]"),
-            Key("dtypes", "list[str]", "Compute dtypes of floating inputs and weights, in run order.", ["float32"], '["float32", "bfloat16"]', BOTH, KNOWN_DTYPES, min_items=1),
-            Key("layouts", "list[str]", "Input layouts to test; make_inputs builds each.", ["contiguous"], '["contiguous", "noncontiguous"]', BOTH, LAYOUTS, min_items=1),
-            Key("modes", "list[str]", "Execution modes.", ["eager", "compiled"], '["eager", "compiled"]', BOTH, MODES, min_items=1),
-            Key("cache_checks", "shapes", "Shapes (from shapes) repeated after the largest: does the process compile them again?", [], "[[1, 128]]"),
+            Key(
+                "dtypes",
+                "list[str]",
+                "Compute dtypes of floating inputs and weights, in run order.",
+                ["float32"],
+                '["float32", "bfloat16"]',
+                BOTH,
+                KNOWN_DTYPES,
+                min_items=1,
+            ),
+            Key(
+                "layouts",
+                "list[str]",
+                "Input layouts to test; make_inputs builds each.",
+                ["contiguous"],
+                '["contiguous", "noncontiguous"]',
+                BOTH,
+                LAYOUTS,
+                min_items=1,
+            ),
+            Key(
+                "modes",
+                "list[str]",
+                "Execution modes.",
+                ["eager", "compiled"],
+                '["eager", "compiled"]',
+                BOTH,
+                MODES,
+                min_items=1,
+            ),
+            Key(
+                "cache_checks",
+                "shapes",
+                "Shapes (from shapes) repeated after the largest: does the process compile them again?",
+                [],
+                "[[1, 128]]",
+            ),
             Key(
                 "max_cells",
                 "int",
@@ -155,7 +233,13 @@ SCHEMA: tuple[Table, ...] = (
         (
             Key("atol", "number", "Absolute tolerance.", REQUIRED, "1e-5", BOTH, minimum=0),
             Key("rtol", "number", "Relative tolerance.", REQUIRED, "1e-4", BOTH, minimum=0),
-            Key("proposed", "bool", "Set by plan-check on values it proposes: the collector refuses the plan until a person reviews the values and removes the flag.", False, "true"),
+            Key(
+                "proposed",
+                "bool",
+                "Set by plan-check on values it proposes: the collector refuses the plan until a person reviews the values and removes the flag.",
+                False,
+                "true",
+            ),
         ),
     ),
     Table(
@@ -174,12 +258,28 @@ SCHEMA: tuple[Table, ...] = (
         "timing",
         "Warm timing of cells whose correctness passed.",
         (
-            Key("warm_repetitions", "int", "Timed warm calls per passing cell (--warm overrides).", 30, "30", COLLECTOR, minimum=1),
+            Key(
+                "warm_repetitions",
+                "int",
+                "Timed warm calls per passing cell (--warm overrides).",
+                30,
+                "30",
+                COLLECTOR,
+                minimum=1,
+            ),
             Key("warmup", "int", "Untimed calls before them.", 3, "3", COLLECTOR, minimum=0),
-            Key("remeasure_rounds", "int", "Rounds of re-measurement for a warm series the stability rules call unstable "
+            Key(
+                "remeasure_rounds",
+                "int",
+                "Rounds of re-measurement for a warm series the stability rules call unstable "
                 "(collector/README.md, Timing stability): each round times every still-unstable cell of a group again, one after "
-                "another; a cell still unstable after the last round is flagged \"unstable timing\". 0: never re-measure.",
-                2, "2", COLLECTOR, minimum=0, maximum=10),
+                'another; a cell still unstable after the last round is flagged "unstable timing". 0: never re-measure.',
+                2,
+                "2",
+                COLLECTOR,
+                minimum=0,
+                maximum=10,
+            ),
         ),
     ),
     Table(
@@ -188,7 +288,9 @@ SCHEMA: tuple[Table, ...] = (
         (
             Key("preprocessing", "bool", "Preparing the inputs is inside the timed region.", False, "false", COLLECTOR),
             Key("host_to_device", "bool", "Copying the inputs to the device is timed.", False, "false", COLLECTOR),
-            Key("output_retrieval", "bool", "Copying the outputs back to the host is timed.", False, "false", COLLECTOR),
+            Key(
+                "output_retrieval", "bool", "Copying the outputs back to the host is timed.", False, "false", COLLECTOR
+            ),
             Key("note", "str", "Free text about the timed region.", "", '"model call only"', COLLECTOR),
         ),
         inline=True,
@@ -197,10 +299,32 @@ SCHEMA: tuple[Table, ...] = (
         "padding",
         "How variable request lengths are padded to a fixed set of buckets.",
         (
-            Key("buckets", "list[int]", "The bucket ladder, ascending; a length pads to the next bucket at or above it.", [], "[128, 384, 768]", BOTH, minimum=1),
-            Key("above_largest", "text-policy", "What happens to a request longer than the largest bucket: text starting with reject, truncate or split.", None, '"reject requests longer than 768 tokens"', BOTH, ABOVE_LARGEST_POLICIES),
+            Key(
+                "buckets",
+                "list[int]",
+                "The bucket ladder, ascending; a length pads to the next bucket at or above it.",
+                [],
+                "[128, 384, 768]",
+                BOTH,
+                minimum=1,
+            ),
+            Key(
+                "above_largest",
+                "text-policy",
+                "What happens to a request longer than the largest bucket: text starting with reject, truncate or split.",
+                None,
+                '"reject requests longer than 768 tokens"',
+                BOTH,
+                ABOVE_LARGEST_POLICIES,
+            ),
             Key("mask_padded", "bool", "Attention masks are padded like the inputs.", True, "true"),
-            Key("proposed", "bool", "Set by plan-check on a ladder it proposes: the collector refuses the plan until a person reviews it and removes the flag.", False, "true"),
+            Key(
+                "proposed",
+                "bool",
+                "Set by plan-check on a ladder it proposes: the collector refuses the plan until a person reviews it and removes the flag.",
+                False,
+                "true",
+            ),
         ),
     ),
     Table(
@@ -208,7 +332,14 @@ SCHEMA: tuple[Table, ...] = (
         "The trusted reference: CPU eager, run twice per shape (its noise floor).",
         (
             Key("dtype", "str", "Dtype the reference runs in.", "float32", '"float32"', COLLECTOR, KNOWN_DTYPES),
-            Key("float64_golden", "bool", "Also run a float64 copy and record its distance to the reference.", False, "false", COLLECTOR),
+            Key(
+                "float64_golden",
+                "bool",
+                "Also run a float64 copy and record its distance to the reference.",
+                False,
+                "false",
+                COLLECTOR,
+            ),
         ),
     ),
     Table(
@@ -218,8 +349,20 @@ SCHEMA: tuple[Table, ...] = (
         (
             Key("dynamic", "bool", "torch.compile(dynamic=...): false compiles each shape for itself.", False, "false"),
             Key("mode", "str", "torch.compile(mode=...).", "default", '"default"', BOTH, COMPILE_MODES),
-            Key("fullgraph", "bool", "torch.compile(fullgraph=...): true makes a graph break an error instead of a silent split.", False, "true"),
-            Key("backend_options", "table(free)", "torch.compile(options=...): passed to the backend as written (strings, numbers, booleans); only with mode \"default\".", {}, '{ "max_autotune" = false }'),
+            Key(
+                "fullgraph",
+                "bool",
+                "torch.compile(fullgraph=...): true makes a graph break an error instead of a silent split.",
+                False,
+                "true",
+            ),
+            Key(
+                "backend_options",
+                "table(free)",
+                'torch.compile(options=...): passed to the backend as written (strings, numbers, booleans); only with mode "default".',
+                {},
+                '{ "max_autotune" = false }',
+            ),
         ),
     ),
     Table(
@@ -228,10 +371,41 @@ SCHEMA: tuple[Table, ...] = (
         "end to end (accumulated) and fed the reference module's inputs (local). A mismatching cell is always localised; "
         "the bounds keep the cost small and what they leave out is logged.",
         (
-            Key("always", "bool", "Localise every cell, passing ones included (not only the mismatching ones).", False, "false", COLLECTOR),
-            Key("max_depth", "int", "Deepest submodule localised: 1 is the model's direct children, 2 their children, and so on (a ModuleList's index does not count: blocks.0 is at depth 1).", 2, "2", COLLECTOR, minimum=1),
-            Key("max_modules", "int", "Most submodules localised per cell, in execution order (each compiled alone in a compiled cell).", 32, "32", COLLECTOR, minimum=1),
-            Key("max_bytes", "int", "Most bytes of captured module inputs and outputs held per cell; modules past it are skipped and logged.", 268435456, "268435456", COLLECTOR, minimum=1),
+            Key(
+                "always",
+                "bool",
+                "Localise every cell, passing ones included (not only the mismatching ones).",
+                False,
+                "false",
+                COLLECTOR,
+            ),
+            Key(
+                "max_depth",
+                "int",
+                "Deepest submodule localised: 1 is the model's direct children, 2 their children, and so on (a ModuleList's index does not count: blocks.0 is at depth 1).",
+                2,
+                "2",
+                COLLECTOR,
+                minimum=1,
+            ),
+            Key(
+                "max_modules",
+                "int",
+                "Most submodules localised per cell, in execution order (each compiled alone in a compiled cell).",
+                32,
+                "32",
+                COLLECTOR,
+                minimum=1,
+            ),
+            Key(
+                "max_bytes",
+                "int",
+                "Most bytes of captured module inputs and outputs held per cell; modules past it are skipped and logged.",
+                268435456,
+                "268435456",
+                COLLECTOR,
+                minimum=1,
+            ),
         ),
     ),
     Table(
@@ -244,10 +418,40 @@ SCHEMA: tuple[Table, ...] = (
         "One model input as the real preprocessing produces it.",
         (
             Key("dtype", "str", "The input's dtype.", REQUIRED, '"int64"', PLAN_CHECK, INPUT_DTYPES),
-            Key("layout", "str", "Layout the real preprocessing produces.", REQUIRED, '"contiguous"', PLAN_CHECK, LAYOUTS),
-            Key("how", "str", "How a non-contiguous input comes about (required when layout is noncontiguous).", None, '"slice"', PLAN_CHECK, NONCONTIGUOUS_HOW),
-            Key("value_range", "range", "Integer inputs: smallest and largest value, e.g. [0, vocabulary size - 1].", None, "[0, 30521]", PLAN_CHECK),
-            Key("note", "str", "Free text, e.g. which preprocessing step makes the layout.", "", '"ids sliced from a padded batch buffer"', PLAN_CHECK),
+            Key(
+                "layout",
+                "str",
+                "Layout the real preprocessing produces.",
+                REQUIRED,
+                '"contiguous"',
+                PLAN_CHECK,
+                LAYOUTS,
+            ),
+            Key(
+                "how",
+                "str",
+                "How a non-contiguous input comes about (required when layout is noncontiguous).",
+                None,
+                '"slice"',
+                PLAN_CHECK,
+                NONCONTIGUOUS_HOW,
+            ),
+            Key(
+                "value_range",
+                "range",
+                "Integer inputs: smallest and largest value, e.g. [0, vocabulary size - 1].",
+                None,
+                "[0, 30521]",
+                PLAN_CHECK,
+            ),
+            Key(
+                "note",
+                "str",
+                "Free text, e.g. which preprocessing step makes the layout.",
+                "",
+                '"ids sliced from a padded batch buffer"',
+                PLAN_CHECK,
+            ),
         ),
     ),
     Table(
@@ -263,8 +467,23 @@ SCHEMA: tuple[Table, ...] = (
         "compare.outputs.<name>",
         "Only part of this output is judged: give exactly one of mask or region. The collector checks it against the model before anything runs.",
         (
-            Key("mask", "str", "An input name whose non-zero elements mark the judged positions (e.g. the attention mask).", None, '"attention_mask"', COLLECTOR),
-            Key("region", "list[str]", "One index or start:stop slice per leading dimension.", None, '[":", "0:64"]', COLLECTOR, min_items=1),
+            Key(
+                "mask",
+                "str",
+                "An input name whose non-zero elements mark the judged positions (e.g. the attention mask).",
+                None,
+                '"attention_mask"',
+                COLLECTOR,
+            ),
+            Key(
+                "region",
+                "list[str]",
+                "One index or start:stop slice per leading dimension.",
+                None,
+                '[":", "0:64"]',
+                COLLECTOR,
+                min_items=1,
+            ),
         ),
         example='mask = "attention_mask"          # or: region = [":", "0:64"]',
     ),
@@ -277,10 +496,41 @@ SCHEMA: tuple[Table, ...] = (
         "compare.params.<group>",
         "How the updated parameters of a group are judged.",
         (
-            Key("match", "globs", "Glob patterns over parameter names (a string or a list).", REQUIRED, '["*.qkv.bias"]', COLLECTOR),
-            Key("rule", "str", "elementwise (the tolerances), lr-bound (|updated - reference| <= k * lr) or zero-grad.", REQUIRED, '"lr-bound"', COLLECTOR, ("elementwise", "lr-bound", "zero-grad")),
-            Key("k", "number", "lr-bound only: the bound's factor, a positive number.", None, "2.0", COLLECTOR, minimum=0),
-            Key("zero_below", "number", "lr-bound only: gradients below this count as zero.", None, "1e-12", COLLECTOR, minimum=0),
+            Key(
+                "match",
+                "globs",
+                "Glob patterns over parameter names (a string or a list).",
+                REQUIRED,
+                '["*.qkv.bias"]',
+                COLLECTOR,
+            ),
+            Key(
+                "rule",
+                "str",
+                "elementwise (the tolerances), lr-bound (|updated - reference| <= k * lr) or zero-grad.",
+                REQUIRED,
+                '"lr-bound"',
+                COLLECTOR,
+                ("elementwise", "lr-bound", "zero-grad"),
+            ),
+            Key(
+                "k",
+                "number",
+                "lr-bound only: the bound's factor, a positive number.",
+                None,
+                "2.0",
+                COLLECTOR,
+                minimum=0,
+            ),
+            Key(
+                "zero_below",
+                "number",
+                "lr-bound only: gradients below this count as zero.",
+                None,
+                "1e-12",
+                COLLECTOR,
+                minimum=0,
+            ),
         ),
     ),
     Table(
@@ -291,12 +541,59 @@ SCHEMA: tuple[Table, ...] = (
         "dtype's task criterion on the metric greedy_steps_agreeing (leading steps whose greedy token equals the reference's; "
         "step 0 is the prefill's) and by top-k overlap; the prefill's logits at real positions by atol and rtol.",
         (
-            Key("decode_steps", "int", "Decode calls after the prefill, one new token each.", REQUIRED, "16", COLLECTOR, minimum=1),
-            Key("max_cache_len", "int", "Positions of the static KV cache: at least the largest bucket plus decode_steps.", REQUIRED, "544", COLLECTOR, minimum=2),
-            Key("padding_side", "str", "Where padding goes: left, as decoder generation expects, or right.", "left", '"left"', COLLECTOR, ("left", "right")),
-            Key("config", "str", "A named model configuration the workload module offers (its CONFIGS), passed to its configure().", "", '"tiny"', COLLECTOR),
-            Key("top_k", "int", "Top-k overlap: how many of the reference's highest-scored tokens are compared at each step.", 5, "5", COLLECTOR, minimum=1),
-            Key("min_top_k_overlap", "number", "Smallest share (0 to 1) of the reference's top-k tokens the cell's top-k must hold at every judged step.", REQUIRED, "0.8", COLLECTOR, minimum=0),
+            Key(
+                "decode_steps",
+                "int",
+                "Decode calls after the prefill, one new token each.",
+                REQUIRED,
+                "16",
+                COLLECTOR,
+                minimum=1,
+            ),
+            Key(
+                "max_cache_len",
+                "int",
+                "Positions of the static KV cache: at least the largest bucket plus decode_steps.",
+                REQUIRED,
+                "544",
+                COLLECTOR,
+                minimum=2,
+            ),
+            Key(
+                "padding_side",
+                "str",
+                "Where padding goes: left, as decoder generation expects, or right.",
+                "left",
+                '"left"',
+                COLLECTOR,
+                ("left", "right"),
+            ),
+            Key(
+                "config",
+                "str",
+                "A named model configuration the workload module offers (its CONFIGS), passed to its configure().",
+                "",
+                '"tiny"',
+                COLLECTOR,
+            ),
+            Key(
+                "top_k",
+                "int",
+                "Top-k overlap: how many of the reference's highest-scored tokens are compared at each step.",
+                5,
+                "5",
+                COLLECTOR,
+                minimum=1,
+            ),
+            Key(
+                "min_top_k_overlap",
+                "number",
+                "Smallest share (0 to 1) of the reference's top-k tokens the cell's top-k must hold at every judged step.",
+                REQUIRED,
+                "0.8",
+                COLLECTOR,
+                minimum=0,
+            ),
         ),
     ),
     Table(
@@ -305,7 +602,14 @@ SCHEMA: tuple[Table, ...] = (
         (
             Key("steps", "int", "Optimizer steps per cell.", REQUIRED, "4", COLLECTOR, minimum=1),
             Key("seed", "int", "Seed set before each run of the steps.", 0, "0", COLLECTOR, minimum=0),
-            Key("randomness", "str", "How randomness (dropout) is made comparable across backends.", REQUIRED, '"dropout off (p=0)"', COLLECTOR),
+            Key(
+                "randomness",
+                "str",
+                "How randomness (dropout) is made comparable across backends.",
+                REQUIRED,
+                '"dropout off (p=0)"',
+                COLLECTOR,
+            ),
         ),
     ),
 )
@@ -352,7 +656,7 @@ def key_lines(text: str) -> dict[str, int]:
             continue
         path = table + _dotted(key.group(1))
         lines.setdefault(".".join(path), number)
-        rest = line[key.end():]
+        rest = line[key.end() :]
         if rest.lstrip().startswith("{"):
             for inner in _INLINE_KEY.finditer(rest):
                 lines.setdefault(".".join(path + [inner.group(1).strip('"')]), number)
@@ -394,7 +698,14 @@ def _k(name: Any) -> str:
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def _schema_path(path: list[str]) -> str:
@@ -418,7 +729,9 @@ def _suggest(name: str, here: str) -> str:
     table = TABLES.get(_schema_path(here.split("."))) if here else None
     candidates = [k.name for k in table.keys] if table else list(TOP_TABLES)
     if table is not None:
-        candidates += [t.path.rsplit(".", 1)[1] for t in SCHEMA if t.path.rsplit(".", 1)[0] == table.path and "." in t.path]
+        candidates += [
+            t.path.rsplit(".", 1)[1] for t in SCHEMA if t.path.rsplit(".", 1)[0] == table.path and "." in t.path
+        ]
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     if close:
         return f"; did you mean {close[0]!r}?"
@@ -449,7 +762,9 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
     if kind in ("int", "number"):
         ok = isinstance(value, int) if kind == "int" else isinstance(value, (int, float))
         if not ok or isinstance(value, bool):
-            raise c.fail(path, f"expected {'an integer' if kind == 'int' else 'a number'}, got {_type_name(value)} {value!r}")
+            raise c.fail(
+                path, f"expected {'an integer' if kind == 'int' else 'a number'}, got {_type_name(value)} {value!r}"
+            )
         if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
             raise c.fail(path, f"expected a finite number, got {value!r}")
         if key.minimum is not None and value < key.minimum:
@@ -463,7 +778,9 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
         item_type = str if kind == "list[str]" else int
         for item in value:
             if not isinstance(item, item_type) or isinstance(item, bool):
-                raise c.fail(path, f"expected a list of {'strings' if item_type is str else 'integers'}, got an item {item!r}")
+                raise c.fail(
+                    path, f"expected a list of {'strings' if item_type is str else 'integers'}, got an item {item!r}"
+                )
             if key.choices and item not in key.choices:
                 close = difflib.get_close_matches(str(item), [str(v) for v in key.choices], n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -481,7 +798,11 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
         shapes = []
         seen: set[tuple[int, ...]] = set()  # a list would make a long matrix quadratic to check
         for item in value:
-            if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in item)):
+            if not (
+                isinstance(item, list)
+                and len(item) == 2
+                and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in item)
+            ):
                 raise c.fail(path, f"each shape is [batch, length] with positive integers, got {item!r}")
             if tuple(item) in seen:
                 raise c.fail(path, f"shape {item!r} is listed twice")
@@ -491,10 +812,17 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
     if kind == "globs":
         items = [value] if isinstance(value, str) else value
         if not (isinstance(items, list) and items and all(isinstance(v, str) and v for v in items)):
-            raise c.fail(path, f"expected glob patterns over parameter names (a string or a list of strings), got {value!r}")
+            raise c.fail(
+                path, f"expected glob patterns over parameter names (a string or a list of strings), got {value!r}"
+            )
         return list(items)
     if kind == "range":
-        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in value) and value[0] <= value[1]):
+        if not (
+            isinstance(value, list)
+            and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+            and value[0] <= value[1]
+        ):
             raise c.fail(path, f"expected [smallest, largest] integers, got {value!r}")
         return list(value)
     if kind == "table(free)":
@@ -517,15 +845,23 @@ def _check_table(c: Checker, table: Table, data: Any, path: str) -> dict[str, An
             where = f"{path}.{_k(name)}"
             if table.names and name not in table.names:
                 if child.key(name) is not None:
-                    raise c.fail(where, f"{name} is not a {table.each.rsplit('.', 1)[1].strip('<>')}; it belongs in a sub-table such as [{path}.{table.names[0]}]")
+                    raise c.fail(
+                        where,
+                        f"{name} is not a {table.each.rsplit('.', 1)[1].strip('<>')}; it belongs in a sub-table such as [{path}.{table.names[0]}]",
+                    )
                 close = difflib.get_close_matches(name, table.names, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise c.fail(where, f"unknown {table.each.rsplit('.', 1)[1].strip('<>')}; allowed: {', '.join(table.names)}{hint}")
+                raise c.fail(
+                    where,
+                    f"unknown {table.each.rsplit('.', 1)[1].strip('<>')}; allowed: {', '.join(table.names)}{hint}",
+                )
             if not isinstance(value, dict) and child.key(name) is not None:
                 raise c.fail(where, f"{name} belongs in a sub-table [{table.each}]")
             out[name] = _check_table(c, child, value, where)
         return out
-    subtables = {t.path.rsplit(".", 1)[1]: t for t in SCHEMA if t.path.rsplit(".", 1)[0] == table.path and "." in t.path}
+    subtables = {
+        t.path.rsplit(".", 1)[1]: t for t in SCHEMA if t.path.rsplit(".", 1)[0] == table.path and "." in t.path
+    }
     for name, value in data.items():
         where = f"{path}.{_k(name)}"
         key = table.key(name)
@@ -539,7 +875,10 @@ def _check_table(c: Checker, table: Table, data: Any, path: str) -> dict[str, An
     for key in table.keys:
         if key.name not in out:
             if key.required:
-                raise c.fail(path, f"missing {key.name!r} ({key.doc[0].lower() + key.doc[1:].rstrip('.')}; e.g. {key.name} = {key.example})")
+                raise c.fail(
+                    path,
+                    f"missing {key.name!r} ({key.doc[0].lower() + key.doc[1:].rstrip('.')}; e.g. {key.name} = {key.example})",
+                )
             out[key.name] = _copy(key.default)
     return out
 
@@ -582,14 +921,20 @@ def _inputs_layout(c: Checker, plan: dict[str, Any]) -> None:
         if spec["layout"] == "contiguous" and spec["how"] is not None:
             raise c.fail(f"{where}.how", "only for a noncontiguous layout")
         if spec["value_range"] is not None and spec["dtype"] not in INTEGER_DTYPES:
-            raise c.fail(f"{where}.value_range", f"only for integer inputs ({', '.join(INTEGER_DTYPES)}), this one is {spec['dtype']}")
+            raise c.fail(
+                f"{where}.value_range",
+                f"only for integer inputs ({', '.join(INTEGER_DTYPES)}), this one is {spec['dtype']}",
+            )
 
 
 @_cross
 def _compile_mode_with_options(c: Checker, plan: dict[str, Any]) -> None:
     compile_ = plan.get("compile")
     if compile_ and compile_["backend_options"] and compile_["mode"] != "default":
-        raise c.fail("compile.backend_options", "torch.compile takes either a mode or backend options, not both: set mode = \"default\" or drop backend_options")
+        raise c.fail(
+            "compile.backend_options",
+            'torch.compile takes either a mode or backend options, not both: set mode = "default" or drop backend_options',
+        )
 
 
 @_cross
@@ -598,7 +943,10 @@ def _training_tolerances(c: Checker, plan: dict[str, Any]) -> None:
         return
     for dtype, tol in plan.get("tolerances", {}).items():
         if "task" in tol:
-            raise c.fail(f"tolerances.{dtype}.task", "a training plan compares loss and gradients; declare loss and grad instead of task")
+            raise c.fail(
+                f"tolerances.{dtype}.task",
+                "a training plan compares loss and gradients; declare loss and grad instead of task",
+            )
 
 
 @_cross
@@ -610,22 +958,39 @@ def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
         raise c.fail("generation", "a plan is either a training or a generation plan, not both")
     buckets = plan.get("padding", {}).get("buckets", [])
     if not buckets:
-        raise c.fail("generation", "a generation plan pads requests to buckets: declare [padding] buckets and above_largest")
+        raise c.fail(
+            "generation", "a generation plan pads requests to buckets: declare [padding] buckets and above_largest"
+        )
     if buckets[-1] + gen["decode_steps"] > gen["max_cache_len"]:
-        raise c.fail("generation.max_cache_len", f"the largest bucket {buckets[-1]} plus {gen['decode_steps']} decode steps need {buckets[-1] + gen['decode_steps']} positions, got {gen['max_cache_len']}")
+        raise c.fail(
+            "generation.max_cache_len",
+            f"the largest bucket {buckets[-1]} plus {gen['decode_steps']} decode steps need {buckets[-1] + gen['decode_steps']} positions, got {gen['max_cache_len']}",
+        )
     asked = [k for k in ("preprocessing", "host_to_device", "output_retrieval") if plan["timing"]["scope"][k]]
     if asked:
-        raise c.fail("timing.scope", f"a generation plan times model calls only (time to first token, each decode call); {', '.join(asked)} cannot be timed: set them to false")
+        raise c.fail(
+            "timing.scope",
+            f"a generation plan times model calls only (time to first token, each decode call); {', '.join(asked)} cannot be timed: set them to false",
+        )
     if plan["matrix"]["layouts"] != ["contiguous"]:
-        raise c.fail("matrix.layouts", "a generation plan's requests are padded by the collector into contiguous tensors: layouts = [\"contiguous\"]")
+        raise c.fail(
+            "matrix.layouts",
+            'a generation plan\'s requests are padded by the collector into contiguous tensors: layouts = ["contiguous"]',
+        )
     if gen["min_top_k_overlap"] > 1:
         raise c.fail("generation.min_top_k_overlap", f"a share between 0 and 1, got {gen['min_top_k_overlap']}")
     for dtype, tol in plan.get("tolerances", {}).items():
         task = tol.get("task")
         if task is not None and task["metric"] != "greedy_steps_agreeing":
-            raise c.fail(f"tolerances.{dtype}.task.metric", f"a generation plan's task criterion is on greedy_steps_agreeing, got {task['metric']!r}")
+            raise c.fail(
+                f"tolerances.{dtype}.task.metric",
+                f"a generation plan's task criterion is on greedy_steps_agreeing, got {task['metric']!r}",
+            )
         if task is not None and task["threshold"] > gen["decode_steps"] + 1:
-            raise c.fail(f"tolerances.{dtype}.task.threshold", f"at most decode_steps + 1 = {gen['decode_steps'] + 1} steps can agree, got {task['threshold']:g}")
+            raise c.fail(
+                f"tolerances.{dtype}.task.threshold",
+                f"at most decode_steps + 1 = {gen['decode_steps'] + 1} steps can agree, got {task['threshold']:g}",
+            )
 
 
 def validate(data: Any, file: str, text: str = "") -> dict[str, Any]:
@@ -642,9 +1007,16 @@ def validate(data: Any, file: str, text: str = "") -> dict[str, Any]:
         table = TABLES.get(name) if name in TOP_TABLES else None
         if table is None:
             kind = "table" if isinstance(value, dict) else "top-level key"
-            moved = [f"{name}.{k} is {MOVED[f'{name}.{k}']}" for k in (value if isinstance(value, dict) else {}) if f"{name}.{k}" in MOVED]
+            moved = [
+                f"{name}.{k} is {MOVED[f'{name}.{k}']}"
+                for k in (value if isinstance(value, dict) else {})
+                if f"{name}.{k}" in MOVED
+            ]
             hint = f" ({'; '.join(moved)})" if moved else ""
-            raise c.fail(_k(name), f"unknown {kind}; tables are {', '.join(f'[{t}]' for t in TOP_TABLES)}{_suggest(name, '')}{hint}")
+            raise c.fail(
+                _k(name),
+                f"unknown {kind}; tables are {', '.join(f'[{t}]' for t in TOP_TABLES)}{_suggest(name, '')}{hint}",
+            )
         out[name] = _check_table(c, table, value, name)
     for table in SCHEMA:
         if table.required and table.path not in out:

@@ -23,7 +23,9 @@ def check_rules(plan: WorkloadPlan) -> None:
     if not outputs and not params:
         return
     if outputs and plan.training:
-        raise PlanError("compare.outputs: a training plan compares the loss, gradients and parameters; declare rules under compare.params")
+        raise PlanError(
+            "compare.outputs: a training plan compares the loss, gradients and parameters; declare rules under compare.params"
+        )
     workload = load_workload(plan)
     model = build_model(workload)
     if params:
@@ -38,7 +40,9 @@ def check_rules(plan: WorkloadPlan) -> None:
             produced = workload.run_model(model.to("cpu", torch.float32), inputs)
         for rule in outputs:
             if rule["output"] not in produced:
-                raise PlanError(f"compare.outputs.{rule['output']}: the model has no such output (outputs: {', '.join(sorted(produced))})")
+                raise PlanError(
+                    f"compare.outputs.{rule['output']}: the model has no such output (outputs: {', '.join(sorted(produced))})"
+                )
             try:
                 judged_mask(rule, inputs, produced[rule["output"]])
             except RegionError as exc:

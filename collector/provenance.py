@@ -26,7 +26,11 @@ def _git(*args: str) -> tuple[str | None, str]:
     """git's output in the collector's folder, or None and why not."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(COLLECTOR_DIR), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False,
+            ["git", "-C", str(COLLECTOR_DIR), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
             stdin=subprocess.DEVNULL,
         )
     except FileNotFoundError:
@@ -47,7 +51,11 @@ def git_state() -> tuple[dict[str, str], dict[str, str]]:
     if commit is None:
         return _fact(None, "", why), _fact(None, "", f"no commit: {why}")
     status, why = _git("status", "--porcelain", "--untracked-files=no")
-    dirty = _fact(None, "", why) if status is None else _fact("true" if status else "false", "git status --porcelain --untracked-files=no")
+    dirty = (
+        _fact(None, "", why)
+        if status is None
+        else _fact("true" if status else "false", "git status --porcelain --untracked-files=no")
+    )
     return _fact(commit, "git rev-parse HEAD"), dirty
 
 

@@ -117,13 +117,17 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
             shutil.rmtree(run.cache_dir, ignore_errors=True)
             if not run.has_log:
                 shutil.rmtree(run.dir, ignore_errors=True)
-                say(f"cannot write the run folder under --out {options.out_dir}: {exc.strerror or exc}; expected a writable folder")
+                say(
+                    f"cannot write the run folder under --out {options.out_dir}: {exc.strerror or exc}; expected a writable folder"
+                )
                 return None, EXIT_USAGE
             raise
         run.progress.say(f"run {run.run_id} -> {run.dir}")
         left = lifeline.sweep_left_behind()
         if left:
-            run.progress.say(f"removed {len(left)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(p.name for p in left)}")
+            run.progress.say(
+                f"removed {len(left)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(p.name for p in left)}"
+            )
         setup.write_plan(run)
         reference.write_references(run)
         cells.run_cells(run)
@@ -150,7 +154,9 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         written = written_bytes(run.dir)
         reason = f"out of space: {exc}; the run had written {_size(written)} so far"
         ended = finish(run, "aborted", reason)
-        say(f"{reason}; the log is valid up to its last line and incomplete{'' if ended else ' (no room left for run_end)'}")
+        say(
+            f"{reason}; the log is valid up to its last line and incomplete{'' if ended else ' (no room left for run_end)'}"
+        )
         return run.dir, EXIT_OUT_OF_SPACE
     except SystemExit as exc:
         finish(run, "aborted", f"workload code called sys.exit({exc.code!r})")

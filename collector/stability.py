@@ -117,18 +117,37 @@ def classify(samples: Sequence[float]) -> Stability:
     if all(type(v) is float for v in values):  # what every log holds: the cheap test of the same rule
         bad = [v for v in values if not math.isfinite(v) or v < 0]
     else:
-        bad = [v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0]
+        bad = [
+            v for v in values if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0
+        ]
     if bad:
-        return Stability(UNCLASSIFIED, len(values), None, None, None, (), f"{len(bad)} sample(s) not a finite, non-negative number of seconds")
+        return Stability(
+            UNCLASSIFIED,
+            len(values),
+            None,
+            None,
+            None,
+            (),
+            f"{len(bad)} sample(s) not a finite, non-negative number of seconds",
+        )
     if len(values) < MIN_SAMPLES:
-        return Stability(UNCLASSIFIED, len(values), _median_or_none(values), None, min(values, default=None),
-                         (), f"{len(values)} sample(s); at least {MIN_SAMPLES} are needed to judge stability")
+        return Stability(
+            UNCLASSIFIED,
+            len(values),
+            _median_or_none(values),
+            None,
+            min(values, default=None),
+            (),
+            f"{len(values)} sample(s); at least {MIN_SAMPLES} are needed to judge stability",
+        )
     ordered = sorted(values)
     median = _median(ordered)
     q1, q3 = _quartile(ordered, 1), _quartile(ordered, 3)
     iqr = q3 - q1
     if median <= 0:
-        return Stability(UNCLASSIFIED, len(values), median, iqr, ordered[0], (), "median of 0 s: nothing to compare against")
+        return Stability(
+            UNCLASSIFIED, len(values), median, iqr, ordered[0], (), "median of 0 s: nothing to compare against"
+        )
     checks = (
         _outliers(ordered, median, q1, q3),
         _bimodality(ordered, median),
@@ -166,10 +185,23 @@ def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Chec
     far = sum(1 for v in ordered if v < low_far or v > high_far)
     share = far / len(ordered)
     failed = share > OUTLIER_SHARE_MAX
-    note = (f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({share:.0%} > {OUTLIER_SHARE_MAX:.0%})"
-            if failed else f"{mild} mild and {far} far outlier(s)")
-    return Check("outliers", failed, (("mild", float(mild)), ("far", float(far)), ("far_share", share),
-                                      ("low_fence_s", q1 - TUKEY_OUTER * width), ("high_fence_s", q3 + TUKEY_OUTER * width)), note)
+    note = (
+        f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({share:.0%} > {OUTLIER_SHARE_MAX:.0%})"
+        if failed
+        else f"{mild} mild and {far} far outlier(s)"
+    )
+    return Check(
+        "outliers",
+        failed,
+        (
+            ("mild", float(mild)),
+            ("far", float(far)),
+            ("far_share", share),
+            ("low_fence_s", q1 - TUKEY_OUTER * width),
+            ("high_fence_s", q3 + TUKEY_OUTER * width),
+        ),
+        note,
+    )
 
 
 def _bimodality(ordered: list[float], median: float) -> Check:
@@ -183,19 +215,33 @@ def _bimodality(ordered: list[float], median: float) -> Check:
             best_gap, split = gap, k
     coefficient = _bimodality_coefficient(ordered)
     if split == 0:
-        return Check("bimodality", False, (("gap_s", 0.0), ("gap_over_range", 0.0), ("gap_over_median", 0.0),
-                                          ("coefficient", coefficient)), "one mode")
+        return Check(
+            "bimodality",
+            False,
+            (("gap_s", 0.0), ("gap_over_range", 0.0), ("gap_over_median", 0.0), ("coefficient", coefficient)),
+            "one mode",
+        )
     lower, upper = ordered[:split], ordered[split:]
     widest = max(lower[-1] - lower[0], upper[-1] - upper[0])
     over_range = best_gap / widest if widest > 0 else math.inf
     over_median = best_gap / median
     failed = over_range > GAP_OVER_RANGE_MIN and over_median >= GAP_OVER_MEDIAN_MIN
-    note = (f"two modes: {len(lower)} samples near {_median(lower):.4g} s and {len(upper)} near "
-            f"{_median(upper):.4g} s, {best_gap:.4g} s apart" if failed else "one mode")
-    figures = (("gap_s", best_gap), ("gap_over_range", over_range if math.isfinite(over_range) else 1e9),
-               ("gap_over_median", over_median), ("lower_count", float(len(lower))), ("upper_count", float(len(upper))),
-               ("lower_median_s", _median(lower)), ("upper_median_s", _median(upper)),
-               ("coefficient", coefficient))
+    note = (
+        f"two modes: {len(lower)} samples near {_median(lower):.4g} s and {len(upper)} near "
+        f"{_median(upper):.4g} s, {best_gap:.4g} s apart"
+        if failed
+        else "one mode"
+    )
+    figures = (
+        ("gap_s", best_gap),
+        ("gap_over_range", over_range if math.isfinite(over_range) else 1e9),
+        ("gap_over_median", over_median),
+        ("lower_count", float(len(lower))),
+        ("upper_count", float(len(upper))),
+        ("lower_median_s", _median(lower)),
+        ("upper_median_s", _median(upper)),
+        ("coefficient", coefficient),
+    )
     return Check("bimodality", failed, figures, note)
 
 
@@ -207,16 +253,16 @@ def _bimodality_coefficient(ordered: list[float]) -> float:
     s2 = s3 = s4 = 0.0
     for v in ordered:  # one pass for the three moments (each summed in the same order as before)
         d = v - mean
-        s2 += d ** 2
-        s3 += d ** 3
-        s4 += d ** 4
+        s2 += d**2
+        s3 += d**3
+        s4 += d**4
     m2 = s2 / n
     if n < 4 or m2 <= 0:
         return 0.0
     m3, m4 = s3 / n, s4 / n
-    skew = math.sqrt(n * (n - 1)) / (n - 2) * m3 / m2 ** 1.5
-    excess = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * (m4 / m2 ** 2 - 3) + 6)
-    return (skew ** 2 + 1) / (excess + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
+    skew = math.sqrt(n * (n - 1)) / (n - 2) * m3 / m2**1.5
+    excess = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * (m4 / m2**2 - 3) + 6)
+    return (skew**2 + 1) / (excess + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
 
 
 def _drift(values: list[float], median: float, iqr: float) -> Check:
@@ -224,9 +270,17 @@ def _drift(values: list[float], median: float, iqr: float) -> Check:
     first, last = _median(sorted(values[:third])), _median(sorted(values[-third:]))
     change = (last - first) / median
     failed = abs(change) > DRIFT_MAX and abs(last - first) > iqr
-    note = (f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
-            if failed else f"drift {change:+.1%}")
-    return Check("drift", failed, (("first_third_median_s", first), ("last_third_median_s", last), ("change_over_median", change)), note)
+    note = (
+        f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
+        if failed
+        else f"drift {change:+.1%}"
+    )
+    return Check(
+        "drift",
+        failed,
+        (("first_third_median_s", first), ("last_third_median_s", last), ("change_over_median", change)),
+        note,
+    )
 
 
 def _spread(iqr: float, median: float) -> Check:
@@ -239,5 +293,9 @@ def _spread(iqr: float, median: float) -> Check:
 def _min_median(low: float, median: float) -> Check:
     ratio = low / median
     failed = ratio < MIN_OVER_MEDIAN_MIN
-    note = f"the fastest sample is {ratio:.0%} of the median (< {MIN_OVER_MEDIAN_MIN:.0%})" if failed else f"min/median {ratio:.2f}"
+    note = (
+        f"the fastest sample is {ratio:.0%} of the median (< {MIN_OVER_MEDIAN_MIN:.0%})"
+        if failed
+        else f"min/median {ratio:.2f}"
+    )
     return Check("min_median", failed, (("min_over_median", ratio),), note)

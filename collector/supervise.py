@@ -24,7 +24,9 @@ from collector import lifeline
 COLD_MARKER = "COLLECTOR_COLD_RESULT "
 
 
-def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], timeout: float, keep_in: Path | None = None) -> dict[str, Any]:
+def run_cold(
+    argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], timeout: float, keep_in: Path | None = None
+) -> dict[str, Any]:
     """Run ``python -m collector.coldstart ...`` in a new process with new empty cache dirs
     (or with the caches in ``keep_in``, see ``run_child``).
 
@@ -39,7 +41,7 @@ def run_cold(argv_tail: list[str], cache_env: Callable[[Path], dict[str, str]], 
 
     def on_line(line: str) -> bool:
         if line.startswith(COLD_MARKER):
-            found.update(json.loads(line[len(COLD_MARKER):]))
+            found.update(json.loads(line[len(COLD_MARKER) :]))
         return False
 
     ended = run_child("collector.coldstart", argv_tail, cache_env, timeout, on_line, keep_in)

@@ -36,8 +36,10 @@ def scope_problem(scope: dict[str, Any], training: bool) -> str | None:
     """Why the collector cannot honour the plan's timing.scope, or None when it can."""
     asked = [k for k in ("preprocessing", "host_to_device", "output_retrieval") if scope.get(k)]
     if training and asked:
-        return (f"timing.scope: {', '.join(asked)} cannot be timed for a training plan (its timings are one "
-                "full training step on inputs already on the device); set them to false")
+        return (
+            f"timing.scope: {', '.join(asked)} cannot be timed for a training plan (its timings are one "
+            "full training step on inputs already on the device); set them to false"
+        )
     return None
 
 
@@ -61,8 +63,17 @@ def timed_sample(
     off the clock. Returns (sample, stages timed, notes on how they were done). When ``stages``
     is given, each sample leaves its per-stage seconds there.
     """
-    prep, h2d, back = bool(scope.get("preprocessing")), bool(scope.get("host_to_device")), bool(scope.get("output_retrieval"))
-    region = (["preprocessing"] if prep else []) + (["host_to_device"] if h2d else []) + ["model_call"] + (["output_retrieval"] if back else [])
+    prep, h2d, back = (
+        bool(scope.get("preprocessing")),
+        bool(scope.get("host_to_device")),
+        bool(scope.get("output_retrieval")),
+    )
+    region = (
+        (["preprocessing"] if prep else [])
+        + (["host_to_device"] if h2d else [])
+        + ["model_call"]
+        + (["output_retrieval"] if back else [])
+    )
     notes = []
     if device_is_host and h2d:
         notes.append("host_to_device: no copy is made, the device is the host")

@@ -88,28 +88,42 @@ def train(
     return trace, lambda: step(record=False)
 
 
-def compare_tensors(cell: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], atol: float, rtol: float) -> list[dict[str, Any]]:
+def compare_tensors(
+    cell: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], atol: float, rtol: float
+) -> list[dict[str, Any]]:
     """Per-parameter statistics, worst first (by |diff| relative to its allowance)."""
     rows: list[dict[str, Any]] = []
     for name, expected in ref.items():
         got = cell.get(name)
         if got is None:
-            rows.append({"name": name, "max_abs": None, "max_rel": None, "mismatched": expected.numel(), "total": expected.numel(), "norm_ratio": None, "worst_ratio": None})
+            rows.append(
+                {
+                    "name": name,
+                    "max_abs": None,
+                    "max_rel": None,
+                    "mismatched": expected.numel(),
+                    "total": expected.numel(),
+                    "norm_ratio": None,
+                    "worst_ratio": None,
+                }
+            )
             continue
         a, e = got.to(torch.float64), expected.to(torch.float64)
         diff = (a - e).abs()
         allowed = atol + rtol * e.abs()
         ratio = allowance_ratio(diff, allowed)
         ref_norm = float(e.norm().item())
-        rows.append({
-            "name": name,
-            "max_abs": finite_or_none(float(diff.max().item())) if diff.numel() else 0.0,
-            "max_rel": finite_or_none(max_relative(diff, e.abs())) if diff.numel() else 0.0,
-            "mismatched": int((~(diff <= allowed)).sum().item()),
-            "total": int(diff.numel()),
-            "norm_ratio": finite_or_none(float(a.norm().item()) / ref_norm) if ref_norm > 0 else None,
-            "worst_ratio": finite_or_none(float(ratio.max().item())) if diff.numel() else 0.0,
-        })
+        rows.append(
+            {
+                "name": name,
+                "max_abs": finite_or_none(float(diff.max().item())) if diff.numel() else 0.0,
+                "max_rel": finite_or_none(max_relative(diff, e.abs())) if diff.numel() else 0.0,
+                "mismatched": int((~(diff <= allowed)).sum().item()),
+                "total": int(diff.numel()),
+                "norm_ratio": finite_or_none(float(a.norm().item()) / ref_norm) if ref_norm > 0 else None,
+                "worst_ratio": finite_or_none(float(ratio.max().item())) if diff.numel() else 0.0,
+            }
+        )
     return sorted(rows, key=lambda r: -(r["worst_ratio"] if r["worst_ratio"] is not None else float("inf")))
 
 
@@ -147,7 +161,9 @@ def describe_rule(rule: dict[str, Any] | None) -> str:
     )
 
 
-def resolve_param_rules(rules: list[dict[str, Any]], workload: ModuleType, model: torch.nn.Module) -> list[dict[str, Any]]:
+def resolve_param_rules(
+    rules: list[dict[str, Any]], workload: ModuleType, model: torch.nn.Module
+) -> list[dict[str, Any]]:
     """Check each group against the model's parameters and fill in the learning rate of lr-bound groups.
 
     Raises ValueError (a plan error) for a group that matches no parameter, a parameter two
@@ -158,10 +174,14 @@ def resolve_param_rules(rules: list[dict[str, Any]], workload: ModuleType, model
     for rule in rules:
         matched = [n for n in names if any(fnmatchcase(n, pattern) for pattern in rule["match"])]
         if not matched:
-            raise ValueError(f"compare.params.{rule['group']}.match: {rule['match']} matches no trainable parameter of the model (e.g. {', '.join(names[:4])})")
+            raise ValueError(
+                f"compare.params.{rule['group']}.match: {rule['match']} matches no trainable parameter of the model (e.g. {', '.join(names[:4])})"
+            )
         for n in matched:
             if n in claimed:
-                raise ValueError(f"compare.params: parameter {n!r} is matched by groups {claimed[n]!r} and {rule['group']!r}; a parameter takes one rule")
+                raise ValueError(
+                    f"compare.params: parameter {n!r} is matched by groups {claimed[n]!r} and {rule['group']!r}; a parameter takes one rule"
+                )
             claimed[n] = rule["group"]
     resolved = []
     lrs: dict[int, float] | None = None
@@ -174,14 +194,18 @@ def resolve_param_rules(rules: list[dict[str, Any]], workload: ModuleType, model
             params = dict(model.named_parameters())
             found = {lrs.get(id(params[n])) for n in names if claimed.get(n) == rule["group"]}
             if len(found) != 1 or None in found:
-                raise ValueError(f"compare.params.{rule['group']}: its parameters do not share one learning rate ({sorted(map(str, found))})")
+                raise ValueError(
+                    f"compare.params.{rule['group']}: its parameters do not share one learning rate ({sorted(map(str, found))})"
+                )
             rule["lr"] = found.pop()
         rule["description"] = describe_rule(rule)
         resolved.append(rule)
     return resolved
 
 
-def compare_grads(cell: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], atol: float, rtol: float, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compare_grads(
+    cell: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], atol: float, rtol: float, rules: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """One step's gradients: elementwise, except zero-grad groups, which must be exactly zero in both."""
     rows = compare_tensors(cell, ref, atol, rtol)
     if not rules:
@@ -195,7 +219,9 @@ def compare_grads(cell: dict[str, torch.Tensor], ref: dict[str, torch.Tensor], a
             if got is not None:
                 nonzero |= got.to(torch.float64) != 0
             row["mismatched"] = int(nonzero.sum().item())
-            row["worst_ratio"] = None if row["mismatched"] else 0.0  # null: infinitely far (a nonzero where zero was required)
+            row["worst_ratio"] = (
+                None if row["mismatched"] else 0.0
+            )  # null: infinitely far (a nonzero where zero was required)
     return rows
 
 
@@ -229,9 +255,15 @@ def compare_params(
         bound = rule["k"] * rule["lr"]
         elementwise_bad = ~(diff <= allowed) & ~zero
         bound_bad = ~(diff <= bound) & zero
-        ratio = torch.where(zero, diff / bound if bound > 0 else torch.where(diff > 0, float("inf"), 0.0), allowance_ratio(diff, allowed))
+        ratio = torch.where(
+            zero,
+            diff / bound if bound > 0 else torch.where(diff > 0, float("inf"), 0.0),
+            allowance_ratio(diff, allowed),
+        )
         row["mismatched"] = int((elementwise_bad | bound_bad).sum().item())
-        row["worst_ratio"] = finite_or_none(float(torch.nan_to_num(ratio, nan=float("inf")).max().item())) if ratio.numel() else 0.0
+        row["worst_ratio"] = (
+            finite_or_none(float(torch.nan_to_num(ratio, nan=float("inf")).max().item())) if ratio.numel() else 0.0
+        )
         row["bound"] = bound
         row["bound_elements"] = int(zero.sum().item())
         row["bound_max_abs"] = finite_or_none(float(diff[zero].max().item())) if bool(zero.any()) else None

@@ -67,7 +67,9 @@ def check_source(path: Path) -> None:
     except (SyntaxError, ValueError) as exc:
         where = f" line {exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
         message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        raise WorkloadError(f"workload module {path}{where}: {type(exc).__name__}: {message}; expected a Python module") from None
+        raise WorkloadError(
+            f"workload module {path}{where}: {type(exc).__name__}: {message}; expected a Python module"
+        ) from None
 
 
 def load_workload(plan: WorkloadPlan) -> ModuleType:
@@ -88,7 +90,9 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
         spec.loader.exec_module(module)
     except SystemExit as exc:
         del sys.modules[name]
-        raise WorkloadError(f"workload module {path}: called sys.exit({exc.code!r}) during import; a workload module must only define its functions") from None
+        raise WorkloadError(
+            f"workload module {path}: called sys.exit({exc.code!r}) during import; a workload module must only define its functions"
+        ) from None
     except SyntaxError as exc:
         del sys.modules[name]
         raise WorkloadError(f"workload module {path} line {exc.lineno}: SyntaxError: {exc.msg}") from None
@@ -101,7 +105,10 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
 
         needed, expected_of = GENERATION_REQUIRED, {**EXPECTED, **GENERATION_EXPECTED}
     else:
-        needed, expected_of = REQUIRED + (("loss_fn", "make_optimizer") if plan.training else ("task_metric",)), EXPECTED
+        needed, expected_of = (
+            REQUIRED + (("loss_fn", "make_optimizer") if plan.training else ("task_metric",)),
+            EXPECTED,
+        )
     missing = [attr for attr in needed if not callable(getattr(module, attr, None))]
     if missing:
         del sys.modules[name]
@@ -113,7 +120,9 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
             module.configure(config)
         except Exception as exc:
             del sys.modules[name]
-            raise WorkloadError(f"workload module {path}: configure({config!r}) for generation.config raised {_one_line(exc)}") from None
+            raise WorkloadError(
+                f"workload module {path}: configure({config!r}) for generation.config raised {_one_line(exc)}"
+            ) from None
     return module
 
 
@@ -143,21 +152,31 @@ def build_model(workload: ModuleType) -> torch.nn.Module:
     except Exception as exc:
         raise WorkloadError(f"workload module {workload.__file__}: build_model() raised {_one_line(exc)}") from None
     if not isinstance(model, torch.nn.Module):
-        raise WorkloadError(f"workload module {workload.__file__}: build_model() returned {type(model).__name__}; expected a torch.nn.Module")
+        raise WorkloadError(
+            f"workload module {workload.__file__}: build_model() returned {type(model).__name__}; expected a torch.nn.Module"
+        )
     return model.eval()
 
 
 def check_inputs(workload: ModuleType, inputs: Any) -> dict[str, torch.Tensor]:
     """What ``make_inputs`` returned, checked: a mapping of names to tensors."""
-    if not isinstance(inputs, Mapping) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in inputs.items()):
-        raise TypeError(f"make_inputs() in {workload.__file__} returned {_describe(inputs)}; expected {EXPECTED['make_inputs']}")
+    if not isinstance(inputs, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in inputs.items()
+    ):
+        raise TypeError(
+            f"make_inputs() in {workload.__file__} returned {_describe(inputs)}; expected {EXPECTED['make_inputs']}"
+        )
     return dict(inputs)
 
 
 def check_outputs(workload: ModuleType, outputs: Any) -> dict[str, torch.Tensor]:
     """What ``run_model`` returned, checked: a mapping of output names to tensors."""
-    if not isinstance(outputs, Mapping) or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in outputs.items()):
-        raise WorkloadError(f"workload module {workload.__file__}: run_model() returned {_describe(outputs)}; expected {EXPECTED['run_model']}")
+    if not isinstance(outputs, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in outputs.items()
+    ):
+        raise WorkloadError(
+            f"workload module {workload.__file__}: run_model() returned {_describe(outputs)}; expected {EXPECTED['run_model']}"
+        )
     return dict(outputs)
 
 
@@ -174,7 +193,10 @@ def cast_inputs(inputs: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str
     A cast keeps each input's shape and strides (``same_layout``), so a non-contiguous input,
     dense or not, stays non-contiguous.
     """
-    return {k: same_layout(v, v.device, dtype) if v.is_floating_point() and v.dtype != dtype else v for k, v in inputs.items()}
+    return {
+        k: same_layout(v, v.device, dtype) if v.is_floating_point() and v.dtype != dtype else v
+        for k, v in inputs.items()
+    }
 
 
 def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:

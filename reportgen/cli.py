@@ -232,19 +232,60 @@ _compare_formats = _format_list("html", "md", "json")
 
 @main.command(help=REPORT_HELP)
 @click.argument("log", type=Location())
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for report.html, report.md and assets/.")
-@click.option("--annotations", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Annotations TOML (default: annotations.toml next to the log).")
-@click.option("--format", "formats", default="html,md", show_default=True, callback=_formats, help="Comma-separated: html, md, md-summary (report-summary.md: headline, scope, matrix, counts and findings in under 60,000 characters, for a pull-request comment).")
-@click.option("--fail-on", type=click.Choice(["blocked", "change"]), help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).")
-@click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of the run's plan (python -m collector inspect): section 6 sets its predicted CPU fallback against the fallback the run observed.")
-@click.option("--single-file", is_flag=True, help="Write report.html alone, with its stylesheet, scripts and chart library inside it: one file to attach to a ticket (about 1.5 MB more; no report.md, details.csv or assets/). Cannot be combined with --format.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for report.html, report.md and assets/.",
+)
+@click.option(
+    "--annotations",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Annotations TOML (default: annotations.toml next to the log).",
+)
+@click.option(
+    "--format",
+    "formats",
+    default="html,md",
+    show_default=True,
+    callback=_formats,
+    help="Comma-separated: html, md, md-summary (report-summary.md: headline, scope, matrix, counts and findings in under 60,000 characters, for a pull-request comment).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["blocked", "change"]),
+    help="Exit 3 when the disposition is blocked (or, with 'change', blocked or requires a change).",
+)
+@click.option(
+    "--inspection",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="An inspection log of the run's plan (python -m collector inspect): section 6 sets its predicted CPU fallback against the fallback the run observed.",
+)
+@click.option(
+    "--single-file",
+    is_flag=True,
+    help="Write report.html alone, with its stylesheet, scripts and chart library inside it: one file to attach to a ticket (about 1.5 MB more; no report.md, details.csv or assets/). Cannot be combined with --format.",
+)
 @_max_log_size
-def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], fail_on: str | None, max_bytes: int, inspection: Path | None, single_file: bool) -> None:
+def report(
+    log: Any,
+    out_dir: Path,
+    annotations: Any,
+    formats: tuple[str, ...],
+    fail_on: str | None,
+    max_bytes: int,
+    inspection: Path | None,
+    single_file: bool,
+) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
     from reportgen.storage.local import UnsafeOutput
     from reportgen.storage.sources import RemoteError, find_one
 
-    if single_file and click.get_current_context().get_parameter_source("formats") != click.core.ParameterSource.DEFAULT:
+    if (
+        single_file
+        and click.get_current_context().get_parameter_source("formats") != click.core.ParameterSource.DEFAULT
+    ):
         echo("reportgen report: --single-file writes report.html alone: leave out --format", err=True)
         sys.exit(2)
     try:
@@ -257,7 +298,9 @@ def report(log: Any, out_dir: Path, annotations: Any, formats: tuple[str, ...], 
     log = entry.path
     annotations = annotations if annotations is not None else entry.annotations
     try:
-        result = build_report(log, out_dir, formats, annotations, fail_on, max_bytes, inspection, single_file=single_file)
+        result = build_report(
+            log, out_dir, formats, annotations, fail_on, max_bytes, inspection, single_file=single_file
+        )
     except ReportInputError as exc:
         echo(str(exc), err=True)
         echo(f"{log}: no report written", err=True)
@@ -294,7 +337,11 @@ Example:
 
 @main.command(help=ANNOTATE_HELP)
 @click.argument("log", type=click.Path(exists=True, path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Where to write (default: annotations.toml next to the log). Beside an existing annotations.toml, e.g. annotations.new.toml: only the cells it does not explain.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write (default: annotations.toml next to the log). Beside an existing annotations.toml, e.g. annotations.new.toml: only the cells it does not explain.",
+)
 @click.option("--force", is_flag=True, help="Replace an existing file.")
 @_max_log_size
 def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
@@ -310,13 +357,21 @@ def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
     except SkeletonError as exc:
         echo(f"reportgen annotate: {exc}", err=True)
         sys.exit(exc.code)
-    beside = f" ({result.explained} failed cell(s) left out: {result.existing} explains them)" if result.explained and result.existing else ""
+    beside = (
+        f" ({result.explained} failed cell(s) left out: {result.existing} explains them)"
+        if result.explained and result.existing
+        else ""
+    )
     if result.path is None and result.explained:
-        echo(f"{log}: every failed cell is explained in {result.existing}; nothing to annotate: give each entry a verdict there")
+        echo(
+            f"{log}: every failed cell is explained in {result.existing}; nothing to annotate: give each entry a verdict there"
+        )
     elif result.path is None:
         echo(f"{log}: no failed cell; nothing to annotate")
     else:
-        echo(f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s){beside}; add each verdict, then run reportgen report")
+        echo(
+            f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s){beside}; add each verdict, then run reportgen report"
+        )
 
 
 SITE_HELP = """Build a static site of many runs: an index, a page per run, a history per workload.
@@ -370,12 +425,35 @@ Example:
 
 @main.command(help=SITE_HELP)
 @click.argument("runs", nargs=-1, required=True, type=Location())
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory the site is written to.")
-@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Site configuration TOML declaring comparison pages (default: a site.toml inside a RUNS folder).")
-@click.option("--published", "published", metavar="S3_URL", help="Where this site is published (reportgen publish): continue from the state published there, so only new or changed runs are fetched and rendered; publish --out there afterwards.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory the site is written to.",
+)
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Site configuration TOML declaring comparison pages (default: a site.toml inside a RUNS folder).",
+)
+@click.option(
+    "--published",
+    "published",
+    metavar="S3_URL",
+    help="Where this site is published (reportgen publish): continue from the state published there, so only new or changed runs are fetched and rendered; publish --out there afterwards.",
+)
 @_max_log_size
 @_follow_symlinks
-def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, published: str | None) -> None:
+def site(
+    runs: tuple[Path | str, ...],
+    out_dir: Path,
+    config: Path | None,
+    max_bytes: int,
+    follow_symlinks: bool,
+    published: str | None,
+) -> None:
     # The no-op check first, with only what it needs imported: most rebuilds find nothing to
     # do, and the pages' modules (pydantic, plotly, numpy, jinja2) cost many times that check.
     # The object-store modules are imported only for s3:// locations, so RemoteError is looked
@@ -392,7 +470,11 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
             raise click.BadParameter(str(exc), param_hint="--published") from None
     try:
         quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
-        result = quick.result if quick.unchanged else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick, published)
+        result = (
+            quick.result
+            if quick.unchanged
+            else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick, published)
+        )
     except SiteConfigError as exc:
         echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)
@@ -404,18 +486,32 @@ def site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_b
         _write_failed("site", exc)
     for message in result.warnings + result.skipped + result.rejected:
         echo(message, err=True)
-    fetched = f", {len(result.fetched)} fetched from object storage" if published or any(isinstance(r, str) for r in runs) else ""
+    fetched = (
+        f", {len(result.fetched)} fetched from object storage"
+        if published or any(isinstance(r, str) for r in runs)
+        else ""
+    )
     skipped = f", {len(result.skipped)} entries skipped" if result.skipped else ""
     echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
     sys.exit(1 if result.rejected or result.skipped else 0)
 
 
-def _build_site(runs: tuple[Path | str, ...], out_dir: Path, config: Path | None, max_bytes: int, follow_symlinks: bool, quick: Any, published: str | None = None) -> Any:
+def _build_site(
+    runs: tuple[Path | str, ...],
+    out_dir: Path,
+    config: Path | None,
+    max_bytes: int,
+    follow_symlinks: bool,
+    quick: Any,
+    published: str | None = None,
+) -> Any:
     _check_backend_data()  # before the pages' modules, which read the constraint data as they load
     from reportgen.publish.site import NoRunLogs, build_site
 
     try:
-        return build_site(list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True, quick=quick, published=published)
+        return build_site(
+            list(runs), out_dir, config, max_bytes, follow_symlinks, require_logs=True, quick=quick, published=published
+        )
     except NoRunLogs as exc:
         for skipped_entry in exc.skipped:
             echo(skipped_entry.format(), err=True)
@@ -455,13 +551,17 @@ Examples:
 """
 
 
-def _sides(command: str, positional: tuple[Any, ...], first: tuple[Any, ...], second: tuple[Any, ...], names: tuple[str, str]) -> tuple[list[Any], list[Any]]:
+def _sides(
+    command: str, positional: tuple[Any, ...], first: tuple[Any, ...], second: tuple[Any, ...], names: tuple[str, str]
+) -> tuple[list[Any], list[Any]]:
     """Two positional runs, or each side's runs by option: one form, not both (a usage error)."""
     if positional and (first or second):
         raise click.UsageError(f"give either two runs or --{names[0]}/--{names[1]}, not both")
     if positional:
         if len(positional) != 2:
-            raise click.UsageError(f"give two runs ({names[0]} then {names[1]}), or --{names[0]} RUN ... --{names[1]} RUN ...; got {len(positional)}")
+            raise click.UsageError(
+                f"give two runs ({names[0]} then {names[1]}), or --{names[0]} RUN ... --{names[1]} RUN ...; got {len(positional)}"
+            )
         return [positional[0]], [positional[1]]
     if not first or not second:
         raise click.UsageError(f"give at least one --{names[0]} and one --{names[1]} run (or two runs as arguments)")
@@ -472,11 +572,26 @@ def _sides(command: str, positional: tuple[Any, ...], first: tuple[Any, ...], se
 @click.argument("runs", nargs=-1, type=Location())
 @click.option("--before", "befores", multiple=True, type=Location(), help="An earlier run (repeat for replicates).")
 @click.option("--after", "afters", multiple=True, type=Location(), help="A later run (repeat for replicates).")
-@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True, help="Terminal text, Markdown (for a pull request), or JSON.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    show_default=True,
+    help="Terminal text, Markdown (for a pull request), or JSON.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @_max_log_size
 @_follow_symlinks
-def diff(runs: tuple[Path | str, ...], befores: tuple[Path | str, ...], afters: tuple[Path | str, ...], fmt: str, as_json: bool, max_bytes: int, follow_symlinks: bool) -> None:
+def diff(
+    runs: tuple[Path | str, ...],
+    befores: tuple[Path | str, ...],
+    afters: tuple[Path | str, ...],
+    fmt: str,
+    as_json: bool,
+    max_bytes: int,
+    follow_symlinks: bool,
+) -> None:
     from reportgen.contract.validation import LogChanged
     from reportgen.publish.diff import DiffRefused, diff_command
     from reportgen.render.report import ReportInputError
@@ -487,7 +602,10 @@ def diff(runs: tuple[Path | str, ...], befores: tuple[Path | str, ...], afters: 
         echo(diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks))
     except RemoteError as exc:
         _remote_failed("diff", exc)
-    except (ReportInputError, LogChanged) as exc:  # LogChanged: a log changed after its report view was built, while summarised
+    except (
+        ReportInputError,
+        LogChanged,
+    ) as exc:  # LogChanged: a log changed after its report view was built, while summarised
         echo(f"reportgen diff: {exc}", err=True)
         sys.exit(1)
     except (DiffRefused, ValueError) as exc:
@@ -542,10 +660,31 @@ Example:
 @main.command(help=COMPARE_HELP)
 @click.argument("runs", nargs=-1, type=Location())
 @click.option("--baseline", "baselines", multiple=True, type=Location(), help="A baseline run (repeat for replicates).")
-@click.option("--candidate", "candidates", multiple=True, type=Location(), help="A candidate run (repeat for replicates).")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory for compare.html, compare.md, compare.json and compare-details.csv.")
-@click.option("--format", "formats", default="html,md", show_default=True, callback=_compare_formats, help="Comma-separated: html, md, json.")
-def compare(runs: tuple[Path | str, ...], baselines: tuple[Path | str, ...], candidates: tuple[Path | str, ...], out_dir: Path, formats: tuple[str, ...]) -> None:
+@click.option(
+    "--candidate", "candidates", multiple=True, type=Location(), help="A candidate run (repeat for replicates)."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for compare.html, compare.md, compare.json and compare-details.csv.",
+)
+@click.option(
+    "--format",
+    "formats",
+    default="html,md",
+    show_default=True,
+    callback=_compare_formats,
+    help="Comma-separated: html, md, json.",
+)
+def compare(
+    runs: tuple[Path | str, ...],
+    baselines: tuple[Path | str, ...],
+    candidates: tuple[Path | str, ...],
+    out_dir: Path,
+    formats: tuple[str, ...],
+) -> None:
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
@@ -605,8 +744,11 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
 
     if not is_remote(destination):
         raise click.BadParameter("an s3://bucket/prefix location", param_hint="DESTINATION")
-    if delete and not destination[len("s3://"):].partition("/")[2].strip("/"):
-        raise click.BadParameter("--delete needs a prefix (s3://bucket/prefix): at the bucket root it would delete every other object", param_hint="DESTINATION")
+    if delete and not destination[len("s3://") :].partition("/")[2].strip("/"):
+        raise click.BadParameter(
+            "--delete needs a prefix (s3://bucket/prefix): at the bucket root it would delete every other object",
+            param_hint="DESTINATION",
+        )
     from reportgen.storage import SITE_STATE_NAME
 
     # A site's state goes up last (a build with --published trusts the pages it lists), and only
@@ -621,7 +763,9 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
         if pages is None:
             echo(f"reportgen publish: warning: {state_file} does not check out; not uploaded", err=True)
     try:
-        result = publish_folder(folder, destination, Store(), delete=delete, last=SITE_STATE_NAME if pages is not None else None, keep=pages)
+        result = publish_folder(
+            folder, destination, Store(), delete=delete, last=SITE_STATE_NAME if pages is not None else None, keep=pages
+        )
     except RemoteError as exc:
         _remote_failed("publish", exc)
     for url in result.uploaded:
@@ -694,12 +838,34 @@ Example:
 
 @main.command("plan-check", help=PLAN_CHECK_HELP)
 @click.argument("plan", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--target", type=click.Choice(_target_choices()), default=None, help="Backend whose documented limits apply, by name or alias (default: the plan's [workload] target, else neuron).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True, help="Output: text, JSON, or Markdown for a review thread.")
+@click.option(
+    "--target",
+    type=click.Choice(_target_choices()),
+    default=None,
+    help="Backend whose documented limits apply, by name or alias (default: the plan's [workload] target, else neuron).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "md"]),
+    default="text",
+    show_default=True,
+    help="Output: text, JSON, or Markdown for a review thread.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--write-revised", type=click.Path(dir_okay=False, path_type=Path), help="Write the revised plan here (when one is needed).")
-@click.option("--inspection", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="An inspection log of this plan (python -m collector inspect): its operators, graph breaks and wide dtypes joined with the target's constraint data, each finding labelled as predicted from the graph, not measured on the device.")
-def plan_check(plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None, inspection: Path | None) -> None:
+@click.option(
+    "--write-revised",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the revised plan here (when one is needed).",
+)
+@click.option(
+    "--inspection",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="An inspection log of this plan (python -m collector inspect): its operators, graph breaks and wide dtypes joined with the target's constraint data, each finding labelled as predicted from the graph, not measured on the device.",
+)
+def plan_check(
+    plan: Path, target: str | None, fmt: str, as_json: bool, write_revised: Path | None, inspection: Path | None
+) -> None:
     from collector.descriptors import resolve_target
     from collector.plan import PlanError
     from reportgen.contract.inspection import InspectionError, read_inspection

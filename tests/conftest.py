@@ -48,5 +48,3 @@ def browser() -> Iterator[Any]:
         instance = play.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         yield instance
         instance.close()
-
-

@@ -31,7 +31,9 @@ def case_key(batch: int, length: int, mode: str, layout: str = "contiguous", dty
 
 
 def _stamp(seq: int) -> str:
-    return f"2026-01-01T00:00:{seq:02d}.000000Z" if seq < 60 else f"2026-01-01T00:{seq // 60:02d}:{seq % 60:02d}.000000Z"
+    return (
+        f"2026-01-01T00:00:{seq:02d}.000000Z" if seq < 60 else f"2026-01-01T00:{seq // 60:02d}:{seq % 60:02d}.000000Z"
+    )
 
 
 def _fact(value: str | None, reason: str = "not present on this host") -> dict[str, Any]:
@@ -137,7 +139,9 @@ def base_events(target: str = "cpu", family: str = "cpu") -> list[dict[str, Any]
             "kind": "profile",
             "case": case_key(1, 16, "compiled"),
             "profiler": "torch.profiler",
-            "traces": [{"path": "traces/b1-l16-compiled.json", "kind": "chrome_trace", "bytes": 2048, "sha256": SHA_ZERO}],
+            "traces": [
+                {"path": "traces/b1-l16-compiled.json", "kind": "chrome_trace", "bytes": 2048, "sha256": SHA_ZERO}
+            ],
             "top_ops": [{"name": "aten::addmm", "self_time_us": 120.5, "calls": 4}],
         }
     )
@@ -273,7 +277,16 @@ def large_log(cells: int, mismatch_every: int = 0) -> list[dict[str, Any]]:
     for i in range(cells):
         batch, length = 1 + i // 512, 1 + i % 512
         case = case_key(batch, length, "compiled")
-        plan["matrix"].append({"case": case, "batch": batch, "length": length, "layout": "contiguous", "dtype": "float32", "mode": "compiled"})
+        plan["matrix"].append(
+            {
+                "case": case,
+                "batch": batch,
+                "length": length,
+                "layout": "contiguous",
+                "dtype": "float32",
+                "mode": "compiled",
+            }
+        )
         mismatch = mismatch_every > 0 and i % mismatch_every == 0
         for event in copy.deepcopy(template):
             event["case"] = case
@@ -294,11 +307,16 @@ def _neuron_env(events: list[dict[str, Any]]) -> None:
         device_type="neuron",
     )
     env["versions"].update(
-        torch_neuronx=_fact("2.13.3.0.1"), neuronx_cc=_fact("2.28.7631.0"), neuron_runtime=_fact("2.35.30.0"), neuron_driver=_fact("2.31.7.0"),
+        torch_neuronx=_fact("2.13.3.0.1"),
+        neuronx_cc=_fact("2.28.7631.0"),
+        neuron_runtime=_fact("2.35.30.0"),
+        neuron_driver=_fact("2.31.7.0"),
     )
     env["device"] = {
-        "instance_type": _fact("trn2.48xlarge"), "device_count": _fact("64"),
-        "logical_nc_config": _fact("2"), "neuron_cores_used": _fact("1 logical NeuronCore (neuron:0) of 64 visible"),
+        "instance_type": _fact("trn2.48xlarge"),
+        "device_count": _fact("64"),
+        "logical_nc_config": _fact("2"),
+        "neuron_cores_used": _fact("1 logical NeuronCore (neuron:0) of 64 visible"),
     }
     # As the collector pins them: a compile failure raises instead of running eager.
     env["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1", "NEURON_LAUNCH_BLOCKING": "0"}
@@ -328,7 +346,11 @@ def float64_log() -> list[dict[str, Any]]:
     text = json.dumps(events).replace("float32", "float64")
     events = json.loads(text)
     plan = next(e for e in events if e["kind"] == "plan")
-    plan.update(workload="cg-solver", requirements=["requires_float64"], description="Conjugate-gradient solve; acceptance demands float64 computation.")
+    plan.update(
+        workload="cg-solver",
+        requirements=["requires_float64"],
+        description="Conjugate-gradient solve; acceptance demands float64 computation.",
+    )
     events[0]["workload"] = "cg-solver"
     for result in _cells(events, "case_result"):
         result["warnings"] = ["UserWarning: float64 is not supported on Neuron; computing in float32"]
@@ -341,7 +363,9 @@ def mismatch_log() -> list[dict[str, Any]]:
     case = case_key(2, 16, "compiled")
     result = next(e for e in _cells(events, "case_result") if e["case"] == case)
     result["status"] = "mismatch"
-    result["error_stats"].update(max_abs=3.2e-3, max_rel=0.41, mismatched=17, diff_at_worst=3.2e-3, allowed_at_worst=1.1e-5)
+    result["error_stats"].update(
+        max_abs=3.2e-3, max_rel=0.41, mismatched=17, diff_at_worst=3.2e-3, allowed_at_worst=1.1e-5
+    )
     result["task_metric"].update(value=0.9991, passed=False)
     events = [e for e in events if not (e["kind"] == "timing" and e["case"] == case)]
     return with_envelope(finish(events))
@@ -352,10 +376,28 @@ def _module(name: str, order: int, accumulated: float, local: float, ops: list[s
 
     def stats(diff: float) -> dict[str, Any]:
         bad = 16 if diff > 1e-5 else 0
-        return {"max_abs": diff, "max_rel": diff * 10, "mismatched": bad, "total": 16, "worst_index": [0, 1], "worst_output": "out", "allowed_at_worst": 1e-5, "diff_at_worst": diff}
+        return {
+            "max_abs": diff,
+            "max_rel": diff * 10,
+            "mismatched": bad,
+            "total": 16,
+            "worst_index": [0, 1],
+            "worst_output": "out",
+            "allowed_at_worst": 1e-5,
+            "diff_at_worst": diff,
+        }
 
-    return {"name": name, "type": "Linear" if name == "head" else "Block", "depth": sum(1 for p in name.split(".") if not p.isdigit()), "order": order, "calls": 1,
-            "accumulated": stats(accumulated), "local": stats(local), "local_compiled": True, "operators": ops}
+    return {
+        "name": name,
+        "type": "Linear" if name == "head" else "Block",
+        "depth": sum(1 for p in name.split(".") if not p.isdigit()),
+        "order": order,
+        "calls": 1,
+        "accumulated": stats(accumulated),
+        "local": stats(local),
+        "local_compiled": True,
+        "operators": ops,
+    }
 
 
 def localized_log() -> list[dict[str, Any]]:
@@ -365,20 +407,37 @@ def localized_log() -> list[dict[str, Any]]:
     case = case_key(2, 16, "compiled")
     result = next(e for e in _cells(events, "case_result") if e["case"] == case)
     result["status"] = "mismatch"
-    result["error_stats"].update(max_abs=3.2e-3, max_rel=0.41, mismatched=17, diff_at_worst=3.2e-3, allowed_at_worst=1.1e-5)
+    result["error_stats"].update(
+        max_abs=3.2e-3, max_rel=0.41, mismatched=17, diff_at_worst=3.2e-3, allowed_at_worst=1.1e-5
+    )
     events = [e for e in events if not (e["kind"] == "timing" and e["case"] == case)]
     ops = ["aten::add", "aten::addmm", "aten::tanh"]
     at = max(i for i, e in enumerate(events) if e.get("case") == case) + 1
-    events.insert(at, {
-        "kind": "localization", "case": case, "reason": "mismatch", "mode": "compiled", "atol": 1e-5, "rtol": 1e-4,
-        "max_depth": 2, "max_modules": 32, "max_bytes": 268435456,
-        "modules": [
-            _module("blocks.0", 0, 0.0, 0.0, ops), _module("blocks.1", 1, 2e-6, 1e-6, ops), _module("blocks.2", 2, 1e-2, 1e-2, ops + ["aten::sin"]),
-            _module("blocks.3", 3, 1.1e-2, 0.0, ops), _module("head", 4, 3e-3, 0.0, ["aten::addmm"]),
-        ],
-        "skipped": [{"name": "4 module(s) below depth 2", "reason": "max_depth"}], "skipped_more": 0, "bytes_held": 4096,
-        "operators_from": "an eager call of each module on the target, fed the reference module's inputs",
-    })
+    events.insert(
+        at,
+        {
+            "kind": "localization",
+            "case": case,
+            "reason": "mismatch",
+            "mode": "compiled",
+            "atol": 1e-5,
+            "rtol": 1e-4,
+            "max_depth": 2,
+            "max_modules": 32,
+            "max_bytes": 268435456,
+            "modules": [
+                _module("blocks.0", 0, 0.0, 0.0, ops),
+                _module("blocks.1", 1, 2e-6, 1e-6, ops),
+                _module("blocks.2", 2, 1e-2, 1e-2, ops + ["aten::sin"]),
+                _module("blocks.3", 3, 1.1e-2, 0.0, ops),
+                _module("head", 4, 3e-3, 0.0, ["aten::addmm"]),
+            ],
+            "skipped": [{"name": "4 module(s) below depth 2", "reason": "max_depth"}],
+            "skipped_more": 0,
+            "bytes_held": 4096,
+            "operators_from": "an eager call of each module on the target, fed the reference module's inputs",
+        },
+    )
     out = with_envelope(finish(events))
     for line in out:
         line["schema_version"] = "1.2"
@@ -393,7 +452,14 @@ def compile_failure_log() -> list[dict[str, Any]]:
     for result in _cells(events, "case_result", "-compiled"):
         for key in ("outputs", "error_stats", "task_metric"):
             result.pop(key)
-        result.update(status="error", failure={"phase": "compile", "type": "BackendCompilerFailed", "message": "neuronx-cc: unsupported op in graph (synthetic)"})
+        result.update(
+            status="error",
+            failure={
+                "phase": "compile",
+                "type": "BackendCompilerFailed",
+                "message": "neuronx-cc: unsupported op in graph (synthetic)",
+            },
+        )
     events = [e for e in events if not (e["kind"] in ("timing", "profile", "compile") and e["case"] in failed)]
     return with_envelope(finish(events))
 
@@ -402,7 +468,11 @@ def wrong_target_log() -> list[dict[str, Any]]:
     """A plan meant to certify Neuron, run with --target cpu: every cell ran on the host CPU.
     The cells pass, and the run is still no evidence for Neuron."""
     events = base_events(target="cpu", family="cpu")
-    events[0]["target_choice"] = {"requested": "cpu", "resolved": "cpu", "reason": "named on the command line, overriding the plan's target neuron: this run is not evidence for neuron"}
+    events[0]["target_choice"] = {
+        "requested": "cpu",
+        "resolved": "cpu",
+        "reason": "named on the command line, overriding the plan's target neuron: this run is not evidence for neuron",
+    }
     next(e for e in events if e["kind"] == "plan")["intended_target"] = "neuron"
     return with_envelope(finish(events))
 
@@ -429,7 +499,15 @@ def hostile_log() -> list[dict[str, Any]]:
 def _grad_rows(scale: float) -> list[dict[str, Any]]:
     names = ["head.weight", "head.bias", "encoder.embed.weight"]
     return [
-        {"name": n, "max_abs": scale * (i + 1), "max_rel": scale * 10 * (i + 1), "mismatched": 0, "total": 96 * (i + 1), "norm_ratio": 1.0, "worst_ratio": scale * 1e4 * (i + 1)}
+        {
+            "name": n,
+            "max_abs": scale * (i + 1),
+            "max_rel": scale * 10 * (i + 1),
+            "mismatched": 0,
+            "total": 96 * (i + 1),
+            "norm_ratio": 1.0,
+            "worst_ratio": scale * 1e4 * (i + 1),
+        }
         for i, n in enumerate(names)
     ][::-1]
 
@@ -442,25 +520,56 @@ def training_log() -> list[dict[str, Any]]:
     plan["matrix"] = [c for c in plan["matrix"] if c["batch"] == 1]
     plan.update(workload="tiny-classifier-training")
     plan["tolerances"]["float32"].update(loss={"atol": 1e-6, "rtol": 1e-5}, grad={"atol": 1e-6, "rtol": 1e-3})
-    plan["training"] = {"steps": 3, "seed": 0, "optimizer": "AdamW(lr=1e-3)", "randomness": "deterministic variant: dropout off"}
+    plan["training"] = {
+        "steps": 3,
+        "seed": 0,
+        "optimizer": "AdamW(lr=1e-3)",
+        "randomness": "deterministic variant: dropout off",
+    }
     events[0]["workload"] = "tiny-classifier-training"
     out: list[dict[str, Any]] = []
     for event in events:
         if event["kind"] == "compile":
             out.append(dict(event, graph="forward"))
-            out.append(dict(event, graph="backward", compile_first_result_s=2.5, graphs=None, cache_hits=None, cache_misses=None))
+            out.append(
+                dict(
+                    event, graph="backward", compile_first_result_s=2.5, graphs=None, cache_hits=None, cache_misses=None
+                )
+            )
             continue
         if event["kind"] == "case_result":
             for step in range(3):
                 loss = 1.1 - 0.1 * step
-                out.append({"kind": "train_step", "case": event["case"], "step": step, "loss": loss + (1e-7 if "compiled" in event["case"] else 0.0), "reference_loss": loss, "loss_within": True, "grads": _grad_rows(1e-8)})
+                out.append(
+                    {
+                        "kind": "train_step",
+                        "case": event["case"],
+                        "step": step,
+                        "loss": loss + (1e-7 if "compiled" in event["case"] else 0.0),
+                        "reference_loss": loss,
+                        "loss_within": True,
+                        "grads": _grad_rows(1e-8),
+                    }
+                )
             out.append({"kind": "train_result", "case": event["case"], "params": _grad_rows(1e-8)})
-            event = dict(event, outputs=[{"name": "loss_per_step", "shape": [3], "dtype": "float64", "nonfinite": 0}], task_metric={"name": "max_loss_rel_diff", "value": 1e-7, "criterion": None, "passed": True})
+            event = dict(
+                event,
+                outputs=[{"name": "loss_per_step", "shape": [3], "dtype": "float64", "nonfinite": 0}],
+                task_metric={"name": "max_loss_rel_diff", "value": 1e-7, "criterion": None, "passed": True},
+            )
         out.append(event)
     return with_envelope(finish(out))
 
 
-def timing_log(run_id: str, target: str = "cpu", family: str = "cpu", scale: float = 1.0, noise: float = 0.01, seed: int = 0, samples: int = 30) -> list[dict[str, Any]]:
+def timing_log(
+    run_id: str,
+    target: str = "cpu",
+    family: str = "cpu",
+    scale: float = 1.0,
+    noise: float = 0.01,
+    seed: int = 0,
+    samples: int = 30,
+) -> list[dict[str, Any]]:
     """A passing synthetic run whose warm samples are drawn from a known distribution.
 
     Each cell's samples are ``base * scale * (1 + noise * N(0, 1))`` with a seeded generator,
@@ -473,15 +582,24 @@ def timing_log(run_id: str, target: str = "cpu", family: str = "cpu", scale: flo
     events = base_events(target=target, family=family)
     if family.startswith("neuron"):
         _neuron_env(events)
-    events[0].update(run_id=run_id, origin_note=f"Synthetic timing fixture (scale {scale}, noise {noise}, seed {seed}); not a measurement.")
+    events[0].update(
+        run_id=run_id,
+        origin_note=f"Synthetic timing fixture (scale {scale}, noise {noise}, seed {seed}); not a measurement.",
+    )
     for timing in _cells(events, "timing"):
-        base = 0.001 * (2 if timing["case"].startswith("b2-") else 1) * (0.8 if timing["case"].endswith("compiled") else 1.0)
+        base = (
+            0.001
+            * (2 if timing["case"].startswith("b2-") else 1)
+            * (0.8 if timing["case"].endswith("compiled") else 1.0)
+        )
         kept = [max(base * scale * (1 + noise * rng.gauss(0.0, 1.0)), base * 0.05) for _ in range(samples)]
         drawn = sorted(kept)
         timing["warm"] = {
             "samples_s": kept,
             "min_s": drawn[0],
-            "median_s": drawn[len(drawn) // 2] if len(drawn) % 2 else (drawn[len(drawn) // 2 - 1] + drawn[len(drawn) // 2]) / 2,
+            "median_s": drawn[len(drawn) // 2]
+            if len(drawn) % 2
+            else (drawn[len(drawn) // 2 - 1] + drawn[len(drawn) // 2]) / 2,
             "p90_s": drawn[int(0.9 * (len(drawn) - 1))],
             "iqr_s": drawn[3 * len(drawn) // 4] - drawn[len(drawn) // 4],
         }
@@ -491,7 +609,13 @@ def timing_log(run_id: str, target: str = "cpu", family: str = "cpu", scale: flo
 def _warm(samples: list[float]) -> dict[str, Any]:
     ordered = sorted(samples)
     n = len(ordered)
-    return {"samples_s": samples, "min_s": ordered[0], "median_s": ordered[n // 2], "p90_s": ordered[min(n - 1, (9 * n) // 10)], "iqr_s": ordered[(3 * n) // 4] - ordered[n // 4]}
+    return {
+        "samples_s": samples,
+        "min_s": ordered[0],
+        "median_s": ordered[n // 2],
+        "p90_s": ordered[min(n - 1, (9 * n) // 10)],
+        "iqr_s": ordered[(3 * n) // 4] - ordered[n // 4],
+    }
 
 
 GEN_BUCKETS = {96: 128, 240: 256}
@@ -510,9 +634,24 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
         workload="scenario-a-decoder",
         description="Llama-architecture decoder, synthetic weights, byte-level tokenizer, left padding, static KV cache.",
         model_revision="architecture real, weights synthetic: LlamaForCausalLM config 'tiny', seed 0",
-        matrix=[{"case": case_key(1, n, m), "batch": 1, "length": n, "layout": "contiguous", "dtype": "float32", "mode": m} for n in lengths for m in MODES],
-        padding={"buckets": [128, 256, 512], "above_largest": "reject requests longer than 512 tokens", "mask_padded": True},
-        generation={"decode_steps": GEN_STEPS, "max_cache_len": 520, "padding_side": "left", "config": "tiny", "top_k": 5, "min_top_k_overlap": 0.8},
+        matrix=[
+            {"case": case_key(1, n, m), "batch": 1, "length": n, "layout": "contiguous", "dtype": "float32", "mode": m}
+            for n in lengths
+            for m in MODES
+        ],
+        padding={
+            "buckets": [128, 256, 512],
+            "above_largest": "reject requests longer than 512 tokens",
+            "mask_padded": True,
+        },
+        generation={
+            "decode_steps": GEN_STEPS,
+            "max_cache_len": 520,
+            "padding_side": "left",
+            "config": "tiny",
+            "top_k": 5,
+            "min_top_k_overlap": 0.8,
+        },
     )
     criterion = {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": GEN_STEPS + 1}
     plan["tolerances"]["float32"]["task"] = criterion
@@ -521,13 +660,51 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
         cases = [case_key(1, n, m) for m in MODES]
         bucket = GEN_BUCKETS.get(n)
         if bucket is None:
-            reason = f"{n} tokens are above the largest bucket 512: refused (plan: reject requests longer than 512 tokens)"
-            events.append({"kind": "request", "batch": 1, "length": n, "bucket": None, "outcome": "refused", "reason": reason, "cases": cases})
+            reason = (
+                f"{n} tokens are above the largest bucket 512: refused (plan: reject requests longer than 512 tokens)"
+            )
+            events.append(
+                {
+                    "kind": "request",
+                    "batch": 1,
+                    "length": n,
+                    "bucket": None,
+                    "outcome": "refused",
+                    "reason": reason,
+                    "cases": cases,
+                }
+            )
             for case in cases:
-                events.append({"kind": "case_result", "case": case, "status": "skipped", "skip_reason": f"request refused by the plan's policy above the largest bucket: {reason}"})
+                events.append(
+                    {
+                        "kind": "case_result",
+                        "case": case,
+                        "status": "skipped",
+                        "skip_reason": f"request refused by the plan's policy above the largest bucket: {reason}",
+                    }
+                )
             continue
-        events.append({"kind": "request", "batch": 1, "length": n, "bucket": bucket, "outcome": "padded", "reason": f"{n} tokens padded to the {bucket} bucket", "cases": cases})
-        events.append({"kind": "reference", "shape": shape_key(1, n), "device": "cpu", "runs": 2, "noise_max_abs": 0.0, "deterministic": True})
+        events.append(
+            {
+                "kind": "request",
+                "batch": 1,
+                "length": n,
+                "bucket": bucket,
+                "outcome": "padded",
+                "reason": f"{n} tokens padded to the {bucket} bucket",
+                "cases": cases,
+            }
+        )
+        events.append(
+            {
+                "kind": "reference",
+                "shape": shape_key(1, n),
+                "device": "cpu",
+                "runs": 2,
+                "noise_max_abs": 0.0,
+                "deterministic": True,
+            }
+        )
         reference = [[40 + i + n % 7 for i in range(GEN_STEPS + 1)]]
         for mode in MODES:
             case = case_key(1, n, mode)
@@ -539,24 +716,98 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
             agreeing = first if first is not None else GEN_STEPS + 1
             passed = first is None
             if mode == "compiled":
-                scope_compile = {"graph_breaks": [], "recompiles": 0, "cache_hits": 0, "recompile_limit_hit": False, "cache_condition": "compiled_in_process"}
-                events.append({"kind": "compile", "case": case, "generation_graph": "prefill", "bucket": bucket, "compile_first_result_s": 20.0 + bucket / 64, "graphs": 1, "cache_misses": 4, **scope_compile})
-                events.append({"kind": "compile", "case": case, "generation_graph": "decode", "bucket": bucket, "compile_first_result_s": 15.0 if not decode_compiled else 0.002, "graphs": 0 if decode_compiled else 1, "cache_misses": 0 if decode_compiled else 3, **scope_compile})
+                scope_compile = {
+                    "graph_breaks": [],
+                    "recompiles": 0,
+                    "cache_hits": 0,
+                    "recompile_limit_hit": False,
+                    "cache_condition": "compiled_in_process",
+                }
+                events.append(
+                    {
+                        "kind": "compile",
+                        "case": case,
+                        "generation_graph": "prefill",
+                        "bucket": bucket,
+                        "compile_first_result_s": 20.0 + bucket / 64,
+                        "graphs": 1,
+                        "cache_misses": 4,
+                        **scope_compile,
+                    }
+                )
+                events.append(
+                    {
+                        "kind": "compile",
+                        "case": case,
+                        "generation_graph": "decode",
+                        "bucket": bucket,
+                        "compile_first_result_s": 15.0 if not decode_compiled else 0.002,
+                        "graphs": 0 if decode_compiled else 1,
+                        "cache_misses": 0 if decode_compiled else 3,
+                        **scope_compile,
+                    }
+                )
                 decode_compiled = True
-            events.append({
-                "kind": "case_result", "case": case, "status": "pass" if passed else "mismatch",
-                "outputs": [{"name": "prefill_logits", "shape": [1, bucket, 384], "dtype": "float32", "nonfinite": 0}, {"name": "tokens", "shape": [1, GEN_STEPS + 1], "dtype": "int64", "nonfinite": 0}],
-                "error_stats": {"max_abs": 3e-6, "max_rel": 2e-5, "mismatched": 0, "total": n * 384, "worst_index": [5, 17], "worst_output": "prefill_logits", "allowed_at_worst": 1.1e-4, "diff_at_worst": 3e-6},
-                "task_metric": {"name": "greedy_steps_agreeing", "value": float(agreeing), "criterion": criterion, "passed": passed},
-                "warnings": [],
-            })
-            events.append({"kind": "operators", "case": case, "executed": {"status": "measured", "items": ["aten::mm", "aten::_scaled_dot_product_flash_attention_for_cpu"]}, "fallback": {"status": "not_applicable", "reason": "the cpu backend has no CPU fallback"}, "transfers": {"status": "not_applicable", "reason": "inputs already on the cpu"}})
-            overlap: list[float | None] = [1.0] * (GEN_STEPS + 1) if first is None else [1.0] * first + [0.6] + [None] * (GEN_STEPS - first)
+            events.append(
+                {
+                    "kind": "case_result",
+                    "case": case,
+                    "status": "pass" if passed else "mismatch",
+                    "outputs": [
+                        {"name": "prefill_logits", "shape": [1, bucket, 384], "dtype": "float32", "nonfinite": 0},
+                        {"name": "tokens", "shape": [1, GEN_STEPS + 1], "dtype": "int64", "nonfinite": 0},
+                    ],
+                    "error_stats": {
+                        "max_abs": 3e-6,
+                        "max_rel": 2e-5,
+                        "mismatched": 0,
+                        "total": n * 384,
+                        "worst_index": [5, 17],
+                        "worst_output": "prefill_logits",
+                        "allowed_at_worst": 1.1e-4,
+                        "diff_at_worst": 3e-6,
+                    },
+                    "task_metric": {
+                        "name": "greedy_steps_agreeing",
+                        "value": float(agreeing),
+                        "criterion": criterion,
+                        "passed": passed,
+                    },
+                    "warnings": [],
+                }
+            )
+            events.append(
+                {
+                    "kind": "operators",
+                    "case": case,
+                    "executed": {
+                        "status": "measured",
+                        "items": ["aten::mm", "aten::_scaled_dot_product_flash_attention_for_cpu"],
+                    },
+                    "fallback": {"status": "not_applicable", "reason": "the cpu backend has no CPU fallback"},
+                    "transfers": {"status": "not_applicable", "reason": "inputs already on the cpu"},
+                }
+            )
+            overlap: list[float | None] = (
+                [1.0] * (GEN_STEPS + 1) if first is None else [1.0] * first + [0.6] + [None] * (GEN_STEPS - first)
+            )
             gen = {
-                "kind": "generation", "case": case, "request_length": n, "bucket": bucket, "truncated": False, "padding_side": "left",
-                "decode_steps": GEN_STEPS, "max_cache_len": 520, "tokens": tokens, "reference_tokens": reference,
-                "steps_agreeing": agreeing, "first_divergent_step": first, "top_k": 5, "top_k_overlap": overlap,
-                "tokens_passed": passed, "top_k_passed": True,
+                "kind": "generation",
+                "case": case,
+                "request_length": n,
+                "bucket": bucket,
+                "truncated": False,
+                "padding_side": "left",
+                "decode_steps": GEN_STEPS,
+                "max_cache_len": 520,
+                "tokens": tokens,
+                "reference_tokens": reference,
+                "steps_agreeing": agreeing,
+                "first_divergent_step": first,
+                "top_k": 5,
+                "top_k_overlap": overlap,
+                "tokens_passed": passed,
+                "top_k_passed": True,
             }
             if passed:
                 scale = 1.0 if mode == "eager" else 0.5

@@ -10,7 +10,11 @@ from typing import Any
 from hypothesis import strategies as st
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 10**20) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 10**20)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=6,
 )
@@ -26,7 +30,9 @@ def alike(value: Any) -> st.SearchStrategy[Any]:
     if isinstance(value, float):
         return st.floats(-1.0, 1e6, allow_nan=False)
     if isinstance(value, str):
-        return st.sampled_from(["", value, "pass", "measured", "unmeasured", "inference", "backward", "float64"]) | st.text(max_size=6)
+        return st.sampled_from(
+            ["", value, "pass", "measured", "unmeasured", "inference", "backward", "float64"]
+        ) | st.text(max_size=6)
     return st.none() | st.just(value)
 
 

@@ -54,7 +54,14 @@ class Daemons:
         if binary is None:
             raise ServiceError(f"{argv[0]} is not installed (.ci/run installs it; apt-get install -y slurm-wlm munge)")
         stream = log.open("ab")
-        proc = subprocess.Popen([binary, *argv[1:]], stdout=stream, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [binary, *argv[1:]],
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         stream.close()
         self.procs.append((name, proc))
         return proc
@@ -164,7 +171,9 @@ def slurm_cluster(root: Path) -> Iterator[SlurmCluster]:
     """munged, slurmctld and slurmd on 127.0.0.1 with their own configuration under root."""
     for tool in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol"):
         if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
-            raise ServiceError(f"{tool} is not installed (.ci/run installs slurm-wlm and munge; apt-get install -y slurm-wlm munge)")
+            raise ServiceError(
+                f"{tool} is not installed (.ci/run installs slurm-wlm and munge; apt-get install -y slurm-wlm munge)"
+            )
     if os.geteuid() != 0:
         raise ServiceError("the test Slurm cluster runs its daemons as root (as CI does)")
     root.mkdir(parents=True, exist_ok=True)
@@ -178,23 +187,58 @@ def slurm_cluster(root: Path) -> Iterator[SlurmCluster]:
     munge_socket = root / "munge" / "munge.socket"
     host = socket.gethostname().split(".")[0]
     conf = root / "slurm.conf"
-    conf.write_text(SLURM_CONF.format(host=host, addr=LOCALHOST, ctld_port=free_port(), slurmd_port=free_port(), munge_socket=munge_socket, root=root, cpus=os.cpu_count() or 1))
+    conf.write_text(
+        SLURM_CONF.format(
+            host=host,
+            addr=LOCALHOST,
+            ctld_port=free_port(),
+            slurmd_port=free_port(),
+            munge_socket=munge_socket,
+            root=root,
+            cpus=os.cpu_count() or 1,
+        )
+    )
     env = {**os.environ, "SLURM_CONF": str(conf)}
     daemons = Daemons()
     try:
         munge_log = root / "munge" / "munged.log"
-        munged = daemons.start("munged", [
-            "/usr/sbin/munged", "--foreground", "--force", f"--socket={munge_socket}", f"--key-file={key}",
-            f"--pid-file={root / 'munge' / 'munged.pid'}", f"--log-file={munge_log}", f"--seed-file={root / 'munge' / 'seed'}",
-        ], root / "munge" / "munged.out")
-        _wait_for("munged", lambda: (munge_socket.exists(), "no socket yet") if munged.poll() is None else (False, f"exited {munged.returncode}"), 15, munge_log)
-        ctld = daemons.start("slurmctld", ["/usr/sbin/slurmctld", "-D", "-i", "-f", str(conf)], root / "slurmctld.out", env)
-        slurmd = daemons.start("slurmd", ["/usr/sbin/slurmd", "-D", "-N", host, "-f", str(conf)], root / "slurmd.out", env)
+        munged = daemons.start(
+            "munged",
+            [
+                "/usr/sbin/munged",
+                "--foreground",
+                "--force",
+                f"--socket={munge_socket}",
+                f"--key-file={key}",
+                f"--pid-file={root / 'munge' / 'munged.pid'}",
+                f"--log-file={munge_log}",
+                f"--seed-file={root / 'munge' / 'seed'}",
+            ],
+            root / "munge" / "munged.out",
+        )
+        _wait_for(
+            "munged",
+            lambda: (
+                (munge_socket.exists(), "no socket yet")
+                if munged.poll() is None
+                else (False, f"exited {munged.returncode}")
+            ),
+            15,
+            munge_log,
+        )
+        ctld = daemons.start(
+            "slurmctld", ["/usr/sbin/slurmctld", "-D", "-i", "-f", str(conf)], root / "slurmctld.out", env
+        )
+        slurmd = daemons.start(
+            "slurmd", ["/usr/sbin/slurmd", "-D", "-N", host, "-f", str(conf)], root / "slurmd.out", env
+        )
 
         def node_idle() -> tuple[bool, str]:
             for name, proc, log in (("slurmctld", ctld, "slurmctld.out"), ("slurmd", slurmd, "slurmd.out")):
                 if proc.poll() is not None:
-                    raise ServiceError(f"{name} exited with {proc.returncode} at start:\n{_tail(root / log)}\n{_tail(root / (name + '.log'))}")
+                    raise ServiceError(
+                        f"{name} exited with {proc.returncode} at start:\n{_tail(root / log)}\n{_tail(root / (name + '.log'))}"
+                    )
             proc = subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], env=env, capture_output=True, text=True)
             state = (proc.stdout + proc.stderr).strip()
             return state == "idle", state
@@ -215,7 +259,9 @@ class Request:
 
 
 # Headers that describe one connection, not the request: the proxy frames each hop itself.
-_HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "expect"})
+_HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "expect"}
+)
 
 
 class _Recorder(http.server.ThreadingHTTPServer):
@@ -324,8 +370,12 @@ def s3_server(root: Path) -> Iterator[S3Server]:
         try:
             import moto.server  # noqa: F401
         except ImportError as exc:
-            raise ServiceError(f"moto's server is not installed ({exc}); pip install 'moto[server]' (the test extra has it)") from None
-        proc = daemons.start("moto", [sys.executable, "-m", "moto.server", "-H", LOCALHOST, "-p", str(port)], log, _aws_env(root, port))
+            raise ServiceError(
+                f"moto's server is not installed ({exc}); pip install 'moto[server]' (the test extra has it)"
+            ) from None
+        proc = daemons.start(
+            "moto", [sys.executable, "-m", "moto.server", "-H", LOCALHOST, "-p", str(port)], log, _aws_env(root, port)
+        )
 
         def listening() -> tuple[bool, str]:
             daemons.check_alive("moto", proc, log)

@@ -87,7 +87,10 @@ def test_field_selectors_that_match_nothing_are_an_error(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     "second,fragment",
     [
-        ('verdict = "change-needed"\nchange = "precision"', "(verdict accepted) and [[explain]] #1 (verdict change-needed (precision))"),
+        (
+            'verdict = "change-needed"\nchange = "precision"',
+            "(verdict accepted) and [[explain]] #1 (verdict change-needed (precision))",
+        ),
         ("", "(verdict accepted) and [[explain]] #1 (verdict none)"),
     ],
 )
@@ -95,7 +98,11 @@ def test_two_entries_giving_one_cell_different_verdicts_is_an_error(tmp_path: Pa
     text = f'[{B2_COMPILED}]\nexplanation = "x"\nverdict = "accepted"\nreason = "r"\n\n[[explain]]\nmode = "compiled"\nexplanation = "y"\n{second}\n'
     code, output = _report(tmp_path, _write(tmp_path, text))
     assert code == 1
-    assert "annotations.toml:1 and " in output and ":6: cell 'b2-l16-contiguous-float32-compiled'" in output and fragment in output
+    assert (
+        "annotations.toml:1 and " in output
+        and ":6: cell 'b2-l16-contiguous-float32-compiled'" in output
+        and fragment in output
+    )
 
 
 def test_two_entries_agreeing_on_the_verdict_are_fine(tmp_path: Path) -> None:
@@ -122,7 +129,9 @@ def test_malformed_pattern_entries_are_clear_errors(tmp_path: Path, text: str, f
 
 
 def test_each_explanation_is_shown_once_with_its_cells_in_html_and_markdown(tmp_path: Path) -> None:
-    explanation = "Reduction **order** differs.\\n\\nSecond paragraph ![pixel](https://tracker.example/p.png) <img src=x>."
+    explanation = (
+        "Reduction **order** differs.\\n\\nSecond paragraph ![pixel](https://tracker.example/p.png) <img src=x>."
+    )
     text = f'[[explain]]\nstatus = ["mismatch", "error"]\nexplanation = "{explanation}"\nverdict = "accepted"\nreason = "owner reviewed"\n'
     build_report(_write(tmp_path, text), tmp_path / "out")
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
@@ -142,7 +151,10 @@ def test_each_explanation_is_shown_once_with_its_cells_in_html_and_markdown(tmp_
 
 def test_the_old_one_case_tables_still_work_and_read_annotations_keeps_lines(tmp_path: Path) -> None:
     path = tmp_path / "a.toml"
-    path.write_text(f'# c\n\n[{B2_COMPILED}]\nexplanation = "x"\n\n[[explain]]\ncases = "b1-*"\nexplanation = "y"\n', encoding="utf-8")
+    path.write_text(
+        f'# c\n\n[{B2_COMPILED}]\nexplanation = "x"\n\n[[explain]]\ncases = "b1-*"\nexplanation = "y"\n',
+        encoding="utf-8",
+    )
     parsed = read_annotations(path)
     assert [(e.label, e.line) for e in parsed.entries] == [(f"[{B2_COMPILED}]", 3), ("[[explain]] #1", 6)]
     with pytest.raises(AnnotationError, match="a.toml:3: .* which is not in the plan"):
@@ -155,14 +167,22 @@ def test_the_old_one_case_tables_still_work_and_read_annotations_keeps_lines(tmp
 def test_blocked_only_for_verdicts_says_so_and_groups_the_cells_by_cause(tmp_path: Path) -> None:
     log = _write(tmp_path)
     result = build_report(log, tmp_path / "out")
-    assert result.disposition.headline.startswith("Blocked: 1 mismatch and 1 errored cell need the owner's verdict (on cpu")
+    assert result.disposition.headline.startswith(
+        "Blocked: 1 mismatch and 1 errored cell need the owner's verdict (on cpu"
+    )
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     owner = md.split("### What the owner must decide", 1)[1].split("### Scope", 1)[0]
-    assert "**compiled · float32 · worst element in hidden**: 1 cell(s); 17 element(s) outside the tolerance per cell (of 1024)" in owner
+    assert (
+        "**compiled · float32 · worst element in hidden**: 1 cell(s); 17 element(s) outside the tolerance per cell (of 1024)"
+        in owner
+    )
     assert "**eager · float32 · error in run: RuntimeError**: 1 cell(s)" in owner
     assert "reportgen annotate events.jsonl" in owner
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    assert "Blocked: 1 mismatch and 1 errored cell need the owner&#39;s verdict" in html and "What the owner must decide" in html
+    assert (
+        "Blocked: 1 mismatch and 1 errored cell need the owner&#39;s verdict" in html
+        and "What the owner must decide" in html
+    )
 
 
 def test_other_blocking_reasons_keep_the_plain_headline(tmp_path: Path) -> None:
@@ -233,7 +253,9 @@ def test_annotate_refuses_an_invalid_log(tmp_path: Path) -> None:
     assert not (tmp_path / "annotations.toml").exists()
 
 
-@pytest.mark.parametrize("text", ['quote " back \\ slash', "line\nbreak\ttab", "del \x7f nul \x00", "ünïcode ☃ 😀", "]] [[explain]]\n# x"])
+@pytest.mark.parametrize(
+    "text", ['quote " back \\ slash', "line\nbreak\ttab", "del \x7f nul \x00", "ünïcode ☃ 😀", "]] [[explain]]\n# x"]
+)
 def test_toml_strings_round_trip_hostile_text(text: str) -> None:
     assert tomllib.loads(f"v = {toml_string(text)}\n")["v"] == text
 

@@ -61,7 +61,15 @@ def test_each_family_a_log_may_record_belongs_to_one_target() -> None:
             assert family not in owners, f"{family} is claimed by {owners.get(family)} and {target}"
             owners[family] = target
     for target, adapter in ADAPTERS.items():
-        family, _ = adapter.decide_family({"torch_version": "2.13.0", "cuda_available": True, "neuronx_version": "2.13.3.0.1", "privateuse1": target, "xla_present": False})
+        family, _ = adapter.decide_family(
+            {
+                "torch_version": "2.13.0",
+                "cuda_available": True,
+                "neuronx_version": "2.13.3.0.1",
+                "privateuse1": target,
+                "xla_present": False,
+            }
+        )
         assert owners.get(family) == target, (target, family)
 
 
@@ -69,7 +77,12 @@ def test_the_site_stack_column_is_the_descriptors_first_version_column() -> None
     from reportgen.publish.summary import RunSummary
 
     fields = {name: None for name in RunSummary.__dataclass_fields__}
-    for target, versions, shown in (("neuron", {"torch_neuronx": "2.13.3.0.9"}, "2.13.3.0.9"), ("cuda", {"cuda": "12.8"}, "12.8"), ("cpu", {"torch": "2.13.0"}, "—"), ("neuron", {}, "—")):
+    for target, versions, shown in (
+        ("neuron", {"torch_neuronx": "2.13.3.0.9"}, "2.13.3.0.9"),
+        ("cuda", {"cuda": "12.8"}, "12.8"),
+        ("cpu", {"torch": "2.13.0"}, "—"),
+        ("neuron", {}, "—"),
+    ):
         summary = object.__new__(RunSummary)
         summary.__dict__.update({**fields, "target": target, "versions": versions})
         assert summary.stack_version == shown, target

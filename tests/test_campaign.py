@@ -34,6 +34,7 @@ def slurm_script(campaign: Any, logs: Path, name: str = "SCRIPT", campaign_id: s
     files = TaskFiles.beside(logs.parent / name, campaign.name)
     return slurm.wrapper(campaign, files, logs, campaign_id)
 
+
 REPO = Path(__file__).resolve().parent.parent
 
 BASE = """\
@@ -78,8 +79,14 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
     assert len(tasks) == 2 * 2 * 2
     assert [t.index for t in tasks] == list(range(8))
     assert [t.label for t in tasks] == [
-        "tiny_encoder/sdk-2.33/r1", "minilm/sdk-2.33/r1", "tiny_encoder/cuda-baseline/r1", "minilm/cuda-baseline/r1",
-        "tiny_encoder/sdk-2.33/r2", "minilm/sdk-2.33/r2", "tiny_encoder/cuda-baseline/r2", "minilm/cuda-baseline/r2",
+        "tiny_encoder/sdk-2.33/r1",
+        "minilm/sdk-2.33/r1",
+        "tiny_encoder/cuda-baseline/r1",
+        "minilm/cuda-baseline/r1",
+        "tiny_encoder/sdk-2.33/r2",
+        "minilm/sdk-2.33/r2",
+        "tiny_encoder/cuda-baseline/r2",
+        "minilm/cuda-baseline/r2",
     ]
     assert campaign.remote and campaign.destination == "s3://fleet-runs/nightly"
 
@@ -88,32 +95,38 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
     ("change", "message"),
     [
         (lambda t: t + "\n[extra]\nx = 1\n", "unknown key 'extra'"),
-        (lambda t: t.replace('repeats = 2', 'repeats = 2\nrepeat = 3'), "campaign: unknown key 'repeat'"),
-        (lambda t: t.replace('repeats = 2', 'repeats = "2"'), "campaign.repeats: expected an integer, got a string"),
-        (lambda t: t.replace('repeats = 2', 'repeats = 0'), "campaign.repeats: must be at least 1"),
-        (lambda t: t.replace('repeats = 2', 'repeats = true'), "campaign.repeats: expected an integer, got a boolean"),
+        (lambda t: t.replace("repeats = 2", "repeats = 2\nrepeat = 3"), "campaign: unknown key 'repeat'"),
+        (lambda t: t.replace("repeats = 2", 'repeats = "2"'), "campaign.repeats: expected an integer, got a string"),
+        (lambda t: t.replace("repeats = 2", "repeats = 0"), "campaign.repeats: must be at least 1"),
+        (lambda t: t.replace("repeats = 2", "repeats = true"), "campaign.repeats: expected an integer, got a boolean"),
         (lambda t: t.replace('name = "nightly"', 'name = "../x"'), "campaign.name: use letters"),
         (lambda t: t.replace('name = "nightly"', 'name = "nightly-"'), "campaign.name: use letters"),
         (lambda t: t.replace('name = "cuda-baseline"', 'name = "cuda baseline"'), "environment[1].name: use letters"),
         (lambda t: t.replace('target = "cuda"', 'target = "tpu"'), "environment[1].target: one of cpu, cuda, neuron"),
-        (lambda t: t.replace('devices = 2', 'devices = 2\ngpus = 1'), "environment[1]: unknown key 'gpus'"),
+        (lambda t: t.replace("devices = 2", "devices = 2\ngpus = 1"), "environment[1]: unknown key 'gpus'"),
         (lambda t: t.replace('name = "cuda-baseline"', 'name = "sdk-2.33"'), "environment names must be unique"),
         (lambda t: t.replace('"--modes", "eager"', '"--out", "/tmp/x"'), "--out is set by the campaign"),
         (lambda t: t.replace('"--modes", "eager"', '"--target=cpu"'), "--target is set by the campaign"),
-        (lambda t: t.replace('args = [', 'args = [1, '), "workload[0].args: expected a list of single-line strings"),
-        (lambda t: t.replace('plan = "/abs/minilm.toml"', ''), "workload[1]: missing 'plan'"),
-        (lambda t: t.replace('s3://fleet-runs/nightly', 'gs://bucket/x'), "campaign.destination: a folder or an s3:// prefix"),
-        (lambda t: t.replace('s3://fleet-runs/nightly', 's3://'), "has no valid bucket name"),
-        (lambda t: t.replace('s3://fleet-runs/nightly', 'runs/here'), "a folder is an absolute path"),
+        (lambda t: t.replace("args = [", "args = [1, "), "workload[0].args: expected a list of single-line strings"),
+        (lambda t: t.replace('plan = "/abs/minilm.toml"', ""), "workload[1]: missing 'plan'"),
+        (
+            lambda t: t.replace("s3://fleet-runs/nightly", "gs://bucket/x"),
+            "campaign.destination: a folder or an s3:// prefix",
+        ),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "s3://"), "has no valid bucket name"),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "runs/here"), "a folder is an absolute path"),
         (lambda t: t + '\n[slurm]\ncollector_root = "fsx/mr"\n', "slurm.collector_root: an absolute path"),
         (lambda t: t + '\n[slurm]\nscratch = "$(reboot)"\n', "slurm.scratch: an absolute path"),
         (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1\\n#SBATCH --uid=0"]\n', "workload"),
-        (lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1 --uid=0"]\n', "slurm.sbatch: each entry is one long option"),
+        (
+            lambda t: t + '\n[slurm]\nsbatch = ["--constraint=trn1 --uid=0"]\n',
+            "slurm.sbatch: each entry is one long option",
+        ),
         (lambda t: t + '\n[slurm]\ntime = "soon"\n', "slurm.time: a Slurm time"),
         (lambda t: t + '\n[slurm]\ntime = "\u0660\u0662:00:00"\n', "slurm.time: a Slurm time"),
         (lambda t: t + '\n[slurm]\npartition = "trn1 --uid=0"\n', "slurm.partition: partition names"),
         (lambda t: t + '\n[kubernetes]\nnamespace = "Prod_1"\n', "kubernetes.namespace: a DNS label"),
-        (lambda t: t + '\n[campaign2]\n', "unknown key 'campaign2'"),
+        (lambda t: t + "\n[campaign2]\n", "unknown key 'campaign2'"),
         (lambda t: t.replace("[[environment]]", "[environment_x]", 1), "unknown key"),
         (lambda t: "[campaign\n", "not valid TOML"),
     ],
@@ -189,7 +202,7 @@ def _script_for(tmp_path: Path, code: int) -> tuple[Path, Path, Path]:
     text = f"""\
 [campaign]
 name = "unit"
-destination = "{tmp_path / 'shared' / 'runs'}"
+destination = "{tmp_path / "shared" / "runs"}"
 
 [[workload]]
 plan = "plans/enc oder.toml"           # relative to collector_root
@@ -204,7 +217,7 @@ python = "{fake}"
 partition = "trn1"
 sbatch = ["--constraint=trn1.32xlarge"]
 collector_root = "{tmp_path}"
-scratch = "{tmp_path / 'scratch'}"
+scratch = "{tmp_path / "scratch"}"
 """
     campaign = write(tmp_path, text)
     script = tmp_path / "unit.sbatch"
@@ -242,8 +255,18 @@ def test_slurm_task_runs_collector_as_by_hand_and_moves_run(tmp_path: Path, code
     ledger = _ledger(destination)
     scratch = tmp_path / "scratch" / f"{ledger.name}-0-s1-r0"
     assert [line for line in lines[2:] if not line.startswith("MIGRATION_RECORD_")] == [
-        "-m", "collector", "--workload", str(tmp_path / "plans" / "enc oder.toml"), "--target", "cpu",
-        "--out", str(scratch / "runs"), "--modes", "eager", "--only", f"b1-* $(touch {tmp_path}/pwned)",
+        "-m",
+        "collector",
+        "--workload",
+        str(tmp_path / "plans" / "enc oder.toml"),
+        "--target",
+        "cpu",
+        "--out",
+        str(scratch / "runs"),
+        "--modes",
+        "eager",
+        "--only",
+        f"b1-* $(touch {tmp_path}/pwned)",
     ]
     assert not (tmp_path / "pwned").exists()
     # A failed task's partial log is delivered like a complete one; the exit code tells Slurm.
@@ -275,14 +298,16 @@ def test_slurm_task_uploads_to_s3_then_cleans_scratch(tmp_path: Path, upload: st
     bin_dir.mkdir()
     uploader = bin_dir / ("aws" if upload == "aws" else "reportgen-python")
     # Records each call on a line; fails (when told to) only for the run, not the ledger.
-    uploader.write_text(f"#!/bin/bash\necho \"$*\" >> {tmp_path}/upload-calls\ncase \"$*\" in *_campaigns*) exit 0;; esac\nexit {0 if upload_ok else 1}\n")
+    uploader.write_text(
+        f'#!/bin/bash\necho "$*" >> {tmp_path}/upload-calls\ncase "$*" in *_campaigns*) exit 0;; esac\nexit {0 if upload_ok else 1}\n'
+    )
     uploader.chmod(0o755)
     text = f"""\
 [campaign]
 name = "up"
 destination = "s3://fleet-runs/nightly/"
 upload = "{upload}"
-reportgen_python = "{bin_dir / 'reportgen-python'}"
+reportgen_python = "{bin_dir / "reportgen-python"}"
 
 [[workload]]
 plan = "/plans/x.toml"
@@ -293,12 +318,17 @@ target = "cpu"
 python = "{fake}"
 
 [slurm]
-scratch = "{tmp_path / 'scratch'}"
+scratch = "{tmp_path / "scratch"}"
 collector_root = "{tmp_path}"
 """
     script = tmp_path / "up.sbatch"
     assert main(["submit", str(write(tmp_path, text)), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
-    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "7", "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "SLURM_ARRAY_TASK_ID": "0",
+        "SLURM_ARRAY_JOB_ID": "7",
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+    }
     proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
     campaign_id = json.loads((tmp_path / "up.planned.json").read_text())["campaign_id"]
     scratch = tmp_path / "scratch" / f"{campaign_id}-0-s1-r0"
@@ -312,7 +342,11 @@ collector_root = "{tmp_path}"
         assert calls[2] == f"-m reportgen publish {run} s3://fleet-runs/nightly/run-0"
         assert calls[0] == f"-m reportgen publish {scratch}/plan {ledger}"
     # The planned tasks, the running record, the run, then the final record with the log.
-    assert len(calls) == 4 and calls[1].endswith(f"{ledger}/tasks" + ("/" if upload == "aws" else "")) and calls[3] == calls[1]
+    assert (
+        len(calls) == 4
+        and calls[1].endswith(f"{ledger}/tasks" + ("/" if upload == "aws" else ""))
+        and calls[3] == calls[1]
+    )
     if upload_ok:
         assert proc.returncode == 0, proc.stderr
         assert not scratch.exists()
@@ -323,7 +357,9 @@ collector_root = "{tmp_path}"
         assert record["state"] == "failed" and record["runs"] == []
 
 
-def test_slurm_submit_without_sbatch_fails_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_slurm_submit_without_sbatch_fails_clearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 1
@@ -331,7 +367,9 @@ def test_slurm_submit_without_sbatch_fails_clearly(tmp_path: Path, monkeypatch: 
     assert (tmp_path / "n.sbatch").is_file()
 
 
-def test_slurm_submit_prints_job_and_how_to_follow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_slurm_submit_prints_job_and_how_to_follow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     sbatch = bin_dir / "sbatch"
@@ -344,24 +382,40 @@ def test_slurm_submit_prints_job_and_how_to_follow(tmp_path: Path, monkeypatch: 
     assert "submitted job 4242 (sdk-2.33: tasks 0-1,4-5)" in out and "squeue -j 4242" in out and "sacct -j 4242" in out
     assert "python -m campaign status" in out
     # The last call: the CUDA environment declares 2 devices, asked for through GRES, no whole node.
-    assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", "--array=2-3,6-7", "--gres=gpu:2", str(tmp_path / "n.sbatch")]
+    assert (tmp_path / "sbatch-args").read_text().split() == [
+        "--parsable",
+        "--array=2-3,6-7",
+        "--gres=gpu:2",
+        str(tmp_path / "n.sbatch"),
+    ]
     one_group = BASE.format(destination="s3://fleet-runs/nightly").replace("devices = 2\n", "")
     (tmp_path / "sbatch-args").unlink()
-    assert main(["submit", str(write(tmp_path, one_group)), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
+    assert (
+        main(["submit", str(write(tmp_path, one_group)), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")])
+        == 0
+    )
     # One group of resources: the script's header holds them, sbatch gets the script alone.
     assert (tmp_path / "sbatch-args").read_text().split() == ["--parsable", str(tmp_path / "n.sbatch")]
     assert "submitted job 4242 (sdk-2.33, cuda-baseline: tasks 0-7)" in capsys.readouterr().out
 
 
-def test_environments_with_own_partition_are_submitted_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_environments_with_own_partition_are_submitted_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     sbatch = bin_dir / "sbatch"
-    sbatch.write_text(f"#!/bin/bash\necho \"$@\" >> {tmp_path}/sbatch-calls\necho $((4242 + $(wc -l < {tmp_path}/sbatch-calls)))\n")
+    sbatch.write_text(
+        f'#!/bin/bash\necho "$@" >> {tmp_path}/sbatch-calls\necho $((4242 + $(wc -l < {tmp_path}/sbatch-calls)))\n'
+    )
     sbatch.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    text = BASE.format(destination="s3://fleet-runs/nightly").replace('devices = 2', 'devices = 2\nsbatch = ["--partition=g5"]')
-    text = text.replace('target = "neuron"', 'target = "neuron"\nsbatch = ["--partition=trn1", "--constraint=trn1.2xlarge"]')
+    text = BASE.format(destination="s3://fleet-runs/nightly").replace(
+        "devices = 2", 'devices = 2\nsbatch = ["--partition=g5"]'
+    )
+    text = text.replace(
+        'target = "neuron"', 'target = "neuron"\nsbatch = ["--partition=trn1", "--constraint=trn1.2xlarge"]'
+    )
     text = text.replace("repeats = 2", "repeats = 2\nmax_parallel = 3")
     path = write(tmp_path, text)
     script = tmp_path / "n.sbatch"
@@ -374,7 +428,10 @@ def test_environments_with_own_partition_are_submitted_apart(tmp_path: Path, mon
     ]
     out = capsys.readouterr().out
     assert "submitted job 4243 (sdk-2.33: tasks 0-1,4-5)" in out and "squeue -j 4243,4244" in out
-    assert "# Submit cuda-baseline: tasks 2-3,6-7: sbatch --array=2-3,6-7%1 --gres=gpu:2 --partition=g5 n.sbatch" in script.read_text()
+    assert (
+        "# Submit cuda-baseline: tasks 2-3,6-7: sbatch --array=2-3,6-7%1 --gres=gpu:2 --partition=g5 n.sbatch"
+        in script.read_text()
+    )
     too_few = text.replace("max_parallel = 3", "max_parallel = 1")
     with pytest.raises(CampaignError, match="max_parallel: 1 is fewer than the 2 separate Slurm submissions"):
         slurm.submissions(load_campaign(write(tmp_path, too_few)))
@@ -404,7 +461,9 @@ def _check_model(data: Any, type_name: str, where: str) -> None:
     model = getattr(k8s, type_name, None)
     if model is None:
         expected = {"str": str, "int": int, "bool": bool, "object": object}[type_name]
-        assert isinstance(data, expected) and not (expected is int and isinstance(data, bool)), f"{where}: expected {type_name}, got {data!r}"
+        assert isinstance(data, expected) and not (expected is int and isinstance(data, bool)), (
+            f"{where}: expected {type_name}, got {data!r}"
+        )
         return
     assert isinstance(data, dict), f"{where}: expected a {type_name} object"
     by_json = {json_key: attr for attr, json_key in model.attribute_map.items()}
@@ -416,8 +475,12 @@ def _check_model(data: Any, type_name: str, where: str) -> None:
 
 def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import kubernetes.client as k8s  # the test extra installs it
-    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2\nmax_parallel = 3")
-                 + '\n[kubernetes]\nnamespace = "migration"\nservice_account = "runs-writer"\ngrace_period_s = 90\n')
+
+    path = write(
+        tmp_path,
+        BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2\nmax_parallel = 3")
+        + '\n[kubernetes]\nnamespace = "migration"\nservice_account = "runs-writer"\ngrace_period_s = 90\n',
+    )
     out = tmp_path / "jobs.json"
     assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
     assert f"kubectl apply -f {out}" in capsys.readouterr().out
@@ -427,11 +490,16 @@ def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys:
     _check_model(config, "V1ConfigMap", "config")
     # The task script the pods run is the real file, byte for byte; each Job has its task list.
     assert config["data"]["task.sh"] == (REPO / "campaign" / "task.sh").read_text()
-    assert json.loads(config["data"]["planned.json"])["campaign_id"] == json.loads((tmp_path / "nightly.planned.json").read_text())["campaign_id"]
+    assert (
+        json.loads(config["data"]["planned.json"])["campaign_id"]
+        == json.loads((tmp_path / "nightly.planned.json").read_text())["campaign_id"]
+    )
     assert len(jobs) == 2  # one Job per environment: a pod template has one image
     api = k8s.ApiClient()
     parallel = []
-    for job, env, resource, count in zip(jobs, ("sdk-2.33", "cuda-baseline"), ("aws.amazon.com/neuron", "nvidia.com/gpu"), ("1", "2")):
+    for job, env, resource, count in zip(
+        jobs, ("sdk-2.33", "cuda-baseline"), ("aws.amazon.com/neuron", "nvidia.com/gpu"), ("1", "2")
+    ):
         _check_model(job, "V1Job", "job")
         model = api._ApiClient__deserialize(job, "V1Job")  # the client's own loader
         assert isinstance(model, k8s.V1Job)
@@ -447,22 +515,33 @@ def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys:
         container = pod.containers[0]
         assert container.resources.limits == {resource: count} and container.resources.requests == {resource: count}
         assert model.metadata.namespace == "migration" and model.metadata.labels["migration-record/environment"] == env
-        assert pod.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution[0].topology_key == "kubernetes.io/hostname"
+        assert (
+            pod.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution[0].topology_key
+            == "kubernetes.io/hostname"
+        )
         assert container.command[:2] == ["/bin/bash", "/etc/migration-record/campaign/task.sh"]
         tasks = config["data"][container.command[2].rsplit("/", 1)[1]].splitlines()
         assert [line.split("\t")[0] for line in tasks] == ["0", "1", "2", "3"]
         assert all(f" {env} " + ("neuron" if resource.startswith("aws") else "cuda") + " " in line for line in tasks)
         names = {e.name: e for e in container.env}
-        assert names["MIGRATION_RECORD_RESTART"].value_from.field_ref.field_path == "metadata.annotations['batch.kubernetes.io/job-index-failure-count']"
+        assert (
+            names["MIGRATION_RECORD_RESTART"].value_from.field_ref.field_path
+            == "metadata.annotations['batch.kubernetes.io/job-index-failure-count']"
+        )
     assert sum(parallel) <= 3  # max_parallel limits the campaign, not each Job
     assert jobs[0]["spec"]["template"]["spec"]["nodeSelector"] == {"node.kubernetes.io/instance-type": "trn1.32xlarge"}
     # A new submission of the same file gets new names: applying it never collides.
     again = kubernetes_manifest(load_campaign(path), "nightly-20261203T000000Z")
-    assert {j["metadata"]["name"] for j in again["items"]}.isdisjoint({j["metadata"]["name"] for j in manifest["items"]})
+    assert {j["metadata"]["name"] for j in again["items"]}.isdisjoint(
+        {j["metadata"]["name"] for j in manifest["items"]}
+    )
 
 
 def test_kubernetes_folder_destination_mounts_a_claim(tmp_path: Path) -> None:
-    text = BASE.format(destination="/runs").replace('target = "cuda"', 'target = "cpu"') + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n'
+    text = (
+        BASE.format(destination="/runs").replace('target = "cuda"', 'target = "cpu"')
+        + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n'
+    )
     manifest = kubernetes_manifest(load_campaign(write(tmp_path, text)))
     cpu_job = manifest["items"][2]
     _check_model(cpu_job, "V1Job", "job")
@@ -480,7 +559,9 @@ def test_task_script_passes_shellcheck() -> None:
         if os.environ.get("CI"):
             pytest.fail("shellcheck is not installed; .ci/run installs it")
         pytest.skip("shellcheck not installed (apt-get install shellcheck)")
-    proc = subprocess.run(["shellcheck", "--severity=style", str(REPO / "campaign" / "task.sh")], capture_output=True, text=True)
+    proc = subprocess.run(
+        ["shellcheck", "--severity=style", str(REPO / "campaign" / "task.sh")], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout
 
 
@@ -505,8 +586,14 @@ def _imports_outside(folder: Path, allowed: set[str], module_level_only: bool = 
         if "workloads" in path.relative_to(folder).parts:
             continue
         tree = ast.parse(path.read_text())
-        for node in (tree.body if module_level_only else ast.walk(tree)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+        for node in tree.body if module_level_only else ast.walk(tree):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
             for name in names:
                 if name.split(".")[0] not in allowed:
                     found.setdefault(path.name, []).append(name)
@@ -516,7 +603,12 @@ def _imports_outside(folder: Path, allowed: set[str], module_level_only: bool = 
 def test_collector_imports_only_stdlib_and_torch() -> None:
     """collector/ is what runs on the device: standard library plus torch (workloads may need
     their model's packages). Campaigns live beside it, in campaign/."""
-    assert _imports_outside(REPO / "collector", set(sys.stdlib_module_names) | {"torch", "torch_neuronx", "collector", "__future__"}) == {}
+    assert (
+        _imports_outside(
+            REPO / "collector", set(sys.stdlib_module_names) | {"torch", "torch_neuronx", "collector", "__future__"}
+        )
+        == {}
+    )
     assert not (REPO / "collector" / "campaign.py").exists()
 
 
@@ -530,8 +622,12 @@ def test_campaign_imports_only_stdlib_at_load() -> None:
 def test_help_teaches(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "campaign", "--help"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0
-    assert "submit" in proc.stdout and "status" in proc.stdout and "resume" in proc.stdout and "exit codes" in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "campaign", "submit", "--help"], cwd=REPO, capture_output=True, text=True)
+    assert (
+        "submit" in proc.stdout and "status" in proc.stdout and "resume" in proc.stdout and "exit codes" in proc.stdout
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "campaign", "submit", "--help"], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 0 and "--scheduler" in proc.stdout and "--dry-run" in proc.stdout
 
 
@@ -561,7 +657,7 @@ def doc_blocks(text: str) -> dict[str, str]:
         name, rest = part.split(" -->\n", 1)
         fence_open = rest.index("```")
         body_start = rest.index("\n", fence_open) + 1
-        blocks[name] = rest[body_start:rest.index("```\n", body_start)]
+        blocks[name] = rest[body_start : rest.index("```\n", body_start)]
     return blocks
 
 
@@ -580,7 +676,7 @@ if __name__ == "__main__":
     for name, body in example_outputs().items():
         marker = f"<!-- campaign-example: {name} -->\n"
         start = text.index("\n", text.index("```", text.index(marker))) + 1
-        text = text[:start] + body + text[text.index("```\n", start):]
+        text = text[:start] + body + text[text.index("```\n", start) :]
     DOCS.write_text(text)
 
 

@@ -50,7 +50,8 @@ def _interrupting_python(folder: Path) -> Path:
     """An 'interpreter' that runs the collector and sends it SIGTERM once its plan is logged,
     as a scheduler does at a time limit: the task fails and leaves a partial log."""
     wrapper = folder / "python-interrupted"
-    wrapper.write_text(textwrap.dedent(f"""\
+    wrapper.write_text(
+        textwrap.dedent(f"""\
         #!/bin/bash
         out=""
         prev=""
@@ -63,13 +64,18 @@ def _interrupting_python(folder: Path) -> Path:
             sleep 0.1
         done
         wait "$pid"
-        """))
+        """)
+    )
     wrapper.chmod(0o755)
     return wrapper
 
 
-def _campaign(folder: Path, destination: str, environments: list[tuple[str, str]], repeats: int, extra: str = "") -> Path:
-    envs = "".join(f'\n[[environment]]\nname = "{name}"\ntarget = "cpu"\npython = "{python}"\n' for name, python in environments)
+def _campaign(
+    folder: Path, destination: str, environments: list[tuple[str, str]], repeats: int, extra: str = ""
+) -> Path:
+    envs = "".join(
+        f'\n[[environment]]\nname = "{name}"\ntarget = "cpu"\npython = "{python}"\n' for name, python in environments
+    )
     text = f"""\
 [campaign]
 name = "slurm-test"
@@ -83,7 +89,7 @@ args = {json.dumps(SHORT)}
 [slurm]
 time = "00:20:00"
 collector_root = "{REPO}"
-scratch = "{folder / 'scratch'}"
+scratch = "{folder / "scratch"}"
 """
     path = folder / "campaign.toml"
     path.write_text(text)
@@ -92,8 +98,22 @@ scratch = "{folder / 'scratch'}"
 
 def _submit(cluster: SlurmCluster, campaign: Path, env: dict[str, str]) -> tuple[str, str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "campaign", "submit", str(campaign), "--scheduler", "slurm", "--out", str(campaign.parent / "campaign.sbatch")],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "campaign",
+            "submit",
+            str(campaign),
+            "--scheduler",
+            "slurm",
+            "--out",
+            str(campaign.parent / "campaign.sbatch"),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     job = next(line.split()[2] for line in proc.stdout.splitlines() if line.startswith("submitted job "))
@@ -106,7 +126,9 @@ def _task_log(campaign: Path, job: str, task: str) -> str:
 
 
 def _reportgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "reportgen", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_slurm_campaign_runs_array_and_site_builds(cluster: SlurmCluster, tmp_path: Path) -> None:
@@ -114,7 +136,12 @@ def test_slurm_campaign_runs_array_and_site_builds(cluster: SlurmCluster, tmp_pa
     leaves a partial log; the other two complete; the site shows all three."""
     destination = tmp_path / "shared" / "runs"
     interrupted = _interrupting_python(tmp_path)
-    campaign = _campaign(tmp_path, str(destination), [("cut-short", str(interrupted)), ("cpu-a", sys.executable), ("cpu-b", sys.executable)], repeats=1)
+    campaign = _campaign(
+        tmp_path,
+        str(destination),
+        [("cut-short", str(interrupted)), ("cpu-a", sys.executable), ("cpu-b", sys.executable)],
+        repeats=1,
+    )
     job, _ = _submit(cluster, campaign, cluster.env)
     tasks = cluster.wait_for_job(job, TASK_TIMEOUT_S)
 
@@ -149,7 +176,13 @@ def test_slurm_campaign_into_s3_then_site_and_publish(cluster: SlurmCluster, s3:
     import boto3
 
     env = {**cluster.env, **{k: v for k, v in s3.env.items() if k.startswith("AWS_")}}
-    client = boto3.client("s3", endpoint_url=s3.endpoint, aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1")
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3.endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
     client.create_bucket(Bucket="fleet")
     campaign = _campaign(tmp_path, "s3://fleet/nightly", [("cpu", sys.executable)], repeats=2)
     job, _ = _submit(cluster, campaign, env)
@@ -162,7 +195,9 @@ def test_slurm_campaign_into_s3_then_site_and_publish(cluster: SlurmCluster, s3:
     assert len(logs) == 2, keys
     assert not any((tmp_path / "scratch").iterdir()), "uploaded runs are removed from the node"
     ledger = sorted(k for k in keys if "/_campaigns/" in k)
-    assert sum(k.endswith("/planned.json") for k in ledger) == 1 and sum(k.endswith(".log") for k in ledger) == 2, ledger
+    assert sum(k.endswith("/planned.json") for k in ledger) == 1 and sum(k.endswith(".log") for k in ledger) == 2, (
+        ledger
+    )
 
     site = tmp_path / "site"
 
@@ -171,7 +206,11 @@ def test_slurm_campaign_into_s3_then_site_and_publish(cluster: SlurmCluster, s3:
         proc = _reportgen("site", "s3://fleet/nightly", "--out", str(site), env=env)
         assert proc.returncode == 0, proc.stderr
         # Run logs and notes fetched (the campaign ledger's small files are read on each full build).
-        gets = [r.path for r in s3.requests()[before:] if r.method == "GET" and r.path.startswith("/fleet/nightly/") and "/_campaigns/" not in r.path]
+        gets = [
+            r.path
+            for r in s3.requests()[before:]
+            if r.method == "GET" and r.path.startswith("/fleet/nightly/") and "/_campaigns/" not in r.path
+        ]
         return proc.stdout, gets
 
     out, gets = build()
@@ -182,7 +221,11 @@ def test_slurm_campaign_into_s3_then_site_and_publish(cluster: SlurmCluster, s3:
     assert published.returncode == 0, published.stderr
     index = client.head_object(Bucket="fleet", Key="site/index.html")
     assert index["ContentType"] == "text/html; charset=utf-8"
-    css = next(k["Key"] for k in client.list_objects_v2(Bucket="fleet", Prefix="site/assets/")["Contents"] if k["Key"].endswith(".css"))
+    css = next(
+        k["Key"]
+        for k in client.list_objects_v2(Bucket="fleet", Prefix="site/assets/")["Contents"]
+        if k["Key"].endswith(".css")
+    )
     assert client.head_object(Bucket="fleet", Key=css)["ContentType"] == "text/css; charset=utf-8"
     # The site's state goes up last, beside the pages (a build with --published continues from it).
     assert published.stderr.splitlines()[-1] == "uploaded s3://fleet/site/.reportgen-state.json", published.stderr
@@ -208,11 +251,15 @@ def test_slurm_campaign_ledger_fail_time_limit_requeue_resume(cluster: SlurmClus
     requeued, one succeeds. The ledger says exactly that; every attempt's log and run is kept;
     resume then submits only what is not done."""
     no_device = tmp_path / "python-no-device"
-    no_device.write_text("#!/bin/bash\necho 'collector: --target cpu: stand-in for a host without its device' >&2\nexit 3\n")
+    no_device.write_text(
+        "#!/bin/bash\necho 'collector: --target cpu: stand-in for a host without its device' >&2\nexit 3\n"
+    )
     no_device.chmod(0o755)
     slow_first = tmp_path / "python-slow-first"
     # The first attempt hangs in a cell until Slurm's stop signal; the requeued one runs normally.
-    slow_first.write_text(f"#!/bin/bash\n[ \"${{SLURM_RESTART_COUNT:-0}}\" = 0 ] && export FAULTY=hang@1\nexec {sys.executable} \"$@\"\n")
+    slow_first.write_text(
+        f'#!/bin/bash\n[ "${{SLURM_RESTART_COUNT:-0}}" = 0 ] && export FAULTY=hang@1\nexec {sys.executable} "$@"\n'
+    )
     slow_first.chmod(0o755)
     destination = tmp_path / "shared" / "runs"
     campaign = tmp_path / "campaign.toml"
@@ -244,7 +291,7 @@ python = "{sys.executable}"
 time = "00:03:00"
 stop_lead_s = 60
 collector_root = "{REPO}"
-scratch = "{tmp_path / 'scratch'}"
+scratch = "{tmp_path / "scratch"}"
 """)
     job, _ = _submit(cluster, campaign, cluster.env)
     tasks = cluster.wait_for_job(job, TASK_TIMEOUT_S)
@@ -255,22 +302,37 @@ scratch = "{tmp_path / 'scratch'}"
     assert tasks["1"]["JobState"] == "COMPLETED", _task_log(campaign, job, "1")
 
     planned = campaign.parent / "slurm-test.planned.json"
-    status = subprocess.run([sys.executable, "-m", "campaign", "status", str(planned), "--format", "json"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    status = subprocess.run(
+        [sys.executable, "-m", "campaign", "status", str(planned), "--format", "json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert status.returncode == 1, status.stderr  # one task is not done
     ledger = json.loads(status.stdout)
     states = {t["task"]: t["state"] for t in ledger["tasks"]}
     assert states == {0: "failed", 1: "done", 2: "done"}, ledger
     failed = ledger["tasks"][0]
-    assert failed["exit_code"] == 3 and any("stand-in for a host without its device" in line for line in failed["attempts"][-1]["tail"])
+    assert failed["exit_code"] == 3 and any(
+        "stand-in for a host without its device" in line for line in failed["attempts"][-1]["tail"]
+    )
     requeued = ledger["tasks"][1]["attempts"]
-    assert [(a["attempt"], a["state"], a["exit_code"]) for a in requeued] == [("s1-r0", "stopped", 143), ("s1-r1", "done", 0)]
+    assert [(a["attempt"], a["state"], a["exit_code"]) for a in requeued] == [
+        ("s1-r0", "stopped", 143),
+        ("s1-r1", "done", 0),
+    ]
     # Every attempt's run is in the destination: the aborted one and the complete one.
     runs = {a["runs"][0] for a in requeued}
     assert len(runs) == 2 and all((destination / r / "events.jsonl").is_file() for r in runs)
     aborted = (destination / requeued[0]["runs"][0] / "events.jsonl").read_text()
     assert '"status": "aborted"' in aborted
     first = json.loads(aborted.splitlines()[0])
-    assert first["scheduled"]["attempt"] == "s1-r0" and first["scheduled"]["task_index"] == 1 and first["scheduled"]["job_id"] == f"{job}_1"
+    assert (
+        first["scheduled"]["attempt"] == "s1-r0"
+        and first["scheduled"]["task_index"] == 1
+        and first["scheduled"]["job_id"] == f"{job}_1"
+    )
     logs = sorted(p.name for p in (destination / "_campaigns" / ledger["campaign_id"] / "tasks").glob("*.log"))
     assert logs == ["task-0.s1-r0.log", "task-1.s1-r0.log", "task-1.s1-r1.log", "task-2.s1-r0.log"]
     # Slurm's own output file was appended to by the requeued attempt, not overwritten.
@@ -288,8 +350,25 @@ scratch = "{tmp_path / 'scratch'}"
     html = page.read_text()
     assert "exit 3" in html and "stand-in for a host without its device" in html and "superseded by" in html
 
-    resumed = subprocess.run([sys.executable, "-m", "campaign", "resume", str(campaign), "--scheduler", "slurm", "--dry-run",
-                              "--out", str(campaign.parent / "campaign.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
+    resumed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "campaign",
+            "resume",
+            str(campaign),
+            "--scheduler",
+            "slurm",
+            "--dry-run",
+            "--out",
+            str(campaign.parent / "campaign.sbatch"),
+        ],
+        cwd=REPO,
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming 1 task(s) not done (0), submission 2" in resumed.stdout and "--array=0 " in resumed.stdout
 
@@ -300,14 +379,43 @@ def test_every_submission_passes_sbatch_test_only(cluster: SlurmCluster, tmp_pat
     from campaign import slurm
     from campaign.spec import load_campaign
 
-    campaign = _campaign(tmp_path, str(tmp_path / "runs"), [("a", sys.executable), ("b", sys.executable)], repeats=2, extra="max_parallel = 3")
+    campaign = _campaign(
+        tmp_path,
+        str(tmp_path / "runs"),
+        [("a", sys.executable), ("b", sys.executable)],
+        repeats=2,
+        extra="max_parallel = 3",
+    )
     text = campaign.read_text().replace('name = "b"', 'name = "b"\ncpus = 1\nmemory = "100M"')
     campaign.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "campaign", "submit", str(campaign), "--scheduler", "slurm", "--dry-run",
-                           "--out", str(tmp_path / "t.sbatch")], cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "campaign",
+            "submit",
+            str(campaign),
+            "--scheduler",
+            "slurm",
+            "--dry-run",
+            "--out",
+            str(tmp_path / "t.sbatch"),
+        ],
+        cwd=REPO,
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     subs = slurm.submissions(load_campaign(campaign))
     assert len(subs) == 2 and [s.options[0] for s in subs] == ["--array=0,2%2", "--array=1,3%1"]
     for sub in subs:
-        checked = subprocess.run(["sbatch", "--test-only", *sub.options, str(tmp_path / "t.sbatch")], env=cluster.env, capture_output=True, text=True, timeout=60)
+        checked = subprocess.run(
+            ["sbatch", "--test-only", *sub.options, str(tmp_path / "t.sbatch")],
+            env=cluster.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert checked.returncode == 0 and "to start at" in checked.stderr, (sub.options, checked.stderr)

@@ -51,8 +51,14 @@ def test_report_names_the_campaign_task(tmp_path: Path) -> None:
     events = logbuilder.with_envelope(logbuilder.complete_log())
     events[0]["schema_version"] = "1.2"
     events[0]["scheduled"] = {
-        "campaign": "nightly", "campaign_id": "nightly-20261202T000000Z", "environment": "trn2-sdk-2.33",
-        "task_index": 3, "scheduler": "slurm", "job_id": "4242_3", "attempt": "s2-r0", "node": "node-17",
+        "campaign": "nightly",
+        "campaign_id": "nightly-20261202T000000Z",
+        "environment": "trn2-sdk-2.33",
+        "task_index": 3,
+        "scheduler": "slurm",
+        "job_id": "4242_3",
+        "attempt": "s2-r0",
+        "node": "node-17",
     }
     log = tmp_path / "events.jsonl"
     log.write_text(logbuilder.dumps(events))
@@ -69,10 +75,25 @@ def test_report_names_the_campaign_task(tmp_path: Path) -> None:
 def _planned(destination: Path, count: int, deadline_s: int = 3600) -> Path:
     campaign_id = "nightly-20261202T000000Z"
     planned = {
-        "format": 1, "campaign": "nightly", "campaign_id": campaign_id, "scheduler": "slurm",
-        "destination": str(destination), "deadline_s": deadline_s,
-        "tasks": [{"task": i, "label": f"tiny_encoder/cpu/r{i + 1}", "environment": "cpu", "target": "cpu", "sdk": None,
-                   "plan": "/p.toml", "args": [], "repeat": i + 1} for i in range(count)],
+        "format": 1,
+        "campaign": "nightly",
+        "campaign_id": campaign_id,
+        "scheduler": "slurm",
+        "destination": str(destination),
+        "deadline_s": deadline_s,
+        "tasks": [
+            {
+                "task": i,
+                "label": f"tiny_encoder/cpu/r{i + 1}",
+                "environment": "cpu",
+                "target": "cpu",
+                "sdk": None,
+                "plan": "/p.toml",
+                "args": [],
+                "repeat": i + 1,
+            }
+            for i in range(count)
+        ],
     }
     folder = destination / "_campaigns" / campaign_id
     (folder / "tasks").mkdir(parents=True)
@@ -80,12 +101,32 @@ def _planned(destination: Path, count: int, deadline_s: int = 3600) -> Path:
     return folder
 
 
-def _record(folder: Path, task: int, attempt: str, state: str, code: int | None, runs: list[str], started: str = "2026-12-02T00:00:00Z", log: str = "") -> None:
+def _record(
+    folder: Path,
+    task: int,
+    attempt: str,
+    state: str,
+    code: int | None,
+    runs: list[str],
+    started: str = "2026-12-02T00:00:00Z",
+    log: str = "",
+) -> None:
     submission, restart = (int(part[1:]) for part in attempt.split("-"))
     name = f"task-{task}.{attempt}"
-    record = {"task": task, "attempt": attempt, "submission": submission, "restart": restart, "state": state, "exit_code": code,
-              "node": "node-1", "job_id": f"42_{task}", "started": started, "ended": None if state == "running" else "2026-12-02T00:05:00Z",
-              "runs": runs, "log": f"{name}.log"}
+    record = {
+        "task": task,
+        "attempt": attempt,
+        "submission": submission,
+        "restart": restart,
+        "state": state,
+        "exit_code": code,
+        "node": "node-1",
+        "job_id": f"42_{task}",
+        "started": started,
+        "ended": None if state == "running" else "2026-12-02T00:05:00Z",
+        "runs": runs,
+        "log": f"{name}.log",
+    }
     (folder / "tasks" / f"{name}.json").write_text(json.dumps(record))
     (folder / "tasks" / f"{name}.log").write_text(log)
 
@@ -93,7 +134,15 @@ def _record(folder: Path, task: int, attempt: str, state: str, code: int | None,
 def _ledger_of_five(destination: Path) -> Path:
     folder = _planned(destination, 5)
     _record(folder, 0, "s1-r0", "done", 0, ["tiny-encoder-cpu-1"])
-    _record(folder, 1, "s1-r0", "failed", 3, [], log="collector: --target neuron: no neuron device on this host\ntask 1 (s1-r0): collector exited 3\n")
+    _record(
+        folder,
+        1,
+        "s1-r0",
+        "failed",
+        3,
+        [],
+        log="collector: --target neuron: no neuron device on this host\ntask 1 (s1-r0): collector exited 3\n",
+    )
     _record(folder, 2, "s1-r0", "stopped", 143, ["tiny-encoder-cpu-2a"])  # killed at its time limit ...
     _record(folder, 2, "s1-r1", "done", 0, ["tiny-encoder-cpu-2b"])  # ... requeued, then complete
     _record(folder, 3, "s1-r0", "running", None, [], started="2026-01-01T00:00:00Z")  # a node that died
@@ -116,8 +165,13 @@ def test_status_says_what_became_of_every_planned_task(tmp_path: Path, capsys: p
     data = json.loads(capsys.readouterr().out)
     assert data["counts"] == {"done": 2, "failed": 1, "lost": 1, "planned": 1}
     task2 = data["tasks"][2]
-    assert [a["attempt"] for a in task2["attempts"]] == ["s1-r0", "s1-r1"] and task2["attempts"][0]["state"] == "stopped"
-    assert data["tasks"][1]["exit_code"] == 3 and data["tasks"][1]["attempts"][0]["tail"][-1] == "task 1 (s1-r0): collector exited 3"
+    assert [a["attempt"] for a in task2["attempts"]] == ["s1-r0", "s1-r1"] and task2["attempts"][0][
+        "state"
+    ] == "stopped"
+    assert (
+        data["tasks"][1]["exit_code"] == 3
+        and data["tasks"][1]["attempts"][0]["tail"][-1] == "task 1 (s1-r0): collector exited 3"
+    )
 
 
 def test_status_of_a_bad_ledger_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -138,10 +192,12 @@ def test_status_shows_log_text_inert(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "\x1b" not in out and "\u202e" not in out and "<U+001B>" in out and "<U+202E>" in out
 
 
-def test_resume_submits_exactly_the_tasks_not_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_submits_exactly_the_tasks_not_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "sbatch").write_text(f"#!/bin/bash\necho \"$@\" >> {tmp_path}/sbatch-calls\necho 4300\n")
+    (bin_dir / "sbatch").write_text(f'#!/bin/bash\necho "$@" >> {tmp_path}/sbatch-calls\necho 4300\n')
     (bin_dir / "sbatch").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     destination = tmp_path / "runs"
@@ -177,7 +233,12 @@ python = "/usr/bin/python3"
     assert main(["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
     out = capsys.readouterr().out
     assert "resuming 2 task(s) not done (1, 4), submission 2" in out
-    assert (tmp_path / "sbatch-calls").read_text().split() == ["--parsable", "--export=ALL,MIGRATION_RECORD_SUBMISSION=2", "--array=1,4", str(script)]
+    assert (tmp_path / "sbatch-calls").read_text().split() == [
+        "--parsable",
+        "--export=ALL,MIGRATION_RECORD_SUBMISSION=2",
+        "--array=1,4",
+        str(script),
+    ]
     # Everything done or running: nothing to resume.
     _record(folder, 1, "s2-r0", "done", 0, ["r1"])
     _record(folder, 4, "s2-r0", "done", 0, ["r4"])
@@ -219,12 +280,25 @@ def test_stopped_pod_delivers_an_aborted_run_within_its_grace_period(tmp_path: P
     tasks.write_text(f"0\t5 tiny_encoder/cpu/r1 cpu cpu {python} /plans/tiny.toml\n")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")},
-        "JOB_COMPLETION_INDEX": "0", "JOB_NAME": "nightly-cpu", "MIGRATION_RECORD_RESTART": "1",
-        "MIGRATION_RECORD_CAMPAIGN": "nightly", "MIGRATION_RECORD_CAMPAIGN_ID": campaign_id,
-        "MIGRATION_RECORD_SCHEDULER": "kubernetes", "MIGRATION_RECORD_SUBMISSION": "1",
-        "DESTINATION": str(destination), "UPLOAD": "folder", "COLLECTOR_ROOT": str(tmp_path), "SCRATCH": str(tmp_path / "scratch"),
+        "JOB_COMPLETION_INDEX": "0",
+        "JOB_NAME": "nightly-cpu",
+        "MIGRATION_RECORD_RESTART": "1",
+        "MIGRATION_RECORD_CAMPAIGN": "nightly",
+        "MIGRATION_RECORD_CAMPAIGN_ID": campaign_id,
+        "MIGRATION_RECORD_SCHEDULER": "kubernetes",
+        "MIGRATION_RECORD_SUBMISSION": "1",
+        "DESTINATION": str(destination),
+        "UPLOAD": "folder",
+        "COLLECTOR_ROOT": str(tmp_path),
+        "SCRATCH": str(tmp_path / "scratch"),
     }
-    proc = subprocess.Popen(["bash", str(REPO / "campaign" / "task.sh"), str(tasks)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not ready.exists():
@@ -243,37 +317,62 @@ def test_stopped_pod_delivers_an_aborted_run_within_its_grace_period(tmp_path: P
     log = (destination / "tiny-encoder-cpu-stopped" / "events.jsonl").read_text()
     assert '"status": "aborted"' in log  # the collector was told, and its aborted run delivered
     record = json.loads((destination / "_campaigns" / campaign_id / "tasks" / "task-5.s1-r1.json").read_text())
-    assert record["state"] == "stopped" and record["exit_code"] == 143 and record["runs"] == ["tiny-encoder-cpu-stopped"]
+    assert (
+        record["state"] == "stopped" and record["exit_code"] == 143 and record["runs"] == ["tiny-encoder-cpu-stopped"]
+    )
     assert record["job_id"] == "nightly-cpu" and record["attempt"] == "s1-r1"
-    assert "stopped by the scheduler (TERM)" in (destination / "_campaigns" / campaign_id / "tasks" / record["log"]).read_text()
+    assert (
+        "stopped by the scheduler (TERM)"
+        in (destination / "_campaigns" / campaign_id / "tasks" / record["log"]).read_text()
+    )
 
 
 def test_a_requeued_attempt_keeps_the_first_attempts_log(tmp_path: Path) -> None:
     """Slurm requeues under the same job and index; every attempt writes its own files."""
     python = tmp_path / "python"
-    python.write_text("#!/bin/bash\nout=\"\"; prev=\"\"\nfor a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
-                      "mkdir -p \"$out/run-$SLURM_RESTART_COUNT\" && echo '{}' > \"$out/run-$SLURM_RESTART_COUNT/events.jsonl\"\n"
-                      "echo \"attempt $SLURM_RESTART_COUNT\"\nexit $((1 - SLURM_RESTART_COUNT))\n")
+    python.write_text(
+        '#!/bin/bash\nout=""; prev=""\nfor a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done\n'
+        'mkdir -p "$out/run-$SLURM_RESTART_COUNT" && echo \'{}\' > "$out/run-$SLURM_RESTART_COUNT/events.jsonl"\n'
+        'echo "attempt $SLURM_RESTART_COUNT"\nexit $((1 - SLURM_RESTART_COUNT))\n'
+    )
     python.chmod(0o755)
     tasks = tmp_path / "tasks"
     tasks.write_text(f"0\t0 w/cpu/r1 cpu cpu {python} /p.toml\n")
     destination = tmp_path / "runs"
-    base = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "42", "MIGRATION_RECORD_CAMPAIGN": "c",
-            "MIGRATION_RECORD_CAMPAIGN_ID": "c-1", "DESTINATION": str(destination), "UPLOAD": "folder",
-            "COLLECTOR_ROOT": str(tmp_path), "SCRATCH": str(tmp_path / "scratch")}
+    base = {
+        **os.environ,
+        "SLURM_ARRAY_TASK_ID": "0",
+        "SLURM_ARRAY_JOB_ID": "42",
+        "MIGRATION_RECORD_CAMPAIGN": "c",
+        "MIGRATION_RECORD_CAMPAIGN_ID": "c-1",
+        "DESTINATION": str(destination),
+        "UPLOAD": "folder",
+        "COLLECTOR_ROOT": str(tmp_path),
+        "SCRATCH": str(tmp_path / "scratch"),
+    }
     for restart in (0, 1):
-        proc = subprocess.run(["bash", str(REPO / "campaign" / "task.sh"), str(tasks)], env={**base, "SLURM_RESTART_COUNT": str(restart)},
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            ["bash", str(REPO / "campaign" / "task.sh"), str(tasks)],
+            env={**base, "SLURM_RESTART_COUNT": str(restart)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 1 - restart, proc.stderr
     ledger = destination / "_campaigns" / "c-1" / "tasks"
-    assert "attempt 0" in (ledger / "task-0.s1-r0.log").read_text() and "attempt 1" in (ledger / "task-0.s1-r1.log").read_text()
+    assert (
+        "attempt 0" in (ledger / "task-0.s1-r0.log").read_text()
+        and "attempt 1" in (ledger / "task-0.s1-r1.log").read_text()
+    )
     states = {p.name: json.loads(p.read_text())["state"] for p in ledger.glob("*.json")}
     assert states == {"task-0.s1-r0.json": "failed", "task-0.s1-r1.json": "done"}
     assert (destination / "run-0").is_dir() and (destination / "run-1").is_dir()  # both attempts' runs kept
 
 
 def test_help_lists_subcommands() -> None:
-    proc = subprocess.run([sys.executable, "-m", "campaign", "status", "--help"], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "campaign", "status", "--help"], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 0 and "--format" in proc.stdout
 
 
@@ -301,12 +400,16 @@ def test_site_shows_planned_tasks_untested_and_attempts_superseded(tmp_path: Pat
     assert result.runs == 3 and not result.warnings, result.warnings
     index = (out / "index.html").read_text()
     assert "5 planned task(s), 2 done, 3 untested" in index
-    assert "task 1 tiny_encoder/cpu/r2: the task failed" in index and "task 4 tiny_encoder/cpu/r5: never started" in index
+    assert (
+        "task 1 tiny_encoder/cpu/r2: the task failed" in index and "task 4 tiny_encoder/cpu/r5: never started" in index
+    )
     (page,) = (out / "campaigns").glob("*/index.html")
     html = page.read_text()
     rows = html.split("<tr")[2:]  # after the header row
     assert len(rows) == 5
-    assert "untested: the task failed" in rows[1] and "exited 3" in rows[1] and "no neuron device on this host" in rows[1]
+    assert (
+        "untested: the task failed" in rows[1] and "exited 3" in rows[1] and "no neuron device on this host" in rows[1]
+    )
     assert "superseded by <code>tiny-encoder-cpu-2b</code>" in rows[2] and "done" in rows[2]
     assert "untested: lost" in rows[3] and "untested: never started" in rows[4]
     assert 'href="../../runs/' in rows[0]  # the done task links its run's page
@@ -333,7 +436,9 @@ def test_a_bad_ledger_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     assert not (tmp_path / "site" / "campaigns").exists()
 
 
-def test_status_reads_a_ledger_in_s3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_reads_a_ledger_in_s3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A campaign whose destination is s3:// keeps its ledger there: status lists and reads it
     (moto's server on 127.0.0.1, stopped at the end)."""
     import boto3

@@ -47,7 +47,9 @@ def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
     assert table.schema.names == [name for name, _, _ in COLUMNS]
     assert table.schema.metadata[b"migration-record.cell-index"] == b"1"
     rows = table.to_pylist()
-    planned = {name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()}
+    planned = {
+        name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()
+    }
     assert len(rows) == sum(len(cells) for cells in planned.values())
     newer = [r for r in rows if r["run_id"] == "fallback-neuron-newer-sdk"]
     assert [r["cell"] for r in newer] == sorted(planned["newer"])
@@ -76,7 +78,11 @@ def test_documented_query_answers_its_question(tmp_path: Path, monkeypatch: pyte
     # Per version: every planned cell, all passing on the older SDK, one mismatch on the newer.
     by_version = {(version, status): count for _, version, status, count in answer}
     total = sum(by_version.values()) // 2
-    assert by_version == {("2.13.3.0.1", "pass"): total, ("2.14.0.0.1", "mismatch"): 1, ("2.14.0.0.1", "pass"): total - 1}
+    assert by_version == {
+        ("2.13.3.0.1", "pass"): total,
+        ("2.14.0.0.1", "mismatch"): 1,
+        ("2.14.0.0.1", "pass"): total - 1,
+    }
     assert len({workload for workload, *_ in answer}) == 1
 
 

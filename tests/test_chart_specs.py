@@ -47,8 +47,19 @@ def test_plotly_reads_every_trend_chart_back_unchanged() -> None:
     runs = sorted((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))
     history = history_frame([summarize(judge_log(log)) for log in runs])
     ids = list(dict.fromkeys(history["run_id"]))
-    figures = trend_figures(history, list(dict.fromkeys(history["case"]))[:4], "p", {ids[1]: (1.05, 0.98, None, 7), ids[-1]: (0.9, None, 0.95, 3)})
-    assert {f.id for f in figures} == {"p-trend-warm", "p-trend-cold", "p-trend-compile", "p-trend-geomean", "p-trend-passed"}
+    figures = trend_figures(
+        history,
+        list(dict.fromkeys(history["case"]))[:4],
+        "p",
+        {ids[1]: (1.05, 0.98, None, 7), ids[-1]: (0.9, None, 0.95, 3)},
+    )
+    assert {f.id for f in figures} == {
+        "p-trend-warm",
+        "p-trend-cold",
+        "p-trend-compile",
+        "p-trend-geomean",
+        "p-trend-passed",
+    }
     for figure in figures:
         again = _spec(go.Figure(figure.spec))
         assert _text(again) == _text(figure.spec), figure.id
@@ -72,18 +83,60 @@ def test_some_logs_draw_every_kind_of_chart() -> None:
 def test_a_spec_is_what_plotly_writes_for_the_same_figure() -> None:
     """Traces, the template by name, a horizontal line with its label, and numbers that are
     not finite (plotly writes them as null)."""
-    layout = {**LAYOUT, "title": {"text": "t <b>&"}, "yaxis": {"type": "log", "range": [-1.2, 2.2]}, "scattermode": "group"}
+    layout = {
+        **LAYOUT,
+        "title": {"text": "t <b>&"},
+        "yaxis": {"type": "log", "range": [-1.2, 2.2]},
+        "scattermode": "group",
+    }
     values = [1, 2.5, math.nan, math.inf, -math.inf, None, 1e-310]
     ours = dict(layout)
     _hline(ours, 1.0, {"dash": "dash", "color": "#888"}, "allowance")
-    spec = _figure(ours, [
-        {"type": "bar", "x": list("abcdefg"), "y": values, "marker": {"color": ["#d62728"] * 7}, "name": "n", "hovertemplate": ["%{y}"] * 7},
-        {"type": "scatter", "x": ["a"], "y": [1.0], "name": "eager", "mode": "markers", "marker": {"symbol": "line-ew-open"}, "error_y": {"type": "data", "symmetric": False, "array": [0.5], "arrayminus": [0.25]}},
-        {"type": "scatter", "x": [1, 2], "y": [math.nan, 3.0], "mode": "lines+markers", "line": {"color": "#000000", "dash": "dash"}},
-    ])
+    spec = _figure(
+        ours,
+        [
+            {
+                "type": "bar",
+                "x": list("abcdefg"),
+                "y": values,
+                "marker": {"color": ["#d62728"] * 7},
+                "name": "n",
+                "hovertemplate": ["%{y}"] * 7,
+            },
+            {
+                "type": "scatter",
+                "x": ["a"],
+                "y": [1.0],
+                "name": "eager",
+                "mode": "markers",
+                "marker": {"symbol": "line-ew-open"},
+                "error_y": {"type": "data", "symmetric": False, "array": [0.5], "arrayminus": [0.25]},
+            },
+            {
+                "type": "scatter",
+                "x": [1, 2],
+                "y": [math.nan, 3.0],
+                "mode": "lines+markers",
+                "line": {"color": "#000000", "dash": "dash"},
+            },
+        ],
+    )
     fig = go.Figure(layout=layout)
-    fig.add_trace(go.Bar(x=list("abcdefg"), y=values, marker={"color": ["#d62728"] * 7}, name="n", hovertemplate=["%{y}"] * 7))
-    fig.add_trace(go.Scatter(x=["a"], y=[1.0], name="eager", mode="markers", marker={"symbol": "line-ew-open"}, error_y={"type": "data", "symmetric": False, "array": [0.5], "arrayminus": [0.25]}))
-    fig.add_trace(go.Scatter(x=[1, 2], y=[math.nan, 3.0], mode="lines+markers", line={"color": "#000000", "dash": "dash"}))
+    fig.add_trace(
+        go.Bar(x=list("abcdefg"), y=values, marker={"color": ["#d62728"] * 7}, name="n", hovertemplate=["%{y}"] * 7)
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=["a"],
+            y=[1.0],
+            name="eager",
+            mode="markers",
+            marker={"symbol": "line-ew-open"},
+            error_y={"type": "data", "symmetric": False, "array": [0.5], "arrayminus": [0.25]},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(x=[1, 2], y=[math.nan, 3.0], mode="lines+markers", line={"color": "#000000", "dash": "dash"})
+    )
     fig.add_hline(y=1.0, line={"dash": "dash", "color": "#888"}, annotation_text="allowance")
     assert _text(spec) == _text(_spec(fig))

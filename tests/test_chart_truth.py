@@ -50,7 +50,9 @@ def test_training_cells_that_failed_on_parameters_are_drawn_above_the_line(tmp_p
     # its tolerance while every loss stays within: the loss alone would be drawn under 1.
     import json
 
-    lines = [json.loads(line) for line in (FIXTURES / "synthetic_training.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line) for line in (FIXTURES / "synthetic_training.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     for event in lines:
         if event["kind"] == "train_result" and event["case"].endswith("compiled"):
             event["params"][0].update(mismatched=2, worst_ratio=7.5)

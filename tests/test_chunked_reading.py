@@ -66,7 +66,9 @@ def test_every_fixture_reads_the_same_in_small_chunks(log: Path, chunk: int, mon
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_a_hostile_line_reads_the_same_in_small_chunks(name: str, long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hostile_line_reads_the_same_in_small_chunks(
+    name: str, long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = long_log.read_bytes().split(b"\n")
     HOSTILE[name](lines, _case_result_at(lines, 800))
     path = tmp_path / "events.jsonl"
@@ -95,18 +97,27 @@ def _mutated_near(lines: list[bytes], name: str, at: int) -> list[bytes]:
 # Slow (half a minute on 2 cores) and only compares two ways of reading one log: out of the fast subset.
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(chunk=st.integers(min_value=1, max_value=6000), name=st.sampled_from(sorted(HOSTILE)), at=st.integers(min_value=5, max_value=1200), cut=st.integers(min_value=0, max_value=400))
-def test_any_chunk_size_reads_as_one_chunk(chunk: int, name: str, at: int, cut: int, long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@given(
+    chunk=st.integers(min_value=1, max_value=6000),
+    name=st.sampled_from(sorted(HOSTILE)),
+    at=st.integers(min_value=5, max_value=1200),
+    cut=st.integers(min_value=0, max_value=400),
+)
+def test_any_chunk_size_reads_as_one_chunk(
+    chunk: int, name: str, at: int, cut: int, long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With a hostile line anywhere, and the file cut short anywhere (a truncated last line)."""
     lines = _mutated_near(long_log.read_bytes().split(b"\n"), name, at)
     data = b"\n".join(lines)
     path = tmp_path / "events.jsonl"
-    path.write_bytes(data[:len(data) - cut])
+    path.write_bytes(data[: len(data) - cut])
     assert _summary(_read(path, chunk, monkeypatch)) == _summary(read_log(path))
 
 
 @pytest.mark.parametrize("chunk", SMALL_CHUNKS)
-def test_lines_longer_than_the_limit_are_skipped_whether_ended_or_last(chunk: int, long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lines_longer_than_the_limit_are_skipped_whether_ended_or_last(
+    chunk: int, long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = long_log.read_bytes().split(b"\n")[:60]
     lines[30] = b'{"kind": "' + b"x" * 5000 + b'"}'
     lines.append(b"y" * 5000)  # the last line: too long and unterminated
@@ -121,11 +132,15 @@ def test_lines_longer_than_the_limit_are_skipped_whether_ended_or_last(chunk: in
 
 
 @pytest.mark.parametrize("chunk", SMALL_CHUNKS)
-def test_a_size_limit_inside_a_chunk_reads_as_with_one_chunk(chunk: int, long_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_size_limit_inside_a_chunk_reads_as_with_one_chunk(
+    chunk: int, long_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     size = long_log.stat().st_size
     for limit in (size // 3, size // 3 + 1, size - 1):
         with monkeypatch.context() as patch:
-            patch.setattr(validation, "_open_log", lambda path, max_bytes: open(path, "rb"))  # past the size check: as if it grew
+            patch.setattr(
+                validation, "_open_log", lambda path, max_bytes: open(path, "rb")
+            )  # past the size check: as if it grew
             whole = read_log(long_log, max_bytes=limit)
             small = _read(long_log, chunk, monkeypatch, max_bytes=limit)
         assert _summary(small) == _summary(whole), limit
@@ -139,7 +154,9 @@ def test_a_local_log_keeps_no_bytes_once_checked(long_log: Path) -> None:
     assert cells and all(type(r.data) is Reread for r in cells), "nothing kept before an event is asked for"
     failed = next(c for c in run.cells if c.status == "mismatch")
     assert failed.result is not None and failed.result.status == "mismatch"
-    assert [r.line for r in cells if r.parsed is not None] == [failed.result_line], "only that cell's result was read again"
+    assert [r.line for r in cells if r.parsed is not None] == [failed.result_line], (
+        "only that cell's result was read again"
+    )
 
 
 def _judged_then_changed(path: Path, change: Any) -> Any:
@@ -153,7 +170,7 @@ def _rewrite_one_byte(path: Path) -> None:
     before = path.stat()
     data = bytearray(path.read_bytes())
     at = data.index(b'"status": "mismatch"', len(data) // 2)
-    data[at + 11:at + 19] = b"passxxxx"  # same length, same line and colon counts
+    data[at + 11 : at + 19] = b"passxxxx"  # same length, same line and colon counts
     path.write_bytes(bytes(data))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))  # a second later
 
@@ -169,7 +186,9 @@ def _replace(path: Path) -> None:
     os.replace(other, path)
 
 
-@pytest.mark.parametrize("change", [_truncate, _replace, _rewrite_one_byte], ids=["cut short", "replaced", "rewritten in place"])
+@pytest.mark.parametrize(
+    "change", [_truncate, _replace, _rewrite_one_byte], ids=["cut short", "replaced", "rewritten in place"]
+)
 def test_a_log_changed_while_its_report_is_built_stops_the_report(change: Any, long_log: Path, tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(long_log.read_bytes())
@@ -179,7 +198,9 @@ def test_a_log_changed_while_its_report_is_built_stops_the_report(change: Any, l
         late.result
 
 
-def test_a_report_on_a_log_that_changes_under_it_says_so_and_writes_nothing(long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_report_on_a_log_that_changes_under_it_says_so_and_writes_nothing(
+    long_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(long_log.read_bytes())
     real = validation.Reread.read

@@ -60,7 +60,9 @@ def _two_targets(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_diff_refuses_two_workloads_with_exit_2(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["diff", str(FIXTURES / "synthetic_complete.jsonl"), str(FIXTURES / "synthetic_float64.jsonl")])
+    result = CliRunner().invoke(
+        main, ["diff", str(FIXTURES / "synthetic_complete.jsonl"), str(FIXTURES / "synthetic_float64.jsonl")]
+    )
     assert result.exit_code == 2
     assert "diff compares two runs of one workload" in result.output
 

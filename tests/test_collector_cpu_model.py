@@ -10,7 +10,10 @@ from collector.environment import cpu_model
 
 def test_model_name_from_cpuinfo(tmp_path: Path) -> None:
     info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 9654 96-Core Processor\n", encoding="utf-8")
+    info.write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n\nprocessor\t: 1\nmodel name\t: AMD EPYC 9654 96-Core Processor\n",
+        encoding="utf-8",
+    )
     fact = cpu_model(str(info))
     assert fact == {"value": "AMD EPYC 9654 96-Core Processor", "source": f"{info} model name"}
 

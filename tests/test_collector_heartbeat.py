@@ -32,4 +32,3 @@ def test_the_beat_stops_when_the_step_raises(capsys: pytest.CaptureFixture[str])
     capsys.readouterr()
     time.sleep(0.1)
     assert capsys.readouterr().err == ""
-

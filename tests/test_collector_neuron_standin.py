@@ -32,7 +32,10 @@ class StandInNeuronx(types.ModuleType):
         self._tracking = True
         self.metrics = types.SimpleNamespace(
             set_enabled=lambda on: self.calls.append(f"metrics.set_enabled({on})"),
-            get_counter_value=lambda name: {"CompilationCache.PersistentMisses": 2, "CompilationCache.InMemoryHits": 1}.get(name),
+            get_counter_value=lambda name: {
+                "CompilationCache.PersistentMisses": 2,
+                "CompilationCache.InMemoryHits": 1,
+            }.get(name),
         )
 
     def clear_op_tracking(self) -> None:
@@ -62,7 +65,9 @@ def standin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StandIn
         module.calls.append("synchronize")
         if module.calls.count("synchronize") == 1:  # the runtime logs a fallback once, as the notes say
             with open(tmp_path / "neuron-channel.log", "a", encoding="utf-8") as log:
-                log.write("[Neuron] [WARNING] Operator 'aten::_scaled_dot_product_flash_attention_for_cpu' fell back to CPU\n")
+                log.write(
+                    "[Neuron] [WARNING] Operator 'aten::_scaled_dot_product_flash_attention_for_cpu' fell back to CPU\n"
+                )
 
     monkeypatch.setattr(torch, "neuron", types.SimpleNamespace(synchronize=synchronize), raising=False)
     yield module
@@ -111,13 +116,19 @@ def test_run_with_standin_records_fallback_and_compile_failure_apart(standin: St
     # No 'neuron' compile backend exists here: the compile fails, and is recorded as such.
     assert compiled.status == "error" and compiled.failure.phase == "compile"
     ops = {e.case: e for e in by_kind["operators"]}
-    assert ops["b1-l16-contiguous-float32-eager"].fallback.items == ["aten::_scaled_dot_product_flash_attention_for_cpu"]
+    assert ops["b1-l16-contiguous-float32-eager"].fallback.items == [
+        "aten::_scaled_dot_product_flash_attention_for_cpu"
+    ]
     # torch.compile raised before any call: the compiled cell reports nothing measured, never
     # the eager cell's fallback ops still held by the tracker.
     failed = ops["b1-l16-contiguous-float32-compiled"]
-    assert failed.fallback.status == "unmeasured" and failed.executed.status == "unmeasured" and not failed.fallback.items
+    assert (
+        failed.fallback.status == "unmeasured" and failed.executed.status == "unmeasured" and not failed.fallback.items
+    )
     # Every read of the tracker comes after a clear made since the previous cell's reads.
-    segments = " ".join(c for c in standin.calls if c in ("clear_op_tracking", "get_fallback_ops", "get_executed_ops")).split("clear_op_tracking")
+    segments = " ".join(
+        c for c in standin.calls if c in ("clear_op_tracking", "get_fallback_ops", "get_executed_ops")
+    ).split("clear_op_tracking")
     assert "get_" not in segments[0], "nothing is read before the first clear"
     assert standin.calls.index("clear_op_tracking") < standin.calls.index("get_fallback_ops")
     # The adapter's settings and the [Neuron] log channel are in the record.
@@ -139,7 +150,9 @@ def test_run_with_standin_records_fallback_and_compile_failure_apart(standin: St
     assert "b1-l16-contiguous-float32-eager" in timed and "b1-l16-contiguous-float32-compiled" not in timed
 
 
-def test_adapter_pins_compile_fallback_off_and_records_who_set_what(standin: StandInNeuronx, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_adapter_pins_compile_fallback_off_and_records_who_set_what(
+    standin: StandInNeuronx, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import os
 
     monkeypatch.setenv("TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", "0")
@@ -170,17 +183,30 @@ def test_neuron_log_channel_lines_per_cell_and_copied_into_the_run(standin: Stan
         log.write("[Neuron] [WARNING] before any cell\n")
     backend.begin_cell()
     with open(backend.log_file, "a", encoding="utf-8") as log:
-        log.write("[Neuron] [INFO] compiling\n[Neuron] [WARNING] Neuron backend does not support mode='max-autotune', falling back to default mode.\n")
-    assert backend.cell_log() == ["[Neuron] [WARNING] Neuron backend does not support mode='max-autotune', falling back to default mode."]
+        log.write(
+            "[Neuron] [INFO] compiling\n[Neuron] [WARNING] Neuron backend does not support mode='max-autotune', falling back to default mode.\n"
+        )
+    assert backend.cell_log() == [
+        "[Neuron] [WARNING] Neuron backend does not support mode='max-autotune', falling back to default mode."
+    ]
     copied, warnings = backend.collect_log(tmp_path / "run")
-    assert copied == tmp_path / "run" / "logs" / "neuron.log" and copied.read_text().startswith("[Neuron] [WARNING] before")
+    assert copied == tmp_path / "run" / "logs" / "neuron.log" and copied.read_text().startswith(
+        "[Neuron] [WARNING] before"
+    )
     assert len(warnings) == 2
 
 
 # --- the Neuron gate from data, and the profiler path, against the stand-in ----------------------
 
 
-def _standin_run(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, instance: str, runtime: dict[str, Any], profile: str | None = None) -> Path:
+def _standin_run(
+    standin: StandInNeuronx,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    instance: str,
+    runtime: dict[str, Any],
+    profile: str | None = None,
+) -> Path:
     """A stand-in run whose host reports ``instance`` (DMI) and the given runtime version fact."""
     from collector import environment
     from collector.facts import known
@@ -193,16 +219,29 @@ def _standin_run(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.Mo
     }
     monkeypatch.setattr(NeuronBackend, "versions", staticmethod(lambda torch_module: dict(versions)))
     real = environment.read_text_file
-    monkeypatch.setattr(environment, "read_text_file", lambda path, what: known(instance, "DMI product name (stand-in)") if "dmi" in path else real(path, what))
+    monkeypatch.setattr(
+        environment,
+        "read_text_file",
+        lambda path, what: known(instance, "DMI product name (stand-in)") if "dmi" in path else real(path, what),
+    )
     backend = NeuronBackend(module=standin, device=torch.device("cpu"))
     plan = load_plan(REPO / "collector" / "workloads" / "tiny_encoder.toml")
-    options = Options(target="neuron", out_dir=tmp_path, only=["b1-l16-contiguous-float32-eager"], cold="off", warm_repetitions=2, profile=profile)
+    options = Options(
+        target="neuron",
+        out_dir=tmp_path,
+        only=["b1-l16-contiguous-float32-eager"],
+        cold="off",
+        warm_repetitions=2,
+        profile=profile,
+    )
     run_dir, code = execute(plan, backend, options)
     assert code == 0
     return run_dir / "events.jsonl"
 
 
-def test_standin_log_missing_the_runtime_version_is_blocked_with_that_reason(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_standin_log_missing_the_runtime_version_is_blocked_with_that_reason(
+    standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from collector.facts import unknown
     from reportgen.render.report import judge_log
 
@@ -211,11 +250,15 @@ def test_standin_log_missing_the_runtime_version_is_blocked_with_that_reason(sta
     blocked = [r.message for r in verdict.reasons if r.outcome == "blocked"]
     assert verdict.outcome == "blocked"
     assert "neuron_runtime version unknown: dpkg-query not found." in blocked
-    assert not [m for m in blocked if "version unknown" in m and "neuron_runtime" not in m], "only the runtime is missing"
+    assert not [m for m in blocked if "version unknown" in m and "neuron_runtime" not in m], (
+        "only the runtime is missing"
+    )
     assert not [r for r in verdict.reasons if r.rule == "instance-generation"], "trn2 is a supported generation"
 
 
-def test_standin_log_from_a_trn1_instance_is_blocked_for_the_generation(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_standin_log_from_a_trn1_instance_is_blocked_for_the_generation(
+    standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from collector.facts import known
     from reportgen.render.report import judge_log
 
@@ -252,7 +295,9 @@ class StandInProfiler:
         StandInProfiler.exported.append(str(out))
 
 
-def test_neuron_profiler_path_against_the_standin(standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_neuron_profiler_path_against_the_standin(
+    standin: StandInNeuronx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     from collector.facts import known
@@ -263,7 +308,9 @@ def test_neuron_profiler_path_against_the_standin(standin: StandInNeuronx, tmp_p
     profiling.NeuronProfiler = StandInProfiler  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "torch_neuronx.profiling", profiling)
     StandInProfiler.exported = []
-    log = _standin_run(standin, tmp_path, monkeypatch, "trn2.48xlarge", known("2.35.30.0", "stand-in"), profile="b1-l16-*")
+    log = _standin_run(
+        standin, tmp_path, monkeypatch, "trn2.48xlarge", known("2.35.30.0", "stand-in"), profile="b1-l16-*"
+    )
     reading = read(log)
     profiles = [e for e in reading.events if e.kind == "profile"]
     warnings = [e.message for e in reading.events if e.kind == "warning" and e.category == "ProfileFailed"]
@@ -282,14 +329,19 @@ def test_neuron_ls_header_is_read_or_its_absence_said(monkeypatch: pytest.Monkey
 
     from collector.backends import neuron
 
-    printed = "instance-type: trn2.48xlarge\ninstance-id: i-0abc\nlogical-neuroncore-config: 2\n+--------+\n| NEURON |\n"
+    printed = (
+        "instance-type: trn2.48xlarge\ninstance-id: i-0abc\nlogical-neuroncore-config: 2\n+--------+\n| NEURON |\n"
+    )
     header = neuron.neuron_ls_header((sys.executable, "-c", f"print({printed!r})"))
     assert header == {"instance-type": "trn2.48xlarge", "instance-id": "i-0abc", "logical-neuroncore-config": "2"}
     assert neuron._logical_nc_config(header) == {"value": "2", "source": "neuron-ls header logical-neuroncore-config"}
     missing = neuron.neuron_ls_header(("no-such-neuron-ls-here",))
     assert missing == "no-such-neuron-ls-here not found"
     monkeypatch.delenv("NEURON_LOGICAL_NC_CONFIG", raising=False)
-    assert neuron._logical_nc_config(missing) == {"value": None, "unknown_reason": "neuron-ls: no-such-neuron-ls-here not found"}
+    assert neuron._logical_nc_config(missing) == {
+        "value": None,
+        "unknown_reason": "neuron-ls: no-such-neuron-ls-here not found",
+    }
     monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", "1")
     assert neuron._logical_nc_config(missing)["value"] == "1"
     failed = neuron.neuron_ls_header((sys.executable, "-c", "import sys; sys.exit(3)"))

@@ -72,14 +72,22 @@ def test_a_compiled_cell_is_compiled_once_in_its_fresh_process(tmp_path: Path, m
     monkeypatch.delenv("FAULTY", raising=False)
     started = _spy(monkeypatch)
     CountingBackend.compiles = 0
-    run_dir, code = execute(load_plan(FAULTY), CountingBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=3))
+    run_dir, code = execute(
+        load_plan(FAULTY),
+        CountingBackend(),
+        Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=3),
+    )
     assert code == 0 and run_dir is not None
     assert CountingBackend.compiles == 0, "the collector's own process compiled the cell a fresh child ran"
-    assert started == {"cells": [[COMPILED]], "cold_only": [[COMPILED]]}, "one child compiles, one restarts with its cache"
+    assert started == {"cells": [[COMPILED]], "cold_only": [[COMPILED]]}, (
+        "one child compiles, one restarts with its cache"
+    )
     events = _events(run_dir)
     result = next(e for e in events if e.kind == "case_result")
     compile_event = next(e for e in events if e.kind == "compile")
-    cold = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition != "restart_populated_cache")
+    cold = next(
+        e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition != "restart_populated_cache"
+    )
     warm = next(e.warm for e in events if e.kind == "timing" and e.warm)
     assert result.status == "pass" and len(warm.samples_s) == 3
     assert compile_event.cache_condition == cold.cache_condition == "fresh_process_empty_cache"
@@ -87,10 +95,21 @@ def test_a_compiled_cell_is_compiled_once_in_its_fresh_process(tmp_path: Path, m
     # The cold call is the check's call: the same seconds, the same outputs against the reference.
     assert cold.seconds == compile_event.compile_first_result_s
     stats = result.error_stats
-    assert (cold.output_check.mismatched, cold.output_check.total, cold.output_check.max_abs) == (stats.mismatched, stats.total, stats.max_abs)
+    assert (cold.output_check.mismatched, cold.output_check.total, cold.output_check.max_abs) == (
+        stats.mismatched,
+        stats.total,
+        stats.max_abs,
+    )
     assert [e.kind for e in events].count("compile") == 1
-    restart = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition == "restart_populated_cache")
-    assert restart.cache_entries_before > 0 and restart.cache_hits >= 1 and restart.cache_misses == 0 and restart.output_check.passed
+    restart = next(
+        e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition == "restart_populated_cache"
+    )
+    assert (
+        restart.cache_entries_before > 0
+        and restart.cache_hits >= 1
+        and restart.cache_misses == 0
+        and restart.output_check.passed
+    )
 
 
 def _faulty_with_cache_check(tmp_path: Path) -> Path:
@@ -99,7 +118,9 @@ def _faulty_with_cache_check(tmp_path: Path) -> Path:
     shutil.copy(REPO / "tests" / "workloads" / "faulty.py", folder / "faulty.py")
     text = FAULTY.read_text(encoding="utf-8")
     assert "\n[matrix]\n" in text and "cache_checks" not in text
-    (folder / "faulty.toml").write_text(text.replace("\n[matrix]\n", "\n[matrix]\ncache_checks = [[1, 4]]\n"), encoding="utf-8")
+    (folder / "faulty.toml").write_text(
+        text.replace("\n[matrix]\n", "\n[matrix]\ncache_checks = [[1, 4]]\n"), encoding="utf-8"
+    )
     return folder / "faulty.toml"
 
 
@@ -108,14 +129,18 @@ EMPTY, POPULATED, RESTART = "fresh_process_empty_cache", "persistent_cache", "re
 
 
 @pytest.mark.slow
-def test_a_full_tiny_encoder_run_compiles_each_graph_from_scratch_once_and_measures_three_cold_conditions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_tiny_encoder_run_compiles_each_graph_from_scratch_once_and_measures_three_cold_conditions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each (dtype, layout) group has a cache-check repeat: every shape's cold call, in a fresh
     process with an empty folder, is its one compile from scratch; the group's process then
     compiles from the caches those left (hits, no misses), and a restart against each shape's
     own folder is the third cold condition, checked like the first."""
     started = _spy(monkeypatch)
     CountingBackend.compiles = 0
-    run_dir, code = execute(load_plan(TINY), CountingBackend(), Options(target="cpu", out_dir=tmp_path / "runs", warm_repetitions=2))
+    run_dir, code = execute(
+        load_plan(TINY), CountingBackend(), Options(target="cpu", out_dir=tmp_path / "runs", warm_repetitions=2)
+    )
     assert code == 0 and run_dir is not None
     assert CountingBackend.compiles == 0, "the collector's own process compiled a cell"
     events = _events(run_dir)
@@ -134,12 +159,25 @@ def test_a_full_tiny_encoder_run_compiles_each_graph_from_scratch_once_and_measu
         scratch = [c for c in colds[case] if c.cache_misses]
         assert [c.cache_condition for c in scratch] == [EMPTY], (case, colds[case])
         assert scratch[0].cache_entries_before == 0 and scratch[0].cache_entries_after > 0
-        assert compiles[case].cache_condition == POPULATED and compiles[case].cache_misses == 0 and compiles[case].cache_hits >= 1, compiles[case]
+        assert (
+            compiles[case].cache_condition == POPULATED
+            and compiles[case].cache_misses == 0
+            and compiles[case].cache_hits >= 1
+        ), compiles[case]
         assert compiles[case].cache_entries_before > 0
         # Three cold conditions per compiled shape, each checked against the reference.
-        assert {c.cache_condition for c in colds[case]} | {compiles[case].cache_condition} == {EMPTY, POPULATED, RESTART}, case
+        assert {c.cache_condition for c in colds[case]} | {compiles[case].cache_condition} == {
+            EMPTY,
+            POPULATED,
+            RESTART,
+        }, case
         restart = next(c for c in colds[case] if c.cache_condition == RESTART)
-        assert restart.fresh_process and restart.cache_entries_before > 0 and restart.cache_hits >= 1 and restart.cache_misses == 0
+        assert (
+            restart.fresh_process
+            and restart.cache_entries_before > 0
+            and restart.cache_hits >= 1
+            and restart.cache_misses == 0
+        )
         assert restart.output_check.passed and all(c.output_check.passed for c in colds[case])
     repeats = [e for e in events if e.kind == "case_result" and e.case.endswith("-repeat")]
     assert repeats and all(r.recompiled is False for r in repeats)
@@ -150,18 +188,25 @@ def test_a_full_tiny_encoder_run_compiles_each_graph_from_scratch_once_and_measu
     assert text.count("1 hits / 0 misses; matches the reference") >= len(compiled), text
 
 
-def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAULTY", "child-crash@1")
     from tests.test_collector_robust import PlainBackend
 
-    run_dir, code = execute(load_plan(FAULTY), PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=2))
+    run_dir, code = execute(
+        load_plan(FAULTY), PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=2)
+    )
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     results = [e for e in events if e.kind == "case_result"]
     assert [(r.case, r.status) for r in results] == [(COMPILED, "pass")], "checked once, in the collector's process"
     warnings = {e.category: e.message for e in events if e.kind == "warning"}
     assert "exited 7" in warnings["ColdStartFailed"]
-    assert COMPILED in warnings["CellProcessEnded"] and "the collector's own process checks those cells next" in warnings["CellProcessEnded"]
+    assert (
+        COMPILED in warnings["CellProcessEnded"]
+        and "the collector's own process checks those cells next" in warnings["CellProcessEnded"]
+    )
     timings_ = [e for e in events if e.kind == "timing"]
     assert not [t for t in timings_ if t.cold], "no cold call was measured: the second first call is not cold"
     assert [t for t in timings_ if t.warm]
@@ -171,7 +216,10 @@ def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(tmp_
 def test_a_child_line_after_its_time_ends_it_and_progress_extends_it(tmp_path: Path) -> None:
     """run_child: a line that shows progress gives the child more time; silence past it ends it."""
     script = tmp_path / "talker.py"
-    script.write_text("import time\nfor i in range(4):\n    print('step', i, flush=True)\n    time.sleep(0.6)\ntime.sleep(30)\n", encoding="utf-8")
+    script.write_text(
+        "import time\nfor i in range(4):\n    print('step', i, flush=True)\n    time.sleep(0.6)\ntime.sleep(30)\n",
+        encoding="utf-8",
+    )
     seen: list[str] = []
 
     def on_line(line: str) -> bool:
@@ -211,27 +259,39 @@ def test_output_a_child_leaves_unfinished_cannot_hide_its_marker_lines(tmp_path:
 
 
 @pytest.mark.slow
-def test_a_compiled_training_cell_is_compiled_once_and_its_first_step_is_the_cold_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_compiled_training_cell_is_compiled_once_and_its_first_step_is_the_cold_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     started = _spy(monkeypatch)
     CountingBackend.compiles = 0
     plan = load_plan(REPO / "collector" / "workloads" / "tiny_classifier.toml")
     case = "b2-l16-contiguous-float32-compiled"
-    run_dir, code = execute(plan, CountingBackend(), Options(target="cpu", out_dir=tmp_path, only=[case], warm_repetitions=2))
+    run_dir, code = execute(
+        plan, CountingBackend(), Options(target="cpu", out_dir=tmp_path, only=[case], warm_repetitions=2)
+    )
     assert code == 0 and run_dir is not None
-    assert CountingBackend.compiles == 0 and started == {"cells": [[case]], "cold_only": [[case]]}, "one child compiles, one restarts with its cache"
+    assert CountingBackend.compiles == 0 and started == {"cells": [[case]], "cold_only": [[case]]}, (
+        "one child compiles, one restarts with its cache"
+    )
     events = _events(run_dir)
     assert next(e for e in events if e.kind == "case_result").status == "pass"
     forward = next(e for e in events if e.kind == "compile" and e.graph == "forward")
     assert forward.cache_condition == "fresh_process_empty_cache"
-    cold = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition != "restart_populated_cache")
+    cold = next(
+        e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition != "restart_populated_cache"
+    )
     assert cold.fresh_process and cold.cache_entries_before == 0 and cold.output_check.passed
-    restart = next(e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition == "restart_populated_cache")
+    restart = next(
+        e.cold for e in events if e.kind == "timing" and e.cold and e.cold.cache_condition == "restart_populated_cache"
+    )
     assert restart.cache_entries_before > 0 and restart.output_check.passed
     steps = [e for e in events if e.kind == "train_step"]
     assert steps and cold.output_check.max_abs == abs(steps[0].loss - steps[0].reference_loss)
 
 
-def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The child checks it reads the plan text the run began with; else the cell is checked here."""
     monkeypatch.delenv("FAULTY", raising=False)
     from tests.test_collector_robust import PlainBackend
@@ -245,7 +305,11 @@ def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(tmp_path: P
         return real_child(module, argv, *rest)
 
     monkeypatch.setattr(children, "run_child", edit_then_start)
-    run_dir, code = execute(load_plan(plan_path), PlainBackend(), Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2))
+    run_dir, code = execute(
+        load_plan(plan_path),
+        PlainBackend(),
+        Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2),
+    )
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     warnings = {e.category: e.message for e in events if e.kind == "warning"}
@@ -253,7 +317,9 @@ def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(tmp_path: P
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
 
 
-def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Only well-formed marker lines are read back; a print that looks like one changes nothing."""
     monkeypatch.delenv("FAULTY", raising=False)
     from tests.test_collector_robust import PlainBackend
@@ -267,18 +333,26 @@ def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(tmp_path: Path, 
         children.FLUSH + "null",
     ]
 
-    def noisy(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> supervise.ChildEnd:
+    def noisy(
+        module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any
+    ) -> supervise.ChildEnd:
         for line in noise:
             assert on_line(line) is False, line
         return supervise.ChildEnd(1, False, ["stopped by the test"])
 
     monkeypatch.setattr(children, "run_child", noisy)
-    run_dir, code = execute(load_plan(FAULTY), PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2))
+    run_dir, code = execute(
+        load_plan(FAULTY),
+        PlainBackend(),
+        Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2),
+    )
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     assert [e.kind for e in events].count("run_end") == 1 and events[-1].status == "complete"
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
-    assert "stopped by the test" in next(e.message for e in events if e.kind == "warning" and e.category == "ColdStartFailed")
+    assert "stopped by the test" in next(
+        e.message for e in events if e.kind == "warning" and e.category == "ColdStartFailed"
+    )
 
 
 def _filtered_child(monkeypatch: pytest.MonkeyPatch, drop: Any) -> None:
@@ -286,7 +360,9 @@ def _filtered_child(monkeypatch: pytest.MonkeyPatch, drop: Any) -> None:
     and that end as if killed (exit 1)."""
     real = children.run_child
 
-    def child(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> supervise.ChildEnd:
+    def child(
+        module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any
+    ) -> supervise.ChildEnd:
         real(module, argv, cache_env, timeout, lambda line: False if drop(line) else on_line(line), *rest)
         return supervise.ChildEnd(1, False, ["killed by the test"])
 
@@ -294,15 +370,21 @@ def _filtered_child(monkeypatch: pytest.MonkeyPatch, drop: Any) -> None:
 
 
 def _message(line: str, marker: str) -> dict[str, Any] | None:
-    return json.loads(line[len(marker):]) if line.startswith(marker) else None
+    return json.loads(line[len(marker) :]) if line.startswith(marker) else None
 
 
 @pytest.mark.slow
-def test_a_cell_whose_result_never_reached_the_parent_is_checked_in_the_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cell_whose_result_never_reached_the_parent_is_checked_in_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A flush that follows no case_result does not count the cell as recorded."""
     monkeypatch.delenv("FAULTY", raising=False)
     _filtered_child(monkeypatch, lambda line: (_message(line, children.EVENT) or {}).get("kind") == "case_result")
-    run_dir, code = execute(load_plan(FAULTY), Backend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2))
+    run_dir, code = execute(
+        load_plan(FAULTY),
+        Backend(),
+        Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2),
+    )
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
@@ -310,11 +392,17 @@ def test_a_cell_whose_result_never_reached_the_parent_is_checked_in_the_collecto
 
 
 @pytest.mark.slow
-def test_a_fresh_process_that_dies_while_profiling_leaves_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fresh_process_that_dies_while_profiling_leaves_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Its cells were recorded, but its profile events never came: the log says so."""
     monkeypatch.delenv("FAULTY", raising=False)
     _filtered_child(monkeypatch, lambda line: (_message(line, children.FLUSH) or {"case": 0}).get("case") is None)
-    run_dir, code = execute(load_plan(FAULTY), Backend(), Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2, profile="*"))
+    run_dir, code = execute(
+        load_plan(FAULTY),
+        Backend(),
+        Options(target="cpu", out_dir=tmp_path, only=[COMPILED], cold="fresh-process", warm_repetitions=2, profile="*"),
+    )
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
@@ -322,20 +410,28 @@ def test_a_fresh_process_that_dies_while_profiling_leaves_a_warning(tmp_path: Pa
     assert failed and "killed by the test" in failed[0].message and "while profiling" in failed[0].message
 
 
-def test_a_training_cell_whose_fresh_process_timed_out_records_a_training_step_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_training_cell_whose_fresh_process_timed_out_records_a_training_step_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The timed-out cold call's scope is the call the plan times: one training step here."""
     from tests.test_collector_robust import PlainBackend
 
-    def late(module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any) -> supervise.ChildEnd:
+    def late(
+        module: str, argv: list[str], cache_env: Any, timeout: float, on_line: Any, *rest: Any
+    ) -> supervise.ChildEnd:
         return supervise.ChildEnd(None, True, [])
 
     monkeypatch.setattr(children, "run_child", late)
     plan = load_plan(REPO / "collector" / "workloads" / "tiny_classifier.toml")
     case = "b2-l16-contiguous-float32-compiled"
-    run_dir, code = execute(plan, PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[case], warm_repetitions=2, cold_timeout=7.0))
+    run_dir, code = execute(
+        plan, PlainBackend(), Options(target="cpu", out_dir=tmp_path, only=[case], warm_repetitions=2, cold_timeout=7.0)
+    )
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     late_cold = next(e for e in events if e.kind == "timing" and e.cold_timed_out_after_s)
     assert late_cold.cold_timed_out_after_s == 7.0
     assert late_cold.scope.note.startswith("one full training step"), late_cold.scope.note
-    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(case, "pass")], "checked in the main process"
+    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(case, "pass")], (
+        "checked in the main process"
+    )

@@ -84,7 +84,11 @@ def _no_traceback(text: str) -> None:
 def _stop_lines(stderr: str) -> list[str]:
     """The lines that say why a run stopped (progress lines carry the elapsed time instead, and
     the line that says how the target was chosen is not one)."""
-    return [line for line in stderr.splitlines() if line.startswith("collector: ") and not line.startswith("collector: target ")]
+    return [
+        line
+        for line in stderr.splitlines()
+        if line.startswith("collector: ") and not line.startswith("collector: target ")
+    ]
 
 
 # --- 1. a failure at one cell is recorded on that cell, with its phase --------------------------
@@ -116,7 +120,12 @@ FAULTS = [
 
 @pytest.mark.parametrize(("phase", "inject", "failing"), FAULTS, ids=[f[0] for f in FAULTS])
 def test_a_failure_at_one_cell_is_recorded_there_and_the_matrix_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], phase: str, inject: Any, failing: list[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    phase: str,
+    inject: Any,
+    failing: list[str],
 ) -> None:
     backend: Backend = PlainBackend()
     if isinstance(inject, str):
@@ -194,7 +203,9 @@ def test_a_signal_during_compile_ends_the_run_and_the_cell_stays_untested(
     err = capfd.readouterr().err
     assert code == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum]
     _no_traceback(err)
-    assert _stop_lines(err) == [f"collector: aborted by {signal.Signals(signum).name}; the log up to here is intact, the cells without a result are untested"]
+    assert _stop_lines(err) == [
+        f"collector: aborted by {signal.Signals(signum).name}; the log up to here is intact, the cells without a result are untested"
+    ]
     log = run_dir / "events.jsonl"
     _validates(log)
     events = _events(log)
@@ -212,9 +223,28 @@ def test_a_signal_during_compile_ends_the_run_and_the_cell_stays_untested(
 def test_sigint_during_a_real_inductor_compile(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path),
-         "--only", B1[1], "--cold", "off", "--warm", "2"],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--workload",
+            str(FAULTY),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path),
+            "--only",
+            B1[1],
+            "--cold",
+            "off",
+            "--warm",
+            "2",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     lines = []
     try:
@@ -240,7 +270,9 @@ def test_sigint_during_a_real_inductor_compile(tmp_path: Path) -> None:
 # --- 3. a signal while a line is written never duplicates a sequence number ----------------------
 
 
-def test_a_signal_during_a_slow_fsync_never_breaks_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_signal_during_a_slow_fsync_never_breaks_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     real_fsync = os.fsync
     baseline, code = _execute(tmp_path / "baseline", modes=["eager"])
     assert code == 0
@@ -290,7 +322,9 @@ def test_a_signal_during_a_slow_fsync_never_breaks_the_log(tmp_path: Path, monke
 def _bad_plan(tmp_path: Path, stem: str, source: str) -> Path:
     (tmp_path / f"{stem}.py").write_text(source, encoding="utf-8")
     plan = tmp_path / f"{stem}.toml"
-    plan.write_text(FAULTY.read_text(encoding="utf-8").replace('module = "faulty.py"', f'module = "{stem}.py"'), encoding="utf-8")
+    plan.write_text(
+        FAULTY.read_text(encoding="utf-8").replace('module = "faulty.py"', f'module = "{stem}.py"'), encoding="utf-8"
+    )
     return plan
 
 
@@ -298,14 +332,39 @@ GOOD_MODULE = (REPO / "tests" / "workloads" / "faulty.py").read_text(encoding="u
 BAD_MODULES = [
     # stem, source, expected in the one line, whether a run folder is made
     ("bad_syntax", "def build_model(:\n", ["bad_syntax.py line 1: SyntaxError", "expected a Python module"], False),
-    ("bad_raises", "raise ImportError('no torch_neuronx here')\n", ["bad_raises.py: raised on import: ImportError: no torch_neuronx here"], True),
+    (
+        "bad_raises",
+        "raise ImportError('no torch_neuronx here')\n",
+        ["bad_raises.py: raised on import: ImportError: no torch_neuronx here"],
+        True,
+    ),
     ("bad_exits", "import sys\nsys.exit(3)\n", ["bad_exits.py: called sys.exit(3) during import"], True),
-    ("bad_lacks", GOOD_MODULE.replace("def build_model(", "def build_the_model("), ["bad_lacks.py lacks build_model", "expected build_model() -> torch.nn.Module"], True),
-    ("bad_tensor", GOOD_MODULE.replace('return {"y": model(inputs["x"])}', 'return model(inputs["x"])'),
-     ["bad_tensor.py: run_model() returned a Tensor", "expected run_model(model, inputs) -> dict[str, Tensor]"], True),
-    ("bad_build", GOOD_MODULE.replace("    torch.manual_seed(0)\n    model =", "    raise OSError('weights not found')\n    model ="),
-     ["bad_build.py: build_model() raised OSError: weights not found"], True),
-    ("bad_model", GOOD_MODULE.replace("    return model.eval()", "    return 'a model'"), ["bad_model.py: build_model() returned str; expected a torch.nn.Module"], True),
+    (
+        "bad_lacks",
+        GOOD_MODULE.replace("def build_model(", "def build_the_model("),
+        ["bad_lacks.py lacks build_model", "expected build_model() -> torch.nn.Module"],
+        True,
+    ),
+    (
+        "bad_tensor",
+        GOOD_MODULE.replace('return {"y": model(inputs["x"])}', 'return model(inputs["x"])'),
+        ["bad_tensor.py: run_model() returned a Tensor", "expected run_model(model, inputs) -> dict[str, Tensor]"],
+        True,
+    ),
+    (
+        "bad_build",
+        GOOD_MODULE.replace(
+            "    torch.manual_seed(0)\n    model =", "    raise OSError('weights not found')\n    model ="
+        ),
+        ["bad_build.py: build_model() raised OSError: weights not found"],
+        True,
+    ),
+    (
+        "bad_model",
+        GOOD_MODULE.replace("    return model.eval()", "    return 'a model'"),
+        ["bad_model.py: build_model() returned str; expected a torch.nn.Module"],
+        True,
+    ),
 ]
 
 
@@ -343,7 +402,9 @@ BAD_OPTIONS = [
 
 
 @pytest.mark.parametrize(("extra", "expected"), BAD_OPTIONS, ids=[" ".join(b[0]) for b in BAD_OPTIONS])
-def test_a_bad_option_is_one_line_and_exit_2(tmp_path: Path, capfd: pytest.CaptureFixture[str], extra: list[str], expected: str) -> None:
+def test_a_bad_option_is_one_line_and_exit_2(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], extra: list[str], expected: str
+) -> None:
     out = tmp_path / "runs"
     try:
         code = collector_main(["--workload", str(FAULTY), "--target", "cpu", "--out", str(out), *extra])
@@ -386,7 +447,12 @@ def test_an_out_folder_that_cannot_be_written_is_one_line_and_exit_2(
     err = capfd.readouterr().err
     assert code == 2
     _no_traceback(err)
-    assert len(err.strip().splitlines()) == 1 and f"--out {out}" in err and expected in err and "expected a writable folder" in err, err
+    assert (
+        len(err.strip().splitlines()) == 1
+        and f"--out {out}" in err
+        and expected in err
+        and "expected a writable folder" in err
+    ), err
 
 
 # --- 6. a full disk or a file-size limit --------------------------------------------------------
@@ -401,7 +467,9 @@ SPACE_LIMITS = [
 
 
 @pytest.mark.parametrize(("limit", "fault", "where"), SPACE_LIMITS, ids=[s[2] for s in SPACE_LIMITS])
-def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(tmp_path: Path, limit: int, fault: str, where: str) -> None:
+def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(
+    tmp_path: Path, limit: int, fault: str, where: str
+) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["FAULTY"] = fault
 
@@ -409,8 +477,28 @@ def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(tmp_path: Path, l
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
     done = subprocess.run(
-        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path), "--cold", "off", "--warm", "2"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, preexec_fn=limit_files, check=False,
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--workload",
+            str(FAULTY),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path),
+            "--cold",
+            "off",
+            "--warm",
+            "2",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit_files,
+        check=False,
     )
     assert done.returncode == 4, done.stderr[-3000:]
     _no_traceback(done.stderr)
@@ -441,7 +529,9 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def _hanging_cold_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timeout: float) -> tuple[Path | None, int, list[int]]:
+def _hanging_cold_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timeout: float
+) -> tuple[Path | None, int, list[int]]:
     pidfile = tmp_path / "pids"
     monkeypatch.setenv("FAULTY", "cold-hang@1")
     monkeypatch.setenv("FAULTY_PIDFILE", str(pidfile))
@@ -452,7 +542,9 @@ def _hanging_cold_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timeout: 
 
 
 @pytest.mark.slow
-def test_a_cold_start_past_its_timeout_is_ended_and_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_cold_start_past_its_timeout_is_ended_and_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     run_dir, code, pids = _hanging_cold_run(tmp_path, monkeypatch, 20.0)
     err = capfd.readouterr().err
     assert code == 0, err[-2000:]
@@ -475,12 +567,16 @@ def test_a_cold_start_past_its_timeout_is_ended_and_recorded(tmp_path: Path, mon
 
 
 @pytest.mark.slow
-def test_a_signal_during_cold_timing_ends_the_child_and_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_signal_during_cold_timing_ends_the_child_and_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     pidfile = tmp_path / "pids"
 
     def send_when_hung() -> None:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not (pidfile.exists() and len(pidfile.read_text(encoding="utf-8").split()) == 2):
+        while time.monotonic() < deadline and not (
+            pidfile.exists() and len(pidfile.read_text(encoding="utf-8").split()) == 2
+        ):
             time.sleep(0.1)
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -504,21 +600,32 @@ def test_a_dtype_without_its_criteria_is_skipped_with_the_reason_and_the_others_
     workload = tmp_path / "workload"
     workload.mkdir()
     (workload / "faulty.py").write_text((FAULTY.parent / "faulty.py").read_text(encoding="utf-8"), encoding="utf-8")
-    text = FAULTY.read_text(encoding="utf-8").replace('dtypes = ["float32"]', 'dtypes = ["float32", "float64"]').replace(
-        "[timing]", "[tolerances.float64]\natol = 1e-9\nrtol = 1e-9\n\n[timing]")
+    text = (
+        FAULTY.read_text(encoding="utf-8")
+        .replace('dtypes = ["float32"]', 'dtypes = ["float32", "float64"]')
+        .replace("[timing]", "[tolerances.float64]\natol = 1e-9\nrtol = 1e-9\n\n[timing]")
+    )
     (workload / "faulty.toml").write_text(text, encoding="utf-8")
-    run_dir, code = execute(load_plan(workload / "faulty.toml"), PlainBackend(), Options(target="cpu", out_dir=tmp_path / "runs", cold="off", warm_repetitions=2))
+    run_dir, code = execute(
+        load_plan(workload / "faulty.toml"),
+        PlainBackend(),
+        Options(target="cpu", out_dir=tmp_path / "runs", cold="off", warm_repetitions=2),
+    )
     assert code == 0 and run_dir is not None
     results = {e.case: e for e in _events(run_dir / "events.jsonl") if e.kind == "case_result"}
     assert len(results) == 8
     for case, result in results.items():
         if "float64" in case:
-            assert result.status == "skipped" and "no task criterion for float64" in (result.skip_reason or ""), (case, result)
+            assert result.status == "skipped" and "no task criterion for float64" in (result.skip_reason or ""), (
+                case,
+                result,
+            )
         else:
             assert result.status == "pass", (case, result)
 
 
 # --- a non-finite reference element: every statistic finite or null ----------------------------
+
 
 # y has 1 x 4 x 4 = 16 elements at batch 1: the first, a middle and the last.
 @pytest.mark.parametrize("where", [0, 7, 15], ids=["first", "middle", "last"])
@@ -550,10 +657,19 @@ def test_a_non_finite_reference_element_is_recorded_not_a_crash(
 def test_a_signal_while_torch_imports_is_one_line_and_writes_nothing(tmp_path: Path, signum: int) -> None:
     mark, out, scratch = tmp_path / "importing", tmp_path / "runs", tmp_path / "tmp"
     scratch.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "tests" / "slow_import"), "SLOW_IMPORT_MARK": str(mark), "TMPDIR": str(scratch)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "tests" / "slow_import"),
+        "SLOW_IMPORT_MARK": str(mark),
+        "TMPDIR": str(scratch),
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(out)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 30
@@ -567,7 +683,9 @@ def test_a_signal_while_torch_imports_is_one_line_and_writes_nothing(tmp_path: P
             proc.kill()
             proc.communicate()
     assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], stderr
-    assert stderr.splitlines() == [f"collector: interrupted before the run started ({signal.Signals(signum).name}); nothing was written"]
+    assert stderr.splitlines() == [
+        f"collector: interrupted before the run started ({signal.Signals(signum).name}); nothing was written"
+    ]
     assert stdout == ""
     assert not out.exists() and list(scratch.iterdir()) == [], "nothing is written"
 
@@ -596,15 +714,38 @@ def _child_cmd(pid: int) -> bytes:
         return b""
 
 
-def _kill_collector_when(tmp_path: Path, moment: Callable[[int, list[int], Path], bool], fault: str, timeout: float = 300) -> tuple[Path, list[int]]:
+def _kill_collector_when(
+    tmp_path: Path, moment: Callable[[int, list[int], Path], bool], fault: str, timeout: float = 300
+) -> tuple[Path, list[int]]:
     """Start a collector on one compiled cell; SIGKILL it once ``moment(collector, its
     processes, temp dir)`` holds. Returns the temp dir and the pids the run had then."""
     tag, scratch = os.urandom(6).hex(), tmp_path / "tmp"
     scratch.mkdir()
-    env = {**os.environ, "MR_ORPHAN_TAG": tag, "TMPDIR": str(scratch), "FAULTY": fault, "FAULTY_PIDFILE": str(tmp_path / "pids")}
+    env = {
+        **os.environ,
+        "MR_ORPHAN_TAG": tag,
+        "TMPDIR": str(scratch),
+        "FAULTY": fault,
+        "FAULTY_PIDFILE": str(tmp_path / "pids"),
+    }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path / "runs"), "--only", B1[1]],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--workload",
+            str(FAULTY),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path / "runs"),
+            "--only",
+            B1[1],
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + timeout
@@ -641,7 +782,9 @@ def _grandchild_started(collector: int, pids: list[int], tmp: Path) -> bool:
 @pytest.mark.parametrize(
     "moment", [_cell_child_started, _grandchild_started], ids=["child-importing", "child-and-its-child-running"]
 )
-def test_kill_9_of_the_collector_leaves_no_process_of_the_run(tmp_path: Path, moment: Callable[[int, list[int], Path], bool]) -> None:
+def test_kill_9_of_the_collector_leaves_no_process_of_the_run(
+    tmp_path: Path, moment: Callable[[int, list[int], Path], bool]
+) -> None:
     # cold-hang: the fresh process starts a child of its own, then sleeps past any timeout.
     scratch, had = _kill_collector_when(tmp_path, moment, "cold-hang@1")
     assert len(had) >= 2, "the collector had its fresh process when it was killed"
@@ -657,7 +800,9 @@ def _compiling(collector: int, pids: list[int], tmp: Path) -> bool:
     # A cold compile writes Inductor's cache into the cell's own folder below the run's cache
     # folder (kept for the later compiles of its shape), or into a temporary one.
     scratch = tmp / "tmp"
-    return any(p.is_dir() for p in scratch.glob("collector-cache-*/caches/*/inductor")) or any((p / "inductor").is_dir() for p in scratch.glob("collector-cold-*"))
+    return any(p.is_dir() for p in scratch.glob("collector-cache-*/caches/*/inductor")) or any(
+        (p / "inductor").is_dir() for p in scratch.glob("collector-cold-*")
+    )
 
 
 @pytest.mark.slow
@@ -665,7 +810,9 @@ def test_kill_9_of_the_collector_during_a_real_compile_leaves_no_process_of_the_
     _kill_collector_when(tmp_path, _compiling, "")
 
 
-def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     import tempfile
 
     from collector import lifeline
@@ -675,7 +822,11 @@ def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
-    stale, live, foreign = scratch / "collector-cold-stale", scratch / "collector-cache-live", scratch / "collector-cold-unmarked"
+    stale, live, foreign = (
+        scratch / "collector-cold-stale",
+        scratch / "collector-cache-live",
+        scratch / "collector-cold-unmarked",
+    )
     for folder, owner in ((stale, ended.pid), (live, os.getpid()), (foreign, None)):
         (folder / "inductor").mkdir(parents=True)
         if owner is not None:

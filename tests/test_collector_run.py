@@ -22,7 +22,15 @@ pytestmark = pytest.mark.slow
 
 def _collector(args: list[str], cwd: Path = REPO, **kwargs: object) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, "-m", "collector", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        **kwargs,
+    )
 
 
 def _only_run_dir(out: Path) -> Path:
@@ -32,7 +40,21 @@ def _only_run_dir(out: Path) -> Path:
 
 
 def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
-    done = _collector(["--workload", str(TINY), "--target", "cpu", "--out", str(tmp_path), "--only", "b1-l16-*", "--warm", "5", "--profile"])
+    done = _collector(
+        [
+            "--workload",
+            str(TINY),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path),
+            "--only",
+            "b1-l16-*",
+            "--warm",
+            "5",
+            "--profile",
+        ]
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "[1/" in done.stderr, "progress goes to stderr"
     run_dir = _only_run_dir(tmp_path)
@@ -63,11 +85,18 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
     cold = {e.case: e.cold for e in timings if e.cold and e.cold.cache_condition != "restart_populated_cache"}
     warm = {e.case: e.warm for e in timings if e.warm}
     assert cold["b1-l16-contiguous-float32-compiled"].cache_condition == "fresh_process_empty_cache"
-    assert cold["b1-l16-contiguous-float32-compiled"].fresh_process and cold["b1-l16-contiguous-float32-compiled"].cache_misses >= 1
+    assert (
+        cold["b1-l16-contiguous-float32-compiled"].fresh_process
+        and cold["b1-l16-contiguous-float32-compiled"].cache_misses >= 1
+    )
     assert cold["b1-l16-contiguous-float32-eager"].cache_condition == "eager_no_compile"
     assert len(warm["b1-l16-contiguous-float32-compiled"].samples_s) == 5
     # Peak device memory (schema 1.3): a CPU run has no device allocator and says so per series.
-    assert all(e.device_memory is not None and e.device_memory.status == "not_measured" and e.device_memory.reason for e in timings if e.warm)
+    assert all(
+        e.device_memory is not None and e.device_memory.status == "not_measured" and e.device_memory.reason
+        for e in timings
+        if e.warm
+    )
     artifacts = {e.role for e in events if e.kind == "artifact"}
     assert {"weights", "inputs", "reference_output"} <= artifacts
     # Weights and inputs by content, beside the file hash; the content hash is the saved tensors'.
@@ -76,7 +105,11 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
     from collector.content import content_sha256
 
     saved = {e.role: e for e in events if e.kind == "artifact" and e.role in ("weights", "inputs")}
-    assert plan.weights_content_sha256 == saved["weights"].content_sha256 == content_sha256(torch.load(run_dir / "artifacts" / "weights.pt", weights_only=True))
+    assert (
+        plan.weights_content_sha256
+        == saved["weights"].content_sha256
+        == content_sha256(torch.load(run_dir / "artifacts" / "weights.pt", weights_only=True))
+    )
     inputs = torch.load(run_dir / "artifacts" / "inputs.pt", weights_only=True)
     assert saved["inputs"].content_by_key == {key: content_sha256(value) for key, value in inputs.items()}
     # Which code and data wrote the log.
@@ -94,10 +127,34 @@ def test_contract_tiny_workload_eager_and_compiled(tmp_path: Path) -> None:
 def test_runs_from_a_copied_folder(tmp_path: Path) -> None:
     host = tmp_path / "host"
     shutil.copytree(REPO / "collector", host / "collector", ignore=shutil.ignore_patterns("__pycache__"))
-    where = subprocess.run([sys.executable, "-c", "import collector; print(collector.__file__)"], cwd=host, capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [sys.executable, "-c", "import collector; print(collector.__file__)"],
+        cwd=host,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert where.stdout.strip().startswith(str(host))
     plan = host / "collector" / "workloads" / "tiny_encoder.toml"
-    done = _collector(["--workload", str(plan), "--target", "cpu", "--out", str(host / "runs"), "--only", "b1-l16-contiguous-*", "--modes", "eager", "--warm", "2", "--cold", "off"], cwd=host)
+    done = _collector(
+        [
+            "--workload",
+            str(plan),
+            "--target",
+            "cpu",
+            "--out",
+            str(host / "runs"),
+            "--only",
+            "b1-l16-contiguous-*",
+            "--modes",
+            "eager",
+            "--warm",
+            "2",
+            "--cold",
+            "off",
+        ],
+        cwd=host,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     reading = read_log(_only_run_dir(host / "runs") / "events.jsonl")
     assert reading.valid and reading.complete
@@ -106,8 +163,28 @@ def test_runs_from_a_copied_folder(tmp_path: Path) -> None:
 def _start_and_wait(tmp_path: Path, results_before_kill: int) -> tuple[subprocess.Popen[str], Path]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "--workload", str(TINY), "--target", "cpu", "--out", str(tmp_path), "--modes", "eager", "--warm", "400", "--cold", "off"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--workload",
+            str(TINY),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path),
+            "--modes",
+            "eager",
+            "--warm",
+            "400",
+            "--cold",
+            "off",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -23,7 +23,16 @@ from reportgen.contract.validation import read_log
 from tests.conftest import REPO
 
 SLEEPY = REPO / "tests" / "workloads" / "sleepy.toml"
-HOST_KEYS = {"load_avg_before", "load_avg_after", "cpu_count", "cpu_affinity", "torch_threads", "cpu_governor", "accelerator_before", "accelerator_after"}
+HOST_KEYS = {
+    "load_avg_before",
+    "load_avg_after",
+    "cpu_count",
+    "cpu_affinity",
+    "torch_threads",
+    "cpu_governor",
+    "accelerator_before",
+    "accelerator_after",
+}
 
 STEADY = [0.010, 0.0101, 0.0099, 0.0100, 0.0102, 0.0098, 0.0100, 0.0101, 0.0099, 0.0100]
 BIMODAL = [0.001, 0.001, 0.030, 0.001, 0.0011, 0.031, 0.001, 0.001, 0.030, 0.001]
@@ -39,8 +48,15 @@ class Log:
 
 def fake_run(rounds: int) -> Any:
     plan = SimpleNamespace(remeasure_rounds=rounds, training=None, warmup=0)
-    return SimpleNamespace(plan=plan, unsteady={}, passed={}, log=Log(), progress=SimpleNamespace(say=lambda *a, **k: None),
-                           warm_repetitions=10, backend=Backend())
+    return SimpleNamespace(
+        plan=plan,
+        unsteady={},
+        passed={},
+        log=Log(),
+        progress=SimpleNamespace(say=lambda *a, **k: None),
+        warm_repetitions=10,
+        backend=Backend(),
+    )
 
 
 def planted(monkeypatch: pytest.MonkeyPatch, series: dict[str, list[list[float]]]) -> list[str]:
@@ -49,7 +65,9 @@ def planted(monkeypatch: pytest.MonkeyPatch, series: dict[str, list[list[float]]
 
     def fake(run: Any, cell: Any, outcome: Any) -> WarmSeries:
         order.append(cell.case)
-        return WarmSeries(series[cell.case].pop(0), ["model_call"], [], {}, False, {"cpu_count": {"value": "2", "source": "test"}})
+        return WarmSeries(
+            series[cell.case].pop(0), ["model_call"], [], {}, False, {"cpu_count": {"value": "2", "source": "test"}}
+        )
 
     monkeypatch.setattr(timings, "warm_series", fake)
     return order
@@ -64,7 +82,9 @@ def run_cells(run: Any, cases: list[str]) -> None:
     remeasure(run, cases)
 
 
-def test_unstable_series_are_measured_again_in_interleaved_rounds_until_stable_or_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unstable_series_are_measured_again_in_interleaved_rounds_until_stable_or_flagged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     order = planted(monkeypatch, {"a": [BIMODAL] * 3, "b": [BIMODAL, STEADY], "c": [STEADY]})
     run = fake_run(rounds=2)
     run_cells(run, ["a", "b", "c"])
@@ -116,8 +136,15 @@ def test_a_failing_remeasurement_ends_that_cells_rounds(monkeypatch: pytest.Monk
 
 def test_the_collector_remeasures_a_workload_that_sleeps_on_some_calls(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-m", "collector", "--workload", str(SLEEPY), "--target", "cpu", "--out", str(tmp_path)],
-                          cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "collector", "--workload", str(SLEEPY), "--target", "cpu", "--out", str(tmp_path)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "re-measuring" in done.stderr and "unstable timing after 4 warm series" in done.stderr
     (run_dir,) = [d for d in tmp_path.iterdir() if d.is_dir()]
@@ -158,7 +185,11 @@ def test_the_governor_reads_each_allowed_cpu_and_says_why_when_it_cannot() -> No
         raise FileNotFoundError(2, "No such file or directory")
 
     fact = hostcondition.governor([0, 1], hidden)
-    assert fact["value"] is None and "cpu0/cpufreq/scaling_governor" in fact["unknown_reason"] and "1 more" in fact["unknown_reason"]
+    assert (
+        fact["value"] is None
+        and "cpu0/cpufreq/scaling_governor" in fact["unknown_reason"]
+        and "1 more" in fact["unknown_reason"]
+    )
     assert hostcondition.governor([0, 1, 2], lambda p: "performance")["value"] == "performance"
     mixed = hostcondition.governor([0, 1, 2, 3], lambda p: "powersave" if "cpu3" in p else "performance")
     assert mixed["value"] == "performance on CPUs 0-2; powersave on CPUs 3"
@@ -168,9 +199,17 @@ def test_the_governor_reads_each_allowed_cpu_and_says_why_when_it_cannot() -> No
 def test_gpu_clocks_and_temperature_from_nvidia_smi_or_why_not() -> None:
     ok = nvidia_smi("GPU-x", lambda: SimpleNamespace(returncode=0, stdout="1980, 2619, 41\n", stderr=""))
     assert isinstance(ok, dict)
-    assert {k: f["value"] for k, f in ok.items()} == {"gpu_sm_clock_mhz": "1980", "gpu_memory_clock_mhz": "2619", "gpu_temperature_c": "41"}
+    assert {k: f["value"] for k, f in ok.items()} == {
+        "gpu_sm_clock_mhz": "1980",
+        "gpu_memory_clock_mhz": "2619",
+        "gpu_temperature_c": "41",
+    }
     partial = nvidia_smi("0", lambda: SimpleNamespace(returncode=0, stdout="[N/A], 2619, 41\n", stderr=""))
-    assert isinstance(partial, dict) and partial["gpu_sm_clock_mhz"]["value"] is None and "N/A" in partial["gpu_sm_clock_mhz"]["unknown_reason"]
+    assert (
+        isinstance(partial, dict)
+        and partial["gpu_sm_clock_mhz"]["value"] is None
+        and "N/A" in partial["gpu_sm_clock_mhz"]["unknown_reason"]
+    )
 
     def missing() -> Any:
         raise FileNotFoundError("nvidia-smi")
@@ -196,8 +235,11 @@ def test_the_plan_declares_the_remeasure_budget_with_a_default_and_bounds(tmp_pa
     plan = load_plan(_plan_with(tmp_path / "default", ""))
     assert plan.remeasure_rounds == 2 and plan.event_fields(plan.cells)["remeasure_rounds"] == 2
     assert load_plan(_plan_with(tmp_path / "none", "remeasure_rounds = 0\n")).remeasure_rounds == 0
-    bad = {"over": ("remeasure_rounds = 11\n", "expected at most 10"), "negative": ("remeasure_rounds = -1\n", "expected at least 0"),
-           "text": ('remeasure_rounds = "2"\n', "expected an integer")}
+    bad = {
+        "over": ("remeasure_rounds = 11\n", "expected at most 10"),
+        "negative": ("remeasure_rounds = -1\n", "expected at least 0"),
+        "text": ('remeasure_rounds = "2"\n', "expected an integer"),
+    }
     for name, (line, message) in bad.items():
         with pytest.raises(PlanError, match=message) as caught:
             load_plan(_plan_with(tmp_path / name, line))
@@ -231,11 +273,32 @@ def test_a_compiled_cell_is_remeasured_in_its_fresh_process(tmp_path: Path) -> N
     folder = tmp_path / "plan"
     folder.mkdir()
     (folder / "sleepy.py").write_text((REPO / "tests" / "workloads" / "sleepy.py").read_text())
-    text = SLEEPY.read_text().replace('modes = ["eager"]', 'modes = ["compiled"]').replace("shapes = [[1, 4], [2, 4]]", "shapes = [[1, 4]]")
+    text = (
+        SLEEPY.read_text()
+        .replace('modes = ["eager"]', 'modes = ["compiled"]')
+        .replace("shapes = [[1, 4], [2, 4]]", "shapes = [[1, 4]]")
+    )
     (folder / "sleepy.toml").write_text(text)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-m", "collector", "--workload", str(folder / "sleepy.toml"), "--target", "cpu", "--out", str(tmp_path / "out")],
-                          cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--workload",
+            str(folder / "sleepy.toml"),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (run_dir,) = [d for d in (tmp_path / "out").iterdir() if d.is_dir()]
     reading = read_log(run_dir / "events.jsonl")

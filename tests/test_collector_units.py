@@ -27,7 +27,32 @@ def _plan(tmp_path: Path, body: str) -> Path:
 
 
 # Standard modules removed in Python 3.12-3.13; the Neuron wheels use 3.12-3.14.
-REMOVED_LATER = {"distutils", "imp", "asynchat", "asyncore", "smtpd", "cgi", "cgitb", "crypt", "telnetlib", "pipes", "nntplib", "audioop", "chunk", "imghdr", "mailcap", "msilib", "nis", "ossaudiodev", "sndhdr", "spwd", "sunau", "uu", "xdrlib", "lib2to3"}
+REMOVED_LATER = {
+    "distutils",
+    "imp",
+    "asynchat",
+    "asyncore",
+    "smtpd",
+    "cgi",
+    "cgitb",
+    "crypt",
+    "telnetlib",
+    "pipes",
+    "nntplib",
+    "audioop",
+    "chunk",
+    "imghdr",
+    "mailcap",
+    "msilib",
+    "nis",
+    "ossaudiodev",
+    "sndhdr",
+    "spwd",
+    "sunau",
+    "uu",
+    "xdrlib",
+    "lib2to3",
+}
 
 
 def test_collector_imports_only_stdlib_and_torch() -> None:
@@ -54,7 +79,11 @@ def test_child_processes_are_supervised_in_one_module() -> None:
         if "workloads" in path.parts or path.name in {"supervise.py", "lifeline.py"}:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in {"Popen", "killpg"}:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"Popen", "killpg"}
+            ):
                 spawners.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert spawners == [], f"processes started or ended outside collector/supervise.py: {spawners}"
     timing = ast.parse((REPO / "collector" / "timing.py").read_text(encoding="utf-8"))
@@ -63,7 +92,9 @@ def test_child_processes_are_supervised_in_one_module() -> None:
 
 
 def test_matrix_order_puts_cache_check_after_largest_shape() -> None:
-    cells = expand_matrix({"shapes": [[1, 128], [1, 512], [4, 128], [4, 512]], "cache_checks": [[1, 128]], "modes": ["compiled"]})
+    cells = expand_matrix(
+        {"shapes": [[1, 128], [1, 512], [4, 128], [4, 512]], "cache_checks": [[1, 128]], "modes": ["compiled"]}
+    )
     cases = [c.case for c in cells]
     assert cases[-1] == "b1-l128-contiguous-float32-compiled-repeat"
     assert cases.index("b4-l512-contiguous-float32-compiled") < cases.index(cases[-1])
@@ -77,7 +108,12 @@ def test_fp32_default_tolerance_is_the_seed_criterion(tmp_path: Path) -> None:
 
 
 def test_bf16_without_declared_criteria_refuses_to_run(tmp_path: Path) -> None:
-    plan = load_plan(_plan(tmp_path, '[matrix]\nshapes = [[1, 8]]\ndtypes = ["float32", "bfloat16"]\n[tolerances.bfloat16]\natol = 0.01\nrtol = 0.02\n'))
+    plan = load_plan(
+        _plan(
+            tmp_path,
+            '[matrix]\nshapes = [[1, 8]]\ndtypes = ["float32", "bfloat16"]\n[tolerances.bfloat16]\natol = 0.01\nrtol = 0.02\n',
+        )
+    )
     assert plan.missing_tolerance("float32") is None
     assert "no task criterion for bfloat16" in plan.missing_tolerance("bfloat16")
     bare = load_plan(_plan(tmp_path, '[matrix]\nshapes = [[1, 8]]\ndtypes = ["bfloat16"]\n'))
@@ -184,7 +220,9 @@ def test_tiny_workload_keeps_integer_ids_and_planned_layout() -> None:
 
 @pytest.mark.parametrize("where", [0, 2, 4], ids=["first", "middle", "last"])
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=["nan", "inf", "-inf"])
-def test_a_non_finite_reference_element_with_an_exact_output_gives_finite_or_null_statistics(value: float, where: int) -> None:
+def test_a_non_finite_reference_element_with_an_exact_output_gives_finite_or_null_statistics(
+    value: float, where: int
+) -> None:
     # Every other error is 0, so a worst element picked among all elements would be index 0,
     # whether it failed or not, and a non-finite allowance there would reach the log writer.
     ref = torch.tensor([1.0, -2.0, 3.0, 0.0, 5.0])

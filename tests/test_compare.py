@@ -31,7 +31,11 @@ def _write(tmp_path: Path, name: str, events: list[dict[str, Any]]) -> Path:
 
 def _pair(tmp_path: Path, noise: float, scale: float = 1.1, seed: int = 0) -> tuple[Path, Path]:
     base = _write(tmp_path, "base", timing_log("synthetic-base", scale=1.0, noise=noise, seed=seed))
-    cand = _write(tmp_path, "cand", timing_log("synthetic-cand", target="cuda", family="cuda", scale=scale, noise=noise, seed=seed + 1))
+    cand = _write(
+        tmp_path,
+        "cand",
+        timing_log("synthetic-cand", target="cuda", family="cuda", scale=scale, noise=noise, seed=seed + 1),
+    )
     return base, cand
 
 
@@ -87,14 +91,20 @@ def test_a_speedup_is_faster_and_the_interval_covers_the_true_ratio() -> None:
 def test_too_few_samples_give_no_interval_and_no_verdict() -> None:
     (result,) = ratio_intervals([([1.0], [2.0])])
     assert (result.low, result.high, result.verdict) == (None, None, "no clear difference")
-    assert classify(1.01, 1.2) == "slower" and classify(0.5, 0.99) == "faster" and classify(0.9, 1.1) == "no clear difference"
+    assert (
+        classify(1.01, 1.2) == "slower"
+        and classify(0.5, 0.99) == "faster"
+        and classify(0.9, 1.1) == "no clear difference"
+    )
     with pytest.raises(ValueError):
         ratio_intervals([([0.0, 1.0], [1.0, 1.0])])
 
 
 def test_cells_are_computed_in_groups_but_answered_in_order() -> None:
     rng = random.Random(3)
-    pairs = [(_draw(rng, 1.0, 0.01, n), _draw(rng, s, 0.01, n)) for n, s in ((30, 2.0), (10, 0.5), (30, 1.0), (10, 4.0))]
+    pairs = [
+        (_draw(rng, 1.0, 0.01, n), _draw(rng, s, 0.01, n)) for n, s in ((30, 2.0), (10, 0.5), (30, 1.0), (10, 4.0))
+    ]
     results = ratio_intervals(pairs)
     assert [round(r.ratio) if r.ratio > 1.5 else round(r.ratio, 1) for r in results] == [2, 0.5, 1.0, 4]
     assert [r.baseline_samples for r in results] == [30, 10, 30, 10]
@@ -109,7 +119,10 @@ def test_cells_are_computed_in_groups_but_answered_in_order() -> None:
 
 def test_compare_slowdown_small_noise(tmp_path: Path) -> None:
     base, cand = _pair(tmp_path, noise=0.01)
-    result = CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(tmp_path / "out"), "--format", "html,md,json"])
+    result = CliRunner().invoke(
+        main,
+        ["compare", str(base.parent), str(cand.parent), "--out", str(tmp_path / "out"), "--format", "html,md,json"],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "out" / "compare.json").read_text(encoding="utf-8"))
     assert {cell["timing"]["verdict"] for cell in data["cells"]} == {"slower"}
@@ -120,7 +133,10 @@ def test_compare_slowdown_small_noise(tmp_path: Path) -> None:
     md = (tmp_path / "out" / "compare.md").read_text(encoding="utf-8")
     for page in (html, md):
         assert "Synthetic fixture" in page and "slower" in page and "Neither run is a Neuron or Trainium result" in page
-    assert "compile + first result per new shape on a cache miss: candidate (cuda) 5 s (median of 2 shapes) against baseline (cpu)" in data["headline"]
+    assert (
+        "compile + first result per new shape on a cache miss: candidate (cuda) 5 s (median of 2 shapes) against baseline (cpu)"
+        in data["headline"]
+    )
 
 
 def test_compare_same_shift_in_large_noise_decides_nothing(tmp_path: Path) -> None:
@@ -149,7 +165,11 @@ def test_one_unstable_side_leaves_that_cell_out_and_names_it(tmp_path: Path) -> 
     _edit(cand, bimodal)
     comparison = gather(base, cand)
     (unstable,) = comparison.unstable
-    assert unstable.timing is not None and "bimodality" in "; ".join(unstable.timing.flags) and "on the candidate" in "; ".join(unstable.timing.flags)
+    assert (
+        unstable.timing is not None
+        and "bimodality" in "; ".join(unstable.timing.flags)
+        and "on the candidate" in "; ".join(unstable.timing.flags)
+    )
     assert comparison.verdict_counts() == {"faster": 0, "slower": 3, "no clear difference": 0, "unstable timing": 1}
     assert comparison.geomean is not None and comparison.geomean.cells == 3
     assert "1 cell with unstable timing left out of every verdict" in comparison.headline
@@ -167,12 +187,14 @@ def _refused(tmp_path: Path, change: Any, side: str = "cand") -> str:
 def test_refuses_different_workloads(tmp_path: Path) -> None:
     def other(events: list[dict[str, Any]]) -> None:
         events[0]["workload"] = "minilm"
+
     assert "refused: different workloads: baseline 'tiny-encoder', candidate 'minilm'" in _refused(tmp_path, other)
 
 
 def test_refuses_different_model_revisions(tmp_path: Path) -> None:
     def other(events: list[dict[str, Any]]) -> None:
         next(e for e in events if e["kind"] == "plan")["model_revision"] = "tiny-encoder seed 1"
+
     assert "refused: different model revisions" in _refused(tmp_path, other)
 
 
@@ -180,6 +202,7 @@ def _inputs_content(digest: str) -> Any:
     def change(events: list[dict[str, Any]]) -> None:
         artifact = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
         artifact["content_sha256"], artifact["sha256"] = digest, digest
+
     return change
 
 
@@ -197,7 +220,12 @@ def test_inputs_files_that_differ_in_bytes_but_not_content_compare(tmp_path: Pat
     base, cand = _pair(tmp_path, noise=0.01)
     _edit(base, _inputs_content("a" * 64))
     _edit(cand, _inputs_content("a" * 64))
-    _edit(cand, lambda events: next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs").update(sha256="f" * 64))
+    _edit(
+        cand,
+        lambda events: next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs").update(
+            sha256="f" * 64
+        ),
+    )
     comparison = gather(base, cand)
     assert len(comparison.cells) == 4 and not comparison.declared_identity
     assert "4 compared cell(s): the same by content sha256" in " ".join(comparison.notes)
@@ -207,11 +235,18 @@ def test_old_logs_with_other_inputs_files_compare_by_declaration_and_say_so(tmp_
     """Logs without content hashes whose inputs files differ in bytes: the same planned cells
     of one workload are compared, named as identified by declaration only."""
     base, cand = _pair(tmp_path, noise=0.01)
-    _edit(cand, lambda events: next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs").update(sha256="f" * 64))
+    _edit(
+        cand,
+        lambda events: next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs").update(
+            sha256="f" * 64
+        ),
+    )
     comparison = gather(base, cand)
     assert len(comparison.cells) == 4 and comparison.declared_identity
     assert "by declaration only, not verified" in comparison.headline
-    assert any(note.startswith("4 of 4 compared cell(s): inputs identified by declaration only") for note in comparison.notes)
+    assert any(
+        note.startswith("4 of 4 compared cell(s): inputs identified by declaration only") for note in comparison.notes
+    )
 
 
 def _weights(content: str | None, sha: str, path: str = "artifacts/weights.pt") -> Any:
@@ -222,11 +257,18 @@ def _weights(content: str | None, sha: str, path: str = "artifacts/weights.pt") 
             plan["weights_content_sha256"] = content
         artifact = next((e for e in events if e["kind"] == "artifact" and e["role"] == "weights"), None)
         if artifact is None:
-            artifact = {"schema_version": plan["schema_version"], "kind": "artifact", "role": "weights", "bytes": 1, "time": plan["time"]}
+            artifact = {
+                "schema_version": plan["schema_version"],
+                "kind": "artifact",
+                "role": "weights",
+                "bytes": 1,
+                "time": plan["time"],
+            }
             events.insert(events.index(plan) + 1, artifact)
             for seq, event in enumerate(events):
                 event["seq"] = seq
         artifact.update(sha256=sha, path=path)
+
     return change
 
 
@@ -238,18 +280,30 @@ def test_references_identical_by_content_though_their_files_differ(tmp_path: Pat
             found = next((e for e in events if e["kind"] == "artifact" and e["role"] == "reference_output"), None)
             if found is None:
                 plan = next(e for e in events if e["kind"] == "plan")
-                found = {"schema_version": plan["schema_version"], "kind": "artifact", "role": "reference_output", "path": "artifacts/reference.pt", "bytes": 1, "time": plan["time"]}
+                found = {
+                    "schema_version": plan["schema_version"],
+                    "kind": "artifact",
+                    "role": "reference_output",
+                    "path": "artifacts/reference.pt",
+                    "bytes": 1,
+                    "time": plan["time"],
+                }
                 events.insert(events.index(plan) + 1, found)
                 for seq, event in enumerate(events):
                     event["seq"] = seq
             matrix = next(e for e in events if e["kind"] == "plan")["matrix"]
-            found.update(sha256=sha, content_by_key={f"b{c['batch']}-l{c['length']}-{c['layout']}": "c" * 64 for c in matrix})
+            found.update(
+                sha256=sha, content_by_key={f"b{c['batch']}-l{c['length']}-{c['layout']}": "c" * 64 for c in matrix}
+            )
+
         return change
 
     _edit(base, reference("1" * 64))
     _edit(cand, reference("2" * 64))
     comparison = gather(base, cand)
-    assert all("identical by content (sha256)" in c.reference.text for c in comparison.cells), {c.reference.text for c in comparison.cells}
+    assert all("identical by content (sha256)" in c.reference.text for c in comparison.cells), {
+        c.reference.text for c in comparison.cells
+    }
 
 
 def test_weights_content_decides_over_file_bytes(tmp_path: Path) -> None:
@@ -267,7 +321,9 @@ def test_old_logs_weights_by_declaration_and_shipped_files_by_bytes(tmp_path: Pa
     _edit(base, _weights(None, "1" * 64))
     _edit(cand, _weights(None, "2" * 64))
     comparison = gather(base, cand)
-    assert comparison.declared_identity and comparison.notes[0].startswith("Weights identified by declaration only, not verified")
+    assert comparison.declared_identity and comparison.notes[0].startswith(
+        "Weights identified by declaration only, not verified"
+    )
     # A shipped weights file is that file: other bytes are other weights.
     _edit(cand, _weights(None, "2" * 64, "external:/models/w.safetensors"))
     assert "refused: different weights files" in _refused_pair(tmp_path, base, cand)
@@ -282,7 +338,10 @@ def _refused_pair(tmp_path: Path, base: Path, cand: Path) -> str:
 def test_the_two_shipped_tiny_encoder_cpu_runs_compare() -> None:
     """Written by two collector generations before content hashes, their weight files differ in
     bytes: compared, by the declared seeded weights, and the pages say so."""
-    old, new = (REPO / "sample_runs" / name for name in ("tiny-encoder-cpu-20261129T225221Z-23a8e6", "tiny-encoder-cpu-20261130T101022Z-393b16"))
+    old, new = (
+        REPO / "sample_runs" / name
+        for name in ("tiny-encoder-cpu-20261129T225221Z-23a8e6", "tiny-encoder-cpu-20261130T101022Z-393b16")
+    )
     comparison = gather(old, new)
     assert comparison.cells and comparison.declared_identity
     assert "model revision 'tiny-encoder v1 (2 layers, d=32, 4 heads, vocab 101, init seed 0)'" in comparison.notes[0]
@@ -300,9 +359,18 @@ def test_cells_with_other_inputs_are_listed_not_compared(tmp_path: Path) -> None
 
     _edit(cand, per_cell)
     for path in (base, cand):
-        _edit(path, lambda events: [e.update(content_sha256=e["sha256"]) for e in events if e["kind"] == "artifact" and e["role"] == "inputs"])
+        _edit(
+            path,
+            lambda events: [
+                e.update(content_sha256=e["sha256"])
+                for e in events
+                if e["kind"] == "artifact" and e["role"] == "inputs"
+            ],
+        )
     comparison = gather(base, cand)
-    assert [(n.case, n.reason.split(":")[0]) for n in comparison.not_comparable] == [(odd, "different inputs by content")]
+    assert [(n.case, n.reason.split(":")[0]) for n in comparison.not_comparable] == [
+        (odd, "different inputs by content")
+    ]
     assert odd not in {c.case for c in comparison.cells} and len(comparison.cells) == 3
     assert "3 of 4 cells comparable" in comparison.headline
 
@@ -312,14 +380,23 @@ def test_flagged_cells_are_left_out_of_the_geomean(tmp_path: Path) -> None:
     fell, limited, scoped = case_key(1, 16, "eager"), case_key(1, 16, "compiled"), case_key(2, 16, "eager")
 
     def flag(events: list[dict[str, Any]]) -> None:
-        next(e for e in _cells(events, "operators") if e["case"] == fell)["fallback"] = {"status": "measured", "items": ["aten::foo"]}
+        next(e for e in _cells(events, "operators") if e["case"] == fell)["fallback"] = {
+            "status": "measured",
+            "items": ["aten::foo"],
+        }
         next(e for e in _cells(events, "compile") if e["case"] == limited)["recompile_limit_hit"] = True
-        next(e for e in _cells(events, "timing") if e["case"] == scoped)["scope"] = dict(next(e for e in _cells(events, "timing") if e["case"] == scoped)["scope"], host_to_device=True)
+        next(e for e in _cells(events, "timing") if e["case"] == scoped)["scope"] = dict(
+            next(e for e in _cells(events, "timing") if e["case"] == scoped)["scope"], host_to_device=True
+        )
 
     _edit(cand, flag)
     comparison = gather(base, cand)
     flags = {c.case: c.timing.flags for c in comparison.cells if c.timing and c.timing.flags}
-    assert flags == {fell: ("CPU fallback on the candidate",), limited: ("recompile limit hit on the candidate",), scoped: ("different timing scope",)}
+    assert flags == {
+        fell: ("CPU fallback on the candidate",),
+        limited: ("recompile limit hit on the candidate",),
+        scoped: ("different timing scope",),
+    }
     assert comparison.geomean is not None and comparison.geomean.cells == 1
     assert "geomean of 1 cell," in comparison.headline
 
@@ -336,7 +413,10 @@ def test_unexplained_mismatch_stops_the_timing_comparison(tmp_path: Path) -> Non
     _edit(cand, mismatch)
     comparison = gather(base, cand)
     assert comparison.timed == [] and comparison.geomean is None
-    assert "timing not compared: performance acceptance is stopped on the candidate until the mismatching cells have a verdict" in comparison.headline
+    assert (
+        "timing not compared: performance acceptance is stopped on the candidate until the mismatching cells have a verdict"
+        in comparison.headline
+    )
     assert "3 correct on both" in comparison.headline
     from reportgen.render.compare_view import build_compare_view
 
@@ -347,7 +427,9 @@ def test_unexplained_mismatch_stops_the_timing_comparison(tmp_path: Path) -> Non
     (cand.parent / "annotations.toml").write_text(f'["{bad}"]\nexplanation = "checked"\n', encoding="utf-8")
     comparison = gather(base, cand)
     assert comparison.timed == [] and status_of_bad() == "mismatch in outputs, awaiting verdict"
-    (cand.parent / "annotations.toml").write_text(f'["{bad}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n', encoding="utf-8")
+    (cand.parent / "annotations.toml").write_text(
+        f'["{bad}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n', encoding="utf-8"
+    )
     comparison = gather(base, cand)
     assert len(comparison.timed) == 3 and comparison.geomean is not None and comparison.geomean.cells == 3
     assert next(c for c in comparison.cells if c.case == bad).timing_note == "not compared: passed on the baseline only"
@@ -363,16 +445,23 @@ def test_invalid_log_exits_1_and_help_has_exit_codes(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "bad.jsonl:1: error" in result.output
     text = runner.invoke(main, ["compare", "--help"]).output
     assert "Exit codes:" in text and "2  the pair is refused" in text and "Example:" in text
-    assert runner.invoke(main, ["compare", str(base), str(base), "--out", str(tmp_path / "o"), "--format", "pdf"]).exit_code == 2
+    assert (
+        runner.invoke(
+            main, ["compare", str(base), str(base), "--out", str(tmp_path / "o"), "--format", "pdf"]
+        ).exit_code
+        == 2
+    )
 
 
 def test_hostile_text_is_escaped(tmp_path: Path) -> None:
-    payload = '<script>window.__x=1</script>|`x`'
+    payload = "<script>window.__x=1</script>|`x`"
     base, cand = _pair(tmp_path, noise=0.01)
     for path in (base, cand):
+
         def hostile(events: list[dict[str, Any]]) -> None:
             events[0]["workload"] = payload
             next(e for e in events if e["kind"] == "plan")["model_revision"] = payload
+
         _edit(path, hostile)
     assert CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "o")]).exit_code == 0
     html = (tmp_path / "o" / "compare.html").read_text(encoding="utf-8")
@@ -388,15 +477,24 @@ def _sample_pair() -> tuple[Path, Path]:
     the latest run on its baseline target against the latest on its candidate target."""
     import tomllib
 
-    rule = next(r for r in tomllib.loads((SAMPLES / "site.toml").read_text(encoding="utf-8"))["compare_latest"] if "tiny-encoder" in r["workloads"])
+    rule = next(
+        r
+        for r in tomllib.loads((SAMPLES / "site.toml").read_text(encoding="utf-8"))["compare_latest"]
+        if "tiny-encoder" in r["workloads"]
+    )
     # Run ids end in their UTC start time and a random suffix: the latest sorts last by time.
-    latest = [max(SAMPLES.glob(f"tiny-encoder-{rule[side]}-*"), key=lambda p: p.name.split("-")[-2]) for side in ("baseline_target", "candidate_target")]
+    latest = [
+        max(SAMPLES.glob(f"tiny-encoder-{rule[side]}-*"), key=lambda p: p.name.split("-")[-2])
+        for side in ("baseline_target", "candidate_target")
+    ]
     return latest[0], latest[1]
 
 
 def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
     cpu, cuda = _sample_pair()
-    result = CliRunner().invoke(main, ["compare", str(cpu), str(cuda), "--out", str(tmp_path), "--format", "html,md,json"])
+    result = CliRunner().invoke(
+        main, ["compare", str(cpu), str(cuda), "--out", str(tmp_path), "--format", "html,md,json"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "compare.json").read_text(encoding="utf-8"))
     assert (data["baseline"]["family"], data["candidate"]["family"]) == ("cpu", "cuda")
@@ -409,14 +507,21 @@ def test_sample_comparison_builds_and_is_current(tmp_path: Path) -> None:
     # The committed sample is of these runs and holds the same figures and words.
     kept = json.loads((committed / "compare.json").read_text(encoding="utf-8"))
     stale = "the committed sample comparison is stale: run the command in sample_runs/README.md"
-    assert [kept[r]["run_id"] for r in ("baseline", "candidate")] == [data[r]["run_id"] for r in ("baseline", "candidate")], stale
+    assert [kept[r]["run_id"] for r in ("baseline", "candidate")] == [
+        data[r]["run_id"] for r in ("baseline", "candidate")
+    ], stale
     # The interval bounds come from numpy's log and exp on this CPU, which may differ from the
     # committing machine's in the last bit: figures are compared within tests/tolerance.py's
     # REL_TOL (1e-9 relative, or one unit of the last digit a page writes), words exactly.
-    difference = data_difference([kept[k] for k in ("cells", "geomean", "not_comparable")], [data[k] for k in ("cells", "geomean", "not_comparable")])
+    difference = data_difference(
+        [kept[k] for k in ("cells", "geomean", "not_comparable")],
+        [data[k] for k in ("cells", "geomean", "not_comparable")],
+    )
     assert difference is None, f"{difference}: {stale}"
     for name in ("compare.json", "compare.md", "compare-details.csv"):  # every word too, as sample_runs/README.md says
-        difference = text_difference((committed / name).read_text(encoding="utf-8"), (tmp_path / name).read_text(encoding="utf-8"))
+        difference = text_difference(
+            (committed / name).read_text(encoding="utf-8"), (tmp_path / name).read_text(encoding="utf-8")
+        )
         assert difference is None, f"{name}: {difference}: {stale}"
     assert re.search(r"neuron", data["headline"], re.IGNORECASE) is None
 
@@ -426,11 +531,17 @@ def test_tolerance_forgives_a_last_bit_and_nothing_more() -> None:
     assert data_difference({"low": 0.9624311377829962, "n": 3}, {"low": 0.9624311377829964, "n": 3}) is None
     assert data_difference({"low": 0.9624311377829962}, {"low": 0.9624311377}) is None
     assert data_difference({"low": 0.96243}, {"low": 0.96244}) is not None
-    assert data_difference({"n": 3}, {"n": 4}) is not None and data_difference({"v": "faster"}, {"v": "slower"}) is not None
+    assert (
+        data_difference({"n": 3}, {"n": 4}) is not None
+        and data_difference({"v": "faster"}, {"v": "slower"}) is not None
+    )
     assert text_difference("ratio 0.9624311377829962 (n=3)", "ratio 0.9624311377829964 (n=3)") is None
     assert text_difference("ratio 0.962 [0.95, 0.98]", "ratio 0.963 [0.95, 0.98]") is None  # a rounding that flipped
     assert text_difference("ratio 0.962", "ratio 0.964") is not None
-    assert text_difference("12 cells", "13 cells") is not None and text_difference("1.0x faster", "1.0x slower") is not None
+    assert (
+        text_difference("12 cells", "13 cells") is not None
+        and text_difference("1.0x faster", "1.0x slower") is not None
+    )
     assert text_difference("run-20261129T225221Z-23a8e6", "run-20261129T225221Z-23a8e7") is not None
 
 
@@ -492,7 +603,9 @@ def test_site_rule_links_latest_pairs_per_workload(tmp_path: Path) -> None:
     from reportgen.publish.site import build_site
 
     runs = _site_runs(tmp_path)
-    (runs / "site.toml").write_text('[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8")
+    (runs / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8"
+    )
     site = tmp_path / "site"
     result = build_site([runs], site)
     assert result.rejected == []
@@ -513,7 +626,10 @@ def test_site_rule_links_latest_pairs_per_workload(tmp_path: Path) -> None:
 def test_site_declared_pairs_never_cross_workloads(tmp_path: Path) -> None:
     runs = _site_runs(tmp_path)
     config = tmp_path / "pairs.toml"
-    config.write_text('[[compare]]\nbaseline = "synthetic-cpu-old"\ncandidate = "synthetic-cuda"\n\n[[compare]]\nbaseline = "synthetic-cpu-old"\ncandidate = "synthetic-other-workload"\n\n[[compare]]\nbaseline = "nope"\ncandidate = "synthetic-cuda"\n', encoding="utf-8")
+    config.write_text(
+        '[[compare]]\nbaseline = "synthetic-cpu-old"\ncandidate = "synthetic-cuda"\n\n[[compare]]\nbaseline = "synthetic-cpu-old"\ncandidate = "synthetic-other-workload"\n\n[[compare]]\nbaseline = "nope"\ncandidate = "synthetic-cuda"\n',
+        encoding="utf-8",
+    )
     result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
     assert result.exit_code == 1
     assert "not built: different workloads: baseline 'tiny-encoder', candidate 'minilm'" in result.output
@@ -552,7 +668,9 @@ def test_sample_site_links_the_sample_comparison(tmp_path: Path) -> None:
 # --- whether the two references agree ------------------------------------------------------
 
 
-def _with_reference_file(path: Path, tensors: dict[str, Any], torch: Any, artifact_path: str = "artifacts/reference.pt") -> None:
+def _with_reference_file(
+    path: Path, tensors: dict[str, Any], torch: Any, artifact_path: str = "artifacts/reference.pt"
+) -> None:
     import hashlib
 
     target = path.parent / "artifacts" / "reference.pt"
@@ -562,7 +680,16 @@ def _with_reference_file(path: Path, tensors: dict[str, Any], torch: Any, artifa
 
     def add(events: list[dict[str, Any]]) -> None:
         inputs = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
-        events.insert(events.index(inputs) + 1, dict(inputs, role="reference_output", path=artifact_path, bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
+        events.insert(
+            events.index(inputs) + 1,
+            dict(
+                inputs,
+                role="reference_output",
+                path=artifact_path,
+                bytes=len(data),
+                sha256=hashlib.sha256(data).hexdigest(),
+            ),
+        )
         for seq, event in enumerate(events):
             event["seq"] = seq
 
@@ -573,8 +700,12 @@ def test_distance_between_saved_references(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     base, cand = _pair(tmp_path, noise=0.01)
     hidden = torch.arange(64, dtype=torch.float64).reshape(1, 2, 32) / 8
-    _with_reference_file(base, {"b1-l16-contiguous": {"hidden": hidden}, "b2-l16-contiguous": {"hidden": hidden}}, torch)
-    _with_reference_file(cand, {"b1-l16-contiguous": {"hidden": hidden + 2.5e-6}, "b2-l16-contiguous": {"hidden": hidden[:, :1]}}, torch)
+    _with_reference_file(
+        base, {"b1-l16-contiguous": {"hidden": hidden}, "b2-l16-contiguous": {"hidden": hidden}}, torch
+    )
+    _with_reference_file(
+        cand, {"b1-l16-contiguous": {"hidden": hidden + 2.5e-6}, "b2-l16-contiguous": {"hidden": hidden[:, :1]}}, torch
+    )
     texts = {c.case: (c.reference.agree, c.reference.text) for c in gather(base, cand).cells}
     agree, text = texts[case_key(1, 16, "eager")]
     assert agree is True and "differ by at most 2.5e-06 (max abs, b1-l16-contiguous)" in text
@@ -586,7 +717,9 @@ def test_reference_files_are_checked_before_reading(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     base, cand = _pair(tmp_path, noise=0.01)
     _with_reference_file(base, {"b1-l16-contiguous": {"hidden": torch.zeros(2)}}, torch)
-    _with_reference_file(cand, {"b1-l16-contiguous": {"hidden": torch.ones(2)}}, torch, artifact_path="../../../etc/passwd")
+    _with_reference_file(
+        cand, {"b1-l16-contiguous": {"hidden": torch.ones(2)}}, torch, artifact_path="../../../etc/passwd"
+    )
     text = gather(base, cand).cells[0].reference.text
     assert "distance between them not measured (candidate: ../../../etc/passwd lies outside its run directory)" in text
     (base.parent / "artifacts" / "reference.pt").write_bytes(b"tampered")
@@ -603,7 +736,9 @@ def test_non_positive_samples_are_not_timed(tmp_path: Path) -> None:
         next(e for e in _cells(events, "timing") if e["case"] == odd)["warm"]["samples_s"][3] = 0.0
 
     _edit(cand, zero)
-    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "o"), "--format", "json"])
+    result = CliRunner().invoke(
+        main, ["compare", str(base), str(cand), "--out", str(tmp_path / "o"), "--format", "json"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "o" / "compare.json").read_text(encoding="utf-8"))
     cell = next(c for c in data["cells"] if c["case"] == odd)
@@ -613,7 +748,9 @@ def test_non_positive_samples_are_not_timed(tmp_path: Path) -> None:
 
 def test_a_neuron_side_carries_the_adapter_note(tmp_path: Path) -> None:
     base = _write(tmp_path, "base", timing_log("synthetic-cuda", target="cuda", family="cuda", seed=0))
-    cand = _write(tmp_path, "cand", timing_log("synthetic-neuron", target="neuron", family="neuron-native", scale=0.5, seed=1))
+    cand = _write(
+        tmp_path, "cand", timing_log("synthetic-neuron", target="neuron", family="neuron-native", scale=0.5, seed=1)
+    )
     assert CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "o")]).exit_code == 0
     for name in ("compare.html", "compare.md"):
         page = (tmp_path / "o" / name).read_text(encoding="utf-8")
@@ -651,7 +788,17 @@ def _long_pair(tmp_path: Path, cells: int) -> tuple[Path, Path]:
         events[0].update(run_id=f"synthetic-long-{role}", origin_note="Synthetic test log; not a measurement.")
         at = next(i for i, e in enumerate(events) if e["kind"] == "plan")
         head = {k: events[at][k] for k in ("schema_version", "seq", "time")}
-        events.insert(at + 1, {**head, "kind": "artifact", "role": "inputs", "path": "artifacts/inputs.pt", "bytes": 1024, "sha256": "0" * 64})
+        events.insert(
+            at + 1,
+            {
+                **head,
+                "kind": "artifact",
+                "role": "inputs",
+                "path": "artifacts/inputs.pt",
+                "bytes": 1024,
+                "sha256": "0" * 64,
+            },
+        )
         for seq, event in enumerate(events):
             event["seq"] = seq
             if event["kind"] == "timing" and event.get("warm"):
@@ -689,12 +836,17 @@ def test_a_long_pair_s_pages_are_bounded_and_every_cell_is_in_compare_details(tm
     html = (out / "compare.html").read_text(encoding="utf-8")
     md = (out / "compare.md").read_text(encoding="utf-8")
     assert len(html.encode("utf-8")) < 1_000_000 and len(md) < 400_000
-    section = html[html.index('<section id="correctness">'):html.index("<h3>References</h3>")]
+    section = html[html.index('<section id="correctness">') : html.index("<h3>References</h3>")]
     assert section.count("<tr id=") == DETAIL_CAP
     assert f"The first {DETAIL_CAP} of {cells} cells are shown; every one is in" in html
-    assert f"The first {DETAIL_CAP} of {cells} cells are shown; every one is in [compare-details.csv](compare-details.csv)" in md
+    assert (
+        f"The first {DETAIL_CAP} of {cells} cells are shown; every one is in [compare-details.csv](compare-details.csv)"
+        in md
+    )
     ids = set(re.findall(r'id="([^"]+)"', html))
-    assert all(target in ids for target in re.findall(r'href="#([^"]+)"', html)), "no link to a row that is not on the page"
+    assert all(target in ids for target in re.findall(r'href="#([^"]+)"', html)), (
+        "no link to a row that is not on the page"
+    )
     rows = list(csv.reader((out / "compare-details.csv").open(encoding="utf-8", newline="")))
     header, rows = rows[0], rows[1:]
     assert len(rows) == cells and len({row[0] for row in rows}) == cells
@@ -716,7 +868,9 @@ def test_compare_details_hold_every_figure_the_pages_show(tmp_path: Path) -> Non
     result = CliRunner().invoke(main, ["compare", str(cpu), str(cuda), "--out", str(out), "--format", "md,json"])
     assert result.exit_code == 0, result.output
     data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
-    rows = {row["case"]: row for row in csv.DictReader((out / "compare-details.csv").open(encoding="utf-8", newline=""))}
+    rows = {
+        row["case"]: row for row in csv.DictReader((out / "compare-details.csv").open(encoding="utf-8", newline=""))
+    }
     assert list(rows) == [cell["case"] for cell in data["cells"]]
     for cell in data["cells"]:
         row, timing = rows[cell["case"]], cell["timing"]
@@ -724,11 +878,23 @@ def test_compare_details_hold_every_figure_the_pages_show(tmp_path: Path) -> Non
             assert timing is None and row["verdict"] == ""
             continue
         assert timing is not None
-        assert (row["baseline_samples"], row["candidate_samples"]) == (str(timing["warm"]["baseline_samples"]), str(timing["warm"]["candidate_samples"]))
+        assert (row["baseline_samples"], row["candidate_samples"]) == (
+            str(timing["warm"]["baseline_samples"]),
+            str(timing["warm"]["candidate_samples"]),
+        )
         assert row["cold_ratio"] == ("" if timing["cold_ratio"] is None else repr(timing["cold_ratio"]))
         assert row["compile_ratio"] == ("" if timing["compile_ratio"] is None else repr(timing["compile_ratio"]))
-    speedups = {(r["shape"], r["layout"], r["dtype"]): (r["baseline_compiled_speedup"], r["candidate_compiled_speedup"]) for r in rows.values() if r["baseline_compiled_speedup"] or r["candidate_compiled_speedup"]}
-    assert data["speedups"] and speedups == {(s["shape"], s["layout"], s["dtype"]): tuple("" if v is None else repr(v) for v in (s["baseline"], s["candidate"])) for s in data["speedups"]}
+    speedups = {
+        (r["shape"], r["layout"], r["dtype"]): (r["baseline_compiled_speedup"], r["candidate_compiled_speedup"])
+        for r in rows.values()
+        if r["baseline_compiled_speedup"] or r["candidate_compiled_speedup"]
+    }
+    assert data["speedups"] and speedups == {
+        (s["shape"], s["layout"], s["dtype"]): tuple(
+            "" if v is None else repr(v) for v in (s["baseline"], s["candidate"])
+        )
+        for s in data["speedups"]
+    }
     base, cand = _long_pair(tmp_path, 4)
 
     def hostile(events: list[dict[str, Any]]) -> None:

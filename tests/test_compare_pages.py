@@ -30,7 +30,9 @@ def _hits_on(events: list[dict[str, Any]], cases: set[str], seconds: float) -> l
     """The named cells' compiles met a filled cache: hits, no misses, fast."""
     for event in events:
         if event["kind"] == "compile" and event["case"] in cases:
-            event.update(cache_hits=1, cache_misses=0, cache_condition="persistent_cache", compile_first_result_s=seconds)
+            event.update(
+                cache_hits=1, cache_misses=0, cache_condition="persistent_cache", compile_first_result_s=seconds
+            )
     return events
 
 
@@ -61,8 +63,18 @@ def test_the_sample_pair_separates_the_cuda_misses_from_the_cpu_hits() -> None:
     groups = {g.cache: g for g in comparison.compile_cost.by_cache}
     assert groups["cache miss"].baseline_s is None and groups["cache miss"].candidate_s is not None
     assert groups["cache hit"].candidate_s is None and groups["cache hit"].baseline_s is not None
-    cuda = [json.loads(line) for line in next(SAMPLES.glob("tiny-encoder-cuda-*/events.jsonl")).read_text(encoding="utf-8").splitlines()]
-    misses = [e["compile_first_result_s"] for e in cuda if e["kind"] == "compile" and e.get("cache_misses") and e["case"].endswith("contiguous-float32-compiled") and "noncontiguous" not in e["case"]]
+    cuda = [
+        json.loads(line)
+        for line in next(SAMPLES.glob("tiny-encoder-cuda-*/events.jsonl")).read_text(encoding="utf-8").splitlines()
+    ]
+    misses = [
+        e["compile_first_result_s"]
+        for e in cuda
+        if e["kind"] == "compile"
+        and e.get("cache_misses")
+        and e["case"].endswith("contiguous-float32-compiled")
+        and "noncontiguous" not in e["case"]
+    ]
     assert groups["cache miss"].candidate_s == statistics.median(misses)
 
 
@@ -78,13 +90,15 @@ def test_every_figure_names_its_side(tmp_path: Path) -> None:
         assert "warm median, baseline (cpu)" in page and "warm median, candidate (cuda)" in page
         assert "geometric mean of warm ratios (candidate (cuda) / baseline (cpu))" in page
         assert "compile + first result per new shape, cache hit" in page
-        assert "| baseline | candidate |" not in page and ">baseline</th><th scope=\"col\">candidate<" not in page
+        assert "| baseline | candidate |" not in page and '>baseline</th><th scope="col">candidate<' not in page
 
 
 def test_standalone_page_names_its_runs_and_links_its_files(tmp_path: Path) -> None:
     base, cand = _pair(tmp_path)
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out), "--format", "html,md,json"])
+    result = CliRunner().invoke(
+        main, ["compare", str(base.parent), str(cand.parent), "--out", str(out), "--format", "html,md,json"]
+    )
     assert result.exit_code == 0, result.output
     html = (out / "compare.html").read_text(encoding="utf-8")
     for name in ("compare.md", "compare.json", "compare-details.csv"):
@@ -99,7 +113,9 @@ def test_site_comparison_links_both_runs_and_its_files(tmp_path: Path) -> None:
     from tests.test_compare import _site_runs
 
     runs = _site_runs(tmp_path)
-    (runs / "site.toml").write_text('[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8")
+    (runs / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8"
+    )
     site = tmp_path / "site"
     assert build_site([runs], site).rejected == []
     (page_dir,) = (site / "comparisons").iterdir()
@@ -179,9 +195,15 @@ def test_compiles_without_counters_are_a_group_of_their_own(tmp_path: Path) -> N
             event.update(cache_hits=None, cache_misses=None, cache_condition="compiled_in_process")
     comparison = gather(_write(tmp_path, "base", base), _write(tmp_path, "cand", cand))
     groups = {g.cache: g for g in comparison.compile_cost.by_cache}
-    assert groups["cache outcome not recorded"].candidate_shapes == 1 and groups["cache outcome not recorded"].baseline_s is None
+    assert (
+        groups["cache outcome not recorded"].candidate_shapes == 1
+        and groups["cache outcome not recorded"].baseline_s is None
+    )
     assert groups["cache miss"].candidate_shapes == 1 and groups["cache miss"].baseline_shapes == 2
-    assert "where the cache outcome was not recorded: candidate (cuda) 5.5 s against baseline (cpu) not measured" in comparison.headline
+    assert (
+        "where the cache outcome was not recorded: candidate (cuda) 5.5 s against baseline (cpu) not measured"
+        in comparison.headline
+    )
 
 
 def test_peak_device_memory_beside_the_timings_per_side(tmp_path: Path) -> None:
@@ -190,9 +212,22 @@ def test_peak_device_memory_beside_the_timings_per_side(tmp_path: Path) -> None:
     for event in cand:
         event["schema_version"] = "1.3"
         if event["kind"] == "timing" and event.get("warm"):
-            event["device_memory"] = {"status": "measured", "peak_allocated_bytes": 3 << 20, "source": "torch.cuda.max_memory_allocated"}
+            event["device_memory"] = {
+                "status": "measured",
+                "peak_allocated_bytes": 3 << 20,
+                "source": "torch.cuda.max_memory_allocated",
+            }
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["compare", str(_write(tmp_path, "base", base).parent), str(_write(tmp_path, "cand", cand).parent), "--out", str(out)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            str(_write(tmp_path, "base", base).parent),
+            str(_write(tmp_path, "cand", cand).parent),
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     md = (out / "compare.md").read_text(encoding="utf-8")
     assert "peak device memory, baseline (cpu) → candidate (cuda)" in md

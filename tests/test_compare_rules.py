@@ -22,7 +22,7 @@ from collector.runner import Options, execute
 from reportgen.render.report import build_report, judge_log
 from tests import logbuilder as lb
 
-WORKLOAD = '''
+WORKLOAD = """
 import torch
 from torch import nn
 
@@ -62,9 +62,9 @@ def run_model(model, inputs):
 
 def task_metric(outputs, reference, inputs):
     return 1.0
-'''
+"""
 
-PLAN = '''
+PLAN = """
 [workload]
 name = "padded-difference"
 module = "{module}"
@@ -74,7 +74,7 @@ description = "Synthetic test workload: cells differ from the reference at padde
 shapes = [[2, 8]]
 modes = ["eager"]
 {rules}
-'''
+"""
 MASK_RULE = '\n[compare.outputs.hidden]\nmask = "attention_mask"\n'
 
 
@@ -101,7 +101,9 @@ def test_a_padded_only_difference_passes_under_a_declared_mask_with_the_left_out
     log = _run(tmp_path, MASK_RULE, "masked_wl")
     events = _events(log)
     plan = next(e for e in events if e["kind"] == "plan")
-    assert plan["compare"]["outputs"] == [{"output": "hidden", "mask": "attention_mask", "region": None, "description": "attention_mask != 0"}]
+    assert plan["compare"]["outputs"] == [
+        {"output": "hidden", "mask": "attention_mask", "region": None, "description": "attention_mask != 0"}
+    ]
     result = next(e for e in events if e["kind"] == "case_result")
     assert result["status"] == "pass"
     hidden = next(o for o in result["error_stats"]["per_output"] if o["name"] == "hidden")
@@ -113,7 +115,9 @@ def test_a_padded_only_difference_passes_under_a_declared_mask_with_the_left_out
     judged = build_report(log, out)
     assert judged.disposition.outcome == "suitable"
     note = next(r for r in judged.disposition.reasons if r.rule == "judged-regions")
-    assert note.outcome == "note" and note.message.startswith("32 element(s) outside the judged regions the plan declared (hidden: attention_mask != 0)")
+    assert note.outcome == "note" and note.message.startswith(
+        "32 element(s) outside the judged regions the plan declared (hidden: attention_mask != 0)"
+    )
     for name in ("report.html", "report.md"):
         text = (out / name).read_text(encoding="utf-8")
         assert "outside the judged region" in text
@@ -124,7 +128,10 @@ def test_a_padded_only_difference_passes_under_a_declared_mask_with_the_left_out
 def test_the_same_difference_fails_without_the_rule(tmp_path: Path) -> None:
     log = _run(tmp_path, "", "unmasked_wl")
     events = _events(log)
-    assert "compare" not in next(e for e in events if e["kind"] == "plan") or next(e for e in events if e["kind"] == "plan")["compare"] is None
+    assert (
+        "compare" not in next(e for e in events if e["kind"] == "plan")
+        or next(e for e in events if e["kind"] == "plan")["compare"] is None
+    )
     result = next(e for e in events if e["kind"] == "case_result")
     assert result["status"] == "mismatch" and result["error_stats"]["mismatched"] == 32
     assert "per_output" not in result["error_stats"]
@@ -137,13 +144,21 @@ def test_the_same_difference_fails_without_the_rule(tmp_path: Path) -> None:
     "rules,fragment",
     [
         ('\n[compare.outputs.hidden]\nmask = "no_such_input"\n', "'no_such_input' is not an input"),
-        ('\n[compare.outputs.missing]\nmask = "attention_mask"\n', "compare.outputs.missing: the model has no such output"),
-        ('\n[compare.outputs.pooled]\nmask = "attention_mask"\n', "does not line up with pooled's leading dimensions [2, 4] (at shape [2, 8])"),
+        (
+            '\n[compare.outputs.missing]\nmask = "attention_mask"\n',
+            "compare.outputs.missing: the model has no such output",
+        ),
+        (
+            '\n[compare.outputs.pooled]\nmask = "attention_mask"\n',
+            "does not line up with pooled's leading dimensions [2, 4] (at shape [2, 8])",
+        ),
         ('\n[compare.outputs.hidden]\nregion = [":", ":", ":", "0:1"]\n', "4 slices for an output of 3 dimensions"),
         ('\n[compare.outputs.hidden]\nregion = [":", "9:"]\n', "selects no element"),
     ],
 )
-def test_a_rule_that_does_not_fit_the_model_is_a_plan_error_before_anything_runs(tmp_path: Path, rules: str, fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_rule_that_does_not_fit_the_model_is_a_plan_error_before_anything_runs(
+    tmp_path: Path, rules: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     plan = _plan(tmp_path, rules, "bad_wl")
     with pytest.raises(PlanError, match=fragment.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
         check_rules(load_plan(plan))
@@ -157,7 +172,10 @@ def test_a_rule_that_does_not_fit_the_model_is_a_plan_error_before_anything_runs
     [
         ('\n[compare.outputs.hidden]\nmask = "attention_mask"\nregion = [":"]\n', "exactly one of mask"),
         ('\n[compare.outputs.hidden]\nregion = ["a:b"]\n', "not an index or a start:stop slice"),
-        ('\n[compare.outputs.hidden]\nmsk = "attention_mask"\n', "compare.outputs.hidden.msk: unknown key in [compare.outputs.hidden]; did you mean 'mask'"),
+        (
+            '\n[compare.outputs.hidden]\nmsk = "attention_mask"\n',
+            "compare.outputs.hidden.msk: unknown key in [compare.outputs.hidden]; did you mean 'mask'",
+        ),
         ('\n[compare.params.g]\nmatch = ["*"]\nrule = "elementwise"\n', "need a [training] plan"),
     ],
 )
@@ -170,7 +188,10 @@ def test_rules_that_appear_only_after_a_result_are_refused(tmp_path: Path) -> No
     """The rules live in the plan event; a plan (with its rules) after a result is refused."""
     events = lb.base_events()
     plan = next(e for e in events if e["kind"] == "plan")
-    plan["compare"] = {"outputs": [{"output": "hidden", "mask": "attention_mask", "description": "attention_mask != 0"}], "params": []}
+    plan["compare"] = {
+        "outputs": [{"output": "hidden", "mask": "attention_mask", "description": "attention_mask != 0"}],
+        "params": [],
+    }
     first_result = next(i for i, e in enumerate(events) if e["kind"] == "case_result")
     events.remove(plan)
     events.insert(first_result, plan)
@@ -178,7 +199,9 @@ def test_rules_that_appear_only_after_a_result_are_refused(tmp_path: Path) -> No
     log.write_text(lb.dumps(lb.with_envelope(lb.finish(events))), encoding="utf-8")
     from reportgen.render.report import ReportInputError
 
-    with pytest.raises(ReportInputError, match="before the plan: tolerances and comparison rules must be declared before any result"):
+    with pytest.raises(
+        ReportInputError, match="before the plan: tolerances and comparison rules must be declared before any result"
+    ):
         judge_log(log)
     # Nor can a result line carry rules of its own: the contract has no place for them.
     events = lb.base_events()
@@ -207,7 +230,9 @@ def test_lr_bound_judges_only_zero_gradient_elements_by_the_bound() -> None:
     assert bias["bound_max_abs"] == pytest.approx(1.9e-3) and "lr-bound (group bias)" in bias["rule"]
     assert rows["lin.weight"]["mismatched"] == 1 and rows["lin.weight"]["rule"] == "elementwise"
     cell["lin.bias"][0] = 2.5e-3  # beyond the bound
-    assert {r["name"]: r for r in training.compare_params(cell, ref, 1e-6, 1e-3, [rule], grads)}["lin.bias"]["mismatched"] == 2
+    assert {r["name"]: r for r in training.compare_params(cell, ref, 1e-6, 1e-3, [rule], grads)}["lin.bias"][
+        "mismatched"
+    ] == 2
 
 
 def test_zero_grad_rule_requires_exact_zeros_in_both() -> None:
@@ -229,8 +254,17 @@ class _Workload:
     "rules,fragment",
     [
         ([{"group": "g", "match": ["nothing.*"], "rule": "elementwise"}], "matches no trainable parameter"),
-        ([{"group": "a", "match": ["*bias"], "rule": "elementwise"}, {"group": "b", "match": ["lin.*"], "rule": "elementwise"}], "matched by groups 'a' and 'b'"),
-        ([{"group": "g", "match": ["lin.*"], "rule": "lr-bound", "k": 1.0, "zero_below": 0.0}], "do not share one learning rate"),
+        (
+            [
+                {"group": "a", "match": ["*bias"], "rule": "elementwise"},
+                {"group": "b", "match": ["lin.*"], "rule": "elementwise"},
+            ],
+            "matched by groups 'a' and 'b'",
+        ),
+        (
+            [{"group": "g", "match": ["lin.*"], "rule": "lr-bound", "k": 1.0, "zero_below": 0.0}],
+            "do not share one learning rate",
+        ),
     ],
 )
 def test_parameter_groups_are_checked_against_the_model(rules: list[dict], fragment: str) -> None:
@@ -254,7 +288,12 @@ def test_the_report_names_the_rule_that_judged_each_parameter(tmp_path: Path) ->
     events = lb.training_log()
     plan = next(e for e in events if e["kind"] == "plan")
     description = "lr-bound (group bias): where the reference gradient is zero (exactly 0 at every step), |updated - reference| <= 8 * lr = 0.008; elsewhere elementwise"
-    plan["compare"] = {"outputs": [], "params": [{"group": "bias", "match": ["*.bias"], "rule": "lr-bound", "k": 8.0, "lr": 1e-3, "description": description}]}
+    plan["compare"] = {
+        "outputs": [],
+        "params": [
+            {"group": "bias", "match": ["*.bias"], "rule": "lr-bound", "k": 8.0, "lr": 1e-3, "description": description}
+        ],
+    }
     for e in events:
         if e["kind"] == "train_result":
             for p in e["params"]:
@@ -267,7 +306,9 @@ def test_the_report_names_the_rule_that_judged_each_parameter(tmp_path: Path) ->
     for name in ("report.html", "report.md"):
         text = (tmp_path / "out" / name).read_text(encoding="utf-8").replace("\\", "")
         assert "rule that judged it" in text and "parameter group bias (*.bias)" in text
-        assert "3 element(s) with zero reference gradient judged by the bound 0.008, largest |diff| there 0.0015" in text
+        assert (
+            "3 element(s) with zero reference gradient judged by the bound 0.008, largest |diff| there 0.0015" in text
+        )
         assert "|updated - reference| <= 8 * lr = 0.008" in text.replace("&lt;", "<")
 
 

@@ -59,7 +59,10 @@ def test_layout_and_order_do_not_enter_but_values_dtype_shape_and_names_do() -> 
 
 
 def test_by_key_and_refusals() -> None:
-    inputs = {"b1-l16-contiguous": {"ids": torch.ones(1, 16, dtype=torch.int64)}, "b2-l16-contiguous": {"ids": torch.zeros(2, 16, dtype=torch.int64)}}
+    inputs = {
+        "b1-l16-contiguous": {"ids": torch.ones(1, 16, dtype=torch.int64)},
+        "b2-l16-contiguous": {"ids": torch.zeros(2, 16, dtype=torch.int64)},
+    }
     keyed = content_by_key(inputs)
     assert keyed["b1-l16-contiguous"] == content_sha256(inputs["b1-l16-contiguous"])
     assert keyed["b1-l16-contiguous"] != keyed["b2-l16-contiguous"]

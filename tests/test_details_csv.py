@@ -31,7 +31,13 @@ from tests.logbuilder import dumps, large_log
 
 # Text that csv.writer must quote (comma, quote, line breaks), and text it writes as it is.
 AWKWARD = st.text(alphabet=st.sampled_from(list(',"\r\n\x00 ab1é€\t;|\u2028=+-@')), max_size=8)
-NUMBER = st.one_of(st.none(), st.integers(-5, 10**12), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.integers(-(10**400), 10**400))
+NUMBER = st.one_of(
+    st.none(),
+    st.integers(-5, 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.integers(-(10**400), 10**400),
+)
 
 
 def _reference(run: RunModel) -> str:
@@ -56,25 +62,34 @@ def test_every_fixture_writes_what_csv_writer_writes() -> None:
             assert _details_text(run) == _reference(run), path.name
 
 
-CELL = st.fixed_dictionaries({
-    "case": st.one_of(st.none(), AWKWARD),
-    "dtype": st.one_of(st.none(), AWKWARD),
-    "failure": st.one_of(st.none(), AWKWARD),
-    "warnings": st.lists(AWKWARD, max_size=2),
-    "figures": st.tuples(NUMBER, NUMBER, NUMBER, NUMBER, NUMBER, NUMBER),
-})
+CELL = st.fixed_dictionaries(
+    {
+        "case": st.one_of(st.none(), AWKWARD),
+        "dtype": st.one_of(st.none(), AWKWARD),
+        "failure": st.one_of(st.none(), AWKWARD),
+        "warnings": st.lists(AWKWARD, max_size=2),
+        "figures": st.tuples(NUMBER, NUMBER, NUMBER, NUMBER, NUMBER, NUMBER),
+    }
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(changes=st.lists(CELL, min_size=1, max_size=6))
-def test_awkward_text_and_missing_figures_are_written_as_csv_writer_writes_them(tmp_path_factory: Any, changes: list[dict[str, Any]]) -> None:
+def test_awkward_text_and_missing_figures_are_written_as_csv_writer_writes_them(
+    tmp_path_factory: Any, changes: list[dict[str, Any]]
+) -> None:
     run = _run(tmp_path_factory, 8)
     for index, (cell, change) in enumerate(zip(run.cells, changes)):
-        planned = PlannedCell.model_validate({
-            "case": change["case"] if change["case"] is not None else cell.planned.case + f"-{index}",
-            "batch": cell.planned.batch, "length": cell.planned.length, "layout": cell.planned.layout,
-            "dtype": change["dtype"] if change["dtype"] is not None else cell.planned.dtype, "mode": cell.planned.mode,
-        })
+        planned = PlannedCell.model_validate(
+            {
+                "case": change["case"] if change["case"] is not None else cell.planned.case + f"-{index}",
+                "batch": cell.planned.batch,
+                "length": cell.planned.length,
+                "layout": cell.planned.layout,
+                "dtype": change["dtype"] if change["dtype"] is not None else cell.planned.dtype,
+                "mode": cell.planned.mode,
+            }
+        )
         cell.planned, cell.case = planned, planned.case
         cell.failure_text, cell.warnings = change["failure"], tuple(change["warnings"])
         cell.mismatched, cell.total, cell.max_abs, cell.cold_s, cell.warm_median_s, cell.result_line = change["figures"]
@@ -83,9 +98,36 @@ def test_awkward_text_and_missing_figures_are_written_as_csv_writer_writes_them(
 
 # Where msgspec's notation and repr's part: the decimal/exponent boundaries at 1e-5, 1e-4 and
 # 1e16, one- to three-digit exponents, subnormals, the largest float, signed zeros.
-EDGES = (0.0, -0.0, 1.0, 0.1, 0.5, 1e-4, 9.999999999999999e-05, 0.00010000000000000002, 1e-5, 1.0000000000000001e-05,
-         9.99999999999999e-06, 1e-6, 1e-7, 1e-9, 1e-10, 1e-99, 1e-100, 5e-324, 2.2250738585072014e-308,
-         9999999999999998.0, 1e16, 1.0000000000000002e16, 1e22, 1e23, 1e99, 1e100, 1.7976931348623157e308, 123456789.0)
+EDGES = (
+    0.0,
+    -0.0,
+    1.0,
+    0.1,
+    0.5,
+    1e-4,
+    9.999999999999999e-05,
+    0.00010000000000000002,
+    1e-5,
+    1.0000000000000001e-05,
+    9.99999999999999e-06,
+    1e-6,
+    1e-7,
+    1e-9,
+    1e-10,
+    1e-99,
+    1e-100,
+    5e-324,
+    2.2250738585072014e-308,
+    9999999999999998.0,
+    1e16,
+    1.0000000000000002e16,
+    1e22,
+    1e23,
+    1e99,
+    1e100,
+    1.7976931348623157e308,
+    123456789.0,
+)
 
 
 def _floats(count: int, seed: int) -> list[float]:
@@ -107,7 +149,9 @@ def test_a_chunk_with_nan_a_bool_or_a_huge_integer_is_written_as_csv_writer_writ
     assert _details_text(run) == _reference(run)
 
 
-def test_free_text_or_a_key_that_needs_quoting_in_a_later_chunk_is_written_as_csv_writer_writes_it(tmp_path_factory: Any) -> None:
+def test_free_text_or_a_key_that_needs_quoting_in_a_later_chunk_is_written_as_csv_writer_writes_it(
+    tmp_path_factory: Any,
+) -> None:
     """The table is made a chunk at a time: a failure text in a later chunk takes csv.writer for
     its row, and a case key that needs quoting there sends the whole table through it."""
     run = _run(tmp_path_factory, 3 * report._CHUNK + 7)
@@ -116,7 +160,16 @@ def test_free_text_or_a_key_that_needs_quoting_in_a_later_chunk_is_written_as_cs
     assert _details_text(run) == _reference(run)
     quoted = run.cells[3 * report._CHUNK + 2]
     planned = quoted.planned
-    quoted.planned = PlannedCell.model_validate({"case": "a,b", "batch": planned.batch, "length": planned.length, "layout": planned.layout, "dtype": planned.dtype, "mode": planned.mode})
+    quoted.planned = PlannedCell.model_validate(
+        {
+            "case": "a,b",
+            "batch": planned.batch,
+            "length": planned.length,
+            "layout": planned.layout,
+            "dtype": planned.dtype,
+            "mode": planned.mode,
+        }
+    )
     assert _details_text(run) == _reference(run)
     assert report._details_bytes(run) == _reference(run).encode("utf-8")
 
@@ -131,37 +184,68 @@ def test_csv_text_writes_what_csv_writer_writes_and_reads_back_as_the_fields(row
     before Python 3.11.9 leaves it unquoted, splitting the row) and text that starts like a
     formula (marked with a leading '); csv.reader gives every field back, marked."""
     text = csv_text(rows)
-    plain = [row for row in rows if not any(isinstance(v, str) and ("\r" in v or v.startswith(FORMULA_START)) for v in row)]
+    plain = [
+        row for row in rows if not any(isinstance(v, str) and ("\r" in v or v.startswith(FORMULA_START)) for v in row)
+    ]
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(plain)
     assert csv_text(plain) == buffer.getvalue()
-    expected = [["" if v is None else ("'" + v if v.startswith(FORMULA_START) else v) if isinstance(v, str) else str(v) for v in row] for row in rows]
+    expected = [
+        [
+            "" if v is None else ("'" + v if v.startswith(FORMULA_START) else v) if isinstance(v, str) else str(v)
+            for v in row
+        ]
+        for row in rows
+    ]
     assert list(csv.reader(io.StringIO(text, newline=""))) == expected
 
 
 def test_a_hostile_case_failure_or_warning_cannot_split_a_row_or_run_as_a_formula(tmp_path_factory: Any) -> None:
     run = _run(tmp_path_factory, 8)
     cells = run.cells
-    cells[0].planned = PlannedCell.model_validate({"case": "=HYPERLINK(\"http://x\")", "batch": 1, "length": 1, "layout": "contiguous", "dtype": "float32", "mode": "eager"})
+    cells[0].planned = PlannedCell.model_validate(
+        {
+            "case": '=HYPERLINK("http://x")',
+            "batch": 1,
+            "length": 1,
+            "layout": "contiguous",
+            "dtype": "float32",
+            "mode": "eager",
+        }
+    )
     cells[0].case = cells[0].planned.case
     cells[1].failure_text = "run: Error: a\rb"
     cells[2].warnings = ("@SUM(1)", "-2+3")
-    cells[3].planned = PlannedCell.model_validate({"case": "b1-x", "batch": 1, "length": 1, "layout": "contiguous", "dtype": "+float", "mode": "eager"})
+    cells[3].planned = PlannedCell.model_validate(
+        {"case": "b1-x", "batch": 1, "length": 1, "layout": "contiguous", "dtype": "+float", "mode": "eager"}
+    )
     rows = list(csv.reader(io.StringIO(_details_text(run), newline="")))
     assert len(rows) == len(cells) + 1 and all(len(row) == len(DETAIL_COLUMNS) for row in rows)
-    assert rows[1][0] == "'=HYPERLINK(\"http://x\")" and rows[2][-2] == "run: Error: a\rb"
+    assert rows[1][0] == '\'=HYPERLINK("http://x")' and rows[2][-2] == "run: Error: a\rb"
     assert rows[3][-1] == "@SUM(1)\n-2+3".replace("@", "'@", 1) and rows[4][4] == "'+float"
     assert _details_text(run) == _reference(run)
 
 
-@pytest.mark.parametrize(("field", "value"), [("case", "=1+2"), ("case", "-b1"), ("case", "@x"), ("dtype", "+float32"), ("dtype", "=bf16")])
-def test_a_plain_row_whose_key_or_dtype_starts_like_a_formula_is_marked(tmp_path_factory: Any, field: str, value: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "value"), [("case", "=1+2"), ("case", "-b1"), ("case", "@x"), ("dtype", "+float32"), ("dtype", "=bf16")]
+)
+def test_a_plain_row_whose_key_or_dtype_starts_like_a_formula_is_marked(
+    tmp_path_factory: Any, field: str, value: str
+) -> None:
     """The fast path's rows are plain text: a case key or dtype that needs no quoting but starts
     like a formula still sends the table through csv_text, which marks it."""
     run = _run(tmp_path_factory, report._CHUNK + 20)
     cell = run.cells[report._CHUNK + 3]
     p = cell.planned
-    values = {"case": p.case, "batch": p.batch, "length": p.length, "layout": p.layout, "dtype": p.dtype, "mode": p.mode, field: value}
+    values = {
+        "case": p.case,
+        "batch": p.batch,
+        "length": p.length,
+        "layout": p.layout,
+        "dtype": p.dtype,
+        "mode": p.mode,
+        field: value,
+    }
     cell.planned = PlannedCell.model_validate(values)
     cell.case = cell.planned.case
     assert _details_text(run) == _reference(run)

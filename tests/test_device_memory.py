@@ -22,15 +22,28 @@ def test_the_schema_minor_version_is_bumped_in_both_halves() -> None:
 
 
 def test_the_field_is_checked() -> None:
-    DeviceMemory.model_validate({"status": "measured", "peak_allocated_bytes": 10, "source": "torch.cuda.max_memory_allocated"})
+    DeviceMemory.model_validate(
+        {"status": "measured", "peak_allocated_bytes": 10, "source": "torch.cuda.max_memory_allocated"}
+    )
     DeviceMemory.model_validate({"status": "not_measured", "reason": "cpu"})
-    for bad in ({"status": "guessed"}, {"status": "measured", "peak_allocated_bytes": -1}, {"status": "measured", "peak_allocated_bytes": 1.5}, {"status": "measured", "extra": 1}):
+    for bad in (
+        {"status": "guessed"},
+        {"status": "measured", "peak_allocated_bytes": -1},
+        {"status": "measured", "peak_allocated_bytes": 1.5},
+        {"status": "measured", "extra": 1},
+    ):
         with pytest.raises(ValidationError):
             DeviceMemory.model_validate(bad)
 
 
 def test_bytes_in_binary_units() -> None:
-    assert [bytes_text(n) for n in (812, 1536, 254_912_102, 3 << 30, 5000 << 30)] == ["812 B", "1.5 KiB", "243.1 MiB", "3 GiB", "5000 GiB"]
+    assert [bytes_text(n) for n in (812, 1536, 254_912_102, 3 << 30, 5000 << 30)] == [
+        "812 B",
+        "1.5 KiB",
+        "243.1 MiB",
+        "3 GiB",
+        "5000 GiB",
+    ]
 
 
 def test_cpu_backend_says_not_measured_and_cuda_reads_the_peak_since_its_reset(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,7 +74,9 @@ def test_the_warm_series_resets_before_its_loop_and_records_after(monkeypatch: p
     from collector.run import timings
 
     source = inspect.getsource(timings.warm_series)
-    assert source.index("backend.reset_peak_memory()") < source.index("time_warm(") < source.index("backend.peak_memory()")
+    assert (
+        source.index("backend.reset_peak_memory()") < source.index("time_warm(") < source.index("backend.peak_memory()")
+    )
     assert "device_memory=series.memory" in inspect.getsource(timings.record_series)
 
 
@@ -70,20 +85,28 @@ def _report(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[str, str]:
     log.parent.mkdir(parents=True)
     log.write_text(dumps(events), encoding="utf-8")
     build_report(log, tmp_path / "out")
-    return (tmp_path / "out" / "report.html").read_text(encoding="utf-8"), (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    return (tmp_path / "out" / "report.html").read_text(encoding="utf-8"), (tmp_path / "out" / "report.md").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_report_shows_the_peak_beside_the_timings_and_not_measured_for_old_logs(tmp_path: Path) -> None:
     events = complete_log()
     timed = [e for e in events if e["kind"] == "timing" and e.get("warm")]
-    timed[0]["device_memory"] = {"status": "measured", "peak_allocated_bytes": 254_912_102, "source": "torch.cuda.max_memory_allocated"}
+    timed[0]["device_memory"] = {
+        "status": "measured",
+        "peak_allocated_bytes": 254_912_102,
+        "source": "torch.cuda.max_memory_allocated",
+    }
     timed[1]["device_memory"] = {"status": "not_measured", "reason": "the cpu target has no device allocator"}
     for event in events:
         event["schema_version"] = "1.3"
     html, md = _report(tmp_path / "new", events)
     for page in (html, md):
         assert "peak device memory" in page and "243.1 MiB" in page
-    row = next(line for line in md.splitlines() if line.startswith("| ") and timed[0]["case"] in line and "243.1 MiB" in line)
+    row = next(
+        line for line in md.splitlines() if line.startswith("| ") and timed[0]["case"] in line and "243.1 MiB" in line
+    )
     assert "ms" in row, "the peak sits in the timing row of its cell"
     old = complete_log()  # before 1.3: no field anywhere
     assert not any("device_memory" in e for e in old)

@@ -32,16 +32,28 @@ def _first(events: Events, kind: str, case: str | None = None) -> dict[str, Any]
     return next(e for e in events if e["kind"] == kind and (case is None or e.get("case") == case))
 
 
-def _neuron(events: Events, torch: str = "2.13.0", neuronx: str = "2.13.3.0.9", python: str = "3.12.7", os_name: str = "Ubuntu 26.04 LTS", instance: str | None = "trn2.48xlarge") -> None:
+def _neuron(
+    events: Events,
+    torch: str = "2.13.0",
+    neuronx: str = "2.13.3.0.9",
+    python: str = "3.12.7",
+    os_name: str = "Ubuntu 26.04 LTS",
+    instance: str | None = "trn2.48xlarge",
+) -> None:
     env = _first(events, "environment")
     env["versions"].update(
-        torch={"value": torch, "source": "t"}, torch_neuronx={"value": neuronx, "source": "t"},
-        python={"value": python, "source": "t"}, os_release={"value": os_name, "source": "t"},
-        neuronx_cc={"value": "2.28.7631.0", "source": "t"}, neuron_runtime={"value": "2.35.30.0", "source": "t"},
+        torch={"value": torch, "source": "t"},
+        torch_neuronx={"value": neuronx, "source": "t"},
+        python={"value": python, "source": "t"},
+        os_release={"value": os_name, "source": "t"},
+        neuronx_cc={"value": "2.28.7631.0", "source": "t"},
+        neuron_runtime={"value": "2.35.30.0", "source": "t"},
         neuron_driver={"value": "2.31.7.0", "source": "t"},
     )
     env["device"] = {
-        "instance_type": {"value": instance, "source": "t"} if instance else {"value": None, "unknown_reason": "DMI product name unreadable"},
+        "instance_type": {"value": instance, "source": "t"}
+        if instance
+        else {"value": None, "unknown_reason": "DMI product name unreadable"},
         "logical_nc_config": {"value": "2", "source": "t"},
         "neuron_cores_used": {"value": "1 logical NeuronCore", "source": "t"},
     }
@@ -101,20 +113,107 @@ CASES = [
     ("no tolerance", _no_tolerance, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
     ("float64 required, float32 output", _f64_on_cpu_in_f32, "cpu", "cpu", "change", "precision", "precision", None),
     ("unknown backend family", _unknown_family, "cpu", "cpu", "blocked", "environment", None, None),
-    ("torch does not pair", lambda e: _neuron(e, torch="2.14.0"), "neuron", "neuron-native", "blocked", "release-matrix", None, None),
-    ("python outside the matrix", lambda e: _neuron(e, python="3.11.7"), "neuron", "neuron-native", "blocked", "release-matrix", None, None),
-    ("torch-neuronx not a release family", lambda e: _neuron(e, neuronx="2.12.0.0.1"), "neuron", "neuron-native", "blocked", "release-matrix", None, None),
-    ("OS without wheels", lambda e: _neuron(e, os_name="Ubuntu 24.04 LTS"), "neuron", "neuron-native", "note", "release-matrix", None, None),
+    (
+        "torch does not pair",
+        lambda e: _neuron(e, torch="2.14.0"),
+        "neuron",
+        "neuron-native",
+        "blocked",
+        "release-matrix",
+        None,
+        None,
+    ),
+    (
+        "python outside the matrix",
+        lambda e: _neuron(e, python="3.11.7"),
+        "neuron",
+        "neuron-native",
+        "blocked",
+        "release-matrix",
+        None,
+        None,
+    ),
+    (
+        "torch-neuronx not a release family",
+        lambda e: _neuron(e, neuronx="2.12.0.0.1"),
+        "neuron",
+        "neuron-native",
+        "blocked",
+        "release-matrix",
+        None,
+        None,
+    ),
+    (
+        "OS without wheels",
+        lambda e: _neuron(e, os_name="Ubuntu 24.04 LTS"),
+        "neuron",
+        "neuron-native",
+        "note",
+        "release-matrix",
+        None,
+        None,
+    ),
     ("XLA family for a neuron plan", lambda e: None, "neuron", "neuron-xla", "blocked", "wrong-target", None, None),
-    ("runtime version not recorded", lambda e: (_neuron(e), _first(e, "environment")["versions"].update(neuron_runtime={"value": None, "unknown_reason": "dpkg-query not found"})), "neuron", "neuron-native", "blocked", "environment", None, None),
-    ("trn1 instance", lambda e: _neuron(e, instance="trn1.2xlarge"), "neuron", "neuron-native", "blocked", "instance-generation", None, None),
-    ("instance type unknown", lambda e: _neuron(e, instance=None), "neuron", "neuron-native", "note", "instance-generation", None, None),
-    ("not an instance type", lambda e: _neuron(e, instance="Standard PC (Q35 + ICH9, 2009)"), "neuron", "neuron-native", "note", "instance-generation", None, None),
+    (
+        "runtime version not recorded",
+        lambda e: (
+            _neuron(e),
+            _first(e, "environment")["versions"].update(
+                neuron_runtime={"value": None, "unknown_reason": "dpkg-query not found"}
+            ),
+        ),
+        "neuron",
+        "neuron-native",
+        "blocked",
+        "environment",
+        None,
+        None,
+    ),
+    (
+        "trn1 instance",
+        lambda e: _neuron(e, instance="trn1.2xlarge"),
+        "neuron",
+        "neuron-native",
+        "blocked",
+        "instance-generation",
+        None,
+        None,
+    ),
+    (
+        "instance type unknown",
+        lambda e: _neuron(e, instance=None),
+        "neuron",
+        "neuron-native",
+        "note",
+        "instance-generation",
+        None,
+        None,
+    ),
+    (
+        "not an instance type",
+        lambda e: _neuron(e, instance="Standard PC (Q35 + ICH9, 2009)"),
+        "neuron",
+        "neuron-native",
+        "note",
+        "instance-generation",
+        None,
+        None,
+    ),
 ]
 
 
 @pytest.mark.parametrize("name,edit,target,family,outcome,rule,category,case", CASES, ids=[c[0] for c in CASES])
-def test_rule(tmp_path: Path, name: str, edit, target: str, family: str, outcome: str, rule: str, category: str | None, case: str | None) -> None:
+def test_rule(
+    tmp_path: Path,
+    name: str,
+    edit,
+    target: str,
+    family: str,
+    outcome: str,
+    rule: str,
+    category: str | None,
+    case: str | None,
+) -> None:
     run = _run(tmp_path, edit, target, family)
     reasons = [r for r in d.decide(run, {}).reasons if r.rule == rule]
     assert reasons, f"{rule} gave no reason"
@@ -140,14 +239,18 @@ def test_every_version_the_neuron_data_requires_blocks_when_missing(tmp_path: Pa
     required = load_backend_docs("neuron").required_versions
     assert {"torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver"} <= set(required)
     for name in required:
+
         def drop(events: Events, name: str = name) -> None:
             _neuron(events)
             _first(events, "environment")["versions"][name] = {"value": None, "unknown_reason": f"{name} reader failed"}
+
         (tmp_path / name).mkdir()
         run = _run(tmp_path / name, drop, "neuron", "neuron-native")
         verdict = d.decide(run, {})
         assert verdict.outcome == "blocked"
-        assert [r.message for r in verdict.reasons if r.rule == "environment" and r.outcome == "blocked"] == [f"{name} version unknown: {name} reader failed."]
+        assert [r.message for r in verdict.reasons if r.rule == "environment" and r.outcome == "blocked"] == [
+            f"{name} version unknown: {name} reader failed."
+        ]
 
 
 def test_trn1_blocks_for_its_generation(tmp_path: Path) -> None:
@@ -155,7 +258,10 @@ def test_trn1_blocks_for_its_generation(tmp_path: Path) -> None:
     verdict = d.decide(run, {})
     found = [r for r in verdict.reasons if r.rule == "instance-generation"]
     assert verdict.outcome == "blocked" and found[0].outcome == "blocked"
-    assert "trn1.2xlarge is trn1, a generation" in found[0].message and "trn2 (Trainium2), trn3 (Trainium3)" in found[0].message
+    assert (
+        "trn1.2xlarge is trn1, a generation" in found[0].message
+        and "trn2 (Trainium2), trn3 (Trainium3)" in found[0].message
+    )
 
 
 def _noncontiguous(events: Events, fail: bool) -> None:
@@ -165,7 +271,9 @@ def _noncontiguous(events: Events, fail: bool) -> None:
         extra.append(dict(cell, layout="noncontiguous", case=cell["case"].replace("contiguous", "noncontiguous")))
     plan["matrix"] += extra
     for cell in extra:
-        result = json.loads(json.dumps(_first(events, "case_result", cell["case"].replace("noncontiguous", "contiguous"))))
+        result = json.loads(
+            json.dumps(_first(events, "case_result", cell["case"].replace("noncontiguous", "contiguous")))
+        )
         result["case"] = cell["case"]
         if fail and cell["mode"] == "compiled":
             result["status"] = "mismatch"
@@ -214,7 +322,12 @@ def _fed(events: Events, slower: bool) -> None:
     timing["case"] = COMPILED.replace("contiguous", "noncontiguous")
     if slower:
         warm = timing["warm"]
-        warm.update(median_s=warm["median_s"] * 3, min_s=warm["min_s"] * 3, samples_s=[x * 3 for x in warm["samples_s"]], p90_s=warm["p90_s"] * 3)
+        warm.update(
+            median_s=warm["median_s"] * 3,
+            min_s=warm["min_s"] * 3,
+            samples_s=[x * 3 for x in warm["samples_s"]],
+            p90_s=warm["p90_s"] * 3,
+        )
     events.append(timing)
 
 
@@ -267,7 +380,9 @@ def test_unmeasured_fallback_on_neuron_blocks(tmp_path: Path) -> None:
     assert [(r.outcome, r.cases) for r in reasons] == [("blocked", (EAGER,))]
 
 
-def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Change the neuron file's data (its compile-fallback setting, adapter note, required
     versions) and the verdict on the same log follows it: no name of the backend is in the rules."""
     from reportgen.judge import backend_docs
@@ -278,7 +393,10 @@ def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_pat
     text = path.read_text(encoding="utf-8")
     for old, new in (
         ('name = "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", value = "1"', 'name = "NEURON_STRICT", value = "yes"'),
-        ('required_versions = ["torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver"]', 'required_versions = ["torch", "torch_neuronx", "neuron_probe"]'),
+        (
+            'required_versions = ["torch", "torch_neuronx", "neuronx_cc", "neuron_runtime", "neuron_driver"]',
+            'required_versions = ["torch", "torch_neuronx", "neuron_probe"]',
+        ),
     ):
         assert old in text
         text = text.replace(old, new)
@@ -288,6 +406,7 @@ def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_pat
     monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
     backend_docs.load_backend_docs.cache_clear()
     try:
+
         def edit(events: Events) -> None:
             _neuron(events)
             _first(events, "environment")["env_vars"] = {"TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": "1"}
@@ -301,7 +420,10 @@ def test_the_rules_read_a_backend_from_its_constraint_file_not_from_code(tmp_pat
     assert any(r.rule == "environment" and "neuron_probe version unknown" in r.message for r in verdict.reasons)
     assert any(r.rule == "neuron-adapter" and r.message.startswith("Edited note.") for r in verdict.reasons)
     # The instance generations come from the file too: trn2 is not in the edited list.
-    assert any(r.rule == "instance-generation" and r.outcome == "blocked" and "trn2.48xlarge is trn2" in r.message for r in verdict.reasons)
+    assert any(
+        r.rule == "instance-generation" and r.outcome == "blocked" and "trn2.48xlarge is trn2" in r.message
+        for r in verdict.reasons
+    )
 
 
 def test_a_typo_in_a_constraint_file_is_an_error_not_a_default(tmp_path: Path) -> None:
@@ -312,7 +434,11 @@ def test_a_typo_in_a_constraint_file_is_an_error_not_a_default(tmp_path: Path) -
         ("required_versions = [", "required_version = [", "neuron.toml: unknown key(s) 'required_version'"),
         ("[instances]\nsupported", "[instances]\nsuported", "neuron.toml: instances: unknown key(s) 'suported'"),
         ('id = "static-shapes"', 'idd = "static-shapes"', "neuron.toml: constraint[0]: unknown key(s) 'idd'"),
-        ('plan_rule = [{ key = "compile.dynamic"', 'plan_rule = [{ keys = "compile.dynamic"', "constraint[0].plan_rule[0]: unknown key(s) 'keys'"),
+        (
+            'plan_rule = [{ key = "compile.dynamic"',
+            'plan_rule = [{ keys = "compile.dynamic"',
+            "constraint[0].plan_rule[0]: unknown key(s) 'keys'",
+        ),
         ('torch = "2.13.0"', 'torhc = "2.13.0"', "package_matrix[0]: unknown key(s) 'torhc'"),
     ):
         assert old in text, old
@@ -324,7 +450,9 @@ def test_a_typo_in_a_constraint_file_is_an_error_not_a_default(tmp_path: Path) -
         backend_docs.read_docs_file(backend_docs.constraints_path(target))
 
 
-def test_a_broken_constraint_file_stops_a_command_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_broken_constraint_file_stops_a_command_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from click.testing import CliRunner
 
     from reportgen.cli import main
@@ -334,7 +462,9 @@ def test_a_broken_constraint_file_stops_a_command_with_one_line(tmp_path: Path, 
     edited = tmp_path / "constraints"
     shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
     path = edited / backend_docs.constraints_path("neuron").name
-    path.write_text(path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8"
+    )
     monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
     backend_docs.load_backend_docs.cache_clear()
     try:
@@ -342,4 +472,8 @@ def test_a_broken_constraint_file_stops_a_command_with_one_line(tmp_path: Path, 
     finally:
         backend_docs.load_backend_docs.cache_clear()
     assert result.exit_code == 2
-    assert result.output.strip() == f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'; allowed: " + ", ".join(sorted(backend_docs.TOP_KEYS))
+    assert (
+        result.output.strip()
+        == f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'; allowed: "
+        + ", ".join(sorted(backend_docs.TOP_KEYS))
+    )

@@ -89,7 +89,9 @@ def _run(argv: list[str], folder: Path | None) -> subprocess.CompletedProcess[st
     env = {k: v for k, v in os.environ.items() if k != PLUGIN_ENV}
     if folder is not None:
         env[PLUGIN_ENV] = str(folder)
-    return subprocess.run([sys.executable, *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def _log(tmp_path: Path) -> Path:
@@ -104,15 +106,21 @@ def _log(tmp_path: Path) -> Path:
 
 def test_a_fake_backend_from_a_folder_gets_an_adapter_and_a_report(tmp_path: Path) -> None:
     folder = _backend_folder(tmp_path)
-    table = _run(["-c", (
-        "import json, torch; from collector.backends import ADAPTERS, AUTO_ORDER, select_backend; "
-        "from collector import environment; from campaign.spec import DEVICE_RESOURCES, SLURM_GRES; "
-        "b = select_backend('fake'); "
-        "print(json.dumps({'adapters': list(ADAPTERS), 'auto': list(AUTO_ORDER), 'selected': b.name, "
-        "'family': environment.decide_backend_family('fakeaccel', {}), "
-        "'version': environment.read_versions(torch)['fakeaccel_sdk'], "
-        "'resource': DEVICE_RESOURCES.get('fakeaccel'), 'gres': SLURM_GRES.get('fakeaccel')}))"
-    )], folder)
+    table = _run(
+        [
+            "-c",
+            (
+                "import json, torch; from collector.backends import ADAPTERS, AUTO_ORDER, select_backend; "
+                "from collector import environment; from campaign.spec import DEVICE_RESOURCES, SLURM_GRES; "
+                "b = select_backend('fake'); "
+                "print(json.dumps({'adapters': list(ADAPTERS), 'auto': list(AUTO_ORDER), 'selected': b.name, "
+                "'family': environment.decide_backend_family('fakeaccel', {}), "
+                "'version': environment.read_versions(torch)['fakeaccel_sdk'], "
+                "'resource': DEVICE_RESOURCES.get('fakeaccel'), 'gres': SLURM_GRES.get('fakeaccel')}))"
+            ),
+        ],
+        folder,
+    )
     assert table.returncode == 0, table.stderr
     seen = json.loads(table.stdout)
     assert "fakeaccel" in seen["adapters"] and "fakeaccel" not in seen["auto"]  # no auto_order: never chosen by auto
@@ -138,12 +146,20 @@ def test_a_fake_backend_from_a_folder_gets_an_adapter_and_a_report(tmp_path: Pat
 
     # plan-check reads the fake backend's constraints: dynamic=True is revised to false.
     plan = tmp_path / "plan.toml"
-    plan.write_text((REPO / "collector" / "workloads" / "tiny_encoder.toml").read_text(encoding="utf-8") + "\n[compile]\ndynamic = true\n", encoding="utf-8")
-    (tmp_path / "tiny_encoder.py").write_text((REPO / "collector" / "workloads" / "tiny_encoder.py").read_text(encoding="utf-8"), encoding="utf-8")
+    plan.write_text(
+        (REPO / "collector" / "workloads" / "tiny_encoder.toml").read_text(encoding="utf-8")
+        + "\n[compile]\ndynamic = true\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "tiny_encoder.py").write_text(
+        (REPO / "collector" / "workloads" / "tiny_encoder.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     checked = _run(["-m", "reportgen", "plan-check", str(plan), "--target", "fake", "--format", "json"], folder)
     assert "no-dynamic" in checked.stdout, checked.stdout + checked.stderr
     # ...and so does the collector, before anything runs (exit 2, no run folder).
-    refused_plan = _run(["-m", "collector", "--workload", str(plan), "--target", "fake", "--out", str(tmp_path / "out")], folder)
+    refused_plan = _run(
+        ["-m", "collector", "--workload", str(plan), "--target", "fake", "--out", str(tmp_path / "out")], folder
+    )
     assert refused_plan.returncode == 2, refused_plan.stderr
     assert "constraint no-dynamic of FakeAccel SDK 1.0" in refused_plan.stderr and not (tmp_path / "out").exists()
 
@@ -158,10 +174,18 @@ def test_a_fake_backend_from_a_folder_gets_an_adapter_and_a_report(tmp_path: Pat
     [
         ('aliases = ["fake"]', 'aliasses = ["fake"]', "fakeaccel.toml.aliasses: unknown key (did you mean 'aliases'?)"),
         ('compile_backend = "inductor"\n', "", "fakeaccel.toml.compile_backend: missing (required)"),
-        ('device_resource = "example.com/fakeaccel"', 'device_resources = "x"', "fakeaccel.toml.kubernetes.device_resources: unknown key (did you mean 'device_resource'?)"),
-        ('attribute = "__version__"', 'attribute = 1', "fakeaccel.toml.version[0].attribute: expected str, found int"),
+        (
+            'device_resource = "example.com/fakeaccel"',
+            'device_resources = "x"',
+            "fakeaccel.toml.kubernetes.device_resources: unknown key (did you mean 'device_resource'?)",
+        ),
+        ('attribute = "__version__"', "attribute = 1", "fakeaccel.toml.version[0].attribute: expected str, found int"),
         ('name = "fakeaccel"', 'name = "other"', "fakeaccel.toml.name: 'other' must be the file's name"),
-        ('families = { fakeaccel = "fake accelerator" }', 'families = { cpu = "cpu" }', "'family cpu' is already claimed by"),
+        (
+            'families = { fakeaccel = "fake accelerator" }',
+            'families = { cpu = "cpu" }',
+            "'family cpu' is already claimed by",
+        ),
         ('aliases = ["fake"]', 'aliases = ["trainium"]', "'trainium' is already claimed by"),
     ],
 )
@@ -177,7 +201,10 @@ def test_a_typo_in_a_descriptor_is_one_line_naming_file_and_key(tmp_path: Path, 
         descriptors._load((folder,))
     assert said in str(caught.value) and "\n" not in str(caught.value)
     # Each command stops on it with that one line and exit 2, never a traceback.
-    for argv, prefix in ((["-m", "collector", "--help"], "collector: backend descriptor: "), (["-m", "reportgen", "validate", str(tmp_path)], "reportgen: backend descriptor: ")):
+    for argv, prefix in (
+        (["-m", "collector", "--help"], "collector: backend descriptor: "),
+        (["-m", "reportgen", "validate", str(tmp_path)], "reportgen: backend descriptor: "),
+    ):
         done = _run(argv, folder)
         assert done.returncode == 2, (argv, done.stdout, done.stderr)
         assert done.stderr.startswith(prefix) and said in done.stderr and "Traceback" not in done.stderr, done.stderr
@@ -185,31 +212,68 @@ def test_a_typo_in_a_descriptor_is_one_line_naming_file_and_key(tmp_path: Path, 
 
 def test_a_typo_in_a_plugin_constraints_file_names_file_and_key(tmp_path: Path) -> None:
     folder = _backend_folder(tmp_path)
-    (folder / "fakeaccel-1.0.toml").write_text(CONSTRAINTS.replace("evidence_families", "evidence_family"), encoding="utf-8")
+    (folder / "fakeaccel-1.0.toml").write_text(
+        CONSTRAINTS.replace("evidence_families", "evidence_family"), encoding="utf-8"
+    )
     done = _run(["-m", "reportgen", "validate", str(_log(tmp_path))], folder)
     assert done.returncode == 2
-    assert done.stderr.startswith("reportgen: constraint data: fakeaccel-1.0.toml: unknown key(s) 'evidence_family'"), done.stderr
+    assert done.stderr.startswith("reportgen: constraint data: fakeaccel-1.0.toml: unknown key(s) 'evidence_family'"), (
+        done.stderr
+    )
 
 
 def test_a_plugin_adapter_that_cannot_load_stops_the_collector_with_one_line(tmp_path: Path) -> None:
     folder = _backend_folder(tmp_path)
     (folder / "fakeaccel.py").write_text('raise ValueError("no such SDK here")\n', encoding="utf-8")
     out = tmp_path / "out"
-    done = _run(["-m", "collector", "--workload", str(REPO / "collector" / "workloads" / "tiny_encoder.toml"), "--target", "cpu", "--out", str(out), "--modes", "eager", "--cold", "off"], folder)
+    done = _run(
+        [
+            "-m",
+            "collector",
+            "--workload",
+            str(REPO / "collector" / "workloads" / "tiny_encoder.toml"),
+            "--target",
+            "cpu",
+            "--out",
+            str(out),
+            "--modes",
+            "eager",
+            "--cold",
+            "off",
+        ],
+        folder,
+    )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == f"collector: backend descriptor: {folder / 'fakeaccel.toml'}: adapter: fakeaccel.py raised ValueError: no such SDK here"
+    assert (
+        done.stderr.strip().splitlines()[-1]
+        == f"collector: backend descriptor: {folder / 'fakeaccel.toml'}: adapter: fakeaccel.py raised ValueError: no such SDK here"
+    )
     assert "Traceback" not in done.stderr and not out.exists()
 
 
 @pytest.mark.parametrize(
     ("old", "new", "said"),
     [
-        ('target = "fakeaccel"', 'target = "neuron"', "fakeaccel-1.0.toml: target: 'neuron', but fakeaccel.toml names this file for 'fakeaccel'"),
-        ('family = "fakeaccel"', 'family = "cuda"', "fakeaccel-1.0.toml: family: 'cuda' is not one of fakeaccel.toml's families (fakeaccel)"),
-        ('evidence_families = ["fakeaccel"]', 'evidence_families = ["fakeacel"]', "fakeaccel-1.0.toml: evidence_families: 'fakeacel' is not one of fakeaccel.toml's families"),
+        (
+            'target = "fakeaccel"',
+            'target = "neuron"',
+            "fakeaccel-1.0.toml: target: 'neuron', but fakeaccel.toml names this file for 'fakeaccel'",
+        ),
+        (
+            'family = "fakeaccel"',
+            'family = "cuda"',
+            "fakeaccel-1.0.toml: family: 'cuda' is not one of fakeaccel.toml's families (fakeaccel)",
+        ),
+        (
+            'evidence_families = ["fakeaccel"]',
+            'evidence_families = ["fakeacel"]',
+            "fakeaccel-1.0.toml: evidence_families: 'fakeacel' is not one of fakeaccel.toml's families",
+        ),
     ],
 )
-def test_a_constraints_file_that_disagrees_with_its_descriptor_names_file_and_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, said: str) -> None:
+def test_a_constraints_file_that_disagrees_with_its_descriptor_names_file_and_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, said: str
+) -> None:
     from reportgen.judge import backend_docs
 
     folder = _backend_folder(tmp_path)

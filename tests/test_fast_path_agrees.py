@@ -45,6 +45,7 @@ def _replace(old: bytes, new: bytes) -> Callable[[list[bytes], int], None]:
     def mutate(lines: list[bytes], index: int) -> None:
         assert old in lines[index], old
         lines[index] = lines[index].replace(old, new, 1)
+
     return mutate
 
 
@@ -66,7 +67,7 @@ def _two_objects_on_one_line(lines: list[bytes], index: int) -> None:
 
 
 def _object_across_two_lines(lines: list[bytes], index: int) -> None:
-    lines[index:index + 1] = lines[index].split(b', "status"', 1)
+    lines[index : index + 1] = lines[index].split(b', "status"', 1)
     lines[index + 1] = b'"status"' + lines[index + 1]
 
 
@@ -79,6 +80,7 @@ def _both(*mutations: Callable[[list[bytes], int], None]) -> Callable[[list[byte
     def mutate(lines: list[bytes], index: int) -> None:
         for one in mutations:
             one(lines, index)
+
     return mutate
 
 
@@ -91,7 +93,9 @@ HOSTILE: dict[str, Callable[[list[bytes], int], None]] = {
     # One colon more in the raw line (the repeated key), one more in the encoding (the escape):
     "repeated key beside an escaped colon": _both(REPEATED_STATUS, ESCAPED_COLON),
     "escaped colon, no repeated key (valid)": ESCAPED_COLON,
-    "escaped colon and a repeated key": _replace(b'"worst_output": "hidden"', b'"worst_output": "hid\\u003aden", "worst_output": "hidden"'),
+    "escaped colon and a repeated key": _replace(
+        b'"worst_output": "hidden"', b'"worst_output": "hid\\u003aden", "worst_output": "hidden"'
+    ),
     "other escapes only (valid)": _replace(b'"worst_output": "hidden"', b'"worst_output": "hid\\"d\\\\en\\u00e9"'),
     "unknown field": _replace(b'"status": "pass"', b'"status": "pass", "bonus": 1'),
     "NaN literal": _replace(b'"max_abs": 2e-07', b'"max_abs": NaN'),
@@ -122,7 +126,9 @@ def _summary(reading: LogReading) -> tuple[Any, ...]:
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_a_hostile_line_deep_in_a_long_log_reads_as_the_careful_path_reads_it(name: str, long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hostile_line_deep_in_a_long_log_reads_as_the_careful_path_reads_it(
+    name: str, long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = list(long_lines)
     HOSTILE[name](lines, _case_result_at(lines, DEEP))
     path = tmp_path / "events.jsonl"
@@ -136,7 +142,9 @@ def test_a_hostile_line_deep_in_a_long_log_reads_as_the_careful_path_reads_it(na
         assert bad and all(DEEP <= line <= DEEP + 8 for line in bad), fast.problems[:5]
 
 
-def test_an_untouched_long_log_reads_the_same_both_ways(long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_untouched_long_log_reads_the_same_both_ways(
+    long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"\n".join(long_lines))
     fast = read_log(path)
@@ -153,9 +161,13 @@ def mutated_long_log_lines(draw: st.DrawFn, lines: list[bytes]) -> tuple[int, by
 
 # Slow (half a minute on 2 cores) and only compares two ways of reading one log: out of the fast subset.
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
-def test_any_change_to_a_line_deep_in_a_long_log_reads_as_the_careful_path_reads_it(data: st.DataObject, long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_any_change_to_a_line_deep_in_a_long_log_reads_as_the_careful_path_reads_it(
+    data: st.DataObject, long_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = list(long_lines)
     index, line = data.draw(mutated_long_log_lines(lines))
     lines[index] = line

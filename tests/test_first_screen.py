@@ -36,7 +36,9 @@ def _section_1(text: str, end: str) -> str:
     return text.split(end, 1)[0]
 
 
-def test_the_minilm_run_shows_the_owners_explanations_where_they_are_and_which_lines_need_a_verdict(tmp_path: Path) -> None:
+def test_the_minilm_run_shows_the_owners_explanations_where_they_are_and_which_lines_need_a_verdict(
+    tmp_path: Path,
+) -> None:
     log = _minilm(tmp_path)
     build_report(log, tmp_path / "out", ("html", "md", "md-summary"))
     md = _section_1((tmp_path / "out" / "report.md").read_text(encoding="utf-8"), "## 2. ")
@@ -85,7 +87,11 @@ def test_annotate_writes_beside_never_over_and_only_what_is_not_explained(tmp_pa
     log = _minilm(tmp_path, keep_entries=2)
     mine = (log.parent / "annotations.toml").read_text(encoding="utf-8")
     refused = CliRunner().invoke(main, ["annotate", str(log)])
-    assert refused.exit_code == 3 and "--out annotations.new.toml" in refused.output and "5 failed cell(s)" in refused.output
+    assert (
+        refused.exit_code == 3
+        and "--out annotations.new.toml" in refused.output
+        and "5 failed cell(s)" in refused.output
+    )
     beside = log.parent / "annotations.new.toml"
     written = CliRunner().invoke(main, ["annotate", str(log), "--out", str(beside)])
     assert written.exit_code == 0, written.output
@@ -135,7 +141,14 @@ def test_times_are_in_ms_below_a_second_and_in_s_above_with_four_significant_dig
     from reportgen.render.sections.common import fmt_time
 
     assert [fmt_time(x) for x in (0.0004175, 0.3715, 0.99994, 0.99996, 1.0, 12.345678, None)] == [
-        "0.4175 ms", "371.5 ms", "999.9 ms", "1 s", "1 s", "12.35 s", "not measured"]  # 0.99996 s is not "1000 ms"
+        "0.4175 ms",
+        "371.5 ms",
+        "999.9 ms",
+        "1 s",
+        "1 s",
+        "12.35 s",
+        "not measured",
+    ]  # 0.99996 s is not "1000 ms"
 
 
 def test_one_vocabulary_for_verdicts_in_the_report(tmp_path: Path) -> None:

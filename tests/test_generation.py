@@ -37,7 +37,9 @@ def _workload() -> Any:
 
 
 def _run(plan: Path, tmp_path: Path, **options: Any) -> tuple[Path, list[Any]]:
-    run_dir, code = execute(load_plan(plan), select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "runs", cold="off", **options))
+    run_dir, code = execute(
+        load_plan(plan), select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "runs", cold="off", **options)
+    )
     assert code == 0 and run_dir is not None
     reading = read_log(run_dir / "events.jsonl")
     assert reading.problems == [], [p.format() for p in reading.problems]
@@ -72,7 +74,9 @@ def test_the_tiny_and_the_documented_100m_configurations() -> None:
     assert sum(p.numel() for p in model.parameters()) < 100_000, "tiny: seconds on a CPU"
     assert "architecture real, weights synthetic" in workload.MODEL_REVISION and "'tiny'" in workload.MODEL_REVISION
     again = workload.build_model()
-    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values())), "weights from a fixed seed"
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values())), (
+        "weights from a fixed seed"
+    )
     workload.configure("small-100m")
     assert "'small-100m'" in workload.MODEL_REVISION
     with torch.device("meta"):  # counted without allocating the weights
@@ -87,7 +91,9 @@ def test_the_tiny_and_the_documented_100m_configurations() -> None:
 
 def test_each_request_goes_to_its_bucket_and_above_the_largest_follows_the_policy() -> None:
     buckets = [128, 256, 512]
-    routes = {n: generation.route(n, buckets, "reject requests longer than 512 tokens") for n in (96, 240, 480, 512, 600)}
+    routes = {
+        n: generation.route(n, buckets, "reject requests longer than 512 tokens") for n in (96, 240, 480, 512, 600)
+    }
     assert [routes[n]["bucket"] for n in (96, 240, 480, 512)] == [128, 256, 512, 512]
     assert routes[600] == {"bucket": None, "outcome": "refused", "reason": routes[600]["reason"]}
     assert "600 tokens" in routes[600]["reason"] and "reject requests longer than 512" in routes[600]["reason"]
@@ -105,13 +111,17 @@ def test_decode_has_one_shape_whatever_the_bucket() -> None:
     seen: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = []
     step = workload.step
 
-    def spy(m: Any, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor, cache: Any, at: torch.Tensor) -> torch.Tensor:
+    def spy(
+        m: Any, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor, cache: Any, at: torch.Tensor
+    ) -> torch.Tensor:
         seen.append(("prefill" if ids.shape[1] > 1 else "decode", tuple(ids.shape), tuple(mask.shape)))
         return step(m, ids, mask, pos, cache, at)
 
     workload.step = spy
     for length, bucket in ((6, 8), (12, 16)):
-        padded = generation.pad_request(workload.make_inputs(1, length, "contiguous"), bucket, workload.pad_id(), "left")
+        padded = generation.pad_request(
+            workload.make_inputs(1, length, "contiguous"), bucket, workload.pad_id(), "left"
+        )
         with torch.no_grad():
             trace = generation.generate(workload, model, padded, 3, 20, torch.device("cpu"), lambda: None)
         assert trace.tokens.shape == (1, 4) and len(trace.decode_s) == 3 and trace.prefill_s > 0
@@ -130,7 +140,9 @@ def test_right_padding_chooses_the_same_tokens_as_left_padding() -> None:
         padded = generation.pad_request(raw, 16, workload.pad_id(), side)
         with torch.no_grad():
             traces[side] = generation.generate(workload, model, padded, 4, 24, torch.device("cpu"), lambda: None)
-    assert torch.equal(traces["left"].tokens, traces["right"].tokens), "the first token comes from the last real position, not a pad"
+    assert torch.equal(traces["left"].tokens, traces["right"].tokens), (
+        "the first token comes from the last real position, not a pad"
+    )
     assert torch.allclose(traces["left"].step_logits[0], traces["right"].step_logits[0], atol=1e-4)
 
 
@@ -147,15 +159,28 @@ def test_a_planted_divergence_at_step_k_is_judged_as_step_k() -> None:
         forced = reference.tokens.clone()
         cell = generation.Trace(reference.prefill_logits, list(reference.step_logits), forced)
         cell.tokens[0, k] = (int(forced[0, k]) + 1) % 384
-        judged = generation.judge(cell, reference, padded["attention_mask"], 1e-5, 1e-4, {"op": ">=", "threshold": 6}, 5, 0.8)
+        judged = generation.judge(
+            cell, reference, padded["attention_mask"], 1e-5, 1e-4, {"op": ">=", "threshold": 6}, 5, 0.8
+        )
         assert judged["first_divergent_step"] == k and judged["steps_agreeing"] == k
         assert judged["tokens_passed"] is False
-        assert judged["top_k_overlap"][: k + 1] == [1.0] * (k + 1) and all(o is None for o in judged["top_k_overlap"][k + 1 :])
-    same = generation.judge(reference, reference, padded["attention_mask"], 1e-5, 1e-4, {"op": ">=", "threshold": 6}, 5, 0.8)
-    assert same["first_divergent_step"] is None and same["steps_agreeing"] == 6 and same["tokens_passed"] and same["error_stats"]["mismatched"] == 0
+        assert judged["top_k_overlap"][: k + 1] == [1.0] * (k + 1) and all(
+            o is None for o in judged["top_k_overlap"][k + 1 :]
+        )
+    same = generation.judge(
+        reference, reference, padded["attention_mask"], 1e-5, 1e-4, {"op": ">=", "threshold": 6}, 5, 0.8
+    )
+    assert (
+        same["first_divergent_step"] is None
+        and same["steps_agreeing"] == 6
+        and same["tokens_passed"]
+        and same["error_stats"]["mismatched"] == 0
+    )
 
 
-def test_the_collector_records_a_planted_divergence_at_its_decode_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_collector_records_a_planted_divergence_at_its_decode_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PLANTED_STEP", "3")
     _, events = _run(PLANTED, tmp_path, warm_repetitions=2)
     gen = next(e for e in events if e.kind == "generation")
@@ -181,8 +206,13 @@ def test_the_unpadded_scenario_a_needs_revision_and_the_shipped_plan_is_that_rev
     # What the draft's review asks for, the shipped plan declares.
     assert checked["padding"]["buckets"] == draft.revised["padding"]["buckets"] == [128, 256, 512]
     assert checked["padding"]["above_largest"].startswith("reject") and checked["padding"]["mask_padded"] is True
-    assert checked["matrix"]["dtypes"] == ["float32", "bfloat16"] and checked["matrix"]["modes"] == ["eager", "compiled"]
-    assert {l for _, l in checked["matrix"]["shapes"]} == {96, 240, 480, 600} and {b for b, _ in checked["matrix"]["shapes"]} == {1}
+    assert checked["matrix"]["dtypes"] == ["float32", "bfloat16"] and checked["matrix"]["modes"] == [
+        "eager",
+        "compiled",
+    ]
+    assert {l for _, l in checked["matrix"]["shapes"]} == {96, 240, 480, 600} and {
+        b for b, _ in checked["matrix"]["shapes"]
+    } == {1}
     assert checked["matrix"]["cache_checks"]
     assert plan.missing_tolerance("bfloat16") is None and plan.missing_tolerance("float32") is None
     assert plan.tolerances["bfloat16"]["task"]["metric"] == "greedy_steps_agreeing"
@@ -202,17 +232,31 @@ def _write(tmp_path: Path, base: Path, change: Any) -> Path:
 @pytest.mark.parametrize(
     "change,message",
     [
-        (lambda d: d["generation"].update(max_cache_len=19), r"generation.max_cache_len: the largest bucket 16 plus 4 decode steps need 20 positions, got 19"),
+        (
+            lambda d: d["generation"].update(max_cache_len=19),
+            r"generation.max_cache_len: the largest bucket 16 plus 4 decode steps need 20 positions, got 19",
+        ),
         (lambda d: d.pop("padding"), r"generation: a generation plan pads requests to buckets"),
         (lambda d: d["tolerances"]["float32"]["task"].update(threshold=9), r"at most decode_steps \+ 1 = 5"),
-        (lambda d: d["tolerances"]["float32"]["task"].update(metric="cosine"), r"task criterion is on greedy_steps_agreeing"),
+        (
+            lambda d: d["tolerances"]["float32"]["task"].update(metric="cosine"),
+            r"task criterion is on greedy_steps_agreeing",
+        ),
         (lambda d: d["generation"].update(min_top_k_overlap=1.5), r"a share between 0 and 1"),
         (lambda d: d["generation"].update(padding_side="middle"), r"expected one of left, right"),
-        (lambda d: d["timing"]["scope"].update(preprocessing=True), r"timing.scope: a generation plan times model calls only .*preprocessing cannot be timed"),
-        (lambda d: d["matrix"].update(layouts=["contiguous", "noncontiguous"]), r"matrix.layouts: a generation plan's requests are padded by the collector into contiguous tensors"),
+        (
+            lambda d: d["timing"]["scope"].update(preprocessing=True),
+            r"timing.scope: a generation plan times model calls only .*preprocessing cannot be timed",
+        ),
+        (
+            lambda d: d["matrix"].update(layouts=["contiguous", "noncontiguous"]),
+            r"matrix.layouts: a generation plan's requests are padded by the collector into contiguous tensors",
+        ),
     ],
 )
-def test_a_generation_plan_that_cannot_be_run_is_refused_with_its_line(tmp_path: Path, change: Any, message: str) -> None:
+def test_a_generation_plan_that_cannot_be_run_is_refused_with_its_line(
+    tmp_path: Path, change: Any, message: str
+) -> None:
     with pytest.raises(PlanError, match=message):
         load_plan(_write(tmp_path, TINY, change))
 
@@ -223,10 +267,18 @@ def test_a_generation_plan_that_cannot_be_run_is_refused_with_its_line(tmp_path:
 def test_the_tiny_decoder_runs_eager_through_the_collector(tmp_path: Path) -> None:
     _, events = _run(TINY, tmp_path, modes=["eager"], warm_repetitions=3)
     plan = next(e for e in events if e.kind == "plan")
-    assert plan.generation.decode_steps == 4 and plan.generation.max_cache_len == 20 and plan.generation.padding_side == "left"
+    assert (
+        plan.generation.decode_steps == 4
+        and plan.generation.max_cache_len == 20
+        and plan.generation.padding_side == "left"
+    )
     assert "architecture real, weights synthetic" in plan.model_revision
     requests = {e.length: e for e in events if e.kind == "request"}
-    assert {n: (r.bucket, r.outcome) for n, r in requests.items()} == {6: (8, "padded"), 12: (16, "padded"), 20: (None, "refused")}
+    assert {n: (r.bucket, r.outcome) for n, r in requests.items()} == {
+        6: (8, "padded"),
+        12: (16, "padded"),
+        20: (None, "refused"),
+    }
     results = {e.case: e for e in events if e.kind == "case_result"}
     assert results["b1-l20-contiguous-float32-eager"].status == "skipped"
     assert "20 tokens are above the largest bucket 16" in results["b1-l20-contiguous-float32-eager"].skip_reason
@@ -251,7 +303,9 @@ def test_a_request_of_600_tokens_follows_the_declared_policy(tmp_path: Path) -> 
     assert "reject requests longer than 512 tokens" in request.reason
     results = [e for e in events if e.kind == "case_result"]
     assert results and all(r.status == "skipped" and "refused" in r.skip_reason for r in results)
-    truncating = _write(tmp_path, SCENARIO_A, lambda d: d["padding"].update(above_largest="truncate to the last 512 tokens"))
+    truncating = _write(
+        tmp_path, SCENARIO_A, lambda d: d["padding"].update(above_largest="truncate to the last 512 tokens")
+    )
     _, events = _run(truncating, tmp_path, only=["b1-l600-contiguous-float32-eager"], warm_repetitions=1)
     request = next(e for e in events if e.kind == "request")
     assert (request.bucket, request.outcome) == (512, "truncated")
@@ -265,16 +319,22 @@ def test_the_tiny_decoder_compiles_one_prefill_graph_per_bucket_and_one_decode_g
     compiles = [e for e in events if e.kind == "compile"]
     by = {(e.case, e.generation_graph): e for e in compiles}
     first, second = "b1-l6-contiguous-float32-compiled", "b1-l12-contiguous-float32-compiled"
-    assert {e.generation_graph for e in compiles} == {"prefill", "decode"} and {e.graph for e in compiles} == {"inference"}
+    assert {e.generation_graph for e in compiles} == {"prefill", "decode"} and {e.graph for e in compiles} == {
+        "inference"
+    }
     assert by[(first, "prefill")].bucket == 8 and by[(second, "prefill")].bucket == 16
-    assert by[(first, "prefill")].graphs >= 1 and by[(second, "prefill")].graphs >= 1, "each bucket compiles its prefill"
+    assert by[(first, "prefill")].graphs >= 1 and by[(second, "prefill")].graphs >= 1, (
+        "each bucket compiles its prefill"
+    )
     assert by[(first, "decode")].graphs >= 1 and by[(second, "decode")].graphs == 0, "one decode shape: compiled once"
     assert all(e.recompiles == 0 for e in compiles), "nothing compiled again on a fixed-shape path"
     results = {e.case: e for e in events if e.kind == "case_result"}
     assert results[first].status == "pass" and results[second].status == "pass"
     assert results["b1-l6-contiguous-float32-compiled-repeat"].recompiled is False
     gens = {e.case: e for e in events if e.kind == "generation"}
-    assert gens[first].timing.ttft_cold_s > gens[first].timing.ttft_warm.median_s, "the cold first token paid for the compile"
+    assert gens[first].timing.ttft_cold_s > gens[first].timing.ttft_warm.median_s, (
+        "the cold first token paid for the compile"
+    )
     # The report states per bucket the compile counts the log recorded.
     rows = {r.case: r for r in judge_log(run_dir / "events.jsonl").view.generation}
     for case in (first, second):
@@ -297,11 +357,17 @@ def test_a_compiled_generation_that_fails_is_recorded_and_the_matrix_goes_on(tmp
             broken.config = model.config  # as a compiled wrapper shows its model's attributes
             return broken
 
-    run_dir, code = execute(load_plan(TINY), BrokenCompile(), Options(target="cpu", out_dir=tmp_path / "runs", cold="off", only=["b1-l6-*"], warm_repetitions=1))
+    run_dir, code = execute(
+        load_plan(TINY),
+        BrokenCompile(),
+        Options(target="cpu", out_dir=tmp_path / "runs", cold="off", only=["b1-l6-*"], warm_repetitions=1),
+    )
     reading = read_log(run_dir / "events.jsonl")
     assert code == 0 and reading.problems == [] and reading.complete
     results = {e.case: e for e in reading.events if e.kind == "case_result"}
     assert results["b1-l6-contiguous-float32-compiled"].status == "error"
     assert "the compiled graph failed at run time" in results["b1-l6-contiguous-float32-compiled"].failure.message
     assert results["b1-l6-contiguous-float32-eager"].status == "pass", "the eager cell still ran"
-    assert not [e for e in reading.events if e.kind == "generation" and e.case.endswith("-compiled")], "no generation facts for a cell that never generated"
+    assert not [e for e in reading.events if e.kind == "generation" and e.case.endswith("-compiled")], (
+        "no generation facts for a cell that never generated"
+    )

@@ -37,13 +37,22 @@ def test_the_section_shows_each_bucket_with_what_the_log_recorded(tmp_path: Path
         # The compile count per graph the section states is the log's, bucket by bucket.
         stated = {graph: int(n) for graph, n in re.findall(r"(prefill|decode): (\d+) graph", row.compiles)}
         assert stated == logged, (case, row.compiles)
-    assert rows["b1-l96-contiguous-float32-compiled"].compiles.startswith("prefill: 1 graph, first call 22 s; decode: 1 graph")
+    assert rows["b1-l96-contiguous-float32-compiled"].compiles.startswith(
+        "prefill: 1 graph, first call 22 s; decode: 1 graph"
+    )
     assert "decode: 0 graphs (compiled earlier" in rows["b1-l240-contiguous-float32-compiled"].compiles
     assert rows["b1-l96-contiguous-float32-eager"].compiles == "eager: nothing compiled"
     passed = rows["b1-l96-contiguous-float32-compiled"]
-    assert passed.ttft_cold == "22 s" and passed.ttft_warm.startswith("1.5") and "per token" in passed.decode and passed.tokens_per_s == "1000/s"
+    assert (
+        passed.ttft_cold == "22 s"
+        and passed.ttft_warm.startswith("1.5")
+        and "per token" in passed.decode
+        and passed.tokens_per_s == "1000/s"
+    )
     assert passed.agreement.startswith("7 of 7 steps agree") and passed.divergent == "none"
-    assert view.timing_scope.startswith("generation cells: model calls only"), "the scope as the generation events recorded it"
+    assert view.timing_scope.startswith("generation cells: model calls only"), (
+        "the scope as the generation events recorded it"
+    )
     for text in (html, md):
         assert "Generation per bucket" in text
         assert "600 tokens are above the largest bucket 512: refused" in text
@@ -69,10 +78,14 @@ def test_the_scope_names_the_buckets_and_the_decode_steps(tmp_path: Path) -> Non
     judged = judge_log(log)
     facts = {r.label: r.value for r in judged.view.scope.facts}
     assert facts["buckets (request length → bucket)"] == "96 → bucket 128; 240 → bucket 256; 600 tokens refused"
-    assert facts["decode steps"].startswith("prefill then 6 greedy decode steps per request, static KV cache of 520 positions")
+    assert facts["decode steps"].startswith(
+        "prefill then 6 greedy decode steps per request, static KV cache of 520 positions"
+    )
     # Its timings are generation events, not warm series: the scope says where they are and
     # that they decide nothing about speed (never "performance not measured").
-    assert facts["performance"].startswith("generation timings (time to first token, decode latency, tokens/s) are in section 7")
+    assert facts["performance"].startswith(
+        "generation timings (time to first token, decode latency, tokens/s) are in section 7"
+    )
     html, md = _report(log, tmp_path / "out")
     assert "96 → bucket 128" in html and "96 → bucket 128" in md
 
@@ -90,7 +103,10 @@ def test_a_request_the_declared_policy_refuses_is_said_and_does_not_block(tmp_pa
     disposition = judge_log(log).disposition
     rules = {r.rule: r for r in disposition.reasons}
     assert rules["refused-requests"].outcome == "note" and "600 tokens" in rules["refused-requests"].message
-    assert set(rules["refused-requests"].cases) == {"b1-l600-contiguous-float32-eager", "b1-l600-contiguous-float32-compiled"}
+    assert set(rules["refused-requests"].cases) == {
+        "b1-l600-contiguous-float32-eager",
+        "b1-l600-contiguous-float32-compiled",
+    }
     assert "skipped-cells" not in rules and disposition.outcome == "suitable"
     # Without the request event the same skips are a gap in the evidence again.
     lines = [line for line in log.read_text(encoding="utf-8").splitlines() if '"kind": "request"' not in line]

@@ -21,8 +21,13 @@ def test_a_suitable_headline_carries_its_scope_in_the_same_sentence() -> None:
 def test_mismatches_are_said_in_words_with_the_next_step_and_its_command(tmp_path: Path) -> None:
     judged = judge_log(FIXTURES / "synthetic_mismatch.jsonl")
     failed = [c for c in judged.run.cells if c.status == "mismatch"]
-    assert judged.view.finding.startswith(f"{len(failed)} cell(s) differ from the reference beyond tolerance (compiled/float32: {len(failed)})")
-    assert ("reportgen annotate synthetic_mismatch.jsonl", True) in judged.view.next_step.parts and "annotations.toml" in str(judged.view.next_step)
+    assert judged.view.finding.startswith(
+        f"{len(failed)} cell(s) differ from the reference beyond tolerance (compiled/float32: {len(failed)})"
+    )
+    assert (
+        "reportgen annotate synthetic_mismatch.jsonl",
+        True,
+    ) in judged.view.next_step.parts and "annotations.toml" in str(judged.view.next_step)
     build_report(FIXTURES / "synthetic_mismatch.jsonl", tmp_path)
     for name in ("report.html", "report.md"):
         text = (tmp_path / name).read_text(encoding="utf-8")

@@ -80,7 +80,9 @@ def test_site_pages_request_nothing_off_machine_and_out_is_the_only_change(tmp_p
     for name in ("synthetic_complete", "synthetic_mismatch"):
         (runs / name).mkdir(parents=True)
         shutil.copy(FIXTURES / f"{name}.jsonl", runs / name / "events.jsonl")
-    (runs / "site.toml").write_text('[[compare]]\nbaseline = "synthetic-complete"\ncandidate = "synthetic-mismatch"\n', encoding="utf-8")
+    (runs / "site.toml").write_text(
+        '[[compare]]\nbaseline = "synthetic-complete"\ncandidate = "synthetic-mismatch"\n', encoding="utf-8"
+    )
     before = snapshot(area)
     out = invoke(["site", runs, "--out", area / "site"])
     assert out.code == 0, out.output

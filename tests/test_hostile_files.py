@@ -47,12 +47,27 @@ def _big(path: Path) -> None:
 
 # (name, how to make the entry, message for a log named directly, message in a site build)
 ENTRIES: list[tuple[str, Callable[[Path], None], str, str]] = [
-    ("fifo", _fifo, "not read: a FIFO (named pipe), not a regular file", "skipped: a FIFO (named pipe), not a regular file"),
-    ("symlink to /dev/zero", _dev_zero, "not read: a character device, not a regular file", "skipped: a symlink to /dev/zero, outside"),
+    (
+        "fifo",
+        _fifo,
+        "not read: a FIFO (named pipe), not a regular file",
+        "skipped: a FIFO (named pipe), not a regular file",
+    ),
+    (
+        "symlink to /dev/zero",
+        _dev_zero,
+        "not read: a character device, not a regular file",
+        "skipped: a symlink to /dev/zero, outside",
+    ),
     ("folder named x.jsonl", _folder, "", "skipped: a folder, not a file"),
     ("dangling symlink", _dangling, "", "skipped: a dangling symlink"),
     ("symlink out of the folder", _outside_link, "", "skipped: a symlink to"),
-    ("larger than --max-log-size", _big, "larger than the limit of 12 KiB (--max-log-size)", "larger than the limit of 12 KiB"),
+    (
+        "larger than --max-log-size",
+        _big,
+        "larger than the limit of 12 KiB (--max-log-size)",
+        "larger than the limit of 12 KiB",
+    ),
 ]
 IDS = [e[0] for e in ENTRIES]
 
@@ -67,7 +82,9 @@ def _runs(tmp_path: Path, name: str, make: Callable[[Path], None]) -> tuple[Path
 
 
 @pytest.mark.parametrize("name,make,direct,in_site", ENTRIES, ids=IDS)
-def test_site_skips_the_entry_says_why_and_builds_the_rest(tmp_path: Path, name: str, make, direct: str, in_site: str) -> None:
+def test_site_skips_the_entry_says_why_and_builds_the_rest(
+    tmp_path: Path, name: str, make, direct: str, in_site: str
+) -> None:
     runs, entry = _runs(tmp_path, name, make)
     before = snapshot(tmp_path / "area")
     out = invoke(["site", runs, "--out", tmp_path / "site", "--max-log-size", "12K"])
@@ -82,7 +99,9 @@ def test_site_skips_the_entry_says_why_and_builds_the_rest(tmp_path: Path, name:
 
 @pytest.mark.parametrize("name,make,direct,in_site", [e for e in ENTRIES if e[2]], ids=[e[0] for e in ENTRIES if e[2]])
 @pytest.mark.parametrize("command", ["validate", "report", "diff"])
-def test_named_entry_is_refused_in_one_line(tmp_path: Path, command: str, name: str, make, direct: str, in_site: str) -> None:
+def test_named_entry_is_refused_in_one_line(
+    tmp_path: Path, command: str, name: str, make, direct: str, in_site: str
+) -> None:
     _, entry = _runs(tmp_path, name, make)
     args = {
         "validate": ["validate", entry],
@@ -115,7 +134,11 @@ def test_symlink_inside_the_folder_is_read_once(tmp_path: Path) -> None:
     assert "1 runs" in out.stdout
 
 
-@pytest.mark.parametrize("make,fragment", [(_fifo, "a FIFO"), (_dev_zero, "a character device"), (_big, "larger than the limit")], ids=["fifo", "dev-zero", "oversize"])
+@pytest.mark.parametrize(
+    "make,fragment",
+    [(_fifo, "a FIFO"), (_dev_zero, "a character device"), (_big, "larger than the limit")],
+    ids=["fifo", "dev-zero", "oversize"],
+)
 def test_annotations_that_are_not_regular_files_are_not_read(tmp_path: Path, make, fragment: str) -> None:
     run = tmp_path / "run"
     run.mkdir()

@@ -49,7 +49,34 @@ class _Tags(HTMLParser):
 
 # What CommonMark with tables makes of Markdown text, and the folding our summary template writes;
 # anything else was raw HTML from a log let through.
-MARKDOWN_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "code", "pre", "em", "strong", "ul", "ol", "li", "blockquote", "br", "hr", "a", "details", "summary"}
+MARKDOWN_TAGS = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "code",
+    "pre",
+    "em",
+    "strong",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "br",
+    "hr",
+    "a",
+    "details",
+    "summary",
+}
 
 
 def _no_live_markup(md: str) -> None:
@@ -82,21 +109,35 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 def test_pages_and_markdown_show_hidden_characters_visibly(outputs: dict[str, object]) -> None:
     root: Path = outputs["root"]  # type: ignore[assignment]
-    written = [p for p in root.rglob("*") if p.is_file() and p.suffix in (".html", ".md", ".js") and "runs" != p.parts[len(root.parts)]]
+    written = [
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix in (".html", ".md", ".js") and "runs" != p.parts[len(root.parts)]
+    ]
     pages = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in written}
-    for name in ("report/report.html", "report/report.md", "report/report-summary.md", "site/index.html", "compare/compare.md"):
+    for name in (
+        "report/report.html",
+        "report/report.md",
+        "report/report-summary.md",
+        "site/index.html",
+        "compare/compare.md",
+    ):
         assert name in pages, sorted(pages)
     for name, text in pages.items():
         assert _raw_hidden(text) == set(), (name, sorted(f"U+{ord(c):04X}" for c in _raw_hidden(text)))
     assert "&lt;U+202E&gt;" in pages["report/report.html"] and "&lt;U+202E&gt;" in pages["site/index.html"]
     assert "U+202E" in pages["report/report.md"] and "U+200B" in pages["compare/compare.md"]
-    assert any("U+202E" in text for name, text in pages.items() if name.startswith("site/") and name.endswith(".js")), "the index's rows script"
+    assert any("U+202E" in text for name, text in pages.items() if name.startswith("site/") and name.endswith(".js")), (
+        "the index's rows script"
+    )
 
 
 def test_markdown_outputs_have_no_live_markup(outputs: dict[str, object]) -> None:
     root: Path = outputs["root"]  # type: ignore[assignment]
     said = outputs["said"]
-    mds = [p.read_text(encoding="utf-8") for p in (root / "report").glob("*.md")] + [p.read_text(encoding="utf-8") for p in (root / "compare").glob("*.md")]
+    mds = [p.read_text(encoding="utf-8") for p in (root / "report").glob("*.md")] + [
+        p.read_text(encoding="utf-8") for p in (root / "compare").glob("*.md")
+    ]
     mds.append(said[3].stdout)  # type: ignore[index]
     assert len(mds) >= 4 and "U+202E" in said[3].stdout  # type: ignore[index]
     for md in mds:
@@ -125,11 +166,18 @@ def test_a_refusal_message_escapes_what_it_quotes(tmp_path: Path) -> None:
         assert _raw_hidden(out.output) == set() and "<U+001B>" in out.output, out.output
 
 
-def test_the_collector_escapes_a_modules_text_on_the_terminal(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_the_collector_escapes_a_modules_text_on_the_terminal(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "evil.py").write_text(f"raise ImportError({HIDDEN!r})\n", encoding="utf-8")
     plan = tmp_path / "evil.toml"
-    plan.write_text((REPO / "tests" / "workloads" / "faulty.toml").read_text(encoding="utf-8").replace('"faulty.py"', '"evil.py"'), encoding="utf-8")
-    code = collector_main(["--workload", str(plan), "--target", "cpu", "--out", str(tmp_path / "runs"), "--cold", "off"])
+    plan.write_text(
+        (REPO / "tests" / "workloads" / "faulty.toml").read_text(encoding="utf-8").replace('"faulty.py"', '"evil.py"'),
+        encoding="utf-8",
+    )
+    code = collector_main(
+        ["--workload", str(plan), "--target", "cpu", "--out", str(tmp_path / "runs"), "--cold", "off"]
+    )
     err = capfd.readouterr().err
     assert code == 2 and "raised on import: ImportError" in err
     assert _raw_hidden(err) == set() and "<U+202E>" in err and "<U+001B>[2J" in err, err
@@ -138,7 +186,11 @@ def test_the_collector_escapes_a_modules_text_on_the_terminal(tmp_path: Path, ca
 def test_the_hidden_class_covers_every_control_and_format_character() -> None:
     """The class in collector.visible is written out; it must hold every Cc, Cf, Cs, Zl and Zp
     code point this Python knows (it may hold more: format characters of later Unicode)."""
-    missing = [f"U+{cp:04X}" for cp in range(0x110000) if unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Zl", "Zp") and visible(chr(cp), keep="") == chr(cp)]
+    missing = [
+        f"U+{cp:04X}"
+        for cp in range(0x110000)
+        if unicodedata.category(chr(cp)) in ("Cc", "Cf", "Cs", "Zl", "Zp") and visible(chr(cp), keep="") == chr(cp)
+    ]
     assert missing == []
     assert visible("a\tb\nc") == "a\tb\nc" and terminal("\x1b[2J") == "<U+001B>[2J"
     assert visible("tiny-\u202eredocne") == "tiny-<U+202E>redocne" and visible("plain é 名") == "plain é 名"

@@ -46,10 +46,20 @@ def _parse(html: str) -> _Links:
 
 # (name, Markdown, href that may appear (None: no link at all), text the reader still sees)
 MARKDOWN: list[tuple[str, str, str | None, str]] = [
-    ("remote image", "![pixel](https://evil.example/pixel.png)", None, "image not shown: pixel, https://evil.example/pixel.png"),
+    (
+        "remote image",
+        "![pixel](https://evil.example/pixel.png)",
+        None,
+        "image not shown: pixel, https://evil.example/pixel.png",
+    ),
     ("image beside the log", "![plot](plot.png)", None, "image not shown: plot, plot.png"),
     ("image as a data URL", "![x](data:image/png;base64,AAAA)", None, "![x](data:image/png;base64,AAAA)"),
-    ("reference-style image", "![p][i]\n\n[i]: https://evil.example/p.png", None, "image not shown: p, https://evil.example/p.png"),
+    (
+        "reference-style image",
+        "![p][i]\n\n[i]: https://evil.example/p.png",
+        None,
+        "image not shown: p, https://evil.example/p.png",
+    ),
     ("absolute local path", "[passwords](/etc/passwd)", None, "[passwords](/etc/passwd)"),
     ("file URL", "[passwords](file:///etc/passwd)", None, "file:///etc/passwd"),
     ("file autolink", "<file:///etc/passwd>", None, "file:///etc/passwd"),
@@ -68,7 +78,9 @@ MARKDOWN: list[tuple[str, str, str | None, str]] = [
 
 
 @pytest.mark.parametrize("name,text,href,visible", MARKDOWN, ids=[m[0] for m in MARKDOWN])
-def test_annotation_markdown_loads_nothing_and_links_only_where_safe(name: str, text: str, href: str | None, visible: str) -> None:
+def test_annotation_markdown_loads_nothing_and_links_only_where_safe(
+    name: str, text: str, href: str | None, visible: str
+) -> None:
     html = str(render_markdown(text))
     parsed = _parse(html)
     assert parsed.images == [] and parsed.handlers == [], html
@@ -102,7 +114,9 @@ def hostile_run(folder: Path) -> Path:
             event["run_id"] = "hostile-markup"
     (folder / "events.jsonl").write_text(dumps(events), encoding="utf-8")
     notes = "\n".join(f"{m[1]}\n" for m in MARKDOWN)
-    (folder / "annotations.toml").write_text(f"[{json.dumps(HOSTILE_CASE)}]\nexplanation = {json.dumps(notes)}\n", encoding="utf-8")
+    (folder / "annotations.toml").write_text(
+        f"[{json.dumps(HOSTILE_CASE)}]\nexplanation = {json.dumps(notes)}\n", encoding="utf-8"
+    )
     return folder / "events.jsonl"
 
 
@@ -113,7 +127,9 @@ def test_chart_labels_are_plain_text(tmp_path: Path) -> None:
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     specs = re.findall(r'<script type="application/json" data-figure="[^"]+">(.*?)</script>', html, re.S)
     assert specs
-    labels = json.dumps([json.loads(s.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")) for s in specs])
+    labels = json.dumps(
+        [json.loads(s.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")) for s in specs]
+    )
     assert "evil.example" in labels, "the case key is in the charts"
     assert "<a href" not in labels and "&lt;a href" in labels, "as text plotly shows, never as its link markup"
 
@@ -127,7 +143,9 @@ def test_every_page_carries_a_content_security_policy(tmp_path: Path) -> None:
     for name in ("synthetic_complete", "synthetic_mismatch"):
         (runs / name).mkdir()
         shutil.copy(FIXTURES / f"{name}.jsonl", runs / name / "events.jsonl")
-    (runs / "site.toml").write_text('[[compare]]\nbaseline = "synthetic-complete"\ncandidate = "synthetic-mismatch"\n', encoding="utf-8")
+    (runs / "site.toml").write_text(
+        '[[compare]]\nbaseline = "synthetic-complete"\ncandidate = "synthetic-mismatch"\n', encoding="utf-8"
+    )
     out = invoke(["site", runs, "--out", tmp_path / "site"])
     assert out.code == 0, out.output
     pages = sorted((tmp_path / "site").rglob("*.html"))

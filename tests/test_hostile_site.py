@@ -66,12 +66,24 @@ STATES: list[tuple[str, Callable[[Path], bytes], str]] = [
     ("slug is an absolute path", _with_slug(str(Path("/tmp"))), "slug: String should match pattern"),
     ("slug is dot-dot", _with_slug(".."), "slug: String should match pattern"),
     ("top level is a list", _raw(b"[1, 2]\n"), "not a JSON object with a fingerprint and runs"),
-    ("runs is a list", lambda out: json.dumps({"fingerprint": _state(out)["fingerprint"], "runs": []}).encode(), "runs: Input should be a valid dictionary"),
-    ("run is a string", lambda out: json.dumps({"fingerprint": _state(out)["fingerprint"], "runs": {"a": "b"}}).encode(), "Input should be a valid dictionary"),
+    (
+        "runs is a list",
+        lambda out: json.dumps({"fingerprint": _state(out)["fingerprint"], "runs": []}).encode(),
+        "runs: Input should be a valid dictionary",
+    ),
+    (
+        "run is a string",
+        lambda out: json.dumps({"fingerprint": _state(out)["fingerprint"], "runs": {"a": "b"}}).encode(),
+        "Input should be a valid dictionary",
+    ),
     ("counts are text", _edit_run(counts={"pass": "many"}), "counts.pass"),
     ("huge count", _edit_run(counts={"pass": 10**400}), "counts.pass"),
     ("unknown field", _edit_run(extra_field=1), "fields a summary does not have"),
-    ("slug of a comparison climbs out", lambda out: json.dumps(dict(_state(out), comparisons={"../../victim": {"key": "k", "link": {}}})).encode(), "comparisons"),
+    (
+        "slug of a comparison climbs out",
+        lambda out: json.dumps(dict(_state(out), comparisons={"../../victim": {"key": "k", "link": {}}})).encode(),
+        "comparisons",
+    ),
     ("not JSON", _raw(b"{nope\n"), "Expecting property name"),
     ("not UTF-8", _raw(b'{"fingerprint": "\xff"}\n'), "can't decode byte 0xff"),
     ("nested very deeply", _raw(b"[" * 200_000 + b"]" * 200_000), "ignoring"),
@@ -80,7 +92,9 @@ STATES: list[tuple[str, Callable[[Path], bytes], str]] = [
 
 
 @pytest.mark.parametrize("name,plant,fragment", STATES, ids=[s[0] for s in STATES])
-def test_planted_state_is_ignored_with_a_warning_and_nothing_outside_changes(tmp_path: Path, name: str, plant, fragment: str) -> None:
+def test_planted_state_is_ignored_with_a_warning_and_nothing_outside_changes(
+    tmp_path: Path, name: str, plant, fragment: str
+) -> None:
     runs, out, victim = _area(tmp_path)
     (out / STATE_NAME).write_bytes(plant(out))
     outside = snapshot(tmp_path / "area" / "runs"), snapshot(victim)
@@ -127,7 +141,9 @@ def test_page_that_is_a_symlink_is_replaced_not_written_through(tmp_path: Path) 
     result = invoke(["site", runs, "--out", out])
     assert result.code == 0
     assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
-    assert not (out / "index.html").is_symlink() and "synthetic-complete" in (out / "index.html").read_text(encoding="utf-8")
+    assert not (out / "index.html").is_symlink() and "synthetic-complete" in (out / "index.html").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_stale_run_folder_that_is_a_symlink_only_loses_the_link(tmp_path: Path) -> None:

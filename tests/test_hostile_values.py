@@ -60,35 +60,136 @@ HUGE = 10**400
 
 # (name, how to build the file, line, message fragment)
 CASES: list[tuple[str, Callable[[Lines], bytes], int, str]] = [
-    ("repeated key: mismatch then pass", _raw_line(FIRST_RESULT, lambda l: _status(l, "mismatch")), 7, "duplicate key 'status' in one JSON object"),
-    ("repeated key in a nested object", _raw_line(FIRST_RESULT, lambda l: l.replace('"mismatched": 0', '"mismatched": 17, "mismatched": 0')), 7, "duplicate key 'mismatched'"),
-    ("repeated key with space before the colon", _raw_line(FIRST_RESULT, lambda l: l.replace('"status": "pass"', '"status" : "mismatch", "status": "pass"')), 7, "duplicate key 'status'"),
-    ("repeated key hidden by a colon in a string", _raw_line(FIRST_RESULT, lambda l: l.replace('"status": "pass"', '"status" :"mismatch", "status": "pass"').replace('"warnings": []', '"warnings": ["x\\": y"]')), 7, "duplicate key 'status'"),
-    ("repeated key in a run_start", _raw_line(0, lambda l: l.replace('"run_id": "synthetic-tiny-cpu"', '"run_id": "a", "run_id": "synthetic-tiny-cpu"')), 1, "duplicate key 'run_id'"),
-    ("repeated key in the plan's tolerances", _raw_line(2, lambda l: l.replace('"tolerances": {', '"tolerances": {"float32": {"atol": 1, "rtol": 1}, ')), 3, "duplicate key 'float32'"),
-    ("plan names a case twice", _duplicate_case, 3, "matrix lists case 'b1-l16-contiguous-float32-eager' twice (entries 0 and 4)"),
+    (
+        "repeated key: mismatch then pass",
+        _raw_line(FIRST_RESULT, lambda l: _status(l, "mismatch")),
+        7,
+        "duplicate key 'status' in one JSON object",
+    ),
+    (
+        "repeated key in a nested object",
+        _raw_line(FIRST_RESULT, lambda l: l.replace('"mismatched": 0', '"mismatched": 17, "mismatched": 0')),
+        7,
+        "duplicate key 'mismatched'",
+    ),
+    (
+        "repeated key with space before the colon",
+        _raw_line(FIRST_RESULT, lambda l: l.replace('"status": "pass"', '"status" : "mismatch", "status": "pass"')),
+        7,
+        "duplicate key 'status'",
+    ),
+    (
+        "repeated key hidden by a colon in a string",
+        _raw_line(
+            FIRST_RESULT,
+            lambda l: l.replace('"status": "pass"', '"status" :"mismatch", "status": "pass"').replace(
+                '"warnings": []', '"warnings": ["x\\": y"]'
+            ),
+        ),
+        7,
+        "duplicate key 'status'",
+    ),
+    (
+        "repeated key in a run_start",
+        _raw_line(
+            0, lambda l: l.replace('"run_id": "synthetic-tiny-cpu"', '"run_id": "a", "run_id": "synthetic-tiny-cpu"')
+        ),
+        1,
+        "duplicate key 'run_id'",
+    ),
+    (
+        "repeated key in the plan's tolerances",
+        _raw_line(2, lambda l: l.replace('"tolerances": {', '"tolerances": {"float32": {"atol": 1, "rtol": 1}, ')),
+        3,
+        "duplicate key 'float32'",
+    ),
+    (
+        "plan names a case twice",
+        _duplicate_case,
+        3,
+        "matrix lists case 'b1-l16-contiguous-float32-eager' twice (entries 0 and 4)",
+    ),
     ("only blank lines", lambda e: b"\n\n\n", 0, "no events: the file holds only blank lines (3)"),
     ("only white space", lambda e: b"  \n\t\r\n", 0, "no events: the file holds only blank lines (2)"),
     ("CR-only line endings", lambda e: _text(e).replace(b"\n", b"\r"), 1, "lines end in a bare CR"),
-    ("CR-only line endings, as a whole", lambda e: _text(e).replace(b"\n", b"\r"), 0, "no events: the file uses bare CR line endings"),
-    ("CR-only line endings after a good line", lambda e: _text(e[:1]) + _text(e[1:]).replace(b"\n", b"\r"), 2, "lines end in a bare CR"),
-    ("lone surrogate in a message", _raw_line(3, lambda l: l.replace('"synthetic warning', '"\\ud800 synthetic warning')), 4, "message: a lone surrogate escape"),
-    ("lone surrogate in a case key", _raw_line(FIRST_RESULT, lambda l: l.replace('"case": "b1-l16-contiguous-float32-eager"', '"case": "b1\\udfff"')), 7, "case: a lone surrogate escape"),
-    ("lone surrogate in a key", _raw_line(3, lambda l: l.replace('"category"', '"cat\\ud800"')), 4, "a key: a lone surrogate escape"),
-    ("400-digit count", _set(FIRST_RESULT, "error_stats.total", HUGE), 7, f"error_stats.total: Input should be less than or equal to {INT64_MAX}"),
+    (
+        "CR-only line endings, as a whole",
+        lambda e: _text(e).replace(b"\n", b"\r"),
+        0,
+        "no events: the file uses bare CR line endings",
+    ),
+    (
+        "CR-only line endings after a good line",
+        lambda e: _text(e[:1]) + _text(e[1:]).replace(b"\n", b"\r"),
+        2,
+        "lines end in a bare CR",
+    ),
+    (
+        "lone surrogate in a message",
+        _raw_line(3, lambda l: l.replace('"synthetic warning', '"\\ud800 synthetic warning')),
+        4,
+        "message: a lone surrogate escape",
+    ),
+    (
+        "lone surrogate in a case key",
+        _raw_line(
+            FIRST_RESULT, lambda l: l.replace('"case": "b1-l16-contiguous-float32-eager"', '"case": "b1\\udfff"')
+        ),
+        7,
+        "case: a lone surrogate escape",
+    ),
+    (
+        "lone surrogate in a key",
+        _raw_line(3, lambda l: l.replace('"category"', '"cat\\ud800"')),
+        4,
+        "a key: a lone surrogate escape",
+    ),
+    (
+        "400-digit count",
+        _set(FIRST_RESULT, "error_stats.total", HUGE),
+        7,
+        f"error_stats.total: Input should be less than or equal to {INT64_MAX}",
+    ),
     ("400-digit batch", _set(2, "matrix.0.batch", HUGE), 3, "matrix.0.batch: Input should be less than or equal to"),
     ("400-digit seq", _set(4, "seq", HUGE), 5, "seq: Input should be less than or equal to"),
-    ("400-digit shape", _set(FIRST_RESULT, "outputs.0.shape", [1, HUGE]), 7, "outputs.0.shape.1: Input should be less than or equal to"),
-    ("1e400 in a count", _raw_line(FIRST_RESULT, lambda l: l.replace('"mismatched": 0', '"mismatched": 1e400')), 7, "error_stats.mismatched"),
-    ("negative error", _set(FIRST_RESULT, "error_stats.max_abs", -1.0), 7, "error_stats.max_abs: Input should be greater than or equal to 0"),
-    ("timing beyond a billion seconds", _set(8, "warm.median_s", 1e300), 9, "warm.median_s: Input should be less than or equal to 1000000000"),
-    ("cold time near 1e308", _set(8, "cold.seconds", 1.7e308), 9, "cold.seconds: Input should be less than or equal to"),
+    (
+        "400-digit shape",
+        _set(FIRST_RESULT, "outputs.0.shape", [1, HUGE]),
+        7,
+        "outputs.0.shape.1: Input should be less than or equal to",
+    ),
+    (
+        "1e400 in a count",
+        _raw_line(FIRST_RESULT, lambda l: l.replace('"mismatched": 0', '"mismatched": 1e400')),
+        7,
+        "error_stats.mismatched",
+    ),
+    (
+        "negative error",
+        _set(FIRST_RESULT, "error_stats.max_abs", -1.0),
+        7,
+        "error_stats.max_abs: Input should be greater than or equal to 0",
+    ),
+    (
+        "timing beyond a billion seconds",
+        _set(8, "warm.median_s", 1e300),
+        9,
+        "warm.median_s: Input should be less than or equal to 1000000000",
+    ),
+    (
+        "cold time near 1e308",
+        _set(8, "cold.seconds", 1.7e308),
+        9,
+        "cold.seconds: Input should be less than or equal to",
+    ),
 ]
 
 
 @pytest.mark.parametrize("name,build,line,fragment", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("command", ["validate", "report"])
-def test_bad_value_is_one_located_line(tmp_path: Path, command: str, name: str, build, line: int, fragment: str) -> None:
+def test_bad_value_is_one_located_line(
+    tmp_path: Path, command: str, name: str, build, line: int, fragment: str
+) -> None:
     log = tmp_path / "events.jsonl"
     log.write_bytes(build(complete_log()))
     args = ["validate", log] if command == "validate" else ["report", log, "--out", tmp_path / "out"]
@@ -106,7 +207,9 @@ def test_fast_path_still_takes_every_line_of_a_clean_log() -> None:
     taken: list[int] = []
     original = validation._Checker.check_line
     try:
-        validation._Checker.check_line = lambda self, number, raw, unterminated: taken.append(number) or original(self, number, raw, unterminated)  # type: ignore[method-assign]
+        validation._Checker.check_line = lambda self, number, raw, unterminated: (
+            taken.append(number) or original(self, number, raw, unterminated)
+        )  # type: ignore[method-assign]
         path = FIXTURES / "synthetic_complete.jsonl"
         reading = read_log(path)
     finally:
@@ -181,7 +284,9 @@ def test_one_bad_log_in_a_site_is_reported_and_the_rest_written(tmp_path: Path) 
     assert len(list((tmp_path / "site" / "runs").iterdir())) == 2
 
 
-def test_a_run_that_fails_to_render_is_skipped_and_the_rest_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_that_fails_to_render_is_skipped_and_the_rest_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Whatever goes wrong with one run's page (a bug included), the others are published."""
     from reportgen.publish import site
 
@@ -196,17 +301,35 @@ def test_a_run_that_fails_to_render_is_skipped_and_the_rest_written(tmp_path: Pa
     runs = _site_runs(tmp_path)
     out = invoke(["site", runs, "--out", tmp_path / "site"])
     assert out.code == 1
-    assert "could not be rendered: RuntimeError: simulated failure second line" in out.line_with("could not be rendered")
+    assert "could not be rendered: RuntimeError: simulated failure second line" in out.line_with(
+        "could not be rendered"
+    )
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "synthetic-complete" in index and "synthetic-mismatch" not in index
     assert len(list((tmp_path / "site" / "runs").iterdir())) == 1
 
 
 ANNOTATIONS: list[tuple[str, str, int, str]] = [
-    ("TOML nested very deeply", "[b2-l16-contiguous-float32-compiled]\nexplanation = 'x'\nx = " + "[" * 100_000 + "]" * 100_000 + "\n", 1, "nested too deeply"),
+    (
+        "TOML nested very deeply",
+        "[b2-l16-contiguous-float32-compiled]\nexplanation = 'x'\nx = " + "[" * 100_000 + "]" * 100_000 + "\n",
+        1,
+        "nested too deeply",
+    ),
     ("TOML lone surrogate", '[b2-l16-contiguous-float32-compiled]\nexplanation = "\\ud800"\n', 1, "not valid TOML"),
     ("not UTF-8", "[b2-l16-contiguous-float32-compiled]\nexplanation = '\udcff'\n", 1, "not UTF-8 text"),
-    ("Markdown nested very deeply", "[b2-l16-contiguous-float32-compiled]\nexplanation = '''" + ">" * 20_000 + " deep\n" + "- " * 5_000 + "x\n" + "[" * 20_000 + "'''\n", 0, ""),
+    (
+        "Markdown nested very deeply",
+        "[b2-l16-contiguous-float32-compiled]\nexplanation = '''"
+        + ">" * 20_000
+        + " deep\n"
+        + "- " * 5_000
+        + "x\n"
+        + "[" * 20_000
+        + "'''\n",
+        0,
+        "",
+    ),
 ]
 
 

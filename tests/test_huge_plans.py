@@ -23,12 +23,18 @@ from tests.conftest import REPO
 FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
 
 
-def _plan(folder: Path, shapes: list[tuple[int, int]], extra: str = "", dtype: str = "float32", layout: str = "contiguous") -> Path:
+def _plan(
+    folder: Path, shapes: list[tuple[int, int]], extra: str = "", dtype: str = "float32", layout: str = "contiguous"
+) -> Path:
     """The faulty test workload with another matrix (2 modes per shape)."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(FAULTY.with_suffix(".py"), folder / "faulty.py")
-    text = FAULTY.read_text(encoding="utf-8").replace("shapes = [[1, 4], [2, 4]]", "shapes = [" + ", ".join(f"[{b}, {l}]" for b, l in shapes) + "]" + extra)
-    text = text.replace('dtypes = ["float32"]', f'dtypes = ["{dtype}"]').replace('layouts = ["contiguous"]', f'layouts = ["{layout}"]')
+    text = FAULTY.read_text(encoding="utf-8").replace(
+        "shapes = [[1, 4], [2, 4]]", "shapes = [" + ", ".join(f"[{b}, {l}]" for b, l in shapes) + "]" + extra
+    )
+    text = text.replace('dtypes = ["float32"]', f'dtypes = ["{dtype}"]').replace(
+        'layouts = ["contiguous"]', f'layouts = ["{layout}"]'
+    )
     path = folder / "plan.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -49,24 +55,54 @@ def _one_log(out: Path) -> Path:
     return logs[0]
 
 
-def test_a_matrix_too_large_for_one_log_is_refused_with_its_count(huge: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    code = collector_main(["--workload", str(huge), "--target", "cpu", "--out", str(tmp_path / "runs"), "--cold", "off"])
+def test_a_matrix_too_large_for_one_log_is_refused_with_its_count(
+    huge: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    code = collector_main(
+        ["--workload", str(huge), "--target", "cpu", "--out", str(tmp_path / "runs"), "--cold", "off"]
+    )
     err = capfd.readouterr().err
     assert code == 2
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "100,000 cells" in lines[0] and f"{MAX_PLANNED_CELLS:,}" in lines[0] and "--max-cells" in lines[0], err
+    assert (
+        len(lines) == 1
+        and "100,000 cells" in lines[0]
+        and f"{MAX_PLANNED_CELLS:,}" in lines[0]
+        and "--max-cells" in lines[0]
+    ), err
     assert not (tmp_path / "runs").exists(), "nothing is written"
 
 
-def test_a_capped_huge_plan_says_its_count_estimates_and_writes_a_valid_log(huge: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_capped_huge_plan_says_its_count_estimates_and_writes_a_valid_log(
+    huge: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(Progress, "ESTIMATE_EVERY_S", 0.0)  # every cell, not once a minute
     out = tmp_path / "runs"
-    code = collector_main(["--workload", str(huge), "--target", "cpu", "--out", str(out), "--cold", "off", "--modes", "eager", "--max-cells", "5", "--warm", "1"])
+    code = collector_main(
+        [
+            "--workload",
+            str(huge),
+            "--target",
+            "cpu",
+            "--out",
+            str(out),
+            "--cold",
+            "off",
+            "--modes",
+            "eager",
+            "--max-cells",
+            "5",
+            "--warm",
+            "1",
+        ]
+    )
     err = capfd.readouterr().err
     assert code == 0, err[-3000:]
     said = err.splitlines()
     count = [line for line in said if "planned cells" in line]
-    assert count == ["collector plan: 5 planned cells (the first of the matrix's 100,000: --max-cells 5); this run runs 3 of them (an estimate of the time left follows the first cells)"]
+    assert count == [
+        "collector plan: 5 planned cells (the first of the matrix's 100,000: --max-cells 5); this run runs 3 of them (an estimate of the time left follows the first cells)"
+    ]
     first_cell = next(i for i, line in enumerate(said) if "[1/3]" in line)
     assert said.index(count[0]) < first_cell, "the count comes before any cell"
     assert any("estimate: about" in line and "left for 2 cell(s)" in line for line in said), err
@@ -75,9 +111,13 @@ def test_a_capped_huge_plan_says_its_count_estimates_and_writes_a_valid_log(huge
     assert done.exit_code == 0, done.output
     plan = next(e for e in read_log(log).events if e.kind == "plan")
     assert len(plan.matrix) == 5 and plan.matrix_cells == 100_000
-    report = CliRunner().invoke(reportgen_main, ["report", str(log), "--out", str(tmp_path / "report"), "--format", "md"])
+    report = CliRunner().invoke(
+        reportgen_main, ["report", str(log), "--out", str(tmp_path / "report"), "--format", "md"]
+    )
     assert report.exit_code == 0, report.output
-    assert "the plan's matrix has 100,000 cells; this run planned the first 5" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert "the plan's matrix has 100,000 cells; this run planned the first 5" in (
+        tmp_path / "report" / "report.md"
+    ).read_text(encoding="utf-8")
 
 
 def test_the_plan_key_caps_and_the_option_only_lowers_it(tmp_path: Path) -> None:
@@ -90,17 +130,30 @@ def test_the_plan_key_caps_and_the_option_only_lowers_it(tmp_path: Path) -> None
     assert [c.case for c in plan.cells] == [c.case for c in load_plan(path).cells[:3]]
     fields = plan.event_fields(plan.cells)
     assert fields["matrix_cells"] == 60 and len(fields["matrix"]) == 3
-    assert load_plan(_plan(tmp_path / "whole", HUGE[:3])).event_fields(load_plan(_plan(tmp_path / "whole", HUGE[:3])).cells)["matrix_cells"] is None
+    assert (
+        load_plan(_plan(tmp_path / "whole", HUGE[:3])).event_fields(
+            load_plan(_plan(tmp_path / "whole", HUGE[:3])).cells
+        )["matrix_cells"]
+        is None
+    )
 
 
 def test_the_collector_and_the_contract_agree_on_the_line_limit_and_the_largest_plan_fits(tmp_path: Path) -> None:
     assert eventlog.MAX_LINE_BYTES == validation.MAX_LINE_BYTES
     # The longest case keys a plan can make: 19-digit batch and length, the longest dtype and layout names.
     big = 10**18
-    path = _plan(tmp_path, [(big + i, big + i) for i in range(MAX_PLANNED_CELLS // 2)], dtype="bfloat16", layout="noncontiguous")
+    path = _plan(
+        tmp_path, [(big + i, big + i) for i in range(MAX_PLANNED_CELLS // 2)], dtype="bfloat16", layout="noncontiguous"
+    )
     plan = load_plan(path)
     assert len(plan.cells) == MAX_PLANNED_CELLS and plan.size_problem() is None
-    event = {"schema_version": eventlog.SCHEMA_VERSION, "seq": 1, "time": eventlog.utc_now(), "kind": "plan", **plan.event_fields(plan.cells)}
+    event = {
+        "schema_version": eventlog.SCHEMA_VERSION,
+        "seq": 1,
+        "time": eventlog.utc_now(),
+        "kind": "plan",
+        **plan.event_fields(plan.cells),
+    }
     event["selection"] = {"only": ["*"], "modes": ["eager"], "cases": [c.case for c in plan.cells]}
     event.update(model_revision="x" * 1000, weights_sha256="0" * 64, target="cpu")
     assert len(json.dumps(event, ensure_ascii=False).encode("utf-8")) < eventlog.MAX_LINE_BYTES

@@ -31,9 +31,11 @@ HEAVY = ["pydantic", "plotly", "pandas", "numpy", "s3fs", "fsspec", "botocore", 
 
 
 def loaded(*args: str) -> tuple[int | None, list[str]]:
-    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(HEAVY), *args], cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(HEAVY), *args], cwd=REPO, capture_output=True, text=True, check=False
+    )
     line = next(l for l in done.stderr.splitlines() if l.startswith("LOADED "))
-    found = json.loads(line[len("LOADED "):])
+    found = json.loads(line[len("LOADED ") :])
     return found["code"], found["heavy"]
 
 
@@ -72,7 +74,13 @@ def test_a_site_build_with_nothing_to_do_imports_no_heavy_module(tmp_path: Path)
     then = time.time_ns() - 3600 * 10**9  # a change just now is never trusted by the no-op check
     for path in sorted(runs.rglob("*"), reverse=True) + [runs]:
         os.utime(path, ns=(then, then))
-    first = subprocess.run([sys.executable, "-m", "reportgen", "site", str(runs), "--out", str(tmp_path / "site")], cwd=REPO, capture_output=True, text=True, check=False)
+    first = subprocess.run(
+        [sys.executable, "-m", "reportgen", "site", str(runs), "--out", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert first.returncode == 0, first.stderr[-2000:]
     code, heavy = loaded("site", str(runs), "--out", str(tmp_path / "site"))
     assert code in (0, None) and heavy == [], heavy
@@ -90,15 +98,24 @@ def test_report_imports_no_chart_frame_or_object_store_module(tmp_path: Path) ->
 # Modules a no-change site build of local runs must not import either: the object-store code
 # (for s3:// locations only) and the renderer. Each costs a no-op build a measurable share of
 # its time, beside the heavy modules above.
-NOT_FOR_A_LOCAL_NOOP = ["reportgen.storage.remote", "reportgen.storage.sources", "reportgen.render.templating", "reportgen.judge.disposition", "markupsafe", "msgspec"]
+NOT_FOR_A_LOCAL_NOOP = [
+    "reportgen.storage.remote",
+    "reportgen.storage.sources",
+    "reportgen.render.templating",
+    "reportgen.judge.disposition",
+    "markupsafe",
+    "msgspec",
+]
 OBJECT_STORE = ["s3fs", "fsspec", "botocore", "boto3", "aiobotocore"]
 
 
 def _loaded_of(modules: list[str], *args: str) -> tuple[int | None, list[str]]:
-    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(modules), *args], cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(modules), *args], cwd=REPO, capture_output=True, text=True, check=False
+    )
     line = next((l for l in done.stderr.splitlines() if l.startswith("LOADED ")), None)
     assert line is not None, done.stderr[-2000:]
-    found = json.loads(line[len("LOADED "):])
+    found = json.loads(line[len("LOADED ") :])
     return found["code"], found["heavy"]
 
 
@@ -151,7 +168,9 @@ def test_the_no_op_check_watches_the_constraint_data_it_skips_checking() -> None
     assert not any("__pycache__" in path for path in watched)
 
 
-def test_a_broken_constraint_file_stops_a_site_build_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_broken_constraint_file_stops_a_site_build_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import shutil
 
     from click.testing import CliRunner
@@ -162,7 +181,9 @@ def test_a_broken_constraint_file_stops_a_site_build_with_one_line(tmp_path: Pat
     edited = tmp_path / "constraints"
     shutil.copytree(backend_docs.CONSTRAINTS_DIR, edited)
     path = edited / backend_docs.constraints_path("neuron").name
-    path.write_text(path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("required_versions = [", "required_version = [", 1), encoding="utf-8"
+    )
     monkeypatch.setattr(backend_docs, "CONSTRAINTS_DIR", edited)
     backend_docs.load_backend_docs.cache_clear()
     try:
@@ -170,5 +191,7 @@ def test_a_broken_constraint_file_stops_a_site_build_with_one_line(tmp_path: Pat
     finally:
         backend_docs.load_backend_docs.cache_clear()
     assert result.exit_code == 2, result.output
-    assert result.output.strip().startswith(f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'")
+    assert result.output.strip().startswith(
+        f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'"
+    )
     assert not (tmp_path / "site" / "index.html").exists()

@@ -42,12 +42,16 @@ def test_a_float64_buffer_and_an_int64_input_beyond_int32_become_plan_check_find
     assert review.classification == "blocked"
     # Without the inspection the plan alone says nothing of either.
     assert not {"float64-as-float32"} & {f.id for f in review_plan(WIDE, "neuron").findings}
-    result = CliRunner().invoke(reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--target", "neuron"])
+    result = CliRunner().invoke(
+        reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--target", "neuron"]
+    )
     assert result.exit_code == 4, result.output
     assert "basis: predicted from the graph, not measured on the device" in result.output
     assert "b1-l4-contiguous: 4 distinct operators" in result.output and "aten::embedding ×1" in result.output
     assert "1 float64 tensor(s)" not in result.output and "1 int64 tensor(s) beyond int32" in result.output
-    md = CliRunner().invoke(reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--format", "md"])
+    md = CliRunner().invoke(
+        reportgen, ["plan-check", str(WIDE), "--inspection", str(tmp_path / "wide.jsonl"), "--format", "md"]
+    )
     assert "(predicted from the graph, not measured on the device)" in md.output
 
 
@@ -60,10 +64,15 @@ def test_on_the_cpu_target_the_same_graph_predicts_no_precision_finding(tmp_path
 def test_the_sample_inspections_join_the_neuron_constraint_data(name: str, plan: str) -> None:
     log = read_inspection(SAMPLES / f"{name}.inspection.jsonl")
     review = review_plan(REPO / "collector" / "workloads" / plan, "neuron", log)
-    assert not any(f.id == "inspection-stale" for f in review.findings), "the sample inspection is stale: remake it (sample_inspections/README.md)"
+    assert not any(f.id == "inspection-stale" for f in review.findings), (
+        "the sample inspection is stale: remake it (sample_inspections/README.md)"
+    )
     predicted = {f.id: f for f in review.findings if f.basis == PREDICTED}
     # Both attend through SDPA, which the Neuron data documents; no fallback list exists to predict from.
-    assert "operator-sdpa-paths" in predicted and "aten::scaled_dot_product_attention" in predicted["operator-sdpa-paths"].title
+    assert (
+        "operator-sdpa-paths" in predicted
+        and "aten::scaled_dot_product_attention" in predicted["operator-sdpa-paths"].title
+    )
     assert "names no operator as unsupported" in predicted["operators-fallback-unlisted"].detail
     assert log.end is not None and log.end.shapes_inspected == log.end.shapes_planned == len(log.shapes)
 
@@ -72,7 +81,9 @@ def test_the_sample_inspections_join_the_neuron_constraint_data(name: str, plan:
 def test_tiny_encoder_inspected_again_gives_the_committed_operator_lists(tmp_path: Path) -> None:
     fresh = read_inspection(_inspect(REPO / "collector" / "workloads" / "tiny_encoder.toml", tmp_path / "tiny.jsonl"))
     kept = read_inspection(SAMPLES / "tiny-encoder.inspection.jsonl")
-    assert [(s.shape, s.operators, s.graph_count, s.inputs) for s in fresh.shapes] == [(s.shape, s.operators, s.graph_count, s.inputs) for s in kept.shapes]
+    assert [(s.shape, s.operators, s.graph_count, s.inputs) for s in fresh.shapes] == [
+        (s.shape, s.operators, s.graph_count, s.inputs) for s in kept.shapes
+    ]
     noncontiguous = [s for s in fresh.shapes if s.layout == "noncontiguous"]
     assert noncontiguous and all(not i.contiguous for s in noncontiguous for i in s.inputs if i.name == "input_ids")
 
@@ -85,21 +96,38 @@ def test_minilm_inspected_again_at_one_shape_gives_the_committed_operator_list(t
     text = re.sub(r"(?m)^shapes = .*$", "shapes = [[1, 128]]", text)
     text = re.sub(r"(?m)^layouts = .*$", 'layouts = ["contiguous"]', text)
     text = re.sub(r"(?m)^cache_checks = .*$", "", text)
-    text = text.replace('module = "minilm.py"', f'module = {json.dumps(str(REPO / "collector" / "workloads" / "minilm.py"))}')
+    text = text.replace(
+        'module = "minilm.py"', f"module = {json.dumps(str(REPO / 'collector' / 'workloads' / 'minilm.py'))}"
+    )
     plan = tmp_path / "minilm-one.toml"
     plan.write_text(text, encoding="utf-8")
     (fresh,) = read_inspection(_inspect(plan, tmp_path / "one.jsonl")).shapes
-    kept = next(s for s in read_inspection(SAMPLES / "minilm.inspection.jsonl").shapes if s.shape == "b1-l128-contiguous")
+    kept = next(
+        s for s in read_inspection(SAMPLES / "minilm.inspection.jsonl").shapes if s.shape == "b1-l128-contiguous"
+    )
     assert fresh.operators == kept.operators and fresh.graph_breaks == kept.graph_breaks
 
 
-def test_a_shape_whose_inputs_fail_is_recorded_and_the_others_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_shape_whose_inputs_fail_is_recorded_and_the_others_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "plan"
     folder.mkdir()
     source = (REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8")
     # A module name of its own: the collector keeps a loaded workload module by its file's name.
-    (folder / "wide_failing.py").write_text(source.replace("    gen = torch.Generator()", "    if batch == 2:\n        raise ValueError('no such batch')\n    gen = torch.Generator()"), encoding="utf-8")
-    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace("shapes = [[1, 4]]", "shapes = [[1, 4], [2, 4]]").replace('module = "wide.py"', 'module = "wide_failing.py"'), encoding="utf-8")
+    (folder / "wide_failing.py").write_text(
+        source.replace(
+            "    gen = torch.Generator()",
+            "    if batch == 2:\n        raise ValueError('no such batch')\n    gen = torch.Generator()",
+        ),
+        encoding="utf-8",
+    )
+    (folder / "wide.toml").write_text(
+        WIDE.read_text(encoding="utf-8")
+        .replace("shapes = [[1, 4]]", "shapes = [[1, 4], [2, 4]]")
+        .replace('module = "wide.py"', 'module = "wide_failing.py"'),
+        encoding="utf-8",
+    )
     log = read_inspection(_inspect(folder / "wide.toml", tmp_path / "w.jsonl"))
     assert [s.shape for s in log.shapes] == ["b1-l4-contiguous", "b2-l4-contiguous"]
     assert log.shapes[0].operators and not log.shapes[1].operators
@@ -113,8 +141,12 @@ def test_the_default_log_name_stays_in_the_current_folder(tmp_path: Path, monkey
 
     folder = tmp_path / "plans" / "deep"
     folder.mkdir(parents=True)
-    (folder / "wide.py").write_text((REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8"), encoding="utf-8")
-    (folder / "wide.toml").write_text(WIDE.read_text(encoding="utf-8").replace('name = "wide"', 'name = "../../escaped wide"'), encoding="utf-8")
+    (folder / "wide.py").write_text(
+        (REPO / "tests" / "workloads" / "wide.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    (folder / "wide.toml").write_text(
+        WIDE.read_text(encoding="utf-8").replace('name = "wide"', 'name = "../../escaped wide"'), encoding="utf-8"
+    )
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
@@ -133,13 +165,21 @@ def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytes
     assert main(["inspect", "--workload", str(tmp_path / "none.toml"), "--out", str(tmp_path / "x.jsonl")]) == 2
 
 
-@pytest.mark.parametrize("lines, message", [
-    ([(SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()[1]], "first event must be inspection_start"),
-    (["not json"], "not JSON"),
-    (['{"kind": "run_start", "schema_version": "1.2"}'], "not one of an inspection log's"),
-    ([], "no inspection_start"),
-])
-def test_an_unreadable_inspection_is_one_line_naming_file_and_line(tmp_path: Path, lines: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (
+            [(SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()[1]],
+            "first event must be inspection_start",
+        ),
+        (["not json"], "not JSON"),
+        (['{"kind": "run_start", "schema_version": "1.2"}'], "not one of an inspection log's"),
+        ([], "no inspection_start"),
+    ],
+)
+def test_an_unreadable_inspection_is_one_line_naming_file_and_line(
+    tmp_path: Path, lines: list[str], message: str
+) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     with pytest.raises(InspectionError, match=message):
@@ -163,7 +203,9 @@ def test_every_backend_says_whether_its_documentation_lists_operators() -> None:
     for target in targets():
         docs = load_backend_docs(target)
         assert docs.operators_note and docs.operators_source, target
-        assert not docs.fallback_listed and not docs.unsupported_listed, "a listed fallback needs [[operator]] entries of that kind"
+        assert not docs.fallback_listed and not docs.unsupported_listed, (
+            "a listed fallback needs [[operator]] entries of that kind"
+        )
         for entry in docs.operators:
             assert all(part.strip() in docs.sources for part in entry.source.split(",")), (target, entry.id)
     neuron = load_backend_docs("neuron")
@@ -175,7 +217,10 @@ def test_the_report_sets_the_predicted_fallback_against_the_observed_one(tmp_pat
     from tests.conftest import FIXTURES
 
     inspection = SAMPLES / "tiny-encoder.inspection.jsonl"
-    result = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path), "--inspection", str(inspection)])
+    result = CliRunner().invoke(
+        reportgen,
+        ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path), "--inspection", str(inspection)],
+    )
     assert result.exit_code in (0, 3), result.output
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
@@ -183,9 +228,16 @@ def test_the_report_sets_the_predicted_fallback_against_the_observed_one(tmp_pat
         assert "Predicted from the graph (inspection, not measured on the device)" in text
         assert "none can be predicted: The Neuron 2.33 documentation names no operator" in text
     assert "| observed, not predicted | aten::\\_scaled\\_dot\\_product\\_flash\\_attention\\_for\\_cpu |" in md
-    plain = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "plain")])
-    assert "Predicted from the graph" not in (tmp_path / "plain" / "report.md").read_text(encoding="utf-8"), plain.output
+    plain = CliRunner().invoke(
+        reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "plain")]
+    )
+    assert "Predicted from the graph" not in (tmp_path / "plain" / "report.md").read_text(encoding="utf-8"), (
+        plain.output
+    )
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{}\n", encoding="utf-8")
-    refused = CliRunner().invoke(reportgen, ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "r"), "--inspection", str(bad)])
+    refused = CliRunner().invoke(
+        reportgen,
+        ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "r"), "--inspection", str(bad)],
+    )
     assert refused.exit_code != 0 and "unreadable inspection" in refused.output and "Traceback" not in refused.output

@@ -73,17 +73,23 @@ def test_the_lock_covers_every_extra_and_the_readme_installs_with_it() -> None:
     assert locked and set(locked[1].split(",")) == extras, f".ci/lock must resolve every extra: {sorted(extras)}"
     site, tests = _readme_commands()
     assert "-c constraints.txt" in tests and "torch==2.13.0" in tests and "torch==2.13.0" in script
-    assert "python3 -m pip install -c constraints.txt torch==2.13.0 '.[" in tests and tests.endswith("&& python3 -m pytest")
+    assert "python3 -m pip install -c constraints.txt torch==2.13.0 '.[" in tests and tests.endswith(
+        "&& python3 -m pytest"
+    )
     assert site.startswith("python3 -m pip install . && ")
     # The hints that keep the resolver from backtracking agree with the lock they produced.
     pins = _pins()
     for line in (CI / "lock-hints.txt").read_text(encoding="utf-8").splitlines():
         if line and not line.startswith("#"):
             req = Requirement(line)
-            assert req.specifier.contains(pins[canonicalize_name(req.name)]), f"lock-hints.txt: {line} vs constraints.txt"
+            assert req.specifier.contains(pins[canonicalize_name(req.name)]), (
+                f"lock-hints.txt: {line} vs constraints.txt"
+            )
 
 
-@pytest.mark.skipif(not os.environ.get("CI"), reason="CI installs with constraints.txt; a local environment may hold other versions")
+@pytest.mark.skipif(
+    not os.environ.get("CI"), reason="CI installs with constraints.txt; a local environment may hold other versions"
+)
 def test_ci_installed_exactly_the_locked_versions() -> None:
     pins = _pins()
     wrong = []
@@ -106,18 +112,23 @@ def test_readme_commands_are_read_from_the_readme_not_copied() -> None:
     assert "INSTALL_BUDGET_S=" in run and "PIP_NO_CACHE_DIR=1" in run and "PIP_NO_CACHE_DIR=1" in newcomer
 
 
-@pytest.mark.parametrize("readme", [
-    "# x\n",
-    "## The two commands\n\n```sh\npython3 -m pip install .\n```\n",
-    "## The two commands\n\n```sh\na\nb\n```\n\n```sh\nc\n```\n",
-    "## The two commands\n\n```sh\na\n```\n\n## Next\n\n```sh\nb\n```\n",
-])
+@pytest.mark.parametrize(
+    "readme",
+    [
+        "# x\n",
+        "## The two commands\n\n```sh\npython3 -m pip install .\n```\n",
+        "## The two commands\n\n```sh\na\nb\n```\n\n```sh\nc\n```\n",
+        "## The two commands\n\n```sh\na\n```\n\n## Next\n\n```sh\nb\n```\n",
+    ],
+)
 def test_a_readme_without_two_one_line_commands_is_refused(readme: str, tmp_path: Path) -> None:
     copy = tmp_path / ".ci"
     copy.mkdir()
     shutil.copy(CI / "readme_commands.py", copy)
     (tmp_path / "README.md").write_text(readme, encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(copy / "readme_commands.py"), "2"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(copy / "readme_commands.py"), "2"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 1 and proc.stderr.startswith("readme_commands.py: README.md") and proc.stdout == ""
 
 
@@ -138,7 +149,14 @@ def test_readme_commands_pass_in_a_fresh_environment_with_an_empty_pip_cache(tmp
     # command selects a smoke subset (the rest of the suite runs in the suite around it).
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTEST_ADDOPTS")}
     env["TMPDIR"] = str(tmp_path)
-    proc = subprocess.Popen(["bash", str(CI / "newcomer")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", str(CI / "newcomer")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         output, _ = proc.communicate(timeout=45 * 60)
     finally:
@@ -149,7 +167,11 @@ def test_readme_commands_pass_in_a_fresh_environment_with_an_empty_pip_cache(tmp
     said = ("fresh environment:", "+ ", "README command ", "both README commands")
     print("\n".join(line for line in output.splitlines() if line.startswith(said) or re.match(r"=+ \d+ passed", line)))
     assert proc.returncode == 0, output[-6000:]
-    assert "README command 1: exit 0" in output and "README command 2: exit 0" in output and "both README commands passed" in output
+    assert (
+        "README command 1: exit 0" in output
+        and "README command 2: exit 0" in output
+        and "both README commands passed" in output
+    )
     assert re.search(r"\d+ passed", output), output[-3000:]
 
 
@@ -160,7 +182,9 @@ def _ci_run_on(tmp_path: Path, test_command: str, budget_s: int) -> subprocess.C
     (root / ".ci").mkdir(parents=True)
     for name in ("run", "readme_commands.py"):
         shutil.copy2(CI / name, root / ".ci" / name)
-    (root / "README.md").write_text(f"## The two commands\n\n```sh\ntrue\n```\n\n```sh\n{test_command}\n```\n", encoding="utf-8")
+    (root / "README.md").write_text(
+        f"## The two commands\n\n```sh\ntrue\n```\n\n```sh\n{test_command}\n```\n", encoding="utf-8"
+    )
     stubs = tmp_path / "bin"
     stubs.mkdir()
     for tool in ("chromium", "slurmctld", "slurmd", "sbatch", "munged", "shellcheck", "apt-get"):
@@ -192,8 +216,10 @@ def test_newcomer_runs_the_readme_commands_in_a_fresh_environment_and_fails_with
     (root / ".ci").mkdir(parents=True)
     for name in ("newcomer", "readme_commands.py"):
         shutil.copy2(CI / name, root / ".ci" / name)
-    first = "python3 -c 'import sys, os; print(sys.prefix, os.environ[\"PIP_NO_CACHE_DIR\"], os.environ[\"PYTEST_ADDOPTS\"])' && ls"
-    (root / "README.md").write_text(f"## The two commands\n\n```sh\n{first}\n```\n\n```sh\nfalse && echo tests\n```\n", encoding="utf-8")
+    first = 'python3 -c \'import sys, os; print(sys.prefix, os.environ["PIP_NO_CACHE_DIR"], os.environ["PYTEST_ADDOPTS"])\' && ls'
+    (root / "README.md").write_text(
+        f"## The two commands\n\n```sh\n{first}\n```\n\n```sh\nfalse && echo tests\n```\n", encoding="utf-8"
+    )
     (root / "ignored.txt").write_text("not in git\n", encoding="utf-8")
     (root / ".gitignore").write_text("ignored.txt\n", encoding="utf-8")
     git = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
@@ -201,12 +227,17 @@ def test_newcomer_runs_the_readme_commands_in_a_fresh_environment_and_fails_with
     subprocess.run(["git", "add", "-A"], cwd=root, check=True, timeout=60, env={**os.environ, **git})
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTEST_ADDOPTS")}
     env["TMPDIR"] = str(tmp_path)
-    proc = subprocess.run(["bash", str(root / ".ci" / "newcomer")], env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["bash", str(root / ".ci" / "newcomer")], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     prefix, no_cache, *addopts = lines[lines.index(f"+ {first}") + 1].split()
     assert prefix.startswith(str(tmp_path)) and prefix != sys.prefix and no_cache == "1"
-    assert " ".join(addopts) == "-m 'not slow and not browser' -k 'test_cli or test_sample_runs or test_report or test_workloads' -p no:cacheprovider"
+    assert (
+        " ".join(addopts)
+        == "-m 'not slow and not browser' -k 'test_cli or test_sample_runs or test_report or test_workloads' -p no:cacheprovider"
+    )
     assert "ignored.txt" not in proc.stdout and "README.md" in proc.stdout, "a copy of what git tracks, nothing else"
     assert "README command 1: exit 0" in proc.stdout and "README command 2: exit 1" in proc.stdout
     assert "tests" not in lines and "both README commands passed" not in proc.stdout

@@ -31,7 +31,15 @@ def _run(tmp_path: Path, events: Events) -> RunModel:
 
 
 def _cell(n: int, mode: str = "compiled", **facts: Any) -> CellRecord:
-    planned = PlannedCellLine(case=f"b1-l{n}-contiguous-float32-{mode}", batch=1, length=n, layout="contiguous", dtype="float32", mode=mode, repeat_of=None)
+    planned = PlannedCellLine(
+        case=f"b1-l{n}-contiguous-float32-{mode}",
+        batch=1,
+        length=n,
+        layout="contiguous",
+        dtype="float32",
+        mode=mode,
+        repeat_of=None,
+    )
     return CellRecord(planned=planned, case=planned.case, **facts)
 
 
@@ -45,7 +53,17 @@ def test_failure_groups_are_the_cells_grouped_by_their_own_where_text() -> None:
         _cell(1, **alike),
         _cell(2, **zero, task_metric=convert({"name": "cosine", "value": 0.5, "passed": False}, TaskMetricLine)),
         _cell(3, **zero),
-        _cell(4, **alike, per_output=convert([{"name": "hidden", "mismatched": 3, "total": 8, "max_abs": 0.5, "max_rel": 0.1}, {"name": "pooled", "mismatched": 0, "total": 8, "max_abs": 0.0, "max_rel": 0.0}], list[OutputStatsLine])),
+        _cell(
+            4,
+            **alike,
+            per_output=convert(
+                [
+                    {"name": "hidden", "mismatched": 3, "total": 8, "max_abs": 0.5, "max_rel": 0.1},
+                    {"name": "pooled", "mismatched": 0, "total": 8, "max_abs": 0.0, "max_rel": 0.0},
+                ],
+                list[OutputStatsLine],
+            ),
+        ),
         _cell(5, **alike, trained=True, loss_off=True),
         _cell(6, **alike),
         _cell(7, "eager", **alike),
@@ -81,12 +99,21 @@ def test_metric_values_read_the_fast_paths_structs_as_get_does(tmp_path: Path) -
 def test_scope_groups_are_each_sides_cells_by_column_in_plan_order() -> None:
     # Columns that come back after another, a side whose first cell of a column comes later
     # than the other side's, a cache check.
-    plan = [("float32", "contiguous", "eager", "pass"), ("float32", "contiguous", "compiled", "mismatch"), ("float32", "contiguous", "eager", "error"),
-            ("bfloat16", "noncontiguous", "eager", "pass"), ("float32", "contiguous", "compiled", "pass"), ("float32", "contiguous", "eager", "pass"),
-            ("bfloat16", "noncontiguous", "eager", "untested"), ("float32", "contiguous", "compiled", "pass")]
+    plan = [
+        ("float32", "contiguous", "eager", "pass"),
+        ("float32", "contiguous", "compiled", "mismatch"),
+        ("float32", "contiguous", "eager", "error"),
+        ("bfloat16", "noncontiguous", "eager", "pass"),
+        ("float32", "contiguous", "compiled", "pass"),
+        ("float32", "contiguous", "eager", "pass"),
+        ("bfloat16", "noncontiguous", "eager", "untested"),
+        ("float32", "contiguous", "compiled", "pass"),
+    ]
     cells = []
     for n, (dtype, layout, mode, status) in enumerate(plan, start=1):
-        planned = PlannedCellLine(case=f"c{n}", batch=n, length=16, layout=layout, dtype=dtype, mode=mode, repeat_of="c1" if n == 8 else None)
+        planned = PlannedCellLine(
+            case=f"c{n}", batch=n, length=16, layout=layout, dtype=dtype, mode=mode, repeat_of="c1" if n == 8 else None
+        )
         cells.append(CellRecord(planned=planned, case=planned.case, status=status))
     expected: tuple[dict[tuple[str, str, str], list[tuple[str, str]]], ...] = ({}, {})
     for c in cells:
@@ -94,9 +121,15 @@ def test_scope_groups_are_each_sides_cells_by_column_in_plan_order() -> None:
         side = expected[0] if c.status == "pass" else expected[1]
         side.setdefault((c.planned.dtype, c.planned.layout, c.planned.mode), []).append((label, c.status))
     got = d._scope_pass(cells)
-    words = [[((g.dtype, g.layout, g.mode), [(d.scope_label(c), c.status) for c in g.cells]) for g in side] for side in got]
+    words = [
+        [((g.dtype, g.layout, g.mode), [(d.scope_label(c), c.status) for c in g.cells]) for g in side] for side in got
+    ]
     assert words == [list(side.items()) for side in expected]
-    assert [(g.mode, [(d.scope_label(c), c.status) for c in g.cells]) for g in got[1]] == [("compiled", [("(2, 16)", "mismatch")]), ("eager", [("(3, 16)", "error")]), ("eager", [("(7, 16)", "untested")])]
+    assert [(g.mode, [(d.scope_label(c), c.status) for c in g.cells]) for g in got[1]] == [
+        ("compiled", [("(2, 16)", "mismatch")]),
+        ("eager", [("(3, 16)", "error")]),
+        ("eager", [("(7, 16)", "untested")]),
+    ]
     assert all(c is cells[int(c.case[1:]) - 1] for side in got for g in side for c in g.cells)  # the cells themselves
 
 
@@ -110,12 +143,32 @@ FLAGGED = [
     ("recompiled", True, d.rule_compiled_path, "recompiles"),
     ("recompile_limit_hit", True, d.rule_compiled_path, "recompile-limit"),
     ("eager_after_recompile_limit", True, d.rule_compiled_path, "recompile-limit"),
-    ("per_output", convert([{"name": "hidden", "mismatched": 0, "total": 8, "max_abs": 0.0, "max_rel": 0.0, "region": "[:, 1:]", "outside": {"count": 4, "max_abs": None, "max_rel": None, "beyond_tolerance": 2, "nonfinite": 0}}], list[OutputStatsLine]), d.rule_notes, "judged-regions"),
+    (
+        "per_output",
+        convert(
+            [
+                {
+                    "name": "hidden",
+                    "mismatched": 0,
+                    "total": 8,
+                    "max_abs": 0.0,
+                    "max_rel": 0.0,
+                    "region": "[:, 1:]",
+                    "outside": {"count": 4, "max_abs": None, "max_rel": None, "beyond_tolerance": 2, "nonfinite": 0},
+                }
+            ],
+            list[OutputStatsLine],
+        ),
+        d.rule_notes,
+        "judged-regions",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("fact", "value", "rule", "reason"), FLAGGED, ids=[f[0] for f in FLAGGED])
-def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(tmp_path: Path, fact: str, value: Any, rule: Any, reason: str) -> None:
+def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(
+    tmp_path: Path, fact: str, value: Any, rule: Any, reason: str
+) -> None:
     run = _run(tmp_path, base_events())
     assert [r for r in rule(run, {}) if r.rule == reason] == []
     cell = run.cells[len(run.cells) // 2]
@@ -127,7 +180,11 @@ def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(tmp_path:
 
 def test_the_findings_counts_from_the_scope_are_the_failed_cells_counts(tmp_path: Path) -> None:
     events = base_events()
-    statuses = {case_key(1, 16, "compiled"): "mismatch", case_key(1, 16, "eager"): "nonfinite", case_key(2, 16, "compiled"): "error"}
+    statuses = {
+        case_key(1, 16, "compiled"): "mismatch",
+        case_key(1, 16, "eager"): "nonfinite",
+        case_key(2, 16, "compiled"): "error",
+    }
     for e in events:
         if e["kind"] == "case_result" and e["case"] in statuses:
             e["status"] = statuses[e["case"]]
@@ -138,4 +195,6 @@ def test_the_findings_counts_from_the_scope_are_the_failed_cells_counts(tmp_path
     failed = [c for c in run.cells if c.status in d.FAILED]
     assert len(failed) == 2
     assert _failed_by_mode_dtype(disposition.scope) == Counter((c.planned.mode, c.planned.dtype) for c in failed)
-    assert finding(run, disposition).startswith("2 cell(s) differ from the reference beyond tolerance (compiled/float32: 1, eager/float32: 1)")
+    assert finding(run, disposition).startswith(
+        "2 cell(s) differ from the reference beyond tolerance (compiled/float32: 1, eager/float32: 1)"
+    )

@@ -36,6 +36,8 @@ CELL_LINES = [
     for line in path.read_text(encoding="utf-8").splitlines()
     if json.loads(line).get("kind") in CASE_KINDS
 ]
+
+
 def _plain(value: Any) -> Any:
     return to_plain(value) if isinstance(value, (list, tuple, set)) or hasattr(value, "__struct_fields__") else value
 
@@ -86,7 +88,9 @@ def test_mirrors_accept_exactly_what_the_models_accept(line: str) -> None:
         assert _typed(fast) == _typed(model.model_dump(mode="json", exclude_unset=True)), line
     elif model is not None:
         as_written = json.loads(line)
-        assert _typed(as_written) != _typed(model.model_dump(mode="json", exclude_unset=True)), f"the mirror refuses a line the models take as written: {line}"
+        assert _typed(as_written) != _typed(model.model_dump(mode="json", exclude_unset=True)), (
+            f"the mirror refuses a line the models take as written: {line}"
+        )
 
 
 def test_unmutated_cell_lines_pass_both_ways() -> None:
@@ -129,10 +133,13 @@ def test_reading_and_gathering_in_one_pass_equals_gathering_afterwards(name: str
 def _in_words(disposition: Disposition) -> Disposition:
     """The disposition with its scope's cells as (shape, status): the two runs' cells are
     different records (their planned cells are a mirror Struct and a model)."""
+
     def words(groups: tuple[ScopeGroup, ...]) -> tuple[Any, ...]:
         return tuple((g.dtype, g.layout, g.mode, [(scope_label(c), c.case, c.status) for c in g.cells]) for g in groups)
 
-    scope = replace(disposition.scope, passed=words(disposition.scope.passed), not_passed=words(disposition.scope.not_passed))
+    scope = replace(
+        disposition.scope, passed=words(disposition.scope.passed), not_passed=words(disposition.scope.not_passed)
+    )
     return replace(disposition, scope=scope)
 
 
@@ -173,7 +180,10 @@ def test_a_large_run_caps_the_page_and_puts_every_cell_in_details_csv(large: Pat
     assert f"{cells // 2} cell(s)" in html
     assert f"{cells // 2 - DETAIL_CAP} more: every cell is in" in html
     banner = html.split('class="banner banner-stopped"', 1)[1].split("</ul>", 1)[0]
-    assert banner.count("<li>") == DETAIL_CAP and "performance acceptance stopped" not in banner.lower().split("</strong>", 1)[1]
+    assert (
+        banner.count("<li>") == DETAIL_CAP
+        and "performance acceptance stopped" not in banner.lower().split("</strong>", 1)[1]
+    )
     assert f"{len(rows) - DETAIL_CAP} more shape rows" in html
     assert "more (1200 in all; every cell is in details.csv)" in html
     assert len(html) < 1_000_000
@@ -188,11 +198,16 @@ def test_a_large_run_caps_the_page_and_puts_every_cell_in_details_csv(large: Pat
     assert len(md) < 65_536
     shown = re.search(r"(\d+) more: every cell is in details.csv", md)
     assert shown is not None and int(shown.group(1)) >= cells - DETAIL_CAP
-    assert "more not shown in this file, which stays under a pull request's 65,536 characters: every cell is in [details.csv](details.csv)" in md
+    assert (
+        "more not shown in this file, which stays under a pull request's 65,536 characters: every cell is in [details.csv](details.csv)"
+        in md
+    )
 
 
 def test_newer_minor_cell_lines_take_the_careful_path_and_still_feed_the_cells(tmp_path: Path) -> None:
-    events = [json.loads(line) for line in (FIXTURES / "synthetic_fallback.jsonl").read_text(encoding="utf-8").splitlines()]
+    events = [
+        json.loads(line) for line in (FIXTURES / "synthetic_fallback.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     for event in events:
         if event["kind"] in ("case_result", "operators"):
             event.update(schema_version=f"{SCHEMA_MAJOR}.{SCHEMA_MINOR + 1}", future_field=1)
@@ -211,7 +226,9 @@ def _errored_log(cells: int, chars: int) -> list[dict[str, Any]]:
     """Every cell errored with a long message of its own and a long warning of its own."""
     events = large_log(cells)
     for index, event in enumerate(e for e in events if e["kind"] == "case_result"):
-        event.update(status="error", failure={"phase": "run", "type": "RuntimeError", "message": f"cell {index}: " + "x" * chars})
+        event.update(
+            status="error", failure={"phase": "run", "type": "RuntimeError", "message": f"cell {index}: " + "x" * chars}
+        )
         event["warnings"] = [f"warning of cell {index}: " + "w" * chars]
         event.pop("error_stats", None)
         event.pop("task_metric", None)
@@ -275,7 +292,10 @@ def test_bad_lines_deep_in_a_long_log_are_located_as_in_a_short_one(large: Path,
     path.write_bytes(b"\n".join(lines))
     reading = read_log(path)
     errors = [(p.line, p.message) for p in reading.errors]
-    assert (repeated, "duplicate key 'status' in one JSON object: the line is ambiguous (a reader could take either value)") in errors, errors
+    assert (
+        repeated,
+        "duplicate key 'status' in one JSON object: the line is ambiguous (a reader could take either value)",
+    ) in errors, errors
     assert (disordered, f"duplicate seq {previous} (also on line {disordered - 1})") in errors, errors
     assert any(line == surrogate and "lone surrogate" in message for line, message in errors), errors
     assert {line for line, _ in errors} == {repeated, disordered, surrogate}, errors
@@ -304,7 +324,14 @@ def test_a_line_gives_one_record_however_it_is_reached(large: Path, tmp_path: Pa
         records.at(len(lines) + 5)
 
 
-@pytest.mark.parametrize("log", [*sorted(FIXTURES.glob("*.jsonl")), *sorted(Path(__file__).resolve().parents[1].glob("sample_runs/*/events.jsonl"))], ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.name)
+@pytest.mark.parametrize(
+    "log",
+    [
+        *sorted(FIXTURES.glob("*.jsonl")),
+        *sorted(Path(__file__).resolve().parents[1].glob("sample_runs/*/events.jsonl")),
+    ],
+    ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.name,
+)
 def test_the_cells_with_a_kind_are_those_whose_own_events_include_it(log: Path) -> None:
     reading, builder = read_run(log)
     if not reading.valid:
@@ -317,10 +344,17 @@ def test_the_cells_with_a_kind_are_those_whose_own_events_include_it(log: Path) 
 def test_finding_the_one_profiled_cell_of_a_long_log_builds_no_other_cell_s_events(tmp_path: Path) -> None:
     """cells_with looks cases up in the records' kinds and cases: it builds no cell's events."""
     events = large_log(3000, mismatch_every=0)
-    profile = next(json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines() if '"kind": "profile"' in line)
+    profile = next(
+        json.loads(line)
+        for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()
+        if '"kind": "profile"' in line
+    )
     end = events[-1]
     profiled = events[-2]["case"]
-    events[-1:] = [{**profile, "case": profiled, "seq": end["seq"], "time": end["time"]}, {**end, "seq": end["seq"] + 1}]
+    events[-1:] = [
+        {**profile, "case": profiled, "seq": end["seq"], "time": end["time"]},
+        {**end, "seq": end["seq"] + 1},
+    ]
     path = tmp_path / "events.jsonl"
     path.write_text(dumps(events), encoding="utf-8")
     reading, builder = read_run(path)

@@ -22,8 +22,12 @@ def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _pages(site: Path) -> list[Path]:
-    return [site / "index.html", *sorted(site.glob("runs/*/index.html")), *sorted(site.glob("workloads/*/index.html")),
-            *sorted(site.glob("comparisons/*/index.html"))]
+    return [
+        site / "index.html",
+        *sorted(site.glob("runs/*/index.html")),
+        *sorted(site.glob("workloads/*/index.html")),
+        *sorted(site.glob("comparisons/*/index.html")),
+    ]
 
 
 # The report's folded sections, opened: their tables are measured as a reader who opens them sees them.
@@ -103,13 +107,19 @@ def test_index_rows_are_one_short_line(sample_site: Path, browser, width: int) -
     page = browser.new_page(viewport={"width": width, "height": 900})
     page.goto((sample_site / "index.html").as_uri())
     page.wait_for_load_state("load")
-    heights = page.evaluate("[...document.querySelectorAll('table.runs tbody tr')].map(r => r.getBoundingClientRect().height)")
+    heights = page.evaluate(
+        "[...document.querySelectorAll('table.runs tbody tr')].map(r => r.getBoundingClientRect().height)"
+    )
     assert len(heights) == len(list(sample_site.glob("runs/*/index.html")))
     assert max(heights) <= 60, heights
     label = page.locator("table.runs tbody tr td details summary").first
     assert label.inner_text().count(",") == 2, "outcome, cells passed of all, ran on"
     label.click()
-    assert page.locator("table.runs tbody tr td details[open] p").first.inner_text().startswith(("Suitable", "Blocked", "Requires"))
+    assert (
+        page.locator("table.runs tbody tr td details[open] p")
+        .first.inner_text()
+        .startswith(("Suitable", "Blocked", "Requires"))
+    )
     page.close()
 
 
@@ -143,7 +153,9 @@ def test_index_fits_a_1280_window_with_every_count_column(sample_site: Path, bro
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto((sample_site / "index.html").as_uri())
     page.wait_for_load_state("load")
-    box = page.evaluate("(() => { const s = document.querySelector('table.runs').closest('.scroll'); return [s.scrollWidth, s.clientWidth]; })()")
+    box = page.evaluate(
+        "(() => { const s = document.querySelector('table.runs').closest('.scroll'); return [s.scrollWidth, s.clientWidth]; })()"
+    )
     assert box[0] <= box[1], "the index table needs no sideways scroll at 1280 px"
     last = page.locator("table.runs thead th").last
     assert last.bounding_box()["x"] + last.bounding_box()["width"] <= 1280
@@ -154,7 +166,9 @@ def test_tables_never_scroll_vertically_and_take_keyboard_focus(sample_site: Pat
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     for path in _pages(sample_site)[:3]:
         page.goto(path.as_uri())
-        boxes = page.evaluate("[...document.querySelectorAll('.scroll')].map(s => [getComputedStyle(s).maxHeight, getComputedStyle(s).overflowY, s.tabIndex])")
+        boxes = page.evaluate(
+            "[...document.querySelectorAll('.scroll')].map(s => [getComputedStyle(s).maxHeight, getComputedStyle(s).overflowY, s.tabIndex])"
+        )
         assert boxes, path
         for max_height, overflow_y, tab_index in boxes:
             assert max_height == "none" and overflow_y != "scroll" and tab_index == 0
@@ -169,8 +183,12 @@ def test_print_shows_every_row_and_opens_folded_sections(sample_site: Path, brow
     page.emulate_media(media="print")
     page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
     assert folded == 0 or page.locator("details:not([open])").count() == 0
-    assert page.evaluate("[...document.querySelectorAll('.scroll')].every(s => getComputedStyle(s).overflowX === 'visible')")
-    assert page.evaluate("getComputedStyle(document.querySelector('.crumbs')).display") == "none", "navigation is not printed"
+    assert page.evaluate(
+        "[...document.querySelectorAll('.scroll')].every(s => getComputedStyle(s).overflowX === 'visible')"
+    )
+    assert page.evaluate("getComputedStyle(document.querySelector('.crumbs')).display") == "none", (
+        "navigation is not printed"
+    )
     page.evaluate("window.dispatchEvent(new Event('afterprint'))")
     assert page.locator("details:not([open])").count() == folded
     page.close()

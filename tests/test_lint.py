@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 # What ruff reads; mypy's files are set in pyproject.toml ([tool.mypy] files).
@@ -23,14 +22,11 @@ def _run(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
 
 def test_ruff_lint_passes() -> None:
     proc = _run("ruff", "check", "--no-cache", "--output-format", "concise", *LINTED, timeout=120)
-    assert proc.returncode == 0, f"ruff check found problems (fix them, or `ruff check --fix`):\n{proc.stdout}{proc.stderr}"
+    assert proc.returncode == 0, (
+        f"ruff check found problems (fix them, or `ruff check --fix`):\n{proc.stdout}{proc.stderr}"
+    )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the tree is formatted once with `ruff format`, after the branches restructuring it have merged; "
-    "then this mark goes (strict: the test fails as soon as the tree is formatted, to say so)",
-)
 def test_ruff_format_leaves_the_code_unchanged() -> None:
     proc = _run("ruff", "format", "--check", "--no-cache", *LINTED, timeout=120)
     assert proc.returncode == 0, f"not formatted (run `ruff format`):\n{proc.stdout}{proc.stderr}"
@@ -48,8 +44,12 @@ def test_the_checks_fail_on_a_planted_error(tmp_path: Path) -> None:
     import for ruff, a str passed as an int for mypy, each in a copy of a real module."""
     source = (REPO / "campaign" / "slurm.py").read_text(encoding="utf-8")
     bad = tmp_path / "bad.py"
-    bad.write_text(source + "\n\nimport textwrap\n\n\ndef _planted() -> int:\n    return array_spec('3')\n", encoding="utf-8")
+    bad.write_text(
+        source + "\n\nimport textwrap\n\n\ndef _planted() -> int:\n    return array_spec('3')\n", encoding="utf-8"
+    )
     ruff = _run("ruff", "check", "--no-cache", "--config", str(REPO / "pyproject.toml"), str(bad), timeout=120)
     assert ruff.returncode == 1 and "F401" in ruff.stdout, ruff.stdout + ruff.stderr
     mypy = _run("mypy", "--config-file", str(REPO / "pyproject.toml"), str(bad), timeout=600)
-    assert mypy.returncode == 1 and "[arg-type]" in mypy.stdout and "[return-value]" in mypy.stdout, mypy.stdout + mypy.stderr
+    assert mypy.returncode == 1 and "[arg-type]" in mypy.stdout and "[return-value]" in mypy.stdout, (
+        mypy.stdout + mypy.stderr
+    )

@@ -36,7 +36,13 @@ def test_the_first_module_whose_own_error_is_beyond_the_tolerance_is_named_and_l
     assert found.inherited == ("blocks.3", "head")
     roles = {v.name: v.role for v in found.modules}
     # blocks.1 is off by less than its allowance in both views: within, not inherited.
-    assert roles == {"blocks.0": "within", "blocks.1": "within", "blocks.2": "diverges", "blocks.3": "inherited", "head": "inherited"}
+    assert roles == {
+        "blocks.0": "within",
+        "blocks.1": "within",
+        "blocks.2": "diverges",
+        "blocks.3": "inherited",
+        "head": "inherited",
+    }
 
 
 def test_a_diverging_module_inside_a_diverging_block_is_the_one_named() -> None:
@@ -57,8 +63,11 @@ def test_the_report_names_the_module_in_html_and_markdown(tmp_path: Path) -> Non
     assert "First diverging module: blocks.2 (Block), local error 1e+03 × the allowance" in md
     assert "after it, blocks.3, head only inherit the error" in md
     assert "| `blocks.3` | Block | 1.1e+03 ✘ | 0 (compiled alone) | inherited error |" in md
-    assert "First diverging module: blocks.2 (Block)" in html and "<table class=\"modules\">" in html
-    rows = [html.index(f'<th scope="row"><code>{name}</code></th>') for name in ("blocks.0", "blocks.1", "blocks.2", "blocks.3", "head")]
+    assert "First diverging module: blocks.2 (Block)" in html and '<table class="modules">' in html
+    rows = [
+        html.index(f'<th scope="row"><code>{name}</code></th>')
+        for name in ("blocks.0", "blocks.1", "blocks.2", "blocks.3", "head")
+    ]
     assert rows == sorted(rows)  # in execution order
 
 
@@ -81,7 +90,10 @@ def test_the_judgement_holds_the_localisation_and_the_page_only_formats_it() -> 
 def test_an_operator_change_names_the_module_in_the_disposition(tmp_path: Path) -> None:
     log = tmp_path / "events.jsonl"
     shutil.copy(LOCALIZED, log)
-    (tmp_path / "annotations.toml").write_text(f'[{CASE}]\nexplanation = "the drifting block"\nverdict = "change-needed"\nchange = "operator"\n', encoding="utf-8")
+    (tmp_path / "annotations.toml").write_text(
+        f'[{CASE}]\nexplanation = "the drifting block"\nverdict = "change-needed"\nchange = "operator"\n',
+        encoding="utf-8",
+    )
     judged = judge_log(log)
     change = next(r for r in judged.disposition.reasons if r.outcome == "change" and r.category == "operator")
     assert f"{CASE}: blocks.2 (Block; operators aten::add, aten::addmm, aten::tanh, aten::sin)" in change.message
@@ -101,7 +113,9 @@ def test_compare_names_the_module_on_the_side_that_mismatches(tmp_path: Path) ->
     from reportgen.cli import main
 
     out = tmp_path / "c"
-    result = CliRunner().invoke(main, ["compare", str(FIXTURES / "synthetic_complete.jsonl"), str(LOCALIZED), "--out", str(out)])
+    result = CliRunner().invoke(
+        main, ["compare", str(FIXTURES / "synthetic_complete.jsonl"), str(LOCALIZED), "--out", str(out)]
+    )
     assert result.exit_code in (0, 1), result.output
     for name in ("compare.md", "compare.html"):
         text = (out / name).read_text(encoding="utf-8")
@@ -117,17 +131,25 @@ def test_a_block_that_differs_only_when_compiled_is_named_in_both_views(tmp_path
     from collector.runner import Options, execute
 
     # The default cold mode: the compiled cell, and its localisation, run in a fresh process whose events the run relays.
-    run_dir, code = execute(load_plan(REPO / "tests" / "workloads" / "drifting.toml"), Backend(), Options(target="cpu", out_dir=tmp_path, warm_repetitions=1))
+    run_dir, code = execute(
+        load_plan(REPO / "tests" / "workloads" / "drifting.toml"),
+        Backend(),
+        Options(target="cpu", out_dir=tmp_path, warm_repetitions=1),
+    )
     assert code == 0 and run_dir is not None
     log = run_dir / "events.jsonl"
     compiled = judge_localization(_event(log, "b1-l4-contiguous-float32-compiled"))
     eager = judge_localization(_event(log, "b1-l4-contiguous-float32-eager"))
-    assert eager.first is None and all(v.role == "within" for v in eager.modules), eager  # [localize] always: a passing cell too
+    assert eager.first is None and all(v.role == "within" for v in eager.modules), (
+        eager
+    )  # [localize] always: a passing cell too
     assert compiled.first is not None and compiled.first.name == "blocks.2", compiled
     assert compiled.inherited == ("blocks.3", "head")
     by_name = {v.name: v for v in compiled.modules}
     assert by_name["blocks.2"].local_compiled is True
-    assert by_name["blocks.3"].accumulated is not None and by_name["blocks.3"].accumulated > 1 >= by_name["blocks.3"].local  # type: ignore[operator]
+    assert (
+        by_name["blocks.3"].accumulated is not None and by_name["blocks.3"].accumulated > 1 >= by_name["blocks.3"].local
+    )  # type: ignore[operator]
     assert by_name["blocks.1"].accumulated is not None and by_name["blocks.1"].accumulated <= 1
     out = tmp_path / "report"
     build_report(log, out)
@@ -180,11 +202,27 @@ def _localize(mode: str, **bounds: int) -> dict[str, object]:
 
     key = input_key(cell.batch, cell.length, cell.layout)
     log = _Log()
-    run = types.SimpleNamespace(plan=plan, model=model, workload=workload, backend=_NoCompile(), log=log, progress=_Quiet(), inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)})
+    run = types.SimpleNamespace(
+        plan=plan,
+        model=model,
+        workload=workload,
+        backend=_NoCompile(),
+        log=log,
+        progress=_Quiet(),
+        inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)},
+    )
     localize.localize(run, cell, model, "mismatch")  # type: ignore[arg-type]
     ((kind, fields),) = log.events
     assert kind == "localization"
-    Localization.model_validate({"schema_version": "1.2", "seq": 0, "time": "2026-01-01T00:00:00Z", "kind": kind, **{k: v for k, v in fields.items() if v is not None}})
+    Localization.model_validate(
+        {
+            "schema_version": "1.2",
+            "seq": 0,
+            "time": "2026-01-01T00:00:00Z",
+            "kind": kind,
+            **{k: v for k, v in fields.items() if v is not None},
+        }
+    )
     return fields
 
 
@@ -193,7 +231,9 @@ def test_a_module_that_cannot_be_compiled_alone_is_said_so_and_has_no_local_figu
     modules = fields["modules"]
     assert [m["name"] for m in modules] == ["blocks.0", "blocks.1", "blocks.2", "blocks.3", "head"]  # type: ignore[index]
     for m in modules:  # type: ignore[attr-defined]
-        assert "local" not in m and "could not be compiled alone: RuntimeError: this backend cannot compile" in m["note"]
+        assert (
+            "local" not in m and "could not be compiled alone: RuntimeError: this backend cannot compile" in m["note"]
+        )
     assert "did not run end to end" in fields["accumulated_note"]  # type: ignore[operator]
 
 
@@ -215,7 +255,9 @@ def test_a_module_with_no_finite_allowance_at_its_worst_element_is_beyond_tolera
     from reportgen.contract.events import ErrorStats
     from reportgen.judge.localization import ratio
 
-    stats = ErrorStats(max_abs=1.0, max_rel=None, mismatched=1, total=4, worst_index=[2], allowed_at_worst=None, diff_at_worst=1.0)
+    stats = ErrorStats(
+        max_abs=1.0, max_rel=None, mismatched=1, total=4, worst_index=[2], allowed_at_worst=None, diff_at_worst=1.0
+    )
     assert ratio(stats) == float("inf")
     assert ratio(stats.model_copy(update={"allowed_at_worst": 0.5})) == 2.0
 

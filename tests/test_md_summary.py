@@ -13,7 +13,11 @@ from tests.logbuilder import dumps, large_log
 SAMPLES = sorted((REPO / "sample_runs").glob("*/events.jsonl"))
 
 
-@pytest.mark.parametrize("log", [*sorted(FIXTURES.glob("*.jsonl")), *SAMPLES], ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.stem)
+@pytest.mark.parametrize(
+    "log",
+    [*sorted(FIXTURES.glob("*.jsonl")), *SAMPLES],
+    ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.stem,
+)
 def test_summary_carries_the_headline_and_counts(log: Path, tmp_path: Path) -> None:
     if not judge_log_ok(log):
         pytest.skip("an invalid log has no report")
@@ -50,7 +54,11 @@ def test_a_thousand_errors_with_4_kb_messages_fit(tmp_path: Path) -> None:
     events = large_log(1_000)
     for event in events:
         if event["kind"] == "case_result":
-            event.update(status="error", error_stats=None, failure={"phase": "run", "type": "RuntimeError", "message": "x" * 4096})
+            event.update(
+                status="error",
+                error_stats=None,
+                failure={"phase": "run", "type": "RuntimeError", "message": "x" * 4096},
+            )
     log = tmp_path / "events.jsonl"
     log.write_text(dumps(events), encoding="utf-8")
     build_report(log, tmp_path / "out", ("md-summary",))

@@ -46,7 +46,9 @@ def _plan_copy(tmp_path: Path, edit: Any = None, module_text: str | None = None)
     text = TINY.read_text(encoding="utf-8")
     if module_text is not None:
         (folder / "wrapped.py").write_text(module_text, encoding="utf-8")
-        text = text.replace('module = "tiny_encoder.py"', 'module = "wrapped.py"').replace('name = "tiny-encoder"', 'name = "tiny-encoder-wrapped"')
+        text = text.replace('module = "tiny_encoder.py"', 'module = "wrapped.py"').replace(
+            'name = "tiny-encoder"', 'name = "tiny-encoder-wrapped"'
+        )
     if edit is not None:
         text = edit(text)
     path = folder / "plan.toml"
@@ -99,7 +101,17 @@ def test_the_hook_records_what_the_model_receives_not_what_was_prepared() -> Non
     model(view)  # not armed any more: not recorded
     fed.remove()
     (call,) = fed.calls
-    assert call == [{"name": "input", "dtype": "float32", "shape": [3, 4], "nonfinite": 0, "strides": [4, 1], "contiguous": True, "device": "cpu"}]
+    assert call == [
+        {
+            "name": "input",
+            "dtype": "float32",
+            "shape": [3, 4],
+            "nonfinite": 0,
+            "strides": [4, 1],
+            "contiguous": True,
+            "device": "cpu",
+        }
+    ]
 
 
 def test_minilm_noncontiguous_inputs_are_noncontiguous_at_every_planned_shape() -> None:
@@ -122,7 +134,7 @@ def test_minilm_noncontiguous_inputs_are_noncontiguous_at_every_planned_shape() 
 
 # A workload whose run_model makes its inputs contiguous before the model sees them: the plan
 # says non-contiguous, the model never receives it.
-CONTIGUOUS_WRAPPER = '''
+CONTIGUOUS_WRAPPER = """
 import importlib.util, pathlib
 _spec = importlib.util.spec_from_file_location("tiny_inner", pathlib.Path(__file__).with_name("tiny_encoder.py"))
 _inner = importlib.util.module_from_spec(_spec)
@@ -132,12 +144,14 @@ build_model, make_inputs, task_metric = _inner.build_model, _inner.make_inputs, 
 
 def run_model(model, inputs):
     return _inner.run_model(model, {k: v.contiguous() for k, v in inputs.items()})
-'''
+"""
 
 
 def test_a_layout_the_model_never_received_is_reported_as_not_achieved(tmp_path: Path) -> None:
     plan = load_plan(_plan_copy(tmp_path, module_text=CONTIGUOUS_WRAPPER))
-    options = Options(target="cpu", out_dir=tmp_path / "runs", only=["b1-l16-*-eager"], cold="in-process", warm_repetitions=2)
+    options = Options(
+        target="cpu", out_dir=tmp_path / "runs", only=["b1-l16-*-eager"], cold="in-process", warm_repetitions=2
+    )
     run_dir, code = execute(plan, Backend(), options)
     assert code == 0
     events = _events(run_dir)
@@ -193,10 +207,13 @@ def test_each_scope_flag_puts_its_stage_on_the_clock(monkeypatch: pytest.MonkeyP
     def build(**scope: bool) -> tuple[Any, list[str], list[str]]:
         return timed_sample(
             lambda feed: stage("call", 0.01, {"out": torch.zeros(1)}),
-            {"x": torch.zeros(1)}, {"x": torch.zeros(1)},
+            {"x": torch.zeros(1)},
+            {"x": torch.zeros(1)},
             lambda: stage("prepare", 0.04, {"x": torch.zeros(1)}),
             lambda host: stage("copy", 0.02, host),
-            lambda: None, scope, device_is_host=False,
+            lambda: None,
+            scope,
+            device_is_host=False,
         )
 
     bare, region, _ = build()
@@ -224,18 +241,40 @@ def test_a_training_plan_with_scope_flags_is_a_plan_error(tmp_path: Path) -> Non
     plan = (REPO / "collector" / "workloads" / "tiny_classifier.toml").read_text(encoding="utf-8")
     folder = tmp_path / "p"
     shutil.copytree(REPO / "collector" / "workloads", folder)
-    text = re.sub(r"scope = \{[^}]*\}", 'scope = { preprocessing = true }', plan) if "scope" in plan else plan + "\n[timing]\nscope = { preprocessing = true }\n"
+    text = (
+        re.sub(r"scope = \{[^}]*\}", "scope = { preprocessing = true }", plan)
+        if "scope" in plan
+        else plan + "\n[timing]\nscope = { preprocessing = true }\n"
+    )
     (folder / "tiny_classifier.toml").write_text(text, encoding="utf-8")
-    assert main(["--workload", str(folder / "tiny_classifier.toml"), "--target", "cpu", "--out", str(tmp_path / "runs")]) == 2
+    assert (
+        main(["--workload", str(folder / "tiny_classifier.toml"), "--target", "cpu", "--out", str(tmp_path / "runs")])
+        == 2
+    )
     assert not (tmp_path / "runs").exists()
 
 
 def test_scope_flags_are_timed_and_the_report_says_what_was_timed(tmp_path: Path) -> None:
     def edit(text: str) -> str:
-        return re.sub(r"scope = \{[^}]*\}", 'scope = { preprocessing = true, host_to_device = true, output_retrieval = true, note = "end to end" }', text)
+        return re.sub(
+            r"scope = \{[^}]*\}",
+            'scope = { preprocessing = true, host_to_device = true, output_retrieval = true, note = "end to end" }',
+            text,
+        )
 
     plan = load_plan(_plan_copy(tmp_path, edit))
-    run_dir, code = execute(plan, Backend(), Options(target="cpu", out_dir=tmp_path / "runs", only=["b1-l16-contiguous-*"], modes=["eager"], cold="off", warm_repetitions=3))
+    run_dir, code = execute(
+        plan,
+        Backend(),
+        Options(
+            target="cpu",
+            out_dir=tmp_path / "runs",
+            only=["b1-l16-contiguous-*"],
+            modes=["eager"],
+            cold="off",
+            warm_repetitions=3,
+        ),
+    )
     assert code == 0
     (timing,) = _events(run_dir)["timing"]
     assert timing.timed_region == ["preprocessing", "host_to_device", "model_call", "output_retrieval"]
@@ -253,7 +292,9 @@ def test_training_timings_say_one_full_training_step(tmp_path: Path) -> None:
 
     import json
 
-    lines = [json.loads(line) for line in (FIXTURES / "synthetic_training.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line) for line in (FIXTURES / "synthetic_training.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     path = tmp_path / "events.jsonl"
     path.write_text(dumps(lines), encoding="utf-8")
     assert timed_scope_text(build_run(read_log(path))).startswith("not measured"), "a log without timed_region"
@@ -279,12 +320,23 @@ def test_the_cold_condition_comes_from_the_listing_and_counters() -> None:
     assert cold_condition("compiled", {}) == "persistent_cache", "unchecked is never called empty"
     assert cold_condition("eager", {"cache_entries_before": 5}) == "eager_no_compile"
     # A restart is labelled so only when the folder it was given was not empty.
-    assert cold_condition("compiled", {"cache_entries_before": 9, "cache_hits": 1}, restart=True) == "restart_populated_cache"
-    assert cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 0}, restart=True) == "fresh_process_empty_cache"
+    assert (
+        cold_condition("compiled", {"cache_entries_before": 9, "cache_hits": 1}, restart=True)
+        == "restart_populated_cache"
+    )
+    assert (
+        cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 0}, restart=True)
+        == "fresh_process_empty_cache"
+    )
 
 
 def test_inductor_precompiled_headers_are_listed_even_though_not_redirected(tmp_path: Path) -> None:
-    dirs = {role: (path, redirected) for role, path, redirected in Backend().cache_dirs({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c" / "inductor"), "COLLECTOR_CACHE_ROOT": str(tmp_path / "c")})}
+    dirs = {
+        role: (path, redirected)
+        for role, path, redirected in Backend().cache_dirs(
+            {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c" / "inductor"), "COLLECTOR_CACHE_ROOT": str(tmp_path / "c")}
+        )
+    }
     assert dirs["inductor"][1] is True
     pch, redirected = dirs["inductor-precompiled-headers"]
     assert pch.name == "precompiled_headers" and redirected is False
@@ -295,7 +347,9 @@ def _cold_log(tmp_path: Path, cold_extra: dict[str, Any]) -> Path:
 
     from tests.logbuilder import FIXTURES, dumps
 
-    lines = [json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     for line in lines:
         if line["kind"] == "timing" and line.get("cold") and line["case"] == "b1-l16-contiguous-float32-compiled":
             line["cold"].update(cold_extra)
@@ -305,9 +359,21 @@ def _cold_log(tmp_path: Path, cold_extra: dict[str, Any]) -> Path:
 
 
 def test_a_cold_call_with_a_full_cache_is_labelled_so_and_a_cold_mismatch_blocks(tmp_path: Path) -> None:
-    full = {"cache_condition": "persistent_cache", "cache_entries_before": 7, "cache_entries_after": 9,
-            "cache_dirs": [{"role": "inductor-precompiled-headers", "path": "/tmp/torchinductor_u/precompiled_headers", "redirected": False, "entries_before": 7, "entries_after": 7}],
-            "output_check": {"mismatched": 0, "total": 512, "max_abs": 0.0, "passed": True}}
+    full = {
+        "cache_condition": "persistent_cache",
+        "cache_entries_before": 7,
+        "cache_entries_after": 9,
+        "cache_dirs": [
+            {
+                "role": "inductor-precompiled-headers",
+                "path": "/tmp/torchinductor_u/precompiled_headers",
+                "redirected": False,
+                "entries_before": 7,
+                "entries_after": 7,
+            }
+        ],
+        "output_check": {"mismatched": 0, "total": 512, "max_abs": 0.0, "passed": True},
+    }
     result = build_report(_cold_log(tmp_path, full), tmp_path / "a")
     assert "cold-cache" in {r.rule for r in result.disposition.reasons}
     for name in ("report.html", "report.md"):
@@ -329,14 +395,36 @@ def _restart_log(tmp_path: Path, check: dict[str, Any]) -> Path:
     from tests.logbuilder import FIXTURES, dumps
 
     case = "b1-l16-contiguous-float32-compiled"
-    lines = [json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()]
-    at = next(i for i, line in enumerate(lines) if line["kind"] == "timing" and line.get("cold") and line["case"] == case)
-    restart = {**lines[at], "case": case, "cold": {
-        "seconds": 0.75, "cache_condition": "restart_populated_cache", "fresh_process": True, "process_start_s": 1.5,
-        "cache_entries_before": 36, "cache_entries_after": 36, "cache_hits": 1, "cache_misses": 0,
-        "cache_dirs": [{"role": "inductor", "path": "/tmp/c/inductor", "redirected": True, "entries_before": 36, "entries_after": 36}],
-        "output_check": check,
-    }}
+    lines = [
+        json.loads(line) for line in (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    at = next(
+        i for i, line in enumerate(lines) if line["kind"] == "timing" and line.get("cold") and line["case"] == case
+    )
+    restart = {
+        **lines[at],
+        "case": case,
+        "cold": {
+            "seconds": 0.75,
+            "cache_condition": "restart_populated_cache",
+            "fresh_process": True,
+            "process_start_s": 1.5,
+            "cache_entries_before": 36,
+            "cache_entries_after": 36,
+            "cache_hits": 1,
+            "cache_misses": 0,
+            "cache_dirs": [
+                {
+                    "role": "inductor",
+                    "path": "/tmp/c/inductor",
+                    "redirected": True,
+                    "entries_before": 36,
+                    "entries_after": 36,
+                }
+            ],
+            "output_check": check,
+        },
+    }
     restart.pop("warm", None)
     lines.insert(at + 1, restart)
     for seq, line in enumerate(lines):
@@ -354,13 +442,19 @@ def test_a_restart_with_a_populated_cache_is_shown_beside_the_cold_call_not_over
     reading, builder = read_run(log)
     cell = next(c for c in builder.build(reading).cells if c.case == case)
     assert cell.restart_s == 0.75 and cell.cold_s not in (None, 0.75), "the empty-cache cold call keeps its figure"
-    assert cell.cold.cache_condition == "fresh_process_empty_cache" and cell.restart.cache_condition == "restart_populated_cache"
+    assert (
+        cell.cold.cache_condition == "fresh_process_empty_cache"
+        and cell.restart.cache_condition == "restart_populated_cache"
+    )
     result = build_report(log, tmp_path / "a")
     rules = {r.rule for r in result.disposition.reasons}
     assert "cold-cache" not in rules and "cold-mismatch" not in rules, "a restart's cache is full by design"
     for name in ("report.html", "report.md"):
         text = (tmp_path / "a" / name).read_text(encoding="utf-8")
-        assert "restart, cache populated" in text and "750 ms; entries 36 → 36; 1 hits / 0 misses; matches the reference" in text
+        assert (
+            "restart, cache populated" in text
+            and "750 ms; entries 36 → 36; 1 hits / 0 misses; matches the reference" in text
+        )
     # Its outputs are judged as a cold call's are.
     bad = _restart_log(tmp_path, {"mismatched": 2, "total": 512, "max_abs": 0.25, "passed": False})
     result = build_report(bad, tmp_path / "b")
@@ -373,7 +467,18 @@ def test_a_restart_with_a_populated_cache_is_shown_beside_the_cold_call_not_over
 
 def test_deselected_cells_stay_planned_and_untested(tmp_path: Path) -> None:
     plan = load_plan(TINY)
-    run_dir, code = execute(plan, Backend(), Options(target="cpu", out_dir=tmp_path / "runs", only=["b1-l16-contiguous-*"], modes=["eager"], cold="off", warm_repetitions=2))
+    run_dir, code = execute(
+        plan,
+        Backend(),
+        Options(
+            target="cpu",
+            out_dir=tmp_path / "runs",
+            only=["b1-l16-contiguous-*"],
+            modes=["eager"],
+            cold="off",
+            warm_repetitions=2,
+        ),
+    )
     assert code == 0
     events = _events(run_dir)
     (plan_event,) = events["plan"]
@@ -394,7 +499,23 @@ def test_a_selection_that_matches_nothing_is_a_usage_error(tmp_path: Path, capsy
 
     assert main(["--workload", str(TINY), "--target", "cpu", "--out", str(tmp_path / "runs"), "--only", "b9-*"]) == 2
     assert "matches none of the" in capsys.readouterr().err
-    assert main(["--workload", str(TINY), "--target", "cpu", "--out", str(tmp_path / "runs"), "--only", "*-eager", "--modes", "compiled"]) == 2
+    assert (
+        main(
+            [
+                "--workload",
+                str(TINY),
+                "--target",
+                "cpu",
+                "--out",
+                str(tmp_path / "runs"),
+                "--only",
+                "*-eager",
+                "--modes",
+                "compiled",
+            ]
+        )
+        == 2
+    )
     assert not (tmp_path / "runs").exists()
 
 
@@ -403,7 +524,13 @@ def test_a_selection_that_matches_nothing_is_a_usage_error(tmp_path: Path, capsy
 
 @pytest.mark.slow
 def test_compiled_and_cold_calls_record_layout_cache_and_output(tmp_path: Path) -> None:
-    options = Options(target="cpu", out_dir=tmp_path / "runs", only=["b1-l16-noncontiguous-*"], cold="fresh-process", warm_repetitions=2)
+    options = Options(
+        target="cpu",
+        out_dir=tmp_path / "runs",
+        only=["b1-l16-noncontiguous-*"],
+        cold="fresh-process",
+        warm_repetitions=2,
+    )
     run_dir, code = execute(load_plan(TINY), Backend(), options)
     assert code == 0
     events = _events(run_dir)
@@ -418,8 +545,12 @@ def test_compiled_and_cold_calls_record_layout_cache_and_output(tmp_path: Path) 
     cold = colds["b1-l16-noncontiguous-float32-compiled"]
     assert cold.layout_achieved is True and cold.inputs_fed[0].strides == [32, 2]
     assert cold.output_check is not None and cold.output_check.passed
-    assert cold.cache_entries_before is not None and cold.cache_entries_after is not None and cold.cache_entries_after > 0
+    assert (
+        cold.cache_entries_before is not None and cold.cache_entries_after is not None and cold.cache_entries_after > 0
+    )
     roles = {d.role for d in cold.cache_dirs}
     assert {"inductor", "inductor-precompiled-headers"} <= roles
-    expected = "fresh_process_empty_cache" if cold.cache_entries_before == 0 and not cold.cache_hits else "persistent_cache"
+    expected = (
+        "fresh_process_empty_cache" if cold.cache_entries_before == 0 and not cold.cache_hits else "persistent_cache"
+    )
     assert cold.cache_condition == expected

@@ -16,7 +16,7 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow  # each test starts the collector in a new process
 
-WORKLOAD = '''
+WORKLOAD = """
 import torch
 from torch import nn
 
@@ -52,9 +52,9 @@ def run_model(model, inputs):
 
 def task_metric(outputs, reference, inputs):
     return 0.0
-'''
+"""
 
-PLAN = '''
+PLAN = """
 [workload]
 name = "nan-head"
 module = "nan_head.py"
@@ -78,7 +78,7 @@ warmup = 1
 [reference]
 dtype = "float32"
 float64_golden = true
-'''
+"""
 
 
 def _plan(tmp_path: Path, target: str) -> Path:
@@ -91,7 +91,15 @@ def _plan(tmp_path: Path, target: str) -> Path:
 def _collector(args: list[str]) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["CUDA_VISIBLE_DEVICES"] = ""  # this test is about the host CPU, wherever it runs
-    return subprocess.run([sys.executable, "-m", "collector", *args], cwd=REPO, env=env, capture_output=True, text=True, check=False, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
 
 
 def test_nan_reference_is_recorded_deterministic_and_judged_first(tmp_path: Path) -> None:

@@ -32,7 +32,13 @@ def _report(tmp_path: Path, edit: Callable[[Events], None]) -> tuple[Any, str, s
 
 
 def _event(events: Events, kind: str, case: str | None = None, **match: Any) -> dict[str, Any]:
-    return next(e for e in events if e["kind"] == kind and (case is None or e.get("case") == case) and all(e.get(k) == v for k, v in match.items()))
+    return next(
+        e
+        for e in events
+        if e["kind"] == kind
+        and (case is None or e.get("case") == case)
+        and all(e.get(k) == v for k, v in match.items())
+    )
 
 
 # --- point 6: non-finite references and statistics -------------------------------------------
@@ -64,7 +70,10 @@ def _nan_cell(events: Events, mismatched: int) -> None:
 def test_statistics_over_nonfinite_elements_say_so(tmp_path: Path) -> None:
     _, html, md = _report(tmp_path, lambda ev: _nan_cell(ev, mismatched=2))
     for text in (html, md):
-        assert "not finite (2 NaN/Inf output element(s)) / 0 over finite elements only; 2 NaN/Inf output element(s) not included" in text
+        assert (
+            "not finite (2 NaN/Inf output element(s)) / 0 over finite elements only; 2 NaN/Inf output element(s) not included"
+            in text
+        )
         assert "worst element (largest |diff| / allowance)" in text.replace("\\|", "|")
         # the cells grouped by cause say "not finite", never a small number or nothing
         assert "|out - ref| not finite in 1 cell(s)" in text.replace("\\|", "|")
@@ -117,18 +126,38 @@ def test_recorded_facts_are_shown_in_both_formats(tmp_path: Path) -> None:
             {"name": "input_ids", "shape": [1, 16], "dtype": "int64", "nonfinite": 0, "contiguous": False},
         ]
         _event(events, "case_result", case_key(1, 16, "compiled")).update(
-            inputs_fed=[{"name": "input_ids", "shape": [1, 16], "dtype": "int64", "nonfinite": 0, "contiguous": False, "strides": [1, 2], "device": "cpu"}],
+            inputs_fed=[
+                {
+                    "name": "input_ids",
+                    "shape": [1, 16],
+                    "dtype": "int64",
+                    "nonfinite": 0,
+                    "contiguous": False,
+                    "strides": [1, 2],
+                    "device": "cpu",
+                }
+            ],
             layout_fed="noncontiguous",
         )
-        _event(events, "case_result", COMPILED)["warnings"] = ["UserWarning: TensorFloat32 tensor cores available but not enabled"]
-        _event(events, "operators", EAGER)["executed"] = {"status": "measured", "items": ["aten::addmm", "aten::_scaled_dot_product_flash_attention_for_cpu"]}
-        _event(events, "reference", shape=shape_key(1, 16)).update(noise_max_abs=1.5e-8, deterministic=False, float64_max_abs=2.25e-7)
+        _event(events, "case_result", COMPILED)["warnings"] = [
+            "UserWarning: TensorFloat32 tensor cores available but not enabled"
+        ]
+        _event(events, "operators", EAGER)["executed"] = {
+            "status": "measured",
+            "items": ["aten::addmm", "aten::_scaled_dot_product_flash_attention_for_cpu"],
+        }
+        _event(events, "reference", shape=shape_key(1, 16)).update(
+            noise_max_abs=1.5e-8, deterministic=False, float64_max_abs=2.25e-7
+        )
 
     _, html, md = _report(tmp_path, edit)
     for text in (html, md):
         plain = text.replace("\\", "")
         # inputs as fed, with "not measured" for a cell that recorded none
-        assert "input_ids int64[1, 16], contiguous no, strides not measured, device not measured; what the model received: not measured" in plain
+        assert (
+            "input_ids int64[1, 16], contiguous no, strides not measured, device not measured; what the model received: not measured"
+            in plain
+        )
         assert "not measured (the case_result lists no inputs)" in plain
         assert "input_ids int64[1, 16], contiguous no, strides [1, 2], device cpu; layout fed: noncontiguous" in plain
         # a warning on a passing cell

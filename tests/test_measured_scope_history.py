@@ -57,7 +57,9 @@ def test_scope_names_passing_cells_not_flattened_lists(tmp_path: Path) -> None:
     assert [scope_label(c) for c in compiled.cells] == ["(1, 16)"]
     eager = next(g for g in scope.passed if g.mode == "eager")
     assert [scope_label(c) for c in eager.cells] == ["(1, 16)", "(2, 16)"]
-    assert [(g.mode, [(scope_label(c), c.status) for c in g.cells]) for g in scope.not_passed] == [("compiled", [("(2, 16)", "mismatch")])]
+    assert [(g.mode, [(scope_label(c), c.status) for c in g.cells]) for g in scope.not_passed] == [
+        ("compiled", [("(2, 16)", "mismatch")])
+    ]
     assert scope.passed_count == 3 and scope.not_passed_count == 1
 
     build_report(log, tmp_path / "out")
@@ -119,7 +121,9 @@ def test_diff_ignores_timings_of_cells_that_did_not_pass(tmp_path: Path) -> None
 def test_ratio_from_a_stopped_run_is_labelled(tmp_path: Path) -> None:
     before, after = _pair(tmp_path, lambda ev: _mismatch(ev, BIG_COMPILED))
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
-    assert diff.timings and all(any("performance acceptance stopped in the after run" in f for f in t.flags) for t in diff.timings)
+    assert diff.timings and all(
+        any("performance acceptance stopped in the after run" in f for f in t.flags) for t in diff.timings
+    )
     text = format_diff(diff)
     assert "[performance acceptance stopped in the after run (1 mismatching cell(s) awaiting a verdict)]" in text
     data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
@@ -128,7 +132,12 @@ def test_ratio_from_a_stopped_run_is_labelled(tmp_path: Path) -> None:
 
 def test_ratio_with_cpu_fallback_is_labelled(tmp_path: Path) -> None:
     def fallback(events: Events) -> None:
-        _edit(events, "operators", BIG_EAGER, fallback={"status": "measured", "items": ["aten::_scaled_dot_product_flash_attention_for_cpu"]})
+        _edit(
+            events,
+            "operators",
+            BIG_EAGER,
+            fallback={"status": "measured", "items": ["aten::_scaled_dot_product_flash_attention_for_cpu"]},
+        )
 
     before, after = _pair(tmp_path, fallback)
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))

@@ -30,17 +30,27 @@ def _log(tmp_path: Path, intended: str | None, family: str = "cpu", choice: dict
 
 
 def test_cpu_run_of_a_neuron_plan_is_blocked_and_every_headline_says_so(tmp_path: Path) -> None:
-    choice = {"requested": "cpu", "resolved": "cpu", "reason": "named on the command line, overriding the plan's target neuron"}
+    choice = {
+        "requested": "cpu",
+        "resolved": "cpu",
+        "reason": "named on the command line, overriding the plan's target neuron",
+    }
     log = _log(tmp_path, "neuron", choice=choice)
     judged = judge_log(log)
     assert judged.disposition.outcome == "blocked"
-    assert any(r.rule == "wrong-target" and r.outcome == "blocked" and "not evidence for neuron" in r.message for r in judged.disposition.reasons)
+    assert any(
+        r.rule == "wrong-target" and r.outcome == "blocked" and "not evidence for neuron" in r.message
+        for r in judged.disposition.reasons
+    )
     assert "on cpu: not evidence for neuron" in judged.disposition.headline
     build_report(log, tmp_path / "out")
     for name in ("report.html", "report.md"):
         text = (tmp_path / "out" / name).read_text(encoding="utf-8")
         assert "on cpu: not evidence for neuron" in text
-        assert "--target cpu resolved to cpu: named on the command line, overriding the plan&#39;s target neuron" in text or "--target cpu resolved to cpu: named on the command line, overriding the plan's target neuron" in text
+        assert (
+            "--target cpu resolved to cpu: named on the command line, overriding the plan&#39;s target neuron" in text
+            or "--target cpu resolved to cpu: named on the command line, overriding the plan's target neuron" in text
+        )
     build_site([tmp_path / "runs"], tmp_path / "site")
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "on cpu: not evidence for neuron" in index
@@ -91,7 +101,11 @@ def test_auto_never_moves_a_neuron_plan_to_the_cpu(no_accelerators: None) -> Non
 def test_auto_records_what_it_probed(no_accelerators: None) -> None:
     backend, choice = resolve_target("auto", None)
     assert backend.name == "cpu" and choice["requested"] == "auto" and choice["resolved"] == "cpu"
-    assert "neuron not available" in choice["reason"] and "cuda not available" in choice["reason"] and "cpu used" in choice["reason"]
+    assert (
+        "neuron not available" in choice["reason"]
+        and "cuda not available" in choice["reason"]
+        and "cpu used" in choice["reason"]
+    )
     backend, choice = resolve_target("auto", "cpu")
     assert backend.name == "cpu" and "the plan's target cpu" in choice["reason"]
 

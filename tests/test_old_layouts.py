@@ -91,7 +91,9 @@ def test_a_log_that_measured_the_layout_keeps_its_pass(tmp_path: Path) -> None:
 
 def test_site_index_follows(tmp_path: Path) -> None:
     """The site's index rows for the old H200 and heat-solver runs are blocked, not suitable."""
-    result = CliRunner().invoke(main, ["site", str(CUDA_OLD.parent), str(HEAT_OLD.parent), "--out", str(tmp_path / "site")])
+    result = CliRunner().invoke(
+        main, ["site", str(CUDA_OLD.parent), str(HEAT_OLD.parent), "--out", str(tmp_path / "site")]
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads((tmp_path / "site" / "index.json").read_text(encoding="utf-8"))
     runs = rows["runs"] if isinstance(rows, dict) else rows

@@ -24,7 +24,13 @@ def chart_making(source: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "plotly":
             found.append(f"line {node.lineno}: from {node.module} import ...")
         elif isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else ""
+            name = (
+                node.func.id
+                if isinstance(node.func, ast.Name)
+                else node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else ""
+            )
             if name == "Figure":
                 found.append(f"line {node.lineno}: Figure(...)")
     return found

@@ -16,16 +16,22 @@ from tests.conftest import FIXTURES
 def test_the_page_holds_every_cell_and_the_controls(tmp_path: Path) -> None:
     build_report(FIXTURES / "synthetic_mismatch.jsonl", tmp_path)
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert 'name="outcome-matrix" value="not-pass"' in html and 'name="outcome-problems" value="not-pass"' in html, "a control in each section"
-    assert 'value="mismatch"> only <span aria-hidden="true">' in html and 'value="error"' not in html, "only outcomes the run has"
-    assert html.count("<td><a href=\"#b") == 4, "every cell is in the page: nothing is left out for the filter"
+    assert 'name="outcome-matrix" value="not-pass"' in html and 'name="outcome-problems" value="not-pass"' in html, (
+        "a control in each section"
+    )
+    assert 'value="mismatch"> only <span aria-hidden="true">' in html and 'value="error"' not in html, (
+        "only outcomes the run has"
+    )
+    assert html.count('<td><a href="#b') == 4, "every cell is in the page: nothing is left out for the filter"
     css = next((tmp_path / "assets").glob("report-*.css")).read_text(encoding="utf-8")
-    assert '@supports not selector(:has(a)) { .outcome-filter { display: none; } }' in css
+    assert "@supports not selector(:has(a)) { .outcome-filter { display: none; } }" in css
 
 
 def _shown(page: Any, selector: str) -> int:
-    return int(page.evaluate(f"""Array.from(document.querySelectorAll({selector!r})).filter(e => {{
-        const s = getComputedStyle(e); return e.getClientRects().length > 0 && s.visibility !== 'hidden'; }}).length"""))
+    return int(
+        page.evaluate(f"""Array.from(document.querySelectorAll({selector!r})).filter(e => {{
+        const s = getComputedStyle(e); return e.getClientRects().length > 0 && s.visibility !== 'hidden'; }}).length""")
+    )
 
 
 @pytest.mark.browser

@@ -42,7 +42,9 @@ def test_report_side_does_not_need_torch() -> None:
 def test_collector_extra_keeps_the_installed_torch(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     report = tmp_path / "report.json"
-    result = _run(sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", report, f"{REPO}[collector]")
+    result = _run(
+        sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", report, f"{REPO}[collector]"
+    )
     assert result.returncode == 0, result.stderr
     planned = {item["metadata"]["name"] for item in json.loads(report.read_text())["install"]}
     assert "torch" not in planned

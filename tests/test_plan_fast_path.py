@@ -33,6 +33,7 @@ def _replace(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
     def mutate(line: bytes) -> bytes:
         assert old in line, old
         return line.replace(old, new, 1)
+
     return mutate
 
 
@@ -45,6 +46,7 @@ def _first_cell_twice(line: bytes) -> bytes:
 def _with(**changes: Any) -> Callable[[bytes], bytes]:
     def mutate(line: bytes) -> bytes:
         return json.dumps({**json.loads(line), **changes}).encode()
+
     return mutate
 
 
@@ -53,20 +55,29 @@ def _repeat_of_everywhere(value: Any) -> Callable[[bytes], bytes]:
         plan = json.loads(line)
         plan["matrix"] = [{**cell, "repeat_of": value} for cell in plan["matrix"]]
         return json.dumps(plan).encode()
+
     return mutate
 
 
 HOSTILE_PLANS: dict[str, Callable[[bytes], bytes]] = {
     "repeated top-level key": _replace(b'"target": "cpu"', b'"target": "cuda", "target": "cpu"'),
     "repeated key, a space before its colon": _replace(b'"target": "cpu"', b'"target" : "cuda", "target": "cpu"'),
-    "repeated key, spaces around every colon": lambda line: line.replace(b'": ', b'" : ').replace(b'"target" : "cpu"', b'"target" : "cuda" , "target" : "cpu"', 1),
+    "repeated key, spaces around every colon": lambda line: line.replace(b'": ', b'" : ').replace(
+        b'"target" : "cpu"', b'"target" : "cuda" , "target" : "cpu"', 1
+    ),
     "repeated key in a matrix cell": _replace(b'"batch": 1,', b'"batch": 4, "batch": 1,'),
     "repeated key in a tolerance": _replace(b'"atol": 1e-05', b'"atol": 1.0, "atol": 1e-05'),
     "repeated key in the task criterion": _replace(b'"op": ">="', b'"op": "<=", "op": ">="'),
-    "repeated key, a colon-quote inside a string value": _replace(b'"target": "cpu"', b'"description": "x\\": y", "target": "cuda", "target": "cpu"'),
-    "a key-like colon inside a string value (valid)": _replace(b'"description": "', b'"description": "\\"target\\": \\"cuda\\", '),
+    "repeated key, a colon-quote inside a string value": _replace(
+        b'"target": "cpu"', b'"description": "x\\": y", "target": "cuda", "target": "cpu"'
+    ),
+    "a key-like colon inside a string value (valid)": _replace(
+        b'"description": "', b'"description": "\\"target\\": \\"cuda\\", '
+    ),
     "escaped colon (valid)": _replace(b'"description": "', b'"description": "a\\u003a b '),
-    "escaped colon and a repeated key": _replace(b'"target": "cpu"', b'"description": "a\\u003a", "target": "cuda", "target": "cpu"'),
+    "escaped colon and a repeated key": _replace(
+        b'"target": "cpu"', b'"description": "a\\u003a", "target": "cuda", "target": "cpu"'
+    ),
     "a case listed twice": _first_cell_twice,
     "empty matrix": _with(matrix=[]),
     "unknown field in a cell": _replace(b'"batch": 1,', b'"batch": 1, "bonus": 2,'),
@@ -78,10 +89,21 @@ HOSTILE_PLANS: dict[str, Callable[[bytes], bytes]] = {
     "repeat_of written as null in every cell (valid)": _repeat_of_everywhere(None),
     "repeat_of naming a case in every cell (valid)": _repeat_of_everywhere("b1-l16-contiguous-float32-eager"),
     "repeat_of given twice in a cell": _replace(b'"batch": 1,', b'"repeat_of": "x", "repeat_of": null, "batch": 1,'),
-    "repeat_of under the name the record stores it by": _replace(b'"batch": 1,', b'"logged_repeat_of": "x", "batch": 1,'),
+    "repeat_of under the name the record stores it by": _replace(
+        b'"batch": 1,', b'"logged_repeat_of": "x", "batch": 1,'
+    ),
     "newer minor version (valid, with a warning)": _replace(b'"schema_version": "1.0"', b'"schema_version": "1.9"'),
     "another major version": _replace(b'"schema_version": "1.0"', b'"schema_version": "2.0"'),
-    "optional fields given (valid)": _with(padding={"buckets": [16, 32]}, compile_options={"dynamic": False, "mode": "default", "fullgraph": False, "backend_options": {"a": 1, "b": "x", "c": True, "d": 1.5}}, intended_target="neuron"),
+    "optional fields given (valid)": _with(
+        padding={"buckets": [16, 32]},
+        compile_options={
+            "dynamic": False,
+            "mode": "default",
+            "fullgraph": False,
+            "backend_options": {"a": 1, "b": "x", "c": True, "d": 1.5},
+        },
+        intended_target="neuron",
+    ),
 }
 
 
@@ -102,7 +124,9 @@ def _both_ways(lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_PLANS))
-def test_a_hostile_plan_reads_as_the_careful_path_reads_it(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hostile_plan_reads_as_the_careful_path_reads_it(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines, at = _plan_lines()
     lines[at] = HOSTILE_PLANS[name](lines[at])
     fast, careful = _both_ways(lines, tmp_path, monkeypatch)
@@ -114,7 +138,9 @@ def test_a_hostile_plan_reads_as_the_careful_path_reads_it(name: str, tmp_path: 
         assert any(p.line == at + 1 for p in fast.errors), fast.problems[:5]
 
 
-def test_an_untouched_plan_takes_the_fast_path_and_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_untouched_plan_takes_the_fast_path_and_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines, _ = _plan_lines()
     fast, careful = _both_ways(lines, tmp_path, monkeypatch)
     assert fast.valid and _summary(fast) == _summary(careful) and _plan(fast) == _plan(careful)
@@ -128,9 +154,13 @@ def mutated_plans(draw: st.DrawFn, line: bytes) -> bytes:
     return mutate(draw, json.loads(line)).encode("utf-8", "surrogatepass")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
-def test_any_change_to_the_plan_reads_as_the_careful_path_reads_it(data: st.DataObject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_any_change_to_the_plan_reads_as_the_careful_path_reads_it(
+    data: st.DataObject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines, at = _plan_lines()
     lines[at] = data.draw(mutated_plans(lines[at]))
     fast, careful = _both_ways(lines, tmp_path, monkeypatch)
@@ -152,7 +182,9 @@ def test_a_planned_cell_is_frozen_and_hashable_on_both_paths(tmp_path: Path, mon
     assert type(next(r.event for r in fast.records if r.kind == "plan").matrix[0]).__name__ == "PlannedCellLine"
 
 
-def test_a_plan_read_on_the_fast_path_is_written_out_as_the_careful_path_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plan_read_on_the_fast_path_is_written_out_as_the_careful_path_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The fast path keeps the mirror's cells in the Plan model: dumping the model (Python or
     JSON) gives what the careful path's model gives, without a serializer warning."""
     import warnings

@@ -32,10 +32,53 @@ scalars = st.one_of(
     st.integers(min_value=-(2**63), max_value=2**63 - 1),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
-    st.sampled_from(["float32", "bfloat16", "int64", "contiguous", "noncontiguous", "compiled", "eager", "reject", "UNDECIDED: x", ">=", "default", "slice"]),
+    st.sampled_from(
+        [
+            "float32",
+            "bfloat16",
+            "int64",
+            "contiguous",
+            "noncontiguous",
+            "compiled",
+            "eager",
+            "reject",
+            "UNDECIDED: x",
+            ">=",
+            "default",
+            "slice",
+        ]
+    ),
 )
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=3)), max_leaves=6)
-names = st.one_of(st.text(min_size=1, max_size=10), st.sampled_from(["dynamic", "mode", "metric", "buckets", "above_largest", "warm_repetitions", "dtype", "target", "proposed", "task", "how", "value_range", "shapes", "compile", "inputs", "padding"]))
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+names = st.one_of(
+    st.text(min_size=1, max_size=10),
+    st.sampled_from(
+        [
+            "dynamic",
+            "mode",
+            "metric",
+            "buckets",
+            "above_largest",
+            "warm_repetitions",
+            "dtype",
+            "target",
+            "proposed",
+            "task",
+            "how",
+            "value_range",
+            "shapes",
+            "compile",
+            "inputs",
+            "padding",
+        ]
+    ),
+)
 
 
 def _paths(data: Any, prefix: tuple = ()) -> list[tuple]:
@@ -63,7 +106,25 @@ def _same_type(value: Any) -> st.SearchStrategy[Any]:
     if isinstance(value, float):
         return st.floats(allow_nan=True, allow_infinity=True) | st.floats(min_value=0, max_value=1)
     if isinstance(value, str):
-        return st.text(max_size=12) | st.sampled_from(["float32", "bfloat16", "float16", "float64", "int64", "bool", "cpu", "neuron", "reject x", "UNDECIDED: x", "<=", "default", "max-autotune", "transpose", "noncontiguous"])
+        return st.text(max_size=12) | st.sampled_from(
+            [
+                "float32",
+                "bfloat16",
+                "float16",
+                "float64",
+                "int64",
+                "bool",
+                "cpu",
+                "neuron",
+                "reject x",
+                "UNDECIDED: x",
+                "<=",
+                "default",
+                "max-autotune",
+                "transpose",
+                "noncontiguous",
+            ]
+        )
     if isinstance(value, list):
         return st.lists(st.sampled_from(value), max_size=len(value) + 1) if value else st.just([])
     return st.just(value)
@@ -112,7 +173,9 @@ def _log_with_plan(plan_fields: dict[str, Any]) -> list[dict[str, Any]]:
     events = base_events()[:2]
     events.append({"kind": "plan", **plan_fields})
     events = finish(events)
-    return [{"schema_version": SCHEMA_VERSION, "seq": i, "time": "2026-01-01T00:00:00Z", **e} for i, e in enumerate(events)]
+    return [
+        {"schema_version": SCHEMA_VERSION, "seq": i, "time": "2026-01-01T00:00:00Z", **e} for i, e in enumerate(events)
+    ]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

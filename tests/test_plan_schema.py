@@ -34,10 +34,32 @@ def test_plan_event_records_the_intended_target() -> None:
     from reportgen.contract.events import Plan
 
     event = {
-        "schema_version": "1.1", "seq": 2, "time": "2026-01-01T00:00:00Z", "kind": "plan", "workload": "w",
-        "model_revision": "r", "target": "cpu", "reference": "cpu eager float32", "tolerances": {}, "warm_repetitions": 1,
-        "matrix": [{"case": "b1-l8-contiguous-float32-eager", "batch": 1, "length": 8, "layout": "contiguous", "dtype": "float32", "mode": "eager"}],
-        "timing_scope": {"preprocessing": False, "host_to_device": False, "output_retrieval": False, "synchronized": True},
+        "schema_version": "1.1",
+        "seq": 2,
+        "time": "2026-01-01T00:00:00Z",
+        "kind": "plan",
+        "workload": "w",
+        "model_revision": "r",
+        "target": "cpu",
+        "reference": "cpu eager float32",
+        "tolerances": {},
+        "warm_repetitions": 1,
+        "matrix": [
+            {
+                "case": "b1-l8-contiguous-float32-eager",
+                "batch": 1,
+                "length": 8,
+                "layout": "contiguous",
+                "dtype": "float32",
+                "mode": "eager",
+            }
+        ],
+        "timing_scope": {
+            "preprocessing": False,
+            "host_to_device": False,
+            "output_retrieval": False,
+            "synchronized": True,
+        },
     }
     assert Plan.model_validate({**event, "intended_target": "neuron"}).intended_target == "neuron"
     assert Plan.model_validate(event).intended_target is None, "absent in older logs"
@@ -68,23 +90,68 @@ SHIPPED = sorted((REPO / "collector" / "workloads").glob("*.toml")) + sorted((RE
     "body,pattern",
     [
         (MATRIX + "[workload.x]\n", r"workload\.x: unknown key in \[workload\]"),
-        ('dynamic = true\n' + MATRIX, r"plan.toml:4: workload\.dynamic: unknown key in \[workload\]; it belongs in \[compile\] as compile\.dynamic"),
-        (MATRIX + "[compile]\ndynamik = true\n", r"plan.toml:7: compile\.dynamik: unknown key in \[compile\]; did you mean 'dynamic'\?"),
+        (
+            "dynamic = true\n" + MATRIX,
+            r"plan.toml:4: workload\.dynamic: unknown key in \[workload\]; it belongs in \[compile\] as compile\.dynamic",
+        ),
+        (
+            MATRIX + "[compile]\ndynamik = true\n",
+            r"plan.toml:7: compile\.dynamik: unknown key in \[compile\]; did you mean 'dynamic'\?",
+        ),
         (MATRIX + "[options]\ndynamic = true\n", r"plan.toml:6: options: unknown table.*did you mean \[compile\]\?"),
-        (MATRIX + "[options]\ncompile_mode = \"default\"\n", r"plan.toml:6: options: unknown table.*did you mean \[compile\]\? \(options\.compile_mode is compile\.mode\)"),
-        (MATRIX + '[compile]\ncompile_mode = "max-autotune"\n', r"compile\.compile_mode: unknown key in \[compile\]; did you mean 'mode'\?"),
-        (MATRIX + '[compile]\nmode = "max_autotune"\n', r"compile\.mode: expected one of .*did you mean 'max-autotune'\?"),
-        (MATRIX + "[timing]\nwarm_reps = 5\n", r"plan.toml:7: timing\.warm_reps: unknown key in \[timing\]; did you mean 'warm_repetitions'\?"),
-        (MATRIX + "[timing]\nscope = { preprocesing = true }\n", r"plan.toml:7: timing\.scope\.preprocesing: unknown key in \[timing\.scope\]; did you mean 'preprocessing'\?"),
-        ("[matrix]\nshapes = [[1, 8]]\nbuckets = [8]\n", r"plan.toml:6: matrix\.buckets: unknown key in \[matrix\]; it belongs in \[padding\] as padding\.buckets"),
-        (MATRIX + "[tolerances]\natol = 1e-5\n", r"tolerances\.atol: atol is not a dtype; it belongs in a sub-table such as \[tolerances\.float32\]"),
-        (MATRIX + "[tolerances.fp32]\natol = 1e-5\nrtol = 1e-4\n", r"tolerances\.fp32: unknown dtype; allowed: float32"),
-        (MATRIX + "[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\nthreshold = 0.9\n", r"tolerances\.float32\.threshold: unknown key in \[tolerances\.float32\]"),
-        (MATRIX + '[inputs.ids]\ndtype = "int64"\nlayout = "noncontiguous"\n', r"inputs\.ids: layout is noncontiguous: say how"),
-        (MATRIX + '[inputs.ids]\ndtype = "int64"\nlayout = "contiguous"\nrange = [0, 9]\n', r"inputs\.ids\.range: unknown key in \[inputs\.ids\]; did you mean 'value_range'\?"),
+        (
+            MATRIX + '[options]\ncompile_mode = "default"\n',
+            r"plan.toml:6: options: unknown table.*did you mean \[compile\]\? \(options\.compile_mode is compile\.mode\)",
+        ),
+        (
+            MATRIX + '[compile]\ncompile_mode = "max-autotune"\n',
+            r"compile\.compile_mode: unknown key in \[compile\]; did you mean 'mode'\?",
+        ),
+        (
+            MATRIX + '[compile]\nmode = "max_autotune"\n',
+            r"compile\.mode: expected one of .*did you mean 'max-autotune'\?",
+        ),
+        (
+            MATRIX + "[timing]\nwarm_reps = 5\n",
+            r"plan.toml:7: timing\.warm_reps: unknown key in \[timing\]; did you mean 'warm_repetitions'\?",
+        ),
+        (
+            MATRIX + "[timing]\nscope = { preprocesing = true }\n",
+            r"plan.toml:7: timing\.scope\.preprocesing: unknown key in \[timing\.scope\]; did you mean 'preprocessing'\?",
+        ),
+        (
+            "[matrix]\nshapes = [[1, 8]]\nbuckets = [8]\n",
+            r"plan.toml:6: matrix\.buckets: unknown key in \[matrix\]; it belongs in \[padding\] as padding\.buckets",
+        ),
+        (
+            MATRIX + "[tolerances]\natol = 1e-5\n",
+            r"tolerances\.atol: atol is not a dtype; it belongs in a sub-table such as \[tolerances\.float32\]",
+        ),
+        (
+            MATRIX + "[tolerances.fp32]\natol = 1e-5\nrtol = 1e-4\n",
+            r"tolerances\.fp32: unknown dtype; allowed: float32",
+        ),
+        (
+            MATRIX + "[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\nthreshold = 0.9\n",
+            r"tolerances\.float32\.threshold: unknown key in \[tolerances\.float32\]",
+        ),
+        (
+            MATRIX + '[inputs.ids]\ndtype = "int64"\nlayout = "noncontiguous"\n',
+            r"inputs\.ids: layout is noncontiguous: say how",
+        ),
+        (
+            MATRIX + '[inputs.ids]\ndtype = "int64"\nlayout = "contiguous"\nrange = [0, 9]\n',
+            r"inputs\.ids\.range: unknown key in \[inputs\.ids\]; did you mean 'value_range'\?",
+        ),
         (MATRIX + "[padding]\nbuckets = [512, 128]\n", r"padding\.buckets: list the buckets in ascending order"),
-        (MATRIX + '[padding]\nbuckets = [128]\nabove_largest = "drop them"\n', r"padding\.above_largest: start the policy with one of reject, truncate, split"),
-        (MATRIX + '[compile]\nmode = "max-autotune"\nbackend_options = { x = 1 }\n', r"compile\.backend_options: torch\.compile takes either a mode or backend options"),
+        (
+            MATRIX + '[padding]\nbuckets = [128]\nabove_largest = "drop them"\n',
+            r"padding\.above_largest: start the policy with one of reject, truncate, split",
+        ),
+        (
+            MATRIX + '[compile]\nmode = "max-autotune"\nbackend_options = { x = 1 }\n',
+            r"compile\.backend_options: torch\.compile takes either a mode or backend options",
+        ),
     ],
 )
 def test_miskeyed_plans_name_the_key(tmp_path: Path, body: str, pattern: str) -> None:
@@ -95,11 +162,13 @@ def test_miskeyed_plans_name_the_key(tmp_path: Path, body: str, pattern: str) ->
 def test_a_key_with_a_line_break_is_named_quoted_on_one_line(tmp_path: Path) -> None:
     with pytest.raises(PlanError) as err:
         load_plan(_plan(tmp_path, MATRIX + '[timing]\n"warm\\n" = 5\n'))
-    assert "timing.\"warm\\n\": unknown key" in str(err.value) and "\n" not in str(err.value)
+    assert 'timing."warm\\n": unknown key' in str(err.value) and "\n" not in str(err.value)
 
 
 def test_top_level_target_belongs_in_workload(tmp_path: Path) -> None:
-    with pytest.raises(PlanError, match=r"plan.toml:1: target: unknown top-level key.*it belongs in \[workload\] as workload\.target"):
+    with pytest.raises(
+        PlanError, match=r"plan.toml:1: target: unknown top-level key.*it belongs in \[workload\] as workload\.target"
+    ):
         load_plan(_plan(tmp_path, MATRIX, head='target = "neuron"\n'))
 
 
@@ -122,16 +191,52 @@ def test_readme_example_plan_validates(tmp_path: Path) -> None:
 # --- issue 19 item 4: bad plans give one line, exit 2 and no run folder ---------------------------
 
 BAD_PLANS = [
-    ("task without metric", MATRIX + '[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\ntask = { op = ">=", threshold = 0.9 }\n', "tolerances.float32.task: missing 'metric'", 9),
-    ("task not a table", MATRIX + '[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\ntask = "cosine"\n', "tolerances.float32.task: expected a table", 9),
+    (
+        "task without metric",
+        MATRIX + '[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\ntask = { op = ">=", threshold = 0.9 }\n',
+        "tolerances.float32.task: missing 'metric'",
+        9,
+    ),
+    (
+        "task not a table",
+        MATRIX + '[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\ntask = "cosine"\n',
+        "tolerances.float32.task: expected a table",
+        9,
+    ),
     ("shapes not a list", "[matrix]\nshapes = 8\n", "matrix.shapes: expected a list of [batch, length] pairs", 5),
-    ("warm_repetitions a string", MATRIX + '[timing]\nwarm_repetitions = "x"\n', "timing.warm_repetitions: expected an integer, got a string 'x'", 7),
-    ("tolerances not a table", MATRIX + "[timing]\nwarmup = 1\n[reference]\ndtype = \"float32\"\n" + "", None, None),
-    ("negative warm count", MATRIX + "[timing]\nwarm_repetitions = -3\n", "timing.warm_repetitions: expected at least 1, got -3", 7),
-    ("unknown reference dtype", MATRIX + '[reference]\ndtype = "float8"\n', "reference.dtype: expected one of float32, bfloat16, float16, float64, got 'float8'", 7),
-    ("nan threshold", MATRIX + '[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\ntask = { metric = "m", op = ">=", threshold = nan }\n', "tolerances.float32.task.threshold: expected a finite number", 9),
+    (
+        "warm_repetitions a string",
+        MATRIX + '[timing]\nwarm_repetitions = "x"\n',
+        "timing.warm_repetitions: expected an integer, got a string 'x'",
+        7,
+    ),
+    ("tolerances not a table", MATRIX + '[timing]\nwarmup = 1\n[reference]\ndtype = "float32"\n' + "", None, None),
+    (
+        "negative warm count",
+        MATRIX + "[timing]\nwarm_repetitions = -3\n",
+        "timing.warm_repetitions: expected at least 1, got -3",
+        7,
+    ),
+    (
+        "unknown reference dtype",
+        MATRIX + '[reference]\ndtype = "float8"\n',
+        "reference.dtype: expected one of float32, bfloat16, float16, float64, got 'float8'",
+        7,
+    ),
+    (
+        "nan threshold",
+        MATRIX
+        + '[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\ntask = { metric = "m", op = ">=", threshold = nan }\n',
+        "tolerances.float32.task.threshold: expected a finite number",
+        9,
+    ),
 ]
-BAD_PLANS[4] = ("tolerances not a table", 'tolerances = 1e-5\n[workload]\nname = "w"\nmodule = "w.py"\n' + MATRIX, "tolerances: expected a table [tolerances], got a number", 1)
+BAD_PLANS[4] = (
+    "tolerances not a table",
+    'tolerances = 1e-5\n[workload]\nname = "w"\nmodule = "w.py"\n' + MATRIX,
+    "tolerances: expected a table [tolerances], got a number",
+    1,
+)
 
 
 def _bad_plan(tmp_path: Path, body: str) -> Path:
@@ -145,11 +250,21 @@ def _bad_plan(tmp_path: Path, body: str) -> Path:
 def _collector(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(REPO)
-    return subprocess.run([sys.executable, "-m", "collector", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("name,body,message,line", BAD_PLANS, ids=[b[0] for b in BAD_PLANS])
-def test_bad_plan_is_one_line_exit_2_and_no_run_folder(tmp_path: Path, name: str, body: str, message: str, line: int) -> None:
+def test_bad_plan_is_one_line_exit_2_and_no_run_folder(
+    tmp_path: Path, name: str, body: str, message: str, line: int
+) -> None:
     path = _bad_plan(tmp_path, body)
     out = tmp_path / "runs"
     done = _collector(["--workload", str(path), "--target", "cpu", "--out", str(out)], tmp_path)
@@ -169,43 +284,73 @@ def test_a_module_name_with_a_control_character_is_a_plan_error(tmp_path: Path) 
     path.write_text('[workload]\nname = "w"\nmodule = "w\\u0000.py"\n' + MATRIX, encoding="utf-8")
     done = _collector(["--workload", str(path), "--target", "cpu", "--out", str(tmp_path / "runs")], tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.strip() == f"collector: plan error: {path}:3: workload.module: 'w\\x00.py' holds a control character; expected a file name such as \"my_encoder.py\""
+    assert (
+        done.stderr.strip()
+        == f"collector: plan error: {path}:3: workload.module: 'w\\x00.py' holds a control character; expected a file name such as \"my_encoder.py\""
+    )
     checked = CliRunner().invoke(reportgen_main, ["plan-check", str(path)])
-    assert checked.exit_code == 1 and "holds a control character" in checked.output and "Traceback" not in checked.output
+    assert (
+        checked.exit_code == 1 and "holds a control character" in checked.output and "Traceback" not in checked.output
+    )
 
 
 def test_plan_that_is_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "plan.toml"
     path.write_bytes(b'[workload]\nname = "caf\xe9"\n')
     done = _collector(["--workload", str(path), "--target", "cpu", "--out", str(tmp_path / "runs")], tmp_path)
-    assert done.returncode == 2 and done.stderr.strip() == f"collector: plan error: {path}:2: not UTF-8 (byte 22); save the plan as UTF-8"
+    assert (
+        done.returncode == 2
+        and done.stderr.strip() == f"collector: plan error: {path}:2: not UTF-8 (byte 22); save the plan as UTF-8"
+    )
     checked = CliRunner().invoke(reportgen_main, ["plan-check", str(path)])
     assert checked.exit_code == 1 and "not UTF-8" in checked.output
 
 
 def test_negative_warm_option_is_a_usage_error(tmp_path: Path) -> None:
-    done = _collector(["--workload", str(REPO / "collector" / "workloads" / "tiny_encoder.toml"), "--target", "cpu", "--warm", "-1", "--out", str(tmp_path / "runs")], tmp_path)
-    assert done.returncode == 2 and "--warm takes a count of at least 1" in done.stderr and not (tmp_path / "runs").exists()
+    done = _collector(
+        [
+            "--workload",
+            str(REPO / "collector" / "workloads" / "tiny_encoder.toml"),
+            "--target",
+            "cpu",
+            "--warm",
+            "-1",
+            "--out",
+            str(tmp_path / "runs"),
+        ],
+        tmp_path,
+    )
+    assert (
+        done.returncode == 2
+        and "--warm takes a count of at least 1" in done.stderr
+        and not (tmp_path / "runs").exists()
+    )
 
 
 # --- the plan reference is generated from the schema --------------------------------------------
 
 
 def test_plan_reference_is_current() -> None:
-    assert plan_doc.DOC_PATH.read_text(encoding="utf-8") == plan_doc.render_doc(), "run: python -m reportgen.judge.plan_doc"
+    assert plan_doc.DOC_PATH.read_text(encoding="utf-8") == plan_doc.render_doc(), (
+        "run: python -m reportgen.judge.plan_doc"
+    )
 
 
 def test_plan_reference_documents_every_key_and_is_linked() -> None:
     doc = plan_doc.DOC_PATH.read_text(encoding="utf-8")
     for table in planschema.SCHEMA:
         for key in table.keys:
-            assert f"| `{key.name}` |" in doc.split(f"### `{plan_doc._header(table)}`", 1)[1].split("### ", 1)[0], f"{table.path}.{key.name}"
+            assert f"| `{key.name}` |" in doc.split(f"### `{plan_doc._header(table)}`", 1)[1].split("### ", 1)[0], (
+                f"{table.path}.{key.name}"
+            )
     assert "](collector/PLAN.md)" in (REPO / "README.md").read_text(encoding="utf-8")
     assert "](PLAN.md)" in (REPO / "collector" / "README.md").read_text(encoding="utf-8")
 
 
 def test_collector_copy_of_the_constraint_rules_is_current() -> None:
-    assert COLLECTOR_RULES_PATH.read_text(encoding="utf-8") == render_collector_rules(), "run: python -m reportgen.judge.backend_docs"
+    assert COLLECTOR_RULES_PATH.read_text(encoding="utf-8") == render_collector_rules(), (
+        "run: python -m reportgen.judge.backend_docs"
+    )
 
 
 def test_plan_schema_imports_without_torch_or_pydantic() -> None:
@@ -221,7 +366,9 @@ TINY_MODULE = str(REPO / "collector" / "workloads" / "tiny_encoder.py")
 
 def _tiny_plan(tmp_path: Path, extra: str) -> Path:
     path = tmp_path / "plan.toml"
-    path.write_text(f'[workload]\nname = "w"\nmodule = "{TINY_MODULE}"\n[matrix]\nshapes = [[1, 16]]\n' + extra, encoding="utf-8")
+    path.write_text(
+        f'[workload]\nname = "w"\nmodule = "{TINY_MODULE}"\n[matrix]\nshapes = [[1, 16]]\n' + extra, encoding="utf-8"
+    )
     return path
 
 
@@ -236,9 +383,11 @@ def test_collector_refuses_options_the_target_rejects(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "refused on target neuron" in done.stderr
     assert not (tmp_path / "runs").exists()
     mode = load_plan(_tiny_plan(tmp_path, '[compile]\nmode = "reduce-overhead"\n'))
-    assert "compile.mode = \"reduce-overhead\" is refused" in refused_on(mode, "neuron")
+    assert 'compile.mode = "reduce-overhead" is refused' in refused_on(mode, "neuron")
     eager_only = tmp_path / "eager.toml"
-    eager_only.write_text(path.read_text(encoding="utf-8").replace("[compile]", 'modes = ["eager"]\n[compile]'), encoding="utf-8")
+    eager_only.write_text(
+        path.read_text(encoding="utf-8").replace("[compile]", 'modes = ["eager"]\n[compile]'), encoding="utf-8"
+    )
     assert refused_on(load_plan(eager_only), "neuron") is None, "no compiled cell: the options are never used"
 
 
@@ -260,11 +409,26 @@ def test_compile_call_honours_the_plan(tmp_path: Path, monkeypatch: pytest.Monke
 
     seen: dict = {}
     monkeypatch.setattr(torch, "compile", lambda model, **kwargs: seen.update(kwargs) or model)
-    plan = load_plan(_tiny_plan(tmp_path, '[compile]\ndynamic = true\nfullgraph = true\nbackend_options = { "epilogue_fusion" = false }\n'))
+    plan = load_plan(
+        _tiny_plan(
+            tmp_path, '[compile]\ndynamic = true\nfullgraph = true\nbackend_options = { "epilogue_fusion" = false }\n'
+        )
+    )
     backend = Backend()
     backend.compile(torch.nn.Identity(), plan.compile_options)
-    assert seen == {"backend": "inductor", "dynamic": True, "fullgraph": True, "mode": None, "options": {"epilogue_fusion": False}}
-    assert backend.compile_options == {"dynamic": True, "mode": "default", "fullgraph": True, "backend_options": {"epilogue_fusion": False}}
+    assert seen == {
+        "backend": "inductor",
+        "dynamic": True,
+        "fullgraph": True,
+        "mode": None,
+        "options": {"epilogue_fusion": False},
+    }
+    assert backend.compile_options == {
+        "dynamic": True,
+        "mode": "default",
+        "fullgraph": True,
+        "backend_options": {"epilogue_fusion": False},
+    }
     plan = load_plan(_tiny_plan(tmp_path, '[compile]\nmode = "max-autotune-no-cudagraphs"\n'))
     backend.compile(torch.nn.Identity(), plan.compile_options)
     assert seen["mode"] == "max-autotune-no-cudagraphs" and seen["options"] is None and seen["dynamic"] is False
@@ -274,8 +438,22 @@ def test_compile_call_honours_the_plan(tmp_path: Path, monkeypatch: pytest.Monke
 def test_compile_options_are_recorded_in_the_plan_and_each_compile_event(tmp_path: Path) -> None:
     from reportgen.contract.validation import read_log
 
-    path = _tiny_plan(tmp_path, '[compile]\nfullgraph = true\n[timing]\nwarm_repetitions = 2\nwarmup = 0\n')
-    done = _collector(["--workload", str(path), "--target", "cpu", "--out", str(tmp_path / "runs"), "--cold", "off", "--modes", "compiled"], tmp_path)
+    path = _tiny_plan(tmp_path, "[compile]\nfullgraph = true\n[timing]\nwarm_repetitions = 2\nwarmup = 0\n")
+    done = _collector(
+        [
+            "--workload",
+            str(path),
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path / "runs"),
+            "--cold",
+            "off",
+            "--modes",
+            "compiled",
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     (run_dir,) = (tmp_path / "runs").iterdir()
     reading = read_log(run_dir / "events.jsonl")
@@ -300,7 +478,9 @@ def test_report_shows_compile_options_and_declared_inputs_or_not_measured(tmp_pa
     plan = next(e for e in events if e["kind"] == "plan")
     plan["schema_version"] = "1.1"
     plan["compile_options"] = {"dynamic": False, "mode": "default", "fullgraph": True, "backend_options": {}}
-    plan["declared_inputs"] = {"input_ids": {"dtype": "int64", "layout": "noncontiguous", "how": "slice", "value_range": [0, 100], "note": ""}}
+    plan["declared_inputs"] = {
+        "input_ids": {"dtype": "int64", "layout": "noncontiguous", "how": "slice", "value_range": [0, 100], "note": ""}
+    }
     log = tmp_path / "events.jsonl"
     log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     build_report(log, tmp_path / "new")

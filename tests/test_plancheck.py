@@ -27,7 +27,15 @@ def test_scenario_a_needs_a_revised_plan() -> None:
     review = review_plan(PLANS / "scenario_a.toml", "neuron")
     assert review.classification == "revise"
     titles = " | ".join(f.title for f in review.findings)
-    for expected in ("not padded to a fixed set of buckets", "above the largest bucket", "expects 1 compilation(s) for 3 shapes", "without FP32 first", "BF16 tolerance and task criterion", "layout the real preprocessing produces is not declared", "no cache check"):
+    for expected in (
+        "not padded to a fixed set of buckets",
+        "above the largest bucket",
+        "expects 1 compilation(s) for 3 shapes",
+        "without FP32 first",
+        "BF16 tolerance and task criterion",
+        "layout the real preprocessing produces is not declared",
+        "no cache check",
+    ):
         assert expected in titles
     assert all(f.source for f in review.findings if f.severity != "note"), "each finding names its source"
     revised = review.revised
@@ -55,7 +63,10 @@ def test_scenario_b_is_fine_on_cpu() -> None:
     assert review_plan(PLANS / "scenario_b.toml", "cpu").classification != "blocked"
 
 
-@pytest.mark.parametrize("name,expected", [("tiny_encoder.toml", "compatible"), ("minilm.toml", "compatible"), ("heat_solver.toml", "blocked")])
+@pytest.mark.parametrize(
+    "name,expected",
+    [("tiny_encoder.toml", "compatible"), ("minilm.toml", "compatible"), ("heat_solver.toml", "blocked")],
+)
 def test_shipped_workloads_on_neuron(name: str, expected: str) -> None:
     assert review_plan(WORKLOADS / name, "neuron").classification == expected
 
@@ -151,7 +162,7 @@ def _write(tmp_path: Path, body: str, name: str = "plan.toml") -> Path:
     return path
 
 
-FIXED = "[matrix]\nshapes = [[1, 128]]\nmodes = [\"eager\", \"compiled\"]\n"
+FIXED = '[matrix]\nshapes = [[1, 128]]\nmodes = ["eager", "compiled"]\n'
 IDS = '[inputs.input_ids]\ndtype = "int64"\nlayout = "{layout}"\n{extra}value_range = [0, {top}]\n'
 
 
@@ -167,7 +178,9 @@ def test_fixed_shape_contiguous_compiled_plan_is_compatible(tmp_path: Path) -> N
     path = _write(tmp_path, FIXED + _ids())
     review = review_plan(path, "neuron")
     assert review.classification == "compatible", [f.title for f in review.findings]
-    assert not [f for f in review.findings if f.id == "noncontiguous-copy"], "no layout case demanded of contiguous preprocessing"
+    assert not [f for f in review.findings if f.id == "noncontiguous-copy"], (
+        "no layout case demanded of contiguous preprocessing"
+    )
     assert _cli(path) == 0
 
 
@@ -182,7 +195,14 @@ def test_noncontiguous_preprocessing_demands_its_layout_case(tmp_path: Path) -> 
     found = next(f for f in review.findings if f.id == "noncontiguous-copy")
     assert found.severity == "revise" and "input_ids (slice)" in found.detail
     assert review.revised["matrix"]["layouts"] == ["contiguous", "noncontiguous"]
-    with_case = review_plan(_write(tmp_path, FIXED.replace("modes", 'layouts = ["contiguous", "noncontiguous"]\nmodes') + _ids("noncontiguous", how="slice")), "neuron")
+    with_case = review_plan(
+        _write(
+            tmp_path,
+            FIXED.replace("modes", 'layouts = ["contiguous", "noncontiguous"]\nmodes')
+            + _ids("noncontiguous", how="slice"),
+        ),
+        "neuron",
+    )
     assert with_case.classification == "compatible"
 
 
@@ -201,7 +221,9 @@ def test_int64_values_beyond_int32_are_flagged_where_int64_runs_as_int32(tmp_pat
     "compile_table,key,allowed",
     [("dynamic = true", "compile.dynamic", False), ('mode = "max-autotune"', "compile.mode", "default")],
 )
-def test_compile_options_rejected_by_the_target_are_revised(tmp_path: Path, compile_table: str, key: str, allowed: object) -> None:
+def test_compile_options_rejected_by_the_target_are_revised(
+    tmp_path: Path, compile_table: str, key: str, allowed: object
+) -> None:
     path = _write(tmp_path, FIXED + _ids() + f"[compile]\n{compile_table}\n")
     review = review_plan(path, "neuron")
     found = next(f for f in review.findings if key in f.title)
@@ -213,7 +235,9 @@ def test_compile_options_rejected_by_the_target_are_revised(tmp_path: Path, comp
 
 
 def test_declared_bucket_ladder_is_used_as_declared(tmp_path: Path) -> None:
-    body = '[matrix]\nshapes = [[1, 100], [1, 300], [1, 700]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 100]]\n'
+    body = (
+        '[matrix]\nshapes = [[1, 100], [1, 300], [1, 700]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 100]]\n'
+    )
     body += '[padding]\nbuckets = [128, 384, 768]\nabove_largest = "reject requests longer than 768 tokens"\n' + _ids()
     review = review_plan(_write(tmp_path, body), "neuron")
     assert review.revised["padding"]["buckets"] == [128, 384, 768], "never replaced by powers of two"
@@ -225,31 +249,55 @@ def test_declared_bucket_ladder_is_used_as_declared(tmp_path: Path) -> None:
 
 
 def test_length_above_the_largest_bucket_needs_the_declared_policy(tmp_path: Path) -> None:
-    body = '[matrix]\nshapes = [[1, 128], [1, 1000]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 128]]\n[padding]\nbuckets = [128, 384, 768]\n' + _ids()
+    body = (
+        '[matrix]\nshapes = [[1, 128], [1, 1000]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 128]]\n[padding]\nbuckets = [128, 384, 768]\n'
+        + _ids()
+    )
     review = review_plan(_write(tmp_path, body), "neuron")
     found = next(f for f in review.findings if f.title == "no policy for requests above the largest bucket")
     assert "[1000]" in found.detail and review.revised["padding"]["above_largest"].startswith("UNDECIDED")
     assert review.revised["matrix"]["shapes"] == [[1, 128], [1, 768]]
-    decided = review_plan(_write(tmp_path, body.replace("buckets = [128, 384, 768]\n", 'buckets = [128, 384, 768]\nabove_largest = "truncate to 768 tokens"\n'), "decided.toml"), "neuron")
+    decided = review_plan(
+        _write(
+            tmp_path,
+            body.replace(
+                "buckets = [128, 384, 768]\n", 'buckets = [128, 384, 768]\nabove_largest = "truncate to 768 tokens"\n'
+            ),
+            "decided.toml",
+        ),
+        "neuron",
+    )
     note = next(f for f in decided.findings if "above the largest bucket (768)" in f.title)
     assert "truncate to 768 tokens" in note.detail and decided.revised["matrix"]["shapes"] == [[1, 128], [1, 768]]
 
 
 def test_variable_lengths_without_a_ladder_get_a_proposed_one(tmp_path: Path) -> None:
-    body = '[matrix]\nshapes = [[1, 128], [1, 512]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 128]]\n' + _ids()
+    body = (
+        '[matrix]\nshapes = [[1, 128], [1, 512]]\nmodes = ["eager", "compiled"]\ncache_checks = [[1, 128]]\n' + _ids()
+    )
     path = _write(tmp_path, body)
-    path.write_text(path.read_text(encoding="utf-8").replace('name = "w"\n', 'name = "w"\nvariable_lengths = true\n'), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('name = "w"\n', 'name = "w"\nvariable_lengths = true\n'),
+        encoding="utf-8",
+    )
     review = review_plan(path, "neuron")
     found = next(f for f in review.findings if "no ladder declared" in f.title)
     assert "This is a proposal, not a decision" in found.detail
-    assert review.revised["padding"] == {"buckets": [128, 512], "mask_padded": True, "proposed": True, "above_largest": review.revised["padding"]["above_largest"]}
+    assert review.revised["padding"] == {
+        "buckets": [128, 512],
+        "mask_padded": True,
+        "proposed": True,
+        "above_largest": review.revised["padding"]["above_largest"],
+    }
     fixed = review_plan(_write(tmp_path, body, "fixed.toml"), "neuron")
     assert fixed.classification == "compatible", "fixed problem sizes need no ladder"
 
 
 def test_plan_check_defaults_to_the_plans_own_target(tmp_path: Path) -> None:
-    path = _write(tmp_path, FIXED + _ids() + '[compile]\ndynamic = true\n')
-    path.write_text(path.read_text(encoding="utf-8").replace('name = "w"\n', 'name = "w"\ntarget = "cpu"\n'), encoding="utf-8")
+    path = _write(tmp_path, FIXED + _ids() + "[compile]\ndynamic = true\n")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('name = "w"\n', 'name = "w"\ntarget = "cpu"\n'), encoding="utf-8"
+    )
     review = review_plan(path)
     assert review.target == "cpu" and review.classification == "compatible"
     assert _cli(path, "cpu") == 0 and CliRunner().invoke(main, ["plan-check", str(path)]).exit_code == 0

@@ -28,8 +28,14 @@ def test_provenance_hashes_every_file_and_names_one_it_cannot_read(tmp_path: Pat
     plan = tmp_path / "plan.toml"
     plan.write_bytes(b"[workload]\n")
     found = prov.provenance([("plan", plan), ("workload_module", tmp_path / "gone.py")])
-    assert found["files"][0] == {"role": "plan", "path": str(plan), "sha256": hashlib.sha256(b"[workload]\n").hexdigest()}
-    assert found["files"][1]["role"] == "workload_module" and found["files"][1]["unknown_reason"].startswith("cannot read")
+    assert found["files"][0] == {
+        "role": "plan",
+        "path": str(plan),
+        "sha256": hashlib.sha256(b"[workload]\n").hexdigest(),
+    }
+    assert found["files"][1]["role"] == "workload_module" and found["files"][1]["unknown_reason"].startswith(
+        "cannot read"
+    )
     # What the collector writes is what the contract accepts.
     RunStart.model_validate({**_start(), "provenance": found})
 
@@ -41,7 +47,9 @@ def test_without_git_the_commit_is_unknown_with_the_reason(monkeypatch: pytest.M
     assert dirty["unknown_reason"].startswith("no commit: git is not installed")
 
 
-def test_outside_a_checkout_the_commit_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_outside_a_checkout_the_commit_is_unknown_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setattr(prov, "COLLECTOR_DIR", tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     commit, _ = prov.git_state()
@@ -59,8 +67,17 @@ def test_in_this_checkout_the_commit_is_read() -> None:
 
 def _start() -> dict[str, Any]:
     return {
-        "schema_version": "1.2", "seq": 0, "time": "2026-01-01T00:00:00Z", "kind": "run_start", "run_id": "r", "collector": "collector x",
-        "workload": "w", "target": "cpu", "command": [], "started_at": "2026-01-01T00:00:00Z", "origin": "synthetic",
+        "schema_version": "1.2",
+        "seq": 0,
+        "time": "2026-01-01T00:00:00Z",
+        "kind": "run_start",
+        "run_id": "r",
+        "collector": "collector x",
+        "workload": "w",
+        "target": "cpu",
+        "command": [],
+        "started_at": "2026-01-01T00:00:00Z",
+        "origin": "synthetic",
     }
 
 
@@ -71,7 +88,10 @@ def _with_provenance(src: Path, dst: Path, run_id: str, module_sha: str, commit:
         "collector_version": "0.2.0",
         "git_commit": {"value": commit, "source": "git rev-parse HEAD"},
         "git_dirty": {"value": "false", "source": "git status"},
-        "files": [{"role": "workload_module", "path": "/host/w.py", "sha256": module_sha}, {"role": "plan", "path": "/host/w.toml", "sha256": "b" * 64}],
+        "files": [
+            {"role": "workload_module", "path": "/host/w.py", "sha256": module_sha},
+            {"role": "plan", "path": "/host/w.toml", "sha256": "b" * 64},
+        ],
     }
     plan = next(e for e in events if e["kind"] == "plan")
     plan["weights_content_sha256"] = content
@@ -87,14 +107,21 @@ def test_report_shows_provenance_and_diff_lists_code_and_data_changes(tmp_path: 
     result = CliRunner().invoke(main, ["report", str(a), "--out", str(tmp_path / "page")])
     assert result.exit_code == 0, result.output
     page = (tmp_path / "page" / "report.md").read_text(encoding="utf-8")
-    for text in ("| judged with | reportgen/judge/constraints/cpu.toml (sha256 ",
-                 "| collector | collector 0.2.0 |", "| collector git commit | " + "1" * 40, "| workload module | sha256 " + "a" * 64, "weights content sha256 " + "c" * 64):
+    for text in (
+        "| judged with | reportgen/judge/constraints/cpu.toml (sha256 ",
+        "| collector | collector 0.2.0 |",
+        "| collector git commit | " + "1" * 40,
+        "| workload module | sha256 " + "a" * 64,
+        "weights content sha256 " + "c" * 64,
+    ):
         assert text in page, text
     data = json.loads(CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "json"]).output)
-    assert sorted(data["code_and_data"]) == sorted([
-        ["collector git commit", "1" * 40, "2" * 40],
-        ["workload module", "sha256 " + "a" * 64, "sha256 " + "d" * 64],
-    ]), "the same weights content is no change; the module and commit are"
+    assert sorted(data["code_and_data"]) == sorted(
+        [
+            ["collector git commit", "1" * 40, "2" * 40],
+            ["workload module", "sha256 " + "a" * 64, "sha256 " + "d" * 64],
+        ]
+    ), "the same weights content is no change; the module and commit are"
     text = CliRunner().invoke(main, ["diff", str(a), str(b)]).output
     assert "code and data changes: 2" in text
     md = CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "md"]).output

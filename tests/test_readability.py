@@ -49,7 +49,12 @@ def test_contents_link_every_section_in_both_formats(tmp_path: Path) -> None:
 def test_unknown_versions_are_short_with_the_probe_text_kept(tmp_path: Path) -> None:
     from reportgen.render.view import short_reason
 
-    assert short_reason("dpkg-query -W -f ${Version} aws-neuronx-runtime-lib exited 1: dpkg-query: no packages found matching aws-neuronx-runtime-lib") == "not installed"
+    assert (
+        short_reason(
+            "dpkg-query -W -f ${Version} aws-neuronx-runtime-lib exited 1: dpkg-query: no packages found matching aws-neuronx-runtime-lib"
+        )
+        == "not installed"
+    )
     assert short_reason("/sys/module/neuron/version unreadable: No such file or directory") == "not found on this host"
     judged = judge_log(next((REPO / "sample_runs").glob("tiny-encoder-cpu*/events.jsonl")))
     unknown = [r for r in judged.view.versions if r.value.startswith("unknown")]

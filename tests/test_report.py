@@ -24,7 +24,11 @@ EXPECTED = {
     "synthetic_compile_failure.jsonl": ("blocked", {"error"}, []),
     "synthetic_wrong_target.jsonl": ("blocked", {"wrong-target"}, []),
 }
-HEADLINES = {"suitable": "Suitable for the tested fixed-shape path", "change": "Requires a change", "blocked": "Blocked pending compatibility evidence"}
+HEADLINES = {
+    "suitable": "Suitable for the tested fixed-shape path",
+    "change": "Requires a change",
+    "blocked": "Blocked pending compatibility evidence",
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -50,7 +54,19 @@ def test_sections_in_design_order(tmp_path: Path) -> None:
     build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path)
     for path in ("report.html", "report.md"):
         text = (tmp_path / path).read_text(encoding="utf-8")
-        heads = [text.index(h) for h in ("1. Disposition", "2. Compatibility record", "3. Matrix", "4. Numerical criteria", "5. Mismatches and errors", "6. Fallback and compile findings", "7. Timings", "8. Profiles, artifacts and provenance")]
+        heads = [
+            text.index(h)
+            for h in (
+                "1. Disposition",
+                "2. Compatibility record",
+                "3. Matrix",
+                "4. Numerical criteria",
+                "5. Mismatches and errors",
+                "6. Fallback and compile findings",
+                "7. Timings",
+                "8. Profiles, artifacts and provenance",
+            )
+        ]
         assert heads == sorted(heads), path
 
 
@@ -82,8 +98,14 @@ def _annotate(tmp_path: Path, text: str) -> Path:
 @pytest.mark.parametrize(
     "entry,outcome",
     [
-        ('explanation = "Known reduction-order drift."\nverdict = "accepted"\nreason = "task criterion reviewed by owner"\n', "suitable"),
-        ('explanation = "LayerNorm in float32 on device is not enough."\nverdict = "change-needed"\nchange = "precision"\n', "change"),
+        (
+            'explanation = "Known reduction-order drift."\nverdict = "accepted"\nreason = "task criterion reviewed by owner"\n',
+            "suitable",
+        ),
+        (
+            'explanation = "LayerNorm in float32 on device is not enough."\nverdict = "change-needed"\nchange = "precision"\n',
+            "change",
+        ),
         ('explanation = "Looking into it."\n', "blocked"),
     ],
 )
@@ -187,7 +209,9 @@ def test_source_date_epoch_sets_generated_at(tmp_path: Path, monkeypatch: pytest
 def test_cli_exit_codes(tmp_path: Path) -> None:
     runner = CliRunner()
     fallback = str(FIXTURES / "synthetic_fallback.jsonl")
-    assert runner.invoke(main, ["report", fallback, "--out", str(tmp_path / "a"), "--fail-on", "blocked"]).exit_code == 0
+    assert (
+        runner.invoke(main, ["report", fallback, "--out", str(tmp_path / "a"), "--fail-on", "blocked"]).exit_code == 0
+    )
     refused = runner.invoke(main, ["report", fallback, "--out", str(tmp_path / "b"), "--fail-on", "change"])
     assert refused.exit_code == 3 and "Requires a change: operator" in refused.output
     bad = tmp_path / "bad.jsonl"

@@ -55,10 +55,14 @@ def test_chart_bundle_loads_only_when_a_chart_comes_near(tmp_path: Path, browser
     assert page.locator(".main-svg").count() == 0
     assert not page.locator("#fig-cold-warm").is_visible(), "section 7 is folded"
     assert not page.locator("table.matrix").is_visible(), "section 3 is folded"
-    assert page.locator("#problems h2").is_visible() and page.locator("#problems details.fold").count() == 0, "section 5, the evidence the decision cites, stays open"
+    assert page.locator("#problems h2").is_visible() and page.locator("#problems details.fold").count() == 0, (
+        "section 5, the evidence the decision cites, stays open"
+    )
     _open_timings(page)
     # Opening the folded section draws its charts, even those still far below the window.
-    assert page.evaluate("() => document.getElementById('fig-cold-warm').getBoundingClientRect().top > window.innerHeight + 100")
+    assert page.evaluate(
+        "() => document.getElementById('fig-cold-warm').getBoundingClientRect().top > window.innerHeight + 100"
+    )
     page.wait_for_selector("#fig-cold-warm .main-svg", timeout=10_000)
     assert sum("plotly" in url for url in requested) == 1, "loaded once, from the report's own folder"
     assert all(url.startswith("file://") for url in requested)
@@ -74,7 +78,9 @@ def test_printing_draws_every_chart(tmp_path: Path, browser) -> None:
     charts = page.locator("div.chart").count()
     assert charts >= 2
     # A function, not a string: the page's Content-Security-Policy forbids evaluating strings.
-    page.wait_for_function(f"() => document.querySelectorAll('div.chart.js-plotly-plot').length === {charts}", timeout=10_000)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('div.chart.js-plotly-plot').length === {charts}", timeout=10_000
+    )
     page.close()
 
 

@@ -26,7 +26,12 @@ from tests.logbuilder import _cells, base_events, case_key, dumps, finish, timin
 Events = list[dict[str, Any]]
 SAMPLES = REPO / "sample_runs"
 BIG_COMPILED = case_key(2, 16, "compiled")
-MASKED = {"outputs": [{"output": "last_hidden_state", "mask": "attention_mask", "region": None, "description": "attention_mask != 0"}], "params": []}
+MASKED = {
+    "outputs": [
+        {"output": "last_hidden_state", "mask": "attention_mask", "region": None, "description": "attention_mask != 0"}
+    ],
+    "params": [],
+}
 NARROWED = "last_hidden_state now judged only where attention_mask != 0"
 
 
@@ -57,7 +62,9 @@ def _region_pair(tmp_path: Path, narrowed: bool = True) -> tuple[Path, Path]:
     after = base_events()
     if narrowed:
         _plan(after)["compare"] = MASKED
-    return _write(tmp_path / "runs" / "before", before, "region-before"), _write(tmp_path / "runs" / "after", after, "region-after", "2026-01-02T00:00:00Z")
+    return _write(tmp_path / "runs" / "before", before, "region-before"), _write(
+        tmp_path / "runs" / "after", after, "region-after", "2026-01-02T00:00:00Z"
+    )
 
 
 # --- point 4: changes of criteria are named first ---------------------------------------------
@@ -68,7 +75,9 @@ def test_a_narrowed_judged_region_is_named_and_the_cell_is_not_fixed(tmp_path: P
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
     assert [c.text for c in diff.criteria] == [NARROWED]
     assert diff.fixed == []
-    assert [(c.case, c.text) for c in diff.changed_criterion] == [(BIG_COMPILED, f"passes under a changed criterion: {NARROWED}")]
+    assert [(c.case, c.text) for c in diff.changed_criterion] == [
+        (BIG_COMPILED, f"passes under a changed criterion: {NARROWED}")
+    ]
     text = format_diff(diff)
     lines = text.splitlines()
     assert lines[1] == "criteria changes: 1 (read every result below against them)" and lines[2] == f"  {NARROWED}"
@@ -105,7 +114,7 @@ def test_the_history_names_the_criterion_change_and_does_not_colour_it_passed(tm
     _region_pair(tmp_path)
     build_site([tmp_path / "runs"], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
-    change = page[page.index("What changed between consecutive runs"):]
+    change = page[page.index("What changed between consecutive runs") :]
     assert "Criteria changed (1)" in change and NARROWED in change
     assert change.index(NARROWED) < change.index("Disposition:")
     assert "Fixed: 0" in change
@@ -114,7 +123,10 @@ def test_the_history_names_the_criterion_change_and_does_not_colour_it_passed(tm
 
 
 def test_shipped_minilm_pair_reads_a_changed_criterion_not_ten_fixes() -> None:
-    before, after = sorted(SAMPLES.glob("all-MiniLM-L6-v2-cpu-2026112*")), sorted(SAMPLES.glob("all-MiniLM-L6-v2-cpu-2026113*"))
+    before, after = (
+        sorted(SAMPLES.glob("all-MiniLM-L6-v2-cpu-2026112*")),
+        sorted(SAMPLES.glob("all-MiniLM-L6-v2-cpu-2026113*")),
+    )
     result = CliRunner().invoke(main, ["diff", str(before[0]), str(after[0])])
     assert result.exit_code == 0, result.output
     assert "Fixed: 10" not in result.output and "fixed: 0" in result.output.splitlines()
@@ -124,8 +136,20 @@ def test_shipped_minilm_pair_reads_a_changed_criterion_not_ten_fixes() -> None:
     assert "passes under a changed criterion (not fixed): 21" in result.output
     lines = result.output.splitlines()
     # in the report's words: what failed and the owner's verdict (explained, none given yet)
-    assert sum(": mismatch in outputs, awaiting verdict -> pass, passes under a changed criterion" in line for line in lines) == 7
-    assert sum(re.search(r": untested(, explained)? -> pass, passes under a changed criterion", line) is not None for line in lines) == 14
+    assert (
+        sum(
+            ": mismatch in outputs, awaiting verdict -> pass, passes under a changed criterion" in line
+            for line in lines
+        )
+        == 7
+    )
+    assert (
+        sum(
+            re.search(r": untested(, explained)? -> pass, passes under a changed criterion", line) is not None
+            for line in lines
+        )
+        == 14
+    )
     assert f"  {NARROWED}" in result.output.splitlines()
     assert "schema version now 1.1 (was 1.0)" in result.output
 
@@ -225,17 +249,22 @@ def test_diff_with_replicates_on_the_command_line(tmp_path: Path) -> None:
     assert data["interval_scope"] == "3 runs against 3: between-run and within-run variation"
     assert data["summary"].startswith("0 faster, 4 slower, 0 no clear difference, 0 unstable; largest 1.1x slower on ")
     noisy = _replicates(tmp_path / "noisy", "a", [1.0, 1.0, 1.25])
-    data = json.loads(CliRunner().invoke(main, ["diff", *_options("before", noisy), *_options("after", afters), "--json"]).output)
+    data = json.loads(
+        CliRunner().invoke(main, ["diff", *_options("before", noisy), *_options("after", afters), "--json"]).output
+    )
     assert {t["verdict"] for t in data["timings"]} == {"no clear difference"}
     one = CliRunner().invoke(main, ["diff", str(befores[0]), str(afters[0])]).output
     assert f"timing ({ONE_RUN})" in one
 
 
-@pytest.mark.parametrize("args, message", [
-    (["only-one"], "give two runs"),
-    (["a", "b", "--before", "c"], "not both"),
-    (["--before", "a"], "at least one --before and one --after"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["only-one"], "give two runs"),
+        (["a", "b", "--before", "c"], "not both"),
+        (["--before", "a"], "at least one --before and one --after"),
+    ],
+)
 def test_diff_usage_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     for name in ("only-one", "a", "b", "c"):
         (tmp_path / name).mkdir()
@@ -272,11 +301,14 @@ def _history(tmp_path: Path, config: str = "") -> str:
 
 def test_history_columns_follow_the_largest_change(tmp_path: Path) -> None:
     page = _history(tmp_path)
-    header = page[page.index('<table class="history">'):page.index("</thead>")]
+    header = page[page.index('<table class="history">') : page.index("</thead>")]
     columns = re.findall(r"warm median<br><code>([^<]+)</code>", header)
     assert columns[0] == case_key(2, 16, "eager"), "the 1.9x cell leads, not the alphabetically first"
     assert "the cells with the largest change against the previous run" in page
-    summary = re.search(r"Latest run against the previous one</strong> \(one run per side: within-run sampling only\): ([^<]+)\.</p>", page)
+    summary = re.search(
+        r"Latest run against the previous one</strong> \(one run per side: within-run sampling only\): ([^<]+)\.</p>",
+        page,
+    )
     assert summary is not None and f"largest 1.9x slower on {case_key(2, 16, 'eager')}" in summary.group(1)
     assert "geometric mean against the previous run" in header and "first run on this target" in page
     assert "-trend-geomean" in page and "Geometric mean against the previous run" in page
@@ -285,7 +317,7 @@ def test_history_columns_follow_the_largest_change(tmp_path: Path) -> None:
 def test_a_site_configuration_names_cells_the_history_always_shows(tmp_path: Path) -> None:
     named = case_key(1, 16, "compiled")
     page = _history(tmp_path, f'[history]\ncases = ["{named}", "no-such-case"]\n')
-    header = page[page.index('<table class="history">'):page.index("</thead>")]
+    header = page[page.index('<table class="history">') : page.index("</thead>")]
     columns = re.findall(r"warm median<br><code>([^<]+)</code>", header)
     assert columns[0] == named and case_key(2, 16, "eager") in columns and "no-such-case" not in columns
     assert "and 1 named in the site configuration" in page
@@ -306,7 +338,9 @@ def test_unstable_series_are_left_out_of_verdicts_geomean_and_charts(tmp_path: P
     assert sum(counts.values()) + len(unstable) == len(diff.timings)
     assert diff.geomean is not None and diff.geomean.cells == len(diff.timings) - len(unstable)
     assert f"{len(unstable)} unstable" in diff.summary
-    assert format_diff(diff).splitlines()[5].startswith(f"unstable timing: {len(unstable)} cell(s), no timing verdict: ")
+    assert (
+        format_diff(diff).splitlines()[5].startswith(f"unstable timing: {len(unstable)} cell(s), no timing verdict: ")
+    )
     from reportgen.publish.diff import largest_changes
 
     assert not set(largest_changes(diff, 4)) & unstable, "an unstable cell leads no chart"
@@ -318,7 +352,9 @@ def test_unstable_series_are_left_out_of_verdicts_geomean_and_charts(tmp_path: P
 def _compare_side(tmp_path: Path, side: str, scales: list[float], target: str) -> list[Path]:
     logs = []
     for n, scale in enumerate(scales):
-        events = timing_log(f"synthetic-{side}-{n}", target=target, family=target, scale=scale, seed=ord(side[0]) * 10 + n)
+        events = timing_log(
+            f"synthetic-{side}-{n}", target=target, family=target, scale=scale, seed=ord(side[0]) * 10 + n
+        )
         path = tmp_path / f"{side}{n}" / "events.jsonl"
         path.parent.mkdir(parents=True)
         path.write_text(dumps(events), encoding="utf-8")
@@ -330,7 +366,15 @@ def test_compare_with_replicates_and_the_one_run_wording(tmp_path: Path) -> None
     base = _compare_side(tmp_path, "base", [1.0, 1.0, 1.0], "cpu")
     cand = _compare_side(tmp_path, "cand", [1.1, 1.1, 1.1], "cuda")
     out = tmp_path / "out"
-    args = ["compare", *_options("baseline", base), *_options("candidate", cand), "--out", str(out), "--format", "html,md,json"]
+    args = [
+        "compare",
+        *_options("baseline", base),
+        *_options("candidate", cand),
+        "--out",
+        str(out),
+        "--format",
+        "html,md,json",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
@@ -338,14 +382,29 @@ def test_compare_with_replicates_and_the_one_run_wording(tmp_path: Path) -> None
     assert data["interval_scope"] == "3 runs against 3: between-run and within-run variation"
     assert data["baseline"]["replicates"] == ["synthetic-base-0", "synthetic-base-1", "synthetic-base-2"]
     assert all(cell["timing"]["warm"]["runs"] == [3, 3] for cell in data["cells"])
-    assert all(c["timing"]["warm"]["low"] <= c["timing"]["warm"]["ratio"] <= c["timing"]["warm"]["high"] for c in data["cells"])
+    assert all(
+        c["timing"]["warm"]["low"] <= c["timing"]["warm"]["ratio"] <= c["timing"]["warm"]["high"] for c in data["cells"]
+    )
     pages = {name: (out / name).read_bytes() for name in ("compare.html", "compare.md", "compare.json")}
-    assert b"synthetic-cand-2" in pages["compare.html"] and b"between-run and within-run variation" in pages["compare.md"]
+    assert (
+        b"synthetic-cand-2" in pages["compare.html"] and b"between-run and within-run variation" in pages["compare.md"]
+    )
     assert CliRunner().invoke(main, args).exit_code == 0
     assert {name: (out / name).read_bytes() for name in pages} == pages, "same runs, same bytes"
     # The same shift with a baseline replicate on a busy host: the runs disagree, nothing is clear.
     noisy = _compare_side(tmp_path / "noisy", "base", [1.0, 1.0, 1.25], "cpu")
-    result = CliRunner().invoke(main, ["compare", *_options("baseline", noisy), *_options("candidate", cand), "--out", str(tmp_path / "noisy-out"), "--format", "json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            *_options("baseline", noisy),
+            *_options("candidate", cand),
+            "--out",
+            str(tmp_path / "noisy-out"),
+            "--format",
+            "json",
+        ],
+    )
     data = json.loads((tmp_path / "noisy-out" / "compare.json").read_text(encoding="utf-8"))
     assert {cell["timing"]["verdict"] for cell in data["cells"]} == {"no clear difference"}, result.output
     # One run a side: every page says what its intervals cover.
@@ -359,7 +418,10 @@ def test_compare_refuses_replicates_on_another_target(tmp_path: Path) -> None:
     base = _compare_side(tmp_path, "base", [1.0], "cpu")
     cand = _compare_side(tmp_path, "cand", [1.1, 1.1], "cuda")
     stray = _compare_side(tmp_path, "stray", [1.0], "cuda")
-    result = CliRunner().invoke(main, ["compare", *_options("baseline", base + stray), *_options("candidate", cand), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(
+        main,
+        ["compare", *_options("baseline", base + stray), *_options("candidate", cand), "--out", str(tmp_path / "out")],
+    )
     assert result.exit_code == 2 and "replicates are runs on one target" in result.output
     assert not (tmp_path / "out").exists()
 
@@ -367,13 +429,19 @@ def test_compare_refuses_replicates_on_another_target(tmp_path: Path) -> None:
 def test_compare_names_a_changed_judged_region_before_the_results(tmp_path: Path) -> None:
     before, after = _region_pair(tmp_path)
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"])
+    result = CliRunner().invoke(
+        main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.startswith("1 criteria declared differently (listed first)")
     html = (out / "compare.html").read_text(encoding="utf-8")
     assert html.index(NARROWED) < html.index('id="correctness"')
-    row = html[html.index(f'id="case-{BIG_COMPILED}') if f'id="case-{BIG_COMPILED}' in html else html.index(f"<code>{BIG_COMPILED}</code>"):]
-    row = row[:row.index("</tr>")]
+    row = html[
+        html.index(f'id="case-{BIG_COMPILED}')
+        if f'id="case-{BIG_COMPILED}' in html
+        else html.index(f"<code>{BIG_COMPILED}</code>") :
+    ]
+    row = row[: row.index("</tr>")]
     assert f"passes under a changed criterion: {NARROWED}" in row and "status-pass" not in row.split("</td>", 4)[3]
     md = (out / "compare.md").read_text(encoding="utf-8")
     assert "**Criteria declared differently (1):**" in md
@@ -386,13 +454,18 @@ def test_a_site_rule_groups_replicates(tmp_path: Path) -> None:
     _compare_side(runs, "base", [1.0, 1.0, 1.0], "cpu")
     _compare_side(runs, "cand", [1.1, 1.1, 1.1], "cuda")
     ids = lambda side: ", ".join(f'"synthetic-{side}-{n}"' for n in range(3))  # noqa: E731
-    (runs / "site.toml").write_text(f"[[compare]]\nbaseline = [{ids('base')}]\ncandidate = [{ids('cand')}]\n", encoding="utf-8")
+    (runs / "site.toml").write_text(
+        f"[[compare]]\nbaseline = [{ids('base')}]\ncandidate = [{ids('cand')}]\n", encoding="utf-8"
+    )
     result = build_site([runs], tmp_path / "site")
     assert not result.rejected, result.rejected
     (page,) = (tmp_path / "site" / "comparisons").glob("*/compare.md")
     md = page.read_text(encoding="utf-8")
     assert "3 runs against 3: between-run and within-run variation" in md and "synthetic-cand-2" in md
-    (runs / "site.toml").write_text('[[compare]]\nbaseline = ["synthetic-base-0", "no-such-run"]\ncandidate = "synthetic-cand-0"\n', encoding="utf-8")
+    (runs / "site.toml").write_text(
+        '[[compare]]\nbaseline = ["synthetic-base-0", "no-such-run"]\ncandidate = "synthetic-cand-0"\n',
+        encoding="utf-8",
+    )
     result = build_site([runs], tmp_path / "site")
     assert any("no run with id 'no-such-run'" in r for r in result.rejected)
 
@@ -414,10 +487,19 @@ def test_a_replicate_that_scatters_widely_makes_the_cell_unstable_not_slower(tmp
     befores = _replicates(tmp_path, "a", [1.0, 1.0, 1.0])
     afters = _replicates(tmp_path, "b", [1.1, 1.1])
     wild = _replicates(tmp_path / "wild", "c", [1.1], noise=0.5)
-    data = json.loads(CliRunner().invoke(main, ["diff", *_options("before", befores), *_options("after", afters + wild), "--json"]).output)
+    data = json.loads(
+        CliRunner()
+        .invoke(main, ["diff", *_options("before", befores), *_options("after", afters + wild), "--json"])
+        .output
+    )
     assert {t["verdict"] for t in data["timings"]} == {"no verdict: unstable timing"}
-    assert all(any(f.startswith("unstable timing: ") and f.endswith("(after replicate synthetic-c-0)") for f in t["flags"]) for t in data["timings"])
-    assert data["geomean"] is None and data["summary"].startswith("0 faster, 0 slower, 0 no clear difference, 4 unstable")
+    assert all(
+        any(f.startswith("unstable timing: ") and f.endswith("(after replicate synthetic-c-0)") for f in t["flags"])
+        for t in data["timings"]
+    )
+    assert data["geomean"] is None and data["summary"].startswith(
+        "0 faster, 0 slower, 0 no clear difference, 4 unstable"
+    )
 
 
 def test_a_changed_timing_scope_flags_every_ratio(tmp_path: Path) -> None:
@@ -427,7 +509,9 @@ def test_a_changed_timing_scope_flags_every_ratio(tmp_path: Path) -> None:
     after.write_text(dumps(events), encoding="utf-8")
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
     assert [c.key for c in diff.criteria] == ["timing_scope"]
-    assert diff.timings and all(any(f.startswith("changed criterion: timing scope now") for f in t.flags) for t in diff.timings)
+    assert diff.timings and all(
+        any(f.startswith("changed criterion: timing scope now") for f in t.flags) for t in diff.timings
+    )
     assert diff.geomean is None and diff.verdict_counts() == {"faster": 0, "slower": 0, "no clear difference": 0}
     assert diff.fixed == [(BIG_COMPILED, "mismatch", "pass")], "a timing criterion does not judge correctness"
 

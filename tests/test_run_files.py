@@ -31,7 +31,12 @@ def test_site_run_page_links_its_files_and_they_exist(tmp_path: Path) -> None:
     assert (page_dir / "events.jsonl").read_bytes() == log.read_bytes()
     traces = sorted((page_dir / "traces").iterdir())
     assert traces and all(f'href="traces/{t.name}"' in html for t in traces)
-    logged = {t["sha256"] for line in log.read_text(encoding="utf-8").splitlines() if (e := json.loads(line))["kind"] == "profile" for t in e["traces"]}
+    logged = {
+        t["sha256"]
+        for line in log.read_text(encoding="utf-8").splitlines()
+        if (e := json.loads(line))["kind"] == "profile"
+        for t in e["traces"]
+    }
     assert {hashlib.sha256(t.read_bytes()).hexdigest() for t in traces} <= logged
 
 
@@ -68,7 +73,19 @@ def test_cell_anchors_are_readable_case_keys_when_safe() -> None:
     from reportgen.render.view import anchor
 
     assert anchor("b4-l512-contiguous-float32-compiled") == "b4-l512-contiguous-float32-compiled"
-    for hostile in ('"><script>x</script>', "b1 l2", "../b1", "matrix", "fig-1", "b1-l2/../../x", "é1", "b1-l2\n", "b1-l2\r", "b1-l2\n\n", "b1-\u212a"):
+    for hostile in (
+        '"><script>x</script>',
+        "b1 l2",
+        "../b1",
+        "matrix",
+        "fig-1",
+        "b1-l2/../../x",
+        "é1",
+        "b1-l2\n",
+        "b1-l2\r",
+        "b1-l2\n\n",
+        "b1-\u212a",
+    ):
         assert anchor(hostile).startswith("case-") and len(anchor(hostile)) == 17
 
 

@@ -25,7 +25,9 @@ def _nav(page: str) -> str:
 
 def test_previous_next_and_comparison_links(tmp_path: Path) -> None:
     runs = _site_runs(tmp_path)  # cpu: old then new; cuda: one; minilm: one on cuda
-    (runs / "site.toml").write_text('[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8")
+    (runs / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8"
+    )
     site = tmp_path / "site"
     assert build_site([runs], site).rejected == []
     old_slug, old = _page(site, "synthetic-cpu-old")
@@ -34,7 +36,12 @@ def test_previous_next_and_comparison_links(tmp_path: Path) -> None:
     assert f'rel="next" href="../{new_slug}/index.html"' in _nav(old) and "no earlier run" in _nav(old)
     assert f'rel="prev" href="../{old_slug}/index.html"' in _nav(new) and "no later run" in _nav(new)
     # The cuda run is alone on its target: the cpu runs are never its neighbours.
-    assert "no earlier run" in _nav(cuda) and "no later run" in _nav(cuda) and 'rel="prev"' not in _nav(cuda) and 'rel="next"' not in _nav(cuda)
+    assert (
+        "no earlier run" in _nav(cuda)
+        and "no later run" in _nav(cuda)
+        and 'rel="prev"' not in _nav(cuda)
+        and 'rel="next"' not in _nav(cuda)
+    )
     (comparison,) = (site / "comparisons").iterdir()
     href = f"../../comparisons/{comparison.name}/index.html"
     assert f'href="{href}">cuda against cpu</a>' in _nav(new) and "this run is the baseline" in _nav(new)
@@ -53,7 +60,9 @@ def test_previous_next_and_comparison_links(tmp_path: Path) -> None:
     _, new = _page(site, "synthetic-cpu-new")
     assert f'rel="next" href="../{later_slug}/index.html"' in _nav(new)
     assert "Comparisons with this run" not in _nav(new)
-    assert site / "runs" / old_slug / "index.html" not in again.written, "a page whose links did not change is not rendered again"
+    assert site / "runs" / old_slug / "index.html" not in again.written, (
+        "a page whose links did not change is not rendered again"
+    )
     state = json.loads((site / ".reportgen-state.json").read_text(encoding="utf-8"))
     assert set(state["links"]) == {p.name for p in (site / "runs").iterdir()}
 
@@ -70,4 +79,4 @@ def test_a_planted_links_record_is_harmless(tmp_path: Path) -> None:
     result = build_site([runs], site)
     assert result.rejected == []
     _, old = _page(site, "synthetic-cpu-old")
-    assert "rel=\"next\"" in _nav(old)
+    assert 'rel="next"' in _nav(old)

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-CHECKED = sorted((REPO / "reportgen" / "render" / "sections").glob("*.py")) + [REPO / "reportgen" / "render" / "view.py"]
+CHECKED = sorted((REPO / "reportgen" / "render" / "sections").glob("*.py")) + [
+    REPO / "reportgen" / "render" / "view.py"
+]
 
 # Data types of the judgement and the constants that go with them.
 DATA = {
@@ -51,7 +53,11 @@ def judge_imports(source: str, module: str) -> list[tuple[int, str, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name, "*") for a in node.names if a.name == "reportgen.judge" or a.name.startswith("reportgen.judge.")]
+            found += [
+                (node.lineno, a.name, "*")
+                for a in node.names
+                if a.name == "reportgen.judge" or a.name.startswith("reportgen.judge.")
+            ]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:  # relative: resolved against this module's package
@@ -66,7 +72,11 @@ def judge_imports(source: str, module: str) -> list[tuple[int, str, str]]:
 
 
 def refused(source: str, module: str) -> list[str]:
-    return [f"{module}:{line}: imports {name} from {source_module}" for line, source_module, name in judge_imports(source, module) if (source_module, name) not in ALLOWED]
+    return [
+        f"{module}:{line}: imports {name} from {source_module}"
+        for line, source_module, name in judge_imports(source, module)
+        if (source_module, name) not in ALLOWED
+    ]
 
 
 def test_sections_and_view_import_no_judge_function() -> None:
@@ -83,7 +93,9 @@ def test_every_allowed_name_is_data_or_a_listed_formatter() -> None:
         if (module, name) in FORMATTING:
             assert inspect.isfunction(value), (module, name)
         else:
-            assert inspect.isclass(value) or not callable(value), f"{module}.{name} is callable: list it as formatting with a reason, or move it into the Judgement"
+            assert inspect.isclass(value) or not callable(value), (
+                f"{module}.{name} is callable: list it as formatting with a reason, or move it into the Judgement"
+            )
 
 
 @pytest.mark.parametrize(
@@ -98,12 +110,16 @@ def test_every_allowed_name_is_data_or_a_listed_formatter() -> None:
     ],
 )
 def test_a_planted_judge_import_is_refused(line: str) -> None:
-    source = (REPO / "reportgen" / "render" / "sections" / "timings.py").read_text(encoding="utf-8") + "\n" + line + "\n"
+    source = (
+        (REPO / "reportgen" / "render" / "sections" / "timings.py").read_text(encoding="utf-8") + "\n" + line + "\n"
+    )
     assert refused(source, "reportgen.render.sections.timings")
 
 
 def test_allowed_imports_are_not_refused() -> None:
-    source = "from reportgen.judge.localization import Localized, ratio_text\nfrom ...judge.judgement import Judgement\n"
+    source = (
+        "from reportgen.judge.localization import Localized, ratio_text\nfrom ...judge.judgement import Judgement\n"
+    )
     assert refused(source, "reportgen.render.sections.problems") == []
 
 

@@ -33,7 +33,7 @@ def test_single_file_report_has_no_local_asset_and_writes_one_file(tmp_path: Pat
     page = (out / "report.html").read_text(encoding="utf-8")
     refs = LOCAL_REF.findall(page)
     assert not [r for r in refs if r.startswith(("assets/", "../")) or r.endswith((".css", ".js"))], refs
-    assert "<link rel=\"stylesheet\"" not in page and "<style>" in page
+    assert '<link rel="stylesheet"' not in page and "<style>" in page
     # The charts draw: the chart library and the loader are in the page, each allowed by its hash
     # and nothing else (no 'self', no 'unsafe-inline' for scripts).
     scripts = re.findall(r"<script(?: data-plotly=\"inline\")?>(.*?)</script>", page, re.DOTALL)
@@ -60,7 +60,9 @@ def test_the_full_table_travels_inside_the_page(tmp_path: Path) -> None:
 
 def test_single_file_refuses_a_format_list(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["report", str(_log(tmp_path)), "--out", str(out), "--single-file", "--format", "md"])
+    result = CliRunner().invoke(
+        main, ["report", str(_log(tmp_path)), "--out", str(out), "--single-file", "--format", "md"]
+    )
     assert result.exit_code == 2 and "leave out --format" in result.output
     assert not out.exists()
 
@@ -79,7 +81,10 @@ def test_single_file_draws_its_charts_with_nothing_fetched(tmp_path: Path, brows
     out = tmp_path / "out"
     assert CliRunner().invoke(main, ["report", str(_log(tmp_path)), "--out", str(out), "--single-file"]).exit_code == 0
     page, log = open_page(browser, (out / "report.html").as_uri())
-    assert log.errors == [] and log.failed == [], (log.errors, log.failed)  # a script the policy refused would log an error
+    assert log.errors == [] and log.failed == [], (
+        log.errors,
+        log.failed,
+    )  # a script the policy refused would log an error
     assert log.requests == [(out / "report.html").as_uri()], "nothing but the page itself"
     page.locator("#fig-error-allowance").scroll_into_view_if_needed()
     page.wait_for_selector("#fig-error-allowance .main-svg", timeout=10_000)

@@ -32,7 +32,11 @@ def _fixture_dir(tmp_path: Path, names: list[str] | None = None) -> Path:
 
 def _all_bytes(root: Path) -> dict[str, bytes]:
     """Every file of a site but the no-op record, which holds this folder's own stat results."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != QUICK_NAME}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != QUICK_NAME
+    }
 
 
 def test_site_pages_and_index(tmp_path: Path) -> None:
@@ -84,7 +88,10 @@ def test_index_times_are_shown_as_the_page_script_tests_them() -> None:
     from reportgen.publish.site_rows import shown_stamp
 
     assert shown_stamp("2026-11-29T22:52:21Z") == "2026-11-29 22:52:21"
-    for odd in ("2026-11-29T22:52:21Z\n", "\u0662\u0660\u0662\u0666-11-29T22:52:21Z"):  # the page's /^...$/ and \d refuse both
+    for odd in (
+        "2026-11-29T22:52:21Z\n",
+        "\u0662\u0660\u0662\u0666-11-29T22:52:21Z",
+    ):  # the page's /^...$/ and \d refuse both
         assert shown_stamp(odd) == odd
 
 
@@ -104,23 +111,28 @@ def test_adding_one_run_rewrites_only_its_pages(tmp_path: Path) -> None:
     # Its neighbours in the same workload and target link to it (previous/next run): their
     # pages are rendered again, and only those.
     added = next(r for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
-    history = sorted((r for r in state["runs"].values() if (r["workload"], r["target"]) == (added["workload"], added["target"])), key=lambda r: (r["started_at"], r["run_id"]))
+    history = sorted(
+        (r for r in state["runs"].values() if (r["workload"], r["target"]) == (added["workload"], added["target"])),
+        key=lambda r: (r["started_at"], r["run_id"]),
+    )
     at = history.index(added)
-    neighbours = [r["slug"] for r in history[max(at - 1, 0):at + 2] if r is not added]
-    assert written == sorted([
-        STATE_NAME,
-        "index.csv",
-        "index.html",
-        "index.json",
-        "index.parquet",
-        rows,
-        f"runs/{slug}/details.csv",
-        f"runs/{slug}/events.jsonl",
-        f"runs/{slug}/index.html",
-        f"runs/{slug}/report.md",
-        f"workloads/{wslug}/index.html",
-        *(f"runs/{n}/index.html" for n in neighbours),
-    ])
+    neighbours = [r["slug"] for r in history[max(at - 1, 0) : at + 2] if r is not added]
+    assert written == sorted(
+        [
+            STATE_NAME,
+            "index.csv",
+            "index.html",
+            "index.json",
+            "index.parquet",
+            rows,
+            f"runs/{slug}/details.csv",
+            f"runs/{slug}/events.jsonl",
+            f"runs/{slug}/index.html",
+            f"runs/{slug}/report.md",
+            f"workloads/{wslug}/index.html",
+            *(f"runs/{n}/index.html" for n in neighbours),
+        ]
+    )
 
 
 def test_full_rebuild_is_byte_identical(tmp_path: Path) -> None:
@@ -190,7 +202,7 @@ def test_index_csv_never_starts_a_cell_with_a_formula() -> None:
     from reportgen.publish.site import INDEX_COLUMNS, _index_csv
 
     record = dict.fromkeys(INDEX_COLUMNS, "")
-    record.update(run_id="=HYPERLINK(\"http://x\")", workload="+1", headline="-2", target="\tx", outcome="a\rb")
+    record.update(run_id='=HYPERLINK("http://x")', workload="+1", headline="-2", target="\tx", outcome="a\rb")
     text = _index_csv([record])
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     assert len(rows) == 1, "a carriage return in a field does not split its row"
@@ -204,12 +216,14 @@ def _history_runs(root: Path) -> Path:
     from tests.logbuilder import base_events, dumps, finish, with_envelope
 
     runs = root / "runs"
-    for n, (target, family, stamp, factor) in enumerate([
-        ("cpu", "cpu", "2026-01-01T00:00:00Z", 1.0),
-        ("cuda", "cuda", "2026-01-01T12:00:00Z", 0.2),
-        ("cpu", "cpu", "2026-01-02T00:00:00Z", 1.1),
-        ("cpu", "cpu", "2026-01-03T00:00:00Z", 1.2),
-    ]):
+    for n, (target, family, stamp, factor) in enumerate(
+        [
+            ("cpu", "cpu", "2026-01-01T00:00:00Z", 1.0),
+            ("cuda", "cuda", "2026-01-01T12:00:00Z", 0.2),
+            ("cpu", "cpu", "2026-01-02T00:00:00Z", 1.1),
+            ("cpu", "cpu", "2026-01-03T00:00:00Z", 1.2),
+        ]
+    ):
         events = base_events(target, family)
         events[0].update(run_id=f"hist-{n}-{target}", started_at=stamp)
         for event in events:
@@ -245,7 +259,9 @@ def test_history_is_per_target_and_trends_plot_the_stored_medians(tmp_path: Path
     assert medians, "one median line per key cell"
     for trace in medians:
         case = next(c for c in summaries["hist-0-cpu"]["cells"] if trace["hovertemplate"].startswith(c + "<br>"))
-        expected = [summaries[r]["cells"][case]["warm_median_s"] * 1e3 for r in ("hist-0-cpu", "hist-2-cpu", "hist-3-cpu")]
+        expected = [
+            summaries[r]["cells"][case]["warm_median_s"] * 1e3 for r in ("hist-0-cpu", "hist-2-cpu", "hist-3-cpu")
+        ]
         assert trace["y"] == pytest.approx(expected)
     assert not any(fid.startswith("fig-cuda") for fid in figures), "one cuda run: no trend yet"
     assert any(fid.endswith("-trend-passed") for fid in figures)

@@ -64,8 +64,12 @@ def test_dark_mode_sticky_headers_and_text_statuses(site: Path, browser) -> None
 
 
 def _cells(page, key: str) -> list[str]:
-    index = page.evaluate(f"[...document.querySelectorAll('table.runs thead th')].findIndex(th => th.dataset.key === '{key}')")
-    return page.evaluate(f"[...document.querySelectorAll('table.runs tbody tr')].map(r => r.cells[{index}].dataset.value ?? r.cells[{index}].textContent.trim())")
+    index = page.evaluate(
+        f"[...document.querySelectorAll('table.runs thead th')].findIndex(th => th.dataset.key === '{key}')"
+    )
+    return page.evaluate(
+        f"[...document.querySelectorAll('table.runs tbody tr')].map(r => r.cells[{index}].dataset.value ?? r.cells[{index}].textContent.trim())"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +80,10 @@ def dated_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for n, (stamp, torch) in enumerate(zip(stamps, ["2.13.0", "2.9.0", "2.10.1", "2.9.0+cpu"])):
         events = base_events()
         events[0].update(run_id=f"dated-{n}", started_at=stamp)
-        next(e for e in events if e["kind"] == "environment")["versions"]["torch"] = {"value": torch, "source": "synthetic fixture"}
+        next(e for e in events if e["kind"] == "environment")["versions"]["torch"] = {
+            "value": torch,
+            "source": "synthetic fixture",
+        }
         path = root / "runs" / f"dated-{n}" / "events.jsonl"
         path.parent.mkdir(parents=True)
         path.write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
@@ -107,7 +114,9 @@ def test_totals_legend_and_coloured_dispositions(site: Path, browser) -> None:
     page, _ = open_page(browser, (site / "index.html").as_uri())
     totals = page.inner_text(".totals")
     runs = page.locator("table.runs tbody tr").count()
-    counted = page.evaluate("[...document.querySelectorAll('.totals p:first-child .status')].map(s => parseInt(s.textContent.split(':')[1]))")
+    counted = page.evaluate(
+        "[...document.querySelectorAll('.totals p:first-child .status')].map(s => parseInt(s.textContent.split(':')[1]))"
+    )
     assert sum(counted) == runs and "Legend" in totals
     blocked = page.locator("table.runs .disposition-text-blocked").first
     assert blocked.evaluate("e => getComputedStyle(e).color") != page.evaluate("getComputedStyle(document.body).color")
@@ -146,16 +155,22 @@ def test_ten_thousand_runs_filter_sort_and_page_from_the_row_data(big_index: Pat
     assert page.inner_text("#shown") == "10000"
     assert page.locator("table.runs tbody tr").count() == 200, "drawn a page at a time"
     assert page.locator("#first-rows").is_hidden(), "the note for readers without scripts"
-    hrefs = page.evaluate("[...document.querySelectorAll('table.runs tbody tr td:nth-child(2) a')].map(a => a.getAttribute('href'))")
+    hrefs = page.evaluate(
+        "[...document.querySelectorAll('table.runs tbody tr td:nth-child(2) a')].map(a => a.getAttribute('href'))"
+    )
     assert hrefs == [r["page"] for r in records[:200]]
     page.click("#more")
     assert page.locator("table.runs tbody tr").count() == 400
     page.fill("#filter", "workload-007 cuda")
     expected = [r for r in records if "workload-007" in r["run_id"] and "cuda" in r["run_id"]]
-    assert page.inner_text("#shown") == str(len(expected)) and page.locator("table.runs tbody tr").count() == len(expected)
+    assert page.inner_text("#shown") == str(len(expected)) and page.locator("table.runs tbody tr").count() == len(
+        expected
+    )
     page.click('th[data-key="date"] button')
     stamps = _cells(page, "date")
-    assert [page.evaluate("(x) => Date.parse(x)", x) for x in stamps] == sorted(page.evaluate("(x) => Date.parse(x)", x) for x in stamps)
+    assert [page.evaluate("(x) => Date.parse(x)", x) for x in stamps] == sorted(
+        page.evaluate("(x) => Date.parse(x)", x) for x in stamps
+    )
     assert "q=workload-007+cuda" in page.url and "sort=date" in page.url
     reopened, _ = open_page(browser, page.url)
     assert reopened.inner_text("#shown") == str(len(expected)) and _cells(reopened, "date") == stamps
@@ -178,6 +193,9 @@ def test_rows_drawn_by_the_script_are_the_rows_written_in_the_page(big_index: Pa
     # The same page without scripts: read its rows through a scripted page that parses its HTML.
     html = (big_index / "index.html").read_text(encoding="utf-8")
     parser = browser.new_page()
-    written = parser.evaluate("(html) => { const d = new DOMParser().parseFromString(html, 'text/html'); return [...d.querySelectorAll('table.runs tbody tr')].slice(0, 100).map(r => r.outerHTML.replace(/>\\s+</g, '><').trim()); }", html)
+    written = parser.evaluate(
+        "(html) => { const d = new DOMParser().parseFromString(html, 'text/html'); return [...d.querySelectorAll('table.runs tbody tr')].slice(0, 100).map(r => r.outerHTML.replace(/>\\s+</g, '><').trim()); }",
+        html,
+    )
     parser.close()
     assert len(written) == 100 and drawn == written

@@ -31,12 +31,16 @@ def _text(page: str) -> str:
 
 
 def _sample_runs(target: str | None = None) -> list[Path]:
-    return [p for p in sorted((REPO / "sample_runs").glob("*/events.jsonl")) if target is None or f"-{target}-2026" in p.parent.name]
+    return [
+        p
+        for p in sorted((REPO / "sample_runs").glob("*/events.jsonl"))
+        if target is None or f"-{target}-2026" in p.parent.name
+    ]
 
 
 def test_first_line_counts_runs_per_target_and_names_the_missing_one(sample_site: Path) -> None:
     page = (sample_site / "index.html").read_text(encoding="utf-8")
-    first = _text(page[page.index('id="per-target"'):page.index("</p>", page.index('id="per-target"'))])
+    first = _text(page[page.index('id="per-target"') : page.index("</p>", page.index('id="per-target"'))])
     cuda, cpu = len(_sample_runs("cuda")), len(_sample_runs("cpu"))
     assert cuda == 2 and cpu >= 13 and cuda + cpu == len(_sample_runs())
     assert f"Runs per target: neuron 0 · cuda {cuda} · cpu {cpu}." in first
@@ -48,7 +52,7 @@ def test_first_line_counts_runs_per_target_and_names_the_missing_one(sample_site
 
 def test_rows_have_short_labels_with_the_headline_one_click_away(sample_site: Path) -> None:
     page = (sample_site / "index.html").read_text(encoding="utf-8")
-    rows = page[page.index('<table class="runs">'):page.index("</table>", page.index('<table class="runs">'))]
+    rows = page[page.index('<table class="runs">') : page.index("</table>", page.index('<table class="runs">'))]
     summaries = re.findall(r"<summary>(.*?)</summary>", rows)
     assert len(summaries) == len(_sample_runs())
     labels = [_text(s).strip() for s in summaries]
@@ -61,14 +65,18 @@ def test_rows_have_short_labels_with_the_headline_one_click_away(sample_site: Pa
 
 def test_one_target_column_and_a_device_column(sample_site: Path) -> None:
     page = (sample_site / "index.html").read_text(encoding="utf-8")
-    head = _text(page[page.index('<table class="runs">'):page.index("</thead>", page.index('<table class="runs">'))])
+    head = _text(page[page.index('<table class="runs">') : page.index("</thead>", page.index('<table class="runs">'))])
     assert "target" in head and "device" in head
-    assert "intended target" not in head and "run's target" not in head and "ran on " not in head.replace("ran on", "", 1)
+    assert (
+        "intended target" not in head and "run's target" not in head and "ran on " not in head.replace("ran on", "", 1)
+    )
     assert "<td>NVIDIA H200</td>" in page, "the device a cuda run measured"
     assert "<td>x86_64</td>" in page, "what an older CPU run's log names as its device (platform.processor())"
     assert "<td>AMD EPYC</td>" in page, "a CPU run of collector 0.3 names its CPU model"
     records = json.loads((sample_site / "index.json").read_text(encoding="utf-8"))
-    assert {r["device"] for r in records} == {"NVIDIA H200", "x86_64", "AMD EPYC"}, "index.json and index.csv carry the device"
+    assert {r["device"] for r in records} == {"NVIDIA H200", "x86_64", "AMD EPYC"}, (
+        "index.json and index.csv carry the device"
+    )
     assert "device" in (sample_site / "index.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
     history = next(sample_site.glob("workloads/tiny-encoder-*/index.html")).read_text(encoding="utf-8")
     assert "<td>NVIDIA H200</td>" in history and "✖ Blocked, 7/14, cuda" in _text(history)
@@ -84,21 +92,31 @@ def test_target_marked_when_the_plan_is_meant_for_another(tmp_path: Path) -> Non
     build_site([tmp_path / "runs"], tmp_path / "site")
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert '<span class="tag target-differs"' in page and "≠ intended neuron" in page
-    runs = page[page.index('<table class="runs">'):]
-    row = runs[runs.index("<tbody>"):runs.index("</tbody>")]
+    runs = page[page.index('<table class="runs">') :]
+    row = runs[runs.index("<tbody>") : runs.index("</tbody>")]
     assert row.count("target-differs") == 1
 
 
 def test_plan_check_verdict_per_workload_until_a_run_on_its_target(sample_site: Path) -> None:
     page = (sample_site / "index.html").read_text(encoding="utf-8")
-    table = page[page.index('<table class="workloads">'):page.index("</table>", page.index('<table class="workloads">'))]
+    table = page[
+        page.index('<table class="workloads">') : page.index("</table>", page.index('<table class="workloads">'))
+    ]
     rows = {re.search(r">([^<]+)</a></th>", r).group(1): _text(r) for r in table.split("<tr>")[2:]}
-    assert set(rows) == {"all-MiniLM-L6-v2", "heat-solver", "scenario-a-text-service", "tiny-classifier-training", "tiny-encoder"}
+    assert set(rows) == {
+        "all-MiniLM-L6-v2",
+        "heat-solver",
+        "scenario-a-text-service",
+        "tiny-classifier-training",
+        "tiny-encoder",
+    }
     assert "Blocked by a precision requirement (on neuron)" in rows["heat-solver"]
     assert "float64 computation is required" in rows["heat-solver"]
     assert "Compatible as specified (on neuron)" in rows["tiny-encoder"]
     assert "Needs a revised test plan (on neuron)" in rows["tiny-classifier-training"]
-    assert all(" neuron (default) 0 " in r for r in rows.values()), "no sample names its target: plan-check's default, no run on it"
+    assert all(" neuron (default) 0 " in r for r in rows.values()), (
+        "no sample names its target: plan-check's default, no run on it"
+    )
 
 
 def test_a_run_on_the_intended_target_replaces_the_plan_check(tmp_path: Path) -> None:
@@ -115,33 +133,45 @@ def test_a_run_on_the_intended_target_replaces_the_plan_check(tmp_path: Path) ->
         (run / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
     build_site([tmp_path / "runs"], tmp_path / "site")
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    table = page[page.index('<table class="workloads">'):page.index("</table>", page.index('<table class="workloads">'))]
+    table = page[
+        page.index('<table class="workloads">') : page.index("</table>", page.index('<table class="workloads">'))
+    ]
     rows = {re.search(r">([^<]+)</a></th>", r).group(1): _text(r) for r in table.split("<tr>")[2:]}
     assert " neuron 1 " in rows["on-neuron"] and "plan-check" not in rows["on-neuron"].replace("a run exists", "")
     assert "a run exists" in rows["on-neuron"]
     assert " neuron 0 " in rows["on-cpu"] and "(on neuron)" in rows["on-cpu"]
-    assert "Runs per target: neuron 1 · cuda 0 · cpu 1. 0 runs on cuda: every disposition here is for neuron or cpu." in _text(page)
+    assert (
+        "Runs per target: neuron 1 · cuda 0 · cpu 1. 0 runs on cuda: every disposition here is for neuron or cpu."
+        in _text(page)
+    )
 
 
 def test_first_line_of_an_empty_site(tmp_path: Path) -> None:
     (tmp_path / "runs").mkdir()
     build_site([tmp_path / "runs"], tmp_path / "site")
-    assert "Runs per target: neuron 0 · cuda 0 · cpu 0. No runs yet: nothing here is evidence for any target." in _text((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
+    assert "Runs per target: neuron 0 · cuda 0 · cpu 0. No runs yet: nothing here is evidence for any target." in _text(
+        (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    )
 
 
-@pytest.mark.parametrize("run, plan", [
-    ("heat-solver-cpu-20261202T021648Z-fc81c6", "heat_solver.toml"),
-    ("all-MiniLM-L6-v2-cpu-20261202T022317Z-269de3", "minilm.toml"),
-    ("tiny-encoder-cpu-20261202T021258Z-677058", "tiny_encoder.toml"),
-    ("tiny-classifier-training-cpu-20261202T022137Z-355045", "tiny_classifier.toml"),
-    ("scenario-a-text-service-cpu-20261202T023819Z-d4d489", "scenario_a.toml"),
-])
+@pytest.mark.parametrize(
+    "run, plan",
+    [
+        ("heat-solver-cpu-20261202T021648Z-fc81c6", "heat_solver.toml"),
+        ("all-MiniLM-L6-v2-cpu-20261202T022317Z-269de3", "minilm.toml"),
+        ("tiny-encoder-cpu-20261202T021258Z-677058", "tiny_encoder.toml"),
+        ("tiny-classifier-training-cpu-20261202T022137Z-355045", "tiny_classifier.toml"),
+        ("scenario-a-text-service-cpu-20261202T023819Z-d4d489", "scenario_a.toml"),
+    ],
+)
 def test_logged_plan_reviews_as_its_plan_file(run: str, plan: str) -> None:
     """plan-check on the plan a run logged reaches the plan file's classification and findings."""
     logged = review_logged_plan(judge_log(REPO / "sample_runs" / run / "events.jsonl").run.plan, "neuron")
     direct = review_plan(REPO / "collector" / "workloads" / plan, "neuron")
     assert logged.classification == direct.classification
-    assert [f.id for f in logged.findings if f.severity != "note"] == [f.id for f in direct.findings if f.severity != "note"]
+    assert [f.id for f in logged.findings if f.severity != "note"] == [
+        f.id for f in direct.findings if f.severity != "note"
+    ]
 
 
 def test_a_logged_plan_that_makes_no_valid_plan_is_a_clear_error() -> None:
@@ -157,11 +187,20 @@ def test_hostile_device_name_and_plan_are_shown_as_text(tmp_path: Path) -> None:
     env = next(e for e in events if e["kind"] == "environment")
     env["device"]["device_name"] = {"value": "<img src=x onerror=alert(1)>", "source": "synthetic fixture"}
     plan = next(e for e in events if e["kind"] == "plan")
-    plan["compile_options"] = {"dynamic": False, "mode": "<b>no-such-mode</b>", "fullgraph": False, "backend_options": {}}  # no plan file may hold it
+    plan["compile_options"] = {
+        "dynamic": False,
+        "mode": "<b>no-such-mode</b>",
+        "fullgraph": False,
+        "backend_options": {},
+    }  # no plan file may hold it
     run = tmp_path / "runs" / "a"
     run.mkdir(parents=True)
     (run / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
     build_site([tmp_path / "runs"], tmp_path / "site")
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "<img src=x" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
-    assert "plan-check cannot review the logged plan" in page and "&lt;b&gt;no-such-mode" in page and "<b>no-such" not in page
+    assert (
+        "plan-check cannot review the logged plan" in page
+        and "&lt;b&gt;no-such-mode" in page
+        and "<b>no-such" not in page
+    )

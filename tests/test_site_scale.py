@@ -92,7 +92,9 @@ def test_noop_rebuild_reads_no_log_and_renders_nothing(tmp_path: Path, watching:
     watching.rendered.clear()
     again = build_site([runs], site)
     assert watching.rendered == []
-    assert [p for p in watching.opened if p.startswith(str(runs)) or "templates" in p] == [], "no log, annotation or template read"
+    assert [p for p in watching.opened if p.startswith(str(runs)) or "templates" in p] == [], (
+        "no log, annotation or template read"
+    )
     assert again.written == [] and again.runs == 3
     assert again.rejected == first.rejected, "the invalid log is still reported"
     assert {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()} == pages, "nothing touched"
@@ -120,7 +122,10 @@ def test_annotations_added_beside_a_log_are_seen(tmp_path: Path) -> None:
     site = tmp_path / "site"
     build_site([runs], site)
     notes = runs / "synthetic_mismatch" / "annotations.toml"
-    notes.write_text('[b2-l16-contiguous-float32-compiled]\nexplanation = "a known rounding difference"\nverdict = "accepted"\nreason = "owner reviewed"\n', encoding="utf-8")
+    notes.write_text(
+        '[b2-l16-contiguous-float32-compiled]\nexplanation = "a known rounding difference"\nverdict = "accepted"\nreason = "owner reviewed"\n',
+        encoding="utf-8",
+    )
     result = build_site([runs], site)
     assert result.rejected == []
     assert any(p.parent.parent == site / "runs" and p.name == "index.html" for p in result.written), result.written
@@ -142,7 +147,9 @@ def test_recently_changed_logs_are_hashed_again(tmp_path: Path, monkeypatch: pyt
     assert hashed == [str(fresh.resolve())], "only the log whose stat could not be trusted is read again"
 
 
-def test_adding_one_run_renders_only_its_pages(tmp_path: Path, watching: _Watch, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_adding_one_run_renders_only_its_pages(
+    tmp_path: Path, watching: _Watch, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runs = _runs(tmp_path, ["synthetic_complete", "synthetic_float64", "synthetic_training"])
     site = tmp_path / "site"
     build_site([runs], site)
@@ -159,7 +166,9 @@ def test_adding_one_run_renders_only_its_pages(tmp_path: Path, watching: _Watch,
     names = [name for name, _ in watching.rendered]
     workloads = [context["workload"] for name, context in watching.rendered if name == "workload.html.j2"]
     assert names.count("site_index.html.j2") == 1
-    assert workloads == [json.loads((FIXTURES / "synthetic_mismatch.jsonl").read_text(encoding="utf-8").splitlines()[0])["workload"]]
+    assert workloads == [
+        json.loads((FIXTURES / "synthetic_mismatch.jsonl").read_text(encoding="utf-8").splitlines()[0])["workload"]
+    ]
     reports = [context["view"] for name, context in watching.rendered if name.startswith("report")]
     # The added run's page, and the pages of its neighbours on the same workload and target
     # (their previous/next links now name it): no other run's report.
@@ -279,12 +288,24 @@ def many_summaries(count: int) -> list[Any]:
         run_id = f"{workload}-{target}-{stamp[:19].replace('-', '').replace(':', '')}Z-{n:06x}"
         mismatches = n % 5
         counts = {**base.counts, "pass": 12 - mismatches, "mismatch": mismatches}
-        out.append(dataclasses.replace(
-            base, run_id=run_id, slug=slug(run_id), workload=workload, workload_slug=slug(workload), target=target,
-            family=target, started_at=stamp, counts=counts, outcome="blocked" if mismatches else "suitable",
-            headline=f"Blocked: {mismatches} mismatches need the owner's verdict (on {target}; intended target not recorded)" if mismatches else base.headline,
-            versions={"torch": f"2.{9 + n % 5}.0", "python": "3.12.3"},
-        ))
+        out.append(
+            dataclasses.replace(
+                base,
+                run_id=run_id,
+                slug=slug(run_id),
+                workload=workload,
+                workload_slug=slug(workload),
+                target=target,
+                family=target,
+                started_at=stamp,
+                counts=counts,
+                outcome="blocked" if mismatches else "suitable",
+                headline=f"Blocked: {mismatches} mismatches need the owner's verdict (on {target}; intended target not recorded)"
+                if mismatches
+                else base.headline,
+                versions={"torch": f"2.{9 + n % 5}.0", "python": "3.12.3"},
+            )
+        )
     return out
 
 
@@ -301,9 +322,13 @@ def test_index_stays_under_a_megabyte_at_ten_thousand_runs(tmp_path: Path) -> No
     rows = next(out.glob("index-rows-*.js"))
     assert len(index) < 1_000_000, len(index)
     assert len(rows.read_bytes()) < 1_000_000, "the row data the page's script reads stays under a megabyte too"
-    runs_table = index[index.index(b'<table class="runs">'):index.index(b"</table>", index.index(b'<table class="runs">'))]
+    runs_table = index[
+        index.index(b'<table class="runs">') : index.index(b"</table>", index.index(b'<table class="runs">'))
+    ]
     assert runs_table.count(b"<tr>") == 1 + site_module.FIRST_ROWS, "the header and the newest rows only"
-    workloads_table = index[index.index(b'<table class="workloads">'):index.index(b"</table>", index.index(b'<table class="workloads">'))]
+    workloads_table = index[
+        index.index(b'<table class="workloads">') : index.index(b"</table>", index.index(b'<table class="workloads">'))
+    ]
     assert workloads_table.count(b"<tr>") <= 1 + site_module.FIRST_ROWS, "the header and at most FIRST_ROWS workloads"
     assert b"The newest 100 of 10000 runs" in index
     data = json.loads(rows.read_text(encoding="utf-8").split("=", 1)[1].rstrip().rstrip(";"))
@@ -322,6 +347,9 @@ def test_annotations_beside_a_log_named_directly_are_seen(tmp_path: Path) -> Non
     site = tmp_path / "site"
     build_site([log], site)
     assert _record(site)["signature"]
-    (log.parent / "annotations.toml").write_text('[b2-l16-contiguous-float32-compiled]\nexplanation = "known"\nverdict = "accepted"\nreason = "owner reviewed"\n', encoding="utf-8")
+    (log.parent / "annotations.toml").write_text(
+        '[b2-l16-contiguous-float32-compiled]\nexplanation = "known"\nverdict = "accepted"\nreason = "owner reviewed"\n',
+        encoding="utf-8",
+    )
     result = build_site([log], site)
     assert any(p.parent.parent == site / "runs" for p in result.written), "the run page is rendered again"

@@ -50,7 +50,7 @@ def test_workload_page_compares_consecutive_versions_and_index_shows_the_grid(tm
     index = _text((out / "index.html").read_text(encoding="utf-8"))
     assert "Workloads by version" in index and "cpu (torch 2.13.0" in index and "2.14.0" in index
     page = _text(next((out / "workloads").glob("*/index.html")).read_text(encoding="utf-8"))
-    across = page[page.index("Across torch versions on cpu"):]
+    across = page[page.index("Across torch versions on cpu") :]
     # The latest run of 2.13.0 (old-sdk-again, not the consecutive old-sdk) against 2.14.0's.
     assert "2.13.0 ( old-sdk-again ) → 2.14.0 ( new-sdk )" in across
     assert "old-sdk-again → new-sdk" in across and "Versions: torch 2.13.0 → 2.14.0" in across
@@ -75,6 +75,6 @@ def test_a_history_change_names_code_and_data_changes_before_results(tmp_path: P
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     build_site([runs], tmp_path / "site")
     page = _text(next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8"))
-    change = page[page.index("What changed between consecutive runs"):]
+    change = page[page.index("What changed between consecutive runs") :]
     assert "Code and data changed" in change and "hand-written fixture v2" in change
     assert change.index("Code and data changed") < change.index("Disposition:")

@@ -84,7 +84,10 @@ def test_a_quantised_series_with_zero_iqr_is_stable() -> None:
     assert classify(series).verdict == STABLE
 
 
-@pytest.mark.parametrize("series", [[], [0.1], [0.1, 0.1, 0.1, 0.1], [0.1] * 10 + [math.nan], [0.1] * 10 + [-1.0], [0.0] * 10, [0.1] * 9 + ["x"]])
+@pytest.mark.parametrize(
+    "series",
+    [[], [0.1], [0.1, 0.1, 0.1, 0.1], [0.1] * 10 + [math.nan], [0.1] * 10 + [-1.0], [0.0] * 10, [0.1] * 9 + ["x"]],
+)
 def test_too_few_or_unusable_samples_are_unclassified_with_a_reason(series: list) -> None:
     result = classify(series)
     assert result.verdict == UNCLASSIFIED

@@ -50,12 +50,21 @@ def _bucket(client: Any, name: str) -> str:
 def _put_tree(client: Any, bucket: str, prefix: str, folder: Path) -> None:
     for path in sorted(folder.rglob("*")):
         if path.is_file():
-            client.put_object(Bucket=bucket, Key=f"{prefix}/{path.relative_to(folder).as_posix()}", Body=path.read_bytes())
+            client.put_object(
+                Bucket=bucket, Key=f"{prefix}/{path.relative_to(folder).as_posix()}", Body=path.read_bytes()
+            )
 
 
 def _reportgen(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """reportgen in a fresh process (what a user runs); env replaces the environment."""
-    return subprocess.run([sys.executable, "-m", "reportgen", *args], cwd=REPO, env=env or dict(os.environ), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "reportgen", *args],
+        cwd=REPO,
+        env=env or dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -81,7 +90,12 @@ def test_requests_are_counted_by_our_proxy_whatever_the_server_logs(client: Any,
     assert client.get_object(Bucket=bucket, Key="a/b.bin")["Body"].read() == body
     client.list_objects_v2(Bucket=bucket, Prefix="a/")
     seen = [(r.method, r.path.split("?", 1)[0]) for r in s3.requests()[before:]]
-    assert seen == [("PUT", "/counted/a/b.bin"), ("HEAD", "/counted/a/b.bin"), ("GET", "/counted/a/b.bin"), ("GET", "/counted")]
+    assert seen == [
+        ("PUT", "/counted/a/b.bin"),
+        ("HEAD", "/counted/a/b.bin"),
+        ("GET", "/counted/a/b.bin"),
+        ("GET", "/counted"),
+    ]
     assert s3.requests()[-1].path.startswith("/counted?") and "prefix=a%2F" in s3.requests()[-1].path
     # A missing key passes the server's 404 through unchanged.
     with pytest.raises(client.exceptions.NoSuchKey):
@@ -93,12 +107,22 @@ def test_listing_follows_the_local_rule(client: Any) -> None:
 
     bucket = _bucket(client, "listing")
     log = (FIXTURES / "synthetic_complete.jsonl").read_bytes()
-    for key in ("runs/a/events.jsonl", "runs/b/events.jsonl", "runs/b/artifacts/x.pt", "runs/loose.jsonl", "runs2/c/events.jsonl"):
+    for key in (
+        "runs/a/events.jsonl",
+        "runs/b/events.jsonl",
+        "runs/b/artifacts/x.pt",
+        "runs/loose.jsonl",
+        "runs2/c/events.jsonl",
+    ):
         client.put_object(Bucket=bucket, Key=key, Body=log)
     client.put_object(Bucket=bucket, Key="runs/a/annotations.toml", Body=b"")
     store = Store()
     urls = [l.url for l in list_logs("s3://listing/runs", store)]
-    assert urls == ["s3://listing/runs/a/events.jsonl", "s3://listing/runs/b/events.jsonl", "s3://listing/runs/loose.jsonl"]
+    assert urls == [
+        "s3://listing/runs/a/events.jsonl",
+        "s3://listing/runs/b/events.jsonl",
+        "s3://listing/runs/loose.jsonl",
+    ]
     (run_a,) = list_logs("s3://listing/runs/a/", store)
     assert run_a.annotations is not None and run_a.annotations.url == "s3://listing/runs/a/annotations.toml"
     assert run_a.size == len(log) and run_a.etag
@@ -140,7 +164,9 @@ def test_validate_report_diff_read_s3(client: Any, tmp_path: Path) -> None:
     assert many.returncode == 2 and f"expected one run log, found {len(ENCODER_RUNS)}" in many.stderr
 
 
-def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: Any, s3: S3Server, tmp_path: Path) -> None:
+def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(
+    client: Any, s3: S3Server, tmp_path: Path
+) -> None:
     bucket = _bucket(client, "sitebuild")
     for run in ENCODER_RUNS:
         _put_tree(client, bucket, f"runs/{run.name}", run)
@@ -165,12 +191,17 @@ def test_site_from_s3_fetches_only_changed_logs_and_writes_nothing_else(client: 
     # directory (reportgen.render.templating; REPORTGEN_TEMPLATE_CACHE=off turns it off).
     assert list(home.rglob("*")) == []
     left = [p for p in tmp.rglob("*") if not (p.parent == tmp and p.name.startswith("_jinja2-cache-") and p.is_dir())]
-    assert left and all(p.parent.name.startswith("_jinja2-cache-") and p.name.startswith("__reportgen_") and p.suffix == ".cache" for p in left), left
+    assert left and all(
+        p.parent.name.startswith("_jinja2-cache-") and p.name.startswith("__reportgen_") and p.suffix == ".cache"
+        for p in left
+    ), left
 
     # Replace one log with other bytes of the same run: only that one is fetched again.
     changed = ENCODER_RUNS[0]
     body = (changed / "events.jsonl").read_bytes()
-    client.put_object(Bucket=bucket, Key=f"runs/{changed.name}/events.jsonl", Body=body.replace(b'"seq": 0,', b'"seq":  0,', 1))
+    client.put_object(
+        Bucket=bucket, Key=f"runs/{changed.name}/events.jsonl", Body=body.replace(b'"seq": 0,', b'"seq":  0,', 1)
+    )
     before = len(s3.requests())
     third = _reportgen("site", "s3://sitebuild/runs", "--out", str(site), env=env)
     assert "1 fetched from object storage" in third.stdout, third.stdout
@@ -189,7 +220,11 @@ def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) 
     assert first.returncode == 0, first.stderr
     keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
     # Hidden files stay behind, but for the site's state, which goes up last.
-    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.is_symlink() and not p.name.startswith(".")}
+    files = {
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*")
+        if p.is_file() and not p.is_symlink() and not p.name.startswith(".")
+    }
     files.add(".reportgen-state.json")
     assert keys == {f"reports/{f}" for f in files}
     assert first.stdout.startswith(f"{len(files)} uploaded, 0 unchanged")
@@ -207,14 +242,23 @@ def test_publish_is_incremental_with_content_types(client: Any, tmp_path: Path) 
     third = _cli("publish", str(site), "s3://published/reports", "--delete")
     assert third.returncode == 0, third.stderr
     keys = {o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"]}
-    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")} | {".reportgen-state.json"}
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and not p.name.startswith(".")} | {
+        ".reportgen-state.json"
+    }
     assert keys == {f"reports/{f}" for f in files}
     assert "deleted" in third.stdout and "0 deleted" not in third.stdout
 
 
 def test_unreachable_store_is_one_line_exit_2(tmp_path: Path, client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = {"AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{free_port()}", "AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard"}
-    for args in (("site", "s3://nobucket/runs", "--out", str(tmp_path / "s")), ("publish", str(REPO / "sample_runs"), "s3://nobucket/x")):
+    env = {
+        "AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{free_port()}",
+        "AWS_MAX_ATTEMPTS": "1",
+        "AWS_RETRY_MODE": "standard",
+    }
+    for args in (
+        ("site", "s3://nobucket/runs", "--out", str(tmp_path / "s")),
+        ("publish", str(REPO / "sample_runs"), "s3://nobucket/x"),
+    ):
         proc = _cli(*args, env=env)
         assert proc.returncode == 2, proc.stderr
         assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0, proc.stderr
@@ -235,13 +279,23 @@ def test_compare_reads_s3_like_local(client: Any, tmp_path: Path) -> None:
     for run in ENCODER_RUNS:
         _put_tree(client, bucket, f"runs/{run.name}", run)
     cpu, cuda = (next(r for r in ENCODER_RUNS if f"-{t}-" in r.name) for t in ("cpu", "cuda"))
-    remote = _cli("compare", f"s3://compare/runs/{cpu.name}", f"s3://compare/runs/{cuda.name}", "--out", str(tmp_path / "remote"), "--format", "md,json")
+    remote = _cli(
+        "compare",
+        f"s3://compare/runs/{cpu.name}",
+        f"s3://compare/runs/{cuda.name}",
+        "--out",
+        str(tmp_path / "remote"),
+        "--format",
+        "md,json",
+    )
     assert remote.returncode == 0, remote.stderr
     local = _cli("compare", str(cpu), str(cuda), "--out", str(tmp_path / "local"), "--format", "md,json")
     assert remote.stdout.splitlines()[0] == local.stdout.splitlines()[0]
     import json
 
-    remote_data, local_data = (json.loads((tmp_path / side / "compare.json").read_text()) for side in ("remote", "local"))
+    remote_data, local_data = (
+        json.loads((tmp_path / side / "compare.json").read_text()) for side in ("remote", "local")
+    )
     assert remote_data["geomean"] == local_data["geomean"]
     assert [c["timing"] for c in remote_data["cells"]] == [c["timing"] for c in local_data["cells"]]
     assert "saved tensors of a log in object storage are not fetched" in remote_data["cells"][0]["reference"]["text"]
@@ -279,7 +333,9 @@ def _split(requests: list[Any], bucket: str) -> dict[str, list[str]]:
     return kinds
 
 
-@pytest.mark.parametrize("runs", [pytest.param(25, id="25-runs"), pytest.param(1000, id="1000-runs", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "runs", [pytest.param(25, id="25-runs"), pytest.param(1000, id="1000-runs", marks=pytest.mark.slow)]
+)
 def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server, tmp_path: Path, runs: int) -> None:
     import math
 
@@ -318,19 +374,28 @@ def test_a_fresh_machine_continues_the_published_site(client: Any, s3: S3Server,
     third = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)
     assert third.returncode == 0, third.stderr
     seen = _split(s3.requests()[before:], bucket)
-    assert seen["GET"][:2] == [f"/{bucket}/site/.reportgen-state.json", f"/{bucket}/runs/bench-{runs:05d}/events.jsonl"], seen["GET"]
+    assert seen["GET"][:2] == [
+        f"/{bucket}/site/.reportgen-state.json",
+        f"/{bucket}/runs/bench-{runs:05d}/events.jsonl",
+    ], seen["GET"]
     assert len(seen["GET"]) == 3 and seen["GET"][2].endswith("/events.jsonl"), seen["GET"]
     assert seen["HEAD"] == [] and len([p for p in (tmp_path / "third" / "runs").iterdir()]) == 2
     # Built again before publishing: the new run's page is in the folder, so it is not fetched again.
     before = len(s3.requests())
     rebuilt = _cli("site", f"s3://{bucket}/runs", "--out", str(tmp_path / "third"), "--published", published)
-    assert rebuilt.returncode == 0 and "0 fetched from object storage" in rebuilt.stdout, rebuilt.stdout + rebuilt.stderr
+    assert rebuilt.returncode == 0 and "0 fetched from object storage" in rebuilt.stdout, (
+        rebuilt.stdout + rebuilt.stderr
+    )
     assert _split(s3.requests()[before:], bucket)["GET"] == [f"/{bucket}/site/.reportgen-state.json"]
     again = _cli("publish", str(tmp_path / "third"), published, "--delete")
     assert again.returncode == 0, again.stderr
     deleted = [line for line in again.stderr.splitlines() if line.startswith("deleted ")]
     assert all("/index-rows-" in line for line in deleted), deleted  # the old row data only
-    keys = {o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="site/runs/") for o in page.get("Contents", [])}
+    keys = {
+        o["Key"]
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix="site/runs/")
+        for o in page.get("Contents", [])
+    }
     assert len({key.split("/")[2] for key in keys}) == runs + 1
 
 
@@ -344,19 +409,27 @@ def _escaping_state() -> bytes:
     return json.dumps({"fingerprint": _fingerprint(), "runs": {"0" * 64: run}}).encode()
 
 
-@pytest.mark.parametrize("body, reason", [
-    (b'{"fingerprint": ', "Expecting value"),
-    (b"[1, 2, 3]", "not a JSON object"),
-    (None, "runs.0000000000000000000000000000000000000000000000000000000000000000.slug"),
-    (b" " * 5000, "larger than the limit"),
-], ids=["bad-json", "wrong-type", "slug-outside", "huge"])
-def test_a_bad_published_state_is_one_warning_and_a_full_build(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: bytes | None, reason: str) -> None:
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b'{"fingerprint": ', "Expecting value"),
+        (b"[1, 2, 3]", "not a JSON object"),
+        (None, "runs.0000000000000000000000000000000000000000000000000000000000000000.slug"),
+        (b" " * 5000, "larger than the limit"),
+    ],
+    ids=["bad-json", "wrong-type", "slug-outside", "huge"],
+)
+def test_a_bad_published_state_is_one_warning_and_a_full_build(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: bytes | None, reason: str
+) -> None:
     import reportgen.publish.site as site_module
 
     monkeypatch.setattr(site_module, "MAX_STATE_BYTES", 4096)  # "huge", without uploading 256 MiB
     bucket = _bucket(client, f"planted-{len(reason)}")
     _put_tree(client, bucket, f"runs/{ENCODER_RUNS[0].name}", ENCODER_RUNS[0])
-    client.put_object(Bucket=bucket, Key="site/.reportgen-state.json", Body=body if body is not None else _escaping_state())
+    client.put_object(
+        Bucket=bucket, Key="site/.reportgen-state.json", Body=body if body is not None else _escaping_state()
+    )
     out = tmp_path / "work" / "site"
     built = _cli("site", f"s3://{bucket}/runs", "--out", str(out), "--published", f"s3://{bucket}/site")
     assert built.returncode == 0, built.stderr
@@ -366,13 +439,18 @@ def test_a_bad_published_state_is_one_warning_and_a_full_build(client: Any, tmp_
     assert [p.name for p in (tmp_path / "work").iterdir()] == ["site"]  # nothing beside the output folder
 
 
-def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_manifests_stand_in_for_listing_closed_folders(
+    client: Any, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import reportgen.storage.remote as remote
     from reportgen.storage.remote import Store, list_logs
 
     bucket = _bucket(client, "manifested")
     log = (FIXTURES / "synthetic_complete.jsonl").read_bytes()
-    keys = [f"runs/day-{day}/run-{n}/events.jsonl" for day in range(3) for n in range(3)] + ["runs/day-2/run-0/artifacts/x.pt", "runs/loose.jsonl"]
+    keys = [f"runs/day-{day}/run-{n}/events.jsonl" for day in range(3) for n in range(3)] + [
+        "runs/day-2/run-0/artifacts/x.pt",
+        "runs/loose.jsonl",
+    ]
     for key in keys:
         client.put_object(Bucket=bucket, Key=key, Body=log)
     listed = {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", Store())}
@@ -386,7 +464,9 @@ def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server
     ]
     before = len(s3.requests())
     store = Store()
-    assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed and store.warnings == []
+    assert {
+        l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)
+    } == listed and store.warnings == []
     seen = _split(s3.requests()[before:], bucket)
     # _manifests/, the folder names under runs/, the one open folder; a GET per manifest; no HEAD.
     assert len(seen["LIST"]) == 3 and "delimiter=%2F" in seen["LIST"][1] and "prefix=runs%2Fday-2%2F" in seen["LIST"][2]
@@ -396,7 +476,9 @@ def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server
     # Planted manifests: each is one warning, and its folder is listed instead.
     planted = {
         "day-0": b"{not json",
-        "day-1": json.dumps({"format": 1, "objects": {"../../elsewhere/events.jsonl": {"etag": "abc", "size": 3}}}).encode(),
+        "day-1": json.dumps(
+            {"format": 1, "objects": {"../../elsewhere/events.jsonl": {"etag": "abc", "size": 3}}}
+        ).encode(),
     }
     assert _cli("manifest", "s3://manifested/runs/day-2").returncode == 0
     monkeypatch.setattr(remote, "MAX_MANIFEST_BYTES", 300)  # "huge": day-2's manifest is larger than this
@@ -404,7 +486,9 @@ def test_manifests_stand_in_for_listing_closed_folders(client: Any, s3: S3Server
         client.put_object(Bucket=bucket, Key=f"runs/_manifests/{name}.json", Body=body)
     store = Store()
     assert {l.url: (l.etag, l.size) for l in list_logs("s3://manifested/runs", store)} == listed
-    assert len(store.warnings) == 3 and all("listing s3://manifested/runs/day-" in w for w in store.warnings), store.warnings
+    assert len(store.warnings) == 3 and all("listing s3://manifested/runs/day-" in w for w in store.warnings), (
+        store.warnings
+    )
     assert "not a plain path inside the folder" in store.warnings[1] and "larger than the limit" in store.warnings[2]
 
 
@@ -431,7 +515,14 @@ def test_fetch_is_parallel_and_bounded() -> None:
             return path.encode()
 
     store = Store.__new__(Store)  # no s3fs client: a stand-in that counts overlapping reads
-    store.fs, store.fetched, store.uploaded, store._held, store._listings, store.warnings = Counting(), [], [], {}, {}, []
+    store.fs, store.fetched, store.uploaded, store._held, store._listings, store.warnings = (
+        Counting(),
+        [],
+        [],
+        {},
+        {},
+        [],
+    )
     urls = [f"s3://b/runs/{n}" for n in range(40)] + ["s3://b/runs/missing"]
     store.fetch(urls)
     assert 1 < store.fs.most <= FETCH_WORKERS == 8

@@ -30,7 +30,14 @@ def _report(tmp: Path, out: Path, mode: str, cache: str = "") -> subprocess.Comp
     env.pop("REPORTGEN_TEMPLATE_CACHE", None)
     if cache:
         env["REPORTGEN_TEMPLATE_CACHE"] = cache
-    return subprocess.run([sys.executable, "-c", REPORT, str(SAMPLE_LOG), str(out), mode], cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", REPORT, str(SAMPLE_LOG), str(out), mode],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def _files(folder: Path) -> dict[str, bytes]:

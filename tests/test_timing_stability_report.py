@@ -79,8 +79,14 @@ def test_the_shipped_noisy_run_is_flagged_on_its_page(tmp_path: Path) -> None:
     assert "performance undecided for 9 of 14 timed cells, whose warm timing is unstable" in md
     assert "| performance | undecided for 9 of 14 timed cells" in md
     # The cell the issue names (8 samples at 0.4 ms, 22 near 124 ms) carries the symbol and its figures.
-    row = next(line for line in md.splitlines() if line.startswith("| `b1-l32-noncontiguous-float32-eager`") and "ms" in line)
-    assert f"{SYMBOL} unstable timing" in row and "IQR is 88% of the median" in row and "the fastest sample is 0% of the median" in row
+    row = next(
+        line for line in md.splitlines() if line.startswith("| `b1-l32-noncontiguous-float32-eager`") and "ms" in line
+    )
+    assert (
+        f"{SYMBOL} unstable timing" in row
+        and "IQR is 88% of the median" in row
+        and "the fastest sample is 0% of the median" in row
+    )
     assert html.count(f"{SYMBOL} unstable timing") == 9
 
 
@@ -103,11 +109,31 @@ def test_a_remeasured_cell_is_judged_by_its_last_series(tmp_path: Path) -> None:
     bimodal = [s * (25 if i % 3 == 0 else 1) for i, s in enumerate(_steady(rng))]
     first["warm"]["samples_s"] = bimodal
     first["attempt"] = 1
-    first["stability"] = {"verdict": "unstable", "samples": 30, "reasons": ["bimodality"], "checks": {}, "attempt": 1, "attempts_allowed": 3}
-    first["host"] = {"load_avg_before": {"value": "3.10 2.00 1.00", "source": "os.getloadavg()"}, "cpu_governor": {"value": None, "unknown_reason": "not readable"}}
+    first["stability"] = {
+        "verdict": "unstable",
+        "samples": 30,
+        "reasons": ["bimodality"],
+        "checks": {},
+        "attempt": 1,
+        "attempts_allowed": 3,
+    }
+    first["host"] = {
+        "load_avg_before": {"value": "3.10 2.00 1.00", "source": "os.getloadavg()"},
+        "cpu_governor": {"value": None, "unknown_reason": "not readable"},
+    }
     second = json.loads(json.dumps(first))
     second["warm"]["samples_s"] = _steady(rng)
-    second.update(attempt=2, stability={"verdict": "stable", "samples": 30, "reasons": [], "checks": {}, "attempt": 2, "attempts_allowed": 3})
+    second.update(
+        attempt=2,
+        stability={
+            "verdict": "stable",
+            "samples": 30,
+            "reasons": [],
+            "checks": {},
+            "attempt": 2,
+            "attempts_allowed": 3,
+        },
+    )
     events.insert(events.index(first) + 1, second)
     events = with_envelope([{k: v for k, v in e.items() if k not in ("schema_version", "seq", "time")} for e in events])
     path = tmp_path / "remeasured" / "events.jsonl"
@@ -137,7 +163,9 @@ def test_diff_names_unstable_cells_first_and_gives_them_no_verdict() -> None:
     assert result.exit_code == 0, result.output
     # First the changes of criteria, then the unstable count, both above every result.
     lines = result.output.splitlines()
-    unstable_at = next(i for i, line in enumerate(lines) if line.startswith("unstable timing: 9 cell(s), no timing verdict: "))
+    unstable_at = next(
+        i for i, line in enumerate(lines) if line.startswith("unstable timing: 9 cell(s), no timing verdict: ")
+    )
     assert unstable_at < next(i for i, line in enumerate(lines) if line.startswith("disposition: "))
     md = CliRunner().invoke(main, ["diff", str(QUIET), str(NOISY), "--format", "md"]).output
     assert "**Unstable timing: 9 cell(s)**" in md.split("| change | cells |")[0]
@@ -159,11 +187,21 @@ def test_the_host_around_a_series_is_said_in_words() -> None:
     from reportgen.judge.timing_stability import host_text
 
     fact = lambda value: SimpleNamespace(value=value, unknown_reason=None if value else "not readable")  # noqa: E731
-    host = {"load_avg_before": fact("5.18 2.81 1.17"), "load_avg_after": fact("6.02 3.00 1.20"), "cpu_affinity": fact("2 CPUs: 0-1"),
-            "cpu_governor": fact(None), "gpu_sm_clock_mhz_before": fact("1980"), "gpu_sm_clock_mhz_after": fact("1755"),
-            "gpu_temperature_c_before": fact("41"), "gpu_temperature_c_after": fact("67")}
+    host = {
+        "load_avg_before": fact("5.18 2.81 1.17"),
+        "load_avg_after": fact("6.02 3.00 1.20"),
+        "cpu_affinity": fact("2 CPUs: 0-1"),
+        "cpu_governor": fact(None),
+        "gpu_sm_clock_mhz_before": fact("1980"),
+        "gpu_sm_clock_mhz_after": fact("1755"),
+        "gpu_temperature_c_before": fact("41"),
+        "gpu_temperature_c_after": fact("67"),
+    }
     text = host_text(host)
-    assert text == "load average 5.18 → 6.02 (1 min); SM clock 1980 → 1755 MHz; GPU temperature 41 → 67 °C; affinity 2 CPUs: 0-1"
+    assert (
+        text
+        == "load average 5.18 → 6.02 (1 min); SM clock 1980 → 1755 MHz; GPU temperature 41 → 67 °C; affinity 2 CPUs: 0-1"
+    )
     assert host_text(None) == "" and host_text({}) == ""
 
 
@@ -183,7 +221,13 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
     page = next((tmp_path / "site" / "workloads").glob("tiny-encoder*/index.html")).read_text(encoding="utf-8")
     assert "<strong>Unstable timing: 9 cell(s)</strong>, no timing verdict for them" in page
     specs = [json.loads(m) for m in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)]
-    warm = [t for spec in specs if isinstance(spec, dict) for t in spec.get("data", []) if t.get("mode") == "lines+markers" and "ms" in t.get("hovertemplate", "")]
+    warm = [
+        t
+        for spec in specs
+        if isinstance(spec, dict)
+        for t in spec.get("data", [])
+        if t.get("mode") == "lines+markers" and "ms" in t.get("hovertemplate", "")
+    ]
     trace = next(t for t in warm if t["hovertemplate"].startswith("b1-l16-contiguous-float32-eager<br>"))
     assert trace["y"][0] is not None and trace["y"][1] is None  # the noisy run's unstable series is no trend point
 
@@ -193,7 +237,14 @@ def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> N
     rng = random.Random(5)
     timing = next(t for t in _cells(events, "timing") if t.get("warm"))
     timing["warm"]["samples_s"] = [s * (25 if i % 3 == 0 else 1) for i, s in enumerate(_steady(rng))]
-    timing["stability"] = {"verdict": "stable", "samples": 30, "reasons": [], "checks": {}, "attempt": 1, "attempts_allowed": 1}
+    timing["stability"] = {
+        "verdict": "stable",
+        "samples": 30,
+        "reasons": [],
+        "checks": {},
+        "attempt": 1,
+        "attempts_allowed": 1,
+    }
     timing["host"] = {"cpu_governor": {"value": "<b>performance</b> | x", "source": "test"}}
     path = tmp_path / "claims" / "events.jsonl"
     path.parent.mkdir(parents=True)
@@ -204,7 +255,9 @@ def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> N
     md, html = (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text(encoding="utf-8")
     assert "**Unstable timing.** 1 of 4 timed cells" in md
     assert "governor &lt;b&gt;performance&lt;/b&gt; | x" in html and "<b>performance</b>" not in html
-    row = next(line for line in md.splitlines() if line.startswith(f"| `{timing['case']}`") and "unstable timing" in line)
+    row = next(
+        line for line in md.splitlines() if line.startswith(f"| `{timing['case']}`") and "unstable timing" in line
+    )
     assert "governor \\<b\\>performance\\</b\\> \\| x" in row
 
 

@@ -21,9 +21,15 @@ def test_training_plan_declares_steps_randomness_and_tolerances(tmp_path: Path) 
     assert plan.missing_tolerance("float32") is None
     (tmp_path / "w.py").write_text("", encoding="utf-8")
     bare = tmp_path / "plan.toml"
-    bare.write_text('[workload]\nname = "w"\nmodule = "w.py"\n[training]\nsteps = 2\nrandomness = "none"\n[matrix]\nshapes = [[1, 4]]\n', encoding="utf-8")
+    bare.write_text(
+        '[workload]\nname = "w"\nmodule = "w.py"\n[training]\nsteps = 2\nrandomness = "none"\n[matrix]\nshapes = [[1, 4]]\n',
+        encoding="utf-8",
+    )
     assert "loss and grad tolerances" in load_plan(bare).missing_tolerance("float32")
-    bare.write_text('[workload]\nname = "w"\nmodule = "w.py"\n[training]\nsteps = 2\n[matrix]\nshapes = [[1, 4]]\n', encoding="utf-8")
+    bare.write_text(
+        '[workload]\nname = "w"\nmodule = "w.py"\n[training]\nsteps = 2\n[matrix]\nshapes = [[1, 4]]\n',
+        encoding="utf-8",
+    )
     with pytest.raises(PlanError, match="training: missing 'randomness'"):
         load_plan(bare)
 
@@ -55,14 +61,20 @@ def test_training_run_on_cpu_eager_and_compiled(tmp_path: Path) -> None:
     assert reading.problems == [], [p.format() for p in reading.problems]
     events = reading.events
     steps = [e for e in events if e.kind == "train_step"]
-    assert {(e.case, e.step) for e in steps} == {(c, s) for c in ("b2-l16-contiguous-float32-eager", "b2-l16-contiguous-float32-compiled") for s in range(4)}
+    assert {(e.case, e.step) for e in steps} == {
+        (c, s) for c in ("b2-l16-contiguous-float32-eager", "b2-l16-contiguous-float32-compiled") for s in range(4)
+    }
     eager_steps = [e for e in steps if e.case.endswith("eager")]
-    assert all(e.loss_within and all(g.mismatched == 0 for g in e.grads) for e in eager_steps), "eager CPU equals the CPU reference"
+    assert all(e.loss_within and all(g.mismatched == 0 for g in e.grads) for e in eager_steps), (
+        "eager CPU equals the CPU reference"
+    )
     graphs = {e.graph for e in events if e.kind == "compile"}
     assert graphs == {"forward", "backward"}
     timings = [e for e in events if e.kind == "timing" and e.case.endswith("eager")]
     assert any(t.warm for t in timings)
-    assert any(t.cold and not t.cold.fresh_process and t.cold.cache_condition == "eager_no_compile" for t in timings), "eager: first call in-process"
+    assert any(t.cold and not t.cold.fresh_process and t.cold.cache_condition == "eager_no_compile" for t in timings), (
+        "eager: first call in-process"
+    )
     compiled_cold = [e.cold for e in events if e.kind == "timing" and e.case.endswith("compiled") and e.cold]
     assert compiled_cold and all(c.fresh_process for c in compiled_cold), "compiled: a fresh process"
     assert "training step" in timings[0].scope.note and all(t.timed_region == ["training_step"] for t in timings)

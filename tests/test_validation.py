@@ -101,9 +101,21 @@ CASES: list[tuple[str, Callable[[Lines], bytes], int, str, bool]] = [
     ("first not run_start", _warning_first, 1, "first event must be run_start", False),
     ("truncated last line", _truncate_last, 23, "truncated last line", True),
     ("no run end", lambda e: _text(e[:-1]), 22, "no run_end", True),
-    ("NaN literal", _replace_line(4, b'{"kind": "reference", "noise_max_abs": NaN}\n'), 5, "NaN is not valid JSON", False),
+    (
+        "NaN literal",
+        _replace_line(4, b'{"kind": "reference", "noise_max_abs": NaN}\n'),
+        5,
+        "NaN is not valid JSON",
+        False,
+    ),
     ("Infinity literal", _replace_line(4, b'{"a": -Infinity}\n'), 5, "-Infinity is not valid JSON", False),
-    ("non-utf8 bytes", _replace_line(4, b'{"kind": "warning", "message": "\xff\xfe"}\n'), 5, "not valid UTF-8: byte 0xff", False),
+    (
+        "non-utf8 bytes",
+        _replace_line(4, b'{"kind": "warning", "message": "\xff\xfe"}\n'),
+        5,
+        "not valid UTF-8: byte 0xff",
+        False,
+    ),
     ("byte-order mark", _bom, 1, "byte-order mark", True),
     ("absurdly long line", _long_line, 4, "line longer than", False),
     ("newer major", _edit(0, schema_version="2.0"), 1, "major version 2", False),
@@ -113,7 +125,16 @@ CASES: list[tuple[str, Callable[[Lines], bytes], int, str, bool]] = [
     ("deep nesting", _replace_line(4, b"[" * 100000 + b"]" * 100000 + b"\n"), 5, "nested too deeply", False),
     ("huge integer", _replace_line(4, b'{"seq": ' + b"9" * 5000 + b"}\n"), 5, "unreadable JSON value", False),
     ("blank line", _replace_line(4, b"\n"), 5, "blank line", False),
-    ("NaN via exponent overflow", _replace_line(6, b'{"schema_version":"1.0","seq":6,"time":"t","kind":"reference","shape":"s","device":"cpu","runs":1,"noise_max_abs":1e999}\n'), 7, "finite number", False),
+    (
+        "NaN via exponent overflow",
+        _replace_line(
+            6,
+            b'{"schema_version":"1.0","seq":6,"time":"t","kind":"reference","shape":"s","device":"cpu","runs":1,"noise_max_abs":1e999}\n',
+        ),
+        7,
+        "finite number",
+        False,
+    ),
 ]
 
 
@@ -214,7 +235,9 @@ def test_a_file_that_is_not_json_lines_is_said_so_once(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code == 1
     errors = [line for line in result.output.splitlines() if ": error: " in line]
-    assert errors == [f"{path}:1: error: not a JSON-lines event log: its first line is not valid JSON: Expecting value at column 1"]
+    assert errors == [
+        f"{path}:1: error: not a JSON-lines event log: its first line is not valid JSON: Expecting value at column 1"
+    ]
 
 
 def test_a_bad_line_after_good_ones_is_one_error_of_the_log(tmp_path: Path) -> None:

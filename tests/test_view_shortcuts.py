@@ -29,7 +29,12 @@ def _run(log: Path) -> RunModel:
 
 
 def _plain_problem_cells(run: RunModel) -> list:
-    return [c for c in run.cells if c.status in ("mismatch", "nonfinite", "error", "skipped") or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)]
+    return [
+        c
+        for c in run.cells
+        if c.status in ("mismatch", "nonfinite", "error", "skipped")
+        or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)
+    ]
 
 
 def _plain_op_cells(run: RunModel) -> tuple[dict[str, int], list, list]:
@@ -43,7 +48,11 @@ def _plain_op_cells(run: RunModel) -> tuple[dict[str, int], list, list]:
 
 def _check(run: RunModel) -> None:
     decide(run, {})
-    for statuses in [(s,) for s in STATUS_ORDER] + [("mismatch", "nonfinite"), ("mismatch", "nonfinite", "error", "skipped"), ("pass", "untested")]:
+    for statuses in [(s,) for s in STATUS_ORDER] + [
+        ("mismatch", "nonfinite"),
+        ("mismatch", "nonfinite", "error", "skipped"),
+        ("pass", "untested"),
+    ]:
         assert run.with_status(*statuses) == tuple(c for c in run.cells if c.status in statuses), statuses
     assert run.counts() == {s: len([c for c in run.cells if c.status == s]) for s in STATUS_ORDER}
     judged = judge(run)
@@ -54,7 +63,9 @@ def _check(run: RunModel) -> None:
     assert tally.cell_tally(run).measured_modes == {c.planned.mode for c in measured}
     # Every cell with per-output statistics is looked through, in plan order.
     regions = problems.region_views(judged.flagged)
-    plain = [(c.case, o["name"]) for c in run.cells for o in c.per_output or [] if o.get("outside") is not None][: common.DETAIL_CAP]
+    plain = [(c.case, o["name"]) for c in run.cells for o in c.per_output or [] if o.get("outside") is not None][
+        : common.DETAIL_CAP
+    ]
     assert [(r.case, r.output) for r in regions] == plain
 
 
@@ -68,8 +79,26 @@ def test_shortcuts_agree_on_rare_cells() -> None:
     base = _run(FIXTURES / "synthetic_mismatch.jsonl")
     assert base.counts()["mismatch"] and not base.counts()["untested"], "the shortcut path is the one tried"
     _check(base)
-    outside = convert([{"name": "out", "mismatched": 1, "total": 4, "max_abs": 0.5, "max_rel": None, "region": "mask", "outside": {"count": 2, "beyond_tolerance": 1, "max_abs": 0.1, "max_rel": 0.2, "nonfinite": 0}}], list[OutputStatsLine])
-    for change in ({"status": "untested", "untested_reason": LAYOUT_NOT_ACHIEVED}, {"status": "skipped"}, {"status": "error"}, {"per_output": outside}):
+    outside = convert(
+        [
+            {
+                "name": "out",
+                "mismatched": 1,
+                "total": 4,
+                "max_abs": 0.5,
+                "max_rel": None,
+                "region": "mask",
+                "outside": {"count": 2, "beyond_tolerance": 1, "max_abs": 0.1, "max_rel": 0.2, "nonfinite": 0},
+            }
+        ],
+        list[OutputStatsLine],
+    )
+    for change in (
+        {"status": "untested", "untested_reason": LAYOUT_NOT_ACHIEVED},
+        {"status": "skipped"},
+        {"status": "error"},
+        {"per_output": outside},
+    ):
         run = _run(FIXTURES / "synthetic_mismatch.jsonl")
         run.cells[-1] = replace(run.cells[-1], **change)
         forget(run)
@@ -89,7 +118,9 @@ def _plain_scope_lines(groups, run, with_status):  # type: ignore[no-untyped-def
         by_status: dict[str, list[str]] = {}
         for c in g.cells:
             by_status.setdefault(c.status, []).append(scope_label(c))
-        text = "; ".join(f"{status}: {common.list_text(by_status[status], run)}" for status in STATUS_ORDER if status in by_status)
+        text = "; ".join(
+            f"{status}: {common.list_text(by_status[status], run)}" for status in STATUS_ORDER if status in by_status
+        )
         rows.append(common.Row(g.label, text))
     return rows
 
@@ -110,7 +141,9 @@ def test_scope_lines_matrix_and_waiting_cells_agree_with_the_plain_pass(log: Pat
     keys = [(c.planned.batch, c.planned.length, bool(c.planned.repeat_of)) for c in run.cells]
     row_keys = list(dict.fromkeys(keys))
     shown = set(row_keys[: common.DETAIL_CAP])
-    assert list(matrix._shown_cells(run.cells, keys, row_keys)) == [(c, k) for c, k in zip(run.cells, keys) if k in shown]
+    assert list(matrix._shown_cells(run.cells, keys, row_keys)) == [
+        (c, k) for c, k in zip(run.cells, keys) if k in shown
+    ]
 
 
 def test_the_shortcuts_on_a_long_run_and_a_mixed_group() -> None:
@@ -127,12 +160,20 @@ def test_the_shortcuts_on_a_long_run_and_a_mixed_group() -> None:
         row_keys = list(dict.fromkeys(keys))
         shown = set(row_keys[: common.DETAIL_CAP])
         assert list(matrix._shown_cells(many, keys, row_keys)) == [(c, k) for c, k in zip(many, keys) if k in shown]
-    group = ScopeGroup("float32", "contiguous", "eager", tuple(replace(c, status=("mismatch", "error", "untested")[i % 3]) for i, c in enumerate(many)))
+    group = ScopeGroup(
+        "float32",
+        "contiguous",
+        "eager",
+        tuple(replace(c, status=("mismatch", "error", "untested")[i % 3]) for i, c in enumerate(many)),
+    )
     assert first_section.scope_lines((group,), run, True) == _plain_scope_lines((group,), run, True)
     assert first_section.scope_lines((group,), run, False) == _plain_scope_lines((group,), run, False)
     decide(run, {})
     failed = failed_cases(run)
     assert failed, "the fixture has failed cells"
-    for blocking in ([Reason("mismatch", "blocked", "", failed, needs_verdict=True)], [Reason("mismatch", "blocked", "", failed[1:], needs_verdict=True)],
-                     [Reason("mismatch", "blocked", "", failed), Reason("untested-cells", "blocked", "", (cells[0].case,))]):
+    for blocking in (
+        [Reason("mismatch", "blocked", "", failed, needs_verdict=True)],
+        [Reason("mismatch", "blocked", "", failed[1:], needs_verdict=True)],
+        [Reason("mismatch", "blocked", "", failed), Reason("untested-cells", "blocked", "", (cells[0].case,))],
+    ):
         assert waiting_cells(run, blocking) == _plain_waiting(run, blocking)

@@ -53,7 +53,9 @@ def test_the_tally_equals_each_figure_counted_on_its_own(log: Path) -> None:
     expected = _separately(run)
     tally = count_cells(run.cells)
     assert tally == expected
-    assert list(tally.timed) == list(expected.timed) and list(tally.op_lists) == list(expected.op_lists), "first seen first"
+    assert list(tally.timed) == list(expected.timed) and list(tally.op_lists) == list(expected.op_lists), (
+        "first seen first"
+    )
     # The columns first seen first, and each column's statuses first seen first (the matrix
     # lists its columns in that order).
     seen = list(dict.fromkeys(key[:3] for key in expected.columns))

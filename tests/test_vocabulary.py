@@ -82,8 +82,10 @@ def _readable(path: Path) -> str:
 
 
 def _raw_in(text: str, tokens: set[str]) -> dict[str, str]:
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(tokens, key=len, reverse=True))) + r")(?![\w-])")
-    return {m.group(1): text[max(0, m.start() - 60):m.end() + 30] for m in pattern.finditer(text)}
+    pattern = re.compile(
+        r"(?<![\w-])(" + "|".join(map(re.escape, sorted(tokens, key=len, reverse=True))) + r")(?![\w-])"
+    )
+    return {m.group(1): text[max(0, m.start() - 60) : m.end() + 30] for m in pattern.finditer(text)}
 
 
 def test_the_token_list_holds_what_pages_used_to_show() -> None:
@@ -123,7 +125,12 @@ def test_diff_times_in_ms_or_s() -> None:
     from reportgen.publish.diff import RunDiff, TimingChange, format_diff
     from reportgen.render.templating import render_md
 
-    diff = RunDiff(before="a", after="b", disposition=("x", "x"), timings=[TimingChange("b1-l16-eager", 2.5, 0.0042, ratio=0.00168)])
+    diff = RunDiff(
+        before="a",
+        after="b",
+        disposition=("x", "x"),
+        timings=[TimingChange("b1-l16-eager", 2.5, 0.0042, ratio=0.00168)],
+    )
     for text in (format_diff(diff), render_md("diff.md.j2", diff=diff, workload="w", targets_differ="")):
         assert "2.5 s" in text and "4.2 ms" in text and not LONG_MS.search(text), text
 
@@ -142,12 +149,18 @@ def test_no_raw_token_in_the_diff_of_sample_runs(fmt: str) -> None:
 def test_comparison_status_in_the_reports_verdict_words() -> None:
     explained = CellSide(status="mismatch", explained=True, failing="updated parameters")
     assert _status_text(explained) == "mismatch in updated parameters, awaiting verdict"
-    assert _status_text(CellSide(status="mismatch", explained=True, verdict="accepted", failing="outputs")) == "mismatch in outputs, accepted"
-    assert _status_text(CellSide(status="nonfinite", explained=True, verdict="change-needed", failing="non-finite outputs")) == (
-        "non-finite outputs, change needed")
+    assert (
+        _status_text(CellSide(status="mismatch", explained=True, verdict="accepted", failing="outputs"))
+        == "mismatch in outputs, accepted"
+    )
+    assert _status_text(
+        CellSide(status="nonfinite", explained=True, verdict="change-needed", failing="non-finite outputs")
+    ) == ("non-finite outputs, change needed")
     assert _status_text(CellSide(status="mismatch", failing="loss")) == "mismatch in loss, not explained"
     assert _status_text(CellSide(status="pass")) == "pass"
-    assert _status_text(CellSide(status="untested", explained=True)) == "untested, explained", "only a failure waits for a verdict"
+    assert _status_text(CellSide(status="untested", explained=True)) == "untested, explained", (
+        "only a failure waits for a verdict"
+    )
 
 
 def test_references_do_not_agree_by_bytes_that_differ() -> None:

@@ -33,9 +33,13 @@ def test_heat_solver_float64_on_cpu(tmp_path: Path) -> None:
     assert all(r.status == "pass" for r in results.values())
     assert all(o.dtype == "float64" for r in results.values() for o in r.outputs)
     assert all(r.task_metric.value <= 1e-10 for r in results.values())
-    assert all(r.layout_achieved is not False for r in results.values()), "the planned layout reached the model, batch 1 too"
+    assert all(r.layout_achieved is not False for r in results.values()), (
+        "the planned layout reached the model, batch 1 too"
+    )
     judged = judge_log(log)
-    assert not [r for r in judged.disposition.reasons if r.rule == "precision"], "a CPU computes float64: the requirement is met here"
+    assert not [r for r in judged.disposition.reasons if r.rule == "precision"], (
+        "a CPU computes float64: the requirement is met here"
+    )
     blocking = {r.rule for r in judged.disposition.reasons if r.outcome == "blocked"}
     assert blocking == {"untested-cells"}, "only the cells --only left out stand in the way"
 

@@ -38,10 +38,10 @@ def text_difference(committed: str, fresh: str) -> str | None:
     exponent may differ by REL_TOL or by one unit of its last written digit.
     """
     a_tokens, b_tokens = list(_NUMBER.finditer(committed)), list(_NUMBER.finditer(fresh))
-    a_words, b_words = _NUMBER.split(committed)[:: 3], _NUMBER.split(fresh)[:: 3]
+    a_words, b_words = _NUMBER.split(committed)[::3], _NUMBER.split(fresh)[::3]
     if a_words != b_words or len(a_tokens) != len(b_tokens):
         first = next((i for i, (x, y) in enumerate(zip(committed, fresh)) if x != y), min(len(committed), len(fresh)))
-        return f"text differs at character {first}: {committed[first - 40:first + 40]!r} vs {fresh[first - 40:first + 40]!r}"
+        return f"text differs at character {first}: {committed[first - 40 : first + 40]!r} vs {fresh[first - 40 : first + 40]!r}"
     for a, b in zip(a_tokens, b_tokens):
         unit_a, unit_b = _last_digit(a), _last_digit(b)
         if unit_a is None and unit_b is None:

@@ -34,11 +34,26 @@ from collector.backends.neuron import NeuronBackend, neuron_warnings
 from collector.descriptors import Descriptor, DescriptorError, descriptors
 
 __all__ = [
-    "ADAPTERS", "AUTO_ORDER", "CACHE_ROOT", "Backend", "Descriptor", "DescriptorError", "BackendUnavailable", "CudaBackend", "NeuronBackend", "OpRecorder",
-    "count_files", "finish_cache_listing", "list_cache_dirs", "measured", "neuron_warnings", "not_measured",
-    "resolve_target", "select_backend", "top_ops",
+    "ADAPTERS",
+    "AUTO_ORDER",
+    "CACHE_ROOT",
+    "Backend",
+    "Descriptor",
+    "DescriptorError",
+    "BackendUnavailable",
+    "CudaBackend",
+    "NeuronBackend",
+    "OpRecorder",
+    "count_files",
+    "finish_cache_listing",
+    "list_cache_dirs",
+    "measured",
+    "neuron_warnings",
+    "not_measured",
+    "resolve_target",
+    "select_backend",
+    "top_ops",
 ]
-
 
 
 def _adapter(descriptor: Descriptor) -> type[Backend]:
@@ -57,10 +72,14 @@ def _adapter(descriptor: Descriptor) -> type[Backend]:
             spec.loader.exec_module(module)
         except Exception as exc:  # the plugin's own code: said in one line with its file
             del sys.modules[name]
-            raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file.name} raised {type(exc).__name__}: {str(exc)[:300]}") from None
+            raise DescriptorError(
+                f"{descriptor.path}: adapter: {descriptor.adapter_file.name} raised {type(exc).__name__}: {str(exc)[:300]}"
+            ) from None
     adapter = getattr(module, descriptor.adapter_class, None)
     if not (isinstance(adapter, type) and issubclass(adapter, Backend)):
-        raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter} is not a Backend subclass in {descriptor.adapter_file.name}")
+        raise DescriptorError(
+            f"{descriptor.path}: adapter: {descriptor.adapter} is not a Backend subclass in {descriptor.adapter_file.name}"
+        )
     # A subclass keeps its own descriptor, never its base's (the cpu adapter is everyone's base).
     adapter.descriptor = descriptor
     adapter.name = descriptor.name
@@ -101,8 +120,12 @@ def resolve_target(requested: str, intended: str | None) -> tuple[Backend, dict[
             except BackendUnavailable as exc:
                 found.append(f"{candidate} not available ({exc})")
                 continue
-            return backend, _choice(requested, backend, "auto, the plan names no target: " + "; ".join(found + [f"{candidate} available"]))
-        return Backend(), _choice(requested, Backend(), "auto, the plan names no target: " + "; ".join(found + ["cpu used"]))
+            return backend, _choice(
+                requested, backend, "auto, the plan names no target: " + "; ".join(found + [f"{candidate} available"])
+            )
+        return Backend(), _choice(
+            requested, Backend(), "auto, the plan names no target: " + "; ".join(found + ["cpu used"])
+        )
     backend = select_backend(requested)
     if intended is not None and intended != backend.name:
         why = f"named on the command line, overriding the plan's target {intended}: this run is not evidence for {intended}"

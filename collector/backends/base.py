@@ -49,7 +49,10 @@ def _redirected(path: Path, environ: Mapping[str, str]) -> bool:
 
 
 def list_cache_dirs(dirs: list[tuple[str, Path, bool]]) -> list[dict[str, Any]]:
-    return [{"role": role, "path": str(path), "redirected": redirected, "entries_before": count_files(path)} for role, path, redirected in dirs]
+    return [
+        {"role": role, "path": str(path), "redirected": redirected, "entries_before": count_files(path)}
+        for role, path, redirected in dirs
+    ]
 
 
 def finish_cache_listing(listing: list[dict[str, Any]]) -> dict[str, Any]:
@@ -194,7 +197,10 @@ class Backend:
 
     def peak_memory(self) -> dict[str, Any]:
         """The timing event's device_memory: the peak since ``reset_peak_memory``, or why not."""
-        return {"status": "not_measured", "reason": "the cpu target has no device allocator; host memory is not recorded per cell"}
+        return {
+            "status": "not_measured",
+            "reason": "the cpu target has no device allocator; host memory is not recorded per cell",
+        }
 
     def end_cell(self) -> None:
         """The cell's operator lists have been read."""

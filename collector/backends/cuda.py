@@ -27,7 +27,11 @@ class CudaBackend(Backend):
 
     def peak_memory(self) -> dict[str, Any]:
         self.synchronize()  # queued work counts: read after it has run
-        return {"status": "measured", "peak_allocated_bytes": int(torch.cuda.max_memory_allocated(self.device)), "source": "torch.cuda.max_memory_allocated"}
+        return {
+            "status": "measured",
+            "peak_allocated_bytes": int(torch.cuda.max_memory_allocated(self.device)),
+            "source": "torch.cuda.max_memory_allocated",
+        }
 
     def fallback(self) -> dict[str, Any]:
         return not_measured("not_applicable", "CUDA has no automatic CPU fallback: an unsupported op raises")
@@ -75,7 +79,11 @@ class CudaBackend(Backend):
         return read
 
 
-SMI_FIELDS = {"clocks.sm": "gpu_sm_clock_mhz", "clocks.mem": "gpu_memory_clock_mhz", "temperature.gpu": "gpu_temperature_c"}
+SMI_FIELDS = {
+    "clocks.sm": "gpu_sm_clock_mhz",
+    "clocks.mem": "gpu_memory_clock_mhz",
+    "temperature.gpu": "gpu_temperature_c",
+}
 
 
 def gpu_selector(index: int) -> str:
@@ -101,10 +109,14 @@ def nvidia_smi(selector: str, run: Any = None) -> dict[str, Fact] | str:
     lines = (done.stdout or "").strip().splitlines()
     values = [v.strip() for v in lines[0].split(",")] if done.returncode == 0 and lines else []
     if len(values) != len(SMI_FIELDS):
-        return f"nvidia-smi exited {done.returncode}: {((done.stderr or done.stdout or '').strip() or 'no output')[:200]}"
+        return (
+            f"nvidia-smi exited {done.returncode}: {((done.stderr or done.stdout or '').strip() or 'no output')[:200]}"
+        )
     source = " ".join(argv)
     return {
-        name: known(value, source) if value and "N/A" not in value and "Not Supported" not in value else unknown(f"nvidia-smi reports {value or 'nothing'} for {field}")
+        name: known(value, source)
+        if value and "N/A" not in value and "Not Supported" not in value
+        else unknown(f"nvidia-smi reports {value or 'nothing'} for {field}")
         for (field, name), value in zip(SMI_FIELDS.items(), values)
     }
 

@@ -84,7 +84,9 @@ class NeuronBackend(Backend):
                 f"torch-neuronx {neuronx} is installed but the 'neuron' device is not registered "
                 f"(privateuse1 backend is {probes.get('privateuse1')!r})"
             )
-        family_note = "a 2.33 release family" if neuronx.startswith(NATIVE_NEURONX_FAMILIES) else "not a 2.33 release family"
+        family_note = (
+            "a 2.33 release family" if neuronx.startswith(NATIVE_NEURONX_FAMILIES) else "not a 2.33 release family"
+        )
         return "neuron-native", (
             f"torch-neuronx {neuronx} ({family_note}) with torch {torch_version} >= 2.10, "
             "privateuse1 backend 'neuron' registered, no XLA modules"
@@ -96,8 +98,12 @@ class NeuronBackend(Backend):
             return None
         facts = {
             "device_name": _asked(lambda: backend_module.get_device_name(0), "torch.neuron.get_device_name(0)"),
-            "device_count": _asked(lambda: backend_module.device_count(), "torch.neuron.device_count() (logical NeuronCores)"),
-            "neuron_cores_used": _asked(lambda: _cores_used(backend_module), "torch.neuron.current_device() and device_count()"),
+            "device_count": _asked(
+                lambda: backend_module.device_count(), "torch.neuron.device_count() (logical NeuronCores)"
+            ),
+            "neuron_cores_used": _asked(
+                lambda: _cores_used(backend_module), "torch.neuron.current_device() and device_count()"
+            ),
         }
         header = neuron_ls_header()
         facts["logical_nc_config"] = _logical_nc_config(header)
@@ -108,7 +114,11 @@ class NeuronBackend(Backend):
     def accelerator_condition(self) -> dict[str, Fact]:
         """Not measured: no Neuron tool answers a one-shot query of clocks or temperature
         (neuron-monitor streams reports as a daemon, neuron-ls lists devices only)."""
-        return {"accelerator": unknown("not measured: no Neuron tool gives the NeuronCores' clocks or temperature in one query; neuron-monitor is not run beside the warm loop")}
+        return {
+            "accelerator": unknown(
+                "not measured: no Neuron tool gives the NeuronCores' clocks or temperature in one query; neuron-monitor is not run beside the warm loop"
+            )
+        }
 
     def __init__(self, module: Any = None, device: torch.device | None = None) -> None:
         from collector import neuronenv
@@ -118,7 +128,9 @@ class NeuronBackend(Backend):
         except ImportError as exc:
             raise BackendUnavailable(f"target neuron: torch_neuronx cannot be imported ({exc})") from None
         if _torch_neuron() is None:
-            raise BackendUnavailable("target neuron: torch.neuron is missing; this is not the native TorchNeuron backend")
+            raise BackendUnavailable(
+                "target neuron: torch.neuron is missing; this is not the native TorchNeuron backend"
+            )
         # python -m collector applies these before torch is imported; here they are read back
         # (or, for an adapter built another way, set now and noted as set late).
         self._settings = neuronenv.apply()
@@ -147,7 +159,10 @@ class NeuronBackend(Backend):
         # The torch-neuronx memory profiling guide documents memory_stats and memory_allocated,
         # read after torch.neuron.synchronize(); a per-series peak with a documented reset was not
         # found there, so no figure is recorded rather than one whose window is unknown.
-        return {"status": "not_measured", "reason": "no documented per-cell peak reset on the neuron backend; peak device memory not recorded"}
+        return {
+            "status": "not_measured",
+            "reason": "no documented per-cell peak reset on the neuron backend; peak device memory not recorded",
+        }
 
     def begin_cell(self) -> None:
         self.module.clear_op_tracking()
@@ -160,7 +175,9 @@ class NeuronBackend(Backend):
     def _stale(self) -> dict[str, Any] | None:
         if self._cleared:
             return None
-        return not_measured("unmeasured", "op tracking was not cleared before this read, so the list could hold another cell's ops")
+        return not_measured(
+            "unmeasured", "op tracking was not cleared before this read, so the list could hold another cell's ops"
+        )
 
     def fallback(self) -> dict[str, Any]:
         return self._stale() or measured(list(self.module.get_fallback_ops()))
@@ -210,7 +227,9 @@ class NeuronBackend(Backend):
         counts = super().compile_counters()
         if self.metrics is not None:
             read = self.metrics.get_counter_value
-            counts["cache_hits"] = int(read("CompilationCache.InMemoryHits") or 0) + int(read("CompilationCache.PersistentHits") or 0)
+            counts["cache_hits"] = int(read("CompilationCache.InMemoryHits") or 0) + int(
+                read("CompilationCache.PersistentHits") or 0
+            )
             counts["cache_misses"] = int(read("CompilationCache.PersistentMisses") or 0)
         return counts
 
@@ -255,7 +274,14 @@ def neuron_ls_header(argv: tuple[str, ...] = ("neuron-ls",)) -> dict[str, str] |
     """The header neuron-ls prints (instance-type, instance-id, logical-neuroncore-config), or
     why it could not be read. Plain text, since its JSON flag changed name in 2.34."""
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=NEURON_LS_TIMEOUT_S, check=False, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            timeout=NEURON_LS_TIMEOUT_S,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except FileNotFoundError:
         return f"{argv[0]} not found"
     except subprocess.TimeoutExpired:
@@ -274,9 +300,13 @@ def _logical_nc_config(header: dict[str, str] | str) -> Fact:
     set_here = os.environ.get("NEURON_LOGICAL_NC_CONFIG")
     if set_here:
         return known(set_here, "NEURON_LOGICAL_NC_CONFIG (as set for the run; neuron-ls did not say)")
-    return unknown(f"neuron-ls: {header}" if isinstance(header, str) else "neuron-ls printed no logical-neuroncore-config")
+    return unknown(
+        f"neuron-ls: {header}" if isinstance(header, str) else "neuron-ls printed no logical-neuroncore-config"
+    )
 
 
 def neuron_warnings(text: str) -> list[str]:
     """The warning and error lines of the [Neuron] log channel ('[Neuron] [WARNING] ...')."""
-    return [line.strip() for line in text.splitlines() if "[Neuron]" in line and ("[WARNING]" in line or "[ERROR]" in line)]
+    return [
+        line.strip() for line in text.splitlines() if "[Neuron]" in line and ("[WARNING]" in line or "[ERROR]" in line)
+    ]

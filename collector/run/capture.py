@@ -115,7 +115,15 @@ class CompileWatch:
         }
 
 
-def write_failed(run: Run, cell: Cell, result: dict[str, Any], fail: dict[str, str], watch: CompileWatch | None, ran: bool = True, why: str | None = None) -> None:
+def write_failed(
+    run: Run,
+    cell: Cell,
+    result: dict[str, Any],
+    fail: dict[str, str],
+    watch: CompileWatch | None,
+    ran: bool = True,
+    why: str | None = None,
+) -> None:
     """A cell that errored; ``ran=False`` when nothing of it ran (torch.compile itself raised,
     or ``why`` says what else stopped it first)."""
     # A signal that a library caught and wrapped (Dynamo turns it into BackendCompilerFailed)
@@ -129,10 +137,16 @@ def write_failed(run: Run, cell: Cell, result: dict[str, Any], fail: dict[str, s
     write_operators(run, cell, None, ran, why)
 
 
-def write_operators(run: Run, cell: Cell, recorder: OpRecorder | None, ran: bool = True, why: str | None = None) -> None:
+def write_operators(
+    run: Run, cell: Cell, recorder: OpRecorder | None, ran: bool = True, why: str | None = None
+) -> None:
     """Read the cell's operator lists once, then mark them read (the next cell clears first)."""
     if ran:
-        executed, fallback, transfers = run.backend.executed(recorder), run.backend.fallback(), run.backend.transfers(recorder)
+        executed, fallback, transfers = (
+            run.backend.executed(recorder),
+            run.backend.fallback(),
+            run.backend.transfers(recorder),
+        )
     else:
         why = why or "torch.compile raised before any call of this cell: nothing ran, so nothing was tracked"
         executed, fallback = not_measured("unmeasured", why), not_measured("unmeasured", why)
@@ -153,4 +167,3 @@ def fed_facts(fed: FedInputs, planned: str) -> dict[str, Any]:
         "layout_fed": layout_of(calls[0]),
         "layout_achieved": layouts == {planned},
     }
-

@@ -15,9 +15,24 @@ from collector.eventlog import finite_or_none
 from collector.localize import localize, wanted as localize_wanted
 from collector.plan import Cell
 from collector.run import children
-from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
+from collector.run.capture import (
+    CompileWatch,
+    captured_warnings,
+    failure,
+    failure_phase,
+    fed_facts,
+    write_failed,
+    write_operators,
+)
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import add_cold_facts, cold_condition, compile_condition, remeasure, scoped_sample, time_warm_cell
+from collector.run.timings import (
+    add_cold_facts,
+    cold_condition,
+    compile_condition,
+    remeasure,
+    scoped_sample,
+    time_warm_cell,
+)
 from collector.run.generation_cells import run_generation_cell
 from collector.run.training_cells import run_training_cell
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
@@ -34,7 +49,9 @@ def run_cells(run: Run) -> None:
         run_group(run, dtype, [(i, c) for i, c in members if c.case not in elsewhere], elsewhere)
 
 
-def run_group(run: Run, dtype: str, members: list[tuple[int, Cell]], elsewhere: frozenset[str] | set[str] = frozenset()) -> None:
+def run_group(
+    run: Run, dtype: str, members: list[tuple[int, Cell]], elsewhere: frozenset[str] | set[str] = frozenset()
+) -> None:
     """The cells of one (dtype, layout) group in this process, in order; ``elsewhere``: the
     group's cells a fresh child already recorded."""
     if not members:
@@ -67,14 +84,28 @@ def run_group(run: Run, dtype: str, members: list[tuple[int, Cell]], elsewhere: 
     run.localize_pending.clear()
 
 
-def _one_cell(run: Run, index: int, cell: Cell, model: torch.nn.Module | None, compiled: Any, skip: str | None, compile_failure: dict[str, str] | None, elsewhere: frozenset[str] | set[str]) -> None:
+def _one_cell(
+    run: Run,
+    index: int,
+    cell: Cell,
+    model: torch.nn.Module | None,
+    compiled: Any,
+    skip: str | None,
+    compile_failure: dict[str, str] | None,
+    elsewhere: frozenset[str] | set[str],
+) -> None:
     """One cell, recorded. ``skip``: why the group cannot run at all; ``compile_failure``: the
     group's compile failed (its compiled cells record it, its eager cells still run)."""
     if skip is not None or model is None:
         _skip(run, cell, index, skip if skip is not None else "the model could not be moved to the device")
         return
     if cell.repeat_of in elsewhere:
-        _skip(run, cell, index, "the shape it repeats was compiled in a fresh process that ended before this cache check; a repeat in another process would test nothing")
+        _skip(
+            run,
+            cell,
+            index,
+            "the shape it repeats was compiled in a fresh process that ended before this cache check; a repeat in another process would test nothing",
+        )
         return
     refused = run.refused.get(input_key(cell.batch, cell.length, cell.layout))
     if refused is not None:
@@ -196,11 +227,26 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     if why is not None:
         run.localize_pending.append((cell, why))
     stats = result.get("error_stats") or {}
-    first_check = {"mismatched": stats.get("mismatched", 0), "total": stats.get("total", 0), "max_abs": stats.get("max_abs"), "passed": status == "pass"}
+    first_check = {
+        "mismatched": stats.get("mismatched", 0),
+        "total": stats.get("total", 0),
+        "max_abs": stats.get("max_abs"),
+        "passed": status == "pass",
+    }
     if cold is not None:
         add_cold_facts(cold, compile_event, result)
         cold["output_check"] = first_check
-    return CellOutcome(status, first_s, call, module=model, call_with=call_with, host_inputs=cpu_inputs, device_inputs=inputs, first_check=first_check, cold=cold)
+    return CellOutcome(
+        status,
+        first_s,
+        call,
+        module=model,
+        call_with=call_with,
+        host_inputs=cpu_inputs,
+        device_inputs=inputs,
+        first_check=first_check,
+        cold=cold,
+    )
 
 
 def _plain_first(call: Callable[[], Any], synchronize: Callable[[], None]) -> Callable[[], tuple[Any, float]]:
@@ -215,7 +261,9 @@ def _plain_first(call: Callable[[], Any], synchronize: Callable[[], None]) -> Ca
     return first
 
 
-def _cold_first(run: Run, cell: Cell, call_with: Callable[[dict[str, Any]], Any], inputs: dict[str, Any], cpu_inputs: dict[str, Any]) -> tuple[Callable[[], tuple[Any, float]], dict[str, Any]]:
+def _cold_first(
+    run: Run, cell: Cell, call_with: Callable[[dict[str, Any]], Any], inputs: dict[str, Any], cpu_inputs: dict[str, Any]
+) -> tuple[Callable[[], tuple[Any, float]], dict[str, Any]]:
     """The cold first call, timed as the plan's timing.scope asks; the cell checks its outputs.
 
     Returns the first call (outputs and the model call's own seconds, which the compile event
@@ -240,7 +288,13 @@ def _cold_first(run: Run, cell: Cell, call_with: Callable[[dict[str, Any]], Any]
     return first, cold
 
 
-def _first_call(run: Run, first: Callable[[], tuple[Any, float]], call: Callable[[], Any], recorder: OpRecorder | None, watch: CompileWatch | None) -> tuple[dict[str, torch.Tensor], float]:
+def _first_call(
+    run: Run,
+    first: Callable[[], tuple[Any, float]],
+    call: Callable[[], Any],
+    recorder: OpRecorder | None,
+    watch: CompileWatch | None,
+) -> tuple[dict[str, torch.Tensor], float]:
     if watch is not None:
         watch.before()
     with run.progress.heartbeat("compiling and running the first call" if watch is not None else "first call"):
@@ -273,12 +327,19 @@ def _judge(run: Run, cell: Cell, key: str, outputs: dict[str, torch.Tensor], res
         passed = metric >= criterion["threshold"] if criterion["op"] == ">=" else metric <= criterion["threshold"]
     elif criterion:
         passed = False
-    result["task_metric"] = {"name": getattr(run.workload, "TASK_METRIC", "task_metric"), "value": metric, "criterion": criterion, "passed": passed}
+    result["task_metric"] = {
+        "name": getattr(run.workload, "TASK_METRIC", "task_metric"),
+        "value": metric,
+        "criterion": criterion,
+        "passed": passed,
+    }
     if nonfinite is not None:
         # Judged regions declared: non-finite values outside them are recorded (per_output.outside), not judged.
         if nonfinite[0] > nonfinite[1]:
             return "nonfinite"
-    elif sum(o["nonfinite"] for o in result["outputs"]) > sum(describe(k, v)["nonfinite"] for k, v in reference.items()):
+    elif sum(o["nonfinite"] for o in result["outputs"]) > sum(
+        describe(k, v)["nonfinite"] for k, v in reference.items()
+    ):
         return "nonfinite"
     if stats["mismatched"] or passed is False:
         return "mismatch"

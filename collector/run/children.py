@@ -49,7 +49,9 @@ from collector.supervise import ChildEnd, run_child, run_cold
 from collector.workload import input_key, save_artifact
 
 EVENT = "COLLECTOR_EVENT "  # one event of the cell in progress: {"kind": ..., "fields": {...}}
-FLUSH = "COLLECTOR_FLUSH "  # the events so far are complete: {"case": ... or null, "passed": bool, "cold": {...} or null}
+FLUSH = (
+    "COLLECTOR_FLUSH "  # the events so far are complete: {"case": ... or null, "passed": bool, "cold": {...} or null}
+)
 # Kinds only the main process writes (a run's frame); a child's cell events are every other kind.
 MAIN_ONLY = frozenset({"run_start", "environment", "plan", "artifact", "reference", "run_end"})
 
@@ -124,7 +126,12 @@ def _merged_folder(run: Run, batch: list[tuple[int, Cell]]) -> Path | None:
             if cell.case in run.cache_folders:
                 shutil.copytree(run.cache_folders[cell.case], folder, symlinks=True, dirs_exist_ok=True)
     except OSError as exc:
-        run.log.write("warning", message=f"the caches of the cold compiles could not be gathered for the group's process ({exc}); it compiles from empty caches", category="CacheCopyFailed", case=batch[0][1].case)
+        run.log.write(
+            "warning",
+            message=f"the caches of the cold compiles could not be gathered for the group's process ({exc}); it compiles from empty caches",
+            category="CacheCopyFailed",
+            case=batch[0][1].case,
+        )
         shutil.rmtree(folder, ignore_errors=True)
         return None
     return folder
@@ -134,7 +141,9 @@ def _shape(cell: Cell) -> str:
     return input_key(cell.batch, cell.length, cell.layout)
 
 
-def run_batch(run: Run, batch: list[tuple[int, Cell]], folder: Path | None = None, cold_taken: bool = False) -> set[str]:
+def run_batch(
+    run: Run, batch: list[tuple[int, Cell]], folder: Path | None = None, cold_taken: bool = False
+) -> set[str]:
     """Run ``batch`` in one fresh child with its caches in ``folder`` (empty, unless
     ``cold_taken``: the cells' cold calls were taken and the folder holds their compiles); the
     cases it recorded (their events are in the log)."""
@@ -148,13 +157,17 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]], folder: Path | None = Non
         nonlocal finished
         marker = EVENT if line.startswith(EVENT) else FLUSH if line.startswith(FLUSH) else None
         try:  # anything else a workload prints, or a marker line that is not ours, is ignored
-            message = json.loads(line[len(marker):]) if marker else None
+            message = json.loads(line[len(marker) :]) if marker else None
         except ValueError:
             message = None
         if not isinstance(message, dict):
             return False
         if marker == EVENT:
-            if isinstance(message.get("kind"), str) and message["kind"] not in MAIN_ONLY and isinstance(message.get("fields"), dict):
+            if (
+                isinstance(message.get("kind"), str)
+                and message["kind"] not in MAIN_ONLY
+                and isinstance(message.get("fields"), dict)
+            ):
                 pending.append((message["kind"], message["fields"]))
             return False
         flush = message
@@ -180,10 +193,24 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]], folder: Path | None = Non
             elif case == first.case:
                 run.cold_done.add(case)  # not passing: no cold call to take
             index, _ = cells[case]
-            run.progress.say(f"{case}: {statuses[0]} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') and not cold_taken else ''})", index)
+            run.progress.say(
+                f"{case}: {statuses[0]} (compiled and checked in a fresh process{'; its first call was the cold one' if flush.get('cold') and not cold_taken else ''})",
+                index,
+            )
         return True
 
-    argv = ["--plan", str(run.plan.path), "--plan-sha256", run.plan.text_sha256, "--run-dir", str(run.dir), "--target", run.backend.name, "--cases", ",".join(cells)]
+    argv = [
+        "--plan",
+        str(run.plan.path),
+        "--plan-sha256",
+        run.plan.text_sha256,
+        "--run-dir",
+        str(run.dir),
+        "--target",
+        run.backend.name,
+        "--cases",
+        ",".join(cells),
+    ]
     if run.options.warm_repetitions:
         argv += ["--warm", str(run.options.warm_repetitions)]
     if run.options.profile:
@@ -202,10 +229,17 @@ def run_batch(run: Run, batch: list[tuple[int, Cell]], folder: Path | None = Non
     left = [c.case for _, c in batch if c.case not in done]
     if run.options.profile and not left and not finished:
         why = f"went {run.options.cold_timeout:g} s without finishing" if ended.timed_out else ended.error()
-        run.log.write("warning", message=f"profile not recorded: the fresh process for {', '.join(cells)} {why} after its cells, while profiling", category="ProfileFailed", case=first.case)
+        run.log.write(
+            "warning",
+            message=f"profile not recorded: the fresh process for {', '.join(cells)} {why} after its cells, while profiling",
+            category="ProfileFailed",
+            case=first.case,
+        )
     if left:
         why = f"went {run.options.cold_timeout:g} s without finishing a cell" if ended.timed_out else ended.error()
-        run.progress.say(f"the fresh process ended before {len(left)} cell(s) finished ({why}); they run in this process")
+        run.progress.say(
+            f"the fresh process ended before {len(left)} cell(s) finished ({why}); they run in this process"
+        )
         run.log.write(
             "warning",
             message=f"the fresh process for {', '.join(left)} {why}; the collector's own process checks those cells next (their events follow this one)",
@@ -226,7 +260,15 @@ def _hand_over_train_refs(run: Run, cells: list[Cell]) -> Path:
 def _write_cold(run: Run, cell: Cell, result: dict[str, Any]) -> None:
     run.cold_done.add(cell.case)
     cold, region, notes = cold_from_result(cell, result)
-    run.log.write("timing", case=cell.case, cold=cold, synchronized=True, scope=scope_done(region), timed_region=region, timed_notes=notes)
+    run.log.write(
+        "timing",
+        case=cell.case,
+        cold=cold,
+        synchronized=True,
+        scope=scope_done(region),
+        timed_region=region,
+        timed_notes=notes,
+    )
 
 
 def _cold_not_measured(run: Run, cell: Cell, ended: ChildEnd) -> None:

@@ -39,12 +39,22 @@ METRIC = "greedy_steps_agreeing"
 SCOPE = "model calls only: the request already tokenised, padded and on the device; each call ends when its greedy token is chosen, the device synchronised"
 
 
-def route_requests(run: Run, key: str, cells: list[Cell], raw: dict[str, torch.Tensor]) -> dict[str, torch.Tensor] | None:
+def route_requests(
+    run: Run, key: str, cells: list[Cell], raw: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor] | None:
     """The plan's policy for this request: a ``request`` event; the padded request, or None when refused."""
     gen, padding = run.plan.generation or {}, run.plan.padding or {}
     length = int(raw["input_ids"].shape[1])
     decision = generation.route(length, padding.get("buckets", []), padding.get("above_largest"))
-    run.log.write("request", batch=int(raw["input_ids"].shape[0]), length=length, bucket=decision["bucket"], outcome=decision["outcome"], reason=decision["reason"], cases=[c.case for c in cells if input_key(c.batch, c.length, c.layout) == key])
+    run.log.write(
+        "request",
+        batch=int(raw["input_ids"].shape[0]),
+        length=length,
+        bucket=decision["bucket"],
+        outcome=decision["outcome"],
+        reason=decision["reason"],
+        cases=[c.case for c in cells if input_key(c.batch, c.length, c.layout) == key],
+    )
     if decision["bucket"] is None:
         run.refused[key] = decision["reason"]
         return None
@@ -57,11 +67,31 @@ def reference_generation(run: Run, key: str, model: torch.nn.Module, dtype: torc
     gen = run.plan.generation or {}
     padded = run.inputs[key]
     with torch.no_grad():
-        runs = [generation.generate(run.workload, model, padded, gen["decode_steps"], gen["max_cache_len"], torch.device("cpu"), lambda: None) for _ in range(2)]
+        runs = [
+            generation.generate(
+                run.workload,
+                model,
+                padded,
+                gen["decode_steps"],
+                gen["max_cache_len"],
+                torch.device("cpu"),
+                lambda: None,
+            )
+            for _ in range(2)
+        ]
     first, second = runs
     noise = max_abs_between(_tensors(first), _tensors(second))  # logits and tokens of both runs
     nonfinite = sum(describe(k, v)["nonfinite"] for k, v in _tensors(first).items())
-    run.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0, nonfinite=nonfinite)
+    run.log.write(
+        "reference",
+        shape=key,
+        device="cpu",
+        dtype=str(dtype).removeprefix("torch."),
+        runs=2,
+        noise_max_abs=noise,
+        deterministic=noise == 0.0,
+        nonfinite=nonfinite,
+    )
     run.gen_refs[key] = first
     return {"prefill_logits": first.prefill_logits, "tokens": first.tokens}
 
@@ -108,7 +138,13 @@ class GraphWatch:
             if watch is None:
                 continue
             watch.repeat_frames = self.later[kind]
-            self.run.log.write("compile", case=cell.case, generation_graph=kind, bucket=bucket, **watch.event(seconds, self.run.cache_dir))
+            self.run.log.write(
+                "compile",
+                case=cell.case,
+                generation_graph=kind,
+                bucket=bucket,
+                **watch.event(seconds, self.run.cache_dir),
+            )
 
 
 def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
@@ -124,7 +160,17 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
 
     def once(watch: Callable[[str, int], AbstractContextManager[Any]], keep: bool = True) -> generation.Trace:
         with torch.no_grad():
-            return generation.generate(run.workload, model, padded, gen["decode_steps"], gen["max_cache_len"], run.backend.device, run.backend.synchronize, watch, keep)
+            return generation.generate(
+                run.workload,
+                model,
+                padded,
+                gen["decode_steps"],
+                gen["max_cache_len"],
+                run.backend.device,
+                run.backend.synchronize,
+                watch,
+                keep,
+            )
 
     with captured_warnings() as warns:
         try:
@@ -134,7 +180,13 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
                 once(graphs.around, keep=False)
         except Exception as exc:
             result["warnings"] = warns
-            write_failed(run, cell, result, failure(failure_phase(exc, compiling), exc), graphs.first.get("decode") or graphs.first.get("prefill"))
+            write_failed(
+                run,
+                cell,
+                result,
+                failure(failure_phase(exc, compiling), exc),
+                graphs.first.get("decode") or graphs.first.get("prefill"),
+            )
             return CellOutcome("error")
     result["warnings"] = warns + run.backend.cell_log()
     if cell.repeat_of and compiling:  # a cache check: the same request again, after the larger buckets
@@ -143,13 +195,27 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
     tol = run.plan.tolerance_for(cell.dtype) or {}
     criterion = tol.get("task")
     try:
-        judged = generation.judge(trace, ref, padded["attention_mask"], tol["atol"], tol["rtol"], criterion, gen["top_k"], gen["min_top_k_overlap"])
+        judged = generation.judge(
+            trace,
+            ref,
+            padded["attention_mask"],
+            tol["atol"],
+            tol["rtol"],
+            criterion,
+            gen["top_k"],
+            gen["min_top_k_overlap"],
+        )
     except Exception as exc:
         write_failed(run, cell, result, failure("compare", exc), None)
         return CellOutcome("error")
     result["outputs"] = [describe("prefill_logits", trace.prefill_logits), describe("tokens", trace.tokens)]
     result["error_stats"] = judged["error_stats"]
-    result["task_metric"] = {"name": METRIC, "value": float(judged["steps_agreeing"]), "criterion": criterion, "passed": judged["tokens_passed"]}
+    result["task_metric"] = {
+        "name": METRIC,
+        "value": float(judged["steps_agreeing"]),
+        "criterion": criterion,
+        "passed": judged["tokens_passed"],
+    }
     ref_nonfinite = int((~torch.isfinite(ref.prefill_logits)).sum())
     if judged["nonfinite"] > ref_nonfinite:
         status = "nonfinite"
@@ -182,10 +248,13 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
     return CellOutcome(status)
 
 
-def _time_generation(run: Run, cell: Cell, once: Callable[..., generation.Trace], first: generation.Trace) -> dict[str, Any] | None:
+def _time_generation(
+    run: Run, cell: Cell, once: Callable[..., generation.Trace], first: generation.Trace
+) -> dict[str, Any] | None:
     """Warm repetitions of the whole generation; None (with a warning event) when one failed."""
     reps = run.warm_repetitions
     run.progress.say(f"{cell.case}: timing {reps} warm generations")
+
     def no_watch(kind: str, index: int) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
 
@@ -195,7 +264,12 @@ def _time_generation(run: Run, cell: Cell, once: Callable[..., generation.Trace]
         traces = [once(no_watch, keep=False) for _ in range(reps)]
     except Exception as exc:
         interrupt.check()  # an interrupt a library caught and wrapped ends the run, it is no failure
-        run.log.write("warning", message=f"generation timing not measured: {type(exc).__name__}: {str(exc)[:4000]}", category="WarmTimingFailed", case=cell.case)
+        run.log.write(
+            "warning",
+            message=f"generation timing not measured: {type(exc).__name__}: {str(exc)[:4000]}",
+            category="WarmTimingFailed",
+            case=cell.case,
+        )
         return None
     decode_totals = [sum(t.decode_s) for t in traces]
     median_total = statistics.median(decode_totals)
@@ -207,4 +281,3 @@ def _time_generation(run: Run, cell: Cell, once: Callable[..., generation.Trace]
         "repetitions": reps,
         "scope": SCOPE,
     }
-

@@ -35,10 +35,20 @@ def write_profiles(run: Run) -> None:
             if is_out_of_space(exc):
                 raise OutOfSpace(run.dir / "traces", exc) from exc
             run.progress.say(f"{cell.case}: profile failed: {type(exc).__name__}: {str(exc)[:200]}")
-            run.log.write("warning", message=f"profile not recorded: {type(exc).__name__}: {str(exc)[:4000]}", category="ProfileFailed", case=cell.case)
+            run.log.write(
+                "warning",
+                message=f"profile not recorded: {type(exc).__name__}: {str(exc)[:4000]}",
+                category="ProfileFailed",
+                case=cell.case,
+            )
             continue
         traces = [
-            {"path": str(path.relative_to(run.dir)), "kind": kind, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
+            {
+                "path": str(path.relative_to(run.dir)),
+                "kind": kind,
+                "bytes": path.stat().st_size,
+                "sha256": sha256_file(path),
+            }
             for path, kind in found["traces"]
         ]
         run.log.write("profile", case=cell.case, profiler=found["profiler"], traces=traces, top_ops=found["top_ops"])

@@ -19,7 +19,9 @@ from collector.workload import DTYPES, WorkloadError, cast_inputs, check_inputs,
 def write_references(run: Run) -> None:
     ref_dtype = DTYPES[run.plan.reference_dtype]
     ref_model = copy.deepcopy(run.model).to("cpu", ref_dtype)
-    golden = copy.deepcopy(run.model).to("cpu", torch.float64) if run.plan.float64_golden and not run.plan.training else None
+    golden = (
+        copy.deepcopy(run.model).to("cpu", torch.float64) if run.plan.float64_golden and not run.plan.training else None
+    )
     for cell in run.cells:
         key = input_key(cell.batch, cell.length, cell.layout)
         if key in run.inputs or key in run.shape_failures:
@@ -46,16 +48,27 @@ def write_references(run: Run) -> None:
             _shape_failed(run, key, failure("reference", exc))
     for role, obj, name in (("inputs", run.inputs, "inputs.pt"), ("reference_output", run.references, "reference.pt")):
         size, digest = save_artifact(obj, run.dir / "artifacts" / name)
-        run.log.write("artifact", role=role, path=f"artifacts/{name}", bytes=size, sha256=digest, **content_fields(obj, by_key=True))
+        run.log.write(
+            "artifact",
+            role=role,
+            path=f"artifacts/{name}",
+            bytes=size,
+            sha256=digest,
+            **content_fields(obj, by_key=True),
+        )
 
 
 def _shape_failed(run: Run, key: str, fail: dict[str, str]) -> None:
     interrupt.check()  # an interrupt that a library caught and wrapped is not a failure
     run.shape_failures[key] = fail
-    run.progress.say(f"{key}: {fail['phase']} failed: {fail['type']}: {fail['message'][:200]}; its cells are recorded as errors")
+    run.progress.say(
+        f"{key}: {fail['phase']} failed: {fail['type']}: {fail['message'][:200]}; its cells are recorded as errors"
+    )
 
 
-def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype, golden: torch.nn.Module | None) -> dict[str, torch.Tensor]:
+def _reference_outputs(
+    run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype, golden: torch.nn.Module | None
+) -> dict[str, torch.Tensor]:
     if run.plan.training:
         return _reference_training(run, key, model, dtype)
     if run.plan.generation:
@@ -67,7 +80,9 @@ def _reference_outputs(run: Run, key: str, model: torch.nn.Module, dtype: torch.
         noise = max_abs_between(first, second)
         gold, gold_nonfinite = None, None
         if golden is not None:
-            gold_outputs = check_outputs(run.workload, run.workload.run_model(golden, cast_inputs(run.inputs[key], torch.float64)))
+            gold_outputs = check_outputs(
+                run.workload, run.workload.run_model(golden, cast_inputs(run.inputs[key], torch.float64))
+            )
             gold_nonfinite = nonfinite_count(gold_outputs)
             gold = max_abs_between(first, gold_outputs)
     run.log.write(
@@ -98,7 +113,16 @@ def _reference_training(run: Run, key: str, model: torch.nn.Module, dtype: torch
     # is agreement, so a deterministic reference is not called noisy.
     noise = max_abs_between(_trace_tensors(first), _trace_tensors(second))
     own = nonfinite_count(_trace_tensors(first))
-    run.log.write("reference", shape=key, device="cpu", dtype=str(dtype).removeprefix("torch."), runs=2, noise_max_abs=noise, deterministic=noise == 0.0, nonfinite=own)
+    run.log.write(
+        "reference",
+        shape=key,
+        device="cpu",
+        dtype=str(dtype).removeprefix("torch."),
+        runs=2,
+        noise_max_abs=noise,
+        deterministic=noise == 0.0,
+        nonfinite=own,
+    )
     run.train_refs[key] = first
     return {"loss": torch.tensor(first.losses, dtype=torch.float64)}
 

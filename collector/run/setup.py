@@ -49,7 +49,11 @@ def start(run: Run) -> None:
 def _files_read(run: Run) -> list[tuple[str, Path]]:
     """The files whose content decides what this run does, besides the collector's own code."""
     adapter = getattr(sys.modules.get(type(run.backend).__module__), "__file__", None)
-    files = [("plan", run.plan.path), ("workload_module", run.plan.module_path), ("constraint_rules", TARGET_RULES_PATH)]
+    files = [
+        ("plan", run.plan.path),
+        ("workload_module", run.plan.module_path),
+        ("constraint_rules", TARGET_RULES_PATH),
+    ]
     if adapter:
         files.append(("backend_adapter", Path(adapter).resolve()))
     files.append(("backend_descriptor", type(run.backend).descriptor.path))
@@ -108,11 +112,21 @@ def write_backend_log(run: Run) -> None:
     if found is None or not run.has_log:
         return
     path, warnings = found
-    run.log.write("artifact", role="other", path=str(path.relative_to(run.dir)), bytes=path.stat().st_size, sha256=sha256_file(path))
+    run.log.write(
+        "artifact",
+        role="other",
+        path=str(path.relative_to(run.dir)),
+        bytes=path.stat().st_size,
+        sha256=sha256_file(path),
+    )
     for line in warnings[:200]:
         run.log.write("warning", message=line, category="NeuronLog")
     if len(warnings) > 200:
-        run.log.write("warning", message=f"{len(warnings) - 200} more warning lines in {path.relative_to(run.dir)}", category="NeuronLog")
+        run.log.write(
+            "warning",
+            message=f"{len(warnings) - 200} more warning lines in {path.relative_to(run.dir)}",
+            category="NeuronLog",
+        )
 
 
 def _training_plan(run: Run) -> dict[str, Any] | None:

@@ -60,7 +60,9 @@ class Progress:
 
     def say(self, message: str, index: int | None = None) -> None:
         where = f"[{index}/{self.total}] " if index is not None else ""
-        print(terminal(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}"), file=sys.stderr, flush=True)
+        print(
+            terminal(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}"), file=sys.stderr, flush=True
+        )
         if index is not None:
             self._estimate(index)
 
@@ -131,7 +133,8 @@ class CellOutcome:
 def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:
     """Cells chosen by --only globs and --modes (all of them when neither is given)."""
     return [
-        c for c in cells
+        c
+        for c in cells
         if (not only or any(fnmatch.fnmatch(c.case, p) for p in only)) and (not modes or c.mode in modes)
     ]
 
@@ -144,7 +147,9 @@ class Run:
         self.backend = backend
         self.options = options
         self.cells = select_cells(plan.cells, options.only, options.modes)
-        self.run_id = f"{plan.name}-{backend.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
+        self.run_id = (
+            f"{plan.name}-{backend.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
+        )
         self.dir = options.out_dir / self.run_id
         self.progress = Progress(len(self.cells))
         # Set by setup before any step uses them (see the properties below).

@@ -42,7 +42,12 @@ def scope_done(region: list[str]) -> dict[str, Any]:
 
 
 def scoped_sample(
-    run: Run, cell: Cell, call_with: Callable[[dict[str, Any]], Any], device_inputs: dict[str, Any], host_inputs: dict[str, Any], stages: dict[str, float] | None = None
+    run: Run,
+    cell: Cell,
+    call_with: Callable[[dict[str, Any]], Any],
+    device_inputs: dict[str, Any],
+    host_inputs: dict[str, Any],
+    stages: dict[str, float] | None = None,
 ) -> tuple[Callable[[], float], list[str], list[str]]:
     """One sample of this cell timed over the stages the plan's timing.scope names."""
 
@@ -50,8 +55,15 @@ def scoped_sample(
         return cast_inputs(run.workload.make_inputs(cell.batch, cell.length, cell.layout), DTYPES[cell.dtype])
 
     return timed_sample(
-        call_with, device_inputs, host_inputs, prepare, lambda host: to_device(host, run.backend.device),
-        run.backend.synchronize, run.plan.timing_scope, run.backend.device.type == "cpu", stages,
+        call_with,
+        device_inputs,
+        host_inputs,
+        prepare,
+        lambda host: to_device(host, run.backend.device),
+        run.backend.synchronize,
+        run.plan.timing_scope,
+        run.backend.device.type == "cpu",
+        stages,
     )
 
 
@@ -86,7 +98,9 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
         assert outcome.call is not None, "only a cell with a call is timed"
         sample, region, notes = plain_sample(outcome.call, run.backend.synchronize), whole_call(run), []
     else:
-        sample, region, notes = scoped_sample(run, cell, outcome.call_with, outcome.device_inputs or {}, outcome.host_inputs or {})
+        sample, region, notes = scoped_sample(
+            run, cell, outcome.call_with, outcome.device_inputs or {}, outcome.host_inputs or {}
+        )
     fed = FedInputs(outcome.module) if outcome.module is not None else None
     if fed is not None:
         fed.arm(1)  # the first call: a warm-up call, or the first sample when there is none
@@ -102,7 +116,12 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
     except Exception as exc:
         interrupt.check()
         run.progress.say(f"{cell.case}: warm timing failed: {type(exc).__name__}: {str(exc)[:200]}")
-        run.log.write("warning", message=f"warm timing not measured: {type(exc).__name__}: {str(exc)[:4000]}", category="WarmTimingFailed", case=cell.case)
+        run.log.write(
+            "warning",
+            message=f"warm timing not measured: {type(exc).__name__}: {str(exc)[:4000]}",
+            category="WarmTimingFailed",
+            case=cell.case,
+        )
         return None
     finally:
         if fed is not None:
@@ -134,7 +153,9 @@ def record_series(run: Run, cell: Cell, series: WarmSeries, attempt: int) -> sta
         run.progress.say(f"{cell.case}: unstable timing after {attempt} warm series: {verdict.summary()}")
     elif unstable:
         run.unsteady[cell.case] = cell
-        run.progress.say(f"{cell.case}: warm series {attempt} unstable ({', '.join(c.name for c in verdict.reasons)}); measured again later")
+        run.progress.say(
+            f"{cell.case}: warm series {attempt} unstable ({', '.join(c.name for c in verdict.reasons)}); measured again later"
+        )
     else:
         run.unsteady.pop(cell.case, None)
     run.log.write(
@@ -203,12 +224,25 @@ def time_cold(run: Run) -> None:
             if found is None:
                 continue
             cold, region, notes = found
-        run.log.write("timing", case=cell.case, cold=cold, synchronized=True, scope=scope_done(region), timed_region=region, timed_notes=notes)
+        run.log.write(
+            "timing",
+            case=cell.case,
+            cold=cold,
+            synchronized=True,
+            scope=scope_done(region),
+            timed_region=region,
+            timed_notes=notes,
+        )
 
 
 def _cold_in_process(cell: Cell, outcome: CellOutcome) -> dict[str, Any]:
     condition = "compiled_in_process" if cell.mode == "compiled" else "eager_no_compile"
-    return {"seconds": outcome.first_call_s, "cache_condition": condition, "fresh_process": False, "output_check": outcome.first_check}
+    return {
+        "seconds": outcome.first_call_s,
+        "cache_condition": condition,
+        "fresh_process": False,
+        "output_check": outcome.first_check,
+    }
 
 
 def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[str]] | None:
@@ -226,10 +260,18 @@ def cold_not_measured(run: Run, cell: Cell, timed_out_after_s: float | None, err
     (nothing timed), or a ColdStartFailed warning with how it ended."""
     if timed_out_after_s is not None:
         run.progress.say(f"{cell.case}: cold run timed out after {timed_out_after_s:g} s; its process group was ended")
-        run.log.write("timing", case=cell.case, cold_timed_out_after_s=timed_out_after_s, synchronized=True, scope=scope_done(whole_call(run)))
+        run.log.write(
+            "timing",
+            case=cell.case,
+            cold_timed_out_after_s=timed_out_after_s,
+            synchronized=True,
+            scope=scope_done(whole_call(run)),
+        )
     else:
         run.progress.say(f"{cell.case}: cold run failed: {error}")
-        run.log.write("warning", message=f"cold first call not measured: {error}", category="ColdStartFailed", case=cell.case)
+        run.log.write(
+            "warning", message=f"cold first call not measured: {error}", category="ColdStartFailed", case=cell.case
+        )
 
 
 # What a cold call's timing event carries from its compile (the cache it met) and from its
@@ -245,7 +287,9 @@ def add_cold_facts(cold: dict[str, Any], compile_event: dict[str, Any], result: 
     cold.update({k: result[k] for k in COLD_FED_KEYS if result.get(k) is not None})
 
 
-def cold_from_result(cell: Cell, result: dict[str, Any], restart: bool = False) -> tuple[dict[str, Any], list[str], list[str]]:
+def cold_from_result(
+    cell: Cell, result: dict[str, Any], restart: bool = False
+) -> tuple[dict[str, Any], list[str], list[str]]:
     """A fresh process's cold call (its result line) as the timing event's cold facts;
     ``restart``: the process was started against the cache an earlier compile left."""
     cold = {
@@ -288,12 +332,38 @@ def time_restarts(run: Run) -> None:
         if folder is None or not (cell.case in run.passed or cell.case in run.passed_elsewhere):
             continue
         run.progress.say(f"{cell.case}: first call in a fresh process with the cache its compile left")
-        argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
+        argv = [
+            "--plan",
+            str(run.plan.path),
+            "--run-dir",
+            str(run.dir),
+            "--case",
+            cell.case,
+            "--target",
+            run.backend.name,
+        ]
         with run.progress.heartbeat(f"{cell.case}: restart with a populated cache"):
             result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout, folder)
         if "timed_out_after_s" in result or "error" in result:
-            why = f"went {result['timed_out_after_s']:g} s without finishing" if "timed_out_after_s" in result else result["error"]
-            run.log.write("warning", message=f"restart with a populated cache not measured: {why}", category="RestartColdFailed", case=cell.case)
+            why = (
+                f"went {result['timed_out_after_s']:g} s without finishing"
+                if "timed_out_after_s" in result
+                else result["error"]
+            )
+            run.log.write(
+                "warning",
+                message=f"restart with a populated cache not measured: {why}",
+                category="RestartColdFailed",
+                case=cell.case,
+            )
             continue
         cold, region, notes = cold_from_result(cell, result, restart=True)
-        run.log.write("timing", case=cell.case, cold=cold, synchronized=True, scope=scope_done(region), timed_region=region, timed_notes=notes)
+        run.log.write(
+            "timing",
+            case=cell.case,
+            cold=cold,
+            synchronized=True,
+            scope=scope_done(region),
+            timed_region=region,
+            timed_notes=notes,
+        )

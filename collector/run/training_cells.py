@@ -14,7 +14,15 @@ from collector.backends import OpRecorder
 from collector.compare import compare, describe, describe_input
 from collector.eventlog import finite_or_none
 from collector.plan import Cell
-from collector.run.capture import CompileWatch, captured_warnings, failure, failure_phase, fed_facts, write_failed, write_operators
+from collector.run.capture import (
+    CompileWatch,
+    captured_warnings,
+    failure,
+    failure_phase,
+    fed_facts,
+    write_failed,
+    write_operators,
+)
 from collector.run.state import CellOutcome, Run
 from collector.run.timings import add_cold_facts, cold_condition, compile_condition
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
@@ -39,7 +47,9 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
             fed.arm(settings["steps"])
             watch = CompileWatch(run.backend) if compiling else None
             # The first compiled step in a fresh child is the cold one (collector.run.children).
-            cold: dict[str, Any] | None = {"timed_region": ["training_step"], "timed_notes": []} if compiling and run.cold_next else None
+            cold: dict[str, Any] | None = (
+                {"timed_region": ["training_step"], "timed_notes": []} if compiling and run.cold_next else None
+            )
             run.cold_next = run.cold_next and cold is None
             if watch is not None:
                 watch.before()
@@ -48,7 +58,15 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
                 cold["ready_wall"] = time.time()
             recorder = OpRecorder() if not compiling else None
             with recorder if recorder is not None else contextlib.nullcontext():
-                trace, step = training.train(run.workload, model, call_model, inputs, settings["steps"], settings["seed"], run.backend.synchronize)
+                trace, step = training.train(
+                    run.workload,
+                    model,
+                    call_model,
+                    inputs,
+                    settings["steps"],
+                    settings["seed"],
+                    run.backend.synchronize,
+                )
             if watch is not None:
                 watch.after_first()
         except Exception as exc:
@@ -56,7 +74,9 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
             if fed is not None:
                 result.update(fed_facts(fed, cell.layout))
                 fed.remove()
-            write_failed(run, cell, result, failure(failure_phase(exc, compiling), exc), None, ran=fed is not None)  # no fed: it failed before the model existed on the device or compiled
+            write_failed(
+                run, cell, result, failure(failure_phase(exc, compiling), exc), None, ran=fed is not None
+            )  # no fed: it failed before the model existed on the device or compiled
             return CellOutcome("error")
     fed.remove()
     result["warnings"] = warns + run.backend.cell_log()
@@ -68,7 +88,19 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
         elif run.caches_given:
             base["cache_condition"] = compile_condition(base)
         run.log.write("compile", case=cell.case, graph="forward", **base)
-        run.log.write("compile", case=cell.case, graph="backward", **{**base, "compile_first_result_s": trace.first_backward_s, "graphs": None, "graph_breaks": [], "cache_hits": None, "cache_misses": None})
+        run.log.write(
+            "compile",
+            case=cell.case,
+            graph="backward",
+            **{
+                **base,
+                "compile_first_result_s": trace.first_backward_s,
+                "graphs": None,
+                "graph_breaks": [],
+                "cache_hits": None,
+                "cache_misses": None,
+            },
+        )
     status = _judge_training(run, cell, trace, ref, tol, result)
     run.log.write("case_result", case=cell.case, status=status, **result)
     write_operators(run, cell, recorder)
@@ -82,7 +114,14 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
     return CellOutcome(status, trace.first_step_s, step, module=call_model, cold=cold)
 
 
-def _judge_training(run: Run, cell: Cell, trace: training.TrainTrace, ref: training.TrainTrace, tol: dict[str, Any], result: dict[str, Any]) -> str:
+def _judge_training(
+    run: Run,
+    cell: Cell,
+    trace: training.TrainTrace,
+    ref: training.TrainTrace,
+    tol: dict[str, Any],
+    result: dict[str, Any],
+) -> str:
     loss_tol, grad_tol = tol["loss"], tol["grad"]
     rules = run.plan.compare["params"]  # resolved (learning rates read) when the plan event was written
     all_within = True
@@ -92,14 +131,32 @@ def _judge_training(run: Run, cell: Cell, trace: training.TrainTrace, ref: train
         rows = training.compare_grads(trace.grads[index], ref.grads[index], grad_tol["atol"], grad_tol["rtol"], rules)
         all_within &= within
         grads_ok &= all(r["mismatched"] == 0 for r in rows)
-        run.log.write("train_step", case=cell.case, step=index, loss=finite_or_none(loss), reference_loss=finite_or_none(ref_loss), loss_within=within, grads=rows)
+        run.log.write(
+            "train_step",
+            case=cell.case,
+            step=index,
+            loss=finite_or_none(loss),
+            reference_loss=finite_or_none(ref_loss),
+            loss_within=within,
+            grads=rows,
+        )
     params = training.compare_params(trace.params, ref.params, grad_tol["atol"], grad_tol["rtol"], rules, ref.grads)
     run.log.write("train_result", case=cell.case, params=params)
     final = torch.tensor(trace.losses, dtype=torch.float64)
     result["outputs"] = [describe("loss_per_step", final)]
-    result["error_stats"] = compare({"loss_per_step": final}, {"loss_per_step": torch.tensor(ref.losses, dtype=torch.float64)}, loss_tol["atol"], loss_tol["rtol"])
+    result["error_stats"] = compare(
+        {"loss_per_step": final},
+        {"loss_per_step": torch.tensor(ref.losses, dtype=torch.float64)},
+        loss_tol["atol"],
+        loss_tol["rtol"],
+    )
     worst = max((abs(a - b) / abs(b) if b else abs(a - b)) for a, b in zip(trace.losses, ref.losses))
-    result["task_metric"] = {"name": "max_loss_rel_diff", "value": finite_or_none(worst), "criterion": None, "passed": all_within}
+    result["task_metric"] = {
+        "name": "max_loss_rel_diff",
+        "value": finite_or_none(worst),
+        "criterion": None,
+        "passed": all_within,
+    }
     if any(not math.isfinite(x) for x in trace.losses):
         return "nonfinite"
     params_ok = all(r["mismatched"] == 0 for r in params)

@@ -37,8 +37,20 @@ SEED = 0
 PADDING_SIDE = "left"
 
 CONFIGS: dict[str, dict[str, Any]] = {
-    "tiny": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2},
-    "small-100m": {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12, "num_key_value_heads": 4},
+    "tiny": {
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+    },
+    "small-100m": {
+        "hidden_size": 768,
+        "intermediate_size": 3072,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 4,
+    },
 }
 _chosen = {"config": "tiny"}
 
@@ -53,8 +65,10 @@ def configure(name: str) -> None:
 def _revision() -> str:
     import transformers
 
-    return (f"architecture real, weights synthetic: transformers {transformers.__version__} LlamaForCausalLM, config {_chosen['config']!r}, "
-            f"weights from seed {SEED}; tokenizer transformers ByT5Tokenizer (byte-level)")
+    return (
+        f"architecture real, weights synthetic: transformers {transformers.__version__} LlamaForCausalLM, config {_chosen['config']!r}, "
+        f"weights from seed {SEED}; tokenizer transformers ByT5Tokenizer (byte-level)"
+    )
 
 
 def __getattr__(name: str) -> Any:  # MODEL_REVISION names the configuration chosen
@@ -134,10 +148,24 @@ def new_cache(model: nn.Module, batch: int, max_cache_len: int) -> Any:
     return cache
 
 
-def step(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor, cache: Any, cache_position: torch.Tensor) -> torch.Tensor:
+def step(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    position_ids: torch.Tensor,
+    cache: Any,
+    cache_position: torch.Tensor,
+) -> torch.Tensor:
     """One call of the model against the cache: prefill (the whole padded prompt) or decode
     (one token); returns the logits of every position fed, (batch, tokens, vocabulary)."""
-    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, cache_position=cache_position, use_cache=True, **{_cache_keyword(model): cache})
+    out = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        cache_position=cache_position,
+        use_cache=True,
+        **{_cache_keyword(model): cache},
+    )
     return out.logits
 
 
@@ -150,16 +178,22 @@ def _cache_keyword(model: nn.Module) -> str:
     inner = getattr(model, "_orig_mod", model)
     found = _KEYWORD.get(type(inner))
     if found is None:
-        found = _KEYWORD[type(inner)] = "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
+        found = _KEYWORD[type(inner)] = (
+            "cache" if "cache" in inspect.signature(inner.forward).parameters else "past_key_values"
+        )
     return found
 
 
 def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """One plain forward call without a cache (the workload contract's single call)."""
-    return {"logits": model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"], use_cache=False).logits}
+    return {
+        "logits": model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"], use_cache=False).logits
+    }
 
 
-def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
+def task_metric(
+    outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+) -> float:
     """For generation cells the collector counts agreeing greedy steps itself; this serves the
     plain contract: agreement of the argmax token at real positions."""
     mask = inputs["attention_mask"].bool()

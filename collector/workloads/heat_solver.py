@@ -30,7 +30,11 @@ class HeatSolver(nn.Module):
         n = u0.shape[-1]
         h = 1.0 / (n + 1)
         eye = torch.eye(n, dtype=u0.dtype, device=u0.device)
-        lap = (2 * eye - torch.diag(torch.ones(n - 1, dtype=u0.dtype, device=u0.device), 1) - torch.diag(torch.ones(n - 1, dtype=u0.dtype, device=u0.device), -1)) / (h * h)
+        lap = (
+            2 * eye
+            - torch.diag(torch.ones(n - 1, dtype=u0.dtype, device=u0.device), 1)
+            - torch.diag(torch.ones(n - 1, dtype=u0.dtype, device=u0.device), -1)
+        ) / (h * h)
         system = eye + self.dt * self.kappa.to(u0.dtype) * lap
         u = u0.transpose(0, 1)
         for _ in range(STEPS):
@@ -63,7 +67,9 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
     return {"u": model(inputs["u0"])}
 
 
-def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
+def task_metric(
+    outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+) -> float:
     out = outputs["u"].detach().to("cpu", torch.float64)
     ref = reference["u"].detach().to("cpu", torch.float64)
     return float(((out - ref).abs().max() / ref.abs().max()).item())

@@ -68,8 +68,12 @@ class SentenceEncoder(nn.Module):
         super().__init__()
         self.bert = bert
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor) -> dict[str, torch.Tensor]:
-        hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> dict[str, torch.Tensor]:
+        hidden = self.bert(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1e-9)
         return {"last_hidden_state": hidden, "sentence_embedding": F.normalize(pooled, p=2, dim=1)}
@@ -111,7 +115,9 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
     return model(inputs["input_ids"], inputs["attention_mask"], inputs["token_type_ids"])
 
 
-def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
+def task_metric(
+    outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+) -> float:
     """Smallest cosine similarity between a sentence embedding and its reference embedding."""
     out = outputs["sentence_embedding"].detach().to("cpu", torch.float64)
     ref = reference["sentence_embedding"].detach().to("cpu", torch.float64)

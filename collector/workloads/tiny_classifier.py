@@ -35,7 +35,9 @@ def _load_encoder_module() -> ModuleType:
 
 encoder = _load_encoder_module()
 
-MODEL_REVISION = "tiny-classifier v1 (tiny-encoder v1 + mean-pool + dropout 0.1 + linear head to 3 classes, init seed 0)"
+MODEL_REVISION = (
+    "tiny-classifier v1 (tiny-encoder v1 + mean-pool + dropout 0.1 + linear head to 3 classes, init seed 0)"
+)
 ATTENTION_PATH = encoder.ATTENTION_PATH
 OPTIMIZER = "AdamW(lr=1e-3, weight_decay=0.01)"
 CLASSES = 3

@@ -74,7 +74,9 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
     return {"hidden": model(inputs["input_ids"], inputs["attention_mask"])}
 
 
-def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
+def task_metric(
+    outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+) -> float:
     """Smallest cosine similarity between output and reference token vectors, real tokens only."""
     keep = inputs["attention_mask"].to("cpu")
     out = outputs["hidden"].detach().to("cpu", torch.float64)[keep]

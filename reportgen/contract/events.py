@@ -91,16 +91,22 @@ class TargetChoice(Strict):
 
     requested: str = Field(description="--target as given: auto, cpu, cuda or neuron.")
     resolved: str = Field(description="The target the run used.")
-    reason: str = Field(description="Why: what auto probed and found, or that the command line named it (and whether it overrode the plan's target).")
+    reason: str = Field(
+        description="Why: what auto probed and found, or that the command line named it (and whether it overrode the plan's target)."
+    )
 
 
 class ProvenanceFile(Strict):
     """One file the run read to decide what to do, by the sha256 of its bytes."""
 
-    role: str = Field(description="plan, workload_module, constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, ...")
+    role: str = Field(
+        description="plan, workload_module, constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, ..."
+    )
     path: str = Field(description="Where the collector read it (absolute on the host that ran).")
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
-    unknown_reason: str | None = Field(None, description="Why the file's sha256 is not recorded; set exactly when sha256 is null.")
+    unknown_reason: str | None = Field(
+        None, description="Why the file's sha256 is not recorded; set exactly when sha256 is null."
+    )
 
     @model_validator(mode="after")
     def _sha_xor_reason(self) -> ProvenanceFile:
@@ -114,18 +120,32 @@ class Provenance(Strict):
 
     collector_version: str = Field(description="The collector's version (collector/__init__.py).")
     git_commit: Fact = Field(description="The collector checkout's commit, or why it is unknown (no git, no .git).")
-    git_dirty: Fact = Field(description="'true' when tracked files differed from that commit, 'false' when not, or why unknown.")
-    files: list[ProvenanceFile] = Field(default_factory=list, description="Every plan, workload module and constraint or backend data file the run read.")
+    git_dirty: Fact = Field(
+        description="'true' when tracked files differed from that commit, 'false' when not, or why unknown."
+    )
+    files: list[ProvenanceFile] = Field(
+        default_factory=list,
+        description="Every plan, workload module and constraint or backend data file the run read.",
+    )
+
+
 class ScheduledTask(Strict):
     """The campaign task that ran the collector, as the scheduler and the task script said."""
 
     campaign: str = Field(description="Campaign name.")
-    campaign_id: str = Field(description="The campaign's id (its name and submission time); its ledger is _campaigns/<id>/ in the destination.")
-    environment: str | None = Field(None, description="The campaign environment's label (e.g. an SDK release and instance type).")
+    campaign_id: str = Field(
+        description="The campaign's id (its name and submission time); its ledger is _campaigns/<id>/ in the destination."
+    )
+    environment: str | None = Field(
+        None, description="The campaign environment's label (e.g. an SDK release and instance type)."
+    )
     task_index: int | None = Field(None, ge=0, le=INT64_MAX, description="The task's index in the campaign.")
     scheduler: str | None = Field(None, description="slurm or kubernetes.")
     job_id: str | None = Field(None, description="The scheduler's job id (Slurm ARRAYJOB_TASK) or the Job's name.")
-    attempt: str | None = Field(None, description="s<submission>-r<restart>: the submission (1, +1 per resume) and the scheduler's retries of the index.")
+    attempt: str | None = Field(
+        None,
+        description="s<submission>-r<restart>: the submission (1, +1 per resume) and the scheduler's retries of the index.",
+    )
     node: str | None = Field(None, description="Host name of the node the task ran on.")
 
 
@@ -148,10 +168,12 @@ class RunStart(Envelope):
         None, description="How --target was resolved (auto records what it found); absent: not recorded."
     )
     provenance: Provenance | None = Field(
-        None, description="The collector's version and git state and the sha256 of the files the run read; absent: not recorded (logs before 1.2)."
+        None,
+        description="The collector's version and git state and the sha256 of the files the run read; absent: not recorded (logs before 1.2).",
     )
     scheduled: ScheduledTask | None = Field(
-        None, description="The campaign task this run was (absent: not run by a campaign, or by a collector before schema 1.2)."
+        None,
+        description="The campaign task this run was (absent: not run by a campaign, or by a collector before schema 1.2).",
     )
 
 
@@ -190,9 +212,7 @@ class Environment(Envelope):
         description="python, torch, torch_neuronx, neuronx_cc, neuron_driver, neuron_runtime, "
         "cuda, os_release and anything else read; unknown ones carry their reason."
     )
-    device: dict[str, Fact] = Field(
-        description="instance_type, device_name, device_count, hostname."
-    )
+    device: dict[str, Fact] = Field(description="instance_type, device_name, device_count, hostname.")
     env_vars: dict[str, str] = Field(
         default_factory=dict,
         description="Relevant variables: TORCH_NEURONX_*, NEURON_*, TORCHINDUCTOR_*, CUDA_*.",
@@ -230,7 +250,9 @@ class Tolerance(Strict):
     task: TaskCriterion | None = Field(None, description="Task-quality acceptance criterion.")
     source: str = Field("plan", description="Who set it: the plan, or the collector's default.")
     loss: ElementTolerance | None = Field(None, description="Training: rule for the loss at each step.")
-    grad: ElementTolerance | None = Field(None, description="Training: rule for every parameter gradient and the updated parameters.")
+    grad: ElementTolerance | None = Field(
+        None, description="Training: rule for every parameter gradient and the updated parameters."
+    )
 
 
 class Training(Strict):
@@ -246,11 +268,19 @@ class Generation(Strict):
     """A generation plan (schema 1.2): each cell serves its request as a text service would."""
 
     decode_steps: int = Field(ge=1, le=INT64_MAX, description="Decode calls after the prefill, one greedy token each.")
-    max_cache_len: int = Field(ge=1, le=INT64_MAX, description="Positions of the static KV cache: every decode call has this one shape.")
+    max_cache_len: int = Field(
+        ge=1, le=INT64_MAX, description="Positions of the static KV cache: every decode call has this one shape."
+    )
     padding_side: Literal["left", "right"] = Field(description="Where requests and masks are padded.")
     config: str = Field("", description="The workload's named model configuration.")
-    top_k: int = Field(ge=1, le=INT64_MAX, description="Top-k overlap: the reference's k highest-scored tokens compared at each step.")
-    min_top_k_overlap: float = Field(ge=0, le=1, description="Smallest share of the reference's top-k the cell's top-k must hold at every judged step.")
+    top_k: int = Field(
+        ge=1, le=INT64_MAX, description="Top-k overlap: the reference's k highest-scored tokens compared at each step."
+    )
+    min_top_k_overlap: float = Field(
+        ge=0,
+        le=1,
+        description="Smallest share of the reference's top-k the cell's top-k must hold at every judged step.",
+    )
 
 
 class PlannedCell(Strict):
@@ -262,9 +292,7 @@ class PlannedCell(Strict):
     layout: Layout
     dtype: str = Field(description="Compute dtype of floating inputs and weights.")
     mode: Mode
-    repeat_of: str | None = Field(
-        None, description="Set on a cache check: the case key whose shape this repeats."
-    )
+    repeat_of: str | None = Field(None, description="Set on a cache check: the case key whose shape this repeats.")
 
 
 class Selection(Strict):
@@ -272,7 +300,9 @@ class Selection(Strict):
 
     only: list[str] = Field(default_factory=list, description="--only globs given.")
     modes: list[str] = Field(default_factory=list, description="--modes given.")
-    cases: list[str] = Field(description="Case keys selected to run; every other planned cell was not run (deselected).")
+    cases: list[str] = Field(
+        description="Case keys selected to run; every other planned cell was not run (deselected)."
+    )
 
 
 class TimingScope(Strict):
@@ -293,8 +323,12 @@ class OutputRule(Strict):
     """Which elements of one output are judged; the rest are measured apart, never hidden."""
 
     output: str = Field(description="Output name as run_model returns it.")
-    mask: str | None = Field(None, description="Input whose zeros mark elements not judged (aligned with the output's leading dimensions).")
-    region: list[str] | None = Field(None, description="Index slices over the output's leading dimensions that are judged, e.g. [':', '0:64'].")
+    mask: str | None = Field(
+        None, description="Input whose zeros mark elements not judged (aligned with the output's leading dimensions)."
+    )
+    region: list[str] | None = Field(
+        None, description="Index slices over the output's leading dimensions that are judged, e.g. [':', '0:64']."
+    )
     description: str = Field(description="The rule in words, e.g. 'attention_mask != 0'.")
 
 
@@ -308,8 +342,14 @@ class ParamRule(Strict):
         "|updated - reference| <= k * lr (elsewhere elementwise); zero-grad: gradients exactly zero in both."
     )
     k: float | None = Field(None, ge=0, description="lr-bound: the multiple of the learning rate allowed.")
-    lr: float | None = Field(None, ge=0, description="lr-bound: the group's learning rate, read from the optimizer before any step.")
-    zero_below: float = Field(0.0, ge=0, description="lr-bound: a reference gradient element counts as zero when |grad| <= this at every step.")
+    lr: float | None = Field(
+        None, ge=0, description="lr-bound: the group's learning rate, read from the optimizer before any step."
+    )
+    zero_below: float = Field(
+        0.0,
+        ge=0,
+        description="lr-bound: a reference gradient element counts as zero when |grad| <= this at every step.",
+    )
     description: str = Field(description="The rule in words, as the report shows it.")
 
 
@@ -336,8 +376,12 @@ class DeclaredInput(Strict):
 
     dtype: str
     layout: Layout
-    how: str | None = Field(None, description="How a non-contiguous input comes about: slice, transpose, channels_last, other.")
-    value_range: list[int] | None = Field(None, min_length=2, max_length=2, description="Integer inputs: [smallest, largest] value.")
+    how: str | None = Field(
+        None, description="How a non-contiguous input comes about: slice, transpose, channels_last, other."
+    )
+    value_range: list[int] | None = Field(
+        None, min_length=2, max_length=2, description="Integer inputs: [smallest, largest] value."
+    )
     note: str = ""
 
 
@@ -348,34 +392,44 @@ class Plan(Envelope):
     workload: str
     description: str = ""
     model_revision: str = Field(description="Model name and revision as the workload states it.")
-    weights_sha256: str | None = Field(None, description="sha256 of the saved weights file (its bytes: the same tensors written another way differ).")
+    weights_sha256: str | None = Field(
+        None, description="sha256 of the saved weights file (its bytes: the same tensors written another way differ)."
+    )
     weights_content_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$",
+        None,
+        pattern=r"^[0-9a-f]{64}$",
         description="sha256 of the weights by content (recipe tensor-content-v1, collector/content.py: names sorted, "
         "dtype, shape and contiguous little-endian bytes of each tensor), whatever file they were written to. "
         "Absent: not hashed (logs before 1.2, or the hash failed: the weights artifact says why).",
     )
     target: str
     intended_target: str | None = Field(
-        None, description="The target the plan is meant to certify (the plan's [workload] target); absent when the plan does not say."
+        None,
+        description="The target the plan is meant to certify (the plan's [workload] target); absent when the plan does not say.",
     )
-    matrix: list[PlannedCell] = Field(min_length=1, description="Every planned cell, whether or not this run ran it (selection says which ran; 1.0 logs list only the cells run).")
+    matrix: list[PlannedCell] = Field(
+        min_length=1,
+        description="Every planned cell, whether or not this run ran it (selection says which ran; 1.0 logs list only the cells run).",
+    )
     reference: str = Field(description="What the trusted reference is, e.g. 'cpu eager float32'.")
     tolerances: dict[str, Tolerance] = Field(description="Per dtype name.")
     warm_repetitions: int = Field(ge=1, le=INT64_MAX)
     remeasure_rounds: int | None = Field(
-        None, ge=0, le=INT64_MAX, description="Rounds of re-measurement allowed for an unstable warm series (1.2 logs on)."
+        None,
+        ge=0,
+        le=INT64_MAX,
+        description="Rounds of re-measurement allowed for an unstable warm series (1.2 logs on).",
     )
     timing_scope: TimingScope
-    requirements: list[str] = Field(
-        default_factory=list, description="Hard requirements, e.g. requires_float64."
-    )
+    requirements: list[str] = Field(default_factory=list, description="Hard requirements, e.g. requires_float64.")
     padding: Padding | None = None
     compile_options: CompileOptions | None = Field(
-        None, description="The plan's [compile] options for compiled cells; absent in logs that predate them (then dynamic=False, mode default)."
+        None,
+        description="The plan's [compile] options for compiled cells; absent in logs that predate them (then dynamic=False, mode default).",
     )
     declared_inputs: dict[str, DeclaredInput] | None = Field(
-        None, description="Per model input, what the plan declares its real preprocessing produces; absent when the plan declares none."
+        None,
+        description="Per model input, what the plan declares its real preprocessing produces; absent when the plan declares none.",
     )
     attention_path: str | None = Field(None, description="Attention implementation, e.g. sdpa.")
     operators_note: str | None = None
@@ -383,14 +437,18 @@ class Plan(Envelope):
     selection: Selection | None = Field(
         None, description="Set when --only or --modes chose a subset: which cells were to run. Absent: all of them."
     )
-    compare: CompareRules | None = Field(None, description="Judged regions per output and rules per parameter group; absent: not declared.")
+    compare: CompareRules | None = Field(
+        None, description="Judged regions per output and rules per parameter group; absent: not declared."
+    )
     matrix_cells: Count | None = Field(
         None,
         description="From 1.2: the cells the plan's matrix expands to when a cap ([matrix] max_cells, --max-cells) cut it to the "
         "cells in matrix; the rest are not part of this run. Absent: matrix is the whole plan. A log line is at most 8 MiB, so "
         "one run plans at most 20,000 cells.",
     )
-    generation: Generation | None = Field(None, description="Set for a generation workload (schema 1.2): prefill and decode steps on a static KV cache.")
+    generation: Generation | None = Field(
+        None, description="Set for a generation workload (schema 1.2): prefill and decode steps on a static KV cache."
+    )
 
     @model_validator(mode="after")
     def _cases_once(self) -> Plan:
@@ -400,7 +458,9 @@ class Plan(Envelope):
         first: dict[str, int] = {}
         for index, case in enumerate(cases):
             if case in first:
-                raise ValueError(f"matrix lists case {case!r} twice (entries {first[case]} and {index}); each case key names one cell")
+                raise ValueError(
+                    f"matrix lists case {case!r} twice (entries {first[case]} and {index}); each case key names one cell"
+                )
             first[case] = index
         return self
 
@@ -411,7 +471,12 @@ class Plan(Envelope):
         are made into models first, so a dump reads as a model's. Those cells do not remember
         which optional keys the line wrote (exclude_unset keeps their defaults)."""
         if not all(isinstance(cell, PlannedCell) for cell in matrix):
-            matrix = [cell if isinstance(cell, PlannedCell) else PlannedCell.model_validate({name: getattr(cell, name) for name in PlannedCell.model_fields}) for cell in matrix]
+            matrix = [
+                cell
+                if isinstance(cell, PlannedCell)
+                else PlannedCell.model_validate({name: getattr(cell, name) for name in PlannedCell.model_fields})
+                for cell in matrix
+            ]
         return handler(matrix)
 
 
@@ -428,15 +493,21 @@ class Artifact(Envelope):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the file's bytes.")
     case: str | None = None
     content_sha256: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$",
+        None,
+        pattern=r"^[0-9a-f]{64}$",
         description="sha256 of the tensors the file holds, by content (see content_recipe), independent of how the file was written. "
         "Absent: not hashed (logs before 1.2; content_unknown_reason says why otherwise).",
     )
-    content_recipe: str | None = Field(None, description="The content hash's recipe, e.g. tensor-content-v1 (collector/content.py documents it).")
-    content_by_key: dict[str, Sha256] | None = Field(
-        None, description="Inputs and reference outputs: the content sha256 of each input shape's tensors (key as in reference.shape). Absent: not hashed."
+    content_recipe: str | None = Field(
+        None, description="The content hash's recipe, e.g. tensor-content-v1 (collector/content.py documents it)."
     )
-    content_unknown_reason: str | None = Field(None, description="Why the content hash is absent, when the collector tried and failed.")
+    content_by_key: dict[str, Sha256] | None = Field(
+        None,
+        description="Inputs and reference outputs: the content sha256 of each input shape's tensors (key as in reference.shape). Absent: not hashed.",
+    )
+    content_unknown_reason: str | None = Field(
+        None, description="Why the content hash is absent, when the collector tried and failed."
+    )
 
 
 # --- reference -------------------------------------------------------------------------------
@@ -456,10 +527,16 @@ class Reference(Envelope):
         None, description="Max |reference - float64 golden| when a golden run was made."
     )
     nonfinite: int | None = Field(
-        None, ge=0, le=INT64_MAX, description="NaN and Inf elements in the reference's own outputs; absent: not measured."
+        None,
+        ge=0,
+        le=INT64_MAX,
+        description="NaN and Inf elements in the reference's own outputs; absent: not measured.",
     )
     golden_nonfinite: int | None = Field(
-        None, ge=0, le=INT64_MAX, description="NaN and Inf elements in the float64 golden outputs; absent: not measured or no golden run."
+        None,
+        ge=0,
+        le=INT64_MAX,
+        description="NaN and Inf elements in the float64 golden outputs; absent: not measured or no golden run.",
     )
 
 
@@ -488,9 +565,13 @@ class RegionStats(Strict):
 
     count: int = Field(ge=0, le=INT64_MAX, description="Elements outside the judged region.")
     max_abs: NonNegative | None = Field(description="Largest |out - ref| there; null when not finite.")
-    max_rel: NonNegative | None = Field(description="Largest |out - ref| / |ref| there (non-zero ref); null when not finite.")
+    max_rel: NonNegative | None = Field(
+        description="Largest |out - ref| / |ref| there (non-zero ref); null when not finite."
+    )
     nonfinite: int = Field(ge=0, le=INT64_MAX, description="NaN or Inf output elements there.")
-    beyond_tolerance: int | None = Field(None, ge=0, le=INT64_MAX, description="Elements there that the tolerance would have refused.")
+    beyond_tolerance: int | None = Field(
+        None, ge=0, le=INT64_MAX, description="Elements there that the tolerance would have refused."
+    )
 
 
 class OutputStats(Strict):
@@ -501,7 +582,9 @@ class OutputStats(Strict):
     total: int = Field(ge=0, le=INT64_MAX, description="Elements judged.")
     max_abs: NonNegative | None
     max_rel: NonNegative | None
-    region: str | None = Field(None, description="The plan's judged region, e.g. 'attention_mask != 0'; null: every element is judged.")
+    region: str | None = Field(
+        None, description="The plan's judged region, e.g. 'attention_mask != 0'; null: every element is judged."
+    )
     outside: RegionStats | None = Field(None, description="Statistics of the elements the region leaves out.")
 
 
@@ -647,11 +730,19 @@ class Compile(Envelope):
 
     kind: Literal["compile"]
     case: str
-    graph: Literal["inference", "forward", "backward"] = Field("inference", description="Which graph: training cells compile a forward and a backward graph.")
-    generation_graph: Literal["prefill", "decode"] | None = Field(
-        None, description="Generation cells (1.2): the inference graph is the prefill of the cell's bucket or the one decode graph; absent for other cells."
+    graph: Literal["inference", "forward", "backward"] = Field(
+        "inference", description="Which graph: training cells compile a forward and a backward graph."
     )
-    bucket: int | None = Field(None, ge=1, le=INT64_MAX, description="Generation cells (1.2): the bucket (padded prompt length) the cell served.")
+    generation_graph: Literal["prefill", "decode"] | None = Field(
+        None,
+        description="Generation cells (1.2): the inference graph is the prefill of the cell's bucket or the one decode graph; absent for other cells.",
+    )
+    bucket: int | None = Field(
+        None,
+        ge=1,
+        le=INT64_MAX,
+        description="Generation cells (1.2): the bucket (padded prompt length) the cell served.",
+    )
     compile_first_result_s: Seconds | None = None
     graphs: int | None = Field(None, ge=0, le=INT64_MAX)
     graph_breaks: list[GraphBreak] = Field(default_factory=list)
@@ -664,7 +755,9 @@ class Compile(Envelope):
     cache_entries_before: int | None = Field(
         None, ge=0, le=INT64_MAX, description="Entries in the listed cache directories just before the first call."
     )
-    cache_entries_after: int | None = Field(None, ge=0, le=INT64_MAX, description="Entries in the same directories after it.")
+    cache_entries_after: int | None = Field(
+        None, ge=0, le=INT64_MAX, description="Entries in the same directories after it."
+    )
     cache_dirs: list[CacheDir] | None = Field(None, description="Each cache directory listed, with its counts.")
     compile_options: CompileOptions | None = Field(
         None, description="The options the torch.compile call was given; absent when not recorded."
@@ -684,10 +777,24 @@ class GradStats(Strict):
     total: int = Field(ge=0, le=INT64_MAX)
     norm_ratio: NonNegative | None = Field(None, description="||cell|| / ||reference||; 1 is ideal.")
     worst_ratio: NonNegative | None = Field(None, description="Worst |diff| / allowance; above 1 is a mismatch.")
-    rule: str | None = Field(None, description="The plan's rule that judged this parameter (compare.params); null: elementwise, no rules declared.")
-    bound: float | None = Field(None, ge=0, description="lr-bound rule: k * lr, the allowed |updated - reference| where the reference gradient is zero.")
-    bound_elements: int | None = Field(None, ge=0, le=INT64_MAX, description="lr-bound rule: elements whose reference gradient is zero, judged by the bound.")
-    bound_max_abs: float | None = Field(None, description="lr-bound rule: largest |updated - reference| among those elements.")
+    rule: str | None = Field(
+        None,
+        description="The plan's rule that judged this parameter (compare.params); null: elementwise, no rules declared.",
+    )
+    bound: float | None = Field(
+        None,
+        ge=0,
+        description="lr-bound rule: k * lr, the allowed |updated - reference| where the reference gradient is zero.",
+    )
+    bound_elements: int | None = Field(
+        None,
+        ge=0,
+        le=INT64_MAX,
+        description="lr-bound rule: elements whose reference gradient is zero, judged by the bound.",
+    )
+    bound_max_abs: float | None = Field(
+        None, description="lr-bound rule: largest |updated - reference| among those elements."
+    )
 
 
 class TrainStep(Envelope):
@@ -734,13 +841,27 @@ class Cold(Strict):
     process_start_s: Seconds | None = Field(
         None, description="One-time process start-up before the first call, kept apart."
     )
-    cache_entries_before: int | None = Field(None, ge=0, le=INT64_MAX, description="Entries in the listed cache directories before the call; absent: not checked.")
+    cache_entries_before: int | None = Field(
+        None,
+        ge=0,
+        le=INT64_MAX,
+        description="Entries in the listed cache directories before the call; absent: not checked.",
+    )
     cache_entries_after: int | None = Field(None, ge=0, le=INT64_MAX)
     cache_dirs: list[CacheDir] | None = Field(None, description="Each cache directory listed around the call.")
-    cache_hits: int | None = Field(None, ge=0, le=INT64_MAX, description="Compile-cache hits counted during the call, where the backend counts them.")
+    cache_hits: int | None = Field(
+        None,
+        ge=0,
+        le=INT64_MAX,
+        description="Compile-cache hits counted during the call, where the backend counts them.",
+    )
     cache_misses: int | None = Field(None, ge=0, le=INT64_MAX)
-    output_check: OutputCheck | None = Field(None, description="The cold call's outputs against the reference; absent: not compared.")
-    inputs_fed: list[InputInfo] | None = Field(None, description="What the model received on the cold call; absent: not measured.")
+    output_check: OutputCheck | None = Field(
+        None, description="The cold call's outputs against the reference; absent: not compared."
+    )
+    inputs_fed: list[InputInfo] | None = Field(
+        None, description="What the model received on the cold call; absent: not measured."
+    )
     layout_achieved: bool | None = None
 
 
@@ -770,12 +891,21 @@ class WarmStability(Strict):
     median_s: Seconds | None = None
     iqr_s: Seconds | None = None
     min_s: Seconds | None = None
-    reasons: list[str] = Field(default_factory=list, description="The rules the series failed: outliers, bimodality, drift, spread, min_median.")
-    checks: dict[str, dict[str, float | bool | str]] = Field(default_factory=dict, description="Each rule: failed, its figures, a note.")
+    reasons: list[str] = Field(
+        default_factory=list,
+        description="The rules the series failed: outliers, bimodality, drift, spread, min_median.",
+    )
+    checks: dict[str, dict[str, float | bool | str]] = Field(
+        default_factory=dict, description="Each rule: failed, its figures, a note."
+    )
     note: str | None = Field(None, description="Why the series is unclassified.")
-    attempt: int = Field(ge=1, le=INT64_MAX, description="Which warm series of the cell: 1 the first, 2.. re-measurements.")
+    attempt: int = Field(
+        ge=1, le=INT64_MAX, description="Which warm series of the cell: 1 the first, 2.. re-measurements."
+    )
     attempts_allowed: int = Field(ge=1, le=INT64_MAX, description="1 + the plan's timing.remeasure_rounds.")
-    flag: Literal["unstable timing"] | None = Field(None, description="Set on the last allowed attempt when it is still unstable.")
+    flag: Literal["unstable timing"] | None = Field(
+        None, description="Set on the last allowed attempt when it is still unstable."
+    )
 
 
 class DeviceMemory(Strict):
@@ -784,10 +914,17 @@ class DeviceMemory(Strict):
 
     status: Literal["measured", "not_measured"]
     peak_allocated_bytes: int | None = Field(
-        None, ge=0, le=INT64_MAX, description="Most bytes held by tensors on the device during the series (its peak reset just before it)."
+        None,
+        ge=0,
+        le=INT64_MAX,
+        description="Most bytes held by tensors on the device during the series (its peak reset just before it).",
     )
-    source: str | None = Field(None, max_length=200, description="The call that read it, e.g. 'torch.cuda.max_memory_allocated'.")
-    reason: str | None = Field(None, max_length=2000, description="Why it was not measured (the cpu target has no device allocator; ...).")
+    source: str | None = Field(
+        None, max_length=200, description="The call that read it, e.g. 'torch.cuda.max_memory_allocated'."
+    )
+    reason: str | None = Field(
+        None, max_length=2000, description="Why it was not measured (the cpu target has no device allocator; ...)."
+    )
 
 
 class Timing(Envelope):
@@ -808,20 +945,30 @@ class Timing(Envelope):
     eager_after_recompile_limit: bool = Field(
         False, description="True when a 'compiled' cell really ran eager (recompile limit hit)."
     )
-    timed_region: list[Literal["preprocessing", "host_to_device", "model_call", "output_retrieval", "training_step"]] | None = Field(
+    timed_region: (
+        list[Literal["preprocessing", "host_to_device", "model_call", "output_retrieval", "training_step"]] | None
+    ) = Field(
         None,
         description="What the timing code put inside the clock, in order, as it ran it ('training_step': "
         "one full training step). Absent: not recorded (the scope field then repeats the plan).",
     )
-    timed_notes: list[str] = Field(default_factory=list, description="How each stage was done, e.g. 'no copy: the device is the host'.")
-    inputs_fed: list[InputInfo] | None = Field(None, description="What the model received on a warm call; absent: not measured.")
+    timed_notes: list[str] = Field(
+        default_factory=list, description="How each stage was done, e.g. 'no copy: the device is the host'."
+    )
+    inputs_fed: list[InputInfo] | None = Field(
+        None, description="What the model received on a warm call; absent: not measured."
+    )
     layout_achieved: bool | None = None
     attempt: int | None = Field(
-        None, ge=1, le=INT64_MAX,
+        None,
+        ge=1,
+        le=INT64_MAX,
         description="Which warm series of this cell the event holds: 1 the first, 2.. re-measurements of an unstable one"
         " (1.2 logs on; a cell's last warm event is the one reported). Absent: the cell's only series.",
     )
-    stability: WarmStability | None = Field(None, description="The warm series' classification and attempt (1.2 logs on).")
+    stability: WarmStability | None = Field(
+        None, description="The warm series' classification and attempt (1.2 logs on)."
+    )
     host: dict[str, HostFact] | None = Field(
         None,
         description="The host around the warm loop (1.2 logs on): load_avg_before/after, cpu_count, cpu_affinity,"
@@ -842,7 +989,9 @@ class Request(Envelope):
     kind: Literal["request"]
     batch: int = Field(ge=1, le=INT64_MAX)
     length: int = Field(ge=1, le=INT64_MAX, description="Tokens of the request as tokenised.")
-    bucket: int | None = Field(None, ge=1, le=INT64_MAX, description="The bucket it is padded (or truncated) to; null when refused.")
+    bucket: int | None = Field(
+        None, ge=1, le=INT64_MAX, description="The bucket it is padded (or truncated) to; null when refused."
+    )
     outcome: Literal["padded", "truncated", "refused"]
     reason: str = Field(description="The policy's decision in words.")
     cases: list[str] = Field(default_factory=list, description="The cells that serve this request.")
@@ -851,7 +1000,9 @@ class Request(Envelope):
 class GenerationTiming(Strict):
     """A passing generation cell's timings, as measured (synchronised at every call)."""
 
-    ttft_cold_s: Seconds = Field(description="The cell's first prefill, first token chosen (compiled: includes compiling this bucket's prefill graph when no earlier cell did).")
+    ttft_cold_s: Seconds = Field(
+        description="The cell's first prefill, first token chosen (compiled: includes compiling this bucket's prefill graph when no earlier cell did)."
+    )
     ttft_warm: Warm = Field(description="Prefill plus first token, one sample per warm repetition.")
     decode_token: Warm = Field(description="One decode call (one new token), every step of every warm repetition.")
     tokens_per_s: NonNegative = Field(description="Decode steps per second of decode time, the median repetition.")
@@ -867,19 +1018,27 @@ class GenerationResult(Envelope):
     case: str
     request_length: int = Field(ge=1, le=INT64_MAX)
     bucket: int = Field(ge=1, le=INT64_MAX)
-    truncated: bool = Field(False, description="The request was longer than the largest bucket and cut to it (plan policy).")
+    truncated: bool = Field(
+        False, description="The request was longer than the largest bucket and cut to it (plan policy)."
+    )
     padding_side: Literal["left", "right"]
     decode_steps: int = Field(ge=1, le=INT64_MAX)
     max_cache_len: int = Field(ge=1, le=INT64_MAX)
     tokens: list[list[Int64]] = Field(description="Greedy tokens per batch row, step 0 first.")
     reference_tokens: list[list[Int64]]
-    steps_agreeing: int = Field(ge=0, le=INT64_MAX, description="Leading steps where every row's token equals the reference's.")
-    first_divergent_step: int | None = Field(None, ge=0, le=INT64_MAX, description="The first step whose token differs; null: every step agrees.")
+    steps_agreeing: int = Field(
+        ge=0, le=INT64_MAX, description="Leading steps where every row's token equals the reference's."
+    )
+    first_divergent_step: int | None = Field(
+        None, ge=0, le=INT64_MAX, description="The first step whose token differs; null: every step agrees."
+    )
     top_k: int = Field(ge=1, le=INT64_MAX)
     top_k_overlap: list[Annotated[float, Field(ge=0, le=1)] | None] = Field(
         description="Per step, the smallest share over rows of the reference's top-k in the cell's top-k; null after the first divergent step (contexts differ)."
     )
-    tokens_passed: bool | None = Field(description="The task criterion on greedy_steps_agreeing held; null: none declared.")
+    tokens_passed: bool | None = Field(
+        description="The task criterion on greedy_steps_agreeing held; null: none declared."
+    )
     top_k_passed: bool
     timing: GenerationTiming | None = Field(None, description="Only for a cell that passed.")
 
@@ -916,13 +1075,35 @@ class LocalizedModule(Strict):
 
     name: str = Field(description="Qualified name, as named_modules() gives it (e.g. 'encoder.layer.0').")
     type: str = Field(description="The module's class name.")
-    depth: int = Field(ge=1, le=INT64_MAX, description="1 for the model's direct children, 2 for theirs, and so on; a ModuleList's index does not count (blocks.0 is 1).")
-    order: int = Field(ge=0, le=INT64_MAX, description="Position of its first call in the reference's execution order (among the modules localised).")
-    calls: int = Field(ge=0, le=INT64_MAX, description="Calls in one reference forward; only the first call is compared.")
-    accumulated: ErrorStats | None = Field(None, description="Each side run end to end: the module's own error plus what it inherited. Absent: not measured (see note).")
-    local: ErrorStats | None = Field(None, description="The candidate module alone, fed the reference module's inputs: its own error. Absent: not measured (see note).")
-    local_compiled: bool | None = Field(None, description="True: the local figure is of the module compiled alone; False: of the module run eager. Absent: no local figure.")
-    operators: list[str] | None = Field(None, description="Aten ops an eager call of the candidate module dispatched (see operators_from). Absent: not recorded.")
+    depth: int = Field(
+        ge=1,
+        le=INT64_MAX,
+        description="1 for the model's direct children, 2 for theirs, and so on; a ModuleList's index does not count (blocks.0 is 1).",
+    )
+    order: int = Field(
+        ge=0,
+        le=INT64_MAX,
+        description="Position of its first call in the reference's execution order (among the modules localised).",
+    )
+    calls: int = Field(
+        ge=0, le=INT64_MAX, description="Calls in one reference forward; only the first call is compared."
+    )
+    accumulated: ErrorStats | None = Field(
+        None,
+        description="Each side run end to end: the module's own error plus what it inherited. Absent: not measured (see note).",
+    )
+    local: ErrorStats | None = Field(
+        None,
+        description="The candidate module alone, fed the reference module's inputs: its own error. Absent: not measured (see note).",
+    )
+    local_compiled: bool | None = Field(
+        None,
+        description="True: the local figure is of the module compiled alone; False: of the module run eager. Absent: no local figure.",
+    )
+    operators: list[str] | None = Field(
+        None,
+        description="Aten ops an eager call of the candidate module dispatched (see operators_from). Absent: not recorded.",
+    )
     note: str | None = Field(None, description="Why a view is missing, e.g. a module that could not be compiled alone.")
 
 
@@ -936,7 +1117,9 @@ class Localization(Envelope):
 
     kind: Literal["localization"]
     case: str
-    reason: Literal["mismatch", "nonfinite", "plan"] = Field(description="Why this cell was localised: its status, or the plan's [localize] always.")
+    reason: Literal["mismatch", "nonfinite", "plan"] = Field(
+        description="Why this cell was localised: its status, or the plan's [localize] always."
+    )
     mode: Mode
     atol: NonNegative = Field(description="The cell's own tolerance, as every module was judged.")
     rtol: NonNegative
@@ -944,7 +1127,9 @@ class Localization(Envelope):
     max_modules: int = Field(ge=1, le=INT64_MAX)
     max_bytes: int = Field(ge=1, le=INT64_MAX)
     modules: list[LocalizedModule] = Field(default_factory=list, description="In execution order.")
-    skipped: list[SkippedModule] = Field(default_factory=list, description="Modules the bounds left out, with the bound.")
+    skipped: list[SkippedModule] = Field(
+        default_factory=list, description="Modules the bounds left out, with the bound."
+    )
     skipped_more: int = Field(0, ge=0, le=INT64_MAX, description="Skipped modules beyond those listed.")
     bytes_held: int | None = Field(None, ge=0, le=INT64_MAX, description="Bytes of captured module inputs and outputs.")
     accumulated_note: str | None = Field(None, description="Why the accumulated view is missing or partial.")
@@ -979,7 +1164,9 @@ class OpCount(Strict):
 class WideTensor(Strict):
     """A tensor the target computes at lower width: float64, or int64 with values outside int32."""
 
-    where: Literal["parameter", "buffer", "input", "constant", "graph"] = Field(description="graph: a value the captured graph computes (its values are not known before running).")
+    where: Literal["parameter", "buffer", "input", "constant", "graph"] = Field(
+        description="graph: a value the captured graph computes (its values are not known before running)."
+    )
     name: str
     dtype: str
     shape: list[Int64] | None = None
@@ -995,16 +1182,30 @@ class Inspection(Envelope):
     batch: int = Field(ge=1, le=INT64_MAX)
     length: int = Field(ge=1, le=INT64_MAX)
     layout: Layout
-    capture: str = Field(description="How the operators were captured (e.g. torch.export non-strict, ATen before decompositions).")
-    capture_failure: str | None = Field(None, description="Why the graph could not be captured; the operator list is then empty.")
+    capture: str = Field(
+        description="How the operators were captured (e.g. torch.export non-strict, ATen before decompositions)."
+    )
+    capture_failure: str | None = Field(
+        None, description="Why the graph could not be captured; the operator list is then empty."
+    )
     operators: list[OpCount] = Field(default_factory=list)
-    graph_count: int | None = Field(None, ge=0, le=INT64_MAX, description="Graphs torch._dynamo.explain made (1: no break).")
+    graph_count: int | None = Field(
+        None, ge=0, le=INT64_MAX, description="Graphs torch._dynamo.explain made (1: no break)."
+    )
     graph_breaks: list[GraphBreak] = Field(default_factory=list)
     breaks_failure: str | None = Field(None, description="Why graph breaks could not be looked for.")
-    float64: list[WideTensor] = Field(default_factory=list, description="float64 parameters, buffers, inputs, constants and graph values.")
-    int64_beyond_int32: list[WideTensor] = Field(default_factory=list, description="int64 tensors holding a value outside the int32 range.")
-    int64_graph_values: int = Field(0, ge=0, le=INT64_MAX, description="int64 values the graph computes (their range is not known before running).")
-    inputs: list[InputInfo] = Field(default_factory=list, description="The inputs as make_inputs built them at this shape and layout.")
+    float64: list[WideTensor] = Field(
+        default_factory=list, description="float64 parameters, buffers, inputs, constants and graph values."
+    )
+    int64_beyond_int32: list[WideTensor] = Field(
+        default_factory=list, description="int64 tensors holding a value outside the int32 range."
+    )
+    int64_graph_values: int = Field(
+        0, ge=0, le=INT64_MAX, description="int64 values the graph computes (their range is not known before running)."
+    )
+    inputs: list[InputInfo] = Field(
+        default_factory=list, description="The inputs as make_inputs built them at this shape and layout."
+    )
 
 
 class InspectionEnd(Envelope):

@@ -60,7 +60,9 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
         else:
             log.shapes.append(event)
     if log is None:
-        raise InspectionError(f"{path}: no inspection_start: not an inspection log (python -m collector inspect writes one)")
+        raise InspectionError(
+            f"{path}: no inspection_start: not an inspection log (python -m collector inspect writes one)"
+        )
     return log
 
 
@@ -74,7 +76,9 @@ def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection |
     kind = data.get("kind")
     model = INSPECTION_MODELS.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise InspectionError(f"{path}:{number}: kind {kind!r} is not one of an inspection log's ({', '.join(INSPECTION_MODELS)})")
+        raise InspectionError(
+            f"{path}:{number}: kind {kind!r} is not one of an inspection log's ({', '.join(INSPECTION_MODELS)})"
+        )
     version = data.get("schema_version")
     if not isinstance(version, str) or version.split(".", 1)[0] != str(SCHEMA_MAJOR):
         raise InspectionError(f"{path}:{number}: schema_version {version!r}: this reader reads {SCHEMA_MAJOR}.x")

@@ -8,7 +8,33 @@ SCHEMA_MINOR = 3
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 # Kinds that report an outcome; none may come before the plan that declares the tolerances.
-RESULT_KINDS = frozenset({"reference", "case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "request", "generation"})
+RESULT_KINDS = frozenset(
+    {
+        "reference",
+        "case_result",
+        "operators",
+        "compile",
+        "timing",
+        "profile",
+        "train_step",
+        "train_result",
+        "localization",
+        "request",
+        "generation",
+    }
+)
 
 # Kinds that always name one planned cell (a required ``case`` field).
-CASE_KINDS = frozenset({"case_result", "operators", "compile", "timing", "profile", "train_step", "train_result", "localization", "generation"})
+CASE_KINDS = frozenset(
+    {
+        "case_result",
+        "operators",
+        "compile",
+        "timing",
+        "profile",
+        "train_step",
+        "train_result",
+        "localization",
+        "generation",
+    }
+)

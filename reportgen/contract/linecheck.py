@@ -32,7 +32,10 @@ from reportgen.contract.events import EVENT_MODELS, Fact, Plan, PlannedCell, Pro
 from collector.descriptors import backend_families
 from reportgen.contract.fast import CHECKS, LineStruct
 
-def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, frozen: bool = False) -> Any:
+
+def mirror(
+    model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tuple[str, str] | None = None, frozen: bool = False
+) -> Any:
     """A Struct that accepts (a subset of) the JSON objects ``model`` accepts, with the same values.
 
     ``tag`` is (field, value) when the Struct is one member of a discriminated union: msgspec
@@ -48,7 +51,12 @@ def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tupl
         return made[key]
     decorators = model.__pydantic_decorators__
     after = {name: d for name, d in decorators.model_validators.items() if d.info.mode == "after"}
-    if decorators.field_validators or decorators.validators or set(decorators.model_validators) != set(after) or set(after) != set(carried):
+    if (
+        decorators.field_validators
+        or decorators.validators
+        or set(decorators.model_validators) != set(after)
+        or set(after) != set(carried)
+    ):
         raise TypeError(f"{model.__name__} has validator code; a mirror cannot carry it")
     config = model.model_config
     if config.get("extra") != "forbid" or config.get("allow_inf_nan", True) or config.get("strict"):
@@ -80,7 +88,9 @@ def mirror(model: type[BaseModel], made: dict[Any, Any] | None = None, tag: tupl
     if tag is not None:
         options = {"tag_field": tag[0], "tag": tag[1]}
     name = f"{model.__name__}Line" + (f"_{tag[1]}" if tag else "")
-    struct = msgspec.defstruct(name, [*required, *optional], bases=(LineStruct,), namespace=namespace, frozen=frozen, **options)
+    struct = msgspec.defstruct(
+        name, [*required, *optional], bases=(LineStruct,), namespace=namespace, frozen=frozen, **options
+    )
     made[key] = struct
     return struct
 
@@ -121,7 +131,9 @@ def _meta(metadata: list[Any], where: str) -> msgspec.Meta | None:
         if isinstance(item, FieldInfo):
             inner = _meta(item.metadata, where)
             if inner is not None:
-                found.update({k: getattr(inner, k) for k in (*_BOUNDS.values(), "pattern") if getattr(inner, k) is not None})
+                found.update(
+                    {k: getattr(inner, k) for k in (*_BOUNDS.values(), "pattern") if getattr(inner, k) is not None}
+                )
         elif isinstance(item, tuple(_BOUNDS)):
             name = next(n for kind, n in _BOUNDS.items() if isinstance(item, kind))
             found[name] = getattr(item, name)
@@ -188,7 +200,8 @@ def _tagged(annotation: Any, field: str, made: dict[Any, Any], where: str) -> An
 
 # The models whose validators have a check of the mirror (fast.CHECKS).
 CARRIED: dict[type[BaseModel], dict[str, Callable[[Any], None]]] = {
-    model: {name: check for (owner, name), check in CHECKS.items() if owner == model.__name__} for model in (Fact, ProvenanceFile, Plan)
+    model: {name: check for (owner, name), check in CHECKS.items() if owner == model.__name__}
+    for model in (Fact, ProvenanceFile, Plan)
 }
 
 
@@ -255,7 +268,12 @@ def _nested(annotation: Any) -> list[Any]:
 
 def _class_source(struct: Any) -> list[str]:
     config = struct.__struct_config__
-    options = "".join([", frozen=True" if config.frozen else "", f", tag_field={config.tag_field!r}, tag={config.tag!r}" if config.tag_field else ""])
+    options = "".join(
+        [
+            ", frozen=True" if config.frozen else "",
+            f", tag_field={config.tag_field!r}, tag={config.tag!r}" if config.tag_field else "",
+        ]
+    )
     # mypy reads Struct subclasses as dataclasses: a frozen one under the non-frozen base is fine to msgspec.
     out = [f"class {struct.__name__}(LineStruct{options}):" + ("  # type: ignore[misc]" if config.frozen else "")]
     if config.tag_field:
@@ -264,7 +282,10 @@ def _class_source(struct: Any) -> list[str]:
         default = "" if field.required else f" = {'UNSET' if field.default is UNSET else repr(field.default)}"
         written = _source(field.type)
         # The families are read from the descriptors at load time: a type mypy cannot check.
-        out.append(f"    {field.name}: {written}{default}" + ("  # type: ignore[valid-type]" if "BackendFamily" in written else ""))
+        out.append(
+            f"    {field.name}: {written}{default}"
+            + ("  # type: ignore[valid-type]" if "BackendFamily" in written else "")
+        )
     model = struct.__name__.removesuffix("Line").split("Line_")[0]
     checks = [key for key in CHECKS if key[0] == model]
     if checks:
@@ -293,12 +314,16 @@ def render_lines() -> str:
         parts.append("\n\n" + "\n".join(_class_source(struct)) + "\n")
     kinds = "".join(f"    {kind!r}: {struct.__name__},\n" for kind, struct in structs.items())
     parts.append(f"\n\nKINDS = {{\n{kinds}}}\n")
-    parts.append(f"# A planned cell's optional fields and the model's defaults (fill_defaults).\nPLANNED_DEFAULTS = {_plain_defaults(PlannedCell)!r}\n")
+    parts.append(
+        f"# A planned cell's optional fields and the model's defaults (fill_defaults).\nPLANNED_DEFAULTS = {_plain_defaults(PlannedCell)!r}\n"
+    )
     return "".join(parts)
 
 
 def _plain_defaults(model: type[BaseModel]) -> dict[str, Any]:
     optional = {name: info for name, info in model.model_fields.items() if not info.is_required()}
-    if any(info.default_factory is not None or isinstance(info.default, (list, dict, set)) for info in optional.values()):
+    if any(
+        info.default_factory is not None or isinstance(info.default, (list, dict, set)) for info in optional.values()
+    ):
         raise TypeError(f"{model.__name__}: planned cells take plain defaults only (one object shared by every cell)")
     return {name: info.default for name, info in optional.items()}

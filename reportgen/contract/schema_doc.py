@@ -18,13 +18,26 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from reportgen.contract.linecheck import render_lines
-from reportgen.contract.events import EVENT_MODELS, INSPECTION_MODELS, SCHEMA_VERSION, Envelope, Event, OpCount, WideTensor
+from reportgen.contract.events import (
+    EVENT_MODELS,
+    INSPECTION_MODELS,
+    SCHEMA_VERSION,
+    Envelope,
+    Event,
+    OpCount,
+    WideTensor,
+)
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
 DOC_PATH = SCHEMA_DIR / "EVENTS.md"
 LINES_PATH = Path(__file__).with_name("lines.py")  # the models' Struct mirrors (linecheck.render_lines)
-EXAMPLES_PATHS = (Path("tests/fixtures/synthetic_complete.jsonl"), Path("tests/fixtures/synthetic_training.jsonl"), Path("tests/fixtures/synthetic_localized.jsonl"), Path("tests/fixtures/synthetic_generation.jsonl"))
+EXAMPLES_PATHS = (
+    Path("tests/fixtures/synthetic_complete.jsonl"),
+    Path("tests/fixtures/synthetic_training.jsonl"),
+    Path("tests/fixtures/synthetic_localized.jsonl"),
+    Path("tests/fixtures/synthetic_generation.jsonl"),
+)
 
 _INTRO = """\
 # The run-log contract (schema {version})

@@ -96,21 +96,29 @@ class Reread:
             try:
                 st = os.fstat(fd)
                 if (st.st_dev, st.st_ino) != self.ident or not stat.S_ISREG(st.st_mode):
-                    raise LogChanged(f"{self.path}: replaced by another file while its report was built; build the report again")
+                    raise LogChanged(
+                        f"{self.path}: replaced by another file while its report was built; build the report again"
+                    )
                 if st.st_size < self.size or (st.st_size == self.size and st.st_mtime_ns != self.mtime_ns):
-                    raise LogChanged(f"{self.path}: cut short or rewritten while its report was built; build the report again")
+                    raise LogChanged(
+                        f"{self.path}: cut short or rewritten while its report was built; build the report again"
+                    )
                 data = os.pread(fd, length, offset)
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise LogChanged(f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again") from None
+            raise LogChanged(
+                f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again"
+            ) from None
         return data
 
     def line(self, start: int, end: int) -> bytes:
         """The line checked at [start:end]: still a whole line (its newline after it, none in it)."""
         data = self.read(start, end - start + 1)
         if len(data) != end - start + 1 or not data.endswith(b"\n") or b"\n" in data[:-1]:
-            raise LogChanged(f"{self.path}: changed while its report was built (the line at byte {start} differs from the one checked); build the report again")
+            raise LogChanged(
+                f"{self.path}: changed while its report was built (the line at byte {start} differs from the one checked); build the report again"
+            )
         return data[:-1]
 
 
@@ -145,7 +153,9 @@ class LoggedEvent(msgspec.Struct, gc=False):
             assert raw is not None
             from reportgen.contract.events import EVENT_MODELS
 
-            self.parsed = plan_model(_LINE(raw)) if self.kind == "plan" else EVENT_MODELS[self.kind].model_validate_json(raw)
+            self.parsed = (
+                plan_model(_LINE(raw)) if self.kind == "plan" else EVENT_MODELS[self.kind].model_validate_json(raw)
+            )
             self.data = None
         return self.parsed
 
@@ -260,7 +270,7 @@ class _Checker:
     def check_line(self, number: int, raw: bytes, unterminated: bool) -> None:
         """The careful path for a line the fast path did not accept: says what is wrong."""
         if number == 1 and raw.startswith(UTF8_BOM):
-            raw = raw[len(UTF8_BOM):]
+            raw = raw[len(UTF8_BOM) :]
             self.problem(1, "warning", "file starts with a UTF-8 byte-order mark; ignored")
         if not raw.strip():
             self.blank_lines += 1
@@ -309,15 +319,27 @@ class _Checker:
         try:
             obj = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
         except _NonFiniteLiteral as exc:
-            self.problem(number, "error", f"{exc} is not valid JSON; write null for a value that is not a finite number")
+            self.problem(
+                number, "error", f"{exc} is not valid JSON; write null for a value that is not a finite number"
+            )
         except _DuplicateKey as exc:
-            self.problem(number, "error", f"duplicate key {exc} in one JSON object: the line is ambiguous (a reader could take either value)")
+            self.problem(
+                number,
+                "error",
+                f"duplicate key {exc} in one JSON object: the line is ambiguous (a reader could take either value)",
+            )
         except json.JSONDecodeError as exc:
             if "\r" in text.rstrip("\r"):
-                self.problem(number, "error", "lines end in a bare CR (\\r): events must be separated by LF (\\n) line endings")
+                self.problem(
+                    number, "error", "lines end in a bare CR (\\r): events must be separated by LF (\\n) line endings"
+                )
             elif unterminated:
                 self.reading.truncated = True
-                self.problem(number, "warning", "truncated last line (no newline, incomplete JSON); ignored, the run is incomplete")
+                self.problem(
+                    number,
+                    "warning",
+                    "truncated last line (no newline, incomplete JSON); ignored, the run is incomplete",
+                )
             else:
                 self.problem(number, "error", f"not valid JSON: {exc.msg} at column {exc.colno}")
         except RecursionError:
@@ -334,7 +356,7 @@ class _Checker:
     def _check_version(self, number: int, obj: dict[str, Any]) -> int | None:
         version = obj.get("schema_version")
         if not isinstance(version, str):
-            self.problem(number, "error", "missing schema_version (a string like \"1.0\")")
+            self.problem(number, "error", 'missing schema_version (a string like "1.0")')
             return None
         try:
             major, minor = (int(part) for part in version.split("."))
@@ -395,7 +417,12 @@ class _Checker:
             struct = _LINE(raw)
         except _FAST_ERRORS:
             struct = None
-        if struct is None or struct.schema_version not in READABLE_VERSIONS or _COUNT_UNSAFE in raw or not same_keys(raw, struct):
+        if (
+            struct is None
+            or struct.schema_version not in READABLE_VERSIONS
+            or _COUNT_UNSAFE in raw
+            or not same_keys(raw, struct)
+        ):
             self.check_line(number, raw.rstrip(b"\r"), unterminated=False)
             return self.reading.refused
         kind, seq = struct.kind, struct.seq
@@ -411,7 +438,13 @@ class _Checker:
             record = LoggedEvent(number, kind, case, reread, None, offset, offset + len(raw))
         # Nearly every line of a long log: the next per-cell event of a planned cell, not a
         # second result. The rules of check_order, which says what is wrong otherwise.
-        if seq > self.last_seq and self.in_body and kind in CASE_KINDS and case in planned and (kind != "case_result" or case not in self.result_lines):  # type: ignore[operator]
+        if (
+            seq > self.last_seq
+            and self.in_body
+            and kind in CASE_KINDS
+            and case in planned
+            and (kind != "case_result" or case not in self.result_lines)
+        ):  # type: ignore[operator]
             self.seq_lines[seq] = number
             self.last_seq = seq
             if kind == "case_result":
@@ -461,7 +494,11 @@ class _Checker:
             self.problem(number, "error", f"second {kind} (the first is on line {seen[kind]})")
             return False
         if kind in RESULT_KINDS and "plan" not in seen:
-            self.problem(number, "error", f"{kind} before the plan: tolerances and comparison rules must be declared before any result")
+            self.problem(
+                number,
+                "error",
+                f"{kind} before the plan: tolerances and comparison rules must be declared before any result",
+            )
         if kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":
@@ -476,7 +513,9 @@ class _Checker:
 
     def _check_single_result(self, number: int, case: str) -> None:
         if case in self.result_lines:
-            self.problem(number, "error", f"second case_result for {case!r} (the first is on line {self.result_lines[case]})")
+            self.problem(
+                number, "error", f"second case_result for {case!r} (the first is on line {self.result_lines[case]})"
+            )
         self.result_lines[case] = number
 
     def _seq_problem(self, number: int, seq: int) -> None:
@@ -497,7 +536,9 @@ class _Checker:
             self.problem(0, "error", f"no events: {self._what_it_is(line_count)}")
             return
         if self.reading.end_record is None:
-            self.problem(line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested")
+            self.problem(
+                line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested"
+            )
 
     def _what_it_is(self, line_count: int) -> str:
         """What a file that holds no event is, in a few words."""
@@ -577,7 +618,12 @@ def _drop_path(obj: Any, loc: tuple[Any, ...]) -> None:
     obj.pop(loc[-1], None)
 
 
-def read_log(path: str | Path, sink: EventSink | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, records: EventLines | None = None) -> LogReading:
+def read_log(
+    path: str | Path,
+    sink: EventSink | None = None,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    records: EventLines | None = None,
+) -> LogReading:
     """Read and check one log file; never raises, an unreadable file is a problem too.
 
     ``sink``, when given, sees each accepted event as it is read (see ``EventSink``). Only a
@@ -645,7 +691,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
         total += len(part)
         over = total > max_bytes
         if over:
-            part = part[:len(part) - (total - max_bytes)]
+            part = part[: len(part) - (total - max_bytes)]
         data = held + part if held else part
         begin = 0
         if skipping:
@@ -655,7 +701,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
         end = data.rfind(b"\n", begin) + 1
         if end:
             offset = base + begin
-            for raw in data[begin:end - 1].split(b"\n"):
+            for raw in data[begin : end - 1].split(b"\n"):
                 number += 1
                 if len(raw) > MAX_LINE_BYTES:
                     checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
@@ -673,7 +719,11 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
             base += len(held)
             held, skipping = b"", True
     if over:
-        checker.problem(number + 1, "error", f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read")
+        checker.problem(
+            number + 1,
+            "error",
+            f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read",
+        )
         return number + 1
     if held and not skipping:
         number += 1
@@ -703,7 +753,9 @@ def _open_log(path: Any, max_bytes: int) -> BinaryIO:
         return open_regular(path, max_bytes)
     size = getattr(path, "size", 0)
     if size > max_bytes:
-        raise NotReadable(f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)")
+        raise NotReadable(
+            f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"
+        )
     return opener()
 
 
@@ -714,13 +766,19 @@ def plan_model(plan: Any) -> Plan:
     which read as the cells' models do. A long plan's cells are not made into models."""
     from reportgen.contract.events import Plan
 
-    fields = {name: value for name in plan.__struct_fields__ if name != "matrix" and (value := getattr(plan, name)) is not msgspec.UNSET}
+    fields = {
+        name: value
+        for name in plan.__struct_fields__
+        if name != "matrix" and (value := getattr(plan, name)) is not msgspec.UNSET
+    }
     data = msgspec.to_builtins(fields)
     data["kind"], data["matrix"] = plan.kind, [msgspec.to_builtins(plan.matrix[0])]
     return Plan.model_validate(data).model_copy(update={"matrix": fill_defaults(plan.matrix)})
 
 
-def validate_files(paths: list[str], as_json: bool, max_problems: int, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> tuple[str, int]:
+def validate_files(
+    paths: list[str], as_json: bool, max_problems: int, max_bytes: int = DEFAULT_MAX_LOG_BYTES
+) -> tuple[str, int]:
     """Check logs for ``reportgen validate``: the text to print and the exit code (0 or 1)."""
     readings = [read_log(path, max_bytes=max_bytes) for path in paths]
     code = 0 if all(r.valid for r in readings) else 1
@@ -736,9 +794,7 @@ def _reading_summary(reading: LogReading) -> dict[str, Any]:
         "complete": reading.complete,
         "truncated": reading.truncated,
         "events": len(reading.records),
-        "problems": [
-            {"line": p.line, "severity": p.severity, "message": p.message} for p in reading.problems
-        ],
+        "problems": [{"line": p.line, "severity": p.severity, "message": p.message} for p in reading.problems],
     }
 
 

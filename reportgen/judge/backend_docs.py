@@ -81,8 +81,14 @@ OPERATOR_KINDS = ("unsupported", "cpu-fallback", "precision", "path")
 
 def _operator(entry: dict[str, Any], where: str) -> OperatorEntry:
     known = {"id", "ops", "kind", "title", "text", "source", "output_dtype"}
-    if set(entry) - known or not {"id", "ops", "kind", "title", "text", "source"} <= set(entry) or entry["kind"] not in OPERATOR_KINDS:
-        raise ValueError(f"{where}: an [[operator]] entry needs id, ops, kind ({', '.join(OPERATOR_KINDS)}), title, text and source, and nothing else: {sorted(entry)}")
+    if (
+        set(entry) - known
+        or not {"id", "ops", "kind", "title", "text", "source"} <= set(entry)
+        or entry["kind"] not in OPERATOR_KINDS
+    ):
+        raise ValueError(
+            f"{where}: an [[operator]] entry needs id, ops, kind ({', '.join(OPERATOR_KINDS)}), title, text and source, and nothing else: {sorted(entry)}"
+        )
     return OperatorEntry(**{**entry, "ops": tuple(entry["ops"])})
 
 
@@ -102,14 +108,18 @@ class BackendDocs:
     required_versions: tuple[str, ...] = ("torch",)  # a run missing one of these is blocked
     hardware: str = ""  # named where a run is not this target's ("Neither run is a ... result")
     fallback_must_be_measured: bool = False  # unmeasured CPU fallback blocks a run of this target
-    compile_fallback_setting: dict[str, str] | None = None  # {name, value} that keeps compile failures from running eager
+    compile_fallback_setting: dict[str, str] | None = (
+        None  # {name, value} that keeps compile failures from running eager
+    )
     matrix_package: str = ""  # the package whose version picks the package matrix row
     device_resource: str = ""  # the Kubernetes extended resource a pod asks for (campaigns)
     instances: Instances | None = None  # the instance generations the release supports; None: not checked
     device_facts: tuple[str, ...] = ()  # environment.device facts a run should record (said when unknown)
     file: str = ""  # the constraint file's name
 
-    def check_instance(self, instance_type: str | None, why_unknown: str) -> tuple[Literal["blocked", "note"], str] | None:
+    def check_instance(
+        self, instance_type: str | None, why_unknown: str
+    ) -> tuple[Literal["blocked", "note"], str] | None:
         """("blocked" or "note", text) about the recorded instance type; None when it is supported."""
         if self.instances is None:
             return None
@@ -117,10 +127,17 @@ class BackendDocs:
         generation = instance_generation(instance_type or "")
         if generation is None:
             shown = f"{instance_type!r} is not an instance type" if instance_type else f"unknown: {why_unknown}"
-            return "note", f"Instance type {shown}; {self.release} supports {supported} [{self.instances.source}]: this run's hardware generation is not known."
+            return (
+                "note",
+                f"Instance type {shown}; {self.release} supports {supported} [{self.instances.source}]: this run's hardware generation is not known.",
+            )
         if generation in self.instances.supported:
             return None
-        return "blocked", f"Instance type {instance_type} is {generation}, a generation {self.release} does not support (it supports {supported}) [{self.instances.source}]."
+        return (
+            "blocked",
+            f"Instance type {instance_type} is {generation}, a generation {self.release} does not support (it supports {supported}) [{self.instances.source}].",
+        )
+
     slurm_gres: str = ""  # the Slurm GRES name a task asks for with --gres=NAME:N (campaigns)
     node_taint: str = ""  # the taint key device nodes commonly carry; campaign pods tolerate it
     # What the documentation says about named operators, and whether it lists any as unsupported
@@ -151,9 +168,24 @@ class BackendDocsError(ValueError):
 # What a backend is (families and their words, versions shown, scheduler resources) is in its
 # descriptor (collector/descriptors.py), not here.
 TOP_KEYS = {
-    "target", "family", "release", "sources", "package_matrix", "wheels", "constraint", "adapter_note",
-    "evidence_families", "required_versions", "hardware", "fallback_must_be_measured",
-    "compile_fallback_setting", "matrix_package", "instances", "device_facts", "operators", "operator",
+    "target",
+    "family",
+    "release",
+    "sources",
+    "package_matrix",
+    "wheels",
+    "constraint",
+    "adapter_note",
+    "evidence_families",
+    "required_versions",
+    "hardware",
+    "fallback_must_be_measured",
+    "compile_fallback_setting",
+    "matrix_package",
+    "instances",
+    "device_facts",
+    "operators",
+    "operator",
 }
 REQUIRED_TOP = ("target", "family", "release")
 CONSTRAINT_KEYS = {"id", "title", "text", "applies_to", "source", "plan_rule"}
@@ -168,7 +200,9 @@ def _check_keys(where: str, table: Any, allowed: set[str], required: tuple[str, 
         raise BackendDocsError(f"{where}: expected a table, found {type(table).__name__}")
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise BackendDocsError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(sorted(allowed))}")
+        raise BackendDocsError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(sorted(allowed))}"
+        )
     missing = [key for key in required if key not in table]
     if missing:
         raise BackendDocsError(f"{where}: missing key(s) {', '.join(map(repr, missing))}")
@@ -187,12 +221,24 @@ def validate_docs_data(name: str, data: dict[str, Any]) -> None:
     if "instances" in data:
         _check_keys(f"{name}: instances", data["instances"], INSTANCES_KEYS, ("supported", "source"))
     if "operators" in data:
-        _check_keys(f"{name}: operators", data["operators"], {"note", "source", "unsupported_listed", "fallback_listed"}, ("note", "source"))
+        _check_keys(
+            f"{name}: operators",
+            data["operators"],
+            {"note", "source", "unsupported_listed", "fallback_listed"},
+            ("note", "source"),
+        )
     if data.get("compile_fallback_setting") is not None:
-        _check_keys(f"{name}: compile_fallback_setting", data["compile_fallback_setting"], SETTING_KEYS, ("name", "value"))
+        _check_keys(
+            f"{name}: compile_fallback_setting", data["compile_fallback_setting"], SETTING_KEYS, ("name", "value")
+        )
     matrix_key = data.get("matrix_package")
     for index, row in enumerate(data.get("package_matrix", [])):
-        _check_keys(f"{name}: package_matrix[{index}]", row, {matrix_key or "", "torch", "python", "source"} - {""}, ("torch", "python", "source"))
+        _check_keys(
+            f"{name}: package_matrix[{index}]",
+            row,
+            {matrix_key or "", "torch", "python", "source"} - {""},
+            ("torch", "python", "source"),
+        )
     for key in ("evidence_families", "required_versions", "device_facts"):
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -215,12 +261,18 @@ def load_backend_docs(target: str) -> BackendDocs:
     descriptor = descriptors()[target]
     data = read_docs_file(path)
     if data["target"] != target:
-        raise BackendDocsError(f"{path.name}: target: {data['target']!r}, but {descriptor.path.name} names this file for {target!r}")
+        raise BackendDocsError(
+            f"{path.name}: target: {data['target']!r}, but {descriptor.path.name} names this file for {target!r}"
+        )
     if data["family"] not in descriptor.families:
-        raise BackendDocsError(f"{path.name}: family: {data['family']!r} is not one of {descriptor.path.name}'s families ({', '.join(descriptor.families)})")
+        raise BackendDocsError(
+            f"{path.name}: family: {data['family']!r} is not one of {descriptor.path.name}'s families ({', '.join(descriptor.families)})"
+        )
     unknown = [f for f in data.get("evidence_families", []) if f not in descriptor.families]
     if unknown:
-        raise BackendDocsError(f"{path.name}: evidence_families: {unknown[0]!r} is not one of {descriptor.path.name}'s families ({', '.join(descriptor.families)})")
+        raise BackendDocsError(
+            f"{path.name}: evidence_families: {unknown[0]!r} is not one of {descriptor.path.name}'s families ({', '.join(descriptor.families)})"
+        )
     return BackendDocs(
         target=data["target"],
         family=data["family"],
@@ -228,7 +280,9 @@ def load_backend_docs(target: str) -> BackendDocs:
         sources=data.get("sources", {}),
         package_matrix=data.get("package_matrix", []),
         wheels=data.get("wheels", {}),
-        constraints=[Constraint(**{**c, "plan_rule": tuple(c.get("plan_rule", ()))}) for c in data.get("constraint", [])],
+        constraints=[
+            Constraint(**{**c, "plan_rule": tuple(c.get("plan_rule", ()))}) for c in data.get("constraint", [])
+        ],
         adapter_note=data.get("adapter_note", ""),
         families=dict(descriptor.families),
         evidence_families=tuple(data.get("evidence_families", [data["family"]])),
@@ -358,12 +412,18 @@ def check_release_pairing(versions: dict[str, str | None], docs: BackendDocs) ->
     row = next((r for r in docs.package_matrix if installed.startswith(r[key])), None)
     if row is None:
         families = ", ".join(r[key] + "*" for r in docs.package_matrix)
-        return [f"{name} {installed} is not in {docs.release}'s package matrix ({families}) [{docs.package_matrix[0]['source']}]"]
+        return [
+            f"{name} {installed} is not in {docs.release}'s package matrix ({families}) [{docs.package_matrix[0]['source']}]"
+        ]
     problems = []
     if torch != row["torch"]:
-        problems.append(f"{name} {installed} pairs with torch {row['torch']}, but torch {torch or 'unknown'} is installed [{row['source']}]")
+        problems.append(
+            f"{name} {installed} pairs with torch {row['torch']}, but torch {torch or 'unknown'} is installed [{row['source']}]"
+        )
     if python not in row["python"]:
-        problems.append(f"Python {python or 'unknown'} is outside the release's {', '.join(row['python'])} [{row['source']}]")
+        problems.append(
+            f"Python {python or 'unknown'} is outside the release's {', '.join(row['python'])} [{row['source']}]"
+        )
     return problems
 
 

@@ -29,12 +29,27 @@ from typing import Any
 
 from reportgen.contract import events as ev
 from reportgen.contract.lines import PlannedCellLine
-from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, declared_criteria, replicate_mismatch
+from reportgen.judge.criteria import (
+    CriterionChange,
+    changed_for,
+    criteria_changes,
+    declared_criteria,
+    replicate_mismatch,
+)
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.judgement import failing_quantity
 from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
 from reportgen.judge.localization import judge_localization, ratio_text
-from reportgen.judge.intervals import GeoMean, RatioInterval, classify, geometric_mean, interval_text, replicate_intervals, scope_text, speed_words
+from reportgen.judge.intervals import (
+    GeoMean,
+    RatioInterval,
+    classify,
+    geometric_mean,
+    interval_text,
+    replicate_intervals,
+    scope_text,
+    speed_words,
+)
 from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
@@ -348,7 +363,10 @@ def _diverges(cell: CellRecord) -> str | None:
         return "localisation failed"
     if found.first is None:
         return "localised: no module's own error beyond the tolerance"
-    return f"first diverging module {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance" + (f", {len(found.inherited)} after it inherit" if found.inherited else "")
+    return (
+        f"first diverging module {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance"
+        + (f", {len(found.inherited)} after it inherit" if found.inherited else "")
+    )
 
 
 def _reference_contents(run: RunModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
@@ -424,14 +442,18 @@ def _reference_distances(base: _Context, cand: _Context) -> ReferenceDistances |
     return reference_distances(dir_a, art_a, dir_b, art_b)
 
 
-def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context, distances: ReferenceDistances | None) -> ReferenceAgreement:
+def _reference_agreement(
+    cell: CellRecord, base: _Context, cand: _Context, distances: ReferenceDistances | None
+) -> ReferenceAgreement:
     key = _reference_key(cell.planned)
     a, b = (context.reference_for(cell.planned) for context in (base, cand))
     if a is None or b is None:
         missing = " and ".join(role for role, ref in (("baseline", a), ("candidate", b)) if ref is None)
         return ReferenceAgreement(None, f"not measured: no reference event for {key} on the {missing}", key)
     if (a.device, a.dtype) != (b.device, b.dtype):
-        return ReferenceAgreement(False, f"different references: {a.device} {a.dtype} against {b.device} {b.dtype}", key)
+        return ReferenceAgreement(
+            False, f"different references: {a.device} {a.dtype} against {b.device} {b.dtype}", key
+        )
     same = f"same reference ({a.device} {a.dtype})"
     content_a, content_b = base.reference_content(cell.case, key), cand.reference_content(cell.case, key)
     if content_a is not None and content_a == content_b:
@@ -443,13 +465,25 @@ def _reference_agreement(cell: CellRecord, base: _Context, cand: _Context, dista
         if distances is None or distances.reason:
             why = distances.reason if distances is not None else "no run-wide reference file"
             # Bytes that differ with no distance measured prove nothing either way: agreement unknown.
-            return ReferenceAgreement(None, f"{same}; saved reference outputs differ in bytes, distance between them not measured ({why})", key)
+            return ReferenceAgreement(
+                None,
+                f"{same}; saved reference outputs differ in bytes, distance between them not measured ({why})",
+                key,
+            )
         if key not in distances.by_key:
-            return ReferenceAgreement(None, f"{same}; saved reference outputs differ in bytes, distance for {key} not measured (not in both files)", key)
+            return ReferenceAgreement(
+                None,
+                f"{same}; saved reference outputs differ in bytes, distance for {key} not measured (not in both files)",
+                key,
+            )
         distance = distances.by_key[key]
         if distance is None:
-            return ReferenceAgreement(False, f"{same}; saved reference outputs for {key} differ in shape or in non-finite values", key)
-        return ReferenceAgreement(True, f"{same}; saved reference outputs differ by at most {distance:.3g} (max abs, {key})", key)
+            return ReferenceAgreement(
+                False, f"{same}; saved reference outputs for {key} differ in shape or in non-finite values", key
+            )
+        return ReferenceAgreement(
+            True, f"{same}; saved reference outputs differ by at most {distance:.3g} (max abs, {key})", key
+        )
     return ReferenceAgreement(True, same, key)
 
 
@@ -462,7 +496,9 @@ def _model_identity(run: RunModel) -> tuple[str, str | None]:
 def _check_same_model(base: RunModel, cand: RunModel) -> Identity:
     """The weights' identity (how it is known); refuses different workloads, revisions or weights."""
     if base.start.workload != cand.start.workload:
-        raise CompareRefused(f"different workloads: baseline {base.start.workload!r}, candidate {cand.start.workload!r}; nothing is compared across workloads")
+        raise CompareRefused(
+            f"different workloads: baseline {base.start.workload!r}, candidate {cand.start.workload!r}; nothing is compared across workloads"
+        )
     rev_a, rev_b = _model_identity(base)[0], _model_identity(cand)[0]
     if rev_a != rev_b:
         raise CompareRefused(f"different model revisions: baseline {rev_a!r}, candidate {rev_b!r}")
@@ -480,16 +516,23 @@ def _identity_notes(weights: Identity, inputs: list[Identity]) -> list[str]:
         notes.append(f"{len(declared)} of {len(inputs)} compared cell(s): {declared[0].text}.")
     bases = sorted({i.basis for i in inputs if i.basis != DECLARED})
     if bases:
-        notes.append(f"Inputs of {len(inputs) - len(declared)} compared cell(s): the same by {' or '.join('content sha256' if b == 'content' else 'file sha256' for b in bases)}.")
+        notes.append(
+            f"Inputs of {len(inputs) - len(declared)} compared cell(s): the same by {' or '.join('content sha256' if b == 'content' else 'file sha256' for b in bases)}."
+        )
     return notes
 
 
 def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
     flags = []
     if base.fallback or cand.fallback:
-        flags.append("CPU fallback on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.fallback))
+        flags.append(
+            "CPU fallback on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.fallback)
+        )
     if base.recompile_limit or cand.recompile_limit:
-        flags.append("recompile limit hit on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit))
+        flags.append(
+            "recompile limit hit on the "
+            + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit)
+        )
     if base.scope != cand.scope:
         flags.append("different timing scope")
     for role, side in (("baseline", base), ("candidate", cand)):
@@ -504,7 +547,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
     """Why a cell's timing is not compared, or None when it is."""
-    untested = [f"untested on the {role} ({side.untested_reason})" for role, side in (("baseline", base), ("candidate", cand)) if side.untested_reason]
+    untested = [
+        f"untested on the {role} ({side.untested_reason})"
+        for role, side in (("baseline", base), ("candidate", cand))
+        if side.untested_reason
+    ]
     if untested:
         return f"not compared: {' and '.join(untested)}"
     if base.status != "pass" or cand.status != "pass":
@@ -512,7 +559,9 @@ def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | No
     if stopped:
         return f"not compared: performance acceptance is stopped on the {' and '.join(stopped)}"
     if base.warm_median_s is None or cand.warm_median_s is None:
-        return "not measured: no warm samples on the " + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.warm_median_s is None)
+        return "not measured: no warm samples on the " + " and ".join(
+            r for r, s in (("baseline", base), ("candidate", cand)) if s.warm_median_s is None
+        )
     return None
 
 
@@ -527,13 +576,22 @@ def _check_replicates(role: str, first: JudgedSide, more: list[JudgedSide], seen
         _check_same_model(first.run, other.run)
         target = lambda run: run.plan.target if run.plan else run.start.target  # noqa: E731
         if target(other.run) != target(first.run):
-            raise CompareRefused(f"{other.run.start.run_id} ran for {target(other.run)}, the {role}'s first run for {target(first.run)}: a {role}'s replicates are runs on one target")
+            raise CompareRefused(
+                f"{other.run.start.run_id} ran for {target(other.run)}, the {role}'s first run for {target(first.run)}: a {role}'s replicates are runs on one target"
+            )
         differ = replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))
         if differ:
-            raise CompareRefused(f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(c.text for c in differ)}")
+            raise CompareRefused(
+                f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(c.text for c in differ)}"
+            )
 
 
-def compare_runs(baseline: JudgedSide, candidate: JudgedSide, baseline_replicates: tuple[JudgedSide, ...] = (), candidate_replicates: tuple[JudgedSide, ...] = ()) -> Comparison:
+def compare_runs(
+    baseline: JudgedSide,
+    candidate: JudgedSide,
+    baseline_replicates: tuple[JudgedSide, ...] = (),
+    candidate_replicates: tuple[JudgedSide, ...] = (),
+) -> Comparison:
     """The comparison of two judged runs (each with optional replicates); raises CompareRefused when none is possible."""
     weights = _check_same_model(baseline.run, candidate.run)
     seen: set[str] = set()
@@ -543,8 +601,13 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide, baseline_replicate
     inputs: list[Identity] = []
     extra = ([_Context(r) for r in baseline_replicates], [_Context(r) for r in candidate_replicates])
     sides = (
-        replace(_side("baseline", baseline), replicates=tuple(r.run.start.run_id for r in (baseline, *baseline_replicates))),
-        replace(_side("candidate", candidate), replicates=tuple(r.run.start.run_id for r in (candidate, *candidate_replicates))),
+        replace(
+            _side("baseline", baseline), replicates=tuple(r.run.start.run_id for r in (baseline, *baseline_replicates))
+        ),
+        replace(
+            _side("candidate", candidate),
+            replicates=tuple(r.run.start.run_id for r in (candidate, *candidate_replicates)),
+        ),
     )
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
     stopped = [s.role for s in sides if s.perf_stopped]
@@ -555,26 +618,40 @@ def compare_runs(baseline: JudgedSide, candidate: JudgedSide, baseline_replicate
     for case in order:
         a, b = base.cells.get(case), cand.cells.get(case)
         if a is None or b is None:
-            not_comparable.append(NotComparable(case, f"planned on the {'baseline' if b is None else 'candidate'} only"))
+            not_comparable.append(
+                NotComparable(case, f"planned on the {'baseline' if b is None else 'candidate'} only")
+            )
             continue
-        if (a.planned.batch, a.planned.length, a.planned.layout, a.planned.dtype, a.planned.mode) != (b.planned.batch, b.planned.length, b.planned.layout, b.planned.dtype, b.planned.mode):
+        if (a.planned.batch, a.planned.length, a.planned.layout, a.planned.dtype, a.planned.mode) != (
+            b.planned.batch,
+            b.planned.length,
+            b.planned.layout,
+            b.planned.dtype,
+            b.planned.mode,
+        ):
             not_comparable.append(NotComparable(case, "the same case key names different cells in the two plans"))
             continue
         art_a, art_b = base.inputs.for_case(case), cand.inputs.for_case(case)
         same = same_inputs(art_a, art_b, _reference_key(a.planned))
         if same is None:
             missing = " and ".join(r for r, s in (("baseline", art_a), ("candidate", art_b)) if s is None)
-            not_comparable.append(NotComparable(case, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}"))
+            not_comparable.append(
+                NotComparable(case, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}")
+            )
             continue
         if not same.same:
             not_comparable.append(NotComparable(case, same.text))
             continue
         inputs.append(same)
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
-        pending.append((a, side_a, side_b, _reference_agreement(a, base, cand, distances), _timing_note(side_a, side_b, stopped)))
+        pending.append(
+            (a, side_a, side_b, _reference_agreement(a, base, cand, distances), _timing_note(side_a, side_b, stopped))
+        )
     if not pending:
         reasons = sorted({n.reason.split(":")[0] for n in not_comparable})
-        raise CompareRefused(f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare")
+        raise CompareRefused(
+            f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
+        )
     cells = _with_timings(pending, base, cand, extra)
     cells = [replace(c, changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype))) for c in cells]
     comparison = Comparison(
@@ -607,7 +684,9 @@ def _runs_samples(case: str, contexts: list[_Context]) -> list[list[float]] | No
     return found
 
 
-def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tuple[list[_Context], list[_Context]] = ([], [])) -> list[CellComparison]:
+def _with_timings(
+    pending: list[Any], base: _Context, cand: _Context, extra: tuple[list[_Context], list[_Context]] = ([], [])
+) -> list[CellComparison]:
     sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
     samples: dict[str, tuple[list[list[float]], list[list[float]]]] = {}
@@ -616,7 +695,11 @@ def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tup
             found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
             if found[0] is None or found[1] is None:
                 replicated = len(sides[0]) > 1 or len(sides[1]) > 1
-                note = "not compared: a replicate did not pass this cell or kept no positive warm samples" if replicated else "not compared: a warm sample is zero or negative, which is no time"
+                note = (
+                    "not compared: a replicate did not pass this cell or kept no positive warm samples"
+                    if replicated
+                    else "not compared: a warm sample is zero or negative, which is no time"
+                )
             else:
                 samples[cell.case] = found  # type: ignore[assignment]
         checked.append((cell, a, b, reference, note))
@@ -634,11 +717,32 @@ def _with_timings(pending: list[Any], base: _Context, cand: _Context, extra: tup
                 else:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
             base_samples, cand_samples = samples[cell.case]
-            replicas = (replicate_flags("baseline", [c.side.run.start.run_id for c in sides[0]], base_samples)
-                        + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples))
-            timing = CellTiming(intervals[cell.case], cold_ratio, cold_note, _ratio(a.compile_s, b.compile_s), _timing_flags(a, b) + tuple(replicas))
+            replicas = replicate_flags(
+                "baseline", [c.side.run.start.run_id for c in sides[0]], base_samples
+            ) + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples)
+            timing = CellTiming(
+                intervals[cell.case],
+                cold_ratio,
+                cold_note,
+                _ratio(a.compile_s, b.compile_s),
+                _timing_flags(a, b) + tuple(replicas),
+            )
         p = cell.planned
-        out.append(CellComparison(cell.case, shape_label(p.batch, p.length), p.layout, p.dtype, p.mode, p.repeat_of, a, b, reference, timing, note or ""))
+        out.append(
+            CellComparison(
+                cell.case,
+                shape_label(p.batch, p.length),
+                p.layout,
+                p.dtype,
+                p.mode,
+                p.repeat_of,
+                a,
+                b,
+                reference,
+                timing,
+                note or "",
+            )
+        )
     return out
 
 
@@ -646,10 +750,26 @@ def _compile_cost(cells: list[CellComparison]) -> CompileCost:
     new_shapes = [c for c in cells if c.mode == "compiled" and c.repeat_of is None and c.correct_on_both]
     groups = []
     for cache in (CACHE_MISS, CACHE_HIT, CACHE_UNKNOWN):
-        base = [c.baseline.compile_s for c in new_shapes if c.baseline.compile_s is not None and c.baseline.compile_cache == cache]
-        cand = [c.candidate.compile_s for c in new_shapes if c.candidate.compile_s is not None and c.candidate.compile_cache == cache]
+        base = [
+            c.baseline.compile_s
+            for c in new_shapes
+            if c.baseline.compile_s is not None and c.baseline.compile_cache == cache
+        ]
+        cand = [
+            c.candidate.compile_s
+            for c in new_shapes
+            if c.candidate.compile_s is not None and c.candidate.compile_cache == cache
+        ]
         if base or cand:
-            groups.append(CompileMedian(cache, statistics.median(base) if base else None, statistics.median(cand) if cand else None, len(base), len(cand)))
+            groups.append(
+                CompileMedian(
+                    cache,
+                    statistics.median(base) if base else None,
+                    statistics.median(cand) if cand else None,
+                    len(base),
+                    len(cand),
+                )
+            )
     return CompileCost(len(new_shapes), tuple(groups))
 
 
@@ -694,15 +814,23 @@ def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str
     notes = []
     for side in sides:
         if side.synthetic:
-            notes.append(f"The {side.role} log is a synthetic fixture, not a measurement: this comparison is evidence of nothing.")
+            notes.append(
+                f"The {side.role} log is a synthetic fixture, not a measurement: this comparison is evidence of nothing."
+            )
         if not side.complete:
             notes.append(f"The {side.role} run is incomplete: its unrecorded cells are untested.")
         if side.perf_stopped:
-            notes.append(f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they have a verdict.")
+            notes.append(
+                f"Performance acceptance is stopped on the {side.role}: {len(side.perf_stopped)} mismatching cell(s) without a verdict; no timing is compared until they have a verdict."
+            )
         if side.family != side.target:
-            notes.append(f"The {side.role} planned target {side.target} but ran on {side.family}: it is evidence for {side.family} only.")
+            notes.append(
+                f"The {side.role} planned target {side.target} but ran on {side.family}: it is evidence for {side.family} only."
+            )
     if sides[0].family == sides[1].family and sides[0].target == sides[1].target:
-        notes.append("Both runs are on the same target: for an upgrade on one target, `reportgen diff` says what changed.")
+        notes.append(
+            "Both runs are on the same target: for an upgrade on one target, `reportgen diff` says what changed."
+        )
     return notes
 
 
@@ -717,7 +845,9 @@ def headline(comparison: Comparison) -> str:
     """The answer in one sentence, or what stops it."""
     b, c = comparison.baseline, comparison.candidate
     total = len(comparison.cells) + len(comparison.not_comparable)
-    parts = [f"Candidate {c.label} (run {c.run_id}) vs baseline {b.label} (run {b.run_id}): {len(comparison.cells)} of {total} cells comparable"]
+    parts = [
+        f"Candidate {c.label} (run {c.run_id}) vs baseline {b.label} (run {b.run_id}): {len(comparison.cells)} of {total} cells comparable"
+    ]
     if comparison.declared_identity:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
     if comparison.criteria:
@@ -726,11 +856,15 @@ def headline(comparison: Comparison) -> str:
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
     unstable = comparison.unstable
     if unstable:
-        parts.append(f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict")
+        parts.append(
+            f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict"
+        )
     stopped = [s.role for s in (b, c) if s.perf_stopped]
     geo = comparison.geomean
     if stopped:
-        parts.append(f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatching cells have a verdict")
+        parts.append(
+            f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatching cells have a verdict"
+        )
     elif geo is None:
         parts.append("no timing comparable" if not comparison.timed else "no unflagged, stable timing to summarise")
     else:
@@ -744,7 +878,9 @@ def headline(comparison: Comparison) -> str:
         verdict = classify(geo.low, geo.high)
         if verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"
-        parts.append(f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval}; {comparison.interval_scope})")
+        parts.append(
+            f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval}; {comparison.interval_scope})"
+        )
     cost = comparison.compile_cost
     if cost.shapes:
         parts.append("compile + first result per new shape " + ", ".join(compile_cost_text(cost, b, c)))

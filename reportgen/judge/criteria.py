@@ -99,12 +99,22 @@ def _plan_criteria(plan: Any) -> list[Declared]:
     for rule in rules.outputs if rules is not None else []:
         out.append(Declared(f"region:{rule.output}", f"judged region of {rule.output}", _region(rule), "correctness"))
     for group in rules.params if rules is not None else []:
-        out.append(Declared(f"update:{group.group}", f"update rule of {group.group}", f"{group.rule}: {group.description}", "correctness"))
+        out.append(
+            Declared(
+                f"update:{group.group}",
+                f"update rule of {group.group}",
+                f"{group.rule}: {group.description}",
+                "correctness",
+            )
+        )
     cases = sorted(cell.case for cell in plan.matrix)
     digest = hashlib.sha256("\n".join(cases).encode()).hexdigest()[:12]
     out.append(Declared("matrix", "planned matrix", f"{len(cases)} cells (case list sha256 {digest}...)", "record"))
     scope = plan.timing_scope
-    parts = [f"{name.replace('_', ' ')} {'timed' if getattr(scope, name) else 'not timed'}" for name in ("preprocessing", "host_to_device", "output_retrieval")]
+    parts = [
+        f"{name.replace('_', ' ')} {'timed' if getattr(scope, name) else 'not timed'}"
+        for name in ("preprocessing", "host_to_device", "output_retrieval")
+    ]
     parts.append("synchronized" if scope.synchronized else "not synchronized")
     out.append(Declared("timing_scope", "timing scope", ", ".join(parts), "timing"))
     out.append(Declared("warm_repetitions", "warm repetitions", str(plan.warm_repetitions), "timing"))
@@ -124,8 +134,16 @@ def declared_criteria(run: RunModel) -> dict[str, Declared]:
 
 
 def _hash_label(run: RunModel, role: str) -> str:
-    by_content = run.plan is not None and run.plan.weights_content_sha256 if role == "weights" else any(a.content_sha256 for a in run.artifacts if a.role == role)
-    return f"{role} sha256 (by content)" if by_content else f"{role} sha256 (file bytes: the same tensors saved another way differ)"
+    by_content = (
+        run.plan is not None and run.plan.weights_content_sha256
+        if role == "weights"
+        else any(a.content_sha256 for a in run.artifacts if a.role == role)
+    )
+    return (
+        f"{role} sha256 (by content)"
+        if by_content
+        else f"{role} sha256 (file bytes: the same tensors saved another way differ)"
+    )
 
 
 def _short(value: str) -> str:
@@ -154,7 +172,11 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
         old = a.value if a is not None else (EVERY_ELEMENT if key.startswith("region:") else NOT_RECORDED)
         new = b.value if b is not None else (EVERY_ELEMENT if key.startswith("region:") else NOT_RECORDED)
         if old != new:
-            changes.append(CriterionChange(key, first.label, old, new, first.judges, first.dtype, _phrase(key, first.label, old, new)))
+            changes.append(
+                CriterionChange(
+                    key, first.label, old, new, first.judges, first.dtype, _phrase(key, first.label, old, new)
+                )
+            )
     return sorted(changes, key=lambda c: (order[c.judges], c.key))
 
 

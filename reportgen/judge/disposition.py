@@ -17,12 +17,30 @@ from operator import attrgetter
 from typing import Callable, Literal, Sequence
 
 from reportgen.model.annotations import Annotation
-from reportgen.judge.backend_docs import BackendDocs, adapter_docs, check_release_pairing, docs_for_family, evidence_families, family_label, instance_generation, run_backend, version_keys
+from reportgen.judge.backend_docs import (
+    BackendDocs,
+    adapter_docs,
+    check_release_pairing,
+    docs_for_family,
+    evidence_families,
+    family_label,
+    instance_generation,
+    run_backend,
+    version_keys,
+)
 from reportgen.contract import events as ev
 from reportgen.judge.timing_stability import timed_cells, undecided_cells
 from reportgen.contract.lines import PlannedCellLine as PlannedCell
 from reportgen.judge.localization import judge_localization
-from reportgen.model.runmodel import DESELECTED, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, CellRecord, RunModel, per_run, shape_label
+from reportgen.model.runmodel import (
+    DESELECTED,
+    LAYOUT_NOT_ACHIEVED,
+    LAYOUT_NOT_MEASURED,
+    CellRecord,
+    RunModel,
+    per_run,
+    shape_label,
+)
 
 Outcome = Literal["blocked", "change", "note"]
 Notes = dict[str, Annotation]
@@ -137,9 +155,23 @@ def rule_reference_nonfinite(run: RunModel, notes: Notes) -> list[Reason]:
             continue  # the cells are looked up only for a reference that is a finding
         cells = [c for c in run.cells if c.case.startswith(f"{ref.shape}-")]
         if ref.nonfinite:
-            reasons.append(Reason("reference-nonfinite", "blocked", f"The reference output for input {ref.shape} is itself non-finite ({ref.nonfinite} NaN/Inf element(s), {ref.device} {ref.dtype}): cells compared against it are not evidence of correctness.", _cases(cells)))
+            reasons.append(
+                Reason(
+                    "reference-nonfinite",
+                    "blocked",
+                    f"The reference output for input {ref.shape} is itself non-finite ({ref.nonfinite} NaN/Inf element(s), {ref.device} {ref.dtype}): cells compared against it are not evidence of correctness.",
+                    _cases(cells),
+                )
+            )
         if ref.golden_nonfinite:
-            reasons.append(Reason("reference-nonfinite", "blocked", f"The float64 golden output for input {ref.shape} is itself non-finite ({ref.golden_nonfinite} NaN/Inf element(s)): the reference's distance to it is not measured.", _cases(cells)))
+            reasons.append(
+                Reason(
+                    "reference-nonfinite",
+                    "blocked",
+                    f"The float64 golden output for input {ref.shape} is itself non-finite ({ref.golden_nonfinite} NaN/Inf element(s)): the reference's distance to it is not measured.",
+                    _cases(cells),
+                )
+            )
     return reasons
 
 
@@ -162,28 +194,52 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     untested_cells = cells_with_status(run, "untested")
     untested = [c for c in untested_cells if c.untested_reason is None]
     if untested:
-        reasons.append(Reason("untested-cells", "blocked", f"{len(untested)} planned cell(s) have no result and are untested.", _cases(untested)))
+        reasons.append(
+            Reason(
+                "untested-cells",
+                "blocked",
+                f"{len(untested)} planned cell(s) have no result and are untested.",
+                _cases(untested),
+            )
+        )
     deselected = [c for c in untested_cells if c.untested_reason == DESELECTED]
     if deselected:
-        reasons.append(Reason("untested-cells", "blocked", f"{len(deselected)} planned cell(s) were not run (deselected by --only/--modes) and are untested.", _cases(deselected)))
+        reasons.append(
+            Reason(
+                "untested-cells",
+                "blocked",
+                f"{len(deselected)} planned cell(s) were not run (deselected by --only/--modes) and are untested.",
+                _cases(deselected),
+            )
+        )
     missed = [c for c in untested_cells if c.untested_reason == LAYOUT_NOT_ACHIEVED]
     if missed:
         fed = sorted({c.layout_fed or "another layout" for c in missed})
-        reasons.append(Reason(
-            "layout-not-achieved", "blocked",
-            f"Layout not achieved: {len(missed)} cell(s) planned with one layout fed the model {', '.join(fed)} inputs; "
-            "they are untested for their planned layout.",
-            _cases(missed),
-        ))
+        reasons.append(
+            Reason(
+                "layout-not-achieved",
+                "blocked",
+                f"Layout not achieved: {len(missed)} cell(s) planned with one layout fed the model {', '.join(fed)} inputs; "
+                "they are untested for their planned layout.",
+                _cases(missed),
+            )
+        )
     unmeasured = [c for c in untested_cells if c.untested_reason == LAYOUT_NOT_MEASURED]
     if unmeasured:
-        why = "whose recorded host inputs are contiguous" if all(c.layout_fed == "contiguous" for c in unmeasured) else "that ran on a device without recording the layout the model received"
-        reasons.append(Reason(
-            "layout-not-measured", "blocked",
-            f"Layout not measured: {len(unmeasured)} cell(s) planned non-contiguous {why} (a log written before layouts were measured); "
-            "they are untested for the non-contiguous layout.",
-            _cases(unmeasured),
-        ))
+        why = (
+            "whose recorded host inputs are contiguous"
+            if all(c.layout_fed == "contiguous" for c in unmeasured)
+            else "that ran on a device without recording the layout the model received"
+        )
+        reasons.append(
+            Reason(
+                "layout-not-measured",
+                "blocked",
+                f"Layout not measured: {len(unmeasured)} cell(s) planned non-contiguous {why} (a log written before layouts were measured); "
+                "they are untested for the non-contiguous layout.",
+                _cases(unmeasured),
+            )
+        )
     skipped = [c for c in cells_with_status(run, "skipped") if not _accepted(notes, c)]
     # A generation plan's request above the largest bucket that its declared policy refuses
     # (request event) is the policy holding, not a gap in the evidence: said, not blocking.
@@ -191,12 +247,26 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     refused = [c for c in skipped if c.case in refusing]
     if refused:
         lengths = ", ".join(str(n) for n in sorted({refusing[c.case] for c in refused}))
-        reasons.append(Reason("refused-requests", "note", f"{len(refused)} planned cell(s) serve requests of {lengths} tokens, which the plan's declared policy above the largest bucket refuses: "
-                              "refused as declared (request events); nothing of the model ran for them.", _cases(refused)))
+        reasons.append(
+            Reason(
+                "refused-requests",
+                "note",
+                f"{len(refused)} planned cell(s) serve requests of {lengths} tokens, which the plan's declared policy above the largest bucket refuses: "
+                "refused as declared (request events); nothing of the model ran for them.",
+                _cases(refused),
+            )
+        )
         skipped = [c for c in skipped if c.case not in refusing]
     if skipped:
         given = sorted({c.skip_reason or "no reason recorded" for c in skipped})
-        reasons.append(Reason("skipped-cells", "blocked", f"{len(skipped)} planned cell(s) were skipped: {'; '.join(given)}.", _cases(skipped)))
+        reasons.append(
+            Reason(
+                "skipped-cells",
+                "blocked",
+                f"{len(skipped)} planned cell(s) were skipped: {'; '.join(given)}.",
+                _cases(skipped),
+            )
+        )
     return reasons
 
 
@@ -208,9 +278,17 @@ def flagged(run: RunModel) -> list[CellRecord]:
     thousands of cells and almost none of these); each rule picks its own from these few.
     A rule that reads another such fact adds it here."""
     return [
-        c for c in run.cells
-        if c.cold_check_failed or c.cold_full_caches or c.fallback_items or c.graph_break_reasons or c.recompiles_seen
-        or c.recompiled or c.recompile_limit_hit or c.eager_after_recompile_limit or c.per_output
+        c
+        for c in run.cells
+        if c.cold_check_failed
+        or c.cold_full_caches
+        or c.fallback_items
+        or c.graph_break_reasons
+        or c.recompiles_seen
+        or c.recompiled
+        or c.recompile_limit_hit
+        or c.eager_after_recompile_limit
+        or c.per_output
     ]
 
 
@@ -239,15 +317,41 @@ def _judge_failures(cells: Sequence[CellRecord], notes: Notes, rule: str, what: 
     reasons = []
     if unexplained:
         where = diverging_modules(unexplained) if rule == "mismatch" else ""
-        reasons.append(Reason(rule, "blocked", f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.{where}", _cases(unexplained), needs_verdict=True))
+        reasons.append(
+            Reason(
+                rule,
+                "blocked",
+                f"{len(unexplained)} {what} not explained; performance acceptance is stopped until they are.{where}",
+                _cases(unexplained),
+                needs_verdict=True,
+            )
+        )
     if no_verdict:
-        reasons.append(Reason(rule, "blocked", f"{len(no_verdict)} {what} explained, awaiting verdict (accepted or change needed).", _cases(no_verdict), needs_verdict=True))
+        reasons.append(
+            Reason(
+                rule,
+                "blocked",
+                f"{len(no_verdict)} {what} explained, awaiting verdict (accepted or change needed).",
+                _cases(no_verdict),
+                needs_verdict=True,
+            )
+        )
     for change, needed in changes.items():
         if needed:
             where = diverging_modules(needed) if change == "operator" else ""
-            reasons.append(Reason(rule, "change", f"{len(needed)} {what} need a {change} change, per the annotations.{where}", _cases(needed), change))
+            reasons.append(
+                Reason(
+                    rule,
+                    "change",
+                    f"{len(needed)} {what} need a {change} change, per the annotations.{where}",
+                    _cases(needed),
+                    change,
+                )
+            )
     if accepted:
-        reasons.append(Reason(rule, "note", f"{len(accepted)} {what} accepted with a reason in the annotations.", _cases(accepted)))
+        reasons.append(
+            Reason(rule, "note", f"{len(accepted)} {what} accepted with a reason in the annotations.", _cases(accepted))
+        )
     return reasons
 
 
@@ -258,7 +362,11 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
         event = cell.localization if cell.lines else None
         first = judge_localization(event).first if event is not None else None
         if first is not None:
-            ops = f"; operators {', '.join(first.operators[:8])}{' …' if len(first.operators) > 8 else ''}" if first.operators else ""
+            ops = (
+                f"; operators {', '.join(first.operators[:8])}{' …' if len(first.operators) > 8 else ''}"
+                if first.operators
+                else ""
+            )
             found.append(f"{cell.case}: {first.name} ({first.type}{ops})")
         if len(found) == named:
             break
@@ -269,7 +377,14 @@ def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = _judge_failures(cells_with_status(run, *FAILED), notes, "mismatch", "mismatching cell(s)")
     cold_bad = [c for c in flagged(run) if c.cold_check_failed]
     if cold_bad:
-        reasons.append(Reason("cold-mismatch", "blocked", f"The cold first call of {len(cold_bad)} cell(s) did not match the reference within tolerance.", _cases(cold_bad)))
+        reasons.append(
+            Reason(
+                "cold-mismatch",
+                "blocked",
+                f"The cold first call of {len(cold_bad)} cell(s) did not match the reference within tolerance.",
+                _cases(cold_bad),
+            )
+        )
     return reasons
 
 
@@ -279,7 +394,14 @@ def rule_cold_cache(run: RunModel, notes: Notes) -> list[Reason]:
     if not warm_caches:
         return []
     dirs = sorted({folder for c in warm_caches for folder in c.cold_full_caches})
-    return [Reason("cold-cache", "note", f"The cold first call of {len(warm_caches)} cell(s) started with cache entries present in {'; '.join(dirs)}: it is labelled with that condition, not as an empty cache.", _cases(warm_caches))]
+    return [
+        Reason(
+            "cold-cache",
+            "note",
+            f"The cold first call of {len(warm_caches)} cell(s) started with cache entries present in {'; '.join(dirs)}: it is labelled with that condition, not as an empty cache.",
+            _cases(warm_caches),
+        )
+    ]
 
 
 def rule_errors(run: RunModel, notes: Notes) -> list[Reason]:
@@ -288,25 +410,35 @@ def rule_errors(run: RunModel, notes: Notes) -> list[Reason]:
 
 def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
     if run.plan is None:
-        return [Reason("tolerances", "blocked", "No plan was recorded, so no tolerances were declared before the results.")]
+        return [
+            Reason("tolerances", "blocked", "No plan was recorded, so no tolerances were declared before the results.")
+        ]
     reasons = []
     dtypes = sorted({dtype for dtype, _, _ in planned_columns(run)})
     missing = [d for d in dtypes if d not in run.plan.tolerances]
     if missing:
         cells = [c for c in run.cells if c.planned.dtype in missing]
-        reasons.append(Reason("tolerances", "blocked", f"No tolerance declared for {', '.join(missing)}.", _cases(cells)))
+        reasons.append(
+            Reason("tolerances", "blocked", f"No tolerance declared for {', '.join(missing)}.", _cases(cells))
+        )
     if run.first_result_line is not None and run.plan_line is not None and run.plan_line > run.first_result_line:
-        reasons.append(Reason("tolerances", "blocked", "Tolerances and comparison rules were declared after the first result."))
+        reasons.append(
+            Reason("tolerances", "blocked", "Tolerances and comparison rules were declared after the first result.")
+        )
     return reasons
 
 
 def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
     if run.environment is None:
-        return [Reason("environment", "blocked", "No environment was recorded: versions and backend family are unknown.")]
+        return [
+            Reason("environment", "blocked", "No environment was recorded: versions and backend family are unknown.")
+        ]
     reasons = []
     family = _family(run)
     if family == "unknown":
-        reasons.append(Reason("environment", "blocked", f"Backend family unknown: {run.environment.backend_family_reason}."))
+        reasons.append(
+            Reason("environment", "blocked", f"Backend family unknown: {run.environment.backend_family_reason}.")
+        )
     ran = docs_for_family(family)
     # What a run must record is the data of the backend it ran on, else of the one it was
     # planned for: a neuron run whose family could not be decided is still held to Neuron's list.
@@ -324,7 +456,13 @@ def rule_environment(run: RunModel, notes: Notes) -> list[Reason]:
             reasons.append(Reason("release-matrix", "blocked", problem + "."))
         os_name = versions.get("os_release") or ""
         if ran.wheels and ran.wheels["os"] not in os_name:
-            reasons.append(Reason("release-matrix", "note", f"OS is {os_name or 'unknown'}; {ran.wheels['note']} [{ran.wheels['source']}]"))
+            reasons.append(
+                Reason(
+                    "release-matrix",
+                    "note",
+                    f"OS is {os_name or 'unknown'}; {ran.wheels['note']} [{ran.wheels['source']}]",
+                )
+            )
     return reasons
 
 
@@ -334,15 +472,29 @@ def _hardware_reasons(env: ev.Environment, docs: BackendDocs) -> list[Reason]:
     reasons = []
     instance = env.device.get("instance_type")
     listed = env.device.get("instance_type_neuron_ls")  # what neuron-ls printed, where DMI said nothing usable
-    if listed is not None and listed.value and (instance is None or instance.value is None or instance_generation(instance.value) is None):
+    if (
+        listed is not None
+        and listed.value
+        and (instance is None or instance.value is None or instance_generation(instance.value) is None)
+    ):
         instance = listed
-    found = docs.check_instance(instance.value if instance else None, instance.unknown_reason or "" if instance else "not recorded")
+    found = docs.check_instance(
+        instance.value if instance else None, instance.unknown_reason or "" if instance else "not recorded"
+    )
     if found is not None:
         level, text = found
         reasons.append(Reason("instance-generation", level, text))
-    unknown = [f"{name}: unknown: {fact.unknown_reason if fact else 'not recorded'}" for name in docs.device_facts if name != "instance_type" for fact in [env.device.get(name)] if fact is None or fact.value is None]
+    unknown = [
+        f"{name}: unknown: {fact.unknown_reason if fact else 'not recorded'}"
+        for name in docs.device_facts
+        if name != "instance_type"
+        for fact in [env.device.get(name)]
+        if fact is None or fact.value is None
+    ]
     if unknown:
-        reasons.append(Reason("environment", "note", f"Device facts {docs.file} asks for were not read: {'; '.join(unknown)}."))
+        reasons.append(
+            Reason("environment", "note", f"Device facts {docs.file} asks for were not read: {'; '.join(unknown)}.")
+        )
     return reasons
 
 
@@ -373,8 +525,20 @@ def rule_target(run: RunModel, notes: Notes) -> list[Reason]:
     if intended is not None:
         if family in evidence_families(intended):
             return []
-        return [Reason("wrong-target", "blocked", f"The plan is meant to certify {intended} but the cells ran on {family}: a {family} run is not evidence for {intended}.")]
-    reasons = [Reason("wrong-target", "note", "The log does not record the plan's intended target: this run is evidence only for the backend it ran on.")]
+        return [
+            Reason(
+                "wrong-target",
+                "blocked",
+                f"The plan is meant to certify {intended} but the cells ran on {family}: a {family} run is not evidence for {intended}.",
+            )
+        ]
+    reasons = [
+        Reason(
+            "wrong-target",
+            "note",
+            "The log does not record the plan's intended target: this run is evidence only for the backend it ran on.",
+        )
+    ]
     planned = run.plan.target if run.plan else run.start.target
     expected = evidence_families(planned)
     if not expected or family in expected or family == "unknown":
@@ -394,13 +558,31 @@ def rule_precision(run: RunModel, notes: Notes) -> list[Reason]:
     family = _family(run)
     f64 = [c for c in run.cells if c.planned.dtype == "float64"]
     if not f64:
-        return [Reason("precision", "blocked", "The workload requires float64 computation but no float64 cell was planned.")]
+        return [
+            Reason("precision", "blocked", "The workload requires float64 computation but no float64 cell was planned.")
+        ]
     docs = docs_for_family(family)
     if docs is not None and docs.constraint("float64-as-float32") is not None:
-        return [Reason("precision", "change", f"float64 is required, but on this backend float64 runs as float32 ({docs.cite('float64-as-float32')}). Keep the workload on a verified float64 path unless its owner approves a justified change.", _cases(f64), "precision")]
+        return [
+            Reason(
+                "precision",
+                "change",
+                f"float64 is required, but on this backend float64 runs as float32 ({docs.cite('float64-as-float32')}). Keep the workload on a verified float64 path unless its owner approves a justified change.",
+                _cases(f64),
+                "precision",
+            )
+        ]
     downcast = [c for c in f64 if any("float64" in w or "fp64" in w.lower() for w in c.warnings) or _outputs_not_f64(c)]
     if downcast:
-        return [Reason("precision", "change", "float64 is required, but these cells warned of or produced a lower precision.", _cases(downcast), "precision")]
+        return [
+            Reason(
+                "precision",
+                "change",
+                "float64 is required, but these cells warned of or produced a lower precision.",
+                _cases(downcast),
+                "precision",
+            )
+        ]
     return []
 
 
@@ -413,12 +595,24 @@ def rule_fallback(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     if fell:
         ops = sorted({op for c in fell for op in c.fallback_items})
-        reasons.append(Reason("cpu-fallback", "change", f"Ops fell back to the CPU on the path under test: {', '.join(ops)}.", _cases(fell), "operator"))
+        reasons.append(
+            Reason(
+                "cpu-fallback",
+                "change",
+                f"Ops fell back to the CPU on the path under test: {', '.join(ops)}.",
+                _cases(fell),
+                "operator",
+            )
+        )
     ran = docs_for_family(_family(run))
     if ran is not None and ran.fallback_must_be_measured:
         unknown = [c for c in run.cells if c.result_line is not None and c.fallback_status == "unmeasured"]
         if unknown:
-            reasons.append(Reason("cpu-fallback", "blocked", "CPU fallback could not be measured for these cells.", _cases(unknown)))
+            reasons.append(
+                Reason(
+                    "cpu-fallback", "blocked", "CPU fallback could not be measured for these cells.", _cases(unknown)
+                )
+            )
     return reasons
 
 
@@ -430,11 +624,35 @@ def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     if breaks:
         why = sorted({reason for c in breaks for reason in c.graph_break_reasons})
-        reasons.append(Reason("graph-breaks", "change", f"Graph breaks split the compiled path: {'; '.join(why)[:500]}.", _cases(breaks), "operator"))
+        reasons.append(
+            Reason(
+                "graph-breaks",
+                "change",
+                f"Graph breaks split the compiled path: {'; '.join(why)[:500]}.",
+                _cases(breaks),
+                "operator",
+            )
+        )
     if recompiles:
-        reasons.append(Reason("recompiles", "change", "The fixed-shape compiled path compiled again for a shape it had already compiled.", _cases(recompiles), "operator"))
+        reasons.append(
+            Reason(
+                "recompiles",
+                "change",
+                "The fixed-shape compiled path compiled again for a shape it had already compiled.",
+                _cases(recompiles),
+                "operator",
+            )
+        )
     if limit:
-        reasons.append(Reason("recompile-limit", "change", "The recompile limit was hit: later 'compiled' calls really ran eager.", _cases(limit), "operator"))
+        reasons.append(
+            Reason(
+                "recompile-limit",
+                "change",
+                "The recompile limit was hit: later 'compiled' calls really ran eager.",
+                _cases(limit),
+                "operator",
+            )
+        )
     return reasons
 
 
@@ -457,14 +675,18 @@ def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | N
         twin_copies = _copy_calls(twin) if twin is not None else None
         base = twin_copies or 0
         if copies > base:
-            found.append(f"{copies} copy-op call(s) in its profile against {base if twin_copies is not None else 'no profile of'} the contiguous cell's")
+            found.append(
+                f"{copies} copy-op call(s) in its profile against {base if twin_copies is not None else 'no profile of'} the contiguous cell's"
+            )
         else:
             looked.append("no extra copy op in its profile")
     # The cells' compact warm facts (runmodel): the latest warm measurement of each.
     if cell.warm_median_s is not None and twin is not None and twin.warm_median_s is not None:
         slower = cell.warm_median_s - twin.warm_median_s
         if slower > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
-            found.append(f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)")
+            found.append(
+                f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)"
+            )
         else:
             looked.append("warm median within the IQRs of the contiguous cell's")
     return ("; ".join(found) or None, "; ".join(looked) or None)
@@ -479,13 +701,32 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
         return []  # known without a pass over every cell
     nonc = [c for c in run.cells if c.planned.layout == "noncontiguous"]
     contiguous = {twin_key(c.planned): c for c in reversed(run.cells) if c.planned.layout == "contiguous"}
-    failing = [c for c in nonc if c.status in ("error", "mismatch", "nonfinite") and (t := contiguous.get(twin_key(c.planned))) is not None and t.status == "pass"]
+    failing = [
+        c
+        for c in nonc
+        if c.status in ("error", "mismatch", "nonfinite")
+        and (t := contiguous.get(twin_key(c.planned))) is not None
+        and t.status == "pass"
+    ]
     reasons = []
     if failing:
-        reasons.append(Reason("layout", "change", "The non-contiguous layout fails where the contiguous one passes.", _cases(failing), "layout"))
+        reasons.append(
+            Reason(
+                "layout",
+                "change",
+                "The non-contiguous layout fails where the contiguous one passes.",
+                _cases(failing),
+                "layout",
+            )
+        )
     passing = [c for c in nonc if c.planned.mode == "compiled" and c.status == "pass" and not _accepted(notes, c)]
     ran = docs_for_family(_family(run))
-    if not passing or ran is None or _family(run) not in ran.evidence_families or ran.constraint("noncontiguous-copy") is None:
+    if (
+        not passing
+        or ran is None
+        or _family(run) not in ran.evidence_families
+        or ran.constraint("noncontiguous-copy") is None
+    ):
         return reasons
     cite = ran.cite("noncontiguous-copy")
     measured, clean, undocumented = [], [], []
@@ -504,18 +745,43 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
         else:
             undocumented.append(c)
     if measured:
-        reasons.append(Reason("layout", "change", f"Non-contiguous inputs cost a per-call copy on the compiled path, as measured: {'; '.join(evidence)[:600]} ({cite}). Make the input contiguous upstream or accept the copy in the annotations.", _cases(measured), "layout"))
+        reasons.append(
+            Reason(
+                "layout",
+                "change",
+                f"Non-contiguous inputs cost a per-call copy on the compiled path, as measured: {'; '.join(evidence)[:600]} ({cite}). Make the input contiguous upstream or accept the copy in the annotations.",
+                _cases(measured),
+                "layout",
+            )
+        )
     if clean:
-        reasons.append(Reason("layout", "note", f"The documentation says compiled execution copies non-contiguous inputs on every call ({cite}); this run fed them non-contiguous and measured no cost: {'; '.join(sorted(set(looked)))}.", _cases(clean)))
+        reasons.append(
+            Reason(
+                "layout",
+                "note",
+                f"The documentation says compiled execution copies non-contiguous inputs on every call ({cite}); this run fed them non-contiguous and measured no cost: {'; '.join(sorted(set(looked)))}.",
+                _cases(clean),
+            )
+        )
     if undocumented:
-        reasons.append(Reason("layout", "note", f"Documented, not measured: compiled execution copies non-contiguous inputs on every call ({cite}); this run has no profile or contiguous timing to show it{' and does not record the layout fed' if any(c.layout_achieved is None for c in undocumented) else ''}.", _cases(undocumented)))
+        reasons.append(
+            Reason(
+                "layout",
+                "note",
+                f"Documented, not measured: compiled execution copies non-contiguous inputs on every call ({cite}); this run has no profile or contiguous timing to show it{' and does not record the layout fed' if any(c.layout_achieved is None for c in undocumented) else ''}.",
+                _cases(undocumented),
+            )
+        )
     return reasons
 
 
 def rule_adapter(run: RunModel, notes: Notes) -> list[Reason]:
     """The standing of the collector's adapter for the run's backend (from its constraint file),
     and whether a compile failure could have run eager there."""
-    reasons = [Reason(f"{docs.target}-adapter", "note", docs.adapter_note) for docs in adapter_docs(_planned_target(run), _family(run))]
+    reasons = [
+        Reason(f"{docs.target}-adapter", "note", docs.adapter_note)
+        for docs in adapter_docs(_planned_target(run), _family(run))
+    ]
     ran = docs_for_family(_family(run))
     if ran is None or not ran.compile_fallback_setting:
         return reasons
@@ -525,7 +791,14 @@ def rule_adapter(run: RunModel, notes: Notes) -> list[Reason]:
         value = _setting(run, name)
         if value != wanted:
             shown = "not recorded" if value is None else f"{value!r}"
-            reasons.append(Reason("compile-fallback", "blocked", f"{name} was {shown}, not {wanted}: a compile failure may have run eager, so these compiled passes are not evidence of the compiled path.", _cases(compiled)))
+            reasons.append(
+                Reason(
+                    "compile-fallback",
+                    "blocked",
+                    f"{name} was {shown}, not {wanted}: a compile failure may have run eager, so these compiled passes are not evidence of the compiled path.",
+                    _cases(compiled),
+                )
+            )
     return reasons
 
 
@@ -542,11 +815,21 @@ def _setting(run: RunModel, name: str) -> str | None:
 def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     if run.synthetic:
-        reasons.append(Reason("synthetic", "note", "This log is a synthetic fixture, not a measurement: it is evidence of nothing."))
+        reasons.append(
+            Reason(
+                "synthetic", "note", "This log is a synthetic fixture, not a measurement: it is evidence of nothing."
+            )
+        )
     noisy = [r for r in run.references if r.noise_max_abs not in (None, 0.0)]
     if noisy:
         worst = max(r.noise_max_abs or 0.0 for r in noisy)
-        reasons.append(Reason("reference-noise", "note", f"The reference is not bitwise deterministic (largest difference between two runs {worst:.3g})."))
+        reasons.append(
+            Reason(
+                "reference-noise",
+                "note",
+                f"The reference is not bitwise deterministic (largest difference between two runs {worst:.3g}).",
+            )
+        )
     reasons += _left_out(run)
     return reasons
 
@@ -568,12 +851,15 @@ def _left_out(run: RunModel) -> list[Reason]:
     if not cells:
         return []
     extra = f", {nonfinite} of them non-finite" if nonfinite else ""
-    return [Reason(
-        "judged-regions", "note",
-        f"{beyond} element(s) outside the judged regions the plan declared ({'; '.join(sorted(regions))}) would be outside the tolerance{extra}, in {len(cells)} cell(s); "
-        "they are recorded and shown beside the judged figures, not judged.",
-        _cases(cells),
-    )]
+    return [
+        Reason(
+            "judged-regions",
+            "note",
+            f"{beyond} element(s) outside the judged regions the plan declared ({'; '.join(sorted(regions))}) would be outside the tolerance{extra}, in {len(cells)} cell(s); "
+            "they are recorded and shown beside the judged figures, not judged.",
+            _cases(cells),
+        )
+    ]
 
 
 def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
@@ -589,13 +875,21 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
     timed = len(timed_cells(run))
     parts = []
     if unstable:
-        parts.append(f"{len(unstable)} of {timed} timed cells have an unstable warm timing (bimodal, drifting, spread wide or with many far outliers"
-                     " by the collector's stability rules)")
+        parts.append(
+            f"{len(unstable)} of {timed} timed cells have an unstable warm timing (bimodal, drifting, spread wide or with many far outliers"
+            " by the collector's stability rules)"
+        )
     if short:
         parts.append(f"{short} of {timed} have too few warm samples to classify")
-    return [Reason("timing-stability", "note", "; ".join(parts) + ": their timings decide nothing here, in comparisons or in the"
-                   " history, and the performance of those cells is undecided (the timing table shows each one's figures).",
-                   tuple(j.case for j in undecided))]
+    return [
+        Reason(
+            "timing-stability",
+            "note",
+            "; ".join(parts) + ": their timings decide nothing here, in comparisons or in the"
+            " history, and the performance of those cells is undecided (the timing table shows each one's figures).",
+            tuple(j.case for j in undecided),
+        )
+    ]
 
 
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
@@ -658,8 +952,11 @@ def _scope_pass(cells: Sequence[CellRecord]) -> tuple[tuple[ScopeGroup, ...], tu
             if failing is None:
                 failing = not_passed.setdefault((dtype, layout, mode), [])
             failing.append(c)
+
     def scope_groups(groups: dict[tuple[str, str, str], list[CellRecord]]) -> tuple[ScopeGroup, ...]:
-        return tuple(ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items())
+        return tuple(
+            ScopeGroup(dtype, layout, mode, tuple(members)) for (dtype, layout, mode), members in groups.items()
+        )
 
     return scope_groups(passed), scope_groups(not_passed)
 
@@ -723,8 +1020,10 @@ def scope_sentence(scope: Scope) -> str:
     modes = sorted({g.mode for g in scope.passed})
     layouts = sorted({g.layout for g in scope.passed})
     shapes = {(c.planned.batch, c.planned.length) for g in scope.passed for c in g.cells}
-    return (f"{cells} cell(s) in {' and '.join(dtypes)}, {' and '.join(modes)}, {' and '.join(layouts)} layout, "
-            f"at {len(shapes)} shape(s) (batch, length)")
+    return (
+        f"{cells} cell(s) in {' and '.join(dtypes)}, {' and '.join(modes)}, {' and '.join(layouts)} layout, "
+        f"at {len(shapes)} shape(s) (batch, length)"
+    )
 
 
 def performance_stopped(run: RunModel, notes: Notes) -> tuple[str, ...]:

@@ -68,12 +68,18 @@ def same_weights(base: RunModel, cand: RunModel) -> Identity:
     if a.content and b.content:
         if a.content == b.content:
             return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, tensor-content-v1)")
-        return Identity(False, CONTENT, f"different weights by content: baseline {_short(a.content)}, candidate {_short(b.content)}")
+        return Identity(
+            False, CONTENT, f"different weights by content: baseline {_short(a.content)}, candidate {_short(b.content)}"
+        )
     lacking = _lacking(a.content, b.content, "a content hash")
     if a.file and b.file and a.file == b.file:
         return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking})")
     if a.external or b.external:
-        return Identity(False, FILE, f"different weights files: baseline sha256 {_short(a.file)}, candidate sha256 {_short(b.file)} ({lacking})")
+        return Identity(
+            False,
+            FILE,
+            f"different weights files: baseline sha256 {_short(a.file)}, candidate sha256 {_short(b.file)} ({lacking})",
+        )
     revision = base.plan.model_revision if base.plan else "not recorded"
     files = (
         f"the saved files differ in bytes (sha256 {_short(a.file)} and {_short(b.file)})"
@@ -81,7 +87,8 @@ def same_weights(base: RunModel, cand: RunModel) -> Identity:
         else f"no weights file hash on the {' and '.join(r for r, f in (('baseline', a.file), ('candidate', b.file)) if not f)}"
     )
     return Identity(
-        True, DECLARED,
+        True,
+        DECLARED,
         f"weights identified by declaration only, not verified: {lacking} (written before content hashes), {files}, "
         f"and both plans declare model revision {revision!r}, whose weights the workload builds from its seed",
     )
@@ -127,6 +134,14 @@ def same_inputs(a: ev.Artifact | None, b: ev.Artifact | None, key: str) -> Ident
     if a.sha256 == b.sha256:
         return Identity(True, FILE, f"same inputs file (sha256 {_short(a.sha256)})")
     if a.content_sha256 and b.content_sha256:
-        return Identity(False, CONTENT, f"different inputs by content: sha256 {_short(a.content_sha256)} against {_short(b.content_sha256)}")
+        return Identity(
+            False,
+            CONTENT,
+            f"different inputs by content: sha256 {_short(a.content_sha256)} against {_short(b.content_sha256)}",
+        )
     lacking = _lacking(a.content_sha256, b.content_sha256, "a content hash")
-    return Identity(True, DECLARED, f"inputs identified by declaration only, not verified ({lacking}; the files differ in bytes): the same planned cell of the same workload")
+    return Identity(
+        True,
+        DECLARED,
+        f"inputs identified by declaration only, not verified ({lacking}; the files differ in bytes): the same planned cell of the same workload",
+    )

@@ -126,7 +126,12 @@ def _thinned(values: np.ndarray) -> np.ndarray:
     return np.sort(values, axis=1)[:, picks]
 
 
-def _interval_chunk(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], indices: list[int], confidence: float, out: list[RatioInterval | None]) -> None:
+def _interval_chunk(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    indices: list[int],
+    confidence: float,
+    out: list[RatioInterval | None],
+) -> None:
     base = np.asarray([pairs[i][0] for i in indices], dtype=np.float64)
     cand = np.asarray([pairs[i][1] for i in indices], dtype=np.float64)
     if not (np.all(base > 0) and np.all(cand > 0)):
@@ -167,7 +172,9 @@ def replicate_intervals(pairs: Sequence[tuple[Runs, Runs]], confidence: float = 
     bootstrap, so the interval widens with the spread between runs.
     """
     single = [i for i, (base, cand) in enumerate(pairs) if len(base) == 1 and len(cand) == 1]
-    out: dict[int, RatioInterval] = dict(zip(single, ratio_intervals([(pairs[i][0][0], pairs[i][1][0]) for i in single], confidence)))
+    out: dict[int, RatioInterval] = dict(
+        zip(single, ratio_intervals([(pairs[i][0][0], pairs[i][1][0]) for i in single], confidence))
+    )
     for index, (base, cand) in enumerate(pairs):
         if index not in out:
             out[index] = _bootstrap(base, cand, confidence)
@@ -223,7 +230,9 @@ def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
         raise ValueError("a ratio interval needs at least one sample in every run")
     if min(min(run) for run in (*base, *cand)) <= 0:
         raise ValueError("warm samples must be positive times")
-    centre = float(np.mean([math.log(_middle(np.sort(r))) for r in cand]) - np.mean([math.log(_middle(np.sort(r))) for r in base]))
+    centre = float(
+        np.mean([math.log(_middle(np.sort(r))) for r in cand]) - np.mean([math.log(_middle(np.sort(r))) for r in base])
+    )
     rng = np.random.Generator(np.random.PCG64(BOOTSTRAP_SEED))
     draws = _resampled_log_medians(cand, rng) - _resampled_log_medians(base, rng)
     tail = (1 - confidence) / 2 * 100
@@ -277,7 +286,9 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     z = _z(confidence)
     errors = [(math.log(high) - math.log(low)) / (2 * z) for low, high in bounds]
     spread = z * math.sqrt(sum(e * e for e in errors)) / len(errors)
-    return GeoMean(math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence, runs)
+    return GeoMean(
+        math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence, runs
+    )
 
 
 def interval_text(low: float, high: float) -> tuple[str, str]:

@@ -18,7 +18,16 @@ from itertools import compress, islice
 from operator import attrgetter
 
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
-from reportgen.judge.disposition import FAILED, Disposition, Reason, adapter_note, cells_with_status, decide, failed_cases, flagged
+from reportgen.judge.disposition import (
+    FAILED,
+    Disposition,
+    Reason,
+    adapter_note,
+    cells_with_status,
+    decide,
+    failed_cases,
+    flagged,
+)
 from reportgen.judge.localization import Localized, judge_localization
 from reportgen.judge.nextstep import Words, finding, next_step
 from reportgen.judge.timing_stability import CellStability, flag_text, timed_cells, undecided_cells
@@ -134,7 +143,11 @@ def problem_cells(run: RunModel, failed: tuple[CellRecord, ...]) -> tuple[CellRe
         # Speed: only mismatching and non-finite cells can be listed, and they are ``failed``
         # already (a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
         return failed
-    return tuple(c for c in run.cells if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED))
+    return tuple(
+        c
+        for c in run.cells
+        if c.status in PROBLEM_STATUSES or c.untested_reason in (LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED)
+    )
 
 
 def localized_others(run: RunModel, problems: tuple[CellRecord, ...]) -> tuple[CellRecord, ...]:
@@ -191,7 +204,10 @@ def alike_entries(annotations: Annotations) -> tuple[tuple[int, ...], ...]:
 
 def _judged_with(run: RunModel) -> str:
     """The constraint file this run is judged with (planned target and family), with its sha256."""
-    judged_by = run_backend(run.plan.target if run.plan else run.start.target, run.environment.backend_family if run.environment else "unknown")
+    judged_by = run_backend(
+        run.plan.target if run.plan else run.start.target,
+        run.environment.backend_family if run.environment else "unknown",
+    )
     if judged_by is None:
         return ""
     return f"reportgen/judge/constraints/{judged_by.file} (sha256 {docs_file_sha256(judged_by.target)})"
@@ -242,7 +258,9 @@ def waiting_cells(run: RunModel, blocking: list[Reason]) -> list[CellRecord]:
     return list(compress(run.cells, map(waiting.__contains__, map(_CASE, run.cells))))
 
 
-def _explained(cells: tuple[CellRecord, ...] | list[CellRecord], annotations: Annotations) -> tuple[tuple[OwnerExplanation, ...], int]:
+def _explained(
+    cells: tuple[CellRecord, ...] | list[CellRecord], annotations: Annotations
+) -> tuple[tuple[OwnerExplanation, ...], int]:
     """The group's explanations, entries whose gists differ in figures only (and share a
     verdict) shown once, the first one's words kept; and how many of its cells none explains."""
     file = os.path.basename(annotations.path) if annotations.path else ANNOTATIONS_NAME
@@ -256,7 +274,9 @@ def _explained(cells: tuple[CellRecord, ...] | list[CellRecord], annotations: An
         for index in note.entries:
             entry = annotations.entries[index]
             text = gist(entry.explanation)
-            _, lines, covered, entries = found.setdefault((_FIGURES.sub("#", text), entry.verdict), (text, [], set(), set()))
+            _, lines, covered, entries = found.setdefault(
+                (_FIGURES.sub("#", text), entry.verdict), (text, [], set(), set())
+            )
             if entry.line is not None and entry.line not in lines:
                 lines.append(entry.line)
             covered.add(cell.case)

@@ -114,7 +114,7 @@ def judge_localization(event: Localization) -> Localized:
     first = next((v for v in verdicts if v.name == diverging), None)
     inherited: tuple[str, ...] = ()
     if first is not None:
-        after = verdicts[verdicts.index(first) + 1:]
+        after = verdicts[verdicts.index(first) + 1 :]
         inherited = tuple(v.name for v in after if v.role == "inherited")
     found = Localized(
         case=event.case,

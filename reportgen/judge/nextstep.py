@@ -57,6 +57,7 @@ class AnnotationsState(Protocol):
     @property
     def needs_verdict_lines(self) -> tuple[int, ...]: ...
 
+
 # Rule -> what to do next and where. {annotate} and {collect} are filled in per run.
 NEXT_STEPS: dict[str, str] = {
     "mismatch": "explain and decide each in annotations.toml next to the log (`{annotate}` writes a skeleton grouped by cause), then run `reportgen report` again",
@@ -102,16 +103,30 @@ def _cells_phrase(count: int, counted: Counter[tuple[str, str]], what: str) -> s
 
 def finding(run: RunModel, disposition: Disposition) -> str:
     """The dominant measured finding, in words."""
-    failed, errored, untested = cells_with_status(run, *FAILED), cells_with_status(run, "error"), cells_with_status(run, "untested")
+    failed, errored, untested = (
+        cells_with_status(run, *FAILED),
+        cells_with_status(run, "error"),
+        cells_with_status(run, "untested"),
+    )
     parts = []
     if failed:
-        text = _cells_phrase(len(failed), _failed_by_mode_dtype(disposition.scope), "differ from the reference beyond tolerance")
+        text = _cells_phrase(
+            len(failed), _failed_by_mode_dtype(disposition.scope), "differ from the reference beyond tolerance"
+        )
         # The cells' compact facts (runmodel), not their events: a long run has thousands of these.
         # Each metric's "passed" read once: a long run has thousands of failed cells.
-        judged = [passed for passed in metric_values([m for m in [c.task_metric for c in failed] if m is not None], "passed") if passed is not None]
+        judged = [
+            passed
+            for passed in metric_values([m for m in [c.task_metric for c in failed] if m is not None], "passed")
+            if passed is not None
+        ]
         if judged:
             met = sum(map(bool, judged))
-            text += f"; task metric met in {met} of {len(judged)}" if met < len(judged) else f"; task metric met in all {met}"
+            text += (
+                f"; task metric met in {met} of {len(judged)}"
+                if met < len(judged)
+                else f"; task metric met in all {met}"
+            )
         parts.append(text)
     if errored:
         phases = Counter(c.failure_kind.split(": ", 1)[0] for c in errored if c.failure_kind)
@@ -127,12 +142,18 @@ def finding(run: RunModel, disposition: Disposition) -> str:
     return "; ".join(parts) + f". {passed} of {len(run.cells)} cell(s) passed."
 
 
-def next_step(run: RunModel, disposition: Disposition, log_name: str = "events.jsonl", notes: AnnotationsState | None = None) -> Words:
+def next_step(
+    run: RunModel, disposition: Disposition, log_name: str = "events.jsonl", notes: AnnotationsState | None = None
+) -> Words:
     """What must happen next and where, from the first reason that stands in the way; for cells
     awaiting the owner's verdict, from what the annotations already say (``notes``)."""
-    standing = [r for r in disposition.reasons if r.outcome == "blocked"] or [r for r in disposition.reasons if r.outcome == "change"]
+    standing = [r for r in disposition.reasons if r.outcome == "blocked"] or [
+        r for r in disposition.reasons if r.outcome == "change"
+    ]
     if not standing:
-        return Words.marked("Nothing for this scope. To widen it, add shapes, dtypes or modes to the plan and collect again.")
+        return Words.marked(
+            "Nothing for this scope. To widen it, add shapes, dtypes or modes to the plan and collect again."
+        )
     first = _first(standing)
     owner = notes if any(r.needs_verdict for r in standing) else None
     if owner is not None and first.needs_verdict:
@@ -145,7 +166,9 @@ def next_step(run: RunModel, disposition: Disposition, log_name: str = "events.j
         return Words((("Next: ", False), *words.parts, ("." + _then(standing, {first.rule}), False)))
     # The owner can write the missing verdicts meanwhile: said in the same breath.
     also = _verdict_step(owner, log_name, _then(standing, {first.rule} | {r.rule for r in standing if r.needs_verdict}))
-    return Words((("Next: ", False), *words.parts, (". Meanwhile, for the cells awaiting a verdict: ", False), *also.parts[1:]))
+    return Words(
+        (("Next: ", False), *words.parts, (". Meanwhile, for the cells awaiting a verdict: ", False), *also.parts[1:])
+    )
 
 
 def _then(standing: list[Reason], said: set[str]) -> str:
@@ -162,20 +185,29 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str) -> Words:
         step = _filled(
             "explain the {n} cell(s) no entry covers: `reportgen annotate {log} --out annotations.new.toml` writes entries for them "
             "beside `{file}` (never over it); move them into `{file}`, say why and give each a verdict, then run `reportgen report` again.",
-            n=str(notes.unexplained), log=log_name, file=notes.file)
+            n=str(notes.unexplained),
+            log=log_name,
+            file=notes.file,
+        )
     elif notes.unexplained:
         step = _filled(
             "explain and decide the {n} cell(s) awaiting a verdict: `reportgen annotate {log}` writes `annotations.toml` beside the log, "
             "one entry per cause with the measured facts; say why and give each a verdict, then run `reportgen report` again.",
-            n=str(notes.unexplained), log=log_name)
+            n=str(notes.unexplained),
+            log=log_name,
+        )
     else:
         lines = notes.needs_verdict_lines
-        named = ", ".join(map(str, lines[:LINES_NAMED])) + (f" and {len(lines) - LINES_NAMED} more entries" if len(lines) > LINES_NAMED else "")
+        named = ", ".join(map(str, lines[:LINES_NAMED])) + (
+            f" and {len(lines) - LINES_NAMED} more entries" if len(lines) > LINES_NAMED else ""
+        )
         where = (f"line {lines[0]}" if len(lines) == 1 else f"lines {named}") if lines else "each entry"
         step = _filled(
-            "give a verdict in `{file}` at {where}: `verdict = \"accepted\"` with a `reason`, or `verdict = \"change-needed\"` "
+            'give a verdict in `{file}` at {where}: `verdict = "accepted"` with a `reason`, or `verdict = "change-needed"` '
             "with a `change` (operator, layout or precision); then run `reportgen report` again.",
-            file=notes.file or "annotations.toml", where=where)
+            file=notes.file or "annotations.toml",
+            where=where,
+        )
     return Words((("Next: ", False), *step.parts) + (((then, False),) if then else ()))
 
 

@@ -89,7 +89,12 @@ def _example(table: Table) -> str:
         parent, name = header.strip("[]").replace("DTYPE", "float32").rsplit(".", 1)
         body = ", ".join(f"{k.name} = {k.example}" for k in table.keys if k.name != "proposed")
         return f"[{parent}]\n{name} = {{ {body} }}"
-    lines = [header.replace("DTYPE", "float32").replace("outputs.NAME", "outputs.hidden").replace("NAME", "input_ids").replace("GROUP", "biases")]
+    lines = [
+        header.replace("DTYPE", "float32")
+        .replace("outputs.NAME", "outputs.hidden")
+        .replace("NAME", "input_ids")
+        .replace("GROUP", "biases")
+    ]
     if table.example:
         return "\n".join(lines + [table.example])
     lines += [f"{k.name} = {k.example}" for k in table.keys if k.example and k.name != "proposed"]
@@ -104,7 +109,9 @@ def render_doc() -> str:
         out.append(table.doc + "\n")
         if table.each:
             names = ", ".join(f"`{n}`" for n in table.names) if table.names else "any name"
-            out.append(f"One sub-table per name ({names}); its keys are listed under `{_header(planschema.TABLES[table.each])}`.\n")
+            out.append(
+                f"One sub-table per name ({names}); its keys are listed under `{_header(planschema.TABLES[table.each])}`.\n"
+            )
             continue
         if not table.keys:
             out.append("It holds only the sub-tables below.\n")
@@ -112,7 +119,9 @@ def render_doc() -> str:
         out.append("| key | type | default | allowed | read by | meaning |")
         out.append("|---|---|---|---|---|---|")
         for key in table.keys:
-            out.append(f"| `{key.name}` | {_TYPES[key.kind]} | {_cell(planschema.default_text(key))} | {_cell(_allowed(key))} | {key.readers} | {_cell(key.doc)} |")
+            out.append(
+                f"| `{key.name}` | {_TYPES[key.kind]} | {_cell(planschema.default_text(key))} | {_cell(_allowed(key))} | {key.readers} | {_cell(key.doc)} |"
+            )
         out.append("\nExample:\n\n```toml\n" + _example(table) + "\n```\n")
     moved = ", ".join(f"`{old}` -> `{new}`" for old, new in planschema.MOVED.items())
     out.append("## Keys that moved\n")

@@ -123,18 +123,39 @@ def check_precision(ctx: Context) -> list[Finding]:
     if f64_doc is None:
         return []
     if "requires_float64" in ctx.plan.requirements:
-        return [_finding(ctx, "float64-as-float32", "block", "float64 computation is required but the backend computes float64 as float32",
-                         "Changing eager versus compiled execution does not establish float64 compliance, and relaxing the requirement to record a pass is not acceptable.",
-                         "Keep the workload on a verified float64-capable path unless its owner approves a scientifically justified change; then rewrite the requirement and plan before any hardware time.")]
+        return [
+            _finding(
+                ctx,
+                "float64-as-float32",
+                "block",
+                "float64 computation is required but the backend computes float64 as float32",
+                "Changing eager versus compiled execution does not establish float64 compliance, and relaxing the requirement to record a pass is not acceptable.",
+                "Keep the workload on a verified float64-capable path unless its owner approves a scientifically justified change; then rewrite the requirement and plan before any hardware time.",
+            )
+        ]
     if any(c.dtype == "float64" for c in ctx.plan.cells):
-        return [_finding(ctx, "float64-as-float32", "revise", "float64 cells will run as float32",
-                         "The plan has float64 cells but does not say whether float64 computation is required.",
-                         "Declare requires_float64 if acceptance needs it (the plan is then blocked on this backend), or plan float32 cells instead.")]
+        return [
+            _finding(
+                ctx,
+                "float64-as-float32",
+                "revise",
+                "float64 cells will run as float32",
+                "The plan has float64 cells but does not say whether float64 computation is required.",
+                "Declare requires_float64 if acceptance needs it (the plan is then blocked on this backend), or plan float32 cells instead.",
+            )
+        ]
     wide = [name for name, spec in ctx.checked.get("inputs", {}).items() if spec["dtype"] == "float64"]
     if wide:
-        return [_finding(ctx, "float64-as-float32", "revise", f"float64 input(s) {', '.join(wide)} will run as float32",
-                         "The real preprocessing produces float64, but the cells cast floating inputs to their dtype and the backend computes float64 as float32.",
-                         "Declare requires_float64 if acceptance needs float64 computation (the plan is then blocked on this backend), or declare the input as float32 if the precision is not needed.")]
+        return [
+            _finding(
+                ctx,
+                "float64-as-float32",
+                "revise",
+                f"float64 input(s) {', '.join(wide)} will run as float32",
+                "The real preprocessing produces float64, but the cells cast floating inputs to their dtype and the backend computes float64 as float32.",
+                "Declare requires_float64 if acceptance needs float64 computation (the plan is then blocked on this backend), or declare the input as float32 if the precision is not needed.",
+            )
+        ]
     return []
 
 
@@ -173,9 +194,16 @@ def check_buckets(ctx: Context) -> list[Finding]:
         mapping = {l: bucket_for(l) for l in lengths}
         _map_lengths(ctx, mapping)
         padding.update({"buckets": ladder, "mask_padded": padding.get("mask_padded", True), "proposed": True})
-        findings.append(_finding(ctx, "recompile-per-shape", "revise", "request lengths are not padded to a fixed set of buckets (no ladder declared)",
-                                 f"Every new input shape compiles again. This is a proposal, not a decision: a ladder of powers of two from {MIN_BUCKET} ({', '.join(map(str, ladder))}) covering the planned lengths ({', '.join(f'{l} -> {mapping[l]}' for l in lengths)}); the owner's real length distribution may call for another.",
-                                 f"Choose the bucket ladder (the revised plan proposes {ladder}, marked proposed = true), pad masks identically, then plan compile and cache checks per bucket."))
+        findings.append(
+            _finding(
+                ctx,
+                "recompile-per-shape",
+                "revise",
+                "request lengths are not padded to a fixed set of buckets (no ladder declared)",
+                f"Every new input shape compiles again. This is a proposal, not a decision: a ladder of powers of two from {MIN_BUCKET} ({', '.join(map(str, ladder))}) covering the planned lengths ({', '.join(f'{l} -> {mapping[l]}' for l in lengths)}); the owner's real length distribution may call for another.",
+                f"Choose the bucket ladder (the revised plan proposes {ladder}, marked proposed = true), pad masks identically, then plan compile and cache checks per bucket.",
+            )
+        )
     else:
         largest = declared[-1]
         # The ladder is ascending (the plan schema checks it): a length has a bucket when it is
@@ -190,29 +218,66 @@ def check_buckets(ctx: Context) -> list[Finding]:
         if "generation" in ctx.checked:
             # A generation plan's lengths are requests: the collector pads each to its bucket
             # and applies the declared policy above the largest, so the model sees the ladder.
-            served = sorted(set(padded.values()) | ({largest} if above and _policy_word(policy) == "truncate" else set()))
+            served = sorted(
+                set(padded.values()) | ({largest} if above and _policy_word(policy) == "truncate" else set())
+            )
             detail = f"Each request pads to its bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items()) or 'every length is a bucket'}), the mask padded alike; the prefill graphs are those of {served}, and decode has one shape (the static KV cache)."
             if above:
                 detail += f" Lengths {above} are above the largest bucket and follow the declared policy ({policy!r})."
-            findings.append(_finding(ctx, "recompile-per-shape", "note", "requests are padded to the declared buckets by the generation plan", detail,
-                                     "Check the compile events: one prefill graph per bucket, one decode graph, nothing compiled again."))
+            findings.append(
+                _finding(
+                    ctx,
+                    "recompile-per-shape",
+                    "note",
+                    "requests are padded to the declared buckets by the generation plan",
+                    detail,
+                    "Check the compile events: one prefill graph per bucket, one decode graph, nothing compiled again.",
+                )
+            )
             padded, above = {}, []
         if padded:
-            findings.append(_finding(ctx, "recompile-per-shape", "revise", "request lengths are not padded to the declared buckets",
-                                     f"Every new input shape compiles again; the declared ladder {declared} is kept as declared and each length pads to the next bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items())}). With batch size and dtype fixed this bounds the sequence shapes; it does not promise one compilation per shape for every graph.",
-                                     f"Test the padded lengths {sorted(set(padded.values()))} (pad masks identically), then plan compile and cache checks per bucket."))
+            findings.append(
+                _finding(
+                    ctx,
+                    "recompile-per-shape",
+                    "revise",
+                    "request lengths are not padded to the declared buckets",
+                    f"Every new input shape compiles again; the declared ladder {declared} is kept as declared and each length pads to the next bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items())}). With batch size and dtype fixed this bounds the sequence shapes; it does not promise one compilation per shape for every graph.",
+                    f"Test the padded lengths {sorted(set(padded.values()))} (pad masks identically), then plan compile and cache checks per bucket.",
+                )
+            )
         if above and policy and not policy.startswith(planschema.UNDECIDED):
-            findings.append(_finding(ctx, "static-shapes", "revise", f"lengths {above} are above the largest bucket ({largest})",
-                                     f"The declared policy ({policy!r}) decides what such a request becomes; the largest bucket {largest} is the shape that reaches the model.",
-                                     f"Test {largest} in place of {above}."))
+            findings.append(
+                _finding(
+                    ctx,
+                    "static-shapes",
+                    "revise",
+                    f"lengths {above} are above the largest bucket ({largest})",
+                    f"The declared policy ({policy!r}) decides what such a request becomes; the largest bucket {largest} is the shape that reaches the model.",
+                    f"Test {largest} in place of {above}.",
+                )
+            )
     if ctx.revised.get("padding", {}).get("buckets") and not ctx.checked.get("padding", {}).get("above_largest"):
         largest = max(padding["buckets"])
         above = [l for l in lengths if declared and l > largest]
-        padding["above_largest"] = f"{planschema.UNDECIDED}: define what happens to requests longer than {largest} tokens (reject, truncate or split)"
-        extra = f" The planned lengths {above} are above it; the revised plan tests {largest} in their place." if above else ""
-        findings.append(_finding(ctx, "static-shapes", "revise", "no policy for requests above the largest bucket",
-                                 f"A request longer than {largest} tokens would need a new shape and a new compilation.{extra}",
-                                 f"Decide and write down what happens above {largest} (reject, truncate or split) before testing: the revised plan holds UNDECIDED until then."))
+        padding["above_largest"] = (
+            f"{planschema.UNDECIDED}: define what happens to requests longer than {largest} tokens (reject, truncate or split)"
+        )
+        extra = (
+            f" The planned lengths {above} are above it; the revised plan tests {largest} in their place."
+            if above
+            else ""
+        )
+        findings.append(
+            _finding(
+                ctx,
+                "static-shapes",
+                "revise",
+                "no policy for requests above the largest bucket",
+                f"A request longer than {largest} tokens would need a new shape and a new compilation.{extra}",
+                f"Decide and write down what happens above {largest} (reject, truncate or split) before testing: the revised plan holds UNDECIDED until then.",
+            )
+        )
     return findings
 
 
@@ -226,9 +291,16 @@ def check_expected_compilations(ctx: Context) -> list[Finding]:
     if expected is None or not ctx.compiled or expected >= len(shapes):
         return []
     ctx.revised["workload"]["expected_compilations"] = len(shapes)
-    return [_finding(ctx, "recompile-per-shape", "revise", f"expects {expected} compilation(s) for {len(shapes)} shapes",
-                     "Compilation is just-in-time per input signature: one initial compilation cannot cover every length.",
-                     f"Expect at least one compilation per shape ({len(shapes)} per dtype and layout) and verify it with the compile and cache-check cells.")]
+    return [
+        _finding(
+            ctx,
+            "recompile-per-shape",
+            "revise",
+            f"expects {expected} compilation(s) for {len(shapes)} shapes",
+            "Compilation is just-in-time per input signature: one initial compilation cannot cover every length.",
+            f"Expect at least one compilation per shape ({len(shapes)} per dtype and layout) and verify it with the compile and cache-check cells.",
+        )
+    ]
 
 
 def check_cache_check(ctx: Context) -> list[Finding]:
@@ -237,9 +309,16 @@ def check_cache_check(ctx: Context) -> list[Finding]:
         return []
     smallest = min(shapes, key=lambda s: (s[0] * s[1], s))
     ctx.revised["matrix"]["cache_checks"] = [list(smallest)]
-    return [_finding(ctx, "recompile-per-shape", "revise", "no cache check",
-                     f"Repeating {list(smallest)} after the largest shape shows whether the process compiles a shape again.",
-                     f"Add {list(smallest)} as a cache check, repeated after the largest shape.")]
+    return [
+        _finding(
+            ctx,
+            "recompile-per-shape",
+            "revise",
+            "no cache check",
+            f"Repeating {list(smallest)} after the largest shape shows whether the process compiles a shape again.",
+            f"Add {list(smallest)} as a cache check, repeated after the largest shape.",
+        )
+    ]
 
 
 def check_dtypes(ctx: Context) -> list[Finding]:
@@ -247,9 +326,16 @@ def check_dtypes(ctx: Context) -> list[Finding]:
     findings = []
     if "bfloat16" in dtypes and (dtypes[0] != "float32"):
         ctx.revised["matrix"]["dtypes"] = ["float32"] + [d for d in dtypes if d != "float32"]
-        findings.append(_finding(ctx, "bf16-own-criteria", "revise", "BF16 is planned without FP32 first",
-                                 "Test FP32 first, then BF16 if intended: an FP32 pass separates model and backend problems from precision effects.",
-                                 "Add float32 cells before the bfloat16 ones."))
+        findings.append(
+            _finding(
+                ctx,
+                "bf16-own-criteria",
+                "revise",
+                "BF16 is planned without FP32 first",
+                "Test FP32 first, then BF16 if intended: an FP32 pass separates model and backend problems from precision effects.",
+                "Add float32 cells before the bfloat16 ones.",
+            )
+        )
     tolerances = ctx.revised.setdefault("tolerances", {})
     if "bfloat16" in dtypes:
         tol = tolerances.get("bfloat16", {})
@@ -261,14 +347,28 @@ def check_dtypes(ctx: Context) -> list[Finding]:
                 "task": tol.get("task", {"metric": metric, "op": ">=", "threshold": PROPOSED_BF16_TASK_THRESHOLD}),
                 "proposed": True,
             }
-            findings.append(_finding(ctx, "bf16-own-criteria", "revise", "no declared BF16 tolerance and task criterion",
-                                     "An FP32 elementwise tolerance does not carry over to BF16, and a loose elementwise pass alone does not establish task quality.",
-                                     "Agree a BF16 tolerance and task-quality criterion with the owner before running; the revised plan proposes values to review, marked proposed = true."))
+            findings.append(
+                _finding(
+                    ctx,
+                    "bf16-own-criteria",
+                    "revise",
+                    "no declared BF16 tolerance and task criterion",
+                    "An FP32 elementwise tolerance does not carry over to BF16, and a loose elementwise pass alone does not establish task quality.",
+                    "Agree a BF16 tolerance and task-quality criterion with the owner before running; the revised plan proposes values to review, marked proposed = true.",
+                )
+            )
     if "float32" in ctx.revised["matrix"].get("dtypes", ["float32"]) and "float32" not in tolerances:
         tolerances["float32"] = {"atol": 1e-5, "rtol": 1e-4, "proposed": True}
-        findings.append(_finding(ctx, "bf16-own-criteria", "note", "FP32 tolerance not declared",
-                                 "The collector would use the seed's illustrative FP32 criterion, |diff| <= 1e-5 + 1e-4 * |ref|.",
-                                 "Confirm or replace it with a model-specific criterion before running (a revised plan writes it, marked proposed = true)."))
+        findings.append(
+            _finding(
+                ctx,
+                "bf16-own-criteria",
+                "note",
+                "FP32 tolerance not declared",
+                "The collector would use the seed's illustrative FP32 criterion, |diff| <= 1e-5 + 1e-4 * |ref|.",
+                "Confirm or replace it with a model-specific criterion before running (a revised plan writes it, marked proposed = true).",
+            )
+        )
     return findings
 
 
@@ -289,20 +389,44 @@ def check_layout(ctx: Context) -> list[Finding]:
     if inputs and not noncontiguous:
         return []
     if "noncontiguous" in layouts:
-        detail = ("The plan already runs the non-contiguous layout; the report will show its cost and correctness."
-                  if noncontiguous else
-                  "The plan runs the non-contiguous layout, but does not declare what its real preprocessing produces ([inputs.NAME] layout).")
-        return [_finding(ctx, "noncontiguous-copy", "note", "non-contiguous inputs are copied on each compiled call", detail,
-                         "Compare the contiguous and non-contiguous cells of each shape.")]
+        detail = (
+            "The plan already runs the non-contiguous layout; the report will show its cost and correctness."
+            if noncontiguous
+            else "The plan runs the non-contiguous layout, but does not declare what its real preprocessing produces ([inputs.NAME] layout)."
+        )
+        return [
+            _finding(
+                ctx,
+                "noncontiguous-copy",
+                "note",
+                "non-contiguous inputs are copied on each compiled call",
+                detail,
+                "Compare the contiguous and non-contiguous cells of each shape.",
+            )
+        ]
     ctx.revised["matrix"]["layouts"] = list(layouts) + ["noncontiguous"]
     if noncontiguous:
         made = ", ".join(f"{name} ({how})" for name, how in noncontiguous.items())
-        return [_finding(ctx, "noncontiguous-copy", "revise", "the real non-contiguous preprocessing layout is not tested",
-                         f"The real preprocessing produces non-contiguous {made}; compiled execution copies non-contiguous inputs on each call, and a contiguous sample does not show what the real preprocessing, masks and attention path do.",
-                         "Add the noncontiguous layout (the workload's make_inputs must build it the way the preprocessing does).")]
-    return [_finding(ctx, "noncontiguous-copy", "revise", "the layout the real preprocessing produces is not declared",
-                     "Compiled execution copies non-contiguous inputs on each call; without knowing what the real preprocessing produces, a contiguous sample may not show what the real masks and attention path do.",
-                     "Declare it: one [inputs.NAME] table per model input with its dtype and layout. If every input is contiguous, no layout case is needed; until then the revised plan tests the noncontiguous layout too (make_inputs must build it).")]
+        return [
+            _finding(
+                ctx,
+                "noncontiguous-copy",
+                "revise",
+                "the real non-contiguous preprocessing layout is not tested",
+                f"The real preprocessing produces non-contiguous {made}; compiled execution copies non-contiguous inputs on each call, and a contiguous sample does not show what the real preprocessing, masks and attention path do.",
+                "Add the noncontiguous layout (the workload's make_inputs must build it the way the preprocessing does).",
+            )
+        ]
+    return [
+        _finding(
+            ctx,
+            "noncontiguous-copy",
+            "revise",
+            "the layout the real preprocessing produces is not declared",
+            "Compiled execution copies non-contiguous inputs on each call; without knowing what the real preprocessing produces, a contiguous sample may not show what the real masks and attention path do.",
+            "Declare it: one [inputs.NAME] table per model input with its dtype and layout. If every input is contiguous, no layout case is needed; until then the revised plan tests the noncontiguous layout too (make_inputs must build it).",
+        )
+    ]
 
 
 def check_integer_ranges(ctx: Context) -> list[Finding]:
@@ -315,13 +439,27 @@ def check_integer_ranges(ctx: Context) -> list[Finding]:
             continue
         span = spec["value_range"]
         if span is None:
-            findings.append(_finding(ctx, "int64-as-int32", "note", f"int64 input {name} has no declared value range",
-                                     "The target computes int64 as int32; without the range the plan cannot say whether every value fits.",
-                                     f"Declare inputs.{name}.value_range (e.g. [0, vocabulary size - 1])."))
+            findings.append(
+                _finding(
+                    ctx,
+                    "int64-as-int32",
+                    "note",
+                    f"int64 input {name} has no declared value range",
+                    "The target computes int64 as int32; without the range the plan cannot say whether every value fits.",
+                    f"Declare inputs.{name}.value_range (e.g. [0, vocabulary size - 1]).",
+                )
+            )
         elif span[0] < INT32_MIN or span[1] > INT32_MAX:
-            findings.append(_finding(ctx, "int64-as-int32", "block", f"int64 input {name} holds values outside the int32 range",
-                                     f"The declared range {span} exceeds int32 ({INT32_MIN} to {INT32_MAX}), and the target computes int64 as int32: such values are not kept.",
-                                     f"Remap {name} into the int32 range in the preprocessing (and declare the new range), or keep the workload on a target with native int64."))
+            findings.append(
+                _finding(
+                    ctx,
+                    "int64-as-int32",
+                    "block",
+                    f"int64 input {name} holds values outside the int32 range",
+                    f"The declared range {span} exceeds int32 ({INT32_MIN} to {INT32_MAX}), and the target computes int64 as int32: such values are not kept.",
+                    f"Remap {name} into the int32 range in the preprocessing (and declare the new range), or keep the workload on a target with native int64.",
+                )
+            )
     return findings
 
 
@@ -339,13 +477,27 @@ def check_compile_options(ctx: Context) -> list[Finding]:
                 continue
             allowed = rule["allowed"][0]
             ctx.revised.setdefault(table, {})[key] = allowed
-            findings.append(_finding(ctx, constraint.id, "revise", f"{rule['key']} = {_toml_value(value)} is not supported on {ctx.docs.target}",
-                                     f"{constraint.text} The collector refuses this plan on {ctx.docs.target}.",
-                                     f"Plan {rule['key']} = {_toml_value(allowed)}."))
+            findings.append(
+                _finding(
+                    ctx,
+                    constraint.id,
+                    "revise",
+                    f"{rule['key']} = {_toml_value(value)} is not supported on {ctx.docs.target}",
+                    f"{constraint.text} The collector refuses this plan on {ctx.docs.target}.",
+                    f"Plan {rule['key']} = {_toml_value(allowed)}.",
+                )
+            )
     if not options["fullgraph"] and ctx.docs.constraint("fullgraph") is not None:
-        findings.append(_finding(ctx, "fullgraph", "note", "compile.fullgraph is false",
-                                 "A graph break would split the compiled path silently instead of failing the cell.",
-                                 "Consider compile.fullgraph = true, so a break is an error the report shows."))
+        findings.append(
+            _finding(
+                ctx,
+                "fullgraph",
+                "note",
+                "compile.fullgraph is false",
+                "A graph break would split the compiled path silently instead of failing the cell.",
+                "Consider compile.fullgraph = true, so a break is an error the report shows.",
+            )
+        )
     return findings
 
 
@@ -358,10 +510,17 @@ def check_undecided(ctx: Context) -> list[Finding]:
     pending = planschema.undecided(ctx.checked)
     if not pending:
         return []
-    return [Finding("proposals-pending", "revise", f"{len(pending)} proposed value(s) not yet agreed",
-                    f"Proposed values are not approvals: {', '.join(pending)} still hold a proposal (proposed = true or an UNDECIDED text).",
-                    "Review each proposal with the workload's owner, write the agreed value and remove 'proposed = true' and any UNDECIDED text; the collector refuses the plan until then.",
-                    "Revisions are not approvals", "plan-check")]
+    return [
+        Finding(
+            "proposals-pending",
+            "revise",
+            f"{len(pending)} proposed value(s) not yet agreed",
+            f"Proposed values are not approvals: {', '.join(pending)} still hold a proposal (proposed = true or an UNDECIDED text).",
+            "Review each proposal with the workload's owner, write the agreed value and remove 'proposed = true' and any UNDECIDED text; the collector refuses the plan until then.",
+            "Revisions are not approvals",
+            "plan-check",
+        )
+    ]
 
 
 def check_modes(ctx: Context) -> list[Finding]:
@@ -369,9 +528,16 @@ def check_modes(ctx: Context) -> list[Finding]:
     findings = []
     if "eager" not in modes and ctx.docs.constraint("cpu-fallback") is not None:
         ctx.revised["matrix"]["modes"] = ["eager"] + list(modes)
-        findings.append(_finding(ctx, "cpu-fallback", "revise", "no eager cells",
-                                 "Unsupported eager ops fall back to the CPU; eager cells record them, and keep a compile failure apart from an eager result.",
-                                 "Add eager mode next to compiled."))
+        findings.append(
+            _finding(
+                ctx,
+                "cpu-fallback",
+                "revise",
+                "no eager cells",
+                "Unsupported eager ops fall back to the CPU; eager cells record them, and keep a compile failure apart from an eager result.",
+                "Add eager mode next to compiled.",
+            )
+        )
     return findings
 
 
@@ -379,9 +545,17 @@ def check_recompile_limit(ctx: Context) -> list[Finding]:
     shapes = {tuple(s) for s in ctx.revised["matrix"].get("shapes", [])}
     if not ctx.compiled or len(shapes) <= RECOMPILE_LIMIT:
         return []
-    return [Finding("recompile-limit", "note", f"{len(shapes)} shapes per compiled group exceed Dynamo's recompile limit ({RECOMPILE_LIMIT})",
-                    "After the limit, the frame silently runs eager: later 'compiled' results would really be eager.",
-                    "Split the shapes across runs or reduce the buckets; the collector flags cells that hit the limit.", "torch._dynamo recompile_limit", "torch")]
+    return [
+        Finding(
+            "recompile-limit",
+            "note",
+            f"{len(shapes)} shapes per compiled group exceed Dynamo's recompile limit ({RECOMPILE_LIMIT})",
+            "After the limit, the frame silently runs eager: later 'compiled' results would really be eager.",
+            "Split the shapes across runs or reduce the buckets; the collector flags cells that hit the limit.",
+            "torch._dynamo recompile_limit",
+            "torch",
+        )
+    ]
 
 
 def check_size(ctx: Context) -> list[Finding]:
@@ -389,8 +563,17 @@ def check_size(ctx: Context) -> list[Finding]:
     if problem is None:
         return []
     ctx.revised["matrix"]["max_cells"] = MAX_PLANNED_CELLS  # the collector refuses the plan without a cap
-    return [Finding("too-many-cells", "revise", f"{len(ctx.plan.cells):,} cells: more than one run log holds ({MAX_PLANNED_CELLS:,})",
-                    problem.split(": ", 1)[1], f"Set [matrix] max_cells (at most {MAX_PLANNED_CELLS:,}) or split the plan.", "event contract line limit", "collector/README.md")]
+    return [
+        Finding(
+            "too-many-cells",
+            "revise",
+            f"{len(ctx.plan.cells):,} cells: more than one run log holds ({MAX_PLANNED_CELLS:,})",
+            problem.split(": ", 1)[1],
+            f"Set [matrix] max_cells (at most {MAX_PLANNED_CELLS:,}) or split the plan.",
+            "event contract line limit",
+            "collector/README.md",
+        )
+    ]
 
 
 CHECKS: list[Callable[[Context], list[Finding]]] = [
@@ -422,7 +605,9 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
     return _review(str(path), raw, plan, target, inspection)
 
 
-def _review(label: str, raw: dict[str, Any], plan: WorkloadPlan, target: str | None, inspection: InspectionLog | None) -> PlanReview:
+def _review(
+    label: str, raw: dict[str, Any], plan: WorkloadPlan, target: str | None, inspection: InspectionLog | None
+) -> PlanReview:
     target = target or plan.intended_target or DEFAULT_TARGET
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
@@ -430,21 +615,39 @@ def _review(label: str, raw: dict[str, Any], plan: WorkloadPlan, target: str | N
     if inspection is not None:
         findings += inspection_findings(ctx, inspection)
     if plan.intended_target and plan.intended_target != target:
-        findings.append(Finding("intended-target", "note", f"the plan is meant for {plan.intended_target}, reviewed here against {target}",
-                                f"[workload] target = {plan.intended_target!r}: a run on {target} is not evidence for {plan.intended_target}.",
-                                f"Review against {plan.intended_target} too (--target {plan.intended_target}).", "", "plan"))
+        findings.append(
+            Finding(
+                "intended-target",
+                "note",
+                f"the plan is meant for {plan.intended_target}, reviewed here against {target}",
+                f"[workload] target = {plan.intended_target!r}: a run on {target} is not evidence for {plan.intended_target}.",
+                f"Review against {plan.intended_target} too (--target {plan.intended_target}).",
+                "",
+                "plan",
+            )
+        )
     findings.sort(key=lambda f: ("block", "revise", "note").index(f.severity))
     severities = {f.severity for f in findings}
     classification = "blocked" if "block" in severities else "revise" if "revise" in severities else "compatible"
-    review = PlanReview(label, target, docs.release, classification, CLASSES[classification], findings, ctx.revised if classification == "revise" else None)
+    review = PlanReview(
+        label,
+        target,
+        docs.release,
+        classification,
+        CLASSES[classification],
+        findings,
+        ctx.revised if classification == "revise" else None,
+    )
     if inspection is not None:
         review.inspection = f"{inspection.path}: {inspection.start.workload}, captured with torch {inspection.start.torch} on {inspection.start.host}"
         review.inspected = [shape_summary(s) for s in inspection.shapes]
     return review
 
 
-LOGGED_PLAN_NOTE = ("reviewed from the plan as the run logged it: keys the log does not hold "
-                    "(expected_compilations, variable_lengths, bucket proposals) are taken at their defaults")
+LOGGED_PLAN_NOTE = (
+    "reviewed from the plan as the run logged it: keys the log does not hold "
+    "(expected_compilations, variable_lengths, bucket proposals) are taken at their defaults"
+)
 
 
 def review_logged_plan(event: Any, target: str | None = None) -> PlanReview:
@@ -455,7 +658,9 @@ def review_logged_plan(event: Any, target: str | None = None) -> PlanReview:
     raw = logged_plan_toml(event)
     text = tomli_w.dumps(raw)
     label = f"the plan logged by {event.workload}"
-    plan = plan_from_data(raw, text, Path(f"logged-plan-{event.workload}.toml"), require_module=False, allow_undecided=True)
+    plan = plan_from_data(
+        raw, text, Path(f"logged-plan-{event.workload}.toml"), require_module=False, allow_undecided=True
+    )
     return _review(label, raw, plan, target, None)
 
 
@@ -467,7 +672,12 @@ def logged_plan_toml(event: Any) -> dict[str, Any]:
     """A plan file's tables rebuilt from a plan event (reportgen.contract.events.Plan)."""
     cells = [c for c in event.matrix if c.repeat_of is None]
     repeats = [c for c in event.matrix if c.repeat_of is not None]
-    workload: dict[str, Any] = {"name": event.workload, "module": "logged_plan.py", "description": event.description, "requirements": list(event.requirements)}
+    workload: dict[str, Any] = {
+        "name": event.workload,
+        "module": "logged_plan.py",
+        "description": event.description,
+        "requirements": list(event.requirements),
+    }
     if event.intended_target:
         workload["target"] = event.intended_target
     raw: dict[str, Any] = {
@@ -479,9 +689,18 @@ def logged_plan_toml(event: Any) -> dict[str, Any]:
             "modes": _distinct(c.mode for c in cells),
             "cache_checks": [list(s) for s in _distinct((c.batch, c.length) for c in repeats)],
         },
-        "timing": {"warm_repetitions": event.warm_repetitions,
-                   "scope": {k: getattr(event.timing_scope, k) for k in ("preprocessing", "host_to_device", "output_retrieval", "note")}},
-        "reference": {"dtype": next((w for w in event.reference.replace(",", " ").split() if w in planschema.KNOWN_DTYPES), "float32")},
+        "timing": {
+            "warm_repetitions": event.warm_repetitions,
+            "scope": {
+                k: getattr(event.timing_scope, k)
+                for k in ("preprocessing", "host_to_device", "output_retrieval", "note")
+            },
+        },
+        "reference": {
+            "dtype": next(
+                (w for w in event.reference.replace(",", " ").split() if w in planschema.KNOWN_DTYPES), "float32"
+            )
+        },
         "tolerances": {},
     }
     for dtype, tol in event.tolerances.items():
@@ -489,11 +708,18 @@ def logged_plan_toml(event: Any) -> dict[str, Any]:
         if tol.task is not None:
             entry["task"] = {"metric": tol.task.metric, "op": tol.task.op, "threshold": tol.task.threshold}
         raw["tolerances"][dtype] = entry
-    for table, part in (("padding", event.padding), ("compile", event.compile_options), ("training", event.training), ("generation", event.generation)):
+    for table, part in (
+        ("padding", event.padding),
+        ("compile", event.compile_options),
+        ("training", event.training),
+        ("generation", event.generation),
+    ):
         if part is not None:
             raw[table] = _schema_keys(table, part.model_dump())
     if event.declared_inputs:
-        raw["inputs"] = {name: _schema_keys("inputs.<name>", spec.model_dump()) for name, spec in event.declared_inputs.items()}
+        raw["inputs"] = {
+            name: _schema_keys("inputs.<name>", spec.model_dump()) for name, spec in event.declared_inputs.items()
+        }
     return _plain(raw)
 
 
@@ -519,7 +745,9 @@ def shape_summary(s: Any) -> str:
     else:
         ops = f"{len(s.operators)} distinct operators, {sum(o.count for o in s.operators)} calls ({', '.join(f'{o.name} ×{o.count}' for o in s.operators)})"
     breaks = "breaks not looked for" if s.breaks_failure else f"{sum(b.count for b in s.graph_breaks)} graph break(s)"
-    layouts = ", ".join(f"{i.name} {i.dtype}{list(i.shape)} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in s.inputs)
+    layouts = ", ".join(
+        f"{i.name} {i.dtype}{list(i.shape)} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in s.inputs
+    )
     return f"{s.shape}: {ops}; {breaks}; {len(s.float64)} float64 tensor(s); {len(s.int64_beyond_int32)} int64 tensor(s) beyond int32; inputs {layouts}"
 
 
@@ -538,21 +766,55 @@ def inspection_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
     """What the inspected graphs predict on this target, from its constraint data."""
     findings: list[Finding] = []
     if log.start.plan_sha256 != ctx.plan.text_sha256 or log.start.workload != ctx.plan.name:
-        findings.append(Finding("inspection-stale", "note", "the inspection was made from another version of this plan",
-                                f"{log.path} inspected {log.start.workload} from a plan whose text differs from {ctx.plan.path.name} (sha256 {log.start.plan_sha256[:12]}…).",
-                                "Inspect this plan again (python -m collector inspect --workload PLAN) before relying on these predictions.", "", "inspection", PREDICTED))
+        findings.append(
+            Finding(
+                "inspection-stale",
+                "note",
+                "the inspection was made from another version of this plan",
+                f"{log.path} inspected {log.start.workload} from a plan whose text differs from {ctx.plan.path.name} (sha256 {log.start.plan_sha256[:12]}…).",
+                "Inspect this plan again (python -m collector inspect --workload PLAN) before relying on these predictions.",
+                "",
+                "inspection",
+                PREDICTED,
+            )
+        )
     planned = {(c.batch, c.length, c.layout) for c in ctx.plan.cells}
     seen = {(s.batch, s.length, s.layout) for s in log.shapes}
     missing = sorted(planned - seen)
     if missing:
-        findings.append(Finding("inspection-incomplete", "note", f"{len(missing)} planned shape(s) were not inspected",
-                                f"Not in {log.path}: {', '.join(f'b{b}-l{l}-{lay}' for b, l, lay in missing[:8])}.",
-                                "Inspect the plan again so every planned shape is covered.", "", "inspection", PREDICTED))
-    findings += _float64_findings(ctx, log) + _int64_findings(ctx, log) + _break_findings(ctx, log) + _operator_findings(ctx, log) + _layout_findings(log)
+        findings.append(
+            Finding(
+                "inspection-incomplete",
+                "note",
+                f"{len(missing)} planned shape(s) were not inspected",
+                f"Not in {log.path}: {', '.join(f'b{b}-l{l}-{lay}' for b, l, lay in missing[:8])}.",
+                "Inspect the plan again so every planned shape is covered.",
+                "",
+                "inspection",
+                PREDICTED,
+            )
+        )
+    findings += (
+        _float64_findings(ctx, log)
+        + _int64_findings(ctx, log)
+        + _break_findings(ctx, log)
+        + _operator_findings(ctx, log)
+        + _layout_findings(log)
+    )
     failed = [s for s in log.shapes if s.capture_failure]
     if failed:
-        findings.append(Finding("graph-not-captured", "note", f"the graph of {len(failed)} shape(s) was not captured",
-                                f"{failed[0].shape}: {failed[0].capture_failure}", "Nothing is predicted for these shapes' operators; the device run records them.", "", "inspection", PREDICTED))
+        findings.append(
+            Finding(
+                "graph-not-captured",
+                "note",
+                f"the graph of {len(failed)} shape(s) was not captured",
+                f"{failed[0].shape}: {failed[0].capture_failure}",
+                "Nothing is predicted for these shapes' operators; the device run records them.",
+                "",
+                "inspection",
+                PREDICTED,
+            )
+        )
     return findings
 
 
@@ -565,10 +827,16 @@ def _float64_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
     if not wide or ctx.docs.constraint("float64-as-float32") is None:
         return []
     required = "requires_float64" in ctx.plan.requirements
-    return [_predicted(ctx, "float64-as-float32", "note" if required else "revise",
-                       f"the graph holds float64 tensors ({len(wide)}), which run as float32 on {ctx.docs.target}",
-                       f"Found: {_names(wide)}. The target casts float64 to 32 bits internally, so these values lose float64 precision even where the dtype is kept.",
-                       "Decide with the owner whether float64 precision is needed: if so declare requires_float64 (the plan is then blocked on this backend); if not, make these tensors float32 in the model and compare the float32 cells.")]
+    return [
+        _predicted(
+            ctx,
+            "float64-as-float32",
+            "note" if required else "revise",
+            f"the graph holds float64 tensors ({len(wide)}), which run as float32 on {ctx.docs.target}",
+            f"Found: {_names(wide)}. The target casts float64 to 32 bits internally, so these values lose float64 precision even where the dtype is kept.",
+            "Decide with the owner whether float64 precision is needed: if so declare requires_float64 (the plan is then blocked on this backend); if not, make these tensors float32 in the model and compare the float32 cells.",
+        )
+    ]
 
 
 def _int64_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
@@ -578,12 +846,28 @@ def _int64_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
     findings = []
     for t in wide:
         span = f"[{t.min:.0f}, {t.max:.0f}]" if t.min is not None and t.max is not None else "outside int32"
-        findings.append(_predicted(ctx, "int64-as-int32", "block", f"int64 {t.where} {t.name} holds values outside the int32 range",
-                                   f"Values seen {span}; int32 is {INT32_MIN} to {INT32_MAX}, and the target computes int64 as int32: such values are not kept.",
-                                   f"Remap {t.name} into the int32 range before the model (and declare the new range), or keep the workload on a target with native int64."))
+        findings.append(
+            _predicted(
+                ctx,
+                "int64-as-int32",
+                "block",
+                f"int64 {t.where} {t.name} holds values outside the int32 range",
+                f"Values seen {span}; int32 is {INT32_MIN} to {INT32_MAX}, and the target computes int64 as int32: such values are not kept.",
+                f"Remap {t.name} into the int32 range before the model (and declare the new range), or keep the workload on a target with native int64.",
+            )
+        )
         spec = ctx.revised.get("inputs", {}).get(t.name)
-        if t.where == "input" and isinstance(spec, dict) and "value_range" not in spec and t.min is not None and t.max is not None:
-            spec["value_range"] = [int(t.min), int(t.max)]  # what the inspection saw, so plan-check reviews the range from now on
+        if (
+            t.where == "input"
+            and isinstance(spec, dict)
+            and "value_range" not in spec
+            and t.min is not None
+            and t.max is not None
+        ):
+            spec["value_range"] = [
+                int(t.min),
+                int(t.max),
+            ]  # what the inspection saw, so plan-check reviews the range from now on
     return findings
 
 
@@ -597,11 +881,26 @@ def _break_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
     fullgraph = ctx.checked["compile"]["fullgraph"]
     listed = "; ".join(f"{r} (×{n})" for r, n in list(reasons.items())[:5])
     if fullgraph:
-        return [_predicted(ctx, "fullgraph", "revise", "graph breaks: the compiled cells will fail with compile.fullgraph = true",
-                           f"torch._dynamo.explain found breaks: {listed}.",
-                           "Remove the breaks from the model's forward, or plan compile.fullgraph = false and expect split graphs in the report.")]
-    return [_predicted(ctx, "fullgraph", "note", "graph breaks split the compiled path",
-                       f"torch._dynamo.explain found breaks: {listed}.", "Remove the breaks if the compiled path should be one graph; the report lists them per cell.")]
+        return [
+            _predicted(
+                ctx,
+                "fullgraph",
+                "revise",
+                "graph breaks: the compiled cells will fail with compile.fullgraph = true",
+                f"torch._dynamo.explain found breaks: {listed}.",
+                "Remove the breaks from the model's forward, or plan compile.fullgraph = false and expect split graphs in the report.",
+            )
+        ]
+    return [
+        _predicted(
+            ctx,
+            "fullgraph",
+            "note",
+            "graph breaks split the compiled path",
+            f"torch._dynamo.explain found breaks: {listed}.",
+            "Remove the breaks if the compiled path should be one graph; the report lists them per cell.",
+        )
+    ]
 
 
 def _operator_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
@@ -615,13 +914,35 @@ def _operator_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
         if not used:
             continue
         severity = "revise" if entry.kind in ("unsupported", "cpu-fallback") else "note"
-        findings.append(Finding(f"operator-{entry.id}", severity, f"{', '.join(used)}: {entry.title}", entry.text,
-                                "Check this operator's cells first on the device (the report lists executed and fallback operators per cell).",
-                                entry.title, entry.source, PREDICTED))
+        findings.append(
+            Finding(
+                f"operator-{entry.id}",
+                severity,
+                f"{', '.join(used)}: {entry.title}",
+                entry.text,
+                "Check this operator's cells first on the device (the report lists executed and fallback operators per cell).",
+                entry.title,
+                entry.source,
+                PREDICTED,
+            )
+        )
     if counts and not ctx.docs.fallback_listed:
-        note = ctx.docs.operators_note or f"The {ctx.docs.release} constraint data lists no operator as falling back to the CPU."
-        findings.append(Finding("operators-fallback-unlisted", "note", f"no CPU fallback can be predicted for the {len(counts)} operator(s) the graphs call",
-                                note, "Run the eager cells on the device: they record which operators fell back.", f"{ctx.docs.release}: operators", ctx.docs.operators_source or "constraint data", PREDICTED))
+        note = (
+            ctx.docs.operators_note
+            or f"The {ctx.docs.release} constraint data lists no operator as falling back to the CPU."
+        )
+        findings.append(
+            Finding(
+                "operators-fallback-unlisted",
+                "note",
+                f"no CPU fallback can be predicted for the {len(counts)} operator(s) the graphs call",
+                note,
+                "Run the eager cells on the device: they record which operators fell back.",
+                f"{ctx.docs.release}: operators",
+                ctx.docs.operators_source or "constraint data",
+                PREDICTED,
+            )
+        )
     return findings
 
 
@@ -629,9 +950,18 @@ def _layout_findings(log: InspectionLog) -> list[Finding]:
     off = [(s.shape, i.name) for s in log.shapes if s.layout == "contiguous" for i in s.inputs if i.contiguous is False]
     if not off:
         return []
-    return [Finding("layout-as-built", "revise", "make_inputs builds non-contiguous inputs for the contiguous layout",
-                    f"As built: {', '.join(f'{name} at {shape}' for shape, name in off[:6])}. The contiguous cells would not test a contiguous layout.",
-                    "Make the contiguous layout's inputs contiguous in make_inputs.", "", "inspection", PREDICTED)]
+    return [
+        Finding(
+            "layout-as-built",
+            "revise",
+            "make_inputs builds non-contiguous inputs for the contiguous layout",
+            f"As built: {', '.join(f'{name} at {shape}' for shape, name in off[:6])}. The contiguous cells would not test a contiguous layout.",
+            "Make the contiguous layout's inputs contiguous in make_inputs.",
+            "",
+            "inspection",
+            PREDICTED,
+        )
+    ]
 
 
 def write_revised(review: PlanReview, original: Path, out: Path) -> None:

@@ -21,7 +21,20 @@ FLAG = "unstable timing"
 # render/labels.py takes its words from here.
 RULE_WORDS = {"min_median": "fastest sample far below the median"}
 
-__all__ = ["FLAG", "STABLE", "SYMBOL", "UNCLASSIFIED", "UNSTABLE", "CellStability", "cell_stability", "flag_text", "series_flag", "timed_cells", "undecided_cells", "unstable_cells"]
+__all__ = [
+    "FLAG",
+    "STABLE",
+    "SYMBOL",
+    "UNCLASSIFIED",
+    "UNSTABLE",
+    "CellStability",
+    "cell_stability",
+    "flag_text",
+    "series_flag",
+    "timed_cells",
+    "undecided_cells",
+    "unstable_cells",
+]
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from reportgen.model.runmodel import STATUS_ORDER, CellRecord
 from reportgen.storage.remote import RemoteLog, RemoteObject
-from reportgen.storage.local import ANNOTATIONS_NAME as ANNOTATIONS_NAME, MAX_SIDE_FILE_BYTES, NotReadable, annotations_beside, read_bounded  # the name is also read from here
+from reportgen.storage.local import (
+    ANNOTATIONS_NAME as ANNOTATIONS_NAME,
+    MAX_SIDE_FILE_BYTES,
+    NotReadable,
+    annotations_beside,
+    read_bounded,
+)  # the name is also read from here
 
 PATTERN_KEY = "explain"
 _HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]#]+?)[ \t]*\]\]?[ \t]*(#.*)?$")
@@ -235,7 +241,18 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 where = f"{path}:{line}" if line is not None else path
                 entry = _validated(_Pattern, table, where, label, "a table")
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
-                result.entries.append(Entry(len(result.entries), line, label, selectors, entry.explanation, entry.verdict, entry.reason, entry.change))
+                result.entries.append(
+                    Entry(
+                        len(result.entries),
+                        line,
+                        label,
+                        selectors,
+                        entry.explanation,
+                        entry.verdict,
+                        entry.reason,
+                        entry.change,
+                    )
+                )
             continue
         numbers = lines.get(("[", key), [])
         line = numbers[0] if len(numbers) == 1 else None
@@ -243,7 +260,18 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
         if key == PATTERN_KEY:
             raise AnnotationError(f"{where}: [{PATTERN_KEY}] must be written [[{PATTERN_KEY}]] (one per entry)")
         one = _validated(_Verdict, value, where, f"[{key}]", "a table with an explanation")
-        result.entries.append(Entry(len(result.entries), line, f"[{key}]", (("case", (key,)),), one.explanation, one.verdict, one.reason, one.change))
+        result.entries.append(
+            Entry(
+                len(result.entries),
+                line,
+                f"[{key}]",
+                (("case", (key,)),),
+                one.explanation,
+                one.verdict,
+                one.reason,
+                one.change,
+            )
+        )
     return result
 
 
@@ -253,7 +281,9 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
     try:
         if isinstance(path, RemoteObject):
             if path.size > MAX_SIDE_FILE_BYTES:
-                raise NotReadable(f"{path.size} bytes, larger than the limit for an annotations file ({MAX_SIDE_FILE_BYTES})")
+                raise NotReadable(
+                    f"{path.size} bytes, larger than the limit for an annotations file ({MAX_SIDE_FILE_BYTES})"
+                )
             text = path.read_text(encoding="utf-8")
         else:
             text = read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8")
@@ -262,7 +292,9 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
     except OSError as exc:
         raise AnnotationError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise AnnotationError(f"{path}: not valid TOML: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+        raise AnnotationError(
+            f"{path}: not valid TOML: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
     return parse_annotations(text, str(path))
 
 
@@ -274,7 +306,11 @@ def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Ann
     for entry in notes.entries:
         matched = [c.case for c in cells if entry.matches(c)]
         if not matched:
-            what = f"names case {entry.label[1:-1]!r}, which is not in the plan" if entry.selectors[0][0] == "case" else f"({entry.selector_text}) matches no planned cell"
+            what = (
+                f"names case {entry.label[1:-1]!r}, which is not in the plan"
+                if entry.selectors[0][0] == "case"
+                else f"({entry.selector_text}) matches no planned cell"
+            )
             raise AnnotationError(f"{entry.where(notes.path)}: {entry.label} {what}")
         covered[entry.index] = matched
         for case in matched:
@@ -290,7 +326,9 @@ def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Ann
                 )
         reason = "; ".join(dict.fromkeys(e.reason for e in entries if e.reason)) or None
         explanation = "\n\n".join(dict.fromkeys(e.explanation for e in entries))
-        result[case] = Annotation(case, explanation, first.verdict, reason, first.change, tuple(e.index for e in entries))
+        result[case] = Annotation(
+            case, explanation, first.verdict, reason, first.change, tuple(e.index for e in entries)
+        )
     return Annotations(notes.path, notes.entries, result, covered)
 
 

@@ -75,7 +75,10 @@ class FailureGroup:
         unfinite = len(counted) - len(worst)
         if unfinite:
             # A null max_abs is a difference that was not finite (NaN/Inf), never "small".
-            out.append(f"|out - ref| not finite in {unfinite} cell(s)" + (f"; largest finite one elsewhere {max(worst):.4g}" if worst else ""))
+            out.append(
+                f"|out - ref| not finite in {unfinite} cell(s)"
+                + (f"; largest finite one elsewhere {max(worst):.4g}" if worst else "")
+            )
         elif worst:
             out.append(f"largest |{'loss' if trained else 'out'} - ref| {max(worst):.4g}")
         metrics = [m for m in [c.task_metric for c in cells] if m]

@@ -91,7 +91,9 @@ class CellRecord:
     task_metric: TaskMetricLine | None = None
     loss_off: bool = False
     grads_off: frozenset[str] = frozenset()
-    params_off: Mapping[str, tuple[int, int]] = field(default_factory=lambda: _NONE_OFF)  # name -> (mismatched, total); shared while empty
+    params_off: Mapping[str, tuple[int, int]] = field(
+        default_factory=lambda: _NONE_OFF
+    )  # name -> (mismatched, total); shared while empty
     trained: bool = False
     localized: bool = False  # the log holds a localization event for it
     layout_achieved: bool | None = None  # None: not measured (1.0 logs)
@@ -162,12 +164,16 @@ class CellRecord:
     @property
     def cold(self) -> ev.Cold | None:
         """The latest timing event's cold measurement that has one (a restart's is apart)."""
-        return next((t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition != RESTART), None)
+        return next(
+            (t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition != RESTART), None
+        )
 
     @property
     def restart(self) -> ev.Cold | None:
         """The latest restart with a populated cache: a fresh process given the cache its cold compile left."""
-        return next((t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition == RESTART), None)
+        return next(
+            (t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition == RESTART), None
+        )
 
     @property
     def warm(self) -> ev.Warm | None:
@@ -486,7 +492,9 @@ def _compile_facts(cell: CellRecord, data: Any, line: int) -> None:
 def _cold_facts(cell: CellRecord, cold: Any) -> None:
     check = _opt(cold.output_check)
     cell.cold_check_failed = check is not None and not check.passed
-    cell.cold_full_caches = tuple(f"{d.role} ({d.path})" for d in cold.cache_dirs if d.entries_before) if cold.cache_dirs else ()
+    cell.cold_full_caches = (
+        tuple(f"{d.role} ({d.path})" for d in cold.cache_dirs if d.entries_before) if cold.cache_dirs else ()
+    )
 
 
 RESTART = "restart_populated_cache"
@@ -502,7 +510,9 @@ def _restart_facts(cell: CellRecord, cold: Any) -> None:
 _TIMED: dict[Any, tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]] = {}
 
 
-def _timed(cold: bool, region: Any, notes: Any, synchronized: bool) -> tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]:
+def _timed(
+    cold: bool, region: Any, notes: Any, synchronized: bool
+) -> tuple[str, tuple[str, ...] | None, tuple[str, ...], bool]:
     """(call, stages timed or None when not recorded, notes, synchronised), kept once per distinct value."""
     region = tuple(region) if region else (None if region is UNSET or region is None else ())
     fact = ("cold" if cold else "warm", region, tuple(notes) if notes else (), synchronized)

@@ -33,14 +33,21 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("workload", "string", "the workload's name"),
     ("target", "string", "the target the plan is for (cpu, cuda, neuron)"),
     ("family", "string", "the backend family the environment event recorded"),
-    ("device", "string", "the device name the environment event recorded, else the instance type (null: neither recorded)"),
+    (
+        "device",
+        "string",
+        "the device name the environment event recorded, else the instance type (null: neither recorded)",
+    ),
     ("started_at", "string", "when the run started, ISO 8601 UTC as logged"),
     ("synthetic", "bool", "the log says it is synthetic (hand-written), not measured"),
     ("complete", "bool", "the log ends with a run_end"),
     ("collector", "string", "the collector's version (null: not recorded)"),
     ("schema_version", "string", "the event schema version of the log"),
     ("run_outcome", "string", "the run's disposition: suitable, change or blocked"),
-    *((f"version_{key}", "string", f"the {key} version the environment event recorded (null: not recorded)") for key in VERSION_KEYS),
+    *(
+        (f"version_{key}", "string", f"the {key} version the environment event recorded (null: not recorded)")
+        for key in VERSION_KEYS
+    ),
     ("cell", "string", "the cell's case key, e.g. b1-l128-contiguous-float32-eager (null: the run planned no cell)"),
     ("dtype", "string", "the cell's compute dtype"),
     ("mode", "string", "eager or compiled"),
@@ -63,9 +70,16 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
     records = []
     for summary, log in sorted(runs, key=lambda pair: pair[0].sort_key, reverse=True):
         run = {
-            "run_id": summary.run_id, "workload": summary.workload, "target": summary.target, "family": summary.family,
-            "device": summary.device or None, "started_at": summary.started_at, "synthetic": summary.synthetic,
-            "complete": summary.complete, "collector": summary.collector or None, "schema_version": summary.schema_version or None,
+            "run_id": summary.run_id,
+            "workload": summary.workload,
+            "target": summary.target,
+            "family": summary.family,
+            "device": summary.device or None,
+            "started_at": summary.started_at,
+            "synthetic": summary.synthetic,
+            "complete": summary.complete,
+            "collector": summary.collector or None,
+            "schema_version": summary.schema_version or None,
             "run_outcome": summary.outcome,
             **{f"version_{key}": summary.versions.get(key) for key in VERSION_KEYS},
             "log": log.url if isinstance(log, RemoteLog) else f"runs/{summary.slug}/events.jsonl",
@@ -74,13 +88,20 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
         }
         cells: list[tuple[str | None, CellSummary | None]] = [*sorted(summary.cells.items())] or [(None, None)]
         for case, cell in cells:
-            records.append({
-                **run, "cell": case,
-                "dtype": getattr(cell, "dtype", None), "mode": getattr(cell, "mode", None), "status": getattr(cell, "status", None),
-                "warm_median_s": getattr(cell, "warm_median_s", None), "warm_samples": getattr(cell, "warm_samples", None),
-                "cold_s": getattr(cell, "cold_s", None), "compile_s": getattr(cell, "compile_s", None),
-                "cpu_fallback": getattr(cell, "cpu_fallback", None),
-            })
+            records.append(
+                {
+                    **run,
+                    "cell": case,
+                    "dtype": getattr(cell, "dtype", None),
+                    "mode": getattr(cell, "mode", None),
+                    "status": getattr(cell, "status", None),
+                    "warm_median_s": getattr(cell, "warm_median_s", None),
+                    "warm_samples": getattr(cell, "warm_samples", None),
+                    "cold_s": getattr(cell, "cold_s", None),
+                    "compile_s": getattr(cell, "compile_s", None),
+                    "cpu_fallback": getattr(cell, "cpu_fallback", None),
+                }
+            )
     return records
 
 
@@ -88,7 +109,10 @@ def _schema() -> pyarrow.Schema:
     import pyarrow as pa
 
     types = {"string": pa.string(), "bool": pa.bool_(), "float64": pa.float64(), "int32": pa.int32()}
-    return pa.schema([pa.field(name, types[kind]) for name, kind, _ in COLUMNS], metadata={"migration-record.cell-index": str(FORMAT)})
+    return pa.schema(
+        [pa.field(name, types[kind]) for name, kind, _ in COLUMNS],
+        metadata={"migration-record.cell-index": str(FORMAT)},
+    )
 
 
 def parquet_bytes(records: list[dict[str, Any]]) -> bytes:

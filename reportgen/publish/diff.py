@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Sequence
 
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
-from reportgen.judge.intervals import GeoMean, RatioInterval, geometric_mean, replicate_intervals, scope_text, speed_words
+from reportgen.judge.intervals import (
+    GeoMean,
+    RatioInterval,
+    geometric_mean,
+    replicate_intervals,
+    scope_text,
+    speed_words,
+)
 from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
 from reportgen.render.labels import human
 from reportgen.render.sections.common import fmt_time
@@ -85,10 +92,19 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
         if change.unsteady:
             change.verdict = f"no verdict: {STABILITY_FLAG}"
     # A series that decides nothing (unstable, or too short to classify) gets no interval.
-    usable = [(t, a, b) for t, a, b in changes if a and b and min(min(r) for r in a) > 0 and min(min(r) for r in b) > 0 and not t.unsteady]
+    usable = [
+        (t, a, b)
+        for t, a, b in changes
+        if a and b and min(min(r) for r in a) > 0 and min(min(r) for r in b) > 0 and not t.unsteady
+    ]
     intervals = replicate_intervals([(a, b) for _, a, b in usable])
     for (change, _, _), interval in zip(usable, intervals):
-        change.low, change.high, change.ratio, change.scope = interval.low, interval.high, interval.ratio, interval.scope
+        change.low, change.high, change.ratio, change.scope = (
+            interval.low,
+            interval.high,
+            interval.ratio,
+            interval.scope,
+        )
         change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
     return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
 
@@ -103,7 +119,9 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
     """Why a ratio must not be read as a performance result on its own."""
     flags = [f for f in (_stopped_flag(before, "before"), _stopped_flag(after, "after")) if f]
     if before.target != after.target:
-        flags.append(f"different targets ({before.target} -> {after.target}): not a regression, see `reportgen compare`")
+        flags.append(
+            f"different targets ({before.target} -> {after.target}): not a regression, see `reportgen compare`"
+        )
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
@@ -157,7 +175,20 @@ class RunDiff:
 
     @property
     def empty(self) -> bool:
-        return not (self.criteria or self.new_failures or self.fixed or self.changed_criterion or self.other_changes or self.added or self.removed or self.versions or self.code_and_data) and self.disposition[0] == self.disposition[1]
+        return (
+            not (
+                self.criteria
+                or self.new_failures
+                or self.fixed
+                or self.changed_criterion
+                or self.other_changes
+                or self.added
+                or self.removed
+                or self.versions
+                or self.code_and_data
+            )
+            and self.disposition[0] == self.disposition[1]
+        )
 
     @property
     def interval_scope(self) -> str:
@@ -209,7 +240,9 @@ def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary
     first = found[0]
     for other in found[1:]:
         if (other.workload, other.target) != (first.workload, first.target):
-            raise DiffRefused(f"{other.run_id} is a run of {other.workload!r} on {other.target}, {first.run_id} of {first.workload!r} on {first.target}: replicates of one side are runs of one workload on one target")
+            raise DiffRefused(
+                f"{other.run_id} is a run of {other.workload!r} on {other.target}, {first.run_id} of {first.workload!r} on {first.target}: replicates of one side are runs of one workload on one target"
+            )
     for other in found[1:]:
         differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))
         if differ:
@@ -242,7 +275,9 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         )
     overlap = {r.run_id for r in befores} & {r.run_id for r in afters}
     if overlap:
-        raise DiffRefused(f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself")
+        raise DiffRefused(
+            f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself"
+        )
     result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (first.target, last.target))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
@@ -261,7 +296,9 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         after_s, after_samples = _side_samples(afters, case)
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
-            flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags("after", [r.run_id for r in afters], after_samples)
+            flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags(
+                "after", [r.run_id for r in afters], after_samples
+            )
             change = TimingChange(case, before_s, after_s, flags)
             result.timings.append(change)
             timed.append((change, before_samples, after_samples))
@@ -289,7 +326,13 @@ def code_and_data_changes(before: RunSummary, after: RunSummary) -> list[tuple[s
                 changes.append((f"{role} (by content sha256)", ca, cb))
         elif fa != fb:
             lacking = [w for w, c in (("before", ca), ("after", cb)) if not c]
-            changes.append((f"{role} (by file sha256: no content hash in the {' and '.join(lacking)} log{'s' if len(lacking) > 1 else ''}, so the same tensors written another way also differ)", fa or "not recorded", fb or "not recorded"))
+            changes.append(
+                (
+                    f"{role} (by file sha256: no content hash in the {' and '.join(lacking)} log{'s' if len(lacking) > 1 else ''}, so the same tensors written another way also differ)",
+                    fa or "not recorded",
+                    fb or "not recorded",
+                )
+            )
     return changes
 
 
@@ -300,9 +343,15 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
         result.new_failures.append(change)
     elif new.status == "pass" and old.status != "pass":
         # Without its dtype (a summary from before dtypes were kept) every correctness change applies.
-        relevant = changed_for(result.criteria, new.dtype or "") if new.dtype else [c for c in result.criteria if c.judges == "correctness"]
+        relevant = (
+            changed_for(result.criteria, new.dtype or "")
+            if new.dtype
+            else [c for c in result.criteria if c.judges == "correctness"]
+        )
         if relevant:
-            result.changed_criterion.append(CriterionPass(case, old.status, new.status, tuple(c.text for c in relevant)))
+            result.changed_criterion.append(
+                CriterionPass(case, old.status, new.status, tuple(c.text for c in relevant))
+            )
         else:
             result.fixed.append(change)
     else:
@@ -311,6 +360,7 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
 
 def largest_changes(diff: RunDiff, count: int) -> list[str]:
     """The ``count`` cells whose timing changed most (by the log of the ratio), judged and unflagged first."""
+
     def rank(t: TimingChange) -> tuple[int, float, str]:
         judged = t.verdict in ("faster", "slower") and t.judged
         return (0 if judged else 1, -abs(math.log(t.ratio)) if 0 < t.ratio < math.inf else 0.0, t.case)
@@ -329,7 +379,9 @@ def format_diff(diff: RunDiff) -> str:
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
     lines = [f"{diff.before} -> {diff.after}{runs}"]
-    lines.append(f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else ""))
+    lines.append(
+        f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else "")
+    )
     lines += [f"  {c.text}" for c in diff.criteria]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
@@ -340,7 +392,10 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"{title}: {len(rows)}")
         lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in rows]
     lines.append(f"{CHANGED_CRITERION} (not fixed): {len(diff.changed_criterion)}")
-    lines += ["  {}: {} -> {}, {}".format(c.case, *diff.said(c.case, c.before, c.after), c.text) for c in diff.changed_criterion]
+    lines += [
+        "  {}: {} -> {}, {}".format(c.case, *diff.said(c.case, c.before, c.after), c.text)
+        for c in diff.changed_criterion
+    ]
     lines.append(f"other status changes: {len(diff.other_changes)}")
     lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in diff.other_changes]
     lines.append(f"cells added: {len(diff.added)}")
@@ -355,7 +410,11 @@ def format_diff(diff: RunDiff) -> str:
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
-    lines += [f"  {t.case}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}" + "".join(f" [{flag}]" for flag in t.flags) for t in diff.timings]
+    lines += [
+        f"  {t.case}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}"
+        + "".join(f" [{flag}]" for flag in t.flags)
+        for t in diff.timings
+    ]
     return "\n".join(lines)
 
 
@@ -373,7 +432,13 @@ def geomean_text(geo: GeoMean | None) -> str:
     return "not measured: no unflagged cell with an interval" if geo is None else _geomean_text(geo)
 
 
-def diff_command(a: Path | str | Sequence[Path | str], b: Path | str | Sequence[Path | str], fmt: str = "text", max_bytes: int | None = None, follow_symlinks: bool = False) -> str:
+def diff_command(
+    a: Path | str | Sequence[Path | str],
+    b: Path | str | Sequence[Path | str],
+    fmt: str = "text",
+    max_bytes: int | None = None,
+    follow_symlinks: bool = False,
+) -> str:
     """`reportgen diff A B` (or several runs a side): logs or run directories, local or s3://."""
     from reportgen.render.report import judge_log
     from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES

@@ -30,13 +30,17 @@ class RunFile:
     note: str
 
 
-def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP_BYTES, root: Path | None = None) -> tuple[list[RunFile], list[Path]]:
+def copy_run_files(
+    judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP_BYTES, root: Path | None = None
+) -> tuple[list[RunFile], list[Path]]:
     """Copy the log and its traces beside the page; return the links to show and what was written.
 
     Nothing is written outside ``root`` (the site's output folder; default: page_dir)."""
     files = [RunFile("Markdown report", "report.md", "the same report as Markdown")]
     if judged.view.details:
-        files.append(RunFile("Per-cell table", judged.view.details, "one row per planned cell, with the log line of its result"))
+        files.append(
+            RunFile("Per-cell table", judged.view.details, "one row per planned cell, with the log line of its result")
+        )
     written: list[Path] = []
     log = judged.log
     if not isinstance(log, Path):
@@ -51,7 +55,9 @@ def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP
     for cell in judged.run.cells:
         for profile in cell.profiles:
             for trace in profile.traces:
-                link, why = _copy_trace(run_dir, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap, root or page_dir)
+                link, why = _copy_trace(
+                    run_dir, trace.path, trace.bytes, trace.sha256, page_dir, used, trace_cap, root or page_dir
+                )
                 label = f"Trace of {cell.case} ({trace.kind})"
                 if link:
                     written.append(page_dir / link)
@@ -59,7 +65,9 @@ def copy_run_files(judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP
     return files, written
 
 
-def _copy_trace(run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: set[str], cap: int, root: Path) -> tuple[str, str]:
+def _copy_trace(
+    run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: set[str], cap: int, root: Path
+) -> tuple[str, str]:
     if size > cap:
         return "", f"not copied: {size / 1e6:.1f} MB is over the {cap / 1e6:.0f} MB cap; sha256 {sha256}"
     source = run_dir / logged

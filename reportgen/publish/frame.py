@@ -83,28 +83,30 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
     for cell in run.cells:
         warm = cell.warm if cell.warm_median_s is not None else None
         planned = cell.planned
-        rows.append({
-            **common,
-            "case": planned.case,
-            "batch": planned.batch,
-            "length": planned.length,
-            "layout": planned.layout,
-            "dtype": planned.dtype,
-            "mode": planned.mode,
-            "repeat_of": planned.repeat_of,
-            "status": cell.status,
-            "mismatched": cell.mismatched,
-            "total": cell.total,
-            "max_abs": cell.max_abs,
-            "fallback_ops": len(cell.fallback_items) if cell.fallback_status == "measured" else None,
-            "graph_breaks": len(cell.graph_break_reasons) if cell.compiles else None,
-            "recompile_limit_hit": cell.recompile_limit_hit,
-            "cold_s": cell.cold_s,
-            "warm_median_s": cell.warm_median_s,
-            "warm_iqr_s": warm.iqr_s if warm else None,
-            "warm_samples": len(warm.samples_s) if warm else None,
-            "result_line": cell.result_line,
-        })
+        rows.append(
+            {
+                **common,
+                "case": planned.case,
+                "batch": planned.batch,
+                "length": planned.length,
+                "layout": planned.layout,
+                "dtype": planned.dtype,
+                "mode": planned.mode,
+                "repeat_of": planned.repeat_of,
+                "status": cell.status,
+                "mismatched": cell.mismatched,
+                "total": cell.total,
+                "max_abs": cell.max_abs,
+                "fallback_ops": len(cell.fallback_items) if cell.fallback_status == "measured" else None,
+                "graph_breaks": len(cell.graph_break_reasons) if cell.compiles else None,
+                "recompile_limit_hit": cell.recompile_limit_hit,
+                "cold_s": cell.cold_s,
+                "warm_median_s": cell.warm_median_s,
+                "warm_iqr_s": warm.iqr_s if warm else None,
+                "warm_samples": len(warm.samples_s) if warm else None,
+                "result_line": cell.result_line,
+            }
+        )
     return rows
 
 
@@ -168,14 +170,23 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
             # A warm series that decides nothing (unstable) leaves a gap in the trend, named in its caveats.
             unsteady = series_flag(cell.warm_samples_s)
             samples = pd.Series([] if unsteady else cell.warm_samples_s or [], dtype="float64")
-            rows.append({
-                "run_id": s.run_id, "started_at": s.started_at, "target": s.target, "case": case,
-                "status": cell.status, "warm_median_s": None if unsteady else cell.warm_median_s,
-                "warm_q1_s": samples.quantile(0.25) if len(samples) else None,
-                "warm_q3_s": samples.quantile(0.75) if len(samples) else None,
-                "cold_s": cell.cold_s, "compile_s": cell.compile_s,
-                "caveats": "; ".join(filter(None, (_caveats(s, cell), f"{unsteady}: warm point left out" if unsteady else ""))),
-            })
+            rows.append(
+                {
+                    "run_id": s.run_id,
+                    "started_at": s.started_at,
+                    "target": s.target,
+                    "case": case,
+                    "status": cell.status,
+                    "warm_median_s": None if unsteady else cell.warm_median_s,
+                    "warm_q1_s": samples.quantile(0.25) if len(samples) else None,
+                    "warm_q3_s": samples.quantile(0.75) if len(samples) else None,
+                    "cold_s": cell.cold_s,
+                    "compile_s": cell.compile_s,
+                    "caveats": "; ".join(
+                        filter(None, (_caveats(s, cell), f"{unsteady}: warm point left out" if unsteady else ""))
+                    ),
+                }
+            )
     return _typed(rows, HISTORY_COLUMNS)
 
 

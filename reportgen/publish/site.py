@@ -45,7 +45,15 @@ from collector.facts import version_tuple
 from reportgen.judge.backend_docs import docs_for_family, load_backend_docs, targets
 from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
-from reportgen.render.templating import Assets, asset_names, csv_text, render_html, templates_dir, write_assets, write_text
+from reportgen.render.templating import (
+    Assets,
+    asset_names,
+    csv_text,
+    render_html,
+    templates_dir,
+    write_assets,
+    write_text,
+)
 from reportgen.render.report import JudgedRun, ReportInputError, judge_log, render_report
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.files import copy_run_files
@@ -53,10 +61,39 @@ from reportgen.publish.cell_index import INDEX_NAME as CELL_INDEX, write_cell_in
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import VERSION_KEYS, RunSummary, slug, summarize
 from reportgen.render.charts import trend_figures
-from reportgen.publish.site_compare import ComparisonLink, ComparisonPages, SiteConfig, build_comparisons, load_site_config, plan_pairs, remove_stale_comparisons
+from reportgen.publish.site_compare import (
+    ComparisonLink,
+    ComparisonPages,
+    SiteConfig,
+    build_comparisons,
+    load_site_config,
+    plan_pairs,
+    remove_stale_comparisons,
+)
 from reportgen.storage import is_remote
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, Found, LogEntry, NotReadable, Skipped, UnsafeOutput, find_logs, read_bounded, remove_inside, write_inside
-from reportgen.storage.sources import FETCH_BATCH, LogRef, RemoteError, RemoteLog, Store, change_key, fetched, forget_prefetched, prefetch
+from reportgen.storage.local import (
+    DEFAULT_MAX_LOG_BYTES,
+    Found,
+    LogEntry,
+    NotReadable,
+    Skipped,
+    UnsafeOutput,
+    find_logs,
+    read_bounded,
+    remove_inside,
+    write_inside,
+)
+from reportgen.storage.sources import (
+    FETCH_BATCH,
+    LogRef,
+    RemoteError,
+    RemoteLog,
+    Store,
+    change_key,
+    fetched,
+    forget_prefetched,
+    prefetch,
+)
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
 from reportgen.publish.site_links import RunLinks, run_links
 from reportgen.publish.site_quick import STATE_NAME, Quick, QuickCheck, SiteResult, quick_start
@@ -194,7 +231,9 @@ def _published_state(published: str, store: Store, fingerprint: str, result: Sit
         return _check_state(raw)
     except (RemoteError, ValueError, RecursionError) as exc:
         reason = _first_error(exc) if isinstance(exc, ValidationError) else " ".join(str(exc).split())
-        result.warnings.append(terminal(f"reportgen site: warning: ignoring {url} ({reason[:300]}); doing a full build"))
+        result.warnings.append(
+            terminal(f"reportgen site: warning: ignoring {url} ({reason[:300]}); doing a full build")
+        )
         return None
 
 
@@ -209,10 +248,12 @@ def state_pages(folder: Path) -> list[str] | None:
         state = _check_state(json.loads(read_bounded(path, MAX_STATE_BYTES).decode("utf-8")))
     except (NotReadable, OSError, ValueError, RecursionError):
         return None
-    return sorted({f"runs/{run['slug']}/" for run in state["runs"].values()}
-                  | {f"workloads/{name}/" for name in state.get("workloads", {})}
-                  | {f"comparisons/{name}/" for name in state.get("comparisons", {})}
-                  | {f"campaigns/{name}/" for name in state.get("campaigns", [])})
+    return sorted(
+        {f"runs/{run['slug']}/" for run in state["runs"].values()}
+        | {f"workloads/{name}/" for name in state.get("workloads", {})}
+        | {f"comparisons/{name}/" for name in state.get("comparisons", {})}
+        | {f"campaigns/{name}/" for name in state.get("campaigns", [])}
+    )
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -221,7 +262,15 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}" if where else "not a JSON object with a fingerprint and runs"
 
 
-def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: SiteResult, max_bytes: int, check: QuickCheck, pages_elsewhere: bool = False) -> list[Entry]:
+def _gather(
+    logs: list[LogEntry],
+    out_dir: Path,
+    state: dict[str, Any],
+    result: SiteResult,
+    max_bytes: int,
+    check: QuickCheck,
+    pages_elsewhere: bool = False,
+) -> list[Entry]:
     """Each log's summary: the stored one when its key is known (and its page is in out_dir, or
     with ``pages_elsewhere`` in the published site the state came from), else judged afresh.
     Logs to judge are read ahead a batch at a time, in parallel (sources.prefetch)."""
@@ -229,7 +278,7 @@ def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: 
     seen: dict[str, LogRef] = {}
     for start in range(0, len(logs), FETCH_BATCH):
         keyed: list[tuple[int, LogEntry, str, dict[str, Any] | None]] = []
-        for index, found in enumerate(logs[start:start + FETCH_BATCH], start=start + 1):
+        for index, found in enumerate(logs[start : start + FETCH_BATCH], start=start + 1):
             try:
                 key = check.known_key(found) or change_key(found, max_bytes)
             except (NotReadable, OSError) as exc:
@@ -245,7 +294,9 @@ def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: 
             if entry is None:
                 continue
             if entry.summary.run_id in seen:
-                result.rejected.append(f"{found.path}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}")
+                result.rejected.append(
+                    f"{found.path}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}"
+                )
                 continue
             seen[entry.summary.run_id] = found.path
             entries.append(entry)
@@ -253,7 +304,9 @@ def _gather(logs: list[LogEntry], out_dir: Path, state: dict[str, Any], result: 
     return entries
 
 
-def _entry(found: LogEntry, key: str, cached: dict[str, Any] | None, index: int, total: int, result: SiteResult, max_bytes: int) -> Entry | None:
+def _entry(
+    found: LogEntry, key: str, cached: dict[str, Any] | None, index: int, total: int, result: SiteResult, max_bytes: int
+) -> Entry | None:
     log = found.path
     if cached:
         return Entry(log, key, RunSummary.from_dict(cached), None, found.annotations)
@@ -279,8 +332,22 @@ def _nav(summary: RunSummary) -> list[tuple[str, str]]:
 
 OUTCOME_SYMBOLS = {"suitable": "✔", "change": "⚠", "blocked": "✖"}
 OUTCOME_LABELS = {"suitable": "suitable", "change": "requires a change", "blocked": "blocked"}
-INDEX_COLUMNS = ("run_id", "workload", "target", "family", "started_at", "synthetic", "complete", "outcome", "headline",
-                 *(f"version_{k}" for k in VERSION_KEYS), *(f"cells_{s}" for s in STATUS_ORDER), "page", "intended_target", "device")
+INDEX_COLUMNS = (
+    "run_id",
+    "workload",
+    "target",
+    "family",
+    "started_at",
+    "synthetic",
+    "complete",
+    "outcome",
+    "headline",
+    *(f"version_{k}" for k in VERSION_KEYS),
+    *(f"cells_{s}" for s in STATUS_ORDER),
+    "page",
+    "intended_target",
+    "device",
+)
 
 
 def _totals(summaries: list[RunSummary]) -> dict[str, Any]:
@@ -300,13 +367,20 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     """The index as plain records, newest first: what index.csv and index.json hold."""
     return [
         {
-            "run_id": s.run_id, "workload": s.workload, "target": s.target, "family": s.family,
-            "started_at": s.started_at, "synthetic": s.synthetic, "complete": s.complete,
-            "outcome": s.outcome, "headline": s.headline,
+            "run_id": s.run_id,
+            "workload": s.workload,
+            "target": s.target,
+            "family": s.family,
+            "started_at": s.started_at,
+            "synthetic": s.synthetic,
+            "complete": s.complete,
+            "outcome": s.outcome,
+            "headline": s.headline,
             **{f"version_{k}": s.versions.get(k, "") for k in VERSION_KEYS},
             **{f"cells_{name}": s.counts.get(name, 0) for name in STATUS_ORDER},
             "page": f"runs/{s.slug}/index.html",
-            "intended_target": s.intended_target or "", "device": s.device,
+            "intended_target": s.intended_target or "",
+            "device": s.device,
         }
         for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
     ]
@@ -327,7 +401,7 @@ def short_label(s: RunSummary) -> str:
 def short_run_id(s: RunSummary) -> str:
     """The run id without the "<workload>-<target>-" the row's other columns already say."""
     prefix = f"{s.workload}-{s.target}-"
-    return s.run_id[len(prefix):] if s.run_id.startswith(prefix) and len(s.run_id) > len(prefix) else s.run_id
+    return s.run_id[len(prefix) :] if s.run_id.startswith(prefix) and len(s.run_id) > len(prefix) else s.run_id
 
 
 def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[dict[str, Any]]:
@@ -335,19 +409,21 @@ def _index_rows(summaries: list[RunSummary], limit: int | None = None) -> list[d
     rows = []
     for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)[:limit]:
         stamp = utc_stamp(s.started_at)
-        rows.append({
-            "summary": s,
-            "href": f"runs/{s.slug}/index.html",
-            "workload_href": f"workloads/{s.workload_slug}/index.html",
-            "symbol": OUTCOME_SYMBOLS[s.outcome],
-            "stamp": stamp,
-            "started": shown_stamp(stamp),
-            "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
-            "passed": s.counts.get("pass", 0),
-            "not_passed": sum(s.counts.values()) - s.counts.get("pass", 0),
-            "label": short_label(s),
-            "short_id": short_run_id(s),
-        })
+        rows.append(
+            {
+                "summary": s,
+                "href": f"runs/{s.slug}/index.html",
+                "workload_href": f"workloads/{s.workload_slug}/index.html",
+                "symbol": OUTCOME_SYMBOLS[s.outcome],
+                "stamp": stamp,
+                "started": shown_stamp(stamp),
+                "counts": [(name, SYMBOLS[name], s.counts.get(name, 0)) for name in STATUS_ORDER],
+                "passed": s.counts.get("pass", 0),
+                "not_passed": sum(s.counts.values()) - s.counts.get("pass", 0),
+                "label": short_label(s),
+                "short_id": short_run_id(s),
+            }
+        )
     return rows
 
 
@@ -360,7 +436,11 @@ def evidence_target(s: RunSummary) -> str:
     return docs.target if s.family in docs.evidence_families else f"{s.family} (not evidence for {docs.target})"
 
 
-PLAN_CHECK_CLASSES = {"compatible": "suitable", "revise": "change", "blocked": "blocked"}  # colour of each plan-check class
+PLAN_CHECK_CLASSES = {
+    "compatible": "suitable",
+    "revise": "change",
+    "blocked": "blocked",
+}  # colour of each plan-check class
 
 
 def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
@@ -372,18 +452,26 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
         by_workload.setdefault(s.workload, []).append(s)
     rows = []
     # Workloads without a run on their target first: the index lists the first FIRST_ROWS of them.
-    for workload, runs in sorted(by_workload.items(), key=lambda item: (any(evidence_target(s) == _meant_for(item[1][-1]) for s in item[1]), item[0])):
+    for workload, runs in sorted(
+        by_workload.items(),
+        key=lambda item: (any(evidence_target(s) == _meant_for(item[1][-1]) for s in item[1]), item[0]),
+    ):
         latest = runs[-1]
         target = _meant_for(latest)
         on_target = [s for s in runs if evidence_target(s) == target]
-        rows.append({
-            "workload": workload, "href": f"workloads/{latest.workload_slug}/index.html", "target": target,
-            "recorded": latest.intended_target is not None, "runs": len(on_target),
-            "latest": on_target[-1] if on_target else None,
-            "check": latest.plan_check if not on_target else {},
-            "check_class": PLAN_CHECK_CLASSES.get(latest.plan_check.get("classification", ""), "untested"),
-            "check_run": latest,
-        })
+        rows.append(
+            {
+                "workload": workload,
+                "href": f"workloads/{latest.workload_slug}/index.html",
+                "target": target,
+                "recorded": latest.intended_target is not None,
+                "runs": len(on_target),
+                "latest": on_target[-1] if on_target else None,
+                "check": latest.plan_check if not on_target else {},
+                "check_class": PLAN_CHECK_CLASSES.get(latest.plan_check.get("classification", ""), "untested"),
+                "check_run": latest,
+            }
+        )
     return rows
 
 
@@ -438,7 +526,9 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     """The runs on one target, oldest first; charts and columns follow the cells that changed most
     against the previous run (see diff.largest_changes) plus the cells the site configuration names."""
     latest = history[-1]
-    diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [(a, b, diff_runs(a, b)) for a, b in zip(history, history[1:])]
+    diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [
+        (a, b, diff_runs(a, b)) for a, b in zip(history, history[1:])
+    ]
     named = [c for c in watched if c in latest.cells]
     if diffs:
         changed = largest_changes(diffs[-1][2], KEY_TIMINGS)
@@ -447,18 +537,33 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
         why = "the first cells with a warm median (one run: nothing to compare yet)"
     key_cases = named + [c for c in changed if c not in named]
-    points = {after.run_id: (d.geomean.ratio, d.geomean.low, d.geomean.high, d.geomean.cells) for _, after, d in diffs if d.geomean is not None}
-    figures = trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
+    points = {
+        after.run_id: (d.geomean.ratio, d.geomean.low, d.geomean.high, d.geomean.cells)
+        for _, after, d in diffs
+        if d.geomean is not None
+    }
+    figures = (
+        trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
+    )
     geomeans = {after.run_id: d.geomean_line for _, after, d in diffs}
     unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
     package, latest_by_version = version_latest(target, history)
     version_pairs = [(a, b, diff_runs(a, b)) for (_, a), (_, b) in zip(latest_by_version, latest_by_version[1:])]
     return {
-        "version_package": package, "version_latest": latest_by_version, "version_pairs": version_pairs,
-        "target": target, "anchor": f"target-{slug(target, 24)}", "history": history, "key_cases": key_cases,
+        "version_package": package,
+        "version_latest": latest_by_version,
+        "version_pairs": version_pairs,
+        "target": target,
+        "anchor": f"target-{slug(target, 24)}",
+        "history": history,
+        "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
-        "summary": diffs[-1][2].summary if diffs else "", "interval_scope": diffs[-1][2].interval_scope if diffs else "",
-        "geomeans": geomeans, "unstable": unstable, "diffs": list(reversed(diffs)), "figures": figures,
+        "summary": diffs[-1][2].summary if diffs else "",
+        "interval_scope": diffs[-1][2].interval_scope if diffs else "",
+        "geomeans": geomeans,
+        "unstable": unstable,
+        "diffs": list(reversed(diffs)),
+        "figures": figures,
     }
 
 
@@ -494,9 +599,24 @@ def _version_grid(summaries: list[RunSummary]) -> list[dict[str, Any]]:
         package, latest = version_latest(target, history)
         if not latest:
             continue
-        row = rows.setdefault(workload, {"workload": workload, "href": f"workloads/{history[-1].workload_slug}/index.html", "targets": []})
-        row["targets"].append({"target": target, "package": package, "versions": [
-            {"version": v, "summary": s, "symbol": OUTCOME_SYMBOLS[s.outcome], "href": f"runs/{s.slug}/index.html"} for v, s in latest]})
+        row = rows.setdefault(
+            workload, {"workload": workload, "href": f"workloads/{history[-1].workload_slug}/index.html", "targets": []}
+        )
+        row["targets"].append(
+            {
+                "target": target,
+                "package": package,
+                "versions": [
+                    {
+                        "version": v,
+                        "summary": s,
+                        "symbol": OUTCOME_SYMBOLS[s.outcome],
+                        "href": f"runs/{s.slug}/index.html",
+                    }
+                    for v, s in latest
+                ],
+            }
+        )
     return list(rows.values())
 
 
@@ -515,7 +635,9 @@ def _remove(out_dir: Path, path: Path, result: SiteResult) -> None:
     try:
         remove_inside(out_dir, path)
     except (UnsafeOutput, OSError) as exc:
-        result.warnings.append(f"reportgen site: warning: left {path} in place: {getattr(exc, 'strerror', None) or exc}")
+        result.warnings.append(
+            f"reportgen site: warning: left {path} in place: {getattr(exc, 'strerror', None) or exc}"
+        )
 
 
 class NoRunLogs(Exception):
@@ -526,7 +648,16 @@ class NoRunLogs(Exception):
         self.skipped = skipped
 
 
-def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, follow_symlinks: bool = False, require_logs: bool = False, quick: Quick | None = None, published: str | None = None) -> SiteResult:
+def build_site(
+    paths: list[Path | str],
+    out_dir: Path,
+    config: Path | None = None,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    follow_symlinks: bool = False,
+    require_logs: bool = False,
+    quick: Quick | None = None,
+    published: str | None = None,
+) -> SiteResult:
     """Build the site; ``config`` (or a site.toml inside a given local folder) declares comparison pages.
 
     PATHS are local paths or s3:// prefixes; a log in object storage is fetched only when its
@@ -571,7 +702,13 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
             if isinstance(local_links, dict):
                 stored["links"] = stored_links = stored_links if isinstance(stored_links, dict) else {}
                 for slug, key in local_links.items():
-                    if isinstance(slug, str) and slug.strip(".") and "/" not in slug and "\\" not in slug and (out_dir / "runs" / slug / "index.html").is_file():
+                    if (
+                        isinstance(slug, str)
+                        and slug.strip(".")
+                        and "/" not in slug
+                        and "\\" not in slug
+                        and (out_dir / "runs" / slug / "index.html").is_file()
+                    ):
                         stored_links[slug] = key
             state, pages_elsewhere = stored, True
     warnings_before = len(result.warnings)
@@ -590,7 +727,16 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
         # the same store reads on every full build.
         result.fetched = fetched(found.logs)
         campaigns = _campaign_pages(paths, entries, out_dir, assets, result, store)
-        written, workloads, index_pages = _write_pages(entries, out_dir, assets, comparisons.links, state.get("workloads", {}), tuple(site_config.history.cases), campaigns, pages_elsewhere)
+        written, workloads, index_pages = _write_pages(
+            entries,
+            out_dir,
+            assets,
+            comparisons.links,
+            state.get("workloads", {}),
+            tuple(site_config.history.cases),
+            campaigns,
+            pages_elsewhere,
+        )
         result.written += written
         cells = write_cell_index([(e.summary, e.log) for e in entries], out_dir)
         result.written += [cells] if cells else []
@@ -601,7 +747,10 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     for gone in sorted(set(state.get("campaigns", [])) - {c.slug for c in campaigns}):
         _remove(out_dir, out_dir / "campaigns" / gone, result)
     remove_stale_comparisons(out_dir, state.get("comparisons", {}), set(comparisons.state))
-    new_state: dict[str, Any] = {"fingerprint": fingerprint, "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)}}
+    new_state: dict[str, Any] = {
+        "fingerprint": fingerprint,
+        "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)},
+    }
     if comparisons.state:
         new_state["comparisons"] = comparisons.state
     new_state["links"] = {e.summary.slug: links[e.summary.slug].key for e in entries if e.summary.slug in links}
@@ -612,14 +761,21 @@ def build_site(paths: list[Path | str], out_dir: Path, config: Path | None = Non
     if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n", out_dir):
         result.written.append(state_path)
     if len(result.warnings) == warnings_before:
-        checked = [*index_pages, *(name for name in asset_names().__dict__.values() if name),
-                   *(f"runs/{e.summary.slug}/index.html" for e in entries), *(f"workloads/{w}/index.html" for w in workloads),
-                   *(link.href for link in comparisons.links), *(c.href for c in campaigns)]
+        checked = [
+            *index_pages,
+            *(name for name in asset_names().__dict__.values() if name),
+            *(f"runs/{e.summary.slug}/index.html" for e in entries),
+            *(f"workloads/{w}/index.html" for w in workloads),
+            *(link.href for link in comparisons.links),
+            *(c.href for c in campaigns),
+        ]
         check.record(found, {str(e.log): e.key for e in entries}, result.runs, checked, result.rejected)
     return result
 
 
-def _judge_relinked(entries: list[Entry], links: dict[str, RunLinks], known: Any, max_bytes: int, result: SiteResult) -> None:
+def _judge_relinked(
+    entries: list[Entry], links: dict[str, RunLinks], known: Any, max_bytes: int, result: SiteResult
+) -> None:
     """Judge again each unchanged run whose page links changed (a new neighbour, a comparison
     added or gone), so that its page is rendered again with them."""
     known = known if isinstance(known, dict) else {}  # the state file is untrusted: anything else is no record
@@ -633,7 +789,9 @@ def _judge_relinked(entries: list[Entry], links: dict[str, RunLinks], known: Any
             result.warnings.append(f"reportgen site: warning: {entry.log}: links not updated: {_one_line(exc)}")
 
 
-def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult, links: dict[str, RunLinks] | None = None) -> list[tuple[Path, bytes]]:
+def _render_runs(
+    entries: list[Entry], out_dir: Path, result: SiteResult, links: dict[str, RunLinks] | None = None
+) -> list[tuple[Path, bytes]]:
     """Each new run's pages, rendered before anything is written; a run that fails is dropped."""
     pages: list[tuple[Path, bytes]] = []
     for entry in list(entries):
@@ -643,7 +801,17 @@ def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult, links:
         try:
             files, copied = copy_run_files(entry.judged, page_dir, root=out_dir)
             result.written += copied
-            pages += render_report(entry.judged, page_dir, ("html", "md"), asset_names(), root="../../", nav=_nav(entry.summary), html_name="index.html", files=files, related=(links or {}).get(entry.summary.slug))
+            pages += render_report(
+                entry.judged,
+                page_dir,
+                ("html", "md"),
+                asset_names(),
+                root="../../",
+                nav=_nav(entry.summary),
+                html_name="index.html",
+                files=files,
+                related=(links or {}).get(entry.summary.slug),
+            )
         except UnsafeOutput:
             raise  # the output folder leads elsewhere: no page is written at all
         except Exception as exc:  # one bad log never stops the others' pages
@@ -654,7 +822,9 @@ def _render_runs(entries: list[Entry], out_dir: Path, result: SiteResult, links:
     return pages
 
 
-def _comparison_pages(config: SiteConfig, entries: list[Entry], out_dir: Path, assets: Assets, state: dict[str, Any], result: SiteResult) -> ComparisonPages:
+def _comparison_pages(
+    config: SiteConfig, entries: list[Entry], out_dir: Path, assets: Assets, state: dict[str, Any], result: SiteResult
+) -> ComparisonPages:
     pairs, problems = plan_pairs(config, [e.summary for e in entries])
     result.rejected += problems
     logs = {e.summary.run_id: (e.log, e.key) for e in entries}
@@ -668,7 +838,14 @@ def _store_of(logs: list[LogEntry]) -> Store | None:
     return next((e.path.store for e in logs if isinstance(e.path, RemoteLog)), None)
 
 
-def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path, assets: Assets, result: SiteResult, store: Store | None = None) -> list[CampaignPage]:
+def _campaign_pages(
+    paths: list[Path | str],
+    entries: list[Entry],
+    out_dir: Path,
+    assets: Assets,
+    result: SiteResult,
+    store: Store | None = None,
+) -> list[CampaignPage]:
     """A page per campaign ledger found at the given locations (every planned task shown)."""
     found = find_ledgers(paths, store)
     result.warnings += found.problems
@@ -682,10 +859,21 @@ def _campaign_pages(paths: list[Path | str], entries: list[Entry], out_dir: Path
 
 def _workload_key(runs: list[Entry], related: list[ComparisonLink], watched: tuple[str, ...] = ()) -> str:
     """Changes when a workload page would: its runs (by content), its comparisons or the named cells change."""
-    return hashlib.sha256(json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related], list(watched)], sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps([sorted(e.key for e in runs), [c.__dict__ for c in related], list(watched)], sort_keys=True).encode()
+    ).hexdigest()
 
 
-def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink] | None = None, known: dict[str, str] | None = None, watched: tuple[str, ...] = (), campaigns: list[CampaignPage] | None = None, pages_elsewhere: bool = False) -> tuple[list[Path], dict[str, str], list[str]]:
+def _write_pages(
+    entries: list[Entry],
+    out_dir: Path,
+    assets: Assets,
+    comparisons: list[ComparisonLink] | None = None,
+    known: dict[str, str] | None = None,
+    watched: tuple[str, ...] = (),
+    campaigns: list[CampaignPage] | None = None,
+    pages_elsewhere: bool = False,
+) -> tuple[list[Path], dict[str, str], list[str]]:
     """Workload pages whose inputs changed (``known``: each page's key at the last build; with
     ``pages_elsewhere`` an unchanged page is the published one) and the index; returns what
     was written, each workload page's key, and the index's files."""
@@ -701,25 +889,65 @@ def _write_pages(entries: list[Entry], out_dir: Path, assets: Assets, comparison
         keys[wslug] = _workload_key(runs, related, watched)
         if (known or {}).get(wslug) == keys[wslug] and (pages_elsewhere or page.is_file()):
             continue
-        if write_text(page, render_html("workload.html.j2", root="../../", assets=assets, comparisons=related, **_workload_context([e.summary for e in runs], watched)), out_dir):
+        if write_text(
+            page,
+            render_html(
+                "workload.html.j2",
+                root="../../",
+                assets=assets,
+                comparisons=related,
+                **_workload_context([e.summary for e in runs], watched),
+            ),
+            out_dir,
+        ):
             written.append(page)
     index_written, index_pages = write_index(summaries, out_dir, assets, comparisons or [], campaigns or [])
     return written + index_written, keys, index_pages
 
 
-def write_index(summaries: list[RunSummary], out_dir: Path, assets: Assets, comparisons: list[ComparisonLink], campaigns: list[CampaignPage] | None = None) -> tuple[list[Path], list[str]]:
+def write_index(
+    summaries: list[RunSummary],
+    out_dir: Path,
+    assets: Assets,
+    comparisons: list[ComparisonLink],
+    campaigns: list[CampaignPage] | None = None,
+) -> tuple[list[Path], list[str]]:
     """index.html (totals and the newest rows), the row data its script reads, index.csv and
     index.json; returns what was written and the index's file names."""
     written: list[Path] = []
     index = out_dir / "index.html"
     rows = _index_rows(summaries, FIRST_ROWS)
-    script, data = rows_script(rows_data(summaries, {o: (OUTCOME_SYMBOLS[o], OUTCOME_LABELS[o]) for o in OUTCOME_SYMBOLS}))
+    script, data = rows_script(
+        rows_data(summaries, {o: (OUTCOME_SYMBOLS[o], OUTCOME_LABELS[o]) for o in OUTCOME_SYMBOLS})
+    )
     records = _index_records(summaries)
-    for path, text in ((out_dir / script, data), (out_dir / "index.csv", _index_csv(records)), (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n")):
+    for path, text in (
+        (out_dir / script, data),
+        (out_dir / "index.csv", _index_csv(records)),
+        (out_dir / "index.json", json.dumps(records, indent=1, ensure_ascii=False) + "\n"),
+    ):
         if write_text(path, text, out_dir):
             written.append(path)
     per_workload = workload_targets(summaries)
-    page = render_html("site_index.html.j2", root="", assets=assets, rows=rows, runs=len(summaries), rows_script=script, totals=_totals(summaries), per_target=runs_per_target(summaries), workload_targets=per_workload[:FIRST_ROWS], more_workloads=max(0, len(per_workload) - FIRST_ROWS), plan_checks=plan_check_counts(per_workload), default_target=DEFAULT_TARGET, status_order=STATUS_ORDER, symbols=SYMBOLS, comparisons=comparisons, campaigns=campaigns or [], grid=_version_grid(summaries))
+    page = render_html(
+        "site_index.html.j2",
+        root="",
+        assets=assets,
+        rows=rows,
+        runs=len(summaries),
+        rows_script=script,
+        totals=_totals(summaries),
+        per_target=runs_per_target(summaries),
+        workload_targets=per_workload[:FIRST_ROWS],
+        more_workloads=max(0, len(per_workload) - FIRST_ROWS),
+        plan_checks=plan_check_counts(per_workload),
+        default_target=DEFAULT_TARGET,
+        status_order=STATUS_ORDER,
+        symbols=SYMBOLS,
+        comparisons=comparisons,
+        campaigns=campaigns or [],
+        grid=_version_grid(summaries),
+    )
     if write_text(index, page, out_dir):
         written.append(index)
     with os.scandir(out_dir) as found:

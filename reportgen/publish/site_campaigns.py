@@ -93,8 +93,15 @@ def _page(ledger: Ledger, by_run: dict[str, RunSummary]) -> CampaignPage:
     for task in tasks:
         key = "done" if not task.untested else "untested"
         counts[key] = counts.get(key, 0) + 1
-    return CampaignPage(ledger.campaign, ledger.campaign_id, campaign_slug(ledger.campaign_id), ledger.scheduler,
-                        ledger.destination, tasks, dict(sorted(counts.items())))
+    return CampaignPage(
+        ledger.campaign,
+        ledger.campaign_id,
+        campaign_slug(ledger.campaign_id),
+        ledger.scheduler,
+        ledger.destination,
+        tasks,
+        dict(sorted(counts.items())),
+    )
 
 
 def _link(run_id: str, by_run: dict[str, RunSummary], superseded_by: str | None = None) -> RunLink:
@@ -127,5 +134,8 @@ def _task(task: TaskStatus, by_run: dict[str, RunSummary]) -> TaskRow:
     words = STATE_WORDS.get(state, state) if untested else "done"
     reason = task.reason
     if untested and task.state == "done":
-        words, reason = "untested: its run is not on this site", f"the ledger names {', '.join(task.latest.runs) if task.latest else 'no run'}"
+        words, reason = (
+            "untested: its run is not on this site",
+            f"the ledger names {', '.join(task.latest.runs) if task.latest else 'no run'}",
+        )
     return TaskRow(task.task, task.label, task.environment, state, words, reason, untested, current, tuple(attempts))

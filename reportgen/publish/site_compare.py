@@ -48,11 +48,15 @@ from reportgen.render.templating import Assets
 from reportgen.storage.sources import LogRef
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, UnsafeOutput, read_bounded, remove_inside
 
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-RunIds = Annotated[str, Field(min_length=1)] | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=50)]
+RunIds = (
+    Annotated[str, Field(min_length=1)]
+    | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=50)]
+)
 
 
 class _Pair(_Strict):
@@ -71,7 +75,11 @@ class _Latest(_Strict):
 
 
 class _History(_Strict):
-    cases: list[str] = Field(default_factory=list, max_length=50, description="Case keys every history charts and lists, beside the cells that changed most.")
+    cases: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Case keys every history charts and lists, beside the cells that changed most.",
+    )
 
 
 class SiteConfig(_Strict):
@@ -84,7 +92,9 @@ def load_site_config(path: Path) -> SiteConfig:
     try:
         data = tomllib.loads(read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8"))
     except (NotReadable, OSError, UnicodeDecodeError) as exc:
-        raise SiteConfigError(f"{path}: cannot read the site configuration: {getattr(exc, 'strerror', None) or exc}") from None
+        raise SiteConfigError(
+            f"{path}: cannot read the site configuration: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise SiteConfigError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
@@ -107,8 +117,16 @@ class PlannedPair:
     def slug(self) -> str:
         if not (self.baseline_more or self.candidate_more):
             return slug(f"{self.baseline.run_id}-vs-{self.candidate.run_id}", limit=80)
-        every = [r.run_id for r in (self.baseline, *self.baseline_more)] + ["vs"] + [r.run_id for r in (self.candidate, *self.candidate_more)]
-        return slug(f"{self.baseline.run_id}-x{1 + len(self.baseline_more)}-vs-{self.candidate.run_id}-x{1 + len(self.candidate_more)}-" + "\0".join(every), limit=80)
+        every = (
+            [r.run_id for r in (self.baseline, *self.baseline_more)]
+            + ["vs"]
+            + [r.run_id for r in (self.candidate, *self.candidate_more)]
+        )
+        return slug(
+            f"{self.baseline.run_id}-x{1 + len(self.baseline_more)}-vs-{self.candidate.run_id}-x{1 + len(self.candidate_more)}-"
+            + "\0".join(every),
+            limit=80,
+        )
 
     def runs(self, side: str) -> list[RunSummary]:
         return [self.baseline, *self.baseline_more] if side == "baseline" else [self.candidate, *self.candidate_more]
@@ -123,10 +141,14 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
         base_ids, cand_ids = pair.ids("baseline"), pair.ids("candidate")
         missing = [rid for rid in base_ids + cand_ids if rid not in by_id]
         if missing:
-            problems.append(f"site configuration: comparison {pair.baseline!r} against {pair.candidate!r} skipped: no run with id {', '.join(repr(m) for m in missing)}")
+            problems.append(
+                f"site configuration: comparison {pair.baseline!r} against {pair.candidate!r} skipped: no run with id {', '.join(repr(m) for m in missing)}"
+            )
             continue
         base, cand = [by_id[r] for r in base_ids], [by_id[r] for r in cand_ids]
-        pairs[("\0".join(base_ids), "\0".join(cand_ids))] = PlannedPair(base[0], cand[0], tuple(base[1:]), tuple(cand[1:]))
+        pairs[("\0".join(base_ids), "\0".join(cand_ids))] = PlannedPair(
+            base[0], cand[0], tuple(base[1:]), tuple(cand[1:])
+        )
     for rule in config.compare_latest:
         by_workload: dict[str, list[RunSummary]] = {}
         for s in summaries:
@@ -170,7 +192,9 @@ class ComparisonPages:
     state: dict[str, Any] = field(default_factory=dict)
 
 
-def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[LogRef, str]], out_dir: Path, assets: Assets, cached: dict[str, Any]) -> ComparisonPages:
+def build_comparisons(
+    pairs: list[PlannedPair], logs: dict[str, tuple[LogRef, str]], out_dir: Path, assets: Assets, cached: dict[str, Any]
+) -> ComparisonPages:
     """Write comparisons/<slug>/index.html and compare.md for each pair whose inputs changed.
 
     ``logs`` maps a run id to its log and input key; ``cached`` is the previous build's state.
@@ -190,11 +214,26 @@ def build_comparisons(pairs: list[PlannedPair], logs: dict[str, tuple[LogRef, st
             try:
                 comparison = gather([log for log, _ in found[0]], [log for log, _ in found[1]])
             except (CompareRefused, ReportInputError) as exc:
-                pages.rejected.append(f"comparison {pair.baseline.run_id} against {pair.candidate.run_id} not built: {exc}")
+                pages.rejected.append(
+                    f"comparison {pair.baseline.run_id} against {pair.candidate.run_id} not built: {exc}"
+                )
                 continue
-            nav = [("All runs", "../../index.html"), (pair.baseline.workload, f"../../workloads/{pair.baseline.workload_slug}/index.html")]
+            nav = [
+                ("All runs", "../../index.html"),
+                (pair.baseline.workload, f"../../workloads/{pair.baseline.workload_slug}/index.html"),
+            ]
             runs = (f"../../runs/{pair.baseline.slug}/index.html", f"../../runs/{pair.candidate.slug}/index.html")
-            pages.written += write_comparison(comparison, page_dir, ("html", "md"), assets, root="../../", nav=nav, html_name="index.html", out_root=out_dir, run_hrefs=runs)
+            pages.written += write_comparison(
+                comparison,
+                page_dir,
+                ("html", "md"),
+                assets,
+                root="../../",
+                nav=nav,
+                html_name="index.html",
+                out_root=out_dir,
+                run_hrefs=runs,
+            )
             link = ComparisonLink(
                 workload=comparison.workload,
                 baseline=pair.baseline.run_id,

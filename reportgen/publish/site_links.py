@@ -37,7 +37,9 @@ class RunLinks:
 
 
 def _run_link(summary: RunSummary) -> Link:
-    return Link(summary.run_id, f"../{summary.slug}/index.html", f"started {shown_stamp(utc_stamp(summary.started_at))} UTC")
+    return Link(
+        summary.run_id, f"../{summary.slug}/index.html", f"started {shown_stamp(utc_stamp(summary.started_at))} UTC"
+    )
 
 
 def run_links(summaries: list[RunSummary], comparisons: list[ComparisonLink]) -> dict[str, RunLinks]:

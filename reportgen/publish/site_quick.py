@@ -50,7 +50,17 @@ from typing import Any
 from reportgen import __version__
 from reportgen.render.locations import templates_dir
 from reportgen.storage import SITE_STATE_NAME, is_remote
-from reportgen.storage.local import MAX_SIDE_FILE_BYTES, Found, LogEntry, NotReadable, Signature, UnsafeOutput, read_bounded, remove_inside, signature
+from reportgen.storage.local import (
+    MAX_SIDE_FILE_BYTES,
+    Found,
+    LogEntry,
+    NotReadable,
+    Signature,
+    UnsafeOutput,
+    read_bounded,
+    remove_inside,
+    signature,
+)
 
 QUICK_NAME = ".reportgen-quick.json"
 STATE_NAME = SITE_STATE_NAME  # the state file this record vouches for (site.py)
@@ -136,12 +146,30 @@ def _parse_record(data: bytes) -> _Record:
     logs = []
     for i, row in enumerate(_items(obj["logs"], "logs")):
         path, key, sig, notes, notes_sig = _items(row, f"logs.{i}", 5)
-        logs.append((_text(path, f"logs.{i}.0"), _text(key, f"logs.{i}.1", _KEY), _sig(sig, f"logs.{i}.2"), _text(notes, f"logs.{i}.3"), None if notes_sig is None else _sig(notes_sig, f"logs.{i}.4")))
+        logs.append(
+            (
+                _text(path, f"logs.{i}.0"),
+                _text(key, f"logs.{i}.1", _KEY),
+                _sig(sig, f"logs.{i}.2"),
+                _text(notes, f"logs.{i}.3"),
+                None if notes_sig is None else _sig(notes_sig, f"logs.{i}.4"),
+            )
+        )
     return _Record(
         signature=None if obj["signature"] is None else _text(obj["signature"], "signature", _HEX),
-        watched=[(_text(p, f"watched.{i}.0"), _sig(sig, f"watched.{i}.1")) for i, (p, sig) in ((i, _items(row, f"watched.{i}", 2)) for i, row in enumerate(_items(obj["watched"], "watched")))],
+        watched=[
+            (_text(p, f"watched.{i}.0"), _sig(sig, f"watched.{i}.1"))
+            for i, (p, sig) in (
+                (i, _items(row, f"watched.{i}", 2)) for i, row in enumerate(_items(obj["watched"], "watched"))
+            )
+        ],
         logs=logs,
-        remote=[(_text(a, f"remote.{i}.0"), _text(b, f"remote.{i}.1")) for i, (a, b) in ((i, _items(row, f"remote.{i}", 2)) for i, row in enumerate(_items(obj["remote"], "remote")))],
+        remote=[
+            (_text(a, f"remote.{i}.0"), _text(b, f"remote.{i}.1"))
+            for i, (a, b) in (
+                (i, _items(row, f"remote.{i}", 2)) for i, row in enumerate(_items(obj["remote"], "remote"))
+            )
+        ],
         runs=_int(obj["runs"], "runs", 0, 10**9),
         pages=[_text(page, f"pages.{i}", PAGE_NAME) for i, page in enumerate(_items(obj["pages"], "pages"))],
         messages=[_text(m, f"messages.{i}", _MESSAGE_RE) for i, m in enumerate(_items(obj["messages"], "messages"))],
@@ -263,15 +291,30 @@ class QuickCheck:
     _known: dict[str, tuple[str, Signature, str, Signature | None]] | None = None
 
     @classmethod
-    def start(cls, paths: list[Path | str], out_dir: Path, config: Path | None, config_bytes: bytes | None, max_bytes: int, follow: bool, started_ns: int) -> QuickCheck:
+    def start(
+        cls,
+        paths: list[Path | str],
+        out_dir: Path,
+        config: Path | None,
+        config_bytes: bytes | None,
+        max_bytes: int,
+        follow: bool,
+        started_ns: int,
+    ) -> QuickCheck:
         locations = [p if isinstance(p, str) and p.startswith("s3://") else os.path.abspath(p) for p in paths]
         templates = _template_sigs(started_ns)
         if templates is None:
             return cls(out_dir, None, started_ns)
-        digest = hashlib.sha256(json.dumps([QUICK_FORMAT, __version__, max_bytes, follow, locations, templates]).encode())
+        digest = hashlib.sha256(
+            json.dumps([QUICK_FORMAT, __version__, max_bytes, follow, locations, templates]).encode()
+        )
         digest.update(b"\0config\0")
         if config is not None:
-            digest.update(os.path.abspath(config).encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(config_bytes or b"").digest())
+            digest.update(
+                os.path.abspath(config).encode("utf-8", "surrogateescape")
+                + b"\0"
+                + hashlib.sha256(config_bytes or b"").digest()
+            )
         return cls(out_dir, digest.hexdigest(), started_ns)
 
     def signature(self) -> str | None:
@@ -326,7 +369,11 @@ class QuickCheck:
         if self.previous is None or entry.stats is None:
             return None
         if self._known is None:
-            self._known = {path: (key, log_sig, notes, notes_sig) for path, key, log_sig, notes, notes_sig in self.previous.logs if key}
+            self._known = {
+                path: (key, log_sig, notes, notes_sig)
+                for path, key, log_sig, notes, notes_sig in self.previous.logs
+                if key
+            }
         known = self._known.get(str(entry.path))
         if known is None or known[1:] != (entry.stats.log, entry.stats.notes_path, entry.stats.notes):
             return None
@@ -340,7 +387,9 @@ class QuickCheck:
             try:
                 remove_inside(self.out_dir, path)
             except (UnsafeOutput, OSError) as exc:
-                warnings.append(f"reportgen site: warning: could not remove {path}: {getattr(exc, 'strerror', None) or exc}")
+                warnings.append(
+                    f"reportgen site: warning: could not remove {path}: {getattr(exc, 'strerror', None) or exc}"
+                )
 
     # --- the record ----------------------------------------------------------------------
 
@@ -355,7 +404,12 @@ class QuickCheck:
 
         logs: list[tuple[str, str, Signature, str, Signature | None]] = []
         remote: list[tuple[str, str]] = []
-        trusted = self.base is not None and bool(found.logs) and not found.skipped and all(re.match(_MESSAGE, m) for m in messages)
+        trusted = (
+            self.base is not None
+            and bool(found.logs)
+            and not found.skipped
+            and all(re.match(_MESSAGE, m) for m in messages)
+        )
         for entry in found.logs:
             if isinstance(entry.path, RemoteLog):
                 remote.append((str(entry.path), entry.path.change_key))
@@ -380,7 +434,11 @@ class QuickCheck:
             "messages": messages if trusted else [],
         }
         if logs or trusted:
-            write_text(self.out_dir / QUICK_NAME, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", self.out_dir)
+            write_text(
+                self.out_dir / QUICK_NAME,
+                json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n",
+                self.out_dir,
+            )
 
 
 def _same(path: str, sig: tuple[int, ...], look: Any) -> bool:

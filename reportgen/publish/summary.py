@@ -71,8 +71,12 @@ class RunSummary:
     intended_target: str | None = None  # what the plan is meant to certify; None: not recorded
     evidence: str = ""  # e.g. "on cpu: not evidence for neuron"
     code_data: dict[str, str] = field(default_factory=dict)  # collector, git state, files read: key -> value
-    hashes: dict[str, list[str | None]] = field(default_factory=dict)  # weights/inputs -> [content sha256 or None, file sha256]
-    criteria: dict[str, dict[str, str | None]] = field(default_factory=dict)  # judge.criteria.Declared by key, as plain data
+    hashes: dict[str, list[str | None]] = field(
+        default_factory=dict
+    )  # weights/inputs -> [content sha256 or None, file sha256]
+    criteria: dict[str, dict[str, str | None]] = field(
+        default_factory=dict
+    )  # judge.criteria.Declared by key, as plain data
     device: str = ""  # the device name the run measured (environment device_name, else instance_type); "": not recorded
     # plan-check's verdict on the plan this run logged, for its intended target (else neuron):
     # {"target", "classification" (compatible | revise | blocked | unreadable), "headline", "first"}
@@ -130,7 +134,9 @@ def summarize(judged: JudgedRun) -> RunSummary:
         code_data={i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")},
         hashes=_hashes(run),
         criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
-        collector=run.start.provenance.collector_version if run.start.provenance is not None else run.start.collector.removeprefix("collector "),
+        collector=run.start.provenance.collector_version
+        if run.start.provenance is not None
+        else run.start.collector.removeprefix("collector "),
         schema_version=run.start.schema_version,
         device=_device_name(run),
         plan_check=_plan_check(run),
@@ -145,11 +151,26 @@ def _plan_check(run: RunModel) -> dict[str, str]:
     target = run.plan.intended_target or DEFAULT_TARGET
     try:
         review = review_logged_plan(run.plan, target)
-    except (PlanError, KeyError, ValueError, TypeError, RecursionError) as exc:  # a log is untrusted: never a traceback from its plan
-        return {"target": target, "classification": "unreadable", "headline": f"plan-check cannot review the logged plan: {exc}", "first": ""}
+    except (
+        PlanError,
+        KeyError,
+        ValueError,
+        TypeError,
+        RecursionError,
+    ) as exc:  # a log is untrusted: never a traceback from its plan
+        return {
+            "target": target,
+            "classification": "unreadable",
+            "headline": f"plan-check cannot review the logged plan: {exc}",
+            "first": "",
+        }
     first = review.findings[0] if review.findings else None
-    return {"target": review.target, "classification": review.classification, "headline": review.headline,
-            "first": f"{first.title}. {first.first}" if first is not None and first.severity != "note" else ""}
+    return {
+        "target": review.target,
+        "classification": review.classification,
+        "headline": review.headline,
+        "first": f"{first.title}. {first.first}" if first is not None and first.severity != "note" else "",
+    }
 
 
 def _device_name(run: RunModel) -> str:
@@ -193,4 +214,15 @@ def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
     samples = list(warm.samples_s) if warm is not None else None
     compiled = cell.compile
     compile_s = compiled.compile_first_result_s if compiled is not None else None
-    return CellSummary(cell.status, cell.warm_median_s, bool(cell.fallback_items), samples, cell.cold_s, compile_s, dtype, mode, len(samples) if samples is not None else None, words)
+    return CellSummary(
+        cell.status,
+        cell.warm_median_s,
+        bool(cell.fallback_items),
+        samples,
+        cell.cold_s,
+        compile_s,
+        dtype,
+        mode,
+        len(samples) if samples is not None else None,
+        words,
+    )

@@ -92,10 +92,23 @@ def _figure(layout: dict[str, Any], traces: list[dict[str, Any]]) -> dict[str, A
 
 def _hline(layout: dict[str, Any], y: float, line: dict[str, Any], text: str | None) -> None:
     """A horizontal line across the plot with a label at its right end, or none (plotly's add_hline)."""
-    layout.setdefault("shapes", []).append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y, "line": line})
+    layout.setdefault("shapes", []).append(
+        {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y, "line": line}
+    )
     if text is None:
         return
-    layout.setdefault("annotations", []).append({"text": text, "showarrow": False, "xref": "x domain", "x": 1, "xanchor": "right", "yref": "y", "y": y, "yanchor": "bottom"})
+    layout.setdefault("annotations", []).append(
+        {
+            "text": text,
+            "showarrow": False,
+            "xref": "x domain",
+            "x": 1,
+            "xanchor": "right",
+            "yref": "y",
+            "y": y,
+            "yanchor": "bottom",
+        }
+    )
 
 
 def plain(text: str) -> str:
@@ -124,7 +137,12 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
     # Scatter traces only (no box trace): the page's plotly bundle is then the basic one, a
     # fifth smaller than the one that draws boxes. Each cell has its own place on the x axis,
     # its samples and its median with quartile whiskers drawn over one another there.
-    layout = {**LAYOUT, "title": {"text": "Warm latency per cell (ms)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}, "showlegend": True}
+    layout = {
+        **LAYOUT,
+        "title": {"text": "Warm latency per cell (ms)"},
+        "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"},
+        "showlegend": True,
+    }
     traces = []
     for mode in ("eager", "compiled"):
         group = [(c, warm) for c, warm in timed if c.planned.mode == mode and warm.samples_s]
@@ -133,14 +151,46 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         colour = MODE_COLOURS[mode]
         xs = [plain(c.case) for c, warm in group for _ in warm.samples_s]
         ys = [s * 1e3 for _, warm in group for s in warm.samples_s]
-        traces.append({"type": "scatter", "x": xs, "y": ys, "name": f"{mode} samples", "legendgroup": mode, "mode": "markers", "marker": {"color": colour, "size": 4, "opacity": 0.45}, "hovertemplate": "%{x}<br>%{y:.4g} ms<extra></extra>"})
+        traces.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": ys,
+                "name": f"{mode} samples",
+                "legendgroup": mode,
+                "mode": "markers",
+                "marker": {"color": colour, "size": 4, "opacity": 0.45},
+                "hovertemplate": "%{x}<br>%{y:.4g} ms<extra></extra>",
+            }
+        )
         quartiles = [_quartiles_ms(warm.samples_s) for _, warm in group]
-        traces.append({
-            "type": "scatter", "x": [plain(c.case) for c, _ in group], "y": [q[1] for q in quartiles], "name": f"{mode} median", "legendgroup": mode, "mode": "markers",
-            "marker": {"color": colour, "size": 18, "symbol": "line-ew-open", "line": {"width": 3, "color": colour}},
-            "error_y": {"type": "data", "symmetric": False, "array": [q[2] - q[1] for q in quartiles], "arrayminus": [q[1] - q[0] for q in quartiles], "color": colour, "thickness": 2, "width": 6},
-            "customdata": [[q[0], q[2]] for q in quartiles], "hovertemplate": "%{x}<br>median %{y:.4g} ms<br>quartiles %{customdata[0]:.4g}-%{customdata[1]:.4g} ms<extra></extra>",
-        })
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [plain(c.case) for c, _ in group],
+                "y": [q[1] for q in quartiles],
+                "name": f"{mode} median",
+                "legendgroup": mode,
+                "mode": "markers",
+                "marker": {
+                    "color": colour,
+                    "size": 18,
+                    "symbol": "line-ew-open",
+                    "line": {"width": 3, "color": colour},
+                },
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [q[2] - q[1] for q in quartiles],
+                    "arrayminus": [q[1] - q[0] for q in quartiles],
+                    "color": colour,
+                    "thickness": 2,
+                    "width": 6,
+                },
+                "customdata": [[q[0], q[2]] for q in quartiles],
+                "hovertemplate": "%{x}<br>median %{y:.4g} ms<br>quartiles %{customdata[0]:.4g}-%{customdata[1]:.4g} ms<extra></extra>",
+            }
+        )
     caption = "Every warm sample per cell (dots), with its median (bar) and quartiles (whiskers), device synchronised at each boundary."
     return Figure("fig-warm-latency", "Warm latency", caption, _figure(layout, traces))
 
@@ -155,16 +205,42 @@ def _quartiles_ms(samples: list[float]) -> tuple[float, float, float]:
 
 
 def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
-    both = [(c, cold, warm) for c, cold, warm in zip(cells, map(_COLD, cells), map(_WARM, cells)) if cold and warm]  # events looked up once
+    both = [
+        (c, cold, warm) for c, cold, warm in zip(cells, map(_COLD, cells), map(_WARM, cells)) if cold and warm
+    ]  # events looked up once
     if not both:
         return None
-    layout = {**LAYOUT, "title": {"text": "Cold first call vs warm median (s, log scale)"}, "yaxis": {"type": "log", "title": {"text": "seconds"}}, "barmode": "group"}
+    layout = {
+        **LAYOUT,
+        "title": {"text": "Cold first call vs warm median (s, log scale)"},
+        "yaxis": {"type": "log", "title": {"text": "seconds"}},
+        "barmode": "group",
+    }
     cases = [plain(c.case) for c, _, _ in both]
     traces = [
-        {"type": "bar", "x": cases, "y": [cold.seconds for _, cold, _ in both], "name": "cold first call", "marker": {"color": "#9467bd"}, "customdata": [human(cold.cache_condition) for _, cold, _ in both], "hovertemplate": "%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>"},
-        {"type": "bar", "x": cases, "y": [warm.median_s for _, _, warm in both], "name": "warm median", "marker": {"color": "#2ca02c"}},
+        {
+            "type": "bar",
+            "x": cases,
+            "y": [cold.seconds for _, cold, _ in both],
+            "name": "cold first call",
+            "marker": {"color": "#9467bd"},
+            "customdata": [human(cold.cache_condition) for _, cold, _ in both],
+            "hovertemplate": "%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>",
+        },
+        {
+            "type": "bar",
+            "x": cases,
+            "y": [warm.median_s for _, _, warm in both],
+            "name": "warm median",
+            "marker": {"color": "#2ca02c"},
+        },
     ]
-    return Figure("fig-cold-warm", "Cold vs warm", "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.", _figure(layout, traces))
+    return Figure(
+        "fig-cold-warm",
+        "Cold vs warm",
+        "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.",
+        _figure(layout, traces),
+    )
 
 
 def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
@@ -209,7 +285,7 @@ def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
 
 def _short(case: str, limit: int = 28) -> str:
     """A short axis label; the full case key is in the hover text."""
-    return case if len(case) <= limit else case[: limit // 2 - 1] + "…" + case[-(limit // 2):]
+    return case if len(case) <= limit else case[: limit // 2 - 1] + "…" + case[-(limit // 2) :]
 
 
 def _short_labels(cases: list[str]) -> list[str]:
@@ -223,8 +299,11 @@ def _short_labels(cases: list[str]) -> list[str]:
 
 def _decades(low: int, high: int) -> dict[str, Any]:
     """A log axis labelled at each power of ten, written as 10^n."""
-    values = [10.0 ** n for n in range(low, high + 1)]
-    return {"tickvals": values, "ticktext": [f"1e{n}" if n not in (0, 1) else str(int(10 ** n)) for n in range(low, high + 1)]}
+    values = [10.0**n for n in range(low, high + 1)]
+    return {
+        "tickvals": values,
+        "ticktext": [f"1e{n}" if n not in (0, 1) else str(int(10**n)) for n in range(low, high + 1)],
+    }
 
 
 def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
@@ -244,14 +323,38 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     # Plotly cannot autorange log-scale bars well (their base is 0): set the decades shown.
     positive = [y for y in ys if y > 0] or [1.0]
     low, high = math.floor(math.log10(min(positive))) - 1, math.ceil(math.log10(max(max(positive), 1.0))) + 1
-    yaxis = {"type": "log", "range": [low - 0.2, high + 0.2], "title": {"text": "largest |diff| / allowance"}, **_decades(low, high)}
+    yaxis = {
+        "type": "log",
+        "range": [low - 0.2, high + 0.2],
+        "title": {"text": "largest |diff| / allowance"},
+        **_decades(low, high),
+    }
     xaxis = {"title": {"text": "cell (full key on hover)"}, "tickangle": -40}
-    layout = {**LAYOUT, "title": {"text": "Largest error over its allowance, in the quantity that judged each cell"}, "yaxis": yaxis, "xaxis": xaxis}
-    hover = [_hover_text(f"{r[0]}: {r[2]}; largest in {r[3]}") + ("<br>not finite (drawn at 1e6)" if r[4] else "<br>%{y:.3g} × allowance") + "<extra></extra>" for r in rows]
-    bars = {"type": "bar", "x": [plain(label) for label in _short_labels([r[0] for r in rows])], "y": ys, "marker": {"color": ["#d62728" if r[1] > 1 else "#1f77b4" for r in rows]}, "name": "largest |diff| / allowance", "hovertemplate": hover}
+    layout = {
+        **LAYOUT,
+        "title": {"text": "Largest error over its allowance, in the quantity that judged each cell"},
+        "yaxis": yaxis,
+        "xaxis": xaxis,
+    }
+    hover = [
+        _hover_text(f"{r[0]}: {r[2]}; largest in {r[3]}")
+        + ("<br>not finite (drawn at 1e6)" if r[4] else "<br>%{y:.3g} × allowance")
+        + "<extra></extra>"
+        for r in rows
+    ]
+    bars = {
+        "type": "bar",
+        "x": [plain(label) for label in _short_labels([r[0] for r in rows])],
+        "y": ys,
+        "marker": {"color": ["#d62728" if r[1] > 1 else "#1f77b4" for r in rows]},
+        "name": "largest |diff| / allowance",
+        "hovertemplate": hover,
+    }
     _hline(layout, 1.0, {"dash": "dash", "color": "#888"}, "allowance")
-    caption = ("Above 1 (red): outside the declared tolerance in that quantity. For training cells the quantity is the worst of the loss, "
-               "every gradient and every updated parameter, each by its own tolerance or declared rule. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6.")
+    caption = (
+        "Above 1 (red): outside the declared tolerance in that quantity. For training cells the quantity is the worst of the loss, "
+        "every gradient and every updated parameter, each by its own tolerance or declared rule. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6."
+    )
     return Figure("fig-error-allowance", "Error vs allowance", caption, _figure(layout, [bars]), tuple(out_of_range))
 
 
@@ -264,7 +367,13 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
     trained = [c for c in cells if c.trained and c.train_steps]
     if not trained:
         return None
-    layout = {**LAYOUT, "title": {"text": "Training loss per step: reference, eager, compiled"}, "xaxis": {"title": {"text": "step"}, "dtick": 1}, "yaxis": {"title": {"text": "loss"}}, "margin": {**LAYOUT["margin"], "b": 60}}
+    layout = {
+        **LAYOUT,
+        "title": {"text": "Training loss per step: reference, eager, compiled"},
+        "xaxis": {"title": {"text": "step"}, "dtick": 1},
+        "yaxis": {"title": {"text": "loss"}},
+        "margin": {**LAYOUT["margin"], "b": 60},
+    }
     traces: list[dict[str, Any]] = []
     shapes_done: set[str] = set()
     out_of_range: list[str] = []
@@ -282,9 +391,33 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
         steps = [s.step for s in c.train_steps]
         if shape not in shapes_done:
             shapes_done.add(shape)
-            traces.append({"type": "scatter", "x": steps, "y": points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"), "name": plain(f"{shape} reference"), "mode": "markers", "marker": {"symbol": "circle-open", "size": 10, "color": colour}})
-        traces.append({"type": "scatter", "x": steps, "y": points(c, [s.loss for s in c.train_steps], c.case), "name": plain(f"{shape} {c.planned.mode}"), "mode": "lines+markers", "line": {"color": colour, "dash": MODE_DASH.get(c.planned.mode, "solid")}})
-    return Figure("fig-loss-curves", "Loss curves", "Loss at each step from identical weights, inputs and seeds; one colour per shape, solid eager and dashed compiled, open circles the CPU reference.", _figure(layout, traces), tuple(out_of_range))
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": steps,
+                    "y": points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"),
+                    "name": plain(f"{shape} reference"),
+                    "mode": "markers",
+                    "marker": {"symbol": "circle-open", "size": 10, "color": colour},
+                }
+            )
+        traces.append(
+            {
+                "type": "scatter",
+                "x": steps,
+                "y": points(c, [s.loss for s in c.train_steps], c.case),
+                "name": plain(f"{shape} {c.planned.mode}"),
+                "mode": "lines+markers",
+                "line": {"color": colour, "dash": MODE_DASH.get(c.planned.mode, "solid")},
+            }
+        )
+    return Figure(
+        "fig-loss-curves",
+        "Loss curves",
+        "Loss at each step from identical weights, inputs and seeds; one colour per shape, solid eager and dashed compiled, open circles the CPU reference.",
+        _figure(layout, traces),
+        tuple(out_of_range),
+    )
 
 
 def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
@@ -311,7 +444,12 @@ def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[
     return {case: [found.get((case, run), "") for run in order] for case in cases}
 
 
-def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[str, tuple[float, float | None, float | None, int]] | None = None) -> list[Figure]:
+def trend_figures(
+    history: Any,
+    cases: list[str],
+    prefix: str,
+    geomeans: dict[str, tuple[float, float | None, float | None, int]] | None = None,
+) -> list[Figure]:
     """Charts over the runs of one workload on one target, oldest first, from a history frame.
 
     ``history`` is ``reportgen.publish.frame.history_frame`` of those runs. Timings exist only
@@ -325,63 +463,188 @@ def trend_figures(history: Any, cases: list[str], prefix: str, geomeans: dict[st
     labels = {r.run_id: f"{r.started_at:%Y-%m-%d %H:%M:%S}" for r in runs.itertuples()}
     order = list(labels)
     figures: list[Figure] = []
-    xaxis = {"title": {"text": "run (started, UTC)"}, "type": "category", "categoryorder": "array", "categoryarray": [labels[r] for r in order]}
+    xaxis = {
+        "title": {"text": "run (started, UTC)"},
+        "type": "category",
+        "categoryorder": "array",
+        "categoryarray": [labels[r] for r in order],
+    }
     base = {**LAYOUT, "xaxis": xaxis, "margin": {**LAYOUT["margin"], "b": 110}, "showlegend": True}
 
     def per_case(column: str) -> dict[str, Any]:
-        table = history[history["case"].isin(cases)].pivot_table(index="run_id", columns="case", values=column, aggfunc="first")
-        return {case: [None if run not in table.index or case not in table or table.at[run, case] != table.at[run, case] else float(table.at[run, case]) for run in order] for case in cases}
+        table = history[history["case"].isin(cases)].pivot_table(
+            index="run_id", columns="case", values=column, aggfunc="first"
+        )
+        return {
+            case: [
+                None
+                if run not in table.index or case not in table or table.at[run, case] != table.at[run, case]
+                else float(table.at[run, case])
+                for run in order
+            ]
+            for case in cases
+        }
 
     xs = [labels[r] for r in order]
     warm, q1, q3 = per_case("warm_median_s"), per_case("warm_q1_s"), per_case("warm_q3_s")
     caveats = _caveats_per_case(history, cases, order)
     if any(v is not None for values in warm.values() for v in values):
-        layout = {**base, "title": {"text": "Warm median per cell over runs (ms; band: interquartile range)"}, "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"}}
+        layout = {
+            **base,
+            "title": {"text": "Warm median per cell over runs (ms; band: interquartile range)"},
+            "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"},
+        }
         traces: list[dict[str, Any]] = []
         for n, case in enumerate(cases):
             colour = TREND_COLOURS[n % len(TREND_COLOURS)]
             ms = lambda values: [None if v is None else v * 1e3 for v in values]  # noqa: E731
-            traces.append({"type": "scatter", "x": xs, "y": ms(q3[case]), "mode": "lines", "line": {"width": 0, "color": colour}, "showlegend": False, "hoverinfo": "skip", "legendgroup": case})
-            traces.append({"type": "scatter", "x": xs, "y": ms(q1[case]), "mode": "lines", "line": {"width": 0, "color": colour}, "fill": "tonexty", "opacity": 0.25, "showlegend": False, "hoverinfo": "skip", "legendgroup": case})
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": xs,
+                    "y": ms(q3[case]),
+                    "mode": "lines",
+                    "line": {"width": 0, "color": colour},
+                    "showlegend": False,
+                    "hoverinfo": "skip",
+                    "legendgroup": case,
+                }
+            )
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": xs,
+                    "y": ms(q1[case]),
+                    "mode": "lines",
+                    "line": {"width": 0, "color": colour},
+                    "fill": "tonexty",
+                    "opacity": 0.25,
+                    "showlegend": False,
+                    "hoverinfo": "skip",
+                    "legendgroup": case,
+                }
+            )
             flags = caveats[case]
-            traces.append({
-                "type": "scatter", "x": xs, "y": ms(warm[case]), "mode": "lines+markers", "name": plain(_short(case)), "line": {"color": colour}, "legendgroup": case,
-                "marker": {"symbol": ["circle-open" if f else "circle" for f in flags], "size": [10 if f else 6 for f in flags]},
-                "customdata": [f"<br>{f}" if f else "" for f in flags], "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
-            })
-        figures.append(Figure(f"{prefix}-trend-warm", "Warm median over runs", "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).", _figure(layout, traces)))
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": xs,
+                    "y": ms(warm[case]),
+                    "mode": "lines+markers",
+                    "name": plain(_short(case)),
+                    "line": {"color": colour},
+                    "legendgroup": case,
+                    "marker": {
+                        "symbol": ["circle-open" if f else "circle" for f in flags],
+                        "size": [10 if f else 6 for f in flags],
+                    },
+                    "customdata": [f"<br>{f}" if f else "" for f in flags],
+                    "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
+                }
+            )
+        figures.append(
+            Figure(
+                f"{prefix}-trend-warm",
+                "Warm median over runs",
+                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).",
+                _figure(layout, traces),
+            )
+        )
     for column, key, title, caption in (
-        ("cold_s", "cold", "Cold first call per cell over runs (s)", "The first call with the cache condition each report states; only runs where the cell passed."),
-        ("compile_s", "compile", "Compile + first result per cell over runs (s)", "From each run's compile event; only runs where the cell passed."),
+        (
+            "cold_s",
+            "cold",
+            "Cold first call per cell over runs (s)",
+            "The first call with the cache condition each report states; only runs where the cell passed.",
+        ),
+        (
+            "compile_s",
+            "compile",
+            "Compile + first result per cell over runs (s)",
+            "From each run's compile event; only runs where the cell passed.",
+        ),
     ):
         values = per_case(column)
         if not any(v is not None for vs in values.values() for v in vs):
             continue
         layout = {**base, "title": {"text": title}, "yaxis": {"title": {"text": "seconds"}, "rangemode": "tozero"}}
         traces = [
-            {"type": "scatter", "x": xs, "y": values[case], "mode": "lines+markers", "name": plain(_short(case)), "line": {"color": TREND_COLOURS[n % len(TREND_COLOURS)]}, "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>"}
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": values[case],
+                "mode": "lines+markers",
+                "name": plain(_short(case)),
+                "line": {"color": TREND_COLOURS[n % len(TREND_COLOURS)]},
+                "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>",
+            }
             for n, case in enumerate(cases)
         ]
         figures.append(Figure(f"{prefix}-trend-{key}", title, caption, _figure(layout, traces)))
     if geomeans:
-        layout = {**base, "title": {"text": "Geometric mean of warm ratios against the previous run"}, "yaxis": {"title": {"text": "after / before"}, "type": "log"}, "showlegend": False}
+        layout = {
+            **base,
+            "title": {"text": "Geometric mean of warm ratios against the previous run"},
+            "yaxis": {"title": {"text": "after / before"}, "type": "log"},
+            "showlegend": False,
+        }
         points = [(labels[r], *geomeans[r]) for r in order if r in geomeans]
         trace = {
-            "type": "scatter", "x": [p[0] for p in points], "y": [p[1] for p in points], "mode": "lines+markers", "name": "geometric mean", "line": {"color": TREND_COLOURS[0]},
-            "error_y": {"type": "data", "symmetric": False, "array": [(p[3] - p[1]) if p[3] is not None else 0 for p in points], "arrayminus": [(p[1] - p[2]) if p[2] is not None else 0 for p in points]},
-            "customdata": [p[4] for p in points], "hovertemplate": "%{x}<br>%{y:.3f}x over %{customdata} cells<extra></extra>",
+            "type": "scatter",
+            "x": [p[0] for p in points],
+            "y": [p[1] for p in points],
+            "mode": "lines+markers",
+            "name": "geometric mean",
+            "line": {"color": TREND_COLOURS[0]},
+            "error_y": {
+                "type": "data",
+                "symmetric": False,
+                "array": [(p[3] - p[1]) if p[3] is not None else 0 for p in points],
+                "arrayminus": [(p[1] - p[2]) if p[2] is not None else 0 for p in points],
+            },
+            "customdata": [p[4] for p in points],
+            "hovertemplate": "%{x}<br>%{y:.3f}x over %{customdata} cells<extra></extra>",
         }
         _hline(layout, 1.0, {"dash": "dot", "color": "#777"}, None)
-        figures.append(Figure(f"{prefix}-trend-geomean", "Geometric mean against the previous run", "Per run, the geometric mean of its warm ratios against the run before it (above 1: slower), with the 95% interval; only cells stable, unflagged and timed in both runs.", _figure(layout, [trace])))
+        figures.append(
+            Figure(
+                f"{prefix}-trend-geomean",
+                "Geometric mean against the previous run",
+                "Per run, the geometric mean of its warm ratios against the run before it (above 1: slower), with the 95% interval; only cells stable, unflagged and timed in both runs.",
+                _figure(layout, [trace]),
+            )
+        )
     passed = history[history["status"] == "pass"].groupby("run_id").size()
     planned = history.groupby("run_id").size()
-    layout = {**base, "title": {"text": "Cells that passed, per run"}, "yaxis": {"title": {"text": "cells"}, "rangemode": "tozero"}, "showlegend": False}
-    bars = {"type": "bar", "x": xs, "y": [int(passed.get(r, 0)) for r in order], "name": "passed", "marker": {"color": "#1b7f3b"}, "customdata": [int(planned.get(r, 0)) for r in order], "hovertemplate": "%{x}<br>%{y} of %{customdata} cells passed<extra></extra>"}
-    figures.append(Figure(f"{prefix}-trend-passed", "Cells that passed", "Every planned cell counts; untested cells count as not passed.", _figure(layout, [bars])))
+    layout = {
+        **base,
+        "title": {"text": "Cells that passed, per run"},
+        "yaxis": {"title": {"text": "cells"}, "rangemode": "tozero"},
+        "showlegend": False,
+    }
+    bars = {
+        "type": "bar",
+        "x": xs,
+        "y": [int(passed.get(r, 0)) for r in order],
+        "name": "passed",
+        "marker": {"color": "#1b7f3b"},
+        "customdata": [int(planned.get(r, 0)) for r in order],
+        "hovertemplate": "%{x}<br>%{y} of %{customdata} cells passed<extra></extra>",
+    }
+    figures.append(
+        Figure(
+            f"{prefix}-trend-passed",
+            "Cells that passed",
+            "Every planned cell counts; untested cells count as not passed.",
+            _figure(layout, [bars]),
+        )
+    )
     return figures
 
 
-def ratio_figure(mode: str, points: list[tuple[str, float, float | None, float | None]], names: tuple[str, str]) -> Figure | None:
+def ratio_figure(
+    mode: str, points: list[tuple[str, float, float | None, float | None]], names: tuple[str, str]
+) -> Figure | None:
     """Per-cell warm ratios of one mode with their intervals, smallest ratio first, on a log
     axis around 1. ``points``: (case, ratio, interval low, interval high); ``names``: the
     baseline's and the candidate's names, which the title and the axis carry."""
@@ -399,20 +662,58 @@ def ratio_figure(mode: str, points: list[tuple[str, float, float | None, float |
         **LAYOUT,
         "title": {"text": f"Warm ratio per {mode} cell: {ratio_name} (95% interval)"},
         "xaxis": {"type": "log", "title": {"text": f"{ratio_name} (below 1: {cand} faster)"}},
-        "yaxis": {"type": "category", "automargin": True, "autorange": "reversed", "title": {"text": "cell, smallest ratio first"}},
+        "yaxis": {
+            "type": "category",
+            "automargin": True,
+            "autorange": "reversed",
+            "title": {"text": "cell, smallest ratio first"},
+        },
         "height": max(200, 60 + 24 * len(rows)),
         "margin": {**LAYOUT["margin"], "l": 20, "b": 60},
         "showlegend": False,
     }
-    layout.setdefault("shapes", []).append({"type": "line", "xref": "x", "x0": 1, "x1": 1, "yref": "y domain", "y0": 0, "y1": 1, "line": {"dash": "dash", "color": "#888"}})
+    layout.setdefault("shapes", []).append(
+        {
+            "type": "line",
+            "xref": "x",
+            "x0": 1,
+            "x1": 1,
+            "yref": "y domain",
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dash", "color": "#888"},
+        }
+    )
     labels = _short_labels([r[0] for r in rows])
-    hover = [_hover_text(f"{r[0]}: {ratio_name} {r[1]:.3g}") + (_hover_text(f", interval {r[2]:.3g} to {r[3]:.3g}") if r[2] is not None and r[3] is not None else ", no interval (too few samples)") + "<extra></extra>" for r in rows]
+    hover = [
+        _hover_text(f"{r[0]}: {ratio_name} {r[1]:.3g}")
+        + (
+            _hover_text(f", interval {r[2]:.3g} to {r[3]:.3g}")
+            if r[2] is not None and r[3] is not None
+            else ", no interval (too few samples)"
+        )
+        + "<extra></extra>"
+        for r in rows
+    ]
     trace = {
-        "type": "scatter", "mode": "markers", "x": [r[1] for r in rows], "y": [plain(label) for label in labels], "name": ratio_name,
+        "type": "scatter",
+        "mode": "markers",
+        "x": [r[1] for r in rows],
+        "y": [plain(label) for label in labels],
+        "name": ratio_name,
         "marker": {"color": MODE_COLOURS.get(mode, "#444"), "size": 8},
-        "error_x": {"type": "data", "symmetric": False, "array": [(r[3] - r[1]) if r[3] is not None else 0 for r in rows], "arrayminus": [(r[1] - r[2]) if r[2] is not None else 0 for r in rows]},
+        "error_x": {
+            "type": "data",
+            "symmetric": False,
+            "array": [(r[3] - r[1]) if r[3] is not None else 0 for r in rows],
+            "arrayminus": [(r[1] - r[2]) if r[2] is not None else 0 for r in rows],
+        },
         "hovertemplate": hover,
     }
-    caption = (f"Each {mode} cell timed on both sides: the warm ratio {ratio_name} and its 95% interval, sorted. Left of the dashed line "
-               f"{cand} is faster, right of it slower; an interval that crosses it decides nothing. Unstable timings are drawn too: the table says which decide nothing.")
-    return Figure(f"fig-ratio-{mode}", f"Warm ratio per {mode} cell", caption, _figure(layout, [trace]), tuple(out_of_range))
+    caption = (
+        f"Each {mode} cell timed on both sides: the warm ratio {ratio_name} and its 95% interval, sorted. Left of the dashed line "
+        f"{cand} is faster, right of it slower; an interval that crosses it decides nothing. Unstable timings are drawn too: the table says which decide nothing."
+    )
+    return Figure(
+        f"fig-ratio-{mode}", f"Warm ratio per {mode} cell", caption, _figure(layout, [trace]), tuple(out_of_range)
+    )

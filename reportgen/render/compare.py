@@ -65,10 +65,23 @@ def gather(baseline: Runs, candidate: Runs) -> Comparison:
         raise ReportInputError(str(exc)) from None
 
 
-DOWNLOADS = {"md": ("compare.md", "the comparison in Markdown"), "json": ("compare.json", "every figure unrounded, for scripts")}
+DOWNLOADS = {
+    "md": ("compare.md", "the comparison in Markdown"),
+    "json": ("compare.json", "every figure unrounded, for scripts"),
+}
 
 
-def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "compare.html", out_root: Path | None = None, run_hrefs: tuple[str, str] = ("", "")) -> list[Path]:
+def write_comparison(
+    comparison: Comparison,
+    out_dir: Path,
+    formats: tuple[str, ...],
+    assets: Assets,
+    root: str = "",
+    nav: list[tuple[str, str]] | None = None,
+    html_name: str = "compare.html",
+    out_root: Path | None = None,
+    run_hrefs: tuple[str, str] = ("", ""),
+) -> list[Path]:
     """Write the pages; nothing outside ``out_root`` (default: out_dir). ``run_hrefs``: each
     side's run page relative to the comparison page, where one exists (a site)."""
     view = build_compare_view(comparison)
@@ -80,7 +93,10 @@ def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, 
     outputs = {
         "html": (html_name, lambda: render_html("compare.html.j2", **context)),
         "md": ("compare.md", lambda: render_md("compare.md.j2", **context)),
-        "json": ("compare.json", lambda: json.dumps(comparison_data(comparison), indent=1, sort_keys=True, ensure_ascii=False) + "\n"),
+        "json": (
+            "compare.json",
+            lambda: json.dumps(comparison_data(comparison), indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+        ),
     }
     chosen = [outputs[fmt] for fmt in FORMATS if fmt in formats]
     if "html" in formats or "md" in formats:  # the pages cap their tables: every cell is in this file
@@ -92,7 +108,9 @@ def write_comparison(comparison: Comparison, out_dir: Path, formats: tuple[str, 
     return written
 
 
-def build_comparison(baseline: Runs, candidate: Runs, out_dir: Path, formats: tuple[str, ...] = ("html", "md")) -> CompareResult:
+def build_comparison(
+    baseline: Runs, candidate: Runs, out_dir: Path, formats: tuple[str, ...] = ("html", "md")
+) -> CompareResult:
     with paused_gc():
         comparison = gather(baseline, candidate)
         assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")  # the charts need the scripts
@@ -100,4 +118,14 @@ def build_comparison(baseline: Runs, candidate: Runs, out_dir: Path, formats: tu
     return CompareResult(comparison, written)
 
 
-__all__ = ["CompareRefused", "CompareResult", "EXIT_INVALID", "EXIT_OK", "EXIT_REFUSED", "build_comparison", "gather", "judge_side", "write_comparison"]
+__all__ = [
+    "CompareRefused",
+    "CompareResult",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "build_comparison",
+    "gather",
+    "judge_side",
+    "write_comparison",
+]

@@ -120,7 +120,9 @@ class CompareView:
 
 
 def _side_view(side: Side) -> SideView:
-    return SideView(side.role, side.run_id, side.target, side.family, side.device, side.disposition, side.synthetic, side.complete)
+    return SideView(
+        side.role, side.run_id, side.target, side.family, side.device, side.disposition, side.synthetic, side.complete
+    )
 
 
 def _errors(side: CellSide) -> str:
@@ -128,7 +130,11 @@ def _errors(side: CellSide) -> str:
         return "not measured"
     # Named "outputs": beside a status that failed on something else (updated parameters, loss)
     # a bare "0/4 mismatched" would read as a contradiction.
-    mismatched = f"outputs {side.mismatched}/{side.total} mismatched" if side.mismatched is not None else "output mismatches not measured"
+    mismatched = (
+        f"outputs {side.mismatched}/{side.total} mismatched"
+        if side.mismatched is not None
+        else "output mismatches not measured"
+    )
     where = f"; {side.diverges}" if side.diverges and side.status != "pass" else ""
     return f"{mismatched}, max abs {fmt(side.max_abs, digits=3)}, max rel {fmt(side.max_rel, digits=3)}{where}"
 
@@ -175,10 +181,16 @@ def _reference_rows(comparison: Comparison) -> list[tuple[str, str, str, str]]:
     rows: dict[str, tuple[str, str, str, str]] = {}
     for cell in comparison.cells:
         ref = cell.reference
-        rows.setdefault(ref.key, (_reference_anchor(ref.key), ref.key, {True: "yes", False: "no", None: "not measured"}[ref.agree], ref.text))
+        rows.setdefault(
+            ref.key,
+            (
+                _reference_anchor(ref.key),
+                ref.key,
+                {True: "yes", False: "no", None: "not measured"}[ref.agree],
+                ref.text,
+            ),
+        )
     return list(rows.values())
-
-
 
 
 def _ratio(value: float | None) -> str:
@@ -210,7 +222,11 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     timing = cell.timing
     assert timing is not None
     warm = timing.warm
-    interval = "too few samples" if warm.low is None or warm.high is None else "{} to {}".format(*interval_text(warm.low, warm.high))
+    interval = (
+        "too few samples"
+        if warm.low is None or warm.high is None
+        else "{} to {}".format(*interval_text(warm.low, warm.high))
+    )
     cold = _cold_text(cell)
     compile_text = "not compiled" if cell.mode != "compiled" else _ratio(timing.compile_ratio)
     if timing.compile_ratio is not None:
@@ -239,14 +255,31 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
     unstable = {c.case for c in comparison.unstable}
     excluded = len([c for c in comparison.flagged if c.case not in unstable])
     if geo is None:
-        return [Row("geometric mean of warm ratios", "not measured: no cell timed on both sides without a flag and with stable series")]
-    interval = "not available (too few samples)" if geo.low is None or geo.high is None else "{} to {}".format(*interval_text(geo.low, geo.high))
+        return [
+            Row(
+                "geometric mean of warm ratios",
+                "not measured: no cell timed on both sides without a flag and with stable series",
+            )
+        ]
+    interval = (
+        "not available (too few samples)"
+        if geo.low is None or geo.high is None
+        else "{} to {}".format(*interval_text(geo.low, geo.high))
+    )
     return [
-        Row(f"geometric mean of warm ratios ({comparison.candidate.short_name} / {comparison.baseline.short_name})", f"{geo.ratio:.3g}"),
+        Row(
+            f"geometric mean of warm ratios ({comparison.candidate.short_name} / {comparison.baseline.short_name})",
+            f"{geo.ratio:.3g}",
+        ),
         Row(f"{geo.confidence:.0%} interval", interval),
         Row("verdict", geo.verdict),
         Row("variation the interval covers", comparison.interval_scope),
-        Row("cells covered", f"{geo.cells} of {len(comparison.cells)} compared" + (f"; {excluded} flagged cell(s) left out" if excluded else "") + (f"; {len(comparison.unstable)} with unstable timing left out" if comparison.unstable else "")),
+        Row(
+            "cells covered",
+            f"{geo.cells} of {len(comparison.cells)} compared"
+            + (f"; {excluded} flagged cell(s) left out" if excluded else "")
+            + (f"; {len(comparison.unstable)} with unstable timing left out" if comparison.unstable else ""),
+        ),
         *_compile_rows(comparison),
     ]
 
@@ -256,10 +289,17 @@ def _compile_rows(comparison: Comparison) -> list[Row]:
     scratch, a hit reads a cache: one median over both would describe neither)."""
     cost = comparison.compile_cost
     if not cost.shapes:
-        return [Row("compile + first result per new shape", "not measured: no compiled new shape correct on both sides")]
+        return [
+            Row("compile + first result per new shape", "not measured: no compiled new shape correct on both sides")
+        ]
     rows = []
     for group, text in zip(cost.by_cache, compile_cost_text(cost, comparison.baseline, comparison.candidate)):
-        rows.append(Row(f"compile + first result per new shape, {group.cache}", text.split(": ", 1)[1] + f" ({cost.shapes} compiled shape(s) correct on both)"))
+        rows.append(
+            Row(
+                f"compile + first result per new shape, {group.cache}",
+                text.split(": ", 1)[1] + f" ({cost.shapes} compiled shape(s) correct on both)",
+            )
+        )
     return rows
 
 
@@ -269,7 +309,11 @@ def _ratio_figures(comparison: Comparison) -> tuple[Figure, ...]:
     names = (comparison.baseline.short_name, comparison.candidate.short_name)
     figures = []
     for mode in ("eager", "compiled"):
-        points = [(c.case, c.timing.warm.ratio, c.timing.warm.low, c.timing.warm.high) for c in comparison.timed if c.mode == mode and c.timing is not None]
+        points = [
+            (c.case, c.timing.warm.ratio, c.timing.warm.low, c.timing.warm.high)
+            for c in comparison.timed
+            if c.mode == mode and c.timing is not None
+        ]
         figure = ratio_figure(mode, points, names) if points else None
         if figure is not None:
             figures.append(figure)
@@ -317,12 +361,23 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         versions=[(k, b.versions.get(k, "unknown"), c.versions.get(k, "unknown")) for k in keys],
         cells=cells,
         references=references[:DETAIL_CAP],
-        task_metric=", ".join(dict.fromkeys(row for cell in comparison.cells for row in (cell.baseline.task_metric, cell.candidate.task_metric) if row)) or "not recorded",
+        task_metric=", ".join(
+            dict.fromkeys(
+                row
+                for cell in comparison.cells
+                for row in (cell.baseline.task_metric, cell.candidate.task_metric)
+                if row
+            )
+        )
+        or "not recorded",
         timings=timings,
         not_timed=not_timed[:DETAIL_CAP],
         verdict_counts=[(name, VERDICT_SYMBOLS[name], count) for name, count in counts.items()],
         geomean=_geomean_rows(comparison),
-        speedups=[(f"{s.shape} {s.layout} {s.dtype}", _ratio(s.baseline), _ratio(s.candidate)) for s in comparison.speedups[:DETAIL_CAP]],
+        speedups=[
+            (f"{s.shape} {s.layout} {s.dtype}", _ratio(s.baseline), _ratio(s.candidate))
+            for s in comparison.speedups[:DETAIL_CAP]
+        ],
         not_comparable=[(n.case, n.reason) for n in comparison.not_comparable[:DETAIL_CAP]],
         method=METHOD,
         figures=_ratio_figures(comparison),
@@ -338,13 +393,52 @@ def build_compare_view(comparison: Comparison) -> CompareView:
 
 
 DETAIL_HEADER = (
-    "case", "shape", "layout", "dtype", "mode", "repeat_of", "comparable",
-    "baseline_status", "baseline_explained", "baseline_mismatched", "baseline_total", "baseline_max_abs", "baseline_max_rel", "baseline_task_value", "baseline_task_passed",
-    "candidate_status", "candidate_explained", "candidate_mismatched", "candidate_total", "candidate_max_abs", "candidate_max_rel", "candidate_task_value", "candidate_task_passed",
-    "references_agree", "reference_inputs", "reference_how",
-    "baseline_warm_median_s", "candidate_warm_median_s", "warm_ratio", "interval_low", "interval_high", "verdict", "baseline_samples", "candidate_samples",
-    "baseline_cold_s", "candidate_cold_s", "cold_ratio", "cold_note", "baseline_compile_s", "candidate_compile_s", "compile_ratio",
-    "baseline_compiled_speedup", "candidate_compiled_speedup", "in_geomean", "flags", "timing_note",
+    "case",
+    "shape",
+    "layout",
+    "dtype",
+    "mode",
+    "repeat_of",
+    "comparable",
+    "baseline_status",
+    "baseline_explained",
+    "baseline_mismatched",
+    "baseline_total",
+    "baseline_max_abs",
+    "baseline_max_rel",
+    "baseline_task_value",
+    "baseline_task_passed",
+    "candidate_status",
+    "candidate_explained",
+    "candidate_mismatched",
+    "candidate_total",
+    "candidate_max_abs",
+    "candidate_max_rel",
+    "candidate_task_value",
+    "candidate_task_passed",
+    "references_agree",
+    "reference_inputs",
+    "reference_how",
+    "baseline_warm_median_s",
+    "candidate_warm_median_s",
+    "warm_ratio",
+    "interval_low",
+    "interval_high",
+    "verdict",
+    "baseline_samples",
+    "candidate_samples",
+    "baseline_cold_s",
+    "candidate_cold_s",
+    "cold_ratio",
+    "cold_note",
+    "baseline_compile_s",
+    "candidate_compile_s",
+    "compile_ratio",
+    "baseline_compiled_speedup",
+    "candidate_compiled_speedup",
+    "in_geomean",
+    "flags",
+    "timing_note",
 )
 
 
@@ -358,19 +452,60 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
     for cell in comparison.cells:
         b, c, timing = cell.baseline, cell.candidate, cell.timing
         warm = timing.warm if timing is not None else None
-        speedup = speedups.get((cell.shape, cell.layout, cell.dtype)) if cell.mode == "compiled" and cell.repeat_of is None else None
-        rows.append((
-            cell.case, cell.shape, cell.layout, cell.dtype, cell.mode, cell.repeat_of, "yes",
-            b.status, b.explained, b.mismatched, b.total, b.max_abs, b.max_rel, b.task_value, b.task_passed,
-            c.status, c.explained, c.mismatched, c.total, c.max_abs, c.max_rel, c.task_value, c.task_passed,
-            cell.reference.agree, cell.reference.key or None, cell.reference.text or None,
-            b.warm_median_s, c.warm_median_s,
-            *((warm.ratio, warm.low, warm.high, timing.verdict, warm.baseline_samples, warm.candidate_samples) if warm and timing else (None,) * 6),
-            b.cold_s, c.cold_s, timing.cold_ratio if timing else None, timing.cold_note if timing else None,
-            b.compile_s, c.compile_s, timing.compile_ratio if timing else None,
-            speedup.baseline if speedup else None, speedup.candidate if speedup else None,
-            timing.in_geomean if timing is not None else None, "; ".join(timing.flags) if timing is not None else None, cell.timing_note or None,
-        ))
+        speedup = (
+            speedups.get((cell.shape, cell.layout, cell.dtype))
+            if cell.mode == "compiled" and cell.repeat_of is None
+            else None
+        )
+        rows.append(
+            (
+                cell.case,
+                cell.shape,
+                cell.layout,
+                cell.dtype,
+                cell.mode,
+                cell.repeat_of,
+                "yes",
+                b.status,
+                b.explained,
+                b.mismatched,
+                b.total,
+                b.max_abs,
+                b.max_rel,
+                b.task_value,
+                b.task_passed,
+                c.status,
+                c.explained,
+                c.mismatched,
+                c.total,
+                c.max_abs,
+                c.max_rel,
+                c.task_value,
+                c.task_passed,
+                cell.reference.agree,
+                cell.reference.key or None,
+                cell.reference.text or None,
+                b.warm_median_s,
+                c.warm_median_s,
+                *(
+                    (warm.ratio, warm.low, warm.high, timing.verdict, warm.baseline_samples, warm.candidate_samples)
+                    if warm and timing
+                    else (None,) * 6
+                ),
+                b.cold_s,
+                c.cold_s,
+                timing.cold_ratio if timing else None,
+                timing.cold_note if timing else None,
+                b.compile_s,
+                c.compile_s,
+                timing.compile_ratio if timing else None,
+                speedup.baseline if speedup else None,
+                speedup.candidate if speedup else None,
+                timing.in_geomean if timing is not None else None,
+                "; ".join(timing.flags) if timing is not None else None,
+                cell.timing_note or None,
+            )
+        )
     for other in comparison.not_comparable:
         rows.append((other.case, *([None] * 5), f"no: {other.reason}", *([None] * (len(DETAIL_HEADER) - 7))))
     return rows

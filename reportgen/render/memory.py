@@ -23,6 +23,8 @@ def peak_memory_text(cell: CellRecord) -> str:
     memory = cell.device_memory
     if memory is None:
         return NOT_MEASURED
-    if memory.status != "measured" or memory.peak_allocated_bytes is None:  # the reason stays in the log: one word per row here
+    if (
+        memory.status != "measured" or memory.peak_allocated_bytes is None
+    ):  # the reason stays in the log: one word per row here
         return NOT_MEASURED
     return bytes_text(memory.peak_allocated_bytes)

@@ -15,7 +15,15 @@ from typing import Any
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition
 from reportgen.judge.judgement import Judgement, judge
-from reportgen.render.templating import FORMULA_START, Assets, csv_text, inline_assets, render_html, render_md, write_assets
+from reportgen.render.templating import (
+    FORMULA_START,
+    Assets,
+    csv_text,
+    inline_assets,
+    render_html,
+    render_md,
+    write_assets,
+)
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_row, detail_rows
@@ -50,13 +58,17 @@ class ReportResult:
     exit_code: int = EXIT_OK
 
 
-def read_judged(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> tuple[RunModel, Annotations, Disposition]:
+def read_judged(
+    log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True
+) -> tuple[RunModel, Annotations, Disposition]:
     """``read_judgement`` for callers that need only the disposition."""
     run, applied, judgement = read_judgement(log, annotations, max_bytes, beside)
     return run, applied, judgement.disposition
 
 
-def read_judgement(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True) -> tuple[RunModel, Annotations, Judgement]:
+def read_judgement(
+    log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True
+) -> tuple[RunModel, Annotations, Judgement]:
     """Read, validate, model and judge one log, without a view; raises ReportInputError with
     every problem. Without ``annotations``, the annotations.toml beside the log is used when
     ``beside`` is set (callers that found the log through storage.local pass the file it allowed)."""
@@ -68,7 +80,9 @@ def read_judgement(log: LogRef, annotations: Any = None, max_bytes: int = DEFAUL
         raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
     try:
         run = builder.build(reading)
-        applied = load_annotations(annotations if annotations is not None or not beside else find_annotations(log), run.cells)
+        applied = load_annotations(
+            annotations if annotations is not None or not beside else find_annotations(log), run.cells
+        )
     except (NotARun, AnnotationError) as exc:
         raise ReportInputError(str(exc)) from None
     try:
@@ -77,7 +91,13 @@ def read_judgement(log: LogRef, annotations: Any = None, max_bytes: int = DEFAUL
         raise ReportInputError(str(exc)) from None
 
 
-def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True, inspection: Path | None = None) -> JudgedRun:
+def judge_log(
+    log: LogRef,
+    annotations: Any = None,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    beside: bool = True,
+    inspection: Path | None = None,
+) -> JudgedRun:
     """Read, validate, model and judge one log, and build its report view; with ``inspection``
     (an inspection log of its plan), its predicted fallback is set against the observed one."""
     inspected = _inspection(inspection)
@@ -95,7 +115,13 @@ def judge_log(log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX
         try:
             docs = load_backend_docs(target)
         except KeyError:
-            view.predicted = [Row("predicted CPU fallback", f"no constraint data for {target}: nothing is predicted", "reportgen/judge/constraints")]
+            view.predicted = [
+                Row(
+                    "predicted CPU fallback",
+                    f"no constraint data for {target}: nothing is predicted",
+                    "reportgen/judge/constraints",
+                )
+            ]
         else:
             view.predicted = [Row(r.label, r.value, r.source) for r in predicted_against_observed(run, inspected, docs)]
     return JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement)
@@ -125,7 +151,12 @@ class SummaryCaps:
 
 
 # Tried in order until the summary fits: the first is what a normal run shows.
-SUMMARY_CAPS = (SummaryCaps(30, 20, 60, 600), SummaryCaps(15, 8, 25, 300), SummaryCaps(8, 4, 10, 160), SummaryCaps(3, 2, 4, 80))
+SUMMARY_CAPS = (
+    SummaryCaps(30, 20, 60, 600),
+    SummaryCaps(15, 8, 25, 300),
+    SummaryCaps(8, 4, 10, 160),
+    SummaryCaps(3, 2, 4, 80),
+)
 
 
 def render_summary(view: ReportView) -> str:
@@ -160,11 +191,23 @@ def render_report_md(context: dict[str, Any]) -> str:
         if len(text) <= MD_LIMIT:
             return text
     details = context["view"].details or "details.csv"
-    note = f"\n\n… cut here to stay under a pull request's 65,536 characters; report.html and {details} have everything.\n"
+    note = (
+        f"\n\n… cut here to stay under a pull request's 65,536 characters; report.html and {details} have everything.\n"
+    )
     return text[: MD_LIMIT - len(note)] + note
 
 
-def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None, related: Any = None) -> list[tuple[Path, bytes]]:
+def render_report(
+    judged: JudgedRun,
+    out_dir: Path,
+    formats: tuple[str, ...],
+    assets: Assets,
+    root: str = "",
+    nav: list[tuple[str, str]] | None = None,
+    html_name: str = "report.html",
+    files: list[Any] | None = None,
+    related: Any = None,
+) -> list[tuple[Path, bytes]]:
     """The files of one report, rendered and encoded but not written: (path, bytes) pairs.
     ``related``: on a site, the run's previous and next run and its comparisons (publish.site_links)."""
     view = judged.view
@@ -181,7 +224,17 @@ def render_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], as
     return [(path, text if isinstance(text, bytes) else text.encode("utf-8")) for path, text in pages]
 
 
-def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...], assets: Assets, root: str = "", nav: list[tuple[str, str]] | None = None, html_name: str = "report.html", files: list[Any] | None = None, out_root: Path | None = None) -> list[Path]:
+def write_report(
+    judged: JudgedRun,
+    out_dir: Path,
+    formats: tuple[str, ...],
+    assets: Assets,
+    root: str = "",
+    nav: list[tuple[str, str]] | None = None,
+    html_name: str = "report.html",
+    files: list[Any] | None = None,
+    out_root: Path | None = None,
+) -> list[Path]:
     """Write report.html (or html_name), report.md and details.csv; ``files`` are links the page lists.
 
     Every page is rendered before any is written; nothing is written outside ``out_root``
@@ -211,14 +264,22 @@ def _details_bytes(run: RunModel) -> bytes:
     for start in range(0, len(cells), _CHUNK):
         chunk = cells[start : start + _CHUNK]
         rows = [
-            "" if c.failure_text or c.warnings else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,\n"
+            ""
+            if c.failure_text or c.warnings
+            else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,\n"
             for c, figures in zip(chunk, _figure_texts(chunk))
             for p in (c.planned,)
         ]
         text = "".join(rows)
         free_text = rows.count("")
         plain = len(rows) - free_text
-        if text.count(",") != 14 * plain or text.count("\n") != plain or '"' in text or "\r" in text or not _FORMULA.isdisjoint(map(_FIRST_CHAR, rows)):
+        if (
+            text.count(",") != 14 * plain
+            or text.count("\n") != plain
+            or '"' in text
+            or "\r" in text
+            or not _FORMULA.isdisjoint(map(_FIRST_CHAR, rows))
+        ):
             return _whole_table(run)
         if free_text:
             for index, row in enumerate(rows):
@@ -245,11 +306,22 @@ def _figure_texts(cells: list[CellRecord]) -> list[str]:
     writes them (None empty, a float as its repr)."""
     return [
         f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},{'' if cold is None else cold},{'' if warm is None else warm},{'' if line is None else line}"
-        for m, t, a, cold, warm, line in ((c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line) for c in cells)
+        for m, t, a, cold, warm, line in (
+            (c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line) for c in cells
+        )
     ]
 
 
-def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html", "md"), annotations: Path | None = None, fail_on: str | None = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, inspection: Path | None = None, single_file: bool = False) -> ReportResult:
+def build_report(
+    log: LogRef,
+    out_dir: Path,
+    formats: tuple[str, ...] = ("html", "md"),
+    annotations: Path | None = None,
+    fail_on: str | None = None,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    inspection: Path | None = None,
+    single_file: bool = False,
+) -> ReportResult:
     """``single_file``: report.html alone, its stylesheet, scripts and chart library written
     into it (a file to attach to a ticket); nothing else is written."""
     with paused_gc():
@@ -258,8 +330,14 @@ def build_report(log: LogRef, out_dir: Path, formats: tuple[str, ...] = ("html",
             assets = inline_assets()
             if judged.view.details:  # the full table travels inside the page, as a download link
                 table = base64.b64encode(_details_bytes(judged.run)).decode("ascii")
-                assets = replace(assets, inline={**(assets.inline or {}), "details": f"data:text/csv;charset=utf-8;base64,{table}"})
-            pages = [(path, data) for path, data in render_report(judged, out_dir, ("html",), assets) if path.name == "report.html"]
+                assets = replace(
+                    assets, inline={**(assets.inline or {}), "details": f"data:text/csv;charset=utf-8;base64,{table}"}
+                )
+            pages = [
+                (path, data)
+                for path, data in render_report(judged, out_dir, ("html",), assets)
+                if path.name == "report.html"
+            ]
             written = [path for path, data in pages if write_inside(out_dir, path, data)]
         else:
             assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")

@@ -15,7 +15,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reportgen.model.annotations import ANNOTATIONS_NAME, PATTERN_KEY, AnnotationError, find_annotations, load_annotations, parse_annotations
+from reportgen.model.annotations import (
+    ANNOTATIONS_NAME,
+    PATTERN_KEY,
+    AnnotationError,
+    find_annotations,
+    load_annotations,
+    parse_annotations,
+)
 from reportgen.model.groups import FailureGroup, failure_groups
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 from reportgen.model.runmodel import NotARun, RunModel, read_run
@@ -64,7 +71,9 @@ def _comment(text: str) -> str:
 
 def skeleton_text(run: RunModel, groups: list[FailureGroup]) -> str:
     lines = [
-        _comment(f"Annotations for run {run.start.run_id} ({run.start.workload}), written by `reportgen annotate` from the log."),
+        _comment(
+            f"Annotations for run {run.start.run_id} ({run.start.workload}), written by `reportgen annotate` from the log."
+        ),
         "# One [[explain]] entry per group of failed cells sharing mode, dtype and where the mismatches lie.",
         "# Each explanation starts with the facts the log measured. Say why they happen, then decide:",
         '#   verdict = "accepted" with reason = "..."   or   verdict = "change-needed" with change = "operator", "layout" or "precision"',
@@ -72,7 +81,11 @@ def skeleton_text(run: RunModel, groups: list[FailureGroup]) -> str:
     ]
     for group in groups:
         facts = group.facts()
-        body = "Measured in the log: " + "; ".join([group.label] + facts[1:]) + ".\n\nWhy: (the owner writes the cause here)"
+        body = (
+            "Measured in the log: "
+            + "; ".join([group.label] + facts[1:])
+            + ".\n\nWhy: (the owner writes the cause here)"
+        )
         lines += [
             "",
             f"[[{PATTERN_KEY}]]",
@@ -95,7 +108,9 @@ def _read(log: Path, max_bytes: int) -> RunModel:
         raise SkeletonError(str(exc)) from None
 
 
-def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> SkeletonResult:
+def write_skeleton(
+    log: Path, out: Path | None = None, force: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES
+) -> SkeletonResult:
     """Write the skeleton beside the log (or to ``out``); refuses to replace a file unless forced.
     Beside an existing annotations.toml (``out`` another file), only the failed cells it does not
     explain get entries."""
@@ -109,7 +124,9 @@ def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_
         try:
             explained = set(load_annotations(existing, run.cells).by_case)
         except AnnotationError as exc:
-            raise SkeletonError(f"{exc} (the annotations beside the log must load before a skeleton is written beside them)") from None
+            raise SkeletonError(
+                f"{exc} (the annotations beside the log must load before a skeleton is written beside them)"
+            ) from None
     waiting = [c for g in failed for c in g.cells if c.case not in explained]
     groups = failure_groups(run, waiting) if explained else failed
     left_out = sum(len(g.cells) for g in failed) - len(waiting)
@@ -119,7 +136,9 @@ def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_
         name = existing.name if isinstance(existing, Path) else ANNOTATIONS_NAME
         raise SkeletonError(
             f"{target}: already exists; not overwritten. `reportgen annotate {log.name} --out annotations.new.toml` writes entries for the "
-            f"{len(waiting)} failed cell(s) {name} does not explain beside it (or use --force to replace it)", EXIT_EXISTS)
+            f"{len(waiting)} failed cell(s) {name} does not explain beside it (or use --force to replace it)",
+            EXIT_EXISTS,
+        )
     text = skeleton_text(run, groups)
     parse_annotations(text, str(target))  # what we write must load: a bug here is not the owner's
     if target.is_dir():
@@ -129,7 +148,9 @@ def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_
             with open(target, "x", encoding="utf-8") as handle:
                 handle.write(text)
         except FileExistsError:
-            raise SkeletonError(f"{target}: already exists; not overwritten (use --force to replace it)", EXIT_EXISTS) from None
+            raise SkeletonError(
+                f"{target}: already exists; not overwritten (use --force to replace it)", EXIT_EXISTS
+            ) from None
         except OSError as exc:
             raise SkeletonError(f"{target}: cannot write: {exc.strerror}") from None
     else:
@@ -145,4 +166,10 @@ def write_skeleton(log: Path, out: Path | None = None, force: bool = False, max_
         finally:
             if temp is not None and os.path.exists(temp):
                 os.unlink(temp)
-    return SkeletonResult(target, len(groups), sum(len(g.cells) for g in groups), left_out, existing if isinstance(existing, Path) else None)
+    return SkeletonResult(
+        target,
+        len(groups),
+        sum(len(g.cells) for g in groups),
+        left_out,
+        existing if isinstance(existing, Path) else None,
+    )

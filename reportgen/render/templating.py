@@ -71,7 +71,9 @@ def _backslashed(match: re.Match[str]) -> str:
 def md_quote(value: Any) -> str:
     """Free text (an annotation's Markdown) as a block quote: each paragraph kept, its code spans
     kept as code spans (fenced anew), every other markup escaped."""
-    from reportgen.judge.nextstep import Words  # here, not at the top: a site build with nothing to render never imports the judge
+    from reportgen.judge.nextstep import (
+        Words,
+    )  # here, not at the top: a site build with nothing to render never imports the judge
 
     paragraphs = [md_words(Words.marked(" ".join(p.split()))) for p in re.split(r"\n[ \t]*\n", str(value)) if p.strip()]
     return "\n>\n".join(f"> {p}" for p in paragraphs) or "> (empty)"
@@ -136,7 +138,13 @@ def _bytecode_cache(settings: dict[str, Any]) -> jinja2.BytecodeCache | None:
         def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
             try:
                 super().load_bytecode(bucket)
-            except (OSError, EOFError, ValueError, TypeError, pickle.UnpicklingError):  # unreadable or corrupt: compile instead
+            except (
+                OSError,
+                EOFError,
+                ValueError,
+                TypeError,
+                pickle.UnpicklingError,
+            ):  # unreadable or corrupt: compile instead
                 bucket.reset()
 
         def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
@@ -154,7 +162,14 @@ def _bytecode_cache(settings: dict[str, Any]) -> jinja2.BytecodeCache | None:
 def _environment(autoescape: bool) -> jinja2.Environment:
     import jinja2
 
-    settings = {"autoescape": autoescape, "undefined": "StrictUndefined", "keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True, "finalize": "shown"}
+    settings = {
+        "autoescape": autoescape,
+        "undefined": "StrictUndefined",
+        "keep_trailing_newline": True,
+        "trim_blocks": True,
+        "lstrip_blocks": True,
+        "finalize": "shown",
+    }
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         autoescape=autoescape,
@@ -254,7 +269,13 @@ def _asset_files() -> dict[str, tuple[str, bytes]]:
 
 
 def _assets(names: dict[str, str]) -> Assets:
-    return Assets(css=names["report.css"], js=names["report.js"], site_js=names["site.js"], plotly=names["plotly"], print_js=names["print.js"])
+    return Assets(
+        css=names["report.css"],
+        js=names["report.js"],
+        site_js=names["site.js"],
+        plotly=names["plotly"],
+        print_js=names["print.js"],
+    )
 
 
 def asset_names() -> Assets:
@@ -269,8 +290,24 @@ def inline_assets() -> Assets:
     for role, text in texts.items():
         if re.search(r"</(script|style)", text, re.IGNORECASE):
             raise ValueError(f"asset {role} holds a closing script or style tag: it cannot be written inline")
-    hashes = tuple(base64.b64encode(hashlib.sha256(texts[role].encode("utf-8")).digest()).decode("ascii") for role in ("report.js", "plotly", "print.js"))
-    return Assets(css="", js="", site_js="", plotly="", print_js="", inline={"css": texts["report.css"], "js": texts["report.js"], "plotly": texts["plotly"], "print_js": texts["print.js"]}, script_hashes=hashes)
+    hashes = tuple(
+        base64.b64encode(hashlib.sha256(texts[role].encode("utf-8")).digest()).decode("ascii")
+        for role in ("report.js", "plotly", "print.js")
+    )
+    return Assets(
+        css="",
+        js="",
+        site_js="",
+        plotly="",
+        print_js="",
+        inline={
+            "css": texts["report.css"],
+            "js": texts["report.js"],
+            "plotly": texts["plotly"],
+            "print_js": texts["print.js"],
+        },
+        script_hashes=hashes,
+    )
 
 
 def write_assets(out_dir: Path) -> Assets:

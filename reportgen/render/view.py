@@ -18,15 +18,63 @@ from reportgen.judge.nextstep import Words
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import RunModel
 from reportgen.render.charts import correctness_figures, Figure, timing_figures
-from reportgen.render.sections.common import DETAIL_CAP, DETAILS_NAME, SYMBOLS, Row, anchor, clip, collapse_rows, fact_rows, fmt, fmt_ms, short_reason
+from reportgen.render.sections.common import (
+    DETAIL_CAP,
+    DETAILS_NAME,
+    SYMBOLS,
+    Row,
+    anchor,
+    clip,
+    collapse_rows,
+    fact_rows,
+    fmt,
+    fmt_ms,
+    short_reason,
+)
 from reportgen.render.sections.criteria import criteria_rows
-from reportgen.render.sections.disposition import reason_view, verdict_group_views, ReasonView, scope_view, ScopeView, unstable_timing_text, VerdictGroupView
+from reportgen.render.sections.disposition import (
+    reason_view,
+    verdict_group_views,
+    ReasonView,
+    scope_view,
+    ScopeView,
+    unstable_timing_text,
+    VerdictGroupView,
+)
 from reportgen.render.sections.evidence import DETAIL_COLUMNS, detail_row, detail_rows, generated_at, provenance_rows
 from reportgen.render.sections.fallback_compile import compile_rows, fallback_rows
 from reportgen.render.sections.matrix import matrix_view, MatrixView
-from reportgen.render.sections.problems import explanation_views, localized_passing, problem_views, region_views, ExplanationView, LocalizationView, ProblemView, RegionRow
-from reportgen.render.sections.record import record_rows, input_rows, InputView, operator_rows, reference_rows, timed_scope_text, warning_views, WarningView
-from reportgen.render.sections.timings import generation_rows, generation_note, generation_requests, timing_views, training_views, training_note, GenerationRow, TimingView, TrainingView
+from reportgen.render.sections.problems import (
+    explanation_views,
+    localized_passing,
+    problem_views,
+    region_views,
+    ExplanationView,
+    LocalizationView,
+    ProblemView,
+    RegionRow,
+)
+from reportgen.render.sections.record import (
+    record_rows,
+    input_rows,
+    InputView,
+    operator_rows,
+    reference_rows,
+    timed_scope_text,
+    warning_views,
+    WarningView,
+)
+from reportgen.render.sections.timings import (
+    generation_rows,
+    generation_note,
+    generation_requests,
+    timing_views,
+    training_views,
+    training_note,
+    GenerationRow,
+    TimingView,
+    TrainingView,
+)
 
 # The report's sections: (element id in HTML, heading, the anchor GitHub gives the Markdown heading).
 SECTIONS = (
@@ -119,7 +167,8 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
     inputs, inputs_total, inputs_note = input_rows(run)
     timing_scope = timed_scope_text(run)
     return ReportView(
-        title=f"Migration report: {run.start.workload} on {scope.family}" + (f" for {scope.intended_target}" if scope.intended_target else ""),
+        title=f"Migration report: {run.start.workload} on {scope.family}"
+        + (f" for {scope.intended_target}" if scope.intended_target else ""),
         run_id=run.start.run_id,
         generated_at=generated_at(run),
         synthetic=run.synthetic,
@@ -134,7 +183,9 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         reasons=[reason_view(r) for r in disposition.reasons],
         verdict_groups=verdict_groups,
         only_verdicts_block=judgement.only_verdicts_block,
-        annotate_command=f"reportgen annotate {os.path.basename(run.path)}" if verdict_groups and not judgement.annotations_file else "",
+        annotate_command=f"reportgen annotate {os.path.basename(run.path)}"
+        if verdict_groups and not judgement.annotations_file
+        else "",
         scope=scope_view(scope, run, judgement),
         record=record_rows(run, timing_scope),
         versions=fact_rows(run.environment.versions) if run.environment else [],
@@ -160,7 +211,17 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         generation_note=generation_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
         timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
-        profiles=[{"case": p.case, "anchor": anchor(p.case), "profiler": p.profiler, "traces": p.traces, "top_ops": p.top_ops[:10]} for c in run.cells_with("profile")[:DETAIL_CAP] for p in c.profiles],
+        profiles=[
+            {
+                "case": p.case,
+                "anchor": anchor(p.case),
+                "profiler": p.profiler,
+                "traces": p.traces,
+                "top_ops": p.top_ops[:10],
+            }
+            for c in run.cells_with("profile")[:DETAIL_CAP]
+            for p in c.profiles
+        ],
         artifacts=[{"role": a.role, "path": a.path, "bytes": a.bytes, "sha256": a.sha256} for a in run.artifacts],
         provenance=provenance_rows(run, judgement.judged_with),
         log_problems=[clip(p) for p in run.log_problems[:50]],
@@ -177,6 +238,19 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
 
 __all__ = [
     # What other modules read from the view, wherever its section defines it.
-    "DETAIL_CAP", "DETAIL_COLUMNS", "SECTIONS", "SYMBOLS", "ReportView", "Row", "anchor", "build_view", "collapse_rows",
-    "detail_row", "detail_rows", "fmt", "fmt_ms", "short_reason", "timed_scope_text",
+    "DETAIL_CAP",
+    "DETAIL_COLUMNS",
+    "SECTIONS",
+    "SYMBOLS",
+    "ReportView",
+    "Row",
+    "anchor",
+    "build_view",
+    "collapse_rows",
+    "detail_row",
+    "detail_rows",
+    "fmt",
+    "fmt_ms",
+    "short_reason",
+    "timed_scope_text",
 ]

@@ -75,7 +75,9 @@ def _remote(location: str, store: Store | None, ledgers: list[Ledger], problems:
     except RemoteError as exc:
         problems.append(f"{location}: campaign ledgers not read: {exc}")
         return
-    ids = sorted({url[len(prefix) + 1:].split("/", 1)[0] for url in listing if "/" in url[len(prefix) + 1:]})[:MAX_LEDGERS]
+    ids = sorted({url[len(prefix) + 1 :].split("/", 1)[0] for url in listing if "/" in url[len(prefix) + 1 :]})[
+        :MAX_LEDGERS
+    ]
     for campaign_id in ids:
         base = f"{prefix}/{campaign_id}"
 
@@ -93,7 +95,9 @@ def _remote(location: str, store: Store | None, ledgers: list[Ledger], problems:
 
         def names(sub: str, base: str = base) -> list[str]:
             start = f"{base}/{sub}/"
-            return sorted(url[len(start):] for url in listing if url.startswith(start) and "/" not in url[len(start):])
+            return sorted(
+                url[len(start) :] for url in listing if url.startswith(start) and "/" not in url[len(start) :]
+            )
 
         _add(base, read, names, ledgers, problems)
 
@@ -117,4 +121,3 @@ def _add(where: str, read: Any, names: Any, ledgers: list[Ledger], problems: lis
         ledgers.append(read_ledger(planned, read, names, now=None))
     except LedgerError as exc:
         problems.append(f"{where}: campaign ledger not read: {exc}")
-

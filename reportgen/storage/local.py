@@ -123,7 +123,9 @@ def _check_regular(st: os.stat_result, max_bytes: int) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise NotReadable(f"{_type_name(st.st_mode)}, not a regular file; only regular files are read")
     if st.st_size > max_bytes:
-        raise NotReadable(f"{describe_size(st.st_size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)")
+        raise NotReadable(
+            f"{describe_size(st.st_size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"
+        )
 
 
 def open_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> BinaryIO:
@@ -160,7 +162,9 @@ def _vet(path: Path, root: Path | None, follow: bool, max_bytes: int) -> str | N
     return _vet_stat(path, root, follow, max_bytes)[0]
 
 
-def _vet_stat(path: str | Path, root: Path | None, follow: bool, max_bytes: int) -> tuple[str | None, os.stat_result | None, bool]:
+def _vet_stat(
+    path: str | Path, root: Path | None, follow: bool, max_bytes: int
+) -> tuple[str | None, os.stat_result | None, bool]:
     """(why the entry is not read or None, the stat of the file that is read, whether path is a symlink)."""
     try:
         st = os.lstat(path)
@@ -195,7 +199,9 @@ def annotations_beside(log: Path, root: Path | None = None, follow: bool = False
     return path, reason
 
 
-def _annotations_stat(log: Path, root: Path | None, follow: bool, listed: bool | None = None) -> tuple[Path | None, str | None, os.stat_result | None]:
+def _annotations_stat(
+    log: Path, root: Path | None, follow: bool, listed: bool | None = None
+) -> tuple[Path | None, str | None, os.stat_result | None]:
     """annotations_beside, with the stat of the file; ``listed`` says whether the folder's
     listing named one (None: look)."""
     candidate = log.parent / ANNOTATIONS_NAME
@@ -223,14 +229,20 @@ def find_logs(paths: list[Path], follow_symlinks: bool = False, max_bytes: int =
             return
         # The real path without asking the file system again when the walk knows it: a plain
         # file in a folder reached through no symlink.
-        real = os.path.join(folder_real, path.name) if folder_real is not None and not linked else os.path.realpath(path)
+        real = (
+            os.path.join(folder_real, path.name) if folder_real is not None and not linked else os.path.realpath(path)
+        )
         if real in seen:
             return
         seen.add(real)
         notes, why_not, notes_st = _annotations_stat(path, root, follow_symlinks, notes_listed)
         if why_not is not None:
             found.skipped.append(Skipped(path.parent / ANNOTATIONS_NAME, why_not))
-        stats = Stats(signature(st), os.path.abspath(path.parent / ANNOTATIONS_NAME), signature(notes_st) if notes_st is not None else None)
+        stats = Stats(
+            signature(st),
+            os.path.abspath(path.parent / ANNOTATIONS_NAME),
+            signature(notes_st) if notes_st is not None else None,
+        )
         found.logs.append(LogEntry(Path(real), notes, stats))
 
     for path in paths:
@@ -288,12 +300,19 @@ def _walk(top: Path, root: Path, follow: bool, found: Found) -> list[tuple[Path,
                 target = Path(os.path.realpath(path))
                 if not follow:
                     if not _inside(target, root):
-                        found.skipped.append(Skipped(path, f"a symlink to the folder {target}, outside {root}; not followed (--follow-symlinks reads it)"))
+                        found.skipped.append(
+                            Skipped(
+                                path,
+                                f"a symlink to the folder {target}, outside {root}; not followed (--follow-symlinks reads it)",
+                            )
+                        )
                     continue  # a link inside the root: its logs are found through the real path
             if entry.name.endswith(LOG_SUFFIX):
                 out.append((path, "dir" if is_dir else "file", folder_real, notes_listed))
             if is_dir and not entry.name.endswith(LOG_SUFFIX):
-                subfolders.append((path, os.path.join(folder_real, entry.name) if folder_real is not None and not is_link else None))
+                subfolders.append(
+                    (path, os.path.join(folder_real, entry.name) if folder_real is not None and not is_link else None)
+                )
         stack.extend(reversed(subfolders))
     return out
 
@@ -338,7 +357,9 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
             with open_regular(path, len(data)) as stream:
                 if stream.read() == data:
                     return False
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
+    fd = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644
+    )
     with os.fdopen(fd, "wb") as stream:
         stream.write(data)
     return True

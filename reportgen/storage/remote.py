@@ -70,7 +70,7 @@ def split_url(url: str) -> tuple[str, str]:
     """('bucket', 'key/prefix') of an s3:// URL, the prefix without a trailing slash."""
     if not is_remote(url):
         raise RemoteError(f"{url}: not an s3:// location")
-    bucket, _, key = url[len("s3://"):].partition("/")
+    bucket, _, key = url[len("s3://") :].partition("/")
     if not bucket or any(part in ("", ".", "..") for part in key.strip("/").split("/") if key.strip("/")):
         raise RemoteError(f"{url}: expected s3://bucket/prefix with no empty, '.' or '..' parts")
     return bucket, key.strip("/")
@@ -132,9 +132,15 @@ class Store:
         from fsspec.asyn import sync
 
         contents = self._call("list", url, sync, self.fs.loop, self._list_pages, bucket, prefix, "/")
-        folders = sorted({item["Prefix"][len(prefix):].rstrip("/") for item in contents if "Prefix" in item} - {""})
-        objects = {f"s3://{bucket}/{item['Key']}": {"etag": str(item.get("ETag", "")).strip('"'), "size": int(item.get("Size") or 0)}
-                   for item in contents if "Key" in item and not item["Key"].endswith("/")}
+        folders = sorted({item["Prefix"][len(prefix) :].rstrip("/") for item in contents if "Prefix" in item} - {""})
+        objects = {
+            f"s3://{bucket}/{item['Key']}": {
+                "etag": str(item.get("ETag", "")).strip('"'),
+                "size": int(item.get("Size") or 0),
+            }
+            for item in contents
+            if "Key" in item and not item["Key"].endswith("/")
+        }
         return folders, objects
 
     async def _list_pages(self, bucket: str, prefix: str, delimiter: str = "") -> builtins.list[dict[str, Any]]:
@@ -157,7 +163,16 @@ class Store:
         if size is not None and size <= WHOLE_GET_BYTES:
             return io.BytesIO(self._get(url))
         self.fetched.append(url)
-        raw = self._call("read", url, self.fs.open, url.removeprefix("s3://"), "rb", block_size=_READ_BLOCK, cache_type="readahead", size=size)
+        raw = self._call(
+            "read",
+            url,
+            self.fs.open,
+            url.removeprefix("s3://"),
+            "rb",
+            block_size=_READ_BLOCK,
+            cache_type="readahead",
+            size=size,
+        )
         return io.BufferedReader(raw, buffer_size=_READ_BLOCK)
 
     def read(self, url: str) -> bytes:
@@ -212,7 +227,15 @@ class Store:
         self._held.clear()
 
     def put(self, url: str, data: bytes) -> None:
-        self._call("upload", url, self.fs.pipe_file, url.removeprefix("s3://"), data, chunksize=_SINGLE_PUT_CHUNK, ContentType=content_type(url))
+        self._call(
+            "upload",
+            url,
+            self.fs.pipe_file,
+            url.removeprefix("s3://"),
+            data,
+            chunksize=_SINGLE_PUT_CHUNK,
+            ContentType=content_type(url),
+        )
         self.uploaded.append(url)
 
     def delete(self, url: str) -> None:
@@ -300,8 +323,11 @@ def _objects(location: str, store: Store) -> dict[str, dict[str, Any]]:
     """Every object under location, as Store.list gives them, closed folders from their manifests."""
     split_url(location)  # a usable location, or RemoteError
     base = f"{location.rstrip('/')}/"
-    manifests = {url[len(base) + len(MANIFESTS_DIR) + 1:-len(".json")]: url for url in store.list(base + MANIFESTS_DIR)
-                 if url.endswith(".json") and "/" not in url[len(base) + len(MANIFESTS_DIR) + 1:]}
+    manifests = {
+        url[len(base) + len(MANIFESTS_DIR) + 1 : -len(".json")]: url
+        for url in store.list(base + MANIFESTS_DIR)
+        if url.endswith(".json") and "/" not in url[len(base) + len(MANIFESTS_DIR) + 1 :]
+    }
     if not manifests:
         return store.list(location)
     folders, objects = store.children(location)
@@ -324,7 +350,9 @@ def _objects(location: str, store: Store) -> dict[str, dict[str, Any]]:
             try:
                 listed = manifest_objects(read[name], f"{base}{name}/")
             except (RemoteError, ValueError, RecursionError) as exc:
-                store.warnings.append(f"warning: {manifests[name]} not used ({' '.join(str(exc).split())[:300]}); listing {base}{name}/ instead")
+                store.warnings.append(
+                    f"warning: {manifests[name]} not used ({' '.join(str(exc).split())[:300]}); listing {base}{name}/ instead"
+                )
         objects.update(listed if listed is not None else store.list(f"{base}{name}"))
     return objects
 
@@ -344,8 +372,13 @@ def manifest_objects(data: bytes | RemoteError | None, folder: str) -> dict[str,
         parts = name.split("/")
         if not all(_PART.fullmatch(part) for part in parts) or len(name) > 1024:
             raise ValueError(f"objects: {name[:80]!r} is not a plain path inside the folder")
-        if type(info) is not dict or type(info.get("size")) is not int or not 0 <= info["size"] < 1 << 50 \
-                or type(info.get("etag")) is not str or not _ETAG.fullmatch(info["etag"]):
+        if (
+            type(info) is not dict
+            or type(info.get("size")) is not int
+            or not 0 <= info["size"] < 1 << 50
+            or type(info.get("etag")) is not str
+            or not _ETAG.fullmatch(info["etag"])
+        ):
             raise ValueError(f"objects.{name}: expected an etag and a size")
         objects[folder + name] = {"etag": info["etag"], "size": info["size"]}
     return objects
@@ -356,13 +389,18 @@ def write_manifest(folder: str, store: Store) -> tuple[str, int]:
     parent's _manifests/; returns the manifest's URL and how many objects it lists."""
     bucket, key = split_url(folder)
     if not key:
-        raise RemoteError(f"{folder}: a manifest is for a folder under a prefix (s3://bucket/runs/2026-11-30), not a bucket")
+        raise RemoteError(
+            f"{folder}: a manifest is for a folder under a prefix (s3://bucket/runs/2026-11-30), not a bucket"
+        )
     parent, _, name = key.rpartition("/")
     base = f"s3://{bucket}/{key}/"
     listed = store.list(folder)
-    objects = {url[len(base):]: {"etag": info["etag"], "size": info["size"]} for url, info in sorted(listed.items())}
+    objects = {url[len(base) :]: {"etag": info["etag"], "size": info["size"]} for url, info in sorted(listed.items())}
     url = f"s3://{bucket}/{parent + '/' if parent else ''}{MANIFESTS_DIR}/{name}.json"
-    store.put(url, json.dumps({"format": MANIFEST_FORMAT, "folder": key, "objects": objects}, sort_keys=True, indent=0).encode())
+    store.put(
+        url,
+        json.dumps({"format": MANIFEST_FORMAT, "folder": key, "objects": objects}, sort_keys=True, indent=0).encode(),
+    )
     return url, len(objects)
 
 
@@ -394,7 +432,14 @@ def _local_files(folder: Path) -> list[tuple[str, Path]]:
     return files
 
 
-def publish(folder: Path, location: str, store: Store, delete: bool = False, last: str | None = None, keep: list[str] | None = None) -> PublishResult:
+def publish(
+    folder: Path,
+    location: str,
+    store: Store,
+    delete: bool = False,
+    last: str | None = None,
+    keep: list[str] | None = None,
+) -> PublishResult:
     """Upload the files of folder under location, only those whose bytes differ from the stored ones.
 
     An object whose ETag is the MD5 of the local bytes (a single-part upload, which is how this
@@ -416,7 +461,11 @@ def publish(folder: Path, location: str, store: Store, delete: bool = False, las
         url = base + relative
         data = path.read_bytes()
         stored = remote.get(url)
-        if stored and stored["size"] == len(data) and stored["etag"] == hashlib.md5(data, usedforsecurity=False).hexdigest():
+        if (
+            stored
+            and stored["size"] == len(data)
+            and stored["etag"] == hashlib.md5(data, usedforsecurity=False).hexdigest()
+        ):
             result.unchanged += 1
             continue
         store.put(url, data)

@@ -13,19 +13,44 @@ from pathlib import Path
 from typing import Union
 
 from reportgen.storage import is_remote
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, MAX_SIDE_FILE_BYTES, Found, LogEntry, Skipped, describe_size, find_logs, read_bounded
+from reportgen.storage.local import (
+    DEFAULT_MAX_LOG_BYTES,
+    MAX_SIDE_FILE_BYTES,
+    Found,
+    LogEntry,
+    Skipped,
+    describe_size,
+    find_logs,
+    read_bounded,
+)
 from reportgen.storage.remote import WHOLE_GET_BYTES, RemoteError, RemoteLog, Store, list_logs
 
 LogRef = Union[Path, RemoteLog]
 
-__all__ = ["LogRef", "RemoteError", "RemoteLog", "Store", "find_runs", "find_one", "change_key", "fetched", "prefetch", "FETCH_BATCH"]
+__all__ = [
+    "LogRef",
+    "RemoteError",
+    "RemoteLog",
+    "Store",
+    "find_runs",
+    "find_one",
+    "change_key",
+    "fetched",
+    "prefetch",
+    "FETCH_BATCH",
+]
 
 # Logs read ahead at once by prefetch's callers: with logs of up to WHOLE_GET_BYTES each, at most
 # this many times that is held in memory (most logs are tens of KB).
 FETCH_BATCH = 32
 
 
-def find_runs(locations: list[str | Path], store: Store | None = None, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> Found:
+def find_runs(
+    locations: list[str | Path],
+    store: Store | None = None,
+    follow_symlinks: bool = False,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+) -> Found:
     """Logs at every location, with the annotations each may use, and the entries not read (and why):
     local ones as find_logs decides, then remote ones in listing order (an object larger than
     max_bytes is not fetched)."""
@@ -41,17 +66,32 @@ def find_runs(locations: list[str | Path], store: Store | None = None, follow_sy
                     continue
                 seen.add(log.url)
                 if log.size > max_bytes:
-                    found.skipped.append(Skipped(Path(log.url), f"{describe_size(log.size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"))
+                    found.skipped.append(
+                        Skipped(
+                            Path(log.url),
+                            f"{describe_size(log.size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)",
+                        )
+                    )
                     continue
                 notes = log.annotations
                 if notes is not None and notes.size > MAX_SIDE_FILE_BYTES:
-                    found.skipped.append(Skipped(Path(notes.url), f"{describe_size(notes.size)}, larger than the limit of {describe_size(MAX_SIDE_FILE_BYTES)} for annotations"))
+                    found.skipped.append(
+                        Skipped(
+                            Path(notes.url),
+                            f"{describe_size(notes.size)}, larger than the limit of {describe_size(MAX_SIDE_FILE_BYTES)} for annotations",
+                        )
+                    )
                     notes = None
                 found.logs.append(LogEntry(log, notes))  # type: ignore[arg-type]
     return found
 
 
-def find_one(location: str | Path, store: Store | None = None, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> LogEntry:
+def find_one(
+    location: str | Path,
+    store: Store | None = None,
+    follow_symlinks: bool = False,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+) -> LogEntry:
     """Exactly one log at a location (a log, or a run folder); ValueError otherwise (saying why
     an entry there was not read)."""
     found = find_runs([location], store, follow_symlinks, max_bytes)

@@ -85,7 +85,9 @@ def breakdown() -> None:
         out = Path(tmp) / "run"
         args = ["--workload", str(PLAN), "--target", "cpu", "--out", str(out), "--warm", "5"]
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", BREAKDOWN_PROBE, *args], cwd=REPO, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", BREAKDOWN_PROBE, *args], cwd=REPO, capture_output=True, text=True, check=False
+        )
         wall = time.perf_counter() - start
         line = next((l for l in done.stdout.splitlines() if l.startswith("STARTED ")), None)
         if line is None:
@@ -99,14 +101,20 @@ def breakdown() -> None:
     for child in started:
         case = _arg(child["argv"], "--case") or _arg(child["argv"], "--cases")
         if child["module"] == "collector.cellproc":
-            kind = "cell process (compiles from the cold calls' caches, checks, warm timing)" if "--cold-taken" in child["argv"] else "cell process (its first call the cold one)"
+            kind = (
+                "cell process (compiles from the cold calls' caches, checks, warm timing)"
+                if "--cold-taken" in child["argv"]
+                else "cell process (its first call the cold one)"
+            )
         elif case in seen_cold:  # a cell's second cold-only process is its restart
             kind = "restart with a populated cache"
         else:
             kind = "cold-only, empty caches"
             seen_cold.add(case)
         kinds.setdefault(kind, []).append(child["cpu_s"])
-        print(f"  {child['module']:<20} {case[:60]:<60} {child['cpu_s']:6.1f} s CPU {child['wall_s']:6.1f} s wall  ({kind})")
+        print(
+            f"  {child['module']:<20} {case[:60]:<60} {child['cpu_s']:6.1f} s CPU {child['wall_s']:6.1f} s wall  ({kind})"
+        )
     total = sum(c["cpu_s"] for c in started)
     for kind, cpus in kinds.items():
         print(f"  {kind}: {len(cpus)} processes, {sum(cpus):.1f} s CPU ({sum(cpus) / total:.0%})")
@@ -116,15 +124,21 @@ def breakdown() -> None:
         subprocess.run([sys.executable, "-c", IMPORT_FLOOR], cwd=REPO, check=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         floor.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
-    print(f"  a fresh process that only imports torch and the collector: {statistics.median(floor):.1f} s CPU (median of 3); "
-          f"{len(started)} processes pay {len(started) * statistics.median(floor):.1f} s of the {total:.1f} s before compiling anything")
+    print(
+        f"  a fresh process that only imports torch and the collector: {statistics.median(floor):.1f} s CPU (median of 3); "
+        f"{len(started)} processes pay {len(started) * statistics.median(floor):.1f} s of the {total:.1f} s before compiling anything"
+    )
     compiles: dict[str, list[str]] = {}
     for e in events:
         if e["kind"] == "compile":
-            compiles.setdefault(e["case"], []).append(f"{e.get('cache_condition')} {e.get('compile_first_result_s', 0):.2f} s (hits {e.get('cache_hits')}, misses {e.get('cache_misses')})")
+            compiles.setdefault(e["case"], []).append(
+                f"{e.get('cache_condition')} {e.get('compile_first_result_s', 0):.2f} s (hits {e.get('cache_hits')}, misses {e.get('cache_misses')})"
+            )
         cold = e.get("cold") if e["kind"] == "timing" else None
         if cold:
-            compiles.setdefault(e["case"], []).append(f"cold call {cold.get('cache_condition')} {cold.get('seconds', 0):.2f} s")
+            compiles.setdefault(e["case"], []).append(
+                f"cold call {cold.get('cache_condition')} {cold.get('seconds', 0):.2f} s"
+            )
     print("per compiled cell, from the log (compile events and cold calls):")
     for case, seen in compiles.items():
         from_scratch = sum(1 for s in seen if "fresh_process_empty_cache" in s)
@@ -136,7 +150,9 @@ def one_run(tree: Path, out: Path) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     args = ["--workload", str(PLAN), "--target", "cpu", "--out", str(out), "--warm", "5"]
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=tree, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=tree, env=env, capture_output=True, text=True, check=False
+    )
     wall = time.perf_counter() - start
     line = next((l for l in done.stdout.splitlines() if l.startswith("CHILDREN ")), None)
     if line is None or json.loads(line[9:])["code"] not in (0, None):
@@ -148,7 +164,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("other", type=Path, nargs="?", help="a folder holding the other collector package")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--breakdown", action="store_true", help="one run of this checkout: where its time in fresh processes goes")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="one run of this checkout: where its time in fresh processes goes"
+    )
     args = parser.parse_args()
     if args.breakdown:
         breakdown()
@@ -165,7 +183,9 @@ def main() -> None:
                 ratios[key].append(this[key] / other[key])
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
     for key, values in ratios.items():
-        print(f"{key}: this/other median {statistics.median(values):.2f} (rounds: {', '.join(f'{v:.2f}' for v in values)}); goal <= 0.50")
+        print(
+            f"{key}: this/other median {statistics.median(values):.2f} (rounds: {', '.join(f'{v:.2f}' for v in values)}); goal <= 0.50"
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,15 @@ def write_log(path: Path, cells: int, samples: int, scale: float, seed: int, run
     events = large_log(cells)
     events[0].update(run_id=run_id, origin_note="Synthetic benchmark log; not a measurement.")
     plan_at = next(i for i, e in enumerate(events) if e["kind"] == "plan")
-    events.insert(plan_at + 1, dict(events[plan_at], kind="artifact", role="inputs", path="artifacts/inputs.pt", bytes=1024, sha256="0" * 64))
-    for key in [k for k in events[plan_at + 1] if k not in ("schema_version", "seq", "time", "kind", "role", "path", "bytes", "sha256")]:
+    events.insert(
+        plan_at + 1,
+        dict(events[plan_at], kind="artifact", role="inputs", path="artifacts/inputs.pt", bytes=1024, sha256="0" * 64),
+    )
+    for key in [
+        k
+        for k in events[plan_at + 1]
+        if k not in ("schema_version", "seq", "time", "kind", "role", "path", "bytes", "sha256")
+    ]:
         del events[plan_at + 1][key]
     for seq, event in enumerate(events):
         event["seq"] = seq
@@ -43,7 +50,13 @@ def write_log(path: Path, cells: int, samples: int, scale: float, seed: int, run
         if event["kind"] == "timing" and event.get("warm"):
             kept = [1e-3 * scale * (1 + 0.05 * rng.random()) for _ in range(samples)]
             ordered = sorted(kept)
-            event["warm"] = {"samples_s": kept, "min_s": ordered[0], "median_s": statistics.median(kept), "p90_s": ordered[int(0.9 * (samples - 1))], "iqr_s": ordered[3 * samples // 4] - ordered[samples // 4]}
+            event["warm"] = {
+                "samples_s": kept,
+                "min_s": ordered[0],
+                "median_s": statistics.median(kept),
+                "p90_s": ordered[int(0.9 * (samples - 1))],
+                "iqr_s": ordered[3 * samples // 4] - ordered[samples // 4],
+            }
             drawn.append(kept)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(events), encoding="utf-8")
@@ -61,23 +74,47 @@ def main() -> int:
         root = Path(tmp)
         sides: dict[str, list[list[list[float]]]] = {"base": [], "cand": []}
         for n in range(args.replicates):
-            sides["base"].append(write_log(root / f"base{n}" / "events.jsonl", args.cells, args.samples, 1.0, 1 + 10 * n, f"bench-baseline-{n}"))
-            sides["cand"].append(write_log(root / f"cand{n}" / "events.jsonl", args.cells, args.samples, 1.1, 2 + 10 * n, f"bench-candidate-{n}"))
-        pairs = list(zip(*(list(zip(*runs)) for runs in (sides["base"], sides["cand"]))))  # per cell: (each run's samples a side)
+            sides["base"].append(
+                write_log(
+                    root / f"base{n}" / "events.jsonl", args.cells, args.samples, 1.0, 1 + 10 * n, f"bench-baseline-{n}"
+                )
+            )
+            sides["cand"].append(
+                write_log(
+                    root / f"cand{n}" / "events.jsonl",
+                    args.cells,
+                    args.samples,
+                    1.1,
+                    2 + 10 * n,
+                    f"bench-candidate-{n}",
+                )
+            )
+        pairs = list(
+            zip(*(list(zip(*runs)) for runs in (sides["base"], sides["cand"])))
+        )  # per cell: (each run's samples a side)
         base_logs = [root / f"base{n}" for n in range(args.replicates)]
         cand_logs = [root / f"cand{n}" for n in range(args.replicates)]
         whole, intervals = [], []
         for repeat in range(args.repeats):
             start = time.perf_counter()
-            result = build_comparison(base_logs if args.replicates > 1 else base_logs[0], cand_logs if args.replicates > 1 else cand_logs[0], root / f"out-{repeat}", ("html", "md", "json"))
+            result = build_comparison(
+                base_logs if args.replicates > 1 else base_logs[0],
+                cand_logs if args.replicates > 1 else cand_logs[0],
+                root / f"out-{repeat}",
+                ("html", "md", "json"),
+            )
             whole.append(time.perf_counter() - start)
             start = time.perf_counter()
-            geometric_mean(replicate_intervals(pairs) if args.replicates > 1 else ratio_intervals([(a[0], b[0]) for a, b in pairs]))
+            geometric_mean(
+                replicate_intervals(pairs) if args.replicates > 1 else ratio_intervals([(a[0], b[0]) for a, b in pairs])
+            )
             intervals.append(time.perf_counter() - start)
         timed = len(result.comparison.timed)
         data = json.loads((root / "out-0" / "compare.json").read_text(encoding="utf-8"))
     share = statistics.median(intervals) / statistics.median(whole)
-    print(f"comparison of a {args.cells}-cell pair ({timed} cells timed, {args.replicates} run(s) a side, {args.samples} samples a run): median {statistics.median(whole):.3f} s over {args.repeats} runs")
+    print(
+        f"comparison of a {args.cells}-cell pair ({timed} cells timed, {args.replicates} run(s) a side, {args.samples} samples a run): median {statistics.median(whole):.3f} s over {args.repeats} runs"
+    )
     print(f"interval computation alone: median {statistics.median(intervals) * 1e3:.1f} ms")
     print(f"headline: {data['headline']}")
     if args.replicates > 1:  # the bootstrap costs more than the rank interval; its figure, no target

@@ -80,18 +80,29 @@ def main() -> int:
             order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
             for name in order:
                 seconds[name].append(cpu(commands[name]))
-            print(f"round {round_ + 1}: " + ", ".join(f"{name} {seconds[name][-1]:.3f} s" for name in commands), flush=True)
-    goals = [("reportgen --help / python -c 'import click'", "help", "click", 2.0),
-             ("no-change reportgen site sample_runs / reportgen --help", "site", "help", 1.5)]
+            print(
+                f"round {round_ + 1}: " + ", ".join(f"{name} {seconds[name][-1]:.3f} s" for name in commands),
+                flush=True,
+            )
+    goals = [
+        ("reportgen --help / python -c 'import click'", "help", "click", 2.0),
+        ("no-change reportgen site sample_runs / reportgen --help", "site", "help", 1.5),
+    ]
     if args.runs:
-        goals.append((f"no-change reportgen site ({args.runs} local runs) / reportgen --help", "site_many", "help", 3.0))
+        goals.append(
+            (f"no-change reportgen site ({args.runs} local runs) / reportgen --help", "site_many", "help", 3.0)
+        )
     ok = True
     for label, top, bottom, goal in goals:
         ratios = [a / b for a, b in zip(seconds[top], seconds[bottom])]
         median = statistics.median(ratios)
         ok = ok and median <= goal
-        print(f"{label}: median {median:.2f} (range {min(ratios):.2f}-{max(ratios):.2f}, {args.rounds} rounds, CPU time); goal <= {goal}{'' if median <= goal else '  ABOVE GOAL'}")
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; bytecode cached, as installed")
+        print(
+            f"{label}: median {median:.2f} (range {min(ratios):.2f}-{max(ratios):.2f}, {args.rounds} rounds, CPU time); goal <= {goal}{'' if median <= goal else '  ABOVE GOAL'}"
+        )
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; bytecode cached, as installed"
+    )
     return 0 if ok else 1
 
 

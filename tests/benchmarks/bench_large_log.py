@@ -69,7 +69,9 @@ def cpu_json(path: Path) -> float:
 
 REPO = Path(__file__).resolve().parents[2]
 # The plain script a user would write: text mode, one json.loads per line.
-JSON_SCRIPT = "import json, sys\nwith open(sys.argv[1], encoding='utf-8') as f:\n    for line in f:\n        json.loads(line)\n"
+JSON_SCRIPT = (
+    "import json, sys\nwith open(sys.argv[1], encoding='utf-8') as f:\n    for line in f:\n        json.loads(line)\n"
+)
 
 
 def cpu_command(argv: list[str]) -> float:
@@ -96,10 +98,15 @@ def whole_commands(log: Path, where: Path, rounds: int) -> float:
             ours = cpu_command(report[0]) + cpu_command(report[1])
             plain += cpu_command(plain_cmd)
         ratios.append(ours / plain)
-        print(f"  whole commands, round {i + 1}: python -c json.loads loop {plain:.2f} s CPU (two), reportgen report {ours:.2f} s CPU (two), ratio {ours / plain:.2f}", flush=True)
+        print(
+            f"  whole commands, round {i + 1}: python -c json.loads loop {plain:.2f} s CPU (two), reportgen report {ours:.2f} s CPU (two), ratio {ours / plain:.2f}",
+            flush=True,
+        )
     median = statistics.median(ratios)
-    print(f"whole commands (fresh processes): reportgen report / python -c json.loads loop (text mode), CPU time over {rounds} interleaved rounds: "
-          f"median {median:.2f} (range {min(ratios):.2f}-{max(ratios):.2f}); target <= {TARGET}  <- the figure the README quotes")
+    print(
+        f"whole commands (fresh processes): reportgen report / python -c json.loads loop (text mode), CPU time over {rounds} interleaved rounds: "
+        f"median {median:.2f} (range {min(ratios):.2f}-{max(ratios):.2f}); target <= {TARGET}  <- the figure the README quotes"
+    )
     return median
 
 
@@ -131,7 +138,12 @@ def phases(log: Path, out: Path) -> dict[str, float]:
         lap("judge")
         view = build_view(run, judgement, applied)
         lap("view")
-        write_report(JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement), out, ("html", "md"), write_assets(out))
+        write_report(
+            JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement),
+            out,
+            ("html", "md"),
+            write_assets(out),
+        )
         lap("write (details.csv, html, md)")
         del reading, builder, run, applied, disposition, judgement, view
         lap("free")
@@ -142,10 +154,18 @@ def report_peak_memory(log: Path, out: Path) -> int:
     """Peak resident memory, in bytes, of a fresh interpreter that builds one report of ``log``."""
     # VmHWM, not ru_maxrss: on Linux the latter also counts the benchmark's own memory, which
     # the child shares between fork and exec.
-    code = ("import sys; from pathlib import Path; from reportgen.render.report import build_report; "
-            "build_report(Path(sys.argv[1]), Path(sys.argv[2])); "
-            "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')))")
-    done = subprocess.run([sys.executable, "-c", code, str(log), str(out)], check=True, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    code = (
+        "import sys; from pathlib import Path; from reportgen.render.report import build_report; "
+        "build_report(Path(sys.argv[1]), Path(sys.argv[2])); "
+        "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(log), str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     return int(done.stdout.split()[-1]) * 1024  # kB
 
 
@@ -170,17 +190,27 @@ def measure(where: Path, events: int, mismatch_every: int, rounds: int) -> float
             ours = cpu_report(log, outs[0]) + cpu_report(log, outs[1])
             plain += cpu_json(log)
         ratios.append(ours / plain)
-        print(f"  round {i + 1}: json {plain:.2f} s CPU (two loops), report {ours:.2f} s CPU (two reports), ratio {ours / plain:.2f}", flush=True)
+        print(
+            f"  round {i + 1}: json {plain:.2f} s CPU (two loops), report {ours:.2f} s CPU (two reports), ratio {ours / plain:.2f}",
+            flush=True,
+        )
     html = (where / f"report-m{mismatch_every}-0-0" / "report.html").stat().st_size
     peak = report_peak_memory(log, where / f"report-m{mismatch_every}-memory")
     median = statistics.median(ratios)
     spent = phases(log, where / f"report-m{mismatch_every}-phases")
     total = sum(spent.values())
-    print(f"  where a report's time goes (one more run, {total:.2f} s CPU): " + ", ".join(f"{name} {seconds / total:.0%}" for name, seconds in spent.items()))
+    print(
+        f"  where a report's time goes (one more run, {total:.2f} s CPU): "
+        + ", ".join(f"{name} {seconds / total:.0%}" for name, seconds in spent.items())
+    )
     shape = f"mismatch every {mismatch_every}" if mismatch_every else "every cell passing"
-    print(f"{count} events ({shape}), {log.stat().st_size / 1e6:.1f} MB; report.html {html / 1e6:.2f} MB; peak memory of one report in a fresh process {peak / 1e6:.0f} MB")
-    print(f"warm process (imports and first report left out): validate + judge + render / json.loads loop (bytes mode), CPU time over {rounds} interleaved rounds: "
-          f"median {median:.2f} (range {min(ratios):.2f}-{max(ratios):.2f}); target <= {TARGET}")
+    print(
+        f"{count} events ({shape}), {log.stat().st_size / 1e6:.1f} MB; report.html {html / 1e6:.2f} MB; peak memory of one report in a fresh process {peak / 1e6:.0f} MB"
+    )
+    print(
+        f"warm process (imports and first report left out): validate + judge + render / json.loads loop (bytes mode), CPU time over {rounds} interleaved rounds: "
+        f"median {median:.2f} (range {min(ratios):.2f}-{max(ratios):.2f}); target <= {TARGET}"
+    )
     whole = whole_commands(log, where, rounds)
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end of this shape")
     return max(median, whole)
@@ -189,7 +219,13 @@ def measure(where: Path, events: int, mismatch_every: int, rounds: int) -> float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=200_000)
-    parser.add_argument("--mismatch-every", type=int, default=None, metavar="N", help="only this shape: every Nth cell mismatches (0: all pass); default both 0 and 3")
+    parser.add_argument(
+        "--mismatch-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only this shape: every Nth cell mismatches (0: all pass); default both 0 and 3",
+    )
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds per shape (at least 5)")
     parser.add_argument("--keep", type=Path, help="write the logs and reports here instead of a temp dir")
     args = parser.parse_args()

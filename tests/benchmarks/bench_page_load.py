@@ -52,7 +52,9 @@ LOAD_BUNDLE = """() => new Promise(done => {
 })"""
 
 
-def shown_s(browser, url: str, charts: bool, all_charts: bool = False, opened: bool = False, bundle_only: bool = False) -> float:
+def shown_s(
+    browser, url: str, charts: bool, all_charts: bool = False, opened: bool = False, bundle_only: bool = False
+) -> float:
     """Seconds until the page is shown: ``opened`` every folded section opened as when printing
     (with charts blocked); ``bundle_only`` that too, then the chart bundle loaded, nothing drawn."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -70,7 +72,10 @@ def shown_s(browser, url: str, charts: bool, all_charts: bool = False, opened: b
     elif charts:
         if all_charts:
             page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
-            page.wait_for_function("() => [...document.querySelectorAll('div.chart')].every(c => c.classList.contains('js-plotly-plot'))", timeout=60_000)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('div.chart')].every(c => c.classList.contains('js-plotly-plot'))",
+                timeout=60_000,
+            )
         else:
             page.wait_for_function(VISIBLE_DRAWN, timeout=60_000)
     elapsed = time.perf_counter() - start
@@ -107,28 +112,47 @@ def main() -> int:
         kinds = ("bare", "opened", "bundle", "all", "first") + (("other",) if other_url else ())
         for i in range(args.rounds):
             took = {}
-            for kind in kinds[i % len(kinds):] + kinds[:i % len(kinds)]:
-                took[kind] = shown_s(browser, other_url if kind == "other" else url, charts=kind != "bare", all_charts=kind in ("all", "other"),
-                                     opened=kind in ("opened", "bundle"), bundle_only=kind == "bundle")
+            for kind in kinds[i % len(kinds) :] + kinds[: i % len(kinds)]:
+                took[kind] = shown_s(
+                    browser,
+                    other_url if kind == "other" else url,
+                    charts=kind != "bare",
+                    all_charts=kind in ("all", "other"),
+                    opened=kind in ("opened", "bundle"),
+                    bundle_only=kind == "bundle",
+                )
             if other_url:
                 bundles.append(took["all"] / took["other"])
             with_all.append(took["all"] / took["opened"])
             ratios.append(took["first"] / took["bare"])
             parse.append(took["bundle"] / took["opened"])
-            print(f"  round {i + 1}: " + ", ".join(f"{kind} {seconds:.2f} s" for kind, seconds in took.items()), flush=True)
+            print(
+                f"  round {i + 1}: " + ", ".join(f"{kind} {seconds:.2f} s" for kind, seconds in took.items()),
+                flush=True,
+            )
         browser.close()
     bundle = next(p for p in (REPO / "templates" / "assets" / "vendor").glob("plotly-*.min.js"))
-    print(f"report folder: {size / 1e6:.2f} MB (target < 2 MB); chart bundle {bundle.name}, {bundle.stat().st_size / 1e6:.2f} MB")
-    print(f"charts in the first window drawn / page without charts: median {statistics.median(ratios):.2f} "
-          f"(range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds")
-    print(f"the chart bundle alone loaded and evaluated, nothing drawn / the opened page without charts: median {statistics.median(parse):.2f} "
-          f"(range {min(parse):.2f}-{max(parse):.2f})")
+    print(
+        f"report folder: {size / 1e6:.2f} MB (target < 2 MB); chart bundle {bundle.name}, {bundle.stat().st_size / 1e6:.2f} MB"
+    )
+    print(
+        f"charts in the first window drawn / page without charts: median {statistics.median(ratios):.2f} "
+        f"(range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds"
+    )
+    print(
+        f"the chart bundle alone loaded and evaluated, nothing drawn / the opened page without charts: median {statistics.median(parse):.2f} "
+        f"(range {min(parse):.2f}-{max(parse):.2f})"
+    )
     median = statistics.median(with_all)
-    print(f"every chart drawn / the same opened page without charts: median {median:.2f} "
-          f"(range {min(with_all):.2f}-{max(with_all):.2f}) over {args.rounds} rounds; target <= {TARGET}  <- the figure the README quotes")
+    print(
+        f"every chart drawn / the same opened page without charts: median {median:.2f} "
+        f"(range {min(with_all):.2f}-{max(with_all):.2f}) over {args.rounds} rounds; target <= {TARGET}  <- the figure the README quotes"
+    )
     if bundles:
-        print(f"every chart drawn, shipped bundle / {args.other_bundle.name} ({args.other_bundle.stat().st_size / 1e6:.2f} MB): median {statistics.median(bundles):.2f} "
-              f"(range {min(bundles):.2f}-{max(bundles):.2f})")
+        print(
+            f"every chart drawn, shipped bundle / {args.other_bundle.name} ({args.other_bundle.stat().st_size / 1e6:.2f} MB): median {statistics.median(bundles):.2f} "
+            f"(range {min(bundles):.2f}-{max(bundles):.2f})"
+        )
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
     return 0 if median <= TARGET else 1
 

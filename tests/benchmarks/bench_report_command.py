@@ -26,7 +26,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_LOG = sorted((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))[-1]
-JSON_SCRIPT = "import json, sys\nwith open(sys.argv[1], encoding='utf-8') as f:\n    for line in f:\n        json.loads(line)\n"
+JSON_SCRIPT = (
+    "import json, sys\nwith open(sys.argv[1], encoding='utf-8') as f:\n    for line in f:\n        json.loads(line)\n"
+)
 
 
 def cpu(argv: list[str], tree: Path) -> float:
@@ -59,17 +61,26 @@ def main() -> int:
         for i in range(args.rounds):
             plain = cpu([sys.executable, "-c", JSON_SCRIPT, log], REPO)
             took = {}
-            for name in (("other", "this") if i % 2 == 0 else ("this", "other")):
+            for name in ("other", "this") if i % 2 == 0 else ("this", "other"):
                 took[name] = cpu(report(f"{name}-{i}"), trees[name])
             plain = (plain + cpu([sys.executable, "-c", JSON_SCRIPT, log], REPO)) / 2
             ratios.append(took["this"] / took["other"])
             for name, seconds in took.items():
                 to_plain[name].append(seconds / plain)
-            print(f"round {i + 1}: other {took['other']:.2f} s, this {took['this']:.2f} s CPU, json.loads script {plain:.2f} s; this/other {ratios[-1]:.2f}", flush=True)
-    print(f"reportgen report, this/other: median {statistics.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds")
+            print(
+                f"round {i + 1}: other {took['other']:.2f} s, this {took['this']:.2f} s CPU, json.loads script {plain:.2f} s; this/other {ratios[-1]:.2f}",
+                flush=True,
+            )
+    print(
+        f"reportgen report, this/other: median {statistics.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f}) over {args.rounds} rounds"
+    )
     for name, values in to_plain.items():
-        print(f"{name}: reportgen report / python -c json.loads script, median {statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f}); goal <= 1.0")
-    print(f"log {args.log} ({args.log.stat().st_size / 1e6:.1f} MB); machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
+        print(
+            f"{name}: reportgen report / python -c json.loads script, median {statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f}); goal <= 1.0"
+        )
+    print(
+        f"log {args.log} ({args.log.stat().st_size / 1e6:.1f} MB); machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end"
+    )
     return 0
 
 

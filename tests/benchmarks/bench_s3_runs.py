@@ -82,9 +82,12 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
         store = Store()
         logs, elapsed, lists, gets = _timed(server, lambda: list_logs(f"s3://{BUCKET}/runs", store))
         assert len(logs) == runs
-        print(f"[{runs} runs, {2 * runs} objects] list whole prefix: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
+        print(
+            f"[{runs} runs, {2 * runs} objects] list whole prefix: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs"
+        )
 
         if fetch_all_logs:
+
             def fetch_all() -> int:
                 store.fetch(log.url for log in logs)
                 return sum(len(log.read_bytes()) for log in logs)
@@ -95,27 +98,44 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
         if build_sites:
             site = Path(tmp) / "site"
             result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], site))
-            print(f"[{runs} runs] site, first build from the bucket: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs ({result.runs} runs)")
+            print(
+                f"[{runs} runs] site, first build from the bucket: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs ({result.runs} runs)"
+            )
             result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], site))
-            print(f"[{runs} runs] site, unchanged rebuild: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.written)} files written")
+            print(
+                f"[{runs} runs] site, unchanged rebuild: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.written)} files written"
+            )
             publish(site, f"s3://{BUCKET}/site", Store(), last=SITE_STATE_NAME)
             fresh = Path(tmp) / "fresh"
-            result, elapsed, lists, gets = _timed(server, lambda: build_site([f"s3://{BUCKET}/runs"], fresh, published=f"s3://{BUCKET}/site"))
-            print(f"[{runs} runs] site, fresh machine with the published state: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.fetched)} logs fetched")
+            result, elapsed, lists, gets = _timed(
+                server, lambda: build_site([f"s3://{BUCKET}/runs"], fresh, published=f"s3://{BUCKET}/site")
+            )
+            print(
+                f"[{runs} runs] site, fresh machine with the published state: {elapsed:.2f} s, {lists} LIST requests, {gets} GETs, {len(result.fetched)} logs fetched"
+            )
 
         prefixes = sorted({log.url.split("/")[4] for log in logs})
         for prefix in prefixes[:-1]:
             write_manifest(f"s3://{BUCKET}/runs/{prefix}", store)
         count, elapsed, lists, gets = _timed(server, lambda: len(list_logs(f"s3://{BUCKET}/runs", Store())))
         assert count == runs, count
-        print(f"[{runs} runs] manifests ({len(prefixes)} folders of {per_prefix}, newest open): {elapsed:.2f} s, {lists} LIST requests, {gets} GETs")
+        print(
+            f"[{runs} runs] manifests ({len(prefixes)} folders of {per_prefix}, newest open): {elapsed:.2f} s, {lists} LIST requests, {gets} GETs"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--site-up-to", type=int, default=1000, help="fetch every log and build the site from the bucket only up to this many runs")
-    parser.add_argument("--fetch-up-to", type=int, default=1000, help="time reading every log once only up to this many runs")
+    parser.add_argument(
+        "--site-up-to",
+        type=int,
+        default=1000,
+        help="fetch every log and build the site from the bucket only up to this many runs",
+    )
+    parser.add_argument(
+        "--fetch-up-to", type=int, default=1000, help="time reading every log once only up to this many runs"
+    )
     parser.add_argument("--per-prefix", type=int, default=100)
     args = parser.parse_args()
     import os

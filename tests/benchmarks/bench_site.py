@@ -99,21 +99,29 @@ def bench(where: Path, runs: int, repeat: int) -> bool:
     ratios = [a / b for a, b in zip(noop, floor)]
     target = " (target < 0.05 s)" if runs <= 1000 else f" (target < 0.05 s per 1,000 runs: {0.05 * runs / 1000:.2f} s)"
     noop_ok = statistics.median(noop) < 0.05 * max(1, runs / 1000)
-    print(f"  no-op rebuild:        {statistics.median(noop):8.3f} s median of {repeat} (range {min(noop):.3f}-{max(noop):.3f}){target}")
-    print(f"    = {statistics.median(ratios):.1f}x a bare loop stating each log once (range {min(ratios):.1f}-{max(ratios):.1f})")
+    print(
+        f"  no-op rebuild:        {statistics.median(noop):8.3f} s median of {repeat} (range {min(noop):.3f}-{max(noop):.3f}){target}"
+    )
+    print(
+        f"    = {statistics.median(ratios):.1f}x a bare loop stating each log once (range {min(ratios):.1f}-{max(ratios):.1f})"
+    )
 
     write_run(logs, runs, runs)
     _backdate(logs / f"bench-{runs:05d}")
     result, add, add_cpu = _timed(lambda: build_site([logs], site))
     written = sorted(str(p.relative_to(site)).split("/")[0] for p in result.written)
     kinds = {k: written.count(k) for k in dict.fromkeys(written)}
-    print(f"  adding one run:       {add:8.2f} s wall, {add_cpu:.2f} s CPU; ratio to the full build {add / full:.3f} (target < 0.1)")
+    print(
+        f"  adding one run:       {add:8.2f} s wall, {add_cpu:.2f} s CPU; ratio to the full build {add / full:.3f} (target < 0.1)"
+    )
     print(f"    files written: {len(result.written)} ({', '.join(f'{k}: {n}' for k, n in kinds.items())})")
 
     index = (site / "index.html").stat().st_size
     rows = next(site.glob("index-rows-*.js")).stat().st_size
     print(f"  index.html:           {index:8d} bytes (target < 1,000,000)")
-    print(f"  row data (its script): {rows:7d} bytes (target < 1,000,000); index.json {(site / 'index.json').stat().st_size} bytes for download")
+    print(
+        f"  row data (its script): {rows:7d} bytes (target < 1,000,000); index.json {(site / 'index.json').stat().st_size} bytes for download"
+    )
     return noop_ok and add / full < 0.1 and index < 1_000_000 and rows < 1_000_000
 
 

@@ -40,7 +40,9 @@ def main() -> int:
     b = torch.randn(args.size, args.size)
     timer = benchmark.Timer(stmt="torch.mm(a, b)", globals={"torch": torch, "a": a, "b": b}, num_threads=1)
     # The collector's own sampler with the default scope (the model call only).
-    sample, _, _ = timed_sample(lambda feed: torch.mm(a, b), {}, {}, dict, lambda host: host, lambda: None, {}, device_is_host=True)
+    sample, _, _ = timed_sample(
+        lambda feed: torch.mm(a, b), {}, {}, dict, lambda host: host, lambda: None, {}, device_is_host=True
+    )
     # Calibrate: how many of the collector's samples fill the window.
     start = time.perf_counter()
     calibration = time_warm(sample, warmup=3, repetitions=20)
@@ -79,12 +81,18 @@ def main() -> int:
         windows.append((o_s, t_s))
     ratio = statistics.median(ours) / statistics.median(theirs)
     per_round = [o / t for o, t in zip(ours, theirs)]
-    print(f"{args.rounds} interleaved rounds, window {args.window:.2f} s each side "
-          f"(measured: collector {statistics.median(w[0] for w in windows):.2f} s, Timer {statistics.median(w[1] for w in windows):.2f} s; {reps} collector samples)")
-    print(f"collector warm median {statistics.median(ours) * 1e6:.1f} us, "
-          f"torch.utils.benchmark.Timer median {statistics.median(theirs) * 1e6:.1f} us")
-    print(f"ratio of medians {ratio:.3f} (per round: median {statistics.median(per_round):.3f}, "
-          f"range {min(per_round):.3f}-{max(per_round):.3f}); target {1 - TOLERANCE:.2f}-{1 + TOLERANCE:.2f}")
+    print(
+        f"{args.rounds} interleaved rounds, window {args.window:.2f} s each side "
+        f"(measured: collector {statistics.median(w[0] for w in windows):.2f} s, Timer {statistics.median(w[1] for w in windows):.2f} s; {reps} collector samples)"
+    )
+    print(
+        f"collector warm median {statistics.median(ours) * 1e6:.1f} us, "
+        f"torch.utils.benchmark.Timer median {statistics.median(theirs) * 1e6:.1f} us"
+    )
+    print(
+        f"ratio of medians {ratio:.3f} (per round: median {statistics.median(per_round):.3f}, "
+        f"range {min(per_round):.3f}-{max(per_round):.3f}); target {1 - TOLERANCE:.2f}-{1 + TOLERANCE:.2f}"
+    )
     ok = abs(ratio - 1) <= TOLERANCE
     print(f"agree within {TOLERANCE:.0%}" if ok else f"DISAGREE by more than {TOLERANCE:.0%}")
     return 0 if ok else 1

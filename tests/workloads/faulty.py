@@ -98,7 +98,9 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
     return {"y": model(inputs["x"])}
 
 
-def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
+def task_metric(
+    outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+) -> float:
     batch = inputs["x"].shape[0]
     if _fails("compare", batch):
         raise ArithmeticError(f"injected compare failure at batch {batch}")

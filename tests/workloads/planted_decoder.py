@@ -15,7 +15,9 @@ from typing import Any
 
 import torch
 
-_spec = importlib.util.spec_from_file_location("planted_decoder_base", Path(__file__).resolve().parents[2] / "collector" / "workloads" / "decoder_lm.py")
+_spec = importlib.util.spec_from_file_location(
+    "planted_decoder_base", Path(__file__).resolve().parents[2] / "collector" / "workloads" / "decoder_lm.py"
+)
 assert _spec is not None and _spec.loader is not None
 _base = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_base)
@@ -24,12 +26,25 @@ TASK_METRIC = _base.TASK_METRIC
 ATTENTION_PATH = _base.ATTENTION_PATH
 MODEL_REVISION = "tiny decoder with a planted divergence (synthetic test workload)"
 configure, build_model, make_inputs, pad_id, new_cache, run_model, task_metric = (
-    _base.configure, _base.build_model, _base.make_inputs, _base.pad_id, _base.new_cache, _base.run_model, _base.task_metric,
+    _base.configure,
+    _base.build_model,
+    _base.make_inputs,
+    _base.pad_id,
+    _base.new_cache,
+    _base.run_model,
+    _base.task_metric,
 )
 _decode = {"index": 0}
 
 
-def step(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor, cache: Any, cache_position: torch.Tensor) -> torch.Tensor:
+def step(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    position_ids: torch.Tensor,
+    cache: Any,
+    cache_position: torch.Tensor,
+) -> torch.Tensor:
     logits = _base.step(model, input_ids, attention_mask, position_ids, cache, cache_position)
     if input_ids.shape[1] > 1:  # a prefill starts a new generation
         _decode["index"] = 0

@@ -42,5 +42,7 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
     return {"y": model(inputs["x"])}
 
 
-def task_metric(outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]) -> float:
+def task_metric(
+    outputs: dict[str, torch.Tensor], reference: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor]
+) -> float:
     return float((outputs["y"].double() - reference["y"].double()).abs().max())

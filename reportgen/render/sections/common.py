@@ -125,7 +125,9 @@ def clip(text: str, limit: int = TEXT_CHARS) -> str:
 
 
 def verdict_text(verdict: str | None, reason: str | None, change: str | None) -> str:
-    return {"accepted": f"accepted: {reason}", "change-needed": f"change needed: {change}"}.get(verdict or "", "explained, awaiting verdict")
+    return {"accepted": f"accepted: {reason}", "change-needed": f"change needed: {change}"}.get(
+        verdict or "", "explained, awaiting verdict"
+    )
 
 
 def entry_anchor(index: int) -> str:
@@ -135,7 +137,11 @@ def entry_anchor(index: int) -> str:
 def stat_text(value: float | None, nonfinite: int) -> str:
     """A comparison statistic: null in error_stats means a difference was not finite."""
     if value is None:
-        return f"not finite ({nonfinite} NaN/Inf output element(s))" if nonfinite else "not finite (a NaN or Inf in the output or the reference)"
+        return (
+            f"not finite ({nonfinite} NaN/Inf output element(s))"
+            if nonfinite
+            else "not finite (a NaN or Inf in the output or the reference)"
+        )
     if nonfinite:
         return f"{fmt(value)} over finite elements only; {nonfinite} NaN/Inf output element(s) not included"
     return fmt(value)

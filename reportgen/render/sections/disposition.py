@@ -83,7 +83,11 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
         else:
             # Speed: each status's cells picked in C, in plan order; tests/test_view_shortcuts.py.
             by_status = {status: list(compress(cells, map(eq, statuses, repeat(status)))) for status in present}
-        text = "; ".join(f"{status}: {list_text(by_status[status], run, scope_label)}" for status in STATUS_ORDER if status in by_status)
+        text = "; ".join(
+            f"{status}: {list_text(by_status[status], run, scope_label)}"
+            for status in STATUS_ORDER
+            if status in by_status
+        )
         rows.append(Row(g.label, text))
     return rows
 
@@ -91,7 +95,10 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
 def scope_view(scope: Scope, run: RunModel, judgement: Judgement) -> ScopeView:
     facts = [
         Row("evidence for", scope.evidence),
-        Row("intended target (plan) / run's target / ran on", f"{scope.intended_target or 'intended target not recorded'} / {scope.target} / {scope.family}"),
+        Row(
+            "intended target (plan) / run's target / ran on",
+            f"{scope.intended_target or 'intended target not recorded'} / {scope.target} / {scope.family}",
+        ),
         Row("versions", ", ".join(f"{k} {v}" for k, v in sorted(scope.versions.items())) or "unknown"),
         Row("performance", _performance_scope(run, judgement)),
     ]
@@ -109,15 +116,19 @@ def _performance_scope(run: RunModel, judgement: Judgement) -> str:
     """What the run's timings may decide: the correctness scope above holds either way."""
     timed = judgement.timed
     if not timed and run.plan is not None and run.plan.generation is not None:
-        return ("generation timings (time to first token, decode latency, tokens/s) are in section 7, per bucket; "
-                "their series are not classified for stability, so they decide nothing about speed here")
+        return (
+            "generation timings (time to first token, decode latency, tokens/s) are in section 7, per bucket; "
+            "their series are not classified for stability, so they decide nothing about speed here"
+        )
     if not timed:
         return "no warm timing recorded: performance not measured"
     undecided = judgement.undecided
     if not undecided:
         return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules"
-    return (f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing unstable or too short to classify: "
-            f"{STABILITY_SYMBOL} in the timing table); the correctness scope above is not affected")
+    return (
+        f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing unstable or too short to classify: "
+        f"{STABILITY_SYMBOL} in the timing table); the correctness scope above is not affected"
+    )
 
 
 def _generation_scope(run: RunModel) -> list[Row]:
@@ -126,12 +137,19 @@ def _generation_scope(run: RunModel) -> list[Row]:
     g = run.plan.generation if run.plan else None
     if g is None:
         return []
-    served = [f"{r.length} → bucket {r.bucket}" + (" (truncated)" if r.outcome == "truncated" else "") for r in run.requests if r.bucket is not None]
+    served = [
+        f"{r.length} → bucket {r.bucket}" + (" (truncated)" if r.outcome == "truncated" else "")
+        for r in run.requests
+        if r.bucket is not None
+    ]
     refused = [f"{r.length} tokens refused" for r in run.requests if r.bucket is None]
     return [
         Row("buckets (request length → bucket)", "; ".join(served + refused) or "no request event recorded"),
-        Row("decode steps", f"prefill then {g.decode_steps} greedy decode steps per request, static KV cache of {g.max_cache_len} positions; "
-            "nothing beyond these buckets and steps is covered"),
+        Row(
+            "decode steps",
+            f"prefill then {g.decode_steps} greedy decode steps per request, static KV cache of {g.max_cache_len} positions; "
+            "nothing beyond these buckets and steps is covered",
+        ),
     ]
 
 
@@ -152,8 +170,12 @@ def verdict_group_views(judgement: Judgement) -> list[VerdictGroupView]:
 
 def _explanation_gist(found: OwnerExplanation) -> ExplanationGist:
     lines = found.lines
-    where = found.file + (f" line {lines[0]}" if len(lines) == 1 else f" lines {', '.join(map(str, lines))}" if lines else "")
-    return ExplanationGist(found.gist, where, found.cells, VERDICT_WORDS.get(found.verdict or "", "awaiting verdict"), found.alike)
+    where = found.file + (
+        f" line {lines[0]}" if len(lines) == 1 else f" lines {', '.join(map(str, lines))}" if lines else ""
+    )
+    return ExplanationGist(
+        found.gist, where, found.cells, VERDICT_WORDS.get(found.verdict or "", "awaiting verdict"), found.alike
+    )
 
 
 def unstable_timing_text(judgement: Judgement) -> str:
@@ -163,7 +185,16 @@ def unstable_timing_text(judgement: Judgement) -> str:
         return ""
     unstable = sum(1 for j in undecided if j.unstable)
     timed = len(judgement.timed)
-    parts = [f"{unstable} of {timed} timed cells have an unstable warm timing ({STABILITY_SYMBOL} in the timing table, with the figures that make it so)"] if unstable else []
+    parts = (
+        [
+            f"{unstable} of {timed} timed cells have an unstable warm timing ({STABILITY_SYMBOL} in the timing table, with the figures that make it so)"
+        ]
+        if unstable
+        else []
+    )
     if len(undecided) > unstable:
         parts.append(f"{len(undecided) - unstable} of {timed} have too few warm samples to classify")
-    return "; ".join(parts) + ". Their timings decide nothing: no faster or slower verdict, geometric mean, trend point or regression uses them."
+    return (
+        "; ".join(parts)
+        + ". Their timings decide nothing: no faster or slower verdict, geometric mean, trend point or regression uses them."
+    )

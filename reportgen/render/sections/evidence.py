@@ -33,7 +33,11 @@ def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
         Row("written by", run.start.collector, "run_start"),
         Row("origin", run.start.origin + (f": {run.start.origin_note}" if run.start.origin_note else ""), "run_start"),
         Row("command", " ".join(run.start.command), "run_start"),
-        Row("started / finished", f"{run.start.started_at} / {run.end.finished_at if run.end else 'no run_end'}", "run_start, run_end"),
+        Row(
+            "started / finished",
+            f"{run.start.started_at} / {run.end.finished_at if run.end else 'no run_end'}",
+            "run_start, run_end",
+        ),
         Row("log file", os.path.basename(run.path), ""),
     ]
     rows += [Row(item.key, item.value, item.where) for item in code_and_data(run)]
@@ -41,25 +45,55 @@ def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
         rows.append(Row("judged with", judged_with, "this report"))
     task = run.start.scheduled
     if task is not None:
-        where = ", ".join(part for part in (
-            f"environment {task.environment}" if task.environment else "",
-            f"task {task.task_index}" if task.task_index is not None else "",
-            f"attempt {task.attempt}" if task.attempt else "",
-            f"{task.scheduler} job {task.job_id}" if task.scheduler or task.job_id else "",
-            f"node {task.node}" if task.node else "",
-        ) if part)
-        rows.append(Row("campaign task", f"{task.campaign} ({task.campaign_id})" + (f": {where}" if where else ""), "run_start.scheduled"))
+        where = ", ".join(
+            part
+            for part in (
+                f"environment {task.environment}" if task.environment else "",
+                f"task {task.task_index}" if task.task_index is not None else "",
+                f"attempt {task.attempt}" if task.attempt else "",
+                f"{task.scheduler} job {task.job_id}" if task.scheduler or task.job_id else "",
+                f"node {task.node}" if task.node else "",
+            )
+            if part
+        )
+        rows.append(
+            Row(
+                "campaign task",
+                f"{task.campaign} ({task.campaign_id})" + (f": {where}" if where else ""),
+                "run_start.scheduled",
+            )
+        )
     if run.environment:
         rows += [Row(f"device {r.label}", r.value, r.source) for r in fact_rows(run.environment.device)]
         rows += [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]
-        rows += [Row(f"installed {a.name}", f"{a.version} via {a.installer or 'unknown installer'}; tags {', '.join(a.wheel_tags) or 'none'}" + (f"; from {a.source_url}" if a.source_url else ""), "environment.artifacts") for a in run.environment.artifacts]
+        rows += [
+            Row(
+                f"installed {a.name}",
+                f"{a.version} via {a.installer or 'unknown installer'}; tags {', '.join(a.wheel_tags) or 'none'}"
+                + (f"; from {a.source_url}" if a.source_url else ""),
+                "environment.artifacts",
+            )
+            for a in run.environment.artifacts
+        ]
     return rows
 
 
 DETAIL_COLUMNS = (
-    "case", "batch", "length", "layout", "dtype", "mode", "status",
-    "mismatched", "total", "max_abs", "cold_s", "warm_median_s", "log_line",
-    "failure", "warnings",
+    "case",
+    "batch",
+    "length",
+    "layout",
+    "dtype",
+    "mode",
+    "status",
+    "mismatched",
+    "total",
+    "max_abs",
+    "cold_s",
+    "warm_median_s",
+    "log_line",
+    "failure",
+    "warnings",
 )
 
 
@@ -77,7 +111,19 @@ def detail_row(c: CellRecord) -> tuple[Any, ...]:
     """One cell's row of DETAIL_COLUMNS (see ``detail_rows``)."""
     p = c.planned
     return (
-        p.case, p.batch, p.length, p.layout, p.dtype, p.mode, c.status,
-        c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line,
-        c.failure_text or "", "\n".join(c.warnings) if c.warnings else "",
+        p.case,
+        p.batch,
+        p.length,
+        p.layout,
+        p.dtype,
+        p.mode,
+        c.status,
+        c.mismatched,
+        c.total,
+        c.max_abs,
+        c.cold_s,
+        c.warm_median_s,
+        c.result_line,
+        c.failure_text or "",
+        "\n".join(c.warnings) if c.warnings else "",
     )

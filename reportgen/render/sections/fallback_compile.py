@@ -14,18 +14,34 @@ def compile_rows(run: RunModel) -> list[dict[str, str]]:
     for c in first_cells(run, lambda c: c.compiles):
         result = c.result
         for k in c.compiles:
-            rows.append({
-                "case": c.case + (f" ({k.generation_graph}, bucket {k.bucket})" if k.generation_graph else "" if k.graph == "inference" else f" ({k.graph})"),
-                "anchor": anchor(c.case),
-                "first": fmt_time(k.compile_first_result_s),
-                "graphs": fmt(k.graphs),
-                "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
-                "recompiles": fmt(k.recompiles),
-                "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
-                "condition": human(k.cache_condition) + (f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}" if k.cache_entries_before is not None else "; cache entries not listed"),
-                "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
-                "repeat": ("compiled again" if result.recompiled else "" if result.recompiled is None else "reused") if result else "",
-            })
+            rows.append(
+                {
+                    "case": c.case
+                    + (
+                        f" ({k.generation_graph}, bucket {k.bucket})"
+                        if k.generation_graph
+                        else ""
+                        if k.graph == "inference"
+                        else f" ({k.graph})"
+                    ),
+                    "anchor": anchor(c.case),
+                    "first": fmt_time(k.compile_first_result_s),
+                    "graphs": fmt(k.graphs),
+                    "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
+                    "recompiles": fmt(k.recompiles),
+                    "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
+                    "condition": human(k.cache_condition)
+                    + (
+                        f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}"
+                        if k.cache_entries_before is not None
+                        else "; cache entries not listed"
+                    ),
+                    "limit": "HIT: later calls ran eager" if k.recompile_limit_hit else "not hit",
+                    "repeat": ("compiled again" if result.recompiled else "" if result.recompiled is None else "reused")
+                    if result
+                    else "",
+                }
+            )
     return rows[:DETAIL_CAP]
 
 
@@ -36,7 +52,13 @@ def fallback_rows(run: RunModel) -> list[Row]:
         if ops is None:  # a fallback status is read from the operators event: not reached
             continue
         fb, tr = ops.fallback, ops.transfers
-        fb_text = ", ".join(fb.items) if fb.status == "measured" and fb.items else ("none" if fb.status == "measured" else f"{human(fb.status)}: {fb.reason}")
-        tr_text = f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{human(tr.status)}: {tr.reason}"
+        fb_text = (
+            ", ".join(fb.items)
+            if fb.status == "measured" and fb.items
+            else ("none" if fb.status == "measured" else f"{human(fb.status)}: {fb.reason}")
+        )
+        tr_text = (
+            f"{tr.count} copies, {tr.bytes} bytes" if tr.status == "measured" else f"{human(tr.status)}: {tr.reason}"
+        )
         rows.append(Row(c.case, f"fallback: {fb_text}; transfers: {tr_text}", anchor(c.case)))
     return collapse_rows(rows)

@@ -43,14 +43,23 @@ def matrix_view(run: RunModel, failing: dict[str, str] | None = None) -> MatrixV
     row_keys = distinct_rows(run)
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
     for c, key in _shown_cells(run.cells, keys, row_keys):
-        grid.setdefault(key, {})[COLUMN(c)] = StatusCell(c.case, c.status, SYMBOLS[c.status], anchor(c.case), c.untested_reason or "", (failing or {}).get(c.case, ""))
+        grid.setdefault(key, {})[COLUMN(c)] = StatusCell(
+            c.case,
+            c.status,
+            SYMBOLS[c.status],
+            anchor(c.case),
+            c.untested_reason or "",
+            (failing or {}).get(c.case, ""),
+        )
     counts = run.counts()
     return MatrixView(
         columns=[" · ".join(column) for column in columns],
         rows=[(_row_name(key), [grid[key].get(column) for column in columns]) for key in row_keys[:DETAIL_CAP]],
         counts=[(s, SYMBOLS[s], counts[s]) for s in STATUS_ORDER],
         header=[
-            (s, SYMBOLS[s], "cells with non-finite outputs", tally.nonfinite) if s == "nonfinite" else (s, SYMBOLS[s], s, counts[s])
+            (s, SYMBOLS[s], "cells with non-finite outputs", tally.nonfinite)
+            if s == "nonfinite"
+            else (s, SYMBOLS[s], s, counts[s])
             for s in STATUS_ORDER
         ],
         by_group=_status_by_group(run),

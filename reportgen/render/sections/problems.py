@@ -12,7 +12,18 @@ from reportgen.judge.localization import Localized, ratio_text
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
 from reportgen.render.markdown import render_markdown
-from reportgen.render.sections.common import entry_anchor, verdict_text, anchor, clip, DETAIL_CAP, fmt, PROBLEMS_BUDGET, Row, stat_text, SYMBOLS
+from reportgen.render.sections.common import (
+    entry_anchor,
+    verdict_text,
+    anchor,
+    clip,
+    DETAIL_CAP,
+    fmt,
+    PROBLEMS_BUDGET,
+    Row,
+    stat_text,
+    SYMBOLS,
+)
 
 
 @dataclass
@@ -67,7 +78,9 @@ class ExplanationView:
     cells: list[tuple[str, str, str, str]]  # (case, anchor, status, symbol), the first DETAIL_CAP
     total: int
     failed: int
-    alike: list[tuple[str, str, str]] = field(default_factory=list)  # (anchor, label, where) of entries saying the same but for their figures
+    alike: list[tuple[str, str, str]] = field(
+        default_factory=list
+    )  # (anchor, label, where) of entries saying the same but for their figures
 
 
 @dataclass
@@ -84,7 +97,12 @@ class RegionRow:
     outside: str
 
 
-def problem_views(cells: tuple[CellRecord, ...], notes: Annotations, localized: dict[str, Localized], failing: dict[str, str] | None = None) -> list[ProblemView]:
+def problem_views(
+    cells: tuple[CellRecord, ...],
+    notes: Annotations,
+    localized: dict[str, Localized],
+    failing: dict[str, str] | None = None,
+) -> list[ProblemView]:
     """The first DETAIL_CAP problem cells, as many as fit the section's budget (at least one)."""
     views: list[ProblemView] = []
     spent = 0
@@ -103,7 +121,11 @@ def _size(view: ProblemView) -> int:
     """Roughly the characters a problem shows, markup included."""
     text = len(view.failure) + sum(map(len, view.warnings)) + sum(len(r.label) + len(r.value) for r in view.stats)
     if view.where is not None:
-        text += len(view.where.sentence) + sum(map(len, view.where.notes)) + sum(len(r.name) + len(r.operators) + 120 for r in view.where.rows)
+        text += (
+            len(view.where.sentence)
+            + sum(map(len, view.where.notes))
+            + sum(len(r.name) + len(r.operators) + 120 for r in view.where.rows)
+        )
     return text + 3 * len(view.case) + sum(len(a) + len(b) for a, b in view.explained_by) + len(view.verdict) + 400
 
 
@@ -114,40 +136,93 @@ def _problem(cell: CellRecord, notes: Annotations, localized: Localized | None) 
         s = result.error_stats
         bad = sum(o.nonfinite for o in result.outputs)
         # An element is called "worst" only when elements are outside the tolerance.
-        where = "worst element (largest |diff| / allowance)" if s.mismatched else "largest |diff| / allowance (within tolerance)"
+        where = (
+            "worst element (largest |diff| / allowance)"
+            if s.mismatched
+            else "largest |diff| / allowance (within tolerance)"
+        )
         stats = [
             Row("mismatched", f"{s.mismatched} of {s.total}"),
             Row("max abs / max rel", f"{stat_text(s.max_abs, bad)} / {stat_text(s.max_rel, bad)}"),
-            Row(where, f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {stat_text(s.allowed_at_worst, 0)}"),
+            Row(
+                where,
+                f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {stat_text(s.allowed_at_worst, 0)}",
+            ),
         ]
         stats += region_rows(s)
     if result and result.task_metric:
         tm = result.task_metric
         crit = f" ({tm.criterion.op} {tm.criterion.threshold:g})" if tm.criterion else ""
-        stats.append(Row("task metric", f"{tm.name} = {fmt(tm.value, digits=6)}{crit}: {'met' if tm.passed else 'not met' if tm.passed is False else 'no criterion'}"))
+        stats.append(
+            Row(
+                "task metric",
+                f"{tm.name} = {fmt(tm.value, digits=6)}{crit}: {'met' if tm.passed else 'not met' if tm.passed is False else 'no criterion'}",
+            )
+        )
     generated = cell.generation  # problem cells are few: their events are looked through
     if generated is not None:
-        stats.append(Row("greedy tokens", f"{generated.steps_agreeing} of {generated.decode_steps + 1} steps agree with the reference; first divergent step: "
-                         + (str(generated.first_divergent_step) if generated.first_divergent_step is not None else "none")))
+        stats.append(
+            Row(
+                "greedy tokens",
+                f"{generated.steps_agreeing} of {generated.decode_steps + 1} steps agree with the reference; first divergent step: "
+                + (str(generated.first_divergent_step) if generated.first_divergent_step is not None else "none"),
+            )
+        )
     # Only a cell with training events (``trained``) has steps or a training result to look up.
     train_steps, train_result = (cell.train_steps, cell.train_result) if cell.trained else ([], None)
     if train_steps:
         bad_steps = [s.step for s in train_steps if not s.loss_within or any(g.mismatched for g in s.grads)]
-        stats.append(Row("training steps with loss or gradients outside tolerance", ", ".join(map(str, bad_steps)) or "none"))
+        stats.append(
+            Row("training steps with loss or gradients outside tolerance", ", ".join(map(str, bad_steps)) or "none")
+        )
     if train_result:
         bad_params = [p for p in train_result.params if p.mismatched]
-        stats.append(Row("updated parameters outside tolerance", "; ".join(f"{p.name}: {p.mismatched} of {p.total}" for p in bad_params) or "none"))
+        stats.append(
+            Row(
+                "updated parameters outside tolerance",
+                "; ".join(f"{p.name}: {p.mismatched} of {p.total}" for p in bad_params) or "none",
+            )
+        )
     if result and result.outputs:
-        stats.append(Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs)))
+        stats.append(
+            Row("outputs", "; ".join(f"{o.name} {o.dtype}{o.shape} non-finite {o.nonfinite}" for o in result.outputs))
+        )
     if cell.untested_reason == LAYOUT_NOT_ACHIEVED and result is not None:
-        fed = "; ".join(f"{i.name} {i.dtype}{i.shape} strides {i.strides} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in result.inputs_fed or [])
-        stats.insert(0, Row("layout", f"planned {cell.planned.layout}; the model received {cell.layout_fed or 'another layout'}: {fed or 'not recorded'}"))
-        stats.insert(1, Row("correctness as measured", f"{cell.measured_status} (for the layout fed, not the planned one)"))
+        fed = "; ".join(
+            f"{i.name} {i.dtype}{i.shape} strides {i.strides} {'contiguous' if i.contiguous else 'non-contiguous'}"
+            for i in result.inputs_fed or []
+        )
+        stats.insert(
+            0,
+            Row(
+                "layout",
+                f"planned {cell.planned.layout}; the model received {cell.layout_fed or 'another layout'}: {fed or 'not recorded'}",
+            ),
+        )
+        stats.insert(
+            1, Row("correctness as measured", f"{cell.measured_status} (for the layout fed, not the planned one)")
+        )
     if cell.untested_reason == LAYOUT_NOT_MEASURED and result is not None:
-        host = "; ".join(f"{i.name} {i.dtype}{i.shape} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in result.inputs)
-        stats.insert(0, Row("layout", f"planned {cell.planned.layout}; not measured at the model (a log from before layouts were measured); host inputs as recorded: {host or 'not recorded'}"))
-        stats.insert(1, Row("correctness as measured", f"{cell.measured_status} (for whatever layout reached the model, not shown to be the planned one)"))
-    fail = f"{result.failure.phase}: {result.failure.type}: {result.failure.message}" if result and result.failure else ""
+        host = "; ".join(
+            f"{i.name} {i.dtype}{i.shape} {'contiguous' if i.contiguous else 'non-contiguous'}" for i in result.inputs
+        )
+        stats.insert(
+            0,
+            Row(
+                "layout",
+                f"planned {cell.planned.layout}; not measured at the model (a log from before layouts were measured); host inputs as recorded: {host or 'not recorded'}",
+            ),
+        )
+        stats.insert(
+            1,
+            Row(
+                "correctness as measured",
+                f"{cell.measured_status} (for whatever layout reached the model, not shown to be the planned one)",
+            ),
+        )
+    fail = (
+        f"{result.failure.phase}: {result.failure.type}: {result.failure.message}" if result and result.failure else ""
+    )
     note = notes.by_case.get(cell.case)
     verdict = verdict_text(note.verdict, note.reason, note.change) if note is not None else ""
     return ProblemView(
@@ -177,24 +252,48 @@ def localization_view(cell: CellRecord, found: Localized) -> LocalizationView:
             name=v.name,
             type=v.type,
             accumulated=ratio_text(v.accumulated),
-            local=ratio_text(v.local) + ("" if v.local is None or not found.mode == "compiled" else " (compiled alone)" if v.local_compiled else " (eager)"),
-            role={"diverges": "first diverging module", "own error": "own error", "inherited": "inherited error", "within": "within tolerance", "not measured": "not measured locally"}[v.role],
+            local=ratio_text(v.local)
+            + (
+                ""
+                if v.local is None or not found.mode == "compiled"
+                else " (compiled alone)"
+                if v.local_compiled
+                else " (eager)"
+            ),
+            role={
+                "diverges": "first diverging module",
+                "own error": "own error",
+                "inherited": "inherited error",
+                "within": "within tolerance",
+                "not measured": "not measured locally",
+            }[v.role],
             operators=", ".join(v.operators) if v.operators else ("not recorded" if v.operators is None else "none"),
             bad_local=v.local is not None and v.role in ("diverges", "own error"),
             bad_accumulated=v.accumulated is not None and v.accumulated > 1,
         )
         for v in found.modules[:MODULE_ROWS]
     ]
-    notes = [f"Judged with the cell's tolerance (atol {fmt(found.atol)}, rtol {fmt(found.rtol)}); figures are worst |diff| / allowance, above 1 is beyond it. Accumulated: each side end to end; local: the {'compiled ' if found.mode == 'compiled' else ''}candidate module fed the reference module's inputs."]
-    why = {"plan": "the plan asks for every cell ([localize] always)", "mismatch": "the cell mismatched", "nonfinite": "the cell produced non-finite values"}[found.reason]
+    notes = [
+        f"Judged with the cell's tolerance (atol {fmt(found.atol)}, rtol {fmt(found.rtol)}); figures are worst |diff| / allowance, above 1 is beyond it. Accumulated: each side end to end; local: the {'compiled ' if found.mode == 'compiled' else ''}candidate module fed the reference module's inputs."
+    ]
+    why = {
+        "plan": "the plan asks for every cell ([localize] always)",
+        "mismatch": "the cell mismatched",
+        "nonfinite": "the cell produced non-finite values",
+    }[found.reason]
     notes.append(f"Localised because {why}; bounds: {found.bounds}.")
     if len(found.modules) > MODULE_ROWS:
-        notes.append(f"{len(found.modules) - MODULE_ROWS} more module(s) are in the localization event (log line {line}).")
+        notes.append(
+            f"{len(found.modules) - MODULE_ROWS} more module(s) are in the localization event (log line {line})."
+        )
     if found.skipped or found.skipped_more:
         listed = "; ".join(f"{name} ({why})" for name, why in found.skipped[:12])
         more = len(found.skipped) - 12 + found.skipped_more
         notes.append(f"Skipped by the bounds: {listed}" + (f" and {more} more" if more > 0 else "") + ".")
-    for extra in (found.accumulated_note, f"Operators per module: {found.operators_from}." if found.operators_from else None):
+    for extra in (
+        found.accumulated_note,
+        f"Operators per module: {found.operators_from}." if found.operators_from else None,
+    ):
         if extra:
             notes.append(clip(extra))
     notes += [clip(f"{v.name}: {v.note}") for v in found.modules[:MODULE_ROWS] if v.note]
@@ -210,7 +309,12 @@ def region_rows(stats: Any) -> list[Row]:
         if o.outside is not None:
             x = o.outside
             beyond = "not measured" if x.beyond_tolerance is None else str(x.beyond_tolerance)
-            rows.append(Row(f"{o.name}: outside the judged region", f"{x.count} element(s), not judged; beyond the tolerance {beyond}; max abs {stat_text(x.max_abs, x.nonfinite)}, max rel {stat_text(x.max_rel, x.nonfinite)}; non-finite {x.nonfinite}"))
+            rows.append(
+                Row(
+                    f"{o.name}: outside the judged region",
+                    f"{x.count} element(s), not judged; beyond the tolerance {beyond}; max abs {stat_text(x.max_abs, x.nonfinite)}, max rel {stat_text(x.max_rel, x.nonfinite)}; non-finite {x.nonfinite}",
+                )
+            )
     return rows
 
 
@@ -225,20 +329,31 @@ def explanation_views(run: RunModel, notes: Annotations, groups: tuple[tuple[int
     views = []
     for group in groups or tuple((e.index,) for e in notes.entries):
         entry = notes.entries[group[0]]
-        covered = [cells[case] for case in dict.fromkeys(case for index in group for case in notes.covered.get(index, []))]
-        views.append(ExplanationView(
-            anchor=entry_anchor(entry.index),
-            label=entry.label,
-            where=file + (f" line {entry.line}" if entry.line is not None else ""),
-            selector=entry.selector_text,
-            text=entry.explanation,
-            html=render_markdown(entry.explanation),
-            verdict=verdict_text(entry.verdict, entry.reason, entry.change),
-            cells=[(c.case, anchor(c.case), c.status, SYMBOLS[c.status]) for c in covered[:DETAIL_CAP]],
-            total=len(covered),
-            failed=sum(1 for c in covered if c.status not in ("pass", "untested")),
-            alike=[(entry_anchor(i), notes.entries[i].label, file + (f" line {notes.entries[i].line}" if notes.entries[i].line is not None else "")) for i in group[1:]],
-        ))
+        covered = [
+            cells[case] for case in dict.fromkeys(case for index in group for case in notes.covered.get(index, []))
+        ]
+        views.append(
+            ExplanationView(
+                anchor=entry_anchor(entry.index),
+                label=entry.label,
+                where=file + (f" line {entry.line}" if entry.line is not None else ""),
+                selector=entry.selector_text,
+                text=entry.explanation,
+                html=render_markdown(entry.explanation),
+                verdict=verdict_text(entry.verdict, entry.reason, entry.change),
+                cells=[(c.case, anchor(c.case), c.status, SYMBOLS[c.status]) for c in covered[:DETAIL_CAP]],
+                total=len(covered),
+                failed=sum(1 for c in covered if c.status not in ("pass", "untested")),
+                alike=[
+                    (
+                        entry_anchor(i),
+                        notes.entries[i].label,
+                        file + (f" line {notes.entries[i].line}" if notes.entries[i].line is not None else ""),
+                    )
+                    for i in group[1:]
+                ],
+            )
+        )
     return views
 
 
@@ -253,16 +368,31 @@ def region_views(flagged: tuple[CellRecord, ...]) -> list[RegionRow]:
             if x is None:
                 continue
             beyond = "not measured" if x.get("beyond_tolerance") is None else str(x["beyond_tolerance"])
-            rows.append(RegionRow(
-                case=c.case, anchor=anchor(c.case), status=c.status, symbol=SYMBOLS[c.status], output=o["name"], region=o.get("region") or "",
-                judged=f"{o['mismatched']} of {o['total']} outside the tolerance; max abs {fmt(o['max_abs'])}",
-                outside=f"{x['count']} element(s); {beyond} beyond the tolerance; max abs {fmt(x['max_abs'])}; max rel {fmt(x['max_rel'])}; non-finite {x['nonfinite']}" if x["count"] else "none: every element is in the judged region",
-            ))
+            rows.append(
+                RegionRow(
+                    case=c.case,
+                    anchor=anchor(c.case),
+                    status=c.status,
+                    symbol=SYMBOLS[c.status],
+                    output=o["name"],
+                    region=o.get("region") or "",
+                    judged=f"{o['mismatched']} of {o['total']} outside the tolerance; max abs {fmt(o['max_abs'])}",
+                    outside=f"{x['count']} element(s); {beyond} beyond the tolerance; max abs {fmt(x['max_abs'])}; max rel {fmt(x['max_rel'])}; non-finite {x['nonfinite']}"
+                    if x["count"]
+                    else "none: every element is in the judged region",
+                )
+            )
             if len(rows) >= DETAIL_CAP:
                 return rows
     return rows
 
 
-def localized_passing(cells: tuple[CellRecord, ...], localized: dict[str, Localized]) -> list[tuple[str, str, LocalizationView]]:
+def localized_passing(
+    cells: tuple[CellRecord, ...], localized: dict[str, Localized]
+) -> list[tuple[str, str, LocalizationView]]:
     """Localisations of cells section 5 does not list as problems (the judge's first few, in plan order)."""
-    return [(cell.case, anchor(cell.case), localization_view(cell, localized[cell.case])) for cell in cells if cell.case in localized]
+    return [
+        (cell.case, anchor(cell.case), localization_view(cell, localized[cell.case]))
+        for cell in cells
+        if cell.case in localized
+    ]

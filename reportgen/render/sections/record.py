@@ -9,7 +9,16 @@ from typing import Any
 
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_MEASURED, RunModel, shape_label, STATUS_ORDER
 from reportgen.render.labels import human
-from reportgen.render.sections.common import list_text, _RESULT_LINE, anchor, clip, DETAIL_CAP, fmt, Row, WARNINGS_BUDGET
+from reportgen.render.sections.common import (
+    list_text,
+    _RESULT_LINE,
+    anchor,
+    clip,
+    DETAIL_CAP,
+    fmt,
+    Row,
+    WARNINGS_BUDGET,
+)
 from reportgen.render.sections.tally import distinct_rows, fallback_summary, _IS_REPEAT, op_cells, cell_tally
 
 
@@ -50,19 +59,51 @@ def record_rows(run: RunModel, timing_scope: str) -> list[Row]:
     # (they sort alike, and no shape is listed twice).
     shapes = rows if not any(map(_IS_REPEAT, rows)) else {key[:2] for key in rows}
     return [
-        Row("Workload", f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""), "run_start, plan"),
+        Row(
+            "Workload",
+            f"{run.start.workload}" + (f": {plan.description}" if plan and plan.description else ""),
+            "run_start, plan",
+        ),
         Row("Model revision", (plan.model_revision if plan else "no plan") + _weights_text(plan), "plan"),
-        Row("Target and backend family", f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})", "plan.intended_target, run_start.target_choice, environment"),
+        Row(
+            "Target and backend family",
+            f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})",
+            "plan.intended_target, run_start.target_choice, environment",
+        ),
         Row("Instance / device", _device_text(run), "environment.device"),
         Row("Execution modes", ", ".join(sorted(modes)) or "none", "plan.matrix"),
-        Row("Input shapes (batch, length)", list_text(shapes, run, lambda shape: shape_label(shape[0], shape[1]), ordered=True), "plan.matrix"),
+        Row(
+            "Input shapes (batch, length)",
+            list_text(shapes, run, lambda shape: shape_label(shape[0], shape[1]), ordered=True),
+            "plan.matrix",
+        ),
         Row("dtypes and layouts", ", ".join(sorted(dtypes)) + "; " + ", ".join(sorted(layouts)), "plan.matrix"),
-        Row("Attention path (the workload's claim)", plan.attention_path or "not stated" if plan else "not stated", "plan.attention_path"),
+        Row(
+            "Attention path (the workload's claim)",
+            plan.attention_path or "not stated" if plan else "not stated",
+            "plan.attention_path",
+        ),
         Row("Attention kernel that ran (measured)", attention_text(run), "operators.executed"),
-        Row("CPU fallback", ", ".join(fell) if fell else ("none recorded" if fallback_states == ["measured"] else "; ".join(human(s) for s in fallback_states) or "no operator events"), "operators"),
-        Row("Correctness", ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]) or "no cells", "case_result"),
+        Row(
+            "CPU fallback",
+            ", ".join(fell)
+            if fell
+            else (
+                "none recorded"
+                if fallback_states == ["measured"]
+                else "; ".join(human(s) for s in fallback_states) or "no operator events"
+            ),
+            "operators",
+        ),
+        Row(
+            "Correctness", ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s]) or "no cells", "case_result"
+        ),
         Row("Reference", plan.reference if plan else "not stated", "plan, reference"),
-        Row("Requirements", ", ".join(human(r) for r in plan.requirements) if plan and plan.requirements else "none declared", "plan"),
+        Row(
+            "Requirements",
+            ", ".join(human(r) for r in plan.requirements) if plan and plan.requirements else "none declared",
+            "plan",
+        ),
         Row("Cells run", _selection_text(run), "plan.selection"),
         Row("Layouts as fed", _layout_fed_text(run), "case_result.layout_achieved"),
         Row("Timing scope (as timed)", timing_scope, "timing.timed_region"),
@@ -90,7 +131,15 @@ def _selection_text(run: RunModel) -> str:
 
 
 def _chosen_text(run: RunModel, selection: Any) -> str:
-    asked = "; ".join(filter(None, [f"--only {' '.join(selection.only)}" if selection.only else "", f"--modes {','.join(selection.modes)}" if selection.modes else ""]))
+    asked = "; ".join(
+        filter(
+            None,
+            [
+                f"--only {' '.join(selection.only)}" if selection.only else "",
+                f"--modes {','.join(selection.modes)}" if selection.modes else "",
+            ],
+        )
+    )
     return f"{len(selection.cases)} of {len(run.cells)} planned cells ({asked}); the rest were not run (deselected) and are untested"
 
 
@@ -98,11 +147,19 @@ def _layout_fed_text(run: RunModel) -> str:
     tally = cell_tally(run)
     if not tally.layout_checked:
         unmeasured = sum(c.untested_reason == LAYOUT_NOT_MEASURED for c in run.cells)
-        counted = f"; {unmeasured} planned non-contiguous cell(s) are untested for that layout (layout not measured)" if unmeasured else ""
+        counted = (
+            f"; {unmeasured} planned non-contiguous cell(s) are untested for that layout (layout not measured)"
+            if unmeasured
+            else ""
+        )
         return "not measured (the log does not record what the model received)" + counted
     text = f"checked at the model's call boundary for {tally.layout_checked} of {tally.ran} cells that ran; "
     missed = tally.layout_missed
-    text += f"{missed} did not receive their planned layout (layout not achieved)" if missed else "every one received its planned layout"
+    text += (
+        f"{missed} did not receive their planned layout (layout not achieved)"
+        if missed
+        else "every one received its planned layout"
+    )
     if tally.timing_layout_missed:
         text += f"; {tally.timing_layout_missed} cell(s) had timed calls fed another layout"
     return text
@@ -112,7 +169,10 @@ def _settings_rows(run: RunModel) -> list[Row]:
     env = run.environment
     if env is None or env.backend_settings is None:
         return []
-    value = "; ".join(f"{s.name}={s.value if s.value is not None else 'unset'} (set by {s.set_by}{': ' + s.note if s.note else ''})" for s in env.backend_settings)
+    value = "; ".join(
+        f"{s.name}={s.value if s.value is not None else 'unset'} (set by {s.set_by}{': ' + s.note if s.note else ''})"
+        for s in env.backend_settings
+    )
     return [Row("Backend settings", value or "none", "environment.backend_settings")]
 
 
@@ -152,7 +212,11 @@ def timed_scope_text(run: RunModel) -> str:
         generated = _generation_scopes(run)
         if generated:  # a generation run times inside its generation events
             return "generation cells: " + " | ".join(generated)
-        return "not measured (this log does not record what its timing code put in the timed region)" if unrecorded else "no timing recorded"
+        return (
+            "not measured (this log does not record what its timing code put in the timed region)"
+            if unrecorded
+            else "no timing recorded"
+        )
     if len(seen) == 1:
         text = next(iter(seen))
     else:
@@ -203,9 +267,13 @@ def attention_text(run: RunModel) -> str:
     """Which attention ops really executed, from the operators events (not the plan's claim)."""
     per_op, measured, unmeasured = op_cells(run)
     if not measured:
-        return "not measured: no cell recorded its executed ops" + (f" ({len(unmeasured)} cell(s) could not list them)" if unmeasured else "")
+        return "not measured: no cell recorded its executed ops" + (
+            f" ({len(unmeasured)} cell(s) could not list them)" if unmeasured else ""
+        )
     kernels = sorted((op for op in per_op if ATTENTION.search(op)), key=lambda op: (-per_op[op], op))
-    where = f"in the {len(measured)} cell(s) whose ops were measured" + (f"; not measured in {len(unmeasured)} cell(s)" if unmeasured else "")
+    where = f"in the {len(measured)} cell(s) whose ops were measured" + (
+        f"; not measured in {len(unmeasured)} cell(s)" if unmeasured else ""
+    )
     if not kernels:
         return f"no attention op executed {where}"
     return "; ".join(f"{op} ({per_op[op]} cell(s))" for op in kernels) + f", {where}"
@@ -214,19 +282,36 @@ def attention_text(run: RunModel) -> str:
 def operator_rows(run: RunModel) -> list[Row]:
     """A compact summary of the executed ops: how many cells measured them, and which ran."""
     per_op, measured, unmeasured = op_cells(run)
-    rows = [Row("cells whose executed ops were measured", f"{len(measured)} of {len(run.cells)}" + (f" ({', '.join(sorted(cell_tally(run).measured_modes))})" if measured else ""), "operators.executed")]
+    rows = [
+        Row(
+            "cells whose executed ops were measured",
+            f"{len(measured)} of {len(run.cells)}"
+            + (f" ({', '.join(sorted(cell_tally(run).measured_modes))})" if measured else ""),
+            "operators.executed",
+        )
+    ]
     if unmeasured:
         reasons: dict[str, int] = {}
         for c in unmeasured:
             ops = c.operators.executed if c.operators is not None and len(unmeasured) <= DETAIL_CAP else None
-            why = f"{human(c.executed_status or '')}: {ops.reason}" if ops is not None else human(c.executed_status or "")
+            why = (
+                f"{human(c.executed_status or '')}: {ops.reason}" if ops is not None else human(c.executed_status or "")
+            )
             reasons[why] = reasons.get(why, 0) + 1
-        rows.append(Row("cells whose executed ops were not measured", "; ".join(f"{n} cell(s) {why}" for why, n in reasons.items()), "operators.executed"))
+        rows.append(
+            Row(
+                "cells whose executed ops were not measured",
+                "; ".join(f"{n} cell(s) {why}" for why, n in reasons.items()),
+                "operators.executed",
+            )
+        )
     if per_op:
         ordered = sorted(per_op, key=lambda op: (-per_op[op], op))
         shown = ", ".join(f"{op} ({per_op[op]})" for op in ordered[:OPS_LISTED])
         more = f" and {len(ordered) - OPS_LISTED} more" if len(ordered) > OPS_LISTED else ""
-        rows.append(Row(f"ops executed ({len(ordered)} distinct; cells that ran each)", shown + more, "operators.executed"))
+        rows.append(
+            Row(f"ops executed ({len(ordered)} distinct; cells that ran each)", shown + more, "operators.executed")
+        )
     rows.append(Row("attention kernel that ran", attention_text(run), "operators.executed"))
     return rows
 
@@ -249,7 +334,9 @@ def input_text(info: Any, said_once: frozenset[str] = frozenset()) -> str:
 def input_rows(run: RunModel) -> tuple[list[InputView], int, str]:
     """Per cell: what the model received (measured at its call), else what the host prepared;
     cells fed the same in one row. Also the facts no input's record measures, said once."""
-    shown = list(islice(compress(run.cells, map(_RESULT_LINE, run.cells)), DETAIL_CAP))  # speed: picked in C, up to the last shown (line numbers start at 1)
+    shown = list(
+        islice(compress(run.cells, map(_RESULT_LINE, run.cells)), DETAIL_CAP)
+    )  # speed: picked in C, up to the last shown (line numbers start at 1)
     inputs = [(c, c.result.inputs_fed or c.result.inputs if c.result is not None else []) for c in shown]
     dumped = [i.model_dump() for _, infos in inputs for i in infos]
     keys = [k for k in dict.fromkeys(k for d in dumped for k in d) if k not in ("name", "dtype", "shape", "nonfinite")]
@@ -262,10 +349,16 @@ def input_rows(run: RunModel) -> tuple[list[InputView], int, str]:
         if fed:
             text = "; ".join(input_text(i, said_once) for i in fed)
             if result is not None and result.layout_fed is not None:
-                text += f"; layout fed: {result.layout_fed}" + ("" if result.layout_achieved is None else f" (planned {c.planned.layout}: {'achieved' if result.layout_achieved else 'NOT achieved'})")
+                text += f"; layout fed: {result.layout_fed}" + (
+                    ""
+                    if result.layout_achieved is None
+                    else f" (planned {c.planned.layout}: {'achieved' if result.layout_achieved else 'NOT achieved'})"
+                )
             source = "case_result.inputs_fed (at the model call)"
         elif prepared:
-            text = "; ".join(input_text(i, said_once) for i in prepared) + ("" if said_once else "; what the model received: not measured")
+            text = "; ".join(input_text(i, said_once) for i in prepared) + (
+                "" if said_once else "; what the model received: not measured"
+            )
             source = "case_result.inputs (as prepared on the host)"
         else:
             text, source = "not measured (the case_result lists no inputs)", "case_result"
@@ -276,7 +369,9 @@ def input_rows(run: RunModel) -> tuple[list[InputView], int, str]:
             row.same.append((c.case, anchor(c.case)))
     note = ""
     if said_once:
-        note = f"Not measured for any input listed here: {', '.join(k.replace('_', ' ') for k in keys if k in said_once)}"
+        note = (
+            f"Not measured for any input listed here: {', '.join(k.replace('_', ' ') for k in keys if k in said_once)}"
+        )
         if any(not (c.result is not None and c.result.inputs_fed) for c in shown):
             note += "; for the cells listed from case_result.inputs, what the model received at its call is not measured either"
         note += "."
@@ -325,13 +420,27 @@ def reference_rows(run: RunModel) -> tuple[list[dict[str, str]], list[str]]:
         else:
             golden = "not measured"
         own = "not measured" if r.nonfinite is None else str(r.nonfinite)
-        rows.append({
-            "input": r.shape, "computed": f"{r.device} {r.dtype}", "runs": str(r.runs), "noise": noise,
-            "deterministic": "yes (bitwise equal)" if r.deterministic else "not measured" if r.deterministic is None else "no",
-            "golden": golden, "nonfinite": own,
-        })
+        rows.append(
+            {
+                "input": r.shape,
+                "computed": f"{r.device} {r.dtype}",
+                "runs": str(r.runs),
+                "noise": noise,
+                "deterministic": "yes (bitwise equal)"
+                if r.deterministic
+                else "not measured"
+                if r.deterministic is None
+                else "no",
+                "golden": golden,
+                "nonfinite": own,
+            }
+        )
         if r.nonfinite:
-            findings.append(f"The reference output for input {r.shape} is itself non-finite: {r.nonfinite} NaN/Inf element(s). Every cell compared against it is not evidence of correctness.")
+            findings.append(
+                f"The reference output for input {r.shape} is itself non-finite: {r.nonfinite} NaN/Inf element(s). Every cell compared against it is not evidence of correctness."
+            )
         if r.golden_nonfinite:
-            findings.append(f"The float64 golden output for input {r.shape} is itself non-finite: {r.golden_nonfinite} NaN/Inf element(s).")
+            findings.append(
+                f"The float64 golden output for input {r.shape} is itself non-finite: {r.golden_nonfinite} NaN/Inf element(s)."
+            )
     return rows, findings

@@ -22,8 +22,12 @@ class CellTally:
     """Figures over every cell that the record and the matrix show, gathered in one pass
     (a long log has tens of thousands of cells: one loop costs less than a pass per figure)."""
 
-    columns: dict[tuple[str, str, str, str], int] = field(default_factory=dict)  # cells per (dtype, layout, mode, status): columns first seen first, each column's statuses first seen first
-    row_keys: list[tuple[int, int, bool]] = field(default_factory=list)  # each cell's matrix row: (batch, length, is a repeat)
+    columns: dict[tuple[str, str, str, str], int] = field(
+        default_factory=dict
+    )  # cells per (dtype, layout, mode, status): columns first seen first, each column's statuses first seen first
+    row_keys: list[tuple[int, int, bool]] = field(
+        default_factory=list
+    )  # each cell's matrix row: (batch, length, is a repeat)
     fallback_states: set[str] = field(default_factory=set)
     fallback_ops: set[str] = field(default_factory=set)
     ran: int = 0  # cells with a result that is not a skip
@@ -33,9 +37,13 @@ class CellTally:
     timed: dict[TimedFact, int] = field(default_factory=dict)  # timing facts (shared tuples), first seen first
     nonfinite: int = 0  # cells with a NaN or Inf output element
     measured: list[CellRecord] = field(default_factory=list)  # cells whose executed ops were measured
-    unmeasured: list[CellRecord] = field(default_factory=list)  # cells that could not list them (not applicable, unmeasured)
+    unmeasured: list[CellRecord] = field(
+        default_factory=list
+    )  # cells that could not list them (not applicable, unmeasured)
     measured_modes: set[str] = field(default_factory=set)  # the modes of the measured cells
-    op_lists: dict[tuple[str, ...], int] = field(default_factory=dict)  # measured cells per executed op list (shared tuples), first seen first
+    op_lists: dict[tuple[str, ...], int] = field(
+        default_factory=dict
+    )  # measured cells per executed op list (shared tuples), first seen first
     with_result: int = 0  # cells with a case_result
     warned: list[CellRecord] = field(default_factory=list)  # cells with warnings
 

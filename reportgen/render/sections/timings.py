@@ -93,23 +93,25 @@ def timing_views(run: RunModel, timing_flags: dict[str, str]) -> list[TimingView
         flags = _stability_flag(c, timing_flags)
         flags += ["really eager: recompile limit hit"] if c.eager_after_recompile_limit else []
         flags += [f"{call} call: layout not achieved" for call in c.timing_layout_missed]
-        rows.append(TimingView(
-            case=c.case,
-            anchor=anchor(c.case),
-            cold=fmt_time(cold.seconds) if cold else _cold_not_measured(c),
-            cache_condition=_cold_condition(cold) if cold else "",
-            fresh_process="yes" if cold and cold.fresh_process else "no" if cold else "",
-            process_start=fmt_time(cold.process_start_s) if cold else "not measured",
-            warm_median=fmt_time(w.median_s if w else None),
-            warm_min=fmt_time(w.min_s if w else None),
-            warm_p90=fmt_time(w.p90_s if w else None),
-            warm_iqr=fmt_time(w.iqr_s if w else None),
-            samples=len(w.samples_s) if w else 0,
-            flagged="; ".join(flags + (["includes CPU fallback"] if c.fallback_items else [])),
-            cold_check=_cold_check(cold),
-            restart=_restart(c),
-            peak_memory=peak_memory_text(c),
-        ))
+        rows.append(
+            TimingView(
+                case=c.case,
+                anchor=anchor(c.case),
+                cold=fmt_time(cold.seconds) if cold else _cold_not_measured(c),
+                cache_condition=_cold_condition(cold) if cold else "",
+                fresh_process="yes" if cold and cold.fresh_process else "no" if cold else "",
+                process_start=fmt_time(cold.process_start_s) if cold else "not measured",
+                warm_median=fmt_time(w.median_s if w else None),
+                warm_min=fmt_time(w.min_s if w else None),
+                warm_p90=fmt_time(w.p90_s if w else None),
+                warm_iqr=fmt_time(w.iqr_s if w else None),
+                samples=len(w.samples_s) if w else 0,
+                flagged="; ".join(flags + (["includes CPU fallback"] if c.fallback_items else [])),
+                cold_check=_cold_check(cold),
+                restart=_restart(c),
+                peak_memory=peak_memory_text(c),
+            )
+        )
     return rows
 
 
@@ -119,7 +121,9 @@ def _restart(cell: CellRecord) -> str:
     restart = cell.restart
     if restart is None:
         return "not measured" if cell.planned.mode == "compiled" else ""
-    text = f"{fmt_time(restart.seconds)}; entries {fmt(restart.cache_entries_before)} → {fmt(restart.cache_entries_after)}"
+    text = (
+        f"{fmt_time(restart.seconds)}; entries {fmt(restart.cache_entries_before)} → {fmt(restart.cache_entries_after)}"
+    )
     if restart.cache_hits is not None:
         text += f"; {restart.cache_hits} hits / {fmt(restart.cache_misses)} misses"
     return f"{text}; {_cold_check(restart)}"
@@ -155,7 +159,9 @@ def _grad_rows(cell: CellRecord) -> list[GradRow]:
     worst: dict[str, dict[str, Any]] = {}
     for step in cell.train_steps:
         for g in step.grads:
-            row = worst.setdefault(g.name, {"ratio": 0.0, "abs": 0.0, "rel": 0.0, "mism": 0, "total": g.total, "norms": []})
+            row = worst.setdefault(
+                g.name, {"ratio": 0.0, "abs": 0.0, "rel": 0.0, "mism": 0, "total": g.total, "norms": []}
+            )
             row["ratio"] = max(row["ratio"], g.worst_ratio if g.worst_ratio is not None else float("inf"))
             row["abs"] = max(row["abs"], g.max_abs if g.max_abs is not None else float("inf"))
             row["rel"] = max(row["rel"], g.max_rel if g.max_rel is not None else float("inf"))
@@ -168,7 +174,19 @@ def _grad_rows(cell: CellRecord) -> list[GradRow]:
         u = updated.get(name)
         norms = f"{min(r['norms']):.6g} to {max(r['norms']):.6g}" if r["norms"] else "not measured"
         upd = _updated_text(u) if u else "not recorded"
-        rows.append(GradRow(name, fmt(r["ratio"]), fmt(r["abs"]), fmt(r["rel"]), f"{r['mism']} of {r['total']}", norms, upd, r["mism"] > 0 or bool(u and u.mismatched), _rule_text(u)))
+        rows.append(
+            GradRow(
+                name,
+                fmt(r["ratio"]),
+                fmt(r["abs"]),
+                fmt(r["rel"]),
+                f"{r['mism']} of {r['total']}",
+                norms,
+                upd,
+                r["mism"] > 0 or bool(u and u.mismatched),
+                _rule_text(u),
+            )
+        )
     for name, u in updated.items():
         if name not in worst:
             rows.append(GradRow(name, "no gradient", "", "", "", "", _updated_text(u), u.mismatched > 0, _rule_text(u)))
@@ -196,7 +214,9 @@ def _graph_text(compiles: list[Any]) -> str:
         if k.graphs == 0:
             parts.append(f"{graph}: 0 graphs (compiled earlier in the process)")
         else:
-            parts.append(f"{graph}: {fmt(k.graphs)} graph{'s' if k.graphs != 1 else ''}, first call {fmt_time(k.compile_first_result_s)}")
+            parts.append(
+                f"{graph}: {fmt(k.graphs)} graph{'s' if k.graphs != 1 else ''}, first call {fmt_time(k.compile_first_result_s)}"
+            )
         if k.recompiles:
             parts[-1] += f", {k.recompiles} compiled again"
     return "; ".join(parts) or "eager: nothing compiled"
@@ -212,22 +232,28 @@ def generation_rows(run: RunModel) -> list[GenerationRow]:
         overlaps = [o for o in g.top_k_overlap if o is not None]
         crit = c.result.task_metric.criterion if c.result and c.result.task_metric else None
         needed = f" (criterion {crit.op} {crit.threshold:g})" if crit else ""
-        rows.append(GenerationRow(
-            bucket=str(g.bucket),
-            request=f"{g.request_length} tokens" + (" (truncated)" if g.truncated else ""),
-            case=c.case,
-            anchor=anchor(c.case),
-            status=c.status,
-            symbol=SYMBOLS[c.status],
-            compiles=_graph_text(c.compiles),
-            ttft_cold=fmt_time(t.ttft_cold_s) if t else "not timed",
-            ttft_warm=f"{fmt_time(t.ttft_warm.median_s)} median, {fmt_time(t.ttft_warm.p90_s)} p90" if t else "not timed",
-            decode=f"{fmt_time(t.decode_token.median_s)} median, {fmt_time(t.decode_token.p90_s)} p90 per token" if t else "not timed",
-            tokens_per_s=fmt(t.tokens_per_s, "/s", digits=4) if t else "not timed",
-            agreement=f"{g.steps_agreeing} of {g.decode_steps + 1} steps agree{needed}",
-            divergent=f"step {g.first_divergent_step}" if g.first_divergent_step is not None else "none",
-            top_k=f"min {min(overlaps):.2f} of top-{g.top_k}" if overlaps else "not measured",
-        ))
+        rows.append(
+            GenerationRow(
+                bucket=str(g.bucket),
+                request=f"{g.request_length} tokens" + (" (truncated)" if g.truncated else ""),
+                case=c.case,
+                anchor=anchor(c.case),
+                status=c.status,
+                symbol=SYMBOLS[c.status],
+                compiles=_graph_text(c.compiles),
+                ttft_cold=fmt_time(t.ttft_cold_s) if t else "not timed",
+                ttft_warm=f"{fmt_time(t.ttft_warm.median_s)} median, {fmt_time(t.ttft_warm.p90_s)} p90"
+                if t
+                else "not timed",
+                decode=f"{fmt_time(t.decode_token.median_s)} median, {fmt_time(t.decode_token.p90_s)} p90 per token"
+                if t
+                else "not timed",
+                tokens_per_s=fmt(t.tokens_per_s, "/s", digits=4) if t else "not timed",
+                agreement=f"{g.steps_agreeing} of {g.decode_steps + 1} steps agree{needed}",
+                divergent=f"step {g.first_divergent_step}" if g.first_divergent_step is not None else "none",
+                top_k=f"min {min(overlaps):.2f} of top-{g.top_k}" if overlaps else "not measured",
+            )
+        )
     rows.sort(key=lambda r: int(r.bucket))
     return rows
 
@@ -240,20 +266,40 @@ def generation_note(run: RunModel) -> str:
     g = run.plan.generation if run.plan else None
     if g is None:
         return ""
-    return (f"Each request is padded ({g.padding_side}) to its bucket, then one prefill call and {g.decode_steps} greedy decode calls "
-            f"against a static KV cache of {g.max_cache_len} positions (one decode shape for every bucket). Step 0 is the token the "
-            f"prefill chose, step k that of the k-th decode call; top-k overlap (k = {g.top_k}, at least {g.min_top_k_overlap:g} "
-            "declared) is judged up to the first divergent step, after which the contexts differ. Time to first token: the prefill "
-            "call and its token; cold is the cell's first prefill in the collector's process, not a fresh process (compiled: with "
-            "the compile of its bucket's graph when no earlier cell compiled it). Timings only for cells that passed.")
+    return (
+        f"Each request is padded ({g.padding_side}) to its bucket, then one prefill call and {g.decode_steps} greedy decode calls "
+        f"against a static KV cache of {g.max_cache_len} positions (one decode shape for every bucket). Step 0 is the token the "
+        f"prefill chose, step k that of the k-th decode call; top-k overlap (k = {g.top_k}, at least {g.min_top_k_overlap:g} "
+        "declared) is judged up to the first divergent step, after which the contexts differ. Time to first token: the prefill "
+        "call and its token; cold is the cell's first prefill in the collector's process, not a fresh process (compiled: with "
+        "the compile of its bucket's graph when no earlier cell compiled it). Timings only for cells that passed."
+    )
 
 
 def training_views(run: RunModel) -> list[TrainingView]:
     views = []
     for c in run.cells_with("train_step")[:DETAIL_CAP]:
         rows = _grad_rows(c)
-        losses = [(s.step, fmt(s.loss, digits=8), fmt(s.reference_loss, digits=8), "within" if s.loss_within else "OUTSIDE tolerance") for s in c.train_steps]
-        views.append(TrainingView(c.case, anchor(c.case), c.status, SYMBOLS[c.status], losses, rows[:GRAD_ROWS], max(0, len(rows) - GRAD_ROWS)))
+        losses = [
+            (
+                s.step,
+                fmt(s.loss, digits=8),
+                fmt(s.reference_loss, digits=8),
+                "within" if s.loss_within else "OUTSIDE tolerance",
+            )
+            for s in c.train_steps
+        ]
+        views.append(
+            TrainingView(
+                c.case,
+                anchor(c.case),
+                c.status,
+                SYMBOLS[c.status],
+                losses,
+                rows[:GRAD_ROWS],
+                max(0, len(rows) - GRAD_ROWS),
+            )
+        )
     return views
 
 
