@@ -442,9 +442,9 @@ class _Checker:
             seq > self.last_seq
             and self.in_body
             and kind in CASE_KINDS
-            and case in planned
+            and case in planned  # type: ignore[operator]  # in_body: the plan was read, planned is set
             and (kind != "case_result" or case not in self.result_lines)
-        ):  # type: ignore[operator]
+        ):
             self.seq_lines[seq] = number
             self.last_seq = seq
             if kind == "case_result":
