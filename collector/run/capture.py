@@ -167,3 +167,18 @@ def fed_facts(fed: FedInputs, planned: str) -> dict[str, Any]:
         "layout_fed": layout_of(calls[0]),
         "layout_achieved": layouts == {planned},
     }
+
+
+def write_reference(run: Any, key: str, dtype: Any, noise: Any, nonfinite: int, **more: Any) -> None:
+    """The reference event of one shape: two runs on the CPU, their disagreement and non-finite count."""
+    run.log.write(
+        "reference",
+        shape=key,
+        device="cpu",
+        dtype=str(dtype).removeprefix("torch."),
+        runs=2,
+        noise_max_abs=noise,
+        deterministic=noise == 0.0,
+        nonfinite=nonfinite,
+        **more,
+    )

@@ -44,7 +44,7 @@ import torch
 
 from collector.plan import Cell
 from collector.run.state import Run
-from collector.run.timings import cold_from_result, cold_not_measured, scope_done
+from collector.run.timings import cold_from_result, cold_not_measured, write_cold
 from collector.supervise import ChildEnd, run_child, run_cold
 from collector.workload import input_key, save_artifact
 
@@ -259,16 +259,7 @@ def _hand_over_train_refs(run: Run, cells: list[Cell]) -> Path:
 
 def _write_cold(run: Run, cell: Cell, result: dict[str, Any]) -> None:
     run.cold_done.add(cell.case)
-    cold, region, notes = cold_from_result(cell, result)
-    run.log.write(
-        "timing",
-        case=cell.case,
-        cold=cold,
-        synchronized=True,
-        scope=scope_done(region),
-        timed_region=region,
-        timed_notes=notes,
-    )
+    write_cold(run, cell, *cold_from_result(cell, result))
 
 
 def _cold_not_measured(run: Run, cell: Cell, ended: ChildEnd) -> None:

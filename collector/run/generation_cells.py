@@ -29,6 +29,7 @@ from collector.run.capture import (
     failure,
     failure_phase,
     write_failed,
+    write_reference,
     write_operators,
 )
 from collector.run.state import CellOutcome, Run
@@ -82,16 +83,7 @@ def reference_generation(run: Run, key: str, model: torch.nn.Module, dtype: torc
     first, second = runs
     noise = max_abs_between(_tensors(first), _tensors(second))  # logits and tokens of both runs
     nonfinite = sum(describe(k, v)["nonfinite"] for k, v in _tensors(first).items())
-    run.log.write(
-        "reference",
-        shape=key,
-        device="cpu",
-        dtype=str(dtype).removeprefix("torch."),
-        runs=2,
-        noise_max_abs=noise,
-        deterministic=noise == 0.0,
-        nonfinite=nonfinite,
-    )
+    write_reference(run, key, dtype, noise, nonfinite)
     run.gen_refs[key] = first
     return {"prefill_logits": first.prefill_logits, "tokens": first.tokens}
 

@@ -9,7 +9,7 @@ import torch
 from collector import interrupt, training
 from collector.compare import max_abs_between, nonfinite_count
 from collector.eventlog import OutOfSpace
-from collector.run.capture import failure
+from collector.run.capture import failure, write_reference
 from collector.run.setup import content_fields
 from collector.run.generation_cells import reference_generation, route_requests
 from collector.run.state import Run
@@ -85,17 +85,8 @@ def _reference_outputs(
             )
             gold_nonfinite = nonfinite_count(gold_outputs)
             gold = max_abs_between(first, gold_outputs)
-    run.log.write(
-        "reference",
-        shape=key,
-        device="cpu",
-        dtype=str(dtype).removeprefix("torch."),
-        runs=2,
-        noise_max_abs=noise,
-        deterministic=noise == 0.0,
-        float64_max_abs=gold,
-        nonfinite=nonfinite_count(first),
-        golden_nonfinite=gold_nonfinite,
+    write_reference(
+        run, key, dtype, noise, nonfinite_count(first), float64_max_abs=gold, golden_nonfinite=gold_nonfinite
     )
     return {k: v.detach() for k, v in first.items()}
 
@@ -113,16 +104,7 @@ def _reference_training(run: Run, key: str, model: torch.nn.Module, dtype: torch
     # is agreement, so a deterministic reference is not called noisy.
     noise = max_abs_between(_trace_tensors(first), _trace_tensors(second))
     own = nonfinite_count(_trace_tensors(first))
-    run.log.write(
-        "reference",
-        shape=key,
-        device="cpu",
-        dtype=str(dtype).removeprefix("torch."),
-        runs=2,
-        noise_max_abs=noise,
-        deterministic=noise == 0.0,
-        nonfinite=own,
-    )
+    write_reference(run, key, dtype, noise, own)
     run.train_refs[key] = first
     return {"loss": torch.tensor(first.losses, dtype=torch.float64)}
 

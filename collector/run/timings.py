@@ -224,15 +224,7 @@ def time_cold(run: Run) -> None:
             if found is None:
                 continue
             cold, region, notes = found
-        run.log.write(
-            "timing",
-            case=cell.case,
-            cold=cold,
-            synchronized=True,
-            scope=scope_done(region),
-            timed_region=region,
-            timed_notes=notes,
-        )
+        write_cold(run, cell, cold, region, notes)
 
 
 def _cold_in_process(cell: Cell, outcome: CellOutcome) -> dict[str, Any]:
@@ -358,12 +350,17 @@ def time_restarts(run: Run) -> None:
             )
             continue
         cold, region, notes = cold_from_result(cell, result, restart=True)
-        run.log.write(
-            "timing",
-            case=cell.case,
-            cold=cold,
-            synchronized=True,
-            scope=scope_done(region),
-            timed_region=region,
-            timed_notes=notes,
-        )
+        write_cold(run, cell, cold, region, notes)
+
+
+def write_cold(run: Run, cell: Cell, cold: dict[str, Any], region: Any, notes: list[str]) -> None:
+    """A cold call's timing event (fresh process, in-process or restart: ``cold`` says which)."""
+    run.log.write(
+        "timing",
+        case=cell.case,
+        cold=cold,
+        synchronized=True,
+        scope=scope_done(region),
+        timed_region=region,
+        timed_notes=notes,
+    )
