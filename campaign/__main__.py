@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from datetime import datetime, timezone
@@ -12,9 +13,15 @@ from typing import Any
 
 from campaign import kubernetes, slurm
 from collector.visible import terminal
-from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, folder_access, read_ledger
+from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
 from campaign.spec import Campaign, CampaignError, load_campaign, slurm_seconds
 from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
+from reportgen.storage.ledgers import folder_access, planned_tasks, store_access
+from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, read_bounded
+from reportgen.storage.remote import RemoteError, Store
+
+# A campaign id names a folder under the destination: NAME-STAMP, never a path.
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 EPILOG = """\
 exit codes:
@@ -186,56 +193,32 @@ def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
 
 
 def _load_ledger(location: str) -> Ledger:
-    """The ledger from NAME.planned.json (its destination then read) or a ledger folder."""
+    """The ledger from NAME.planned.json (its destination then read) or a ledger folder, read
+    as untrusted input: bounded files, no links followed, one located error."""
     path = Path(location)
     planned_file = path / "planned.json" if path.is_dir() else path
     try:
-        planned = json.loads(planned_file.read_text(encoding="utf-8"))
-        campaign_id = planned["campaign_id"]
-        destination = planned["destination"]
-        planned["tasks"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise LedgerError(f"{planned_file}: not a campaign's planned tasks ({exc})") from None
+        data = read_bounded(planned_file, MAX_SIDE_FILE_BYTES)
+    except (NotReadable, OSError) as exc:
+        raise LedgerError(
+            f"{planned_file}: not a campaign's planned tasks ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
+    planned = planned_tasks(data, str(planned_file))
+    campaign_id, destination = planned.get("campaign_id"), planned.get("destination")
     if path.is_dir():
         read, names = folder_access(path)
+    elif not isinstance(campaign_id, str) or not isinstance(destination, str) or not _SAFE_ID.match(campaign_id):
+        raise LedgerError(f"{planned_file}: not a campaign's planned tasks (no campaign_id and destination)")
     elif destination.startswith("s3://"):
-        read, names = _s3_access(f"{destination}/{LEDGER_DIR}/{campaign_id}")
+        prefix = f"{destination.rstrip('/')}/{LEDGER_DIR}/{campaign_id}"
+        try:
+            store = Store()
+            read, names = store_access(store, store.list(prefix + "/tasks"), prefix)
+        except RemoteError as exc:
+            raise LedgerError(str(exc)) from None
     else:
         read, names = folder_access(Path(destination) / LEDGER_DIR / campaign_id)
     return read_ledger(planned, read, names, now=datetime.now(timezone.utc))
-
-
-def _s3_access(prefix: str) -> tuple[Any, Any]:
-    """Read the ledger through reportgen's S3 store (installed where status runs, with s3fs)."""
-    try:
-        from reportgen.storage.remote import RemoteError, Store
-    except ImportError as exc:
-        raise LedgerError(
-            f"{prefix}: reading an s3:// ledger needs migration-record installed with its s3 extra ({exc})"
-        ) from None
-    try:
-        store = Store()
-        listing = store.list(prefix + "/tasks")
-    except RemoteError as exc:
-        raise LedgerError(str(exc)) from None
-
-    def read(name: str) -> bytes | None:
-        url = f"{prefix}/{name}"
-        # The listing says what exists; a record it does not hold is missing, and a failed read
-        # of one it holds is an error, not a missing record.
-        if url not in listing:
-            return None
-        try:
-            data: bytes = store.read(url)
-        except RemoteError as exc:
-            raise LedgerError(str(exc)) from None
-        return data
-
-    def names(sub: str) -> list[str]:
-        base = f"{prefix}/{sub}/"
-        return sorted(url[len(base) :] for url in listing if url.startswith(base) and "/" not in url[len(base) :])
-
-    return read, names
 
 
 def _status(location: str, fmt: str) -> int:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any, Callable
 
 LEDGER_DIR = "_campaigns"
@@ -118,18 +117,6 @@ class Ledger:
 
 Reader = Callable[[str], bytes | None]  # a file's bytes under the ledger folder, None if absent
 Lister = Callable[[str], list[str]]  # the file names in a sub-folder of the ledger folder
-
-
-def folder_access(root: Path) -> tuple[Reader, Lister]:
-    def read(name: str) -> bytes | None:
-        path = root / name
-        return path.read_bytes() if path.is_file() else None
-
-    def names(sub: str) -> list[str]:
-        folder = root / sub
-        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-
-    return read, names
 
 
 def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datetime | None) -> Ledger:

@@ -184,6 +184,39 @@ def test_status_of_a_bad_ledger_is_one_line(tmp_path: Path, capsys: pytest.Captu
     assert "not a campaign's planned tasks" in capsys.readouterr().err
 
 
+def test_status_reads_a_ledger_as_untrusted_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """status reads within the side-file limit, follows no link and takes no campaign id as a
+    path: each is one line on stderr and exit 2 (or the linked record counts as missing)."""
+    from reportgen.storage.local import MAX_SIDE_FILE_BYTES
+
+    folder = _ledger_of_five(tmp_path / "runs")
+    # A record linked in from elsewhere is not read: task 0 has no attempt of its own.
+    record = folder / "tasks" / "task-0.s1-r0.json"
+    outside = tmp_path / "outside.json"
+    record.rename(outside)
+    record.symlink_to(outside)
+    assert main(["status", str(folder), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["tasks"][0]["state"] == "planned"
+    # A record past the limit is refused by its size, not read into memory.
+    with open(folder / "tasks" / "task-1.s1-r0.log", "r+b") as log:
+        log.truncate(MAX_SIDE_FILE_BYTES + 1)
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("campaign: ") and "task-1.s1-r0.log" in err and "16 MiB" in err and err.count("\n") == 1
+    # So is a planned file past the limit, and a campaign id that would lead out of the ledger.
+    huge = tmp_path / "huge.planned.json"
+    with open(huge, "wb") as stream:
+        stream.truncate(MAX_SIDE_FILE_BYTES + 1)
+    assert main(["status", str(huge)]) == 2
+    assert "huge.planned.json: not a campaign's planned tasks" in capsys.readouterr().err
+    planned = json.loads((folder / "planned.json").read_text())
+    planned["campaign_id"] = "../../../elsewhere"
+    escaping = tmp_path / "escaping.planned.json"
+    escaping.write_text(json.dumps(planned))
+    assert main(["status", str(escaping)]) == 2
+    assert "escaping.planned.json: not a campaign's planned tasks" in capsys.readouterr().err
+
+
 def test_status_shows_log_text_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _planned(tmp_path / "runs", 1)
     _record(folder, 0, "s1-r0", "failed", 1, [], log="\x1b]0;owned\x07\x1b[2Jgone\u202eevil\n")
@@ -462,6 +495,15 @@ def test_status_reads_a_ledger_in_s3(
                 client.put_object(Bucket="fleet", Key=key, Body=path.read_bytes())
         assert main(["status", str(planned_file)]) == 1
         assert "5 task(s): 2 done, 1 failed, 1 lost, 1 planned" in capsys.readouterr().out
+        # An object past the side-file limit (by the listing's size) is an error, not a download.
+        monkeypatch.setattr("reportgen.storage.ledgers.MAX_SIDE_FILE_BYTES", 200)
+        assert main(["status", str(planned_file)]) == 2
+        err = capsys.readouterr().err
+        assert "larger than the limit of 200 bytes" in err and err.count("\n") == 1
+        monkeypatch.undo()
+        for key, value in s3.env.items():
+            if key.startswith("AWS_"):
+                monkeypatch.setenv(key, value)
         planned["destination"] = "s3://no-such-bucket/runs"
         planned_file.write_text(json.dumps(planned))
         assert main(["status", str(planned_file)]) == 2

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
+from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, Lister, Reader, read_ledger
 from reportgen.storage import is_remote
-from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, read_bounded
+from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, describe_size, read_bounded
 from reportgen.storage.remote import RemoteError, Store
 
 MAX_LEDGERS = 1000
@@ -47,24 +47,69 @@ def _local(location: Path, ledgers: list[Ledger], problems: list[str]) -> None:
     for folder in sorted(top.iterdir())[:MAX_LEDGERS]:
         if folder.is_symlink() or not folder.is_dir():
             continue
+        _add(str(folder), *folder_access(folder), ledgers, problems)
 
-        def read(name: str, folder: Path = folder) -> bytes | None:
-            path = folder / name
-            if not path.is_file() or path.is_symlink():
-                return None
-            try:
-                return read_bounded(path, MAX_SIDE_FILE_BYTES)
-            except (NotReadable, OSError) as exc:
-                raise LedgerError(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
 
-        def names(sub: str, folder: Path = folder) -> list[str]:
-            inner = folder / sub
-            if not inner.is_dir() or inner.is_symlink():
-                return []
-            with os.scandir(inner) as found:
-                return sorted(entry.name for entry in found)
+def folder_access(folder: Path) -> tuple[Reader, Lister]:
+    """Reading a ledger folder as untrusted input: regular files within the side-file limit,
+    never through a link, and a file that cannot be read is a LedgerError naming it."""
 
-        _add(str(folder), read, names, ledgers, problems)
+    def read(name: str) -> bytes | None:
+        path = folder / name
+        if not path.is_file() or path.is_symlink():
+            return None
+        try:
+            return read_bounded(path, MAX_SIDE_FILE_BYTES)
+        except (NotReadable, OSError) as exc:
+            raise LedgerError(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+
+    def names(sub: str) -> list[str]:
+        inner = folder / sub
+        if not inner.is_dir() or inner.is_symlink():
+            return []
+        with os.scandir(inner) as found:
+            return sorted(entry.name for entry in found)
+
+    return read, names
+
+
+def store_access(store: Store, listing: dict[str, dict[str, Any]], base: str) -> tuple[Reader, Lister]:
+    """Reading the ledger under ``base`` from one listing of the store: what the listing does
+    not hold is missing, an object over the side-file limit is a LedgerError, not a download."""
+
+    def read(name: str) -> bytes | None:
+        url = f"{base}/{name}"
+        info = listing.get(url)
+        if info is None:
+            return None
+        if info["size"] > MAX_SIDE_FILE_BYTES:
+            raise LedgerError(f"{url}: larger than the limit of {describe_size(MAX_SIDE_FILE_BYTES)}")
+        try:
+            return store.read(url)
+        except RemoteError as exc:
+            raise LedgerError(str(exc)) from None
+
+    def names(sub: str) -> list[str]:
+        start = f"{base}/{sub}/"
+        return sorted(url[len(start) :] for url in listing if url.startswith(start) and "/" not in url[len(start) :])
+
+    return read, names
+
+
+def planned_tasks(data: bytes, where: str) -> dict[str, Any]:
+    """A ledger's planned.json, checked as far as reading the ledger relies on it."""
+    try:
+        planned = json.loads(data)
+        if not isinstance(planned, dict) or not isinstance(planned.get("tasks"), list):
+            raise ValueError("no task list")
+        for task in planned["tasks"]:
+            int(task["task"])
+        for key in ("campaign_id", "destination"):
+            if key in planned and not isinstance(planned[key], str):
+                raise ValueError(f"{key} is not a string")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LedgerError(f"{where}: not a campaign's planned tasks ({exc})") from None
+    return planned
 
 
 def _remote(location: str, store: Store | None, ledgers: list[Ledger], problems: list[str]) -> None:
@@ -80,42 +125,16 @@ def _remote(location: str, store: Store | None, ledgers: list[Ledger], problems:
     ]
     for campaign_id in ids:
         base = f"{prefix}/{campaign_id}"
-
-        def read(name: str, base: str = base) -> bytes | None:
-            url = f"{base}/{name}"
-            info = listing.get(url)
-            if info is None:
-                return None
-            if info["size"] > MAX_SIDE_FILE_BYTES:
-                raise LedgerError(f"{url}: larger than {MAX_SIDE_FILE_BYTES} bytes")
-            try:
-                return store.read(url)
-            except RemoteError as exc:
-                raise LedgerError(str(exc)) from None
-
-        def names(sub: str, base: str = base) -> list[str]:
-            start = f"{base}/{sub}/"
-            return sorted(
-                url[len(start) :] for url in listing if url.startswith(start) and "/" not in url[len(start) :]
-            )
-
-        _add(base, read, names, ledgers, problems)
+        _add(base, *store_access(store, listing, base), ledgers, problems)
 
 
-def _add(where: str, read: Any, names: Any, ledgers: list[Ledger], problems: list[str]) -> None:
+def _add(where: str, read: Reader, names: Lister, ledgers: list[Ledger], problems: list[str]) -> None:
     try:
         data = read("planned.json")
         if data is None:
             problems.append(f"{where}: a campaign ledger without planned.json; its tasks are not shown")
             return
-        try:
-            planned = json.loads(data)
-            if not isinstance(planned, dict) or not isinstance(planned.get("tasks"), list):
-                raise ValueError("no task list")
-            for task in planned["tasks"]:
-                int(task["task"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise LedgerError(f"{where}/planned.json: not a campaign's planned tasks ({exc})") from None
+        planned = planned_tasks(data, f"{where}/planned.json")
         # The site's pages depend only on what the ledger says, never on the clock: a silent
         # attempt reads as lost only once a later record shows its time limit has passed.
         ledgers.append(read_ledger(planned, read, names, now=None))
