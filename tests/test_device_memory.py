@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import csv
+
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +110,12 @@ def test_report_shows_the_peak_beside_the_timings_and_not_measured_for_old_logs(
         line for line in md.splitlines() if line.startswith("| ") and timed[0]["case"] in line and "243.1 MiB" in line
     )
     assert "ms" in row, "the peak sits in the timing row of its cell"
+    # details.csv holds the exact bytes where measured, and nothing where not.
+    with open(tmp_path / "new" / "out" / "details.csv", newline="", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream))
+    peaks = {r["case"]: r["peak_device_memory_bytes"] for r in rows}
+    assert peaks[timed[0]["case"]] == "254912102"
+    assert peaks[timed[1]["case"]] == ""
     old = complete_log()  # before 1.3: no field anywhere
     assert not any("device_memory" in e for e in old)
     html, md = _report(tmp_path / "old", old)

@@ -323,7 +323,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         cold_condition=cold.cache_condition if cold else None,
         compile_s=compile_event.compile_first_result_s if compile_event else None,
         compile_cache=_cache_outcome(compile_event),
-        peak_memory_bytes=_peak_memory(cell),
+        peak_memory_bytes=cell.peak_device_bytes,
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
@@ -332,13 +332,8 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         failing=failing_quantity(cell) if cell.status in FAILED else "",
         untested_reason=cell.untested_reason if cell.status == "untested" else None,
         diverges=_diverges(cell),
-        timing_flag=series_flag(cell.warm.samples_s) if cell.warm_median_s is not None and cell.warm else None,
+        timing_flag=series_flag(cell.warm_samples) if cell.warm_median_s is not None and cell.warm_samples else None,
     )
-
-
-def _peak_memory(cell: CellRecord) -> int | None:
-    memory = cell.device_memory
-    return memory.peak_allocated_bytes if memory is not None and memory.status == "measured" else None
 
 
 def _cache_outcome(compile_event: Any) -> str:

@@ -77,6 +77,9 @@ class CellRecord:
     warm_samples: tuple[float, ...] = ()
     warm_line: int = 0
     warm_series: int = 0
+    # The last warm series' peak device memory in bytes (1.3 logs on); None where not measured:
+    # no record, or the target has no device allocator (the reason stays in the log).
+    peak_device_bytes: int | None = None
     eager_after_recompile_limit: bool = False
     # Of the latest cold call: its outputs did not match the reference; cache folders not empty before it.
     cold_check_failed: bool = False
@@ -178,11 +181,6 @@ class CellRecord:
     @property
     def warm(self) -> ev.Warm | None:
         return next((t.warm for t in reversed(self._events("timing")) if t.warm), None)
-
-    @property
-    def device_memory(self) -> ev.DeviceMemory | None:
-        """The reported warm series' peak device memory (1.3 logs on); None: not recorded."""
-        return next((t.device_memory for t in reversed(self._events("timing")) if t.warm), None)
 
     @property
     def timing_scope(self) -> ev.TimingScope | None:
@@ -535,6 +533,10 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
         cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
         cell.warm_series += 1
+        memory = data.device_memory
+        measured = memory is not None and memory is not UNSET and memory.status == "measured"
+        peak = memory.peak_allocated_bytes if measured else None
+        cell.peak_device_bytes = peak if isinstance(peak, int) else None
     if data.eager_after_recompile_limit is True:
         cell.eager_after_recompile_limit = True
     if cold is not None or warm is not None:  # a timed-out cold call timed nothing

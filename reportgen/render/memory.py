@@ -18,13 +18,8 @@ def bytes_text(value: int) -> str:
 
 
 def peak_memory_text(cell: CellRecord) -> str:
-    """The warm series' peak device memory, or "not measured": a log before schema 1.3
-    recorded none, and a CPU run has no device allocator."""
-    memory = cell.device_memory
-    if memory is None:
-        return NOT_MEASURED
-    if (
-        memory.status != "measured" or memory.peak_allocated_bytes is None
-    ):  # the reason stays in the log: one word per row here
-        return NOT_MEASURED
-    return bytes_text(memory.peak_allocated_bytes)
+    """The last warm series' peak device memory as the report words it: "not measured" (one
+    word per row; the reason stays in the log) for a log before schema 1.3 or a target with no
+    device allocator."""
+    peak = cell.peak_device_bytes
+    return NOT_MEASURED if peak is None else bytes_text(peak)

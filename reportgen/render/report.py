@@ -274,7 +274,7 @@ def _details_bytes(run: RunModel) -> bytes:
         free_text = rows.count("")
         plain = len(rows) - free_text
         if (
-            text.count(",") != 14 * plain
+            text.count(",") != (len(DETAIL_COLUMNS) - 1) * plain
             or text.count("\n") != plain
             or '"' in text
             or "\r" in text
@@ -302,12 +302,14 @@ _CHUNK = 512  # rows made and encoded at a time
 
 
 def _figure_texts(cells: list[CellRecord]) -> list[str]:
-    """Each cell's "mismatched,total,max_abs,cold_s,warm_median_s,log_line" as csv.writer
-    writes them (None empty, a float as its repr)."""
+    """Each cell's "mismatched,total,max_abs,cold_s,warm_median_s,peak_device_memory_bytes,log_line"
+    as csv.writer writes them (None empty, a float as its repr)."""
     return [
-        f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},{'' if cold is None else cold},{'' if warm is None else warm},{'' if line is None else line}"
-        for m, t, a, cold, warm, line in (
-            (c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.result_line) for c in cells
+        f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},{'' if cold is None else cold},"
+        f"{'' if warm is None else warm},{'' if peak is None else peak},{'' if line is None else line}"
+        for m, t, a, cold, warm, peak, line in (
+            (c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.peak_device_bytes, c.result_line)
+            for c in cells
         )
     ]
 
