@@ -129,6 +129,28 @@ def test_site_comparison_links_both_runs_and_its_files(tmp_path: Path) -> None:
     assert 'href="compare.json"' not in page  # not written on a site: never linked
 
 
+def test_site_comparison_of_replicates_links_every_run(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+    from tests.test_compare import _site_runs
+
+    runs = _site_runs(tmp_path)
+    (runs / "site.toml").write_text(
+        '[[compare]]\nbaseline = ["synthetic-cpu-old", "synthetic-cpu-new"]\ncandidate = "synthetic-cuda"\n',
+        encoding="utf-8",
+    )
+    site = tmp_path / "site"
+    assert build_site([runs], site).rejected == []
+    (page_dir,) = (site / "comparisons").iterdir()
+    html = (page_dir / "index.html").read_text(encoding="utf-8")
+    md = (page_dir / "compare.md").read_text(encoding="utf-8")
+    replicates_html = html[html.index("Replicates:") :].split("</p>")[0]
+    replicates_md = md[md.index("**Replicates:**") :].splitlines()[0]
+    for run_id in ("synthetic-cpu-old", "synthetic-cpu-new", "synthetic-cuda"):
+        (run_page,) = [p for p in (site / "runs").iterdir() if p.name.startswith(run_id + "-")]
+        assert f'<a href="../../runs/{run_page.name}/index.html"><code>{run_id}</code></a>' in replicates_html
+        assert f"](../../runs/{run_page.name}/report.md)" in replicates_md
+
+
 def test_ratio_charts_sorted_with_intervals_eager_and_compiled_apart(tmp_path: Path) -> None:
     from reportgen.render.compare_view import build_compare_view
 

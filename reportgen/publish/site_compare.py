@@ -222,7 +222,12 @@ def build_comparisons(
                 ("All runs", "../../index.html"),
                 (pair.baseline.workload, f"../../workloads/{pair.baseline.workload_slug}/index.html"),
             ]
-            runs = (f"../../runs/{pair.baseline.slug}/index.html", f"../../runs/{pair.candidate.slug}/index.html")
+            # Every run of each side, replicates too, links to its page.
+            runs = {
+                r.run_id: f"../../runs/{r.slug}/index.html"
+                for side in ("baseline", "candidate")
+                for r in pair.runs(side)
+            }
             pages.written += write_comparison(
                 comparison,
                 page_dir,

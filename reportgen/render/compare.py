@@ -9,6 +9,7 @@ Nothing is written when a log is invalid or the pair is refused.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -80,15 +81,16 @@ def write_comparison(
     nav: list[tuple[str, str]] | None = None,
     html_name: str = "compare.html",
     out_root: Path | None = None,
-    run_hrefs: tuple[str, str] = ("", ""),
+    run_hrefs: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write the pages; nothing outside ``out_root`` (default: out_dir). ``run_hrefs``: each
-    side's run page relative to the comparison page, where one exists (a site)."""
+    run's page (by run id, replicates too) relative to the comparison page, where one exists
+    (a site)."""
     view = build_compare_view(comparison)
     downloads = [DOWNLOADS[fmt] for fmt in FORMATS if fmt in DOWNLOADS and fmt in formats]
     if "html" in formats or "md" in formats:
         downloads.append((view.details, "every compared cell, one row each"))
-    view = replace(view, run_hrefs=run_hrefs, downloads=tuple(downloads))
+    view = replace(view, run_hrefs=dict(run_hrefs or {}), downloads=tuple(downloads))
     context = {"view": view, "root": root, "assets": assets, "nav": nav or []}
     outputs = {
         "html": (html_name, lambda: render_html("compare.html.j2", **context)),

@@ -5,7 +5,7 @@ Decides wording, number formats and order; knows no HTML.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
@@ -115,7 +115,7 @@ class CompareView:
     cap: int = DETAIL_CAP
     # Where each side's run page is (a site), or "" (a standalone comparison names its logs only).
     figures: tuple[Figure, ...] = ()  # per-cell warm ratios with intervals, eager and compiled apart
-    run_hrefs: tuple[str, str] = ("", "")
+    run_hrefs: dict[str, str] = field(default_factory=dict)  # run id -> its page, replicates too
     downloads: tuple[tuple[str, str], ...] = ()  # (file name, what it holds), written beside the page
 
 
