@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,6 +146,49 @@ def test_full_rebuild_is_byte_identical(tmp_path: Path) -> None:
     assert _all_bytes(tmp_path / "a") == before
     build_site([runs], tmp_path / "b")
     assert _all_bytes(tmp_path / "b") == before
+
+
+def test_a_changed_tool_renders_every_page_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change to the tool's code (not only its version or templates) re-renders every page;
+    its bytecode caches do not; the fingerprint is the same for the same files elsewhere."""
+    from reportgen.publish.site import _fingerprint
+    from reportgen.publish.site_quick import tool_folders
+
+    runs = _fixture_dir(tmp_path)
+    site = tmp_path / "site"
+    code = tmp_path / "tool"
+    code.mkdir()
+    (code / "judge.py").write_text("RULE = 1\n", encoding="utf-8")
+    folders = [*tool_folders(), code]
+    for module in ("site", "site_quick"):
+        monkeypatch.setattr(f"reportgen.publish.{module}.tool_folders", lambda: folders)
+    build_site([runs], site)
+
+    import reportgen.publish.site as site_module
+
+    rendered: list[str] = []  # the run pages rendered (a page written unchanged is not "written")
+    render = site_module.render_report
+
+    def counted(judged: Any, page_dir: Path, *args: Any, **kwargs: Any) -> Any:
+        rendered.append(page_dir.name)
+        return render(judged, page_dir, *args, **kwargs)
+
+    monkeypatch.setattr(site_module, "render_report", counted)
+
+    def run_pages_rendered() -> int:
+        rendered.clear()
+        build_site([runs], site)
+        return len(rendered)
+
+    assert run_pages_rendered() == 0
+    (code / "__pycache__").mkdir()
+    (code / "__pycache__" / "judge.cpython-311.pyc").write_bytes(b"cache")
+    assert run_pages_rendered() == 0
+    (code / "judge.py").write_text("RULE = 2\n", encoding="utf-8")
+    assert run_pages_rendered() == len(list((site / "runs").iterdir())) > 0
+    elsewhere = tmp_path / "elsewhere" / "tool"
+    shutil.copytree(code, elsewhere)
+    assert _fingerprint([code]) == _fingerprint([elsewhere]) != _fingerprint([tmp_path / "runs"])
 
 
 def test_invalid_log_is_reported_and_the_rest_built(tmp_path: Path) -> None:

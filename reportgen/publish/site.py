@@ -50,7 +50,6 @@ from reportgen.render.templating import (
     asset_names,
     csv_text,
     render_html,
-    templates_dir,
     write_assets,
     write_text,
 )
@@ -96,7 +95,15 @@ from reportgen.storage.sources import (
 )
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
 from reportgen.publish.site_links import RunLinks, run_links
-from reportgen.publish.site_quick import STATE_NAME, Quick, QuickCheck, SiteResult, quick_start
+from reportgen.publish.site_quick import (
+    STATE_NAME,
+    Quick,
+    QuickCheck,
+    SiteResult,
+    quick_start,
+    tool_files,
+    tool_folders,
+)
 from reportgen.storage.ledgers import find_ledgers
 from reportgen.publish.site_rows import FIRST_ROWS, rows_data, rows_script, shown_stamp, utc_stamp
 from reportgen.contract.validation import paused_gc
@@ -189,12 +196,16 @@ def _check_state(raw: Any) -> dict[str, Any]:
     return raw
 
 
-def _fingerprint() -> str:
-    """Changes when the tool or any template changes: then every page is rendered again."""
+def _fingerprint(folders: list[Path] | None = None) -> str:
+    """Changes when the tool changes (any file of tool_folders: code, templates, backend
+    descriptors, whatever the version says): then every page is rendered again. Made from
+    relative names and bytes, so one tool gives one fingerprint on every machine."""
     digest = hashlib.sha256(f"{STATE_FORMAT}:{__version__}".encode())
-    for path in sorted(templates_dir().rglob("*")):
-        if path.is_file():
-            digest.update(path.name.encode() + path.read_bytes())
+    for folder in tool_folders() if folders is None else folders:
+        for entry in tool_files(folder):
+            name = os.path.relpath(entry.path, folder).encode("utf-8", "surrogateescape")
+            data = Path(entry.path).read_bytes()
+            digest.update(b"%d:%s%d:" % (len(name), name, len(data)) + data)
     return digest.hexdigest()
 
 

@@ -45,6 +45,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from reportgen import __version__
@@ -254,29 +255,40 @@ def _racy(sig: Signature | None, started_ns: int) -> bool:
     return sig is not None and sig[3] >= started_ns - RACY_NS
 
 
-def _template_sigs(started_ns: int) -> list[tuple[str, Signature]] | None:
-    """Every template file's stat, every file's of the reportgen package (its bytecode caches
-    aside) and of the backend descriptor folders (the built-in one and those named by
-    MIGRATION_RECORD_BACKENDS: descriptors, adapters and constraints decide how a log is
-    judged); None when one changed too recently to be trusted."""
+def tool_folders() -> list[Path]:
+    """The folders whose files decide how a log is judged and drawn: the reportgen package,
+    the templates, and the backend descriptor folders (the built-in one and those named by
+    MIGRATION_RECORD_BACKENDS: descriptors, adapters and constraints)."""
     from collector.descriptors import BUILTIN_DIR, plugin_dirs
 
-    out: list[tuple[str, Signature]] = []
     package, templates = Path(__file__).resolve().parents[1], templates_dir()
-    stack = [str(package)] if templates.is_relative_to(package) else [str(templates), str(package)]
-    stack += [str(folder) for folder in (BUILTIN_DIR, *plugin_dirs()) if folder.is_dir()]
+    folders = [package] if templates.is_relative_to(package) else [templates, package]
+    return folders + [folder for folder in (BUILTIN_DIR, *plugin_dirs()) if folder.is_dir()]
+
+
+def tool_files(folder: Path) -> Iterator[os.DirEntry[str]]:
+    """Every file under one of tool_folders, in a stable order, bytecode caches aside."""
+    stack = [str(folder)]
     while stack:
-        folder = stack.pop()
-        with os.scandir(folder) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                if entry.is_dir():
-                    if entry.name != "__pycache__":
-                        stack.append(entry.path)
-                elif entry.is_file():
-                    sig = signature(entry.stat())
-                    if _racy(sig, started_ns):
-                        return None
-                    out.append((entry.path, sig))
+        with os.scandir(stack.pop()) as found:
+            entries = sorted(found, key=lambda e: e.name)
+        for entry in entries:
+            if entry.is_dir():
+                if entry.name != "__pycache__":
+                    stack.append(entry.path)
+            elif entry.is_file():
+                yield entry
+
+
+def _template_sigs(started_ns: int) -> list[tuple[str, Signature]] | None:
+    """Every tool file's stat (tool_folders); None when one changed too recently to be trusted."""
+    out: list[tuple[str, Signature]] = []
+    for folder in tool_folders():
+        for entry in tool_files(folder):
+            sig = signature(entry.stat())
+            if _racy(sig, started_ns):
+                return None
+            out.append((entry.path, sig))
     return out
 
 
