@@ -16,9 +16,6 @@ from collector.visible import terminal
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
 from campaign.spec import Campaign, CampaignError, load_campaign, slurm_seconds
 from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
-from reportgen.storage.ledgers import folder_access, planned_tasks, store_access
-from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, read_bounded
-from reportgen.storage.remote import RemoteError, Store
 
 # A campaign id names a folder under the destination: NAME-STAMP, never a path.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -194,7 +191,12 @@ def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
 
 def _load_ledger(location: str) -> Ledger:
     """The ledger from NAME.planned.json (its destination then read) or a ledger folder, read
-    as untrusted input: bounded files, no links followed, one located error."""
+    as untrusted input: bounded files, no links followed, one located error. (reportgen's
+    readers, standard library only, are loaded here: the rest of the command needs none.)"""
+    from reportgen.storage.ledgers import folder_access, planned_tasks, store_access
+    from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, read_bounded
+    from reportgen.storage.remote import RemoteError, Store
+
     path = Path(location)
     planned_file = path / "planned.json" if path.is_dir() else path
     try:
