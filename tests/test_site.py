@@ -252,9 +252,10 @@ def test_history_is_per_target_and_trends_plot_the_stored_medians(tmp_path: Path
     figures = page_charts(page)
     warm = next(chart for fid, chart in figures.items() if fid.endswith("-trend-warm"))
     lines: dict[str, list[float]] = {}
-    for point in warm.points:  # "<case>: <run started>, median <ms> ms, quartiles ..."
+    for point in warm.points:  # "<case>: <run started>, median <time>, quartiles ..."
         case, rest = point.title.split(": ", 1)
-        lines.setdefault(case, []).append(float(rest.split("median ")[1].split(" ms")[0]))
+        number, unit = rest.split("median ")[1].split(",")[0].split(" ")
+        lines.setdefault(case, []).append(float(number) * (1e3 if unit == "s" else 1.0))
     assert lines, "one median line per key cell"
     for case, shown in lines.items():
         expected = [

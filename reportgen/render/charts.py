@@ -20,6 +20,7 @@ from typing import Any
 
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
+from reportgen.render.sections.common import fmt_time
 
 _COLD, _WARM = attrgetter("cold"), attrgetter("warm")
 
@@ -285,7 +286,7 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         if not group:
             continue
         samples = tuple(
-            Point(cats(i), ys(s * 1e3), f"{c.case}: {_num(s * 1e3)} ms", s * 1e3)
+            Point(cats(i), ys(s * 1e3), f"{c.case}: {fmt_time(s)}", s * 1e3)
             for i, c, w, _ in group
             for s in w.samples_s
         )
@@ -293,7 +294,7 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
             Point(
                 cats(i),
                 ys(q[1]),
-                f"{c.case}: median {_num(q[1])} ms, quartiles {_num(q[0])}-{_num(q[2])} ms",
+                f"{c.case}: median {fmt_time(q[1] / 1e3)}, quartiles {fmt_time(q[0] / 1e3)} to {fmt_time(q[2] / 1e3)}",
                 q[1],
                 low=ys(q[0]),
                 high=ys(q[2]),
@@ -347,11 +348,11 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     cats = Categories(tuple(c.case for c, _, _ in drawn), box.left, box.right)
     ys = logarithmic([v for _, cold, warm in drawn for v in (cold.seconds, warm.median_s)], box.bottom, box.top)
     cold_rows = [
-        (i, cold.seconds, f"{c.case}: cold {_num(cold.seconds)} s; {human(cold.cache_condition)}", "")
+        (i, cold.seconds, f"{c.case}: cold {fmt_time(cold.seconds)}; {human(cold.cache_condition)}", "")
         for i, (c, cold, _) in enumerate(drawn)
     ]
     warm_rows = [
-        (i, w.median_s, f"{c.case}: warm median {_num(w.median_s)} s", "") for i, (c, _, w) in enumerate(drawn)
+        (i, w.median_s, f"{c.case}: warm median {fmt_time(w.median_s)}", "") for i, (c, _, w) in enumerate(drawn)
     ]
     series = [
         Series("cold first call", "cold", "none", bars=_bars(cats, ys, cold_rows, 0, 2)),
@@ -556,15 +557,13 @@ def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[
 
 
 def _trend_lines(
-    xs: Categories, runs: list[str], values: dict[str, list[float | None]], unit: str, scale: Callable[[float], float]
+    xs: Categories, runs: list[str], values: dict[str, list[float | None]], scale: Callable[[float], float]
 ) -> list[Series]:
-    """One line per cell over the runs, a gap where the cell has no value."""
+    """One line per cell over the runs (values in seconds), a gap where the cell has no value."""
     series = []
     for n, (case, got) in enumerate(values.items()):
         points = tuple(
-            Point(xs(i), scale(v), f"{case}: {runs[i]}, {_num(v)} {unit}", v)
-            for i, v in enumerate(got)
-            if v is not None
+            Point(xs(i), scale(v), f"{case}: {runs[i]}, {fmt_time(v)}", v) for i, v in enumerate(got) if v is not None
         )
         lines = _lines([(xs(i), None if v is None else scale(v)) for i, v in enumerate(got)])
         series.append(Series(_short(case), _tone(n), "dot", points, lines=lines))
@@ -639,8 +638,12 @@ def trend_figures(
                 Point(
                     xs(i),
                     ys(v),
-                    f"{case}: {names[i]}, median {_num(v)} ms"
-                    + (f", quartiles {_num(lo)}-{_num(hi)} ms" if lo is not None and hi is not None else "")
+                    f"{case}: {names[i]}, median {fmt_time(v / 1e3)}"
+                    + (
+                        f", quartiles {fmt_time(lo / 1e3)} to {fmt_time(hi / 1e3)}"
+                        if lo is not None and hi is not None
+                        else ""
+                    )
                     + (f"; {flags[i]}" if flags[i] else ""),
                     v,
                     hollow=bool(flags[i]),
@@ -677,7 +680,7 @@ def trend_figures(
         if not present:
             continue
         ys = linear(present, box.bottom, box.top, to_zero=True)
-        series = _trend_lines(xs, names, values, "s", ys)
+        series = _trend_lines(xs, names, values, ys)
         figures.append(
             Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))
         )
