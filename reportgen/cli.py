@@ -265,7 +265,7 @@ _compare_formats = _format_list("html", "md", "json")
 @click.option(
     "--single-file",
     is_flag=True,
-    help="Write report.html alone, with its stylesheet, scripts and chart library inside it: one file to attach to a ticket (about 1.5 MB more; no report.md, details.csv or assets/). Cannot be combined with --format.",
+    help="Write report.html alone, with its stylesheet and script inside it: one file to attach to a ticket (a few kB more; no report.md, details.csv or assets/). Cannot be combined with --format.",
 )
 @_max_log_size
 def report(
@@ -455,7 +455,7 @@ def site(
     published: str | None,
 ) -> None:
     # The no-op check first, with only what it needs imported: most rebuilds find nothing to
-    # do, and the pages' modules (pydantic, plotly, numpy, jinja2) cost many times that check.
+    # do, and the pages' modules (pydantic, pandas, numpy, jinja2) cost many times that check.
     # The object-store modules are imported only for s3:// locations, so RemoteError is looked
     # up only when an error comes.
     from reportgen.publish.site_quick import SiteConfigError, quick_start

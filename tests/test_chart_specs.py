@@ -1,49 +1,98 @@
-"""A report's charts are written as plain data, in the form plotly itself writes them.
+"""Every chart is computed once as plain geometry (reportgen/render/charts.py) and drawn as inline
+SVG by one macro: these tests read the drawn SVG back and hold it to the data.
 
-Plotly's figure classes check every property, which cost more than the rest of a report's
-charts; the report builds the specs directly instead. These tests hold each spec to what
-plotly writes for it: plotly reads it back (checking every property) and writes it unchanged.
+What a reader relies on: every point inside the plot, a log axis labelled at decades, an
+interval's ends on both sides of its point, each point's title giving its exact values, and a
+chart that still draws (or says why not) for no data, one point, equal values or a huge range.
 """
 
 from __future__ import annotations
 
-import json
 import math
+import statistics
 from pathlib import Path
-from typing import Any
 
-import plotly.graph_objects as go
 import pytest
 
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import summarize
-from reportgen.render.charts import LAYOUT, _figure, _hline, _spec, trend_figures
+from reportgen.render.charts import DRAWABLE, linear, logarithmic, ratio_figure, trend_figures
 from reportgen.render.report import ReportInputError, judge_log
+from tests.chartsvg import DrawnChart, chart_markup, parse_chart
 from tests.conftest import FIXTURES, REPO
 
 LOGS = sorted(FIXTURES.glob("*.jsonl")) + sorted((REPO / "sample_runs").glob("*/events.jsonl"))
 
 
-def _text(spec: dict[str, Any]) -> str:
-    """As the page embeds it (1 and 1.0 told apart)."""
-    return json.dumps(spec, sort_keys=True, ensure_ascii=False)
+def _inside(chart: DrawnChart) -> None:
+    """Every point, bar, tick and reference line lies in the plot box, inside the viewBox."""
+    left, top, right, bottom = chart.plot
+    assert 0 <= left < right <= chart.width and 0 <= top < bottom <= chart.height, chart.plot
+    for p in chart.points:
+        assert left - 0.1 <= p.x <= right + 0.1 and top - 0.1 <= p.y <= bottom + 0.1, (chart.id, p)
+        if p.whisker:
+            assert all(left - 0.1 <= end <= right + 0.1 or top - 0.1 <= end <= bottom + 0.1 for end in p.whisker), p
+    for b in chart.bars:
+        assert left - 0.1 <= b.x and b.x + b.width <= right + 0.1, (chart.id, b)
+        assert top - 0.1 <= b.y and b.y + b.height <= bottom + 0.1, (chart.id, b)
+    for at, _, _ in chart.y_ticks:
+        assert top - 0.1 <= at <= bottom + 0.1, (chart.id, at)
+    for at, _, _ in chart.x_ticks:
+        assert left - 0.1 <= at <= right + 0.1, (chart.id, at)
+    for x1, y1, x2, y2, _ in chart.rules:
+        assert left - 0.1 <= min(x1, x2) and max(x1, x2) <= right + 0.1 and top - 0.1 <= min(y1, y2) <= bottom + 0.1
+
+
+def _decades(ticks: list[tuple[float, str, str]]) -> list[int]:
+    """The powers of ten a log axis is labelled at, checked to be equally spaced."""
+    powers = [round(math.log10(float(label))) for _, label, _ in ticks]
+    assert all(float(label) == 10.0**n for (_, label, _), n in zip(ticks, powers)), ticks
+    steps = {round(b[0] - a[0], 0) for a, b in zip(ticks, ticks[1:])}
+    assert len(steps) <= 1 or max(steps) - min(steps) <= 1, ticks  # coordinates rounded to 0.1
+    return powers
+
+
+def _accessible(chart: DrawnChart) -> None:
+    assert chart.role == "img" and chart.title and chart.desc
+    assert all(p.title for p in chart.points) and all(b.title for b in chart.bars)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.parent.name if p.name == "events.jsonl" else p.stem)
-def test_plotly_reads_every_report_chart_back_unchanged(log: Path) -> None:
+def test_every_report_chart_draws_inside_its_box_with_titles(log: Path) -> None:
     try:
         view = judge_log(log).view
     except ReportInputError:
         pytest.skip("an invalid log has no report")
-    figures = list(view.correctness_figures) + list(view.timing_figures)
-    for figure in figures:
-        again = _spec(go.Figure(figure.spec))  # raises on any property plotly does not know
-        assert _text(again) == _text(figure.spec), figure.id
+    for figure in list(view.correctness_figures) + list(view.timing_figures):
+        chart = parse_chart(chart_markup(figure))
+        _inside(chart)
+        _accessible(chart)
+        if figure.chart.y.log:
+            _decades(chart.y_ticks)
+        for p in chart.points:
+            if p.whisker and p.mark == "dash":  # a median between its quartiles
+                low, high = sorted(p.whisker)
+                assert low - 0.1 <= p.y <= high + 0.1, p
 
 
-def test_plotly_reads_every_trend_chart_back_unchanged() -> None:
-    """The site's trend charts over a workload's sample runs, with a geometric-mean chart (its
-    line at 1 drawn as plotly's add_hline draws it)."""
+def test_warm_latency_draws_each_sample_and_each_median_with_its_values() -> None:
+    log = max((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))
+    view = judge_log(log).view
+    figure = next(f for f in view.timing_figures if f.id == "fig-warm-latency")
+    chart = parse_chart(chart_markup(figure))
+    passed = [c for c in judge_log(log).run.cells if c.status == "pass" and c.warm and c.warm.samples_s]
+    medians = [p for p in chart.points if p.mark == "dash"]
+    samples = [p for p in chart.points if p.mark == "speck"]
+    assert len(medians) == len(passed), "one median per timed cell"
+    assert len(samples) == sum(len(c.warm.samples_s) for c in passed)  # type: ignore[union-attr]
+    for cell in passed:
+        (median,) = [p for p in medians if p.title.startswith(f"{cell.case}: median ")]
+        number, unit = median.title.split("median ")[1].split(",")[0].split(" ")
+        shown = float(number) * (1e3 if unit == "s" else 1.0)
+        assert shown == pytest.approx(statistics.median(cell.warm.samples_s) * 1e3, rel=1e-3)  # type: ignore[union-attr]
+
+
+def test_every_trend_chart_draws_and_the_geomean_interval_brackets_its_point() -> None:
     runs = sorted((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))
     history = history_frame([summarize(judge_log(log)) for log in runs])
     ids = list(dict.fromkeys(history["run_id"]))
@@ -51,7 +100,7 @@ def test_plotly_reads_every_trend_chart_back_unchanged() -> None:
         history,
         list(dict.fromkeys(history["case"]))[:4],
         "p",
-        {ids[1]: (1.05, 0.98, None, 7), ids[-1]: (0.9, None, 0.95, 3)},
+        {ids[1]: (1.05, 0.98, 1.2, 7), ids[-1]: (0.9, 0.8, 0.95, 3)},
     )
     assert {f.id for f in figures} == {
         "p-trend-warm",
@@ -61,12 +110,20 @@ def test_plotly_reads_every_trend_chart_back_unchanged() -> None:
         "p-trend-passed",
     }
     for figure in figures:
-        again = _spec(go.Figure(figure.spec))
-        assert _text(again) == _text(figure.spec), figure.id
-    geomean = next(f for f in figures if f.id == "p-trend-geomean")
-    fig = go.Figure(layout=geomean.spec["layout"])
-    fig.add_hline(y=1.0, line={"dash": "dot", "color": "#777"})
-    assert fig.layout.shapes[0].to_plotly_json() == geomean.spec["layout"]["shapes"][0]
+        chart = parse_chart(chart_markup(figure))
+        _inside(chart)
+        _accessible(chart)
+    geomean = parse_chart(chart_markup(next(f for f in figures if f.id == "p-trend-geomean")))
+    assert [p.title.split(": ")[1].split(" over")[0] for p in geomean.points] == ["1.050x", "0.900x"]
+    for p in geomean.points:
+        assert p.whisker is not None
+        low, high = p.whisker  # y grows downwards: the low end lies below the point
+        assert low > p.y > high, p
+    (rule,) = geomean.rules
+    one = next(at for at, label, _ in geomean.y_ticks if label == "1")
+    assert rule[1] == rule[3] == one, "the line at 1 sits on the tick labelled 1"
+    passed = parse_chart(chart_markup(next(f for f in figures if f.id == "p-trend-passed")))
+    assert len(passed.bars) == len(ids)
 
 
 def test_some_logs_draw_every_kind_of_chart() -> None:
@@ -80,63 +137,62 @@ def test_some_logs_draw_every_kind_of_chart() -> None:
     assert drawn >= {"fig-warm-latency", "fig-cold-warm", "fig-error-allowance", "fig-loss-curves"}, drawn
 
 
-def test_a_spec_is_what_plotly_writes_for_the_same_figure() -> None:
-    """Traces, the template by name, a horizontal line with its label, and numbers that are
-    not finite (plotly writes them as null)."""
-    layout = {
-        **LAYOUT,
-        "title": {"text": "t <b>&"},
-        "yaxis": {"type": "log", "range": [-1.2, 2.2]},
-        "scattermode": "group",
-    }
-    values = [1, 2.5, math.nan, math.inf, -math.inf, None, 1e-310]
-    ours = dict(layout)
-    _hline(ours, 1.0, {"dash": "dash", "color": "#888"}, "allowance")
-    spec = _figure(
-        ours,
-        [
-            {
-                "type": "bar",
-                "x": list("abcdefg"),
-                "y": values,
-                "marker": {"color": ["#d62728"] * 7},
-                "name": "n",
-                "hovertemplate": ["%{y}"] * 7,
-            },
-            {
-                "type": "scatter",
-                "x": ["a"],
-                "y": [1.0],
-                "name": "eager",
-                "mode": "markers",
-                "marker": {"symbol": "line-ew-open"},
-                "error_y": {"type": "data", "symmetric": False, "array": [0.5], "arrayminus": [0.25]},
-            },
-            {
-                "type": "scatter",
-                "x": [1, 2],
-                "y": [math.nan, 3.0],
-                "mode": "lines+markers",
-                "line": {"color": "#000000", "dash": "dash"},
-            },
-        ],
+NAMES = ("base", "cand")
+
+
+def test_a_ratio_chart_with_no_points_is_not_drawn_and_out_of_range_ones_are_named() -> None:
+    assert ratio_figure("eager", [], NAMES) is None
+    figure = ratio_figure(
+        "eager", [("inf", math.inf, None, None), ("zero", 0.0, None, None), ("big", 2e300, 1.0, 3e300)], NAMES
     )
-    fig = go.Figure(layout=layout)
-    fig.add_trace(
-        go.Bar(x=list("abcdefg"), y=values, marker={"color": ["#d62728"] * 7}, name="n", hovertemplate=["%{y}"] * 7)
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=["a"],
-            y=[1.0],
-            name="eager",
-            mode="markers",
-            marker={"symbol": "line-ew-open"},
-            error_y={"type": "data", "symmetric": False, "array": [0.5], "arrayminus": [0.25]},
-        )
-    )
-    fig.add_trace(
-        go.Scatter(x=[1, 2], y=[math.nan, 3.0], mode="lines+markers", line={"color": "#000000", "dash": "dash"})
-    )
-    fig.add_hline(y=1.0, line={"dash": "dash", "color": "#888"}, annotation_text="allowance")
-    assert _text(spec) == _text(_spec(fig))
+    assert figure is not None and set(figure.out_of_range) == {"inf", "zero", "big"}
+    assert parse_chart(chart_markup(figure)).points == []
+
+
+@pytest.mark.parametrize(
+    "points",
+    [
+        [("one", 1.25, 1.1, 1.4)],
+        [("a", 2.0, None, None), ("b", 2.0, None, None), ("c", 2.0, None, None)],
+        [("tiny", 1e-290, 1e-295, 1e-280), ("huge", 1e290, 1e280, 1e295)],
+        [("below", 0.5, 0.2, 0.9), ("across", 1.1, 0.7, 1.6)],
+    ],
+    ids=["one point", "all equal", "huge range", "usual"],
+)
+def test_ratio_charts_draw_any_drawable_data(points: list[tuple[str, float, float | None, float | None]]) -> None:
+    figure = ratio_figure("compiled", points, NAMES)
+    assert figure is not None and figure.out_of_range == ()
+    chart = parse_chart(chart_markup(figure))
+    _inside(chart)
+    _accessible(chart)
+    assert len(chart.points) == len(points)
+    powers = _decades(chart.x_ticks)
+    assert len(powers) <= 11, "a huge range is labelled at every n-th decade"
+    ordered = sorted(points, key=lambda p: (p[1], p[0]))
+    for drawn, (case, ratio, low, high) in zip(sorted(chart.points, key=lambda p: p.y), ordered):
+        assert drawn.title.startswith(f"{case}: cand / base "), "smallest ratio first, at the top"
+        shown = drawn.title.split("cand / base ")[1].split(", ")
+        assert float(shown[0]) == pytest.approx(ratio, rel=1e-2)
+        if low is None:
+            assert drawn.whisker is None and "no interval" in drawn.title
+        else:
+            lo, hi = drawn.whisker  # type: ignore[misc]
+            assert lo <= drawn.x <= hi and lo < hi, drawn
+            ends = [float(v) for v in shown[1].removeprefix("interval ").split(" to ")]
+            assert ends == pytest.approx([low, high], rel=1e-2)
+    (rule,) = chart.rules
+    one = [at for at, label, _ in chart.x_ticks if label == "1"]
+    assert rule[0] == rule[2] and one in ([], [rule[0]]), "the dashed line stands at a ratio of 1"
+
+
+def test_scales_for_empty_single_equal_and_extreme_values() -> None:
+    for values in ([], [3.0], [2.0, 2.0, 2.0], [0.0], [-1e300, 1e300], [5e-324, 1.0]):
+        scale = linear(values, 300.0, 20.0, to_zero=True)
+        assert scale.lo < scale.hi and math.isfinite(scale.hi - scale.lo), values
+        ticks = scale.ticks()
+        assert 2 <= len(ticks) <= 12 and all(20.0 <= t.at <= 300.0 for t in ticks), (values, ticks)
+        assert all(20.0 <= scale(v) <= 300.0 for v in values)
+    for values in ([], [1.0], [7.0, 7.0], [1 / DRAWABLE, DRAWABLE]):
+        scale = logarithmic(values, 300.0, 20.0)
+        assert scale.lo < scale.hi and len(scale.ticks()) <= 11
+        assert all(20.0 <= scale(v) <= 300.0 for v in values)

@@ -8,9 +8,18 @@ import pytest
 
 from reportgen.render.charts import error_vs_allowance
 from reportgen.render.report import ReportInputError, judge_log
+from tests.chartsvg import DrawnChart, chart_markup, parse_chart
 from tests.conftest import FIXTURES, REPO
 
 LOGS = sorted(FIXTURES.glob("*.jsonl")) + sorted((REPO / "sample_runs").glob("*/events.jsonl"))
+
+
+def drawn_ratios(chart: DrawnChart) -> dict[str, float | None]:
+    """Per cell, whether its bar rises above the allowance line (1) as the page draws it: the
+    bar's top against the line's height (None: no bar, a zero difference on the log axis)."""
+    (line,) = chart.rules
+    assert line[4] == "allowance"
+    return {b.title.split(": ", 1)[0]: (None if b.height == 0 else (2.0 if b.y < line[1] else 0.5)) for b in chart.bars}
 
 
 def failed_on_compared_quantity(cell) -> bool:
@@ -35,14 +44,17 @@ def test_plotted_ratio_is_above_one_exactly_when_the_cell_failed_on_it(log: Path
     figure = error_vs_allowance(cells)
     if figure is None:
         pytest.skip("no cell was compared elementwise")
-    trace = figure.spec["data"][0]
+    chart = parse_chart(chart_markup(figure))
     compared = [c for c in cells if c.result is not None and (c.result.error_stats is not None or c.train_steps)]
-    assert len(trace["y"]) + len(figure.out_of_range) == len(compared)
-    drawn = [c for c in compared if c.case not in figure.out_of_range]
-    for cell, y in zip(drawn, trace["y"]):
-        assert (y > 1) == failed_on_compared_quantity(cell), (cell.case, cell.status, y)
+    assert len(chart.bars) + len(figure.out_of_range) == len(compared), "one bar per compared cell"
+    drawn = drawn_ratios(chart)
+    for cell in compared:
+        if cell.case in figure.out_of_range:
+            continue
+        above = (drawn[cell.case] or 0) > 1
+        assert above == failed_on_compared_quantity(cell), (cell.case, cell.status, drawn[cell.case])
         if cell.status == "pass":
-            assert y <= 1, cell.case
+            assert not above, cell.case
 
 
 def test_training_cells_that_failed_on_parameters_are_drawn_above_the_line(tmp_path: Path) -> None:
@@ -63,6 +75,9 @@ def test_training_cells_that_failed_on_parameters_are_drawn_above_the_line(tmp_p
     judged = judge_log(log)
     figure = error_vs_allowance(judged.run.cells)
     assert figure is not None
-    ys = dict(zip([c.case for c in judged.run.cells if c.result is not None], figure.spec["data"][0]["y"]))
+    drawn = drawn_ratios(parse_chart(chart_markup(figure)))
     failed = [c for c in judged.run.cells if c.status == "mismatch"]
-    assert failed and all(ys[c.case] > 1 for c in failed), "the loss alone would have drawn them under 1"
+    assert failed and all((drawn[c.case] or 0) > 1 for c in failed), "the loss alone would have drawn them under 1"
+    assert "7.5 × allowance" in next(
+        b.title for b in parse_chart(chart_markup(figure)).bars if b.title.startswith(failed[0].case)
+    )

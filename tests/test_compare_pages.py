@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from reportgen.cli import main
 from reportgen.render.compare import gather
+from tests.chartsvg import chart_markup, page_charts, parse_chart
 from tests.logbuilder import dumps, timing_log
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_runs"
@@ -159,27 +160,32 @@ def test_ratio_charts_sorted_with_intervals_eager_and_compiled_apart(tmp_path: P
     by_mode = {f.id: f for f in view.figures}
     assert set(by_mode) == {"fig-ratio-eager", "fig-ratio-compiled"}
     for mode, figure in (("eager", by_mode["fig-ratio-eager"]), ("compiled", by_mode["fig-ratio-compiled"])):
-        (trace,) = figure.spec["data"]
+        chart = parse_chart(chart_markup(figure))
         cells = [c for c in comparison.timed if c.mode == mode]
-        assert len(trace["x"]) == len(cells)
-        assert trace["x"] == sorted(trace["x"]), "smallest ratio first"
-        expected = sorted((c.timing.warm.ratio, c.timing.warm.high - c.timing.warm.ratio) for c in cells)  # type: ignore[union-attr,operator]
-        assert [round(x, 12) for x in trace["x"]] == [round(r, 12) for r, _ in expected]
-        assert [round(e, 12) for e in trace["error_x"]["array"]] == [round(h, 12) for _, h in expected]
-        title = figure.spec["layout"]["title"]["text"]
-        assert "candidate (cuda) / baseline (cpu)" in title and mode in title
+        assert len(chart.points) == len(cells), "one point per timed cell of the mode"
+        top_down = sorted(chart.points, key=lambda p: p.y)
+        assert [p.x for p in top_down] == sorted(p.x for p in top_down), "smallest ratio first, at the top"
+        expected = sorted((c.timing.warm.ratio, c.timing.warm.low, c.timing.warm.high, c.case) for c in cells)  # type: ignore[union-attr]
+        for point, (ratio, low, high, case) in zip(top_down, expected):
+            assert point.title.startswith(f"{case}: candidate (cuda) / baseline (cpu) ")
+            shown = float(point.title.split(" / baseline (cpu) ")[1].split(",")[0])
+            assert shown == pytest.approx(ratio, rel=5e-3)
+            if low is not None and high is not None:
+                assert point.whisker is not None and point.whisker[0] <= point.x <= point.whisker[1]
+        assert "candidate (cuda) / baseline (cpu)" in figure.title and mode in figure.title
 
 
-def test_compare_page_draws_its_charts_from_its_own_assets(tmp_path: Path) -> None:
+def test_compare_page_draws_its_charts_with_no_script(tmp_path: Path) -> None:
     base, cand = _pair(tmp_path)
     out = tmp_path / "out"
     assert CliRunner().invoke(main, ["compare", str(base.parent), str(cand.parent), "--out", str(out)]).exit_code == 0
     html = (out / "compare.html").read_text(encoding="utf-8")
-    assert 'data-figure="fig-ratio-eager"' in html and 'data-figure="fig-ratio-compiled"' in html
-    import re
-
-    script = re.search(r'<script src="(assets/report-[0-9a-f]{10}\.js)" data-plotly="(assets/[^"]+)"', html)
-    assert script is not None and all((out / name).is_file() for name in script.groups())
+    charts = page_charts(html)
+    assert {"fig-ratio-eager", "fig-ratio-compiled"} <= set(charts)
+    assert all(chart.points for chart in charts.values())
+    assert re.findall(r"<script[^>]*>", html) == [
+        f'<script src="{name}">' for name in re.findall(r'<script src="(assets/print-[0-9a-f]{10}\.js)">', html)
+    ], "no chart library, no chart script"
 
 
 def test_cache_conditions_in_plain_words(tmp_path: Path) -> None:
@@ -203,9 +209,11 @@ def test_compare_page_charts_draw_offline(tmp_path: Path, browser: Any) -> None:
     assert log.errors == [] and log.failed == []
     assert all(url.startswith("file://") for url in log.requests), log.requests
     for mode in ("eager", "compiled"):
-        page.locator(f"#fig-ratio-{mode}").scroll_into_view_if_needed()
-        page.wait_for_selector(f"#fig-ratio-{mode} .main-svg", timeout=10_000)
-        assert "candidate (cuda) / baseline (cpu)" in page.inner_text(f"#fig-ratio-{mode}")
+        chart = page.locator(f"#fig-ratio-{mode}")
+        chart.scroll_into_view_if_needed()
+        box = chart.bounding_box()
+        assert box is not None and box["width"] > 200 and box["height"] > 100, box
+        assert "candidate (cuda) / baseline (cpu)" in page.text_content(f"#fig-ratio-{mode}")  # type: ignore[operator]
     page.close()
 
 

@@ -101,13 +101,13 @@ def _rename_case(events: list[dict], old: str, new: str) -> list[dict]:
     return json.loads(text)
 
 
-def hostile_run(folder: Path) -> Path:
-    """A synthetic run whose case key carries a link and whose annotations try every load."""
+def hostile_run(folder: Path, case: str = HOSTILE_CASE) -> Path:
+    """A synthetic run whose case key carries markup and whose annotations try every load."""
     folder.mkdir(parents=True, exist_ok=True)
     events = complete_log()
-    events = _rename_case(events, "b2-l16-contiguous-float32-compiled", HOSTILE_CASE)
+    events = _rename_case(events, "b2-l16-contiguous-float32-compiled", case)
     for event in events:
-        if event.get("case") == HOSTILE_CASE and event["kind"] == "case_result":
+        if event.get("case") == case and event["kind"] == "case_result":
             event["status"] = "mismatch"
             event["error_stats"].update(mismatched=3, diff_at_worst=1e-2)
         if event["kind"] == "run_start":
@@ -115,23 +115,30 @@ def hostile_run(folder: Path) -> Path:
     (folder / "events.jsonl").write_text(dumps(events), encoding="utf-8")
     notes = "\n".join(f"{m[1]}\n" for m in MARKDOWN)
     (folder / "annotations.toml").write_text(
-        f"[{json.dumps(HOSTILE_CASE)}]\nexplanation = {json.dumps(notes)}\n", encoding="utf-8"
+        f"[{json.dumps(case)}]\nexplanation = {json.dumps(notes)}\n", encoding="utf-8"
     )
     return folder / "events.jsonl"
 
 
-def test_chart_labels_are_plain_text(tmp_path: Path) -> None:
-    log = hostile_run(tmp_path / "run")
+@pytest.mark.parametrize(
+    "case", [HOSTILE_CASE, "</svg><script>alert(1)</script><svg>-compiled"], ids=["link", "script"]
+)
+def test_chart_labels_are_plain_text(tmp_path: Path, case: str) -> None:
+    from tests.chartsvg import page_charts
+
+    log = hostile_run(tmp_path / "run", case)
     out = invoke(["report", log, "--out", tmp_path / "out"])
     assert out.code == 0, out.output
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    specs = re.findall(r'<script type="application/json" data-figure="[^"]+">(.*?)</script>', html, re.S)
-    assert specs
-    labels = json.dumps(
-        [json.loads(s.replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u0026", "&")) for s in specs]
-    )
-    assert "evil.example" in labels, "the case key is in the charts"
-    assert "<a href" not in labels and "&lt;a href" in labels, "as text plotly shows, never as its link markup"
+    charts = page_charts(html)  # each parses as XML on its own: the label closed no element
+    assert "fig-error-allowance" in charts
+    texts = [t for chart in charts.values() for t in chart.texts]
+    assert any(t.startswith(case + ":") for t in texts), "the case key is in the charts, as the text it is"
+    assert "alert(1)</script>" not in html and "<script>alert" not in html
+    parser = _Links()
+    parser.feed(html)
+    assert not any("evil.example" in (link.get("href") or "") for link in parser.links), "never a live link"
+    assert len(re.findall(r"<script", html)) == 1, "only the page's own print script"
 
 
 CSP = re.compile(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">')

@@ -27,7 +27,7 @@ except SystemExit as exc:
     code = exc.code
 print("LOADED " + json.dumps({"code": code, "heavy": sorted(m for m in heavy if m in sys.modules)}), file=sys.stderr)
 """
-HEAVY = ["pydantic", "plotly", "pandas", "numpy", "s3fs", "fsspec", "botocore", "jinja2", "markdown_it", "narwhals"]
+HEAVY = ["pydantic", "pandas", "numpy", "s3fs", "fsspec", "botocore", "jinja2", "markdown_it", "narwhals"]
 
 
 def loaded(*args: str) -> tuple[int | None, list[str]]:
@@ -87,8 +87,8 @@ def test_a_site_build_with_nothing_to_do_imports_no_heavy_module(tmp_path: Path)
 
 
 def test_report_imports_no_chart_frame_or_object_store_module(tmp_path: Path) -> None:
-    """A report's charts are written as plain data: making them imports neither plotly nor the
-    frame libraries it pulls in (they cost more than a small report's own work)."""
+    """A report's charts are computed as plain geometry: making them imports no frame library
+    (pandas and numpy cost more than a small report's own work)."""
     code, heavy = loaded("report", str(SAMPLE_LOG), "--out", str(tmp_path / "report"))
     assert code in (0, None)
     assert (tmp_path / "report" / "report.html").is_file()

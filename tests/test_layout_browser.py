@@ -125,28 +125,39 @@ def test_index_rows_are_one_short_line(sample_site: Path, browser, width: int) -
 
 @pytest.mark.parametrize("width", [390, 1400])
 def test_chart_legend_below_the_plot_and_titles_inside(sample_site: Path, browser, width: int) -> None:
-    """A history trend chart: at 390 px its legend sits below the plotting area (never over it);
-    at both widths the chart and its title stay inside the chart's box."""
-    page, log = open_page(browser, next(sample_site.glob("workloads/tiny-encoder-*/index.html")).as_uri())
-    page.set_viewport_size({"width": width, "height": 900})
-    page.reload()
-    chart = page.locator("div.chart").first
-    chart.scroll_into_view_if_needed()
-    page.wait_for_selector("div.chart.js-plotly-plot .legend", timeout=15_000)
-    boxes = page.evaluate("""() => {
-      const c = document.querySelector('div.chart.js-plotly-plot');
-      const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-      return {chart: box(c), plot: box(c.querySelector('.bglayer .bg') || c.querySelector('.plot')),
-              legend: box(c.querySelector('.legend')), title: box(c.querySelector('.gtitle'))};
-    }""")
-    assert log.errors == []
-    chart_box, plot, legend, title = boxes["chart"], boxes["plot"], boxes["legend"], boxes["title"]
-    assert title[0] >= chart_box[0] - 1 and title[2] <= chart_box[2] + 1, "the title is not clipped"
-    assert legend[2] <= chart_box[2] + 1 and plot[2] <= chart_box[2] + 1
-    if width == 390:
-        assert legend[1] >= plot[3], "the legend is below the plot, not over it"
-        assert plot[3] - plot[1] >= 150, "the plotting area keeps its height"
-    page.close()
+    """Every chart of a history page and of a comparison: its svg scales to its box (never past
+    the page's column), its legend sits below the plot (never over it), its title and every axis
+    label stay inside the drawn chart, and the plot keeps a readable height."""
+    pages = [
+        next(sample_site.glob("workloads/tiny-encoder-*/index.html")),
+        min(sample_site.glob("comparisons/tiny-encoder-*/index.html")),
+    ]
+    for path in pages:
+        page, log = open_page(browser, path.as_uri())
+        page.set_viewport_size({"width": width, "height": 900})
+        page.reload()
+        charts = page.evaluate("""() => [...document.querySelectorAll('svg.chart')].map(c => {
+          const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+          const fig = c.closest('figure');
+          const legend = fig.querySelector('.legend');
+          return {id: c.id, chart: box(c), figure: box(fig), plot: box(c.querySelector('.axis path')),
+                  title: box(fig.querySelector('.chart-title')), legend: legend ? box(legend) : null,
+                  texts: [...c.querySelectorAll('text')].map(box)};
+        })""")
+        assert log.errors == [] and charts, path
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, "nothing scrolls sideways"
+        for c in charts:
+            chart, figure, plot, title, legend = c["chart"], c["figure"], c["plot"], c["title"], c["legend"]
+            assert chart[0] >= figure[0] - 1 and chart[2] <= figure[2] + 1 and chart[2] <= width, c["id"]
+            assert title[0] >= figure[0] - 1 and title[2] <= figure[2] + 1, "the title is not clipped"
+            for text in c["texts"]:  # tick labels and axis titles: inside the drawn chart
+                assert text[0] >= chart[0] - 1 and text[2] <= chart[2] + 1, (c["id"], text, chart)
+                assert text[1] >= chart[1] - 1 and text[3] <= chart[3] + 1, (c["id"], text, chart)
+            if legend is not None:
+                assert legend[1] >= plot[3] and legend[1] >= chart[3] - 1, "the legend is below the plot, not over it"
+                assert legend[2] <= figure[2] + 1
+            assert plot[3] - plot[1] >= (50 if width == 390 else 100), "the plotting area keeps its height"
+        page.close()
 
 
 def test_index_fits_a_1280_window_with_every_count_column(sample_site: Path, browser) -> None:

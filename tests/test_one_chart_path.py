@@ -1,27 +1,33 @@
-"""One chart path: every figure is built in reportgen/render/charts.py.
+"""One chart path: every figure is computed in reportgen/render/charts.py and drawn by
+templates/_charts.html.j2.
 
 A page's figures (a report's, a comparison's, the site's trends) are made by charts.py's
-functions as plain data; no other module of reportgen imports plotly or makes a ``Figure``.
+functions as plain geometry; no other module of reportgen makes a ``Figure`` or imports a chart
+library, no Python module writes SVG markup, and no other template draws an ``<svg>`` chart.
 """
 
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 CHARTS = REPO / "reportgen" / "render" / "charts.py"
+CHART_LIBRARIES = {"plotly", "matplotlib", "bokeh", "altair", "pygal"}
+# An SVG element's opening tag, as Python code would have to write it to assemble a chart.
+SVG_MARKUP = re.compile(r"<(?:svg|circle|rect|polyline|polygon|path|line|text|g)[\s>/]")
 
 
 def chart_making(source: str) -> list[str]:
-    """Where a module's source imports plotly or calls ``Figure(...)`` (by that name or as an attribute)."""
+    """Where a module's source imports a chart library or calls ``Figure(...)`` (by that name or as an attribute)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] == "plotly"]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "plotly":
+            found += [
+                f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] in CHART_LIBRARIES
+            ]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in CHART_LIBRARIES:
             found.append(f"line {node.lineno}: from {node.module} import ...")
         elif isinstance(node, ast.Call):
             name = (
@@ -52,23 +58,28 @@ def test_a_planted_figure_elsewhere_is_found() -> None:
     assert chart_making("from reportgen.render.charts import Figure\n") == []  # the type alone is no figure
 
 
-def test_the_site_trend_charts_are_made_without_plotly() -> None:
-    """The trend charts go the report charts' way (plain data through ``_figure``), not through
-    plotly's figure classes: drawing them imports no plotly."""
-    script = (
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from reportgen.publish.frame import history_frame\n"
-        "from reportgen.publish.summary import summarize\n"
-        "from reportgen.render.charts import trend_figures\n"
-        "from reportgen.render.report import judge_log\n"
-        "runs = sorted(Path('sample_runs').glob('heat-solver-cpu-*/events.jsonl'))\n"
-        "history = history_frame([summarize(judge_log(log)) for log in runs])\n"
-        "ids = list(dict.fromkeys(history['run_id']))\n"
-        "figures = trend_figures(history, list(dict.fromkeys(history['case']))[:3], 'p', {ids[-1]: (1.1, 1.0, 1.2, 3)})\n"
-        "print(len(figures), sorted(m for m in sys.modules if m.split('.')[0] == 'plotly'))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    count, modules = proc.stdout.split(" ", 1)
-    assert int(count) >= 3 and modules.strip() == "[]", proc.stdout
+def svg_in_strings(source: str) -> list[str]:
+    """Where a module's string literals hold SVG markup (a chart assembled in Python)."""
+    return [
+        f"line {node.lineno}: {node.value[:40]!r}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and SVG_MARKUP.search(node.value)
+    ]
+
+
+def test_no_python_module_writes_svg() -> None:
+    modules = sorted((REPO / "reportgen").rglob("*.py"))
+    found = [
+        f"{p.relative_to(REPO)} {where}" for p in modules for where in svg_in_strings(p.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "charts are drawn by templates/_charts.html.j2 only:\n" + "\n".join(found)
+    assert svg_in_strings('x = f"<circle cx={x}/>"\n') and svg_in_strings("y = '<svg viewBox=\"0 0 1 1\">'\n")
+    assert svg_in_strings("z = 'a < b and g > f'\n") == []
+
+
+def test_one_template_draws_every_chart() -> None:
+    templates = sorted((REPO / "templates").glob("*.j2"))
+    drawing = [p.name for p in templates if "<svg" in p.read_text(encoding="utf-8")]
+    assert drawing == ["_charts.html.j2"], drawing
+    users = [p.name for p in templates if "figures(" in p.read_text(encoding="utf-8") and p.name != "_macros.html.j2"]
+    assert set(users) >= {"report.html.j2", "compare.html.j2", "workload.html.j2"}, users

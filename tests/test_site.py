@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from reportgen.cli import main
 from reportgen.publish.site import STATE_NAME, build_site
 from reportgen.publish.site_quick import QUICK_NAME
+from tests.chartsvg import page_charts
 from tests.conftest import FIXTURES
 
 
@@ -56,8 +57,8 @@ def test_site_pages_and_index(tmp_path: Path) -> None:
     workloads = sorted(p.name for p in (site / "workloads").iterdir())
     expected = {json.loads(p.read_text(encoding="utf-8").splitlines()[0])["workload"] for p in FIXTURES.glob("*.jsonl")}
     assert len(workloads) == len(expected)
-    assets = sorted(p.name for p in (site / "assets").iterdir())
-    assert len([a for a in assets if a.startswith("plotly")]) == 1, "one shared plotly bundle"
+    assets = sorted(p.name.split("-")[0] for p in (site / "assets").iterdir())
+    assert assets == ["print", "report", "site"], "one shared copy of each asset, and no chart library"
 
 
 def test_only_relative_links(tmp_path: Path) -> None:
@@ -282,11 +283,6 @@ def _history_runs(root: Path) -> Path:
     return runs
 
 
-def _figures(html: str) -> dict[str, dict]:
-    found = re.findall(r'<script type="application/json" data-figure="([^"]+)">(.*?)</script>', html, flags=re.S)
-    return {fid: json.loads(spec) for fid, spec in found}
-
-
 def test_history_is_per_target_and_trends_plot_the_stored_medians(tmp_path: Path) -> None:
     site = tmp_path / "site"
     build_site([_history_runs(tmp_path)], site)
@@ -297,15 +293,18 @@ def test_history_is_per_target_and_trends_plot_the_stored_medians(tmp_path: Path
     # Consecutive changes only within one target: cpu 0 -> 2 -> 3, never cpu -> cuda.
     pairs = re.findall(r"<h4><code>([^<]+)</code> → <code>([^<]+)</code></h4>", page)
     assert sorted(pairs) == [("hist-0-cpu", "hist-2-cpu"), ("hist-2-cpu", "hist-3-cpu")]
-    figures = _figures(page)
-    warm = next(spec for fid, spec in figures.items() if fid.endswith("-trend-warm"))
-    medians = [t for t in warm["data"] if t.get("mode") == "lines+markers"]
-    assert medians, "one median line per key cell"
-    for trace in medians:
-        case = next(c for c in summaries["hist-0-cpu"]["cells"] if trace["hovertemplate"].startswith(c + "<br>"))
+    figures = page_charts(page)
+    warm = next(chart for fid, chart in figures.items() if fid.endswith("-trend-warm"))
+    lines: dict[str, list[float]] = {}
+    for point in warm.points:  # "<case>: <run started>, median <time>, quartiles ..."
+        case, rest = point.title.split(": ", 1)
+        number, unit = rest.split("median ")[1].split(",")[0].split(" ")
+        lines.setdefault(case, []).append(float(number) * (1e3 if unit == "s" else 1.0))
+    assert lines, "one median line per key cell"
+    for case, shown in lines.items():
         expected = [
             summaries[r]["cells"][case]["warm_median_s"] * 1e3 for r in ("hist-0-cpu", "hist-2-cpu", "hist-3-cpu")
         ]
-        assert trace["y"] == pytest.approx(expected)
+        assert shown == pytest.approx(expected, rel=1e-3)
     assert not any(fid.startswith("fig-cuda") for fid in figures), "one cuda run: no trend yet"
     assert any(fid.endswith("-trend-passed") for fid in figures)

@@ -131,10 +131,12 @@ def test_workload_trends_draw_offline(tmp_path: Path, browser) -> None:
     page_path = next((tmp_path / "site" / "workloads").glob("*/index.html"))
     page, log = open_page(browser, page_path.as_uri())
     assert log.errors == [] and all(url.startswith("file://") for url in log.requests)
-    chart = page.locator("div.chart").first
+    chart = page.locator("svg.chart").first
     chart.scroll_into_view_if_needed()
-    page.wait_for_selector("div.chart.js-plotly-plot", timeout=10_000)
-    assert page.locator("div.chart").count() >= 3
+    box = chart.bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 150, box
+    assert page.locator("svg.chart").count() >= 3
+    assert page.locator("svg.chart g.point").count() >= 3, "points drawn on the trends"
     page.close()
 
 

@@ -206,7 +206,6 @@ def test_the_host_around_a_series_is_said_in_words() -> None:
 
 
 def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points_out(tmp_path: Path) -> None:
-    import re
     import shutil
 
     from reportgen.publish.site import build_site
@@ -220,16 +219,13 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
     build_site([runs], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("tiny-encoder*/index.html")).read_text(encoding="utf-8")
     assert "<strong>Unstable timing: 9 cell(s)</strong>, no timing verdict for them" in page
-    specs = [json.loads(m) for m in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page, re.S)]
-    warm = [
-        t
-        for spec in specs
-        if isinstance(spec, dict)
-        for t in spec.get("data", [])
-        if t.get("mode") == "lines+markers" and "ms" in t.get("hovertemplate", "")
-    ]
-    trace = next(t for t in warm if t["hovertemplate"].startswith("b1-l16-contiguous-float32-eager<br>"))
-    assert trace["y"][0] is not None and trace["y"][1] is None  # the noisy run's unstable series is no trend point
+    from tests.chartsvg import page_charts
+
+    warm = next(chart for fid, chart in page_charts(page).items() if fid.endswith("-trend-warm"))
+    assert len(warm.x_ticks) == 2, "one place per run"
+    points = [p for p in warm.points if p.title.startswith("b1-l16-contiguous-float32-eager: ")]
+    # The quiet run's median is drawn; the noisy run's unstable series is no trend point.
+    assert [p.x for p in points] == [warm.x_ticks[0][0]], points
 
 
 def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> None:

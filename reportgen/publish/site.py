@@ -10,7 +10,7 @@ Layout of the output directory::
     runs/<run-slug>/index.html      the run's report (report.md beside it)
     workloads/<slug>/index.html     history of one workload and what changed between runs
     campaigns/<slug>/index.html     every task a campaign planned (from its ledger), runs linked
-    assets/                         one copy of the shared CSS, JS and plotly bundle
+    assets/                         one copy of the shared CSS and JS
     .reportgen-state.json           what was built from which input, for incremental rebuilds
     .reportgen-quick.json           what stat said about every input, for the no-op check
 

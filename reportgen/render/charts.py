@@ -1,44 +1,117 @@
-"""Plotly figure specs (plain JSON data) for the report; the page draws them with one bundle.
+"""The report's charts as plain geometry, drawn as inline SVG by templates/_charts.html.j2.
 
-Figures are returned as dicts, never as HTML: the template embeds them with ``|tojson`` inside
-``<script type="application/json">`` and ``report.js`` calls ``Plotly.newPlot``. The JSON engine
-is pinned so the output does not depend on whether orjson happens to be installed. Every
-figure (a report's, a comparison's, the site's trends) is built here, as plain data in the form
-plotly writes (``_figure``): one path, and no plotly import to draw a page.
+Each chart is computed here once (a report's, a comparison's, the site's trends) as small frozen
+dataclasses of numbers and strings: coordinates already scaled into a fixed viewBox, ticks with
+their labels, series of points (with an interval where there is one), bars, lines, reference
+lines and legend entries. The template only draws them, with autoescape on, so no markup is made
+here and every label from a log reaches the page as text. Colours are named (``tone``) and given
+by the page's stylesheet, so dark mode and print follow the page. The page needs no script
+to show a chart, and each point carries its exact values as its ``title`` (what hover shows).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
+from reportgen.render.sections.common import fmt_time
 
-if TYPE_CHECKING:  # plotly is imported where a figure is first made: commands that draw none skip it
-    import plotly.graph_objects as go
-
-LAYOUT: dict[str, Any] = {
-    "template": "none",
-    "margin": {"l": 60, "r": 20, "t": 40, "b": 120},
-    "height": 420,
-    "font": {"family": "system-ui, sans-serif", "size": 12},
-    "paper_bgcolor": "rgba(0,0,0,0)",
-    "plot_bgcolor": "rgba(0,0,0,0)",
-}
-MODE_COLOURS = {"eager": "#1f77b4", "compiled": "#d62728"}
 _COLD, _WARM = attrgetter("cold"), attrgetter("warm")
 
+# The width of the viewBox every chart is drawn in (its height follows what sits under the
+# plot, or a comparison's list of cells); the page scales it to the width of its box.
+WIDTH = 640
 
 # The largest magnitude drawn (and the smallest above zero on a log axis): a value that
-# validates but lies beyond cannot be drawn by a browser's doubles without overflow, so it is
-# left out of the chart and named under it as out of range (the tables show the number).
+# validates but lies beyond cannot be placed on an axis without overflow, so it is left out of
+# the chart and named under it as out of range (the tables show the number).
 DRAWABLE = 1e300
+
+
+@dataclass(frozen=True)
+class Tick:
+    at: float  # the coordinate along its axis (x on the x axis, y on the y axis)
+    label: str
+    full: str = ""  # the whole text where ``label`` is shortened
+
+
+@dataclass(frozen=True)
+class Axis:
+    title: str
+    ticks: tuple[Tick, ...]
+    log: bool = False
+    slanted: bool = False  # category labels under the x axis, drawn at an angle to fit
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+    title: str  # the exact values, shown on hover and read out by a screen reader
+    value: float | None = None  # the number drawn (None: not finite, drawn where the caption says)
+    low: float | None = None  # the interval's ends along the value axis, as coordinates
+    high: float | None = None
+    hollow: bool = False
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float  # left edge
+    y: float  # top edge
+    width: float
+    height: float
+    title: str
+    value: float | None = None
+    tone: str = ""  # where set, this bar's colour instead of its series' (a bar beyond its allowance)
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    tone: str  # the colour, by name: the page's stylesheet gives class tone-NAME its colour
+    mark: str  # how points are drawn: "dot", "speck" (small, see-through), "ring", "dash" (a short bar across), "none"
+    points: tuple[Point, ...] = ()
+    bars: tuple[Bar, ...] = ()
+    lines: tuple[tuple[tuple[float, float], ...], ...] = ()  # polylines, broken where a value is missing
+    bands: tuple[tuple[tuple[float, float], ...], ...] = ()  # filled polygons (an interquartile band)
+    dashed: bool = False
+    interval: str = "y"  # the axis along which a point's low/high lie
+    legend: bool = True
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A reference line across the plot (the allowance, a ratio of 1), with an optional label."""
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Chart:
+    width: int
+    height: int
+    left: float  # the plot box inside the viewBox
+    top: float
+    right: float
+    bottom: float
+    x: Axis
+    y: Axis
+    series: tuple[Series, ...]
+    rules: tuple[Rule, ...] = ()
+
+    @property
+    def legend(self) -> tuple[Series, ...]:
+        return tuple(s for s in self.series if s.legend and s.name)
 
 
 @dataclass(frozen=True)
@@ -46,80 +119,8 @@ class Figure:
     id: str
     title: str
     caption: str
-    spec: dict[str, Any]
+    chart: Chart
     out_of_range: tuple[str, ...] = ()
-
-
-def _plotly() -> Any:
-    """plotly's figure classes, imported on first use, its JSON writer set to the stdlib engine."""
-    import plotly.graph_objects as go
-    import plotly.io as pio
-
-    pio.json.config.default_engine = "json"
-    return go
-
-
-def _spec(fig: go.Figure) -> dict[str, Any]:
-    import plotly.io as pio
-
-    return json.loads(pio.to_json(fig, validate=False, pretty=False, engine="json"))
-
-
-# plotly's "none" template as plotly writes it out (tests/test_chart_specs.py checks it against
-# plotly): written here so that a report's charts are made without importing plotly, a third
-# of a small report's command time.
-NONE_TEMPLATE = '{"data": {"scatter": [{"type": "scatter"}]}}'
-
-
-@lru_cache(maxsize=None)
-def _template(name: str) -> str:
-    """A layout template by name, as plotly writes it out (JSON text, parsed afresh for each figure)."""
-    if name == "none":
-        return NONE_TEMPLATE
-    return json.dumps(_spec(_plotly().Figure(layout={"template": name}))["layout"]["template"])
-
-
-def _figure(layout: dict[str, Any], traces: list[dict[str, Any]]) -> dict[str, Any]:
-    """A report chart's spec as plain data: what ``_spec(go.Figure(layout=..., data=...))`` gives
-    for the same layout and traces (each trace naming its ``type``). Speed: plotly's property
-    checks cost more than the rest of a report's charts; tests/test_chart_specs.py checks that
-    plotly reads each spec back unchanged."""
-    layout = {**layout, "template": json.loads(_template(layout["template"]))}
-    # As plotly's JSON writer does: a NaN or infinite number is written as null.
-    spec: dict[str, Any] = json.loads(json.dumps({"data": traces, "layout": layout}), parse_constant=lambda _: None)
-    return spec
-
-
-def _hline(layout: dict[str, Any], y: float, line: dict[str, Any], text: str | None) -> None:
-    """A horizontal line across the plot with a label at its right end, or none (plotly's add_hline)."""
-    layout.setdefault("shapes", []).append(
-        {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y, "line": line}
-    )
-    if text is None:
-        return
-    layout.setdefault("annotations", []).append(
-        {
-            "text": text,
-            "showarrow": False,
-            "xref": "x domain",
-            "x": 1,
-            "xanchor": "right",
-            "yref": "y",
-            "y": y,
-            "yanchor": "bottom",
-        }
-    )
-
-
-def plain(text: str) -> str:
-    """Text for a chart label or legend: plotly reads <a href>, <b>, <br> and entities in
-    labels as markup, so they are escaped; the chart shows the characters, never a live link."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _hover_text(text: str) -> str:
-    """Plain text inside a hover template, where %{...} would also be read as a placeholder."""
-    return plain(text).replace("%{", "%\u200b{")
 
 
 def _drawable(value: float | None, log_axis: bool = False) -> bool:
@@ -130,69 +131,181 @@ def _drawable(value: float | None, log_axis: bool = False) -> bool:
     return not (log_axis and 0 < value < 1 / DRAWABLE)
 
 
+def _num(value: float, digits: int = 4) -> str:
+    """A number as a label: significant digits, no exponent sign clutter."""
+    return f"{value:.{digits}g}".replace("e+", "e").replace("e0", "e").replace("e-0", "e-")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Data values to coordinates along one axis: ``lo``..``hi`` (in decades on a log axis)
+    onto ``start``..``end``."""
+
+    lo: float
+    hi: float
+    start: float
+    end: float
+    log: bool = False
+
+    def __call__(self, value: float) -> float:
+        t = math.log10(value) if self.log else value
+        return round(self.start + (t - self.lo) / (self.hi - self.lo) * (self.end - self.start), 1)
+
+    def ticks(self) -> tuple[Tick, ...]:
+        if self.log:
+            low, high = math.ceil(self.lo - 1e-9), math.floor(self.hi + 1e-9)
+            step = max(1, math.ceil((high - low + 1) / 10))  # at most about ten decades labelled
+            return tuple(Tick(self(10.0**n), _decade(n)) for n in range(low, high + 1, step))
+        size = _step(self.hi - self.lo)
+        first = math.ceil(self.lo / size - 1e-9)
+        count = math.floor(self.hi / size + 1e-9) - first
+        return tuple(Tick(self((first + k) * size), _num((first + k) * size)) for k in range(count + 1))
+
+
+def _decade(n: int) -> str:
+    return str(10**n) if n in (0, 1) else f"1e{n}"
+
+
+def _step(span: float, count: int = 5) -> float:
+    """A round tick step that cuts ``span`` into about ``count`` parts."""
+    raw = span / count
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
+
+
+def linear(values: Sequence[float], start: float, end: float, to_zero: bool = False) -> Scale:
+    """A linear scale over ``values`` widened to round ticks; one value or all equal still get a
+    range around them, and no value gives 0 to 1."""
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    if to_zero:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi == lo:
+        pad = abs(lo) * 0.5 or 1.0
+        lo, hi = (lo - pad if lo != 0 or not to_zero else lo), hi + pad
+    step = _step(hi - lo)
+    return Scale(math.floor(lo / step) * step, math.ceil(hi / step) * step, start, end)
+
+
+def logarithmic(values: Sequence[float], start: float, end: float, include: Sequence[float] = ()) -> Scale:
+    """A log scale over the positive ``values`` (and ``include``), whole decades at both ends."""
+    positive = [v for v in [*values, *include] if v > 0] or [1.0]
+    lo, hi = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+    if hi == lo:
+        hi += 1
+    return Scale(lo, hi, start, end, log=True)
+
+
+@dataclass(frozen=True)
+class Categories:
+    """Evenly spaced places for named items along one axis."""
+
+    names: tuple[str, ...]
+    start: float
+    end: float
+
+    @property
+    def band(self) -> float:
+        return (self.end - self.start) / max(1, len(self.names))
+
+    def __call__(self, index: int) -> float:
+        return round(self.start + (index + 0.5) * self.band, 1)
+
+    def ticks(self, most: int) -> tuple[Tick, ...]:
+        """Every label where they fit, else every n-th (each point's title still names its cell)."""
+        labels = _short_labels(list(self.names))
+        step = max(1, math.ceil(len(self.names) / most))
+        return tuple(
+            Tick(self(i), label, self.names[i] if label != self.names[i] else "")
+            for i, label in enumerate(labels)
+            if i % step == 0
+        )
+
+
+# The plot box: room left for the value labels and below for the x axis's labels and title.
+_LEFT, _RIGHT, _TOP, _PLOT_HEIGHT = 64.0, WIDTH - 16.0, 24.0, 240.0
+# A slanted label's reach per character, down and to the left (12 px text at 45 degrees).
+_SLANT_REACH = 4.6
+
+
+@dataclass(frozen=True)
+class Box:
+    left: float
+    top: float
+    right: float
+    bottom: float
+    height: int  # of the whole viewBox
+
+
+def _box(names: Sequence[str] = ()) -> Box:
+    """The plot box of a chart; ``names``: the cells or runs along a slanted x axis, whose
+    longest short label sets the room under the plot (and left of it, for the first one)."""
+    if not names:
+        bottom = _TOP + _PLOT_HEIGHT
+        return Box(_LEFT, _TOP, _RIGHT, bottom, int(bottom + 48))
+    longest = max(len(label) for label in _short_labels(list(names)))
+    reach = _SLANT_REACH * longest
+    left = max(_LEFT, min(_SLANT_REACH * len(_short(names[0])) - 8, WIDTH / 3))
+    bottom = _TOP + _PLOT_HEIGHT
+    return Box(left, _TOP, _RIGHT, bottom, int(bottom + 16 + reach + 30))
+
+
+def _category_axis(title: str, cats: Categories) -> Axis:
+    return Axis(title, cats.ticks(most=int((cats.end - cats.start) // 14)), slanted=True)
+
+
+def _lines(xys: Sequence[tuple[float, float | None]]) -> tuple[tuple[tuple[float, float], ...], ...]:
+    """Polylines through the points, broken where a value is missing (a gap, never a zero)."""
+    runs: list[list[tuple[float, float]]] = [[]]
+    for x, y in xys:
+        if y is None:
+            runs.append([])
+        else:
+            runs[-1].append((x, y))
+    return tuple(tuple(run) for run in runs if len(run) > 1)
+
+
+def _chart(box: Box, x: Axis, y: Axis, series: list[Series], rules: tuple[Rule, ...] = ()) -> Chart:
+    return Chart(WIDTH, box.height, box.left, box.top, box.right, box.bottom, x, y, tuple(series), rules)
+
+
 def warm_latency(cells: list[CellRecord]) -> Figure | None:
-    timed = [(c, warm) for c, warm in zip(cells, map(_WARM, cells)) if warm]  # each cell's events looked up once
+    timed = [(c, warm) for c, warm in zip(cells, map(_WARM, cells)) if warm and warm.samples_s]
     if not timed:
         return None
-    # Scatter traces only (no box trace): the page's plotly bundle is then the basic one, a
-    # fifth smaller than the one that draws boxes. Each cell has its own place on the x axis,
-    # its samples and its median with quartile whiskers drawn over one another there.
-    layout = {
-        **LAYOUT,
-        "title": {"text": "Warm latency per cell (ms)"},
-        "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"},
-        "showlegend": True,
-    }
-    traces = []
+    box = _box([c.case for c, _ in timed])
+    cats = Categories(tuple(c.case for c, _ in timed), box.left, box.right)
+    quartiles = [_quartiles_ms(warm.samples_s) for _, warm in timed]
+    ys = linear(
+        [s * 1e3 for _, w in timed for s in w.samples_s] + [v for q in quartiles for v in q], box.bottom, box.top, True
+    )
+    series = []
+    # Each cell has its own place on the x axis: its samples and its median with quartile
+    # whiskers drawn over one another there.
     for mode in ("eager", "compiled"):
-        group = [(c, warm) for c, warm in timed if c.planned.mode == mode and warm.samples_s]
+        group = [(i, c, w, q) for i, ((c, w), q) in enumerate(zip(timed, quartiles)) if c.planned.mode == mode]
         if not group:
             continue
-        colour = MODE_COLOURS[mode]
-        xs = [plain(c.case) for c, warm in group for _ in warm.samples_s]
-        ys = [s * 1e3 for _, warm in group for s in warm.samples_s]
-        traces.append(
-            {
-                "type": "scatter",
-                "x": xs,
-                "y": ys,
-                "name": f"{mode} samples",
-                "legendgroup": mode,
-                "mode": "markers",
-                "marker": {"color": colour, "size": 4, "opacity": 0.45},
-                "hovertemplate": "%{x}<br>%{y:.4g} ms<extra></extra>",
-            }
+        samples = tuple(
+            Point(cats(i), ys(s * 1e3), f"{c.case}: {fmt_time(s)}", s * 1e3)
+            for i, c, w, _ in group
+            for s in w.samples_s
         )
-        quartiles = [_quartiles_ms(warm.samples_s) for _, warm in group]
-        traces.append(
-            {
-                "type": "scatter",
-                "x": [plain(c.case) for c, _ in group],
-                "y": [q[1] for q in quartiles],
-                "name": f"{mode} median",
-                "legendgroup": mode,
-                "mode": "markers",
-                "marker": {
-                    "color": colour,
-                    "size": 18,
-                    "symbol": "line-ew-open",
-                    "line": {"width": 3, "color": colour},
-                },
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [q[2] - q[1] for q in quartiles],
-                    "arrayminus": [q[1] - q[0] for q in quartiles],
-                    "color": colour,
-                    "thickness": 2,
-                    "width": 6,
-                },
-                "customdata": [[q[0], q[2]] for q in quartiles],
-                "hovertemplate": "%{x}<br>median %{y:.4g} ms<br>quartiles %{customdata[0]:.4g}-%{customdata[1]:.4g} ms<extra></extra>",
-            }
+        medians = tuple(
+            Point(
+                cats(i),
+                ys(q[1]),
+                f"{c.case}: median {fmt_time(q[1] / 1e3)}, quartiles {fmt_time(q[0] / 1e3)} to {fmt_time(q[2] / 1e3)}",
+                q[1],
+                low=ys(q[0]),
+                high=ys(q[2]),
+            )
+            for i, c, _, q in group
         )
+        series.append(Series(f"{mode} samples", mode, "speck", samples))
+        series.append(Series(f"{mode} median and quartiles", mode, "dash", medians))
+    chart = _chart(box, _category_axis("cell (full key on hover)", cats), Axis("ms per call", ys.ticks()), series)
     caption = "Every warm sample per cell (dots), with its median (bar) and quartiles (whiskers), device synchronised at each boundary."
-    return Figure("fig-warm-latency", "Warm latency", caption, _figure(layout, traces))
+    return Figure("fig-warm-latency", "Warm latency per cell (ms)", caption, chart)
 
 
 def _quartiles_ms(samples: list[float]) -> tuple[float, float, float]:
@@ -204,42 +317,54 @@ def _quartiles_ms(samples: list[float]) -> tuple[float, float, float]:
     return q1, median, q3
 
 
+def _bars(
+    cats: Categories, scale: Scale, rows: Sequence[tuple[int, float, str, str]], slot: int = 0, slots: int = 1
+) -> tuple[Bar, ...]:
+    """Bars rising from the foot of the plot (on a log axis too: its base is no value), one per
+    (place, value, title, tone); ``slot`` of ``slots`` side by side in each place."""
+    width = cats.band * 0.8 / slots
+    foot = scale.start
+    bars = []
+    for i, value, title, tone in rows:
+        top = scale(value) if value > 0 or not scale.log else foot
+        x = cats(i) - cats.band * 0.4 + slot * width
+        bars.append(Bar(round(x, 1), min(top, foot), round(width, 1), round(abs(foot - top), 1), title, value, tone))
+    return tuple(bars)
+
+
 def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     both = [
         (c, cold, warm) for c, cold, warm in zip(cells, map(_COLD, cells), map(_WARM, cells)) if cold and warm
     ]  # events looked up once
     if not both:
         return None
-    layout = {
-        **LAYOUT,
-        "title": {"text": "Cold first call vs warm median (s, log scale)"},
-        "yaxis": {"type": "log", "title": {"text": "seconds"}},
-        "barmode": "group",
-    }
-    cases = [plain(c.case) for c, _, _ in both]
-    traces = [
-        {
-            "type": "bar",
-            "x": cases,
-            "y": [cold.seconds for _, cold, _ in both],
-            "name": "cold first call",
-            "marker": {"color": "#9467bd"},
-            "customdata": [human(cold.cache_condition) for _, cold, _ in both],
-            "hovertemplate": "%{x}<br>cold %{y:.4g} s<br>%{customdata}<extra></extra>",
-        },
-        {
-            "type": "bar",
-            "x": cases,
-            "y": [warm.median_s for _, _, warm in both],
-            "name": "warm median",
-            "marker": {"color": "#2ca02c"},
-        },
+    out_of_range = [
+        c.case
+        for c, cold, warm in both
+        if not all(v is not None and v > 0 and _drawable(v, log_axis=True) for v in (cold.seconds, warm.median_s))
     ]
+    drawn = [(c, cold, warm) for c, cold, warm in both if c.case not in out_of_range]
+    box = _box([c.case for c, _, _ in drawn])
+    cats = Categories(tuple(c.case for c, _, _ in drawn), box.left, box.right)
+    ys = logarithmic([v for _, cold, warm in drawn for v in (cold.seconds, warm.median_s)], box.bottom, box.top)
+    cold_rows = [
+        (i, cold.seconds, f"{c.case}: cold {fmt_time(cold.seconds)}; {human(cold.cache_condition)}", "")
+        for i, (c, cold, _) in enumerate(drawn)
+    ]
+    warm_rows = [
+        (i, w.median_s, f"{c.case}: warm median {fmt_time(w.median_s)}", "") for i, (c, _, w) in enumerate(drawn)
+    ]
+    series = [
+        Series("cold first call", "cold", "none", bars=_bars(cats, ys, cold_rows, 0, 2)),
+        Series("warm median", "warm", "none", bars=_bars(cats, ys, warm_rows, 1, 2)),
+    ]
+    chart = _chart(box, _category_axis("cell (full key on hover)", cats), Axis("seconds", ys.ticks(), log=True), series)
     return Figure(
         "fig-cold-warm",
-        "Cold vs warm",
+        "Cold first call vs warm median (s, log scale)",
         "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.",
-        _figure(layout, traces),
+        chart,
+        tuple(out_of_range),
     )
 
 
@@ -284,7 +409,7 @@ def judged_ratio(cell: CellRecord) -> tuple[float | None, str, bool]:
 
 
 def _short(case: str, limit: int = 28) -> str:
-    """A short axis label; the full case key is in the hover text."""
+    """A short axis label; the full case key is in the label's title."""
     return case if len(case) <= limit else case[: limit // 2 - 1] + "…" + case[-(limit // 2) :]
 
 
@@ -297,13 +422,8 @@ def _short_labels(cases: list[str]) -> list[str]:
     return [label if len(seen[label]) == 1 else case for label, case in zip(short, cases)]
 
 
-def _decades(low: int, high: int) -> dict[str, Any]:
-    """A log axis labelled at each power of ten, written as 10^n."""
-    values = [10.0**n for n in range(low, high + 1)]
-    return {
-        "tickvals": values,
-        "ticktext": [f"1e{n}" if n not in (0, 1) else str(int(10**n)) for n in range(low, high + 1)],
-    }
+# Where a non-finite difference is drawn on the error chart (the caption says so).
+NONFINITE_AT = 1e6
 
 
 def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
@@ -312,110 +432,106 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
         ratio, what, nonfinite = judged_ratio(c)
         if ratio is None:
             continue
-        drawn = 1e6 if nonfinite else ratio
+        drawn = NONFINITE_AT if nonfinite else ratio
         if _drawable(drawn, log_axis=True):
             rows.append((c.case, drawn, c.status, what, nonfinite))
         else:
             out_of_range.append(c.case)
     if not rows and not out_of_range:
         return None
-    ys = [r[1] for r in rows]
-    # Plotly cannot autorange log-scale bars well (their base is 0): set the decades shown.
-    positive = [y for y in ys if y > 0] or [1.0]
-    low, high = math.floor(math.log10(min(positive))) - 1, math.ceil(math.log10(max(max(positive), 1.0))) + 1
-    yaxis = {
-        "type": "log",
-        "range": [low - 0.2, high + 0.2],
-        "title": {"text": "largest |diff| / allowance"},
-        **_decades(low, high),
-    }
-    xaxis = {"title": {"text": "cell (full key on hover)"}, "tickangle": -40}
-    layout = {
-        **LAYOUT,
-        "title": {"text": "Largest error over its allowance, in the quantity that judged each cell"},
-        "yaxis": yaxis,
-        "xaxis": xaxis,
-    }
-    hover = [
-        _hover_text(f"{r[0]}: {r[2]}; largest in {r[3]}")
-        + ("<br>not finite (drawn at 1e6)" if r[4] else "<br>%{y:.3g} × allowance")
-        + "<extra></extra>"
-        for r in rows
+    box = _box([r[0] for r in rows])
+    cats = Categories(tuple(r[0] for r in rows), box.left, box.right)
+    # A decade of room under the smallest bar and over the largest (and the allowance, 1).
+    ys = logarithmic([r[1] for r in rows], box.bottom, box.top, include=(1.0,))
+    ys = Scale(ys.lo - 1, ys.hi + 1, box.bottom, box.top, log=True)
+    titles = [
+        f"{case}: {status}; largest in {what}; "
+        + (f"not finite (drawn at {_num(NONFINITE_AT)})" if nonfinite else f"{_num(value, 3)} × allowance")
+        for case, value, status, what, nonfinite in rows
     ]
-    bars = {
-        "type": "bar",
-        "x": [plain(label) for label in _short_labels([r[0] for r in rows])],
-        "y": ys,
-        "marker": {"color": ["#d62728" if r[1] > 1 else "#1f77b4" for r in rows]},
-        "name": "largest |diff| / allowance",
-        "hovertemplate": hover,
-    }
-    _hline(layout, 1.0, {"dash": "dash", "color": "#888"}, "allowance")
+    bars = _bars(
+        cats,
+        ys,
+        [(i, r[1], title, "over" if r[1] > 1 else "within") for i, (r, title) in enumerate(zip(rows, titles))],
+    )
+    series = [Series("largest |diff| / allowance", "within", "none", bars=bars, legend=False)]
+    rule = Rule(box.left, ys(1.0), box.right, ys(1.0), "allowance")
     caption = (
         "Above 1 (red): outside the declared tolerance in that quantity. For training cells the quantity is the worst of the loss, "
         "every gradient and every updated parameter, each by its own tolerance or declared rule. A zero difference has no bar on the log scale; a non-finite one is drawn at 1e6."
     )
-    return Figure("fig-error-allowance", "Error vs allowance", caption, _figure(layout, [bars]), tuple(out_of_range))
+    chart = _chart(
+        box,
+        _category_axis("cell (full key on hover)", cats),
+        Axis("largest |diff| / allowance", ys.ticks(), log=True),
+        series,
+        (rule,),
+    )
+    return Figure(
+        "fig-error-allowance",
+        "Largest error over its allowance, in the quantity that judged each cell",
+        caption,
+        chart,
+        tuple(out_of_range),
+    )
 
 
-# Distinct colours per shape (colour-blind-safe first); modes are told apart by the line's dash.
-SHAPE_COLOURS = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000")
-MODE_DASH = {"eager": "solid", "compiled": "dash"}
+# Eight distinct colours (colour-blind-safe first), as CSS classes tone-0 .. tone-7: one per
+# shape on the loss chart, one per cell on the trend charts. Modes are told apart by the dash.
+TONES = 8
+
+
+def _tone(n: int) -> str:
+    return str(n % TONES)
 
 
 def loss_curves(cells: list[CellRecord]) -> Figure | None:
     trained = [c for c in cells if c.trained and c.train_steps]
     if not trained:
         return None
-    layout = {
-        **LAYOUT,
-        "title": {"text": "Training loss per step: reference, eager, compiled"},
-        "xaxis": {"title": {"text": "step"}, "dtick": 1},
-        "yaxis": {"title": {"text": "loss"}},
-        "margin": {**LAYOUT["margin"], "b": 60},
-    }
-    traces: list[dict[str, Any]] = []
-    shapes_done: set[str] = set()
     out_of_range: list[str] = []
 
-    def points(c: CellRecord, values: list[float | None], label: str) -> list[float | None]:
-        bad = [s.step for s, v in zip(c.train_steps, values) if not _drawable(v)]
+    def values(c: CellRecord, got: list[float | None], label: str) -> list[float | None]:
+        bad = [s.step for s, v in zip(c.train_steps, got) if not _drawable(v)]
         if bad:
             out_of_range.append(f"{label} at step {', '.join(map(str, bad))}")
-        return [v if _drawable(v) else None for v in values]
+        return [v if _drawable(v) else None for v in got]
 
-    colours: dict[str, str] = {}
+    # (name, tone, mark, dashed, steps, values): references first per shape, as plotted.
+    plotted: list[tuple[str, str, str, bool, list[int], list[float | None]]] = []
+    tones: dict[str, str] = {}
     for c in trained:
         shape = c.case.rsplit("-", 1)[0] if not c.planned.repeat_of else c.case
-        colour = colours.setdefault(shape, SHAPE_COLOURS[len(colours) % len(SHAPE_COLOURS)])
         steps = [s.step for s in c.train_steps]
-        if shape not in shapes_done:
-            shapes_done.add(shape)
-            traces.append(
-                {
-                    "type": "scatter",
-                    "x": steps,
-                    "y": points(c, [s.reference_loss for s in c.train_steps], f"{shape} reference"),
-                    "name": plain(f"{shape} reference"),
-                    "mode": "markers",
-                    "marker": {"symbol": "circle-open", "size": 10, "color": colour},
-                }
-            )
-        traces.append(
-            {
-                "type": "scatter",
-                "x": steps,
-                "y": points(c, [s.loss for s in c.train_steps], c.case),
-                "name": plain(f"{shape} {c.planned.mode}"),
-                "mode": "lines+markers",
-                "line": {"color": colour, "dash": MODE_DASH.get(c.planned.mode, "solid")},
-            }
+        if shape not in tones:
+            tones[shape] = _tone(len(tones))
+            ref = values(c, [s.reference_loss for s in c.train_steps], f"{shape} reference")
+            plotted.append((f"{shape} reference", tones[shape], "ring", False, steps, ref))
+        got = values(c, [s.loss for s in c.train_steps], c.case)
+        plotted.append((f"{shape} {c.planned.mode}", tones[shape], "dot", c.planned.mode == "compiled", steps, got))
+    box = _box()
+    all_steps = [s for p in plotted for s in p[4]]
+    first, last = min(all_steps), max(all_steps)
+    if last - first <= 20:  # a place and a tick per step while they fit
+        xs = Scale(first - 0.5, last + 0.5, box.left, box.right)
+        x_ticks = tuple(Tick(xs(s), str(s)) for s in range(first, last + 1))
+    else:
+        xs = linear(all_steps, box.left, box.right)
+        x_ticks = xs.ticks()
+    ys = linear([v for p in plotted for v in p[5] if v is not None], box.bottom, box.top)
+    series = []
+    for name, tone, mark, dashed, steps, got in plotted:
+        points = tuple(
+            Point(xs(s), ys(v), f"{name}: step {s}, loss {_num(v, 6)}", v) for s, v in zip(steps, got) if v is not None
         )
+        lines = () if mark == "ring" else _lines([(xs(s), None if v is None else ys(v)) for s, v in zip(steps, got)])
+        series.append(Series(name, tone, mark, points, lines=lines, dashed=dashed))
+    chart = _chart(box, Axis("step", x_ticks), Axis("loss", ys.ticks()), series)
     return Figure(
         "fig-loss-curves",
-        "Loss curves",
+        "Training loss per step: reference, eager, compiled",
         "Loss at each step from identical weights, inputs and seeds; one colour per shape, solid eager and dashed compiled, open circles the CPU reference.",
-        _figure(layout, traces),
+        chart,
         tuple(out_of_range),
     )
 
@@ -430,10 +546,6 @@ def timing_figures(cells: list[CellRecord]) -> list[Figure]:
     return [f for f in (warm_latency(passed), cold_vs_warm(passed)) if f is not None]
 
 
-# Distinct colours for the cells of a trend chart (colour-blind-safe first, then more).
-TREND_COLOURS = SHAPE_COLOURS
-
-
 def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[str, list[str]]:
     """Per case and run, why its timing is not a performance result on its own ('' when none)."""
     found: dict[tuple[str, str], str] = {}
@@ -442,6 +554,20 @@ def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[
             if isinstance(row.caveats, str) and row.caveats:
                 found[(row.case, row.run_id)] = row.caveats
     return {case: [found.get((case, run), "") for run in order] for case in cases}
+
+
+def _trend_lines(
+    xs: Categories, runs: list[str], values: dict[str, list[float | None]], scale: Callable[[float], float]
+) -> list[Series]:
+    """One line per cell over the runs (values in seconds), a gap where the cell has no value."""
+    series = []
+    for n, (case, got) in enumerate(values.items()):
+        points = tuple(
+            Point(xs(i), scale(v), f"{case}: {runs[i]}, {fmt_time(v)}", v) for i, v in enumerate(got) if v is not None
+        )
+        lines = _lines([(xs(i), None if v is None else scale(v)) for i, v in enumerate(got)])
+        series.append(Series(_short(case), _tone(n), "dot", points, lines=lines))
+    return series
 
 
 def trend_figures(
@@ -462,16 +588,13 @@ def trend_figures(
     runs = history[["run_id", "started_at"]].drop_duplicates().sort_values(["started_at", "run_id"])
     labels = {r.run_id: f"{r.started_at:%Y-%m-%d %H:%M:%S}" for r in runs.itertuples()}
     order = list(labels)
+    names = [labels[r] for r in order]
+    box = _box(names)
+    xs = Categories(tuple(names), box.left, box.right)
+    x_axis = _category_axis("run (started, UTC)", xs)
     figures: list[Figure] = []
-    xaxis = {
-        "title": {"text": "run (started, UTC)"},
-        "type": "category",
-        "categoryorder": "array",
-        "categoryarray": [labels[r] for r in order],
-    }
-    base = {**LAYOUT, "xaxis": xaxis, "margin": {**LAYOUT["margin"], "b": 110}, "showlegend": True}
 
-    def per_case(column: str) -> dict[str, Any]:
+    def per_case(column: str) -> dict[str, list[float | None]]:
         table = history[history["case"].isin(cases)].pivot_table(
             index="run_id", columns="case", values=column, aggfunc="first"
         )
@@ -485,69 +608,57 @@ def trend_figures(
             for case in cases
         }
 
-    xs = [labels[r] for r in order]
-    warm, q1, q3 = per_case("warm_median_s"), per_case("warm_q1_s"), per_case("warm_q3_s")
+    def ms(values: list[float | None]) -> list[float | None]:
+        return [None if v is None or not _drawable(v * 1e3) else v * 1e3 for v in values]
+
+    warm = {case: ms(v) for case, v in per_case("warm_median_s").items()}
+    q1 = {case: ms(v) for case, v in per_case("warm_q1_s").items()}
+    q3 = {case: ms(v) for case, v in per_case("warm_q3_s").items()}
     caveats = _caveats_per_case(history, cases, order)
     if any(v is not None for values in warm.values() for v in values):
-        layout = {
-            **base,
-            "title": {"text": "Warm median per cell over runs (ms; band: interquartile range)"},
-            "yaxis": {"title": {"text": "ms per call"}, "rangemode": "tozero"},
-        }
-        traces: list[dict[str, Any]] = []
+        every = [v for d in (warm, q1, q3) for vs in d.values() for v in vs if v is not None]
+        ys = linear(every, box.bottom, box.top, to_zero=True)
+        series = []
         for n, case in enumerate(cases):
-            colour = TREND_COLOURS[n % len(TREND_COLOURS)]
-            ms = lambda values: [None if v is None else v * 1e3 for v in values]  # noqa: E731
-            traces.append(
-                {
-                    "type": "scatter",
-                    "x": xs,
-                    "y": ms(q3[case]),
-                    "mode": "lines",
-                    "line": {"width": 0, "color": colour},
-                    "showlegend": False,
-                    "hoverinfo": "skip",
-                    "legendgroup": case,
-                }
-            )
-            traces.append(
-                {
-                    "type": "scatter",
-                    "x": xs,
-                    "y": ms(q1[case]),
-                    "mode": "lines",
-                    "line": {"width": 0, "color": colour},
-                    "fill": "tonexty",
-                    "opacity": 0.25,
-                    "showlegend": False,
-                    "hoverinfo": "skip",
-                    "legendgroup": case,
-                }
+            # The interquartile band, in pieces where both quartiles are known run after run.
+            both = [(xs(i), lo, hi) for i, (lo, hi) in enumerate(zip(q1[case], q3[case]))]
+            pieces: list[list[tuple[float, float, float]]] = [[]]
+            for x, lo, hi in both:
+                if lo is None or hi is None:
+                    pieces.append([])
+                else:
+                    pieces[-1].append((x, ys(lo), ys(hi)))
+            bands = tuple(
+                tuple((x, hi) for x, _, hi in piece) + tuple((x, lo) for x, lo, _ in reversed(piece))
+                for piece in pieces
+                if len(piece) > 1
             )
             flags = caveats[case]
-            traces.append(
-                {
-                    "type": "scatter",
-                    "x": xs,
-                    "y": ms(warm[case]),
-                    "mode": "lines+markers",
-                    "name": plain(_short(case)),
-                    "line": {"color": colour},
-                    "legendgroup": case,
-                    "marker": {
-                        "symbol": ["circle-open" if f else "circle" for f in flags],
-                        "size": [10 if f else 6 for f in flags],
-                    },
-                    "customdata": [f"<br>{f}" if f else "" for f in flags],
-                    "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} ms%{{customdata}}<extra></extra>",
-                }
+            points = tuple(
+                Point(
+                    xs(i),
+                    ys(v),
+                    f"{case}: {names[i]}, median {fmt_time(v / 1e3)}"
+                    + (
+                        f", quartiles {fmt_time(lo / 1e3)} to {fmt_time(hi / 1e3)}"
+                        if lo is not None and hi is not None
+                        else ""
+                    )
+                    + (f"; {flags[i]}" if flags[i] else ""),
+                    v,
+                    hollow=bool(flags[i]),
+                )
+                for i, (v, lo, hi) in enumerate(zip(warm[case], q1[case], q3[case]))
+                if v is not None
             )
+            lines = _lines([(xs(i), None if v is None else ys(v)) for i, v in enumerate(warm[case])])
+            series.append(Series(_short(case), _tone(n), "dot", points, lines=lines, bands=bands))
         figures.append(
             Figure(
                 f"{prefix}-trend-warm",
-                "Warm median over runs",
+                "Warm median per cell over runs (ms; band: interquartile range)",
                 "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).",
-                _figure(layout, traces),
+                _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
         )
     for column, key, title, caption in (
@@ -564,79 +675,60 @@ def trend_figures(
             "From each run's compile event; only runs where the cell passed.",
         ),
     ):
-        values = per_case(column)
-        if not any(v is not None for vs in values.values() for v in vs):
+        values = {case: [v if _drawable(v) else None for v in vs] for case, vs in per_case(column).items()}
+        present = [v for vs in values.values() for v in vs if v is not None]
+        if not present:
             continue
-        layout = {**base, "title": {"text": title}, "yaxis": {"title": {"text": "seconds"}, "rangemode": "tozero"}}
-        traces = [
-            {
-                "type": "scatter",
-                "x": xs,
-                "y": values[case],
-                "mode": "lines+markers",
-                "name": plain(_short(case)),
-                "line": {"color": TREND_COLOURS[n % len(TREND_COLOURS)]},
-                "hovertemplate": f"{_hover_text(case)}<br>%{{x}}<br>%{{y:.4g}} s<extra></extra>",
-            }
-            for n, case in enumerate(cases)
-        ]
-        figures.append(Figure(f"{prefix}-trend-{key}", title, caption, _figure(layout, traces)))
+        ys = linear(present, box.bottom, box.top, to_zero=True)
+        series = _trend_lines(xs, names, values, ys)
+        figures.append(
+            Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))
+        )
     if geomeans:
-        layout = {
-            **base,
-            "title": {"text": "Geometric mean of warm ratios against the previous run"},
-            "yaxis": {"title": {"text": "after / before"}, "type": "log"},
-            "showlegend": False,
-        }
-        points = [(labels[r], *geomeans[r]) for r in order if r in geomeans]
-        trace = {
-            "type": "scatter",
-            "x": [p[0] for p in points],
-            "y": [p[1] for p in points],
-            "mode": "lines+markers",
-            "name": "geometric mean",
-            "line": {"color": TREND_COLOURS[0]},
-            "error_y": {
-                "type": "data",
-                "symmetric": False,
-                "array": [(p[3] - p[1]) if p[3] is not None else 0 for p in points],
-                "arrayminus": [(p[1] - p[2]) if p[2] is not None else 0 for p in points],
-            },
-            "customdata": [p[4] for p in points],
-            "hovertemplate": "%{x}<br>%{y:.3f}x over %{customdata} cells<extra></extra>",
-        }
-        _hline(layout, 1.0, {"dash": "dot", "color": "#777"}, None)
+        points_at = [(i, *geomeans[r]) for i, r in enumerate(order) if r in geomeans]
+        shown = [p for p in points_at if all(v is None or (v > 0 and _drawable(v, log_axis=True)) for v in p[1:4])]
+        ys = logarithmic([v for p in shown for v in p[1:4] if v is not None], box.bottom, box.top, include=(1.0,))
+        points = tuple(
+            Point(
+                xs(i),
+                ys(ratio),
+                f"{names[i]}: {ratio:.3f}x over {cells} cells"
+                + (f", interval {_num(low, 3)} to {_num(high, 3)}" if low is not None and high is not None else ""),
+                ratio,
+                low=None if low is None else ys(low),
+                high=None if high is None else ys(high),
+            )
+            for i, ratio, low, high, cells in shown
+        )
+        lines = _lines([(p.x, p.y) for p in points])
         figures.append(
             Figure(
                 f"{prefix}-trend-geomean",
-                "Geometric mean against the previous run",
+                "Geometric mean of warm ratios against the previous run",
                 "Per run, the geometric mean of its warm ratios against the run before it (above 1: slower), with the 95% interval; only cells stable, unflagged and timed in both runs.",
-                _figure(layout, [trace]),
+                _chart(
+                    box,
+                    x_axis,
+                    Axis("after / before", ys.ticks(), log=True),
+                    [Series("geometric mean", _tone(0), "dot", points, lines=lines, legend=False)],
+                    (Rule(box.left, ys(1.0), box.right, ys(1.0)),),
+                ),
+                tuple(names[p[0]] for p in points_at if p not in shown),
             )
         )
     passed = history[history["status"] == "pass"].groupby("run_id").size()
     planned = history.groupby("run_id").size()
-    layout = {
-        **base,
-        "title": {"text": "Cells that passed, per run"},
-        "yaxis": {"title": {"text": "cells"}, "rangemode": "tozero"},
-        "showlegend": False,
-    }
-    bars = {
-        "type": "bar",
-        "x": xs,
-        "y": [int(passed.get(r, 0)) for r in order],
-        "name": "passed",
-        "marker": {"color": "#1b7f3b"},
-        "customdata": [int(planned.get(r, 0)) for r in order],
-        "hovertemplate": "%{x}<br>%{y} of %{customdata} cells passed<extra></extra>",
-    }
+    counts = [(int(passed.get(r, 0)), int(planned.get(r, 0))) for r in order]
+    ys = linear([got for got, _ in counts], box.bottom, box.top, to_zero=True)
+    bars = _bars(
+        xs, ys, [(i, got, f"{names[i]}: {got} of {of} cells passed", "") for i, (got, of) in enumerate(counts)]
+    )
     figures.append(
         Figure(
             f"{prefix}-trend-passed",
-            "Cells that passed",
+            "Cells that passed, per run",
             "Every planned cell counts; untested cells count as not passed.",
-            _figure(layout, [bars]),
+            _chart(box, x_axis, Axis("cells", ys.ticks()), [Series("passed", "pass", "none", bars=bars, legend=False)]),
         )
     )
     return figures
@@ -656,64 +748,64 @@ def ratio_figure(
             out_of_range.append(case)
     if not rows and not out_of_range:
         return None
-    base, cand = (plain(n) for n in names)
+    base, cand = names
     ratio_name = f"{cand} / {base}"
-    layout = {
-        **LAYOUT,
-        "title": {"text": f"Warm ratio per {mode} cell: {ratio_name} (95% interval)"},
-        "xaxis": {"type": "log", "title": {"text": f"{ratio_name} (below 1: {cand} faster)"}},
-        "yaxis": {
-            "type": "category",
-            "automargin": True,
-            "autorange": "reversed",
-            "title": {"text": "cell, smallest ratio first"},
-        },
-        "height": max(200, 60 + 24 * len(rows)),
-        "margin": {**LAYOUT["margin"], "l": 20, "b": 60},
-        "showlegend": False,
-    }
-    layout.setdefault("shapes", []).append(
-        {
-            "type": "line",
-            "xref": "x",
-            "x0": 1,
-            "x1": 1,
-            "yref": "y domain",
-            "y0": 0,
-            "y1": 1,
-            "line": {"dash": "dash", "color": "#888"},
-        }
-    )
+    # One row per cell, top to bottom; the cell names sit left of the plot, as long as the
+    # longest short name needs.
     labels = _short_labels([r[0] for r in rows])
-    hover = [
-        _hover_text(f"{r[0]}: {ratio_name} {r[1]:.3g}")
-        + (
-            _hover_text(f", interval {r[2]:.3g} to {r[3]:.3g}")
-            if r[2] is not None and r[3] is not None
-            else ", no interval (too few samples)"
+    left = min(16 + 7.0 * max((len(label) for label in labels), default=4), WIDTH / 2)
+    height = max(160, 80 + 24 * len(rows))
+    top, bottom, right = _TOP, height - 48.0, _RIGHT
+    ys = Categories(tuple(r[0] for r in rows), top, bottom)
+    xs = logarithmic([v for r in rows for v in r[1:] if v is not None], left, right, include=(1.0,))
+    drawn = tuple(
+        Point(
+            xs(ratio),
+            ys(i),
+            f"{case}: {ratio_name} {_num(ratio, 3)}"
+            + (
+                f", interval {_num(low, 3)} to {_num(high, 3)}"
+                if low is not None and high is not None
+                else ", no interval (too few samples)"
+            ),
+            ratio,
+            low=None if low is None else xs(low),
+            high=None if high is None else xs(high),
         )
-        + "<extra></extra>"
-        for r in rows
-    ]
-    trace = {
-        "type": "scatter",
-        "mode": "markers",
-        "x": [r[1] for r in rows],
-        "y": [plain(label) for label in labels],
-        "name": ratio_name,
-        "marker": {"color": MODE_COLOURS.get(mode, "#444"), "size": 8},
-        "error_x": {
-            "type": "data",
-            "symmetric": False,
-            "array": [(r[3] - r[1]) if r[3] is not None else 0 for r in rows],
-            "arrayminus": [(r[1] - r[2]) if r[2] is not None else 0 for r in rows],
-        },
-        "hovertemplate": hover,
-    }
+        for i, (case, ratio, low, high) in enumerate(rows)
+    )
+    y_ticks = tuple(
+        Tick(ys(i), label, case if label != case else "") for i, (label, case) in enumerate(zip(labels, ys.names))
+    )
+    chart = Chart(
+        WIDTH,
+        height,
+        left,
+        top,
+        right,
+        bottom,
+        Axis(f"{ratio_name} (below 1: {cand} faster)", xs.ticks(), log=True),
+        Axis("", y_ticks),
+        (
+            Series(
+                ratio_name,
+                mode if mode in ("eager", "compiled") else _tone(0),
+                "dot",
+                drawn,
+                interval="x",
+                legend=False,
+            ),
+        ),
+        (Rule(xs(1.0), top, xs(1.0), bottom),),
+    )
     caption = (
-        f"Each {mode} cell timed on both sides: the warm ratio {ratio_name} and its 95% interval, sorted. Left of the dashed line "
+        f"Each {mode} cell timed on both sides: the warm ratio {ratio_name} and its 95% interval, sorted, smallest first. Left of the dashed line "
         f"{cand} is faster, right of it slower; an interval that crosses it decides nothing. Unstable timings are drawn too: the table says which decide nothing."
     )
     return Figure(
-        f"fig-ratio-{mode}", f"Warm ratio per {mode} cell", caption, _figure(layout, [trace]), tuple(out_of_range)
+        f"fig-ratio-{mode}",
+        f"Warm ratio per {mode} cell: {ratio_name} (95% interval)",
+        caption,
+        chart,
+        tuple(out_of_range),
     )

@@ -115,7 +115,7 @@ def build_comparison(
 ) -> CompareResult:
     with paused_gc():
         comparison = gather(baseline, candidate)
-        assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")  # the charts need the scripts
+        assets = write_assets(out_dir) if "html" in formats else Assets("", "")
         written = write_comparison(comparison, out_dir, formats, assets)
     return CompareResult(comparison, written)
 

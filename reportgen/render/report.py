@@ -342,7 +342,7 @@ def build_report(
             ]
             written = [path for path, data in pages if write_inside(out_dir, path, data)]
         else:
-            assets = write_assets(out_dir) if "html" in formats else Assets("", "", "", "")
+            assets = write_assets(out_dir) if "html" in formats else Assets("", "")
             written = write_report(judged, out_dir, formats, assets)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
     return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK)

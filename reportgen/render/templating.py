@@ -2,7 +2,7 @@
 
 HTML is rendered with autoescape on and StrictUndefined; Markdown with its own environment whose
 ``md`` filter escapes what would break a table or inject markup. In both, every value a template
-prints (and every string of a chart's JSON) shows invisible and reordering characters visibly,
+prints (a chart's labels too) shows invisible and reordering characters visibly,
 as ``<U+202E>`` (``collector.visible``): a log's text cannot pass for other text.
 
 Assets are copied once under content-hashed names, so a page links ``assets/report-<hash>.css``
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,7 +28,7 @@ from reportgen.storage.local import write_inside
 if TYPE_CHECKING:  # jinja2 is imported where a page is rendered, not by commands that render none
     import jinja2
 
-ASSET_SOURCES = ("report.css", "report.js", "site.js", "print.js")
+ASSET_SOURCES = ("report.css", "site.js", "print.js")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#!~])")
 _BACKTICK_RUNS = re.compile(r"`+")
 
@@ -43,7 +42,7 @@ def shown(value: Any) -> Any:
 
 
 def visible_data(value: Any) -> Any:
-    """Every string of a chart's data (names, labels, hover text) through ``visible``."""
+    """Every string of data a page embeds as JSON through ``visible``."""
     if isinstance(value, str):
         return visible(value)
     if isinstance(value, dict):
@@ -51,10 +50,6 @@ def visible_data(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [visible_data(v) for v in value]
     return value
-
-
-def _dumps(value: Any, **kwargs: Any) -> str:
-    return json.dumps(visible_data(value), **kwargs)
 
 
 def md_escape(value: Any) -> str:
@@ -197,8 +192,6 @@ def _globals(env: jinja2.Environment) -> jinja2.Environment:
 @lru_cache(maxsize=None)
 def html_env() -> jinja2.Environment:
     env = _globals(_environment(autoescape=True))
-    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
-    env.policies["json.dumps_function"] = _dumps
     return env
 
 
@@ -219,9 +212,7 @@ class Assets:
     """Relative names of the copied assets, by role."""
 
     css: str
-    js: str
     site_js: str
-    plotly: str
     print_js: str = ""
     # A single-file page (--single-file): each asset's own text by role, written into the page
     # instead of linked; the policy then allows exactly these scripts by their hashes.
@@ -234,46 +225,19 @@ def _hashed_name(name: str, data: bytes) -> str:
     return f"{stem}-{hashlib.sha256(data).hexdigest()[:10]}{dot}{ext}"
 
 
-@dataclass(frozen=True)
-class VendoredBundle:
-    """The partial plotly.js bundle shipped in templates/assets/vendor (see its README)."""
-
-    file: str
-    version: str
-    sha256: str
-    trace_types: frozenset[str]
-
-
-PLOTLY_BUNDLE = VendoredBundle(
-    file="plotly-basic-4.1.1.min.js",
-    version="4.1.1",
-    sha256="99784e3abfb07b142a15e521a439e6d9addceadb3f79553fd24c72774f0649ba",
-    trace_types=frozenset({"bar", "pie", "scatter"}),
-)
-
-
-def _plotly_bundle() -> tuple[str, bytes]:
-    """The vendored basic bundle (1.2 MB) instead of plotly's full 4.8 MB one."""
-    data = (templates_dir() / "assets" / "vendor" / PLOTLY_BUNDLE.file).read_bytes()
-    return PLOTLY_BUNDLE.file, data
-
-
 def _asset_files() -> dict[str, tuple[str, bytes]]:
     """Each asset's role -> (content-hashed file name, bytes)."""
     files = {}
     for source in ASSET_SOURCES:
         data = (templates_dir() / "assets" / source).read_bytes()
         files[source] = (_hashed_name(source, data), data)
-    files["plotly"] = _plotly_bundle()
     return files
 
 
 def _assets(names: dict[str, str]) -> Assets:
     return Assets(
         css=names["report.css"],
-        js=names["report.js"],
         site_js=names["site.js"],
-        plotly=names["plotly"],
         print_js=names["print.js"],
     )
 
@@ -291,21 +255,13 @@ def inline_assets() -> Assets:
         if re.search(r"</(script|style)", text, re.IGNORECASE):
             raise ValueError(f"asset {role} holds a closing script or style tag: it cannot be written inline")
     hashes = tuple(
-        base64.b64encode(hashlib.sha256(texts[role].encode("utf-8")).digest()).decode("ascii")
-        for role in ("report.js", "plotly", "print.js")
+        base64.b64encode(hashlib.sha256(texts[role].encode("utf-8")).digest()).decode("ascii") for role in ("print.js",)
     )
     return Assets(
         css="",
-        js="",
         site_js="",
-        plotly="",
         print_js="",
-        inline={
-            "css": texts["report.css"],
-            "js": texts["report.js"],
-            "plotly": texts["plotly"],
-            "print_js": texts["print.js"],
-        },
+        inline={"css": texts["report.css"], "print_js": texts["print.js"]},
         script_hashes=hashes,
     )
 
