@@ -18,6 +18,7 @@ from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import summarize
 from reportgen.render.charts import DRAWABLE, linear, logarithmic, ratio_figure, trend_figures
 from reportgen.render.report import ReportInputError, judge_log
+from reportgen.render.sections.common import fmt_time
 from tests.chartsvg import DrawnChart, chart_markup, parse_chart
 from tests.conftest import FIXTURES, REPO
 
@@ -90,6 +91,34 @@ def test_warm_latency_draws_each_sample_and_each_median_with_its_values() -> Non
         number, unit = median.title.split("median ")[1].split(",")[0].split(" ")
         shown = float(number) * (1e3 if unit == "s" else 1.0)
         assert shown == pytest.approx(statistics.median(cell.warm.samples_s) * 1e3, rel=1e-3)  # type: ignore[union-attr]
+
+
+def test_a_long_warm_series_is_drawn_at_evenly_spaced_ranks_within_the_budget(tmp_path: Path) -> None:
+    """--warm 1000 does not make a page of megabytes: past SAMPLE_BUDGET dots each cell is drawn
+    at evenly spaced ranks, its fastest and slowest among them, and the caption says so; the
+    median and quartiles still come from every sample."""
+    from reportgen.render.charts import SAMPLE_BUDGET
+    from tests.logbuilder import dumps, timing_log, with_envelope
+
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(with_envelope(timing_log("synthetic-long-series", samples=1000))), encoding="utf-8")
+    judged = judge_log(log)
+    figure = next(f for f in judged.view.timing_figures if f.id == "fig-warm-latency")
+    chart = parse_chart(chart_markup(figure))
+    timed = [c for c in judged.run.cells if c.warm and c.warm.samples_s]
+    samples = [p for p in chart.points if p.mark == "speck"]
+    assert len(timed) > 1 and len(samples) <= max(SAMPLE_BUDGET, 9 * len(timed))
+    assert "evenly spaced ranks" in figure.caption and "Every warm sample" not in figure.caption
+    for cell in timed:
+        drawn = [p for p in samples if p.title.startswith(f"{cell.case}: ")]
+        assert len(drawn) == len(samples) // len(timed)
+        every = cell.warm.samples_s  # type: ignore[union-attr]
+        titles = {p.title for p in drawn}
+        assert {f"{cell.case}: {fmt_time(min(every))}", f"{cell.case}: {fmt_time(max(every))}"} <= titles
+    short = tmp_path / "short.jsonl"
+    short.write_text(dumps(with_envelope(timing_log("synthetic-short-series", samples=30))), encoding="utf-8")
+    figure = next(f for f in judge_log(short).view.timing_figures if f.id == "fig-warm-latency")
+    assert figure.caption.startswith("Every warm sample per cell")
 
 
 def test_every_trend_chart_draws_and_the_geomean_interval_brackets_its_point() -> None:

@@ -33,6 +33,11 @@ WIDTH = 640
 # the chart and named under it as out of range (the tables show the number).
 DRAWABLE = 1e300
 
+# The dots of one warm-latency chart: every sample of a 30-call series for up to 100 cells; a
+# cell never gets fewer than MIN_SAMPLES_DRAWN (about 115 bytes of page each).
+SAMPLE_BUDGET = 3000
+MIN_SAMPLES_DRAWN = 9
+
 
 @dataclass(frozen=True)
 class Tick:
@@ -244,7 +249,7 @@ def _box(names: Sequence[str] = ()) -> Box:
         return Box(_LEFT, _TOP, _RIGHT, bottom, int(bottom + 48))
     longest = max(len(label) for label in _short_labels(list(names)))
     reach = _SLANT_REACH * longest
-    left = max(_LEFT, min(_SLANT_REACH * len(_short(names[0])) - 8, WIDTH / 3))
+    left = round(max(_LEFT, min(_SLANT_REACH * len(_short(names[0])) - 8, WIDTH / 3)), 1)
     bottom = _TOP + _PLOT_HEIGHT
     return Box(left, _TOP, _RIGHT, bottom, int(bottom + 16 + reach + 30))
 
@@ -279,6 +284,10 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         [s * 1e3 for _, w in timed for s in w.samples_s] + [v for q in quartiles for v in q], box.bottom, box.top, True
     )
     series = []
+    # A page stays light whatever a plan's --warm: beyond SAMPLE_BUDGET dots a cell's series is
+    # drawn at per_cell ranks (its median and quartiles are always from every sample).
+    per_cell = max(MIN_SAMPLES_DRAWN, SAMPLE_BUDGET // len(timed))
+    thinned = any(len(w.samples_s) > per_cell for _, w in timed)
     # Each cell has its own place on the x axis: its samples and its median with quartile
     # whiskers drawn over one another there.
     for mode in ("eager", "compiled"):
@@ -288,7 +297,7 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         samples = tuple(
             Point(cats(i), ys(s * 1e3), f"{c.case}: {fmt_time(s)}", s * 1e3)
             for i, c, w, _ in group
-            for s in w.samples_s
+            for s in _by_rank(w.samples_s, per_cell)
         )
         medians = tuple(
             Point(
@@ -304,8 +313,23 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         series.append(Series(f"{mode} samples", mode, "speck", samples))
         series.append(Series(f"{mode} median and quartiles", mode, "dash", medians))
     chart = _chart(box, _category_axis("cell (full key on hover)", cats), Axis("ms per call", ys.ticks()), series)
-    caption = "Every warm sample per cell (dots), with its median (bar) and quartiles (whiskers), device synchronised at each boundary."
+    drawn = (
+        f"Up to {per_cell} warm samples per cell (dots; a longer series at {per_cell} evenly spaced ranks, "
+        "its fastest and slowest among them)"
+        if thinned
+        else "Every warm sample per cell (dots)"
+    )
+    caption = f"{drawn}, with its median (bar) and quartiles (whiskers) of every sample, device synchronised at each boundary."
     return Figure("fig-warm-latency", "Warm latency per cell (ms)", caption, chart)
+
+
+def _by_rank(samples: list[float], count: int) -> list[float]:
+    """The samples, or ``count`` of them at evenly spaced ranks (the fastest and the slowest
+    included) when there are more."""
+    if len(samples) <= count:
+        return samples
+    ordered = sorted(samples)
+    return [ordered[round(k * (len(ordered) - 1) / (count - 1))] for k in range(count)]
 
 
 def _quartiles_ms(samples: list[float]) -> tuple[float, float, float]:
