@@ -74,7 +74,7 @@ def test_the_lock_covers_every_extra_and_the_readme_installs_with_it() -> None:
     site, tests = _readme_commands()
     assert "-c constraints.txt" in tests and "torch==2.13.0" in tests and "torch==2.13.0" in script
     assert "python3 -m pip install -c constraints.txt torch==2.13.0 '.[" in tests and tests.endswith(
-        "&& python3 -m pytest"
+        "&& python3 -m pytest -n 2 --dist loadfile"
     )
     assert site.startswith("python3 -m pip install . && ")
     # The hints that keep the resolver from backtracking agree with the lock they produced.
