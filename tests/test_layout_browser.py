@@ -125,9 +125,10 @@ def test_index_rows_are_one_short_line(sample_site: Path, browser, width: int) -
 
 @pytest.mark.parametrize("width", [390, 1400])
 def test_chart_legend_below_the_plot_and_titles_inside(sample_site: Path, browser, width: int) -> None:
-    """Every chart of a history page and of a comparison: its svg scales to its box (never past
-    the page's column), its legend sits below the plot (never over it), its title and every axis
-    label stay inside the drawn chart, and the plot keeps a readable height."""
+    """Every chart of a history page and of a comparison: its box never passes the page's
+    column (on a phone the chart keeps a readable width and scrolls inside that box), its tick
+    labels are at least 10 px tall, its legend sits below the plot (never over it), its title
+    and every axis label stay inside the drawn chart, and the plot keeps a readable height."""
     pages = [
         next(sample_site.glob("workloads/tiny-encoder-*/index.html")),
         min(sample_site.glob("comparisons/tiny-encoder-*/index.html")),
@@ -141,14 +142,18 @@ def test_chart_legend_below_the_plot_and_titles_inside(sample_site: Path, browse
           const fig = c.closest('figure');
           const legend = fig.querySelector('.legend');
           return {id: c.id, chart: box(c), figure: box(fig), plot: box(c.querySelector('.axis path')),
-                  title: box(fig.querySelector('.chart-title')), legend: legend ? box(legend) : null,
-                  texts: [...c.querySelectorAll('text')].map(box)};
+                  region: box(c.closest('.scroll')), title: box(fig.querySelector('.chart-title')),
+                  legend: legend ? box(legend) : null, texts: [...c.querySelectorAll('text')].map(box),
+                  tick: Math.min(...[...c.querySelectorAll('text.tick')].map(t => t.getBoundingClientRect().height))};
         })""")
         assert log.errors == [] and charts, path
         assert page.evaluate("document.documentElement.scrollWidth") <= width, "nothing scrolls sideways"
         for c in charts:
             chart, figure, plot, title, legend = c["chart"], c["figure"], c["plot"], c["title"], c["legend"]
-            assert chart[0] >= figure[0] - 1 and chart[2] <= figure[2] + 1 and chart[2] <= width, c["id"]
+            region = c["region"]
+            assert region[0] >= figure[0] - 1 and region[2] <= figure[2] + 1 and region[2] <= width, c["id"]
+            assert chart[0] >= region[0] - 1 and (chart[2] <= region[2] + 1 or width == 390), c["id"]
+            assert c["tick"] >= 10, (c["id"], "tick labels too small to read", c["tick"])
             assert title[0] >= figure[0] - 1 and title[2] <= figure[2] + 1, "the title is not clipped"
             for text in c["texts"]:  # tick labels and axis titles: inside the drawn chart
                 assert text[0] >= chart[0] - 1 and text[2] <= chart[2] + 1, (c["id"], text, chart)
