@@ -9,5 +9,6 @@ records; it never judges. Judgement lives in ``reportgen``.
 # run_start.provenance.collector_version read it. 0.2 writes schema 1.2 (content hashes and
 # provenance); 0.3 writes schema 1.3 (peak device memory per warm series, the CPU model as the
 # device, backends described by data, one module supervising child processes); change it with
-# every release of the collector.
+# every release of the collector, with reportgen's and the package's (pyproject.toml): one
+# distribution, one version.
 __version__ = "0.3.0"

@@ -24,6 +24,18 @@ def test_collector_version_is_of_this_generation() -> None:
     assert prov.provenance([])["collector_version"] == collector.__version__
 
 
+def test_one_distribution_one_version() -> None:
+    """`reportgen --version`, the collector's run_start and the installed package name one
+    release: a site's reader can tell which generation judged a page."""
+    import tomllib
+
+    import reportgen
+    from tests.conftest import REPO
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == reportgen.__version__ == collector.__version__
+
+
 def test_provenance_hashes_every_file_and_names_one_it_cannot_read(tmp_path: Path) -> None:
     plan = tmp_path / "plan.toml"
     plan.write_bytes(b"[workload]\n")
