@@ -121,6 +121,27 @@ def test_a_long_warm_series_is_drawn_at_evenly_spaced_ranks_within_the_budget(tm
     assert figure.caption.startswith("Every warm sample per cell")
 
 
+def test_warm_latency_takes_a_log_axis_only_when_its_cells_lie_decades_apart(tmp_path: Path) -> None:
+    """The tiny-encoder sample's eager cells take hundreds of ms and its compiled ones about one:
+    on a linear axis the fast cells lay flat on zero. Its axis is logarithmic, labelled at
+    decades, and every median stands clear of the axis; a run of like times stays linear."""
+    from tests.logbuilder import dumps, timing_log, with_envelope
+
+    log = max((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))
+    figure = next(f for f in judge_log(log).view.timing_figures if f.id == "fig-warm-latency")
+    chart = parse_chart(chart_markup(figure))
+    assert figure.chart.y.log and "log scale" in figure.chart.y.title
+    _decades(chart.y_ticks)
+    bottom = chart.plot[3]
+    heights = [p.y for p in chart.points if p.mark == "dash"]
+    # On the linear axis these charts had (0 to 600 ms), a 1 ms median stood 0.4 px above it.
+    assert heights and all(bottom - y >= 10 for y in heights), "no median lies flat on the axis"
+    alike = tmp_path / "events.jsonl"
+    alike.write_text(dumps(with_envelope(timing_log("synthetic-alike"))), encoding="utf-8")
+    figure = next(f for f in judge_log(alike).view.timing_figures if f.id == "fig-warm-latency")
+    assert not figure.chart.y.log and figure.chart.y.title == "ms per call"
+
+
 def test_every_trend_chart_draws_and_the_geomean_interval_brackets_its_point() -> None:
     runs = sorted((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))
     history = history_frame([summarize(judge_log(log)) for log in runs])

@@ -36,6 +36,8 @@ DRAWABLE = 1e300
 # The dots of one warm-latency chart: every sample of a 30-call series for up to 100 cells; a
 # cell never gets fewer than MIN_SAMPLES_DRAWN (about 115 bytes of page each).
 SAMPLE_BUDGET = 3000
+# The warm-latency chart's axis is logarithmic when its slowest figure is this many times its fastest.
+LOG_SPAN = 30.0
 MIN_SAMPLES_DRAWN = 9
 
 
@@ -280,9 +282,11 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
     box = _box([c.case for c, _ in timed])
     cats = Categories(tuple(c.case for c, _ in timed), box.left, box.right)
     quartiles = [_quartiles_ms(warm.samples_s) for _, warm in timed]
-    ys = linear(
-        [s * 1e3 for _, w in timed for s in w.samples_s] + [v for q in quartiles for v in q], box.bottom, box.top, True
-    )
+    values = [s * 1e3 for _, w in timed for s in w.samples_s] + [v for q in quartiles for v in q]
+    # Cells whose times lie decades apart (eager calls of a second beside compiled ones of a
+    # millisecond) would sit flat on a linear axis: such a chart is drawn on a log axis.
+    log = min(values) > 0 and max(values) / min(values) >= LOG_SPAN
+    ys = logarithmic(values, box.bottom, box.top) if log else linear(values, box.bottom, box.top, True)
     series = []
     # A page stays light whatever a plan's --warm: beyond SAMPLE_BUDGET dots a cell's series is
     # drawn at per_cell ranks (its median and quartiles are always from every sample).
@@ -312,7 +316,8 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         )
         series.append(Series(f"{mode} samples", mode, "speck", samples))
         series.append(Series(f"{mode} median and quartiles", mode, "dash", medians))
-    chart = _chart(box, _category_axis("cell (full key on hover)", cats), Axis("ms per call", ys.ticks()), series)
+    y_axis = Axis("ms per call (log scale)" if log else "ms per call", ys.ticks(), log=log)
+    chart = _chart(box, _category_axis("cell (full key on hover)", cats), y_axis, series)
     drawn = (
         f"Up to {per_cell} warm samples per cell (dots; a longer series at {per_cell} evenly spaced ranks, "
         "its fastest and slowest among them)"
