@@ -324,7 +324,7 @@ def build_report(
     inspection: Path | None = None,
     single_file: bool = False,
 ) -> ReportResult:
-    """``single_file``: report.html alone, its stylesheet, scripts and chart library written
+    """``single_file``: report.html alone, its stylesheet and script written
     into it (a file to attach to a ticket); nothing else is written."""
     with paused_gc():
         judged = judge_log(log, annotations, max_bytes, inspection=inspection)
