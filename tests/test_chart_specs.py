@@ -142,6 +142,22 @@ def test_warm_latency_takes_a_log_axis_only_when_its_cells_lie_decades_apart(tmp
     assert not figure.chart.y.log and figure.chart.y.title == "ms per call"
 
 
+def test_warm_latency_caption_claims_no_synchronisation_the_log_denies(tmp_path: Path) -> None:
+    """A log whose timing lines say the device was not synchronised: the chart claims nothing
+    about it (the report's timing section states each line's own record)."""
+    from tests.logbuilder import dumps, timing_log, with_envelope
+
+    events = timing_log("synthetic-unsynchronised")
+    for event in events:
+        if event["kind"] == "timing":
+            event["synchronized"] = False
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(with_envelope(events)), encoding="utf-8")
+    judged = judge_log(log)
+    figure = next(f for f in judged.view.timing_figures if f.id == "fig-warm-latency")
+    assert "synchronised" not in figure.caption
+
+
 def test_every_trend_chart_draws_and_the_geomean_interval_brackets_its_point() -> None:
     runs = sorted((REPO / "sample_runs").glob("tiny-encoder-cpu-*/events.jsonl"))
     history = history_frame([summarize(judge_log(log)) for log in runs])

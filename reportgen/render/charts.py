@@ -324,7 +324,9 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
         if thinned
         else "Every warm sample per cell (dots)"
     )
-    caption = f"{drawn}, with its median (bar) and quartiles (whiskers) of every sample, device synchronised at each boundary."
+    # Whether the device was synchronised is each timing line's own fact: the timing section
+    # states it as recorded, so the caption does not.
+    caption = f"{drawn}, with its median (bar) and quartiles (whiskers) of every sample."
     return Figure("fig-warm-latency", "Warm latency per cell (ms)", caption, chart)
 
 
