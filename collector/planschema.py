@@ -29,7 +29,6 @@ KNOWN_REQUIREMENTS = ("requires_float64",)
 # here to be read without torch: ``python -m reportgen.judge.backend_docs`` writes it, a test
 # keeps it current. The targets themselves are the backend descriptors (collector/descriptors.py).
 TARGET_RULES_PATH = Path(__file__).parent / "target_rules.json"
-TARGET_RULES: dict[str, Any] = json.loads(TARGET_RULES_PATH.read_text(encoding="utf-8"))
 TARGETS = tuple(sorted(descriptors.target_names()))
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 INPUT_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "bool", "float32", "bfloat16", "float16", "float64")
