@@ -165,3 +165,19 @@ def test_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     target.write_text("x", encoding="utf-8")
     result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", target])
     assert result.code == 2
+
+
+def test_a_newline_in_a_folder_name_cannot_begin_a_line_of_output(tmp_path: Path) -> None:
+    """Each finding is one line that begins with its file: a folder named with a newline (and a
+    line after it that reads like a finding) is shown with <U+000A>, in validate and in site."""
+    runs = tmp_path / "runs"
+    folder = runs / "x\nforged.jsonl:1: error: all fine"
+    folder.mkdir(parents=True)
+    lines = (FIXTURES / "synthetic_complete.jsonl").read_text(encoding="utf-8").splitlines()
+    (folder / "events.jsonl").write_text("\n".join(lines[:3] + ["{not json"] + lines[3:]) + "\n", encoding="utf-8")
+    checked = invoke(["validate", folder / "events.jsonl"])
+    site = invoke(["site", runs, "--out", tmp_path / "site"])
+    assert checked.code == 1 and site.code == 1
+    for output in (checked.stdout, site.stdout + site.stderr):
+        assert "x<U+000A>forged.jsonl:1: error: all fine" in output
+        assert not any(line.startswith("forged.jsonl") for line in output.splitlines()), output

@@ -183,3 +183,26 @@ def test_history_frame_carries_the_caveats(tmp_path: Path) -> None:
     assert caveats[("run-before", BIG_EAGER)] == ""
     assert caveats[("run-after", BIG_EAGER)] == "performance acceptance stopped in this run; includes CPU fallback"
     assert caveats[("run-after", BIG_COMPILED)] == "", "a cell that did not pass has no timing to qualify"
+
+
+def test_a_start_time_a_history_cannot_hold_places_the_run_last_and_builds_the_site(tmp_path: Path) -> None:
+    """started_at is untrusted text: not ISO, empty, or outside pandas' years 1677-2262, the run
+    keeps its page, has no time in the history (placed last, named so), and validate says why."""
+    import reportgen
+    from reportgen.contract.validation import read_log
+    from reportgen.render.charts import UNKNOWN_START
+
+    stamps = ["3000-01-01T00:00:00Z", "not a time", "", "2026-13-45T99:99:99Z"]
+    _write(tmp_path / "runs" / "good", base_events(), "run-good", "2026-01-01T00:00:00Z")
+    for n, stamp in enumerate(stamps):
+        log = _write(tmp_path / "runs" / f"odd{n}", base_events(), f"run-odd{n}", stamp)
+        warnings = [p.message for p in read_log(log).problems if p.severity == "warning"]
+        assert any("started_at" in w and "places this run last" in w for w in warnings), (stamp, warnings)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").iterdir()) / "index.html"
+    html = page.read_text(encoding="utf-8")
+    assert UNKNOWN_START in html and "2026-01-01 00:00:00" in html
+    frame = reportgen.load_cells([tmp_path / "runs"])
+    times = frame.drop_duplicates("run_id").set_index("run_id")["started_at"]
+    assert times["run-good"].year == 2026
+    assert times.drop("run-good").isna().all()

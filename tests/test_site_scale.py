@@ -131,6 +131,25 @@ def test_annotations_added_beside_a_log_are_seen(tmp_path: Path) -> None:
     assert any(p.parent.parent == site / "runs" and p.name == "index.html" for p in result.written), result.written
 
 
+def test_a_site_built_inside_its_folder_of_runs_is_not_read_as_runs(tmp_path: Path) -> None:
+    """--out inside the runs folder: the site's copies of the logs are never taken for runs, so
+    each rebuild reads the originals (annotations added beside one are seen) and rejects nothing."""
+    runs = _runs(tmp_path, ["synthetic_complete", "synthetic_mismatch"])
+    site = runs / "site"
+    for _ in range(2):
+        result = build_site([runs], site)
+        assert result.rejected == [] and result.skipped == [], result.rejected + result.skipped
+    assert result.runs == 2
+    (runs / "synthetic_mismatch" / "annotations.toml").write_text(
+        '[b2-l16-contiguous-float32-compiled]\nexplanation = "a known rounding difference"\nverdict = "accepted"\nreason = "owner reviewed"\n',
+        encoding="utf-8",
+    )
+    result = build_site([runs], site)
+    assert result.rejected == [] and result.skipped == [] and result.runs == 2
+    pages = [p for p in result.written if p.parent.parent == site / "runs" and p.name == "index.html"]
+    assert any("a known rounding difference" in p.read_text(encoding="utf-8") for p in pages)
+
+
 def test_recently_changed_logs_are_hashed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = _runs(tmp_path, ["synthetic_complete", "synthetic_mismatch"])
     fresh = runs / "synthetic_complete" / "events.jsonl"

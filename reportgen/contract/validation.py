@@ -24,6 +24,7 @@ from bisect import bisect_left
 from itertools import compress, repeat
 from operator import attrgetter, is_
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Literal, Union
 
@@ -34,7 +35,7 @@ from msgspec.structs import force_setattr
 from reportgen.contract.fast import same_keys
 from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
 
 # Versions of this major that the current models read as they are (a minor bump only adds
 # optional fields): such lines take the fast path; others get the careful per-line check.
@@ -67,7 +68,7 @@ class Problem:
     message: str
 
     def format(self) -> str:
-        return f"{self.file}:{self.line}: {self.severity}: {self.message}"
+        return f"{shown(self.file)}:{self.line}: {self.severity}: {self.message}"
 
 
 class LogChanged(NotReadable):
@@ -499,6 +500,13 @@ class _Checker:
                 "error",
                 f"{kind} before the plan: tolerances and comparison rules must be declared before any result",
             )
+        if kind == "run_start" and not _iso_time(data.started_at):
+            self.problem(
+                number,
+                "warning",
+                f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
+                "years 1678 and 2261; a site's history places this run last, with no time",
+            )
         if kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":
@@ -549,6 +557,16 @@ class _Checker:
         if self.reading.truncated and line_count == 1:
             return "the file holds one incomplete line"
         return f"none of its {line_count} lines is a valid event"
+
+
+def _iso_time(stamp: str) -> bool:
+    """An ISO 8601 time (a trailing Z for UTC), as a history sorts runs by; histories hold the
+    years 1677-2262 (pandas' range), so a time outside them is placed last too."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return 1677 < when.year < 2262
 
 
 class _DuplicateKey(ValueError):
@@ -799,15 +817,15 @@ def _reading_summary(reading: LogReading) -> dict[str, Any]:
 
 
 def _format_reading(reading: LogReading, max_problems: int) -> str:
-    shown = reading.problems if max_problems <= 0 else reading.problems[:max_problems]
-    lines = [p.format() for p in shown]
-    hidden = len(reading.problems) - len(shown)
+    listed = reading.problems if max_problems <= 0 else reading.problems[:max_problems]
+    lines = [p.format() for p in listed]
+    hidden = len(reading.problems) - len(listed)
     if hidden:
-        lines.append(f"{reading.path}: ... and {hidden} more problems (--max-problems 0 shows all)")
+        lines.append(f"{shown(reading.path)}: ... and {hidden} more problems (--max-problems 0 shows all)")
     state = "valid" if reading.valid else "INVALID"
     completeness = "complete" if reading.complete else "incomplete"
     lines.append(
-        f"{reading.path}: {state}, {completeness}, {len(reading.records)} events, "
+        f"{shown(reading.path)}: {state}, {completeness}, {len(reading.records)} events, "
         f"{len(reading.errors)} errors, {len(reading.problems) - len(reading.errors)} warnings"
     )
     return "\n".join(lines)

@@ -34,6 +34,7 @@ COLUMNS: dict[str, str] = {
     "intended_target": "string",
     "backend_family": "string",
     **{f"{name}_version": "string" for name in VERSIONS},
+    # NaT where the log's started_at is not an ISO time that pandas can hold (years 1677-2262).
     "started_at": "datetime64[ns, UTC]",
     "synthetic": "bool",
     "run_complete": "bool",
@@ -121,7 +122,11 @@ def _typed(rows: Iterable[dict[str, object]], columns: dict[str, str]) -> pd.Dat
     frame = pd.DataFrame(list(rows), columns=list(columns))
     for column, dtype in columns.items():
         if dtype.startswith("datetime"):
-            frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601").astype(dtype)
+            # A log's started_at is untrusted text: one that is not an ISO time within pandas'
+            # range (1677-2262) is missing (NaT), and the run is placed last, not a failed build.
+            when = pd.to_datetime(frame[column], utc=True, format="ISO8601", errors="coerce")
+            held = when.between(pd.Timestamp.min.tz_localize("UTC"), pd.Timestamp.max.tz_localize("UTC"))
+            frame[column] = when.where(held).astype(dtype)
         elif dtype == "category":
             frame[column] = pd.Categorical(frame[column], categories=STATUS_ORDER)
         elif dtype == "bool":

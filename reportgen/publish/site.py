@@ -80,6 +80,7 @@ from reportgen.storage.local import (
     find_logs,
     read_bounded,
     remove_inside,
+    shown,
     write_inside,
 )
 from reportgen.storage.sources import (
@@ -293,7 +294,7 @@ def _gather(
             try:
                 key = check.known_key(found) or change_key(found, max_bytes)
             except (NotReadable, OSError) as exc:
-                result.skipped.append(f"{found.path}: skipped: {getattr(exc, 'strerror', None) or exc}")
+                result.skipped.append(f"{shown(found.path)}: skipped: {getattr(exc, 'strerror', None) or exc}")
                 continue
             cached = state["runs"].get(key)
             if cached and not (pages_elsewhere or (out_dir / "runs" / cached["slug"] / "index.html").is_file()):
@@ -306,7 +307,7 @@ def _gather(
                 continue
             if entry.summary.run_id in seen:
                 result.rejected.append(
-                    f"{found.path}: skipped, run id {entry.summary.run_id!r} is also in {seen[entry.summary.run_id]}"
+                    f"{shown(found.path)}: skipped, run id {entry.summary.run_id!r} is also in {shown(seen[entry.summary.run_id])}"
                 )
                 continue
             seen[entry.summary.run_id] = found.path
@@ -321,14 +322,14 @@ def _entry(
     log = found.path
     if cached:
         return Entry(log, key, RunSummary.from_dict(cached), None, found.annotations)
-    print(terminal(f"reportgen site: [{index}/{total}] {log}"), file=sys.stderr)
+    print(terminal(f"reportgen site: [{index}/{total}] {shown(log)}"), file=sys.stderr)
     try:
         judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
         return Entry(log, key, summarize(judged), judged, found.annotations)
     except ReportInputError as exc:
-        result.rejected.append(f"{log}: skipped, not a valid run log:\n{exc}")
+        result.rejected.append(f"{shown(log)}: skipped, not a valid run log:\n{exc}")
     except Exception as exc:  # one bad log never stops the others' pages
-        result.rejected.append(f"{log}: skipped, could not be reported: {_one_line(exc)}")
+        result.rejected.append(f"{shown(log)}: skipped, could not be reported: {_one_line(exc)}")
     return None
 
 
@@ -689,7 +690,7 @@ def build_site(
     site_config = load_site_config(config_path) if config_path is not None else SiteConfig()
     remote_paths = [p for p in paths if is_remote(p)]
     local = [Path(p) for p in paths if not is_remote(p)]
-    found = find_logs(local, follow_symlinks, max_bytes) if local else Found()
+    found = find_logs(local, follow_symlinks, max_bytes, output=out_dir) if local else Found()
     if remote is not None:
         found.logs += remote.logs
         found.skipped += remote.skipped

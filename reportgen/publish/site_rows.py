@@ -33,7 +33,6 @@ import calendar
 import hashlib
 import json
 import re
-import time
 from typing import Any
 
 from reportgen.model.times import utc_time
@@ -82,10 +81,10 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
             if run_id.startswith(prefix) and len(run_id) > len(prefix):
                 run_id, flags = run_id[len(prefix) :], flags + bit
                 break
-        stamp = utc_stamp(s.started_at)
-        started: int | str = stamp
-        if _UTC.fullmatch(stamp):
-            seconds = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+        when = utc_time(s.started_at)
+        started: int | str = s.started_at if when is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if when is not None:
+            seconds = calendar.timegm(when.utctimetuple())
             started, previous = (seconds if previous is None else previous - seconds), seconds
         scope = json.dumps([s.scope_passed, s.scope_not_passed], ensure_ascii=False)
         passed = s.counts.get("pass", 0)

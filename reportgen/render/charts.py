@@ -601,6 +601,10 @@ def _trend_lines(
     return series
 
 
+# A run whose started_at is not a time the history frame can hold (reportgen.publish.frame): last.
+UNKNOWN_START = "start time unreadable"
+
+
 def trend_figures(
     history: Any,
     cases: list[str],
@@ -617,7 +621,10 @@ def trend_figures(
     if history.empty:
         return []
     runs = history[["run_id", "started_at"]].drop_duplicates().sort_values(["started_at", "run_id"])
-    labels = {r.run_id: f"{r.started_at:%Y-%m-%d %H:%M:%S}" for r in runs.itertuples()}
+    labels = {
+        r.run_id: f"{r.started_at:%Y-%m-%d %H:%M:%S}" if r.started_at == r.started_at else UNKNOWN_START
+        for r in runs.itertuples()
+    }
     order = list(labels)
     names = [labels[r] for r in order]
     box = _box(names)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from collector.visible import visible
+
 DEFAULT_MAX_LOG_BYTES = 1 << 30  # 1 GiB: far above any real run (200,000 events is ~100 MB)
 MAX_SIDE_FILE_BYTES = 16 << 20  # annotations and the site's state file
 LOG_SUFFIX = ".jsonl"
@@ -44,7 +46,13 @@ class Skipped:
     reason: str
 
     def format(self) -> str:
-        return f"{self.path}: skipped: {self.reason}"
+        return f"{shown(self.path)}: skipped: {self.reason}"
+
+
+def shown(path: object) -> str:
+    """A path for one line of output: a newline or other hidden character in a folder's name is
+    written as <U+XXXX>, so the name cannot begin a line of its own (a forged FILE:LINE)."""
+    return visible(str(path), keep="")
 
 
 Signature = tuple[int, int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
@@ -212,14 +220,23 @@ def _annotations_stat(
     return (candidate, None, st) if reason is None else (None, reason, None)
 
 
-def find_logs(paths: list[Path], follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> Found:
+def find_logs(
+    paths: list[Path], follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES, output: Path | None = None
+) -> Found:
     """Logs named directly, run directories, or folders searched for *.jsonl logs.
 
     A path named directly is the caller's choice and is followed wherever it points (it must
     still be a regular file within the size limit). Inside a folder, only entries that end in
     .jsonl are candidates; those that are not read are listed in ``skipped`` with the reason.
+    ``output``, the folder a site is built into, is never searched: a site inside a folder of
+    runs holds copies of their logs, which are not runs of their own.
     """
     found = Found()
+    try:
+        st = os.stat(output) if output is not None else None
+    except OSError:
+        st = None  # not built yet: nothing in it to leave out
+    outside = {(st.st_dev, st.st_ino)} if st is not None else set()
     seen: set[str] = set()
 
     def add(path: Path, root: Path | None, folder_real: str | None = None, notes_listed: bool | None = None) -> None:
@@ -258,7 +275,7 @@ def find_logs(paths: list[Path], follow_symlinks: bool = False, max_bytes: int =
             found.watched.append((os.path.abspath(path), signature(os.stat(path))))
             add(path / RUN_LOG_NAME, root)
             continue
-        for candidate, kind, folder_real, notes_listed in _walk(path, root, follow_symlinks, found):
+        for candidate, kind, folder_real, notes_listed in _walk(path, root, follow_symlinks, found, outside):
             if kind == "dir":
                 found.skipped.append(Skipped(candidate, "a folder, not a file; only regular files are read"))
             else:
@@ -267,13 +284,16 @@ def find_logs(paths: list[Path], follow_symlinks: bool = False, max_bytes: int =
     return found
 
 
-def _walk(top: Path, root: Path, follow: bool, found: Found) -> list[tuple[Path, str, str | None, bool]]:
-    """Entries named *.jsonl under top, in a stable order; folders visited once each.
+def _walk(
+    top: Path, root: Path, follow: bool, found: Found, outside: set[tuple[int, int]]
+) -> list[tuple[Path, str, str | None, bool]]:
+    """Entries named *.jsonl under top, in a stable order; folders visited once each, and
+    none of those ``outside`` (device and inode) entered.
 
     Each comes with the real path of its folder when the walk reached it through no symlink
     (else None), and whether that folder holds an entry named like annotations."""
     out: list[tuple[Path, str, str | None, bool]] = []
-    visited: set[tuple[int, int]] = set()
+    visited: set[tuple[int, int]] = set(outside)
     stack: list[tuple[Path, str | None]] = [(top, str(root))]
     while stack:
         folder, folder_real = stack.pop()
