@@ -11,7 +11,7 @@ from typing import Callable
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke, snapshot
 
 GOOD = FIXTURES / "synthetic_complete.jsonl"
@@ -155,6 +155,34 @@ def test_annotations_that_are_not_regular_files_are_not_read(tmp_path: Path, mak
     beside = invoke(["site", run, "--out", tmp_path / "site"])
     assert beside.code == 1 and "1 runs" in beside.stdout
     beside.line_with(f"{run / 'annotations.toml'}: skipped: ")
+
+
+def _dev_null(path: Path) -> None:
+    path.symlink_to("/dev/null")  # a device like /dev/zero, without the endless read if it is read
+
+
+@pytest.mark.parametrize(
+    "make,fragment",
+    [(_fifo, "a FIFO (named pipe), not a regular file"), (_dev_null, "a character device")],
+    ids=["fifo", "device"],
+)
+@pytest.mark.parametrize("command", ["report", "plan-check"])
+def test_an_inspection_log_that_is_not_a_regular_file_is_not_read(
+    tmp_path: Path, command: str, make, fragment: str
+) -> None:
+    """--inspection is read like every other input: a FIFO is not opened (it would wait for a
+    writer for ever) and a device is not read (/dev/zero would never end); one line, exit 1
+    (an unreadable inspection log, as both commands document)."""
+    inspection = tmp_path / "plan.inspection.jsonl"
+    make(inspection)
+    args = {
+        "report": ["report", GOOD, "--out", tmp_path / "out"],
+        "plan-check": ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron"],
+    }[command]
+    out = invoke(args + ["--inspection", inspection])
+    assert out.code == 1, out.output
+    assert fragment in out.line_with(f"unreadable inspection: {inspection}: not read: ")
+    assert not (tmp_path / "out" / "report.html").exists()
 
 
 def test_size_option_takes_units_and_refuses_nonsense(tmp_path: Path) -> None:
