@@ -86,7 +86,7 @@ def _max_log_size(command: Any) -> Any:
         default="1G",
         show_default=True,
         type=_Size(),
-        help="Largest log read (K, M, G suffixes). Larger files, and anything that is not a regular file (FIFO, device, folder), are not read.",
+        help="Largest log read (K, M, G, T suffixes; at most 1024T). Larger files, and anything that is not a regular file (FIFO, device, folder), are not read.",
     )(command)
 
 

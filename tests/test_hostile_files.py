@@ -189,3 +189,31 @@ def test_size_option_takes_units_and_refuses_nonsense(tmp_path: Path) -> None:
     assert invoke(["validate", GOOD, "--max-log-size", "2M"]).code == 0
     bad = invoke(["validate", GOOD, "--max-log-size", "lots"])
     assert bad.code == 2 and "is not a size like 200M or 2G" in bad.output
+
+
+@pytest.mark.parametrize("size", ["9000000000G", "1025T", "1" + "0" * 400])
+@pytest.mark.parametrize("command", ["site", "report", "validate"])
+def test_size_option_refuses_a_limit_past_the_largest(tmp_path: Path, command: str, size: str) -> None:
+    """A usage error, as for any size that is not one: a limit past 1024T would not fit the
+    read it bounds (9000000000G raised OverflowError), and no log is that large."""
+    runs, _ = _runs(tmp_path, "folder", _folder)
+    args = {
+        "site": ["site", runs, "--out", tmp_path / "site"],
+        "report": ["report", GOOD, "--out", tmp_path / "out"],
+        "validate": ["validate", GOOD],
+    }[command]
+    out = invoke(args + ["--max-log-size", size])
+    assert out.code == 2 and "is larger than the largest limit, 1024T" in out.line_with("--max-log-size"), out.output
+
+
+def test_the_largest_size_limit_reads_a_small_log(tmp_path: Path) -> None:
+    """A limit far above the file (1024T) costs nothing: the log is read as large as it is,
+    not with a read of the limit that reserves that much memory first."""
+    from reportgen.storage.local import MAX_SIZE_LIMIT, read_bounded
+
+    assert read_bounded(GOOD, MAX_SIZE_LIMIT) == GOOD.read_bytes()
+    run = tmp_path / "runs" / "good"
+    run.mkdir(parents=True)
+    shutil.copy(GOOD, run / "events.jsonl")
+    out = invoke(["site", tmp_path / "runs", "--out", tmp_path / "site", "--max-log-size", "1024T"])
+    assert out.code == 0 and "1 runs" in out.stdout, out.output
