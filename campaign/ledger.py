@@ -25,6 +25,14 @@ LEDGER_DIR = "_campaigns"
 TAIL_LINES = 12
 # Slack on top of the time limit before a silent running attempt counts as lost.
 LOST_AFTER_EXTRA_S = 600
+# Bounds on what a ledger may say. A task index, submission or restart is a scheduler's array
+# index or count (Slurm and Kubernetes keep them within 32 bits); a time limit, with the slack
+# on top, must fit a timedelta (a campaign file's limit was never refused for its size).
+MAX_INDEX = 2**31 - 1
+MAX_DEADLINE_S = timedelta.max.days * 86400 - LOST_AFTER_EXTRA_S
+# What decoding and checking a hostile ledger file can raise: bad JSON or values, a missing
+# key, a wrong type, a number too large for int(), nesting too deep for the JSON decoder.
+READ_ERRORS = (ValueError, KeyError, TypeError, OverflowError, RecursionError)
 
 
 class LedgerError(ValueError):
@@ -124,7 +132,7 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
 
     ``now`` decides when a silent running attempt counts as lost: the clock for `status`;
     None for a page that must depend only on the ledger (the newest time it records)."""
-    deadline = int(planned.get("deadline_s") or 0)
+    deadline = deadline_seconds(planned.get("deadline_s"))
     by_task: dict[int, list[Attempt]] = {}
     for name in names("tasks"):
         if not name.endswith(".json"):
@@ -139,7 +147,7 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
         now = max((s for s in stamps if s is not None), default=datetime(1970, 1, 1, tzinfo=timezone.utc))
     statuses = []
     for task in planned["tasks"]:
-        index = int(task["task"])
+        index = whole_number(task["task"], "task", MAX_INDEX)
         attempts = sorted(by_task.get(index, []), key=lambda a: a.order)
         attempts = [_with_tail(a, read) for a in attempts]
         state, reason = _state(attempts, deadline, now)
@@ -162,22 +170,49 @@ def _attempt(name: str, data: bytes | None) -> Attempt | None:
         return None
     try:
         raw = json.loads(data)
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
         return Attempt(
-            task=int(raw["task"]),
+            task=whole_number(raw["task"], "task", MAX_INDEX),
             attempt=str(raw["attempt"]),
-            submission=int(raw["submission"]),
-            restart=int(raw["restart"]),
+            submission=whole_number(raw["submission"], "submission", MAX_INDEX),
+            restart=whole_number(raw["restart"], "restart", MAX_INDEX),
             state=str(raw["state"]),
-            exit_code=None if raw["exit_code"] is None else int(raw["exit_code"]),
+            exit_code=None if raw["exit_code"] is None else whole_number(raw["exit_code"], "exit_code", MAX_INDEX),
             node=str(raw["node"]),
             job_id=str(raw["job_id"]),
             started=str(raw["started"]),
             ended=None if raw["ended"] is None else str(raw["ended"]),
-            runs=tuple(str(r) for r in raw["runs"]),
+            runs=_names(raw["runs"], "runs"),
             log=str(raw["log"]),
         )
-    except (ValueError, KeyError, TypeError) as exc:
+    except READ_ERRORS as exc:
         raise LedgerError(f"tasks/{name}: not a task record ({exc})") from None
+
+
+def whole_number(value: Any, key: str, most: int) -> int:
+    """A count or index the ledger holds: a JSON integer from 0 to ``most``, never a float
+    (Infinity, 1e308) or a bool that int() would turn into a number."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise ValueError(f"{key} is not a whole number from 0 to {most}")
+    return value
+
+
+def deadline_seconds(value: Any) -> float:
+    """The campaign's time limit per task in seconds (``deadline_s``; absent or null: none),
+    checked so that the time after which a silent attempt counts as lost is a timedelta."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_DEADLINE_S:
+        raise ValueError(f"deadline_s is not a number of seconds from 0 to {MAX_DEADLINE_S}")
+    return value
+
+
+def _names(value: Any, key: str) -> tuple[str, ...]:
+    """A list of strings (a string is not one: it would read as its letters)."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{key} is not a list of strings")
+    return tuple(value)
 
 
 def _with_tail(attempt: Attempt, read: Reader) -> Attempt:
@@ -190,7 +225,7 @@ def _with_tail(attempt: Attempt, read: Reader) -> Attempt:
     return Attempt(**{**attempt.__dict__, "tail": tuple(lines)})
 
 
-def _state(attempts: list[Attempt], deadline_s: int, now: datetime) -> tuple[str, str]:
+def _state(attempts: list[Attempt], deadline_s: float, now: datetime) -> tuple[str, str]:
     if not attempts:
         return "planned", "no attempt has written a record"
     latest = attempts[-1]

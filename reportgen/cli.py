@@ -86,7 +86,7 @@ def _max_log_size(command: Any) -> Any:
         default="1G",
         show_default=True,
         type=_Size(),
-        help="Largest log read (K, M, G suffixes). Larger files, and anything that is not a regular file (FIFO, device, folder), are not read.",
+        help="Largest log read (K, M, G, T suffixes; at most 1024T). Larger files, and anything that is not a regular file (FIFO, device, folder), are not read.",
     )(command)
 
 
@@ -823,7 +823,7 @@ Exit codes:
   0  compatible as specified
   1  unreadable plan: not TOML, not UTF-8, or not the plan schema (collector/PLAN.md);
      one line names the file, line and key; or an unreadable --inspection log
-  2  usage error
+  2  usage error, or the --write-revised file cannot be written (one line says why)
   3  needs a revised test plan (--write-revised writes one; its proposed values,
      marked proposed = true or UNDECIDED, keep exit 3 and the collector refuses the
      plan until a person replaces them)
@@ -893,6 +893,9 @@ def plan_check(
         if review.revised is None:
             echo(f"no revised plan written: the plan is {review.headline.lower()}", err=True)
         else:
-            plancheck.write_revised(review, plan, write_revised)
+            try:
+                plancheck.write_revised(review, plan, write_revised)
+            except OSError as exc:
+                _write_failed("plan-check", exc)
             echo(f"wrote {write_revised}", err=True)
     sys.exit(plancheck.EXIT_CODES[review.classification])

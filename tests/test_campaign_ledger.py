@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from click.testing import CliRunner
@@ -215,6 +217,92 @@ def test_status_reads_a_ledger_as_untrusted_input(tmp_path: Path, capsys: pytest
     escaping.write_text(json.dumps(planned))
     assert main(["status", str(escaping)]) == 2
     assert "escaping.planned.json: not a campaign's planned tasks" in capsys.readouterr().err
+
+
+def _edit_planned(**changes: object) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        planned = json.loads((folder / "planned.json").read_text())
+        planned.update(changes)
+        (folder / "planned.json").write_text(json.dumps(planned))  # Infinity and NaN as Python writes them
+
+    return edit
+
+
+def _edit_record(**changes: object) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        record = folder / "tasks" / "task-0.s1-r0.json"
+        record.write_text(json.dumps({**json.loads(record.read_text()), **changes}))
+
+    return edit
+
+
+def _write(name: str, text: str) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        (folder / name).write_text(text)
+
+    return edit
+
+
+# (what is wrong, how to make it so, the start of the one line status prints after "campaign: ")
+HOSTILE_LEDGERS: list[tuple[str, Callable[[Path], None], str]] = [
+    ("planned task index Infinity", _edit_planned(tasks=[{"task": float("inf")}]), "planned.json: not a campaign's"),
+    ("planned task index 1e308", _edit_planned(tasks=[{"task": 1e308}]), "planned.json: not a campaign's"),
+    ("planned task index negative", _edit_planned(tasks=[{"task": -1}]), "planned.json: not a campaign's"),
+    ("planned nested too deep", _write("planned.json", "[" * 100_000), "planned.json: not a campaign's"),
+    ("deadline_s a string", _edit_planned(deadline_s="abc"), "planned.json: not a campaign's"),
+    ("deadline_s NaN", _edit_planned(deadline_s=float("nan")), "planned.json: not a campaign's"),
+    ("deadline_s past timedelta", _edit_planned(deadline_s=10**20), "planned.json: not a campaign's"),
+    ("record task Infinity", _edit_record(task=float("inf")), "tasks/task-0.s1-r0.json: not a task record"),
+    ("record task 1e308", _edit_record(task=1e308), "tasks/task-0.s1-r0.json: not a task record"),
+    ("record submission true", _edit_record(submission=True), "tasks/task-0.s1-r0.json: not a task record"),
+    ("record runs a string", _edit_record(runs="abc"), "tasks/task-0.s1-r0.json: not a task record"),
+    ("record nested too deep", _write("tasks/task-0.s1-r0.json", "[" * 100_000), "tasks/task-0.s1-r0.json: not a"),
+]
+
+
+@pytest.mark.parametrize("make,start", [h[1:] for h in HOSTILE_LEDGERS], ids=[h[0] for h in HOSTILE_LEDGERS])
+def test_status_of_a_hostile_ledger_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], None], start: str
+) -> None:
+    """Each field a ledger's reader relies on is checked where the file is read: a value int()
+    or timedelta cannot take, or JSON too deep to decode, is the ledger's own one-line error."""
+    folder = _ledger_of_five(tmp_path / "runs")  # task 3 is an attempt still running: its deadline is used
+    make(folder)
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("campaign: ") and start in err and err.count("\n") == 1, err
+
+
+def test_status_takes_the_longest_time_limit_a_timedelta_holds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from campaign.ledger import MAX_DEADLINE_S
+
+    folder = _ledger_of_five(tmp_path / "runs")
+    _edit_planned(deadline_s=MAX_DEADLINE_S)(folder)
+    assert main(["status", str(folder), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["tasks"][3]["state"] == "running"  # not lost within the limit
+
+
+def test_a_hostile_ledger_is_listed_and_the_site_built(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    destination = tmp_path / "runs"
+    _run(destination, "tiny-encoder-cpu-1")
+    (destination / "_campaigns").mkdir()
+    for number, (_, make, _) in enumerate(HOSTILE_LEDGERS):  # every one in its own ledger folder
+        folder = _ledger_of_five(tmp_path / "made")
+        make(folder)
+        folder.rename(destination / "_campaigns" / f"bad-{number:02}")
+        shutil.rmtree(tmp_path / "made")
+    result = build_site([destination], tmp_path / "site")
+    assert result.runs == 1
+    for number in range(len(HOSTILE_LEDGERS)):
+        assert any(f"bad-{number:02}: campaign ledger not read: " in w for w in result.warnings), (
+            number,
+            result.warnings,
+        )
+    assert not (tmp_path / "site" / "campaigns").exists()
 
 
 def test_status_shows_log_text_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

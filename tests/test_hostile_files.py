@@ -11,7 +11,7 @@ from typing import Callable
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke, snapshot
 
 GOOD = FIXTURES / "synthetic_complete.jsonl"
@@ -157,7 +157,63 @@ def test_annotations_that_are_not_regular_files_are_not_read(tmp_path: Path, mak
     beside.line_with(f"{run / 'annotations.toml'}: skipped: ")
 
 
+def _dev_null(path: Path) -> None:
+    path.symlink_to("/dev/null")  # a device like /dev/zero, without the endless read if it is read
+
+
+@pytest.mark.parametrize(
+    "make,fragment",
+    [(_fifo, "a FIFO (named pipe), not a regular file"), (_dev_null, "a character device")],
+    ids=["fifo", "device"],
+)
+@pytest.mark.parametrize("command", ["report", "plan-check"])
+def test_an_inspection_log_that_is_not_a_regular_file_is_not_read(
+    tmp_path: Path, command: str, make, fragment: str
+) -> None:
+    """--inspection is read like every other input: a FIFO is not opened (it would wait for a
+    writer for ever) and a device is not read (/dev/zero would never end); one line, exit 1
+    (an unreadable inspection log, as both commands document)."""
+    inspection = tmp_path / "plan.inspection.jsonl"
+    make(inspection)
+    args = {
+        "report": ["report", GOOD, "--out", tmp_path / "out"],
+        "plan-check": ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron"],
+    }[command]
+    out = invoke(args + ["--inspection", inspection])
+    assert out.code == 1, out.output
+    assert fragment in out.line_with(f"unreadable inspection: {inspection}: not read: ")
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
 def test_size_option_takes_units_and_refuses_nonsense(tmp_path: Path) -> None:
     assert invoke(["validate", GOOD, "--max-log-size", "2M"]).code == 0
     bad = invoke(["validate", GOOD, "--max-log-size", "lots"])
     assert bad.code == 2 and "is not a size like 200M or 2G" in bad.output
+
+
+@pytest.mark.parametrize("size", ["9000000000G", "1025T", "1" + "0" * 400])
+@pytest.mark.parametrize("command", ["site", "report", "validate"])
+def test_size_option_refuses_a_limit_past_the_largest(tmp_path: Path, command: str, size: str) -> None:
+    """A usage error, as for any size that is not one: a limit past 1024T would not fit the
+    read it bounds (9000000000G raised OverflowError), and no log is that large."""
+    runs, _ = _runs(tmp_path, "folder", _folder)
+    args = {
+        "site": ["site", runs, "--out", tmp_path / "site"],
+        "report": ["report", GOOD, "--out", tmp_path / "out"],
+        "validate": ["validate", GOOD],
+    }[command]
+    out = invoke(args + ["--max-log-size", size])
+    assert out.code == 2 and "is larger than the largest limit, 1024T" in out.line_with("--max-log-size"), out.output
+
+
+def test_the_largest_size_limit_reads_a_small_log(tmp_path: Path) -> None:
+    """A limit far above the file (1024T) costs nothing: the log is read as large as it is,
+    not with a read of the limit that reserves that much memory first."""
+    from reportgen.storage.local import MAX_SIZE_LIMIT, read_bounded
+
+    assert read_bounded(GOOD, MAX_SIZE_LIMIT) == GOOD.read_bytes()
+    run = tmp_path / "runs" / "good"
+    run.mkdir(parents=True)
+    shutil.copy(GOOD, run / "events.jsonl")
+    out = invoke(["site", tmp_path / "runs", "--out", tmp_path / "site", "--max-log-size", "1024T"])
+    assert out.code == 0 and "1 runs" in out.stdout, out.output

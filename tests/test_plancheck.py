@@ -133,6 +133,15 @@ def test_revised_plan_passes_once_its_proposals_are_replaced(tmp_path: Path) -> 
     assert CliRunner().invoke(main, ["plan-check", str(out), "--target", "neuron"]).exit_code == 0
 
 
+def test_a_revised_plan_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "no-such-folder" / "revised.toml"
+    args = ["plan-check", str(PLANS / "scenario_a.toml"), "--target", "neuron", "--write-revised", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and not isinstance(result.exception, OSError), result.output
+    assert result.stderr.splitlines() == [f"reportgen plan-check: cannot write {out}: No such file or directory"]
+    assert not out.parent.exists()
+
+
 @pytest.mark.slow
 def test_revised_plan_runs_through_the_collector_unchanged(tmp_path: Path) -> None:
     from collector.backends import Backend

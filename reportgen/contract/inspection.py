@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from reportgen.contract.events import INSPECTION_MODELS, SCHEMA_MAJOR, Inspection, InspectionEnd, InspectionStart
+from reportgen.storage.local import NotReadable, read_bounded
 
 MAX_INSPECTION_BYTES = 64 * 1024 * 1024
 
@@ -31,11 +32,15 @@ class InspectionLog:
 
 
 def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> InspectionLog:
+    """The inspection log at path, read like every other input: a regular file only (a FIFO
+    would wait for a writer, a device never ends) and no more than max_bytes."""
     try:
         size = path.stat().st_size
         if size > max_bytes:
             raise InspectionError(f"{path}: {size} bytes, more than the {max_bytes} an inspection log may have")
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, max_bytes).decode("utf-8")
+    except NotReadable as exc:
+        raise InspectionError(f"{path}: not read: {exc}") from None
     except OSError as exc:
         raise InspectionError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -14,7 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, Lister, Reader, read_ledger
+from campaign.ledger import (
+    LEDGER_DIR,
+    MAX_INDEX,
+    READ_ERRORS,
+    Ledger,
+    LedgerError,
+    Lister,
+    Reader,
+    deadline_seconds,
+    read_ledger,
+    whole_number,
+)
 from reportgen.storage import is_remote
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, describe_size, read_bounded
 from reportgen.storage.remote import RemoteError, Store
@@ -103,11 +114,12 @@ def planned_tasks(data: bytes, where: str) -> dict[str, Any]:
         if not isinstance(planned, dict) or not isinstance(planned.get("tasks"), list):
             raise ValueError("no task list")
         for task in planned["tasks"]:
-            int(task["task"])
+            whole_number(task["task"], "task", MAX_INDEX)
+        deadline_seconds(planned.get("deadline_s"))
         for key in ("campaign_id", "destination"):
             if key in planned and not isinstance(planned[key], str):
                 raise ValueError(f"{key} is not a string")
-    except (ValueError, KeyError, TypeError) as exc:
+    except READ_ERRORS as exc:
         raise LedgerError(f"{where}: not a campaign's planned tasks ({exc})") from None
     return planned
 

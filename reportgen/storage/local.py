@@ -29,6 +29,8 @@ MAX_SIDE_FILE_BYTES = 16 << 20  # annotations and the site's state file
 LOG_SUFFIX = ".jsonl"
 RUN_LOG_NAME = "events.jsonl"
 ANNOTATIONS_NAME = "annotations.toml"
+MAX_SIZE_LIMIT = 1 << 50  # 1024T: the largest limit a size option takes (and still an index-sized int)
+_READ_PIECE = 16 << 20  # what read_bounded reads at a time past a file's size when it grows
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
 
@@ -98,12 +100,16 @@ class Found:
 
 
 def parse_size(text: str) -> int:
-    """'500M', '2G', '1048576' -> bytes (powers of 1024); ValueError for anything else."""
+    """'500M', '2G', '1048576' -> bytes (powers of 1024); ValueError for anything else, and
+    for a size past MAX_SIZE_LIMIT (no file is that large; a read of it cannot be asked for)."""
     match = _SIZE.match(text)
     if not match:
         raise ValueError(f"{text!r} is not a size like 200M or 2G")
     number, unit = float(match.group(1)), match.group(2).lower()
-    return int(number * 1024 ** " kmgt".index(unit or " "))
+    size = number * 1024 ** " kmgt".index(unit or " ")
+    if size > MAX_SIZE_LIMIT:
+        raise ValueError(f"{text!r} is larger than the largest limit, 1024T")
+    return int(size)
 
 
 def describe_size(count: int) -> str:
@@ -153,9 +159,17 @@ def open_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> Bi
 
 
 def read_bounded(path: str | Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most max_bytes (also if it grows while read)."""
+    """The bytes of a regular file of at most max_bytes (also if it grows while read).
+
+    The first read asks for the size the file has (and a byte more, to see it grew), the rest in
+    pieces: one read of max_bytes would reserve that much memory first, whatever the file holds."""
     with open_regular(path, max_bytes) as stream:
-        data = stream.read(max_bytes + 1)
+        data = stream.read(min(os.fstat(stream.fileno()).st_size, max_bytes) + 1)
+        while len(data) <= max_bytes:
+            more = stream.read(min(max_bytes + 1 - len(data), _READ_PIECE))
+            if not more:
+                break
+            data += more
     if len(data) > max_bytes:
         raise NotReadable(f"grew past the limit of {describe_size(max_bytes)} while being read")
     return data
