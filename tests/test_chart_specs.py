@@ -16,11 +16,13 @@ import pytest
 
 from reportgen.publish.frame import history_frame
 from reportgen.publish.summary import summarize
-from reportgen.render.charts import DRAWABLE, linear, logarithmic, ratio_figure, trend_figures
+from reportgen.render.charts import DRAWABLE, Scale, linear, logarithmic, ratio_figure, trend_figures
 from reportgen.render.report import ReportInputError, judge_log
 from reportgen.render.sections.common import fmt_time
 from tests.chartsvg import DrawnChart, chart_markup, parse_chart
 from tests.conftest import FIXTURES, REPO
+from tests.hostile import invoke
+from tests.logbuilder import complete_log, dumps, training_log
 
 LOGS = sorted(FIXTURES.glob("*.jsonl")) + sorted((REPO / "sample_runs").glob("*/events.jsonl"))
 
@@ -262,3 +264,90 @@ def test_scales_for_empty_single_equal_and_extreme_values() -> None:
         scale = logarithmic(values, 300.0, 20.0)
         assert scale.lo < scale.hi and len(scale.ticks()) <= 11
         assert all(20.0 <= scale(v) <= 300.0 for v in values)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[0.0, 5e-324], [5e-324], [-5e-324, 5e-324], [2.0**63, 2.0**63 + 2048.0], [1e300, 1e300]],
+    ids=["subnormal over zero", "one subnormal", "subnormal either side", "lost to precision", "huge and equal"],
+)
+def test_a_span_that_is_zero_subnormal_or_lost_to_precision_still_gets_an_axis(values: list[float]) -> None:
+    for to_zero in (False, True):
+        scale = linear(values, 300.0, 20.0, to_zero=to_zero)
+        assert scale.lo < scale.hi and math.isfinite(scale.hi - scale.lo), values
+        ticks = scale.ticks()
+        assert 2 <= len(ticks) <= 12 and all(20.0 <= t.at <= 300.0 for t in ticks), (values, ticks)
+        assert all(20.0 <= scale(v) <= 300.0 for v in values)
+    top = float(2**63 - 1)
+    made = Scale(top - 0.5, top + 0.5, 64.0, 624.0)  # one float at both ends: made directly, as the loss chart did
+    assert made.lo < made.hi and 64.0 <= made(top) <= 624.0
+
+
+def _loss_chart(tmp_path: Path, events: list[dict]) -> DrawnChart:
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(events), encoding="utf-8")
+    figure = next(f for f in judge_log(log).view.correctness_figures if f.id == "fig-loss-curves")
+    chart = parse_chart(chart_markup(figure))
+    _inside(chart)
+    return chart
+
+
+def test_a_loss_chart_draws_subnormal_losses_against_a_zero_reference(tmp_path: Path) -> None:
+    events = training_log()
+    for event in events:
+        if event["kind"] == "train_step":
+            event.update(loss=5e-324, reference_loss=0.0)
+    chart = _loss_chart(tmp_path, events)
+    assert chart.points and len({p.y for p in chart.points}) == 1, "a loss of 5e-324 sits at zero beside its reference"
+    assert len(chart.y_ticks) >= 2
+
+
+def test_a_loss_chart_places_each_step_near_int64_max_apart(tmp_path: Path) -> None:
+    events = training_log()
+    top = 2**63 - 1
+    for event in events:
+        if event["kind"] == "train_step":
+            event["step"] = top - 2 + event["step"]
+    chart = _loss_chart(tmp_path, events)
+    places = {label: at for at, label, _ in chart.x_ticks}
+    assert list(places) == [str(top - 2), str(top - 1), str(top)]
+    assert places[str(top - 2)] < places[str(top - 1)] < places[str(top)], "one place per step, in order"
+
+
+def test_a_site_whose_trend_has_subnormal_cold_and_compile_times_is_built(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    for n in (1, 2):
+        events = complete_log()
+        for event in events:
+            if event["kind"] == "run_start":
+                event.update(run_id=f"denormal-{n}", started_at=f"2026-01-0{n}T00:00:00Z")
+            elif event["kind"] == "timing":
+                event["cold"]["seconds"] = 5e-324
+            elif event["kind"] == "compile":
+                event["compile_first_result_s"] = 5e-324
+        (runs / f"run{n}").mkdir(parents=True)
+        (runs / f"run{n}" / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    out = invoke(["site", runs, "--out", tmp_path / "site"])
+    assert out.code == 0, out.stdout + out.stderr
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html")]
+    assert any("trend-cold" in page for page in pages) and any("trend-compile" in page for page in pages)
+
+
+def test_a_zero_time_on_the_cold_vs_warm_chart_is_named_as_a_zero_not_out_of_range(tmp_path: Path) -> None:
+    events = complete_log()
+    timing = next(e for e in events if e["kind"] == "timing")
+    timing["cold"]["seconds"] = 0.0  # a coarse timer: legal, and no place on a log axis
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(events), encoding="utf-8")
+    figure = next(f for f in judge_log(log).view.timing_figures if f.id == "fig-cold-warm")
+    assert figure.zero_on_log == (timing["case"],) and figure.out_of_range == ()
+    out = invoke(["report", log, "--out", tmp_path / "out"])
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    note = html.split("Zero, cannot be drawn on a log axis", 1)[1].split("</span>", 1)[0]
+    assert out.code == 0 and timing["case"] in note and "Out of range, not drawn" not in html
+
+
+def test_a_log_axis_over_hundreds_of_decades_is_labelled_up_to_the_top_of_its_data() -> None:
+    scale = logarithmic([1e-321, 1e12], 300.0, 20.0)
+    powers = _decades([(t.at, t.label, t.full) for t in scale.ticks()])
+    assert len(powers) <= 11 and max(powers) >= 12, powers

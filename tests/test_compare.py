@@ -913,3 +913,31 @@ def test_compare_details_hold_every_figure_the_pages_show(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     read = list(csv.reader((tmp_path / "hostile" / "compare-details.csv").open(encoding="utf-8", newline="")))
     assert len(read) == 5 and read[1][0] == "'=HYPERLINK(1)\r"
+
+
+NOT_A_FIGURE = re.compile(r"\b(inf|nan)x?\b", re.IGNORECASE)
+
+
+def _subnormal_cell(events: list[dict[str, Any]]) -> None:
+    """Every warm sample of the first timed cell 5e-324 s: valid, about 1e320 times faster than 1 ms."""
+    timing = next(e for e in events if e["kind"] == "timing" and e.get("warm"))
+    timing["warm"].update(samples_s=[5e-324] * 30, min_s=5e-324, median_s=5e-324, p90_s=5e-324, iqr_s=0.0)
+
+
+@pytest.mark.parametrize("side", ["base", "cand"])
+def test_a_ratio_beyond_a_float_decides_nothing_and_is_never_a_figure(tmp_path: Path, side: str) -> None:
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base if side == "base" else cand, _subnormal_cell)
+    comparison = gather(base, cand)
+    (beyond,) = [
+        c for c in comparison.timed if any(f.startswith("timing not classified: time ratio") for f in c.timing.flags)
+    ]  # type: ignore[union-attr]
+    assert beyond.timing is not None and beyond.timing.verdict == "unstable timing" and not beyond.timing.in_geomean
+    assert comparison.verdict_counts() == {"faster": 0, "slower": 3, "no clear difference": 0, "unstable timing": 1}
+    assert comparison.geomean is not None and comparison.geomean.cells == 3 and comparison.geomean.verdict == "slower"
+    assert "1 cell with unstable timing left out of every verdict" in comparison.headline
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "html,md"])
+    assert result.exit_code == 0, result.output
+    for text in (result.output, *((out / name).read_text(encoding="utf-8") for name in ("compare.md", "compare.html"))):
+        assert not NOT_A_FIGURE.search(text), NOT_A_FIGURE.search(text)

@@ -544,3 +544,37 @@ def test_the_bootstrap_draws_a_resample_middle_from_its_exact_distribution() -> 
         drawn = np.array([(picks <= i).mean() for i in range(n)])
         assert np.abs(drawn - _middle_cdf(n)).max() < 0.02
         assert _middle_cdf(n)[-1] == 1.0 and np.all(np.diff(_middle_cdf(n)) >= 0)
+
+
+NOT_A_FIGURE = re.compile(r"\b(inf|nan)x?\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("subnormal", [0, 1], ids=["before", "after"])
+def test_a_ratio_beyond_a_float_decides_nothing_in_the_diff_and_the_history(tmp_path: Path, subnormal: int) -> None:
+    runs = tmp_path / "runs"
+    logs = []
+    for n, scale in enumerate((1.0, 1.1)):
+        events = timing_log(f"synthetic-denormal-{n}", scale=scale, seed=n)
+        events[0]["started_at"] = f"2026-01-0{n + 1}T00:00:00Z"
+        if n == subnormal:  # every warm sample of one cell 5e-324 s: valid, ~1e320 times 1 ms
+            timing = _cells(events, "timing")[0]
+            timing["warm"].update(samples_s=[5e-324] * 30, min_s=5e-324, median_s=5e-324, p90_s=5e-324, iqr_s=0.0)
+        logs.append(runs / f"r{n}" / "events.jsonl")
+        logs[-1].parent.mkdir(parents=True)
+        logs[-1].write_text(dumps(events), encoding="utf-8")
+    diff = diff_runs(*(summarize(judge_log(log)) for log in logs))
+    case = _cells(timing_log("x"), "timing")[0]["case"]
+    assert diff.unstable == [case] and diff.verdict_counts()["slower"] == 3
+    assert diff.geomean is not None and diff.geomean.cells == 3 and diff.geomean.verdict == "slower"
+    text = format_diff(diff)
+    assert "time ratio beyond" in text and not NOT_A_FIGURE.search(text), NOT_A_FIGURE.search(text)
+    build_site([runs], tmp_path / "site")
+    history = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert not NOT_A_FIGURE.search(history), NOT_A_FIGURE.search(history)
+
+
+def test_replicates_with_a_ratio_beyond_a_float_get_a_flagged_interval_not_an_overflow() -> None:
+    rng = random.Random(3)
+    subnormal = [[5e-324] * 30, [5e-324] * 30]
+    (interval,) = replicate_intervals([(subnormal, [_draw(rng, 1.0), _draw(rng, 1.0)])])
+    assert interval.flag.startswith("timing not classified: time ratio beyond")

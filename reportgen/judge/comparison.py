@@ -715,12 +715,15 @@ def _with_timings(
             replicas = replicate_flags(
                 "baseline", [c.side.run.start.run_id for c in sides[0]], base_samples
             ) + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples)
+            warm = intervals[cell.case]
+            # A ratio too large or small to judge decides nothing, as an unstable series does.
+            beyond = (warm.flag,) if warm.flag else ()
             timing = CellTiming(
-                intervals[cell.case],
+                warm,
                 cold_ratio,
                 cold_note,
                 _ratio(a.compile_s, b.compile_s),
-                _timing_flags(a, b) + tuple(replicas),
+                _timing_flags(a, b) + tuple(replicas) + beyond,
             )
         p = cell.planned
         out.append(

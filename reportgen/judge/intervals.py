@@ -43,6 +43,23 @@ CONFIDENCE = 0.95
 # MAX_SIDE samples a side (beyond that, evenly spaced order statistics: a wider interval).
 MAX_PAIRS = 4_000_000
 MAX_SIDE = 2_000
+# The widest time ratio judged, either way. Beyond it (a millisecond against a valid but
+# subnormal 5e-324 s is about 1e320) a ratio, its reciprocal or a geometric mean's interval over
+# it is no finite number: such a cell decides nothing and is named, as an unstable one is, and
+# its figures are shown as words (never "inf" or "nan").
+WIDEST_RATIO = 1e150
+BEYOND = "timing not classified: time ratio beyond 1e150 either way"
+OUT_OF_RANGE = "out of range"
+
+
+def judgeable(value: float | None) -> bool:
+    """Whether a ratio (None: no such end) lies within WIDEST_RATIO either way, NaN not."""
+    return value is None or 1 / WIDEST_RATIO <= value <= WIDEST_RATIO
+
+
+def ratio_number(value: float, spec: str = ".3g", unit: str = "") -> str:
+    """A ratio as a figure (and its unit; 0 too), or OUT_OF_RANGE beyond WIDEST_RATIO (never inf or nan)."""
+    return format(value, spec) + unit if value == 0 or judgeable(value) else OUT_OF_RANGE
 
 
 @dataclass(frozen=True)
@@ -65,6 +82,11 @@ class RatioInterval:
     def scope(self) -> str:
         """What variation the interval covers, in words the pages show beside the verdict."""
         return scope_text(*self.runs)
+
+    @property
+    def flag(self) -> str:
+        """BEYOND when the ratio or an end of its interval is too large or small to judge, else ''."""
+        return "" if all(judgeable(v) for v in (self.ratio, self.low, self.high)) else BEYOND
 
 
 ONE_RUN = "one run per side: within-run sampling only"
@@ -146,9 +168,10 @@ def _interval_chunk(
     mid_lo, mid_hi = (total - 1) // 2, total // 2
     kth = sorted({mid_lo, mid_hi} | ({rank - 1, total - rank} if rank >= 1 else set()))
     diffs.partition(kth, axis=1)
-    estimate = np.exp((diffs[:, mid_lo] + diffs[:, mid_hi]) / 2)
-    if rank >= 1:
-        low, high = np.exp(diffs[:, rank - 1]), np.exp(diffs[:, total - rank])
+    with np.errstate(over="ignore"):  # an infinite ratio is flagged (RatioInterval.flag), not warned of
+        estimate = np.exp((diffs[:, mid_lo] + diffs[:, mid_hi]) / 2)
+        if rank >= 1:
+            low, high = np.exp(diffs[:, rank - 1]), np.exp(diffs[:, total - rank])
     for row, index in enumerate(indices):
         out[index] = RatioInterval(
             ratio=float(estimate[row]),
@@ -238,14 +261,19 @@ def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(draws, [tail, 100 - tail])
     return RatioInterval(
-        ratio=math.exp(centre),
-        low=math.exp(float(low)),
-        high=math.exp(float(high)),
+        ratio=_exp(centre),
+        low=_exp(float(low)),
+        high=_exp(float(high)),
         baseline_samples=sum(len(r) for r in base),
         candidate_samples=sum(len(r) for r in cand),
         confidence=confidence,
         runs=(len(base), len(cand)),
     )
+
+
+def _exp(x: float) -> float:
+    """exp, infinite where math.exp would raise (the interval is then flagged, not judged)."""
+    return math.exp(x) if x < 709.0 else math.inf
 
 
 @dataclass(frozen=True)
@@ -293,6 +321,8 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
 
 def interval_text(low: float, high: float) -> tuple[str, str]:
     """Both ends with just enough significant digits to tell them apart (3 to 6)."""
+    if not (judgeable(low) and judgeable(high)):
+        return ratio_number(low), ratio_number(high)
     for digits in range(3, 7):
         a, b = f"{low:.{digits}g}", f"{high:.{digits}g}"
         if a != b:
@@ -304,6 +334,8 @@ def speed_words(ratio: float) -> str:
     """A time ratio in words: 0.5 is '2x faster', 1.25 is '1.25x slower'."""
     if ratio <= 0:
         return "not measured"
+    if not judgeable(ratio):
+        return f"a ratio {OUT_OF_RANGE}"
     if ratio < 1:
         return f"{1 / ratio:.3g}x faster"
     if ratio > 1:

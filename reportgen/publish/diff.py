@@ -19,6 +19,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     geometric_mean,
+    ratio_number,
     replicate_intervals,
     scope_text,
     speed_words,
@@ -67,6 +68,16 @@ class TimingChange:
         """Whether this ratio may decide anything: no caveat, every series stable."""
         return not self.flags
 
+    def ratio_shown(self, unit: str = "x") -> str:
+        """The ratio as every text shows it: three decimals and ``unit``, or 'out of range' (never inf or nan)."""
+        return ratio_number(self.ratio, ".3f", unit)
+
+    def interval_shown(self) -> str:
+        """'LOW to HIGH' as every text shows it (an end beyond judging: 'out of range'), or 'not measured'."""
+        if self.low is None or self.high is None:
+            return "not measured"
+        return f"{ratio_number(self.low, '.3f')} to {ratio_number(self.high, '.3f')}"
+
     def __post_init__(self) -> None:
         if math.isnan(self.ratio):
             self.ratio = self.after_s / self.before_s if self.before_s > 0 else float("inf")
@@ -106,6 +117,9 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
             interval.scope,
         )
         change.verdict = interval.verdict if interval.low is not None else "no clear difference (too few samples)"
+        if interval.flag:  # a ratio too large or small to judge decides nothing, as an unstable series does
+            change.flags.append(interval.flag)
+            change.verdict = f"no verdict: {interval.flag}"
     return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
 
 
@@ -370,7 +384,7 @@ def largest_changes(diff: RunDiff, count: int) -> list[str]:
 
 
 def _interval_text(change: TimingChange) -> str:
-    return "" if change.low is None or change.high is None else f", 95% interval {change.low:.3f} to {change.high:.3f}"
+    return "" if change.low is None or change.high is None else f", 95% interval {change.interval_shown()}"
 
 
 def format_diff(diff: RunDiff) -> str:
@@ -411,7 +425,7 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
     lines += [
-        f"  {t.case}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio:.3f}x{_interval_text(t)}): {t.verdict}"
+        f"  {t.case}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"
         + "".join(f" [{flag}]" for flag in t.flags)
         for t in diff.timings
     ]

@@ -128,6 +128,8 @@ class Figure:
     caption: str
     chart: Chart
     out_of_range: tuple[str, ...] = ()
+    # Left out of a log-axis chart for a zero: a legal value, but a log axis has no place for it.
+    zero_on_log: tuple[str, ...] = ()
 
 
 def _drawable(value: float | None, log_axis: bool = False) -> bool:
@@ -154,15 +156,25 @@ class Scale:
     end: float
     log: bool = False
 
+    def __post_init__(self) -> None:
+        # Every scale, however made, spans a range it can divide by (see _extent).
+        lo, hi = _extent(self.lo, self.hi)
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
     def __call__(self, value: float) -> float:
-        t = math.log10(value) if self.log else value
+        return self._at(math.log10(value) if self.log else value)
+
+    def _at(self, t: float) -> float:
+        """The coordinate of ``t`` along the axis (in decades on a log axis)."""
         return round(self.start + (t - self.lo) / (self.hi - self.lo) * (self.end - self.start), 1)
 
     def ticks(self) -> tuple[Tick, ...]:
         if self.log:
             low, high = math.ceil(self.lo - 1e-9), math.floor(self.hi + 1e-9)
             step = max(1, math.ceil((high - low + 1) / 10))  # at most about ten decades labelled
-            return tuple(Tick(self(10.0**n), _decade(n)) for n in range(low, high + 1, step))
+            # Counted down from the top decade, so the highest label is never below the data.
+            return tuple(Tick(self._at(n), _decade(n)) for n in reversed(range(high, low - 1, -step)))
         size = _step(self.hi - self.lo)
         first = math.ceil(self.lo / size - 1e-9)
         count = math.floor(self.hi / size + 1e-9) - first
@@ -180,15 +192,28 @@ def _step(span: float, count: int = 5) -> float:
     return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
 
 
+def _extent(lo: float, hi: float, to_zero: bool = False) -> tuple[float, float]:
+    """``lo``..``hi``, or a range around them where their span is zero, subnormal (5e-324
+    against 0, where log10 of a step is log10(0)) or lost to float precision (steps beyond
+    2**53): half their size either way, or 1 around a value of about zero (from zero up, with
+    ``to_zero``). Every value stays inside and every coordinate finite."""
+    span = hi - lo
+    if span >= 1 / DRAWABLE and span > max(abs(lo), abs(hi)) * 1e-12:
+        return lo, hi
+    mid = lo / 2 + hi / 2
+    pad = abs(mid) * 0.5 if abs(mid) >= 1 / DRAWABLE else 1.0
+    if to_zero and abs(mid) < 1 / DRAWABLE:
+        return min(lo, 0.0), max(hi, 0.0) + pad
+    return min(lo, mid - pad), max(hi, mid + pad)
+
+
 def linear(values: Sequence[float], start: float, end: float, to_zero: bool = False) -> Scale:
-    """A linear scale over ``values`` widened to round ticks; one value or all equal still get a
-    range around them, and no value gives 0 to 1."""
+    """A linear scale over ``values`` widened to round ticks; one value or all equal (or too
+    close to tell apart) still get a range around them, and no value gives 0 to 1."""
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     if to_zero:
         lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if hi == lo:
-        pad = abs(lo) * 0.5 or 1.0
-        lo, hi = (lo - pad if lo != 0 or not to_zero else lo), hi + pad
+    lo, hi = _extent(lo, hi, to_zero)
     step = _step(hi - lo)
     return Scale(math.floor(lo / step) * step, math.ceil(hi / step) * step, start, end)
 
@@ -369,12 +394,14 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     ]  # events looked up once
     if not both:
         return None
+    zero = [c.case for c, cold, warm in both if 0 in (cold.seconds, warm.median_s)]
     out_of_range = [
         c.case
         for c, cold, warm in both
-        if not all(v is not None and v > 0 and _drawable(v, log_axis=True) for v in (cold.seconds, warm.median_s))
+        if c.case not in zero
+        and not all(v is not None and v > 0 and _drawable(v, log_axis=True) for v in (cold.seconds, warm.median_s))
     ]
-    drawn = [(c, cold, warm) for c, cold, warm in both if c.case not in out_of_range]
+    drawn = [(c, cold, warm) for c, cold, warm in both if c.case not in out_of_range and c.case not in zero]
     box = _box([c.case for c, _, _ in drawn])
     cats = Categories(tuple(c.case for c, _, _ in drawn), box.left, box.right)
     ys = logarithmic([v for _, cold, warm in drawn for v in (cold.seconds, warm.median_s)], box.bottom, box.top)
@@ -396,6 +423,7 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
         "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.",
         chart,
         tuple(out_of_range),
+        tuple(zero),
     )
 
 
@@ -543,8 +571,12 @@ def loss_curves(cells: list[CellRecord]) -> Figure | None:
     box = _box()
     all_steps = [s for p in plotted for s in p[4]]
     first, last = min(all_steps), max(all_steps)
+    xs: Callable[[int], float]
     if last - first <= 20:  # a place and a tick per step while they fit
-        xs = Scale(first - 0.5, last + 0.5, box.left, box.right)
+        # Counted from the first step in whole numbers: steps near 2**63 are distinct ints but
+        # one and the same float.
+        places = Scale(-0.5, last - first + 0.5, box.left, box.right)
+        xs = lambda step: places(step - first)  # noqa: E731
         x_ticks = tuple(Tick(xs(s), str(s)) for s in range(first, last + 1))
     else:
         xs = linear(all_steps, box.left, box.right)

@@ -10,7 +10,7 @@ from typing import Any
 
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
-from reportgen.judge.intervals import CONFIDENCE, interval_text
+from reportgen.judge.intervals import CONFIDENCE, interval_text, ratio_number
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
@@ -194,7 +194,7 @@ def _reference_rows(comparison: Comparison) -> list[tuple[str, str, str, str]]:
 
 
 def _ratio(value: float | None) -> str:
-    return "not measured" if value is None else f"{value:.3g}x"
+    return "not measured" if value is None else ratio_number(value, unit="x")
 
 
 def _memory(cell: CellComparison) -> str:
@@ -237,7 +237,7 @@ def _timing_row(cell: CellComparison) -> TimingRow:
         case=cell.case,
         anchor=anchor(cell.case),
         warm=(fmt_time(cell.baseline.warm_median_s), fmt_time(cell.candidate.warm_median_s)),
-        ratio=f"{warm.ratio:.3g}",
+        ratio=ratio_number(warm.ratio),
         interval=interval,
         verdict=timing.verdict,
         symbol=VERDICT_SYMBOLS[timing.verdict],
@@ -269,7 +269,7 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
     return [
         Row(
             f"geometric mean of warm ratios ({comparison.candidate.short_name} / {comparison.baseline.short_name})",
-            f"{geo.ratio:.3g}",
+            ratio_number(geo.ratio),
         ),
         Row(f"{geo.confidence:.0%} interval", interval),
         Row("verdict", geo.verdict),
