@@ -571,6 +571,21 @@ def test_a_ratio_beyond_a_float_decides_nothing_in_the_diff_and_the_history(tmp_
     build_site([runs], tmp_path / "site")
     history = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     assert not NOT_A_FIGURE.search(history), NOT_A_FIGURE.search(history)
+    # For scripts: strict JSON (Python's Infinity is no JSON), that cell's ratio null, its flag said.
+    result = CliRunner().invoke(main, ["diff", *map(str, logs), "--format", "json"])
+    data = json.loads(result.stdout, parse_constant=_refuse)
+    (beyond,) = [t for t in data["timings"] if t["case"] == case]
+    assert beyond["ratio"] is None and any("time ratio beyond" in f for f in beyond["flags"])
+    compared = tmp_path / "compared"
+    result = CliRunner().invoke(main, ["compare", *map(str, logs), "--out", str(compared), "--format", "json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    data = json.loads((compared / "compare.json").read_text(encoding="utf-8"), parse_constant=_refuse)
+    (cell,) = [c for c in data["cells"] if c["case"] == case]
+    assert any("time ratio beyond" in f for f in cell["timing"]["flags"]) and not cell["timing"]["in_geomean"]
+
+
+def _refuse(constant: str) -> None:
+    raise AssertionError(f"{constant} is not JSON")
 
 
 def test_replicates_with_a_ratio_beyond_a_float_get_a_flagged_interval_not_an_overflow() -> None:

@@ -7,7 +7,6 @@ the side whose cell passed, so it includes the variation between runs (judge.int
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
@@ -19,6 +18,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     geometric_mean,
+    judgeable,
     ratio_number,
     replicate_intervals,
     scope_text,
@@ -239,7 +239,10 @@ class RunDiff:
 
     def to_dict(self) -> dict:
         data = asdict(self)
-        data["timings"] = [{**asdict(t), "ratio": round(t.ratio, 6)} for t in self.timings]
+        # A ratio too large or small to judge is no figure (null), as the texts say "out of range".
+        data["timings"] = [
+            {**asdict(t), "ratio": round(t.ratio, 6) if judgeable(t.ratio) else None} for t in self.timings
+        ]
         data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
         data["summary"] = self.summary
         data["interval_scope"] = self.interval_scope
@@ -471,7 +474,9 @@ def diff_command(
     diff = diff_runs(*sides)
     workload = sides[0][0].workload
     if fmt == "json":
-        return json.dumps(diff.to_dict(), indent=2, sort_keys=True)
+        from reportgen.render.templating import json_text
+
+        return json_text(diff.to_dict(), indent=2, sort_keys=True)
     if fmt == "md":
         from reportgen.render.templating import render_md
 

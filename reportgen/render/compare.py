@@ -8,7 +8,6 @@ Nothing is written when a log is invalid or the pair is refused.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,7 +16,7 @@ from reportgen.contract.validation import LogChanged, paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
 from reportgen.render.compare_view import DETAIL_HEADER, build_compare_view, comparison_data, detail_rows
 from reportgen.render.report import ReportInputError, read_judged
-from reportgen.render.templating import Assets, csv_text, render_html, render_md, write_assets, write_text
+from reportgen.render.templating import Assets, csv_text, json_text, render_html, render_md, write_assets, write_text
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
@@ -97,7 +96,7 @@ def write_comparison(
         "md": ("compare.md", lambda: render_md("compare.md.j2", **context)),
         "json": (
             "compare.json",
-            lambda: json.dumps(comparison_data(comparison), indent=1, sort_keys=True, ensure_ascii=False) + "\n",
+            lambda: json_text(comparison_data(comparison), indent=1, sort_keys=True, ensure_ascii=False) + "\n",
         ),
     }
     chosen = [outputs[fmt] for fmt in FORMATS if fmt in formats]

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -49,6 +51,22 @@ def visible_data(value: Any) -> Any:
         return {visible_data(k): visible_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [visible_data(v) for v in value]
+    return value
+
+
+def json_text(data: Any, **options: Any) -> str:
+    """Data as strict JSON: a float that is not finite (a ratio past a float's range) is null,
+    never the ``Infinity`` or ``NaN`` that Python writes and jq and browsers refuse."""
+    return json.dumps(_finite(data), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
     return value
 
 
