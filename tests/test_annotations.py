@@ -230,6 +230,41 @@ def test_annotate_never_overwrites_without_force(tmp_path: Path) -> None:
     assert [p.name for p in log.parent.iterdir() if p.name.startswith(".annotations-")] == []
 
 
+def test_annotate_force_replaces_a_regular_file_keeping_its_mode_and_nothing_else(tmp_path: Path) -> None:
+    """--force swaps a regular file for the skeleton, with that file's permissions (mkstemp's
+    0600 would hide it on a shared folder); a symlink or a FIFO at --out is refused, untouched."""
+    import os
+    import stat
+
+    log = _write(tmp_path)
+    kept = tmp_path / "shared.toml"
+    kept.write_text("# old\n", encoding="utf-8")
+    kept.chmod(0o644)
+    assert CliRunner().invoke(main, ["annotate", str(log), "--out", str(kept), "--force"]).exit_code == 0
+    assert "[[explain]]" in kept.read_text(encoding="utf-8") and stat.S_IMODE(kept.stat().st_mode) == 0o644
+    fresh = tmp_path / "fresh.toml"
+    assert CliRunner().invoke(main, ["annotate", str(log), "--out", str(fresh), "--force"]).exit_code == 0
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~_umask()
+    target = tmp_path / "target.txt"
+    target.write_text("someone else's\n", encoding="utf-8")
+    link, pipe = tmp_path / "link.toml", tmp_path / "pipe.toml"
+    link.symlink_to(target)
+    os.mkfifo(pipe)
+    for path in (link, pipe):
+        result = CliRunner().invoke(main, ["annotate", str(log), "--out", str(path), "--force"])
+        assert result.exit_code != 0 and "not a regular file" in result.output, result.output
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == "someone else's\n"
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_annotate_to_another_path_and_with_nothing_to_annotate(tmp_path: Path) -> None:
     log = _write(tmp_path, events=lb.complete_log())
     result = CliRunner().invoke(main, ["annotate", str(log)])

@@ -11,6 +11,7 @@ the failed cells that file does not explain yet.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,11 +155,13 @@ def write_skeleton(
         except OSError as exc:
             raise SkeletonError(f"{target}: cannot write: {exc.strerror}") from None
     else:
+        mode = _replaced_mode(target)
         temp = None
         try:
             fd, temp = tempfile.mkstemp(prefix=".annotations-", dir=target.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
+            os.chmod(temp, mode)  # mkstemp's 0600 would hide the file from a shared folder's other users
             os.replace(temp, target)
             temp = None
         except OSError as exc:
@@ -173,3 +176,22 @@ def write_skeleton(
         left_out,
         existing if isinstance(existing, Path) else None,
     )
+
+
+def _replaced_mode(target: Path) -> int:
+    """The permissions a file written with --force gets: those of the regular file it replaces,
+    else what open() would give. --force replaces a regular file only: a symlink, a device or a
+    FIFO named by --out is refused, never swapped for a file (as root, /dev/null would be)."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+    except OSError as exc:
+        raise SkeletonError(f"{target}: cannot write: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SkeletonError(
+            f"{target}: not a regular file (a symlink, device or pipe); --force replaces only a regular file"
+        )
+    return stat.S_IMODE(st.st_mode)
