@@ -429,6 +429,25 @@ def test_compare_refuses_replicates_on_another_target(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_replicate_of_another_workload_is_named_as_the_replicate_not_the_candidate(tmp_path: Path) -> None:
+    base = _compare_side(tmp_path, "base", [1.0], "cpu")
+    cand = _compare_side(tmp_path, "cand", [1.1], "cuda")
+    stray = _compare_side(tmp_path, "stray", [1.0], "cpu")
+    events = [json.loads(line) for line in stray[0].read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["kind"] == "run_start":
+            event["workload"] = "another-workload"
+    stray[0].write_text(dumps(events), encoding="utf-8")
+    result = CliRunner().invoke(
+        main,
+        ["compare", *_options("baseline", base + stray), *_options("candidate", cand), "--out", str(tmp_path / "out")],
+    )
+    assert result.exit_code == 2, result.output
+    assert "different workloads: the baseline's first run" in result.output
+    assert "its replicate synthetic-stray-0 'another-workload'" in result.output
+    assert "candidate" not in result.output.split("different workloads", 1)[1].split("\n", 1)[0]
+
+
 def test_compare_names_a_changed_judged_region_before_the_results(tmp_path: Path) -> None:
     before, after = _region_pair(tmp_path)
     out = tmp_path / "out"

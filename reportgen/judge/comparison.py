@@ -38,7 +38,7 @@ from reportgen.judge.criteria import (
 )
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.judgement import failing_quantity
-from reportgen.judge.identity import DECLARED, Identity, InputsLookup, same_inputs, same_weights
+from reportgen.judge.identity import DECLARED, Identity, InputsLookup, SIDES, same_inputs, same_weights
 from reportgen.judge.localization import judge_localization, ratio_text
 from reportgen.judge.intervals import (
     GeoMean,
@@ -488,16 +488,18 @@ def _model_identity(run: RunModel) -> tuple[str, str | None]:
     return run.plan.model_revision, run.plan.weights_sha256
 
 
-def _check_same_model(base: RunModel, cand: RunModel) -> Identity:
-    """The weights' identity (how it is known); refuses different workloads, revisions or weights."""
+def _check_same_model(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES) -> Identity:
+    """The weights' identity (how it is known); refuses different workloads, revisions or
+    weights. ``names``: what the refusal calls the two runs (the sides, or a side's replicates)."""
+    first, second = names
     if base.start.workload != cand.start.workload:
         raise CompareRefused(
-            f"different workloads: baseline {base.start.workload!r}, candidate {cand.start.workload!r}; nothing is compared across workloads"
+            f"different workloads: {first} {base.start.workload!r}, {second} {cand.start.workload!r}; nothing is compared across workloads"
         )
     rev_a, rev_b = _model_identity(base)[0], _model_identity(cand)[0]
     if rev_a != rev_b:
-        raise CompareRefused(f"different model revisions: baseline {rev_a!r}, candidate {rev_b!r}")
-    weights = same_weights(base, cand)
+        raise CompareRefused(f"different model revisions: {first} {rev_a!r}, {second} {rev_b!r}")
+    weights = same_weights(base, cand, names)
     if not weights.same:
         raise CompareRefused(weights.text)
     return weights
@@ -568,7 +570,7 @@ def _check_replicates(role: str, first: JudgedSide, more: list[JudgedSide], seen
             raise CompareRefused(f"{run_id} is given twice: a run is one replicate of one side")
         seen.add(run_id)
     for other in more:
-        _check_same_model(first.run, other.run)
+        _check_same_model(first.run, other.run, (f"the {role}'s first run", f"its replicate {other.run.start.run_id}"))
         target = lambda run: run.plan.target if run.plan else run.start.target  # noqa: E731
         if target(other.run) != target(first.run):
             raise CompareRefused(

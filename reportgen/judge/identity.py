@@ -57,34 +57,41 @@ def _short(sha: str | None) -> str:
     return f"{sha[:12]}..." if sha else "not recorded"
 
 
-def _lacking(a: str | None, b: str | None, what: str) -> str:
-    sides = [role for role, value in (("baseline", a), ("candidate", b)) if value is None]
+# What the two runs are called in the texts: a comparison's sides, or a side's first run and a replicate.
+SIDES = ("baseline", "candidate")
+
+
+def _lacking(a: str | None, b: str | None, what: str, names: tuple[str, str] = SIDES) -> str:
+    sides = [role for role, value in zip(names, (a, b)) if value is None]
     return f"{' and '.join(sides)} log{'s' if len(sides) > 1 else ''} without {what}"
 
 
-def same_weights(base: RunModel, cand: RunModel) -> Identity:
-    """Whether the two runs' weights are the same (the caller has checked the model revisions)."""
+def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES) -> Identity:
+    """Whether the two runs' weights are the same (the caller has checked the model revisions);
+    ``names`` are what the texts call the two runs."""
     a, b = weights_facts(base), weights_facts(cand)
     if a.content and b.content:
         if a.content == b.content:
             return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, tensor-content-v1)")
         return Identity(
-            False, CONTENT, f"different weights by content: baseline {_short(a.content)}, candidate {_short(b.content)}"
+            False,
+            CONTENT,
+            f"different weights by content: {names[0]} {_short(a.content)}, {names[1]} {_short(b.content)}",
         )
-    lacking = _lacking(a.content, b.content, "a content hash")
+    lacking = _lacking(a.content, b.content, "a content hash", names)
     if a.file and b.file and a.file == b.file:
         return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking})")
     if a.external or b.external:
         return Identity(
             False,
             FILE,
-            f"different weights files: baseline sha256 {_short(a.file)}, candidate sha256 {_short(b.file)} ({lacking})",
+            f"different weights files: {names[0]} sha256 {_short(a.file)}, {names[1]} sha256 {_short(b.file)} ({lacking})",
         )
     revision = base.plan.model_revision if base.plan else "not recorded"
     files = (
         f"the saved files differ in bytes (sha256 {_short(a.file)} and {_short(b.file)})"
         if a.file and b.file
-        else f"no weights file hash on the {' and '.join(r for r, f in (('baseline', a.file), ('candidate', b.file)) if not f)}"
+        else f"no weights file hash on the {' and '.join(r for r, f in zip(names, (a.file, b.file)) if not f)}"
     )
     return Identity(
         True,
