@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from reportgen.model.annotations import AnnotationError, load_annotations, read_annotations
+from reportgen.model.annotations import AnnotationError, load_annotations, parse_annotations, read_annotations
 from reportgen.render.report import build_report, judge_log
 from reportgen.render.skeleton import toml_string
 from tests import logbuilder as lb
@@ -263,6 +263,22 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_annotations_saved_with_a_byte_order_mark_are_read() -> None:
+    text = '[b2-l16-contiguous-float32-compiled]\nexplanation = "rounding"\nverdict = "accepted"\nreason = "owner"\n'
+    plain, marked = parse_annotations(text, "a.toml"), parse_annotations("\ufeff" + text, "a.toml")
+    assert marked == plain and len(plain.entries) == 1
+
+
+def test_a_site_says_the_annotations_not_the_log_are_invalid(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    log = _write(tmp_path, annotations="[b2-l16-contiguous-float32-compiled]\nverdict = 7\n")
+    result = build_site([log.parent], tmp_path / "site")
+    (rejected,) = result.rejected
+    assert "a valid run log whose annotations are not valid" in rejected and "annotations.toml" in rejected
+    assert "not a valid run log" not in rejected
 
 
 def test_annotate_to_another_path_and_with_nothing_to_annotate(tmp_path: Path) -> None:

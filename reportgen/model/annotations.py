@@ -224,6 +224,7 @@ def _validated(model: type[_Verdict], table: Any, where: str, label: str, what: 
 
 def parse_annotations(text: str, path: str) -> AnnotationFile:
     """Check the file's form; raises AnnotationError naming the entry and its line."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first: no content
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

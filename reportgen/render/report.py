@@ -38,6 +38,10 @@ class ReportInputError(ValueError):
     """The log or annotations cannot be reported on; the message lists the problems."""
 
 
+class AnnotationsInvalid(ReportInputError):
+    """The log is a valid run, its annotations are not."""
+
+
 @dataclass
 class JudgedRun:
     """A run gathered and judged: everything a page needs, before anything is written."""
@@ -80,11 +84,14 @@ def read_judgement(
         raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
     try:
         run = builder.build(reading)
+    except NotARun as exc:
+        raise ReportInputError(str(exc)) from None
+    try:
         applied = load_annotations(
             annotations if annotations is not None or not beside else find_annotations(log), run.cells
         )
-    except (NotARun, AnnotationError) as exc:
-        raise ReportInputError(str(exc)) from None
+    except AnnotationError as exc:
+        raise AnnotationsInvalid(str(exc)) from None
     try:
         return run, applied, judge(run, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
