@@ -599,6 +599,28 @@ def _site_runs(tmp_path: Path) -> Path:
     return runs
 
 
+def test_a_site_rule_that_makes_no_page_says_why(tmp_path: Path) -> None:
+    """A mistyped target or workload made no page and said nothing: each rule that makes none is
+    a warning naming what the site holds; one side twice is an error (exit 1)."""
+    from reportgen.publish.site import build_site
+
+    runs = _site_runs(tmp_path)
+    (runs / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "CUDA"\n'
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\nworkloads = ["tiny-encodr"]\n'
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cpu"\n',
+        encoding="utf-8",
+    )
+    result = build_site([runs], tmp_path / "site")
+    warned = "\n".join(result.warnings)
+    assert "'cpu' against 'CUDA' made no page" in warned and "targets in the site: cpu, cuda" in warned
+    assert "no run of workload 'tiny-encodr' in the site" in warned
+    assert result.rejected == [
+        "site configuration: compare_latest 'cpu' against 'cpu' skipped: both sides name one target"
+    ]
+    assert not (tmp_path / "site" / "comparisons").exists() or not any((tmp_path / "site" / "comparisons").iterdir())
+
+
 def test_site_rule_links_latest_pairs_per_workload(tmp_path: Path) -> None:
     from reportgen.publish.site import build_site
 

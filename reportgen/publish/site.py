@@ -839,8 +839,9 @@ def _render_runs(
 def _comparison_pages(
     config: SiteConfig, entries: list[Entry], out_dir: Path, assets: Assets, state: dict[str, Any], result: SiteResult
 ) -> ComparisonPages:
-    pairs, problems = plan_pairs(config, [e.summary for e in entries])
+    pairs, problems, notes = plan_pairs(config, [e.summary for e in entries])
     result.rejected += problems
+    result.warnings += [f"reportgen site: warning: {note}" for note in notes]
     logs = {e.summary.run_id: (e.log, e.key) for e in entries}
     pages = build_comparisons(pairs, logs, out_dir, assets, state.get("comparisons", {}))
     result.rejected += pages.rejected

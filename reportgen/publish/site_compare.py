@@ -132,8 +132,10 @@ class PlannedPair:
         return [self.baseline, *self.baseline_more] if side == "baseline" else [self.candidate, *self.candidate_more]
 
 
-def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[PlannedPair], list[str]]:
-    """The pairs the configuration asks for, in a stable order, and what it names but cannot have."""
+def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[PlannedPair], list[str], list[str]]:
+    """The pairs the configuration asks for, in a stable order; what it names but cannot have
+    (errors); and rules that made no page (warnings: the runs may not exist yet, or a name is
+    mistyped, so each says what the site holds)."""
     by_id = {s.run_id: s for s in summaries}
     pairs: dict[tuple[str, str], PlannedPair] = {}
     problems: list[str] = []
@@ -149,7 +151,13 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
         pairs[("\0".join(base_ids), "\0".join(cand_ids))] = PlannedPair(
             base[0], cand[0], tuple(base[1:]), tuple(cand[1:])
         )
+    notes: list[str] = []
     for rule in config.compare_latest:
+        what = f"site configuration: compare_latest {rule.baseline_target!r} against {rule.candidate_target!r}"
+        if rule.baseline_target == rule.candidate_target:
+            problems.append(f"{what} skipped: both sides name one target")
+            continue
+        made = len(pairs)
         by_workload: dict[str, list[RunSummary]] = {}
         for s in summaries:
             if rule.workloads is None or s.workload in rule.workloads:
@@ -163,7 +171,13 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
             if len(latest) == 2 and rule.baseline_target != rule.candidate_target:
                 base_run, cand_run = latest[rule.baseline_target], latest[rule.candidate_target]
                 pairs[(base_run.run_id, cand_run.run_id)] = PlannedPair(base_run, cand_run)
-    return [pairs[k] for k in sorted(pairs)], problems
+        unknown = sorted(set(rule.workloads or ()) - {s.workload for s in summaries})
+        if unknown:
+            notes.append(f"{what}: no run of workload {', '.join(map(repr, unknown))} in the site")
+        if len(pairs) == made:
+            targets = ", ".join(sorted({s.target for s in summaries})) or "none"
+            notes.append(f"{what} made no page: no workload has runs on both (targets in the site: {targets})")
+    return [pairs[k] for k in sorted(pairs)], problems, notes
 
 
 @dataclass
