@@ -29,8 +29,11 @@ _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
 _SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$", re.ASCII)  # ASCII digits: \d would take any script's
 _MEMORY = re.compile(r"^[1-9][0-9]{0,6}[KMGT]$", re.ASCII)
 _SBATCH_OPTION = re.compile(r"^--[a-z][a-z-]*(=[^\s]+)?$")
-# Collector options a campaign may not set per workload: the campaign decides them.
-_RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
+# Collector options a campaign may not set per workload: the campaign decides them (the
+# collector's own parser, collector/__main__.py parse_args, has them; a test checks the two
+# agree). That parser takes any unambiguous prefix of a long option (--targ for --target), so
+# an arg that is a prefix of one of these is refused as well: reserved_option().
+RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
 
 
 class CampaignError(ValueError):
@@ -249,9 +252,10 @@ def _parse(path: Path, root: _Table) -> Campaign:
         plan = table.string("plan", required=True)
         args = table.strings("args")
         for arg in args:
-            if arg.split("=", 1)[0] in _RESERVED_ARGS:
+            reserved = reserved_option(arg)
+            if reserved:
                 raise CampaignError(
-                    f"{table.where}.args: {arg.split('=', 1)[0]} is set by the campaign, not per workload"
+                    f"{table.where}.args: {arg!r} sets the collector's {reserved}, which the campaign sets, not a workload"
                 )
         table.done()
         workloads.append(Workload(plan, args))
@@ -351,6 +355,15 @@ def _parse(path: Path, root: _Table) -> Campaign:
         slurm,
         kube,
     )
+
+
+def reserved_option(arg: str) -> str | None:
+    """The reserved collector option this arg would set (as written, or as the unambiguous
+    prefix argparse expands, with or without =VALUE), else None."""
+    name = arg.split("=", 1)[0]
+    if not name.startswith("--") or len(name) <= 2:
+        return None
+    return next((option for option in RESERVED_ARGS if option.startswith(name)), None)
 
 
 def _check_sbatch(options: tuple[str, ...], where: str) -> None:
