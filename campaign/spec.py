@@ -377,8 +377,18 @@ def _check_sbatch(options: tuple[str, ...], where: str) -> None:
 def _check_destination(destination: str) -> None:
     if destination.startswith("s3://"):
         bucket = destination[5:].split("/", 1)[0]
-        if not re.match(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", bucket):
+        if not re.match(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", bucket) or ".." in bucket:
             raise CampaignError(f"campaign.destination: {destination!r} has no valid bucket name")
+        # The rule `reportgen publish` applies to each run's location (loaded here, standard
+        # library only): a prefix it refuses would fail every task after its whole workload ran.
+        from reportgen.storage.remote import RemoteError, split_url
+
+        try:
+            split_url(destination)
+        except RemoteError:
+            raise CampaignError(
+                f"campaign.destination: {destination!r}: expected s3://bucket/prefix with no empty, '.' or '..' parts"
+            ) from None
     elif "://" in destination:
         raise CampaignError(f"campaign.destination: a folder or an s3:// prefix, got {destination!r}")
     elif not destination.startswith("/"):
