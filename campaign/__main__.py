@@ -14,7 +14,7 @@ from typing import Any
 from campaign import kubernetes, slurm
 from collector.visible import terminal
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
-from campaign.spec import Campaign, CampaignError, load_campaign, slurm_seconds
+from campaign.spec import MAX_PLANNED_BYTES, Campaign, CampaignError, load_campaign, read_regular, slurm_seconds
 from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
 
 # A campaign id names a folder under the destination: NAME-STAMP, never a path.
@@ -194,14 +194,13 @@ def _load_ledger(location: str) -> Ledger:
     as untrusted input: bounded files, no links followed, one located error. (reportgen's
     readers, standard library only, are loaded here: the rest of the command needs none.)"""
     from reportgen.storage.ledgers import folder_access, planned_tasks, store_access
-    from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, read_bounded
     from reportgen.storage.remote import RemoteError, Store
 
     path = Path(location)
     planned_file = path / "planned.json" if path.is_dir() else path
-    try:
-        data = read_bounded(planned_file, MAX_SIDE_FILE_BYTES)
-    except (NotReadable, OSError) as exc:
+    try:  # the limit submit keeps to (campaign.tasks.planned_text)
+        data = read_regular(planned_file, MAX_PLANNED_BYTES)
+    except (CampaignError, OSError) as exc:
         raise LedgerError(
             f"{planned_file}: not a campaign's planned tasks ({getattr(exc, 'strerror', None) or exc})"
         ) from None

@@ -6,8 +6,10 @@ and each message names the key. Standard library only.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -34,6 +36,16 @@ _SBATCH_OPTION = re.compile(r"^--[a-z][a-z-]*(=[^\s]+)?$")
 # agree). That parser takes any unambiguous prefix of a long option (--targ for --target), so
 # an arg that is a prefix of one of these is refused as well: reserved_option().
 RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
+
+
+# A campaign file is a page of TOML; anything larger is not one (and is never read whole).
+MAX_CAMPAIGN_BYTES = 1 << 20
+# Tasks one campaign may plan (workloads x environments x repeats): counted before any list is
+# built, so a huge `repeats` is one line, not memory exhausted.
+MAX_TASKS = 10_000
+# The planned tasks as JSON: submit writes no larger a planned.json than `status` (and the site,
+# reportgen/storage/local.py MAX_SIDE_FILE_BYTES) reads.
+MAX_PLANNED_BYTES = 16 << 20
 
 
 class CampaignError(ValueError):
@@ -215,12 +227,35 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; CampaignError (the reason, without
+    the path) or OSError otherwise. The type is checked before opening (opening a FIFO waits for
+    a writer) and on the open descriptor, and no more than ``limit`` bytes are ever read."""
+    _check_regular(os.stat(path), limit)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as stream:
+        _check_regular(os.fstat(fd), limit)
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise CampaignError(f"grew past the limit of {limit} bytes while being read")
+    return data
+
+
+def _check_regular(st: os.stat_result, limit: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise CampaignError("not a regular file; only regular files are read")
+    if st.st_size > limit:
+        raise CampaignError(f"{st.st_size} bytes, larger than the limit of {limit} bytes")
+
+
 def load_campaign(path: Path) -> Campaign:
     """Read and check a campaign file; raises CampaignError naming the first problem."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, MAX_CAMPAIGN_BYTES).decode("utf-8"))
     except OSError as exc:
         raise CampaignError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except CampaignError as exc:
+        raise CampaignError(f"{path}: cannot read: {exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CampaignError(f"{path}: not valid TOML: {exc}") from None
     try:
@@ -294,6 +329,11 @@ def _parse(path: Path, root: _Table) -> Campaign:
         )
     if not environments:
         raise CampaignError("at least one [[environment]] is needed")
+    count = repeats * len(environments) * len(workloads)
+    if count > MAX_TASKS:
+        raise CampaignError(
+            f"campaign.repeats: {repeats} repeat(s) x {len(environments)} environment(s) x {len(workloads)} workload(s) is {count} tasks, more than the limit of {MAX_TASKS:,}"
+        )
     names = [e.name for e in environments]
     if len(set(names)) != len(names):
         raise CampaignError(f"environment names must be unique: {names}")

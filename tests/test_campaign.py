@@ -803,3 +803,63 @@ def test_docs_example_certifies_neuron_only_on_a_generation_the_release_supports
         instance = env["node_selector"]["node.kubernetes.io/instance-type"]
         assert instance_generation(instance) in supported, instance
         assert not any("trn1" in option for option in env.get("sbatch", []))
+
+
+# ---- bounds: the campaign file, the number of tasks, the planned tasks ---------------------
+
+
+def test_campaign_file_must_be_a_small_regular_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO is refused without being opened (opening it would wait for a writer), a device
+    such as /dev/zero without being read, a file over 1 MiB by its size."""
+    fifo = tmp_path / "campaign.fifo"
+    os.mkfifo(fifo)
+    big = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly") + "#" * (1 << 20), name="big.toml")
+    for path, reason in (
+        (fifo, "not a regular file"),
+        (Path("/dev/zero"), "not a regular file"),
+        (big, "larger than the limit of 1048576 bytes"),
+    ):
+        assert (
+            main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "x.sbatch")]) == 2
+        )
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{path}: cannot read: " in err and reason in err, err
+    assert not (tmp_path / "x.sbatch").exists()
+
+
+def test_task_count_is_limited_before_any_task_is_built(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 100000000")
+    )
+    with pytest.raises(CampaignError) as err:
+        load_campaign(path)
+    assert (
+        "campaign.repeats: 100000000 repeat(s) x 2 environment(s) x 2 workload(s) is 400000000 tasks, more than the limit of 10,000"
+        in str(err.value)
+    )
+    path.write_text(BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2500"))
+    assert len(load_campaign(path).tasks()) == 10_000
+
+
+def test_status_reads_whatever_submit_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """At the task limit, submit's planned.json is read back by status; planned tasks whose JSON
+    would be past the ledger's size limit (long args in each task) are refused at submit; and a
+    planned.json past it names no option campaign lacks."""
+    runs = tmp_path / "runs"
+    text = BASE.format(destination=runs).replace("repeats = 2", "repeats = 2500")
+    path = write(tmp_path, text)
+    out = tmp_path / "n.sbatch"
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["status", str(tmp_path / "nightly.planned.json")]) == 1  # read: nothing is done yet
+    assert "10000 task(s): 10000 " in capsys.readouterr().out
+    path.write_text(text.replace('"b1-* *eager"', '"' + "x" * 4000 + '"'))
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "m.sbatch")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "more than the 16777216 bytes a ledger may hold" in err
+    assert not (tmp_path / "m.sbatch").exists()
+    huge = tmp_path / "huge.planned.json"
+    huge.write_text(" " * (16 << 20) + "{}")
+    assert main(["status", str(huge)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "larger than the limit" in err and "--max-log-size" not in err
