@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
@@ -17,6 +18,8 @@ from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
 from campaign.spec import MAX_PLANNED_BYTES, Campaign, CampaignError, load_campaign, read_regular, slurm_seconds
 from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
 
+# The exit code when the output's reader has gone (128 + SIGPIPE, as a shell reports it).
+BROKEN_PIPE = 141
 # A campaign id names a folder under the destination: NAME-STAMP, never a path.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -25,6 +28,7 @@ exit codes:
   0  written (and submitted), or status printed with every task done
   1  the files could not be written, submission failed, or (status) some task is not done
   2  usage error, an invalid campaign file or an unreadable ledger (the message says where)
+  141  the output's reader went away (`| head`): stopped quietly
 
 examples:
   python -m campaign submit campaign.toml --scheduler slurm --dry-run     # write, do not submit
@@ -74,7 +78,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        # The reader went away (`... | head -1`): stop quietly, as command-line tools do. What
+        # is still buffered for stdout goes to /dev/null, so the flush at exit cannot fail too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE
+
+
+def _main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         if args.command == "status":

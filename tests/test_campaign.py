@@ -863,3 +863,20 @@ def test_status_reads_whatever_submit_writes(tmp_path: Path, capsys: pytest.Capt
     assert main(["status", str(huge)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "larger than the limit" in err and "--max-log-size" not in err
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`campaign submit --list | head -1`: the reader closes after one line; the command stops
+    with 141 (as a shell reports SIGPIPE) and no traceback. The list is longer than a pipe holds."""
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2500"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "campaign", "submit", str(path), "--scheduler", "slurm", "--list"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"0\ttiny_encoder/sdk-2.33/r1\n"
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 141 and err == ""
