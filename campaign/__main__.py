@@ -290,21 +290,25 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
             f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)"
         )
     ledger = _load_ledger(str(files.planned))
+    if ledger.scheduler != args.scheduler:
+        raise LedgerError(
+            f"{files.planned}: campaign {ledger.campaign_id} was submitted to {ledger.scheduler or 'another scheduler'}; resume it with --scheduler {ledger.scheduler or 'slurm'}"
+        )
     missing = ledger.not_done()
     if not missing:
         _print(f"campaign {ledger.campaign_id}: every task is done or still running; nothing to resume")
         return 0
+    planned = json.loads(read_regular(files.planned, MAX_PLANNED_BYTES))
     tasks = [t for t in campaign.tasks() if t.index in set(missing)]
-    if len(tasks) != len(missing):
+    if len(tasks) != len(missing) or not _plans_alike(campaign, args.scheduler, planned, missing):
         raise CampaignError(
-            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id}; submit it as a new campaign"
+            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does; submit it as a new campaign"
         )
     submission = ledger.next_submission()
     _print(
         f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}"
     )
     if args.scheduler == "kubernetes":
-        planned = json.loads(files.planned.read_text(encoding="utf-8"))
         document = kubernetes.manifest(campaign, ledger.campaign_id, planned, tasks=tasks, submission=submission)
         resumed = out.with_name(f"{out.stem}.resume{submission}{out.suffix}")
         resumed.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
@@ -312,6 +316,20 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         _print(f"submit:  kubectl apply -f {resumed}")
         return 0
     return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
+
+
+def _plans_alike(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> bool:
+    """Whether the campaign file plans these tasks exactly as the ledger's planned.json does
+    (workload, arguments, environment, target, repeat). A resumed task is built from the file
+    (a Kubernetes ConfigMap; Slurm rereads NAME.tasks), so an edited file would otherwise run
+    another plan than the ledger says the task is."""
+    root = campaign.kubernetes.workdir if scheduler == "kubernetes" else slurm.collector_root(campaign)
+    now = planned_ledger(campaign, "", scheduler, root, 0)["tasks"]
+    recorded = planned.get("tasks") if isinstance(planned, dict) else None
+    if not isinstance(recorded, list):
+        return False
+    then = {t.get("task"): t for t in recorded if isinstance(t, dict)}
+    return all(i < len(now) and now[i] == then.get(i) for i in indexes)
 
 
 if __name__ == "__main__":
