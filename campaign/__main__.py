@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
@@ -14,9 +15,11 @@ from typing import Any
 from campaign import kubernetes, slurm
 from collector.visible import terminal
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
-from campaign.spec import Campaign, CampaignError, load_campaign, slurm_seconds
+from campaign.spec import MAX_PLANNED_BYTES, Campaign, CampaignError, load_campaign, read_regular, slurm_seconds
 from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
 
+# The exit code when the output's reader has gone (128 + SIGPIPE, as a shell reports it).
+BROKEN_PIPE = 141
 # A campaign id names a folder under the destination: NAME-STAMP, never a path.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -25,6 +28,7 @@ exit codes:
   0  written (and submitted), or status printed with every task done
   1  the files could not be written, submission failed, or (status) some task is not done
   2  usage error, an invalid campaign file or an unreadable ledger (the message says where)
+  141  the output's reader went away (`| head`): stopped quietly
 
 examples:
   python -m campaign submit campaign.toml --scheduler slurm --dry-run     # write, do not submit
@@ -74,7 +78,18 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except BrokenPipeError:
+        # The reader went away (`... | head -1`): stop quietly, as command-line tools do. What
+        # is still buffered for stdout goes to /dev/null, so the flush at exit cannot fail too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE
+
+
+def _main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         if args.command == "status":
@@ -194,14 +209,13 @@ def _load_ledger(location: str) -> Ledger:
     as untrusted input: bounded files, no links followed, one located error. (reportgen's
     readers, standard library only, are loaded here: the rest of the command needs none.)"""
     from reportgen.storage.ledgers import folder_access, planned_tasks, store_access
-    from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, read_bounded
     from reportgen.storage.remote import RemoteError, Store
 
     path = Path(location)
     planned_file = path / "planned.json" if path.is_dir() else path
-    try:
-        data = read_bounded(planned_file, MAX_SIDE_FILE_BYTES)
-    except (NotReadable, OSError) as exc:
+    try:  # the limit submit keeps to (campaign.tasks.planned_text)
+        data = read_regular(planned_file, MAX_PLANNED_BYTES)
+    except (CampaignError, OSError) as exc:
         raise LedgerError(
             f"{planned_file}: not a campaign's planned tasks ({getattr(exc, 'strerror', None) or exc})"
         ) from None
@@ -276,21 +290,25 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
             f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)"
         )
     ledger = _load_ledger(str(files.planned))
+    if ledger.scheduler != args.scheduler:
+        raise LedgerError(
+            f"{files.planned}: campaign {ledger.campaign_id} was submitted to {ledger.scheduler or 'another scheduler'}; resume it with --scheduler {ledger.scheduler or 'slurm'}"
+        )
     missing = ledger.not_done()
     if not missing:
         _print(f"campaign {ledger.campaign_id}: every task is done or still running; nothing to resume")
         return 0
+    planned = json.loads(read_regular(files.planned, MAX_PLANNED_BYTES))
     tasks = [t for t in campaign.tasks() if t.index in set(missing)]
-    if len(tasks) != len(missing):
+    if len(tasks) != len(missing) or not _plans_alike(campaign, args.scheduler, planned, missing):
         raise CampaignError(
-            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id}; submit it as a new campaign"
+            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does; submit it as a new campaign"
         )
     submission = ledger.next_submission()
     _print(
         f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}"
     )
     if args.scheduler == "kubernetes":
-        planned = json.loads(files.planned.read_text(encoding="utf-8"))
         document = kubernetes.manifest(campaign, ledger.campaign_id, planned, tasks=tasks, submission=submission)
         resumed = out.with_name(f"{out.stem}.resume{submission}{out.suffix}")
         resumed.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
@@ -298,6 +316,20 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         _print(f"submit:  kubectl apply -f {resumed}")
         return 0
     return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
+
+
+def _plans_alike(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> bool:
+    """Whether the campaign file plans these tasks exactly as the ledger's planned.json does
+    (workload, arguments, environment, target, repeat). A resumed task is built from the file
+    (a Kubernetes ConfigMap; Slurm rereads NAME.tasks), so an edited file would otherwise run
+    another plan than the ledger says the task is."""
+    root = campaign.kubernetes.workdir if scheduler == "kubernetes" else slurm.collector_root(campaign)
+    now = planned_ledger(campaign, "", scheduler, root, 0)["tasks"]
+    recorded = planned.get("tasks") if isinstance(planned, dict) else None
+    if not isinstance(recorded, list):
+        return False
+    then = {t.get("task"): t for t in recorded if isinstance(t, dict)}
+    return all(i < len(now) and now[i] == then.get(i) for i in indexes)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,13 @@ from pathlib import Path
 
 from campaign.spec import SLURM_GRES, Campaign, CampaignError, Environment, Task, share_parallel
 from campaign.tasks import TaskFiles, plan_path
+from collector.visible import visible
 
 WRAPPER = """\
 #!/bin/bash
 # Campaign {name} ({campaign_id}): {count} task(s), one per workload x environment x repeat.
 # Written by `python -m campaign submit {campaign_file} --scheduler slurm`; edit the #SBATCH
-# lines to suit the cluster. What each task does is {task_script} (a plain bash file).
+# lines to suit the cluster. What each task does is {task_comment} (a plain bash file).
 {submit_lines}
 #SBATCH --job-name={name}
 #SBATCH --array={array}
@@ -34,7 +35,7 @@ WRAPPER = """\
 #SBATCH --signal=B:TERM@{stop_lead}
 #SBATCH --requeue
 #SBATCH --open-mode=append
-#SBATCH --output={logs}/%x-%A_%a.out
+#SBATCH --output={output}
 {resources}
 export MIGRATION_RECORD_CAMPAIGN={name}
 export MIGRATION_RECORD_CAMPAIGN_ID={campaign_id}
@@ -123,6 +124,26 @@ def collector_root(campaign: Campaign) -> str:
     return campaign.slurm.collector_root or str(Path(__file__).resolve().parent.parent)
 
 
+def _comment(text: str) -> str:
+    """Text from outside (a file name, an --out path) for a `#` comment line of the script: every
+    hidden character, a newline above all, is written as <U+XXXX>, so nothing can end the comment
+    and run as a command (or end sbatch's reading of the #SBATCH lines)."""
+    return visible(text, keep="")
+
+
+def sbatch_output(logs: Path) -> str:
+    """The --output argument for an #SBATCH line: sbatch splits such a line at whitespace unless
+    quoted, reads a backslash as an escape, and expands '%' (a literal one is '%%'). A folder
+    with a control character or a backslash cannot be written so that sbatch reads it back."""
+    folder = str(logs)
+    if "\\" in folder or visible(folder, keep="") != folder:
+        raise CampaignError(
+            f"{_comment(folder)}: Slurm cannot write task output to a folder whose path holds a backslash or a control character; choose another --out"
+        )
+    escaped = folder.replace('"', '\\"').replace("%", "%%")
+    return f'"{escaped}/%x-%A_%a.out"'
+
+
 def wrapper(campaign: Campaign, files: TaskFiles, logs: Path, campaign_id: str) -> str:
     """The sbatch script for the whole campaign (its header is the first submission's)."""
     missing = [e.name for e in campaign.environments if not e.python]
@@ -141,18 +162,19 @@ def wrapper(campaign: Campaign, files: TaskFiles, logs: Path, campaign_id: str) 
         name=campaign.name,
         campaign_id=campaign_id,
         count=len(tasks),
-        campaign_file=shlex.quote(campaign.path.name),
+        campaign_file=_comment(shlex.quote(campaign.path.name)),
+        task_comment=_comment(shlex.quote(str(files.script))),
         task_script=shlex.quote(str(files.script)),
         tasks_file=shlex.quote(str(files.tasks)),
         planned=shlex.quote(str(files.planned)),
         submit_lines="\n".join(
-            f"# Submit {s.what}: {shlex.join(['sbatch', *s.options, files.wrapper.name])}" for s in subs
+            _comment(f"# Submit {s.what}: {shlex.join(['sbatch', *s.options, files.wrapper.name])}") for s in subs
         ),
         array=array_spec([t.index for t in tasks])
         + (f"%{campaign.max_parallel}" if campaign.max_parallel and len(subs) == 1 else ""),
         time=campaign.slurm.time,
         stop_lead=campaign.slurm.stop_lead_s,
-        logs=logs,
+        output=sbatch_output(logs),
         resources="\n".join(resources),
         destination=shlex.quote(campaign.destination),
         upload=campaign.upload if campaign.remote else "folder",

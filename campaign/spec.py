@@ -6,8 +6,10 @@ and each message names the key. Standard library only.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -29,8 +31,21 @@ _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
 _SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$", re.ASCII)  # ASCII digits: \d would take any script's
 _MEMORY = re.compile(r"^[1-9][0-9]{0,6}[KMGT]$", re.ASCII)
 _SBATCH_OPTION = re.compile(r"^--[a-z][a-z-]*(=[^\s]+)?$")
-# Collector options a campaign may not set per workload: the campaign decides them.
-_RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
+# Collector options a campaign may not set per workload: the campaign decides them (the
+# collector's own parser, collector/__main__.py parse_args, has them; a test checks the two
+# agree). That parser takes any unambiguous prefix of a long option (--targ for --target), so
+# an arg that is a prefix of one of these is refused as well: reserved_option().
+RESERVED_ARGS = ("--workload", "--target", "--out", "--list")
+
+
+# A campaign file is a page of TOML; anything larger is not one (and is never read whole).
+MAX_CAMPAIGN_BYTES = 1 << 20
+# Tasks one campaign may plan (workloads x environments x repeats): counted before any list is
+# built, so a huge `repeats` is one line, not memory exhausted.
+MAX_TASKS = 10_000
+# The planned tasks as JSON: submit writes no larger a planned.json than `status` (and the site,
+# reportgen/storage/local.py MAX_SIDE_FILE_BYTES) reads.
+MAX_PLANNED_BYTES = 16 << 20
 
 
 class CampaignError(ValueError):
@@ -212,12 +227,35 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; CampaignError (the reason, without
+    the path) or OSError otherwise. The type is checked before opening (opening a FIFO waits for
+    a writer) and on the open descriptor, and no more than ``limit`` bytes are ever read."""
+    _check_regular(os.stat(path), limit)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as stream:
+        _check_regular(os.fstat(fd), limit)
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise CampaignError(f"grew past the limit of {limit} bytes while being read")
+    return data
+
+
+def _check_regular(st: os.stat_result, limit: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise CampaignError("not a regular file; only regular files are read")
+    if st.st_size > limit:
+        raise CampaignError(f"{st.st_size} bytes, larger than the limit of {limit} bytes")
+
+
 def load_campaign(path: Path) -> Campaign:
     """Read and check a campaign file; raises CampaignError naming the first problem."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, MAX_CAMPAIGN_BYTES).decode("utf-8"))
     except OSError as exc:
         raise CampaignError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except CampaignError as exc:
+        raise CampaignError(f"{path}: cannot read: {exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CampaignError(f"{path}: not valid TOML: {exc}") from None
     try:
@@ -249,9 +287,10 @@ def _parse(path: Path, root: _Table) -> Campaign:
         plan = table.string("plan", required=True)
         args = table.strings("args")
         for arg in args:
-            if arg.split("=", 1)[0] in _RESERVED_ARGS:
+            reserved = reserved_option(arg)
+            if reserved:
                 raise CampaignError(
-                    f"{table.where}.args: {arg.split('=', 1)[0]} is set by the campaign, not per workload"
+                    f"{table.where}.args: {arg!r} sets the collector's {reserved}, which the campaign sets, not a workload"
                 )
         table.done()
         workloads.append(Workload(plan, args))
@@ -290,6 +329,11 @@ def _parse(path: Path, root: _Table) -> Campaign:
         )
     if not environments:
         raise CampaignError("at least one [[environment]] is needed")
+    count = repeats * len(environments) * len(workloads)
+    if count > MAX_TASKS:
+        raise CampaignError(
+            f"campaign.repeats: {repeats} repeat(s) x {len(environments)} environment(s) x {len(workloads)} workload(s) is {count} tasks, more than the limit of {MAX_TASKS:,}"
+        )
     names = [e.name for e in environments]
     if len(set(names)) != len(names):
         raise CampaignError(f"environment names must be unique: {names}")
@@ -353,6 +397,15 @@ def _parse(path: Path, root: _Table) -> Campaign:
     )
 
 
+def reserved_option(arg: str) -> str | None:
+    """The reserved collector option this arg would set (as written, or as the unambiguous
+    prefix argparse expands, with or without =VALUE), else None."""
+    name = arg.split("=", 1)[0]
+    if not name.startswith("--") or len(name) <= 2:
+        return None
+    return next((option for option in RESERVED_ARGS if option.startswith(name)), None)
+
+
 def _check_sbatch(options: tuple[str, ...], where: str) -> None:
     for option in options:
         if not _SBATCH_OPTION.match(option) or option.startswith("--array"):
@@ -364,8 +417,18 @@ def _check_sbatch(options: tuple[str, ...], where: str) -> None:
 def _check_destination(destination: str) -> None:
     if destination.startswith("s3://"):
         bucket = destination[5:].split("/", 1)[0]
-        if not re.match(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", bucket):
+        if not re.match(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", bucket) or ".." in bucket:
             raise CampaignError(f"campaign.destination: {destination!r} has no valid bucket name")
+        # The rule `reportgen publish` applies to each run's location (loaded here, standard
+        # library only): a prefix it refuses would fail every task after its whole workload ran.
+        from reportgen.storage.remote import RemoteError, split_url
+
+        try:
+            split_url(destination)
+        except RemoteError:
+            raise CampaignError(
+                f"campaign.destination: {destination!r}: expected s3://bucket/prefix with no empty, '.' or '..' parts"
+            ) from None
     elif "://" in destination:
         raise CampaignError(f"campaign.destination: a folder or an s3:// prefix, got {destination!r}")
     elif not destination.startswith("/"):

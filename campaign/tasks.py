@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from campaign.spec import Campaign
+from campaign.spec import MAX_PLANNED_BYTES, Campaign, CampaignError
 
 TASK_SCRIPT = Path(__file__).with_name("task.sh")
 LEDGER_FORMAT = 1
@@ -59,7 +59,8 @@ def new_campaign_id(campaign: Campaign, now: datetime | None = None) -> str:
 
 
 def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: str, deadline_s: int) -> dict[str, Any]:
-    return {
+    """The planned tasks (CampaignError when their JSON is past the size a ledger may have)."""
+    planned = {
         "format": LEDGER_FORMAT,
         "campaign": campaign.name,
         "campaign_id": campaign_id,
@@ -80,6 +81,20 @@ def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: s
             for task in campaign.tasks()
         ],
     }
+    planned_text(campaign, planned)
+    return planned
+
+
+def planned_text(campaign: Campaign, planned: dict[str, Any]) -> str:
+    """planned.json's text; CampaignError when it is larger than `status` and the site read
+    (long args repeated in each of many tasks), so no submission leaves an unreadable ledger."""
+    text = json.dumps(planned, indent=1, sort_keys=True) + "\n"
+    size = len(text.encode("utf-8"))
+    if size > MAX_PLANNED_BYTES:
+        raise CampaignError(
+            f"{campaign.path}: its planned tasks take {size} bytes as JSON, more than the {MAX_PLANNED_BYTES} bytes a ledger may hold; plan fewer tasks or shorter [[workload]] args"
+        )
+    return text
 
 
 def write_files(

@@ -105,8 +105,8 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
         (lambda t: t.replace('target = "cuda"', 'target = "tpu"'), "environment[1].target: one of cpu, cuda, neuron"),
         (lambda t: t.replace("devices = 2", "devices = 2\ngpus = 1"), "environment[1]: unknown key 'gpus'"),
         (lambda t: t.replace('name = "cuda-baseline"', 'name = "sdk-2.33"'), "environment names must be unique"),
-        (lambda t: t.replace('"--modes", "eager"', '"--out", "/tmp/x"'), "--out is set by the campaign"),
-        (lambda t: t.replace('"--modes", "eager"', '"--target=cpu"'), "--target is set by the campaign"),
+        (lambda t: t.replace('"--modes", "eager"', '"--out", "/tmp/x"'), "'--out' sets the collector's --out"),
+        (lambda t: t.replace('"--modes", "eager"', '"--target=cpu"'), "'--target=cpu' sets the collector's --target"),
         (lambda t: t.replace("args = [", "args = [1, "), "workload[0].args: expected a list of single-line strings"),
         (lambda t: t.replace('plan = "/abs/minilm.toml"', ""), "workload[1]: missing 'plan'"),
         (
@@ -114,6 +114,10 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
             "campaign.destination: a folder or an s3:// prefix",
         ),
         (lambda t: t.replace("s3://fleet-runs/nightly", "s3://"), "has no valid bucket name"),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "s3://fleet..runs/x"), "has no valid bucket name"),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "s3://fleet-runs/a//b"), "no empty, '.' or '..' parts"),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "s3://fleet-runs/a/../b"), "no empty, '.' or '..' parts"),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "s3://fleet-runs/./b"), "no empty, '.' or '..' parts"),
         (lambda t: t.replace("s3://fleet-runs/nightly", "runs/here"), "a folder is an absolute path"),
         (lambda t: t + '\n[slurm]\ncollector_root = "fsx/mr"\n', "slurm.collector_root: an absolute path"),
         (lambda t: t + '\n[slurm]\nscratch = "$(reboot)"\n', "slurm.scratch: an absolute path"),
@@ -141,6 +145,56 @@ def test_campaign_file_is_strict(tmp_path: Path, change: Any, message: str) -> N
         assert "single-line" in text, text
     else:
         assert message in text, text
+
+
+@pytest.mark.parametrize(
+    ("arg", "option"),
+    [
+        ("--targ=cuda", "--target"),
+        ("--t", "--target"),
+        ("--ou=/x", "--out"),
+        ("--o", "--out"),  # ambiguous for argparse (--only too): refused all the same
+        ("--work=/p/heat_solver.toml", "--workload"),
+        ("--w", "--workload"),
+        ("--lis", "--list"),
+        ("--list", "--list"),
+    ],
+)
+def test_workload_args_cannot_set_reserved_options_by_prefix(tmp_path: Path, arg: str, option: str) -> None:
+    """The collector's argparse takes an unambiguous prefix of a long option: --targ=cuda would
+    switch the target the ledger records."""
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace('"--modes", "eager"', f'"{arg}"'))
+    with pytest.raises(CampaignError) as err:
+        load_campaign(path)
+    assert f"workload[0].args: {arg!r} sets the collector's {option}" in str(err.value)
+
+
+def test_reserved_options_are_the_collectors_and_other_args_pass(tmp_path: Path) -> None:
+    """The reserved list names options of the collector's own parser (read from it, not copied),
+    and the options a workload may set (--modes, --only, --warm, --profile, ...) still pass."""
+    import argparse
+
+    import collector.__main__ as collector_cli
+    from campaign.spec import RESERVED_ARGS
+
+    seen: list[argparse.ArgumentParser] = []
+
+    def capture(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        seen.append(self)
+        raise SystemExit(0)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(collector_cli._Parser, "parse_args", capture)
+        with pytest.raises(SystemExit):
+            collector_cli.parse_args([])
+    options = set(seen[0]._option_string_actions)
+    assert set(RESERVED_ARGS) <= options
+    allowed = ["--modes=eager", "--only", "b1-*", "--warm", "5", "--profile", "--cold=off", "--max-cells=3", "--"]
+    path = write(
+        tmp_path,
+        BASE.format(destination="s3://fleet-runs/nightly").replace('"--modes", "eager"', json.dumps(allowed)[1:-1]),
+    )
+    assert load_campaign(path).workloads[0].args[: len(allowed)] == tuple(allowed)
 
 
 def test_cli_bad_campaign_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -231,12 +285,67 @@ def test_slurm_script_headers_are_editable_sbatch_lines(tmp_path: Path) -> None:
     headers = [line for line in text.splitlines() if line.startswith("#SBATCH")]
     assert "#SBATCH --array=0" in headers and "#SBATCH --exclusive" in headers
     assert "#SBATCH --partition=trn1" in headers and "#SBATCH --constraint=trn1.32xlarge" in headers
-    assert f"#SBATCH --output={tmp_path}/unit-logs/%x-%A_%a.out" in headers
+    assert f'#SBATCH --output="{tmp_path}/unit-logs/%x-%A_%a.out"' in headers
     # sbatch stops reading #SBATCH lines at the first command: all of them come first.
     first_command = next(i for i, line in enumerate(text.splitlines()) if line and not line.startswith("#"))
     assert all(i < first_command for i, line in enumerate(text.splitlines()) if line.startswith("#SBATCH"))
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
     assert (tmp_path / "unit-logs").is_dir()
+
+
+def _sbatch_argument(text: str) -> str:
+    """One #SBATCH argument as sbatch reads it (src/sbatch/opt.c _get_argument): quotes group,
+    a backslash escapes the next character, an unquoted '#' or whitespace ends it."""
+    out, quote, escape = [], "", False
+    for char in text:
+        if escape:
+            escape = False
+        elif char == "\\":
+            escape = True
+            continue
+        elif quote:
+            if char == quote:
+                quote = ""
+                continue
+        elif char in "\"'":
+            quote = char
+            continue
+        elif char == "#" or char.isspace():
+            break
+        out.append(char)
+    return "".join(out)
+
+
+def test_slurm_script_keeps_outside_names_out_of_its_lines(tmp_path: Path) -> None:
+    """A campaign file name with a newline cannot end the comment it is written in (the rest
+    would run as a command, and sbatch would stop reading #SBATCH lines there), and a folder
+    with a space or '%' is one --output argument. The script is parsed, never run."""
+    folder = tmp_path / "my dir %j"
+    folder.mkdir()
+    path = write(folder, BASE.format(destination="s3://fleet-runs/nightly"), name="nightly\nid > PWNED #\n.toml")
+    script = folder / "out dir" / "n.sbatch"
+    script.parent.mkdir()
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
+    lines = script.read_text().splitlines()
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    first_command = next(i for i, line in enumerate(lines) if line and not line.startswith("#"))
+    assert lines[first_command].startswith("export MIGRATION_RECORD_CAMPAIGN=")
+    assert not any("PWNED" in line and not line.startswith("#") for line in lines)
+    assert any("nightly<U+000A>id > PWNED #<U+000A>.toml" in line for line in lines[:first_command])
+    headers = {line.split("=", 1)[0]: line for line in lines[:first_command] if line.startswith("#SBATCH --")}
+    assert {"#SBATCH --array", "#SBATCH --time", "#SBATCH --output", "#SBATCH --job-name"} <= set(headers)
+    output = _sbatch_argument(headers["#SBATCH --output"].split("=", 1)[1])
+    assert output == f"{folder}/out dir/nightly-logs/%x-%A_%a.out".replace("%j", "%%j")
+    assert not (tmp_path / "PWNED").exists() and not Path("PWNED").exists()
+
+
+def test_slurm_refuses_an_output_folder_sbatch_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    folder = tmp_path / "a\nb"
+    folder.mkdir()
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(folder / "n.sbatch")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a<U+000A>b" in err and "choose another --out" in err
 
 
 def _ledger(destination: Path) -> Path:
@@ -694,3 +803,80 @@ def test_docs_example_certifies_neuron_only_on_a_generation_the_release_supports
         instance = env["node_selector"]["node.kubernetes.io/instance-type"]
         assert instance_generation(instance) in supported, instance
         assert not any("trn1" in option for option in env.get("sbatch", []))
+
+
+# ---- bounds: the campaign file, the number of tasks, the planned tasks ---------------------
+
+
+def test_campaign_file_must_be_a_small_regular_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO is refused without being opened (opening it would wait for a writer), a device
+    such as /dev/zero without being read, a file over 1 MiB by its size."""
+    fifo = tmp_path / "campaign.fifo"
+    os.mkfifo(fifo)
+    big = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly") + "#" * (1 << 20), name="big.toml")
+    for path, reason in (
+        (fifo, "not a regular file"),
+        (Path("/dev/zero"), "not a regular file"),
+        (big, "larger than the limit of 1048576 bytes"),
+    ):
+        assert (
+            main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "x.sbatch")]) == 2
+        )
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{path}: cannot read: " in err and reason in err, err
+    assert not (tmp_path / "x.sbatch").exists()
+
+
+def test_task_count_is_limited_before_any_task_is_built(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 100000000")
+    )
+    with pytest.raises(CampaignError) as err:
+        load_campaign(path)
+    assert (
+        "campaign.repeats: 100000000 repeat(s) x 2 environment(s) x 2 workload(s) is 400000000 tasks, more than the limit of 10,000"
+        in str(err.value)
+    )
+    path.write_text(BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2500"))
+    assert len(load_campaign(path).tasks()) == 10_000
+
+
+def test_status_reads_whatever_submit_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """At the task limit, submit's planned.json is read back by status; planned tasks whose JSON
+    would be past the ledger's size limit (long args in each task) are refused at submit; and a
+    planned.json past it names no option campaign lacks."""
+    runs = tmp_path / "runs"
+    text = BASE.format(destination=runs).replace("repeats = 2", "repeats = 2500")
+    path = write(tmp_path, text)
+    out = tmp_path / "n.sbatch"
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["status", str(tmp_path / "nightly.planned.json")]) == 1  # read: nothing is done yet
+    assert "10000 task(s): 10000 " in capsys.readouterr().out
+    path.write_text(text.replace('"b1-* *eager"', '"' + "x" * 4000 + '"'))
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "m.sbatch")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "more than the 16777216 bytes a ledger may hold" in err
+    assert not (tmp_path / "m.sbatch").exists()
+    huge = tmp_path / "huge.planned.json"
+    huge.write_text(" " * (16 << 20) + "{}")
+    assert main(["status", str(huge)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "larger than the limit" in err and "--max-log-size" not in err
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """`campaign submit --list | head -1`: the reader closes after one line; the command stops
+    with 141 (as a shell reports SIGPIPE) and no traceback. The list is longer than a pipe holds."""
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2500"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "campaign", "submit", str(path), "--scheduler", "slurm", "--list"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"0\ttiny_encoder/sdk-2.33/r1\n"
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 141 and err == ""

@@ -597,3 +597,61 @@ def test_status_reads_a_ledger_in_s3(
         assert main(["status", str(planned_file)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("campaign: s3://no-such-bucket/runs/_campaigns/") and err.count("\n") == 1
+
+
+KUBE_CAMPAIGN = """\
+[campaign]
+name = "nightly"
+destination = "{destination}"
+repeats = 2
+
+[[workload]]
+plan = "collector/workloads/tiny_encoder.toml"
+
+[[environment]]
+name = "cpu"
+target = "cpu"
+python = "/usr/bin/python3"
+image = "registry.example/migration-record:cpu"
+
+[kubernetes]
+volume_claim = "runs"
+"""
+
+
+def test_resume_runs_the_ledgers_plan_on_the_scheduler_it_was_submitted_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Kubernetes resume builds its tasks from the campaign file: one edited since the
+    submission (another plan, other args) is refused rather than run under the old ledger's
+    labels; and a campaign is resumed on the scheduler it was submitted to."""
+    campaign = tmp_path / "campaign.toml"
+    text = KUBE_CAMPAIGN.format(destination=tmp_path / "runs")
+    campaign.write_text(text)
+    out = tmp_path / "nightly.k8s.json"
+    assert main(["submit", str(campaign), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+    capsys.readouterr()
+    campaign.write_text(text.replace("tiny_encoder.toml", 'minilm.toml"\nargs = ["--modes=eager"]\n#'))
+    assert main(["resume", str(campaign), "--scheduler", "kubernetes", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no longer plans the tasks of nightly-" in err and "nightly.planned.json" in err
+    assert not list(tmp_path.glob("*.resume*"))
+    campaign.write_text(text)  # as submitted: resumed
+    assert main(["resume", str(campaign), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+    (resumed,) = tmp_path.glob("nightly.k8s.resume2.json")
+    assert "tiny_encoder.toml" in resumed.read_text() and "minilm" not in resumed.read_text()
+    capsys.readouterr()
+    assert (
+        main(["resume", str(campaign), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "n.sbatch")]) == 2
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "was submitted to kubernetes; resume it with --scheduler kubernetes" in err
+    # And a Slurm submission is not resumed as Kubernetes Jobs.
+    other = tmp_path / "slurm"
+    other.mkdir()
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--dry-run", "--out", str(other / "n.sbatch")]) == 0
+    capsys.readouterr()
+    assert main(["resume", str(campaign), "--scheduler", "kubernetes", "--out", str(other / "n.k8s.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "was submitted to slurm; resume it with --scheduler slurm" in err
+    assert not (other / "n.k8s.json").exists()
