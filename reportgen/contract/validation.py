@@ -24,7 +24,6 @@ from bisect import bisect_left
 from itertools import compress, repeat
 from operator import attrgetter, is_
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Literal, Union
 
@@ -35,6 +34,7 @@ from msgspec.structs import force_setattr
 from reportgen.contract.fast import same_keys
 from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
+from reportgen.contract.times import utc_time
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
 
 # Versions of this major that the current models read as they are (a minor bump only adds
@@ -560,13 +560,10 @@ class _Checker:
 
 
 def _iso_time(stamp: str) -> bool:
-    """An ISO 8601 time (a trailing Z for UTC), as a history sorts runs by; histories hold the
-    years 1677-2262 (pandas' range), so a time outside them is placed last too."""
-    try:
-        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return False
-    return 1677 < when.year < 2262
+    """An ISO 8601 time, as a history sorts runs by; histories hold the years 1677-2262
+    (pandas' range), so a time outside them is placed last too."""
+    when = utc_time(stamp)
+    return when is not None and 1677 < when.year < 2262
 
 
 class _DuplicateKey(ValueError):

@@ -35,7 +35,7 @@ import json
 import re
 from typing import Any
 
-from reportgen.model.times import utc_time
+from reportgen.contract.times import utc_time
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import RunSummary
 from reportgen.render.templating import visible_data
@@ -82,7 +82,7 @@ def rows_data(summaries: list[RunSummary], outcomes: dict[str, tuple[str, str]])
                 run_id, flags = run_id[len(prefix) :], flags + bit
                 break
         when = utc_time(s.started_at)
-        started: int | str = s.started_at if when is None else when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        started: int | str = s.started_at  # the text as logged when it is no time
         if when is not None:
             seconds = calendar.timegm(when.utctimetuple())
             started, previous = (seconds if previous is None else previous - seconds), seconds

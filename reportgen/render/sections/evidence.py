@@ -8,7 +8,7 @@ from typing import Any
 
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
-from reportgen.model.times import utc_time
+from reportgen.contract.times import utc_time
 from reportgen.render.sections.common import fact_rows, Row
 
 
