@@ -118,18 +118,11 @@ def _cases(cells: Sequence[CellRecord]) -> tuple[str, ...]:
     return tuple(map(_CASE, cells))  # in C: a reason can name tens of thousands of cells
 
 
-def cells_with_status(run: RunModel, *statuses: str) -> tuple[CellRecord, ...]:
-    """``run.with_status``, without its scan over every cell when no cell has these statuses
-    (``run.counts()`` is worked out once per run and the view reads it too)."""
-    counts = run.counts()
-    return run.with_status(*statuses) if any(counts[s] for s in statuses) else ()
-
-
 @per_run
 def failed_cases(run: RunModel) -> tuple[str, ...]:
     """The cases of the mismatching and non-finite cells, in plan order (worked out once per
     run: the headline and the performance stop read them too)."""
-    return _cases(cells_with_status(run, *FAILED))
+    return _cases(run.with_status(*FAILED))
 
 
 def _family(run: RunModel) -> str:
@@ -184,14 +177,14 @@ def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
         why = f"the run was aborted: {run.end.reason or 'no reason given'}"
     else:
         why = "the log's last line is cut off"
-    untested = [c for c in cells_with_status(run, "untested") if c.untested_reason is None]
+    untested = [c for c in run.with_status("untested") if c.untested_reason is None]
     return [Reason("incomplete-run", "blocked", f"Incomplete run: {why}.", _cases(untested))]
 
 
 def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     # A deselected cell, or one whose layout was not achieved, is untested too.
-    untested_cells = cells_with_status(run, "untested")
+    untested_cells = run.with_status("untested")
     untested = [c for c in untested_cells if c.untested_reason is None]
     if untested:
         reasons.append(
@@ -240,7 +233,7 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
                 _cases(unmeasured),
             )
         )
-    skipped = [c for c in cells_with_status(run, "skipped") if not _accepted(notes, c)]
+    skipped = [c for c in run.with_status("skipped") if not _accepted(notes, c)]
     # A generation plan's request above the largest bucket that its declared policy refuses
     # (request event) is the policy holding, not a gap in the evidence: said, not blocking.
     refusing = {case: r.length for r in run.requests if r.outcome == "refused" for case in r.cases}
@@ -374,7 +367,7 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
 
 
 def rule_mismatches(run: RunModel, notes: Notes) -> list[Reason]:
-    reasons = _judge_failures(cells_with_status(run, *FAILED), notes, "mismatch", "mismatching cell(s)")
+    reasons = _judge_failures(run.with_status(*FAILED), notes, "mismatch", "mismatching cell(s)")
     cold_bad = [c for c in flagged(run) if c.cold_check_failed]
     if cold_bad:
         reasons.append(
@@ -405,7 +398,7 @@ def rule_cold_cache(run: RunModel, notes: Notes) -> list[Reason]:
 
 
 def rule_errors(run: RunModel, notes: Notes) -> list[Reason]:
-    return _judge_failures(cells_with_status(run, "error"), notes, "error", "errored cell(s)")
+    return _judge_failures(run.with_status("error"), notes, "error", "errored cell(s)")
 
 
 def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
@@ -785,7 +778,7 @@ def rule_adapter(run: RunModel, notes: Notes) -> list[Reason]:
     ran = docs_for_family(_family(run))
     if ran is None or not ran.compile_fallback_setting:
         return reasons
-    compiled = [c for c in cells_with_status(run, "pass") if c.planned.mode == "compiled"]
+    compiled = [c for c in run.with_status("pass") if c.planned.mode == "compiled"]
     if compiled:
         name, wanted = ran.compile_fallback_setting["name"], ran.compile_fallback_setting["value"]
         value = _setting(run, name)
@@ -964,7 +957,7 @@ def _scope_pass(cells: Sequence[CellRecord]) -> tuple[tuple[ScopeGroup, ...], tu
 def verdicts_headline(run: RunModel, cases: set[str]) -> str:
     """'Blocked: 10 mismatches need the owner's verdict', counting each kind of failed cell."""
     mismatches = sum(map(cases.__contains__, failed_cases(run)))  # counted in C
-    errors = sum(map(cases.__contains__, map(_CASE, cells_with_status(run, "error"))))
+    errors = sum(map(cases.__contains__, map(_CASE, run.with_status("error"))))
     parts = [f"{mismatches} mismatch{'es' if mismatches != 1 else ''}"] if mismatches else []
     parts += [f"{errors} errored cell{'s' if errors != 1 else ''}"] if errors else []
     verb = "needs" if mismatches + errors == 1 else "need"

@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from itertools import compress, islice
-from operator import attrgetter
+from itertools import islice
 
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.judge.disposition import (
@@ -23,9 +22,7 @@ from reportgen.judge.disposition import (
     Disposition,
     Reason,
     adapter_note,
-    cells_with_status,
     decide,
-    failed_cases,
     flagged,
 )
 from reportgen.judge.localization import Localized, judge_localization
@@ -35,7 +32,6 @@ from reportgen.model.annotations import ANNOTATIONS_NAME, Annotations
 from reportgen.model.groups import failure_groups, metric_values
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
 
-_CASE = attrgetter("case")
 # The explanation shown in section 1: its first sentences, up to this many characters.
 GIST_CHARS = 320
 # Cells a page lists in detail per table; per-cell facts that cost an event read each (a
@@ -109,9 +105,9 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
     disposition = decide(run, annotations.by_case)
     awaiting = awaiting_groups(run, disposition, annotations)
     name = log_name if log_name is not None else (os.path.basename(run.path) or "events.jsonl")
-    failed = tuple(cells_with_status(run, *FAILED))
+    failed = tuple(run.with_status(*FAILED))
     timed = tuple(timed_cells(run))
-    problems = problem_cells(run, failed)
+    problems = problem_cells(run)
     others = localized_others(run, problems)
     return Judgement(
         disposition=disposition,
@@ -135,14 +131,9 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
     )
 
 
-def problem_cells(run: RunModel, failed: tuple[CellRecord, ...]) -> tuple[CellRecord, ...]:
+def problem_cells(run: RunModel) -> tuple[CellRecord, ...]:
     """The cells section 5 lists, in plan order: failed, errored, skipped, and untested because
     their planned layout was not achieved."""
-    counts = run.counts()
-    if not (counts["untested"] or counts["error"] or counts["skipped"]):
-        # Speed: only mismatching and non-finite cells can be listed, and they are ``failed``
-        # already (a layout not achieved makes a cell untested); tests/test_view_shortcuts.py.
-        return failed
     return tuple(
         c
         for c in run.cells
@@ -250,12 +241,8 @@ def awaiting_groups(run: RunModel, disposition: Disposition, annotations: Annota
 
 def waiting_cells(run: RunModel, blocking: list[Reason]) -> list[CellRecord]:
     """The cells these reasons name, in plan order."""
-    if len(blocking) == 1 and blocking[0].cases == failed_cases(run):
-        # Speed: the one reason names the judge's failed cells, kept in plan order (no pass over
-        # every cell); tests/test_view_shortcuts.py.
-        return list(cells_with_status(run, *FAILED))
     waiting = {case for r in blocking for case in r.cases}
-    return list(compress(run.cells, map(waiting.__contains__, map(_CASE, run.cells))))
+    return [c for c in run.cells if c.case in waiting]
 
 
 def _explained(

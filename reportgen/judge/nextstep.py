@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Protocol
 
-from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope, cells_with_status
+from reportgen.judge.disposition import FAILED, Disposition, Reason, Scope
 from reportgen.model.groups import metric_values
 from reportgen.model.runmodel import RunModel
 
@@ -104,9 +104,9 @@ def _cells_phrase(count: int, counted: Counter[tuple[str, str]], what: str) -> s
 def finding(run: RunModel, disposition: Disposition) -> str:
     """The dominant measured finding, in words."""
     failed, errored, untested = (
-        cells_with_status(run, *FAILED),
-        cells_with_status(run, "error"),
-        cells_with_status(run, "untested"),
+        run.with_status(*FAILED),
+        run.with_status("error"),
+        run.with_status("untested"),
     )
     parts = []
     if failed:
@@ -221,7 +221,7 @@ def _first(reasons: list[Reason]) -> Reason:
 
 
 def _collect_hint(run: RunModel) -> str:
-    untested = [c.case for c in cells_with_status(run, "untested")]
+    untested = [c.case for c in run.with_status("untested")]
     if untested and len(untested) <= 3:
         return "python -m collector ... " + " ".join(f"--only {case}" for case in untested)
     return "python -m collector"

@@ -196,7 +196,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         problems_total=len(problem_cells),
         localized_passing=localized_passing(judgement.localized_others, judgement.localized),
         explanations=explanation_views(run, notes, judgement.entry_groups),
-        regions=region_views(judgement.flagged),
+        regions=region_views(run.cells),
         fallback=fallback_rows(run),
         compile_rows=compile_rows(run),
         perf_stopped=[(case, anchor(case)) for case in stopped[:DETAIL_CAP]],

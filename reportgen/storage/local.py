@@ -179,11 +179,6 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _vet(path: Path, root: Path | None, follow: bool, max_bytes: int) -> str | None:
-    """Why the entry at path (found under root) is not read, or None when it is read."""
-    return _vet_stat(path, root, follow, max_bytes)[0]
-
-
 def _vet_stat(
     path: str | Path, root: Path | None, follow: bool, max_bytes: int
 ) -> tuple[str | None, os.stat_result | None, bool]:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Collection
 
 from reportgen.model.runmodel import CellRecord, RunModel
 
-_CASE, _RESULT_LINE, _STATUS = attrgetter("case"), attrgetter("result_line"), attrgetter("status")
+_RESULT_LINE = attrgetter("result_line")
 SYMBOLS = {"pass": "✔", "mismatch": "✘", "nonfinite": "∞", "error": "✖", "skipped": "⊘", "untested": "…"}
 DETAIL_CAP = 300
 DETAILS_NAME = "details.csv"

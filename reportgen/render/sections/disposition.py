@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection
-from itertools import compress, repeat
-from operator import eq
 
 from reportgen.judge.disposition import Reason, Scope, ScopeGroup, scope_label
 from reportgen.judge.judgement import Judgement, OwnerExplanation
@@ -13,7 +10,7 @@ from reportgen.judge.nextstep import Words
 from reportgen.judge.timing_stability import SYMBOL as STABILITY_SYMBOL
 from reportgen.model.runmodel import CellRecord, RunModel, STATUS_ORDER
 from reportgen.render.labels import VERDICT_WORDS
-from reportgen.render.sections.common import _STATUS, DETAIL_CAP, Row, anchor, list_text
+from reportgen.render.sections.common import DETAIL_CAP, Row, anchor, list_text
 
 
 # The one vocabulary of verdicts, on every page.
@@ -75,14 +72,9 @@ def scope_lines(groups: tuple[ScopeGroup, ...], run: RunModel, with_status: bool
         if not with_status:
             rows.append(Row(g.label, list_text(cells, run, scope_label)))
             continue
-        statuses = list(map(_STATUS, cells))  # speed: read in C
-        present = set(statuses)
-        by_status: dict[str, Collection[CellRecord]]
-        if len(present) == 1:
-            by_status = {statuses[0]: cells}
-        else:
-            # Speed: each status's cells picked in C, in plan order; tests/test_view_shortcuts.py.
-            by_status = {status: list(compress(cells, map(eq, statuses, repeat(status)))) for status in present}
+        by_status: dict[str, list[CellRecord]] = {}
+        for c in cells:
+            by_status.setdefault(c.status, []).append(c)
         text = "; ".join(
             f"{status}: {list_text(by_status[status], run, scope_label)}"
             for status in STATUS_ORDER

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import compress
-from typing import Any, Iterable
+from typing import Any
 
-from reportgen.model.runmodel import CellRecord, COLUMN, RunModel, shape_label, STATUS_ORDER
+from reportgen.model.runmodel import COLUMN, RunModel, shape_label, STATUS_ORDER
 from reportgen.render.sections.common import anchor, DETAIL_CAP, SYMBOLS
 from reportgen.render.sections.tally import distinct_rows, cell_tally
 
@@ -42,7 +41,10 @@ def matrix_view(run: RunModel, failing: dict[str, str] | None = None) -> MatrixV
     keys = tally.row_keys
     row_keys = distinct_rows(run)
     grid: dict[tuple[int, int, bool], dict[tuple[str, str, str], StatusCell]] = {}
-    for c, key in _shown_cells(run.cells, keys, row_keys):
+    shown = set(row_keys[:DETAIL_CAP])
+    for c, key in zip(run.cells, keys):
+        if key not in shown:
+            continue
         grid.setdefault(key, {})[COLUMN(c)] = StatusCell(
             c.case,
             c.status,
@@ -65,17 +67,6 @@ def matrix_view(run: RunModel, failing: dict[str, str] | None = None) -> MatrixV
         by_group=_status_by_group(run),
         truncated=len(row_keys) - min(len(row_keys), DETAIL_CAP),  # the rows are distinct
     )
-
-
-def _shown_cells(cells: list[CellRecord], keys: list[Any], row_keys: list[Any]) -> Iterable[tuple[CellRecord, Any]]:
-    """(cell, row key) of the cells in the first DETAIL_CAP rows (``row_keys``: the distinct
-    ``keys``, first seen first), in plan order."""
-    if len(row_keys) == len(keys):
-        # Speed: every cell has a row of its own, so the rows shown hold the first cells and no
-        # other (no pass over every cell's key); tests/test_view_shortcuts.py.
-        return zip(cells[:DETAIL_CAP], keys)
-    shown = set(row_keys[:DETAIL_CAP])
-    return compress(zip(cells, keys), map(shown.__contains__, keys))
 
 
 def _row_name(key: tuple[int, int, bool]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from markupsafe import Markup
 
@@ -357,12 +357,10 @@ def explanation_views(run: RunModel, notes: Annotations, groups: tuple[tuple[int
     return views
 
 
-def region_views(flagged: tuple[CellRecord, ...]) -> list[RegionRow]:
+def region_views(cells: Sequence[CellRecord]) -> list[RegionRow]:
     """Every cell's outputs judged on a declared region: judged figures and the left-out elements' figures."""
     rows = []
-    # Speed: a cell with per-output statistics is among the judge's few flagged cells (kept for
-    # the run, in plan order), so only those are looked through, not every cell.
-    for c in [c for c in flagged if c.per_output]:
+    for c in cells:
         for o in c.per_output or []:
             x = o.get("outside")
             if x is None:
