@@ -15,13 +15,26 @@ from typing import Any
 from campaign import kubernetes, slurm
 from collector.visible import terminal
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
-from campaign.spec import MAX_PLANNED_BYTES, Campaign, CampaignError, load_campaign, read_regular, slurm_seconds
+from campaign.spec import (
+    MAX_PLANNED_BYTES,
+    Campaign,
+    CampaignError,
+    kubernetes_deadline_s,
+    load_campaign,
+    read_regular,
+    slurm_seconds,
+)
 from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
 
 # The exit code when the output's reader has gone (128 + SIGPIPE, as a shell reports it).
 BROKEN_PIPE = 141
 # A campaign id names a folder under the destination: NAME-STAMP, never a path.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# How to submit a manifest: every submission's objects are new (their names carry the campaign
+# id and submission), so they are created, not applied: a client-side `kubectl apply` copies
+# each object into its last-applied-configuration annotation, which Kubernetes caps at 256 KiB,
+# so a ConfigMap of a few thousand tasks would be refused (kubernetes/kubernetes#85840).
+KUBECTL = "kubectl create -f"
 
 EPILOG = """\
 exit codes:
@@ -34,7 +47,7 @@ examples:
   python -m campaign submit campaign.toml --scheduler slurm --dry-run     # write, do not submit
   python -m campaign submit campaign.toml --scheduler slurm               # write and sbatch it
   python -m campaign submit campaign.toml --scheduler kubernetes --out jobs.json
-  kubectl apply -f jobs.json
+  kubectl create -f jobs.json
   python -m campaign status nightly.planned.json                          # or --format json
   python -m campaign resume campaign.toml --scheduler slurm               # only the tasks not done
 """
@@ -115,26 +128,37 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     out = _default_out(campaign, args.scheduler, args.out)
     files = TaskFiles.beside(out, campaign.name)
     campaign_id = new_campaign_id(campaign)
-    deadline = kubernetes_deadline = slurm_seconds(campaign.slurm.time)
     if args.scheduler == "kubernetes":
-        kubernetes_deadline = campaign.kubernetes.deadline_s or deadline
-        planned = planned_ledger(campaign, campaign_id, "kubernetes", campaign.kubernetes.workdir, kubernetes_deadline)
+        kube = campaign.kubernetes
+        planned = planned_ledger(campaign, campaign_id, "kubernetes", kube.workdir, kubernetes_deadline_s(campaign))
         document = kubernetes.manifest(campaign, campaign_id, planned)
         if not _write(files, json.dumps(document, indent=2) + "\n", "", planned, executable=False):
             return 1
-        _write_local_ledger(campaign, planned)
         configs, jobs = document["items"][0], document["items"][1:]
         _print(
             f"wrote {out}: ConfigMap {configs['metadata']['name']} and {len(jobs)} Indexed Job(s), {len(campaign.tasks())} task(s); campaign id {campaign_id}"
         )
-        _print(f"submit:  kubectl apply -f {out}")
+        _print(f"submit:  {KUBECTL} {out}")
         _print(
             f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['name']} -w"
         )
-        _print(f"ledger:  python -m campaign status {files.planned}")
+        if not campaign.remote:
+            # The folder is the claim's mount path inside the pods, not one of this host: the
+            # tasks write the ledger there (nothing is written to it from here).
+            _print(
+                f"ledger:  the tasks write it into {campaign.destination}/{LEDGER_DIR}/{campaign_id} on claim {kube.volume_claim}"
+            )
+        _print(
+            f"ledger:  python -m campaign status {files.planned}"
+            + (
+                ""
+                if campaign.remote
+                else f"   # where this host mounts the claim at {campaign.destination}; else give status the ledger folder"
+            )
+        )
         return 0
     root = slurm.collector_root(campaign)
-    planned = planned_ledger(campaign, campaign_id, "slurm", root, deadline)
+    planned = planned_ledger(campaign, campaign_id, "slurm", root, slurm_seconds(campaign.slurm.time))
     text = slurm.wrapper(campaign, files, files.logs, campaign_id)
     for plan in dict.fromkeys(plan_path(root, w.plan) for w in campaign.workloads):
         if not Path(plan).is_file():
@@ -190,7 +214,8 @@ def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], exe
 
 
 def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
-    """A folder destination gets the planned tasks at once (an s3:// one from the first task)."""
+    """A Slurm folder destination, which this login node mounts as the compute nodes do, gets
+    the planned tasks at once (an s3:// one, or a Kubernetes claim, from the first task)."""
     if campaign.remote:
         return
     folder = Path(campaign.destination) / LEDGER_DIR / planned["campaign_id"]
@@ -313,7 +338,7 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         resumed = out.with_name(f"{out.stem}.resume{submission}{out.suffix}")
         resumed.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         _print(f"wrote {resumed}")
-        _print(f"submit:  kubectl apply -f {resumed}")
+        _print(f"submit:  {KUBECTL} {resumed}")
         return 0
     return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
 

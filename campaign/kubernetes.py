@@ -18,12 +18,15 @@ from campaign.spec import (
     CampaignError,
     Environment,
     Task,
+    kubernetes_deadline_s,
     share_parallel,
-    slurm_seconds,
 )
 from campaign.tasks import TASK_SCRIPT, plan_path
 
 MOUNT = "/etc/migration-record/campaign"
+# The most a ConfigMap's data may hold: the API server refuses more (its validation sums the
+# values' bytes against 1 MiB, core.MaxSecretSize). Past it no task of the campaign could start.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def manifest(
@@ -57,6 +60,7 @@ def manifest(
     used = [(env, name) for env, name in zip(campaign.environments, names) if any(t.environment is env for t in chosen)]
     for env, name in used:
         data[f"tasks-{name}"] = _tasks(campaign, env, chosen)
+    _check_config_size(campaign, data, len(chosen))
     config = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -75,6 +79,15 @@ def manifest(
         for (env, name), size, share in zip(used, sizes, shares)
     ]
     return {"apiVersion": "v1", "kind": "List", "items": [config, *jobs]}
+
+
+def _check_config_size(campaign: Campaign, data: dict[str, str], tasks: int) -> None:
+    """Refuse, before anything is written, a ConfigMap the API server would refuse."""
+    size = sum(len(value.encode("utf-8")) for value in data.values())
+    if size > MAX_CONFIG_BYTES:
+        raise CampaignError(
+            f"{campaign.path}: the Kubernetes ConfigMap for its {tasks} task(s) would hold {size:,} bytes, more than the {MAX_CONFIG_BYTES:,} bytes Kubernetes allows; split the campaign into campaigns of fewer tasks (fewer repeats, environments or workloads each)"
+        )
 
 
 def _tasks(campaign: Campaign, env: Environment, tasks: list[Task]) -> str:
@@ -185,7 +198,7 @@ def _job(
         volumes.append({"name": "runs", "persistentVolumeClaim": {"claimName": kube.volume_claim}})
     labels = _labels(campaign, campaign_id, env)
     parallelism = min(count, share)
-    task_s = kube.deadline_s or slurm_seconds(campaign.slurm.time)
+    task_s = kubernetes_deadline_s(campaign)
     # Each pod may run the campaign's task time limit (then it is stopped with its grace
     # period); the Job as a whole, as many rounds of that as its parallelism needs.
     pod["activeDeadlineSeconds"] = task_s

@@ -28,9 +28,18 @@ UPLOADERS = ("reportgen", "aws")
 # Also a valid Kubernetes label value: starts and ends with a letter or digit, at most 63.
 _NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$")
-_SLURM_TIME = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$", re.ASCII)  # ASCII digits: \d would take any script's
+# ASCII digits (\d would take any script's), and few of them: int() refuses 4,300 digits.
+_SLURM_TIME = re.compile(r"^(\d{1,6}-)?\d{1,9}(:\d{2}){0,2}$", re.ASCII)
 _MEMORY = re.compile(r"^[1-9][0-9]{0,6}[KMGT]$", re.ASCII)
 _SBATCH_OPTION = re.compile(r"^--[a-z][a-z-]*(=[^\s]+)?$")
+# Kubernetes' own rules for the names a campaign file gives it (k8s.io/apimachinery
+# pkg/util/validation), checked with fullmatch (a `$` would let a trailing newline through).
+_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
+_LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?")
+# An image reference's characters (registry[:port]/path:tag@algorithm:digest): no blank,
+# no control character, nothing a shell or a YAML reader would take for something else.
+_IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+\[\]-]*")
 # Collector options a campaign may not set per workload: the campaign decides them (the
 # collector's own parser, collector/__main__.py parse_args, has them; a test checks the two
 # agree). That parser takes any unambiguous prefix of a long option (--targ for --target), so
@@ -43,6 +52,10 @@ MAX_CAMPAIGN_BYTES = 1 << 20
 # Tasks one campaign may plan (workloads x environments x repeats): counted before any list is
 # built, so a huge `repeats` is one line, not memory exhausted.
 MAX_TASKS = 10_000
+# The most seconds Kubernetes takes for a pod's activeDeadlineSeconds (an int32 in its
+# validation): kubernetes.deadline_s, and grace_period_s with it, stay below it, so the Job's
+# deadline, (deadline + grace) x rounds of at most MAX_TASKS, stays far inside an int64.
+MAX_K8S_SECONDS = (1 << 31) - 1
 # The planned tasks as JSON: submit writes no larger a planned.json than `status` (and the site,
 # reportgen/storage/local.py MAX_SIDE_FILE_BYTES) reads.
 MAX_PLANNED_BYTES = 16 << 20
@@ -56,6 +69,9 @@ class CampaignError(ValueError):
 class Workload:
     plan: str
     args: tuple[str, ...]
+    # The workload in task labels: its plan's file name, with its position where another
+    # workload's plan has the same name (label_names()).
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,7 +102,7 @@ class Task:
 
     @property
     def label(self) -> str:
-        return f"{PurePosixPath(self.workload.plan).stem}/{self.environment.name}/r{self.repeat}"
+        return f"{self.workload.name or PurePosixPath(self.workload.plan).stem}/{self.environment.name}/r{self.repeat}"
 
     def words(self, plan: str) -> str:
         """The task as task.sh reads it: index, label, environment, target, interpreter, plan,
@@ -179,16 +195,19 @@ class _Table:
             raise CampaignError(f"{self.where}.{key}: expected {name}, got {_kind(value)}")
         return value
 
-    def string(self, key: str, default: str | None = None, required: bool = False) -> Any:
+    def string(self, key: str, default: str | None = None, required: bool = False, empty: bool = False) -> Any:
         value = self._get(key, (str,), "a string", default, required)
-        if isinstance(value, str) and (not value.strip() or "\n" in value or "\0" in value):
-            raise CampaignError(f"{self.where}.{key}: expected a non-empty single-line string")
+        blank = isinstance(value, str) and not value.strip() and (value or not empty)  # "" only where empty
+        if isinstance(value, str) and (blank or "\n" in value or "\0" in value):
+            raise CampaignError(f"{self.where}.{key}: expected a {'' if empty else 'non-empty '}single-line string")
         return value
 
-    def integer(self, key: str, default: int | None, minimum: int) -> Any:
+    def integer(self, key: str, default: int | None, minimum: int, maximum: int | None = None) -> Any:
         value = self._get(key, (int,), "an integer", default, False)
         if value is not None and value < minimum:
             raise CampaignError(f"{self.where}.{key}: must be at least {minimum}, got {value}")
+        if value is not None and maximum is not None and value > maximum:
+            raise CampaignError(f"{self.where}.{key}: must be at most {maximum}, got {value}")
         return value
 
     def boolean(self, key: str, default: bool | None) -> Any:
@@ -282,7 +301,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
     reportgen_python = head.string("reportgen_python")
     head.done()
 
-    workloads = []
+    workloads: list[Workload] = []
     for table in root.tables("workload"):
         plan = table.string("plan", required=True)
         args = table.strings("args")
@@ -296,6 +315,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
         workloads.append(Workload(plan, args))
     if not workloads:
         raise CampaignError("at least one [[workload]] with a plan is needed")
+    workloads = [Workload(w.plan, w.args, name) for w, name in zip(workloads, label_names(workloads))]
 
     environments = []
     for table in root.tables("environment"):
@@ -309,9 +329,16 @@ def _parse(path: Path, root: _Table) -> Campaign:
             raise CampaignError(f"{table.where}.target: one of {', '.join(TARGETS)}, got {target!r}")
         python = table.string("python")
         image = table.string("image")
+        if image is not None:
+            _check_image(image, f"{table.where}.image")
         devices = table.integer("devices", None, 1)
         selector = table.table("node_selector")
-        node_selector = {key: selector.string(key, required=True) for key in list(selector.data)}
+        node_selector = {}
+        for key in list(selector.data):
+            _check_label_key(key, selector.where)
+            node_selector[key] = _check_label_value(
+                selector.string(key, required=True, empty=True), f"{selector.where}.{key}"
+            )
         env_sbatch = table.strings("sbatch")
         _check_sbatch(env_sbatch, f"{table.where}.sbatch")
         cpus = table.integer("cpus", None, 1)
@@ -366,8 +393,8 @@ def _parse(path: Path, root: _Table) -> Campaign:
         volume_claim=k.string("volume_claim"),
         workdir=k.string("workdir", "/opt/migration-record"),
         backoff_limit_per_index=k.integer("backoff_limit_per_index", 0, 0),
-        grace_period_s=k.integer("grace_period_s", 120, 10),
-        deadline_s=k.integer("deadline_s", None, 60),
+        grace_period_s=k.integer("grace_period_s", 120, 10, MAX_K8S_SECONDS),
+        deadline_s=k.integer("deadline_s", None, 60, MAX_K8S_SECONDS),
     )
     k.done()
     for where, folder in (
@@ -375,8 +402,14 @@ def _parse(path: Path, root: _Table) -> Campaign:
         ("slurm.scratch", slurm.scratch),
         ("kubernetes.workdir", kube.workdir),
     ):
-        if folder is not None and not folder.startswith("/"):
-            raise CampaignError(f"{where}: an absolute path, got {folder!r}")
+        if folder is not None:
+            _check_folder(folder, where)
+    for where, object_name in (
+        ("kubernetes.service_account", kube.service_account),
+        ("kubernetes.volume_claim", kube.volume_claim),
+    ):
+        if object_name is not None:
+            _check_subdomain(object_name, where)
     if not _K8S_NAME.match(kube.namespace):
         raise CampaignError(
             f"kubernetes.namespace: a DNS label (lower-case letters, digits, '-'), got {kube.namespace!r}"
@@ -435,6 +468,90 @@ def _check_destination(destination: str) -> None:
         raise CampaignError(
             f"campaign.destination: a folder is an absolute path on a file system every node mounts, got {destination!r}"
         )
+    else:
+        _check_folder(destination, "campaign.destination")
+
+
+def _check_folder(folder: str, where: str) -> None:
+    """An absolute path with no '.' or '..' part: it names the folder it reads as (a task's
+    working directory, a volume's mount path), never another one up the tree."""
+    if not folder.startswith("/") or any(part in (".", "..") for part in folder.split("/")):
+        raise CampaignError(f"{where}: an absolute path with no '.' or '..' parts, got {folder!r}")
+
+
+def _check_subdomain(name: str, where: str) -> None:
+    """A Kubernetes object name (a service account, a PersistentVolumeClaim): a DNS-1123 subdomain."""
+    if len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        raise CampaignError(
+            f"{where}: a Kubernetes object name (lower-case letters, digits, '-' and '.', at most 253, starting and ending with a letter or digit), got {name!r}"
+        )
+
+
+def _check_label_key(key: str, where: str) -> None:
+    """A Kubernetes label key: an optional DNS-subdomain prefix and '/', then a name."""
+    prefix, _, name = key.rpartition("/")
+    if (
+        len(name) > 63
+        or not name
+        or not _LABEL_VALUE.fullmatch(name)
+        or (prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)))
+        or key.startswith("/")
+    ):
+        raise CampaignError(
+            f"{where}: {key!r} is not a label key (an optional DNS subdomain and '/', then at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit)"
+        )
+
+
+def _check_label_value(value: str, where: str) -> str:
+    """A Kubernetes label value: empty, or at most 63 letters, digits, '-', '_' and '.'."""
+    if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+        raise CampaignError(
+            f"{where}: a label value (at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit, or empty), got {value!r}"
+        )
+    return value
+
+
+def _check_image(image: str, where: str) -> None:
+    """A container image reference: one word of the characters such a reference has."""
+    if not _IMAGE.fullmatch(image):
+        raise CampaignError(
+            f"{where}: an image reference such as registry.example/migration-record:2.33 (letters, digits and . _ - / : @ + only), got {image!r}"
+        )
+
+
+def label_names(workloads: list[Workload]) -> list[str]:
+    """Each workload's name in its tasks' labels (NAME/ENVIRONMENT/rREPEAT): its plan's file
+    name, or, where another workload's plan has the same name (the same plan with other args),
+    that name and its position, tiny_encoder[1], so no two tasks share a label. The same plan
+    with the same args twice is refused: `repeats` asks for more runs of it."""
+    first: dict[tuple[str, tuple[str, ...]], int] = {}
+    for i, workload in enumerate(workloads):
+        seen = first.setdefault((workload.plan, workload.args), i)
+        if seen != i:
+            raise CampaignError(
+                f"workload[{i}]: the same plan and args as workload[{seen}]; for more runs of it raise campaign.repeats"
+            )
+    stems = [PurePosixPath(w.plan).stem for w in workloads]
+    names = [stem if stems.count(stem) == 1 else f"{stem}[{i}]" for i, stem in enumerate(stems)]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise CampaignError(
+                f"workload[{i}]: its tasks would be labelled {name!r} as workload[{names.index(name)}]'s are; rename one plan"
+            )
+    return names
+
+
+def kubernetes_deadline_s(campaign: Campaign) -> int:
+    """Seconds a Kubernetes task may run (its pod's activeDeadlineSeconds): kubernetes.deadline_s,
+    else [slurm] time, which may be longer than Kubernetes takes."""
+    if campaign.kubernetes.deadline_s is not None:
+        return campaign.kubernetes.deadline_s
+    seconds = slurm_seconds(campaign.slurm.time)
+    if seconds > MAX_K8S_SECONDS:
+        raise CampaignError(
+            f"{campaign.path}: slurm.time {campaign.slurm.time} is {seconds} s, more than the {MAX_K8S_SECONDS} s Kubernetes lets a pod run; set kubernetes.deadline_s"
+        )
+    return seconds
 
 
 def slurm_seconds(time: str) -> int:

@@ -130,6 +130,59 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
         (lambda t: t + '\n[slurm]\ntime = "\u0660\u0662:00:00"\n', "slurm.time: a Slurm time"),
         (lambda t: t + '\n[slurm]\npartition = "trn1 --uid=0"\n', "slurm.partition: partition names"),
         (lambda t: t + '\n[kubernetes]\nnamespace = "Prod_1"\n', "kubernetes.namespace: a DNS label"),
+        # Kubernetes values: what the API server (or a shell, or a YAML reader) would take apart.
+        (
+            lambda t: t.replace(":cuda", ":1 $(id) `id`"),
+            "environment[1].image: an image reference such as",
+        ),
+        (lambda t: t.replace(":cuda", ":1$(id)"), "environment[1].image: an image reference such as"),
+        (
+            lambda t: t.replace('"node.kubernetes.io/instance-type" =', '"bad key $(id)" ='),
+            "environment[0].node_selector: 'bad key $(id)' is not a label key",
+        ),
+        (
+            lambda t: t.replace('"node.kubernetes.io/instance-type" =', '"Bad_Host.example/type" ='),
+            "environment[0].node_selector: 'Bad_Host.example/type' is not a label key",
+        ),
+        (
+            lambda t: t.replace('"node.kubernetes.io/instance-type" =', '"x/' + "n" * 64 + '" ='),
+            "is not a label key",
+        ),
+        (
+            lambda t: t.replace('"trn1.32xlarge"', '"v a l\\u0007"'),
+            "environment[0].node_selector.node.kubernetes.io/instance-type: a label value",
+        ),
+        (lambda t: t.replace('"trn1.32xlarge"', '"' + "v" * 64 + '"'), "instance-type: a label value"),
+        (
+            lambda t: t + '\n[kubernetes]\nservice_account = "SA with space"\n',
+            "kubernetes.service_account: a Kubernetes object name",
+        ),
+        (
+            lambda t: t + '\n[kubernetes]\nvolume_claim = "My Claim!"\n',
+            "kubernetes.volume_claim: a Kubernetes object name",
+        ),
+        (
+            lambda t: t.replace("s3://fleet-runs/nightly", "/fsx/../etc"),
+            "campaign.destination: an absolute path with no '.' or '..' parts, got '/fsx/../etc'",
+        ),
+        (
+            lambda t: t + '\n[kubernetes]\nworkdir = "/opt/./mr/.."\n',
+            "kubernetes.workdir: an absolute path with no '.' or '..' parts",
+        ),
+        (
+            lambda t: t + "\n[kubernetes]\ndeadline_s = 9223372036854775807\n",
+            "kubernetes.deadline_s: must be at most 2147483647, got 9223372036854775807",
+        ),
+        (
+            lambda t: t + "\n[kubernetes]\ngrace_period_s = 2147483648\n",
+            "kubernetes.grace_period_s: must be at most 2147483647",
+        ),
+        # So many digits that int() refuses them (a traceback once).
+        (lambda t: t + '\n[slurm]\ntime = "' + "9" * 5000 + '-00"\n', "slurm.time: a Slurm time"),
+        (
+            lambda t: t + '\n[[workload]]\nplan = "/abs/minilm.toml"\n',
+            "workload[2]: the same plan and args as workload[1]; for more runs of it raise campaign.repeats",
+        ),
         (lambda t: t + "\n[campaign2]\n", "unknown key 'campaign2'"),
         (lambda t: t.replace("[[environment]]", "[environment_x]", 1), "unknown key"),
         (lambda t: "[campaign\n", "not valid TOML"),
@@ -231,6 +284,121 @@ def test_scheduler_specific_requirements(tmp_path: Path) -> None:
     folder = BASE.format(destination="/fsx/runs")
     with pytest.raises(CampaignError, match="needs kubernetes.volume_claim"):
         kubernetes_manifest(load_campaign(write(tmp_path, folder)))
+
+
+def test_kubernetes_values_kubernetes_takes_pass(tmp_path: Path) -> None:
+    """The checks refuse only what Kubernetes would: a prefixed label key, an empty label value,
+    an image with a registry port and a digest, dotted object names all pass into the manifest."""
+    image = "registry.example:5000/team/migration-record:2.33@sha256:" + "a" * 64
+    text = (
+        BASE.format(destination="/fsx/runs")
+        .replace("registry.example/migration-record:cuda", image)
+        .replace('"trn1.32xlarge" }', '"trn1.32xlarge", "example.com/pool" = "", "Tier_1" = "A.b-c_9" }')
+        + '\n[kubernetes]\nservice_account = "runs-writer.v1"\nvolume_claim = "fsx.runs-1"\nworkdir = "/opt/mr"\n'
+    )
+    manifest = kubernetes_manifest(load_campaign(write(tmp_path, text)))
+    neuron, cuda = manifest["items"][1:]
+    for job in (neuron, cuda):
+        _check_model(job, "V1Job", "job")
+    assert neuron["spec"]["template"]["spec"]["nodeSelector"] == {
+        "node.kubernetes.io/instance-type": "trn1.32xlarge",
+        "example.com/pool": "",
+        "Tier_1": "A.b-c_9",
+    }
+    pod = cuda["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == image and pod["serviceAccountName"] == "runs-writer.v1"
+    assert pod["volumes"][1]["persistentVolumeClaim"] == {"claimName": "fsx.runs-1"}
+
+
+def test_kubernetes_deadlines_stay_within_what_kubernetes_takes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The largest deadline_s and grace_period_s accepted give a pod deadline Kubernetes takes
+    (at most 2**31 - 1) and a Job deadline far inside an int64; a [slurm] time longer than
+    that, the default deadline, is refused for Kubernetes with one line naming it."""
+    most = (1 << 31) - 1
+    text = BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 2\nmax_parallel = 2")
+    path = write(tmp_path, text + f"\n[kubernetes]\ndeadline_s = {most}\ngrace_period_s = {most}\n")
+    for job in kubernetes_manifest(load_campaign(path))["items"][1:]:
+        assert job["spec"]["parallelism"] == 1 and job["spec"]["completions"] == 4
+        assert job["spec"]["template"]["spec"]["activeDeadlineSeconds"] == most
+        assert job["spec"]["activeDeadlineSeconds"] == 2 * most * 4 < 1 << 63
+    path.write_text(text + '\n[slurm]\ntime = "30000-00:00:00"\n')
+    out = tmp_path / "jobs.json"
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.count("\n") == 1
+        and (
+            f"{path}: slurm.time 30000-00:00:00 is 2592000000 s, more than the {most} s Kubernetes lets a pod run; set kubernetes.deadline_s"
+        )
+        in err
+    )
+    assert not out.exists() and not (tmp_path / "nightly.planned.json").exists()
+    path.write_text(text + '\n[slurm]\ntime = "30000-00:00:00"\n[kubernetes]\ndeadline_s = 86400\n')
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+
+
+def test_kubernetes_config_map_past_1_mib_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ConfigMap's data may hold 1 MiB; 4,000 tasks' lists and planned tasks hold more. Such a
+    campaign is refused with one line saying how large and what to do; half of it passes."""
+    text = BASE.format(destination="s3://fleet-runs/nightly")
+    path = write(tmp_path, text.replace("repeats = 2", "repeats = 1000"))
+    out = tmp_path / "jobs.json"
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: the Kubernetes ConfigMap for its 4000 task(s) would hold " in err
+    assert "more than the 1,048,576 bytes Kubernetes allows; split the campaign into campaigns of fewer tasks" in err
+    assert not out.exists() and not list(tmp_path.glob("nightly.*"))
+    path.write_text(text.replace("repeats = 2", "repeats = 500"))
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
+    assert f"submit:  kubectl create -f {out}" in capsys.readouterr().out
+    data = json.loads(out.read_text())["items"][0]["data"]
+    assert 512 * 1024 < sum(len(v.encode()) for v in data.values()) <= 1 << 20
+
+
+def test_task_labels_are_unique(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same plan with other args, or two plans of the same file name, would share labels:
+    each such workload's label carries its position. The same plan and args twice is refused
+    (test_campaign_file_is_strict)."""
+    text = BASE.format(destination="s3://fleet-runs/nightly").replace("repeats = 2", "repeats = 1") + (
+        '\n[[workload]]\nplan = "collector/workloads/tiny_encoder.toml"\nargs = ["--modes", "compiled"]\n'
+        '\n[[workload]]\nplan = "/other/minilm.toml"\n'
+    )
+    path = write(tmp_path, text)
+    assert main(["submit", str(path), "--scheduler", "slurm", "--list"]) == 0
+    labels = [line.split("\t")[1] for line in capsys.readouterr().out.splitlines()]
+    assert labels[:4] == [
+        "tiny_encoder[0]/sdk-2.33/r1",
+        "minilm[1]/sdk-2.33/r1",
+        "tiny_encoder[2]/sdk-2.33/r1",
+        "minilm[3]/sdk-2.33/r1",
+    ]
+    assert len(set(labels)) == len(labels) == 8
+    # A stem that looks like a suffixed one cannot make two labels alike either.
+    clash = text.replace('plan = "/abs/minilm.toml"', 'plan = "/abs/tiny_encoder[2].toml"')
+    with pytest.raises(
+        CampaignError, match=r"workload\[2\]: its tasks would be labelled 'tiny_encoder\[2\]' as workload\[1\]'s are"
+    ):
+        load_campaign(write(tmp_path, clash))
+
+
+def test_kubernetes_folder_destination_is_not_written_on_this_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On Kubernetes a folder destination is the claim's mount path inside the pods: submit
+    writes no ledger folder there on this host (the tasks write it), and says where it goes.
+    A Slurm folder destination, which the login node mounts, gets planned.json at once."""
+    runs = tmp_path / "runs"
+    path = write(tmp_path, BASE.format(destination=runs) + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n')
+    assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(tmp_path / "jobs.json")]) == 0
+    out = capsys.readouterr().out
+    assert not runs.exists()
+    assert f"ledger:  the tasks write it into {runs}/_campaigns/nightly-" in out and "on claim fsx-runs" in out
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "n.sbatch")]) == 0
+    assert len(list((runs / "_campaigns").glob("nightly-*/planned.json"))) == 1
 
 
 # ---- Slurm script ---------------------------------------------------------------------------
@@ -592,7 +760,7 @@ def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys:
     )
     out = tmp_path / "jobs.json"
     assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(out)]) == 0
-    assert f"kubectl apply -f {out}" in capsys.readouterr().out
+    assert f"kubectl create -f {out}" in capsys.readouterr().out
     manifest = json.loads(out.read_text())
     assert manifest["apiVersion"] == "v1" and manifest["kind"] == "List"
     config, *jobs = manifest["items"]
