@@ -66,7 +66,7 @@ ENTRIES: list[tuple[str, Callable[[Path], None], str, str]] = [
         "larger than --max-log-size",
         _big,
         "larger than the limit of 12 KiB (--max-log-size)",
-        "larger than the limit of 12 KiB",
+        "larger than the limit of 12 KiB (--max-log-size)",
     ),
 ]
 IDS = [e[0] for e in ENTRIES]
@@ -114,6 +114,26 @@ def test_named_entry_is_refused_in_one_line(
     assert out.code == (1 if command == "validate" else 2), out.output
     out.line_with(direct)
     assert not (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_file_with_a_fixed_limit_is_refused_without_naming_the_log_option(tmp_path: Path) -> None:
+    """--max-log-size sets a run log's limit only: an annotations file past its own fixed limit
+    is refused by its size without sending the user to an option that would not change it."""
+    runs = tmp_path / "runs"
+    (runs / "good").mkdir(parents=True)
+    shutil.copy(GOOD, runs / "good" / "events.jsonl")
+    notes = runs / "good" / "annotations.toml"
+    notes.touch()
+    os.truncate(notes, (16 << 20) + 1)  # sparse: past the limit without writing 16 MiB
+    limit = "16,777,217 bytes, larger than the limit of 16,777,216 bytes"  # not "16 MiB ... 16 MiB"
+    out = invoke(["site", runs, "--out", tmp_path / "site"])
+    line = out.line_with(str(notes))
+    assert limit in line and "--max-log-size" not in line, out.output
+    # A report is not made without the explanations beside the log as if there were none.
+    report = invoke(["report", runs / "good" / "events.jsonl", "--out", tmp_path / "out"])
+    assert report.code == 1 and not (tmp_path / "out" / "report.html").exists(), report.output
+    line = report.line_with(f"{notes}: not read: ")
+    assert limit in line and "--max-log-size" not in line, report.output
 
 
 def test_symlinks_out_of_the_folder_are_read_when_asked(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from elsewhere cannot inject markup into a report or make it load anything.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from reportgen.storage.local import (
     NotReadable,
     annotations_beside,
     read_bounded,
+    shown,
 )  # the name is also read from here
 
 PATTERN_KEY = "explain"
@@ -344,9 +346,16 @@ def load_annotations(path: str | Path | RemoteObject | None, cells: Iterable[Cel
 
 
 def find_annotations(log: Path | RemoteLog) -> Path | RemoteObject | None:
-    """The annotations file that sits next to a log, if any may be read: for a local log a
+    """The annotations file that sits next to a log, if there is one: for a local log a
     regular file, not a symlink that leads out of the log's folder; for a log in object
-    storage, as listed."""
+    storage, as listed. One that is there but may not be read is an AnnotationError: a report
+    made without the explanations its owner wrote would read as if there were none."""
     if isinstance(log, RemoteLog):
         return log.annotations
-    return annotations_beside(log)[0]
+    path, reason = annotations_beside(log)
+    if reason is not None:
+        candidate = log.parent / ANNOTATIONS_NAME
+        if os.path.islink(candidate) and os.path.exists(candidate):
+            reason = "a symlink that leads out of the log's folder; name the file with --annotations to use it"
+        raise AnnotationError(f"{shown(candidate)}: not read: {reason}")
+    return path

@@ -118,7 +118,10 @@ def write_skeleton(
     run = _read(log, max_bytes)
     default = log.parent / ANNOTATIONS_NAME
     target = out if out is not None else default
-    existing = find_annotations(log)
+    try:
+        existing = find_annotations(log)
+    except AnnotationError as exc:
+        raise SkeletonError(str(exc)) from None
     failed = failure_groups(run)
     explained: set[str] = set()
     if isinstance(existing, Path) and not (force and target.resolve() == existing.resolve()):

@@ -133,37 +133,46 @@ def _type_name(mode: int) -> str:
     return "not a regular file"
 
 
-def _check_regular(st: os.stat_result, max_bytes: int) -> None:
+# The option that sets a run log's size limit, named where a log is refused for its size; the
+# other files read (annotations, state, ledgers, inspection logs) have fixed limits.
+LOG_LIMIT_OPTION = "--max-log-size"
+
+
+def _check_regular(st: os.stat_result, max_bytes: int, option: str | None = None) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise NotReadable(f"{_type_name(st.st_mode)}, not a regular file; only regular files are read")
     if st.st_size > max_bytes:
-        raise NotReadable(
-            f"{describe_size(st.st_size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"
-        )
+        size, limit = describe_size(st.st_size), describe_size(max_bytes)
+        if size == limit:  # just past the limit: the rounded sizes would read as equal
+            size, limit = f"{st.st_size:,} bytes", f"{max_bytes:,} bytes"
+        raise NotReadable(f"{size}, larger than the limit of {limit}" + (f" ({option})" if option else ""))
 
 
-def open_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> BinaryIO:
+def open_regular(
+    path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES, option: str | None = LOG_LIMIT_OPTION
+) -> BinaryIO:
     """Open a regular file of at most max_bytes for reading; NotReadable (or OSError) otherwise.
 
     The type is checked before opening (opening a FIFO would wait for a writer) and again on
-    the open descriptor, so an entry swapped in between is caught too.
+    the open descriptor, so an entry swapped in between is caught too. ``option`` names the
+    command-line option that sets max_bytes, for the message (a run log's, unless told otherwise).
     """
-    _check_regular(os.stat(path), max_bytes)
+    _check_regular(os.stat(path), max_bytes, option)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        _check_regular(os.fstat(fd), max_bytes)
+        _check_regular(os.fstat(fd), max_bytes, option)
     except BaseException:
         os.close(fd)
         raise
     return os.fdopen(fd, "rb")
 
 
-def read_bounded(path: str | Path, max_bytes: int) -> bytes:
+def read_bounded(path: str | Path, max_bytes: int, option: str | None = None) -> bytes:
     """The bytes of a regular file of at most max_bytes (also if it grows while read).
 
     The first read asks for the size the file has (and a byte more, to see it grew), the rest in
     pieces: one read of max_bytes would reserve that much memory first, whatever the file holds."""
-    with open_regular(path, max_bytes) as stream:
+    with open_regular(path, max_bytes, option) as stream:
         data = stream.read(min(os.fstat(stream.fileno()).st_size, max_bytes) + 1)
         while len(data) <= max_bytes:
             more = stream.read(min(max_bytes + 1 - len(data), _READ_PIECE))
@@ -180,7 +189,7 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _vet_stat(
-    path: str | Path, root: Path | None, follow: bool, max_bytes: int
+    path: str | Path, root: Path | None, follow: bool, max_bytes: int, option: str | None = None
 ) -> tuple[str | None, os.stat_result | None, bool]:
     """(why the entry is not read or None, the stat of the file that is read, whether path is a symlink)."""
     try:
@@ -199,7 +208,7 @@ def _vet_stat(
         except OSError as exc:
             return f"cannot read it: {exc.strerror}", None, True
     try:
-        _check_regular(st, max_bytes)
+        _check_regular(st, max_bytes, option)
     except NotReadable as exc:
         return str(exc), None, linked
     return None, st, linked
@@ -249,7 +258,7 @@ def find_logs(
     seen: set[str] = set()
 
     def add(path: Path, root: Path | None, folder_real: str | None = None, notes_listed: bool | None = None) -> None:
-        reason, st, linked = _vet_stat(path, root, follow_symlinks, max_bytes)
+        reason, st, linked = _vet_stat(path, root, follow_symlinks, max_bytes, LOG_LIMIT_OPTION)
         if reason is not None or st is None:
             found.skipped.append(Skipped(path, reason or "cannot read it"))
             return

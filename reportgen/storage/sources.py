@@ -15,6 +15,7 @@ from typing import Union
 from reportgen.storage import is_remote
 from reportgen.storage.local import (
     DEFAULT_MAX_LOG_BYTES,
+    LOG_LIMIT_OPTION,
     MAX_SIDE_FILE_BYTES,
     Found,
     LogEntry,
@@ -110,7 +111,7 @@ def change_key(entry: LogEntry, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> str:
     log = entry.path
     if isinstance(log, RemoteLog):
         return log.change_key
-    digest = hashlib.sha256(read_bounded(log, max_bytes))
+    digest = hashlib.sha256(read_bounded(log, max_bytes, LOG_LIMIT_OPTION))
     if isinstance(entry.annotations, Path):
         try:
             notes = read_bounded(entry.annotations, MAX_SIDE_FILE_BYTES)
