@@ -56,6 +56,10 @@ MAX_TASKS = 10_000
 # validation): kubernetes.deadline_s, and grace_period_s with it, stay below it, so the Job's
 # deadline, (deadline + grace) x rounds of at most MAX_TASKS, stays far inside an int64.
 MAX_K8S_SECONDS = (1 << 31) - 1
+# The most any other count may be (devices, CPUs, parallel tasks, retries, seconds of lead):
+# Kubernetes keeps such counts in 32-bit integers (backoffLimitPerIndex, parallelism), and
+# tomllib reads integers of any size.
+MAX_COUNT = (1 << 31) - 1
 # The planned tasks as JSON: submit writes no larger a planned.json than `status` (and the site,
 # reportgen/storage/local.py MAX_SIDE_FILE_BYTES) reads.
 MAX_PLANNED_BYTES = 16 << 20
@@ -294,7 +298,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
     destination = head.string("destination", required=True)
     _check_destination(destination)
     repeats = head.integer("repeats", 1, 1)
-    max_parallel = head.integer("max_parallel", None, 1)
+    max_parallel = head.integer("max_parallel", None, 1, MAX_COUNT)
     upload = head.string("upload", "reportgen")
     if upload not in UPLOADERS:
         raise CampaignError(f"campaign.upload: one of {', '.join(UPLOADERS)}, got {upload!r}")
@@ -331,7 +335,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
         image = table.string("image")
         if image is not None:
             _check_image(image, f"{table.where}.image")
-        devices = table.integer("devices", None, 1)
+        devices = table.integer("devices", None, 1, MAX_COUNT)
         selector = table.table("node_selector")
         node_selector = {}
         for key in list(selector.data):
@@ -341,7 +345,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
             )
         env_sbatch = table.strings("sbatch")
         _check_sbatch(env_sbatch, f"{table.where}.sbatch")
-        cpus = table.integer("cpus", None, 1)
+        cpus = table.integer("cpus", None, 1, MAX_COUNT)
         memory = table.string("memory")
         if memory is not None and not _MEMORY.match(memory):
             raise CampaignError(
@@ -373,7 +377,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
         sbatch=s.strings("sbatch"),
         collector_root=s.string("collector_root"),
         scratch=s.string("scratch"),
-        stop_lead_s=s.integer("stop_lead_s", 120, 10),
+        stop_lead_s=s.integer("stop_lead_s", 120, 10, MAX_COUNT),
     )
     s.done()
     if not _SLURM_TIME.match(slurm.time):
@@ -392,7 +396,7 @@ def _parse(path: Path, root: _Table) -> Campaign:
         service_account=k.string("service_account"),
         volume_claim=k.string("volume_claim"),
         workdir=k.string("workdir", "/opt/migration-record"),
-        backoff_limit_per_index=k.integer("backoff_limit_per_index", 0, 0),
+        backoff_limit_per_index=k.integer("backoff_limit_per_index", 0, 0, MAX_COUNT),
         grace_period_s=k.integer("grace_period_s", 120, 10, MAX_K8S_SECONDS),
         deadline_s=k.integer("deadline_s", None, 60, MAX_K8S_SECONDS),
     )
@@ -474,9 +478,12 @@ def _check_destination(destination: str) -> None:
 
 def _check_folder(folder: str, where: str) -> None:
     """An absolute path with no '.' or '..' part: it names the folder it reads as (a task's
-    working directory, a volume's mount path), never another one up the tree."""
+    working directory, a volume's mount path), never another one up the tree; and not the root
+    itself (a volume mounted there would hide the container's own files)."""
     if not folder.startswith("/") or any(part in (".", "..") for part in folder.split("/")):
         raise CampaignError(f"{where}: an absolute path with no '.' or '..' parts, got {folder!r}")
+    if not folder.strip("/"):
+        raise CampaignError(f"{where}: a folder below the root, got {folder!r}")
 
 
 def _check_subdomain(name: str, where: str) -> None:

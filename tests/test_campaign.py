@@ -177,6 +177,14 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
             lambda t: t + "\n[kubernetes]\ngrace_period_s = 2147483648\n",
             "kubernetes.grace_period_s: must be at most 2147483647",
         ),
+        # Counts Kubernetes keeps in 32 bits; tomllib reads integers of any size.
+        (
+            lambda t: t + "\n[kubernetes]\nbackoff_limit_per_index = 2147483648\n",
+            "kubernetes.backoff_limit_per_index: must be at most 2147483647",
+        ),
+        (lambda t: t.replace("devices = 2", "devices = " + "9" * 40), "environment[1].devices: must be at most"),
+        (lambda t: t.replace("devices = 2", "devices = 2\ncpus = 2147483648"), "environment[1].cpus: must be at most"),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "//"), "campaign.destination: a folder below the root"),
         # So many digits that int() refuses them (a traceback once).
         (lambda t: t + '\n[slurm]\ntime = "' + "9" * 5000 + '-00"\n', "slurm.time: a Slurm time"),
         (
