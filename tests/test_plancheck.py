@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import tomli_w
@@ -12,7 +14,7 @@ from click.testing import CliRunner
 
 from collector.plan import PlanError, load_plan
 from reportgen.cli import main
-from reportgen.judge.plancheck import bucket_for, review_plan, write_revised
+from reportgen.judge.plancheck import _map_lengths, bucket_for, review_plan, write_revised
 from tests.conftest import REPO
 
 PLANS = REPO / "tests" / "plans"
@@ -313,3 +315,38 @@ def test_plan_check_defaults_to_the_plans_own_target(tmp_path: Path) -> None:
     elsewhere = review_plan(path, "neuron")
     assert any(f.id == "intended-target" and "meant for cpu" in f.title for f in elsewhere.findings)
     assert review_plan(_write(tmp_path, FIXED, "untargeted.toml")).target == "neuron"
+
+
+class _Counted(int):
+    """A length that counts its comparisons: plans may list thousands of shapes."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return int(self) == other
+
+    __hash__ = int.__hash__
+
+
+class _Ladder(list):  # type: ignore[type-arg]
+    """A declared ladder that refuses to be walked or copied: one lookup is a binary search."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the ladder was walked for one length")
+
+
+def test_mapping_lengths_to_buckets_is_not_quadratic_in_shapes() -> None:
+    shapes = [[1, _Counted(n)] for n in range(1, 301)]
+    ctx = SimpleNamespace(revised={"matrix": {"shapes": shapes, "cache_checks": [[1, 300]]}})
+    _Counted.compared = 0
+    _map_lengths(ctx, {300: 512})  # type: ignore[arg-type]
+    assert ctx.revised["matrix"]["shapes"] == [[1, n] for n in range(1, 300)] + [[1, 512]]
+    assert ctx.revised["matrix"]["cache_checks"] == [[1, 512]]
+    # Sorting costs n log n comparisons (about 4,500 here); a list scan per shape costs n² / 2 (45,000) more.
+    assert _Counted.compared < 30 * len(shapes), _Counted.compared
+
+
+def test_a_declared_ladder_is_searched_not_walked() -> None:
+    ladder = _Ladder(range(8, 80_008, 8))
+    assert [bucket_for(n, ladder) for n in (1, 8, 9, 80_000, 80_001)] == [8, 8, 16, 80_000, None]

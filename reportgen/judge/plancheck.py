@@ -13,6 +13,7 @@ classified as one of:
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 from dataclasses import asdict, dataclass, field
@@ -22,7 +23,7 @@ from typing import Any, Callable, overload
 import tomli_w
 
 from collector import planschema
-from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, load_plan, plan_from_data, read_plan_file
+from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, plan_from_data, read_plan_file
 from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
@@ -104,9 +105,11 @@ def bucket_for(length: int, ladder: list[int] | None) -> int | None: ...
 def bucket_for(length: int, ladder: list[int] | None = None) -> int | None:
     """The bucket a request length pads up to: the next bucket of a declared ladder at or above it
     (None when the length is above the largest), or with no ladder the next power of two, at least
-    128 (the ladder plan-check proposes)."""
+    128 (the ladder plan-check proposes). The ladder is ascending (the plan schema checks it): a
+    binary search, as plans may list thousands of buckets and lengths."""
     if ladder:
-        return next((b for b in sorted(ladder) if b >= length), None)
+        at = bisect.bisect_left(ladder, length)
+        return ladder[at] if at < len(ladder) else None
     bucket = MIN_BUCKET
     while bucket < length:
         bucket *= 2
@@ -173,12 +176,8 @@ def _map_lengths(ctx: Context, mapping: dict[int, int]) -> None:
     matrix = ctx.revised["matrix"]
     for key in ("shapes", "cache_checks"):
         if key in matrix:
-            seen: list[list[int]] = []
-            for b, l in matrix[key]:
-                shape = [b, mapping.get(l, l)]
-                if shape not in seen:
-                    seen.append(shape)
-            matrix[key] = sorted(seen)
+            seen = {(b, mapping.get(l, l)) for b, l in matrix[key]}  # a set: a list is quadratic in shapes
+            matrix[key] = [list(shape) for shape in sorted(seen)]
 
 
 def check_buckets(ctx: Context) -> list[Finding]:
@@ -567,7 +566,7 @@ def check_size(ctx: Context) -> list[Finding]:
         Finding(
             "too-many-cells",
             "revise",
-            f"{len(ctx.plan.cells):,} cells: more than one run log holds ({MAX_PLANNED_CELLS:,})",
+            f"{ctx.plan.planned_cells:,} cells: more than one run log holds ({MAX_PLANNED_CELLS:,})",
             problem.split(": ", 1)[1],
             f"Set [matrix] max_cells (at most {MAX_PLANNED_CELLS:,}) or split the plan.",
             "event contract line limit",
@@ -600,8 +599,8 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
     raises PlanError for a plan that cannot be read. With ``inspection`` (the log of
     ``python -m collector inspect``), its graphs are joined with the target's constraint data:
     those findings are predictions from the graph, labelled so."""
-    raw, _text = read_plan_file(path)
-    plan = load_plan(path, require_module=False, allow_undecided=True)
+    raw, text = read_plan_file(path)  # read once: parsing a plan of a megabyte takes seconds
+    plan = plan_from_data(raw, text, path, require_module=False, allow_undecided=True)
     return _review(str(path), raw, plan, target, inspection)
 
 
