@@ -358,6 +358,9 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PlanError(f"{path}:{line}: not UTF-8 (byte {exc.start}); save the plan as UTF-8") from None
+    # A byte-order mark some editors write first holds no content (as for annotations): the one
+    # reader of plan text drops it, so the collector, plan-check and the text's sha256 agree.
+    text = text.removeprefix("\ufeff")
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
