@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from collector.plan import PlanError, load_plan
 from reportgen.cli import main
-from reportgen.judge.plancheck import _map_lengths, bucket_for, review_plan, write_revised
+from reportgen.judge.plancheck import LISTED, _map_lengths, bucket_for, listed, review_plan, write_revised
 from tests.conftest import REPO
 
 PLANS = REPO / "tests" / "plans"
@@ -350,3 +350,23 @@ def test_mapping_lengths_to_buckets_is_not_quadratic_in_shapes() -> None:
 def test_a_declared_ladder_is_searched_not_walked() -> None:
     ladder = _Ladder(range(8, 80_008, 8))
     assert [bucket_for(n, ladder) for n in (1, 8, 9, 80_000, 80_001)] == [8, 8, 16, 80_000, None]
+
+
+def test_a_finding_lists_at_most_the_first_few_items_with_their_count(tmp_path: Path) -> None:
+    """A plan of a megabyte plans 100,000 lengths: the bucket-ladder finding once listed every one
+    of them (784 KB of text for one finding). Each list in a finding is cut, with its count."""
+    shapes = ", ".join(f"[1, {n}]" for n in range(1, 3001))
+    ladder = ", ".join(str(b) for b in range(2, 2001, 2))
+    body = f'[matrix]\nshapes = [{shapes}]\nmodes = ["eager", "compiled"]\n[padding]\nbuckets = [{ladder}]\n'
+    review = review_plan(_write(tmp_path, body), "neuron")
+    texts = {f.title: f"{f.title} {f.detail} {f.first}" for f in review.findings}
+    padded = next(t for title, t in texts.items() if "not padded to the declared buckets" in title)
+    assert (
+        f"(1 -> 2, 3 -> 4, 5 -> 6, 7 -> 8, 9 -> 10, 11 -> 12, 13 -> 14, 15 -> 16, 17 -> 18, 19 -> 20, 21 -> 22, 23 -> 24, … (first {LISTED} of 1,000))"
+        in padded
+    ), padded
+    assert f"ladder [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, … (first {LISTED} of 1,000)]" in padded, padded
+    above = next(t for title, t in texts.items() if "above the largest bucket" in title)
+    assert f"2011, 2012, … (first {LISTED} of 1,000)]" in above, above
+    assert all(len(t) < 2_000 for t in texts.values()), {k: len(t) for k, t in texts.items()}
+    assert listed(range(LISTED)) == ", ".join(map(str, range(LISTED))), "a short list is listed whole"
