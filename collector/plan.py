@@ -409,7 +409,8 @@ def plan_from_data(
     # holds (enough for size_problem and plan-check to say so), never to its million cells.
     matrix_cells = planschema.matrix_cells(checked["matrix"])
     cap = checked["matrix"].get("max_cells")
-    cells = expand_matrix(checked["matrix"], MAX_PLANNED_CELLS + 1 if cap is None else cap)
+    # The matrix is checked already: expanded as it is, not checked a second time.
+    cells = list(itertools.islice(_cells(checked["matrix"]), MAX_PLANNED_CELLS + 1 if cap is None else cap))
     scope = {
         **{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")},
         "synchronized": True,

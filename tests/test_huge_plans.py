@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -220,3 +221,18 @@ def test_the_counted_cells_are_the_expanded_cells(modes: list[str]) -> None:
     )
     assert planschema.matrix_cells(matrix) == len(expand_matrix(matrix))
     assert expand_matrix(matrix, 5) == expand_matrix(matrix)[:5]
+
+
+def test_a_loaded_plan_checks_its_matrix_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schema checks the matrix (each shape, each cache check) when the plan is validated; the
+    expansion takes it as checked rather than checking a megabyte of shapes again."""
+    checked: list[str] = []
+    table = planschema.check_table
+
+    def counted(path: str, data: Any, file: str = "plan") -> dict[str, Any]:
+        checked.append(path)
+        return table(path, data, file)
+
+    monkeypatch.setattr(planschema, "check_table", counted)
+    plan = load_plan(_plan(tmp_path, HUGE[:30], extra="\ncache_checks = [[1, 4]]"))
+    assert len(plan.cells) == 30 * 2 + 1 and "matrix" not in checked, checked
