@@ -8,12 +8,13 @@ collector/PLAN.md (generated from it).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from collector import descriptors, planschema
 from collector.eventlog import MAX_LINE_BYTES
@@ -92,6 +93,9 @@ class WorkloadPlan:
     text_sha256: str = ""
     # Cells the matrix expands to before a cap ([matrix] max_cells, --max-cells) cut it to ``cells``.
     matrix_cells: int = 0
+    # The cap ([matrix] max_cells, lowered by --max-cells); None: the whole matrix is planned
+    # (``cells`` then holds at most MAX_PLANNED_CELLS + 1 of it: size_problem refuses more).
+    cap_limit: int | None = None
 
     @property
     def module_path(self) -> Path:
@@ -142,13 +146,20 @@ class WorkloadPlan:
         outlives the cell it repeats."""
         if limit is not None and limit < len(self.cells):
             self.cells = self.cells[:limit]
+        if limit is not None and (self.cap_limit is None or limit < self.cap_limit):
+            self.cap_limit = limit
+
+    @property
+    def planned_cells(self) -> int:
+        """How many cells a run of this plan plans: the matrix, cut at the cap if any."""
+        return self.matrix_cells if self.cap_limit is None else min(self.cap_limit, self.matrix_cells)
 
     def size_problem(self) -> str | None:
         """Why one run log cannot hold this plan (see MAX_PLANNED_CELLS), or None."""
-        if len(self.cells) <= MAX_PLANNED_CELLS:
+        if self.planned_cells <= MAX_PLANNED_CELLS:
             return None
         return (
-            f"{self.path}: the matrix expands to {len(self.cells):,} cells, more than one run log can hold ({MAX_PLANNED_CELLS:,}: "
+            f"{self.path}: the matrix expands to {self.planned_cells:,} cells, more than one run log can hold ({MAX_PLANNED_CELLS:,}: "
             f"its plan event lists every planned cell within the event contract's {MAX_LINE_BYTES >> 20} MiB line limit); "
             "cap it with --max-cells N or [matrix] max_cells, or split the plan"
         )
@@ -184,23 +195,29 @@ class WorkloadPlan:
         return None
 
 
-def expand_matrix(matrix: dict[str, Any]) -> list[Cell]:
-    """Every shape x layout x dtype x mode, then the cache-check repeats after the largest shape."""
+def expand_matrix(matrix: dict[str, Any], limit: int | None = None) -> list[Cell]:
+    """Every shape x layout x dtype x mode, then the cache-check repeats after the largest shape;
+    only the first ``limit`` cells when given (a plan of a megabyte names a million cells, and a
+    run plans at most MAX_PLANNED_CELLS: the rest is never built)."""
     matrix = planschema.check_table("matrix", matrix)
+    return list(itertools.islice(_cells(matrix), limit))
+
+
+def _cells(matrix: dict[str, Any]) -> Iterator[Cell]:
     shapes = [tuple(s) for s in matrix["shapes"]]
     dtypes, layouts, modes = matrix["dtypes"], matrix["layouts"], matrix["modes"]
     repeats = [tuple(s) for s in matrix["cache_checks"]]
-    cells = []
     # Each (dtype, layout) group runs its shapes in order, then repeats the cache-check shapes
     # after the largest, so the repeat shows whether the same process compiled again.
     for dt in dtypes:
         for lay in layouts:
-            cells += [Cell(b, l, lay, dt, m) for b, l in shapes for m in modes]
+            for b, l in shapes:
+                for m in modes:
+                    yield Cell(b, l, lay, dt, m)
             if "compiled" in modes:
                 for b, l in repeats:
                     original = Cell(b, l, lay, dt, "compiled")
-                    cells.append(Cell(b, l, lay, dt, "compiled", repeat_of=original.case))
-    return cells
+                    yield Cell(b, l, lay, dt, "compiled", repeat_of=original.case)
 
 
 def _tolerances(raw: dict[str, Any], dtypes: set[str]) -> dict[str, dict[str, Any]]:
@@ -341,6 +358,9 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PlanError(f"{path}:{line}: not UTF-8 (byte {exc.start}); save the plan as UTF-8") from None
+    # A byte-order mark some editors write first holds no content (as for annotations): the one
+    # reader of plan text drops it, so the collector, plan-check and the text's sha256 agree.
+    text = text.removeprefix("\ufeff")
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
@@ -385,10 +405,12 @@ def plan_from_data(
         raise PlanError(
             f'{path}{f":{line}" if line else ""}: workload.module: {workload["module"]!r} holds a control character; expected a file name such as "my_encoder.py"'
         )
-    cells = expand_matrix(checked["matrix"])
-    matrix_cells = len(cells)
-    if checked["matrix"].get("max_cells") is not None:
-        cells = cells[: checked["matrix"]["max_cells"]]
+    # Counted before anything is built: a plan with no cap is expanded one cell past what a log
+    # holds (enough for size_problem and plan-check to say so), never to its million cells.
+    matrix_cells = planschema.matrix_cells(checked["matrix"])
+    cap = checked["matrix"].get("max_cells")
+    # The matrix is checked already: expanded as it is, not checked a second time.
+    cells = list(itertools.islice(_cells(checked["matrix"]), MAX_PLANNED_CELLS + 1 if cap is None else cap))
     scope = {
         **{k: timing["scope"][k] for k in ("preprocessing", "host_to_device", "output_retrieval")},
         "synchronized": True,
@@ -435,6 +457,7 @@ def plan_from_data(
         key_lines=planschema.key_lines(text),
         text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         matrix_cells=matrix_cells,
+        cap_limit=cap,
     )
     try:  # the plan event must be writable as JSON (finite numbers, plain values)
         json.dumps(plan.event_fields(plan.cells[:1]), allow_nan=False)

@@ -894,13 +894,23 @@ def _cross(fn: Callable[[Checker, dict[str, Any]], None]) -> Callable[[Checker, 
     return fn
 
 
+def matrix_cells(matrix: dict[str, Any]) -> int:
+    """How many cells a checked [matrix] expands to, counted without expanding it: every shape x
+    dtype x layout x mode, plus one compiled repeat per cache check, dtype and layout. A plan of
+    a megabyte can name a million cells; the count lets a reader refuse or cap them first."""
+    groups = len(matrix["dtypes"]) * len(matrix["layouts"])
+    repeats = len(matrix["cache_checks"]) if "compiled" in matrix["modes"] else 0
+    return groups * (len(matrix["shapes"]) * len(matrix["modes"]) + repeats)
+
+
 @_cross
 def _matrix_shapes(c: Checker, plan: dict[str, Any]) -> None:
     matrix = plan["matrix"]
     if not matrix["shapes"]:
         raise c.fail("matrix.shapes", "at least one [batch, length] is needed")
+    shapes = {tuple(shape) for shape in matrix["shapes"]}  # a list would make a long matrix quadratic to check
     for shape in matrix["cache_checks"]:
-        if shape not in matrix["shapes"]:
+        if tuple(shape) not in shapes:
             raise c.fail("matrix.cache_checks", f"{shape} is not one of matrix.shapes")
 
 

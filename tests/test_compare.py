@@ -963,3 +963,26 @@ def test_a_ratio_beyond_a_float_decides_nothing_and_is_never_a_figure(tmp_path: 
     assert result.exit_code == 0, result.output
     for text in (result.output, *((out / name).read_text(encoding="utf-8") for name in ("compare.md", "compare.html"))):
         assert not NOT_A_FIGURE.search(text), NOT_A_FIGURE.search(text)
+
+
+def test_many_versions_show_the_first_few_and_the_count(tmp_path: Path) -> None:
+    """A valid log may record thousands of versions: the compare pages list the first
+    FACTS_SHOWN packages, clipped, and count the rest, as a report page does."""
+    from reportgen.render.sections.common import FACTS_SHOWN
+
+    base, cand = _pair(tmp_path, noise=0.01)
+
+    def many(events: list[dict[str, Any]]) -> None:
+        env = next(e for e in events if e["kind"] == "environment")
+        env["versions"].update({f"pkg{i:04d}": {"value": "1.0", "source": "pip"} for i in range(300)})
+        env["versions"]["k" * 20_000] = {"value": "2.0", "source": "pip"}
+
+    _edit(base, many)
+    _edit(cand, many)
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    for name in ("compare.md", "compare.html"):
+        page = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        assert "pkg0000" in page and "pkg0299" not in page, name
+        assert f"first {FACTS_SHOWN} of " in page and "shown; all in each run" in page, name
+        assert "k" * 20_000 not in page, name

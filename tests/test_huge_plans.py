@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from collector import eventlog
+from collector import eventlog, planschema
 from collector.__main__ import main as collector_main
-from collector.plan import MAX_PLANNED_CELLS, load_plan
+from collector.plan import MAX_PLANNED_CELLS, PlanError, expand_matrix, load_plan
 from collector.run.state import Progress
 from reportgen.cli import main as reportgen_main
 from reportgen.contract import validation
@@ -174,3 +175,64 @@ def test_plan_check_blocks_a_matrix_too_large_for_one_log(huge: Path) -> None:
     assert done.exit_code == 3, done.output  # needs a revised plan
     assert "100,000 cells: more than one run log holds (20,000)" in done.output, done.output
     assert "[matrix] max_cells" in done.output
+
+
+class _NoScan(list):  # type: ignore[type-arg]
+    """A shape list that refuses to be scanned: a scan per cache check is quadratic in shapes."""
+
+    def __contains__(self, item: object) -> bool:
+        raise AssertionError("matrix.shapes scanned for a cache check")
+
+
+def test_cache_checks_are_looked_up_not_scanned_in_the_shape_list() -> None:
+    check = planschema.Checker("plan.toml")
+    shapes = _NoScan([[1, n] for n in range(1, 50)])
+    planschema._matrix_shapes(check, {"matrix": {"shapes": shapes, "cache_checks": [[1, 3], [1, 49]]}})
+    with pytest.raises(PlanError, match=r"\[2, 3\] is not one of matrix.shapes"):
+        planschema._matrix_shapes(check, {"matrix": {"shapes": shapes, "cache_checks": [[2, 3]]}})
+
+
+def test_the_cell_count_is_known_before_the_matrix_is_built(tmp_path: Path) -> None:
+    """A plan of a megabyte names a million cells: only one cell past what a log holds is built,
+    and the count (arithmetic, not the length of a list) still says how many the matrix has."""
+    plan = load_plan(_plan(tmp_path, HUGE))
+    assert plan.matrix_cells == 100_000 and len(plan.cells) == MAX_PLANNED_CELLS + 1
+    problem = plan.size_problem()
+    assert problem is not None and "expands to 100,000 cells" in problem
+    plan.cap(30_000)  # a cap above what a log holds is still refused, with its own count
+    problem = plan.size_problem()
+    assert problem is not None and "expands to 30,000 cells" in problem
+    plan.cap(MAX_PLANNED_CELLS)
+    assert plan.size_problem() is None and len(plan.cells) == MAX_PLANNED_CELLS
+    assert plan.cells == expand_matrix(plan.checked["matrix"])[:MAX_PLANNED_CELLS]
+
+
+@pytest.mark.parametrize("modes", [["eager", "compiled"], ["eager"], ["compiled"]])
+def test_the_counted_cells_are_the_expanded_cells(modes: list[str]) -> None:
+    matrix = planschema.check_table(
+        "matrix",
+        {
+            "shapes": [[1, 8], [2, 8], [1, 16]],
+            "cache_checks": [[1, 8], [2, 8]],
+            "dtypes": ["float32", "bfloat16"],
+            "layouts": ["contiguous", "noncontiguous"],
+            "modes": modes,
+        },
+    )
+    assert planschema.matrix_cells(matrix) == len(expand_matrix(matrix))
+    assert expand_matrix(matrix, 5) == expand_matrix(matrix)[:5]
+
+
+def test_a_loaded_plan_checks_its_matrix_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schema checks the matrix (each shape, each cache check) when the plan is validated; the
+    expansion takes it as checked rather than checking a megabyte of shapes again."""
+    checked: list[str] = []
+    table = planschema.check_table
+
+    def counted(path: str, data: Any, file: str = "plan") -> dict[str, Any]:
+        checked.append(path)
+        return table(path, data, file)
+
+    monkeypatch.setattr(planschema, "check_table", counted)
+    plan = load_plan(_plan(tmp_path, HUGE[:30], extra="\ncache_checks = [[1, 4]]"))
+    assert len(plan.cells) == 30 * 2 + 1 and "matrix" not in checked, checked

@@ -515,3 +515,14 @@ def test_float64_inputs_are_flagged_where_float64_runs_as_float32(tmp_path: Path
     found = [f for f in review_plan(path, "neuron").findings if f.id == "float64-as-float32"]
     assert found and found[0].severity == "revise" and "u0" in found[0].title
     assert not [f for f in review_plan(path, "cpu").findings if f.id == "float64-as-float32"]
+
+
+def test_a_plan_with_a_byte_order_mark_reads_as_without_it(tmp_path: Path) -> None:
+    """Some editors write a byte-order mark first: the one reader of plan text (the collector's and
+    plan-check's) drops it, and the text's sha256 is that of the plan without it."""
+    plain = _plan(tmp_path, MATRIX)
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    assert load_plan(marked).text_sha256 == load_plan(plain).text_sha256
+    done = CliRunner().invoke(reportgen_main, ["plan-check", str(marked), "--target", "cpu"])
+    assert "not valid TOML" not in done.output and done.exit_code in (0, 3), done.output

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import tomli_w
@@ -12,7 +14,7 @@ from click.testing import CliRunner
 
 from collector.plan import PlanError, load_plan
 from reportgen.cli import main
-from reportgen.judge.plancheck import bucket_for, review_plan, write_revised
+from reportgen.judge.plancheck import LISTED, _map_lengths, bucket_for, listed, review_plan, write_revised
 from tests.conftest import REPO
 
 PLANS = REPO / "tests" / "plans"
@@ -313,3 +315,58 @@ def test_plan_check_defaults_to_the_plans_own_target(tmp_path: Path) -> None:
     elsewhere = review_plan(path, "neuron")
     assert any(f.id == "intended-target" and "meant for cpu" in f.title for f in elsewhere.findings)
     assert review_plan(_write(tmp_path, FIXED, "untargeted.toml")).target == "neuron"
+
+
+class _Counted(int):
+    """A length that counts its comparisons: plans may list thousands of shapes."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return int(self) == other
+
+    __hash__ = int.__hash__
+
+
+class _Ladder(list):  # type: ignore[type-arg]
+    """A declared ladder that refuses to be walked or copied: one lookup is a binary search."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the ladder was walked for one length")
+
+
+def test_mapping_lengths_to_buckets_is_not_quadratic_in_shapes() -> None:
+    shapes = [[1, _Counted(n)] for n in range(1, 301)]
+    ctx = SimpleNamespace(revised={"matrix": {"shapes": shapes, "cache_checks": [[1, 300]]}})
+    _Counted.compared = 0
+    _map_lengths(ctx, {300: 512})  # type: ignore[arg-type]
+    assert ctx.revised["matrix"]["shapes"] == [[1, n] for n in range(1, 300)] + [[1, 512]]
+    assert ctx.revised["matrix"]["cache_checks"] == [[1, 512]]
+    # Sorting costs n log n comparisons (about 4,500 here); a list scan per shape costs n² / 2 (45,000) more.
+    assert _Counted.compared < 30 * len(shapes), _Counted.compared
+
+
+def test_a_declared_ladder_is_searched_not_walked() -> None:
+    ladder = _Ladder(range(8, 80_008, 8))
+    assert [bucket_for(n, ladder) for n in (1, 8, 9, 80_000, 80_001)] == [8, 8, 16, 80_000, None]
+
+
+def test_a_finding_lists_at_most_the_first_few_items_with_their_count(tmp_path: Path) -> None:
+    """A plan of a megabyte plans 100,000 lengths: the bucket-ladder finding once listed every one
+    of them (784 KB of text for one finding). Each list in a finding is cut, with its count."""
+    shapes = ", ".join(f"[1, {n}]" for n in range(1, 3001))
+    ladder = ", ".join(str(b) for b in range(2, 2001, 2))
+    body = f'[matrix]\nshapes = [{shapes}]\nmodes = ["eager", "compiled"]\n[padding]\nbuckets = [{ladder}]\n'
+    review = review_plan(_write(tmp_path, body), "neuron")
+    texts = {f.title: f"{f.title} {f.detail} {f.first}" for f in review.findings}
+    padded = next(t for title, t in texts.items() if "not padded to the declared buckets" in title)
+    assert (
+        f"(1 -> 2, 3 -> 4, 5 -> 6, 7 -> 8, 9 -> 10, 11 -> 12, 13 -> 14, 15 -> 16, 17 -> 18, 19 -> 20, 21 -> 22, 23 -> 24, … (first {LISTED} of 1,000))"
+        in padded
+    ), padded
+    assert f"ladder [2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, … (first {LISTED} of 1,000)]" in padded, padded
+    above = next(t for title, t in texts.items() if "above the largest bucket" in title)
+    assert f"2011, 2012, … (first {LISTED} of 1,000)]" in above, above
+    assert all(len(t) < 2_000 for t in texts.values()), {k: len(t) for k, t in texts.items()}
+    assert listed(range(LISTED)) == ", ".join(map(str, range(LISTED))), "a short list is listed whole"

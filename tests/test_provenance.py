@@ -146,3 +146,27 @@ def test_diff_of_weights_by_content_when_both_hashed_else_by_file(tmp_path: Path
     b = _with_provenance(src, tmp_path / "b", "run-b", "a" * 64, "1" * 40, "e" * 64)
     data = json.loads(CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "json"]).output)
     assert data["code_and_data"] == [["weights (by content sha256)", "c" * 64, "e" * 64]]
+
+
+def test_many_env_vars_and_versions_show_the_first_few_and_the_count(tmp_path: Path) -> None:
+    """A valid log may record 100,000 env vars (a 10 MB page once); the page shows the first
+    FACTS_SHOWN of each list, clipped, and counts the rest, which stay in the log."""
+    from reportgen.render.sections.common import FACTS_SHOWN
+    from tests.logbuilder import complete_log
+
+    events = complete_log()
+    env = next(e for e in events if e["kind"] == "environment")
+    env["env_vars"] = {f"VAR{i:05d}": "x" * 50 for i in range(5000)}
+    env["versions"].update({f"pkg{i:04d}": {"value": "1.0", "source": "pip"} for i in range(300)})
+    env["versions"]["k" * 20_000] = {"value": "2.0", "source": "pip"}
+    log = tmp_path / "many.jsonl"
+    log.write_text(dumps(events), encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "page")])
+    assert result.exit_code == 0, result.output
+    for name in ("report.md", "report.html"):
+        page = (tmp_path / "page" / name).read_text(encoding="utf-8")
+        assert "VAR00000" in page and f"VAR{FACTS_SHOWN - 1:05d}" in page and f"VAR{FACTS_SHOWN:05d}" not in page
+        assert f"first {FACTS_SHOWN} of 5,000 shown; all in many.jsonl" in page, name
+        assert f"first {FACTS_SHOWN} of 305 shown; all in many.jsonl" in page, name
+        assert "k" * 20_000 not in page and "20000 characters in all; the full text is in many.jsonl" in page, name
+        assert len(page) < 200_000, (name, len(page))

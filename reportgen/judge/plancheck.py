@@ -13,16 +13,17 @@ classified as one of:
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, overload
+from typing import Any, Callable, Iterable, overload
 
 import tomli_w
 
 from collector import planschema
-from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, load_plan, plan_from_data, read_plan_file
+from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, plan_from_data, read_plan_file
 from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
 
@@ -104,13 +105,32 @@ def bucket_for(length: int, ladder: list[int] | None) -> int | None: ...
 def bucket_for(length: int, ladder: list[int] | None = None) -> int | None:
     """The bucket a request length pads up to: the next bucket of a declared ladder at or above it
     (None when the length is above the largest), or with no ladder the next power of two, at least
-    128 (the ladder plan-check proposes)."""
+    128 (the ladder plan-check proposes). The ladder is ascending (the plan schema checks it): a
+    binary search, as plans may list thousands of buckets and lengths."""
     if ladder:
-        return next((b for b in sorted(ladder) if b >= length), None)
+        at = bisect.bisect_left(ladder, length)
+        return ladder[at] if at < len(ladder) else None
     bucket = MIN_BUCKET
     while bucket < length:
         bucket *= 2
     return bucket
+
+
+LISTED = 12  # items a finding's text lists at most: a plan of a megabyte plans 100,000 lengths
+
+
+def listed(items: Iterable[Any], sep: str = ", ") -> str:
+    """Items of a finding's text joined, the first LISTED of them when there are more, with the
+    count ("1 -> 128, 2 -> 128, … (first 12 of 50,000)"), as the reports cut lists of cells: one
+    finding never grows with the plan. Every list-valued text in a finding goes through here."""
+    items = list(items)
+    text = sep.join(map(str, items[:LISTED]))
+    return text if len(items) <= LISTED else f"{text}{sep}… (first {LISTED} of {len(items):,})"
+
+
+def bracketed(items: Iterable[Any]) -> str:
+    """A list as Python prints one ([1000, 2000]), cut as ``listed`` cuts it."""
+    return f"[{listed(items)}]"
 
 
 def _finding(ctx: Context, cid: str, severity: str, title: str, detail: str, first: str) -> Finding:
@@ -151,7 +171,7 @@ def check_precision(ctx: Context) -> list[Finding]:
                 ctx,
                 "float64-as-float32",
                 "revise",
-                f"float64 input(s) {', '.join(wide)} will run as float32",
+                f"float64 input(s) {listed(wide)} will run as float32",
                 "The real preprocessing produces float64, but the cells cast floating inputs to their dtype and the backend computes float64 as float32.",
                 "Declare requires_float64 if acceptance needs float64 computation (the plan is then blocked on this backend), or declare the input as float32 if the precision is not needed.",
             )
@@ -173,12 +193,8 @@ def _map_lengths(ctx: Context, mapping: dict[int, int]) -> None:
     matrix = ctx.revised["matrix"]
     for key in ("shapes", "cache_checks"):
         if key in matrix:
-            seen: list[list[int]] = []
-            for b, l in matrix[key]:
-                shape = [b, mapping.get(l, l)]
-                if shape not in seen:
-                    seen.append(shape)
-            matrix[key] = sorted(seen)
+            seen = {(b, mapping.get(l, l)) for b, l in matrix[key]}  # a set: a list is quadratic in shapes
+            matrix[key] = [list(shape) for shape in sorted(seen)]
 
 
 def check_buckets(ctx: Context) -> list[Finding]:
@@ -200,8 +216,8 @@ def check_buckets(ctx: Context) -> list[Finding]:
                 "recompile-per-shape",
                 "revise",
                 "request lengths are not padded to a fixed set of buckets (no ladder declared)",
-                f"Every new input shape compiles again. This is a proposal, not a decision: a ladder of powers of two from {MIN_BUCKET} ({', '.join(map(str, ladder))}) covering the planned lengths ({', '.join(f'{l} -> {mapping[l]}' for l in lengths)}); the owner's real length distribution may call for another.",
-                f"Choose the bucket ladder (the revised plan proposes {ladder}, marked proposed = true), pad masks identically, then plan compile and cache checks per bucket.",
+                f"Every new input shape compiles again. This is a proposal, not a decision: a ladder of powers of two from {MIN_BUCKET} ({listed(ladder)}) covering the planned lengths ({listed(f'{l} -> {mapping[l]}' for l in lengths)}); the owner's real length distribution may call for another.",
+                f"Choose the bucket ladder (the revised plan proposes {bracketed(ladder)}, marked proposed = true), pad masks identically, then plan compile and cache checks per bucket.",
             )
         )
     else:
@@ -221,9 +237,9 @@ def check_buckets(ctx: Context) -> list[Finding]:
             served = sorted(
                 set(padded.values()) | ({largest} if above and _policy_word(policy) == "truncate" else set())
             )
-            detail = f"Each request pads to its bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items()) or 'every length is a bucket'}), the mask padded alike; the prefill graphs are those of {served}, and decode has one shape (the static KV cache)."
+            detail = f"Each request pads to its bucket ({listed(f'{l} -> {b}' for l, b in padded.items()) or 'every length is a bucket'}), the mask padded alike; the prefill graphs are those of {bracketed(served)}, and decode has one shape (the static KV cache)."
             if above:
-                detail += f" Lengths {above} are above the largest bucket and follow the declared policy ({policy!r})."
+                detail += f" Lengths {bracketed(above)} are above the largest bucket and follow the declared policy ({policy!r})."
             findings.append(
                 _finding(
                     ctx,
@@ -242,8 +258,8 @@ def check_buckets(ctx: Context) -> list[Finding]:
                     "recompile-per-shape",
                     "revise",
                     "request lengths are not padded to the declared buckets",
-                    f"Every new input shape compiles again; the declared ladder {declared} is kept as declared and each length pads to the next bucket ({', '.join(f'{l} -> {b}' for l, b in padded.items())}). With batch size and dtype fixed this bounds the sequence shapes; it does not promise one compilation per shape for every graph.",
-                    f"Test the padded lengths {sorted(set(padded.values()))} (pad masks identically), then plan compile and cache checks per bucket.",
+                    f"Every new input shape compiles again; the declared ladder {bracketed(declared)} is kept as declared and each length pads to the next bucket ({listed(f'{l} -> {b}' for l, b in padded.items())}). With batch size and dtype fixed this bounds the sequence shapes; it does not promise one compilation per shape for every graph.",
+                    f"Test the padded lengths {bracketed(sorted(set(padded.values())))} (pad masks identically), then plan compile and cache checks per bucket.",
                 )
             )
         if above and policy and not policy.startswith(planschema.UNDECIDED):
@@ -252,9 +268,9 @@ def check_buckets(ctx: Context) -> list[Finding]:
                     ctx,
                     "static-shapes",
                     "revise",
-                    f"lengths {above} are above the largest bucket ({largest})",
+                    f"lengths {bracketed(above)} are above the largest bucket ({largest})",
                     f"The declared policy ({policy!r}) decides what such a request becomes; the largest bucket {largest} is the shape that reaches the model.",
-                    f"Test {largest} in place of {above}.",
+                    f"Test {largest} in place of {bracketed(above)}.",
                 )
             )
     if ctx.revised.get("padding", {}).get("buckets") and not ctx.checked.get("padding", {}).get("above_largest"):
@@ -264,7 +280,7 @@ def check_buckets(ctx: Context) -> list[Finding]:
             f"{planschema.UNDECIDED}: define what happens to requests longer than {largest} tokens (reject, truncate or split)"
         )
         extra = (
-            f" The planned lengths {above} are above it; the revised plan tests {largest} in their place."
+            f" The planned lengths {bracketed(above)} are above it; the revised plan tests {largest} in their place."
             if above
             else ""
         )
@@ -406,7 +422,7 @@ def check_layout(ctx: Context) -> list[Finding]:
         ]
     ctx.revised["matrix"]["layouts"] = list(layouts) + ["noncontiguous"]
     if noncontiguous:
-        made = ", ".join(f"{name} ({how})" for name, how in noncontiguous.items())
+        made = listed(f"{name} ({how})" for name, how in noncontiguous.items())
         return [
             _finding(
                 ctx,
@@ -515,7 +531,7 @@ def check_undecided(ctx: Context) -> list[Finding]:
             "proposals-pending",
             "revise",
             f"{len(pending)} proposed value(s) not yet agreed",
-            f"Proposed values are not approvals: {', '.join(pending)} still hold a proposal (proposed = true or an UNDECIDED text).",
+            f"Proposed values are not approvals: {listed(pending)} still hold a proposal (proposed = true or an UNDECIDED text).",
             "Review each proposal with the workload's owner, write the agreed value and remove 'proposed = true' and any UNDECIDED text; the collector refuses the plan until then.",
             "Revisions are not approvals",
             "plan-check",
@@ -567,7 +583,7 @@ def check_size(ctx: Context) -> list[Finding]:
         Finding(
             "too-many-cells",
             "revise",
-            f"{len(ctx.plan.cells):,} cells: more than one run log holds ({MAX_PLANNED_CELLS:,})",
+            f"{ctx.plan.planned_cells:,} cells: more than one run log holds ({MAX_PLANNED_CELLS:,})",
             problem.split(": ", 1)[1],
             f"Set [matrix] max_cells (at most {MAX_PLANNED_CELLS:,}) or split the plan.",
             "event contract line limit",
@@ -600,8 +616,8 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
     raises PlanError for a plan that cannot be read. With ``inspection`` (the log of
     ``python -m collector inspect``), its graphs are joined with the target's constraint data:
     those findings are predictions from the graph, labelled so."""
-    raw, _text = read_plan_file(path)
-    plan = load_plan(path, require_module=False, allow_undecided=True)
+    raw, text = read_plan_file(path)  # read once: parsing a plan of a megabyte takes seconds
+    plan = plan_from_data(raw, text, path, require_module=False, allow_undecided=True)
     return _review(str(path), raw, plan, target, inspection)
 
 
@@ -757,9 +773,8 @@ def _predicted(ctx: Context, cid: str, severity: str, title: str, detail: str, f
     return finding
 
 
-def _names(items: list[Any], limit: int = 6) -> str:
-    text = ", ".join(f"{t.where} {t.name}" for t in items[:limit])
-    return text + (f" and {len(items) - limit} more" if len(items) > limit else "")
+def _names(items: list[Any]) -> str:
+    return listed(f"{t.where} {t.name}" for t in items)
 
 
 def inspection_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
@@ -787,7 +802,7 @@ def inspection_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
                 "inspection-incomplete",
                 "note",
                 f"{len(missing)} planned shape(s) were not inspected",
-                f"Not in {log.path}: {', '.join(f'b{b}-l{l}-{lay}' for b, l, lay in missing[:8])}.",
+                f"Not in {log.path}: {listed(f'b{b}-l{l}-{lay}' for b, l, lay in missing)}.",
                 "Inspect the plan again so every planned shape is covered.",
                 "",
                 "inspection",
@@ -879,7 +894,7 @@ def _break_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
     if not reasons or not ctx.compiled:
         return []
     fullgraph = ctx.checked["compile"]["fullgraph"]
-    listed = "; ".join(f"{r} (×{n})" for r, n in list(reasons.items())[:5])
+    breaks = listed((f"{r} (×{n})" for r, n in reasons.items()), sep="; ")
     if fullgraph:
         return [
             _predicted(
@@ -887,7 +902,7 @@ def _break_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
                 "fullgraph",
                 "revise",
                 "graph breaks: the compiled cells will fail with compile.fullgraph = true",
-                f"torch._dynamo.explain found breaks: {listed}.",
+                f"torch._dynamo.explain found breaks: {breaks}.",
                 "Remove the breaks from the model's forward, or plan compile.fullgraph = false and expect split graphs in the report.",
             )
         ]
@@ -897,7 +912,7 @@ def _break_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
             "fullgraph",
             "note",
             "graph breaks split the compiled path",
-            f"torch._dynamo.explain found breaks: {listed}.",
+            f"torch._dynamo.explain found breaks: {breaks}.",
             "Remove the breaks if the compiled path should be one graph; the report lists them per cell.",
         )
     ]
@@ -918,7 +933,7 @@ def _operator_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
             Finding(
                 f"operator-{entry.id}",
                 severity,
-                f"{', '.join(used)}: {entry.title}",
+                f"{listed(used)}: {entry.title}",
                 entry.text,
                 "Check this operator's cells first on the device (the report lists executed and fallback operators per cell).",
                 entry.title,
@@ -955,7 +970,7 @@ def _layout_findings(log: InspectionLog) -> list[Finding]:
             "layout-as-built",
             "revise",
             "make_inputs builds non-contiguous inputs for the contiguous layout",
-            f"As built: {', '.join(f'{name} at {shape}' for shape, name in off[:6])}. The contiguous cells would not test a contiguous layout.",
+            f"As built: {listed(f'{name} at {shape}' for shape, name in off)}. The contiguous cells would not test a contiguous layout.",
             "Make the contiguous layout's inputs contiguous in make_inputs.",
             "",
             "inspection",

@@ -15,7 +15,7 @@ from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt
-from reportgen.render.sections.common import fmt_time
+from reportgen.render.sections.common import FACTS_SHOWN, clip, fmt_time
 
 VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
 CHANGED_SYMBOL = "≠"  # a pass under a criterion the other run did not declare: never shown as a plain pass
@@ -332,6 +332,19 @@ def _honesty(comparison: Comparison) -> str:
     return " ".join([text, *notes])
 
 
+def _version_rows(base: dict[str, str], cand: dict[str, str], keys: list[str]) -> list[tuple[str, str, str]]:
+    """The versions table: the first FACTS_SHOWN packages, clipped, then a row counting the rest
+    (a valid log may record thousands; each log keeps them all), as a report page shows them."""
+    where = "each run's log"
+    rows = [
+        (clip(k, where=where), clip(base.get(k, "unknown"), where=where), clip(cand.get(k, "unknown"), where=where))
+        for k in keys[:FACTS_SHOWN]
+    ]
+    if len(keys) > FACTS_SHOWN:
+        rows.append(("more versions", f"first {FACTS_SHOWN} of {len(keys):,} shown; all in {where}", ""))
+    return rows
+
+
 def build_compare_view(comparison: Comparison) -> CompareView:
     b, c = comparison.baseline, comparison.candidate
     keys = [k for k in VERSION_KEYS if k in b.versions or k in c.versions]
@@ -358,7 +371,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         criteria=[c.text for c in comparison.criteria],
         interval_scope=comparison.interval_scope,
         replicates=(b.replicates or (b.run_id,), c.replicates or (c.run_id,)),
-        versions=[(k, b.versions.get(k, "unknown"), c.versions.get(k, "unknown")) for k in keys],
+        versions=_version_rows(b.versions, c.versions, keys),
         cells=cells,
         references=references[:DETAIL_CAP],
         task_metric=", ".join(

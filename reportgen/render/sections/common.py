@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from operator import attrgetter
 from typing import Any, Callable, Collection
@@ -117,11 +118,31 @@ def list_text(items: Collection[Any], run: RunModel, label: Callable[[Any], str]
     return f"{', '.join(map(label, shown))} and {len(items) - LISTED} more ({len(items)} in all; every cell is in {DETAILS_NAME})"
 
 
-def clip(text: str, limit: int = TEXT_CHARS) -> str:
+def clip(text: str, limit: int = TEXT_CHARS, where: str = DETAILS_NAME) -> str:
     """A text as the page shows it: cut after ``limit`` characters, saying where the rest is."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… (cut here: {len(text)} characters in all; the full text is in {DETAILS_NAME})"
+    return f"{text[:limit]}… (cut here: {len(text)} characters in all; the full text is in {where})"
+
+
+FACTS_SHOWN = 60  # rows of one list of facts (env vars, versions) a page shows
+
+
+def capped_facts(rows: list[Row], what: str, run: RunModel) -> list[Row]:
+    """A list of facts from the log (its env vars, its versions) as a page shows it: the first
+    FACTS_SHOWN rows, each label and value clipped, then one row counting the rest. A valid log
+    may carry 100,000 env vars; the page stays readable and the log keeps them all."""
+    log = os.path.basename(run.path)
+    shown = [
+        replace(
+            row, label=clip(row.label, where=log), value=clip(row.value, where=log), detail=clip(row.detail, where=log)
+        )
+        for row in islice(rows, FACTS_SHOWN)
+    ]
+    if len(rows) > FACTS_SHOWN:
+        source = rows[0].source
+        shown.append(Row(f"more {what}", f"first {FACTS_SHOWN} of {len(rows):,} shown; all in {log}", source))
+    return shown
 
 
 def verdict_text(verdict: str | None, reason: str | None, change: str | None) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.contract.times import utc_time
-from reportgen.render.sections.common import fact_rows, Row
+from reportgen.render.sections.common import capped_facts, fact_rows, Row
 
 
 def generated_at(run: RunModel) -> str:
@@ -65,7 +65,8 @@ def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
         )
     if run.environment:
         rows += [Row(f"device {r.label}", r.value, r.source) for r in fact_rows(run.environment.device)]
-        rows += [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]
+        env = [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]
+        rows += capped_facts(env, "env vars", run)
         rows += [
             Row(
                 f"installed {a.name}",
