@@ -963,3 +963,28 @@ def test_a_ratio_beyond_a_float_decides_nothing_and_is_never_a_figure(tmp_path: 
     assert result.exit_code == 0, result.output
     for text in (result.output, *((out / name).read_text(encoding="utf-8") for name in ("compare.md", "compare.html"))):
         assert not NOT_A_FIGURE.search(text), NOT_A_FIGURE.search(text)
+
+
+def test_a_log_whose_plan_and_artifact_disagree_on_the_weights_is_not_called_the_same(tmp_path: Path) -> None:
+    """The collector writes one digest into the plan and the weights artifact: two answers leave
+    the weights unknown, so neither may make them 'the same' as the other run's."""
+    from reportgen.contract.validation import read_log
+    from reportgen.judge.identity import same_weights
+    from reportgen.model.runmodel import build_run
+
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base, _weights("c" * 64, "1" * 64))
+    _edit(cand, _weights("c" * 64, "1" * 64))
+
+    def artifact_differs(events: list[dict[str, Any]]) -> None:
+        artifact = next(e for e in events if e["kind"] == "artifact" and e["role"] == "weights")
+        artifact.update(sha256="e" * 64, content_sha256="b" * 64)
+
+    _edit(cand, artifact_differs)
+    reading = read_log(cand)
+    assert any("weights" in p.message and "contradicts itself" in p.message for p in reading.problems)
+    identity = same_weights(build_run(read_log(base)), build_run(reading))
+    assert not identity.same
+    assert "candidate log's weights hashes disagree" in identity.text and "bbbbbbbbbbbb" in identity.text
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "refused")])
+    assert result.exit_code != 0 and "Same weights" not in result.output

@@ -31,6 +31,7 @@ import msgspec
 from msgspec import UNSET
 from msgspec.structs import force_setattr
 
+from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks
 from reportgen.contract.fast import same_keys
 from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
@@ -264,6 +265,7 @@ class _Checker:
         self.first_content_seen = False
         self.blank_lines = 0
         self.saw_cr = False
+        self.figures = FigureChecks()
 
     def problem(self, line: int, severity: Severity, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, severity, message))
@@ -450,6 +452,8 @@ class _Checker:
             self.last_seq = seq
             if kind == "case_result":
                 self.result_lines[case] = number  # type: ignore[index]
+            if kind in FIGURE_KINDS:
+                self._check_figures(number, kind, struct)
             self.keep(record)
             if self.sink is not None:
                 self.sink(record, struct)
@@ -480,6 +484,8 @@ class _Checker:
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
             return
+        if kind in FIGURE_KINDS or kind == "plan":
+            self._check_figures(number, kind, data)
         self.keep(record)
         if self.sink is not None:
             self.sink(record, data)
@@ -518,6 +524,14 @@ class _Checker:
         seen.setdefault(kind, number)
         self.in_body = "plan" in seen and "run_end" not in seen
         return True
+
+    def _check_figures(self, number: int, kind: str, data: Any) -> None:
+        """A line whose figures contradict its own status or flags is an error: not evidence."""
+        contradiction = self.figures.check(kind, data)
+        if contradiction is not None:
+            case = getattr(data, "case", None)
+            where = f"{kind} {case!r}" if isinstance(case, str) else kind
+            self.problem(number, "error", f"{where}: {contradiction}; the log contradicts itself")
 
     def _check_single_result(self, number: int, case: str) -> None:
         if case in self.result_lines:
