@@ -16,7 +16,9 @@ from typing import Any
 
 from msgspec import UNSET
 
-__all__ = ["FigureChecks"]
+from collector.descriptors import descriptors
+
+__all__ = ["FigureChecks", "family_disagreement"]
 
 FIGURE_KINDS = frozenset(("case_result", "generation", "train_step", "train_result", "artifact"))
 
@@ -113,7 +115,7 @@ class FigureChecks:
         divergent = agree if agree < steps else None
         if data.first_divergent_step is not UNSET and data.first_divergent_step != divergent:
             return f"first_divergent_step is {data.first_divergent_step}, but tokens first differ from reference_tokens at {divergent}"
-        plan_gen = getattr(self.plan, "generation", None) if self.plan is not None else None
+        plan_gen: Any = getattr(self.plan, "generation", None)
         if _given(plan_gen):
             judged = [o for o in data.top_k_overlap if o is not None]
             expected = min(judged) >= plan_gen.min_top_k_overlap if judged else False
@@ -121,7 +123,7 @@ class FigureChecks:
                 least = f"least overlap {min(judged)}" if judged else "no top-k overlap measured"
                 return f"top_k_passed is {str(data.top_k_passed).lower()}, but {least} against the plan's min_top_k_overlap {plan_gen.min_top_k_overlap}"
         tol = self._tolerance(data.case)
-        criterion = getattr(tol, "task", None) if tol is not None else None
+        criterion: Any = getattr(tol, "task", None)
         if _given(criterion) and data.tokens_passed is not None and data.tokens_passed != _meets(agree, criterion):
             return f"tokens_passed is {str(data.tokens_passed).lower()}, but {agree} agreeing step(s) against the criterion {criterion.op} {criterion.threshold}"
         if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
@@ -130,7 +132,7 @@ class FigureChecks:
 
     def _train_step(self, data: Any) -> str | None:
         tol = self._tolerance(data.case)
-        loss_tol = getattr(tol, "loss", None) if tol is not None else None
+        loss_tol: Any = getattr(tol, "loss", None)
         if _given(loss_tol):
             loss, ref = data.loss, data.reference_loss
             within = (
@@ -154,3 +156,21 @@ class FigureChecks:
             self.failed_training.setdefault(
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
+
+
+def family_disagreement(family: str, device_type: str) -> str | None:
+    """Why an environment's backend family does not fit its device type, or None.
+
+    Each backend descriptor names the families a log of its device may record: a family that
+    another backend claims (a neuron-native family on a cpu device) says the log was relabelled
+    or its collector misread the host. A device type or family no descriptor here knows (a
+    plugin this reader lacks, or "unknown") is not judged."""
+    known = descriptors()
+    device = next((d for d in known.values() if device_type in (d.name, *d.aliases)), None)
+    owner = next((d for d in known.values() if family in d.families), None)
+    if device is None or owner is None or owner is device:
+        return None
+    return (
+        f"backend_family {family!r} belongs to the {owner.name} backend, but device_type is {device_type!r}, "
+        f"whose backend records {', '.join(repr(f) for f in device.families)}: the log's facts disagree on what ran"
+    )

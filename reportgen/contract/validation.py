@@ -31,7 +31,7 @@ import msgspec
 from msgspec import UNSET
 from msgspec.structs import force_setattr
 
-from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks
+from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks, family_disagreement
 from reportgen.contract.fast import same_keys
 from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
@@ -513,6 +513,8 @@ class _Checker:
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
                 "years 1678 and 2261; a site's history places this run last, with no time",
             )
+        if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
+            self.problem(number, "warning", f"environment: {why}")
         if kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":
