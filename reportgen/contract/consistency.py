@@ -40,8 +40,17 @@ class FigureChecks:
     def __init__(self) -> None:
         self.plan: Any = None
         self._dtypes: dict[str, str] | None = None
-        self.passed: set[str] = set()
+        self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
         self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
+        self._generating = False
+        # One call per line of a long log: the rule of each kind, looked up once.
+        self.rules = {
+            "case_result": self._case_result,
+            "generation": self._generation,
+            "train_step": self._train_step,
+            "train_result": self._train_result,
+            "artifact": self._weights,
+        }
 
     def _tolerance(self, case: str) -> Any:
         """The plan's tolerance for the case's dtype (None when the plan or dtype has none)."""
@@ -56,19 +65,10 @@ class FigureChecks:
         """The contradiction in one line, in words, or None."""
         if kind == "plan":
             self.plan, self._dtypes = data, None
+            self._generating = _given(getattr(data, "generation", None))
             return None
-        if kind not in FIGURE_KINDS:
-            return None
-        if kind == "case_result":
-            return self._case_result(data)
-        if kind == "generation":
-            return self._generation(data)
-        if kind == "train_step":
-            return self._train_step(data)
-        if kind == "artifact":
-            return self._weights(data)
-        self._train_result(data)
-        return None
+        rule = self.rules.get(kind)
+        return rule(data) if rule is not None else None
 
     def _weights(self, data: Any) -> str | None:
         """The plan and the weights artifact each give the weights' hashes (the collector writes
@@ -86,7 +86,7 @@ class FigureChecks:
 
     def _case_result(self, data: Any) -> str | None:
         metric = data.task_metric
-        if _given(metric) and _given(metric.criterion) and metric.passed is True:
+        if metric and metric.passed is True and metric.criterion:  # UNSET and None are false
             if metric.value is None:
                 return f"task_metric.passed is true with no value against its criterion {metric.criterion.op} {metric.criterion.threshold}"
             if not _meets(metric.value, metric.criterion):
@@ -94,14 +94,16 @@ class FigureChecks:
         if data.status != "pass":
             return None
         stats = data.error_stats
-        if _given(stats) and stats.mismatched > 0:
+        if stats and stats.mismatched > 0:
             return f"status pass, but error_stats counts {stats.mismatched} of {stats.total} judged elements outside the tolerance"
-        if _given(metric) and metric.passed is False:
+        if metric and metric.passed is False:
             return "status pass, but task_metric.passed is false"
-        failed = self.failed_training.get(data.case)
-        if failed is not None:
-            return f"status pass, but {failed}"
-        self.passed.add(data.case)
+        if self.failed_training:
+            failed = self.failed_training.get(data.case)
+            if failed is not None:
+                return f"status pass, but {failed}"
+        if self._generating:
+            self.passed.add(data.case)
         return None
 
     def _generation(self, data: Any) -> str | None:
@@ -150,12 +152,13 @@ class FigureChecks:
             )
         return None
 
-    def _train_result(self, data: Any) -> None:
+    def _train_result(self, data: Any) -> str | None:
         bad = next((p for p in data.params if p.mismatched > 0), None)
         if bad is not None:
             self.failed_training.setdefault(
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
+        return None
 
 
 def family_disagreement(family: str, device_type: str) -> str | None:

@@ -452,8 +452,8 @@ class _Checker:
             self.last_seq = seq
             if kind == "case_result":
                 self.result_lines[case] = number  # type: ignore[index]
-            if kind in FIGURE_KINDS:
-                self._check_figures(number, kind, struct)
+            if kind in FIGURE_KINDS and (why := self.figures.check(kind, struct)) is not None:
+                self._contradiction(number, kind, struct, why)
             self.keep(record)
             if self.sink is not None:
                 self.sink(record, struct)
@@ -484,8 +484,8 @@ class _Checker:
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
             return
-        if kind in FIGURE_KINDS or kind == "plan":
-            self._check_figures(number, kind, data)
+        if (kind in FIGURE_KINDS or kind == "plan") and (why := self.figures.check(kind, data)) is not None:
+            self._contradiction(number, kind, data, why)
         self.keep(record)
         if self.sink is not None:
             self.sink(record, data)
@@ -527,13 +527,11 @@ class _Checker:
         self.in_body = "plan" in seen and "run_end" not in seen
         return True
 
-    def _check_figures(self, number: int, kind: str, data: Any) -> None:
+    def _contradiction(self, number: int, kind: str, data: Any, why: str) -> None:
         """A line whose figures contradict its own status or flags is an error: not evidence."""
-        contradiction = self.figures.check(kind, data)
-        if contradiction is not None:
-            case = getattr(data, "case", None)
-            where = f"{kind} {case!r}" if isinstance(case, str) else kind
-            self.problem(number, "error", f"{where}: {contradiction}; the log contradicts itself")
+        case = getattr(data, "case", None)
+        where = f"{kind} {case!r}" if isinstance(case, str) else kind
+        self.problem(number, "error", f"{where}: {why}; the log contradicts itself")
 
     def _check_single_result(self, number: int, case: str) -> None:
         if case in self.result_lines:
