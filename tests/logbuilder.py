@@ -807,7 +807,7 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
                 "top_k": 5,
                 "top_k_overlap": overlap,
                 "tokens_passed": passed,
-                "top_k_passed": True,
+                "top_k_passed": min(o for o in overlap if o is not None) >= 0.8,
             }
             if passed:
                 scale = 1.0 if mode == "eager" else 0.5

@@ -45,7 +45,7 @@ def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
     build_site([tmp_path / "runs"], site)
     table = pq.read_table(site / INDEX_NAME)
     assert table.schema.names == [name for name, _, _ in COLUMNS]
-    assert table.schema.metadata[b"migration-record.cell-index"] == b"1"
+    assert table.schema.metadata[b"migration-record.cell-index"] == b"2"
     rows = table.to_pylist()
     planned = {
         name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()
@@ -90,3 +90,25 @@ def test_documented_columns_are_the_files_columns() -> None:
     table = _documented("cell-index-columns").split("\n\n", 1)[0]
     documented = re.findall(r"^\| `([a-z_]+)` \| (\w+) \|", table, re.MULTILINE)
     assert documented == [(name, kind) for name, kind, _ in COLUMNS]
+
+
+def test_each_warm_median_carries_its_series_stability(tmp_path: Path) -> None:
+    """An unstable series' median decides nothing: the index says which medians those are."""
+    import pyarrow.parquet as pq
+
+    from collector.stability import UNSTABLE, classify
+
+    events = fallback_log()
+    timing = next(e for e in events if e["kind"] == "timing")
+    spread = [0.001 * (1 + 0.5 * (i % 5)) for i in range(10)]
+    assert classify(spread).verdict == UNSTABLE
+    ordered = sorted(spread)
+    timing["warm"].update(samples_s=spread, min_s=ordered[0], median_s=ordered[5], p90_s=ordered[8], iqr_s=0.001)
+    (tmp_path / "runs" / "one").mkdir(parents=True)
+    (tmp_path / "runs" / "one" / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    rows = pq.read_table(tmp_path / "site" / INDEX_NAME).to_pylist()
+    stability = {r["cell"]: r["warm_stability"] for r in rows if r["warm_median_s"] is not None}
+    assert stability[timing["case"]] == "unstable"
+    assert set(stability.values()) == {"stable", "unstable"}
+    assert all(r["warm_stability"] is None for r in rows if r["warm_median_s"] is None)

@@ -916,6 +916,7 @@ def test_compare_details_hold_every_figure_the_pages_show(tmp_path: Path) -> Non
             "" if v is None else repr(v) for v in (s["baseline"], s["candidate"])
         )
         for s in data["speedups"]
+        if s["baseline"] is not None or s["candidate"] is not None  # no figure: not measured, or unstable timing
     }
     base, cand = _long_pair(tmp_path, 4)
 
@@ -986,3 +987,61 @@ def test_many_versions_show_the_first_few_and_the_count(tmp_path: Path) -> None:
         assert "pkg0000" in page and "pkg0299" not in page, name
         assert f"first {FACTS_SHOWN} of " in page and "shown; all in each run" in page, name
         assert "k" * 20_000 not in page, name
+
+
+def test_a_log_whose_plan_and_artifact_disagree_on_the_weights_is_not_called_the_same(tmp_path: Path) -> None:
+    """The collector writes one digest into the plan and the weights artifact: two answers leave
+    the weights unknown, so neither may make them 'the same' as the other run's."""
+    from reportgen.contract.validation import read_log
+    from reportgen.judge.identity import same_weights
+    from reportgen.model.runmodel import build_run
+
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base, _weights("c" * 64, "1" * 64))
+    _edit(cand, _weights("c" * 64, "1" * 64))
+
+    def artifact_differs(events: list[dict[str, Any]]) -> None:
+        artifact = next(e for e in events if e["kind"] == "artifact" and e["role"] == "weights")
+        artifact.update(sha256="e" * 64, content_sha256="b" * 64)
+
+    _edit(cand, artifact_differs)
+    reading = read_log(cand)
+    assert any("weights" in p.message and "contradicts itself" in p.message for p in reading.problems)
+    identity = same_weights(build_run(read_log(base)), build_run(reading))
+    assert not identity.same
+    assert "candidate log's weights hashes disagree" in identity.text and "bbbbbbbbbbbb" in identity.text
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "refused")])
+    assert result.exit_code != 0 and "Same weights" not in result.output
+
+
+def test_a_speedup_of_an_unstable_series_is_flagged_not_given(tmp_path: Path) -> None:
+    """Compiled over eager is a timing verdict too: from a series the page marks unstable it
+    decides nothing, so the pages and compare.json give the flag and no figure."""
+    from collector.stability import UNSTABLE, classify
+
+    base, cand = _pair(tmp_path, noise=0.01)
+    compiled = case_key(1, 16, "compiled")
+    spread = [0.0008 * (1 + 0.5 * (i % 5)) for i in range(30)]  # spread wide about its median
+    assert classify(spread).verdict == UNSTABLE
+
+    def unsteady(events: list[dict[str, Any]]) -> None:
+        timing = next(e for e in events if e["kind"] == "timing" and e["case"] == compiled)
+        ordered = sorted(spread)
+        timing["warm"].update(
+            samples_s=spread, min_s=ordered[0], median_s=ordered[15], p90_s=ordered[26], iqr_s=ordered[22] - ordered[7]
+        )
+
+    _edit(cand, unsteady)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    shape = next(s for s in data["speedups"] if s["shape"] == "(1, 16)" and s["layout"] == "contiguous")
+    assert shape["candidate"] is None and shape["candidate_flag"] == "unstable timing"
+    assert shape["baseline"] is not None and shape["baseline_flag"] is None
+    row = next(
+        line for line in (out / "compare.md").read_text(encoding="utf-8").splitlines() if "| (1, 16) contiguous" in line
+    )
+    assert row.rstrip(" |").endswith("≋ unstable timing"), row
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    assert "<td>≋ unstable timing</td>" in html

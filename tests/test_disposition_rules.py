@@ -477,3 +477,25 @@ def test_a_broken_constraint_file_stops_a_command_with_one_line(
         == f"reportgen: constraint data: {path.name}: unknown key(s) 'required_version'; allowed: "
         + ", ".join(sorted(backend_docs.TOP_KEYS))
     )
+
+
+def test_layout_rule_takes_no_evidence_from_an_unstable_timing(tmp_path: Path) -> None:
+    """A warm median the report marks unstable decides nothing, the layout rule included."""
+    from collector.stability import UNSTABLE, classify
+
+    spread = [0.003, 0.0036, 0.0045, 0.0054, 0.0066]  # three times slower, but spread wide
+    assert classify(spread).verdict == UNSTABLE
+
+    def edit(events: Events) -> None:
+        _fed(events, slower=True)
+        timing = [e for e in events if e["kind"] == "timing"][-1]
+        timing["warm"].update(samples_s=spread, median_s=0.0045, min_s=0.003, p90_s=0.0066, iqr_s=0.0054 - 0.0036)
+
+    run = _run(tmp_path, edit, "neuron", "neuron-native")
+    reasons = d.rule_layout(run, {})
+    case = ("b1-l16-noncontiguous-float32-compiled",)
+    assert [(r.outcome, r.cases) for r in reasons] == [("note", case)]
+    assert "not decided" in reasons[0].message and "unstable timing" in reasons[0].message
+    assert "warm median" not in reasons[0].message
+    verdict = d.decide(run, {})
+    assert not [r for r in verdict.reasons if r.rule == "layout" and r.outcome == "change"]

@@ -50,3 +50,18 @@ def test_an_empty_selection_is_an_empty_typed_frame(tmp_path: Path) -> None:
     frame = reportgen.load_cells([tmp_path])
     assert frame.empty and list(frame.columns) == list(COLUMNS)
     assert str(frame["started_at"].dtype) == COLUMNS["started_at"]
+
+
+def test_each_warm_median_carries_the_stability_the_report_gives_it() -> None:
+    """An unstable series' median decides nothing; the frame says which medians those are, as
+    the run's pages do (the shipped CPU run has unstable series)."""
+    from reportgen.judge.timing_stability import timed_cells
+
+    run_dir = REPO / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    frame = reportgen.load_cells([run_dir])
+    judged = judge_log(run_dir / "events.jsonl")
+    verdicts = {j.case: j.stability.verdict for j in timed_cells(judged.run)}
+    timed = frame[frame.warm_median_s.notna()]
+    assert dict(zip(timed.case, timed.warm_stability)) == verdicts
+    assert "unstable" in verdicts.values() and "stable" in verdicts.values()
+    assert frame[frame.warm_median_s.isna()].warm_stability.isna().all()

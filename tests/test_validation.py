@@ -13,7 +13,7 @@ from reportgen.cli import main
 from reportgen.contract.validation import MAX_LINE_BYTES, read_log
 from reportgen.contract.events import SCHEMA_VERSION
 from tests.conftest import FIXTURES
-from tests.logbuilder import complete_log, dumps
+from tests.logbuilder import complete_log, dumps, generation_log, training_log
 
 Lines = list[dict]
 
@@ -248,3 +248,86 @@ def test_a_bad_line_after_good_ones_is_one_error_of_the_log(tmp_path: Path) -> N
     reading = read_log(path)
     assert [p.message for p in reading.errors][:1] == ["not valid JSON: Expecting value at column 1"]
     assert len(reading.records) > 3, "the rest of the log is still read"
+
+
+def _first_of(events: Lines, kind: str, case: str | None = None) -> dict:
+    return next(e for e in events if e["kind"] == kind and (case is None or e.get("case") == case))
+
+
+def _passing_mismatched(events: Lines) -> None:
+    _first_of(events, "case_result")["error_stats"].update(mismatched=5, max_abs=0.5)
+
+
+def _metric_below_criterion(events: Lines) -> None:
+    _first_of(events, "case_result")["task_metric"].update(value=0.5, passed=True)
+
+
+def _tokens_tampered(events: Lines) -> None:
+    gen = next(e for e in events if e["kind"] == "generation" and e["steps_agreeing"] == len(e["tokens"][0]))
+    gen["tokens"] = [[t + 1 if i >= 2 else t for i, t in enumerate(row)] for row in gen["tokens"]]
+
+
+def _tokens_empty(events: Lines) -> None:
+    gen = _first_of(events, "generation")
+    gen.update(tokens=[], reference_tokens=[])
+
+
+def _top_k_unmeasured(events: Lines) -> None:
+    gen = _first_of(events, "generation")
+    gen["top_k_overlap"] = [None] * len(gen["top_k_overlap"])
+
+
+def _loss_outside(events: Lines) -> None:
+    _first_of(events, "train_step").update(loss=9.0)
+
+
+def _grads_mismatched(events: Lines) -> None:
+    _first_of(events, "train_step")["grads"][0]["mismatched"] = 4
+
+
+@pytest.mark.parametrize(
+    ("build", "edit", "kind", "fragment"),
+    [
+        (complete_log, _passing_mismatched, "case_result", "status pass, but error_stats counts 5 of"),
+        (complete_log, _metric_below_criterion, "case_result", "value 0.5 does not meet its criterion >= 0.999"),
+        (generation_log, _tokens_tampered, "generation", "tokens agree with reference_tokens for 2 leading step"),
+        (generation_log, _tokens_empty, "generation", "for 0 leading step(s) of 0"),
+        (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),
+        (training_log, _loss_outside, "train_step", "loss 9.0 against reference_loss 1.1 is outside"),
+        (training_log, _grads_mismatched, "case_result", "status pass, but train_step 0 counts 4 mismatched"),
+    ],
+)
+def test_figures_that_contradict_their_status_are_an_error(
+    tmp_path: Path, build, edit, kind: str, fragment: str
+) -> None:  # type: ignore[no-untyped-def]
+    """A pass (or a flag) the same line's figures contradict is no evidence: an error at that line."""
+    events = build()
+    edit(events)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    reading = read_log(path)
+    errors = [p for p in reading.problems if p.severity == "error"]
+    assert not reading.valid and errors, "a self-contradicting log validated"
+    assert kind in errors[0].message and fragment in errors[0].message and "contradicts itself" in errors[0].message
+    assert events[errors[0].line - 1]["kind"] == kind
+
+
+@pytest.mark.parametrize(("family", "device_type", "warned"), [("neuron-native", "cpu", True), ("cpu", "cpu", False)])
+def test_a_backend_family_its_device_type_contradicts_is_a_warning(
+    tmp_path: Path, family: str, device_type: str, warned: bool
+) -> None:
+    """The backend descriptors say which families each device records: a cpu device that claims
+    a neuron family was relabelled or misread, and validate says so at the environment line."""
+    events = complete_log()
+    env = _first_of(events, "environment")
+    env.update(backend_family=family, device_type=device_type)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    reading = read_log(path)
+    found = [p for p in reading.problems if "backend_family" in p.message]
+    assert reading.valid
+    if warned:
+        assert [(p.severity, p.line) for p in found] == [("warning", events.index(env) + 1)]
+        assert "belongs to the neuron backend, but device_type is 'cpu'" in found[0].message
+    else:
+        assert found == []

@@ -66,6 +66,16 @@ newline, written in order and flushed as written. This page is generated from
   version validates with warnings (what is unknown is ignored); a newer *major* version is
   refused.
 * A fixture that is not a measurement says `"origin": "synthetic"` in `run_start`.
+* A status or flag agrees with the figures beside it, by the rules the collector decides them
+  with: a `case_result` with `status: pass` has `error_stats.mismatched` 0 (judged regions
+  only) and no `task_metric.passed: false`; `task_metric.passed: true` meets its `criterion`;
+  a `generation` line's `steps_agreeing`, `first_divergent_step`, `tokens_passed` and
+  `top_k_passed` are what its `tokens`, `reference_tokens`, `top_k_overlap` and the plan's
+  criteria give; a `train_step`'s `loss_within` is its loss against `reference_loss` under the
+  plan's loss tolerance, and a training cell with a failing step, gradient or parameter does not
+  pass; the weights `artifact` gives the plan's `weights_sha256`/`weights_content_sha256`. A
+  line that contradicts itself is an error: the log is not evidence. An `environment` whose
+  `backend_family` belongs to another backend than its `device_type` is a warning.
 
 ## Event kinds
 """

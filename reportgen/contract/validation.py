@@ -31,6 +31,7 @@ import msgspec
 from msgspec import UNSET
 from msgspec.structs import force_setattr
 
+from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks, family_disagreement
 from reportgen.contract.fast import same_keys
 from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
@@ -264,6 +265,7 @@ class _Checker:
         self.first_content_seen = False
         self.blank_lines = 0
         self.saw_cr = False
+        self.figures = FigureChecks()
 
     def problem(self, line: int, severity: Severity, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, severity, message))
@@ -450,6 +452,8 @@ class _Checker:
             self.last_seq = seq
             if kind == "case_result":
                 self.result_lines[case] = number  # type: ignore[index]
+            if kind in FIGURE_KINDS and (why := self.figures.check(kind, struct)) is not None:
+                self._contradiction(number, kind, struct, why)
             self.keep(record)
             if self.sink is not None:
                 self.sink(record, struct)
@@ -480,6 +484,8 @@ class _Checker:
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
             return
+        if (kind in FIGURE_KINDS or kind == "plan") and (why := self.figures.check(kind, data)) is not None:
+            self._contradiction(number, kind, data, why)
         self.keep(record)
         if self.sink is not None:
             self.sink(record, data)
@@ -507,6 +513,8 @@ class _Checker:
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
                 "years 1678 and 2261; a site's history places this run last, with no time",
             )
+        if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
+            self.problem(number, "warning", f"environment: {why}")
         if kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":
@@ -518,6 +526,12 @@ class _Checker:
         seen.setdefault(kind, number)
         self.in_body = "plan" in seen and "run_end" not in seen
         return True
+
+    def _contradiction(self, number: int, kind: str, data: Any, why: str) -> None:
+        """A line whose figures contradict its own status or flags is an error: not evidence."""
+        case = getattr(data, "case", None)
+        where = f"{kind} {case!r}" if isinstance(case, str) else kind
+        self.problem(number, "error", f"{where}: {why}; the log contradicts itself")
 
     def _check_single_result(self, number: int, case: str) -> None:
         if case in self.result_lines:

@@ -192,8 +192,12 @@ class Speedup:
     shape: str
     layout: str
     dtype: str
-    baseline: float | None
+    baseline: float | None  # None when not measured, or when a timing behind it decides nothing
     candidate: float | None
+    # Why a side has no figure although both cells passed: 'unstable timing' when the eager or
+    # the compiled warm series is not stable (a ratio of such series decides nothing); None otherwise.
+    baseline_flag: str | None = None
+    candidate_flag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -800,13 +804,16 @@ def _speedups(cells: list[CellComparison]) -> list[Speedup]:
         if eager is None or compiled is None:
             continue
 
-        def speedup(role: str) -> float | None:
+        def speedup(role: str) -> tuple[float | None, str | None]:
             e, c = getattr(eager, role), getattr(compiled, role)
             if e.status != "pass" or c.status != "pass" or not e.warm_median_s or not c.warm_median_s:
-                return None
-            return e.warm_median_s / c.warm_median_s
+                return None, None
+            if e.timing_flag or c.timing_flag:  # either series unstable or unclassified: no figure
+                return None, STABILITY_FLAG
+            return e.warm_median_s / c.warm_median_s, None
 
-        out.append(Speedup(shape, layout, dtype, speedup("baseline"), speedup("candidate")))
+        (base, base_flag), (cand, cand_flag) = speedup("baseline"), speedup("candidate")
+        out.append(Speedup(shape, layout, dtype, base, cand, base_flag, cand_flag))
     return out
 
 

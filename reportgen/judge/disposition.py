@@ -29,7 +29,7 @@ from reportgen.judge.backend_docs import (
     version_keys,
 )
 from reportgen.contract import events as ev
-from reportgen.judge.timing_stability import timed_cells, undecided_cells
+from reportgen.judge.timing_stability import FLAG, cell_stability, timed_cells, undecided_cells
 from reportgen.contract.lines import PlannedCellLine as PlannedCell
 from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import (
@@ -660,9 +660,22 @@ def _copy_calls(cell: CellRecord) -> int | None:
     return sum(op.calls for p in profiles for op in p.top_ops if op.name in COPY_OPS)
 
 
-def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | None, str | None]:
-    """(evidence of a per-call copy, what was measured without finding one) for one cell."""
-    found, looked = [], []
+def _undecided_sides(cell: CellRecord, twin: CellRecord) -> str | None:
+    """Which of the two warm series decides nothing ('this cell', 'the contiguous cell', or
+    both), or None when both are stable: the report says such a timing decides nothing, so it
+    is no evidence of a copy either."""
+    sides = [
+        side
+        for side, c in (("this cell's", cell), ("the contiguous cell's", twin))
+        if (judged := cell_stability(c)) is None or not judged.decides
+    ]
+    return " and ".join(sides) or None
+
+
+def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | None, str | None, str | None]:
+    """(evidence of a per-call copy, what was measured without finding one, why the timing
+    decides nothing) for one cell."""
+    found, looked, undecided = [], [], None
     copies = _copy_calls(cell)
     if copies is not None:
         twin_copies = _copy_calls(twin) if twin is not None else None
@@ -675,14 +688,16 @@ def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | N
             looked.append("no extra copy op in its profile")
     # The cells' compact warm facts (runmodel): the latest warm measurement of each.
     if cell.warm_median_s is not None and twin is not None and twin.warm_median_s is not None:
-        slower = cell.warm_median_s - twin.warm_median_s
-        if slower > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
+        unsteady = _undecided_sides(cell, twin)
+        if unsteady:
+            undecided = f"warm timing not decided: {FLAG} ({unsteady} warm series is not stable)"
+        elif cell.warm_median_s - twin.warm_median_s > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
             found.append(
                 f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)"
             )
         else:
             looked.append("warm median within the IQRs of the contiguous cell's")
-    return ("; ".join(found) or None, "; ".join(looked) or None)
+    return ("; ".join(found) or None, "; ".join(looked) or None, undecided)
 
 
 def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
@@ -722,16 +737,19 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
     ):
         return reasons
     cite = ran.cite("noncontiguous-copy")
-    measured, clean, undocumented = [], [], []
-    evidence, looked = [], []
+    measured, clean, unsteady, undocumented = [], [], [], []
+    evidence, looked, undecided = [], [], []
     for c in passing:
         if c.layout_achieved is None:
             undocumented.append(c)
             continue
-        found, seen = _layout_evidence(c, contiguous.get(twin_key(c.planned)))
+        found, seen, why = _layout_evidence(c, contiguous.get(twin_key(c.planned)))
         if found:
             measured.append(c)
             evidence.append(f"{c.case}: {found}")
+        elif why:
+            unsteady.append(c)
+            undecided.append(f"{c.case}: {why}" + (f"; {seen}" if seen else ""))
         elif seen:
             clean.append(c)
             looked.append(seen)
@@ -754,6 +772,15 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
                 "note",
                 f"The documentation says compiled execution copies non-contiguous inputs on every call ({cite}); this run fed them non-contiguous and measured no cost: {'; '.join(sorted(set(looked)))}.",
                 _cases(clean),
+            )
+        )
+    if unsteady:
+        reasons.append(
+            Reason(
+                "layout",
+                "note",
+                f"The documentation says compiled execution copies non-contiguous inputs on every call ({cite}); whether this run pays it is not decided, because a timing is unstable: {'; '.join(undecided)[:600]}.",
+                _cases(unsteady),
             )
         )
     if undocumented:

@@ -31,6 +31,7 @@ __all__ = [
     "cell_stability",
     "flag_text",
     "series_flag",
+    "stability_word",
     "timed_cells",
     "undecided_cells",
     "unstable_cells",
@@ -140,6 +141,13 @@ def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
     if s.verdict == UNCLASSIFIED:
         return f"timing not classified: {s.note}"
     return None
+
+
+def stability_word(samples: list[float] | tuple[float, ...] | None) -> str | None:
+    """The classifier's verdict on a kept warm series, as the exports give it: 'stable',
+    'unstable' or 'unclassified' (too short to classify); None with no samples. Only a stable
+    series' median decides anything (the exports' readers filter on it)."""
+    return classify(list(samples)).verdict if samples else None
 
 
 def replicate_flags(role: str, run_ids: list[str], samples: list[list[float]]) -> list[str]:

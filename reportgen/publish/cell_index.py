@@ -16,6 +16,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reportgen.judge.timing_stability import stability_word
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import VERSION_KEYS, CellSummary, RunSummary
 from reportgen.storage.local import write_inside
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     import pyarrow
 
 INDEX_NAME = "index.parquet"
-FORMAT = 1  # stored in the file's metadata: a reader can tell a later layout
+FORMAT = 2  # 2: warm_stability; stored in the file's metadata: a reader can tell a later layout
 
 # (column, arrow type name, what it holds): the order of the file's columns.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -54,6 +55,11 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("status", "string", "the cell's outcome: " + ", ".join(STATUS_ORDER)),
     ("warm_median_s", "float64", "median of the kept warm samples, seconds (only when correctness passed)"),
     ("warm_samples", "int32", "how many warm samples that median is of"),
+    (
+        "warm_stability",
+        "string",
+        "the warm series' classification: stable, unstable or unclassified (too short); only a stable median decides anything (null: no kept samples)",
+    ),
     ("cold_s", "float64", "the first call, seconds (only when correctness passed)"),
     ("compile_s", "float64", "compile and first result of the cell's graph, seconds (compiled cells that passed)"),
     ("cpu_fallback", "bool", "some ops of the cell fell back to the CPU"),
@@ -97,6 +103,9 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                     "status": getattr(cell, "status", None),
                     "warm_median_s": getattr(cell, "warm_median_s", None),
                     "warm_samples": getattr(cell, "warm_samples", None),
+                    "warm_stability": stability_word(cell.warm_samples_s)
+                    if cell is not None and cell.warm_median_s is not None
+                    else None,
                     "cold_s": getattr(cell, "cold_s", None),
                     "compile_s": getattr(cell, "compile_s", None),
                     "cpu_fallback": getattr(cell, "cpu_fallback", None),

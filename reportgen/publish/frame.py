@@ -2,7 +2,8 @@
 
     >>> import reportgen
     >>> cells = reportgen.load_cells(["runs/"])          # logs, run folders or folders of runs
-    >>> cells[cells.status == "pass"].groupby(["target", "case"]).warm_median_s.median()
+    >>> steady = cells[(cells.status == "pass") & (cells.warm_stability == "stable")]
+    >>> steady.groupby(["target", "case"]).warm_median_s.median()
 
 Every figure comes from the run's log as reportgen read and judged it: a cell without a
 result is ``untested``, a figure the log does not hold is missing (``NaN`` / ``<NA>``), never 0.
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from reportgen.judge.backend_docs import version_keys
-from reportgen.judge.timing_stability import series_flag
+from reportgen.judge.timing_stability import series_flag, stability_word
 from reportgen.model.runmodel import STATUS_ORDER
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ COLUMNS: dict[str, str] = {
     "cold_s": "float64",
     "warm_median_s": "float64",
     "warm_iqr_s": "float64",
+    # The warm series' classification (judge/timing_stability): 'stable', 'unstable' or
+    # 'unclassified'; only a stable series' median decides anything.
+    "warm_stability": "string",
     "warm_samples": "Int64",
     "log": "string",
     "result_line": "Int64",
@@ -104,6 +108,7 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
                 "cold_s": cell.cold_s,
                 "warm_median_s": cell.warm_median_s,
                 "warm_iqr_s": warm.iqr_s if warm else None,
+                "warm_stability": stability_word(cell.warm_samples) if warm else None,
                 "warm_samples": len(warm.samples_s) if warm else None,
                 "result_line": cell.result_line,
             }

@@ -11,6 +11,7 @@ from typing import Any
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
 from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
 from reportgen.judge.intervals import CONFIDENCE, interval_text, ratio_number
+from reportgen.judge.timing_stability import SYMBOL
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
@@ -195,6 +196,11 @@ def _reference_rows(comparison: Comparison) -> list[tuple[str, str, str, str]]:
 
 def _ratio(value: float | None) -> str:
     return "not measured" if value is None else ratio_number(value, unit="x")
+
+
+def _speedup(value: float | None, flag: str | None) -> str:
+    """A compiled-over-eager speedup, or why none is given where both cells passed."""
+    return f"{SYMBOL} {flag}" if flag else _ratio(value)
 
 
 def _memory(cell: CellComparison) -> str:
@@ -388,7 +394,11 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         verdict_counts=[(name, VERDICT_SYMBOLS[name], count) for name, count in counts.items()],
         geomean=_geomean_rows(comparison),
         speedups=[
-            (f"{s.shape} {s.layout} {s.dtype}", _ratio(s.baseline), _ratio(s.candidate))
+            (
+                f"{s.shape} {s.layout} {s.dtype}",
+                _speedup(s.baseline, s.baseline_flag),
+                _speedup(s.candidate, s.candidate_flag),
+            )
             for s in comparison.speedups[:DETAIL_CAP]
         ],
         not_comparable=[(n.case, n.reason) for n in comparison.not_comparable[:DETAIL_CAP]],

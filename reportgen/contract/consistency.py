@@ -1,0 +1,179 @@
+"""Figures that contradict the status or flag logged beside them.
+
+The collector decides a cell's status from its figures (``collector/run/cells.py``,
+``generation_cells.py``, ``training_cells.py``), and the log carries both. A reader that took
+the status as written would report a pass next to figures that fail the declared criteria, and
+the contract invites other collectors, so nothing here assumes the two agree: a log that
+contradicts itself is not evidence, and each contradiction is an error naming the line.
+
+Only the few fields involved are read, from the line the reader already decoded: the checks run
+on every ``case_result``, ``generation``, ``train_step`` and ``train_result`` line of a long log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET
+
+from collector.descriptors import descriptors
+
+__all__ = ["FigureChecks", "family_disagreement"]
+
+FIGURE_KINDS = frozenset(("case_result", "generation", "train_step", "train_result", "artifact"))
+
+
+def _meets(value: float, criterion: Any) -> bool:
+    """The collector's test of a task criterion (``op`` and ``threshold``)."""
+    return value >= criterion.threshold if criterion.op == ">=" else value <= criterion.threshold
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value is not UNSET
+
+
+class FigureChecks:
+    """The state the cross-line rules need: the plan's criteria per case, and which cells a
+    figure already failed (training lines come before their result) or passed (generation
+    lines come after it)."""
+
+    def __init__(self) -> None:
+        self.plan: Any = None
+        self._dtypes: dict[str, str] | None = None
+        self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
+        self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
+        self._generating = False
+        # One call per line of a long log: the rule of each kind, looked up once.
+        self.rules = {
+            "case_result": self._case_result,
+            "generation": self._generation,
+            "train_step": self._train_step,
+            "train_result": self._train_result,
+            "artifact": self._weights,
+        }
+
+    def _tolerance(self, case: str) -> Any:
+        """The plan's tolerance for the case's dtype (None when the plan or dtype has none)."""
+        if self.plan is None:
+            return None
+        if self._dtypes is None:
+            self._dtypes = {cell.case: cell.dtype for cell in self.plan.matrix}
+        dtype = self._dtypes.get(case)
+        return self.plan.tolerances.get(dtype) if dtype is not None else None
+
+    def check(self, kind: str, data: Any) -> str | None:
+        """The contradiction in one line, in words, or None."""
+        if kind == "plan":
+            self.plan, self._dtypes = data, None
+            self._generating = _given(getattr(data, "generation", None))
+            return None
+        rule = self.rules.get(kind)
+        return rule(data) if rule is not None else None
+
+    def _weights(self, data: Any) -> str | None:
+        """The plan and the weights artifact each give the weights' hashes (the collector writes
+        one digest into both): two different answers leave the weights unknown, and a reader
+        that preferred either one could call different weights the same."""
+        if data.role != "weights" or self.plan is None:
+            return None
+        for field, planned, logged in (
+            ("sha256", self.plan.weights_sha256, data.sha256),
+            ("content_sha256", self.plan.weights_content_sha256, data.content_sha256),
+        ):
+            if _given(planned) and _given(logged) and planned != logged:
+                return f"the weights' {field} is {logged[:12]}..., but the plan gives weights_{field} {planned[:12]}... for the same weights"
+        return None
+
+    def _case_result(self, data: Any) -> str | None:
+        metric = data.task_metric
+        if metric and metric.passed is True and metric.criterion:  # UNSET and None are false
+            if metric.value is None:
+                return f"task_metric.passed is true with no value against its criterion {metric.criterion.op} {metric.criterion.threshold}"
+            if not _meets(metric.value, metric.criterion):
+                return f"task_metric.passed is true, but its value {metric.value} does not meet its criterion {metric.criterion.op} {metric.criterion.threshold}"
+        if data.status != "pass":
+            return None
+        stats = data.error_stats
+        if stats and stats.mismatched > 0:
+            return f"status pass, but error_stats counts {stats.mismatched} of {stats.total} judged elements outside the tolerance"
+        if metric and metric.passed is False:
+            return "status pass, but task_metric.passed is false"
+        if self.failed_training:
+            failed = self.failed_training.get(data.case)
+            if failed is not None:
+                return f"status pass, but {failed}"
+        if self._generating:
+            self.passed.add(data.case)
+        return None
+
+    def _generation(self, data: Any) -> str | None:
+        rows, ref = data.tokens, data.reference_tokens
+        if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
+            return "tokens and reference_tokens differ in shape, so steps_agreeing cannot be read from them"
+        steps = len(rows[0]) if rows else 0
+        agree = next((i for i in range(steps) if any(a[i] != b[i] for a, b in zip(rows, ref))), steps)
+        if data.steps_agreeing != agree:
+            return f"steps_agreeing is {data.steps_agreeing}, but tokens agree with reference_tokens for {agree} leading step(s) of {steps}"
+        divergent = agree if agree < steps else None
+        if data.first_divergent_step is not UNSET and data.first_divergent_step != divergent:
+            return f"first_divergent_step is {data.first_divergent_step}, but tokens first differ from reference_tokens at {divergent}"
+        plan_gen: Any = getattr(self.plan, "generation", None)
+        if _given(plan_gen):
+            judged = [o for o in data.top_k_overlap if o is not None]
+            expected = min(judged) >= plan_gen.min_top_k_overlap if judged else False
+            if data.top_k_passed != expected:
+                least = f"least overlap {min(judged)}" if judged else "no top-k overlap measured"
+                return f"top_k_passed is {str(data.top_k_passed).lower()}, but {least} against the plan's min_top_k_overlap {plan_gen.min_top_k_overlap}"
+        tol = self._tolerance(data.case)
+        criterion: Any = getattr(tol, "task", None)
+        if _given(criterion) and data.tokens_passed is not None and data.tokens_passed != _meets(agree, criterion):
+            return f"tokens_passed is {str(data.tokens_passed).lower()}, but {agree} agreeing step(s) against the criterion {criterion.op} {criterion.threshold}"
+        if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
+            return "its case_result says pass, but tokens_passed or top_k_passed is false"
+        return None
+
+    def _train_step(self, data: Any) -> str | None:
+        tol = self._tolerance(data.case)
+        loss_tol: Any = getattr(tol, "loss", None)
+        if _given(loss_tol):
+            loss, ref = data.loss, data.reference_loss
+            within = (
+                loss is not None and ref is not None and abs(loss - ref) <= loss_tol.atol + loss_tol.rtol * abs(ref)
+            )
+            if data.loss_within != within:
+                return f"loss_within is {str(data.loss_within).lower()}, but loss {loss} against reference_loss {ref} is {'within' if within else 'outside'} the plan's loss tolerance (atol {loss_tol.atol}, rtol {loss_tol.rtol})"
+        if not data.loss_within:
+            self.failed_training.setdefault(data.case, f"train_step {data.step} has loss_within false")
+        bad = next((g for g in data.grads if g.mismatched > 0), None)
+        if bad is not None:
+            self.failed_training.setdefault(
+                data.case,
+                f"train_step {data.step} counts {bad.mismatched} mismatched element(s) of gradient {bad.name}",
+            )
+        return None
+
+    def _train_result(self, data: Any) -> str | None:
+        bad = next((p for p in data.params if p.mismatched > 0), None)
+        if bad is not None:
+            self.failed_training.setdefault(
+                data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
+            )
+        return None
+
+
+def family_disagreement(family: str, device_type: str) -> str | None:
+    """Why an environment's backend family does not fit its device type, or None.
+
+    Each backend descriptor names the families a log of its device may record: a family that
+    another backend claims (a neuron-native family on a cpu device) says the log was relabelled
+    or its collector misread the host. A device type or family no descriptor here knows (a
+    plugin this reader lacks, or "unknown") is not judged."""
+    known = descriptors()
+    device = next((d for d in known.values() if device_type in (d.name, *d.aliases)), None)
+    owner = next((d for d in known.values() if family in d.families), None)
+    if device is None or owner is None or owner is device:
+        return None
+    return (
+        f"backend_family {family!r} belongs to the {owner.name} backend, but device_type is {device_type!r}, "
+        f"whose backend records {', '.join(repr(f) for f in device.families)}: the log's facts disagree on what ran"
+    )
