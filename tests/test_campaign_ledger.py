@@ -204,7 +204,12 @@ def test_status_reads_a_ledger_as_untrusted_input(tmp_path: Path, capsys: pytest
         log.truncate(MAX_SIDE_FILE_BYTES + 1)
     assert main(["status", str(folder)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("campaign: ") and "task-1.s1-r0.log" in err and "16,777,217 bytes, larger than the limit" in err and err.count("\n") == 1
+    assert (
+        err.startswith("campaign: ")
+        and "task-1.s1-r0.log" in err
+        and "16,777,217 bytes, larger than the limit" in err
+        and err.count("\n") == 1
+    )
     # So is a planned file past the limit, and a campaign id that would lead out of the ledger.
     huge = tmp_path / "huge.planned.json"
     with open(huge, "wb") as stream:
