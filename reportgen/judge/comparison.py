@@ -45,7 +45,7 @@ from reportgen.judge.intervals import (
     RatioInterval,
     classify,
     geometric_mean,
-    interval_text,
+    interval_words,
     replicate_intervals,
     scope_text,
     speed_words,
@@ -870,10 +870,8 @@ def headline(comparison: Comparison) -> str:
     else:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"
-        elif geo.ratio < 1:
-            interval = "95% interval {}x to {}x faster".format(*interval_text(1 / geo.high, 1 / geo.low))
         else:
-            interval = "95% interval {}x to {}x the baseline time".format(*interval_text(geo.low, geo.high))
+            interval = interval_words(geo.ratio, geo.low, geo.high)
         word = speed_words(geo.ratio)
         verdict = classify(geo.low, geo.high)
         if verdict == "no clear difference":

@@ -18,6 +18,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     geometric_mean,
+    interval_words,
     judgeable,
     ratio_number,
     replicate_intervals,
@@ -391,7 +392,8 @@ def _interval_text(change: TimingChange) -> str:
 
 
 def format_diff(diff: RunDiff) -> str:
-    """The comparison as terminal text: every change of criteria first, then the results."""
+    """The comparison as terminal text: what changed first (criteria, versions, code and data),
+    then the results (status changes, timing), as the site's history orders them."""
     runs = ""
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
@@ -400,6 +402,10 @@ def format_diff(diff: RunDiff) -> str:
         f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else "")
     )
     lines += [f"  {c.text}" for c in diff.criteria]
+    lines.append(f"version changes: {len(diff.versions)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
+    lines.append(f"code and data changes: {len(diff.code_and_data)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
@@ -419,10 +425,6 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
     lines += [f"  {case}" for case in diff.removed]
-    lines.append(f"version changes: {len(diff.versions)}")
-    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
-    lines.append(f"code and data changes: {len(diff.code_and_data)}")
-    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
     lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
@@ -439,7 +441,7 @@ def _geomean_text(geo: GeoMean) -> str:
     cells = f"{geo.cells} cell{'s' if geo.cells != 1 else ''}"
     if geo.low is None or geo.high is None:
         return f"{speed_words(geo.ratio)} at the point estimate, over {cells} (no interval: too few samples)"
-    interval = f"95% interval {geo.low:.3f}x to {geo.high:.3f}x"
+    interval = interval_words(geo.ratio, geo.low, geo.high, "the before time")
     if geo.verdict == "no clear difference":
         return f"no clear difference ({speed_words(geo.ratio)} at the point estimate, {interval}) over {cells}"
     return f"{speed_words(geo.ratio)} ({interval}) over {cells}"

@@ -1,0 +1,64 @@
+"""A comparison names everything that changed (criteria, versions, code and data, host) before it
+says fixed, faster or slower (review 3: findings 2, 3, 5, 6, 7, 8 and 13)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from tests.logbuilder import base_events, dumps, timing_log
+from tests.test_run_changes import BIG_COMPILED, Events, _mismatch, _write
+
+RUNNER = CliRunner()
+
+
+def _env(events: Events) -> dict[str, Any]:
+    return next(e for e in events if e["kind"] == "environment")
+
+
+def _fix_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """Before: one cell mismatches on torch 2.13.0. After: torch 2.14.0 and the cell passes."""
+    before = base_events()
+    _mismatch(before, BIG_COMPILED)
+    after = base_events()
+    _env(after)["versions"]["torch"] = {"value": "2.14.0", "source": "torch.__version__"}
+    return _write(tmp_path / "runs" / "before", before, "fix-before"), _write(
+        tmp_path / "runs" / "after", after, "fix-after", "2026-01-02T00:00:00Z"
+    )
+
+
+def _diff(before: Path, after: Path, *options: str) -> str:
+    result = RUNNER.invoke(main, ["diff", str(before), str(after), *options])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_diff_names_version_changes_before_it_says_fixed(tmp_path: Path) -> None:
+    before, after = _fix_pair(tmp_path)
+    text = _diff(before, after)
+    assert "  torch: 2.13.0 -> 2.14.0" in text and "fixed: 1" in text
+    assert text.index("version changes: 1") < text.index("code and data changes") < text.index("new failures")
+    assert text.index("version changes: 1") < text.index("fixed: 1")
+    md = _diff(before, after, "--format", "md")
+    assert md.index("**Versions changed (1):**") < md.index("| fixed | 1 |") < md.index("Fixed (1)")
+    assert md.index("**Code and data:** none changed.") < md.index("| new failures |")
+
+
+def _timed(tmp_path: Path, name: str, scale: float, seed: int) -> Path:
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(timing_log(f"synthetic-{name}", scale=scale, seed=seed)), encoding="utf-8")
+    return path
+
+
+def test_the_geometric_mean_interval_reads_in_the_direction_of_its_headline(tmp_path: Path) -> None:
+    before, after = _timed(tmp_path, "a", 1.0, 1), _timed(tmp_path, "b", 0.6, 2)
+    line = next(x for x in _diff(before, after).splitlines() if x.startswith("geometric mean:"))
+    found = re.match(r"geometric mean: ([\d.]+)x faster \(95% interval ([\d.]+)x to ([\d.]+)x faster\)", line)
+    assert found is not None, line
+    point, low, high = (float(g) for g in found.groups())
+    assert 1 < low <= point <= high, line
