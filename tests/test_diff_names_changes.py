@@ -3,6 +3,7 @@ says fixed, faster or slower (review 3: findings 2, 3, 5, 6, 7, 8 and 13)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -62,3 +63,24 @@ def test_the_geometric_mean_interval_reads_in_the_direction_of_its_headline(tmp_
     assert found is not None, line
     point, low, high = (float(g) for g in found.groups())
     assert 1 < low <= point <= high, line
+
+
+def _measured(events: Events) -> Events:
+    """The same fixture marked as a measurement, so that only the other side is synthetic."""
+    events[0].update(origin="measured")
+    events[0].pop("origin_note", None)
+    return events
+
+
+def test_the_first_line_of_diff_and_the_compare_headline_name_a_synthetic_side(tmp_path: Path) -> None:
+    before = _write(tmp_path / "m", _measured(base_events()), "measured-run")
+    after = _write(tmp_path / "s", base_events(), "synthetic-run", "2026-01-02T00:00:00Z")
+    first = _diff(before, after).splitlines()[0]
+    assert "synthetic fixture on the after side (synthetic-run)" in first and "before side" not in first
+    assert "synthetic fixture on the after side" in _diff(before, after, "--format", "md").splitlines()[0]
+    data = json.loads(_diff(before, after, "--format", "json"))
+    assert data["synthetic"] == {"after": ["synthetic-run"]} and "evidence of nothing" in data["synthetic_note"]
+    assert "synthetic" not in _diff(before, _write(tmp_path / "m2", _measured(base_events()), "m2")).splitlines()[0]
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("Synthetic fixture on the candidate, not a measurement")

@@ -852,6 +852,9 @@ def headline(comparison: Comparison) -> str:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
     if comparison.criteria:
         parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
+    synthetic = [s.role for s in (c, b) if s.synthetic]
+    if synthetic:  # said first: whatever follows is evidence of nothing
+        parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
     unstable = comparison.unstable

@@ -171,6 +171,8 @@ class RunDiff:
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
+    # The synthetic runs of each side ("before"/"after" -> run ids): named on the first line.
+    synthetic: dict[str, list[str]] = field(default_factory=dict)
     # Per cell whose status changed: its status before and after as every page says it
     # ("mismatch in outputs, awaiting verdict"); the lists above keep the statuses themselves.
     words: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -178,6 +180,14 @@ class RunDiff:
     def said(self, case: str, before: str, after: str) -> tuple[str, str]:
         """The statuses of a change in words (the statuses in words where none were kept)."""
         return self.words.get(case, (human(before), human(after)))
+
+    @property
+    def synthetic_note(self) -> str:
+        """'synthetic fixture on the after side (run x): evidence of nothing', or '' when every run is a measurement."""
+        if not self.synthetic:
+            return ""
+        sides = " and ".join(f"the {role} side ({', '.join(runs)})" for role, runs in self.synthetic.items())
+        return f"synthetic fixture on {sides}: not a measurement, this diff is evidence of nothing"
 
     @property
     def unstable(self) -> list[str]:
@@ -246,6 +256,7 @@ class RunDiff:
         ]
         data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
         data["summary"] = self.summary
+        data["synthetic_note"] = self.synthetic_note
         data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
         return data
@@ -298,6 +309,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         )
     result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (first.target, last.target))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
+    result.synthetic = {
+        role: ids
+        for role, side in (("before", befores), ("after", afters))
+        if (ids := [r.run_id for r in side if r.synthetic])
+    }
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     timing_changes = [c.text for c in result.criteria if c.judges == "timing"]
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
@@ -397,7 +413,8 @@ def format_diff(diff: RunDiff) -> str:
     runs = ""
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
-    lines = [f"{diff.before} -> {diff.after}{runs}"]
+    synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
+    lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
     lines.append(
         f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else "")
     )
