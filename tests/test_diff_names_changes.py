@@ -8,9 +8,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
+from reportgen.publish.diff import diff_runs, format_diff
+from reportgen.publish.summary import summarize
+from reportgen.render.report import judge_log
 from tests.logbuilder import base_events, dumps, timing_log
 from tests.test_run_changes import BIG_COMPILED, Events, _mismatch, _write
 
@@ -84,3 +88,55 @@ def test_the_first_line_of_diff_and_the_compare_headline_name_a_synthetic_side(t
     result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].startswith("Synthetic fixture on the candidate, not a measurement")
+
+
+def _plan_of(events: Events) -> dict[str, Any]:
+    return next(e for e in events if e["kind"] == "plan")
+
+
+def _swap_mode(plan: dict[str, Any]) -> None:
+    """One planned cell keeps its case key but is planned in the other mode."""
+    cell = plan["matrix"][0]
+    cell["mode"] = "compiled" if cell["mode"] == "eager" else "eager"
+
+
+DECLARATIONS = {
+    "compile_options": lambda p: p.update(
+        compile_options={"dynamic": True, "mode": "max-autotune", "fullgraph": False, "backend_options": {}}
+    ),
+    "model_revision": lambda p: p.update(model_revision="tiny-encoder v2 (4 layers)"),
+    "padding": lambda p: p.update(padding={"buckets": [16, 32, 64], "above_largest": "truncate"}),
+    "declared_inputs": lambda p: p.update(declared_inputs={"input_ids": {"dtype": "int64", "layout": "noncontiguous"}}),
+    "attention_path": lambda p: p.update(attention_path="math SDPA"),
+    "remeasure_rounds": lambda p: p.update(remeasure_rounds=0),
+    "matrix": _swap_mode,
+}
+
+
+@pytest.mark.parametrize("key", sorted(DECLARATIONS))
+def test_each_declared_condition_is_named_and_replicates_must_agree(tmp_path: Path, key: str) -> None:
+    before = base_events()
+    after = base_events()
+    DECLARATIONS[key](_plan_of(after))
+    a = _write(tmp_path / "a", before, "run-a")
+    b = _write(tmp_path / "b", after, "run-b", "2026-01-02T00:00:00Z")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert [c.key for c in diff.criteria] == [key]
+    text = format_diff(diff)
+    assert text.index(diff.criteria[0].text) < text.index("fixed:")
+    c = _write(tmp_path / "c", base_events(), "run-c", "2026-01-03T00:00:00Z")
+    refused = RUNNER.invoke(main, ["diff", "--before", str(a), "--before", str(b), "--after", str(c)])
+    assert refused.exit_code == 2 and "run-b is no replicate of run-a" in refused.output
+
+
+def test_compare_names_changed_compile_options_before_its_answer(tmp_path: Path) -> None:
+    after = base_events()
+    DECLARATIONS["compile_options"](_plan_of(after))
+    a = _write(tmp_path / "a", base_events(), "run-a")
+    b = _write(tmp_path / "b", after, "run-b", "2026-01-02T00:00:00Z")
+    out = ["--out", str(tmp_path / "cmp"), "--format", "html,md,json"]
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
+    assert result.exit_code == 0, result.output
+    assert "; 1 criteria declared differently (listed first)" in result.output.splitlines()[0]
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert any("compile options now dynamic true, mode max-autotune" in c["text"] for c in data["criteria"])
