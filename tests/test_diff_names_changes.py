@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from reportgen.cli import main
 from reportgen.publish.diff import diff_runs, format_diff
+from reportgen.publish.site import build_site
 from reportgen.publish.summary import summarize
 from reportgen.render.report import judge_log
 from tests.logbuilder import base_events, dumps, timing_log
@@ -140,3 +141,94 @@ def test_compare_names_changed_compile_options_before_its_answer(tmp_path: Path)
     assert "; 1 criteria declared differently (listed first)" in result.output.splitlines()[0]
     data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
     assert any("compile options now dynamic true, mode max-autotune" in c["text"] for c in data["criteria"])
+
+
+def _hosted(events: Events, threads: str, load: str) -> Events:
+    """Every timing event read its host: ``threads`` torch threads at load average ``load``."""
+    for timing in (e for e in events if e["kind"] == "timing"):
+        timing["host"] = {
+            "torch_threads": {"value": threads, "source": "torch.get_num_threads"},
+            "cpu_affinity": {"value": "0-1", "source": "os.sched_getaffinity"},
+            "load_avg_before": {"value": f"{load} 1.00 1.00", "source": "/proc/loadavg"},
+            "load_avg_after": {"value": f"{load} 1.00 1.00", "source": "/proc/loadavg"},
+        }
+    return events
+
+
+def _host_pair(tmp_path: Path, threads: str, load: str) -> tuple[Path, Path]:
+    before = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
+    after = _hosted(_measured(base_events()), threads, load)
+    _env(after)["env_vars"] = {"OMP_NUM_THREADS": "1"}
+    _env(after)["device"]["device_name"] = {"value": "Intel Xeon", "source": "/proc/cpuinfo"}
+    return _write(tmp_path / "a", before, "host-a"), _write(tmp_path / "b", after, "host-b", "2026-01-02T00:00:00Z")
+
+
+def test_a_changed_thread_count_is_named_first_and_flags_every_ratio(tmp_path: Path) -> None:
+    a, b = _host_pair(tmp_path, "1 intra-op, 1 inter-op", "3.60")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert diff.host[0] == ("torch threads", "2 intra-op, 2 inter-op", "1 intra-op, 1 inter-op")
+    assert {key for key, _, _ in diff.host} == {"torch threads", "device name", "environment variable OMP_NUM_THREADS"}
+    assert diff.timings and all("host changed: torch threads 2 intra-op" in " ".join(t.flags) for t in diff.timings)
+    assert diff.geomean is None and not any(diff.verdict_counts().values())
+    text = format_diff(diff)
+    assert text.index("host changes: 3") < text.index("fixed:") < text.index("timing (")
+    assert "  environment variable OMP_NUM_THREADS: not recorded -> 1" in text
+    md = _diff(a, b, "--format", "md")
+    assert md.index("**Host changed (3):**") < md.index("| fixed |")
+
+
+def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
+    a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert ("load average (1 min) around the warm loops", "3.60 to 3.60", "15.00 to 15.00") in diff.host
+    assert not any("host changed" in f for t in diff.timings for f in t.flags)
+
+
+def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -> None:
+    _host_pair(tmp_path / "runs", "1 intra-op, 1 inter-op", "3.60")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    latest = page[page.index("Latest run against the previous one") :]
+    assert latest.index("changed first (3 host; named below)") < latest.index("faster")
+    change = page[page.index("What changed between consecutive runs") :]
+    assert change.index("Host changed (3)") < change.index("Disposition:")
+
+
+def test_compare_names_code_and_data_changes_before_its_answer(tmp_path: Path) -> None:
+    from tests.test_provenance import FIXTURES, _with_provenance
+
+    src = FIXTURES / "synthetic_complete.jsonl"
+    a = _with_provenance(src, tmp_path / "a", "run-a", "a" * 64, "1" * 40, "c" * 64)
+    b = _with_provenance(src, tmp_path / "b", "run-b", "d" * 64, "2" * 40, "c" * 64)
+    out = ["--out", str(tmp_path / "cmp"), "--format", "html,md,json"]
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
+    assert result.exit_code == 0, result.output
+    assert "2 code and data changes (listed first)" in result.output.splitlines()[0]
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert sorted(data["code_and_data"]) == [
+        ["collector git commit", "1" * 40, "2" * 40],
+        ["workload module", "sha256 " + "a" * 64, "sha256 " + "d" * 64],
+    ]
+    md = (tmp_path / "cmp" / "compare.md").read_text(encoding="utf-8")
+    assert md.index("**Code and data differ (2):**") < md.index("| workload module |") < md.index("## 2.")
+    page = (tmp_path / "cmp" / "compare.html").read_text(encoding="utf-8")
+    assert page.index("Code and data differ (2)") < page.index("workload module: sha256 " + "a" * 64)
+
+
+def test_compare_names_a_changed_thread_count_and_flags_every_ratio(tmp_path: Path) -> None:
+    a, b = _host_pair(tmp_path, "1 intra-op, 1 inter-op", "3.60")
+    out = ["--out", str(tmp_path / "cmp"), "--format", "md,json"]
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
+    assert result.exit_code == 0, result.output
+    assert "3 host changes (listed first)" in result.output.splitlines()[0]
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert data["host"][0] == ["torch threads", "2 intra-op, 2 inter-op", "1 intra-op, 1 inter-op"]
+    timed = [c["timing"] for c in data["cells"] if c["timing"] is not None]
+    assert timed and all(any(f.startswith("host changed: torch threads") for f in t["flags"]) for t in timed)
+    assert data["geomean"] is None
+    md = (tmp_path / "cmp" / "compare.md").read_text(encoding="utf-8")
+    assert (
+        md.index("**Host facts differ (3):**")
+        < md.index("environment variable OMP\\_NUM\\_THREADS")
+        < md.index("## 2.")
+    )

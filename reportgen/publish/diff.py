@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from reportgen.judge.changes import code_and_data_changes, host_changes, host_timing_flag
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -168,6 +169,8 @@ class RunDiff:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
+    # The host (judge.changes): device, environment variables, other versions, threads, load.
+    host: list[tuple[str, str, str]] = field(default_factory=list)
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
@@ -188,6 +191,22 @@ class RunDiff:
             return ""
         sides = " and ".join(f"the {role} side ({', '.join(runs)})" for role, runs in self.synthetic.items())
         return f"synthetic fixture on {sides}: not a measurement, this diff is evidence of nothing"
+
+    @property
+    def changed_line(self) -> str:
+        """What changed besides the results, counted, for a line that then gives the timing."""
+        counts = (
+            ("criteria", len(self.criteria)),
+            ("versions", len(self.versions)),
+            ("code and data", len(self.code_and_data)),
+            ("host", len(self.host)),
+        )
+        changed = [f"{n} {what}" for what, n in counts if n]
+        return (
+            f"changed first ({', '.join(changed)}; named below)"
+            if changed
+            else "no criteria, versions, code, data or host changed"
+        )
 
     @property
     def unstable(self) -> list[str]:
@@ -211,6 +230,7 @@ class RunDiff:
                 or self.removed
                 or self.versions
                 or self.code_and_data
+                or self.host
             )
             and self.disposition[0] == self.disposition[1]
         )
@@ -316,6 +336,8 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     }
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     timing_changes = [c.text for c in result.criteria if c.judges == "timing"]
+    result.host = host_changes(first.host, last.host) if first.host and last.host else []
+    host_flag = host_timing_flag(result.host)
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
@@ -330,6 +352,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         after_s, after_samples = _side_samples(afters, case)
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
+            flags += [host_flag] if host_flag else []
             flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags(
                 "after", [r.run_id for r in afters], after_samples
             )
@@ -341,33 +364,8 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         a, b = first.versions.get(key, "unknown"), last.versions.get(key, "unknown")
         if a != b:
             result.versions.append((key, a, b))
-    result.code_and_data = code_and_data_changes(first, last)
+    result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
-
-
-def code_and_data_changes(before: RunSummary, after: RunSummary) -> list[tuple[str, str, str]]:
-    """(item, before, after) for each change of code or data: weights and inputs by content
-    sha256 where both logs hashed it, else by file sha256 (and the item says so)."""
-    changes = []
-    for key in sorted(set(before.code_data) | set(after.code_data)):
-        a, b = before.code_data.get(key, "not recorded"), after.code_data.get(key, "not recorded")
-        if a != b:
-            changes.append((key, a, b))
-    for role in ("weights", "inputs"):
-        (ca, fa), (cb, fb) = before.hashes.get(role, [None, None]), after.hashes.get(role, [None, None])
-        if ca and cb:
-            if ca != cb:
-                changes.append((f"{role} (by content sha256)", ca, cb))
-        elif fa != fb:
-            lacking = [w for w, c in (("before", ca), ("after", cb)) if not c]
-            changes.append(
-                (
-                    f"{role} (by file sha256: no content hash in the {' and '.join(lacking)} log{'s' if len(lacking) > 1 else ''}, so the same tensors written another way also differ)",
-                    fa or "not recorded",
-                    fb or "not recorded",
-                )
-            )
-    return changes
 
 
 def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
@@ -408,7 +406,7 @@ def _interval_text(change: TimingChange) -> str:
 
 
 def format_diff(diff: RunDiff) -> str:
-    """The comparison as terminal text: what changed first (criteria, versions, code and data),
+    """The comparison as terminal text: what changed first (criteria, versions, code and data, host),
     then the results (status changes, timing), as the site's history orders them."""
     runs = ""
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
@@ -423,6 +421,8 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
     lines.append(f"code and data changes: {len(diff.code_and_data)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
+    lines.append(f"host changes: {len(diff.host)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
