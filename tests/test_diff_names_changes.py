@@ -232,3 +232,15 @@ def test_compare_names_a_changed_thread_count_and_flags_every_ratio(tmp_path: Pa
         < md.index("environment variable OMP\\_NUM\\_THREADS")
         < md.index("## 2.")
     )
+
+
+def test_host_facts_of_a_log_with_many_variables_are_bounded(tmp_path: Path) -> None:
+    after = base_events()
+    _env(after)["env_vars"] = {f"VAR_{n:04d}": "x" * (500 if n == 0 else 1) for n in range(150)}
+    a = _write(tmp_path / "a", base_events(), "run-a")
+    b = _write(tmp_path / "b", after, "run-b", "2026-01-02T00:00:00Z")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    named = [key for key, _, _ in diff.host if key.startswith("environment variable")]
+    assert len(named) == 101 and "environment variables (all 150; the first 100 by name listed)" in named
+    long = dict((key, after) for key, _, after in diff.host)["environment variable VAR_0000"]
+    assert long.startswith("500 characters, sha256 ")
