@@ -190,6 +190,8 @@ def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     latest = page[page.index("Latest run against the previous one") :]
     assert latest.index("changed first (3 host; named below)") < latest.index("faster")
+    row = re.search(r"<td>([^<]*geometric[^<]*|changed first[^<]*)</td>", page)
+    assert row is not None and row.group(1).startswith("changed first (3 host; named below): "), row
     change = page[page.index("What changed between consecutive runs") :]
     assert change.index("Host changed (3)") < change.index("Disposition:")
 

@@ -193,6 +193,11 @@ class RunDiff:
         return f"synthetic fixture on {sides}: not a measurement, this diff is evidence of nothing"
 
     @property
+    def changed(self) -> bool:
+        """Whether anything besides the results changed: criteria, versions, code and data, host."""
+        return bool(self.criteria or self.versions or self.code_and_data or self.host)
+
+    @property
     def changed_line(self) -> str:
         """What changed besides the results, counted, for a line that then gives the timing."""
         counts = (
