@@ -570,7 +570,10 @@ def test_diff_gives_no_verdict_on_unstable_timings(tmp_path: Path) -> None:
     assert all(t["low"] is None for t in data["timings"])
     assert sorted(data["unstable_timing"]) == sorted(t["case"] for t in data["timings"])
     text = runner.invoke(main, ["diff", str(before), str(after)]).output
-    assert text.splitlines()[2].startswith(f"unstable timing: {len(data['timings'])} cell(s), no timing verdict: ")
+    lines = text.splitlines()
+    unstable = next(n for n, line in enumerate(lines) if line.startswith("unstable timing: "))
+    assert lines[unstable].startswith(f"unstable timing: {len(data['timings'])} cell(s), no timing verdict: ")
+    assert unstable < next(n for n, line in enumerate(lines) if line.startswith(("disposition:", "timing (")))
 
 
 def test_workload_history_shows_interval_verdicts(tmp_path: Path) -> None:

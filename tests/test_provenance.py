@@ -137,7 +137,7 @@ def test_report_shows_provenance_and_diff_lists_code_and_data_changes(tmp_path: 
     text = CliRunner().invoke(main, ["diff", str(a), str(b)]).output
     assert "code and data changes: 2" in text
     md = CliRunner().invoke(main, ["diff", str(a), str(b), "--format", "md"]).output
-    assert "| code and data changes | 2 |" in md and "| workload module |" in md
+    assert "**Code and data changed (2):**" in md and "| workload module |" in md
 
 
 def test_diff_of_weights_by_content_when_both_hashed_else_by_file(tmp_path: Path) -> None:

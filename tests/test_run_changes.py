@@ -341,9 +341,10 @@ def test_unstable_series_are_left_out_of_verdicts_geomean_and_charts(tmp_path: P
     assert sum(counts.values()) + len(unstable) == len(diff.timings)
     assert diff.geomean is not None and diff.geomean.cells == len(diff.timings) - len(unstable)
     assert f"{len(unstable)} unstable" in diff.summary
-    assert (
-        format_diff(diff).splitlines()[5].startswith(f"unstable timing: {len(unstable)} cell(s), no timing verdict: ")
-    )
+    lines = format_diff(diff).splitlines()
+    named = next(n for n, line in enumerate(lines) if line.startswith("unstable timing: "))
+    assert lines[named].startswith(f"unstable timing: {len(unstable)} cell(s), no timing verdict: ")
+    assert named < next(n for n, line in enumerate(lines) if line.startswith("timing ("))
     from reportgen.publish.diff import largest_changes
 
     assert not set(largest_changes(diff, 4)) & unstable, "an unstable cell leads no chart"
@@ -455,7 +456,9 @@ def test_compare_names_a_changed_judged_region_before_the_results(tmp_path: Path
         main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"]
     )
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("1 criteria declared differently (listed first)")
+    assert result.output.startswith(
+        "Synthetic fixture on the candidate and baseline, not a measurement: evidence of nothing; 1 criteria declared differently (listed first)"
+    )
     html = (out / "compare.html").read_text(encoding="utf-8")
     assert html.index(NARROWED) < html.index('id="correctness"')
     row = html[

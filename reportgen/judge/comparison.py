@@ -29,6 +29,14 @@ from typing import Any
 
 from reportgen.contract import events as ev
 from reportgen.contract.lines import PlannedCellLine
+from reportgen.judge.changes import (
+    code_and_data_changes,
+    host_changes,
+    host_facts,
+    host_timing_flag,
+    run_code_data,
+    run_hashes,
+)
 from reportgen.judge.criteria import (
     CriterionChange,
     changed_for,
@@ -45,7 +53,7 @@ from reportgen.judge.intervals import (
     RatioInterval,
     classify,
     geometric_mean,
-    interval_text,
+    interval_words,
     replicate_intervals,
     scope_text,
     speed_words,
@@ -235,6 +243,11 @@ class Comparison:
     headline: str = ""
     declared_identity: bool = False  # weights or inputs known the same by declaration only (old logs)
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
+    # Code and data (collector, git state, files read, weights, inputs) and host (device,
+    # environment variables, other versions, threads, load) that differ (judge.changes): named
+    # before any result, as diff names them.
+    code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
+    host: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def timed(self) -> list[CellComparison]:
@@ -653,7 +666,8 @@ def compare_runs(
         raise CompareRefused(
             f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
         )
-    cells = _with_timings(pending, base, cand, extra)
+    host = host_changes(host_facts(baseline.run), host_facts(candidate.run))
+    cells = _with_timings(pending, base, cand, extra, host_timing_flag(host))
     cells = [replace(c, changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype))) for c in cells]
     comparison = Comparison(
         baseline=sides[0],
@@ -668,6 +682,14 @@ def compare_runs(
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
         criteria=criteria,
+        code_and_data=code_and_data_changes(
+            run_code_data(baseline.run),
+            run_hashes(baseline.run),
+            run_code_data(candidate.run),
+            run_hashes(candidate.run),
+            ("baseline", "candidate"),
+        ),
+        host=host,
     )
     comparison.headline = headline(comparison)
     return comparison
@@ -686,7 +708,11 @@ def _runs_samples(case: str, contexts: list[_Context]) -> list[list[float]] | No
 
 
 def _with_timings(
-    pending: list[Any], base: _Context, cand: _Context, extra: tuple[list[_Context], list[_Context]] = ([], [])
+    pending: list[Any],
+    base: _Context,
+    cand: _Context,
+    extra: tuple[list[_Context], list[_Context]] = ([], []),
+    host_flag: str | None = None,
 ) -> list[CellComparison]:
     sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
@@ -729,7 +755,7 @@ def _with_timings(
                 cold_ratio,
                 cold_note,
                 _ratio(a.compile_s, b.compile_s),
-                _timing_flags(a, b) + tuple(replicas) + beyond,
+                _timing_flags(a, b) + tuple(replicas) + beyond + ((host_flag,) if host_flag else ()),
             )
         p = cell.planned
         out.append(
@@ -857,8 +883,18 @@ def headline(comparison: Comparison) -> str:
     ]
     if comparison.declared_identity:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
+    changed = [
+        f"{n} {what} change{'s' if n != 1 else ''}"
+        for what, n in (("code and data", len(comparison.code_and_data)), ("host", len(comparison.host)))
+        if n
+    ]
+    if changed:
+        parts.insert(0, f"{', '.join(changed)} (listed first)")
     if comparison.criteria:
         parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
+    synthetic = [s.role for s in (c, b) if s.synthetic]
+    if synthetic:  # said first: whatever follows is evidence of nothing
+        parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
     unstable = comparison.unstable
@@ -877,10 +913,8 @@ def headline(comparison: Comparison) -> str:
     else:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"
-        elif geo.ratio < 1:
-            interval = "95% interval {}x to {}x faster".format(*interval_text(1 / geo.high, 1 / geo.low))
         else:
-            interval = "95% interval {}x to {}x the baseline time".format(*interval_text(geo.low, geo.high))
+            interval = interval_words(geo.ratio, geo.low, geo.high)
         word = speed_words(geo.ratio)
         verdict = classify(geo.low, geo.high)
         if verdict == "no clear difference":

@@ -9,13 +9,16 @@ only under a changed criterion is never counted as fixed.
 
 Criteria named (each from the plan, the run's first line or its artifacts; a log that does not
 record one reads "not recorded"): tolerances and task criteria per dtype, judged regions per
-output, update rules per parameter group, the reference, the planned matrix, the timing scope,
-the warm repetition count, the weights' and inputs' sha256, the collector and schema versions.
+output, update rules per parameter group, the reference, the timing scope, the warm repetition
+and re-measure round counts, the weights' and inputs' sha256, the collector and schema
+versions; and what was run: the model revision, the planned cells with their fields, the
+compile options, padding, declared inputs and attention path.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Mapping
 
@@ -23,8 +26,12 @@ from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
 EVERY_ELEMENT = "every element"
-# What a criterion can decide: a cell's correctness, its timing, or only what the record says.
-Judges = Literal["correctness", "timing", "record"]
+# What a declaration can decide: a cell's correctness, its timing, what was run (the model, its
+# compile options, padding, attention path, declared inputs, the planned cells: a code or
+# configuration change, so a cell that passes after it is fixed by that named change), or only
+# what the record says. Replicates agree on all but the record.
+Judges = Literal["correctness", "timing", "config", "record"]
+LONGEST_VALUE = 160  # a declaration longer than this is named by its digest
 
 
 @dataclass(frozen=True)
@@ -107,9 +114,7 @@ def _plan_criteria(plan: Any) -> list[Declared]:
                 "correctness",
             )
         )
-    cases = sorted(cell.case for cell in plan.matrix)
-    digest = hashlib.sha256("\n".join(cases).encode()).hexdigest()[:12]
-    out.append(Declared("matrix", "planned matrix", f"{len(cases)} cells (case list sha256 {digest}...)", "record"))
+    out += _config(plan)
     scope = plan.timing_scope
     parts = [
         f"{name.replace('_', ' ')} {'timed' if getattr(scope, name) else 'not timed'}"
@@ -118,7 +123,59 @@ def _plan_criteria(plan: Any) -> list[Declared]:
     parts.append("synchronized" if scope.synchronized else "not synchronized")
     out.append(Declared("timing_scope", "timing scope", ", ".join(parts), "timing"))
     out.append(Declared("warm_repetitions", "warm repetitions", str(plan.warm_repetitions), "timing"))
+    rounds = plan.remeasure_rounds
+    out.append(
+        Declared("remeasure_rounds", "re-measure rounds", NOT_RECORDED if rounds is None else str(rounds), "timing")
+    )
     return out
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _bounded(text: str) -> str:
+    """A declaration as written, or its digest when too long to name in a sentence."""
+    return text if len(text) <= LONGEST_VALUE else f"{len(text)} characters, sha256 {_digest(text)}..."
+
+
+def _matrix(plan: Any) -> str:
+    """The planned cells by their fields, not only their names: the same case key with another
+    mode or layout is another cell (a collector may name its cases as it likes)."""
+    cells = sorted((c.case, c.batch, c.length, c.layout, c.dtype, c.mode, c.repeat_of or "") for c in plan.matrix)
+    return f"{len(cells)} cells (cells and their fields sha256 {_digest(repr(cells))}...)"
+
+
+def _config(plan: Any) -> list[Declared]:
+    """What the plan says was run: each a code or configuration change when it differs."""
+    copts = plan.compile_options
+    compiled = (
+        NOT_RECORDED
+        if copts is None
+        else f"dynamic {str(copts.dynamic).lower()}, mode {copts.mode}, fullgraph {str(copts.fullgraph).lower()}"
+        + (f", options {json.dumps(copts.backend_options, sort_keys=True)}" if copts.backend_options else "")
+    )
+    pad = plan.padding
+    padding = (
+        "none declared"
+        if pad is None
+        else f"buckets {list(pad.buckets)}, above the largest {pad.above_largest or 'not declared'}, "
+        f"masks {'padded' if pad.mask_padded else 'not padded'}"
+    )
+    inputs = "; ".join(
+        f"{name}: {i.dtype} {i.layout}"
+        + (f" ({i.how})" if i.how else "")
+        + (f", values {i.value_range[0]} to {i.value_range[1]}" if i.value_range else "")
+        for name, i in sorted((plan.declared_inputs or {}).items())
+    )
+    return [
+        Declared("model_revision", "model revision", _bounded(plan.model_revision), "config"),
+        Declared("matrix", "planned matrix", _matrix(plan), "config"),
+        Declared("compile_options", "compile options", _bounded(compiled), "config"),
+        Declared("padding", "padding", _bounded(padding), "config"),
+        Declared("declared_inputs", "declared inputs", _bounded(inputs or "none declared"), "config"),
+        Declared("attention_path", "attention path", _bounded(plan.attention_path or NOT_RECORDED), "config"),
+    ]
 
 
 def declared_criteria(run: RunModel) -> dict[str, Declared]:
@@ -162,8 +219,8 @@ def _phrase(key: str, label: str, before: str, after: str) -> str:
 
 
 def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declared]) -> list[CriterionChange]:
-    """Every criterion whose declaration differs, correctness first, then timing, then the record."""
-    order = {"correctness": 0, "timing": 1, "record": 2}
+    """Every criterion whose declaration differs, correctness first, then timing, then what was run, then the record."""
+    order = {"correctness": 0, "timing": 1, "config": 2, "record": 3}
     changes = []
     for key in sorted(set(before) | set(after)):
         a, b = before.get(key), after.get(key)

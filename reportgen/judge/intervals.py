@@ -330,6 +330,15 @@ def interval_text(low: float, high: float) -> tuple[str, str]:
     return a, b
 
 
+def interval_words(ratio: float, low: float, high: float, of: str = "the baseline time") -> str:
+    """A 95% interval of a time ratio in the direction of ``speed_words(ratio)``: 'faster' ends
+    (before / after) beside a 'faster' headline, else multiples of ``of``; never an after / before
+    interval beside a 'faster' word, which reads inverted."""
+    if ratio < 1 and low > 0 and high > 0:
+        return "95% interval {}x to {}x faster".format(*interval_text(1 / high, 1 / low))
+    return "95% interval {}x to {}x {}".format(*interval_text(low, high), of)
+
+
 def speed_words(ratio: float) -> str:
     """A time ratio in words: 0.5 is '2x faster', 1.25 is '1.25x slower'."""
     if ratio <= 0:

@@ -13,11 +13,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from reportgen.judge.changes import code_and_data_changes, host_changes, host_timing_flag
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     geometric_mean,
+    interval_words,
     judgeable,
     ratio_number,
     replicate_intervals,
@@ -167,9 +169,13 @@ class RunDiff:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
+    # The host (judge.changes): device, environment variables, other versions, threads, load.
+    host: list[tuple[str, str, str]] = field(default_factory=list)
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
+    # The synthetic runs of each side ("before"/"after" -> run ids): named on the first line.
+    synthetic: dict[str, list[str]] = field(default_factory=dict)
     # Per cell whose status changed: its status before and after as every page says it
     # ("mismatch in outputs, awaiting verdict"); the lists above keep the statuses themselves.
     words: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -177,6 +183,35 @@ class RunDiff:
     def said(self, case: str, before: str, after: str) -> tuple[str, str]:
         """The statuses of a change in words (the statuses in words where none were kept)."""
         return self.words.get(case, (human(before), human(after)))
+
+    @property
+    def synthetic_note(self) -> str:
+        """'synthetic fixture on the after side (run x): evidence of nothing', or '' when every run is a measurement."""
+        if not self.synthetic:
+            return ""
+        sides = " and ".join(f"the {role} side ({', '.join(runs)})" for role, runs in self.synthetic.items())
+        return f"synthetic fixture on {sides}: not a measurement, this diff is evidence of nothing"
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything besides the results changed: criteria, versions, code and data, host."""
+        return bool(self.criteria or self.versions or self.code_and_data or self.host)
+
+    @property
+    def changed_line(self) -> str:
+        """What changed besides the results, counted, for a line that then gives the timing."""
+        counts = (
+            ("criteria", len(self.criteria)),
+            ("versions", len(self.versions)),
+            ("code and data", len(self.code_and_data)),
+            ("host", len(self.host)),
+        )
+        changed = [f"{n} {what}" for what, n in counts if n]
+        return (
+            f"changed first ({', '.join(changed)}; named below)"
+            if changed
+            else "no criteria, versions, code, data or host changed"
+        )
 
     @property
     def unstable(self) -> list[str]:
@@ -200,6 +235,7 @@ class RunDiff:
                 or self.removed
                 or self.versions
                 or self.code_and_data
+                or self.host
             )
             and self.disposition[0] == self.disposition[1]
         )
@@ -245,6 +281,7 @@ class RunDiff:
         ]
         data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
         data["summary"] = self.summary
+        data["synthetic_note"] = self.synthetic_note
         data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
         return data
@@ -297,8 +334,15 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         )
     result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (first.target, last.target))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
+    result.synthetic = {
+        role: ids
+        for role, side in (("before", befores), ("after", afters))
+        if (ids := [r.run_id for r in side if r.synthetic])
+    }
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     timing_changes = [c.text for c in result.criteria if c.judges == "timing"]
+    result.host = host_changes(first.host, last.host) if first.host and last.host else []
+    host_flag = host_timing_flag(result.host)
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
@@ -313,6 +357,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         after_s, after_samples = _side_samples(afters, case)
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
+            flags += [host_flag] if host_flag else []
             flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags(
                 "after", [r.run_id for r in afters], after_samples
             )
@@ -324,33 +369,8 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         a, b = first.versions.get(key, "unknown"), last.versions.get(key, "unknown")
         if a != b:
             result.versions.append((key, a, b))
-    result.code_and_data = code_and_data_changes(first, last)
+    result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
-
-
-def code_and_data_changes(before: RunSummary, after: RunSummary) -> list[tuple[str, str, str]]:
-    """(item, before, after) for each change of code or data: weights and inputs by content
-    sha256 where both logs hashed it, else by file sha256 (and the item says so)."""
-    changes = []
-    for key in sorted(set(before.code_data) | set(after.code_data)):
-        a, b = before.code_data.get(key, "not recorded"), after.code_data.get(key, "not recorded")
-        if a != b:
-            changes.append((key, a, b))
-    for role in ("weights", "inputs"):
-        (ca, fa), (cb, fb) = before.hashes.get(role, [None, None]), after.hashes.get(role, [None, None])
-        if ca and cb:
-            if ca != cb:
-                changes.append((f"{role} (by content sha256)", ca, cb))
-        elif fa != fb:
-            lacking = [w for w, c in (("before", ca), ("after", cb)) if not c]
-            changes.append(
-                (
-                    f"{role} (by file sha256: no content hash in the {' and '.join(lacking)} log{'s' if len(lacking) > 1 else ''}, so the same tensors written another way also differ)",
-                    fa or "not recorded",
-                    fb or "not recorded",
-                )
-            )
-    return changes
 
 
 def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
@@ -391,15 +411,23 @@ def _interval_text(change: TimingChange) -> str:
 
 
 def format_diff(diff: RunDiff) -> str:
-    """The comparison as terminal text: every change of criteria first, then the results."""
+    """The comparison as terminal text: what changed first (criteria, versions, code and data, host),
+    then the results (status changes, timing), as the site's history orders them."""
     runs = ""
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
-    lines = [f"{diff.before} -> {diff.after}{runs}"]
+    synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
+    lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
     lines.append(
         f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else "")
     )
     lines += [f"  {c.text}" for c in diff.criteria]
+    lines.append(f"version changes: {len(diff.versions)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
+    lines.append(f"code and data changes: {len(diff.code_and_data)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
+    lines.append(f"host changes: {len(diff.host)}")
+    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
@@ -419,10 +447,6 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
     lines += [f"  {case}" for case in diff.removed]
-    lines.append(f"version changes: {len(diff.versions)}")
-    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
-    lines.append(f"code and data changes: {len(diff.code_and_data)}")
-    lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
     lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
@@ -439,7 +463,7 @@ def _geomean_text(geo: GeoMean) -> str:
     cells = f"{geo.cells} cell{'s' if geo.cells != 1 else ''}"
     if geo.low is None or geo.high is None:
         return f"{speed_words(geo.ratio)} at the point estimate, over {cells} (no interval: too few samples)"
-    interval = f"95% interval {geo.low:.3f}x to {geo.high:.3f}x"
+    interval = interval_words(geo.ratio, geo.low, geo.high, "the before time")
     if geo.verdict == "no clear difference":
         return f"no clear difference ({speed_words(geo.ratio)} at the point estimate, {interval}) over {cells}"
     return f"{speed_words(geo.ratio)} ({interval}) over {cells}"

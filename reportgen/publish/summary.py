@@ -13,9 +13,8 @@ from typing import Any
 
 from reportgen.judge.backend_docs import stack_version_key, version_keys
 from collector.plan import PlanError
-from reportgen.judge.identity import weights_facts
+from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
-from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.judge.criteria import declared_criteria
 from reportgen.render.labels import status_words
@@ -84,6 +83,9 @@ class RunSummary:
     # For the cell index (index.parquet): what wrote the log ("" when not recorded).
     collector: str = ""
     schema_version: str = ""
+    # The host it measured on (judge.changes.host_facts): device, environment variables, other
+    # versions, threads, affinity, load; {} in a site state written before it was kept.
+    host: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,8 +133,9 @@ def summarize(judged: JudgedRun) -> RunSummary:
         evidence=judged.disposition.scope.evidence,
         scope_passed=[[row.label, row.value] for row in judged.view.scope.passed],
         scope_not_passed=[[row.label, row.value] for row in judged.view.scope.not_passed],
-        code_data={i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")},
-        hashes=_hashes(run),
+        code_data=run_code_data(run),
+        hashes=run_hashes(run),
+        host=host_facts(run),
         criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
         collector=run.start.provenance.collector_version
         if run.start.provenance is not None
@@ -185,18 +188,6 @@ def _device_name(run: RunModel) -> str:
         if fact is not None and fact.value:
             return str(fact.value)
     return ""
-
-
-def _hashes(run: RunModel) -> dict[str, list[str | None]]:
-    """The run's weights and run-wide inputs: [content sha256 or None, file sha256 or None]."""
-    found: dict[str, list[str | None]] = {}
-    for artifact in run.artifacts:
-        if artifact.role == "inputs" and artifact.case is None:
-            found["inputs"] = [artifact.content_sha256, artifact.sha256]
-    weights = weights_facts(run)  # the plan's hashes, else the weights artifact's
-    if weights.content or weights.file:
-        found["weights"] = [weights.content, weights.file]
-    return found
 
 
 def _status_words(cell: CellRecord, judged: JudgedRun) -> str:

@@ -96,6 +96,8 @@ class CompareView:
     notes: list[str]
     honesty: str
     criteria: list[str]  # every criterion the two runs declared differently, shown before any result
+    code_and_data: list[tuple[str, str, str]]  # (item, baseline, candidate), shown before any result
+    host: list[tuple[str, str, str]]  # (host fact, baseline, candidate), shown before any result
     interval_scope: str  # what variation the intervals cover
     replicates: tuple[tuple[str, ...], tuple[str, ...]]
     versions: list[tuple[str, str, str]]
@@ -375,6 +377,8 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         notes=comparison.notes,
         honesty=_honesty(comparison),
         criteria=[c.text for c in comparison.criteria],
+        code_and_data=comparison.code_and_data,
+        host=comparison.host,
         interval_scope=comparison.interval_scope,
         replicates=(b.replicates or (b.run_id,), c.replicates or (c.run_id,)),
         versions=_version_rows(b.versions, c.versions, keys),

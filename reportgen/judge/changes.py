@@ -1,0 +1,196 @@
+"""What changed between two runs besides their declared criteria: code and data, and the host.
+
+A comparison names everything that changed before it says fixed, faster or slower. The
+criteria are judge.criteria's; this module gives the rest, as plain data both `reportgen diff`
+(and the site's history, from run summaries) and `reportgen compare` (from judged runs) name:
+
+* code and data: the collector, its git state, the files it read (workload module, plan file),
+  and the weights and inputs by content sha256 where both logs hashed them, else by file sha256;
+* the host: the device (name, count, instance type, host name), the environment variables
+  the collector recorded, every version beyond the pages' own version keys, and the host facts
+  around the warm loops (torch threads, CPU affinity, count and governor, load average).
+
+A changed thread count or CPU affinity makes a timing ratio no like-for-like comparison:
+``host_timing_flag`` says so, and every ratio carries it, as a changed timing scope does. A
+changed load average is named and does not flag: a busier host shows in the warm series
+themselves, which the stability classifier already reads (an unsteady series decides nothing),
+while the load figure is a one-minute average read before and after a loop of milliseconds,
+which differs between any two runs and would leave no ratio judged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Mapping, Sequence
+
+from reportgen.contract.validation import fields_of
+from reportgen.judge.backend_docs import version_keys
+from reportgen.judge.identity import weights_facts
+from reportgen.model.provenance import code_and_data
+from reportgen.model.runmodel import RunModel
+
+NOT_RECORDED = "not recorded"
+MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
+LONGEST = 160  # a value longer than this is named by its digest
+Change = tuple[str, str, str]  # (what, before, after)
+# Host facts of the timing events that make a timing ratio no like-for-like comparison.
+TIMING_HOST_KEYS = ("torch threads", "CPU affinity")
+_HOST_FACTS = (
+    ("torch_threads", "torch threads"),
+    ("cpu_affinity", "CPU affinity"),
+    ("cpu_count", "CPU count"),
+    ("cpu_governor", "CPU governor"),
+)
+_DEVICE_FACTS = (
+    ("device_name", "device name"),
+    ("device_count", "device count"),
+    ("instance_type", "instance type"),
+    ("hostname", "host name"),
+)
+
+
+def run_code_data(run: RunModel) -> dict[str, str]:
+    """The collector, its git state and the files it read: key -> value (weights and inputs apart)."""
+    return {i.key: i.value for i in code_and_data(run) if i.key not in ("weights", "inputs")}
+
+
+def run_hashes(run: RunModel) -> dict[str, list[str | None]]:
+    """The run's weights and run-wide inputs: [content sha256 or None, file sha256 or None]."""
+    found: dict[str, list[str | None]] = {}
+    for artifact in run.artifacts:
+        if artifact.role == "inputs" and artifact.case is None:
+            found["inputs"] = [artifact.content_sha256, artifact.sha256]
+    weights = weights_facts(run)  # the plan's hashes, else the weights artifact's
+    if weights.content or weights.file:
+        found["weights"] = [weights.content, weights.file]
+    return found
+
+
+def code_and_data_changes(
+    before_code: Mapping[str, str],
+    before_hashes: Mapping[str, Sequence[str | None]],
+    after_code: Mapping[str, str],
+    after_hashes: Mapping[str, Sequence[str | None]],
+    sides: tuple[str, str] = ("before", "after"),
+) -> list[Change]:
+    """(item, before, after) for each change of code or data: weights and inputs by content
+    sha256 where both logs hashed it, else by file sha256 (and the item says so, naming the
+    logs by ``sides``)."""
+    changes = []
+    for key in sorted(set(before_code) | set(after_code)):
+        a, b = before_code.get(key, NOT_RECORDED), after_code.get(key, NOT_RECORDED)
+        if a != b:
+            changes.append((key, a, b))
+    for role in ("weights", "inputs"):
+        (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
+        if ca and cb:
+            if ca != cb:
+                changes.append((f"{role} (by content sha256)", ca, cb))
+        elif fa != fb:
+            lacking = [w for w, c in zip(sides, (ca, cb)) if not c]
+            changes.append(
+                (
+                    f"{role} (by file sha256: no content hash in the {' and '.join(lacking)} log{'s' if len(lacking) > 1 else ''}, so the same tensors written another way also differ)",
+                    fa or NOT_RECORDED,
+                    fb or NOT_RECORDED,
+                )
+            )
+    return changes
+
+
+def _timing_hosts(run: RunModel) -> list[dict[str, object]]:
+    """The host facts of the first and the last timed cell: the thread count, affinity and
+    governor are set once per process, so two readings name them without reading every timing
+    line again (a long log has tens of thousands); the load average is read at both ends."""
+    timed = [c for c in run.cells if c.warm_series and c.source is not None]
+    found = []
+    for cell in {id(c): c for c in (timed[:1] + timed[-1:])}.values():
+        assert cell.source is not None
+        host = getattr(fields_of(cell.source.at(cell.warm_line)), "host", None)
+        if isinstance(host, dict):
+            found.append(host)
+    return found
+
+
+def _value(fact: object) -> str | None:
+    value = getattr(fact, "value", None)
+    return str(value) if value not in (None, "") else None
+
+
+def host_facts(run: RunModel) -> dict[str, str]:
+    """The host a run measured on, in words: device, environment variables, versions beyond the
+    pages' own (python, torch, each target's packages: those are compared as versions), and the
+    host facts around its warm loops. Plain data, kept in a run's summary."""
+    facts: dict[str, str] = {}
+    env = run.environment
+    if env is not None:
+        for key, label in _DEVICE_FACTS:
+            if (value := _value(env.device.get(key))) is not None:
+                facts[label] = _short(value)
+        facts.update(_bounded("environment variable", env.env_vars))
+        shown = set(version_keys())
+        others = {n: v for n, fact in env.versions.items() if n not in shown and (v := _value(fact)) is not None}
+        facts.update(_bounded("version", others))
+    hosts = _timing_hosts(run)
+    for key, label in _HOST_FACTS:
+        values = list(dict.fromkeys(v for h in hosts if (v := _value(h.get(key))) is not None))
+        if values:
+            facts[label] = _short(" then ".join(values))
+    loads = [
+        float(v.split()[0])
+        for h in hosts
+        for key in ("load_avg_before", "load_avg_after")
+        if (v := _value(h.get(key))) is not None and _number(v.split()[0])
+    ]
+    if loads:
+        facts["load average (1 min) around the warm loops"] = f"{min(loads):.2f} to {max(loads):.2f}"
+    return facts
+
+
+def _short(text: str) -> str:
+    """A value as recorded, or its digest when too long to name in a line."""
+    if len(text) <= LONGEST:
+        return text
+    return f"{len(text)} characters, sha256 {hashlib.sha256(text.encode('utf-8', 'replace')).hexdigest()[:12]}..."
+
+
+def _bounded(label: str, found: Mapping[str, str]) -> dict[str, str]:
+    """Each of ``found`` as '{label} {name}', or, beyond MOST of them (a log is untrusted: one
+    with 100,000 variables must not make every diff and the site state that long), the first
+    MOST by name and one digest of them all."""
+    names = sorted(found)
+    kept = {f"{label} {_short(n)}": _short(found[n]) for n in names[:MOST]}
+    if len(names) > MOST:
+        digest = hashlib.sha256(repr([(n, found[n]) for n in names]).encode("utf-8", "replace")).hexdigest()[:12]
+        kept[f"{label}s (all {len(names)}; the first {MOST} by name listed)"] = f"sha256 {digest}..."
+    return kept
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def host_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[Change]:
+    """(fact, before, after) for each host fact that differs, the ones that flag timing first."""
+    changes = [
+        (key, before.get(key, NOT_RECORDED), after.get(key, NOT_RECORDED))
+        for key in sorted(set(before) | set(after))
+        if before.get(key, NOT_RECORDED) != after.get(key, NOT_RECORDED)
+    ]
+    return sorted(changes, key=lambda c: (c[0] not in TIMING_HOST_KEYS, c[0]))
+
+
+def host_timing_flag(changes: Sequence[Change]) -> str | None:
+    """Why no timing ratio between the two runs decides anything, when the host's threads or
+    CPU affinity changed (both runs recorded them); None otherwise. A log from before host facts
+    were kept is named as 'not recorded' and flags nothing: that it is unknown is no change."""
+    named = [
+        f"{key} {a} -> {b}"
+        for key, a, b in changes
+        if key in TIMING_HOST_KEYS and NOT_RECORDED not in (a, b)  # unknown on one side: named, not flagged
+    ]
+    return f"host changed: {'; '.join(named)}" if named else None

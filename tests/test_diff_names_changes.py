@@ -1,0 +1,248 @@
+"""A comparison names everything that changed (criteria, versions, code and data, host) before it
+says fixed, faster or slower (review 3: findings 2, 3, 5, 6, 7, 8 and 13)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.publish.diff import diff_runs, format_diff
+from reportgen.publish.site import build_site
+from reportgen.publish.summary import summarize
+from reportgen.render.report import judge_log
+from tests.logbuilder import base_events, dumps, timing_log
+from tests.test_run_changes import BIG_COMPILED, Events, _mismatch, _write
+
+RUNNER = CliRunner()
+
+
+def _env(events: Events) -> dict[str, Any]:
+    return next(e for e in events if e["kind"] == "environment")
+
+
+def _fix_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """Before: one cell mismatches on torch 2.13.0. After: torch 2.14.0 and the cell passes."""
+    before = base_events()
+    _mismatch(before, BIG_COMPILED)
+    after = base_events()
+    _env(after)["versions"]["torch"] = {"value": "2.14.0", "source": "torch.__version__"}
+    return _write(tmp_path / "runs" / "before", before, "fix-before"), _write(
+        tmp_path / "runs" / "after", after, "fix-after", "2026-01-02T00:00:00Z"
+    )
+
+
+def _diff(before: Path, after: Path, *options: str) -> str:
+    result = RUNNER.invoke(main, ["diff", str(before), str(after), *options])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_diff_names_version_changes_before_it_says_fixed(tmp_path: Path) -> None:
+    before, after = _fix_pair(tmp_path)
+    text = _diff(before, after)
+    assert "  torch: 2.13.0 -> 2.14.0" in text and "fixed: 1" in text
+    assert text.index("version changes: 1") < text.index("code and data changes") < text.index("new failures")
+    assert text.index("version changes: 1") < text.index("fixed: 1")
+    md = _diff(before, after, "--format", "md")
+    assert md.index("**Versions changed (1):**") < md.index("| fixed | 1 |") < md.index("Fixed (1)")
+    assert md.index("**Code and data:** none changed.") < md.index("| new failures |")
+
+
+def _timed(tmp_path: Path, name: str, scale: float, seed: int) -> Path:
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(timing_log(f"synthetic-{name}", scale=scale, seed=seed)), encoding="utf-8")
+    return path
+
+
+def test_the_geometric_mean_interval_reads_in_the_direction_of_its_headline(tmp_path: Path) -> None:
+    before, after = _timed(tmp_path, "a", 1.0, 1), _timed(tmp_path, "b", 0.6, 2)
+    line = next(x for x in _diff(before, after).splitlines() if x.startswith("geometric mean:"))
+    found = re.match(r"geometric mean: ([\d.]+)x faster \(95% interval ([\d.]+)x to ([\d.]+)x faster\)", line)
+    assert found is not None, line
+    point, low, high = (float(g) for g in found.groups())
+    assert 1 < low <= point <= high, line
+
+
+def _measured(events: Events) -> Events:
+    """The same fixture marked as a measurement, so that only the other side is synthetic."""
+    events[0].update(origin="measured")
+    events[0].pop("origin_note", None)
+    return events
+
+
+def test_the_first_line_of_diff_and_the_compare_headline_name_a_synthetic_side(tmp_path: Path) -> None:
+    before = _write(tmp_path / "m", _measured(base_events()), "measured-run")
+    after = _write(tmp_path / "s", base_events(), "synthetic-run", "2026-01-02T00:00:00Z")
+    first = _diff(before, after).splitlines()[0]
+    assert "synthetic fixture on the after side (synthetic-run)" in first and "before side" not in first
+    assert "synthetic fixture on the after side" in _diff(before, after, "--format", "md").splitlines()[0]
+    data = json.loads(_diff(before, after, "--format", "json"))
+    assert data["synthetic"] == {"after": ["synthetic-run"]} and "evidence of nothing" in data["synthetic_note"]
+    assert "synthetic" not in _diff(before, _write(tmp_path / "m2", _measured(base_events()), "m2")).splitlines()[0]
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("Synthetic fixture on the candidate, not a measurement")
+
+
+def _plan_of(events: Events) -> dict[str, Any]:
+    return next(e for e in events if e["kind"] == "plan")
+
+
+def _swap_mode(plan: dict[str, Any]) -> None:
+    """One planned cell keeps its case key but is planned in the other mode."""
+    cell = plan["matrix"][0]
+    cell["mode"] = "compiled" if cell["mode"] == "eager" else "eager"
+
+
+DECLARATIONS = {
+    "compile_options": lambda p: p.update(
+        compile_options={"dynamic": True, "mode": "max-autotune", "fullgraph": False, "backend_options": {}}
+    ),
+    "model_revision": lambda p: p.update(model_revision="tiny-encoder v2 (4 layers)"),
+    "padding": lambda p: p.update(padding={"buckets": [16, 32, 64], "above_largest": "truncate"}),
+    "declared_inputs": lambda p: p.update(declared_inputs={"input_ids": {"dtype": "int64", "layout": "noncontiguous"}}),
+    "attention_path": lambda p: p.update(attention_path="math SDPA"),
+    "remeasure_rounds": lambda p: p.update(remeasure_rounds=0),
+    "matrix": _swap_mode,
+}
+
+
+@pytest.mark.parametrize("key", sorted(DECLARATIONS))
+def test_each_declared_condition_is_named_and_replicates_must_agree(tmp_path: Path, key: str) -> None:
+    before = base_events()
+    after = base_events()
+    DECLARATIONS[key](_plan_of(after))
+    a = _write(tmp_path / "a", before, "run-a")
+    b = _write(tmp_path / "b", after, "run-b", "2026-01-02T00:00:00Z")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert [c.key for c in diff.criteria] == [key]
+    text = format_diff(diff)
+    assert text.index(diff.criteria[0].text) < text.index("fixed:")
+    c = _write(tmp_path / "c", base_events(), "run-c", "2026-01-03T00:00:00Z")
+    refused = RUNNER.invoke(main, ["diff", "--before", str(a), "--before", str(b), "--after", str(c)])
+    assert refused.exit_code == 2 and "run-b is no replicate of run-a" in refused.output
+
+
+def test_compare_names_changed_compile_options_before_its_answer(tmp_path: Path) -> None:
+    after = base_events()
+    DECLARATIONS["compile_options"](_plan_of(after))
+    a = _write(tmp_path / "a", base_events(), "run-a")
+    b = _write(tmp_path / "b", after, "run-b", "2026-01-02T00:00:00Z")
+    out = ["--out", str(tmp_path / "cmp"), "--format", "html,md,json"]
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
+    assert result.exit_code == 0, result.output
+    assert "; 1 criteria declared differently (listed first)" in result.output.splitlines()[0]
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert any("compile options now dynamic true, mode max-autotune" in c["text"] for c in data["criteria"])
+
+
+def _hosted(events: Events, threads: str, load: str) -> Events:
+    """Every timing event read its host: ``threads`` torch threads at load average ``load``."""
+    for timing in (e for e in events if e["kind"] == "timing"):
+        timing["host"] = {
+            "torch_threads": {"value": threads, "source": "torch.get_num_threads"},
+            "cpu_affinity": {"value": "0-1", "source": "os.sched_getaffinity"},
+            "load_avg_before": {"value": f"{load} 1.00 1.00", "source": "/proc/loadavg"},
+            "load_avg_after": {"value": f"{load} 1.00 1.00", "source": "/proc/loadavg"},
+        }
+    return events
+
+
+def _host_pair(tmp_path: Path, threads: str, load: str) -> tuple[Path, Path]:
+    before = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
+    after = _hosted(_measured(base_events()), threads, load)
+    _env(after)["env_vars"] = {"OMP_NUM_THREADS": "1"}
+    _env(after)["device"]["device_name"] = {"value": "Intel Xeon", "source": "/proc/cpuinfo"}
+    return _write(tmp_path / "a", before, "host-a"), _write(tmp_path / "b", after, "host-b", "2026-01-02T00:00:00Z")
+
+
+def test_a_changed_thread_count_is_named_first_and_flags_every_ratio(tmp_path: Path) -> None:
+    a, b = _host_pair(tmp_path, "1 intra-op, 1 inter-op", "3.60")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert diff.host[0] == ("torch threads", "2 intra-op, 2 inter-op", "1 intra-op, 1 inter-op")
+    assert {key for key, _, _ in diff.host} == {"torch threads", "device name", "environment variable OMP_NUM_THREADS"}
+    assert diff.timings and all("host changed: torch threads 2 intra-op" in " ".join(t.flags) for t in diff.timings)
+    assert diff.geomean is None and not any(diff.verdict_counts().values())
+    text = format_diff(diff)
+    assert text.index("host changes: 3") < text.index("fixed:") < text.index("timing (")
+    assert "  environment variable OMP_NUM_THREADS: not recorded -> 1" in text
+    md = _diff(a, b, "--format", "md")
+    assert md.index("**Host changed (3):**") < md.index("| fixed |")
+
+
+def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
+    a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert ("load average (1 min) around the warm loops", "3.60 to 3.60", "15.00 to 15.00") in diff.host
+    assert not any("host changed" in f for t in diff.timings for f in t.flags)
+
+
+def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -> None:
+    _host_pair(tmp_path / "runs", "1 intra-op, 1 inter-op", "3.60")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    latest = page[page.index("Latest run against the previous one") :]
+    assert latest.index("changed first (3 host; named below)") < latest.index("faster")
+    row = re.search(r"<td>([^<]*geometric[^<]*|changed first[^<]*)</td>", page)
+    assert row is not None and row.group(1).startswith("changed first (3 host; named below): "), row
+    change = page[page.index("What changed between consecutive runs") :]
+    assert change.index("Host changed (3)") < change.index("Disposition:")
+
+
+def test_compare_names_code_and_data_changes_before_its_answer(tmp_path: Path) -> None:
+    from tests.test_provenance import FIXTURES, _with_provenance
+
+    src = FIXTURES / "synthetic_complete.jsonl"
+    a = _with_provenance(src, tmp_path / "a", "run-a", "a" * 64, "1" * 40, "c" * 64)
+    b = _with_provenance(src, tmp_path / "b", "run-b", "d" * 64, "2" * 40, "c" * 64)
+    out = ["--out", str(tmp_path / "cmp"), "--format", "html,md,json"]
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
+    assert result.exit_code == 0, result.output
+    assert "2 code and data changes (listed first)" in result.output.splitlines()[0]
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert sorted(data["code_and_data"]) == [
+        ["collector git commit", "1" * 40, "2" * 40],
+        ["workload module", "sha256 " + "a" * 64, "sha256 " + "d" * 64],
+    ]
+    md = (tmp_path / "cmp" / "compare.md").read_text(encoding="utf-8")
+    assert md.index("**Code and data differ (2):**") < md.index("| workload module |") < md.index("## 2.")
+    page = (tmp_path / "cmp" / "compare.html").read_text(encoding="utf-8")
+    assert page.index("Code and data differ (2)") < page.index("workload module: sha256 " + "a" * 64)
+
+
+def test_compare_names_a_changed_thread_count_and_flags_every_ratio(tmp_path: Path) -> None:
+    a, b = _host_pair(tmp_path, "1 intra-op, 1 inter-op", "3.60")
+    out = ["--out", str(tmp_path / "cmp"), "--format", "md,json"]
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
+    assert result.exit_code == 0, result.output
+    assert "3 host changes (listed first)" in result.output.splitlines()[0]
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert data["host"][0] == ["torch threads", "2 intra-op, 2 inter-op", "1 intra-op, 1 inter-op"]
+    timed = [c["timing"] for c in data["cells"] if c["timing"] is not None]
+    assert timed and all(any(f.startswith("host changed: torch threads") for f in t["flags"]) for t in timed)
+    assert data["geomean"] is None
+    md = (tmp_path / "cmp" / "compare.md").read_text(encoding="utf-8")
+    assert (
+        md.index("**Host facts differ (3):**")
+        < md.index("environment variable OMP\\_NUM\\_THREADS")
+        < md.index("## 2.")
+    )
+
+
+def test_host_facts_of_a_log_with_many_variables_are_bounded(tmp_path: Path) -> None:
+    after = base_events()
+    _env(after)["env_vars"] = {f"VAR_{n:04d}": "x" * (500 if n == 0 else 1) for n in range(150)}
+    a = _write(tmp_path / "a", base_events(), "run-a")
+    b = _write(tmp_path / "b", after, "run-b", "2026-01-02T00:00:00Z")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    named = [key for key, _, _ in diff.host if key.startswith("environment variable")]
+    assert len(named) == 101 and "environment variables (all 150; the first 100 by name listed)" in named
+    long = dict((key, after) for key, _, after in diff.host)["environment variable VAR_0000"]
+    assert long.startswith("500 characters, sha256 ")
