@@ -151,7 +151,13 @@ def test_compare_same_shift_in_large_noise_decides_nothing(tmp_path: Path) -> No
         assert any(f.startswith("unstable timing: ") and "spread" in f for f in cell.timing.flags), cell.timing.flags  # type: ignore[union-attr]
         assert not cell.timing.in_geomean  # type: ignore[union-attr]
     assert comparison.geomean is None
-    assert comparison.verdict_counts() == {"faster": 0, "slower": 0, "no clear difference": 0, "unstable timing": 4}
+    assert comparison.verdict_counts() == {
+        "faster": 0,
+        "slower": 0,
+        "no clear difference": 0,
+        "unstable timing": 4,
+        "flagged, not judged": 0,
+    }
     assert "4 cells with unstable timing left out of every verdict" in comparison.headline
 
 
@@ -170,7 +176,13 @@ def test_one_unstable_side_leaves_that_cell_out_and_names_it(tmp_path: Path) -> 
         and "bimodality" in "; ".join(unstable.timing.flags)
         and "on the candidate" in "; ".join(unstable.timing.flags)
     )
-    assert comparison.verdict_counts() == {"faster": 0, "slower": 3, "no clear difference": 0, "unstable timing": 1}
+    assert comparison.verdict_counts() == {
+        "faster": 0,
+        "slower": 3,
+        "no clear difference": 0,
+        "unstable timing": 1,
+        "flagged, not judged": 0,
+    }
     assert comparison.geomean is not None and comparison.geomean.cells == 3
     assert "1 cell with unstable timing left out of every verdict" in comparison.headline
 
@@ -959,7 +971,13 @@ def test_a_ratio_beyond_a_float_decides_nothing_and_is_never_a_figure(tmp_path: 
         c for c in comparison.timed if any(f.startswith("timing not classified: time ratio") for f in c.timing.flags)
     ]  # type: ignore[union-attr]
     assert beyond.timing is not None and beyond.timing.verdict == "unstable timing" and not beyond.timing.in_geomean
-    assert comparison.verdict_counts() == {"faster": 0, "slower": 3, "no clear difference": 0, "unstable timing": 1}
+    assert comparison.verdict_counts() == {
+        "faster": 0,
+        "slower": 3,
+        "no clear difference": 0,
+        "unstable timing": 1,
+        "flagged, not judged": 0,
+    }
     assert comparison.geomean is not None and comparison.geomean.cells == 3 and comparison.geomean.verdict == "slower"
     assert "1 cell with unstable timing left out of every verdict" in comparison.headline
     out = tmp_path / "out"

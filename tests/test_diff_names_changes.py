@@ -170,6 +170,9 @@ def test_a_changed_thread_count_is_named_first_and_flags_every_ratio(tmp_path: P
     assert {key for key, _, _ in diff.host} == {"torch threads", "device name", "environment variable OMP_NUM_THREADS"}
     assert diff.timings and all("host changed: torch threads 2 intra-op" in " ".join(t.flags) for t in diff.timings)
     assert diff.geomean is None and not any(diff.verdict_counts().values())
+    # No cell reads faster or slower beside its flag: only the interval's figures are shown.
+    assert {t.verdict for t in diff.timings} <= {"no verdict: flagged", "no verdict: unstable timing"}, diff.timings
+    assert "no verdict: flagged" in {t.verdict for t in diff.timings}
     text = format_diff(diff)
     assert text.index("host changes: 3") < text.index("fixed:") < text.index("timing (")
     assert "  environment variable OMP_NUM_THREADS: not recorded -> 1" in text
@@ -228,6 +231,9 @@ def test_compare_names_a_changed_thread_count_and_flags_every_ratio(tmp_path: Pa
     timed = [c["timing"] for c in data["cells"] if c["timing"] is not None]
     assert timed and all(any(f.startswith("host changed: torch threads") for f in t["flags"]) for t in timed)
     assert data["geomean"] is None
+    # A flagged ratio says neither faster nor slower, per cell or in the counts.
+    assert {t["verdict"] for t in timed} <= {"flagged, not judged", "unstable timing"}
+    assert data["verdict_counts"]["flagged, not judged"] and not data["verdict_counts"]["slower"]
     md = (tmp_path / "cmp" / "compare.md").read_text(encoding="utf-8")
     assert (
         md.index("**Host facts differ (3):**")

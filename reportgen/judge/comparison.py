@@ -143,6 +143,9 @@ class ReferenceAgreement:
 
 # The flags of a warm series that decides nothing (judge/timing_stability.series_flag).
 UNSTEADY = (STABILITY_FLAG, "timing not classified")
+# The verdict of a ratio qualified by any other flag (a changed host, criterion or timing scope,
+# CPU fallback, ...): its figures are shown, but it says neither faster nor slower.
+FLAGGED = "flagged, not judged"
 
 
 @dataclass(frozen=True)
@@ -157,10 +160,11 @@ class CellTiming:
 
     @property
     def verdict(self) -> str:
-        """The interval's verdict, unless either side's warm series is unstable: then none."""
+        """The interval's verdict, unless either side's warm series is unstable or another flag
+        qualifies the ratio: then none."""
         if any(f.startswith(UNSTEADY) for f in self.flags):
             return STABILITY_FLAG
-        return self.warm.verdict
+        return FLAGGED if self.flags else self.warm.verdict
 
     @property
     def in_geomean(self) -> bool:
@@ -268,7 +272,7 @@ class Comparison:
         return scope_text(len(self.baseline.replicates) or 1, len(self.candidate.replicates) or 1)
 
     def verdict_counts(self) -> dict[str, int]:
-        counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0}
+        counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0, FLAGGED: 0}
         for cell in self.timed:
             counts[cell.timing.verdict] += 1  # type: ignore[union-attr]
         return counts

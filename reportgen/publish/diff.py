@@ -33,6 +33,9 @@ from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
 NO_SAMPLES = "no verdict: warm samples not kept"
+# A ratio qualified by a flag (a changed host, criterion or timing scope, CPU fallback, a stopped
+# acceptance): its interval is shown, but it says neither faster nor slower.
+FLAGGED = "no verdict: flagged"
 UNSTEADY = (STABILITY_FLAG, "timing not classified")  # flags of a warm series that decides nothing
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
 CHANGED_CRITERION = "passes under a changed criterion"
@@ -122,6 +125,8 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
         if interval.flag:  # a ratio too large or small to judge decides nothing, as an unstable series does
             change.flags.append(interval.flag)
             change.verdict = f"no verdict: {interval.flag}"
+        elif change.flags:  # a change named beside the ratio (host, criterion, fallback, ...): not judged
+            change.verdict = FLAGGED
     return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
 
 

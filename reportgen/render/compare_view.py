@@ -18,7 +18,13 @@ from reportgen.render.memory import NOT_MEASURED, bytes_text
 from reportgen.render.view import DETAIL_CAP, SYMBOLS, Row, anchor, fmt
 from reportgen.render.sections.common import FACTS_SHOWN, clip, fmt_time
 
-VERDICT_SYMBOLS = {"faster": "▼", "slower": "▲", "no clear difference": "≈", "unstable timing": "≋"}
+VERDICT_SYMBOLS = {
+    "faster": "▼",
+    "slower": "▲",
+    "no clear difference": "≈",
+    "unstable timing": "≋",
+    "flagged, not judged": "⚑",
+}
 CHANGED_SYMBOL = "≠"  # a pass under a criterion the other run did not declare: never shown as a plain pass
 VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its constraint file)
 COMPARE_DETAILS = "compare-details.csv"  # every compared cell, one row each (the pages show DETAIL_CAP rows per table)
@@ -34,7 +40,8 @@ METHOD = (
     "side) it comes from a hierarchical bootstrap (fixed seed) over runs and then each run's "
     "samples, of the difference between the sides' mean log run medians, so it includes the "
     "variation between runs. A cell whose warm series, in any run, is not stable reads 'unstable "
-    "timing' and decides nothing. The geometric mean covers the cells timed on "
+    "timing' and decides nothing; a cell whose ratio carries another flag (a changed host, "
+    "criterion or timing scope, CPU fallback) reads 'flagged, not judged'. The geometric mean covers the cells timed on "
     "both sides without a flag and with stable series; its interval combines the cells' "
     "intervals in log space."
 )
