@@ -187,6 +187,12 @@ def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> No
     assert not any("host changed" in f for t in diff.timings for f in t.flags)
 
 
+def test_a_load_average_that_is_no_number_is_not_named_as_one(tmp_path: Path) -> None:
+    a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "nan")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert ("load average (1 min) around the warm loops", "3.60 to 3.60", "not recorded") in diff.host
+
+
 def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -> None:
     _host_pair(tmp_path / "runs", "1 intra-op, 1 inter-op", "3.60")
     build_site([tmp_path / "runs"], tmp_path / "site")

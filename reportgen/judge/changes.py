@@ -21,17 +21,18 @@ which differs between any two runs and would leave no ratio judged.
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Mapping, Sequence
 
 from reportgen.contract.validation import fields_of
 from reportgen.judge.backend_docs import version_keys
+from reportgen.judge.criteria import bounded
 from reportgen.judge.identity import weights_facts
 from reportgen.model.provenance import code_and_data
 from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
-LONGEST = 160  # a value longer than this is named by its digest
 Change = tuple[str, str, str]  # (what, before, after)
 # Host facts of the timing events that make a timing ratio no like-for-like comparison.
 TIMING_HOST_KEYS = ("torch threads", "CPU affinity")
@@ -126,16 +127,16 @@ def host_facts(run: RunModel) -> dict[str, str]:
     if env is not None:
         for key, label in _DEVICE_FACTS:
             if (value := _value(env.device.get(key))) is not None:
-                facts[label] = _short(value)
-        facts.update(_bounded("environment variable", env.env_vars))
+                facts[label] = bounded(value)
+        facts.update(_listed("environment variable", env.env_vars))
         shown = set(version_keys())
         others = {n: v for n, fact in env.versions.items() if n not in shown and (v := _value(fact)) is not None}
-        facts.update(_bounded("version", others))
+        facts.update(_listed("version", others))
     hosts = _timing_hosts(run)
     for key, label in _HOST_FACTS:
         values = list(dict.fromkeys(v for h in hosts if (v := _value(h.get(key))) is not None))
         if values:
-            facts[label] = _short(" then ".join(values))
+            facts[label] = bounded(" then ".join(values))
     loads = [
         float(v.split()[0])
         for h in hosts
@@ -147,19 +148,12 @@ def host_facts(run: RunModel) -> dict[str, str]:
     return facts
 
 
-def _short(text: str) -> str:
-    """A value as recorded, or its digest when too long to name in a line."""
-    if len(text) <= LONGEST:
-        return text
-    return f"{len(text)} characters, sha256 {hashlib.sha256(text.encode('utf-8', 'replace')).hexdigest()[:12]}..."
-
-
-def _bounded(label: str, found: Mapping[str, str]) -> dict[str, str]:
+def _listed(label: str, found: Mapping[str, str]) -> dict[str, str]:
     """Each of ``found`` as '{label} {name}', or, beyond MOST of them (a log is untrusted: one
     with 100,000 variables must not make every diff and the site state that long), the first
     MOST by name and one digest of them all."""
     names = sorted(found)
-    kept = {f"{label} {_short(n)}": _short(found[n]) for n in names[:MOST]}
+    kept = {f"{label} {bounded(n)}": bounded(found[n]) for n in names[:MOST]}
     if len(names) > MOST:
         digest = hashlib.sha256(repr([(n, found[n]) for n in names]).encode("utf-8", "replace")).hexdigest()[:12]
         kept[f"{label}s (all {len(names)}; the first {MOST} by name listed)"] = f"sha256 {digest}..."
@@ -167,11 +161,11 @@ def _bounded(label: str, found: Mapping[str, str]) -> dict[str, str]:
 
 
 def _number(text: str) -> bool:
+    """A finite number (a hostile 'nan' or 'inf' load is no figure to name)."""
     try:
-        float(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return True
 
 
 def host_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[Change]:

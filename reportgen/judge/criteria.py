@@ -31,7 +31,7 @@ EVERY_ELEMENT = "every element"
 # configuration change, so a cell that passes after it is fixed by that named change), or only
 # what the record says. Replicates agree on all but the record.
 Judges = Literal["correctness", "timing", "config", "record"]
-LONGEST_VALUE = 160  # a declaration longer than this is named by its digest
+LONGEST_VALUE = 160  # a declared or recorded value longer than this is named by its digest
 
 
 @dataclass(frozen=True)
@@ -131,11 +131,12 @@ def _plan_criteria(plan: Any) -> list[Declared]:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
 
 
-def _bounded(text: str) -> str:
-    """A declaration as written, or its digest when too long to name in a sentence."""
+def bounded(text: str) -> str:
+    """A value as declared or recorded, or its digest when too long to name in a sentence
+    (judge.changes names host facts the same way)."""
     return text if len(text) <= LONGEST_VALUE else f"{len(text)} characters, sha256 {_digest(text)}..."
 
 
@@ -169,12 +170,12 @@ def _config(plan: Any) -> list[Declared]:
         for name, i in sorted((plan.declared_inputs or {}).items())
     )
     return [
-        Declared("model_revision", "model revision", _bounded(plan.model_revision), "config"),
+        Declared("model_revision", "model revision", bounded(plan.model_revision), "config"),
         Declared("matrix", "planned matrix", _matrix(plan), "config"),
-        Declared("compile_options", "compile options", _bounded(compiled), "config"),
-        Declared("padding", "padding", _bounded(padding), "config"),
-        Declared("declared_inputs", "declared inputs", _bounded(inputs or "none declared"), "config"),
-        Declared("attention_path", "attention path", _bounded(plan.attention_path or NOT_RECORDED), "config"),
+        Declared("compile_options", "compile options", bounded(compiled), "config"),
+        Declared("padding", "padding", bounded(padding), "config"),
+        Declared("declared_inputs", "declared inputs", bounded(inputs or "none declared"), "config"),
+        Declared("attention_path", "attention path", bounded(plan.attention_path or NOT_RECORDED), "config"),
     ]
 
 
