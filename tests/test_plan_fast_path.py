@@ -87,7 +87,8 @@ HOSTILE_PLANS: dict[str, Callable[[bytes], bytes]] = {
     "unknown layout": _replace(b'"layout": "contiguous"', b'"layout": "strided"'),
     "NaN tolerance": _replace(b'"atol": 1e-05', b'"atol": NaN'),
     "repeat_of written as null in every cell (valid)": _repeat_of_everywhere(None),
-    "repeat_of naming a case in every cell (valid)": _repeat_of_everywhere("b1-l16-contiguous-float32-eager"),
+    # Valid but for the keys: a key in the collector's form without -repeat says no cache check.
+    "repeat_of naming a case in every cell": _repeat_of_everywhere("b1-l16-contiguous-float32-eager"),
     "repeat_of given twice in a cell": _replace(b'"batch": 1,', b'"repeat_of": "x", "repeat_of": null, "batch": 1,'),
     "repeat_of under the name the record stores it by": _replace(
         b'"batch": 1,', b'"logged_repeat_of": "x", "batch": 1,'

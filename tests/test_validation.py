@@ -312,6 +312,56 @@ def test_figures_that_contradict_their_status_are_an_error(
     assert events[errors[0].line - 1]["kind"] == kind
 
 
+def _cell_relabelled(events: Lines) -> None:
+    """The first cell keeps its key (float32 eager) but measured bfloat16 compiled."""
+    cell = _first_of(events, "plan")["matrix"][0]
+    assert cell["case"].endswith("-float32-eager")
+    cell.update(dtype="bfloat16", mode="compiled")
+    _first_of(events, "plan")["tolerances"]["bfloat16"] = {"atol": 1e-2, "rtol": 1e-2, "source": "synthetic"}
+
+
+def _repeat_unmarked(events: Lines) -> None:
+    """A cell named as a cache check that repeats nothing."""
+    cell = _first_of(events, "plan")["matrix"][1]
+    for event in events:
+        if event.get("case") == cell["case"]:
+            event["case"] += "-repeat"
+    cell["case"] += "-repeat"
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        (_cell_relabelled, "fields are batch 1, length 16, contiguous, bfloat16, compiled"),
+        (_repeat_unmarked, "b1-l16-contiguous-float32-compiled-repeat"),
+    ],
+)
+def test_a_case_key_in_the_collector_s_form_that_names_other_fields_is_an_error(
+    tmp_path: Path, edit: Callable[[Lines], None], fragment: str
+) -> None:
+    """Pages show a cell by its key: a key that names other fields than the cell measured would
+    show one cell's result under another's name. Keys in another collector's form are free."""
+    events = complete_log()
+    edit(events)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    reading = read_log(path)
+    errors = [p for p in reading.errors if "collector's form" in p.message]
+    assert len(errors) == 1 and fragment in errors[0].message and "contradicts itself" in errors[0].message
+    assert events[errors[0].line - 1]["kind"] == "plan"
+    # The same cells under keys of another form are not judged.
+    events = complete_log()
+    edit(events)
+    renamed = {c["case"]: f"cell-{i}" for i, c in enumerate(_first_of(events, "plan")["matrix"])}
+    for event in events:
+        if event.get("case") in renamed:
+            event["case"] = renamed[event["case"]]
+    for cell in _first_of(events, "plan")["matrix"]:
+        cell["case"] = renamed.get(cell["case"], cell["case"])
+    path.write_bytes(_text(events))
+    assert not [p for p in read_log(path).problems if "collector's form" in p.message]
+
+
 @pytest.mark.parametrize(("family", "device_type", "warned"), [("neuron-native", "cpu", True), ("cpu", "cpu", False)])
 def test_a_backend_family_its_device_type_contradicts_is_a_warning(
     tmp_path: Path, family: str, device_type: str, warned: bool

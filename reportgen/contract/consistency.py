@@ -12,6 +12,7 @@ on every ``case_result``, ``generation``, ``train_step`` and ``train_result`` li
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from msgspec import UNSET
@@ -21,6 +22,10 @@ from collector.descriptors import descriptors
 __all__ = ["FigureChecks", "family_disagreement"]
 
 FIGURE_KINDS = frozenset(("case_result", "generation", "train_step", "train_result", "artifact"))
+
+# The case key the collector makes of a cell's fields (collector/plan.py, Cell.case):
+# b<batch>-l<length>-<layout>-<dtype>-<mode>, with -repeat on a cache check.
+_COLLECTOR_CASE = re.compile(r"b(\d+)-l(\d+)-(contiguous|noncontiguous)-([^-]+)-(eager|compiled)(-repeat)?")
 
 
 def _meets(value: float, criterion: Any) -> bool:
@@ -66,7 +71,7 @@ class FigureChecks:
         if kind == "plan":
             self.plan, self._dtypes = data, None
             self._generating = _given(getattr(data, "generation", None))
-            return None
+            return misnamed_cells(data.matrix)
         rule = self.rules.get(kind)
         return rule(data) if rule is not None else None
 
@@ -159,6 +164,32 @@ class FigureChecks:
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
         return None
+
+
+def misnamed_cells(matrix: Any) -> str | None:
+    """The planned cells whose case key is in the collector's form but names other fields than
+    the cell's own, in words, or None. Every page shows a cell by its key: a key that says
+    float32 eager on a bfloat16 compiled cell would put one cell's result under another's name.
+    A key in any other form (another collector's) is not judged."""
+    wrong = []
+    for cell in matrix:
+        parts = _COLLECTOR_CASE.fullmatch(cell.case)
+        if parts is None:
+            continue
+        named = parts.groups()[:5] + (parts[6] is not None,)  # text: a number of any length compares as written
+        own = (str(cell.batch), str(cell.length), cell.layout, cell.dtype, cell.mode, _given(cell.repeat_of))
+        if named != own:
+            wrong.append(cell)
+    if not wrong:
+        return None
+    first = wrong[0]
+    repeat = " (a cache check)" if _given(first.repeat_of) else ""
+    more = f" ({len(wrong)} cells in all)" if len(wrong) > 1 else ""
+    return (
+        f"case {first.case[:80]!r} is named in the collector's form but its fields are batch {first.batch}, "
+        f"length {first.length}, {first.layout}, {first.dtype[:40]}, {first.mode}{repeat}{more}: "
+        "a page would show its result under another cell's name"
+    )
 
 
 def family_disagreement(family: str, device_type: str) -> str | None:
