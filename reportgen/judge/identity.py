@@ -39,7 +39,6 @@ class WeightsFacts:
     content: str | None
     file: str | None
     external: bool
-    conflict: str | None = None  # the plan and the weights artifact give different hashes, in words
 
 
 def _weights_artifact(run: RunModel) -> ev.Artifact | None:
@@ -51,18 +50,8 @@ def weights_facts(run: RunModel) -> WeightsFacts:
     plan = run.plan
     content = (plan.weights_content_sha256 if plan else None) or (artifact.content_sha256 if artifact else None)
     file = (plan.weights_sha256 if plan else None) or (artifact.sha256 if artifact else None)
-    conflicts = []
-    if plan is not None and artifact is not None:
-        for what, planned, logged in (
-            ("content sha256", plan.weights_content_sha256, artifact.content_sha256),
-            ("file sha256", plan.weights_sha256, artifact.sha256),
-        ):
-            if planned and logged and planned != logged:
-                conflicts.append(
-                    f"its plan gives the weights {what} {_short(planned)}, its weights artifact {_short(logged)}"
-                )
     external = artifact is not None and artifact.path.startswith("external:")
-    return WeightsFacts(content, file, external, "; ".join(conflicts) or None)
+    return WeightsFacts(content, file, external)
 
 
 def _short(sha: str | None) -> str:
@@ -81,13 +70,9 @@ def _lacking(a: str | None, b: str | None, what: str, names: tuple[str, str] = S
 def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES) -> Identity:
     """Whether the two runs' weights are the same (the caller has checked the model revisions);
     ``names`` are what the texts call the two runs."""
+    # A log whose plan and weights artifact give different hashes does not get here: validate
+    # refuses it (contract/consistency.py), so either hash speaks for the weights.
     a, b = weights_facts(base), weights_facts(cand)
-    # One log with two answers leaves its weights unknown: neither hash may stand for them.
-    conflicts = [
-        f"the {role} log's weights hashes disagree: {f.conflict}" for role, f in zip(names, (a, b)) if f.conflict
-    ]
-    if conflicts:
-        return Identity(False, CONTENT, f"{'; '.join(conflicts)}, so which weights it ran is not known")
     if a.content and b.content:
         if a.content == b.content:
             return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, tensor-content-v1)")
