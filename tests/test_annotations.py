@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
+from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from reportgen.model.annotations import AnnotationError, load_annotations, parse_annotations, read_annotations
+from reportgen.contract.validation import read_log
+from reportgen.model.annotations import (
+    MAX_PATTERN_ENTRIES,
+    AnnotationError,
+    apply_annotations,
+    load_annotations,
+    parse_annotations,
+    read_annotations,
+)
+from reportgen.model.runmodel import build_run
 from reportgen.render.report import build_report, judge_log
 from reportgen.render.skeleton import toml_string
 from tests import logbuilder as lb
@@ -336,3 +348,59 @@ def test_a_training_group_names_the_updated_parameters_outside_the_tolerance(tmp
     assert f"only in updated {name}" in entry["explanation"]
     assert f"updated parameter elements outside the tolerance: {name} 5 of" in entry["explanation"]
     assert "loss value(s) of the steps outside the tolerance" in entry["explanation"]
+
+
+# --- long runs ------------------------------------------------------------------------------------
+
+
+def _calls_while(work: Callable[[], object]) -> int:
+    """Python and C function calls made while ``work`` runs: a count of operations, not a time."""
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_annotations_of_a_long_run_are_matched_in_time_linear_in_its_cells(tmp_path: Path) -> None:
+    """``annotate`` lists every failed cell's key in one entry (16,667 keys for the benchmark's
+    long log, whose report then took 7 minutes) and a [case] table names one cell: each cell is
+    looked up, not compared with every key of every entry."""
+    log = _write(tmp_path, events=lb.large_log(3000, mismatch_every=3))
+    run = build_run(read_log(log))
+    failed = [c.case for c in run.cells if c.status == "mismatch"]
+    assert len(failed) == 1000
+    skeleton = 'explanation = "x"\ncases = [' + ", ".join(toml_string(c) for c in failed) + "]\n"
+    tables = "".join(f'[{toml_string(c)}]\nexplanation = "y"\n' for c in failed[:500])
+    text = tables + "[[explain]]\n" + skeleton + '[[explain]]\ncases = "b1-*"\nexplanation = "z"\n'
+    notes = parse_annotations(text, "annotations.toml")
+    assert len(notes.entries) == 502
+    applied = apply_annotations(notes, run.cells)
+    b1 = {c.case for c in run.cells if fnmatchcase(c.case, "b1-*")}
+    assert set(applied.by_case) == set(failed) | b1 and len(b1) == 512
+    for case in (failed[0], failed[600], next(iter(b1 - set(failed)))):
+        expected = ((failed.index(case),) if case in failed[:500] else ()) + ((500,) if case in failed else ())
+        assert applied.by_case[case].entries == expected + ((501,) if case in b1 else ())
+    calls = _calls_while(lambda: apply_annotations(notes, run.cells))
+    # Per cell and pattern entry a few calls, per [case] table a few: some 10,000 calls in all,
+    # where comparing every cell with every key made millions.
+    assert calls < 20 * (2 * len(run.cells) + len(notes.entries)), calls
+
+
+def test_more_pattern_entries_than_the_limit_is_an_error_at_the_first_one_past_it(tmp_path: Path) -> None:
+    entries = "".join(
+        f'[[explain]]\ncases = "b{i}-*"\nexplanation = "n{i}"\n\n' for i in range(MAX_PATTERN_ENTRIES + 1)
+    )
+    with pytest.raises(AnnotationError) as caught:
+        parse_annotations(entries, "annotations.toml")
+    line = 4 * MAX_PATTERN_ENTRIES + 1
+    assert str(caught.value).startswith(f"annotations.toml:{line}: [[explain]] #{MAX_PATTERN_ENTRIES + 1}: more than")
+    assert parse_annotations(entries[: entries.rindex("[[explain]]")], "annotations.toml").entries

@@ -30,7 +30,8 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from fnmatch import translate
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Literal, Union
 
@@ -48,7 +49,12 @@ from reportgen.storage.local import (
 )  # the name is also read from here
 
 PATTERN_KEY = "explain"
+# Each [[explain]] entry is matched against every planned cell (a long plan has tens of
+# thousands), so a file holds at most this many; a [case] table is looked up by its key.
+MAX_PATTERN_ENTRIES = 100
 _HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]#]+?)[ \t]*\]\]?[ \t]*(#.*)?$")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_WILDCARD = re.compile(r"[*?\[]")  # what makes a glob more than the one name it spells
 
 
 class AnnotationError(ValueError):
@@ -145,13 +151,22 @@ class Entry:
             parts.append(f"{name} {shown}")
         return "; ".join(parts)
 
+    @cached_property
+    def _cases(self) -> tuple[frozenset[str], re.Pattern[str] | None]:
+        """The ``cases`` globs as the keys they name literally (``annotate`` lists each failed
+        cell's key: thousands in a long run) and one expression of the rest (fnmatch's own
+        translation, case-sensitive), so a cell is matched in one lookup and one search."""
+        globs = dict(self.selectors).get("cases", ())
+        wild = [g for g in globs if _WILDCARD.search(g)]
+        pattern = re.compile("|".join(f"(?:{translate(g)})" for g in wild)) if wild else None
+        return frozenset(g for g in globs if not _WILDCARD.search(g)), pattern
+
     def matches(self, cell: CellRecord) -> bool:
         p = cell.planned
-        for name, values in self.selectors:
-            if name == "case":
-                ok = p.case == values[0]
-            elif name == "cases":
-                ok = any(fnmatchcase(p.case, pattern) for pattern in values)
+        for name, values in self.selectors:  # an [[explain]] entry's (a [case] table is looked up by its key)
+            if name == "cases":
+                literal, wild = self._cases
+                ok = p.case in literal or (wild is not None and wild.match(p.case) is not None)
             elif name == "shape":
                 ok = (p.batch, p.length) in values
             elif name == "status":
@@ -204,10 +219,12 @@ def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
         match = _HEADER.match(line)
         if not match:
             continue
-        try:
-            key = next(iter(tomllib.loads(f"{match.group(2)} = 0")))
-        except (tomllib.TOMLDecodeError, StopIteration):
-            continue
+        key = match.group(2)
+        if not _BARE_KEY.fullmatch(key):  # a quoted or dotted key: as TOML reads it
+            try:
+                key = next(iter(tomllib.loads(f"{key} = 0")))
+            except (tomllib.TOMLDecodeError, StopIteration):
+                continue
         found.setdefault((match.group(1), key), []).append(number)
     return found
 
@@ -242,6 +259,11 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 line = numbers[position] if len(numbers) == len(value) else None
                 label = f"[[{PATTERN_KEY}]] #{position + 1}"
                 where = f"{path}:{line}" if line is not None else path
+                if position == MAX_PATTERN_ENTRIES:
+                    raise AnnotationError(
+                        f"{where}: {label}: more than {MAX_PATTERN_ENTRIES} [[{PATTERN_KEY}]] entries (each is matched "
+                        "against every planned cell); one entry selects many cells, or write [case] tables"
+                    )
                 entry = _validated(_Pattern, table, where, label, "a table")
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
                 result.entries.append(
@@ -304,10 +326,15 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
 def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Annotations:
     """Match every entry to the run's cells; an entry matching nothing or conflicting verdicts are errors."""
     cells = list(cells)
+    planned = {c.case for c in cells}
     covered: dict[int, list[str]] = {}
     by_case: dict[str, list[Entry]] = {}
     for entry in notes.entries:
-        matched = [c.case for c in cells if entry.matches(c)]
+        if entry.selectors[0][0] == "case":  # a [case] table: its key, looked up
+            case = entry.selectors[0][1][0]
+            matched = [case] if case in planned else []
+        else:
+            matched = [c.case for c in cells if entry.matches(c)]
         if not matched:
             what = (
                 f"names case {entry.label[1:-1]!r}, which is not in the plan"
