@@ -372,3 +372,44 @@ def test_annotations_beside_a_log_named_directly_are_seen(tmp_path: Path) -> Non
     )
     result = build_site([log], site)
     assert any(p.parent.parent == site / "runs" for p in result.written), "the run page is rendered again"
+
+
+def test_a_long_run_s_summary_and_trend_rows_build_no_cell_event_and_cost_a_few_calls_a_cell(tmp_path: Path) -> None:
+    """The site keeps every cell of every run in its summaries, its cell index and its trend
+    charts: from the facts the reader kept, not from each cell's events made again (a pydantic
+    model per timing and compile line), and the trend's warm quartiles for all series at once
+    (pandas per series made a site of two 50,000-cell runs take two minutes)."""
+    from reportgen.publish.frame import cell_rows, history_frame
+    from reportgen.publish.summary import summarize
+    from reportgen.render.report import judge_log
+    from tests.logbuilder import dumps, large_log
+
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(large_log(2000, mismatch_every=3)), encoding="utf-8")
+    judged = judge_log(log)
+    records = judged.run.cells[0].source
+    assert records is not None
+    built = {r.line for r in records if r.parsed is not None}
+    summary = summarize(judged)
+    rows = cell_rows(judged)
+    assert {r.line for r in records if r.parsed is not None} == built, "a cell's event was built again"
+    timed = [c for c in judged.run.cells if c.warm_median_s is not None]
+    assert len(timed) > 1000 and all(summary.cells[c.case].warm_samples_s == list(c.warm_samples) for c in timed)
+    assert all(r["warm_samples"] == len(c.warm_samples) for r, c in zip(rows, judged.run.cells) if c in timed)
+
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        calls += event in ("call", "c_call")
+
+    history_frame([summary])  # once first: pandas' own imports and caches are no cell's cost
+    sys.setprofile(count)
+    try:
+        frame = history_frame([summary])
+    finally:
+        sys.setprofile(None)
+    assert frame["warm_q1_s"].notna().sum() > 1000
+    # About 60 calls a cell (most of them classifying its warm series); a pandas Series and its
+    # quantiles per series made about 1,000.
+    assert calls < 200 * len(judged.run.cells), calls

@@ -65,6 +65,11 @@ class CellRecord:
     graph_break_reasons: tuple[str, ...] = ()
     recompiles_seen: bool = False
     recompile_limit_hit: bool = False
+    # Whether the cell logged a compile event, and its first one's compile-and-first-result time
+    # (the inference or forward graph's: training adds a backward one), read for every cell by
+    # the site's summaries and cell index.
+    compiled: bool = False
+    compile_s: float | None = None
     cold_s: float | None = None
     # The restart with a populated cache (logs from 1.2 on): kept beside the cold call, not over it.
     restart_s: float | None = None
@@ -470,6 +475,8 @@ def _shared(items: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _compile_facts(cell: CellRecord, data: Any, line: int) -> None:
+    if not cell.compiled:
+        cell.compiled, cell.compile_s = True, _opt(data.compile_first_result_s)
     if data.graph_breaks:
         cell.graph_break_reasons += tuple(b.reason for b in data.graph_breaks)
     if data.recompiles:

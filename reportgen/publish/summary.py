@@ -201,19 +201,16 @@ def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
     dtype, mode = cell.planned.dtype, cell.planned.mode
     if cell.status != "pass" or cell.warm_median_s is None:
         return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode, words=words)
-    warm = cell.warm
-    samples = list(warm.samples_s) if warm is not None else None
-    compiled = cell.compile
-    compile_s = compiled.compile_first_result_s if compiled is not None else None
+    samples = list(cell.warm_samples)  # the last warm series, as cell.warm_median_s is its median
     return CellSummary(
         cell.status,
         cell.warm_median_s,
         bool(cell.fallback_items),
         samples,
         cell.cold_s,
-        compile_s,
+        cell.compile_s,
         dtype,
         mode,
-        len(samples) if samples is not None else None,
+        len(samples),
         words,
     )
