@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from reportgen.judge.backend_docs import evidence_families
 from reportgen.judge.changes import code_and_data_changes, host_changes, host_timing_flag
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
@@ -139,9 +140,9 @@ def _stopped_flag(summary: RunSummary, which: str) -> str | None:
 def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
     """Why a ratio must not be read as a performance result on its own."""
     flags = [f for f in (_stopped_flag(before, "before"), _stopped_flag(after, "after")) if f]
-    if before.target != after.target:
+    if where(before) != where(after):  # a planned target, or the backend it ran on, changed
         flags.append(
-            f"different targets ({before.target} -> {after.target}): not a regression, see `reportgen compare`"
+            f"different targets ({where(before)} -> {where(after)}): not a regression, see `reportgen compare`"
         )
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
@@ -153,6 +154,15 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
     return flags
 
 
+def where(summary: RunSummary) -> str:
+    """The run's planned target, and the backend it ran on where that is no evidence for the
+    target: 'neuron (ran on cpu)'. Two runs with different ``where`` are no upgrade on one target."""
+    target, family = summary.target, summary.family
+    if family in ("", target) or family in evidence_families(target):
+        return target
+    return f"{target} (ran on {family})"
+
+
 class DiffRefused(ValueError):
     """The two runs are not of one workload: there is nothing to diff (exit 2)."""
 
@@ -162,7 +172,7 @@ class RunDiff:
     before: str
     after: str
     disposition: tuple[str, str]
-    targets: tuple[str, str] = ("", "")
+    targets: tuple[str, str] = ("", "")  # each side's planned target and the backend it ran on (``where``)
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
     new_failures: list[tuple[str, str, str]] = field(default_factory=list)
     fixed: list[tuple[str, str, str]] = field(default_factory=list)
@@ -337,7 +347,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         raise DiffRefused(
             f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself"
         )
-    result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (first.target, last.target))
+    result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (where(first), where(last)))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
     result.synthetic = {
         role: ids

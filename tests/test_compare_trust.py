@@ -1,0 +1,59 @@
+"""What a reader of compare, diff and the site's history may take from them (review 4): a run is
+evidence only for the backend it ran on, and what changed is named before any verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.publish.diff import diff_runs
+from reportgen.publish.site import build_site
+from reportgen.publish.summary import summarize
+from reportgen.render.report import judge_log
+from tests.logbuilder import dumps, timing_log
+
+RUNNER = CliRunner()
+
+
+def _log(path: Path, events: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def _neuron_then_cpu(root: Path) -> tuple[Path, Path]:
+    """Two synthetic runs of one plan for neuron: the first on Neuron, the second on the host CPU
+    (half the time), started a day later."""
+    first = _log(
+        root / "neuron" / "events.jsonl", timing_log("plan-neuron-on-neuron", "neuron", "neuron-native", seed=1)
+    )
+    later = timing_log("plan-neuron-on-cpu", "neuron", "cpu", scale=0.5, seed=2)
+    later[0]["started_at"] = "2026-01-02T00:00:00Z"
+    return first, _log(root / "cpu" / "events.jsonl", later)
+
+
+def test_diff_of_a_run_on_another_backend_of_one_planned_target_judges_no_ratio(tmp_path: Path) -> None:
+    a, b = _neuron_then_cpu(tmp_path)
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert diff.targets_differ and diff.targets == ("neuron", "neuron (ran on cpu)")
+    assert diff.timings and all(any("different targets" in f for f in t.flags) for t in diff.timings)
+    assert diff.geomean is None and not any(diff.verdict_counts().values())
+    text = RUNNER.invoke(main, ["diff", str(a), str(b)]).output
+    assert "targets differ: neuron -> neuron (ran on cpu)" in text
+    assert "geometric mean:" not in text and ": faster" not in text
+    md = RUNNER.invoke(main, ["diff", str(a), str(b), "--format", "md"]).output
+    assert "Targets differ: neuron → neuron (ran on cpu)" in md
+    data = json.loads(RUNNER.invoke(main, ["diff", str(a), str(b), "--format", "json"]).output)
+    assert data["geomean"] is None and all(t["verdict"] == "no verdict: flagged" for t in data["timings"])
+
+
+def test_the_history_keeps_a_run_on_another_backend_apart(tmp_path: Path) -> None:
+    _neuron_then_cpu(tmp_path / "runs")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "<h2>On neuron</h2>" in page and "<h2>On neuron (ran on cpu)</h2>" in page
+    assert "Latest run against the previous one" not in page, "two histories of one run each: nothing compared"
+    assert "faster" not in page
