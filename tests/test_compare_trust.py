@@ -57,3 +57,16 @@ def test_the_history_keeps_a_run_on_another_backend_apart(tmp_path: Path) -> Non
     assert "<h2>On neuron</h2>" in page and "<h2>On neuron (ran on cpu)</h2>" in page
     assert "Latest run against the previous one" not in page, "two histories of one run each: nothing compared"
     assert "faster" not in page
+
+
+def test_a_run_on_another_backend_is_no_replicate_in_compare_or_diff(tmp_path: Path) -> None:
+    on_neuron, on_cpu = _neuron_then_cpu(tmp_path)
+    again = _log(tmp_path / "again" / "events.jsonl", timing_log("neuron-again", "neuron", "neuron-native", seed=3))
+    result = RUNNER.invoke(
+        main,
+        ["compare", "--baseline", str(again), "--candidate", str(on_neuron), "--candidate", str(on_cpu)]
+        + ["--out", str(tmp_path / "cmp")],
+    )
+    assert result.exit_code == 2 and "replicates are runs on one backend" in result.output, result.output
+    result = RUNNER.invoke(main, ["diff", "--before", str(again), "--after", str(on_neuron), "--after", str(on_cpu)])
+    assert result.exit_code == 2 and "neuron (ran on cpu)" in result.output, result.output

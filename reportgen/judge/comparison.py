@@ -597,6 +597,11 @@ def _check_replicates(role: str, first: JudgedSide, more: list[JudgedSide], seen
             raise CompareRefused(
                 f"{other.run.start.run_id} ran for {target(other.run)}, the {role}'s first run for {target(first.run)}: a {role}'s replicates are runs on one target"
             )
+        family = lambda run: run.environment.backend_family if run.environment else "unknown"  # noqa: E731
+        if family(other.run) != family(first.run):
+            raise CompareRefused(
+                f"{other.run.start.run_id} ran on {family(other.run)}, the {role}'s first run on {family(first.run)}: a {role}'s replicates are runs on one backend"
+            )
         differ = replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))
         if differ:
             raise CompareRefused(

@@ -308,9 +308,9 @@ def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary
         raise DiffRefused(f"no {role} run")
     first = found[0]
     for other in found[1:]:
-        if (other.workload, other.target) != (first.workload, first.target):
+        if (other.workload, where(other)) != (first.workload, where(first)):
             raise DiffRefused(
-                f"{other.run_id} is a run of {other.workload!r} on {other.target}, {first.run_id} of {first.workload!r} on {first.target}: replicates of one side are runs of one workload on one target"
+                f"{other.run_id} is a run of {other.workload!r} on {where(other)}, {first.run_id} of {first.workload!r} on {where(first)}: replicates of one side are runs of one workload on one target"
             )
     for other in found[1:]:
         differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))
