@@ -70,3 +70,34 @@ def test_a_run_on_another_backend_is_no_replicate_in_compare_or_diff(tmp_path: P
     assert result.exit_code == 2 and "replicates are runs on one backend" in result.output, result.output
     result = RUNNER.invoke(main, ["diff", "--before", str(again), "--after", str(on_neuron), "--after", str(on_cpu)])
     assert result.exit_code == 2 and "neuron (ran on cpu)" in result.output, result.output
+
+
+def _cpu_run(root: Path, run_id: str, scale: float, seed: int, torch: str = "", threads: str = "") -> Path:
+    events = timing_log(run_id, scale=scale, seed=seed)
+    for event in events:
+        if event["kind"] == "environment" and torch:
+            event["versions"]["torch"] = {"value": torch, "source": "synthetic fixture"}
+        if event["kind"] == "timing" and threads:
+            event["host"] = {"torch_threads": {"value": threads, "source": "synthetic fixture"}}
+    return _log(root / run_id / "events.jsonl", events)
+
+
+def test_a_replicate_on_another_torch_or_thread_count_is_refused_not_folded_in(tmp_path: Path) -> None:
+    """Before: the interval of the after side folded in a run on another torch, and the diff said
+    'version changes: 0 ... 4 faster'."""
+    before = _cpu_run(tmp_path, "before", 1.0, 1, threads="2 intra-op, 2 inter-op")
+    after = _cpu_run(tmp_path, "after", 0.5, 2, threads="2 intra-op, 2 inter-op")
+    newer = _cpu_run(tmp_path, "newer-torch", 0.5, 3, torch="2.14.0", threads="2 intra-op, 2 inter-op")
+    fewer = _cpu_run(tmp_path, "one-thread", 0.5, 4, threads="1 intra-op, 1 inter-op")
+    for other, said in ((newer, "torch 2.13.0 -> 2.14.0"), (fewer, "torch threads 2 intra-op")):
+        result = RUNNER.invoke(main, ["diff", "--before", str(before), "--after", str(after), "--after", str(other)])
+        assert result.exit_code == 2 and "is no replicate of" in result.output and said in result.output, result.output
+        result = RUNNER.invoke(
+            main,
+            ["compare", "--baseline", str(before), "--candidate", str(after), "--candidate", str(other)]
+            + ["--out", str(tmp_path / "cmp")],
+        )
+        assert result.exit_code == 2 and said in result.output, result.output
+    same = _cpu_run(tmp_path, "same", 0.5, 5, threads="2 intra-op, 2 inter-op")
+    result = RUNNER.invoke(main, ["diff", "--before", str(before), "--after", str(after), "--after", str(same)])
+    assert result.exit_code == 0, result.output

@@ -34,8 +34,10 @@ from reportgen.judge.changes import (
     host_changes,
     host_facts,
     host_timing_flag,
+    replicate_changes,
     run_code_data,
     run_hashes,
+    run_versions,
 )
 from reportgen.judge.criteria import (
     CriterionChange,
@@ -602,11 +604,16 @@ def _check_replicates(role: str, first: JudgedSide, more: list[JudgedSide], seen
             raise CompareRefused(
                 f"{other.run.start.run_id} ran on {family(other.run)}, the {role}'s first run on {family(first.run)}: a {role}'s replicates are runs on one backend"
             )
-        differ = replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))
+        differ = [c.text for c in replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))]
+        differ += replicate_changes(_replicate_facts(first.run), _replicate_facts(other.run))
         if differ:
             raise CompareRefused(
-                f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(c.text for c in differ)}"
+                f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(differ)}"
             )
+
+
+def _replicate_facts(run: RunModel) -> tuple[Any, ...]:
+    return run_versions(run), run_code_data(run), run_hashes(run), host_facts(run)
 
 
 def compare_runs(

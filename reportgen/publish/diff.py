@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from reportgen.judge.backend_docs import evidence_families
-from reportgen.judge.changes import code_and_data_changes, host_changes, host_timing_flag
+from reportgen.judge.changes import code_and_data_changes, host_changes, host_timing_flag, replicate_changes
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -313,9 +313,13 @@ def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary
                 f"{other.run_id} is a run of {other.workload!r} on {where(other)}, {first.run_id} of {first.workload!r} on {where(first)}: replicates of one side are runs of one workload on one target"
             )
     for other in found[1:]:
-        differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))
+        differ = [c.text for c in replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))]
+        differ += replicate_changes(
+            (first.versions, first.code_data, first.hashes, first.host),
+            (other.versions, other.code_data, other.hashes, other.host),
+        )
         if differ:
-            raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(c.text for c in differ)}")
+            raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(differ)}")
     ids = [r.run_id for r in found]
     if len(set(ids)) != len(ids):
         raise DiffRefused(f"a {role} run is given twice: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}")
