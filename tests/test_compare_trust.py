@@ -101,3 +101,21 @@ def test_a_replicate_on_another_torch_or_thread_count_is_refused_not_folded_in(t
     same = _cpu_run(tmp_path, "same", 0.5, 5, threads="2 intra-op, 2 inter-op")
     result = RUNNER.invoke(main, ["diff", "--before", str(before), "--after", str(after), "--after", str(same)])
     assert result.exit_code == 0, result.output
+
+
+def test_compare_names_a_torch_change_before_its_answer_in_every_format(tmp_path: Path) -> None:
+    """Before: the headline said '2x faster' and the torch change stood only in section 4."""
+    before = _cpu_run(tmp_path, "before", 1.0, 1)
+    after = _cpu_run(tmp_path, "after", 0.5, 2, torch="2.14.0")
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    assert data["versions"] == [["torch", "2.13.0", "2.14.0"]]
+    assert data["headline"].index("1 version change") < data["headline"].index("faster")
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    answer = md[md.index("## 1. Answer") : md.index("## 2.")]
+    assert "**Versions differ (1):**" in answer and "| torch | `2.13.0` | `2.14.0` |" in answer
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    answer = html[html.index('<section id="headline">') : html.index('<section id="versions">')]
+    assert "Versions differ (1):" in answer and "torch: 2.13.0 (baseline) → 2.14.0 (candidate)" in answer

@@ -198,6 +198,16 @@ def run_versions(run: RunModel) -> dict[str, str]:
     return {k: value for k in version_keys() if k in env.versions and (value := _value(env.versions[k])) is not None}
 
 
+def version_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[Change]:
+    """(version, before, after) for each of the pages' own versions that differs ('unknown' where
+    a run did not record it)."""
+    return [
+        (key, before.get(key, "unknown"), after.get(key, "unknown"))
+        for key in sorted(set(before) | set(after))
+        if before.get(key, "unknown") != after.get(key, "unknown")
+    ]
+
+
 def replicate_changes(
     first: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, Sequence[str | None]], Mapping[str, str]],
     other: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, Sequence[str | None]], Mapping[str, str]],
@@ -208,11 +218,7 @@ def replicate_changes(
     facts). The interval of a side folds its runs into one: a difference inside a side would be
     named by no page."""
     (versions_a, code_a, hashes_a, host_a), (versions_b, code_b, hashes_b, host_b) = first, other
-    found = [
-        f"{key} {versions_a.get(key, NOT_RECORDED)} -> {versions_b.get(key, NOT_RECORDED)}"
-        for key in sorted(set(versions_a) | set(versions_b))
-        if versions_a.get(key) != versions_b.get(key)
-    ]
+    found = [f"{key} {a} -> {b}" for key, a, b in version_changes(versions_a, versions_b)]
     found += [f"{key} {a} -> {b}" for key, a, b in code_and_data_changes(code_a, hashes_a, code_b, hashes_b)]
     found += [
         f"{key} {a} -> {b}"

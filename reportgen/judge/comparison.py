@@ -38,6 +38,7 @@ from reportgen.judge.changes import (
     run_code_data,
     run_hashes,
     run_versions,
+    version_changes,
 )
 from reportgen.judge.criteria import (
     CriterionChange,
@@ -249,9 +250,11 @@ class Comparison:
     headline: str = ""
     declared_identity: bool = False  # weights or inputs known the same by declaration only (old logs)
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
-    # Code and data (collector, git state, files read, weights, inputs) and host (device,
+    # The pages' own versions (python, torch, each target's packages), then code and data
+    # (collector, git state, files read, weights, inputs) and host (device,
     # environment variables, other versions, threads, load) that differ (judge.changes): named
     # before any result, as diff names them.
+    versions: list[tuple[str, str, str]] = field(default_factory=list)
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     host: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -698,6 +701,7 @@ def compare_runs(
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
         criteria=criteria,
+        versions=version_changes(run_versions(baseline.run), run_versions(candidate.run)),
         code_and_data=code_and_data_changes(
             run_code_data(baseline.run),
             run_hashes(baseline.run),
@@ -901,7 +905,11 @@ def headline(comparison: Comparison) -> str:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
     changed = [
         f"{n} {what} change{'s' if n != 1 else ''}"
-        for what, n in (("code and data", len(comparison.code_and_data)), ("host", len(comparison.host)))
+        for what, n in (
+            ("version", len(comparison.versions)),
+            ("code and data", len(comparison.code_and_data)),
+            ("host", len(comparison.host)),
+        )
         if n
     ]
     if changed:

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Sequence
 
 from reportgen.judge.backend_docs import evidence_families
-from reportgen.judge.changes import code_and_data_changes, host_changes, host_timing_flag, replicate_changes
+from reportgen.judge.changes import (
+    code_and_data_changes,
+    host_changes,
+    host_timing_flag,
+    replicate_changes,
+    version_changes,
+)
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -384,10 +390,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             result.timings.append(change)
             timed.append((change, before_samples, after_samples))
     result.geomean = geometric_mean(_judge_timings(timed))
-    for key in sorted(set(first.versions) | set(last.versions)):
-        a, b = first.versions.get(key, "unknown"), last.versions.get(key, "unknown")
-        if a != b:
-            result.versions.append((key, a, b))
+    result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
 
