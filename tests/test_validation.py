@@ -13,7 +13,7 @@ from reportgen.cli import main
 from reportgen.contract.validation import MAX_LINE_BYTES, read_log
 from reportgen.contract.events import SCHEMA_VERSION
 from tests.conftest import FIXTURES
-from tests.logbuilder import complete_log, dumps, generation_log, training_log
+from tests.logbuilder import complete_log, dumps, generation_log, localized_log, training_log
 
 Lines = list[dict]
 
@@ -285,6 +285,12 @@ def _grads_mismatched(events: Lines) -> None:
     _first_of(events, "train_step")["grads"][0]["mismatched"] = 4
 
 
+def _localized_loosely(events: Lines) -> None:
+    """The localisation judged its modules with atol and rtol 1, a criterion the cell never had:
+    the page said 'judged with the cell's tolerance (atol 1, rtol 1)' beside a criteria table of 1e-05."""
+    _first_of(events, "localization").update(atol=1.0, rtol=1.0)
+
+
 @pytest.mark.parametrize(
     ("build", "edit", "kind", "fragment"),
     [
@@ -295,6 +301,7 @@ def _grads_mismatched(events: Lines) -> None:
         (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),
         (training_log, _loss_outside, "train_step", "loss 9.0 against reference_loss 1.1 is outside"),
         (training_log, _grads_mismatched, "case_result", "status pass, but train_step 0 counts 4 mismatched"),
+        (localized_log, _localized_loosely, "localization", "the plan's tolerance for this cell's dtype is atol 1e-05"),
     ],
 )
 def test_figures_that_contradict_their_status_are_an_error(
