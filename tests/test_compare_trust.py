@@ -119,3 +119,40 @@ def test_compare_names_a_torch_change_before_its_answer_in_every_format(tmp_path
     html = (out / "compare.html").read_text(encoding="utf-8")
     answer = html[html.index('<section id="headline">') : html.index('<section id="versions">')]
     assert "Versions differ (1):" in answer and "torch: 2.13.0 (baseline) → 2.14.0 (candidate)" in answer
+
+
+def _drifting(events: list[dict], case_prefix: str) -> list[dict]:
+    """The warm series of the cells starting with ``case_prefix`` drift upwards by 300%: unstable."""
+    for event in events:
+        if event["kind"] == "timing" and event["case"].startswith(case_prefix):
+            samples = event["warm"]["samples_s"]
+            samples[:] = [x * (1 + 3.0 * i / len(samples)) for i, x in enumerate(samples)]
+            drawn, n = sorted(samples), len(samples)
+            event["warm"].update(
+                min_s=drawn[0],
+                median_s=(drawn[n // 2 - 1] + drawn[n // 2]) / 2,
+                p90_s=drawn[int(0.9 * (n - 1))],
+                iqr_s=drawn[3 * n // 4] - drawn[n // 4],
+            )
+    return events
+
+
+def test_the_ratio_chart_draws_a_ratio_that_decides_nothing_hollow(tmp_path: Path) -> None:
+    """Before: the unstable cell was a filled dot like the others, placed by the chart's own rule
+    ('left of the dashed line: faster')."""
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("steady", seed=1))
+    after = _log(
+        tmp_path / "b" / "events.jsonl",
+        _drifting(timing_log("drifting", scale=0.5, seed=2), "b1-l16-contiguous-float32-eager"),
+    )
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((out / "compare.json").read_text(encoding="utf-8"))["unstable_cells"] == [
+        "b1-l16-contiguous-float32-eager"
+    ]
+    html = (out / "compare.html").read_text(encoding="utf-8")
+    eager = html[html.index('id="fig-ratio-eager"') : html.index('id="fig-ratio-compiled"')]
+    assert eager.count('class="ring"') == 1 and "unstable timing: decides nothing</title>" in eager
+    compiled = html[html.index('id="fig-ratio-compiled"') :]
+    assert 'class="ring"' not in compiled.split("</figure>")[0]

@@ -330,7 +330,9 @@ def _ratio_figures(comparison: Comparison) -> tuple[Figure, ...]:
             for c in comparison.timed
             if c.mode == mode and c.timing is not None
         ]
-        figure = ratio_figure(mode, points, names) if points else None
+        # A ratio the table says decides nothing is drawn hollow, whichever side of 1 it lies.
+        undecided = {c.case: c.timing.verdict for c in comparison.timed if c.timing is not None and c.timing.flags}
+        figure = ratio_figure(mode, points, names, undecided) if points else None
         if figure is not None:
             figures.append(figure)
     return tuple(figures)
