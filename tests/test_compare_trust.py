@@ -156,3 +156,25 @@ def test_the_ratio_chart_draws_a_ratio_that_decides_nothing_hollow(tmp_path: Pat
     assert eager.count('class="ring"') == 1 and "unstable timing: decides nothing</title>" in eager
     compiled = html[html.index('id="fig-ratio-compiled"') :]
     assert 'class="ring"' not in compiled.split("</figure>")[0]
+
+
+def test_the_history_names_a_synthetic_run_before_its_speed_words(tmp_path: Path) -> None:
+    """Before: a measured run followed by a synthetic one read 'no criteria ... changed; 4 faster'
+    on the latest-run line, '2x faster' in the geometric-mean column and in the change section,
+    with only a 'synthetic' tag beside the run id in the table."""
+    measured = timing_log("measured-first", seed=1)
+    measured[0]["origin"] = "measured"
+    measured[0].pop("origin_note", None)
+    synthetic = timing_log("synthetic-second", scale=0.5, seed=2)
+    synthetic[0]["started_at"] = "2026-01-02T00:00:00Z"
+    _log(tmp_path / "runs" / "a" / "events.jsonl", measured)
+    _log(tmp_path / "runs" / "b" / "events.jsonl", synthetic)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    note = "synthetic fixture on the after side: evidence of nothing"
+    latest = page[page.index("Latest run against the previous one") :]
+    assert latest.index(note) < latest.index("faster")
+    row = page[page.index('title="synthetic-second"') :]
+    assert row.index(note) < row.index("faster")
+    change = page[page.index("What changed between consecutive runs") :]
+    assert change.index("Synthetic fixture on the after side") < change.index("faster")

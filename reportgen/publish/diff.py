@@ -235,6 +235,16 @@ class RunDiff:
         )
 
     @property
+    def lead(self) -> str:
+        """What a line that then gives the timing says first: a synthetic side (by its role: the
+        line stands beside the runs it names), then what changed."""
+        roles = " and ".join(self.synthetic)
+        synthetic = (
+            f"synthetic fixture on the {roles} side{'s' if len(self.synthetic) > 1 else ''}: evidence of nothing"
+        )
+        return "; ".join(filter(None, (synthetic if self.synthetic else "", self.changed_line)))
+
+    @property
     def unstable(self) -> list[str]:
         """Cells compared whose warm timing decides nothing in either run: no verdict, named."""
         return [t.case for t in self.timings if t.unsteady]

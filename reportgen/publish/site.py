@@ -561,7 +561,9 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
     )
     # What changed leads the column's speed words, as it leads every comparison.
-    geomeans = {after.run_id: (f"{d.changed_line}: " if d.changed else "") + d.geomean_line for _, after, d in diffs}
+    geomeans = {
+        after.run_id: (f"{d.lead}: " if d.changed or d.synthetic else "") + d.geomean_line for _, after, d in diffs
+    }
     unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
     package, latest_by_version = version_latest(latest.target, history)
     version_pairs = [(a, b, diff_runs(a, b)) for (_, a), (_, b) in zip(latest_by_version, latest_by_version[1:])]
@@ -575,7 +577,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
         "summary": diffs[-1][2].summary if diffs else "",
-        "changed": diffs[-1][2].changed_line if diffs else "",
+        "changed": diffs[-1][2].lead if diffs else "",
         "interval_scope": diffs[-1][2].interval_scope if diffs else "",
         "geomeans": geomeans,
         "unstable": unstable,
