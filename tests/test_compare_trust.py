@@ -178,3 +178,19 @@ def test_the_history_names_a_synthetic_run_before_its_speed_words(tmp_path: Path
     assert row.index(note) < row.index("faster")
     change = page[page.index("What changed between consecutive runs") :]
     assert change.index("Synthetic fixture on the after side") < change.index("faster")
+
+
+def test_the_latest_run_on_a_target_is_one_that_ran_there(tmp_path: Path) -> None:
+    """Before: compare_latest picked the latest run *planned* for neuron: a later rerun on the
+    host CPU hid the run on Neuron, and the site's comparison 'against neuron' was a cpu run."""
+    from reportgen.publish.site_compare import SiteConfig, plan_pairs
+
+    root = tmp_path / "runs"
+    cuda = _log(root / "cuda" / "events.jsonl", timing_log("cuda-run", "cuda", "cuda", seed=5))
+    on_neuron, on_cpu = _neuron_then_cpu(root)
+    summaries = [summarize(judge_log(p)) for p in (cuda, on_neuron, on_cpu)]
+    config = SiteConfig.model_validate({"compare_latest": [{"baseline_target": "cuda", "candidate_target": "neuron"}]})
+    pairs, problems, _ = plan_pairs(config, summaries)
+    assert not problems and [(p.baseline.run_id, p.candidate.run_id) for p in pairs] == [
+        ("cuda-run", "plan-neuron-on-neuron")
+    ]
