@@ -634,7 +634,9 @@ replicates it includes the variation between runs: a hierarchical bootstrap with
 seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
 "unstable timing" and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
-recompile limit or a different timing scope are flagged and left out of the geometric mean.
+recompile limit or a different timing scope are flagged and left out of the geometric mean; so
+is every cell when a timing criterion (timing scope, warm repetitions, re-measure rounds) or the
+host's torch threads or CPU affinity changed, as in `reportgen diff`.
 
 Refused: runs of different workloads, model revisions or weights, and pairs where no cell has
 the same saved inputs on both sides. Weights and inputs are the same by their content sha256

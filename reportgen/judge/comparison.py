@@ -8,7 +8,8 @@ either compared side by side or listed as not comparable with the reason.
 Timing is compared only where it means something: the cell passed on both sides and neither
 side's performance acceptance is stopped (a mismatching cell without a verdict stops it, as in the report).
 A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
-but is flagged and left out of the geometric mean; so is a cell whose warm series, in any run
+but is flagged and left out of the geometric mean, as is every cell when a timing criterion
+(timing scope, warm repetitions, re-measure rounds) or the host's threads or affinity changed; so is a cell whose warm series, in any run
 of either side, the stability classifier does not call stable (judge.timing_stability).
 
 Either side may have replicates: further runs of the same workload on the same target. The
@@ -686,7 +687,11 @@ def compare_runs(
             f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
         )
     host = host_changes(host_facts(baseline.run), host_facts(candidate.run))
-    cells = _with_timings(pending, base, cand, extra, host_timing_flag(host))
+    # A changed timing criterion (timing scope, warm repetitions, re-measure rounds) qualifies
+    # every ratio, as in `reportgen diff`: the two sides were not timed alike.
+    flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
+    flags += [flag] if (flag := host_timing_flag(host)) else []
+    cells = _with_timings(pending, base, cand, extra, tuple(flags))
     cells = [replace(c, changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype))) for c in cells]
     comparison = Comparison(
         baseline=sides[0],
@@ -732,7 +737,7 @@ def _with_timings(
     base: _Context,
     cand: _Context,
     extra: tuple[list[_Context], list[_Context]] = ([], []),
-    host_flag: str | None = None,
+    side_flags: tuple[str, ...] = (),
 ) -> list[CellComparison]:
     sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
@@ -775,7 +780,7 @@ def _with_timings(
                 cold_ratio,
                 cold_note,
                 _ratio(a.compile_s, b.compile_s),
-                _timing_flags(a, b) + tuple(replicas) + beyond + ((host_flag,) if host_flag else ()),
+                _timing_flags(a, b) + tuple(replicas) + beyond + side_flags,
             )
         p = cell.planned
         out.append(
