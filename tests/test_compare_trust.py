@@ -212,3 +212,16 @@ def test_compare_and_diff_agree_that_a_changed_timing_criterion_judges_no_ratio(
     assert data["geomean"] is None and "faster" not in data["headline"]
     assert {c["timing"]["verdict"] for c in data["cells"]} == {"flagged, not judged"}
     assert all("changed criterion: warm repetitions now 30 (was 5)" in c["timing"]["flags"] for c in data["cells"])
+
+
+def test_a_cpu_run_relabelled_as_neuron_counts_for_no_target(tmp_path: Path) -> None:
+    """Before: a cpu log whose environment claimed backend_family neuron-native validated with a
+    warning, and the site's index read 'Runs per target: neuron 1 ... every disposition here is
+    for neuron'."""
+    events = timing_log("relabelled", "neuron", "cpu", seed=1)
+    next(e for e in events if e["kind"] == "environment")["backend_family"] = "neuron-native"
+    _log(tmp_path / "runs" / "x" / "events.jsonl", events)
+    result = build_site([tmp_path / "runs"], tmp_path / "site")
+    assert any("the log contradicts itself" in p for p in result.rejected), result.rejected
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "neuron 0" in index and "neuron 1" not in index

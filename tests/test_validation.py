@@ -320,11 +320,12 @@ def test_figures_that_contradict_their_status_are_an_error(
 
 
 @pytest.mark.parametrize(("family", "device_type", "warned"), [("neuron-native", "cpu", True), ("cpu", "cpu", False)])
-def test_a_backend_family_its_device_type_contradicts_is_a_warning(
+def test_a_backend_family_its_device_type_contradicts_is_an_error(
     tmp_path: Path, family: str, device_type: str, warned: bool
 ) -> None:
     """The backend descriptors say which families each device records: a cpu device that claims
-    a neuron family was relabelled or misread, and validate says so at the environment line."""
+    a neuron family was relabelled or misread, and validate refuses it at the environment line
+    (a warning let the site count it as a run on neuron)."""
     events = complete_log()
     env = _first_of(events, "environment")
     env.update(backend_family=family, device_type=device_type)
@@ -332,9 +333,9 @@ def test_a_backend_family_its_device_type_contradicts_is_a_warning(
     path.write_bytes(_text(events))
     reading = read_log(path)
     found = [p for p in reading.problems if "backend_family" in p.message]
-    assert reading.valid
+    assert reading.valid is not warned
     if warned:
-        assert [(p.severity, p.line) for p in found] == [("warning", events.index(env) + 1)]
+        assert [(p.severity, p.line) for p in found] == [("error", events.index(env) + 1)]
         assert "belongs to the neuron backend, but device_type is 'cpu'" in found[0].message
     else:
         assert found == []

@@ -73,9 +73,10 @@ newline, written in order and flushed as written. This page is generated from
   `top_k_passed` are what its `tokens`, `reference_tokens`, `top_k_overlap` and the plan's
   criteria give; a `train_step`'s `loss_within` is its loss against `reference_loss` under the
   plan's loss tolerance, and a training cell with a failing step, gradient or parameter does not
-  pass; the weights `artifact` gives the plan's `weights_sha256`/`weights_content_sha256`. A
-  line that contradicts itself is an error: the log is not evidence. An `environment` whose
-  `backend_family` belongs to another backend than its `device_type` is a warning.
+  pass; the weights `artifact` gives the plan's `weights_sha256`/`weights_content_sha256`; a
+  `localization` judges with the plan's tolerance for its cell's dtype; an `environment`'s
+  `backend_family` belongs to the backend of its `device_type`. A line that contradicts itself
+  is an error: the log is not evidence.
 
 ## Event kinds
 """
