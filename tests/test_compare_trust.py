@@ -225,3 +225,28 @@ def test_a_cpu_run_relabelled_as_neuron_counts_for_no_target(tmp_path: Path) -> 
     assert any("the log contradicts itself" in p for p in result.rejected), result.rejected
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "neuron 0" in index and "neuron 1" not in index
+
+
+def test_a_replicate_awaiting_a_verdict_stops_timing_as_a_first_run_does(tmp_path: Path) -> None:
+    """Before: a candidate replicate with a mismatching cell and no verdict (its performance
+    acceptance stopped) lent its timings to the side's interval: compare said '1.99x faster',
+    diff '3 faster'; as the first run of the side it stopped every timing."""
+    from tests.test_run_changes import _mismatch
+
+    before = _cpu_run(tmp_path, "before", 1.0, 1)
+    after = _cpu_run(tmp_path, "after", 0.5, 2)
+    events = timing_log("after-mismatching", scale=0.5, seed=3)
+    _mismatch(events, "b2-l16-contiguous-float32-compiled")
+    stopped = _log(tmp_path / "stopped" / "events.jsonl", events)
+    result = RUNNER.invoke(
+        main,
+        ["compare", "--baseline", str(before), "--candidate", str(after), "--candidate", str(stopped)]
+        + ["--out", str(tmp_path / "cmp"), "--format", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert data["geomean"] is None and "performance acceptance is stopped on the candidate" in data["headline"]
+    assert data["candidate"]["perf_stopped"] == ["b2-l16-contiguous-float32-compiled"]
+    diff = RUNNER.invoke(main, ["diff", "--before", str(before), "--after", str(after), "--after", str(stopped)])
+    assert "geometric mean:" not in diff.output and ": faster" not in diff.output, diff.output
+    assert "performance acceptance stopped in the after replicate after-mismatching" in diff.output

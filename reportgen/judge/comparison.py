@@ -634,15 +634,17 @@ def compare_runs(
     base, cand = _Context(baseline), _Context(candidate)
     inputs: list[Identity] = []
     extra = ([_Context(r) for r in baseline_replicates], [_Context(r) for r in candidate_replicates])
-    sides = (
-        replace(
-            _side("baseline", baseline), replicates=tuple(r.run.start.run_id for r in (baseline, *baseline_replicates))
-        ),
-        replace(
-            _side("candidate", candidate),
-            replicates=tuple(r.run.start.run_id for r in (candidate, *candidate_replicates)),
-        ),
-    )
+
+    def side_of(role: str, first: JudgedSide, more: tuple[JudgedSide, ...]) -> Side:
+        return replace(
+            _side(role, first),
+            replicates=tuple(r.run.start.run_id for r in (first, *more)),
+            # Any run of a side with mismatching cells awaiting a verdict stops its performance
+            # acceptance: its timings are in the side's interval.
+            perf_stopped=tuple(dict.fromkeys(c for r in (first, *more) for c in _perf_stopped(r))),
+        )
+
+    sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
     stopped = [s.role for s in sides if s.perf_stopped]
     pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None]] = []

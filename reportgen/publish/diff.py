@@ -140,7 +140,8 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
     if not summary.performance_stopped:
         return None
-    return f"performance acceptance stopped in the {which} run ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
+    where = which if which.startswith(("before ", "after ")) else f"{which} run"
+    return f"performance acceptance stopped in the {where} ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
 
 
 def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
@@ -167,6 +168,14 @@ def where(summary: RunSummary) -> str:
     if family in ("", target) or family in evidence_families(target):
         return target
     return f"{target} (ran on {family})"
+
+
+def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list[str]:
+    """What qualifies a ratio in a side's further runs, as ``timing_flags`` does for its first:
+    a stopped performance acceptance, CPU fallback in the cell."""
+    flags = [f for r in more if (f := _stopped_flag(r, f"{which} replicate {r.run_id}"))]
+    fell = [r.run_id for r in more if (cell := r.cells.get(case)) is not None and cell.cpu_fallback]
+    return flags + ([f"includes CPU fallback ({which} replicate {', '.join(fell)})"] if fell else [])
 
 
 class DiffRefused(ValueError):
@@ -393,6 +402,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
             flags += [host_flag] if host_flag else []
+            flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
             flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags(
                 "after", [r.run_id for r in afters], after_samples
             )
