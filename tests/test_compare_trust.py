@@ -250,3 +250,34 @@ def test_a_replicate_awaiting_a_verdict_stops_timing_as_a_first_run_does(tmp_pat
     diff = RUNNER.invoke(main, ["diff", "--before", str(before), "--after", str(after), "--after", str(stopped)])
     assert "geometric mean:" not in diff.output and ": faster" not in diff.output, diff.output
     assert "performance acceptance stopped in the after replicate after-mismatching" in diff.output
+
+
+def test_cpu_fallback_in_a_replicate_flags_the_ratio_in_compare_and_diff(tmp_path: Path) -> None:
+    """Before: fallback in a cell of a side's second run was not flagged (only the first run's
+    cell was read), and its samples, timing the CPU, were in the side's interval."""
+    case = "b1-l16-contiguous-float32-eager"
+    runs = []
+    for run_id, seed, fell in (("n1", 1, False), ("n2", 2, False), ("n3", 3, True)):
+        events = timing_log(run_id, "neuron", "neuron-native", seed=seed)
+        if fell:
+            operators = next(e for e in events if e["kind"] == "operators" and e["case"] == case)
+            operators["fallback"] = {"status": "measured", "items": ["aten::_softmax"]}
+        runs.append(_log(tmp_path / run_id / "events.jsonl", events))
+    first, second, fell = runs
+    result = RUNNER.invoke(
+        main,
+        ["compare", "--baseline", str(first), "--candidate", str(second), "--candidate", str(fell)]
+        + ["--out", str(tmp_path / "cmp"), "--format", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    cells = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))["cells"]
+    flagged = {c["case"]: c["timing"]["flags"] for c in cells}
+    assert "CPU fallback on the candidate replicate n3" in flagged[case]
+    assert not any("fallback" in f for c, flags in flagged.items() if c != case for f in flags)
+    data = json.loads(
+        RUNNER.invoke(
+            main, ["diff", "--before", str(first), "--after", str(second), "--after", str(fell), "--format", "json"]
+        ).output
+    )
+    flags = {t["case"]: t["flags"] for t in data["timings"]}
+    assert "includes CPU fallback (after replicate n3)" in flags[case]

@@ -774,6 +774,7 @@ def _with_timings(
             replicas = replicate_flags(
                 "baseline", [c.side.run.start.run_id for c in sides[0]], base_samples
             ) + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples)
+            replicas += _replicate_fallback(cell.case, extra)
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
@@ -801,6 +802,21 @@ def _with_timings(
             )
         )
     return out
+
+
+def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:
+    """CPU fallback or a hit recompile limit in a cell of a side's further runs: its samples are
+    in the side's interval, so it qualifies the ratio as in the side's first run."""
+    flags = []
+    for role, contexts in zip(SIDES, extra):
+        for what, hit in (
+            ("CPU fallback", lambda c: bool(c.fallback_items)),
+            ("recompile limit hit", lambda c: c.recompile_limit_hit or c.eager_after_recompile_limit),
+        ):
+            runs = [x.side.run.start.run_id for x in contexts if (c := x.cells.get(case)) is not None and hit(c)]
+            if runs:
+                flags.append(f"{what} on the {role} replicate {', '.join(runs)}")
+    return flags
 
 
 def _compile_cost(cells: list[CellComparison]) -> CompileCost:
