@@ -281,3 +281,22 @@ def test_cpu_fallback_in_a_replicate_flags_the_ratio_in_compare_and_diff(tmp_pat
     )
     flags = {t["case"]: t["flags"] for t in data["timings"]}
     assert "includes CPU fallback (after replicate n3)" in flags[case]
+
+
+def test_diff_flags_a_cell_timed_under_another_scope_as_compare_does(tmp_path: Path) -> None:
+    """Before: with preprocessing, the copy to the device and output retrieval newly inside one
+    cell's clock, compare flagged that ratio and diff called it 'faster'."""
+    case = "b1-l16-contiguous-float32-eager"
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("model-call-only", seed=1))
+    events = timing_log("whole-request", scale=0.5, seed=2)
+    timing = next(e for e in events if e["kind"] == "timing" and e["case"] == case)
+    timing["scope"] = dict(timing["scope"], preprocessing=True, host_to_device=True, output_retrieval=True)
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    verdicts = {t["case"]: (t["verdict"], " ".join(t["flags"])) for t in data["timings"]}
+    assert verdicts[case][0] == "no verdict: flagged" and "different timing scope" in verdicts[case][1]
+    assert {v for c, (v, _) in verdicts.items() if c != case} == {"faster"}
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(tmp_path / "c"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    cells = json.loads((tmp_path / "c" / "compare.json").read_text(encoding="utf-8"))["cells"]
+    assert next(c for c in cells if c["case"] == case)["timing"]["verdict"] == "flagged, not judged"

@@ -151,6 +151,8 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
         flags.append(
             f"different targets ({where(before)} -> {where(after)}): not a regression, see `reportgen compare`"
         )
+    if old.scope and new.scope and old.scope != new.scope:  # as `reportgen compare` flags it
+        flags.append(f"different timing scope (before: {old.scope}; after: {new.scope})")
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")

@@ -16,6 +16,7 @@ from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.judge.comparison import SCOPE_FIELDS
 from reportgen.judge.criteria import declared_criteria
 from reportgen.render.labels import status_words
 from reportgen.render.report import JudgedRun
@@ -46,6 +47,9 @@ class CellSummary:
     # The status as every page says it ("mismatch in outputs, awaiting verdict"): labels.status_words.
     # "" in a site state written before it existed: pages fall back to the status in words.
     words: str = ""
+    # What the warm clock covered, in words ("preprocessing false, ..."); None: not recorded,
+    # or a site state written before it was kept. A ratio across two scopes is flagged.
+    scope: str | None = None
 
 
 @dataclass
@@ -205,6 +209,7 @@ def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
     samples = list(warm.samples_s) if warm is not None else None
     compiled = cell.compile
     compile_s = compiled.compile_first_result_s if compiled is not None else None
+    scope = cell.timing_scope
     return CellSummary(
         cell.status,
         cell.warm_median_s,
@@ -216,4 +221,5 @@ def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
         mode,
         len(samples) if samples is not None else None,
         words,
+        ", ".join(f"{name} {str(getattr(scope, name)).lower()}" for name in SCOPE_FIELDS) if scope else None,
     )
