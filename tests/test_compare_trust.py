@@ -300,3 +300,16 @@ def test_diff_flags_a_cell_timed_under_another_scope_as_compare_does(tmp_path: P
     assert result.exit_code == 0, result.output
     cells = json.loads((tmp_path / "c" / "compare.json").read_text(encoding="utf-8"))["cells"]
     assert next(c for c in cells if c["case"] == case)["timing"]["verdict"] == "flagged, not judged"
+
+
+def test_diff_flags_a_compiled_cell_that_ran_eager_as_compare_does(tmp_path: Path) -> None:
+    """Before: a 'compiled' cell that hit its recompile limit and really ran eager was flagged by
+    compare and called 'slower' or 'faster' by diff."""
+    case = "b1-l16-contiguous-float32-compiled"
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("compiled", seed=1))
+    events = timing_log("ran-eager", scale=1.5, seed=2)
+    next(e for e in events if e["kind"] == "timing" and e["case"] == case)["eager_after_recompile_limit"] = True
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    found = next(t for t in data["timings"] if t["case"] == case)
+    assert found["verdict"] == "no verdict: flagged" and "recompile limit hit (after)" in found["flags"]

@@ -153,6 +153,9 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
         )
     if old.scope and new.scope and old.scope != new.scope:  # as `reportgen compare` flags it
         flags.append(f"different timing scope (before: {old.scope}; after: {new.scope})")
+    hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
+    if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager
+        flags.append(f"recompile limit hit ({' and '.join(hit)})")
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")

@@ -50,6 +50,8 @@ class CellSummary:
     # What the warm clock covered, in words ("preprocessing false, ..."); None: not recorded,
     # or a site state written before it was kept. A ratio across two scopes is flagged.
     scope: str | None = None
+    # The compile hit its recompile limit, or a 'compiled' cell really ran eager: flagged.
+    recompile_limit: bool = False
 
 
 @dataclass
@@ -222,4 +224,5 @@ def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
         len(samples) if samples is not None else None,
         words,
         ", ".join(f"{name} {str(getattr(scope, name)).lower()}" for name in SCOPE_FIELDS) if scope else None,
+        cell.recompile_limit_hit or cell.eager_after_recompile_limit,
     )
