@@ -313,3 +313,20 @@ def test_diff_flags_a_compiled_cell_that_ran_eager_as_compare_does(tmp_path: Pat
     data = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
     found = next(t for t in data["timings"] if t["case"] == case)
     assert found["verdict"] == "no verdict: flagged" and "recompile limit hit (after)" in found["flags"]
+
+
+def test_the_trend_chart_draws_a_synthetic_run_hollow(tmp_path: Path) -> None:
+    """Before: a synthetic run's warm medians were filled markers on the workload's trend chart,
+    like measured ones."""
+    measured = timing_log("measured-first", seed=1)
+    measured[0]["origin"] = "measured"
+    measured[0].pop("origin_note", None)
+    synthetic = timing_log("synthetic-second", scale=0.5, seed=2)
+    synthetic[0]["started_at"] = "2026-01-02T00:00:00Z"
+    _log(tmp_path / "runs" / "a" / "events.jsonl", measured)
+    _log(tmp_path / "runs" / "b" / "events.jsonl", synthetic)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    trend = page[page.index("Trend") :]
+    marks = trend.count("synthetic fixture, not a measurement")
+    assert marks >= 1 and trend.count('class="ring"') >= marks, (marks, trend.count('class="ring"'))

@@ -727,7 +727,7 @@ def trend_figures(
             Figure(
                 f"{prefix}-trend-warm",
                 "Warm median per cell over runs (ms; band: interquartile range)",
-                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).",
+                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which).",
                 _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
         )
