@@ -330,3 +330,17 @@ def test_the_trend_chart_draws_a_synthetic_run_hollow(tmp_path: Path) -> None:
     trend = page[page.index("Trend") :]
     marks = trend.count("synthetic fixture, not a measurement")
     assert marks >= 1 and trend.count('class="ring"') >= marks, (marks, trend.count('class="ring"'))
+
+
+def test_the_workload_page_tags_a_comparison_of_a_synthetic_run(tmp_path: Path) -> None:
+    """Before: the workload page linked 'cuda against cpu' with no word that a side was synthetic."""
+    root = tmp_path / "runs"
+    _log(root / "cpu" / "events.jsonl", timing_log("on-cpu", seed=1))
+    _log(root / "cuda" / "events.jsonl", timing_log("on-cuda", "cuda", "cuda", seed=2))
+    (root / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8"
+    )
+    build_site([root], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    links = page[page.index("Comparisons between targets") :].split("</p>", 1)[0]
+    assert "cuda against cpu</a>" in links and '<span class="tag">synthetic</span>' in links
