@@ -541,7 +541,8 @@ Exit codes:
   0  compared
   1  a log is invalid
   2  usage error: not exactly one log at a location, runs of different workloads, replicates
-     of one side on different targets, or a run given twice
+     of one side on different targets or backends, or differing in criteria, versions, code,
+     data or threads, or a run given twice
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
@@ -619,8 +620,9 @@ The migration question: the workload runs on the baseline target today; on the c
 it as correct, and how much faster or slower per shape, at what compile cost? BASELINE and
 CANDIDATE are logs or run directories, local or s3:// (an annotations.toml beside a log is
 used). For replicates give each side's runs by option instead: --baseline RUN --baseline RUN
-... --candidate RUN ... (runs of one workload and target a side; the first speaks for the
-side's statuses and criteria). Every criterion the two runs declared differently is listed
+... --candidate RUN ... (runs of one workload, target and backend a side, with the same
+criteria, versions, code, data and threads; the first speaks for the side's statuses and
+criteria). Every criterion the two runs declared differently is listed
 before any result, and a cell judged under a changed criterion says so.
 
 Per cell: status on each side against its own reference, error statistics, task metric and
@@ -632,7 +634,9 @@ replicates it includes the variation between runs: a hierarchical bootstrap with
 seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
 "unstable timing" and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
-recompile limit or a different timing scope are flagged and left out of the geometric mean.
+recompile limit or a different timing scope are flagged and left out of the geometric mean; so
+is every cell when a timing criterion (timing scope, warm repetitions, re-measure rounds) or the
+host's torch threads or CPU affinity changed, as in `reportgen diff`.
 
 Refused: runs of different workloads, model revisions or weights, and pairs where no cell has
 the same saved inputs on both sides. Weights and inputs are the same by their content sha256

@@ -13,7 +13,7 @@ from reportgen.cli import main
 from reportgen.contract.validation import MAX_LINE_BYTES, read_log
 from reportgen.contract.events import SCHEMA_VERSION
 from tests.conftest import FIXTURES
-from tests.logbuilder import complete_log, dumps, generation_log, training_log
+from tests.logbuilder import complete_log, dumps, generation_log, localized_log, training_log
 
 Lines = list[dict]
 
@@ -285,6 +285,12 @@ def _grads_mismatched(events: Lines) -> None:
     _first_of(events, "train_step")["grads"][0]["mismatched"] = 4
 
 
+def _localized_loosely(events: Lines) -> None:
+    """The localisation judged its modules with atol and rtol 1, a criterion the cell never had:
+    the page said 'judged with the cell's tolerance (atol 1, rtol 1)' beside a criteria table of 1e-05."""
+    _first_of(events, "localization").update(atol=1.0, rtol=1.0)
+
+
 @pytest.mark.parametrize(
     ("build", "edit", "kind", "fragment"),
     [
@@ -295,6 +301,7 @@ def _grads_mismatched(events: Lines) -> None:
         (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),
         (training_log, _loss_outside, "train_step", "loss 9.0 against reference_loss 1.1 is outside"),
         (training_log, _grads_mismatched, "case_result", "status pass, but train_step 0 counts 4 mismatched"),
+        (localized_log, _localized_loosely, "localization", "the plan's tolerance for this cell's dtype is atol 1e-05"),
     ],
 )
 def test_figures_that_contradict_their_status_are_an_error(
@@ -363,11 +370,12 @@ def test_a_case_key_in_the_collector_s_form_that_names_other_fields_is_an_error(
 
 
 @pytest.mark.parametrize(("family", "device_type", "warned"), [("neuron-native", "cpu", True), ("cpu", "cpu", False)])
-def test_a_backend_family_its_device_type_contradicts_is_a_warning(
+def test_a_backend_family_its_device_type_contradicts_is_an_error(
     tmp_path: Path, family: str, device_type: str, warned: bool
 ) -> None:
     """The backend descriptors say which families each device records: a cpu device that claims
-    a neuron family was relabelled or misread, and validate says so at the environment line."""
+    a neuron family was relabelled or misread, and validate refuses it at the environment line
+    (a warning let the site count it as a run on neuron)."""
     events = complete_log()
     env = _first_of(events, "environment")
     env.update(backend_family=family, device_type=device_type)
@@ -375,9 +383,9 @@ def test_a_backend_family_its_device_type_contradicts_is_a_warning(
     path.write_bytes(_text(events))
     reading = read_log(path)
     found = [p for p in reading.problems if "backend_family" in p.message]
-    assert reading.valid
+    assert reading.valid is not warned
     if warned:
-        assert [(p.severity, p.line) for p in found] == [("warning", events.index(env) + 1)]
+        assert [(p.severity, p.line) for p in found] == [("error", events.index(env) + 1)]
         assert "belongs to the neuron backend, but device_type is 'cpu'" in found[0].message
     else:
         assert found == []

@@ -21,7 +21,7 @@ from collector.descriptors import descriptors
 
 __all__ = ["FigureChecks", "family_disagreement"]
 
-FIGURE_KINDS = frozenset(("case_result", "generation", "train_step", "train_result", "artifact"))
+FIGURE_KINDS = frozenset(("case_result", "generation", "train_step", "train_result", "artifact", "localization"))
 
 # The case key the collector makes of a cell's fields (collector/plan.py, Cell.case):
 # b<batch>-l<length>-<layout>-<dtype>-<mode>, with -repeat on a cache check.
@@ -55,6 +55,7 @@ class FigureChecks:
             "train_step": self._train_step,
             "train_result": self._train_result,
             "artifact": self._weights,
+            "localization": self._localization,
         }
 
     def _tolerance(self, case: str) -> Any:
@@ -88,6 +89,15 @@ class FigureChecks:
             if _given(planned) and _given(logged) and planned != logged:
                 return f"the weights' {field} is {logged[:12]}..., but the plan gives weights_{field} {planned[:12]}... for the same weights"
         return None
+
+    def _localization(self, data: Any) -> str | None:
+        """The collector localises a cell with the plan's tolerance for its dtype, and every page
+        says the modules were judged with the cell's tolerance: a localisation that names another
+        judged its modules beyond or within a criterion the cell never had."""
+        tol = self._tolerance(data.case)
+        if tol is None or (data.atol, data.rtol) == (tol.atol, tol.rtol):
+            return None
+        return f"localization judged with atol {data.atol:g}, rtol {data.rtol:g}, but the plan's tolerance for this cell's dtype is atol {tol.atol:g}, rtol {tol.rtol:g}"
 
     def _case_result(self, data: Any) -> str | None:
         metric = data.task_metric

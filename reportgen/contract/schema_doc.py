@@ -75,9 +75,9 @@ newline, written in order and flushed as written. This page is generated from
   plan's loss tolerance, and a training cell with a failing step, gradient or parameter does not
   pass; the weights `artifact` gives the plan's `weights_sha256`/`weights_content_sha256`; a
   planned cell whose `case` is in the collector's form (`b<batch>-l<length>-<layout>-<dtype>-<mode>`,
-  `-repeat` on a cache check) names its own fields. A line that contradicts itself is an error:
-  the log is not evidence. An `environment` whose
-  `backend_family` belongs to another backend than its `device_type` is a warning.
+  `-repeat` on a cache check) names its own fields; a `localization` judges with the plan's
+  tolerance for its cell's dtype; an `environment`'s `backend_family` belongs to the backend of
+  its `device_type`. A line that contradicts itself is an error: the log is not evidence.
 
 ## Event kinds
 """

@@ -514,7 +514,8 @@ class _Checker:
                 "years 1678 and 2261; a site's history places this run last, with no time",
             )
         if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
-            self.problem(number, "warning", f"environment: {why}")
+            # A relabelled run would count as evidence for the family's target: not evidence.
+            self.problem(number, "error", f"environment: {why}; the log contradicts itself")
         if kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":

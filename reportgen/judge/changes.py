@@ -188,3 +188,41 @@ def host_timing_flag(changes: Sequence[Change]) -> str | None:
         if key in TIMING_HOST_KEYS and NOT_RECORDED not in (a, b)  # unknown on one side: named, not flagged
     ]
     return f"host changed: {'; '.join(named)}" if named else None
+
+
+def run_versions(run: RunModel) -> dict[str, str]:
+    """The pages' own versions (python, torch, each target's packages) the run recorded."""
+    env = run.environment
+    if env is None:
+        return {}
+    return {k: value for k in version_keys() if k in env.versions and (value := _value(env.versions[k])) is not None}
+
+
+def version_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[Change]:
+    """(version, before, after) for each of the pages' own versions that differs ('unknown' where
+    a run did not record it)."""
+    return [
+        (key, before.get(key, "unknown"), after.get(key, "unknown"))
+        for key in sorted(set(before) | set(after))
+        if before.get(key, "unknown") != after.get(key, "unknown")
+    ]
+
+
+def replicate_changes(
+    first: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, Sequence[str | None]], Mapping[str, str]],
+    other: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, Sequence[str | None]], Mapping[str, str]],
+) -> list[str]:
+    """What makes a run no replicate of a side's first run although both declared the same
+    criteria, in words: a version, code or data, or a host fact that flags timing (threads,
+    affinity; recorded by both) that differs. Each is (versions, code and data, hashes, host
+    facts). The interval of a side folds its runs into one: a difference inside a side would be
+    named by no page."""
+    (versions_a, code_a, hashes_a, host_a), (versions_b, code_b, hashes_b, host_b) = first, other
+    found = [f"{key} {a} -> {b}" for key, a, b in version_changes(versions_a, versions_b)]
+    found += [f"{key} {a} -> {b}" for key, a, b in code_and_data_changes(code_a, hashes_a, code_b, hashes_b)]
+    found += [
+        f"{key} {a} -> {b}"
+        for key, a, b in host_changes(host_a, host_b)
+        if (key in TIMING_HOST_KEYS or key.startswith("version ")) and NOT_RECORDED not in (a, b)
+    ]
+    return found

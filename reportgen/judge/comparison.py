@@ -8,7 +8,8 @@ either compared side by side or listed as not comparable with the reason.
 Timing is compared only where it means something: the cell passed on both sides and neither
 side's performance acceptance is stopped (a mismatching cell without a verdict stops it, as in the report).
 A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
-but is flagged and left out of the geometric mean; so is a cell whose warm series, in any run
+but is flagged and left out of the geometric mean, as is every cell when a timing criterion
+(timing scope, warm repetitions, re-measure rounds) or the host's threads or affinity changed; so is a cell whose warm series, in any run
 of either side, the stability classifier does not call stable (judge.timing_stability).
 
 Either side may have replicates: further runs of the same workload on the same target. The
@@ -34,8 +35,11 @@ from reportgen.judge.changes import (
     host_changes,
     host_facts,
     host_timing_flag,
+    replicate_changes,
     run_code_data,
     run_hashes,
+    run_versions,
+    version_changes,
 )
 from reportgen.judge.criteria import (
     CriterionChange,
@@ -247,9 +251,11 @@ class Comparison:
     headline: str = ""
     declared_identity: bool = False  # weights or inputs known the same by declaration only (old logs)
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
-    # Code and data (collector, git state, files read, weights, inputs) and host (device,
+    # The pages' own versions (python, torch, each target's packages), then code and data
+    # (collector, git state, files read, weights, inputs) and host (device,
     # environment variables, other versions, threads, load) that differ (judge.changes): named
     # before any result, as diff names them.
+    versions: list[tuple[str, str, str]] = field(default_factory=list)
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     host: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -597,11 +603,21 @@ def _check_replicates(role: str, first: JudgedSide, more: list[JudgedSide], seen
             raise CompareRefused(
                 f"{other.run.start.run_id} ran for {target(other.run)}, the {role}'s first run for {target(first.run)}: a {role}'s replicates are runs on one target"
             )
-        differ = replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))
+        family = lambda run: run.environment.backend_family if run.environment else "unknown"  # noqa: E731
+        if family(other.run) != family(first.run):
+            raise CompareRefused(
+                f"{other.run.start.run_id} ran on {family(other.run)}, the {role}'s first run on {family(first.run)}: a {role}'s replicates are runs on one backend"
+            )
+        differ = [c.text for c in replicate_mismatch(declared_criteria(first.run), declared_criteria(other.run))]
+        differ += replicate_changes(_replicate_facts(first.run), _replicate_facts(other.run))
         if differ:
             raise CompareRefused(
-                f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(c.text for c in differ)}"
+                f"{other.run.start.run_id} is no replicate of {first.run.start.run_id}: {'; '.join(differ)}"
             )
+
+
+def _replicate_facts(run: RunModel) -> tuple[Any, ...]:
+    return run_versions(run), run_code_data(run), run_hashes(run), host_facts(run)
 
 
 def compare_runs(
@@ -618,15 +634,17 @@ def compare_runs(
     base, cand = _Context(baseline), _Context(candidate)
     inputs: list[Identity] = []
     extra = ([_Context(r) for r in baseline_replicates], [_Context(r) for r in candidate_replicates])
-    sides = (
-        replace(
-            _side("baseline", baseline), replicates=tuple(r.run.start.run_id for r in (baseline, *baseline_replicates))
-        ),
-        replace(
-            _side("candidate", candidate),
-            replicates=tuple(r.run.start.run_id for r in (candidate, *candidate_replicates)),
-        ),
-    )
+
+    def side_of(role: str, first: JudgedSide, more: tuple[JudgedSide, ...]) -> Side:
+        return replace(
+            _side(role, first),
+            replicates=tuple(r.run.start.run_id for r in (first, *more)),
+            # Any run of a side with mismatching cells awaiting a verdict stops its performance
+            # acceptance: its timings are in the side's interval.
+            perf_stopped=tuple(dict.fromkeys(c for r in (first, *more) for c in _perf_stopped(r))),
+        )
+
+    sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
     stopped = [s.role for s in sides if s.perf_stopped]
     pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None]] = []
@@ -671,7 +689,11 @@ def compare_runs(
             f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
         )
     host = host_changes(host_facts(baseline.run), host_facts(candidate.run))
-    cells = _with_timings(pending, base, cand, extra, host_timing_flag(host))
+    # A changed timing criterion (timing scope, warm repetitions, re-measure rounds) qualifies
+    # every ratio, as in `reportgen diff`: the two sides were not timed alike.
+    flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
+    flags += [flag] if (flag := host_timing_flag(host)) else []
+    cells = _with_timings(pending, base, cand, extra, tuple(flags))
     cells = [replace(c, changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype))) for c in cells]
     comparison = Comparison(
         baseline=sides[0],
@@ -686,6 +708,7 @@ def compare_runs(
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
         criteria=criteria,
+        versions=version_changes(run_versions(baseline.run), run_versions(candidate.run)),
         code_and_data=code_and_data_changes(
             run_code_data(baseline.run),
             run_hashes(baseline.run),
@@ -716,7 +739,7 @@ def _with_timings(
     base: _Context,
     cand: _Context,
     extra: tuple[list[_Context], list[_Context]] = ([], []),
-    host_flag: str | None = None,
+    side_flags: tuple[str, ...] = (),
 ) -> list[CellComparison]:
     sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
@@ -751,6 +774,7 @@ def _with_timings(
             replicas = replicate_flags(
                 "baseline", [c.side.run.start.run_id for c in sides[0]], base_samples
             ) + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples)
+            replicas += _replicate_fallback(cell.case, extra)
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
@@ -759,7 +783,7 @@ def _with_timings(
                 cold_ratio,
                 cold_note,
                 _ratio(a.compile_s, b.compile_s),
-                _timing_flags(a, b) + tuple(replicas) + beyond + ((host_flag,) if host_flag else ()),
+                _timing_flags(a, b) + tuple(replicas) + beyond + side_flags,
             )
         p = cell.planned
         out.append(
@@ -778,6 +802,21 @@ def _with_timings(
             )
         )
     return out
+
+
+def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:
+    """CPU fallback or a hit recompile limit in a cell of a side's further runs: its samples are
+    in the side's interval, so it qualifies the ratio as in the side's first run."""
+    flags = []
+    for role, contexts in zip(SIDES, extra):
+        for what, hit in (
+            ("CPU fallback", lambda c: bool(c.fallback_items)),
+            ("recompile limit hit", lambda c: c.recompile_limit_hit or c.eager_after_recompile_limit),
+        ):
+            runs = [x.side.run.start.run_id for x in contexts if (c := x.cells.get(case)) is not None and hit(c)]
+            if runs:
+                flags.append(f"{what} on the {role} replicate {', '.join(runs)}")
+    return flags
 
 
 def _compile_cost(cells: list[CellComparison]) -> CompileCost:
@@ -889,7 +928,11 @@ def headline(comparison: Comparison) -> str:
         parts[0] += " (weights or inputs the same by declaration only, not verified: see the notes)"
     changed = [
         f"{n} {what} change{'s' if n != 1 else ''}"
-        for what, n in (("code and data", len(comparison.code_and_data)), ("host", len(comparison.host)))
+        for what, n in (
+            ("version", len(comparison.versions)),
+            ("code and data", len(comparison.code_and_data)),
+            ("host", len(comparison.host)),
+        )
         if n
     ]
     if changed:

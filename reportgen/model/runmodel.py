@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 from msgspec import UNSET
 
 from reportgen.contract import events as ev
-from reportgen.contract.lines import OutputStatsLine, PlannedCellLine, TaskMetricLine
+from reportgen.contract.lines import OutputStatsLine, PlannedCellLine, TaskMetricLine, TimingScopeLine
 from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
@@ -70,6 +70,7 @@ class CellRecord:
     # the site's summaries and cell index.
     compiled: bool = False
     compile_s: float | None = None
+    scope: TimingScopeLine | None = None  # the last timing event's scope (timing_scope builds that event)
     cold_s: float | None = None
     # The restart with a populated cache (logs from 1.2 on): kept beside the cold call, not over it.
     restart_s: float | None = None
@@ -516,6 +517,7 @@ def _timed(
 
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
+    cell.scope = data.scope
     cold, warm = data.cold, data.warm
     cold = None if cold is UNSET else cold
     warm = None if warm is UNSET else warm

@@ -13,7 +13,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from reportgen.judge.changes import code_and_data_changes, host_changes, host_timing_flag
+from reportgen.judge.backend_docs import evidence_families
+from reportgen.judge.changes import (
+    code_and_data_changes,
+    host_changes,
+    host_timing_flag,
+    replicate_changes,
+    version_changes,
+)
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -133,16 +140,22 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
 def _stopped_flag(summary: RunSummary, which: str) -> str | None:
     if not summary.performance_stopped:
         return None
-    return f"performance acceptance stopped in the {which} run ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
+    where = which if which.startswith(("before ", "after ")) else f"{which} run"
+    return f"performance acceptance stopped in the {where} ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
 
 
 def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
     """Why a ratio must not be read as a performance result on its own."""
     flags = [f for f in (_stopped_flag(before, "before"), _stopped_flag(after, "after")) if f]
-    if before.target != after.target:
+    if where(before) != where(after):  # a planned target, or the backend it ran on, changed
         flags.append(
-            f"different targets ({before.target} -> {after.target}): not a regression, see `reportgen compare`"
+            f"different targets ({where(before)} -> {where(after)}): not a regression, see `reportgen compare`"
         )
+    if old.scope and new.scope and old.scope != new.scope:  # as `reportgen compare` flags it
+        flags.append(f"different timing scope (before: {old.scope}; after: {new.scope})")
+    hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
+    if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager
+        flags.append(f"recompile limit hit ({' and '.join(hit)})")
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
@@ -151,6 +164,23 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
         if flag:
             flags.append(f"{flag} ({which})")
     return flags
+
+
+def where(summary: RunSummary) -> str:
+    """The run's planned target, and the backend it ran on where that is no evidence for the
+    target: 'neuron (ran on cpu)'. Two runs with different ``where`` are no upgrade on one target."""
+    target, family = summary.target, summary.family
+    if family in ("", target) or family in evidence_families(target):
+        return target
+    return f"{target} (ran on {family})"
+
+
+def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list[str]:
+    """What qualifies a ratio in a side's further runs, as ``timing_flags`` does for its first:
+    a stopped performance acceptance, CPU fallback in the cell."""
+    flags = [f for r in more if (f := _stopped_flag(r, f"{which} replicate {r.run_id}"))]
+    fell = [r.run_id for r in more if (cell := r.cells.get(case)) is not None and cell.cpu_fallback]
+    return flags + ([f"includes CPU fallback ({which} replicate {', '.join(fell)})"] if fell else [])
 
 
 class DiffRefused(ValueError):
@@ -162,7 +192,7 @@ class RunDiff:
     before: str
     after: str
     disposition: tuple[str, str]
-    targets: tuple[str, str] = ("", "")
+    targets: tuple[str, str] = ("", "")  # each side's planned target and the backend it ran on (``where``)
     criteria: list[CriterionChange] = field(default_factory=list)  # named before any result
     new_failures: list[tuple[str, str, str]] = field(default_factory=list)
     fixed: list[tuple[str, str, str]] = field(default_factory=list)
@@ -217,6 +247,16 @@ class RunDiff:
             if changed
             else "no criteria, versions, code, data or host changed"
         )
+
+    @property
+    def lead(self) -> str:
+        """What a line that then gives the timing says first: a synthetic side (by its role: the
+        line stands beside the runs it names), then what changed."""
+        roles = " and ".join(self.synthetic)
+        synthetic = (
+            f"synthetic fixture on the {roles} side{'s' if len(self.synthetic) > 1 else ''}: evidence of nothing"
+        )
+        return "; ".join(filter(None, (synthetic if self.synthetic else "", self.changed_line)))
 
     @property
     def unstable(self) -> list[str]:
@@ -298,14 +338,18 @@ def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary
         raise DiffRefused(f"no {role} run")
     first = found[0]
     for other in found[1:]:
-        if (other.workload, other.target) != (first.workload, first.target):
+        if (other.workload, where(other)) != (first.workload, where(first)):
             raise DiffRefused(
-                f"{other.run_id} is a run of {other.workload!r} on {other.target}, {first.run_id} of {first.workload!r} on {first.target}: replicates of one side are runs of one workload on one target"
+                f"{other.run_id} is a run of {other.workload!r} on {where(other)}, {first.run_id} of {first.workload!r} on {where(first)}: replicates of one side are runs of one workload on one target"
             )
     for other in found[1:]:
-        differ = replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))
+        differ = [c.text for c in replicate_mismatch(from_dicts(first.criteria), from_dicts(other.criteria))]
+        differ += replicate_changes(
+            (first.versions, first.code_data, first.hashes, first.host),
+            (other.versions, other.code_data, other.hashes, other.host),
+        )
         if differ:
-            raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(c.text for c in differ)}")
+            raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(differ)}")
     ids = [r.run_id for r in found]
     if len(set(ids)) != len(ids):
         raise DiffRefused(f"a {role} run is given twice: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}")
@@ -337,7 +381,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         raise DiffRefused(
             f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself"
         )
-    result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (first.target, last.target))
+    result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (where(first), where(last)))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
     result.synthetic = {
         role: ids
@@ -363,6 +407,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
             flags += [host_flag] if host_flag else []
+            flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
             flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags(
                 "after", [r.run_id for r in afters], after_samples
             )
@@ -370,10 +415,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             result.timings.append(change)
             timed.append((change, before_samples, after_samples))
     result.geomean = geometric_mean(_judge_timings(timed))
-    for key in sorted(set(first.versions) | set(last.versions)):
-        a, b = first.versions.get(key, "unknown"), last.versions.get(key, "unknown")
-        if a != b:
-            result.versions.append((key, a, b))
+    result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
 

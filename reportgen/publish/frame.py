@@ -159,10 +159,14 @@ HISTORY_COLUMNS: dict[str, str] = {
 def _caveats(summary: RunSummary, cell: CellSummary) -> str:
     """Why a point of the trend is not a performance result on its own ('' when none)."""
     flags = []
+    if summary.synthetic and cell.warm_median_s is not None:
+        flags.append("synthetic fixture, not a measurement")
     if summary.performance_stopped and cell.warm_median_s is not None:
         flags.append("performance acceptance stopped in this run")
     if cell.cpu_fallback and cell.warm_median_s is not None:
         flags.append("includes CPU fallback")
+    if cell.recompile_limit and cell.warm_median_s is not None:
+        flags.append("recompile limit hit")
     return "; ".join(flags)
 
 

@@ -44,7 +44,7 @@ from reportgen.judge.timing_stability import series_flag
 from collector.facts import version_tuple
 from reportgen.judge.backend_docs import docs_for_family, load_backend_docs, targets
 from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
-from reportgen.publish.diff import RunDiff, diff_runs, largest_changes
+from reportgen.publish.diff import RunDiff, diff_runs, largest_changes, where
 from reportgen.render.templating import (
     Assets,
     asset_names,
@@ -517,11 +517,12 @@ def runs_per_target(summaries: list[RunSummary]) -> dict[str, Any]:
 
 
 def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One history per target: runs on different targets are never compared as consecutive."""
+    """One history per target and backend it ran on: runs on different targets, or planned for
+    one target and run on another backend, are never compared as consecutive."""
     ordered = sorted(runs, key=lambda s: s.sort_key)
     by_target: dict[str, list[RunSummary]] = {}
     for s in ordered:
-        by_target.setdefault(s.target, []).append(s)
+        by_target.setdefault(where(s), []).append(s)
     return {
         "workload": ordered[-1].workload,
         "runs": len(ordered),
@@ -560,9 +561,11 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
     )
     # What changed leads the column's speed words, as it leads every comparison.
-    geomeans = {after.run_id: (f"{d.changed_line}: " if d.changed else "") + d.geomean_line for _, after, d in diffs}
+    geomeans = {
+        after.run_id: (f"{d.lead}: " if d.changed or d.synthetic else "") + d.geomean_line for _, after, d in diffs
+    }
     unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
-    package, latest_by_version = version_latest(target, history)
+    package, latest_by_version = version_latest(latest.target, history)
     version_pairs = [(a, b, diff_runs(a, b)) for (_, a), (_, b) in zip(latest_by_version, latest_by_version[1:])]
     return {
         "version_package": package,
@@ -574,7 +577,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
         "summary": diffs[-1][2].summary if diffs else "",
-        "changed": diffs[-1][2].changed_line if diffs else "",
+        "changed": diffs[-1][2].lead if diffs else "",
         "interval_scope": diffs[-1][2].interval_scope if diffs else "",
         "geomeans": geomeans,
         "unstable": unstable,
@@ -609,10 +612,10 @@ def _version_grid(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     index's workload x version grid."""
     by_key: dict[tuple[str, str], list[RunSummary]] = {}
     for s in sorted(summaries, key=lambda s: s.sort_key):
-        by_key.setdefault((s.workload, s.target), []).append(s)
+        by_key.setdefault((s.workload, where(s)), []).append(s)
     rows: dict[str, dict[str, Any]] = {}
     for (workload, target), history in sorted(by_key.items()):
-        package, latest = version_latest(target, history)
+        package, latest = version_latest(history[-1].target, history)
         if not latest:
             continue
         row = rows.setdefault(

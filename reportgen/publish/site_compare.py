@@ -40,6 +40,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reportgen.judge.comparison import CompareRefused
+from reportgen.publish.diff import where
 from reportgen.publish.site_quick import SiteConfigError
 from reportgen.publish.summary import RunSummary, slug
 from reportgen.render.compare import gather, write_comparison
@@ -165,7 +166,9 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
         for workload, runs in sorted(by_workload.items()):
             latest = {}
             for target in (rule.baseline_target, rule.candidate_target):
-                on_target = [s for s in runs if s.target == target]
+                # Planned for the target and run on a backend that is evidence for it: a run
+                # planned for neuron that ran on the host CPU is no latest run on neuron.
+                on_target = [s for s in runs if where(s) == target]
                 if on_target:
                     latest[target] = max(on_target, key=lambda s: s.sort_key)
             if len(latest) == 2 and rule.baseline_target != rule.candidate_target:
@@ -175,7 +178,7 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
         if unknown:
             notes.append(f"{what}: no run of workload {', '.join(map(repr, unknown))} in the site")
         if len(pairs) == made:
-            targets = ", ".join(sorted({s.target for s in summaries})) or "none"
+            targets = ", ".join(sorted({where(s) for s in summaries})) or "none"
             notes.append(f"{what} made no page: no workload has runs on both (targets in the site: {targets})")
     return [pairs[k] for k in sorted(pairs)], problems, notes
 

@@ -16,6 +16,7 @@ from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.judge.comparison import SCOPE_FIELDS
 from reportgen.judge.criteria import declared_criteria
 from reportgen.render.labels import status_words
 from reportgen.render.report import JudgedRun
@@ -46,6 +47,11 @@ class CellSummary:
     # The status as every page says it ("mismatch in outputs, awaiting verdict"): labels.status_words.
     # "" in a site state written before it existed: pages fall back to the status in words.
     words: str = ""
+    # What the warm clock covered, in words ("preprocessing false, ..."); None: not recorded,
+    # or a site state written before it was kept. A ratio across two scopes is flagged.
+    scope: str | None = None
+    # The compile hit its recompile limit, or a 'compiled' cell really ran eager: flagged.
+    recompile_limit: bool = False
 
 
 @dataclass
@@ -202,6 +208,7 @@ def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
     if cell.status != "pass" or cell.warm_median_s is None:
         return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode, words=words)
     samples = list(cell.warm_samples)  # the last warm series, as cell.warm_median_s is its median
+    scope = cell.scope
     return CellSummary(
         cell.status,
         cell.warm_median_s,
@@ -213,4 +220,6 @@ def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
         mode,
         len(samples),
         words,
+        ", ".join(f"{name} {str(getattr(scope, name)).lower()}" for name in SCOPE_FIELDS) if scope else None,
+        cell.recompile_limit_hit or cell.eager_after_recompile_limit,
     )

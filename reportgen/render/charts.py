@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any
+from typing import Any, Mapping
 
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
@@ -727,7 +727,7 @@ def trend_figures(
             Figure(
                 f"{prefix}-trend-warm",
                 "Warm median per cell over runs (ms; band: interquartile range)",
-                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run's performance acceptance was stopped or the cell had CPU fallback (hover says which).",
+                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which).",
                 _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
         )
@@ -805,11 +805,17 @@ def trend_figures(
 
 
 def ratio_figure(
-    mode: str, points: list[tuple[str, float, float | None, float | None]], names: tuple[str, str]
+    mode: str,
+    points: list[tuple[str, float, float | None, float | None]],
+    names: tuple[str, str],
+    undecided: Mapping[str, str] | None = None,
 ) -> Figure | None:
     """Per-cell warm ratios of one mode with their intervals, smallest ratio first, on a log
     axis around 1. ``points``: (case, ratio, interval low, interval high); ``names``: the
-    baseline's and the candidate's names, which the title and the axis carry."""
+    baseline's and the candidate's names, which the title and the axis carry; ``undecided``:
+    case -> the verdict of a ratio that decides nothing (unstable timing, flagged), drawn
+    hollow and said on hover, so no marker reads faster or slower by its place alone."""
+    undecided = undecided or {}
     rows, out_of_range = [], []
     for case, ratio, low, high in sorted(points, key=lambda p: (p[1], p[0])):
         if all(_drawable(v, log_axis=True) and (v is None or v > 0) for v in (ratio, low, high)):
@@ -837,10 +843,12 @@ def ratio_figure(
                 f", interval {_num(low, 3)} to {_num(high, 3)}"
                 if low is not None and high is not None
                 else ", no interval (too few samples)"
-            ),
+            )
+            + (f"; {undecided[case]}: decides nothing" if case in undecided else ""),
             ratio,
             low=None if low is None else xs(low),
             high=None if high is None else xs(high),
+            hollow=case in undecided,
         )
         for i, (case, ratio, low, high) in enumerate(rows)
     )
@@ -870,7 +878,7 @@ def ratio_figure(
     )
     caption = (
         f"Each {mode} cell timed on both sides: the warm ratio {ratio_name} and its 95% interval, sorted, smallest first. Left of the dashed line "
-        f"{cand} is faster, right of it slower; an interval that crosses it decides nothing. Unstable timings are drawn too: the table says which decide nothing."
+        f"{cand} is faster, right of it slower; an interval that crosses it decides nothing. A hollow marker decides nothing wherever it lies: its warm series is unstable or its ratio is flagged (hover says which)."
     )
     return Figure(
         f"fig-ratio-{mode}",

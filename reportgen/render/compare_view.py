@@ -103,6 +103,7 @@ class CompareView:
     notes: list[str]
     honesty: str
     criteria: list[str]  # every criterion the two runs declared differently, shown before any result
+    version_changes: list[tuple[str, str, str]]  # (version, baseline, candidate), shown before any result
     code_and_data: list[tuple[str, str, str]]  # (item, baseline, candidate), shown before any result
     host: list[tuple[str, str, str]]  # (host fact, baseline, candidate), shown before any result
     interval_scope: str  # what variation the intervals cover
@@ -329,7 +330,9 @@ def _ratio_figures(comparison: Comparison) -> tuple[Figure, ...]:
             for c in comparison.timed
             if c.mode == mode and c.timing is not None
         ]
-        figure = ratio_figure(mode, points, names) if points else None
+        # A ratio the table says decides nothing is drawn hollow, whichever side of 1 it lies.
+        undecided = {c.case: c.timing.verdict for c in comparison.timed if c.timing is not None and c.timing.flags}
+        figure = ratio_figure(mode, points, names, undecided) if points else None
         if figure is not None:
             figures.append(figure)
     return tuple(figures)
@@ -384,6 +387,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         notes=comparison.notes,
         honesty=_honesty(comparison),
         criteria=[c.text for c in comparison.criteria],
+        version_changes=comparison.versions,
         code_and_data=comparison.code_and_data,
         host=comparison.host,
         interval_scope=comparison.interval_scope,
