@@ -237,7 +237,7 @@ _compare_formats = _format_list("html", "md", "json")
     "out_dir",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for report.html, report.md and assets/.",
+    help="Directory for report.html, report.md, details.csv (every cell) and assets/.",
 )
 @click.option(
     "--annotations",
