@@ -531,8 +531,10 @@ interval (faster, slower or no clear difference), never by a fixed percentage. W
 side that interval covers sampling within the two runs only, and says so; give replicates
 (--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
 (a hierarchical bootstrap with a fixed seed: the same runs give the same output). A ratio from
-a run whose performance acceptance is stopped, from a cell with CPU fallback, or under a
-changed timing scope carries that caveat. Runs of two workloads are refused; runs on two
+a run whose performance acceptance is stopped, from a cell with CPU fallback, under a changed
+timing scope or across a changed host (torch threads, CPU affinity) carries that caveat and is
+no verdict; a cell whose warm series is unstable reads "unstable timing" and decides nothing.
+Runs of two workloads are refused; runs on two
 targets are compared but said to be a migration question (see `reportgen compare`). Runs are
 logs or run folders, local or s3://.
 
@@ -632,7 +634,8 @@ replicates it includes the variation between runs: a hierarchical bootstrap with
 seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
 "unstable timing" and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
-recompile limit or a different timing scope are flagged and left out of the geometric mean.
+recompile limit, a different timing scope or a changed host (torch threads, CPU affinity) are
+flagged and left out of the geometric mean.
 
 Refused: runs of different workloads, model revisions or weights, and pairs where no cell has
 the same saved inputs on both sides. Weights and inputs are the same by their content sha256
