@@ -543,7 +543,8 @@ Exit codes:
   0  compared
   1  a log is invalid
   2  usage error: not exactly one log at a location, runs of different workloads, replicates
-     of one side on different targets, or a run given twice
+     of one side on different targets or declaring different criteria (weights, inputs,
+     tolerances, ...: the message names them), or a run given twice
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
@@ -621,8 +622,8 @@ The migration question: the workload runs on the baseline target today; on the c
 it as correct, and how much faster or slower per shape, at what compile cost? BASELINE and
 CANDIDATE are logs or run directories, local or s3:// (an annotations.toml beside a log is
 used). For replicates give each side's runs by option instead: --baseline RUN --baseline RUN
-... --candidate RUN ... (runs of one workload and target a side; the first speaks for the
-side's statuses and criteria). Every criterion the two runs declared differently is listed
+... --candidate RUN ... (runs of one workload and target a side, declaring the same criteria,
+weights and inputs; the first speaks for the side's statuses and criteria). Every criterion the two runs declared differently is listed
 before any result, and a cell judged under a changed criterion says so.
 
 Per cell: status on each side against its own reference, error statistics, task metric and
