@@ -672,7 +672,7 @@ Example:
     "out_dir",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for compare.html, compare.md, compare.json and compare-details.csv.",
+    help="Directory for compare.html (with its assets/), compare.md, compare.json and compare-details.csv.",
 )
 @click.option(
     "--format",
