@@ -122,8 +122,9 @@ def main() -> None:
       reportgen compare BASELINE CANDIDATE --out c/     one workload, two targets
       reportgen publish site/ s3://bucket/site          the built site to object storage
 
-    Logs can also be read from S3: give s3://bucket/prefix wherever a log or folder goes
-    (credentials from the standard AWS chain; AWS_ENDPOINT_URL_S3 for S3-compatible stores).
+    validate, report, diff, compare and site also read logs from S3: give s3://bucket/prefix
+    wherever a log or folder goes (credentials from the standard AWS chain;
+    AWS_ENDPOINT_URL_S3 for S3-compatible stores). annotate writes beside its log: a local one.
 
     Run `reportgen COMMAND --help` for each command's options and exit codes.
     """
