@@ -64,9 +64,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{submit,status,resume}")
     submit = commands.add_parser(
-        "submit", help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)"
+        "submit",
+        help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)",
+        description="Write the scheduler's input, the task script, the task list and NAME.planned.json, "
+        "then submit with sbatch (Slurm), or print the kubectl create command (Kubernetes). "
+        "Exit codes: 0 written (and submitted), 1 not written or sbatch failed, 2 an invalid campaign file.",
     )
-    resume = commands.add_parser("resume", help="submit again the tasks of the last submission that are not done")
+    resume = commands.add_parser(
+        "resume",
+        help="submit again the tasks of the last submission that are not done",
+        description="Read the ledger and submit again, as the next submission of the same campaign id, "
+        "exactly the tasks that are neither done nor running. A campaign file that no longer plans "
+        "those tasks as NAME.planned.json records them is refused (exit 2): submit it as a new campaign.",
+    )
     for sub in (submit, resume):
         sub.add_argument("campaign", type=Path, help="the campaign file (TOML)")
         sub.add_argument(
@@ -82,11 +92,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "--dry-run", action="store_true", help="slurm: write the files, print the sbatch commands, submit nothing"
         )
     submit.add_argument("--list", action="store_true", help="print the tasks (index and label) and exit")
-    status = commands.add_parser("status", help="print the ledger: every planned task and its latest attempt")
+    status = commands.add_parser(
+        "status",
+        help="print the ledger: every planned task and its latest attempt",
+        description="Print the ledger: every planned task (done, failed, stopped, running, lost or "
+        "planned: never started) and its latest attempt. Exit codes: 0 every task done, 1 some task "
+        "not done, 2 an unreadable ledger.",
+    )
     status.add_argument(
         "planned", help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder"
     )
-    status.add_argument("--format", choices=["text", "json"], default="text")
+    status.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text: one line per task; json: the same, for a script",
+    )
     return parser.parse_args(argv)
 
 

@@ -126,7 +126,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         nargs="?",
         const="*",
         metavar="GLOB",
-        help="write a profiler trace per shape under traces/; with GLOB, only for the cells it matches",
+        help="write a profiler trace under traces/ for each shape, layout and dtype that passed (its compiled "
+        "cell, else its eager one); with GLOB, only for the passing cells it matches",
     )
     parser.add_argument(
         "--max-cells",

@@ -122,8 +122,9 @@ def main() -> None:
       reportgen compare BASELINE CANDIDATE --out c/     one workload, two targets
       reportgen publish site/ s3://bucket/site          the built site to object storage
 
-    Logs can also be read from S3: give s3://bucket/prefix wherever a log or folder goes
-    (credentials from the standard AWS chain; AWS_ENDPOINT_URL_S3 for S3-compatible stores).
+    validate, report, diff, compare and site also read logs from S3: give s3://bucket/prefix
+    wherever a log or folder goes (credentials from the standard AWS chain;
+    AWS_ENDPOINT_URL_S3 for S3-compatible stores). annotate writes beside its log: a local one.
 
     Run `reportgen COMMAND --help` for each command's options and exit codes.
     """
@@ -237,7 +238,7 @@ _compare_formats = _format_list("html", "md", "json")
     "out_dir",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for report.html, report.md and assets/.",
+    help="Directory for report.html, report.md, details.csv (every cell) and assets/.",
 )
 @click.option(
     "--annotations",
@@ -531,8 +532,10 @@ interval (faster, slower or no clear difference), never by a fixed percentage. W
 side that interval covers sampling within the two runs only, and says so; give replicates
 (--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
 (a hierarchical bootstrap with a fixed seed: the same runs give the same output). A ratio from
-a run whose performance acceptance is stopped, from a cell with CPU fallback, or under a
-changed timing scope carries that caveat. Runs of two workloads are refused; runs on two
+a run whose performance acceptance is stopped, from a cell with CPU fallback, under a changed
+timing scope or across a changed host (torch threads, CPU affinity) carries that caveat and is
+no verdict; a cell whose warm series is unstable reads "unstable timing" and decides nothing.
+Runs of two workloads are refused; runs on two
 targets are compared but said to be a migration question (see `reportgen compare`). Runs are
 logs or run folders, local or s3://.
 
@@ -541,8 +544,8 @@ Exit codes:
   0  compared
   1  a log is invalid
   2  usage error: not exactly one log at a location, runs of different workloads, replicates
-     of one side on different targets or backends, or differing in criteria, versions, code,
-     data or threads, or a run given twice
+     of one side on different targets or backends, or differing in criteria (weights, inputs,
+     tolerances, ...), versions, code, data or threads (the message names them), or a run given twice
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
@@ -621,8 +624,8 @@ it as correct, and how much faster or slower per shape, at what compile cost? BA
 CANDIDATE are logs or run directories, local or s3:// (an annotations.toml beside a log is
 used). For replicates give each side's runs by option instead: --baseline RUN --baseline RUN
 ... --candidate RUN ... (runs of one workload, target and backend a side, with the same
-criteria, versions, code, data and threads; the first speaks for the side's statuses and
-criteria). Every criterion the two runs declared differently is listed
+criteria, weights, inputs, versions, code, data and threads; the first speaks for the side's
+statuses and criteria). Every criterion the two runs declared differently is listed
 before any result, and a cell judged under a changed criterion says so.
 
 Per cell: status on each side against its own reference, error statistics, task metric and
@@ -672,7 +675,7 @@ Example:
     "out_dir",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Directory for compare.html, compare.md, compare.json and compare-details.csv.",
+    help="Directory for compare.html (with its assets/), compare.md, compare.json and compare-details.csv.",
 )
 @click.option(
     "--format",
