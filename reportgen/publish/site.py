@@ -777,7 +777,10 @@ def build_site(
     if campaigns:
         new_state["campaigns"] = sorted(c.slug for c in campaigns)
     state_path = out_dir / STATE_NAME
-    if write_text(state_path, json.dumps(new_state, sort_keys=True, indent=1, ensure_ascii=False) + "\n", out_dir):
+    # Compact: with an indent, json writes through its Python encoder, a string per token (a
+    # site of long runs keeps hundreds of thousands of cells here: seconds and hundreds of MB).
+    state_text = json.dumps(new_state, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if write_text(state_path, state_text + "\n", out_dir):
         result.written.append(state_path)
     if len(result.warnings) == warnings_before:
         checked = [

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from reportgen.judge.backend_docs import stack_version_key, version_keys
 from collector.plan import PlanError
@@ -94,7 +96,10 @@ class RunSummary:
     host: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain data for the site's state file (as dataclasses.asdict gives it, with lists for
+        tuples, which JSON writes alike; made in C: a long run keeps tens of thousands of cells)."""
+        data: dict[str, Any] = msgspec.to_builtins(self)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSummary:
