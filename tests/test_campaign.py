@@ -194,6 +194,7 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
         (lambda t: t + "\n[campaign2]\n", "unknown key 'campaign2'"),
         (lambda t: t.replace("[[environment]]", "[environment_x]", 1), "unknown key"),
         (lambda t: "[campaign\n", "not valid TOML"),
+        (lambda t: t + "\nx = " + "[" * 100_000 + "]" * 100_000 + "\n", "not valid TOML: nested too deeply"),
     ],
 )
 def test_campaign_file_is_strict(tmp_path: Path, change: Any, message: str) -> None:

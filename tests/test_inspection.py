@@ -173,6 +173,7 @@ def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytes
             "first event must be inspection_start",
         ),
         (["not json"], "not JSON"),
+        (["[" * 100_000 + "]" * 100_000], r"bad\.jsonl:1: not JSON: nested too deeply"),
         (['{"kind": "run_start", "schema_version": "1.2"}'], "not one of an inspection log's"),
         ([], "no inspection_start"),
     ],

@@ -73,6 +73,8 @@ def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection |
         data = json.loads(line)
     except ValueError as exc:
         raise InspectionError(f"{path}:{number}: not JSON: {exc}") from None
+    except RecursionError:
+        raise InspectionError(f"{path}:{number}: not JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise InspectionError(f"{path}:{number}: expected a JSON object")
     kind = data.get("kind")
