@@ -19,7 +19,9 @@ An ``[[explain]]`` entry explains every cell its selectors match (all selectors 
     reason = "..."
 
 An entry that matches no planned cell is an error naming its line; so is a cell that two entries
-give different verdicts. ``explanation`` is Markdown. It is rendered with raw HTML off, no
+give different verdicts. Entries that name their cells (``[case]`` tables, ``cases`` without
+wildcards) are looked up, any number of them; entries that search the run (a wildcard, or a
+field such as ``mode``) times the run's cells may be at most ``MAX_SEARCHED_CELLS``. ``explanation`` is Markdown. It is rendered with raw HTML off, no
 images and only http(s) and relative links (see ``reportgen.render.markdown``), so a file copied
 from elsewhere cannot inject markup into a report or make it load anything.
 """
@@ -30,7 +32,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from pathlib import Path
 from typing import Any, Iterable, Literal, Union
 
@@ -118,6 +120,11 @@ class _Pattern(_Verdict):
         return self
 
 
+_GLOB = re.compile(r"[*?\[]")
+# Entries that search the run's cells (a wildcard, or a field such as mode) times its cells: at
+# most this many tests, so that a file of many overlapping entries cannot keep a report busy
+# for minutes (entries that name their cells are looked up, whatever their number).
+MAX_SEARCHED_CELLS = 5_000_000
 SELECTORS = ("cases", "shape", "batch", "length", "dtype", "layout", "mode", "status")
 
 
@@ -145,22 +152,34 @@ class Entry:
             parts.append(f"{name} {shown}")
         return "; ".join(parts)
 
-    def matches(self, cell: CellRecord) -> bool:
-        p = cell.planned
+    @property
+    def named(self) -> list[str] | None:
+        """The case keys the entry names when its only selector lists them by name (no
+        wildcard): its cells are looked up, not searched for. None otherwise."""
+        if len(self.selectors) != 1 or self.selectors[0][0] not in ("case", "cases"):
+            return None
+        values = self.selectors[0][1]
+        return None if any(_GLOB.search(v) for v in values) else list(values)
+
+    def select(self, cells: list[CellRecord]) -> list[CellRecord]:
+        """The cells this entry selects, in plan order: one pass per selector over the cells
+        the previous ones kept, the case globs compiled once into one pattern."""
         for name, values in self.selectors:
             if name == "case":
-                ok = p.case == values[0]
+                cells = [c for c in cells if c.planned.case == values[0]]
             elif name == "cases":
-                ok = any(fnmatchcase(p.case, pattern) for pattern in values)
+                # A name without * ? or [ matches only itself: looked up, not matched.
+                names = {v for v in values if not _GLOB.search(v)}
+                globs = [v for v in values if v not in names]
+                match = re.compile("|".join(f"(?:{translate(g)})" for g in globs)).match if globs else None
+                cells = [c for c in cells if c.planned.case in names or (match and match(c.planned.case))]
             elif name == "shape":
-                ok = (p.batch, p.length) in values
+                cells = [c for c in cells if (c.planned.batch, c.planned.length) in values]
             elif name == "status":
-                ok = cell.status in values
+                cells = [c for c in cells if c.status in values]
             else:
-                ok = getattr(p, name) in values
-            if not ok:
-                return False
-        return True
+                cells = [c for c in cells if getattr(c.planned, name) in values]
+        return cells
 
 
 @dataclass(frozen=True)
@@ -168,7 +187,6 @@ class Annotation:
     """What the annotations say about one cell (every entry that matched it agrees on the verdict)."""
 
     case: str
-    explanation: str
     verdict: str | None
     reason: str | None
     change: str | None
@@ -304,10 +322,22 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
 def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Annotations:
     """Match every entry to the run's cells; an entry matching nothing or conflicting verdicts are errors."""
     cells = list(cells)
+    searched = [entry for entry in notes.entries if entry.named is None]
+    if len(searched) * len(cells) > MAX_SEARCHED_CELLS:
+        raise AnnotationError(
+            f"{notes.path}: {len(searched)} entries select cells by pattern or by field, against a run of "
+            f"{len(cells)} cells: more than the {MAX_SEARCHED_CELLS:,} cell tests a report makes; "
+            "name the cells (cases = [...] without wildcards) or write fewer, broader entries"
+        )
+    position = {c.case: i for i, c in enumerate(cells)}
     covered: dict[int, list[str]] = {}
-    by_case: dict[str, list[Entry]] = {}
+    by_case: dict[str, list[int]] = {}
     for entry in notes.entries:
-        matched = [c.case for c in cells if entry.matches(c)]
+        named = entry.named
+        if named is None:
+            matched = [c.case for c in entry.select(cells)]
+        else:
+            matched = [cells[i].case for i in sorted({position[n] for n in named if n in position})]
         if not matched:
             what = (
                 f"names case {entry.label[1:-1]!r}, which is not in the plan"
@@ -317,21 +347,27 @@ def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Ann
             raise AnnotationError(f"{entry.where(notes.path)}: {entry.label} {what}")
         covered[entry.index] = matched
         for case in matched:
-            by_case.setdefault(case, []).append(entry)
+            by_case.setdefault(case, []).append(entry.index)
+    # Cells matched by the same entries share one verdict and reason: each set of entries is
+    # checked and joined once, however many cells it covers (many overlapping [[explain]]
+    # entries over a long run were entries x cells joins, and as much memory).
+    shared: dict[tuple[int, ...], tuple[str | None, str | None, str | None]] = {}
     result: dict[str, Annotation] = {}
-    for case, entries in by_case.items():
-        first = entries[0]
-        for other in entries[1:]:
-            if (other.verdict, other.change) != (first.verdict, first.change):
-                raise AnnotationError(
-                    f"{first.where(notes.path)} and {other.where(notes.path)}: cell {case!r} is matched by {first.label} "
-                    f"(verdict {_verdict_word(first)}) and {other.label} (verdict {_verdict_word(other)}); one cell takes one verdict"
-                )
-        reason = "; ".join(dict.fromkeys(e.reason for e in entries if e.reason)) or None
-        explanation = "\n\n".join(dict.fromkeys(e.explanation for e in entries))
-        result[case] = Annotation(
-            case, explanation, first.verdict, reason, first.change, tuple(e.index for e in entries)
-        )
+    for case, indexes in by_case.items():
+        key = tuple(indexes)
+        if key not in shared:
+            entries = [notes.entries[i] for i in key]
+            first = entries[0]
+            for other in entries[1:]:
+                if (other.verdict, other.change) != (first.verdict, first.change):
+                    raise AnnotationError(
+                        f"{first.where(notes.path)} and {other.where(notes.path)}: cell {case!r} is matched by {first.label} "
+                        f"(verdict {_verdict_word(first)}) and {other.label} (verdict {_verdict_word(other)}); one cell takes one verdict"
+                    )
+            reason = "; ".join(dict.fromkeys(e.reason for e in entries if e.reason)) or None
+            shared[key] = (first.verdict, reason, first.change)
+        verdict, reason, change = shared[key]
+        result[case] = Annotation(case, verdict, reason, change, key)
     return Annotations(notes.path, notes.entries, result, covered)
 
 

@@ -1,0 +1,79 @@
+"""Many annotation entries over a long run: the work a report does for them stays bounded by
+the file and the run, never their product (entries that search every cell are counted and
+refused past a limit with one line; entries that name their cells are looked up)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reportgen.judge import judgement
+from reportgen.model import annotations
+from tests import logbuilder as lb
+from tests.hostile import invoke
+
+CELLS = 40
+
+
+def _run(tmp_path: Path, text: str) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").write_text(lb.dumps(lb.large_log(CELLS, mismatch_every=1)), encoding="utf-8")
+    (run / "annotations.toml").write_text(text, encoding="utf-8")
+    return run
+
+
+def _cases() -> list[str]:
+    return [e["case"] for e in lb.large_log(CELLS, mismatch_every=1) if e["kind"] == "case_result"]
+
+
+def _pattern_entries(count: int) -> str:
+    return "".join(f'[[explain]]\ncases = ["b*"]\nexplanation = "Same cause, entry {i}."\n' for i in range(count))
+
+
+def test_too_many_searching_entries_for_the_run_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(annotations, "MAX_SEARCHED_CELLS", 5 * CELLS)
+    run = _run(tmp_path, _pattern_entries(6))
+    out = invoke(["report", run, "--out", tmp_path / "out"])
+    assert out.code == 1, out.output
+    line = out.line_with("cell tests a report makes")
+    assert line.startswith(f"{run / 'annotations.toml'}: 6 entries select cells by pattern or by field")
+    assert not (tmp_path / "out").exists()
+
+
+def test_entries_that_name_their_cells_are_looked_up_not_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The skeleton's form (cases listed by name) and [case] tables are any number of entries."""
+    monkeypatch.setattr(annotations, "MAX_SEARCHED_CELLS", 1)
+    cases = _cases()
+    assert len(cases) == CELLS
+    text = "".join(
+        f'[[explain]]\ncases = ["{c}", "{cases[0]}"]\nexplanation = "Named {i}."\n' for i, c in enumerate(cases)
+    )
+    text += f'["{cases[1]}"]\nexplanation = "A table for one cell."\n'
+    run = _run(tmp_path, text)
+    out = invoke(["report", run, "--out", tmp_path / "out"])
+    assert out.code == 0, out.output
+    page = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "cell(s) not explained" not in page
+
+
+def test_each_entry_is_summarised_once_however_many_cells_it_explains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Overlapping entries over every cell: one gist per entry, not one per entry and cell
+    (2,000 such entries over 5,000 cells kept a report busy for minutes)."""
+    made: list[str] = []
+    real = judgement.gist
+
+    def counting(text: str) -> str:
+        made.append(text)
+        return real(text)
+
+    monkeypatch.setattr(judgement, "gist", counting)
+    run = _run(tmp_path, _pattern_entries(5))
+    out = invoke(["report", run, "--out", tmp_path / "out"])
+    assert out.code == 0, out.output
+    assert sorted(made) == sorted(f"Same cause, entry {i}." for i in range(5))
