@@ -4,6 +4,7 @@ a hang (every command runs under a deadline) or a traceback."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke, snapshot
+from tests.logbuilder import complete_log, dumps
 
 GOOD = FIXTURES / "synthetic_complete.jsonl"
 OUTSIDE = FIXTURES / "synthetic_mismatch.jsonl"  # run id synthetic-mismatch: must never be published unless asked
@@ -237,3 +239,24 @@ def test_the_largest_size_limit_reads_a_small_log(tmp_path: Path) -> None:
     shutil.copy(GOOD, run / "events.jsonl")
     out = invoke(["site", tmp_path / "runs", "--out", tmp_path / "site", "--max-log-size", "1024T"])
     assert out.code == 0 and "1 runs" in out.stdout, out.output
+
+
+def test_many_traces_of_one_name_are_all_copied(tmp_path: Path) -> None:
+    """Traces in folders of their own may share a file name: each gets a numbered name of a
+    length any file system takes (a prefix added per clash made a name past 255 bytes after
+    about 120 of them, and the whole run was left out of the site)."""
+    run = tmp_path / "runs" / "traced"
+    data = b"{}"
+    digest = hashlib.sha256(data).hexdigest()
+    traces = []
+    for i in range(150):
+        (run / f"cell{i}").mkdir(parents=True)
+        (run / f"cell{i}" / "trace.json").write_bytes(data)
+        traces.append({"path": f"cell{i}/trace.json", "kind": "chrome_trace", "bytes": len(data), "sha256": digest})
+    events = complete_log()
+    next(e for e in events if e["kind"] == "profile")["traces"] = traces
+    (run / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    out = invoke(["site", tmp_path / "runs", "--out", tmp_path / "site"])
+    assert out.code == 0, out.output
+    copied = list((tmp_path / "site" / "runs").glob("*/traces/*"))
+    assert len(copied) == 150 and all(len(p.name) < 120 for p in copied)
