@@ -32,13 +32,27 @@ def _pattern_entries(count: int) -> str:
     return "".join(f'[[explain]]\ncases = ["b*"]\nexplanation = "Same cause, entry {i}."\n' for i in range(count))
 
 
-def test_too_many_searching_entries_for_the_run_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        _pattern_entries(6),
+        # One entry, many patterns: each is tried on every cell.
+        '[[explain]]\ncases = ["b*", ' + ", ".join(f'"nothing{i}-*"' for i in range(5)) + ']\nexplanation = "x"\n',
+        '[[explain]]\nmode = "compiled"\nexplanation = "x"\n' * 6,
+    ],
+    ids=["many entries", "many patterns in one entry", "many entries by field"],
+)
+def test_too_many_cell_tests_for_the_run_are_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
     monkeypatch.setattr(annotations, "MAX_SEARCHED_CELLS", 5 * CELLS)
-    run = _run(tmp_path, _pattern_entries(6))
+    run = _run(tmp_path, text)
     out = invoke(["report", run, "--out", tmp_path / "out"])
     assert out.code == 1, out.output
     line = out.line_with("cell tests a report makes")
-    assert line.startswith(f"{run / 'annotations.toml'}: 6 entries select cells by pattern or by field")
+    assert line.startswith(
+        f"{run / 'annotations.toml'}: 6 patterns and field selectors, each tried on a run of {CELLS} cells"
+    )
     assert not (tmp_path / "out").exists()
 
 

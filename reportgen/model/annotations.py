@@ -20,9 +20,11 @@ An ``[[explain]]`` entry explains every cell its selectors match (all selectors 
 
 An entry that matches no planned cell is an error naming its line; so is a cell that two entries
 give different verdicts. Entries that name their cells (``[case]`` tables, ``cases`` without
-wildcards) are looked up, any number of them; entries that search the run (a wildcard, or a
-field such as ``mode``) times the run's cells may be at most ``MAX_SEARCHED_CELLS``. ``explanation`` is Markdown. It is rendered with raw HTML off, no
-images and only http(s) and relative links (see ``reportgen.render.markdown``), so a file copied
+wildcards) are looked up, any number of them. Each wildcard pattern, and each entry that selects
+by a field such as ``mode``, is tried on every cell of the run: at most ``MAX_SEARCHED_CELLS``
+such tests in all, or the file is refused with one line. ``explanation`` is Markdown. It is
+rendered with raw HTML off, no images and only http(s) and relative links (see
+``reportgen.render.markdown``), so a file copied
 from elsewhere cannot inject markup into a report or make it load anything.
 """
 
@@ -153,6 +155,15 @@ class Entry:
         return "; ".join(parts)
 
     @property
+    def searches(self) -> int:
+        """How many times the entry is tried on each cell of the run: once per wildcard pattern
+        of its cases, or once when it selects by fields only; 0 when it names its cells."""
+        if self.named is not None:
+            return 0
+        globs = [v for name, values in self.selectors if name == "cases" for v in values if _GLOB.search(v)]
+        return max(1, len(globs))
+
+    @property
     def named(self) -> list[str] | None:
         """The case keys the entry names when its only selector lists them by name (no
         wildcard): its cells are looked up, not searched for. None otherwise."""
@@ -174,11 +185,14 @@ class Entry:
                 match = re.compile("|".join(f"(?:{translate(g)})" for g in globs)).match if globs else None
                 cells = [c for c in cells if c.planned.case in names or (match and match(c.planned.case))]
             elif name == "shape":
-                cells = [c for c in cells if (c.planned.batch, c.planned.length) in values]
+                shapes = set(values)
+                cells = [c for c in cells if (c.planned.batch, c.planned.length) in shapes]
             elif name == "status":
-                cells = [c for c in cells if c.status in values]
+                found = set(values)
+                cells = [c for c in cells if c.status in found]
             else:
-                cells = [c for c in cells if getattr(c.planned, name) in values]
+                found = set(values)
+                cells = [c for c in cells if getattr(c.planned, name) in found]
         return cells
 
 
@@ -322,12 +336,12 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
 def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Annotations:
     """Match every entry to the run's cells; an entry matching nothing or conflicting verdicts are errors."""
     cells = list(cells)
-    searched = [entry for entry in notes.entries if entry.named is None]
-    if len(searched) * len(cells) > MAX_SEARCHED_CELLS:
+    searches = sum(entry.searches for entry in notes.entries)
+    if searches * len(cells) > MAX_SEARCHED_CELLS:
         raise AnnotationError(
-            f"{notes.path}: {len(searched)} entries select cells by pattern or by field, against a run of "
-            f"{len(cells)} cells: more than the {MAX_SEARCHED_CELLS:,} cell tests a report makes; "
-            "name the cells (cases = [...] without wildcards) or write fewer, broader entries"
+            f"{notes.path}: {searches} patterns and field selectors, each tried on a run of {len(cells)} cells: "
+            f"more than the {MAX_SEARCHED_CELLS:,} cell tests a report makes; name the cells "
+            "(cases = [...] without wildcards) or write fewer, broader patterns"
         )
     position = {c.case: i for i, c in enumerate(cells)}
     covered: dict[int, list[str]] = {}
