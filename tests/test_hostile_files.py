@@ -260,3 +260,36 @@ def test_many_traces_of_one_name_are_all_copied(tmp_path: Path) -> None:
     assert out.code == 0, out.output
     copied = list((tmp_path / "site" / "runs").glob("*/traces/*"))
     assert len(copied) == 150 and all(len(p.name) < 120 for p in copied)
+
+
+def _link_to_victim(path: Path) -> None:
+    victim = path.parent / "victim.toml"
+    victim.write_text("precious\n", encoding="utf-8")
+    path.symlink_to(victim)
+
+
+@pytest.mark.parametrize("make", [_fifo, _dev_null, _link_to_victim], ids=["fifo", "device", "symlink"])
+def test_a_revised_plan_replaces_only_a_regular_file(tmp_path: Path, make) -> None:
+    """--write-revised onto a FIFO waited for a reader for ever; onto a device or a link it
+    wrote through it. Now one line, exit 2, and nothing there changes."""
+    out = tmp_path / "revised.toml"
+    make(out)
+    before = snapshot(tmp_path)
+    args = ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron", "--write-revised", out]
+    result = invoke(args, seconds=20)
+    assert result.code == 2, result.output
+    assert "only a file is replaced" in result.line_with(
+        f"reportgen plan-check: cannot write {out}: not a regular file"
+    )
+    assert snapshot(tmp_path) == before
+
+
+def test_a_revised_plan_replaces_a_regular_file_whole(tmp_path: Path) -> None:
+    out = tmp_path / "revised.toml"
+    out.write_text("old\n", encoding="utf-8")
+    out.chmod(0o640)
+    args = ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron", "--write-revised", out]
+    assert invoke(args).code == 3
+    assert out.read_text(encoding="utf-8").startswith("# Revised by `reportgen plan-check")
+    assert oct(out.stat().st_mode & 0o777) == oct(0o640)
+    assert [p.name for p in tmp_path.iterdir()] == ["revised.toml"]
