@@ -44,7 +44,9 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
         raise InspectionError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     start: InspectionStart | None = None
     log: InspectionLog | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at LF only: str.splitlines() also ends a line at U+2028, U+0085, \x1c and more,
+    # which the collector writes as they are inside a JSON string (ensure_ascii=False).
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         event = _event(path, number, line)
