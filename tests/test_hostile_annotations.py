@@ -91,3 +91,14 @@ def test_each_entry_is_summarised_once_however_many_cells_it_explains(
     out = invoke(["report", run, "--out", tmp_path / "out"])
     assert out.code == 0, out.output
     assert sorted(made) == sorted(f"Same cause, entry {i}." for i in range(5))
+
+
+def test_a_long_line_of_blanks_in_a_multi_line_string_is_read_in_one_pass(tmp_path: Path) -> None:
+    """The header pattern that numbers entries meets every line, strings' lines too: a line
+    '[a', 400,000 spaces, 'b' kept it busy for minutes (a lazy key between two runs of blanks).
+    Under the deadline the hostile tables use for a hang."""
+    line = "[a" + " " * 400_000 + "b"
+    text = f'[[explain]]\ncases = ["b*"]\nexplanation = """\nSame cause.\n{line}\n"""\n'
+    run = _run(tmp_path, text)
+    out = invoke(["report", run, "--out", tmp_path / "out"], seconds=30)
+    assert out.code == 0, out.output

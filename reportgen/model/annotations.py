@@ -52,7 +52,10 @@ from reportgen.storage.local import (
 )  # the name is also read from here
 
 PATTERN_KEY = "explain"
-_HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]#]+?)[ \t]*\]\]?[ \t]*(#.*)?$")
+# The key starts and ends with a character that is not a blank, so no two parts of the pattern
+# can take the same blanks: a lazy key with blanks on both sides of it was quadratic in a long
+# line of spaces (such a line may stand in a multi-line string).
+_HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]# \t](?:[^\[\]#]*[^\[\]# \t])?)[ \t]*\]\]?[ \t]*(#.*)?$")
 
 
 class AnnotationError(ValueError):
