@@ -24,7 +24,7 @@ from campaign.spec import (
     read_regular,
     slurm_seconds,
 )
-from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_files
+from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_file, write_files
 
 # The exit code when the output's reader has gone (128 + SIGPIPE, as a shell reports it).
 BROKEN_PIPE = 141
@@ -242,7 +242,7 @@ def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
     folder = Path(campaign.destination) / LEDGER_DIR / planned["campaign_id"]
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "planned.json").write_text(json.dumps(planned, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_file(folder / "planned.json", (json.dumps(planned, indent=1, sort_keys=True) + "\n").encode("utf-8"))
     except OSError as exc:
         _print(
             f"campaign: warning: cannot write the ledger into {folder} ({exc.strerror or exc}); each task writes it too",
@@ -357,7 +357,11 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     if args.scheduler == "kubernetes":
         document = kubernetes.manifest(campaign, ledger.campaign_id, planned, tasks=tasks, submission=submission)
         resumed = out.with_name(f"{out.stem}.resume{submission}{out.suffix}")
-        resumed.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        try:
+            write_file(resumed, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
+        except OSError as exc:
+            _print(f"campaign: cannot write {exc.filename or resumed}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
         _print(f"wrote {resumed}")
         _print(f"submit:  {KUBECTL} {resumed}")
         return 0

@@ -281,6 +281,8 @@ def load_campaign(path: Path) -> Campaign:
         raise CampaignError(f"{path}: cannot read: {exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CampaignError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib reads nested arrays and inline tables recursively
+        raise CampaignError(f"{path}: not valid TOML: nested too deeply") from None
     try:
         return _parse(path, _Table(data, ""))
     except CampaignError as exc:

@@ -13,8 +13,11 @@ wrote anything from one that is done.
 
 from __future__ import annotations
 
+import errno
 import json
-import shutil
+import os
+import stat
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -102,10 +105,43 @@ def write_files(
 ) -> None:
     """Write the submission's files (raises OSError)."""
     files.logs.mkdir(parents=True, exist_ok=True)
-    files.wrapper.write_text(wrapper_text, encoding="utf-8")
-    if executable:
-        files.wrapper.chmod(0o755)
-    shutil.copyfile(TASK_SCRIPT, files.script)
-    files.script.chmod(0o755)
-    files.tasks.write_text(tasks_text, encoding="utf-8")
-    files.planned.write_text(json.dumps(planned, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_file(files.wrapper, wrapper_text.encode("utf-8"), 0o755 if executable else None)
+    write_file(files.script, TASK_SCRIPT.read_bytes(), 0o755)
+    write_file(files.tasks, tasks_text.encode("utf-8"))
+    write_file(files.planned, (json.dumps(planned, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def write_file(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write path whole or not at all (a new file beside it, renamed over it), with mode, else
+    the mode of the file it replaces, else what the umask gives. Only a regular file is
+    replaced: a FIFO named by --out would wait for a reader for ever, and a link or a device is
+    not written through. OSError names path."""
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise OSError(
+            errno.EINVAL, "not a regular file (a directory, link, device or pipe); only a file is replaced", str(path)
+        )
+    if mode is None and st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    temp = None
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+        temp = None
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    finally:
+        if temp is not None and os.path.exists(temp):
+            os.unlink(temp)

@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from reportgen.cli import main
 from reportgen.contract.validation import read_log
 from reportgen.model.annotations import (
-    MAX_PATTERN_ENTRIES,
     AnnotationError,
     apply_annotations,
     load_annotations,
@@ -393,14 +392,3 @@ def test_annotations_of_a_long_run_are_matched_in_time_linear_in_its_cells(tmp_p
     # Per cell and pattern entry a few calls, per [case] table a few: some 10,000 calls in all,
     # where comparing every cell with every key made millions.
     assert calls < 20 * (2 * len(run.cells) + len(notes.entries)), calls
-
-
-def test_more_pattern_entries_than_the_limit_is_an_error_at_the_first_one_past_it(tmp_path: Path) -> None:
-    entries = "".join(
-        f'[[explain]]\ncases = "b{i}-*"\nexplanation = "n{i}"\n\n' for i in range(MAX_PATTERN_ENTRIES + 1)
-    )
-    with pytest.raises(AnnotationError) as caught:
-        parse_annotations(entries, "annotations.toml")
-    line = 4 * MAX_PATTERN_ENTRIES + 1
-    assert str(caught.value).startswith(f"annotations.toml:{line}: [[explain]] #{MAX_PATTERN_ENTRIES + 1}: more than")
-    assert parse_annotations(entries[: entries.rindex("[[explain]]")], "annotations.toml").entries

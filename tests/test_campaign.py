@@ -22,6 +22,7 @@ from campaign import kubernetes, slurm
 from campaign.__main__ import main
 from campaign.spec import CampaignError, load_campaign
 from campaign.tasks import TaskFiles
+from tests.hostile import deadline
 
 ID = "nightly-20261202T000000Z"
 
@@ -194,6 +195,7 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
         (lambda t: t + "\n[campaign2]\n", "unknown key 'campaign2'"),
         (lambda t: t.replace("[[environment]]", "[environment_x]", 1), "unknown key"),
         (lambda t: "[campaign\n", "not valid TOML"),
+        (lambda t: t + "\nx = " + "[" * 100_000 + "]" * 100_000 + "\n", "not valid TOML: nested too deeply"),
     ],
 )
 def test_campaign_file_is_strict(tmp_path: Path, change: Any, message: str) -> None:
@@ -513,6 +515,33 @@ def test_slurm_script_keeps_outside_names_out_of_its_lines(tmp_path: Path) -> No
     output = _sbatch_argument(headers["#SBATCH --output"].split("=", 1)[1])
     assert output == f"{folder}/out dir/nightly-logs/%x-%A_%a.out".replace("%j", "%%j")
     assert not (tmp_path / "PWNED").exists() and not Path("PWNED").exists()
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dev_null(path: Path) -> None:
+    path.symlink_to("/dev/null")
+
+
+@pytest.mark.parametrize("make", [_fifo, _dev_null], ids=["fifo", "device"])
+@pytest.mark.parametrize("scheduler", ["slurm", "kubernetes"])
+def test_an_output_that_is_not_a_regular_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scheduler: str, make: Any
+) -> None:
+    """--out naming a FIFO waited for a reader for ever (a device was written to). Now one
+    line, exit 1, and no temporary file is left beside it."""
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    out = tmp_path / "out" / ("n.sbatch" if scheduler == "slurm" else "jobs.json")
+    out.parent.mkdir()
+    make(out)
+    with deadline(20):
+        code = main(["submit", str(path), "--scheduler", scheduler, "--dry-run", "--out", str(out)])
+    assert code == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if "cannot write" in line]
+    assert len(lines) == 1 and lines[0].startswith("campaign: cannot write ") and "not a regular file" in lines[0]
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")], "no temporary file left"
 
 
 def test_slurm_refuses_an_output_folder_sbatch_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,6 +4,7 @@ a hang (every command runs under a deadline) or a traceback."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke, snapshot
+from tests.logbuilder import complete_log, dumps
 
 GOOD = FIXTURES / "synthetic_complete.jsonl"
 OUTSIDE = FIXTURES / "synthetic_mismatch.jsonl"  # run id synthetic-mismatch: must never be published unless asked
@@ -237,3 +239,57 @@ def test_the_largest_size_limit_reads_a_small_log(tmp_path: Path) -> None:
     shutil.copy(GOOD, run / "events.jsonl")
     out = invoke(["site", tmp_path / "runs", "--out", tmp_path / "site", "--max-log-size", "1024T"])
     assert out.code == 0 and "1 runs" in out.stdout, out.output
+
+
+def test_many_traces_of_one_name_are_all_copied(tmp_path: Path) -> None:
+    """Traces in folders of their own may share a file name: each gets a numbered name of a
+    length any file system takes (a prefix added per clash made a name past 255 bytes after
+    about 120 of them, and the whole run was left out of the site)."""
+    run = tmp_path / "runs" / "traced"
+    data = b"{}"
+    digest = hashlib.sha256(data).hexdigest()
+    traces = []
+    for i in range(150):
+        (run / f"cell{i}").mkdir(parents=True)
+        (run / f"cell{i}" / "trace.json").write_bytes(data)
+        traces.append({"path": f"cell{i}/trace.json", "kind": "chrome_trace", "bytes": len(data), "sha256": digest})
+    events = complete_log()
+    next(e for e in events if e["kind"] == "profile")["traces"] = traces
+    (run / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    out = invoke(["site", tmp_path / "runs", "--out", tmp_path / "site"])
+    assert out.code == 0, out.output
+    copied = list((tmp_path / "site" / "runs").glob("*/traces/*"))
+    assert len(copied) == 150 and all(len(p.name) < 120 for p in copied)
+
+
+def _link_to_victim(path: Path) -> None:
+    victim = path.parent / "victim.toml"
+    victim.write_text("precious\n", encoding="utf-8")
+    path.symlink_to(victim)
+
+
+@pytest.mark.parametrize("make", [_fifo, _dev_null, _link_to_victim], ids=["fifo", "device", "symlink"])
+def test_a_revised_plan_replaces_only_a_regular_file(tmp_path: Path, make) -> None:
+    """--write-revised onto a FIFO waited for a reader for ever; onto a device or a link it
+    wrote through it. Now one line, exit 2, and nothing there changes."""
+    out = tmp_path / "revised.toml"
+    make(out)
+    before = snapshot(tmp_path)
+    args = ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron", "--write-revised", out]
+    result = invoke(args, seconds=20)
+    assert result.code == 2, result.output
+    assert "only a file is replaced" in result.line_with(
+        f"reportgen plan-check: cannot write {out}: not a regular file"
+    )
+    assert snapshot(tmp_path) == before
+
+
+def test_a_revised_plan_replaces_a_regular_file_whole(tmp_path: Path) -> None:
+    out = tmp_path / "revised.toml"
+    out.write_text("old\n", encoding="utf-8")
+    out.chmod(0o640)
+    args = ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron", "--write-revised", out]
+    assert invoke(args).code == 3
+    assert out.read_text(encoding="utf-8").startswith("# Revised by `reportgen plan-check")
+    assert oct(out.stat().st_mode & 0o777) == oct(0o640)
+    assert [p.name for p in tmp_path.iterdir()] == ["revised.toml"]

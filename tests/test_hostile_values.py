@@ -145,6 +145,16 @@ CASES: list[tuple[str, Callable[[Lines], bytes], int, str]] = [
         "a key: a lone surrogate escape",
     ),
     (
+        # A known kind with an unknown key whose value nests past the decoder's depth: the fast
+        # decoder skips the key and recursed until Python's limit (a traceback).
+        "object nested very deeply under an unknown key",
+        _raw_line(
+            FIRST_RESULT, lambda l: l.replace('{"', '{"deep": ' + '{"a": ' * 100_000 + "1" + "}" * 100_000 + ', "', 1)
+        ),
+        7,
+        "nested too deeply",
+    ),
+    (
         "400-digit count",
         _set(FIRST_RESULT, "error_stats.total", HUGE),
         7,

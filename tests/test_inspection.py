@@ -173,6 +173,7 @@ def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytes
             "first event must be inspection_start",
         ),
         (["not json"], "not JSON"),
+        (["[" * 100_000 + "]" * 100_000], r"bad\.jsonl:1: not JSON: nested too deeply"),
         (['{"kind": "run_start", "schema_version": "1.2"}'], "not one of an inspection log's"),
         ([], "no inspection_start"),
     ],
@@ -241,3 +242,19 @@ def test_the_report_sets_the_predicted_fallback_against_the_observed_one(tmp_pat
         ["report", str(FIXTURES / "synthetic_fallback.jsonl"), "--out", str(tmp_path / "r"), "--inspection", str(bad)],
     )
     assert refused.exit_code != 0 and "unreadable inspection" in refused.output and "Traceback" not in refused.output
+
+
+def test_a_string_with_a_unicode_line_separator_stays_on_its_line(tmp_path: Path) -> None:
+    """The collector writes text as it is (ensure_ascii=False): an operator name or a graph
+    break's reason may hold U+2028, U+0085 or \\x1c, which str.splitlines() takes for line
+    ends (the log was refused as 'not JSON: Unterminated string')."""
+    lines = (SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()
+    event = json.loads(lines[1])
+    name = "aten::add\u2028x\x85y\x1cz"
+    event["operators"][0]["name"] = name
+    lines[1] = json.dumps(event, ensure_ascii=False)
+    log = tmp_path / "separators.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    read = read_inspection(log)
+    assert read.shapes[0].operators[0].name == name
+    assert len(read.shapes) == len(lines) - 2 and read.end is not None

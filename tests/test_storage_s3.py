@@ -492,6 +492,46 @@ def test_manifests_stand_in_for_listing_closed_folders(
     assert "not a plain path inside the folder" in store.warnings[1] and "larger than the limit" in store.warnings[2]
 
 
+def test_a_manifest_that_understates_a_size_bounds_the_read(client: Any, s3: S3Server) -> None:
+    """A manifest that checks out is believed about which objects there are, never about how
+    much to download: a log listed at 100 bytes is read with one ranged GET of at most 101
+    (it was one GET of the whole object, whatever its size, past --max-log-size too), and the
+    mismatch is one located line."""
+    from reportgen.storage.remote import Store, list_logs
+
+    bucket = _bucket(client, "understated")
+    log = (FIXTURES / "synthetic_complete.jsonl").read_bytes()
+    client.put_object(Bucket=bucket, Key="runs/day-0/run/events.jsonl", Body=log)
+    client.put_object(Bucket=bucket, Key="runs/day-0/run/annotations.toml", Body=b"# " + b"x" * 4000 + b"\n")
+    assert _cli("manifest", "s3://understated/runs/day-0").returncode == 0
+    manifest = json.loads(client.get_object(Bucket=bucket, Key="runs/_manifests/day-0.json")["Body"].read())
+    for info in manifest["objects"].values():
+        info["size"] = 100
+    client.put_object(Bucket=bucket, Key="runs/_manifests/day-0.json", Body=json.dumps(manifest).encode())
+    out = _cli("validate", "s3://understated/runs")
+    assert out.returncode == 1, out.stdout + out.stderr
+    message = "s3://understated/runs/day-0/run/events.jsonl: holds more than the 100 bytes listed for it"
+    assert message in out.stdout + out.stderr
+    # What was asked of the store: at most one byte past the size listed, for the log and for
+    # its annotations alike.
+    store = Store()
+    asked: list[tuple[Any, Any]] = []
+    read = store.fs.cat_file
+
+    def spy(path: str, **options: Any) -> bytes:
+        if "/run/" in path:  # the run's objects, not the manifest
+            asked.append((options.get("start"), options.get("end")))
+        return read(path, **options)
+
+    store.fs.cat_file = spy
+    (found,) = list_logs("s3://understated/runs", store)
+    assert found.annotations is not None
+    for obj in (found, found.annotations):
+        with pytest.raises(OSError, match="holds more than the 100 bytes listed"):
+            obj.read_bytes()
+    assert asked == [(0, 101), (0, 101)]
+
+
 def test_fetch_is_parallel_and_bounded() -> None:
     """Store.fetch reads many objects at once, never more than FETCH_WORKERS in flight."""
     import threading
@@ -503,7 +543,9 @@ def test_fetch_is_parallel_and_bounded() -> None:
         def __init__(self) -> None:
             self.lock, self.now, self.most = threading.Lock(), 0, 0
 
-        def cat_file(self, path: str, max_concurrency: int | None = None) -> bytes:
+        def cat_file(
+            self, path: str, max_concurrency: int | None = None, start: int | None = None, end: int | None = None
+        ) -> bytes:
             with self.lock:
                 self.now += 1
                 self.most = max(self.most, self.now)
@@ -512,7 +554,7 @@ def test_fetch_is_parallel_and_bounded() -> None:
                 self.now -= 1
             if path.endswith("missing"):
                 raise FileNotFoundError(path)
-            return path.encode()
+            return path.encode()[start:end]
 
     store = Store.__new__(Store)  # no s3fs client: a stand-in that counts overlapping reads
     store.fs, store.fetched, store.uploaded, store._held, store._listings, store.warnings = (
@@ -524,7 +566,7 @@ def test_fetch_is_parallel_and_bounded() -> None:
         [],
     )
     urls = [f"s3://b/runs/{n}" for n in range(40)] + ["s3://b/runs/missing"]
-    store.fetch(urls)
+    store.fetch((url, len(url.removeprefix("s3://"))) for url in urls)
     assert 1 < store.fs.most <= FETCH_WORKERS == 8
     assert store.read("s3://b/runs/7") == b"b/runs/7" and store.open("s3://b/runs/8", 8).read() == b"b/runs/8"
     with pytest.raises(OSError, match="not found"):

@@ -44,7 +44,9 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
         raise InspectionError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     start: InspectionStart | None = None
     log: InspectionLog | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at LF only: str.splitlines() also ends a line at U+2028, U+0085, \x1c and more,
+    # which the collector writes as they are inside a JSON string (ensure_ascii=False).
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         event = _event(path, number, line)
@@ -73,6 +75,8 @@ def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection |
         data = json.loads(line)
     except ValueError as exc:
         raise InspectionError(f"{path}:{number}: not JSON: {exc}") from None
+    except RecursionError:
+        raise InspectionError(f"{path}:{number}: not JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise InspectionError(f"{path}:{number}: expected a JSON object")
     kind = data.get("kind")

@@ -52,7 +52,9 @@ if TYPE_CHECKING:
 # Any line into the Struct mirror of its kind (contract/lines.py), whatever its minor version.
 _LINE = msgspec.json.Decoder(Union[tuple(KINDS.values())]).decode
 _AS_STRUCT = _LINE  # an event the careful path accepted, as the Struct the fast path gives
-_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
+# RecursionError: msgspec skips an unknown key's value recursively, so a value nested past
+# Python's limit raises it; the careful path then names the line.
+_FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 # A colon written as the escape \u003a would hide a repeated key from the key count
 # (linecheck.same_keys): lines holding the prefix \u003 take the careful path.
 _COUNT_UNSAFE = b"\\u003"

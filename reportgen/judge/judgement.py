@@ -251,22 +251,30 @@ def _explained(
     """The group's explanations, entries whose gists differ in figures only (and share a
     verdict) shown once, the first one's words kept; and how many of its cells none explains."""
     file = os.path.basename(annotations.path) if annotations.path else ANNOTATIONS_NAME
-    found: dict[tuple[str, str | None], tuple[str, list[int], set[str], set[int]]] = {}
+    # Cells matched by the same entries are taken together, and each entry's gist is made once:
+    # many overlapping [[explain]] entries over a long run were a gist per cell and entry.
+    by_entries: dict[tuple[int, ...], list[str]] = {}
     unexplained = 0
     for cell in cells:
         note = annotations.by_case.get(cell.case)
         if note is None:
             unexplained += 1
             continue
-        for index in note.entries:
+        by_entries.setdefault(note.entries, []).append(cell.case)
+    gists: dict[int, str] = {}
+    found: dict[tuple[str, str | None], tuple[str, list[int], set[str], set[int]]] = {}
+    for indexes, cases in by_entries.items():
+        for index in indexes:
             entry = annotations.entries[index]
-            text = gist(entry.explanation)
+            text = gists.get(index)
+            if text is None:
+                text = gists[index] = gist(entry.explanation)
             _, lines, covered, entries = found.setdefault(
                 (_FIGURES.sub("#", text), entry.verdict), (text, [], set(), set())
             )
             if entry.line is not None and entry.line not in lines:
                 lines.append(entry.line)
-            covered.add(cell.case)
+            covered.update(cases)
             entries.add(index)
     return tuple(
         OwnerExplanation(Words.marked(text), file, tuple(sorted(lines)), len(covered), verdict, len(entries))

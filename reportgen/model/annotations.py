@@ -19,8 +19,12 @@ An ``[[explain]]`` entry explains every cell its selectors match (all selectors 
     reason = "..."
 
 An entry that matches no planned cell is an error naming its line; so is a cell that two entries
-give different verdicts. ``explanation`` is Markdown. It is rendered with raw HTML off, no
-images and only http(s) and relative links (see ``reportgen.render.markdown``), so a file copied
+give different verdicts. Entries that name their cells (``[case]`` tables, ``cases`` without
+wildcards) are looked up, any number of them. Each wildcard pattern, and each entry that selects
+by a field such as ``mode``, is tried on every cell of the run: at most ``MAX_SEARCHED_CELLS``
+such tests in all, or the file is refused with one line. ``explanation`` is Markdown. It is
+rendered with raw HTML off, no images and only http(s) and relative links (see
+``reportgen.render.markdown``), so a file copied
 from elsewhere cannot inject markup into a report or make it load anything.
 """
 
@@ -31,7 +35,6 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import translate
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Literal, Union
 
@@ -49,12 +52,10 @@ from reportgen.storage.local import (
 )  # the name is also read from here
 
 PATTERN_KEY = "explain"
-# Each [[explain]] entry is matched against every planned cell (a long plan has tens of
-# thousands), so a file holds at most this many; a [case] table is looked up by its key.
-MAX_PATTERN_ENTRIES = 100
-_HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]#]+?)[ \t]*\]\]?[ \t]*(#.*)?$")
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_WILDCARD = re.compile(r"[*?\[]")  # what makes a glob more than the one name it spells
+# The key starts and ends with a character that is not a blank, so no two parts of the pattern
+# can take the same blanks: a lazy key with blanks on both sides of it was quadratic in a long
+# line of spaces (such a line may stand in a multi-line string).
+_HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]# \t](?:[^\[\]#]*[^\[\]# \t])?)[ \t]*\]\]?[ \t]*(#.*)?$")
 
 
 class AnnotationError(ValueError):
@@ -124,6 +125,11 @@ class _Pattern(_Verdict):
         return self
 
 
+_GLOB = re.compile(r"[*?\[]")
+# Entries that search the run's cells (a wildcard, or a field such as mode) times its cells: at
+# most this many tests, so that a file of many overlapping entries cannot keep a report busy
+# for minutes (entries that name their cells are looked up, whatever their number).
+MAX_SEARCHED_CELLS = 5_000_000
 SELECTORS = ("cases", "shape", "batch", "length", "dtype", "layout", "mode", "status")
 
 
@@ -151,31 +157,46 @@ class Entry:
             parts.append(f"{name} {shown}")
         return "; ".join(parts)
 
-    @cached_property
-    def _cases(self) -> tuple[frozenset[str], re.Pattern[str] | None]:
-        """The ``cases`` globs as the keys they name literally (``annotate`` lists each failed
-        cell's key: thousands in a long run) and one expression of the rest (fnmatch's own
-        translation, case-sensitive), so a cell is matched in one lookup and one search."""
-        globs = dict(self.selectors).get("cases", ())
-        wild = [g for g in globs if _WILDCARD.search(g)]
-        pattern = re.compile("|".join(f"(?:{translate(g)})" for g in wild)) if wild else None
-        return frozenset(g for g in globs if not _WILDCARD.search(g)), pattern
+    @property
+    def searches(self) -> int:
+        """How many times the entry is tried on each cell of the run: once per wildcard pattern
+        of its cases, or once when it selects by fields only; 0 when it names its cells."""
+        if self.named is not None:
+            return 0
+        globs = [v for name, values in self.selectors if name == "cases" for v in values if _GLOB.search(v)]
+        return max(1, len(globs))
 
-    def matches(self, cell: CellRecord) -> bool:
-        p = cell.planned
-        for name, values in self.selectors:  # an [[explain]] entry's (a [case] table is looked up by its key)
-            if name == "cases":
-                literal, wild = self._cases
-                ok = p.case in literal or (wild is not None and wild.match(p.case) is not None)
+    @property
+    def named(self) -> list[str] | None:
+        """The case keys the entry names when its only selector lists them by name (no
+        wildcard): its cells are looked up, not searched for. None otherwise."""
+        if len(self.selectors) != 1 or self.selectors[0][0] not in ("case", "cases"):
+            return None
+        values = self.selectors[0][1]
+        return None if any(_GLOB.search(v) for v in values) else list(values)
+
+    def select(self, cells: list[CellRecord]) -> list[CellRecord]:
+        """The cells this entry selects, in plan order: one pass per selector over the cells
+        the previous ones kept, the case globs compiled once into one pattern."""
+        for name, values in self.selectors:
+            if name == "case":
+                cells = [c for c in cells if c.planned.case == values[0]]
+            elif name == "cases":
+                # A name without * ? or [ matches only itself: looked up, not matched.
+                names = {v for v in values if not _GLOB.search(v)}
+                globs = [v for v in values if v not in names]
+                match = re.compile("|".join(f"(?:{translate(g)})" for g in globs)).match if globs else None
+                cells = [c for c in cells if c.planned.case in names or (match and match(c.planned.case))]
             elif name == "shape":
-                ok = (p.batch, p.length) in values
+                shapes = set(values)
+                cells = [c for c in cells if (c.planned.batch, c.planned.length) in shapes]
             elif name == "status":
-                ok = cell.status in values
+                found = set(values)
+                cells = [c for c in cells if c.status in found]
             else:
-                ok = getattr(p, name) in values
-            if not ok:
-                return False
-        return True
+                found = set(values)
+                cells = [c for c in cells if getattr(c.planned, name) in found]
+        return cells
 
 
 @dataclass(frozen=True)
@@ -183,7 +204,6 @@ class Annotation:
     """What the annotations say about one cell (every entry that matched it agrees on the verdict)."""
 
     case: str
-    explanation: str
     verdict: str | None
     reason: str | None
     change: str | None
@@ -219,12 +239,10 @@ def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
         match = _HEADER.match(line)
         if not match:
             continue
-        key = match.group(2)
-        if not _BARE_KEY.fullmatch(key):  # a quoted or dotted key: as TOML reads it
-            try:
-                key = next(iter(tomllib.loads(f"{key} = 0")))
-            except (tomllib.TOMLDecodeError, StopIteration):
-                continue
+        try:
+            key = next(iter(tomllib.loads(f"{match.group(2)} = 0")))
+        except (tomllib.TOMLDecodeError, StopIteration):
+            continue
         found.setdefault((match.group(1), key), []).append(number)
     return found
 
@@ -259,11 +277,6 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 line = numbers[position] if len(numbers) == len(value) else None
                 label = f"[[{PATTERN_KEY}]] #{position + 1}"
                 where = f"{path}:{line}" if line is not None else path
-                if position == MAX_PATTERN_ENTRIES:
-                    raise AnnotationError(
-                        f"{where}: {label}: more than {MAX_PATTERN_ENTRIES} [[{PATTERN_KEY}]] entries (each is matched "
-                        "against every planned cell); one entry selects many cells, or write [case] tables"
-                    )
                 entry = _validated(_Pattern, table, where, label, "a table")
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
                 result.entries.append(
@@ -326,15 +339,22 @@ def read_annotations(path: str | Path | RemoteObject | None) -> AnnotationFile:
 def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Annotations:
     """Match every entry to the run's cells; an entry matching nothing or conflicting verdicts are errors."""
     cells = list(cells)
-    planned = {c.case for c in cells}
+    searches = sum(entry.searches for entry in notes.entries)
+    if searches * len(cells) > MAX_SEARCHED_CELLS:
+        raise AnnotationError(
+            f"{notes.path}: {searches} patterns and field selectors, each tried on a run of {len(cells)} cells: "
+            f"more than the {MAX_SEARCHED_CELLS:,} cell tests a report makes; name the cells "
+            "(cases = [...] without wildcards) or write fewer, broader patterns"
+        )
+    position = {c.case: i for i, c in enumerate(cells)}
     covered: dict[int, list[str]] = {}
-    by_case: dict[str, list[Entry]] = {}
+    by_case: dict[str, list[int]] = {}
     for entry in notes.entries:
-        if entry.selectors[0][0] == "case":  # a [case] table: its key, looked up
-            case = entry.selectors[0][1][0]
-            matched = [case] if case in planned else []
+        named = entry.named
+        if named is None:
+            matched = [c.case for c in entry.select(cells)]
         else:
-            matched = [c.case for c in cells if entry.matches(c)]
+            matched = [cells[i].case for i in sorted({position[n] for n in named if n in position})]
         if not matched:
             what = (
                 f"names case {entry.label[1:-1]!r}, which is not in the plan"
@@ -344,21 +364,27 @@ def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Ann
             raise AnnotationError(f"{entry.where(notes.path)}: {entry.label} {what}")
         covered[entry.index] = matched
         for case in matched:
-            by_case.setdefault(case, []).append(entry)
+            by_case.setdefault(case, []).append(entry.index)
+    # Cells matched by the same entries share one verdict and reason: each set of entries is
+    # checked and joined once, however many cells it covers (many overlapping [[explain]]
+    # entries over a long run were entries x cells joins, and as much memory).
+    shared: dict[tuple[int, ...], tuple[str | None, str | None, str | None]] = {}
     result: dict[str, Annotation] = {}
-    for case, entries in by_case.items():
-        first = entries[0]
-        for other in entries[1:]:
-            if (other.verdict, other.change) != (first.verdict, first.change):
-                raise AnnotationError(
-                    f"{first.where(notes.path)} and {other.where(notes.path)}: cell {case!r} is matched by {first.label} "
-                    f"(verdict {_verdict_word(first)}) and {other.label} (verdict {_verdict_word(other)}); one cell takes one verdict"
-                )
-        reason = "; ".join(dict.fromkeys(e.reason for e in entries if e.reason)) or None
-        explanation = "\n\n".join(dict.fromkeys(e.explanation for e in entries))
-        result[case] = Annotation(
-            case, explanation, first.verdict, reason, first.change, tuple(e.index for e in entries)
-        )
+    for case, indexes in by_case.items():
+        key = tuple(indexes)
+        if key not in shared:
+            entries = [notes.entries[i] for i in key]
+            first = entries[0]
+            for other in entries[1:]:
+                if (other.verdict, other.change) != (first.verdict, first.change):
+                    raise AnnotationError(
+                        f"{first.where(notes.path)} and {other.where(notes.path)}: cell {case!r} is matched by {first.label} "
+                        f"(verdict {_verdict_word(first)}) and {other.label} (verdict {_verdict_word(other)}); one cell takes one verdict"
+                    )
+            reason = "; ".join(dict.fromkeys(e.reason for e in entries if e.reason)) or None
+            shared[key] = (first.verdict, reason, first.change)
+        verdict, reason, change = shared[key]
+        result[case] = Annotation(case, verdict, reason, change, key)
     return Annotations(notes.path, notes.entries, result, covered)
 
 

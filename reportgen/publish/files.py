@@ -51,7 +51,7 @@ def copy_run_files(
         written.append(page_dir / "events.jsonl")
     files.append(RunFile("Event log", "events.jsonl", f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}"))
     run_dir = log.resolve().parent
-    used: set[str] = set()
+    used: dict[str, int] = {}  # names taken, each with the last number given to a trace of that name
     for cell in judged.run.cells:
         for profile in cell.profiles:
             for trace in profile.traces:
@@ -66,7 +66,7 @@ def copy_run_files(
 
 
 def _copy_trace(
-    run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: set[str], cap: int, root: Path
+    run_dir: Path, logged: str, size: int, sha256: str, page_dir: Path, used: dict[str, int], cap: int, root: Path
 ) -> tuple[str, str]:
     if size > cap:
         return "", f"not copied: {size / 1e6:.1f} MB is over the {cap / 1e6:.0f} MB cap; sha256 {sha256}"
@@ -80,9 +80,15 @@ def _copy_trace(
     data = resolved.read_bytes() if resolved.stat().st_size <= cap else b""
     if hashlib.sha256(data).hexdigest() != sha256:
         return "", f"not copied: {logged} no longer has the sha256 the log recorded"
-    name = _SAFE_NAME.sub("-", Path(logged).name).strip("-.") or "trace"
+    # The logged name, its last 100 characters (a file name stays far below the 255 a file
+    # system takes), numbered when another trace took it: traces of many cells may share one
+    # name in folders of their own.
+    base = _SAFE_NAME.sub("-", Path(logged).name)[-100:].strip("-.") or "trace"
+    name, number = base, used.get(base, 1)
     while name in used:
-        name = "x-" + name
-    used.add(name)
+        number += 1
+        name = f"{number}-{base}"
+    used[base] = number
+    used.setdefault(name, 1)
     write_bytes_if_changed(page_dir / "traces" / name, data, root)
     return f"traces/{name}", f"{len(data)} bytes, sha256 {sha256}"

@@ -96,7 +96,7 @@ def store_access(store: Store, listing: dict[str, dict[str, Any]], base: str) ->
         if info["size"] > MAX_SIDE_FILE_BYTES:
             raise LedgerError(f"{url}: larger than the limit of {describe_size(MAX_SIDE_FILE_BYTES)}")
         try:
-            return store.read(url)
+            return store.read(url, info["size"])
         except RemoteError as exc:
             raise LedgerError(str(exc)) from None
 

@@ -161,7 +161,7 @@ class Store:
         if held is not None:
             return io.BytesIO(held)
         if size is not None and size <= WHOLE_GET_BYTES:
-            return io.BytesIO(self._get(url))
+            return io.BytesIO(self._get(url, size))
         self.fetched.append(url)
         raw = self._call(
             "read",
@@ -175,14 +175,28 @@ class Store:
         )
         return io.BufferedReader(raw, buffer_size=_READ_BLOCK)
 
-    def read(self, url: str) -> bytes:
+    def read(self, url: str, size: int | None = None) -> bytes:
+        """The object's bytes; with ``size`` (as listed) never more than that many."""
         held = self._take(url)
-        return held if held is not None else self._get(url)
+        return held if held is not None else self._get(url, size)
 
-    def _get(self, url: str) -> bytes:
+    def _get(self, url: str, size: int | None = None) -> bytes:
         self.fetched.append(url)
-        # max_concurrency=1: otherwise s3fs asks for the size first (a HEAD) to split large objects.
-        return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), max_concurrency=1)
+        if size is None:
+            # max_concurrency=1: otherwise s3fs asks for the size first (a HEAD) to split large objects.
+            return self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), max_concurrency=1)
+        # The size a listing or a manifest gave bounds the read: one ranged GET of at most one
+        # byte more, so an object that is larger than it was listed (a manifest that does not
+        # match it) is refused, not downloaded whole.
+        data: bytes = (
+            self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), start=0, end=size + 1) if size else b""
+        )
+        if len(data) != size:
+            raise RemoteError(
+                f"{url}: holds {'more' if len(data) > size else 'fewer'} than the {size} bytes listed for it "
+                "(changed since it was listed, or a manifest that does not match it)"
+            )
+        return data
 
     def read_at_most(self, url: str, limit: int) -> bytes | None:
         """The object's bytes in one ranged GET (no HEAD), None when there is no such object;
@@ -204,15 +218,17 @@ class Store:
             raise held
         return held
 
-    def fetch(self, urls: Iterable[str]) -> None:
-        """Read these objects now, at most FETCH_WORKERS at a time, and hold their bytes for the
-        next open or read of each (an error is held too, and raised there). Callers pass only
-        objects small enough to hold together (a batch of logs within WHOLE_GET_BYTES each)."""
-        todo = [url for url in dict.fromkeys(urls) if url not in self._held]
+    def fetch(self, objects: Iterable[tuple[str, int]]) -> None:
+        """Read these objects (URL and listed size) now, at most FETCH_WORKERS at a time, and
+        hold their bytes for the next open or read of each (an error is held too, and raised
+        there). Callers pass only objects small enough to hold together (a batch of logs within
+        WHOLE_GET_BYTES each)."""
+        sizes = dict(objects)
+        todo = [url for url in sizes if url not in self._held]
 
         def one(url: str) -> tuple[str, bytes | RemoteError]:
             try:
-                return url, self._get(url)
+                return url, self._get(url, sizes[url])
             except RemoteError as exc:
                 return url, exc
 
@@ -262,7 +278,7 @@ class RemoteObject:
         return self.store.open(self.url, self.size)
 
     def read_bytes(self) -> bytes:
-        return self.store.read(self.url)
+        return self.store.read(self.url, self.size)
 
     def read_text(self, encoding: str = "utf-8") -> str:
         return self.read_bytes().decode(encoding)

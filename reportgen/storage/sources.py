@@ -24,7 +24,7 @@ from reportgen.storage.local import (
     find_logs,
     read_bounded,
 )
-from reportgen.storage.remote import WHOLE_GET_BYTES, RemoteError, RemoteLog, Store, list_logs
+from reportgen.storage.remote import WHOLE_GET_BYTES, RemoteError, RemoteLog, RemoteObject, Store, list_logs
 
 LogRef = Union[Path, RemoteLog]
 
@@ -133,15 +133,15 @@ def prefetch(logs: list[LogEntry]) -> None:
     """Read the remote logs among these (and their annotations) in parallel, so that the reads
     that follow find them in memory; local logs and logs too large to hold are left to be read
     as they are opened. Errors are held and raised at that read."""
-    by_store: dict[int, tuple[Store, list[str]]] = {}
+    by_store: dict[int, tuple[Store, list[tuple[str, int]]]] = {}
     for entry in logs:
         log = entry.path
         if not isinstance(log, RemoteLog) or log.size > WHOLE_GET_BYTES:
             continue
         store, urls = by_store.setdefault(id(log.store), (log.store, []))
-        urls.append(log.url)
-        if entry.annotations is not None and hasattr(entry.annotations, "url"):
-            urls.append(entry.annotations.url)
+        urls.append((log.url, log.size))
+        if isinstance(entry.annotations, RemoteObject):
+            urls.append((entry.annotations.url, entry.annotations.size))
     for store, urls in by_store.values():
         store.fetch(urls)
 

@@ -89,7 +89,7 @@ def bench(server, client, runs: int, per_prefix: int, build_sites: bool, fetch_a
         if fetch_all_logs:
 
             def fetch_all() -> int:
-                store.fetch(log.url for log in logs)
+                store.fetch((log.url, log.size) for log in logs)
                 return sum(len(log.read_bytes()) for log in logs)
 
             size, elapsed, lists, gets = _timed(server, fetch_all)
