@@ -686,6 +686,31 @@ def test_site_rejects_a_bad_configuration_before_writing(tmp_path: Path) -> None
     assert result.exit_code == 2 and "not valid TOML" in result.output
 
 
+def test_a_site_configuration_of_any_size_is_read_and_answered_in_bounded_words(tmp_path: Path) -> None:
+    """A site.toml is read like any other input: past the rules a site can act on it is one
+    error naming the limit, an error lists a few problems with their count, and a rule naming
+    100,000 workloads gets a warning of a few names, not every one of them."""
+    from reportgen.publish.site import build_site
+    from reportgen.publish.site_compare import MAX_COMPARE_LATEST
+
+    runs = _site_runs(tmp_path)
+    config = tmp_path / "many.toml"
+    rule = '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n'
+    config.write_text(rule * (MAX_COMPARE_LATEST + 1), encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
+    assert (
+        result.exit_code == 2
+        and f"compare_latest: List should have at most {MAX_COMPARE_LATEST} items" in result.output
+    )
+    config.write_text('[[compare_latest]]\nbaseline = "cpu"\n' * 50, encoding="utf-8")
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
+    assert result.exit_code == 2 and "… and 145 more" in result.output and len(result.output) < 2000
+    names = ", ".join(f'"w{i}"' for i in range(100_000))
+    (runs / "site.toml").write_text(f"{rule}workloads = [{names}]\n", encoding="utf-8")
+    warned = "\n".join(build_site([runs], tmp_path / "site").warnings)
+    assert "no run of workload 'w0', 'w1'" in warned and "(first 12 of 100,000)" in warned and len(warned) < 2000
+
+
 def test_sample_site_links_the_sample_comparison(tmp_path: Path) -> None:
     from reportgen.publish.site import build_site
 

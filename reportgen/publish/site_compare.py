@@ -83,9 +83,15 @@ class _History(_Strict):
     )
 
 
+# Each declared comparison renders a page, and each compare_latest rule looks at every run: a
+# configuration asks for at most these many (a site.toml is read like any other input).
+MAX_COMPARE = 1000
+MAX_COMPARE_LATEST = 100
+
+
 class SiteConfig(_Strict):
-    compare: list[_Pair] = Field(default_factory=list)
-    compare_latest: list[_Latest] = Field(default_factory=list)
+    compare: list[_Pair] = Field(default_factory=list, max_length=MAX_COMPARE)
+    compare_latest: list[_Latest] = Field(default_factory=list, max_length=MAX_COMPARE_LATEST)
     history: _History = Field(default_factory=_History)
 
 
@@ -103,8 +109,10 @@ def load_site_config(path: Path) -> SiteConfig:
     try:
         return SiteConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False))
-        raise SiteConfigError(f"{path}: {problems}") from None
+        errors = exc.errors(include_url=False)
+        shown = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:5]]
+        more = f"; … and {len(errors) - 5:,} more" if len(errors) > 5 else ""
+        raise SiteConfigError(f"{path}: {'; '.join(shown)}{more}") from None
 
 
 @dataclass(frozen=True)
@@ -160,8 +168,9 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
             continue
         made = len(pairs)
         by_workload: dict[str, list[RunSummary]] = {}
+        chosen = None if rule.workloads is None else set(rule.workloads)
         for s in summaries:
-            if rule.workloads is None or s.workload in rule.workloads:
+            if chosen is None or s.workload in chosen:
                 by_workload.setdefault(s.workload, []).append(s)
         for workload, runs in sorted(by_workload.items()):
             latest = {}
@@ -174,9 +183,11 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
             if len(latest) == 2 and rule.baseline_target != rule.candidate_target:
                 base_run, cand_run = latest[rule.baseline_target], latest[rule.candidate_target]
                 pairs[(base_run.run_id, cand_run.run_id)] = PlannedPair(base_run, cand_run)
-        unknown = sorted(set(rule.workloads or ()) - {s.workload for s in summaries})
+        unknown = sorted((chosen or set()) - {s.workload for s in summaries})
         if unknown:
-            notes.append(f"{what}: no run of workload {', '.join(map(repr, unknown))} in the site")
+            from reportgen.judge.plancheck import listed
+
+            notes.append(f"{what}: no run of workload {listed(map(repr, unknown))} in the site")
         if len(pairs) == made:
             targets = ", ".join(sorted({where(s) for s in summaries})) or "none"
             notes.append(f"{what} made no page: no workload has runs on both (targets in the site: {targets})")
