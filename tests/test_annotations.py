@@ -392,3 +392,24 @@ def test_annotations_of_a_long_run_are_matched_in_time_linear_in_its_cells(tmp_p
     # Per cell and pattern entry a few calls, per [case] table a few: some 10,000 calls in all,
     # where comparing every cell with every key made millions.
     assert calls < 20 * (2 * len(run.cells) + len(notes.entries)), calls
+
+
+def test_the_skeleton_of_a_run_failing_at_many_sizes_is_one_report_reads(tmp_path: Path) -> None:
+    """The failure groups name the sizes their cells were judged over: a group over thousands of
+    shapes gives their range, not every size, so the skeleton ``annotate`` writes stays within
+    what an explanation may hold and the report reads it."""
+    from reportgen.model.annotations import MAX_EXPLANATION_CHARS
+
+    events = lb.large_log(3000, mismatch_every=3)
+    for number, event in enumerate(e for e in events if e["kind"] == "case_result" and e["status"] == "mismatch"):
+        event["error_stats"].update(total=1000 + number, mismatched=1)
+    log = _write(tmp_path, events=events)
+    made = CliRunner().invoke(main, ["annotate", str(log)])
+    assert made.exit_code == 0, made.output
+    skeleton = tomllib.loads((log.parent / "annotations.toml").read_text(encoding="utf-8"))
+    [entry] = skeleton["explain"]
+    assert "1000 sizes from 1000 to 1999" in entry["explanation"]
+    assert len(entry["explanation"]) < MAX_EXPLANATION_CHARS
+    code, output = _report(tmp_path, log)
+    assert output.startswith("Blocked: 1000 mismatches need the owner's verdict"), output
+    assert (tmp_path / "out" / "report.html").is_file() and "annotations.toml" not in output

@@ -96,9 +96,26 @@ def test_each_entry_is_summarised_once_however_many_cells_it_explains(
 def test_a_long_line_of_blanks_in_a_multi_line_string_is_read_in_one_pass(tmp_path: Path) -> None:
     """The header pattern that numbers entries meets every line, strings' lines too: a line
     '[a', 400,000 spaces, 'b' kept it busy for minutes (a lazy key between two runs of blanks).
-    Under the deadline the hostile tables use for a hang."""
+    Under the deadline the hostile tables use for a hang; the entries are numbered before they
+    are checked, so the explanation's length is refused after that pass."""
     line = "[a" + " " * 400_000 + "b"
     text = f'[[explain]]\ncases = ["b*"]\nexplanation = """\nSame cause.\n{line}\n"""\n'
     run = _run(tmp_path, text)
     out = invoke(["report", run, "--out", tmp_path / "out"], seconds=30)
-    assert out.code == 0, out.output
+    assert out.code == 1 and "annotations.toml:1: [[explain]] #1 explanation: String should have at most" in out.output
+
+
+def test_an_explanation_longer_than_a_reader_reads_is_refused_with_its_entry() -> None:
+    """An explanation's Markdown is rendered on every page that shows it, and some 100 KB inputs
+    (a run of "![") take markdown-it seconds: past MAX_EXPLANATION_CHARS it is an error naming
+    the entry and its line."""
+    from reportgen.model.annotations import MAX_EXPLANATION_CHARS, AnnotationError, parse_annotations
+
+    fine = "!" * MAX_EXPLANATION_CHARS
+    text = f'[a]\nexplanation = "{fine}"\n\n[[explain]]\ncases = "b*"\nexplanation = "{fine}["\n'
+    with pytest.raises(AnnotationError) as caught:
+        parse_annotations(text, "annotations.toml")
+    message = str(caught.value)
+    assert message.startswith("annotations.toml:4: [[explain]] #1 explanation: String should have at most")
+    assert len(message) < 300
+    assert parse_annotations(text.replace(f"{fine}[", "short"), "annotations.toml").entries

@@ -62,10 +62,15 @@ class AnnotationError(ValueError):
     """The annotations file cannot be used; the message says where and why."""
 
 
+# An explanation is prose for a reader; its Markdown is rendered on every page that shows it, and
+# markdown-it takes seconds on some 100 KB inputs (a run of "![").
+MAX_EXPLANATION_CHARS = 20_000
+
+
 class _Verdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    explanation: str = Field(min_length=1)
+    explanation: str = Field(min_length=1, max_length=MAX_EXPLANATION_CHARS)
     verdict: Literal["accepted", "change-needed"] | None = None
     reason: str | None = None
     change: Literal["operator", "layout", "precision"] | None = None

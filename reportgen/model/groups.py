@@ -59,7 +59,13 @@ class FailureGroup:
             totals = sorted(set(totals))  # type: ignore[type-var]
             span = f"{lo}" if lo == hi else f"{lo} to {hi}"
             what = "loss value(s) of the steps" if trained else "element(s)"
-            out.append(f"{span} {what} outside the tolerance per cell (of {', '.join(map(str, totals))})")
+            # A group over many shapes has as many sizes: past a dozen, their range.
+            sizes = (
+                ", ".join(map(str, totals))
+                if len(totals) <= 12
+                else f"{len(totals)} sizes from {totals[0]} to {totals[-1]}"
+            )
+            out.append(f"{span} {what} outside the tolerance per cell (of {sizes})")
         per_name: dict[str, list[tuple[int, int]]] = {}
         for c in [c for c in cells if c.params_off]:  # training cells only
             for name, figures in c.params_off.items():
