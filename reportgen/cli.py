@@ -205,7 +205,8 @@ LOG is an events.jsonl file or the run folder that holds it.
 \b
 Exit codes:
   0  report written
-  1  the log or the annotations are invalid (problems printed as FILE:LINE: message)
+  1  the log, the annotations or the --inspection log are invalid or unreadable (problems
+     printed as FILE:LINE: message)
   2  usage error
   3  report written, but the disposition is one that --fail-on refuses
 \b
