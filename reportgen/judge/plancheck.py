@@ -15,11 +15,7 @@ from __future__ import annotations
 
 import bisect
 import copy
-import errno
 import json
-import os
-import stat
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, overload
@@ -30,6 +26,7 @@ from collector import planschema
 from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, plan_from_data, read_plan_file
 from reportgen.contract.inspection import InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
+from reportgen.storage.local import replace_file
 
 CLASSES = {
     "compatible": "Compatible as specified",
@@ -998,42 +995,7 @@ def write_revised(review: PlanReview, original: Path, out: Path) -> None:
         "# owner, write the agreed values and remove the marks. Until then plan-check says 'needs a revised\n"
         "# test plan' and the collector refuses to run this plan.\n"
     )
-    _replace_file(out, (header + tomli_w.dumps(revised)).encode("utf-8"))
-
-
-def _replace_file(out: Path, data: bytes) -> None:
-    """Write out whole or not at all: through a new file beside it, renamed over it. Only a
-    regular file is replaced; a FIFO named by mistake would wait for a reader for ever, and a
-    device or a link is not a plan file. OSError names out."""
-    try:
-        st = os.lstat(out)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(out)) from None
-    else:
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(
-                errno.EINVAL,
-                "not a regular file (a directory, link, device or pipe); only a file is replaced",
-                str(out),
-            )
-        mode = stat.S_IMODE(st.st_mode)
-    temp = None
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{out.name}-", dir=out.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, out)
-        temp = None
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(out)) from None
-    finally:
-        if temp is not None and os.path.exists(temp):
-            os.unlink(temp)
+    replace_file(out, (header + tomli_w.dumps(revised)).encode("utf-8"))
 
 
 def format_text(review: PlanReview) -> str:

@@ -10,9 +10,6 @@ the failed cells that file does not explain yet.
 
 from __future__ import annotations
 
-import os
-import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +22,7 @@ from reportgen.model.annotations import (
     parse_annotations,
 )
 from reportgen.model.groups import FailureGroup, failure_groups
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, replace_file
 from reportgen.model.runmodel import NotARun, RunModel, read_run
 
 EXIT_WRITTEN, EXIT_INVALID, EXIT_EXISTS = 0, 1, 3
@@ -158,20 +155,10 @@ def write_skeleton(
         except OSError as exc:
             raise SkeletonError(f"{target}: cannot write: {exc.strerror}") from None
     else:
-        mode = _replaced_mode(target)
-        temp = None
         try:
-            fd, temp = tempfile.mkstemp(prefix=".annotations-", dir=target.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.chmod(temp, mode)  # mkstemp's 0600 would hide the file from a shared folder's other users
-            os.replace(temp, target)
-            temp = None
+            replace_file(target, text.encode("utf-8"))
         except OSError as exc:
             raise SkeletonError(f"{target}: cannot write: {exc.strerror}") from None
-        finally:
-            if temp is not None and os.path.exists(temp):
-                os.unlink(temp)
     return SkeletonResult(
         target,
         len(groups),
@@ -179,22 +166,3 @@ def write_skeleton(
         left_out,
         existing if isinstance(existing, Path) else None,
     )
-
-
-def _replaced_mode(target: Path) -> int:
-    """The permissions a file written with --force gets: those of the regular file it replaces,
-    else what open() would give. --force replaces a regular file only: a symlink, a device or a
-    FIFO named by --out is refused, never swapped for a file (as root, /dev/null would be)."""
-    try:
-        st = os.lstat(target)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-    except OSError as exc:
-        raise SkeletonError(f"{target}: cannot write: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise SkeletonError(
-            f"{target}: not a regular file (a symlink, device or pipe); --force replaces only a regular file"
-        )
-    return stat.S_IMODE(st.st_mode)

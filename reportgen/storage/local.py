@@ -14,10 +14,12 @@ ever removed.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
 import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -417,3 +419,39 @@ def remove_inside(root: Path, path: Path) -> None:
         shutil.rmtree(path)  # rmtree never follows symlinks inside the tree
     else:
         os.unlink(path)
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a new file beside it, renamed over it, with the mode of
+    the file it replaces, else what the umask gives. Only a regular file is replaced: a FIFO
+    named by mistake would wait for a reader for ever, and a link or a device is not written
+    through (as root, /dev/null would be swapped for a file). OSError names ``path``."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(
+                errno.EINVAL,
+                "not a regular file (a directory, link, device or pipe); only a file is replaced",
+                str(path),
+            )
+        mode = stat.S_IMODE(st.st_mode)
+    temp = None
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temp, mode)  # mkstemp's 0600 would hide the file from a shared folder's other users
+        os.replace(temp, path)
+        temp = None
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    finally:
+        if temp is not None and os.path.exists(temp):
+            os.unlink(temp)
