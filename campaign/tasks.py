@@ -4,7 +4,7 @@
     NAME.task.sh                  a copy of campaign/task.sh: the script the tasks run
     NAME.tasks                    one line per task (index, then its words quoted for bash)
     NAME.planned.json             every planned task of this campaign id (the ledger's plan)
-    NAME-logs/                    Slurm's per-task output (appended to, never overwritten)
+    NAME-logs/                    Slurm's per-task output (appended to, never overwritten; Slurm only)
 
 The planned tasks are also written to the destination's ledger (a folder destination at once;
 an s3:// one by each task, next to its own records), so `status` can tell a task that never
@@ -97,13 +97,14 @@ def planned_text(campaign: Campaign, planned: dict[str, Any]) -> str:
     return text
 
 
-def write_files(
-    files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], executable: bool
-) -> None:
-    """Write the submission's files (raises OSError)."""
-    files.logs.mkdir(parents=True, exist_ok=True)
+def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], slurm: bool) -> None:
+    """Write the submission's files (raises OSError): a Slurm one's script is executable and its
+    tasks write their output into NAME-logs/ (made here, as sbatch needs it); a Kubernetes one
+    has neither."""
+    if slurm:
+        files.logs.mkdir(parents=True, exist_ok=True)
     files.wrapper.write_text(wrapper_text, encoding="utf-8")
-    if executable:
+    if slurm:
         files.wrapper.chmod(0o755)
     shutil.copyfile(TASK_SCRIPT, files.script)
     files.script.chmod(0o755)
