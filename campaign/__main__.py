@@ -89,7 +89,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it",
         )
         sub.add_argument(
-            "--dry-run", action="store_true", help="slurm: write the files, print the sbatch commands, submit nothing"
+            "--dry-run",
+            action="store_true",
+            help="slurm: write the files beside --out, print the sbatch commands; submit nothing and write nothing into the destination (the tasks write its ledger when run)",
         )
     submit.add_argument("--list", action="store_true", help="print the tasks (index and label) and exit")
     status = commands.add_parser(
@@ -153,7 +155,7 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
         kube = campaign.kubernetes
         planned = planned_ledger(campaign, campaign_id, "kubernetes", kube.workdir, kubernetes_deadline_s(campaign))
         document = kubernetes.manifest(campaign, campaign_id, planned)
-        if not _write(files, json.dumps(document, indent=2) + "\n", "", planned, executable=False):
+        if not _write(files, json.dumps(document, indent=2) + "\n", "", planned, slurm=False):
             return 1
         configs, jobs = document["items"][0], document["items"][1:]
         _print(
@@ -186,9 +188,10 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
             _print(
                 f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr
             )
-    if not _write(files, text, slurm.tasks_lines(campaign), planned, executable=True):
+    if not _write(files, text, slurm.tasks_lines(campaign), planned, slurm=True):
         return 1
-    _write_local_ledger(campaign, planned)
+    if not args.dry_run:  # a dry run writes only the files it names, never into the destination
+        _write_local_ledger(campaign, planned)
     _print(
         f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/"
     )
@@ -225,9 +228,9 @@ def _sbatch(campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], 
     return 0
 
 
-def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], executable: bool) -> bool:
+def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], slurm: bool) -> bool:
     try:
-        write_files(files, text, tasks, planned, executable)
+        write_files(files, text, tasks, planned, slurm)
     except OSError as exc:
         _print(f"campaign: cannot write {exc.filename or files.wrapper}: {exc.strerror or exc}", file=sys.stderr)
         return False

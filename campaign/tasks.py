@@ -4,7 +4,7 @@
     NAME.task.sh                  a copy of campaign/task.sh: the script the tasks run
     NAME.tasks                    one line per task (index, then its words quoted for bash)
     NAME.planned.json             every planned task of this campaign id (the ledger's plan)
-    NAME-logs/                    Slurm's per-task output (appended to, never overwritten)
+    NAME-logs/                    Slurm's per-task output (appended to, never overwritten; Slurm only)
 
 The planned tasks are also written to the destination's ledger (a folder destination at once;
 an s3:// one by each task, next to its own records), so `status` can tell a task that never
@@ -100,12 +100,13 @@ def planned_text(campaign: Campaign, planned: dict[str, Any]) -> str:
     return text
 
 
-def write_files(
-    files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], executable: bool
-) -> None:
-    """Write the submission's files (raises OSError)."""
-    files.logs.mkdir(parents=True, exist_ok=True)
-    write_file(files.wrapper, wrapper_text.encode("utf-8"), 0o755 if executable else None)
+def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], slurm: bool) -> None:
+    """Write the submission's files (raises OSError): a Slurm one's script is executable and its
+    tasks write their output into NAME-logs/ (made here, as sbatch needs it); a Kubernetes one
+    has neither."""
+    if slurm:
+        files.logs.mkdir(parents=True, exist_ok=True)
+    write_file(files.wrapper, wrapper_text.encode("utf-8"), 0o755 if slurm else None)
     write_file(files.script, TASK_SCRIPT.read_bytes(), 0o755)
     write_file(files.tasks, tasks_text.encode("utf-8"))
     write_file(files.planned, (json.dumps(planned, indent=1, sort_keys=True) + "\n").encode("utf-8"))

@@ -151,6 +151,19 @@ def _check(where: str, table: Any, keys: dict[str, tuple[Any, bool, str]]) -> di
     return table
 
 
+def _backend_name(where: str, value: str) -> str:
+    """A name a --target may give (a backend's name or one of its aliases), with the reason it is refused."""
+    if value in RESERVED:
+        raise DescriptorError(
+            f"{where}: {value!r} is reserved ({' and '.join(RESERVED)} name no backend); choose another name"
+        )
+    if not _NAME.match(value):
+        raise DescriptorError(
+            f"{where}: {value!r} must be lower case letters, digits, - or _ (a letter first, at most 32)"
+        )
+    return value
+
+
 def _probe(where: str, table: dict[str, Any]) -> VersionProbe:
     _check(where, table, _VERSION)
     ways = [name for name in ("distribution", "module", "file", "command") if name in table]
@@ -173,11 +186,7 @@ def read_descriptor(path: Path) -> Descriptor:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise DescriptorError(f"{path}: cannot be read: {exc}") from None
     _check(where, data, _TOP)
-    name = data["name"]
-    if not _NAME.match(name) or name in RESERVED:
-        raise DescriptorError(
-            f"{where}.name: {name!r} must be lower case letters, digits, - or _ and not {' or '.join(RESERVED)}"
-        )
+    name = _backend_name(f"{where}.name", data["name"])
     if name != path.stem:
         raise DescriptorError(f"{where}.name: {name!r} must be the file's name without .toml ({path.stem!r})")
     adapter = data["adapter"]
@@ -195,8 +204,7 @@ def read_descriptor(path: Path) -> Descriptor:
             f'{where}.families: expected family = "reader\'s words" pairs, family names lower case and not {" or ".join(RESERVED)}'
         )
     for alias in data.get("aliases", []):
-        if not _NAME.match(alias) or alias in RESERVED:
-            raise DescriptorError(f"{where}.aliases: {alias!r} must be lower case letters, digits, - or _")
+        _backend_name(f"{where}.aliases", alias)
     kubernetes = _check(f"{where}.kubernetes", data.get("kubernetes", {}), _KUBERNETES) if "kubernetes" in data else {}
     slurm = _check(f"{where}.slurm", data.get("slurm", {}), _SLURM) if "slurm" in data else {}
     caches = tuple(CacheDir(**_check(f"{where}.cache[{i}]", c, _CACHE)) for i, c in enumerate(data.get("cache", [])))

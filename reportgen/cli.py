@@ -17,14 +17,18 @@ from reportgen import __version__
 
 VALIDATE_HELP = """Check run logs (events.jsonl) against the event contract.
 
+Each LOG is a log file, a run folder (the events.jsonl in it), a folder of runs (every *.jsonl
+under it, as `reportgen site` finds them) or an s3:// prefix (the same, in the object store).
 Every problem is printed as FILE:LINE: severity: message. A log with only warnings (a newer
 minor schema, no run_end, a truncated last line) is valid; the report will call it incomplete.
 
 \b
-Exit codes: 0 every log valid, 1 some log invalid, 2 usage error.
+Exit codes: 0 every log valid, 1 some log invalid or an entry in a folder skipped (listed), 2 usage
+error (a path that does not exist, a folder with no log in it).
 \b
 Example:
   reportgen validate runs/*/events.jsonl
+  reportgen validate runs/tiny-encoder-cpu-20261202T053312Z-ecd07d/   its events.jsonl
   reportgen validate --json events.jsonl | jq '.[0].problems'
   reportgen validate s3://bucket/runs          every *.jsonl under the prefix
 """
@@ -161,7 +165,7 @@ def _target_choices() -> list[str]:
 
 
 @main.command(help=VALIDATE_HELP)
-@click.argument("logs", nargs=-1, required=True, type=Location(dir_okay=False))
+@click.argument("logs", nargs=-1, required=True, type=Location())
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON for machines.")
 @click.option(
     "--max-problems",
@@ -180,8 +184,14 @@ def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max
     skipped: list[str] = []
     try:
         for arg in logs:
-            if is_remote(arg):
+            if is_remote(arg) or os.path.isdir(arg):
                 listed = find_runs([arg], max_bytes=max_bytes)
+                if not listed.logs and not listed.skipped and not is_remote(arg):
+                    echo(
+                        f"reportgen validate: {arg}: no run log in this folder (no events.jsonl, no *.jsonl under it)",
+                        err=True,
+                    )
+                    sys.exit(2)
                 found += [entry.path for entry in listed.logs]
                 skipped += [s.format() for s in listed.skipped]
             else:

@@ -396,18 +396,27 @@ def test_task_labels_are_unique(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_kubernetes_folder_destination_is_not_written_on_this_host(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On Kubernetes a folder destination is the claim's mount path inside the pods: submit
-    writes no ledger folder there on this host (the tasks write it), and says where it goes.
-    A Slurm folder destination, which the login node mounts, gets planned.json at once."""
+    writes no ledger folder there on this host (the tasks write it), says where it goes, and
+    makes no Slurm log folder. A Slurm dry run writes nothing into the destination either (a
+    site built from it would list a campaign never submitted); a Slurm submission to a folder
+    the login node mounts gets planned.json at once."""
     runs = tmp_path / "runs"
     path = write(tmp_path, BASE.format(destination=runs) + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n')
     assert main(["submit", str(path), "--scheduler", "kubernetes", "--out", str(tmp_path / "jobs.json")]) == 0
     out = capsys.readouterr().out
-    assert not runs.exists()
+    assert not runs.exists() and not (tmp_path / "nightly-logs").exists()
     assert f"ledger:  the tasks write it into {runs}/_campaigns/nightly-" in out and "on claim fsx-runs" in out
     assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "n.sbatch")]) == 0
+    assert not runs.exists() and str(runs) not in capsys.readouterr().out
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/bash\necho 4242\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    assert main(["submit", str(path), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")]) == 0
     assert len(list((runs / "_campaigns").glob("nightly-*/planned.json"))) == 1
 
 

@@ -6,6 +6,7 @@ import json
 import math
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -1088,3 +1089,32 @@ def test_a_speedup_of_an_unstable_series_is_flagged_not_given(tmp_path: Path) ->
     assert row.rstrip(" |").endswith("≋ unstable timing"), row
     html = (out / "compare.html").read_text(encoding="utf-8")
     assert "<td>≋ unstable timing</td>" in html
+
+
+def test_a_content_hash_is_never_compared_with_a_file_hash() -> None:
+    """One run hashed its weights by content, the other only their file bytes: each side's hash is
+    named by what it is, compared by file bytes where both have them, and never as one kind."""
+    from reportgen.judge.criteria import Declared, criteria_changes
+
+    content = "a" * 64
+    file_a, file_b = "b" * 64, "c" * 64
+    by_content = Declared("weights", "weights sha256 (by content)", content, "correctness", file_value=file_a)
+    by_file = Declared(
+        "weights", "weights sha256 (file bytes: the same tensors saved another way differ)", file_b, "correctness"
+    )
+    [change] = criteria_changes({"weights": by_content}, {"weights": by_file})
+    assert "by content" not in change.label and (change.before, change.after) == (file_a, file_b)
+    assert criteria_changes({"weights": by_content}, {"weights": replace(by_file, value=file_a)}) == []
+    # No file hash beside the content hash: not comparable, and each hash says what it is.
+    [change] = criteria_changes({"weights": replace(by_content, file_value=None)}, {"weights": by_file})
+    assert "not comparable" in change.text and "by content aaaaaaaaaaaa..." in change.text
+    assert "file bytes cccccccccccc..." in change.text and change.after.endswith("(file bytes)")
+
+
+def test_sample_comparison_names_the_cuda_weights_hash_as_file_bytes(tmp_path: Path) -> None:
+    cpu, cuda = _sample_pair()
+    result = CliRunner().invoke(main, ["compare", str(cpu), str(cuda), "--out", str(tmp_path), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    md = (tmp_path / "compare.md").read_text(encoding="utf-8")
+    assert "weights sha256 (by content) now 5c6d3d2c39e4" not in md
+    assert "weights sha256 (file bytes: the same tensors saved another way differ) now 5c6d3d2c39e4" in md

@@ -187,6 +187,10 @@ def test_a_fake_backend_from_a_folder_gets_an_adapter_and_a_report(tmp_path: Pat
             "'family cpu' is already claimed by",
         ),
         ('aliases = ["fake"]', 'aliases = ["trainium"]', "'trainium' is already claimed by"),
+        # A reserved word is refused for being reserved, as a name or as an alias alike.
+        ('name = "fakeaccel"', 'name = "auto"', "fakeaccel.toml.name: 'auto' is reserved"),
+        ('aliases = ["fake"]', 'aliases = ["auto"]', "fakeaccel.toml.aliases: 'auto' is reserved"),
+        ('aliases = ["fake"]', 'aliases = ["Fake"]', "fakeaccel.toml.aliases: 'Fake' must be lower case letters"),
     ],
 )
 def test_a_typo_in_a_descriptor_is_one_line_naming_file_and_key(tmp_path: Path, old: str, new: str, said: str) -> None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import reportgen
 from reportgen.publish.frame import COLUMNS
@@ -65,3 +66,11 @@ def test_each_warm_median_carries_the_stability_the_report_gives_it() -> None:
     assert dict(zip(timed.case, timed.warm_stability)) == verdicts
     assert "unstable" in verdicts.values() and "stable" in verdicts.values()
     assert frame[frame.warm_median_s.isna()].warm_stability.isna().all()
+
+
+def test_a_path_that_does_not_exist_is_named_not_skipped(tmp_path: Path) -> None:
+    """A notebook user who mistypes a folder gets an error naming it, not a frame without its runs."""
+    missing = tmp_path / "nope"
+    with pytest.raises(FileNotFoundError) as raised:
+        reportgen.load_cells([missing, REPO / "sample_runs"])
+    assert raised.value.filename == str(missing) and "no such file or folder" in str(raised.value)

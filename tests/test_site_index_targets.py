@@ -204,3 +204,27 @@ def test_hostile_device_name_and_plan_are_shown_as_text(tmp_path: Path) -> None:
         and "&lt;b&gt;no-such-mode" in page
         and "<b>no-such" not in page
     )
+
+
+def test_a_plan_that_names_its_target_by_an_alias_shares_the_backends_history(tmp_path: Path) -> None:
+    """Two synthetic runs of one workload on neuron-native, one planned for "trainium" (an alias in
+    neuron's backend descriptor) and one for "neuron": one history on neuron, the alias still named
+    on the run the plan named it for, and the workload counted as run on its target."""
+    for name, target, stamp in (("a", "trainium", "2026-12-01T00:00:00Z"), ("b", "neuron", "2026-12-02T00:00:00Z")):
+        events = base_events(target=target, family="neuron-native")
+        events[0]["run_id"] = f"synthetic-alias-{name}"
+        events[0]["workload"] = "alias-workload"
+        events[0]["started_at"] = stamp
+        plan = next(e for e in events if e["kind"] == "plan")
+        plan["workload"], plan["intended_target"] = "alias-workload", target
+        run = tmp_path / "runs" / name
+        run.mkdir(parents=True)
+        (run / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    (page,) = (tmp_path / "site" / "workloads").glob("*/index.html")
+    text = _text(page.read_text(encoding="utf-8"))
+    assert "2 runs on 1 target(s)" in text and "On neuron " in text, text
+    assert "trainium (ran on" not in text and "planned for trainium" in text
+    assert "not evidence for trainium" not in text and "(on neuron: evidence for trainium)" in text
+    index = _text((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
+    assert "Runs per target: neuron 2 " in index and "a run exists" in index, index

@@ -219,6 +219,24 @@ def test_cli_exit_codes_and_format(tmp_path: Path) -> None:
     assert runner.invoke(main, ["validate"]).exit_code == 2
 
 
+def test_validate_reads_a_run_folder_as_report_does(tmp_path: Path) -> None:
+    """A run folder is its events.jsonl (as report and compare take it), with the same exit codes;
+    a folder with no log in it is a usage error naming it."""
+    run = tmp_path / "run-1"
+    run.mkdir()
+    (run / "events.jsonl").write_bytes((FIXTURES / "synthetic_complete.jsonl").read_bytes())
+    runner = CliRunner()
+    ok = runner.invoke(main, ["validate", str(run)])
+    assert ok.exit_code == 0, ok.output
+    assert f"{run.resolve() / 'events.jsonl'}: valid, complete" in ok.output
+    (run / "events.jsonl").write_bytes(b"[]\n")
+    assert runner.invoke(main, ["validate", str(run)]).exit_code == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    usage = runner.invoke(main, ["validate", str(empty)])
+    assert usage.exit_code == 2 and f"{empty}: no run log in this folder" in usage.output
+
+
 def test_cli_json_output(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"schema_version": "1.0"}\n')

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from collector.descriptors import descriptors, plan_rules
+from collector.descriptors import DescriptorError, descriptors, plan_rules, resolve_target
 
 CONSTRAINTS_DIR = Path(__file__).parent / "constraints"
 
@@ -325,14 +325,25 @@ def targets() -> tuple[str, ...]:
     return tuple(descriptors())
 
 
+def backend_name(target: str) -> str:
+    """The backend a target word stands for, by its descriptor's name: an alias a plan may give
+    ("trainium") is the backend that runs it ("neuron"); a word no descriptor claims stays as it is."""
+    try:
+        return resolve_target(target)
+    except DescriptorError:
+        return target
+
+
 def docs_for_family(family: str) -> BackendDocs | None:
     """The target whose runs may record this backend family (None for one no file names)."""
     return next((docs for docs in map(load_backend_docs, targets()) if family in docs.families), None)
 
 
 def evidence_families(target: str | None) -> tuple[str, ...]:
-    """The backend families whose runs are evidence for ``target`` (none for an unknown target)."""
-    return load_backend_docs(target).evidence_families if target in descriptors() else ()
+    """The backend families whose runs are evidence for ``target``, a backend's name or alias
+    (none for an unknown target)."""
+    name = backend_name(target) if target is not None else None
+    return load_backend_docs(name).evidence_families if name in descriptors() else ()
 
 
 def family_label(family: str) -> str:

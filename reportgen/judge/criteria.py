@@ -43,6 +43,9 @@ class Declared:
     value: str
     judges: Judges
     dtype: str | None = None  # applies only to cells of this dtype; None: to every cell
+    # A hash by content also names the file-bytes hash of the same files where the log has one,
+    # so it can be compared with a run that hashed only the file bytes.
+    file_value: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,10 +79,23 @@ def _region(rule: Any) -> str:
     return f"only where {rule.description}"
 
 
-def _inputs_sha(run: RunModel) -> str:
-    """The inputs by content where the log hashed them (the same tensors written another way
-    keep their hash), else by file bytes."""
-    shas = sorted({(a.case or "", a.content_sha256 or a.sha256) for a in run.artifacts if a.role == "inputs"})
+def _by_content(run: RunModel, role: str) -> bool:
+    """Whether the log hashed the role's files by content (every inputs file, or the weights)."""
+    if role == "weights":
+        return bool(run.plan is not None and run.plan.weights_content_sha256)
+    found = [a for a in run.artifacts if a.role == role]
+    return bool(found) and all(a.content_sha256 for a in found)
+
+
+def _inputs_sha(run: RunModel, by_content: bool) -> str:
+    """The inputs by content or by file bytes, as asked."""
+    shas = sorted(
+        {
+            (a.case or "", (a.content_sha256 if by_content else None) or a.sha256)
+            for a in run.artifacts
+            if a.role == "inputs"
+        }
+    )
     if not shas:
         return NOT_RECORDED
     if len(shas) == 1:
@@ -87,8 +103,8 @@ def _inputs_sha(run: RunModel) -> str:
     return f"per cell ({len(shas)} files), digest {hashlib.sha256(repr(shas).encode()).hexdigest()[:12]}..."
 
 
-def _weights_sha(run: RunModel) -> str:
-    if run.plan is not None and run.plan.weights_content_sha256:
+def _weights_sha(run: RunModel, by_content: bool) -> str:
+    if by_content and run.plan is not None and run.plan.weights_content_sha256:
         return run.plan.weights_content_sha256
     if run.plan is not None and run.plan.weights_sha256:
         return run.plan.weights_sha256
@@ -183,25 +199,53 @@ def declared_criteria(run: RunModel) -> dict[str, Declared]:
     """Every criterion the run declared, by key."""
     found = _plan_criteria(run.plan) if run.plan is not None else []
     found += [
-        Declared("weights", _hash_label(run, "weights"), _weights_sha(run), "correctness"),
-        Declared("inputs", _hash_label(run, "inputs"), _inputs_sha(run), "correctness"),
+        _hash(run, "weights", _weights_sha),
+        _hash(run, "inputs", _inputs_sha),
         Declared("collector", "collector version", run.start.collector, "record"),
         Declared("schema", "schema version", run.start.schema_version, "record"),
     ]
     return {d.key: d for d in found}
 
 
-def _hash_label(run: RunModel, role: str) -> str:
-    by_content = (
-        run.plan is not None and run.plan.weights_content_sha256
-        if role == "weights"
-        else any(a.content_sha256 for a in run.artifacts if a.role == role)
-    )
+def _hash_label(role: str, by_content: bool) -> str:
     return (
         f"{role} sha256 (by content)"
         if by_content
         else f"{role} sha256 (file bytes: the same tensors saved another way differ)"
     )
+
+
+def _hash(run: RunModel, role: str, sha: Any) -> Declared:
+    """The role's hash, labelled by what it hashes: by content where the log hashed it so (with the
+    file-bytes hash beside it), else the file bytes."""
+    if _by_content(run, role):
+        return Declared(role, _hash_label(role, True), sha(run, True), "correctness", file_value=sha(run, False))
+    return Declared(role, _hash_label(role, False), sha(run, False), "correctness")
+
+
+def _is_content(d: Declared) -> bool:
+    return d.label.endswith("(by content)")
+
+
+def _hash_change(key: str, a: Declared, b: Declared) -> CriterionChange | None:
+    """A weights or inputs hash where one run hashed by content and the other only the file bytes:
+    compared by file bytes where both have them, else named as not comparable (two kinds of hash
+    are never compared as one)."""
+    fa = a.file_value if _is_content(a) else a.value
+    fb = b.file_value if _is_content(b) else b.value
+    if fa and fb and NOT_RECORDED not in (fa, fb):
+        if fa == fb:
+            return None
+        label = _hash_label(key, False)
+        return CriterionChange(key, label, fa, fb, a.judges, a.dtype, _phrase(key, label, fa, fb))
+    kind = {True: "by content", False: "file bytes"}
+    before, after = f"{a.value} ({kind[_is_content(a)]})", f"{b.value} ({kind[_is_content(b)]})"
+    text = (
+        f"{key} sha256 not comparable: {kind[_is_content(b)]} {_short(b.value)} now, "
+        f"{kind[_is_content(a)]} {_short(a.value)} before (a hash by content and a hash of file bytes differ "
+        f"even for the same tensors, so whether the {key} changed is not known)"
+    )
+    return CriterionChange(key, f"{key} sha256", before, after, a.judges, a.dtype, text)
 
 
 def _short(value: str) -> str:
@@ -222,14 +266,17 @@ def _phrase(key: str, label: str, before: str, after: str) -> str:
 def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declared]) -> list[CriterionChange]:
     """Every criterion whose declaration differs, correctness first, then timing, then what was run, then the record."""
     order = {"correctness": 0, "timing": 1, "config": 2, "record": 3}
-    changes = []
+    changes: list[CriterionChange] = []
     for key in sorted(set(before) | set(after)):
         a, b = before.get(key), after.get(key)
         first = a or b
         assert first is not None
         old = a.value if a is not None else (EVERY_ELEMENT if key.startswith("region:") else NOT_RECORDED)
         new = b.value if b is not None else (EVERY_ELEMENT if key.startswith("region:") else NOT_RECORDED)
-        if old != new:
+        if a is not None and b is not None and key in ("weights", "inputs") and _is_content(a) != _is_content(b):
+            hashed = _hash_change(key, a, b)
+            changes += [hashed] if hashed is not None else []
+        elif old != new:
             changes.append(
                 CriterionChange(
                     key, first.label, old, new, first.judges, first.dtype, _phrase(key, first.label, old, new)

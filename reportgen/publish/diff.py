@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from reportgen.judge.backend_docs import evidence_families
+from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
     code_and_data_changes,
     host_changes,
@@ -167,9 +167,10 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
 
 
 def where(summary: RunSummary) -> str:
-    """The run's planned target, and the backend it ran on where that is no evidence for the
-    target: 'neuron (ran on cpu)'. Two runs with different ``where`` are no upgrade on one target."""
-    target, family = summary.target, summary.family
+    """The run's planned target, by its backend's name (a plan's alias "trainium" is "neuron"),
+    and the backend it ran on where that is no evidence for the target: 'neuron (ran on cpu)'.
+    Two runs with different ``where`` are no upgrade on one target."""
+    target, family = backend_name(summary.target), summary.family
     if family in ("", target) or family in evidence_families(target):
         return target
     return f"{target} (ran on {family})"

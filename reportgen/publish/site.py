@@ -42,7 +42,7 @@ from reportgen import __version__
 from reportgen.contract.events import Count
 from reportgen.judge.timing_stability import series_flag
 from collector.facts import version_tuple
-from reportgen.judge.backend_docs import docs_for_family, load_backend_docs, targets
+from reportgen.judge.backend_docs import backend_name, docs_for_family, load_backend_docs, targets
 from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes, where
 from reportgen.render.templating import (
@@ -468,11 +468,11 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     # Workloads without a run on their target first: the index lists the first FIRST_ROWS of them.
     for workload, runs in sorted(
         by_workload.items(),
-        key=lambda item: (any(evidence_target(s) == _meant_for(item[1][-1]) for s in item[1]), item[0]),
+        key=lambda item: (any(evidence_target(s) == backend_name(_meant_for(item[1][-1])) for s in item[1]), item[0]),
     ):
         latest = runs[-1]
-        target = _meant_for(latest)
-        on_target = [s for s in runs if evidence_target(s) == target]
+        target = _meant_for(latest)  # as the plan names it (an alias included)
+        on_target = [s for s in runs if evidence_target(s) == backend_name(target)]
         rows.append(
             {
                 "workload": workload,
@@ -574,6 +574,8 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "target": target,
         "anchor": f"target-{slug(target, 24)}",
         "history": history,
+        # The plan's own word for the target where it named the backend by an alias ("trainium").
+        "planned_as": {s.run_id: s.target for s in history if s.target != backend_name(s.target)},
         "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
         "summary": diffs[-1][2].summary if diffs else "",
@@ -590,7 +592,7 @@ def version_package(target: str) -> str:
     """The package whose version names a release of the target's stack (torch_neuronx on
     neuron; torch where the backend descriptor names none)."""
     try:
-        return load_backend_docs(target).matrix_package or "torch"
+        return load_backend_docs(backend_name(target)).matrix_package or "torch"
     except KeyError:
         return "torch"
 

@@ -39,6 +39,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reportgen.judge.backend_docs import backend_name
 from reportgen.judge.comparison import CompareRefused
 from reportgen.publish.diff import where
 from reportgen.publish.site_quick import SiteConfigError
@@ -163,7 +164,9 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
     notes: list[str] = []
     for rule in config.compare_latest:
         what = f"site configuration: compare_latest {rule.baseline_target!r} against {rule.candidate_target!r}"
-        if rule.baseline_target == rule.candidate_target:
+        # A target word names its backend: "trainium" and "neuron" are one target.
+        sides = (backend_name(rule.baseline_target), backend_name(rule.candidate_target))
+        if sides[0] == sides[1]:
             problems.append(f"{what} skipped: both sides name one target")
             continue
         made = len(pairs)
@@ -174,14 +177,14 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
                 by_workload.setdefault(s.workload, []).append(s)
         for workload, runs in sorted(by_workload.items()):
             latest = {}
-            for target in (rule.baseline_target, rule.candidate_target):
+            for target in sides:
                 # Planned for the target and run on a backend that is evidence for it: a run
                 # planned for neuron that ran on the host CPU is no latest run on neuron.
                 on_target = [s for s in runs if where(s) == target]
                 if on_target:
                     latest[target] = max(on_target, key=lambda s: s.sort_key)
-            if len(latest) == 2 and rule.baseline_target != rule.candidate_target:
-                base_run, cand_run = latest[rule.baseline_target], latest[rule.candidate_target]
+            if len(latest) == 2:
+                base_run, cand_run = latest[sides[0]], latest[sides[1]]
                 pairs[(base_run.run_id, cand_run.run_id)] = PlannedPair(base_run, cand_run)
         unknown = sorted((chosen or set()) - {s.workload for s in summaries})
         if unknown:
