@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -10,7 +11,7 @@ import pytest
 
 import reportgen
 from reportgen.publish.frame import COLUMNS
-from reportgen.render.report import judge_log
+from reportgen.render.report import ReportInputError, judge_log
 from tests.conftest import FIXTURES, REPO
 
 
@@ -74,3 +75,16 @@ def test_a_path_that_does_not_exist_is_named_not_skipped(tmp_path: Path) -> None
     with pytest.raises(FileNotFoundError) as raised:
         reportgen.load_cells([missing, REPO / "sample_runs"])
     assert raised.value.filename == str(missing) and "no such file or folder" in str(raised.value)
+
+
+def test_an_entry_that_is_not_read_is_named_not_skipped(tmp_path: Path) -> None:
+    """A FIFO or a device among the paths (or inside a folder of runs) is not a run: the frame
+    would quietly lack it, so load_cells raises naming it, as `reportgen site` exits 1."""
+    fifo = tmp_path / "runs" / "stuck.jsonl"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    with pytest.raises(ReportInputError) as raised:
+        reportgen.load_cells([tmp_path / "runs", REPO / "sample_runs"])
+    assert str(raised.value) == f"{fifo}: skipped: a FIFO (named pipe), not a regular file; only regular files are read"
+    with pytest.raises(ReportInputError, match="a character device"):
+        reportgen.load_cells("/dev/null")

@@ -12,6 +12,8 @@ Only logs that validate are loaded; a log that does not raises ``ReportInputErro
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -212,12 +214,22 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
     return _typed(rows, HISTORY_COLUMNS)
 
 
-def load_cells(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """Read, validate and judge every log under ``paths``; one row per planned cell per run."""
-    from reportgen.render.report import judge_log
+def load_cells(paths: Iterable[str | Path] | str | Path) -> pd.DataFrame:
+    """Read, validate and judge every log under ``paths`` (logs, run folders or folders of runs);
+    one row per planned cell per run. Never a frame quietly without some runs: a path that does
+    not exist raises FileNotFoundError naming it, and any other entry that is not read (a FIFO,
+    a log past the size limit, a link out of its folder) or a log that is not valid raises
+    ReportInputError saying which and why, as ``reportgen site`` fails for them."""
+    from reportgen.render.report import ReportInputError, judge_log
     from reportgen.storage.local import find_logs
 
+    found = find_logs([Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)])
+    for skipped in found.skipped:
+        if not os.path.lexists(skipped.path):
+            raise FileNotFoundError(errno.ENOENT, "reportgen.load_cells: no such file or folder", str(skipped.path))
+    if found.skipped:
+        raise ReportInputError("\n".join(s.format() for s in found.skipped))
     rows: list[dict[str, object]] = []
-    for entry in find_logs([Path(p) for p in paths]).logs:
+    for entry in found.logs:
         rows.extend(cell_rows(judge_log(entry.path, entry.annotations, beside=False)))
     return cells_frame(rows)
