@@ -13,11 +13,7 @@ wrote anything from one that is done.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -113,36 +109,8 @@ def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: d
 
 
 def write_file(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write path whole or not at all (a new file beside it, renamed over it), with mode, else
-    the mode of the file it replaces, else what the umask gives. Only a regular file is
-    replaced: a FIFO named by --out would wait for a reader for ever, and a link or a device is
-    not written through. OSError names path."""
-    try:
-        st: os.stat_result | None = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        raise OSError(
-            errno.EINVAL, "not a regular file (a directory, link, device or pipe); only a file is replaced", str(path)
-        )
-    if mode is None and st is not None:
-        mode = stat.S_IMODE(st.st_mode)
-    if mode is None:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    temp = None
-    try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-        temp = None
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    finally:
-        if temp is not None and os.path.exists(temp):
-            os.unlink(temp)
+    """Write path whole or not at all, a regular file only (reportgen.storage.local.replace_file:
+    imported here, as the campaign command loads with the standard library alone)."""
+    from reportgen.storage.local import replace_file
+
+    replace_file(path, data, mode)

@@ -421,17 +421,18 @@ def remove_inside(root: Path, path: Path) -> None:
         os.unlink(path)
 
 
-def replace_file(path: Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all: a new file beside it, renamed over it, with the mode of
-    the file it replaces, else what the umask gives. Only a regular file is replaced: a FIFO
-    named by mistake would wait for a reader for ever, and a link or a device is not written
-    through (as root, /dev/null would be swapped for a file). OSError names ``path``."""
+def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``path`` whole or not at all: a new file beside it, renamed over it, with ``mode``,
+    else the mode of the file it replaces, else what the umask gives. Only a regular file is
+    replaced: a FIFO named by mistake would wait for a reader for ever, and a link or a device is
+    not written through (as root, /dev/null would be swapped for a file). OSError names ``path``."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     else:
@@ -441,7 +442,7 @@ def replace_file(path: Path, data: bytes) -> None:
                 "not a regular file (a directory, link, device or pipe); only a file is replaced",
                 str(path),
             )
-        mode = stat.S_IMODE(st.st_mode)
+        mode = stat.S_IMODE(st.st_mode) if mode is None else mode
     temp = None
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
