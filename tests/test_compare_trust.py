@@ -158,10 +158,9 @@ def test_the_ratio_chart_draws_a_ratio_that_decides_nothing_hollow(tmp_path: Pat
     assert 'class="ring"' not in compiled.split("</figure>")[0]
 
 
-def test_the_history_names_a_synthetic_run_before_its_speed_words(tmp_path: Path) -> None:
-    """Before: a measured run followed by a synthetic one read 'no criteria ... changed; 4 faster'
-    on the latest-run line, '2x faster' in the geometric-mean column and in the change section,
-    with only a 'synthetic' tag beside the run id in the table."""
+def _measured_then_synthetic(tmp_path: Path) -> str:
+    """The workload page of a site holding a run labelled measured (made here, in a temporary
+    folder, to stand for one) and a later synthetic run twice as fast."""
     measured = timing_log("measured-first", seed=1)
     measured[0]["origin"] = "measured"
     measured[0].pop("origin_note", None)
@@ -170,7 +169,14 @@ def test_the_history_names_a_synthetic_run_before_its_speed_words(tmp_path: Path
     _log(tmp_path / "runs" / "a" / "events.jsonl", measured)
     _log(tmp_path / "runs" / "b" / "events.jsonl", synthetic)
     build_site([tmp_path / "runs"], tmp_path / "site")
-    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    return next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+
+
+def test_the_history_names_a_synthetic_run_before_its_speed_words(tmp_path: Path) -> None:
+    """Before: a measured run followed by a synthetic one read 'no criteria ... changed; 4 faster'
+    on the latest-run line, '2x faster' in the geometric-mean column and in the change section,
+    with only a 'synthetic' tag beside the run id in the table."""
+    page = _measured_then_synthetic(tmp_path)
     note = "synthetic fixture on the after side: evidence of nothing"
     latest = page[page.index("Latest run against the previous one") :]
     assert latest.index(note) < latest.index("faster")
@@ -318,15 +324,7 @@ def test_diff_flags_a_compiled_cell_that_ran_eager_as_compare_does(tmp_path: Pat
 def test_the_trend_chart_draws_a_synthetic_run_hollow(tmp_path: Path) -> None:
     """Before: a synthetic run's warm medians were filled markers on the workload's trend chart,
     like measured ones."""
-    measured = timing_log("measured-first", seed=1)
-    measured[0]["origin"] = "measured"
-    measured[0].pop("origin_note", None)
-    synthetic = timing_log("synthetic-second", scale=0.5, seed=2)
-    synthetic[0]["started_at"] = "2026-01-02T00:00:00Z"
-    _log(tmp_path / "runs" / "a" / "events.jsonl", measured)
-    _log(tmp_path / "runs" / "b" / "events.jsonl", synthetic)
-    build_site([tmp_path / "runs"], tmp_path / "site")
-    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    page = _measured_then_synthetic(tmp_path)
     trend = page[page.index("Trend") :]
     marks = trend.count("synthetic fixture, not a measurement")
     assert marks >= 1 and trend.count('class="ring"') >= marks, (marks, trend.count('class="ring"'))
