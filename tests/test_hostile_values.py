@@ -331,12 +331,12 @@ ANNOTATIONS: list[tuple[str, str, int, str]] = [
     ("not UTF-8", "[b2-l16-contiguous-float32-compiled]\nexplanation = '\udcff'\n", 1, "not UTF-8 text"),
     (
         "Markdown nested very deeply",
-        "[b2-l16-contiguous-float32-compiled]\nexplanation = '''"
-        + ">" * 20_000
+        "[b2-l16-contiguous-float32-compiled]\nexplanation = '''"  # within an explanation's 20,000 characters
+        + ">" * 9_000
         + " deep\n"
-        + "- " * 5_000
+        + "- " * 2_500
         + "x\n"
-        + "[" * 20_000
+        + "[" * 5_000
         + "'''\n",
         0,
         "",
