@@ -650,6 +650,29 @@ def test_a_non_finite_reference_element_is_recorded_not_a_crash(
     assert stats.max_abs is None and stats.max_rel is None
 
 
+# --- an output that changes shape between two calls ---------------------------------------------
+
+
+def test_a_reference_whose_shape_changes_between_calls_fails_that_shape_not_a_noise_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Broadcasting [2, 4, 4] against [2, 1, 4] must not become a "noise floor" of the reference.
+    monkeypatch.setenv("FAULTY", "reshape@2")
+    run_dir, code = _execute(tmp_path, modes=["eager"])
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    events = _events(log)
+    assert [e.shape for e in events if e.kind == "reference"] == ["b1-l4-contiguous"]
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert results[B1[0]].status == "pass"
+    failed = results[B2[0]]
+    assert failed.status == "error" and failed.failure.phase == "reference", failed
+    assert "changed shape" in failed.failure.message and "[2, 4, 4] then [2, 1, 4]" in failed.failure.message
+
+
 # --- a signal while torch imports -----------------------------------------------------------------
 
 
