@@ -137,15 +137,19 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         finish(run, "complete")
         run.progress.say(f"done: {run.recorded} of {len(run.cells)} cells recorded, log {run.dir / 'events.jsonl'}")
         return run.dir, 0
-    except Aborted as exc:
+    except (Aborted, KeyboardInterrupt) as exc:
+        # KeyboardInterrupt: a library put Python's own SIGINT handler back, or workload code
+        # raised it; either way the run ends as an interrupt would, with its run_end.
+        signum = exc.signum if isinstance(exc, Aborted) else signal.SIGINT
+        what = str(exc) if isinstance(exc, Aborted) else "KeyboardInterrupt"
         if not run.has_log:  # no log yet: nothing to keep
             finish(run, "aborted")
             shutil.rmtree(run.dir, ignore_errors=True)
-            say(f"interrupted before the run started ({exc}); nothing was written")
-            return None, EXIT_ABORTED[exc.signum]
-        finish(run, "aborted", f"received {exc}")
-        say(f"aborted by {exc}; the log up to here is intact, the cells without a result are untested")
-        return run.dir, EXIT_ABORTED[exc.signum]
+            say(f"interrupted before the run started ({what}); nothing was written")
+            return None, EXIT_ABORTED[signum]
+        finish(run, "aborted", f"received {what}")
+        say(f"aborted by {what}; the log up to here is intact, the cells without a result are untested")
+        return run.dir, EXIT_ABORTED[signum]
     except WorkloadError as exc:
         finish(run, "aborted", f"workload error: {exc}")
         say(f"{exc} (run aborted, log {run.dir / 'events.jsonl'})")

@@ -673,6 +673,27 @@ def test_a_reference_whose_shape_changes_between_calls_fails_that_shape_not_a_no
     assert "changed shape" in failed.failure.message and "[2, 4, 4] then [2, 1, 4]" in failed.failure.message
 
 
+def test_a_keyboard_interrupt_raised_inside_a_cell_ends_the_run_with_its_run_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # A library that puts Python's own SIGINT handler back turns Ctrl-C into KeyboardInterrupt.
+    from collector.run import cells
+
+    def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cells, "to_device", to_device)
+    run_dir, code = _execute(tmp_path, modes=["eager"])
+    err = capfd.readouterr().err
+    assert code == 130, err[-2000:]
+    _no_traceback(err)
+    assert _stop_lines(err)[-1].startswith("collector: aborted by KeyboardInterrupt"), err
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    end = _events(log)[-1]
+    assert end.kind == "run_end" and end.status == "aborted" and "KeyboardInterrupt" in end.reason
+
+
 # --- a signal while torch imports -----------------------------------------------------------------
 
 
