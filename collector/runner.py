@@ -78,8 +78,7 @@ def finish(run: Run, status: str, reason: str | None = None) -> bool:
     except (OSError, OutOfSpace):
         return False
     finally:
-        if run.has_log:
-            run.log.close()
+        run.close_log()
         shutil.rmtree(run.cache_dir, ignore_errors=True)
     return True
 
@@ -116,6 +115,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         except OSError as exc:
             shutil.rmtree(run.cache_dir, ignore_errors=True)
             if not run.has_log:
+                run.close_log()
                 shutil.rmtree(run.dir, ignore_errors=True)
                 say(
                     f"cannot write the run folder under --out {options.out_dir}: {exc.strerror or exc}; expected a writable folder"
@@ -155,6 +155,11 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         say(f"{exc} (run aborted, log {run.dir / 'events.jsonl'})")
         return run.dir, EXIT_USAGE
     except OutOfSpace as exc:
+        if not run.has_log:  # not even run_start fitted: no run folder, as for any other setup failure
+            finish(run, "aborted")
+            shutil.rmtree(run.dir, ignore_errors=True)
+            say(f"out of space: {exc}; no run folder was kept (its first log line did not fit)")
+            return None, EXIT_OUT_OF_SPACE
         written = written_bytes(run.dir)
         reason = f"out of space: {exc}; the run had written {_size(written)} so far"
         ended = finish(run, "aborted", reason)

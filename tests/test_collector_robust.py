@@ -470,6 +470,36 @@ SPACE_LIMITS = [
 def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(
     tmp_path: Path, limit: int, fault: str, where: str
 ) -> None:
+    done = _run_under_a_file_size_limit(tmp_path, limit, fault)
+    assert done.returncode == 4, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    stops = _stop_lines(done.stderr)
+    assert len(stops) == 1 and "out of space" in stops[0], done.stderr[-3000:]
+    assert where in stops[0] and "File too large" in stops[0] and "the run had written" in stops[0]
+    assert "the log is valid up to its last line and incomplete" in stops[0]
+    log = next(tmp_path.glob("*/events.jsonl"))
+    assert log.stat().st_size <= limit
+    _validates(log)
+    events = _events(log)
+    assert events[0].kind == "run_start"
+    if events[-1].kind == "run_end":
+        assert events[-1].status == "aborted" and "out of space" in events[-1].reason
+    if where == "weights.pt":
+        assert events[-1].kind == "run_end", "a short run_end fits below the limit"
+        assert not (log.parent / "artifacts" / "weights.pt").exists(), "the partly written file is removed"
+
+
+def test_a_file_size_limit_below_run_start_keeps_no_run_folder(tmp_path: Path) -> None:
+    # run_start (about 1.5 kB) does not fit, a run_end would: a log of a run_end alone is invalid.
+    done = _run_under_a_file_size_limit(tmp_path, 1000, "")
+    assert done.returncode == 4, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    stops = _stop_lines(done.stderr)
+    assert len(stops) == 1 and "out of space" in stops[0] and "no run folder was kept" in stops[0], stops
+    assert list(tmp_path.iterdir()) == []
+
+
+def _run_under_a_file_size_limit(tmp_path: Path, limit: int, fault: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["FAULTY"] = fault
 
@@ -500,22 +530,7 @@ def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(
         preexec_fn=limit_files,
         check=False,
     )
-    assert done.returncode == 4, done.stderr[-3000:]
-    _no_traceback(done.stderr)
-    stops = _stop_lines(done.stderr)
-    assert len(stops) == 1 and "out of space" in stops[0], done.stderr[-3000:]
-    assert where in stops[0] and "File too large" in stops[0] and "the run had written" in stops[0]
-    assert "the log is valid up to its last line and incomplete" in stops[0]
-    log = next(tmp_path.glob("*/events.jsonl"))
-    assert log.stat().st_size <= limit
-    _validates(log)
-    events = _events(log)
-    assert events[0].kind == "run_start"
-    if events[-1].kind == "run_end":
-        assert events[-1].status == "aborted" and "out of space" in events[-1].reason
-    if where == "weights.pt":
-        assert events[-1].kind == "run_end", "a short run_end fits below the limit"
-        assert not (log.parent / "artifacts" / "weights.pt").exists(), "the partly written file is removed"
+    return done
 
 
 # --- 8. a cold-start child past --cold-timeout --------------------------------------------------

@@ -243,8 +243,13 @@ class Run:
 
     @property
     def has_log(self) -> bool:
-        """Whether setup got as far as opening the log (a run stopped earlier has nothing to keep)."""
-        return self._log is not None
+        """Whether the log holds its first line, run_start (a run stopped earlier has nothing to
+        keep: a run_end alone, or an empty file, is no log reportgen accepts)."""
+        return self._log is not None and bool(self._log.kinds_written)
+
+    def close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
 
     @property
     def workload(self) -> ModuleType:
