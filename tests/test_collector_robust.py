@@ -352,6 +352,12 @@ BAD_MODULES = [
         True,
     ),
     (
+        "bad_empty",
+        GOOD_MODULE.replace('return {"y": model(inputs["x"])}', "return {}"),
+        ["bad_empty.py: run_model() returned a mapping of nothing", "expected run_model(model, inputs)"],
+        True,
+    ),
+    (
         "bad_build",
         GOOD_MODULE.replace(
             "    torch.manual_seed(0)\n    model =", "    raise OSError('weights not found')\n    model ="
