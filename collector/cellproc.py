@@ -27,10 +27,10 @@ from typing import Any
 
 from collector import training
 from collector.backends import select_backend
-from collector.plan import Cell, load_plan
+from collector.plan import Cell
 from collector.run import cells, profiles
 from collector.run.children import EVENT, FLUSH
-from collector.run.state import Options, Run
+from collector.run.state import Options, Run, add_source_args, load_unchanged_plan
 from collector.supervise import marker_stream
 from collector.workload import load_artifact, load_workload, saved_model
 
@@ -68,10 +68,9 @@ def flush(markers: Any, case: str | None, passed: bool = False, cold: dict[str, 
 def main() -> None:
     markers = marker_stream()
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--plan", required=True)
+    add_source_args(parser)
     parser.add_argument("--run-dir", required=True)
     parser.add_argument("--target", required=True)
-    parser.add_argument("--plan-sha256", required=True, help="the plan text the main process read")
     parser.add_argument("--cases", required=True, help="comma-separated, in the order they run")
     parser.add_argument("--warm", type=int)
     parser.add_argument("--profile")
@@ -82,9 +81,7 @@ def main() -> None:
         help="the cold calls were taken already; the caches given hold their compiles",
     )
     args = parser.parse_args()
-    plan = load_plan(args.plan)
-    if plan.text_sha256 != args.plan_sha256:
-        raise SystemExit(f"{args.plan} changed since the run began; its cells are checked in the main process instead")
+    plan = load_unchanged_plan(args)  # else its cells are checked in the main process instead
     run = Run(
         plan, select_backend(args.target), Options(target=args.target, warm_repetitions=args.warm, profile=args.profile)
     )

@@ -26,7 +26,8 @@ import torch
 from collector import training
 from collector.backends import Backend, finish_cache_listing, list_cache_dirs, select_backend
 from collector.compare import compare, describe, judged_nonfinite
-from collector.plan import WorkloadPlan, load_plan
+from collector.plan import WorkloadPlan
+from collector.run.state import add_source_args, load_unchanged_plan
 from collector.supervise import COLD_MARKER, marker_stream
 from collector.timing import timed_sample
 from collector.workload import (
@@ -45,12 +46,12 @@ from collector.workload import (
 def main() -> None:
     markers = marker_stream()
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--plan", required=True)
+    add_source_args(parser)
     parser.add_argument("--run-dir", required=True)
     parser.add_argument("--case", required=True)
     parser.add_argument("--target", required=True)
     args = parser.parse_args()
-    plan = load_plan(args.plan)
+    plan = load_unchanged_plan(args)
     cell = next(c for c in plan.cells if c.case == args.case)
     backend = select_backend(args.target)
     workload = load_workload(plan)

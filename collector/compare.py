@@ -255,9 +255,20 @@ def max_abs_between(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> f
     Two runs that agree bit for bit agree on their non-finite elements too: a NaN facing a NaN,
     or an Inf facing the same Inf, is no difference (NaN != NaN must not make a deterministic
     reference look noisy). A non-finite element facing anything else makes the result None.
+    Two runs whose output names or shapes differ are not noise: ValueError (broadcasting would
+    otherwise turn a shape that changed between calls into a difference of values).
     """
+    if sorted(a) != sorted(b):
+        raise ValueError(
+            f"the outputs' names changed between two calls with the same inputs: {sorted(a)} then {sorted(b)}"
+        )
     worst = 0.0
     for name, tensor in a.items():
+        if tuple(tensor.shape) != tuple(b[name].shape):
+            raise ValueError(
+                f"output {name!r} changed shape between two calls with the same inputs: "
+                f"{list(tensor.shape)} then {list(b[name].shape)}"
+            )
         x = tensor.detach().to("cpu", torch.float64)
         y = b[name].detach().to("cpu", torch.float64)
         same = (x == y) | (torch.isnan(x) & torch.isnan(y))

@@ -26,7 +26,9 @@ def _git(*args: str) -> tuple[str | None, str]:
     """git's output in the collector's folder, or None and why not."""
     try:
         done = subprocess.run(
-            ["git", "-C", str(COLLECTOR_DIR), *args],
+            # --no-optional-locks: git status must not refresh (write) the checkout's index; a
+            # git killed by the timeout or a file-size limit would leave index.lock behind.
+            ["git", "--no-optional-locks", "-C", str(COLLECTOR_DIR), *args],
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT_S,

@@ -78,8 +78,7 @@ def finish(run: Run, status: str, reason: str | None = None) -> bool:
     except (OSError, OutOfSpace):
         return False
     finally:
-        if run.has_log:
-            run.log.close()
+        run.close_log()
         shutil.rmtree(run.cache_dir, ignore_errors=True)
     return True
 
@@ -116,6 +115,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         except OSError as exc:
             shutil.rmtree(run.cache_dir, ignore_errors=True)
             if not run.has_log:
+                run.close_log()
                 shutil.rmtree(run.dir, ignore_errors=True)
                 say(
                     f"cannot write the run folder under --out {options.out_dir}: {exc.strerror or exc}; expected a writable folder"
@@ -137,20 +137,29 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         finish(run, "complete")
         run.progress.say(f"done: {run.recorded} of {len(run.cells)} cells recorded, log {run.dir / 'events.jsonl'}")
         return run.dir, 0
-    except Aborted as exc:
+    except (Aborted, KeyboardInterrupt) as exc:
+        # KeyboardInterrupt: a library put Python's own SIGINT handler back, or workload code
+        # raised it; either way the run ends as an interrupt would, with its run_end.
+        signum = exc.signum if isinstance(exc, Aborted) else signal.SIGINT
+        what = str(exc) if isinstance(exc, Aborted) else "KeyboardInterrupt"
         if not run.has_log:  # no log yet: nothing to keep
             finish(run, "aborted")
             shutil.rmtree(run.dir, ignore_errors=True)
-            say(f"interrupted before the run started ({exc}); nothing was written")
-            return None, EXIT_ABORTED[exc.signum]
-        finish(run, "aborted", f"received {exc}")
-        say(f"aborted by {exc}; the log up to here is intact, the cells without a result are untested")
-        return run.dir, EXIT_ABORTED[exc.signum]
+            say(f"interrupted before the run started ({what}); nothing was written")
+            return None, EXIT_ABORTED[signum]
+        finish(run, "aborted", f"received {what}")
+        say(f"aborted by {what}; the log up to here is intact, the cells without a result are untested")
+        return run.dir, EXIT_ABORTED[signum]
     except WorkloadError as exc:
         finish(run, "aborted", f"workload error: {exc}")
         say(f"{exc} (run aborted, log {run.dir / 'events.jsonl'})")
         return run.dir, EXIT_USAGE
     except OutOfSpace as exc:
+        if not run.has_log:  # not even run_start fitted: no run folder, as for any other setup failure
+            finish(run, "aborted")
+            shutil.rmtree(run.dir, ignore_errors=True)
+            say(f"out of space: {exc}; no run folder was kept (its first log line did not fit)")
+            return None, EXIT_OUT_OF_SPACE
         written = written_bytes(run.dir)
         reason = f"out of space: {exc}; the run had written {_size(written)} so far"
         ended = finish(run, "aborted", reason)

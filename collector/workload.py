@@ -170,9 +170,12 @@ def check_inputs(workload: ModuleType, inputs: Any) -> dict[str, torch.Tensor]:
 
 
 def check_outputs(workload: ModuleType, outputs: Any) -> dict[str, torch.Tensor]:
-    """What ``run_model`` returned, checked: a mapping of output names to tensors."""
-    if not isinstance(outputs, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in outputs.items()
+    """What ``run_model`` returned, checked: a mapping of output names to tensors, at least one
+    (an empty one leaves nothing to compare with the reference)."""
+    if (
+        not isinstance(outputs, Mapping)
+        or not outputs
+        or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in outputs.items())
     ):
         raise WorkloadError(
             f"workload module {workload.__file__}: run_model() returned {_describe(outputs)}; expected {EXPECTED['run_model']}"

@@ -317,6 +317,36 @@ def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
 
 
+def test_a_workload_module_edited_during_the_run_is_not_loaded_by_a_fresh_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh process would otherwise run other code than the reference and the eager cells."""
+    monkeypatch.delenv("FAULTY", raising=False)
+    from tests.test_collector_robust import PlainBackend
+
+    plan_path = _faulty_with_cache_check(tmp_path)
+    module_path = plan_path.with_name("faulty.py")
+    real_child = children.run_child
+
+    def edit_then_start(module: str, argv: list[str], *rest: Any) -> Any:
+        text = module_path.read_text(encoding="utf-8")
+        module_path.write_text(text + "\n# edited while the run was going\n", encoding="utf-8")
+        return real_child(module, argv, *rest)
+
+    monkeypatch.setattr(children, "run_child", edit_then_start)
+    run_dir, code = execute(
+        load_plan(plan_path),
+        PlainBackend(),
+        Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2),
+    )
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir)
+    warnings = {e.category: e.message for e in events if e.kind == "warning"}
+    assert "faulty.py changed since the run began" in warnings["CellProcessEnded"]
+    assert "faulty.py changed since the run began" in warnings["ColdStartFailed"]
+    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
+
+
 def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

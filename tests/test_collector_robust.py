@@ -352,6 +352,12 @@ BAD_MODULES = [
         True,
     ),
     (
+        "bad_empty",
+        GOOD_MODULE.replace('return {"y": model(inputs["x"])}', "return {}"),
+        ["bad_empty.py: run_model() returned a mapping of nothing", "expected run_model(model, inputs)"],
+        True,
+    ),
+    (
         "bad_build",
         GOOD_MODULE.replace(
             "    torch.manual_seed(0)\n    model =", "    raise OSError('weights not found')\n    model ="
@@ -470,6 +476,36 @@ SPACE_LIMITS = [
 def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(
     tmp_path: Path, limit: int, fault: str, where: str
 ) -> None:
+    done = _run_under_a_file_size_limit(tmp_path, limit, fault)
+    assert done.returncode == 4, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    stops = _stop_lines(done.stderr)
+    assert len(stops) == 1 and "out of space" in stops[0], done.stderr[-3000:]
+    assert where in stops[0] and "File too large" in stops[0] and "the run had written" in stops[0]
+    assert "the log is valid up to its last line and incomplete" in stops[0]
+    log = next(tmp_path.glob("*/events.jsonl"))
+    assert log.stat().st_size <= limit
+    _validates(log)
+    events = _events(log)
+    assert events[0].kind == "run_start"
+    if events[-1].kind == "run_end":
+        assert events[-1].status == "aborted" and "out of space" in events[-1].reason
+    if where == "weights.pt":
+        assert events[-1].kind == "run_end", "a short run_end fits below the limit"
+        assert not (log.parent / "artifacts" / "weights.pt").exists(), "the partly written file is removed"
+
+
+def test_a_file_size_limit_below_run_start_keeps_no_run_folder(tmp_path: Path) -> None:
+    # run_start (about 1.5 kB) does not fit, a run_end would: a log of a run_end alone is invalid.
+    done = _run_under_a_file_size_limit(tmp_path, 1000, "")
+    assert done.returncode == 4, done.stderr[-3000:]
+    _no_traceback(done.stderr)
+    stops = _stop_lines(done.stderr)
+    assert len(stops) == 1 and "out of space" in stops[0] and "no run folder was kept" in stops[0], stops
+    assert list(tmp_path.iterdir()) == []
+
+
+def _run_under_a_file_size_limit(tmp_path: Path, limit: int, fault: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["FAULTY"] = fault
 
@@ -500,22 +536,7 @@ def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(
         preexec_fn=limit_files,
         check=False,
     )
-    assert done.returncode == 4, done.stderr[-3000:]
-    _no_traceback(done.stderr)
-    stops = _stop_lines(done.stderr)
-    assert len(stops) == 1 and "out of space" in stops[0], done.stderr[-3000:]
-    assert where in stops[0] and "File too large" in stops[0] and "the run had written" in stops[0]
-    assert "the log is valid up to its last line and incomplete" in stops[0]
-    log = next(tmp_path.glob("*/events.jsonl"))
-    assert log.stat().st_size <= limit
-    _validates(log)
-    events = _events(log)
-    assert events[0].kind == "run_start"
-    if events[-1].kind == "run_end":
-        assert events[-1].status == "aborted" and "out of space" in events[-1].reason
-    if where == "weights.pt":
-        assert events[-1].kind == "run_end", "a short run_end fits below the limit"
-        assert not (log.parent / "artifacts" / "weights.pt").exists(), "the partly written file is removed"
+    return done
 
 
 # --- 8. a cold-start child past --cold-timeout --------------------------------------------------
@@ -648,6 +669,50 @@ def test_a_non_finite_reference_element_is_recorded_not_a_crash(
     assert stats.worst_index == [0, where // 4, where % 4]
     assert stats.allowed_at_worst is None and stats.diff_at_worst is None
     assert stats.max_abs is None and stats.max_rel is None
+
+
+# --- an output that changes shape between two calls ---------------------------------------------
+
+
+def test_a_reference_whose_shape_changes_between_calls_fails_that_shape_not_a_noise_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Broadcasting [2, 4, 4] against [2, 1, 4] must not become a "noise floor" of the reference.
+    monkeypatch.setenv("FAULTY", "reshape@2")
+    run_dir, code = _execute(tmp_path, modes=["eager"])
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    events = _events(log)
+    assert [e.shape for e in events if e.kind == "reference"] == ["b1-l4-contiguous"]
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert results[B1[0]].status == "pass"
+    failed = results[B2[0]]
+    assert failed.status == "error" and failed.failure.phase == "reference", failed
+    assert "changed shape" in failed.failure.message and "[2, 4, 4] then [2, 1, 4]" in failed.failure.message
+
+
+def test_a_keyboard_interrupt_raised_inside_a_cell_ends_the_run_with_its_run_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # A library that puts Python's own SIGINT handler back turns Ctrl-C into KeyboardInterrupt.
+    from collector.run import cells
+
+    def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cells, "to_device", to_device)
+    run_dir, code = _execute(tmp_path, modes=["eager"])
+    err = capfd.readouterr().err
+    assert code == 130, err[-2000:]
+    _no_traceback(err)
+    assert _stop_lines(err)[-1].startswith("collector: aborted by KeyboardInterrupt"), err
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    end = _events(log)[-1]
+    assert end.kind == "run_end" and end.status == "aborted" and "KeyboardInterrupt" in end.reason
 
 
 # --- a signal while torch imports -----------------------------------------------------------------

@@ -77,6 +77,34 @@ def test_in_this_checkout_the_commit_is_read() -> None:
     assert len(commit.get("value", "")) == 40 and dirty.get("value") in ("true", "false")
 
 
+def test_reading_the_git_state_never_writes_the_checkouts_index(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # git status refreshes a stale index in place (under index.lock) unless told not to; a git
+    # killed there (its timeout, a file-size limit) would leave the lock and block the user's git.
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True, env=env)
+
+    git("init", "-q")
+    (tmp_path / "tracked.txt").write_text("a\n", encoding="utf-8")
+    git("add", "tracked.txt")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one file")
+    os.utime(tmp_path / "tracked.txt", (1_000_000_000, 1_000_000_000))  # the index's stat data is stale
+    index = (tmp_path / ".git" / "index").read_bytes()
+    monkeypatch.setattr(prov, "COLLECTOR_DIR", tmp_path)
+    commit, dirty = prov.git_state()
+    assert len(commit.get("value", "")) == 40 and dirty.get("value") == "false"
+    assert (tmp_path / ".git" / "index").read_bytes() == index
+
+
 def _start() -> dict[str, Any]:
     return {
         "schema_version": "1.2",

@@ -103,7 +103,7 @@ def _empty_folder(run: Run, index: int) -> Path:
 def _cold_only(run: Run, index: int, cell: Cell) -> None:
     """The cell's cold first call, its one compile from an empty cache, in a process of its own."""
     folder = _empty_folder(run, index)
-    argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
+    argv = [*run.source_args(), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
     run.progress.say(f"{cell.case}: cold first call in a fresh process with empty caches", index)
     with run.progress.heartbeat(f"{cell.case}: cold first call in a fresh process"):
         result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout, folder)
@@ -200,10 +200,7 @@ def run_batch(
         return True
 
     argv = [
-        "--plan",
-        str(run.plan.path),
-        "--plan-sha256",
-        run.plan.text_sha256,
+        *run.source_args(),
         "--run-dir",
         str(run.dir),
         "--target",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fnmatch
 import sys
@@ -19,8 +20,9 @@ import torch
 from collector import lifeline, training
 from collector.backends import Backend
 from collector.eventlog import EventLog
-from collector.plan import Cell, WorkloadPlan
+from collector.plan import Cell, WorkloadPlan, load_plan
 from collector.visible import terminal
+from collector.workload import sha256_file
 
 
 @dataclass
@@ -130,6 +132,31 @@ class CellOutcome:
     cold: dict[str, Any] | None = None
 
 
+def add_source_args(parser: argparse.ArgumentParser) -> None:
+    """A fresh child's options for ``Run.source_args``."""
+    parser.add_argument("--plan", required=True)
+    parser.add_argument("--plan-sha256", required=True, help="the plan text the main process read")
+    parser.add_argument("--module-sha256", required=True, help="the workload module the main process loaded")
+
+
+def load_unchanged_plan(args: argparse.Namespace) -> WorkloadPlan:
+    """The plan a fresh child runs, refused (exit with the reason) when the plan or its workload
+    module changed on disk since the run began: the child would run other code or criteria than
+    the reference and the run's other cells."""
+    plan = load_plan(args.plan)
+    if plan.text_sha256 != args.plan_sha256:
+        raise SystemExit(f"{args.plan} changed since the run began; this process does not run its cells")
+    try:
+        module = sha256_file(plan.module_path)
+    except OSError as exc:
+        raise SystemExit(f"workload module {plan.module_path}: cannot be read: {exc.strerror or exc}") from None
+    if module != args.module_sha256:
+        raise SystemExit(
+            f"workload module {plan.module_path} changed since the run began; this process does not run its cells"
+        )
+    return plan
+
+
 def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:
     """Cells chosen by --only globs and --modes (all of them when neither is given)."""
     return [
@@ -188,6 +215,19 @@ class Run:
         # below cache_dir): later compiles of the shape and the restart measurement use it.
         self.cache_folders: dict[str, Path] = {}
         self._log: EventLog | None = None
+        # The workload module's sha256 when setup loaded it: a fresh child checks it is unchanged.
+        self.module_sha256 = ""
+
+    def source_args(self) -> list[str]:
+        """The plan a fresh child loads, with the hashes of the plan and module this run read."""
+        return [
+            "--plan",
+            str(self.plan.path),
+            "--plan-sha256",
+            self.plan.text_sha256,
+            "--module-sha256",
+            self.module_sha256,
+        ]
 
     # The log, workload and model exist from setup on; a step that reaches for one earlier is a
     # bug in the order of the steps, said as such rather than as an AttributeError on None.
@@ -203,8 +243,13 @@ class Run:
 
     @property
     def has_log(self) -> bool:
-        """Whether setup got as far as opening the log (a run stopped earlier has nothing to keep)."""
-        return self._log is not None
+        """Whether the log holds its first line, run_start (a run stopped earlier has nothing to
+        keep: a run_end alone, or an empty file, is no log reportgen accepts)."""
+        return self._log is not None and bool(self._log.kinds_written)
+
+    def close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
 
     @property
     def workload(self) -> ModuleType:

@@ -238,7 +238,7 @@ def _cold_in_process(cell: Cell, outcome: CellOutcome) -> dict[str, Any]:
 
 
 def _cold_fresh(run: Run, cell: Cell) -> tuple[dict[str, Any], list[str], list[str]] | None:
-    argv = ["--plan", str(run.plan.path), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
+    argv = [*run.source_args(), "--run-dir", str(run.dir), "--case", cell.case, "--target", run.backend.name]
     with run.progress.heartbeat(f"{cell.case}: cold first call in a fresh process"):
         result = run_cold(argv, run.backend.cache_env, run.options.cold_timeout)
     if "timed_out_after_s" in result or "error" in result:
@@ -325,8 +325,7 @@ def time_restarts(run: Run) -> None:
             continue
         run.progress.say(f"{cell.case}: first call in a fresh process with the cache its compile left")
         argv = [
-            "--plan",
-            str(run.plan.path),
+            *run.source_args(),
             "--run-dir",
             str(run.dir),
             "--case",

@@ -11,6 +11,8 @@
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
   (its pid written to ``FAULTY_PIDFILE``) and then sleeps itself, past any cold timeout;
 * ``child-crash``: in a fresh child process of the run only, ``build_model`` exits with 7;
+* ``reshape``: every second call of the reference model at that batch keeps only the first position
+  of ``y`` (an output whose shape changes between two calls with the same inputs);
 * ``hang``: ``run_model`` sleeps for 10 minutes on a cell's model (a run that outlasts its
   scheduler's time limit);
 * ``nan-at`` / ``inf-at`` (the number is a flat index, not a batch size): every call of the
@@ -90,6 +92,10 @@ def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, to
         _calls[id(model)] = _calls.get(id(model), 0) + 1
         if _calls[id(model)] > 3:
             raise RuntimeError(f"injected failure during warm timing at batch {batch}")
+    if is_reference and _fails("reshape", batch):
+        _calls[id(model)] = _calls.get(id(model), 0) + 1
+        if _calls[id(model)] % 2 == 0:
+            return {"y": model(inputs["x"])[:, :1]}
     fault = _fault()
     if fault is not None and fault[0] in ("nan-at", "inf-at"):
         y = model(inputs["x"]).clone()
