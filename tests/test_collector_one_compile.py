@@ -289,19 +289,19 @@ def test_a_compiled_training_cell_is_compiled_once_and_its_first_step_is_the_col
     assert steps and cold.output_check.max_abs == abs(steps[0].loss - steps[0].reference_loss)
 
 
-def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The child checks it reads the plan text the run began with; else the cell is checked here."""
+def _run_editing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[dict[str, str], list[Any]]:
+    """Run the faulty workload's compiled cell, editing its file ``name`` (the plan or the module)
+    just before each fresh process starts: the run's warnings by category and its results."""
     monkeypatch.delenv("FAULTY", raising=False)
     from tests.test_collector_robust import PlainBackend
 
     plan_path = _faulty_with_cache_check(tmp_path)
+    edited = plan_path if name == "plan" else plan_path.with_name(name)
     real_child = children.run_child
 
     def edit_then_start(module: str, argv: list[str], *rest: Any) -> Any:
-        text = plan_path.read_text(encoding="utf-8")
-        plan_path.write_text(text + "\n# edited while the run was going\n", encoding="utf-8")
+        text = edited.read_text(encoding="utf-8")
+        edited.write_text(text + "\n# edited while the run was going\n", encoding="utf-8")
         return real_child(module, argv, *rest)
 
     monkeypatch.setattr(children, "run_child", edit_then_start)
@@ -313,38 +313,26 @@ def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     warnings = {e.category: e.message for e in events if e.kind == "warning"}
+    return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
+
+
+def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child checks it reads the plan text the run began with; else the cell is checked here."""
+    warnings, results = _run_editing(tmp_path, monkeypatch, "plan")
     assert "changed since the run began" in warnings["ColdStartFailed"]
-    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
+    assert results == [(COMPILED, "pass")]
 
 
 def test_a_workload_module_edited_during_the_run_is_not_loaded_by_a_fresh_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A fresh process would otherwise run other code than the reference and the eager cells."""
-    monkeypatch.delenv("FAULTY", raising=False)
-    from tests.test_collector_robust import PlainBackend
-
-    plan_path = _faulty_with_cache_check(tmp_path)
-    module_path = plan_path.with_name("faulty.py")
-    real_child = children.run_child
-
-    def edit_then_start(module: str, argv: list[str], *rest: Any) -> Any:
-        text = module_path.read_text(encoding="utf-8")
-        module_path.write_text(text + "\n# edited while the run was going\n", encoding="utf-8")
-        return real_child(module, argv, *rest)
-
-    monkeypatch.setattr(children, "run_child", edit_then_start)
-    run_dir, code = execute(
-        load_plan(plan_path),
-        PlainBackend(),
-        Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2),
-    )
-    assert code == 0 and run_dir is not None
-    events = _events(run_dir)
-    warnings = {e.category: e.message for e in events if e.kind == "warning"}
+    warnings, results = _run_editing(tmp_path, monkeypatch, "faulty.py")
     assert "faulty.py changed since the run began" in warnings["CellProcessEnded"]
     assert "faulty.py changed since the run began" in warnings["ColdStartFailed"]
-    assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(COMPILED, "pass")]
+    assert results == [(COMPILED, "pass")]
 
 
 def test_lines_a_workload_prints_in_a_fresh_process_are_ignored(
