@@ -181,3 +181,47 @@ def test_a_newline_in_a_folder_name_cannot_begin_a_line_of_output(tmp_path: Path
     for output in (checked.stdout, site.stdout + site.stderr):
         assert "x<U+000A>forged.jsonl:1: error: all fine" in output
         assert not any(line.startswith("forged.jsonl") for line in output.splitlines()), output
+
+
+def test_a_full_disk_names_the_file_and_leaves_no_half_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk that fills part-way through a page: one line naming the file that could not be
+    written, and that file is not left cut short (the next build writes it whole)."""
+    import errno
+    import os
+
+    from reportgen.storage import local
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("the file behind a descriptor is read from /proc")
+    real_fdopen, out = os.fdopen, tmp_path / "site"
+
+    class FillsUp:
+        def __init__(self, fd: int) -> None:
+            self.stream = real_fdopen(fd, "wb")
+
+        def __enter__(self) -> FillsUp:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.stream.close()
+
+        def write(self, data: bytes) -> int:
+            self.stream.write(data[: len(data) // 2])  # what fitted, then the disk is full
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        if mode == "wb" and target.endswith("index.html") and "/runs/" in target:
+            return FillsUp(fd)
+        return real_fdopen(fd, mode, *args, **kwargs)
+
+    monkeypatch.setattr(local.os, "fdopen", fdopen)
+    result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", out])
+    assert result.code == 2
+    line = result.line_with("reportgen site: cannot write")
+    page = line.removeprefix("reportgen site: cannot write ").split(": No space left on device")[0]
+    assert page.endswith("index.html") and "/runs/" in page and line.endswith(os.strerror(errno.ENOSPC)), line
+    assert not Path(page).exists(), "a page cut short by the full disk was left behind"
+    monkeypatch.undo()
+    result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", out])
+    assert result.code == 0 and "synthetic-complete" in Path(page).read_text(encoding="utf-8")

@@ -14,6 +14,7 @@ ever removed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -397,11 +398,23 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
             with open_regular(path, len(data)) as stream:
                 if stream.read() == data:
                     return False
-    fd = os.open(
-        path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644
-    )
-    with os.fdopen(fd, "wb") as stream:
-        stream.write(data)
+    try:
+        fd = os.open(
+            path,
+            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+            0o644,
+        )
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+        except OSError:
+            # A full disk or a quota stops a page part-way: leave no half file (the old one was
+            # already truncated), so the next build writes it whole.
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+    except OSError as exc:  # "cannot write <file>: No space left on device", not a bare reason
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     return True
 
 
