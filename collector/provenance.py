@@ -1,5 +1,6 @@
 """What produced a log: the collector's version and git state, and the sha256 of every file it
-read to decide what to run (the workload module, its plan, the constraint data, the adapter).
+read to decide what to run (the workload module and the local files it imports, its plan, the
+constraint data, the adapter).
 
 Git is asked, never required: a copy of the collector without git or without ``.git`` records
 its commit and dirty flag as unknown with the reason.
@@ -73,12 +74,13 @@ def file_entry(role: str, path: Path) -> dict[str, Any]:
         return {"role": role, "path": str(path), "unknown_reason": f"cannot read: {exc.strerror or exc}"}
 
 
-def provenance(files: list[tuple[str, Path]]) -> dict[str, Any]:
-    """The run_start ``provenance`` field."""
+def provenance(files: list[tuple[str, Path]], entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The run_start ``provenance`` field: ``files`` hashed here, then ``entries`` hashed already
+    (the workload module's local imports, collector/localimports.py)."""
     commit, dirty = git_state()
     return {
         "collector_version": __version__,
         "git_commit": commit,
         "git_dirty": dirty,
-        "files": [file_entry(role, path) for role, path in files],
+        "files": [file_entry(role, path) for role, path in files] + list(entries or []),
     }

@@ -10,9 +10,11 @@ checked in the collector's process, the cold call recorded as not measured.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -289,13 +291,31 @@ def test_a_compiled_training_cell_is_compiled_once_and_its_first_step_is_the_col
     assert steps and cold.output_check.max_abs == abs(steps[0].loss - steps[0].reference_loss)
 
 
-def _run_editing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[dict[str, str], list[Any]]:
-    """Run the faulty workload's compiled cell, editing its file ``name`` (the plan or the module)
-    just before each fresh process starts: the run's warnings by category and its results."""
+HELPER = "faulty_helper.py"
+
+
+def _run_editing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> tuple[dict[str, str], list[Any], list[Any]]:
+    """Run the faulty workload's compiled cell, editing its file ``name`` (the plan, the module,
+    or HELPER: a file beside the module that it imports) just before each fresh process starts:
+    the run's warnings by category, its results and its events."""
     monkeypatch.delenv("FAULTY", raising=False)
     from tests.test_collector_robust import PlainBackend
 
     plan_path = _faulty_with_cache_check(tmp_path)
+    if name == HELPER:
+        folder = plan_path.parent
+        (folder / HELPER).write_text("WIDTH = 4\n", encoding="utf-8")
+        module = folder / "faulty.py"
+        module.write_text(
+            module.read_text(encoding="utf-8") + "\nimport faulty_helper  # noqa: E402\n", encoding="utf-8"
+        )
+        # The helper imports in this process and in each fresh one, as from an installed path.
+        monkeypatch.syspath_prepend(str(folder))
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
+        monkeypatch.delitem(sys.modules, "faulty_helper", raising=False)
+        monkeypatch.delitem(sys.modules, "collector_workload_faulty", raising=False)
     edited = plan_path if name == "plan" else plan_path.with_name(name)
     real_child = children.run_child
 
@@ -313,14 +333,14 @@ def _run_editing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> 
     assert code == 0 and run_dir is not None
     events = _events(run_dir)
     warnings = {e.category: e.message for e in events if e.kind == "warning"}
-    return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
+    return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"], events
 
 
 def test_a_plan_edited_during_the_run_is_not_read_by_a_fresh_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The child checks it reads the plan text the run began with; else the cell is checked here."""
-    warnings, results = _run_editing(tmp_path, monkeypatch, "plan")
+    warnings, results, _ = _run_editing(tmp_path, monkeypatch, "plan")
     assert "changed since the run began" in warnings["ColdStartFailed"]
     assert results == [(COMPILED, "pass")]
 
@@ -329,9 +349,26 @@ def test_a_workload_module_edited_during_the_run_is_not_loaded_by_a_fresh_proces
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A fresh process would otherwise run other code than the reference and the eager cells."""
-    warnings, results = _run_editing(tmp_path, monkeypatch, "faulty.py")
+    warnings, results, _ = _run_editing(tmp_path, monkeypatch, "faulty.py")
     assert "faulty.py changed since the run began" in warnings["CellProcessEnded"]
     assert "faulty.py changed since the run began" in warnings["ColdStartFailed"]
+    assert results == [(COMPILED, "pass")]
+
+
+def test_a_local_file_the_workload_imports_is_hashed_and_refused_when_edited_during_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run_start hashes the helper the module imports; a fresh process started after the helper
+    changed runs nothing (it would run other code than the reference), and the cell is checked
+    in the collector's process."""
+    original = hashlib.sha256(b"WIDTH = 4\n").hexdigest()
+    warnings, results, events = _run_editing(tmp_path, monkeypatch, HELPER)
+    files = events[0].provenance.files
+    helper = [f for f in files if f.role == "workload_import"]
+    assert [(Path(f.path).name, f.sha256) for f in helper] == [(HELPER, original)]
+    for category in ("CellProcessEnded", "ColdStartFailed"):
+        assert "a local file workload module" in warnings[category], warnings
+        assert "was changed, added or removed since the run began" in warnings[category]
     assert results == [(COMPILED, "pass")]
 
 

@@ -14,6 +14,7 @@ from collector.content import RECIPE, ContentHashError, content_by_key, content_
 from collector.environment import read_environment
 from collector.facts import scheduled_task
 from collector.eventlog import EventLog, utc_now
+from collector.localimports import imports_digest, workload_imports
 from collector.planschema import TARGET_RULES_PATH
 from collector.provenance import provenance
 from collector.run.state import Run
@@ -24,6 +25,10 @@ def start(run: Run) -> None:
     (run.dir / "artifacts").mkdir(parents=True)
     (run.dir / "traces").mkdir()
     run.log = EventLog(run.dir / "events.jsonl")
+    # The local files the workload module imports, read from its source (it is loaded later):
+    # hashed in run_start, and a fresh child refuses to run when they changed since.
+    imports = workload_imports(run.plan.module_path)
+    run.imports_sha256 = imports_digest(imports)
     run.log.write(
         "run_start",
         run_id=run.run_id,
@@ -34,7 +39,7 @@ def start(run: Run) -> None:
         started_at=utc_now(),
         origin="measured",
         target_choice=run.options.target_choice,
-        provenance=provenance(_files_read(run)),
+        provenance=provenance(_files_read(run), imports),
         scheduled=scheduled_task(os.environ),
     )
     run.log.write(

@@ -20,6 +20,7 @@ import torch
 from collector import lifeline, training
 from collector.backends import Backend
 from collector.eventlog import EventLog
+from collector.localimports import imports_digest, workload_imports
 from collector.plan import Cell, WorkloadPlan, load_plan
 from collector.visible import terminal
 from collector.workload import sha256_file
@@ -137,12 +138,15 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plan", required=True)
     parser.add_argument("--plan-sha256", required=True, help="the plan text the main process read")
     parser.add_argument("--module-sha256", required=True, help="the workload module the main process loaded")
+    parser.add_argument(
+        "--imports-sha256", required=True, help="the local files it imports, as run_start hashed them (one digest)"
+    )
 
 
 def load_unchanged_plan(args: argparse.Namespace) -> WorkloadPlan:
-    """The plan a fresh child runs, refused (exit with the reason) when the plan or its workload
-    module changed on disk since the run began: the child would run other code or criteria than
-    the reference and the run's other cells."""
+    """The plan a fresh child runs, refused (exit with the reason) when the plan, its workload
+    module or a local file the module imports changed on disk since the run began: the child
+    would run other code or criteria than the reference and the run's other cells."""
     plan = load_plan(args.plan)
     if plan.text_sha256 != args.plan_sha256:
         raise SystemExit(f"{args.plan} changed since the run began; this process does not run its cells")
@@ -153,6 +157,12 @@ def load_unchanged_plan(args: argparse.Namespace) -> WorkloadPlan:
     if module != args.module_sha256:
         raise SystemExit(
             f"workload module {plan.module_path} changed since the run began; this process does not run its cells"
+        )
+    now = workload_imports(plan.module_path)
+    if imports_digest(now) != args.imports_sha256:
+        raise SystemExit(
+            f"a local file workload module {plan.module_path} imports was changed, added or removed since the run "
+            f"began ({len(now)} found now); this process does not run its cells"
         )
     return plan
 
@@ -215,8 +225,10 @@ class Run:
         # below cache_dir): later compiles of the shape and the restart measurement use it.
         self.cache_folders: dict[str, Path] = {}
         self._log: EventLog | None = None
-        # The workload module's sha256 when setup loaded it: a fresh child checks it is unchanged.
+        # The workload module's sha256 when setup loaded it, and one digest of the local files it
+        # imports as run_start hashed them: a fresh child checks both are unchanged.
         self.module_sha256 = ""
+        self.imports_sha256 = ""
 
     def source_args(self) -> list[str]:
         """The plan a fresh child loads, with the hashes of the plan and module this run read."""
@@ -227,6 +239,8 @@ class Run:
             self.plan.text_sha256,
             "--module-sha256",
             self.module_sha256,
+            "--imports-sha256",
+            self.imports_sha256,
         ]
 
     # The log, workload and model exist from setup on; a step that reaches for one earlier is a

@@ -100,7 +100,7 @@ class ProvenanceFile(Strict):
     """One file the run read to decide what to do, by the sha256 of its bytes."""
 
     role: str = Field(
-        description="plan, workload_module, constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, ..."
+        description="plan, workload_module, workload_import (a local file the workload module imports, directly or through another), constraint_rules (the constraint data the collector checks plans against), backend_adapter, backend_descriptor, ..."
     )
     path: str = Field(description="Where the collector read it (absolute on the host that ran).")
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
@@ -125,7 +125,7 @@ class Provenance(Strict):
     )
     files: list[ProvenanceFile] = Field(
         default_factory=list,
-        description="Every plan, workload module and constraint or backend data file the run read.",
+        description="Every plan, workload module (and local file it imports) and constraint or backend data file the run read.",
     )
 
 

@@ -4,8 +4,11 @@ A comparison names everything that changed before it says fixed, faster or slowe
 criteria are judge.criteria's; this module gives the rest, as plain data both `reportgen diff`
 (and the site's history, from run summaries) and `reportgen compare` (from judged runs) name:
 
-* code and data: the collector, its git state, the files it read (workload module, plan file),
-  and the weights and inputs by content sha256 where both logs hashed them, else by file sha256;
+* code and data: the collector, its git state, the files it read (workload module and the
+  local files it imports, plan file), and the weights and inputs by content sha256 where both
+  logs hashed them, else by file sha256. A local import one log lists and the other does not is
+  "not imported" there when that log lists other local imports, and "not recorded" when it lists
+  none (no local import, or a log from before the collector hashed them; the log cannot tell which);
 * the host: the device (name, count, instance type, host name), the environment variables
   the collector recorded, every version beyond the pages' own version keys, and the host facts
   around the warm loops (torch threads, CPU affinity, count and governor, load average).
@@ -28,10 +31,12 @@ from reportgen.contract.validation import fields_of
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import bounded
 from reportgen.judge.identity import weights_facts
-from reportgen.model.provenance import code_and_data
+from reportgen.model.provenance import IMPORT_KEY, code_and_data
 from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
+NOT_IMPORTED = "not imported"
+NO_IMPORTS = "not recorded (this log lists no local import: none found, or a collector that did not look)"
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 Change = tuple[str, str, str]  # (what, before, after)
 # Host facts of the timing events that make a timing ratio no like-for-like comparison.
@@ -79,7 +84,7 @@ def code_and_data_changes(
     logs by ``sides``)."""
     changes = []
     for key in sorted(set(before_code) | set(after_code)):
-        a, b = before_code.get(key, NOT_RECORDED), after_code.get(key, NOT_RECORDED)
+        a, b = before_code.get(key, _absent(key, before_code)), after_code.get(key, _absent(key, after_code))
         if a != b:
             changes.append((key, a, b))
     for role in ("weights", "inputs"):
@@ -97,6 +102,14 @@ def code_and_data_changes(
                 )
             )
     return changes
+
+
+def _absent(key: str, code: Mapping[str, str]) -> str:
+    """What a run's code and data say of an item they lack: a local import is 'not imported'
+    when the run lists other local imports (its collector looked), else not recorded."""
+    if key.startswith(IMPORT_KEY):
+        return NOT_IMPORTED if any(k.startswith(IMPORT_KEY) for k in code) else NO_IMPORTS
+    return NOT_RECORDED
 
 
 def _timing_hosts(run: RunModel) -> list[dict[str, object]]:

@@ -3,16 +3,24 @@ identity of its weights and inputs, as items a report lists and a diff compares.
 
 Each item is (key, value, where): the key is stable across hosts (a file's role, not its
 path), so two runs' items line up; ``where`` names the log field (and the path on the host).
+A local file the workload module imports (role ``workload_import``) is keyed by its path from
+the module's folder ('workload import layers/block.py'), so the same helper lines up between
+two runs whatever else either imports.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from reportgen.contract import events as ev
 from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded (log before schema 1.2)"
+IMPORT_ROLE = "workload_import"
+IMPORT_KEY = "workload import "  # then the file's path from the workload module's folder
+MOST_IMPORTS = 300  # listed one by one (the collector hashes at most 256); beyond, one digest
+LONGEST_NAME = 160  # an imported file's name longer than this is named by its length and digest
 
 
 @dataclass(frozen=True)
@@ -52,12 +60,41 @@ def code_and_data(run: RunModel) -> list[Item]:
             Item("collector git dirty", _fact(prov.git_dirty), "run_start.provenance.git_dirty"),
         ]
         seen: dict[str, int] = {}
-        for entry in prov.files:
-            seen[entry.role] = seen.get(entry.role, 0) + 1
-            key = entry.role if seen[entry.role] == 1 else f"{entry.role} {seen[entry.role]}"
-            value = f"sha256 {entry.sha256}" if entry.sha256 else f"unknown: {entry.unknown_reason}"
-            items.append(Item(f"{key.replace('_', ' ')}", value, f"run_start.provenance.files: {entry.path}"))
+        imports = [e for e in prov.files if e.role == IMPORT_ROLE]
+        for entry in [e for e in prov.files if e.role != IMPORT_ROLE] + imports[:MOST_IMPORTS]:
+            if entry.role == IMPORT_ROLE:
+                role = IMPORT_KEY + _imported_name(entry.path, prov.files)
+            else:
+                role = entry.role.replace("_", " ")
+            seen[role] = seen.get(role, 0) + 1
+            key = role if seen[role] == 1 else f"{role} {seen[role]}"
+            items.append(Item(key, _file_value(entry), f"run_start.provenance.files: {entry.path}"))
+        if len(imports) > MOST_IMPORTS:
+            rest = [(e.path, _file_value(e)) for e in imports[MOST_IMPORTS:]]
+            digest = hashlib.sha256(repr(rest).encode("utf-8", "replace")).hexdigest()[:12]
+            items.append(
+                Item(
+                    f"workload imports beyond the first {MOST_IMPORTS} ({len(imports):,} in all)",
+                    f"{len(rest):,} files, their paths and hashes sha256 {digest}...",
+                    "run_start.provenance.files",
+                )
+            )
     for artifact in run.artifacts:
         if artifact.role in ("weights", "inputs") and artifact.case is None:
             items.append(Item(artifact.role, _artifact_hashes(artifact), f"artifact: {artifact.path}"))
     return items
+
+
+def _file_value(entry: ev.ProvenanceFile) -> str:
+    return f"sha256 {entry.sha256}" if entry.sha256 else f"unknown: {entry.unknown_reason}"
+
+
+def _imported_name(path: str, files: list[ev.ProvenanceFile]) -> str:
+    """The imported file's path from the workload module's folder ('layers/block.py'), the same
+    on every host; its whole path when the log names no module folder it lies in."""
+    module = next((e.path for e in files if e.role == "workload_module"), None)
+    folder = module.rsplit("/", 1)[0] + "/" if module and "/" in module else None
+    name = path[len(folder) :] if folder and path.startswith(folder) and len(path) > len(folder) else path
+    if len(name) > LONGEST_NAME:
+        return f"({len(name)} characters, sha256 {hashlib.sha256(name.encode('utf-8', 'replace')).hexdigest()[:12]}...)"
+    return name
