@@ -8,7 +8,9 @@ records; it never judges. Judgement lives in ``reportgen``.
 # The one place the collector's version is written: run_start.collector and
 # run_start.provenance.collector_version read it. 0.2 writes schema 1.2 (content hashes and
 # provenance); 0.3 writes schema 1.3 (peak device memory per warm series, the CPU model as the
-# device, backends described by data, one module supervising child processes); change it with
+# device, backends described by data, one module supervising child processes); 0.4 lists the
+# local files the workload module imports (provenance role workload_import: from 0.4 on, a log
+# that lists none imported none); change it with
 # every release of the collector, with reportgen's and the package's (pyproject.toml): one
 # distribution, one version.
-__version__ = "0.3.0"
+__version__ = "0.4.0"

@@ -224,9 +224,11 @@ def _files(imports: dict[str, str]) -> list[dict[str, Any]]:
     ] + [{"role": ROLE, "path": f"{HOST}/{name}", "sha256": sha * 64} for name, sha in imports.items()]
 
 
-def _provenance(events: list[dict[str, Any]], imports: dict[str, str] | None) -> list[dict[str, Any]]:
+def _provenance(
+    events: list[dict[str, Any]], imports: dict[str, str] | None, version: str = "0.3.0"
+) -> list[dict[str, Any]]:
     events[0]["provenance"] = {
-        "collector_version": "0.3.0",
+        "collector_version": version,
         "git_commit": {"value": "1" * 40, "source": "git rev-parse HEAD"},
         "git_dirty": {"value": "false", "source": "git status"},
         "files": _files(imports) if imports is not None else _files({})[:2],
@@ -234,8 +236,10 @@ def _provenance(events: list[dict[str, Any]], imports: dict[str, str] | None) ->
     return events
 
 
-def _pair(tmp_path: Path, before: dict[str, str] | None, after: dict[str, str] | None) -> tuple[Path, Path]:
-    a = _write(tmp_path / "runs" / "a", _provenance(base_events(), before), "run-a")
+def _pair(
+    tmp_path: Path, before: dict[str, str] | None, after: dict[str, str] | None, version: str = "0.3.0"
+) -> tuple[Path, Path]:
+    a = _write(tmp_path / "runs" / "a", _provenance(base_events(), before, version), "run-a")
     b = _write(tmp_path / "runs" / "b", _provenance(base_events(), after), "run-b", "2026-01-02T00:00:00Z")
     return a, b
 
@@ -262,12 +266,17 @@ def test_an_older_log_without_imports_is_not_recorded_not_removed(tmp_path: Path
     assert _code_changes(a, b) == [
         [
             "workload import helper.py",
-            "not recorded (this log lists no local import: none found, or a collector that did not look)",
+            "not recorded (a collector before 0.4.0 does not list the local files a workload imports)",
             "sha256 " + "3" * 64,
         ]
     ]
     a, b = _pair(tmp_path / "same", None, None)
     assert _code_changes(a, b) == []
+
+
+def test_a_log_from_a_collector_that_lists_imports_and_lists_none_imported_none(tmp_path: Path) -> None:
+    a, b = _pair(tmp_path, None, {"helper.py": "3"}, version="0.4.0")
+    assert ["workload import helper.py", "not imported", "sha256 " + "3" * 64] in _code_changes(a, b)
 
 
 def test_diff_names_a_changed_helper_before_it_says_fixed(tmp_path: Path) -> None:

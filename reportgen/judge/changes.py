@@ -7,8 +7,8 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
 * code and data: the collector, its git state, the files it read (workload module and the
   local files it imports, plan file), and the weights and inputs by content sha256 where both
   logs hashed them, else by file sha256. A local import one log lists and the other does not is
-  "not imported" there when that log lists other local imports, and "not recorded" when it lists
-  none (no local import, or a log from before the collector hashed them; the log cannot tell which);
+  "not imported" there when that log's collector looked for local imports (0.4.0 on, or any log
+  that lists one), and "not recorded" when it is older and lists none;
 * the host: the device (name, count, instance type, host name), the environment variables
   the collector recorded, every version beyond the pages' own version keys, and the host facts
   around the warm loops (torch threads, CPU affinity, count and governor, load average).
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from typing import Mapping, Sequence
 
 from reportgen.contract.validation import fields_of
@@ -36,7 +37,8 @@ from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
-NO_IMPORTS = "not recorded (this log lists no local import: none found, or a collector that did not look)"
+NO_IMPORTS = "not recorded (a collector before 0.4.0 does not list the local files a workload imports)"
+IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector/localimports.py)
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 Change = tuple[str, str, str]  # (what, before, after)
 # Host facts of the timing events that make a timing ratio no like-for-like comparison.
@@ -106,10 +108,17 @@ def code_and_data_changes(
 
 def _absent(key: str, code: Mapping[str, str]) -> str:
     """What a run's code and data say of an item they lack: a local import is 'not imported'
-    when the run lists other local imports (its collector looked), else not recorded."""
+    when the run's collector looked for local imports, else not recorded."""
     if key.startswith(IMPORT_KEY):
-        return NOT_IMPORTED if any(k.startswith(IMPORT_KEY) for k in code) else NO_IMPORTS
+        looked = any(k.startswith(IMPORT_KEY) for k in code) or _version(code.get("collector")) >= IMPORTS_LISTED_FROM
+        return NOT_IMPORTED if looked else NO_IMPORTS
     return NOT_RECORDED
+
+
+def _version(text: str | None) -> tuple[int, ...]:
+    """(0, 4) from 'collector 0.4.0' (the code-and-data item); () when it names no version."""
+    found = re.fullmatch(r"collector (\d{1,6})\.(\d{1,6})(?:\.\d{1,6})?", text or "")
+    return (int(found[1]), int(found[2])) if found else ()
 
 
 def _timing_hosts(run: RunModel) -> list[dict[str, object]]:
