@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign import kubernetes, slurm
+from collector.arguments import path_argument
 from collector.visible import terminal
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
 from campaign.spec import (
@@ -78,13 +79,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "those tasks as NAME.planned.json records them is refused (exit 2): submit it as a new campaign.",
     )
     for sub in (submit, resume):
-        sub.add_argument("campaign", type=Path, help="the campaign file (TOML)")
+        sub.add_argument("campaign", type=path_argument, help="the campaign file (TOML)")
         sub.add_argument(
             "--scheduler", required=True, choices=["slurm", "kubernetes"], help="which scheduler's input to write"
         )
         sub.add_argument(
             "--out",
-            type=Path,
+            type=path_argument,
             help="the script or manifest (default: NAME.sbatch or NAME.k8s.json here); its "
             "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it",
         )
@@ -102,7 +103,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "not done, 2 an unreadable ledger.",
     )
     status.add_argument(
-        "planned", help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder"
+        "planned",
+        type=path_argument,
+        help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder",
     )
     status.add_argument(
         "--format",
@@ -129,7 +132,7 @@ def _main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         if args.command == "status":
-            return _status(args.planned, args.format)
+            return _status(str(args.planned), args.format)
         campaign = load_campaign(args.campaign)
         if args.command == "submit" and args.list:
             for task in campaign.tasks():

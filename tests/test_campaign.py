@@ -553,6 +553,35 @@ def test_an_output_that_is_not_a_regular_file_is_refused(
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")], "no temporary file left"
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["submit", "CAMPAIGN", "--scheduler", "slurm", "--dry-run", "--out", ""],
+        ["submit", "CAMPAIGN", "--scheduler", "kubernetes", "--out", ""],
+        ["resume", "CAMPAIGN", "--scheduler", "slurm", "--dry-run", "--out", ""],
+        ["submit", "", "--scheduler", "slurm", "--dry-run"],
+        ["status", ""],
+    ],
+    ids=["submit-slurm-out", "submit-kubernetes-out", "resume-out", "campaign", "status"],
+)
+def test_an_empty_path_is_a_usage_error_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """Path("") is the current folder: --out "" made NAME-logs/ in the folder above it (the
+    files go beside --out) before failing to replace the current folder with the script."""
+    path = write(tmp_path, BASE.format(destination=str(tmp_path / "runs")))
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    with pytest.raises(SystemExit) as exc:
+        main([str(path) if word == "CAMPAIGN" else word for word in argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].endswith("an empty path; name a file or folder (. for the current folder)"), err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["campaign.toml", "here"] and not any(here.iterdir())
+
+
 def test_slurm_refuses_an_output_folder_sbatch_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     folder = tmp_path / "a\nb"

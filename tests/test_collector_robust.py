@@ -423,6 +423,34 @@ def test_a_bad_option_is_one_line_and_exit_2(
     assert not out.exists()
 
 
+EMPTY_PATHS = [
+    (["--workload", "", "--out", "runs"], "argument --workload: an empty path"),
+    (["--workload", str(FAULTY), "--out", ""], "argument --out: an empty path"),
+    (["inspect", "--workload", ""], "argument --workload: an empty path"),
+    (["inspect", "--workload", str(FAULTY), "--out", ""], "argument --out: an empty path"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), EMPTY_PATHS, ids=["workload", "out", "inspect-workload", "inspect-out"])
+def test_an_empty_path_option_is_one_line_and_exit_2_and_writes_nothing_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    """Path("") is the current folder: --out "$UNSET" once wrote a whole run where the shell stood."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    target = [] if argv[0] == "inspect" else ["--target", "cpu", "--cold", "off"]
+    try:
+        code = collector_main([*argv, *target])
+    except SystemExit as exc:
+        code = exc.code
+    err = capfd.readouterr().err
+    assert code == 2
+    _no_traceback(err)
+    assert len(err.strip().splitlines()) == 1 and expected in err, err
+    assert list(tmp_path.rglob("*")) == [here]
+
+
 # --- 7. an out folder that cannot be written ----------------------------------------------------
 
 
