@@ -156,6 +156,57 @@ def test_a_failure_at_one_cell_is_recorded_there_and_the_matrix_goes_on(
     assert timed == set(results) - set(failing), "warm timings only for the cells that passed"
 
 
+METRIC_FAULTS = [
+    # fault, the failure's type, what its message says
+    (
+        "metric-key",
+        "KeyError",
+        "task_metric() looked up a missing key 'logits' (workload faulty, faulty.py); "
+        "the outputs hold 'y', the reference 'y', the inputs 'x'",
+    ),
+    (
+        "metric-mapping",
+        "TypeError",
+        "task_metric() returned a mapping of float (workload faulty, faulty.py); "
+        "expected task_metric(outputs, reference, inputs) -> float",
+    ),
+    (
+        "compare",
+        "ArithmeticError",
+        "task_metric() raised (workload faulty, faulty.py): injected compare failure at batch 2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fault", "kind", "message"), METRIC_FAULTS, ids=[f[0] for f in METRIC_FAULTS])
+def test_a_task_metric_that_breaks_fails_its_cell_naming_the_workload_and_the_key(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    fault: str,
+    kind: str,
+    message: str,
+) -> None:
+    """A KeyError inside task_metric was recorded as "KeyError: 'logits'": nothing said the
+    workload's metric looked the key up, nor which names it had to choose from."""
+    monkeypatch.setenv("FAULTY", f"{fault}@2")
+    run_dir, code = _execute(tmp_path, modes=["eager"])
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    events = _events(run_dir / "events.jsonl")
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert results[B1[0]].status == "pass"
+    failed = results[B2[0]]
+    assert failed.status == "error" and failed.failure.phase == "compare"
+    assert failed.failure.type == kind and failed.failure.message == message
+    (line,) = [line for line in err.splitlines() if "error in compare" in line]
+    assert line.endswith(f"{B2[0]}: error in compare: {kind}: {message[:200]}"), (
+        line
+    )  # one line: the cell, workload, key
+    assert events[-1].kind == "run_end" and events[-1].status == "complete"
+
+
 def test_a_failure_during_warm_timing_is_a_warning_of_that_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
