@@ -320,6 +320,18 @@ def test_a_first_line_that_names_no_run_leaves_the_refusal_to_the_full_read(tmp_
     assert result.exit_code == 1 and result.output.startswith("reportgen diff: ") and "Traceback" not in result.output
 
 
+def test_diff_leaves_out_the_plan_check_it_never_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each side's summary reviewed its logged plan (a plan-check, shown only on the site)."""
+    from reportgen.publish import summary
+
+    before, after = _replicates(tmp_path, "a", [1.0, 1.1])
+    reviewed: list[Any] = []
+    monkeypatch.setattr(summary, "review_logged_plan", lambda *a: reviewed.append(a))
+    result = CliRunner().invoke(main, ["diff", str(before), str(after), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["before_runs"] == ["synthetic-a-0"] and reviewed == []
+
+
 # --- point 5: the history follows the cells that changed most -----------------------------------
 
 

@@ -584,7 +584,9 @@ def diff_command(
         _refuse_repeats([i for i in ids if i is not None], role)
     _refuse_overlap([i for i in early[0] if i is not None], [i for i in early[1] if i is not None])
     sides = [
-        [summarize(judge_log(e.path, e.annotations, max_bytes=limit, beside=False)) for e in side] for side in entries
+        # diff shows no plan-check: its summaries leave it out (a review of the logged plan per run)
+        [summarize(judge_log(e.path, e.annotations, max_bytes=limit, beside=False), plan_check=False) for e in side]
+        for side in entries
     ]
     diff = diff_runs(*sides)
     workload = sides[0][0].workload
