@@ -87,7 +87,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "--out",
             type=path_argument,
             help="the script or manifest (default: NAME.sbatch or NAME.k8s.json here); its "
-            "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it",
+            "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it. An existing file among them is replaced "
+            "only if it is a regular file: a link, folder, device or FIFO is refused, never written through, "
+            "and nothing is written (as reportgen plan-check --write-revised and annotate --force do)",
         )
         sub.add_argument(
             "--dry-run",
@@ -147,7 +149,10 @@ def _main(argv: list[str]) -> int:
 
 
 def _default_out(campaign: Campaign, scheduler: str, out: Path | None) -> Path:
-    return (out or Path(f"{campaign.name}.{'sbatch' if scheduler == 'slurm' else 'k8s.json'}")).resolve()
+    """--out made absolute; a link it names is kept as it is, not followed (it is refused when
+    written: only a regular file is replaced), so the files beside it go beside the link."""
+    out = out or Path(f"{campaign.name}.{'sbatch' if scheduler == 'slurm' else 'k8s.json'}")
+    return out.parent.resolve() / out.name
 
 
 def _submit(campaign: Campaign, args: argparse.Namespace) -> int:

@@ -369,7 +369,11 @@ Example:
     type=WritePath(dir_okay=False),
     help="Where to write (default: annotations.toml next to the log). Beside an existing annotations.toml, e.g. annotations.new.toml: only the cells it does not explain.",
 )
-@click.option("--force", is_flag=True, help="Replace an existing file.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing file: a regular file only; a link, folder, device or FIFO is refused (never written through).",
+)
 @_max_log_size
 def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
     from reportgen.render.skeleton import SkeletonError, write_skeleton
@@ -889,7 +893,7 @@ Example:
 @click.option(
     "--write-revised",
     type=WritePath(dir_okay=False),
-    help="Write the revised plan here (when one is needed).",
+    help="Write the revised plan here (when one is needed). An existing regular file is replaced; a link, folder, device or FIFO is refused (never written through).",
 )
 @click.option(
     "--inspection",
