@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign import kubernetes, slurm
+from collector.arguments import path_argument
 from collector.visible import terminal
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
 from campaign.spec import (
@@ -78,15 +79,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "those tasks as NAME.planned.json records them is refused (exit 2): submit it as a new campaign.",
     )
     for sub in (submit, resume):
-        sub.add_argument("campaign", type=Path, help="the campaign file (TOML)")
+        sub.add_argument("campaign", type=path_argument, help="the campaign file (TOML)")
         sub.add_argument(
             "--scheduler", required=True, choices=["slurm", "kubernetes"], help="which scheduler's input to write"
         )
         sub.add_argument(
             "--out",
-            type=Path,
+            type=path_argument,
             help="the script or manifest (default: NAME.sbatch or NAME.k8s.json here); its "
-            "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it",
+            "NAME.planned.json, NAME.tasks and NAME.task.sh go beside it. An existing file among them is replaced "
+            "only if it is a regular file: a link, folder, device or FIFO is refused, never written through, "
+            "and nothing is written (as reportgen plan-check --write-revised and annotate --force do)",
         )
         sub.add_argument(
             "--dry-run",
@@ -102,7 +105,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "not done, 2 an unreadable ledger.",
     )
     status.add_argument(
-        "planned", help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder"
+        "planned",
+        type=path_argument,
+        help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder",
     )
     status.add_argument(
         "--format",
@@ -129,7 +134,7 @@ def _main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         if args.command == "status":
-            return _status(args.planned, args.format)
+            return _status(str(args.planned), args.format)
         campaign = load_campaign(args.campaign)
         if args.command == "submit" and args.list:
             for task in campaign.tasks():
@@ -144,7 +149,10 @@ def _main(argv: list[str]) -> int:
 
 
 def _default_out(campaign: Campaign, scheduler: str, out: Path | None) -> Path:
-    return (out or Path(f"{campaign.name}.{'sbatch' if scheduler == 'slurm' else 'k8s.json'}")).resolve()
+    """--out made absolute; a link it names is kept as it is, not followed (it is refused when
+    written: only a regular file is replaced), so the files beside it go beside the link."""
+    out = out or Path(f"{campaign.name}.{'sbatch' if scheduler == 'slurm' else 'k8s.json'}")
+    return out.parent.resolve() / out.name
 
 
 def _submit(campaign: Campaign, args: argparse.Namespace) -> int:

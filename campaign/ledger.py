@@ -23,6 +23,14 @@ from typing import Any, Callable
 
 LEDGER_DIR = "_campaigns"
 TAIL_LINES = 12
+# A tail line is cut to this many characters (a log line of megabytes, printed by status and
+# shown on the site, would bury every other task's).
+TAIL_LINE_CHARS = 1000
+# Attempt records a ledger may hold: ten for each task of the largest campaign (spec.MAX_TASKS,
+# 10,000), submissions and the scheduler's retries together. More is refused: status reads
+# every one, and memory grows with each (about 1 kB). tasks/ holds a record and a log for each.
+MAX_RECORDS = 100_000
+MAX_TASK_FILES = 2 * MAX_RECORDS + 1000
 # Slack on top of the time limit before a silent running attempt counts as lost.
 LOST_AFTER_EXTRA_S = 600
 # Bounds on what a ledger may say. A task index, submission or restart is a scheduler's array
@@ -134,9 +142,10 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
     None for a page that must depend only on the ledger (the newest time it records)."""
     deadline = deadline_seconds(planned.get("deadline_s"))
     by_task: dict[int, list[Attempt]] = {}
-    for name in names("tasks"):
-        if not name.endswith(".json"):
-            continue
+    records = [name for name in names("tasks") if name.endswith(".json")]
+    if len(records) > MAX_RECORDS:
+        raise LedgerError(f"tasks/: {len(records):,} task records, more than the {MAX_RECORDS:,} a ledger may hold")
+    for name in records:
         attempt = _attempt(name, read(f"tasks/{name}"))
         if attempt is not None:
             by_task.setdefault(attempt.task, []).append(attempt)
@@ -222,7 +231,13 @@ def _with_tail(attempt: Attempt, read: Reader) -> Attempt:
     if data is None:
         return attempt
     lines = data.decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
-    return Attempt(**{**attempt.__dict__, "tail": tuple(lines)})
+    return Attempt(**{**attempt.__dict__, "tail": tuple(_cut(line) for line in lines)})
+
+
+def _cut(line: str) -> str:
+    if len(line) <= TAIL_LINE_CHARS:
+        return line
+    return f"{line[:TAIL_LINE_CHARS]} [... {len(line) - TAIL_LINE_CHARS:,} more characters]"
 
 
 def _state(attempts: list[Attempt], deadline_s: float, now: datetime) -> tuple[str, str]:

@@ -99,7 +99,12 @@ def planned_text(campaign: Campaign, planned: dict[str, Any]) -> str:
 def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: dict[str, Any], slurm: bool) -> None:
     """Write the submission's files (raises OSError): a Slurm one's script is executable and its
     tasks write their output into NAME-logs/ (made here, as sbatch needs it); a Kubernetes one
-    has neither."""
+    has neither. A file there that is not a regular one (a link, folder, device or FIFO) is
+    refused before anything is written, as each write would refuse it."""
+    from reportgen.storage.local import replaceable
+
+    for path in (files.wrapper, files.script, files.tasks, files.planned):
+        replaceable(path)
     if slurm:
         files.logs.mkdir(parents=True, exist_ok=True)
     write_file(files.wrapper, wrapper_text.encode("utf-8"), 0o755 if slurm else None)

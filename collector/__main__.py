@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from collector import interrupt
+from collector.arguments import path_argument
 from collector.descriptors import DescriptorError, target_choices
 from collector.descriptors import resolve_target as resolve_name
 from collector.visible import terminal
@@ -80,7 +81,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
+    parser.add_argument("--workload", required=True, type=path_argument, help="the workload plan (TOML)")
     parser.add_argument(
         "--target",
         default="auto",
@@ -88,7 +89,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="device to run on, by name or alias (default: auto = the plan's target, which must be available; for a plan without one: neuron, else cuda, else cpu). A target other than the plan's runs, but its report says it is not evidence for the plan's target",
     )
     parser.add_argument(
-        "--out", default=Path("runs"), type=Path, help="directory that receives the run directory (default: runs)"
+        "--out",
+        default=Path("runs"),
+        type=path_argument,
+        help="directory that receives the run directory (default: runs)",
     )
     parser.add_argument(
         "--only",

@@ -24,6 +24,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from collector.arguments import path_argument
+
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 LISTED = 100  # wide tensors listed per kind and shape; a model with more says so by count
 MESSAGE_CHARS = 500
@@ -46,10 +48,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "  reportgen plan-check collector/workloads/tiny_encoder.toml --inspection tiny.inspection.jsonl --target neuron",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--workload", required=True, type=Path, help="the workload plan (TOML)")
+    parser.add_argument("--workload", required=True, type=path_argument, help="the workload plan (TOML)")
     parser.add_argument(
         "--out",
-        type=Path,
+        type=path_argument,
         help="the inspection log to write (default: <workload name>.inspection.jsonl here); an existing file is refused",
     )
     return parser.parse_args(argv)

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from collector.eventlog import OutOfSpace, is_out_of_space
+from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.plan import WorkloadPlan
 
 REQUIRED = ("build_model", "make_inputs", "run_model")
@@ -181,6 +181,56 @@ def check_outputs(workload: ModuleType, outputs: Any) -> dict[str, torch.Tensor]
             f"workload module {workload.__file__}: run_model() returned {_describe(outputs)}; expected {EXPECTED['run_model']}"
         )
     return dict(outputs)
+
+
+class TaskMetricError(Exception):
+    """task_metric() raised, or returned something other than a number, for one cell: that cell
+    fails in its compare phase with this message (the matrix goes on). ``kind`` is the type of
+    what it raised (TypeError for a value that is not a number)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def task_metric(
+    workload: ModuleType,
+    plan: WorkloadPlan,
+    outputs: dict[str, torch.Tensor],
+    reference: dict[str, torch.Tensor],
+    inputs: dict[str, torch.Tensor],
+) -> float | None:
+    """The workload's task metric for one cell (None when it is not finite); what goes wrong in
+    it is a ``TaskMetricError`` that names the workload, and for a KeyError the key and the
+    names each mapping it was given holds, so the message says which lookup missed."""
+    # What went wrong first: the progress line shows the message's first 200 characters.
+    where = f"(workload {plan.name[:100]}, {plan.module_path.name[:100]})"
+    try:
+        value = workload.task_metric(outputs, reference, inputs)
+    except KeyError as exc:
+        key = repr(exc.args[0])[:100] if exc.args else "(no key given)"
+        raise TaskMetricError(
+            "KeyError",
+            f"task_metric() looked up a missing key {key} {where}; the outputs hold {_names(outputs)}, "
+            f"the reference {_names(reference)}, the inputs {_names(inputs)}",
+        ) from None
+    except Exception as exc:
+        text = " ".join(str(exc).split())[:1000]
+        raise TaskMetricError(type(exc).__name__, f"task_metric() raised {where}: {text}") from None
+    try:
+        return finite_or_none(value)
+    except (TypeError, ValueError, RuntimeError):  # a mapping, a string, a tensor of many elements
+        raise TaskMetricError(
+            "TypeError", f"task_metric() returned {_describe(value)} {where}; expected {EXPECTED['task_metric']}"
+        ) from None
+
+
+def _names(mapping: Mapping[str, Any], most: int = 10) -> str:
+    names = [repr(name)[:100] for name in list(mapping)[: most + 1]]
+    if not names:
+        return "nothing"
+    more = f" and {len(mapping) - most} more" if len(mapping) > most else ""
+    return ", ".join(names[:most]) + more
 
 
 def _describe(value: Any) -> str:

@@ -60,6 +60,21 @@ class Location(click.ParamType):
         return self.local.convert(value, param, ctx)
 
 
+class WritePath(click.Path):
+    """A path to write to; the empty string is refused. ``Path("")`` is the current folder, so
+    ``--out "$UNSET"`` in a script would otherwise write into wherever the command ran."""
+
+    def __init__(self, file_okay: bool = True, dir_okay: bool = True) -> None:
+        super().__init__(file_okay=file_okay, dir_okay=dir_okay, path_type=Path)
+
+    def convert(
+        self, value: str | os.PathLike[str], param: click.Parameter | None, ctx: click.Context | None
+    ) -> str | bytes | os.PathLike[str]:
+        if isinstance(value, str) and not value:
+            self.fail("an empty path; name a file or folder (. for the current folder)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _remote_failed(command: str, exc: OSError) -> None:
     """An object store that cannot be reached or listed: one line, exit 2 (like a missing path)."""
     echo(f"reportgen {command}: {exc}", err=True)
@@ -248,7 +263,7 @@ _compare_formats = _format_list("html", "md", "json")
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=WritePath(file_okay=False),
     help="Directory for report.html, report.md, details.csv (every cell) and assets/.",
 )
 @click.option(
@@ -351,10 +366,14 @@ Example:
 @click.argument("log", type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=WritePath(dir_okay=False),
     help="Where to write (default: annotations.toml next to the log). Beside an existing annotations.toml, e.g. annotations.new.toml: only the cells it does not explain.",
 )
-@click.option("--force", is_flag=True, help="Replace an existing file.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing file: a regular file only; a link, folder, device or FIFO is refused (never written through).",
+)
 @_max_log_size
 def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
     from reportgen.render.skeleton import SkeletonError, write_skeleton
@@ -441,7 +460,7 @@ Example:
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=WritePath(file_okay=False),
     help="Directory the site is written to.",
 )
 @click.option(
@@ -685,7 +704,7 @@ Example:
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=WritePath(file_okay=False),
     help="Directory for compare.html (with its assets/), compare.md, compare.json and compare-details.csv.",
 )
 @click.option(
@@ -873,8 +892,8 @@ Example:
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
     "--write-revised",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the revised plan here (when one is needed).",
+    type=WritePath(dir_okay=False),
+    help="Write the revised plan here (when one is needed). An existing regular file is replaced; a link, folder, device or FIFO is refused (never written through).",
 )
 @click.option(
     "--inspection",

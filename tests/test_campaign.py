@@ -534,13 +534,28 @@ def _dev_null(path: Path) -> None:
     path.symlink_to("/dev/null")
 
 
-@pytest.mark.parametrize("make", [_fifo, _dev_null], ids=["fifo", "device"])
+def _link_to_a_file(path: Path) -> None:
+    (path.parent.parent / "elsewhere").mkdir()
+    (path.parent.parent / "elsewhere" / "kept").write_text("kept\n")
+    path.symlink_to("../elsewhere/kept")
+
+
+def _dangling_link(path: Path) -> None:
+    (path.parent.parent / "elsewhere").mkdir()
+    path.symlink_to("../elsewhere/made")
+
+
+@pytest.mark.parametrize(
+    "make", [_fifo, _dev_null, _link_to_a_file, _dangling_link], ids=["fifo", "device", "link", "dangling-link"]
+)
 @pytest.mark.parametrize("scheduler", ["slurm", "kubernetes"])
 def test_an_output_that_is_not_a_regular_file_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], scheduler: str, make: Any
 ) -> None:
     """--out naming a FIFO waited for a reader for ever (a device was written to). Now one
-    line, exit 1, and no temporary file is left beside it."""
+    line, exit 1, and no temporary file is left beside it. A link was followed: the file it led
+    to was replaced, the other files written beside that one (into /dev for a link to
+    /dev/null), a dangling link's target made; plan-check and annotate refuse a link."""
     path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
     out = tmp_path / "out" / ("n.sbatch" if scheduler == "slurm" else "jobs.json")
     out.parent.mkdir()
@@ -549,8 +564,44 @@ def test_an_output_that_is_not_a_regular_file_is_refused(
         code = main(["submit", str(path), "--scheduler", scheduler, "--dry-run", "--out", str(out)])
     assert code == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "cannot write" in line]
-    assert len(lines) == 1 and lines[0].startswith("campaign: cannot write ") and "not a regular file" in lines[0]
-    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")], "no temporary file left"
+    assert (
+        len(lines) == 1
+        and lines[0]
+        == f"campaign: cannot write {out}: not a regular file (a directory, link, device or pipe); only a file is replaced"
+    )
+    assert [p.name for p in out.parent.iterdir()] == [out.name], "nothing written beside it, no temporary file"
+    if (tmp_path / "elsewhere").exists():
+        assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == (["kept"] if out.exists() else [])
+        assert not out.exists() or out.read_text() == "kept\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["submit", "CAMPAIGN", "--scheduler", "slurm", "--dry-run", "--out", ""],
+        ["submit", "CAMPAIGN", "--scheduler", "kubernetes", "--out", ""],
+        ["resume", "CAMPAIGN", "--scheduler", "slurm", "--dry-run", "--out", ""],
+        ["submit", "", "--scheduler", "slurm", "--dry-run"],
+        ["status", ""],
+    ],
+    ids=["submit-slurm-out", "submit-kubernetes-out", "resume-out", "campaign", "status"],
+)
+def test_an_empty_path_is_a_usage_error_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """Path("") is the current folder: --out "" made NAME-logs/ in the folder above it (the
+    files go beside --out) before failing to replace the current folder with the script."""
+    path = write(tmp_path, BASE.format(destination=str(tmp_path / "runs")))
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    with pytest.raises(SystemExit) as exc:
+        main([str(path) if word == "CAMPAIGN" else word for word in argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].endswith("an empty path; name a file or folder (. for the current folder)"), err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["campaign.toml", "here"] and not any(here.iterdir())
 
 
 def test_slurm_refuses_an_output_folder_sbatch_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

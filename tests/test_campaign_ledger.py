@@ -278,6 +278,46 @@ def test_status_of_a_hostile_ledger_is_one_line(
     assert err.startswith("campaign: ") and start in err and err.count("\n") == 1, err
 
 
+def test_a_log_line_of_megabytes_is_cut_in_the_tail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A failed attempt whose log ends in one 5 MB line printed all of it, and the site's page
+    held it too."""
+    from campaign.ledger import TAIL_LINE_CHARS
+
+    folder = _planned(tmp_path / "runs", 1)
+    _record(folder, 0, "s1-r0", "failed", 1, [], log="collector: started\n" + "y" * 5_000_000 + "\n")
+    assert main(["status", str(folder)]) == 1
+    out = capsys.readouterr().out
+    (cut,) = [line for line in out.splitlines() if "yyy" in line]
+    assert cut == f"        | {'y' * TAIL_LINE_CHARS} [... {5_000_000 - TAIL_LINE_CHARS:,} more characters]"
+    assert "        | collector: started" in out
+    assert main(["status", str(folder), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["tasks"][0]["attempts"][0]["tail"][-1] == cut.removeprefix("        | ")
+
+
+@pytest.mark.parametrize("most", [3, 4])
+def test_a_ledger_of_more_records_than_it_may_hold_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], most: int
+) -> None:
+    """A million attempt records were each read and held (about 1 kB apiece), and the folder's
+    names listed whole first. The bounds are lowered here: the ledger of five holds five records
+    and five logs."""
+    from campaign import ledger
+    from reportgen.storage import ledgers
+
+    folder = _ledger_of_five(tmp_path / "runs")
+    monkeypatch.setattr(ledger, "MAX_RECORDS", most)
+    monkeypatch.setattr(ledgers, "MAX_RECORDS", most)
+    monkeypatch.setattr(ledgers, "MAX_TASK_FILES", 2 * most + 2)  # 3: 8 names listed, then refused; 4: all 10
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    expected = (
+        f"campaign: {folder / 'tasks'}: more than 8 files; a ledger holds at most 3 task records, each with its log"
+        if most == 3
+        else "campaign: tasks/: 5 task records, more than the 4 a ledger may hold"
+    )
+    assert err == expected + "\n"
+
+
 def test_status_takes_the_longest_time_limit_a_timedelta_holds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
+
+PLANS = REPO / "tests" / "plans"
 
 
 def test_report_accepts_a_run_folder(tmp_path: Path) -> None:
@@ -86,3 +89,44 @@ def test_diff_markdown_is_a_pr_comment_with_code_spans(tmp_path: Path) -> None:
     assert md.startswith("### ") and "`two-cpu`" in md and "Targets differ" in md
     assert "\\-" not in md and "\\_" not in md, "identifiers are code spans, not backslash-escaped"
     assert len(md) < 60_000
+
+
+EMPTY_PATHS = [
+    (["report", "LOG", "--out", ""], "--out"),
+    (["report", "LOG", "--out", "OUT", "--annotations", ""], "--annotations"),
+    (["report", "LOG", "--out", "OUT", "--inspection", ""], "--inspection"),
+    (["site", "LOG", "--out", ""], "--out"),
+    (["site", "LOG", "--out", "OUT", "--config", ""], "--config"),
+    (["compare", "LOG", "LOG", "--out", ""], "--out"),
+    (["annotate", "FAILED", "--out", ""], "--out"),
+    (["plan-check", "PLAN", "--target", "neuron", "--write-revised", ""], "--write-revised"),
+    (["plan-check", "PLAN", "--inspection", ""], "--inspection"),
+]
+
+
+@pytest.mark.parametrize(("argv", "option"), EMPTY_PATHS, ids=[" ".join(a[:1] + a[-2:-1]) for a, _ in EMPTY_PATHS])
+def test_an_empty_path_is_a_usage_error_and_nothing_is_written_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], option: str
+) -> None:
+    """Path("") is the current folder: --out "" wrote a report, a site or a comparison into
+    wherever the command ran."""
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", log)
+    failed = tmp_path / "failed" / "events.jsonl"
+    failed.parent.mkdir()
+    shutil.copy(FIXTURES / "synthetic_mismatch.jsonl", failed)
+    words = {
+        "LOG": str(log),
+        "FAILED": str(failed),
+        "OUT": str(tmp_path / "out"),
+        "PLAN": str(PLANS / "scenario_a.toml"),
+    }
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    result = CliRunner().invoke(main, [words.get(word, word) for word in argv])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}'" in result.output and "Traceback" not in result.output
+    assert not any(here.iterdir()) and not (tmp_path / "out").exists()
+    assert sorted(p.name for p in failed.parent.iterdir()) == ["events.jsonl"]

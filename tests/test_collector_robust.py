@@ -77,6 +77,11 @@ def _execute(tmp_path: Path, backend: Backend | None = None, **options: Any) -> 
     return execute(load_plan(FAULTY), backend or PlainBackend(), Options(**settings))
 
 
+def _collector_command(out: Path, *extra: str) -> list[str]:
+    """`python -m collector` on the faulty workload and the cpu target, writing under ``out``."""
+    return [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(out), *extra]
+
+
 def _no_traceback(text: str) -> None:
     assert "Traceback" not in text, text[-3000:]
 
@@ -89,6 +94,21 @@ def _stop_lines(stderr: str) -> list[str]:
         for line in stderr.splitlines()
         if line.startswith("collector: ") and not line.startswith("collector: target ")
     ]
+
+
+def _faulty_eager_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], fault: str, **options: Any
+) -> tuple[list[Any], str]:
+    """The faulty workload's eager cells with ``FAULTY=fault``: a run that completes (exit 0, no
+    traceback) and a log that reportgen validates; its events and the collector's stderr."""
+    monkeypatch.setenv("FAULTY", fault)
+    run_dir, code = _execute(tmp_path, modes=["eager"], **options)
+    err = capfd.readouterr().err
+    assert code == 0, err[-2000:]
+    _no_traceback(err)
+    log = run_dir / "events.jsonl"
+    _validates(log)
+    return _events(log), err
 
 
 # --- 1. a failure at one cell is recorded on that cell, with its phase --------------------------
@@ -156,15 +176,55 @@ def test_a_failure_at_one_cell_is_recorded_there_and_the_matrix_goes_on(
     assert timed == set(results) - set(failing), "warm timings only for the cells that passed"
 
 
+METRIC_FAULTS = [
+    # fault, the failure's type, what its message says
+    (
+        "metric-key",
+        "KeyError",
+        "task_metric() looked up a missing key 'logits' (workload faulty, faulty.py); "
+        "the outputs hold 'y', the reference 'y', the inputs 'x'",
+    ),
+    (
+        "metric-mapping",
+        "TypeError",
+        "task_metric() returned a mapping of float (workload faulty, faulty.py); "
+        "expected task_metric(outputs, reference, inputs) -> float",
+    ),
+    (
+        "compare",
+        "ArithmeticError",
+        "task_metric() raised (workload faulty, faulty.py): injected compare failure at batch 2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fault", "kind", "message"), METRIC_FAULTS, ids=[f[0] for f in METRIC_FAULTS])
+def test_a_task_metric_that_breaks_fails_its_cell_naming_the_workload_and_the_key(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    fault: str,
+    kind: str,
+    message: str,
+) -> None:
+    """A KeyError inside task_metric was recorded as "KeyError: 'logits'": nothing said the
+    workload's metric looked the key up, nor which names it had to choose from."""
+    events, err = _faulty_eager_run(tmp_path, monkeypatch, capfd, f"{fault}@2")
+    results = {e.case: e for e in events if e.kind == "case_result"}
+    assert results[B1[0]].status == "pass"
+    failed = results[B2[0]]
+    assert failed.status == "error" and failed.failure.phase == "compare"
+    assert failed.failure.type == kind and failed.failure.message == message
+    # One line on stderr names the cell, the workload and the key.
+    (line,) = [line for line in err.splitlines() if "error in compare" in line]
+    assert line.endswith(f"{B2[0]}: error in compare: {kind}: {message[:200]}"), line
+    assert events[-1].kind == "run_end" and events[-1].status == "complete"
+
+
 def test_a_failure_during_warm_timing_is_a_warning_of_that_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("FAULTY", "warm@2")
-    run_dir, code = _execute(tmp_path, modes=["eager"])
-    err = capfd.readouterr().err
-    assert code == 0
-    _no_traceback(err)
-    events = _events(run_dir / "events.jsonl")
+    events, _ = _faulty_eager_run(tmp_path, monkeypatch, capfd, "warm@2")
     assert {e.case: e.status for e in events if e.kind == "case_result"} == {B1[0]: "pass", B2[0]: "pass"}
     warned = [e for e in events if e.kind == "warning" and e.category == "WarmTimingFailed"]
     assert [w.case for w in warned] == [B2[0]] and "injected failure during warm timing" in warned[0].message
@@ -223,23 +283,7 @@ def test_a_signal_during_compile_ends_the_run_and_the_cell_stays_untested(
 def test_sigint_during_a_real_inductor_compile(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "collector",
-            "--workload",
-            str(FAULTY),
-            "--target",
-            "cpu",
-            "--out",
-            str(tmp_path),
-            "--only",
-            B1[1],
-            "--cold",
-            "off",
-            "--warm",
-            "2",
-        ],
+        _collector_command(tmp_path, "--only", B1[1], "--cold", "off", "--warm", "2"),
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -423,6 +467,34 @@ def test_a_bad_option_is_one_line_and_exit_2(
     assert not out.exists()
 
 
+EMPTY_PATHS = [
+    (["--workload", "", "--out", "runs"], "argument --workload: an empty path"),
+    (["--workload", str(FAULTY), "--out", ""], "argument --out: an empty path"),
+    (["inspect", "--workload", ""], "argument --workload: an empty path"),
+    (["inspect", "--workload", str(FAULTY), "--out", ""], "argument --out: an empty path"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), EMPTY_PATHS, ids=["workload", "out", "inspect-workload", "inspect-out"])
+def test_an_empty_path_option_is_one_line_and_exit_2_and_writes_nothing_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    """Path("") is the current folder: --out "$UNSET" once wrote a whole run where the shell stood."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    target = [] if argv[0] == "inspect" else ["--target", "cpu", "--cold", "off"]
+    try:
+        code = collector_main([*argv, *target])
+    except SystemExit as exc:
+        code = exc.code
+    err = capfd.readouterr().err
+    assert code == 2
+    _no_traceback(err)
+    assert len(err.strip().splitlines()) == 1 and expected in err, err
+    assert list(tmp_path.rglob("*")) == [here]
+
+
 # --- 7. an out folder that cannot be written ----------------------------------------------------
 
 
@@ -513,21 +585,7 @@ def _run_under_a_file_size_limit(tmp_path: Path, limit: int, fault: str) -> subp
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "collector",
-            "--workload",
-            str(FAULTY),
-            "--target",
-            "cpu",
-            "--out",
-            str(tmp_path),
-            "--cold",
-            "off",
-            "--warm",
-            "2",
-        ],
+        _collector_command(tmp_path, "--cold", "off", "--warm", "2"),
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -655,14 +713,8 @@ def test_a_non_finite_reference_element_is_recorded_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], fault: str, where: int
 ) -> None:
     # The output equals the reference there exactly; every other element is within tolerance.
-    monkeypatch.setenv("FAULTY", f"{fault}@{where}")
-    run_dir, code = _execute(tmp_path, modes=["eager"], only=["b1-*"])
-    err = capfd.readouterr().err
-    assert code == 0, err[-2000:]
-    _no_traceback(err)
-    log = run_dir / "events.jsonl"
-    _validates(log)
-    result = next(e for e in _events(log) if e.kind == "case_result")
+    events, _ = _faulty_eager_run(tmp_path, monkeypatch, capfd, f"{fault}@{where}", only=["b1-*"])
+    result = next(e for e in events if e.kind == "case_result")
     stats = result.error_stats
     # NaN - NaN and Inf - Inf are NaN: that element (and only it) fails, and it is the worst one.
     assert stats.mismatched == 1
@@ -678,14 +730,7 @@ def test_a_reference_whose_shape_changes_between_calls_fails_that_shape_not_a_no
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     # Broadcasting [2, 4, 4] against [2, 1, 4] must not become a "noise floor" of the reference.
-    monkeypatch.setenv("FAULTY", "reshape@2")
-    run_dir, code = _execute(tmp_path, modes=["eager"])
-    err = capfd.readouterr().err
-    assert code == 0, err[-2000:]
-    _no_traceback(err)
-    log = run_dir / "events.jsonl"
-    _validates(log)
-    events = _events(log)
+    events, _ = _faulty_eager_run(tmp_path, monkeypatch, capfd, "reshape@2")
     assert [e.shape for e in events if e.kind == "reference"] == ["b1-l4-contiguous"]
     results = {e.case: e for e in events if e.kind == "case_result"}
     assert results[B1[0]].status == "pass"
@@ -729,7 +774,7 @@ def test_a_signal_while_torch_imports_is_one_line_and_writes_nothing(tmp_path: P
         "TMPDIR": str(scratch),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu", "--out", str(out)],
+        _collector_command(out),
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -794,19 +839,7 @@ def _kill_collector_when(
         "FAULTY_PIDFILE": str(tmp_path / "pids"),
     }
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "collector",
-            "--workload",
-            str(FAULTY),
-            "--target",
-            "cpu",
-            "--out",
-            str(tmp_path / "runs"),
-            "--only",
-            B1[1],
-        ],
+        _collector_command(tmp_path / "runs", "--only", B1[1]),
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,

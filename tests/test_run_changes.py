@@ -278,6 +278,60 @@ def test_a_run_on_both_sides_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "on both sides" in result.output
 
 
+@pytest.mark.parametrize("given", ["same-log", "a-copy", "twice-before"])
+def test_a_run_given_twice_is_refused_from_its_first_line_before_any_log_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """Both logs were read, validated and judged before the run ids were compared."""
+    from reportgen.render import report
+
+    log, other = _replicates(tmp_path, "a", [1.0, 1.0])
+    copy = tmp_path / "copy" / "events.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(log.read_bytes())
+    both_sides = "synthetic-a-0 is on both sides: a run is compared with other runs, not with itself"
+    args, expected = {
+        "same-log": ([str(log), str(log)], both_sides),
+        "a-copy": ([str(log), str(copy.parent)], both_sides),
+        "twice-before": (
+            ["--before", str(log), "--before", str(copy), "--after", str(other)],
+            "a before run is given twice: synthetic-a-0",
+        ),
+    }[given]
+    read: list[Any] = []
+    monkeypatch.setattr(report, "judge_log", lambda path, *a, **k: read.append(path))
+    result = CliRunner().invoke(main, ["diff", *args])
+    assert result.exit_code == 2 and result.output == f"reportgen diff: {expected}\n", result.output
+    assert read == []
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [b'{"kind": "environment", "run_id": "synthetic-a-0"}', b"[" * 50_000, b'{"kind": "run_start", "run_id": 7}'],
+    ids=["not-run-start", "deeply-nested", "no-string-id"],
+)
+def test_a_first_line_that_names_no_run_leaves_the_refusal_to_the_full_read(tmp_path: Path, first_line: bytes) -> None:
+    """The early look decides only what the run_start line says plainly: the rest is validated."""
+    (log,) = _replicates(tmp_path, "a", [1.0])
+    broken = tmp_path / "broken" / "events.jsonl"
+    broken.parent.mkdir()
+    broken.write_bytes(first_line + b"\n" + log.read_bytes().split(b"\n", 1)[1])
+    result = CliRunner().invoke(main, ["diff", str(broken), str(log)])
+    assert result.exit_code == 1 and result.output.startswith("reportgen diff: ") and "Traceback" not in result.output
+
+
+def test_diff_leaves_out_the_plan_check_it_never_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each side's summary reviewed its logged plan (a plan-check, shown only on the site)."""
+    from reportgen.publish import summary
+
+    before, after = _replicates(tmp_path, "a", [1.0, 1.1])
+    reviewed: list[Any] = []
+    monkeypatch.setattr(summary, "review_logged_plan", lambda *a: reviewed.append(a))
+    result = CliRunner().invoke(main, ["diff", str(before), str(after), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["before_runs"] == ["synthetic-a-0"] and reviewed == []
+
+
 # --- point 5: the history follows the cells that changed most -----------------------------------
 
 

@@ -11,7 +11,6 @@ import torch
 from collector import interrupt
 from collector.backends import OpRecorder
 from collector.compare import judged_nonfinite, compare, describe, describe_input
-from collector.eventlog import finite_or_none
 from collector.localize import localize, wanted as localize_wanted
 from collector.plan import Cell
 from collector.run import children
@@ -35,7 +34,7 @@ from collector.run.timings import (
 )
 from collector.run.generation_cells import run_generation_cell
 from collector.run.training_cells import run_training_cell
-from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
+from collector.workload import DTYPES, FedInputs, TaskMetricError, cast_inputs, input_key, task_metric, to_device
 
 
 def run_cells(run: Run) -> None:
@@ -219,7 +218,10 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
     except Exception as exc:  # outputs that cannot be compared, a task metric that raised
         for partial in ("outputs", "error_stats", "task_metric"):
             result.pop(partial, None)
-        write_failed(run, cell, result, failure("compare", exc), None)
+        fail = failure("compare", exc)
+        if isinstance(exc, TaskMetricError):
+            fail["type"] = exc.kind
+        write_failed(run, cell, result, fail, None)
         return CellOutcome("error")
     run.log.write("case_result", case=cell.case, status=status, **result)
     write_operators(run, cell, recorder)
@@ -320,7 +322,7 @@ def _judge(run: Run, cell: Cell, key: str, outputs: dict[str, torch.Tensor], res
         result["failure"] = failure("compare", exc)
         return "error"
     result["error_stats"] = stats
-    metric = finite_or_none(run.workload.task_metric(outputs, reference, run.inputs[key]))
+    metric = task_metric(run.workload, run.plan, outputs, reference, run.inputs[key])
     criterion = tol.get("task")
     passed = None
     if criterion and metric is not None:

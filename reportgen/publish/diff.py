@@ -7,6 +7,7 @@ the side whose cell passed, so it includes the variation between runs (judge.int
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field
@@ -351,10 +352,21 @@ def _side(runs: RunSummary | Sequence[RunSummary], role: str) -> list[RunSummary
         )
         if differ:
             raise DiffRefused(f"{other.run_id} is no replicate of {first.run_id}: {'; '.join(differ)}")
-    ids = [r.run_id for r in found]
+    _refuse_repeats([r.run_id for r in found], role)
+    return found
+
+
+def _refuse_repeats(ids: Sequence[str], role: str) -> None:
     if len(set(ids)) != len(ids):
         raise DiffRefused(f"a {role} run is given twice: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}")
-    return found
+
+
+def _refuse_overlap(befores: Sequence[str], afters: Sequence[str]) -> None:
+    overlap = set(befores) & set(afters)
+    if overlap:
+        raise DiffRefused(
+            f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself"
+        )
 
 
 def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list[list[float]]]:
@@ -377,11 +389,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             f"{first.run_id} is a run of {first.workload!r} and {last.run_id} of {last.workload!r}: "
             "diff compares two runs of one workload"
         )
-    overlap = {r.run_id for r in befores} & {r.run_id for r in afters}
-    if overlap:
-        raise DiffRefused(
-            f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself"
-        )
+    _refuse_overlap([r.run_id for r in befores], [r.run_id for r in afters])
     result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (where(first), where(last)))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
     result.synthetic = {
@@ -521,6 +529,36 @@ def geomean_text(geo: GeoMean | None) -> str:
     return "not measured: no unflagged cell with an interval" if geo is None else _geomean_text(geo)
 
 
+# The run_start line: about 1.5 kB (its provenance names a few files and their hashes).
+START_PEEK_BYTES = 64 * 1024
+
+
+def _start_run_id(log: object, max_bytes: int) -> str | None:
+    """The run id on a local log's first line, read alone (at most START_PEEK_BYTES); None when
+    that line does not say it plainly (a remote log, a line longer than that, not a run_start):
+    the log is then read whole, and the full read reports what is wrong with it."""
+    from reportgen.storage.local import NotReadable, open_regular
+
+    if not isinstance(log, Path):
+        return None
+    try:
+        with open_regular(log, max_bytes) as stream:
+            head = stream.read(START_PEEK_BYTES)
+    except (OSError, NotReadable):
+        return None
+    line, newline, _ = head.partition(b"\n")
+    if not newline:
+        return None
+    try:
+        start = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(start, dict) or start.get("kind") != "run_start":
+        return None
+    run_id = start.get("run_id")
+    return run_id if isinstance(run_id, str) else None
+
+
 def diff_command(
     a: Path | str | Sequence[Path | str],
     b: Path | str | Sequence[Path | str],
@@ -535,14 +573,21 @@ def diff_command(
     from reportgen.publish.summary import summarize
 
     limit = DEFAULT_MAX_LOG_BYTES if max_bytes is None else max_bytes
-    sides = []
-    for side in (a, b):
-        paths = [side] if isinstance(side, (str, Path)) else list(side)
-        summaries = []
-        for path in paths:
-            entry = find_one(path, None, follow_symlinks, limit)
-            summaries.append(summarize(judge_log(entry.path, entry.annotations, max_bytes=limit, beside=False)))
-        sides.append(summaries)
+    entries = [
+        [find_one(path, None, follow_symlinks, limit) for path in ([side] if isinstance(side, (str, Path)) else side)]
+        for side in (a, b)
+    ]
+    # A run given twice (the same log, or a copy) is refused from the run ids on the logs' first
+    # lines, before either log is read whole; what cannot be told there, the full read tells.
+    early = [[_start_run_id(entry.path, limit) for entry in side] for side in entries]
+    for role, ids in zip(("before", "after"), early):
+        _refuse_repeats([i for i in ids if i is not None], role)
+    _refuse_overlap([i for i in early[0] if i is not None], [i for i in early[1] if i is not None])
+    sides = [
+        # diff shows no plan-check: its summaries leave it out (a review of the logged plan per run)
+        [summarize(judge_log(e.path, e.annotations, max_bytes=limit, beside=False), plan_check=False) for e in side]
+        for side in entries
+    ]
     diff = diff_runs(*sides)
     workload = sides[0][0].workload
     if fmt == "json":

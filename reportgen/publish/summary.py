@@ -118,7 +118,9 @@ class RunSummary:
         return (self.started_at, self.run_id)
 
 
-def summarize(judged: JudgedRun) -> RunSummary:
+def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
+    """The run's summary; ``plan_check=False`` leaves out the review of its logged plan (a
+    plan-check, which only the site shows: `reportgen diff` skips it)."""
     run = judged.run
     env = run.environment
     versions = {}
@@ -153,7 +155,7 @@ def summarize(judged: JudgedRun) -> RunSummary:
         else run.start.collector.removeprefix("collector "),
         schema_version=run.start.schema_version,
         device=_device_name(run),
-        plan_check=_plan_check(run),
+        plan_check=_plan_check(run) if plan_check else {},
     )
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from campaign.ledger import (
     LEDGER_DIR,
     MAX_INDEX,
+    MAX_RECORDS,
+    MAX_TASK_FILES,
     READ_ERRORS,
     Ledger,
     LedgerError,
@@ -78,8 +80,15 @@ def folder_access(folder: Path) -> tuple[Reader, Lister]:
         inner = folder / sub
         if not inner.is_dir() or inner.is_symlink():
             return []
+        listed: list[str] = []
         with os.scandir(inner) as found:
-            return sorted(entry.name for entry in found)
+            for entry in found:  # a folder of millions of names is refused, not held
+                if len(listed) == MAX_TASK_FILES:
+                    raise LedgerError(
+                        f"{inner}: more than {MAX_TASK_FILES:,} files; a ledger holds at most {MAX_RECORDS:,} task records, each with its log"
+                    )
+                listed.append(entry.name)
+        return sorted(listed)
 
     return read, names
 

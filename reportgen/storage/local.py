@@ -434,27 +434,37 @@ def remove_inside(root: Path, path: Path) -> None:
         os.unlink(path)
 
 
+def replaceable(path: Path) -> os.stat_result | None:
+    """What ``replace_file`` would replace at ``path``: None when nothing is there, else the
+    regular file's stat. A link (dangling or not), folder, device or pipe is an OSError naming
+    ``path``: never replaced, never written through. Folders above ``path`` may be links."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(
+            errno.EINVAL,
+            "not a regular file (a directory, link, device or pipe); only a file is replaced",
+            str(path),
+        )
+    return st
+
+
 def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``path`` whole or not at all: a new file beside it, renamed over it, with ``mode``,
     else the mode of the file it replaces, else what the umask gives. Only a regular file is
     replaced: a FIFO named by mistake would wait for a reader for ever, and a link or a device is
     not written through (as root, /dev/null would be swapped for a file). OSError names ``path``."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
+    st = replaceable(path)
+    if st is None:
         if mode is None:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
     else:
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(
-                errno.EINVAL,
-                "not a regular file (a directory, link, device or pipe); only a file is replaced",
-                str(path),
-            )
         mode = stat.S_IMODE(st.st_mode) if mode is None else mode
     temp = None
     try:

@@ -6,6 +6,8 @@
 * ``reference``: ``run_model`` raises on the reference model (float64 parameters);
 * ``run``: ``run_model`` raises on a cell's model (float32 parameters);
 * ``compare``: ``task_metric`` raises;
+* ``metric-key``: ``task_metric`` reads an output the model does not return (a KeyError);
+* ``metric-mapping``: ``task_metric`` returns a mapping instead of a number;
 * ``warm``: ``run_model`` raises from the fourth call of a cell's model on (its warm timing);
 * ``big-weights``: the model carries a 1 MB buffer (a weights file larger than the log);
 * ``cold-hang``: in the cold-start child only, ``build_model`` starts a grandchild that sleeps
@@ -110,4 +112,8 @@ def task_metric(
     batch = inputs["x"].shape[0]
     if _fails("compare", batch):
         raise ArithmeticError(f"injected compare failure at batch {batch}")
+    if _fails("metric-key", batch):
+        return float((outputs["logits"].double() - reference["y"].double()).abs().max())
+    if _fails("metric-mapping", batch):
+        return {"max_abs": 0.0}  # type: ignore[return-value]
     return float((outputs["y"].double() - reference["y"].double()).abs().max())
