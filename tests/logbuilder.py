@@ -826,6 +826,32 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
     return out
 
 
+def generation_timing_log(run_id: str, scale: float = 1.0, seed: int = 0, noise: float = 0.01) -> list[dict[str, Any]]:
+    """``generation_log(None)`` whose passing cells' warm series are drawn as ``timing_log``
+    draws a cell's: ``base * scale * (1 + noise * N(0, 1))``, seeded, with time to first token
+    10 samples around 3 ms and decode per token 60 around 2 ms (half that compiled). Two logs with
+    scales 1.0 and 1.2 are a 20% slowdown of both. For the comparison tests; evidence of nothing."""
+    import random
+
+    rng = random.Random(seed)
+    events = generation_log(None)
+    events[0].update(run_id=run_id, origin_note=f"Synthetic generation timing fixture (scale {scale}, seed {seed}).")
+    for event in events:
+        timing = event.get("timing") if event["kind"] == "generation" else None
+        if timing is not None:
+            base = 0.5 if event["case"].endswith("compiled") else 1.0
+            draw = lambda seconds, n: [seconds * base * scale * (1 + noise * rng.gauss(0.0, 1.0)) for _ in range(n)]  # noqa: E731
+            timing["ttft_warm"] = _warm(draw(0.003, 10))
+            timing["decode_token"] = _warm(draw(0.002, 60))
+    return events
+
+
+def bimodal(event: dict[str, Any], series: str) -> None:
+    """Make a generation event's warm series bimodal: every other sample twice as long."""
+    samples = [x * (2 if i % 2 else 1) for i, x in enumerate(event["timing"][series]["samples_s"])]
+    event["timing"][series] = _warm(samples)
+
+
 FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "synthetic_generation.jsonl": generation_log,
     "synthetic_training.jsonl": training_log,

@@ -11,6 +11,8 @@ A cell with CPU fallback, a hit recompile limit or a different timing scope keep
 but is flagged and left out of the geometric mean, as is every cell when a timing criterion
 (timing scope, warm repetitions, re-measure rounds) or the host's threads or affinity changed; so is a cell whose warm series, in any run
 of either side, the stability classifier does not call stable (judge.timing_stability).
+A generation cell's two warm series (time to first token, decode per token) are compared by
+the same rules, each a ratio of its own (``SeriesTiming``), counted and averaged with the rest.
 
 Either side may have replicates: further runs of the same workload on the same target. The
 first run of a side speaks for its statuses and criteria; the warm interval is built from every
@@ -62,7 +64,14 @@ from reportgen.judge.intervals import (
     scope_text,
     speed_words,
 )
-from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
+from reportgen.judge.timing_stability import (
+    FLAG as STABILITY_FLAG,
+    GENERATION_SERIES,
+    generation_timing,
+    generation_warm,
+    replicate_flags,
+    series_flag,
+)
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
 from reportgen.model.runmodel import CellRecord, RunModel, shape_label
@@ -152,6 +161,14 @@ UNSTEADY = (STABILITY_FLAG, "timing not classified")
 FLAGGED = "flagged, not judged"
 
 
+def _verdict(warm: RatioInterval, flags: tuple[str, ...]) -> str:
+    """The interval's verdict, unless either side's warm series is unstable or another flag
+    qualifies the ratio: then none."""
+    if any(f.startswith(UNSTEADY) for f in flags):
+        return STABILITY_FLAG
+    return FLAGGED if flags else warm.verdict
+
+
 @dataclass(frozen=True)
 class CellTiming:
     """Timing of one cell that passed on both sides."""
@@ -164,11 +181,28 @@ class CellTiming:
 
     @property
     def verdict(self) -> str:
-        """The interval's verdict, unless either side's warm series is unstable or another flag
-        qualifies the ratio: then none."""
-        if any(f.startswith(UNSTEADY) for f in self.flags):
-            return STABILITY_FLAG
-        return FLAGGED if self.flags else self.warm.verdict
+        return _verdict(self.warm, self.flags)
+
+    @property
+    def in_geomean(self) -> bool:
+        return not self.flags
+
+
+@dataclass(frozen=True)
+class SeriesTiming:
+    """One warm series of a generation cell that passed on both sides (time to first token,
+    decode per token): its ratio, judged as a cell's warm ratio is."""
+
+    series: str  # GenerationTiming's field: "ttft_warm" or "decode_token"
+    words: str  # "first token, warm", "decode per token"
+    baseline_median_s: float  # each side's first run, as its generation event logged it
+    candidate_median_s: float
+    warm: RatioInterval
+    flags: tuple[str, ...]
+
+    @property
+    def verdict(self) -> str:
+        return _verdict(self.warm, self.flags)
 
     @property
     def in_geomean(self) -> bool:
@@ -189,10 +223,16 @@ class CellComparison:
     timing: CellTiming | None
     timing_note: str
     changed_criteria: tuple[str, ...] = ()  # correctness criteria of this cell declared differently by the two runs
+    generation: tuple[SeriesTiming, ...] = ()  # a generation cell's warm series, each compared
 
     @property
     def correct_on_both(self) -> bool:
         return self.baseline.status == "pass" and self.candidate.status == "pass"
+
+    @property
+    def ratios(self) -> list[CellTiming | SeriesTiming]:
+        """Every warm ratio of the cell: its warm series', then its generation series'."""
+        return ([self.timing] if self.timing is not None else []) + list(self.generation)
 
 
 @dataclass(frozen=True)
@@ -264,13 +304,37 @@ class Comparison:
         return [c for c in self.cells if c.timing is not None]
 
     @property
+    def generation(self) -> list[CellComparison]:
+        """Compared generation cells with a ratio of their warm series."""
+        return [c for c in self.cells if c.generation]
+
+    @property
+    def ratios(self) -> list[CellTiming | SeriesTiming]:
+        """Every warm ratio compared, cell by cell: each tallies as one verdict."""
+        return [r for c in self.cells for r in c.ratios]
+
+    @property
     def flagged(self) -> list[CellComparison]:
-        return [c for c in self.cells if c.timing is not None and c.timing.flags]
+        return [c for c in self.cells if any(r.flags for r in c.ratios)]
 
     @property
     def unstable(self) -> list[CellComparison]:
-        """Compared cells whose warm series on either side decides nothing."""
-        return [c for c in self.cells if c.timing is not None and c.timing.verdict == STABILITY_FLAG]
+        """Compared cells with a ratio whose warm series on either side decides nothing."""
+        return [c for c in self.cells if any(r.verdict == STABILITY_FLAG for r in c.ratios)]
+
+    @property
+    def geomean_has_series(self) -> bool:
+        """Whether generation series are among the ratios the geometric mean is over."""
+        return any(s.in_geomean for c in self.generation for s in c.generation)
+
+    @property
+    def geomean_counts(self) -> str:
+        """What the geometric mean is over: '4 cells', or '6 ratios' where generation series are in it."""
+        geo = self.geomean
+        if geo is None:
+            return ""
+        unit = "ratio" if self.geomean_has_series else "cell"
+        return f"{geo.cells} {unit}{'s' if geo.cells != 1 else ''}"
 
     @property
     def interval_scope(self) -> str:
@@ -279,8 +343,8 @@ class Comparison:
 
     def verdict_counts(self) -> dict[str, int]:
         counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0, FLAGGED: 0}
-        for cell in self.timed:
-            counts[cell.timing.verdict] += 1  # type: ignore[union-attr]
+        for ratio in self.ratios:
+            counts[ratio.verdict] += 1
         return counts
 
 
@@ -434,6 +498,7 @@ class _Context:
         self.reference_outputs = _reference_outputs(run)
         self.reference_contents = _reference_contents(run)
         self.references = _references(run)
+        self.generation = {c.case for c in run.cells_with("generation")}  # their series are read from their events
 
     def reference_for(self, planned: PlannedCellLine) -> ev.Reference | None:
         """The reference event of the cell's inputs (keyed by input key, or with the dtype too)."""
@@ -546,7 +611,17 @@ def _identity_notes(weights: Identity, inputs: list[Identity]) -> list[str]:
     return notes
 
 
-def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
+def _timing_flags(
+    base: CellSide,
+    cand: CellSide,
+    scopes: tuple[object, object] | None = None,
+    unsteady: tuple[str | None, str | None] | None = None,
+) -> tuple[str, ...]:
+    """What qualifies a ratio of the two sides' cells: fallback, a hit recompile limit, a
+    different timing scope, a series that decides nothing. ``scopes`` and ``unsteady`` stand for
+    the warm series' scope and stability flag when the ratio is of another series (generation)."""
+    scopes = (base.scope, cand.scope) if scopes is None else scopes
+    unsteady = (base.timing_flag, cand.timing_flag) if unsteady is None else unsteady
     flags = []
     if base.fallback or cand.fallback:
         flags.append(
@@ -557,11 +632,11 @@ def _timing_flags(base: CellSide, cand: CellSide) -> tuple[str, ...]:
             "recompile limit hit on the "
             + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit)
         )
-    if base.scope != cand.scope:
+    if scopes[0] != scopes[1]:
         flags.append("different timing scope")
-    for role, side in (("baseline", base), ("candidate", cand)):
-        if side.timing_flag:  # 'unstable timing: ...' or 'timing not classified: ...'
-            flags.append(f"{side.timing_flag} on the {role}")
+    for role, flag in zip(SIDES, unsteady):
+        if flag:  # 'unstable timing: ...' or 'timing not classified: ...'
+            flags.append(f"{flag} on the {role}")
     return tuple(flags)
 
 
@@ -570,7 +645,19 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
-    """Why a cell's timing is not compared, or None when it is."""
+    """Why a cell's warm timing is not compared, or None when it is."""
+    gate = _not_compared(base, cand, stopped)
+    if gate is not None:
+        return gate
+    if base.warm_median_s is None or cand.warm_median_s is None:
+        return "not measured: no warm samples on the " + " and ".join(
+            r for r, s in (("baseline", base), ("candidate", cand)) if s.warm_median_s is None
+        )
+    return None
+
+
+def _not_compared(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
+    """Why none of a cell's timings is compared (untested, failed, acceptance stopped), or None."""
     untested = [
         f"untested on the {role} ({side.untested_reason})"
         for role, side in (("baseline", base), ("candidate", cand))
@@ -582,10 +669,6 @@ def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | No
         return f"not compared: passed on {'neither side' if base.status != 'pass' and cand.status != 'pass' else ('the candidate only' if base.status != 'pass' else 'the baseline only')}"
     if stopped:
         return f"not compared: performance acceptance is stopped on the {' and '.join(stopped)}"
-    if base.warm_median_s is None or cand.warm_median_s is None:
-        return "not measured: no warm samples on the " + " and ".join(
-            r for r, s in (("baseline", base), ("candidate", cand)) if s.warm_median_s is None
-        )
     return None
 
 
@@ -647,7 +730,7 @@ def compare_runs(
     sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
     stopped = [s.role for s in sides if s.perf_stopped]
-    pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None]] = []
+    pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None, bool]] = []
     not_comparable: list[NotComparable] = []
     distances = _reference_distances(base, cand)
     order = list(base.cells) + [c for c in cand.cells if c not in base.cells]
@@ -681,7 +764,14 @@ def compare_runs(
         inputs.append(same)
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
         pending.append(
-            (a, side_a, side_b, _reference_agreement(a, base, cand, distances), _timing_note(side_a, side_b, stopped))
+            (
+                a,
+                side_a,
+                side_b,
+                _reference_agreement(a, base, cand, distances),
+                _timing_note(side_a, side_b, stopped),
+                _not_compared(side_a, side_b, stopped) is None,
+            )
         )
     if not pending:
         reasons = sorted({n.reason.split(":")[0] for n in not_comparable})
@@ -702,7 +792,7 @@ def compare_runs(
         model_revision=_model_identity(baseline.run)[0],
         cells=cells,
         not_comparable=not_comparable,
-        geomean=geometric_mean([c.timing.warm for c in cells if c.timing is not None and c.timing.in_geomean]),
+        geomean=geometric_mean([r.warm for c in cells for r in c.ratios if r.in_geomean]),
         compile_cost=_compile_cost(cells),
         speedups=_speedups(cells),
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
@@ -722,12 +812,18 @@ def compare_runs(
     return comparison
 
 
-def _runs_samples(case: str, contexts: list[_Context]) -> list[list[float]] | None:
-    """Each run's kept warm samples of a cell, or None when a run did not pass it or holds a time that is not positive."""
+def _runs_samples(case: str, contexts: list[_Context], series: str = "") -> list[list[float]] | None:
+    """Each run's kept warm samples of a cell (``series``: of that generation series instead),
+    or None when a run did not pass it, has no such series, or holds a time that is not positive."""
     found = []
     for context in contexts:
         cell = context.cells.get(case)
-        warm = cell.warm if cell is not None and cell.status == "pass" else None
+        if cell is None or cell.status != "pass":
+            warm = None
+        elif series:
+            warm = generation_warm(cell, series) if case in context.generation else None
+        else:
+            warm = cell.warm
         if warm is None or not warm.samples_s or min(warm.samples_s) <= 0:
             return None
         found.append(list(warm.samples_s))
@@ -744,7 +840,7 @@ def _with_timings(
     sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
     samples: dict[str, tuple[list[list[float]], list[list[float]]]] = {}
-    for cell, a, b, reference, note in pending:
+    for cell, a, b, reference, note, compared in pending:
         if note is None:
             found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
             if found[0] is None or found[1] is None:
@@ -756,12 +852,15 @@ def _with_timings(
                 )
             else:
                 samples[cell.case] = found  # type: ignore[assignment]
-        checked.append((cell, a, b, reference, note))
+        checked.append((cell, a, b, reference, note, compared))
     pending = checked
-    timed = [cell for cell, _, _, _, note in pending if note is None]
+    timed = [cell for cell, _, _, _, note, _ in pending if note is None]
     intervals = dict(zip((cell.case for cell in timed), replicate_intervals([samples[cell.case] for cell in timed])))
+    generation = _generation_timings(
+        [(cell, a, b) for cell, a, b, _, _, compared in pending if compared], sides, extra, side_flags
+    )
     out = []
-    for cell, a, b, reference, note in pending:
+    for cell, a, b, reference, note, _ in pending:
         timing = None
         if note is None:
             cold_ratio, cold_note = None, "not measured"
@@ -799,7 +898,55 @@ def _with_timings(
                 reference,
                 timing,
                 note or "",
+                generation=generation.get(cell.case, ()),
             )
+        )
+    return out
+
+
+def _generation_timings(
+    compared: list[tuple[CellRecord, CellSide, CellSide]],
+    sides: tuple[list[_Context], list[_Context]],
+    extra: tuple[list[_Context], list[_Context]],
+    side_flags: tuple[str, ...],
+) -> dict[str, tuple[SeriesTiming, ...]]:
+    """Each generation series' ratio of the cells whose timing may be compared and that have it
+    in every run of both sides, flagged as a cell's warm ratio is: CPU fallback, a hit recompile
+    limit, a different timing scope, a series (in any run) that decides nothing, a changed
+    timing criterion or host (``side_flags``), a ratio too large or small to judge."""
+    Samples = tuple[list[list[float]], list[list[float]]]
+    found: list[tuple[str, CellSide, CellSide, str, tuple[ev.GenerationTiming, ev.GenerationTiming], Samples]] = []
+    for cell, a, b in compared:
+        if cell.case not in sides[0][0].generation or cell.case not in sides[1][0].generation:
+            continue
+        base_timing = generation_timing(sides[0][0].cells[cell.case])
+        cand_timing = generation_timing(sides[1][0].cells[cell.case])
+        if base_timing is None or cand_timing is None:
+            continue
+        for series in GENERATION_SERIES:
+            base_samples = _runs_samples(cell.case, sides[0], series)
+            cand_samples = _runs_samples(cell.case, sides[1], series)
+            if base_samples is not None and cand_samples is not None:
+                found.append((cell.case, a, b, series, (base_timing, cand_timing), (base_samples, cand_samples)))
+    out: dict[str, tuple[SeriesTiming, ...]] = {}
+    for (case, a, b, series, timings, (base_samples, cand_samples)), interval in zip(
+        found, replicate_intervals([pair for *_, pair in found])
+    ):
+        flags = _timing_flags(
+            a,
+            b,
+            scopes=(timings[0].scope, timings[1].scope),
+            unsteady=(series_flag(base_samples[0]), series_flag(cand_samples[0])),
+        )
+        flags += tuple(
+            replicate_flags("baseline", [c.side.run.start.run_id for c in sides[0]], base_samples)
+            + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples)
+            + _replicate_fallback(case, extra)
+        )
+        flags += ((interval.flag,) if interval.flag else ()) + side_flags
+        base_median, cand_median = (getattr(t, series).median_s for t in timings)
+        out[case] = out.get(case, ()) + (
+            SeriesTiming(series, GENERATION_SERIES[series], base_median, cand_median, interval, flags),
         )
     return out
 
@@ -956,7 +1103,7 @@ def headline(comparison: Comparison) -> str:
             f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatching cells have a verdict"
         )
     elif geo is None:
-        parts.append("no timing comparable" if not comparison.timed else "no unflagged, stable timing to summarise")
+        parts.append("no timing comparable" if not comparison.ratios else "no unflagged, stable timing to summarise")
     else:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"
@@ -966,9 +1113,7 @@ def headline(comparison: Comparison) -> str:
         verdict = classify(geo.low, geo.high)
         if verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"
-        parts.append(
-            f"{word} (geomean of {geo.cells} cell{'s' if geo.cells != 1 else ''}, {interval}; {comparison.interval_scope})"
-        )
+        parts.append(f"{word} (geomean of {comparison.geomean_counts}, {interval}; {comparison.interval_scope})")
     cost = comparison.compile_cost
     if cost.shapes:
         parts.append("compile + first result per new shape " + ", ".join(compile_cost_text(cost, b, c)))

@@ -5,7 +5,7 @@ reasons or the owner's annotations to work out: the dominant finding, what to do
 state of the annotations, not from the rule alone), and the cells waiting for the owner's
 verdict grouped by cause, each group with the owner's explanation and where it is written; and
 per cell, the facts a section shows: which cells are problems, where a localised cell's error
-arises (with the sentence that says so), each timed cell's stability flag. The view formats
+arises (with the sentence that says so), each timed cell's (and generation series') stability flag. The view formats
 these and works none of them out (tests/test_sections_judge_free.py holds its imports to it).
 """
 
@@ -27,7 +27,13 @@ from reportgen.judge.disposition import (
 )
 from reportgen.judge.localization import Localized, judge_localization
 from reportgen.judge.nextstep import Words, finding, next_step
-from reportgen.judge.timing_stability import CellStability, flag_text, timed_cells, undecided_cells
+from reportgen.judge.timing_stability import (
+    CellStability,
+    flag_text,
+    generation_flags,
+    timed_cells,
+    undecided_cells,
+)
 from reportgen.model.annotations import ANNOTATIONS_NAME, Annotations
 from reportgen.model.groups import failure_groups, metric_values
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
@@ -96,6 +102,9 @@ class Judgement:
     localized_others: tuple[CellRecord, ...] = ()  # those cells that are not problems, in plan order
     # Per timed cell whose timing needs a word (unstable, not classified, measured again), the flag.
     timing_flags: dict[str, str] = field(default_factory=dict)
+    # Per passing generation cell, the flag of each of its warm series (time to first token,
+    # decode per token) that needs a word, by GenerationTiming's field name.
+    generation_flags: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
@@ -128,6 +137,7 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         localized=localizations(problems[:SHOWN_CELLS] + others),
         localized_others=others,
         timing_flags={j.case: text for j in timed if (text := flag_text(j))},
+        generation_flags=generation_flags(run),
     )
 
 

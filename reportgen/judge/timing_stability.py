@@ -5,6 +5,9 @@ followed by its later attempts) is classified from its kept samples with the col
 classifier (``collector.stability``), for old logs as for new, so the page, the comparison and
 the collector never disagree. A cell whose series is not stable (unstable, or too short to
 classify) is left out of faster/slower verdicts and geometric means, and is named.
+
+A generation cell (schema 1.2) keeps two warm series in its generation event instead: time to
+first token and decode per token (``GENERATION_SERIES``). Each is classified by the same rule.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from collector.stability import STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
+from reportgen.contract import events as ev
 from reportgen.contract.validation import fields_of
 from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
@@ -27,9 +31,13 @@ __all__ = [
     "SYMBOL",
     "UNCLASSIFIED",
     "UNSTABLE",
+    "GENERATION_SERIES",
     "CellStability",
     "cell_stability",
     "flag_text",
+    "generation_flags",
+    "generation_timing",
+    "generation_warm",
     "series_flag",
     "stability_word",
     "timed_cells",
@@ -116,6 +124,38 @@ def unstable_cells(run: RunModel) -> list[CellStability]:
 def undecided_cells(run: RunModel) -> list[CellStability]:
     """The timed cells whose warm series decides nothing: unstable, or too short to classify."""
     return [j for j in timed_cells(run) if not j.decides]
+
+
+# A generation cell's warm series (GenerationTiming's fields) and their words on every page.
+GENERATION_SERIES = {"ttft_warm": "first token, warm", "decode_token": "decode per token"}
+
+
+def generation_timing(cell: CellRecord) -> ev.GenerationTiming | None:
+    """A generation cell's timings; None when it logged none (it did not pass, or it is no
+    generation cell). Read from the cell's events: ask only of cells with a generation event."""
+    generation = cell.generation
+    return generation.timing if generation is not None else None
+
+
+def generation_warm(cell: CellRecord, series: str) -> ev.Warm | None:
+    """One of a generation cell's warm series (a key of GENERATION_SERIES), or None."""
+    timing = generation_timing(cell)
+    return getattr(timing, series) if timing is not None else None
+
+
+@per_run
+def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
+    """Per passing generation cell, the flag of each of its warm series that needs a word
+    (unstable, or not classified), as ``flag_text`` words a timed cell's."""
+    found: dict[str, dict[str, str]] = {}
+    for cell in run.cells_with("generation"):
+        if cell.status != "pass":
+            continue
+        for series in GENERATION_SERIES:
+            warm = generation_warm(cell, series)
+            if warm is not None and (text := flag_text(CellStability(cell.case, classify(warm.samples_s), 1))):
+                found.setdefault(cell.case, {})[series] = text
+    return found
 
 
 def flag_text(judged: CellStability) -> str:

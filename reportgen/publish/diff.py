@@ -34,7 +34,7 @@ from reportgen.judge.intervals import (
     scope_text,
     speed_words,
 )
-from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, replicate_flags, series_flag
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, GENERATION_SERIES, replicate_flags, series_flag
 from reportgen.render.labels import human
 from reportgen.render.sections.common import fmt_time
 from reportgen.publish.summary import CellSummary, RunSummary
@@ -59,6 +59,9 @@ class TimingChange:
     interval, never from a fixed percentage. Without samples on both sides there is no interval
     and no verdict, and ``ratio`` is the ratio of the warm medians. ``before_s`` and ``after_s``
     are the median over each side's runs of their warm medians.
+
+    A generation cell's two warm series (time to first token, decode per token) are each a
+    change of their own, named by ``series`` ("" for a cell's warm series), judged alike.
     """
 
     case: str
@@ -70,6 +73,12 @@ class TimingChange:
     verdict: str = NO_SAMPLES
     ratio: float = math.nan
     scope: str = ""  # what variation the interval covers, e.g. "one run per side: within-run sampling only"
+    series: str = ""  # a generation series in words ("decode per token"); "": the cell's warm series
+
+    @property
+    def name(self) -> str:
+        """The cell, and the generation series when the change is of one."""
+        return f"{self.case} ({self.series})" if self.series else self.case
 
     @property
     def unsteady(self) -> bool:
@@ -145,15 +154,19 @@ def _stopped_flag(summary: RunSummary, which: str) -> str | None:
     return f"performance acceptance stopped in the {where} ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
 
 
-def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary) -> list[str]:
-    """Why a ratio must not be read as a performance result on its own."""
+def timing_flags(
+    before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary, series: str = ""
+) -> list[str]:
+    """Why a ratio must not be read as a performance result on its own (``series``: the ratio of
+    that generation series, GenerationTiming's field, instead of the cell's warm series)."""
     flags = [f for f in (_stopped_flag(before, "before"), _stopped_flag(after, "after")) if f]
     if where(before) != where(after):  # a planned target, or the backend it ran on, changed
         flags.append(
             f"different targets ({where(before)} -> {where(after)}): not a regression, see `reportgen compare`"
         )
-    if old.scope and new.scope and old.scope != new.scope:  # as `reportgen compare` flags it
-        flags.append(f"different timing scope (before: {old.scope}; after: {new.scope})")
+    scopes = (old.generation_scope, new.generation_scope) if series else (old.scope, new.scope)
+    if scopes[0] and scopes[1] and scopes[0] != scopes[1]:  # as `reportgen compare` flags it
+        flags.append(f"different timing scope (before: {scopes[0]}; after: {scopes[1]})")
     hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
     if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager
         flags.append(f"recompile limit hit ({' and '.join(hit)})")
@@ -161,7 +174,7 @@ def timing_flags(before: RunSummary, after: RunSummary, old: CellSummary, new: C
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
     for which, cell in (("before", old), ("after", new)):
-        flag = series_flag(cell.warm_samples_s)
+        flag = series_flag(cell.generation.get(series) if series else cell.warm_samples_s)
         if flag:
             flags.append(f"{flag} ({which})")
     return flags
@@ -262,8 +275,8 @@ class RunDiff:
 
     @property
     def unstable(self) -> list[str]:
-        """Cells compared whose warm timing decides nothing in either run: no verdict, named."""
-        return [t.case for t in self.timings if t.unsteady]
+        """Cells compared with a warm timing (or generation series) that decides nothing in either run: no verdict, named."""
+        return list(dict.fromkeys(t.case for t in self.timings if t.unsteady))
 
     @property
     def targets_differ(self) -> bool:
@@ -309,16 +322,38 @@ class RunDiff:
         """One line: how many cells got faster, slower or neither, and the largest change."""
         counts = self.verdict_counts()
         text = ", ".join(f"{n} {word}" for word, n in counts.items())
-        text += f", {len(self.unstable)} unstable"
+        text += f", {sum(1 for t in self.timings if t.unsteady)} unstable"  # ratios, as the counts before it
         flagged = sum(1 for t in self.timings if t.flags and not t.unsteady)
         if flagged:
             text += f", {flagged} flagged (not judged)"
         big = self.largest
-        return text + (f"; largest {speed_words(big.ratio)} on {big.case}" if big is not None else "; no clear change")
+        return text + (f"; largest {speed_words(big.ratio)} on {big.name}" if big is not None else "; no clear change")
 
     @property
     def geomean_line(self) -> str:
-        return geomean_text(self.geomean)
+        return geomean_text(self.geomean, self.geomean_counts)
+
+    @property
+    def timings_counted(self) -> str:
+        """'4 cells', or '4 cells, 12 generation series' where generation cells were compared."""
+        series = sum(1 for t in self.timings if t.series)
+        cells = len(self.timings) - series
+        return f"{cells} cells" + (f", {series} generation series" if series else "")
+
+    @property
+    def geomean_has_series(self) -> bool:
+        """Whether generation series are among the ratios the geometric mean is over (a judged
+        change with an interval)."""
+        return any(t.series and t.judged and t.verdict != NO_SAMPLES for t in self.timings)
+
+    @property
+    def geomean_counts(self) -> str:
+        """What the geometric mean is over: '4 cells', or '6 ratios' where generation series are
+        among them; '' without one."""
+        geo = self.geomean
+        if geo is None:
+            return ""
+        return f"{geo.cells} {'ratio' if self.geomean_has_series else 'cell'}{'s' if geo.cells != 1 else ''}"
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -367,6 +402,21 @@ def _refuse_overlap(befores: Sequence[str], afters: Sequence[str]) -> None:
         raise DiffRefused(
             f"{', '.join(sorted(overlap))} is on both sides: a run is compared with other runs, not with itself"
         )
+
+
+def _series_samples(runs: list[RunSummary], case: str, series: str) -> tuple[float | None, list[list[float]]]:
+    """As ``_side_samples``, of a generation series: None and [] unless every run's cell passed with it."""
+    cells = [
+        c
+        for r in runs
+        if (c := r.cells.get(case)) is not None
+        and c.status == "pass"
+        and c.generation.get(series)
+        and series in c.generation_median_s
+    ]
+    if len(cells) != len(runs):
+        return None, []
+    return statistics.median(c.generation_median_s[series] for c in cells), [list(c.generation[series]) for c in cells]
 
 
 def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list[list[float]]]:
@@ -423,6 +473,18 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             change = TimingChange(case, before_s, after_s, flags)
             result.timings.append(change)
             timed.append((change, before_samples, after_samples))
+        for series, words in GENERATION_SERIES.items():
+            before_s, before_samples = _series_samples(befores, case, series)
+            after_s, after_samples = _series_samples(afters, case, series)
+            if old and new and before_s and after_s:
+                flags = timing_flags(first, last, old, new, series)
+                flags += [f"changed criterion: {text}" for text in timing_changes] + ([host_flag] if host_flag else [])
+                flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
+                flags += replicate_flags("before", result.before_runs, before_samples)
+                flags += replicate_flags("after", result.after_runs, after_samples)
+                change = TimingChange(case, before_s, after_s, flags, series=words)
+                result.timings.append(change)
+                timed.append((change, before_samples, after_samples))
     result.geomean = geometric_mean(_judge_timings(timed))
     result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
@@ -458,8 +520,9 @@ def largest_changes(diff: RunDiff, count: int) -> list[str]:
         judged = t.verdict in ("faster", "slower") and t.judged
         return (0 if judged else 1, -abs(math.log(t.ratio)) if 0 < t.ratio < math.inf else 0.0, t.case)
 
-    # An unstable cell decides nothing, so it leads no chart (the diff below names it).
-    return [t.case for t in sorted((t for t in diff.timings if not t.unsteady), key=rank)[:count]]
+    # An unstable cell decides nothing, so it leads no chart (the diff below names it); the
+    # charts draw warm medians, which a generation series is not.
+    return [t.case for t in sorted((t for t in diff.timings if not t.unsteady and not t.series), key=rank)[:count]]
 
 
 def _interval_text(change: TimingChange) -> str:
@@ -505,18 +568,19 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.removed]
     lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
     if diff.geomean is not None:
-        lines.append(f"geometric mean: {_geomean_text(diff.geomean)}")
-    lines.append(f"warm median ratio (after / before), cells that passed in both runs: {len(diff.timings)} cells")
+        lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
+    lines.append(f"warm median ratio (after / before), cells that passed in both runs: {diff.timings_counted}")
     lines += [
-        f"  {t.case}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"
+        f"  {t.name}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"
         + "".join(f" [{flag}]" for flag in t.flags)
         for t in diff.timings
     ]
     return "\n".join(lines)
 
 
-def _geomean_text(geo: GeoMean) -> str:
-    cells = f"{geo.cells} cell{'s' if geo.cells != 1 else ''}"
+def _geomean_text(geo: GeoMean, counted: str = "") -> str:
+    """``counted``: what it is over, in words ('6 ratios'); '': its cells."""
+    cells = counted or f"{geo.cells} cell{'s' if geo.cells != 1 else ''}"
     if geo.low is None or geo.high is None:
         return f"{speed_words(geo.ratio)} at the point estimate, over {cells} (no interval: too few samples)"
     interval = interval_words(geo.ratio, geo.low, geo.high, "the before time")
@@ -525,8 +589,8 @@ def _geomean_text(geo: GeoMean) -> str:
     return f"{speed_words(geo.ratio)} ({interval}) over {cells}"
 
 
-def geomean_text(geo: GeoMean | None) -> str:
-    return "not measured: no unflagged cell with an interval" if geo is None else _geomean_text(geo)
+def geomean_text(geo: GeoMean | None, counted: str = "") -> str:
+    return "not measured: no unflagged cell with an interval" if geo is None else _geomean_text(geo, counted)
 
 
 # The run_start line: about 1.5 kB (its provenance names a few files and their hashes).

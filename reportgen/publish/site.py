@@ -553,7 +553,12 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         why = "the first cells with a warm median (one run: nothing to compare yet)"
     key_cases = named + [c for c in changed if c not in named]
     points = {
-        after.run_id: (d.geomean.ratio, d.geomean.low, d.geomean.high, d.geomean.cells)
+        after.run_id: (
+            d.geomean.ratio,
+            d.geomean.low,
+            d.geomean.high,
+            f"{d.geomean.cells} {'ratios' if d.geomean_has_series else 'cells'}",
+        )
         for _, after, d in diffs
         if d.geomean is not None
     }

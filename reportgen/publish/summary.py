@@ -20,6 +20,8 @@ from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.judge.comparison import SCOPE_FIELDS
 from reportgen.judge.criteria import declared_criteria
+from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
+from reportgen.contract import events as ev
 from reportgen.render.labels import status_words
 from reportgen.render.report import JudgedRun
 
@@ -54,6 +56,13 @@ class CellSummary:
     scope: str | None = None
     # The compile hit its recompile limit, or a 'compiled' cell really ran eager: flagged.
     recompile_limit: bool = False
+    # A passing generation cell's warm series by GenerationTiming's field ('ttft_warm',
+    # 'decode_token'): samples kept and median as logged, and what their clock covered. Diffs
+    # judge their ratios as a warm series'. Empty for other cells (and in a site state written
+    # before they were kept).
+    generation: dict[str, list[float]] = field(default_factory=dict)
+    generation_median_s: dict[str, float] = field(default_factory=dict)
+    generation_scope: str | None = None
 
 
 @dataclass
@@ -126,6 +135,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
     versions = {}
     if env is not None:
         versions = {k: value for k in VERSION_KEYS if k in env.versions and (value := env.versions[k].value)}
+    generation = {c.case: t for c in run.cells_with("generation") if (t := generation_timing(c)) is not None}
     return RunSummary(
         run_id=run.start.run_id,
         slug=slug(run.start.run_id),
@@ -140,7 +150,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         headline=judged.disposition.headline,
         versions=versions,
         counts=run.counts(),
-        cells={c.case: cell_summary(c, _status_words(c, judged)) for c in run.cells},
+        cells={c.case: cell_summary(c, _status_words(c, judged), generation.get(c.case)) for c in run.cells},
         performance_stopped=len(judged.disposition.performance_stopped),
         intended_target=judged.disposition.scope.intended_target,
         evidence=judged.disposition.scope.evidence,
@@ -209,24 +219,32 @@ def _status_words(cell: CellRecord, judged: JudgedRun) -> str:
     return status_words(cell.status, failing, note is not None, note.verdict if note is not None else None)
 
 
-def cell_summary(cell: CellRecord, words: str = "") -> CellSummary:
-    """Timings are kept only for cells whose correctness passed: no other timing is compared."""
+def cell_summary(cell: CellRecord, words: str = "", generation: ev.GenerationTiming | None = None) -> CellSummary:
+    """Timings are kept only for cells whose correctness passed: no other timing is compared.
+    ``generation``: a generation cell's timings, as its generation event logged them."""
     dtype, mode = cell.planned.dtype, cell.planned.mode
     if cell.status != "pass" or cell.warm_median_s is None:
-        return CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode, words=words)
-    samples = list(cell.warm_samples)  # the last warm series, as cell.warm_median_s is its median
-    scope = cell.scope
-    return CellSummary(
-        cell.status,
-        cell.warm_median_s,
-        bool(cell.fallback_items),
-        samples,
-        cell.cold_s,
-        cell.compile_s,
-        dtype,
-        mode,
-        len(samples),
-        words,
-        ", ".join(f"{name} {str(getattr(scope, name)).lower()}" for name in SCOPE_FIELDS) if scope else None,
-        cell.recompile_limit_hit or cell.eager_after_recompile_limit,
-    )
+        summary = CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode, words=words)
+    else:
+        samples = list(cell.warm_samples)  # the last warm series, as cell.warm_median_s is its median
+        scope = cell.scope
+        summary = CellSummary(
+            cell.status,
+            cell.warm_median_s,
+            bool(cell.fallback_items),
+            samples,
+            cell.cold_s,
+            cell.compile_s,
+            dtype,
+            mode,
+            len(samples),
+            words,
+            ", ".join(f"{name} {str(getattr(scope, name)).lower()}" for name in SCOPE_FIELDS) if scope else None,
+            cell.recompile_limit_hit or cell.eager_after_recompile_limit,
+        )
+    if cell.status == "pass" and generation is not None:
+        summary.generation = {series: list(getattr(generation, series).samples_s) for series in GENERATION_SERIES}
+        summary.generation_median_s = {series: getattr(generation, series).median_s for series in GENERATION_SERIES}
+        summary.generation_scope = generation.scope
+        summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit
+    return summary

@@ -641,14 +641,14 @@ def trend_figures(
     history: Any,
     cases: list[str],
     prefix: str,
-    geomeans: dict[str, tuple[float, float | None, float | None, int]] | None = None,
+    geomeans: dict[str, tuple[float, float | None, float | None, str]] | None = None,
 ) -> list[Figure]:
     """Charts over the runs of one workload on one target, oldest first, from a history frame.
 
     ``history`` is ``reportgen.publish.frame.history_frame`` of those runs. Timings exist only
     for cells that passed, so a run where a cell did not pass leaves a gap, never a zero.
     ``geomeans`` maps a run id to its geometric mean against the previous run (ratio, interval
-    low and high, cells covered), as the run-to-run diff judged it.
+    low and high, what it covers in words: "4 cells"), as the run-to-run diff judged it.
     """
     if history.empty:
         return []
@@ -762,7 +762,7 @@ def trend_figures(
             Point(
                 xs(i),
                 ys(ratio),
-                f"{names[i]}: {ratio:.3f}x over {cells} cells"
+                f"{names[i]}: {ratio:.3f}x over {cells}"
                 + (f", interval {_num(low, 3)} to {_num(high, 3)}" if low is not None and high is not None else ""),
                 ratio,
                 low=None if low is None else ys(low),

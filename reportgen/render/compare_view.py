@@ -9,8 +9,15 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
-from reportgen.judge.comparison import CellComparison, CellSide, Comparison, Side, compile_cost_text
-from reportgen.judge.intervals import CONFIDENCE, interval_text, ratio_number
+from reportgen.judge.comparison import (
+    CellComparison,
+    CellSide,
+    Comparison,
+    SeriesTiming,
+    Side,
+    compile_cost_text,
+)
+from reportgen.judge.intervals import CONFIDENCE, RatioInterval, interval_text, ratio_number
 from reportgen.judge.timing_stability import SYMBOL
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
@@ -91,6 +98,7 @@ class TimingRow:
     in_geomean: bool
     memory: str = "not measured"  # peak device memory, baseline → candidate
     cell_shown: bool = True  # its correctness row is on the page (the table is capped)
+    series: str = ""  # a generation cell's series in words ("decode per token"); "": the cell's warm series
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,7 @@ class CompareView:
     task_metric: str
     timings: list[TimingRow]
     not_timed: list[tuple[str, str]]
+    generation: list[TimingRow]  # generation cells' warm series (first token, decode per token), one row each
     verdict_counts: list[tuple[str, str, int]]
     geomean: list[Row]
     speedups: list[tuple[str, str, str]]
@@ -234,15 +243,38 @@ def _cold_text(cell: CellComparison) -> str:
     return timing.cold_note
 
 
+def _interval(warm: RatioInterval) -> str:
+    if warm.low is None or warm.high is None:
+        return "too few samples"
+    return "{} to {}".format(*interval_text(warm.low, warm.high))
+
+
+def _series_row(cell: CellComparison, series: SeriesTiming) -> TimingRow:
+    """One generation series' ratio, as a timing row without the cell's cold, compile and memory."""
+    warm = series.warm
+    return TimingRow(
+        case=cell.case,
+        anchor=anchor(cell.case),
+        warm=(fmt_time(series.baseline_median_s), fmt_time(series.candidate_median_s)),
+        ratio=ratio_number(warm.ratio),
+        interval=_interval(warm),
+        verdict=series.verdict,
+        symbol=VERDICT_SYMBOLS[series.verdict],
+        samples=f"{warm.baseline_samples} / {warm.candidate_samples}",
+        cold="",
+        compile="",
+        flags="; ".join(series.flags) or "none",
+        in_geomean=series.in_geomean,
+        memory="",
+        series=series.words,
+    )
+
+
 def _timing_row(cell: CellComparison) -> TimingRow:
     timing = cell.timing
     assert timing is not None
     warm = timing.warm
-    interval = (
-        "too few samples"
-        if warm.low is None or warm.high is None
-        else "{} to {}".format(*interval_text(warm.low, warm.high))
-    )
+    interval = _interval(warm)
     cold = _cold_text(cell)
     compile_text = "not compiled" if cell.mode != "compiled" else _ratio(timing.compile_ratio)
     if timing.compile_ratio is not None:
@@ -292,7 +324,11 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
         Row("variation the interval covers", comparison.interval_scope),
         Row(
             "cells covered",
-            f"{geo.cells} of {len(comparison.cells)} compared"
+            (
+                f"{geo.cells} of {len(comparison.cells)} compared"
+                if not comparison.geomean_has_series
+                else f"{comparison.geomean_counts} of {len(comparison.cells)} compared cells (a generation cell gives two: first token and decode per token)"
+            )
             + (f"; {excluded} flagged cell(s) left out" if excluded else "")
             + (f"; {len(comparison.unstable)} with unstable timing left out" if comparison.unstable else ""),
         ),
@@ -374,10 +410,15 @@ def build_compare_view(comparison: Comparison) -> CompareView:
     cells = [_cell_row(cell) for cell in comparison.cells[:DETAIL_CAP]]
     references = _reference_rows(comparison)
     timed = comparison.timed
-    not_timed = [(cell.case, cell.timing_note) for cell in comparison.cells if cell.timing is None]
+    # A generation cell compared by its generation series is not listed as untimed.
+    not_timed = [
+        (cell.case, cell.timing_note) for cell in comparison.cells if cell.timing is None and not cell.generation
+    ]
     shown_cells = {row.case for row in cells}
     timings = [_timing_row(cell) for cell in timed[:DETAIL_CAP]]
     timings = [row if row.case in shown_cells else replace(row, cell_shown=False) for row in timings]
+    series = [_series_row(cell, s) for cell in comparison.generation for s in cell.generation]
+    generation = [row if row.case in shown_cells else replace(row, cell_shown=False) for row in series[:DETAIL_CAP]]
     return CompareView(
         title=f"Comparison: {comparison.workload}, candidate {c.label} against baseline {b.label}",
         headline=comparison.headline,
@@ -406,6 +447,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         or "not recorded",
         timings=timings,
         not_timed=not_timed[:DETAIL_CAP],
+        generation=generation,
         verdict_counts=[(name, VERDICT_SYMBOLS[name], count) for name, count in counts.items()],
         geomean=_geomean_rows(comparison),
         speedups=[
@@ -425,6 +467,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
             "not_comparable": len(comparison.not_comparable),
             "timings": len(timed),
             "not_timed": len(not_timed),
+            "generation": len(series),
             "speedups": len(comparison.speedups),
         },
     )
@@ -559,6 +602,11 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
         if cell.timing is not None:
             raw["timing"]["verdict"] = cell.timing.verdict
             raw["timing"]["in_geomean"] = cell.timing.in_geomean
+        if not cell.generation:  # only generation cells (1.2 logs) carry series ratios
+            del raw["generation"]
+        for series, item in zip(cell.generation, raw.get("generation", [])):
+            item["verdict"] = series.verdict
+            item["in_geomean"] = series.in_geomean
     if comparison.geomean is not None:
         data["geomean"]["verdict"] = comparison.geomean.verdict
     data["verdict_counts"] = comparison.verdict_counts()

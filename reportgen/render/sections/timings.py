@@ -222,7 +222,14 @@ def _graph_text(compiles: list[Any]) -> str:
     return "; ".join(parts) or "eager: nothing compiled"
 
 
-def generation_rows(run: RunModel) -> list[GenerationRow]:
+def _flagged(figure: str, flag: str | None) -> str:
+    """A warm figure with the judge's stability flag after it, when its series needs one."""
+    return f"{figure}; {flag}" if flag else figure
+
+
+def generation_rows(run: RunModel, flags: dict[str, dict[str, str]]) -> list[GenerationRow]:
+    """The first DETAIL_CAP generation cells, each warm figure with the judge's stability flag
+    of its series (``flags``: case -> GenerationTiming field -> flag)."""
     rows = []
     for c in run.cells_with("generation")[:DETAIL_CAP]:
         g = c.generation
@@ -232,6 +239,7 @@ def generation_rows(run: RunModel) -> list[GenerationRow]:
         overlaps = [o for o in g.top_k_overlap if o is not None]
         crit = c.result.task_metric.criterion if c.result and c.result.task_metric else None
         needed = f" (criterion {crit.op} {crit.threshold:g})" if crit else ""
+        cell_flags = flags.get(c.case, {})
         rows.append(
             GenerationRow(
                 bucket=str(g.bucket),
@@ -242,10 +250,16 @@ def generation_rows(run: RunModel) -> list[GenerationRow]:
                 symbol=SYMBOLS[c.status],
                 compiles=_graph_text(c.compiles),
                 ttft_cold=fmt_time(t.ttft_cold_s) if t else "not timed",
-                ttft_warm=f"{fmt_time(t.ttft_warm.median_s)} median, {fmt_time(t.ttft_warm.p90_s)} p90"
+                ttft_warm=_flagged(
+                    f"{fmt_time(t.ttft_warm.median_s)} median, {fmt_time(t.ttft_warm.p90_s)} p90",
+                    cell_flags.get("ttft_warm"),
+                )
                 if t
                 else "not timed",
-                decode=f"{fmt_time(t.decode_token.median_s)} median, {fmt_time(t.decode_token.p90_s)} p90 per token"
+                decode=_flagged(
+                    f"{fmt_time(t.decode_token.median_s)} median, {fmt_time(t.decode_token.p90_s)} p90 per token",
+                    cell_flags.get("decode_token"),
+                )
                 if t
                 else "not timed",
                 tokens_per_s=fmt(t.tokens_per_s, "/s", digits=4) if t else "not timed",

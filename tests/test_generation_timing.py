@@ -1,0 +1,157 @@
+"""A generation cell's warm series (time to first token, decode per token) are judged as a warm
+series is: flagged on the run page when the classifier does not call them stable, and compared
+by `reportgen compare` and `reportgen diff` as ratios under the rules of a cell's warm ratio.
+Read from synthetic generation logs (tests/logbuilder.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.publish.diff import diff_runs
+from reportgen.publish.summary import summarize
+from reportgen.render.report import build_report, judge_log
+from tests.logbuilder import bimodal, dumps, generation_timing_log
+
+RUNNER = CliRunner()
+CASE = "b1-l96-contiguous-float32-eager"
+SERIES = ("ttft_warm", "decode_token")
+
+
+def _log(path: Path, events: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def _generation(events: list[dict[str, Any]], case: str) -> dict[str, Any]:
+    return next(e for e in events if e["kind"] == "generation" and e["case"] == case)
+
+
+def _compare(tmp_path: Path, before: Path, after: Path) -> tuple[dict[str, Any], str, str]:
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    return (
+        json.loads((out / "compare.json").read_text(encoding="utf-8")),
+        (out / "compare.html").read_text(encoding="utf-8"),
+        (out / "compare.md").read_text(encoding="utf-8"),
+    )
+
+
+def _series_verdicts(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(c["case"], s["words"]): s for c in data["cells"] for s in c.get("generation", [])}
+
+
+def test_a_bimodal_decode_series_is_flagged_on_the_run_page(tmp_path: Path) -> None:
+    """Before: the row read '2 ms median, 4 ms p90 per token' like any other, with no flag."""
+    events = generation_timing_log("bimodal-decode")
+    bimodal(_generation(events, CASE), "decode_token")
+    short = _generation(events, "b1-l240-contiguous-float32-eager")["timing"]
+    short["ttft_warm"]["samples_s"] = short["ttft_warm"]["samples_s"][:3]  # too few to classify
+    log = _log(tmp_path / "events.jsonl", events)
+    rows = {r.case: r for r in judge_log(log).view.generation}
+    assert "≋ unstable timing: two modes" in rows[CASE].decode, rows[CASE].decode
+    assert "unstable" not in rows[CASE].ttft_warm and "not classified" not in rows[CASE].ttft_warm
+    assert "not classified: 3 sample(s)" in rows["b1-l240-contiguous-float32-eager"].ttft_warm
+    steady = rows["b1-l96-contiguous-float32-compiled"]
+    assert "unstable" not in steady.decode + steady.ttft_warm and "classified" not in steady.decode + steady.ttft_warm
+    build_report(log, tmp_path / "out")
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    table = html[html.index('<table class="generation">') :].split("</table>")[0]
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    section = md[md.index("### Generation per bucket") :].split("\n\n|", 1)[1]
+    for row in (
+        next(r for r in table.split("<tr>") if f"<code>{CASE}</code>" in r),
+        next(r for r in section.splitlines() if f"`{CASE}`" in r),
+    ):
+        assert "per token; ≋ unstable timing: two modes" in row, row
+
+
+def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp_path: Path) -> None:
+    """Before: every generation cell was 'not measured: no warm samples on the baseline and
+    candidate' and the headline said 'no timing comparable'."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    next(e for e in events if e["kind"] == "environment")["versions"]["torch"] = {
+        "value": "2.14.0",
+        "source": "fixture",
+    }
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data, html, md = _compare(tmp_path, before, after)
+    verdicts = _series_verdicts(data)
+    passing = [c["case"] for c in data["cells"] if c["baseline"]["status"] == c["candidate"]["status"] == "pass"]
+    assert len(passing) == 4
+    assert set(verdicts) == {(c, w) for c in passing for w in ("first token, warm", "decode per token")}
+    for (case, words), series in verdicts.items():
+        assert series["verdict"] == "slower" and series["in_geomean"], (case, words, series)
+        assert series["warm"]["low"] > 1.1 and series["warm"]["high"] < 1.3
+    assert data["verdict_counts"]["slower"] == 8 and data["geomean"]["cells"] == 8
+    assert data["headline"].index("1 version change") < data["headline"].index("slower (geomean of 8 ratios")
+    assert "not measured: no warm samples" not in html + md
+    for text in (html, md):
+        section = text[text.index("Generation: time to first token and decode per token") :]
+        assert "first token, warm" in section and "decode per token" in section and "slower" in section
+
+
+def test_an_unstable_side_flags_the_generation_ratio_and_leaves_it_out_of_the_tally(tmp_path: Path) -> None:
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    bimodal(_generation(events, CASE), "decode_token")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data, html, md = _compare(tmp_path, before, after)
+    verdicts = _series_verdicts(data)
+    flagged = verdicts[(CASE, "decode per token")]
+    assert flagged["verdict"] == "unstable timing" and not flagged["in_geomean"]
+    assert any(f.startswith("unstable timing: ") and f.endswith("on the candidate") for f in flagged["flags"])
+    assert verdicts[(CASE, "first token, warm")]["verdict"] == "slower", "the other series still decides"
+    assert data["verdict_counts"]["slower"] == 7 and data["verdict_counts"]["unstable timing"] == 1
+    assert data["geomean"]["cells"] == 7 and data["unstable_cells"] == [CASE]
+    assert "1 cell with unstable timing left out of every verdict" in data["headline"]
+    row = next(line for line in md.splitlines() if line.startswith(f"| {CASE} | decode per token"))
+    assert "≋ unstable timing" in row and "(left out of the geometric mean)" in row
+
+
+def test_a_changed_generation_scope_flags_the_ratio(tmp_path: Path) -> None:
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    _generation(events, CASE)["timing"]["scope"] = "the whole request: tokenising, padding and the copy to the device"
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data, _, _ = _compare(tmp_path, before, after)
+    verdicts = _series_verdicts(data)
+    for words in ("first token, warm", "decode per token"):
+        assert verdicts[(CASE, words)]["verdict"] == "flagged, not judged"
+        assert "different timing scope" in verdicts[(CASE, words)]["flags"]
+    assert data["verdict_counts"]["slower"] == 6 and data["geomean"]["cells"] == 6
+    diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    scoped = [t for t in diff["timings"] if t["case"] == CASE]
+    assert len(scoped) == 2 and all(t["verdict"] == "no verdict: flagged" for t in scoped)
+    assert all(any(f.startswith("different timing scope") for f in t["flags"]) for t in scoped)
+
+
+@pytest.mark.parametrize("unsteady", [False, True])
+def test_diff_agrees_with_compare_on_generation_ratios(tmp_path: Path, unsteady: bool) -> None:
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    if unsteady:
+        bimodal(_generation(events, CASE), "ttft_warm")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data, _, _ = _compare(tmp_path, before, after)
+    diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    said = {"slower": "slower", "faster": "faster", "no clear difference": "no clear difference"}
+    said |= {"unstable timing": "no verdict: unstable timing", "flagged, not judged": "no verdict: flagged"}
+    compared = {key: said[s["verdict"]] for key, s in _series_verdicts(data).items()}
+    diffed = {(t["case"], t["series"]): t["verdict"] for t in diff["timings"] if t["series"]}
+    assert compared == diffed and len(diffed) == 8
+    counts = diff_runs(summarize(judge_log(before)), summarize(judge_log(after))).verdict_counts()
+    assert counts == {w: data["verdict_counts"][w] for w in ("faster", "slower", "no clear difference")}
+    assert diff["unstable_timing"] == data["unstable_cells"] == ([CASE] if unsteady else [])
+    assert diff["geomean"]["cells"] == data["geomean"]["cells"] == (7 if unsteady else 8)
+    assert diff["geomean"]["ratio"] == pytest.approx(data["geomean"]["ratio"], rel=1e-9)
+    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
+    assert f"{CASE} (decode per token): " in text and f"over {7 if unsteady else 8} ratios" in text
