@@ -522,8 +522,12 @@ def site(
         if published or any(isinstance(r, str) for r in runs)
         else ""
     )
-    skipped = f", {len(result.skipped)} entries skipped" if result.skipped else ""
-    echo(f"{result.runs} runs, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}")
+    skipped = (
+        f", {len(result.skipped)} entr{'y' if len(result.skipped) == 1 else 'ies'} skipped" if result.skipped else ""
+    )
+    echo(
+        f"{result.runs} run{'' if result.runs == 1 else 's'}, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}"
+    )
     sys.exit(1 if result.rejected or result.skipped else 0)
 
 

@@ -93,7 +93,7 @@ def test_site_skips_the_entry_says_why_and_builds_the_rest(
     assert out.code == 1, out.output
     line = out.line_with(f"{entry}: skipped: ")
     assert in_site in line
-    assert "1 runs" in out.stdout and "1 entries skipped" in out.stdout
+    assert "1 run," in out.stdout and "1 entry skipped" in out.stdout
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "synthetic-complete" in index and "synthetic-mismatch" not in index, "only the good run is published"
     assert snapshot(tmp_path / "area") == before, "the runs folder is left as it was"
@@ -153,7 +153,7 @@ def test_symlink_inside_the_folder_is_read_once(tmp_path: Path) -> None:
     (runs / "loop").symlink_to(runs, target_is_directory=True)
     out = invoke(["site", runs, "--out", tmp_path / "site", "--follow-symlinks"])
     assert out.code == 0, out.output
-    assert "1 runs" in out.stdout
+    assert "1 run," in out.stdout
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,7 @@ def test_annotations_that_are_not_regular_files_are_not_read(tmp_path: Path, mak
     assert fragment in named.line_with(f"{notes}: not read: ")
     (run / "annotations.toml").symlink_to(notes)
     beside = invoke(["site", run, "--out", tmp_path / "site"])
-    assert beside.code == 1 and "1 runs" in beside.stdout
+    assert beside.code == 1 and "1 run," in beside.stdout
     beside.line_with(f"{run / 'annotations.toml'}: skipped: ")
 
 
@@ -238,7 +238,7 @@ def test_the_largest_size_limit_reads_a_small_log(tmp_path: Path) -> None:
     run.mkdir(parents=True)
     shutil.copy(GOOD, run / "events.jsonl")
     out = invoke(["site", tmp_path / "runs", "--out", tmp_path / "site", "--max-log-size", "1024T"])
-    assert out.code == 0 and "1 runs" in out.stdout, out.output
+    assert out.code == 0 and "1 run," in out.stdout, out.output
 
 
 def test_many_traces_of_one_name_are_all_copied(tmp_path: Path) -> None:

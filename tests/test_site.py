@@ -200,7 +200,7 @@ def test_invalid_log_is_reported_and_the_rest_built(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site")])
     assert result.exit_code == 1
     assert "broken/events.jsonl:1: error: not a JSON-lines event log: its first line is not valid JSON" in result.output
-    assert "1 runs" in result.output
+    assert "1 run," in result.output
 
 
 def test_workload_history_shows_what_changed(tmp_path: Path) -> None:

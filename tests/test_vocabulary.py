@@ -116,9 +116,13 @@ def test_no_raw_token_on_any_sample_page(sample_site: Path) -> None:
     # Times as fmt_time writes them: a second or more in s, never "1234 ms".
     long_ms = {str(p): m.group(0) for p in [*pages, *committed] if (m := LONG_MS.search(_readable(p)))}
     assert long_ms == {}
+    # One of a thing is singular, in text and in chart tooltips ("0.54x over 1 cell").
+    one_plural = {str(p): m.group(0) for p in [*pages, *committed] if (m := ONE_PLURAL.search(_readable(p)))}
+    assert one_plural == {}
 
 
 LONG_MS = re.compile(r"(?<![\w.])\d{4,}(?:\.\d+)? ms\b")
+ONE_PLURAL = re.compile(r"(?<![\w.,])1 (?:cells|ratios|runs)\b")
 
 
 def test_diff_times_in_ms_or_s() -> None:

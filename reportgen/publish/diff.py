@@ -338,7 +338,7 @@ class RunDiff:
         """'4 cells', or '4 cells, 12 generation series' where generation cells were compared."""
         series = sum(1 for t in self.timings if t.series)
         cells = len(self.timings) - series
-        return f"{cells} cells" + (f", {series} generation series" if series else "")
+        return f"{cells} cell{'s' if cells != 1 else ''}" + (f", {series} generation series" if series else "")
 
     @property
     def geomean_has_series(self) -> bool:

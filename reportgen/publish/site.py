@@ -557,7 +557,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
             d.geomean.ratio,
             d.geomean.low,
             d.geomean.high,
-            f"{d.geomean.cells} {'ratios' if d.geomean_has_series else 'cells'}",
+            d.geomean_counts,
         )
         for _, after, d in diffs
         if d.geomean is not None
