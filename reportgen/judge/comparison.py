@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
-from reportgen.contract.lines import PlannedCellLine
 from reportgen.judge.changes import (
     code_and_data_changes,
     host_changes,
@@ -415,7 +414,7 @@ def _reference_outputs(run: RunModel) -> tuple[str | None, dict[str, str]]:
     return shared, per_case
 
 
-def _reference_key(planned: PlannedCellLine) -> str:
+def _reference_key(planned: ev.PlannedCell) -> str:
     return f"b{planned.batch}-l{planned.length}-{planned.layout}"
 
 
@@ -435,7 +434,7 @@ class _Context:
         self.reference_contents = _reference_contents(run)
         self.references = _references(run)
 
-    def reference_for(self, planned: PlannedCellLine) -> ev.Reference | None:
+    def reference_for(self, planned: ev.PlannedCell) -> ev.Reference | None:
         """The reference event of the cell's inputs (keyed by input key, or with the dtype too)."""
         key = _reference_key(planned)
         return self.references.get(key) or self.references.get(f"{key}-{planned.dtype}")
