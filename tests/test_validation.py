@@ -407,3 +407,47 @@ def test_a_backend_family_its_device_type_contradicts_is_an_error(
         assert "belongs to the neuron backend, but device_type is 'cpu'" in found[0].message
     else:
         assert found == []
+
+
+def _errors_of(tmp_path: Path, events: Lines) -> list[str]:
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    return [f"{p.line}: {p.severity}: {p.message}" for p in read_log(path).errors]
+
+
+def test_an_error_inside_a_map_names_the_entry_by_its_key(tmp_path: Path) -> None:
+    """msgspec locates an error in a dict's value as ``[...]``: the careful path finds the key
+    (here the second entry, after one that is fine) and leaves the line as it was."""
+    events = complete_log()
+    assert list(events[1]["versions"])[:2] == ["python", "torch"]
+    events[1]["versions"]["torch"]["unknown_reason"] = "both given"
+    assert _errors_of(tmp_path, events) == [
+        "2: error: environment: versions.torch: a fact has either a value or an unknown_reason, not both or neither"
+    ]
+
+
+def test_a_number_beyond_a_float_is_an_error_at_its_field(tmp_path: Path) -> None:
+    """1e400 is JSON, but no float holds it: json.loads reads infinity, which no field takes
+    (a NonNegative bound alone would)."""
+    events = complete_log()
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events).replace(b'"max_abs": 2e-07', b'"max_abs": 1e400', 1))
+    assert [f"{p.line}: {p.severity}: {p.message}" for p in read_log(path).errors] == [
+        "7: error: case_result: error_stats.max_abs: a number too large for a float; "
+        "write null for a value that is not a finite number"
+    ]
+
+
+@pytest.mark.parametrize(
+    "index,field,value",
+    [(3, "schema_version", "1.0\n"), (4, "sha256", "0" * 64 + "\n")],
+    ids=["schema_version", "sha256"],
+)
+def test_a_pattern_matches_the_whole_value_not_before_a_final_newline(
+    tmp_path: Path, index: int, field: str, value: str
+) -> None:
+    """Python's ``$`` also matches before a final newline; the contract's patterns do not."""
+    events = complete_log()
+    events[index][field] = value
+    errors = _errors_of(tmp_path, events)
+    assert len(errors) == 1 and errors[0].startswith(f"{index + 1}: error: {events[index]['kind']}: {field}: "), errors
