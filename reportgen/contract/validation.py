@@ -39,7 +39,7 @@ from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCH
 from reportgen.contract.times import utc_time
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
 
-# Versions of this major that the current models read as they are (a minor bump only adds
+# Versions of this major that the current Structs read as they are (a minor bump only adds
 # optional fields): such lines take the fast path; others get the careful per-line check.
 READABLE_VERSIONS = frozenset(f"{SCHEMA_MAJOR}.{minor}" for minor in range(SCHEMA_MINOR + 1))
 
