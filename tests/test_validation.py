@@ -451,3 +451,16 @@ def test_a_pattern_matches_the_whole_value_not_before_a_final_newline(
     events[index][field] = value
     errors = _errors_of(tmp_path, events)
     assert len(errors) == 1 and errors[0].startswith(f"{index + 1}: error: {events[index]['kind']}: {field}: "), errors
+
+
+@pytest.mark.parametrize("bad", [0, 637, 999])
+def test_the_failing_entry_of_a_long_map_is_named(tmp_path: Path, bad: int) -> None:
+    """The entry is found by halving the map (a line may hold a map of any size), and every
+    entry is put back: the other entries are still read (one error only)."""
+    events = complete_log()
+    events[1]["versions"] = {f"tool{i}": {"value": str(i)} for i in range(1000)}
+    events[1]["versions"][f"tool{bad}"]["unknown_reason"] = "both given"
+    events[1]["versions"]["tool500"] = {"value": None, "unknown_reason": "not read"}
+    assert _errors_of(tmp_path, events) == [
+        f"2: error: environment: versions.tool{bad}: a fact has either a value or an unknown_reason, not both or neither"
+    ]

@@ -676,24 +676,34 @@ def _parts(where: str) -> list[str]:
 
 def _failing_key(obj: dict[str, Any], model: type[Envelope], path: list[Any], where: list[str]) -> Any:
     """The key of the dict at ``path`` in ``obj`` whose value fails at ``where`` (msgspec's
-    path up to this dict's ``[...]``); ``obj`` is left as it was."""
+    path up to this dict's ``[...]``): msgspec stops at the first such entry, so it is the
+    last of the shortest run of leading entries that still fails there, found by halving
+    (a few conversions, however many entries). ``obj`` is left as it was."""
     container: Any = obj
     for part in path:
         container = container[part]
-    entries = dict(container)
+    entries = list(container.items())
+
+    def fails_with(count: int) -> bool:
+        container.clear()
+        container.update(entries[:count])
+        try:
+            msgspec.convert(obj, model, strict=False)
+        except msgspec.ValidationError as exc:
+            return _parts(str(exc).partition(_AT)[2])[: len(where)] == where
+        return False
+
+    low, high = 0, len(entries)  # fails with ``high`` entries; not with ``low``
     try:
-        for key, value in entries.items():
-            container.clear()
-            container[key] = value
-            try:
-                msgspec.convert(obj, model, strict=False)
-            except msgspec.ValidationError as exc:
-                if _parts(str(exc).partition(_AT)[2])[: len(where)] == where:
-                    return key
+        if not fails_with(high):
+            return "[...]"
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fails_with(middle) else (middle, high)
     finally:
         container.clear()
         container.update(entries)
-    return "[...]"
+    return entries[high - 1][0]
 
 
 def non_finite_at(obj: Any, where: tuple[Any, ...] = ()) -> str | None:
