@@ -464,3 +464,36 @@ def test_the_failing_entry_of_a_long_map_is_named(tmp_path: Path, bad: int) -> N
     assert _errors_of(tmp_path, events) == [
         f"2: error: environment: versions.tool{bad}: a fact has either a value or an unknown_reason, not both or neither"
     ]
+
+
+def test_a_newer_minor_s_fields_are_dropped_wherever_they_are_in_one_pass(tmp_path: Path) -> None:
+    """In a list of objects, in one member of a union tagged by status, at the top: each is
+    named in the one warning of its line, and the line is read."""
+    events = complete_log()
+    for event in events:
+        event["schema_version"] = "1.7"
+    result = next(i for i, e in enumerate(events) if e["kind"] == "case_result")
+    events[result]["outputs"][0]["checksum"] = "c"
+    operators = next(i for i, e in enumerate(events) if e["kind"] == "operators")
+    events[operators]["fallback"]["since"] = "1.7"
+    events[operators]["executed"]["source"] = "profiler"
+    events[operators]["energy"] = 1
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    reading = read_log(path)
+    assert reading.valid and reading.complete, [p.format() for p in reading.errors]
+    warnings = {p.line: p.message for p in reading.problems if "newer schema" in p.message}
+    assert warnings == {
+        result + 1: "case_result: fields from a newer schema ignored: outputs.0.checksum",
+        operators + 1: "operators: fields from a newer schema ignored: energy, executed.source, fallback.since",
+    }
+
+
+def test_a_newer_minor_line_with_a_tag_of_the_wrong_type_is_an_error(tmp_path: Path) -> None:
+    events = complete_log()
+    for event in events:
+        event["schema_version"] = "1.7"
+    operators = next(i for i, e in enumerate(events) if e["kind"] == "operators")
+    events[operators]["executed"] = {"status": ["measured"], "items": []}
+    errors = _errors_of(tmp_path, events)
+    assert len(errors) == 1 and errors[0].startswith(f"{operators + 1}: error: operators: executed"), errors

@@ -26,7 +26,8 @@ from itertools import compress, repeat
 from operator import attrgetter, is_
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Literal, Union
+from types import UnionType
+from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET
@@ -402,26 +403,24 @@ class _Checker:
                 f"{obj['kind']}: {where}: a number too large for a float; write null for a value that is not a finite number",
             )
             return None
-        dropped: list[str] = []
+        dropped: list[list[Any]] = []
+        if newer:
+            unknown_fields(obj, model, [], dropped)
+            for path in dropped:
+                _drop_path(obj, path)
         # Not strict: a value written as another JSON type that reads as the field's (the
         # string "5" for an integer, "true" for a boolean) is converted, as this path always
         # has; the fast path takes each value only as its own JSON type, so such a line is read
         # here.
-        while True:
-            try:
-                event = msgspec.convert(obj, model, strict=False)
-                break
-            except msgspec.ValidationError as exc:
-                message, path = _located(obj, model, str(exc))
-            if newer and message.startswith(_UNKNOWN_FIELD):
-                path.append(message[len(_UNKNOWN_FIELD) :].strip("`"))
-                _drop_path(obj, path)
-                dropped.append(_format_loc(path))
-                continue
+        try:
+            event = msgspec.convert(obj, model, strict=False)
+        except msgspec.ValidationError as exc:
+            message, path = _located(obj, model, str(exc))
             self.problem(number, "error", f"{obj['kind']}: {_format_error(message, path)}")
             return None
         if dropped:
-            self.problem(number, "warning", f"{obj['kind']}: fields from a newer schema ignored: {', '.join(dropped)}")
+            names = ", ".join(map(_format_loc, dropped))
+            self.problem(number, "warning", f"{obj['kind']}: fields from a newer schema ignored: {names}")
         return event
 
     def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> bool:
@@ -704,6 +703,45 @@ def _failing_key(obj: dict[str, Any], model: type[Envelope], path: list[Any], wh
         container.clear()
         container.update(entries)
     return entries[high - 1][0]
+
+
+def unknown_fields(value: Any, kind: Any, path: list[Any], found: list[list[Any]]) -> None:
+    """Adds to ``found`` the path of every key in ``value`` (as json.loads read it) that names
+    no field of the Struct ``kind`` says is there, at any depth: what a newer minor adds. A
+    value of another shape than its type is left for the conversion to refuse."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    origin, args = get_origin(kind), get_args(kind)
+    if origin in (Union, UnionType):  # the member of the value's shape (a tagged one by its tag)
+        if isinstance(value, dict):
+            members = [a for a in args if _is_struct(a) or get_origin(a) is dict]
+            tags = {a.__struct_config__.tag: a for a in members if _is_struct(a) and a.__struct_config__.tag_field}
+            if tags:
+                field_name = next(iter(tags.values())).__struct_config__.tag_field
+                tag = value.get(field_name)
+                members = [tags[tag]] if isinstance(tag, str) and tag in tags else []
+        else:
+            members = [a for a in args if isinstance(value, list) and get_origin(a) is list]
+        if len(members) == 1:
+            unknown_fields(value, members[0], path, found)
+    elif _is_struct(kind) and isinstance(value, dict):
+        fields = {f.encode_name: f.type for f in msgspec.structs.fields(kind)}
+        tag = kind.__struct_config__.tag_field
+        for key, item in value.items():
+            if key in fields:
+                unknown_fields(item, fields[key], [*path, key], found)
+            elif key != tag:
+                found.append([*path, key])
+    elif origin is list and isinstance(value, list):
+        for index, item in enumerate(value):
+            unknown_fields(item, args[0], [*path, index], found)
+    elif origin is dict and isinstance(value, dict):
+        for key, item in value.items():
+            unknown_fields(item, args[1], [*path, key], found)
+
+
+def _is_struct(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, msgspec.Struct)
 
 
 def non_finite_at(obj: Any, where: tuple[Any, ...] = ()) -> str | None:
