@@ -15,6 +15,7 @@ Struct: the line decoded again when it is asked for (LoggedEvent.event).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import json
@@ -403,19 +404,24 @@ class _Checker:
                 f"{obj['kind']}: {where}: a number too large for a float; write null for a value that is not a finite number",
             )
             return None
-        dropped: list[list[Any]] = []
-        if newer:
-            unknown_fields(obj, model, [], dropped)
-            for path in dropped:
-                _drop_path(obj, path)
         # Not strict: a value written as another JSON type that reads as the field's (the
         # string "5" for an integer, "true" for a boolean) is converted, as this path always
         # has; the fast path takes each value only as its own JSON type, so such a line is read
-        # here.
-        try:
-            event = msgspec.convert(obj, model, strict=False)
-        except msgspec.ValidationError as exc:
-            message, path = _located(obj, model, str(exc))
+        # here. A newer minor's line that names fields this reader does not know has them all
+        # found in one walk and dropped, then is converted again.
+        dropped: list[list[Any]] = []
+        while True:
+            try:
+                event = msgspec.convert(obj, model, strict=False)
+                break
+            except msgspec.ValidationError as exc:
+                message, path = _located(obj, model, str(exc))
+            if newer and not dropped and message.startswith(_UNKNOWN_FIELD):
+                unknown_fields(obj, model, [], dropped)
+                for unknown in dropped:
+                    _drop_path(obj, unknown)
+                if dropped:
+                    continue
             self.problem(number, "error", f"{obj['kind']}: {_format_error(message, path)}")
             return None
         if dropped:
@@ -725,7 +731,7 @@ def unknown_fields(value: Any, kind: Any, path: list[Any], found: list[list[Any]
         if len(members) == 1:
             unknown_fields(value, members[0], path, found)
     elif _is_struct(kind) and isinstance(value, dict):
-        fields = {f.encode_name: f.type for f in msgspec.structs.fields(kind)}
+        fields = _field_types(kind)
         tag = kind.__struct_config__.tag_field
         for key, item in value.items():
             if key in fields:
@@ -738,6 +744,12 @@ def unknown_fields(value: Any, kind: Any, path: list[Any], found: list[list[Any]
     elif origin is dict and isinstance(value, dict):
         for key, item in value.items():
             unknown_fields(item, args[1], [*path, key], found)
+
+
+@functools.cache
+def _field_types(kind: Any) -> dict[str, Any]:
+    """A Struct's fields by the name a line writes, with their types (resolved once)."""
+    return {f.encode_name: f.type for f in msgspec.structs.fields(kind)}
 
 
 def _is_struct(kind: Any) -> bool:
