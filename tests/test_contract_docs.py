@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from reportgen.contract import linecheck, schema_doc
+from reportgen.contract import schema_doc
 from reportgen.contract.events import EVENT_MODELS
 from tests.conftest import FIXTURES, REPO
 from tests.logbuilder import render_fixtures
@@ -18,12 +18,6 @@ def test_json_schema_is_current() -> None:
 def test_field_reference_is_current() -> None:
     committed = schema_doc.DOC_PATH.read_text(encoding="utf-8")
     assert committed == schema_doc.render_doc(REPO), "run: python -m reportgen.contract.schema_doc"
-
-
-def test_struct_mirrors_are_current() -> None:
-    """contract/lines.py, read by the fast check of every line, is what the models generate now."""
-    committed = schema_doc.LINES_PATH.read_text(encoding="utf-8")
-    assert committed == linecheck.render_lines(), "run: python -m reportgen.contract.schema_doc"
 
 
 def test_reference_documents_every_kind_with_an_example() -> None:

@@ -9,6 +9,8 @@ type (NaN, Inf, bools and huge integers); csv_text is held to csv.writer, and re
 
 from __future__ import annotations
 
+import msgspec
+
 import csv
 import io
 import random
@@ -80,7 +82,7 @@ def test_awkward_text_and_missing_figures_are_written_as_csv_writer_writes_them(
 ) -> None:
     run = _run(tmp_path_factory, 8)
     for index, (cell, change) in enumerate(zip(run.cells, changes)):
-        planned = PlannedCell.model_validate(
+        planned = msgspec.convert(
             {
                 "case": change["case"] if change["case"] is not None else cell.planned.case + f"-{index}",
                 "batch": cell.planned.batch,
@@ -88,7 +90,8 @@ def test_awkward_text_and_missing_figures_are_written_as_csv_writer_writes_them(
                 "layout": cell.planned.layout,
                 "dtype": change["dtype"] if change["dtype"] is not None else cell.planned.dtype,
                 "mode": cell.planned.mode,
-            }
+            },
+            PlannedCell,
         )
         cell.planned, cell.case = planned, planned.case
         cell.failure_text, cell.warnings = change["failure"], tuple(change["warnings"])
@@ -160,7 +163,7 @@ def test_free_text_or_a_key_that_needs_quoting_in_a_later_chunk_is_written_as_cs
     assert _details_text(run) == _reference(run)
     quoted = run.cells[3 * report._CHUNK + 2]
     planned = quoted.planned
-    quoted.planned = PlannedCell.model_validate(
+    quoted.planned = msgspec.convert(
         {
             "case": "a,b",
             "batch": planned.batch,
@@ -168,7 +171,8 @@ def test_free_text_or_a_key_that_needs_quoting_in_a_later_chunk_is_written_as_cs
             "layout": planned.layout,
             "dtype": planned.dtype,
             "mode": planned.mode,
-        }
+        },
+        PlannedCell,
     )
     assert _details_text(run) == _reference(run)
     assert report._details_bytes(run) == _reference(run).encode("utf-8")
@@ -203,7 +207,7 @@ def test_csv_text_writes_what_csv_writer_writes_and_reads_back_as_the_fields(row
 def test_a_hostile_case_failure_or_warning_cannot_split_a_row_or_run_as_a_formula(tmp_path_factory: Any) -> None:
     run = _run(tmp_path_factory, 8)
     cells = run.cells
-    cells[0].planned = PlannedCell.model_validate(
+    cells[0].planned = msgspec.convert(
         {
             "case": '=HYPERLINK("http://x")',
             "batch": 1,
@@ -211,13 +215,15 @@ def test_a_hostile_case_failure_or_warning_cannot_split_a_row_or_run_as_a_formul
             "layout": "contiguous",
             "dtype": "float32",
             "mode": "eager",
-        }
+        },
+        PlannedCell,
     )
     cells[0].case = cells[0].planned.case
     cells[1].failure_text = "run: Error: a\rb"
     cells[2].warnings = ("@SUM(1)", "-2+3")
-    cells[3].planned = PlannedCell.model_validate(
-        {"case": "b1-x", "batch": 1, "length": 1, "layout": "contiguous", "dtype": "+float", "mode": "eager"}
+    cells[3].planned = msgspec.convert(
+        {"case": "b1-x", "batch": 1, "length": 1, "layout": "contiguous", "dtype": "+float", "mode": "eager"},
+        PlannedCell,
     )
     rows = list(csv.reader(io.StringIO(_details_text(run), newline="")))
     assert len(rows) == len(cells) + 1 and all(len(row) == len(DETAIL_COLUMNS) for row in rows)
@@ -246,7 +252,7 @@ def test_a_plain_row_whose_key_or_dtype_starts_like_a_formula_is_marked(
         "mode": p.mode,
         field: value,
     }
-    cell.planned = PlannedCell.model_validate(values)
+    cell.planned = msgspec.convert(values, PlannedCell)
     cell.case = cell.planned.case
     assert _details_text(run) == _reference(run)
     row = list(csv.reader(io.StringIO(_details_text(run), newline="")))[report._CHUNK + 4]

@@ -12,7 +12,7 @@ import pytest
 from msgspec import convert
 
 
-from reportgen.contract.lines import OutputStatsLine, PlannedCellLine, TaskMetricLine
+from reportgen.contract.events import OutputStats, PlannedCell, TaskMetric
 from reportgen.judge import disposition as d
 from reportgen.judge.nextstep import _failed_by_mode_dtype, finding
 from reportgen.model.groups import failure_groups, metric_values, where_text
@@ -31,7 +31,7 @@ def _run(tmp_path: Path, events: Events) -> RunModel:
 
 
 def _cell(n: int, mode: str = "compiled", **facts: Any) -> CellRecord:
-    planned = PlannedCellLine(
+    planned = PlannedCell(
         case=f"b1-l{n}-contiguous-float32-{mode}",
         batch=1,
         length=n,
@@ -51,7 +51,7 @@ def test_failure_groups_are_the_cells_grouped_by_their_own_where_text() -> None:
     zero = {**alike, "mismatched": 0}
     cells = [
         _cell(1, **alike),
-        _cell(2, **zero, task_metric=convert({"name": "cosine", "value": 0.5, "passed": False}, TaskMetricLine)),
+        _cell(2, **zero, task_metric=convert({"name": "cosine", "value": 0.5, "passed": False}, TaskMetric)),
         _cell(3, **zero),
         _cell(
             4,
@@ -61,7 +61,7 @@ def test_failure_groups_are_the_cells_grouped_by_their_own_where_text() -> None:
                     {"name": "hidden", "mismatched": 3, "total": 8, "max_abs": 0.5, "max_rel": 0.1},
                     {"name": "pooled", "mismatched": 0, "total": 8, "max_abs": 0.0, "max_rel": 0.0},
                 ],
-                list[OutputStatsLine],
+                list[OutputStats],
             ),
         ),
         _cell(5, **alike, trained=True, loss_off=True),
@@ -112,7 +112,7 @@ def test_scope_groups_are_each_sides_cells_by_column_in_plan_order() -> None:
     ]
     cells = []
     for n, (dtype, layout, mode, status) in enumerate(plan, start=1):
-        planned = PlannedCellLine(
+        planned = PlannedCell(
             case=f"c{n}", batch=n, length=16, layout=layout, dtype=dtype, mode=mode, repeat_of="c1" if n == 8 else None
         )
         cells.append(CellRecord(planned=planned, case=planned.case, status=status))
@@ -158,7 +158,7 @@ FLAGGED = [
                     "outside": {"count": 4, "max_abs": None, "max_rel": None, "beyond_tolerance": 2, "nonfinite": 0},
                 }
             ],
-            list[OutputStatsLine],
+            list[OutputStats],
         ),
         d.rule_notes,
         "judged-regions",

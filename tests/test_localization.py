@@ -3,6 +3,8 @@ collector end to end on a workload whose third block differs only when compiled.
 
 from __future__ import annotations
 
+import msgspec
+
 import json
 import dataclasses
 import shutil
@@ -24,7 +26,7 @@ def _event(path: Path, case: str) -> Localization:
     for line in path.read_text(encoding="utf-8").splitlines():
         data = json.loads(line)
         if data["kind"] == "localization" and data["case"] == case:
-            return Localization.model_validate(data)
+            return msgspec.convert(data, Localization)
     raise AssertionError(f"no localization event for {case} in {path}")
 
 
@@ -46,12 +48,12 @@ def test_the_first_module_whose_own_error_is_beyond_the_tolerance_is_named_and_l
 
 
 def test_a_diverging_module_inside_a_diverging_block_is_the_one_named() -> None:
-    data = _event(LOCALIZED, CASE).model_dump()
+    data = msgspec.to_builtins(_event(LOCALIZED, CASE))
     inner = dict(data["modules"][2], name="blocks.2.lin", type="Linear", depth=3, order=3)
     for m in data["modules"][3:]:
         m["order"] += 1
     data["modules"].insert(3, inner)
-    found = judge_localization(Localization.model_validate(data))
+    found = judge_localization(msgspec.convert(data, Localization))
     assert found.first is not None and found.first.name == "blocks.2.lin"
     assert {v.name: v.role for v in found.modules}["blocks.2"] == "own error"
 
@@ -214,14 +216,15 @@ def _localize(mode: str, **bounds: int) -> dict[str, object]:
     localize.localize(run, cell, model, "mismatch")  # type: ignore[arg-type]
     ((kind, fields),) = log.events
     assert kind == "localization"
-    Localization.model_validate(
+    msgspec.convert(
         {
             "schema_version": "1.2",
             "seq": 0,
             "time": "2026-01-01T00:00:00Z",
             "kind": kind,
             **{k: v for k, v in fields.items() if v is not None},
-        }
+        },
+        Localization,
     )
     return fields
 
@@ -259,7 +262,7 @@ def test_a_module_with_no_finite_allowance_at_its_worst_element_is_beyond_tolera
         max_abs=1.0, max_rel=None, mismatched=1, total=4, worst_index=[2], allowed_at_worst=None, diff_at_worst=1.0
     )
     assert ratio(stats) == float("inf")
-    assert ratio(stats.model_copy(update={"allowed_at_worst": 0.5})) == 2.0
+    assert ratio(msgspec.structs.replace(stats, **{"allowed_at_worst": 0.5})) == 2.0
 
 
 def test_a_localised_passing_cell_is_shown_from_the_judgement(tmp_path: Path) -> None:

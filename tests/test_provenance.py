@@ -3,6 +3,8 @@ listed by `reportgen diff` as code and data changes."""
 
 from __future__ import annotations
 
+import msgspec
+
 import hashlib
 import json
 from pathlib import Path
@@ -49,7 +51,7 @@ def test_provenance_hashes_every_file_and_names_one_it_cannot_read(tmp_path: Pat
         "cannot read"
     )
     # What the collector writes is what the contract accepts.
-    RunStart.model_validate({**_start(), "provenance": found})
+    msgspec.convert({**_start(), "provenance": found}, RunStart)
 
 
 def test_without_git_the_commit_is_unknown_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

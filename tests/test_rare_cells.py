@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from msgspec import convert
 
-from reportgen.contract.lines import OutputStatsLine
+from reportgen.contract.events import OutputStats
 from reportgen.contract.validation import read_log
 from reportgen.judge.judgement import judge
 from reportgen.model.runmodel import LAYOUT_NOT_ACHIEVED, RunModel, build_run, forget
@@ -48,7 +48,7 @@ def test_a_rare_last_cell_is_among_the_problems_and_counted(change: dict) -> Non
 def test_a_judged_region_on_the_last_cell_is_a_region_row() -> None:
     run = _run()
     assert not problems.region_views(run.cells), "the fixture declares no judged region"
-    run.cells[-1] = replace(run.cells[-1], per_output=convert([OUTSIDE], list[OutputStatsLine]))
+    run.cells[-1] = replace(run.cells[-1], per_output=convert([OUTSIDE], list[OutputStats]))
     forget(run)
     rows = problems.region_views(run.cells)
     assert [(r.case, r.output, r.region) for r in rows] == [(run.cells[-1].case, "out", "mask")]

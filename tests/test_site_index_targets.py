@@ -4,6 +4,8 @@ target on the first line, and per workload plan-check's verdict until a run on i
 
 from __future__ import annotations
 
+import msgspec
+
 import html
 import json
 import re
@@ -176,7 +178,7 @@ def test_logged_plan_reviews_as_its_plan_file(run: str, plan: str) -> None:
 
 def test_a_logged_plan_that_makes_no_valid_plan_is_a_clear_error() -> None:
     plan = judge_log(REPO / "sample_runs" / "tiny-encoder-cpu-20261202T021258Z-677058" / "events.jsonl").run.plan
-    broken = plan.model_copy(update={"warm_repetitions": 0})
+    broken = msgspec.structs.replace(plan, **{"warm_repetitions": 0})
     assert logged_plan_toml(broken)["timing"]["warm_repetitions"] == 0
     with pytest.raises(PlanError, match="warm_repetitions"):
         review_logged_plan(broken, "neuron")

@@ -407,3 +407,93 @@ def test_a_backend_family_its_device_type_contradicts_is_an_error(
         assert "belongs to the neuron backend, but device_type is 'cpu'" in found[0].message
     else:
         assert found == []
+
+
+def _errors_of(tmp_path: Path, events: Lines) -> list[str]:
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    return [f"{p.line}: {p.severity}: {p.message}" for p in read_log(path).errors]
+
+
+def test_an_error_inside_a_map_names_the_entry_by_its_key(tmp_path: Path) -> None:
+    """msgspec locates an error in a dict's value as ``[...]``: the careful path finds the key
+    (here the second entry, after one that is fine) and leaves the line as it was."""
+    events = complete_log()
+    assert list(events[1]["versions"])[:2] == ["python", "torch"]
+    events[1]["versions"]["torch"]["unknown_reason"] = "both given"
+    assert _errors_of(tmp_path, events) == [
+        "2: error: environment: versions.torch: a fact has either a value or an unknown_reason, not both or neither"
+    ]
+
+
+def test_a_number_beyond_a_float_is_an_error_at_its_field(tmp_path: Path) -> None:
+    """1e400 is JSON, but no float holds it: json.loads reads infinity, which no field takes
+    (a NonNegative bound alone would)."""
+    events = complete_log()
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events).replace(b'"max_abs": 2e-07', b'"max_abs": 1e400', 1))
+    assert [f"{p.line}: {p.severity}: {p.message}" for p in read_log(path).errors] == [
+        "7: error: case_result: error_stats.max_abs: a number too large for a float; "
+        "write null for a value that is not a finite number"
+    ]
+
+
+@pytest.mark.parametrize(
+    "index,field,value",
+    [(3, "schema_version", "1.0\n"), (4, "sha256", "0" * 64 + "\n")],
+    ids=["schema_version", "sha256"],
+)
+def test_a_pattern_matches_the_whole_value_not_before_a_final_newline(
+    tmp_path: Path, index: int, field: str, value: str
+) -> None:
+    """Python's ``$`` also matches before a final newline; the contract's patterns do not."""
+    events = complete_log()
+    events[index][field] = value
+    errors = _errors_of(tmp_path, events)
+    assert len(errors) == 1 and errors[0].startswith(f"{index + 1}: error: {events[index]['kind']}: {field}: "), errors
+
+
+@pytest.mark.parametrize("bad", [0, 637, 999])
+def test_the_failing_entry_of_a_long_map_is_named(tmp_path: Path, bad: int) -> None:
+    """The entry is found by halving the map (a line may hold a map of any size), and every
+    entry is put back: the other entries are still read (one error only)."""
+    events = complete_log()
+    events[1]["versions"] = {f"tool{i}": {"value": str(i)} for i in range(1000)}
+    events[1]["versions"][f"tool{bad}"]["unknown_reason"] = "both given"
+    events[1]["versions"]["tool500"] = {"value": None, "unknown_reason": "not read"}
+    assert _errors_of(tmp_path, events) == [
+        f"2: error: environment: versions.tool{bad}: a fact has either a value or an unknown_reason, not both or neither"
+    ]
+
+
+def test_a_newer_minor_s_fields_are_dropped_wherever_they_are_in_one_pass(tmp_path: Path) -> None:
+    """In a list of objects, in one member of a union tagged by status, at the top: each is
+    named in the one warning of its line, and the line is read."""
+    events = complete_log()
+    for event in events:
+        event["schema_version"] = "1.7"
+    result = next(i for i, e in enumerate(events) if e["kind"] == "case_result")
+    events[result]["outputs"][0]["checksum"] = "c"
+    operators = next(i for i, e in enumerate(events) if e["kind"] == "operators")
+    events[operators]["fallback"]["since"] = "1.7"
+    events[operators]["executed"]["source"] = "profiler"
+    events[operators]["energy"] = 1
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    reading = read_log(path)
+    assert reading.valid and reading.complete, [p.format() for p in reading.errors]
+    warnings = {p.line: p.message for p in reading.problems if "newer schema" in p.message}
+    assert warnings == {
+        result + 1: "case_result: fields from a newer schema ignored: outputs.0.checksum",
+        operators + 1: "operators: fields from a newer schema ignored: energy, executed.source, fallback.since",
+    }
+
+
+def test_a_newer_minor_line_with_a_tag_of_the_wrong_type_is_an_error(tmp_path: Path) -> None:
+    events = complete_log()
+    for event in events:
+        event["schema_version"] = "1.7"
+    operators = next(i for i, e in enumerate(events) if e["kind"] == "operators")
+    events[operators]["executed"] = {"status": ["measured"], "items": []}
+    errors = _errors_of(tmp_path, events)
+    assert len(errors) == 1 and errors[0].startswith(f"{operators + 1}: error: operators: executed"), errors

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+import msgspec
 
 from reportgen.contract import events as ev
 from reportgen.judge.comparison import CellSide
@@ -39,10 +39,12 @@ def _enumerated() -> set[str]:
     reader can find it in the log."""
     found: set[str] = set()
     for obj in vars(ev).values():
-        if isinstance(obj, type) and issubclass(obj, BaseModel) and obj is not BaseModel:
-            for name, field in obj.model_fields.items():
-                if name != "kind":
-                    _literals(field.annotation, found)
+        if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj is not msgspec.Struct:
+            for field in msgspec.structs.fields(obj):
+                _literals(field.type, found)
+            config = obj.__struct_config__
+            if config.tag_field not in (None, "kind") and isinstance(config.tag, str):
+                found.add(config.tag)  # a tag other than the event's kind: a value of its field
         elif typing.get_origin(obj) is typing.Literal:
             _literals(obj, found)
     return {token for token in found if "_" in token}

@@ -1,65 +1,80 @@
-"""What the fast check of a line needs besides its Struct mirrors (contract/lines.py), with
-no pydantic: the mirrors' base, the models' validators as checks of a decoded Struct, and the
-duplicate-key check."""
+"""The fast check of a line: each event Struct (contract/events.py) mirrored so that a field the
+line left out reads ``UNSET``, and the duplicate-key check that needs it.
+
+A mirror is derived from its definition when this module loads: a subclass of the definition
+Struct (so it is one, to isinstance and to a type checker) whose optional fields default to
+``UNSET`` and whose nested Structs are mirrors too. It keeps every constraint, the
+configuration (unknown fields forbidden, frozen, the tag) and the ``__post_init__`` checks,
+which read UNSET as absent. Decoded into a mirror, a line's Structs hold exactly the keys the
+line wrote, which the duplicate-key check below relies on; ``get`` reads a field with a
+default, as a dict would.
+"""
 
 from __future__ import annotations
 
-from operator import attrgetter
-from typing import Any, Callable
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
+from msgspec.structs import fields
+
+from reportgen.contract.events import EVENT_MODELS, PlannedCell
 
 
-class LineStruct(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=False, gc=False):
-    """Base of every mirror: unknown keys are errors (the models forbid extras). A decoded
-    line holds no reference cycle, so its Structs stay out of the cyclic collector's sight.
-    An optional field the line left out is ``UNSET``; ``get`` reads one as a dict would."""
-
-    def get(self, name: str, default: Any = None) -> Any:
-        value = getattr(self, name, default)
-        return default if value is UNSET else value
-
-    def __getitem__(self, name: str) -> Any:
-        value = getattr(self, name)
-        if value is UNSET:
-            raise KeyError(name)
-        return value
-
-
-def _either(first: str, second: str, what: str) -> Callable[[Any], None]:
-    """A model's "exactly one of two optional fields is set" validator, on the mirror."""
-
-    def check(struct: Any) -> None:
-        if (struct.get(first) is None) == (struct.get(second) is None):
-            raise ValueError(f"{what} has either a {first} or an {second}, not both or neither")
-
-    return check
+def mirror(struct: Any, made: dict[Any, Any]) -> Any:
+    """The UNSET mirror of a definition Struct (``made`` holds those derived already)."""
+    if struct in made:
+        return made[struct]
+    redefined: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    for info in fields(struct):
+        annotation = _mirror_type(info.type, made)
+        if not info.required:
+            redefined.append((info.name, Union[annotation, UnsetType], UNSET))
+        elif annotation is not info.type:
+            redefined.append((info.name, annotation))
+    made[struct] = msgspec.defstruct(
+        f"{struct.__name__}Line", redefined, bases=(struct,), kw_only=True, module=__name__
+    )
+    return made[struct]
 
 
-def _cases_once(plan: Any) -> None:
-    """Plan._cases_once on the mirror: each case key names one cell (the careful path names the repeated one)."""
-    cases = list(map(_CASE_OF, plan.matrix))
-    if len(set(cases)) != len(cases):
-        raise ValueError("the matrix lists a case twice")
+def _mirror_type(annotation: Any, made: dict[Any, Any]) -> Any:
+    """A field's type with each Struct in it (in a list, dict, union or Annotated) its mirror."""
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        return mirror(annotation, made)
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is None or not args or origin is msgspec.Raw:
+        return annotation
+    if origin is Annotated:
+        inner = _mirror_type(args[0], made)
+        return annotation if inner is args[0] else Annotated[(inner, *annotation.__metadata__)]
+    mirrored = tuple(_mirror_type(arg, made) for arg in args)
+    if mirrored == args:
+        return annotation
+    if origin is list:
+        return list[mirrored[0]]  # type: ignore[valid-type]
+    if origin is dict:
+        return dict[mirrored[0], mirrored[1]]  # type: ignore[valid-type]
+    return Union[mirrored]
 
 
-_CASE_OF = attrgetter("case")
-# The models' own validators (model name, validator name), each with the check its mirror
-# runs after decoding (``__post_init__``); a model with any other validator has no mirror.
-CHECKS: dict[tuple[str, str], Callable[[Any], None]] = {
-    ("Fact", "_value_xor_reason"): _either("value", "unknown_reason", "a fact"),
-    ("ProvenanceFile", "_sha_xor_reason"): _either("sha256", "unknown_reason", "a provenance file"),
-    ("Plan", "_cases_once"): _cases_once,
-}
+_MADE: dict[Any, Any] = {}
+# Every event kind's mirror, tagged by ``kind`` as its definition is.
+KINDS: dict[str, Any] = {kind: mirror(struct, _MADE) for kind, struct in EVENT_MODELS.items()}
+# A planned cell's optional fields and their defaults (validation.fill_defaults sets them on
+# the mirror's cells, so a run's planned cells read as the definition's). Plain values only:
+# one object is shared by every cell.
+PLANNED_DEFAULTS: dict[str, Any] = {info.name: info.default for info in fields(PlannedCell) if not info.required}
+assert all(info.default_factory is msgspec.NODEFAULT for info in fields(PlannedCell)), "plain defaults only"
 
 
 # --- duplicate keys ----------------------------------------------------------------------------
 #
-# msgspec, like pydantic-core, reads a JSON object with a repeated key as "last one wins", so
+# msgspec reads a JSON object with a repeated key as "last one wins", so
 # {"status": "mismatch", "status": "pass"} would validate as a pass. The fast path therefore
 # compares two counts of colons that agree only when no key is repeated: in the raw bytes, and
-# in the Struct encoded again (each field the line had, once: UNSET fields are not written).
+# in the mirror Struct encoded again (each field the line had, once: UNSET fields are not
+# written, and a field the line wrote is written even when it holds its default).
 # Outside strings, JSON has exactly one colon per key written; inside strings the raw bytes and
 # the encoding hold the same colons, provided none is written as the escape \u003a (a line
 # with the prefix \u003 takes the careful path, which names the repeated key). So the raw

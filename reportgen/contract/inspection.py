@@ -11,9 +11,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
+import msgspec
 
 from reportgen.contract.events import INSPECTION_MODELS, SCHEMA_MAJOR, Inspection, InspectionEnd, InspectionStart
+from reportgen.contract.validation import error_location, non_finite_at
 from reportgen.storage.local import NotReadable, read_bounded
 
 MAX_INSPECTION_BYTES = 64 * 1024 * 1024
@@ -88,9 +89,10 @@ def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection |
     version = data.get("schema_version")
     if not isinstance(version, str) or version.split(".", 1)[0] != str(SCHEMA_MAJOR):
         raise InspectionError(f"{path}:{number}: schema_version {version!r}: this reader reads {SCHEMA_MAJOR}.x")
+    if (where := non_finite_at(data)) is not None:
+        raise InspectionError(f"{path}:{number}: {kind}.{where}: not a finite number")
     try:
-        return model.model_validate(data)  # type: ignore[return-value]
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InspectionError(f"{path}:{number}: {kind}.{where}: {first['msg']}") from None
+        return msgspec.convert(data, model, strict=False)  # type: ignore[return-value]
+    except msgspec.ValidationError as exc:
+        message, where = error_location(str(exc))
+        raise InspectionError(f"{path}:{number}: {kind}{'.' + where if where else ''}: {message}") from None

@@ -1,5 +1,5 @@
-"""The contract's version and its groups of event kinds: what reading a log needs to know
-without the pydantic models (reportgen validate imports no pydantic for a log that passes)."""
+"""The contract's version and its groups of event kinds: what the reader's rules need to know
+beside the event Structs (contract/events.py, which reads them from here too)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Generate the committed JSON Schema and field reference of the event log from the models.
+"""Generate the committed JSON Schema and field reference of the event log from its Structs.
 
 Run from the repository root after changing ``reportgen/contract/events.py``::
 
@@ -15,23 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
+import msgspec
 
-from reportgen.contract.linecheck import render_lines
-from reportgen.contract.events import (
-    EVENT_MODELS,
-    INSPECTION_MODELS,
-    SCHEMA_VERSION,
-    Envelope,
-    Event,
-    OpCount,
-    WideTensor,
-)
+from reportgen.contract.events import EVENT_MODELS, INSPECTION_MODELS, SCHEMA_VERSION, Event, OpCount, WideTensor
 
 SCHEMA_DIR = Path(__file__).parent / "schema"
 SCHEMA_PATH = SCHEMA_DIR / "events.schema.json"
 DOC_PATH = SCHEMA_DIR / "EVENTS.md"
-LINES_PATH = Path(__file__).with_name("lines.py")  # the models' Struct mirrors (linecheck.render_lines)
 EXAMPLES_PATHS = (
     Path("tests/fixtures/synthetic_complete.jsonl"),
     Path("tests/fixtures/synthetic_training.jsonl"),
@@ -84,7 +74,7 @@ newline, written in order and flushed as written. This page is generated from
 
 
 def render_schema() -> str:
-    schema = TypeAdapter(Event).json_schema()
+    schema = msgspec.json.schema(Event)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = f"migration-record run-log event, schema {SCHEMA_VERSION}"
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
@@ -98,10 +88,8 @@ def _type_name(prop: dict[str, Any]) -> str:
     if "enum" in prop:
         return " \\| ".join(json.dumps(v) for v in prop["enum"])
     if "anyOf" in prop:
-        return " or ".join(_type_name(p) for p in prop["anyOf"])
-    if "oneOf" in prop:
         by = f" (by `{prop['discriminator']['propertyName']}`)" if "discriminator" in prop else ""
-        return " or ".join(_type_name(p) for p in prop["oneOf"]) + by
+        return " or ".join(_type_name(p) for p in prop["anyOf"]) + by
     kind = prop.get("type", "any")
     if kind == "array":
         return f"list of {_type_name(prop.get('items', {}))}"
@@ -120,8 +108,13 @@ def _field_rows(schema: dict[str, Any]) -> list[str]:
     return rows
 
 
+def _definitions() -> dict[str, Any]:
+    """The JSON Schema of every Struct of both logs, by name."""
+    return msgspec.json.schema_components([Event, *INSPECTION_MODELS.values()])[1]
+
+
 def _model_section(title: str, model: type[Any], example: str | None) -> list[str]:
-    schema = model.model_json_schema()
+    schema = _definitions()[model.__name__]
     out = [f"### `{title}`", ""]
     if model.__doc__:
         out += [" ".join(model.__doc__.split()), ""]
@@ -142,8 +135,8 @@ def render_doc(root: Path = Path(".")) -> str:
         out += _model_section(kind, model, examples.get(kind))
     out += _inspection_sections(root)
     out += ["## Nested objects", ""]
-    defs = TypeAdapter(Event).json_schema().get("$defs", {})
-    top = {m.__name__ for m in EVENT_MODELS.values()} | {Envelope.__name__}
+    defs = msgspec.json.schema(Event).get("$defs", {})
+    top = {m.__name__ for m in EVENT_MODELS.values()}
     for name in sorted(defs):
         if name in top:
             continue
@@ -181,8 +174,7 @@ def main() -> int:
     SCHEMA_DIR.mkdir(exist_ok=True)
     SCHEMA_PATH.write_text(render_schema(), encoding="utf-8", newline="\n")
     DOC_PATH.write_text(render_doc(), encoding="utf-8", newline="\n")
-    LINES_PATH.write_text(render_lines(), encoding="utf-8", newline="\n")
-    print(f"wrote {SCHEMA_PATH}, {DOC_PATH} and {LINES_PATH}")
+    print(f"wrote {SCHEMA_PATH} and {DOC_PATH}")
     return 0
 
 

@@ -5,40 +5,43 @@ else's collector or by a newer version of ours. Reading never raises for bad con
 problem becomes a located ``Problem`` and the events that did validate are kept, so a log that
 stops early is still usable up to its last good line.
 
-Each line is read once, by msgspec, into the Struct mirror of its kind (contract.linecheck),
-with the duplicate-key check of fast.same_keys; only a line that fails those takes the
-careful path, which parses it with the standard library and the pydantic models and says
-what is wrong. A log whose every line passes is read without importing pydantic; the models
-are imported when a line fails or an event is built for a report.
+Each line is read once, by msgspec, into the mirror of its kind's Struct (contract.fast), with
+the duplicate-key check of fast.same_keys; only a line that fails those takes the careful
+path, which parses it with the standard library and converts it to its kind's Struct
+(contract.events), saying what is wrong and where. The event a consumer reads is that
+Struct: the line decoded again when it is asked for (LoggedEvent.event).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import json
 import os
+import re
 import stat
 from bisect import bisect_left
 from itertools import compress, repeat
 from operator import attrgetter, is_
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Literal, Union
+from types import UnionType
+from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET
 from msgspec.structs import force_setattr
 
 from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks, family_disagreement
-from reportgen.contract.fast import same_keys
+from reportgen.contract.events import EVENT_MODELS, Envelope, Event, RunEnd
+from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
 from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
-from reportgen.contract.lines import KINDS, PLANNED_DEFAULTS
 from reportgen.contract.times import utc_time
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
 
-# Versions of this major that the current models read as they are (a minor bump only adds
+# Versions of this major that the current Structs read as they are (a minor bump only adds
 # optional fields): such lines take the fast path; others get the careful per-line check.
 READABLE_VERSIONS = frozenset(f"{SCHEMA_MAJOR}.{minor}" for minor in range(SCHEMA_MINOR + 1))
 
@@ -46,17 +49,16 @@ MAX_LINE_BYTES = 8 * 1024 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
-if TYPE_CHECKING:
-    from reportgen.contract.events import Envelope, Plan, RunEnd
 
-# Any line into the Struct mirror of its kind (contract/lines.py), whatever its minor version.
+# Any line into the mirror of its kind's Struct (contract/fast.py), whatever its minor version.
 _LINE = msgspec.json.Decoder(Union[tuple(KINDS.values())]).decode
-_AS_STRUCT = _LINE  # an event the careful path accepted, as the Struct the fast path gives
+_AS_STRUCT = _LINE  # an event the careful path accepted, as the mirror the fast path gives
+_EVENT = msgspec.json.Decoder(Event).decode  # an accepted line as its kind's Struct
 # RecursionError: msgspec skips an unknown key's value recursively, so a value nested past
 # Python's limit raises it; the careful path then names the line.
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 # A colon written as the escape \u003a would hide a repeated key from the key count
-# (linecheck.same_keys): lines holding the prefix \u003 take the careful path.
+# (fast.same_keys): lines holding the prefix \u003 take the careful path.
 _COUNT_UNSAFE = b"\\u003"
 CHUNK_BYTES = 1 << 19  # read at a time (a local log's bytes are not kept once checked)
 
@@ -129,16 +131,16 @@ class Reread:
 class LoggedEvent(msgspec.Struct, gc=False):
     """One accepted line: where it is, what it is, and its event, built on first use.
 
-    A report shows a few hundred cells of a long log in full, so most events are never built
-    as models: a line the fast path accepted keeps its bytes (a log in object storage) or,
-    for a local log, where they are in the file (see Reread).
+    A report shows a few hundred cells of a long log in full, so most events are never built:
+    a line the fast path accepted keeps its bytes (a log in object storage) or, for a local
+    log, where they are in the file (see Reread).
     """
 
     line: int
     kind: str
     case: str | None
     data: bytes | Reread | None = None  # the line's bytes, or the file to read them again from
-    parsed: Any = None  # the event's model (contract.events), once built
+    parsed: Any = None  # the event's Struct (contract.events), once built
     start: int = 0  # with a Reread: the line's bytes in the file are [start:end]
     end: int = 0
 
@@ -155,27 +157,25 @@ class LoggedEvent(msgspec.Struct, gc=False):
         if self.parsed is None:
             raw = self.raw
             assert raw is not None
-            from reportgen.contract.events import EVENT_MODELS
-
-            self.parsed = (
-                plan_model(_LINE(raw)) if self.kind == "plan" else EVENT_MODELS[self.kind].model_validate_json(raw)
-            )
+            self.parsed = _EVENT(raw)
             self.data = None
         return self.parsed
 
 
 def _struct_of(event: Envelope) -> Any:
-    return _AS_STRUCT(event.__pydantic_serializer__.to_json(event, exclude_unset=True))
+    """An event as its mirror (every field present: the event does not say which the line left out)."""
+    return _AS_STRUCT(msgspec.json.encode(event))
 
 
 def fields_of(record: LoggedEvent) -> Any:
-    """An accepted event's fields as the Struct the reader gave its sink (decoded again)."""
+    """An accepted event's fields as the mirror the reader gave its sink (decoded again)."""
     raw = record.raw
     return _struct_of(record.event) if raw is None else _AS_STRUCT(raw)
 
 
-# Called with each accepted event and its validated fields: the line's Struct mirror
-# (linecheck), so a consumer can index the log in the same pass that reads it.
+# Called with each accepted event and its validated fields: the line's mirror Struct (an
+# instance of the kind's Struct whose left-out optional fields are UNSET, contract.fast), so a
+# consumer can index the log in the same pass that reads it.
 EventSink = Callable[[LoggedEvent, Any], None]
 
 
@@ -227,7 +227,7 @@ class LogReading:
 
     @property
     def events(self) -> list[Envelope]:
-        """Every accepted event as a model instance (builds them all: for short logs)."""
+        """Every accepted event as its Struct (builds them all: for short logs)."""
         return [record.event for record in self.records]
 
     @property
@@ -304,8 +304,6 @@ class _Checker:
         minor = self._check_version(number, obj)
         if minor is None:
             return None
-        from reportgen.contract.events import EVENT_MODELS
-
         kind = obj.get("kind")
         model = EVENT_MODELS.get(kind) if isinstance(kind, str) else None
         if model is None:
@@ -397,22 +395,39 @@ class _Checker:
             self.problem(number, "error", f"unknown event kind {kind!r} (known: {known})")
 
     def _validate_model(self, number: int, model: type[Envelope], obj: dict[str, Any], newer: bool) -> Envelope | None:
-        from pydantic import ValidationError
-
-        try:
-            return model.model_validate(obj)
-        except ValidationError as exc:
-            errors = exc.errors(include_url=False)
-        extras = [e for e in errors if e["type"] == "extra_forbidden"]
-        if newer and extras and len(extras) == len(errors):
-            for err in extras:
-                _drop_path(obj, err["loc"])
-            names = ", ".join(_format_loc(e["loc"]) for e in extras)
+        """The line as its kind's Struct, or its first error, located; a line of a newer minor
+        has the fields this reader does not know dropped, with a warning that names them."""
+        if (where := non_finite_at(obj)) is not None:
+            self.problem(
+                number,
+                "error",
+                f"{obj['kind']}: {where}: a number too large for a float; write null for a value that is not a finite number",
+            )
+            return None
+        # Not strict: a value written as another JSON type that reads as the field's (the
+        # string "5" for an integer, "true" for a boolean) is converted, as this path always
+        # has; the fast path takes each value only as its own JSON type, so such a line is read
+        # here. A newer minor's line that names fields this reader does not know has them all
+        # found in one walk and dropped, then is converted again.
+        dropped: list[list[Any]] = []
+        while True:
+            try:
+                event = msgspec.convert(obj, model, strict=False)
+                break
+            except msgspec.ValidationError as exc:
+                message, path = _located(obj, model, str(exc))
+            if newer and not dropped and message.startswith(_UNKNOWN_FIELD):
+                unknown_fields(obj, model, [], dropped)
+                for unknown in dropped:
+                    _drop_path(obj, unknown)
+                if dropped:
+                    continue
+            self.problem(number, "error", f"{obj['kind']}: {_format_error(message, path)}")
+            return None
+        if dropped:
+            names = ", ".join(map(_format_loc, dropped))
             self.problem(number, "warning", f"{obj['kind']}: fields from a newer schema ignored: {names}")
-            return self._validate_model(number, model, obj, newer=False)
-        for err in errors:
-            self.problem(number, "error", f"{obj['kind']}: {_format_error(err)}")
-        return None
+        return event
 
     def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> bool:
         """One whole line (no newline) that starts at ``offset`` in the file: accepted as the
@@ -466,9 +481,7 @@ class _Checker:
     def accept_model(self, number: int, event: Envelope) -> None:
         """An event the careful path accepted: the rules read it as the Struct the fast path gives."""
         struct = _struct_of(event)
-        if event.kind == "plan":  # type: ignore[attr-defined]  # its matrix as the fast path keeps it: one type of planned cell
-            event = event.model_copy(update={"matrix": struct.matrix})
-        record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)  # type: ignore[attr-defined]
+        record = LoggedEvent(number, event.kind, getattr(event, "case", None), parsed=event)
         self.check_order(number, event.seq, record, struct)
 
     def check_order(self, number: int, seq: int, record: LoggedEvent, data: Any) -> None:
@@ -631,20 +644,149 @@ def _json_type(value: Any) -> str:
     return {list: "an array", str: "a string", type(None): "null", bool: "a boolean"}.get(type(value), "a number")
 
 
-def _format_loc(loc: tuple[Any, ...]) -> str:
+_UNKNOWN_FIELD = "Object contains unknown field "
+_PATH_PART = re.compile(r"\.([^.\[]+)|(\[[^\]]*\])")
+_MISSING_FIELD = "Object missing required field "
+_AT = " - at `$"
+
+
+def _located(obj: dict[str, Any], model: type[Envelope], error: str) -> tuple[str, list[Any]]:
+    """msgspec's message and the path it names, as keys and indexes into ``obj``. msgspec writes
+    a dict's key as ``[...]``: each is found by converting again with that dict cut to one
+    entry at a time (the first whose error is at the same place is the one)."""
+    message, _, where = error.partition(_AT)
+    parts = _parts(where)
+    path: list[Any] = []
+    for index, part in enumerate(parts):
+        if part == "[...]":
+            path.append(_failing_key(obj, model, path, parts[: index + 1]))
+        elif part.startswith("["):
+            path.append(int(part[1:-1]))
+        else:
+            path.append(part)
+    return message, path
+
+
+def error_location(error: str) -> tuple[str, str]:
+    """msgspec's message of an error and where it is, dotted (``matrix.0.batch``; "" for the
+    object itself; a dict's key is ``[...]``)."""
+    message, _, where = error.partition(_AT)
+    return message, ".".join(part.strip("[]") if part != "[...]" else part for part in _parts(where))
+
+
+def _parts(where: str) -> list[str]:
+    """msgspec's path after ``$``, e.g. ``.matrix[0].batch``, as its parts: matrix, [0], batch."""
+    return [name or index for name, index in _PATH_PART.findall(where.rstrip("`"))]
+
+
+def _failing_key(obj: dict[str, Any], model: type[Envelope], path: list[Any], where: list[str]) -> Any:
+    """The key of the dict at ``path`` in ``obj`` whose value fails at ``where`` (msgspec's
+    path up to this dict's ``[...]``): msgspec stops at the first such entry, so it is the
+    last of the shortest run of leading entries that still fails there, found by halving
+    (a few conversions, however many entries). ``obj`` is left as it was."""
+    container: Any = obj
+    for part in path:
+        container = container[part]
+    entries = list(container.items())
+
+    def fails_with(count: int) -> bool:
+        container.clear()
+        container.update(entries[:count])
+        try:
+            msgspec.convert(obj, model, strict=False)
+        except msgspec.ValidationError as exc:
+            return _parts(str(exc).partition(_AT)[2])[: len(where)] == where
+        return False
+
+    low, high = 0, len(entries)  # fails with ``high`` entries; not with ``low``
+    try:
+        if not fails_with(high):
+            return "[...]"
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fails_with(middle) else (middle, high)
+    finally:
+        container.clear()
+        container.update(entries)
+    return entries[high - 1][0]
+
+
+def unknown_fields(value: Any, kind: Any, path: list[Any], found: list[list[Any]]) -> None:
+    """Adds to ``found`` the path of every key in ``value`` (as json.loads read it) that names
+    no field of the Struct ``kind`` says is there, at any depth: what a newer minor adds. A
+    value of another shape than its type is left for the conversion to refuse."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    origin, args = get_origin(kind), get_args(kind)
+    if origin in (Union, UnionType):  # the member of the value's shape (a tagged one by its tag)
+        if isinstance(value, dict):
+            members = [a for a in args if _is_struct(a) or get_origin(a) is dict]
+            tags = {a.__struct_config__.tag: a for a in members if _is_struct(a) and a.__struct_config__.tag_field}
+            if tags:
+                field_name = next(iter(tags.values())).__struct_config__.tag_field
+                tag = value.get(field_name)
+                members = [tags[tag]] if isinstance(tag, str) and tag in tags else []
+        else:
+            members = [a for a in args if isinstance(value, list) and get_origin(a) is list]
+        if len(members) == 1:
+            unknown_fields(value, members[0], path, found)
+    elif _is_struct(kind) and isinstance(value, dict):
+        fields = _field_types(kind)
+        tag = kind.__struct_config__.tag_field
+        for key, item in value.items():
+            if key in fields:
+                unknown_fields(item, fields[key], [*path, key], found)
+            elif key != tag:
+                found.append([*path, key])
+    elif origin is list and isinstance(value, list):
+        for index, item in enumerate(value):
+            unknown_fields(item, args[0], [*path, index], found)
+    elif origin is dict and isinstance(value, dict):
+        for key, item in value.items():
+            unknown_fields(item, args[1], [*path, key], found)
+
+
+@functools.cache
+def _field_types(kind: Any) -> dict[str, Any]:
+    """A Struct's fields by the name a line writes, with their types (resolved once)."""
+    return {f.encode_name: f.type for f in msgspec.structs.fields(kind)}
+
+
+def _is_struct(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, msgspec.Struct)
+
+
+def non_finite_at(obj: Any, where: tuple[Any, ...] = ()) -> str | None:
+    """Where a number that is not finite is in what json.loads read (infinity, for a literal
+    beyond a float's range; NaN, where its constants are let through), or None."""
+    if isinstance(obj, float):
+        return None if obj - obj == 0 else _format_loc(where)
+    if isinstance(obj, dict):
+        items: Any = obj.items()
+    elif isinstance(obj, list):
+        items = enumerate(obj)
+    else:
+        return None
+    for key, value in items:
+        found = non_finite_at(value, (*where, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _format_loc(loc: Any) -> str:
     return ".".join(str(part) for part in loc) or "(event)"
 
 
-def _format_error(err: Any) -> str:
-    where = _format_loc(err["loc"])
-    if err["type"] == "missing":
-        return f"{where}: required field missing"
-    if err["type"] == "extra_forbidden":
-        return f"{where}: unknown field"
-    return f"{where}: {err['msg']}"
+def _format_error(message: str, path: list[Any]) -> str:
+    if message.startswith(_MISSING_FIELD):
+        return f"{_format_loc([*path, message[len(_MISSING_FIELD) :].strip('`')])}: required field missing"
+    if message.startswith(_UNKNOWN_FIELD):
+        return f"{_format_loc([*path, message[len(_UNKNOWN_FIELD) :].strip('`')])}: unknown field"
+    return f"{_format_loc(path)}: {message}"
 
 
-def _drop_path(obj: Any, loc: tuple[Any, ...]) -> None:
+def _drop_path(obj: Any, loc: list[Any]) -> None:
     for part in loc[:-1]:
         obj = obj[part]
     obj.pop(loc[-1], None)
@@ -768,8 +910,8 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
 
 def fill_defaults(matrix: list[Any]) -> list[Any]:
     """A plan mirror's matrix made into the run's planned cells, in place: each optional field
-    a cell's line left out (UNSET) takes the model's default, so the cells read as the models
-    do (``repeat_of`` None). Done after the duplicate-key check, which needs the line's keys
+    a cell's line left out (UNSET) takes the definition's default, so the cells read as
+    PlannedCell's do (``repeat_of`` None). Done after the duplicate-key check, which needs the line's keys
     exactly; one decode serves both (a long plan's matrix holds tens of thousands of cells)."""
     for name, default in PLANNED_DEFAULTS.items():
         for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
@@ -789,23 +931,6 @@ def _open_log(path: Any, max_bytes: int) -> BinaryIO:
             f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"
         )
     return opener()
-
-
-def plan_model(plan: Any) -> Plan:
-    """The Plan model of a plan line its mirror accepted: every field but the matrix through
-    the model (with the first cell, as the matrix may not be empty); the matrix is the
-    mirror's own PlannedCellLine Structs, with the model's defaults filled in (fill_defaults),
-    which read as the cells' models do. A long plan's cells are not made into models."""
-    from reportgen.contract.events import Plan
-
-    fields = {
-        name: value
-        for name in plan.__struct_fields__
-        if name != "matrix" and (value := getattr(plan, name)) is not msgspec.UNSET
-    }
-    data = msgspec.to_builtins(fields)
-    data["kind"], data["matrix"] = plan.kind, [msgspec.to_builtins(plan.matrix[0])]
-    return Plan.model_validate(data).model_copy(update={"matrix": fill_defaults(plan.matrix)})
 
 
 def validate_files(

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract import events as ev
-from reportgen.contract.lines import PlannedCellLine
 from reportgen.judge.changes import (
     code_and_data_changes,
     host_changes,
@@ -479,7 +478,7 @@ def _reference_outputs(run: RunModel) -> tuple[str | None, dict[str, str]]:
     return shared, per_case
 
 
-def _reference_key(planned: PlannedCellLine) -> str:
+def _reference_key(planned: ev.PlannedCell) -> str:
     return f"b{planned.batch}-l{planned.length}-{planned.layout}"
 
 
@@ -500,7 +499,7 @@ class _Context:
         self.references = _references(run)
         self.generation = {c.case for c in run.cells_with("generation")}  # their series are read from their events
 
-    def reference_for(self, planned: PlannedCellLine) -> ev.Reference | None:
+    def reference_for(self, planned: ev.PlannedCell) -> ev.Reference | None:
         """The reference event of the cell's inputs (keyed by input key, or with the dtype too)."""
         key = _reference_key(planned)
         return self.references.get(key) or self.references.get(f"{key}-{planned.dtype}")

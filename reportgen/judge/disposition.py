@@ -30,7 +30,7 @@ from reportgen.judge.backend_docs import (
 )
 from reportgen.contract import events as ev
 from reportgen.judge.timing_stability import FLAG, cell_stability, timed_cells, undecided_cells
-from reportgen.contract.lines import PlannedCellLine as PlannedCell
+from reportgen.contract.events import PlannedCell
 from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import (
     DESELECTED,

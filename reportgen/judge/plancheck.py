@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, overload
 
+import msgspec
 import tomli_w
 
 from collector import planschema
@@ -732,10 +733,11 @@ def logged_plan_toml(event: Any) -> dict[str, Any]:
         ("generation", event.generation),
     ):
         if part is not None:
-            raw[table] = _schema_keys(table, part.model_dump())
+            raw[table] = _schema_keys(table, msgspec.structs.asdict(part))
     if event.declared_inputs:
         raw["inputs"] = {
-            name: _schema_keys("inputs.<name>", spec.model_dump()) for name, spec in event.declared_inputs.items()
+            name: _schema_keys("inputs.<name>", msgspec.structs.asdict(spec))
+            for name, spec in event.declared_inputs.items()
         }
     return _plain(raw)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from reportgen.contract.lines import RegionStatsLine
+from reportgen.contract.events import RegionStats
 from reportgen.model.runmodel import CellRecord, RunModel
 
 FAILED = ("mismatch", "nonfinite", "error")
@@ -163,7 +163,7 @@ def _names(names: list[str]) -> str:
 
 def _outside_facts(cells: list[CellRecord]) -> str:
     """The excluded regions' statistics, when the plan declared judged regions."""
-    outs: list[RegionStatsLine] = [x for c in cells if c.per_output for o in c.per_output if (x := o.get("outside"))]
+    outs: list[RegionStats] = [x for c in cells if c.per_output for o in c.per_output if (x := o.get("outside"))]
     if not outs:
         return ""
     beyond: list[int] = [n for o in outs if (n := o.get("beyond_tolerance")) is not None]

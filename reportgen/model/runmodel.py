@@ -22,7 +22,6 @@ from weakref import WeakKeyDictionary
 from msgspec import UNSET
 
 from reportgen.contract import events as ev
-from reportgen.contract.lines import OutputStatsLine, PlannedCellLine, TaskMetricLine, TimingScopeLine
 from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
@@ -38,9 +37,8 @@ def shape_label(batch: int, length: int) -> str:
 class CellRecord:
     """Everything the log says about one planned cell."""
 
-    # The plan's cell as the reader decoded it, on either path: the Struct mirror of the
-    # PlannedCell model (the same attributes and values, defaults filled in: fill_defaults).
-    planned: PlannedCellLine
+    # The plan's cell as its event holds it.
+    planned: ev.PlannedCell
     case: str  # planned.case, kept at hand: every rule and view reads it for every cell
     # Where the cell's events are made when asked for (given by position: a long log makes
     # tens of thousands of records, and a keyword costs a tenth of the call).
@@ -70,7 +68,7 @@ class CellRecord:
     # the site's summaries and cell index.
     compiled: bool = False
     compile_s: float | None = None
-    scope: TimingScopeLine | None = None  # the last timing event's scope (timing_scope builds that event)
+    scope: ev.TimingScope | None = None  # the last timing event's scope (timing_scope builds that event)
     cold_s: float | None = None
     # The restart with a populated cache (logs from 1.2 on): kept beside the cold call, not over it.
     restart_s: float | None = None
@@ -91,12 +89,12 @@ class CellRecord:
     cold_full_caches: tuple[str, ...] = ()
     # Where a failed cell's mismatches lie, as far as the log says (read by the failure groups).
     worst_output: str | None = None
-    per_output: list[OutputStatsLine] | None = None  # error_stats.per_output as logged, when logged
+    per_output: list[ev.OutputStats] | None = None  # error_stats.per_output as logged, when logged
     failure_kind: str | None = None  # "phase: type" of a failure
     failure_text: str | None = None  # "phase: type: message", in full
     skip_reason: str | None = None
     output_dtypes: tuple[str, ...] = ()  # of the outputs the case_result lists
-    task_metric: TaskMetricLine | None = None
+    task_metric: ev.TaskMetric | None = None
     loss_off: bool = False
     grads_off: frozenset[str] = frozenset()
     params_off: Mapping[str, tuple[int, int]] = field(
@@ -307,7 +305,7 @@ class RunBuilder:
         self.requests: list[ev.Request] = []
 
     def add(self, record: LoggedEvent, data: Any) -> None:
-        """Attach one event; ``data`` is its fields as the reader's Struct (contract.linecheck)."""
+        """Attach one event; ``data`` is its fields as the reader's mirror Struct (contract.fast)."""
         kind = record.kind
         counts = self.kind_counts
         counts[kind] = counts.get(kind, 0) + 1
@@ -325,8 +323,7 @@ class RunBuilder:
         event = record.event
         if isinstance(event, ev.Plan) and not self.cells:
             events = self.events
-            # The reader keeps the matrix as PlannedCellLine Structs, on either path.
-            self.cells = {c.case: CellRecord(c, c.case, events) for c in event.matrix}  # type: ignore[arg-type]
+            self.cells = {c.case: CellRecord(c, c.case, events) for c in event.matrix}
             if event.selection is not None:
                 chosen = set(event.selection.cases)
                 for case, cell in self.cells.items():

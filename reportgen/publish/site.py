@@ -39,7 +39,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from reportgen import __version__
-from reportgen.contract.events import Count
+from reportgen.contract.events import INT64_MAX
 from reportgen.judge.timing_stability import series_flag
 from collector.facts import version_tuple
 from reportgen.judge.backend_docs import backend_name, docs_for_family, load_backend_docs, targets
@@ -135,6 +135,7 @@ class Entry:
 # own fields are checked against the RunSummary dataclass, so the check follows it as it grows.
 
 _SLUG = r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,95}-[0-9a-f]{8}$"
+Count = Annotated[int, Field(ge=0, le=INT64_MAX)]  # a count as the run log bounds it (contract.events.Count)
 
 
 class _StoredCell(BaseModel):

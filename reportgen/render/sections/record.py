@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+
+import msgspec
 from dataclasses import dataclass, field
 from itertools import compress, islice
 from typing import Any
@@ -319,7 +321,7 @@ def operator_rows(run: RunModel) -> list[Row]:
 def input_text(info: Any, said_once: frozenset[str] = frozenset()) -> str:
     """One input as the log describes it as fed: dtype, shape and every layout fact recorded
     (a fact in ``said_once``, not measured for any input, is said once above the table)."""
-    data = info.model_dump()
+    data = msgspec.structs.asdict(info)
     parts = [f"{data.pop('name')} {data.pop('dtype')}{data.pop('shape')}"]
     data.pop("nonfinite", None)
     for key, value in data.items():
@@ -338,7 +340,7 @@ def input_rows(run: RunModel) -> tuple[list[InputView], int, str]:
         islice(compress(run.cells, map(_RESULT_LINE, run.cells)), DETAIL_CAP)
     )  # speed: picked in C, up to the last shown (line numbers start at 1)
     inputs = [(c, c.result.inputs_fed or c.result.inputs if c.result is not None else []) for c in shown]
-    dumped = [i.model_dump() for _, infos in inputs for i in infos]
+    dumped = [msgspec.structs.asdict(i) for _, infos in inputs for i in infos]
     keys = [k for k in dict.fromkeys(k for d in dumped for k in d) if k not in ("name", "dtype", "shape", "nonfinite")]
     said_once = frozenset(k for k in keys if dumped and all(d.get(k, None) is None for d in dumped))
     rows: dict[tuple[str, str], InputView] = {}
