@@ -36,11 +36,9 @@ import tomllib
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import Any, Iterable, Literal, Union
+from typing import Any, Iterable
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from reportgen.model.runmodel import STATUS_ORDER, CellRecord
+from reportgen.model.runmodel import CellRecord
 from reportgen.storage.remote import RemoteLog, RemoteObject
 from reportgen.storage.local import (
     ANNOTATIONS_NAME as ANNOTATIONS_NAME,
@@ -65,69 +63,6 @@ class AnnotationError(ValueError):
 # An explanation is prose for a reader; its Markdown is rendered on every page that shows it, and
 # markdown-it takes seconds on some 100 KB inputs (a run of "![").
 MAX_EXPLANATION_CHARS = 20_000
-
-
-class _Verdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    explanation: str = Field(min_length=1, max_length=MAX_EXPLANATION_CHARS)
-    verdict: Literal["accepted", "change-needed"] | None = None
-    reason: str | None = None
-    change: Literal["operator", "layout", "precision"] | None = None
-
-    @model_validator(mode="after")
-    def _verdict_details(self) -> _Verdict:
-        if self.verdict == "accepted" and not self.reason:
-            raise ValueError("verdict 'accepted' needs a reason")
-        if self.verdict == "change-needed" and not self.change:
-            raise ValueError("verdict 'change-needed' needs change = operator, layout or precision")
-        if self.change and self.verdict != "change-needed":
-            raise ValueError("'change' only goes with verdict 'change-needed'")
-        return self
-
-
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
-
-
-Words = Union[list[str], None]
-
-
-class _Pattern(_Verdict):
-    cases: Words = None
-    dtype: Words = None
-    layout: Words = None
-    mode: Words = None
-    status: Words = None
-    shape: list[tuple[int, int]] | None = None
-    batch: list[int] | None = None
-    length: list[int] | None = None
-
-    @field_validator("cases", "dtype", "layout", "mode", "status", "batch", "length", mode="before")
-    @classmethod
-    def _lists(cls, value: Any) -> Any:
-        return _as_list(value)
-
-    @field_validator("shape", mode="before")
-    @classmethod
-    def _one_shape(cls, value: Any) -> Any:
-        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
-            return [value]
-        return value
-
-    @field_validator("status")
-    @classmethod
-    def _known_status(cls, value: Words) -> Words:
-        bad = [v for v in value or [] if v not in STATUS_ORDER]
-        if bad:
-            raise ValueError(f"unknown status {bad}; known: {', '.join(STATUS_ORDER)}")
-        return value
-
-    @model_validator(mode="after")
-    def _has_selector(self) -> _Pattern:
-        if not any(getattr(self, name) for name in SELECTORS):
-            raise ValueError(f"an [[{PATTERN_KEY}]] entry needs at least one selector: {', '.join(SELECTORS)}")
-        return self
 
 
 _GLOB = re.compile(r"[*?\[]")
@@ -252,12 +187,18 @@ def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
     return found
 
 
-def _validated(model: type[_Verdict], table: Any, where: str, label: str, what: str) -> Any:
-    """``table`` as ``model``; else an AnnotationError naming the entry and its first problem."""
+def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> Any:
+    """``table`` as an ``[[explain]]`` entry (``pattern``) or a ``[case]`` table; else an
+    AnnotationError naming the entry and its first problem. The entries' models are pydantic's,
+    imported here: a run with no annotations file does not load pydantic."""
     if not isinstance(table, dict):
         raise AnnotationError(f"{where}: {label} must be {what}")
+    from pydantic import ValidationError
+
+    from reportgen.model.annotation_entries import PatternEntry, VerdictEntry
+
     try:
-        return model.model_validate(table)
+        return (PatternEntry if pattern else VerdictEntry).model_validate(table)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in first["loc"])
@@ -282,7 +223,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 line = numbers[position] if len(numbers) == len(value) else None
                 label = f"[[{PATTERN_KEY}]] #{position + 1}"
                 where = f"{path}:{line}" if line is not None else path
-                entry = _validated(_Pattern, table, where, label, "a table")
+                entry = _validated(True, table, where, label, "a table")
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
                 result.entries.append(
                     Entry(
@@ -302,7 +243,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
         where = f"{path}:{line}" if line is not None else path
         if key == PATTERN_KEY:
             raise AnnotationError(f"{where}: [{PATTERN_KEY}] must be written [[{PATTERN_KEY}]] (one per entry)")
-        one = _validated(_Verdict, value, where, f"[{key}]", "a table with an explanation")
+        one = _validated(False, value, where, f"[{key}]", "a table with an explanation")
         result.entries.append(
             Entry(
                 len(result.entries),
