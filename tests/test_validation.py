@@ -489,6 +489,22 @@ def test_a_newer_minor_s_fields_are_dropped_wherever_they_are_in_one_pass(tmp_pa
     }
 
 
+def test_a_newer_line_s_many_unknown_fields_are_named_a_few_and_counted(tmp_path: Path) -> None:
+    """A warning is one line a reader can read: 100,000 unknown fields named the first 20 and
+    counted the rest (the whole list made a warning of about 800 KB)."""
+    events = complete_log()
+    for event in events:
+        event["schema_version"] = "1.7"
+    events[1].update({f"extra{k}": k for k in range(100_000)})
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    reading = read_log(path)
+    assert reading.valid, [p.format() for p in reading.errors]
+    (warning,) = [p.message for p in reading.problems if "newer schema" in p.message]
+    named = ", ".join(sorted(f"extra{k}" for k in range(100_000))[:20])  # in the order of its other warnings
+    assert warning == f"environment: fields from a newer schema ignored: {named} and 99,980 more"
+
+
 def test_a_newer_minor_line_with_a_tag_of_the_wrong_type_is_an_error(tmp_path: Path) -> None:
     events = complete_log()
     for event in events:

@@ -46,6 +46,7 @@ from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe
 READABLE_VERSIONS = frozenset(f"{SCHEMA_MAJOR}.{minor}" for minor in range(SCHEMA_MINOR + 1))
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
+NAMED_FIELDS = 20  # a newer line's unknown fields named in its warning; the rest are counted
 UTF8_BOM = b"\xef\xbb\xbf"
 
 Severity = Literal["error", "warning"]
@@ -425,8 +426,9 @@ class _Checker:
             self.problem(number, "error", f"{obj['kind']}: {_format_error(message, path)}")
             return None
         if dropped:
-            names = ", ".join(map(_format_loc, dropped))
-            self.problem(number, "warning", f"{obj['kind']}: fields from a newer schema ignored: {names}")
+            names = ", ".join(map(_format_loc, dropped[:NAMED_FIELDS]))
+            more = f" and {len(dropped) - NAMED_FIELDS:,} more" if len(dropped) > NAMED_FIELDS else ""
+            self.problem(number, "warning", f"{obj['kind']}: fields from a newer schema ignored: {names}{more}")
         return event
 
     def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> bool:
