@@ -168,14 +168,10 @@ def _verdict(warm: RatioInterval, flags: tuple[str, ...]) -> str:
     return FLAGGED if flags else warm.verdict
 
 
-@dataclass(frozen=True)
-class CellTiming:
-    """Timing of one cell that passed on both sides."""
+class _JudgedRatio:
+    """A warm ratio and its flags, judged alike for a cell and for a generation series."""
 
     warm: RatioInterval
-    cold_ratio: float | None
-    cold_note: str
-    compile_ratio: float | None
     flags: tuple[str, ...]
 
     @property
@@ -188,7 +184,18 @@ class CellTiming:
 
 
 @dataclass(frozen=True)
-class SeriesTiming:
+class CellTiming(_JudgedRatio):
+    """Timing of one cell that passed on both sides."""
+
+    warm: RatioInterval
+    cold_ratio: float | None
+    cold_note: str
+    compile_ratio: float | None
+    flags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SeriesTiming(_JudgedRatio):
     """One warm series of a generation cell that passed on both sides (time to first token,
     decode per token): its ratio, judged as a cell's warm ratio is."""
 
@@ -198,14 +205,6 @@ class SeriesTiming:
     candidate_median_s: float
     warm: RatioInterval
     flags: tuple[str, ...]
-
-    @property
-    def verdict(self) -> str:
-        return _verdict(self.warm, self.flags)
-
-    @property
-    def in_geomean(self) -> bool:
-        return not self.flags
 
 
 @dataclass(frozen=True)
