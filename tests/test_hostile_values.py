@@ -290,7 +290,7 @@ def test_one_bad_log_in_a_site_is_reported_and_the_rest_written(tmp_path: Path) 
     bad.write_text("".join(lines), encoding="utf-8")
     out = invoke(["site", runs, "--out", tmp_path / "site"])
     assert out.code == 1
-    assert "run_id: a lone surrogate escape" in out.line_with(f"{bad}:1: error:")
+    assert "its first line fails: run_id: a lone surrogate escape" in out.line_with(f"{bad}:1: error:")
     assert "2 runs" in out.stdout
     assert len(list((tmp_path / "site" / "runs").iterdir())) == 2
 

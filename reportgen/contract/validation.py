@@ -297,7 +297,9 @@ class _Checker:
                 # Not one event log gone bad but some other file: say so once, read no further.
                 why = self.reading.problems.pop().message
                 self.reading.refused = True
-                self.problem(number, "error", f"not a JSON-lines event log: its first line is {why}")
+                # "... is not valid JSON: ...", or "...: run_id: a lone surrogate escape ...".
+                said = f"is {why}" if why.startswith("not ") else f"fails: {why}"
+                self.problem(number, "error", f"not a JSON-lines event log: its first line {said}")
             return None
         if not isinstance(obj, dict):
             self.problem(number, "error", f"expected a JSON object, got {_json_type(obj)}")
