@@ -438,6 +438,23 @@ def test_a_number_beyond_a_float_is_an_error_at_its_field(tmp_path: Path) -> Non
     ]
 
 
+def test_a_number_nested_nearly_as_deep_as_json_allows_is_one_located_error(tmp_path: Path) -> None:
+    """The search for a number beyond a float walks with its own stack: a line nested just
+    short of what json.loads refuses left it no room to recurse (a RecursionError traceback about
+    977 levels deep in `reportgen validate`). Each depth is one error on its line, or the line's own "nested too deeply"."""
+    events = complete_log()
+    for event in events:
+        event["schema_version"] = "1.7"  # an unknown field of a newer minor is let through
+    head = _text(events).split(b"\n")
+    for depth in range(850, 1000):  # the window sits wherever the caller's own stack leaves it
+        line = head[1][:-1] + b', "extra": ' + b"[" * depth + b"1e400" + b"]" * depth + b"}"
+        path = tmp_path / f"deep{depth}.jsonl"
+        path.write_bytes(b"\n".join([head[0], line, *head[2:]]))
+        errors = [p.message for p in read_log(path).errors if p.line == 2]
+        assert len(errors) == 1, (depth, errors)
+        assert "a number too large for a float" in errors[0] or "nested too deeply" in errors[0], (depth, errors)
+
+
 @pytest.mark.parametrize(
     "index,field,value",
     [(3, "schema_version", "1.0\n"), (4, "sha256", "0" * 64 + "\n")],

@@ -760,21 +760,21 @@ def _is_struct(kind: Any) -> bool:
     return isinstance(kind, type) and issubclass(kind, msgspec.Struct)
 
 
-def non_finite_at(obj: Any, where: tuple[Any, ...] = ()) -> str | None:
+def non_finite_at(obj: Any) -> str | None:
     """Where a number that is not finite is in what json.loads read (infinity, for a literal
-    beyond a float's range; NaN, where its constants are let through), or None."""
-    if isinstance(obj, float):
-        return None if obj - obj == 0 else _format_loc(where)
-    if isinstance(obj, dict):
-        items: Any = obj.items()
-    elif isinstance(obj, list):
-        items = enumerate(obj)
-    else:
-        return None
-    for key, value in items:
-        found = non_finite_at(value, (*where, key))
-        if found is not None:
-            return found
+    beyond a float's range; NaN, where its constants are let through), or None. Walked with a
+    stack of its own: a line nested nearly as deep as json.loads allows leaves no room for
+    recursion here."""
+    pending: list[tuple[tuple[Any, ...], Any]] = [((), obj)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, float):
+            if value - value != 0:
+                return _format_loc(where)
+        elif isinstance(value, dict):
+            pending.extend(((*where, key), item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            pending.extend(((*where, index), item) for index, item in reversed(list(enumerate(value))))
     return None
 
 
