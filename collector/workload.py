@@ -73,15 +73,23 @@ def check_source(path: Path) -> None:
 
 
 def load_workload(plan: WorkloadPlan) -> ModuleType:
+    """The workload module, imported as ``python module.py`` would import it: its folder first
+    on ``sys.path`` (``import helper`` finds ``helper.py`` beside it) and the module the root of
+    a package over that folder (``from . import helper``, ``from .layers import Block``). These
+    are the files run_start hashes as the workload's imports (localimports.py)."""
     path = plan.module_path
     name = f"collector_workload_{path.stem}"
-    if name in sys.modules:
-        cached = sys.modules[name]
+    cached = sys.modules.get(name)
+    if cached is not None and getattr(cached, "__file__", None) == str(path):
         config = (plan.generation or {}).get("config")
         if config and callable(getattr(cached, "configure", None)):
             cached.configure(config)
         return cached
-    spec = importlib.util.spec_from_file_location(name, path)
+    _forget(name)  # another file of the same name, loaded before in this process
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=[folder])
     if spec is None or spec.loader is None:
         raise WorkloadError(f"workload module {path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
@@ -124,6 +132,12 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
                 f"workload module {path}: configure({config!r}) for generation.config raised {_one_line(exc)}"
             ) from None
     return module
+
+
+def _forget(name: str) -> None:
+    """Drop a loaded workload module and the files it imported relatively (its submodules)."""
+    for key in [key for key in sys.modules if key == name or key.startswith(name + ".")]:
+        del sys.modules[key]
 
 
 def same_layout(tensor: torch.Tensor, device: torch.device | str, dtype: torch.dtype | None = None) -> torch.Tensor:

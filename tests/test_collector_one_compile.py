@@ -311,11 +311,9 @@ def _run_editing(
         module.write_text(
             module.read_text(encoding="utf-8") + "\nimport faulty_helper  # noqa: E402\n", encoding="utf-8"
         )
-        # The helper imports in this process and in each fresh one, as from an installed path.
-        monkeypatch.syspath_prepend(str(folder))
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
+        # The collector puts the module's folder on sys.path (kept to this test) to import it.
+        monkeypatch.setattr(sys, "path", list(sys.path))
         monkeypatch.delitem(sys.modules, "faulty_helper", raising=False)
-        monkeypatch.delitem(sys.modules, "collector_workload_faulty", raising=False)
     edited = plan_path if name == "plan" else plan_path.with_name(name)
     real_child = children.run_child
 

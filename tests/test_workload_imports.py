@@ -341,3 +341,75 @@ def test_a_log_listing_very_many_imports_is_bounded(tmp_path: Path) -> None:
     text = (page / "report.md").read_text(encoding="utf-8")
     assert "workload import (5003 characters, sha256 " in text
     assert "m000298.py" in text and "m000299.py" not in text and "x" * 200 not in text
+
+
+WORKLOAD_FUNCTIONS = (
+    "def build_model():\n    return None\n"
+    "def make_inputs(batch, length, layout):\n    return {}\n"
+    "def run_model(model, inputs):\n    return {}\n"
+    "def task_metric(outputs, reference, inputs):\n    return 1.0\n"
+)
+
+
+def _load(module: Path) -> Any:
+    from types import SimpleNamespace
+
+    from collector.workload import load_workload
+
+    return load_workload(SimpleNamespace(module_path=module.resolve(), generation=None, training=False))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def clean_imports(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """sys.path as it was, and no module of a test's workload folder left loaded after it."""
+    import sys
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield
+    for name, module in list(sys.modules.items()):
+        if name.startswith("collector_workload_") or str(getattr(module, "__file__", "")).startswith(str(tmp_path)):
+            del sys.modules[name]
+
+
+def test_the_files_a_workload_loads_are_the_files_its_run_start_hashed(tmp_path: Path, clean_imports: Any) -> None:
+    """A workload imports its neighbours as a script beside them would (``import x`` finds x.py
+    in its folder; ``from . import x`` too): both load, and what loads is what the scan listed."""
+    import sys
+
+    module = _tree(
+        tmp_path / "wl",
+        {
+            "wl.py": "from wlayers_abs import WIDTH\nfrom . import wlhelpers\nfrom .wlpkg.deep import DEPTH\n"
+            "def later():\n    import wllater\n    return wllater.LATE\n" + WORKLOAD_FUNCTIONS,
+            "wlayers_abs.py": "WIDTH = 4\n",
+            "wlhelpers.py": "HELP = 1\n",
+            "wlpkg/__init__.py": "",
+            "wlpkg/deep.py": "from .. import wlhelpers\nDEPTH = 2\n",
+            "wllater.py": "LATE = 3\n",
+            "unused.py": "raise SystemExit('never imported')\n",
+        },
+    )
+    loaded = _load(module)
+    assert (loaded.WIDTH, loaded.wlhelpers.HELP, loaded.DEPTH, loaded.later()) == (4, 1, 2, 3)
+    folder = str(module.parent.resolve())
+    files = {
+        os.path.relpath(m.__file__, folder)
+        for m in list(sys.modules.values())
+        if getattr(m, "__file__", None) and m.__file__.startswith(folder + os.sep)
+    }
+    assert files == {"wl.py", *_found(module)} == {
+        "wl.py",
+        "wlayers_abs.py",
+        "wlhelpers.py",
+        os.path.join("wlpkg", "__init__.py"),
+        os.path.join("wlpkg", "deep.py"),
+        "wllater.py",
+    }
+
+
+def test_a_second_workload_of_the_same_file_name_is_its_own_module(tmp_path: Path, clean_imports: Any) -> None:
+    first = _tree(tmp_path / "a", {"wl.py": "WHICH = 'a'\n" + WORKLOAD_FUNCTIONS})
+    second = _tree(tmp_path / "b", {"wl.py": "WHICH = 'b'\n" + WORKLOAD_FUNCTIONS})
+    assert _load(first).WHICH == "a"
+    assert _load(first) is _load(first)  # the same file is loaded once
+    assert _load(second).WHICH == "b"
