@@ -343,6 +343,28 @@ def test_a_log_listing_very_many_imports_is_bounded(tmp_path: Path) -> None:
     assert "m000298.py" in text and "m000299.py" not in text and "x" * 200 not in text
 
 
+def test_a_log_listing_very_many_other_files_is_bounded(tmp_path: Path) -> None:
+    """Not only imports: 5,000 'plan' files give 300 rows and one line for the rest, whose
+    digest still shows a change among them; the page stays small."""
+
+    def plans(changed: str) -> list[dict[str, Any]]:
+        events = _provenance(base_events(), {"helper.py": "1"})
+        files = events[0]["provenance"]["files"]
+        files[1:1] = [{"role": "plan", "path": f"/host/p{i}.toml", "sha256": "b" * 64} for i in range(5_000)]
+        files[4_000]["sha256"] = changed * 64
+        return events
+
+    a = _write(tmp_path / "runs" / "a", plans("b"), "run-a")
+    b = _write(tmp_path / "runs" / "b", plans("d"), "run-b", "2026-01-02T00:00:00Z")
+    changes = _code_changes(a, b)
+    assert len(changes) == 1 and re.match(r"files read beyond the first 300 \(5,00\d in all\)", changes[0][0]), changes
+    page = tmp_path / "page"
+    assert RUNNER.invoke(main, ["report", str(b), "--out", str(page)]).exit_code == 0
+    html = (page / "report.html").read_text(encoding="utf-8")
+    assert "/host/p298.toml" in html and "/host/p299.toml" not in html and "/host/p4999.toml" not in html
+    assert len(html) < 400_000, len(html)
+
+
 WORKLOAD_FUNCTIONS = (
     "def build_model():\n    return None\n"
     "def make_inputs(batch, length, layout):\n    return {}\n"
@@ -397,14 +419,18 @@ def test_the_files_a_workload_loads_are_the_files_its_run_start_hashed(tmp_path:
         for m in list(sys.modules.values())
         if getattr(m, "__file__", None) and m.__file__.startswith(folder + os.sep)
     }
-    assert files == {"wl.py", *_found(module)} == {
-        "wl.py",
-        "wlayers_abs.py",
-        "wlhelpers.py",
-        os.path.join("wlpkg", "__init__.py"),
-        os.path.join("wlpkg", "deep.py"),
-        "wllater.py",
-    }
+    assert (
+        files
+        == {"wl.py", *_found(module)}
+        == {
+            "wl.py",
+            "wlayers_abs.py",
+            "wlhelpers.py",
+            os.path.join("wlpkg", "__init__.py"),
+            os.path.join("wlpkg", "deep.py"),
+            "wllater.py",
+        }
+    )
 
 
 def test_a_second_workload_of_the_same_file_name_is_its_own_module(tmp_path: Path, clean_imports: Any) -> None:

@@ -19,7 +19,9 @@ from reportgen.model.runmodel import RunModel
 NOT_RECORDED = "not recorded (log before schema 1.2)"
 IMPORT_ROLE = "workload_import"
 IMPORT_KEY = "workload import "  # then the file's path from the workload module's folder
-MOST_IMPORTS = 300  # listed one by one (the collector hashes at most 256); beyond, one digest
+# Listed one by one, of the workload's imports (the collector hashes at most 256) and of the
+# other files (the collector reads six or so); beyond, one line with a digest of the rest.
+MOST_FILES = 300
 LONGEST_NAME = 160  # an imported file's name longer than this is named by its length and digest
 
 
@@ -60,40 +62,51 @@ def code_and_data(run: RunModel) -> list[Item]:
             Item("collector git dirty", _fact(prov.git_dirty), "run_start.provenance.git_dirty"),
         ]
         seen: dict[str, int] = {}
+        folder = _module_folder(prov.files)
         imports = [e for e in prov.files if e.role == IMPORT_ROLE]
-        for entry in [e for e in prov.files if e.role != IMPORT_ROLE] + imports[:MOST_IMPORTS]:
+        others = [e for e in prov.files if e.role != IMPORT_ROLE]
+        for entry in others[:MOST_FILES] + imports[:MOST_FILES]:
             if entry.role == IMPORT_ROLE:
-                role = IMPORT_KEY + _imported_name(entry.path, prov.files)
+                role = IMPORT_KEY + _imported_name(entry.path, folder)
             else:
                 role = entry.role.replace("_", " ")
             seen[role] = seen.get(role, 0) + 1
             key = role if seen[role] == 1 else f"{role} {seen[role]}"
             items.append(Item(key, _file_value(entry), f"run_start.provenance.files: {entry.path}"))
-        if len(imports) > MOST_IMPORTS:
-            rest = [(e.path, _file_value(e)) for e in imports[MOST_IMPORTS:]]
-            digest = hashlib.sha256(repr(rest).encode("utf-8", "replace")).hexdigest()[:12]
-            items.append(
-                Item(
-                    f"workload imports beyond the first {MOST_IMPORTS} ({len(imports):,} in all)",
-                    f"{len(rest):,} files, their paths and hashes sha256 {digest}...",
-                    "run_start.provenance.files",
-                )
-            )
+        for group, what in ((others, "files read"), (imports, "workload imports")):
+            if len(group) > MOST_FILES:
+                items.append(_beyond(group, what))
     for artifact in run.artifacts:
         if artifact.role in ("weights", "inputs") and artifact.case is None:
             items.append(Item(artifact.role, _artifact_hashes(artifact), f"artifact: {artifact.path}"))
     return items
 
 
+def _beyond(group: list[ev.ProvenanceFile], what: str) -> Item:
+    """One line for the entries of ``group`` past the first MOST_FILES: their count and a digest
+    of their paths and hashes, so a change among them is still a change."""
+    rest = [(e.role, e.path, _file_value(e)) for e in group[MOST_FILES:]]
+    digest = hashlib.sha256(repr(rest).encode("utf-8", "replace")).hexdigest()[:12]
+    return Item(
+        f"{what} beyond the first {MOST_FILES} ({len(group):,} in all)",
+        f"{len(rest):,} files, their paths and hashes sha256 {digest}...",
+        "run_start.provenance.files",
+    )
+
+
 def _file_value(entry: ev.ProvenanceFile) -> str:
     return f"sha256 {entry.sha256}" if entry.sha256 else f"unknown: {entry.unknown_reason}"
 
 
-def _imported_name(path: str, files: list[ev.ProvenanceFile]) -> str:
+def _module_folder(files: list[ev.ProvenanceFile]) -> str | None:
+    """The workload module's folder as the log names it, with its final slash (None if unnamed)."""
+    module = next((e.path for e in files if e.role == "workload_module"), None)
+    return module.rsplit("/", 1)[0] + "/" if module and "/" in module else None
+
+
+def _imported_name(path: str, folder: str | None) -> str:
     """The imported file's path from the workload module's folder ('layers/block.py'), the same
     on every host; its whole path when the log names no module folder it lies in."""
-    module = next((e.path for e in files if e.role == "workload_module"), None)
-    folder = module.rsplit("/", 1)[0] + "/" if module and "/" in module else None
     name = path[len(folder) :] if folder and path.startswith(folder) and len(path) > len(folder) else path
     if len(name) > LONGEST_NAME:
         return f"({len(name)} characters, sha256 {hashlib.sha256(name.encode('utf-8', 'replace')).hexdigest()[:12]}...)"
