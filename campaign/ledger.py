@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 LEDGER_DIR = "_campaigns"
 TAIL_LINES = 12
 # A tail line is cut to this many characters (a log line of megabytes, printed by status and
 # shown on the site, would bury every other task's).
 TAIL_LINE_CHARS = 1000
+# A failed attempt's log is read from its end, at most this many bytes, whatever its size (a
+# collector's output over a long matrix may pass any limit on a whole file).
+TAIL_BYTES = 1 << 20
 # Attempt records a ledger may hold: ten for each task of the largest campaign (spec.MAX_TASKS,
 # 10,000), submissions and the scheduler's retries together. More is refused: status reads
 # every one, and memory grows with each (about 1 kB). tasks/ holds a record and a log for each.
@@ -131,7 +134,12 @@ class Ledger:
         return 1 + max((a.submission for t in self.tasks for a in t.attempts), default=1)
 
 
-Reader = Callable[[str], bytes | None]  # a file's bytes under the ledger folder, None if absent
+class Reader(Protocol):
+    def __call__(self, name: str, tail: int = 0) -> bytes | None:
+        """A file's bytes under the ledger folder (None if absent), within the side-file limit;
+        with ``tail``, only its last ``tail`` + 1 bytes at most, whatever its size."""
+
+
 Lister = Callable[[str], list[str]]  # the file names in a sub-folder of the ledger folder
 
 
@@ -227,11 +235,23 @@ def _names(value: Any, key: str) -> tuple[str, ...]:
 def _with_tail(attempt: Attempt, read: Reader) -> Attempt:
     if attempt.state in ("done", "running") or "/" in attempt.log:
         return attempt
-    data = read(f"tasks/{attempt.log}")
+    data = read(f"tasks/{attempt.log}", tail=TAIL_BYTES)
     if data is None:
         return attempt
-    lines = data.decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
+    lines = _last_lines(data)
     return Attempt(**{**attempt.__dict__, "tail": tuple(_cut(line) for line in lines)})
+
+
+def _last_lines(data: bytes) -> list[str]:
+    """The last TAIL_LINES lines of a log read from its end (TAIL_BYTES + 1 bytes: more than
+    TAIL_BYTES when the log is longer). A line begun before the bytes read is dropped, or
+    marked when it is the only one."""
+    if len(data) > TAIL_BYTES:
+        first, data = data[:1], data[1:]
+        if first != b"\n":  # the first line read is the end of a longer one
+            end = data.find(b"\n")
+            data = data[end + 1 :] if 0 <= end < len(data) - 1 else b"[...] " + data
+    return data.decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
 
 
 def _cut(line: str) -> str:

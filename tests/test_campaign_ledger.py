@@ -200,13 +200,13 @@ def test_status_reads_a_ledger_as_untrusted_input(tmp_path: Path, capsys: pytest
     assert main(["status", str(folder), "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["tasks"][0]["state"] == "planned"
     # A record past the limit is refused by its size, not read into memory.
-    with open(folder / "tasks" / "task-1.s1-r0.log", "r+b") as log:
-        log.truncate(MAX_SIDE_FILE_BYTES + 1)
+    with open(folder / "tasks" / "task-1.s1-r0.json", "r+b") as record_file:
+        record_file.truncate(MAX_SIDE_FILE_BYTES + 1)
     assert main(["status", str(folder)]) == 2
     err = capsys.readouterr().err
     assert (
         err.startswith("campaign: ")
-        and "task-1.s1-r0.log" in err
+        and "task-1.s1-r0.json" in err
         and "16,777,217 bytes, larger than the limit" in err
         and err.count("\n") == 1
     )
@@ -280,18 +280,40 @@ def test_status_of_a_hostile_ledger_is_one_line(
 
 def test_a_log_line_of_megabytes_is_cut_in_the_tail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A failed attempt whose log ends in one 5 MB line printed all of it, and the site's page
-    held it too."""
-    from campaign.ledger import TAIL_LINE_CHARS
+    held it too. The log is read from its end (TAIL_BYTES), so the line's start is not read
+    and is marked so."""
+    from campaign.ledger import TAIL_BYTES, TAIL_LINE_CHARS
 
     folder = _planned(tmp_path / "runs", 1)
     _record(folder, 0, "s1-r0", "failed", 1, [], log="collector: started\n" + "y" * 5_000_000 + "\n")
     assert main(["status", str(folder)]) == 1
     out = capsys.readouterr().out
     (cut,) = [line for line in out.splitlines() if "yyy" in line]
-    assert cut == f"        | {'y' * TAIL_LINE_CHARS} [... {5_000_000 - TAIL_LINE_CHARS:,} more characters]"
-    assert "        | collector: started" in out
+    shown = "[...] " + "y" * (TAIL_LINE_CHARS - 6)
+    assert cut == f"        | {shown} [... {TAIL_BYTES + 5 - TAIL_LINE_CHARS:,} more characters]"
+    assert "collector: started" not in out
     assert main(["status", str(folder), "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["tasks"][0]["attempts"][0]["tail"][-1] == cut.removeprefix("        | ")
+
+
+def test_a_failed_attempt_s_log_past_the_side_file_limit_shows_its_last_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failed task whose log grew past 16 MiB made status refuse the whole ledger; its last
+    lines are what status shows, read from the log's end."""
+    from reportgen.storage.local import MAX_SIDE_FILE_BYTES
+
+    folder = _ledger_of_five(tmp_path / "runs")
+    log = folder / "tasks" / "task-1.s1-r0.log"
+    with open(log, "r+b") as stream:
+        stream.truncate(MAX_SIDE_FILE_BYTES + 1)  # a sparse file: no 16 MiB written
+        stream.seek(0, 2)
+        stream.write(b"\ncell 49999 of 50000\ntask 1 (s1-r0): collector exited 3\n")
+    assert main(["status", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "5 task(s): 2 done, 1 failed, 1 lost, 1 planned" in out
+    assert "        | cell 49999 of 50000\n        | task 1 (s1-r0): collector exited 3\n" in out
+    assert "\x00" not in out and "[...]" not in out, "the part line at the start of the bytes read is dropped"
 
 
 @pytest.mark.parametrize("most", [3, 4])
@@ -627,7 +649,9 @@ def test_status_reads_a_ledger_in_s3(
                 key = f"runs/_campaigns/{planned['campaign_id']}/{path.relative_to(folder).as_posix()}"
                 client.put_object(Bucket="fleet", Key=key, Body=path.read_bytes())
         assert main(["status", str(planned_file)]) == 1
-        assert "5 task(s): 2 done, 1 failed, 1 lost, 1 planned" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "5 task(s): 2 done, 1 failed, 1 lost, 1 planned" in out
+        assert "| collector: --target neuron: no neuron device on this host" in out  # its log's end, one ranged GET
         # An object past the side-file limit (by the listing's size) is an error, not a download.
         monkeypatch.setattr("reportgen.storage.ledgers.MAX_SIDE_FILE_BYTES", 200)
         assert main(["status", str(planned_file)]) == 2

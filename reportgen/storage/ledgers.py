@@ -3,13 +3,15 @@
 A campaign task writes its ledger beside the runs it delivers (campaign/task.sh; the format is
 campaign/ledger.py, read here through that module's own reader). A location that is a folder or
 an ``s3://`` prefix may hold ledgers directly under it; each file is read within the size limit
-for side files, and one that cannot be read is reported, never a traceback.
+for side files (a failed attempt's log only from its end, whatever its size), and one that
+cannot be read is reported, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,7 @@ from campaign.ledger import (
     whole_number,
 )
 from reportgen.storage import is_remote
-from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, describe_size, read_bounded
+from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, describe_size, open_regular, read_bounded
 from reportgen.storage.remote import RemoteError, Store
 
 MAX_LEDGERS = 1000
@@ -67,12 +69,16 @@ def folder_access(folder: Path) -> tuple[Reader, Lister]:
     """Reading a ledger folder as untrusted input: regular files within the side-file limit,
     never through a link, and a file that cannot be read is a LedgerError naming it."""
 
-    def read(name: str) -> bytes | None:
+    def read(name: str, tail: int = 0) -> bytes | None:
         path = folder / name
         if not path.is_file() or path.is_symlink():
             return None
         try:
-            return read_bounded(path, MAX_SIDE_FILE_BYTES)
+            if not tail:
+                return read_bounded(path, MAX_SIDE_FILE_BYTES)
+            with open_regular(path, sys.maxsize) as stream:
+                stream.seek(max(0, os.fstat(stream.fileno()).st_size - tail - 1))
+                return stream.read(tail + 1)
         except (NotReadable, OSError) as exc:
             raise LedgerError(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
 
@@ -97,11 +103,16 @@ def store_access(store: Store, listing: dict[str, dict[str, Any]], base: str) ->
     """Reading the ledger under ``base`` from one listing of the store: what the listing does
     not hold is missing, an object over the side-file limit is a LedgerError, not a download."""
 
-    def read(name: str) -> bytes | None:
+    def read(name: str, tail: int = 0) -> bytes | None:
         url = f"{base}/{name}"
         info = listing.get(url)
         if info is None:
             return None
+        if tail:
+            try:
+                return store.read_end(url, info["size"], tail + 1)
+            except RemoteError as exc:
+                raise LedgerError(str(exc)) from None
         if info["size"] > MAX_SIDE_FILE_BYTES:
             raise LedgerError(f"{url}: larger than the limit of {describe_size(MAX_SIDE_FILE_BYTES)}")
         try:

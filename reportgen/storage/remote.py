@@ -198,6 +198,16 @@ class Store:
             )
         return data
 
+    def read_end(self, url: str, size: int, count: int) -> bytes:
+        """The last ``count`` bytes (at most) of an object listed with ``size`` bytes, in one
+        ranged GET. (Not counted in ``fetched``, which lists the run inputs read.)"""
+        if not size:
+            return b""
+        data: bytes = self._call(
+            "read", url, self.fs.cat_file, url.removeprefix("s3://"), start=max(0, size - count), end=size
+        )
+        return data
+
     def read_at_most(self, url: str, limit: int) -> bytes | None:
         """The object's bytes in one ranged GET (no HEAD), None when there is no such object;
         RemoteError when it holds more than limit bytes or cannot be read. (Not counted in
