@@ -117,6 +117,35 @@ def test_an_unstable_side_flags_the_generation_ratio_and_leaves_it_out_of_the_ta
     assert "≋ unstable timing" in row and "(left out of the geometric mean)" in row
 
 
+def test_compare_details_csv_holds_each_generation_ratio_as_compare_json_does(tmp_path: Path) -> None:
+    """compare-details.csv, 'every compared cell with every figure the pages show', had no
+    generation ratio at all: a generation cell's row now carries both series, as the JSON does."""
+    import csv
+
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    bimodal(_generation(events, CASE), "decode_token")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data, _, _ = _compare(tmp_path, before, after)
+    with (tmp_path / "cmp" / "compare-details.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {row["case"]: row for row in csv.DictReader(stream)}
+    checked = 0
+    for cell in data["cells"]:
+        for series in cell.get("generation", []):
+            prefix = "first_token" if series["series"] == "ttft_warm" else "decode_token"
+            row = rows[cell["case"]]
+            assert float(row[f"{prefix}_ratio"]) == pytest.approx(series["warm"]["ratio"], rel=1e-12)
+            assert float(row[f"{prefix}_interval_low"]) == pytest.approx(series["warm"]["low"], rel=1e-12)
+            assert float(row[f"{prefix}_baseline_median_s"]) == pytest.approx(series["baseline_median_s"], rel=1e-12)
+            assert row[f"{prefix}_verdict"] == series["verdict"]
+            assert row[f"{prefix}_in_geomean"] == str(series["in_geomean"])
+            assert row[f"{prefix}_flags"] == "; ".join(series["flags"])
+            checked += 1
+    assert checked == 8
+    assert rows[CASE]["decode_token_verdict"] == "unstable timing" and rows[CASE]["first_token_verdict"] == "slower"
+    assert rows[CASE]["decode_token_in_geomean"] == "False"
+
+
 def test_a_changed_generation_scope_flags_the_ratio(tmp_path: Path) -> None:
     before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
     events = generation_timing_log("after", scale=1.2, seed=2)

@@ -520,7 +520,25 @@ DETAIL_HEADER = (
     "in_geomean",
     "flags",
     "timing_note",
+    # A generation cell's two warm series, each judged as a cell's warm ratio is (empty for
+    # other cells): time to first token (warm), then decode time per token.
+    *(
+        f"{series}_{column}"
+        for series in ("first_token", "decode_token")
+        for column in (
+            "baseline_median_s",
+            "candidate_median_s",
+            "ratio",
+            "interval_low",
+            "interval_high",
+            "verdict",
+            "in_geomean",
+            "flags",
+        )
+    ),
 )
+# GenerationTiming's field of each series, in the columns' order.
+_SERIES_COLUMNS = ("ttft_warm", "decode_token")
 
 
 def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
@@ -585,11 +603,30 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 timing.in_geomean if timing is not None else None,
                 "; ".join(timing.flags) if timing is not None else None,
                 cell.timing_note or None,
+                *(figure for name in _SERIES_COLUMNS for figure in _series_details(cell, name)),
             )
         )
     for other in comparison.not_comparable:
         rows.append((other.case, *([None] * 5), f"no: {other.reason}", *([None] * (len(DETAIL_HEADER) - 7))))
     return rows
+
+
+def _series_details(cell: CellComparison, name: str) -> tuple[Any, ...]:
+    """The columns of one generation series of a compared cell (all None when it has none)."""
+    series = next((s for s in cell.generation if s.series == name), None)
+    if series is None:
+        return (None,) * 8
+    warm = series.warm
+    return (
+        series.baseline_median_s,
+        series.candidate_median_s,
+        warm.ratio,
+        warm.low,
+        warm.high,
+        series.verdict,
+        series.in_geomean,
+        "; ".join(series.flags),
+    )
 
 
 def comparison_data(comparison: Comparison) -> dict[str, Any]:
