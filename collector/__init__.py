@@ -10,7 +10,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # provenance); 0.3 writes schema 1.3 (peak device memory per warm series, the CPU model as the
 # device, backends described by data, one module supervising child processes); 0.4 lists the
 # local files the workload module imports (provenance role workload_import: from 0.4 on, a log
-# that lists none imported none); change it with
+# that lists none imported none; 0.4.1 imports them as the listing reads them: the module's
+# folder on sys.path, relative imports from that folder); change it with
 # every release of the collector, with reportgen's and the package's (pyproject.toml): one
 # distribution, one version.
-__version__ = "0.4.0"
+__version__ = "0.4.1"
