@@ -35,9 +35,18 @@ from msgspec import UNSET
 from msgspec.structs import force_setattr
 
 from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks, family_disagreement
-from reportgen.contract.events import EVENT_MODELS, Envelope, Event, RunEnd
+from reportgen.contract.events import (
+    CASE_KINDS,
+    EVENT_MODELS,
+    RESULT_KINDS,
+    SCHEMA_MAJOR,
+    SCHEMA_MINOR,
+    SCHEMA_VERSION,
+    Envelope,
+    Event,
+    RunEnd,
+)
 from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
-from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from reportgen.contract.times import utc_time
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
 
