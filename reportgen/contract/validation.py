@@ -815,7 +815,8 @@ def read_log(
     reading = LogReading(path=str(path), records=EventLines() if records is None else records)
     checker = _Checker(reading, sink)
     try:
-        count = _check_stream(checker, path, max_bytes)
+        with _open_log(path, max_bytes) as stream, paused_gc():
+            count = _read_lines(checker, stream, max_bytes, _reread_of(path, stream))
     except NotReadable as exc:
         checker.problem(0, "error", f"not read: {exc}")
         return reading
@@ -842,11 +843,6 @@ def paused_gc() -> Iterator[None]:
         if enabled:
             gc.freeze()
             gc.enable()
-
-
-def _check_stream(checker: _Checker, path: str | Path, max_bytes: int) -> int:
-    with _open_log(path, max_bytes) as stream, paused_gc():
-        return _read_lines(checker, stream, max_bytes, _reread_of(path, stream))
 
 
 def _reread_of(path: Any, stream: Any) -> Reread | None:
