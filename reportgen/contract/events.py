@@ -540,16 +540,12 @@ class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
     ] = None
 
     def __post_init__(self) -> None:
-        cases = [cell.case for cell in self.matrix]
-        if len(set(cases)) == len(cases):
-            return
         first: dict[str, int] = {}
-        for index, case in enumerate(cases):
-            if case in first:
+        for index, cell in enumerate(self.matrix):
+            if (earlier := first.setdefault(cell.case, index)) != index:
                 raise ValueError(
-                    f"matrix lists case {case!r} twice (entries {first[case]} and {index}); each case key names one cell"
+                    f"matrix lists case {cell.case!r} twice (entries {earlier} and {index}); each case key names one cell"
                 )
-            first[case] = index
 
 
 # --- artifacts -------------------------------------------------------------------------------
