@@ -18,6 +18,7 @@ from typing import Any
 from msgspec import UNSET
 
 from collector.descriptors import descriptors
+from reportgen.contract.events import absent
 
 __all__ = ["FigureChecks", "family_disagreement"]
 
@@ -31,10 +32,6 @@ _COLLECTOR_CASE = re.compile(r"b(\d+)-l(\d+)-(contiguous|noncontiguous)-([^-]+)-
 def _meets(value: float, criterion: Any) -> bool:
     """The collector's test of a task criterion (``op`` and ``threshold``)."""
     return value >= criterion.threshold if criterion.op == ">=" else value <= criterion.threshold
-
-
-def _given(value: Any) -> bool:
-    return value is not None and value is not UNSET
 
 
 class FigureChecks:
@@ -71,7 +68,7 @@ class FigureChecks:
         """The contradiction in one line, in words, or None."""
         if kind == "plan":
             self.plan, self._dtypes = data, None
-            self._generating = _given(getattr(data, "generation", None))
+            self._generating = not absent(getattr(data, "generation", None))
             return misnamed_cells(data.matrix)
         rule = self.rules.get(kind)
         return rule(data) if rule is not None else None
@@ -86,7 +83,7 @@ class FigureChecks:
             ("sha256", self.plan.weights_sha256, data.sha256),
             ("content_sha256", self.plan.weights_content_sha256, data.content_sha256),
         ):
-            if _given(planned) and _given(logged) and planned != logged:
+            if not absent(planned) and not absent(logged) and planned != logged:
                 return f"the weights' {field} is {logged[:12]}..., but the plan gives weights_{field} {planned[:12]}... for the same weights"
         return None
 
@@ -133,7 +130,7 @@ class FigureChecks:
         if data.first_divergent_step is not UNSET and data.first_divergent_step != divergent:
             return f"first_divergent_step is {data.first_divergent_step}, but tokens first differ from reference_tokens at {divergent}"
         plan_gen: Any = getattr(self.plan, "generation", None)
-        if _given(plan_gen):
+        if not absent(plan_gen):
             judged = [o for o in data.top_k_overlap if o is not None]
             expected = min(judged) >= plan_gen.min_top_k_overlap if judged else False
             if data.top_k_passed != expected:
@@ -141,7 +138,7 @@ class FigureChecks:
                 return f"top_k_passed is {str(data.top_k_passed).lower()}, but {least} against the plan's min_top_k_overlap {plan_gen.min_top_k_overlap}"
         tol = self._tolerance(data.case)
         criterion: Any = getattr(tol, "task", None)
-        if _given(criterion) and data.tokens_passed is not None and data.tokens_passed != _meets(agree, criterion):
+        if not absent(criterion) and data.tokens_passed is not None and data.tokens_passed != _meets(agree, criterion):
             return f"tokens_passed is {str(data.tokens_passed).lower()}, but {agree} agreeing step(s) against the criterion {criterion.op} {criterion.threshold}"
         if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
             return "its case_result says pass, but tokens_passed or top_k_passed is false"
@@ -150,7 +147,7 @@ class FigureChecks:
     def _train_step(self, data: Any) -> str | None:
         tol = self._tolerance(data.case)
         loss_tol: Any = getattr(tol, "loss", None)
-        if _given(loss_tol):
+        if not absent(loss_tol):
             loss, ref = data.loss, data.reference_loss
             within = (
                 loss is not None and ref is not None and abs(loss - ref) <= loss_tol.atol + loss_tol.rtol * abs(ref)
@@ -187,13 +184,13 @@ def misnamed_cells(matrix: Any) -> str | None:
         if parts is None:
             continue
         named = parts.groups()[:5] + (parts[6] is not None,)  # text: a number of any length compares as written
-        own = (str(cell.batch), str(cell.length), cell.layout, cell.dtype, cell.mode, _given(cell.repeat_of))
+        own = (str(cell.batch), str(cell.length), cell.layout, cell.dtype, cell.mode, not absent(cell.repeat_of))
         if named != own:
             wrong.append(cell)
     if not wrong:
         return None
     first = wrong[0]
-    repeat = " (a cache check)" if _given(first.repeat_of) else ""
+    repeat = " (a cache check)" if not absent(first.repeat_of) else ""
     more = f" ({len(wrong)} cells in all)" if len(wrong) > 1 else ""
     return (
         f"case {first.case[:80]!r} is named in the collector's form but its fields are batch {first.batch}, "

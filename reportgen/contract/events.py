@@ -20,13 +20,16 @@ change meaning and is refused.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
 import msgspec
 from msgspec import UNSET, Meta, field
 
 from collector.descriptors import backend_families
-from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION  # noqa: F401 (the contract's names, read from here too)
+
+SCHEMA_MAJOR = 1
+SCHEMA_MINOR = 3
+SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
 Mode = Literal["eager", "compiled"]
@@ -537,16 +540,12 @@ class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
     ] = None
 
     def __post_init__(self) -> None:
-        cases = [cell.case for cell in self.matrix]
-        if len(set(cases)) == len(cases):
-            return
         first: dict[str, int] = {}
-        for index, case in enumerate(cases):
-            if case in first:
+        for index, cell in enumerate(self.matrix):
+            if (earlier := first.setdefault(cell.case, index)) != index:
                 raise ValueError(
-                    f"matrix lists case {case!r} twice (entries {first[case]} and {index}); each case key names one cell"
+                    f"matrix lists case {cell.case!r} twice (entries {earlier} and {index}); each case key names one cell"
                 )
-            first[case] = index
 
 
 # --- artifacts -------------------------------------------------------------------------------
@@ -1310,11 +1309,7 @@ class InspectionEnd(Envelope, tag="inspection_end", kw_only=True, frozen=True):
     shapes_inspected: Count
 
 
-INSPECTION_MODELS: dict[str, type[Envelope]] = {
-    "inspection_start": InspectionStart,
-    "inspection": Inspection,
-    "inspection_end": InspectionEnd,
-}
+INSPECTION_MODELS: dict[str, type[Envelope]] = {m.kind: m for m in (InspectionStart, Inspection, InspectionEnd)}
 
 
 # --- warnings and run end --------------------------------------------------------------------
@@ -1359,22 +1354,13 @@ Event = Union[
     Localization,
 ]
 
-EVENT_MODELS: dict[str, type[Envelope]] = {
-    "run_start": RunStart,
-    "environment": Environment,
-    "plan": Plan,
-    "artifact": Artifact,
-    "reference": Reference,
-    "case_result": CaseResult,
-    "operators": Operators,
-    "compile": Compile,
-    "timing": Timing,
-    "profile": Profile,
-    "train_step": TrainStep,
-    "train_result": TrainResult,
-    "request": Request,
-    "generation": GenerationResult,
-    "warning": WarningEvent,
-    "run_end": RunEnd,
-    "localization": Localization,
-}
+EVENT_MODELS: dict[str, type[Envelope]] = {model.kind: model for model in get_args(Event)}
+
+# Kinds that always name one planned cell (a required ``case`` field).
+CASE_KINDS = frozenset(
+    kind
+    for kind, model in EVENT_MODELS.items()
+    if any(f.name == "case" and f.required for f in msgspec.structs.fields(model))
+)
+# Kinds that report an outcome; none may come before the plan that declares the tolerances.
+RESULT_KINDS = CASE_KINDS | {"reference", "request"}

@@ -12,6 +12,7 @@ default, as a dict would.
 
 from __future__ import annotations
 
+from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
@@ -43,7 +44,7 @@ def _mirror_type(annotation: Any, made: dict[Any, Any]) -> Any:
     if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
         return mirror(annotation, made)
     origin, args = get_origin(annotation), get_args(annotation)
-    if origin is None or not args or origin is msgspec.Raw:
+    if origin is None or not args:
         return annotation
     if origin is Annotated:
         inner = _mirror_type(args[0], made)
@@ -51,11 +52,7 @@ def _mirror_type(annotation: Any, made: dict[Any, Any]) -> Any:
     mirrored = tuple(_mirror_type(arg, made) for arg in args)
     if mirrored == args:
         return annotation
-    if origin is list:
-        return list[mirrored[0]]  # type: ignore[valid-type]
-    if origin is dict:
-        return dict[mirrored[0], mirrored[1]]  # type: ignore[valid-type]
-    return Union[mirrored]
+    return Union[mirrored] if origin in (Union, UnionType) else origin[mirrored]  # list[...] or dict[...]
 
 
 _MADE: dict[Any, Any] = {}

@@ -124,12 +124,18 @@ def _model_section(title: str, model: type[Any], example: str | None) -> list[st
     return out
 
 
-def render_doc(root: Path = Path(".")) -> str:
+def _examples(root: Path, paths: tuple[Path, ...]) -> dict[str, str]:
+    """The first line of each kind in these files, as the reference shows it."""
     examples: dict[str, str] = {}
-    for path in EXAMPLES_PATHS:
+    for path in paths:
         for line in (root / path).read_text(encoding="utf-8").splitlines():
             obj = json.loads(line)
             examples.setdefault(obj["kind"], json.dumps(obj, indent=2, sort_keys=True))
+    return examples
+
+
+def render_doc(root: Path = Path(".")) -> str:
+    examples = _examples(root, EXAMPLES_PATHS)
     out = [_INTRO.format(version=SCHEMA_VERSION)]
     for kind, model in EVENT_MODELS.items():
         out += _model_section(kind, model, examples.get(kind))
@@ -158,10 +164,7 @@ nothing in it is measured on a device.
 
 
 def _inspection_sections(root: Path) -> list[str]:
-    examples: dict[str, str] = {}
-    for line in (root / INSPECTION_EXAMPLE).read_text(encoding="utf-8").splitlines():
-        obj = json.loads(line)
-        examples.setdefault(obj["kind"], json.dumps(obj, indent=2, sort_keys=True))
+    examples = _examples(root, (INSPECTION_EXAMPLE,))
     out = [_INSPECTION_INTRO]
     for kind, model in INSPECTION_MODELS.items():
         out += _model_section(kind, model, examples.get(kind))

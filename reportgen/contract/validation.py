@@ -35,9 +35,18 @@ from msgspec import UNSET
 from msgspec.structs import force_setattr
 
 from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks, family_disagreement
-from reportgen.contract.events import EVENT_MODELS, Envelope, Event, RunEnd
+from reportgen.contract.events import (
+    CASE_KINDS,
+    EVENT_MODELS,
+    RESULT_KINDS,
+    SCHEMA_MAJOR,
+    SCHEMA_MINOR,
+    SCHEMA_VERSION,
+    Envelope,
+    Event,
+    RunEnd,
+)
 from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
-from reportgen.contract.kinds import CASE_KINDS, RESULT_KINDS, SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from reportgen.contract.times import utc_time
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
 
@@ -623,23 +632,13 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def _lone_surrogate(obj: Any, where: str = "") -> str | None:
+def _lone_surrogate(obj: Any) -> str | None:
     """The location of the first string (key or value) holding a lone surrogate, or None."""
-    if isinstance(obj, str):
-        return (where or "(line)") if _has_surrogate(obj) else None
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            path = f"{where}.{key}" if where else str(key)
-            if _has_surrogate(key):
-                return f"{where or '(line)'}: a key"
-            found = _lone_surrogate(value, path)
-            if found:
-                return found
-    elif isinstance(obj, list):
-        for index, value in enumerate(obj):
-            found = _lone_surrogate(value, f"{where}.{index}" if where else str(index))
-            if found:
-                return found
+    for where, value in _walk(obj):
+        if where and isinstance(where[-1], str) and _has_surrogate(where[-1]):  # a dict's key
+            return f"{_format_loc(where[:-1], '(line)')}: a key"
+        if isinstance(value, str) and _has_surrogate(value):
+            return _format_loc(where, "(line)")
     return None
 
 
@@ -760,26 +759,31 @@ def _is_struct(kind: Any) -> bool:
     return isinstance(kind, type) and issubclass(kind, msgspec.Struct)
 
 
-def non_finite_at(obj: Any) -> str | None:
-    """Where a number that is not finite is in what json.loads read (infinity, for a literal
-    beyond a float's range; NaN, where its constants are let through), or None. Walked with a
-    stack of its own: a line nested nearly as deep as json.loads allows leaves no room for
-    recursion here."""
+def _walk(obj: Any) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every value in what json.loads read, with its keys and indexes, in the order written.
+    Walked with a stack of its own: a line nested nearly as deep as json.loads allows leaves
+    no room for recursion here."""
     pending: list[tuple[tuple[Any, ...], Any]] = [((), obj)]
     while pending:
         where, value = pending.pop()
-        if isinstance(value, float):
-            if value - value != 0:
-                return _format_loc(where)
-        elif isinstance(value, dict):
+        yield where, value
+        if isinstance(value, dict):
             pending.extend(((*where, key), item) for key, item in reversed(value.items()))
         elif isinstance(value, list):
             pending.extend(((*where, index), item) for index, item in reversed(list(enumerate(value))))
+
+
+def non_finite_at(obj: Any) -> str | None:
+    """Where a number that is not finite is in what json.loads read (infinity, for a literal
+    beyond a float's range; NaN, where its constants are let through), or None."""
+    for where, value in _walk(obj):
+        if isinstance(value, float) and value - value != 0:
+            return _format_loc(where)
     return None
 
 
-def _format_loc(loc: Any) -> str:
-    return ".".join(str(part) for part in loc) or "(event)"
+def _format_loc(loc: Any, whole: str = "(event)") -> str:
+    return ".".join(str(part) for part in loc) or whole
 
 
 def _format_error(message: str, path: list[Any]) -> str:
@@ -811,7 +815,8 @@ def read_log(
     reading = LogReading(path=str(path), records=EventLines() if records is None else records)
     checker = _Checker(reading, sink)
     try:
-        count = _check_stream(checker, path, max_bytes)
+        with _open_log(path, max_bytes) as stream, paused_gc():
+            count = _read_lines(checker, stream, max_bytes, _reread_of(path, stream))
     except NotReadable as exc:
         checker.problem(0, "error", f"not read: {exc}")
         return reading
@@ -838,11 +843,6 @@ def paused_gc() -> Iterator[None]:
         if enabled:
             gc.freeze()
             gc.enable()
-
-
-def _check_stream(checker: _Checker, path: str | Path, max_bytes: int) -> int:
-    with _open_log(path, max_bytes) as stream, paused_gc():
-        return _read_lines(checker, stream, max_bytes, _reread_of(path, stream))
 
 
 def _reread_of(path: Any, stream: Any) -> Reread | None:

@@ -31,10 +31,6 @@ class VerdictEntry(BaseModel):
         return self
 
 
-def _as_list(value: Any) -> Any:
-    return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
-
-
 Words = Union[list[str], None]
 
 
@@ -51,7 +47,7 @@ class PatternEntry(VerdictEntry):
     @field_validator("cases", "dtype", "layout", "mode", "status", "batch", "length", mode="before")
     @classmethod
     def _lists(cls, value: Any) -> Any:
-        return _as_list(value)
+        return [value] if isinstance(value, (str, int)) and not isinstance(value, bool) else value
 
     @field_validator("shape", mode="before")
     @classmethod

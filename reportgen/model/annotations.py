@@ -161,6 +161,12 @@ class AnnotationFile:
     path: str
     entries: list[Entry] = field(default_factory=list)
 
+    def add(self, line: int | None, label: str, selectors: tuple[tuple[str, tuple[Any, ...]], ...], form: Any) -> None:
+        """Append the entry a validated table (``form``) makes, numbered in file order."""
+        self.entries.append(
+            Entry(len(self.entries), line, label, selectors, form.explanation, form.verdict, form.reason, form.change)
+        )
+
 
 @dataclass
 class Annotations:
@@ -225,18 +231,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
                 where = f"{path}:{line}" if line is not None else path
                 entry = _validated(True, table, where, label, "a table")
                 selectors = tuple((name, tuple(getattr(entry, name))) for name in SELECTORS if getattr(entry, name))
-                result.entries.append(
-                    Entry(
-                        len(result.entries),
-                        line,
-                        label,
-                        selectors,
-                        entry.explanation,
-                        entry.verdict,
-                        entry.reason,
-                        entry.change,
-                    )
-                )
+                result.add(line, label, selectors, entry)
             continue
         numbers = lines.get(("[", key), [])
         line = numbers[0] if len(numbers) == 1 else None
@@ -244,18 +239,7 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
         if key == PATTERN_KEY:
             raise AnnotationError(f"{where}: [{PATTERN_KEY}] must be written [[{PATTERN_KEY}]] (one per entry)")
         one = _validated(False, value, where, f"[{key}]", "a table with an explanation")
-        result.entries.append(
-            Entry(
-                len(result.entries),
-                line,
-                f"[{key}]",
-                (("case", (key,)),),
-                one.explanation,
-                one.verdict,
-                one.reason,
-                one.change,
-            )
-        )
+        result.add(line, f"[{key}]", (("case", (key,)),), one)
     return result
 
 

@@ -47,12 +47,8 @@ class FailureGroup:
         out: list[str] = []
         # Each fact is read once per cell into a plain list that min, max, set and count go
         # over in C: a group of a long log can hold thousands of cells.
-        mismatched, totals = [c.mismatched for c in cells], [c.total for c in cells]
-        if None in mismatched or None in totals:
-            counted = [c for c in cells if c.mismatched is not None and c.total is not None]
-            mismatched, totals = [c.mismatched for c in counted], [c.total for c in counted]
-        else:
-            counted = cells
+        counted = [c for c in cells if c.mismatched is not None and c.total is not None]
+        mismatched, totals = [c.mismatched for c in counted], [c.total for c in counted]
         trained = any([c.trained for c in cells])
         if counted:
             lo, hi = min(mismatched), max(mismatched)  # type: ignore[type-var]

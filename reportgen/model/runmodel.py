@@ -97,9 +97,8 @@ class CellRecord:
     task_metric: ev.TaskMetric | None = None
     loss_off: bool = False
     grads_off: frozenset[str] = frozenset()
-    params_off: Mapping[str, tuple[int, int]] = field(
-        default_factory=lambda: _NONE_OFF
-    )  # name -> (mismatched, total); shared while empty
+    # name -> (mismatched, total); shared while empty
+    params_off: Mapping[str, tuple[int, int]] = field(default_factory=lambda: _NONE_OFF)
     trained: bool = False
     localized: bool = False  # the log holds a localization event for it
     layout_achieved: bool | None = None  # None: not measured (1.0 logs)
@@ -426,22 +425,21 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.status = cell.measured_status = data.status
     cell.result_line = line
     cell.untested_reason = None
-    achieved, fed, recompiled, reason = data.layout_achieved, data.layout_fed, data.recompiled, data.skip_reason
-    cell.layout_achieved = None if achieved is UNSET else achieved
-    cell.layout_fed = None if fed is UNSET else fed
+    cell.layout_achieved = achieved = _opt(data.layout_achieved)
+    cell.layout_fed = _opt(data.layout_fed)
     if achieved is False:
         # The planned layout never reached the model: its result is not one for this layout.
         cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
     if data.warnings:
         cell.warnings += tuple(data.warnings)
-    cell.recompiled = None if recompiled is UNSET else recompiled
+    cell.recompiled = _opt(data.recompiled)
     outputs = data.outputs
     if outputs:
         cell.output_nonfinite = sum(o.nonfinite for o in outputs)
         cell.output_dtypes = _shared(tuple(o.dtype for o in outputs))
     else:
         cell.output_nonfinite, cell.output_dtypes = 0, ()
-    cell.skip_reason = None if reason is UNSET else reason
+    cell.skip_reason = _opt(data.skip_reason)
     stats = data.error_stats
     if stats:
         cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
@@ -450,8 +448,7 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     fail = data.failure
     cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
     cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}" if fail else None
-    metric = data.task_metric
-    cell.task_metric = None if metric is UNSET else metric
+    cell.task_metric = _opt(data.task_metric)
 
 
 def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
@@ -515,24 +512,20 @@ def _timed(
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.scope = data.scope
-    cold, warm = data.cold, data.warm
-    cold = None if cold is UNSET else cold
-    warm = None if warm is UNSET else warm
+    cold, warm = _opt(data.cold), _opt(data.warm)
     if cold is not None and cold.cache_condition == RESTART:
         _restart_facts(cell, cold)
     elif cold is not None:
         cell.cold_s = cold.seconds
         _cold_facts(cell, cold)
-    timed_out = data.cold_timed_out_after_s
-    if timed_out is not None and timed_out is not UNSET:
+    if (timed_out := _opt(data.cold_timed_out_after_s)) is not None:
         cell.cold_timed_out_after_s = timed_out
     if warm is not None:
         cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
         cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
         cell.warm_series += 1
-        memory = data.device_memory
-        measured = memory is not None and memory is not UNSET and memory.status == "measured"
-        peak = memory.peak_allocated_bytes if measured else None
+        memory = _opt(data.device_memory)
+        peak = memory.peak_allocated_bytes if memory is not None and memory.status == "measured" else None
         cell.peak_device_bytes = peak if isinstance(peak, int) else None
     if data.eager_after_recompile_limit is True:
         cell.eager_after_recompile_limit = True
