@@ -73,6 +73,26 @@ def test_a_bimodal_decode_series_is_flagged_on_the_run_page(tmp_path: Path) -> N
         assert "per token; ≋ unstable timing: two modes" in row, row
 
 
+def test_a_generation_series_that_decides_nothing_is_counted_in_the_disposition(tmp_path: Path) -> None:
+    """Before: a run whose decode series was bimodal had the flag in its table only; the
+    headline and the disposition's notes counted timed cells alone, so its performance read as
+    decided. One series bimodal and one too short to classify: both are counted, a steady
+    run's headline says nothing of it."""
+    steady = judge_log(_log(tmp_path / "steady" / "events.jsonl", generation_timing_log("steady")))
+    assert "generation series" not in steady.disposition.headline
+    assert not [r for r in steady.disposition.reasons if r.rule == "timing-stability"]
+    events = generation_timing_log("bimodal-decode")
+    bimodal(_generation(events, CASE), "decode_token")
+    short = _generation(events, "b1-l240-contiguous-float32-eager")["timing"]
+    short["ttft_warm"]["samples_s"] = short["ttft_warm"]["samples_s"][:3]
+    judged = judge_log(_log(tmp_path / "mixed" / "events.jsonl", events))
+    total = 2 * sum(1 for e in events if e["kind"] == "generation" and e.get("timing"))
+    assert f"performance undecided for 2 of {total} generation series" in judged.disposition.headline
+    (note,) = [r for r in judged.disposition.reasons if r.rule == "timing-stability"]
+    assert note.message.startswith(f"2 of {total} generation series (time to first token or decode per token)")
+    assert set(note.cases) == {CASE, "b1-l240-contiguous-float32-eager"}
+
+
 def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp_path: Path) -> None:
     """Before: every generation cell was 'not measured: no warm samples on the baseline and
     candidate' and the headline said 'no timing comparable'."""

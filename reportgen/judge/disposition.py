@@ -29,7 +29,15 @@ from reportgen.judge.backend_docs import (
     version_keys,
 )
 from reportgen.contract import events as ev
-from reportgen.judge.timing_stability import FLAG, cell_stability, timed_cells, undecided_cells
+from reportgen.judge.timing_stability import (
+    FLAG,
+    GENERATION_SERIES,
+    cell_stability,
+    generation_flags,
+    generation_warm,
+    timed_cells,
+    undecided_cells,
+)
 from reportgen.contract.events import PlannedCell
 from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import (
@@ -888,7 +896,8 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
     Timing never decides the outcome (correctness does), so this is a note; ``decide`` also
     says in the headline that performance is undecided for these cells."""
     undecided = undecided_cells(run)
-    if not undecided:
+    series, series_total = generation_undecided(run)
+    if not undecided and not series:
         return []
     unstable = [j for j in undecided if j.unstable]
     short = len(undecided) - len(unstable)
@@ -901,15 +910,34 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
         )
     if short:
         parts.append(f"{short} of {timed} have too few warm samples to classify")
+    if series:
+        parts.append(
+            f"{len(series)} of {series_total} generation series (time to first token or decode per token) are unstable"
+            " or too short to classify"
+        )
+    cases = dict.fromkeys([j.case for j in undecided] + [case for case, _ in series])
     return [
         Reason(
             "timing-stability",
             "note",
             "; ".join(parts) + ": their timings decide nothing here, in comparisons or in the"
             " history, and the performance of those cells is undecided (the timing table shows each one's figures).",
-            tuple(j.case for j in undecided),
+            tuple(cases),
         )
     ]
+
+
+def generation_undecided(run: RunModel) -> tuple[list[tuple[str, str]], int]:
+    """The generation series (case, series) that decide nothing (unstable, or too short to
+    classify), and how many warm generation series the run's passing cells hold."""
+    flags = generation_flags(run)
+    total = sum(
+        generation_warm(cell, name) is not None
+        for cell in run.cells_with("generation")
+        if cell.status == "pass"
+        for name in GENERATION_SERIES
+    )
+    return [(case, name) for case, found in flags.items() for name in found], total
 
 
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
@@ -1029,6 +1057,12 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     if undecided:  # never a plain "Suitable" over timings that decide nothing
         why = "unstable" if all(j.unstable for j in undecided) else "unstable or too short to classify"
         headline += f"; performance undecided for {len(undecided)} of {len(timed_cells(run))} timed cells, whose warm timing is {why}"
+    series, series_total = generation_undecided(run)
+    if series:  # nor over generation series that decide nothing
+        headline += (
+            f"; {'and' if undecided else 'performance undecided'} for {len(series)} of {series_total} generation series"
+            " (time to first token, decode per token), unstable or too short to classify"
+        )
     headline += f" ({evidence})"
     return Disposition(outcome, headline, reasons, scope, changes, performance_stopped(run, notes))
 
