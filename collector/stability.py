@@ -1,7 +1,8 @@
 """Is one warm series steady enough to decide anything? A pure classifier, standard library only.
 
 ``classify(samples)`` takes the seconds of one warm loop in the order they were taken and
-returns a ``Stability``: the verdict, and one ``Check`` per rule with the figures behind it.
+returns a ``Stability``: the verdict, and one ``Check`` per rule with the figures behind it
+(worked out when first asked for: the verdict needs only each rule's decision).
 The collector runs it after each warm loop (and re-measures a series it calls unstable);
 reportgen runs the same function on the samples kept in any log, old or new, so a page and
 the collector never disagree about a series.
