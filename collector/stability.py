@@ -1,7 +1,8 @@
 """Is one warm series steady enough to decide anything? A pure classifier, standard library only.
 
 ``classify(samples)`` takes the seconds of one warm loop in the order they were taken and
-returns a ``Stability``: the verdict, and one ``Check`` per rule with the figures behind it.
+returns a ``Stability``: the verdict, and one ``Check`` per rule with the figures behind it
+(worked out when first asked for: the verdict needs only each rule's decision).
 The collector runs it after each warm loop (and re-measures a series it calls unstable);
 reportgen runs the same function on the samples kept in any log, old or new, so a page and
 the collector never disagree about a series.
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 import math
 import statistics
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 STABLE = "stable"
 UNSTABLE = "unstable"
@@ -77,8 +80,28 @@ class Stability:
     median_s: float | None
     iqr_s: float | None
     min_s: float | None
-    checks: tuple[Check, ...]
     note: str = ""  # why a series is unclassified
+    # The samples classified, in the order taken; the checks are worked out from them.
+    series: tuple[float, ...] = field(default=(), repr=False)
+
+    @cached_property
+    def checks(self) -> tuple[Check, ...]:
+        """One Check per rule, with its figures and note (none for an unclassified series).
+
+        Built when first asked for: the verdict needs only each rule's decision, and a report
+        classifies every timed cell of a log (tens of thousands) but shows the checks of few."""
+        if self.verdict == UNCLASSIFIED:
+            return ()
+        values = self.series
+        ordered, median, q1, q3 = _order(values)
+        iqr = q3 - q1
+        return (
+            _outliers(ordered, median, q1, q3),
+            _bimodality(ordered, median),
+            _drift(values, median, iqr),
+            _spread(iqr, median),
+            _min_median(ordered[0], median),
+        )
 
     @property
     def stable(self) -> bool:
@@ -87,6 +110,8 @@ class Stability:
     @property
     def reasons(self) -> tuple[Check, ...]:
         """The checks the series failed (empty for a stable or unclassified series)."""
+        if self.verdict != UNSTABLE:
+            return ()
         return tuple(c for c in self.checks if c.failed)
 
     def summary(self) -> str:
@@ -113,7 +138,7 @@ class Stability:
 
 def classify(samples: Sequence[float]) -> Stability:
     """Classify one warm series (seconds, in the order taken)."""
-    values = list(samples)
+    values = samples if type(samples) is tuple else tuple(samples)
     if all(type(v) is float for v in values):  # what every log holds: the cheap test of the same rule
         bad = [v for v in values if not math.isfinite(v) or v < 0]
     else:
@@ -127,8 +152,8 @@ def classify(samples: Sequence[float]) -> Stability:
             None,
             None,
             None,
-            (),
             f"{len(bad)} sample(s) not a finite, non-negative number of seconds",
+            values,
         )
     if len(values) < MIN_SAMPLES:
         return Stability(
@@ -137,29 +162,34 @@ def classify(samples: Sequence[float]) -> Stability:
             _median_or_none(values),
             None,
             min(values, default=None),
-            (),
             f"{len(values)} sample(s); at least {MIN_SAMPLES} are needed to judge stability",
+            values,
         )
-    ordered = sorted(values)
-    median = _median(ordered)
-    q1, q3 = _quartile(ordered, 1), _quartile(ordered, 3)
+    ordered, median, q1, q3 = _order(values)
     iqr = q3 - q1
     if median <= 0:
         return Stability(
-            UNCLASSIFIED, len(values), median, iqr, ordered[0], (), "median of 0 s: nothing to compare against"
+            UNCLASSIFIED, len(values), median, iqr, ordered[0], "median of 0 s: nothing to compare against", values
         )
-    checks = (
-        _outliers(ordered, median, q1, q3),
-        _bimodality(ordered, median),
-        _drift(values, median, iqr),
-        _spread(iqr, median),
-        _min_median(ordered[0], median),
+    # Each rule's decision, by the same functions the checks are built with; a series fails
+    # when any rule fails (the cheap rules first: the rest need not be decided then).
+    failed = (
+        _spread_rule(iqr, median)[0]
+        or _min_median_rule(ordered[0], median)[0]
+        or _outliers_rule(ordered, median, q1, q3)[0]
+        or _drift_rule(values, median, iqr)[0]
+        or _bimodality_rule(ordered, median)[0]
     )
-    verdict = UNSTABLE if any(c.failed for c in checks) else STABLE
-    return Stability(verdict, len(values), median, iqr, ordered[0], checks)
+    return Stability(UNSTABLE if failed else STABLE, len(values), median, iqr, ordered[0], "", values)
 
 
-def _median_or_none(values: list[float]) -> float | None:
+def _order(values: tuple[float, ...]) -> tuple[list[float], float, float, float]:
+    """The sorted series, its median and its first and third quartiles."""
+    ordered = sorted(values)
+    return ordered, _median(ordered), _quartile(ordered, 1), _quartile(ordered, 3)
+
+
+def _median_or_none(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
@@ -177,14 +207,28 @@ def _quartile(ordered: list[float], i: int) -> float:
     return (ordered[j] * (4 - delta) + ordered[j + 1] * delta) / 4
 
 
-def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Check:
+# Each rule is one function that decides it, returning its decision first and then the figures
+# it decided on; the verdict asks only for the decisions. The Check of a rule (every figure shown
+# and the note) is built on top of the same function when the checks are asked for.
+
+
+def _outside(ordered: list[float], low: float, high: float) -> int:
+    """How many of the sorted samples lie below ``low`` or above ``high``."""
+    return bisect_left(ordered, low) + len(ordered) - bisect_right(ordered, high)
+
+
+def _outliers_rule(ordered: list[float], median: float, q1: float, q3: float) -> tuple[bool, float, int, float, float]:
+    """(failed, the IQR the fences are drawn with, far outliers, the low and high outer fences)."""
     width = max(q3 - q1, IQR_FLOOR * median)
-    low_mild, high_mild = q1 - TUKEY_INNER * width, q3 + TUKEY_INNER * width
     low_far, high_far = q1 - TUKEY_OUTER * width, q3 + TUKEY_OUTER * width
-    mild = sum(1 for v in ordered if v < low_mild or v > high_mild)
-    far = sum(1 for v in ordered if v < low_far or v > high_far)
+    far = _outside(ordered, low_far, high_far)
+    return far / len(ordered) > OUTLIER_SHARE_MAX, width, far, low_far, high_far
+
+
+def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Check:
+    failed, width, far, low_far, high_far = _outliers_rule(ordered, median, q1, q3)
+    mild = _outside(ordered, q1 - TUKEY_INNER * width, q3 + TUKEY_INNER * width)
     share = far / len(ordered)
-    failed = share > OUTLIER_SHARE_MAX
     note = (
         f"{far} of {len(ordered)} samples beyond the outer Tukey fences ({share:.0%} > {OUTLIER_SHARE_MAX:.0%})"
         if failed
@@ -197,15 +241,17 @@ def _outliers(ordered: list[float], median: float, q1: float, q3: float) -> Chec
             ("mild", float(mild)),
             ("far", float(far)),
             ("far_share", share),
-            ("low_fence_s", q1 - TUKEY_OUTER * width),
-            ("high_fence_s", q3 + TUKEY_OUTER * width),
+            ("low_fence_s", low_far),
+            ("high_fence_s", high_far),
         ),
         note,
     )
 
 
-def _bimodality(ordered: list[float], median: float) -> Check:
-    """The widest gap between consecutive sorted samples that leaves a mode on each side."""
+def _bimodality_rule(ordered: list[float], median: float) -> tuple[bool, int, float, float, float]:
+    """The widest gap between consecutive sorted samples that leaves a mode on each side:
+    (failed, where it splits the series (0: no such gap), the gap, the gap over the wider
+    cluster's range, the gap over the median)."""
     n = len(ordered)
     least = max(2, math.ceil(MODE_SHARE_MIN * n))
     best_gap, split = 0.0, 0
@@ -213,6 +259,17 @@ def _bimodality(ordered: list[float], median: float) -> Check:
         gap = ordered[k] - ordered[k - 1]
         if gap > best_gap:
             best_gap, split = gap, k
+    if split == 0:
+        return False, 0, 0.0, 0.0, 0.0
+    widest = max(ordered[split - 1] - ordered[0], ordered[-1] - ordered[split])
+    over_range = best_gap / widest if widest > 0 else math.inf
+    over_median = best_gap / median
+    failed = over_range > GAP_OVER_RANGE_MIN and over_median >= GAP_OVER_MEDIAN_MIN
+    return failed, split, best_gap, over_range, over_median
+
+
+def _bimodality(ordered: list[float], median: float) -> Check:
+    failed, split, best_gap, over_range, over_median = _bimodality_rule(ordered, median)
     coefficient = _bimodality_coefficient(ordered)
     if split == 0:
         return Check(
@@ -222,10 +279,6 @@ def _bimodality(ordered: list[float], median: float) -> Check:
             "one mode",
         )
     lower, upper = ordered[:split], ordered[split:]
-    widest = max(lower[-1] - lower[0], upper[-1] - upper[0])
-    over_range = best_gap / widest if widest > 0 else math.inf
-    over_median = best_gap / median
-    failed = over_range > GAP_OVER_RANGE_MIN and over_median >= GAP_OVER_MEDIAN_MIN
     note = (
         f"two modes: {len(lower)} samples near {_median(lower):.4g} s and {len(upper)} near "
         f"{_median(upper):.4g} s, {best_gap:.4g} s apart"
@@ -265,11 +318,16 @@ def _bimodality_coefficient(ordered: list[float]) -> float:
     return (skew**2 + 1) / (excess + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
 
 
-def _drift(values: list[float], median: float, iqr: float) -> Check:
+def _drift_rule(values: tuple[float, ...], median: float, iqr: float) -> tuple[bool, float, float, float]:
+    """(failed, the first third's median, the last third's, their change over the median)."""
     third = len(values) // 3
     first, last = _median(sorted(values[:third])), _median(sorted(values[-third:]))
     change = (last - first) / median
-    failed = abs(change) > DRIFT_MAX and abs(last - first) > iqr
+    return abs(change) > DRIFT_MAX and abs(last - first) > iqr, first, last, change
+
+
+def _drift(values: tuple[float, ...], median: float, iqr: float) -> Check:
+    failed, first, last, change = _drift_rule(values, median, iqr)
     note = (
         f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
         if failed
@@ -283,16 +341,26 @@ def _drift(values: list[float], median: float, iqr: float) -> Check:
     )
 
 
-def _spread(iqr: float, median: float) -> Check:
+def _spread_rule(iqr: float, median: float) -> tuple[bool, float]:
+    """(failed, the IQR over the median)."""
     ratio = iqr / median
-    failed = ratio > SPREAD_MAX
+    return ratio > SPREAD_MAX, ratio
+
+
+def _spread(iqr: float, median: float) -> Check:
+    failed, ratio = _spread_rule(iqr, median)
     note = f"IQR is {ratio:.0%} of the median (> {SPREAD_MAX:.0%})" if failed else f"IQR/median {ratio:.1%}"
     return Check("spread", failed, (("iqr_over_median", ratio),), note)
 
 
-def _min_median(low: float, median: float) -> Check:
+def _min_median_rule(low: float, median: float) -> tuple[bool, float]:
+    """(failed, the fastest sample over the median)."""
     ratio = low / median
-    failed = ratio < MIN_OVER_MEDIAN_MIN
+    return ratio < MIN_OVER_MEDIAN_MIN, ratio
+
+
+def _min_median(low: float, median: float) -> Check:
+    failed, ratio = _min_median_rule(low, median)
     note = (
         f"the fastest sample is {ratio:.0%} of the median (< {MIN_OVER_MEDIAN_MIN:.0%})"
         if failed

@@ -12,7 +12,7 @@ first token and decode per token (``GENERATION_SERIES``). Each is classified by 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from collector.stability import STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
 from reportgen.contract import events as ev
@@ -71,11 +71,10 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     # an unstable series, whose flag names the host around it.
     if not cell.warm_series:
         return None
+    # The classification keeps the cell's own samples (no copy) and builds its checks (figures
+    # and notes) only when they are asked for: an unstable series' flag names its failed
+    # checks; nothing shows a stable series' checks.
     stability = classify(cell.warm_samples)
-    if stability.verdict == STABLE:
-        # Nothing shows a stable series' checks, and keeping five per timed cell (figures and
-        # notes) held about 150 MB for a 200,000-event log: the verdict and figures stay.
-        stability = replace(stability, checks=())
     host = ""
     if stability.verdict == UNSTABLE and cell.source is not None:
         host = host_text(getattr(fields_of(cell.source.at(cell.warm_line)), "host", None))
@@ -175,7 +174,7 @@ def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
     ...'), or None for a stable one (and for no samples: there is nothing to judge)."""
     if not samples:
         return None
-    s = classify(list(samples))
+    s = classify(samples)
     if s.verdict == UNSTABLE:
         return f"{FLAG}: " + ", ".join(RULE_WORDS.get(c.name, c.name) for c in s.reasons)
     if s.verdict == UNCLASSIFIED:
@@ -187,7 +186,7 @@ def stability_word(samples: list[float] | tuple[float, ...] | None) -> str | Non
     """The classifier's verdict on a kept warm series, as the exports give it: 'stable',
     'unstable' or 'unclassified' (too short to classify); None with no samples. Only a stable
     series' median decides anything (the exports' readers filter on it)."""
-    return classify(list(samples)).verdict if samples else None
+    return classify(samples).verdict if samples else None
 
 
 def replicate_flags(role: str, run_ids: list[str], samples: list[list[float]]) -> list[str]:
