@@ -93,6 +93,32 @@ def test_a_generation_series_that_decides_nothing_is_counted_in_the_disposition(
     assert set(note.cases) == {CASE, "b1-l240-contiguous-float32-eager"}
 
 
+def test_the_exports_carry_each_generation_series_median_and_its_stability(tmp_path: Path) -> None:
+    """load_cells and the site's index.parquet had warm_stability for timed cells only: a
+    generation cell's series, flagged on its page, were in neither export."""
+    import pyarrow.parquet as pq
+
+    import reportgen
+    from reportgen.publish.site import build_site
+
+    events = generation_timing_log("exports")
+    bimodal(_generation(events, CASE), "decode_token")
+    _log(tmp_path / "runs" / "gen" / "events.jsonl", events)
+    timings = {e["case"]: e["timing"] for e in events if e["kind"] == "generation" and e.get("timing")}
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    index = {r["cell"]: r for r in pq.read_table(tmp_path / "site" / "index.parquet").to_pylist()}
+    frame = reportgen.load_cells([tmp_path / "runs"]).set_index("case")
+    for case, timing in timings.items():
+        for prefix, series in (("first_token", "ttft_warm"), ("decode_token", "decode_token")):
+            expected = "unstable" if (case, series) == (CASE, "decode_token") else "stable"
+            for row in (index[case], frame.loc[case]):
+                assert row[f"{prefix}_median_s"] == pytest.approx(timing[series]["median_s"], rel=1e-12)
+                assert row[f"{prefix}_stability"] == expected, (case, series)
+    others = [case for case in index if case not in timings]
+    assert others and all(index[c]["decode_token_stability"] is None for c in others)
+    assert frame.loc[others].first_token_median_s.isna().all()
+
+
 def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp_path: Path) -> None:
     """Before: every generation cell was 'not measured: no warm samples on the baseline and
     candidate' and the headline said 'no timing comparable'."""

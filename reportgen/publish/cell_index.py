@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     import pyarrow
 
 INDEX_NAME = "index.parquet"
-FORMAT = 2  # 2: warm_stability; stored in the file's metadata: a reader can tell a later layout
+# 2: warm_stability; 3: a generation cell's two warm series. Stored in the file's metadata: a
+# reader can tell a later layout.
+FORMAT = 3
 
 # (column, arrow type name, what it holds): the order of the file's columns.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -59,6 +61,22 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
         "warm_stability",
         "string",
         "the warm series' classification: stable, unstable or unclassified (too short); only a stable median decides anything (null: no kept samples)",
+    ),
+    *(
+        column
+        for prefix, words in (("first_token", "time to first token, warm"), ("decode_token", "decode time per token"))
+        for column in (
+            (
+                f"{prefix}_median_s",
+                "float64",
+                f"a generation cell's {words}: median of its first run's series, seconds (only when correctness passed)",
+            ),
+            (
+                f"{prefix}_stability",
+                "string",
+                f"that series' classification, as warm_stability's (null: no {words} series)",
+            ),
+        )
     ),
     ("cold_s", "float64", "the first call, seconds (only when correctness passed)"),
     ("compile_s", "float64", "compile and first result of the cell's graph, seconds (compiled cells that passed)"),
@@ -106,12 +124,24 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                     "warm_stability": stability_word(cell.warm_samples_s)
                     if cell is not None and cell.warm_median_s is not None
                     else None,
+                    **{
+                        f"{prefix}_{what}": value
+                        for prefix, series in (("first_token", "ttft_warm"), ("decode_token", "decode_token"))
+                        for what, value in _series(cell, series)
+                    },
                     "cold_s": getattr(cell, "cold_s", None),
                     "compile_s": getattr(cell, "compile_s", None),
                     "cpu_fallback": getattr(cell, "cpu_fallback", None),
                 }
             )
     return records
+
+
+def _series(cell: CellSummary | None, series: str) -> tuple[tuple[str, Any], tuple[str, Any]]:
+    """A generation cell's median and stability word of one warm series (None, None for others)."""
+    samples = cell.generation.get(series) if cell is not None else None
+    median = cell.generation_median_s.get(series) if cell is not None and samples else None
+    return ("median_s", median), ("stability", stability_word(samples) if samples else None)
 
 
 def _schema() -> pyarrow.Schema:

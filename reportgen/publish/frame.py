@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from reportgen.judge.backend_docs import version_keys
-from reportgen.judge.timing_stability import series_flag, stability_word
+from reportgen.judge.timing_stability import generation_warm, series_flag, stability_word
 from reportgen.model.runmodel import STATUS_ORDER
 
 if TYPE_CHECKING:
@@ -63,6 +63,12 @@ COLUMNS: dict[str, str] = {
     # 'unclassified'; only a stable series' median decides anything.
     "warm_stability": "string",
     "warm_samples": "Int64",
+    # A passing generation cell's two warm series (time to first token; decode per token): the
+    # median of its first run's series and that series' classification, as warm_stability's.
+    "first_token_median_s": "float64",
+    "first_token_stability": "string",
+    "decode_token_median_s": "float64",
+    "decode_token_stability": "string",
     "log": "string",
     "result_line": "Int64",
 }
@@ -86,6 +92,7 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
         "disposition": judged.disposition.outcome,
         "log": str(judged.log),
     }
+    generating = {c.case for c in run.cells_with("generation")}  # their series are read from their events
     rows = []
     for cell in run.cells:
         timed = cell.warm_median_s is not None  # the flat warm facts are the last warm series'
@@ -112,10 +119,21 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
                 "warm_iqr_s": cell.warm_iqr_s if timed else None,
                 "warm_stability": stability_word(cell.warm_samples) if timed else None,
                 "warm_samples": len(cell.warm_samples) if timed else None,
+                **_generation_columns(cell.case in generating and cell.status == "pass", cell),
                 "result_line": cell.result_line,
             }
         )
     return rows
+
+
+def _generation_columns(generates: bool, cell: Any) -> dict[str, object]:
+    """first_token_* and decode_token_* of one cell (None for a cell that is no passing generation cell)."""
+    found: dict[str, object] = {}
+    for prefix, series in (("first_token", "ttft_warm"), ("decode_token", "decode_token")):
+        warm = generation_warm(cell, series) if generates else None
+        found[f"{prefix}_median_s"] = warm.median_s if warm is not None else None
+        found[f"{prefix}_stability"] = stability_word(warm.samples_s) if warm is not None else None
+    return found
 
 
 def cells_frame(rows: Iterable[dict[str, object]]) -> pd.DataFrame:
