@@ -1061,7 +1061,7 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     if series:  # nor over generation series that decide nothing
         headline += (
             f"; {'and' if undecided else 'performance undecided'} for {len(series)} of {series_total} generation series"
-            " (time to first token, decode per token), unstable or too short to classify"
+            " (time to first token or decode per token), unstable or too short to classify"
         )
     headline += f" ({evidence})"
     return Disposition(outcome, headline, reasons, scope, changes, performance_stopped(run, notes))
