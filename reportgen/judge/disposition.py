@@ -927,6 +927,7 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
     ]
 
 
+@per_run
 def generation_undecided(run: RunModel) -> tuple[list[tuple[str, str]], int]:
     """The generation series (case, series) that decide nothing (unstable, or too short to
     classify), and how many warm generation series the run's passing cells hold."""

@@ -32,6 +32,7 @@ __all__ = [
     "UNCLASSIFIED",
     "UNSTABLE",
     "GENERATION_SERIES",
+    "SERIES_COLUMN",
     "CellStability",
     "cell_stability",
     "flag_text",
@@ -127,6 +128,8 @@ def undecided_cells(run: RunModel) -> list[CellStability]:
 
 # A generation cell's warm series (GenerationTiming's fields) and their words on every page.
 GENERATION_SERIES = {"ttft_warm": "first token, warm", "decode_token": "decode per token"}
+# The prefix of each series' columns in the exports (compare-details.csv, load_cells, index.parquet).
+SERIES_COLUMN = {"ttft_warm": "first_token", "decode_token": "decode_token"}
 
 
 def generation_timing(cell: CellRecord) -> ev.GenerationTiming | None:

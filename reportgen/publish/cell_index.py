@@ -16,7 +16,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reportgen.judge.timing_stability import stability_word
+from reportgen.judge.timing_stability import SERIES_COLUMN, stability_word
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.summary import VERSION_KEYS, CellSummary, RunSummary
 from reportgen.storage.local import write_inside
@@ -64,7 +64,10 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ),
     *(
         column
-        for prefix, words in (("first_token", "time to first token, warm"), ("decode_token", "decode time per token"))
+        for prefix, words in (
+            (SERIES_COLUMN["ttft_warm"], "time to first token, warm"),
+            (SERIES_COLUMN["decode_token"], "decode time per token"),
+        )
         for column in (
             (
                 f"{prefix}_median_s",
@@ -126,7 +129,7 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                     else None,
                     **{
                         f"{prefix}_{what}": value
-                        for prefix, series in (("first_token", "ttft_warm"), ("decode_token", "decode_token"))
+                        for series, prefix in SERIES_COLUMN.items()
                         for what, value in _series(cell, series)
                     },
                     "cold_s": getattr(cell, "cold_s", None),

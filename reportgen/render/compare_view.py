@@ -18,7 +18,7 @@ from reportgen.judge.comparison import (
     compile_cost_text,
 )
 from reportgen.judge.intervals import CONFIDENCE, RatioInterval, interval_text, ratio_number
-from reportgen.judge.timing_stability import SYMBOL
+from reportgen.judge.timing_stability import SERIES_COLUMN, SYMBOL
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
@@ -523,8 +523,8 @@ DETAIL_HEADER = (
     # A generation cell's two warm series, each judged as a cell's warm ratio is (empty for
     # other cells): time to first token (warm), then decode time per token.
     *(
-        f"{series}_{column}"
-        for series in ("first_token", "decode_token")
+        f"{prefix}_{column}"
+        for prefix in SERIES_COLUMN.values()
         for column in (
             "baseline_median_s",
             "candidate_median_s",
@@ -537,8 +537,6 @@ DETAIL_HEADER = (
         )
     ),
 )
-# GenerationTiming's field of each series, in the columns' order.
-_SERIES_COLUMNS = ("ttft_warm", "decode_token")
 
 
 def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
@@ -603,7 +601,7 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 timing.in_geomean if timing is not None else None,
                 "; ".join(timing.flags) if timing is not None else None,
                 cell.timing_note or None,
-                *(figure for name in _SERIES_COLUMNS for figure in _series_details(cell, name)),
+                *(figure for name in SERIES_COLUMN for figure in _series_details(cell, name)),
             )
         )
     for other in comparison.not_comparable:
