@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
@@ -363,6 +363,48 @@ def _perf_stopped(side: JudgedSide) -> tuple[str, ...]:
     return side.disposition.performance_stopped
 
 
+@dataclass(frozen=True)
+class TimingStop:
+    """The sides of a pair whose performance acceptance is stopped: a run of theirs holds
+    mismatching cells without a verdict (disposition.performance_stopped). Then no timing of the
+    pair is compared, by `reportgen compare` or by `reportgen diff`: no ratio, no interval, no
+    verdict, only this reason. Either command asks ``timing_stop`` and says what it answers."""
+
+    runs: tuple[tuple[str, str, int], ...]  # (role, run id, its mismatching cells without a verdict)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(role for role, _, _ in self.runs))
+
+    @property
+    def note(self) -> str:
+        """Why a cell's timing is not compared, as each cell says it."""
+        return f"not compared: performance acceptance is stopped on the {' and '.join(self.roles)}"
+
+    @property
+    def reason(self) -> str:
+        return f"performance acceptance is stopped on the {' and '.join(self.roles)} until the mismatching cells have a verdict"
+
+    @property
+    def headline(self) -> str:
+        """What an answer says in place of any timing result."""
+        return f"timing not compared: {self.reason}"
+
+    @property
+    def runs_text(self) -> str:
+        """Which runs stop it: 'after run x: 2 mismatching cell(s) without a verdict; ...'."""
+        return "; ".join(
+            f"{role} run {run_id}: {count} mismatching cell(s) without a verdict" for role, run_id, count in self.runs
+        )
+
+
+def timing_stop(runs: Iterable[tuple[str, str, int]]) -> TimingStop | None:
+    """Whether the pair's timings may be compared: ``runs`` holds every run of both sides, each
+    as (role, run id, how many mismatching cells it holds without a verdict). None: they may."""
+    stopped = tuple((role, run_id, count) for role, run_id, count in runs if count)
+    return TimingStop(stopped) if stopped else None
+
+
 def _side(role: str, side: JudgedSide) -> Side:
     run = side.run
     env = run.environment
@@ -642,9 +684,9 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return b / a if a and b is not None and a > 0 else None
 
 
-def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
+def _timing_note(base: CellSide, cand: CellSide, stop: TimingStop | None) -> str | None:
     """Why a cell's warm timing is not compared, or None when it is."""
-    gate = _not_compared(base, cand, stopped)
+    gate = _not_compared(base, cand, stop)
     if gate is not None:
         return gate
     if base.warm_median_s is None or cand.warm_median_s is None:
@@ -654,7 +696,7 @@ def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | No
     return None
 
 
-def _not_compared(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
+def _not_compared(base: CellSide, cand: CellSide, stop: TimingStop | None) -> str | None:
     """Why none of a cell's timings is compared (untested, failed, acceptance stopped), or None."""
     untested = [
         f"untested on the {role} ({side.untested_reason})"
@@ -665,8 +707,8 @@ def _not_compared(base: CellSide, cand: CellSide, stopped: list[str]) -> str | N
         return f"not compared: {' and '.join(untested)}"
     if base.status != "pass" or cand.status != "pass":
         return f"not compared: passed on {'neither side' if base.status != 'pass' and cand.status != 'pass' else ('the candidate only' if base.status != 'pass' else 'the baseline only')}"
-    if stopped:
-        return f"not compared: performance acceptance is stopped on the {' and '.join(stopped)}"
+    if stop is not None:
+        return stop.note
     return None
 
 
@@ -727,7 +769,14 @@ def compare_runs(
 
     sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
-    stopped = [s.role for s in sides if s.perf_stopped]
+    stop = timing_stop(
+        (role, r.run.start.run_id, len(_perf_stopped(r)))
+        for role, runs in (
+            ("baseline", (baseline, *baseline_replicates)),
+            ("candidate", (candidate, *candidate_replicates)),
+        )
+        for r in runs
+    )
     pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None, bool]] = []
     not_comparable: list[NotComparable] = []
     distances = _reference_distances(base, cand)
@@ -767,8 +816,8 @@ def compare_runs(
                 side_a,
                 side_b,
                 _reference_agreement(a, base, cand, distances),
-                _timing_note(side_a, side_b, stopped),
-                _not_compared(side_a, side_b, stopped) is None,
+                _timing_note(side_a, side_b, stop),
+                _not_compared(side_a, side_b, stop) is None,
             )
         )
     if not pending:
@@ -1094,12 +1143,10 @@ def headline(comparison: Comparison) -> str:
         parts.append(
             f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict"
         )
-    stopped = [s.role for s in (b, c) if s.perf_stopped]
+    stop = timing_stop((s.role, s.run_id, len(s.perf_stopped)) for s in (b, c))
     geo = comparison.geomean
-    if stopped:
-        parts.append(
-            f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatching cells have a verdict"
-        )
+    if stop is not None:
+        parts.append(stop.headline)
     elif geo is None:
         parts.append("no timing comparable" if not comparison.ratios else "no unflagged, stable timing to summarise")
     else:
