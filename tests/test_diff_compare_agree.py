@@ -101,3 +101,45 @@ def test_the_history_compares_no_timing_of_a_stopped_pair(tmp_path: Path) -> Non
     assert '<table class="ratios">' not in page and not RATIO.search(page)
     assert "the cells with the largest change against the previous run" not in page
     assert "not compared: performance acceptance is stopped on the after" in page  # the geometric mean column
+
+
+def _unstable(events: list[dict[str, Any]]) -> None:
+    """Every warm series bimodal: every other sample three times as long."""
+    from tests.logbuilder import _warm
+
+    for event in events:
+        if event["kind"] == "timing":
+            event["warm"] = _warm([x * (3 if i % 2 else 1) for i, x in enumerate(event["warm"]["samples_s"])])
+
+
+def test_where_no_ratio_decides_anything_diff_says_so_as_compare_does(tmp_path: Path) -> None:
+    """Before: with every warm series unstable, compare said 'no unflagged, stable timing to
+    summarise' and diff '0 faster, 0 slower, 0 no clear difference, 4 unstable; no clear change',
+    a verdict drawn from timings that decide nothing (and so where no cell passed at all)."""
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("steady", seed=1))
+    events = timing_log("bimodal", seed=2)
+    _unstable(events)
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data = _compare(tmp_path, str(before), str(after))
+    assert "no unflagged, stable timing to summarise" in data["headline"]
+    summary = json.loads(_diff(str(before), str(after), "--format", "json"))["summary"]
+    assert summary.endswith("4 unstable; no unflagged, stable timing to summarise"), summary
+    assert "no clear change" not in _diff(str(before), str(after))
+
+    failing = timing_log("all-error", seed=3)
+    for event in failing:
+        if event["kind"] == "case_result":
+            event["status"] = "error"
+    broken = _log(tmp_path / "c" / "events.jsonl", failing)
+    assert "no timing comparable" in _compare(tmp_path / "c", str(before), str(broken))["headline"]
+    summary = json.loads(_diff(str(before), str(broken), "--format", "json"))["summary"]
+    assert summary.endswith("0 unstable; no timing comparable"), summary
+
+
+def test_a_judged_ratio_without_a_clear_change_still_says_so(tmp_path: Path) -> None:
+    """The control: where ratios were judged and none is clearly faster or slower."""
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("same-a", seed=4, noise=0.05))
+    after = _log(tmp_path / "b" / "events.jsonl", timing_log("same-b", seed=14, noise=0.05))
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    judged = [t for t in found["timings"] if t["verdict"] == "no clear difference" and not t["flags"]]
+    assert judged and found["summary"].endswith("; no clear change"), found

@@ -405,6 +405,12 @@ def timing_stop(runs: Iterable[tuple[str, str, int]]) -> TimingStop | None:
     return TimingStop(stopped) if stopped else None
 
 
+def nothing_judged(ratios: int) -> str:
+    """What a comparison says where no ratio was judged (each decides nothing: unstable, flagged)
+    or none was compared at all: never a verdict such as 'no clear change'."""
+    return "no unflagged, stable timing to summarise" if ratios else "no timing comparable"
+
+
 def _side(role: str, side: JudgedSide) -> Side:
     run = side.run
     env = run.environment
@@ -1148,7 +1154,7 @@ def headline(comparison: Comparison) -> str:
     if stop is not None:
         parts.append(stop.headline)
     elif geo is None:
-        parts.append("no timing comparable" if not comparison.ratios else "no unflagged, stable timing to summarise")
+        parts.append(nothing_judged(len(comparison.ratios)))
     else:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"

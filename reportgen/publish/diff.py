@@ -26,7 +26,7 @@ from reportgen.judge.changes import (
     replicate_changes,
     version_changes,
 )
-from reportgen.judge.comparison import TimingStop, timing_stop
+from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -333,7 +333,11 @@ class RunDiff:
         if flagged:
             text += f", {flagged} flagged (not judged)"
         big = self.largest
-        return text + (f"; largest {speed_words(big.ratio)} on {big.name}" if big is not None else "; no clear change")
+        if big is not None:
+            return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
+        # 'no clear change' only where a ratio was judged: unstable or flagged ones decide nothing.
+        judged = any(t.judged and t.verdict in VERDICTS for t in self.timings)
+        return f"{text}; {'no clear change' if judged else nothing_judged(len(self.timings))}"
 
     @property
     def geomean_line(self) -> str:
