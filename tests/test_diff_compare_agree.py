@@ -143,3 +143,26 @@ def test_a_judged_ratio_without_a_clear_change_still_says_so(tmp_path: Path) -> 
     found = json.loads(_diff(str(before), str(after), "--format", "json"))
     judged = [t for t in found["timings"] if t["verdict"] == "no clear difference" and not t["flags"]]
     assert judged and found["summary"].endswith("; no clear change"), found
+
+
+def test_a_stopped_side_gives_no_compile_cost_or_speedup_either(tmp_path: Path) -> None:
+    """Before: compare's answer read 'timing not compared: performance acceptance is stopped on
+    the candidate ...; compile + first result per new shape on a cache miss: candidate (cpu) 4.5 s
+    against baseline (cpu) 4.5 s', and its compiled-over-eager table gave the stopped candidate a
+    speedup (1.25x): timings whose acceptance is stopped, compared all the same."""
+    before, after = _stopped_pair(tmp_path)
+    data = _compare(tmp_path, str(before), str(after))
+    assert "performance acceptance is stopped on the candidate" in data["headline"]
+    assert "compile + first result" not in data["headline"], data["headline"]
+    assert all(s["candidate"] is None for s in data["speedups"])
+    flags = {s["shape"]: s["candidate_flag"] for s in data["speedups"]}
+    # (2, 16): its compiled cell mismatches, so there is no speedup to give at all.
+    assert flags == {"(1, 16)": "not compared: performance acceptance is stopped on the candidate", "(2, 16)": None}
+    assert all(s["baseline"] is not None for s in data["speedups"])  # the baseline's own figures stand
+    out = tmp_path / "md"
+    assert RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "md"]).exit_code == 0
+    page = (out / "compare.md").read_text(encoding="utf-8")
+    for row in ("geometric mean of warm ratios", "compile + first result per new shape"):
+        assert f"| {row} | not compared: performance acceptance is stopped on the candidate |" in page, page
+    speedups = page[page.index("Compiled over eager, per shape") :]
+    assert "| not compared: performance acceptance is stopped on the candidate |" in speedups

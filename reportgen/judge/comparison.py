@@ -249,7 +249,8 @@ class Speedup:
     baseline: float | None  # None when not measured, or when a timing behind it decides nothing
     candidate: float | None
     # Why a side has no figure although both cells passed: 'unstable timing' when the eager or
-    # the compiled warm series is not stable (a ratio of such series decides nothing); None otherwise.
+    # the compiled warm series is not stable (a ratio of such series decides nothing), 'not
+    # compared: performance acceptance is stopped on the <role>' on such a side; None otherwise.
     baseline_flag: str | None = None
     candidate_flag: str | None = None
 
@@ -296,6 +297,12 @@ class Comparison:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     host: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def timing_stop(self) -> TimingStop | None:
+        """Whether performance acceptance is stopped on a side: then no timing of the pair,
+        warm, compile or compiled-over-eager, decides anything (``timing_stop``)."""
+        return timing_stop((s.role, s.run_id, len(s.perf_stopped)) for s in (self.baseline, self.candidate))
 
     @property
     def timed(self) -> list[CellComparison]:
@@ -847,7 +854,7 @@ def compare_runs(
         not_comparable=not_comparable,
         geomean=geometric_mean([r.warm for c in cells for r in c.ratios if r.in_geomean]),
         compile_cost=_compile_cost(cells),
-        speedups=_speedups(cells),
+        speedups=_speedups(cells, stop),
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
         criteria=criteria,
@@ -1062,7 +1069,10 @@ def _of(shapes: int) -> str:
     return f" (median of {shapes} shapes)" if shapes > 1 else ""
 
 
-def _speedups(cells: list[CellComparison]) -> list[Speedup]:
+def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> list[Speedup]:
+    """Compiled over eager per shape and side; none on a side whose performance acceptance is
+    stopped (its timings decide nothing), as none where a series is unstable."""
+    stopped = stop.roles if stop is not None else ()
     by_shape: dict[tuple[str, str, str], dict[str, CellComparison]] = {}
     for cell in cells:
         if cell.repeat_of is None:
@@ -1077,6 +1087,8 @@ def _speedups(cells: list[CellComparison]) -> list[Speedup]:
             e, c = getattr(eager, role), getattr(compiled, role)
             if e.status != "pass" or c.status != "pass" or not e.warm_median_s or not c.warm_median_s:
                 return None, None
+            if role in stopped:
+                return None, f"not compared: performance acceptance is stopped on the {role}"
             if e.timing_flag or c.timing_flag:  # either series unstable or unclassified: no figure
                 return None, STABILITY_FLAG
             return e.warm_median_s / c.warm_median_s, None
@@ -1149,7 +1161,7 @@ def headline(comparison: Comparison) -> str:
         parts.append(
             f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict"
         )
-    stop = timing_stop((s.role, s.run_id, len(s.perf_stopped)) for s in (b, c))
+    stop = comparison.timing_stop
     geo = comparison.geomean
     if stop is not None:
         parts.append(stop.headline)
@@ -1166,6 +1178,6 @@ def headline(comparison: Comparison) -> str:
             word = f"no clear difference ({word} at the point estimate)"
         parts.append(f"{word} (geomean of {comparison.geomean_counts}, {interval}; {comparison.interval_scope})")
     cost = comparison.compile_cost
-    if cost.shapes:
+    if cost.shapes and stop is None:  # a compile time is a timing: under a stop it decides nothing either
         parts.append("compile + first result per new shape " + ", ".join(compile_cost_text(cost, b, c)))
     return "; ".join(parts)
