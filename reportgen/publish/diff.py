@@ -527,8 +527,10 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
             result.changed_criterion.append(
                 CriterionPass(case, old.status, new.status, tuple(c.text for c in relevant))
             )
-        else:
+        elif old.status in FAILING:
             result.fixed.append(change)
+        else:  # untested or skipped before: it passes now, but nothing that failed was fixed
+            result.other_changes.append(change)
     else:
         result.other_changes.append(change)
 
