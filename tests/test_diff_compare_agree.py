@@ -166,3 +166,20 @@ def test_a_stopped_side_gives_no_compile_cost_or_speedup_either(tmp_path: Path) 
         assert f"| {row} | not compared: performance acceptance is stopped on the candidate |" in page, page
     speedups = page[page.index("Compiled over eager, per shape") :]
     assert "| not compared: performance acceptance is stopped on the candidate |" in speedups
+
+
+def test_the_history_names_a_synthetic_run_by_its_own_id(tmp_path: Path) -> None:
+    """Before: the history's synthetic banner went through Jinja's capitalize, which lowercases
+    all but the first letter: run 'Tiny-B-20261202T0553Z' was named 'tiny-b-20261202t0553z'."""
+    from reportgen.publish.site import build_site
+
+    for run_id, seed in (("Tiny-A-20261201T0553Z", 1), ("Tiny-B-20261202T0553Z", 2)):
+        events = timing_log(run_id, seed=seed)
+        events[0]["started_at"] = f"2026-12-0{seed}T05:53:00Z"
+        _log(tmp_path / "runs" / run_id / "events.jsonl", events)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    banner = page[page.index('class="banner banner-synthetic"') :]
+    banner = banner[: banner.index("</p>")]
+    assert "Synthetic fixture on the before side (Tiny-A-20261201T0553Z)" in banner, banner
+    assert "the after side (Tiny-B-20261202T0553Z)" in banner, banner
