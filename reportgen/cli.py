@@ -565,10 +565,12 @@ changes, and warm-median ratios of the cells that passed in both runs, each judg
 interval (faster, slower or no clear difference), never by a fixed percentage. With one run a
 side that interval covers sampling within the two runs only, and says so; give replicates
 (--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
-(a hierarchical bootstrap with a fixed seed: the same runs give the same output). A ratio from
-a run whose performance acceptance is stopped, from a cell with CPU fallback, under a changed
-timing scope or across a changed host (torch threads, CPU affinity) carries that caveat and is
-no verdict; a cell whose warm series is unstable reads "unstable timing" and decides nothing.
+(a hierarchical bootstrap with a fixed seed: the same runs give the same output). Where a run
+of either side has mismatching cells without a verdict, its performance acceptance is stopped
+and no timing is compared (as in `reportgen compare`): the reason stands in place of any ratio.
+A ratio from a cell with CPU fallback, under a changed timing scope or across a changed host
+(torch threads, CPU affinity) carries that caveat and is no verdict; a cell whose warm series
+is unstable reads "unstable timing" and decides nothing.
 Runs of two workloads are refused; runs on two
 targets are compared but said to be a migration question (see `reportgen compare`). Runs are
 logs or run folders, local or s3://.

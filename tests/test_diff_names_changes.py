@@ -270,3 +270,21 @@ def test_host_facts_of_a_log_with_many_variables_are_bounded(tmp_path: Path) -> 
     assert len(named) == 101 and "environment variables (all 150; the first 100 by name listed)" in named
     long = dict((key, after) for key, _, after in diff.host)["environment variable VAR_0000"]
     assert long.startswith("500 characters, sha256 ")
+
+
+def test_a_cell_untested_before_that_passes_now_is_no_fix(tmp_path: Path) -> None:
+    """Before: against a run that stopped early (its log cut after two cells), each cell it never
+    recorded that passed afterwards was listed under 'fixed' (untested -> pass), though none had
+    failed."""
+    from tests.logbuilder import incomplete_log
+
+    cut = tmp_path / "cut" / "events.jsonl"
+    cut.parent.mkdir()
+    cut.write_text(dumps(incomplete_log()), encoding="utf-8")
+    after = _timed(tmp_path, "after", 1.0, 2)
+    data = json.loads(_diff(cut, after, "--format", "json"))
+    assert data["fixed"] == [] and data["new_failures"] == []
+    untested = [c for c, old, new in data["other_changes"] if (old, new) == ("untested", "pass")]
+    assert len(untested) == 2, data["other_changes"]  # the two cells the cut log never recorded
+    text = _diff(cut, after)
+    assert "fixed: 0" in text and "other status changes: 2" in text

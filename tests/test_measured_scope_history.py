@@ -108,9 +108,18 @@ def _pair(tmp_path: Path, edit_after: Callable[[Events], None]) -> tuple[Path, P
     return before, after
 
 
+def _accepted(log: Path, case: str) -> None:
+    """The owner's verdict on a mismatching cell: the run's performance acceptance is not stopped."""
+    (log.parent / "annotations.toml").write_text(
+        f'["{case}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n', encoding="utf-8"
+    )
+
+
 def test_diff_ignores_timings_of_cells_that_did_not_pass(tmp_path: Path) -> None:
-    # A hand-written log may time a mismatching cell: its timing is still not compared.
+    # A hand-written log may time a mismatching cell: its timing is still not compared (with a
+    # verdict on it, so that the other cells' timings are).
     before, after = _pair(tmp_path, lambda ev: _mismatch(ev, BIG_COMPILED, keep_timing=True))
+    _accepted(after, BIG_COMPILED)
     a, b = summarize(judge_log(before)), summarize(judge_log(after))
     assert b.cells[BIG_COMPILED].warm_median_s is None, "no timing is kept for a mismatching cell"
     diff = diff_runs(a, b)
@@ -118,16 +127,20 @@ def test_diff_ignores_timings_of_cells_that_did_not_pass(tmp_path: Path) -> None
     assert {t.case for t in diff.timings} == {case_key(1, 16, "eager"), case_key(1, 16, "compiled"), BIG_EAGER}
 
 
-def test_ratio_from_a_stopped_run_is_labelled(tmp_path: Path) -> None:
+def test_a_stopped_run_gives_no_ratio_and_says_why(tmp_path: Path) -> None:
     before, after = _pair(tmp_path, lambda ev: _mismatch(ev, BIG_COMPILED))
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
-    assert diff.timings and all(
-        any("performance acceptance stopped in the after run" in f for f in t.flags) for t in diff.timings
-    )
+    assert diff.timings == [] and diff.not_timed == [case_key(1, 16, "compiled"), case_key(1, 16, "eager"), BIG_EAGER]
     text = format_diff(diff)
-    assert "[performance acceptance stopped in the after run (1 mismatching cell(s) awaiting a verdict)]" in text
+    assert (
+        "timing not compared: performance acceptance is stopped on the after until the mismatching cells have a"
+        " verdict (after run run-after: 1 mismatching cell(s) without a verdict)"
+    ) in text
     data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
-    assert all(t["flags"] for t in data["timings"])
+    assert (
+        data["timings"] == []
+        and data["timing_stopped"] == "not compared: performance acceptance is stopped on the after"
+    )
 
 
 def test_ratio_with_cpu_fallback_is_labelled(tmp_path: Path) -> None:
@@ -156,12 +169,11 @@ def test_workload_history_compares_only_passing_timings(tmp_path: Path) -> None:
     build_site([tmp_path / "runs"], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").iterdir()) / "index.html"
     html = page.read_text(encoding="utf-8")
-    ratios = html.split('<table class="ratios">', 1)[1]
-    assert BIG_COMPILED not in ratios, "a mismatching cell's timing is never compared"
-    assert "performance acceptance stopped in the after run" in ratios
-    assert "includes CPU fallback (after)" in ratios
-    # the trend chart marks those points too (hover text and a hollow marker)
-    assert "performance acceptance stopped in this run" in html.split('<table class="ratios">', 1)[0]
+    # The mismatch has no verdict: no timing is compared against the previous run, and the page says why.
+    assert '<table class="ratios">' not in html
+    assert "Timing not compared: performance acceptance is stopped on the after until" in html
+    # the trend chart marks those points (hover text and a hollow marker)
+    assert "performance acceptance stopped in this run" in html
     # The history table says it once in the stopped run's row, not in each of its timing cells.
     history = html.split('<table class="history">', 1)[1].split("</table>", 1)[0]
     rows = history.split("<tbody>", 1)[1].split("</tr>")
@@ -210,3 +222,18 @@ def test_a_start_time_a_history_cannot_hold_places_the_run_last_and_builds_the_s
     times = frame.drop_duplicates("run_id").set_index("run_id")["started_at"]
     assert times["run-good"].year == 2026
     assert times.drop("run-good").isna().all()
+
+
+def test_with_a_verdict_the_history_compares_only_passing_timings(tmp_path: Path) -> None:
+    def edit(events: Events) -> None:
+        _mismatch(events, BIG_COMPILED, keep_timing=True)
+        _edit(events, "operators", BIG_EAGER, fallback={"status": "measured", "items": ["aten::mul"]})
+
+    _, after = _pair(tmp_path, edit)
+    _accepted(after, BIG_COMPILED)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    html = (next((tmp_path / "site" / "workloads").iterdir()) / "index.html").read_text(encoding="utf-8")
+    ratios = html.split('<table class="ratios">', 1)[1].split("</table>", 1)[0]
+    assert BIG_COMPILED not in ratios, "a mismatching cell's timing is never compared"
+    assert BIG_EAGER in ratios and "includes CPU fallback (after)" in ratios
+    assert "performance acceptance stopped:" not in html and "performance acceptance is stopped" not in html

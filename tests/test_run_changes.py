@@ -586,6 +586,12 @@ def test_a_changed_timing_scope_flags_every_ratio(tmp_path: Path) -> None:
     events = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()]
     _plan(events)["timing_scope"]["host_to_device"] = True
     after.write_text(dumps(events), encoding="utf-8")
+    # With a verdict on the before run's mismatch: else its performance acceptance is stopped
+    # and no timing is compared at all.
+    (before.parent / "annotations.toml").write_text(
+        f'["{BIG_COMPILED}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n',
+        encoding="utf-8",
+    )
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
     assert [c.key for c in diff.criteria] == ["timing_scope"]
     assert diff.timings and all(

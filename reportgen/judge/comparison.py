@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
@@ -249,7 +249,8 @@ class Speedup:
     baseline: float | None  # None when not measured, or when a timing behind it decides nothing
     candidate: float | None
     # Why a side has no figure although both cells passed: 'unstable timing' when the eager or
-    # the compiled warm series is not stable (a ratio of such series decides nothing); None otherwise.
+    # the compiled warm series is not stable (a ratio of such series decides nothing), 'not
+    # compared: performance acceptance is stopped on the <role>' on such a side; None otherwise.
     baseline_flag: str | None = None
     candidate_flag: str | None = None
 
@@ -296,6 +297,12 @@ class Comparison:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     host: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def timing_stop(self) -> TimingStop | None:
+        """Whether performance acceptance is stopped on a side: then no timing of the pair,
+        warm, compile or compiled-over-eager, decides anything (``timing_stop``)."""
+        return timing_stop((s.role, s.run_id, len(s.perf_stopped)) for s in (self.baseline, self.candidate))
 
     @property
     def timed(self) -> list[CellComparison]:
@@ -361,6 +368,54 @@ class JudgedSide:
 def _perf_stopped(side: JudgedSide) -> tuple[str, ...]:
     """The disposition's rule: mismatching cells without a verdict stop performance acceptance."""
     return side.disposition.performance_stopped
+
+
+@dataclass(frozen=True)
+class TimingStop:
+    """The sides of a pair whose performance acceptance is stopped: a run of theirs holds
+    mismatching cells without a verdict (disposition.performance_stopped). Then no timing of the
+    pair is compared, by `reportgen compare` or by `reportgen diff`: no ratio, no interval, no
+    verdict, only this reason. Either command asks ``timing_stop`` and says what it answers."""
+
+    runs: tuple[tuple[str, str, int], ...]  # (role, run id, its mismatching cells without a verdict)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(role for role, _, _ in self.runs))
+
+    @property
+    def note(self) -> str:
+        """Why a cell's timing is not compared, as each cell says it."""
+        return f"not compared: performance acceptance is stopped on the {' and '.join(self.roles)}"
+
+    @property
+    def reason(self) -> str:
+        return f"performance acceptance is stopped on the {' and '.join(self.roles)} until the mismatching cells have a verdict"
+
+    @property
+    def headline(self) -> str:
+        """What an answer says in place of any timing result."""
+        return f"timing not compared: {self.reason}"
+
+    @property
+    def runs_text(self) -> str:
+        """Which runs stop it: 'after run x: 2 mismatching cell(s) without a verdict; ...'."""
+        return "; ".join(
+            f"{role} run {run_id}: {count} mismatching cell(s) without a verdict" for role, run_id, count in self.runs
+        )
+
+
+def timing_stop(runs: Iterable[tuple[str, str, int]]) -> TimingStop | None:
+    """Whether the pair's timings may be compared: ``runs`` holds every run of both sides, each
+    as (role, run id, how many mismatching cells it holds without a verdict). None: they may."""
+    stopped = tuple((role, run_id, count) for role, run_id, count in runs if count)
+    return TimingStop(stopped) if stopped else None
+
+
+def nothing_judged(ratios: int) -> str:
+    """What a comparison says where no ratio was judged (each decides nothing: unstable, flagged)
+    or none was compared at all: never a verdict such as 'no clear change'."""
+    return "no unflagged, stable timing to summarise" if ratios else "no timing comparable"
 
 
 def _side(role: str, side: JudgedSide) -> Side:
@@ -642,9 +697,9 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return b / a if a and b is not None and a > 0 else None
 
 
-def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
+def _timing_note(base: CellSide, cand: CellSide, stop: TimingStop | None) -> str | None:
     """Why a cell's warm timing is not compared, or None when it is."""
-    gate = _not_compared(base, cand, stopped)
+    gate = _not_compared(base, cand, stop)
     if gate is not None:
         return gate
     if base.warm_median_s is None or cand.warm_median_s is None:
@@ -654,7 +709,7 @@ def _timing_note(base: CellSide, cand: CellSide, stopped: list[str]) -> str | No
     return None
 
 
-def _not_compared(base: CellSide, cand: CellSide, stopped: list[str]) -> str | None:
+def _not_compared(base: CellSide, cand: CellSide, stop: TimingStop | None) -> str | None:
     """Why none of a cell's timings is compared (untested, failed, acceptance stopped), or None."""
     untested = [
         f"untested on the {role} ({side.untested_reason})"
@@ -665,8 +720,8 @@ def _not_compared(base: CellSide, cand: CellSide, stopped: list[str]) -> str | N
         return f"not compared: {' and '.join(untested)}"
     if base.status != "pass" or cand.status != "pass":
         return f"not compared: passed on {'neither side' if base.status != 'pass' and cand.status != 'pass' else ('the candidate only' if base.status != 'pass' else 'the baseline only')}"
-    if stopped:
-        return f"not compared: performance acceptance is stopped on the {' and '.join(stopped)}"
+    if stop is not None:
+        return stop.note
     return None
 
 
@@ -727,7 +782,14 @@ def compare_runs(
 
     sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
     criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
-    stopped = [s.role for s in sides if s.perf_stopped]
+    stop = timing_stop(
+        (role, r.run.start.run_id, len(_perf_stopped(r)))
+        for role, runs in (
+            ("baseline", (baseline, *baseline_replicates)),
+            ("candidate", (candidate, *candidate_replicates)),
+        )
+        for r in runs
+    )
     pending: list[tuple[CellRecord, CellSide, CellSide, ReferenceAgreement, str | None, bool]] = []
     not_comparable: list[NotComparable] = []
     distances = _reference_distances(base, cand)
@@ -767,8 +829,8 @@ def compare_runs(
                 side_a,
                 side_b,
                 _reference_agreement(a, base, cand, distances),
-                _timing_note(side_a, side_b, stopped),
-                _not_compared(side_a, side_b, stopped) is None,
+                _timing_note(side_a, side_b, stop),
+                _not_compared(side_a, side_b, stop) is None,
             )
         )
     if not pending:
@@ -792,7 +854,7 @@ def compare_runs(
         not_comparable=not_comparable,
         geomean=geometric_mean([r.warm for c in cells for r in c.ratios if r.in_geomean]),
         compile_cost=_compile_cost(cells),
-        speedups=_speedups(cells),
+        speedups=_speedups(cells, stop),
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
         declared_identity=weights.basis == DECLARED or any(i.basis == DECLARED for i in inputs),
         criteria=criteria,
@@ -1007,7 +1069,10 @@ def _of(shapes: int) -> str:
     return f" (median of {shapes} shapes)" if shapes > 1 else ""
 
 
-def _speedups(cells: list[CellComparison]) -> list[Speedup]:
+def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> list[Speedup]:
+    """Compiled over eager per shape and side; none on a side whose performance acceptance is
+    stopped (its timings decide nothing), as none where a series is unstable."""
+    stopped = stop.roles if stop is not None else ()
     by_shape: dict[tuple[str, str, str], dict[str, CellComparison]] = {}
     for cell in cells:
         if cell.repeat_of is None:
@@ -1022,6 +1087,8 @@ def _speedups(cells: list[CellComparison]) -> list[Speedup]:
             e, c = getattr(eager, role), getattr(compiled, role)
             if e.status != "pass" or c.status != "pass" or not e.warm_median_s or not c.warm_median_s:
                 return None, None
+            if role in stopped:
+                return None, f"not compared: performance acceptance is stopped on the {role}"
             if e.timing_flag or c.timing_flag:  # either series unstable or unclassified: no figure
                 return None, STABILITY_FLAG
             return e.warm_median_s / c.warm_median_s, None
@@ -1094,14 +1161,12 @@ def headline(comparison: Comparison) -> str:
         parts.append(
             f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict"
         )
-    stopped = [s.role for s in (b, c) if s.perf_stopped]
+    stop = comparison.timing_stop
     geo = comparison.geomean
-    if stopped:
-        parts.append(
-            f"timing not compared: performance acceptance is stopped on the {' and '.join(stopped)} until the mismatching cells have a verdict"
-        )
+    if stop is not None:
+        parts.append(stop.headline)
     elif geo is None:
-        parts.append("no timing comparable" if not comparison.ratios else "no unflagged, stable timing to summarise")
+        parts.append(nothing_judged(len(comparison.ratios)))
     else:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"
@@ -1113,6 +1178,6 @@ def headline(comparison: Comparison) -> str:
             word = f"no clear difference ({word} at the point estimate)"
         parts.append(f"{word} (geomean of {comparison.geomean_counts}, {interval}; {comparison.interval_scope})")
     cost = comparison.compile_cost
-    if cost.shapes:
+    if cost.shapes and stop is None:  # a compile time is a timing: under a stop it decides nothing either
         parts.append("compile + first result per new shape " + ", ".join(compile_cost_text(cost, b, c)))
     return "; ".join(parts)

@@ -3,6 +3,10 @@
 Either side may be several runs (replicates) of one workload and target: the first of each side
 speaks for its statuses, versions and criteria; the timing interval is built from every run of
 the side whose cell passed, so it includes the variation between runs (judge.intervals).
+
+Whether timings are compared at all is the judge's answer, the one `reportgen compare` gives
+(judge.comparison.timing_stop): a run of either side with mismatching cells awaiting a verdict
+stops performance acceptance, and then no ratio is computed, only that reason is said.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from reportgen.judge.changes import (
     replicate_changes,
     version_changes,
 )
+from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -41,8 +46,9 @@ from reportgen.publish.summary import CellSummary, RunSummary
 
 FAILING = ("mismatch", "nonfinite", "error")
 NO_SAMPLES = "no verdict: warm samples not kept"
-# A ratio qualified by a flag (a changed host, criterion or timing scope, CPU fallback, a stopped
-# acceptance): its interval is shown, but it says neither faster nor slower.
+# A ratio qualified by a flag (a changed host, criterion or timing scope, CPU fallback): its
+# interval is shown, but it says neither faster nor slower. (A stopped performance acceptance
+# leaves no ratio at all: judge.comparison.timing_stop, as in `reportgen compare`.)
 FLAGGED = "no verdict: flagged"
 UNSTEADY = (STABILITY_FLAG, "timing not classified")  # flags of a warm series that decides nothing
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
@@ -147,19 +153,12 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
     return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
 
 
-def _stopped_flag(summary: RunSummary, which: str) -> str | None:
-    if not summary.performance_stopped:
-        return None
-    where = which if which.startswith(("before ", "after ")) else f"{which} run"
-    return f"performance acceptance stopped in the {where} ({summary.performance_stopped} mismatching cell(s) awaiting a verdict)"
-
-
 def timing_flags(
     before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary, series: str = ""
 ) -> list[str]:
     """Why a ratio must not be read as a performance result on its own (``series``: the ratio of
     that generation series, GenerationTiming's field, instead of the cell's warm series)."""
-    flags = [f for f in (_stopped_flag(before, "before"), _stopped_flag(after, "after")) if f]
+    flags = []
     if where(before) != where(after):  # a planned target, or the backend it ran on, changed
         flags.append(
             f"different targets ({where(before)} -> {where(after)}): not a regression, see `reportgen compare`"
@@ -192,10 +191,9 @@ def where(summary: RunSummary) -> str:
 
 def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list[str]:
     """What qualifies a ratio in a side's further runs, as ``timing_flags`` does for its first:
-    a stopped performance acceptance, CPU fallback in the cell."""
-    flags = [f for r in more if (f := _stopped_flag(r, f"{which} replicate {r.run_id}"))]
+    CPU fallback in the cell."""
     fell = [r.run_id for r in more if (cell := r.cells.get(case)) is not None and cell.cpu_fallback]
-    return flags + ([f"includes CPU fallback ({which} replicate {', '.join(fell)})"] if fell else [])
+    return [f"includes CPU fallback ({which} replicate {', '.join(fell)})"] if fell else []
 
 
 class DiffRefused(ValueError):
@@ -229,6 +227,11 @@ class RunDiff:
     # Per cell whose status changed: its status before and after as every page says it
     # ("mismatch in outputs, awaiting verdict"); the lists above keep the statuses themselves.
     words: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Performance acceptance stopped on a side (judge.comparison.timing_stop, the answer
+    # `reportgen compare` gives): no timing is compared, and ``not_timed`` names the cells that
+    # passed in every run of both sides, whose timing would otherwise have been.
+    timing_stop: TimingStop | None = None
+    not_timed: list[str] = field(default_factory=list)
 
     def said(self, case: str, before: str, after: str) -> tuple[str, str]:
         """The statuses of a change in words (the statuses in words where none were kept)."""
@@ -319,7 +322,10 @@ class RunDiff:
 
     @property
     def summary(self) -> str:
-        """One line: how many cells got faster, slower or neither, and the largest change."""
+        """One line: how many cells got faster, slower or neither, and the largest change; or why
+        no timing is compared."""
+        if self.timing_stop is not None:
+            return self.timing_stop.headline
         counts = self.verdict_counts()
         text = ", ".join(f"{n} {word}" for word, n in counts.items())
         text += f", {sum(1 for t in self.timings if t.unsteady)} unstable"  # ratios, as the counts before it
@@ -327,10 +333,16 @@ class RunDiff:
         if flagged:
             text += f", {flagged} flagged (not judged)"
         big = self.largest
-        return text + (f"; largest {speed_words(big.ratio)} on {big.name}" if big is not None else "; no clear change")
+        if big is not None:
+            return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
+        # 'no clear change' only where a ratio was judged: unstable or flagged ones decide nothing.
+        judged = any(t.judged and t.verdict in VERDICTS for t in self.timings)
+        return f"{text}; {'no clear change' if judged else nothing_judged(len(self.timings))}"
 
     @property
     def geomean_line(self) -> str:
+        if self.timing_stop is not None:
+            return self.timing_stop.note
         return geomean_text(self.geomean, self.geomean_counts)
 
     @property
@@ -366,6 +378,7 @@ class RunDiff:
         data["synthetic_note"] = self.synthetic_note
         data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
+        data["timing_stopped"] = self.timing_stop.note if self.timing_stop is not None else ""
         return data
 
 
@@ -449,6 +462,9 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     }
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     timing_changes = [c.text for c in result.criteria if c.judges == "timing"]
+    result.timing_stop = timing_stop(
+        (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
+    )
     result.host = host_changes(first.host, last.host) if first.host and last.host else []
     host_flag = host_timing_flag(result.host)
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
@@ -460,6 +476,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             result.removed.append(case)
         elif old.status != new.status:
             _status_change(result, case, old, new)
+        if result.timing_stop is not None:  # as compare says it: no ratio, only the reason
+            if old and new and old.status == new.status == "pass":
+                result.not_timed.append(case)
+            continue
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
@@ -507,8 +527,10 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
             result.changed_criterion.append(
                 CriterionPass(case, old.status, new.status, tuple(c.text for c in relevant))
             )
-        else:
+        elif old.status in FAILING:
             result.fixed.append(change)
+        else:  # untested or skipped before: it passes now, but nothing that failed was fixed
+            result.other_changes.append(change)
     else:
         result.other_changes.append(change)
 
@@ -566,6 +588,12 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
     lines += [f"  {case}" for case in diff.removed]
+    if diff.timing_stop is not None:
+        stop = diff.timing_stop
+        lines.append(f"{stop.headline} ({stop.runs_text})")
+        lines.append(f"cells that passed in both runs, timing not compared: {len(diff.not_timed)}")
+        lines += [f"  {case}: {stop.note}" for case in diff.not_timed]
+        return "\n".join(lines)
     lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")

@@ -546,9 +546,13 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         (a, b, diff_runs(a, b)) for a, b in zip(history, history[1:])
     ]
     named = [c for c in watched if c in latest.cells]
-    if diffs:
+    stop = diffs[-1][2].timing_stop if diffs else None
+    if diffs and stop is None:
         changed = largest_changes(diffs[-1][2], KEY_TIMINGS)
         why = "the cells with the largest change against the previous run"
+    elif stop is not None:  # no ratio against the previous run to rank by: the cells alone decide
+        changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
+        why = f"the first cells with a warm median (no timing is compared against the previous run: {stop.reason})"
     else:
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
         why = "the first cells with a warm median (one run: nothing to compare yet)"

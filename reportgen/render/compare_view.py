@@ -18,7 +18,7 @@ from reportgen.judge.comparison import (
     compile_cost_text,
 )
 from reportgen.judge.intervals import CONFIDENCE, RatioInterval, interval_text, ratio_number
-from reportgen.judge.timing_stability import SERIES_COLUMN, SYMBOL
+from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, SERIES_COLUMN, SYMBOL
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
@@ -218,8 +218,11 @@ def _ratio(value: float | None) -> str:
 
 
 def _speedup(value: float | None, flag: str | None) -> str:
-    """A compiled-over-eager speedup, or why none is given where both cells passed."""
-    return f"{SYMBOL} {flag}" if flag else _ratio(value)
+    """A compiled-over-eager speedup, or why none is given where both cells passed: an unstable
+    series (with its symbol), or a stopped performance acceptance."""
+    if flag == STABILITY_FLAG:
+        return f"{SYMBOL} {flag}"
+    return flag or _ratio(value)
 
 
 def _memory(cell: CellComparison) -> str:
@@ -302,6 +305,9 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
     geo = comparison.geomean
     unstable = {c.case for c in comparison.unstable}
     excluded = len([c for c in comparison.flagged if c.case not in unstable])
+    stop = comparison.timing_stop
+    if stop is not None:  # the reason, not "not measured": no timing of the pair is compared
+        return [Row("geometric mean of warm ratios", stop.note), Row("compile + first result per new shape", stop.note)]
     if geo is None:
         return [
             Row(

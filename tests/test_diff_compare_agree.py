@@ -1,0 +1,185 @@
+"""`reportgen diff` and `reportgen compare` answer one question about one pair of runs: where
+they both speak of a timing they give the same answer, and a timing that decides nothing in one
+decides nothing, with its reason, in the other."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from tests.logbuilder import dumps, timing_log
+from tests.test_run_changes import _mismatch
+
+RUNNER = CliRunner()
+BAD = "b2-l16-contiguous-float32-compiled"
+# A ratio as diff writes it, with its interval: "(0.497x, 95% interval ...)" or "| 0.497× |".
+RATIO = re.compile(r"\d\.\d{3}[x×]")
+
+
+def _log(path: Path, events: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def _stopped_pair(root: Path) -> tuple[Path, Path]:
+    """Before: every cell passes. After: twice as fast, and one cell mismatches with no verdict
+    (its performance acceptance is stopped)."""
+    before = _log(root / "before" / "events.jsonl", timing_log("all-pass", seed=1))
+    events = timing_log("one-mismatch", scale=0.5, seed=2)
+    _mismatch(events, BAD)
+    return before, _log(root / "after" / "events.jsonl", events)
+
+
+def _diff(*args: str) -> str:
+    result = RUNNER.invoke(main, ["diff", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _compare(root: Path, *args: str) -> dict[str, Any]:
+    out = root / "cmp"
+    result = RUNNER.invoke(main, ["compare", *args, "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    return data
+
+
+def test_a_stopped_acceptance_compares_no_timing_in_diff_as_in_compare(tmp_path: Path) -> None:
+    """Before: compare said 'not compared: performance acceptance is stopped on the candidate'
+    for each cell, while diff, of the same two logs, listed each cell's ratio and interval
+    (0.497x, 95% interval 0.494 to 0.500) as 'no verdict: flagged'."""
+    before, after = _stopped_pair(tmp_path)
+    data = _compare(tmp_path, str(before), str(after))
+    stopped = "not compared: performance acceptance is stopped on the candidate"
+    not_timed = {c["case"] for c in data["cells"] if c["timing_note"] == stopped}
+    assert not_timed == {c["case"] for c in data["cells"]} - {BAD} and data["geomean"] is None
+    assert all(c["timing"] is None for c in data["cells"])
+
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert found["timings"] == [] and found["geomean"] is None
+    assert found["timing_stopped"] == "not compared: performance acceptance is stopped on the after"
+    assert set(found["not_timed"]) == not_timed
+    assert "faster" not in found["summary"] and "no clear" not in found["summary"], found["summary"]
+    for fmt in ("text", "md"):
+        text = _diff(str(before), str(after), "--format", fmt)
+        assert not RATIO.search(text), text
+        assert "performance acceptance is stopped on the after" in text, text
+        assert not re.search(r"\b(faster|slower|no clear)\b", text), text
+        assert all(case in text for case in not_timed), text
+
+
+def test_with_a_verdict_on_the_mismatch_both_compare_the_timings_alike(tmp_path: Path) -> None:
+    """The stop ends with the owner's verdict: then both commands time the same cells and call
+    them faster."""
+    before, after = _stopped_pair(tmp_path)
+    (after.parent / "annotations.toml").write_text(
+        f'["{BAD}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n', encoding="utf-8"
+    )
+    data = _compare(tmp_path, str(before), str(after))
+    timed = {c["case"]: c["timing"]["verdict"] for c in data["cells"] if c["timing"] is not None}
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert found["timing_stopped"] == "" and found["not_timed"] == []
+    assert {t["case"]: t["verdict"] for t in found["timings"]} == timed == dict.fromkeys(timed, "faster")
+    assert len(timed) == 3
+
+
+def test_the_history_compares_no_timing_of_a_stopped_pair(tmp_path: Path) -> None:
+    """Before: the workload page listed each cell's ratio against the previous run (flagged) and
+    chose its timing columns by the largest of those ratios, although they decide nothing."""
+    from reportgen.publish.site import build_site
+
+    _stopped_pair(tmp_path / "runs")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "Timing not compared: performance acceptance is stopped on the after until" in page
+    assert '<table class="ratios">' not in page and not RATIO.search(page)
+    assert "the cells with the largest change against the previous run" not in page
+    assert "not compared: performance acceptance is stopped on the after" in page  # the geometric mean column
+
+
+def _unstable(events: list[dict[str, Any]]) -> None:
+    """Every warm series bimodal: every other sample three times as long."""
+    from tests.logbuilder import _warm
+
+    for event in events:
+        if event["kind"] == "timing":
+            event["warm"] = _warm([x * (3 if i % 2 else 1) for i, x in enumerate(event["warm"]["samples_s"])])
+
+
+def test_where_no_ratio_decides_anything_diff_says_so_as_compare_does(tmp_path: Path) -> None:
+    """Before: with every warm series unstable, compare said 'no unflagged, stable timing to
+    summarise' and diff '0 faster, 0 slower, 0 no clear difference, 4 unstable; no clear change',
+    a verdict drawn from timings that decide nothing (and so where no cell passed at all)."""
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("steady", seed=1))
+    events = timing_log("bimodal", seed=2)
+    _unstable(events)
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data = _compare(tmp_path, str(before), str(after))
+    assert "no unflagged, stable timing to summarise" in data["headline"]
+    summary = json.loads(_diff(str(before), str(after), "--format", "json"))["summary"]
+    assert summary.endswith("4 unstable; no unflagged, stable timing to summarise"), summary
+    assert "no clear change" not in _diff(str(before), str(after))
+
+    failing = timing_log("all-error", seed=3)
+    for event in failing:
+        if event["kind"] == "case_result":
+            event["status"] = "error"
+    broken = _log(tmp_path / "c" / "events.jsonl", failing)
+    assert "no timing comparable" in _compare(tmp_path / "c", str(before), str(broken))["headline"]
+    summary = json.loads(_diff(str(before), str(broken), "--format", "json"))["summary"]
+    assert summary.endswith("0 unstable; no timing comparable"), summary
+
+
+def test_a_judged_ratio_without_a_clear_change_still_says_so(tmp_path: Path) -> None:
+    """The control: where ratios were judged and none is clearly faster or slower."""
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("same-a", seed=4, noise=0.05))
+    after = _log(tmp_path / "b" / "events.jsonl", timing_log("same-b", seed=14, noise=0.05))
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    judged = [t for t in found["timings"] if t["verdict"] == "no clear difference" and not t["flags"]]
+    assert judged and found["summary"].endswith("; no clear change"), found
+
+
+def test_a_stopped_side_gives_no_compile_cost_or_speedup_either(tmp_path: Path) -> None:
+    """Before: compare's answer read 'timing not compared: performance acceptance is stopped on
+    the candidate ...; compile + first result per new shape on a cache miss: candidate (cpu) 4.5 s
+    against baseline (cpu) 4.5 s', and its compiled-over-eager table gave the stopped candidate a
+    speedup (1.25x): timings whose acceptance is stopped, compared all the same."""
+    before, after = _stopped_pair(tmp_path)
+    data = _compare(tmp_path, str(before), str(after))
+    assert "performance acceptance is stopped on the candidate" in data["headline"]
+    assert "compile + first result" not in data["headline"], data["headline"]
+    assert all(s["candidate"] is None for s in data["speedups"])
+    flags = {s["shape"]: s["candidate_flag"] for s in data["speedups"]}
+    # (2, 16): its compiled cell mismatches, so there is no speedup to give at all.
+    assert flags == {"(1, 16)": "not compared: performance acceptance is stopped on the candidate", "(2, 16)": None}
+    assert all(s["baseline"] is not None for s in data["speedups"])  # the baseline's own figures stand
+    out = tmp_path / "md"
+    assert RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "md"]).exit_code == 0
+    page = (out / "compare.md").read_text(encoding="utf-8")
+    for row in ("geometric mean of warm ratios", "compile + first result per new shape"):
+        assert f"| {row} | not compared: performance acceptance is stopped on the candidate |" in page, page
+    speedups = page[page.index("Compiled over eager, per shape") :]
+    assert "| not compared: performance acceptance is stopped on the candidate |" in speedups
+
+
+def test_the_history_names_a_synthetic_run_by_its_own_id(tmp_path: Path) -> None:
+    """Before: the history's synthetic banner went through Jinja's capitalize, which lowercases
+    all but the first letter: run 'Tiny-B-20261202T0553Z' was named 'tiny-b-20261202t0553z'."""
+    from reportgen.publish.site import build_site
+
+    for run_id, seed in (("Tiny-A-20261201T0553Z", 1), ("Tiny-B-20261202T0553Z", 2)):
+        events = timing_log(run_id, seed=seed)
+        events[0]["started_at"] = f"2026-12-0{seed}T05:53:00Z"
+        _log(tmp_path / "runs" / run_id / "events.jsonl", events)
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    banner = page[page.index('class="banner banner-synthetic"') :]
+    banner = banner[: banner.index("</p>")]
+    assert "Synthetic fixture on the before side (Tiny-A-20261201T0553Z)" in banner, banner
+    assert "the after side (Tiny-B-20261202T0553Z)" in banner, banner
