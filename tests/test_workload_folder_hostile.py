@@ -193,3 +193,22 @@ def test_the_hashes_are_of_the_bytes_that_run(tmp_path: Path) -> None:
     (entry,) = workload_imports(module)
     assert entry["sha256"] == hashlib.sha256((module.parent / "a.py").read_bytes()).hexdigest()
     assert _load(module).a.X == 1
+
+
+def test_an_init_file_in_the_workload_folder_is_not_listed_it_never_runs(tmp_path: Path) -> None:
+    """The workload module is the package over its folder: ``from . import a`` (in it, or from
+    a sub-package with ``from .. import a``) never runs the folder's own __init__.py, which the
+    scan hashed as an import all the same."""
+    module = _tree(
+        tmp_path / "wl",
+        {
+            "wl.py": "from . import a\nfrom .pkg import b\n" + FUNCTIONS,
+            "__init__.py": "raise SystemExit('the folder is no package of its own here')\n",
+            "a.py": "",
+            "pkg/__init__.py": "",
+            "pkg/b.py": "from .. import a\n",
+        },
+    )
+    _load(module)
+    assert _loaded_from(module.parent) == {"wl.py", *_listed(module)}
+    assert "__init__.py" not in _listed(module)
