@@ -88,7 +88,8 @@ def load_workload(
     ``imports_sha256`` (and ``module_sha256``), files changed since run_start hashed them are
     refused before anything runs."""
     path = plan.module_path
-    name = f"collector_workload_{path.stem}"
+    # A dot in the file name (model.v2.py) would make the name a submodule's of a missing package.
+    name = "collector_workload_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     cached = sys.modules.get(name)
     if cached is not None and getattr(cached, "__file__", None) == str(path) and _FINDER.serves(name):
         config = (plan.generation or {}).get("config")

@@ -212,3 +212,14 @@ def test_an_init_file_in_the_workload_folder_is_not_listed_it_never_runs(tmp_pat
     _load(module)
     assert _loaded_from(module.parent) == {"wl.py", *_listed(module)}
     assert "__init__.py" not in _listed(module)
+
+
+@pytest.mark.parametrize("file_name", ["model.v2.py", "my-model.py", "__init__.py", "torch.py", "collector.py"])
+def test_odd_module_file_names_load(tmp_path: Path, file_name: str) -> None:
+    """model.v2.py failed with "No module named 'collector_workload_model'" (the dot made the
+    name a submodule's)."""
+    module = _tree(
+        tmp_path / "wl", {file_name: "from . import helper\n" + FUNCTIONS, "helper.py": "X = 1\n"}, file_name
+    )
+    assert _load(module).helper.X == 1
+    assert _loaded_from(module.parent) == {file_name, *_listed(module)}
