@@ -93,7 +93,7 @@ def main() -> None:
     run.dir = Path(args.run_dir)
     run.log = Relay(markers)  # type: ignore[assignment]
     run.progress = Quiet()  # type: ignore[assignment]
-    run.workload = load_workload(plan)
+    run.workload = load_workload(plan, args.imports_sha256, args.module_sha256)
     run.model = model = saved_model(run.workload, args.run_dir)
     if plan.compare["params"]:  # as the main process resolved them for its plan event
         plan.compare["params"] = training.resolve_param_rules(plan.compare["params"], run.workload, model)

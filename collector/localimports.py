@@ -160,7 +160,8 @@ class _Scan:
                 base = base.parent
             if not base.is_relative_to(self.root):
                 return
-            yield base / "__init__.py"
+            if base != self.root:  # the workload module is the package over its own folder
+                yield base / "__init__.py"
         else:
             base = self.root
         files, package = self._chain(base, node.module.split(".") if node.module else [])

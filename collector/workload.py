@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import inspect
 import os
 import sys
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +35,7 @@ from typing import Any
 import torch
 
 from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
+from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
 from collector.plan import WorkloadPlan
 
 REQUIRED = ("build_model", "make_inputs", "run_model")
@@ -72,24 +76,41 @@ def check_source(path: Path) -> None:
         ) from None
 
 
-def load_workload(plan: WorkloadPlan) -> ModuleType:
-    """The workload module, imported as ``python module.py`` would import it: its folder first
-    on ``sys.path`` (``import helper`` finds ``helper.py`` beside it) and the module the root of
-    a package over that folder (``from . import helper``, ``from .layers import Block``). These
-    are the files run_start hashes as the workload's imports (localimports.py)."""
+def load_workload(
+    plan: WorkloadPlan, imports_sha256: str | None = None, module_sha256: str | None = None
+) -> ModuleType:
+    """The workload module, imported as ``python module.py`` would import it: ``import helper``
+    finds ``helper.py`` beside it and the module is the root of a package over its folder
+    (``from . import helper``, ``from .layers import Block``). Only the local files run_start
+    hashes as the workload's imports (localimports.py) load from its folder, each checked to hold
+    the bytes hashed when it loads (the folder is not put on ``sys.path``: a file there that the
+    workload does not import, named like a module torch imports later, is never run). With
+    ``imports_sha256`` (and ``module_sha256``), files changed since run_start hashed them are
+    refused before anything runs."""
     path = plan.module_path
-    name = f"collector_workload_{path.stem}"
+    # A dot in the file name (model.v2.py) would make the name a submodule's of a missing package.
+    name = "collector_workload_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     cached = sys.modules.get(name)
-    if cached is not None and getattr(cached, "__file__", None) == str(path):
+    if cached is not None and getattr(cached, "__file__", None) == str(path) and _FINDER.serves(name):
         config = (plan.generation or {}).get("config")
         if config and callable(getattr(cached, "configure", None)):
             cached.configure(config)
         return cached
-    _forget(name)  # another file of the same name, loaded before in this process
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=[folder])
+    entries = workload_imports(path)
+    if imports_sha256 is not None and imports_digest(entries) != imports_sha256:
+        raise WorkloadError(
+            f"workload module {path}: a local file it imports was changed, added or removed since the run "
+            "began (run_start hashed them); it is not loaded"
+        )
+    hashed = {os.path.realpath(e["path"]): e["sha256"] for e in entries if e.get("sha256")}
+    own = module_sha256 or _sha256_or_none(path)
+    if own is not None:
+        hashed[os.path.realpath(path)] = own  # ``import wl`` from a helper: the module's own bytes
+    _FINDER.serve(name, path.parent, hashed)  # first: what was loaded for a workload before is dropped
+    _clashing(path, entries)
+    spec = importlib.util.spec_from_file_location(
+        name, path, loader=_HashedLoader(name, str(path), own), submodule_search_locations=[str(path.parent)]
+    )
     if spec is None or spec.loader is None:
         raise WorkloadError(f"workload module {path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
@@ -103,10 +124,15 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
         ) from None
     except SyntaxError as exc:
         del sys.modules[name]
-        raise WorkloadError(f"workload module {path} line {exc.lineno}: SyntaxError: {exc.msg}") from None
+        where = "" if not exc.filename or exc.filename == str(path) else f" (in {exc.filename})"
+        raise WorkloadError(
+            f"workload module {path}{where} line {exc.lineno}: SyntaxError: {' '.join(str(exc.msg).split())[:300]}"
+        ) from None
     except Exception as exc:
         del sys.modules[name]
-        raise WorkloadError(f"workload module {path}: raised on import: {_one_line(exc)}") from None
+        raise WorkloadError(
+            f"workload module {path}: raised on import{_where(exc, path)}: {_one_line(exc)}{_not_loaded(exc, path)}"
+        ) from None
     needed: tuple[str, ...]
     if plan.generation:
         from collector.generation import EXPECTED as GENERATION_EXPECTED, REQUIRED as GENERATION_REQUIRED
@@ -134,10 +160,155 @@ def load_workload(plan: WorkloadPlan) -> ModuleType:
     return module
 
 
-def _forget(name: str) -> None:
-    """Drop a loaded workload module and the files it imported relatively (its submodules)."""
-    for key in [key for key in sys.modules if key == name or key.startswith(name + ".")]:
-        del sys.modules[key]
+def _sha256_or_none(path: Path) -> str | None:
+    try:
+        return sha256_file(path)
+    except OSError:
+        return None  # the loader says why it cannot read it
+
+
+class _HashedLoader(importlib.machinery.SourceFileLoader):
+    """A workload file's loader: it runs the bytes it reads only when they are the bytes hashed
+    (never a cached ``.pyc``, which may hold other code), and writes no bytecode."""
+
+    def __init__(self, fullname: str, path: str, sha256: str | None) -> None:
+        super().__init__(fullname, path)
+        self.sha256 = sha256
+
+    def get_code(self, fullname: str) -> Any:
+        data = self.get_data(self.path)
+        if self.sha256 is not None and hashlib.sha256(data).hexdigest() != self.sha256:
+            raise ImportError(f"{self.path} changed since the collector hashed it; it is not loaded", path=self.path)
+        return compile(data, self.path, "exec", dont_inherit=True)
+
+
+class _WorkloadFinder(importlib.abc.MetaPathFinder):
+    """Imports from a workload's folder, as its folder first on ``sys.path`` would, but only the
+    files hashed: a top-level name whose file beside the module was not hashed is left to the
+    rest of the import system (the standard library, installed packages), and a file inside one
+    of the workload's packages that was not hashed is refused."""
+
+    def __init__(self) -> None:
+        self.root = ""
+        self.folder = Path()
+        self.hashed: dict[str, str] = {}
+        self.packages: dict[str, Path] = {}
+
+    def serve(self, root: str, folder: Path, hashed: dict[str, str]) -> None:
+        self.forget()
+        self.root, self.folder, self.hashed = root, folder, hashed
+        self.packages = {root: folder}
+        if self not in sys.meta_path:
+            paths = [i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder]
+            sys.meta_path.insert(paths[0] if paths else len(sys.meta_path), self)
+
+    def serves(self, name: str) -> bool:
+        return name == self.root and self in sys.meta_path
+
+    def forget(self) -> None:
+        """Drop the modules loaded for the workload served before (another file, or the same
+        one loaded again)."""
+        for key, module in list(sys.modules.items()):
+            spec = getattr(module, "__spec__", None)
+            if (
+                key == self.root
+                or key.startswith(self.root + ".")
+                or isinstance(getattr(spec, "loader", None), _HashedLoader)
+            ):
+                del sys.modules[key]
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        parent, _, last = fullname.rpartition(".")
+        if parent and parent not in self.packages:
+            return None
+        base = self.packages[parent] if parent else self.folder
+        inside = bool(parent)  # a submodule of one of the workload's packages
+        package, module = base / last / "__init__.py", base / f"{last}.py"
+        found = package if package.is_file() else module if module.is_file() else None
+        if found is None:
+            below = os.path.realpath(base / last) + os.sep
+            if (base / last).is_dir() and (inside or any(p.startswith(below) for p in self.hashed)):
+                # a folder without __init__.py (a namespace package), as the scan reads one
+                spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+                spec.submodule_search_locations = [str(base / last)]
+                self.packages[fullname] = base / last
+                return spec
+            if inside:
+                raise ModuleNotFoundError(f"No module named {fullname!r} ({module} does not exist)", name=fullname)
+            return None
+        sha = self.hashed.get(os.path.realpath(found))
+        if sha is None:
+            if inside:
+                raise ImportError(
+                    f"{found} is not among the files the collector hashed for the workload (its imports are "
+                    "read from its source); it is not loaded",
+                    name=fullname,
+                    path=str(found),
+                )
+            return None
+        is_package = found == package
+        if is_package:
+            self.packages[fullname] = base / last
+        return importlib.util.spec_from_file_location(
+            fullname,
+            found,
+            loader=_HashedLoader(fullname, str(found), sha),
+            submodule_search_locations=[str(base / last)] if is_package else None,
+        )
+
+
+_FINDER = _WorkloadFinder()
+
+
+def _clashing(path: Path, entries: list[dict[str, Any]]) -> None:
+    """A file beside the module that the workload imports by a name the interpreter already
+    resolves elsewhere (a module loaded or built in: the file would not be what loads) or by a
+    standard-library module's name (the file would replace that module for the collector and
+    torch too) is refused, naming the file."""
+    folder = os.path.realpath(path.parent)
+    for entry in entries:
+        if not entry.get("sha256"):
+            continue
+        relative = os.path.relpath(os.path.realpath(entry["path"]), folder)
+        parts = relative.split(os.sep)
+        top = parts[0].removesuffix(".py") if len(parts) == 1 else parts[0]
+        if top in sys.modules or top in sys.builtin_module_names:
+            why = "the collector has a module of that name loaded already; that one is what `import` gives"
+        elif top in getattr(sys, "stdlib_module_names", ()):
+            why = "a module of the standard library has that name; the file would replace it for the collector too"
+        else:
+            continue
+        raise WorkloadError(
+            f"workload module {path}: {entry['path']} beside it is imported as {top!r}, but {why}; rename it"
+        )
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """' (in helper.py line 3)': the innermost line of the workload's folder that raised, when
+    it is not the module itself."""
+    folder = os.path.realpath(path.parent) + os.sep
+    last = None
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if os.path.realpath(frame.f_code.co_filename).startswith(folder):
+            last = (frame.f_code.co_filename, line)
+    if last is None or last[0] == str(path):
+        return ""
+    return f" (in {last[0]} line {last[1]})"
+
+
+def _not_loaded(exc: BaseException, path: Path) -> str:
+    """Why an import of a file beside the module found nothing: the file was not hashed."""
+    name = getattr(exc, "name", None)
+    if not isinstance(exc, ModuleNotFoundError) or not name or "." in name:
+        return ""
+    for candidate in (path.parent / f"{name}.py", path.parent / name / "__init__.py"):
+        if candidate.exists():
+            return (
+                f"; {candidate} is not loaded: the collector loads only the local files it hashed (none past "
+                f"{MAX_FILES} files or {MAX_DEPTH} imports deep, none outside the module's folder or through a link "
+                "out of it, none imported by a name it cannot read from the source)"
+            )
+    return ""
 
 
 def same_layout(tensor: torch.Tensor, device: torch.device | str, dtype: torch.dtype | None = None) -> torch.Tensor:

@@ -67,7 +67,7 @@ def _files_read(run: Run) -> list[tuple[str, Path]]:
 
 def write_plan(run: Run) -> None:
     run.module_sha256 = sha256_file(run.plan.module_path)
-    run.workload = load_workload(run.plan)
+    run.workload = load_workload(run.plan, run.imports_sha256, run.module_sha256)
     run.model = build_model(run.workload)
     weights_path, size, digest = _record_weights(run)
     content = content_fields(run.model.state_dict())

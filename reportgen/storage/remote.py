@@ -200,12 +200,13 @@ class Store:
 
     def read_end(self, url: str, size: int, count: int) -> bytes:
         """The last ``count`` bytes (at most) of an object listed with ``size`` bytes, in one
-        ranged GET. (Not counted in ``fetched``, which lists the run inputs read.)"""
+        GET of a suffix range: the object's end as it is when read, also when it was replaced
+        by a longer or shorter one since the listing (a range from the listed size read the
+        middle of a longer one, and a shorter one failed). (Not counted in ``fetched``, which
+        lists the run inputs read.)"""
         if not size:
             return b""
-        data: bytes = self._call(
-            "read", url, self.fs.cat_file, url.removeprefix("s3://"), start=max(0, size - count), end=size
-        )
+        data: bytes = self._call("read", url, self.fs.cat_file, url.removeprefix("s3://"), start=-count)
         return data
 
     def read_at_most(self, url: str, limit: int) -> bytes | None:
