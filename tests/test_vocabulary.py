@@ -15,7 +15,6 @@ import msgspec
 from reportgen.contract import events as ev
 from reportgen.judge.comparison import CellSide
 from reportgen.publish.diff import diff_command
-from reportgen.publish.site import build_site
 from reportgen.render.compare_view import _status_text
 from tests.conftest import REPO
 
@@ -96,14 +95,6 @@ def test_the_token_list_holds_what_pages_used_to_show() -> None:
     assert "case_result" not in tokens
     assert _raw_in("cold call: eager_no_compile.", tokens) == {"eager_no_compile": "cold call: eager_no_compile."}
     assert _raw_in("b1-l16-eager_no_compile-x and host_to_device_extra", tokens) == {}
-
-
-@pytest.fixture(scope="module")
-def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("vocabulary") / "site"
-    result = build_site([SAMPLES], out)
-    assert result.rejected == []
-    return out
 
 
 def test_no_raw_token_on_any_sample_page(sample_site: Path) -> None:
