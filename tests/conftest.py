@@ -48,3 +48,15 @@ def browser() -> Iterator[Any]:
         instance = play.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
         yield instance
         instance.close()
+
+
+@pytest.fixture(scope="session")
+def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of sample_runs/, built once per test process for every module that reads it
+    (tests only read it: a test that changes a site builds its own)."""
+    from reportgen.publish.site import build_site
+
+    out = tmp_path_factory.mktemp("samples") / "site"
+    result = build_site([REPO / "sample_runs"], out)
+    assert result.rejected == []
+    return out

@@ -805,15 +805,16 @@ def test_a_signal_while_torch_imports_is_one_line_and_writes_nothing(tmp_path: P
 
 def _tagged(tag: str) -> list[int]:
     """The processes whose environment carries ``tag``: the collector and all it started."""
-    found = []
+    found, marker = [], f"MR_ORPHAN_TAG={tag}".encode()
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or _gone(int(entry.name)):
+        if not entry.name.isdigit():
             continue
         try:
-            if f"MR_ORPHAN_TAG={tag}".encode() in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
+            tagged = marker in (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
+        if tagged and not _gone(int(entry.name)):  # the environment first: most processes are not the run's
+            found.append(int(entry.name))
     return found
 
 
@@ -825,10 +826,10 @@ def _child_cmd(pid: int) -> bytes:
 
 
 def _kill_collector_when(
-    tmp_path: Path, moment: Callable[[int, list[int], Path], bool], fault: str, timeout: float = 300
+    tmp_path: Path, moment: Callable[[int, str, Path], bool], fault: str, timeout: float = 300
 ) -> tuple[Path, list[int]]:
-    """Start a collector on one compiled cell; SIGKILL it once ``moment(collector, its
-    processes, temp dir)`` holds. Returns the temp dir and the pids the run had then."""
+    """Start a collector on one compiled cell; SIGKILL it once ``moment(collector, the run's
+    tag, temp dir)`` holds. Returns the temp dir and the pids the run had then."""
     tag, scratch = os.urandom(6).hex(), tmp_path / "tmp"
     scratch.mkdir()
     env = {
@@ -847,7 +848,7 @@ def _kill_collector_when(
     )
     try:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proc.poll() is None and not moment(proc.pid, _tagged(tag), tmp_path):
+        while time.monotonic() < deadline and proc.poll() is None and not moment(proc.pid, tag, tmp_path):
             time.sleep(0.05)
         assert proc.poll() is None, "the collector ended before the moment came"
         assert time.monotonic() < deadline, "the moment never came"
@@ -868,11 +869,12 @@ def _kill_collector_when(
     return scratch, had
 
 
-def _cell_child_started(collector: int, pids: list[int], tmp: Path) -> bool:
-    return any(b"collector.cellproc" in _child_cmd(p) for p in pids)
+def _cell_child_started(collector: int, tag: str, tmp: Path) -> bool:
+    return any(b"collector.cellproc" in _child_cmd(p) for p in _tagged(tag))
 
 
-def _grandchild_started(collector: int, pids: list[int], tmp: Path) -> bool:
+def _grandchild_started(collector: int, tag: str, tmp: Path) -> bool:
+    # The pid file alone (no scan of every process's environment at each poll).
     pidfile = tmp / "pids"
     return pidfile.exists() and len(pidfile.read_text(encoding="utf-8").split()) == 2
 
@@ -881,7 +883,7 @@ def _grandchild_started(collector: int, pids: list[int], tmp: Path) -> bool:
     "moment", [_cell_child_started, _grandchild_started], ids=["child-importing", "child-and-its-child-running"]
 )
 def test_kill_9_of_the_collector_leaves_no_process_of_the_run(
-    tmp_path: Path, moment: Callable[[int, list[int], Path], bool]
+    tmp_path: Path, moment: Callable[[int, str, Path], bool]
 ) -> None:
     # cold-hang: the fresh process starts a child of its own, then sleeps past any timeout.
     scratch, had = _kill_collector_when(tmp_path, moment, "cold-hang@1")
@@ -894,7 +896,7 @@ def test_kill_9_of_the_collector_leaves_no_process_of_the_run(
     assert sorted(p.name for p in removed) == left and not any(scratch.iterdir()), "the next run removes them"
 
 
-def _compiling(collector: int, pids: list[int], tmp: Path) -> bool:
+def _compiling(collector: int, tag: str, tmp: Path) -> bool:
     # A cold compile writes Inductor's cache into the cell's own folder below the run's cache
     # folder (kept for the later compiles of its shape), or into a temporary one.
     scratch = tmp / "tmp"

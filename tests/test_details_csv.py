@@ -15,6 +15,7 @@ import csv
 import io
 import random
 import struct
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,9 +51,17 @@ def _details_text(run: RunModel) -> str:
     return _details_bytes(run).decode("utf-8")
 
 
+_LOGS: dict[int, Path] = {}
+
+
 def _run(tmp_path_factory: Any, cells: int) -> RunModel:
-    path = tmp_path_factory.mktemp("csv") / "events.jsonl"
-    path.write_text(dumps(large_log(cells, mismatch_every=2)), encoding="utf-8")
+    """A run of ``cells`` cells, read and built anew on each call (the tests change its cells);
+    its log is written once, not once per Hypothesis example."""
+    path = _LOGS.get(cells)
+    if path is None:
+        path = tmp_path_factory.mktemp("csv") / "events.jsonl"
+        path.write_text(dumps(large_log(cells, mismatch_every=2)), encoding="utf-8")
+        _LOGS[cells] = path
     return build_run(read_log(path))
 
 

@@ -16,9 +16,8 @@ from tests.conftest import FIXTURES
 from tests.hostile import invoke, snapshot
 
 
-def _area(tmp_path: Path) -> tuple[Path, Path, Path]:
+def _build_area(area: Path) -> None:
     """runs/ with two good runs, a victim folder beside the output, and a built site."""
-    area = tmp_path / "area"
     runs = area / "runs"
     for name in ("synthetic_complete", "synthetic_mismatch"):
         (runs / name).mkdir(parents=True)
@@ -29,7 +28,22 @@ def _area(tmp_path: Path) -> tuple[Path, Path, Path]:
     (victim / "runs" / "keep.txt").write_text("precious too\n", encoding="utf-8")
     out = area / "deep" / "site"
     assert invoke(["site", runs, "--out", out]).code == 0
-    return runs, out, victim
+
+
+@pytest.fixture(scope="module")
+def built_area(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The area, built once for the module; each test plants into a copy of its own."""
+    area = tmp_path_factory.mktemp("hostile-site") / "area"
+    _build_area(area)
+    return area
+
+
+@pytest.fixture
+def area(built_area: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """This test's copy of the built area (times kept, nothing shared): runs, site, victim."""
+    copy = tmp_path / "area"
+    shutil.copytree(built_area, copy, symlinks=True)
+    return copy / "runs", copy / "deep" / "site", copy / "victim"
 
 
 def _state(out: Path) -> dict[str, Any]:
@@ -93,9 +107,9 @@ STATES: list[tuple[str, Callable[[Path], bytes], str]] = [
 
 @pytest.mark.parametrize("name,plant,fragment", STATES, ids=[s[0] for s in STATES])
 def test_planted_state_is_ignored_with_a_warning_and_nothing_outside_changes(
-    tmp_path: Path, name: str, plant, fragment: str
+    tmp_path: Path, area: tuple[Path, Path, Path], name: str, plant, fragment: str
 ) -> None:
-    runs, out, victim = _area(tmp_path)
+    runs, out, victim = area
     (out / STATE_NAME).write_bytes(plant(out))
     outside = snapshot(tmp_path / "area" / "runs"), snapshot(victim)
     result = invoke(["site", runs, "--out", out])
@@ -108,8 +122,8 @@ def test_planted_state_is_ignored_with_a_warning_and_nothing_outside_changes(
     assert invoke(["site", runs, "--out", out]).stderr.count("warning") == 0, "the next build trusts its own state"
 
 
-def test_state_file_that_is_a_symlink_is_neither_read_nor_written_through(tmp_path: Path) -> None:
-    runs, out, victim = _area(tmp_path)
+def test_state_file_that_is_a_symlink_is_neither_read_nor_written_through(area: tuple[Path, Path, Path]) -> None:
+    runs, out, victim = area
     (out / STATE_NAME).unlink()
     (out / STATE_NAME).symlink_to(victim / "keep.txt")
     before = snapshot(victim)
@@ -121,8 +135,8 @@ def test_state_file_that_is_a_symlink_is_neither_read_nor_written_through(tmp_pa
 
 
 @pytest.mark.parametrize("where", ["runs", "assets", "workloads"])
-def test_folder_in_out_that_is_a_symlink_is_refused(tmp_path: Path, where: str) -> None:
-    runs, out, victim = _area(tmp_path)
+def test_folder_in_out_that_is_a_symlink_is_refused(area: tuple[Path, Path, Path], where: str) -> None:
+    runs, out, victim = area
     (out / STATE_NAME).unlink()  # a full build writes every page
     shutil.rmtree(out / where)
     (out / where).symlink_to(victim / "runs", target_is_directory=True)
@@ -133,8 +147,8 @@ def test_folder_in_out_that_is_a_symlink_is_refused(tmp_path: Path, where: str) 
     assert snapshot(victim) == before
 
 
-def test_page_that_is_a_symlink_is_replaced_not_written_through(tmp_path: Path) -> None:
-    runs, out, victim = _area(tmp_path)
+def test_page_that_is_a_symlink_is_replaced_not_written_through(area: tuple[Path, Path, Path]) -> None:
+    runs, out, victim = area
     (out / STATE_NAME).unlink()
     (out / "index.html").unlink()
     (out / "index.html").symlink_to(victim / "keep.txt")
@@ -146,8 +160,8 @@ def test_page_that_is_a_symlink_is_replaced_not_written_through(tmp_path: Path) 
     )
 
 
-def test_stale_run_folder_that_is_a_symlink_only_loses_the_link(tmp_path: Path) -> None:
-    runs, out, victim = _area(tmp_path)
+def test_stale_run_folder_that_is_a_symlink_only_loses_the_link(area: tuple[Path, Path, Path]) -> None:
+    runs, out, victim = area
     state = _state(out)
     slug = next(r["slug"] for r in state["runs"].values() if r["run_id"] == "synthetic-mismatch")
     shutil.rmtree(out / "runs" / slug)

@@ -7,18 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reportgen.publish.site import build_site
 from tests.browser import open_page
-from tests.conftest import REPO
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("samples") / "site"
-    build_site([REPO / "sample_runs"], out)
-    return out
 
 
 def _pages(site: Path) -> list[Path]:

@@ -41,11 +41,17 @@ def _all_bytes(root: Path) -> dict[str, bytes]:
     }
 
 
-def test_site_pages_and_index(tmp_path: Path) -> None:
-    runs = _fixture_dir(tmp_path)
-    result = build_site([runs], tmp_path / "site")
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The site of every fixture log and what build_site returned, built once for the tests
+    that only read it."""
+    root = tmp_path_factory.mktemp("fixture-site")
+    return root / "site", build_site([_fixture_dir(root)], root / "site")
+
+
+def test_site_pages_and_index(fixture_site: tuple[Path, Any]) -> None:
+    site, result = fixture_site
     assert result.rejected == [] and result.runs == len(list(FIXTURES.glob("*.jsonl")))
-    site = tmp_path / "site"
     index = (site / "index.html").read_text(encoding="utf-8")
     for row in ("synthetic-complete", "synthetic-fallback", "cg-solver", "Requires a change: operator", "2.13.3.0.1"):
         assert row in index
@@ -61,9 +67,8 @@ def test_site_pages_and_index(tmp_path: Path) -> None:
     assert assets == ["print", "report", "site"], "one shared copy of each asset, and no chart library"
 
 
-def test_only_relative_links(tmp_path: Path) -> None:
-    build_site([_fixture_dir(tmp_path)], tmp_path / "site")
-    for page in (tmp_path / "site").rglob("*.html"):
+def test_only_relative_links(fixture_site: tuple[Path, Any]) -> None:
+    for page in fixture_site[0].rglob("*.html"):
         for ref in re.findall(r'(?:href|src)="([^"]*)"', page.read_text(encoding="utf-8")):
             assert not re.match(r"^(?:[a-z]+:|/)", ref), f"{page}: {ref}"
             if not ref.startswith("#"):
@@ -227,10 +232,8 @@ def test_diff_command_text_and_json(tmp_path: Path) -> None:
     assert "torch_neuronx: unknown -> 2.13.3.0.1" in versions.output
 
 
-def test_index_downloads_hold_every_run_with_its_counts(tmp_path: Path) -> None:
-    runs = _fixture_dir(tmp_path)
-    site = tmp_path / "site"
-    result = build_site([runs], site)
+def test_index_downloads_hold_every_run_with_its_counts(fixture_site: tuple[Path, Any]) -> None:
+    site, result = fixture_site
     records = json.loads((site / "index.json").read_text(encoding="utf-8"))
     assert len(records) == result.runs
     state = json.loads((site / STATE_NAME).read_text(encoding="utf-8"))

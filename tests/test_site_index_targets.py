@@ -21,13 +21,6 @@ from tests.conftest import REPO
 from tests.logbuilder import base_events, dumps, finish, with_envelope
 
 
-@pytest.fixture(scope="module")
-def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("samples") / "site"
-    build_site([REPO / "sample_runs"], out)
-    return out
-
-
 def _text(page: str) -> str:
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
 
