@@ -6,9 +6,10 @@ problem becomes a located ``Problem`` and the events that did validate are kept,
 stops early is still usable up to its last good line.
 
 Each line is read once, by msgspec, into the mirror of its kind's Struct (contract.fast), with
-the duplicate-key check of fast.same_keys; only a line that fails those takes the careful
-path, which parses it with the standard library and converts it to its kind's Struct
-(contract.events), saying what is wrong and where. The event a consumer reads is that
+the duplicate-key check of fast.same_keys (which a line that writes a colon as an escape
+fails too); only a line that fails those takes the careful path, which parses it with the
+standard library and converts it to its kind's Struct (contract.events), saying what is
+wrong and where. The event a consumer reads is that
 Struct: the line decoded again when it is asked for (LoggedEvent.event).
 """
 
@@ -67,9 +68,6 @@ _EVENT = msgspec.json.Decoder(Event).decode  # an accepted line as its kind's St
 # RecursionError: msgspec skips an unknown key's value recursively, so a value nested past
 # Python's limit raises it; the careful path then names the line.
 _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError, RecursionError)
-# A colon written as the escape \u003a would hide a repeated key from the key count
-# (fast.same_keys): lines holding the prefix \u003 take the careful path.
-_COUNT_UNSAFE = b"\\u003"
 CHUNK_BYTES = 1 << 19  # read at a time (a local log's bytes are not kept once checked)
 
 
@@ -450,12 +448,7 @@ class _Checker:
             struct = _LINE(raw)
         except _FAST_ERRORS:
             struct = None
-        if (
-            struct is None
-            or struct.schema_version not in READABLE_VERSIONS
-            or _COUNT_UNSAFE in raw
-            or not same_keys(raw, struct)
-        ):
+        if struct is None or struct.schema_version not in READABLE_VERSIONS or not same_keys(raw, struct):
             self.check_line(number, raw.rstrip(b"\r"), unterminated=False)
             return self.reading.refused
         kind, seq = struct.kind, struct.seq

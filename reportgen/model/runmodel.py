@@ -295,21 +295,16 @@ class RunBuilder:
         # Where the events read are kept (a cell's events are looked up there by line).
         self.events = EventLines() if events is None else events
         self.first: dict[str, LoggedEvent] = {}
-        self.kind_counts: dict[str, int] = {}
         self.cells: dict[str, CellRecord] = {}
-        self.first_result_line: int | None = None
         self.references: list[ev.Reference] = []
         self.artifacts: list[ev.Artifact] = []
         self.warnings: list[ev.WarningEvent] = []
         self.requests: list[ev.Request] = []
 
     def add(self, record: LoggedEvent, data: Any) -> None:
-        """Attach one event; ``data`` is its fields as the reader's mirror Struct (contract.fast)."""
+        """Attach one event; ``data`` is its fields as the reader's mirror Struct (contract.fast).
+        Every event added is one of ``events`` (the reader keeps each before it is added)."""
         kind = record.kind
-        counts = self.kind_counts
-        counts[kind] = counts.get(kind, 0) + 1
-        if self.first_result_line is None and kind in _FIRST_RESULT_KINDS:
-            self.first_result_line = record.line
         attach = CELL_FACTS.get(kind)
         if attach is not None:
             cell = self.cells.get(record.case)  # type: ignore[arg-type]
@@ -348,13 +343,17 @@ class RunBuilder:
         if start is None:
             raise NotARun(f"{reading.path}: no valid run_start event; nothing to report")
         plan = self.first.get("plan")
+        # Worked out from the events kept, not as each is added: a long log adds hundreds of
+        # thousands; the first result is near the top.
+        events = self.events
+        first_result_line = next((r.line for r in events if r.kind in _FIRST_RESULT_KINDS), None)
         run = RunModel(
             path=reading.path,
             start=start,
             environment=self._first("environment"),
             plan=self._first("plan"),
             plan_line=plan.line if plan is not None else None,
-            first_result_line=self.first_result_line,
+            first_result_line=first_result_line,
             cells=list(self.cells.values()),
             references=self.references,
             artifacts=self.artifacts,
@@ -362,7 +361,7 @@ class RunBuilder:
             end=reading.run_end,
             truncated=reading.truncated,
             log_problems=[p.format() for p in reading.problems],
-            kind_counts=self.kind_counts,
+            kind_counts=dict(Counter(map(_KIND, events))),  # per kind, first seen first
             requests=self.requests,
         )
         mark_unmeasured_layouts(run)
@@ -410,6 +409,7 @@ COLUMN = attrgetter("planned.dtype", "planned.layout", "planned.mode")
 
 
 _FIRST_RESULT_KINDS = frozenset({"case_result", "reference", "compile", "timing"})
+_KIND = attrgetter("kind")
 
 
 def _opt(value: Any, default: Any = None) -> Any:
@@ -422,33 +422,47 @@ LAYOUT_NOT_MEASURED = "layout not measured"
 
 
 def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
+    # Once per cell of a long log: a field the line left out (UNSET, which is false) is read as
+    # None inline, and the outputs' figures are gathered in C.
     cell.status = cell.measured_status = data.status
     cell.result_line = line
     cell.untested_reason = None
-    cell.layout_achieved = achieved = _opt(data.layout_achieved)
-    cell.layout_fed = _opt(data.layout_fed)
+    achieved, fed, recompiled, skip, metric = (
+        data.layout_achieved,
+        data.layout_fed,
+        data.recompiled,
+        data.skip_reason,
+        data.task_metric,
+    )
+    cell.layout_achieved = achieved = None if achieved is UNSET else achieved
+    cell.layout_fed = None if fed is UNSET else fed
     if achieved is False:
         # The planned layout never reached the model: its result is not one for this layout.
         cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
     if data.warnings:
         cell.warnings += tuple(data.warnings)
-    cell.recompiled = _opt(data.recompiled)
+    cell.recompiled = None if recompiled is UNSET else recompiled
     outputs = data.outputs
     if outputs:
-        cell.output_nonfinite = sum(o.nonfinite for o in outputs)
-        cell.output_dtypes = _shared(tuple(o.dtype for o in outputs))
+        cell.output_nonfinite = sum(map(_NONFINITE, outputs))
+        cell.output_dtypes = _shared(tuple(map(_DTYPE, outputs)))
     else:
         cell.output_nonfinite, cell.output_dtypes = 0, ()
-    cell.skip_reason = _opt(data.skip_reason)
+    cell.skip_reason = None if skip is UNSET else skip
     stats = data.error_stats
     if stats:
         cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
-        cell.worst_output = _opt(stats.worst_output) or None
-        cell.per_output = _opt(stats.per_output)
+        cell.worst_output = stats.worst_output or None
+        per_output = stats.per_output
+        cell.per_output = None if per_output is UNSET else per_output
     fail = data.failure
     cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
     cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}" if fail else None
-    cell.task_metric = _opt(data.task_metric)
+    cell.task_metric = None if metric is UNSET else metric
+
+
+_NONFINITE = attrgetter("nonfinite")
+_DTYPE = attrgetter("dtype")
 
 
 def _operator_facts(cell: CellRecord, data: Any, line: int) -> None:
@@ -512,7 +526,11 @@ def _timed(
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.scope = data.scope
-    cold, warm = _opt(data.cold), _opt(data.warm)
+    cold, warm = data.cold, data.warm  # UNSET where the line left them out: read as None
+    if cold is UNSET:
+        cold = None
+    if warm is UNSET:
+        warm = None
     if cold is not None and cold.cache_condition == RESTART:
         _restart_facts(cell, cold)
     elif cold is not None:
