@@ -60,3 +60,27 @@ def sample_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = build_site([REPO / "sample_runs"], out)
     assert result.rejected == []
     return out
+
+
+# moto's standalone S3 server on 127.0.0.1 (tests/services.py), started for the module that asks
+# for it and stopped at that module's end; if it cannot start, the module's tests fail with why.
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from tests.services import ServiceError, s3_server
+
+    try:
+        with s3_server(tmp_path_factory.mktemp("s3")) as running:
+            yield running
+    except ServiceError as exc:
+        pytest.fail(f"could not start the S3 server: {exc}", pytrace=False)
+
+
+@pytest.fixture
+def client(s3: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A boto3 client of the module's S3 server, its credentials in this test's environment."""
+    import boto3
+
+    for key, value in s3.env.items():
+        if key.startswith("AWS_"):
+            monkeypatch.setenv(key, value)
+    return boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")

@@ -2,34 +2,17 @@
 the log in the store is replaced between the listing and the read: what is shown is the end of
 the log as it is read, never the middle of a longer one, and a shorter one is no error.
 
-The store is moto's standalone server on 127.0.0.1 (tests/services.py), as in test_storage_s3."""
+The store is moto's standalone server on 127.0.0.1 (tests/services.py), the `s3` fixture of tests/conftest.py."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from tests.services import S3Server, ServiceError, s3_server
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    try:
-        with s3_server(tmp_path_factory.mktemp("s3")) as running:
-            yield running
-    except ServiceError as exc:
-        pytest.fail(f"could not start the S3 server: {exc}", pytrace=False)
-
 
 @pytest.fixture
-def client(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> Any:
-    import boto3
-
-    for key, value in s3.env.items():
-        if key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    client = boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
+def tails(client: Any) -> Any:
     client.create_bucket(Bucket="tails")
     return client
 
@@ -41,26 +24,26 @@ def client(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> Any:
         b"task 1 (s1-r0): collector exited 3\n",  # rewritten shorter
     ],
 )
-def test_a_log_replaced_after_the_listing_is_read_from_its_end(client: Any, now: bytes) -> None:
+def test_a_log_replaced_after_the_listing_is_read_from_its_end(tails: Any, now: bytes) -> None:
     from campaign.ledger import TAIL_BYTES, _last_lines
     from reportgen.storage.ledgers import store_access
     from reportgen.storage.remote import Store
 
     key = "runs/_campaigns/c1/tasks/task-1.s1-r0.log"
-    client.put_object(Bucket="tails", Key=key, Body=b"collector: started\n" + b"x" * 100 + b"\n")
+    tails.put_object(Bucket="tails", Key=key, Body=b"collector: started\n" + b"x" * 100 + b"\n")
     store = Store()
     listing = store.list("s3://tails/runs/_campaigns/c1")
-    client.put_object(Bucket="tails", Key=key, Body=now)
+    tails.put_object(Bucket="tails", Key=key, Body=now)
     read, _ = store_access(store, listing, "s3://tails/runs/_campaigns/c1")
     data = read("tasks/task-1.s1-r0.log", tail=TAIL_BYTES)
     assert data == now
     assert _last_lines(data or b"")[-1] == "task 1 (s1-r0): collector exited 3"
 
 
-def test_the_end_is_one_suffix_range_request(client: Any) -> None:
+def test_the_end_is_one_suffix_range_request(tails: Any) -> None:
     from reportgen.storage.remote import Store
 
-    client.put_object(Bucket="tails", Key="runs/log", Body=b"a" * 50 + b"THE END\n")
+    tails.put_object(Bucket="tails", Key="runs/log", Body=b"a" * 50 + b"THE END\n")
     store = Store()
     asked: list[dict[str, Any]] = []
     real = store.fs.cat_file
@@ -73,5 +56,5 @@ def test_the_end_is_one_suffix_range_request(client: Any) -> None:
     store.fs.cat_file = spy
     assert store.read_end("s3://tails/runs/log", 58, 9) == b"aTHE END\n"
     assert asked == [{"start": -9}]
-    client.put_object(Bucket="tails", Key="runs/log", Body=b"END\n")  # shorter than listed: no error
+    tails.put_object(Bucket="tails", Key="runs/log", Body=b"END\n")  # shorter than listed: no error
     assert store.read_end("s3://tails/runs/log", 58, 9) == b"END\n"

@@ -12,34 +12,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from tests.services import S3Server, ServiceError, free_port, s3_server
+from tests.services import S3Server, free_port
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 ENCODER_RUNS = sorted((REPO / "sample_runs").glob("tiny-encoder-*"))
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    try:
-        with s3_server(tmp_path_factory.mktemp("s3")) as running:
-            yield running
-    except ServiceError as exc:
-        pytest.fail(f"could not start the S3 server: {exc}", pytrace=False)
-
-
-@pytest.fixture
-def client(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> Any:
-    import boto3
-
-    for key, value in s3.env.items():
-        if key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    return boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
 
 
 def _bucket(client: Any, name: str) -> str:
