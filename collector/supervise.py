@@ -109,8 +109,10 @@ def run_child(
         read_end, write_end, lifeline_env = lifeline.for_child()
         env.update(lifeline_env)
         try:
+            # -P: the working folder is not put first on the child's path, so a folder there
+            # named like a package (a ``collector/`` of the user's) cannot stand in for this one.
             child = subprocess.Popen(
-                [sys.executable, "-m", module, *argv_tail],
+                [sys.executable, "-P", "-m", module, *argv_tail],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
