@@ -244,13 +244,16 @@ def _with_tail(attempt: Attempt, read: Reader) -> Attempt:
 
 def _last_lines(data: bytes) -> list[str]:
     """The last TAIL_LINES lines of a log read from its end (TAIL_BYTES + 1 bytes: more than
-    TAIL_BYTES when the log is longer). A line begun before the bytes read is dropped, or
-    marked when it is the only one."""
+    TAIL_BYTES when the log is longer). A line begun before the bytes read is dropped, or, when
+    it is the only one, marked and shown by its end (where a failure says what it was)."""
     if len(data) > TAIL_BYTES:
         first, data = data[:1], data[1:]
         if first != b"\n":  # the first line read is the end of a longer one
             end = data.find(b"\n")
-            data = data[end + 1 :] if 0 <= end < len(data) - 1 else b"[...] " + data
+            if 0 <= end < len(data) - 1:
+                data = data[end + 1 :]
+            else:
+                data = b"[...] " + data.rstrip(b"\n")[-(TAIL_LINE_CHARS - len("[...] ")) :]
     return data.decode("utf-8", "replace").splitlines()[-TAIL_LINES:]
 
 
