@@ -488,3 +488,50 @@ def test_a_training_cell_whose_fresh_process_timed_out_records_a_training_step_s
     assert [(e.case, e.status) for e in events if e.kind == "case_result"] == [(case, "pass")], (
         "checked in the main process"
     )
+
+
+@pytest.mark.parametrize("name", ["faulty.py", "plan"])
+def test_a_file_edited_between_run_start_and_loading_is_not_what_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """run_start names the workload module and the plan by their sha256. The plan is read before
+    run_start and the module loaded after it: an edit to either in between gave run_start the
+    edited file's hash while the run used the plan it had read, and loaded the edited module
+    with a hash that run_start did not record."""
+    from collector.run import setup
+    from tests.test_collector_robust import PlainBackend
+
+    monkeypatch.delenv("FAULTY", raising=False)
+    plan_path = _faulty_with_cache_check(tmp_path)
+    edited = plan_path if name == "plan" else plan_path.with_name(name)
+    before = hashlib.sha256(edited.read_bytes()).hexdigest()
+    real_start = setup.start
+
+    def start_then_edit(run: Any) -> None:
+        if name == "plan":  # read already, hashed by run_start
+            edited.write_bytes(edited.read_bytes() + b"\n# edited after the collector read it\n")
+            real_start(run)
+        else:  # hashed by run_start, loaded after it
+            real_start(run)
+            edited.write_bytes(edited.read_bytes() + b"\nraise SystemExit(9)\n")
+
+    monkeypatch.setattr(setup, "start", start_then_edit)
+    run_dir, code = execute(
+        load_plan(plan_path),
+        PlainBackend(),
+        Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2, cold="in-process"),
+    )
+    assert run_dir is not None
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.valid, [p.format() for p in reading.problems]
+    events = reading.events
+    role = "plan" if name == "plan" else "workload_module"
+    (entry,) = [f for f in events[0].provenance.files if f.role == role]
+    assert entry.sha256 == before
+    if name == "plan":
+        assert code == 0 and reading.complete
+    else:
+        end = events[-1]
+        assert code != 0 and end.kind == "run_end" and end.status != "complete"
+        assert "changed since the collector hashed it" in end.reason, end.reason
+        assert not [e for e in events if e.kind == "case_result"]

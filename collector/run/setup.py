@@ -29,6 +29,15 @@ def start(run: Run) -> None:
     # hashed in run_start, and a fresh child refuses to run when they changed since.
     imports = workload_imports(run.plan.module_path)
     run.imports_sha256 = imports_digest(imports)
+    facts = provenance(_files_read(run), imports)
+    for entry in facts["files"]:
+        if entry["role"] == "plan":
+            # The plan text this run read (before this), not the file as it is now.
+            entry.pop("unknown_reason", None)
+            entry["sha256"] = run.plan.text_sha256
+        elif entry["role"] == "workload_module" and entry.get("sha256"):
+            # The module is loaded later: only these bytes load (an edit in between is refused).
+            run.module_sha256 = entry["sha256"]
     run.log.write(
         "run_start",
         run_id=run.run_id,
@@ -39,7 +48,7 @@ def start(run: Run) -> None:
         started_at=utc_now(),
         origin="measured",
         target_choice=run.options.target_choice,
-        provenance=provenance(_files_read(run), imports),
+        provenance=facts,
         scheduled=scheduled_task(os.environ),
     )
     run.log.write(
@@ -66,7 +75,7 @@ def _files_read(run: Run) -> list[tuple[str, Path]]:
 
 
 def write_plan(run: Run) -> None:
-    run.module_sha256 = sha256_file(run.plan.module_path)
+    run.module_sha256 = run.module_sha256 or sha256_file(run.plan.module_path)
     run.workload = load_workload(run.plan, run.imports_sha256, run.module_sha256)
     run.model = build_model(run.workload)
     weights_path, size, digest = _record_weights(run)

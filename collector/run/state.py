@@ -225,8 +225,9 @@ class Run:
         # below cache_dir): later compiles of the shape and the restart measurement use it.
         self.cache_folders: dict[str, Path] = {}
         self._log: EventLog | None = None
-        # The workload module's sha256 when setup loaded it, and one digest of the local files it
-        # imports as run_start hashed them: a fresh child checks both are unchanged.
+        # The workload module's sha256 and one digest of the local files it imports, both as
+        # run_start hashed them: the module loads only with those bytes, here and in each fresh
+        # child.
         self.module_sha256 = ""
         self.imports_sha256 = ""
 
