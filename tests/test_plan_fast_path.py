@@ -83,7 +83,7 @@ HOSTILE_PLANS: dict[str, Callable[[bytes], bytes]] = {
     "empty matrix": _with(matrix=[]),
     "unknown field in a cell": _replace(b'"batch": 1,', b'"batch": 1, "bonus": 2,'),
     "unknown top-level field": _with(bonus=1),
-    "integer as a string in a cell (valid: the models convert it)": _replace(b'"batch": 1,', b'"batch": "1",'),
+    "integer as a string in a cell (refused: the schema says integer)": _replace(b'"batch": 1,', b'"batch": "1",'),
     "batch zero": _replace(b'"batch": 1,', b'"batch": 0,'),
     "unknown layout": _replace(b'"layout": "contiguous"', b'"layout": "strided"'),
     "NaN tolerance": _replace(b'"atol": 1e-05', b'"atol": NaN'),

@@ -92,7 +92,7 @@ def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection |
     if (where := non_finite_at(data)) is not None:
         raise InspectionError(f"{path}:{number}: {kind}.{where}: not a finite number")
     try:
-        return msgspec.convert(data, model, strict=False)  # type: ignore[return-value]
+        return msgspec.convert(data, model)  # type: ignore[return-value]
     except msgspec.ValidationError as exc:
         message, where = error_location(str(exc))
         raise InspectionError(f"{path}:{number}: {kind}{'.' + where if where else ''}: {message}") from None

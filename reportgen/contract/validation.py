@@ -414,15 +414,14 @@ class _Checker:
                 f"{obj['kind']}: {where}: a number too large for a float; write null for a value that is not a finite number",
             )
             return None
-        # Not strict: a value written as another JSON type that reads as the field's (the
-        # string "5" for an integer, "true" for a boolean) is converted, as this path always
-        # has; the fast path takes each value only as its own JSON type, so such a line is read
-        # here. A newer minor's line that names fields this reader does not know has them all
-        # found in one walk and dropped, then is converted again.
+        # Each value only as its own JSON type, as the fast path and the JSON Schema take it
+        # (the string "5" is not an integer). A newer minor's line that names fields this
+        # reader does not know has them all found in one walk and dropped, then is converted
+        # again.
         dropped: list[list[Any]] = []
         while True:
             try:
-                event = msgspec.convert(obj, model, strict=False)
+                event = msgspec.convert(obj, model)
                 break
             except msgspec.ValidationError as exc:
                 message, path = _located(obj, model, str(exc))
@@ -689,7 +688,7 @@ def _failing_key(obj: dict[str, Any], model: type[Envelope], path: list[Any], wh
         container.clear()
         container.update(entries[:count])
         try:
-            msgspec.convert(obj, model, strict=False)
+            msgspec.convert(obj, model)
         except msgspec.ValidationError as exc:
             return _parts(str(exc).partition(_AT)[2])[: len(where)] == where
         return False
