@@ -288,3 +288,42 @@ def test_a_cell_untested_before_that_passes_now_is_no_fix(tmp_path: Path) -> Non
     assert len(untested) == 2, data["other_changes"]  # the two cells the cut log never recorded
     text = _diff(cut, after)
     assert "fixed: 0" in text and "other status changes: 2" in text
+
+
+def _clocked(tmp_path: Path, name: str, clock: str, scale: float, seed: int) -> Path:
+    """A measured-looking CUDA timing run whose timing events record the GPU's SM clock (as
+    collector/backends/cuda.py reads it around each warm loop); everything else alike."""
+    events = timing_log(f"clock-{name}", target="cuda", family="cuda", scale=scale, seed=seed)
+    events[0].update(origin="measured", started_at=f"2026-01-0{seed}T00:00:00Z")
+    events[0].pop("origin_note", None)
+    for timing in (e for e in events if e["kind"] == "timing"):
+        timing["host"] = {
+            f"gpu_sm_clock_mhz_{when}": {"value": clock, "source": "nvidia-smi"} for when in ("before", "after")
+        }
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def test_a_changed_gpu_clock_is_named_before_any_speed_word(tmp_path: Path) -> None:
+    """Before: the GPU SM clock the collector reads around each warm loop was compared by no page,
+    so a run whose clock had halved read 'host changes: 0' and then '4 slower'."""
+    a, b = _clocked(tmp_path, "a", "1980", 1.0, 1), _clocked(tmp_path, "b", "1005", 1.3, 2)
+    named = ("GPU SM clock (MHz) around the warm loops", "1980 to 1980", "1005 to 1005")
+    text = _diff(a, b)
+    assert "  GPU SM clock (MHz) around the warm loops: 1980 to 1980 -> 1005 to 1005" in text
+    assert text.index("host changes: 1") < text.index("timing (") < text.index("slower")
+    md = _diff(a, b, "--format", "md")
+    assert md.index("**Host changed (1):**") < md.index("GPU SM clock") < md.index("**Timing**")
+    assert named in [tuple(h) for h in json.loads(_diff(a, b, "--format", "json"))["host"]]
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("1 host change (listed first)") and first.index("host change") < first.index("slower")
+    assert named in [tuple(h) for h in json.loads((out / "compare.json").read_text(encoding="utf-8"))["host"]]
+    compare_md = (out / "compare.md").read_text(encoding="utf-8")
+    assert compare_md.index("**Host facts differ (1):**") < compare_md.index("GPU SM clock") < compare_md.index("## 2.")
+    page = (out / "compare.html").read_text(encoding="utf-8")
+    assert page.index("1 host change (listed first)") < page.index("slower") < page.index("GPU SM clock (MHz)")
