@@ -327,3 +327,50 @@ def test_a_changed_gpu_clock_is_named_before_any_speed_word(tmp_path: Path) -> N
     assert compare_md.index("**Host facts differ (1):**") < compare_md.index("GPU SM clock") < compare_md.index("## 2.")
     page = (out / "compare.html").read_text(encoding="utf-8")
     assert page.index("1 host change (listed first)") < page.index("slower") < page.index("GPU SM clock (MHz)")
+
+
+def _scoped(tmp_path: Path, name: str, day: int, h2d: bool) -> Path:
+    """A synthetic timing run that times host-to-device copies or not (plan and timing events alike)."""
+    events = timing_log(f"scope-{name}", scale=1.0 if not h2d else 1.3, seed=day)
+    events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+    for event in events:
+        if event["kind"] == "plan":
+            event["timing_scope"]["host_to_device"] = h2d
+        elif event["kind"] == "timing":
+            event["scope"]["host_to_device"] = h2d
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def test_the_trend_lines_are_not_joined_across_a_changed_timing_scope(tmp_path: Path) -> None:
+    """Three runs, the second and third timing host-to-device copies and the first not. Before:
+    every trend line ran from the first run's point to the second's, a rise that read as a
+    slowdown with no word of the changed scope; the run-to-run diff already flagged each ratio."""
+    from reportgen.publish.site import _target_history
+    from tests.chartsvg import chart_markup, parse_chart
+
+    paths = [_scoped(tmp_path, "r1", 1, False), _scoped(tmp_path, "r2", 2, True), _scoped(tmp_path, "r3", 3, True)]
+    runs = [summarize(judge_log(p)) for p in paths]
+    diff = diff_runs(runs[0], runs[1])
+    assert diff.timing_unlike == [f"changed criterion: {c.text}" for c in diff.criteria] and diff.timing_unlike
+    assert diff_runs(runs[1], runs[2]).timing_unlike == []
+    figures = {f.id.rsplit("-", 1)[1]: f for f in _target_history("cpu", runs)["figures"]}
+    for key in ("warm", "cold"):
+        figure = figures[key]
+        assert "not joined to a run whose timings are not like-for-like" in figure.caption
+        xs = sorted({round(p.x, 3) for s in figure.chart.series for p in s.points})
+        assert len(xs) == 3, xs
+        for series in figure.chart.series:
+            spans = [(round(line[0][0], 3), round(line[-1][0], 3)) for line in series.lines]
+            assert spans == [(xs[1], xs[2])], (key, series.name, spans)  # r2-r3 joined, r1 alone
+            second = next(p for p in series.points if round(p.x, 3) == xs[1])
+            assert "not joined to the run before it (changed criterion: timing scope now" in second.title
+        parse_chart(chart_markup(figure))  # still draws
+    # Without the change the lines run through all three runs, and the caption says nothing of it.
+    same = [summarize(judge_log(_scoped(tmp_path, f"s{day}", day, True))) for day in (1, 2, 3)]
+    warm = next(f for f in _target_history("cpu", same)["figures"] if f.id.endswith("-warm"))
+    assert "not joined" not in warm.caption and all(
+        len(s.lines) == 1 and len(s.lines[0]) == 3 for s in warm.chart.series
+    )

@@ -35,7 +35,7 @@ from typing import Mapping, Sequence
 
 from reportgen.contract.validation import fields_of
 from reportgen.judge.backend_docs import version_keys
-from reportgen.judge.criteria import bounded
+from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
 from reportgen.model.provenance import IMPORT_KEY, code_and_data
 from reportgen.model.runmodel import RunModel
@@ -231,6 +231,16 @@ def host_timing_flag(changes: Sequence[Change]) -> str | None:
         if key in TIMING_HOST_KEYS and NOT_RECORDED not in (a, b)  # unknown on one side: named, not flagged
     ]
     return f"host changed: {'; '.join(named)}" if named else None
+
+
+def timing_unlike(criteria: Sequence[CriterionChange], host: Sequence[Change]) -> list[str]:
+    """Why no timing of the later run is like-for-like with the earlier one's, run-wide: each
+    timing criterion declared differently (timing scope, warm repetitions, re-measure rounds)
+    and a host change that flags timing (threads, affinity); [] when none. Every ratio between
+    the two runs carries these, and a trend over runs does not join a cell's timings across them."""
+    found = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
+    flag = host_timing_flag(host)
+    return found + ([flag] if flag else [])
 
 
 def run_versions(run: RunModel) -> dict[str, str]:
