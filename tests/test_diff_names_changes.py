@@ -288,3 +288,89 @@ def test_a_cell_untested_before_that_passes_now_is_no_fix(tmp_path: Path) -> Non
     assert len(untested) == 2, data["other_changes"]  # the two cells the cut log never recorded
     text = _diff(cut, after)
     assert "fixed: 0" in text and "other status changes: 2" in text
+
+
+def _clocked(tmp_path: Path, name: str, clock: str, scale: float, seed: int) -> Path:
+    """A measured-looking CUDA timing run whose timing events record the GPU's SM clock (as
+    collector/backends/cuda.py reads it around each warm loop); everything else alike."""
+    events = timing_log(f"clock-{name}", target="cuda", family="cuda", scale=scale, seed=seed)
+    events[0].update(origin="measured", started_at=f"2026-01-0{seed}T00:00:00Z")
+    events[0].pop("origin_note", None)
+    for timing in (e for e in events if e["kind"] == "timing"):
+        timing["host"] = {
+            f"gpu_sm_clock_mhz_{when}": {"value": clock, "source": "nvidia-smi"} for when in ("before", "after")
+        }
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def test_a_changed_gpu_clock_is_named_before_any_speed_word(tmp_path: Path) -> None:
+    """Before: the GPU SM clock the collector reads around each warm loop was compared by no page,
+    so a run whose clock had halved read 'host changes: 0' and then '4 slower'."""
+    a, b = _clocked(tmp_path, "a", "1980", 1.0, 1), _clocked(tmp_path, "b", "1005", 1.3, 2)
+    named = ("GPU SM clock (MHz) around the warm loops", "1980 to 1980", "1005 to 1005")
+    text = _diff(a, b)
+    assert "  GPU SM clock (MHz) around the warm loops: 1980 to 1980 -> 1005 to 1005" in text
+    assert text.index("host changes: 1") < text.index("timing (") < text.index("slower")
+    md = _diff(a, b, "--format", "md")
+    assert md.index("**Host changed (1):**") < md.index("GPU SM clock") < md.index("**Timing**")
+    assert named in [tuple(h) for h in json.loads(_diff(a, b, "--format", "json"))["host"]]
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("1 host change (listed first)") and first.index("host change") < first.index("slower")
+    assert named in [tuple(h) for h in json.loads((out / "compare.json").read_text(encoding="utf-8"))["host"]]
+    compare_md = (out / "compare.md").read_text(encoding="utf-8")
+    assert compare_md.index("**Host facts differ (1):**") < compare_md.index("GPU SM clock") < compare_md.index("## 2.")
+    page = (out / "compare.html").read_text(encoding="utf-8")
+    assert page.index("1 host change (listed first)") < page.index("slower") < page.index("GPU SM clock (MHz)")
+
+
+def _scoped(tmp_path: Path, name: str, day: int, h2d: bool) -> Path:
+    """A synthetic timing run that times host-to-device copies or not (plan and timing events alike)."""
+    events = timing_log(f"scope-{name}", scale=1.0 if not h2d else 1.3, seed=day)
+    events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+    for event in events:
+        if event["kind"] == "plan":
+            event["timing_scope"]["host_to_device"] = h2d
+        elif event["kind"] == "timing":
+            event["scope"]["host_to_device"] = h2d
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def test_the_trend_lines_are_not_joined_across_a_changed_timing_scope(tmp_path: Path) -> None:
+    """Three runs, the second and third timing host-to-device copies and the first not. Before:
+    every trend line ran from the first run's point to the second's, a rise that read as a
+    slowdown with no word of the changed scope; the run-to-run diff already flagged each ratio."""
+    from reportgen.publish.site import _target_history
+    from tests.chartsvg import chart_markup, parse_chart
+
+    paths = [_scoped(tmp_path, "r1", 1, False), _scoped(tmp_path, "r2", 2, True), _scoped(tmp_path, "r3", 3, True)]
+    runs = [summarize(judge_log(p)) for p in paths]
+    diff = diff_runs(runs[0], runs[1])
+    assert diff.timing_unlike == [f"changed criterion: {c.text}" for c in diff.criteria] and diff.timing_unlike
+    assert diff_runs(runs[1], runs[2]).timing_unlike == []
+    figures = {f.id.rsplit("-", 1)[1]: f for f in _target_history("cpu", runs)["figures"]}
+    for key in ("warm", "cold"):
+        figure = figures[key]
+        assert "not joined to a run whose timings are not like-for-like" in figure.caption
+        xs = sorted({round(p.x, 3) for s in figure.chart.series for p in s.points})
+        assert len(xs) == 3, xs
+        for series in figure.chart.series:
+            spans = [(round(line[0][0], 3), round(line[-1][0], 3)) for line in series.lines]
+            assert spans == [(xs[1], xs[2])], (key, series.name, spans)  # r2-r3 joined, r1 alone
+            second = next(p for p in series.points if round(p.x, 3) == xs[1])
+            assert "not joined to the run before it (changed criterion: timing scope now" in second.title
+        parse_chart(chart_markup(figure))  # still draws
+    # Without the change the lines run through all three runs, and the caption says nothing of it.
+    same = [summarize(judge_log(_scoped(tmp_path, f"s{day}", day, True))) for day in (1, 2, 3)]
+    warm = next(f for f in _target_history("cpu", same)["figures"] if f.id.endswith("-warm"))
+    assert "not joined" not in warm.caption and all(
+        len(s.lines) == 1 and len(s.lines[0]) == 3 for s in warm.chart.series
+    )

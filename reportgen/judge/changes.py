@@ -11,14 +11,19 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
   that lists one), and "not recorded" when it is older and lists none;
 * the host: the device (name, count, instance type, host name), the environment variables
   the collector recorded, every version beyond the pages' own version keys, and the host facts
-  around the warm loops (torch threads, CPU affinity, count and governor, load average).
+  around the warm loops (torch threads, CPU affinity, count and governor, load average, and the
+  accelerator's clocks and temperature where its adapter reads them: CUDA's SM and memory clock
+  and GPU temperature).
 
 A changed thread count or CPU affinity makes a timing ratio no like-for-like comparison:
 ``host_timing_flag`` says so, and every ratio carries it, as a changed timing scope does. A
 changed load average is named and does not flag: a busier host shows in the warm series
 themselves, which the stability classifier already reads (an unsteady series decides nothing),
 while the load figure is a one-minute average read before and after a loop of milliseconds,
-which differs between any two runs and would leave no ratio judged.
+which differs between any two runs and would leave no ratio judged. The accelerator's clocks
+and temperature are named the same way and flag nothing: readings around a loop, which a
+boosting GPU changes from one loop to the next; a run whose clock dropped by half is named
+before its ratios, never left out of what changed.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Mapping, Sequence
 
 from reportgen.contract.validation import fields_of
 from reportgen.judge.backend_docs import version_keys
-from reportgen.judge.criteria import bounded
+from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
 from reportgen.model.provenance import IMPORT_KEY, code_and_data
 from reportgen.model.runmodel import RunModel
@@ -48,6 +53,13 @@ _HOST_FACTS = (
     ("cpu_affinity", "CPU affinity"),
     ("cpu_count", "CPU count"),
     ("cpu_governor", "CPU governor"),
+)
+# The accelerator's readings around the warm loops (collector/backends/cuda.py), each named as
+# the range of its readings before and after the loops read (as the load average is).
+_ACCELERATOR_FACTS = (
+    ("gpu_sm_clock_mhz", "GPU SM clock (MHz) around the warm loops"),
+    ("gpu_memory_clock_mhz", "GPU memory clock (MHz) around the warm loops"),
+    ("gpu_temperature_c", "GPU temperature (°C) around the warm loops"),
 )
 _DEVICE_FACTS = (
     ("device_name", "device name"),
@@ -167,6 +179,15 @@ def host_facts(run: RunModel) -> dict[str, str]:
     ]
     if loads:
         facts["load average (1 min) around the warm loops"] = f"{min(loads):.2f} to {max(loads):.2f}"
+    for key, label in _ACCELERATOR_FACTS:
+        readings = [
+            float(v)
+            for h in hosts
+            for when in ("before", "after")
+            if (v := _value(h.get(f"{key}_{when}"))) is not None and _number(v)
+        ]
+        if readings:
+            facts[label] = f"{min(readings):g} to {max(readings):g}"
     return facts
 
 
@@ -210,6 +231,16 @@ def host_timing_flag(changes: Sequence[Change]) -> str | None:
         if key in TIMING_HOST_KEYS and NOT_RECORDED not in (a, b)  # unknown on one side: named, not flagged
     ]
     return f"host changed: {'; '.join(named)}" if named else None
+
+
+def timing_unlike(criteria: Sequence[CriterionChange], host: Sequence[Change]) -> list[str]:
+    """Why no timing of the later run is like-for-like with the earlier one's, run-wide: each
+    timing criterion declared differently (timing scope, warm repetitions, re-measure rounds)
+    and a host change that flags timing (threads, affinity); [] when none. Every ratio between
+    the two runs carries these, and a trend over runs does not join a cell's timings across them."""
+    found = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
+    flag = host_timing_flag(host)
+    return found + ([flag] if flag else [])
 
 
 def run_versions(run: RunModel) -> dict[str, str]:

@@ -22,8 +22,8 @@ from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
     code_and_data_changes,
     host_changes,
-    host_timing_flag,
     replicate_changes,
+    timing_unlike,
     version_changes,
 )
 from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
@@ -232,6 +232,10 @@ class RunDiff:
     # passed in every run of both sides, whose timing would otherwise have been.
     timing_stop: TimingStop | None = None
     not_timed: list[str] = field(default_factory=list)
+    # Why no timing of the after side is like-for-like with the before side's, run-wide
+    # (judge.changes.timing_unlike: a changed timing criterion, a host change that flags timing):
+    # every ratio carries these flags, and the history's trends do not join the two runs.
+    timing_unlike: list[str] = field(default_factory=list)
 
     def said(self, case: str, before: str, after: str) -> tuple[str, str]:
         """The statuses of a change in words (the statuses in words where none were kept)."""
@@ -461,12 +465,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         if (ids := [r.run_id for r in side if r.synthetic])
     }
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
-    timing_changes = [c.text for c in result.criteria if c.judges == "timing"]
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
     )
     result.host = host_changes(first.host, last.host) if first.host and last.host else []
-    host_flag = host_timing_flag(result.host)
+    result.timing_unlike = timing_unlike(result.criteria, result.host)
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
@@ -484,8 +487,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
         if old and new and before_s and after_s:
-            flags = timing_flags(first, last, old, new) + [f"changed criterion: {text}" for text in timing_changes]
-            flags += [host_flag] if host_flag else []
+            flags = timing_flags(first, last, old, new) + result.timing_unlike
             flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
             flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags(
                 "after", [r.run_id for r in afters], after_samples
@@ -498,7 +500,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             after_s, after_samples = _series_samples(afters, case, series)
             if old and new and before_s and after_s:
                 flags = timing_flags(first, last, old, new, series)
-                flags += [f"changed criterion: {text}" for text in timing_changes] + ([host_flag] if host_flag else [])
+                flags += result.timing_unlike
                 flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
                 flags += replicate_flags("before", result.before_runs, before_samples)
                 flags += replicate_flags("after", result.after_runs, after_samples)

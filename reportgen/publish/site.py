@@ -567,8 +567,12 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         for _, after, d in diffs
         if d.geomean is not None
     }
+    # A run whose timings are not like-for-like with the run before it is not joined to it.
+    unlike = {after.run_id: "; ".join(d.timing_unlike) for _, after, d in diffs if d.timing_unlike}
     figures = (
-        trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points) if len(history) > 1 else []
+        trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points, unlike)
+        if len(history) > 1
+        else []
     )
     # What changed leads the column's speed words, as it leads every comparison.
     geomeans = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Mapping
@@ -619,20 +619,45 @@ def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[
     return {case: [found.get((case, run), "") for run in order] for case in cases}
 
 
+def _split(xys: list[tuple[float, float | None]], starts: Collection[int]) -> list[tuple[float, float | None]]:
+    """``xys`` with a gap before each index in ``starts``: a run whose timings are not
+    like-for-like with the run before it begins a new line."""
+    out: list[tuple[float, float | None]] = []
+    for i, (x, y) in enumerate(xys):
+        if i in starts:
+            out.append((x, None))
+        out.append((x, y))
+    return out
+
+
+def _unjoined(reason: str) -> str:
+    return f"; not joined to the run before it ({reason})" if reason else ""
+
+
 def _trend_lines(
-    xs: Categories, runs: list[str], values: dict[str, list[float | None]], scale: Callable[[float], float]
+    xs: Categories,
+    runs: list[str],
+    values: dict[str, list[float | None]],
+    scale: Callable[[float], float],
+    unlike: Sequence[str] = (),
 ) -> list[Series]:
-    """One line per cell over the runs (values in seconds), a gap where the cell has no value."""
+    """One line per cell over the runs (values in seconds), a gap where the cell has no value and
+    before a run whose ``unlike`` reason (per run, "" for none) says it is not like-for-like."""
+    starts = {i for i, reason in enumerate(unlike) if reason}
     series = []
     for n, (case, got) in enumerate(values.items()):
         points = tuple(
-            Point(xs(i), scale(v), f"{case}: {runs[i]}, {fmt_time(v)}", v) for i, v in enumerate(got) if v is not None
+            Point(xs(i), scale(v), f"{case}: {runs[i]}, {fmt_time(v)}" + _unjoined(unlike[i] if unlike else ""), v)
+            for i, v in enumerate(got)
+            if v is not None
         )
-        lines = _lines([(xs(i), None if v is None else scale(v)) for i, v in enumerate(got)])
+        lines = _lines(_split([(xs(i), None if v is None else scale(v)) for i, v in enumerate(got)], starts))
         series.append(Series(_short(case), _tone(n), "dot", points, lines=lines))
     return series
 
 
+# Said under a trend chart whose lines break before a run not like-for-like with the run before it.
+UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count: hover says which)."
 # A run whose started_at is not a time the history frame can hold (reportgen.publish.frame): last.
 UNKNOWN_START = "start time unreadable"
 
@@ -642,6 +667,7 @@ def trend_figures(
     cases: list[str],
     prefix: str,
     geomeans: dict[str, tuple[float, float | None, float | None, str]] | None = None,
+    unlike: Mapping[str, str] | None = None,
 ) -> list[Figure]:
     """Charts over the runs of one workload on one target, oldest first, from a history frame.
 
@@ -649,6 +675,9 @@ def trend_figures(
     for cells that passed, so a run where a cell did not pass leaves a gap, never a zero.
     ``geomeans`` maps a run id to its geometric mean against the previous run (ratio, interval
     low and high, what it covers in words: "4 cells"), as the run-to-run diff judged it.
+    ``unlike`` maps a run id to why its timings are not like-for-like with the previous run's
+    (a changed timing scope, repetitions, threads: the diff's ``timing_unlike``): the timing
+    lines are not joined across it, and its points say why.
     """
     if history.empty:
         return []
@@ -659,6 +688,8 @@ def trend_figures(
     }
     order = list(labels)
     names = [labels[r] for r in order]
+    reasons = [(unlike or {}).get(r, "") for r in order]
+    starts = {i for i, reason in enumerate(reasons) if reason}
     box = _box(names)
     xs = Categories(tuple(names), box.left, box.right)
     x_axis = _category_axis("run (started, UTC)", xs)
@@ -693,7 +724,9 @@ def trend_figures(
             # The interquartile band, in pieces where both quartiles are known run after run.
             both = [(xs(i), lo, hi) for i, (lo, hi) in enumerate(zip(q1[case], q3[case]))]
             pieces: list[list[tuple[float, float, float]]] = [[]]
-            for x, lo, hi in both:
+            for i, (x, lo, hi) in enumerate(both):
+                if i in starts:
+                    pieces.append([])
                 if lo is None or hi is None:
                     pieces.append([])
                 else:
@@ -714,20 +747,22 @@ def trend_figures(
                         if lo is not None and hi is not None
                         else ""
                     )
-                    + (f"; {flags[i]}" if flags[i] else ""),
+                    + (f"; {flags[i]}" if flags[i] else "")
+                    + _unjoined(reasons[i]),
                     v,
                     hollow=bool(flags[i]),
                 )
                 for i, (v, lo, hi) in enumerate(zip(warm[case], q1[case], q3[case]))
                 if v is not None
             )
-            lines = _lines([(xs(i), None if v is None else ys(v)) for i, v in enumerate(warm[case])])
+            lines = _lines(_split([(xs(i), None if v is None else ys(v)) for i, v in enumerate(warm[case])], starts))
             series.append(Series(_short(case), _tone(n), "dot", points, lines=lines, bands=bands))
         figures.append(
             Figure(
                 f"{prefix}-trend-warm",
                 "Warm median per cell over runs (ms; band: interquartile range)",
-                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which).",
+                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which)."
+                + (UNJOINED if starts else ""),
                 _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
         )
@@ -750,7 +785,8 @@ def trend_figures(
         if not present:
             continue
         ys = linear(present, box.bottom, box.top, to_zero=True)
-        series = _trend_lines(xs, names, values, ys)
+        series = _trend_lines(xs, names, values, ys, reasons)
+        caption += UNJOINED if starts else ""
         figures.append(
             Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))
         )
