@@ -157,6 +157,7 @@ def test_compare_same_shift_in_large_noise_decides_nothing(tmp_path: Path) -> No
         "slower": 0,
         "no clear difference": 0,
         "unstable timing": 4,
+        "timing not classified": 0,
         "flagged, not judged": 0,
     }
     assert "4 cells with unstable timing left out of every verdict" in comparison.headline
@@ -182,6 +183,7 @@ def test_one_unstable_side_leaves_that_cell_out_and_names_it(tmp_path: Path) -> 
         "slower": 3,
         "no clear difference": 0,
         "unstable timing": 1,
+        "timing not classified": 0,
         "flagged, not judged": 0,
     }
     assert comparison.geomean is not None and comparison.geomean.cells == 3
@@ -996,16 +998,20 @@ def test_a_ratio_beyond_a_float_decides_nothing_and_is_never_a_figure(tmp_path: 
     (beyond,) = [
         c for c in comparison.timed if any(f.startswith("timing not classified: time ratio") for f in c.timing.flags)
     ]  # type: ignore[union-attr]
-    assert beyond.timing is not None and beyond.timing.verdict == "unstable timing" and not beyond.timing.in_geomean
+    # Not classified, and not said to be unstable: no series rule failed.
+    assert beyond.timing is not None and beyond.timing.verdict == "timing not classified"
+    assert not beyond.timing.in_geomean
     assert comparison.verdict_counts() == {
         "faster": 0,
         "slower": 3,
         "no clear difference": 0,
-        "unstable timing": 1,
+        "unstable timing": 0,
+        "timing not classified": 1,
         "flagged, not judged": 0,
     }
     assert comparison.geomean is not None and comparison.geomean.cells == 3 and comparison.geomean.verdict == "slower"
-    assert "1 cell with unstable timing left out of every verdict" in comparison.headline
+    assert "1 cell with timing not classified left out of every verdict" in comparison.headline
+    assert "unstable" not in comparison.headline
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "html,md"])
     assert result.exit_code == 0, result.output

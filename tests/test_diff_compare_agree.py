@@ -183,3 +183,26 @@ def test_the_history_names_a_synthetic_run_by_its_own_id(tmp_path: Path) -> None
     banner = banner[: banner.index("</p>")]
     assert "Synthetic fixture on the before side (Tiny-A-20261201T0553Z)" in banner, banner
     assert "the after side (Tiny-B-20261202T0553Z)" in banner, banner
+
+
+def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -> None:
+    """Three warm samples are too few for the stability rules: the log measured no instability.
+    Before, diff said "no verdict: unstable timing" and counted the cells among the unstable,
+    and compare said "≋ unstable timing" and "4 cells with unstable timing", while their flags
+    said "timing not classified: 3 sample(s)". Both now say not classified, and decide nothing."""
+    before = _log(tmp_path / "before" / "events.jsonl", timing_log("thirty", seed=1))
+    after = _log(tmp_path / "after" / "events.jsonl", timing_log("three", scale=0.5, seed=2, samples=3))
+    text = _diff(str(before), str(after))
+    data = json.loads(_diff(str(before), str(after), "--format", "json"))
+    cells = [t["case"] for t in data["timings"]]
+    assert cells and data["unstable_timing"] == [] and data["timing_not_classified"] == cells
+    assert {t["verdict"] for t in data["timings"]} == {"no verdict: timing not classified"}
+    assert "unstable" not in text.replace(", 0 unstable", ""), text
+    assert f"timing not classified: {len(cells)} cell(s), no timing verdict" in text
+    assert "faster" not in text.replace("0 faster", "")
+
+    compared = _compare(tmp_path, str(before), str(after))
+    assert compared["unstable_cells"] == [] and sorted(compared["unclassified_cells"]) == sorted(cells)
+    assert compared["verdict_counts"]["timing not classified"] == len(cells)
+    assert compared["verdict_counts"]["unstable timing"] == 0
+    assert "unstable" not in compared["headline"] and "with timing not classified left out" in compared["headline"]

@@ -66,10 +66,13 @@ from reportgen.judge.intervals import (
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     GENERATION_SERIES,
+    UNCLASSIFIED_FLAG,
     generation_timing,
     generation_warm,
     replicate_flags,
     series_flag,
+    undecided_words,
+    unsteady_kind,
 )
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
@@ -153,19 +156,15 @@ class ReferenceAgreement:
     key: str = ""
 
 
-# The flags of a warm series that decides nothing (judge/timing_stability.series_flag).
-UNSTEADY = (STABILITY_FLAG, "timing not classified")
 # The verdict of a ratio qualified by any other flag (a changed host, criterion or timing scope,
 # CPU fallback, ...): its figures are shown, but it says neither faster nor slower.
 FLAGGED = "flagged, not judged"
 
 
 def _verdict(warm: RatioInterval, flags: tuple[str, ...]) -> str:
-    """The interval's verdict, unless either side's warm series is unstable or another flag
-    qualifies the ratio: then none."""
-    if any(f.startswith(UNSTEADY) for f in flags):
-        return STABILITY_FLAG
-    return FLAGGED if flags else warm.verdict
+    """The interval's verdict, unless the timing decides nothing (a series unstable, or timing not
+    classified: said as which) or another flag qualifies the ratio: then none."""
+    return unsteady_kind(flags) or (FLAGGED if flags else warm.verdict)
 
 
 class _JudgedRatio:
@@ -324,8 +323,19 @@ class Comparison:
 
     @property
     def unstable(self) -> list[CellComparison]:
-        """Compared cells with a ratio whose warm series on either side decides nothing."""
+        """Compared cells with a ratio whose warm series on either side is unstable."""
         return [c for c in self.cells if any(r.verdict == STABILITY_FLAG for r in c.ratios)]
+
+    @property
+    def unclassified(self) -> list[CellComparison]:
+        """Compared cells, not unstable, with a ratio whose timing was not classified (a warm
+        series too short, a ratio beyond range): it decides nothing, and is not said unstable."""
+        return [
+            c
+            for c in self.cells
+            if any(r.verdict == UNCLASSIFIED_FLAG for r in c.ratios)
+            and not any(r.verdict == STABILITY_FLAG for r in c.ratios)
+        ]
 
     @property
     def geomean_has_series(self) -> bool:
@@ -347,7 +357,14 @@ class Comparison:
         return scope_text(len(self.baseline.replicates) or 1, len(self.candidate.replicates) or 1)
 
     def verdict_counts(self) -> dict[str, int]:
-        counts = {"faster": 0, "slower": 0, "no clear difference": 0, STABILITY_FLAG: 0, FLAGGED: 0}
+        counts = {
+            "faster": 0,
+            "slower": 0,
+            "no clear difference": 0,
+            STABILITY_FLAG: 0,
+            UNCLASSIFIED_FLAG: 0,
+            FLAGGED: 0,
+        }
         for ratio in self.ratios:
             counts[ratio.verdict] += 1
         return counts
@@ -1089,8 +1106,8 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
                 return None, None
             if role in stopped:
                 return None, f"not compared: performance acceptance is stopped on the {role}"
-            if e.timing_flag or c.timing_flag:  # either series unstable or unclassified: no figure
-                return None, STABILITY_FLAG
+            if kind := unsteady_kind((e.timing_flag, c.timing_flag)):  # either series decides nothing
+                return None, kind
             return e.warm_median_s / c.warm_median_s, None
 
         (base, base_flag), (cand, cand_flag) = speedup("baseline"), speedup("candidate")
@@ -1156,11 +1173,9 @@ def headline(comparison: Comparison) -> str:
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
     parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
-    unstable = comparison.unstable
-    if unstable:
-        parts.append(
-            f"{len(unstable)} cell{'s' if len(unstable) != 1 else ''} with unstable timing left out of every verdict"
-        )
+    undecided = undecided_words(len(comparison.unstable), len(comparison.unclassified))
+    if undecided:
+        parts.append(f"{undecided} left out of every verdict")
     stop = comparison.timing_stop
     geo = comparison.geomean
     if stop is not None:

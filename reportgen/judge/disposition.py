@@ -30,7 +30,6 @@ from reportgen.judge.backend_docs import (
 )
 from reportgen.contract import events as ev
 from reportgen.judge.timing_stability import (
-    FLAG,
     GENERATION_SERIES,
     cell_stability,
     generation_flags,
@@ -669,11 +668,11 @@ def _copy_calls(cell: CellRecord) -> int | None:
 
 
 def _undecided_sides(cell: CellRecord, twin: CellRecord) -> str | None:
-    """Which of the two warm series decides nothing ('this cell', 'the contiguous cell', or
-    both), or None when both are stable: the report says such a timing decides nothing, so it
-    is no evidence of a copy either."""
+    """Which of the two warm series decides nothing and why ("this cell's (unstable)", "the
+    contiguous cell's (too short to classify)", or both), or None when both are stable: the
+    report says such a timing decides nothing, so it is no evidence of a copy either."""
     sides = [
-        side
+        f"{side} ({'unstable' if judged is not None and judged.unstable else 'too short to classify'})"
         for side, c in (("this cell's", cell), ("the contiguous cell's", twin))
         if (judged := cell_stability(c)) is None or not judged.decides
     ]
@@ -698,7 +697,7 @@ def _layout_evidence(cell: CellRecord, twin: CellRecord | None) -> tuple[str | N
     if cell.warm_median_s is not None and twin is not None and twin.warm_median_s is not None:
         unsteady = _undecided_sides(cell, twin)
         if unsteady:
-            undecided = f"warm timing not decided: {FLAG} ({unsteady} warm series is not stable)"
+            undecided = f"warm timing not decided: {unsteady} warm series decides nothing"
         elif cell.warm_median_s - twin.warm_median_s > (cell.warm_iqr_s or 0.0) + (twin.warm_iqr_s or 0.0):
             found.append(
                 f"warm median {cell.warm_median_s * 1e3:.4g} ms against {twin.warm_median_s * 1e3:.4g} ms contiguous (more than both IQRs)"
@@ -787,7 +786,7 @@ def rule_layout(run: RunModel, notes: Notes) -> list[Reason]:
             Reason(
                 "layout",
                 "note",
-                f"The documentation says compiled execution copies non-contiguous inputs on every call ({cite}); whether this run pays it is not decided, because a timing is unstable: {'; '.join(undecided)[:600]}.",
+                f"The documentation says compiled execution copies non-contiguous inputs on every call ({cite}); whether this run pays it is not decided, because a timing decides nothing: {'; '.join(undecided)[:600]}.",
                 _cases(unsteady),
             )
         )

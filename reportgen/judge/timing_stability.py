@@ -12,6 +12,7 @@ first token and decode per token (``GENERATION_SERIES``). Each is classified by 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from collector.stability import STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
@@ -21,12 +22,20 @@ from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
 SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
 FLAG = "unstable timing"
+# A series too short for the classifier's rules, or a ratio of two series too far from 1 to
+# judge (judge/intervals.BEYOND): not shown unstable, and it decides nothing.
+UNCLASSIFIED_FLAG = "timing not classified"
+UNCLASSIFIED_SYMBOL = "?"
+UNSTEADY = (FLAG, UNCLASSIFIED_FLAG)  # the flags (and their prefixes) of a series that decides nothing
 # The one rule whose name (as the log and collector/stability.py keep it) is not a plain word;
 # render/labels.py takes its words from here.
 RULE_WORDS = {"min_median": "fastest sample far below the median"}
 
 __all__ = [
     "FLAG",
+    "UNCLASSIFIED_FLAG",
+    "UNCLASSIFIED_SYMBOL",
+    "UNSTEADY",
     "STABLE",
     "SYMBOL",
     "UNCLASSIFIED",
@@ -181,8 +190,29 @@ def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
     if s.verdict == UNSTABLE:
         return f"{FLAG}: " + ", ".join(RULE_WORDS.get(c.name, c.name) for c in s.reasons)
     if s.verdict == UNCLASSIFIED:
-        return f"timing not classified: {s.note}"
+        return f"{UNCLASSIFIED_FLAG}: {s.note}"
     return None
+
+
+def unsteady_kind(flags: Iterable[str | None]) -> str | None:
+    """FLAG when a flag among ``flags`` says a series is unstable, else UNCLASSIFIED_FLAG when
+    one says a series or the ratio could not be classified (too few samples, a ratio beyond
+    range), else None: a ratio with either decides nothing, and is said to for its reason."""
+    found = [f for f in flags if f and f.startswith(UNSTEADY)]
+    if any(f.startswith(FLAG) for f in found):
+        return FLAG
+    return UNCLASSIFIED_FLAG if found else None
+
+
+def undecided_words(unstable: int, unclassified: int, cells: bool = True) -> str:
+    """'2 cells with unstable timing and 1 with timing not classified' ('2 with ...' without
+    ``cells``), '' for none."""
+    parts: list[str] = []
+    for count, what in ((unstable, FLAG), (unclassified, UNCLASSIFIED_FLAG)):
+        if count:
+            noun = f" cell{'s' if count != 1 else ''}" if cells and not parts else ""
+            parts.append(f"{count}{noun} with {what}")
+    return " and ".join(parts)
 
 
 def stability_word(samples: list[float] | tuple[float, ...] | None) -> str | None:

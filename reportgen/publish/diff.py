@@ -39,7 +39,15 @@ from reportgen.judge.intervals import (
     scope_text,
     speed_words,
 )
-from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, GENERATION_SERIES, replicate_flags, series_flag
+from reportgen.judge.timing_stability import (
+    FLAG as STABILITY_FLAG,
+    GENERATION_SERIES,
+    UNCLASSIFIED_FLAG,
+    UNSTEADY,
+    replicate_flags,
+    series_flag,
+    unsteady_kind,
+)
 from reportgen.render.labels import human
 from reportgen.render.sections.common import fmt_time
 from reportgen.publish.summary import CellSummary, RunSummary
@@ -50,7 +58,6 @@ NO_SAMPLES = "no verdict: warm samples not kept"
 # interval is shown, but it says neither faster nor slower. (A stopped performance acceptance
 # leaves no ratio at all: judge.comparison.timing_stop, as in `reportgen compare`.)
 FLAGGED = "no verdict: flagged"
-UNSTEADY = (STABILITY_FLAG, "timing not classified")  # flags of a warm series that decides nothing
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
 CHANGED_CRITERION = "passes under a changed criterion"
 VERDICTS = ("faster", "slower", "no clear difference")
@@ -128,8 +135,8 @@ class CriterionPass:
 def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[list[float]]]]) -> list[RatioInterval]:
     """Give every change with samples on both sides its interval and verdict, in one batch."""
     for change, _, _ in changes:
-        if change.unsteady:
-            change.verdict = f"no verdict: {STABILITY_FLAG}"
+        if kind := unsteady_kind(change.flags):
+            change.verdict = f"no verdict: {kind}"
     # A series that decides nothing (unstable, or too short to classify) gets no interval.
     usable = [
         (t, a, b)
@@ -282,8 +289,19 @@ class RunDiff:
 
     @property
     def unstable(self) -> list[str]:
-        """Cells compared with a warm timing (or generation series) that decides nothing in either run: no verdict, named."""
-        return list(dict.fromkeys(t.case for t in self.timings if t.unsteady))
+        """Cells compared with a warm timing (or generation series) that is unstable in either run: no verdict, named."""
+        return list(dict.fromkeys(t.case for t in self.timings if unsteady_kind(t.flags) == STABILITY_FLAG))
+
+    @property
+    def unclassified(self) -> list[str]:
+        """Cells, not among ``unstable``, whose timing was not classified (a warm series too short
+        in either run, a ratio beyond range): no verdict, named, and not said to be unstable."""
+        unstable = set(self.unstable)
+        return list(
+            dict.fromkeys(
+                t.case for t in self.timings if unsteady_kind(t.flags) == UNCLASSIFIED_FLAG and t.case not in unstable
+            )
+        )
 
     @property
     def targets_differ(self) -> bool:
@@ -332,7 +350,10 @@ class RunDiff:
             return self.timing_stop.headline
         counts = self.verdict_counts()
         text = ", ".join(f"{n} {word}" for word, n in counts.items())
-        text += f", {sum(1 for t in self.timings if t.unsteady)} unstable"  # ratios, as the counts before it
+        kinds = [unsteady_kind(t.flags) for t in self.timings]  # ratios, as the counts before it
+        text += f", {kinds.count(STABILITY_FLAG)} unstable"
+        if UNCLASSIFIED_FLAG in kinds:
+            text += f", {kinds.count(UNCLASSIFIED_FLAG)} not classified"
         flagged = sum(1 for t in self.timings if t.flags and not t.unsteady)
         if flagged:
             text += f", {flagged} flagged (not judged)"
@@ -382,6 +403,7 @@ class RunDiff:
         data["synthetic_note"] = self.synthetic_note
         data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
+        data["timing_not_classified"] = self.unclassified
         data["timing_stopped"] = self.timing_stop.note if self.timing_stop is not None else ""
         return data
 
@@ -573,6 +595,10 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
+    if diff.unclassified:
+        lines.append(
+            f"{UNCLASSIFIED_FLAG}: {len(diff.unclassified)} cell(s), no timing verdict: {', '.join(diff.unclassified)}"
+        )
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")

@@ -40,7 +40,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 
 from reportgen import __version__
 from reportgen.contract.events import INT64_MAX
-from reportgen.judge.timing_stability import series_flag
+from reportgen.judge.timing_stability import (
+    FLAG as STABILITY_FLAG,
+    SYMBOL as STABILITY_SYMBOL,
+    UNCLASSIFIED_SYMBOL,
+    series_flag,
+)
 from collector.facts import version_tuple
 from reportgen.judge.backend_docs import backend_name, docs_for_family, load_backend_docs, targets
 from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
@@ -656,8 +661,13 @@ def _version_grid(summaries: list[RunSummary]) -> list[dict[str, Any]]:
 
 
 def _unstable_cell(summary: RunSummary, case: str) -> str | None:
+    """Why a cell's warm point decides nothing, after its symbol ('≋ unstable timing: ...', '?
+    timing not classified: ...'), or None."""
     cell = summary.cells.get(case)
-    return series_flag(cell.warm_samples_s) if cell is not None else None
+    flag = series_flag(cell.warm_samples_s) if cell is not None else None
+    if flag is None:
+        return None
+    return f"{STABILITY_SYMBOL if flag.startswith(STABILITY_FLAG) else UNCLASSIFIED_SYMBOL} {flag}"
 
 
 def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str], result: SiteResult) -> None:

@@ -18,7 +18,13 @@ from reportgen.judge.comparison import (
     compile_cost_text,
 )
 from reportgen.judge.intervals import CONFIDENCE, RatioInterval, interval_text, ratio_number
-from reportgen.judge.timing_stability import FLAG as STABILITY_FLAG, SERIES_COLUMN, SYMBOL
+from reportgen.judge.timing_stability import (
+    FLAG as STABILITY_FLAG,
+    SERIES_COLUMN,
+    UNCLASSIFIED_FLAG,
+    UNCLASSIFIED_SYMBOL,
+    undecided_words,
+)
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
 from reportgen.render.memory import NOT_MEASURED, bytes_text
@@ -30,6 +36,7 @@ VERDICT_SYMBOLS = {
     "slower": "▲",
     "no clear difference": "≈",
     "unstable timing": "≋",
+    UNCLASSIFIED_FLAG: UNCLASSIFIED_SYMBOL,
     "flagged, not judged": "⚑",
 }
 CHANGED_SYMBOL = "≠"  # a pass under a criterion the other run did not declare: never shown as a plain pass
@@ -219,9 +226,9 @@ def _ratio(value: float | None) -> str:
 
 def _speedup(value: float | None, flag: str | None) -> str:
     """A compiled-over-eager speedup, or why none is given where both cells passed: an unstable
-    series (with its symbol), or a stopped performance acceptance."""
-    if flag == STABILITY_FLAG:
-        return f"{SYMBOL} {flag}"
+    or unclassified series (with its symbol), or a stopped performance acceptance."""
+    if flag in (STABILITY_FLAG, UNCLASSIFIED_FLAG):
+        return f"{VERDICT_SYMBOLS[flag]} {flag}"
     return flag or _ratio(value)
 
 
@@ -301,10 +308,15 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     )
 
 
+def _undecided(comparison: Comparison) -> str:
+    """'2 with unstable timing and 1 with a warm series too short to classify', '' for none."""
+    return undecided_words(len(comparison.unstable), len(comparison.unclassified), cells=False)
+
+
 def _geomean_rows(comparison: Comparison) -> list[Row]:
     geo = comparison.geomean
-    unstable = {c.case for c in comparison.unstable}
-    excluded = len([c for c in comparison.flagged if c.case not in unstable])
+    unsteady = {c.case for c in comparison.unstable + comparison.unclassified}
+    excluded = len([c for c in comparison.flagged if c.case not in unsteady])
     stop = comparison.timing_stop
     if stop is not None:  # the reason, not "not measured": no timing of the pair is compared
         return [Row("geometric mean of warm ratios", stop.note), Row("compile + first result per new shape", stop.note)]
@@ -336,7 +348,7 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
                 else f"{comparison.geomean_counts} of {len(comparison.cells)} compared cells (a generation cell gives two: first token and decode per token)"
             )
             + (f"; {excluded} flagged cell(s) left out" if excluded else "")
-            + (f"; {len(comparison.unstable)} with unstable timing left out" if comparison.unstable else ""),
+            + (f"; {undecided} left out" if (undecided := _undecided(comparison)) else ""),
         ),
         *_compile_rows(comparison),
     ]
@@ -454,7 +466,10 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         timings=timings,
         not_timed=not_timed[:DETAIL_CAP],
         generation=generation,
-        verdict_counts=[(name, VERDICT_SYMBOLS[name], count) for name, count in counts.items()],
+        # "timing not classified" only where a series was too short to classify.
+        verdict_counts=[
+            (name, VERDICT_SYMBOLS[name], count) for name, count in counts.items() if count or name != UNCLASSIFIED_FLAG
+        ],
         geomean=_geomean_rows(comparison),
         speedups=[
             (
@@ -653,5 +668,6 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
     data["verdict_counts"] = comparison.verdict_counts()
     data["interval_scope"] = comparison.interval_scope
     data["unstable_cells"] = [c.case for c in comparison.unstable]
+    data["unclassified_cells"] = [c.case for c in comparison.unclassified]
     data["method"] = METHOD
     return data
