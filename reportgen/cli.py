@@ -570,7 +570,8 @@ of either side has mismatching cells without a verdict, its performance acceptan
 and no timing is compared (as in `reportgen compare`): the reason stands in place of any ratio.
 A ratio from a cell with CPU fallback, under a changed timing scope or across a changed host
 (torch threads, CPU affinity) carries that caveat and is no verdict; a cell whose warm series
-is unstable reads "unstable timing" and decides nothing.
+is unstable reads "unstable timing" (one too short to classify, "timing not classified") and
+decides nothing.
 Runs of two workloads are refused; runs on two
 targets are compared but said to be a migration question (see `reportgen compare`). Runs are
 logs or run folders, local or s3://.
@@ -671,7 +672,7 @@ interval from the kept samples, classified faster / slower / no clear difference
 interval (with one run a side it covers sampling within the two runs only, and says so; with
 replicates it includes the variation between runs: a hierarchical bootstrap with a fixed
 seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
-"unstable timing" and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
+"unstable timing" (too short to classify: "timing not classified") and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
 recompile limit or a different timing scope are flagged and left out of the geometric mean; so
 is every cell when a timing criterion (timing scope, warm repetitions, re-measure rounds) or the
