@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 import stat
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -283,6 +284,10 @@ def load_campaign(path: Path) -> Campaign:
         raise CampaignError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:  # tomllib reads nested arrays and inline tables recursively
         raise CampaignError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError:  # tomllib's one other refusal: an integer past Python's digit limit
+        raise CampaignError(
+            f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
+        ) from None
     try:
         return _parse(path, _Table(data, ""))
     except CampaignError as exc:

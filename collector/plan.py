@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import stat
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -369,6 +370,10 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
         raise PlanError(f"{where}: not valid TOML: {getattr(exc, 'msg', exc)}") from None
     except RecursionError:
         raise PlanError(f"{path}: not a plan: arrays or tables nested too deeply") from None
+    except ValueError:  # tomllib's one other refusal: an integer past Python's digit limit
+        raise PlanError(
+            f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
+        ) from None
 
 
 def load_plan(path: str | Path, require_module: bool = True, allow_undecided: bool = False) -> WorkloadPlan:

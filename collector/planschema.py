@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -740,6 +741,18 @@ def _suggest(name: str, here: str) -> str:
     return ""
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # the integers a run log holds (reportgen.contract.events.Int64)
+_FLOAT_MAX = int(sys.float_info.max)  # a larger integer where a number goes has no float
+
+
+def _int64(c: Checker, path: str, value: int) -> None:
+    """An integer the run log can record: beyond 64 bits the collector would write a plan event
+    that no reader accepts."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        digits = len(str(abs(value)))
+        raise c.fail(path, f"an integer of {digits} digits is beyond the 64-bit range a run log records")
+
+
 def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
     kind = key.kind
     if kind == "str" or kind == "text-policy":
@@ -766,6 +779,10 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
             )
         if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
             raise c.fail(path, f"expected a finite number, got {value!r}")
+        if kind == "int":
+            _int64(c, path, value)
+        elif isinstance(value, int) and abs(value) > _FLOAT_MAX:
+            raise c.fail(path, f"expected a finite number, got an integer of {len(str(abs(value)))} digits")
         if key.minimum is not None and value < key.minimum:
             raise c.fail(path, f"expected at least {key.minimum:g}, got {value!r}")
         if key.maximum is not None and value > key.maximum:
@@ -786,6 +803,8 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
                 raise c.fail(path, f"unknown {[item]}; allowed: {', '.join(key.choices)}{hint}")
             if key.minimum is not None and isinstance(item, int) and item < key.minimum:
                 raise c.fail(path, f"each item is at least {key.minimum:g}, got {item!r}")
+            if isinstance(item, int):
+                _int64(c, path, item)
         if (key.choices or item_type is int) and len(set(value)) != len(value):
             raise c.fail(path, f"an item is listed twice: {value!r}")
         if len(value) < key.min_items:
@@ -803,6 +822,8 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
                 and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in item)
             ):
                 raise c.fail(path, f"each shape is [batch, length] with positive integers, got {item!r}")
+            for v in item:
+                _int64(c, path, v)
             if tuple(item) in seen:
                 raise c.fail(path, f"shape {item!r} is listed twice")
             seen.add(tuple(item))
@@ -823,6 +844,8 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
             and value[0] <= value[1]
         ):
             raise c.fail(path, f"expected [smallest, largest] integers, got {value!r}")
+        for v in value:
+            _int64(c, path, v)
         return list(value)
     if kind == "table(free)":
         if not isinstance(value, dict):
@@ -830,6 +853,8 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
         for name, item in value.items():
             if not isinstance(item, (str, int, float, bool)):
                 raise c.fail(f"{path}.{_k(name)}", f"expected a string, number or boolean, got {_type_name(item)}")
+            if isinstance(item, int) and not isinstance(item, bool):
+                _int64(c, f"{path}.{_k(name)}", item)
         return dict(value)
     raise AssertionError(f"unknown kind {kind}")  # pragma: no cover - the schema is fixed
 

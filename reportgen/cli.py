@@ -900,7 +900,7 @@ Example:
 @click.option(
     "--write-revised",
     type=WritePath(dir_okay=False),
-    help="Write the revised plan here (when one is needed). An existing regular file is replaced; a link, folder, device or FIFO is refused (never written through).",
+    help="Write the revised plan here (when one is needed). An existing regular file other than the plan is replaced; the plan itself, a link, folder, device or FIFO is refused (never written through).",
 )
 @click.option(
     "--inspection",
@@ -915,6 +915,13 @@ def plan_check(
     from reportgen.contract.inspection import InspectionError, read_inspection
     from reportgen.judge import plancheck
 
+    if write_revised is not None and os.path.exists(write_revised) and os.path.samefile(plan, write_revised):
+        # Replacing it would lose the owner's plan (its comments and values) to the proposals.
+        echo(
+            f"reportgen plan-check: --write-revised {write_revised} is the plan under review: name another file",
+            err=True,
+        )
+        sys.exit(2)
     try:
         inspected = read_inspection(inspection) if inspection is not None else None
     except InspectionError as exc:

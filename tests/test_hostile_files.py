@@ -293,3 +293,20 @@ def test_a_revised_plan_replaces_a_regular_file_whole(tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8").startswith("# Revised by `reportgen plan-check")
     assert oct(out.stat().st_mode & 0o777) == oct(0o640)
     assert [p.name for p in tmp_path.iterdir()] == ["revised.toml"]
+
+
+@pytest.mark.parametrize("how", ["same path", "hard link"])
+def test_a_revised_plan_never_replaces_the_plan_under_review(tmp_path: Path, how: str) -> None:
+    """--write-revised naming the plan itself (or a hard link to it) replaced the owner's plan,
+    comments and values, with the proposals. Now one line, exit 2, and the plan is as it was."""
+    plan = tmp_path / "plan.toml"
+    shutil.copy(REPO / "tests" / "plans" / "scenario_a.toml", plan)
+    target = plan
+    if how == "hard link":
+        target = tmp_path / "linked.toml"
+        os.link(plan, target)
+    before = snapshot(tmp_path)
+    result = invoke(["plan-check", plan, "--target", "neuron", "--write-revised", target], seconds=20)
+    assert result.code == 2, result.output
+    result.line_with(f"reportgen plan-check: --write-revised {target} is the plan under review")
+    assert snapshot(tmp_path) == before

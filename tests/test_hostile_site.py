@@ -102,6 +102,13 @@ STATES: list[tuple[str, Callable[[Path], bytes], str]] = [
     ("not UTF-8", _raw(b'{"fingerprint": "\xff"}\n'), "can't decode byte 0xff"),
     ("nested very deeply", _raw(b"[" * 200_000 + b"]" * 200_000), "ignoring"),
     ("NaN timing", _edit_run(cells={"c": {"status": "pass", "warm_median_s": float("nan")}}), "warm_median_s"),
+    (
+        "scope entry not a pair",
+        _edit_run(scope_passed=[["a", "b", "c"]]),
+        "scope_passed: not a list of [label, shapes]",
+    ),
+    ("empty scope entry", _edit_run(scope_not_passed=[[]]), "scope_not_passed: not a list of [label, shapes]"),
+    ("plan-check without its fields", _edit_run(plan_check={"a": "b"}), "plan_check: not a plan-check verdict"),
 ]
 
 
@@ -120,6 +127,24 @@ def test_planted_state_is_ignored_with_a_warning_and_nothing_outside_changes(
     assert (snapshot(tmp_path / "area" / "runs"), snapshot(victim)) == outside, "nothing outside --out changed"
     assert _state(out)["runs"], "a good state file is written again"
     assert invoke(["site", runs, "--out", out]).stderr.count("warning") == 0, "the next build trusts its own state"
+
+
+def test_state_values_of_another_type_are_used_as_validated(area: tuple[Path, Path, Path]) -> None:
+    """Validation takes 0 for false (lax, as the state is only a cache); the pages and the cell
+    index are then made of the values it validated, not of the planted ones, so a planted 0
+    cannot stop the build with a traceback."""
+    runs, out, _ = area
+    state = _state(out)
+    for run in state["runs"].values():
+        run.update(complete=0, synthetic=0)
+        for cell in run["cells"].values():
+            cell["cpu_fallback"] = 0
+    (out / STATE_NAME).write_text(json.dumps(state), encoding="utf-8")
+    (runs / "synthetic_complete" / "events.jsonl").touch()  # not the quick no-op: the careful way reads the state
+    result = invoke(["site", runs, "--out", out])
+    assert result.code == 0, result.output
+    assert "2 runs" in result.stdout
+    assert all(run["complete"] is False for run in _state(out)["runs"].values()), "written again as booleans"
 
 
 def test_state_file_that_is_a_symlink_is_neither_read_nor_written_through(area: tuple[Path, Path, Path]) -> None:

@@ -232,6 +232,18 @@ BAD_PLANS = [
         "tolerances.float32.task.threshold: expected a finite number",
         9,
     ),
+    (
+        "shape beyond 64 bits",  # was run, and its log's plan event refused by every reader
+        "[matrix]\nshapes = [[1, 99999999999999999999]]\n",
+        "matrix.shapes: an integer of 20 digits is beyond the 64-bit range a run log records",
+        5,
+    ),
+    (
+        "tolerance no float can hold",  # was a traceback (OverflowError)
+        MATRIX + "[tolerances.float32]\natol = 1" + "0" * 400 + "\nrtol = 1e-4\n",
+        "tolerances.float32.atol: expected a finite number, got an integer of 401 digits",
+        7,
+    ),
 ]
 BAD_PLANS[4] = (
     "tolerances not a table",

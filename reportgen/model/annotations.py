@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from fnmatch import translate
@@ -220,6 +221,10 @@ def parse_annotations(text: str, path: str) -> AnnotationFile:
         raise AnnotationError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
         raise AnnotationError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError:  # tomllib's one other refusal: an integer past Python's digit limit
+        raise AnnotationError(
+            f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
+        ) from None
     lines = _header_lines(text)
     result = AnnotationFile(path)
     for key, value in data.items():

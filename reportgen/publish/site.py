@@ -180,6 +180,7 @@ class _State(BaseModel):
 
 
 _SUMMARY = TypeAdapter(RunSummary)
+_PLAN_CHECK_KEYS = {"target", "classification", "headline", "first"}  # summary._plan_check
 _LINK = TypeAdapter(ComparisonLink)
 
 
@@ -188,9 +189,17 @@ def _check_state(raw: Any) -> dict[str, Any]:
     state = _State.model_validate(raw)
     runs = raw["runs"]
     for key, run in runs.items():
-        _SUMMARY.validate_python(run)
+        summary = _SUMMARY.validate_python(run)
         if set(run) - {f for f in RunSummary.__dataclass_fields__}:
             raise ValueError(f"runs.{key}: fields a summary does not have")
+        for name in ("scope_passed", "scope_not_passed"):
+            if any(len(entry) != 2 for entry in getattr(summary, name)):
+                raise ValueError(f"runs.{key}.{name}: not a list of [label, shapes] pairs")
+        check = summary.plan_check
+        if check and set(check) != _PLAN_CHECK_KEYS:
+            raise ValueError(f"runs.{key}.plan_check: not a plan-check verdict this tool writes")
+        # Validation takes 0 for false and "1" for 1; the pages get the values it made of them.
+        runs[key] = summary.to_dict()
     for name, stored in state.comparisons.items():
         if not re.match(_SLUG, name):
             raise ValueError(f"comparisons: {name!r} is not a page name this tool makes")

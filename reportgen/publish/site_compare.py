@@ -32,6 +32,7 @@ written again only when either run's log (or annotations) changed.
 from __future__ import annotations
 
 import hashlib
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,10 @@ def load_site_config(path: Path) -> SiteConfig:
         raise SiteConfigError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
         raise SiteConfigError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError:  # tomllib's one other refusal: an integer past Python's digit limit
+        raise SiteConfigError(
+            f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
+        ) from None
     try:
         return SiteConfig.model_validate(data)
     except ValidationError as exc:
