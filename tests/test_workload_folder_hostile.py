@@ -128,7 +128,7 @@ def test_a_stale_bytecode_file_never_stands_in_for_the_source(tmp_path: Path) ->
     stat = source.stat()
     other = compile("X = 2\n", str(source), "exec")
     cached = Path(importlib.util.cache_from_source(str(source)))
-    cached.parent.mkdir()
+    cached.parent.mkdir(parents=True)
     cached.write_bytes(bytes(_code_to_timestamp_pyc(other, stat.st_mtime, stat.st_size)))
     assert _load(module).helper.X == 1
 
