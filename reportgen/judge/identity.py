@@ -7,7 +7,8 @@ weights saved by two collector generations differ in bytes. So, in order:
 
 1. both logs hash the content: the content hashes decide;
 2. otherwise equal file hashes show the same bytes, hence the same tensors;
-3. otherwise, for a log written before content hashes, the files' bytes cannot decide. Weights
+3. otherwise (a log written before content hashes, or one whose collector left its content hash
+   out) the files' bytes cannot decide. Weights
    the collector saved itself (the workload builds them from a seed its model revision states)
    are taken as the same when both plans declare the same model revision, and inputs as the
    same when both cells are the same planned cell (shape, layout, dtype) of the same workload,
@@ -34,11 +35,18 @@ class Identity:
     text: str
 
 
+# The schema version whose logs carry content hashes of weights and inputs (collector/content.py).
+CONTENT_HASHES_FROM = (1, 2)
+
+
 @dataclass(frozen=True)
 class WeightsFacts:
     content: str | None
     file: str | None
     external: bool
+    # Why there is no content hash, from what the log says ("" when there is one): written before
+    # content hashes (its schema version), or left out by a collector whose schema has the field.
+    no_content: str = ""
 
 
 def _weights_artifact(run: RunModel) -> ev.Artifact | None:
@@ -51,7 +59,23 @@ def weights_facts(run: RunModel) -> WeightsFacts:
     content = (plan.weights_content_sha256 if plan else None) or (artifact.content_sha256 if artifact else None)
     file = (plan.weights_sha256 if plan else None) or (artifact.sha256 if artifact else None)
     external = artifact is not None and artifact.path.startswith("external:")
-    return WeightsFacts(content, file, external)
+    reason = artifact.content_unknown_reason if artifact is not None else None
+    return WeightsFacts(content, file, external, "" if content else no_content_words(run.start.schema_version, reason))
+
+
+def _schema(version: str) -> tuple[int, ...]:
+    major, _, minor = version.partition(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else ()
+
+
+def no_content_words(schema_version: str, reason: str | None) -> str:
+    """Why a log has no content hash of its weights, as the log says it: a schema before content
+    hashes; else the reason its collector gave; else that it left the hash out without one."""
+    if _schema(schema_version) < CONTENT_HASHES_FROM:
+        return "written before content hashes"
+    if reason:
+        return f"not hashed, although its schema {schema_version} has content hashes: {reason}"
+    return f"left out without a reason, although its schema {schema_version} has content hashes"
 
 
 def _short(sha: str | None) -> str:
@@ -65,6 +89,19 @@ SIDES = ("baseline", "candidate")
 def _lacking(a: str | None, b: str | None, what: str, names: tuple[str, str] = SIDES) -> str:
     sides = [role for role, value in zip(names, (a, b)) if value is None]
     return f"{' and '.join(sides)} log{'s' if len(sides) > 1 else ''} without {what}"
+
+
+def _without_content(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str]) -> str:
+    """Which logs lack a content hash of the weights and why, each as its log says it: 'baseline
+    and candidate logs without a content hash (written before content hashes)'."""
+    why: dict[str, list[str]] = {}
+    for role, facts in zip(names, (a, b)):
+        if not facts.content:
+            why.setdefault(facts.no_content, []).append(role)
+    return "; ".join(
+        f"{' and '.join(roles)} log{'s' if len(roles) > 1 else ''} without a content hash ({reason})"
+        for reason, roles in why.items()
+    )
 
 
 def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES) -> Identity:
@@ -81,7 +118,7 @@ def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES)
             CONTENT,
             f"different weights by content: {names[0]} {_short(a.content)}, {names[1]} {_short(b.content)}",
         )
-    lacking = _lacking(a.content, b.content, "a content hash", names)
+    lacking = _without_content(a, b, names)
     if a.file and b.file and a.file == b.file:
         return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking})")
     if a.external or b.external:
@@ -99,7 +136,7 @@ def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES)
     return Identity(
         True,
         DECLARED,
-        f"weights identified by declaration only, not verified: {lacking} (written before content hashes), {files}, "
+        f"weights identified by declaration only, not verified: {lacking}, {files}, "
         f"and both plans declare model revision {revision!r}, whose weights the workload builds from its seed",
     )
 
