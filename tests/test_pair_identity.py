@@ -63,3 +63,67 @@ def test_weights_of_logs_before_content_hashes_still_say_so(tmp_path: Path) -> N
     _edit(cand, _weights(None, "2" * 64))
     note = gather(base, cand).notes[0]
     assert "baseline and candidate logs without a content hash (written before content hashes)" in note, note
+
+
+def _hostless(events: Events) -> Events:
+    """An environment that names no device, host name, variable or version beyond the pages' own,
+    and timing events without host facts: a log that recorded no host facts at all."""
+    env = next(e for e in events if e["kind"] == "environment")
+    env["device"], env["env_vars"] = {}, {}
+    env["versions"] = {k: v for k, v in env["versions"].items() if k in ("python", "torch", "torch_neuronx")}
+    return events
+
+
+def _one_sided_host(tmp_path: Path) -> tuple[Path, Path]:
+    from tests.logbuilder import base_events
+    from tests.test_diff_names_changes import _hosted
+    from tests.test_run_changes import _write
+
+    before = _write(tmp_path / "runs" / "a", _hostless(base_events()), "host-unknown-a")
+    after = _hosted(base_events(), "2 intra-op, 2 inter-op", "1.00")
+    return before, _write(tmp_path / "runs" / "b", after, "host-known-b", "2026-01-02T00:00:00Z")
+
+
+def test_a_run_without_host_facts_is_not_read_as_an_unchanged_host(tmp_path: Path) -> None:
+    """Before: diff compared no host fact when one run recorded none and said 'host changes: 0'
+    (Markdown: 'Host: none changed'), while compare listed each of the other run's facts as a
+    change from 'not recorded': neither said that a host change cannot be ruled out."""
+    import json
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.publish.site import build_site
+
+    before, after = _one_sided_host(tmp_path)
+    unknown = "host facts not recorded on the before: a host change cannot be ruled out"
+    runner = CliRunner()
+
+    def diff(fmt: str) -> str:
+        result = runner.invoke(main, ["diff", str(before), str(after), "--format", fmt])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    text = diff("text")
+    assert f"host changes: not known ({unknown})" in text and "host changes: 0" not in text, text
+    md = diff("md")
+    assert f"**Host:** not known: {unknown}." in md and "none changed." not in md.split("**Host")[1], md
+    data = json.loads(diff("json"))
+    assert data["host_unknown"] == unknown and data["host"] == []
+
+    out = tmp_path / "cmp"
+    result = runner.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"])
+    assert result.exit_code == 0, result.output
+    said = unknown.replace("the before", "the baseline")
+    first = result.output.splitlines()[0]
+    assert f"evidence of nothing; {said} (listed first); Candidate cpu" in first, first
+    compared = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    assert compared["host_unknown"] == said and compared["host"] == []
+    assert f"**Host facts:** not known: {said}." in (out / "compare.md").read_text(encoding="utf-8")
+    page = (out / "compare.html").read_text(encoding="utf-8")
+    assert f"Host facts: not known:</strong> {said}." in page and "Host facts: the same on both runs" not in page
+
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    history = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert f"Host: not known:</strong> {unknown}." in history and "Host: none changed" not in history
+    assert f"changed first ({unknown}; named below)" in history

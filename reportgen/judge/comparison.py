@@ -33,7 +33,7 @@ from typing import Any, Iterable
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
     code_and_data_changes,
-    host_changes,
+    compare_hosts,
     host_facts,
     host_timing_flag,
     replicate_changes,
@@ -296,6 +296,8 @@ class Comparison:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     host: list[tuple[str, str, str]] = field(default_factory=list)
+    # Where a run recorded no host facts: that a host change cannot be ruled out (changes.compare_hosts).
+    host_unknown: str = ""
 
     @property
     def timing_stop(self) -> TimingStop | None:
@@ -855,7 +857,7 @@ def compare_runs(
         raise CompareRefused(
             f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
         )
-    host = host_changes(host_facts(baseline.run), host_facts(candidate.run))
+    host, host_unknown = compare_hosts(host_facts(baseline.run), host_facts(candidate.run), SIDES)
     # A changed timing criterion (timing scope, warm repetitions, re-measure rounds) qualifies
     # every ratio, as in `reportgen diff`: the two sides were not timed alike.
     flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
@@ -884,6 +886,7 @@ def compare_runs(
             ("baseline", "candidate"),
         ),
         host=host,
+        host_unknown=host_unknown,
     )
     comparison.headline = headline(comparison)
     return comparison
@@ -1166,6 +1169,8 @@ def headline(comparison: Comparison) -> str:
     ]
     if changed:
         parts.insert(0, f"{', '.join(changed)} (listed first)")
+    if comparison.host_unknown:  # not a change, and not 'no change' either
+        parts.insert(0, f"{comparison.host_unknown} (listed first)")
     if comparison.criteria:
         parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
     synthetic = [s.role for s in (c, b) if s.synthetic]

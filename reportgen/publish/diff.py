@@ -21,7 +21,7 @@ from typing import Sequence
 from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
     code_and_data_changes,
-    host_changes,
+    compare_hosts,
     replicate_changes,
     timing_unlike,
     version_changes,
@@ -226,6 +226,8 @@ class RunDiff:
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     # The host (judge.changes): device, environment variables, other versions, threads, load.
     host: list[tuple[str, str, str]] = field(default_factory=list)
+    # Where a run recorded no host facts: that a host change cannot be ruled out (judge.changes.compare_hosts).
+    host_unknown: str = ""
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
@@ -259,7 +261,7 @@ class RunDiff:
     @property
     def changed(self) -> bool:
         """Whether anything besides the results changed: criteria, versions, code and data, host."""
-        return bool(self.criteria or self.versions or self.code_and_data or self.host)
+        return bool(self.criteria or self.versions or self.code_and_data or self.host or self.host_unknown)
 
     @property
     def changed_line(self) -> str:
@@ -271,6 +273,8 @@ class RunDiff:
             ("host", len(self.host)),
         )
         changed = [f"{n} {what}" for what, n in counts if n]
+        if self.host_unknown:  # not a change, and not 'no change' either
+            changed.append(self.host_unknown)
         return (
             f"changed first ({', '.join(changed)}; named below)"
             if changed
@@ -490,7 +494,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
     )
-    result.host = host_changes(first.host, last.host) if first.host and last.host else []
+    result.host, result.host_unknown = compare_hosts(first.host, last.host)
     result.timing_unlike = timing_unlike(result.criteria, result.host)
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
@@ -591,7 +595,9 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
     lines.append(f"code and data changes: {len(diff.code_and_data)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
-    lines.append(f"host changes: {len(diff.host)}")
+    lines.append(
+        f"host changes: {len(diff.host)}" if not diff.host_unknown else f"host changes: not known ({diff.host_unknown})"
+    )
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
