@@ -51,7 +51,16 @@ from reportgen.judge.criteria import (
 )
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.judgement import failing_quantity
-from reportgen.judge.identity import DECLARED, Identity, InputsLookup, SIDES, same_inputs, same_weights
+from reportgen.judge.identity import (
+    DECLARED,
+    Identity,
+    InputsLookup,
+    SIDES,
+    inputs_differ,
+    inputs_facts,
+    same_inputs,
+    same_weights,
+)
 from reportgen.judge.localization import judge_localization, ratio_text
 from reportgen.judge.intervals import (
     GeoMean,
@@ -555,6 +564,9 @@ def _reference_key(planned: ev.PlannedCell) -> str:
     return f"b{planned.batch}-l{planned.length}-{planned.layout}"
 
 
+input_key = _reference_key  # a cell's input shape key, as its inputs' content hashes are keyed
+
+
 def _references(run: RunModel) -> dict[str, ev.Reference]:
     return {r.shape: r for r in run.references}
 
@@ -829,17 +841,14 @@ def compare_runs(
         ):
             not_comparable.append(NotComparable(case, "the same case key names different cells in the two plans"))
             continue
-        art_a, art_b = base.inputs.for_case(case), cand.inputs.for_case(case)
-        same = same_inputs(art_a, art_b, _reference_key(a.planned))
-        if same is None:
-            missing = " and ".join(r for r, s in (("baseline", art_a), ("candidate", art_b)) if s is None)
-            not_comparable.append(
-                NotComparable(case, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}")
-            )
+        key = _reference_key(a.planned)
+        facts = inputs_facts(base.inputs.for_case(case), key), inputs_facts(cand.inputs.for_case(case), key)
+        differ = inputs_differ(*facts)  # as `reportgen diff` asks it of the same two cells
+        if differ is not None:
+            not_comparable.append(NotComparable(case, differ))
             continue
-        if not same.same:
-            not_comparable.append(NotComparable(case, same.text))
-            continue
+        same = same_inputs(*facts)
+        assert same is not None  # inputs_differ says why when it is None
         inputs.append(same)
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
         pending.append(

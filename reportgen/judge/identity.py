@@ -47,6 +47,7 @@ class WeightsFacts:
     # Why there is no content hash, from what the log says ("" when there is one): written before
     # content hashes (its schema version), or left out by a collector whose schema has the field.
     no_content: str = ""
+    revision: str = "not recorded"  # the model revision the plan declares, which builds seeded weights
 
 
 def _weights_artifact(run: RunModel) -> ev.Artifact | None:
@@ -60,7 +61,13 @@ def weights_facts(run: RunModel) -> WeightsFacts:
     file = (plan.weights_sha256 if plan else None) or (artifact.sha256 if artifact else None)
     external = artifact is not None and artifact.path.startswith("external:")
     reason = artifact.content_unknown_reason if artifact is not None else None
-    return WeightsFacts(content, file, external, "" if content else no_content_words(run.start.schema_version, reason))
+    return WeightsFacts(
+        content,
+        file,
+        external,
+        "" if content else no_content_words(run.start.schema_version, reason),
+        plan.model_revision if plan else "not recorded",
+    )
 
 
 def _schema(version: str) -> tuple[int, ...]:
@@ -105,11 +112,14 @@ def _without_content(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str]) -
 
 
 def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES) -> Identity:
-    """Whether the two runs' weights are the same (the caller has checked the model revisions);
-    ``names`` are what the texts call the two runs."""
+    """Whether the two runs' weights are the same; ``names`` are what the texts call the two runs."""
     # A log whose plan and weights artifact give different hashes does not get here: validate
     # refuses it (contract/consistency.py), so either hash speaks for the weights.
-    a, b = weights_facts(base), weights_facts(cand)
+    return weights_identity(weights_facts(base), weights_facts(cand), names)
+
+
+def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = SIDES) -> Identity:
+    """Whether two runs' weights are the same, from their facts (a judged run's, or a summary's)."""
     if a.content and b.content:
         if a.content == b.content:
             return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, tensor-content-v1)")
@@ -127,17 +137,23 @@ def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES)
             FILE,
             f"different weights files: {names[0]} sha256 {_short(a.file)}, {names[1]} sha256 {_short(b.file)} ({lacking})",
         )
-    revision = base.plan.model_revision if base.plan else "not recorded"
     files = (
         f"the saved files differ in bytes (sha256 {_short(a.file)} and {_short(b.file)})"
         if a.file and b.file
         else f"no weights file hash on the {' and '.join(r for r, f in zip(names, (a.file, b.file)) if not f)}"
     )
+    if a.revision != b.revision:  # (compare refuses other revisions before it asks)
+        return Identity(
+            False,
+            DECLARED,
+            f"weights not known to be the same: {lacking}, {files}, and the plans declare model revisions "
+            f"{a.revision!r} and {b.revision!r}",
+        )
     return Identity(
         True,
         DECLARED,
         f"weights identified by declaration only, not verified: {lacking}, {files}, "
-        f"and both plans declare model revision {revision!r}, whose weights the workload builds from its seed",
+        f"and both plans declare model revision {a.revision!r}, whose weights the workload builds from its seed",
     )
 
 
@@ -162,33 +178,59 @@ class InputsLookup:
         return self.per_case.get(case, self.shared)
 
 
-def _key_content(artifact: ev.Artifact, key: str) -> str | None:
-    return artifact.content_by_key.get(key) if artifact.content_by_key else None
+@dataclass(frozen=True)
+class InputsFacts:
+    """One cell's inputs as its log hashed them: by content for the cell's input shape, by content
+    of the whole file, and by the file's bytes. Plain data, kept in a run's summary."""
+
+    key_content: str | None
+    content: str | None
+    file: str
 
 
-def same_inputs(a: ev.Artifact | None, b: ev.Artifact | None, key: str) -> Identity | None:
-    """Whether one cell's inputs are the same on both sides (``key``: its input shape key);
-    None when either side recorded no inputs artifact."""
+def inputs_facts(artifact: ev.Artifact | None, key: str) -> InputsFacts | None:
+    """The facts of one cell's inputs artifact (``key``: its input shape key); None without one."""
+    if artifact is None:
+        return None
+    by_key = artifact.content_by_key.get(key) if artifact.content_by_key else None
+    return InputsFacts(by_key, artifact.content_sha256, artifact.sha256)
+
+
+def same_inputs(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> Identity | None:
+    """Whether one cell's inputs are the same on both sides; None when either side recorded no
+    inputs artifact. ``names``: what the texts call the two runs."""
     if a is None or b is None:
         return None
-    ka, kb = _key_content(a, key), _key_content(b, key)
+    ka, kb = a.key_content, b.key_content
     if ka and kb:
         if ka == kb:
             return Identity(True, CONTENT, f"same inputs by content (sha256 {_short(ka)})")
         return Identity(False, CONTENT, f"different inputs by content: sha256 {_short(ka)} against {_short(kb)}")
-    if a.content_sha256 and b.content_sha256 and a.content_sha256 == b.content_sha256:
-        return Identity(True, CONTENT, f"same inputs by content (sha256 {_short(a.content_sha256)})")
-    if a.sha256 == b.sha256:
-        return Identity(True, FILE, f"same inputs file (sha256 {_short(a.sha256)})")
-    if a.content_sha256 and b.content_sha256:
+    if a.content and b.content and a.content == b.content:
+        return Identity(True, CONTENT, f"same inputs by content (sha256 {_short(a.content)})")
+    if a.file == b.file:
+        return Identity(True, FILE, f"same inputs file (sha256 {_short(a.file)})")
+    if a.content and b.content:
         return Identity(
             False,
             CONTENT,
-            f"different inputs by content: sha256 {_short(a.content_sha256)} against {_short(b.content_sha256)}",
+            f"different inputs by content: sha256 {_short(a.content)} against {_short(b.content)}",
         )
-    lacking = _lacking(a.content_sha256, b.content_sha256, "a content hash")
+    lacking = _lacking(a.content, b.content, "a content hash", names)
     return Identity(
         True,
         DECLARED,
         f"inputs identified by declaration only, not verified ({lacking}; the files differ in bytes): the same planned cell of the same workload",
     )
+
+
+def inputs_differ(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> str | None:
+    """Why one cell of a pair is not compared for its inputs: not recorded on a side, or different
+    (by content); None when they are the same (by content, file or declaration). A timing of other
+    inputs is no measurement of the same work: `reportgen compare` lists such a cell as not
+    comparable and `reportgen diff` compares no timing of it, each for this reason."""
+    same = same_inputs(a, b, names)
+    if same is None:
+        missing = " and ".join(role for role, facts in zip(names, (a, b)) if facts is None)
+        return f"inputs not recorded (no inputs artifact with a sha256) on the {missing}"
+    return None if same.same else same.text

@@ -27,6 +27,7 @@ from reportgen.judge.changes import (
     version_changes,
 )
 from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
+from reportgen.judge.identity import InputsFacts, WeightsFacts, inputs_differ, weights_identity
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -228,6 +229,10 @@ class RunDiff:
     host: list[tuple[str, str, str]] = field(default_factory=list)
     # Where a run recorded no host facts: that a host change cannot be ruled out (judge.changes.compare_hosts).
     host_unknown: str = ""
+    # Cells that passed in both runs whose timing is not compared because the runs fed them other
+    # weights or inputs, or a run did not record its inputs: (case, why), as `reportgen compare`
+    # lists them as not comparable (judge.identity.inputs_differ, weights_identity).
+    values_differ: list[tuple[str, str]] = field(default_factory=list)
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
@@ -361,6 +366,8 @@ class RunDiff:
         flagged = sum(1 for t in self.timings if t.flags and not t.unsteady)
         if flagged:
             text += f", {flagged} flagged (not judged)"
+        if self.values_differ:
+            text += f", {len(self.values_differ)} not compared (other weights or inputs)"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
@@ -496,6 +503,8 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     )
     result.host, result.host_unknown = compare_hosts(first.host, last.host)
     result.timing_unlike = timing_unlike(result.criteria, result.host)
+    names = ("before", "after")
+    weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), names)
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
@@ -509,6 +518,13 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             if old and new and old.status == new.status == "pass":
                 result.not_timed.append(case)
             continue
+        if old and new:  # as compare says it: a cell of other weights or inputs is not compared
+            differ = None if weights.same else weights.text
+            differ = differ or inputs_differ(_inputs(old), _inputs(new), names)
+            if differ is not None:
+                if old.status == new.status == "pass":
+                    result.values_differ.append((case, differ))
+                continue
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
@@ -537,6 +553,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
+
+
+def _inputs(cell: CellSummary) -> InputsFacts | None:
+    return None if cell.inputs is None else InputsFacts(*cell.inputs)  # type: ignore[arg-type]
 
 
 def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
@@ -629,6 +649,11 @@ def format_diff(diff: RunDiff) -> str:
         lines += [f"  {case}: {stop.note}" for case in diff.not_timed]
         return "\n".join(lines)
     lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
+    if diff.values_differ:
+        lines.append(
+            f"cells that passed in both runs, other weights or inputs, timing not compared: {len(diff.values_differ)}"
+        )
+        lines += [f"  {case}: not compared: {why}" for case, why in diff.values_differ]
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {diff.timings_counted}")
