@@ -221,6 +221,20 @@ def host_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[Ch
     return sorted(changes, key=lambda c: (c[0] not in TIMING_HOST_KEYS, c[0]))
 
 
+def compare_hosts(
+    before: Mapping[str, str], after: Mapping[str, str], names: tuple[str, str] = ("before", "after")
+) -> tuple[list[Change], str]:
+    """The host changes between two runs, and what is not known: where a run recorded no host
+    facts at all (a log whose collector kept none, say an older schema's against a newer one), no
+    fact is compared, and the words say so: a host change cannot be ruled out, which is not "no
+    host change". ``names`` are what the words call the two runs. Both `reportgen diff` and
+    `reportgen compare` ask this, so they say one thing of one pair."""
+    lacking = [name for name, facts in zip(names, (before, after)) if not facts]
+    if lacking:
+        return [], f"host facts not recorded on the {' and '.join(lacking)}: a host change cannot be ruled out"
+    return host_changes(before, after), ""
+
+
 def host_timing_flag(changes: Sequence[Change]) -> str | None:
     """Why no timing ratio between the two runs decides anything, when the host's threads or
     CPU affinity changed (both runs recorded them); None otherwise. A log from before host facts

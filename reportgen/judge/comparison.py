@@ -33,7 +33,7 @@ from typing import Any, Iterable
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
     code_and_data_changes,
-    host_changes,
+    compare_hosts,
     host_facts,
     host_timing_flag,
     replicate_changes,
@@ -51,7 +51,16 @@ from reportgen.judge.criteria import (
 )
 from reportgen.judge.disposition import Disposition, adapter_note
 from reportgen.judge.judgement import failing_quantity
-from reportgen.judge.identity import DECLARED, Identity, InputsLookup, SIDES, same_inputs, same_weights
+from reportgen.judge.identity import (
+    DECLARED,
+    Identity,
+    InputsLookup,
+    SIDES,
+    inputs_differ,
+    inputs_facts,
+    same_inputs,
+    same_weights,
+)
 from reportgen.judge.localization import judge_localization, ratio_text
 from reportgen.judge.intervals import (
     GeoMean,
@@ -296,6 +305,8 @@ class Comparison:
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     host: list[tuple[str, str, str]] = field(default_factory=list)
+    # Where a run recorded no host facts: that a host change cannot be ruled out (changes.compare_hosts).
+    host_unknown: str = ""
 
     @property
     def timing_stop(self) -> TimingStop | None:
@@ -551,6 +562,9 @@ def _reference_outputs(run: RunModel) -> tuple[str | None, dict[str, str]]:
 
 def _reference_key(planned: ev.PlannedCell) -> str:
     return f"b{planned.batch}-l{planned.length}-{planned.layout}"
+
+
+input_key = _reference_key  # a cell's input shape key, as its inputs' content hashes are keyed
 
 
 def _references(run: RunModel) -> dict[str, ev.Reference]:
@@ -827,17 +841,14 @@ def compare_runs(
         ):
             not_comparable.append(NotComparable(case, "the same case key names different cells in the two plans"))
             continue
-        art_a, art_b = base.inputs.for_case(case), cand.inputs.for_case(case)
-        same = same_inputs(art_a, art_b, _reference_key(a.planned))
-        if same is None:
-            missing = " and ".join(r for r, s in (("baseline", art_a), ("candidate", art_b)) if s is None)
-            not_comparable.append(
-                NotComparable(case, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}")
-            )
+        key = _reference_key(a.planned)
+        facts = inputs_facts(base.inputs.for_case(case), key), inputs_facts(cand.inputs.for_case(case), key)
+        differ = inputs_differ(*facts)  # as `reportgen diff` asks it of the same two cells
+        if differ is not None:
+            not_comparable.append(NotComparable(case, differ))
             continue
-        if not same.same:
-            not_comparable.append(NotComparable(case, same.text))
-            continue
+        same = same_inputs(*facts)
+        assert same is not None  # inputs_differ says why when it is None
         inputs.append(same)
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
         pending.append(
@@ -855,7 +866,7 @@ def compare_runs(
         raise CompareRefused(
             f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
         )
-    host = host_changes(host_facts(baseline.run), host_facts(candidate.run))
+    host, host_unknown = compare_hosts(host_facts(baseline.run), host_facts(candidate.run), SIDES)
     # A changed timing criterion (timing scope, warm repetitions, re-measure rounds) qualifies
     # every ratio, as in `reportgen diff`: the two sides were not timed alike.
     flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
@@ -884,6 +895,7 @@ def compare_runs(
             ("baseline", "candidate"),
         ),
         host=host,
+        host_unknown=host_unknown,
     )
     comparison.headline = headline(comparison)
     return comparison
@@ -1166,6 +1178,8 @@ def headline(comparison: Comparison) -> str:
     ]
     if changed:
         parts.insert(0, f"{', '.join(changed)} (listed first)")
+    if comparison.host_unknown:  # not a change, and not 'no change' either
+        parts.insert(0, f"{comparison.host_unknown} (listed first)")
     if comparison.criteria:
         parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
     synthetic = [s.role for s in (c, b) if s.synthetic]

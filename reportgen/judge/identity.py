@@ -7,7 +7,8 @@ weights saved by two collector generations differ in bytes. So, in order:
 
 1. both logs hash the content: the content hashes decide;
 2. otherwise equal file hashes show the same bytes, hence the same tensors;
-3. otherwise, for a log written before content hashes, the files' bytes cannot decide. Weights
+3. otherwise (a log written before content hashes, or one whose collector left its content hash
+   out) the files' bytes cannot decide. Weights
    the collector saved itself (the workload builds them from a seed its model revision states)
    are taken as the same when both plans declare the same model revision, and inputs as the
    same when both cells are the same planned cell (shape, layout, dtype) of the same workload,
@@ -34,11 +35,19 @@ class Identity:
     text: str
 
 
+# The schema version whose logs carry content hashes of weights and inputs (collector/content.py).
+CONTENT_HASHES_FROM = (1, 2)
+
+
 @dataclass(frozen=True)
 class WeightsFacts:
     content: str | None
     file: str | None
     external: bool
+    # Why there is no content hash, from what the log says ("" when there is one): written before
+    # content hashes (its schema version), or left out by a collector whose schema has the field.
+    no_content: str = ""
+    revision: str = "not recorded"  # the model revision the plan declares, which builds seeded weights
 
 
 def _weights_artifact(run: RunModel) -> ev.Artifact | None:
@@ -51,7 +60,29 @@ def weights_facts(run: RunModel) -> WeightsFacts:
     content = (plan.weights_content_sha256 if plan else None) or (artifact.content_sha256 if artifact else None)
     file = (plan.weights_sha256 if plan else None) or (artifact.sha256 if artifact else None)
     external = artifact is not None and artifact.path.startswith("external:")
-    return WeightsFacts(content, file, external)
+    reason = artifact.content_unknown_reason if artifact is not None else None
+    return WeightsFacts(
+        content,
+        file,
+        external,
+        "" if content else no_content_words(run.start.schema_version, reason),
+        plan.model_revision if plan else "not recorded",
+    )
+
+
+def _schema(version: str) -> tuple[int, ...]:
+    major, _, minor = version.partition(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else ()
+
+
+def no_content_words(schema_version: str, reason: str | None) -> str:
+    """Why a log has no content hash of its weights, as the log says it: a schema before content
+    hashes; else the reason its collector gave; else that it left the hash out without one."""
+    if _schema(schema_version) < CONTENT_HASHES_FROM:
+        return "written before content hashes"
+    if reason:
+        return f"not hashed, although its schema {schema_version} has content hashes: {reason}"
+    return f"left out without a reason, although its schema {schema_version} has content hashes"
 
 
 def _short(sha: str | None) -> str:
@@ -67,12 +98,28 @@ def _lacking(a: str | None, b: str | None, what: str, names: tuple[str, str] = S
     return f"{' and '.join(sides)} log{'s' if len(sides) > 1 else ''} without {what}"
 
 
+def _without_content(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str]) -> str:
+    """Which logs lack a content hash of the weights and why, each as its log says it: 'baseline
+    and candidate logs without a content hash (written before content hashes)'."""
+    why: dict[str, list[str]] = {}
+    for role, facts in zip(names, (a, b)):
+        if not facts.content:
+            why.setdefault(facts.no_content, []).append(role)
+    return "; ".join(
+        f"{' and '.join(roles)} log{'s' if len(roles) > 1 else ''} without a content hash ({reason})"
+        for reason, roles in why.items()
+    )
+
+
 def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES) -> Identity:
-    """Whether the two runs' weights are the same (the caller has checked the model revisions);
-    ``names`` are what the texts call the two runs."""
+    """Whether the two runs' weights are the same; ``names`` are what the texts call the two runs."""
     # A log whose plan and weights artifact give different hashes does not get here: validate
     # refuses it (contract/consistency.py), so either hash speaks for the weights.
-    a, b = weights_facts(base), weights_facts(cand)
+    return weights_identity(weights_facts(base), weights_facts(cand), names)
+
+
+def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = SIDES) -> Identity:
+    """Whether two runs' weights are the same, from their facts (a judged run's, or a summary's)."""
     if a.content and b.content:
         if a.content == b.content:
             return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, tensor-content-v1)")
@@ -81,7 +128,7 @@ def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES)
             CONTENT,
             f"different weights by content: {names[0]} {_short(a.content)}, {names[1]} {_short(b.content)}",
         )
-    lacking = _lacking(a.content, b.content, "a content hash", names)
+    lacking = _without_content(a, b, names)
     if a.file and b.file and a.file == b.file:
         return Identity(True, FILE, f"same weights file (sha256 {_short(a.file)}; {lacking})")
     if a.external or b.external:
@@ -90,17 +137,23 @@ def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES)
             FILE,
             f"different weights files: {names[0]} sha256 {_short(a.file)}, {names[1]} sha256 {_short(b.file)} ({lacking})",
         )
-    revision = base.plan.model_revision if base.plan else "not recorded"
     files = (
         f"the saved files differ in bytes (sha256 {_short(a.file)} and {_short(b.file)})"
         if a.file and b.file
         else f"no weights file hash on the {' and '.join(r for r, f in zip(names, (a.file, b.file)) if not f)}"
     )
+    if a.revision != b.revision:  # (compare refuses other revisions before it asks)
+        return Identity(
+            False,
+            DECLARED,
+            f"weights not known to be the same: {lacking}, {files}, and the plans declare model revisions "
+            f"{a.revision!r} and {b.revision!r}",
+        )
     return Identity(
         True,
         DECLARED,
-        f"weights identified by declaration only, not verified: {lacking} (written before content hashes), {files}, "
-        f"and both plans declare model revision {revision!r}, whose weights the workload builds from its seed",
+        f"weights identified by declaration only, not verified: {lacking}, {files}, "
+        f"and both plans declare model revision {a.revision!r}, whose weights the workload builds from its seed",
     )
 
 
@@ -125,33 +178,59 @@ class InputsLookup:
         return self.per_case.get(case, self.shared)
 
 
-def _key_content(artifact: ev.Artifact, key: str) -> str | None:
-    return artifact.content_by_key.get(key) if artifact.content_by_key else None
+@dataclass(frozen=True)
+class InputsFacts:
+    """One cell's inputs as its log hashed them: by content for the cell's input shape, by content
+    of the whole file, and by the file's bytes. Plain data, kept in a run's summary."""
+
+    key_content: str | None
+    content: str | None
+    file: str
 
 
-def same_inputs(a: ev.Artifact | None, b: ev.Artifact | None, key: str) -> Identity | None:
-    """Whether one cell's inputs are the same on both sides (``key``: its input shape key);
-    None when either side recorded no inputs artifact."""
+def inputs_facts(artifact: ev.Artifact | None, key: str) -> InputsFacts | None:
+    """The facts of one cell's inputs artifact (``key``: its input shape key); None without one."""
+    if artifact is None:
+        return None
+    by_key = artifact.content_by_key.get(key) if artifact.content_by_key else None
+    return InputsFacts(by_key, artifact.content_sha256, artifact.sha256)
+
+
+def same_inputs(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> Identity | None:
+    """Whether one cell's inputs are the same on both sides; None when either side recorded no
+    inputs artifact. ``names``: what the texts call the two runs."""
     if a is None or b is None:
         return None
-    ka, kb = _key_content(a, key), _key_content(b, key)
+    ka, kb = a.key_content, b.key_content
     if ka and kb:
         if ka == kb:
             return Identity(True, CONTENT, f"same inputs by content (sha256 {_short(ka)})")
         return Identity(False, CONTENT, f"different inputs by content: sha256 {_short(ka)} against {_short(kb)}")
-    if a.content_sha256 and b.content_sha256 and a.content_sha256 == b.content_sha256:
-        return Identity(True, CONTENT, f"same inputs by content (sha256 {_short(a.content_sha256)})")
-    if a.sha256 == b.sha256:
-        return Identity(True, FILE, f"same inputs file (sha256 {_short(a.sha256)})")
-    if a.content_sha256 and b.content_sha256:
+    if a.content and b.content and a.content == b.content:
+        return Identity(True, CONTENT, f"same inputs by content (sha256 {_short(a.content)})")
+    if a.file == b.file:
+        return Identity(True, FILE, f"same inputs file (sha256 {_short(a.file)})")
+    if a.content and b.content:
         return Identity(
             False,
             CONTENT,
-            f"different inputs by content: sha256 {_short(a.content_sha256)} against {_short(b.content_sha256)}",
+            f"different inputs by content: sha256 {_short(a.content)} against {_short(b.content)}",
         )
-    lacking = _lacking(a.content_sha256, b.content_sha256, "a content hash")
+    lacking = _lacking(a.content, b.content, "a content hash", names)
     return Identity(
         True,
         DECLARED,
         f"inputs identified by declaration only, not verified ({lacking}; the files differ in bytes): the same planned cell of the same workload",
     )
+
+
+def inputs_differ(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> str | None:
+    """Why one cell of a pair is not compared for its inputs: not recorded on a side, or different
+    (by content); None when they are the same (by content, file or declaration). A timing of other
+    inputs is no measurement of the same work: `reportgen compare` lists such a cell as not
+    comparable and `reportgen diff` compares no timing of it, each for this reason."""
+    same = same_inputs(a, b, names)
+    if same is None:
+        missing = " and ".join(role for role, facts in zip(names, (a, b)) if facts is None)
+        return f"inputs not recorded (no inputs artifact with a sha256) on the {missing}"
+    return None if same.same else same.text

@@ -21,12 +21,13 @@ from typing import Sequence
 from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
     code_and_data_changes,
-    host_changes,
+    compare_hosts,
     replicate_changes,
     timing_unlike,
     version_changes,
 )
 from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
+from reportgen.judge.identity import InputsFacts, WeightsFacts, inputs_differ, weights_identity
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -226,6 +227,12 @@ class RunDiff:
     code_and_data: list[tuple[str, str, str]] = field(default_factory=list)
     # The host (judge.changes): device, environment variables, other versions, threads, load.
     host: list[tuple[str, str, str]] = field(default_factory=list)
+    # Where a run recorded no host facts: that a host change cannot be ruled out (judge.changes.compare_hosts).
+    host_unknown: str = ""
+    # Cells that passed in both runs whose timing is not compared because the runs fed them other
+    # weights or inputs, or a run did not record its inputs: (case, why), as `reportgen compare`
+    # lists them as not comparable (judge.identity.inputs_differ, weights_identity).
+    values_differ: list[tuple[str, str]] = field(default_factory=list)
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
@@ -259,7 +266,7 @@ class RunDiff:
     @property
     def changed(self) -> bool:
         """Whether anything besides the results changed: criteria, versions, code and data, host."""
-        return bool(self.criteria or self.versions or self.code_and_data or self.host)
+        return bool(self.criteria or self.versions or self.code_and_data or self.host or self.host_unknown)
 
     @property
     def changed_line(self) -> str:
@@ -271,6 +278,8 @@ class RunDiff:
             ("host", len(self.host)),
         )
         changed = [f"{n} {what}" for what, n in counts if n]
+        if self.host_unknown:  # not a change, and not 'no change' either
+            changed.append(self.host_unknown)
         return (
             f"changed first ({', '.join(changed)}; named below)"
             if changed
@@ -357,6 +366,8 @@ class RunDiff:
         flagged = sum(1 for t in self.timings if t.flags and not t.unsteady)
         if flagged:
             text += f", {flagged} flagged (not judged)"
+        if self.values_differ:
+            text += f", {len(self.values_differ)} not compared (other weights or inputs)"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
@@ -490,8 +501,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
     )
-    result.host = host_changes(first.host, last.host) if first.host and last.host else []
+    result.host, result.host_unknown = compare_hosts(first.host, last.host)
     result.timing_unlike = timing_unlike(result.criteria, result.host)
+    names = ("before", "after")
+    weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), names)
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
@@ -505,6 +518,13 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             if old and new and old.status == new.status == "pass":
                 result.not_timed.append(case)
             continue
+        if old and new:  # as compare says it: a cell of other weights or inputs is not compared
+            differ = None if weights.same else weights.text
+            differ = differ or inputs_differ(_inputs(old), _inputs(new), names)
+            if differ is not None:
+                if old.status == new.status == "pass":
+                    result.values_differ.append((case, differ))
+                continue
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
@@ -533,6 +553,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
+
+
+def _inputs(cell: CellSummary) -> InputsFacts | None:
+    return None if cell.inputs is None else InputsFacts(*cell.inputs)  # type: ignore[arg-type]
 
 
 def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
@@ -591,7 +615,9 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
     lines.append(f"code and data changes: {len(diff.code_and_data)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
-    lines.append(f"host changes: {len(diff.host)}")
+    lines.append(
+        f"host changes: {len(diff.host)}" if not diff.host_unknown else f"host changes: not known ({diff.host_unknown})"
+    )
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
@@ -623,6 +649,11 @@ def format_diff(diff: RunDiff) -> str:
         lines += [f"  {case}: {stop.note}" for case in diff.not_timed]
         return "\n".join(lines)
     lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
+    if diff.values_differ:
+        lines.append(
+            f"cells that passed in both runs, other weights or inputs, timing not compared: {len(diff.values_differ)}"
+        )
+        lines += [f"  {case}: not compared: {why}" for case, why in diff.values_differ]
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {diff.timings_counted}")

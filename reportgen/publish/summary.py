@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import msgspec
@@ -18,7 +18,8 @@ from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
-from reportgen.judge.comparison import SCOPE_FIELDS
+from reportgen.judge.comparison import SCOPE_FIELDS, input_key
+from reportgen.judge.identity import InputsLookup, inputs_facts, weights_facts
 from reportgen.judge.criteria import declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
 from reportgen.contract import events as ev
@@ -63,6 +64,9 @@ class CellSummary:
     generation: dict[str, list[float]] = field(default_factory=dict)
     generation_median_s: dict[str, float] = field(default_factory=dict)
     generation_scope: str | None = None
+    # The cell's inputs as its log hashed them ([content for its input shape, content of the
+    # file, file sha256]: judge.identity.InputsFacts); None: no inputs artifact recorded.
+    inputs: list[str | None] | None = None
 
 
 @dataclass
@@ -103,6 +107,8 @@ class RunSummary:
     # The host it measured on (judge.changes.host_facts): device, environment variables, other
     # versions, threads, affinity, load; {} in a site state written before it was kept.
     host: dict[str, str] = field(default_factory=dict)
+    # The weights as the log identifies them (judge.identity.WeightsFacts, as plain data).
+    weights: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the site's state file (as dataclasses.asdict gives it, with lists for
@@ -136,6 +142,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
     if env is not None:
         versions = {k: value for k in VERSION_KEYS if k in env.versions and (value := env.versions[k].value)}
     generation = {c.case: t for c in run.cells_with("generation") if (t := generation_timing(c)) is not None}
+    inputs = InputsLookup(run)
     return RunSummary(
         run_id=run.start.run_id,
         slug=slug(run.start.run_id),
@@ -150,7 +157,10 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         headline=judged.disposition.headline,
         versions=versions,
         counts=run.counts(),
-        cells={c.case: cell_summary(c, _status_words(c, judged), generation.get(c.case)) for c in run.cells},
+        cells={
+            c.case: cell_summary(c, _status_words(c, judged), generation.get(c.case), inputs.for_case(c.case))
+            for c in run.cells
+        },
         performance_stopped=len(judged.disposition.performance_stopped),
         intended_target=judged.disposition.scope.intended_target,
         evidence=judged.disposition.scope.evidence,
@@ -159,6 +169,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         code_data=run_code_data(run),
         hashes=run_hashes(run),
         host=host_facts(run),
+        weights=asdict(weights_facts(run)),
         criteria={key: declared.to_dict() for key, declared in declared_criteria(run).items()},
         collector=run.start.provenance.collector_version
         if run.start.provenance is not None
@@ -219,7 +230,12 @@ def _status_words(cell: CellRecord, judged: JudgedRun) -> str:
     return status_words(cell.status, failing, note is not None, note.verdict if note is not None else None)
 
 
-def cell_summary(cell: CellRecord, words: str = "", generation: ev.GenerationTiming | None = None) -> CellSummary:
+def cell_summary(
+    cell: CellRecord,
+    words: str = "",
+    generation: ev.GenerationTiming | None = None,
+    inputs: ev.Artifact | None = None,
+) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared.
     ``generation``: a generation cell's timings, as its generation event logged them."""
     dtype, mode = cell.planned.dtype, cell.planned.mode
@@ -247,4 +263,6 @@ def cell_summary(cell: CellRecord, words: str = "", generation: ev.GenerationTim
         summary.generation_median_s = {series: getattr(generation, series).median_s for series in GENERATION_SERIES}
         summary.generation_scope = generation.scope
         summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit
+    facts = inputs_facts(inputs, input_key(cell.planned))
+    summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file]
     return summary

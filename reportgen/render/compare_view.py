@@ -121,6 +121,7 @@ class CompareView:
     version_changes: list[tuple[str, str, str]]  # (version, baseline, candidate), shown before any result
     code_and_data: list[tuple[str, str, str]]  # (item, baseline, candidate), shown before any result
     host: list[tuple[str, str, str]]  # (host fact, baseline, candidate), shown before any result
+    host_unknown: str  # where a run recorded no host facts: a host change cannot be ruled out
     interval_scope: str  # what variation the intervals cover
     replicates: tuple[tuple[str, ...], tuple[str, ...]]
     versions: list[tuple[str, str, str]]
@@ -449,6 +450,7 @@ def build_compare_view(comparison: Comparison) -> CompareView:
         version_changes=comparison.versions,
         code_and_data=comparison.code_and_data,
         host=comparison.host,
+        host_unknown=comparison.host_unknown,
         interval_scope=comparison.interval_scope,
         replicates=(b.replicates or (b.run_id,), c.replicates or (c.run_id,)),
         versions=_version_rows(b.versions, c.versions, keys),
