@@ -550,7 +550,10 @@ def _build_site(
     except NoRunLogs as exc:
         for skipped_entry in exc.skipped:
             echo(skipped_entry.format(), err=True)
-        echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
+        where = ", ".join(map(str, runs))
+        if exc.output_met:
+            where += f" outside --out {out_dir} (the output folder is never searched for logs: give --out a folder outside RUNS)"
+        echo(f"reportgen site: no run log (*.jsonl) in {where}; nothing written", err=True)
         sys.exit(1)
 
 
