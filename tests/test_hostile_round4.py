@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke
 
 
@@ -32,3 +32,64 @@ def test_site_with_no_log_anywhere_says_only_that(tmp_path: Path) -> None:
     result = invoke(["site", runs, "--out", tmp_path / "site"])
     assert result.code == 1, result.output
     assert "--out" not in result.line_with("no run log")
+
+
+FORGED = "forged.jsonl:1: error: a line the tool never printed"
+
+
+def _no_forged_line(output: str) -> None:
+    assert not any(line.startswith("forged") for line in output.splitlines()), output
+
+
+def test_report_and_compare_write_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    out_dir = tmp_path / f"out\n{FORGED}"
+    report = invoke(["report", FIXTURES / "synthetic_complete.jsonl", "--out", out_dir])
+    assert (out_dir / "report.html").is_file(), report.output
+    assert "wrote " in report.output
+    _no_forged_line(report.output)
+    compare = invoke(
+        [
+            "compare",
+            FIXTURES / "synthetic_complete.jsonl",
+            FIXTURES / "synthetic_mismatch.jsonl",
+            "--out",
+            tmp_path / f"cmp\n{FORGED}",
+        ]
+    )
+    assert "wrote " in compare.output, compare.output
+    _no_forged_line(compare.output)
+
+
+def test_annotate_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    clean = tmp_path / f"clean\n{FORGED}"
+    clean.mkdir()
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", clean / "events.jsonl")
+    nothing = invoke(["annotate", clean])
+    assert nothing.code == 0 and "no failed cell" in nothing.output, nothing.output
+    _no_forged_line(nothing.output)
+    failed = tmp_path / f"failed\n{FORGED}"
+    failed.mkdir()
+    shutil.copy(FIXTURES / "synthetic_mismatch.jsonl", failed / "events.jsonl")
+    wrote = invoke(["annotate", failed])
+    assert wrote.code == 0 and (failed / "annotations.toml").is_file(), wrote.output
+    _no_forged_line(wrote.output)
+
+
+def test_plan_check_write_revised_line_keeps_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    out = tmp_path / f"revised\n{FORGED}"
+    result = invoke(
+        ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron", "--write-revised", out]
+    )
+    assert out.is_file(), result.output
+    _no_forged_line(result.output)
+
+
+def test_site_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    built = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", tmp_path / f"site\n{FORGED}"])
+    assert built.code == 0, built.output
+    _no_forged_line(built.output)
+    runs = tmp_path / f"runs\n{FORGED}"
+    runs.mkdir()
+    empty = invoke(["site", runs, "--out", tmp_path / "site2"])
+    assert empty.code == 1, empty.output
+    _no_forged_line(empty.output)
