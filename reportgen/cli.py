@@ -931,7 +931,7 @@ def plan_check(
     try:
         inspected = read_inspection(inspection) if inspection is not None else None
     except InspectionError as exc:
-        click.echo(f"reportgen plan-check: unreadable inspection: {exc}", err=True)
+        echo(f"reportgen plan-check: unreadable inspection: {shown(exc)}", err=True)
         sys.exit(1)
     try:
         review = plancheck.review_plan(plan, resolve_target(target) if target else None, inspected)

@@ -93,3 +93,13 @@ def test_site_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> No
     empty = invoke(["site", runs, "--out", tmp_path / "site2"])
     assert empty.code == 1, empty.output
     _no_forged_line(empty.output)
+
+
+def test_an_unreadable_inspection_is_named_on_one_line_with_hidden_characters_shown(tmp_path: Path) -> None:
+    inspection = tmp_path / f"inspection\u202e\n{FORGED}"
+    inspection.write_text("{\n", encoding="utf-8")
+    result = invoke(["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--inspection", inspection])
+    assert result.code == 1, result.output
+    line = result.line_with("unreadable inspection")
+    assert "inspection<U+202E><U+000A>forged.jsonl" in line, line
+    _no_forged_line(result.output)
