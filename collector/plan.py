@@ -20,6 +20,7 @@ from typing import Any, Iterator
 from collector import descriptors, planschema
 from collector.eventlog import MAX_LINE_BYTES
 from collector.planschema import KNOWN_DTYPES, KNOWN_REQUIREMENTS, LAYOUTS, MODES, TARGETS, PlanError
+from collector.tomltext import toml_text
 
 __all__ = [
     "Cell",
@@ -359,9 +360,9 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PlanError(f"{path}:{line}: not UTF-8 (byte {exc.start}); save the plan as UTF-8") from None
-    # A byte-order mark some editors write first holds no content (as for annotations): the one
+    # A byte-order mark some editors write first holds no content (collector.tomltext): the one
     # reader of plan text drops it, so the collector, plan-check and the text's sha256 agree.
-    text = text.removeprefix("\ufeff")
+    text = toml_text(text)
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:

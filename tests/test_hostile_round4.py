@@ -103,3 +103,63 @@ def test_an_unreadable_inspection_is_named_on_one_line_with_hidden_characters_sh
     line = result.line_with("unreadable inspection")
     assert "inspection<U+202E><U+000A>forged.jsonl" in line, line
     _no_forged_line(result.output)
+
+
+BOM = "\ufeff"
+CAMPAIGN = """\
+[campaign]
+name = "nightly"
+destination = "/fsx/runs"
+
+[[workload]]
+plan = "collector/workloads/tiny_encoder.toml"
+
+[[environment]]
+name = "cpu-host"
+target = "cpu"
+python = "/usr/bin/python3"
+"""
+SITE_CONFIG = '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n'
+
+
+def _twice(tmp_path: Path, name: str, text: str) -> tuple[Path, Path]:
+    """The same file, as written and with a byte-order mark first, under the same name."""
+    plain, marked = tmp_path / "plain" / name, tmp_path / "marked" / name
+    for path, body in ((plain, text), (marked, BOM + text)):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+    return plain, marked
+
+
+def test_every_toml_reader_reads_a_file_with_a_byte_order_mark_as_without(tmp_path: Path) -> None:
+    from campaign.spec import load_campaign
+    from collector.descriptors import read_descriptor
+    from collector.plan import read_plan_file
+    from reportgen.judge.backend_docs import read_docs_file
+    from reportgen.model.annotations import parse_annotations
+    from reportgen.publish.site_compare import load_site_config
+
+    plain, marked = _twice(tmp_path, "campaign.toml", CAMPAIGN)
+    assert load_campaign(marked).tasks() == load_campaign(plain).tasks()
+    plain, marked = _twice(tmp_path, "site.toml", SITE_CONFIG)
+    assert load_site_config(marked) == load_site_config(plain)
+    text = (REPO / "collector" / "backends" / "cpu.toml").read_text(encoding="utf-8")
+    plain, marked = _twice(tmp_path, "cpu.toml", text)
+    assert read_descriptor(marked).name == read_descriptor(plain).name == "cpu"
+    text = (REPO / "reportgen" / "judge" / "constraints" / "cpu.toml").read_text(encoding="utf-8")
+    plain, marked = _twice(tmp_path, "constraints.toml", text)
+    assert read_docs_file(marked) == read_docs_file(plain)
+    # The plan and annotation readers already dropped it; they stay as they were.
+    plan = (REPO / "tests" / "plans" / "scenario_a.toml").read_text(encoding="utf-8")
+    plain, marked = _twice(tmp_path, "plan.toml", plan)
+    assert read_plan_file(marked) == read_plan_file(plain)
+    notes = '[[explain]]\ncases = ["*"]\nexplanation = "x"\n'
+    assert parse_annotations(BOM + notes, "a.toml").entries == parse_annotations(notes, "a.toml").entries
+
+
+def test_site_builds_with_a_site_configuration_that_starts_with_a_byte_order_mark(tmp_path: Path) -> None:
+    config = tmp_path / "site.toml"
+    config.write_text(BOM + SITE_CONFIG, encoding="utf-8")
+    result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", tmp_path / "site", "--config", config])
+    assert result.code == 0, result.output
+    assert "Invalid statement" not in result.output
