@@ -855,7 +855,7 @@ def manifest(folders: tuple[str, ...]) -> None:
     store = Store()
     for folder in folders:
         try:
-            url, count = write_manifest(folder.rstrip("/"), store)
+            url, count = write_manifest(folder, store)  # as given: an error names what the user typed
         except RemoteError as exc:
             _remote_failed("manifest", exc)
         echo(f"{url}: {count} objects under {folder.rstrip('/')}/")

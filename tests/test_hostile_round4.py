@@ -163,3 +163,11 @@ def test_site_builds_with_a_site_configuration_that_starts_with_a_byte_order_mar
     result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", tmp_path / "site", "--config", config])
     assert result.code == 0, result.output
     assert "Invalid statement" not in result.output
+
+
+@pytest.mark.parametrize("folder", ["s3://", "s3:///", "s3://bucket//day"])
+def test_manifest_names_the_location_as_given(folder: str) -> None:
+    pytest.importorskip("s3fs")
+    result = invoke(["manifest", folder])
+    assert result.code == 2, result.output
+    assert result.line_with("reportgen manifest:").startswith(f"reportgen manifest: {folder}: "), result.output
