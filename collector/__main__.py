@@ -140,7 +140,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="plan at most the first N cells of the matrix (in plan order; lowers [matrix] max_cells, never raises it); "
         "a matrix above 20,000 cells needs a cap: one run log holds no more (the cells cut are not in the log)",
     )
-    parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print the planned cells (those --only and --modes choose, when given) and exit",
+    )
     return parser.parse_args(argv)
 
 
@@ -187,8 +191,17 @@ def _main(argv: list[str]) -> int:
         if refusal:
             _tell(f"collector: plan error: {refusal}")
             return 2
+    from collector.plan import select_cells
+
+    chosen = select_cells(plan.cells, list(args.only), modes)
+    if (args.only or modes) and not chosen:
+        asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
+        _tell(
+            f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)"
+        )
+        return 2
     if args.list:
-        for cell in plan.cells:
+        for cell in chosen:
             print(terminal(cell.case))
         return 0
     problem = _out_problem(args.out)
@@ -218,15 +231,6 @@ def _main(argv: list[str]) -> int:
     if problem:
         _tell(f"collector: plan error: {problem}")
         return 2
-    if args.only or modes:
-        from collector.run.state import select_cells
-
-        if not select_cells(plan.cells, list(args.only), modes):
-            asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
-            _tell(
-                f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)"
-            )
-            return 2
     from collector.preflight import check_rules
 
     try:
@@ -268,7 +272,7 @@ def _main(argv: list[str]) -> int:
 
 def _cell_count(plan: Any, args: argparse.Namespace) -> str:
     """How many cells this run plans and runs, said before it starts (a long matrix is hours)."""
-    from collector.run.state import select_cells
+    from collector.plan import select_cells
 
     chosen = len(
         select_cells(plan.cells, list(args.only), [m.strip() for m in args.modes.split(",")] if args.modes else [])

@@ -7,6 +7,7 @@ collector/PLAN.md (generated from it).
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import itertools
 import json
@@ -28,6 +29,7 @@ __all__ = [
     "PlanError",
     "load_plan",
     "expand_matrix",
+    "select_cells",
     "KNOWN_DTYPES",
     "KNOWN_REQUIREMENTS",
     "LAYOUTS",
@@ -476,6 +478,15 @@ def plan_from_data(
             )
         )
     return plan
+
+
+def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:
+    """Cells chosen by --only globs and --modes (all of them when neither is given)."""
+    return [
+        c
+        for c in cells
+        if (not only or any(fnmatch.fnmatch(c.case, p) for p in only)) and (not modes or c.mode in modes)
+    ]
 
 
 def refused_on(plan: WorkloadPlan, target: str) -> str | None:

@@ -171,3 +171,23 @@ def test_manifest_names_the_location_as_given(folder: str) -> None:
     result = invoke(["manifest", folder])
     assert result.code == 2, result.output
     assert result.line_with("reportgen manifest:").startswith(f"reportgen manifest: {folder}: "), result.output
+
+
+TINY_PLAN = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+
+
+def test_collector_list_with_an_only_that_matches_nothing_is_the_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from collector.__main__ import main
+    from collector.plan import load_plan
+
+    assert main(["--workload", str(TINY_PLAN), "--only", "zzz", "--list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--only 'zzz' matches none of the" in captured.err, captured
+    # A selection that matches lists the cells it chooses, not every planned one.
+    assert main(["--workload", str(TINY_PLAN), "--only", "b1-*", "--modes", "eager", "--list"]) == 0
+    listed = capsys.readouterr().out.split()
+    planned = [c.case for c in load_plan(TINY_PLAN).cells]
+    assert listed and len(listed) < len(planned)
+    assert listed == [c for c in planned if c.startswith("b1-") and c.endswith("-eager")]
