@@ -74,6 +74,8 @@ def _positive_count(text: str) -> int:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
+    from collector.planschema import MAX_WARM_REPETITIONS
+
     parser = _Parser(
         prog="python -m collector",
         description="Run a workload plan on one target and write RUNS_DIR/<run-id>/events.jsonl "
@@ -105,7 +107,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))"
     )
     parser.add_argument(
-        "--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)"
+        "--warm",
+        type=int,
+        metavar="N",
+        help=f"warm repetitions, 1 to {MAX_WARM_REPETITIONS} (default: the plan's, else 30)",
     )
     parser.add_argument(
         "--cold",
@@ -181,8 +186,10 @@ def _main(argv: list[str]) -> int:
     if any(m not in ("eager", "compiled") for m in modes):
         _tell("collector: --modes takes eager and/or compiled")
         return 2
-    if args.warm is not None and args.warm < 1:
-        _tell(f"collector: --warm takes a count of at least 1, got {args.warm}")
+    from collector.planschema import MAX_WARM_REPETITIONS
+
+    if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
+        _tell(f"collector: --warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}")
         return 2
     from collector.plan import refused_on
 

@@ -191,3 +191,30 @@ def test_collector_list_with_an_only_that_matches_nothing_is_the_usage_error(
     planned = [c.case for c in load_plan(TINY_PLAN).cells]
     assert listed and len(listed) < len(planned)
     assert listed == [c for c in planned if c.startswith("b1-") and c.endswith("-eager")]
+
+
+@pytest.mark.parametrize("warm", [2**63 - 1, 10_001])
+def test_warm_repetitions_past_the_bound_are_refused_on_the_command_line_and_in_a_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], warm: int
+) -> None:
+    from collector.__main__ import main
+    from collector.plan import PlanError, load_plan
+
+    assert main(["--workload", str(TINY_PLAN), "--warm", str(warm), "--list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"--warm takes a count from 1 to 10000, got {warm}" in captured.err, captured
+    text = TINY_PLAN.read_text(encoding="utf-8")
+    assert "warm_repetitions = 30\n" in text
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        text.replace("warm_repetitions = 30\n", f"warm_repetitions = {warm}\n").replace(
+            'module = "', f'module = "{TINY_PLAN.parent}/'
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(PlanError, match=f"timing.warm_repetitions: expected at most 10000, got {warm}"):
+        load_plan(plan)
+    # The bound itself is a run the plan may ask for.
+    plan.write_text(plan.read_text(encoding="utf-8").replace(f"= {warm}\n", "= 10000\n"), encoding="utf-8")
+    assert load_plan(plan).warm_repetitions == 10_000
+    assert main(["--workload", str(TINY_PLAN), "--warm", "10000", "--list"]) == 0
