@@ -18,6 +18,7 @@ from typing import Any
 
 from collector import planschema
 from collector.descriptors import descriptors
+from collector.tomltext import toml_text
 
 # The targets, and what each asks a scheduler for, from their backend descriptors
 # (collector/descriptors.py): nothing here names a backend.
@@ -275,7 +276,7 @@ def _check_regular(st: os.stat_result, limit: int) -> None:
 def load_campaign(path: Path) -> Campaign:
     """Read and check a campaign file; raises CampaignError naming the first problem."""
     try:
-        data = tomllib.loads(read_regular(path, MAX_CAMPAIGN_BYTES).decode("utf-8"))
+        data = tomllib.loads(toml_text(read_regular(path, MAX_CAMPAIGN_BYTES).decode("utf-8")))
     except OSError as exc:
         raise CampaignError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except CampaignError as exc:

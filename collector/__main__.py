@@ -74,6 +74,8 @@ def _positive_count(text: str) -> int:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
+    from collector.planschema import MAX_WARM_REPETITIONS
+
     parser = _Parser(
         prog="python -m collector",
         description="Run a workload plan on one target and write RUNS_DIR/<run-id>/events.jsonl "
@@ -105,7 +107,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--modes", help="comma-separated subset of eager,compiled (cells of other modes: not run (deselected))"
     )
     parser.add_argument(
-        "--warm", type=int, metavar="N", help="warm repetitions, at least 1 (default: the plan's, else 30)"
+        "--warm",
+        type=int,
+        metavar="N",
+        help=f"warm repetitions, 1 to {MAX_WARM_REPETITIONS} (default: the plan's, else 30)",
     )
     parser.add_argument(
         "--cold",
@@ -140,7 +145,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="plan at most the first N cells of the matrix (in plan order; lowers [matrix] max_cells, never raises it); "
         "a matrix above 20,000 cells needs a cap: one run log holds no more (the cells cut are not in the log)",
     )
-    parser.add_argument("--list", action="store_true", help="print the planned cells and exit")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="print the planned cells (those --only and --modes choose, when given) and exit",
+    )
     return parser.parse_args(argv)
 
 
@@ -177,8 +186,10 @@ def _main(argv: list[str]) -> int:
     if any(m not in ("eager", "compiled") for m in modes):
         _tell("collector: --modes takes eager and/or compiled")
         return 2
-    if args.warm is not None and args.warm < 1:
-        _tell(f"collector: --warm takes a count of at least 1, got {args.warm}")
+    from collector.planschema import MAX_WARM_REPETITIONS
+
+    if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
+        _tell(f"collector: --warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}")
         return 2
     from collector.plan import refused_on
 
@@ -187,8 +198,17 @@ def _main(argv: list[str]) -> int:
         if refusal:
             _tell(f"collector: plan error: {refusal}")
             return 2
+    from collector.plan import select_cells
+
+    chosen = select_cells(plan.cells, list(args.only), modes)
+    if (args.only or modes) and not chosen:
+        asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
+        _tell(
+            f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)"
+        )
+        return 2
     if args.list:
-        for cell in plan.cells:
+        for cell in chosen:
             print(terminal(cell.case))
         return 0
     problem = _out_problem(args.out)
@@ -218,15 +238,6 @@ def _main(argv: list[str]) -> int:
     if problem:
         _tell(f"collector: plan error: {problem}")
         return 2
-    if args.only or modes:
-        from collector.run.state import select_cells
-
-        if not select_cells(plan.cells, list(args.only), modes):
-            asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
-            _tell(
-                f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)"
-            )
-            return 2
     from collector.preflight import check_rules
 
     try:
@@ -268,7 +279,7 @@ def _main(argv: list[str]) -> int:
 
 def _cell_count(plan: Any, args: argparse.Namespace) -> str:
     """How many cells this run plans and runs, said before it starts (a long matrix is hours)."""
-    from collector.run.state import select_cells
+    from collector.plan import select_cells
 
     chosen = len(
         select_cells(plan.cells, list(args.only), [m.strip() for m in args.modes.split(",")] if args.modes else [])

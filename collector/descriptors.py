@@ -23,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from collector.tomltext import toml_text
+
 PLUGIN_ENV = "MIGRATION_RECORD_BACKENDS"
 BUILTIN_DIR = Path(__file__).resolve().parent / "backends"
 # Words a backend may not take: "auto" is the collector's choice, "unknown" a family no rule decided.
@@ -182,7 +184,7 @@ def read_descriptor(path: Path) -> Descriptor:
     """One descriptor file, checked key by key."""
     where = path.name
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(toml_text(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise DescriptorError(f"{path}: cannot be read: {exc}") from None
     _check(where, data, _TOP)
@@ -267,7 +269,7 @@ def _constraints_named(paths: list[Path]) -> set[str]:
     named = set()
     for path in paths:
         try:
-            value = tomllib.loads(path.read_text(encoding="utf-8")).get("constraints")
+            value = tomllib.loads(toml_text(path.read_text(encoding="utf-8"))).get("constraints")
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
             continue  # read_descriptor reports it
         if isinstance(value, str):
@@ -332,7 +334,7 @@ def plugin_plan_rules(target: str) -> dict[str, Any]:
         return {}
     path = found.path.parent / found.constraints
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(toml_text(path.read_text(encoding="utf-8")))
         return plan_rules(data, str(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise DescriptorError(f"{path}: the plan rules cannot be read: {type(exc).__name__}: {exc}") from None

@@ -7,6 +7,7 @@ collector/PLAN.md (generated from it).
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import itertools
 import json
@@ -20,6 +21,7 @@ from typing import Any, Iterator
 from collector import descriptors, planschema
 from collector.eventlog import MAX_LINE_BYTES
 from collector.planschema import KNOWN_DTYPES, KNOWN_REQUIREMENTS, LAYOUTS, MODES, TARGETS, PlanError
+from collector.tomltext import toml_text
 
 __all__ = [
     "Cell",
@@ -27,6 +29,7 @@ __all__ = [
     "PlanError",
     "load_plan",
     "expand_matrix",
+    "select_cells",
     "KNOWN_DTYPES",
     "KNOWN_REQUIREMENTS",
     "LAYOUTS",
@@ -359,9 +362,9 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise PlanError(f"{path}:{line}: not UTF-8 (byte {exc.start}); save the plan as UTF-8") from None
-    # A byte-order mark some editors write first holds no content (as for annotations): the one
+    # A byte-order mark some editors write first holds no content (collector.tomltext): the one
     # reader of plan text drops it, so the collector, plan-check and the text's sha256 agree.
-    text = text.removeprefix("\ufeff")
+    text = toml_text(text)
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
@@ -475,6 +478,15 @@ def plan_from_data(
             )
         )
     return plan
+
+
+def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:
+    """Cells chosen by --only globs and --modes (all of them when neither is given)."""
+    return [
+        c
+        for c in cells
+        if (not only or any(fnmatch.fnmatch(c.case, p) for p in only)) and (not modes or c.mode in modes)
+    ]
 
 
 def refused_on(plan: WorkloadPlan, target: str) -> str | None:

@@ -104,6 +104,12 @@ def _training_tolerance(part: str, what: str, rtol_example: str) -> Table:
     )
 
 
+# Timed warm calls per cell, at most (the plan's warm_repetitions and the collector's --warm):
+# one warm series is one list in one line of the run log, which the event contract caps at
+# 8 MiB (collector.eventlog.MAX_LINE_BYTES); 10,000 samples take at most about 260 KB of it (a
+# sample is at most 26 bytes of JSON), and at a second a call a cell's series is under three hours.
+MAX_WARM_REPETITIONS = 10_000
+
 SCHEMA: tuple[Table, ...] = (
     Table(
         "workload",
@@ -266,6 +272,7 @@ SCHEMA: tuple[Table, ...] = (
                 "30",
                 COLLECTOR,
                 minimum=1,
+                maximum=MAX_WARM_REPETITIONS,
             ),
             Key("warmup", "int", "Untimed calls before them.", 3, "3", COLLECTOR, minimum=0),
             Key(

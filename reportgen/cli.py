@@ -306,7 +306,7 @@ def report(
     single_file: bool,
 ) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
-    from reportgen.storage.local import UnsafeOutput
+    from reportgen.storage.local import UnsafeOutput, shown
     from reportgen.storage.sources import RemoteError, find_one
 
     if (
@@ -336,7 +336,7 @@ def report(
         _write_failed("report", exc)
     echo(f"{result.disposition.headline}")
     for path in result.written:
-        echo(f"wrote {path}")
+        echo(f"wrote {shown(path)}")
     sys.exit(result.exit_code)
 
 
@@ -377,6 +377,7 @@ Example:
 @_max_log_size
 def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
     from reportgen.render.skeleton import SkeletonError, write_skeleton
+    from reportgen.storage.local import shown
 
     if log.is_dir():
         if not (log / "events.jsonl").is_file():
@@ -389,19 +390,19 @@ def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
         echo(f"reportgen annotate: {exc}", err=True)
         sys.exit(exc.code)
     beside = (
-        f" ({result.explained} failed cell(s) left out: {result.existing} explains them)"
+        f" ({result.explained} failed cell(s) left out: {shown(result.existing)} explains them)"
         if result.explained and result.existing
         else ""
     )
     if result.path is None and result.explained:
         echo(
-            f"{log}: every failed cell is explained in {result.existing}; nothing to annotate: give each entry a verdict there"
+            f"{shown(log)}: every failed cell is explained in {shown(result.existing)}; nothing to annotate: give each entry a verdict there"
         )
     elif result.path is None:
-        echo(f"{log}: no failed cell; nothing to annotate")
+        echo(f"{shown(log)}: no failed cell; nothing to annotate")
     else:
         echo(
-            f"wrote {result.path}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s){beside}; add each verdict, then run reportgen report"
+            f"wrote {shown(result.path)}: {result.groups} entr{'y' if result.groups == 1 else 'ies'} for {result.cells} failed cell(s){beside}; add each verdict, then run reportgen report"
         )
 
 
@@ -490,7 +491,7 @@ def site(
     # The object-store modules are imported only for s3:// locations, so RemoteError is looked
     # up only when an error comes.
     from reportgen.publish.site_quick import SiteConfigError, quick_start
-    from reportgen.storage.local import UnsafeOutput
+    from reportgen.storage.local import UnsafeOutput, shown
 
     if published is not None:
         from reportgen.storage.remote import RemoteError, split_url
@@ -526,7 +527,7 @@ def site(
         f", {len(result.skipped)} entr{'y' if len(result.skipped) == 1 else 'ies'} skipped" if result.skipped else ""
     )
     echo(
-        f"{result.runs} run{'' if result.runs == 1 else 's'}, {len(result.written)} files written{fetched}{skipped}, site at {out_dir / 'index.html'}"
+        f"{result.runs} run{'' if result.runs == 1 else 's'}, {len(result.written)} files written{fetched}{skipped}, site at {shown(out_dir / 'index.html')}"
     )
     sys.exit(1 if result.rejected or result.skipped else 0)
 
@@ -542,6 +543,7 @@ def _build_site(
 ) -> Any:
     _check_backend_data()  # before the pages' modules, which read the constraint data as they load
     from reportgen.publish.site import NoRunLogs, build_site
+    from reportgen.storage.local import shown
 
     try:
         return build_site(
@@ -550,7 +552,10 @@ def _build_site(
     except NoRunLogs as exc:
         for skipped_entry in exc.skipped:
             echo(skipped_entry.format(), err=True)
-        echo(f"reportgen site: no run log (*.jsonl) in {', '.join(map(str, runs))}; nothing written", err=True)
+        where = ", ".join(map(shown, runs))
+        if exc.output_met:
+            where += f" outside --out {shown(out_dir)} (the output folder is never searched for logs: give --out a folder outside RUNS)"
+        echo(f"reportgen site: no run log (*.jsonl) in {where}; nothing written", err=True)
         sys.exit(1)
 
 
@@ -732,7 +737,7 @@ def compare(
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
-    from reportgen.storage.local import UnsafeOutput
+    from reportgen.storage.local import UnsafeOutput, shown
 
     baseline, candidate = _sides("compare", runs, baselines, candidates, ("baseline", "candidate"))
     try:
@@ -753,7 +758,7 @@ def compare(
         _write_failed("compare", exc)
     echo(result.comparison.headline)
     for path in result.written:
-        echo(f"wrote {path}")
+        echo(f"wrote {shown(path)}")
 
 
 PUBLISH_HELP = """Upload a built site (or any folder, such as a run directory) to s3://bucket/prefix.
@@ -850,7 +855,7 @@ def manifest(folders: tuple[str, ...]) -> None:
     store = Store()
     for folder in folders:
         try:
-            url, count = write_manifest(folder.rstrip("/"), store)
+            url, count = write_manifest(folder, store)  # as given: an error names what the user typed
         except RemoteError as exc:
             _remote_failed("manifest", exc)
         echo(f"{url}: {count} objects under {folder.rstrip('/')}/")
@@ -914,6 +919,7 @@ def plan_check(
     from collector.plan import PlanError
     from reportgen.contract.inspection import InspectionError, read_inspection
     from reportgen.judge import plancheck
+    from reportgen.storage.local import shown
 
     if write_revised is not None and os.path.exists(write_revised) and os.path.samefile(plan, write_revised):
         # Replacing it would lose the owner's plan (its comments and values) to the proposals.
@@ -925,7 +931,7 @@ def plan_check(
     try:
         inspected = read_inspection(inspection) if inspection is not None else None
     except InspectionError as exc:
-        click.echo(f"reportgen plan-check: unreadable inspection: {exc}", err=True)
+        echo(f"reportgen plan-check: unreadable inspection: {shown(exc)}", err=True)
         sys.exit(1)
     try:
         review = plancheck.review_plan(plan, resolve_target(target) if target else None, inspected)
@@ -948,5 +954,5 @@ def plan_check(
                 plancheck.write_revised(review, plan, write_revised)
             except OSError as exc:
                 _write_failed("plan-check", exc)
-            echo(f"wrote {write_revised}", err=True)
+            echo(f"wrote {shown(write_revised)}", err=True)
     sys.exit(plancheck.EXIT_CODES[review.classification])

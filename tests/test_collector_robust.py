@@ -444,8 +444,8 @@ BAD_OPTIONS = [
     (["--cold-timeout", "0"], "argument --cold-timeout: expected a number of seconds above 0, got '0'"),
     (["--cold-timeout", "-5"], "argument --cold-timeout: expected a number of seconds above 0, got '-5'"),
     (["--cold-timeout", "nan"], "argument --cold-timeout: expected a number of seconds above 0, got 'nan'"),
-    (["--warm", "0"], "--warm takes a count of at least 1, got 0"),
-    (["--warm", "-2"], "--warm takes a count of at least 1, got -2"),
+    (["--warm", "0"], "--warm takes a count from 1 to 10000, got 0"),
+    (["--warm", "-2"], "--warm takes a count from 1 to 10000, got -2"),
     (["--warm", "x"], "argument --warm: invalid int value: 'x'"),
     (["--modes", "fast"], "--modes takes eager and/or compiled"),
 ]

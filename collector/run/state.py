@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fnmatch
 import sys
 import threading
 import tempfile
@@ -21,7 +20,7 @@ from collector import lifeline, training
 from collector.backends import Backend
 from collector.eventlog import EventLog
 from collector.localimports import imports_digest, workload_imports
-from collector.plan import Cell, WorkloadPlan, load_plan
+from collector.plan import Cell, WorkloadPlan, load_plan, select_cells
 from collector.visible import terminal
 from collector.workload import sha256_file
 
@@ -165,15 +164,6 @@ def load_unchanged_plan(args: argparse.Namespace) -> WorkloadPlan:
             f"began ({len(now)} found now); this process does not run its cells"
         )
     return plan
-
-
-def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:
-    """Cells chosen by --only globs and --modes (all of them when neither is given)."""
-    return [
-        c
-        for c in cells
-        if (not only or any(fnmatch.fnmatch(c.case, p) for p in only)) and (not modes or c.mode in modes)
-    ]
 
 
 class Run:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from collector.descriptors import DescriptorError, descriptors, plan_rules, resolve_target
+from collector.tomltext import toml_text
 
 CONSTRAINTS_DIR = Path(__file__).parent / "constraints"
 
@@ -247,7 +248,7 @@ def validate_docs_data(name: str, data: dict[str, Any]) -> None:
 
 def read_docs_file(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(toml_text(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BackendDocsError(f"{path.name}: cannot be read: {exc}") from None
     validate_docs_data(path.name, data)

@@ -39,6 +39,7 @@ from fnmatch import translate
 from pathlib import Path
 from typing import Any, Iterable
 
+from collector.tomltext import toml_text
 from reportgen.model.runmodel import CellRecord
 from reportgen.storage.remote import RemoteLog, RemoteObject
 from reportgen.storage.local import (
@@ -214,7 +215,7 @@ def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> 
 
 def parse_annotations(text: str, path: str) -> AnnotationFile:
     """Check the file's form; raises AnnotationError naming the entry and its line."""
-    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first: no content
+    text = toml_text(text)  # a byte-order mark some editors write first: no content
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -697,9 +697,10 @@ def _remove(out_dir: Path, path: Path, result: SiteResult) -> None:
 class NoRunLogs(Exception):
     """No run log at the local locations given; nothing was written."""
 
-    def __init__(self, skipped: list[Skipped]) -> None:
+    def __init__(self, skipped: list[Skipped], output_met: bool = False) -> None:
         super().__init__("no run log")
         self.skipped = skipped
+        self.output_met = output_met  # the output folder lay inside a location given: not searched
 
 
 def build_site(
@@ -737,7 +738,7 @@ def build_site(
         found.logs += remote.logs
         found.skipped += remote.skipped
     if require_logs and not remote_paths and not found.logs:
-        raise NoRunLogs(found.skipped)
+        raise NoRunLogs(found.skipped, found.output_met)
     check.forget(result.warnings)
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint, result)

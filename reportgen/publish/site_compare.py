@@ -40,6 +40,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from collector.tomltext import toml_text
 from reportgen.judge.backend_docs import backend_name
 from reportgen.judge.comparison import CompareRefused
 from reportgen.publish.diff import where
@@ -99,7 +100,7 @@ class SiteConfig(_Strict):
 
 def load_site_config(path: Path) -> SiteConfig:
     try:
-        data = tomllib.loads(read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8"))
+        data = tomllib.loads(toml_text(read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8")))
     except (NotReadable, OSError, UnicodeDecodeError) as exc:
         raise SiteConfigError(
             f"{path}: cannot read the site configuration: {getattr(exc, 'strerror', None) or exc}"

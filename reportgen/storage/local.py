@@ -96,6 +96,9 @@ class Found:
     # while none of them changes (and no log or annotations file does), a new search would
     # find the same logs.
     watched: list[tuple[str, Signature]] = field(default_factory=list)
+    # The output folder, when a search met it inside a folder given (or was given it): its
+    # logs were left out, not missing.
+    output_met: bool = False
 
     @property
     def paths(self) -> list[Path]:
@@ -324,6 +327,8 @@ def _walk(
         except OSError as exc:
             found.skipped.append(Skipped(folder, f"cannot list it: {exc.strerror}"))
             continue
+        if (st.st_dev, st.st_ino) in outside:
+            found.output_met = True
         if (st.st_dev, st.st_ino) in visited:
             continue
         visited.add((st.st_dev, st.st_ino))

@@ -1,0 +1,220 @@
+"""Hostile and careless input, fourth round: messages that misstate what happened, paths that
+break a line, files that start with a byte-order mark, and numbers no run can reach."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, REPO
+from tests.hostile import invoke
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["out-is-runs", "out-is-a-run-folder"])
+def test_site_says_the_logs_it_left_out_lie_inside_out(tmp_path: Path, inside: bool) -> None:
+    runs = tmp_path / "runs"
+    (runs / "run-a").mkdir(parents=True)
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", runs / "run-a" / "events.jsonl")
+    out_dir = runs / "run-a" if inside else runs
+    before = sorted(p.name for p in runs.rglob("*"))
+    result = invoke(["site", runs, "--out", out_dir])
+    assert result.code == 1, result.output
+    line = result.line_with("no run log")
+    assert f"outside --out {out_dir}" in line and "never searched" in line, line
+    assert sorted(p.name for p in runs.rglob("*")) == before  # nothing written
+
+
+def test_site_with_no_log_anywhere_says_only_that(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    result = invoke(["site", runs, "--out", tmp_path / "site"])
+    assert result.code == 1, result.output
+    assert "--out" not in result.line_with("no run log")
+
+
+FORGED = "forged.jsonl:1: error: a line the tool never printed"
+
+
+def _no_forged_line(output: str) -> None:
+    assert not any(line.startswith("forged") for line in output.splitlines()), output
+
+
+def test_report_and_compare_write_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    out_dir = tmp_path / f"out\n{FORGED}"
+    report = invoke(["report", FIXTURES / "synthetic_complete.jsonl", "--out", out_dir])
+    assert (out_dir / "report.html").is_file(), report.output
+    assert "wrote " in report.output
+    _no_forged_line(report.output)
+    compare = invoke(
+        [
+            "compare",
+            FIXTURES / "synthetic_complete.jsonl",
+            FIXTURES / "synthetic_mismatch.jsonl",
+            "--out",
+            tmp_path / f"cmp\n{FORGED}",
+        ]
+    )
+    assert "wrote " in compare.output, compare.output
+    _no_forged_line(compare.output)
+
+
+def test_annotate_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    clean = tmp_path / f"clean\n{FORGED}"
+    clean.mkdir()
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", clean / "events.jsonl")
+    nothing = invoke(["annotate", clean])
+    assert nothing.code == 0 and "no failed cell" in nothing.output, nothing.output
+    _no_forged_line(nothing.output)
+    failed = tmp_path / f"failed\n{FORGED}"
+    failed.mkdir()
+    shutil.copy(FIXTURES / "synthetic_mismatch.jsonl", failed / "events.jsonl")
+    wrote = invoke(["annotate", failed])
+    assert wrote.code == 0 and (failed / "annotations.toml").is_file(), wrote.output
+    _no_forged_line(wrote.output)
+
+
+def test_plan_check_write_revised_line_keeps_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    out = tmp_path / f"revised\n{FORGED}"
+    result = invoke(
+        ["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--target", "neuron", "--write-revised", out]
+    )
+    assert out.is_file(), result.output
+    _no_forged_line(result.output)
+
+
+def test_site_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    built = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", tmp_path / f"site\n{FORGED}"])
+    assert built.code == 0, built.output
+    _no_forged_line(built.output)
+    runs = tmp_path / f"runs\n{FORGED}"
+    runs.mkdir()
+    empty = invoke(["site", runs, "--out", tmp_path / "site2"])
+    assert empty.code == 1, empty.output
+    _no_forged_line(empty.output)
+
+
+def test_an_unreadable_inspection_is_named_on_one_line_with_hidden_characters_shown(tmp_path: Path) -> None:
+    inspection = tmp_path / f"inspection\u202e\n{FORGED}"
+    inspection.write_text("{\n", encoding="utf-8")
+    result = invoke(["plan-check", REPO / "tests" / "plans" / "scenario_a.toml", "--inspection", inspection])
+    assert result.code == 1, result.output
+    line = result.line_with("unreadable inspection")
+    assert "inspection<U+202E><U+000A>forged.jsonl" in line, line
+    _no_forged_line(result.output)
+
+
+BOM = "\ufeff"
+CAMPAIGN = """\
+[campaign]
+name = "nightly"
+destination = "/fsx/runs"
+
+[[workload]]
+plan = "collector/workloads/tiny_encoder.toml"
+
+[[environment]]
+name = "cpu-host"
+target = "cpu"
+python = "/usr/bin/python3"
+"""
+SITE_CONFIG = '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n'
+
+
+def _twice(tmp_path: Path, name: str, text: str) -> tuple[Path, Path]:
+    """The same file, as written and with a byte-order mark first, under the same name."""
+    plain, marked = tmp_path / "plain" / name, tmp_path / "marked" / name
+    for path, body in ((plain, text), (marked, BOM + text)):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(body, encoding="utf-8")
+    return plain, marked
+
+
+def test_every_toml_reader_reads_a_file_with_a_byte_order_mark_as_without(tmp_path: Path) -> None:
+    from campaign.spec import load_campaign
+    from collector.descriptors import read_descriptor
+    from collector.plan import read_plan_file
+    from reportgen.judge.backend_docs import read_docs_file
+    from reportgen.model.annotations import parse_annotations
+    from reportgen.publish.site_compare import load_site_config
+
+    plain, marked = _twice(tmp_path, "campaign.toml", CAMPAIGN)
+    assert load_campaign(marked).tasks() == load_campaign(plain).tasks()
+    plain, marked = _twice(tmp_path, "site.toml", SITE_CONFIG)
+    assert load_site_config(marked) == load_site_config(plain)
+    text = (REPO / "collector" / "backends" / "cpu.toml").read_text(encoding="utf-8")
+    plain, marked = _twice(tmp_path, "cpu.toml", text)
+    assert read_descriptor(marked).name == read_descriptor(plain).name == "cpu"
+    text = (REPO / "reportgen" / "judge" / "constraints" / "cpu.toml").read_text(encoding="utf-8")
+    plain, marked = _twice(tmp_path, "constraints.toml", text)
+    assert read_docs_file(marked) == read_docs_file(plain)
+    # The plan and annotation readers already dropped it; they stay as they were.
+    plan = (REPO / "tests" / "plans" / "scenario_a.toml").read_text(encoding="utf-8")
+    plain, marked = _twice(tmp_path, "plan.toml", plan)
+    assert read_plan_file(marked) == read_plan_file(plain)
+    notes = '[[explain]]\ncases = ["*"]\nexplanation = "x"\n'
+    assert parse_annotations(BOM + notes, "a.toml").entries == parse_annotations(notes, "a.toml").entries
+
+
+def test_site_builds_with_a_site_configuration_that_starts_with_a_byte_order_mark(tmp_path: Path) -> None:
+    config = tmp_path / "site.toml"
+    config.write_text(BOM + SITE_CONFIG, encoding="utf-8")
+    result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", tmp_path / "site", "--config", config])
+    assert result.code == 0, result.output
+    assert "Invalid statement" not in result.output
+
+
+@pytest.mark.parametrize("folder", ["s3://", "s3:///", "s3://bucket//day"])
+def test_manifest_names_the_location_as_given(folder: str) -> None:
+    pytest.importorskip("s3fs")
+    result = invoke(["manifest", folder])
+    assert result.code == 2, result.output
+    assert result.line_with("reportgen manifest:").startswith(f"reportgen manifest: {folder}: "), result.output
+
+
+TINY_PLAN = REPO / "collector" / "workloads" / "tiny_encoder.toml"
+
+
+def test_collector_list_with_an_only_that_matches_nothing_is_the_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from collector.__main__ import main
+    from collector.plan import load_plan
+
+    assert main(["--workload", str(TINY_PLAN), "--only", "zzz", "--list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--only 'zzz' matches none of the" in captured.err, captured
+    # A selection that matches lists the cells it chooses, not every planned one.
+    assert main(["--workload", str(TINY_PLAN), "--only", "b1-*", "--modes", "eager", "--list"]) == 0
+    listed = capsys.readouterr().out.split()
+    planned = [c.case for c in load_plan(TINY_PLAN).cells]
+    assert listed and len(listed) < len(planned)
+    assert listed == [c for c in planned if c.startswith("b1-") and c.endswith("-eager")]
+
+
+@pytest.mark.parametrize("warm", [2**63 - 1, 10_001])
+def test_warm_repetitions_past_the_bound_are_refused_on_the_command_line_and_in_a_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], warm: int
+) -> None:
+    from collector.__main__ import main
+    from collector.plan import PlanError, load_plan
+
+    assert main(["--workload", str(TINY_PLAN), "--warm", str(warm), "--list"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"--warm takes a count from 1 to 10000, got {warm}" in captured.err, captured
+    text = TINY_PLAN.read_text(encoding="utf-8")
+    assert "warm_repetitions = 30\n" in text
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        text.replace("warm_repetitions = 30\n", f"warm_repetitions = {warm}\n").replace(
+            'module = "', f'module = "{TINY_PLAN.parent}/'
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(PlanError, match=f"timing.warm_repetitions: expected at most 10000, got {warm}"):
+        load_plan(plan)
+    # The bound itself is a run the plan may ask for.
+    plan.write_text(plan.read_text(encoding="utf-8").replace(f"= {warm}\n", "= 10000\n"), encoding="utf-8")
+    assert load_plan(plan).warm_repetitions == 10_000
+    assert main(["--workload", str(TINY_PLAN), "--warm", "10000", "--list"]) == 0
