@@ -16,6 +16,8 @@ from collector.descriptors import DescriptorError, target_choices
 from collector.descriptors import resolve_target as resolve_name
 from collector.visible import terminal
 
+BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
+
 try:  # the targets are the backend descriptors: a broken one is a usage error
     TARGET_CHOICES = target_choices()
 except DescriptorError as exc:
@@ -160,6 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     except DescriptorError as exc:  # a plugin backend's adapter, loaded with the adapter table
         _tell(f"collector: backend descriptor: {exc}")
         return 2
+    except BrokenPipeError:
+        # The reader went away (`--list | head`): stop quietly; what is still buffered for
+        # stdout goes to /dev/null, so the flush at exit cannot fail too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE
     finally:
         interrupt.restore(previous)
 

@@ -218,3 +218,26 @@ def test_warm_repetitions_past_the_bound_are_refused_on_the_command_line_and_in_
     plan.write_text(plan.read_text(encoding="utf-8").replace(f"= {warm}\n", "= 10000\n"), encoding="utf-8")
     assert load_plan(plan).warm_repetitions == 10_000
     assert main(["--workload", str(TINY_PLAN), "--warm", "10000", "--list"]) == 0
+
+
+def test_collector_list_into_a_reader_that_goes_away_stops_quietly(tmp_path: Path) -> None:
+    """`collector --list | head -1` ended in a BrokenPipeError traceback once the listing
+    outgrew the pipe; it stops quietly with 141, as a shell reports SIGPIPE."""
+    import subprocess
+    import sys
+
+    from tests.test_huge_plans import _plan
+
+    plan = _plan(tmp_path / "plan", [(b, 4) for b in range(1, 3001)])  # 6,000 cells, ~200 kB listed
+    child = subprocess.Popen(
+        [sys.executable, "-m", "collector", "--workload", str(plan), "--list"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    assert child.stdout.readline().strip()
+    child.stdout.close()
+    err = child.stderr.read().decode("utf-8", "replace")
+    assert child.wait(timeout=120) == 141, err
+    assert "Traceback" not in err, err
