@@ -10,8 +10,10 @@ records; it never judges. Judgement lives in ``reportgen``.
 # provenance); 0.3 writes schema 1.3 (peak device memory per warm series, the CPU model as the
 # device, backends described by data, one module supervising child processes); 0.4 lists the
 # local files the workload module imports (provenance role workload_import: from 0.4 on, a log
-# that lists none imported none; 0.4.1 imports them as the listing reads them: the module's
-# folder on sys.path, relative imports from that folder); change it with
-# every release of the collector, with reportgen's and the package's (pyproject.toml): one
-# distribution, one version.
-__version__ = "0.4.1"
+# that lists none imported none; 0.4.1 imports them as the listing reads them, relative imports
+# from the module's folder; 0.5.0 loads from that folder only the files run_start hashed, each
+# checked against its hash, the module itself included, names the plan by the text it read,
+# starts fresh children without the working folder on their path, and bounds warm repetitions
+# at 10,000); change it with every release of the collector, with reportgen's and the package's
+# (pyproject.toml): one distribution, one version.
+__version__ = "0.5.0"
