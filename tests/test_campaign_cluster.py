@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.services import S3Server, ServiceError, SlurmCluster, s3_server, slurm_cluster
+from tests.services import S3Server, ServiceError, SlurmCluster, slurm_cluster
 
 REPO = Path(__file__).resolve().parent.parent
 PLAN = REPO / "collector" / "workloads" / "tiny_encoder.toml"
@@ -35,15 +35,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
             yield running
     except ServiceError as exc:
         pytest.fail(f"could not start the test Slurm cluster: {exc}", pytrace=False)
-
-
-@pytest.fixture
-def s3(tmp_path: Path) -> Iterator[S3Server]:
-    try:
-        with s3_server(tmp_path / "s3") as running:
-            yield running
-    except ServiceError as exc:
-        pytest.fail(f"could not start the S3 server: {exc}", pytrace=False)
 
 
 def _interrupting_python(folder: Path) -> Path:
