@@ -194,6 +194,7 @@ def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max
     from reportgen.contract.validation import validate_files
     from reportgen.storage import is_remote
     from reportgen.storage.sources import RemoteError, find_runs
+    from reportgen.storage.local import shown
 
     found: list[Any] = []
     skipped: list[str] = []
@@ -203,7 +204,7 @@ def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max
                 listed = find_runs([arg], max_bytes=max_bytes)
                 if not listed.logs and not listed.skipped and not is_remote(arg):
                     echo(
-                        f"reportgen validate: {arg}: no run log in this folder (no events.jsonl, no *.jsonl under it)",
+                        f"reportgen validate: {shown(arg)}: no run log in this folder (no events.jsonl, no *.jsonl under it)",
                         err=True,
                     )
                     sys.exit(2)
@@ -330,7 +331,7 @@ def report(
         )
     except ReportInputError as exc:
         echo(str(exc), err=True)
-        echo(f"{log}: no report written", err=True)
+        echo(f"{shown(log)}: no report written", err=True)
         sys.exit(EXIT_INVALID)
     except (UnsafeOutput, OSError) as exc:
         _write_failed("report", exc)
@@ -381,7 +382,7 @@ def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
 
     if log.is_dir():
         if not (log / "events.jsonl").is_file():
-            echo(f"reportgen annotate: {log}: no events.jsonl in this folder", err=True)
+            echo(f"reportgen annotate: {shown(log)}: no events.jsonl in this folder", err=True)
             sys.exit(2)
         log = log / "events.jsonl"
     try:
@@ -924,7 +925,7 @@ def plan_check(
     if write_revised is not None and os.path.exists(write_revised) and os.path.samefile(plan, write_revised):
         # Replacing it would lose the owner's plan (its comments and values) to the proposals.
         echo(
-            f"reportgen plan-check: --write-revised {write_revised} is the plan under review: name another file",
+            f"reportgen plan-check: --write-revised {shown(write_revised)} is the plan under review: name another file",
             err=True,
         )
         sys.exit(2)
@@ -936,7 +937,7 @@ def plan_check(
     try:
         review = plancheck.review_plan(plan, resolve_target(target) if target else None, inspected)
     except PlanError as exc:
-        echo(f"reportgen plan-check: unreadable plan: {exc}", err=True)
+        echo(f"reportgen plan-check: unreadable plan: {shown(exc)}", err=True)
         sys.exit(1)
     if as_json or fmt == "json":
         echo(plancheck.format_json(review))

@@ -241,3 +241,36 @@ def test_collector_list_into_a_reader_that_goes_away_stops_quietly(tmp_path: Pat
     err = child.stderr.read().decode("utf-8", "replace")
     assert child.wait(timeout=120) == 141, err
     assert "Traceback" not in err, err
+
+
+def test_refusals_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None:
+    """The refusals that name the user's own path: validate's empty folder, report's invalid
+    log, annotate's folder without a log, plan-check's plan under review and unreadable plan."""
+    empty = tmp_path / f"empty\n{FORGED}"
+    empty.mkdir()
+    result = invoke(["validate", empty])
+    assert result.code == 2 and "no run log in this folder" in result.output, result.output
+    _no_forged_line(result.output)
+
+    bad = tmp_path / f"bad\n{FORGED}"
+    bad.mkdir()
+    (bad / "events.jsonl").write_text('{"kind": "run_start"}\n', encoding="utf-8")
+    result = invoke(["report", bad / "events.jsonl", "--out", tmp_path / "out"])
+    assert result.code != 0 and "no report written" in result.output, result.output
+    _no_forged_line(result.output)
+
+    result = invoke(["annotate", empty])
+    assert result.code == 2 and "no events.jsonl in this folder" in result.output, result.output
+    _no_forged_line(result.output)
+
+    plan = tmp_path / f"plan\n{FORGED}" / "plan.toml"
+    plan.parent.mkdir()
+    shutil.copy(REPO / "tests" / "plans" / "scenario_a.toml", plan)
+    result = invoke(["plan-check", plan, "--target", "neuron", "--write-revised", plan])
+    assert result.code == 2 and "is the plan under review" in result.output, result.output
+    _no_forged_line(result.output)
+
+    plan.write_text("not = [toml\n", encoding="utf-8")
+    result = invoke(["plan-check", plan, "--target", "neuron"])
+    assert result.code == 1 and "unreadable plan" in result.output, result.output
+    _no_forged_line(result.output)
