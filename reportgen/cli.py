@@ -853,7 +853,10 @@ def manifest(folders: tuple[str, ...]) -> None:
     for folder in folders:
         if not is_remote(folder):
             raise click.BadParameter(f"{folder}: an s3://bucket/prefix/folder location", param_hint="FOLDERS")
-    store = Store()
+    try:
+        store = Store()  # without s3fs: one line saying how to install it
+    except RemoteError as exc:
+        _remote_failed("manifest", exc)
     for folder in folders:
         try:
             url, count = write_manifest(folder, store)  # as given: an error names what the user typed

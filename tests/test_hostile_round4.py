@@ -274,3 +274,14 @@ def test_refusals_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> None
     result = invoke(["plan-check", plan, "--target", "neuron"])
     assert result.code == 1 and "unreadable plan" in result.output, result.output
     _no_forged_line(result.output)
+
+
+def test_manifest_without_s3fs_is_one_line_saying_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """s3fs is an optional extra: manifest made its store outside the error handling, so a
+    machine without it got a traceback."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "s3fs", None)  # import s3fs now raises ImportError
+    result = invoke(["manifest", "s3://bucket/day"])
+    assert result.code == 2, result.output
+    assert "needs s3fs" in result.line_with("reportgen manifest:"), result.output
