@@ -195,10 +195,17 @@ def _main(argv: list[str]) -> int:
     if any(m not in ("eager", "compiled") for m in modes):
         _tell("collector: --modes takes eager and/or compiled")
         return 2
-    from collector.planschema import MAX_WARM_REPETITIONS
+    from collector.planschema import MAX_WARM_REPETITIONS, decode_samples_problem
 
     if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
         _tell(f"collector: --warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}")
+        return 2
+    if (
+        args.warm is not None
+        and plan.generation
+        and (too_many := decode_samples_problem(args.warm, plan.generation["decode_steps"]))
+    ):
+        _tell(f"collector: --warm {args.warm}: {too_many}")
         return 2
     from collector.plan import refused_on
 

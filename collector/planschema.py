@@ -109,6 +109,21 @@ def _training_tolerance(part: str, what: str, rtol_example: str) -> Table:
 # 8 MiB (collector.eventlog.MAX_LINE_BYTES); 10,000 samples take at most about 260 KB of it (a
 # sample is at most 26 bytes of JSON), and at a second a call a cell's series is under three hours.
 MAX_WARM_REPETITIONS = 10_000
+# A generation cell's decode series holds warm_repetitions x decode_steps samples, also one list
+# on one line: at most this many (about 2.6 MB of the line).
+MAX_DECODE_SAMPLES = 100_000
+
+
+def decode_samples_problem(warm_repetitions: int, decode_steps: int) -> str | None:
+    """Why a generation cell's decode series could not be written on one log line, or None."""
+    samples = warm_repetitions * decode_steps
+    if samples <= MAX_DECODE_SAMPLES:
+        return None
+    return (
+        f"warm_repetitions {warm_repetitions} x decode_steps {decode_steps} = {samples:,} decode samples in one warm "
+        f"series; at most {MAX_DECODE_SAMPLES:,} fit on one log line"
+    )
+
 
 SCHEMA: tuple[Table, ...] = (
     Table(
@@ -551,7 +566,8 @@ SCHEMA: tuple[Table, ...] = (
             Key(
                 "decode_steps",
                 "int",
-                "Decode calls after the prefill, one new token each.",
+                "Decode calls after the prefill, one new token each. Times warm_repetitions (or --warm), at most "
+                f"{MAX_DECODE_SAMPLES:,}: the decode series is one list on one log line.",
                 REQUIRED,
                 "16",
                 COLLECTOR,
@@ -1002,6 +1018,9 @@ def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
         raise c.fail(
             "generation", "a generation plan pads requests to buckets: declare [padding] buckets and above_largest"
         )
+    too_many = decode_samples_problem(plan["timing"]["warm_repetitions"], gen["decode_steps"])
+    if too_many:
+        raise c.fail("generation.decode_steps", too_many)
     if buckets[-1] + gen["decode_steps"] > gen["max_cache_len"]:
         raise c.fail(
             "generation.max_cache_len",

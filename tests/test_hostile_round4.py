@@ -285,3 +285,31 @@ def test_manifest_without_s3fs_is_one_line_saying_how_to_install_it(monkeypatch:
     result = invoke(["manifest", "s3://bucket/day"])
     assert result.code == 2, result.output
     assert "needs s3fs" in result.line_with("reportgen manifest:"), result.output
+
+
+def test_a_decode_series_too_long_for_one_log_line_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A generation cell's decode series holds warm_repetitions x decode_steps samples on one log
+    line: 10,000 x 16 was accepted by the plan and the command line, and failed only during the
+    run, when the log writer refused the line."""
+    from collector.__main__ import main
+    from collector.plan import PlanError, load_plan
+
+    scenario = REPO / "collector" / "workloads" / "scenario_a.toml"
+    text = scenario.read_text(encoding="utf-8")
+    assert "decode_steps = 16\n" in text and "warm_repetitions = 10\n" in text
+    assert main(["--workload", str(scenario), "--warm", "10000", "--list"]) == 2
+    err = capsys.readouterr().err
+    assert "--warm 10000: warm_repetitions 10000 x decode_steps 16 = 160,000 decode samples" in err, err
+    assert main(["--workload", str(scenario), "--warm", "6250", "--list"]) == 0  # 100,000: the bound
+    capsys.readouterr()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        text.replace("warm_repetitions = 10\n", "warm_repetitions = 7000\n").replace(
+            'module = "', f'module = "{scenario.parent}/'
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(PlanError, match="generation.decode_steps: warm_repetitions 7000 x decode_steps 16"):
+        load_plan(plan)
