@@ -230,3 +230,35 @@ def test_runs_of_other_weights_compare_no_timing_in_diff_as_compare_refuses_them
     assert data["timings"] == [] and data["geomean"] is None
     assert len(data["values_differ"]) == 4
     assert all(why.startswith("different weights by content: before cccccccccccc") for _, why in data["values_differ"])
+
+
+def test_the_trend_lines_are_not_joined_across_runs_of_other_weights(tmp_path: Path) -> None:
+    """diff compares no timing between runs of other weights (as compare refuses them), but the
+    history's trend lines still ran from the one run's points to the other's."""
+    from reportgen.publish.diff import diff_runs
+    from reportgen.publish.site import _target_history
+    from reportgen.publish.summary import summarize
+    from reportgen.render.report import judge_log
+    from tests.logbuilder import dumps, timing_log
+
+    paths = []
+    for day, content in ((1, "c"), (2, "d"), (3, "d")):
+        path = tmp_path / f"r{day}" / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        events = timing_log(f"weights-{day}", scale=1.0 + day / 10, seed=day)
+        events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+        path.write_text(dumps(events), encoding="utf-8")
+        _edit(path, _weights(content * 64, content * 64))
+        paths.append(path)
+    runs = [summarize(judge_log(p)) for p in paths]
+    assert diff_runs(runs[0], runs[1]).timing_unlike[0].startswith("other weights: different weights by content")
+    assert diff_runs(runs[1], runs[2]).timing_unlike == []
+    figures = {f.id.rsplit("-", 1)[1]: f for f in _target_history("cpu", runs)["figures"]}
+    warm = figures["warm"]
+    xs = sorted({round(p.x, 3) for s in warm.chart.series for p in s.points})
+    assert len(xs) == 3, xs
+    for series in warm.chart.series:
+        spans = [(round(line[0][0], 3), round(line[-1][0], 3)) for line in series.lines]
+        assert spans == [(xs[1], xs[2])], (series.name, spans)  # r2-r3 joined, r1 alone
+        second = next(p for p in series.points if round(p.x, 3) == xs[1])
+        assert "not joined to the run before it (other weights: different weights by content" in second.title

@@ -505,6 +505,8 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.timing_unlike = timing_unlike(result.criteria, result.host)
     names = ("before", "after")
     weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), names)
+    if not weights.same:  # no timing of the pair is compared; a trend does not join across it either
+        result.timing_unlike.append(f"other weights: {weights.text}")
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
