@@ -262,3 +262,107 @@ def test_the_trend_lines_are_not_joined_across_runs_of_other_weights(tmp_path: P
         assert spans == [(xs[1], xs[2])], (series.name, spans)  # r2-r3 joined, r1 alone
         second = next(p for p in series.points if round(p.x, 3) == xs[1])
         assert "not joined to the run before it (other weights: different weights by content" in second.title
+
+
+def _fails(case: str) -> Any:
+    def change(events: Events) -> None:
+        from tests.test_run_changes import _mismatch
+
+        _mismatch(events, case)
+
+    return change
+
+
+@pytest.mark.parametrize("failing", ["before", "after"])
+def test_a_status_change_of_a_cell_fed_other_inputs_names_them_and_is_not_fixed(tmp_path: Path, failing: str) -> None:
+    """Before: a cell that mismatched with one inputs file and passed with another was listed as
+    'fixed', and one that passed and then mismatched on other inputs as a plain 'new failure':
+    neither named the change of inputs beside it."""
+    import json
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from reportgen.publish.site import build_site
+
+    before, after = _other_inputs_pair(tmp_path / "runs")
+    _edit(before if failing == "before" else after, _fails(ODD))
+    runner = CliRunner()
+
+    def diff(fmt: str) -> str:
+        result = runner.invoke(main, ["diff", str(before), str(after), "--format", fmt])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    data = json.loads(diff("json"))
+    why = data["changed_values"][ODD]
+    assert why.startswith("different inputs by content"), why
+    text, md = diff("text"), diff("md")
+    if failing == "before":
+        assert data["fixed"] == [] and data["other_values_pass"] == [[ODD, "mismatch", "pass"]]
+        assert "fixed: 0" in text.splitlines(), text
+        assert "passes with other weights or inputs (not fixed): 1" in text.splitlines(), text
+        assert "| passes with other weights or inputs (not fixed) | 1 |" in md, md
+    else:
+        assert data["new_failures"] == [[ODD, "pass", "mismatch"]]
+    row = next(x for x in text.splitlines() if x.startswith(f"  {ODD}: "))
+    assert row.endswith(f"({why})"), row
+    md_row = next(x for x in md.splitlines() if x.startswith(f"| `{ODD}` |"))
+    assert "different inputs by content" in md_row, md_row
+
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    if failing == "before":
+        assert "Fixed: 0" in page and "Passes with other weights or inputs (not fixed): 1" in page
+    item = page[page.index(f"<li><code>{ODD}</code>: ") :]
+    assert "different inputs by content" in item[: item.index("</li>")]
+
+
+def test_diff_says_when_weights_and_inputs_are_the_same_by_declaration_only(tmp_path: Path) -> None:
+    """Before: compare's headline said 'weights or inputs the same by declaration only, not
+    verified' of a pair of logs without content hashes; diff of the same logs said nothing of
+    it, so its timing read as a comparison of verified-identical work."""
+    import json
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    base, cand = _pair(tmp_path, noise=0.01)
+    _edit(base, _weights(None, "1" * 64))
+    _edit(cand, _weights(None, "2" * 64))
+    runner = CliRunner()
+    result = runner.invoke(main, ["compare", str(base), str(cand), "--out", str(tmp_path / "cmp")])
+    assert "the same by declaration only, not verified" in result.output, result.output
+    text = runner.invoke(main, ["diff", str(base), str(cand)]).output
+    lines = text.splitlines()
+    at = lines.index("weights or inputs the same by declaration only, not verified:")
+    assert lines[at + 1].startswith("  weights identified by declaration only, not verified"), lines[at + 1]
+    assert at < next(i for i, x in enumerate(lines) if x.startswith("timing (")), text
+    data = json.loads(runner.invoke(main, ["diff", str(base), str(cand), "--format", "json"]).output)
+    assert data["declared_only"] == [lines[at + 1].strip()]
+    md = runner.invoke(main, ["diff", str(base), str(cand), "--format", "md"]).output
+    assert md.index("**Weights or inputs the same by declaration only, not verified:**") < md.index("**Timing**")
+
+
+def test_a_cell_s_trend_line_is_not_joined_across_a_run_that_fed_it_other_inputs(tmp_path: Path) -> None:
+    """The history's trend lines broke across runs of other weights (run-wide), but still joined
+    one cell's timings across a run where only that cell's inputs differed."""
+    from reportgen.publish.site import _target_history
+    from reportgen.publish.summary import summarize
+    from reportgen.render.report import judge_log
+
+    before, after = _other_inputs_pair(tmp_path / "runs")
+    runs = [summarize(judge_log(p)) for p in (before, after)]
+    history = _target_history("cpu", runs, (ODD,))  # named, as a site configuration names a cell
+    assert history["key_cases"][0] == ODD and len(history["key_cases"]) > 1, history["key_cases"]
+    warm = next(f for f in history["figures"] if f.id.endswith("-trend-warm"))
+    joined = {s.name: [len(line) for line in s.lines] for s in warm.chart.series}
+    assert len(warm.chart.series) == len(history["key_cases"]), joined
+    for n, series in enumerate(warm.chart.series):  # one series a key case, in their order
+        odd = n == 0
+        assert (not series.lines) == odd, (series.name, joined)
+        if odd:
+            later = max(series.points, key=lambda p: p.x)
+            assert "not joined to the run before it (different inputs by content" in later.title, later.title
+    assert "the cell's other inputs" in warm.caption

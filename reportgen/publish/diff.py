@@ -16,7 +16,7 @@ import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
@@ -27,7 +27,7 @@ from reportgen.judge.changes import (
     version_changes,
 )
 from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
-from reportgen.judge.identity import InputsFacts, WeightsFacts, inputs_differ, weights_identity
+from reportgen.judge.identity import DECLARED, InputsFacts, WeightsFacts, inputs_differ, same_inputs, weights_identity
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -61,7 +61,10 @@ NO_SAMPLES = "no verdict: warm samples not kept"
 FLAGGED = "no verdict: flagged"
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
 CHANGED_CRITERION = "passes under a changed criterion"
+OTHER_VALUES = "passes with other weights or inputs"
 VERDICTS = ("faster", "slower", "no clear difference")
+# Where weights or inputs are known the same only because both plans declare them so.
+DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 
 
 @dataclass
@@ -218,6 +221,9 @@ class RunDiff:
     new_failures: list[tuple[str, str, str]] = field(default_factory=list)
     fixed: list[tuple[str, str, str]] = field(default_factory=list)
     changed_criterion: list[CriterionPass] = field(default_factory=list)  # passes only under a changed criterion
+    # Failed before, passes after, fed other weights or inputs (or inputs a run did not record):
+    # not fixed, the cell was not run on the same values (why: ``changed_values``).
+    other_values_pass: list[tuple[str, str, str]] = field(default_factory=list)
     other_changes: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -233,6 +239,13 @@ class RunDiff:
     # weights or inputs, or a run did not record its inputs: (case, why), as `reportgen compare`
     # lists them as not comparable (judge.identity.inputs_differ, weights_identity).
     values_differ: list[tuple[str, str]] = field(default_factory=list)
+    # Every cell of both runs fed other weights or inputs, whatever its status: case -> why. Said
+    # beside a status change of the cell, and the history's trend lines do not join across it.
+    changed_values: dict[str, str] = field(default_factory=dict)
+    # Weights or inputs that are the same by declaration only, not verified (logs without
+    # content hashes), in words: said before any result, as `reportgen compare`'s headline does.
+    declared_only: list[str] = field(default_factory=list)
+    declared_heading: ClassVar[str] = DECLARED_ONLY[:1].upper() + DECLARED_ONLY[1:]
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
@@ -251,6 +264,11 @@ class RunDiff:
     # every ratio carries these flags, and the history's trends do not join the two runs.
     timing_unlike: list[str] = field(default_factory=list)
 
+    def values_note(self, case: str) -> str:
+        """' (why)' where the cell was fed other weights or inputs in the two runs, else ''."""
+        why = self.changed_values.get(case)
+        return f" ({why})" if why else ""
+
     def said(self, case: str, before: str, after: str) -> tuple[str, str]:
         """The statuses of a change in words (the statuses in words where none were kept)."""
         return self.words.get(case, (human(before), human(after)))
@@ -266,7 +284,9 @@ class RunDiff:
     @property
     def changed(self) -> bool:
         """Whether anything besides the results changed: criteria, versions, code and data, host."""
-        return bool(self.criteria or self.versions or self.code_and_data or self.host or self.host_unknown)
+        return bool(
+            self.criteria or self.versions or self.code_and_data or self.host or self.host_unknown or self.declared_only
+        )
 
     @property
     def changed_line(self) -> str:
@@ -280,6 +300,8 @@ class RunDiff:
         changed = [f"{n} {what}" for what, n in counts if n]
         if self.host_unknown:  # not a change, and not 'no change' either
             changed.append(self.host_unknown)
+        if self.declared_only:  # the same, but only by declaration
+            changed.append(DECLARED_ONLY)
         return (
             f"changed first ({', '.join(changed)}; named below)"
             if changed
@@ -324,6 +346,7 @@ class RunDiff:
                 or self.new_failures
                 or self.fixed
                 or self.changed_criterion
+                or self.other_values_pass
                 or self.other_changes
                 or self.added
                 or self.removed
@@ -507,9 +530,19 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), names)
     if not weights.same:  # no timing of the pair is compared; a trend does not join across it either
         result.timing_unlike.append(f"other weights: {weights.text}")
+    elif weights.basis == DECLARED:
+        result.declared_only.append(weights.text)
+    declared_inputs = 0
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
+        if old and new:  # as compare says it: a cell of other weights or inputs is not compared
+            differ = None if weights.same else weights.text
+            differ = differ or inputs_differ(_inputs(old), _inputs(new), names)
+            if differ is not None:
+                result.changed_values[case] = differ
+            elif (same := same_inputs(_inputs(old), _inputs(new), names)) and same.basis == DECLARED:
+                declared_inputs += 1
         if old is None:
             result.added.append(case)
         elif new is None:
@@ -520,13 +553,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             if old and new and old.status == new.status == "pass":
                 result.not_timed.append(case)
             continue
-        if old and new:  # as compare says it: a cell of other weights or inputs is not compared
-            differ = None if weights.same else weights.text
-            differ = differ or inputs_differ(_inputs(old), _inputs(new), names)
-            if differ is not None:
-                if old.status == new.status == "pass":
-                    result.values_differ.append((case, differ))
-                continue
+        if case in result.changed_values:
+            if old and new and old.status == new.status == "pass":
+                result.values_differ.append((case, result.changed_values[case]))
+            continue
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
@@ -551,6 +581,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
                 change = TimingChange(case, before_s, after_s, flags, series=words)
                 result.timings.append(change)
                 timed.append((change, before_samples, after_samples))
+    if declared_inputs:
+        result.declared_only.append(
+            f"inputs of {declared_inputs} cell{'s' if declared_inputs != 1 else ''} identified by declaration only, "
+            "not verified (the files differ in bytes and a log has no content hash)"
+        )
     result.geomean = geometric_mean(_judge_timings(timed))
     result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
@@ -565,7 +600,9 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
     change = (case, old.status, new.status)
     result.words[case] = (old.words or human(old.status), new.words or human(new.status))
     if new.status in FAILING and old.status not in FAILING:
-        result.new_failures.append(change)
+        result.new_failures.append(change)  # said with the cell's other weights or inputs, if any
+    elif new.status == "pass" and old.status in FAILING and case in result.changed_values:
+        result.other_values_pass.append(change)  # not fixed: not the same values
     elif new.status == "pass" and old.status != "pass":
         # Without its dtype (a summary from before dtypes were kept) every correctness change applies.
         relevant = (
@@ -621,6 +658,9 @@ def format_diff(diff: RunDiff) -> str:
         f"host changes: {len(diff.host)}" if not diff.host_unknown else f"host changes: not known ({diff.host_unknown})"
     )
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
+    if diff.declared_only:
+        lines.append(f"{DECLARED_ONLY}:")
+        lines += [f"  {text}" for text in diff.declared_only]
     if diff.unstable:
         lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
     if diff.unclassified:
@@ -632,12 +672,21 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
     for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed)):
         lines.append(f"{title}: {len(rows)}")
-        lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in rows]
+        lines += [
+            "  {}: {} -> {}".format(case, *diff.said(case, old, new)) + diff.values_note(case)
+            for case, old, new in rows
+        ]
     lines.append(f"{CHANGED_CRITERION} (not fixed): {len(diff.changed_criterion)}")
     lines += [
         "  {}: {} -> {}, {}".format(c.case, *diff.said(c.case, c.before, c.after), c.text)
         for c in diff.changed_criterion
     ]
+    if diff.other_values_pass:
+        lines.append(f"{OTHER_VALUES} (not fixed): {len(diff.other_values_pass)}")
+        lines += [
+            "  {}: {} -> {}".format(case, *diff.said(case, old, new)) + diff.values_note(case)
+            for case, old, new in diff.other_values_pass
+        ]
     lines.append(f"other status changes: {len(diff.other_changes)}")
     lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in diff.other_changes]
     lines.append(f"cells added: {len(diff.added)}")

@@ -583,8 +583,16 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     }
     # A run whose timings are not like-for-like with the run before it is not joined to it.
     unlike = {after.run_id: "; ".join(d.timing_unlike) for _, after, d in diffs if d.timing_unlike}
+    # Nor is a cell joined to a run that fed it other inputs (other weights are run-wide, above).
+    unlike_cells = {
+        (after.run_id, case): why
+        for _, after, d in diffs
+        if after.run_id not in unlike
+        for case, why in d.changed_values.items()
+        if case in key_cases
+    }
     figures = (
-        trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points, unlike)
+        trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points, unlike, unlike_cells)
         if len(history) > 1
         else []
     )

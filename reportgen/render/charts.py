@@ -639,25 +639,26 @@ def _trend_lines(
     runs: list[str],
     values: dict[str, list[float | None]],
     scale: Callable[[float], float],
-    unlike: Sequence[str] = (),
+    unlike: Mapping[str, Sequence[str]],
 ) -> list[Series]:
     """One line per cell over the runs (values in seconds), a gap where the cell has no value and
-    before a run whose ``unlike`` reason (per run, "" for none) says it is not like-for-like."""
-    starts = {i for i, reason in enumerate(unlike) if reason}
+    before a run whose ``unlike`` reason (per cell, per run, "" for none) says it is not like-for-like."""
     series = []
     for n, (case, got) in enumerate(values.items()):
+        reasons = unlike[case]
         points = tuple(
-            Point(xs(i), scale(v), f"{case}: {runs[i]}, {fmt_time(v)}" + _unjoined(unlike[i] if unlike else ""), v)
+            Point(xs(i), scale(v), f"{case}: {runs[i]}, {fmt_time(v)}" + _unjoined(reasons[i]), v)
             for i, v in enumerate(got)
             if v is not None
         )
+        starts = {i for i, reason in enumerate(reasons) if reason}
         lines = _lines(_split([(xs(i), None if v is None else scale(v)) for i, v in enumerate(got)], starts))
         series.append(Series(_short(case), _tone(n), "dot", points, lines=lines))
     return series
 
 
 # Said under a trend chart whose lines break before a run not like-for-like with the run before it.
-UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count: hover says which)."
+UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count, other weights, or the cell's other inputs: hover says which)."
 # A run whose started_at is not a time the history frame can hold (reportgen.publish.frame): last.
 UNKNOWN_START = "start time unreadable"
 
@@ -668,6 +669,7 @@ def trend_figures(
     prefix: str,
     geomeans: dict[str, tuple[float, float | None, float | None, str]] | None = None,
     unlike: Mapping[str, str] | None = None,
+    unlike_cells: Mapping[tuple[str, str], str] | None = None,
 ) -> list[Figure]:
     """Charts over the runs of one workload on one target, oldest first, from a history frame.
 
@@ -677,7 +679,8 @@ def trend_figures(
     low and high, what it covers in words: "4 cells"), as the run-to-run diff judged it.
     ``unlike`` maps a run id to why its timings are not like-for-like with the previous run's
     (a changed timing scope, repetitions, threads: the diff's ``timing_unlike``): the timing
-    lines are not joined across it, and its points say why.
+    lines are not joined across it, and its points say why. ``unlike_cells`` does the same for
+    one cell of a run: (run id, case) -> why (other inputs than in the previous run).
     """
     if history.empty:
         return []
@@ -688,8 +691,12 @@ def trend_figures(
     }
     order = list(labels)
     names = [labels[r] for r in order]
-    reasons = [(unlike or {}).get(r, "") for r in order]
-    starts = {i for i, reason in enumerate(reasons) if reason}
+    run_reasons = [(unlike or {}).get(r, "") for r in order]
+    reasons_of = {
+        case: [reason or (unlike_cells or {}).get((r, case), "") for r, reason in zip(order, run_reasons)]
+        for case in cases
+    }
+    unjoined = any(reason for reasons in reasons_of.values() for reason in reasons)
     box = _box(names)
     xs = Categories(tuple(names), box.left, box.right)
     x_axis = _category_axis("run (started, UTC)", xs)
@@ -721,6 +728,8 @@ def trend_figures(
         ys = linear(every, box.bottom, box.top, to_zero=True)
         series = []
         for n, case in enumerate(cases):
+            reasons = reasons_of[case]
+            starts = {i for i, reason in enumerate(reasons) if reason}
             # The interquartile band, in pieces where both quartiles are known run after run.
             both = [(xs(i), lo, hi) for i, (lo, hi) in enumerate(zip(q1[case], q3[case]))]
             pieces: list[list[tuple[float, float, float]]] = [[]]
@@ -762,7 +771,7 @@ def trend_figures(
                 f"{prefix}-trend-warm",
                 "Warm median per cell over runs (ms; band: interquartile range)",
                 "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which)."
-                + (UNJOINED if starts else ""),
+                + (UNJOINED if unjoined else ""),
                 _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
         )
@@ -785,8 +794,8 @@ def trend_figures(
         if not present:
             continue
         ys = linear(present, box.bottom, box.top, to_zero=True)
-        series = _trend_lines(xs, names, values, ys, reasons)
-        caption += UNJOINED if starts else ""
+        series = _trend_lines(xs, names, values, ys, reasons_of)
+        caption += UNJOINED if unjoined else ""
         figures.append(
             Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))
         )
