@@ -91,6 +91,21 @@ def test_a_narrowed_judged_region_is_named_and_the_cell_is_not_fixed(tmp_path: P
     assert data["fixed"] == [] and data["changed_criterion"][0]["text"].endswith(NARROWED)
 
 
+def test_a_new_failure_under_a_changed_criterion_names_it_beside_the_cell(tmp_path: Path) -> None:
+    """The pair the other way round: the judged region widened, and the cell mismatches. Before,
+    its row read as a plain new failure; the criterion that could have decided it was named only
+    at the top."""
+    full, narrowed = _region_pair(tmp_path)  # mismatches judged everywhere, passes where masked
+    before, after = narrowed, full
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    assert diff.new_failures == [(BIG_COMPILED, "pass", "mismatch")], diff.new_failures
+    [change] = [c.text for c in diff.criteria]
+    row = next(x for x in format_diff(diff).splitlines() if x.startswith(f"  {BIG_COMPILED}: "))
+    assert row.endswith(f"(under a changed criterion: {change})"), row
+    data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
+    assert data["failure_criteria"] == {BIG_COMPILED: [change]}
+
+
 def test_the_same_fix_without_a_criteria_change_is_fixed(tmp_path: Path) -> None:
     """The control: without the narrowed region the same status change is a fix."""
     before, after = _region_pair(tmp_path, narrowed=False)

@@ -245,6 +245,9 @@ class RunDiff:
     # Weights or inputs that are the same by declaration only, not verified (logs without
     # content hashes), in words: said before any result, as `reportgen compare`'s headline does.
     declared_only: list[str] = field(default_factory=list)
+    # A new failure under a changed correctness criterion that could have decided it: case -> the
+    # changes in words, said beside it (the criteria are also named first).
+    failure_criteria: dict[str, list[str]] = field(default_factory=dict)
     declared_heading: ClassVar[str] = DECLARED_ONLY[:1].upper() + DECLARED_ONLY[1:]
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
@@ -265,9 +268,12 @@ class RunDiff:
     timing_unlike: list[str] = field(default_factory=list)
 
     def values_note(self, case: str) -> str:
-        """' (why)' where the cell was fed other weights or inputs in the two runs, else ''."""
-        why = self.changed_values.get(case)
-        return f" ({why})" if why else ""
+        """' (why)' beside a status change where the cell was fed other weights or inputs in the
+        two runs, or fails under a changed criterion; else ''."""
+        why = [self.changed_values[case]] if case in self.changed_values else []
+        if case in self.failure_criteria:
+            why.append(f"under a changed criterion: {'; '.join(self.failure_criteria[case])}")
+        return f" ({'; '.join(why)})" if why else ""
 
     def said(self, case: str, before: str, after: str) -> tuple[str, str]:
         """The statuses of a change in words (the statuses in words where none were kept)."""
@@ -599,17 +605,20 @@ def _inputs(cell: CellSummary) -> InputsFacts | None:
 def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
     change = (case, old.status, new.status)
     result.words[case] = (old.words or human(old.status), new.words or human(new.status))
+    # Without its dtype (a summary from before dtypes were kept) every correctness change applies.
+    relevant = (
+        changed_for(result.criteria, new.dtype or "")
+        if new.dtype
+        else [c for c in result.criteria if c.judges == "correctness"]
+    )
     if new.status in FAILING and old.status not in FAILING:
-        result.new_failures.append(change)  # said with the cell's other weights or inputs, if any
+        # Said with the cell's other weights or inputs, and the criteria that could have decided it.
+        result.new_failures.append(change)
+        if relevant:
+            result.failure_criteria[case] = [c.text for c in relevant]
     elif new.status == "pass" and old.status in FAILING and case in result.changed_values:
         result.other_values_pass.append(change)  # not fixed: not the same values
     elif new.status == "pass" and old.status != "pass":
-        # Without its dtype (a summary from before dtypes were kept) every correctness change applies.
-        relevant = (
-            changed_for(result.criteria, new.dtype or "")
-            if new.dtype
-            else [c for c in result.criteria if c.judges == "correctness"]
-        )
         if relevant:
             result.changed_criterion.append(
                 CriterionPass(case, old.status, new.status, tuple(c.text for c in relevant))
