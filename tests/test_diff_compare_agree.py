@@ -206,3 +206,34 @@ def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -
     assert compared["verdict_counts"]["timing not classified"] == len(cells)
     assert compared["verdict_counts"]["unstable timing"] == 0
     assert "unstable" not in compared["headline"] and "with timing not classified left out" in compared["headline"]
+
+
+def test_a_replicate_that_hit_its_recompile_limit_flags_the_ratio_in_diff_as_in_compare(tmp_path: Path) -> None:
+    """Before: with replicates, compare flagged a cell whose compile hit its recompile limit in
+    a further run of a side ('recompile limit hit on the candidate replicate a2': its samples,
+    maybe of an eager fallback, are in the interval) and left it out of the geometric mean,
+    while diff of the same runs called the cell 'slower' and counted it (4 cells against 3)."""
+
+    def run(name: str, scale: float, seed: int, limit: bool = False) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if limit:
+            next(e for e in events if e["kind"] == "compile" and e["case"] == BAD)["recompile_limit_hit"] = True
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.3, 3), run("a2", 1.3, 4, limit=True)]
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    timing = next(c["timing"] for c in data["cells"] if c["case"] == BAD)
+    assert timing["flags"] == ["recompile limit hit on the candidate replicate a2"] and not timing["in_geomean"]
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    change = next(t for t in found["timings"] if t["case"] == BAD)
+    assert change["flags"] == ["recompile limit hit (after replicate a2)"], change
+    assert change["verdict"] == "no verdict: flagged"
+    assert found["geomean"]["cells"] == data["geomean"]["cells"] == 3
+    assert "3 slower" in found["summary"] and "1 flagged (not judged)" in found["summary"], found["summary"]

@@ -1040,18 +1040,30 @@ def _generation_timings(
     return out
 
 
+def replicate_caveats(runs: Iterable[tuple[str, bool, bool]]) -> list[tuple[str, list[str]]]:
+    """What qualifies a ratio in a side's further runs, each with the runs it is in: CPU fallback,
+    a hit recompile limit (the compiled cell may have run eager). ``runs``: (run id, fell back,
+    hit the limit) of the cell in each further run. Their samples are in the side's interval, so
+    either qualifies the ratio as in the side's first run; `reportgen compare` and `reportgen
+    diff` both ask this."""
+    found = list(runs)
+    caveats = [
+        ("CPU fallback", [run for run, fell, _ in found if fell]),
+        ("recompile limit hit", [run for run, _, limit in found if limit]),
+    ]
+    return [(what, ids) for what, ids in caveats if ids]
+
+
 def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:
-    """CPU fallback or a hit recompile limit in a cell of a side's further runs: its samples are
-    in the side's interval, so it qualifies the ratio as in the side's first run."""
+    """CPU fallback or a hit recompile limit in a cell of a side's further runs (replicate_caveats)."""
     flags = []
     for role, contexts in zip(SIDES, extra):
-        for what, hit in (
-            ("CPU fallback", lambda c: bool(c.fallback_items)),
-            ("recompile limit hit", lambda c: c.recompile_limit_hit or c.eager_after_recompile_limit),
-        ):
-            runs = [x.side.run.start.run_id for x in contexts if (c := x.cells.get(case)) is not None and hit(c)]
-            if runs:
-                flags.append(f"{what} on the {role} replicate {', '.join(runs)}")
+        runs = [
+            (x.side.run.start.run_id, bool(c.fallback_items), c.recompile_limit_hit or c.eager_after_recompile_limit)
+            for x in contexts
+            if (c := x.cells.get(case)) is not None
+        ]
+        flags += [f"{what} on the {role} replicate {', '.join(ids)}" for what, ids in replicate_caveats(runs)]
     return flags
 
 

@@ -26,7 +26,7 @@ from reportgen.judge.changes import (
     timing_unlike,
     version_changes,
 )
-from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
+from reportgen.judge.comparison import TimingStop, nothing_judged, replicate_caveats, timing_stop
 from reportgen.judge.identity import DECLARED, InputsFacts, WeightsFacts, inputs_differ, same_inputs, weights_identity
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
@@ -202,9 +202,13 @@ def where(summary: RunSummary) -> str:
 
 def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list[str]:
     """What qualifies a ratio in a side's further runs, as ``timing_flags`` does for its first:
-    CPU fallback in the cell."""
-    fell = [r.run_id for r in more if (cell := r.cells.get(case)) is not None and cell.cpu_fallback]
-    return [f"includes CPU fallback ({which} replicate {', '.join(fell)})"] if fell else []
+    CPU fallback and a hit recompile limit in the cell (judge.comparison.replicate_caveats, as
+    `reportgen compare` flags them)."""
+    runs = [
+        (r.run_id, cell.cpu_fallback, cell.recompile_limit) for r in more if (cell := r.cells.get(case)) is not None
+    ]
+    words = {"CPU fallback": "includes CPU fallback"}
+    return [f"{words.get(what, what)} ({which} replicate {', '.join(ids)})" for what, ids in replicate_caveats(runs)]
 
 
 class DiffRefused(ValueError):
