@@ -237,3 +237,66 @@ def test_a_replicate_that_hit_its_recompile_limit_flags_the_ratio_in_diff_as_in_
     assert change["verdict"] == "no verdict: flagged"
     assert found["geomean"]["cells"] == data["geomean"]["cells"] == 3
     assert "3 slower" in found["summary"] and "1 flagged (not judged)" in found["summary"], found["summary"]
+
+
+def _renamed(events: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
+    """The log with one case key renamed everywhere (a name not in the collector's form, which
+    the validator would check against the cell's fields)."""
+    return [json.loads(line) for line in dumps(events).replace(old, new).splitlines() if line.strip()]
+
+
+def _redefined_pair(root: Path, fixed: bool = False) -> tuple[Path, Path]:
+    """Case 'small' is batch 1 before and batch 8 after: another cell under the same key, six
+    times as slow (or, with ``fixed``, mismatching before and passing after)."""
+    small = "b1-l16-contiguous-float32-eager"
+    before = _renamed(timing_log("redefined-before", seed=1), small, "small")
+    after = _renamed(timing_log("redefined-after", seed=2), small, "small")
+    next(e for e in after if e["kind"] == "run_start")["started_at"] = "2026-01-02T00:00:00Z"
+    next(c for c in next(e for e in after if e["kind"] == "plan")["matrix"] if c["case"] == "small")["batch"] = 8
+    timing = next(e for e in after if e["kind"] == "timing" and e["case"] == "small")
+    timing["warm"]["samples_s"] = [s * 6 for s in timing["warm"]["samples_s"]]
+    timing["warm"]["median_s"] *= 6
+    if fixed:
+        _mismatch(before, "small")
+    return _log(root / "before" / "events.jsonl", before), _log(root / "after" / "events.jsonl", after)
+
+
+REDEFINED_WHY = "the same case key names different cells in the two plans (batch 1 on the before, 8 on the after)"
+
+
+def test_a_case_key_that_names_another_cell_is_not_timed_by_diff_as_compare_lists_it(tmp_path: Path) -> None:
+    """Before: compare listed 'small' as not comparable (the same case key names different cells
+    in the two plans), while diff of the same logs matched it by name and said '5.98x slower',
+    the largest change, counted in the geometric mean and in the history's charts."""
+    before, after = _redefined_pair(tmp_path)
+    data = _compare(tmp_path, str(before), str(after))
+    assert data["not_comparable"] == [
+        {"case": "small", "reason": REDEFINED_WHY.replace("before", "baseline").replace("after", "candidate")}
+    ]
+    assert data["geomean"]["cells"] == 3
+
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert "small" not in {t["case"] for t in found["timings"]} and found["geomean"]["cells"] == 3
+    assert found["redefined"] == [["small", REDEFINED_WHY]]
+    assert "small" not in found["summary"], found["summary"]
+    text = _diff(str(before), str(after))
+    assert f"  small: {REDEFINED_WHY}" in text and not re.search(r"small: .*slower", text), text
+    md = _diff(str(before), str(after), "--format", "md")
+    assert "| cells redefined under the same case key (not compared) | 1 |" in md and REDEFINED_WHY in md, md
+    assert not re.search(r"small.*slower", md), md
+
+    result = RUNNER.invoke(
+        main, ["site", str(tmp_path / "before"), str(tmp_path / "after"), "--out", str(tmp_path / "site")]
+    )
+    assert result.exit_code == 0, result.output
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "Cells redefined under the same case key (not compared): 1" in page and REDEFINED_WHY in page
+    assert "largest 1.01x slower on b2-l16-contiguous-float32-compiled" in page  # not 'small'
+
+
+def test_a_case_key_that_names_another_cell_is_not_fixed(tmp_path: Path) -> None:
+    """Before: 'small' mismatching at batch 1 and passing at batch 8 read 'fixed: 1'."""
+    before, after = _redefined_pair(tmp_path, fixed=True)
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert found["fixed"] == [] and found["other_changes"] == [] and found["redefined"] == [["small", REDEFINED_WHY]]
+    assert "fixed: 0" in _diff(str(before), str(after))

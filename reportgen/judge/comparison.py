@@ -56,8 +56,10 @@ from reportgen.judge.identity import (
     Identity,
     InputsLookup,
     SIDES,
+    cell_redefined,
     inputs_differ,
     inputs_facts,
+    planned_fields,
     same_inputs,
     same_weights,
 )
@@ -832,14 +834,9 @@ def compare_runs(
                 NotComparable(case, f"planned on the {'baseline' if b is None else 'candidate'} only")
             )
             continue
-        if (a.planned.batch, a.planned.length, a.planned.layout, a.planned.dtype, a.planned.mode) != (
-            b.planned.batch,
-            b.planned.length,
-            b.planned.layout,
-            b.planned.dtype,
-            b.planned.mode,
-        ):
-            not_comparable.append(NotComparable(case, "the same case key names different cells in the two plans"))
+        redefined = cell_redefined(planned_fields(a.planned), planned_fields(b.planned))
+        if redefined is not None:  # as `reportgen diff` asks it of the same two cells
+            not_comparable.append(NotComparable(case, redefined))
             continue
         key = _reference_key(a.planned)
         facts = inputs_facts(base.inputs.for_case(case), key), inputs_facts(cand.inputs.for_case(case), key)

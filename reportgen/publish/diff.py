@@ -27,7 +27,15 @@ from reportgen.judge.changes import (
     version_changes,
 )
 from reportgen.judge.comparison import TimingStop, nothing_judged, replicate_caveats, timing_stop
-from reportgen.judge.identity import DECLARED, InputsFacts, WeightsFacts, inputs_differ, same_inputs, weights_identity
+from reportgen.judge.identity import (
+    DECLARED,
+    InputsFacts,
+    WeightsFacts,
+    cell_redefined,
+    inputs_differ,
+    same_inputs,
+    weights_identity,
+)
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -63,6 +71,7 @@ TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migratio
 CHANGED_CRITERION = "passes under a changed criterion"
 OTHER_VALUES = "passes with other weights or inputs"
 VERDICTS = ("faster", "slower", "no clear difference")
+REDEFINED = "cells redefined under the same case key (not compared)"
 # Where weights or inputs are known the same only because both plans declare them so.
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 
@@ -231,6 +240,10 @@ class RunDiff:
     other_changes: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    # A case key whose planned fields (shape, layout, dtype, mode) differ between the runs: not
+    # one cell, so neither its status nor its timing is compared, only this is said (case, why:
+    # judge.identity.cell_redefined), as `reportgen compare` lists it as not comparable.
+    redefined: list[tuple[str, str]] = field(default_factory=list)
     timings: list[TimingChange] = field(default_factory=list)
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
@@ -360,6 +373,7 @@ class RunDiff:
                 or self.other_changes
                 or self.added
                 or self.removed
+                or self.redefined
                 or self.versions
                 or self.code_and_data
                 or self.host
@@ -546,6 +560,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
+        redefined = cell_redefined(old.planned, new.planned, names) if old and new else None
+        if redefined is not None:  # not one cell: nothing of it is compared
+            result.redefined.append((case, redefined))
+            continue
         if old and new:  # as compare says it: a cell of other weights or inputs is not compared
             differ = None if weights.same else weights.text
             differ = differ or inputs_differ(_inputs(old), _inputs(new), names)
@@ -706,6 +724,9 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
     lines += [f"  {case}" for case in diff.removed]
+    if diff.redefined:
+        lines.append(f"{REDEFINED}: {len(diff.redefined)}")
+        lines += [f"  {case}: {why}" for case, why in diff.redefined]
     if diff.timing_stop is not None:
         stop = diff.timing_stop
         lines.append(f"{stop.headline} ({stop.runs_text})")

@@ -588,7 +588,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         (after.run_id, case): why
         for _, after, d in diffs
         if after.run_id not in unlike
-        for case, why in d.changed_values.items()
+        for case, why in [*d.changed_values.items(), *d.redefined]
         if case in key_cases
     }
     figures = (

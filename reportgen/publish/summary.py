@@ -19,7 +19,7 @@ from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.judge.comparison import SCOPE_FIELDS, input_key
-from reportgen.judge.identity import InputsLookup, inputs_facts, weights_facts
+from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
 from reportgen.contract import events as ev
@@ -67,6 +67,10 @@ class CellSummary:
     # The cell's inputs as its log hashed them ([content for its input shape, content of the
     # file, file sha256]: judge.identity.InputsFacts); None: no inputs artifact recorded.
     inputs: list[str | None] | None = None
+    # The planned cell's fields (judge.identity.PLANNED_FIELDS: batch, length, layout, dtype,
+    # mode); None in a site state written before they were kept. The same case key with other
+    # fields is another cell: diffs compare neither its status nor its timing.
+    planned: list[int | str] | None = None
 
 
 @dataclass
@@ -263,6 +267,7 @@ def cell_summary(
         summary.generation_median_s = {series: getattr(generation, series).median_s for series in GENERATION_SERIES}
         summary.generation_scope = generation.scope
         summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit
+    summary.planned = planned_fields(cell.planned)
     facts = inputs_facts(inputs, input_key(cell.planned))
     summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file]
     return summary
