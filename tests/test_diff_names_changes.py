@@ -374,3 +374,31 @@ def test_the_trend_lines_are_not_joined_across_a_changed_timing_scope(tmp_path: 
     assert "not joined" not in warm.caption and all(
         len(s.lines) == 1 and len(s.lines[0]) == 3 for s in warm.chart.series
     )
+
+
+def test_the_geometric_mean_trend_names_what_changed_before_its_ratio(tmp_path: Path) -> None:
+    """Three runs, torch 2.14.0 from the second on, 1.3x slower then 0.7x. Before: the geometric
+    mean chart's point for the second run said '1.299x over 4 cells' on hover with no word of the
+    torch change, while the history's column beside it said 'changed first (1 versions; named
+    below): 1.3x slower'."""
+    from reportgen.publish.site import _target_history
+
+    runs = []
+    for day, scale, torch in ((1, 1.0, "2.13.0"), (2, 1.3, "2.14.0"), (3, 0.7, "2.14.0")):
+        events = timing_log(f"synthetic-{day}", scale=scale, seed=day)
+        events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+        _env(events)["versions"]["torch"] = {"value": torch, "source": "torch.__version__"}
+        path = tmp_path / str(day) / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        runs.append(summarize(judge_log(path)))
+    history = _target_history("cpu", runs)
+    figure = next(f for f in history["figures"] if f.id.endswith("-trend-geomean"))
+    second, third = (p.title for s in figure.chart.series for p in s.points)
+    changed = "changed first (1 versions; named below): 1.299x over 4 cells"
+    assert (
+        second.startswith("2026-01-02 00:00:00: synthetic fixture on the before and after sides") and changed in second
+    )
+    assert "no criteria, versions, code, data or host changed: 0.538x over 4 cells" in third, third
+    column = history["geomeans"][runs[1].run_id]
+    assert column.index("changed first (1 versions; named below)") < column.index("1.3x slower"), column

@@ -667,7 +667,7 @@ def trend_figures(
     history: Any,
     cases: list[str],
     prefix: str,
-    geomeans: dict[str, tuple[float, float | None, float | None, str]] | None = None,
+    geomeans: dict[str, tuple[float, float | None, float | None, str, str]] | None = None,
     unlike: Mapping[str, str] | None = None,
     unlike_cells: Mapping[tuple[str, str], str] | None = None,
 ) -> list[Figure]:
@@ -676,7 +676,8 @@ def trend_figures(
     ``history`` is ``reportgen.publish.frame.history_frame`` of those runs. Timings exist only
     for cells that passed, so a run where a cell did not pass leaves a gap, never a zero.
     ``geomeans`` maps a run id to its geometric mean against the previous run (ratio, interval
-    low and high, what it covers in words: "4 cells"), as the run-to-run diff judged it.
+    low and high, what it covers in words: "4 cells", and what changed besides the results, in
+    words, or ""), as the run-to-run diff judged it: a point's title says what changed before its ratio.
     ``unlike`` maps a run id to why its timings are not like-for-like with the previous run's
     (a changed timing scope, repetitions, threads: the diff's ``timing_unlike``): the timing
     lines are not joined across it, and its points say why. ``unlike_cells`` does the same for
@@ -807,13 +808,13 @@ def trend_figures(
             Point(
                 xs(i),
                 ys(ratio),
-                f"{names[i]}: {ratio:.3f}x over {cells}"
+                f"{names[i]}: {f'{changed}: ' if changed else ''}{ratio:.3f}x over {cells}"
                 + (f", interval {_num(low, 3)} to {_num(high, 3)}" if low is not None and high is not None else ""),
                 ratio,
                 low=None if low is None else ys(low),
                 high=None if high is None else ys(high),
             )
-            for i, ratio, low, high, cells in shown
+            for i, ratio, low, high, cells, changed in shown
         )
         lines = _lines([(p.x, p.y) for p in points])
         figures.append(
