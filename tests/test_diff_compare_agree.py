@@ -300,3 +300,41 @@ def test_a_case_key_that_names_another_cell_is_not_fixed(tmp_path: Path) -> None
     found = json.loads(_diff(str(before), str(after), "--format", "json"))
     assert found["fixed"] == [] and found["other_changes"] == [] and found["redefined"] == [["small", REDEFINED_WHY]]
     assert "fixed: 0" in _diff(str(before), str(after))
+
+
+def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(tmp_path: Path) -> None:
+    """Two runs a side; the after side's second run errors on one cell its first run passes.
+    Before: diff said 'new failures: 0' and left the cell out of its timing list with no word
+    (3 ratios, no reason), while compare said 'not compared: a replicate did not pass this cell'."""
+
+    def run(name: str, scale: float, seed: int, error: bool = False) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if error:
+            result = next(e for e in events if e["kind"] == "case_result" and e["case"] == BAD)
+            for key in ("outputs", "error_stats", "task_metric"):
+                result.pop(key)
+            result.update(status="error", failure={"phase": "run", "type": "RuntimeError", "message": "boom"})
+            events[:] = [e for e in events if not (e["kind"] == "timing" and e.get("case") == BAD)]
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.3, 3), run("a2", 1.3, 4, error=True)]
+    statuses = "after: pass in a1, error in a2"
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    note = next(c["timing_note"] for c in data["cells"] if c["case"] == BAD)
+    assert note == "not compared: a replicate did not pass this cell (candidate: pass in a1, error in a2)"
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    assert found["replicate_statuses"] == [[BAD, statuses]]
+    assert found["replicate_not_timed"] == [[BAD, f"a replicate did not pass this cell ({statuses})"]]
+    assert "1 not compared (a replicate did not pass)" in found["summary"], found["summary"]
+    text = _diff(*sides)
+    assert f"  {BAD}: {statuses}" in text and f"  {BAD}: not compared: a replicate did not pass" in text, text
+    assert text.index(statuses) < text.index("timing (")
+    md = _diff(*sides, "--format", "md")
+    assert "| statuses that differ between the runs of a side | 1 |" in md and statuses in md, md

@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
@@ -433,6 +433,9 @@ class TimingStop:
         return "; ".join(
             f"{role} run {run_id}: {count} mismatching cell(s) without a verdict" for role, run_id, count in self.runs
         )
+
+
+NOT_PLANNED = "not planned"
 
 
 def timing_stop(runs: Iterable[tuple[str, str, int]]) -> TimingStop | None:
@@ -931,8 +934,17 @@ def _with_timings(
             found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
             if found[0] is None or found[1] is None:
                 replicated = len(sides[0]) > 1 or len(sides[1]) > 1
+                statuses = replicate_statuses(
+                    (
+                        role,
+                        [(x.side.run.start.run_id, c.status if (c := x.cells.get(cell.case)) else None) for x in side],
+                    )
+                    for role, side in zip(SIDES, sides)
+                )
                 note = (
-                    "not compared: a replicate did not pass this cell or kept no positive warm samples"
+                    f"not compared: a replicate did not pass this cell ({statuses})"  # as `reportgen diff` says it
+                    if statuses
+                    else "not compared: a replicate did not pass this cell or kept no positive warm samples"
                     if replicated
                     else "not compared: a warm sample is zero or negative, which is no time"
                 )
@@ -1049,6 +1061,19 @@ def replicate_caveats(runs: Iterable[tuple[str, bool, bool]]) -> list[tuple[str,
         ("recompile limit hit", [run for run, _, limit in found if limit]),
     ]
     return [(what, ids) for what, ids in caveats if ids]
+
+
+def replicate_statuses(sides: Iterable[tuple[str, Sequence[tuple[str, str | None]]]]) -> str | None:
+    """Where the runs of a side did not all give a cell the status of the side's first run (the
+    one its status changes are read from): each such side's statuses by run, in words ('after:
+    pass in a1, error in a2'); None where every side agrees. ``sides``: (role, [(run id, status,
+    None where the run has no such cell)]), first run first. No timing of such a cell is
+    compared (a replicate's samples are missing from the interval), and the words say why."""
+    found = []
+    for role, runs in sides:
+        if len({status for _, status in runs}) > 1:
+            found.append(f"{role}: {', '.join(f'{status or NOT_PLANNED} in {run}' for run, status in runs)}")
+    return "; ".join(found) or None
 
 
 def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:

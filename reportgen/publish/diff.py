@@ -26,7 +26,13 @@ from reportgen.judge.changes import (
     timing_unlike,
     version_changes,
 )
-from reportgen.judge.comparison import TimingStop, nothing_judged, replicate_caveats, timing_stop
+from reportgen.judge.comparison import (
+    TimingStop,
+    nothing_judged,
+    replicate_caveats,
+    replicate_statuses,
+    timing_stop,
+)
 from reportgen.judge.identity import (
     DECLARED,
     InputsFacts,
@@ -72,6 +78,9 @@ CHANGED_CRITERION = "passes under a changed criterion"
 OTHER_VALUES = "passes with other weights or inputs"
 VERDICTS = ("faster", "slower", "no clear difference")
 REDEFINED = "cells redefined under the same case key (not compared)"
+REPLICATE_STATUSES = "statuses that differ between the runs of a side (each side's first run speaks above)"
+REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
+REPLICATE_NOT_TIMED = "cells that passed in the first run of each side but not in every replicate, timing not compared"
 # Where weights or inputs are known the same only because both plans declare them so.
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 
@@ -244,6 +253,13 @@ class RunDiff:
     # one cell, so neither its status nor its timing is compared, only this is said (case, why:
     # judge.identity.cell_redefined), as `reportgen compare` lists it as not comparable.
     redefined: list[tuple[str, str]] = field(default_factory=list)
+    # With replicates: cells whose status is not the same in every run of a side (case, each such
+    # side's statuses by run: judge.comparison.replicate_statuses). The first run of each side
+    # speaks for the status changes above; these are named beside them.
+    replicate_statuses: list[tuple[str, str]] = field(default_factory=list)
+    # Of those, the cells that passed in the first run of each side: no timing compared (a
+    # replicate's samples would be missing from the interval), as `reportgen compare` says.
+    replicate_not_timed: list[tuple[str, str]] = field(default_factory=list)
     timings: list[TimingChange] = field(default_factory=list)
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
@@ -374,6 +390,7 @@ class RunDiff:
                 or self.added
                 or self.removed
                 or self.redefined
+                or self.replicate_statuses
                 or self.versions
                 or self.code_and_data
                 or self.host
@@ -415,6 +432,8 @@ class RunDiff:
             text += f", {flagged} flagged (not judged)"
         if self.values_differ:
             text += f", {len(self.values_differ)} not compared (other weights or inputs)"
+        if self.replicate_not_timed:
+            text += f", {len(self.replicate_not_timed)} not compared (a replicate did not pass)"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
@@ -571,6 +590,16 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
                 result.changed_values[case] = differ
             elif (same := same_inputs(_inputs(old), _inputs(new), names)) and same.basis == DECLARED:
                 declared_inputs += 1
+        statuses = (
+            replicate_statuses(
+                (role, [(r.run_id, c.status if (c := r.cells.get(case)) else None) for r in side])
+                for role, side in (("before", befores), ("after", afters))
+            )
+            if old and new and len(befores) + len(afters) > 2
+            else None
+        )
+        if statuses is not None:
+            result.replicate_statuses.append((case, statuses))
         if old is None:
             result.added.append(case)
         elif new is None:
@@ -584,6 +613,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         if case in result.changed_values:
             if old and new and old.status == new.status == "pass":
                 result.values_differ.append((case, result.changed_values[case]))
+            continue
+        if statuses is not None:
+            if old and new and old.status == new.status == "pass":
+                result.replicate_not_timed.append((case, f"{REPLICATE_NOT_PASSED} ({statuses})"))
             continue
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
@@ -727,6 +760,9 @@ def format_diff(diff: RunDiff) -> str:
     if diff.redefined:
         lines.append(f"{REDEFINED}: {len(diff.redefined)}")
         lines += [f"  {case}: {why}" for case, why in diff.redefined]
+    if diff.replicate_statuses:
+        lines.append(f"{REPLICATE_STATUSES}: {len(diff.replicate_statuses)}")
+        lines += [f"  {case}: {why}" for case, why in diff.replicate_statuses]
     if diff.timing_stop is not None:
         stop = diff.timing_stop
         lines.append(f"{stop.headline} ({stop.runs_text})")
@@ -739,6 +775,9 @@ def format_diff(diff: RunDiff) -> str:
             f"cells that passed in both runs, other weights or inputs, timing not compared: {len(diff.values_differ)}"
         )
         lines += [f"  {case}: not compared: {why}" for case, why in diff.values_differ]
+    if diff.replicate_not_timed:
+        lines.append(f"{REPLICATE_NOT_TIMED}: {len(diff.replicate_not_timed)}")
+        lines += [f"  {case}: not compared: {why}" for case, why in diff.replicate_not_timed]
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {diff.timings_counted}")
