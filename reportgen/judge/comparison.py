@@ -260,7 +260,9 @@ class Speedup:
     candidate: float | None
     # Why a side has no figure although both cells passed: 'unstable timing' when the eager or
     # the compiled warm series is not stable (a ratio of such series decides nothing), 'not
-    # compared: performance acceptance is stopped on the <role>' on such a side; None otherwise.
+    # compared: performance acceptance is stopped on the <role>' on such a side, 'not compared: the
+    # compiled cell hit its recompile limit' or '... CPU fallback' where either cell's timing is
+    # flagged so in its ratio; None otherwise.
     baseline_flag: str | None = None
     candidate_flag: str | None = None
 
@@ -1152,6 +1154,18 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
                 return None, None
             if role in stopped:
                 return None, f"not compared: performance acceptance is stopped on the {role}"
+            # As a warm ratio is flagged: a compiled cell that hit its recompile limit may have
+            # run eager, and a CPU fallback times the CPU, so neither speedup is the compiled path's.
+            caught = [
+                what
+                for what, hit in (
+                    ("the compiled cell hit its recompile limit", c.recompile_limit),
+                    ("CPU fallback", bool(e.fallback or c.fallback)),
+                )
+                if hit
+            ]
+            if caught:
+                return None, f"not compared: {' and '.join(caught)}"
             if kind := unsteady_kind((e.timing_flag, c.timing_flag)):  # either series decides nothing
                 return None, kind
             return e.warm_median_s / c.warm_median_s, None
