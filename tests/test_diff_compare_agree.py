@@ -327,6 +327,15 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
     )
     note = next(c["timing_note"] for c in data["cells"] if c["case"] == BAD)
     assert note == "not compared: a replicate did not pass this cell (candidate: pass in a1, error in a2)"
+    # Nor does compare's headline say 'all 4 correct on both' of the first runs alone.
+    assert "all 4 correct on both" not in data["headline"], data["headline"]
+    assert (
+        "4 correct on both in each side's first run; 1 cell with another status in another run of a side"
+        in (data["headline"])
+    )
+    assert (
+        next(c for c in data["cells"] if c["case"] == BAD)["replicate_statuses"] == "candidate: pass in a1, error in a2"
+    )
 
     sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
     found = json.loads(_diff(*sides, "--format", "json"))

@@ -232,6 +232,10 @@ class CellComparison:
     timing_note: str
     changed_criteria: tuple[str, ...] = ()  # correctness criteria of this cell declared differently by the two runs
     generation: tuple[SeriesTiming, ...] = ()  # a generation cell's warm series, each compared
+    # With replicates: where the runs of a side did not all give the cell the status of the
+    # side's first run (which ``baseline`` and ``candidate`` hold), each such side's statuses by
+    # run (replicate_statuses); "" where they agree.
+    replicate_statuses: str = ""
 
     @property
     def correct_on_both(self) -> bool:
@@ -874,7 +878,15 @@ def compare_runs(
     flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
     flags += [flag] if (flag := host_timing_flag(host)) else []
     cells = _with_timings(pending, base, cand, extra, tuple(flags))
-    cells = [replace(c, changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype))) for c in cells]
+    runs = ([base, *extra[0]], [cand, *extra[1]])
+    cells = [
+        replace(
+            c,
+            changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype)),
+            replicate_statuses=_statuses(c.case, runs) or "",
+        )
+        for c in cells
+    ]
     comparison = Comparison(
         baseline=sides[0],
         candidate=sides[1],
@@ -936,13 +948,7 @@ def _with_timings(
             found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
             if found[0] is None or found[1] is None:
                 replicated = len(sides[0]) > 1 or len(sides[1]) > 1
-                statuses = replicate_statuses(
-                    (
-                        role,
-                        [(x.side.run.start.run_id, c.status if (c := x.cells.get(cell.case)) else None) for x in side],
-                    )
-                    for role, side in zip(SIDES, sides)
-                )
+                statuses = _statuses(cell.case, sides)
                 note = (
                     f"not compared: a replicate did not pass this cell ({statuses})"  # as `reportgen diff` says it
                     if statuses
@@ -1076,6 +1082,14 @@ def replicate_statuses(sides: Iterable[tuple[str, Sequence[tuple[str, str | None
         if len({status for _, status in runs}) > 1:
             found.append(f"{role}: {', '.join(f'{status or NOT_PLANNED} in {run}' for run, status in runs)}")
     return "; ".join(found) or None
+
+
+def _statuses(case: str, sides: tuple[list[_Context], list[_Context]]) -> str | None:
+    """replicate_statuses of one cell over the runs of both sides."""
+    return replicate_statuses(
+        (role, [(x.side.run.start.run_id, c.status if (c := x.cells.get(case)) else None) for x in side])
+        for role, side in zip(SIDES, sides)
+    )
 
 
 def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:
@@ -1234,7 +1248,16 @@ def headline(comparison: Comparison) -> str:
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
-    parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
+    differ = sum(1 for cell in comparison.cells if cell.replicate_statuses)
+    if differ:  # the first run of each side speaks for the statuses: the others are not all alike
+        parts.append(
+            f"{correct} correct on both in each side's first run; {differ} cell{'s' if differ != 1 else ''} "
+            "with another status in another run of a side (see the cells)"
+        )
+    else:
+        parts.append(
+            f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both"
+        )
     undecided = undecided_words(len(comparison.unstable), len(comparison.unclassified))
     if undecided:
         parts.append(f"{undecided} left out of every verdict")

@@ -196,7 +196,17 @@ def _cell_row(cell: CellComparison) -> CellRow:
         task=(_task(cell.baseline), _task(cell.candidate)),
         reference_agree=agree,
         reference_anchor=_reference_anchor(cell.reference.key),
-        criteria=f"judged under a changed criterion: {changed}" if changed else "",
+        criteria="; ".join(
+            filter(
+                None,
+                (
+                    f"judged under a changed criterion: {changed}" if changed else "",
+                    f"status not the same in every run of a side: {cell.replicate_statuses}"
+                    if cell.replicate_statuses
+                    else "",
+                ),
+            )
+        ),
     )
 
 
