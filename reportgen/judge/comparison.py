@@ -505,7 +505,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         cold_s=cell.cold_s,
         cold_condition=cold.cache_condition if cold else None,
         compile_s=compile_event.compile_first_result_s if compile_event else None,
-        compile_cache=_cache_outcome(compile_event),
+        compile_cache=cache_outcome(compile_event),
         peak_memory_bytes=cell.peak_device_bytes,
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
@@ -519,14 +519,19 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
     )
 
 
-def _cache_outcome(compile_event: Any) -> str:
+def cache_outcome(compile_event: Any) -> str:
     """A compile with any miss compiled from scratch; one with hits and no miss reused a cache;
     without counters only an empty cache folder before a cold call tells."""
     if compile_event is None:
         return CACHE_UNKNOWN
-    if compile_event.cache_misses or compile_event.cache_condition == "fresh_process_empty_cache":
+    return cache_outcome_of(compile_event.cache_misses, compile_event.cache_hits, compile_event.cache_condition)
+
+
+def cache_outcome_of(misses: int | None, hits: int | None, condition: str) -> str:
+    """cache_outcome from a compile's counters and condition as the reader kept them."""
+    if misses or condition == "fresh_process_empty_cache":
         return CACHE_MISS
-    if compile_event.cache_hits:
+    if hits:
         return CACHE_HIT
     return CACHE_UNKNOWN
 

@@ -18,7 +18,7 @@ from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
-from reportgen.judge.comparison import SCOPE_FIELDS, input_key
+from reportgen.judge.comparison import SCOPE_FIELDS, cache_outcome_of, input_key
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
@@ -71,6 +71,12 @@ class CellSummary:
     # mode); None in a site state written before they were kept. The same case key with other
     # fields is another cell: diffs compare neither its status nor its timing.
     planned: list[int | str] | None = None
+    # A passing cell's cold call's cache condition as logged ('fresh_process_empty_cache') and
+    # whether its compile missed or hit the compile cache (judge.comparison.cache_outcome); None
+    # where not recorded (an eager cell has no compile). A trend does not join two runs' cold
+    # (or compile) times of different conditions: one of them is not the other's measurement.
+    cold_condition: str | None = None
+    compile_cache: str | None = None
 
 
 @dataclass
@@ -262,6 +268,10 @@ def cell_summary(
             ", ".join(f"{name} {str(getattr(scope, name)).lower()}" for name in SCOPE_FIELDS) if scope else None,
             cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         )
+    if cell.status == "pass" and cell.warm_median_s is not None:
+        summary.cold_condition = cell.cold_condition if cell.cold_s is not None else None
+        counters = cell.compile_cache if mode == "compiled" else None
+        summary.compile_cache = cache_outcome_of(*counters) if counters is not None else None
     if cell.status == "pass" and generation is not None:
         summary.generation = {series: list(getattr(generation, series).samples_s) for series in GENERATION_SERIES}
         summary.generation_median_s = {series: getattr(generation, series).median_s for series in GENERATION_SERIES}
