@@ -341,9 +341,40 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
     found = json.loads(_diff(*sides, "--format", "json"))
     assert found["replicate_statuses"] == [[BAD, statuses]]
     assert found["replicate_not_timed"] == [[BAD, f"a replicate did not pass this cell ({statuses})"]]
-    assert "1 not compared (a replicate did not pass)" in found["summary"], found["summary"]
+    assert "1 not compared (not passed and timed in every replicate)" in found["summary"], found["summary"]
     text = _diff(*sides)
     assert f"  {BAD}: {statuses}" in text and f"  {BAD}: not compared: a replicate did not pass" in text, text
     assert text.index(statuses) < text.index("timing (")
     md = _diff(*sides, "--format", "md")
     assert "| statuses that differ between the runs of a side | 1 |" in md and statuses in md, md
+
+
+def test_a_cell_a_replicate_kept_no_warm_timing_of_is_named_by_diff(tmp_path: Path) -> None:
+    """The after side's second run was cut off after one cell passed and before its timing line.
+    Before: diff left that cell out of its timing list with no word, while compare said 'not
+    compared: a replicate did not pass this cell or kept no positive warm samples'."""
+    cut = "b1-l16-contiguous-float32-compiled"
+
+    def run(name: str, scale: float, seed: int, untimed: bool = False) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if untimed:
+            events[:] = [e for e in events if not (e["kind"] == "timing" and e.get("case") == cut)]
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.3, 3), run("a2", 1.3, 4, untimed=True)]
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    note = next(c["timing_note"] for c in data["cells"] if c["case"] == cut)
+    assert note == "not compared: a replicate did not pass this cell or kept no positive warm samples"
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    assert cut not in {t["case"] for t in found["timings"]}
+    assert found["replicate_not_timed"] == [[cut, "a replicate kept no warm timing of this cell (after: a2)"]]
+    assert found["replicate_statuses"] == [] and found["geomean"]["cells"] == 3
+    text = _diff(*sides)
+    assert f"  {cut}: not compared: a replicate kept no warm timing of this cell (after: a2)" in text, text

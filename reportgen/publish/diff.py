@@ -80,7 +80,10 @@ VERDICTS = ("faster", "slower", "no clear difference")
 REDEFINED = "cells redefined under the same case key (not compared)"
 REPLICATE_STATUSES = "statuses that differ between the runs of a side (each side's first run speaks above)"
 REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
-REPLICATE_NOT_TIMED = "cells that passed in the first run of each side but not in every replicate, timing not compared"
+REPLICATE_UNTIMED = "a replicate kept no warm timing of this cell"
+REPLICATE_NOT_TIMED = (
+    "cells that passed in the first run of each side, not passed and timed in every replicate, timing not compared"
+)
 # Where weights or inputs are known the same only because both plans declare them so.
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 
@@ -257,8 +260,9 @@ class RunDiff:
     # side's statuses by run: judge.comparison.replicate_statuses). The first run of each side
     # speaks for the status changes above; these are named beside them.
     replicate_statuses: list[tuple[str, str]] = field(default_factory=list)
-    # Of those, the cells that passed in the first run of each side: no timing compared (a
-    # replicate's samples would be missing from the interval), as `reportgen compare` says.
+    # Cells that passed (timed) in the first run of each side, but not passed or not timed in
+    # every replicate: no timing compared (a replicate's samples would be missing from the
+    # interval), as `reportgen compare` says; (case, why).
     replicate_not_timed: list[tuple[str, str]] = field(default_factory=list)
     timings: list[TimingChange] = field(default_factory=list)
     versions: list[tuple[str, str, str]] = field(default_factory=list)
@@ -433,7 +437,7 @@ class RunDiff:
         if self.values_differ:
             text += f", {len(self.values_differ)} not compared (other weights or inputs)"
         if self.replicate_not_timed:
-            text += f", {len(self.replicate_not_timed)} not compared (a replicate did not pass)"
+            text += f", {len(self.replicate_not_timed)} not compared (not passed and timed in every replicate)"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
@@ -621,6 +625,14 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
+        if old and new and old.warm_median_s and new.warm_median_s and not (before_s and after_s):
+            # Timed in the first runs, not in every replicate: said, as compare says it.
+            untimed = [
+                f"{role}: {', '.join(ids)}"
+                for role, side in (("before", befores), ("after", afters))
+                if (ids := [r.run_id for r in side if not ((c := r.cells.get(case)) and c.warm_median_s)])
+            ]
+            result.replicate_not_timed.append((case, f"{REPLICATE_UNTIMED} ({'; '.join(untimed)})"))
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + result.timing_unlike
             flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
