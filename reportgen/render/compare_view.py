@@ -672,6 +672,8 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             raw["timing"]["in_geomean"] = cell.timing.in_geomean
         if not cell.generation:  # only generation cells (1.2 logs) carry series ratios
             del raw["generation"]
+        if not cell.replicate_statuses:  # only a cell whose replicates disagree carries their statuses
+            del raw["replicate_statuses"]
         for series, item in zip(cell.generation, raw.get("generation", [])):
             item["verdict"] = series.verdict
             item["in_geomean"] = series.in_geomean
