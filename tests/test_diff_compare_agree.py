@@ -12,7 +12,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from tests.logbuilder import dumps, timing_log
+from tests.logbuilder import dumps, generation_timing_log, timing_log
 from tests.test_run_changes import _mismatch
 
 RUNNER = CliRunner()
@@ -378,3 +378,35 @@ def test_a_cell_a_replicate_kept_no_warm_timing_of_is_named_by_diff(tmp_path: Pa
     assert found["replicate_statuses"] == [] and found["geomean"]["cells"] == 3
     text = _diff(*sides)
     assert f"  {cut}: not compared: a replicate kept no warm timing of this cell (after: a2)" in text, text
+
+
+def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_path: Path) -> None:
+    """The after side's second run logged one generation cell without its timing. Before: diff
+    left both of its series out of the timing list with no word, and compare said only 'not
+    measured: no warm samples on the baseline and candidate' (a generation cell has none)."""
+    untimed = "b1-l96-contiguous-float32-eager"
+
+    def run(name: str, scale: float, seed: int, drop: bool = False) -> Path:
+        events = generation_timing_log(name, scale=scale, seed=seed)
+        if drop:
+            next(e for e in events if e["kind"] == "generation" and e["case"] == untimed).pop("timing")
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.2, 3), run("a2", 1.2, 4, drop=True)]
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    note = next(c["timing_note"] for c in data["cells"] if c["case"] == untimed)
+    assert note == "not compared: a replicate kept no generation timing of this cell (candidate: a2)"
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    assert untimed not in {t["case"] for t in found["timings"]}
+    assert found["replicate_not_timed"] == [
+        [f"{untimed} (first token, warm)", "a replicate kept no timing of this series (after: a2)"],
+        [f"{untimed} (decode per token)", "a replicate kept no timing of this series (after: a2)"],
+    ]
+    assert found["geomean"]["cells"] == data["geomean"]["cells"] == 6

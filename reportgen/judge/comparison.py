@@ -971,8 +971,11 @@ def _with_timings(
         [(cell, a, b) for cell, a, b, _, _, compared in pending if compared], sides, extra, side_flags
     )
     out = []
-    for cell, a, b, reference, note, _ in pending:
+    for cell, a, b, reference, note, compared in pending:
         timing = None
+        lacking = _lacking_generation(cell.case, sides) if compared and not generation.get(cell.case) else ""
+        if lacking:  # as `reportgen diff` says it, rather than 'no warm samples' alone
+            note = f"not compared: a replicate kept no generation timing of this cell ({lacking})"
         if note is None:
             cold_ratio, cold_note = None, "not measured"
             if a.cold_s is not None and b.cold_s is not None:
@@ -1013,6 +1016,23 @@ def _with_timings(
             )
         )
     return out
+
+
+def _lacking_generation(case: str, sides: tuple[list[_Context], list[_Context]]) -> str:
+    """Where the first run of each side timed a generation cell's series and a further run did
+    not: the runs without them, by side ('candidate: a2'); '' otherwise."""
+    if not all(case in side[0].generation and _runs_samples(case, side[:1], "ttft_warm") for side in sides):
+        return ""
+    found = []
+    for role, side in zip(SIDES, sides):
+        ids = [
+            x.side.run.start.run_id
+            for x in side
+            if any(_runs_samples(case, [x], series) is None for series in GENERATION_SERIES)
+        ]
+        if ids:
+            found.append(f"{role}: {', '.join(ids)}")
+    return "; ".join(found)
 
 
 def _generation_timings(

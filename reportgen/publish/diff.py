@@ -645,6 +645,15 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for series, words in GENERATION_SERIES.items():
             before_s, before_samples = _series_samples(befores, case, series)
             after_s, after_samples = _series_samples(afters, case, series)
+            if old and new and old.generation.get(series) and new.generation.get(series) and not (before_s and after_s):
+                untimed = [
+                    f"{role}: {', '.join(ids)}"
+                    for role, side in (("before", befores), ("after", afters))
+                    if (ids := [r.run_id for r in side if not ((c := r.cells.get(case)) and c.generation.get(series))])
+                ]
+                result.replicate_not_timed.append(
+                    (f"{case} ({words})", f"a replicate kept no timing of this series ({'; '.join(untimed)})")
+                )
             if old and new and before_s and after_s:
                 flags = timing_flags(first, last, old, new, series)
                 flags += result.timing_unlike
