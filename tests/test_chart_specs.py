@@ -168,7 +168,7 @@ def test_every_trend_chart_draws_and_the_geomean_interval_brackets_its_point() -
         history,
         list(dict.fromkeys(history["case"]))[:4],
         "p",
-        {ids[1]: (1.05, 0.98, 1.2, "7 cells"), ids[-1]: (0.9, 0.8, 0.95, "3 cells")},
+        {ids[1]: (1.05, 0.98, 1.2, "7 cells", ""), ids[-1]: (0.9, 0.8, 0.95, "3 cells", "")},
     )
     assert {f.id for f in figures} == {
         "p-trend-warm",

@@ -1064,6 +1064,37 @@ def test_a_log_whose_plan_and_artifact_disagree_on_the_weights_is_not_called_the
     assert result.exit_code != 0 and "Same weights" not in result.output
 
 
+def test_a_speedup_of_a_compiled_cell_that_hit_its_recompile_limit_or_fell_back_is_not_given(tmp_path: Path) -> None:
+    """Before: the candidate's compiled cell at (1, 16) hit its recompile limit (it may have run
+    eager) and its eager cell at (2, 16) fell back to the CPU; their warm ratios were flagged, but
+    the compiled-over-eager table gave both shapes a speedup figure as if of the compiled path."""
+    base, cand = _pair(tmp_path, noise=0.01)
+
+    def flag(events: list[dict[str, Any]]) -> None:
+        compiled = case_key(1, 16, "compiled")
+        next(e for e in _cells(events, "compile") if e["case"] == compiled)["recompile_limit_hit"] = True
+        next(e for e in _cells(events, "operators") if e["case"] == case_key(2, 16, "eager"))["fallback"] = {
+            "status": "measured",
+            "items": ["aten::foo"],
+        }
+
+    _edit(cand, flag)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "md,json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    speedups = {s["shape"]: s for s in data["speedups"] if s["layout"] == "contiguous"}
+    assert speedups["(1, 16)"]["candidate"] is None
+    assert speedups["(1, 16)"]["candidate_flag"] == "not compared: the compiled cell hit its recompile limit"
+    assert speedups["(2, 16)"]["candidate"] is None
+    assert speedups["(2, 16)"]["candidate_flag"] == "not compared: CPU fallback"
+    assert all(speedups[shape]["baseline"] is not None for shape in ("(1, 16)", "(2, 16)"))
+    md = (out / "compare.md").read_text(encoding="utf-8")
+    assert re.search(
+        r"\| \(1, 16\) contiguous float32 \| 1\.\d+x \| not compared: the compiled cell hit its recompile limit \|", md
+    )
+
+
 def test_a_speedup_of_an_unstable_series_is_flagged_not_given(tmp_path: Path) -> None:
     """Compiled over eager is a timing verdict too: from a series the page marks unstable it
     decides nothing, so the pages and compare.json give the flag and no figure."""

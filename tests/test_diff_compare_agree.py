@@ -12,7 +12,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from tests.logbuilder import dumps, timing_log
+from tests.logbuilder import dumps, generation_timing_log, timing_log
 from tests.test_run_changes import _mismatch
 
 RUNNER = CliRunner()
@@ -206,3 +206,207 @@ def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -
     assert compared["verdict_counts"]["timing not classified"] == len(cells)
     assert compared["verdict_counts"]["unstable timing"] == 0
     assert "unstable" not in compared["headline"] and "with timing not classified left out" in compared["headline"]
+
+
+def test_a_replicate_that_hit_its_recompile_limit_flags_the_ratio_in_diff_as_in_compare(tmp_path: Path) -> None:
+    """Before: with replicates, compare flagged a cell whose compile hit its recompile limit in
+    a further run of a side ('recompile limit hit on the candidate replicate a2': its samples,
+    maybe of an eager fallback, are in the interval) and left it out of the geometric mean,
+    while diff of the same runs called the cell 'slower' and counted it (4 cells against 3)."""
+
+    def run(name: str, scale: float, seed: int, limit: bool = False) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if limit:
+            next(e for e in events if e["kind"] == "compile" and e["case"] == BAD)["recompile_limit_hit"] = True
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.3, 3), run("a2", 1.3, 4, limit=True)]
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    timing = next(c["timing"] for c in data["cells"] if c["case"] == BAD)
+    assert timing["flags"] == ["recompile limit hit on the candidate replicate a2"] and not timing["in_geomean"]
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    change = next(t for t in found["timings"] if t["case"] == BAD)
+    assert change["flags"] == ["recompile limit hit (after replicate a2)"], change
+    assert change["verdict"] == "no verdict: flagged"
+    assert found["geomean"]["cells"] == data["geomean"]["cells"] == 3
+    assert "3 slower" in found["summary"] and "1 flagged (not judged)" in found["summary"], found["summary"]
+
+
+def _renamed(events: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
+    """The log with one case key renamed everywhere (a name not in the collector's form, which
+    the validator would check against the cell's fields)."""
+    return [json.loads(line) for line in dumps(events).replace(old, new).splitlines() if line.strip()]
+
+
+def _redefined_pair(root: Path, fixed: bool = False) -> tuple[Path, Path]:
+    """Case 'small' is batch 1 before and batch 8 after: another cell under the same key, six
+    times as slow (or, with ``fixed``, mismatching before and passing after)."""
+    small = "b1-l16-contiguous-float32-eager"
+    before = _renamed(timing_log("redefined-before", seed=1), small, "small")
+    after = _renamed(timing_log("redefined-after", seed=2), small, "small")
+    next(e for e in after if e["kind"] == "run_start")["started_at"] = "2026-01-02T00:00:00Z"
+    next(c for c in next(e for e in after if e["kind"] == "plan")["matrix"] if c["case"] == "small")["batch"] = 8
+    timing = next(e for e in after if e["kind"] == "timing" and e["case"] == "small")
+    timing["warm"]["samples_s"] = [s * 6 for s in timing["warm"]["samples_s"]]
+    timing["warm"]["median_s"] *= 6
+    if fixed:
+        _mismatch(before, "small")
+    return _log(root / "before" / "events.jsonl", before), _log(root / "after" / "events.jsonl", after)
+
+
+REDEFINED_WHY = "the same case key names different cells in the two plans (batch 1 on the before, 8 on the after)"
+
+
+def test_a_case_key_that_names_another_cell_is_not_timed_by_diff_as_compare_lists_it(tmp_path: Path) -> None:
+    """Before: compare listed 'small' as not comparable (the same case key names different cells
+    in the two plans), while diff of the same logs matched it by name and said '5.98x slower',
+    the largest change, counted in the geometric mean and in the history's charts."""
+    before, after = _redefined_pair(tmp_path)
+    data = _compare(tmp_path, str(before), str(after))
+    assert data["not_comparable"] == [
+        {"case": "small", "reason": REDEFINED_WHY.replace("before", "baseline").replace("after", "candidate")}
+    ]
+    assert data["geomean"]["cells"] == 3
+
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert "small" not in {t["case"] for t in found["timings"]} and found["geomean"]["cells"] == 3
+    assert found["redefined"] == [["small", REDEFINED_WHY]]
+    assert "small" not in found["summary"], found["summary"]
+    text = _diff(str(before), str(after))
+    assert f"  small: {REDEFINED_WHY}" in text and not re.search(r"small: .*slower", text), text
+    md = _diff(str(before), str(after), "--format", "md")
+    assert "| cells redefined under the same case key (not compared) | 1 |" in md and REDEFINED_WHY in md, md
+    assert not re.search(r"small.*slower", md), md
+
+    result = RUNNER.invoke(
+        main, ["site", str(tmp_path / "before"), str(tmp_path / "after"), "--out", str(tmp_path / "site")]
+    )
+    assert result.exit_code == 0, result.output
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "Cells redefined under the same case key (not compared): 1" in page and REDEFINED_WHY in page
+    assert "largest 1.01x slower on b2-l16-contiguous-float32-compiled" in page  # not 'small'
+
+
+def test_a_case_key_that_names_another_cell_is_not_fixed(tmp_path: Path) -> None:
+    """Before: 'small' mismatching at batch 1 and passing at batch 8 read 'fixed: 1'."""
+    before, after = _redefined_pair(tmp_path, fixed=True)
+    found = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert found["fixed"] == [] and found["other_changes"] == [] and found["redefined"] == [["small", REDEFINED_WHY]]
+    assert "fixed: 0" in _diff(str(before), str(after))
+
+
+def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(tmp_path: Path) -> None:
+    """Two runs a side; the after side's second run errors on one cell its first run passes.
+    Before: diff said 'new failures: 0' and left the cell out of its timing list with no word
+    (3 ratios, no reason), while compare said 'not compared: a replicate did not pass this cell'."""
+
+    def run(name: str, scale: float, seed: int, error: bool = False) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if error:
+            result = next(e for e in events if e["kind"] == "case_result" and e["case"] == BAD)
+            for key in ("outputs", "error_stats", "task_metric"):
+                result.pop(key)
+            result.update(status="error", failure={"phase": "run", "type": "RuntimeError", "message": "boom"})
+            events[:] = [e for e in events if not (e["kind"] == "timing" and e.get("case") == BAD)]
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.3, 3), run("a2", 1.3, 4, error=True)]
+    statuses = "after: pass in a1, error in a2"
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    note = next(c["timing_note"] for c in data["cells"] if c["case"] == BAD)
+    assert note == "not compared: a replicate did not pass this cell (candidate: pass in a1, error in a2)"
+    # Nor does compare's headline say 'all 4 correct on both' of the first runs alone.
+    assert "all 4 correct on both" not in data["headline"], data["headline"]
+    assert (
+        "4 correct on both in each side's first run; 1 cell with another status in another run of a side"
+        in (data["headline"])
+    )
+    assert (
+        next(c for c in data["cells"] if c["case"] == BAD)["replicate_statuses"] == "candidate: pass in a1, error in a2"
+    )
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    assert found["replicate_statuses"] == [[BAD, statuses]]
+    assert found["replicate_not_timed"] == [[BAD, f"a replicate did not pass this cell ({statuses})"]]
+    assert "1 not compared (not passed and timed in every replicate)" in found["summary"], found["summary"]
+    text = _diff(*sides)
+    assert f"  {BAD}: {statuses}" in text and f"  {BAD}: not compared: a replicate did not pass" in text, text
+    assert text.index(statuses) < text.index("timing (")
+    md = _diff(*sides, "--format", "md")
+    assert "| statuses that differ between the runs of a side | 1 |" in md and statuses in md, md
+
+
+def test_a_cell_a_replicate_kept_no_warm_timing_of_is_named_by_diff(tmp_path: Path) -> None:
+    """The after side's second run was cut off after one cell passed and before its timing line.
+    Before: diff left that cell out of its timing list with no word, while compare said 'not
+    compared: a replicate did not pass this cell or kept no positive warm samples'."""
+    cut = "b1-l16-contiguous-float32-compiled"
+
+    def run(name: str, scale: float, seed: int, untimed: bool = False) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if untimed:
+            events[:] = [e for e in events if not (e["kind"] == "timing" and e.get("case") == cut)]
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.3, 3), run("a2", 1.3, 4, untimed=True)]
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    note = next(c["timing_note"] for c in data["cells"] if c["case"] == cut)
+    assert note == "not compared: a replicate did not pass this cell or kept no positive warm samples"
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    assert cut not in {t["case"] for t in found["timings"]}
+    assert found["replicate_not_timed"] == [[cut, "a replicate kept no warm timing of this cell (after: a2)"]]
+    assert found["replicate_statuses"] == [] and found["geomean"]["cells"] == 3
+    text = _diff(*sides)
+    assert f"  {cut}: not compared: a replicate kept no warm timing of this cell (after: a2)" in text, text
+
+
+def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_path: Path) -> None:
+    """The after side's second run logged one generation cell without its timing. Before: diff
+    left both of its series out of the timing list with no word, and compare said only 'not
+    measured: no warm samples on the baseline and candidate' (a generation cell has none)."""
+    untimed = "b1-l96-contiguous-float32-eager"
+
+    def run(name: str, scale: float, seed: int, drop: bool = False) -> Path:
+        events = generation_timing_log(name, scale=scale, seed=seed)
+        if drop:
+            next(e for e in events if e["kind"] == "generation" and e["case"] == untimed).pop("timing")
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+    after = [run("a1", 1.2, 3), run("a2", 1.2, 4, drop=True)]
+    data = _compare(
+        tmp_path,
+        *(x for p in before for x in ("--baseline", str(p))),
+        *(x for p in after for x in ("--candidate", str(p))),
+    )
+    note = next(c["timing_note"] for c in data["cells"] if c["case"] == untimed)
+    assert note == "not compared: a replicate kept no generation timing of this cell (candidate: a2)"
+
+    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    found = json.loads(_diff(*sides, "--format", "json"))
+    assert untimed not in {t["case"] for t in found["timings"]}
+    assert found["replicate_not_timed"] == [
+        [f"{untimed} (first token, warm)", "a replicate kept no timing of this series (after: a2)"],
+        [f"{untimed} (decode per token)", "a replicate kept no timing of this series (after: a2)"],
+    ]
+    assert found["geomean"]["cells"] == data["geomean"]["cells"] == 6

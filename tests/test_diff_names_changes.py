@@ -374,3 +374,72 @@ def test_the_trend_lines_are_not_joined_across_a_changed_timing_scope(tmp_path: 
     assert "not joined" not in warm.caption and all(
         len(s.lines) == 1 and len(s.lines[0]) == 3 for s in warm.chart.series
     )
+
+
+def test_the_geometric_mean_trend_names_what_changed_before_its_ratio(tmp_path: Path) -> None:
+    """Three runs, torch 2.14.0 from the second on, 1.3x slower then 0.7x. Before: the geometric
+    mean chart's point for the second run said '1.299x over 4 cells' on hover with no word of the
+    torch change, while the history's column beside it said 'changed first (1 versions; named
+    below): 1.3x slower'."""
+    from reportgen.publish.site import _target_history
+
+    runs = []
+    for day, scale, torch in ((1, 1.0, "2.13.0"), (2, 1.3, "2.14.0"), (3, 0.7, "2.14.0")):
+        events = timing_log(f"synthetic-{day}", scale=scale, seed=day)
+        events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+        _env(events)["versions"]["torch"] = {"value": torch, "source": "torch.__version__"}
+        path = tmp_path / str(day) / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        runs.append(summarize(judge_log(path)))
+    history = _target_history("cpu", runs)
+    figure = next(f for f in history["figures"] if f.id.endswith("-trend-geomean"))
+    second, third = (p.title for s in figure.chart.series for p in s.points)
+    changed = "changed first (1 versions; named below): 1.299x over 4 cells"
+    assert (
+        second.startswith("2026-01-02 00:00:00: synthetic fixture on the before and after sides") and changed in second
+    )
+    assert "no criteria, versions, code, data or host changed: 0.538x over 4 cells" in third, third
+    column = history["geomeans"][runs[1].run_id]
+    assert column.index("changed first (1 versions; named below)") < column.index("1.3x slower"), column
+
+
+def test_the_cold_and_compile_trends_are_not_joined_across_a_changed_cache_condition(tmp_path: Path) -> None:
+    """Three runs; in the third the compiled cell's cold call found a persistent compile cache
+    with entries and its compile hit the cache (0.3 s, against 5.5 s from an empty cache). Before:
+    both trend lines ran from 5.5 s down to 0.3 s, a seventeen-fold drop with no word of the cache,
+    where `reportgen compare` keeps cache misses and hits apart."""
+    from reportgen.publish.site import _target_history
+
+    compiled = "b2-l16-contiguous-float32-compiled"
+    runs = []
+    for day in (1, 2, 3):
+        events = timing_log(f"synthetic-{day}", seed=day)
+        events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+        for event in events:
+            if day == 3 and event.get("case") == compiled and event["kind"] == "timing" and event.get("cold"):
+                event["cold"].update(cache_condition="persistent_cache", seconds=0.3)
+            if day == 3 and event.get("case") == compiled and event["kind"] == "compile":
+                event.update(
+                    compile_first_result_s=0.3, cache_hits=5, cache_misses=0, cache_condition="persistent_cache"
+                )
+        path = tmp_path / str(day) / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        runs.append(summarize(judge_log(path)))
+    figures = {f.id.rsplit("-", 1)[1]: f for f in _target_history("cpu", runs)["figures"]}
+    for key, why in (
+        ("cold", "cache condition fresh process, empty compile cache, then persistent compile cache with entries"),
+        ("compile", "cache miss, then cache hit"),
+    ):
+        figure = figures[key]
+        assert "not joined to a run whose cache condition differs" in figure.caption, figure.caption
+        xs = sorted({round(p.x, 3) for s in figure.chart.series for p in s.points})
+        for series in (s for s in figure.chart.series if s.points):  # an eager cell has no compile
+            spans = [(round(line[0][0], 3), round(line[-1][0], 3)) for line in series.lines]
+            if series.points[0].title.startswith(f"{compiled}:"):
+                assert spans == [(xs[0], xs[1])], (key, spans)  # the third run stands alone
+                third = next(p for p in series.points if round(p.x, 3) == xs[2])
+                assert third.title.endswith(f"not joined to the run before it ({why})"), third.title
+            else:
+                assert spans == [(xs[0], xs[2])], (key, series.name, spans)

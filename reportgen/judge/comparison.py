@@ -28,7 +28,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
@@ -56,8 +56,10 @@ from reportgen.judge.identity import (
     Identity,
     InputsLookup,
     SIDES,
+    cell_redefined,
     inputs_differ,
     inputs_facts,
+    planned_fields,
     same_inputs,
     same_weights,
 )
@@ -230,6 +232,10 @@ class CellComparison:
     timing_note: str
     changed_criteria: tuple[str, ...] = ()  # correctness criteria of this cell declared differently by the two runs
     generation: tuple[SeriesTiming, ...] = ()  # a generation cell's warm series, each compared
+    # With replicates: where the runs of a side did not all give the cell the status of the
+    # side's first run (which ``baseline`` and ``candidate`` hold), each such side's statuses by
+    # run (replicate_statuses); "" where they agree.
+    replicate_statuses: str = ""
 
     @property
     def correct_on_both(self) -> bool:
@@ -258,7 +264,9 @@ class Speedup:
     candidate: float | None
     # Why a side has no figure although both cells passed: 'unstable timing' when the eager or
     # the compiled warm series is not stable (a ratio of such series decides nothing), 'not
-    # compared: performance acceptance is stopped on the <role>' on such a side; None otherwise.
+    # compared: performance acceptance is stopped on the <role>' on such a side, 'not compared: the
+    # compiled cell hit its recompile limit' or '... CPU fallback' where either cell's timing is
+    # flagged so in its ratio; None otherwise.
     baseline_flag: str | None = None
     candidate_flag: str | None = None
 
@@ -433,6 +441,9 @@ class TimingStop:
         )
 
 
+NOT_PLANNED = "not planned"
+
+
 def timing_stop(runs: Iterable[tuple[str, str, int]]) -> TimingStop | None:
     """Whether the pair's timings may be compared: ``runs`` holds every run of both sides, each
     as (role, run id, how many mismatching cells it holds without a verdict). None: they may."""
@@ -494,7 +505,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         cold_s=cell.cold_s,
         cold_condition=cold.cache_condition if cold else None,
         compile_s=compile_event.compile_first_result_s if compile_event else None,
-        compile_cache=_cache_outcome(compile_event),
+        compile_cache=cache_outcome(compile_event),
         peak_memory_bytes=cell.peak_device_bytes,
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
@@ -508,14 +519,19 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
     )
 
 
-def _cache_outcome(compile_event: Any) -> str:
+def cache_outcome(compile_event: Any) -> str:
     """A compile with any miss compiled from scratch; one with hits and no miss reused a cache;
     without counters only an empty cache folder before a cold call tells."""
     if compile_event is None:
         return CACHE_UNKNOWN
-    if compile_event.cache_misses or compile_event.cache_condition == "fresh_process_empty_cache":
+    return cache_outcome_of(compile_event.cache_misses, compile_event.cache_hits, compile_event.cache_condition)
+
+
+def cache_outcome_of(misses: int | None, hits: int | None, condition: str) -> str:
+    """cache_outcome from a compile's counters and condition as the reader kept them."""
+    if misses or condition == "fresh_process_empty_cache":
         return CACHE_MISS
-    if compile_event.cache_hits:
+    if hits:
         return CACHE_HIT
     return CACHE_UNKNOWN
 
@@ -832,14 +848,9 @@ def compare_runs(
                 NotComparable(case, f"planned on the {'baseline' if b is None else 'candidate'} only")
             )
             continue
-        if (a.planned.batch, a.planned.length, a.planned.layout, a.planned.dtype, a.planned.mode) != (
-            b.planned.batch,
-            b.planned.length,
-            b.planned.layout,
-            b.planned.dtype,
-            b.planned.mode,
-        ):
-            not_comparable.append(NotComparable(case, "the same case key names different cells in the two plans"))
+        redefined = cell_redefined(planned_fields(a.planned), planned_fields(b.planned))
+        if redefined is not None:  # as `reportgen diff` asks it of the same two cells
+            not_comparable.append(NotComparable(case, redefined))
             continue
         key = _reference_key(a.planned)
         facts = inputs_facts(base.inputs.for_case(case), key), inputs_facts(cand.inputs.for_case(case), key)
@@ -872,7 +883,15 @@ def compare_runs(
     flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
     flags += [flag] if (flag := host_timing_flag(host)) else []
     cells = _with_timings(pending, base, cand, extra, tuple(flags))
-    cells = [replace(c, changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype))) for c in cells]
+    runs = ([base, *extra[0]], [cand, *extra[1]])
+    cells = [
+        replace(
+            c,
+            changed_criteria=tuple(x.text for x in changed_for(criteria, c.dtype)),
+            replicate_statuses=_statuses(c.case, runs) or "",
+        )
+        for c in cells
+    ]
     comparison = Comparison(
         baseline=sides[0],
         candidate=sides[1],
@@ -934,8 +953,11 @@ def _with_timings(
             found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
             if found[0] is None or found[1] is None:
                 replicated = len(sides[0]) > 1 or len(sides[1]) > 1
+                statuses = _statuses(cell.case, sides)
                 note = (
-                    "not compared: a replicate did not pass this cell or kept no positive warm samples"
+                    f"not compared: a replicate did not pass this cell ({statuses})"  # as `reportgen diff` says it
+                    if statuses
+                    else "not compared: a replicate did not pass this cell or kept no positive warm samples"
                     if replicated
                     else "not compared: a warm sample is zero or negative, which is no time"
                 )
@@ -949,8 +971,11 @@ def _with_timings(
         [(cell, a, b) for cell, a, b, _, _, compared in pending if compared], sides, extra, side_flags
     )
     out = []
-    for cell, a, b, reference, note, _ in pending:
+    for cell, a, b, reference, note, compared in pending:
         timing = None
+        lacking = _lacking_generation(cell.case, sides) if compared and not generation.get(cell.case) else ""
+        if lacking:  # as `reportgen diff` says it, rather than 'no warm samples' alone
+            note = f"not compared: a replicate kept no generation timing of this cell ({lacking})"
         if note is None:
             cold_ratio, cold_note = None, "not measured"
             if a.cold_s is not None and b.cold_s is not None:
@@ -991,6 +1016,23 @@ def _with_timings(
             )
         )
     return out
+
+
+def _lacking_generation(case: str, sides: tuple[list[_Context], list[_Context]]) -> str:
+    """Where the first run of each side timed a generation cell's series and a further run did
+    not: the runs without them, by side ('candidate: a2'); '' otherwise."""
+    if not all(case in side[0].generation and _runs_samples(case, side[:1], "ttft_warm") for side in sides):
+        return ""
+    found = []
+    for role, side in zip(SIDES, sides):
+        ids = [
+            x.side.run.start.run_id
+            for x in side
+            if any(_runs_samples(case, [x], series) is None for series in GENERATION_SERIES)
+        ]
+        if ids:
+            found.append(f"{role}: {', '.join(ids)}")
+    return "; ".join(found)
 
 
 def _generation_timings(
@@ -1040,18 +1082,51 @@ def _generation_timings(
     return out
 
 
+def replicate_caveats(runs: Iterable[tuple[str, bool, bool]]) -> list[tuple[str, list[str]]]:
+    """What qualifies a ratio in a side's further runs, each with the runs it is in: CPU fallback,
+    a hit recompile limit (the compiled cell may have run eager). ``runs``: (run id, fell back,
+    hit the limit) of the cell in each further run. Their samples are in the side's interval, so
+    either qualifies the ratio as in the side's first run; `reportgen compare` and `reportgen
+    diff` both ask this."""
+    found = list(runs)
+    caveats = [
+        ("CPU fallback", [run for run, fell, _ in found if fell]),
+        ("recompile limit hit", [run for run, _, limit in found if limit]),
+    ]
+    return [(what, ids) for what, ids in caveats if ids]
+
+
+def replicate_statuses(sides: Iterable[tuple[str, Sequence[tuple[str, str | None]]]]) -> str | None:
+    """Where the runs of a side did not all give a cell the status of the side's first run (the
+    one its status changes are read from): each such side's statuses by run, in words ('after:
+    pass in a1, error in a2'); None where every side agrees. ``sides``: (role, [(run id, status,
+    None where the run has no such cell)]), first run first. No timing of such a cell is
+    compared (a replicate's samples are missing from the interval), and the words say why."""
+    found = []
+    for role, runs in sides:
+        if len({status for _, status in runs}) > 1:
+            found.append(f"{role}: {', '.join(f'{status or NOT_PLANNED} in {run}' for run, status in runs)}")
+    return "; ".join(found) or None
+
+
+def _statuses(case: str, sides: tuple[list[_Context], list[_Context]]) -> str | None:
+    """replicate_statuses of one cell over the runs of both sides."""
+    return replicate_statuses(
+        (role, [(x.side.run.start.run_id, c.status if (c := x.cells.get(case)) else None) for x in side])
+        for role, side in zip(SIDES, sides)
+    )
+
+
 def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:
-    """CPU fallback or a hit recompile limit in a cell of a side's further runs: its samples are
-    in the side's interval, so it qualifies the ratio as in the side's first run."""
+    """CPU fallback or a hit recompile limit in a cell of a side's further runs (replicate_caveats)."""
     flags = []
     for role, contexts in zip(SIDES, extra):
-        for what, hit in (
-            ("CPU fallback", lambda c: bool(c.fallback_items)),
-            ("recompile limit hit", lambda c: c.recompile_limit_hit or c.eager_after_recompile_limit),
-        ):
-            runs = [x.side.run.start.run_id for x in contexts if (c := x.cells.get(case)) is not None and hit(c)]
-            if runs:
-                flags.append(f"{what} on the {role} replicate {', '.join(runs)}")
+        runs = [
+            (x.side.run.start.run_id, bool(c.fallback_items), c.recompile_limit_hit or c.eager_after_recompile_limit)
+            for x in contexts
+            if (c := x.cells.get(case)) is not None
+        ]
+        flags += [f"{what} on the {role} replicate {', '.join(ids)}" for what, ids in replicate_caveats(runs)]
     return flags
 
 
@@ -1118,6 +1193,18 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
                 return None, None
             if role in stopped:
                 return None, f"not compared: performance acceptance is stopped on the {role}"
+            # As a warm ratio is flagged: a compiled cell that hit its recompile limit may have
+            # run eager, and a CPU fallback times the CPU, so neither speedup is the compiled path's.
+            caught = [
+                what
+                for what, hit in (
+                    ("the compiled cell hit its recompile limit", c.recompile_limit),
+                    ("CPU fallback", bool(e.fallback or c.fallback)),
+                )
+                if hit
+            ]
+            if caught:
+                return None, f"not compared: {' and '.join(caught)}"
             if kind := unsteady_kind((e.timing_flag, c.timing_flag)):  # either series decides nothing
                 return None, kind
             return e.warm_median_s / c.warm_median_s, None
@@ -1186,7 +1273,16 @@ def headline(comparison: Comparison) -> str:
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")
     correct = sum(1 for cell in comparison.cells if cell.correct_on_both)
-    parts.append(f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both")
+    differ = sum(1 for cell in comparison.cells if cell.replicate_statuses)
+    if differ:  # the first run of each side speaks for the statuses: the others are not all alike
+        parts.append(
+            f"{correct} correct on both in each side's first run; {differ} cell{'s' if differ != 1 else ''} "
+            "with another status in another run of a side (see the cells)"
+        )
+    else:
+        parts.append(
+            f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both"
+        )
     undecided = undecided_words(len(comparison.unstable), len(comparison.unclassified))
     if undecided:
         parts.append(f"{undecided} left out of every verdict")

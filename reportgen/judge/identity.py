@@ -19,6 +19,7 @@ weights saved by two collector generations differ in bytes. So, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from reportgen.contract import events as ev
 from reportgen.model.runmodel import RunModel
@@ -234,3 +235,29 @@ def inputs_differ(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str
         missing = " and ".join(role for role, facts in zip(names, (a, b)) if facts is None)
         return f"inputs not recorded (no inputs artifact with a sha256) on the {missing}"
     return None if same.same else same.text
+
+
+# A planned cell's fields that make it the cell it is: the same case key with another of these
+# is another cell (a collector may name its cases as it likes).
+PLANNED_FIELDS = ("batch", "length", "layout", "dtype", "mode")
+OTHER_CELL = "the same case key names different cells in the two plans"
+
+
+def planned_fields(planned: ev.PlannedCell) -> list[int | str]:
+    """The planned cell's fields, in PLANNED_FIELDS order (plain data, kept in a run's summary)."""
+    return [getattr(planned, name) for name in PLANNED_FIELDS]
+
+
+def cell_redefined(
+    a: Sequence[int | str] | None, b: Sequence[int | str] | None, names: tuple[str, str] = SIDES
+) -> str | None:
+    """Why one case key of two runs is not one cell: its planned fields differ (words naming each
+    field that does); None when they agree, or a side did not keep them. No status or timing of
+    such a pair is compared: `reportgen compare` lists it as not comparable and `reportgen diff`
+    names it apart, each for this reason."""
+    if a is None or b is None or list(a) == list(b):
+        return None
+    fields = "; ".join(
+        f"{name} {x} on the {names[0]}, {y} on the {names[1]}" for name, x, y in zip(PLANNED_FIELDS, a, b) if x != y
+    )
+    return f"{OTHER_CELL} ({fields})"

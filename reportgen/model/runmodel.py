@@ -68,8 +68,11 @@ class CellRecord:
     # the site's summaries and cell index.
     compiled: bool = False
     compile_s: float | None = None
+    # That compile's cache counters and condition as logged (misses, hits, condition); None without one.
+    compile_cache: tuple[int | None, int | None, str] | None = None
     scope: ev.TimingScope | None = None  # the last timing event's scope (timing_scope builds that event)
     cold_s: float | None = None
+    cold_condition: str | None = None  # the cache condition of the cold call ``cold_s`` is of
     # The restart with a populated cache (logs from 1.2 on): kept beside the cold call, not over it.
     restart_s: float | None = None
     cold_timed_out_after_s: float | None = None
@@ -486,6 +489,7 @@ def _shared(items: tuple[str, ...]) -> tuple[str, ...]:
 def _compile_facts(cell: CellRecord, data: Any, line: int) -> None:
     if not cell.compiled:
         cell.compiled, cell.compile_s = True, _opt(data.compile_first_result_s)
+        cell.compile_cache = (_opt(data.cache_misses), _opt(data.cache_hits), data.cache_condition)
     if data.graph_breaks:
         cell.graph_break_reasons += tuple(b.reason for b in data.graph_breaks)
     if data.recompiles:
@@ -534,7 +538,7 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     if cold is not None and cold.cache_condition == RESTART:
         _restart_facts(cell, cold)
     elif cold is not None:
-        cell.cold_s = cold.seconds
+        cell.cold_s, cell.cold_condition = cold.seconds, cold.cache_condition
         _cold_facts(cell, cold)
     if (timed_out := _opt(data.cold_timed_out_after_s)) is not None:
         cell.cold_timed_out_after_s = timed_out

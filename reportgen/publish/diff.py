@@ -26,8 +26,22 @@ from reportgen.judge.changes import (
     timing_unlike,
     version_changes,
 )
-from reportgen.judge.comparison import TimingStop, nothing_judged, timing_stop
-from reportgen.judge.identity import DECLARED, InputsFacts, WeightsFacts, inputs_differ, same_inputs, weights_identity
+from reportgen.judge.comparison import (
+    TimingStop,
+    nothing_judged,
+    replicate_caveats,
+    replicate_statuses,
+    timing_stop,
+)
+from reportgen.judge.identity import (
+    DECLARED,
+    InputsFacts,
+    WeightsFacts,
+    cell_redefined,
+    inputs_differ,
+    same_inputs,
+    weights_identity,
+)
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.judge.intervals import (
     GeoMean,
@@ -63,6 +77,13 @@ TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migratio
 CHANGED_CRITERION = "passes under a changed criterion"
 OTHER_VALUES = "passes with other weights or inputs"
 VERDICTS = ("faster", "slower", "no clear difference")
+REDEFINED = "cells redefined under the same case key (not compared)"
+REPLICATE_STATUSES = "statuses that differ between the runs of a side (each side's first run speaks above)"
+REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
+REPLICATE_UNTIMED = "a replicate kept no warm timing of this cell"
+REPLICATE_NOT_TIMED = (
+    "cells that passed in the first run of each side, not passed and timed in every replicate, timing not compared"
+)
 # Where weights or inputs are known the same only because both plans declare them so.
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 
@@ -202,9 +223,13 @@ def where(summary: RunSummary) -> str:
 
 def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list[str]:
     """What qualifies a ratio in a side's further runs, as ``timing_flags`` does for its first:
-    CPU fallback in the cell."""
-    fell = [r.run_id for r in more if (cell := r.cells.get(case)) is not None and cell.cpu_fallback]
-    return [f"includes CPU fallback ({which} replicate {', '.join(fell)})"] if fell else []
+    CPU fallback and a hit recompile limit in the cell (judge.comparison.replicate_caveats, as
+    `reportgen compare` flags them)."""
+    runs = [
+        (r.run_id, cell.cpu_fallback, cell.recompile_limit) for r in more if (cell := r.cells.get(case)) is not None
+    ]
+    words = {"CPU fallback": "includes CPU fallback"}
+    return [f"{words.get(what, what)} ({which} replicate {', '.join(ids)})" for what, ids in replicate_caveats(runs)]
 
 
 class DiffRefused(ValueError):
@@ -227,6 +252,18 @@ class RunDiff:
     other_changes: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    # A case key whose planned fields (shape, layout, dtype, mode) differ between the runs: not
+    # one cell, so neither its status nor its timing is compared, only this is said (case, why:
+    # judge.identity.cell_redefined), as `reportgen compare` lists it as not comparable.
+    redefined: list[tuple[str, str]] = field(default_factory=list)
+    # With replicates: cells whose status is not the same in every run of a side (case, each such
+    # side's statuses by run: judge.comparison.replicate_statuses). The first run of each side
+    # speaks for the status changes above; these are named beside them.
+    replicate_statuses: list[tuple[str, str]] = field(default_factory=list)
+    # Cells that passed (timed) in the first run of each side, but not passed or not timed in
+    # every replicate: no timing compared (a replicate's samples would be missing from the
+    # interval), as `reportgen compare` says; (case, why).
+    replicate_not_timed: list[tuple[str, str]] = field(default_factory=list)
     timings: list[TimingChange] = field(default_factory=list)
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
@@ -356,6 +393,8 @@ class RunDiff:
                 or self.other_changes
                 or self.added
                 or self.removed
+                or self.redefined
+                or self.replicate_statuses
                 or self.versions
                 or self.code_and_data
                 or self.host
@@ -397,6 +436,8 @@ class RunDiff:
             text += f", {flagged} flagged (not judged)"
         if self.values_differ:
             text += f", {len(self.values_differ)} not compared (other weights or inputs)"
+        if self.replicate_not_timed:
+            text += f", {len(self.replicate_not_timed)} not compared (not passed and timed in every replicate)"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
@@ -542,6 +583,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
     for case in sorted(set(first.cells) | set(last.cells)):
         old, new = first.cells.get(case), last.cells.get(case)
+        redefined = cell_redefined(old.planned, new.planned, names) if old and new else None
+        if redefined is not None:  # not one cell: nothing of it is compared
+            result.redefined.append((case, redefined))
+            continue
         if old and new:  # as compare says it: a cell of other weights or inputs is not compared
             differ = None if weights.same else weights.text
             differ = differ or inputs_differ(_inputs(old), _inputs(new), names)
@@ -549,6 +594,16 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
                 result.changed_values[case] = differ
             elif (same := same_inputs(_inputs(old), _inputs(new), names)) and same.basis == DECLARED:
                 declared_inputs += 1
+        statuses = (
+            replicate_statuses(
+                (role, [(r.run_id, c.status if (c := r.cells.get(case)) else None) for r in side])
+                for role, side in (("before", befores), ("after", afters))
+            )
+            if old and new and len(befores) + len(afters) > 2
+            else None
+        )
+        if statuses is not None:
+            result.replicate_statuses.append((case, statuses))
         if old is None:
             result.added.append(case)
         elif new is None:
@@ -563,9 +618,21 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             if old and new and old.status == new.status == "pass":
                 result.values_differ.append((case, result.changed_values[case]))
             continue
+        if statuses is not None:
+            if old and new and old.status == new.status == "pass":
+                result.replicate_not_timed.append((case, f"{REPLICATE_NOT_PASSED} ({statuses})"))
+            continue
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
+        if old and new and old.warm_median_s and new.warm_median_s and not (before_s and after_s):
+            # Timed in the first runs, not in every replicate: said, as compare says it.
+            untimed = [
+                f"{role}: {', '.join(ids)}"
+                for role, side in (("before", befores), ("after", afters))
+                if (ids := [r.run_id for r in side if not ((c := r.cells.get(case)) and c.warm_median_s)])
+            ]
+            result.replicate_not_timed.append((case, f"{REPLICATE_UNTIMED} ({'; '.join(untimed)})"))
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + result.timing_unlike
             flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
@@ -578,6 +645,15 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for series, words in GENERATION_SERIES.items():
             before_s, before_samples = _series_samples(befores, case, series)
             after_s, after_samples = _series_samples(afters, case, series)
+            if old and new and old.generation.get(series) and new.generation.get(series) and not (before_s and after_s):
+                untimed = [
+                    f"{role}: {', '.join(ids)}"
+                    for role, side in (("before", befores), ("after", afters))
+                    if (ids := [r.run_id for r in side if not ((c := r.cells.get(case)) and c.generation.get(series))])
+                ]
+                result.replicate_not_timed.append(
+                    (f"{case} ({words})", f"a replicate kept no timing of this series ({'; '.join(untimed)})")
+                )
             if old and new and before_s and after_s:
                 flags = timing_flags(first, last, old, new, series)
                 flags += result.timing_unlike
@@ -702,6 +778,12 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {case}" for case in diff.added]
     lines.append(f"cells removed: {len(diff.removed)}")
     lines += [f"  {case}" for case in diff.removed]
+    if diff.redefined:
+        lines.append(f"{REDEFINED}: {len(diff.redefined)}")
+        lines += [f"  {case}: {why}" for case, why in diff.redefined]
+    if diff.replicate_statuses:
+        lines.append(f"{REPLICATE_STATUSES}: {len(diff.replicate_statuses)}")
+        lines += [f"  {case}: {why}" for case, why in diff.replicate_statuses]
     if diff.timing_stop is not None:
         stop = diff.timing_stop
         lines.append(f"{stop.headline} ({stop.runs_text})")
@@ -714,6 +796,9 @@ def format_diff(diff: RunDiff) -> str:
             f"cells that passed in both runs, other weights or inputs, timing not compared: {len(diff.values_differ)}"
         )
         lines += [f"  {case}: not compared: {why}" for case, why in diff.values_differ]
+    if diff.replicate_not_timed:
+        lines.append(f"{REPLICATE_NOT_TIMED}: {len(diff.replicate_not_timed)}")
+        lines += [f"  {case}: not compared: {why}" for case, why in diff.replicate_not_timed]
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {diff.timings_counted}")

@@ -172,6 +172,8 @@ HISTORY_COLUMNS: dict[str, str] = {
     "warm_q3_s": "float64",
     "cold_s": "float64",
     "compile_s": "float64",
+    "cold_condition": "string",
+    "compile_cache": "string",
     "caveats": "string",
 }
 
@@ -218,6 +220,8 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
                     "warm_q3_s": None,
                     "cold_s": cell.cold_s,
                     "compile_s": cell.compile_s,
+                    "cold_condition": cell.cold_condition,
+                    "compile_cache": cell.compile_cache,
                     "caveats": "; ".join(
                         filter(None, (_caveats(s, cell), f"{unsteady}: warm point left out" if unsteady else ""))
                     ),

@@ -577,6 +577,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
             d.geomean.low,
             d.geomean.high,
             d.geomean_counts,
+            d.lead if d.changed or d.synthetic else "",  # what changed leads the ratio, as in the column
         )
         for _, after, d in diffs
         if d.geomean is not None
@@ -588,7 +589,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         (after.run_id, case): why
         for _, after, d in diffs
         if after.run_id not in unlike
-        for case, why in d.changed_values.items()
+        for case, why in [*d.changed_values.items(), *d.redefined]
         if case in key_cases
     }
     figures = (

@@ -18,8 +18,8 @@ from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
-from reportgen.judge.comparison import SCOPE_FIELDS, input_key
-from reportgen.judge.identity import InputsLookup, inputs_facts, weights_facts
+from reportgen.judge.comparison import SCOPE_FIELDS, cache_outcome_of, input_key
+from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
 from reportgen.contract import events as ev
@@ -67,6 +67,16 @@ class CellSummary:
     # The cell's inputs as its log hashed them ([content for its input shape, content of the
     # file, file sha256]: judge.identity.InputsFacts); None: no inputs artifact recorded.
     inputs: list[str | None] | None = None
+    # The planned cell's fields (judge.identity.PLANNED_FIELDS: batch, length, layout, dtype,
+    # mode); None in a site state written before they were kept. The same case key with other
+    # fields is another cell: diffs compare neither its status nor its timing.
+    planned: list[int | str] | None = None
+    # A passing cell's cold call's cache condition as logged ('fresh_process_empty_cache') and
+    # whether its compile missed or hit the compile cache (judge.comparison.cache_outcome); None
+    # where not recorded (an eager cell has no compile). A trend does not join two runs' cold
+    # (or compile) times of different conditions: one of them is not the other's measurement.
+    cold_condition: str | None = None
+    compile_cache: str | None = None
 
 
 @dataclass
@@ -258,11 +268,16 @@ def cell_summary(
             ", ".join(f"{name} {str(getattr(scope, name)).lower()}" for name in SCOPE_FIELDS) if scope else None,
             cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         )
+    if cell.status == "pass" and cell.warm_median_s is not None:
+        summary.cold_condition = cell.cold_condition if cell.cold_s is not None else None
+        counters = cell.compile_cache if mode == "compiled" else None
+        summary.compile_cache = cache_outcome_of(*counters) if counters is not None else None
     if cell.status == "pass" and generation is not None:
         summary.generation = {series: list(getattr(generation, series).samples_s) for series in GENERATION_SERIES}
         summary.generation_median_s = {series: getattr(generation, series).median_s for series in GENERATION_SERIES}
         summary.generation_scope = generation.scope
         summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit
+    summary.planned = planned_fields(cell.planned)
     facts = inputs_facts(inputs, input_key(cell.planned))
     summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file]
     return summary

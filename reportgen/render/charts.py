@@ -634,20 +634,47 @@ def _unjoined(reason: str) -> str:
     return f"; not joined to the run before it ({reason})" if reason else ""
 
 
+def _condition_breaks(
+    reasons: Sequence[str], conditions: Sequence[str], values: Sequence[float | None], what: str
+) -> list[str]:
+    """``reasons`` (per run: why it is not joined to the run before it, "" for none), with a
+    change of cache condition against the previous run that has a value added as one, in words
+    after ``what``."""
+    out = list(reasons)
+    last = ""
+    for i, (condition, value) in enumerate(zip(conditions, values)):
+        if value is None:
+            continue
+        if last and condition and condition != last and not out[i]:
+            out[i] = f"{what}{human(last)}, then {human(condition)}"
+        last = condition or last
+    return out
+
+
 def _trend_lines(
     xs: Categories,
     runs: list[str],
     values: dict[str, list[float | None]],
     scale: Callable[[float], float],
     unlike: Mapping[str, Sequence[str]],
+    conditions: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Series]:
     """One line per cell over the runs (values in seconds), a gap where the cell has no value and
-    before a run whose ``unlike`` reason (per cell, per run, "" for none) says it is not like-for-like."""
+    before a run whose ``unlike`` reason (per cell, per run, "" for none) says it is not like-for-like;
+    ``conditions`` (per cell, per run: its cache condition, "" where none) are named on hover."""
     series = []
     for n, (case, got) in enumerate(values.items()):
         reasons = unlike[case]
+        named = (conditions or {}).get(case) or [""] * len(got)
         points = tuple(
-            Point(xs(i), scale(v), f"{case}: {runs[i]}, {fmt_time(v)}" + _unjoined(reasons[i]), v)
+            Point(
+                xs(i),
+                scale(v),
+                f"{case}: {runs[i]}, {fmt_time(v)}"
+                + (f" ({human(named[i])})" if named[i] else "")
+                + _unjoined(reasons[i]),
+                v,
+            )
             for i, v in enumerate(got)
             if v is not None
         )
@@ -658,7 +685,10 @@ def _trend_lines(
 
 
 # Said under a trend chart whose lines break before a run not like-for-like with the run before it.
-UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count, other weights, or the cell's other inputs: hover says which)."
+UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count, other weights, the cell's other inputs, or for a cold call or compile another cache condition: hover says which)."
+UNJOINED_CACHE = (
+    " A line is not joined to a run whose cache condition differs from the run before it (hover says which)."
+)
 # A run whose started_at is not a time the history frame can hold (reportgen.publish.frame): last.
 UNKNOWN_START = "start time unreadable"
 
@@ -667,7 +697,7 @@ def trend_figures(
     history: Any,
     cases: list[str],
     prefix: str,
-    geomeans: dict[str, tuple[float, float | None, float | None, str]] | None = None,
+    geomeans: dict[str, tuple[float, float | None, float | None, str, str]] | None = None,
     unlike: Mapping[str, str] | None = None,
     unlike_cells: Mapping[tuple[str, str], str] | None = None,
 ) -> list[Figure]:
@@ -676,7 +706,8 @@ def trend_figures(
     ``history`` is ``reportgen.publish.frame.history_frame`` of those runs. Timings exist only
     for cells that passed, so a run where a cell did not pass leaves a gap, never a zero.
     ``geomeans`` maps a run id to its geometric mean against the previous run (ratio, interval
-    low and high, what it covers in words: "4 cells"), as the run-to-run diff judged it.
+    low and high, what it covers in words: "4 cells", and what changed besides the results, in
+    words, or ""), as the run-to-run diff judged it: a point's title says what changed before its ratio.
     ``unlike`` maps a run id to why its timings are not like-for-like with the previous run's
     (a changed timing scope, repetitions, threads: the diff's ``timing_unlike``): the timing
     lines are not joined across it, and its points say why. ``unlike_cells`` does the same for
@@ -775,15 +806,29 @@ def trend_figures(
                 _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
         )
-    for column, key, title, caption in (
+
+    def texts(column: str) -> dict[str, list[str]]:
+        """Per case and run, a text column's value ('' where none)."""
+        found: dict[tuple[str, str], str] = {}
+        if column in history:
+            for row in history[history["case"].isin(cases)][["run_id", "case", column]].itertuples(index=False):
+                if isinstance(row[2], str) and row[2]:
+                    found[(row.case, row.run_id)] = row[2]
+        return {case: [found.get((case, run), "") for run in order] for case in cases}
+
+    for column, condition, what, key, title, caption in (
         (
             "cold_s",
+            "cold_condition",
+            "cache condition ",
             "cold",
             "Cold first call per cell over runs (s)",
             "The first call with the cache condition each report states; only runs where the cell passed.",
         ),
         (
             "compile_s",
+            "compile_cache",
+            "",
             "compile",
             "Compile + first result per cell over runs (s)",
             "From each run's compile event; only runs where the cell passed.",
@@ -794,8 +839,13 @@ def trend_figures(
         if not present:
             continue
         ys = linear(present, box.bottom, box.top, to_zero=True)
-        series = _trend_lines(xs, names, values, ys, reasons_of)
-        caption += UNJOINED if unjoined else ""
+        # A cold call (or compile) under another cache condition than the run before it measured
+        # something else: its line is not joined to it either, and each point names its condition.
+        conditions = texts(condition)
+        breaks = {case: _condition_breaks(reasons_of[case], conditions[case], values[case], what) for case in cases}
+        series = _trend_lines(xs, names, values, ys, breaks, conditions)
+        broken = any(r for rs in breaks.values() for r in rs)
+        caption += (UNJOINED_CACHE if broken and not unjoined else UNJOINED) if broken or unjoined else ""
         figures.append(
             Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))
         )
@@ -807,13 +857,13 @@ def trend_figures(
             Point(
                 xs(i),
                 ys(ratio),
-                f"{names[i]}: {ratio:.3f}x over {cells}"
+                f"{names[i]}: {f'{changed}: ' if changed else ''}{ratio:.3f}x over {cells}"
                 + (f", interval {_num(low, 3)} to {_num(high, 3)}" if low is not None and high is not None else ""),
                 ratio,
                 low=None if low is None else ys(low),
                 high=None if high is None else ys(high),
             )
-            for i, ratio, low, high, cells in shown
+            for i, ratio, low, high, cells, changed in shown
         )
         lines = _lines([(p.x, p.y) for p in points])
         figures.append(

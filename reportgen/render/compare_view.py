@@ -196,7 +196,17 @@ def _cell_row(cell: CellComparison) -> CellRow:
         task=(_task(cell.baseline), _task(cell.candidate)),
         reference_agree=agree,
         reference_anchor=_reference_anchor(cell.reference.key),
-        criteria=f"judged under a changed criterion: {changed}" if changed else "",
+        criteria="; ".join(
+            filter(
+                None,
+                (
+                    f"judged under a changed criterion: {changed}" if changed else "",
+                    f"status not the same in every run of a side: {cell.replicate_statuses}"
+                    if cell.replicate_statuses
+                    else "",
+                ),
+            )
+        ),
     )
 
 
@@ -662,6 +672,8 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             raw["timing"]["in_geomean"] = cell.timing.in_geomean
         if not cell.generation:  # only generation cells (1.2 logs) carry series ratios
             del raw["generation"]
+        if not cell.replicate_statuses:  # only a cell whose replicates disagree carries their statuses
+            del raw["replicate_statuses"]
         for series, item in zip(cell.generation, raw.get("generation", [])):
             item["verdict"] = series.verdict
             item["in_geomean"] = series.in_geomean
