@@ -18,18 +18,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import io
 import json
-import os
 import re
-import stat
 from bisect import bisect_left
 from itertools import compress, repeat
 from operator import attrgetter, is_
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Iterator, Literal, Union, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET
@@ -49,7 +46,15 @@ from reportgen.contract.events import (
 )
 from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
 from reportgen.contract.times import utc_time
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
+from reportgen.storage.local import (
+    DEFAULT_MAX_LOG_BYTES,
+    NotReadable,
+    Reread,
+    describe_size,
+    open_log,
+    reread_of,
+    shown,
+)
 
 # Versions of this major that the current Structs read as they are (a minor bump only adds
 # optional fields): such lines take the fast path; others get the careful per-line check.
@@ -82,58 +87,6 @@ class Problem:
 
     def format(self) -> str:
         return f"{shown(self.file)}:{self.line}: {self.severity}: {self.message}"
-
-
-class LogChanged(NotReadable):
-    """A local log's lines, read again to build an event, are not the bytes that were checked:
-    the file was replaced, cut short or rewritten while its report was being built."""
-
-
-class Reread:
-    """Where a local log's checked lines are read again when an event is built from them.
-
-    A long log is read a chunk at a time and its bytes are not kept: the few events a report
-    shows in full are read again from the file. It must be the same file (device and inode),
-    not shorter, and not rewritten in place (the same size with another modification time);
-    a log still being appended to is read again as it was. The line read again must still be
-    one whole line. Otherwise LogChanged says so.
-    """
-
-    __slots__ = ("path", "ident", "size", "mtime_ns")
-
-    def __init__(self, path: str | Path, st: os.stat_result) -> None:
-        self.path, self.ident, self.size, self.mtime_ns = path, (st.st_dev, st.st_ino), st.st_size, st.st_mtime_ns
-
-    def read(self, offset: int, length: int) -> bytes:
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-            try:
-                st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) != self.ident or not stat.S_ISREG(st.st_mode):
-                    raise LogChanged(
-                        f"{self.path}: replaced by another file while its report was built; build the report again"
-                    )
-                if st.st_size < self.size or (st.st_size == self.size and st.st_mtime_ns != self.mtime_ns):
-                    raise LogChanged(
-                        f"{self.path}: cut short or rewritten while its report was built; build the report again"
-                    )
-                data = os.pread(fd, length, offset)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise LogChanged(
-                f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again"
-            ) from None
-        return data
-
-    def line(self, start: int, end: int) -> bytes:
-        """The line checked at [start:end]: still a whole line (its newline after it, none in it)."""
-        data = self.read(start, end - start + 1)
-        if len(data) != end - start + 1 or not data.endswith(b"\n") or b"\n" in data[:-1]:
-            raise LogChanged(
-                f"{self.path}: changed while its report was built (the line at byte {start} differs from the one checked); build the report again"
-            )
-        return data[:-1]
 
 
 class LoggedEvent(msgspec.Struct, gc=False):
@@ -807,8 +760,8 @@ def read_log(
     reading = LogReading(path=str(path), records=EventLines() if records is None else records)
     checker = _Checker(reading, sink)
     try:
-        with _open_log(path, max_bytes) as stream, paused_gc():
-            count = _read_lines(checker, stream, max_bytes, _reread_of(path, stream))
+        with open_log(path, max_bytes) as stream, paused_gc():
+            count = _read_lines(checker, stream, max_bytes, reread_of(path, stream))
     except NotReadable as exc:
         checker.problem(0, "error", f"not read: {exc}")
         return reading
@@ -835,16 +788,6 @@ def paused_gc() -> Iterator[None]:
         if enabled:
             gc.freeze()
             gc.enable()
-
-
-def _reread_of(path: Any, stream: Any) -> Reread | None:
-    """How to read a local log's lines again (None for a log in object storage: its chunks are kept)."""
-    if getattr(path, "open_stream", None) is not None:
-        return None
-    try:
-        return Reread(path, os.fstat(stream.fileno()))
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        return None
 
 
 def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread | None = None) -> int:
@@ -913,20 +856,6 @@ def fill_defaults(matrix: list[Any]) -> list[Any]:
         for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
             force_setattr(cell, name, default)  # the cells are frozen; none is shared yet
     return matrix
-
-
-def _open_log(path: Any, max_bytes: int) -> BinaryIO:
-    """A local log (a regular file within the limit, see storage.local), or a log in object
-    storage (anything with ``open_stream``, see reportgen.storage) whose listed size is within it."""
-    opener = getattr(path, "open_stream", None)
-    if opener is None:
-        return open_regular(path, max_bytes)
-    size = getattr(path, "size", 0)
-    if size > max_bytes:
-        raise NotReadable(
-            f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"
-        )
-    return opener()
 
 
 def validate_files(
