@@ -140,31 +140,21 @@ def fields_of(record: LoggedEvent) -> Any:
 EventSink = Callable[[LoggedEvent, Any], None]
 
 
-class EventLines:
+class EventLines(list[LoggedEvent]):
     """The accepted events in line order."""
 
-    __slots__ = ("_records", "append")
-
-    def __init__(self) -> None:
-        self._records: list[LoggedEvent] = []
-        self.append = self._records.append
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[LoggedEvent]:
-        return iter(self._records)
+    __slots__ = ()
 
     def cases_with(self, kind: str) -> set[Any]:
         """The cases named by the accepted events of this kind."""
-        return {record.case for record in self._records if record.kind == kind}
+        return {record.case for record in self if record.kind == kind}
 
     def at(self, line: int) -> LoggedEvent:
         """The accepted event on this line (KeyError if none was accepted there)."""
-        index = bisect_left(self._records, line, key=_LINE_OF)
-        if index == len(self._records) or self._records[index].line != line:
+        index = bisect_left(self, line, key=_LINE_OF)
+        if index == len(self) or self[index].line != line:
             raise KeyError(line)
-        return self._records[index]
+        return self[index]
 
 
 _LINE_OF = attrgetter("line")
@@ -569,20 +559,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+# json.loads joins an escaped surrogate pair into one character: a surrogate left in its text is lone.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _lone_surrogate(obj: Any) -> str | None:
     """The location of the first string (key or value) holding a lone surrogate, or None."""
     for where, value in _walk(obj):
-        if where and isinstance(where[-1], str) and _has_surrogate(where[-1]):  # a dict's key
+        if where and isinstance(where[-1], str) and _SURROGATE.search(where[-1]):  # a dict's key
             return f"{_format_loc(where[:-1], '(line)')}: a key"
-        if isinstance(value, str) and _has_surrogate(value):
+        if isinstance(value, str) and _SURROGATE.search(value):
             return _format_loc(where, "(line)")
     return None
 
