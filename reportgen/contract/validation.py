@@ -220,17 +220,20 @@ class _Checker:
         self.saw_cr = False
         self.figures = FigureChecks()
 
-    def problem(self, line: int, severity: Severity, message: str) -> None:
-        self.reading.problems.append(Problem(self.reading.path, line, severity, message))
+    def error(self, line: int, message: str) -> None:
+        self.reading.problems.append(Problem(self.reading.path, line, "error", message))
+
+    def warning(self, line: int, message: str) -> None:
+        self.reading.problems.append(Problem(self.reading.path, line, "warning", message))
 
     def check_line(self, number: int, raw: bytes, unterminated: bool) -> None:
         """The careful path for a line the fast path did not accept: says what is wrong."""
         if number == 1 and raw.startswith(UTF8_BOM):
             raw = raw[len(UTF8_BOM) :]
-            self.problem(1, "warning", "file starts with a UTF-8 byte-order mark; ignored")
+            self.warning(1, "file starts with a UTF-8 byte-order mark; ignored")
         if not raw.strip():
             self.blank_lines += 1
-            self.problem(number, "warning", "blank line ignored")
+            self.warning(number, "blank line ignored")
             return
         event = self._slow_validate(number, raw, unterminated)
         if event is not None:
@@ -249,10 +252,10 @@ class _Checker:
                 self.reading.refused = True
                 # "... is not valid JSON: ...", or "...: run_id: a lone surrogate escape ...".
                 said = f"is {why}" if why.startswith("not ") else f"fails: {why}"
-                self.problem(number, "error", f"not a JSON-lines event log: its first line {said}")
+                self.error(number, f"not a JSON-lines event log: its first line {said}")
             return None
         if not isinstance(obj, dict):
-            self.problem(number, "error", f"expected a JSON object, got {_json_type(obj)}")
+            self.error(number, f"expected a JSON object, got {_json_type(obj)}")
             return None
         minor = self._check_version(number, obj)
         if minor is None:
@@ -268,71 +271,63 @@ class _Checker:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self.problem(number, "error", f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}")
+            self.error(number, f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}")
             return None
         if "\r" in text:
             self.saw_cr = True
         try:
             obj = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
         except _NonFiniteLiteral as exc:
-            self.problem(
-                number, "error", f"{exc} is not valid JSON; write null for a value that is not a finite number"
-            )
+            self.error(number, f"{exc} is not valid JSON; write null for a value that is not a finite number")
         except _DuplicateKey as exc:
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"duplicate key {exc} in one JSON object: the line is ambiguous (a reader could take either value)",
             )
         except json.JSONDecodeError as exc:
             if "\r" in text.rstrip("\r"):
-                self.problem(
-                    number, "error", "lines end in a bare CR (\\r): events must be separated by LF (\\n) line endings"
-                )
+                self.error(number, "lines end in a bare CR (\\r): events must be separated by LF (\\n) line endings")
             elif unterminated:
                 self.reading.truncated = True
-                self.problem(
+                self.warning(
                     number,
-                    "warning",
                     "truncated last line (no newline, incomplete JSON); ignored, the run is incomplete",
                 )
             else:
-                self.problem(number, "error", f"not valid JSON: {exc.msg} at column {exc.colno}")
+                self.error(number, f"not valid JSON: {exc.msg} at column {exc.colno}")
         except RecursionError:
-            self.problem(number, "error", "not valid JSON: nested too deeply")
+            self.error(number, "not valid JSON: nested too deeply")
         except ValueError as exc:
-            self.problem(number, "error", f"unreadable JSON value: {str(exc).split(';')[0]}")
+            self.error(number, f"unreadable JSON value: {str(exc).split(';')[0]}")
         else:
             where = _lone_surrogate(obj)
             if where is None:
                 return obj
-            self.problem(number, "error", f"{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
+            self.error(number, f"{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
         return None
 
     def _check_version(self, number: int, obj: dict[str, Any]) -> int | None:
         version = obj.get("schema_version")
         if not isinstance(version, str):
-            self.problem(number, "error", 'missing schema_version (a string like "1.0")')
+            self.error(number, 'missing schema_version (a string like "1.0")')
             return None
         try:
             major, minor = (int(part) for part in version.split("."))
         except ValueError:
-            self.problem(number, "error", f"schema_version {version!r} is not MAJOR.MINOR")
+            self.error(number, f"schema_version {version!r} is not MAJOR.MINOR")
             return None
         if major != SCHEMA_MAJOR:
             self.reading.refused = True
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"schema_version {version} has major version {major}; this reportgen reads "
                 f"{SCHEMA_MAJOR}.x only (upgrade reportgen to read newer logs)",
             )
             return None
         if minor > SCHEMA_MINOR and f"minor:{minor}" not in self.kind_lines:
             self.kind_lines[f"minor:{minor}"] = number
-            self.problem(
+            self.warning(
                 number,
-                "warning",
                 f"schema_version {version} is newer than {SCHEMA_VERSION}; fields and kinds "
                 "this reportgen does not know are ignored",
             )
@@ -340,20 +335,19 @@ class _Checker:
 
     def _report_unknown_kind(self, number: int, kind: Any, minor: int) -> None:
         if not isinstance(kind, str):
-            self.problem(number, "error", "missing or non-string 'kind'")
+            self.error(number, "missing or non-string 'kind'")
         elif minor > SCHEMA_MINOR:
-            self.problem(number, "warning", f"unknown event kind {kind!r} from a newer schema; skipped")
+            self.warning(number, f"unknown event kind {kind!r} from a newer schema; skipped")
         else:
             known = ", ".join(sorted(KINDS))
-            self.problem(number, "error", f"unknown event kind {kind!r} (known: {known})")
+            self.error(number, f"unknown event kind {kind!r} (known: {known})")
 
     def _validate_model(self, number: int, model: type[Envelope], obj: dict[str, Any], newer: bool) -> Envelope | None:
         """The line as its kind's Struct, or its first error, located; a line of a newer minor
         has the fields this reader does not know dropped, with a warning that names them."""
         if (where := non_finite_at(obj)) is not None:
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"{obj['kind']}: {where}: a number too large for a float; write null for a value that is not a finite number",
             )
             return None
@@ -374,12 +368,12 @@ class _Checker:
                     _drop_path(obj, unknown)
                 if dropped:
                     continue
-            self.problem(number, "error", f"{obj['kind']}: {_format_error(message, path)}")
+            self.error(number, f"{obj['kind']}: {_format_error(message, path)}")
             return None
         if dropped:
             names = ", ".join(map(_format_loc, dropped[:NAMED_FIELDS]))
             more = f" and {len(dropped) - NAMED_FIELDS:,} more" if len(dropped) > NAMED_FIELDS else ""
-            self.problem(number, "warning", f"{obj['kind']}: fields from a newer schema ignored: {names}{more}")
+            self.warning(number, f"{obj['kind']}: fields from a newer schema ignored: {names}{more}")
         return event
 
     def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> bool:
@@ -442,7 +436,7 @@ class _Checker:
         kind, case = record.kind, record.case
         if self.in_body and kind in CASE_KINDS:
             if case not in self.planned_cases:  # type: ignore[operator]
-                self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
+                self.error(number, f"{kind} names case {case!r}, which is not in the plan")
             if kind == "case_result":
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
@@ -457,34 +451,32 @@ class _Checker:
         """The rules about where a kind may appear; False drops a second singleton event."""
         seen, kind, case = self.kind_lines, record.kind, record.case
         if not self.reading.records and kind != "run_start":
-            self.problem(number, "error", f"the first event must be run_start, not {kind}")
+            self.error(number, f"the first event must be run_start, not {kind}")
         if "run_end" in seen:
-            self.problem(number, "error", f"{kind} after run_end (line {seen['run_end']})")
+            self.error(number, f"{kind} after run_end (line {seen['run_end']})")
         if kind in ("run_start", "plan", "environment", "run_end") and kind in seen:
-            self.problem(number, "error", f"second {kind} (the first is on line {seen[kind]})")
+            self.error(number, f"second {kind} (the first is on line {seen[kind]})")
             return False
         if kind in RESULT_KINDS and "plan" not in seen:
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"{kind} before the plan: tolerances and comparison rules must be declared before any result",
             )
         if kind == "run_start" and not _iso_time(data.started_at):
-            self.problem(
+            self.warning(
                 number,
-                "warning",
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
                 "years 1678 and 2261; a site's history places this run last, with no time",
             )
         if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
             # A relabelled run would count as evidence for the family's target: not evidence.
-            self.problem(number, "error", f"environment: {why}; the log contradicts itself")
+            self.error(number, f"environment: {why}; the log contradicts itself")
         if kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":
             self.reading.end_record, self.reading.end_status = record, data.status
         if case is not None and self.planned_cases is not None and case not in self.planned_cases:
-            self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
+            self.error(number, f"{kind} names case {case!r}, which is not in the plan")
         if kind == "case_result":
             self._check_single_result(number, case)  # type: ignore[arg-type]
         seen.setdefault(kind, number)
@@ -495,36 +487,32 @@ class _Checker:
         """A line whose figures contradict its own status or flags is an error: not evidence."""
         case = getattr(data, "case", None)
         where = f"{kind} {case!r}" if isinstance(case, str) else kind
-        self.problem(number, "error", f"{where}: {why}; the log contradicts itself")
+        self.error(number, f"{where}: {why}; the log contradicts itself")
 
     def _check_single_result(self, number: int, case: str) -> None:
         if case in self.result_lines:
-            self.problem(
-                number, "error", f"second case_result for {case!r} (the first is on line {self.result_lines[case]})"
-            )
+            self.error(number, f"second case_result for {case!r} (the first is on line {self.result_lines[case]})")
         self.result_lines[case] = number
 
     def _seq_problem(self, number: int, seq: int) -> None:
         first = self.seq_lines.get(seq)
         if first is not None:
-            self.problem(number, "error", f"duplicate seq {seq} (also on line {first})")
+            self.error(number, f"duplicate seq {seq} (also on line {first})")
         else:
-            self.problem(number, "error", f"seq {seq} after {self.last_seq}: sequence numbers must increase")
+            self.error(number, f"seq {seq} after {self.last_seq}: sequence numbers must increase")
             self.seq_lines[seq] = number
 
     def finish(self, line_count: int) -> None:
         if self.reading.refused:
             return
         if line_count == 0:
-            self.problem(0, "error", "empty file: no events")
+            self.error(0, "empty file: no events")
             return
         if not self.reading.records:
-            self.problem(0, "error", f"no events: {self._what_it_is(line_count)}")
+            self.error(0, f"no events: {self._what_it_is(line_count)}")
             return
         if self.reading.end_record is None:
-            self.problem(
-                line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested"
-            )
+            self.warning(line_count, "no run_end: the run is incomplete; cells without a result are untested")
 
     def _what_it_is(self, line_count: int) -> str:
         """What a file that holds no event is, in a few words."""
@@ -749,10 +737,10 @@ def read_log(
         with open_log(path, max_bytes) as stream, paused_gc():
             count = _read_lines(checker, stream, max_bytes, reread_of(path, stream))
     except NotReadable as exc:
-        checker.problem(0, "error", f"not read: {exc}")
+        checker.error(0, f"not read: {exc}")
         return reading
     except OSError as exc:
-        checker.problem(0, "error", f"cannot read the file: {exc.strerror or exc}")
+        checker.error(0, f"cannot read the file: {exc.strerror or exc}")
         return reading
     checker.finish(count)
     return reading
@@ -803,7 +791,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
             for raw in data[begin : end - 1].split(b"\n"):
                 number += 1
                 if len(raw) > MAX_LINE_BYTES:
-                    checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+                    checker.error(number, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
                 elif read(number, raw, offset, reread):
                     return number  # refused: nothing more is read
                 offset += len(raw) + 1
@@ -814,20 +802,19 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
             break
         if len(held) > MAX_LINE_BYTES:
             number += 1
-            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            checker.error(number, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
             base += len(held)
             held, skipping = b"", True
     if over:
-        checker.problem(
+        checker.error(
             number + 1,
-            "error",
             f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read",
         )
         return number + 1
     if held and not skipping:
         number += 1
         if len(held) > MAX_LINE_BYTES:
-            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            checker.error(number, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
         else:
             checker.check_line(number, held, unterminated=True)
     return number
