@@ -203,9 +203,7 @@ def per_run(compute: Callable[..., T]) -> Callable[..., T]:
 
     @wraps(compute)
     def cached(run: RunModel, *args: Any) -> T:
-        found = cache.get(run)
-        if found is None:
-            found = cache[run] = {}
+        found = cache.setdefault(run, {})
         if args not in found:
             found[args] = compute(run, *args)
         return found[args]
