@@ -639,7 +639,7 @@ def diff(
     max_bytes: int,
     follow_symlinks: bool,
 ) -> None:
-    from reportgen.contract.validation import LogChanged
+    from reportgen.storage.local import LogChanged
     from reportgen.publish.diff import DiffRefused, diff_command
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from reportgen.cli import main
 from reportgen.contract import validation
-from reportgen.contract.validation import LogChanged, Reread, read_log
+from reportgen.contract.validation import read_log
+from reportgen.storage.local import LogChanged, Reread
 from reportgen.model.runmodel import read_run
 from reportgen.render.report import ReportInputError, build_report
 from tests.conftest import FIXTURES
@@ -35,7 +36,7 @@ def _read(path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch, **kwargs: Any
     with monkeypatch.context() as patch:
         patch.setattr(validation, "CHUNK_BYTES", chunk)
         local = read_log(path, **kwargs)
-        patch.setattr(validation, "_reread_of", lambda path, stream: None)
+        patch.setattr(validation, "reread_of", lambda path, stream: None)
         kept = read_log(path, **kwargs)
     assert _summary(kept) == _summary(local)
     _raw_lines_match(kept, path, kwargs.get("max_bytes"))
@@ -147,7 +148,7 @@ def test_a_size_limit_inside_a_chunk_reads_as_with_one_chunk(
     for limit in (size // 3, size // 3 + 1, size - 1):
         with monkeypatch.context() as patch:
             patch.setattr(
-                validation, "_open_log", lambda path, max_bytes: open(path, "rb")
+                validation, "open_log", lambda path, max_bytes: open(path, "rb")
             )  # past the size check: as if it grew
             whole = read_log(long_log, max_bytes=limit)
             small = _read(long_log, chunk, monkeypatch, max_bytes=limit)
@@ -211,13 +212,13 @@ def test_a_report_on_a_log_that_changes_under_it_says_so_and_writes_nothing(
 ) -> None:
     path = tmp_path / "events.jsonl"
     path.write_bytes(long_log.read_bytes())
-    real = validation.Reread.read
+    real = Reread.read
 
     def cut_then_read(self: Any, offset: int, length: int) -> bytes:
         _truncate(path)
         return real(self, offset, length)
 
-    monkeypatch.setattr(validation.Reread, "read", cut_then_read)
+    monkeypatch.setattr(Reread, "read", cut_then_read)
     with pytest.raises(ReportInputError, match="while its report was built; build the report again"):
         build_report(path, tmp_path / "out")
     result = CliRunner().invoke(main, ["report", str(path), "--out", str(tmp_path / "cli")])

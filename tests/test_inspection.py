@@ -165,6 +165,9 @@ def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytes
     assert main(["inspect", "--workload", str(tmp_path / "none.toml"), "--out", str(tmp_path / "x.jsonl")]) == 2
 
 
+_SAMPLE_LINES = (SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()
+
+
 @pytest.mark.parametrize(
     "lines, message",
     [
@@ -172,6 +175,8 @@ def test_inspect_refuses_to_overwrite_and_explains(tmp_path: Path, capsys: pytes
             [(SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()[1]],
             "first event must be inspection_start",
         ),
+        ([_SAMPLE_LINES[0], _SAMPLE_LINES[0]], r"bad\.jsonl:2: a second inspection_start"),
+        ([_SAMPLE_LINES[0], _SAMPLE_LINES[-1], _SAMPLE_LINES[1]], r"bad\.jsonl:3: inspection after inspection_end"),
         (["not json"], "not JSON"),
         (["[" * 100_000 + "]" * 100_000], r"bad\.jsonl:1: not JSON: nested too deeply"),
         (['{"kind": "run_start", "schema_version": "1.2"}'], "not one of an inspection log's"),

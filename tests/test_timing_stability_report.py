@@ -260,7 +260,7 @@ def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> N
 def test_stable_timed_cells_are_classified_without_reading_their_lines_again(tmp_path: Path, monkeypatch: Any) -> None:
     """A long log has tens of thousands of timed cells: the judge classifies each from the facts the
     reader kept, and reads a timing line again only for an unstable series (to name its host)."""
-    from reportgen.contract.validation import Reread
+    from reportgen.storage.local import Reread
 
     events = timing_log("synthetic-steady", noise=0.01)
     path = tmp_path / "steady" / "events.jsonl"

@@ -110,10 +110,8 @@ class FigureChecks:
             return f"status pass, but error_stats counts {stats.mismatched} of {stats.total} judged elements outside the tolerance"
         if metric and metric.passed is False:
             return "status pass, but task_metric.passed is false"
-        if self.failed_training:
-            failed = self.failed_training.get(data.case)
-            if failed is not None:
-                return f"status pass, but {failed}"
+        if (failed := self.failed_training.get(data.case)) is not None:
+            return f"status pass, but {failed}"
         if self._generating:
             self.passed.add(data.case)
         return None

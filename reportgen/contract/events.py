@@ -305,15 +305,15 @@ class TaskCriterion(Strict, kw_only=True, frozen=True):
 
 
 class ElementTolerance(Strict, kw_only=True, frozen=True):
-    atol: Annotated[float, Meta(ge=0)]
-    rtol: Annotated[float, Meta(ge=0)]
+    atol: NonNegative
+    rtol: NonNegative
 
 
 class Tolerance(Strict, kw_only=True, frozen=True):
     """Elementwise rule |out - ref| <= atol + rtol * |ref| plus a task-quality criterion."""
 
-    atol: Annotated[float, Meta(ge=0)]
-    rtol: Annotated[float, Meta(ge=0)]
+    atol: NonNegative
+    rtol: NonNegative
     task: Annotated[TaskCriterion | None, Doc("Task-quality acceptance criterion.")] = None
     source: Annotated[str, Doc("Who set it: the plan, or the collector's default.")] = "plan"
     loss: Annotated[ElementTolerance | None, Doc("Training: rule for the loss at each step.")] = None
@@ -411,11 +411,9 @@ class ParamRule(Strict, kw_only=True, frozen=True):
             "|updated - reference| <= k * lr (elsewhere elementwise); zero-grad: gradients exactly zero in both."
         ),
     ]
-    k: Annotated[Annotated[float, Meta(ge=0)] | None, Doc("lr-bound: the multiple of the learning rate allowed.")] = (
-        None
-    )
+    k: Annotated[NonNegative | None, Doc("lr-bound: the multiple of the learning rate allowed.")] = None
     lr: Annotated[
-        Annotated[float, Meta(ge=0)] | None,
+        NonNegative | None,
         Doc("lr-bound: the group's learning rate, read from the optimizer before any step."),
     ] = None
     zero_below: Annotated[
@@ -879,7 +877,7 @@ class GradStats(Strict, kw_only=True, frozen=True):
         Doc("The plan's rule that judged this parameter (compare.params); null: elementwise, no rules declared."),
     ] = None
     bound: Annotated[
-        Annotated[float, Meta(ge=0)] | None,
+        NonNegative | None,
         Doc("lr-bound rule: k * lr, the allowed |updated - reference| where the reference gradient is zero."),
     ] = None
     bound_elements: Annotated[

@@ -43,7 +43,6 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
         raise InspectionError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise InspectionError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    start: InspectionStart | None = None
     log: InspectionLog | None = None
     # Lines end at LF only: str.splitlines() also ends a line at U+2028, U+0085, \x1c and more,
     # which the collector writes as they are inside a JSON string (ensure_ascii=False).
@@ -52,9 +51,8 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
             continue
         event = _event(path, number, line)
         if isinstance(event, InspectionStart):
-            if start is not None:
+            if log is not None:
                 raise InspectionError(f"{path}:{number}: a second inspection_start")
-            start = event
             log = InspectionLog(str(path), event)
         elif log is None:
             raise InspectionError(f"{path}:{number}: the first event must be inspection_start, not {event.kind}")

@@ -113,11 +113,10 @@ def _definitions() -> dict[str, Any]:
     return msgspec.json.schema_components([Event, *INSPECTION_MODELS.values()])[1]
 
 
-def _model_section(title: str, model: type[Any], example: str | None) -> list[str]:
-    schema = _definitions()[model.__name__]
+def _section(title: str, schema: dict[str, Any], example: str | None = None) -> list[str]:
     out = [f"### `{title}`", ""]
-    if model.__doc__:
-        out += [" ".join(model.__doc__.split()), ""]
+    if description := schema.get("description"):
+        out += [" ".join(description.split()), ""]
     out += _field_rows(schema) + [""]
     if example:
         out += ["Example:", "", "```json", example, "```", ""]
@@ -135,20 +134,17 @@ def _examples(root: Path, paths: tuple[Path, ...]) -> dict[str, str]:
 
 
 def render_doc(root: Path = Path(".")) -> str:
+    defs = _definitions()
     examples = _examples(root, EXAMPLES_PATHS)
     out = [_INTRO.format(version=SCHEMA_VERSION)]
     for kind, model in EVENT_MODELS.items():
-        out += _model_section(kind, model, examples.get(kind))
-    out += _inspection_sections(root)
+        out += _section(kind, defs[model.__name__], examples.get(kind))
+    out += _inspection_sections(root, defs)
     out += ["## Nested objects", ""]
-    defs = msgspec.json.schema(Event).get("$defs", {})
     top = {m.__name__ for m in EVENT_MODELS.values()}
-    for name in sorted(defs):
-        if name in top:
-            continue
-        desc = defs[name].get("description", "")
-        out += [f"### `{name}`", ""] + ([" ".join(desc.split()), ""] if desc else [])
-        out += _field_rows(defs[name]) + [""]
+    for name in sorted(msgspec.json.schema(Event).get("$defs", {})):
+        if name not in top:
+            out += _section(name, defs[name])
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -163,13 +159,13 @@ nothing in it is measured on a device.
 """
 
 
-def _inspection_sections(root: Path) -> list[str]:
+def _inspection_sections(root: Path, defs: dict[str, Any]) -> list[str]:
     examples = _examples(root, (INSPECTION_EXAMPLE,))
     out = [_INSPECTION_INTRO]
     for kind, model in INSPECTION_MODELS.items():
-        out += _model_section(kind, model, examples.get(kind))
+        out += _section(kind, defs[model.__name__], examples.get(kind))
     for part in (OpCount, WideTensor):
-        out += _model_section(part.__name__, part, None)
+        out += _section(part.__name__, defs[part.__name__])
     return out
 
 

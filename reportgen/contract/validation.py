@@ -18,18 +18,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import io
 import json
-import os
 import re
-import stat
 from bisect import bisect_left
 from itertools import compress, repeat
 from operator import attrgetter, is_
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, BinaryIO, Callable, Iterator, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Iterator, Literal, Union, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET
@@ -49,7 +46,15 @@ from reportgen.contract.events import (
 )
 from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
 from reportgen.contract.times import utc_time
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, NotReadable, describe_size, open_regular, shown
+from reportgen.storage.local import (
+    DEFAULT_MAX_LOG_BYTES,
+    NotReadable,
+    Reread,
+    describe_size,
+    open_log,
+    reread_of,
+    shown,
+)
 
 # Versions of this major that the current Structs read as they are (a minor bump only adds
 # optional fields): such lines take the fast path; others get the careful per-line check.
@@ -82,58 +87,6 @@ class Problem:
 
     def format(self) -> str:
         return f"{shown(self.file)}:{self.line}: {self.severity}: {self.message}"
-
-
-class LogChanged(NotReadable):
-    """A local log's lines, read again to build an event, are not the bytes that were checked:
-    the file was replaced, cut short or rewritten while its report was being built."""
-
-
-class Reread:
-    """Where a local log's checked lines are read again when an event is built from them.
-
-    A long log is read a chunk at a time and its bytes are not kept: the few events a report
-    shows in full are read again from the file. It must be the same file (device and inode),
-    not shorter, and not rewritten in place (the same size with another modification time);
-    a log still being appended to is read again as it was. The line read again must still be
-    one whole line. Otherwise LogChanged says so.
-    """
-
-    __slots__ = ("path", "ident", "size", "mtime_ns")
-
-    def __init__(self, path: str | Path, st: os.stat_result) -> None:
-        self.path, self.ident, self.size, self.mtime_ns = path, (st.st_dev, st.st_ino), st.st_size, st.st_mtime_ns
-
-    def read(self, offset: int, length: int) -> bytes:
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-            try:
-                st = os.fstat(fd)
-                if (st.st_dev, st.st_ino) != self.ident or not stat.S_ISREG(st.st_mode):
-                    raise LogChanged(
-                        f"{self.path}: replaced by another file while its report was built; build the report again"
-                    )
-                if st.st_size < self.size or (st.st_size == self.size and st.st_mtime_ns != self.mtime_ns):
-                    raise LogChanged(
-                        f"{self.path}: cut short or rewritten while its report was built; build the report again"
-                    )
-                data = os.pread(fd, length, offset)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise LogChanged(
-                f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again"
-            ) from None
-        return data
-
-    def line(self, start: int, end: int) -> bytes:
-        """The line checked at [start:end]: still a whole line (its newline after it, none in it)."""
-        data = self.read(start, end - start + 1)
-        if len(data) != end - start + 1 or not data.endswith(b"\n") or b"\n" in data[:-1]:
-            raise LogChanged(
-                f"{self.path}: changed while its report was built (the line at byte {start} differs from the one checked); build the report again"
-            )
-        return data[:-1]
 
 
 class LoggedEvent(msgspec.Struct, gc=False):
@@ -187,31 +140,21 @@ def fields_of(record: LoggedEvent) -> Any:
 EventSink = Callable[[LoggedEvent, Any], None]
 
 
-class EventLines:
+class EventLines(list[LoggedEvent]):
     """The accepted events in line order."""
 
-    __slots__ = ("_records", "append")
-
-    def __init__(self) -> None:
-        self._records: list[LoggedEvent] = []
-        self.append = self._records.append
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[LoggedEvent]:
-        return iter(self._records)
+    __slots__ = ()
 
     def cases_with(self, kind: str) -> set[Any]:
         """The cases named by the accepted events of this kind."""
-        return {record.case for record in self._records if record.kind == kind}
+        return {record.case for record in self if record.kind == kind}
 
     def at(self, line: int) -> LoggedEvent:
         """The accepted event on this line (KeyError if none was accepted there)."""
-        index = bisect_left(self._records, line, key=_LINE_OF)
-        if index == len(self._records) or self._records[index].line != line:
+        index = bisect_left(self, line, key=_LINE_OF)
+        if index == len(self) or self[index].line != line:
             raise KeyError(line)
-        return self._records[index]
+        return self[index]
 
 
 _LINE_OF = attrgetter("line")
@@ -277,17 +220,20 @@ class _Checker:
         self.saw_cr = False
         self.figures = FigureChecks()
 
-    def problem(self, line: int, severity: Severity, message: str) -> None:
-        self.reading.problems.append(Problem(self.reading.path, line, severity, message))
+    def error(self, line: int, message: str) -> None:
+        self.reading.problems.append(Problem(self.reading.path, line, "error", message))
+
+    def warning(self, line: int, message: str) -> None:
+        self.reading.problems.append(Problem(self.reading.path, line, "warning", message))
 
     def check_line(self, number: int, raw: bytes, unterminated: bool) -> None:
         """The careful path for a line the fast path did not accept: says what is wrong."""
         if number == 1 and raw.startswith(UTF8_BOM):
             raw = raw[len(UTF8_BOM) :]
-            self.problem(1, "warning", "file starts with a UTF-8 byte-order mark; ignored")
+            self.warning(1, "file starts with a UTF-8 byte-order mark; ignored")
         if not raw.strip():
             self.blank_lines += 1
-            self.problem(number, "warning", "blank line ignored")
+            self.warning(number, "blank line ignored")
             return
         event = self._slow_validate(number, raw, unterminated)
         if event is not None:
@@ -306,10 +252,10 @@ class _Checker:
                 self.reading.refused = True
                 # "... is not valid JSON: ...", or "...: run_id: a lone surrogate escape ...".
                 said = f"is {why}" if why.startswith("not ") else f"fails: {why}"
-                self.problem(number, "error", f"not a JSON-lines event log: its first line {said}")
+                self.error(number, f"not a JSON-lines event log: its first line {said}")
             return None
         if not isinstance(obj, dict):
-            self.problem(number, "error", f"expected a JSON object, got {_json_type(obj)}")
+            self.error(number, f"expected a JSON object, got {_json_type(obj)}")
             return None
         minor = self._check_version(number, obj)
         if minor is None:
@@ -325,71 +271,63 @@ class _Checker:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self.problem(number, "error", f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}")
+            self.error(number, f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}")
             return None
         if "\r" in text:
             self.saw_cr = True
         try:
             obj = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
         except _NonFiniteLiteral as exc:
-            self.problem(
-                number, "error", f"{exc} is not valid JSON; write null for a value that is not a finite number"
-            )
+            self.error(number, f"{exc} is not valid JSON; write null for a value that is not a finite number")
         except _DuplicateKey as exc:
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"duplicate key {exc} in one JSON object: the line is ambiguous (a reader could take either value)",
             )
         except json.JSONDecodeError as exc:
             if "\r" in text.rstrip("\r"):
-                self.problem(
-                    number, "error", "lines end in a bare CR (\\r): events must be separated by LF (\\n) line endings"
-                )
+                self.error(number, "lines end in a bare CR (\\r): events must be separated by LF (\\n) line endings")
             elif unterminated:
                 self.reading.truncated = True
-                self.problem(
+                self.warning(
                     number,
-                    "warning",
                     "truncated last line (no newline, incomplete JSON); ignored, the run is incomplete",
                 )
             else:
-                self.problem(number, "error", f"not valid JSON: {exc.msg} at column {exc.colno}")
+                self.error(number, f"not valid JSON: {exc.msg} at column {exc.colno}")
         except RecursionError:
-            self.problem(number, "error", "not valid JSON: nested too deeply")
+            self.error(number, "not valid JSON: nested too deeply")
         except ValueError as exc:
-            self.problem(number, "error", f"unreadable JSON value: {str(exc).split(';')[0]}")
+            self.error(number, f"unreadable JSON value: {str(exc).split(';')[0]}")
         else:
             where = _lone_surrogate(obj)
             if where is None:
                 return obj
-            self.problem(number, "error", f"{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
+            self.error(number, f"{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
         return None
 
     def _check_version(self, number: int, obj: dict[str, Any]) -> int | None:
         version = obj.get("schema_version")
         if not isinstance(version, str):
-            self.problem(number, "error", 'missing schema_version (a string like "1.0")')
+            self.error(number, 'missing schema_version (a string like "1.0")')
             return None
         try:
             major, minor = (int(part) for part in version.split("."))
         except ValueError:
-            self.problem(number, "error", f"schema_version {version!r} is not MAJOR.MINOR")
+            self.error(number, f"schema_version {version!r} is not MAJOR.MINOR")
             return None
         if major != SCHEMA_MAJOR:
             self.reading.refused = True
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"schema_version {version} has major version {major}; this reportgen reads "
                 f"{SCHEMA_MAJOR}.x only (upgrade reportgen to read newer logs)",
             )
             return None
         if minor > SCHEMA_MINOR and f"minor:{minor}" not in self.kind_lines:
             self.kind_lines[f"minor:{minor}"] = number
-            self.problem(
+            self.warning(
                 number,
-                "warning",
                 f"schema_version {version} is newer than {SCHEMA_VERSION}; fields and kinds "
                 "this reportgen does not know are ignored",
             )
@@ -397,20 +335,19 @@ class _Checker:
 
     def _report_unknown_kind(self, number: int, kind: Any, minor: int) -> None:
         if not isinstance(kind, str):
-            self.problem(number, "error", "missing or non-string 'kind'")
+            self.error(number, "missing or non-string 'kind'")
         elif minor > SCHEMA_MINOR:
-            self.problem(number, "warning", f"unknown event kind {kind!r} from a newer schema; skipped")
+            self.warning(number, f"unknown event kind {kind!r} from a newer schema; skipped")
         else:
             known = ", ".join(sorted(KINDS))
-            self.problem(number, "error", f"unknown event kind {kind!r} (known: {known})")
+            self.error(number, f"unknown event kind {kind!r} (known: {known})")
 
     def _validate_model(self, number: int, model: type[Envelope], obj: dict[str, Any], newer: bool) -> Envelope | None:
         """The line as its kind's Struct, or its first error, located; a line of a newer minor
         has the fields this reader does not know dropped, with a warning that names them."""
         if (where := non_finite_at(obj)) is not None:
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"{obj['kind']}: {where}: a number too large for a float; write null for a value that is not a finite number",
             )
             return None
@@ -431,12 +368,12 @@ class _Checker:
                     _drop_path(obj, unknown)
                 if dropped:
                     continue
-            self.problem(number, "error", f"{obj['kind']}: {_format_error(message, path)}")
+            self.error(number, f"{obj['kind']}: {_format_error(message, path)}")
             return None
         if dropped:
             names = ", ".join(map(_format_loc, dropped[:NAMED_FIELDS]))
             more = f" and {len(dropped) - NAMED_FIELDS:,} more" if len(dropped) > NAMED_FIELDS else ""
-            self.problem(number, "warning", f"{obj['kind']}: fields from a newer schema ignored: {names}{more}")
+            self.warning(number, f"{obj['kind']}: fields from a newer schema ignored: {names}{more}")
         return event
 
     def read_line(self, number: int, raw: bytes, offset: int, reread: Reread | None) -> bool:
@@ -499,7 +436,7 @@ class _Checker:
         kind, case = record.kind, record.case
         if self.in_body and kind in CASE_KINDS:
             if case not in self.planned_cases:  # type: ignore[operator]
-                self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
+                self.error(number, f"{kind} names case {case!r}, which is not in the plan")
             if kind == "case_result":
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
@@ -514,34 +451,32 @@ class _Checker:
         """The rules about where a kind may appear; False drops a second singleton event."""
         seen, kind, case = self.kind_lines, record.kind, record.case
         if not self.reading.records and kind != "run_start":
-            self.problem(number, "error", f"the first event must be run_start, not {kind}")
+            self.error(number, f"the first event must be run_start, not {kind}")
         if "run_end" in seen:
-            self.problem(number, "error", f"{kind} after run_end (line {seen['run_end']})")
+            self.error(number, f"{kind} after run_end (line {seen['run_end']})")
         if kind in ("run_start", "plan", "environment", "run_end") and kind in seen:
-            self.problem(number, "error", f"second {kind} (the first is on line {seen[kind]})")
+            self.error(number, f"second {kind} (the first is on line {seen[kind]})")
             return False
         if kind in RESULT_KINDS and "plan" not in seen:
-            self.problem(
+            self.error(
                 number,
-                "error",
                 f"{kind} before the plan: tolerances and comparison rules must be declared before any result",
             )
         if kind == "run_start" and not _iso_time(data.started_at):
-            self.problem(
+            self.warning(
                 number,
-                "warning",
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
                 "years 1678 and 2261; a site's history places this run last, with no time",
             )
         if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
             # A relabelled run would count as evidence for the family's target: not evidence.
-            self.problem(number, "error", f"environment: {why}; the log contradicts itself")
+            self.error(number, f"environment: {why}; the log contradicts itself")
         if kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":
             self.reading.end_record, self.reading.end_status = record, data.status
         if case is not None and self.planned_cases is not None and case not in self.planned_cases:
-            self.problem(number, "error", f"{kind} names case {case!r}, which is not in the plan")
+            self.error(number, f"{kind} names case {case!r}, which is not in the plan")
         if kind == "case_result":
             self._check_single_result(number, case)  # type: ignore[arg-type]
         seen.setdefault(kind, number)
@@ -552,36 +487,32 @@ class _Checker:
         """A line whose figures contradict its own status or flags is an error: not evidence."""
         case = getattr(data, "case", None)
         where = f"{kind} {case!r}" if isinstance(case, str) else kind
-        self.problem(number, "error", f"{where}: {why}; the log contradicts itself")
+        self.error(number, f"{where}: {why}; the log contradicts itself")
 
     def _check_single_result(self, number: int, case: str) -> None:
         if case in self.result_lines:
-            self.problem(
-                number, "error", f"second case_result for {case!r} (the first is on line {self.result_lines[case]})"
-            )
+            self.error(number, f"second case_result for {case!r} (the first is on line {self.result_lines[case]})")
         self.result_lines[case] = number
 
     def _seq_problem(self, number: int, seq: int) -> None:
         first = self.seq_lines.get(seq)
         if first is not None:
-            self.problem(number, "error", f"duplicate seq {seq} (also on line {first})")
+            self.error(number, f"duplicate seq {seq} (also on line {first})")
         else:
-            self.problem(number, "error", f"seq {seq} after {self.last_seq}: sequence numbers must increase")
+            self.error(number, f"seq {seq} after {self.last_seq}: sequence numbers must increase")
             self.seq_lines[seq] = number
 
     def finish(self, line_count: int) -> None:
         if self.reading.refused:
             return
         if line_count == 0:
-            self.problem(0, "error", "empty file: no events")
+            self.error(0, "empty file: no events")
             return
         if not self.reading.records:
-            self.problem(0, "error", f"no events: {self._what_it_is(line_count)}")
+            self.error(0, f"no events: {self._what_it_is(line_count)}")
             return
         if self.reading.end_record is None:
-            self.problem(
-                line_count, "warning", "no run_end: the run is incomplete; cells without a result are untested"
-            )
+            self.warning(line_count, "no run_end: the run is incomplete; cells without a result are untested")
 
     def _what_it_is(self, line_count: int) -> str:
         """What a file that holds no event is, in a few words."""
@@ -616,20 +547,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+# json.loads joins an escaped surrogate pair into one character: a surrogate left in its text is lone.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _lone_surrogate(obj: Any) -> str | None:
     """The location of the first string (key or value) holding a lone surrogate, or None."""
     for where, value in _walk(obj):
-        if where and isinstance(where[-1], str) and _has_surrogate(where[-1]):  # a dict's key
+        if where and isinstance(where[-1], str) and _SURROGATE.search(where[-1]):  # a dict's key
             return f"{_format_loc(where[:-1], '(line)')}: a key"
-        if isinstance(value, str) and _has_surrogate(value):
+        if isinstance(value, str) and _SURROGATE.search(value):
             return _format_loc(where, "(line)")
     return None
 
@@ -807,13 +734,13 @@ def read_log(
     reading = LogReading(path=str(path), records=EventLines() if records is None else records)
     checker = _Checker(reading, sink)
     try:
-        with _open_log(path, max_bytes) as stream, paused_gc():
-            count = _read_lines(checker, stream, max_bytes, _reread_of(path, stream))
+        with open_log(path, max_bytes) as stream, paused_gc():
+            count = _read_lines(checker, stream, max_bytes, reread_of(path, stream))
     except NotReadable as exc:
-        checker.problem(0, "error", f"not read: {exc}")
+        checker.error(0, f"not read: {exc}")
         return reading
     except OSError as exc:
-        checker.problem(0, "error", f"cannot read the file: {exc.strerror or exc}")
+        checker.error(0, f"cannot read the file: {exc.strerror or exc}")
         return reading
     checker.finish(count)
     return reading
@@ -835,16 +762,6 @@ def paused_gc() -> Iterator[None]:
         if enabled:
             gc.freeze()
             gc.enable()
-
-
-def _reread_of(path: Any, stream: Any) -> Reread | None:
-    """How to read a local log's lines again (None for a log in object storage: its chunks are kept)."""
-    if getattr(path, "open_stream", None) is not None:
-        return None
-    try:
-        return Reread(path, os.fstat(stream.fileno()))
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        return None
 
 
 def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread | None = None) -> int:
@@ -874,7 +791,7 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
             for raw in data[begin : end - 1].split(b"\n"):
                 number += 1
                 if len(raw) > MAX_LINE_BYTES:
-                    checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+                    checker.error(number, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
                 elif read(number, raw, offset, reread):
                     return number  # refused: nothing more is read
                 offset += len(raw) + 1
@@ -885,20 +802,19 @@ def _read_lines(checker: _Checker, stream: Any, max_bytes: int, reread: Reread |
             break
         if len(held) > MAX_LINE_BYTES:
             number += 1
-            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            checker.error(number, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
             base += len(held)
             held, skipping = b"", True
     if over:
-        checker.problem(
+        checker.error(
             number + 1,
-            "error",
             f"the file grew past the limit of {describe_size(max_bytes)} while being read; the rest is not read",
         )
         return number + 1
     if held and not skipping:
         number += 1
         if len(held) > MAX_LINE_BYTES:
-            checker.problem(number, "error", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            checker.error(number, f"line longer than {MAX_LINE_BYTES} bytes; skipped")
         else:
             checker.check_line(number, held, unterminated=True)
     return number
@@ -913,20 +829,6 @@ def fill_defaults(matrix: list[Any]) -> list[Any]:
         for cell in compress(matrix, map(is_, map(attrgetter(name), matrix), repeat(UNSET))):
             force_setattr(cell, name, default)  # the cells are frozen; none is shared yet
     return matrix
-
-
-def _open_log(path: Any, max_bytes: int) -> BinaryIO:
-    """A local log (a regular file within the limit, see storage.local), or a log in object
-    storage (anything with ``open_stream``, see reportgen.storage) whose listed size is within it."""
-    opener = getattr(path, "open_stream", None)
-    if opener is None:
-        return open_regular(path, max_bytes)
-    size = getattr(path, "size", 0)
-    if size > max_bytes:
-        raise NotReadable(
-            f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"
-        )
-    return opener()
 
 
 def validate_files(

@@ -169,19 +169,19 @@ class CellRecord:
         """Where the cell's error arises, per submodule (1.2 logs; None: not localised)."""
         return self._last("localization")
 
+    def _latest_cold(self, restart: bool) -> ev.Cold | None:
+        timings = reversed(self._events("timing"))
+        return next((t.cold for t in timings if t.cold and (t.cold.cache_condition == RESTART) == restart), None)
+
     @property
     def cold(self) -> ev.Cold | None:
         """The latest timing event's cold measurement that has one (a restart's is apart)."""
-        return next(
-            (t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition != RESTART), None
-        )
+        return self._latest_cold(restart=False)
 
     @property
     def restart(self) -> ev.Cold | None:
         """The latest restart with a populated cache: a fresh process given the cache its cold compile left."""
-        return next(
-            (t.cold for t in reversed(self._events("timing")) if t.cold and t.cold.cache_condition == RESTART), None
-        )
+        return self._latest_cold(restart=True)
 
     @property
     def warm(self) -> ev.Warm | None:
@@ -206,9 +206,7 @@ def per_run(compute: Callable[..., T]) -> Callable[..., T]:
 
     @wraps(compute)
     def cached(run: RunModel, *args: Any) -> T:
-        found = cache.get(run)
-        if found is None:
-            found = cache[run] = {}
+        found = cache.setdefault(run, {})
         if args not in found:
             found[args] = compute(run, *args)
         return found[args]
@@ -430,38 +428,30 @@ def _result_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.status = cell.measured_status = data.status
     cell.result_line = line
     cell.untested_reason = None
-    achieved, fed, recompiled, skip, metric = (
-        data.layout_achieved,
-        data.layout_fed,
-        data.recompiled,
-        data.skip_reason,
-        data.task_metric,
-    )
-    cell.layout_achieved = achieved = None if achieved is UNSET else achieved
-    cell.layout_fed = None if fed is UNSET else fed
-    if achieved is False:
+    cell.layout_achieved = None if (achieved := data.layout_achieved) is UNSET else achieved
+    cell.layout_fed = None if (fed := data.layout_fed) is UNSET else fed
+    if cell.layout_achieved is False:
         # The planned layout never reached the model: its result is not one for this layout.
         cell.status, cell.untested_reason = "untested", LAYOUT_NOT_ACHIEVED
     if data.warnings:
         cell.warnings += tuple(data.warnings)
-    cell.recompiled = None if recompiled is UNSET else recompiled
+    cell.recompiled = None if (recompiled := data.recompiled) is UNSET else recompiled
     outputs = data.outputs
     if outputs:
         cell.output_nonfinite = sum(map(_NONFINITE, outputs))
         cell.output_dtypes = _shared(tuple(map(_DTYPE, outputs)))
     else:
         cell.output_nonfinite, cell.output_dtypes = 0, ()
-    cell.skip_reason = None if skip is UNSET else skip
+    cell.skip_reason = None if (skip := data.skip_reason) is UNSET else skip
     stats = data.error_stats
     if stats:
         cell.mismatched, cell.total, cell.max_abs = stats.mismatched, stats.total, stats.max_abs
         cell.worst_output = stats.worst_output or None
-        per_output = stats.per_output
-        cell.per_output = None if per_output is UNSET else per_output
+        cell.per_output = None if (per_output := stats.per_output) is UNSET else per_output
     fail = data.failure
     cell.failure_kind = f"{fail.phase}: {fail.type}" if fail else None
     cell.failure_text = f"{fail.phase}: {fail.type}: {fail.message}" if fail else None
-    cell.task_metric = None if metric is UNSET else metric
+    cell.task_metric = None if (metric := data.task_metric) is UNSET else metric
 
 
 _NONFINITE = attrgetter("nonfinite")
@@ -530,11 +520,7 @@ def _timed(
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     cell.scope = data.scope
-    cold, warm = data.cold, data.warm  # UNSET where the line left them out: read as None
-    if cold is UNSET:
-        cold = None
-    if warm is UNSET:
-        warm = None
+    cold, warm = _opt(data.cold), _opt(data.warm)  # None where the line left them out
     if cold is not None and cold.cache_condition == RESTART:
         _restart_facts(cell, cold)
     elif cold is not None:

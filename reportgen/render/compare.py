@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reportgen.contract.validation import LogChanged, paused_gc
+from reportgen.contract.validation import paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
 from reportgen.render.compare_view import DETAIL_HEADER, build_compare_view, comparison_data, detail_rows
 from reportgen.render.report import ReportInputError, read_judged
 from reportgen.render.templating import Assets, csv_text, json_text, render_html, render_md, write_assets, write_text
+from reportgen.storage.local import LogChanged
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2

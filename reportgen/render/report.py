@@ -25,10 +25,10 @@ from reportgen.render.templating import (
     write_assets,
 )
 from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
-from reportgen.contract.validation import LogChanged, paused_gc
+from reportgen.contract.validation import paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_row, detail_rows
 from reportgen.storage.sources import LogRef
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, write_inside
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LogChanged, write_inside
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import re
 import shutil
@@ -23,7 +24,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from collector.visible import visible
 
@@ -33,6 +34,8 @@ LOG_SUFFIX = ".jsonl"
 RUN_LOG_NAME = "events.jsonl"
 ANNOTATIONS_NAME = "annotations.toml"
 MAX_SIZE_LIMIT = 1 << 50  # 1024T: the largest limit a size option takes (and still an index-sized int)
+# Opening never waits (a FIFO swapped in would wait for a writer) nor leaks into a child process.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _READ_PIECE = 16 << 20  # what read_bounded reads at a time past a file's size when it grows
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
@@ -164,7 +167,7 @@ def open_regular(
     command-line option that sets max_bytes, for the message (a run log's, unless told otherwise).
     """
     _check_regular(os.stat(path), max_bytes, option)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, _READ_FLAGS)
     try:
         _check_regular(os.fstat(fd), max_bytes, option)
     except BaseException:
@@ -188,6 +191,81 @@ def read_bounded(path: str | Path, max_bytes: int, option: str | None = None) ->
     if len(data) > max_bytes:
         raise NotReadable(f"grew past the limit of {describe_size(max_bytes)} while being read")
     return data
+
+
+def open_log(path: Any, max_bytes: int) -> BinaryIO:
+    """A local log (a regular file within the limit, see ``open_regular``), or a log in object
+    storage (anything with ``open_stream``, see reportgen.storage) whose listed size is within it."""
+    opener = getattr(path, "open_stream", None)
+    if opener is None:
+        return open_regular(path, max_bytes)
+    size = getattr(path, "size", 0)
+    if size > max_bytes:
+        raise NotReadable(
+            f"{describe_size(size)}, larger than the limit of {describe_size(max_bytes)} (--max-log-size)"
+        )
+    return opener()
+
+
+class LogChanged(NotReadable):
+    """A local log's lines, read again to build an event, are not the bytes that were checked:
+    the file was replaced, cut short or rewritten while its report was being built."""
+
+
+class Reread:
+    """Where a local log's checked lines are read again when an event is built from them.
+
+    A long log is read a chunk at a time and its bytes are not kept: the few events a report
+    shows in full are read again from the file. It must be the same file (device and inode),
+    not shorter, and not rewritten in place (the same size with another modification time);
+    a log still being appended to is read again as it was. The line read again must still be
+    one whole line. Otherwise LogChanged says so.
+    """
+
+    __slots__ = ("path", "ident", "size", "mtime_ns")
+
+    def __init__(self, path: str | Path, st: os.stat_result) -> None:
+        self.path, self.ident, self.size, self.mtime_ns = path, (st.st_dev, st.st_ino), st.st_size, st.st_mtime_ns
+
+    def read(self, offset: int, length: int) -> bytes:
+        try:
+            fd = os.open(self.path, _READ_FLAGS)
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) != self.ident or not stat.S_ISREG(st.st_mode):
+                    raise LogChanged(
+                        f"{self.path}: replaced by another file while its report was built; build the report again"
+                    )
+                if st.st_size < self.size or (st.st_size == self.size and st.st_mtime_ns != self.mtime_ns):
+                    raise LogChanged(
+                        f"{self.path}: cut short or rewritten while its report was built; build the report again"
+                    )
+                return os.pread(fd, length, offset)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise LogChanged(
+                f"{self.path}: cannot be read again while its report is built ({exc.strerror or exc}); build the report again"
+            ) from None
+
+    def line(self, start: int, end: int) -> bytes:
+        """The line checked at [start:end]: still a whole line (its newline after it, none in it)."""
+        data = self.read(start, end - start + 1)
+        if len(data) != end - start + 1 or not data.endswith(b"\n") or b"\n" in data[:-1]:
+            raise LogChanged(
+                f"{self.path}: changed while its report was built (the line at byte {start} differs from the one checked); build the report again"
+            )
+        return data[:-1]
+
+
+def reread_of(path: Any, stream: BinaryIO) -> Reread | None:
+    """How to read a local log's lines again (None for a log in object storage: its chunks are kept)."""
+    if getattr(path, "open_stream", None) is not None:
+        return None
+    try:
+        return Reread(path, os.fstat(stream.fileno()))
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
 
 
 def _inside(path: Path, root: Path) -> bool:
