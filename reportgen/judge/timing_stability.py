@@ -204,14 +204,16 @@ def unsteady_kind(flags: Iterable[str | None]) -> str | None:
     return UNCLASSIFIED_FLAG if found else None
 
 
-def undecided_words(unstable: int, unclassified: int, cells: bool = True) -> str:
+def undecided_words(
+    unstable: int, unclassified: int, cells: bool = True, noun: tuple[str, str] = ("cell", "cells")
+) -> str:
     """'2 cells with unstable timing and 1 with timing not classified' ('2 with ...' without
-    ``cells``), '' for none."""
+    ``cells``; ``noun``: the singular and plural named instead of cells), '' for none."""
     parts: list[str] = []
     for count, what in ((unstable, FLAG), (unclassified, UNCLASSIFIED_FLAG)):
         if count:
-            noun = f" cell{'s' if count != 1 else ''}" if cells and not parts else ""
-            parts.append(f"{count}{noun} with {what}")
+            named = f" {noun[count != 1]}" if cells and not parts else ""
+            parts.append(f"{count}{named} with {what}")
     return " and ".join(parts)
 
 
