@@ -1294,7 +1294,8 @@ def headline(comparison: Comparison) -> str:
     if comparison.host_unknown:  # not a change, and not 'no change' either
         parts.insert(0, f"{comparison.host_unknown} (listed first)")
     if comparison.criteria:
-        parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
+        n = len(comparison.criteria)
+        parts.insert(0, f"{n} {'criterion' if n == 1 else 'criteria'} declared differently (listed first)")
     synthetic = [s.role for s in (c, b) if s.synthetic]
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")

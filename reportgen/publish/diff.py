@@ -335,12 +335,12 @@ class RunDiff:
     def changed_line(self) -> str:
         """What changed besides the results, counted, for a line that then gives the timing."""
         counts = (
-            ("criteria", len(self.criteria)),
-            ("versions", len(self.versions)),
-            ("code and data", len(self.code_and_data)),
-            ("host", len(self.host)),
+            (("criterion", "criteria"), len(self.criteria)),
+            (("version", "versions"), len(self.versions)),
+            (("code and data",) * 2, len(self.code_and_data)),
+            (("host",) * 2, len(self.host)),
         )
-        changed = [f"{n} {what}" for what, n in counts if n]
+        changed = [f"{n} {what[n != 1]}" for what, n in counts if n]
         if self.host_unknown:  # not a change, and not 'no change' either
             changed.append(self.host_unknown)
         if self.declared_only:  # the same, but only by declaration
