@@ -609,13 +609,18 @@ def timing_figures(cells: list[CellRecord]) -> list[Figure]:
     return [f for f in (warm_latency(passed), cold_vs_warm(passed)) if f is not None]
 
 
-def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[str, list[str]]:
-    """Per case and run, why its timing is not a performance result on its own ('' when none)."""
+def _caveats_per_case(
+    history: Any, cases: list[str], order: list[str], column: str = "caveats"
+) -> dict[str, list[str]]:
+    """Per case and run, why its timing (``column``: the warm point's caveats, or the cold
+    call's or compile's) is not a performance result on its own ('' when none)."""
     found: dict[tuple[str, str], str] = {}
-    if "caveats" in history:
-        for row in history[history["case"].isin(cases)][["run_id", "case", "caveats"]].itertuples(index=False):
-            if isinstance(row.caveats, str) and row.caveats:
-                found[(row.case, row.run_id)] = row.caveats
+    if column in history:
+        for run_id, case, text in history[history["case"].isin(cases)][["run_id", "case", column]].itertuples(
+            index=False
+        ):
+            if isinstance(text, str) and text:
+                found[(case, run_id)] = text
     return {case: [found.get((case, run), "") for run in order] for case in cases}
 
 
@@ -658,22 +663,28 @@ def _trend_lines(
     scale: Callable[[float], float],
     unlike: Mapping[str, Sequence[str]],
     conditions: Mapping[str, Sequence[str]] | None = None,
+    caveats: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Series]:
     """One line per cell over the runs (values in seconds), a gap where the cell has no value and
     before a run whose ``unlike`` reason (per cell, per run, "" for none) says it is not like-for-like;
-    ``conditions`` (per cell, per run: its cache condition, "" where none) are named on hover."""
+    ``conditions`` (per cell, per run: its cache condition, "" where none) are named on hover, and
+    a point with ``caveats`` (per cell, per run: why it is not a performance result on its own)
+    is drawn hollow and says why on hover."""
     series = []
     for n, (case, got) in enumerate(values.items()):
         reasons = unlike[case]
         named = (conditions or {}).get(case) or [""] * len(got)
+        flags = (caveats or {}).get(case) or [""] * len(got)
         points = tuple(
             Point(
                 xs(i),
                 scale(v),
                 f"{case}: {runs[i]}, {fmt_time(v)}"
                 + (f" ({human(named[i])})" if named[i] else "")
+                + (f"; {flags[i]}" if flags[i] else "")
                 + _unjoined(reasons[i]),
                 v,
+                hollow=bool(flags[i]),
             )
             for i, v in enumerate(got)
             if v is not None
@@ -684,6 +695,8 @@ def _trend_lines(
     return series
 
 
+# Said under a trend chart with a point that is not a performance result on its own.
+HOLLOW = " A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which)."
 # Said under a trend chart whose lines break before a run not like-for-like with the run before it.
 UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count, other weights, the cell's other inputs, or for a cold call or compile another cache condition: hover says which)."
 UNJOINED_CACHE = (
@@ -801,7 +814,8 @@ def trend_figures(
             Figure(
                 f"{prefix}-trend-warm",
                 "Warm median per cell over runs (ms; band: interquartile range)",
-                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which)."
+                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap)."
+                + HOLLOW
                 + (UNJOINED if unjoined else ""),
                 _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
@@ -843,8 +857,11 @@ def trend_figures(
         # something else: its line is not joined to it either, and each point names its condition.
         conditions = texts(condition)
         breaks = {case: _condition_breaks(reasons_of[case], conditions[case], values[case], what) for case in cases}
-        series = _trend_lines(xs, names, values, ys, breaks, conditions)
+        # A point that is not a performance result on its own is hollow, as on the warm chart.
+        flags = _caveats_per_case(history, cases, order, f"{key}_caveats")
+        series = _trend_lines(xs, names, values, ys, breaks, conditions, flags)
         broken = any(r for rs in breaks.values() for r in rs)
+        caption += HOLLOW if any(f for fs in flags.values() for f in fs) else ""
         caption += (UNJOINED_CACHE if broken and not unjoined else UNJOINED) if broken or unjoined else ""
         figures.append(
             Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))
