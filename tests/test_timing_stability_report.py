@@ -283,3 +283,60 @@ def test_stable_timed_cells_are_classified_without_reading_their_lines_again(tmp
     planted = _run(_planted(tmp_path))
     reads.clear()
     assert [j.case for j in unstable_cells(planted)] and len(reads) == 2
+
+
+def _report_of(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[str, str]:
+    path = tmp_path / "run" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["report", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -> None:
+    """Before: one warm series of 3 samples (none unstable) put a banner titled 'Unstable timing.'
+    over '1 of 4 have too few warm samples', and the headline called its timing 'unstable or too
+    short to classify'."""
+    events = timing_log("synthetic-short")
+    timing = next(t for t in _cells(events, "timing") if t.get("warm"))
+    timing["warm"]["samples_s"] = timing["warm"]["samples_s"][:3]
+    md, html = _report_of(tmp_path, events)
+    assert "Unstable timing" not in md + html and "unstable or too short" not in md + html
+    assert "> **Timing not classified.** 1 of 4 timed cells have too few warm samples to classify." in md
+    assert "<strong>Timing not classified.</strong> 1 of 4 timed cells have too few" in html
+    assert "performance undecided for 1 of 4 timed cells, whose warm timing is too short to classify" in md
+    assert "- 1 of 4 timed cells have too few warm samples to classify: their timings decide nothing" in md
+    assert "| performance | undecided for 1 of 4 timed cells (warm timing too short to classify: flagged in" in md
+
+
+def test_a_generation_run_says_its_series_are_classified_and_names_an_unstable_one(tmp_path: Path) -> None:
+    """Before: a generation run's scope said its series 'are not classified for stability' (they
+    are, and flagged in section 7); one unstable decode series put no banner at the top of the
+    page; and the cell's tokens/s, worked out from that series, carried no flag."""
+    from tests.logbuilder import bimodal, generation_timing_log
+
+    events = generation_timing_log("synthetic-generation-unstable")
+    case = "b1-l96-contiguous-float32-eager"
+    bimodal(next(e for e in events if e["kind"] == "generation" and e["case"] == case), "decode_token")
+    md, html = _report_of(tmp_path, events)
+    assert "not classified for stability" not in md + html
+    assert (
+        "| performance | undecided for 1 of 8 generation series (time to first token or decode per token: unstable,"
+        in md
+    )
+    assert (
+        "> **Unstable timing.** 1 of 8 generation series (time to first token or decode per token) are unstable" in md
+    )
+    assert (
+        "performance undecided for 1 of 8 generation series (time to first token or decode per token), unstable (" in md
+    )
+    row = next(line for line in md.splitlines() if line.startswith("| 128 | 96 tokens | `" + case))
+    assert "/s; from the decode series flagged beside it: decides nothing" in row
+    other = next(
+        line for line in md.splitlines() if line.startswith("| 256 | 240 tokens | `b1-l240-contiguous-float32-eager")
+    )
+    assert "decides nothing" not in other
+    steady, _ = _report_of(tmp_path / "steady", generation_timing_log("synthetic-generation-steady"))
+    assert "| performance | warm timing of all 8 generation series" in steady and "Unstable timing" not in steady

@@ -262,7 +262,15 @@ def generation_rows(run: RunModel, flags: dict[str, dict[str, str]]) -> list[Gen
                 )
                 if t
                 else "not timed",
-                tokens_per_s=fmt(t.tokens_per_s, "/s", digits=4) if t else "not timed",
+                # Worked out from the decode series: it decides nothing where that series does not.
+                tokens_per_s=_flagged(
+                    fmt(t.tokens_per_s, "/s", digits=4),
+                    "from the decode series flagged beside it: decides nothing"
+                    if "decode_token" in cell_flags
+                    else None,
+                )
+                if t
+                else "not timed",
                 agreement=f"{g.steps_agreeing} of {g.decode_steps + 1} steps agree{needed}",
                 divergent=f"step {g.first_divergent_step}" if g.first_divergent_step is not None else "none",
                 top_k=f"min {min(overlaps):.2f} of top-{g.top_k}" if overlaps else "not measured",
