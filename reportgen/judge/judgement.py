@@ -29,6 +29,8 @@ from reportgen.judge.disposition import (
 from reportgen.judge.localization import Localized, judge_localization
 from reportgen.judge.nextstep import Words, finding, next_step
 from reportgen.judge.timing_stability import (
+    FLAG,
+    UNCLASSIFIED_FLAG,
     CellStability,
     flag_text,
     generation_flags,
@@ -115,6 +117,9 @@ class Judgement:
     # ('unstable', 'too short to classify', or both); '' where there are none.
     undecided_why: str = ""
     generation_why: str = ""
+    # Per timed cell whose warm figure decides nothing, why, in the timing table's words (the
+    # stability verdict, CPU fallback, a compiled cell that ran eager): the charts say it on hover.
+    figure_flags: dict[str, str] = field(default_factory=dict)
 
 
 def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
@@ -130,6 +135,7 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
     others = localized_others(run, problems)
     series, series_total = generation_undecided(run)
     undecided = tuple(undecided_cells(run))
+    flagged_cells = tuple(flagged(run))
     return Judgement(
         disposition=disposition,
         finding=finding(run, disposition),
@@ -142,7 +148,7 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         undecided=undecided,
         judged_with=_judged_with(run),
         failed=failed,
-        flagged=tuple(flagged(run)),
+        flagged=flagged_cells,
         entry_groups=alike_entries(annotations),
         failing={c.case: failing_quantity(c) for c in failed},
         problems=problems,
@@ -154,7 +160,21 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         generation_undecided=tuple(series),
         undecided_why=undecided_why(sum(j.unstable for j in undecided), len(undecided)) if undecided else "",
         generation_why=undecided_why(sum(u for _, _, u in series), len(series)) if series else "",
+        figure_flags=figure_flags(undecided, flagged_cells),
     )
+
+
+def figure_flags(undecided: tuple[CellStability, ...], flagged_cells: tuple[CellRecord, ...]) -> dict[str, str]:
+    """Per timed cell whose warm figure decides nothing, why: its series' stability verdict,
+    CPU fallback, a compiled cell that ran eager after its recompile limit."""
+    found = {j.case: [FLAG if j.unstable else UNCLASSIFIED_FLAG] for j in undecided}
+    for c in flagged_cells:
+        if c.warm_median_s is not None and (c.fallback_items or c.eager_after_recompile_limit):
+            found.setdefault(c.case, []).extend(
+                (["includes CPU fallback"] if c.fallback_items else [])
+                + (["really eager: recompile limit hit"] if c.eager_after_recompile_limit else [])
+            )
+    return {case: "; ".join(words) for case, words in found.items()}
 
 
 def problem_cells(run: RunModel) -> tuple[CellRecord, ...]:

@@ -300,10 +300,11 @@ def _chart(box: Box, x: Axis, y: Axis, series: list[Series], rules: tuple[Rule, 
     return Chart(WIDTH, box.height, box.left, box.top, box.right, box.bottom, x, y, tuple(series), rules)
 
 
-def warm_latency(cells: list[CellRecord]) -> Figure | None:
+def warm_latency(cells: list[CellRecord], flags: Mapping[str, str] | None = None) -> Figure | None:
     timed = [(c, warm) for c, warm in zip(cells, map(_WARM, cells)) if warm and warm.samples_s]
     if not timed:
         return None
+    flagged = flags or {}
     box = _box([c.case for c, _ in timed])
     cats = Categories(tuple(c.case for c, _ in timed), box.left, box.right)
     quartiles = [_quartiles_ms(warm.samples_s) for _, warm in timed]
@@ -332,10 +333,12 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
             Point(
                 cats(i),
                 ys(q[1]),
-                f"{c.case}: median {fmt_time(q[1] / 1e3)}, quartiles {fmt_time(q[0] / 1e3)} to {fmt_time(q[2] / 1e3)}",
+                f"{c.case}: median {fmt_time(q[1] / 1e3)}, quartiles {fmt_time(q[0] / 1e3)} to {fmt_time(q[2] / 1e3)}"
+                + (f"; {flagged[c.case]}: decides nothing" if c.case in flagged else ""),
                 q[1],
                 low=ys(q[0]),
                 high=ys(q[2]),
+                hollow=c.case in flagged,
             )
             for i, c, _, q in group
         )
@@ -352,7 +355,13 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
     # Whether the device was synchronised is each timing line's own fact: the timing section
     # states it as recorded, so the caption does not.
     caption = f"{drawn}, with its median (bar) and quartiles (whiskers) of every sample."
+    if any(c.case in flagged for c, _ in timed):
+        caption += FLAGGED_TIMING
     return Figure("fig-warm-latency", "Warm latency per cell (ms)", caption, chart)
+
+
+# Said under a run's timing chart where a cell's figure is not a performance result on its own.
+FLAGGED_TIMING = " A median drawn open (on the warm latency chart) or a warm bar whose hover says so decides nothing: its warm series is unstable or too short to classify, or the cell had CPU fallback or ran eager after its recompile limit (hover says which)."
 
 
 def _by_rank(samples: list[float], count: int) -> list[float]:
@@ -388,7 +397,7 @@ def _bars(
     return tuple(bars)
 
 
-def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
+def cold_vs_warm(cells: list[CellRecord], flags: Mapping[str, str] | None = None) -> Figure | None:
     both = [
         (c, cold, warm) for c, cold, warm in zip(cells, map(_COLD, cells), map(_WARM, cells)) if cold and warm
     ]  # events looked up once
@@ -409,8 +418,16 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
         (i, cold.seconds, f"{c.case}: cold {fmt_time(cold.seconds)}; {human(cold.cache_condition)}", "")
         for i, (c, cold, _) in enumerate(drawn)
     ]
+    flagged = flags or {}
     warm_rows = [
-        (i, w.median_s, f"{c.case}: warm median {fmt_time(w.median_s)}", "") for i, (c, _, w) in enumerate(drawn)
+        (
+            i,
+            w.median_s,
+            f"{c.case}: warm median {fmt_time(w.median_s)}"
+            + (f"; {flagged[c.case]}: decides nothing" if c.case in flagged else ""),
+            "",
+        )
+        for i, (c, _, w) in enumerate(drawn)
     ]
     series = [
         Series("cold first call", "cold", "none", bars=_bars(cats, ys, cold_rows, 0, 2)),
@@ -420,7 +437,8 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     return Figure(
         "fig-cold-warm",
         "Cold first call vs warm median (s, log scale)",
-        "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.",
+        "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions."
+        + (FLAGGED_TIMING if any(c.case in flagged for c, _, _ in drawn) else ""),
         chart,
         tuple(out_of_range),
         tuple(zero),
@@ -603,10 +621,11 @@ def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
     return [f for f in (loss_curves(cells), error_vs_allowance(cells)) if f is not None]
 
 
-def timing_figures(cells: list[CellRecord]) -> list[Figure]:
-    """Only cells whose correctness passed are timed, so only they are drawn."""
+def timing_figures(cells: list[CellRecord], flags: Mapping[str, str] | None = None) -> list[Figure]:
+    """Only cells whose correctness passed are timed, so only they are drawn. ``flags``: case ->
+    why its warm figure decides nothing (an unstable series, CPU fallback, ...), said on hover."""
     passed = [c for c in cells if c.status == "pass"]
-    return [f for f in (warm_latency(passed), cold_vs_warm(passed)) if f is not None]
+    return [f for f in (warm_latency(passed, flags), cold_vs_warm(passed, flags)) if f is not None]
 
 
 def _caveats_per_case(

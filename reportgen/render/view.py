@@ -214,7 +214,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         generation_requests=generation_requests(run),
         generation_note=generation_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
-        timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
+        timing_figures=timing_figures(run.cells[:DETAIL_CAP], judgement.figure_flags),
         profiles=[
             {
                 "case": p.case,
