@@ -250,3 +250,25 @@ def test_a_generation_cell_with_both_series_unsteady_is_left_out_as_a_cell(tmp_p
     assert "1 cell with unstable timing left out of every verdict" in data["headline"]
     assert "; 1 generation series with unstable timing left out of every verdict" in data["headline"]
     assert data["headline"] in md
+
+
+def test_diff_names_the_unstable_series_not_its_cell_as_without_a_verdict(tmp_path: Path) -> None:
+    """Before: diff (text, Markdown, the workload page) said 'unstable timing: 1 cell(s), no
+    timing verdict' of a generation cell whose first-token ratio still had its verdict."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    bimodal(_generation(events, CASE), "decode_token")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
+    md = RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "md"]).output
+    assert "1 cell(s), no timing verdict" not in text + md
+    assert (
+        f"unstable timing: 1 generation series, no timing verdict (the other series of each such cell is judged on its own): {CASE} (decode per token)"
+        in text
+    )
+    assert (
+        f"> **Unstable timing: 1 generation series**, no timing verdict for them (the other series of each such cell is judged on its own): `{CASE} (decode per token)`."
+        in md
+    )
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    assert diff.unstable == [CASE], "the JSON's list of cells with an unstable ratio is unchanged"

@@ -367,6 +367,35 @@ class RunDiff:
         return list(dict.fromkeys(t.case for t in self.timings if unsteady_kind(t.flags) == STABILITY_FLAG))
 
     @property
+    def undecided_lines(self) -> list[tuple[str, str, str, list[str]]]:
+        """What the pages say of the timings that get no verdict, one entry per kind and extent:
+        (title, count, why, names). A cell none of whose ratios decides is named as a cell; a
+        generation series whose cell's other series is still judged is named as that series,
+        never as its cell with 'no timing verdict'."""
+        by_case: dict[str, list[TimingChange]] = {}
+        for t in self.timings:
+            by_case.setdefault(t.case, []).append(t)
+        found = []
+        for kind, title, cases in (
+            (STABILITY_FLAG, "Unstable timing", self.unstable),
+            (UNCLASSIFIED_FLAG, "Timing not classified", self.unclassified),
+        ):
+            whole = [c for c in cases if all(unsteady_kind(t.flags) for t in by_case[c])]
+            series = [t.name for c in cases if c not in whole for t in by_case[c] if unsteady_kind(t.flags) == kind]
+            if whole:
+                found.append((title, f"{len(whole)} cell(s)", "no timing verdict for them", whole))
+            if series:
+                found.append(
+                    (
+                        title,
+                        f"{len(series)} generation series",
+                        "no timing verdict for them (the other series of each such cell is judged on its own)",
+                        series,
+                    )
+                )
+        return found
+
+    @property
     def unclassified(self) -> list[str]:
         """Cells, not among ``unstable``, whose timing was not classified (a warm series too short
         in either run, a ratio beyond range): no verdict, named, and not said to be unstable."""
@@ -746,12 +775,8 @@ def format_diff(diff: RunDiff) -> str:
     if diff.declared_only:
         lines.append(f"{DECLARED_ONLY}:")
         lines += [f"  {text}" for text in diff.declared_only]
-    if diff.unstable:
-        lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
-    if diff.unclassified:
-        lines.append(
-            f"{UNCLASSIFIED_FLAG}: {len(diff.unclassified)} cell(s), no timing verdict: {', '.join(diff.unclassified)}"
-        )
+    for title, count, why, names in diff.undecided_lines:
+        lines.append(f"{title.lower()}: {count}, {why.replace(' for them', '')}: {', '.join(names)}")
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
