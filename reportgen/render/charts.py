@@ -877,10 +877,10 @@ def trend_figures(
         conditions = texts(condition)
         breaks = {case: _condition_breaks(reasons_of[case], conditions[case], values[case], what) for case in cases}
         # A point that is not a performance result on its own is hollow, as on the warm chart.
-        flags = _caveats_per_case(history, cases, order, f"{key}_caveats")
-        series = _trend_lines(xs, names, values, ys, breaks, conditions, flags)
+        hollow = _caveats_per_case(history, cases, order, f"{key}_caveats")
+        series = _trend_lines(xs, names, values, ys, breaks, conditions, hollow)
         broken = any(r for rs in breaks.values() for r in rs)
-        caption += HOLLOW if any(f for fs in flags.values() for f in fs) else ""
+        caption += HOLLOW if any(f for fs in hollow.values() for f in fs) else ""
         caption += (UNJOINED_CACHE if broken and not unjoined else UNJOINED) if broken or unjoined else ""
         figures.append(
             Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))
