@@ -100,10 +100,12 @@ def parse_chart(markup: str) -> DrawnChart:
                     shape = next(
                         c
                         for c in item
-                        if _local(c.tag) in ("circle", "path") and "whisker" not in c.attrib.get("class", "")
+                        if _local(c.tag) in ("circle", "path", "rect") and "whisker" not in c.attrib.get("class", "")
                     )
                     if _local(shape.tag) == "circle":
                         x, y = float(shape.attrib["cx"]), float(shape.attrib["cy"])
+                    elif _local(shape.tag) == "rect":  # a dash drawn open: 18 wide, 5 high, around its place
+                        x, y = float(shape.attrib["x"]) + 9, float(shape.attrib["y"]) + 2.5
                     else:  # a dash: M x-9 y h18
                         left, y = _numbers(shape.attrib["d"])[:2]
                         x = left + 9

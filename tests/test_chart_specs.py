@@ -351,3 +351,47 @@ def test_a_log_axis_over_hundreds_of_decades_is_labelled_up_to_the_top_of_its_da
     scale = logarithmic([1e-321, 1e12], 300.0, 20.0)
     powers = _decades([(t.at, t.label, t.full) for t in scale.ticks()])
     assert len(powers) <= 11 and max(powers) >= 12, powers
+
+
+def test_cold_and_compile_trend_points_of_a_synthetic_or_stopped_run_are_hollow(tmp_path: Path) -> None:
+    """Before: the warm trend drew a synthetic run's point, or that of a run whose performance
+    acceptance was stopped, hollow and said why on hover, while the cold-call and compile trends
+    drew the same runs' points filled, like measured results, with no word of either."""
+    from tests.logbuilder import mismatch_log, timing_log
+
+    def measured(events: list[dict], run_id: str, day: int) -> list[dict]:
+        events[0].update(run_id=run_id, origin="measured", started_at=f"2026-01-0{day}T00:00:00Z")
+        events[0].pop("origin_note", None)
+        return events
+
+    logs = []
+    for day, events in enumerate(
+        (
+            measured(timing_log("one", seed=1), "measured-1", 1),
+            measured(mismatch_log(), "stopped-2", 2),  # a mismatch, no verdict: performance acceptance stopped
+            timing_log("synthetic-3", seed=3),
+            measured(timing_log("four", seed=4), "measured-4", 4),
+        ),
+        start=1,
+    ):
+        if day == 3:
+            events[0]["started_at"] = "2026-01-03T00:00:00Z"
+        log = tmp_path / str(day) / "events.jsonl"
+        log.parent.mkdir()
+        log.write_text(dumps(events), encoding="utf-8")
+        logs.append(log)
+    history = history_frame([summarize(judge_log(log)) for log in logs])
+    case = "b1-l16-contiguous-float32-compiled"
+    figures = {f.id: f for f in trend_figures(history, [case], "p")}
+    for key in ("cold", "compile"):
+        figure = figures[f"p-trend-{key}"]
+        (series,) = figure.chart.series
+        by_run = {p.title.split(", ")[0].split(": ", 1)[1][:10]: p for p in series.points}
+        assert set(by_run) == {"2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"}
+        assert [by_run[d].hollow for d in sorted(by_run)] == [False, True, True, False], key
+        assert "performance acceptance stopped in this run" in by_run["2026-01-02"].title
+        assert "synthetic fixture, not a measurement" in by_run["2026-01-03"].title
+        assert "not a measurement" not in by_run["2026-01-01"].title + by_run["2026-01-04"].title
+        assert "A hollow marker is not a performance result on its own" in figure.caption
+        drawn = parse_chart(chart_markup(figure))
+        _inside(drawn)

@@ -187,7 +187,7 @@ def test_a_full_tiny_encoder_run_compiles_each_graph_from_scratch_once_and_measu
     build_report(run_dir / "events.jsonl", tmp_path / "report", formats=("md",))
     text = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "| restart, cache populated |" in text
-    assert text.count("1 hits / 0 misses; matches the reference") >= len(compiled), text
+    assert text.count("1 hit / 0 misses; matches the reference") >= len(compiled), text
 
 
 def test_a_fresh_process_that_dies_leaves_its_cell_checked_in_the_collector(

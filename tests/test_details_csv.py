@@ -266,3 +266,41 @@ def test_a_plain_row_whose_key_or_dtype_starts_like_a_formula_is_marked(
     assert _details_text(run) == _reference(run)
     row = list(csv.reader(io.StringIO(_details_text(run), newline="")))[report._CHUNK + 4]
     assert row[0 if field == "case" else 4] == "'" + value
+
+
+def test_each_timing_stands_beside_its_scope_cache_condition_and_stability(tmp_path: Path) -> None:
+    """Before: details.csv gave a cell's cold_s without the cache condition it was measured in,
+    and its warm_median_s without a word that the series was unstable (or too short to
+    classify), so a spreadsheet read a median that decides nothing as any other."""
+    import csv
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from tests.logbuilder import _warm, timing_log
+
+    events = timing_log("synthetic-details-stability")
+    timings = [e for e in events if e["kind"] == "timing" and e.get("warm")]
+    bimodal, short = timings[0], timings[1]
+    bimodal["warm"] = _warm([s * (2 if i % 2 else 1) for i, s in enumerate(bimodal["warm"]["samples_s"])])
+    short["warm"] = _warm(short["warm"]["samples_s"][:3])
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(events), encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    with (tmp_path / "out" / "details.csv").open(encoding="utf-8", newline="") as stream:
+        rows = {row["case"]: row for row in csv.DictReader(stream)}
+    assert rows[bimodal["case"]]["warm_stability"] == "unstable"
+    assert rows[short["case"]]["warm_stability"] == "unclassified"
+    assert {rows[t["case"]]["warm_stability"] for t in timings[2:]} == {"stable"}
+    for t in timings:
+        assert rows[t["case"]]["cold_cache_condition"] == t["cold"]["cache_condition"]
+    # The fast writer and csv.writer agree with the column filled in.
+    from reportgen.render.report import judge_log, warm_stability
+
+    judged = judge_log(log)
+    stability = warm_stability(judged)
+    assert _details_bytes(judged.run, stability).decode("utf-8") == csv_text(
+        [DETAIL_COLUMNS, *detail_rows(judged.run, stability)]
+    )

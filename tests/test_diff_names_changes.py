@@ -150,7 +150,7 @@ def test_compare_names_changed_compile_options_before_its_answer(tmp_path: Path)
     out = ["--out", str(tmp_path / "cmp"), "--format", "html,md,json"]
     result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
     assert result.exit_code == 0, result.output
-    assert "; 1 criteria declared differently (listed first)" in result.output.splitlines()[0]
+    assert "; 1 criterion declared differently (listed first)" in result.output.splitlines()[0]
     data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
     assert any("compile options now dynamic true, mode max-autotune" in c["text"] for c in data["criteria"])
 
@@ -395,13 +395,13 @@ def test_the_geometric_mean_trend_names_what_changed_before_its_ratio(tmp_path: 
     history = _target_history("cpu", runs)
     figure = next(f for f in history["figures"] if f.id.endswith("-trend-geomean"))
     second, third = (p.title for s in figure.chart.series for p in s.points)
-    changed = "changed first (1 versions; named below): 1.299x over 4 cells"
+    changed = "changed first (1 version; named below): 1.299x over 4 cells"
     assert (
         second.startswith("2026-01-02 00:00:00: synthetic fixture on the before and after sides") and changed in second
     )
     assert "no criteria, versions, code, data or host changed: 0.538x over 4 cells" in third, third
     column = history["geomeans"][runs[1].run_id]
-    assert column.index("changed first (1 versions; named below)") < column.index("1.3x slower"), column
+    assert column.index("changed first (1 version; named below)") < column.index("1.3x slower"), column
 
 
 def test_the_cold_and_compile_trends_are_not_joined_across_a_changed_cache_condition(tmp_path: Path) -> None:

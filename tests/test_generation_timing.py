@@ -158,7 +158,12 @@ def test_an_unstable_side_flags_the_generation_ratio_and_leaves_it_out_of_the_ta
     assert verdicts[(CASE, "first token, warm")]["verdict"] == "slower", "the other series still decides"
     assert data["verdict_counts"]["slower"] == 7 and data["verdict_counts"]["unstable timing"] == 1
     assert data["geomean"]["cells"] == 7 and data["unstable_cells"] == [CASE]
-    assert "1 cell with unstable timing left out of every verdict" in data["headline"]
+    # The cell's first-token ratio still counts: the cell is not left out of every verdict, its series is.
+    assert "cell with unstable timing" not in data["headline"]
+    assert (
+        "1 generation series with unstable timing left out of every verdict (the other series of its cell is judged on its own)"
+        in data["headline"]
+    )
     row = next(line for line in md.splitlines() if line.startswith(f"| {CASE} | decode per token"))
     assert "≋ unstable timing" in row and "(left out of the geometric mean)" in row
 
@@ -230,3 +235,40 @@ def test_diff_agrees_with_compare_on_generation_ratios(tmp_path: Path, unsteady:
     assert diff["geomean"]["ratio"] == pytest.approx(data["geomean"]["ratio"], rel=1e-9)
     text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
     assert f"{CASE} (decode per token): " in text and f"over {7 if unsteady else 8} ratios" in text
+
+
+def test_a_generation_cell_with_both_series_unsteady_is_left_out_as_a_cell(tmp_path: Path) -> None:
+    """Only a cell none of whose ratios decides is a cell 'left out of every verdict'; a second
+    cell with one series unstable is counted apart, as a series."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    for series in SERIES:
+        bimodal(_generation(events, CASE), series)
+    bimodal(_generation(events, "b1-l240-contiguous-float32-eager"), "decode_token")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data, _, md = _compare(tmp_path, before, after)
+    assert "1 cell with unstable timing left out of every verdict" in data["headline"]
+    assert "; 1 generation series with unstable timing left out of every verdict" in data["headline"]
+    assert data["headline"] in md
+
+
+def test_diff_names_the_unstable_series_not_its_cell_as_without_a_verdict(tmp_path: Path) -> None:
+    """Before: diff (text, Markdown, the workload page) said 'unstable timing: 1 cell(s), no
+    timing verdict' of a generation cell whose first-token ratio still had its verdict."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    bimodal(_generation(events, CASE), "decode_token")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
+    md = RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "md"]).output
+    assert "1 cell(s), no timing verdict" not in text + md
+    assert (
+        f"unstable timing: 1 generation series, no timing verdict (the other series of each such cell is judged on its own): {CASE} (decode per token)"
+        in text
+    )
+    assert (
+        f"> **Unstable timing: 1 generation series**, no timing verdict for them (the other series of each such cell is judged on its own): `{CASE} (decode per token)`."
+        in md
+    )
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    assert diff.unstable == [CASE], "the JSON's list of cells with an unstable ratio is unchanged"

@@ -453,7 +453,7 @@ def test_a_restart_with_a_populated_cache_is_shown_beside_the_cold_call_not_over
         text = (tmp_path / "a" / name).read_text(encoding="utf-8")
         assert (
             "restart, cache populated" in text
-            and "750 ms; entries 36 → 36; 1 hits / 0 misses; matches the reference" in text
+            and "750 ms; entries 36 → 36; 1 hit / 0 misses; matches the reference" in text
         )
     # Its outputs are judged as a cold call's are.
     bad = _restart_log(tmp_path, {"mismatched": 2, "total": 512, "max_abs": 0.25, "passed": False})
@@ -554,3 +554,13 @@ def test_compiled_and_cold_calls_record_layout_cache_and_output(tmp_path: Path) 
         "fresh_process_empty_cache" if cold.cache_entries_before == 0 and not cold.cache_hits else "persistent_cache"
     )
     assert cold.cache_condition == expected
+
+
+def test_cache_counts_are_named_in_the_singular_or_plural_their_count_needs() -> None:
+    """Before: a compile's cache read '0 hits / 1 misses' in the compile and timing tables."""
+    from reportgen.render.sections.common import hits_misses
+
+    assert hits_misses(0, 1) == "0 hits / 1 miss"
+    assert hits_misses(1, 0) == "1 hit / 0 misses"
+    assert hits_misses(2, 3) == "2 hits / 3 misses"
+    assert hits_misses(None, 1) == "not measured hits / 1 miss"

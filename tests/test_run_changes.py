@@ -526,7 +526,7 @@ def test_compare_names_a_changed_judged_region_before_the_results(tmp_path: Path
     )
     assert result.exit_code == 0, result.output
     assert result.output.startswith(
-        "Synthetic fixture on the candidate and baseline, not a measurement: evidence of nothing; 1 criteria declared differently (listed first)"
+        "Synthetic fixture on the candidate and baseline, not a measurement: evidence of nothing; 1 criterion declared differently (listed first)"
     )
     html = (out / "compare.html").read_text(encoding="utf-8")
     assert html.index(NARROWED) < html.index('id="correctness"')

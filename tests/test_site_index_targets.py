@@ -114,12 +114,19 @@ def test_plan_check_verdict_per_workload_until_a_run_on_its_target(sample_site: 
     )
 
 
+def _measured(events: list[dict]) -> list[dict]:
+    """A hand-built log told to be a measurement: how the index counts a real run on a target."""
+    events[0]["origin"] = "measured"
+    events[0].pop("origin_note", None)
+    return events
+
+
 def test_a_run_on_the_intended_target_replaces_the_plan_check(tmp_path: Path) -> None:
-    """A (synthetic) run that is evidence for the plan's target: the row counts it and shows no
-    plan-check verdict; the synthetic cpu run of another workload still shows one."""
+    """A run (a hand-built log marked measured) that is evidence for the plan's target: the row
+    counts it and shows no plan-check verdict; the cpu run of another workload still shows one."""
     for name, target, family in (("on-neuron", "neuron", "neuron-native"), ("on-cpu", "cpu", "cpu")):
-        events = base_events(target=target, family=family)
-        events[0]["run_id"] = f"synthetic-{name}"
+        events = _measured(base_events(target=target, family=family))
+        events[0]["run_id"] = f"run-{name}"
         events[0]["workload"] = name
         plan = next(e for e in events if e["kind"] == "plan")
         plan["workload"], plan["intended_target"] = name, "neuron"
@@ -202,11 +209,11 @@ def test_hostile_device_name_and_plan_are_shown_as_text(tmp_path: Path) -> None:
 
 
 def test_a_plan_that_names_its_target_by_an_alias_shares_the_backends_history(tmp_path: Path) -> None:
-    """Two synthetic runs of one workload on neuron-native, one planned for "trainium" (an alias in
+    """Two runs (hand-built, marked measured) of one workload on neuron-native, one planned for "trainium" (an alias in
     neuron's backend descriptor) and one for "neuron": one history on neuron, the alias still named
     on the run the plan named it for, and the workload counted as run on its target."""
     for name, target, stamp in (("a", "trainium", "2026-12-01T00:00:00Z"), ("b", "neuron", "2026-12-02T00:00:00Z")):
-        events = base_events(target=target, family="neuron-native")
+        events = _measured(base_events(target=target, family="neuron-native"))
         events[0]["run_id"] = f"synthetic-alias-{name}"
         events[0]["workload"] = "alias-workload"
         events[0]["started_at"] = stamp
@@ -223,3 +230,28 @@ def test_a_plan_that_names_its_target_by_an_alias_shares_the_backends_history(tm
     assert "not evidence for trainium" not in text and "(on neuron: evidence for trainium)" in text
     index = _text((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
     assert "Runs per target: neuron 2 " in index and "a run exists" in index, index
+
+
+def test_a_synthetic_fixture_is_no_run_on_any_target(tmp_path: Path) -> None:
+    """Before: a synthetic fixture on neuron-native made the first line read 'Runs per target:
+    neuron 1 ... every disposition here is for neuron', and its workload's row 'runs on it: 1, a
+    run exists' in place of plan-check's verdict: a fixture presented as a run on the hardware."""
+    for name, target, family in (("on-neuron", "neuron", "neuron-native"), ("on-cpu", "cpu", "cpu")):
+        events = base_events(target=target, family=family)  # origin: synthetic
+        events[0]["run_id"] = f"synthetic-{name}"
+        plan = next(e for e in events if e["kind"] == "plan")
+        plan["intended_target"] = "neuron"
+        run = tmp_path / "runs" / name
+        run.mkdir(parents=True)
+        (run / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    first = _text(page[page.index('id="per-target"') : page.index("</p>", page.index('id="per-target"'))])
+    assert (
+        "Runs per target: neuron 0 · cuda 0 · cpu 0. Not counted: 2 synthetic fixtures, evidence of nothing." in first
+    )
+    assert "No runs yet: nothing here is evidence for any target." in first
+    table = _text(
+        page[page.index('<table class="workloads">') : page.index("</table>", page.index('<table class="workloads">'))]
+    )
+    assert " neuron 0 " in table and "a run exists" not in table and "(on neuron)" in table

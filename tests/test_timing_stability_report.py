@@ -283,3 +283,112 @@ def test_stable_timed_cells_are_classified_without_reading_their_lines_again(tmp
     planted = _run(_planted(tmp_path))
     reads.clear()
     assert [j.case for j in unstable_cells(planted)] and len(reads) == 2
+
+
+def _report_of(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[str, str]:
+    path = tmp_path / "run" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["report", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -> None:
+    """Before: one warm series of 3 samples (none unstable) put a banner titled 'Unstable timing.'
+    over '1 of 4 have too few warm samples', and the headline called its timing 'unstable or too
+    short to classify'."""
+    events = timing_log("synthetic-short")
+    timing = next(t for t in _cells(events, "timing") if t.get("warm"))
+    timing["warm"]["samples_s"] = timing["warm"]["samples_s"][:3]
+    md, html = _report_of(tmp_path, events)
+    top = md + html.split('id="timings"')[0]  # the charts' caption names every reason a figure may have
+    assert "Unstable timing" not in top and "unstable or too short" not in top
+    assert "> **Timing not classified.** 1 of 4 timed cells have too few warm samples to classify." in md
+    assert "<strong>Timing not classified.</strong> 1 of 4 timed cells have too few" in html
+    assert "performance undecided for 1 of 4 timed cells, whose warm timing is too short to classify" in md
+    assert "- 1 of 4 timed cells have too few warm samples to classify: their timings decide nothing" in md
+    assert "| performance | undecided for 1 of 4 timed cells (warm timing too short to classify: flagged in" in md
+
+
+def test_a_generation_run_says_its_series_are_classified_and_names_an_unstable_one(tmp_path: Path) -> None:
+    """Before: a generation run's scope said its series 'are not classified for stability' (they
+    are, and flagged in section 7); one unstable decode series put no banner at the top of the
+    page; and the cell's tokens/s, worked out from that series, carried no flag."""
+    from tests.logbuilder import bimodal, generation_timing_log
+
+    events = generation_timing_log("synthetic-generation-unstable")
+    case = "b1-l96-contiguous-float32-eager"
+    bimodal(next(e for e in events if e["kind"] == "generation" and e["case"] == case), "decode_token")
+    md, html = _report_of(tmp_path, events)
+    assert "not classified for stability" not in md + html
+    assert (
+        "| performance | undecided for 1 of 8 generation series (time to first token or decode per token: unstable,"
+        in md
+    )
+    assert (
+        "> **Unstable timing.** 1 of 8 generation series (time to first token or decode per token) are unstable" in md
+    )
+    assert (
+        "performance undecided for 1 of 8 generation series (time to first token or decode per token), unstable (" in md
+    )
+    row = next(line for line in md.splitlines() if line.startswith("| 128 | 96 tokens | `" + case))
+    assert "/s; from the decode series flagged beside it: decides nothing" in row
+    other = next(
+        line for line in md.splitlines() if line.startswith("| 256 | 240 tokens | `b1-l240-contiguous-float32-eager")
+    )
+    assert "decides nothing" not in other
+    steady, _ = _report_of(tmp_path / "steady", generation_timing_log("synthetic-generation-steady"))
+    assert "| performance | warm timing of all 8 generation series" in steady and "Unstable timing" not in steady
+
+
+def test_the_run_pages_charts_say_which_warm_figure_decides_nothing(tmp_path: Path) -> None:
+    """Before: the warm latency chart drew an unstable cell's median as a plain bar, and both it
+    and the cold-vs-warm chart gave that median on hover with no word that it decides nothing
+    (the timing table beside them flagged it); a compiled cell that ran eager after its
+    recompile limit read the same."""
+    from tests.chartsvg import chart_markup, parse_chart
+
+    events = timing_log("synthetic-chart-flags")
+    timings = [t for t in _cells(events, "timing") if t.get("warm")]
+    bimodal, eager = timings[0], timings[-1]
+    bimodal["warm"]["samples_s"] = [s * (2 if i % 2 else 1) for i, s in enumerate(bimodal["warm"]["samples_s"])]
+    eager["eager_after_recompile_limit"] = True
+    path = tmp_path / "run" / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    figures = {f.id: f for f in judge_log(path).view.timing_figures}
+    warm, both = figures["fig-warm-latency"], figures["fig-cold-warm"]
+    medians = {p.title.split(":")[0]: p for s in warm.chart.series if s.mark == "dash" for p in s.points}
+    assert medians[bimodal["case"]].hollow and medians[bimodal["case"]].title.endswith(
+        "; unstable timing: decides nothing"
+    )
+    assert (
+        medians[eager["case"]].hollow
+        and "really eager: recompile limit hit: decides nothing" in medians[eager["case"]].title
+    )
+    assert {case for case, p in medians.items() if p.hollow} == {bimodal["case"], eager["case"]}
+    assert "decides nothing" in warm.caption and "decides nothing" in both.caption
+    bars = {b.title.split(":")[0]: b.title for s in both.chart.series if s.name == "warm median" for b in s.bars}
+    assert bars[bimodal["case"]].endswith("; unstable timing: decides nothing")
+    assert all("decides nothing" not in t for case, t in bars.items() if case not in (bimodal["case"], eager["case"]))
+    drawn = parse_chart(chart_markup(warm))
+    assert len(drawn.points) > 0  # the open median is still read back as a point in its place
+    # A run whose every warm series is stable draws no open median and says nothing of it.
+    steady = tmp_path / "steady" / "events.jsonl"
+    steady.parent.mkdir()
+    steady.write_text(dumps(timing_log("synthetic-chart-steady")), encoding="utf-8")
+    quiet = {f.id: f for f in judge_log(steady).view.timing_figures}
+    assert not any(p.hollow for s in quiet["fig-warm-latency"].chart.series for p in s.points)
+    assert "decides nothing" not in quiet["fig-warm-latency"].caption + quiet["fig-cold-warm"].caption
+
+
+def test_a_stopped_run_says_no_timing_below_is_a_performance_result(tmp_path: Path) -> None:
+    """Before: the banner said the mismatching cells' 'timings below decide nothing'; those cells
+    have no timing, and the stop holds every timing of the run (Disposition.performance_stopped)."""
+    from tests.logbuilder import mismatch_log
+
+    md, html = _report_of(tmp_path, mismatch_log())
+    said = "until then no timing below is a performance result (here, in comparisons or in the history)"
+    assert said in md and said in html and "their timings" not in md + html

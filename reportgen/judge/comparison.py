@@ -1241,6 +1241,32 @@ def _notes(base: RunModel, cand: RunModel, sides: tuple[Side, Side]) -> list[str
 # --- the headline ------------------------------------------------------------------------------
 
 
+def left_out_words(comparison: Comparison) -> list[str]:
+    """What the headline says of the timings that decide nothing: the cells none of whose
+    ratios decides ('1 cell with unstable timing left out of every verdict'), and apart from
+    them each generation series left out of a cell whose other series is judged on its own
+    (a cell with one series unstable is not left out of every verdict)."""
+    unsteady = (STABILITY_FLAG, UNCLASSIFIED_FLAG)
+    unstable = {c.case for c in comparison.unstable}
+    whole = {
+        c.case: c.case in unstable
+        for c in comparison.unstable + comparison.unclassified
+        if all(r.verdict in unsteady for r in c.ratios)
+    }
+    series = [r.verdict for c in comparison.cells if c.case not in whole for r in c.generation if r.verdict in unsteady]
+    words = []
+    cells = undecided_words(sum(whole.values()), len(whole) - sum(whole.values()))
+    if cells:
+        words.append(f"{cells} left out of every verdict")
+    if series:
+        counted = undecided_words(
+            series.count(STABILITY_FLAG), series.count(UNCLASSIFIED_FLAG), noun=("generation series",) * 2
+        )
+        whose = "its cell" if len(series) == 1 else "each of their cells"
+        words.append(f"{counted} left out of every verdict (the other series of {whose} is judged on its own)")
+    return words
+
+
 def _seconds(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.3g} s"
 
@@ -1268,7 +1294,8 @@ def headline(comparison: Comparison) -> str:
     if comparison.host_unknown:  # not a change, and not 'no change' either
         parts.insert(0, f"{comparison.host_unknown} (listed first)")
     if comparison.criteria:
-        parts.insert(0, f"{len(comparison.criteria)} criteria declared differently (listed first)")
+        n = len(comparison.criteria)
+        parts.insert(0, f"{n} {'criterion' if n == 1 else 'criteria'} declared differently (listed first)")
     synthetic = [s.role for s in (c, b) if s.synthetic]
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")
@@ -1283,9 +1310,7 @@ def headline(comparison: Comparison) -> str:
         parts.append(
             f"all {correct} correct on both" if correct == len(comparison.cells) else f"{correct} correct on both"
         )
-    undecided = undecided_words(len(comparison.unstable), len(comparison.unclassified))
-    if undecided:
-        parts.append(f"{undecided} left out of every verdict")
+    parts += left_out_words(comparison)
     stop = comparison.timing_stop
     geo = comparison.geomean
     if stop is not None:

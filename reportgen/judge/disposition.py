@@ -34,8 +34,10 @@ from reportgen.judge.timing_stability import (
     cell_stability,
     generation_flags,
     generation_warm,
+    is_unstable,
     timed_cells,
     undecided_cells,
+    undecided_why,
 )
 from reportgen.contract.events import PlannedCell
 from reportgen.judge.localization import judge_localization
@@ -908,28 +910,29 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
             " by the collector's stability rules)"
         )
     if short:
-        parts.append(f"{short} of {timed} have too few warm samples to classify")
+        parts.append(f"{short} of {timed}{'' if parts else ' timed cells'} have too few warm samples to classify")
     if series:
         parts.append(
-            f"{len(series)} of {series_total} generation series (time to first token or decode per token) are unstable"
-            " or too short to classify"
+            f"{len(series)} of {series_total} generation series (time to first token or decode per token) are"
+            f" {undecided_why(sum(u for _, _, u in series), len(series))}"
         )
-    cases = dict.fromkeys([j.case for j in undecided] + [case for case, _ in series])
+    cases = dict.fromkeys([j.case for j in undecided] + [case for case, _, _ in series])
     return [
         Reason(
             "timing-stability",
             "note",
             "; ".join(parts) + ": their timings decide nothing here, in comparisons or in the"
-            " history, and the performance of those cells is undecided (the timing table shows each one's figures).",
+            f" history, and the performance {'of those cells' if not series else 'they measure'} is undecided"
+            " (the timing table shows each one's figures).",
             tuple(cases),
         )
     ]
 
 
 @per_run
-def generation_undecided(run: RunModel) -> tuple[list[tuple[str, str]], int]:
-    """The generation series (case, series) that decide nothing (unstable, or too short to
-    classify), and how many warm generation series the run's passing cells hold."""
+def generation_undecided(run: RunModel) -> tuple[list[tuple[str, str, bool]], int]:
+    """The generation series (case, series, whether it is unstable rather than too short to
+    classify) that decide nothing, and how many warm generation series the run's passing cells hold."""
     flags = generation_flags(run)
     total = sum(
         generation_warm(cell, name) is not None
@@ -937,7 +940,7 @@ def generation_undecided(run: RunModel) -> tuple[list[tuple[str, str]], int]:
         if cell.status == "pass"
         for name in GENERATION_SERIES
     )
-    return [(case, name) for case, found in flags.items() for name in found], total
+    return [(case, name, is_unstable(text)) for case, found in flags.items() for name, text in found.items()], total
 
 
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
@@ -1055,13 +1058,13 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         headline += f": {scope_sentence(scope)}"
     undecided = undecided_cells(run)
     if undecided:  # never a plain "Suitable" over timings that decide nothing
-        why = "unstable" if all(j.unstable for j in undecided) else "unstable or too short to classify"
+        why = undecided_why(sum(j.unstable for j in undecided), len(undecided))
         headline += f"; performance undecided for {len(undecided)} of {len(timed_cells(run))} timed cells, whose warm timing is {why}"
     series, series_total = generation_undecided(run)
     if series:  # nor over generation series that decide nothing
         headline += (
             f"; {'and' if undecided else 'performance undecided'} for {len(series)} of {series_total} generation series"
-            " (time to first token or decode per token), unstable or too short to classify"
+            f" (time to first token or decode per token), {undecided_why(sum(u for _, _, u in series), len(series))}"
         )
     headline += f" ({evidence})"
     return Disposition(outcome, headline, reasons, scope, changes, performance_stopped(run, notes))

@@ -24,15 +24,19 @@ from reportgen.judge.disposition import (
     adapter_note,
     decide,
     flagged,
+    generation_undecided,
 )
 from reportgen.judge.localization import Localized, judge_localization
 from reportgen.judge.nextstep import Words, finding, next_step
 from reportgen.judge.timing_stability import (
+    FLAG,
+    UNCLASSIFIED_FLAG,
     CellStability,
     flag_text,
     generation_flags,
     timed_cells,
     undecided_cells,
+    undecided_why,
 )
 from reportgen.model.annotations import ANNOTATIONS_NAME, Annotations
 from reportgen.model.groups import failure_groups, metric_values
@@ -105,6 +109,17 @@ class Judgement:
     # Per passing generation cell, the flag of each of its warm series (time to first token,
     # decode per token) that needs a word, by GenerationTiming's field name.
     generation_flags: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The warm generation series of the passing cells, and of those the ones (case, field) that
+    # decide nothing (unstable, or too short to classify).
+    generation_series: int = 0
+    generation_undecided: tuple[tuple[str, str, bool], ...] = ()  # (case, series, unstable)
+    # Why the undecided timed cells, and the undecided generation series, decide nothing, in words
+    # ('unstable', 'too short to classify', or both); '' where there are none.
+    undecided_why: str = ""
+    generation_why: str = ""
+    # Per timed cell whose warm figure decides nothing, why, in the timing table's words (the
+    # stability verdict, CPU fallback, a compiled cell that ran eager): the charts say it on hover.
+    figure_flags: dict[str, str] = field(default_factory=dict)
 
 
 def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
@@ -118,6 +133,9 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
     timed = tuple(timed_cells(run))
     problems = problem_cells(run)
     others = localized_others(run, problems)
+    series, series_total = generation_undecided(run)
+    undecided = tuple(undecided_cells(run))
+    flagged_cells = tuple(flagged(run))
     return Judgement(
         disposition=disposition,
         finding=finding(run, disposition),
@@ -127,10 +145,10 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         annotations_file=os.path.basename(annotations.path) if annotations.path else "",
         adapter_note=adapter_note(run),
         timed=timed,
-        undecided=tuple(undecided_cells(run)),
+        undecided=undecided,
         judged_with=_judged_with(run),
         failed=failed,
-        flagged=tuple(flagged(run)),
+        flagged=flagged_cells,
         entry_groups=alike_entries(annotations),
         failing={c.case: failing_quantity(c) for c in failed},
         problems=problems,
@@ -138,7 +156,25 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         localized_others=others,
         timing_flags={j.case: text for j in timed if (text := flag_text(j))},
         generation_flags=generation_flags(run),
+        generation_series=series_total,
+        generation_undecided=tuple(series),
+        undecided_why=undecided_why(sum(j.unstable for j in undecided), len(undecided)) if undecided else "",
+        generation_why=undecided_why(sum(u for _, _, u in series), len(series)) if series else "",
+        figure_flags=figure_flags(undecided, flagged_cells),
     )
+
+
+def figure_flags(undecided: tuple[CellStability, ...], flagged_cells: tuple[CellRecord, ...]) -> dict[str, str]:
+    """Per timed cell whose warm figure decides nothing, why: its series' stability verdict,
+    CPU fallback, a compiled cell that ran eager after its recompile limit."""
+    found = {j.case: [FLAG if j.unstable else UNCLASSIFIED_FLAG] for j in undecided}
+    for c in flagged_cells:
+        if c.warm_median_s is not None and (c.fallback_items or c.eager_after_recompile_limit):
+            found.setdefault(c.case, []).extend(
+                (["includes CPU fallback"] if c.fallback_items else [])
+                + (["really eager: recompile limit hit"] if c.eager_after_recompile_limit else [])
+            )
+    return {case: "; ".join(words) for case, words in found.items()}
 
 
 def problem_cells(run: RunModel) -> tuple[CellRecord, ...]:

@@ -48,10 +48,12 @@ __all__ = [
     "generation_flags",
     "generation_timing",
     "generation_warm",
+    "is_unstable",
     "series_flag",
     "stability_word",
     "timed_cells",
     "undecided_cells",
+    "undecided_why",
     "unstable_cells",
 ]
 
@@ -181,6 +183,11 @@ def flag_text(judged: CellStability) -> str:
     return f"{SYMBOL} {FLAG}{after}: " + "; ".join(c.note for c in s.reasons) + host
 
 
+def is_unstable(flag: str) -> bool:
+    """Whether a ``flag_text`` says its series is unstable (not merely too short to classify)."""
+    return flag.startswith(SYMBOL)
+
+
 def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
     ...'), or None for a stable one (and for no samples: there is nothing to judge)."""
@@ -204,15 +211,25 @@ def unsteady_kind(flags: Iterable[str | None]) -> str | None:
     return UNCLASSIFIED_FLAG if found else None
 
 
-def undecided_words(unstable: int, unclassified: int, cells: bool = True) -> str:
+def undecided_words(
+    unstable: int, unclassified: int, cells: bool = True, noun: tuple[str, str] = ("cell", "cells")
+) -> str:
     """'2 cells with unstable timing and 1 with timing not classified' ('2 with ...' without
-    ``cells``), '' for none."""
+    ``cells``; ``noun``: the singular and plural named instead of cells), '' for none."""
     parts: list[str] = []
     for count, what in ((unstable, FLAG), (unclassified, UNCLASSIFIED_FLAG)):
         if count:
-            noun = f" cell{'s' if count != 1 else ''}" if cells and not parts else ""
-            parts.append(f"{count}{noun} with {what}")
+            named = f" {noun[count != 1]}" if cells and not parts else ""
+            parts.append(f"{count}{named} with {what}")
     return " and ".join(parts)
+
+
+def undecided_why(unstable: int, undecided: int) -> str:
+    """Why ``undecided`` series decide nothing, ``unstable`` of them unstable and the rest too
+    short to classify, in words: 'unstable', 'too short to classify', or both."""
+    if unstable == undecided:
+        return "unstable"
+    return "unstable or too short to classify" if unstable else "too short to classify"
 
 
 def stability_word(samples: list[float] | tuple[float, ...] | None) -> str | None:

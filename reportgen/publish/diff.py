@@ -335,12 +335,12 @@ class RunDiff:
     def changed_line(self) -> str:
         """What changed besides the results, counted, for a line that then gives the timing."""
         counts = (
-            ("criteria", len(self.criteria)),
-            ("versions", len(self.versions)),
-            ("code and data", len(self.code_and_data)),
-            ("host", len(self.host)),
+            (("criterion", "criteria"), len(self.criteria)),
+            (("version", "versions"), len(self.versions)),
+            (("code and data",) * 2, len(self.code_and_data)),
+            (("host",) * 2, len(self.host)),
         )
-        changed = [f"{n} {what}" for what, n in counts if n]
+        changed = [f"{n} {what[n != 1]}" for what, n in counts if n]
         if self.host_unknown:  # not a change, and not 'no change' either
             changed.append(self.host_unknown)
         if self.declared_only:  # the same, but only by declaration
@@ -365,6 +365,35 @@ class RunDiff:
     def unstable(self) -> list[str]:
         """Cells compared with a warm timing (or generation series) that is unstable in either run: no verdict, named."""
         return list(dict.fromkeys(t.case for t in self.timings if unsteady_kind(t.flags) == STABILITY_FLAG))
+
+    @property
+    def undecided_lines(self) -> list[tuple[str, str, str, list[str]]]:
+        """What the pages say of the timings that get no verdict, one entry per kind and extent:
+        (title, count, why, names). A cell none of whose ratios decides is named as a cell; a
+        generation series whose cell's other series is still judged is named as that series,
+        never as its cell with 'no timing verdict'."""
+        by_case: dict[str, list[TimingChange]] = {}
+        for t in self.timings:
+            by_case.setdefault(t.case, []).append(t)
+        found = []
+        for kind, title, cases in (
+            (STABILITY_FLAG, "Unstable timing", self.unstable),
+            (UNCLASSIFIED_FLAG, "Timing not classified", self.unclassified),
+        ):
+            whole = [c for c in cases if all(unsteady_kind(t.flags) for t in by_case[c])]
+            series = [t.name for c in cases if c not in whole for t in by_case[c] if unsteady_kind(t.flags) == kind]
+            if whole:
+                found.append((title, f"{len(whole)} cell(s)", "no timing verdict for them", whole))
+            if series:
+                found.append(
+                    (
+                        title,
+                        f"{len(series)} generation series",
+                        "no timing verdict for them (the other series of each such cell is judged on its own)",
+                        series,
+                    )
+                )
+        return found
 
     @property
     def unclassified(self) -> list[str]:
@@ -746,12 +775,8 @@ def format_diff(diff: RunDiff) -> str:
     if diff.declared_only:
         lines.append(f"{DECLARED_ONLY}:")
         lines += [f"  {text}" for text in diff.declared_only]
-    if diff.unstable:
-        lines.append(f"unstable timing: {len(diff.unstable)} cell(s), no timing verdict: {', '.join(diff.unstable)}")
-    if diff.unclassified:
-        lines.append(
-            f"{UNCLASSIFIED_FLAG}: {len(diff.unclassified)} cell(s), no timing verdict: {', '.join(diff.unclassified)}"
-        )
+    for title, count, why, names in diff.undecided_lines:
+        lines.append(f"{title.lower()}: {count}, {why.replace(' for them', '')}: {', '.join(names)}")
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")

@@ -175,19 +175,24 @@ HISTORY_COLUMNS: dict[str, str] = {
     "cold_condition": "string",
     "compile_cache": "string",
     "caveats": "string",
+    "cold_caveats": "string",
+    "compile_caveats": "string",
 }
 
 
-def _caveats(summary: RunSummary, cell: CellSummary) -> str:
-    """Why a point of the trend is not a performance result on its own ('' when none)."""
+def _caveats(summary: RunSummary, cell: CellSummary, figure: float | None) -> str:
+    """Why a point of the trend (``figure``: the cell's warm median, cold call or compile time)
+    is not a performance result on its own ('' when none, and where the cell has no such figure)."""
+    if figure is None:
+        return ""
     flags = []
-    if summary.synthetic and cell.warm_median_s is not None:
+    if summary.synthetic:
         flags.append("synthetic fixture, not a measurement")
-    if summary.performance_stopped and cell.warm_median_s is not None:
+    if summary.performance_stopped:
         flags.append("performance acceptance stopped in this run")
-    if cell.cpu_fallback and cell.warm_median_s is not None:
+    if cell.cpu_fallback:
         flags.append("includes CPU fallback")
-    if cell.recompile_limit and cell.warm_median_s is not None:
+    if cell.recompile_limit:
         flags.append("recompile limit hit")
     return "; ".join(flags)
 
@@ -223,8 +228,18 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
                     "cold_condition": cell.cold_condition,
                     "compile_cache": cell.compile_cache,
                     "caveats": "; ".join(
-                        filter(None, (_caveats(s, cell), f"{unsteady}: warm point left out" if unsteady else ""))
+                        filter(
+                            None,
+                            (
+                                _caveats(s, cell, cell.warm_median_s),
+                                f"{unsteady}: warm point left out" if unsteady else "",
+                            ),
+                        )
                     ),
+                    # The cold-call and compile trends' points, by the warm point's rule (its
+                    # stability aside: a cold call or compile time is one measurement).
+                    "cold_caveats": _caveats(s, cell, cell.cold_s),
+                    "compile_caveats": _caveats(s, cell, cell.compile_s),
                 }
             )
     # The quartiles pandas' Series.quantile gives (numpy's linear method), for all the series

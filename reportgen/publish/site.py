@@ -483,11 +483,14 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     # Workloads without a run on their target first: the index lists the first FIRST_ROWS of them.
     for workload, runs in sorted(
         by_workload.items(),
-        key=lambda item: (any(evidence_target(s) == backend_name(_meant_for(item[1][-1])) for s in item[1]), item[0]),
+        key=lambda item: (
+            any(not s.synthetic and evidence_target(s) == backend_name(_meant_for(item[1][-1])) for s in item[1]),
+            item[0],
+        ),
     ):
         latest = runs[-1]
         target = _meant_for(latest)  # as the plan names it (an alias included)
-        on_target = [s for s in runs if evidence_target(s) == backend_name(target)]
+        on_target = [s for s in runs if not s.synthetic and evidence_target(s) == backend_name(target)]
         rows.append(
             {
                 "workload": workload,
@@ -521,14 +524,19 @@ def plan_check_counts(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 def runs_per_target(summaries: list[RunSummary]) -> dict[str, Any]:
     """The index's top line: how many runs are evidence for each target, every documented target
-    listed (0 included), and the targets without any run named with what the dispositions are for."""
+    listed (0 included), and the targets without any run named with what the dispositions are for.
+    A synthetic fixture is evidence for no target: counted apart, never as a run on one."""
     counts = dict.fromkeys(targets(), 0)
+    synthetic = 0
     for s in summaries:
+        if s.synthetic:
+            synthetic += 1
+            continue
         key = evidence_target(s)
         counts[key] = counts.get(key, 0) + 1
     measured = [t for t, n in counts.items() if n]
     missing = [t for t, n in counts.items() if not n]
-    return {"counts": list(counts.items()), "measured": measured, "missing": missing}
+    return {"counts": list(counts.items()), "measured": measured, "missing": missing, "synthetic": synthetic}
 
 
 def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -300,10 +300,11 @@ def _chart(box: Box, x: Axis, y: Axis, series: list[Series], rules: tuple[Rule, 
     return Chart(WIDTH, box.height, box.left, box.top, box.right, box.bottom, x, y, tuple(series), rules)
 
 
-def warm_latency(cells: list[CellRecord]) -> Figure | None:
+def warm_latency(cells: list[CellRecord], flags: Mapping[str, str] | None = None) -> Figure | None:
     timed = [(c, warm) for c, warm in zip(cells, map(_WARM, cells)) if warm and warm.samples_s]
     if not timed:
         return None
+    flagged = flags or {}
     box = _box([c.case for c, _ in timed])
     cats = Categories(tuple(c.case for c, _ in timed), box.left, box.right)
     quartiles = [_quartiles_ms(warm.samples_s) for _, warm in timed]
@@ -332,10 +333,12 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
             Point(
                 cats(i),
                 ys(q[1]),
-                f"{c.case}: median {fmt_time(q[1] / 1e3)}, quartiles {fmt_time(q[0] / 1e3)} to {fmt_time(q[2] / 1e3)}",
+                f"{c.case}: median {fmt_time(q[1] / 1e3)}, quartiles {fmt_time(q[0] / 1e3)} to {fmt_time(q[2] / 1e3)}"
+                + (f"; {flagged[c.case]}: decides nothing" if c.case in flagged else ""),
                 q[1],
                 low=ys(q[0]),
                 high=ys(q[2]),
+                hollow=c.case in flagged,
             )
             for i, c, _, q in group
         )
@@ -352,7 +355,13 @@ def warm_latency(cells: list[CellRecord]) -> Figure | None:
     # Whether the device was synchronised is each timing line's own fact: the timing section
     # states it as recorded, so the caption does not.
     caption = f"{drawn}, with its median (bar) and quartiles (whiskers) of every sample."
+    if any(c.case in flagged for c, _ in timed):
+        caption += FLAGGED_TIMING
     return Figure("fig-warm-latency", "Warm latency per cell (ms)", caption, chart)
+
+
+# Said under a run's timing chart where a cell's figure is not a performance result on its own.
+FLAGGED_TIMING = " A median drawn open (on the warm latency chart) or a warm bar whose hover says so decides nothing: its warm series is unstable or too short to classify, or the cell had CPU fallback or ran eager after its recompile limit (hover says which)."
 
 
 def _by_rank(samples: list[float], count: int) -> list[float]:
@@ -388,7 +397,7 @@ def _bars(
     return tuple(bars)
 
 
-def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
+def cold_vs_warm(cells: list[CellRecord], flags: Mapping[str, str] | None = None) -> Figure | None:
     both = [
         (c, cold, warm) for c, cold, warm in zip(cells, map(_COLD, cells), map(_WARM, cells)) if cold and warm
     ]  # events looked up once
@@ -409,8 +418,16 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
         (i, cold.seconds, f"{c.case}: cold {fmt_time(cold.seconds)}; {human(cold.cache_condition)}", "")
         for i, (c, cold, _) in enumerate(drawn)
     ]
+    flagged = flags or {}
     warm_rows = [
-        (i, w.median_s, f"{c.case}: warm median {fmt_time(w.median_s)}", "") for i, (c, _, w) in enumerate(drawn)
+        (
+            i,
+            w.median_s,
+            f"{c.case}: warm median {fmt_time(w.median_s)}"
+            + (f"; {flagged[c.case]}: decides nothing" if c.case in flagged else ""),
+            "",
+        )
+        for i, (c, _, w) in enumerate(drawn)
     ]
     series = [
         Series("cold first call", "cold", "none", bars=_bars(cats, ys, cold_rows, 0, 2)),
@@ -420,7 +437,8 @@ def cold_vs_warm(cells: list[CellRecord]) -> Figure | None:
     return Figure(
         "fig-cold-warm",
         "Cold first call vs warm median (s, log scale)",
-        "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions.",
+        "Cold: the first call with the cache condition stated in the table. Warm: median of the declared repetitions."
+        + (FLAGGED_TIMING if any(c.case in flagged for c, _, _ in drawn) else ""),
         chart,
         tuple(out_of_range),
         tuple(zero),
@@ -603,19 +621,25 @@ def correctness_figures(cells: list[CellRecord]) -> list[Figure]:
     return [f for f in (loss_curves(cells), error_vs_allowance(cells)) if f is not None]
 
 
-def timing_figures(cells: list[CellRecord]) -> list[Figure]:
-    """Only cells whose correctness passed are timed, so only they are drawn."""
+def timing_figures(cells: list[CellRecord], flags: Mapping[str, str] | None = None) -> list[Figure]:
+    """Only cells whose correctness passed are timed, so only they are drawn. ``flags``: case ->
+    why its warm figure decides nothing (an unstable series, CPU fallback, ...), said on hover."""
     passed = [c for c in cells if c.status == "pass"]
-    return [f for f in (warm_latency(passed), cold_vs_warm(passed)) if f is not None]
+    return [f for f in (warm_latency(passed, flags), cold_vs_warm(passed, flags)) if f is not None]
 
 
-def _caveats_per_case(history: Any, cases: list[str], order: list[str]) -> dict[str, list[str]]:
-    """Per case and run, why its timing is not a performance result on its own ('' when none)."""
+def _caveats_per_case(
+    history: Any, cases: list[str], order: list[str], column: str = "caveats"
+) -> dict[str, list[str]]:
+    """Per case and run, why its timing (``column``: the warm point's caveats, or the cold
+    call's or compile's) is not a performance result on its own ('' when none)."""
     found: dict[tuple[str, str], str] = {}
-    if "caveats" in history:
-        for row in history[history["case"].isin(cases)][["run_id", "case", "caveats"]].itertuples(index=False):
-            if isinstance(row.caveats, str) and row.caveats:
-                found[(row.case, row.run_id)] = row.caveats
+    if column in history:
+        for run_id, case, text in history[history["case"].isin(cases)][["run_id", "case", column]].itertuples(
+            index=False
+        ):
+            if isinstance(text, str) and text:
+                found[(case, run_id)] = text
     return {case: [found.get((case, run), "") for run in order] for case in cases}
 
 
@@ -658,22 +682,28 @@ def _trend_lines(
     scale: Callable[[float], float],
     unlike: Mapping[str, Sequence[str]],
     conditions: Mapping[str, Sequence[str]] | None = None,
+    caveats: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Series]:
     """One line per cell over the runs (values in seconds), a gap where the cell has no value and
     before a run whose ``unlike`` reason (per cell, per run, "" for none) says it is not like-for-like;
-    ``conditions`` (per cell, per run: its cache condition, "" where none) are named on hover."""
+    ``conditions`` (per cell, per run: its cache condition, "" where none) are named on hover, and
+    a point with ``caveats`` (per cell, per run: why it is not a performance result on its own)
+    is drawn hollow and says why on hover."""
     series = []
     for n, (case, got) in enumerate(values.items()):
         reasons = unlike[case]
         named = (conditions or {}).get(case) or [""] * len(got)
+        flags = (caveats or {}).get(case) or [""] * len(got)
         points = tuple(
             Point(
                 xs(i),
                 scale(v),
                 f"{case}: {runs[i]}, {fmt_time(v)}"
                 + (f" ({human(named[i])})" if named[i] else "")
+                + (f"; {flags[i]}" if flags[i] else "")
                 + _unjoined(reasons[i]),
                 v,
+                hollow=bool(flags[i]),
             )
             for i, v in enumerate(got)
             if v is not None
@@ -684,6 +714,8 @@ def _trend_lines(
     return series
 
 
+# Said under a trend chart with a point that is not a performance result on its own.
+HOLLOW = " A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which)."
 # Said under a trend chart whose lines break before a run not like-for-like with the run before it.
 UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count, other weights, the cell's other inputs, or for a cold call or compile another cache condition: hover says which)."
 UNJOINED_CACHE = (
@@ -801,7 +833,8 @@ def trend_figures(
             Figure(
                 f"{prefix}-trend-warm",
                 "Warm median per cell over runs (ms; band: interquartile range)",
-                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap). A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which)."
+                "Median of the declared warm repetitions per run, with its interquartile band; only runs where the cell passed and its warm timing was stable (an unstable one decides nothing: a gap)."
+                + HOLLOW
                 + (UNJOINED if unjoined else ""),
                 _chart(box, x_axis, Axis("ms per call", ys.ticks()), series),
             )
@@ -843,8 +876,11 @@ def trend_figures(
         # something else: its line is not joined to it either, and each point names its condition.
         conditions = texts(condition)
         breaks = {case: _condition_breaks(reasons_of[case], conditions[case], values[case], what) for case in cases}
-        series = _trend_lines(xs, names, values, ys, breaks, conditions)
+        # A point that is not a performance result on its own is hollow, as on the warm chart.
+        hollow = _caveats_per_case(history, cases, order, f"{key}_caveats")
+        series = _trend_lines(xs, names, values, ys, breaks, conditions, hollow)
         broken = any(r for rs in breaks.values() for r in rs)
+        caption += HOLLOW if any(f for fs in hollow.values() for f in fs) else ""
         caption += (UNJOINED_CACHE if broken and not unjoined else UNJOINED) if broken or unjoined else ""
         figures.append(
             Figure(f"{prefix}-trend-{key}", title, caption, _chart(box, x_axis, Axis("seconds", ys.ticks()), series))

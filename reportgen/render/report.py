@@ -221,7 +221,7 @@ def render_report(
     context = {"view": view, "root": root, "assets": assets, "nav": nav or [], "files": files or [], "related": related}
     pages: list[tuple[Path, str | bytes]] = []
     if view.details:
-        pages.append((out_dir / view.details, _details_bytes(judged.run)))
+        pages.append((out_dir / view.details, _details_bytes(judged.run, warm_stability(judged))))
     if "html" in formats:
         pages.append((out_dir / html_name, render_html("report.html.j2", **context)))
     if "md" in formats:
@@ -252,9 +252,15 @@ def write_report(
     return [path for path, data in pages if write_inside(base, path, data)]
 
 
-def _details_bytes(run: RunModel) -> bytes:
+def warm_stability(judged: JudgedRun) -> dict[str, str]:
+    """Per timed cell, its warm series' stability as the judge classified it (details.csv's column)."""
+    return {j.case: j.stability.verdict for j in judged.judgement.timed} if judged.judgement is not None else {}
+
+
+def _details_bytes(run: RunModel, stability: dict[str, str] | None = None) -> bytes:
     """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source):
-    ``detail_rows`` as csv_text writes them, encoded."""
+    ``detail_rows`` as csv_text writes them, encoded; ``stability``: case -> its warm series'
+    stability word."""
     # Speed: csv_text takes twice as long as the f-strings below. It quotes a field only when
     # it holds a comma, a quote or a line break, and marks text that starts like a formula; a
     # row without any is its fields joined by commas (None written empty). Free text (failure,
@@ -265,8 +271,9 @@ def _details_bytes(run: RunModel) -> bytes:
     # The table is made _CHUNK rows at a time and each chunk encoded: a long log's rows are
     # not all held as text at once.
     cells = run.cells
+    verdicts = stability or {}
     if any(str(dtype).startswith(FORMULA_START) for dtype in {c.planned.dtype for c in cells}):
-        return _whole_table(run)
+        return _whole_table(run, verdicts)
     parts = [(",".join(DETAIL_COLUMNS) + "\n").encode("utf-8")]
     for start in range(0, len(cells), _CHUNK):
         chunk = cells[start : start + _CHUNK]
@@ -274,7 +281,7 @@ def _details_bytes(run: RunModel) -> bytes:
             ""
             if c.failure_text or c.warnings
             else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,\n"
-            for c, figures in zip(chunk, _figure_texts(chunk))
+            for c, figures in zip(chunk, _figure_texts(chunk, verdicts))
             for p in (c.planned,)
         ]
         text = "".join(rows)
@@ -287,18 +294,18 @@ def _details_bytes(run: RunModel) -> bytes:
             or "\r" in text
             or not _FORMULA.isdisjoint(map(_FIRST_CHAR, rows))
         ):
-            return _whole_table(run)
+            return _whole_table(run, verdicts)
         if free_text:
             for index, row in enumerate(rows):
                 if not row:
-                    rows[index] = csv_text([detail_row(chunk[index])])
+                    rows[index] = csv_text([detail_row(chunk[index], verdicts.get(chunk[index].case))])
             text = "".join(rows)
         parts.append(text.encode("utf-8"))
     return b"".join(parts)
 
 
-def _whole_table(run: RunModel) -> bytes:
-    return csv_text([DETAIL_COLUMNS, *detail_rows(run)]).encode("utf-8")
+def _whole_table(run: RunModel, stability: dict[str, str]) -> bytes:
+    return csv_text([DETAIL_COLUMNS, *detail_rows(run, stability)]).encode("utf-8")
 
 
 _FIRST_CHAR = itemgetter(slice(0, 1))
@@ -308,14 +315,29 @@ _FORMULA = frozenset(FORMULA_START)
 _CHUNK = 512  # rows made and encoded at a time
 
 
-def _figure_texts(cells: list[CellRecord]) -> list[str]:
-    """Each cell's "mismatched,total,max_abs,cold_s,warm_median_s,peak_device_memory_bytes,log_line"
-    as csv.writer writes them (None empty, a float as its repr)."""
+def _figure_texts(cells: list[CellRecord], stability: dict[str, str]) -> list[str]:
+    """Each cell's "mismatched,total,max_abs,cold_s,cold_cache_condition,warm_median_s,
+    warm_stability,peak_device_memory_bytes,log_line" as csv.writer writes them (None empty, a
+    float as its repr; the cache condition and stability are the contract's and the
+    classifier's words, which need no quoting)."""
+    empty = ""
     return [
-        f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},{'' if cold is None else cold},"
-        f"{'' if warm is None else warm},{'' if peak is None else peak},{'' if line is None else line}"
-        for m, t, a, cold, warm, peak, line in (
-            (c.mismatched, c.total, c.max_abs, c.cold_s, c.warm_median_s, c.peak_device_bytes, c.result_line)
+        f"{'' if m is None else m},{'' if t is None else t},{'' if a is None else a},"
+        f"{',' if cold is None else f'{cold},{condition or empty}'},"
+        f"{',' if warm is None else f'{warm},{stability.get(case) or empty}'},"
+        f"{'' if peak is None else peak},{'' if line is None else line}"
+        for m, t, a, cold, condition, warm, case, peak, line in (
+            (
+                c.mismatched,
+                c.total,
+                c.max_abs,
+                c.cold_s,
+                c.cold_condition,
+                c.warm_median_s,
+                c.case,
+                c.peak_device_bytes,
+                c.result_line,
+            )
             for c in cells
         )
     ]
@@ -338,7 +360,7 @@ def build_report(
         if single_file:
             assets = inline_assets()
             if judged.view.details:  # the full table travels inside the page, as a download link
-                table = base64.b64encode(_details_bytes(judged.run)).decode("ascii")
+                table = base64.b64encode(_details_bytes(judged.run, warm_stability(judged))).decode("ascii")
                 assets = replace(
                     assets, inline={**(assets.inline or {}), "details": f"data:text/csv;charset=utf-8;base64,{table}"}
                 )

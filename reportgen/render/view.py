@@ -151,6 +151,7 @@ class ReportView:
     # With an inspection (reportgen report --inspection): predicted fallback against observed.
     predicted: list[Row] = field(default_factory=list)
     unstable_timing: str = ""  # how many timed cells' warm timing decides nothing (first lines of the page)
+    unstable_timing_title: str = ""  # "Unstable timing", or "Timing not classified" when none is unstable
 
 
 def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | None = None) -> ReportView:
@@ -167,6 +168,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
     references, reference_findings = reference_rows(run)
     inputs, inputs_total, inputs_note = input_rows(run)
     timing_scope = timed_scope_text(run)
+    banner_title, banner = unstable_timing_text(judgement)
     return ReportView(
         title=f"Migration report: {run.start.workload} on {scope.family}"
         + (f" for {scope.intended_target}" if scope.intended_target else ""),
@@ -175,7 +177,8 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         synthetic=run.synthetic,
         origin_note=run.start.origin_note or "",
         incomplete=incomplete,
-        unstable_timing=unstable_timing_text(judgement),
+        unstable_timing=banner,
+        unstable_timing_title=banner_title,
         disposition=disposition,
         headline=disposition.headline,
         finding=judgement.finding,
@@ -211,7 +214,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         generation_requests=generation_requests(run),
         generation_note=generation_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),
-        timing_figures=timing_figures(run.cells[:DETAIL_CAP]),
+        timing_figures=timing_figures(run.cells[:DETAIL_CAP], judgement.figure_flags),
         profiles=[
             {
                 "case": p.case,

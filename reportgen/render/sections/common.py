@@ -48,6 +48,13 @@ def fmt(value: float | None, unit: str = "", digits: int = 4) -> str:
     return f"{value:.{digits}g}{unit}"
 
 
+def hits_misses(hits: float | None, misses: float | None) -> str:
+    """'0 hits / 1 miss': cache counts, each named in the singular or plural its count needs."""
+    return " / ".join(
+        f"{fmt(n)} {one if n == 1 else many}" for n, one, many in ((hits, "hit", "hits"), (misses, "miss", "misses"))
+    )
+
+
 def fmt_time(seconds: float | None) -> str:
     """A time as a reader takes it in: in ms below a second, else in s, 4 significant digits."""
     if seconds is None:

@@ -108,18 +108,27 @@ def _performance_scope(run: RunModel, judgement: Judgement) -> str:
     """What the run's timings may decide: the correctness scope above holds either way."""
     timed = judgement.timed
     if not timed and run.plan is not None and run.plan.generation is not None:
+        total, series = judgement.generation_series, judgement.generation_undecided
+        if not total:
+            return "no warm generation timing recorded: performance not measured"
+        if not series:
+            return (
+                f"warm timing of all {total} generation series (time to first token, decode per token; section 7, per bucket) "
+                "is stable by the collector's rules"
+            )
         return (
-            "generation timings (time to first token, decode latency, tokens/s) are in section 7, per bucket; "
-            "their series are not classified for stability, so they decide nothing about speed here"
+            f"undecided for {len(series)} of {total} generation series (time to first token or decode per token: {judgement.generation_why}, "
+            "flagged beside their figures in section 7); the correctness scope above is not affected"
         )
     if not timed:
         return "no warm timing recorded: performance not measured"
     undecided = judgement.undecided
     if not undecided:
         return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules"
+    unstable = sum(j.unstable for j in undecided)
     return (
-        f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing unstable or too short to classify: "
-        f"{STABILITY_SYMBOL} in the timing table); the correctness scope above is not affected"
+        f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing {judgement.undecided_why}: "
+        f"{'flagged' if unstable < len(undecided) else STABILITY_SYMBOL} in the timing table); the correctness scope above is not affected"
     )
 
 
@@ -170,11 +179,14 @@ def _explanation_gist(found: OwnerExplanation) -> ExplanationGist:
     )
 
 
-def unstable_timing_text(judgement: Judgement) -> str:
-    """'9 of 14 timed cells have an unstable warm timing ...', or '' when every timed cell is stable."""
+def unstable_timing_text(judgement: Judgement) -> tuple[str, str]:
+    """The banner's title and text: '9 of 14 timed cells have an unstable warm timing ...' (and
+    the generation series that decide nothing), or ('', '') when every timed series is stable.
+    Titled 'Unstable timing' only when a series is unstable: one too short to classify is not."""
     undecided = judgement.undecided
-    if not undecided:
-        return ""
+    series = judgement.generation_undecided
+    if not undecided and not series:
+        return "", ""
     unstable = sum(1 for j in undecided if j.unstable)
     timed = len(judgement.timed)
     parts = (
@@ -185,8 +197,17 @@ def unstable_timing_text(judgement: Judgement) -> str:
         else []
     )
     if len(undecided) > unstable:
-        parts.append(f"{len(undecided) - unstable} of {timed} have too few warm samples to classify")
+        noun = "" if parts else " timed cells"
+        parts.append(f"{len(undecided) - unstable} of {timed}{noun} have too few warm samples to classify")
+    series_unstable = sum(u for _, _, u in series)
+    if series:
+        parts.append(
+            f"{len(series)} of {judgement.generation_series} generation series (time to first token or decode per token) "
+            f"are {judgement.generation_why} (flagged beside their figures in the generation table)"
+        )
+    title = "Unstable timing" if unstable or series_unstable else "Timing not classified"
     return (
+        title,
         "; ".join(parts)
-        + ". Their timings decide nothing: no faster or slower verdict, geometric mean, trend point or regression uses them."
+        + ". Their timings decide nothing: no faster or slower verdict, geometric mean, trend point or regression uses them.",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
+from collections.abc import Mapping
 from typing import Any
 
 from reportgen.model.provenance import code_and_data
@@ -91,7 +92,9 @@ DETAIL_COLUMNS = (
     "total",
     "max_abs",
     "cold_s",
+    "cold_cache_condition",
     "warm_median_s",
+    "warm_stability",
     "peak_device_memory_bytes",
     "log_line",
     "failure",
@@ -99,17 +102,21 @@ DETAIL_COLUMNS = (
 )
 
 
-def detail_rows(run: RunModel) -> list[tuple[Any, ...]]:
+def detail_rows(run: RunModel, stability: Mapping[str, str] | None = None) -> list[tuple[Any, ...]]:
     """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
 
     ``log_line`` is the line of the cell's case_result (empty for an untested cell), which
-    holds the mismatch figures; the times come from the cell's timing event. ``failure`` and
-    ``warnings`` (one a line) are the full texts that the page cuts (``clip``).
+    holds the mismatch figures; the times come from the cell's timing event, each beside its
+    scope: the cold call's cache condition, and the warm series' stability as the judge
+    classified it (``stability``: case -> 'stable', 'unstable' or 'unclassified'; only a stable
+    median decides anything). ``failure`` and ``warnings`` (one a line) are the full texts that
+    the page cuts (``clip``).
     """
-    return list(map(detail_row, run.cells))
+    verdicts = stability or {}
+    return [detail_row(c, verdicts.get(c.case)) for c in run.cells]
 
 
-def detail_row(c: CellRecord) -> tuple[Any, ...]:
+def detail_row(c: CellRecord, stability: str | None = None) -> tuple[Any, ...]:
     """One cell's row of DETAIL_COLUMNS (see ``detail_rows``)."""
     p = c.planned
     return (
@@ -124,7 +131,9 @@ def detail_row(c: CellRecord) -> tuple[Any, ...]:
         c.total,
         c.max_abs,
         c.cold_s,
+        c.cold_condition if c.cold_s is not None else None,
         c.warm_median_s,
+        stability if c.warm_median_s is not None else None,
         c.peak_device_bytes,
         c.result_line,
         c.failure_text or "",

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from reportgen.model.runmodel import RunModel
 from reportgen.render.labels import human
-from reportgen.render.sections.common import first_cells, anchor, collapse_rows, DETAIL_CAP, fmt, fmt_time, Row
+from reportgen.render.sections.common import (
+    first_cells,
+    anchor,
+    collapse_rows,
+    DETAIL_CAP,
+    fmt,
+    fmt_time,
+    hits_misses,
+    Row,
+)
 
 
 def compile_rows(run: RunModel) -> list[dict[str, str]]:
@@ -29,7 +38,7 @@ def compile_rows(run: RunModel) -> list[dict[str, str]]:
                     "graphs": fmt(k.graphs),
                     "breaks": "; ".join(f"{b.reason} ×{b.count}" for b in k.graph_breaks) or "none",
                     "recompiles": fmt(k.recompiles),
-                    "cache": f"{fmt(k.cache_hits)} hits / {fmt(k.cache_misses)} misses",
+                    "cache": hits_misses(k.cache_hits, k.cache_misses),
                     "condition": human(k.cache_condition)
                     + (
                         f"; cache entries {k.cache_entries_before} → {fmt(k.cache_entries_after)}"

@@ -8,7 +8,7 @@ from typing import Any
 from reportgen.render.memory import peak_memory_text
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.render.labels import human
-from reportgen.render.sections.common import first_cells, anchor, DETAIL_CAP, fmt, fmt_time, Row, SYMBOLS
+from reportgen.render.sections.common import first_cells, anchor, DETAIL_CAP, fmt, fmt_time, hits_misses, Row, SYMBOLS
 
 
 @dataclass
@@ -125,7 +125,7 @@ def _restart(cell: CellRecord) -> str:
         f"{fmt_time(restart.seconds)}; entries {fmt(restart.cache_entries_before)} → {fmt(restart.cache_entries_after)}"
     )
     if restart.cache_hits is not None:
-        text += f"; {restart.cache_hits} hits / {fmt(restart.cache_misses)} misses"
+        text += f"; {hits_misses(restart.cache_hits, restart.cache_misses)}"
     return f"{text}; {_cold_check(restart)}"
 
 
@@ -136,7 +136,7 @@ def _cold_condition(cold: Any) -> str:
     text = f"{human(cold.cache_condition)}; entries {cold.cache_entries_before} → {fmt(cold.cache_entries_after)}"
     text += f" (not empty before: {', '.join(full)})" if full else ""
     if cold.cache_hits is not None:
-        text += f"; {cold.cache_hits} hits / {fmt(cold.cache_misses)} misses"
+        text += f"; {hits_misses(cold.cache_hits, cold.cache_misses)}"
     return text
 
 
@@ -262,7 +262,15 @@ def generation_rows(run: RunModel, flags: dict[str, dict[str, str]]) -> list[Gen
                 )
                 if t
                 else "not timed",
-                tokens_per_s=fmt(t.tokens_per_s, "/s", digits=4) if t else "not timed",
+                # Worked out from the decode series: it decides nothing where that series does not.
+                tokens_per_s=_flagged(
+                    fmt(t.tokens_per_s, "/s", digits=4),
+                    "from the decode series flagged beside it: decides nothing"
+                    if "decode_token" in cell_flags
+                    else None,
+                )
+                if t
+                else "not timed",
                 agreement=f"{g.steps_agreeing} of {g.decode_steps + 1} steps agree{needed}",
                 divergent=f"step {g.first_divergent_step}" if g.first_divergent_step is not None else "none",
                 top_k=f"min {min(overlaps):.2f} of top-{g.top_k}" if overlaps else "not measured",
