@@ -36,6 +36,11 @@ def _stopped_pair(root: Path) -> tuple[Path, Path]:
     return before, _log(root / "after" / "events.jsonl", events)
 
 
+def _sides(before: list[Path], after: list[Path], first: str = "--before", second: str = "--after") -> list[str]:
+    """The replicates of each side as command-line options: ``first`` before each of ``before``."""
+    return [x for p in before for x in (first, str(p))] + [x for p in after for x in (second, str(p))]
+
+
 def _diff(*args: str) -> str:
     result = RUNNER.invoke(main, ["diff", *args])
     assert result.exit_code == 0, result.output
@@ -222,15 +227,11 @@ def test_a_replicate_that_hit_its_recompile_limit_flags_the_ratio_in_diff_as_in_
 
     before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
     after = [run("a1", 1.3, 3), run("a2", 1.3, 4, limit=True)]
-    data = _compare(
-        tmp_path,
-        *(x for p in before for x in ("--baseline", str(p))),
-        *(x for p in after for x in ("--candidate", str(p))),
-    )
+    data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
     timing = next(c["timing"] for c in data["cells"] if c["case"] == BAD)
     assert timing["flags"] == ["recompile limit hit on the candidate replicate a2"] and not timing["in_geomean"]
 
-    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    sides = _sides(before, after)
     found = json.loads(_diff(*sides, "--format", "json"))
     change = next(t for t in found["timings"] if t["case"] == BAD)
     assert change["flags"] == ["recompile limit hit (after replicate a2)"], change
@@ -320,11 +321,7 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
     before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
     after = [run("a1", 1.3, 3), run("a2", 1.3, 4, error=True)]
     statuses = "after: pass in a1, error in a2"
-    data = _compare(
-        tmp_path,
-        *(x for p in before for x in ("--baseline", str(p))),
-        *(x for p in after for x in ("--candidate", str(p))),
-    )
+    data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
     note = next(c["timing_note"] for c in data["cells"] if c["case"] == BAD)
     assert note == "not compared: a replicate did not pass this cell (candidate: pass in a1, error in a2)"
     # Nor does compare's headline say 'all 4 correct on both' of the first runs alone.
@@ -337,7 +334,7 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
         next(c for c in data["cells"] if c["case"] == BAD)["replicate_statuses"] == "candidate: pass in a1, error in a2"
     )
 
-    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    sides = _sides(before, after)
     found = json.loads(_diff(*sides, "--format", "json"))
     assert found["replicate_statuses"] == [[BAD, statuses]]
     assert found["replicate_not_timed"] == [[BAD, f"a replicate did not pass this cell ({statuses})"]]
@@ -363,15 +360,11 @@ def test_a_cell_a_replicate_kept_no_warm_timing_of_is_named_by_diff(tmp_path: Pa
 
     before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
     after = [run("a1", 1.3, 3), run("a2", 1.3, 4, untimed=True)]
-    data = _compare(
-        tmp_path,
-        *(x for p in before for x in ("--baseline", str(p))),
-        *(x for p in after for x in ("--candidate", str(p))),
-    )
+    data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
     note = next(c["timing_note"] for c in data["cells"] if c["case"] == cut)
     assert note == "not compared: a replicate did not pass this cell or kept no positive warm samples"
 
-    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    sides = _sides(before, after)
     found = json.loads(_diff(*sides, "--format", "json"))
     assert cut not in {t["case"] for t in found["timings"]}
     assert found["replicate_not_timed"] == [[cut, "a replicate kept no warm timing of this cell (after: a2)"]]
@@ -394,15 +387,11 @@ def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_pa
 
     before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
     after = [run("a1", 1.2, 3), run("a2", 1.2, 4, drop=True)]
-    data = _compare(
-        tmp_path,
-        *(x for p in before for x in ("--baseline", str(p))),
-        *(x for p in after for x in ("--candidate", str(p))),
-    )
+    data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
     note = next(c["timing_note"] for c in data["cells"] if c["case"] == untimed)
     assert note == "not compared: a replicate kept no generation timing of this cell (candidate: a2)"
 
-    sides = [x for p in before for x in ("--before", str(p))] + [x for p in after for x in ("--after", str(p))]
+    sides = _sides(before, after)
     found = json.loads(_diff(*sides, "--format", "json"))
     assert untimed not in {t["case"] for t in found["timings"]}
     assert found["replicate_not_timed"] == [

@@ -242,13 +242,7 @@ def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> N
         "attempts_allowed": 1,
     }
     timing["host"] = {"cpu_governor": {"value": "<b>performance</b> | x", "source": "test"}}
-    path = tmp_path / "claims" / "events.jsonl"
-    path.parent.mkdir(parents=True)
-    path.write_text(dumps(events), encoding="utf-8")
-    out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["report", str(path), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    md, html = (out / "report.md").read_text(encoding="utf-8"), (out / "report.html").read_text(encoding="utf-8")
+    md, html = _report_of(tmp_path, events)
     assert "**Unstable timing.** 1 of 4 timed cells" in md
     assert "governor &lt;b&gt;performance&lt;/b&gt; | x" in html and "<b>performance</b>" not in html
     row = next(
