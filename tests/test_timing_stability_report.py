@@ -228,35 +228,6 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
     assert [p.x for p in points] == [warm.x_ticks[0][0]], points
 
 
-def test_the_index_row_of_a_run_whose_timing_decides_nothing_says_so(tmp_path: Path) -> None:
-    """Before: the index's row read "Suitable, 14/14, cpu" in green for a run with bimodal and
-    drifting warm series as for a steady one; only its folded headline said performance was
-    undecided."""
-    import re
-
-    from reportgen.publish.site import build_site
-
-    _planted(tmp_path / "runs")
-    steady = tmp_path / "runs" / "steady" / "events.jsonl"
-    steady.parent.mkdir(parents=True)
-    steady.write_text(dumps(timing_log("synthetic-steady", noise=0.01)), encoding="utf-8")
-    build_site([tmp_path / "runs"], tmp_path / "site")
-    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    labels = dict(
-        re.findall(
-            r'title="([^"]+)">.*?<summary><span class="status[^"]*"><span aria-hidden="true">[^<]*</span> ([^<]*)</span>',
-            page,
-            re.S,
-        )
-    )
-    assert labels["synthetic-planted"].endswith(", cpu, timing undecided"), labels
-    assert labels["synthetic-steady"].endswith(", cpu"), labels
-    # The script that draws the rows past the first page reads the same from the row data.
-    script = next((tmp_path / "site").glob("index-rows-*.js")).read_text(encoding="utf-8")
-    rows = json.loads(script[script.index("{") : script.rindex("}") + 1])
-    assert {r[2]: bool(r[4] & 16) for r in rows["rows"]} == {"synthetic-planted": True, "synthetic-steady": False}
-
-
 def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> None:
     events = timing_log("synthetic-claims", noise=0.01)
     rng = random.Random(5)

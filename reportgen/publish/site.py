@@ -422,13 +422,9 @@ def _index_csv(records: list[dict[str, Any]]) -> str:
 
 def short_label(s: RunSummary) -> str:
     """A row's disposition in a few words: "Suitable, 36/36, cpu" (outcome, cells passed of all
-    cells, the backend family the run ran on), and ", timing undecided" where a timing decides
-    nothing, as the headline says. The headline and the scope are one click away."""
+    cells, the backend family the run ran on). The headline and the scope are one click away."""
     outcome = OUTCOME_LABELS[s.outcome]
-    undecided = ", timing undecided" if s.timing_undecided else ""
-    return (
-        f"{outcome[:1].upper()}{outcome[1:]}, {s.counts.get('pass', 0)}/{sum(s.counts.values())}, {s.family}{undecided}"
-    )
+    return f"{outcome[:1].upper()}{outcome[1:]}, {s.counts.get('pass', 0)}/{sum(s.counts.values())}, {s.family}"
 
 
 def short_run_id(s: RunSummary) -> str:

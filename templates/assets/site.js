@@ -75,8 +75,7 @@
     var started = UTC.test(stamp) ? stamp.slice(0, 19).replace("T", " ") : stamp;
     var symbol = (d.outcomes[outcome] || ["", ""])[0];
     var word = (d.outcomes[outcome] || ["", outcome])[1];
-    var label = word.charAt(0).toUpperCase() + word.slice(1) + ", " + passed + "/" + (passed + notPassed) + ", " + family
-      + (flags & 16 ? ", timing undecided" : "");  // as site.short_label
+    var label = word.charAt(0).toUpperCase() + word.slice(1) + ", " + passed + "/" + (passed + notPassed) + ", " + family;  // as site.short_label
     var where = target + (family !== target ? " (ran on " + family + ")" : "");
     var tags = (flags & 1 ? " synthetic" : "") + (flags & 2 ? " incomplete" : "");
     var scopeLines = scope[0].map(function (p) { return "passed " + p[0] + ": " + p[1]; })
