@@ -228,6 +228,34 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
     assert [p.x for p in points] == [warm.x_ticks[0][0]], points
 
 
+def test_the_index_row_of_a_run_whose_timing_decides_nothing_says_so(tmp_path: Path) -> None:
+    """Before: the index's row read "Suitable, 14/14, cpu" in green for a run with bimodal and
+    drifting warm series as for a steady one, with no flag; only its folded headline said
+    performance was undecided. Now the row carries a "timing undecided" tag beside the run, as
+    a synthetic or incomplete run does, and index.csv/json count such timings."""
+    import re
+
+    from reportgen.publish.site import build_site
+
+    _planted(tmp_path / "runs")
+    steady = tmp_path / "runs" / "steady" / "events.jsonl"
+    steady.parent.mkdir(parents=True)
+    steady.write_text(dumps(timing_log("synthetic-steady", noise=0.01)), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    cells = dict(re.findall(r'<td><a href="runs/[^"]+" title="([^"]+)">(.*?)</td>', page))
+    assert set(cells) == {"synthetic-planted", "synthetic-steady"}, cells
+    assert ">timing undecided</span>" in cells["synthetic-planted"], cells
+    assert "undecided" not in cells["synthetic-steady"], cells
+    assert 'A run marked "timing undecided"' in page  # the legend says what the tag means
+    records = {r["run_id"]: r["timing_undecided"] for r in json.loads((tmp_path / "site" / "index.json").read_text())}
+    assert records["synthetic-planted"] > 0 and records["synthetic-steady"] == 0, records
+    # The script that draws the rows past the first page reads the same from the row data.
+    script = next((tmp_path / "site").glob("index-rows-*.js")).read_text(encoding="utf-8")
+    rows = json.loads(script[script.index("{") : script.rindex("}") + 1])
+    assert {r[2]: bool(r[4] & 16) for r in rows["rows"]} == {"synthetic-planted": True, "synthetic-steady": False}
+
+
 def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> None:
     events = timing_log("synthetic-claims", noise=0.01)
     rng = random.Random(5)

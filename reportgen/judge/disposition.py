@@ -118,6 +118,9 @@ class Disposition:
     # Mismatching cells without a verdict: until they are explained, no timing of this run
     # is accepted as a performance result (in the report, the site and diffs alike).
     performance_stopped: tuple[str, ...] = ()
+    # Timed cells and generation series whose timing decides nothing (unstable, or too short to
+    # classify): the headline names them, and every short form of the disposition flags them.
+    timing_undecided: int = 0
 
 
 _CASE = attrgetter("case")
@@ -1067,7 +1070,9 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
             f" (time to first token or decode per token), {undecided_why(sum(u for _, _, u in series), len(series))}"
         )
     headline += f" ({evidence})"
-    return Disposition(outcome, headline, reasons, scope, changes, performance_stopped(run, notes))
+    return Disposition(
+        outcome, headline, reasons, scope, changes, performance_stopped(run, notes), len(undecided) + len(series)
+    )
 
 
 def scope_sentence(scope: Scope) -> str:

@@ -376,6 +376,7 @@ INDEX_COLUMNS = (
     "page",
     "intended_target",
     "device",
+    "timing_undecided",
 )
 
 
@@ -410,6 +411,8 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             "page": f"runs/{s.slug}/index.html",
             "intended_target": s.intended_target or "",
             "device": s.device,
+            # Timed cells and generation series whose timing decides nothing (0: none).
+            "timing_undecided": s.timing_undecided,
         }
         for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
     ]

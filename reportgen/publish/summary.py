@@ -119,6 +119,8 @@ class RunSummary:
     host: dict[str, str] = field(default_factory=dict)
     # The weights as the log identifies them (judge.identity.WeightsFacts, as plain data).
     weights: dict[str, Any] = field(default_factory=dict)
+    # Timed cells and generation series whose timing decides nothing (Disposition.timing_undecided).
+    timing_undecided: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the site's state file (as dataclasses.asdict gives it, with lists for
@@ -172,6 +174,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
             for c in run.cells
         },
         performance_stopped=len(judged.disposition.performance_stopped),
+        timing_undecided=judged.disposition.timing_undecided,
         intended_target=judged.disposition.scope.intended_target,
         evidence=judged.disposition.scope.evidence,
         scope_passed=[[row.label, row.value] for row in judged.view.scope.passed],
