@@ -335,7 +335,7 @@ def report(
         sys.exit(EXIT_INVALID)
     except (UnsafeOutput, OSError) as exc:
         _write_failed("report", exc)
-    echo(f"{result.disposition.headline}")
+    echo(result.disposition.led_headline)
     for path in result.written:
         echo(f"wrote {shown(path)}")
     sys.exit(result.exit_code)

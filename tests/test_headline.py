@@ -47,3 +47,29 @@ def test_every_sample_names_a_next_step(log: Path) -> None:
     judged = judge_log(log)
     assert str(judged.view.next_step).startswith(("Next: ", "Nothing for this scope"))
     assert judged.view.finding.endswith("passed.") or judged.view.finding.startswith("All ")
+
+
+def test_the_printed_disposition_of_a_synthetic_run_says_first_that_it_is_synthetic(tmp_path: Path) -> None:
+    """`reportgen report` prints the headline alone: a synthetic fixture's says first what it is,
+    as the report's banner does above it; a measured run's is the headline as it stands."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from tests import logbuilder as lb
+
+    events = lb.complete_log()
+    fixture = tmp_path / "synthetic.jsonl"
+    fixture.write_text(lb.dumps(events), encoding="utf-8")
+    events[0].update(origin="measured", origin_note=None)
+    measured = tmp_path / "measured.jsonl"
+    measured.write_text(lb.dumps(events), encoding="utf-8")
+    printed = {}
+    for log in (fixture, measured):
+        result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / log.stem)])
+        assert result.exit_code == 0, result.output
+        printed[log.stem] = result.output.splitlines()[0]
+    synthetic = judge_log(fixture).disposition
+    assert synthetic.headline.startswith("Suitable for the tested fixed-shape path")
+    assert printed["synthetic"] == f"Synthetic fixture, not a measurement (evidence of nothing): {synthetic.headline}"
+    assert printed["measured"] == judge_log(measured).disposition.headline
+    assert "synthetic" not in printed["measured"].lower()

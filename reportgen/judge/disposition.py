@@ -59,6 +59,7 @@ HEADLINES = {
     "change": "Requires a change",
     "suitable": "Suitable for the tested fixed-shape path",
 }
+SYNTHETIC_LEAD = "Synthetic fixture, not a measurement (evidence of nothing)"
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,20 @@ class Disposition:
     # Timed cells and generation series whose timing decides nothing (unstable, or too short to
     # classify): the headline names them, and every short form of the disposition flags them.
     timing_undecided: int = 0
+    # The log says it is a synthetic fixture: whatever the headline says is evidence of nothing.
+    synthetic: bool = False
+
+    @property
+    def lead(self) -> str:
+        """What is said before the headline wherever it stands alone (the line `reportgen report`
+        prints): that a synthetic fixture is evidence of nothing; '' for a measured run. The
+        reports say it in their banner above the headline."""
+        return SYNTHETIC_LEAD if self.synthetic else ""
+
+    @property
+    def led_headline(self) -> str:
+        """The headline after its lead, for a place that shows the headline alone."""
+        return f"{self.lead}: {self.headline}" if self.lead else self.headline
 
 
 _CASE = attrgetter("case")
@@ -1071,7 +1086,14 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         )
     headline += f" ({evidence})"
     return Disposition(
-        outcome, headline, reasons, scope, changes, performance_stopped(run, notes), len(undecided) + len(series)
+        outcome,
+        headline,
+        reasons,
+        scope,
+        changes,
+        performance_stopped(run, notes),
+        len(undecided) + len(series),
+        run.synthetic,
     )
 
 
