@@ -236,8 +236,9 @@ def test_a_hostile_case_failure_or_warning_cannot_split_a_row_or_run_as_a_formul
     )
     rows = list(csv.reader(io.StringIO(_details_text(run), newline="")))
     assert len(rows) == len(cells) + 1 and all(len(row) == len(DETAIL_COLUMNS) for row in rows)
-    assert rows[1][0] == '\'=HYPERLINK("http://x")' and rows[2][-2] == "run: Error: a\rb"
-    assert rows[3][-1] == "@SUM(1)\n-2+3".replace("@", "'@", 1) and rows[4][4] == "'+float"
+    failure, warnings = DETAIL_COLUMNS.index("failure"), DETAIL_COLUMNS.index("warnings")
+    assert rows[1][0] == '\'=HYPERLINK("http://x")' and rows[2][failure] == "run: Error: a\rb"
+    assert rows[3][warnings] == "@SUM(1)\n-2+3".replace("@", "'@", 1) and rows[4][4] == "'+float"
     assert _details_text(run) == _reference(run)
 
 
@@ -304,3 +305,42 @@ def test_each_timing_stands_beside_its_scope_cache_condition_and_stability(tmp_p
     assert _details_bytes(judged.run, stability).decode("utf-8") == csv_text(
         [DETAIL_COLUMNS, *detail_rows(judged.run, stability)]
     )
+
+
+def test_every_row_says_whether_the_runs_performance_acceptance_is_stopped(tmp_path: Path) -> None:
+    """Before: a run whose mismatching cells have no verdict (its performance acceptance stopped,
+    so none of its timings is a performance result) wrote its passing cells' warm medians as
+    'stable' with nothing beside them: a script reading details.csv took them as results. The
+    last column says so on every row; a verdict for the mismatch lifts it."""
+    from reportgen.render.report import build_report, details_table, judge_log
+    from tests.logbuilder import mismatch_log
+
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text(dumps(mismatch_log()), encoding="utf-8")
+    failed = [c.case for c in judge_log(log).run.cells if c.status == "mismatch"]
+    assert judge_log(log).disposition.performance_stopped == tuple(failed) and failed
+    verdict = tmp_path / "annotations.toml"
+    verdict.write_text(
+        f'[{failed[0]}]\nexplanation = "Reduction order."\nverdict = "accepted"\nreason = "owner reviewed"\n',
+        encoding="utf-8",
+    )
+    read: dict[str, dict[str, dict[str, str]]] = {}
+    for name, notes in (("stopped", None), ("explained", verdict)):
+        build_report(log, tmp_path / name, annotations=notes)
+        with (tmp_path / name / "details.csv").open(encoding="utf-8", newline="") as stream:
+            reader = csv.DictReader(stream)
+            assert reader.fieldnames is not None and reader.fieldnames[-1] == "performance_stopped"
+            read[name] = {row["case"]: row for row in reader}
+        judged = judge_log(log, notes)
+        # The fast writer and csv.writer agree with the column filled in.
+        assert details_table(judged).decode("utf-8") == csv_text(
+            [DETAIL_COLUMNS, *detail_rows(judged.run, report.warm_stability(judged), name == "stopped")]
+        )
+    stopped, explained = read["stopped"], read["explained"]
+    assert {row["warm_stability"] for row in stopped.values() if row["warm_median_s"]} == {"stable"}
+    assert {row["performance_stopped"] for row in stopped.values()} == {"True"}
+    assert {row["performance_stopped"] for row in explained.values()} == {"False"}
+    assert [{k: v for k, v in row.items() if k != "performance_stopped"} for row in stopped.values()] == [
+        {k: v for k, v in row.items() if k != "performance_stopped"} for row in explained.values()
+    ]

@@ -221,7 +221,7 @@ def render_report(
     context = {"view": view, "root": root, "assets": assets, "nav": nav or [], "files": files or [], "related": related}
     pages: list[tuple[Path, str | bytes]] = []
     if view.details:
-        pages.append((out_dir / view.details, _details_bytes(judged.run, warm_stability(judged))))
+        pages.append((out_dir / view.details, details_table(judged)))
     if "html" in formats:
         pages.append((out_dir / html_name, render_html("report.html.j2", **context)))
     if "md" in formats:
@@ -257,10 +257,16 @@ def warm_stability(judged: JudgedRun) -> dict[str, str]:
     return {j.case: j.stability.verdict for j in judged.judgement.timed} if judged.judgement is not None else {}
 
 
-def _details_bytes(run: RunModel, stability: dict[str, str] | None = None) -> bytes:
+def details_table(judged: JudgedRun) -> bytes:
+    """details.csv's bytes: every cell, each timing beside the judge's words for it (its warm
+    series' stability, and whether the run's performance acceptance is stopped)."""
+    return _details_bytes(judged.run, warm_stability(judged), bool(judged.disposition.performance_stopped))
+
+
+def _details_bytes(run: RunModel, stability: dict[str, str] | None = None, stopped: bool = False) -> bytes:
     """The full per-cell table as CSV, for a spreadsheet or pandas (the log stays the source):
     ``detail_rows`` as csv_text writes them, encoded; ``stability``: case -> its warm series'
-    stability word."""
+    stability word; ``stopped``: the run's performance acceptance is stopped."""
     # Speed: csv_text takes twice as long as the f-strings below. It quotes a field only when
     # it holds a comma, a quote or a line break, and marks text that starts like a formula; a
     # row without any is its fields joined by commas (None written empty). Free text (failure,
@@ -273,14 +279,14 @@ def _details_bytes(run: RunModel, stability: dict[str, str] | None = None) -> by
     cells = run.cells
     verdicts = stability or {}
     if any(str(dtype).startswith(FORMULA_START) for dtype in {c.planned.dtype for c in cells}):
-        return _whole_table(run, verdicts)
+        return _whole_table(run, verdicts, stopped)
     parts = [(",".join(DETAIL_COLUMNS) + "\n").encode("utf-8")]
     for start in range(0, len(cells), _CHUNK):
         chunk = cells[start : start + _CHUNK]
         rows = [
             ""
             if c.failure_text or c.warnings
-            else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,\n"
+            else f"{p.case},{p.batch},{p.length},{p.layout},{p.dtype},{p.mode},{c.status},{figures},,,{stopped}\n"
             for c, figures in zip(chunk, _figure_texts(chunk, verdicts))
             for p in (c.planned,)
         ]
@@ -294,18 +300,18 @@ def _details_bytes(run: RunModel, stability: dict[str, str] | None = None) -> by
             or "\r" in text
             or not _FORMULA.isdisjoint(map(_FIRST_CHAR, rows))
         ):
-            return _whole_table(run, verdicts)
+            return _whole_table(run, verdicts, stopped)
         if free_text:
             for index, row in enumerate(rows):
                 if not row:
-                    rows[index] = csv_text([detail_row(chunk[index], verdicts.get(chunk[index].case))])
+                    rows[index] = csv_text([detail_row(chunk[index], verdicts.get(chunk[index].case), stopped)])
             text = "".join(rows)
         parts.append(text.encode("utf-8"))
     return b"".join(parts)
 
 
-def _whole_table(run: RunModel, stability: dict[str, str]) -> bytes:
-    return csv_text([DETAIL_COLUMNS, *detail_rows(run, stability)]).encode("utf-8")
+def _whole_table(run: RunModel, stability: dict[str, str], stopped: bool) -> bytes:
+    return csv_text([DETAIL_COLUMNS, *detail_rows(run, stability, stopped)]).encode("utf-8")
 
 
 _FIRST_CHAR = itemgetter(slice(0, 1))
@@ -360,7 +366,7 @@ def build_report(
         if single_file:
             assets = inline_assets()
             if judged.view.details:  # the full table travels inside the page, as a download link
-                table = base64.b64encode(_details_bytes(judged.run, warm_stability(judged))).decode("ascii")
+                table = base64.b64encode(details_table(judged)).decode("ascii")
                 assets = replace(
                     assets, inline={**(assets.inline or {}), "details": f"data:text/csv;charset=utf-8;base64,{table}"}
                 )

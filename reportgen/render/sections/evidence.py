@@ -99,10 +99,13 @@ DETAIL_COLUMNS = (
     "log_line",
     "failure",
     "warnings",
+    "performance_stopped",
 )
 
 
-def detail_rows(run: RunModel, stability: Mapping[str, str] | None = None) -> list[tuple[Any, ...]]:
+def detail_rows(
+    run: RunModel, stability: Mapping[str, str] | None = None, stopped: bool = False
+) -> list[tuple[Any, ...]]:
     """One flat row per planned cell (DETAIL_COLUMNS): the full table behind a capped report.
 
     ``log_line`` is the line of the cell's case_result (empty for an untested cell), which
@@ -110,13 +113,16 @@ def detail_rows(run: RunModel, stability: Mapping[str, str] | None = None) -> li
     scope: the cold call's cache condition, and the warm series' stability as the judge
     classified it (``stability``: case -> 'stable', 'unstable' or 'unclassified'; only a stable
     median decides anything). ``failure`` and ``warnings`` (one a line) are the full texts that
-    the page cuts (``clip``).
+    the page cuts (``clip``). ``performance_stopped`` (``stopped``: the judge's
+    ``Disposition.performance_stopped`` is not empty) is the same on every row of a run: True
+    when mismatching cells without a verdict stop its performance acceptance, so that none of
+    its timings, stable or not, is a performance result.
     """
     verdicts = stability or {}
-    return [detail_row(c, verdicts.get(c.case)) for c in run.cells]
+    return [detail_row(c, verdicts.get(c.case), stopped) for c in run.cells]
 
 
-def detail_row(c: CellRecord, stability: str | None = None) -> tuple[Any, ...]:
+def detail_row(c: CellRecord, stability: str | None = None, stopped: bool = False) -> tuple[Any, ...]:
     """One cell's row of DETAIL_COLUMNS (see ``detail_rows``)."""
     p = c.planned
     return (
@@ -138,4 +144,5 @@ def detail_row(c: CellRecord, stability: str | None = None) -> tuple[Any, ...]:
         c.result_line,
         c.failure_text or "",
         "\n".join(c.warnings) if c.warnings else "",
+        stopped,
     )
