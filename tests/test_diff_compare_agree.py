@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
@@ -338,7 +339,7 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
     found = json.loads(_diff(*sides, "--format", "json"))
     assert found["replicate_statuses"] == [[BAD, statuses]]
     assert found["replicate_not_timed"] == [[BAD, f"a replicate did not pass this cell ({statuses})"]]
-    assert "1 not compared (not passed and timed in every replicate)" in found["summary"], found["summary"]
+    assert "1 not compared (not passed and timed in every run)" in found["summary"], found["summary"]
     text = _diff(*sides)
     assert f"  {BAD}: {statuses}" in text and f"  {BAD}: not compared: a replicate did not pass" in text, text
     assert text.index(statuses) < text.index("timing (")
@@ -346,31 +347,45 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
     assert "| statuses that differ between the runs of a side | 1 |" in md and statuses in md, md
 
 
-def test_a_cell_a_replicate_kept_no_warm_timing_of_is_named_by_diff(tmp_path: Path) -> None:
-    """The after side's second run was cut off after one cell passed and before its timing line.
-    Before: diff left that cell out of its timing list with no word, while compare said 'not
-    compared: a replicate did not pass this cell or kept no positive warm samples'."""
+@pytest.mark.parametrize("replicated", [True, False], ids=["replicates", "one-run-a-side"])
+def test_a_cell_a_run_kept_no_warm_samples_of_is_named_alike_by_diff_and_compare(
+    tmp_path: Path, replicated: bool
+) -> None:
+    """A run of the after side passed a cell and kept no warm samples of it (its timing line has
+    no warm series). Before, with replicates: compare said 'a replicate did not pass this cell or
+    kept no positive warm samples' (all had passed) and diff 'a replicate kept no warm timing of
+    this cell'; with one run a side, compare said 'not measured: no warm samples on the
+    candidate' and diff left the cell out of its timing list with no word at all. Both now give
+    the judge's words (judge.comparison.no_warm_samples), naming the run."""
     cut = "b1-l16-contiguous-float32-compiled"
 
     def run(name: str, scale: float, seed: int, untimed: bool = False) -> Path:
         events = timing_log(name, scale=scale, seed=seed)
         if untimed:
-            events[:] = [e for e in events if not (e["kind"] == "timing" and e.get("case") == cut)]
+            next(e for e in events if e["kind"] == "timing" and e.get("case") == cut)["warm"] = None
         return _log(tmp_path / name / "events.jsonl", events)
 
-    before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
-    after = [run("a1", 1.3, 3), run("a2", 1.3, 4, untimed=True)]
+    if replicated:
+        before = [run("b1", 1.0, 1), run("b2", 1.0, 2)]
+        after = [run("a1", 1.3, 3), run("a2", 1.3, 4, untimed=True)]
+        untimed = "a2"
+    else:
+        before, after, untimed = [run("b1", 1.0, 1)], [run("a1", 1.3, 3, untimed=True)], "a1"
     data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
     note = next(c["timing_note"] for c in data["cells"] if c["case"] == cut)
-    assert note == "not compared: a replicate did not pass this cell or kept no positive warm samples"
+    assert note == f"not compared: no warm samples kept (candidate: {untimed})"
+    assert data["geomean"]["cells"] == 3
 
     sides = _sides(before, after)
     found = json.loads(_diff(*sides, "--format", "json"))
     assert cut not in {t["case"] for t in found["timings"]}
-    assert found["replicate_not_timed"] == [[cut, "a replicate kept no warm timing of this cell (after: a2)"]]
+    assert found["replicate_not_timed"] == [[cut, f"no warm samples kept (after: {untimed})"]]
     assert found["replicate_statuses"] == [] and found["geomean"]["cells"] == 3
+    assert "1 not compared (not passed and timed in every run)" in found["summary"], found["summary"]
     text = _diff(*sides)
-    assert f"  {cut}: not compared: a replicate kept no warm timing of this cell (after: a2)" in text, text
+    assert f"  {cut}: not compared: no warm samples kept (after: {untimed})" in text, text
+    md = _diff(*sides, "--format", "md")
+    assert "timed in every run, timing not compared (1)" in md and f"no warm samples kept (after: {untimed})" in md
 
 
 def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_path: Path) -> None:

@@ -744,18 +744,6 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return b / a if a and b is not None and a > 0 else None
 
 
-def _timing_note(base: CellSide, cand: CellSide, stop: TimingStop | None) -> str | None:
-    """Why a cell's warm timing is not compared, or None when it is."""
-    gate = _not_compared(base, cand, stop)
-    if gate is not None:
-        return gate
-    if base.warm_median_s is None or cand.warm_median_s is None:
-        return "not measured: no warm samples on the " + " and ".join(
-            r for r, s in (("baseline", base), ("candidate", cand)) if s.warm_median_s is None
-        )
-    return None
-
-
 def _not_compared(base: CellSide, cand: CellSide, stop: TimingStop | None) -> str | None:
     """Why none of a cell's timings is compared (untested, failed, acceptance stopped), or None."""
     untested = [
@@ -862,16 +850,9 @@ def compare_runs(
         assert same is not None  # inputs_differ says why when it is None
         inputs.append(same)
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
-        pending.append(
-            (
-                a,
-                side_a,
-                side_b,
-                _reference_agreement(a, base, cand, distances),
-                _timing_note(side_a, side_b, stop),
-                _not_compared(side_a, side_b, stop) is None,
-            )
-        )
+        # Why none of its timings is compared; a run without warm samples is said by _with_timings.
+        gate = _not_compared(side_a, side_b, stop)
+        pending.append((a, side_a, side_b, _reference_agreement(a, base, cand, distances), gate, gate is None))
     if not pending:
         reasons = sorted({n.reason.split(":")[0] for n in not_comparable})
         raise CompareRefused(
@@ -952,13 +933,13 @@ def _with_timings(
         if note is None:
             found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
             if found[0] is None or found[1] is None:
-                replicated = len(sides[0]) > 1 or len(sides[1]) > 1
                 statuses = _statuses(cell.case, sides)
-                note = (
-                    f"not compared: a replicate did not pass this cell ({statuses})"  # as `reportgen diff` says it
+                untimed = _untimed_runs(cell.case, sides)
+                note = (  # as `reportgen diff` says each
+                    f"not compared: a replicate did not pass this cell ({statuses})"
                     if statuses
-                    else "not compared: a replicate did not pass this cell or kept no positive warm samples"
-                    if replicated
+                    else f"not compared: {no_warm_samples(untimed)}"
+                    if any(ids for _, ids in untimed)
                     else "not compared: a warm sample is zero or negative, which is no time"
                 )
             else:
@@ -1107,6 +1088,23 @@ def replicate_statuses(sides: Iterable[tuple[str, Sequence[tuple[str, str | None
         if len({status for _, status in runs}) > 1:
             found.append(f"{role}: {', '.join(f'{status or NOT_PLANNED} in {run}' for run, status in runs)}")
     return "; ".join(found) or None
+
+
+def no_warm_samples(sides: Iterable[tuple[str, Sequence[str]]]) -> str:
+    """Why the warm timing of a cell that passed in every run of both sides is not compared:
+    the runs that kept no warm samples of it, by side ('no warm samples kept (candidate: a2)').
+    ``sides``: (role, the ids of its runs without warm samples). One wording for `reportgen
+    compare` (after 'not compared: ') and `reportgen diff`, replicated or not."""
+    runs = "; ".join(f"{role}: {', '.join(ids)}" for role, ids in sides if ids)
+    return f"no warm samples kept ({runs})"
+
+
+def _untimed_runs(case: str, sides: tuple[list[_Context], list[_Context]]) -> list[tuple[str, list[str]]]:
+    """The runs of each side whose cell kept no warm samples (no_warm_samples' ``sides``)."""
+    return [
+        (role, [x.side.run.start.run_id for x in side if (c := x.cells.get(case)) is None or not c.warm_samples])
+        for role, side in zip(SIDES, sides)
+    ]
 
 
 def _statuses(case: str, sides: tuple[list[_Context], list[_Context]]) -> str | None:

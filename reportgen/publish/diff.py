@@ -28,6 +28,7 @@ from reportgen.judge.changes import (
 )
 from reportgen.judge.comparison import (
     TimingStop,
+    no_warm_samples,
     nothing_judged,
     replicate_caveats,
     replicate_statuses,
@@ -80,9 +81,8 @@ VERDICTS = ("faster", "slower", "no clear difference")
 REDEFINED = "cells redefined under the same case key (not compared)"
 REPLICATE_STATUSES = "statuses that differ between the runs of a side (each side's first run speaks above)"
 REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
-REPLICATE_UNTIMED = "a replicate kept no warm timing of this cell"
 REPLICATE_NOT_TIMED = (
-    "cells that passed in the first run of each side, not passed and timed in every replicate, timing not compared"
+    "cells that passed in the first run of each side, not passed and timed in every run, timing not compared"
 )
 # Where weights or inputs are known the same only because both plans declare them so.
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
@@ -260,10 +260,11 @@ class RunDiff:
     # side's statuses by run: judge.comparison.replicate_statuses). The first run of each side
     # speaks for the status changes above; these are named beside them.
     replicate_statuses: list[tuple[str, str]] = field(default_factory=list)
-    # Cells that passed (timed) in the first run of each side, but not passed or not timed in
-    # every replicate: no timing compared (a replicate's samples would be missing from the
-    # interval), as `reportgen compare` says; (case, why).
+    # Cells that passed in the first run of each side, but not passed in every replicate or
+    # without warm samples in a run (a first one included): no timing compared (a run's samples
+    # would be missing from the interval), in the words `reportgen compare` gives; (case, why).
     replicate_not_timed: list[tuple[str, str]] = field(default_factory=list)
+    not_timed_heading: ClassVar[str] = REPLICATE_NOT_TIMED[:1].upper() + REPLICATE_NOT_TIMED[1:]
     timings: list[TimingChange] = field(default_factory=list)
     versions: list[tuple[str, str, str]] = field(default_factory=list)
     # Code and data changes: the collector, its git state, the files it read, weights, inputs.
@@ -466,7 +467,7 @@ class RunDiff:
         if self.values_differ:
             text += f", {len(self.values_differ)} not compared (other weights or inputs)"
         if self.replicate_not_timed:
-            text += f", {len(self.replicate_not_timed)} not compared (not passed and timed in every replicate)"
+            text += f", {len(self.replicate_not_timed)} not compared (not passed and timed in every run)"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
@@ -654,14 +655,18 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         # Only timings of cells that passed in every run of both sides are compared.
         before_s, before_samples = _side_samples(befores, case)
         after_s, after_samples = _side_samples(afters, case)
-        if old and new and old.warm_median_s and new.warm_median_s and not (before_s and after_s):
-            # Timed in the first runs, not in every replicate: said, as compare says it.
+        if (
+            old
+            and new
+            and old.status == new.status == "pass"
+            and not (old.generation or new.generation)  # its series are timed below
+            and not (before_s and after_s)
+        ):  # passed in every run, not timed in every one: said, as compare says it
             untimed = [
-                f"{role}: {', '.join(ids)}"
+                (role, [r.run_id for r in side if not ((c := r.cells.get(case)) and c.warm_median_s)])
                 for role, side in (("before", befores), ("after", afters))
-                if (ids := [r.run_id for r in side if not ((c := r.cells.get(case)) and c.warm_median_s)])
             ]
-            result.replicate_not_timed.append((case, f"{REPLICATE_UNTIMED} ({'; '.join(untimed)})"))
+            result.replicate_not_timed.append((case, no_warm_samples(untimed)))
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + result.timing_unlike
             flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
