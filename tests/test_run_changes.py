@@ -106,6 +106,41 @@ def test_a_new_failure_under_a_changed_criterion_names_it_beside_the_cell(tmp_pa
     assert data["failure_criteria"] == {BIG_COMPILED: [change]}
 
 
+@pytest.mark.parametrize("weights_too", [False, True], ids=["inputs", "weights-and-inputs"])
+def test_a_new_failure_on_other_values_names_that_change_once(tmp_path: Path, weights_too: bool) -> None:
+    """Before: a cell that fails after its inputs changed (by content) read 'different inputs by
+    content: sha256 4... against 5...; under a changed criterion: inputs sha256 (by content) now
+    5... (was 4...)', the one change twice. The inputs are named once; a changed criterion that
+    says something else (here the inputs, where the weights changed too and are named first)
+    is still named beside the cell."""
+    runs = []
+    for name, digit in (("before", "4"), ("after", "5")):
+        events = base_events()
+        if name == "after":
+            _mismatch(events, BIG_COMPILED)
+        inputs = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
+        inputs.update(sha256=digit * 64, content_sha256=digit * 64)
+        if weights_too:
+            _plan(events).update(weights_sha256=digit * 64, weights_content_sha256=digit * 64)
+        runs.append(_write(tmp_path / name, events, name))
+    diff = diff_runs(summarize(judge_log(runs[0])), summarize(judge_log(runs[1])))
+    assert diff.new_failures == [(BIG_COMPILED, "pass", "mismatch")], diff.new_failures
+    criteria = {c.key: c.text for c in diff.criteria}
+    assert set(criteria) == ({"inputs", "weights"} if weights_too else {"inputs"})
+    values = diff.changed_values[BIG_COMPILED]
+    row = next(x for x in format_diff(diff).splitlines() if x.startswith(f"  {BIG_COMPILED}: "))
+    data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(runs[0]), str(runs[1])]).output)
+    if weights_too:
+        assert values.startswith("different weights by content")
+        assert row.endswith(f"({values}; under a changed criterion: {criteria['inputs']})"), row
+        assert data["failure_criteria"] == {BIG_COMPILED: [criteria["inputs"]]}
+    else:
+        assert values.startswith("different inputs by content")
+        assert row.endswith(f"({values})"), row
+        assert data["failure_criteria"] == {}
+    assert row.count("555555555555...") == 1 + weights_too, row
+
+
 def test_the_same_fix_without_a_criteria_change_is_fixed(tmp_path: Path) -> None:
     """The control: without the narrowed region the same status change is a fix."""
     before, after = _region_pair(tmp_path, narrowed=False)

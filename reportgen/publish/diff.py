@@ -617,9 +617,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         if redefined is not None:  # not one cell: nothing of it is compared
             result.redefined.append((case, redefined))
             continue
+        values = None  # the criterion key ('weights' or 'inputs') that changed_values says changed
         if old and new:  # as compare says it: a cell of other weights or inputs is not compared
-            differ = None if weights.same else weights.text
-            differ = differ or inputs_differ(_inputs(old), _inputs(new), names)
+            differ, values = (None, None) if weights.same else (weights.text, "weights")
+            if differ is None:
+                differ, values = inputs_differ(_inputs(old), _inputs(new), names), "inputs"
             if differ is not None:
                 result.changed_values[case] = differ
             elif (same := same_inputs(_inputs(old), _inputs(new), names)) and same.basis == DECLARED:
@@ -639,7 +641,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         elif new is None:
             result.removed.append(case)
         elif old.status != new.status:
-            _status_change(result, case, old, new)
+            _status_change(result, case, old, new, values if case in result.changed_values else None)
         if result.timing_stop is not None:  # as compare says it: no ratio, only the reason
             if old and new and old.status == new.status == "pass":
                 result.not_timed.append(case)
@@ -712,7 +714,9 @@ def _inputs(cell: CellSummary) -> InputsFacts | None:
     return None if cell.inputs is None else InputsFacts(*cell.inputs)  # type: ignore[arg-type]
 
 
-def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary) -> None:
+def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummary, values: str | None) -> None:
+    """``values``: the criterion ('weights' or 'inputs') whose change ``changed_values`` already
+    names beside this cell; it is not named again as a changed criterion (values_note)."""
     change = (case, old.status, new.status)
     result.words[case] = (old.words or human(old.status), new.words or human(new.status))
     # Without its dtype (a summary from before dtypes were kept) every correctness change applies.
@@ -724,8 +728,8 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
     if new.status in FAILING and old.status not in FAILING:
         # Said with the cell's other weights or inputs, and the criteria that could have decided it.
         result.new_failures.append(change)
-        if relevant:
-            result.failure_criteria[case] = [c.text for c in relevant]
+        if named := [c.text for c in relevant if c.key != values]:
+            result.failure_criteria[case] = named
     elif new.status == "pass" and old.status in FAILING and case in result.changed_values:
         result.other_values_pass.append(change)  # not fixed: not the same values
     elif new.status == "pass" and old.status != "pass":
