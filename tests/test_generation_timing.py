@@ -272,3 +272,28 @@ def test_diff_names_the_unstable_series_not_its_cell_as_without_a_verdict(tmp_pa
     )
     diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
     assert diff.unstable == [CASE], "the JSON's list of cells with an unstable ratio is unchanged"
+
+
+@pytest.mark.parametrize("unstable", [False, True], ids=["all-stable", "one-series-unstable"])
+def test_cells_covered_counts_cells_and_names_the_ratios_beside_them(tmp_path: Path, unstable: bool) -> None:
+    """Before: the geometric mean's 'cells covered' row read '8 ratios of 6 compared cells' (with
+    one series unstable, '7 ratios of 6 compared cells; 1 with unstable timing left out', while
+    that cell was still covered by its other series): a count of ratios under a label of cells,
+    larger than the cells there are. It counts the cells, the ratios beside them, and what is
+    left out in ratios."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    if unstable:
+        bimodal(_generation(events, CASE), "decode_token")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    data, html, md = _compare(tmp_path, before, after)
+    timed = [c for c in data["cells"] if c.get("generation")]
+    assert len(data["cells"]) == 6 and len(timed) == 4
+    ratios = 7 if unstable else 8
+    assert data["geomean"]["cells"] == ratios
+    expected = (
+        f"4 of 6 compared cells ({ratios} ratios: a generation cell gives two, first token and decode per token)"
+        + ("; 1 ratio with unstable timing left out" if unstable else "")
+    )
+    assert f"| cells covered | {expected} |" in md, md
+    assert f"<td>{expected}</td>" in html.replace("\n", "")

@@ -371,6 +371,37 @@ class Comparison:
         return f"{geo.cells} {unit}{'s' if geo.cells != 1 else ''}"
 
     @property
+    def geomean_coverage(self) -> str:
+        """What the geometric mean covers, counted as cells as the pages' 'cells covered' says:
+        the compared cells with a ratio in it, of all compared ('3 of 4 compared'), then what is
+        left out. Where generation series are among its ratios (a generation cell gives two),
+        the ratios are named beside the cells, and what is left out is counted in ratios, since a
+        cell with one series left out is still covered by its other ('4 of 6 compared cells (7
+        ratios: ...); 1 ratio with unstable timing left out'). '' without a geometric mean."""
+        if self.geomean is None:
+            return ""
+        covered = sum(1 for c in self.cells if any(r.in_geomean for r in c.ratios))
+        if not self.geomean_has_series:
+            unsteady = {c.case for c in self.unstable + self.unclassified}
+            flagged = len([c for c in self.flagged if c.case not in unsteady])
+            undecided = undecided_words(len(self.unstable), len(self.unclassified), cells=False)
+            return (
+                f"{covered} of {len(self.cells)} compared"
+                + (f"; {flagged} flagged cell(s) left out" if flagged else "")
+                + (f"; {undecided} left out" if undecided else "")
+            )
+        out = [r.verdict for r in self.ratios if not r.in_geomean]
+        unstable, unclassified = out.count(STABILITY_FLAG), out.count(UNCLASSIFIED_FLAG)
+        flagged = len(out) - unstable - unclassified
+        undecided = undecided_words(unstable, unclassified, noun=("ratio", "ratios"))
+        return (
+            f"{covered} of {len(self.cells)} compared cells ({self.geomean_counts}: a generation cell gives two, "
+            "first token and decode per token)"
+            + (f"; {flagged} flagged ratio{'s' if flagged != 1 else ''} left out" if flagged else "")
+            + (f"; {undecided} left out" if undecided else "")
+        )
+
+    @property
     def interval_scope(self) -> str:
         """What variation the warm intervals cover: one run a side, or replicates."""
         return scope_text(len(self.baseline.replicates) or 1, len(self.candidate.replicates) or 1)

@@ -23,7 +23,6 @@ from reportgen.judge.timing_stability import (
     SERIES_COLUMN,
     UNCLASSIFIED_FLAG,
     UNCLASSIFIED_SYMBOL,
-    undecided_words,
 )
 from reportgen.render.charts import Figure, ratio_figure
 from reportgen.render.labels import human, status_words
@@ -319,15 +318,8 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     )
 
 
-def _undecided(comparison: Comparison) -> str:
-    """'2 with unstable timing and 1 with a warm series too short to classify', '' for none."""
-    return undecided_words(len(comparison.unstable), len(comparison.unclassified), cells=False)
-
-
 def _geomean_rows(comparison: Comparison) -> list[Row]:
     geo = comparison.geomean
-    unsteady = {c.case for c in comparison.unstable + comparison.unclassified}
-    excluded = len([c for c in comparison.flagged if c.case not in unsteady])
     stop = comparison.timing_stop
     if stop is not None:  # the reason, not "not measured": no timing of the pair is compared
         return [Row("geometric mean of warm ratios", stop.note), Row("compile + first result per new shape", stop.note)]
@@ -351,16 +343,7 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
         Row(f"{geo.confidence:.0%} interval", interval),
         Row("verdict", geo.verdict),
         Row("variation the interval covers", comparison.interval_scope),
-        Row(
-            "cells covered",
-            (
-                f"{geo.cells} of {len(comparison.cells)} compared"
-                if not comparison.geomean_has_series
-                else f"{comparison.geomean_counts} of {len(comparison.cells)} compared cells (a generation cell gives two: first token and decode per token)"
-            )
-            + (f"; {excluded} flagged cell(s) left out" if excluded else "")
-            + (f"; {undecided} left out" if (undecided := _undecided(comparison)) else ""),
-        ),
+        Row("cells covered", comparison.geomean_coverage),
         *_compile_rows(comparison),
     ]
 
