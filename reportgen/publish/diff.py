@@ -664,11 +664,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             and not (old.generation or new.generation)  # its series are timed below
             and not (before_s and after_s)
         ):  # passed in every run, not timed in every one: said, as compare says it
-            untimed = [
+            lacking = [
                 (role, [r.run_id for r in side if not ((c := r.cells.get(case)) and c.warm_median_s)])
                 for role, side in (("before", befores), ("after", afters))
             ]
-            result.replicate_not_timed.append((case, no_warm_samples(untimed)))
+            result.replicate_not_timed.append((case, no_warm_samples(lacking)))
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + result.timing_unlike
             flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
