@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from reportgen.cli import main
 from reportgen.contract.validation import read_log
+from reportgen.judge.disposition import SYNTHETIC_LEAD
 from reportgen.model.annotations import (
     AnnotationError,
     apply_annotations,
@@ -411,5 +412,6 @@ def test_the_skeleton_of_a_run_failing_at_many_sizes_is_one_report_reads(tmp_pat
     assert "1000 sizes from 1000 to 1999" in entry["explanation"]
     assert len(entry["explanation"]) < MAX_EXPLANATION_CHARS
     code, output = _report(tmp_path, log)
-    assert output.startswith("Blocked: 1000 mismatches need the owner's verdict"), output
+    # A synthetic fixture: the printed disposition says so first.
+    assert output.startswith(f"{SYNTHETIC_LEAD}: Blocked: 1000 mismatches need the owner's verdict"), output
     assert (tmp_path / "out" / "report.html").is_file() and "annotations.toml" not in output
