@@ -45,7 +45,7 @@ def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
     build_site([tmp_path / "runs"], site)
     table = pq.read_table(site / INDEX_NAME)
     assert table.schema.names == [name for name, _, _ in COLUMNS]
-    assert table.schema.metadata[b"migration-record.cell-index"] == b"3"
+    assert table.schema.metadata[b"migration-record.cell-index"] == b"4"
     rows = table.to_pylist()
     planned = {
         name: [c["case"] for e in events if e["kind"] == "plan" for c in e["matrix"]] for name, events in runs.items()
@@ -57,6 +57,14 @@ def test_site_writes_one_row_per_run_and_cell(tmp_path: Path) -> None:
     assert {r["device"] for r in rows} == {"trn2.48xlarge"} and all(r["synthetic"] for r in rows)
     assert {r["mode"] for r in rows} == {"eager", "compiled"}
     assert [r["status"] for r in newer if r["status"] != "pass"] == ["mismatch"]
+    # Its mismatch has no verdict: none of that run's timings is a result, its stable ones
+    # included, and every one of its rows says so (the older run's do not).
+    assert {r["performance_stopped"] for r in newer} == {True}
+    assert any(r["warm_median_s"] is not None and r["warm_stability"] == "stable" for r in newer)
+    assert {r["performance_stopped"] for r in rows if r not in newer} == {False}
+    # index.json (and index.csv) count the run's mismatching cells without a verdict.
+    index = {r["run_id"]: r["performance_stopped"] for r in json.loads((site / "index.json").read_text())}
+    assert sorted(index.items()) == sorted({runs["older"][0]["run_id"]: 0, "fallback-neuron-newer-sdk": 1}.items())
     assert {r["log"] for r in newer} == {f"{newer[0]['page'].rsplit('/', 1)[0]}/events.jsonl"}
     assert (site / newer[0]["log"]).is_file() and all(r["log_etag"] is None for r in rows)
     assert all(r["collector"] and r["schema_version"] for r in rows)

@@ -69,6 +69,20 @@ def test_each_warm_median_carries_the_stability_the_report_gives_it() -> None:
     assert frame[frame.warm_median_s.isna()].warm_stability.isna().all()
 
 
+def test_each_row_says_whether_its_runs_performance_acceptance_is_stopped(tmp_path: Path) -> None:
+    """Before: a run whose mismatches have no verdict gave its passing cells' warm medians as
+    'stable' with nothing beside them, so the documented filter took them as results."""
+    from tests.logbuilder import dumps, fallback_log, mismatch_log
+
+    for name, events in (("stopped", mismatch_log()), ("passing", fallback_log())):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "events.jsonl").write_text(dumps(events), encoding="utf-8")
+    stopped, passing = (reportgen.load_cells([tmp_path / name]) for name in ("stopped", "passing"))
+    assert (stopped.status == "mismatch").any() and (stopped.warm_stability == "stable").any()
+    assert stopped.performance_stopped.all() and not passing.performance_stopped.any()
+    assert str(stopped.performance_stopped.dtype) == "bool"
+
+
 def test_a_path_that_does_not_exist_is_named_not_skipped(tmp_path: Path) -> None:
     """A notebook user who mistypes a folder gets an error naming it, not a frame without its runs."""
     missing = tmp_path / "nope"

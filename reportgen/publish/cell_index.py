@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     import pyarrow
 
 INDEX_NAME = "index.parquet"
-# 2: warm_stability; 3: a generation cell's two warm series. Stored in the file's metadata: a
-# reader can tell a later layout.
-FORMAT = 3
+# 2: warm_stability; 3: a generation cell's two warm series; 4: performance_stopped. Stored in
+# the file's metadata: a reader can tell a later layout.
+FORMAT = 4
 
 # (column, arrow type name, what it holds): the order of the file's columns.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -47,6 +47,11 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("collector", "string", "the collector's version (null: not recorded)"),
     ("schema_version", "string", "the event schema version of the log"),
     ("run_outcome", "string", "the run's disposition: suitable, change or blocked"),
+    (
+        "performance_stopped",
+        "bool",
+        "the run's performance acceptance is stopped (mismatching cells without a verdict): no timing of the run is a performance result, stable or not",
+    ),
     *(
         (f"version_{key}", "string", f"the {key} version the environment event recorded (null: not recorded)")
         for key in VERSION_KEYS
@@ -108,6 +113,7 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
             "collector": summary.collector or None,
             "schema_version": summary.schema_version or None,
             "run_outcome": summary.outcome,
+            "performance_stopped": bool(summary.performance_stopped),
             **{f"version_{key}": summary.versions.get(key) for key in VERSION_KEYS},
             "log": log.url if isinstance(log, RemoteLog) else f"runs/{summary.slug}/events.jsonl",
             "log_etag": log.etag if isinstance(log, RemoteLog) else None,

@@ -2,7 +2,7 @@
 
     >>> import reportgen
     >>> cells = reportgen.load_cells(["runs/"])          # logs, run folders or folders of runs
-    >>> steady = cells[(cells.status == "pass") & (cells.warm_stability == "stable")]
+    >>> steady = cells[(cells.status == "pass") & (cells.warm_stability == "stable") & ~cells.performance_stopped]
     >>> steady.groupby(["target", "case"]).warm_median_s.median()
 
 Every figure comes from the run's log as reportgen read and judged it: a cell without a
@@ -42,6 +42,9 @@ COLUMNS: dict[str, str] = {
     "synthetic": "bool",
     "run_complete": "bool",
     "disposition": "string",
+    # Mismatching cells without a verdict stop the run's performance acceptance: no timing of
+    # the run is a performance result, stable or not.
+    "performance_stopped": "bool",
     "case": "string",
     "batch": "Int64",
     "length": "Int64",
@@ -90,6 +93,7 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
         "synthetic": run.synthetic,
         "run_complete": run.complete,
         "disposition": judged.disposition.outcome,
+        "performance_stopped": bool(judged.disposition.performance_stopped),
         "log": str(judged.log),
     }
     generating = {c.case for c in run.cells_with("generation")}  # their series are read from their events

@@ -377,6 +377,7 @@ INDEX_COLUMNS = (
     "intended_target",
     "device",
     "timing_undecided",
+    "performance_stopped",
 )
 
 
@@ -413,6 +414,8 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             "device": s.device,
             # Timed cells and generation series whose timing decides nothing (0: none).
             "timing_undecided": s.timing_undecided,
+            # Mismatching cells without a verdict: while any, no timing of the run is a result.
+            "performance_stopped": s.performance_stopped,
         }
         for s in sorted(summaries, key=lambda s: s.sort_key, reverse=True)
     ]
