@@ -27,3 +27,13 @@ CASES = {
 @pytest.mark.parametrize("line", list(CASES), ids=[line.decode() for line in CASES])
 def test_same_keys(line: bytes) -> None:
     assert same_keys(line, msgspec.json.decode(line)) is CASES[line]
+
+
+def test_a_buffer_used_line_after_line_counts_only_the_latest_encoding() -> None:
+    # A reader passes one buffer for every line: what a longer line left in it must not count.
+    buffer = bytearray()
+    long_line = b'{"a": {"b": 1, "c": 2, "d": 3, "e": 4, "f": 5, "g": 6}}'
+    assert same_keys(long_line, msgspec.json.decode(long_line), buffer)
+    for line, expected in CASES.items():
+        assert same_keys(line, msgspec.json.decode(line), buffer) is expected
+        assert same_keys(long_line, msgspec.json.decode(long_line), buffer)

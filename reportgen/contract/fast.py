@@ -80,13 +80,18 @@ assert all(info.default_factory is msgspec.NODEFAULT for info in fields(PlannedC
 KEY_MARK = b":"
 ESCAPE = b"\\"
 COUNT_UNSAFE = b"\\u003"
-encode = msgspec.json.encode
+_ENCODE_INTO = msgspec.json.Encoder().encode_into
 
 
-def same_keys(raw: bytes, decoded: Any) -> bool:
+def same_keys(raw: bytes, decoded: Any, buffer: bytearray | None = None) -> bool:
     """No key repeated in the line ``raw`` that decoded to ``decoded``: False when one is, and
-    for a line holding the escape prefix u003, whose count cannot tell."""
+    for a line holding the escape prefix u003, whose count cannot tell. ``buffer``: where the
+    encoding is written (a reader passes its own, used line after line: a long log's lines are
+    then not each encoded into a new bytes object)."""
     # Most lines hold no backslash at all: one memchr for it, before a search for the prefix.
     if raw.find(ESCAPE) >= 0 and raw.find(COUNT_UNSAFE) >= 0:
         return False
-    return raw.count(KEY_MARK) == encode(decoded).count(KEY_MARK)
+    if buffer is None:
+        buffer = bytearray()
+    _ENCODE_INTO(decoded, buffer)  # the buffer holds exactly the encoding after
+    return raw.count(KEY_MARK) == buffer.count(KEY_MARK)

@@ -219,6 +219,7 @@ class _Checker:
         self.blank_lines = 0
         self.saw_cr = False
         self.figures = FigureChecks()
+        self.encoded = bytearray()  # same_keys' buffer: this reader's own
 
     def error(self, line: int, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, "error", message))
@@ -384,7 +385,7 @@ class _Checker:
             struct = _LINE(raw)
         except _FAST_ERRORS:
             struct = None
-        if struct is None or struct.schema_version not in READABLE_VERSIONS or not same_keys(raw, struct):
+        if struct is None or struct.schema_version not in READABLE_VERSIONS or not same_keys(raw, struct, self.encoded):
             self.check_line(number, raw.rstrip(b"\r"), unterminated=False)
             return self.reading.refused
         kind, seq = struct.kind, struct.seq
