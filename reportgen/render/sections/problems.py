@@ -11,7 +11,6 @@ from markupsafe import Markup
 from reportgen.judge.localization import Localized, ratio_text
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
-from reportgen.render.markdown import render_markdown
 from reportgen.render.sections.common import (
     entry_anchor,
     verdict_text,
@@ -324,6 +323,9 @@ def explanation_views(run: RunModel, notes: Annotations, groups: tuple[tuple[int
     cells of all of them."""
     if not notes.entries:
         return []
+    # The Markdown parser is imported only for a report with explanations to render.
+    from reportgen.render.markdown import render_markdown
+
     cells = {c.case: c for c in run.cells}
     file = os.path.basename(notes.path)
     views = []
