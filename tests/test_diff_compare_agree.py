@@ -356,7 +356,7 @@ def test_a_cell_a_run_kept_no_warm_samples_of_is_named_alike_by_diff_and_compare
     kept no positive warm samples' (all had passed) and diff 'a replicate kept no warm timing of
     this cell'; with one run a side, compare said 'not measured: no warm samples on the
     candidate' and diff left the cell out of its timing list with no word at all. Both now give
-    the judge's words (judge.comparison.no_warm_samples), naming the run."""
+    the judge's words (judge.comparison.untimed_words), naming the run."""
     cut = "b1-l16-contiguous-float32-compiled"
 
     def run(name: str, scale: float, seed: int, untimed: bool = False) -> Path:
@@ -386,6 +386,31 @@ def test_a_cell_a_run_kept_no_warm_samples_of_is_named_alike_by_diff_and_compare
     assert f"  {cut}: not compared: no warm samples kept (after: {untimed})" in text, text
     md = _diff(*sides, "--format", "md")
     assert "timed in every run, timing not compared (1)" in md and f"no warm samples kept (after: {untimed})" in md
+
+
+def test_a_zero_warm_sample_is_no_time_to_diff_as_to_compare(tmp_path: Path) -> None:
+    """A run kept a warm sample of 0.0 s (the contract refuses a negative time, not a zero: a
+    timer that could not resolve the call). Before: compare left the cell's timing out ('a warm
+    sample is zero or negative, which is no time', naming no run), while diff gave it a ratio
+    and called the zero a sign of instability. Both now leave it out in the judge's words,
+    naming the run."""
+    cut = "b1-l16-contiguous-float32-compiled"
+
+    def run(name: str, scale: float, seed: int, zero: bool = False) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if zero:
+            next(e for e in events if e["kind"] == "timing" and e.get("case") == cut)["warm"]["samples_s"][3] = 0.0
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before, after = [run("b1", 1.0, 1)], [run("a1", 1.3, 3, zero=True)]
+    words = "a warm sample is zero or negative, which is no time (after: a1)"
+    data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
+    note = next(c["timing_note"] for c in data["cells"] if c["case"] == cut)
+    assert note == "not compared: " + words.replace("after:", "candidate:")
+    found = json.loads(_diff(*_sides(before, after), "--format", "json"))
+    assert cut not in {t["case"] for t in found["timings"]}
+    assert found["replicate_not_timed"] == [[cut, words]]
+    assert found["geomean"]["cells"] == data["geomean"]["cells"] == 3
 
 
 def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_path: Path) -> None:

@@ -965,13 +965,10 @@ def _with_timings(
             found = _runs_samples(cell.case, sides[0]), _runs_samples(cell.case, sides[1])
             if found[0] is None or found[1] is None:
                 statuses = _statuses(cell.case, sides)
-                untimed = _untimed_runs(cell.case, sides)
                 note = (  # as `reportgen diff` says each
                     f"not compared: a replicate did not pass this cell ({statuses})"
                     if statuses
-                    else f"not compared: {no_warm_samples(untimed)}"
-                    if any(ids for _, ids in untimed)
-                    else "not compared: a warm sample is zero or negative, which is no time"
+                    else f"not compared: {untimed_words(_kept_samples(cell.case, sides))}"
                 )
             else:
                 samples[cell.case] = found  # type: ignore[assignment]
@@ -1121,19 +1118,32 @@ def replicate_statuses(sides: Iterable[tuple[str, Sequence[tuple[str, str | None
     return "; ".join(found) or None
 
 
-def no_warm_samples(sides: Iterable[tuple[str, Sequence[str]]]) -> str:
+def untimed_words(sides: Iterable[tuple[str, Sequence[tuple[str, Sequence[float]]]]]) -> str:
     """Why the warm timing of a cell that passed in every run of both sides is not compared:
-    the runs that kept no warm samples of it, by side ('no warm samples kept (candidate: a2)').
-    ``sides``: (role, the ids of its runs without warm samples). One wording for `reportgen
+    the runs that kept no warm samples of it, and those holding a sample that is zero or
+    negative, which is no time, by side ('no warm samples kept (candidate: a2)'). ``sides``:
+    (role, [(run id, that run's kept warm samples of the cell)]). One wording for `reportgen
     compare` (after 'not compared: ') and `reportgen diff`, replicated or not."""
-    runs = "; ".join(f"{role}: {', '.join(ids)}" for role, ids in sides if ids)
-    return f"no warm samples kept ({runs})"
+    sides = list(sides)
+    found = []
+    for words, lacks in (
+        ("no warm samples kept", lambda samples: not samples),
+        ("a warm sample is zero or negative, which is no time", lambda samples: bool(samples) and min(samples) <= 0),
+    ):
+        runs = "; ".join(
+            f"{role}: {', '.join(ids)}" for role, kept in sides if (ids := [run for run, s in kept if lacks(s)])
+        )
+        if runs:
+            found.append(f"{words} ({runs})")
+    return "; ".join(found)
 
 
-def _untimed_runs(case: str, sides: tuple[list[_Context], list[_Context]]) -> list[tuple[str, list[str]]]:
-    """The runs of each side whose cell kept no warm samples (no_warm_samples' ``sides``)."""
+def _kept_samples(
+    case: str, sides: tuple[list[_Context], list[_Context]]
+) -> list[tuple[str, list[tuple[str, Sequence[float]]]]]:
+    """Each run's kept warm samples of a cell, by side (untimed_words' ``sides``)."""
     return [
-        (role, [x.side.run.start.run_id for x in side if (c := x.cells.get(case)) is None or not c.warm_samples])
+        (role, [(x.side.run.start.run_id, c.warm_samples if (c := x.cells.get(case)) else ()) for x in side])
         for role, side in zip(SIDES, sides)
     ]
 

@@ -28,7 +28,7 @@ from reportgen.judge.changes import (
 )
 from reportgen.judge.comparison import (
     TimingStop,
-    no_warm_samples,
+    untimed_words,
     nothing_judged,
     replicate_caveats,
     replicate_statuses,
@@ -572,12 +572,20 @@ def _series_samples(runs: list[RunSummary], case: str, series: str) -> tuple[flo
 def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list[list[float]]]:
     """The median of the runs' warm medians, and each run's kept samples, over the runs whose cell passed."""
     cells = [r.cells.get(case) for r in runs]
-    passed = [c for c in cells if c is not None and c.status == "pass" and c.warm_median_s]
+    # As compare takes them: a run whose samples hold a zero (no time) leaves the cell untimed.
+    passed = [c for c in cells if c is not None and c.status == "pass" and min(_kept(c), default=0) > 0]
     if len(passed) != len(runs):
         return None, []
     samples = [list(c.warm_samples_s) for c in passed if c.warm_samples_s]
     medians = [m for c in passed if (m := c.warm_median_s) is not None]  # every one: passed holds only timed cells
     return statistics.median(medians), (samples if len(samples) == len(passed) else [])
+
+
+def _kept(cell: CellSummary | None) -> list[float]:
+    """A run's kept warm samples of a cell (its median alone, where a summary kept no samples)."""
+    if cell is None or cell.warm_median_s is None:
+        return []
+    return list(cell.warm_samples_s or ()) or [cell.warm_median_s]
 
 
 def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Sequence[RunSummary]) -> RunDiff:
@@ -664,11 +672,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             and not (old.generation or new.generation)  # its series are timed below
             and not (before_s and after_s)
         ):  # passed in every run, not timed in every one: said, as compare says it
-            lacking = [
-                (role, [r.run_id for r in side if not ((c := r.cells.get(case)) and c.warm_median_s)])
+            kept = [
+                (role, [(r.run_id, _kept(r.cells.get(case))) for r in side])
                 for role, side in (("before", befores), ("after", afters))
             ]
-            result.replicate_not_timed.append((case, no_warm_samples(lacking)))
+            result.replicate_not_timed.append((case, untimed_words(kept)))
         if old and new and before_s and after_s:
             flags = timing_flags(first, last, old, new) + result.timing_unlike
             flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
