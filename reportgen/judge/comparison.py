@@ -984,7 +984,7 @@ def _with_timings(
         timing = None
         lacking = _lacking_generation(cell.case, sides) if compared and not generation.get(cell.case) else ""
         if lacking:  # as `reportgen diff` says it, rather than 'no warm samples' alone
-            note = f"not compared: a replicate kept no generation timing of this cell ({lacking})"
+            note = f"not compared: {no_generation_timing(lacking)}"
         if note is None:
             cold_ratio, cold_note = None, "not measured"
             if a.cold_s is not None and b.cold_s is not None:
@@ -1025,6 +1025,13 @@ def _with_timings(
             )
         )
     return out
+
+
+def no_generation_timing(runs: str) -> str:
+    """Why a generation cell's series are not compared where a run of a side kept no timing of
+    them (``runs``: those runs by side, 'candidate: a2'): one wording for `reportgen compare`
+    (the cell, after 'not compared: ') and `reportgen diff` (each series)."""
+    return f"no generation timing kept ({runs})"
 
 
 def _lacking_generation(case: str, sides: tuple[list[_Context], list[_Context]]) -> str:

@@ -28,6 +28,7 @@ from reportgen.judge.changes import (
 )
 from reportgen.judge.comparison import (
     TimingStop,
+    no_generation_timing,
     untimed_words,
     nothing_judged,
     replicate_caveats,
@@ -695,9 +696,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
                     for role, side in (("before", befores), ("after", afters))
                     if (ids := [r.run_id for r in side if not ((c := r.cells.get(case)) and c.generation.get(series))])
                 ]
-                result.replicate_not_timed.append(
-                    (f"{case} ({words})", f"a replicate kept no timing of this series ({'; '.join(untimed)})")
-                )
+                result.replicate_not_timed.append((f"{case} ({words})", no_generation_timing("; ".join(untimed))))
             if old and new and before_s and after_s:
                 flags = timing_flags(first, last, old, new, series)
                 flags += result.timing_unlike
