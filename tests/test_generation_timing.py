@@ -33,6 +33,16 @@ def _generation(events: list[dict[str, Any]], case: str) -> dict[str, Any]:
     return next(e for e in events if e["kind"] == "generation" and e["case"] == case)
 
 
+def _pair(tmp_path: Path, unsteady: str | None = None) -> tuple[Path, Path]:
+    """Two generation runs, the after one 1.2x slower; ``unsteady``: a series of CASE drawn
+    bimodal in the after run."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
+    events = generation_timing_log("after", scale=1.2, seed=2)
+    if unsteady:
+        bimodal(_generation(events, CASE), unsteady)
+    return before, _log(tmp_path / "b" / "events.jsonl", events)
+
+
 def _compare(tmp_path: Path, before: Path, after: Path) -> tuple[dict[str, Any], str, str]:
     out = tmp_path / "cmp"
     result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "html,md,json"])
@@ -146,10 +156,7 @@ def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp
 
 
 def test_an_unstable_side_flags_the_generation_ratio_and_leaves_it_out_of_the_tally(tmp_path: Path) -> None:
-    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
-    events = generation_timing_log("after", scale=1.2, seed=2)
-    bimodal(_generation(events, CASE), "decode_token")
-    after = _log(tmp_path / "b" / "events.jsonl", events)
+    before, after = _pair(tmp_path, "decode_token")
     data, html, md = _compare(tmp_path, before, after)
     verdicts = _series_verdicts(data)
     flagged = verdicts[(CASE, "decode per token")]
@@ -173,10 +180,7 @@ def test_compare_details_csv_holds_each_generation_ratio_as_compare_json_does(tm
     generation ratio at all: a generation cell's row now carries both series, as the JSON does."""
     import csv
 
-    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
-    events = generation_timing_log("after", scale=1.2, seed=2)
-    bimodal(_generation(events, CASE), "decode_token")
-    after = _log(tmp_path / "b" / "events.jsonl", events)
+    before, after = _pair(tmp_path, "decode_token")
     data, _, _ = _compare(tmp_path, before, after)
     with (tmp_path / "cmp" / "compare-details.csv").open(encoding="utf-8", newline="") as stream:
         rows = {row["case"]: row for row in csv.DictReader(stream)}
@@ -216,11 +220,7 @@ def test_a_changed_generation_scope_flags_the_ratio(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("unsteady", [False, True])
 def test_diff_agrees_with_compare_on_generation_ratios(tmp_path: Path, unsteady: bool) -> None:
-    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
-    events = generation_timing_log("after", scale=1.2, seed=2)
-    if unsteady:
-        bimodal(_generation(events, CASE), "ttft_warm")
-    after = _log(tmp_path / "b" / "events.jsonl", events)
+    before, after = _pair(tmp_path, "ttft_warm" if unsteady else None)
     data, _, _ = _compare(tmp_path, before, after)
     diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
     said = {"slower": "slower", "faster": "faster", "no clear difference": "no clear difference"}
@@ -255,10 +255,7 @@ def test_a_generation_cell_with_both_series_unsteady_is_left_out_as_a_cell(tmp_p
 def test_diff_names_the_unstable_series_not_its_cell_as_without_a_verdict(tmp_path: Path) -> None:
     """Before: diff (text, Markdown, the workload page) said 'unstable timing: 1 cell(s), no
     timing verdict' of a generation cell whose first-token ratio still had its verdict."""
-    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
-    events = generation_timing_log("after", scale=1.2, seed=2)
-    bimodal(_generation(events, CASE), "decode_token")
-    after = _log(tmp_path / "b" / "events.jsonl", events)
+    before, after = _pair(tmp_path, "decode_token")
     text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
     md = RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "md"]).output
     assert "1 cell(s), no timing verdict" not in text + md
@@ -281,11 +278,7 @@ def test_cells_covered_counts_cells_and_names_the_ratios_beside_them(tmp_path: P
     that cell was still covered by its other series): a count of ratios under a label of cells,
     larger than the cells there are. It counts the cells, the ratios beside them, and what is
     left out in ratios."""
-    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("before", seed=1))
-    events = generation_timing_log("after", scale=1.2, seed=2)
-    if unstable:
-        bimodal(_generation(events, CASE), "decode_token")
-    after = _log(tmp_path / "b" / "events.jsonl", events)
+    before, after = _pair(tmp_path, "decode_token" if unstable else None)
     data, html, md = _compare(tmp_path, before, after)
     timed = [c for c in data["cells"] if c.get("generation")]
     assert len(data["cells"]) == 6 and len(timed) == 4
