@@ -982,8 +982,8 @@ def _with_timings(
     out = []
     for cell, a, b, reference, note, compared in pending:
         timing = None
-        lacking = _lacking_generation(cell.case, sides) if compared and not generation.get(cell.case) else ""
-        if lacking:  # as `reportgen diff` says it, rather than 'no warm samples' alone
+        lacking = _lacking_generation(cell.case, sides) if compared and not generation.get(cell.case) else []
+        if any(ids for _, ids in lacking):  # as `reportgen diff` says it, rather than 'no warm samples' alone
             note = f"not compared: {no_generation_timing(lacking)}"
         if note is None:
             cold_ratio, cold_note = None, "not measured"
@@ -1027,28 +1027,29 @@ def _with_timings(
     return out
 
 
-def no_generation_timing(runs: str) -> str:
+def no_generation_timing(sides: Iterable[tuple[str, Sequence[str]]]) -> str:
     """Why a generation cell's series are not compared where a run of a side kept no timing of
-    them (``runs``: those runs by side, 'candidate: a2'): one wording for `reportgen compare`
-    (the cell, after 'not compared: ') and `reportgen diff` (each series)."""
-    return f"no generation timing kept ({runs})"
+    them (``sides``: (role, the ids of those runs)): one wording for `reportgen compare` (the
+    cell, after 'not compared: ') and `reportgen diff` (each series)."""
+    return f"no generation timing kept ({_by_side(sides)})"
 
 
-def _lacking_generation(case: str, sides: tuple[list[_Context], list[_Context]]) -> str:
+def _lacking_generation(case: str, sides: tuple[list[_Context], list[_Context]]) -> list[tuple[str, list[str]]]:
     """Where the first run of each side timed a generation cell's series and a further run did
-    not: the runs without them, by side ('candidate: a2'); '' otherwise."""
+    not: the runs without them, by side (no_generation_timing's ``sides``); [] otherwise."""
     if not all(case in side[0].generation and _runs_samples(case, side[:1], "ttft_warm") for side in sides):
-        return ""
-    found = []
-    for role, side in zip(SIDES, sides):
-        ids = [
-            x.side.run.start.run_id
-            for x in side
-            if any(_runs_samples(case, [x], series) is None for series in GENERATION_SERIES)
-        ]
-        if ids:
-            found.append(f"{role}: {', '.join(ids)}")
-    return "; ".join(found)
+        return []
+    return [
+        (
+            role,
+            [
+                x.side.run.start.run_id
+                for x in side
+                if any(_runs_samples(case, [x], series) is None for series in GENERATION_SERIES)
+            ],
+        )
+        for role, side in zip(SIDES, sides)
+    ]
 
 
 def _generation_timings(
@@ -1137,12 +1138,15 @@ def untimed_words(sides: Iterable[tuple[str, Sequence[tuple[str, Sequence[float]
         ("no warm samples kept", lambda samples: not samples),
         ("a warm sample is zero or negative, which is no time", lambda samples: bool(samples) and min(samples) <= 0),
     ):
-        runs = "; ".join(
-            f"{role}: {', '.join(ids)}" for role, kept in sides if (ids := [run for run, s in kept if lacks(s)])
-        )
+        runs = _by_side((role, [run for run, s in kept if lacks(s)]) for role, kept in sides)
         if runs:
             found.append(f"{words} ({runs})")
     return "; ".join(found)
+
+
+def _by_side(sides: Iterable[tuple[str, Sequence[str]]]) -> str:
+    """Run ids by side, sides without any left out: 'before: b2; after: a1, a2'."""
+    return "; ".join(f"{role}: {', '.join(ids)}" for role, ids in sides if ids)
 
 
 def _kept_samples(

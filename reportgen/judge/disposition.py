@@ -126,16 +126,11 @@ class Disposition:
     synthetic: bool = False
 
     @property
-    def lead(self) -> str:
-        """What is said before the headline wherever it stands alone (the line `reportgen report`
-        prints): that a synthetic fixture is evidence of nothing; '' for a measured run. The
-        reports say it in their banner above the headline."""
-        return SYNTHETIC_LEAD if self.synthetic else ""
-
-    @property
     def led_headline(self) -> str:
-        """The headline after its lead, for a place that shows the headline alone."""
-        return f"{self.lead}: {self.headline}" if self.lead else self.headline
+        """The headline where it stands alone (the line `reportgen report` prints), after the
+        words that a synthetic fixture is evidence of nothing; the reports say it in their banner
+        above the headline."""
+        return f"{SYNTHETIC_LEAD}: {self.headline}" if self.synthetic else self.headline
 
 
 _CASE = attrgetter("case")

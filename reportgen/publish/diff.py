@@ -29,11 +29,11 @@ from reportgen.judge.changes import (
 from reportgen.judge.comparison import (
     TimingStop,
     no_generation_timing,
-    untimed_words,
     nothing_judged,
     replicate_caveats,
     replicate_statuses,
     timing_stop,
+    untimed_words,
 )
 from reportgen.judge.identity import (
     DECLARED,
@@ -692,11 +692,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             after_s, after_samples = _series_samples(afters, case, series)
             if old and new and old.generation.get(series) and new.generation.get(series) and not (before_s and after_s):
                 untimed = [
-                    f"{role}: {', '.join(ids)}"
+                    (role, [r.run_id for r in side if not ((c := r.cells.get(case)) and c.generation.get(series))])
                     for role, side in (("before", befores), ("after", afters))
-                    if (ids := [r.run_id for r in side if not ((c := r.cells.get(case)) and c.generation.get(series))])
                 ]
-                result.replicate_not_timed.append((f"{case} ({words})", no_generation_timing("; ".join(untimed))))
+                result.replicate_not_timed.append((f"{case} ({words})", no_generation_timing(untimed)))
             if old and new and before_s and after_s:
                 flags = timing_flags(first, last, old, new, series)
                 flags += result.timing_unlike
