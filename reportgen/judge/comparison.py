@@ -57,10 +57,9 @@ from reportgen.judge.identity import (
     InputsLookup,
     SIDES,
     cell_redefined,
-    inputs_differ,
+    inputs_identity,
     inputs_facts,
     planned_fields,
-    same_inputs,
     same_weights,
 )
 from reportgen.judge.localization import judge_localization, ratio_text
@@ -873,12 +872,10 @@ def compare_runs(
             continue
         key = _reference_key(a.planned)
         facts = inputs_facts(base.inputs.for_case(case), key), inputs_facts(cand.inputs.for_case(case), key)
-        differ = inputs_differ(*facts)  # as `reportgen diff` asks it of the same two cells
-        if differ is not None:
-            not_comparable.append(NotComparable(case, differ))
+        same = inputs_identity(*facts)  # as `reportgen diff` asks it of the same two cells
+        if not same.same:
+            not_comparable.append(NotComparable(case, same.text))
             continue
-        same = same_inputs(*facts)
-        assert same is not None  # inputs_differ says why when it is None
         inputs.append(same)
         side_a, side_b = _cell_side(a, baseline.run, baseline.notes), _cell_side(b, candidate.run, candidate.notes)
         # Why none of its timings is compared; a run without warm samples is said by _with_timings.

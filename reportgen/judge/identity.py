@@ -24,7 +24,8 @@ from typing import Sequence
 from reportgen.contract import events as ev
 from reportgen.model.runmodel import RunModel
 
-CONTENT, FILE, DECLARED = "content", "file", "declared"
+# UNRECORDED: a side recorded nothing to identify it by (never the same).
+CONTENT, FILE, DECLARED, UNRECORDED = "content", "file", "declared", "unrecorded"
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Identity:
     """The answer: the same or not, on which basis, and the words that say how it is known."""
 
     same: bool
-    basis: str  # CONTENT, FILE or DECLARED
+    basis: str  # CONTENT, FILE, DECLARED or UNRECORDED
     text: str
 
 
@@ -197,11 +198,15 @@ def inputs_facts(artifact: ev.Artifact | None, key: str) -> InputsFacts | None:
     return InputsFacts(by_key, artifact.content_sha256, artifact.sha256)
 
 
-def same_inputs(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> Identity | None:
-    """Whether one cell's inputs are the same on both sides; None when either side recorded no
-    inputs artifact. ``names``: what the texts call the two runs."""
+def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> Identity:
+    """Whether one cell's inputs are the same on both sides, by content, file or declaration;
+    not the same (basis UNRECORDED) when a side recorded no inputs artifact. ``names``: what
+    the texts call the two runs. A timing of other inputs, or of inputs not recorded, is no
+    measurement of the same work: `reportgen compare` lists such a cell as not comparable and
+    `reportgen diff` compares no timing of it, each for this text."""
     if a is None or b is None:
-        return None
+        missing = " and ".join(role for role, facts in zip(names, (a, b)) if facts is None)
+        return Identity(False, UNRECORDED, f"inputs not recorded (no inputs artifact with a sha256) on the {missing}")
     ka, kb = a.key_content, b.key_content
     if ka and kb:
         if ka == kb:
@@ -223,18 +228,6 @@ def same_inputs(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, 
         DECLARED,
         f"inputs identified by declaration only, not verified ({lacking}; the files differ in bytes): the same planned cell of the same workload",
     )
-
-
-def inputs_differ(a: InputsFacts | None, b: InputsFacts | None, names: tuple[str, str] = SIDES) -> str | None:
-    """Why one cell of a pair is not compared for its inputs: not recorded on a side, or different
-    (by content); None when they are the same (by content, file or declaration). A timing of other
-    inputs is no measurement of the same work: `reportgen compare` lists such a cell as not
-    comparable and `reportgen diff` compares no timing of it, each for this reason."""
-    same = same_inputs(a, b, names)
-    if same is None:
-        missing = " and ".join(role for role, facts in zip(names, (a, b)) if facts is None)
-        return f"inputs not recorded (no inputs artifact with a sha256) on the {missing}"
-    return None if same.same else same.text
 
 
 # A planned cell's fields that make it the cell it is: the same case key with another of these

@@ -37,11 +37,11 @@ from reportgen.judge.comparison import (
 )
 from reportgen.judge.identity import (
     DECLARED,
+    Identity,
     InputsFacts,
     WeightsFacts,
     cell_redefined,
-    inputs_differ,
-    same_inputs,
+    inputs_identity,
     weights_identity,
 )
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
@@ -276,7 +276,7 @@ class RunDiff:
     host_unknown: str = ""
     # Cells that passed in both runs whose timing is not compared because the runs fed them other
     # weights or inputs, or a run did not record its inputs: (case, why), as `reportgen compare`
-    # lists them as not comparable (judge.identity.inputs_differ, weights_identity).
+    # lists them as not comparable (judge.identity.inputs_identity, weights_identity).
     values_differ: list[tuple[str, str]] = field(default_factory=list)
     # Every cell of both runs fed other weights or inputs, whatever its status: case -> why. Said
     # beside a status change of the cell, and the history's trend lines do not join across it.
@@ -612,108 +612,134 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     )
     result.host, result.host_unknown = compare_hosts(first.host, last.host)
     result.timing_unlike = timing_unlike(result.criteria, result.host)
-    names = ("before", "after")
-    weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), names)
+    weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), NAMES)
     if not weights.same:  # no timing of the pair is compared; a trend does not join across it either
         result.timing_unlike.append(f"other weights: {weights.text}")
     elif weights.basis == DECLARED:
         result.declared_only.append(weights.text)
-    declared_inputs = 0
-    timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
+    cells = _Cells(result, befores, afters, weights)
     for case in sorted(set(first.cells) | set(last.cells)):
-        old, new = first.cells.get(case), last.cells.get(case)
-        redefined = cell_redefined(old.planned, new.planned, names) if old and new else None
-        if redefined is not None:  # not one cell: nothing of it is compared
-            result.redefined.append((case, redefined))
-            continue
-        values = None  # the criterion key ('weights' or 'inputs') that changed_values says changed
-        if old and new:  # as compare says it: a cell of other weights or inputs is not compared
-            differ, values = (None, None) if weights.same else (weights.text, "weights")
-            if differ is None:
-                differ, values = inputs_differ(_inputs(old), _inputs(new), names), "inputs"
-            if differ is not None:
-                result.changed_values[case] = differ
-            elif (same := same_inputs(_inputs(old), _inputs(new), names)) and same.basis == DECLARED:
-                declared_inputs += 1
-        statuses = (
-            replicate_statuses(
-                (role, [(r.run_id, c.status if (c := r.cells.get(case)) else None) for r in side])
-                for role, side in (("before", befores), ("after", afters))
-            )
-            if old and new and len(befores) + len(afters) > 2
-            else None
-        )
-        if statuses is not None:
-            result.replicate_statuses.append((case, statuses))
-        if old is None:
-            result.added.append(case)
-        elif new is None:
-            result.removed.append(case)
-        elif old.status != new.status:
-            _status_change(result, case, old, new, values if case in result.changed_values else None)
-        if result.timing_stop is not None:  # as compare says it: no ratio, only the reason
-            if old and new and old.status == new.status == "pass":
-                result.not_timed.append(case)
-            continue
-        if case in result.changed_values:
-            if old and new and old.status == new.status == "pass":
-                result.values_differ.append((case, result.changed_values[case]))
-            continue
-        if statuses is not None:
-            if old and new and old.status == new.status == "pass":
-                result.replicate_not_timed.append((case, f"{REPLICATE_NOT_PASSED} ({statuses})"))
-            continue
-        # Only timings of cells that passed in every run of both sides are compared.
-        before_s, before_samples = _side_samples(befores, case)
-        after_s, after_samples = _side_samples(afters, case)
-        if (
-            old
-            and new
-            and old.status == new.status == "pass"
-            and not (old.generation or new.generation)  # its series are timed below
-            and not (before_s and after_s)
-        ):  # passed in every run, not timed in every one: said, as compare says it
-            kept = [
-                (role, [(r.run_id, _kept(r.cells.get(case))) for r in side])
-                for role, side in (("before", befores), ("after", afters))
-            ]
-            result.replicate_not_timed.append((case, untimed_words(kept)))
-        if old and new and before_s and after_s:
-            flags = timing_flags(first, last, old, new) + result.timing_unlike
-            flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
-            flags += replicate_flags("before", [r.run_id for r in befores], before_samples) + replicate_flags(
-                "after", [r.run_id for r in afters], after_samples
-            )
-            change = TimingChange(case, before_s, after_s, flags)
-            result.timings.append(change)
-            timed.append((change, before_samples, after_samples))
-        for series, words in GENERATION_SERIES.items():
-            before_s, before_samples = _series_samples(befores, case, series)
-            after_s, after_samples = _series_samples(afters, case, series)
-            if old and new and old.generation.get(series) and new.generation.get(series) and not (before_s and after_s):
-                untimed = [
-                    (role, [r.run_id for r in side if not ((c := r.cells.get(case)) and c.generation.get(series))])
-                    for role, side in (("before", befores), ("after", afters))
-                ]
-                result.replicate_not_timed.append((f"{case} ({words})", no_generation_timing(untimed)))
-            if old and new and before_s and after_s:
-                flags = timing_flags(first, last, old, new, series)
-                flags += result.timing_unlike
-                flags += _replicates_flags(case, befores[1:], "before") + _replicates_flags(case, afters[1:], "after")
-                flags += replicate_flags("before", result.before_runs, before_samples)
-                flags += replicate_flags("after", result.after_runs, after_samples)
-                change = TimingChange(case, before_s, after_s, flags, series=words)
-                result.timings.append(change)
-                timed.append((change, before_samples, after_samples))
-    if declared_inputs:
+        cells.diff(case)
+    if cells.declared_inputs:
         result.declared_only.append(
-            f"inputs of {declared_inputs} cell{'s' if declared_inputs != 1 else ''} identified by declaration only, "
-            "not verified (the files differ in bytes and a log has no content hash)"
+            f"inputs of {cells.declared_inputs} cell{'s' if cells.declared_inputs != 1 else ''} identified by "
+            "declaration only, not verified (the files differ in bytes and a log has no content hash)"
         )
-    result.geomean = geometric_mean(_judge_timings(timed))
+    result.geomean = geometric_mean(_judge_timings(cells.timed))
     result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
+
+
+NAMES = ("before", "after")
+
+
+class _Cells:
+    """Sorts each case of a pair into ``result``'s lists, one step a method: a case on one side
+    only, a case key naming other cells, other weights or inputs, statuses, then timings. Each
+    decision is a judged fact from reportgen/judge; this only files it."""
+
+    def __init__(self, result: RunDiff, befores: list[RunSummary], afters: list[RunSummary], weights: Identity):
+        self.result, self.befores, self.afters, self.weights = result, befores, afters, weights
+        self.timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
+        self.declared_inputs = 0  # cells whose inputs are the same by declaration only
+
+    def diff(self, case: str) -> None:
+        result = self.result
+        old, new = self.befores[0].cells.get(case), self.afters[0].cells.get(case)
+        if old is None or new is None:
+            (result.added if old is None else result.removed).append(case)
+            return
+        redefined = cell_redefined(old.planned, new.planned, NAMES)
+        if redefined is not None:  # not one cell: nothing of it is compared
+            result.redefined.append((case, redefined))
+            return
+        values = self._other_values(case, old, new)
+        statuses = self._replicate_statuses(case)
+        if old.status != new.status:
+            _status_change(result, case, old, new, values)
+        passed = old.status == new.status == "pass"
+        # As compare says each of these: no ratio, only the reason.
+        if result.timing_stop is not None:
+            if passed:
+                result.not_timed.append(case)
+        elif values is not None:
+            if passed:
+                result.values_differ.append((case, result.changed_values[case]))
+        elif statuses is not None:
+            if passed:
+                result.replicate_not_timed.append((case, f"{REPLICATE_NOT_PASSED} ({statuses})"))
+        else:
+            self._time(case, old, new, passed)
+
+    def _other_values(self, case: str, old: CellSummary, new: CellSummary) -> str | None:
+        """The criterion key ('weights' or 'inputs') that changed for this cell, recorded in
+        ``changed_values`` with its words; None when both are the same (as compare says it, a
+        cell of other weights or inputs is not compared)."""
+        if not self.weights.same:
+            self.result.changed_values[case] = self.weights.text
+            return "weights"
+        inputs = inputs_identity(_inputs(old), _inputs(new), NAMES)
+        if not inputs.same:
+            self.result.changed_values[case] = inputs.text
+            return "inputs"
+        self.declared_inputs += inputs.basis == DECLARED
+        return None
+
+    def _replicate_statuses(self, case: str) -> str | None:
+        """The statuses that differ between the runs of a side (recorded), or None."""
+        if len(self.befores) + len(self.afters) <= 2:
+            return None
+        statuses = replicate_statuses(
+            (role, [(r.run_id, c.status if (c := r.cells.get(case)) else None) for r in side])
+            for role, side in (("before", self.befores), ("after", self.afters))
+        )
+        if statuses is not None:
+            self.result.replicate_statuses.append((case, statuses))
+        return statuses
+
+    def _time(self, case: str, old: CellSummary, new: CellSummary, passed: bool) -> None:
+        """The cell's warm series, then each generation series: a ratio where every run of both
+        sides passed and timed it, else (where both first runs passed) which runs lack it."""
+        sides = (("before", self.befores), ("after", self.afters))
+        before_s, before_samples = _side_samples(self.befores, case)
+        after_s, after_samples = _side_samples(self.afters, case)
+        if passed and not (old.generation or new.generation) and not (before_s and after_s):
+            kept = [(role, [(r.run_id, _kept(r.cells.get(case))) for r in side]) for role, side in sides]
+            self.result.replicate_not_timed.append((case, untimed_words(kept)))
+        if before_s and after_s:
+            self._change(case, old, new, "", (before_s, before_samples), (after_s, after_samples))
+        for series, words in GENERATION_SERIES.items():
+            before_s, before_samples = _series_samples(self.befores, case, series)
+            after_s, after_samples = _series_samples(self.afters, case, series)
+            if old.generation.get(series) and new.generation.get(series) and not (before_s and after_s):
+                untimed = [
+                    (role, [r.run_id for r in side if not ((c := r.cells.get(case)) and c.generation.get(series))])
+                    for role, side in sides
+                ]
+                self.result.replicate_not_timed.append((f"{case} ({words})", no_generation_timing(untimed)))
+            if before_s and after_s:
+                self._change(case, old, new, series, (before_s, before_samples), (after_s, after_samples))
+
+    def _change(
+        self,
+        case: str,
+        old: CellSummary,
+        new: CellSummary,
+        series: str,
+        before: tuple[float, list[list[float]]],
+        after: tuple[float, list[list[float]]],
+    ) -> None:
+        """One timing change (``series``: a generation series, "" the cell's warm series) with
+        every flag that qualifies it."""
+        result = self.result
+        flags = timing_flags(self.befores[0], self.afters[0], old, new, series) + result.timing_unlike
+        flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
+        flags += replicate_flags("before", result.before_runs, before[1])
+        flags += replicate_flags("after", result.after_runs, after[1])
+        change = TimingChange(case, before[0], after[0], flags, series=GENERATION_SERIES[series] if series else "")
+        result.timings.append(change)
+        self.timed.append((change, before[1], after[1]))
 
 
 def _inputs(cell: CellSummary) -> InputsFacts | None:
