@@ -58,3 +58,11 @@ def test_a_thousand_errors_with_4_kb_messages_fit(tmp_path: Path) -> None:
     text = (tmp_path / "out" / SUMMARY_NAME).read_text(encoding="utf-8")
     assert len(text) < SUMMARY_LIMIT
     assert "x" * 1000 not in text, "failure text is cut on the summary; the full text is in the report"
+
+
+def test_a_synthetic_fixture_s_summary_says_so_on_its_first_line(tmp_path: Path) -> None:
+    """A pull-request comment's first line is what a notification shows: a synthetic fixture's
+    summary leads with it, as the line `reportgen report` prints, before any disposition."""
+    build_report(FIXTURES / "synthetic_complete.jsonl", tmp_path, ("md-summary",))
+    first = (tmp_path / SUMMARY_NAME).read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("### Synthetic fixture, not a measurement (evidence of nothing): Suitable"), first
