@@ -110,7 +110,7 @@ def test_cells_are_computed_in_groups_but_answered_in_order() -> None:
     assert [round(r.ratio) if r.ratio > 1.5 else round(r.ratio, 1) for r in results] == [2, 0.5, 1.0, 4]
     assert [r.baseline_samples for r in results] == [30, 10, 30, 10]
     geo = geometric_mean(results)
-    assert geo is not None and geo.cells == 4
+    assert geo is not None and geo.ratios == 4
     assert math.isclose(geo.ratio, math.prod(r.ratio for r in results) ** 0.25)
     assert geo.low < geo.ratio < geo.high  # type: ignore[operator]
 
@@ -186,7 +186,7 @@ def test_one_unstable_side_leaves_that_cell_out_and_names_it(tmp_path: Path) -> 
         "timing not classified": 0,
         "flagged, not judged": 0,
     }
-    assert comparison.geomean is not None and comparison.geomean.cells == 3
+    assert comparison.geomean is not None and comparison.geomean.ratios == 3
     assert "1 cell with unstable timing left out of every verdict" in comparison.headline
 
 
@@ -412,7 +412,7 @@ def test_flagged_cells_are_left_out_of_the_geomean(tmp_path: Path) -> None:
         limited: ("recompile limit hit on the candidate",),
         scoped: ("different timing scope",),
     }
-    assert comparison.geomean is not None and comparison.geomean.cells == 1
+    assert comparison.geomean is not None and comparison.geomean.ratios == 1
     assert "geomean of 1 cell," in comparison.headline
 
 
@@ -446,7 +446,7 @@ def test_unexplained_mismatch_stops_the_timing_comparison(tmp_path: Path) -> Non
         f'["{bad}"]\nexplanation = "checked"\nverdict = "accepted"\nreason = "task metric holds"\n', encoding="utf-8"
     )
     comparison = gather(base, cand)
-    assert len(comparison.timed) == 3 and comparison.geomean is not None and comparison.geomean.cells == 3
+    assert len(comparison.timed) == 3 and comparison.geomean is not None and comparison.geomean.ratios == 3
     assert next(c for c in comparison.cells if c.case == bad).timing_note == "not compared: passed on the baseline only"
     assert status_of_bad() == "mismatch in outputs, accepted"
 
@@ -1009,7 +1009,7 @@ def test_a_ratio_beyond_a_float_decides_nothing_and_is_never_a_figure(tmp_path: 
         "timing not classified": 1,
         "flagged, not judged": 0,
     }
-    assert comparison.geomean is not None and comparison.geomean.cells == 3 and comparison.geomean.verdict == "slower"
+    assert comparison.geomean is not None and comparison.geomean.ratios == 3 and comparison.geomean.verdict == "slower"
     assert "1 cell with timing not classified left out of every verdict" in comparison.headline
     assert "unstable" not in comparison.headline
     out = tmp_path / "out"

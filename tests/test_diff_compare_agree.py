@@ -438,4 +438,4 @@ def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_pa
         [f"{untimed} (first token, warm)", "no generation timing kept (after: a2)"],
         [f"{untimed} (decode per token)", "no generation timing kept (after: a2)"],
     ]
-    assert found["geomean"]["cells"] == data["geomean"]["cells"] == 6
+    assert found["geomean"]["ratios"] == data["geomean"]["ratios"] == 6

@@ -147,7 +147,7 @@ def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp
     for (case, words), series in verdicts.items():
         assert series["verdict"] == "slower" and series["in_geomean"], (case, words, series)
         assert series["warm"]["low"] > 1.1 and series["warm"]["high"] < 1.3
-    assert data["verdict_counts"]["slower"] == 8 and data["geomean"]["cells"] == 8
+    assert data["verdict_counts"]["slower"] == 8 and data["geomean"]["ratios"] == 8
     assert data["headline"].index("1 version change") < data["headline"].index("slower (geomean of 8 ratios")
     assert "not measured: no warm samples" not in html + md
     for text in (html, md):
@@ -164,7 +164,7 @@ def test_an_unstable_side_flags_the_generation_ratio_and_leaves_it_out_of_the_ta
     assert any(f.startswith("unstable timing: ") and f.endswith("on the candidate") for f in flagged["flags"])
     assert verdicts[(CASE, "first token, warm")]["verdict"] == "slower", "the other series still decides"
     assert data["verdict_counts"]["slower"] == 7 and data["verdict_counts"]["unstable timing"] == 1
-    assert data["geomean"]["cells"] == 7 and data["unstable_cells"] == [CASE]
+    assert data["geomean"]["ratios"] == 7 and data["unstable_cells"] == [CASE]
     # The cell's first-token ratio still counts: the cell is not left out of every verdict, its series is.
     assert "cell with unstable timing" not in data["headline"]
     assert (
@@ -211,7 +211,7 @@ def test_a_changed_generation_scope_flags_the_ratio(tmp_path: Path) -> None:
     for words in ("first token, warm", "decode per token"):
         assert verdicts[(CASE, words)]["verdict"] == "flagged, not judged"
         assert "different timing scope" in verdicts[(CASE, words)]["flags"]
-    assert data["verdict_counts"]["slower"] == 6 and data["geomean"]["cells"] == 6
+    assert data["verdict_counts"]["slower"] == 6 and data["geomean"]["ratios"] == 6
     diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
     scoped = [t for t in diff["timings"] if t["case"] == CASE]
     assert len(scoped) == 2 and all(t["verdict"] == "no verdict: flagged" for t in scoped)
@@ -231,7 +231,7 @@ def test_diff_agrees_with_compare_on_generation_ratios(tmp_path: Path, unsteady:
     counts = diff_runs(summarize(judge_log(before)), summarize(judge_log(after))).verdict_counts()
     assert counts == {w: data["verdict_counts"][w] for w in ("faster", "slower", "no clear difference")}
     assert diff["unstable_timing"] == data["unstable_cells"] == ([CASE] if unsteady else [])
-    assert diff["geomean"]["cells"] == data["geomean"]["cells"] == (7 if unsteady else 8)
+    assert diff["geomean"]["ratios"] == data["geomean"]["ratios"] == (7 if unsteady else 8)
     assert diff["geomean"]["ratio"] == pytest.approx(data["geomean"]["ratio"], rel=1e-9)
     text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
     assert f"{CASE} (decode per token): " in text and f"over {7 if unsteady else 8} ratios" in text
@@ -276,14 +276,17 @@ def test_cells_covered_counts_cells_and_names_the_ratios_beside_them(tmp_path: P
     """Before: the geometric mean's 'cells covered' row read '8 ratios of 6 compared cells' (with
     one series unstable, '7 ratios of 6 compared cells; 1 with unstable timing left out', while
     that cell was still covered by its other series): a count of ratios under a label of cells,
-    larger than the cells there are. It counts the cells, the ratios beside them, and what is
-    left out in ratios."""
+    larger than the cells there are, and the JSON's geometric mean said "cells": 8. It counts the
+    cells, the ratios beside them, and what is left out in ratios."""
     before, after = _pair(tmp_path, "decode_token" if unstable else None)
     data, html, md = _compare(tmp_path, before, after)
     timed = [c for c in data["cells"] if c.get("generation")]
     assert len(data["cells"]) == 6 and len(timed) == 4
     ratios = 7 if unstable else 8
-    assert data["geomean"]["cells"] == ratios
+    # compare.json and diff's JSON count both (before, "cells" held the ratios' count).
+    diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    for geomean in (data["geomean"], diff["geomean"]):
+        assert (geomean["cells"], geomean["ratios"]) == (4, ratios), geomean
     expected = (
         f"4 of 6 compared cells ({ratios} ratios: a generation cell gives two, first token and decode per token)"
         + ("; 1 ratio with unstable timing left out" if unstable else "")

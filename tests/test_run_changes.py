@@ -443,7 +443,7 @@ def test_unstable_series_are_left_out_of_verdicts_geomean_and_charts(tmp_path: P
     assert all(any(f.startswith("unstable timing: ") for f in timings[case].flags) for case in unstable)
     counts = diff.verdict_counts()
     assert sum(counts.values()) + len(unstable) == len(diff.timings)
-    assert diff.geomean is not None and diff.geomean.cells == len(diff.timings) - len(unstable)
+    assert diff.geomean is not None and diff.geomean.ratios == len(diff.timings) - len(unstable)
     assert f"{len(unstable)} unstable" in diff.summary
     lines = format_diff(diff).splitlines()
     named = next(n for n, line in enumerate(lines) if line.startswith("unstable timing: "))
@@ -698,7 +698,7 @@ def test_a_ratio_beyond_a_float_decides_nothing_in_the_diff_and_the_history(tmp_
     case = _cells(timing_log("x"), "timing")[0]["case"]
     # Not classified (no series rule failed), so not said to be unstable.
     assert diff.unclassified == [case] and diff.unstable == [] and diff.verdict_counts()["slower"] == 3
-    assert diff.geomean is not None and diff.geomean.cells == 3 and diff.geomean.verdict == "slower"
+    assert diff.geomean is not None and diff.geomean.ratios == 3 and diff.geomean.verdict == "slower"
     text = format_diff(diff)
     assert "time ratio beyond" in text and not NOT_A_FIGURE.search(text), NOT_A_FIGURE.search(text)
     build_site([runs], tmp_path / "site")

@@ -367,7 +367,12 @@ class Comparison:
         if geo is None:
             return ""
         unit = "ratio" if self.geomean_has_series else "cell"
-        return f"{geo.cells} {unit}{'s' if geo.cells != 1 else ''}"
+        return f"{geo.ratios} {unit}{'s' if geo.ratios != 1 else ''}"
+
+    @property
+    def geomean_cells(self) -> int:
+        """The compared cells with a ratio in the geometric mean (a generation cell may give two)."""
+        return sum(1 for c in self.cells if any(r.in_geomean for r in c.ratios))
 
     @property
     def geomean_coverage(self) -> str:
@@ -379,7 +384,7 @@ class Comparison:
         ratios: ...); 1 ratio with unstable timing left out'). '' without a geometric mean."""
         if self.geomean is None:
             return ""
-        covered = sum(1 for c in self.cells if any(r.in_geomean for r in c.ratios))
+        covered = self.geomean_cells
         if not self.geomean_has_series:
             unsteady = {c.case for c in self.unstable + self.unclassified}
             flagged = len([c for c in self.flagged if c.case not in unsteady])

@@ -278,12 +278,13 @@ def _exp(x: float) -> float:
 
 @dataclass(frozen=True)
 class GeoMean:
-    """Geometric mean of per-cell ratios, with an interval when every cell has one."""
+    """Geometric mean of ratios (one a cell; a generation cell gives one a series), with an
+    interval when every ratio has one. ``ratios``: how many it averages."""
 
     ratio: float
     low: float | None
     high: float | None
-    cells: int
+    ratios: int
     confidence: float = CONFIDENCE
     runs: tuple[int, int] = (1, 1)
 

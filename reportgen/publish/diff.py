@@ -129,6 +129,11 @@ class TimingChange:
         """Whether this ratio may decide anything: no caveat, every series stable."""
         return not self.flags
 
+    @property
+    def in_geomean(self) -> bool:
+        """Whether the geometric mean is over this ratio: judged, with samples on both sides."""
+        return self.judged and self.verdict != NO_SAMPLES
+
     def ratio_shown(self, unit: str = "x") -> str:
         """The ratio as every text shows it: three decimals and ``unit``, or 'out of range' (never inf or nan)."""
         return ratio_number(self.ratio, ".3f", unit)
@@ -493,7 +498,7 @@ class RunDiff:
     def geomean_has_series(self) -> bool:
         """Whether generation series are among the ratios the geometric mean is over (a judged
         change with an interval)."""
-        return any(t.series and t.judged and t.verdict != NO_SAMPLES for t in self.timings)
+        return any(t.series and t.in_geomean for t in self.timings)
 
     @property
     def geomean_counts(self) -> str:
@@ -502,7 +507,7 @@ class RunDiff:
         geo = self.geomean
         if geo is None:
             return ""
-        return f"{geo.cells} {'ratio' if self.geomean_has_series else 'cell'}{'s' if geo.cells != 1 else ''}"
+        return f"{geo.ratios} {'ratio' if self.geomean_has_series else 'cell'}{'s' if geo.ratios != 1 else ''}"
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -511,6 +516,8 @@ class RunDiff:
             {**asdict(t), "ratio": round(t.ratio, 6) if judgeable(t.ratio) else None} for t in self.timings
         ]
         data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
+        if self.geomean is not None:  # the cells its ratios are of (a generation cell gives two ratios)
+            data["geomean"]["cells"] = len({t.case for t in self.timings if t.in_geomean})
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
         data["interval_scope"] = self.interval_scope
@@ -878,7 +885,7 @@ def format_diff(diff: RunDiff) -> str:
 
 def _geomean_text(geo: GeoMean, counted: str = "") -> str:
     """``counted``: what it is over, in words ('6 ratios'); '': its cells."""
-    cells = counted or f"{geo.cells} cell{'s' if geo.cells != 1 else ''}"
+    cells = counted or f"{geo.ratios} cell{'s' if geo.ratios != 1 else ''}"
     if geo.low is None or geo.high is None:
         return f"{speed_words(geo.ratio)} at the point estimate, over {cells} (no interval: too few samples)"
     interval = interval_words(geo.ratio, geo.low, geo.high, "the before time")

@@ -661,6 +661,7 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             item["verdict"] = series.verdict
             item["in_geomean"] = series.in_geomean
     if comparison.geomean is not None:
+        data["geomean"]["cells"] = comparison.geomean_cells  # its "ratios" count a generation cell's two
         data["geomean"]["verdict"] = comparison.geomean.verdict
     data["verdict_counts"] = comparison.verdict_counts()
     data["interval_scope"] = comparison.interval_scope
