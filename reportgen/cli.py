@@ -588,7 +588,8 @@ Exit codes:
   1  a log is invalid
   2  usage error: not exactly one log at a location, runs of different workloads, replicates
      of one side on different targets or backends, or differing in criteria (weights, inputs,
-     tolerances, ...), versions, code, data or threads (the message names them), or a run given twice
+     tolerances, ...), versions, code, data or host settings (the message names them), or a
+     run given twice
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
@@ -667,7 +668,8 @@ it as correct, and how much faster or slower per shape, at what compile cost? BA
 CANDIDATE are logs or run directories, local or s3:// (an annotations.toml beside a log is
 used). For replicates give each side's runs by option instead: --baseline RUN --baseline RUN
 ... --candidate RUN ... (runs of one workload, target and backend a side, with the same
-criteria, weights, inputs, versions, code, data and threads; the first speaks for the side's
+criteria, weights, inputs, versions, code, data and host settings: device, environment
+variables, threads, affinity; a load or clock reading may differ; the first speaks for the side's
 statuses and criteria). Every criterion the two runs declared differently is listed
 before any result, and a cell judged under a changed criterion says so.
 

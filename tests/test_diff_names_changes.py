@@ -192,6 +192,54 @@ def test_a_changed_thread_count_is_named_first_and_flags_every_ratio(tmp_path: P
     assert md.index("**Host changed (3):**") < md.index("| fixed |")
 
 
+def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_every_ratio(tmp_path: Path) -> None:
+    """Before: the host facts were read from the first and the last timed cell only, as if set
+    once per process; but the collector runs each compiled cell in a fresh process, so threads
+    (or affinity, a clock reading) changed in the cells between read 'host changes: 0', then
+    'slower', in diff, compare and the history alike."""
+    before = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
+    after = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
+    timed = [e for e in after if e["kind"] == "timing" and e.get("warm")]
+    assert len(timed) >= 3
+    timed[1]["host"]["torch_threads"]["value"] = "1 intra-op, 1 inter-op"
+    timed[2]["host"]["load_avg_after"]["value"] = "9.50 1.00 1.00"
+    a, b = _write(tmp_path / "a", before, "mid-a"), _write(tmp_path / "b", after, "mid-b", "2026-01-02T00:00:00Z")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert diff.host[0] == (
+        "torch threads",
+        "2 intra-op, 2 inter-op",
+        "2 intra-op, 2 inter-op then 1 intra-op, 1 inter-op",
+    )
+    assert ("load average (1 min) around the warm loops", "3.60 to 3.60", "3.60 to 9.50") in diff.host
+    assert diff.timings and all("host changed: torch threads" in " ".join(t.flags) for t in diff.timings)
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "cmp"), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("2 host changes (listed first)"), result.output
+
+
+def test_a_replicate_on_another_host_setting_is_refused_and_one_at_another_load_is_not(tmp_path: Path) -> None:
+    """Before: a replicate whose environment variables (here OMP_NUM_THREADS) or device differed
+    from its side's first run was folded into that side's interval, and no page named how it
+    differed; only threads, affinity and versions were checked. A load average is a reading that
+    varies from run to run: such a replicate is taken."""
+    first = _write(tmp_path / "a", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60"), "rep-a")
+    other = _write(tmp_path / "c", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60"), "rep-c")
+    loaded = _write(tmp_path / "d", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "9.00"), "rep-d")
+    events = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
+    _env(events)["env_vars"] = {"OMP_NUM_THREADS": "1"}
+    env = _write(tmp_path / "b", events, "rep-b")
+    refused = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(env), "--after", str(other)])
+    assert refused.exit_code == 2, refused.output
+    assert "rep-b is no replicate of rep-a: environment variable OMP_NUM_THREADS not recorded -> 1" in refused.output
+    taken = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(loaded), "--after", str(other)])
+    assert taken.exit_code == 0 and "2 runs against 1" in taken.output, taken.output
+    out = ["--out", str(tmp_path / "cmp"), "--format", "json"]
+    sides = ["--baseline", str(other), "--candidate", str(first), "--candidate"]
+    refused = RUNNER.invoke(main, ["compare", *sides, str(env), *out])
+    assert refused.exit_code == 2 and "rep-b is no replicate of rep-a: environment variable" in refused.output
+    assert RUNNER.invoke(main, ["compare", *sides, str(loaded), *out]).exit_code == 0
+
+
 def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
     a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
     diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))

@@ -33,7 +33,6 @@ import math
 import re
 from typing import Mapping, Sequence
 
-from reportgen.contract.validation import fields_of
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
@@ -61,6 +60,8 @@ _ACCELERATOR_FACTS = (
     ("gpu_memory_clock_mhz", "GPU memory clock (MHz) around the warm loops"),
     ("gpu_temperature_c", "GPU temperature (°C) around the warm loops"),
 )
+# What a host reads around its warm loops rather than sets: it varies between replicates.
+_READINGS = frozenset(("load average (1 min) around the warm loops", *(label for _, label in _ACCELERATOR_FACTS)))
 _DEVICE_FACTS = (
     ("device_name", "device name"),
     ("device_count", "device count"),
@@ -133,18 +134,10 @@ def _version(text: str | None) -> tuple[int, ...]:
     return (int(found[1]), int(found[2])) if found else ()
 
 
-def _timing_hosts(run: RunModel) -> list[dict[str, object]]:
-    """The host facts of the first and the last timed cell: the thread count, affinity and
-    governor are set once per process, so two readings name them without reading every timing
-    line again (a long log has tens of thousands); the load average is read at both ends."""
-    timed = [c for c in run.cells if c.warm_series and c.source is not None]
-    found = []
-    for cell in {id(c): c for c in (timed[:1] + timed[-1:])}.values():
-        assert cell.source is not None
-        host = getattr(fields_of(cell.source.at(cell.warm_line)), "host", None)
-        if isinstance(host, dict):
-            found.append(host)
-    return found
+def _timing_hosts(run: RunModel) -> list[dict[str, str]]:
+    """The host facts read around each timed cell's warm loop, cell by cell: a fresh process per
+    cell may run under other threads or affinity, and each load or clock reading is its own."""
+    return [dict(c.host) for c in run.cells if c.host]
 
 
 def _value(fact: object) -> str | None:
@@ -168,14 +161,14 @@ def host_facts(run: RunModel) -> dict[str, str]:
         facts.update(_listed("version", others))
     hosts = _timing_hosts(run)
     for key, label in _HOST_FACTS:
-        values = list(dict.fromkeys(v for h in hosts if (v := _value(h.get(key))) is not None))
+        values = list(dict.fromkeys(v for h in hosts if (v := h.get(key)) is not None))
         if values:
             facts[label] = bounded(" then ".join(values))
     loads = [
         float(v.split()[0])
         for h in hosts
         for key in ("load_avg_before", "load_avg_after")
-        if (v := _value(h.get(key))) is not None and _number(v.split()[0])
+        if (v := h.get(key)) is not None and v.split() and _number(v.split()[0])
     ]
     if loads:
         facts["load average (1 min) around the warm loops"] = f"{min(loads):.2f} to {max(loads):.2f}"
@@ -184,7 +177,7 @@ def host_facts(run: RunModel) -> dict[str, str]:
             float(v)
             for h in hosts
             for when in ("before", "after")
-            if (v := _value(h.get(f"{key}_{when}"))) is not None and _number(v)
+            if (v := h.get(f"{key}_{when}")) is not None and _number(v)
         ]
         if readings:
             facts[label] = f"{min(readings):g} to {max(readings):g}"
@@ -280,16 +273,17 @@ def replicate_changes(
     other: tuple[Mapping[str, str], Mapping[str, str], Mapping[str, Sequence[str | None]], Mapping[str, str]],
 ) -> list[str]:
     """What makes a run no replicate of a side's first run although both declared the same
-    criteria, in words: a version, code or data, or a host fact that flags timing (threads,
-    affinity; recorded by both) that differs. Each is (versions, code and data, hashes, host
-    facts). The interval of a side folds its runs into one: a difference inside a side would be
-    named by no page."""
+    criteria, in words: a version, code or data, or a host fact that differs or that one of them
+    did not record (device, environment variables, threads, affinity, CPU count, governor), but for the load
+    average and the accelerator's readings around the warm loops, which vary from run to run.
+    Each is (versions, code and data, hashes, host facts). The interval of a side folds its runs
+    into one: a difference inside a side would be named by no page."""
     (versions_a, code_a, hashes_a, host_a), (versions_b, code_b, hashes_b, host_b) = first, other
     found = [f"{key} {a} -> {b}" for key, a, b in version_changes(versions_a, versions_b)]
     found += [f"{key} {a} -> {b}" for key, a, b in code_and_data_changes(code_a, hashes_a, code_b, hashes_b)]
     found += [
         f"{key} {a} -> {b}"
         for key, a, b in host_changes(host_a, host_b)
-        if (key in TIMING_HOST_KEYS or key.startswith("version ")) and NOT_RECORDED not in (a, b)
+        if key not in _READINGS  # "not recorded" too: replicates come from one collector version
     ]
     return found

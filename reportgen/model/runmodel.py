@@ -86,6 +86,10 @@ class CellRecord:
     # The last warm series' peak device memory in bytes (1.3 logs on); None where not measured:
     # no record, or the target has no device allocator (the reason stays in the log).
     peak_device_bytes: int | None = None
+    # The host facts read around that series' warm loop (1.2 logs on): (key, value) of each one
+    # with a value, by key; () where none was recorded. Every timed cell's, since a fresh
+    # process per cell may run under other threads, and a load or a clock reading is its own.
+    host: tuple[tuple[str, str], ...] = ()
     eager_after_recompile_limit: bool = False
     # Of the latest cold call: its outputs did not match the reference; cache folders not empty before it.
     cold_check_failed: bool = False
@@ -532,6 +536,10 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
         cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
         cell.warm_series += 1
+        host = _opt(data.host)
+        cell.host = (
+            tuple(sorted((k, v) for k, f in host.items() if isinstance(v := _opt(f.value), str) and v)) if host else ()
+        )
         memory = _opt(data.device_memory)
         peak = memory.peak_allocated_bytes if memory is not None and memory.status == "measured" else None
         cell.peak_device_bytes = peak if isinstance(peak, int) else None
