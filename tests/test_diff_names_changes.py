@@ -240,6 +240,35 @@ def test_a_replicate_on_another_host_setting_is_refused_and_one_at_another_load_
     assert RUNNER.invoke(main, ["compare", *sides, str(loaded), *out]).exit_code == 0
 
 
+def test_the_scope_compared_is_the_warm_series_one_not_a_later_cold_call_s(tmp_path: Path) -> None:
+    """Before: a cell's timing scope was the one of its last timing event, which the collector
+    writes for the cold call after the warm series (or the restart after a compiled cell's):
+    warm samples timed with host-to-device copies read '1.5x slower' with no flag, in diff and
+    compare alike."""
+    sample = Path(__file__).resolve().parents[1] / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    before = [json.loads(line) for line in (sample / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    after = json.loads(json.dumps(before))
+    case = "b1-l16-contiguous-float32-eager"
+    timings = [e for e in after if e["kind"] == "timing" and e["case"] == case]
+    assert timings[-1].get("cold") and not timings[-1].get("warm"), "the last timing event is the cold call's"
+    for event in timings:
+        if event.get("warm"):
+            event["scope"]["host_to_device"] = True
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path, events, run_id in ((a, before, "scope-a"), (b, after, "scope-b")):
+        for event in (e for e in events if "run_id" in e):
+            event["run_id"] = run_id
+        path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    diff = json.loads(_diff(a, b, "--format", "json"))
+    flags = {t["case"]: t["flags"] for t in diff["timings"]}
+    assert any(f.startswith("different timing scope") for f in flags[case]), flags[case]
+    assert not any(f.startswith("different timing scope") for c, f_ in flags.items() if c != case for f in f_)
+    out = tmp_path / "cmp"
+    assert RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "json"]).exit_code == 0
+    cell = next(c for c in json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"] if c["case"] == case)
+    assert any("timing scope" in f for f in cell["timing"]["flags"]), cell["timing"]
+
+
 def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
     a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
     diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))

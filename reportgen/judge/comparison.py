@@ -517,7 +517,7 @@ def _side(role: str, side: JudgedSide) -> Side:
 
 
 def _scope(cell: CellRecord, run: RunModel) -> tuple[bool, ...] | None:
-    scope = cell.timing_scope or (run.plan.timing_scope if run.plan else None)
+    scope = cell.scope or (run.plan.timing_scope if run.plan else None)
     return tuple(getattr(scope, name) for name in SCOPE_FIELDS) if scope is not None else None
 
 

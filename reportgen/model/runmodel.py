@@ -70,7 +70,9 @@ class CellRecord:
     compile_s: float | None = None
     # That compile's cache counters and condition as logged (misses, hits, condition); None without one.
     compile_cache: tuple[int | None, int | None, str] | None = None
-    scope: ev.TimingScope | None = None  # the last timing event's scope (timing_scope builds that event)
+    # The scope of the last warm series (of the first timing event, where none holds one): the
+    # warm ratios compared between runs are of that series, whatever a cold call's event says.
+    scope: ev.TimingScope | None = None
     cold_s: float | None = None
     cold_condition: str | None = None  # the cache condition of the cold call ``cold_s`` is of
     # The restart with a populated cache (logs from 1.2 on): kept beside the cold call, not over it.
@@ -190,11 +192,6 @@ class CellRecord:
     @property
     def warm(self) -> ev.Warm | None:
         return next((t.warm for t in reversed(self._events("timing")) if t.warm), None)
-
-    @property
-    def timing_scope(self) -> ev.TimingScope | None:
-        timings = self._events("timing")
-        return timings[-1].scope if timings else None
 
 
 _CACHES: list[WeakKeyDictionary[Any, dict[Any, Any]]] = []
@@ -523,8 +520,9 @@ def _timed(
 
 
 def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
-    cell.scope = data.scope
     cold, warm = _opt(data.cold), _opt(data.warm)  # None where the line left them out
+    if warm is not None or cell.scope is None:  # the warm series' scope: a cold call after it is not it
+        cell.scope = data.scope
     if cold is not None and cold.cache_condition == RESTART:
         _restart_facts(cell, cold)
     elif cold is not None:
