@@ -17,7 +17,7 @@ from reportgen.publish.site import build_site
 from reportgen.publish.summary import summarize
 from reportgen.render.report import judge_log
 from tests.logbuilder import base_events, dumps, timing_log
-from tests.test_run_changes import BIG_COMPILED, Events, _mismatch, _write
+from tests.test_run_changes import BIG_COMPILED, SAMPLES, Events, _mismatch, _write
 
 RUNNER = CliRunner()
 
@@ -269,6 +269,24 @@ def test_the_scope_compared_is_the_warm_series_one_not_a_later_cold_call_s(tmp_p
     assert any("timing scope" in f for f in cell["timing"]["flags"]), cell["timing"]
 
 
+def test_two_logs_that_kept_no_host_around_their_warm_loops_are_no_unchanged_host(tmp_path: Path) -> None:
+    """Before: two logs whose collector read no threads, affinity or load (schema 1.0 and 1.1)
+    read 'host changes: 0' in diff and 'Host facts: the same on both runs' in compare, because
+    their device name (the one host fact they kept) was the same; then '2.74x slower'."""
+    old, new = (
+        SAMPLES / "tiny-encoder-cpu-20261129T225221Z-23a8e6",
+        SAMPLES / "tiny-encoder-cpu-20261130T101022Z-393b16",
+    )
+    text = _diff(old, new)
+    assert "host changes: not known (threads, CPU affinity and load around the warm loops not recorded" in text
+    assert "host changes: 0" not in text
+    out = tmp_path / "cmp"
+    assert RUNNER.invoke(main, ["compare", str(old), str(new), "--out", str(out), "--format", "md,json"]).exit_code == 0
+    assert "**Host facts:** not known: threads, CPU affinity" in (out / "compare.md").read_text(encoding="utf-8")
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    assert data["host_unknown"].startswith("threads, CPU affinity and load around the warm loops not recorded")
+
+
 def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
     a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
     diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
@@ -472,13 +490,18 @@ def test_the_geometric_mean_trend_names_what_changed_before_its_ratio(tmp_path: 
     history = _target_history("cpu", runs)
     figure = next(f for f in history["figures"] if f.id.endswith("-trend-geomean"))
     second, third = (p.title for s in figure.chart.series for p in s.points)
-    changed = "changed first (1 version; named below): 1.299x over 4 cells"
+    # These fixtures keep no threads or load around their warm loops: that is said too (the same
+    # device name was read as an unchanged host).
+    unknown = "threads, CPU affinity and load around the warm loops not recorded on the before and after"
+    changed = (
+        f"changed first (1 version, {unknown}: a host change cannot be ruled out; named below): 1.299x over 4 cells"
+    )
     assert (
         second.startswith("2026-01-02 00:00:00: synthetic fixture on the before and after sides") and changed in second
     )
-    assert "no criteria, versions, code, data or host changed: 0.538x over 4 cells" in third, third
+    assert f"changed first ({unknown}: a host change cannot be ruled out; named below): 0.538x over 4 cells" in third
     column = history["geomeans"][runs[1].run_id]
-    assert column.index("changed first (1 version; named below)") < column.index("1.3x slower"), column
+    assert column.index("changed first (1 version, threads") < column.index("1.3x slower"), column
 
 
 def test_the_cold_and_compile_trends_are_not_joined_across_a_changed_cache_condition(tmp_path: Path) -> None:

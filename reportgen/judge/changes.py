@@ -225,7 +225,15 @@ def compare_hosts(
     lacking = [name for name, facts in zip(names, (before, after)) if not facts]
     if lacking:
         return [], f"host facts not recorded on the {' and '.join(lacking)}: a host change cannot be ruled out"
-    return host_changes(before, after), ""
+    changes = host_changes(before, after)
+    if not changes and not any(key in facts for facts in (before, after) for key in TIMING_HOST_KEYS):
+        # Both logs kept their device only (from before the collector read the host around its
+        # warm loops): the same device name is no evidence of the same threads or load.
+        return [], (
+            f"threads, CPU affinity and load around the warm loops not recorded on the {' and '.join(names)}: "
+            "a host change cannot be ruled out"
+        )
+    return changes, ""
 
 
 def host_timing_flag(changes: Sequence[Change]) -> str | None:
