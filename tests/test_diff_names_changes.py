@@ -287,6 +287,31 @@ def test_two_logs_that_kept_no_host_around_their_warm_loops_are_no_unchanged_hos
     assert data["host_unknown"].startswith("threads, CPU affinity and load around the warm loops not recorded")
 
 
+def test_a_cell_judged_against_a_reference_computed_otherwise_is_no_fix(tmp_path: Path) -> None:
+    """Before: a run whose reference for one shape was computed in bfloat16 (the plan still
+    declaring float32) turned a mismatch into 'fixed: 1' with nothing named, and compare said
+    'both runs declared the same' and 'all correct on both', naming it only in its references
+    table. The reference as computed is a criterion: named first, and a pass under it is no fix."""
+    before = base_events()
+    _mismatch(before, BIG_COMPILED)
+    after = base_events()
+    reference = next(e for e in after if e["kind"] == "reference" and e["shape"].startswith("b2-"))
+    reference["dtype"] = "bfloat16"
+    a = _write(tmp_path / "a", before, "ref-a")
+    b = _write(tmp_path / "b", after, "ref-b", "2026-01-02T00:00:00Z")
+    text = _diff(a, b)
+    # (one shape of two: the tie is written alphabetically first, the other shape by name)
+    changed = "reference as computed now cpu bfloat16, but cpu float32 for b1-l16-contiguous-float32 (was cpu float32)"
+    assert f"criteria changes: 1 (read every result below against them)\n  {changed}" in text, text
+    assert "fixed: 0" in text and "passes under a changed criterion (not fixed): 1" in text
+    out = ["--out", str(tmp_path / "cmp"), "--format", "json"]
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), *out])
+    first = result.output.splitlines()[0]
+    assert "; 1 criterion declared differently (listed first);" in first and first.index("criterion") < first.index(
+        "correct on both"
+    ), first
+
+
 def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
     a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
     diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))

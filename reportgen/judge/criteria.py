@@ -199,12 +199,28 @@ def declared_criteria(run: RunModel) -> dict[str, Declared]:
     """Every criterion the run declared, by key."""
     found = _plan_criteria(run.plan) if run.plan is not None else []
     found += [
+        _computed_reference(run),
         _hash(run, "weights", _weights_sha),
         _hash(run, "inputs", _inputs_sha),
         Declared("collector", "collector version", run.start.collector, "record"),
         Declared("schema", "schema version", run.start.schema_version, "record"),
     ]
     return {d.key: d for d in found}
+
+
+def _computed_reference(run: RunModel) -> Declared:
+    """The reference as the run computed it, from its reference events (device and dtype, shape
+    by shape), beside the plan's declaration of it: a cell judged against a reference computed
+    otherwise is judged under another criterion, so a pass then is no fix."""
+    shapes: dict[str, list[str]] = {}
+    for ref in run.references:
+        shapes.setdefault(f"{ref.device} {ref.dtype}", []).append(ref.shape)
+    if not shapes:
+        return Declared("reference_computed", "reference as computed", NOT_RECORDED, "correctness")
+    common = max(sorted(shapes), key=lambda k: len(shapes[k]))
+    others = [f"{k} for {', '.join(sorted(set(shapes[k])))}" for k in sorted(shapes) if k != common]
+    value = common + (f", but {'; '.join(others)}" if others else "")
+    return Declared("reference_computed", "reference as computed", bounded(value), "correctness")
 
 
 def _hash_label(role: str, by_content: bool) -> str:

@@ -116,7 +116,9 @@ from reportgen.contract.validation import paused_gc
 from reportgen.render.view import SYMBOLS
 from collector.visible import terminal
 
-STATE_FORMAT = 3  # 2: summaries carry code and data hashes; old logs judged by the layouts they measured
+# A summary kept in a site's state is made again when this changes (with the package version).
+# 4: host facts from every timed cell; the reference as computed among the criteria.
+STATE_FORMAT = 4
 # 3: summaries carry the device name, plan-check on the logged plan, collector and schema version,
 # and each cell's mode (index.parquet); the state keeps each run page's previous/next links
 MAX_STATE_BYTES = 256 << 20
