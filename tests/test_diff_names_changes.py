@@ -312,6 +312,25 @@ def test_a_cell_judged_against_a_reference_computed_otherwise_is_no_fix(tmp_path
     ), first
 
 
+def test_another_model_revision_is_no_fix_and_no_timing_as_compare_refuses_it(tmp_path: Path) -> None:
+    """Before: with the plan's model revision changed, compare refused the pair ('different model
+    revisions') while diff named the revision and went on to 'fixed: 1', '4 slower' and a
+    geometric mean of another model's timings."""
+    before = base_events()
+    _mismatch(before, BIG_COMPILED)
+    after = base_events()
+    _plan_of(after)["model_revision"] = "tiny-encoder v2 (4 layers)"
+    a = _write(tmp_path / "a", before, "rev-a")
+    b = _write(tmp_path / "b", after, "rev-b", "2026-01-02T00:00:00Z")
+    data = json.loads(_diff(a, b, "--format", "json"))
+    assert [c["key"] for c in data["changed_criterion"]] == [] and data["fixed"] == []
+    assert [row[0] for row in data["other_values_pass"]] == [BIG_COMPILED]
+    assert data["timings"] == [] and data["geomean"] is None
+    assert all(why.startswith("model revision now tiny-encoder v2") for _, why in data["values_differ"])
+    refused = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "cmp")])
+    assert refused.exit_code == 2 and "different model revisions" in refused.output
+
+
 def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
     a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
     diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))

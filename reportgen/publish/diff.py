@@ -37,7 +37,6 @@ from reportgen.judge.comparison import (
 )
 from reportgen.judge.identity import (
     DECLARED,
-    Identity,
     InputsFacts,
     WeightsFacts,
     cell_redefined,
@@ -620,11 +619,19 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.host, result.host_unknown = compare_hosts(first.host, last.host)
     result.timing_unlike = timing_unlike(result.criteria, result.host)
     weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), NAMES)
-    if not weights.same:  # no timing of the pair is compared; a trend does not join across it either
+    revision = next((c for c in result.criteria if c.key == "model_revision"), None)
+    # Another model (compare refuses the pair) or other weights: no timing of the pair is
+    # compared, no pass is a fix, and a trend does not join across it either.
+    other: tuple[str, str] | None = None
+    if revision is not None:
+        other = ("model_revision", revision.text)
+        result.timing_unlike.append(f"another model: {revision.text}")
+    elif not weights.same:
+        other = ("weights", weights.text)
         result.timing_unlike.append(f"other weights: {weights.text}")
     elif weights.basis == DECLARED:
         result.declared_only.append(weights.text)
-    cells = _Cells(result, befores, afters, weights)
+    cells = _Cells(result, befores, afters, other)
     for case in sorted(set(first.cells) | set(last.cells)):
         cells.diff(case)
     if cells.declared_inputs:
@@ -646,8 +653,11 @@ class _Cells:
     only, a case key naming other cells, other weights or inputs, statuses, then timings. Each
     decision is a judged fact from reportgen/judge; this only files it."""
 
-    def __init__(self, result: RunDiff, befores: list[RunSummary], afters: list[RunSummary], weights: Identity):
-        self.result, self.befores, self.afters, self.weights = result, befores, afters, weights
+    def __init__(
+        self, result: RunDiff, befores: list[RunSummary], afters: list[RunSummary], other: tuple[str, str] | None
+    ):
+        # other: (criterion key, words) where every cell was another model's or fed other weights
+        self.result, self.befores, self.afters, self.other = result, befores, afters, other
         self.timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
         self.declared_inputs = 0  # cells whose inputs are the same by declaration only
 
@@ -680,12 +690,12 @@ class _Cells:
             self._time(case, old, new, passed)
 
     def _other_values(self, case: str, old: CellSummary, new: CellSummary) -> str | None:
-        """The criterion key ('weights' or 'inputs') that changed for this cell, recorded in
-        ``changed_values`` with its words; None when both are the same (as compare says it, a
-        cell of other weights or inputs is not compared)."""
-        if not self.weights.same:
-            self.result.changed_values[case] = self.weights.text
-            return "weights"
+        """The criterion key ('model_revision', 'weights' or 'inputs') that changed for this
+        cell, recorded in ``changed_values`` with its words; None when all are the same (as
+        compare says it, a cell of another model, other weights or inputs is not compared)."""
+        if self.other is not None:
+            self.result.changed_values[case] = self.other[1]
+            return self.other[0]
         inputs = inputs_identity(_inputs(old), _inputs(new), NAMES)
         if not inputs.same:
             self.result.changed_values[case] = inputs.text
