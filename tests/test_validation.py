@@ -280,6 +280,14 @@ def _metric_below_criterion(events: Lines) -> None:
     _first_of(events, "case_result")["task_metric"].update(value=0.5, passed=True)
 
 
+def _criterion_loosened(events: Lines) -> None:
+    """A looser criterion written beside one result than the plan declares for its dtype: before,
+    the log was valid and `diff` read the cell's pass as 'fixed'."""
+    _first_of(events, "case_result")["task_metric"].update(
+        value=0.6, criterion={"metric": "cosine_to_reference", "op": ">=", "threshold": 0.5}
+    )
+
+
 def _tokens_tampered(events: Lines) -> None:
     gen = next(e for e in events if e["kind"] == "generation" and e["steps_agreeing"] == len(e["tokens"][0]))
     gen["tokens"] = [[t + 1 if i >= 2 else t for i, t in enumerate(row)] for row in gen["tokens"]]
@@ -314,6 +322,7 @@ def _localized_loosely(events: Lines) -> None:
     [
         (complete_log, _passing_mismatched, "case_result", "status pass, but error_stats counts 5 of"),
         (complete_log, _metric_below_criterion, "case_result", "value 0.5 does not meet its criterion >= 0.999"),
+        (complete_log, _criterion_loosened, "case_result", "is not the plan's task criterion for this cell's dtype"),
         (generation_log, _tokens_tampered, "generation", "tokens agree with reference_tokens for 2 leading step"),
         (generation_log, _tokens_empty, "generation", "for 0 leading step(s) of 0"),
         (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),

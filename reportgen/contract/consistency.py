@@ -98,7 +98,21 @@ class FigureChecks:
 
     def _case_result(self, data: Any) -> str | None:
         metric = data.task_metric
-        if metric and metric.passed is True and metric.criterion:  # UNSET and None are false
+        if metric and metric.criterion:  # UNSET and None are false
+            # The cell is judged by the plan's criterion for its dtype, or the log contradicts
+            # itself: a looser one written beside one result would turn a failure into a pass.
+            planned: Any = getattr(self._tolerance(data.case), "task", None)
+            own = metric.criterion
+            if not absent(planned) and (own.metric, own.op, own.threshold) != (
+                planned.metric,
+                planned.op,
+                planned.threshold,
+            ):
+                return (
+                    f"task_metric.criterion {own.metric} {own.op} {own.threshold} is not the plan's task "
+                    f"criterion for this cell's dtype, {planned.metric} {planned.op} {planned.threshold}"
+                )
+        if metric and metric.passed is True and metric.criterion:
             if metric.value is None:
                 return f"task_metric.passed is true with no value against its criterion {metric.criterion.op} {metric.criterion.threshold}"
             if not _meets(metric.value, metric.criterion):

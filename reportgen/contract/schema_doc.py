@@ -58,7 +58,8 @@ newline, written in order and flushed as written. This page is generated from
 * A fixture that is not a measurement says `"origin": "synthetic"` in `run_start`.
 * A status or flag agrees with the figures beside it, by the rules the collector decides them
   with: a `case_result` with `status: pass` has `error_stats.mismatched` 0 (judged regions
-  only) and no `task_metric.passed: false`; `task_metric.passed: true` meets its `criterion`;
+  only) and no `task_metric.passed: false`; `task_metric.criterion` is the plan's task criterion
+  for the cell's dtype, and `task_metric.passed: true` meets it;
   a `generation` line's `steps_agreeing`, `first_divergent_step`, `tokens_passed` and
   `top_k_passed` are what its `tokens`, `reference_tokens`, `top_k_overlap` and the plan's
   criteria give; a `train_step`'s `loss_within` is its loss against `reference_loss` under the
