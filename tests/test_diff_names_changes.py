@@ -217,6 +217,34 @@ def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_every_ratio(tm
     assert result.output.splitlines()[0].startswith("2 host changes (listed first)"), result.output
 
 
+def _redrawn(events: Events, factor: float = 1.01) -> Events:
+    """Every warm series drawn again (each sample times ``factor``): a measurement of its own."""
+    for warm in (e["warm"] for e in events if e["kind"] == "timing" and e.get("warm")):
+        warm["samples_s"] = [s * factor for s in warm["samples_s"]]
+        for key in ("min_s", "median_s", "p90_s", "iqr_s"):
+            warm[key] *= factor
+    return events
+
+
+def test_a_copy_of_a_run_under_another_id_is_no_replicate(tmp_path: Path) -> None:
+    """Before: a run copied under a new run id was taken as a further replicate: '2 runs against
+    2: between-run and within-run variation', an interval narrowed by no new measurement."""
+    first = _write(tmp_path / "a", _measured(base_events()), "orig-a")
+    copy = _write(tmp_path / "b", _measured(base_events()), "copy-b")
+    other = _write(tmp_path / "c", _redrawn(_measured(base_events()), 1.2), "later-c", "2026-01-02T00:00:00Z")
+    why = "copy-b holds the same warm samples as orig-a in every one of its 4 timed cells"
+    refused = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(copy), "--after", str(other)])
+    assert refused.exit_code == 2 and why in refused.output, refused.output
+    out = ["--out", str(tmp_path / "cmp"), "--format", "json"]
+    refused = RUNNER.invoke(
+        main, ["compare", "--baseline", str(first), "--baseline", str(copy), "--candidate", str(other), *out]
+    )
+    assert refused.exit_code == 2 and why in refused.output, refused.output
+    redrawn = _write(tmp_path / "d", _redrawn(_measured(base_events())), "redrawn-d")
+    taken = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(redrawn), "--after", str(other)])
+    assert taken.exit_code == 0 and "2 runs against 1" in taken.output, taken.output
+
+
 def test_a_replicate_on_another_host_setting_is_refused_and_one_at_another_load_is_not(tmp_path: Path) -> None:
     """Before: a replicate whose environment variables (here OMP_NUM_THREADS) or device differed
     from its side's first run was folded into that side's interval, and no page named how it
@@ -224,7 +252,9 @@ def test_a_replicate_on_another_host_setting_is_refused_and_one_at_another_load_
     varies from run to run: such a replicate is taken."""
     first = _write(tmp_path / "a", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60"), "rep-a")
     other = _write(tmp_path / "c", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60"), "rep-c")
-    loaded = _write(tmp_path / "d", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "9.00"), "rep-d")
+    loaded = _write(
+        tmp_path / "d", _redrawn(_hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "9.00")), "rep-d"
+    )
     events = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
     _env(events)["env_vars"] = {"OMP_NUM_THREADS": "1"}
     env = _write(tmp_path / "b", events, "rep-b")

@@ -57,6 +57,7 @@ from reportgen.judge.identity import (
     InputsLookup,
     SIDES,
     cell_redefined,
+    copied_run,
     inputs_identity,
     inputs_facts,
     planned_fields,
@@ -837,6 +838,10 @@ def compare_runs(
     seen: set[str] = set()
     _check_replicates("baseline", baseline, list(baseline_replicates), seen)
     _check_replicates("candidate", candidate, list(candidate_replicates), seen)
+    for side in ([baseline, *baseline_replicates], [candidate, *candidate_replicates]):  # each a measurement
+        copied = copied_run([(r.run.start.run_id, {c.case: c.warm_samples for c in r.run.cells}) for r in side])
+        if copied is not None:
+            raise CompareRefused(copied)
     base, cand = _Context(baseline), _Context(candidate)
     inputs: list[Identity] = []
     extra = ([_Context(r) for r in baseline_replicates], [_Context(r) for r in candidate_replicates])

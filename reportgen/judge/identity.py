@@ -19,7 +19,7 @@ weights saved by two collector generations differ in bytes. So, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from reportgen.contract import events as ev
 from reportgen.model.runmodel import RunModel
@@ -228,6 +228,23 @@ def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[s
         DECLARED,
         f"inputs identified by declaration only, not verified ({lacking}; the files differ in bytes): the same planned cell of the same workload",
     )
+
+
+def copied_run(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str | None:
+    """Why two of ``runs`` (run id, each cell's warm samples) are one measurement given twice:
+    the same warm samples in every timed cell, which no two measurements draw (a timer resolves
+    far finer than a warm loop repeats itself): a copy under another id, folded into a side's
+    interval as a further replicate, would narrow it with no new evidence. None when no two are
+    alike."""
+    timed = [(run_id, {case: tuple(s) for case, s in cells.items() if s}) for run_id, cells in runs]
+    for i, (first, a) in enumerate(timed):
+        for second, b in timed[i + 1 :]:
+            if a and a == b:
+                return (
+                    f"{second} holds the same warm samples as {first} in every one of its {len(a)} timed "
+                    "cells: one measurement given twice (a copy under another run id) is no further run"
+                )
+    return None
 
 
 # A planned cell's fields that make it the cell it is: the same case key with another of these

@@ -40,6 +40,7 @@ from reportgen.judge.identity import (
     InputsFacts,
     WeightsFacts,
     cell_redefined,
+    copied_run,
     inputs_identity,
     weights_identity,
 )
@@ -605,6 +606,10 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             "diff compares two runs of one workload"
         )
     _refuse_overlap([r.run_id for r in befores], [r.run_id for r in afters])
+    for side in (befores, afters):  # a side's replicates: each a measurement of its own
+        copied = copied_run([(r.run_id, {case: c.warm_samples_s or () for case, c in r.cells.items()}) for r in side])
+        if copied is not None:
+            raise DiffRefused(copied)
     result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (where(first), where(last)))
     result.before_runs, result.after_runs = [r.run_id for r in befores], [r.run_id for r in afters]
     result.synthetic = {
