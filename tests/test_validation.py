@@ -86,6 +86,14 @@ def _long_line(events: Lines) -> bytes:
 CASES: list[tuple[str, Callable[[Lines], bytes], int, str, bool]] = [
     ("empty file", lambda e: b"", 0, "empty file", False),
     ("not json", _replace_line(4, b"{this is not json\n"), 5, "not valid JSON", False),
+    # (json's message ends in "starting at": the column follows it once, not "at at column")
+    (
+        "cut string",
+        _replace_line(4, b'{"a": "cut\n'),
+        5,
+        "not valid JSON: Unterminated string starting at column 7",
+        False,
+    ),
     ("array not object", _replace_line(4, b"[1, 2]\n"), 5, "expected a JSON object, got an array", False),
     ("string not object", _replace_line(4, b'"hello"\n'), 5, "got a string", False),
     ("wrong type", _edit(1, backend_family_reason=5), 2, "backend_family_reason", False),

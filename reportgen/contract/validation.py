@@ -295,7 +295,8 @@ class _Checker:
                     "truncated last line (no newline, incomplete JSON); ignored, the run is incomplete",
                 )
             else:
-                self.error(number, f"not valid JSON: {exc.msg} at column {exc.colno}")
+                at = "" if exc.msg.endswith(" at") else " at"  # json's "Unterminated string starting at"
+                self.error(number, f"not valid JSON: {exc.msg}{at} column {exc.colno}")
         except RecursionError:
             self.error(number, "not valid JSON: nested too deeply")
         except ValueError as exc:
