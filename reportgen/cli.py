@@ -138,6 +138,7 @@ def main() -> None:
       reportgen report runs/<id>/events.jsonl --out r/  one run, HTML and Markdown
       reportgen annotate runs/<id>/events.jsonl         a verdict skeleton for failed cells
       reportgen site runs/ --out site/                  many runs, history, changes
+      reportgen diff runs/<old>/ runs/<new>/            what changed between two runs
       reportgen compare BASELINE CANDIDATE --out c/     one workload, two targets
       reportgen publish site/ s3://bucket/site          the built site to object storage
 
@@ -237,7 +238,7 @@ Exit codes:
   3  report written, but the disposition is one that --fail-on refuses
 \b
 Examples:
-  reportgen report runs/tiny-encoder-cpu-*/events.jsonl --out report/
+  reportgen report sample_runs/tiny-encoder-cpu-20261202T053312Z-ecd07d/ --out report/
   reportgen report events.jsonl --out out/ --format md --fail-on blocked
 """
 
@@ -563,21 +564,24 @@ def _build_site(
 DIFF_HELP = """What changed between runs of one workload: A (earlier) and B (later), or replicates of each.
 
 First every change of criteria between the two runs' declarations (tolerances, judged regions,
-update rules, task criteria, reference, planned matrix, timing scope, warm repetitions, weights'
-and inputs' sha256, collector and schema versions): a cell that passes only under a changed
-criterion is listed as such, never as fixed. Then, for an upgrade on one target (an SDK or
-torch release): cells that started failing, cells fixed, cells added or removed, version
-changes, and warm-median ratios of the cells that passed in both runs, each judged by a 95%
+update rules, task criteria, reference as declared and as computed, planned matrix, timing
+scope, warm repetitions, re-measure rounds, weights' and inputs' sha256, collector and schema
+versions): a cell that passes only under a changed criterion is listed as such, never as fixed.
+Then the version, code and data, and host changes (or that a host change cannot be ruled out,
+where the logs kept no threads or load). Then, for an upgrade on one target (an SDK or torch
+release): cells that started failing, cells fixed, cells added or removed, and warm-median
+ratios of the cells that passed in both runs, each judged by a 95%
 interval (faster, slower or no clear difference), never by a fixed percentage. With one run a
 side that interval covers sampling within the two runs only, and says so; give replicates
 (--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
 (a hierarchical bootstrap with a fixed seed: the same runs give the same output). Where a run
 of either side has mismatching cells without a verdict, its performance acceptance is stopped
 and no timing is compared (as in `reportgen compare`): the reason stands in place of any ratio.
-A ratio from a cell with CPU fallback, under a changed timing scope or across a changed host
-(torch threads, CPU affinity) carries that caveat and is no verdict; a cell whose warm series
-is unstable reads "unstable timing" (one too short to classify, "timing not classified") and
-decides nothing.
+A ratio from a cell with CPU fallback or a hit recompile limit, under a changed timing scope,
+warm repetitions or re-measure rounds, or across a changed host (torch threads, CPU affinity)
+carries that caveat and is no verdict; a cell of another model revision, other weights or
+other inputs gets no ratio, only that reason; a cell whose warm series is unstable reads
+"unstable timing" (one too short to classify, "timing not classified") and decides nothing.
 Runs of two workloads are refused; runs on two
 targets are compared but said to be a migration question (see `reportgen compare`). Runs are
 logs or run folders, local or s3://.
@@ -588,8 +592,8 @@ Exit codes:
   1  a log is invalid
   2  usage error: not exactly one log at a location, runs of different workloads, replicates
      of one side on different targets or backends, or differing in criteria (weights, inputs,
-     tolerances, ...), versions, code, data or host settings (the message names them), or a
-     run given twice
+     tolerances, ...), versions, code, data or host settings (the message names them), a
+     copy of a run (the same warm samples), or a run given twice
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
@@ -702,7 +706,7 @@ Exit codes:
      does not hold exactly one run log), or an object store that cannot be reached
 \b
 Example:
-  reportgen compare runs/tiny-encoder-cuda-*/ runs/tiny-encoder-neuron-*/ --out cmp/
+  reportgen compare runs/<cuda-run>/ runs/<neuron-run>/ --out cmp/
   reportgen compare base/events.jsonl cand/events.jsonl --out cmp/ --format json
   reportgen compare --baseline cuda-1/ --baseline cuda-2/ --baseline cuda-3/ \\
                     --candidate neuron-1/ --candidate neuron-2/ --candidate neuron-3/ --out cmp/

@@ -130,3 +130,17 @@ def test_an_empty_path_is_a_usage_error_and_nothing_is_written_here(
     assert f"Invalid value for '{option}'" in result.output and "Traceback" not in result.output
     assert not any(here.iterdir()) and not (tmp_path / "out").exists()
     assert sorted(p.name for p in failed.parent.iterdir()) == ["events.jsonl"]
+
+
+def test_the_report_help_s_first_example_runs_on_this_checkout(tmp_path: Path) -> None:
+    """Before: `report --help` began with `reportgen report runs/tiny-encoder-cpu-*/events.jsonl`,
+    a glob that matches four shipped runs and stops with 'Got unexpected extra arguments'; and
+    the top-level help's usual order left out `diff`."""
+    text = CliRunner().invoke(main, ["report", "--help"]).output
+    example = text.split("Examples:")[1].strip().splitlines()[0].split()
+    assert example[:2] == ["reportgen", "report"] and "*" not in " ".join(example), example
+    out = {"report/": str(tmp_path / "out")}
+    args = [out.get(a, str(REPO / a) if a.startswith("sample_runs/") else a) for a in example[2:]]
+    result = CliRunner().invoke(main, ["report", *args])
+    assert result.exit_code == 0 and (tmp_path / "out" / "report.html").is_file(), result.output
+    assert "reportgen diff runs/<old>/ runs/<new>/" in CliRunner().invoke(main, ["--help"]).output
