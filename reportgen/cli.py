@@ -121,7 +121,7 @@ def _write_failed(command: str, exc: Exception) -> None:
     """One line for an output folder that cannot be written (exit 2), never a traceback."""
     reason = getattr(exc, "strerror", None) or str(exc)
     where = getattr(exc, "filename", None)
-    echo(f"reportgen {command}: cannot write {where + ': ' if where else ''}{reason}", err=True)
+    echo(f"reportgen {command}: cannot write{' ' + where if where else ''}: {reason}", err=True)
     sys.exit(2)
 
 

@@ -144,3 +144,22 @@ def test_the_report_help_s_first_example_runs_on_this_checkout(tmp_path: Path) -
     result = CliRunner().invoke(main, ["report", *args])
     assert result.exit_code == 0 and (tmp_path / "out" / "report.html").is_file(), result.output
     assert "reportgen diff runs/<old>/ runs/<new>/" in CliRunner().invoke(main, ["--help"]).output
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_an_output_that_cannot_be_written_stops_before_anything_is_written(tmp_path: Path, command: str) -> None:
+    """Before: with compare.md a folder in --out, compare wrote compare.html and assets/ and then
+    stopped with 'cannot write /out/compare.md is a folder' (report likewise). Every page is made
+    and every place checked first: one line, and nothing beside the folder that was there."""
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    out = tmp_path / "out"
+    (out / f"{command}.md").mkdir(parents=True)
+    other = REPO / "sample_runs" / "tiny-encoder-cuda-20261129T225259Z-866a85"
+    args = [command, str(sample), *([str(other)] if command == "compare" else []), "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert (
+        result.output
+        == f"reportgen {command}: cannot write: {out / (command + '.md')} is a folder; refusing to replace it\n"
+    )
+    assert [p.name for p in out.iterdir()] == [f"{command}.md"]

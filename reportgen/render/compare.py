@@ -8,7 +8,7 @@ Nothing is written when a log is invalid or the pair is refused.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -16,7 +16,17 @@ from reportgen.contract.validation import paused_gc
 from reportgen.judge.comparison import Comparison, CompareRefused, JudgedSide, compare_runs
 from reportgen.render.compare_view import DETAIL_HEADER, build_compare_view, comparison_data, detail_rows
 from reportgen.render.report import ReportInputError, read_judged
-from reportgen.render.templating import Assets, csv_text, json_text, render_html, render_md, write_assets, write_text
+from reportgen.render.templating import (
+    Assets,
+    asset_names,
+    csv_text,
+    json_text,
+    render_html,
+    render_md,
+    write_assets,
+    write_text,
+)
+from reportgen.storage.local import refuse_unwritable
 from reportgen.storage.local import LogChanged
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
 
@@ -82,10 +92,12 @@ def write_comparison(
     html_name: str = "compare.html",
     out_root: Path | None = None,
     run_hrefs: Mapping[str, str] | None = None,
+    also_written: Sequence[str] = (),
 ) -> list[Path]:
-    """Write the pages; nothing outside ``out_root`` (default: out_dir). ``run_hrefs``: each
-    run's page (by run id, replicates too) relative to the comparison page, where one exists
-    (a site)."""
+    """Write the pages; nothing outside ``out_root`` (default: out_dir), and nothing at all when
+    one of them, or of ``also_written`` (names under out_dir the caller writes next), cannot be
+    written. ``run_hrefs``: each run's page (by run id, replicates too) relative to the
+    comparison page, where one exists (a site)."""
     view = build_compare_view(comparison)
     downloads = [DOWNLOADS[fmt] for fmt in FORMATS if fmt in DOWNLOADS and fmt in formats]
     if "html" in formats or "md" in formats:
@@ -103,11 +115,10 @@ def write_comparison(
     chosen = [outputs[fmt] for fmt in FORMATS if fmt in formats]
     if "html" in formats or "md" in formats:  # the pages cap their tables: every cell is in this file
         chosen.append((view.details, lambda: csv_text([DETAIL_HEADER, *detail_rows(comparison)])))
-    written = []
-    for name, render in chosen:
-        if write_text(out_dir / name, render(), out_root if out_root is not None else out_dir):
-            written.append(out_dir / name)
-    return written
+    base = out_root if out_root is not None else out_dir
+    pages = [(out_dir / name, render()) for name, render in chosen]  # every page made before any is written
+    refuse_unwritable(base, [path for path, _ in pages] + [out_dir / name for name in also_written])
+    return [path for path, text in pages if write_text(path, text, base)]
 
 
 def build_comparison(
@@ -115,8 +126,11 @@ def build_comparison(
 ) -> CompareResult:
     with paused_gc():
         comparison = gather(baseline, candidate)
-        assets = write_assets(out_dir) if "html" in formats else Assets("", "")
-        written = write_comparison(comparison, out_dir, formats, assets)
+        assets = asset_names() if "html" in formats else Assets("", "")
+        shared = [name for name in (assets.css, assets.site_js, assets.print_js) if name]
+        written = write_comparison(comparison, out_dir, formats, assets, also_written=shared)
+        if shared:
+            write_assets(out_dir)  # under the names asset_names gave
     return CompareResult(comparison, written)
 
 

@@ -18,6 +18,7 @@ from reportgen.judge.judgement import Judgement, judge
 from reportgen.render.templating import (
     FORMULA_START,
     Assets,
+    asset_names,
     csv_text,
     inline_assets,
     render_html,
@@ -28,7 +29,7 @@ from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_row, detail_rows
 from reportgen.storage.sources import LogRef
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LogChanged, write_inside
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LogChanged, refuse_unwritable, write_inside
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
@@ -376,8 +377,13 @@ def build_report(
                 if path.name == "report.html"
             ]
             written = [path for path, data in pages if write_inside(out_dir, path, data)]
-        else:
-            assets = write_assets(out_dir) if "html" in formats else Assets("", "")
-            written = write_report(judged, out_dir, formats, assets)
+        else:  # every page made, and every place checked, before anything is written
+            assets = asset_names() if "html" in formats else Assets("", "")
+            pages = render_report(judged, out_dir, formats, assets)
+            shared = [out_dir / name for name in (assets.css, assets.site_js, assets.print_js) if name]
+            refuse_unwritable(out_dir, [path for path, _ in pages] + shared)
+            if shared:
+                write_assets(out_dir)  # under the names asset_names gave
+            written = [path for path, data in pages if write_inside(out_dir, path, data)]
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
     return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK)

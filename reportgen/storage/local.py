@@ -24,7 +24,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, Iterable, NamedTuple
 
 from collector.visible import visible
 
@@ -458,6 +458,31 @@ def _check_parents(root: Path, path: Path) -> None:
             raise UnsafeOutput(f"{current} is a symlink; refusing to write through it (it may lead outside {root})")
         if not stat.S_ISDIR(st.st_mode):
             raise UnsafeOutput(f"{current} is {_type_name(st.st_mode)} where a folder is needed")
+
+
+def refuse_unwritable(root: Path, paths: Iterable[Path]) -> None:
+    """Raise UnsafeOutput for the first of ``paths`` (each under root) that write_inside would
+    refuse, before anything is written: a folder, FIFO or device where a file goes, or a folder
+    on its way that is a symlink or no folder. A command then stops with nothing half-written."""
+    for path in paths:
+        current = root
+        for part in path.relative_to(root).parts[:-1]:
+            current = current / part
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                break  # write_inside makes it, and what is below it
+            if stat.S_ISLNK(st.st_mode):
+                raise UnsafeOutput(f"{current} is a symlink; refusing to write through it (it may lead outside {root})")
+            if not stat.S_ISDIR(st.st_mode):
+                raise UnsafeOutput(f"{current} is {_type_name(st.st_mode)} where a folder is needed")
+        else:
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                raise UnsafeOutput(f"{path} is {_type_name(st.st_mode)}; refusing to replace it")
 
 
 def write_inside(root: Path, path: Path, data: bytes) -> bool:
