@@ -361,6 +361,23 @@ def test_another_model_revision_is_no_fix_and_no_timing_as_compare_refuses_it(tm
     assert refused.exit_code == 2 and "different model revisions" in refused.output
 
 
+def test_an_incomplete_run_is_said_first_by_diff(tmp_path: Path) -> None:
+    """Before: a run cut off before its run_end (a crash) read only as cells 'pass -> untested'
+    in diff, while compare said the run is incomplete."""
+    a = _write(tmp_path / "a", base_events(), "whole-a")
+    b = _write(tmp_path / "b", base_events(), "cut-b", "2026-01-02T00:00:00Z")
+    lines = b.read_text(encoding="utf-8").splitlines(keepends=True)
+    b.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    note = (
+        "incomplete run on the after side (cut-b): it ended before its run_end, and its unrecorded cells are untested"
+    )
+    assert _diff(a, b).splitlines()[1] == note
+    escaped = note.replace("run_end", "run\\_end")  # as Markdown text
+    assert f"> **Incomplete:** {escaped}." in _diff(a, b, "--format", "md")
+    data = json.loads(_diff(a, b, "--format", "json"))
+    assert data["incomplete"] == {"after": ["cut-b"]} and data["incomplete_note"] == note
+
+
 def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:
     a, b = _host_pair(tmp_path, "2 intra-op, 2 inter-op", "15.00")
     diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))

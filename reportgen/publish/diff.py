@@ -298,6 +298,9 @@ class RunDiff:
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
     # The synthetic runs of each side ("before"/"after" -> run ids): named on the first line.
     synthetic: dict[str, list[str]] = field(default_factory=dict)
+    # Runs that ended before their run_end (crashed, killed), by side: their unrecorded cells are
+    # untested, so a cell "pass -> untested" is no failure and no removal.
+    incomplete: dict[str, list[str]] = field(default_factory=dict)
     # Per cell whose status changed: its status before and after as every page says it
     # ("mismatch in outputs, awaiting verdict"); the lists above keep the statuses themselves.
     words: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -330,6 +333,14 @@ class RunDiff:
             return ""
         sides = " and ".join(f"the {role} side ({', '.join(runs)})" for role, runs in self.synthetic.items())
         return f"synthetic fixture on {sides}: not a measurement, this diff is evidence of nothing"
+
+    @property
+    def incomplete_note(self) -> str:
+        """'incomplete run on the after side (run x): ...', or '' when every run ended with its run_end."""
+        if not self.incomplete:
+            return ""
+        sides = " and ".join(f"the {role} side ({', '.join(runs)})" for role, runs in self.incomplete.items())
+        return f"incomplete run on {sides}: it ended before its run_end, and its unrecorded cells are untested"
 
     @property
     def changed(self) -> bool:
@@ -520,6 +531,7 @@ class RunDiff:
             data["geomean"]["cells"] = len({t.case for t in self.timings if t.in_geomean})
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
+        data["incomplete_note"] = self.incomplete_note
         data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
         data["timing_not_classified"] = self.unclassified
@@ -616,6 +628,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         role: ids
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if r.synthetic])
+    }
+    result.incomplete = {
+        role: ids
+        for role, side in (("before", befores), ("after", afters))
+        if (ids := [r.run_id for r in side if not r.complete])
     }
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     result.timing_stop = timing_stop(
@@ -823,6 +840,8 @@ def format_diff(diff: RunDiff) -> str:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
     synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
     lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
+    if diff.incomplete:
+        lines.append(diff.incomplete_note)
     lines.append(
         f"criteria changes: {len(diff.criteria)}" + (" (read every result below against them)" if diff.criteria else "")
     )
