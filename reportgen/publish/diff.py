@@ -163,6 +163,11 @@ class CriterionPass:
         return f"{CHANGED_CRITERION}: {'; '.join(self.criteria)}"
 
 
+def _on_sides(runs: dict[str, list[str]]) -> str:
+    """'the before side (a1) and the after side (b1, b2)'."""
+    return " and ".join(f"the {role} side ({', '.join(ids)})" for role, ids in runs.items())
+
+
 def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[list[float]]]]) -> list[RatioInterval]:
     """Give every change with samples on both sides its interval and verdict, in one batch."""
     for change, _, _ in changes:
@@ -329,18 +334,20 @@ class RunDiff:
     @property
     def synthetic_note(self) -> str:
         """'synthetic fixture on the after side (run x): evidence of nothing', or '' when every run is a measurement."""
-        if not self.synthetic:
-            return ""
-        sides = " and ".join(f"the {role} side ({', '.join(runs)})" for role, runs in self.synthetic.items())
-        return f"synthetic fixture on {sides}: not a measurement, this diff is evidence of nothing"
+        return (
+            f"synthetic fixture on {_on_sides(self.synthetic)}: not a measurement, this diff is evidence of nothing"
+            if self.synthetic
+            else ""
+        )
 
     @property
     def incomplete_note(self) -> str:
         """'incomplete run on the after side (run x): ...', or '' when every run ended with its run_end."""
-        if not self.incomplete:
-            return ""
-        sides = " and ".join(f"the {role} side ({', '.join(runs)})" for role, runs in self.incomplete.items())
-        return f"incomplete run on {sides}: it ended before its run_end, and its unrecorded cells are untested"
+        return (
+            f"incomplete run on {_on_sides(self.incomplete)}: it ended before its run_end, and its unrecorded cells are untested"
+            if self.incomplete
+            else ""
+        )
 
     @property
     def changed(self) -> bool:
