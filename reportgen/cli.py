@@ -684,7 +684,7 @@ interval from the kept samples, classified faster / slower / no clear difference
 interval (with one run a side it covers sampling within the two runs only, and says so; with
 replicates it includes the variation between runs: a hierarchical bootstrap with a fixed
 seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
-"unstable timing" (too short to classify: "timing not classified") and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
+"unstable timing" (too short to classify: "timing not classified"), with the ratio of its medians and no interval, and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
 recompile limit or a different timing scope are flagged and left out of the geometric mean; so
 is every cell when a timing criterion (timing scope, warm repetitions, re-measure rounds) or the

@@ -190,7 +190,12 @@ def test_compare_details_csv_holds_each_generation_ratio_as_compare_json_does(tm
             prefix = "first_token" if series["series"] == "ttft_warm" else "decode_token"
             row = rows[cell["case"]]
             assert float(row[f"{prefix}_ratio"]) == pytest.approx(series["warm"]["ratio"], rel=1e-12)
-            assert float(row[f"{prefix}_interval_low"]) == pytest.approx(series["warm"]["low"], rel=1e-12)
+            low = series["warm"]["low"]  # None for a series that decides nothing: it has no interval
+            assert (
+                (row[f"{prefix}_interval_low"] == "")
+                if low is None
+                else float(row[f"{prefix}_interval_low"]) == pytest.approx(low, rel=1e-12)
+            )
             assert float(row[f"{prefix}_baseline_median_s"]) == pytest.approx(series["baseline_median_s"], rel=1e-12)
             assert row[f"{prefix}_verdict"] == series["verdict"]
             assert row[f"{prefix}_in_geomean"] == str(series["in_geomean"])
@@ -293,3 +298,22 @@ def test_cells_covered_counts_cells_and_names_the_ratios_beside_them(tmp_path: P
     )
     assert f"| cells covered | {expected} |" in md, md
     assert f"<td>{expected}</td>" in html.replace("\n", "")
+
+
+def test_a_series_that_decides_nothing_has_the_ratio_of_its_medians_and_no_interval_in_compare_as_in_diff(
+    tmp_path: Path,
+) -> None:
+    """Before: compare gave an unstable series an interval and an estimate around it that could
+    contradict the medians beside it (a row read '60.65 ms, 0.5241 ms, 0.731, 0.00644 to 1.13'),
+    while diff gave the same cell the ratio of its medians (0.009x) and no interval."""
+    before, after = _pair(tmp_path, "decode_token")
+    data, _, md = _compare(tmp_path, before, after)
+    series = _series_verdicts(data)[(CASE, "decode per token")]
+    assert series["verdict"] == "unstable timing" and series["warm"]["low"] is None and series["warm"]["high"] is None
+    assert series["warm"]["ratio"] == pytest.approx(
+        series["candidate_median_s"] / series["baseline_median_s"], rel=1e-9
+    )
+    diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    change = next(t for t in diff["timings"] if t["case"] == CASE and t["series"] == "decode per token")
+    assert change["ratio"] == pytest.approx(series["warm"]["ratio"], rel=1e-5) and change["low"] is None  # (rounded)
+    assert "none: the timing decides nothing" in md

@@ -178,6 +178,18 @@ def _verdict(warm: RatioInterval, flags: tuple[str, ...]) -> str:
     return unsteady_kind(flags) or (FLAGGED if flags else warm.verdict)
 
 
+def _undecided(
+    warm: RatioInterval, flags: tuple[str, ...], medians: tuple[float | None, float | None]
+) -> RatioInterval:
+    """A series that decides nothing (unstable, or too short to classify) gets no interval, as
+    `reportgen diff` gives it none: its ratio is of the two warm medians shown beside it (each
+    side's first run's, as logged). Any other ratio is returned as it is."""
+    base, cand = medians
+    if not unsteady_kind(flags) or not base or cand is None:
+        return warm
+    return replace(warm, ratio=cand / base, low=None, high=None)
+
+
 class _JudgedRatio:
     """A warm ratio and its flags, judged alike for a cell and for a generation series."""
 
@@ -191,6 +203,13 @@ class _JudgedRatio:
     @property
     def in_geomean(self) -> bool:
         return not self.flags
+
+    @property
+    def no_interval(self) -> str:
+        """Why the ratio has no interval, in words ('' when it has one)."""
+        if self.warm.low is not None and self.warm.high is not None:
+            return ""
+        return "none: the timing decides nothing" if unsteady_kind(self.flags) else "too few samples"
 
 
 @dataclass(frozen=True)
@@ -1007,12 +1026,13 @@ def _with_timings(
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
+            flags = _timing_flags(a, b) + tuple(replicas) + beyond + side_flags
             timing = CellTiming(
-                warm,
+                _undecided(warm, flags, (a.warm_median_s, b.warm_median_s)),
                 cold_ratio,
                 cold_note,
                 _ratio(a.compile_s, b.compile_s),
-                _timing_flags(a, b) + tuple(replicas) + beyond + side_flags,
+                flags,
             )
         p = cell.planned
         out.append(
@@ -1101,7 +1121,14 @@ def _generation_timings(
         flags += ((interval.flag,) if interval.flag else ()) + side_flags
         base_median, cand_median = (getattr(t, series).median_s for t in timings)
         out[case] = out.get(case, ()) + (
-            SeriesTiming(series, GENERATION_SERIES[series], base_median, cand_median, interval, flags),
+            SeriesTiming(
+                series,
+                GENERATION_SERIES[series],
+                base_median,
+                cand_median,
+                _undecided(interval, flags, (base_median, cand_median)),
+                flags,
+            ),
         )
     return out
 

@@ -973,7 +973,8 @@ def ratio_figure(
             + (
                 f", interval {_num(low, 3)} to {_num(high, 3)}"
                 if low is not None and high is not None
-                else ", no interval (too few samples)"
+                else ", no interval"
+                + ("" if case in undecided else " (too few samples)")  # one deciding nothing has none
             )
             + (f"; {undecided[case]}: decides nothing" if case in undecided else ""),
             ratio,

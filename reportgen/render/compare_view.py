@@ -11,13 +11,14 @@ from typing import Any
 from reportgen.judge.backend_docs import load_backend_docs, targets, version_keys
 from reportgen.judge.comparison import (
     CellComparison,
+    CellTiming,
     CellSide,
     Comparison,
     SeriesTiming,
     Side,
     compile_cost_text,
 )
-from reportgen.judge.intervals import CONFIDENCE, RatioInterval, interval_text, ratio_number
+from reportgen.judge.intervals import CONFIDENCE, interval_text, ratio_number
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     SERIES_COLUMN,
@@ -263,9 +264,10 @@ def _cold_text(cell: CellComparison) -> str:
     return timing.cold_note
 
 
-def _interval(warm: RatioInterval) -> str:
+def _interval(judged: CellTiming | SeriesTiming) -> str:
+    warm = judged.warm
     if warm.low is None or warm.high is None:
-        return "too few samples"
+        return judged.no_interval
     return "{} to {}".format(*interval_text(warm.low, warm.high))
 
 
@@ -277,7 +279,7 @@ def _series_row(cell: CellComparison, series: SeriesTiming) -> TimingRow:
         anchor=anchor(cell.case),
         warm=(fmt_time(series.baseline_median_s), fmt_time(series.candidate_median_s)),
         ratio=ratio_number(warm.ratio),
-        interval=_interval(warm),
+        interval=_interval(series),
         verdict=series.verdict,
         symbol=VERDICT_SYMBOLS[series.verdict],
         samples=f"{warm.baseline_samples} / {warm.candidate_samples}",
@@ -294,7 +296,7 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     timing = cell.timing
     assert timing is not None
     warm = timing.warm
-    interval = _interval(warm)
+    interval = _interval(timing)
     cold = _cold_text(cell)
     compile_text = "not compiled" if cell.mode != "compiled" else _ratio(timing.compile_ratio)
     if timing.compile_ratio is not None:
