@@ -42,6 +42,8 @@ class FigureChecks:
     def __init__(self) -> None:
         self.plan: Any = None
         self._dtypes: dict[str, str] | None = None
+        # Each planned case's task criterion (metric, op, threshold), None without one: made once.
+        self._tasks: dict[str, tuple[Any, ...] | None] | None = None
         self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
         self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
         self._generating = False
@@ -64,10 +66,19 @@ class FigureChecks:
         dtype = self._dtypes.get(case)
         return self.plan.tolerances.get(dtype) if dtype is not None else None
 
+    def _task(self, case: str) -> tuple[Any, ...] | None:
+        """The plan's task criterion for the case's dtype as (metric, op, threshold), or None."""
+        if self._tasks is None:
+            self._tasks = {}
+            for cell in self.plan.matrix if self.plan is not None else ():
+                task: Any = getattr(self.plan.tolerances.get(cell.dtype), "task", None)
+                self._tasks[cell.case] = None if absent(task) else (task.metric, task.op, task.threshold)
+        return self._tasks.get(case)
+
     def check(self, kind: str, data: Any) -> str | None:
         """The contradiction in one line, in words, or None."""
         if kind == "plan":
-            self.plan, self._dtypes = data, None
+            self.plan, self._dtypes, self._tasks = data, None, None
             self._generating = not absent(getattr(data, "generation", None))
             return misnamed_cells(data.matrix)
         rule = self.rules.get(kind)
@@ -101,16 +112,12 @@ class FigureChecks:
         if metric and metric.criterion:  # UNSET and None are false
             # The cell is judged by the plan's criterion for its dtype, or the log contradicts
             # itself: a looser one written beside one result would turn a failure into a pass.
-            planned: Any = getattr(self._tolerance(data.case), "task", None)
-            own = metric.criterion
-            if not absent(planned) and (own.metric, own.op, own.threshold) != (
-                planned.metric,
-                planned.op,
-                planned.threshold,
-            ):
+            planned = self._task(data.case)
+            own = (metric.criterion.metric, metric.criterion.op, metric.criterion.threshold)
+            if planned is not None and own != planned:
                 return (
-                    f"task_metric.criterion {own.metric} {own.op} {own.threshold} is not the plan's task "
-                    f"criterion for this cell's dtype, {planned.metric} {planned.op} {planned.threshold}"
+                    f"task_metric.criterion {' '.join(map(str, own))} is not the plan's task criterion "
+                    f"for this cell's dtype, {' '.join(map(str, planned))}"
                 )
         if metric and metric.passed is True and metric.criterion:
             if metric.value is None:

@@ -117,10 +117,10 @@ from reportgen.render.view import SYMBOLS
 from collector.visible import terminal
 
 # A summary kept in a site's state is made again when this changes (with the package version).
+# 3: summaries carry the device name, plan-check on the logged plan, collector and schema version,
+# and each cell's mode (index.parquet); the state keeps each run page's previous/next links.
 # 4: host facts from every timed cell; the reference as computed among the criteria.
 STATE_FORMAT = 4
-# 3: summaries carry the device name, plan-check on the logged plan, collector and schema version,
-# and each cell's mode (index.parquet); the state keeps each run page's previous/next links
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch

@@ -26,8 +26,7 @@ from reportgen.render.templating import (
     write_assets,
     write_text,
 )
-from reportgen.storage.local import refuse_unwritable
-from reportgen.storage.local import LogChanged
+from reportgen.storage.local import LogChanged, refuse_unwritable
 from reportgen.storage.sources import LogRef, RemoteLog, find_one
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
@@ -127,9 +126,8 @@ def build_comparison(
     with paused_gc():
         comparison = gather(baseline, candidate)
         assets = asset_names() if "html" in formats else Assets("", "")
-        shared = [name for name in (assets.css, assets.site_js, assets.print_js) if name]
-        written = write_comparison(comparison, out_dir, formats, assets, also_written=shared)
-        if shared:
+        written = write_comparison(comparison, out_dir, formats, assets, also_written=assets.linked)
+        if assets.linked:
             write_assets(out_dir)  # under the names asset_names gave
     return CompareResult(comparison, written)
 

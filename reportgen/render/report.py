@@ -232,25 +232,15 @@ def render_report(
     return [(path, text if isinstance(text, bytes) else text.encode("utf-8")) for path, text in pages]
 
 
-def write_report(
-    judged: JudgedRun,
-    out_dir: Path,
-    formats: tuple[str, ...],
-    assets: Assets,
-    root: str = "",
-    nav: list[tuple[str, str]] | None = None,
-    html_name: str = "report.html",
-    files: list[Any] | None = None,
-    out_root: Path | None = None,
-) -> list[Path]:
-    """Write report.html (or html_name), report.md and details.csv; ``files`` are links the page lists.
-
-    Every page is rendered before any is written; nothing is written outside ``out_root``
-    (default: out_dir).
-    """
-    pages = render_report(judged, out_dir, formats, assets, root, nav, html_name, files)
-    base = out_root if out_root is not None else out_dir
-    return [path for path, data in pages if write_inside(base, path, data)]
+def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) -> list[Path]:
+    """Write report.html, report.md, details.csv (as ``formats`` ask) and the assets the page
+    links. Every page is made, and every place it goes checked, before anything is written."""
+    assets = asset_names() if "html" in formats else Assets("", "")
+    pages = render_report(judged, out_dir, formats, assets)
+    refuse_unwritable(out_dir, [path for path, _ in pages] + [out_dir / name for name in assets.linked])
+    if assets.linked:
+        write_assets(out_dir)  # under the names asset_names gave
+    return [path for path, data in pages if write_inside(out_dir, path, data)]
 
 
 def warm_stability(judged: JudgedRun) -> dict[str, str]:
@@ -377,13 +367,7 @@ def build_report(
                 if path.name == "report.html"
             ]
             written = [path for path, data in pages if write_inside(out_dir, path, data)]
-        else:  # every page made, and every place checked, before anything is written
-            assets = asset_names() if "html" in formats else Assets("", "")
-            pages = render_report(judged, out_dir, formats, assets)
-            shared = [out_dir / name for name in (assets.css, assets.site_js, assets.print_js) if name]
-            refuse_unwritable(out_dir, [path for path, _ in pages] + shared)
-            if shared:
-                write_assets(out_dir)  # under the names asset_names gave
-            written = [path for path, data in pages if write_inside(out_dir, path, data)]
+        else:
+            written = write_report(judged, out_dir, formats)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
     return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK)

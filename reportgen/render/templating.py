@@ -237,6 +237,11 @@ class Assets:
     inline: dict[str, str] | None = None
     script_hashes: tuple[str, ...] = ()
 
+    @property
+    def linked(self) -> list[str]:
+        """The relative names of the files a page links (none for an inline or asset-free page)."""
+        return [name for name in (self.css, self.site_js, self.print_js) if name]
+
 
 def _hashed_name(name: str, data: bytes) -> str:
     stem, dot, ext = name.rpartition(".")

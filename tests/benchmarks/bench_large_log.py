@@ -43,7 +43,6 @@ from reportgen.judge.judgement import judge  # noqa: E402
 from reportgen.model.annotations import find_annotations, load_annotations  # noqa: E402
 from reportgen.model.runmodel import read_run  # noqa: E402
 from reportgen.render.report import JudgedRun, build_report, write_report  # noqa: E402
-from reportgen.render.templating import write_assets  # noqa: E402
 from reportgen.render.view import build_view  # noqa: E402
 from tests.logbuilder import large_log  # noqa: E402
 
@@ -149,12 +148,7 @@ def phases(log: Path, out: Path) -> dict[str, float]:
         lap("judge")
         view = build_view(run, judgement, applied)
         lap("view")
-        write_report(
-            JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement),
-            out,
-            ("html", "md"),
-            write_assets(out),
-        )
+        write_report(JudgedRun(log, run, applied.by_case, disposition, view, applied, judgement), out, ("html", "md"))
         lap("write (details.csv, html, md)")
         del reading, builder, run, applied, disposition, judgement, view
         lap("free")
