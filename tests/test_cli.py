@@ -163,3 +163,16 @@ def test_an_output_that_cannot_be_written_stops_before_anything_is_written(tmp_p
         == f"reportgen {command}: cannot write: {out / (command + '.md')} is a folder; refusing to replace it\n"
     )
     assert [p.name for p in out.iterdir()] == [f"{command}.md"]
+
+
+def test_a_file_where_the_assets_folder_goes_is_named_a_file(tmp_path: Path) -> None:
+    """Before: 'cannot write: OUT/assets is not a regular file where a folder is needed' (of a
+    regular file); and nothing is written beside it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "assets").write_text("x", encoding="utf-8")
+    sample = REPO / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    result = CliRunner().invoke(main, ["report", str(sample), "--out", str(out)])
+    assert result.exit_code == 2
+    assert result.output == f"reportgen report: cannot write: {out / 'assets'} is a file where a folder is needed\n"
+    assert [p.name for p in out.iterdir()] == ["assets"]

@@ -129,6 +129,8 @@ def describe_size(count: int) -> str:
 
 
 def _type_name(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a file"
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -441,8 +443,9 @@ def _walk(
     return out
 
 
-def _check_parents(root: Path, path: Path) -> None:
-    """Create the folders between root and path; refuse any that is a symlink or not a folder."""
+def _check_parents(root: Path, path: Path, create: bool = True) -> bool:
+    """Refuse any folder between root and path that is a symlink or not a folder; create the
+    missing ones, or (``create`` False) stop at the first missing one. True when all exist."""
     relative = path.relative_to(root)
     current = root
     for part in relative.parts[:-1]:
@@ -452,37 +455,35 @@ def _check_parents(root: Path, path: Path) -> None:
         try:
             st = os.lstat(current)
         except FileNotFoundError:
+            if not create:
+                return False  # write_inside makes it, and what is below it
             os.mkdir(current)
             continue
         if stat.S_ISLNK(st.st_mode):
             raise UnsafeOutput(f"{current} is a symlink; refusing to write through it (it may lead outside {root})")
         if not stat.S_ISDIR(st.st_mode):
             raise UnsafeOutput(f"{current} is {_type_name(st.st_mode)} where a folder is needed")
+    return True
+
+
+def _replaceable(path: Path) -> os.stat_result | None:
+    """What is at path (None: nothing), refusing a folder, FIFO or device there: write_inside
+    replaces only a plain file or a symlink."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+        raise UnsafeOutput(f"{path} is {_type_name(st.st_mode)}; refusing to replace it")
+    return st
 
 
 def refuse_unwritable(root: Path, paths: Iterable[Path]) -> None:
     """Raise UnsafeOutput for the first of ``paths`` (each under root) that write_inside would
-    refuse, before anything is written: a folder, FIFO or device where a file goes, or a folder
-    on its way that is a symlink or no folder. A command then stops with nothing half-written."""
+    refuse, before anything is written: a command then stops with nothing half-written."""
     for path in paths:
-        current = root
-        for part in path.relative_to(root).parts[:-1]:
-            current = current / part
-            try:
-                st = os.lstat(current)
-            except FileNotFoundError:
-                break  # write_inside makes it, and what is below it
-            if stat.S_ISLNK(st.st_mode):
-                raise UnsafeOutput(f"{current} is a symlink; refusing to write through it (it may lead outside {root})")
-            if not stat.S_ISDIR(st.st_mode):
-                raise UnsafeOutput(f"{current} is {_type_name(st.st_mode)} where a folder is needed")
-        else:
-            try:
-                st = os.lstat(path)
-            except FileNotFoundError:
-                continue
-            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-                raise UnsafeOutput(f"{path} is {_type_name(st.st_mode)}; refusing to replace it")
+        if _check_parents(root, path, create=False):
+            _replaceable(path)
 
 
 def write_inside(root: Path, path: Path, data: bytes) -> bool:
@@ -493,15 +494,10 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
     """
     root.mkdir(parents=True, exist_ok=True)
     _check_parents(root, path)
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
+    st = _replaceable(path)
     if st is not None:
         if stat.S_ISLNK(st.st_mode):
             os.unlink(path)
-        elif not stat.S_ISREG(st.st_mode):
-            raise UnsafeOutput(f"{path} is {_type_name(st.st_mode)}; refusing to replace it")
         elif st.st_size == len(data):
             with open_regular(path, len(data)) as stream:
                 if stream.read() == data:
