@@ -4,7 +4,10 @@ The handler raises ``Aborted`` (a ``BaseException``, so the ``except Exception``
 and Dynamo's wrapping of compiler errors, let it through) unless a log line is being written:
 then it only notes the signal, and the writer raises once the line is flushed with its sequence
 number counted. The signal is also noted, so the places that catch a cell's failure can tell an
-interrupt that a library wrapped from a real failure (``check``). While the run is being closed
+interrupt that a library wrapped from a real failure (``check``). Python runs a handler wherever
+the main thread is, a weakref callback or a ``__del__`` included, and there an exception is only
+printed and dropped: so the next log line raises it again, before anything of that line is
+written, and the dropped one is told in one line, not a traceback. While the run is being closed
 further signals are noted and ignored, so the closing ``run_end`` is written once.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 from types import FrameType
 from typing import Any, Iterator
 
@@ -29,6 +33,7 @@ class _State:
     def __init__(self) -> None:
         self.received: int | None = None  # the first signal
         self.writing = 0  # depth of log writes in progress
+        self.raised = False  # the handler raised Aborted: a second signal is only noted
         self.closing = False  # run_end is being written: note signals, raise nothing
 
 
@@ -38,10 +43,25 @@ STATE = _State()
 def _handler(signum: int, frame: FrameType | None) -> None:
     if STATE.received is None:
         STATE.received = signum
-    if STATE.writing or STATE.closing:
+    if STATE.writing or STATE.closing or STATE.raised:
         return
-    STATE.closing = True  # one Aborted; a second Ctrl-C while it unwinds is only noted
+    STATE.raised = True  # one Aborted; a second Ctrl-C while it unwinds is only noted
     raise Aborted(signum)
+
+
+def _unraisable(previous: Any) -> Any:
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, Aborted):
+            name = signal.Signals(unraisable.exc_value.signum).name
+            print(
+                f"collector: {name} arrived where Python cannot raise; the run stops at its next log line",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
+        previous(unraisable)
+
+    return hook
 
 
 def _before_the_run(signum: int, frame: FrameType | None) -> None:
@@ -59,14 +79,20 @@ def install_early() -> dict[int, Any]:
     return {signum: signal.signal(signum, _before_the_run) for signum in EXIT_ABORTED}
 
 
-def install() -> dict[int, Any]:
+def install() -> dict[Any, Any]:
     STATE.__init__()  # type: ignore[misc]
-    return {signum: signal.signal(signum, _handler) for signum in EXIT_ABORTED}
+    previous: dict[Any, Any] = {signum: signal.signal(signum, _handler) for signum in EXIT_ABORTED}
+    previous["unraisablehook"] = sys.unraisablehook
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
+    return previous
 
 
-def restore(previous: dict[int, Any]) -> None:
+def restore(previous: dict[Any, Any]) -> None:
     for signum, handler in previous.items():
-        signal.signal(signum, handler)
+        if signum == "unraisablehook":
+            sys.unraisablehook = handler
+        else:
+            signal.signal(signum, handler)
 
 
 def check() -> None:
@@ -78,7 +104,11 @@ def check() -> None:
 
 @contextlib.contextmanager
 def writing_line() -> Iterator[None]:
-    """Hold a signal that arrives while one log line is written until the line is complete."""
+    """Hold a signal that arrives while one log line is written until the line is complete; one
+    that arrived before (its Aborted dropped where Python cannot raise) stops the line unwritten."""
+    if not STATE.writing and STATE.received is not None and not STATE.closing:
+        STATE.closing = True
+        raise Aborted(STATE.received)
     STATE.writing += 1
     try:
         yield
