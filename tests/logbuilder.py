@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from collector.timing import warm_stats
+
 FIXTURES = Path(__file__).parent / "fixtures"
 VERSION = "1.0"
 SHA_ZERO = "0" * 64
@@ -208,13 +210,7 @@ def _cell_events(b: int, l: int, mode: str, scope: dict[str, Any]) -> list[dict[
                 "cache_condition": "fresh_process_empty_cache" if mode == "compiled" else "eager_no_compile",
                 "fresh_process": True,
             },
-            "warm": {
-                "samples_s": samples,
-                "min_s": min(samples),
-                "median_s": sorted(samples)[2],
-                "p90_s": sorted(samples)[4],
-                "iqr_s": sorted(samples)[3] - sorted(samples)[1],
-            },
+            "warm": _warm(samples),
             "synchronized": True,
             "scope": scope,
         }
@@ -593,29 +589,18 @@ def timing_log(
             * (0.8 if timing["case"].endswith("compiled") else 1.0)
         )
         kept = [max(base * scale * (1 + noise * rng.gauss(0.0, 1.0)), base * 0.05) for _ in range(samples)]
-        drawn = sorted(kept)
-        timing["warm"] = {
-            "samples_s": kept,
-            "min_s": drawn[0],
-            "median_s": drawn[len(drawn) // 2]
-            if len(drawn) % 2
-            else (drawn[len(drawn) // 2 - 1] + drawn[len(drawn) // 2]) / 2,
-            "p90_s": drawn[int(0.9 * (len(drawn) - 1))],
-            "iqr_s": drawn[3 * len(drawn) // 4] - drawn[len(drawn) // 4],
-        }
+        timing["warm"] = _warm(kept)
     return with_envelope(finish(events))
 
 
 def _warm(samples: list[float]) -> dict[str, Any]:
-    ordered = sorted(samples)
-    n = len(ordered)
-    return {
-        "samples_s": samples,
-        "min_s": ordered[0],
-        "median_s": ordered[n // 2],
-        "p90_s": ordered[min(n - 1, (9 * n) // 10)],
-        "iqr_s": ordered[(3 * n) // 4] - ordered[n // 4],
-    }
+    """A warm series with the figures its samples give (the contract refuses any other)."""
+    return warm_stats(list(samples))
+
+
+def scaled_warm(warm: dict[str, Any], factor: float) -> dict[str, Any]:
+    """The same warm series ``factor`` times slower, every sample and figure alike."""
+    return _warm([s * factor for s in warm["samples_s"]])
 
 
 GEN_BUCKETS = {96: 128, 240: 256}

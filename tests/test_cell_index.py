@@ -10,7 +10,7 @@ import pytest
 
 from reportgen.publish.cell_index import COLUMNS, INDEX_NAME
 from reportgen.publish.site import build_site
-from tests.logbuilder import dumps, fallback_log
+from tests.logbuilder import _warm, dumps, fallback_log
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "campaigns.md"
 
@@ -110,8 +110,7 @@ def test_each_warm_median_carries_its_series_stability(tmp_path: Path) -> None:
     timing = next(e for e in events if e["kind"] == "timing")
     spread = [0.001 * (1 + 0.5 * (i % 5)) for i in range(10)]
     assert classify(spread).verdict == UNSTABLE
-    ordered = sorted(spread)
-    timing["warm"].update(samples_s=spread, min_s=ordered[0], median_s=ordered[5], p90_s=ordered[8], iqr_s=0.001)
+    timing["warm"] = _warm(spread)
     (tmp_path / "runs" / "one").mkdir(parents=True)
     (tmp_path / "runs" / "one" / "events.jsonl").write_text(dumps(events), encoding="utf-8")
     build_site([tmp_path / "runs"], tmp_path / "site")

@@ -17,7 +17,7 @@ from reportgen.cli import main
 from reportgen.judge.intervals import classify, geometric_mean, ratio_intervals
 from reportgen.render.compare import gather
 from tests.conftest import REPO
-from tests.logbuilder import _cells, case_key, dumps, timing_log
+from tests.logbuilder import _cells, _warm, case_key, dumps, scaled_warm, timing_log
 from tests.tolerance import data_difference, text_difference
 
 SAMPLES = REPO / "sample_runs"
@@ -168,7 +168,7 @@ def test_one_unstable_side_leaves_that_cell_out_and_names_it(tmp_path: Path) -> 
 
     def bimodal(events: list[dict[str, Any]]) -> None:
         timing = next(e for e in events if e["kind"] == "timing" and e.get("warm"))
-        timing["warm"]["samples_s"] = [s * (30 if i % 3 == 0 else 1) for i, s in enumerate(timing["warm"]["samples_s"])]
+        timing["warm"] = _warm([s * (30 if i % 3 == 0 else 1) for i, s in enumerate(timing["warm"]["samples_s"])])
 
     _edit(cand, bimodal)
     comparison = gather(base, cand)
@@ -798,7 +798,8 @@ def test_non_positive_samples_are_not_timed(tmp_path: Path) -> None:
 
     def zero(events: list[dict[str, Any]]) -> None:
         # Zero: the contract refuses a negative time (a located error), so zero is the edge left.
-        next(e for e in _cells(events, "timing") if e["case"] == odd)["warm"]["samples_s"][3] = 0.0
+        timing = next(e for e in _cells(events, "timing") if e["case"] == odd)
+        timing["warm"] = _warm([0.0 if i == 3 else s for i, s in enumerate(timing["warm"]["samples_s"])])
 
     _edit(cand, zero)
     result = CliRunner().invoke(
@@ -867,8 +868,7 @@ def _long_pair(tmp_path: Path, cells: int) -> tuple[Path, Path]:
         for seq, event in enumerate(events):
             event["seq"] = seq
             if event["kind"] == "timing" and event.get("warm"):
-                event["warm"]["samples_s"] = [x * scale for x in event["warm"]["samples_s"]]
-                event["warm"]["median_s"] *= scale
+                event["warm"] = scaled_warm(event["warm"], scale)
         paths.append(_write(tmp_path, role, events))
     return paths[0], paths[1]
 
@@ -1107,10 +1107,7 @@ def test_a_speedup_of_an_unstable_series_is_flagged_not_given(tmp_path: Path) ->
 
     def unsteady(events: list[dict[str, Any]]) -> None:
         timing = next(e for e in events if e["kind"] == "timing" and e["case"] == compiled)
-        ordered = sorted(spread)
-        timing["warm"].update(
-            samples_s=spread, min_s=ordered[0], median_s=ordered[15], p90_s=ordered[26], iqr_s=ordered[22] - ordered[7]
-        )
+        timing["warm"] = _warm(spread)
 
     _edit(cand, unsteady)
     out = tmp_path / "out"

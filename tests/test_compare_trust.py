@@ -13,7 +13,7 @@ from reportgen.publish.diff import diff_runs
 from reportgen.publish.site import build_site
 from reportgen.publish.summary import summarize
 from reportgen.render.report import judge_log
-from tests.logbuilder import dumps, timing_log
+from tests.logbuilder import _warm, dumps, timing_log
 
 RUNNER = CliRunner()
 
@@ -126,14 +126,7 @@ def _drifting(events: list[dict], case_prefix: str) -> list[dict]:
     for event in events:
         if event["kind"] == "timing" and event["case"].startswith(case_prefix):
             samples = event["warm"]["samples_s"]
-            samples[:] = [x * (1 + 3.0 * i / len(samples)) for i, x in enumerate(samples)]
-            drawn, n = sorted(samples), len(samples)
-            event["warm"].update(
-                min_s=drawn[0],
-                median_s=(drawn[n // 2 - 1] + drawn[n // 2]) / 2,
-                p90_s=drawn[int(0.9 * (n - 1))],
-                iqr_s=drawn[3 * n // 4] - drawn[n // 4],
-            )
+            event["warm"] = _warm([x * (1 + 3.0 * i / len(samples)) for i, x in enumerate(samples)])
     return events
 
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from tests.logbuilder import dumps, generation_timing_log, timing_log
+from tests.logbuilder import _warm, dumps, generation_timing_log, scaled_warm, timing_log
 from tests.test_run_changes import _mismatch
 
 RUNNER = CliRunner()
@@ -111,7 +111,6 @@ def test_the_history_compares_no_timing_of_a_stopped_pair(tmp_path: Path) -> Non
 
 def _unstable(events: list[dict[str, Any]]) -> None:
     """Every warm series bimodal: every other sample three times as long."""
-    from tests.logbuilder import _warm
 
     for event in events:
         if event["kind"] == "timing":
@@ -256,8 +255,7 @@ def _redefined_pair(root: Path, fixed: bool = False) -> tuple[Path, Path]:
     next(e for e in after if e["kind"] == "run_start")["started_at"] = "2026-01-02T00:00:00Z"
     next(c for c in next(e for e in after if e["kind"] == "plan")["matrix"] if c["case"] == "small")["batch"] = 8
     timing = next(e for e in after if e["kind"] == "timing" and e["case"] == "small")
-    timing["warm"]["samples_s"] = [s * 6 for s in timing["warm"]["samples_s"]]
-    timing["warm"]["median_s"] *= 6
+    timing["warm"] = scaled_warm(timing["warm"], 6)
     if fixed:
         _mismatch(before, "small")
     return _log(root / "before" / "events.jsonl", before), _log(root / "after" / "events.jsonl", after)
@@ -399,7 +397,8 @@ def test_a_zero_warm_sample_is_no_time_to_diff_as_to_compare(tmp_path: Path) -> 
     def run(name: str, scale: float, seed: int, zero: bool = False) -> Path:
         events = timing_log(name, scale=scale, seed=seed)
         if zero:
-            next(e for e in events if e["kind"] == "timing" and e.get("case") == cut)["warm"]["samples_s"][3] = 0.0
+            timing = next(e for e in events if e["kind"] == "timing" and e.get("case") == cut)
+            timing["warm"] = _warm([0.0 if i == 3 else s for i, s in enumerate(timing["warm"]["samples_s"])])
         return _log(tmp_path / name / "events.jsonl", events)
 
     before, after = [run("b1", 1.0, 1)], [run("a1", 1.3, 3, zero=True)]

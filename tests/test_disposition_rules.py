@@ -13,7 +13,7 @@ import pytest
 from reportgen.judge import disposition as d
 from reportgen.model.runmodel import build_run
 from reportgen.contract.validation import read_log
-from tests.logbuilder import base_events, case_key, dumps, finish, with_envelope
+from tests.logbuilder import _warm, base_events, case_key, dumps, finish, scaled_warm, with_envelope
 
 Events = list[dict[str, Any]]
 
@@ -321,13 +321,7 @@ def _fed(events: Events, slower: bool) -> None:
     timing = json.loads(json.dumps(twin))
     timing["case"] = COMPILED.replace("contiguous", "noncontiguous")
     if slower:
-        warm = timing["warm"]
-        warm.update(
-            median_s=warm["median_s"] * 3,
-            min_s=warm["min_s"] * 3,
-            samples_s=[x * 3 for x in warm["samples_s"]],
-            p90_s=warm["p90_s"] * 3,
-        )
+        timing["warm"] = scaled_warm(timing["warm"], 3)
     events.append(timing)
 
 
@@ -489,7 +483,7 @@ def test_layout_rule_takes_no_evidence_from_an_unstable_timing(tmp_path: Path) -
     def edit(events: Events) -> None:
         _fed(events, slower=True)
         timing = [e for e in events if e["kind"] == "timing"][-1]
-        timing["warm"].update(samples_s=spread, median_s=0.0045, min_s=0.003, p90_s=0.0066, iqr_s=0.0054 - 0.0036)
+        timing["warm"] = _warm(spread)
 
     run = _run(tmp_path, edit, "neuron", "neuron-native")
     reasons = d.rule_layout(run, {})

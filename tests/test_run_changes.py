@@ -21,7 +21,7 @@ from reportgen.publish.site import build_site
 from reportgen.publish.summary import summarize
 from reportgen.render.report import judge_log
 from tests.conftest import REPO
-from tests.logbuilder import _cells, base_events, case_key, dumps, finish, timing_log, with_envelope
+from tests.logbuilder import _cells, base_events, case_key, dumps, finish, scaled_warm, timing_log, with_envelope
 
 Events = list[dict[str, Any]]
 SAMPLES = REPO / "sample_runs"
@@ -391,8 +391,7 @@ def _history(tmp_path: Path, config: str = "") -> str:
         events = timing_log(f"synthetic-hist-{n}", scale=scale, seed=n)
         for timing in _cells(events, "timing"):
             if timing["case"] == case_key(2, 16, "eager"):
-                timing["warm"]["samples_s"] = [s * slow for s in timing["warm"]["samples_s"]]
-                timing["warm"]["median_s"] *= slow
+                timing["warm"] = scaled_warm(timing["warm"], slow)
         events[0]["started_at"] = f"2026-01-0{n + 1}T00:00:00Z"
         path = runs / f"r{n}" / "events.jsonl"
         path.parent.mkdir(parents=True)

@@ -20,7 +20,7 @@ from reportgen.publish.summary import summarize
 from reportgen.render.report import judge_log
 from reportgen.render.view import build_view
 from tests.conftest import REPO
-from tests.logbuilder import _cells, dumps, timing_log, with_envelope
+from tests.logbuilder import _cells, _warm, dumps, timing_log, with_envelope
 
 NOISY = REPO / "sample_runs" / "tiny-encoder-cpu-20261130T101022Z-393b16"
 QUIET = REPO / "sample_runs" / "tiny-encoder-cpu-20261129T225221Z-23a8e6"
@@ -46,7 +46,7 @@ def _planted(tmp_path: Path) -> Path:
         3: _steady(rng),
     }
     for n, timing in enumerate(t for t in _cells(events, "timing") if t.get("warm")):
-        timing["warm"]["samples_s"] = series[n]
+        timing["warm"] = _warm(series[n])
     path = tmp_path / "planted" / "events.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(dumps(events), encoding="utf-8")
@@ -107,7 +107,7 @@ def test_a_remeasured_cell_is_judged_by_its_last_series(tmp_path: Path) -> None:
     rng = random.Random(3)
     first = next(t for t in _cells(events, "timing") if t.get("warm"))
     bimodal = [s * (25 if i % 3 == 0 else 1) for i, s in enumerate(_steady(rng))]
-    first["warm"]["samples_s"] = bimodal
+    first["warm"] = _warm(bimodal)
     first["attempt"] = 1
     first["stability"] = {
         "verdict": "unstable",
@@ -122,7 +122,7 @@ def test_a_remeasured_cell_is_judged_by_its_last_series(tmp_path: Path) -> None:
         "cpu_governor": {"value": None, "unknown_reason": "not readable"},
     }
     second = json.loads(json.dumps(first))
-    second["warm"]["samples_s"] = _steady(rng)
+    second["warm"] = _warm(_steady(rng))
     second.update(
         attempt=2,
         stability={
@@ -260,7 +260,7 @@ def test_the_page_classifies_the_samples_not_the_logs_claim(tmp_path: Path) -> N
     events = timing_log("synthetic-claims", noise=0.01)
     rng = random.Random(5)
     timing = next(t for t in _cells(events, "timing") if t.get("warm"))
-    timing["warm"]["samples_s"] = [s * (25 if i % 3 == 0 else 1) for i, s in enumerate(_steady(rng))]
+    timing["warm"] = _warm([s * (25 if i % 3 == 0 else 1) for i, s in enumerate(_steady(rng))])
     timing["stability"] = {
         "verdict": "stable",
         "samples": 30,
@@ -323,7 +323,7 @@ def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -
     short to classify'."""
     events = timing_log("synthetic-short")
     timing = next(t for t in _cells(events, "timing") if t.get("warm"))
-    timing["warm"]["samples_s"] = timing["warm"]["samples_s"][:3]
+    timing["warm"] = _warm(timing["warm"]["samples_s"][:3])
     md, html = _report_of(tmp_path, events)
     top = md + html.split('id="timings"')[0]  # the charts' caption names every reason a figure may have
     assert "Unstable timing" not in top and "unstable or too short" not in top
@@ -375,7 +375,7 @@ def test_the_run_pages_charts_say_which_warm_figure_decides_nothing(tmp_path: Pa
     events = timing_log("synthetic-chart-flags")
     timings = [t for t in _cells(events, "timing") if t.get("warm")]
     bimodal, eager = timings[0], timings[-1]
-    bimodal["warm"]["samples_s"] = [s * (2 if i % 2 else 1) for i, s in enumerate(bimodal["warm"]["samples_s"])]
+    bimodal["warm"] = _warm([s * (2 if i % 2 else 1) for i, s in enumerate(bimodal["warm"]["samples_s"])])
     eager["eager_after_recompile_limit"] = True
     path = tmp_path / "run" / "events.jsonl"
     path.parent.mkdir(parents=True)

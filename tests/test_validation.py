@@ -325,10 +325,30 @@ def _localized_loosely(events: Lines) -> None:
     _first_of(events, "localization").update(atol=1.0, rtol=1.0)
 
 
+def _median_faster_than_measured(events: Lines) -> None:
+    """A median a tenth of what the samples give: before, it validated and every page, the
+    history and diff read the logged median, a time that was never measured."""
+    warm = _first_of(events, "timing")["warm"]
+    warm["median_s"] /= 10
+
+
+def _decode_p90_hidden(events: Lines) -> None:
+    """A generation cell's decode p90 set to its median: the page's 'p90 per token' hid the tail."""
+    decode = next(e for e in events if e["kind"] == "generation" and e.get("timing"))["timing"]["decode_token"]
+    decode["p90_s"] = decode["median_s"]
+
+
 @pytest.mark.parametrize(
     ("build", "edit", "kind", "fragment"),
     [
         (complete_log, _passing_mismatched, "case_result", "status pass, but error_stats counts 5 of"),
+        (
+            complete_log,
+            _median_faster_than_measured,
+            "timing",
+            "warm.median_s is 0.000102, but its 5 samples_s give 0.00102",
+        ),
+        (generation_log, _decode_p90_hidden, "generation", "timing.decode_token.p90_s is "),
         (complete_log, _metric_below_criterion, "case_result", "value 0.5 does not meet its criterion >= 0.999"),
         (complete_log, _criterion_loosened, "case_result", "is not the plan's task criterion for this cell's dtype"),
         (generation_log, _tokens_tampered, "generation", "tokens agree with reference_tokens for 2 leading step"),

@@ -4,7 +4,9 @@ The collector decides a cell's status from its figures (``collector/run/cells.py
 ``generation_cells.py``, ``training_cells.py``), and the log carries both. A reader that took
 the status as written would report a pass next to figures that fail the declared criteria, and
 the contract invites other collectors, so nothing here assumes the two agree: a log that
-contradicts itself is not evidence, and each contradiction is an error naming the line.
+contradicts itself is not evidence, and each contradiction is an error naming the line. The same
+holds for a warm series: the pages, the history and every comparison read its logged median and
+IQR, so figures its own samples do not give are refused.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``case_result``, ``generation``, ``train_step`` and ``train_result`` line of a long log.
@@ -12,17 +14,22 @@ on every ``case_result``, ``generation``, ``train_step`` and ``train_result`` li
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from msgspec import UNSET
 
 from collector.descriptors import descriptors
+from collector.timing import warm_stats
 from reportgen.contract.events import absent
 
 __all__ = ["FigureChecks", "family_disagreement"]
 
-FIGURE_KINDS = frozenset(("case_result", "generation", "train_step", "train_result", "artifact", "localization"))
+FIGURE_KINDS = frozenset(
+    ("case_result", "timing", "generation", "train_step", "train_result", "artifact", "localization")
+)
+_WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
 
 # The case key the collector makes of a cell's fields (collector/plan.py, Cell.case):
 # b<batch>-l<length>-<layout>-<dtype>-<mode>, with -repeat on a cache check.
@@ -50,6 +57,7 @@ class FigureChecks:
         # One call per line of a long log: the rule of each kind, looked up once.
         self.rules = {
             "case_result": self._case_result,
+            "timing": self._timing,
             "generation": self._generation,
             "train_step": self._train_step,
             "train_result": self._train_result,
@@ -137,7 +145,16 @@ class FigureChecks:
             self.passed.add(data.case)
         return None
 
+    def _timing(self, data: Any) -> str | None:
+        return None if data.warm is None or data.warm is UNSET else warm_figures("warm", data.warm)
+
     def _generation(self, data: Any) -> str | None:
+        timing = data.timing
+        if timing is not None and timing is not UNSET:
+            if (why := warm_figures("timing.ttft_warm", timing.ttft_warm)) is not None:
+                return why
+            if (why := warm_figures("timing.decode_token", timing.decode_token)) is not None:
+                return why
         rows, ref = data.tokens, data.reference_tokens
         if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
             return "tokens and reference_tokens differ in shape, so steps_agreeing cannot be read from them"
@@ -190,6 +207,19 @@ class FigureChecks:
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
         return None
+
+
+def warm_figures(name: str, warm: Any) -> str | None:
+    """A warm series' figures are its samples' (collector/timing.py, ``warm_stats``: the
+    median, and the inclusive quartiles and 90th percentile of ``statistics.quantiles``): every
+    page and comparison reads the logged median and IQR, so one that the samples do not give
+    would show a time that was never measured."""
+    made = warm_stats(list(warm.samples_s))
+    for figure in _WARM_FIGURES:
+        logged = getattr(warm, figure)
+        if not math.isclose(logged, made[figure], rel_tol=1e-9, abs_tol=1e-12):
+            return f"{name}.{figure} is {logged:.6g}, but its {len(warm.samples_s)} samples_s give {made[figure]:.6g}"
+    return None
 
 
 def misnamed_cells(matrix: Any) -> str | None:

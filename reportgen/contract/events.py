@@ -954,11 +954,16 @@ class Cold(Strict, kw_only=True, frozen=True):
 
 
 class Warm(Strict, kw_only=True, frozen=True):
+    """A warm series: its samples and the figures they give (each checked against the samples;
+    a log whose figures its samples do not give contradicts itself and is refused)."""
+
     samples_s: Annotated[list[Seconds], Meta(min_length=1)]
-    min_s: Seconds
-    median_s: Seconds
-    p90_s: Seconds
-    iqr_s: Seconds
+    min_s: Annotated[Seconds, Doc("The smallest sample.")]
+    median_s: Annotated[Seconds, Doc("The median of the samples (the mean of the middle two for an even count).")]
+    p90_s: Annotated[
+        Seconds, Doc("The 90th percentile, inclusive method (Python's statistics.quantiles(n=10, method='inclusive')).")
+    ]
+    iqr_s: Annotated[Seconds, Doc("The third quartile less the first, inclusive method as p90_s.")]
 
 
 class HostFact(Strict, kw_only=True, frozen=True):

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from reportgen.judge.intervals import geometric_mean, ratio_intervals, replicate_intervals  # noqa: E402
 from reportgen.render.compare import build_comparison  # noqa: E402
-from tests.logbuilder import dumps, large_log  # noqa: E402
+from tests.logbuilder import _warm, dumps, large_log  # noqa: E402
 
 
 def write_log(path: Path, cells: int, samples: int, scale: float, seed: int, run_id: str) -> list[list[float]]:
@@ -49,14 +49,7 @@ def write_log(path: Path, cells: int, samples: int, scale: float, seed: int, run
     for event in events:
         if event["kind"] == "timing" and event.get("warm"):
             kept = [1e-3 * scale * (1 + 0.05 * rng.random()) for _ in range(samples)]
-            ordered = sorted(kept)
-            event["warm"] = {
-                "samples_s": kept,
-                "min_s": ordered[0],
-                "median_s": statistics.median(kept),
-                "p90_s": ordered[int(0.9 * (samples - 1))],
-                "iqr_s": ordered[3 * samples // 4] - ordered[samples // 4],
-            }
+            event["warm"] = _warm(kept)
             drawn.append(kept)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(events), encoding="utf-8")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from reportgen.publish.site import build_site  # noqa: E402
-from tests.logbuilder import base_events, dumps, finish, with_envelope  # noqa: E402
+from tests.logbuilder import base_events, dumps, finish, scaled_warm, with_envelope  # noqa: E402
 
 RUN_ID, STARTED = "@@RUN_ID@@", "2099-12-31T23:59:59Z"
 _TEMPLATES: dict[tuple[str, int], str] = {}
@@ -49,7 +49,7 @@ def _template(workload: str, factor: int) -> str:
         next(e for e in events if e["kind"] == "plan")["workload"] = workload
         for event in events:
             if event["kind"] == "timing" and event.get("warm"):
-                event["warm"]["median_s"] *= 1 + factor / 100
+                event["warm"] = scaled_warm(event["warm"], 1 + factor / 100)
         _TEMPLATES[key] = dumps(with_envelope(finish(events)))
     return _TEMPLATES[key]
 
