@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import statistics
 from pathlib import Path
 from typing import Any, Callable
 
@@ -800,10 +801,10 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
                     "ttft_cold_s": (20.0 + bucket / 64) if mode == "compiled" else 0.004 * bucket / 128,
                     "ttft_warm": _warm([scale * 0.003 * bucket / 128 * (1 + 0.01 * i) for i in range(5)]),
                     "decode_token": _warm([scale * 0.002 * (1 + 0.01 * i) for i in range(5 * GEN_STEPS)]),
-                    "tokens_per_s": 1 / (scale * 0.002),
                     "repetitions": 5,
                     "scope": "model calls only: the request already tokenised, padded and on the device",
                 }
+                gen["timing"]["tokens_per_s"] = tokens_per_s(gen["timing"])
             events.append(gen)
     out = with_envelope(finish(events))
     for line in out:
@@ -828,6 +829,7 @@ def generation_timing_log(run_id: str, scale: float = 1.0, seed: int = 0, noise:
             draw = lambda seconds, n: [seconds * base * scale * (1 + noise * rng.gauss(0.0, 1.0)) for _ in range(n)]  # noqa: E731
             timing["ttft_warm"] = _warm(draw(0.003, 10))
             timing["decode_token"] = _warm(draw(0.002, 60))
+            timing["tokens_per_s"] = tokens_per_s(timing)
     return events
 
 
@@ -835,6 +837,15 @@ def bimodal(event: dict[str, Any], series: str) -> None:
     """Make a generation event's warm series bimodal: every other sample twice as long."""
     samples = [x * (2 if i % 2 else 1) for i, x in enumerate(event["timing"][series]["samples_s"])]
     event["timing"][series] = _warm(samples)
+    event["timing"]["tokens_per_s"] = tokens_per_s(event["timing"])
+
+
+def tokens_per_s(timing: dict[str, Any]) -> float:
+    """What a generation timing's decode samples give, as the collector computes it: one
+    repetition's steps over the median repetition's decode time."""
+    samples, reps = timing["decode_token"]["samples_s"], timing["repetitions"]
+    steps = len(samples) // reps
+    return steps / statistics.median(sum(samples[i * steps : (i + 1) * steps]) for i in range(reps))
 
 
 FIXTURE_BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {

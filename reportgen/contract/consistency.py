@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from typing import Any
 
 from msgspec import UNSET
@@ -155,6 +156,8 @@ class FigureChecks:
                 return why
             if (why := warm_figures("timing.decode_token", timing.decode_token)) is not None:
                 return why
+            if (why := _tokens_per_s(timing)) is not None:
+                return why
         rows, ref = data.tokens, data.reference_tokens
         if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
             return "tokens and reference_tokens differ in shape, so steps_agreeing cannot be read from them"
@@ -219,6 +222,21 @@ def warm_figures(name: str, warm: Any) -> str | None:
         logged = getattr(warm, figure)
         if not math.isclose(logged, made[figure], rel_tol=1e-9, abs_tol=1e-12):
             return f"{name}.{figure} is {logged:.6g}, but its {len(warm.samples_s)} samples_s give {made[figure]:.6g}"
+    return None
+
+
+def _tokens_per_s(timing: Any) -> str | None:
+    """tokens_per_s is the decode steps of one repetition over the median repetition's decode
+    time (collector/run/generation_cells.py), so decode_token's samples, each repetition's steps
+    in turn, give it."""
+    samples, reps = timing.decode_token.samples_s, timing.repetitions
+    if len(samples) % reps:
+        return f"timing.decode_token holds {len(samples)} samples, which {reps} repetitions cannot share equally"
+    steps = len(samples) // reps
+    total = statistics.median(math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(reps))
+    made = steps / total if total > 0 else 0.0
+    if not math.isclose(timing.tokens_per_s, made, rel_tol=1e-9, abs_tol=1e-12):
+        return f"timing.tokens_per_s is {timing.tokens_per_s:.6g}, but decode_token's {reps} repetitions of {steps} steps give {made:.6g}"
     return None
 
 

@@ -1099,7 +1099,12 @@ class GenerationTiming(Strict, kw_only=True, frozen=True):
     ]
     ttft_warm: Annotated[Warm, Doc("Prefill plus first token, one sample per warm repetition.")]
     decode_token: Annotated[Warm, Doc("One decode call (one new token), every step of every warm repetition.")]
-    tokens_per_s: Annotated[NonNegative, Doc("Decode steps per second of decode time, the median repetition.")]
+    tokens_per_s: Annotated[
+        NonNegative,
+        Doc(
+            "Decode steps per second of decode time, the median repetition: one repetition's steps over the median of the repetitions' summed decode_token samples (checked against them)."
+        ),
+    ]
     repetitions: Positive
     scope: Annotated[str, Doc("What the clock covered, in words.")]
 
