@@ -829,6 +829,7 @@ def generation_timing_log(run_id: str, scale: float = 1.0, seed: int = 0, noise:
             draw = lambda seconds, n: [seconds * base * scale * (1 + noise * rng.gauss(0.0, 1.0)) for _ in range(n)]  # noqa: E731
             timing["ttft_warm"] = _warm(draw(0.003, 10))
             timing["decode_token"] = _warm(draw(0.002, 60))
+            timing["repetitions"] = 10  # of GEN_STEPS decode steps each
             timing["tokens_per_s"] = tokens_per_s(timing)
     return events
 
@@ -838,6 +839,15 @@ def bimodal(event: dict[str, Any], series: str) -> None:
     samples = [x * (2 if i % 2 else 1) for i, x in enumerate(event["timing"][series]["samples_s"])]
     event["timing"][series] = _warm(samples)
     event["timing"]["tokens_per_s"] = tokens_per_s(event["timing"])
+
+
+def fewer_repetitions(timing: dict[str, Any], reps: int) -> None:
+    """A generation timing cut to its first ``reps`` repetitions, every figure made again."""
+    steps = len(timing["decode_token"]["samples_s"]) // timing["repetitions"]
+    timing["ttft_warm"] = _warm(timing["ttft_warm"]["samples_s"][:reps])
+    timing["decode_token"] = _warm(timing["decode_token"]["samples_s"][: reps * steps])
+    timing["repetitions"] = reps
+    timing["tokens_per_s"] = tokens_per_s(timing)
 
 
 def tokens_per_s(timing: dict[str, Any]) -> float:

@@ -16,7 +16,7 @@ from reportgen.cli import main
 from reportgen.publish.diff import diff_runs
 from reportgen.publish.summary import summarize
 from reportgen.render.report import build_report, judge_log
-from tests.logbuilder import _warm, bimodal, dumps, generation_timing_log
+from tests.logbuilder import bimodal, dumps, fewer_repetitions, generation_timing_log
 
 RUNNER = CliRunner()
 CASE = "b1-l96-contiguous-float32-eager"
@@ -63,7 +63,7 @@ def test_a_bimodal_decode_series_is_flagged_on_the_run_page(tmp_path: Path) -> N
     events = generation_timing_log("bimodal-decode")
     bimodal(_generation(events, CASE), "decode_token")
     short = _generation(events, "b1-l240-contiguous-float32-eager")["timing"]
-    short["ttft_warm"] = _warm(short["ttft_warm"]["samples_s"][:3])  # too few to classify
+    fewer_repetitions(short, 3)  # too few to classify
     log = _log(tmp_path / "events.jsonl", events)
     rows = {r.case: r for r in judge_log(log).view.generation}
     assert "≋ unstable timing: two modes" in rows[CASE].decode, rows[CASE].decode
@@ -94,7 +94,7 @@ def test_a_generation_series_that_decides_nothing_is_counted_in_the_disposition(
     events = generation_timing_log("bimodal-decode")
     bimodal(_generation(events, CASE), "decode_token")
     short = _generation(events, "b1-l240-contiguous-float32-eager")["timing"]
-    short["ttft_warm"] = _warm(short["ttft_warm"]["samples_s"][:3])
+    fewer_repetitions(short, 3)
     judged = judge_log(_log(tmp_path / "mixed" / "events.jsonl", events))
     total = 2 * sum(1 for e in events if e["kind"] == "generation" and e.get("timing"))
     assert f"performance undecided for 2 of {total} generation series" in judged.disposition.headline

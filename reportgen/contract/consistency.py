@@ -226,10 +226,12 @@ def warm_figures(name: str, warm: Any) -> str | None:
 
 
 def _tokens_per_s(timing: Any) -> str | None:
-    """tokens_per_s is the decode steps of one repetition over the median repetition's decode
-    time (collector/run/generation_cells.py), so decode_token's samples, each repetition's steps
-    in turn, give it."""
+    """ttft_warm holds one sample per repetition, and tokens_per_s is the decode steps of one
+    repetition over the median repetition's decode time (collector/run/generation_cells.py), so
+    decode_token's samples, each repetition's steps in turn, give it."""
     samples, reps = timing.decode_token.samples_s, timing.repetitions
+    if len(timing.ttft_warm.samples_s) != reps:
+        return f"timing.ttft_warm holds {len(timing.ttft_warm.samples_s)} samples, one per repetition, but repetitions is {reps}"
     if len(samples) % reps:
         return f"timing.decode_token holds {len(samples)} samples, which {reps} repetitions cannot share equally"
     steps = len(samples) // reps
