@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from tests.logbuilder import _warm, dumps, generation_timing_log, scaled_warm, timing_log
+from tests.logbuilder import _warm, bimodal, dumps, generation_timing_log, scaled_warm, timing_log
 from tests.test_run_changes import _mismatch
 
 RUNNER = CliRunner()
@@ -438,3 +438,56 @@ def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_pa
         [f"{untimed} (decode per token)", "no generation timing kept (after: a2)"],
     ]
     assert found["geomean"]["ratios"] == data["geomean"]["ratios"] == 6
+
+
+def test_replicates_whose_timing_decides_nothing_show_the_same_medians_and_ratio_in_both(tmp_path: Path) -> None:
+    """Three runs a side, the after side's series bimodal. Before: diff gave each side the
+    median of its runs' medians (1.096 ms -> 2.375 ms, 2.17x) and compare its first run's
+    (1.002 ms -> 2.375 ms, 2.37x), for the same cell of the same logs. Both now give diff's."""
+
+    def run(name: str, scale: float, seed: int, unsteady: bool) -> Path:
+        events = timing_log(name, scale=scale, seed=seed)
+        if unsteady:
+            _unstable(events)
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1, False), run("b2", 1.1, 2, False), run("b3", 1.3, 5, False)]
+    after = [run("a1", 1.2, 3, True), run("a2", 1.6, 4, True), run("a3", 0.9, 6, True)]
+    found = {t["case"]: t for t in json.loads(_diff(*_sides(before, after), "--format", "json"))["timings"]}
+    cells = {c["case"]: c for c in _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))["cells"]}
+    assert set(found) == set(cells) and len(found) == 4
+    for case, cell in cells.items():
+        timing = cell["timing"]
+        assert timing["verdict"] == "unstable timing" and timing["warm"]["low"] is None
+        assert timing["medians"] == pytest.approx([found[case]["before_s"], found[case]["after_s"]], rel=1e-12)
+        assert timing["warm"]["ratio"] == pytest.approx(found[case]["ratio"], rel=1e-5)
+        assert timing["medians"][0] != cell["baseline"]["warm_median_s"], "the side's median, not its first run's"
+
+
+def test_generation_replicates_show_the_same_series_medians_in_both(tmp_path: Path) -> None:
+    """As for a cell's warm series, for each generation series: each side's median of its runs'
+    medians (before, compare gave its first run's)."""
+
+    def run(name: str, scale: float, seed: int, unsteady: bool) -> Path:
+        events = generation_timing_log(name, scale=scale, seed=seed)
+        if unsteady:
+            for event in events:
+                if event["kind"] == "generation" and event.get("timing"):
+                    bimodal(event, "decode_token")
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1.0, 1, False), run("b2", 1.1, 2, False), run("b3", 1.3, 5, False)]
+    after = [run("a1", 1.2, 3, True), run("a2", 1.6, 4, True), run("a3", 0.9, 6, True)]
+    found = {
+        (t["case"], t["series"]): t
+        for t in json.loads(_diff(*_sides(before, after), "--format", "json"))["timings"]
+        if t["series"]
+    }
+    data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
+    shown = {(c["case"], s["words"]): s for c in data["cells"] for s in c.get("generation") or ()}
+    assert set(shown) == set(found) and len(found) == 8, (sorted(shown), sorted(found))
+    for key, series in shown.items():
+        assert [series["baseline_median_s"], series["candidate_median_s"]] == pytest.approx(
+            [found[key]["before_s"], found[key]["after_s"]], rel=1e-12
+        )
+        assert series["warm"]["ratio"] == pytest.approx(found[key]["ratio"], rel=1e-5)

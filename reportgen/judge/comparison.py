@@ -183,7 +183,7 @@ def _undecided(
 ) -> RatioInterval:
     """A series that decides nothing (unstable, or too short to classify) gets no interval, as
     `reportgen diff` gives it none: its ratio is of the two warm medians shown beside it (each
-    side's first run's, as logged). Any other ratio is returned as it is."""
+    side's median of its runs' logged medians, as diff's). Any other ratio is returned as it is."""
     base, cand = medians
     if not unsteady_kind(flags) or not base or cand is None:
         return warm
@@ -221,6 +221,9 @@ class CellTiming(_JudgedRatio):
     cold_note: str
     compile_ratio: float | None
     flags: tuple[str, ...]
+    # Each side's warm median: the median of its runs' logged medians (a run's own with one run
+    # a side), as `reportgen diff` gives it.
+    medians: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -230,7 +233,7 @@ class SeriesTiming(_JudgedRatio):
 
     series: str  # GenerationTiming's field: "ttft_warm" or "decode_token"
     words: str  # "first token, warm", "decode per token"
-    baseline_median_s: float  # each side's first run, as its generation event logged it
+    baseline_median_s: float  # each side's median of its runs' logged medians, as diff's
     candidate_median_s: float
     warm: RatioInterval
     flags: tuple[str, ...]
@@ -958,6 +961,17 @@ def compare_runs(
     return comparison
 
 
+def _side_median(case: str, contexts: list[_Context], series: str = "") -> float:
+    """A side's warm median of a cell (``series``: of that generation series): the median of
+    its runs' logged medians, as `reportgen diff` takes it. Only where ``_runs_samples`` found
+    every run's series."""
+    warms = [
+        generation_warm(c.cells[case], series) if series else c.cells[case].warm
+        for c in contexts  # every run passed the cell with its series (``_runs_samples``)
+    ]
+    return statistics.median(w.median_s for w in warms if w is not None)
+
+
 def _runs_samples(case: str, contexts: list[_Context], series: str = "") -> list[list[float]] | None:
     """Each run's kept warm samples of a cell (``series``: of that generation series instead),
     or None when a run did not pass it, has no such series, or holds a time that is not positive."""
@@ -1027,12 +1041,14 @@ def _with_timings(
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
             flags = _timing_flags(a, b) + tuple(replicas) + beyond + side_flags
+            medians = (_side_median(cell.case, sides[0]), _side_median(cell.case, sides[1]))
             timing = CellTiming(
-                _undecided(warm, flags, (a.warm_median_s, b.warm_median_s)),
+                _undecided(warm, flags, medians),
                 cold_ratio,
                 cold_note,
                 _ratio(a.compile_s, b.compile_s),
                 flags,
+                medians,
             )
         p = cell.planned
         out.append(
@@ -1119,7 +1135,7 @@ def _generation_timings(
             + _replicate_fallback(case, extra)
         )
         flags += ((interval.flag,) if interval.flag else ()) + side_flags
-        base_median, cand_median = (getattr(t, series).median_s for t in timings)
+        base_median, cand_median = (_side_median(case, side, series) for side in sides)
         out[case] = out.get(case, ()) + (
             SeriesTiming(
                 series,

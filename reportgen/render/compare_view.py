@@ -53,8 +53,9 @@ METHOD = (
     "the interval covers sampling within the two runs only. With replicates (several runs a "
     "side) it comes from a hierarchical bootstrap (fixed seed) over runs and then each run's "
     "samples, of the difference between the sides' mean log run medians, so it includes the "
-    "variation between runs. A cell whose warm series, in any run, is not stable reads 'unstable "
-    "timing' and decides nothing; a cell whose ratio carries another flag (a changed host, "
+    "variation between runs; a side's warm median shown is then the median of its runs' medians. "
+    "A cell whose warm series, in any run, is not stable reads 'unstable timing' and decides "
+    "nothing: no interval, and its ratio is of the two medians shown; a cell whose ratio carries another flag (a changed host, "
     "criterion or timing scope, CPU fallback) reads 'flagged, not judged'. The geometric mean covers the cells timed on "
     "both sides without a flag and with stable series; its interval combines the cells' "
     "intervals in log space."
@@ -306,7 +307,7 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     return TimingRow(
         case=cell.case,
         anchor=anchor(cell.case),
-        warm=(fmt_time(cell.baseline.warm_median_s), fmt_time(cell.candidate.warm_median_s)),
+        warm=(fmt_time(timing.medians[0]), fmt_time(timing.medians[1])),
         ratio=ratio_number(warm.ratio),
         interval=interval,
         verdict=timing.verdict,
@@ -600,8 +601,7 @@ def detail_rows(comparison: Comparison) -> list[tuple[Any, ...]]:
                 cell.reference.agree,
                 cell.reference.key or None,
                 cell.reference.text or None,
-                b.warm_median_s,
-                c.warm_median_s,
+                *(timing.medians if timing else (b.warm_median_s, c.warm_median_s)),
                 *(
                     (warm.ratio, warm.low, warm.high, timing.verdict, warm.baseline_samples, warm.candidate_samples)
                     if warm and timing
