@@ -337,7 +337,7 @@ def test_a_cell_a_replicate_did_not_pass_is_named_by_diff_not_left_out_quietly(t
     found = json.loads(_diff(*sides, "--format", "json"))
     assert found["replicate_statuses"] == [[BAD, statuses]]
     assert found["replicate_not_timed"] == [[BAD, f"a replicate did not pass this cell ({statuses})"]]
-    assert "1 not compared (not passed and timed in every run)" in found["summary"], found["summary"]
+    assert "1 not compared (not passed with positive warm samples in every run)" in found["summary"], found["summary"]
     text = _diff(*sides)
     assert f"  {BAD}: {statuses}" in text and f"  {BAD}: not compared: a replicate did not pass" in text, text
     assert text.index(statuses) < text.index("timing (")
@@ -379,7 +379,7 @@ def test_a_cell_a_run_kept_no_warm_samples_of_is_named_alike_by_diff_and_compare
     assert cut not in {t["case"] for t in found["timings"]}
     assert found["replicate_not_timed"] == [[cut, f"no warm samples kept (after: {untimed})"]]
     assert found["replicate_statuses"] == [] and found["geomean"]["cells"] == 3
-    assert "1 not compared (not passed and timed in every run)" in found["summary"], found["summary"]
+    assert "1 not compared (not passed with positive warm samples in every run)" in found["summary"], found["summary"]
     text = _diff(*sides)
     assert f"  {cut}: not compared: no warm samples kept (after: {untimed})" in text, text
     md = _diff(*sides, "--format", "md")
@@ -410,6 +410,8 @@ def test_a_zero_warm_sample_is_no_time_to_diff_as_to_compare(tmp_path: Path) -> 
     assert cut not in {t["case"] for t in found["timings"]}
     assert found["replicate_not_timed"] == [[cut, words]]
     assert found["geomean"]["cells"] == data["geomean"]["cells"] == 3
+    # The summary does not say the cell failed to pass: it passed, with a sample that is no time.
+    assert "1 not compared (not passed with positive warm samples in every run)" in found["summary"]
 
 
 def test_a_generation_cell_a_replicate_kept_no_timing_of_is_named_by_both(tmp_path: Path) -> None:

@@ -82,9 +82,10 @@ VERDICTS = ("faster", "slower", "no clear difference")
 REDEFINED = "cells redefined under the same case key (not compared)"
 REPLICATE_STATUSES = "statuses that differ between the runs of a side (each side's first run speaks above)"
 REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
-REPLICATE_NOT_TIMED = (
-    "cells that passed in the first run of each side, not passed and timed in every run, timing not compared"
-)
+# What keeps a cell that passed in each side's first run out of the timing: a run that did not
+# pass it, kept no warm samples of it, or kept a sample that is no time (each named per cell).
+NOT_TIMED_WORDS = "not passed with positive warm samples in every run"
+REPLICATE_NOT_TIMED = f"cells that passed in the first run of each side, {NOT_TIMED_WORDS}, timing not compared"
 # Where weights or inputs are known the same only because both plans declare them so.
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
 
@@ -491,7 +492,7 @@ class RunDiff:
         if self.values_differ:
             text += f", {len(self.values_differ)} not compared (other weights or inputs)"
         if self.replicate_not_timed:
-            text += f", {len(self.replicate_not_timed)} not compared (not passed and timed in every run)"
+            text += f", {len(self.replicate_not_timed)} not compared ({NOT_TIMED_WORDS})"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
