@@ -383,7 +383,10 @@ def test_a_cell_a_run_kept_no_warm_samples_of_is_named_alike_by_diff_and_compare
     text = _diff(*sides)
     assert f"  {cut}: not compared: no warm samples kept (after: {untimed})" in text, text
     md = _diff(*sides, "--format", "md")
-    assert "positive warm samples in every run, timing not compared (1)" in md and f"no warm samples kept (after: {untimed})" in md
+    assert (
+        "positive warm samples in every run, timing not compared (1)" in md
+        and f"no warm samples kept (after: {untimed})" in md
+    )
 
 
 def test_a_zero_warm_sample_is_no_time_to_diff_as_to_compare(tmp_path: Path) -> None:

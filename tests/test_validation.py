@@ -338,6 +338,23 @@ def _decode_p90_hidden(events: Lines) -> None:
     decode["p90_s"] = decode["median_s"]
 
 
+def _compiled_otherwise(events: Lines) -> None:
+    """A compiled cell whose call was given max-autotune while the plan declares the defaults:
+    before, it validated and the criteria table said 'compile options: default'."""
+    _first_of(events, "plan")["compile_options"] = {
+        "dynamic": False,
+        "mode": "default",
+        "fullgraph": False,
+        "backend_options": {},
+    }
+    _first_of(events, "compile")["compile_options"] = {
+        "dynamic": False,
+        "mode": "max-autotune",
+        "fullgraph": False,
+        "backend_options": {},
+    }
+
+
 def _ttft_sample_dropped(events: Lines) -> None:
     """One repetition's time to first token left out (the slow one, say) and its figures remade."""
     timing = next(e for e in events if e["kind"] == "generation" and e.get("timing"))["timing"]
@@ -355,6 +372,7 @@ def _tokens_per_s_doubled(events: Lines) -> None:
     [
         (complete_log, _passing_mismatched, "case_result", "status pass, but error_stats counts 5 of"),
         (generation_log, _tokens_per_s_doubled, "generation", "repetitions of 6 steps give"),
+        (complete_log, _compiled_otherwise, "compile", "mode 'max-autotune' against 'default'"),
         (generation_log, _ttft_sample_dropped, "generation", "timing.ttft_warm holds 4 samples, one per repetition"),
         (
             complete_log,
@@ -581,3 +599,19 @@ def test_a_newer_minor_line_with_a_tag_of_the_wrong_type_is_an_error(tmp_path: P
     events[operators]["executed"] = {"status": ["measured"], "items": []}
     errors = _errors_of(tmp_path, events)
     assert len(errors) == 1 and errors[0].startswith(f"{operators + 1}: error: operators: executed"), errors
+
+
+def test_a_plan_before_compile_options_declares_the_defaults(tmp_path: Path) -> None:
+    """A plan event without compile_options (older logs) declared torch.compile's defaults: a
+    compile event giving them is consistent, one giving dynamic=True is not."""
+    defaults = {"dynamic": False, "mode": "default", "fullgraph": False, "backend_options": {}}
+    for dynamic, valid in ((False, True), (True, False)):
+        events = complete_log()
+        assert "compile_options" not in _first_of(events, "plan")
+        _first_of(events, "compile")["compile_options"] = {**defaults, "dynamic": dynamic}
+        path = tmp_path / f"{dynamic}.jsonl"
+        path.write_bytes(_text(events))
+        reading = read_log(path)
+        assert reading.valid is valid, [p.message for p in reading.problems]
+        if not valid:
+            assert "dynamic True against False" in reading.errors[0].message

@@ -6,7 +6,8 @@ the status as written would report a pass next to figures that fail the declared
 the contract invites other collectors, so nothing here assumes the two agree: a log that
 contradicts itself is not evidence, and each contradiction is an error naming the line. The same
 holds for a warm series: the pages, the history and every comparison read its logged median and
-IQR, so figures its own samples do not give are refused.
+IQR, so figures its own samples do not give are refused; and a compile event's options must be
+the plan's, which the criteria table states.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``case_result``, ``generation``, ``train_step`` and ``train_result`` line of a long log.
@@ -28,7 +29,7 @@ from reportgen.contract.events import absent
 __all__ = ["FigureChecks", "family_disagreement"]
 
 FIGURE_KINDS = frozenset(
-    ("case_result", "timing", "generation", "train_step", "train_result", "artifact", "localization")
+    ("case_result", "timing", "compile", "generation", "train_step", "train_result", "artifact", "localization")
 )
 _WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
 
@@ -59,6 +60,7 @@ class FigureChecks:
         self.rules = {
             "case_result": self._case_result,
             "timing": self._timing,
+            "compile": self._compile,
             "generation": self._generation,
             "train_step": self._train_step,
             "train_result": self._train_result,
@@ -145,6 +147,25 @@ class FigureChecks:
         if self._generating:
             self.passed.add(data.case)
         return None
+
+    def _compile(self, data: Any) -> str | None:
+        """The collector compiles every cell with the plan's [compile] options and records in
+        each compile event what the call was given: other options there mean the cell was
+        compiled under a configuration the criteria do not declare."""
+        used = data.compile_options
+        if used is None or used is UNSET or self.plan is None:
+            return None
+        planned = self.plan.compile_options
+        if planned is None or planned is UNSET:  # a plan before [compile]: the defaults
+            declared: tuple[Any, ...] = (False, "default", False, {})
+        else:
+            declared = (planned.dynamic, planned.mode, planned.fullgraph, dict(planned.backend_options))
+        given = (used.dynamic, used.mode, used.fullgraph, dict(used.backend_options))
+        if given == declared:
+            return None
+        names = ("dynamic", "mode", "fullgraph", "backend_options")
+        differ = "; ".join(f"{n} {g!r} against {d!r}" for n, g, d in zip(names, given, declared) if g != d)
+        return f"compile_options are not the plan's compile options ({differ}): the cell was compiled as its criteria do not declare"
 
     def _timing(self, data: Any) -> str | None:
         return None if data.warm is None or data.warm is UNSET else warm_figures("warm", data.warm)

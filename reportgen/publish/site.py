@@ -120,7 +120,8 @@ from collector.visible import terminal
 # 3: summaries carry the device name, plan-check on the logged plan, collector and schema version,
 # and each cell's mode (index.parquet); the state keeps each run page's previous/next links.
 # 4: host facts from every timed cell; the reference as computed among the criteria.
-# 5: a warm series' figures are checked against its samples: a log kept as valid may not be.
+# 5: a warm series' figures are checked against its samples, and a compile event's options
+# against the plan's: a log kept as valid may not be.
 STATE_FORMAT = 5
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
