@@ -6,7 +6,9 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
 
 * code and data: the collector, its git state, the files it read (workload module and the
   local files it imports, plan file), and the weights and inputs by content sha256 where both
-  logs hashed them, else by file sha256. A local import one log lists and the other does not is
+  logs hashed them, else by file sha256; the saved reference outputs by content sha256 where
+  both logs hashed them (they derive from named things, weights, inputs, reference device and
+  dtype, versions, so only a content difference says something else changed). A local import one log lists and the other does not is
   "not imported" there when that log's collector looked for local imports (0.4.0 on, or any log
   that lists one), and "not recorded" when it is older and lists none;
 * the host: the device (name, count, instance type, host name), the environment variables
@@ -45,6 +47,7 @@ NO_IMPORTS = "not recorded (a collector before 0.4.0 does not list the local fil
 IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector/localimports.py)
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 Change = tuple[str, str, str]  # (what, before, after)
+REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them
 # Host facts of the timing events that make a timing ratio no like-for-like comparison.
 TIMING_HOST_KEYS = ("torch threads", "CPU affinity")
 _HOST_FACTS = (
@@ -76,11 +79,14 @@ def run_code_data(run: RunModel) -> dict[str, str]:
 
 
 def run_hashes(run: RunModel) -> dict[str, list[str | None]]:
-    """The run's weights and run-wide inputs: [content sha256 or None, file sha256 or None]."""
+    """The run's weights, run-wide inputs and run-wide reference outputs: [content sha256 or
+    None, file sha256 or None]."""
     found: dict[str, list[str | None]] = {}
     for artifact in run.artifacts:
         if artifact.role == "inputs" and artifact.case is None:
             found["inputs"] = [artifact.content_sha256, artifact.sha256]
+        elif artifact.role == "reference_output" and artifact.case is None:
+            found[REFERENCE_OUTPUTS] = [artifact.content_sha256, artifact.sha256]
     weights = weights_facts(run)  # the plan's hashes, else the weights artifact's
     if weights.content or weights.file:
         found["weights"] = [weights.content, weights.file]
@@ -116,6 +122,9 @@ def code_and_data_changes(
                     fb or NOT_RECORDED,
                 )
             )
+    ra, rb = before_hashes.get(REFERENCE_OUTPUTS, [None])[0], after_hashes.get(REFERENCE_OUTPUTS, [None])[0]
+    if ra and rb and ra != rb:
+        changes.append((f"{REFERENCE_OUTPUTS} (by content sha256)", ra, rb))
     return changes
 
 

@@ -610,7 +610,7 @@ def _diverges(cell: CellRecord) -> str | None:
     )
 
 
-def _reference_contents(run: RunModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+def reference_contents(run: RunModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """The reference outputs' content hash per input shape: run-wide, and per cell."""
     shared: dict[str, str] = {}
     per_case: dict[str, dict[str, str]] = {}
@@ -654,7 +654,7 @@ class _Context:
         self.cells = {c.case: c for c in run.cells}
         self.inputs = InputsLookup(run)
         self.reference_outputs = _reference_outputs(run)
-        self.reference_contents = _reference_contents(run)
+        self.reference_contents = reference_contents(run)
         self.references = _references(run)
         self.generation = {c.case for c in run.cells_with("generation")}  # their series are read from their events
 

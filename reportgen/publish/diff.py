@@ -78,6 +78,7 @@ FLAGGED = "no verdict: flagged"
 TARGETS_DIFFER = "not an upgrade on one target: a change of target is a migration question, see `reportgen compare`"
 CHANGED_CRITERION = "passes under a changed criterion"
 OTHER_VALUES = "passes with other weights or inputs"
+OTHER_REFERENCE = "passes against other reference outputs"
 VERDICTS = ("faster", "slower", "no clear difference")
 REDEFINED = "cells redefined under the same case key (not compared)"
 REPLICATE_STATUSES = "statuses that differ between the runs of a side (each side's first run speaks above)"
@@ -261,6 +262,9 @@ class RunDiff:
     # Failed before, passes after, fed other weights or inputs (or inputs a run did not record):
     # not fixed, the cell was not run on the same values (why: ``changed_values``).
     other_values_pass: list[tuple[str, str, str]] = field(default_factory=list)
+    # Failed before, passes after, judged against saved reference outputs that differ by content
+    # (why: ``changed_reference``): not fixed, the criterion's reference itself changed.
+    other_reference_pass: list[tuple[str, str, str]] = field(default_factory=list)
     other_changes: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -292,6 +296,9 @@ class RunDiff:
     # Every cell of both runs fed other weights or inputs, whatever its status: case -> why. Said
     # beside a status change of the cell, and the history's trend lines do not join across it.
     changed_values: dict[str, str] = field(default_factory=dict)
+    # Cells whose saved reference outputs differ by content between the runs: case -> why. Said
+    # beside a status change of the cell; a timing is still compared (the reference times nothing).
+    changed_reference: dict[str, str] = field(default_factory=dict)
     # Weights or inputs that are the same by declaration only, not verified (logs without
     # content hashes), in words: said before any result, as `reportgen compare`'s headline does.
     declared_only: list[str] = field(default_factory=list)
@@ -324,6 +331,8 @@ class RunDiff:
         """' (why)' beside a status change where the cell was fed other weights or inputs in the
         two runs, or fails under a changed criterion; else ''."""
         why = [self.changed_values[case]] if case in self.changed_values else []
+        if case in self.changed_reference:
+            why.append(self.changed_reference[case])
         if case in self.failure_criteria:
             why.append(f"under a changed criterion: {'; '.join(self.failure_criteria[case])}")
         return f" ({'; '.join(why)})" if why else ""
@@ -445,6 +454,7 @@ class RunDiff:
                 or self.fixed
                 or self.changed_criterion
                 or self.other_values_pass
+                or self.other_reference_pass
                 or self.other_changes
                 or self.added
                 or self.removed
@@ -702,6 +712,10 @@ class _Cells:
             result.redefined.append((case, redefined))
             return
         values = self._other_values(case, old, new)
+        if old.reference and new.reference and old.reference != new.reference:
+            result.changed_reference[case] = (
+                f"other reference outputs by content: sha256 {old.reference[:12]}... against {new.reference[:12]}..."
+            )
         statuses = self._replicate_statuses(case)
         if old.status != new.status:
             _status_change(result, case, old, new, values)
@@ -811,6 +825,8 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
             result.failure_criteria[case] = named
     elif new.status == "pass" and old.status in FAILING and case in result.changed_values:
         result.other_values_pass.append(change)  # not fixed: not the same values
+    elif new.status == "pass" and old.status in FAILING and case in result.changed_reference:
+        result.other_reference_pass.append(change)  # not fixed: judged against another reference
     elif new.status == "pass" and old.status != "pass":
         if relevant:
             result.changed_criterion.append(
@@ -881,12 +897,13 @@ def format_diff(diff: RunDiff) -> str:
         "  {}: {} -> {}, {}".format(c.case, *diff.said(c.case, c.before, c.after), c.text)
         for c in diff.changed_criterion
     ]
-    if diff.other_values_pass:
-        lines.append(f"{OTHER_VALUES} (not fixed): {len(diff.other_values_pass)}")
-        lines += [
-            "  {}: {} -> {}".format(case, *diff.said(case, old, new)) + diff.values_note(case)
-            for case, old, new in diff.other_values_pass
-        ]
+    for label, rows in ((OTHER_VALUES, diff.other_values_pass), (OTHER_REFERENCE, diff.other_reference_pass)):
+        if rows:
+            lines.append(f"{label} (not fixed): {len(rows)}")
+            lines += [
+                "  {}: {} -> {}".format(case, *diff.said(case, old, new)) + diff.values_note(case)
+                for case, old, new in rows
+            ]
     lines.append(f"other status changes: {len(diff.other_changes)}")
     lines += ["  {}: {} -> {}".format(case, *diff.said(case, old, new)) for case, old, new in diff.other_changes]
     lines.append(f"cells added: {len(diff.added)}")

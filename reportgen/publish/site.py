@@ -121,7 +121,7 @@ from collector.visible import terminal
 # and each cell's mode (index.parquet); the state keeps each run page's previous/next links.
 # 4: host facts from every timed cell; the reference as computed among the criteria.
 # 5: a warm series' figures are checked against its samples, and a compile event's options
-# against the plan's: a log kept as valid may not be.
+# against the plan's: a log kept as valid may not be; each cell keeps its reference outputs' hash.
 STATE_FORMAT = 5
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4

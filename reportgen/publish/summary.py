@@ -18,7 +18,7 @@ from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
-from reportgen.judge.comparison import SCOPE_FIELDS, cache_outcome_of, input_key
+from reportgen.judge.comparison import SCOPE_FIELDS, cache_outcome_of, input_key, reference_contents
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
@@ -67,6 +67,10 @@ class CellSummary:
     # The cell's inputs as its log hashed them ([content for its input shape, content of the
     # file, file sha256]: judge.identity.InputsFacts); None: no inputs artifact recorded.
     inputs: list[str | None] | None = None
+    # The content sha256 of the saved reference outputs the cell was judged against (for its input
+    # shape); None: not hashed by content. Two runs' differing say the criterion's reference
+    # itself changed: a pass after a failure is then not "fixed".
+    reference: str | None = None
     # The planned cell's fields (judge.identity.PLANNED_FIELDS: batch, length, layout, dtype,
     # mode); None in a site state written before they were kept. The same case key with other
     # fields is another cell: diffs compare neither its status nor its timing.
@@ -155,6 +159,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         versions = {k: value for k in VERSION_KEYS if k in env.versions and (value := env.versions[k].value)}
     generation = {c.case: t for c in run.cells_with("generation") if (t := generation_timing(c)) is not None}
     inputs = InputsLookup(run)
+    shared, per_case = reference_contents(run)
     return RunSummary(
         run_id=run.start.run_id,
         slug=slug(run.start.run_id),
@@ -170,7 +175,13 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         versions=versions,
         counts=run.counts(),
         cells={
-            c.case: cell_summary(c, _status_words(c, judged), generation.get(c.case), inputs.for_case(c.case))
+            c.case: cell_summary(
+                c,
+                _status_words(c, judged),
+                generation.get(c.case),
+                inputs.for_case(c.case),
+                per_case.get(c.case, shared),
+            )
             for c in run.cells
         },
         performance_stopped=len(judged.disposition.performance_stopped),
@@ -248,9 +259,11 @@ def cell_summary(
     words: str = "",
     generation: ev.GenerationTiming | None = None,
     inputs: ev.Artifact | None = None,
+    references: dict[str, str] | None = None,
 ) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared.
-    ``generation``: a generation cell's timings, as its generation event logged them."""
+    ``generation``: a generation cell's timings, as its generation event logged them;
+    ``references``: the run's reference outputs' content hash per input shape."""
     dtype, mode = cell.planned.dtype, cell.planned.mode
     if cell.status != "pass" or cell.warm_median_s is None:
         summary = CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode, words=words)
@@ -283,4 +296,5 @@ def cell_summary(
     summary.planned = planned_fields(cell.planned)
     facts = inputs_facts(inputs, input_key(cell.planned))
     summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file]
+    summary.reference = (references or {}).get(input_key(cell.planned))
     return summary
