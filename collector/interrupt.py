@@ -52,9 +52,10 @@ def _handler(signum: int, frame: FrameType | None) -> None:
 def _unraisable(previous: Any) -> Any:
     def hook(unraisable: Any) -> None:
         if isinstance(unraisable.exc_value, Aborted):
+            STATE.raised = False  # nothing is unwinding: a further signal raises at once
             name = signal.Signals(unraisable.exc_value.signum).name
             print(
-                f"collector: {name} arrived where Python cannot raise; the run stops at its next log line",
+                f"collector: {name} arrived where Python cannot raise; the run stops at its next log line, or at once on another signal",
                 file=sys.stderr,
                 flush=True,
             )

@@ -246,11 +246,22 @@ class _SignalsWhenCollected:
         signal.raise_signal(self.signum)
 
 
-def _signalling_compiler(signum: int, how: str) -> Callable[..., Any]:
+def _signalling_compiler(signum: int, how: str, raised: list[str] | None = None) -> Callable[..., Any]:
+    raised = [] if raised is None else raised
+
     def compiler(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         if how == "dropped-where-python-cannot-raise":
             _SignalsWhenCollected(signum)  # collected at once: the Aborted is printed and dropped
             return gm.forward  # the compile goes on as if nothing had arrived
+        if how == "dropped-then-sent-again":
+            _SignalsWhenCollected(signum)
+            try:  # a second signal, nothing unwinding: it raises here, not at the next log line
+                os.kill(os.getpid(), signum)
+                time.sleep(5)
+            except BaseException as exc:
+                raised.append(type(exc).__name__)
+                raise
+            return gm.forward
         try:
             os.kill(os.getpid(), signum)
             time.sleep(5)  # the handler interrupts this, inside Dynamo's call to the compiler
@@ -263,13 +274,17 @@ def _signalling_compiler(signum: int, how: str) -> Callable[..., Any]:
     return compiler
 
 
-@pytest.mark.parametrize("how", ["as-raised", "wrapped-by-the-compiler", "dropped-where-python-cannot-raise"])
+@pytest.mark.parametrize(
+    "how", ["as-raised", "wrapped-by-the-compiler", "dropped-where-python-cannot-raise", "dropped-then-sent-again"]
+)
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_compile_ends_the_run_and_the_cell_stays_untested(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], signum: int, how: str
 ) -> None:
+    raised: list[str] = []
+
     class SignallingBackend(Backend):
-        compile_backend = staticmethod(_signalling_compiler(signum, how))
+        compile_backend = staticmethod(_signalling_compiler(signum, how, raised))
 
     started = time.monotonic()
     run_dir, code = _execute(tmp_path, SignallingBackend())
@@ -278,8 +293,12 @@ def test_a_signal_during_compile_ends_the_run_and_the_cell_stays_untested(
     assert code == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum]
     _no_traceback(err)
     name = signal.Signals(signum).name
-    dropped = [f"collector: {name} arrived where Python cannot raise; the run stops at its next log line"]
-    assert _stop_lines(err) == (dropped if how == "dropped-where-python-cannot-raise" else []) + [
+    dropped = [
+        f"collector: {name} arrived where Python cannot raise; the run stops at its next log line, or at once on another signal"
+    ]
+    if how == "dropped-then-sent-again":
+        assert raised == ["Aborted"], "the second signal raised inside the compiler"
+    assert _stop_lines(err) == (dropped if how.startswith("dropped") else []) + [
         f"collector: aborted by {name}; the log up to here is intact, the cells without a result are untested"
     ]
     log = run_dir / "events.jsonl"
