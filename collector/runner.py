@@ -134,6 +134,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         timings.time_cold(run)
         timings.time_restarts(run)
         profiles.write_profiles(run)
+        interrupt.check()  # a signal whose Aborted Python dropped after the last line: not complete
         finish(run, "complete")
         run.progress.say(f"done: {run.recorded} of {len(run.cells)} cells recorded, log {run.dir / 'events.jsonl'}")
         return run.dir, 0

@@ -314,6 +314,27 @@ def test_a_signal_during_compile_ends_the_run_and_the_cell_stays_untested(
     assert statuses[B1[1]] == "untested"
 
 
+def test_a_signal_dropped_after_the_last_cell_still_ends_the_run_as_aborted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The dropped Aborted came after the run's last line before run_end: before, nothing raised
+    it again (run_end is written with signals only noted) and the run ended 'complete', exit 0."""
+    from collector import runner
+
+    real = runner.profiles.write_profiles
+
+    def then_a_signal(run: Any) -> None:
+        real(run)
+        _SignalsWhenCollected(signal.SIGTERM)
+
+    monkeypatch.setattr(runner.profiles, "write_profiles", then_a_signal)
+    run_dir, code = _execute(tmp_path, modes=["eager"])
+    assert code == 143 and run_dir is not None
+    end = _events(run_dir / "events.jsonl")[-1]
+    assert end.kind == "run_end" and end.status == "aborted" and "SIGTERM" in end.reason
+    _no_traceback(capfd.readouterr().err)
+
+
 @pytest.mark.slow
 def test_sigint_during_a_real_inductor_compile(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

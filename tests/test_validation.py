@@ -372,7 +372,7 @@ def _tokens_per_s_doubled(events: Lines) -> None:
     [
         (complete_log, _passing_mismatched, "case_result", "status pass, but error_stats counts 5 of"),
         (generation_log, _tokens_per_s_doubled, "generation", "repetitions of 6 steps give"),
-        (complete_log, _compiled_otherwise, "compile", "mode 'max-autotune' against 'default'"),
+        (complete_log, _compiled_otherwise, "compile", 'mode "max-autotune" against "default"'),
         (generation_log, _ttft_sample_dropped, "generation", "timing.ttft_warm holds 4 samples, one per repetition"),
         (
             complete_log,
@@ -614,4 +614,32 @@ def test_a_plan_before_compile_options_declares_the_defaults(tmp_path: Path) -> 
         reading = read_log(path)
         assert reading.valid is valid, [p.message for p in reading.problems]
         if not valid:
-            assert "dynamic True against False" in reading.errors[0].message
+            assert "dynamic true against false" in reading.errors[0].message
+
+
+def test_compile_options_without_backend_options_read_as_none_given(tmp_path: Path) -> None:
+    """backend_options may be left out (it defaults to none): before, a plan or compile event
+    that left it out ended every command in a TypeError traceback. And a backend told 1 was
+    not told true: the two are not the same options."""
+    bare = {"dynamic": False, "mode": "default", "fullgraph": False}
+    cases = [
+        (bare, bare, None),
+        (bare, {**bare, "backend_options": {}}, None),
+        (
+            {**bare, "backend_options": {"x": True}},
+            {**bare, "backend_options": {"x": 1}},
+            'backend_options {"x":1} against {"x":true}',
+        ),
+    ]
+    for n, (planned, given, error) in enumerate(cases):
+        events = complete_log()
+        _first_of(events, "plan")["compile_options"] = planned
+        _first_of(events, "compile")["compile_options"] = given
+        path = tmp_path / f"{n}.jsonl"
+        path.write_bytes(_text(events))
+        reading = read_log(path)
+        assert reading.valid is (error is None), [p.message for p in reading.problems]
+        if error is not None:
+            assert error in reading.errors[0].message, reading.errors[0].message
+        result = CliRunner().invoke(main, ["validate", str(path)])
+        assert "Traceback" not in result.output and result.exit_code == (0 if error is None else 1), result.output

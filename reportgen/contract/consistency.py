@@ -20,6 +20,7 @@ import re
 import statistics
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
 from collector.descriptors import descriptors
@@ -153,18 +154,14 @@ class FigureChecks:
         each compile event what the call was given: other options there mean the cell was
         compiled under a configuration the criteria do not declare."""
         used = data.compile_options
-        if used is None or used is UNSET or self.plan is None:
+        if absent(used) or self.plan is None:
             return None
         planned = self.plan.compile_options
-        if planned is None or planned is UNSET:  # a plan before [compile]: the defaults
-            declared: tuple[Any, ...] = (False, "default", False, {})
-        else:
-            declared = (planned.dynamic, planned.mode, planned.fullgraph, dict(planned.backend_options))
-        given = (used.dynamic, used.mode, used.fullgraph, dict(used.backend_options))
+        given, declared = _options(used), _options(None if absent(planned) else planned)
         if given == declared:
             return None
         names = ("dynamic", "mode", "fullgraph", "backend_options")
-        differ = "; ".join(f"{n} {g!r} against {d!r}" for n, g, d in zip(names, given, declared) if g != d)
+        differ = "; ".join(f"{n} {g} against {d}" for n, g, d in zip(names, given, declared) if g != d)
         return f"compile_options are not the plan's compile options ({differ}): the cell was compiled as its criteria do not declare"
 
     def _timing(self, data: Any) -> str | None:
@@ -231,6 +228,19 @@ class FigureChecks:
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
         return None
+
+
+def _options(options: Any) -> tuple[str, ...]:
+    """Compile options as JSON text per field, the defaults where none were declared (a plan
+    before [compile]) or left out (backend_options): so true and 1 are told apart, as the
+    backend that reads them may tell them apart."""
+    if options is None:
+        return ("false", '"default"', "false", "{}")
+    backend = options.backend_options
+    return tuple(
+        msgspec.json.encode(value, order="deterministic").decode()
+        for value in (options.dynamic, options.mode, options.fullgraph, {} if absent(backend) else backend)
+    )
 
 
 def warm_figures(name: str, warm: Any) -> str | None:
