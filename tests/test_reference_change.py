@@ -20,12 +20,13 @@ ODD = "b2-l16-contiguous-float32-compiled"
 KEYS = ("b1-l16-contiguous", "b2-l16-contiguous")
 
 
-def _run(root: Path, name: str, seed: int, odd_reference: str, failing: bool) -> Path:
+def _run(root: Path, name: str, seed: int, odd_reference: str, failing: bool, per_shape: bool = True) -> Path:
     """A timing run whose saved reference outputs are hashed by content per input shape; the
-    b2-l16 shape's hash is ``odd_reference``. ``failing``: the ODD cell mismatches."""
+    b2-l16 shape's hash is ``odd_reference``. ``failing``: the ODD cell mismatches.
+    ``per_shape``: False leaves the b2-l16 shape out of the per-shape hashes."""
     events = timing_log(name, seed=seed)
     inputs = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
-    by_key = {key: ("a" * 64 if key == KEYS[0] else odd_reference) for key in KEYS}
+    by_key = {key: ("a" * 64 if key == KEYS[0] else odd_reference) for key in KEYS[: 2 if per_shape else 1]}
     reference = {
         "kind": "artifact",
         "role": "reference_output",
@@ -97,3 +98,28 @@ def test_the_reference_times_nothing_so_timings_are_still_compared(tmp_path: Pat
     data = json.loads(_diff(str(before), str(after), "--format", "json"))
     assert len(data["changed_reference"]) == 2 and data["code_and_data"][0][0].startswith("reference outputs")
     assert len(data["timings"]) == 4 and data["values_differ"] == []
+
+
+def test_a_shape_not_hashed_on_its_own_is_judged_by_the_run_wide_hash(tmp_path: Path) -> None:
+    """The after run hashed only the b1 shape's outputs on their own; the run-wide content hash
+    differs. Before, the ODD cell read 'fixed' beside a named change of reference outputs."""
+    before = _run(tmp_path, "before", 1, "b" * 64, failing=True)
+    after = _run(tmp_path, "after", 2, "c" * 64, failing=False, per_shape=False)
+    data = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert data["fixed"] == [] and data["other_reference_pass"] == [[ODD, "mismatch", "pass"]]
+    assert "run-wide" in data["changed_reference"][ODD] and "not hashed on their own" in data["changed_reference"][ODD]
+
+
+def test_a_pass_under_a_changed_criterion_and_other_reference_names_both(tmp_path: Path) -> None:
+    """Before, the cell was listed under other reference outputs only, the loosened tolerance
+    that could have decided it left unsaid beside it."""
+    before = _run(tmp_path, "before", 1, "b" * 64, failing=True)
+    after = _run(tmp_path, "after", 2, "c" * 64, failing=False)
+    events = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()]
+    plan = next(e for e in events if e["kind"] == "plan")
+    plan["tolerances"]["float32"]["atol"] *= 10
+    after.write_text(dumps(events), encoding="utf-8")
+    data = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert data["other_reference_pass"] == [] and data["fixed"] == []
+    (passed,) = data["changed_criterion"]
+    assert passed["case"] == ODD and "tolerance" in passed["text"] and "other reference outputs" in passed["text"]

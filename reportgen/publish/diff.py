@@ -20,6 +20,7 @@ from typing import ClassVar, Sequence
 
 from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
+    REFERENCE_OUTPUTS,
     code_and_data_changes,
     compare_hosts,
     replicate_changes,
@@ -712,10 +713,8 @@ class _Cells:
             result.redefined.append((case, redefined))
             return
         values = self._other_values(case, old, new)
-        if old.reference and new.reference and old.reference != new.reference:
-            result.changed_reference[case] = (
-                f"other reference outputs by content: sha256 {old.reference[:12]}... against {new.reference[:12]}..."
-            )
+        if (reference := self._other_reference(old, new)) is not None:
+            result.changed_reference[case] = reference
         statuses = self._replicate_statuses(case)
         if old.status != new.status:
             _status_change(result, case, old, new, values)
@@ -745,6 +744,22 @@ class _Cells:
             self.result.changed_values[case] = inputs.text
             return "inputs"
         self.declared_inputs += inputs.basis == DECLARED
+        return None
+
+    def _other_reference(self, old: CellSummary, new: CellSummary) -> str | None:
+        """Why the cell was judged against other reference outputs, or None: its input shape's
+        content hashes differ, or (where a run did not hash that shape on its own) the run-wide
+        reference outputs' content hashes differ."""
+        if old.reference and new.reference:
+            if old.reference == new.reference:
+                return None
+            return f"other reference outputs by content: sha256 {old.reference[:12]}... against {new.reference[:12]}..."
+        a, b = (side[0].hashes.get(REFERENCE_OUTPUTS, [None])[0] for side in (self.befores, self.afters))
+        if a and b and a != b:
+            return (
+                f"other reference outputs by content, run-wide: sha256 {a[:12]}... against {b[:12]}... "
+                "(this input shape's outputs not hashed on their own)"
+            )
         return None
 
     def _replicate_statuses(self, case: str) -> str | None:
@@ -825,13 +840,13 @@ def _status_change(result: RunDiff, case: str, old: CellSummary, new: CellSummar
             result.failure_criteria[case] = named
     elif new.status == "pass" and old.status in FAILING and case in result.changed_values:
         result.other_values_pass.append(change)  # not fixed: not the same values
-    elif new.status == "pass" and old.status in FAILING and case in result.changed_reference:
-        result.other_reference_pass.append(change)  # not fixed: judged against another reference
     elif new.status == "pass" and old.status != "pass":
-        if relevant:
-            result.changed_criterion.append(
-                CriterionPass(case, old.status, new.status, tuple(c.text for c in relevant))
-            )
+        reference = result.changed_reference.get(case)
+        if relevant:  # with the other reference beside the criteria, where it changed too
+            texts = tuple(c.text for c in relevant) + ((reference,) if reference else ())
+            result.changed_criterion.append(CriterionPass(case, old.status, new.status, texts))
+        elif old.status in FAILING and reference:
+            result.other_reference_pass.append(change)  # not fixed: judged against another reference
         elif old.status in FAILING:
             result.fixed.append(change)
         else:  # untested or skipped before: it passes now, but nothing that failed was fixed
