@@ -496,3 +496,29 @@ def test_generation_replicates_show_the_same_series_medians_in_both(tmp_path: Pa
             [found[key]["before_s"], found[key]["after_s"]], rel=1e-12
         )
         assert series["warm"]["ratio"] == pytest.approx(found[key]["ratio"], rel=1e-5)
+
+
+def test_compare_s_compiled_speedup_with_replicates_is_of_the_medians_it_shows(tmp_path: Path) -> None:
+    """Two of three baseline runs compiled three times slower. Before, the speedup table gave the
+    first run's eager/compiled ratio (1.25x) beside a timing table whose side medians gave about
+    0.4x: now it is the ratio of the side medians shown."""
+
+    def run(name: str, seed: int, slow_compiled: bool) -> Path:
+        events = timing_log(name, seed=seed)
+        if slow_compiled:
+            for event in events:
+                if event["kind"] == "timing" and event["case"].endswith("compiled"):
+                    event["warm"] = scaled_warm(event["warm"], 3.0)
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run("b1", 1, False), run("b2", 2, True), run("b3", 3, True)]
+    after = [run("a1", 4, False), run("a2", 5, False)]
+    data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
+    medians = {c["case"]: c["timing"]["medians"] for c in data["cells"]}
+    assert len(data["speedups"]) == 2
+    for speedup in data["speedups"]:
+        b = speedup["shape"].strip("()").replace(", ", "-l")
+        eager, compiled = medians[f"b{b}-contiguous-float32-eager"], medians[f"b{b}-contiguous-float32-compiled"]
+        assert speedup["baseline"] == pytest.approx(eager[0] / compiled[0], rel=1e-12)
+        assert speedup["candidate"] == pytest.approx(eager[1] / compiled[1], rel=1e-12)
+        assert speedup["baseline"] < 0.5 < 1 < speedup["candidate"]

@@ -1098,7 +1098,12 @@ class GenerationTiming(Strict, kw_only=True, frozen=True):
         ),
     ]
     ttft_warm: Annotated[Warm, Doc("Prefill plus first token, one sample per warm repetition.")]
-    decode_token: Annotated[Warm, Doc("One decode call (one new token), every step of every warm repetition.")]
+    decode_token: Annotated[
+        Warm,
+        Doc(
+            "One decode call (one new token), every step of every warm repetition: each repetition's steps in turn, as many in each (tokens_per_s is read from them so)."
+        ),
+    ]
     tokens_per_s: Annotated[
         NonNegative,
         Doc(

@@ -1305,9 +1305,17 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
             ]
             if caught:
                 return None, f"not compared: {' and '.join(caught)}"
-            if kind := unsteady_kind((e.timing_flag, c.timing_flag)):  # either series decides nothing
+            # Either series decides nothing, in the side's first run or in a further replicate.
+            replicas = [f for m in (eager, compiled) if m.timing for f in m.timing.flags if f"({role} replicate " in f]
+            if kind := unsteady_kind((e.timing_flag, c.timing_flag, *replicas)):
                 return None, kind
-            return e.warm_median_s / c.warm_median_s, None
+            # Each side's warm medians as the timing table shows them (with replicates, the
+            # median of the runs' medians), where the cell was timed on both sides.
+            index = 0 if role == "baseline" else 1
+            eager_s, compiled_s = (
+                m.timing.medians[index] if m.timing else getattr(m, role).warm_median_s for m in (eager, compiled)
+            )
+            return (eager_s / compiled_s if eager_s and compiled_s else None), None
 
         (base, base_flag), (cand, cand_flag) = speedup("baseline"), speedup("candidate")
         out.append(Speedup(shape, layout, dtype, base, cand, base_flag, cand_flag))
