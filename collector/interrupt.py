@@ -103,21 +103,23 @@ def check() -> None:
         raise Aborted(STATE.received)
 
 
+def _raise_noted() -> None:
+    """Between log lines: raise a noted signal, unless the run is being closed."""
+    if not STATE.writing and not STATE.closing:
+        check()
+
+
 @contextlib.contextmanager
 def writing_line() -> Iterator[None]:
     """Hold a signal that arrives while one log line is written until the line is complete; one
     that arrived before (its Aborted dropped where Python cannot raise) stops the line unwritten."""
-    if not STATE.writing and STATE.received is not None and not STATE.closing:
-        STATE.closing = True
-        raise Aborted(STATE.received)
+    _raise_noted()
     STATE.writing += 1
     try:
         yield
     finally:
         STATE.writing -= 1
-    if not STATE.writing and STATE.received is not None and not STATE.closing:
-        STATE.closing = True
-        raise Aborted(STATE.received)
+    _raise_noted()
 
 
 def closing() -> None:

@@ -10,7 +10,8 @@ IQR, so figures its own samples do not give are refused; and a compile event's o
 the plan's, which the criteria table states.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
-on every ``case_result``, ``generation``, ``train_step`` and ``train_result`` line of a long log.
+on every ``case_result``, ``timing``, ``compile``, ``generation``, ``train_step`` and
+``train_result`` line of a long log.
 """
 
 from __future__ import annotations
@@ -165,16 +166,16 @@ class FigureChecks:
         return f"compile_options are not the plan's compile options ({differ}): the cell was compiled as its criteria do not declare"
 
     def _timing(self, data: Any) -> str | None:
-        return None if data.warm is None or data.warm is UNSET else warm_figures("warm", data.warm)
+        return None if absent(data.warm) else warm_figures("warm", data.warm)
 
     def _generation(self, data: Any) -> str | None:
         timing = data.timing
-        if timing is not None and timing is not UNSET:
+        if not absent(timing):
             if (why := warm_figures("timing.ttft_warm", timing.ttft_warm)) is not None:
                 return why
             if (why := warm_figures("timing.decode_token", timing.decode_token)) is not None:
                 return why
-            if (why := _tokens_per_s(timing)) is not None:
+            if (why := _repetitions(timing)) is not None:
                 return why
         rows, ref = data.tokens, data.reference_tokens
         if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
@@ -248,7 +249,7 @@ def warm_figures(name: str, warm: Any) -> str | None:
     median, and the inclusive quartiles and 90th percentile of ``statistics.quantiles``): every
     page and comparison reads the logged median and IQR, so one that the samples do not give
     would show a time that was never measured."""
-    made = warm_stats(list(warm.samples_s))
+    made = warm_stats(warm.samples_s)
     for figure in _WARM_FIGURES:
         logged = getattr(warm, figure)
         if not math.isclose(logged, made[figure], rel_tol=1e-9, abs_tol=1e-12):
@@ -256,7 +257,7 @@ def warm_figures(name: str, warm: Any) -> str | None:
     return None
 
 
-def _tokens_per_s(timing: Any) -> str | None:
+def _repetitions(timing: Any) -> str | None:
     """ttft_warm holds one sample per repetition, and tokens_per_s is the decode steps of one
     repetition over the median repetition's decode time (collector/run/generation_cells.py), so
     decode_token's samples, each repetition's steps in turn, give it."""

@@ -223,7 +223,10 @@ class CellTiming(_JudgedRatio):
     flags: tuple[str, ...]
     # Each side's warm median: the median of its runs' logged medians (a run's own with one run
     # a side), as `reportgen diff` gives it.
-    medians: tuple[float, float] = (0.0, 0.0)
+    medians: tuple[float, float]
+    # Why each side's series decide nothing, its further replicates' included (unsteady_kind);
+    # None: every run's series is stable.
+    unsteady: tuple[str | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -1032,11 +1035,11 @@ def _with_timings(
                     cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
                 else:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
-            base_samples, cand_samples = samples[cell.case]
-            replicas = replicate_flags(
-                "baseline", [c.side.run.start.run_id for c in sides[0]], base_samples
-            ) + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples)
-            replicas += _replicate_fallback(cell.case, extra)
+            base_replicas, cand_replicas = (
+                replicate_flags(role, [c.side.run.start.run_id for c in side], runs)
+                for role, side, runs in zip(("baseline", "candidate"), sides, samples[cell.case])
+            )
+            replicas = base_replicas + cand_replicas + _replicate_fallback(cell.case, extra)
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
@@ -1049,6 +1052,10 @@ def _with_timings(
                 _ratio(a.compile_s, b.compile_s),
                 flags,
                 medians,
+                (
+                    unsteady_kind((a.timing_flag, *base_replicas)),
+                    unsteady_kind((b.timing_flag, *cand_replicas)),
+                ),
             )
         p = cell.planned
         out.append(
@@ -1306,12 +1313,12 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
             if caught:
                 return None, f"not compared: {' and '.join(caught)}"
             # Either series decides nothing, in the side's first run or in a further replicate.
-            replicas = [f for m in (eager, compiled) if m.timing for f in m.timing.flags if f"({role} replicate " in f]
+            index = 0 if role == "baseline" else 1
+            replicas = [m.timing.unsteady[index] for m in (eager, compiled) if m.timing]
             if kind := unsteady_kind((e.timing_flag, c.timing_flag, *replicas)):
                 return None, kind
             # Each side's warm medians as the timing table shows them (with replicates, the
             # median of the runs' medians), where the cell was timed on both sides.
-            index = 0 if role == "baseline" else 1
             eager_s, compiled_s = (
                 m.timing.medians[index] if m.timing else getattr(m, role).warm_median_s for m in (eager, compiled)
             )

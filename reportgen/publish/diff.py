@@ -701,6 +701,9 @@ class _Cells:
         self.result, self.befores, self.afters, self.other = result, befores, afters, other
         self.timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
         self.declared_inputs = 0  # cells whose inputs are the same by declaration only
+        # The run-wide reference outputs' content hashes where both runs hashed them and they differ.
+        a, b = (side[0].hashes.get(REFERENCE_OUTPUTS, [None])[0] for side in (befores, afters))
+        self.run_reference = (a, b) if a and b and a != b else None
 
     def diff(self, case: str) -> None:
         result = self.result
@@ -754,13 +757,13 @@ class _Cells:
             if old.reference == new.reference:
                 return None
             return f"other reference outputs by content: sha256 {old.reference[:12]}... against {new.reference[:12]}..."
-        a, b = (side[0].hashes.get(REFERENCE_OUTPUTS, [None])[0] for side in (self.befores, self.afters))
-        if a and b and a != b:
-            return (
-                f"other reference outputs by content, run-wide: sha256 {a[:12]}... against {b[:12]}... "
-                "(this input shape's outputs not hashed on their own)"
-            )
-        return None
+        if self.run_reference is None:
+            return None
+        a, b = self.run_reference
+        return (
+            f"other reference outputs by content, run-wide: sha256 {a[:12]}... against {b[:12]}... "
+            "(this input shape's outputs not hashed on their own)"
+        )
 
     def _replicate_statuses(self, case: str) -> str | None:
         """The statuses that differ between the runs of a side (recorded), or None."""
