@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import itertools
+import re
 import json
 import stat
 import sys
@@ -187,16 +188,7 @@ class WorkloadPlan:
 
     def missing_tolerance(self, dtype: str) -> str | None:
         """Why cells of this dtype must not run, or None when their criteria are declared."""
-        tol = self.tolerances.get(dtype)
-        if tol is None:
-            return f"the plan declares no tolerance for {dtype}; declare [tolerances.{dtype}] before running it"
-        if self.training and not ("loss" in tol and "grad" in tol):
-            return f"a training plan declares loss and grad tolerances per dtype; [tolerances.{dtype}] lacks them"
-        if self.generation and "task" not in tol:
-            return f"a generation plan declares a task criterion on greedy_steps_agreeing for every dtype; [tolerances.{dtype}] lacks one"
-        if dtype != "float32" and "task" not in tol:
-            return f"the plan declares no task criterion for {dtype}; an elementwise tolerance alone does not establish task quality"
-        return None
+        return missing_criteria(self.tolerances, dtype, bool(self.training), bool(self.generation))
 
 
 def expand_matrix(matrix: dict[str, Any], limit: int | None = None) -> list[Cell]:
@@ -222,6 +214,28 @@ def _cells(matrix: dict[str, Any]) -> Iterator[Cell]:
                 for b, l in repeats:
                     original = Cell(b, l, lay, dt, "compiled")
                     yield Cell(b, l, lay, dt, "compiled", repeat_of=original.case)
+
+
+def file_stem(name: str) -> str:
+    """A plan's name as it may begin a file or folder name: letters, digits, '.', '_' and '-'
+    kept, anything else (a path separator, a newline) a hyphen, no leading dot or hyphen, at most
+    100 characters. A name like '../../x' names a run folder inside --out, never above it."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", name).lstrip(".-")[:100] or "workload"
+
+
+def missing_criteria(tolerances: dict[str, Any], dtype: str, training: bool, generation: bool) -> str | None:
+    """Why cells of ``dtype`` must not run under these [tolerances] tables (the collector skips
+    them), or None when their criteria are declared. plan-check asks the same question."""
+    tol = tolerances.get(dtype)
+    if tol is None:
+        return f"the plan declares no tolerance for {dtype}; declare [tolerances.{dtype}] before running it"
+    if training and not ("loss" in tol and "grad" in tol):
+        return f"a training plan declares loss and grad tolerances per dtype; [tolerances.{dtype}] lacks them"
+    if generation and "task" not in tol:
+        return f"a generation plan declares a task criterion on greedy_steps_agreeing for every dtype; [tolerances.{dtype}] lacks one"
+    if dtype != "float32" and "task" not in tol:
+        return f"the plan declares no task criterion for {dtype}; an elementwise tolerance alone does not establish task quality"
+    return None
 
 
 def _tolerances(raw: dict[str, Any], dtypes: set[str]) -> dict[str, dict[str, Any]]:

@@ -948,6 +948,9 @@ def plan_check(
     except PlanError as exc:
         echo(f"reportgen plan-check: unreadable plan: {shown(exc)}", err=True)
         sys.exit(1)
+    except InspectionError as exc:
+        echo(f"reportgen plan-check: the inspection does not belong to this plan: {shown(exc)}", err=True)
+        sys.exit(1)
     if as_json or fmt == "json":
         echo(plancheck.format_json(review))
     elif fmt == "md":

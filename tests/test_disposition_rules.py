@@ -89,6 +89,19 @@ def _no_tolerance(events: Events) -> None:
     _first(events, "plan")["tolerances"] = {}
 
 
+def _rtol_of_one(events: Events) -> None:
+    # |0 - ref| <= rtol * |ref| at every element: an output of zeros passes.
+    _first(events, "plan")["tolerances"]["float32"]["rtol"] = 1.0
+
+
+def _cosine_at_least_minus_one(events: Events) -> None:
+    criterion = {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}
+    _first(events, "plan")["tolerances"]["float32"]["task"] = criterion
+    for e in events:
+        if e["kind"] == "case_result" and e.get("task_metric"):
+            e["task_metric"].update(name=criterion["metric"], criterion=criterion)
+
+
 def _f64_on_cpu_in_f32(events: Events) -> None:
     plan = _first(events, "plan")
     plan["requirements"] = ["requires_float64"]
@@ -111,6 +124,17 @@ CASES = [
     ("recompile limit", _limit, "cpu", "cpu", "change", "recompile-limit", "operator", COMPILED),
     ("skipped cell", _skip, "cpu", "cpu", "blocked", "skipped-cells", None, COMPILED),
     ("no tolerance", _no_tolerance, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
+    ("a tolerance that passes zeros", _rtol_of_one, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
+    (
+        "a task criterion that cannot fail",
+        _cosine_at_least_minus_one,
+        "cpu",
+        "cpu",
+        "blocked",
+        "tolerances",
+        None,
+        EAGER,
+    ),
     ("float64 required, float32 output", _f64_on_cpu_in_f32, "cpu", "cpu", "change", "precision", "precision", None),
     ("unknown backend family", _unknown_family, "cpu", "cpu", "blocked", "environment", None, None),
     (

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Callable, Literal, Sequence
 
+import msgspec
+
 from reportgen.model.annotations import Annotation
+from reportgen.judge.criterion_power import cannot_fail
 from reportgen.judge.backend_docs import (
     BackendDocs,
     adapter_docs,
@@ -436,6 +439,20 @@ def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
         reasons.append(
             Reason("tolerances", "blocked", f"No tolerance declared for {', '.join(missing)}.", _cases(cells))
         )
+    for dtype in dtypes:
+        if dtype in missing:
+            continue
+        vacuous = cannot_fail(dtype, msgspec.to_builtins(run.plan.tolerances[dtype]))
+        if vacuous:
+            cells = [c for c in run.cells if c.planned.dtype == dtype]
+            reasons.append(
+                Reason(
+                    "tolerances",
+                    "blocked",
+                    f"The declared {dtype} criteria pass a wrong output, so a pass under them is no evidence: {'; '.join(vacuous)}.",
+                    _cases(cells),
+                )
+            )
     if run.first_result_line is not None and run.plan_line is not None and run.plan_line > run.first_result_line:
         reasons.append(
             Reason("tolerances", "blocked", "Tolerances and comparison rules were declared after the first result.")
@@ -1059,6 +1076,16 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         outcome = "blocked"
     elif changes:
         outcome = "change"
+    elif run.counts()["pass"] == 0:  # nothing measured stands behind a "suitable"
+        outcome = "blocked"
+        reasons.append(
+            Reason(
+                "nothing-passed",
+                "blocked",
+                "No planned cell passed, so nothing here is evidence that the path is suitable.",
+                _cases(run.cells),
+            )
+        )
     else:
         outcome = "suitable"
     evidence = evidence_for(run)

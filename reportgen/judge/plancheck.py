@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import copy
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, overload
@@ -24,9 +25,10 @@ import msgspec
 import tomli_w
 
 from collector import planschema
-from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, plan_from_data, read_plan_file
-from reportgen.contract.inspection import InspectionLog
+from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, missing_criteria, plan_from_data, read_plan_file
+from reportgen.contract.inspection import InspectionError, InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
+from reportgen.judge.criterion_power import bit_exact, cannot_fail
 from reportgen.storage.local import replace_file
 
 CLASSES = {
@@ -142,9 +144,24 @@ def _finding(ctx: Context, cid: str, severity: str, title: str, detail: str, fir
 
 def check_precision(ctx: Context) -> list[Finding]:
     f64_doc = ctx.docs.constraint("float64-as-float32")
+    required = "requires_float64" in ctx.plan.requirements
     if f64_doc is None:
-        return []
-    if "requires_float64" in ctx.plan.requirements:
+        dtypes = ctx.revised["matrix"].get("dtypes", ["float32"])
+        if not required or "float64" in dtypes:
+            return []
+        ctx.revised["matrix"]["dtypes"] = [*dtypes, "float64"]
+        return [
+            Finding(
+                "float64-required",
+                "revise",
+                "float64 computation is required but no float64 cell is planned",
+                "A report blocks such a run: cells of other dtypes are no evidence of float64 computation.",
+                "Add float64 to [matrix] dtypes, with its tolerance and task criterion.",
+                "",
+                "plan",
+            )
+        ]
+    if required:
         return [
             _finding(
                 ctx,
@@ -390,6 +407,66 @@ def check_dtypes(ctx: Context) -> list[Finding]:
     return findings
 
 
+def check_runnable(ctx: Context) -> list[Finding]:
+    """Cells the collector would skip for want of criteria (collector.plan.missing_criteria),
+    asked of the plan as revised so far: a run of this plan would hold no evidence for them."""
+    tolerances = ctx.revised.get("tolerances", {})
+    findings = []
+    for dtype in ctx.revised["matrix"].get("dtypes", ["float32"]):
+        table = tolerances.get(dtype)
+        if dtype == "float32" and table is None:
+            continue  # the collector applies the seed's FP32 default (check_dtypes notes it)
+        why = missing_criteria(tolerances, dtype, ctx.plan.training is not None, ctx.plan.generation is not None)
+        if why is not None:
+            findings.append(
+                Finding(
+                    "criteria-missing",
+                    "revise",
+                    f"every {dtype} cell would be skipped",
+                    f"The collector skips a cell whose criteria are not declared: {why}. A run of this plan holds no {dtype} result.",
+                    f"Declare the missing criteria in [tolerances.{dtype}] with the workload's owner before running.",
+                    "Criteria are declared before any result",
+                    "collector",
+                )
+            )
+    return findings
+
+
+def check_criteria_power(ctx: Context) -> list[Finding]:
+    """Declared criteria a wrong output passes (judge/criterion_power.py): a pass under them
+    is no evidence, and the report blocks such a run."""
+    findings = []
+    planned = ctx.revised["matrix"].get("dtypes", ["float32"])
+    for dtype, table in ctx.checked.get("tolerances", {}).items():
+        if dtype not in planned:
+            continue
+        for why in cannot_fail(dtype, table):
+            findings.append(
+                Finding(
+                    "criterion-cannot-fail",
+                    "revise",
+                    f"a {dtype} criterion cannot fail",
+                    f"{why}: a pass under it is no evidence of correctness, and a report of the run is blocked.",
+                    "Agree with the workload's owner a criterion that a wrong output fails, before running.",
+                    "A pass is evidence only when the criterion could fail",
+                    "plan",
+                )
+            )
+        if bit_exact(table) and dtype.startswith(("float", "bfloat")):
+            findings.append(
+                Finding(
+                    "criterion-bit-exact",
+                    "note",
+                    f"the {dtype} tolerance is zero",
+                    f"tolerances.{dtype}: atol = rtol = 0 passes only bit-identical results; another backend's floating-point results rarely are.",
+                    "Keep it only if bit-identical results are the requirement.",
+                    "",
+                    "plan",
+                )
+            )
+    return findings
+
+
 def _task_metric_name(tolerances: dict[str, Any]) -> str:
     for tol in tolerances.values():
         if isinstance(tol, dict) and "task" in tol:
@@ -556,6 +633,18 @@ def check_modes(ctx: Context) -> list[Finding]:
                 "Add eager mode next to compiled.",
             )
         )
+    if "compiled" not in modes:
+        findings.append(
+            Finding(
+                "no-compiled",
+                "note",
+                "no compiled cells",
+                f"The plan runs eager cells only: a run of it says nothing of torch.compile on {ctx.docs.target}, and its disposition covers the eager path alone.",
+                'Add "compiled" to [matrix] modes if the workload will be compiled on this backend.',
+                "",
+                "plan",
+            )
+        )
     return findings
 
 
@@ -601,6 +690,8 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
     check_expected_compilations,
     check_precision,
     check_dtypes,
+    check_runnable,
+    check_criteria_power,
     check_layout,
     check_integer_ranges,
     check_modes,
@@ -620,6 +711,10 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
     those findings are predictions from the graph, labelled so."""
     raw, text = read_plan_file(path)  # read once: parsing a plan of a megabyte takes seconds
     plan = plan_from_data(raw, text, path, require_module=False, allow_undecided=True)
+    if inspection is not None and inspection.start.workload != plan.name:
+        raise InspectionError(
+            f"{inspection.path}: inspects the workload {inspection.start.workload!r}, not this plan's {plan.name!r}"
+        )
     return _review(str(path), raw, plan, target, inspection)
 
 
@@ -725,6 +820,9 @@ def logged_plan_toml(event: Any) -> dict[str, Any]:
         entry: dict[str, Any] = {"atol": tol.atol, "rtol": tol.rtol}
         if tol.task is not None:
             entry["task"] = {"metric": tol.task.metric, "op": tol.task.op, "threshold": tol.task.threshold}
+        for part, rule in (("loss", tol.loss), ("grad", tol.grad)):
+            if rule is not None:
+                entry[part] = {"atol": rule.atol, "rtol": rule.rtol}
         raw["tolerances"][dtype] = entry
     for table, part in (
         ("padding", event.padding),
@@ -783,7 +881,7 @@ def _names(items: list[Any]) -> str:
 def inspection_findings(ctx: Context, log: InspectionLog) -> list[Finding]:
     """What the inspected graphs predict on this target, from its constraint data."""
     findings: list[Finding] = []
-    if log.start.plan_sha256 != ctx.plan.text_sha256 or log.start.workload != ctx.plan.name:
+    if log.start.plan_sha256 != ctx.plan.text_sha256:
         findings.append(
             Finding(
                 "inspection-stale",
@@ -987,15 +1085,21 @@ def write_revised(review: PlanReview, original: Path, out: Path) -> None:
     assert review.revised is not None
     revised = copy.deepcopy(review.revised)
     module = (original.parent / revised["workload"]["module"]).resolve()
+    # Relative to where the revised plan is written (going up with .. where needed) when both lie
+    # in one tree below the root, so the pair can move together; otherwise absolute.
+    folder = out.parent.resolve()
     try:
-        revised["workload"]["module"] = str(module.relative_to(out.parent.resolve()))
-    except ValueError:
-        revised["workload"]["module"] = str(module)
+        shared = Path(os.path.commonpath([module, folder]))
+    except ValueError:  # another drive
+        shared = Path(module.anchor)
+    within = shared != Path(shared.anchor)
+    revised["workload"]["module"] = Path(os.path.relpath(module, folder)).as_posix() if within else str(module)
     header = (
         f"# Revised by `reportgen plan-check --target {review.target}` from {original.name}.\n"
         "# Values marked proposed = true and UNDECIDED texts are proposals, not approvals: review them with the\n"
         "# owner, write the agreed values and remove the marks. Until then plan-check says 'needs a revised\n"
         "# test plan' and the collector refuses to run this plan.\n"
+        f"# Comments of {original.name} (the owner's reasons for its values) are not carried over: read them there.\n"
     )
     replace_file(out, (header + tomli_w.dumps(revised)).encode("utf-8"))
 

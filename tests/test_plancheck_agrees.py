@@ -1,0 +1,166 @@
+"""plan-check says what the collector and the report will do with a plan: cells the collector
+skips for want of criteria, criteria a wrong output passes, a float64 requirement with no
+float64 cell, an inspection of another workload, and a revised plan that keeps its module."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomli_w
+from click.testing import CliRunner
+
+from collector.plan import load_plan
+from reportgen.cli import main
+from reportgen.judge.plancheck import review_plan
+from tests.conftest import REPO
+
+WORKLOADS = REPO / "collector" / "workloads"
+
+
+def _plan(tmp_path: Path, name: str, edit: Any, source: str = "tiny_encoder.toml") -> Path:
+    """A shipped plan with one edit, written beside a copy of nothing else (the module path made absolute)."""
+    data = tomllib.loads((WORKLOADS / source).read_text(encoding="utf-8"))
+    data["workload"]["module"] = str((WORKLOADS / data["workload"]["module"]).resolve())
+    edit(data)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    return path
+
+
+def _ids(review: Any) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for f in review.findings:
+        found.setdefault(f.id, []).append(f)
+    return found
+
+
+def _float16_untoleranced(data: dict[str, Any]) -> None:
+    data["matrix"]["dtypes"] = ["float32", "float16"]
+
+
+def _float16_without_task(data: dict[str, Any]) -> None:
+    data["matrix"]["dtypes"] = ["float32", "float16"]
+    data["tolerances"]["float16"] = {"atol": 1e-3, "rtol": 1e-3}
+
+
+def _training_without_loss_and_grad(data: dict[str, Any]) -> None:
+    for part in ("loss", "grad"):
+        data["tolerances"]["float32"].pop(part)
+
+
+@pytest.mark.parametrize(
+    ("edit", "source", "dtype", "words"),
+    [
+        (_float16_untoleranced, "tiny_encoder.toml", "float16", "no tolerance for float16"),
+        (_float16_without_task, "tiny_encoder.toml", "float16", "no task criterion for float16"),
+        (_training_without_loss_and_grad, "tiny_classifier.toml", "float32", "loss and grad tolerances"),
+    ],
+    ids=["float16-no-tolerance", "float16-no-task", "training-no-loss-grad"],
+)
+def test_cells_the_collector_would_skip_need_a_revised_plan(
+    tmp_path: Path, edit: Any, source: str, dtype: str, words: str
+) -> None:
+    path = _plan(tmp_path, "plan", edit, source)
+    plan = load_plan(path, require_module=False)
+    assert words in (plan.missing_tolerance(dtype) or ""), "the collector would skip these cells"
+    for target in ("neuron", "cuda", "cpu"):
+        review = review_plan(path, target)
+        (finding,) = _ids(review)["criteria-missing"]
+        assert review.classification != "compatible" and finding.severity == "revise"
+        assert dtype in finding.title and words in finding.detail
+
+
+def test_a_float64_requirement_without_a_float64_cell_is_revised_on_every_target(tmp_path: Path) -> None:
+    def require(data: dict[str, Any]) -> None:
+        data["workload"]["requirements"] = ["requires_float64"]
+        data["matrix"]["dtypes"] = ["float32"]
+
+    path = _plan(tmp_path, "f64", require, "heat_solver.toml")
+    for target in ("cuda", "cpu"):
+        review = review_plan(path, target)
+        assert review.classification == "revise", review.findings
+        assert "float64-required" in _ids(review)
+        assert review.revised is not None and "float64" in review.revised["matrix"]["dtypes"]
+    assert review_plan(path, "neuron").classification == "blocked", "there float64 runs as float32"
+
+
+@pytest.mark.parametrize(
+    ("tolerance", "words"),
+    [
+        ({"rtol": 1.0}, "tolerances.float32.rtol = 1 passes an output of zeros"),
+        ({"task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}}, "holds for any output"),
+        ({"task": {"metric": "min_cosine_to_reference", "op": "<=", "threshold": 1.0}}, "holds for any output"),
+        ({"task": {"metric": "min_cosine_to_reference", "op": "<=", "threshold": 0.5}}, "less like the reference"),
+    ],
+    ids=["rtol-1", "cosine-at-least-minus-one", "cosine-at-most-one", "cosine-inverted"],
+)
+def test_a_criterion_a_wrong_output_passes_needs_a_revised_plan(
+    tmp_path: Path, tolerance: dict[str, Any], words: str
+) -> None:
+    path = _plan(tmp_path, "vacuous", lambda data: data["tolerances"]["float32"].update(tolerance))
+    review = review_plan(path, "cpu")
+    (finding,) = _ids(review)["criterion-cannot-fail"]
+    assert review.classification == "revise" and finding.severity == "revise" and words in finding.detail
+
+
+def test_sound_criteria_and_a_float64_error_bound_raise_nothing(tmp_path: Path) -> None:
+    for source in ("tiny_encoder.toml", "minilm.toml", "heat_solver.toml", "decoder_lm.toml", "tiny_classifier.toml"):
+        review = review_plan(WORKLOADS / source, "cpu")
+        assert not {"criterion-cannot-fail", "criteria-missing"} & set(_ids(review)), (source, review.findings)
+
+
+def test_a_zero_tolerance_is_a_note(tmp_path: Path) -> None:
+    path = _plan(tmp_path, "exact", lambda data: data["tolerances"]["float32"].update(atol=0.0, rtol=0.0))
+    review = review_plan(path, "cpu")
+    assert [f.severity for f in _ids(review)["criterion-bit-exact"]] == ["note"]
+
+
+def test_an_eager_only_plan_says_the_compiled_path_is_untested(tmp_path: Path) -> None:
+    path = _plan(tmp_path, "eager", lambda data: data["matrix"].update(modes=["eager"]))
+    (finding,) = _ids(review_plan(path, "neuron"))["no-compiled"]
+    assert finding.severity == "note" and "torch.compile on neuron" in finding.detail
+    assert "no-compiled" not in _ids(review_plan(WORKLOADS / "tiny_encoder.toml", "neuron"))
+
+
+def test_an_inspection_of_another_workload_is_refused() -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "plan-check",
+            str(WORKLOADS / "heat_solver.toml"),
+            "--inspection",
+            str(REPO / "sample_inspections" / "tiny-encoder.inspection.jsonl"),
+            "--target",
+            "cpu",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "inspects the workload 'tiny-encoder', not this plan's 'heat-solver'" in result.output
+    assert "Compatible" not in result.output
+
+
+def test_a_revised_plan_in_the_same_tree_names_its_module_relatively(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "plans").mkdir(parents=True)
+    (tree / "models").mkdir()
+    (tree / "models" / "m.py").write_text("# the workload\n", encoding="utf-8")
+
+    def move(data: dict[str, Any]) -> None:
+        data["workload"]["module"] = "../models/m.py"
+        data["matrix"]["cache_checks"] = []
+
+    plan = _plan(tree / "plans", "p", lambda data: None, "tiny_encoder.toml")
+    data = tomllib.loads(plan.read_text(encoding="utf-8"))
+    move(data)
+    data["matrix"]["dtypes"] = ["bfloat16"]  # something to revise
+    plan.write_text(tomli_w.dumps(data), encoding="utf-8")
+    out = tree / "revised" / "deeper" / "p.toml"
+    out.parent.mkdir(parents=True)
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--write-revised", str(out)])
+    assert result.exit_code == 3, result.output
+    text = out.read_text(encoding="utf-8")
+    assert tomllib.loads(text)["workload"]["module"] == "../../models/m.py"
+    assert "are not carried over" in text
