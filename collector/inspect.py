@@ -18,7 +18,6 @@ not be captured is recorded, not an error), 1 internal error, 2 usage or plan er
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -59,7 +58,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    from collector.plan import PlanError, load_plan
+    from collector.plan import PlanError, file_stem, load_plan
     from collector.workload import WorkloadError, check_source
 
     try:
@@ -69,7 +68,7 @@ def main(argv: list[str]) -> int:
         print(f"collector inspect: plan error: {exc}", file=sys.stderr)
         return 2
     # The workload's name is the plan's text: only a plain file name is made of it, here.
-    out = args.out or Path(re.sub(r"[^A-Za-z0-9._-]", "-", plan.name).lstrip(".-")[:100] + ".inspection.jsonl")
+    out = args.out or Path(file_stem(plan.name) + ".inspection.jsonl")
     if out.exists() or out.is_symlink():
         print(f"collector inspect: --out {out} exists; give a new file name (nothing was written)", file=sys.stderr)
         return 2

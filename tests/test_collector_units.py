@@ -258,3 +258,20 @@ def test_a_step_that_uses_the_log_workload_or_model_before_setup_is_told_so(tmp_
         assert run.model is model and not run.has_log
     finally:
         shutil.rmtree(run.cache_dir, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/tmp/absolute", "two\nlines\x1b[31m", "..."])
+def test_a_run_folder_stays_inside_out_whatever_the_plan_names_its_workload(tmp_path: Path, name: str) -> None:
+    import dataclasses
+    import shutil
+
+    from collector.backends import select_backend
+    from collector.run.state import Options, Run
+
+    plan = dataclasses.replace(load_plan(TINY), name=name)
+    run = Run(plan, select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "out"))
+    try:
+        assert run.dir.parent == tmp_path / "out" and run.dir.name == run.run_id
+        assert "/" not in run.run_id and "\n" not in run.run_id and not run.run_id.startswith(".")
+    finally:
+        shutil.rmtree(run.cache_dir, ignore_errors=True)

@@ -20,7 +20,7 @@ from collector import lifeline, training
 from collector.backends import Backend
 from collector.eventlog import EventLog
 from collector.localimports import imports_digest, workload_imports
-from collector.plan import Cell, WorkloadPlan, load_plan, select_cells
+from collector.plan import Cell, WorkloadPlan, file_stem, load_plan, select_cells
 from collector.visible import terminal
 from collector.workload import sha256_file
 
@@ -174,9 +174,7 @@ class Run:
         self.backend = backend
         self.options = options
         self.cells = select_cells(plan.cells, options.only, options.modes)
-        self.run_id = (
-            f"{plan.name}-{backend.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
-        )
+        self.run_id = f"{file_stem(plan.name)}-{backend.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{uuid.uuid4().hex[:6]}"
         self.dir = options.out_dir / self.run_id
         self.progress = Progress(len(self.cells))
         # Set by setup before any step uses them (see the properties below).
