@@ -415,3 +415,18 @@ def test_the_skeleton_of_a_run_failing_at_many_sizes_is_one_report_reads(tmp_pat
     # A synthetic fixture: the printed disposition says so first.
     assert output.startswith(f"{SYNTHETIC_LEAD}: Blocked: 1000 mismatches need the owner's verdict"), output
     assert (tmp_path / "out" / "report.html").is_file() and "annotations.toml" not in output
+
+
+def test_every_cell_failed_and_accepted_is_not_suitable_over_nothing(tmp_path: Path) -> None:
+    # The owner accepted every mismatch: no rule stands in the way, but no cell passed either.
+    log = tmp_path / "events.jsonl"
+    log.write_text(lb.dumps(lb.large_log(4, mismatch_every=1)), encoding="utf-8")
+    (tmp_path / "annotations.toml").write_text(
+        '[[explain]]\nmode = ["eager", "compiled"]\nexplanation = "drift"\nverdict = "accepted"\nreason = "task metric holds"\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "out"), "--fail-on", "change"])
+    assert result.exit_code == 3, result.output
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "Suitable for the tested" not in text
+    assert "No planned cell passed, so nothing here is evidence that the path is suitable." in text

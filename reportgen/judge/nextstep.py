@@ -134,10 +134,13 @@ def finding(run: RunModel, disposition: Disposition) -> str:
         parts.append(f"{len(errored)} cell(s) failed to run" + (f" (phase {where})" if where else ""))
     if untested:
         parts.append(f"{len(untested)} of {len(run.cells)} planned cell(s) untested")
+    skipped = run.with_status("skipped")
+    if skipped:
+        parts.append(f"{len(skipped)} of {len(run.cells)} planned cell(s) skipped")
     changes = [r for r in disposition.reasons if r.outcome == "change" and r.rule not in ("mismatch", "error")]
     parts += [r.message.rstrip(".") for r in changes[:2]]
     passed = run.counts()["pass"]
-    if not parts:
+    if not parts and passed == len(run.cells):
         return f"All {passed} planned cell(s) passed against the reference."
     return "; ".join(parts) + f". {passed} of {len(run.cells)} cell(s) passed."
 
