@@ -499,20 +499,21 @@ def test_generation_replicates_show_the_same_series_medians_in_both(tmp_path: Pa
 
 
 def test_compare_s_compiled_speedup_with_replicates_is_of_the_medians_it_shows(tmp_path: Path) -> None:
-    """Two of three baseline runs compiled three times slower. Before, the speedup table gave the
-    first run's eager/compiled ratio (1.25x) beside a timing table whose side medians gave about
-    0.4x: now it is the ratio of the side medians shown."""
+    """Baseline runs whose compiled cells ran 3.0, 3.3 and 3.5 times slower than the candidate's.
+    Before, the speedup table gave the first run's eager/compiled ratio beside a timing table
+    whose side medians gave another: now it is the ratio of the side medians shown (each side's
+    geometric mean of its runs' medians). Runs that disagree (one of three at 1x, two at 3x)
+    leave the side's speedup undecided."""
 
-    def run(name: str, seed: int, slow_compiled: bool) -> Path:
+    def run(name: str, seed: int, slow_compiled: float) -> Path:
         events = timing_log(name, seed=seed)
-        if slow_compiled:
-            for event in events:
-                if event["kind"] == "timing" and event["case"].endswith("compiled"):
-                    event["warm"] = scaled_warm(event["warm"], 3.0)
+        for event in events:
+            if event["kind"] == "timing" and event["case"].endswith("compiled"):
+                event["warm"] = scaled_warm(event["warm"], slow_compiled)
         return _log(tmp_path / name / "events.jsonl", events)
 
-    before = [run("b1", 1, False), run("b2", 2, True), run("b3", 3, True)]
-    after = [run("a1", 4, False), run("a2", 5, False)]
+    before = [run("b1", 1, 3.0), run("b2", 2, 3.5), run("b3", 3, 3.3)]
+    after = [run("a1", 4, 1.0), run("a2", 5, 1.0)]
     data = _compare(tmp_path, *_sides(before, after, "--baseline", "--candidate"))
     medians = {c["case"]: c["timing"]["medians"] for c in data["cells"]}
     assert len(data["speedups"]) == 2
@@ -522,3 +523,37 @@ def test_compare_s_compiled_speedup_with_replicates_is_of_the_medians_it_shows(t
         assert speedup["baseline"] == pytest.approx(eager[0] / compiled[0], rel=1e-12)
         assert speedup["candidate"] == pytest.approx(eager[1] / compiled[1], rel=1e-12)
         assert speedup["baseline"] < 0.5 < 1 < speedup["candidate"]
+
+    split = [run("s1", 6, 1.0), run("s2", 7, 3.0), run("s3", 8, 3.0)]
+    data = _compare(tmp_path / "split", *_sides(split, after, "--baseline", "--candidate"))
+    for speedup in data["speedups"]:
+        assert speedup["baseline"] is None and speedup["candidate"] is not None
+    for cell in data["cells"]:
+        if cell["case"].endswith("compiled"):
+            assert any("the runs disagree" in f and "(baseline, 3 runs)" in f for f in cell["timing"]["flags"])
+
+
+def test_with_replicates_the_ratio_is_of_the_figures_shown_and_split_runs_decide_nothing(tmp_path: Path) -> None:
+    """Before: diff showed each side's median of its runs' medians but built the ratio on their
+    geometric mean, so 4 runs at 1x and 3 at 2x against 7 at 1x read '0.1562 ms -> 0.1555 ms
+    (0.743x ...): faster', the ratio outside what the figures give. Now each side's figure is the
+    geometric mean the ratio is built on, and a side whose runs disagree decides nothing."""
+
+    def run(name: str, scale: float, seed: int) -> Path:
+        return _log(tmp_path / name / "events.jsonl", timing_log(name, scale=scale, seed=seed))
+
+    steady = [run(f"b{i}", 1.0 + 0.03 * i, i) for i in range(3)]
+    after = [run(f"a{i}", 1.5 + 0.03 * i, 10 + i) for i in range(3)]
+    for t in json.loads(_diff(*_sides(steady, after), "--format", "json"))["timings"]:
+        assert t["ratio"] == pytest.approx(t["after_s"] / t["before_s"], rel=1e-5)
+        assert t["low"] <= t["ratio"] <= t["high"] and t["verdict"] == "slower"
+
+    split = [run(f"s{i}", 1.0 if i < 4 else 2.0, 20 + i) for i in range(7)]
+    same = [run(f"q{i}", 1.0, 30 + i) for i in range(7)]
+    text = _diff(*_sides(split, same))
+    timings = json.loads(_diff(*_sides(split, same), "--format", "json"))["timings"]
+    assert timings and all(t["verdict"] not in ("faster", "slower") for t in timings), timings
+    assert all(any("the runs disagree" in f for f in t["flags"]) for t in timings)
+    assert "0 faster, 0 slower" in text and "no verdict: unstable timing" in text
+    cells = _compare(tmp_path, *_sides(split, same, "--baseline", "--candidate"))["cells"]
+    assert all(c["timing"]["verdict"] == "unstable timing" for c in cells)

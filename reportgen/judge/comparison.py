@@ -81,6 +81,7 @@ from reportgen.judge.timing_stability import (
     generation_timing,
     generation_warm,
     replicate_flags,
+    side_median,
     series_flag,
     undecided_words,
     unsteady_kind,
@@ -183,7 +184,7 @@ def _undecided(
 ) -> RatioInterval:
     """A series that decides nothing (unstable, or too short to classify) gets no interval, as
     `reportgen diff` gives it none: its ratio is of the two warm medians shown beside it (each
-    side's median of its runs' logged medians, as diff's). Any other ratio is returned as it is."""
+    side's geometric mean of its runs' logged medians, as diff's). Any other ratio is returned as it is."""
     base, cand = medians
     if not unsteady_kind(flags) or not base or cand is None:
         return warm
@@ -221,7 +222,7 @@ class CellTiming(_JudgedRatio):
     cold_note: str
     compile_ratio: float | None
     flags: tuple[str, ...]
-    # Each side's warm median: the median of its runs' logged medians (a run's own with one run
+    # Each side's warm median: the geometric mean of its runs' logged medians (a run's own with one run
     # a side), as `reportgen diff` gives it.
     medians: tuple[float, float]
     # Why each side's series decide nothing, its further replicates' included (unsteady_kind);
@@ -236,7 +237,7 @@ class SeriesTiming(_JudgedRatio):
 
     series: str  # GenerationTiming's field: "ttft_warm" or "decode_token"
     words: str  # "first token, warm", "decode per token"
-    baseline_median_s: float  # each side's median of its runs' logged medians, as diff's
+    baseline_median_s: float  # each side's geometric mean of its runs' logged medians, as diff's
     candidate_median_s: float
     warm: RatioInterval
     flags: tuple[str, ...]
@@ -965,14 +966,14 @@ def compare_runs(
 
 
 def _side_median(case: str, contexts: list[_Context], series: str = "") -> float:
-    """A side's warm median of a cell (``series``: of that generation series): the median of
-    its runs' logged medians, as `reportgen diff` takes it. Only where ``_runs_samples`` found
+    """A side's warm median of a cell (``series``: of that generation series): the geometric
+    mean of its runs' logged medians (side_median), as `reportgen diff` takes it. Only where ``_runs_samples`` found
     every run's series."""
     warms = [
         generation_warm(c.cells[case], series) if series else c.cells[case].warm
         for c in contexts  # every run passed the cell with its series (``_runs_samples``)
     ]
-    return statistics.median(w.median_s for w in warms if w is not None)
+    return side_median([w.median_s for w in warms if w is not None])
 
 
 def _runs_samples(case: str, contexts: list[_Context], series: str = "") -> list[list[float]] | None:
@@ -1318,7 +1319,7 @@ def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> li
             if kind := unsteady_kind((e.timing_flag, c.timing_flag, *replicas)):
                 return None, kind
             # Each side's warm medians as the timing table shows them (with replicates, the
-            # median of the runs' medians), where the cell was timed on both sides.
+            # geometric mean of the runs' medians), where the cell was timed on both sides.
             eager_s, compiled_s = (
                 m.timing.medians[index] if m.timing else getattr(m, role).warm_median_s for m in (eager, compiled)
             )

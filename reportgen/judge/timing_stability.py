@@ -12,10 +12,11 @@ first token and decode per token (``GENERATION_SERIES``). Each is classified by 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from collector.stability import STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
+from collector.stability import SPREAD_MAX, STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
 from reportgen.contract import events as ev
 from reportgen.contract.validation import fields_of
 from reportgen.model.runmodel import CellRecord, RunModel, per_run
@@ -50,6 +51,7 @@ __all__ = [
     "generation_warm",
     "is_unstable",
     "series_flag",
+    "side_median",
     "stability_word",
     "timed_cells",
     "undecided_cells",
@@ -239,12 +241,34 @@ def stability_word(samples: list[float] | tuple[float, ...] | None) -> str | Non
     return classify(samples).verdict if samples else None
 
 
+def side_median(medians: Sequence[float]) -> float:
+    """A side's warm figure from its runs' warm medians: their geometric mean (a run's own median
+    with one run), the figure the replicate ratio and its interval are built on
+    (judge/intervals.py), so a ratio shown is the ratio of the two figures shown beside it."""
+    return statistics.geometric_mean(medians) if len(medians) > 1 else medians[0]
+
+
+def runs_disagree(samples: Sequence[Sequence[float]]) -> str | None:
+    """With replicates: the runs' warm medians spread over more than a fifth of their middle
+    (collector.stability.SPREAD_MAX, the within-run rule for the middle half) is a host or a
+    process that changed between runs, and the side's timing decides nothing; None otherwise."""
+    medians = [statistics.median(series) for series in samples if series]
+    if len(medians) < 2:
+        return None
+    middle = statistics.median(medians)
+    if middle <= 0 or (max(medians) - min(medians)) / middle <= SPREAD_MAX:
+        return None
+    return f"the runs disagree, their medians {max(medians) / min(medians):.2f}x apart"
+
+
 def replicate_flags(role: str, run_ids: list[str], samples: list[list[float]]) -> list[str]:
     """The stability flag of each further replicate's warm series, named by side and run (the
-    first run's own flag is its cell's)."""
+    first run's own flag is its cell's), and the side's when its runs disagree (runs_disagree)."""
     found = []
     for run_id, series in list(zip(run_ids, samples))[1:]:
         flag = series_flag(series)
         if flag:
             found.append(f"{flag} ({role} replicate {run_id})")
+    if disagree := runs_disagree(samples):
+        found.append(f"{FLAG}: {disagree} ({role}, {len(samples)} runs)")
     return found

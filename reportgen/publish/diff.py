@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar, Sequence
@@ -63,6 +62,7 @@ from reportgen.judge.timing_stability import (
     UNCLASSIFIED_FLAG,
     UNSTEADY,
     replicate_flags,
+    side_median,
     series_flag,
     unsteady_kind,
 )
@@ -605,11 +605,12 @@ def _series_samples(runs: list[RunSummary], case: str, series: str) -> tuple[flo
     ]
     if len(cells) != len(runs):
         return None, []
-    return statistics.median(c.generation_median_s[series] for c in cells), [list(c.generation[series]) for c in cells]
+    return side_median([c.generation_median_s[series] for c in cells]), [list(c.generation[series]) for c in cells]
 
 
 def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list[list[float]]]:
-    """The median of the runs' warm medians, and each run's kept samples, over the runs whose cell passed."""
+    """The geometric mean of the runs' warm medians (side_median), and each run's kept samples,
+    over the runs whose cell passed."""
     cells = [r.cells.get(case) for r in runs]
     # As compare takes them: a run whose samples hold a zero (no time) leaves the cell untimed.
     passed = [c for c in cells if c is not None and c.status == "pass" and min(_kept(c), default=0) > 0]
@@ -617,7 +618,7 @@ def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list
         return None, []
     samples = [list(c.warm_samples_s) for c in passed if c.warm_samples_s]
     medians = [m for c in passed if (m := c.warm_median_s) is not None]  # every one: passed holds only timed cells
-    return statistics.median(medians), (samples if len(samples) == len(passed) else [])
+    return side_median(medians), (samples if len(samples) == len(passed) else [])
 
 
 def _kept(cell: CellSummary | None) -> list[float]:
