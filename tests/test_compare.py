@@ -8,13 +8,20 @@ import random
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from reportgen.judge.intervals import classify, geometric_mean, ratio_intervals
+from reportgen.judge.intervals import (
+    classify,
+    geometric_mean,
+    interval_text,
+    interval_words,
+    ratio_intervals,
+    speed_words,
+)
 from reportgen.render.compare import gather
 from tests.conftest import REPO
 from tests.logbuilder import _cells, _warm, case_key, dumps, scaled_warm, timing_log
@@ -1152,3 +1159,22 @@ def test_sample_comparison_names_the_cuda_weights_hash_as_file_bytes(tmp_path: P
     md = (tmp_path / "compare.md").read_text(encoding="utf-8")
     assert "weights sha256 (by content) now 5c6d3d2c39e4" not in md
     assert "weights sha256 (file bytes: the same tensors saved another way differ) now 5c6d3d2c39e4" in md
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        # A factor a hair from 1 read '1x faster'; an interval across 1 read '0.9998x to 1.002x faster'.
+        (lambda: speed_words(0.9999), "1.0001x faster"),
+        (lambda: speed_words(1.0004), "1.0004x slower"),
+        (lambda: speed_words(0.5), "2x faster"),
+        (lambda: interval_words(0.9999, 0.9998, 1.002), "95% interval 1.0002x faster to 1.002x slower"),
+        (lambda: interval_words(0.7, 0.6, 0.9), "95% interval 1.11x to 1.67x faster"),
+        # An interval wholly below 1 never shows its upper end as 1.
+        (lambda: " to ".join(interval_text(0.5, 0.99961)), "0.5 to 0.9996"),
+    ],
+)
+def test_ratio_words_never_round_a_change_to_one_or_call_a_straddling_interval_one_way(
+    words: Callable[[], str], expected: str
+) -> None:
+    assert words() == expected

@@ -734,3 +734,21 @@ def test_replicates_with_a_ratio_beyond_a_float_get_a_flagged_interval_not_an_ov
     subnormal = [[5e-324] * 30, [5e-324] * 30]
     (interval,) = replicate_intervals([(subnormal, [_draw(rng, 1.0), _draw(rng, 1.0)])])
     assert interval.flag.startswith("timing not classified: time ratio beyond")
+
+
+def test_diff_says_first_when_the_before_run_is_the_later_one(tmp_path: Path) -> None:
+    # Before: runs given the wrong way round read 'new failure' or 'fixed' with no word of it.
+    (early,) = _replicates(tmp_path, "a", [1.0])
+    (late,) = _replicates(tmp_path, "b", [1.0])
+    text = late.read_text(encoding="utf-8").replace('"2026-01-01T00:00:00Z"', '"2026-01-02T00:00:00Z"', 1)
+    late.write_text(text, encoding="utf-8")
+    forward = CliRunner().invoke(main, ["diff", str(early.parent), str(late.parent)])
+    assert forward.exit_code == 0 and "order:" not in forward.output
+    backward = CliRunner().invoke(main, ["diff", str(late.parent), str(early.parent)])
+    assert backward.exit_code == 0, backward.output
+    lines = backward.output.splitlines()
+    assert lines[1].startswith("order: the before run synthetic-b-0 started after the after run synthetic-a-0")
+    data = json.loads(CliRunner().invoke(main, ["diff", str(late.parent), str(early.parent), "--json"]).output)
+    assert "reads back in time" in data["order_note"]
+    md = CliRunner().invoke(main, ["diff", str(late.parent), str(early.parent), "--format", "md"]).output
+    assert "> **Order:** the before run" in md

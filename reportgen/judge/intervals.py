@@ -321,12 +321,13 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
 
 
 def interval_text(low: float, high: float) -> tuple[str, str]:
-    """Both ends with just enough significant digits to tell them apart (3 to 6)."""
+    """Both ends with just enough significant digits (3 to 6) to tell them apart and to keep an
+    end that is not 1 from reading as 1 (an interval below 1 never reads '0.5 to 1')."""
     if not (judgeable(low) and judgeable(high)):
         return ratio_number(low), ratio_number(high)
     for digits in range(3, 7):
         a, b = f"{low:.{digits}g}", f"{high:.{digits}g}"
-        if a != b:
+        if a != b and (a != "1" or low == 1) and (b != "1" or high == 1):
             return a, b
     return a, b
 
@@ -335,6 +336,9 @@ def interval_words(ratio: float, low: float, high: float, of: str = "the baselin
     """A 95% interval of a time ratio in the direction of ``speed_words(ratio)``: 'faster' ends
     (before / after) beside a 'faster' headline, else multiples of ``of``; never an after / before
     interval beside a 'faster' word, which reads inverted."""
+    if low < 1 < high and low > 0:  # one end faster, the other slower: each said as it is
+        fast, slow = interval_text(1 / low, high)
+        return f"95% interval {fast}x faster to {slow}x slower"
     if ratio < 1 and low > 0 and high > 0:
         return "95% interval {}x to {}x faster".format(*interval_text(1 / high, 1 / low))
     return "95% interval {}x to {}x {}".format(*interval_text(low, high), of)
@@ -346,8 +350,9 @@ def speed_words(ratio: float) -> str:
         return "not measured"
     if not judgeable(ratio):
         return f"a ratio {OUT_OF_RANGE}"
-    if ratio < 1:
-        return f"{1 / ratio:.3g}x faster"
-    if ratio > 1:
-        return f"{ratio:.3g}x slower"
-    return "the same speed"
+    if ratio == 1:
+        return "the same speed"
+    factor = 1 / ratio if ratio < 1 else ratio
+    # Enough digits that a factor that is not 1 never reads '1x faster' (3 to 6 significant).
+    shown = next((text for d in range(3, 7) if (text := f"{factor:.{d}g}") != "1"), f"{factor:.6g}")
+    return f"{shown}x {'faster' if ratio < 1 else 'slower'}"

@@ -49,6 +49,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     geometric_mean,
+    interval_text,
     interval_words,
     judgeable,
     ratio_number,
@@ -145,7 +146,7 @@ class TimingChange:
         """'LOW to HIGH' as every text shows it (an end beyond judging: 'out of range'), or 'not measured'."""
         if self.low is None or self.high is None:
             return "not measured"
-        return f"{ratio_number(self.low, '.3f')} to {ratio_number(self.high, '.3f')}"
+        return "{} to {}".format(*interval_text(self.low, self.high))
 
     def __post_init__(self) -> None:
         if math.isnan(self.ratio):
@@ -315,6 +316,10 @@ class RunDiff:
     # Runs that ended before their run_end (crashed, killed), by side: their unrecorded cells are
     # untested, so a cell "pass -> untested" is no failure and no removal.
     incomplete: dict[str, list[str]] = field(default_factory=dict)
+    # When a 'before' run started after an 'after' run: every 'fixed', 'new failure', 'faster'
+    # and 'slower' below reads the other way round in time (said first, not refused: a user may
+    # mean it, as when asking what a rollback changes).
+    order_note: str = ""
     # Per cell whose status changed: its status before and after as every page says it
     # ("mismatch in outputs, awaiting verdict"); the lists above keep the statuses themselves.
     words: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -551,6 +556,7 @@ class RunDiff:
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
         data["incomplete_note"] = self.incomplete_note
+        data["order_note"] = self.order_note
         data["interval_scope"] = self.interval_scope
         data["unstable_timing"] = self.unstable
         data["timing_not_classified"] = self.unclassified
@@ -654,6 +660,14 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if not r.complete])
     }
+    latest = max(befores, key=lambda r: r.started_at)
+    earliest = min(afters, key=lambda r: r.started_at)
+    if latest.started_at > earliest.started_at:
+        result.order_note = (
+            f"the before run {latest.run_id} started after the after run {earliest.run_id} "
+            f"({latest.started_at} > {earliest.started_at}): each change below reads back in time; "
+            "give the earlier run first to read them forward"
+        )
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
@@ -883,6 +897,8 @@ def format_diff(diff: RunDiff) -> str:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
     synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
     lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
+    if diff.order_note:
+        lines.append(f"order: {diff.order_note}")
     if diff.incomplete:
         lines.append(diff.incomplete_note)
     lines.append(
