@@ -752,3 +752,17 @@ def test_diff_says_first_when_the_before_run_is_the_later_one(tmp_path: Path) ->
     assert "reads back in time" in data["order_note"]
     md = CliRunner().invoke(main, ["diff", str(late.parent), str(early.parent), "--format", "md"]).output
     assert "> **Order:** the before run" in md
+
+
+def test_diff_flags_every_ratio_across_another_machine(tmp_path: Path) -> None:
+    # Before: another CPU model (and 2 -> 64 CPUs) was named as a host change and every cell
+    # still read faster or slower: a hardware comparison reported as the effect of a change.
+    (before,) = _replicates(tmp_path, "a", [1.0])
+    (after,) = _replicates(tmp_path, "b", [0.5])
+    events = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()]
+    env = next(e for e in events if e["kind"] == "environment")
+    env["device"]["device_name"] = {"value": "Another CPU model", "source": "synthetic fixture"}
+    after.write_text(dumps(events), encoding="utf-8")
+    data = json.loads(CliRunner().invoke(main, ["diff", str(before.parent), str(after.parent), "--json"]).output)
+    assert data["timings"] and {t["verdict"] for t in data["timings"]} == {"no verdict: flagged"}, data["timings"]
+    assert all(any("host changed: device name" in f for f in t["flags"]) for t in data["timings"])

@@ -18,7 +18,9 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
   and GPU temperature).
 
 A changed thread count or CPU affinity makes a timing ratio no like-for-like comparison:
-``host_timing_flag`` says so, and every ratio carries it, as a changed timing scope does. A
+``host_timing_flag`` says so, and every ratio carries it, as a changed timing scope does; between
+two runs of one target (diff, a history) so does another machine (device, device count,
+instance type, CPU count), which compare, two targets by design, names without flagging. A
 changed load average is named and does not flag: a busier host shows in the warm series
 themselves, which the stability classifier already reads (an unsteady series decides nothing),
 while the load figure is a one-minute average read before and after a loop of milliseconds,
@@ -50,6 +52,12 @@ Change = tuple[str, str, str]  # (what, before, after)
 REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them
 # Host facts of the timing events that make a timing ratio no like-for-like comparison.
 TIMING_HOST_KEYS = ("torch threads", "CPU affinity")
+# Between two runs of one target (diff, a site's history), a change of any of these (both runs
+# recorded it) flags every timing ratio of the pair: the threads the loops ran on, or another
+# machine (its device, their count, the instance type, the CPUs): a ratio across them is a
+# hardware comparison, not the effect of a change. compare sets two targets side by side on
+# purpose, and flags only TIMING_HOST_KEYS.
+FLAGGING_HOST_KEYS = (*TIMING_HOST_KEYS, "device name", "device count", "instance type", "CPU count")
 _HOST_FACTS = (
     ("torch_threads", "torch threads"),
     ("cpu_affinity", "CPU affinity"),
@@ -245,14 +253,15 @@ def compare_hosts(
     return changes, ""
 
 
-def host_timing_flag(changes: Sequence[Change]) -> str | None:
-    """Why no timing ratio between the two runs decides anything, when the host's threads or
-    CPU affinity changed (both runs recorded them); None otherwise. A log from before host facts
+def host_timing_flag(changes: Sequence[Change], keys: tuple[str, ...] = TIMING_HOST_KEYS) -> str | None:
+    """Why no timing ratio between the two runs decides anything, when the host's threads, CPU
+    affinity (or, with FLAGGING_HOST_KEYS as ``keys``, machine) changed (both runs recorded
+    them); None otherwise. A log from before host facts
     were kept is named as 'not recorded' and flags nothing: that it is unknown is no change."""
     named = [
         f"{key} {a} -> {b}"
         for key, a, b in changes
-        if key in TIMING_HOST_KEYS and NOT_RECORDED not in (a, b)  # unknown on one side: named, not flagged
+        if key in keys and NOT_RECORDED not in (a, b)  # unknown on one side: named, not flagged
     ]
     return f"host changed: {'; '.join(named)}" if named else None
 
@@ -260,10 +269,10 @@ def host_timing_flag(changes: Sequence[Change]) -> str | None:
 def timing_unlike(criteria: Sequence[CriterionChange], host: Sequence[Change]) -> list[str]:
     """Why no timing of the later run is like-for-like with the earlier one's, run-wide: each
     timing criterion declared differently (timing scope, warm repetitions, re-measure rounds)
-    and a host change that flags timing (threads, affinity); [] when none. Every ratio between
+    and a host change that flags timing (threads, affinity, another machine); [] when none. Every ratio between
     the two runs carries these, and a trend over runs does not join a cell's timings across them."""
     found = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
-    flag = host_timing_flag(host)
+    flag = host_timing_flag(host, FLAGGING_HOST_KEYS)
     return found + ([flag] if flag else [])
 
 
