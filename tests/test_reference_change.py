@@ -123,3 +123,41 @@ def test_a_pass_under_a_changed_criterion_and_other_reference_names_both(tmp_pat
     assert data["other_reference_pass"] == [] and data["fixed"] == []
     (passed,) = data["changed_criterion"]
     assert passed["case"] == ODD and "tolerance" in passed["text"] and "other reference outputs" in passed["text"]
+
+
+def _without_content_hashes(path: Path, drop: bool = False) -> Path:
+    """The run's reference outputs hashed by file only (a log whose collector kept no content
+    hash), or (``drop``) not recorded at all."""
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    kept = []
+    for event in events:
+        if event["kind"] == "artifact" and event["role"] == "reference_output":
+            if drop:
+                continue
+            for key in ("content_sha256", "content_recipe", "content_by_key"):
+                event.pop(key)
+        kept.append(event)
+    for seq, event in enumerate(kept):
+        event["seq"] = seq
+    path.write_text(dumps(kept), encoding="utf-8")
+    return path
+
+
+def test_reference_files_that_differ_without_a_content_hash_leave_no_fix(tmp_path: Path) -> None:
+    """Before: diff compared reference outputs only where both logs hashed them by content, so a
+    cell that failed against one reference file and passed against another read 'fixed'."""
+    before = _without_content_hashes(_run(tmp_path, "before", 1, "b" * 64, failing=True))
+    after = _without_content_hashes(_run(tmp_path, "after", 2, "c" * 64, failing=False))
+    data = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert data["fixed"] == [] and [c[0] for c in data["other_reference_pass"]] == [ODD]
+    assert "their files differ" in data["changed_reference"][ODD]
+    (item,) = [c for c in data["code_and_data"] if c[0].startswith("reference outputs")]
+    assert item[0].startswith("reference outputs (by file sha256: no content hash in the before and after logs")
+
+
+def test_reference_outputs_one_run_did_not_record_leave_no_fix(tmp_path: Path) -> None:
+    before = _run(tmp_path, "before", 1, "b" * 64, failing=True)
+    after = _without_content_hashes(_run(tmp_path, "after", 2, "c" * 64, failing=False), drop=True)
+    data = json.loads(_diff(str(before), str(after), "--format", "json"))
+    assert data["fixed"] == [] and [c[0] for c in data["other_reference_pass"]] == [ODD]
+    assert data["changed_reference"][ODD] == "reference outputs not verified the same: the after run recorded none"

@@ -108,15 +108,15 @@ def code_and_data_changes(
     after_hashes: Mapping[str, Sequence[str | None]],
     sides: tuple[str, str] = ("before", "after"),
 ) -> list[Change]:
-    """(item, before, after) for each change of code or data: weights and inputs by content
-    sha256 where both logs hashed it, else by file sha256 (and the item says so, naming the
-    logs by ``sides``)."""
+    """(item, before, after) for each change of code or data: weights, inputs and the saved
+    reference outputs by content sha256 where both logs hashed them, else by file sha256 (and the
+    item says so, naming the logs by ``sides``)."""
     changes = []
     for key in sorted(set(before_code) | set(after_code)):
         a, b = before_code.get(key, _absent(key, before_code)), after_code.get(key, _absent(key, after_code))
         if a != b:
             changes.append((key, a, b))
-    for role in ("weights", "inputs"):
+    for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
         if ca and cb:
             if ca != cb:
@@ -130,9 +130,6 @@ def code_and_data_changes(
                     fb or NOT_RECORDED,
                 )
             )
-    ra, rb = before_hashes.get(REFERENCE_OUTPUTS, [None])[0], after_hashes.get(REFERENCE_OUTPUTS, [None])[0]
-    if ra and rb and ra != rb:
-        changes.append((f"{REFERENCE_OUTPUTS} (by content sha256)", ra, rb))
     return changes
 
 

@@ -704,6 +704,32 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
 NAMES = ("before", "after")
 
 
+def _run_reference(before: Sequence[str | None], after: Sequence[str | None]) -> str | None:
+    """Why the two runs' saved reference outputs (each [content sha256, file sha256], run-wide)
+    are not known to be the same, or None: their content hashes differ; else their file hashes
+    differ (a log without a content hash: the same tensors written another way differ too, so
+    the reference is not verified); or one run recorded them and the other did not."""
+    (ca, fa), (cb, fb) = (list(h) + [None] * (2 - len(h)) for h in (before, after))
+    if ca and cb:
+        if ca == cb:
+            return None
+        return (
+            f"other reference outputs by content, run-wide: sha256 {ca[:12]}... against {cb[:12]}... "
+            "(this input shape's outputs not hashed on their own)"
+        )
+    if fa and fb:
+        if fa == fb:
+            return None
+        return (
+            f"reference outputs not verified the same: their files differ (sha256 {fa[:12]}... against {fb[:12]}...) "
+            "and a log holds no content hash"
+        )
+    if fa or fb:
+        lacking = NAMES[0] if not fa else NAMES[1]
+        return f"reference outputs not verified the same: the {lacking} run recorded none"
+    return None
+
+
 class _Cells:
     """Sorts each case of a pair into ``result``'s lists, one step a method: a case on one side
     only, a case key naming other cells, other weights or inputs, statuses, then timings. Each
@@ -716,9 +742,10 @@ class _Cells:
         self.result, self.befores, self.afters, self.other = result, befores, afters, other
         self.timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
         self.declared_inputs = 0  # cells whose inputs are the same by declaration only
-        # The run-wide reference outputs' content hashes where both runs hashed them and they differ.
-        a, b = (side[0].hashes.get(REFERENCE_OUTPUTS, [None])[0] for side in (befores, afters))
-        self.run_reference = (a, b) if a and b and a != b else None
+        # Why the run-wide saved reference outputs are not known to be the same, or None.
+        self.run_reference = _run_reference(
+            *(side[0].hashes.get(REFERENCE_OUTPUTS, [None, None]) for side in (befores, afters))
+        )
 
     def diff(self, case: str) -> None:
         result = self.result
@@ -772,13 +799,7 @@ class _Cells:
             if old.reference == new.reference:
                 return None
             return f"other reference outputs by content: sha256 {old.reference[:12]}... against {new.reference[:12]}..."
-        if self.run_reference is None:
-            return None
-        a, b = self.run_reference
-        return (
-            f"other reference outputs by content, run-wide: sha256 {a[:12]}... against {b[:12]}... "
-            "(this input shape's outputs not hashed on their own)"
-        )
+        return self.run_reference
 
     def _replicate_statuses(self, case: str) -> str | None:
         """The statuses that differ between the runs of a side (recorded), or None."""
