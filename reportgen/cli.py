@@ -191,7 +191,10 @@ def _target_choices() -> list[str]:
     help="Problems printed per file; 0 prints all.",
 )
 @_max_log_size
-def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max_bytes: int) -> None:
+@_follow_symlinks
+def validate(
+    logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max_bytes: int, follow_symlinks: bool
+) -> None:
     from reportgen.contract.validation import validate_files
     from reportgen.storage import is_remote
     from reportgen.storage.sources import RemoteError, find_runs
@@ -202,7 +205,7 @@ def validate(logs: tuple[Path | str, ...], as_json: bool, max_problems: int, max
     try:
         for arg in logs:
             if is_remote(arg) or os.path.isdir(arg):
-                listed = find_runs([arg], max_bytes=max_bytes)
+                listed = find_runs([arg], max_bytes=max_bytes, follow_symlinks=follow_symlinks)
                 if not listed.logs and not listed.skipped and not is_remote(arg):
                     echo(
                         f"reportgen validate: {shown(arg)}: no run log in this folder (no events.jsonl, no *.jsonl under it)",
@@ -297,6 +300,7 @@ _compare_formats = _format_list("html", "md", "json")
     help="Write report.html alone, with its stylesheet and script inside it: one file to attach to a ticket (a few kB more; no report.md, details.csv or assets/). Cannot be combined with --format.",
 )
 @_max_log_size
+@_follow_symlinks
 def report(
     log: Any,
     out_dir: Path,
@@ -306,6 +310,7 @@ def report(
     max_bytes: int,
     inspection: Path | None,
     single_file: bool,
+    follow_symlinks: bool,
 ) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
     from reportgen.storage.local import UnsafeOutput, shown
@@ -318,7 +323,7 @@ def report(
         echo("reportgen report: --single-file writes report.html alone: leave out --format", err=True)
         sys.exit(2)
     try:
-        entry = find_one(log, max_bytes=max_bytes)
+        entry = find_one(log, None, follow_symlinks, max_bytes)
     except RemoteError as exc:
         _remote_failed("report", exc)
     except ValueError as exc:
@@ -377,15 +382,23 @@ Example:
     help="Replace an existing file: a regular file only; a link, folder, device or FIFO is refused (never written through).",
 )
 @_max_log_size
-def annotate(log: Path, out: Path | None, force: bool, max_bytes: int) -> None:
+@_follow_symlinks
+def annotate(log: Path, out: Path | None, force: bool, max_bytes: int, follow_symlinks: bool) -> None:
     from reportgen.render.skeleton import SkeletonError, write_skeleton
     from reportgen.storage.local import shown
+    from reportgen.storage.sources import find_one
 
+    given = log
     if log.is_dir():
         if not (log / "events.jsonl").is_file():
             echo(f"reportgen annotate: {shown(log)}: no events.jsonl in this folder", err=True)
             sys.exit(2)
         log = log / "events.jsonl"
+    try:  # found as report finds it (a link out of a folder only when asked); written beside ``log``
+        find_one(given, None, follow_symlinks, max_bytes)
+    except ValueError as exc:
+        echo(f"reportgen annotate: {exc}", err=True)
+        sys.exit(2)
     try:
         result = write_skeleton(log, out, force, max_bytes)
     except SkeletonError as exc:
@@ -603,6 +616,17 @@ Examples:
 """
 
 
+def _found(location: Any) -> Any:
+    """A run's log as found through links out of its folder (--follow-symlinks): its path."""
+    from reportgen.render.compare import LocationError
+    from reportgen.storage.sources import find_one
+
+    try:
+        return find_one(location, None, True).path
+    except ValueError as exc:
+        raise LocationError(str(exc)) from None
+
+
 def _sides(
     command: str, positional: tuple[Any, ...], first: tuple[Any, ...], second: tuple[Any, ...], names: tuple[str, str]
 ) -> tuple[list[Any], list[Any]]:
@@ -734,12 +758,14 @@ Example:
     callback=_compare_formats,
     help="Comma-separated: html, md, json.",
 )
+@_follow_symlinks
 def compare(
     runs: tuple[Path | str, ...],
     baselines: tuple[Path | str, ...],
     candidates: tuple[Path | str, ...],
     out_dir: Path,
     formats: tuple[str, ...],
+    follow_symlinks: bool,
 ) -> None:
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
     from reportgen.render.report import ReportInputError
@@ -748,6 +774,8 @@ def compare(
 
     baseline, candidate = _sides("compare", runs, baselines, candidates, ("baseline", "candidate"))
     try:
+        if follow_symlinks:  # each run's log found here, through links out of its folder too
+            baseline, candidate = ([_found(loc) for loc in side] for side in (baseline, candidate))
         result = build_comparison(baseline, candidate, out_dir, formats)
     except RemoteError as exc:
         _remote_failed("compare", exc)

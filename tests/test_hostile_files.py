@@ -310,3 +310,28 @@ def test_a_revised_plan_never_replaces_the_plan_under_review(tmp_path: Path, how
     assert result.code == 2, result.output
     result.line_with(f"reportgen plan-check: --write-revised {target} is the plan under review")
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["validate", "report", "annotate", "compare", "diff", "site"])
+def test_every_command_that_says_follow_symlinks_reads_it_has_the_option(tmp_path: Path, command: str) -> None:
+    # Before: report, validate and compare said "(--follow-symlinks reads it)" and refused the
+    # option, and annotate read through the link that report refused.
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "events.jsonl").symlink_to(GOOD)
+    other = REPO / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    args = {
+        "validate": ["validate", run],
+        "report": ["report", run, "--out", tmp_path / "out"],
+        "annotate": ["annotate", run, "--out", tmp_path / "annotations.toml"],
+        "compare": ["compare", run, other, "--out", tmp_path / "out"],
+        "diff": ["diff", run, run],
+        "site": ["site", run, "--out", tmp_path / "out"],
+    }[command]
+    refused = invoke(args)
+    if command not in ("validate", "site"):  # those list the entry they skip and go on
+        assert refused.code == 2 and "not followed (--follow-symlinks reads it)" in refused.output, refused.output
+    else:
+        assert "not followed (--follow-symlinks reads it)" in refused.output, refused.output
+    followed = invoke([*args, "--follow-symlinks"])
+    assert "No such option" not in followed.output and "not followed" not in followed.output, followed.output
