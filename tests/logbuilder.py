@@ -583,6 +583,7 @@ def timing_log(
         run_id=run_id,
         origin_note=f"Synthetic timing fixture (scale {scale}, noise {noise}, seed {seed}); not a measurement.",
     )
+    next(e for e in events if e["kind"] == "plan")["warm_repetitions"] = samples
     for timing in _cells(events, "timing"):
         base = (
             0.001
@@ -822,6 +823,7 @@ def generation_timing_log(run_id: str, scale: float = 1.0, seed: int = 0, noise:
     rng = random.Random(seed)
     events = generation_log(None)
     events[0].update(run_id=run_id, origin_note=f"Synthetic generation timing fixture (scale {scale}, seed {seed}).")
+    next(e for e in events if e["kind"] == "plan")["warm_repetitions"] = 10  # each cell's repetitions below
     for event in events:
         timing = event.get("timing") if event["kind"] == "generation" else None
         if timing is not None:
@@ -842,12 +844,24 @@ def bimodal(event: dict[str, Any], series: str) -> None:
 
 
 def fewer_repetitions(timing: dict[str, Any], reps: int) -> None:
-    """A generation timing cut to its first ``reps`` repetitions, every figure made again."""
+    """A generation timing cut to its first ``reps`` repetitions, every figure made again (the
+    plan's warm_repetitions must say the same: see ``planned_repetitions``)."""
     steps = len(timing["decode_token"]["samples_s"]) // timing["repetitions"]
     timing["ttft_warm"] = _warm(timing["ttft_warm"]["samples_s"][:reps])
     timing["decode_token"] = _warm(timing["decode_token"]["samples_s"][: reps * steps])
     timing["repetitions"] = reps
     timing["tokens_per_s"] = tokens_per_s(timing)
+
+
+def planned_repetitions(events: list[dict[str, Any]], reps: int) -> None:
+    """Every warm loop of the run timed ``reps`` times, as its plan declares: each generation
+    cell's series cut to that many repetitions, each cell's warm samples to their first ``reps``."""
+    next(e for e in events if e["kind"] == "plan")["warm_repetitions"] = reps
+    for event in events:
+        if event["kind"] == "generation" and event.get("timing"):
+            fewer_repetitions(event["timing"], reps)
+        elif event["kind"] == "timing" and event.get("warm"):
+            event["warm"] = _warm(event["warm"]["samples_s"][:reps])
 
 
 def tokens_per_s(timing: dict[str, Any]) -> float:

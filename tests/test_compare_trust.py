@@ -198,10 +198,8 @@ def test_the_latest_run_on_a_target_is_one_that_ran_there(tmp_path: Path) -> Non
 def test_compare_and_diff_agree_that_a_changed_timing_criterion_judges_no_ratio(tmp_path: Path) -> None:
     """Before: with warm repetitions 5 -> 30, diff said 'no verdict: flagged' for every cell and
     compare, of the same two logs, '2x faster'."""
-    before = _log(tmp_path / "a" / "events.jsonl", timing_log("five-reps", seed=1))
-    events = timing_log("thirty-reps", scale=0.5, seed=2)
-    next(e for e in events if e["kind"] == "plan")["warm_repetitions"] = 30
-    after = _log(tmp_path / "b" / "events.jsonl", events)
+    before = _log(tmp_path / "a" / "events.jsonl", timing_log("five-reps", seed=1, samples=5))
+    after = _log(tmp_path / "b" / "events.jsonl", timing_log("thirty-reps", scale=0.5, seed=2, samples=30))
     diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
     assert diff["geomean"] is None and {t["verdict"] for t in diff["timings"]} == {"no verdict: flagged"}
     out = tmp_path / "cmp"

@@ -280,27 +280,31 @@ def test_each_timing_stands_beside_its_scope_cache_condition_and_stability(tmp_p
     from reportgen.cli import main
     from tests.logbuilder import _warm, timing_log
 
+    def rows_of(name: str, events: list[dict[str, object]]) -> dict[str, dict[str, str]]:
+        log = tmp_path / name / "events.jsonl"
+        log.parent.mkdir()
+        log.write_text(dumps(events), encoding="utf-8")
+        result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / name / "out")])
+        assert result.exit_code == 0, result.output
+        with (tmp_path / name / "out" / "details.csv").open(encoding="utf-8", newline="") as stream:
+            return {row["case"]: row for row in csv.DictReader(stream)}
+
     events = timing_log("synthetic-details-stability")
     timings = [e for e in events if e["kind"] == "timing" and e.get("warm")]
-    bimodal, short = timings[0], timings[1]
+    bimodal = timings[0]
     bimodal["warm"] = _warm([s * (2 if i % 2 else 1) for i, s in enumerate(bimodal["warm"]["samples_s"])])
-    short["warm"] = _warm(short["warm"]["samples_s"][:3])
-    log = tmp_path / "run" / "events.jsonl"
-    log.parent.mkdir()
-    log.write_text(dumps(events), encoding="utf-8")
-    result = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 0, result.output
-    with (tmp_path / "out" / "details.csv").open(encoding="utf-8", newline="") as stream:
-        rows = {row["case"]: row for row in csv.DictReader(stream)}
+    rows = rows_of("run", events)
     assert rows[bimodal["case"]]["warm_stability"] == "unstable"
-    assert rows[short["case"]]["warm_stability"] == "unclassified"
-    assert {rows[t["case"]]["warm_stability"] for t in timings[2:]} == {"stable"}
+    assert {rows[t["case"]]["warm_stability"] for t in timings[1:]} == {"stable"}
+    # A run that planned 3 warm repetitions: every series too short to classify.
+    short = rows_of("short", timing_log("synthetic-details-short", samples=3))
+    assert {row["warm_stability"] for row in short.values() if row["warm_median_s"]} == {"unclassified"}
     for t in timings:
         assert rows[t["case"]]["cold_cache_condition"] == t["cold"]["cache_condition"]
     # The fast writer and csv.writer agree with the column filled in.
     from reportgen.render.report import judge_log, warm_stability
 
-    judged = judge_log(log)
+    judged = judge_log(tmp_path / "run" / "events.jsonl")
     stability = warm_stability(judged)
     assert _details_bytes(judged.run, stability).decode("utf-8") == csv_text(
         [DETAIL_COLUMNS, *detail_rows(judged.run, stability)]

@@ -16,7 +16,7 @@ from reportgen.cli import main
 from reportgen.publish.diff import diff_runs
 from reportgen.publish.summary import summarize
 from reportgen.render.report import build_report, judge_log
-from tests.logbuilder import bimodal, dumps, fewer_repetitions, generation_timing_log
+from tests.logbuilder import bimodal, dumps, generation_timing_log, planned_repetitions
 
 RUNNER = CliRunner()
 CASE = "b1-l96-contiguous-float32-eager"
@@ -62,13 +62,14 @@ def test_a_bimodal_decode_series_is_flagged_on_the_run_page(tmp_path: Path) -> N
     """Before: the row read '2 ms median, 4 ms p90 per token' like any other, with no flag."""
     events = generation_timing_log("bimodal-decode")
     bimodal(_generation(events, CASE), "decode_token")
-    short = _generation(events, "b1-l240-contiguous-float32-eager")["timing"]
-    fewer_repetitions(short, 3)  # too few to classify
     log = _log(tmp_path / "events.jsonl", events)
     rows = {r.case: r for r in judge_log(log).view.generation}
     assert "≋ unstable timing: two modes" in rows[CASE].decode, rows[CASE].decode
     assert "unstable" not in rows[CASE].ttft_warm and "not classified" not in rows[CASE].ttft_warm
-    assert "not classified: 3 sample(s)" in rows["b1-l240-contiguous-float32-eager"].ttft_warm
+    short = generation_timing_log("short")
+    planned_repetitions(short, 3)  # too few to classify: the run planned 3 warm repetitions
+    short_rows = {r.case: r for r in judge_log(_log(tmp_path / "short" / "events.jsonl", short)).view.generation}
+    assert "not classified: 3 sample(s)" in short_rows["b1-l240-contiguous-float32-eager"].ttft_warm
     steady = rows["b1-l96-contiguous-float32-compiled"]
     assert "unstable" not in steady.decode + steady.ttft_warm and "classified" not in steady.decode + steady.ttft_warm
     build_report(log, tmp_path / "out")
@@ -93,14 +94,20 @@ def test_a_generation_series_that_decides_nothing_is_counted_in_the_disposition(
     assert not [r for r in steady.disposition.reasons if r.rule == "timing-stability"]
     events = generation_timing_log("bimodal-decode")
     bimodal(_generation(events, CASE), "decode_token")
-    short = _generation(events, "b1-l240-contiguous-float32-eager")["timing"]
-    fewer_repetitions(short, 3)
+    bimodal(_generation(events, "b1-l240-contiguous-float32-eager"), "ttft_warm")
     judged = judge_log(_log(tmp_path / "mixed" / "events.jsonl", events))
     total = 2 * sum(1 for e in events if e["kind"] == "generation" and e.get("timing"))
     assert f"performance undecided for 2 of {total} generation series" in judged.disposition.headline
     (note,) = [r for r in judged.disposition.reasons if r.rule == "timing-stability"]
     assert note.message.startswith(f"2 of {total} generation series (time to first token or decode per token)")
     assert set(note.cases) == {CASE, "b1-l240-contiguous-float32-eager"}
+    # Series too short to classify (the run planned 3 warm repetitions: 3 times to first token
+    # per cell; the decode series keep 3 repetitions' steps) are counted too.
+    short = generation_timing_log("short")
+    planned_repetitions(short, 3)
+    judged = judge_log(_log(tmp_path / "short" / "events.jsonl", short))
+    assert f"performance undecided for {total // 2} of {total} generation series" in judged.disposition.headline
+    assert "too short to classify" in judged.disposition.headline
 
 
 def test_the_exports_carry_each_generation_series_median_and_its_stability(tmp_path: Path) -> None:

@@ -610,14 +610,13 @@ def test_a_site_rule_groups_replicates(tmp_path: Path) -> None:
 def test_runs_declared_differently_are_no_replicates(tmp_path: Path) -> None:
     base = _compare_side(tmp_path, "base", [1.0, 1.0], "cpu")
     cand = _compare_side(tmp_path, "cand", [1.1], "cuda")
-    events = [json.loads(line) for line in base[1].read_text(encoding="utf-8").splitlines()]
-    _plan(events)["warm_repetitions"] = 50
-    base[1].write_text(dumps(events), encoding="utf-8")
+    # The second run planned (and timed) 50 warm repetitions, the first 30.
+    base[1].write_text(dumps(timing_log("synthetic-base-1", seed=ord("b") * 10 + 1, samples=50)), encoding="utf-8")
     for command, names in (("diff", ("before", "after")), ("compare", ("baseline", "candidate"))):
         out = ["--out", str(tmp_path / "out")] if command == "compare" else []
         result = CliRunner().invoke(main, [command, *_options(names[0], base), *_options(names[1], cand), *out])
         assert result.exit_code == 2, result.output
-        assert "synthetic-base-1 is no replicate of synthetic-base-0: warm repetitions now 50 (was 5)" in result.output
+        assert "synthetic-base-1 is no replicate of synthetic-base-0: warm repetitions now 50 (was 30)" in result.output
 
 
 def test_a_replicate_that_scatters_widely_makes_the_cell_unstable_not_slower(tmp_path: Path) -> None:

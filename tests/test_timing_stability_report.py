@@ -318,20 +318,18 @@ def _report_of(tmp_path: Path, events: list[dict[str, Any]]) -> tuple[str, str]:
 
 
 def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -> None:
-    """Before: one warm series of 3 samples (none unstable) put a banner titled 'Unstable timing.'
-    over '1 of 4 have too few warm samples', and the headline called its timing 'unstable or too
-    short to classify'."""
-    events = timing_log("synthetic-short")
-    timing = next(t for t in _cells(events, "timing") if t.get("warm"))
-    timing["warm"] = _warm(timing["warm"]["samples_s"][:3])
+    """Before: warm series of 3 samples (none unstable) put a banner titled 'Unstable timing.'
+    over 'have too few warm samples', and the headline called its timing 'unstable or too short
+    to classify'. (The run planned 3 warm repetitions: every series has 3 samples.)"""
+    events = timing_log("synthetic-short", samples=3)
     md, html = _report_of(tmp_path, events)
     top = md + html.split('id="timings"')[0]  # the charts' caption names every reason a figure may have
     assert "Unstable timing" not in top and "unstable or too short" not in top
-    assert "> **Timing not classified.** 1 of 4 timed cells have too few warm samples to classify." in md
-    assert "<strong>Timing not classified.</strong> 1 of 4 timed cells have too few" in html
-    assert "performance undecided for 1 of 4 timed cells, whose warm timing is too short to classify" in md
-    assert "- 1 of 4 timed cells have too few warm samples to classify: their timings decide nothing" in md
-    assert "| performance | undecided for 1 of 4 timed cells (warm timing too short to classify: flagged in" in md
+    assert "> **Timing not classified.** 4 of 4 timed cells have too few warm samples to classify." in md
+    assert "<strong>Timing not classified.</strong> 4 of 4 timed cells have too few" in html
+    assert "performance undecided for 4 of 4 timed cells, whose warm timing is too short to classify" in md
+    assert "- 4 of 4 timed cells have too few warm samples to classify: their timings decide nothing" in md
+    assert "| performance | undecided for 4 of 4 timed cells (warm timing too short to classify: flagged in" in md
 
 
 def test_a_generation_run_says_its_series_are_classified_and_names_an_unstable_one(tmp_path: Path) -> None:

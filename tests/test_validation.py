@@ -367,9 +367,31 @@ def _tokens_per_s_doubled(events: Lines) -> None:
     timing["tokens_per_s"] *= 2
 
 
+def _repetitions_redeclared(events: Lines) -> None:
+    """The plan says 10 warm repetitions; every loop timed the 5 it first declared. A comparison
+    then named 'warm repetitions now 10' as a criterion change that was never measured."""
+    _first_of(events, "plan")["warm_repetitions"] = 10
+
+
+def _generation_repetitions_redeclared(events: Lines) -> None:
+    _first_of(events, "plan")["warm_repetitions"] = 4
+
+
 @pytest.mark.parametrize(
     ("build", "edit", "kind", "fragment"),
     [
+        (
+            complete_log,
+            _repetitions_redeclared,
+            "timing",
+            "warm holds 5 warm repetition(s), but the plan declares warm_repetitions 10",
+        ),
+        (
+            generation_log,
+            _generation_repetitions_redeclared,
+            "generation",
+            "timing.repetitions is 5 warm repetition(s), but the plan declares warm_repetitions 4",
+        ),
         (complete_log, _passing_mismatched, "case_result", "status pass, but error_stats counts 5 of"),
         (generation_log, _tokens_per_s_doubled, "generation", "repetitions of 6 steps give"),
         (complete_log, _compiled_otherwise, "compile", 'mode "max-autotune" against "default"'),

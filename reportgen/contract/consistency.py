@@ -6,8 +6,10 @@ the status as written would report a pass next to figures that fail the declared
 the contract invites other collectors, so nothing here assumes the two agree: a log that
 contradicts itself is not evidence, and each contradiction is an error naming the line. The same
 holds for a warm series: the pages, the history and every comparison read its logged median and
-IQR, so figures its own samples do not give are refused; and a compile event's options must be
-the plan's, which the criteria table states.
+IQR, so figures its own samples do not give are refused, as is a warm loop of another count of
+repetitions than the plan's warm_repetitions (which the criteria table states and a comparison
+names when it changes); and a compile event's options must be the plan's, which the criteria
+table states.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``case_result``, ``timing``, ``compile``, ``generation``, ``train_step`` and
@@ -166,11 +168,23 @@ class FigureChecks:
         return f"compile_options are not the plan's compile options ({differ}): the cell was compiled as its criteria do not declare"
 
     def _timing(self, data: Any) -> str | None:
-        return None if absent(data.warm) else warm_figures("warm", data.warm)
+        if absent(data.warm):
+            return None
+        return self._planned_repetitions("warm holds", len(data.warm.samples_s)) or warm_figures("warm", data.warm)
+
+    def _planned_repetitions(self, what: str, count: int) -> str | None:
+        """The collector times every warm loop with the plan's warm_repetitions (the plan event
+        logs the count a --warm override set): another count is not what the criteria say."""
+        planned = getattr(self.plan, "warm_repetitions", None)
+        if planned is None or count == planned:
+            return None
+        return f"{what} {count} warm repetition(s), but the plan declares warm_repetitions {planned}"
 
     def _generation(self, data: Any) -> str | None:
         timing = data.timing
         if not absent(timing):
+            if (why := self._planned_repetitions("timing.repetitions is", timing.repetitions)) is not None:
+                return why
             if (why := warm_figures("timing.ttft_warm", timing.ttft_warm)) is not None:
                 return why
             if (why := warm_figures("timing.decode_token", timing.decode_token)) is not None:
