@@ -14,7 +14,7 @@ from typing import Any
 
 from campaign import kubernetes, slurm
 from collector.arguments import path_argument
-from collector.visible import terminal
+from collector.visible import terminal, visible
 from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
 from campaign.spec import (
     MAX_PLANNED_BYTES,
@@ -314,10 +314,12 @@ def _status(location: str, fmt: str) -> int:
     else:
         counts = ", ".join(f"{n} {state}" for state, n in ledger.counts().items())
         _print(
-            f"campaign {ledger.campaign_id} ({ledger.scheduler}) -> {ledger.destination}: {len(ledger.tasks)} task(s): {counts}"
+            _printable(
+                f"campaign {ledger.campaign_id} ({ledger.scheduler}) -> {ledger.destination}: {len(ledger.tasks)} task(s): {counts}"
+            )
         )
         for task in ledger.tasks:
-            _print(f"{task.task:>4}  {task.state:<8} {task.label}  {task.reason}")
+            _print(_printable(f"{task.task:>4}  {task.state:<8} {task.label}  {task.reason}"))
             latest = task.latest
             if latest is not None and task.state in ("failed", "stopped", "lost"):
                 for line in latest.tail:
@@ -336,7 +338,9 @@ def _print(text: str, file: Any = None) -> None:
 
 
 def _printable(text: str) -> str:
-    return terminal(text)
+    """One line of the terminal: a newline from the ledger (a run's name, a label) shown as
+    <U+000A>, so it cannot start a line that reads as another task's."""
+    return visible(text, keep="\t")
 
 
 def _resume(campaign: Campaign, args: argparse.Namespace) -> int:

@@ -726,3 +726,17 @@ def test_resume_runs_the_ledgers_plan_on_the_scheduler_it_was_submitted_to(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "was submitted to slurm; resume it with --scheduler slurm" in err
     assert not (other / "n.k8s.json").exists()
+
+
+def test_a_newline_in_a_ledger_record_starts_no_line_of_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: a run named with a newline in a done record printed a second line that read as
+    # another task's ("   4  done ...").
+    folder = _planned(tmp_path / "runs", 2)
+    _record(folder, 0, "s1-r0", "done", 0, ["tiny-encoder-cpu-1\n   1  done     forged"])
+    main(["status", str(folder)])
+    out = capsys.readouterr().out
+    task_lines = [line for line in out.splitlines() if line[:4].strip().isdigit()]
+    assert len(task_lines) == 2 and "tiny-encoder-cpu-1<U+000A>   1  done     forged" in task_lines[0]
+    assert "planned" in task_lines[1]

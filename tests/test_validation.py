@@ -665,3 +665,26 @@ def test_compile_options_without_backend_options_read_as_none_given(tmp_path: Pa
             assert error in reading.errors[0].message, reading.errors[0].message
         result = CliRunner().invoke(main, ["validate", str(path)])
         assert "Traceback" not in result.output and result.exit_code == (0 if error is None else 1), result.output
+
+
+def test_a_finding_is_one_line_whatever_the_log_quotes(tmp_path: Path) -> None:
+    """Before: a key holding newlines printed lines of its own, one of them a forged
+    'FILE: valid, complete, ...' that a script reading validate's output took as a verdict."""
+    events = complete_log()
+    _first_of(events, "environment")["x\nforged.jsonl: valid, complete, 1 events, 0 errors, 0 warnings\n"] = 1
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    (problem,) = [p for p in read_log(path).problems if p.severity == "error"]
+    line = problem.format()
+    assert "\n" not in line and "x<U+000A>forged.jsonl" in line
+
+
+@pytest.mark.parametrize("run_id", ["two\nlines", "tab\there", "bell\x07", "ends-with-newline\n"])
+def test_a_run_id_with_a_control_character_is_refused(tmp_path: Path, run_id: str) -> None:
+    # A run id names the run on every line of diff, status and the site: a newline split them.
+    events = complete_log()
+    _first_of(events, "run_start")["run_id"] = run_id
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(_text(events))
+    reading = read_log(path)
+    assert not reading.valid and any("run_id" in p.message for p in reading.problems), reading.problems

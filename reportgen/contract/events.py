@@ -209,7 +209,14 @@ class RunStart(Envelope, tag="run_start", kw_only=True, frozen=True):
     """First line of every log: who wrote it, for which workload, and whether it is real data."""
 
     kind: ClassVar[Literal["run_start"]] = "run_start"
-    run_id: Annotated[str, Meta(min_length=1, description="Unique id of the run; also its directory name.")]
+    run_id: Annotated[
+        str,
+        Meta(
+            min_length=1,
+            pattern=r"^[^\x00-\x1f\x7f-\x9f]+(?!\n)$",
+            description="Unique id of the run; also its directory name. No control character (a newline in it would split every line that names the run).",
+        ),
+    ]
     collector: Annotated[str, Doc("Name and version of the program that wrote the log.")]
     workload: Annotated[str, Meta(min_length=1, description="Workload name from the plan.")]
     target: Annotated[str, Doc("Target asked for on the command line (cpu, cuda, neuron).")]

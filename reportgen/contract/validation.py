@@ -32,6 +32,7 @@ import msgspec
 from msgspec import UNSET
 from msgspec.structs import force_setattr
 
+from collector.visible import visible
 from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks, family_disagreement
 from reportgen.contract.events import (
     CASE_KINDS,
@@ -86,7 +87,9 @@ class Problem:
     message: str
 
     def format(self) -> str:
-        return f"{shown(self.file)}:{self.line}: {self.severity}: {self.message}"
+        """One line, whatever the message quotes from the log (a newline in a key is shown as
+        <U+000A>, so it cannot start a line of its own that a script reads as another finding)."""
+        return f"{shown(self.file)}:{self.line}: {self.severity}: {visible(self.message, keep=chr(9))}"
 
 
 class LoggedEvent(msgspec.Struct, gc=False):
