@@ -474,7 +474,7 @@ def plan_from_data(
         else None,
         generation=dict(checked["generation"]) if "generation" in checked else None,
         compare=compare,
-        intended_target=workload["target"],
+        intended_target=descriptors.resolve_target(workload["target"]) if workload["target"] else None,
         checked=checked,
         key_lines=planschema.key_lines(text),
         text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),

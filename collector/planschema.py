@@ -159,11 +159,11 @@ SCHEMA: tuple[Table, ...] = (
             Key(
                 "target",
                 "str",
-                "The target this plan is meant to certify; recorded in the plan event as intended_target.",
+                "The target this plan is meant to certify (a target or its alias, e.g. trainium for neuron); recorded in the plan event as intended_target, by its target name.",
                 None,
                 '"neuron"',
                 BOTH,
-                TARGETS,
+                descriptors.target_choices(),
             ),
             Key(
                 "expected_compilations",
@@ -821,7 +821,8 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
                     path, f"expected a list of {'strings' if item_type is str else 'integers'}, got an item {item!r}"
                 )
             if key.choices and item not in key.choices:
-                close = difflib.get_close_matches(str(item), [str(v) for v in key.choices], n=1)
+                # A close spelling only (float8_e4m3fn is no misspelt float64): cutoff 0.8.
+                close = difflib.get_close_matches(str(item), [str(v) for v in key.choices], n=1, cutoff=0.8)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise c.fail(path, f"unknown {[item]}; allowed: {', '.join(key.choices)}{hint}")
             if key.minimum is not None and isinstance(item, int) and item < key.minimum:

@@ -29,7 +29,12 @@ def test_plan_declares_the_target_it_certifies(tmp_path: Path) -> None:
 
 def test_unknown_target_is_a_plan_error(tmp_path: Path) -> None:
     with pytest.raises(PlanError, match="workload.target"):
-        load_plan(_plan(tmp_path, 'target = "trainium"\n' + MATRIX))
+        load_plan(_plan(tmp_path, 'target = "tpu"\n' + MATRIX))
+
+
+def test_a_plan_may_name_its_target_by_an_alias_as_the_command_line_does(tmp_path: Path) -> None:
+    # Before: --target trainium worked, and target = "trainium" in the plan was refused.
+    assert load_plan(_plan(tmp_path, 'target = "trainium"\n' + MATRIX)).intended_target == "neuron"
 
 
 def test_plan_event_records_the_intended_target() -> None:
@@ -540,3 +545,12 @@ def test_a_plan_with_a_byte_order_mark_reads_as_without_it(tmp_path: Path) -> No
     assert load_plan(marked).text_sha256 == load_plan(plain).text_sha256
     done = CliRunner().invoke(reportgen_main, ["plan-check", str(marked), "--target", "cpu"])
     assert "not valid TOML" not in done.output and done.exit_code in (0, 3), done.output
+
+
+def test_an_unknown_dtype_is_offered_only_a_close_spelling(tmp_path: Path) -> None:
+    # Before: float8_e4m3fn was answered "did you mean 'float64'?".
+    with pytest.raises(PlanError) as raised:
+        load_plan(_plan(tmp_path, MATRIX + 'dtypes = ["float8_e4m3fn"]\n'))
+    assert "allowed: float32" in str(raised.value) and "did you mean" not in str(raised.value)
+    with pytest.raises(PlanError, match="did you mean 'bfloat16'"):
+        load_plan(_plan(tmp_path, MATRIX + 'dtypes = ["bflaot16"]\n'))
