@@ -255,3 +255,30 @@ def test_a_synthetic_fixture_is_no_run_on_any_target(tmp_path: Path) -> None:
         page[page.index('<table class="workloads">') : page.index("</table>", page.index('<table class="workloads">'))]
     )
     assert " neuron 0 " in table and "a run exists" not in table and "(on neuron)" in table
+
+
+def test_the_tallies_count_measured_runs_and_set_synthetic_fixtures_apart(tmp_path: Path) -> None:
+    # Before: the runs per target left the synthetic fixtures out but the disposition and cell
+    # tallies counted them, so "suitable" held fixtures that are evidence of nothing.
+    runs = tmp_path / "runs"
+    (runs / "fixture").mkdir(parents=True)
+    (runs / "fixture" / "events.jsonl").write_bytes(
+        (REPO / "tests" / "fixtures" / "synthetic_complete.jsonl").read_bytes()
+    )
+    real = "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    (runs / real).mkdir()
+    (runs / real / "events.jsonl").write_bytes((REPO / "sample_runs" / real / "events.jsonl").read_bytes())
+    build_site([runs], tmp_path / "site")
+    text = re.sub(
+        r"\s+",
+        " ",
+        html.unescape(re.sub(r"<[^>]+>", " ", (tmp_path / "site" / "index.html").read_text(encoding="utf-8"))),
+    )
+    measured = judge_log(runs / real / "events.jsonl")
+    outcome = {"suitable": "suitable", "change": "requires a change", "blocked": "blocked"}[
+        measured.disposition.outcome
+    ]
+    assert "Dispositions (1 synthetic fixture not counted): " in text
+    assert f"{outcome}: 1" in text.split("Dispositions")[1].split("Cells over")[0]
+    passed = measured.run.counts()["pass"]
+    assert f"Cells over all runs (1 synthetic fixture not counted): ✔ pass: {passed} " in text

@@ -386,15 +386,22 @@ INDEX_COLUMNS = (
 
 
 def _totals(summaries: list[RunSummary]) -> dict[str, Any]:
+    """The dispositions and cells of the measured runs: a synthetic fixture is evidence of
+    nothing, so it is left out of the tallies (and counted apart), as from the runs per target."""
     outcomes = {o: 0 for o in OUTCOME_SYMBOLS}
     cells = dict.fromkeys(STATUS_ORDER, 0)
+    synthetic = 0
     for s in summaries:
+        if s.synthetic:
+            synthetic += 1
+            continue
         outcomes[s.outcome] += 1
         for name in STATUS_ORDER:
             cells[name] += s.counts.get(name, 0)
     return {
         "outcomes": [(o, OUTCOME_SYMBOLS[o], OUTCOME_LABELS[o], n) for o, n in outcomes.items()],
         "cells": [(name, SYMBOLS[name], n) for name, n in cells.items()],
+        "synthetic": synthetic,
     }
 
 
