@@ -164,3 +164,19 @@ def test_a_revised_plan_in_the_same_tree_names_its_module_relatively(tmp_path: P
     text = out.read_text(encoding="utf-8")
     assert tomllib.loads(text)["workload"]["module"] == "../../models/m.py"
     assert "are not carried over" in text
+
+
+def test_each_finding_names_the_plan_key_and_its_line() -> None:
+    # Before: a finding said what was wrong but not where: no key, no line, in no format.
+    plan = REPO / "tests" / "plans" / "scenario_a.toml"
+    review = review_plan(plan, "neuron")
+    lines = plan.read_text(encoding="utf-8").splitlines()
+    by_title = {f.title: f for f in review.findings}
+    expected = by_title["expects 1 compilation(s) for 3 shapes"]
+    assert expected.key == "workload.expected_compilations" and expected.line is not None
+    assert lines[expected.line - 1].startswith("expected_compilations")
+    assert all(f.key for f in review.findings), [f.title for f in review.findings if not f.key]
+    text = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron"]).output
+    assert f"      where: workload.expected_compilations (line {expected.line})" in text
+    md = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--format", "md"]).output
+    assert f"Where: `workload.expected_compilations` (line {expected.line})." in md

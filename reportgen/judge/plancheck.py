@@ -54,6 +54,10 @@ class Finding:
     constraint: str = ""
     source: str = ""
     basis: str = ""  # "predicted from the graph, not measured on the device" for findings from an inspection
+    # Where in the plan: the dotted key the finding is about ("matrix.cache_checks"), and the line
+    # of the plan file that holds it (or its table; None: not in the file, or not a file).
+    key: str = ""
+    line: int | None = None
 
 
 PREDICTED = "predicted from the graph, not measured on the device"
@@ -137,9 +141,9 @@ def bracketed(items: Iterable[Any]) -> str:
     return f"[{listed(items)}]"
 
 
-def _finding(ctx: Context, cid: str, severity: str, title: str, detail: str, first: str) -> Finding:
+def _finding(ctx: Context, cid: str, severity: str, title: str, detail: str, first: str, key: str = "") -> Finding:
     constraint, source = ctx.cite(cid)
-    return Finding(cid, severity, title, detail, first, constraint, source)
+    return Finding(cid, severity, title, detail, first, constraint, source, key=key)
 
 
 def check_precision(ctx: Context) -> list[Finding]:
@@ -159,6 +163,7 @@ def check_precision(ctx: Context) -> list[Finding]:
                 "Add float64 to [matrix] dtypes, with its tolerance and task criterion.",
                 "",
                 "plan",
+                key="matrix.dtypes",
             )
         ]
     if required:
@@ -181,6 +186,7 @@ def check_precision(ctx: Context) -> list[Finding]:
                 "float64 cells will run as float32",
                 "The plan has float64 cells but does not say whether float64 computation is required.",
                 "Declare requires_float64 if acceptance needs it (the plan is then blocked on this backend), or plan float32 cells instead.",
+                key="matrix.dtypes",
             )
         ]
     wide = [name for name, spec in ctx.checked.get("inputs", {}).items() if spec["dtype"] == "float64"]
@@ -193,6 +199,7 @@ def check_precision(ctx: Context) -> list[Finding]:
                 f"float64 input(s) {listed(wide)} will run as float32",
                 "The real preprocessing produces float64, but the cells cast floating inputs to their dtype and the backend computes float64 as float32.",
                 "Declare requires_float64 if acceptance needs float64 computation (the plan is then blocked on this backend), or declare the input as float32 if the precision is not needed.",
+                key=f"inputs.{wide[0]}",
             )
         ]
     return []
@@ -390,6 +397,7 @@ def check_dtypes(ctx: Context) -> list[Finding]:
                     "no declared BF16 tolerance and task criterion",
                     "An FP32 elementwise tolerance does not carry over to BF16, and a loose elementwise pass alone does not establish task quality.",
                     "Agree a BF16 tolerance and task-quality criterion with the owner before running; the revised plan proposes values to review, marked proposed = true.",
+                    key="tolerances.bfloat16",
                 )
             )
     if "float32" in ctx.revised["matrix"].get("dtypes", ["float32"]) and "float32" not in tolerances:
@@ -402,6 +410,7 @@ def check_dtypes(ctx: Context) -> list[Finding]:
                 "FP32 tolerance not declared",
                 "The collector would use the seed's illustrative FP32 criterion, |diff| <= 1e-5 + 1e-4 * |ref|.",
                 "Confirm or replace it with a model-specific criterion before running (a revised plan writes it, marked proposed = true).",
+                key="tolerances.float32",
             )
         )
     return findings
@@ -427,6 +436,7 @@ def check_runnable(ctx: Context) -> list[Finding]:
                     f"Declare the missing criteria in [tolerances.{dtype}] with the workload's owner before running.",
                     "Criteria are declared before any result",
                     "collector",
+                    key=f"tolerances.{dtype}",
                 )
             )
     return findings
@@ -450,6 +460,7 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
                     "Agree with the workload's owner a criterion that a wrong output fails, before running.",
                     "A pass is evidence only when the criterion could fail",
                     "plan",
+                    key=why.split(" ", 1)[0].rstrip(":"),
                 )
             )
         if bit_exact(table) and dtype.startswith(("float", "bfloat")):
@@ -462,6 +473,7 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
                     "Keep it only if bit-identical results are the requirement.",
                     "",
                     "plan",
+                    key=f"tolerances.{dtype}",
                 )
             )
     return findings
@@ -542,6 +554,7 @@ def check_integer_ranges(ctx: Context) -> list[Finding]:
                     f"int64 input {name} has no declared value range",
                     "The target computes int64 as int32; without the range the plan cannot say whether every value fits.",
                     f"Declare inputs.{name}.value_range (e.g. [0, vocabulary size - 1]).",
+                    key=f"inputs.{name}",
                 )
             )
         elif span[0] < INT32_MIN or span[1] > INT32_MAX:
@@ -553,6 +566,7 @@ def check_integer_ranges(ctx: Context) -> list[Finding]:
                     f"int64 input {name} holds values outside the int32 range",
                     f"The declared range {span} exceeds int32 ({INT32_MIN} to {INT32_MAX}), and the target computes int64 as int32: such values are not kept.",
                     f"Remap {name} into the int32 range in the preprocessing (and declare the new range), or keep the workload on a target with native int64.",
+                    key=f"inputs.{name}.value_range",
                 )
             )
     return findings
@@ -683,6 +697,21 @@ def check_size(ctx: Context) -> list[Finding]:
     ]
 
 
+# The plan key each check's findings are about, unless the finding names its own.
+CHECK_KEYS: dict[str, str] = {
+    "check_size": "matrix",
+    "check_buckets": "padding",
+    "check_expected_compilations": "workload.expected_compilations",
+    "check_precision": "workload.requirements",
+    "check_dtypes": "matrix.dtypes",
+    "check_layout": "matrix.layouts",
+    "check_integer_ranges": "inputs",
+    "check_modes": "matrix.modes",
+    "check_compile_options": "compile",
+    "check_cache_check": "matrix.cache_checks",
+    "check_recompile_limit": "matrix.shapes",
+}
+
 CHECKS: list[Callable[[Context], list[Finding]]] = [
     check_size,
     check_undecided,
@@ -715,16 +744,29 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
         raise InspectionError(
             f"{inspection.path}: inspects the workload {inspection.start.workload!r}, not this plan's {plan.name!r}"
         )
-    return _review(str(path), raw, plan, target, inspection)
+    return _review(str(path), raw, plan, target, inspection, text)
 
 
 def _review(
-    label: str, raw: dict[str, Any], plan: WorkloadPlan, target: str | None, inspection: InspectionLog | None
+    label: str,
+    raw: dict[str, Any],
+    plan: WorkloadPlan,
+    target: str | None,
+    inspection: InspectionLog | None,
+    text: str | None = None,
 ) -> PlanReview:
     target = target or plan.intended_target or DEFAULT_TARGET
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
-    findings = [f for check in CHECKS for f in check(ctx)]
+    findings = []
+    for check in CHECKS:
+        for finding in check(ctx):
+            finding.key = finding.key or CHECK_KEYS.get(check.__name__, "")
+            findings.append(finding)
+    if text is not None:
+        lines = planschema.Checker(label, planschema.key_lines(text))
+        for finding in findings:
+            finding.line = lines.line_of(finding.key) if finding.key else None
     if inspection is not None:
         findings += inspection_findings(ctx, inspection)
     if plan.intended_target and plan.intended_target != target:
@@ -1108,6 +1150,8 @@ def format_text(review: PlanReview) -> str:
     lines = [f"{review.plan}: {review.headline} (target {review.target}: {review.release})"]
     for f in review.findings:
         lines.append(f"  [{f.severity.upper()}] {f.title}")
+        if f.key:
+            lines.append(f"      where: {f.key}" + (f" (line {f.line})" if f.line else ""))
         lines.append(f"      why: {f.detail}")
         if f.constraint:
             lines.append(f"      documented: {f.constraint} [{f.source}]")
