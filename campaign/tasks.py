@@ -105,6 +105,7 @@ def write_files(files: TaskFiles, wrapper_text: str, tasks_text: str, planned: d
 
     for path in (files.wrapper, files.script, files.tasks, files.planned):
         replaceable(path)
+    files.wrapper.parent.mkdir(parents=True, exist_ok=True)  # --out in a new folder, for either scheduler
     if slurm:
         files.logs.mkdir(parents=True, exist_ok=True)
     write_file(files.wrapper, wrapper_text.encode("utf-8"), 0o755 if slurm else None)

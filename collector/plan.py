@@ -375,7 +375,10 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise PlanError(f"{path}:{line}: not UTF-8 (byte {exc.start}); save the plan as UTF-8") from None
+        bad = raw[exc.start : exc.end].hex(" ")
+        raise PlanError(
+            f"{path}:{line}: not UTF-8 (byte 0x{bad} at offset {exc.start} of the file); save the plan as UTF-8"
+        ) from None
     # A byte-order mark some editors write first holds no content (collector.tomltext): the one
     # reader of plan text drops it, so the collector, plan-check and the text's sha256 agree.
     text = toml_text(text)

@@ -1145,3 +1145,12 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait() == 141 and err == ""
+
+
+@pytest.mark.parametrize("scheduler", ["kubernetes", "slurm"])
+def test_submit_makes_the_folder_out_names(tmp_path: Path, scheduler: str) -> None:
+    # Before: --out in a new folder worked for Slurm and failed for Kubernetes ("No such file").
+    path = write(tmp_path, BASE.format(destination="s3://fleet-runs/nightly"))
+    out = tmp_path / "new" / "deeper" / ("jobs.json" if scheduler == "kubernetes" else "jobs.sbatch")
+    assert main(["submit", str(path), "--scheduler", scheduler, "--out", str(out), "--dry-run"]) == 0
+    assert out.is_file() and (out.parent / "nightly.planned.json").is_file()

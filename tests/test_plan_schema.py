@@ -319,7 +319,8 @@ def test_plan_that_is_not_utf8(tmp_path: Path) -> None:
     done = _collector(["--workload", str(path), "--target", "cpu", "--out", str(tmp_path / "runs")], tmp_path)
     assert (
         done.returncode == 2
-        and done.stderr.strip() == f"collector: plan error: {path}:2: not UTF-8 (byte 22); save the plan as UTF-8"
+        and done.stderr.strip()
+        == f"collector: plan error: {path}:2: not UTF-8 (byte 0xe9 at offset 22 of the file); save the plan as UTF-8"
     )
     checked = CliRunner().invoke(reportgen_main, ["plan-check", str(path)])
     assert checked.exit_code == 1 and "not UTF-8" in checked.output
