@@ -264,3 +264,20 @@ def test_a_full_disk_names_the_file_and_leaves_no_half_page(tmp_path: Path, monk
     monkeypatch.undo()
     result = invoke(["site", FIXTURES / "synthetic_complete.jsonl", "--out", out])
     assert result.code == 0 and "synthetic-complete" in Path(page).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link-to-device"])
+def test_a_site_toml_that_is_no_regular_file_is_refused_not_ignored(tmp_path: Path, kind: str) -> None:
+    # Before: such a site.toml inside RUNS was taken as absent (exit 0, no word, its declared
+    # comparison pages gone), while --config naming the same file refused it.
+    import os
+
+    runs = tmp_path / "runs"
+    (runs / "one").mkdir(parents=True)
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", runs / "one" / "events.jsonl")
+    if kind == "fifo":
+        os.mkfifo(runs / "site.toml")
+    else:
+        (runs / "site.toml").symlink_to("/dev/zero")
+    out = invoke(["site", runs, "--out", tmp_path / "site"], seconds=60)
+    assert out.code == 2 and "site.toml: cannot read the site configuration" in out.output, out.output

@@ -435,6 +435,13 @@ def test_a_site_configuration_names_cells_the_history_always_shows(tmp_path: Pat
     columns = re.findall(r"warm median<br><code>([^<]+)</code>", header)
     assert columns[0] == named and case_key(2, 16, "eager") in columns and "no-such-case" not in columns
     assert "and 1 named in the site configuration" in page
+    # The case no run holds is said, not dropped without a word; a rebuild with nothing changed says it again.
+    for build in ("first", "no change"):
+        result = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(tmp_path / "again")])
+        assert "warning: [history] cases names 'no-such-case', a cell no run here holds" in result.output, (
+            build,
+            result.output,
+        )
 
 
 # --- unstable timings decide nothing in these views ---------------------------------------------

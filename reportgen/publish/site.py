@@ -827,6 +827,14 @@ def build_site(
             pages_elsewhere,
         )
         result.written += written
+        # A case the configuration pins that no run holds (a typo, a renamed cell) is said, as a
+        # comparison rule that makes no page is: it would otherwise pin nothing, unsaid.
+        held = {case for e in entries for case in e.summary.cells}
+        result.warnings += [
+            f"reportgen site: warning: [history] cases names {case!r}, a cell no run here holds"
+            for case in site_config.history.cases
+            if case not in held
+        ]
         cells = write_cell_index([(e.summary, e.log) for e in entries], out_dir)
         result.written += [cells] if cells else []
         index_pages.append(CELL_INDEX)

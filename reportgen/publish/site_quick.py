@@ -185,10 +185,12 @@ class SiteConfigError(ValueError):
 
 
 def find_site_config(paths: list[Path]) -> Path | None:
-    """A site.toml directly inside one of the folders given to `reportgen site` (the first found)."""
+    """A site.toml directly inside one of the folders given to `reportgen site` (the first found),
+    whatever it is: one that is not a regular file (a FIFO, a link to a device) is refused where
+    it is read, as --config refuses it, not taken as absent (its pages would vanish unsaid)."""
     for path in paths:
         candidate = path / CONFIG_NAME
-        if path.is_dir() and candidate.is_file():
+        if path.is_dir() and os.path.lexists(candidate):
             return candidate
     return None
 
