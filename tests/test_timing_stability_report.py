@@ -412,3 +412,30 @@ def test_a_stopped_run_says_no_timing_below_is_a_performance_result(tmp_path: Pa
     md, html = _report_of(tmp_path, mismatch_log())
     said = "until then no timing below is a performance result (here, in comparisons or in the history)"
     assert said in md and said in html and "their timings" not in md + html
+
+
+def test_the_timings_section_names_the_host_around_the_warm_loops(tmp_path: Path) -> None:
+    # Before: the load average (and threads, CPUs) around the loops were shown only beside an
+    # unstable series, so a run on a busy host with steady series read as any other.
+    import json
+
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    run = REPO / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    loads = [
+        float(event["host"][key]["value"].split()[0])
+        for event in map(json.loads, (run / "events.jsonl").read_text(encoding="utf-8").splitlines())
+        if event["kind"] == "timing" and event.get("host")
+        for key in ("load_avg_before", "load_avg_after")
+        if event["host"].get(key, {}).get("value")
+    ]
+    assert loads, "the sample run recorded the load around its loops"
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    for name, heading in (("report.md", "## 7. Timings"), ("report.html", '<section id="timings">')):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        section = text[text.index(heading) :]
+        assert f"load average (1 min) {min(loads):.2f} to {max(loads):.2f}" in section[:3000], name
+        assert "CPU count 2" in section[:3000]

@@ -173,6 +173,16 @@ def host_facts(run: RunModel) -> dict[str, str]:
         shown = set(version_keys())
         others = {n: v for n, fact in env.versions.items() if n not in shown and (v := _value(fact)) is not None}
         facts.update(_listed("version", others))
+    facts.update(loop_host_facts(run))
+    return facts
+
+
+def loop_host_facts(run: RunModel) -> dict[str, str]:
+    """The host around the run's warm loops, in words: threads, CPU affinity, count and governor
+    (each value it took, in order), the load average's range (1 minute, before and after each
+    loop) and the accelerator's readings' ranges. What a reader needs beside any warm figure:
+    a stable series on a host running other work at once is still a figure of that host."""
+    facts: dict[str, str] = {}
     hosts = _timing_hosts(run)
     for key, label in _HOST_FACTS:
         values = list(dict.fromkeys(v for h in hosts if (v := h.get(key)) is not None))

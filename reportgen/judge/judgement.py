@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import islice
 
+from reportgen.judge.changes import loop_host_facts
 from reportgen.judge.backend_docs import docs_file_sha256, run_backend
 from reportgen.judge.disposition import (
     FAILED,
@@ -120,6 +121,9 @@ class Judgement:
     # Per timed cell whose warm figure decides nothing, why, in the timing table's words (the
     # stability verdict, CPU fallback, a compiled cell that ran eager): the charts say it on hover.
     figure_flags: dict[str, str] = field(default_factory=dict)
+    # The host around the warm loops (judge.changes.loop_host_facts): threads, CPUs, load average
+    # and accelerator readings, (label, value) in the record's order; () when none was recorded.
+    loop_host: tuple[tuple[str, str], ...] = ()
 
 
 def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
@@ -161,6 +165,7 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         undecided_why=undecided_why(sum(j.unstable for j in undecided), len(undecided)) if undecided else "",
         generation_why=undecided_why(sum(u for _, _, u in series), len(series)) if series else "",
         figure_flags=figure_flags(undecided, flagged_cells),
+        loop_host=tuple(loop_host_facts(run).items()) if timed else (),
     )
 
 

@@ -125,6 +125,8 @@ class ReportView:
     perf_stopped_total: int
     timings: list[TimingView]
     timing_scope: str
+    # The host around the warm loops, one phrase ('' when none was recorded): judged facts, formatted.
+    timing_host: str
     backend_note: str
     training: list[TrainingView]
     training_note: str
@@ -207,6 +209,9 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         perf_stopped_total=len(stopped),
         timings=timing_views(run, judgement.timing_flags),
         timing_scope=timing_scope,
+        timing_host="; ".join(
+            f"{label.removesuffix(' around the warm loops')} {value}" for label, value in judgement.loop_host
+        ),
         backend_note=judgement.adapter_note,
         training=training_views(run),
         training_note=training_note(run),
