@@ -122,7 +122,11 @@ from collector.visible import terminal
 # 4: host facts from every timed cell; the reference as computed among the criteria.
 # 5: a warm series' figures are checked against its samples, and a compile event's options
 # against the plan's: a log kept as valid may not be; each cell keeps its reference outputs' hash.
-STATE_FORMAT = 5
+# 6: a warm loop's count is checked against the plan's warm_repetitions and a run id may hold no
+# control character (a log kept as valid may not be); a run where no cell passed, or whose
+# criteria pass a wrong output, is judged anew (never "suitable"); host facts of another machine
+# flag a history's ratios.
+STATE_FORMAT = 6
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
