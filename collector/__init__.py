@@ -14,6 +14,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # from the module's folder; 0.5.0 loads from that folder only the files run_start hashed, each
 # checked against its hash, the module itself included, names the plan by the text it read,
 # starts fresh children without the working folder on their path, and bounds warm repetitions
-# at 10,000); change it with every release of the collector, with reportgen's and the package's
-# (pyproject.toml): one distribution, one version.
-__version__ = "0.5.0"
+# at 10,000; 0.6.0 names a run's folder by the plan's workload name kept to letters, digits,
+# '.', '_' and '-' (never a path) and takes a target's alias in [workload] target); change it
+# with every release of the collector, with reportgen's and the package's (pyproject.toml): one
+# distribution, one version.
+__version__ = "0.6.0"
