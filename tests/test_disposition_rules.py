@@ -89,17 +89,18 @@ def _no_tolerance(events: Events) -> None:
     _first(events, "plan")["tolerances"] = {}
 
 
-def _rtol_of_one(events: Events) -> None:
-    # |0 - ref| <= rtol * |ref| at every element: an output of zeros passes.
-    _first(events, "plan")["tolerances"]["float32"]["rtol"] = 1.0
-
-
-def _cosine_at_least_minus_one(events: Events) -> None:
-    criterion = {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}
-    _first(events, "plan")["tolerances"]["float32"]["task"] = criterion
+def _criterion(events: Events, rtol: float, threshold: float) -> None:
+    """The plan's float32 criteria, every case_result judged under them."""
+    criterion = {"metric": "cosine_to_reference", "op": ">=", "threshold": threshold}
+    _first(events, "plan")["tolerances"]["float32"].update(rtol=rtol, task=criterion)
     for e in events:
         if e["kind"] == "case_result" and e.get("task_metric"):
-            e["task_metric"].update(name=criterion["metric"], criterion=criterion)
+            e["task_metric"].update(criterion=criterion)
+
+
+def _criteria_that_cannot_fail(events: Events) -> None:
+    # rtol 1 passes an output of zeros, and every cosine is at least -1: no part can fail.
+    _criterion(events, 1.0, -1.0)
 
 
 def _f64_on_cpu_in_f32(events: Events) -> None:
@@ -124,17 +125,7 @@ CASES = [
     ("recompile limit", _limit, "cpu", "cpu", "change", "recompile-limit", "operator", COMPILED),
     ("skipped cell", _skip, "cpu", "cpu", "blocked", "skipped-cells", None, COMPILED),
     ("no tolerance", _no_tolerance, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
-    ("a tolerance that passes zeros", _rtol_of_one, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
-    (
-        "a task criterion that cannot fail",
-        _cosine_at_least_minus_one,
-        "cpu",
-        "cpu",
-        "blocked",
-        "tolerances",
-        None,
-        EAGER,
-    ),
+    ("criteria that cannot fail", _criteria_that_cannot_fail, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
     ("float64 required, float32 output", _f64_on_cpu_in_f32, "cpu", "cpu", "change", "precision", "precision", None),
     ("unknown backend family", _unknown_family, "cpu", "cpu", "blocked", "environment", None, None),
     (
@@ -517,3 +508,12 @@ def test_layout_rule_takes_no_evidence_from_an_unstable_timing(tmp_path: Path) -
     assert "warm median" not in reasons[0].message
     verdict = d.decide(run, {})
     assert not [r for r in verdict.reasons if r.rule == "layout" and r.outcome == "change"]
+
+
+@pytest.mark.parametrize(
+    ("rtol", "threshold"), [(1.0, 0.999), (1e-4, -1.0)], ids=["rtol-1", "cosine-at-least-minus-one"]
+)
+def test_criteria_one_part_of_which_can_fail_block_nothing(tmp_path: Path, rtol: float, threshold: float) -> None:
+    # A cell passes only when every part passes: one part that can fail still fails a wrong output.
+    run = _run(tmp_path, lambda events: _criterion(events, rtol, threshold))
+    assert not [r for r in d.decide(run, {}).reasons if r.rule == "tolerances"]

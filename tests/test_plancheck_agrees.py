@@ -87,23 +87,63 @@ def test_a_float64_requirement_without_a_float64_cell_is_revised_on_every_target
     assert review_plan(path, "neuron").classification == "blocked", "there float64 runs as float32"
 
 
+def _without_task(data: dict[str, Any]) -> None:
+    data["tolerances"]["float32"].pop("task", None)
+
+
 @pytest.mark.parametrize(
-    ("tolerance", "words"),
+    ("tolerance", "drop_task", "words"),
     [
-        ({"rtol": 1.0}, "tolerances.float32.rtol = 1 passes an output of zeros"),
-        ({"task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}}, "holds for any output"),
-        ({"task": {"metric": "min_cosine_to_reference", "op": "<=", "threshold": 1.0}}, "holds for any output"),
-        ({"task": {"metric": "min_cosine_to_reference", "op": "<=", "threshold": 0.5}}, "less like the reference"),
+        ({"rtol": 1.0}, True, "tolerances.float32.rtol = 1 passes an output of zeros"),
+        (
+            {"rtol": 2.0, "task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}},
+            False,
+            "tolerances.float32.task: min_cosine_to_reference >= -1 holds for any output",
+        ),
+        (
+            {"rtol": 1.0, "task": {"metric": "cosine_similarity", "op": "<=", "threshold": 1.0}},
+            False,
+            "cosine_similarity <= 1 holds for any output",
+        ),
     ],
-    ids=["rtol-1", "cosine-at-least-minus-one", "cosine-at-most-one", "cosine-inverted"],
+    ids=["rtol-1-alone", "rtol-2-and-cosine-at-least-minus-one", "rtol-1-and-cosine-at-most-one"],
 )
-def test_a_criterion_a_wrong_output_passes_needs_a_revised_plan(
-    tmp_path: Path, tolerance: dict[str, Any], words: str
+def test_criteria_no_part_of_which_can_fail_need_a_revised_plan(
+    tmp_path: Path, tolerance: dict[str, Any], drop_task: bool, words: str
 ) -> None:
-    path = _plan(tmp_path, "vacuous", lambda data: data["tolerances"]["float32"].update(tolerance))
-    review = review_plan(path, "cpu")
+    def edit(data: dict[str, Any]) -> None:
+        if drop_task:
+            _without_task(data)
+        data["tolerances"]["float32"].update(tolerance)
+
+    review = review_plan(_plan(tmp_path, "vacuous", edit), "cpu")
     (finding,) = _ids(review)["criterion-cannot-fail"]
     assert review.classification == "revise" and finding.severity == "revise" and words in finding.detail
+
+
+@pytest.mark.parametrize(
+    "tolerance",
+    [
+        {"rtol": 1.0},  # the task criterion (min_cosine_to_reference >= 0.9999) still fails a wrong output
+        {
+            "task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}
+        },  # the elementwise rule still can
+        {"task": {"metric": "max_cosine_distance", "op": "<=", "threshold": 0.001}},  # a distance: <= is right
+    ],
+    ids=["rtol-1-beside-a-task-criterion", "vacuous-task-beside-a-sound-tolerance", "a-cosine-distance"],
+)
+def test_criteria_one_part_of_which_can_fail_are_not_called_vacuous(tmp_path: Path, tolerance: dict[str, Any]) -> None:
+    # Before: each part was judged alone, and a name holding "cosine" was read as a similarity.
+    path = _plan(tmp_path, "sound", lambda data: data["tolerances"]["float32"].update(tolerance))
+    found = _ids(review_plan(path, "cpu"))
+    assert "criterion-cannot-fail" not in found and "criterion-backwards" not in found, found
+
+
+def test_a_similarity_compared_with_at_most_is_backwards(tmp_path: Path) -> None:
+    task = {"metric": "min_cosine_to_reference", "op": "<=", "threshold": 0.5}
+    path = _plan(tmp_path, "backwards", lambda data: data["tolerances"]["float32"].update(task=task))
+    (finding,) = _ids(review_plan(path, "cpu"))["criterion-backwards"]
+    assert finding.severity == "revise" and "fails closer ones" in finding.detail
 
 
 def test_sound_criteria_and_a_float64_error_bound_raise_nothing(tmp_path: Path) -> None:
@@ -180,3 +220,14 @@ def test_each_finding_names_the_plan_key_and_its_line() -> None:
     assert f"      where: workload.expected_compilations (line {expected.line})" in text
     md = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "neuron", "--format", "md"]).output
     assert f"Where: `workload.expected_compilations` (line {expected.line})." in md
+
+
+def test_a_training_plan_without_float32_criteria_is_told_the_cells_would_be_skipped(tmp_path: Path) -> None:
+    # Before: a NOTE said the collector would use the seed's FP32 criterion, beside nothing (or,
+    # once that was found, a REVISE saying every cell would be skipped): the default has no
+    # loss and grad rules, so the collector skips a training cell under it.
+    path = _plan(tmp_path, "train", lambda data: data["tolerances"].pop("float32"), "tiny_classifier.toml")
+    found = _ids(review_plan(path, "cpu"))
+    (missing,) = found["criteria-missing"]
+    assert "loss and grad tolerances" in missing.detail
+    assert not [f for f in found.get("bf16-own-criteria", []) if "FP32 tolerance not declared" in f.title]

@@ -25,10 +25,17 @@ import msgspec
 import tomli_w
 
 from collector import planschema
-from collector.plan import MAX_PLANNED_CELLS, WorkloadPlan, missing_criteria, plan_from_data, read_plan_file
+from collector.plan import (
+    DEFAULT_FP32_TOLERANCE,
+    MAX_PLANNED_CELLS,
+    WorkloadPlan,
+    missing_criteria,
+    plan_from_data,
+    read_plan_file,
+)
 from reportgen.contract.inspection import InspectionError, InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
-from reportgen.judge.criterion_power import bit_exact, cannot_fail
+from reportgen.judge.criterion_power import backwards, bit_exact, cannot_fail
 from reportgen.storage.local import replace_file
 
 CLASSES = {
@@ -400,7 +407,8 @@ def check_dtypes(ctx: Context) -> list[Finding]:
                     key="tolerances.bfloat16",
                 )
             )
-    if "float32" in ctx.revised["matrix"].get("dtypes", ["float32"]) and "float32" not in tolerances:
+    plain = ctx.plan.training is None and ctx.plan.generation is None  # the seed's default serves only these
+    if plain and "float32" in ctx.revised["matrix"].get("dtypes", ["float32"]) and "float32" not in tolerances:
         tolerances["float32"] = {"atol": 1e-5, "rtol": 1e-4, "proposed": True}
         findings.append(
             _finding(
@@ -422,10 +430,9 @@ def check_runnable(ctx: Context) -> list[Finding]:
     tolerances = ctx.revised.get("tolerances", {})
     findings = []
     for dtype in ctx.revised["matrix"].get("dtypes", ["float32"]):
-        table = tolerances.get(dtype)
-        if dtype == "float32" and table is None:
-            continue  # the collector applies the seed's FP32 default (check_dtypes notes it)
-        why = missing_criteria(tolerances, dtype, ctx.plan.training is not None, ctx.plan.generation is not None)
+        # Undeclared float32 criteria are the seed's default to the collector (check_dtypes notes it).
+        declared = tolerances if dtype != "float32" or "float32" in tolerances else {"float32": DEFAULT_FP32_TOLERANCE}
+        why = missing_criteria(declared, dtype, ctx.plan.training is not None, ctx.plan.generation is not None)
         if why is not None:
             findings.append(
                 Finding(
@@ -450,17 +457,31 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
     for dtype, table in ctx.checked.get("tolerances", {}).items():
         if dtype not in planned:
             continue
-        for why in cannot_fail(dtype, table):
+        vacuous = cannot_fail(dtype, table)
+        if vacuous:
             findings.append(
                 Finding(
                     "criterion-cannot-fail",
                     "revise",
-                    f"a {dtype} criterion cannot fail",
-                    f"{why}: a pass under it is no evidence of correctness, and a report of the run is blocked.",
+                    f"the {dtype} criteria cannot fail",
+                    f"No part of them can fail, and a cell passes when every part passes: {'; '.join(vacuous)}. A pass under them is no evidence of correctness, and a report of the run is blocked.",
                     "Agree with the workload's owner a criterion that a wrong output fails, before running.",
                     "A pass is evidence only when the criterion could fail",
                     "plan",
-                    key=why.split(" ", 1)[0].rstrip(":"),
+                    key=f"tolerances.{dtype}",
+                )
+            )
+        if (why := backwards(dtype, table)) is not None:
+            findings.append(
+                Finding(
+                    "criterion-backwards",
+                    "revise",
+                    f"the {dtype} task criterion is backwards",
+                    f"{why}: right outputs would read as mismatches.",
+                    'Compare a similarity with ">=" (and a distance or error with "<=").',
+                    "",
+                    "plan",
+                    key=f"tolerances.{dtype}.task",
                 )
             )
         if bit_exact(table) and dtype.startswith(("float", "bfloat")):
