@@ -314,7 +314,7 @@ def report(
 ) -> None:
     from reportgen.render.report import EXIT_INVALID, ReportInputError, build_report
     from reportgen.storage.local import UnsafeOutput, shown
-    from reportgen.storage.sources import RemoteError, find_one
+    from reportgen.storage.sources import RemoteError, find_one, judged_with
 
     if (
         single_file
@@ -330,10 +330,12 @@ def report(
         echo(f"reportgen report: {exc}", err=True)
         sys.exit(2)
     log = entry.path
-    annotations = annotations if annotations is not None else entry.annotations
+    beside = True
+    if annotations is None:
+        annotations, beside = judged_with(entry)
     try:
         result = build_report(
-            log, out_dir, formats, annotations, fail_on, max_bytes, inspection, single_file=single_file
+            log, out_dir, formats, annotations, fail_on, max_bytes, inspection, single_file=single_file, beside=beside
         )
     except ReportInputError as exc:
         echo(str(exc), err=True)
@@ -616,17 +618,6 @@ Examples:
 """
 
 
-def _found(location: Any) -> Any:
-    """A run's log as found through links out of its folder (--follow-symlinks): its path."""
-    from reportgen.render.compare import LocationError
-    from reportgen.storage.sources import find_one
-
-    try:
-        return find_one(location, None, True).path
-    except ValueError as exc:
-        raise LocationError(str(exc)) from None
-
-
 def _sides(
     command: str, positional: tuple[Any, ...], first: tuple[Any, ...], second: tuple[Any, ...], names: tuple[str, str]
 ) -> tuple[list[Any], list[Any]]:
@@ -774,9 +765,7 @@ def compare(
 
     baseline, candidate = _sides("compare", runs, baselines, candidates, ("baseline", "candidate"))
     try:
-        if follow_symlinks:  # each run's log found here, through links out of its folder too
-            baseline, candidate = ([_found(loc) for loc in side] for side in (baseline, candidate))
-        result = build_comparison(baseline, candidate, out_dir, formats)
+        result = build_comparison(baseline, candidate, out_dir, formats, follow_symlinks)
     except RemoteError as exc:
         _remote_failed("compare", exc)
     except ReportInputError as exc:

@@ -319,13 +319,13 @@ def test_every_command_that_says_follow_symlinks_reads_it_has_the_option(tmp_pat
     run = tmp_path / "run"
     run.mkdir()
     (run / "events.jsonl").symlink_to(GOOD)
-    other = REPO / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
+    other = FIXTURES / "synthetic_mismatch.jsonl"
     args = {
         "validate": ["validate", run],
         "report": ["report", run, "--out", tmp_path / "out"],
         "annotate": ["annotate", run, "--out", tmp_path / "annotations.toml"],
         "compare": ["compare", run, other, "--out", tmp_path / "out"],
-        "diff": ["diff", run, run],
+        "diff": ["diff", run, other],
         "site": ["site", run, "--out", tmp_path / "out"],
     }[command]
     refused = invoke(args)
@@ -334,4 +334,33 @@ def test_every_command_that_says_follow_symlinks_reads_it_has_the_option(tmp_pat
     else:
         assert "not followed (--follow-symlinks reads it)" in refused.output, refused.output
     followed = invoke([*args, "--follow-symlinks"])
-    assert "No such option" not in followed.output and "not followed" not in followed.output, followed.output
+    assert followed.code == 0 and "not followed" not in followed.output, followed.output
+
+
+def test_a_log_followed_through_a_link_is_judged_with_the_annotations_beside_the_link(tmp_path: Path) -> None:
+    # Before: report and compare judged a linked log with the annotations beside its target
+    # (outside the folder given), diff with those beside the link, so one run read 'Suitable'
+    # in one command and 'Requires a change' in another.
+    real, given = tmp_path / "real", tmp_path / "given"
+    real.mkdir()
+    given.mkdir()
+    shutil.copy(FIXTURES / "synthetic_mismatch.jsonl", real / "events.jsonl")
+    (given / "events.jsonl").symlink_to(real / "events.jsonl")
+    entry = '[[explain]]\nmode = ["eager", "compiled"]\nexplanation = "drift"\nreason = "r"\n'
+    (real / "annotations.toml").write_text(entry + 'verdict = "accepted"\n', encoding="utf-8")
+    (given / "annotations.toml").write_text(
+        entry + 'verdict = "change-needed"\nchange = "precision"\n', encoding="utf-8"
+    )
+    other = FIXTURES / "synthetic_complete.jsonl"
+    report = invoke(["report", given, "--out", tmp_path / "out", "--follow-symlinks"])
+    assert "Requires" in report.output and "Suitable" not in report.output, report.output
+    compare = invoke(["compare", given, other, "--out", tmp_path / "cmp", "--follow-symlinks", "--format", "json"])
+    assert compare.code == 0, compare.output
+    import json
+
+    data = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert data["baseline"]["disposition"].startswith("Requires"), data["baseline"]
+    # With no annotations beside the link, neither reads the target's: the mismatch awaits a verdict.
+    (given / "annotations.toml").unlink()
+    report = invoke(["report", given, "--out", tmp_path / "out2", "--follow-symlinks"])
+    assert "Suitable" not in report.output and "Blocked" in report.output, report.output

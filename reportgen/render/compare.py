@@ -27,7 +27,7 @@ from reportgen.render.templating import (
     write_text,
 )
 from reportgen.storage.local import LogChanged, refuse_unwritable
-from reportgen.storage.sources import LogRef, RemoteLog, find_one
+from reportgen.storage.sources import LogRef, RemoteLog, find_one, judged_with
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
 FORMATS = ("html", "md", "json")
@@ -43,32 +43,32 @@ class CompareResult:
     written: list[Path] = field(default_factory=list)
 
 
-def one_log(location: LogRef | str) -> LogRef:
-    """A log named directly, the one run log in a run directory, or an s3:// one."""
+def judge_side(location: LogRef | str, follow_symlinks: bool = False) -> JudgedSide:
+    """Read, validate and judge one run: a log named directly, the one run log in a run
+    directory, or an s3:// one, with the annotations.toml beside it as it was found (through a
+    link only with ``follow_symlinks``: beside the link); no report view is built."""
     if isinstance(location, RemoteLog):
-        return location
-    try:
-        return find_one(location).path
-    except ValueError as exc:
-        raise LocationError(str(exc)) from None
-
-
-def judge_side(log: LogRef) -> JudgedSide:
-    """Read, validate and judge one run (its annotations.toml beside it); no report view is built."""
-    run, applied, disposition = read_judged(log)
+        run, applied, disposition = read_judged(location)
+    else:
+        try:
+            entry = find_one(location, None, follow_symlinks)
+        except ValueError as exc:
+            raise LocationError(str(exc)) from None
+        annotations, beside = judged_with(entry)
+        run, applied, disposition = read_judged(entry.path, annotations, beside=beside)
     return JudgedSide(run, applied.by_case, disposition)
 
 
 Runs = LogRef | str | list[LogRef | str]  # one run, or a side's replicates (the first speaks for the side)
 
 
-def _judged(runs: Runs) -> list[JudgedSide]:
-    return [judge_side(one_log(run)) for run in (runs if isinstance(runs, list) else [runs])]
+def _judged(runs: Runs, follow_symlinks: bool = False) -> list[JudgedSide]:
+    return [judge_side(run, follow_symlinks) for run in (runs if isinstance(runs, list) else [runs])]
 
 
-def gather(baseline: Runs, candidate: Runs) -> Comparison:
+def gather(baseline: Runs, candidate: Runs, follow_symlinks: bool = False) -> Comparison:
     """Judge every run and compare the sides; raises ReportInputError or CompareRefused."""
-    base, cand = _judged(baseline), _judged(candidate)
+    base, cand = _judged(baseline, follow_symlinks), _judged(candidate, follow_symlinks)
     try:
         return compare_runs(base[0], cand[0], tuple(base[1:]), tuple(cand[1:]))
     except LogChanged as exc:  # an event read again from a log changed since it was checked
@@ -121,10 +121,14 @@ def write_comparison(
 
 
 def build_comparison(
-    baseline: Runs, candidate: Runs, out_dir: Path, formats: tuple[str, ...] = ("html", "md")
+    baseline: Runs,
+    candidate: Runs,
+    out_dir: Path,
+    formats: tuple[str, ...] = ("html", "md"),
+    follow_symlinks: bool = False,
 ) -> CompareResult:
     with paused_gc():
-        comparison = gather(baseline, candidate)
+        comparison = gather(baseline, candidate, follow_symlinks)
         assets = asset_names() if "html" in formats else Assets("", "")
         written = write_comparison(comparison, out_dir, formats, assets, also_written=assets.linked)
         if assets.linked:

@@ -349,11 +349,13 @@ def build_report(
     max_bytes: int = DEFAULT_MAX_LOG_BYTES,
     inspection: Path | None = None,
     single_file: bool = False,
+    beside: bool = True,
 ) -> ReportResult:
     """``single_file``: report.html alone, its stylesheet and script written
-    into it (a file to attach to a ticket); nothing else is written."""
+    into it (a file to attach to a ticket); nothing else is written. ``beside``: without
+    ``annotations``, look for them beside the log (read_judgement)."""
     with paused_gc():
-        judged = judge_log(log, annotations, max_bytes, inspection=inspection)
+        judged = judge_log(log, annotations, max_bytes, beside, inspection=inspection)
         if single_file:
             assets = inline_assets()
             if judged.view.details:  # the full table travels inside the page, as a download link

@@ -8,6 +8,8 @@ and ``change_key`` tells the site builder whether a log changed without reading 
 
 from __future__ import annotations
 
+import os
+
 import hashlib
 from pathlib import Path
 from typing import Union
@@ -102,6 +104,18 @@ def find_one(
         why = "; ".join(s.format() for s in found.skipped)
         raise ValueError(f"{location}: expected one run log, found {len(found.logs)}" + (f" ({why})" if why else ""))
     return found.logs[0]
+
+
+def judged_with(entry: LogEntry) -> tuple[Path | None, bool]:
+    """The annotations a found log is judged with, and whether to look beside the log for more:
+    those beside the log as it was found, so a log reached through a link (--follow-symlinks) is
+    judged with the annotations beside the link, never with those beside its target, as the
+    site and diff judge it. A log found where it lies keeps the finder's choice and its look."""
+    stats = entry.stats
+    if stats is None or os.path.dirname(stats.notes_path) == os.path.dirname(os.path.abspath(entry.path)):
+        return entry.annotations, True
+    notes = Path(stats.notes_path)
+    return (notes if os.path.lexists(notes) else None), False
 
 
 def change_key(entry: LogEntry, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> str:
