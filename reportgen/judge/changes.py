@@ -265,12 +265,17 @@ def host_timing_flag(changes: Sequence[Change], keys: tuple[str, ...] = TIMING_H
     affinity (or, with FLAGGING_HOST_KEYS as ``keys``, machine) changed (both runs recorded
     them); None otherwise. A log from before host facts
     were kept is named as 'not recorded' and flags nothing: that it is unknown is no change."""
-    named = [
-        f"{key} {a} -> {b}"
-        for key, a, b in changes
-        if key in keys and NOT_RECORDED not in (a, b)  # unknown on one side: named, not flagged
-    ]
-    return f"host changed: {'; '.join(named)}" if named else None
+    # Unknown on one side: named, not flagged.
+    flagged = [(key, a, b) for key, a, b in changes if key in keys and NOT_RECORDED not in (a, b)]
+    settings = [f"{key} {a} -> {b}" for key, a, b in flagged if key in TIMING_HOST_KEYS]
+    # The machine as each log recorded it: another machine, or the same one recorded another way
+    # (an older collector wrote the CPU's architecture where a newer one writes its model); the
+    # logs cannot tell which, so the words claim no more than that the records differ.
+    machine = [f"{key} {a} -> {b}" for key, a, b in flagged if key not in TIMING_HOST_KEYS]
+    said = ([f"host changed: {'; '.join(settings)}"] if settings else []) + (
+        [f"machine recorded differently: {'; '.join(machine)}"] if machine else []
+    )
+    return "; ".join(said) if said else None
 
 
 def timing_unlike(criteria: Sequence[CriterionChange], host: Sequence[Change]) -> list[str]:

@@ -45,6 +45,7 @@ from reportgen.judge.identity import (
     weights_identity,
 )
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
+from reportgen.contract.times import utc_time
 from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
@@ -660,14 +661,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if not r.complete])
     }
-    latest = max(befores, key=lambda r: r.started_at)
-    earliest = min(afters, key=lambda r: r.started_at)
-    if latest.started_at > earliest.started_at:
-        result.order_note = (
-            f"the before run {latest.run_id} started after the after run {earliest.run_id} "
-            f"({latest.started_at} > {earliest.started_at}): each change below reads back in time; "
-            "give the earlier run first to read them forward"
-        )
+    result.order_note = _order_note(befores, afters)
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
@@ -702,6 +696,24 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
 
 
 NAMES = ("before", "after")
+
+
+def _order_note(befores: list[RunSummary], afters: list[RunSummary]) -> str:
+    """Said first when every before run started after every after run (their times read as
+    instants: a stamp with an offset is converted): then each change reads back in time.
+    Interleaved replicates (A, B, A, B) are good practice and are not the wrong way round; a
+    run whose start is no ISO time is not judged."""
+    before = [(when, r.run_id) for r in befores if (when := utc_time(r.started_at)) is not None]
+    after = [(when, r.run_id) for r in afters if (when := utc_time(r.started_at)) is not None]
+    if len(before) != len(befores) or len(after) != len(afters) or min(before) <= max(after):
+        return ""
+    (first, first_id), (last, last_id) = min(before), max(after)
+    which = "every before run" if len(befores) > 1 else "the before run"
+    return (
+        f"{which} started after every after run ({first_id} at {first:%Y-%m-%dT%H:%M:%SZ}, "
+        f"after {last_id} at {last:%Y-%m-%dT%H:%M:%SZ}): each change below reads back in time; "
+        "give the earlier runs first to read them forward"
+    )
 
 
 def _run_reference(before: Sequence[str | None], after: Sequence[str | None]) -> str | None:
