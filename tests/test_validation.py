@@ -687,4 +687,7 @@ def test_a_run_id_with_a_control_character_is_refused(tmp_path: Path, run_id: st
     path = tmp_path / "events.jsonl"
     path.write_bytes(_text(events))
     reading = read_log(path)
-    assert not reading.valid and any("run_id" in p.message for p in reading.problems), reading.problems
+    errors = [p.message for p in reading.problems if p.severity == "error"]
+    assert not reading.valid and errors == [
+        "run_start: run_id: holds a control character (a tab, a newline, an escape): a run id names the run on every line that shows it"
+    ], errors  # and no 'the first event must be run_start' after it

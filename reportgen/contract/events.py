@@ -60,7 +60,10 @@ NonNegative = Annotated[float, Meta(ge=0)]
 # msgspec matches a pattern with Python's re.search, whose $ also matches before a final
 # newline: the length bound (and the lookahead below) keep such a value out, as the
 # JSON Schema's regular expressions do.
-Sha256 = Annotated[str, Meta(pattern=r"^[0-9a-f]{64}$", min_length=64, max_length=64)]
+SHA256_PATTERN = r"^[0-9a-f]{64}$"
+Sha256 = Annotated[str, Meta(pattern=SHA256_PATTERN, min_length=64, max_length=64)]
+# A run id: any text but a control character (C0, DEL, C1), none at its end either.
+RUN_ID_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]+(?!\n)$"
 VERSION_PATTERN = r"^\d+\.\d+(?!\n)$"
 
 
@@ -213,7 +216,7 @@ class RunStart(Envelope, tag="run_start", kw_only=True, frozen=True):
         str,
         Meta(
             min_length=1,
-            pattern=r"^[^\x00-\x1f\x7f-\x9f]+(?!\n)$",
+            pattern=RUN_ID_PATTERN,
             description="Unique id of the run; also its directory name. No control character (a newline in it would split every line that names the run).",
         ),
     ]

@@ -38,7 +38,9 @@ from reportgen.contract.events import (
     CASE_KINDS,
     EVENT_MODELS,
     RESULT_KINDS,
+    RUN_ID_PATTERN,
     SCHEMA_MAJOR,
+    SHA256_PATTERN,
     SCHEMA_MINOR,
     SCHEMA_VERSION,
     Envelope,
@@ -219,6 +221,7 @@ class _Checker:
         self.result_lines: dict[str, int] = {}
         self.in_body = False  # after the plan, before run_end: where per-cell results belong
         self.first_content_seen = False
+        self.start_refused = False  # the first line was a run_start refused for a field
         self.blank_lines = 0
         self.saw_cr = False
         self.figures = FigureChecks()
@@ -269,7 +272,11 @@ class _Checker:
         if model is None:
             self._report_unknown_kind(number, kind, minor)
             return None
-        return self._validate_model(number, model, obj, newer=minor > SCHEMA_MINOR)
+        event = self._validate_model(number, model, obj, newer=minor > SCHEMA_MINOR)
+        # A run_start refused for a field is the run's first line still: the lines after it are
+        # not told that the log lacks one (a second, misleading error per line).
+        self.start_refused = self.start_refused or (event is None and first and kind == "run_start")
+        return event
 
     def _parse_json(self, number: int, raw: bytes, unterminated: bool) -> Any:
         try:
@@ -455,7 +462,7 @@ class _Checker:
     def _check_structure(self, number: int, record: LoggedEvent, data: Any) -> bool:
         """The rules about where a kind may appear; False drops a second singleton event."""
         seen, kind, case = self.kind_lines, record.kind, record.case
-        if not self.reading.records and kind != "run_start":
+        if not self.reading.records and kind != "run_start" and not self.start_refused:
             self.error(number, f"the first event must be run_start, not {kind}")
         if "run_end" in seen:
             self.error(number, f"{kind} after run_end (line {seen['run_end']})")
@@ -715,7 +722,19 @@ def _format_error(message: str, path: list[Any]) -> str:
         return f"{_format_loc([*path, message[len(_MISSING_FIELD) :].strip('`')])}: required field missing"
     if message.startswith(_UNKNOWN_FIELD):
         return f"{_format_loc([*path, message[len(_UNKNOWN_FIELD) :].strip('`')])}: unknown field"
+    if message.startswith(_PATTERN) and (said := _PATTERN_WORDS.get(message[len(_PATTERN) :])):
+        return f"{_format_loc(path)}: {said}"
     return f"{_format_loc(path)}: {message}"
+
+
+# What a pattern of the contract asks, in words, where msgspec would quote the regular expression.
+_PATTERN = "Expected `str` matching regex "
+_PATTERN_WORDS = {  # keyed as msgspec quotes a pattern (its repr)
+    repr(
+        RUN_ID_PATTERN
+    ): "holds a control character (a tab, a newline, an escape): a run id names the run on every line that shows it",
+    repr(SHA256_PATTERN): "expected 64 lowercase hexadecimal digits (a sha256)",
+}
 
 
 def _drop_path(obj: Any, loc: list[Any]) -> None:
