@@ -154,8 +154,12 @@ def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp
     for (case, words), series in verdicts.items():
         assert series["verdict"] == "slower" and series["in_geomean"], (case, words, series)
         assert series["warm"]["low"] > 1.1 and series["warm"]["high"] < 1.3
-    assert data["verdict_counts"]["slower"] == 8 and data["geomean"]["ratios"] == 8
-    assert data["headline"].index("1 version change") < data["headline"].index("slower (geomean of 8 ratios")
+    # Two quantities are not averaged into one figure: each series has its own mean.
+    assert data["verdict_counts"]["slower"] == 8 and data["geomean"] is None
+    unpooled = data["geomean_unpooled"]
+    assert unpooled.startswith("not pooled, the ratios being of different quantities; each: decode per token ")
+    assert "slower over 4 ratios; first token, warm " in unpooled and unpooled.endswith("slower over 4 ratios")
+    assert data["headline"].index("1 version change") < data["headline"].index("geometric mean not pooled")
     assert "not measured: no warm samples" not in html + md
     for text in (html, md):
         section = text[text.index("Generation: time to first token and decode per token") :]
@@ -171,7 +175,8 @@ def test_an_unstable_side_flags_the_generation_ratio_and_leaves_it_out_of_the_ta
     assert any(f.startswith("unstable timing: ") and f.endswith("on the candidate") for f in flagged["flags"])
     assert verdicts[(CASE, "first token, warm")]["verdict"] == "slower", "the other series still decides"
     assert data["verdict_counts"]["slower"] == 7 and data["verdict_counts"]["unstable timing"] == 1
-    assert data["geomean"]["ratios"] == 7 and data["unstable_cells"] == [CASE]
+    assert data["geomean"] is None and data["unstable_cells"] == [CASE]
+    assert "first token, warm " in data["geomean_unpooled"] and "over 3 ratios" in data["geomean_unpooled"]
     # The cell's first-token ratio still counts: the cell is not left out of every verdict, its series is.
     assert "cell with unstable timing" not in data["headline"]
     assert (
@@ -223,7 +228,8 @@ def test_a_changed_generation_scope_flags_the_ratio(tmp_path: Path) -> None:
     for words in ("first token, warm", "decode per token"):
         assert verdicts[(CASE, words)]["verdict"] == "flagged, not judged"
         assert "different timing scope" in verdicts[(CASE, words)]["flags"]
-    assert data["verdict_counts"]["slower"] == 6 and data["geomean"]["ratios"] == 6
+    assert data["verdict_counts"]["slower"] == 6 and data["geomean"] is None
+    assert data["geomean_unpooled"].count("over 3 ratios") == 2
     diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
     scoped = [t for t in diff["timings"] if t["case"] == CASE]
     assert len(scoped) == 2 and all(t["verdict"] == "no verdict: flagged" for t in scoped)
@@ -243,10 +249,12 @@ def test_diff_agrees_with_compare_on_generation_ratios(tmp_path: Path, unsteady:
     counts = diff_runs(summarize(judge_log(before)), summarize(judge_log(after))).verdict_counts()
     assert counts == {w: data["verdict_counts"][w] for w in ("faster", "slower", "no clear difference")}
     assert diff["unstable_timing"] == data["unstable_cells"] == ([CASE] if unsteady else [])
-    assert diff["geomean"]["ratios"] == data["geomean"]["ratios"] == (7 if unsteady else 8)
-    assert diff["geomean"]["ratio"] == pytest.approx(data["geomean"]["ratio"], rel=1e-9)
+    # Neither pools the two series: each gives the same per-series means.
+    assert diff["geomean"] is None and data["geomean"] is None
+    assert diff["geomean_unpooled"] == data["geomean_unpooled"] != ""
+    assert f"first token, warm 1.2x slower over {3 if unsteady else 4} ratios" in diff["geomean_unpooled"]
     text = RUNNER.invoke(main, ["diff", str(before), str(after)]).output
-    assert f"{CASE} (decode per token): " in text and f"over {7 if unsteady else 8} ratios" in text
+    assert f"{CASE} (decode per token): " in text and f"geometric mean: {diff['geomean_unpooled']}" in text
 
 
 def test_a_generation_cell_with_both_series_unsteady_is_left_out_as_a_cell(tmp_path: Path) -> None:
@@ -284,27 +292,18 @@ def test_diff_names_the_unstable_series_not_its_cell_as_without_a_verdict(tmp_pa
 
 
 @pytest.mark.parametrize("unstable", [False, True], ids=["all-stable", "one-series-unstable"])
-def test_cells_covered_counts_cells_and_names_the_ratios_beside_them(tmp_path: Path, unstable: bool) -> None:
-    """Before: the geometric mean's 'cells covered' row read '8 ratios of 6 compared cells' (with
-    one series unstable, '7 ratios of 6 compared cells; 1 with unstable timing left out', while
-    that cell was still covered by its other series): a count of ratios under a label of cells,
-    larger than the cells there are, and the JSON's geometric mean said "cells": 8. It counts the
-    cells, the ratios beside them, and what is left out in ratios."""
+def test_the_summary_row_gives_each_series_its_own_mean(tmp_path: Path, unstable: bool) -> None:
+    """Before: the geometric mean pooled time to first token and decode per token ('1.01x faster'
+    over 26 ratios for a first token 0.70x and a decode 1.40x, a request about 1.25x slower):
+    a figure of neither quantity. Each series now has its own, and the row says why."""
     before, after = _pair(tmp_path, "decode_token" if unstable else None)
     data, html, md = _compare(tmp_path, before, after)
-    timed = [c for c in data["cells"] if c.get("generation")]
-    assert len(data["cells"]) == 6 and len(timed) == 4
-    ratios = 7 if unstable else 8
-    # compare.json and diff's JSON count both (before, "cells" held the ratios' count).
     diff = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
-    for geomean in (data["geomean"], diff["geomean"]):
-        assert (geomean["cells"], geomean["ratios"]) == (4, ratios), geomean
-    expected = (
-        f"4 of 6 compared cells ({ratios} ratios: a generation cell gives two, first token and decode per token)"
-        + ("; 1 ratio with unstable timing left out" if unstable else "")
-    )
-    assert f"| cells covered | {expected} |" in md, md
-    assert f"<td>{expected}</td>" in html.replace("\n", "")
+    assert data["geomean"] is None and diff["geomean"] is None
+    said = data["geomean_unpooled"]
+    assert f"| geometric mean of warm ratios | {said} |" in md, md
+    assert f"<td>{said}</td>" in html.replace("\n", "")
+    assert "decode per token " in said and f"over {3 if unstable else 4} ratios" in said
 
 
 def test_a_series_that_decides_nothing_has_the_ratio_of_its_medians_and_no_interval_in_compare_as_in_diff(

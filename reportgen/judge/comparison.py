@@ -68,7 +68,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     classify,
-    geometric_mean,
+    pooled_mean,
     interval_words,
     replicate_intervals,
     scope_text,
@@ -326,6 +326,8 @@ class Comparison:
     cells: list[CellComparison]
     not_comparable: list[NotComparable]
     geomean: GeoMean | None
+    # Where the ratios are of several quantities, no geomean, and why (intervals.pooled_mean).
+    geomean_unpooled: str
     compile_cost: CompileCost
     speedups: list[Speedup]
     notes: list[str] = field(default_factory=list)
@@ -944,7 +946,10 @@ def compare_runs(
         model_revision=_model_identity(baseline.run)[0],
         cells=cells,
         not_comparable=not_comparable,
-        geomean=geometric_mean([r.warm for c in cells for r in c.ratios if r.in_geomean]),
+        geomean=(pooled := pooled_mean([(_series_name(r), r.warm) for c in cells for r in c.ratios if r.in_geomean]))[
+            0
+        ],
+        geomean_unpooled=pooled[1],
         compile_cost=_compile_cost(cells),
         speedups=_speedups(cells, stop),
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
@@ -1387,6 +1392,11 @@ def _seconds(value: float | None) -> str:
     return "not measured" if value is None else f"{value:.3g} s"
 
 
+def _series_name(ratio: CellTiming | SeriesTiming) -> str:
+    """The quantity a ratio is of, named as diff names it: a cell's warm call, or a generation series."""
+    return GENERATION_SERIES.get(ratio.series, ratio.words) if isinstance(ratio, SeriesTiming) else "warm call"
+
+
 def headline(comparison: Comparison) -> str:
     """The answer in one sentence, or what stops it."""
     b, c = comparison.baseline, comparison.candidate
@@ -1432,7 +1442,11 @@ def headline(comparison: Comparison) -> str:
     if stop is not None:
         parts.append(stop.headline)
     elif geo is None:
-        parts.append(nothing_judged(len(comparison.ratios)))
+        parts.append(
+            f"geometric mean {comparison.geomean_unpooled}"
+            if comparison.geomean_unpooled
+            else nothing_judged(len(comparison.ratios))
+        )
     else:
         if geo.low is None or geo.high is None:
             interval = "interval not available: too few warm samples"

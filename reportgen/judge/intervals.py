@@ -320,6 +320,25 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     )
 
 
+def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean | None, str]:
+    """The geometric mean of ratios of one quantity, or, where they are of several (a cell's
+    warm call, a generation cell's time to first token and decode per token: each its own
+    series, named), none and why, with each series' own mean in words: a faster first token and
+    a slower decode averaged into one figure would describe neither, nor a request."""
+    series = sorted({name for name, _ in by_series})  # one order, whoever gathered the ratios
+    if len(series) <= 1:
+        return geometric_mean([interval for _, interval in by_series]), ""
+    parts = []
+    for name in series:
+        geo = geometric_mean([interval for n, interval in by_series if n == name])
+        assert geo is not None  # each name holds at least one interval
+        word = speed_words(geo.ratio)
+        if geo.verdict == "no clear difference":
+            word = f"no clear difference ({word} at the point estimate)"
+        parts.append(f"{name} {word} over {geo.ratios} ratio{'s' if geo.ratios != 1 else ''}")
+    return None, f"not pooled, the ratios being of different quantities; each: {'; '.join(parts)}"
+
+
 def interval_text(low: float, high: float) -> tuple[str, str]:
     """Both ends with just enough significant digits (3 to 6) to tell them apart and to keep an
     end that is not 1 from reading as 1 (an interval below 1 never reads '0.5 to 1')."""

@@ -49,10 +49,10 @@ from reportgen.contract.times import utc_time
 from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
-    geometric_mean,
     interval_text,
     interval_words,
     judgeable,
+    pooled_mean,
     ratio_number,
     replicate_intervals,
     scope_text,
@@ -173,8 +173,11 @@ def _on_sides(runs: dict[str, list[str]]) -> str:
     return " and ".join(f"the {role} side ({', '.join(ids)})" for role, ids in runs.items())
 
 
-def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[list[float]]]]) -> list[RatioInterval]:
-    """Give every change with samples on both sides its interval and verdict, in one batch."""
+def _judge_timings(
+    changes: list[tuple[TimingChange, list[list[float]], list[list[float]]]],
+) -> list[tuple[str, RatioInterval]]:
+    """Give every change with samples on both sides its interval and verdict, in one batch;
+    the judged ones' intervals, each with its series (WARM_CALL for a cell's warm call)."""
     for change, _, _ in changes:
         if kind := unsteady_kind(change.flags):
             change.verdict = f"no verdict: {kind}"
@@ -198,7 +201,9 @@ def _judge_timings(changes: list[tuple[TimingChange, list[list[float]], list[lis
             change.verdict = f"no verdict: {interval.flag}"
         elif change.flags:  # a change named beside the ratio (host, criterion, fallback, ...): not judged
             change.verdict = FLAGGED
-    return [interval for (change, _, _), interval in zip(usable, intervals) if change.judged]
+    return [
+        (change.series or WARM_CALL, interval) for (change, _, _), interval in zip(usable, intervals) if change.judged
+    ]
 
 
 def timing_flags(
@@ -312,6 +317,9 @@ class RunDiff:
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
+    # Where those ratios are of several quantities (a generation workload's time to first token
+    # and decode per token), no geomean, and why, with each series' own (intervals.pooled_mean).
+    geomean_unpooled: str = ""
     # The synthetic runs of each side ("before"/"after" -> run ids): named on the first line.
     synthetic: dict[str, list[str]] = field(default_factory=dict)
     # Runs that ended before their run_end (crashed, killed), by side: their unrecorded cells are
@@ -521,7 +529,7 @@ class RunDiff:
     def geomean_line(self) -> str:
         if self.timing_stop is not None:
             return self.timing_stop.note
-        return geomean_text(self.geomean, self.geomean_counts)
+        return self.geomean_unpooled or geomean_text(self.geomean, self.geomean_counts)
 
     @property
     def timings_counted(self) -> str:
@@ -689,13 +697,14 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             f"inputs of {cells.declared_inputs} cell{'s' if cells.declared_inputs != 1 else ''} identified by "
             "declaration only, not verified (the files differ in bytes and a log has no content hash)"
         )
-    result.geomean = geometric_mean(_judge_timings(cells.timed))
+    result.geomean, result.geomean_unpooled = pooled_mean(_judge_timings(cells.timed))
     result.versions = version_changes(first.versions, last.versions)
     result.code_and_data = code_and_data_changes(first.code_data, first.hashes, last.code_data, last.hashes)
     return result
 
 
 NAMES = ("before", "after")
+WARM_CALL = "warm call"  # a cell's warm series, beside a generation cell's two (intervals.pooled_mean)
 
 
 def _order_note(befores: list[RunSummary], afters: list[RunSummary]) -> str:
@@ -1001,6 +1010,8 @@ def format_diff(diff: RunDiff) -> str:
         lines += [f"  {case}: not compared: {why}" for case, why in diff.replicate_not_timed]
     if diff.geomean is not None:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
+    elif diff.geomean_unpooled:
+        lines.append(f"geometric mean: {diff.geomean_unpooled}")
     lines.append(f"warm median ratio (after / before), cells that passed in both runs: {diff.timings_counted}")
     lines += [
         f"  {t.name}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"

@@ -332,7 +332,8 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
         return [
             Row(
                 "geometric mean of warm ratios",
-                "not measured: no cell timed on both sides without a flag and with stable series",
+                comparison.geomean_unpooled
+                or "not measured: no cell timed on both sides without a flag and with stable series",
             )
         ]
     interval = (
