@@ -231,3 +231,17 @@ def test_a_training_plan_without_float32_criteria_is_told_the_cells_would_be_ski
     (missing,) = found["criteria-missing"]
     assert "loss and grad tolerances" in missing.detail
     assert not [f for f in found.get("bf16-own-criteria", []) if "FP32 tolerance not declared" in f.title]
+
+
+def test_a_task_criterion_no_output_can_meet_needs_a_revised_plan(tmp_path: Path) -> None:
+    # Before: a cosine asked to reach 2 read "Compatible": every cell of the run would be a
+    # mismatch, whatever the backend computed. (Too many greedy steps the schema refuses.)
+    cosine = {"metric": "min_cosine_to_reference", "op": ">=", "threshold": 1.5}
+    review = review_plan(
+        _plan(tmp_path, "cosine", lambda data: data["tolerances"]["float32"].update(task=cosine)), "cpu"
+    )
+    (finding,) = _ids(review)["criterion-cannot-pass"]
+    assert finding.severity == "revise" and "a cosine similarity lies between -1 and 1" in finding.detail
+
+    for source in ("tiny_encoder.toml", "minilm.toml", "heat_solver.toml", "scenario_a.toml", "tiny_classifier.toml"):
+        assert "criterion-cannot-pass" not in _ids(review_plan(WORKLOADS / source, "cpu")), source

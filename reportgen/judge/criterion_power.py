@@ -83,6 +83,22 @@ def backwards(dtype: str, table: Mapping[str, Any]) -> str | None:
     )
 
 
+def cannot_pass(dtype: str, table: Mapping[str, Any]) -> str | None:
+    """Why the task criterion fails every output, or None: a cosine similarity asked to reach
+    above 1 (or stay below -1). Every cell of the dtype would read as a mismatch. (More leading
+    greedy steps than a generation cell makes is refused by the plan schema itself.)"""
+    task = table.get("task")
+    if not isinstance(task, Mapping):
+        return None
+    metric, op, threshold = str(task.get("metric", "")), task.get("op"), task.get("threshold")
+    if not isinstance(threshold, (int, float)):
+        return None
+    where = f"tolerances.{dtype}.task: {metric} {op} {threshold:g}"
+    if SIMILARITY.fullmatch(metric) and ((op == ">=" and threshold > 1) or (op == "<=" and threshold < -1)):
+        return f"{where} fails every output: a cosine similarity lies between -1 and 1"
+    return None
+
+
 def bit_exact(table: Mapping[str, Any]) -> bool:
     """atol = rtol = 0: only bit-identical results pass."""
     return table.get("atol") == 0 and table.get("rtol") == 0

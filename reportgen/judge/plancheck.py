@@ -35,7 +35,7 @@ from collector.plan import (
 )
 from reportgen.contract.inspection import InspectionError, InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
-from reportgen.judge.criterion_power import backwards, bit_exact, cannot_fail
+from reportgen.judge.criterion_power import backwards, bit_exact, cannot_fail, cannot_pass
 from reportgen.storage.local import replace_file
 
 CLASSES = {
@@ -469,6 +469,19 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
                     "A pass is evidence only when the criterion could fail",
                     "plan",
                     key=f"tolerances.{dtype}",
+                )
+            )
+        if (never := cannot_pass(dtype, table)) is not None:
+            findings.append(
+                Finding(
+                    "criterion-cannot-pass",
+                    "revise",
+                    f"the {dtype} task criterion cannot pass",
+                    f"{never}: every {dtype} cell would read as a mismatch, whatever the backend computes.",
+                    "Agree with the workload's owner a threshold an output can meet, before running.",
+                    "",
+                    "plan",
+                    key=f"tolerances.{dtype}.task",
                 )
             )
         if (why := backwards(dtype, table)) is not None:
