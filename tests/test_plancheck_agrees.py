@@ -139,6 +139,17 @@ def test_criteria_one_part_of_which_can_fail_are_not_called_vacuous(tmp_path: Pa
     assert "criterion-cannot-fail" not in found and "criterion-backwards" not in found, found
 
 
+def test_a_task_criterion_that_holds_for_any_output_beside_a_sound_tolerance_is_noted(tmp_path: Path) -> None:
+    # Not vacuous as a whole (the elementwise rule still fails a wrong output), but the task
+    # criterion judges nothing: a note, not a revise.
+    task = {"metric": "min_cosine_to_reference", "op": "<=", "threshold": 1.0}
+    path = _plan(tmp_path, "idle", lambda data: data["tolerances"]["float32"].update(task=task))
+    found = _ids(review_plan(path, "cpu"))
+    (finding,) = found["criterion-idle"]
+    assert finding.severity == "note" and "holds for any output" in finding.detail
+    assert "criterion-cannot-fail" not in found
+
+
 def test_a_similarity_compared_with_at_most_is_backwards(tmp_path: Path) -> None:
     task = {"metric": "min_cosine_to_reference", "op": "<=", "threshold": 0.5}
     path = _plan(tmp_path, "backwards", lambda data: data["tolerances"]["float32"].update(task=task))

@@ -69,6 +69,15 @@ def cannot_fail(dtype: str, table: Mapping[str, Any]) -> list[str]:
     return found
 
 
+def idle_task(dtype: str, table: Mapping[str, Any]) -> str | None:
+    """Why the task criterion holds for any output, or None: it judges nothing, and only the
+    other parts decide (a plan error, though not a vacuous whole when they can fail)."""
+    task = table.get("task")
+    if not isinstance(task, Mapping) or not _task_vacuous(task):
+        return None
+    return f"tolerances.{dtype}.task: {task['metric']} {task['op']} {task['threshold']:g} holds for any output"
+
+
 def backwards(dtype: str, table: Mapping[str, Any]) -> str | None:
     """Why the task criterion fails right outputs (a cosine similarity compared with <=), or None."""
     task = table.get("task")

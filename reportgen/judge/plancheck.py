@@ -35,7 +35,7 @@ from collector.plan import (
 )
 from reportgen.contract.inspection import InspectionError, InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
-from reportgen.judge.criterion_power import backwards, bit_exact, cannot_fail, cannot_pass
+from reportgen.judge.criterion_power import backwards, bit_exact, cannot_fail, cannot_pass, idle_task
 from reportgen.storage.local import replace_file
 
 CLASSES = {
@@ -471,27 +471,45 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
                     key=f"tolerances.{dtype}",
                 )
             )
-        if (never := cannot_pass(dtype, table)) is not None:
-            findings.append(
-                Finding(
-                    "criterion-cannot-pass",
-                    "revise",
-                    f"the {dtype} task criterion cannot pass",
-                    f"{never}: every {dtype} cell would read as a mismatch, whatever the backend computes.",
-                    "Agree with the workload's owner a threshold an output can meet, before running.",
-                    "",
-                    "plan",
-                    key=f"tolerances.{dtype}.task",
+        # A task criterion that fails every output, or right ones: each cell would be a mismatch.
+        wrong_task = (
+            (
+                "criterion-cannot-pass",
+                "cannot pass",
+                cannot_pass(dtype, table),
+                "whatever the backend computes",
+                "Agree with the workload's owner a threshold an output can meet, before running.",
+            ),
+            (
+                "criterion-backwards",
+                "is backwards",
+                backwards(dtype, table),
+                "right ones too",
+                'Compare a similarity with ">=" (and a distance or error with "<=").',
+            ),
+        )
+        for cid, said, why, which, first in wrong_task:
+            if why is not None:
+                findings.append(
+                    Finding(
+                        cid,
+                        "revise",
+                        f"the {dtype} task criterion {said}",
+                        f"{why}: {dtype} cells would read as mismatches, {which}.",
+                        first,
+                        "",
+                        "plan",
+                        key=f"tolerances.{dtype}.task",
+                    )
                 )
-            )
-        if (why := backwards(dtype, table)) is not None:
+        if not vacuous and (idle := idle_task(dtype, table)) is not None:
             findings.append(
                 Finding(
-                    "criterion-backwards",
-                    "revise",
-                    f"the {dtype} task criterion is backwards",
-                    f"{why}: right outputs would read as mismatches.",
-                    'Compare a similarity with ">=" (and a distance or error with "<=").',
+                    "criterion-idle",
+                    "note",
+                    f"the {dtype} task criterion judges nothing",
+                    f"{idle}: only the elementwise rule decides these cells, and no task quality is established.",
+                    "Agree with the workload's owner a task threshold an output can fail, or leave the criterion out.",
                     "",
                     "plan",
                     key=f"tolerances.{dtype}.task",
