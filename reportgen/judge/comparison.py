@@ -68,6 +68,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     classify,
+    WARM_CALL,
     pooled_mean,
     interval_words,
     replicate_intervals,
@@ -1394,7 +1395,7 @@ def _seconds(value: float | None) -> str:
 
 def _series_name(ratio: CellTiming | SeriesTiming) -> str:
     """The quantity a ratio is of, named as diff names it: a cell's warm call, or a generation series."""
-    return GENERATION_SERIES.get(ratio.series, ratio.words) if isinstance(ratio, SeriesTiming) else "warm call"
+    return GENERATION_SERIES.get(ratio.series, ratio.words) if isinstance(ratio, SeriesTiming) else WARM_CALL
 
 
 def headline(comparison: Comparison) -> str:

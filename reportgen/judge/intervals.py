@@ -320,6 +320,9 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     )
 
 
+WARM_CALL = "warm call"  # a cell's warm series, named beside a generation cell's two in pooled_mean
+
+
 def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean | None, str]:
     """The geometric mean of ratios of one quantity, or, where they are of several (a cell's
     warm call, a generation cell's time to first token and decode per token: each its own

@@ -49,6 +49,7 @@ from reportgen.contract.times import utc_time
 from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
+    WARM_CALL,
     interval_text,
     interval_words,
     judgeable,
@@ -704,7 +705,6 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
 
 
 NAMES = ("before", "after")
-WARM_CALL = "warm call"  # a cell's warm series, beside a generation cell's two (intervals.pooled_mean)
 
 
 def _order_note(befores: list[RunSummary], afters: list[RunSummary]) -> str:
