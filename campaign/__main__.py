@@ -15,7 +15,7 @@ from typing import Any
 from campaign import kubernetes, slurm
 from collector.arguments import path_argument
 from collector.visible import terminal, visible
-from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger
+from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger, verify_runs
 from campaign.spec import (
     MAX_PLANNED_BYTES,
     Campaign,
@@ -100,9 +100,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     status = commands.add_parser(
         "status",
         help="print the ledger: every planned task and its latest attempt",
-        description="Print the ledger: every planned task (done, failed, stopped, running, lost or "
-        "planned: never started) and its latest attempt. Exit codes: 0 every task done, 1 some task "
-        "not done, 2 an unreadable ledger.",
+        description="Print the ledger: every planned task (done, failed, stopped, running, lost, "
+        "planned: never started, or unverified: done by its record, but no run it names at the "
+        "destination says in its log that it is this task's) and its latest attempt. Exit codes: 0 "
+        "every task done, 1 some task not done, 2 an unreadable ledger.",
     )
     status.add_argument(
         "planned",
@@ -265,7 +266,13 @@ def _load_ledger(location: str) -> Ledger:
     """The ledger from NAME.planned.json (its destination then read) or a ledger folder, read
     as untrusted input: bounded files, no links followed, one located error. (reportgen's
     readers, standard library only, are loaded here: the rest of the command needs none.)"""
-    from reportgen.storage.ledgers import folder_access, planned_tasks, store_access
+    from reportgen.storage.ledgers import (
+        folder_access,
+        folder_run_starts,
+        planned_tasks,
+        store_access,
+        store_run_starts,
+    )
     from reportgen.storage.remote import RemoteError, Store
 
     path = Path(location)
@@ -278,8 +285,11 @@ def _load_ledger(location: str) -> Ledger:
         ) from None
     planned = planned_tasks(data, str(planned_file))
     campaign_id, destination = planned.get("campaign_id"), planned.get("destination")
+    # Each done task's runs are read where its ledger is: the ledger folder is
+    # DESTINATION/_campaigns/<id>, and the runs are DESTINATION/<run>.
     if path.is_dir():
         read, names = folder_access(path)
+        starts = folder_run_starts(path.absolute().parent.parent)
     elif not isinstance(campaign_id, str) or not isinstance(destination, str) or not _SAFE_ID.match(campaign_id):
         raise LedgerError(f"{planned_file}: not a campaign's planned tasks (no campaign_id and destination)")
     elif destination.startswith("s3://"):
@@ -289,9 +299,18 @@ def _load_ledger(location: str) -> Ledger:
             read, names = store_access(store, store.list(prefix + "/tasks"), prefix)
         except RemoteError as exc:
             raise LedgerError(str(exc)) from None
+        starts = store_run_starts(store, destination)
     else:
+        # A destination that is not there is not mounted on this host: its ledger cannot be
+        # read, which is not "no task has started" (resume would submit every task again).
+        if not Path(destination).is_dir():
+            raise LedgerError(
+                f"{destination}: the campaign's destination is not a folder on this host (not mounted here?); "
+                "run status where it is mounted, or give the ledger folder DESTINATION/_campaigns/<id>"
+            )
         read, names = folder_access(Path(destination) / LEDGER_DIR / campaign_id)
-    return read_ledger(planned, read, names, now=datetime.now(timezone.utc))
+        starts = folder_run_starts(Path(destination))
+    return verify_runs(read_ledger(planned, read, names, now=datetime.now(timezone.utc)), starts)
 
 
 def _status(location: str, fmt: str) -> int:

@@ -12,12 +12,18 @@ is its latest attempt's: ``done`` (a run delivered, exit 0), ``failed`` (exit co
 lines of its log), ``stopped`` (ended by the scheduler's stop signal), ``running``, ``lost``
 (running longer than the campaign's time limit allows, with no final record: the node or the
 task died without a word), or ``planned`` (no attempt has written anything).
+
+A ``done`` record is the task script's word; the run it names is the evidence. ``status``
+reads the first line of each named run's log at the destination (``verify_runs``) and the site
+reads its runs' logs: a run counts for its task only when its ``run_start`` says a campaign task
+wrote it as this task of this campaign, in this attempt, for the planned target
+(``credit_problem``). Otherwise the task is ``unverified`` (not done: ``resume`` runs it again).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Protocol
 
@@ -79,6 +85,7 @@ class TaskStatus:
     state: str
     attempts: tuple[Attempt, ...] = field(default_factory=tuple)
     reason: str = ""
+    target: str | None = None  # the planned target (planned.json), which its run must record
 
     @property
     def latest(self) -> Attempt | None:
@@ -127,7 +134,8 @@ class Ledger:
         return dict(sorted(found.items()))
 
     def not_done(self) -> list[int]:
-        """The tasks a resume submits again: every one neither done nor still running."""
+        """The tasks a resume submits again: every one neither done nor still running (an
+        unverified one too: no run of it shows it done)."""
         return [t.task for t in self.tasks if t.state not in ("done", "running")]
 
     def next_submission(self) -> int:
@@ -170,7 +178,13 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
         state, reason = _state(attempts, deadline, now)
         statuses.append(
             TaskStatus(
-                index, str(task.get("label", index)), str(task.get("environment", "")), state, tuple(attempts), reason
+                index,
+                str(task.get("label", index)),
+                str(task.get("environment", "")),
+                state,
+                tuple(attempts),
+                reason,
+                task["target"] if isinstance(task.get("target"), str) else None,
             )
         )
     return Ledger(
@@ -277,6 +291,59 @@ def _state(attempts: list[Attempt], deadline_s: float, now: datetime) -> tuple[s
     if latest.state == "stopped":
         return "stopped", f"attempt {latest.attempt} was stopped by the scheduler (exit {latest.exit_code})"
     return "failed", f"attempt {latest.attempt} exited {latest.exit_code}"
+
+
+# What a run's first line must say to be the evidence of a done task (campaign/task.sh exports
+# them; collector/facts.py writes them into run_start.scheduled).
+def credit_problem(
+    run: str, start: Any, campaign_id: str, task: int, attempt: str | None, target: str | None
+) -> str | None:
+    """Why ``run``, whose log begins with the run_start ``start`` (a dict, or the reason no
+    run_start could be read, as a string), is not the run that ``attempt`` of ``task`` of the
+    campaign ``campaign_id`` delivered for ``target``; None when its log says it is."""
+    if isinstance(start, str):
+        return f"run {run}: {start}"
+    scheduled = start.get("scheduled") if isinstance(start, dict) else None
+    if not isinstance(scheduled, dict):
+        return f"run {run}: its log does not say a campaign task wrote it"
+    said = (scheduled.get("campaign_id"), scheduled.get("task_index"), scheduled.get("attempt"))
+    if said[0] != campaign_id:
+        return f"run {run}: its log says campaign {said[0]!r}, not {campaign_id!r}"
+    if said[1] != task:
+        return f"run {run}: its log says task {said[1]!r}, not task {task}"
+    if attempt is not None and said[2] != attempt:
+        return f"run {run}: its log says attempt {said[2]!r}, not {attempt!r}"
+    if target is not None and start.get("target") != target:
+        return f"run {run}: its log says target {start.get('target')!r}, the task planned {target!r}"
+    return None
+
+
+StartReader = Callable[[str], Any]  # a run name -> its run_start (a dict), or why none was read
+
+
+def verify_runs(ledger: Ledger, read_start: StartReader) -> Ledger:
+    """The ledger with each done task checked against its runs' logs: a task none of whose
+    named runs is its own by its log (credit_problem) is ``unverified``, with the reasons."""
+    tasks = []
+    for task in ledger.tasks:
+        latest = task.latest
+        if task.state == "done" and latest is not None:
+            problems = [
+                problem
+                for run in latest.runs
+                if (
+                    problem := credit_problem(
+                        run, read_start(run), ledger.campaign_id, task.task, latest.attempt, task.target
+                    )
+                )
+                is not None
+            ]
+            if not latest.runs:
+                problems = [f"attempt {latest.attempt} says done and names no run"]
+            if len(problems) == len(latest.runs) or not latest.runs:
+                task = replace(task, state="unverified", reason="; ".join(_cut(p) for p in problems))
+        tasks.append(task)
+    return replace(ledger, tasks=tuple(tasks))
 
 
 def parse_time(text: str) -> datetime | None:

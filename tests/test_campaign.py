@@ -1116,6 +1116,7 @@ def test_status_reads_whatever_submit_writes(tmp_path: Path, capsys: pytest.Capt
     out = tmp_path / "n.sbatch"
     assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 0
     capsys.readouterr()
+    runs.mkdir()  # the destination, mounted on this host (a dry run writes nothing into it)
     assert main(["status", str(tmp_path / "nightly.planned.json")]) == 1  # read: nothing is done yet
     assert "10000 task(s): 10000 " in capsys.readouterr().out
     path.write_text(text.replace('"b1-* *eager"', '"' + "x" * 4000 + '"'))

@@ -74,8 +74,11 @@ def test_report_names_the_campaign_task(tmp_path: Path) -> None:
 # ---- the ledger -----------------------------------------------------------------------------
 
 
+CAMPAIGN_ID = "nightly-20261202T000000Z"
+
+
 def _planned(destination: Path, count: int, deadline_s: int = 3600) -> Path:
-    campaign_id = "nightly-20261202T000000Z"
+    campaign_id = CAMPAIGN_ID
     planned = {
         "format": 1,
         "campaign": "nightly",
@@ -112,8 +115,16 @@ def _record(
     runs: list[str],
     started: str = "2026-12-02T00:00:00Z",
     log: str = "",
+    deliver: bool = True,
 ) -> None:
+    """An attempt's record, as task.sh writes it; with ``deliver``, each run it names is
+    delivered beside the ledger (complete when the attempt is done), its log saying it is this
+    attempt's run, as the collector's is (unless the run is there already)."""
     submission, restart = (int(part[1:]) for part in attempt.split("-"))
+    destination = folder.parent.parent
+    for run in runs if deliver else []:
+        if not (destination / run).exists():
+            _run(destination, run, complete=state == "done", scheduled=_scheduled(folder.name, task, attempt))
     name = f"task-{task}.{attempt}"
     record = {
         "task": task,
@@ -174,6 +185,95 @@ def test_status_says_what_became_of_every_planned_task(tmp_path: Path, capsys: p
         data["tasks"][1]["exit_code"] == 3
         and data["tasks"][1]["attempts"][0]["tail"][-1] == "task 1 (s1-r0): collector exited 3"
     )
+
+
+def _another(**changes: object) -> Callable[[Path], None]:
+    """Deliver task 0's run with run_start.scheduled (or run_start) changed."""
+
+    def make(destination: Path) -> None:
+        scheduled: dict[str, object] | None = {**_scheduled(CAMPAIGN_ID, 0, "s1-r0"), **changes}
+        if changes.get("scheduled") is None and "scheduled" in changes:
+            scheduled = None
+        _run(destination, "tiny-encoder-cpu-1", scheduled=scheduled)
+        if "target" in changes:
+            log = destination / "tiny-encoder-cpu-1" / "events.jsonl"
+            lines = log.read_text().splitlines(keepends=True)
+            lines[0] = json.dumps({**json.loads(lines[0]), "target": changes["target"]}, sort_keys=True) + "\n"
+            log.write_text("".join(lines))
+
+    return make
+
+
+# A done record is the task script's word; the run it names must say it is the task's.
+NOT_THE_TASKS_RUN = [
+    (
+        "another-campaign",
+        _another(campaign_id="weekly-20261201T000000Z"),
+        "its log says campaign 'weekly-20261201T000000Z'",
+    ),
+    ("another-task", _another(task_index=3), "its log says task 3, not task 0"),
+    ("another-attempt", _another(attempt="s2-r0"), "its log says attempt 's2-r0', not 's1-r0'"),
+    ("another-target", _another(target="cuda"), "its log says target 'cuda', the task planned 'cpu'"),
+    ("no-campaign", _another(scheduled=None), "its log does not say a campaign task wrote it"),
+    ("not-delivered", lambda destination: None, "no log at "),
+    (
+        "not-a-log",
+        lambda d: (d / "tiny-encoder-cpu-1").mkdir() or (d / "tiny-encoder-cpu-1" / "events.jsonl").write_text("[1]\n"),
+        "its first line is not a run_start",
+    ),
+]
+
+
+@pytest.mark.parametrize(("make", "why"), [c[1:] for c in NOT_THE_TASKS_RUN], ids=[c[0] for c in NOT_THE_TASKS_RUN])
+def test_a_done_record_counts_only_with_a_run_whose_log_says_it_is_the_tasks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], None], why: str
+) -> None:
+    """Before, status called task 0 done on its record alone, whatever the named run's log said
+    (or whether it was there), and resume left it out."""
+    destination = tmp_path / "runs"
+    folder = _planned(destination, 1)
+    make(destination)
+    _record(folder, 0, "s1-r0", "done", 0, ["tiny-encoder-cpu-1"], deliver=False)
+    assert main(["status", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "1 task(s): 1 unverified" in out and why in out and "not done: 1 task(s)" in out, out
+    assert main(["status", str(folder), "--format", "json"]) == 1
+    task = json.loads(capsys.readouterr().out)["tasks"][0]
+    assert task["state"] == "unverified" and why in task["reason"]
+
+
+def test_a_run_named_by_a_hostile_record_is_not_read_outside_the_destination(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    destination = tmp_path / "runs"
+    folder = _planned(destination, 3)
+    _run(tmp_path, "outside", scheduled=_scheduled(CAMPAIGN_ID, 0, "s1-r0"))  # beside the destination
+    _record(folder, 0, "s1-r0", "done", 0, ["../outside"], deliver=False)
+    _record(folder, 1, "s1-r0", "done", 0, ["."], deliver=False)
+    (destination / "linked").symlink_to(tmp_path / "outside")
+    _record(folder, 2, "s1-r0", "done", 0, ["linked"], deliver=False)
+    assert main(["status", str(folder), "--format", "json"]) == 1
+    tasks = json.loads(capsys.readouterr().out)["tasks"]
+    assert [t["state"] for t in tasks] == ["unverified"] * 3
+    assert "not a run folder name" in tasks[0]["reason"] and "not a run folder name" in tasks[1]["reason"]
+    assert "no log at" in tasks[2]["reason"]
+
+
+def test_the_site_links_a_run_as_a_tasks_only_when_its_log_says_so(tmp_path: Path) -> None:
+    from reportgen.publish.site import build_site
+
+    destination = tmp_path / "runs"
+    folder = _planned(destination, 2)
+    _record(folder, 0, "s1-r0", "done", 0, ["tiny-encoder-cpu-1"])
+    _record(folder, 1, "s1-r0", "done", 0, ["tiny-encoder-cpu-1"], deliver=False)  # task 0's run, credited to 1
+    result = build_site([destination], tmp_path / "site")
+    assert result.runs == 1 and not result.warnings, result.warnings
+    assert "2 planned task(s), 1 done, 1 untested" in (tmp_path / "site" / "index.html").read_text()
+    (page,) = (tmp_path / "site" / "campaigns").glob("*/index.html")
+    rows = page.read_text().split("<tr")[2:]
+    assert "untested" not in rows[0] and 'href="../../runs/' in rows[0]
+    assert "untested: its run&#39;s log does not say it is this task&#39;s" in rows[1]
+    assert "not this task's run: run tiny-encoder-cpu-1: its log says task 0, not task 1" in rows[1]
 
 
 def test_status_of_a_bad_ledger_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -367,9 +467,9 @@ def test_a_hostile_ledger_is_listed_and_the_site_built(tmp_path: Path) -> None:
     result = build_site([destination], tmp_path / "site")
     assert result.runs == 1
     for number in range(len(HOSTILE_LEDGERS)):
-        assert any(f"bad-{number:02}: campaign ledger not read: " in w for w in result.warnings), (
+        assert any(f"bad-{number:02}: campaign ledger not read: " in w for w in result.rejected), (
             number,
-            result.warnings,
+            result.rejected,
         )
     assert not (tmp_path / "site" / "campaigns").exists()
 
@@ -569,9 +669,23 @@ def test_help_lists_subcommands() -> None:
 # ---- the site shows every planned task ----------------------------------------------------------
 
 
-def _run(destination: Path, run_id: str, complete: bool = True) -> None:
+def _scheduled(campaign_id: str, task: int, attempt: str) -> dict[str, object]:
+    """run_start.scheduled as the collector writes it for a campaign task (collector/facts.py)."""
+    return {
+        "campaign": "nightly",
+        "campaign_id": campaign_id,
+        "environment": "cpu",
+        "task_index": task,
+        "scheduler": "slurm",
+        "job_id": f"42_{task}",
+        "attempt": attempt,
+        "node": "node-1",
+    }
+
+
+def _run(destination: Path, run_id: str, complete: bool = True, scheduled: dict[str, object] | None = None) -> None:
     events = logbuilder.complete_log() if complete else logbuilder.incomplete_log()
-    events[0] = {**events[0], "run_id": run_id}
+    events[0] = {**events[0], "run_id": run_id, **({"scheduled": scheduled} if scheduled else {})}
     folder = destination / run_id
     folder.mkdir(parents=True)
     (folder / "events.jsonl").write_text(logbuilder.dumps(logbuilder.with_envelope(events)))
@@ -581,10 +695,9 @@ def test_site_shows_planned_tasks_untested_and_attempts_superseded(tmp_path: Pat
     from reportgen.publish.site import build_site
 
     destination = tmp_path / "runs"
+    # The records deliver their runs: tiny-encoder-cpu-1, tiny-encoder-cpu-2a (incomplete: the
+    # attempt stopped at its time limit) and tiny-encoder-cpu-2b (the requeued attempt).
     folder = _ledger_of_five(destination)
-    _run(destination, "tiny-encoder-cpu-1")
-    _run(destination, "tiny-encoder-cpu-2a", complete=False)  # the attempt stopped at its time limit
-    _run(destination, "tiny-encoder-cpu-2b")  # the requeued attempt
     out = tmp_path / "site"
     result = build_site([destination], out)
     assert result.runs == 3 and not result.warnings, result.warnings
@@ -608,22 +721,26 @@ def test_site_shows_planned_tasks_untested_and_attempts_superseded(tmp_path: Pat
     build_site([destination], out)
     assert page.read_text() == before
     _record(folder, 1, "s2-r0", "done", 0, ["tiny-encoder-cpu-1b"])
-    _run(destination, "tiny-encoder-cpu-1b")
     build_site([destination], out)
     assert "5 planned task(s), 3 done, 2 untested" in (out / "index.html").read_text()
 
 
-def test_a_bad_ledger_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+def test_a_bad_ledger_is_an_input_skipped_the_site_still_built(tmp_path: Path) -> None:
+    """The site is built without the campaign, and the command says so with exit 1 (some input
+    skipped), as for a log it cannot read; before, it exited 0 and the campaign's untested
+    tasks were gone from the site without a failing exit code."""
     from reportgen.publish.site import build_site
 
     destination = tmp_path / "runs"
     folder = _ledger_of_five(destination)
-    _run(destination, "tiny-encoder-cpu-1")
     (folder / "tasks" / "task-0.s1-r0.json").write_text("[1, 2")
     result = build_site([destination], tmp_path / "site")
-    assert result.runs == 1
-    assert any("campaign ledger not read" in w and "not a task record" in w for w in result.warnings), result.warnings
+    assert result.runs == 3  # the runs its records delivered
+    assert any("campaign ledger not read" in w and "not a task record" in w for w in result.rejected), result.rejected
     assert not (tmp_path / "site" / "campaigns").exists()
+    proc = CliRunner().invoke(reportgen_main, ["site", str(destination), "--out", str(tmp_path / "site2")])
+    assert proc.exit_code == 1 and "campaign ledger not read" in proc.output, proc.output
+    assert (tmp_path / "site2" / "index.html").is_file()
 
 
 def test_status_reads_a_ledger_in_s3(
@@ -646,9 +763,9 @@ def test_status_reads_a_ledger_in_s3(
                 monkeypatch.setenv(key, value)
         client = boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
         client.create_bucket(Bucket="fleet")
-        for path in sorted(folder.rglob("*")):
+        for path in sorted((tmp_path / "runs").rglob("*")):  # the ledger and the runs it names
             if path.is_file():
-                key = f"runs/_campaigns/{planned['campaign_id']}/{path.relative_to(folder).as_posix()}"
+                key = f"runs/{path.relative_to(tmp_path / 'runs').as_posix()}"
                 client.put_object(Bucket="fleet", Key=key, Body=path.read_bytes())
         assert main(["status", str(planned_file)]) == 1
         out = capsys.readouterr().out
@@ -702,6 +819,7 @@ def test_resume_runs_the_ledgers_plan_on_the_scheduler_it_was_submitted_to(
     out = tmp_path / "nightly.k8s.json"
     assert main(["submit", str(campaign), "--scheduler", "kubernetes", "--out", str(out)]) == 0
     capsys.readouterr()
+    (tmp_path / "runs").mkdir()  # the claim, mounted on this host at the path the pods mount it
     campaign.write_text(text.replace("tiny_encoder.toml", 'minilm.toml"\nargs = ["--modes=eager"]\n#'))
     assert main(["resume", str(campaign), "--scheduler", "kubernetes", "--out", str(out)]) == 2
     err = capsys.readouterr().err
@@ -726,6 +844,43 @@ def test_resume_runs_the_ledgers_plan_on_the_scheduler_it_was_submitted_to(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "was submitted to slurm; resume it with --scheduler slurm" in err
     assert not (other / "n.k8s.json").exists()
+
+
+def test_a_destination_not_mounted_here_is_an_error_not_a_campaign_never_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, status on a host where the destination was not mounted said every task was
+    planned (never started), and resume submitted every task again, the done ones too."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(f'#!/bin/bash\necho "$@" >> {tmp_path}/sbatch-calls\necho 4300\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(
+        KUBE_CAMPAIGN.format(destination=tmp_path / "fsx" / "runs").replace('[kubernetes]\nvolume_claim = "runs"\n', "")
+    )
+    script = tmp_path / "nightly.sbatch"
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    planned = json.loads((tmp_path / "nightly.planned.json").read_text())
+    folder = tmp_path / "fsx" / "runs" / "_campaigns" / planned["campaign_id"]
+    (folder / "tasks").mkdir()
+    _record(folder, 0, "s1-r0", "done", 0, ["r0"])
+    _record(folder, 1, "s1-r0", "done", 0, ["r1"])
+    capsys.readouterr()
+    (tmp_path / "fsx").rename(tmp_path / "unmounted")
+    (tmp_path / "sbatch-calls").unlink()
+    for command in (
+        ["status", str(tmp_path / "nightly.planned.json")],
+        ["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)],
+    ):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is not a folder on this host (not mounted here?)" in err, err
+    assert not (tmp_path / "sbatch-calls").exists()
+    (tmp_path / "unmounted").rename(tmp_path / "fsx")
+    assert main(["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    assert "every task is done or still running; nothing to resume" in capsys.readouterr().out
 
 
 def test_a_newline_in_a_ledger_record_starts_no_line_of_status(

@@ -126,7 +126,9 @@ from collector.visible import terminal
 # control character (a log kept as valid may not be); a run where no cell passed, or whose
 # criteria pass a wrong output, is judged anew (never "suitable"); host facts of another machine
 # flag a history's ratios.
-STATE_FORMAT = 6
+# 7: summaries keep what run_start says of the campaign task that ran it (a campaign page links a
+# run as a task's only when its log says so).
+STATE_FORMAT = 7
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
@@ -953,7 +955,8 @@ def _campaign_pages(
 ) -> list[CampaignPage]:
     """A page per campaign ledger found at the given locations (every planned task shown)."""
     found = find_ledgers(paths, store)
-    result.warnings += found.problems
+    # A ledger not read is an input skipped (exit 1): its campaign's untested tasks are not shown.
+    result.rejected += found.problems
     pages = campaign_pages(found.ledgers, [e.summary for e in entries])
     for page in pages:
         path = out_dir / page.href

@@ -1,8 +1,9 @@
 """Campaign pages of the site: every planned task, with the runs of its attempts.
 
 A campaign's ledger (reportgen/storage/ledgers.py) lists every task it planned. The site shows
-each one: a task whose latest attempt delivered a complete run links that run; earlier attempts'
-runs are linked as superseded by it; a task with no complete run is **untested**, with the
+each one: a task whose latest attempt delivered a complete run links that run (when the run's own
+log says it is this task's: campaign.ledger.credit_problem; another is linked as not this
+task's, with the reason); earlier attempts' runs are linked as superseded by it; a task with no complete run is **untested**, with the
 reason its ledger gives (failed before writing a log with exit code N and the last lines of its
 log, stopped by the scheduler, lost, never started), never left out. Data only; the template
 campaign.html.j2 formats it.
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from campaign.ledger import Attempt, Ledger, TaskStatus
+from campaign.ledger import Attempt, Ledger, TaskStatus, credit_problem
 from reportgen.publish.summary import RunSummary
 
 # Task states the ledger gives, in the reader's words.
@@ -34,6 +35,7 @@ class RunLink:
     href: str | None  # None: the run is not on this site (not delivered, or not given to `site`)
     superseded_by: str | None = None
     complete: bool | None = None
+    foreign: str | None = None  # why its log does not say it is the run of this task (credit_problem)
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ def campaign_pages(ledgers: list[Ledger], summaries: list[RunSummary]) -> list[C
 
 
 def _page(ledger: Ledger, by_run: dict[str, RunSummary]) -> CampaignPage:
-    tasks = tuple(_task(task, by_run) for task in ledger.tasks)
+    tasks = tuple(_task(task, by_run, ledger) for task in ledger.tasks)
     counts: dict[str, int] = {}
     for task in tasks:
         key = "done" if not task.untested else "untested"
@@ -104,38 +106,41 @@ def _page(ledger: Ledger, by_run: dict[str, RunSummary]) -> CampaignPage:
     )
 
 
-def _link(run_id: str, by_run: dict[str, RunSummary], superseded_by: str | None = None) -> RunLink:
+def _link(run_id: str, by_run: dict[str, RunSummary], ledger: Ledger, task: TaskStatus, attempt: Attempt) -> RunLink:
     summary = by_run.get(run_id)
     if summary is None:
-        return RunLink(run_id, None, superseded_by)
-    return RunLink(run_id, f"runs/{summary.slug}/index.html", superseded_by, summary.complete)
+        return RunLink(run_id, None)
+    foreign = credit_problem(run_id, summary.started_as, ledger.campaign_id, task.task, attempt.attempt, task.target)
+    return RunLink(run_id, f"runs/{summary.slug}/index.html", None, summary.complete, foreign)
 
 
-def _task(task: TaskStatus, by_run: dict[str, RunSummary]) -> TaskRow:
-    # The current run: the newest attempt's run whose log is complete on this site.
-    current: RunLink | None = None
-    for attempt in reversed(task.attempts):
-        for run_id in attempt.runs:
-            link = _link(run_id, by_run)
-            if link.complete:
-                current = link
-                break
-        if current is not None:
-            break
-    attempts = []
-    for attempt in task.attempts:
-        runs = []
-        for run_id in attempt.runs:
-            superseded = current.run_id if current is not None and run_id != current.run_id else None
-            runs.append(_link(run_id, by_run, superseded))
-        attempts.append(AttemptRow(attempt, tuple(runs)))
+def _task(task: TaskStatus, by_run: dict[str, RunSummary], ledger: Ledger) -> TaskRow:
+    # Each attempt's runs, linked; the current run is the newest attempt's run whose log is
+    # complete on this site and says it is this task's (campaign.ledger.credit_problem).
+    linked = [[_link(run_id, by_run, ledger, task, attempt) for run_id in attempt.runs] for attempt in task.attempts]
+    current = next((link for links in reversed(linked) for link in links if link.complete and not link.foreign), None)
+    attempts = tuple(
+        AttemptRow(
+            attempt,
+            tuple(
+                replace(link, superseded_by=current.run_id)
+                if current is not None and link.run_id != current.run_id and not link.foreign
+                else link
+                for link in links
+            ),
+        )
+        for attempt, links in zip(task.attempts, linked)
+    )
     untested = current is None
     state = task.state if untested or task.state == "done" else "done"
     words = STATE_WORDS.get(state, state) if untested else "done"
     reason = task.reason
+    foreign = [link.foreign for links in linked for link in links if link.foreign]
     if untested and task.state == "done":
+        named = ", ".join(task.latest.runs) if task.latest else "no run"
         words, reason = (
-            "untested: its run is not on this site",
-            f"the ledger names {', '.join(task.latest.runs) if task.latest else 'no run'}",
+            ("untested: its run's log does not say it is this task's", "; ".join(foreign))
+            if foreign
+            else ("untested: its run is not on this site", f"the ledger names {named}")
         )
-    return TaskRow(task.task, task.label, task.environment, state, words, reason, untested, current, tuple(attempts))
+    return TaskRow(task.task, task.label, task.environment, state, words, reason, untested, current, attempts)

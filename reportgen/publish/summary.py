@@ -125,6 +125,9 @@ class RunSummary:
     weights: dict[str, Any] = field(default_factory=dict)
     # Timed cells and generation series whose timing decides nothing (Disposition.timing_undecided).
     timing_undecided: int = 0
+    # What its run_start says of the campaign task that ran it (campaign.ledger.credit_problem
+    # reads it): {"target": ..., "scheduled": run_start.scheduled or None}.
+    started_as: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the site's state file (as dataclasses.asdict gives it, with lists for
@@ -201,6 +204,10 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         schema_version=run.start.schema_version,
         device=_device_name(run),
         plan_check=_plan_check(run) if plan_check else {},
+        started_as={
+            "target": run.start.target,
+            "scheduled": None if run.start.scheduled is None else msgspec.to_builtins(run.start.scheduled),
+        },
     )
 
 

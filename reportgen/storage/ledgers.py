@@ -26,6 +26,7 @@ from campaign.ledger import (
     LedgerError,
     Lister,
     Reader,
+    StartReader,
     deadline_seconds,
     read_ledger,
     whole_number,
@@ -125,6 +126,70 @@ def store_access(store: Store, listing: dict[str, dict[str, Any]], base: str) ->
         return sorted(url[len(start) :] for url in listing if url.startswith(start) and "/" not in url[len(start) :])
 
     return read, names
+
+
+# A run_start line is read up to this size (the reader's limit on any line of a log).
+FIRST_LINE_BYTES = 8 * 1024 * 1024
+LOG_NAME = "events.jsonl"
+
+
+def run_start_of(data: bytes | None, where: str) -> dict[str, Any] | str:
+    """A log's run_start from its first bytes (``data``, None: no such log), or why there is none."""
+    if data is None:
+        return f"no log at {where}"
+    line, newline, _ = data.partition(b"\n")
+    if not newline and len(data) > FIRST_LINE_BYTES:
+        return f"{where}: its first line is longer than {describe_size(FIRST_LINE_BYTES)}"
+    try:
+        start = json.loads(line)
+    except (ValueError, RecursionError):
+        return f"{where}: its first line is not JSON"
+    if not isinstance(start, dict) or start.get("kind") != "run_start":
+        return f"{where}: its first line is not a run_start"
+    return start
+
+
+def run_name_problem(name: str) -> str | None:
+    """A run named by a ledger is a folder directly under the destination: no '/', '.' or '..'."""
+    if not name or "/" in name or name in (".", "..") or "\x00" in name:
+        return "not a run folder name"
+    return None
+
+
+def folder_run_starts(destination: Path) -> StartReader:
+    """Each named run's run_start, read from DESTINATION/<run>/events.jsonl (a regular file,
+    never through a link; only its first line)."""
+
+    def read(name: str) -> Any:
+        if (problem := run_name_problem(name)) is not None:
+            return problem
+        folder = destination / name
+        path = folder / LOG_NAME
+        if folder.is_symlink() or path.is_symlink() or not path.is_file():
+            return run_start_of(None, str(path))
+        try:
+            with open_regular(path, sys.maxsize) as stream:
+                return run_start_of(stream.read(FIRST_LINE_BYTES + 1), str(path))
+        except (NotReadable, OSError) as exc:
+            return f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})"
+
+    return read
+
+
+def store_run_starts(store: Store, destination: str) -> StartReader:
+    """Each named run's run_start, from the first bytes of DESTINATION/<run>/events.jsonl in
+    the store (one ranged GET)."""
+
+    def read(name: str) -> Any:
+        if (problem := run_name_problem(name)) is not None:
+            return problem
+        url = f"{destination.rstrip('/')}/{name}/{LOG_NAME}"
+        try:
+            return run_start_of(store.read_start(url, FIRST_LINE_BYTES + 1), url)
+        except RemoteError as exc:
+            return str(exc)
+
+    return read
 
 
 def planned_tasks(data: bytes, where: str) -> dict[str, Any]:

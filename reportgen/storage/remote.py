@@ -223,6 +223,17 @@ class Store:
             raise RemoteError(f"{url}: larger than the limit of {limit} bytes")
         return data
 
+    def read_start(self, url: str, count: int) -> bytes | None:
+        """The first ``count`` bytes (at most) of the object in one ranged GET, None when there
+        is no such object. (Not counted in ``fetched``.)"""
+        try:
+            data: bytes = self.fs.cat_file(url.removeprefix("s3://"), start=0, end=count)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - as in _call: one message for every kind
+            raise RemoteError(f"{url}: cannot read: {type(exc).__name__}: {exc}") from None
+        return data
+
     def _take(self, url: str) -> bytes | None:
         held = self._held.pop(url, None)
         if isinstance(held, RemoteError):
