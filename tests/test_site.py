@@ -313,3 +313,23 @@ def test_history_is_per_target_and_trends_plot_the_stored_medians(tmp_path: Path
         assert shown == pytest.approx(expected, rel=1e-3)
     assert not any(fid.startswith("fig-cuda") for fid in figures), "one cuda run: no trend yet"
     assert any(fid.endswith("-trend-passed") for fid in figures)
+
+
+@pytest.mark.parametrize("later", ["2026-12-05T00:30:00-03:00", "2026-12-05 03:30:00Z"])
+def test_runs_are_ordered_by_the_instant_they_started_not_by_its_text(tmp_path: Path, later: str) -> None:
+    """A run started at 03:30Z, its time written with an offset or with a space (both valid ISO
+    8601), is the later run: before, the text ordered it first, so the history read a faster
+    run as slower, and the previous/next links ran backwards."""
+    from tests import logbuilder
+
+    for run_id, started in (("run-a", "2026-12-05T01:00:00Z"), ("run-b", later)):
+        events = logbuilder.complete_log()
+        events[0] = {**events[0], "run_id": run_id, "started_at": started}
+        (tmp_path / "runs" / run_id).mkdir(parents=True)
+        (tmp_path / "runs" / run_id / "events.jsonl").write_text(logbuilder.dumps(events))
+    result = build_site([tmp_path / "runs"], tmp_path / "site")
+    assert result.runs == 2 and not result.rejected
+    (first,) = (tmp_path / "site" / "runs").glob("run-a*/index.html")
+    (second,) = (tmp_path / "site" / "runs").glob("run-b*/index.html")
+    assert "no earlier run" in first.read_text() and "no earlier run" not in second.read_text()
+    assert "previous run" in second.read_text()

@@ -23,6 +23,7 @@ from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields,
 from reportgen.judge.criteria import declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
 from reportgen.contract import events as ev
+from reportgen.contract.times import utc_time
 from reportgen.render.labels import status_words
 from reportgen.render.report import JudgedRun
 
@@ -149,7 +150,11 @@ class RunSummary:
 
     @property
     def sort_key(self) -> tuple[str, str]:
-        return (self.started_at, self.run_id)
+        """Runs in the order they started: by the instant (a stamp with an offset, or written
+        with a space, is the same instant as its UTC form; the text itself ordered them wrongly),
+        then by run id."""
+        when = utc_time(self.started_at)
+        return (self.started_at if when is None else when.strftime("%Y-%m-%dT%H:%M:%S.%f"), self.run_id)
 
 
 def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
