@@ -561,3 +561,33 @@ def test_with_replicates_the_ratio_is_of_the_figures_shown_and_split_runs_decide
     assert "0 faster, 0 slower" in text and "no verdict: unstable timing" in text
     cells = _compare(tmp_path, *_sides(split, same, "--baseline", "--candidate"))["cells"]
     assert all(c["timing"]["verdict"] == "unstable timing" for c in cells)
+
+
+@pytest.mark.parametrize(
+    ("region", "synchronized", "words"),
+    [
+        (["host_to_device", "model_call"], True, "host_to_device + model_call"),
+        (["model_call"], False, "model_call, not synchronised"),
+    ],
+    ids=["another-region", "not-synchronised"],
+)
+def test_a_warm_clock_that_covered_other_stages_flags_the_ratio(
+    tmp_path: Path, region: list[str], synchronized: bool, words: str
+) -> None:
+    """Two runs whose warm clocks covered different stages (the inputs' copy timed too), or one
+    whose samples did not end on a device synchronisation, time different things, whatever
+    their declared scope says: before, diff read the after run as 14 faster and compare as
+    2x faster, with nothing named."""
+    before_events, after_events = timing_log("model-call", seed=1), timing_log("other-region", scale=0.5, seed=2)
+    for events, timed, synced in ((before_events, ["model_call"], True), (after_events, region, synchronized)):
+        for event in events:
+            if event["kind"] == "timing":
+                event.update(timed_region=timed, synchronized=synced)
+    before = _log(tmp_path / "before" / "events.jsonl", before_events)
+    after = _log(tmp_path / "after" / "events.jsonl", after_events)
+    text = _diff(str(before), str(after))
+    assert "0 faster, 0 slower" in text and f"different timed region (before: model_call; after: {words})" in text, text
+    data = _compare(tmp_path, str(before), str(after))
+    flag = f"different timed region (baseline: model_call; candidate: {words})"
+    timings = [cell["timing"] for cell in data["cells"]]
+    assert timings and all(flag in timing["flags"] for timing in timings), timings

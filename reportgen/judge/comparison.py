@@ -151,6 +151,7 @@ class CellSide:
     fallback: tuple[str, ...] = ()
     recompile_limit: bool = False
     scope: tuple[bool, ...] | None = None
+    timed: tuple[tuple[str, ...], bool] | None = None  # what the warm clock covered (warm_timed)
     explained: bool = False
     verdict: str | None = None  # the owner's verdict on an explained failure: "accepted", "change-needed" or None
     failing: str = ""  # what a failed cell failed on, in words (judgement.failing_quantity)
@@ -551,6 +552,33 @@ def _scope(cell: CellRecord, run: RunModel) -> tuple[bool, ...] | None:
     return tuple(getattr(scope, name) for name in SCOPE_FIELDS) if scope is not None else None
 
 
+def warm_timed(cell: CellRecord) -> tuple[tuple[str, ...], bool] | None:
+    """What the clock of the cell's last warm series covered, as the collector recorded it: the
+    stages timed and whether each sample ended on a device synchronisation; None when the log
+    did not record them (before schema 1.1) or the cell has no warm series. Two runs whose warm
+    clocks covered different stages, or one not synchronised, time different things, whatever
+    their declared scope says."""
+    for call, region, _notes, synchronized in reversed(cell.timed):
+        if call == "warm":
+            return None if region is None else (region, synchronized)
+    return None
+
+
+def timed_words(timed: tuple[tuple[str, ...], bool] | None) -> str | None:
+    """warm_timed in words: 'host_to_device + model_call, not synchronised' (None: not recorded)."""
+    if timed is None:
+        return None
+    return f"{' + '.join(timed[0]) or 'nothing'}" + ("" if timed[1] else ", not synchronised")
+
+
+def timed_flag(before: str | None, after: str | None, roles: tuple[str, str]) -> str | None:
+    """The flag on a ratio of two warm series whose clocks covered different stages (or one not
+    synchronised), when both logs recorded what they covered: they time different things."""
+    if before is None or after is None or before == after:
+        return None
+    return f"different timed region ({roles[0]}: {before}; {roles[1]}: {after})"
+
+
 def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) -> CellSide:
     result = cell.result if cell.result_line is not None else None
     metric = result.task_metric if result is not None else None
@@ -575,6 +603,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         scope=_scope(cell, run),
+        timed=warm_timed(cell),
         explained=cell.case in notes,
         verdict=notes[cell.case].verdict if cell.case in notes else None,
         failing=failing_quantity(cell) if cell.status in FAILED else "",
@@ -785,6 +814,7 @@ def _timing_flags(
     """What qualifies a ratio of the two sides' cells: fallback, a hit recompile limit, a
     different timing scope, a series that decides nothing. ``scopes`` and ``unsteady`` stand for
     the warm series' scope and stability flag when the ratio is of another series (generation)."""
+    explicit = scopes  # another series' scopes: the warm clock's region is not that series'
     scopes = (base.scope, cand.scope) if scopes is None else scopes
     unsteady = (base.timing_flag, cand.timing_flag) if unsteady is None else unsteady
     flags = []
@@ -799,6 +829,8 @@ def _timing_flags(
         )
     if scopes[0] != scopes[1]:
         flags.append("different timing scope")
+    elif explicit is None and (flag := timed_flag(timed_words(base.timed), timed_words(cand.timed), SIDES)):
+        flags.append(flag)
     for role, flag in zip(SIDES, unsteady):
         if flag:  # 'unstable timing: ...' or 'timing not classified: ...'
             flags.append(f"{flag} on the {role}")

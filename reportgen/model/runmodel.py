@@ -543,8 +543,11 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.peak_device_bytes = peak if isinstance(peak, int) else None
     if data.eager_after_recompile_limit is True:
         cell.eager_after_recompile_limit = True
-    if cold is not None or warm is not None:  # a timed-out cold call timed nothing
-        cell.timed += (_timed(cold is not None, data.timed_region, data.timed_notes, data.synchronized),)
+    # What each call's clock covered (a timed-out cold call timed nothing); one event may hold
+    # a cold call and a warm series alike.
+    for call in (cold, warm):
+        if call is not None:
+            cell.timed += (_timed(call is cold, data.timed_region, data.timed_notes, data.synchronized),)
     if data.layout_achieved is False or (cold is not None and cold.layout_achieved is False):
         cell.timing_layout_missed += ("cold" if cold is not None else "warm",)
 

@@ -32,6 +32,7 @@ from reportgen.judge.comparison import (
     nothing_judged,
     replicate_caveats,
     replicate_statuses,
+    timed_flag,
     timing_stop,
     untimed_words,
 )
@@ -220,6 +221,8 @@ def timing_flags(
     scopes = (old.generation_scope, new.generation_scope) if series else (old.scope, new.scope)
     if scopes[0] and scopes[1] and scopes[0] != scopes[1]:  # as `reportgen compare` flags it
         flags.append(f"different timing scope (before: {scopes[0]}; after: {scopes[1]})")
+    elif not series and (flag := timed_flag(old.timed, new.timed, ("before", "after"))):
+        flags.append(flag)
     hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
     if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager
         flags.append(f"recompile limit hit ({' and '.join(hit)})")

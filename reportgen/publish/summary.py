@@ -18,7 +18,14 @@ from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel
-from reportgen.judge.comparison import SCOPE_FIELDS, cache_outcome_of, input_key, reference_contents
+from reportgen.judge.comparison import (
+    SCOPE_FIELDS,
+    cache_outcome_of,
+    input_key,
+    reference_contents,
+    timed_words,
+    warm_timed,
+)
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
@@ -82,6 +89,10 @@ class CellSummary:
     # (or compile) times of different conditions: one of them is not the other's measurement.
     cold_condition: str | None = None
     compile_cache: str | None = None
+    # What the warm clock covered as the collector recorded it ("model_call", "host_to_device +
+    # model_call, not synchronised": judge.comparison.warm_timed); None: not recorded. A ratio
+    # across two is flagged when both runs recorded it.
+    timed: str | None = None
 
 
 @dataclass
@@ -297,6 +308,7 @@ def cell_summary(
             cell.recompile_limit_hit or cell.eager_after_recompile_limit,
         )
     if cell.status == "pass" and cell.warm_median_s is not None:
+        summary.timed = timed_words(warm_timed(cell))
         summary.cold_condition = cell.cold_condition if cell.cold_s is not None else None
         counters = cell.compile_cache if mode == "compiled" else None
         summary.compile_cache = cache_outcome_of(*counters) if counters is not None else None
