@@ -333,3 +333,22 @@ def test_runs_are_ordered_by_the_instant_they_started_not_by_its_text(tmp_path: 
     (second,) = (tmp_path / "site" / "runs").glob("run-b*/index.html")
     assert "no earlier run" in first.read_text() and "no earlier run" not in second.read_text()
     assert "previous run" in second.read_text()
+
+
+def test_the_history_says_what_diff_says_of_an_incomplete_run_and_names_its_ratio(tmp_path: Path) -> None:
+    """The history's change section printed neither diff's 'incomplete' note nor said that its
+    ratio is estimated from the samples, not the ratio of the two medians beside it."""
+    from tests import logbuilder
+
+    for run_id, started, events in (
+        ("run-a", "2026-12-05T01:00:00Z", logbuilder.incomplete_log()),
+        ("run-b", "2026-12-05T02:00:00Z", logbuilder.complete_log()),
+    ):
+        events[0] = {**events[0], "run_id": run_id, "started_at": started}
+        (tmp_path / "runs" / run_id).mkdir(parents=True)
+        (tmp_path / "runs" / run_id / "events.jsonl").write_text(logbuilder.dumps(events))
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    (page,) = (tmp_path / "site" / "workloads").glob("*/index.html")
+    html = page.read_text()
+    assert "<strong>Incomplete:</strong> incomplete run on the before side" in html
+    assert "not the ratio of the medians shown" in html

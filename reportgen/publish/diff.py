@@ -1015,7 +1015,9 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
     elif diff.geomean_unpooled:
         lines.append(f"geometric mean: {diff.geomean_unpooled}")
-    lines.append(f"warm median ratio (after / before), cells that passed in both runs: {diff.timings_counted}")
+    lines.append(
+        f"warm time ratio (after / before, estimated from both runs' samples: not the ratio of the medians shown), cells that passed in both runs: {diff.timings_counted}"
+    )
     lines += [
         f"  {t.name}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"
         + "".join(f" [{flag}]" for flag in t.flags)

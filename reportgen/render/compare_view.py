@@ -44,12 +44,13 @@ VERSION_KEYS = version_keys()  # python, torch, then each target's packages (its
 COMPARE_DETAILS = "compare-details.csv"  # every compared cell, one row each (the pages show DETAIL_CAP rows per table)
 
 METHOD = (
-    "Warm ratio = candidate warm median / baseline warm median (below 1: the candidate is faster). "
-    f"Its {CONFIDENCE:.0%} interval comes from every kept warm sample: the order statistics of all "
-    "pairwise log time ratios that the Mann-Whitney rank test puts around their median "
-    "(Hodges-Lehmann). A cell is 'slower' when the whole interval lies above 1, 'faster' when it "
-    "lies below 1, otherwise 'no clear difference': the noise decides, not a fixed percentage. "
-    "The ratio shown is that estimate, the one the interval is built around. With one run a side "
+    "Warm ratio = the candidate's warm time over the baseline's (below 1: the candidate is faster), "
+    "estimated from every kept warm sample: the median of all pairwise log time ratios "
+    f"(Hodges-Lehmann), with the {CONFIDENCE:.0%} interval of order statistics that the Mann-Whitney "
+    "rank test puts around it. It is not the ratio of the two warm medians shown, which can lie "
+    "outside the interval for a skewed or bimodal series. A cell is 'slower' when the whole "
+    "interval lies above 1, 'faster' when it lies below 1, otherwise 'no clear difference': the "
+    "noise decides, not a fixed percentage. With one run a side "
     "the interval covers sampling within the two runs only. With replicates (several runs a "
     "side) it comes from a hierarchical bootstrap (fixed seed) over runs and then each run's "
     "samples, of the difference between the sides' mean log run medians, so it includes the "
