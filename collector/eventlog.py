@@ -31,7 +31,7 @@ class OutOfSpace(Exception):
     """A file of the run could not be written for lack of space or a file-size limit."""
 
     def __init__(self, path: Path, cause: BaseException) -> None:
-        super().__init__(f"{path}: {_space_cause(cause) or cause}")
+        super().__init__(f"{path}: {space_words(cause) or cause}")
         self.path = path
         self.cause = cause
 
@@ -49,6 +49,23 @@ def _space_cause(exc: BaseException | None) -> str | None:
 
 def is_out_of_space(exc: BaseException) -> bool:
     return _space_cause(exc) is not None
+
+
+# What a child program (a compiler: g++ for Inductor, neuronx-cc) says when it runs out of space
+# or meets a file-size limit: it reaches the collector only as the text of an exception.
+SPACE_WORDS = ("No space left on device", "File size limit exceeded", "Disk quota exceeded")
+
+
+def space_words(exc: BaseException) -> str | None:
+    """Why the exception is a lack of space: an OSError's strerror in its chain, or a child
+    program's words for it in a message of the chain; None when it is not one."""
+    cause = _space_cause(exc)
+    seen: set[int] = set()
+    while cause is None and exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        cause = next((words for words in SPACE_WORDS if words in str(exc)), None)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return cause
 
 
 def utc_now() -> str:

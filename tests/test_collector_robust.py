@@ -992,3 +992,29 @@ def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones
     assert code == 0, err[-2000:]
     assert not stale.exists() and live.exists() and foreign.exists()
     assert "removed 1 compile-cache folder(s) a killed collector was writing" in err
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        RuntimeError(
+            "CppCompileError: g++: internal compiler error: File size limit exceeded signal terminated program"
+        ),
+        RuntimeError("neuronx-cc failed: OSError: [Errno 28] No space left on device: '/tmp/neuroncc/x.neff'"),
+        OSError(28, "No space left on device"),
+    ],
+    ids=["compiler-file-size-limit", "compiler-disk-full", "oserror"],
+)
+def test_a_cell_that_failed_for_lack_of_space_ends_the_run_not_blames_the_backend(exc: Exception) -> None:
+    """A compiler that could not write its files (a full /tmp, a file-size limit) reported it
+    only in its message: the cell was logged as the backend failing to compile, and the run
+    ended complete with exit 0. It is the host's failure: OutOfSpace ends the run (exit 4)."""
+    from collector.eventlog import OutOfSpace
+    from collector.run.capture import failure
+
+    wrapped = RuntimeError("BackendCompilerFailed: backend='inductor' raised an error")
+    wrapped.__cause__ = exc
+    for raised in (exc, wrapped):
+        with pytest.raises(OutOfSpace, match="compile phase"):
+            failure("compile", raised)
+    assert failure("compile", RuntimeError("unsupported operator aten::foo"))["phase"] == "compile"

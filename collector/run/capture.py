@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from collector import interrupt
+from collector.eventlog import OutOfSpace, space_words
 from collector.backends import Backend, OpRecorder, finish_cache_listing, list_cache_dirs, not_measured
 from collector.plan import Cell
 from collector.run.state import Run
@@ -49,6 +50,11 @@ def failure_phase(exc: BaseException, compiling: bool) -> str:
 
 
 def failure(phase: str, exc: BaseException) -> dict[str, str]:
+    """A cell's failure as its case_result records it; OutOfSpace when the cell failed for lack
+    of space or a file-size limit (a compiler that could not write its files): that is the
+    host's failure, not the backend's, and it ends the run (exit 4) as a full log would."""
+    if space_words(exc) is not None:
+        raise OutOfSpace(Path(f"a file of the {phase} phase"), exc) from exc
     return {"phase": phase, "type": type(exc).__name__, "message": str(exc)[:4000]}
 
 
