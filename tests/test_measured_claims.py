@@ -317,6 +317,13 @@ def test_the_cold_condition_comes_from_the_listing_and_counters() -> None:
     assert cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 0}) == "fresh_process_empty_cache"
     assert cold_condition("compiled", {"cache_entries_before": 3, "cache_hits": 0}) == "persistent_cache"
     assert cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 2}) == "persistent_cache"
+    # Hits beside a miss in a call that began with the listed folders empty: the call hit what it
+    # had just compiled (two identical blocks), so the cache it began with was empty. Before,
+    # such a call read 'persistent cache with entries; entries 0 -> 4'.
+    assert (
+        cold_condition("compiled", {"cache_entries_before": 0, "cache_hits": 1, "cache_misses": 1})
+        == "fresh_process_empty_cache"
+    )
     assert cold_condition("compiled", {}) == "persistent_cache", "unchecked is never called empty"
     assert cold_condition("eager", {"cache_entries_before": 5}) == "eager_no_compile"
     # A restart is labelled so only when the folder it was given was not empty.

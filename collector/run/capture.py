@@ -121,6 +121,41 @@ class CompileWatch:
         }
 
 
+def cold_condition(mode: str, result: dict[str, Any], restart: bool = False) -> str:
+    """The condition the cold call really had, from the child's own listing and counters.
+
+    A restart (a fresh process pointed at the cache folder an earlier compile filled) is
+    labelled so only when that folder was not empty before its call."""
+    if mode != "compiled":
+        return "eager_no_compile"
+    # Listed folders empty before the call: an empty cache, also when the call then hit entries
+    # it had just written itself (a graph of identical blocks, or two subgraphs alike, compiles
+    # one and hits it for the other: hits beside at least one miss). Hits with no miss came from
+    # a cache the listing did not see.
+    if result.get("cache_entries_before", 1) == 0 and (not result.get("cache_hits") or result.get("cache_misses")):
+        return "fresh_process_empty_cache"
+    return "restart_populated_cache" if restart else "persistent_cache"
+
+
+def compile_condition(compile_event: dict[str, Any]) -> str:
+    """A compile that was not a cold call: in a process whose cache folders were not empty
+    (a fresh child given the caches the cold compiles left), it met a persistent cache; its
+    hits and misses say how much of it was reused."""
+    return "persistent_cache" if compile_event.get("cache_entries_before") else "compiled_in_process"
+
+
+def compile_facts(run: Run, cell: Cell, watch: CompileWatch, first_call_s: float | None, cold: bool) -> dict[str, Any]:
+    """A compile event's fields with the condition the compile had: ``cold``, the cell's first
+    call in a fresh process (its listing and counters decide), or a compile in a process given
+    the caches the cold compiles left, or one in this process. A compile that raised had it too."""
+    event = watch.event(first_call_s, run.cache_dir)
+    if cold:
+        event["cache_condition"] = cold_condition(cell.mode, event)
+    elif run.caches_given:
+        event["cache_condition"] = compile_condition(event)
+    return event
+
+
 def write_failed(
     run: Run,
     cell: Cell,
@@ -129,14 +164,16 @@ def write_failed(
     watch: CompileWatch | None,
     ran: bool = True,
     why: str | None = None,
+    cold: bool = False,
 ) -> None:
     """A cell that errored; ``ran=False`` when nothing of it ran (torch.compile itself raised,
-    or ``why`` says what else stopped it first)."""
+    or ``why`` says what else stopped it first); ``cold``: its compile was the cell's first call
+    in a fresh process."""
     # A signal that a library caught and wrapped (Dynamo turns it into BackendCompilerFailed)
     # ends the run here: the interrupted cell stays untested, it did not fail.
     interrupt.check()
     if watch is not None and fail["phase"] == "compile":
-        run.log.write("compile", case=cell.case, **watch.event(None, run.cache_dir))
+        run.log.write("compile", case=cell.case, **compile_facts(run, cell, watch, None, cold))
     run.progress.say(f"{cell.case}: error in {fail['phase']}: {fail['type']}: {fail['message'][:200]}")
     result = {**result, "warnings": list(result.get("warnings", [])) + run.backend.cell_log()}
     run.log.write("case_result", case=cell.case, status="error", failure=fail, **result)

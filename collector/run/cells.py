@@ -17,6 +17,7 @@ from collector.run import children
 from collector.run.capture import (
     CompileWatch,
     captured_warnings,
+    compile_facts,
     failure,
     failure_phase,
     fed_facts,
@@ -26,8 +27,6 @@ from collector.run.capture import (
 from collector.run.state import CellOutcome, Run
 from collector.run.timings import (
     add_cold_facts,
-    cold_condition,
-    compile_condition,
     remeasure,
     scoped_sample,
     time_warm_cell,
@@ -183,36 +182,32 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         first, cold = _cold_first(run, cell, call_with, inputs, cpu_inputs)
 
     recorder = OpRecorder() if cell.mode == "eager" else None
-    compile_facts = CompileWatch(run.backend) if cell.mode == "compiled" else None
+    watch = CompileWatch(run.backend) if cell.mode == "compiled" else None
     # Every call of this cell (first call, the eager op-recording call, the compiled repeat)
     # is watched where the model receives its arguments.
     fed = FedInputs(model)
     fed.arm(8)
     with captured_warnings() as warns:
         try:
-            outputs, first_s = _first_call(run, first, call, recorder, compile_facts)
-            if compile_facts is not None:
-                compile_facts.check_repeat(call, run.backend.synchronize)
+            outputs, first_s = _first_call(run, first, call, recorder, watch)
+            if watch is not None:
+                watch.check_repeat(call, run.backend.synchronize)
         except Exception as exc:
-            phase = failure_phase(exc, compile_facts is not None)
+            phase = failure_phase(exc, watch is not None)
             result["warnings"] = warns
             result.update(fed_facts(fed, cell.layout))
-            write_failed(run, cell, result, failure(phase, exc), compile_facts)
+            write_failed(run, cell, result, failure(phase, exc), watch, cold=cold is not None)
             return CellOutcome("error")
         finally:
             fed.remove()
     result["warnings"] = warns + run.backend.cell_log()
     result.update(fed_facts(fed, cell.layout))
     compile_event: dict[str, Any] = {}
-    if compile_facts is not None:
-        compile_event = compile_facts.event(first_s, run.cache_dir)
-        if cold is not None:  # this compile was the cold one: the condition it really had
-            compile_event["cache_condition"] = cold_condition(cell.mode, compile_event)
-        elif run.caches_given:
-            compile_event["cache_condition"] = compile_condition(compile_event)
+    if watch is not None:
+        compile_event = compile_facts(run, cell, watch, first_s, cold is not None)
         run.log.write("compile", case=cell.case, **compile_event)
         if cell.repeat_of:
-            result["recompiled"] = compile_facts.graphs_first > 0 or compile_facts.frames_first > 0
+            result["recompiled"] = watch.graphs_first > 0 or watch.frames_first > 0
     try:
         status = _judge(run, cell, key, outputs, result)
     except Exception as exc:  # outputs that cannot be compared, a task metric that raised
@@ -299,10 +294,12 @@ def _first_call(
 ) -> tuple[dict[str, torch.Tensor], float]:
     if watch is not None:
         watch.before()
-    with run.progress.heartbeat("compiling and running the first call" if watch is not None else "first call"):
-        outputs, elapsed = first()
-    if watch is not None:
-        watch.after_first()
+    try:
+        with run.progress.heartbeat("compiling and running the first call" if watch is not None else "first call"):
+            outputs, elapsed = first()
+    finally:  # a compile that raised: its counters and cache listing are read as they stand
+        if watch is not None:
+            watch.after_first()
     if recorder is not None:
         # A second eager call records the ops, so dispatch overhead stays out of the timing.
         with recorder:

@@ -16,7 +16,7 @@ import torch
 
 from collector import hostcondition, interrupt, stability
 from collector.plan import Cell
-from collector.run.capture import CompileWatch, fed_facts
+from collector.run.capture import CompileWatch, cold_condition, compile_condition, fed_facts  # noqa: F401 - re-exported
 from collector.run.state import CellOutcome, Run
 from collector.supervise import run_cold
 from collector.timing import plain_sample, time_warm, timed_sample, warm_stats
@@ -292,25 +292,6 @@ def cold_from_result(
     }
     cold.update({k: result[k] for k in (*COLD_CACHE_KEYS, "output_check", *COLD_FED_KEYS) if result.get(k) is not None})
     return cold, result.get("timed_region") or ["model_call"], result.get("timed_notes") or []
-
-
-def cold_condition(mode: str, result: dict[str, Any], restart: bool = False) -> str:
-    """The condition the cold call really had, from the child's own listing and counters.
-
-    A restart (a fresh process pointed at the cache folder an earlier compile filled) is
-    labelled so only when that folder was not empty before its call."""
-    if mode != "compiled":
-        return "eager_no_compile"
-    if result.get("cache_entries_before", 1) == 0 and not result.get("cache_hits"):
-        return "fresh_process_empty_cache"
-    return "restart_populated_cache" if restart else "persistent_cache"
-
-
-def compile_condition(compile_event: dict[str, Any]) -> str:
-    """A compile that was not a cold call: in a process whose cache folders were not empty
-    (a fresh child given the caches the cold compiles left), it met a persistent cache; its
-    hits and misses say how much of it was reused."""
-    return "persistent_cache" if compile_event.get("cache_entries_before") else "compiled_in_process"
 
 
 def time_restarts(run: Run) -> None:

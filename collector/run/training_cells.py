@@ -17,6 +17,7 @@ from collector.plan import Cell
 from collector.run.capture import (
     CompileWatch,
     captured_warnings,
+    compile_facts,
     failure,
     failure_phase,
     fed_facts,
@@ -24,7 +25,7 @@ from collector.run.capture import (
     write_operators,
 )
 from collector.run.state import CellOutcome, Run
-from collector.run.timings import add_cold_facts, cold_condition, compile_condition
+from collector.run.timings import add_cold_facts
 from collector.workload import DTYPES, FedInputs, cast_inputs, input_key, to_device
 
 
@@ -82,11 +83,7 @@ def run_training_cell(run: Run, cell: Cell, device_model: torch.nn.Module) -> Ce
     result["warnings"] = warns + run.backend.cell_log()
     result.update(fed_facts(fed, cell.layout))
     if watch is not None:
-        base = watch.event(trace.first_forward_s, run.cache_dir)
-        if cold is not None:  # this compile was the cold one: the condition it really had
-            base["cache_condition"] = cold_condition(cell.mode, base)
-        elif run.caches_given:
-            base["cache_condition"] = compile_condition(base)
+        base = compile_facts(run, cell, watch, trace.first_forward_s, cold is not None)
         run.log.write("compile", case=cell.case, graph="forward", **base)
         run.log.write(
             "compile",
