@@ -49,15 +49,29 @@ def _git(*args: str) -> tuple[str | None, str]:
 
 
 def git_state() -> tuple[dict[str, str], dict[str, str]]:
-    """(commit, dirty) as facts: dirty is "true" when tracked files differ from the commit."""
+    """(commit, dirty) as facts: dirty is "true" when tracked files differ from the commit, or
+    the collector's folder holds a file the commit does not (ignored files aside). A checkout
+    that does not track the collector's folder (a copy placed inside another repository) says
+    nothing of the collector: its commit is unknown, with the reason."""
     commit, why = _git("rev-parse", "HEAD")
     if commit is None:
         return _fact(None, "", why), _fact(None, "", f"no commit: {why}")
+    tracked, why = _git("ls-files", "--", ".")
+    if not tracked:
+        why = (
+            why
+            or "the git checkout around the collector's folder does not track it (a copy inside another repository?)"
+        )
+        return _fact(None, "", why), _fact(None, "", f"no commit: {why}")
     status, why = _git("status", "--porcelain", "--untracked-files=no")
+    untracked, why_untracked = _git("ls-files", "--others", "--exclude-standard", "--", ".")
     dirty = (
-        _fact(None, "", why)
-        if status is None
-        else _fact("true" if status else "false", "git status --porcelain --untracked-files=no")
+        _fact(None, "", why or why_untracked)
+        if status is None or untracked is None
+        else _fact(
+            "true" if status or untracked else "false",
+            "git status --porcelain --untracked-files=no; git ls-files --others --exclude-standard (collector folder)",
+        )
     )
     return _fact(commit, "git rev-parse HEAD"), dirty
 

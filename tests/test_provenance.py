@@ -107,6 +107,41 @@ def test_reading_the_git_state_never_writes_the_checkouts_index(
     assert (tmp_path / ".git" / "index").read_bytes() == index
 
 
+def test_a_copy_inside_another_repository_records_no_commit_of_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A collector folder copied, untracked, into another repository recorded that
+    repository's HEAD as the collector's commit, clean: two different collectors would read as
+    the same code. A new file in a tracked collector folder makes it dirty."""
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True, env=env)
+
+    git("init", "-q")
+    (tmp_path / "other.txt").write_text("another project\n", encoding="utf-8")
+    git("add", "other.txt")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "another project")
+    copy = tmp_path / "collector"
+    copy.mkdir()
+    (copy / "runner.py").write_text("# a copy\n", encoding="utf-8")
+    monkeypatch.setattr(prov, "COLLECTOR_DIR", copy)
+    commit, dirty = prov.git_state()
+    assert "does not track it" in commit["unknown_reason"] and "unknown_reason" in dirty
+    git("add", "collector/runner.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "the collector")
+    commit, dirty = prov.git_state()
+    assert len(commit.get("value", "")) == 40 and dirty.get("value") == "false"
+    (copy / "extra.py").write_text("# not in the commit\n", encoding="utf-8")
+    assert prov.git_state()[1].get("value") == "true"
+
+
 def _start() -> dict[str, Any]:
     return {
         "schema_version": "1.2",
