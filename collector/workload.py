@@ -76,6 +76,10 @@ def check_source(path: Path) -> None:
         ) from None
 
 
+# Each loaded workload module's own sha256 and its imports' digest, by module name.
+_LOADED_FROM: dict[str, tuple[str | None, str]] = {}
+
+
 def load_workload(
     plan: WorkloadPlan, imports_sha256: str | None = None, module_sha256: str | None = None
 ) -> ModuleType:
@@ -91,7 +95,17 @@ def load_workload(
     # A dot in the file name (model.v2.py) would make the name a submodule's of a missing package.
     name = "collector_workload_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     cached = sys.modules.get(name)
-    if cached is not None and getattr(cached, "__file__", None) == str(path) and _FINDER.serves(name):
+    # A module loaded before run_start hashed its files (a plan-check of [compare] rules loads
+    # it first) is used again only if it was loaded from the bytes run_start hashed: a file
+    # edited in between is loaded again, and checked against those hashes.
+    loaded_from = _LOADED_FROM.get(name)
+    if (
+        cached is not None
+        and getattr(cached, "__file__", None) == str(path)
+        and _FINDER.serves(name)
+        and (module_sha256 is None or loaded_from is None or loaded_from[0] == module_sha256)
+        and (imports_sha256 is None or loaded_from is None or loaded_from[1] == imports_sha256)
+    ):
         config = (plan.generation or {}).get("config")
         if config and callable(getattr(cached, "configure", None)):
             cached.configure(config)
@@ -104,6 +118,7 @@ def load_workload(
         )
     hashed = {os.path.realpath(e["path"]): e["sha256"] for e in entries if e.get("sha256")}
     own = module_sha256 or _sha256_or_none(path)
+    _LOADED_FROM[name] = (own, imports_digest(entries))
     if own is not None:
         hashed[os.path.realpath(path)] = own  # ``import wl`` from a helper: the module's own bytes
     _FINDER.serve(name, path.parent, hashed)  # first: what was loaded for a workload before is dropped

@@ -118,6 +118,19 @@ def test_a_helper_edited_after_run_start_hashed_it_is_refused(tmp_path: Path) ->
         loaded.later()
 
 
+def test_a_module_loaded_before_run_start_is_loaded_again_from_the_bytes_run_start_hashed(tmp_path: Path) -> None:
+    """A plan's [compare] rules load the workload before run_start hashes it; a module edited in
+    between was hashed as edited while the cached module, the one before the edit, ran the
+    reference and the eager cells (a run whose hash named code it did not run)."""
+    module = _tree(tmp_path / "wl", {"wl.py": "MODEL_REVISION = 'A'\n" + FUNCTIONS})
+    assert _load(module).MODEL_REVISION == "A"  # the rules' check, before run_start
+    module.write_text("MODEL_REVISION = 'B'\n" + FUNCTIONS, encoding="utf-8")  # edited before run_start
+    digest = imports_digest(workload_imports(module))
+    own = hashlib.sha256(module.read_bytes()).hexdigest()  # what run_start records
+    assert _load(module, imports_sha256=digest, module_sha256=own).MODEL_REVISION == "B"
+    assert _load(module, imports_sha256=digest, module_sha256=own).MODEL_REVISION == "B"  # and kept
+
+
 def test_a_stale_bytecode_file_never_stands_in_for_the_source(tmp_path: Path) -> None:
     """A .pyc whose header matches the source's time and size was run instead of the source
     hashed (the standard loaders trust that header)."""
