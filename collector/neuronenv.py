@@ -7,6 +7,8 @@ Standard library only, so ``python -m collector`` can apply them before the firs
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import sys
 import tempfile
@@ -74,6 +76,9 @@ def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None 
         if log_file is None:
             handle, log_file = tempfile.mkstemp(prefix="collector-neuron-", suffix=".log")
             os.close(handle)
+            # The collector's own file: copied into the run at its end, removed when this process
+            # exits (also when the run never started: exit 3, an interrupt while torch imports).
+            atexit.register(_remove, log_file)
         environ[LOG_FILE] = log_file
         settings.append(
             {
@@ -85,6 +90,11 @@ def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None 
         )
     _applied = settings
     return settings
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def reset_for_tests() -> None:

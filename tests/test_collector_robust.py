@@ -1018,3 +1018,33 @@ def test_a_cell_that_failed_for_lack_of_space_ends_the_run_not_blames_the_backen
         with pytest.raises(OutOfSpace, match="compile phase"):
             failure("compile", raised)
     assert failure("compile", RuntimeError("unsupported operator aten::foo"))["phase"] == "compile"
+
+
+def test_a_neuron_run_that_cannot_start_leaves_no_file_behind(tmp_path: Path) -> None:
+    """--target neuron sets the [Neuron] log channel to a temporary file before torch imports;
+    a run that ends there (no torch_neuronx: exit 3) left that file in the temporary folder,
+    a write outside --out after 'nothing was written'."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    plan = Path(__file__).resolve().parent / "workloads" / "faulty.toml"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--workload",
+            str(plan),
+            "--target",
+            "neuron",
+            "--out",
+            str(tmp_path / "runs"),
+        ],
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, "TMPDIR": str(temp), "FAULTY": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if proc.returncode != 3:
+        pytest.skip(f"a neuron backend is importable here (exit {proc.returncode})")
+    assert list(temp.iterdir()) == [] and not (tmp_path / "runs").exists(), proc.stderr
