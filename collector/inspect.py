@@ -18,6 +18,7 @@ not be captured is recorded, not an error), 1 internal error, 2 usage or plan er
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -77,13 +78,25 @@ def main(argv: list[str]) -> int:
         return 2
     from collector.workload import WorkloadError as LoadError
 
+    from collector import interrupt
+
+    previous = interrupt.install()  # a signal now unwinds (the partial file is removed), then exits
     try:
         inspect_plan(plan, out)
-    except LoadError as exc:
+    except (LoadError, OutputError) as exc:
         print(f"collector inspect: {exc}", file=sys.stderr)
         return 2
+    except interrupt.Aborted as exc:
+        print(f"collector inspect: interrupted ({exc}); nothing was written", file=sys.stderr)
+        return interrupt.EXIT_ABORTED[exc.signum]
+    finally:
+        interrupt.restore(previous)
     print(out)
     return 0
+
+
+class OutputError(Exception):
+    """The finished inspection could not be given its file name."""
 
 
 def shapes_of(plan: Any) -> list[tuple[int, int, str]]:
@@ -101,7 +114,10 @@ def inspect_plan(plan: Any, out: Path) -> None:
     workload = load_workload(plan)
     model = build_model(workload)
     shapes = shapes_of(plan)
-    log = EventLog(out)
+    # Written beside --out under another name and given its name only once whole: an inspection
+    # interrupted (Ctrl-C) or failed part-way leaves nothing that plan-check would read as one.
+    partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    log = EventLog(partial)
     try:
         log.write(
             "inspection_start",
@@ -122,8 +138,14 @@ def inspect_plan(plan: Any, out: Path) -> None:
             log.write("inspection", **inspect_shape(workload, model, batch, length, layout))
             done += 1
         log.write("inspection_end", shapes_planned=len(shapes), shapes_inspected=done)
+        log.close()
+        try:
+            os.link(partial, out)  # no file of that name made meanwhile is replaced
+        except OSError as exc:
+            raise OutputError(f"--out {out}: cannot be written ({exc.strerror or exc}); nothing was written") from None
     finally:
         log.close()
+        partial.unlink(missing_ok=True)
 
 
 def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: str) -> dict[str, Any]:

@@ -4,6 +4,10 @@ and the operator entries of the constraint data they are joined with."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 import re
 from pathlib import Path
 
@@ -260,3 +264,66 @@ def test_a_string_with_a_unicode_line_separator_stays_on_its_line(tmp_path: Path
     read = read_inspection(log)
     assert read.shapes[0].operators[0].name == name
     assert len(read.shapes) == len(lines) - 2 and read.end is not None
+
+
+SLOW_SECOND_SHAPE = """
+import time
+import torch
+
+MODEL_REVISION = "slow second shape (synthetic test workload)"
+ATTENTION_PATH = "none"
+TASK_METRIC = "min_cosine_to_reference"
+
+
+def build_model():
+    return torch.nn.Linear(4, 4).eval()
+
+
+def make_inputs(batch, length, layout):
+    if batch == 2:
+        time.sleep(120)  # interrupted here
+    return {"x": torch.ones(batch, length, 4)}
+
+
+def run_model(model, inputs):
+    return {"y": model(inputs["x"])}
+
+
+def task_metric(outputs, reference, inputs):
+    return 1.0
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_inspection_leaves_no_file(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C while a later shape was captured left a file of the shapes before it (after the
+    line 'nothing was written'), which plan-check read as the inspection of the plan."""
+    (tmp_path / "slow.py").write_text(SLOW_SECOND_SHAPE, encoding="utf-8")
+    plan = tmp_path / "slow.toml"
+    plan.write_text(
+        (WIDE.read_text(encoding="utf-8").split("[matrix]")[0].replace("wide.py", "slow.py"))
+        + '[matrix]\nshapes = [[1, 4], [2, 4]]\ndtypes = ["float32"]\nlayouts = ["contiguous"]\nmodes = ["eager"]\n'
+        + "[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out" / "slow.inspection.jsonl"
+    out.parent.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "inspect", "--workload", str(plan), "--out", str(out)],
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        for line in proc.stderr:
+            if "[2/2]" in line:
+                break
+        time.sleep(0.5)
+        proc.send_signal(signum)
+        rest = proc.stderr.read()
+        assert proc.wait(timeout=60) == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], rest
+    finally:
+        proc.kill()
+        proc.wait()
+    assert "nothing was written" in rest and list(out.parent.iterdir()) == []
