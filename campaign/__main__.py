@@ -197,7 +197,7 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
             _print(
                 f"campaign: warning: {plan} is not on this host; it must exist on the compute nodes", file=sys.stderr
             )
-    if not _write(files, text, slurm.tasks_lines(campaign), planned, slurm=True):
+    if not _write(files, text, slurm.tasks_lines(campaign, campaign_id), planned, slurm=True):
         return 1
     if not args.dry_run:  # a dry run writes only the files it names, never into the destination
         _write_local_ledger(campaign, planned)

@@ -184,9 +184,14 @@ def wrapper(campaign: Campaign, files: TaskFiles, logs: Path, campaign_id: str) 
     )
 
 
-def tasks_lines(campaign: Campaign) -> str:
+def tasks_lines(campaign: Campaign, campaign_id: str) -> str:
+    """NAME.tasks: a first line naming the campaign whose tasks these are (task.sh refuses to run
+    a task of another campaign: a later submit with the same --out replaces this file while
+    the earlier campaign's tasks may still be queued or requeued), then one line per task."""
     root = collector_root(campaign)
-    return "".join(f"{task.index}\t{task.words(plan_path(root, task.workload.plan))}\n" for task in campaign.tasks())
+    return f"#campaign\t{campaign_id}\n" + "".join(
+        f"{task.index}\t{task.words(plan_path(root, task.workload.plan))}\n" for task in campaign.tasks()
+    )
 
 
 def submit(script: Path, options: tuple[str, ...] | list[str], env: dict[str, str] | None = None) -> tuple[int, str]:

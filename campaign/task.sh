@@ -34,6 +34,13 @@ if [ -z "$key" ]; then
     exit 2
 fi
 
+# A later submit with the same --out replaces the tasks file while this campaign's tasks may
+# still be queued or requeued: a task runs only from its own campaign's file (its first line).
+owner=$(awk -F '\t' '$1 == "#campaign" { print $2; exit }' "$tasks_file")
+if [ -n "${MIGRATION_RECORD_CAMPAIGN_ID:-}" ] && [ -n "$owner" ] && [ "$owner" != "$MIGRATION_RECORD_CAMPAIGN_ID" ]; then
+    echo "task $key: $tasks_file now holds the tasks of campaign $owner, not of $MIGRATION_RECORD_CAMPAIGN_ID (a later submit with the same --out replaced it); nothing is run: resubmit this campaign's tasks from their own files" >&2
+    exit 2
+fi
 line=$(awk -F '\t' -v key="$key" '$1 == key { sub(/^[^\t]*\t/, ""); print; exit }' "$tasks_file")
 if [ -z "$line" ]; then
     echo "task $key: no such task in $tasks_file" >&2

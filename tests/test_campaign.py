@@ -618,6 +618,22 @@ def _ledger(destination: Path) -> Path:
     return folder
 
 
+def test_a_queued_task_never_runs_another_campaigns_tasks_file(tmp_path: Path) -> None:
+    """A second submit with the same --out replaces NAME.tasks while the first campaign's tasks
+    may still be queued or requeued (Slurm keeps each job's script as submitted): such a task ran
+    the second campaign's plan and delivered its planned tasks into the first's ledger."""
+    script, record, destination = _script_for(tmp_path, 0)
+    kept = tmp_path / "first.sbatch"
+    kept.write_text(script.read_text())  # the first job's script, as Slurm keeps it
+    tasks = tmp_path / "unit.tasks"
+    first_id = tasks.read_text().splitlines()[0].split("\t")[1]
+    tasks.write_text(tasks.read_text().replace(first_id, "unit-20991231T000000Z"))  # the next submission's
+    env = {**os.environ, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "42", "SLURM_RESTART_COUNT": "1"}
+    proc = subprocess.run(["bash", str(kept)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "now holds the tasks of campaign unit-20991231T000000Z" in proc.stderr
+    assert not record.exists() and not destination.exists()  # nothing ran, nothing delivered
+
+
 @pytest.mark.parametrize("code", [0, 3])
 def test_slurm_task_runs_collector_as_by_hand_and_moves_run(tmp_path: Path, code: int) -> None:
     script, record, destination = _script_for(tmp_path, code)
@@ -1020,7 +1036,7 @@ def example_outputs() -> dict[str, str]:
     return {
         "docs/campaign-example.toml": EXAMPLE.read_text(),
         "slurm": slurm_script(campaign, Path("/fsx/campaigns/nightly-logs"), "nightly.sbatch"),
-        "slurm-tasks": slurm.tasks_lines(campaign),
+        "slurm-tasks": slurm.tasks_lines(campaign, ID),
         "kubernetes": json.dumps(jobs[0], indent=2) + "\n",
     }
 
