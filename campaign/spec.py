@@ -459,7 +459,17 @@ def _check_sbatch(options: tuple[str, ...], where: str) -> None:
             )
 
 
+# Kubernetes expands $(NAME) and $$ in a container's command, arguments and environment values
+# (DESTINATION, COLLECTOR_ROOT), though not in a volume's mount path or planned.json: a '$' would
+# send the runs and the ledger to another place than the campaign records.
+_EXPANDED = "$"
+
+
 def _check_destination(destination: str) -> None:
+    if _EXPANDED in destination:
+        raise CampaignError(
+            f"campaign.destination: no '$' (Kubernetes expands $(NAME) and $$ in a task's environment, so the runs would go elsewhere than the ledger says), got {destination!r}"
+        )
     if destination.startswith("s3://"):
         bucket = destination[5:].split("/", 1)[0]
         if not re.match(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", bucket) or ".." in bucket:
@@ -490,6 +500,10 @@ def _check_folder(folder: str, where: str) -> None:
     itself (a volume mounted there would hide the container's own files)."""
     if not folder.startswith("/") or any(part in (".", "..") for part in folder.split("/")):
         raise CampaignError(f"{where}: an absolute path with no '.' or '..' parts, got {folder!r}")
+    if _EXPANDED in folder:
+        raise CampaignError(
+            f"{where}: no '$' (Kubernetes expands $(NAME) and $$ in a task's environment), got {folder!r}"
+        )
     if not folder.strip("/"):
         raise CampaignError(f"{where}: a folder below the root, got {folder!r}")
 

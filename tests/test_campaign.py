@@ -170,6 +170,13 @@ def test_tasks_are_repeats_by_environments_by_workloads(tmp_path: Path) -> None:
             lambda t: t + '\n[kubernetes]\nworkdir = "/opt/./mr/.."\n',
             "kubernetes.workdir: an absolute path with no '.' or '..' parts",
         ),
+        # Kubernetes expands $(NAME) and $$ in a task's environment, not in a mount path.
+        (
+            lambda t: t.replace("s3://fleet-runs/nightly", "/fsx/runs$$x/$(MIGRATION_RECORD_CAMPAIGN_ID)"),
+            "campaign.destination: no '$'",
+        ),
+        (lambda t: t.replace("s3://fleet-runs/nightly", "s3://fleet-runs/$(HOME)"), "campaign.destination: no '$'"),
+        (lambda t: t + '\n[kubernetes]\nworkdir = "/opt/$(HOME)"\n', "kubernetes.workdir: no '$'"),
         (
             lambda t: t + "\n[kubernetes]\ndeadline_s = 9223372036854775807\n",
             "kubernetes.deadline_s: must be at most 2147483647, got 9223372036854775807",

@@ -895,3 +895,19 @@ def test_a_newline_in_a_ledger_record_starts_no_line_of_status(
     task_lines = [line for line in out.splitlines() if line[:4].strip().isdigit()]
     assert len(task_lines) == 2 and "tiny-encoder-cpu-1<U+000A>   1  done     forged" in task_lines[0]
     assert "planned" in task_lines[1]
+
+
+def test_a_ledger_planning_more_tasks_than_a_campaign_may_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """planned.json was not held to the 10,000 tasks submit allows: a 16 MB file of a million
+    tasks took status 12 s and 490 MB, and a site build 1.5 GB."""
+    from campaign.spec import MAX_TASKS
+    from reportgen.publish.site import build_site
+
+    folder = _planned(tmp_path / "runs", MAX_TASKS + 1, deadline_s=60)
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{MAX_TASKS + 1:,} tasks, more than the {MAX_TASKS:,}" in err
+    result = build_site([tmp_path / "runs"], tmp_path / "site")
+    assert any("more than the 10,000 a campaign may plan" in r for r in result.rejected), result.rejected

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from campaign.spec import MAX_TASKS
 from campaign.ledger import (
     LEDGER_DIR,
     MAX_INDEX,
@@ -198,6 +199,8 @@ def planned_tasks(data: bytes, where: str) -> dict[str, Any]:
         planned = json.loads(data)
         if not isinstance(planned, dict) or not isinstance(planned.get("tasks"), list):
             raise ValueError("no task list")
+        if len(planned["tasks"]) > MAX_TASKS:  # status and the site hold each one
+            raise ValueError(f"{len(planned['tasks']):,} tasks, more than the {MAX_TASKS:,} a campaign may plan")
         for task in planned["tasks"]:
             whole_number(task["task"], "task", MAX_INDEX)
         deadline_seconds(planned.get("deadline_s"))
