@@ -404,16 +404,24 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
 
 def _plans_alike(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> bool:
     """Whether the campaign file plans these tasks exactly as the ledger's planned.json does
-    (workload, arguments, environment, target, repeat). A resumed task is built from the file
+    (workload, arguments, environment, target, repeat; the environment's image, devices, node
+    selector, CPUs, memory, interpreter and Slurm options). A resumed task is built from the file
     (a Kubernetes ConfigMap; Slurm rereads NAME.tasks), so an edited file would otherwise run
     another plan than the ledger says the task is."""
     root = campaign.kubernetes.workdir if scheduler == "kubernetes" else slurm.collector_root(campaign)
-    now = planned_ledger(campaign, "", scheduler, root, 0)["tasks"]
+    current = planned_ledger(campaign, "", scheduler, root, 0)
+    now = current["tasks"]
     recorded = planned.get("tasks") if isinstance(planned, dict) else None
     if not isinstance(recorded, list):
         return False
     then = {t.get("task"): t for t in recorded if isinstance(t, dict)}
-    return all(i < len(now) and now[i] == then.get(i) for i in indexes)
+    if not all(i < len(now) and now[i] == then.get(i) for i in indexes):
+        return False
+    # Their environments as the scheduler is asked for them (a ledger from before they were
+    # recorded is compared by its tasks alone).
+    envs = planned.get("environments")
+    names = {now[i]["environment"] for i in indexes}
+    return not isinstance(envs, dict) or all(envs.get(n) == current["environments"].get(n) for n in names)
 
 
 if __name__ == "__main__":

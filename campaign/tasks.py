@@ -79,9 +79,37 @@ def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: s
             }
             for task in campaign.tasks()
         ],
+        # What decides where and on what each environment's tasks run: a resume must not run
+        # the same tasks on other hardware or another image under the same names.
+        "environments": environment_facts(campaign, scheduler),
     }
     planned_text(campaign, planned)
     return planned
+
+
+def environment_facts(campaign: Campaign, scheduler: str) -> dict[str, Any]:
+    """Each environment as the scheduler is asked for it (its image, devices, node selector,
+    CPUs, memory, interpreter; on Slurm the partition, whole-node choice and sbatch options)."""
+    facts: dict[str, Any] = {}
+    for env in campaign.environments:
+        facts[env.name] = {
+            "target": env.target,
+            "python": env.python,
+            "image": env.image,
+            "devices": env.devices,
+            "node_selector": dict(sorted(env.node_selector.items())),
+            "cpus": env.cpus,
+            "memory": env.memory,
+            "sdk": env.sdk,
+            "sbatch": list(env.sbatch),
+        }
+        if scheduler == "slurm":
+            facts[env.name]["slurm"] = {
+                "partition": campaign.slurm.partition,
+                "exclusive": campaign.slurm.exclusive,
+                "sbatch": list(campaign.slurm.sbatch),
+            }
+    return facts
 
 
 def planned_text(campaign: Campaign, planned: dict[str, Any]) -> str:

@@ -911,3 +911,35 @@ def test_a_ledger_planning_more_tasks_than_a_campaign_may_is_refused(
     assert err.count("\n") == 1 and f"{MAX_TASKS + 1:,} tasks, more than the {MAX_TASKS:,}" in err
     result = build_site([tmp_path / "runs"], tmp_path / "site")
     assert any("more than the 10,000 a campaign may plan" in r for r in result.rejected), result.rejected
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "edit"),
+    [
+        ("kubernetes", lambda t: t.replace("registry.example/migration-record:cpu", "registry.example/other-sdk:2.34")),
+        ("kubernetes", lambda t: t.replace('python = "/usr/bin/python3"', 'python = "/usr/bin/python3"\ndevices = 4')),
+        ("slurm", lambda t: t + '\n[slurm]\npartition = "other"\n'),
+    ],
+    ids=["another-image", "other-devices", "another-partition"],
+)
+def test_resume_refuses_an_environment_changed_since_the_submission(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scheduler: str, edit: Callable[[str], str]
+) -> None:
+    """A resume built its tasks from the campaign file: another image, other devices or another
+    partition under the same environment name ran the resumed replicates on other hardware or
+    another SDK than their siblings, while the ledger recorded the same environment."""
+    campaign = tmp_path / "campaign.toml"
+    text = KUBE_CAMPAIGN.format(destination=tmp_path / "runs")
+    if scheduler == "slurm":
+        text = text.replace('[kubernetes]\nvolume_claim = "runs"\n', "")
+    campaign.write_text(text)
+    out = tmp_path / ("nightly.k8s.json" if scheduler == "kubernetes" else "nightly.sbatch")
+    assert main(["submit", str(campaign), "--scheduler", scheduler, "--dry-run", "--out", str(out)]) == 0
+    (tmp_path / "runs").mkdir(exist_ok=True)
+    capsys.readouterr()
+    campaign.write_text(edit(text))
+    assert main(["resume", str(campaign), "--scheduler", scheduler, "--dry-run", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no longer plans the tasks of nightly-" in err, err
+    campaign.write_text(text)  # as submitted: resumed
+    assert main(["resume", str(campaign), "--scheduler", scheduler, "--dry-run", "--out", str(out)]) == 0
