@@ -15,7 +15,7 @@ from typing import Any
 from campaign import kubernetes, slurm
 from collector.arguments import path_argument
 from collector.visible import terminal, visible
-from campaign.ledger import LEDGER_DIR, Ledger, LedgerError, read_ledger, verify_runs
+from campaign.ledger import LEDGER_DIR, MAX_INDEX, Ledger, LedgerError, read_ledger, verify_runs
 from campaign.spec import (
     MAX_PLANNED_BYTES,
     Campaign,
@@ -384,7 +384,17 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         raise CampaignError(
             f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does; submit it as a new campaign"
         )
-    submission = ledger.next_submission()
+    # The next submission number: after every one the ledger shows, and every one a resume here
+    # gave out (their tasks may not have started yet, so the ledger cannot show them: two
+    # resumes in a row both took 2, and their attempts shared record, log and scratch names).
+    used = files.planned.with_name(f"{campaign.name}.submission")
+    submission = max(ledger.next_submission(), _last_submission(used, ledger.campaign_id) + 1)
+    if not args.dry_run:
+        try:
+            write_file(used, f"{ledger.campaign_id} {submission}\n".encode("utf-8"))
+        except OSError as exc:
+            _print(f"campaign: cannot write {used}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     _print(
         f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}"
     )
@@ -400,6 +410,18 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         _print(f"submit:  {KUBECTL} {resumed}")
         return 0
     return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
+
+
+def _last_submission(path: Path, campaign_id: str) -> int:
+    """The submission number a resume here last gave this campaign (0 when none: the file is
+    missing, another campaign's, or not one this command wrote)."""
+    try:
+        words = read_regular(path, 1024).decode("utf-8").split()
+    except (CampaignError, OSError, UnicodeDecodeError):
+        return 0
+    if len(words) == 2 and words[0] == campaign_id and words[1].isascii() and words[1].isdigit():
+        return min(int(words[1]), MAX_INDEX - 1)
+    return 0
 
 
 def _plans_alike(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> bool:

@@ -943,3 +943,27 @@ def test_resume_refuses_an_environment_changed_since_the_submission(
     assert err.count("\n") == 1 and "no longer plans the tasks of nightly-" in err, err
     campaign.write_text(text)  # as submitted: resumed
     assert main(["resume", str(campaign), "--scheduler", scheduler, "--dry-run", "--out", str(out)]) == 0
+
+
+def test_two_resumes_before_any_task_starts_take_two_submission_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The number came only from the records tasks had written: two resumes whose tasks had not
+    started both took submission 2, so their attempts shared record, log and scratch names."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(f'#!/bin/bash\necho "$@" >> {tmp_path}/sbatch-calls\necho 4300\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(
+        KUBE_CAMPAIGN.format(destination=tmp_path / "runs").replace('[kubernetes]\nvolume_claim = "runs"\n', "")
+    )
+    script = tmp_path / "nightly.sbatch"
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    resume = ["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]
+    assert main([*resume, "--dry-run"]) == 0 and "submission 2" in capsys.readouterr().out  # a dry run takes none
+    assert main(resume) == 0 and "submission 2" in capsys.readouterr().out
+    assert main(resume) == 0 and "submission 3" in capsys.readouterr().out
+    calls = (tmp_path / "sbatch-calls").read_text().splitlines()
+    assert "MIGRATION_RECORD_SUBMISSION=2" in calls[-2] and "MIGRATION_RECORD_SUBMISSION=3" in calls[-1]
