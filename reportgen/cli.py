@@ -857,10 +857,11 @@ runs/_manifests/ and the folder names under runs/, reads one small manifest per 
 (in parallel) and lists only the folders without one: at 100,000 runs in daily folders, a few
 LIST requests instead of hundreds. An object added to a closed folder later is not seen until
 its manifest is written again (run this again); a manifest that does not check out is ignored
-with a warning and its folder listed.
+with a warning and its folder listed. A folder that holds nothing (a typo, or runs not yet
+delivered) is refused: its manifest would hide every run delivered there later.
 
 \b
-Exit codes: 0 written, 2 usage error or the store could not be reached.
+Exit codes: 0 written, 2 usage error, an empty folder, or the store could not be reached.
 \b
 Example:
   reportgen manifest s3://fleet-runs/nightly/2026-11-30 s3://fleet-runs/nightly/2026-12-01

@@ -444,6 +444,11 @@ def test_manifests_stand_in_for_listing_closed_folders(
         "s3://manifested/runs/_manifests/day-0.json: 3 objects under s3://manifested/runs/day-0/",
         "s3://manifested/runs/_manifests/day-1.json: 3 objects under s3://manifested/runs/day-1/",
     ]
+    # A folder that holds nothing (a typo, runs not yet delivered) or a folder of manifests is
+    # not closed: its manifest would hide every run delivered there later.
+    for wrong, words in (("runs/day-9", "holds no object"), ("runs/_manifests", "a folder of manifests")):
+        refused = _cli("manifest", f"s3://manifested/{wrong}")
+        assert refused.returncode == 2 and words in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr
     before = len(s3.requests())
     store = Store()
     assert {

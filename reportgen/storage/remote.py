@@ -431,8 +431,16 @@ def write_manifest(folder: str, store: Store) -> tuple[str, int]:
             f"{folder}: a manifest is for a folder under a prefix (s3://bucket/runs/2026-11-30), not a bucket"
         )
     parent, _, name = key.rpartition("/")
+    if MANIFESTS_DIR in key.split("/"):
+        raise RemoteError(f"{folder}: a folder of manifests; a manifest closes a folder of delivered runs")
     base = f"s3://{bucket}/{key}/"
     listed = store.list(folder)
+    if not listed:
+        # A closed folder is read from its manifest alone: closing an empty one (a typo, or
+        # before its runs arrived) would hide every run delivered there later.
+        raise RemoteError(
+            f"{folder}: holds no object; a manifest closes a folder of delivered runs (is the name right, have its runs arrived?)"
+        )
     objects = {url[len(base) :]: {"etag": info["etag"], "size": info["size"]} for url, info in sorted(listed.items())}
     url = f"s3://{bucket}/{parent + '/' if parent else ''}{MANIFESTS_DIR}/{name}.json"
     store.put(
