@@ -967,3 +967,19 @@ def test_two_resumes_before_any_task_starts_take_two_submission_numbers(
     assert main(resume) == 0 and "submission 3" in capsys.readouterr().out
     calls = (tmp_path / "sbatch-calls").read_text().splitlines()
     assert "MIGRATION_RECORD_SUBMISSION=2" in calls[-2] and "MIGRATION_RECORD_SUBMISSION=3" in calls[-1]
+
+
+def test_two_ledgers_of_one_campaign_id_make_one_page_and_name_the_second(tmp_path: Path) -> None:
+    """Two ledgers with the same campaign id (a copied folder) made one page, the second written
+    over the first, with no word of it."""
+    from reportgen.publish.site import build_site
+
+    first = _ledger_of_five(tmp_path / "runs")
+    copy = tmp_path / "runs" / "_campaigns" / "copy-of-nightly"
+    shutil.copytree(first, copy)
+    result = build_site([tmp_path / "runs"], tmp_path / "site")
+    assert len(list((tmp_path / "site" / "campaigns").iterdir())) == 1
+    (named,) = [r for r in result.rejected if "is another ledger's" in r]  # the second one found, by folder name
+    assert named.endswith(
+        "_campaigns/nightly-20261202T000000Z: campaign ledger not read: its campaign id 'nightly-20261202T000000Z' is another ledger's"
+    )

@@ -46,18 +46,27 @@ class FoundLedgers:
 
 
 def find_ledgers(locations: list[str | Path], store: Store | None = None) -> FoundLedgers:
-    ledgers: list[Ledger] = []
+    found: list[tuple[str, Ledger]] = []
     problems: list[str] = []
     for location in locations:
         if is_remote(location):
-            _remote(str(location), store, ledgers, problems)
+            _remote(str(location), store, found, problems)
         else:
-            _local(Path(location), ledgers, problems)
-    ledgers.sort(key=lambda ledger: ledger.campaign_id)
-    return FoundLedgers(ledgers, problems)
+            _local(Path(location), found, problems)
+    # One page per campaign id: a second ledger of an id (a copied folder, another location
+    # given) is named and skipped, never merged into or written over the first one's page.
+    unique: dict[str, Ledger] = {}
+    for where, ledger in found:
+        if ledger.campaign_id in unique:
+            problems.append(
+                f"{where}: campaign ledger not read: its campaign id {ledger.campaign_id!r} is another ledger's"
+            )
+        else:
+            unique[ledger.campaign_id] = ledger
+    return FoundLedgers(sorted(unique.values(), key=lambda ledger: ledger.campaign_id), problems)
 
 
-def _local(location: Path, ledgers: list[Ledger], problems: list[str]) -> None:
+def _local(location: Path, ledgers: list[tuple[str, Ledger]], problems: list[str]) -> None:
     top = location / LEDGER_DIR
     if not top.is_dir() or top.is_symlink():
         return
@@ -212,7 +221,7 @@ def planned_tasks(data: bytes, where: str) -> dict[str, Any]:
     return planned
 
 
-def _remote(location: str, store: Store | None, ledgers: list[Ledger], problems: list[str]) -> None:
+def _remote(location: str, store: Store | None, ledgers: list[tuple[str, Ledger]], problems: list[str]) -> None:
     try:
         store = store or Store()
         prefix = f"{location.rstrip('/')}/{LEDGER_DIR}"
@@ -228,7 +237,7 @@ def _remote(location: str, store: Store | None, ledgers: list[Ledger], problems:
         _add(base, *store_access(store, listing, base), ledgers, problems)
 
 
-def _add(where: str, read: Reader, names: Lister, ledgers: list[Ledger], problems: list[str]) -> None:
+def _add(where: str, read: Reader, names: Lister, ledgers: list[tuple[str, Ledger]], problems: list[str]) -> None:
     try:
         data = read("planned.json")
         if data is None:
@@ -237,6 +246,6 @@ def _add(where: str, read: Reader, names: Lister, ledgers: list[Ledger], problem
         planned = planned_tasks(data, f"{where}/planned.json")
         # The site's pages depend only on what the ledger says, never on the clock: a silent
         # attempt reads as lost only once a later record shows its time limit has passed.
-        ledgers.append(read_ledger(planned, read, names, now=None))
+        ledgers.append((where, read_ledger(planned, read, names, now=None)))
     except LedgerError as exc:
         problems.append(f"{where}: campaign ledger not read: {exc}")
