@@ -352,3 +352,25 @@ def test_the_history_says_what_diff_says_of_an_incomplete_run_and_names_its_rati
     html = page.read_text()
     assert "<strong>Incomplete:</strong> incomplete run on the before side" in html
     assert "not the ratio of the medians shown" in html
+
+
+def test_a_latest_run_whose_series_all_decide_nothing_keeps_the_trend_columns(tmp_path: Path) -> None:
+    """The history's columns and charts follow the cells that changed most against the previous
+    run; when the latest run's every series was unstable (so no ratio ranks them), they fell
+    away altogether, hiding a real change two runs before."""
+    from tests.logbuilder import _warm, dumps, timing_log
+
+    for n, (scale, unsteady) in enumerate(((1.0, False), (1.5, False), (1.5, True))):
+        events = timing_log(f"run-{n}", scale=scale, seed=n)
+        events[0]["started_at"] = f"2026-12-05T0{n}:00:00Z"
+        for event in events:
+            if unsteady and event["kind"] == "timing" and event.get("warm"):
+                samples = event["warm"]["samples_s"]
+                event["warm"] = _warm([x * (3 if i % 2 else 1) for i, x in enumerate(samples)])  # bimodal
+        (tmp_path / "runs" / f"run-{n}").mkdir(parents=True)
+        (tmp_path / "runs" / f"run-{n}" / "events.jsonl").write_text(dumps(events))
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    (page,) = (tmp_path / "site" / "workloads").glob("*/index.html")
+    html = page.read_text()
+    assert html.count("warm median<br><code>") >= 1, "no trend column"
+    assert "no stable ratio against the previous run to rank them by" in html

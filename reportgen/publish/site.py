@@ -592,9 +592,12 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     ]
     named = [c for c in watched if c in latest.cells]
     stop = diffs[-1][2].timing_stop if diffs else None
-    if diffs and stop is None:
-        changed = largest_changes(diffs[-1][2], KEY_TIMINGS)
+    changed = largest_changes(diffs[-1][2], KEY_TIMINGS) if diffs and stop is None else []
+    if changed:
         why = "the cells with the largest change against the previous run"
+    elif diffs and stop is None:  # every ratio against the previous run is unstable or of another series
+        changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
+        why = "the first cells with a warm median (no stable ratio against the previous run to rank them by)"
     elif stop is not None:  # no ratio against the previous run to rank by: the cells alone decide
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
         why = f"the first cells with a warm median (no timing is compared against the previous run: {stop.reason})"
