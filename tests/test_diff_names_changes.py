@@ -634,3 +634,36 @@ def test_the_cold_and_compile_trends_are_not_joined_across_a_changed_cache_condi
                 assert third.title.endswith(f"not joined to the run before it ({why})"), third.title
             else:
                 assert spans == [(xs[0], xs[2])], (key, series.name, spans)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"installer": "conda"},
+        {"wheel_tags": ["cp311-cp311-linux_x86_64"]},
+        {"source_url": "file:///home/me/torch-2.13.0-local.whl"},
+    ],
+    ids=["installer", "wheel", "local-file"],
+)
+def test_another_build_of_torch_under_the_same_version_is_named(tmp_path: Path, other: dict[str, Any]) -> None:
+    """A torch from another installer, wheel or local file under the same version string read
+    'no criteria, versions, code, data or host changed; 14 faster'."""
+    built = {
+        "name": "torch",
+        "version": "2.13.0",
+        "installer": "pip",
+        "wheel_tags": ["cp311-cp311-manylinux_2_28_x86_64"],
+        "source_url": None,
+    }
+    paths = []
+    for name, artifact in (("before", built), ("after", {**built, **other})):
+        events = timing_log(f"synthetic-{name}", scale=1.0 if name == "before" else 0.5, seed=len(paths))
+        _env(events)["artifacts"] = [artifact]
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    text = _diff(*paths)
+    (line,) = [line for line in text.splitlines() if line.strip().startswith("installed torch:")]
+    assert "host changes: 1" in text and text.index("host changes: 1") < text.index("timing (")
+    assert "2.13.0 via pip" in line and "->" in line

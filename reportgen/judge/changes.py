@@ -40,7 +40,7 @@ from typing import Mapping, Sequence
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
-from reportgen.model.provenance import IMPORT_KEY, code_and_data
+from reportgen.model.provenance import IMPORT_KEY, code_and_data, installed_words
 from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
@@ -173,6 +173,10 @@ def host_facts(run: RunModel) -> dict[str, str]:
         shown = set(version_keys())
         others = {n: v for n, fact in env.versions.items() if n not in shown and (v := _value(fact)) is not None}
         facts.update(_listed("version", others))
+        # The installed build of torch (and what it brought): one version string names builds
+        # from other installers, wheels or local files, each of which times differently.
+        for artifact in env.artifacts:
+            facts[bounded(f"installed {artifact.name}")] = bounded(installed_words(artifact))
     facts.update(loop_host_facts(run))
     return facts
 

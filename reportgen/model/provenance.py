@@ -111,3 +111,11 @@ def _imported_name(path: str, folder: str | None) -> str:
     if len(name) > LONGEST_NAME:
         return f"({len(name)} characters, sha256 {hashlib.sha256(name.encode('utf-8', 'replace')).hexdigest()[:12]}...)"
     return name
+
+
+def installed_words(artifact: ev.InstalledArtifact) -> str:
+    """An installed distribution in words: '2.13.0+cpu via pip; tags cp311-...; from URL'."""
+    return (
+        f"{artifact.version} via {artifact.installer or 'unknown installer'}; tags {', '.join(artifact.wheel_tags) or 'none'}"
+        + (f"; from {artifact.source_url}" if artifact.source_url else "")
+    )

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from collections.abc import Mapping
 from typing import Any
 
-from reportgen.model.provenance import code_and_data
+from reportgen.model.provenance import code_and_data, installed_words
 from reportgen.model.runmodel import CellRecord, RunModel
 from reportgen.contract.times import utc_time
 from reportgen.render.sections.common import capped_facts, fact_rows, Row
@@ -69,13 +69,7 @@ def provenance_rows(run: RunModel, judged_with: str = "") -> list[Row]:
         env = [Row(f"env {k}", v, "environment.env_vars") for k, v in sorted(run.environment.env_vars.items())]
         rows += capped_facts(env, "env vars", run)
         rows += [
-            Row(
-                f"installed {a.name}",
-                f"{a.version} via {a.installer or 'unknown installer'}; tags {', '.join(a.wheel_tags) or 'none'}"
-                + (f"; from {a.source_url}" if a.source_url else ""),
-                "environment.artifacts",
-            )
-            for a in run.environment.artifacts
+            Row(f"installed {a.name}", installed_words(a), "environment.artifacts") for a in run.environment.artifacts
         ]
     return rows
 
