@@ -172,7 +172,7 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
         )
         _print(f"submit:  {KUBECTL} {out}")
         _print(
-            f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['name']} -w"
+            f"follow:  kubectl get jobs -n {campaign.kubernetes.namespace} -l migration-record/campaign-id={configs['metadata']['labels']['migration-record/campaign-id']} -w"
         )
         if not campaign.remote:
             # The folder is the claim's mount path inside the pods, not one of this host: the

@@ -45,14 +45,14 @@ def manifest(
         raise CampaignError(
             f"{campaign.path}: a folder destination on Kubernetes needs kubernetes.volume_claim (a PersistentVolumeClaim mounted at {campaign.destination})"
         )
-    names = [k8s_name(f"{campaign.name}-{env.name}") for env in campaign.environments]
+    names = [_job_base(campaign.name, env.name) for env in campaign.environments]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise CampaignError(
-            f"{campaign.path}: environments whose names differ only in case or punctuation give the same Job name {clash[0]!r}; rename one"
+            f"{campaign.path}: environments whose names differ only in case or punctuation (or past their first {ENV_PART} characters) give the same Job name {clash[0]!r}; rename one"
         )
     suffix = f"-{campaign_id[-16:]}" + (f"-s{submission}" if submission > 1 else "")
-    config_name = k8s_name(campaign_id, 55) + (f"-s{submission}" if submission > 1 else "")
+    config_name = id_name(campaign_id, 63 - len(f"-s{submission}")) + (f"-s{submission}" if submission > 1 else "")
     data = {
         "task.sh": TASK_SCRIPT.read_text(encoding="utf-8"),
         "planned.json": json.dumps(planned, indent=1, sort_keys=True) + "\n",
@@ -103,7 +103,7 @@ def _labels(campaign: Campaign, campaign_id: str, env: Environment | None = None
     labels = {
         "app.kubernetes.io/name": "migration-record",
         "migration-record/campaign": campaign.name,
-        "migration-record/campaign-id": k8s_name(campaign_id, 63),
+        "migration-record/campaign-id": id_name(campaign_id, 63),
     }
     if env is not None:
         labels["migration-record/environment"] = env.name
@@ -123,8 +123,10 @@ def _job(
 ) -> dict[str, Any]:
     kube = campaign.kubernetes
     count = sum(1 for t in tasks if t.environment is env)
-    # The id's time stamp (and a resume's number) make the Job name unique per submission.
-    job_name = k8s_name(f"{base[: 63 - len(suffix)]}{suffix}", 63)
+    # The id's time stamp (and a resume's number) make the Job name unique per submission; an
+    # Indexed Job's pods are named (and host-named) '<job>-<index>', a DNS label of at most 63.
+    limit = 63 - len(f"-{max(count - 1, 0)}")
+    job_name = k8s_name(f"{base[: limit - len(suffix)]}{suffix}", limit)
     settings = {
         "MIGRATION_RECORD_CAMPAIGN": campaign.name,
         "MIGRATION_RECORD_CAMPAIGN_ID": campaign_id,
@@ -179,7 +181,7 @@ def _job(
         "podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
                 {
-                    "labelSelector": {"matchLabels": {"migration-record/campaign-id": k8s_name(campaign_id, 63)}},
+                    "labelSelector": {"matchLabels": {"migration-record/campaign-id": id_name(campaign_id, 63)}},
                     "topologyKey": "kubernetes.io/hostname",
                 }
             ]
@@ -217,6 +219,28 @@ def _job(
         "metadata": {"name": job_name, "namespace": kube.namespace, "labels": labels},
         "spec": spec,
     }
+
+
+ENV_PART = 40  # characters of an environment's name a Job name keeps (the campaign's name is cut first)
+
+
+def _job_base(campaign: str, environment: str) -> str:
+    """CAMPAIGN-ENVIRONMENT as a name of at most 52 characters, the environment's part kept whole
+    up to ENV_PART (a long campaign name cut it away, so two environments read as one)."""
+    env = k8s_name(environment, ENV_PART)
+    return f"{k8s_name(campaign, 52 - len(env) - 1)}-{env}"
+
+
+def id_name(campaign_id: str, limit: int) -> str:
+    """A campaign id as a Kubernetes name or label value of at most ``limit`` characters that
+    keeps its submission time whole (the campaign name is what is cut): two submissions of a
+    long-named campaign never share one (a cut id did, and a second ConfigMap or label
+    selector then met the first campaign's)."""
+    name, _, stamp = campaign_id.rpartition("-")
+    stamp = k8s_name(stamp, 63)
+    if not name or len(stamp) + 2 > limit:
+        return k8s_name(campaign_id, limit)
+    return f"{k8s_name(name, limit - len(stamp) - 1)}-{stamp}"
 
 
 def k8s_name(text: str, limit: int = 52) -> str:

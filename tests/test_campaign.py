@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -1178,3 +1179,25 @@ def test_submit_makes_the_folder_out_names(tmp_path: Path, scheduler: str) -> No
     out = tmp_path / "new" / "deeper" / ("jobs.json" if scheduler == "kubernetes" else "jobs.sbatch")
     assert main(["submit", str(path), "--scheduler", scheduler, "--out", str(out), "--dry-run"]) == 0
     assert out.is_file() and (out.parent / "nightly.planned.json").is_file()
+
+
+def test_kubernetes_names_of_a_long_campaign_are_valid_and_unique_per_submission(tmp_path: Path) -> None:
+    """A campaign named with 40 or more characters: its Job name left no room for the pods'
+    '-<index>' host names (the API refuses them), and its ConfigMap name and campaign-id label,
+    cut from the id, were the same for two submissions (the second Job mounted the first's
+    tasks; the label selector and anti-affinity mixed the campaigns)."""
+    name = "llm-serving-certification-" + "x" * 30
+    text = BASE.format(destination="s3://fleet-runs/nightly").replace('name = "nightly"', f'name = "{name}"')
+    campaign = load_campaign(write(tmp_path, text.replace('name = "sdk-2.33"', 'name = "trn2-48xlarge-sdk-2-33"')))
+    first = kubernetes.manifest(campaign, f"{name}-20261202T000000Z", {"tasks": []})
+    second = kubernetes.manifest(campaign, f"{name}-20261202T000100Z", {"tasks": []})
+    for document in (first, second):
+        config, *jobs = document["items"]
+        label = config["metadata"]["labels"]["migration-record/campaign-id"]
+        assert len(config["metadata"]["name"]) <= 63 and len(label) <= 63
+        for job in jobs:
+            hostname = f"{job['metadata']['name']}-{job['spec']['completions'] - 1}"
+            assert len(hostname) <= 63 and re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", hostname), hostname
+    assert first["items"][0]["metadata"]["name"] != second["items"][0]["metadata"]["name"]
+    labels = [d["items"][0]["metadata"]["labels"]["migration-record/campaign-id"] for d in (first, second)]
+    assert labels[0] != labels[1] and labels[0].endswith("-20261202t000000z")
