@@ -145,7 +145,7 @@ def _main(argv: list[str]) -> int:
             return _resume(campaign, args)
         return _submit(campaign, args)
     except (CampaignError, LedgerError) as exc:
-        _print(f"campaign: {exc}", file=sys.stderr)
+        _print(_printable(f"campaign: {exc}"), file=sys.stderr)  # one line, whatever a name held
         return 2
 
 
@@ -310,7 +310,14 @@ def _load_ledger(location: str) -> Ledger:
             )
         read, names = folder_access(Path(destination) / LEDGER_DIR / campaign_id)
         starts = folder_run_starts(Path(destination))
-    return verify_runs(read_ledger(planned, read, names, now=datetime.now(timezone.utc)), starts)
+    try:
+        ledger = read_ledger(planned, read, names, now=datetime.now(timezone.utc))
+    except LedgerError as exc:  # a record named from the ledger folder: say which folder
+        if not str(exc).startswith("tasks/"):
+            raise
+        where = path if path.is_dir() else f"{str(destination).rstrip('/')}/{LEDGER_DIR}/{campaign_id}"
+        raise LedgerError(f"{where}/{exc}") from None
+    return verify_runs(ledger, starts)
 
 
 def _status(location: str, fmt: str) -> int:

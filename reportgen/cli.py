@@ -76,8 +76,11 @@ class WritePath(click.Path):
 
 
 def _remote_failed(command: str, exc: OSError) -> None:
-    """An object store that cannot be reached or listed: one line, exit 2 (like a missing path)."""
-    echo(f"reportgen {command}: {exc}", err=True)
+    """An object store that cannot be reached or listed: one line, exit 2 (like a missing path);
+    a line break in a key or a path it names is shown as <U+000A>."""
+    from collector.visible import visible
+
+    echo(visible(f"reportgen {command}: {exc}", keep="\t"), err=True)
     sys.exit(2)
 
 
@@ -119,9 +122,13 @@ def _follow_symlinks(command: Any) -> Any:
 
 def _write_failed(command: str, exc: Exception) -> None:
     """One line for an output folder that cannot be written (exit 2), never a traceback."""
+    from collector.visible import visible
+
     reason = getattr(exc, "strerror", None) or str(exc)
     where = getattr(exc, "filename", None)
-    echo(f"reportgen {command}: cannot write{' ' + where if where else ''}: {reason}", err=True)
+    echo(
+        visible(f"reportgen {command}: cannot write{' ' + str(where) if where else ''}: {reason}", keep="\t"), err=True
+    )
     sys.exit(2)
 
 

@@ -281,7 +281,8 @@ def test_status_of_a_bad_ledger_is_one_line(tmp_path: Path, capsys: pytest.Captu
     (folder / "tasks" / "task-0.s1-r0.json").write_text('{"task": "zero"')
     assert main(["status", str(folder)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("campaign: tasks/task-0.s1-r0.json: not a task record") and err.count("\n") == 1
+    # The record is named with its ledger folder (status may be given NAME.planned.json elsewhere).
+    assert err.startswith(f"campaign: {folder}/tasks/task-0.s1-r0.json: not a task record") and err.count("\n") == 1
     assert main(["status", str(tmp_path / "nothing.json")]) == 2
     assert "not a campaign's planned tasks" in capsys.readouterr().err
 
@@ -437,9 +438,24 @@ def test_a_ledger_of_more_records_than_it_may_hold_is_one_line(
     expected = (
         f"campaign: {folder / 'tasks'}: more than 8 files; a ledger holds at most 3 task records, each with its log"
         if most == 3
-        else "campaign: tasks/: 5 task records, more than the 4 a ledger may hold"
+        else f"campaign: {folder}/tasks/: 5 task records, more than the 4 a ledger may hold"
     )
     assert err == expected + "\n"
+
+
+def test_a_record_named_with_a_line_break_makes_one_line_of_status_and_of_the_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reportgen.publish.site import build_site
+
+    folder = _ledger_of_five(tmp_path / "runs")
+    (folder / "tasks" / "a\xff\nforged line.json").write_text("[1, 2")
+    assert main(["status", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a\xff<U+000A>forged line.json: not a task record" in err, err
+    result = build_site([tmp_path / "runs"], tmp_path / "site")
+    (problem,) = [r for r in result.rejected if "campaign ledger not read" in r]
+    assert "\n" not in problem and "<U+000A>forged line.json" in problem
 
 
 def test_status_takes_the_longest_time_limit_a_timedelta_holds(

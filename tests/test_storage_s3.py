@@ -559,3 +559,28 @@ def test_fetch_is_parallel_and_bounded() -> None:
     with pytest.raises(OSError, match="not found"):
         store.read("s3://b/runs/missing")  # the error was held, and is raised where it is read
     assert len(store.fetched) == len(urls)
+
+
+@pytest.mark.parametrize("name", ["n\nl.html", os.fsdecode(b"bad\xff.html")], ids=["line-break", "not-utf8"])
+def test_publish_refuses_a_file_name_no_key_can_hold_before_uploading_anything(tmp_path: Path, name: str) -> None:
+    """A file named with a line break split publish's message over two lines, and one whose name
+    is not UTF-8 failed with UnicodeEncodeError after part of the folder was uploaded."""
+    from reportgen.storage.remote import RemoteError, publish
+
+    class Recording:
+        put_urls: list[str] = []
+
+        def list(self, url: str) -> dict[str, Any]:
+            return {}
+
+        def put(self, url: str, data: bytes) -> None:
+            self.put_urls.append(url)
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<p>ok</p>")
+    (site / name).write_text("<p>odd</p>")
+    store = Recording()
+    with pytest.raises(RemoteError, match="rename it \\(nothing was uploaded\\)") as raised:
+        publish(site, "s3://bucket/site", store)  # type: ignore[arg-type]
+    assert "\n" not in str(raised.value) and store.put_urls == []

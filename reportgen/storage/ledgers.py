@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from campaign.spec import MAX_TASKS
+from collector.visible import visible
 from campaign.ledger import (
     LEDGER_DIR,
     MAX_INDEX,
@@ -53,13 +54,19 @@ def find_ledgers(locations: list[str | Path], store: Store | None = None) -> Fou
             _remote(str(location), store, found, problems)
         else:
             _local(Path(location), found, problems)
+    # Each problem is one line: a name from the ledger (a record's file name) may hold a line
+    # break, which would start a line that reads as another message.
+    problems[:] = [visible(problem, keep="\t") for problem in problems]
     # One page per campaign id: a second ledger of an id (a copied folder, another location
     # given) is named and skipped, never merged into or written over the first one's page.
     unique: dict[str, Ledger] = {}
     for where, ledger in found:
         if ledger.campaign_id in unique:
             problems.append(
-                f"{where}: campaign ledger not read: its campaign id {ledger.campaign_id!r} is another ledger's"
+                visible(
+                    f"{where}: campaign ledger not read: its campaign id {ledger.campaign_id!r} is another ledger's",
+                    keep="\t",
+                )
             )
         else:
             unique[ledger.campaign_id] = ledger

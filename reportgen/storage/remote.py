@@ -478,6 +478,16 @@ def _local_files(folder: Path) -> list[tuple[str, Path]]:
     return files
 
 
+def _plain_key(relative: str) -> bool:
+    """A relative path that is UTF-8 text (not bytes the file system decoded as surrogates)
+    with no control character: an object key every reader lists and prints as one line."""
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in relative)
+
+
 def publish(
     folder: Path,
     location: str,
@@ -502,6 +512,13 @@ def publish(
     files = sorted(_local_files(folder), key=lambda item: (item[0].endswith("events.jsonl"), item[0]))
     if last is not None and (folder / last).is_file() and not (folder / last).is_symlink():
         files.append((last, folder / last))
+    for relative, path in files:  # every key is checked before anything is uploaded
+        if not _plain_key(relative):
+            from collector.visible import visible
+
+            raise RemoteError(
+                f"{visible(str(path), keep='')}: a file name that is not UTF-8 text or holds a control character cannot be an object key; rename it (nothing was uploaded)"
+            )
     result = PublishResult()
     for relative, path in files:
         url = base + relative
