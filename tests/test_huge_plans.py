@@ -236,3 +236,19 @@ def test_a_loaded_plan_checks_its_matrix_once(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(planschema, "check_table", counted)
     plan = load_plan(_plan(tmp_path, HUGE[:30], extra="\ncache_checks = [[1, 4]]"))
     assert len(plan.cells) == 30 * 2 + 1 and "matrix" not in checked, checked
+
+
+def test_the_time_left_counts_the_cells_done_not_the_number_of_the_cell_announced(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compiled cells run first (in fresh processes), numbered from the end of the matrix: the
+    first estimate took cell 14's number as 13 cells done and said 'about 0 s left for 0 cell(s)'
+    on a run with 13 cells to go."""
+    monkeypatch.setattr(Progress, "ESTIMATE_EVERY_S", 0.0)
+    progress = Progress(14)
+    progress.say("compiled cell", 14)
+    progress.say("compiled cell", 13)
+    progress.say("compiled cell", 13)  # the same cell said again: not another one done
+    progress.say("eager cell", 1)
+    estimates = [line for line in capfd.readouterr().err.splitlines() if "estimate: about" in line]
+    assert len(estimates) == 2 and "left for 13 cell(s)" in estimates[0] and "left for 12 cell(s)" in estimates[1]

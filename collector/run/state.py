@@ -57,7 +57,7 @@ class Progress:
         self.total = total
         self.start = time.monotonic()
         self.cells_began: float | None = None  # when the first cell was announced
-        self.furthest = 0  # the highest cell index announced so far
+        self.announced: set[int] = set()  # the cells announced so far (they run out of plan order)
         self.estimated: float | None = None  # when the time left was last said
 
     def say(self, message: str, index: int | None = None) -> None:
@@ -74,10 +74,12 @@ class Progress:
         now = time.monotonic()
         if self.cells_began is None:
             self.cells_began = now
-        if index <= self.furthest:
+        if index in self.announced:
             return
-        self.furthest = index
-        done = min(index, self.total + 1) - 1  # cell ``index`` is starting: the ones before it are done
+        self.announced.add(index)
+        # Cells are announced out of plan order (compiled cells run first, in fresh processes):
+        # the cells announced before this one are done, whatever their numbers.
+        done = min(len(self.announced), self.total + 1) - 1
         if done < 1 or (self.estimated is not None and now - self.estimated < self.ESTIMATE_EVERY_S):
             return
         self.estimated = now
@@ -85,7 +87,8 @@ class Progress:
         left = self.total - done
         print(
             f"collector {now - self.start:7.1f}s estimate: about {_duration(rate * left)} left for {left:,} cell(s) at "
-            f"{rate:.3g} s a cell so far (compiled cells and larger shapes take longer than eager and small ones)",
+            f"{rate:.3g} s a cell so far (compiled cells and larger shapes take longer than eager and small ones; "
+            "the restarts and re-measurements after the cells are not counted)",
             file=sys.stderr,
             flush=True,
         )
