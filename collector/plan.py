@@ -489,8 +489,15 @@ def plan_from_data(
     except (TypeError, ValueError) as exc:
         raise PlanError(f"{path}: the plan event cannot be written: {exc}") from None
     if require_module and not plan.module_path.is_file():
+        what = (
+            "is a folder, not a Python file"
+            if plan.module_path.is_dir()
+            else "is not a regular file"
+            if plan.module_path.exists()
+            else "does not exist"
+        )
         raise PlanError(
-            f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} does not exist".replace(
+            f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} {what}".replace(
                 ":: ", ": "
             )
         )

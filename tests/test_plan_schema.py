@@ -555,3 +555,14 @@ def test_an_unknown_dtype_is_offered_only_a_close_spelling(tmp_path: Path) -> No
     assert "allowed: float32" in str(raised.value) and "did you mean" not in str(raised.value)
     with pytest.raises(PlanError, match="did you mean 'bfloat16'"):
         load_plan(_plan(tmp_path, MATRIX + 'dtypes = ["bflaot16"]\n'))
+
+
+@pytest.mark.parametrize(("module", "what"), [(".", "is a folder, not a Python file"), ("gone.py", "does not exist")])
+def test_a_module_that_is_no_file_says_what_it_is(tmp_path: Path, module: str, what: str) -> None:
+    """module = "." read '.../plans does not exist' of a folder that exists."""
+    from collector.plan import PlanError, load_plan
+
+    path = tmp_path / "plan.toml"
+    path.write_text(f'[workload]\nname = "w"\nmodule = "{module}"\n' + MATRIX, encoding="utf-8")
+    with pytest.raises(PlanError, match=f"workload.module: .* {what}$"):
+        load_plan(path)
