@@ -186,7 +186,7 @@ def classify(samples: Sequence[float]) -> Stability:
 def _order(values: tuple[float, ...]) -> tuple[list[float], float, float, float]:
     """The sorted series, its median and its first and third quartiles."""
     ordered = sorted(values)
-    return ordered, _median(ordered), _quartile(ordered, 1), _quartile(ordered, 3)
+    return ordered, sorted_median(ordered), _quartile(ordered, 1), _quartile(ordered, 3)
 
 
 def _median_or_none(values: Sequence[float]) -> float | None:
@@ -196,15 +196,22 @@ def _median_or_none(values: Sequence[float]) -> float | None:
 # The report classifies every timed cell of a log (tens of thousands in a long one): the median
 # and quartiles are taken from the sorted series directly, by the formulas of statistics.median
 # and statistics.quantiles(method="inclusive"), without their checks and copies.
-def _median(ordered: list[float]) -> float:
+def sorted_median(ordered: list[float]) -> float:
+    """The median of the sorted samples, by statistics.median's formula."""
     n = len(ordered)
     half = n // 2
     return ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) / 2
 
 
 def _quartile(ordered: list[float], i: int) -> float:
-    j, delta = divmod(i * (len(ordered) - 1), 4)
-    return (ordered[j] * (4 - delta) + ordered[j + 1] * delta) / 4
+    return quantile(ordered, i, 4)
+
+
+def quantile(ordered: list[float], i: int, n: int) -> float:
+    """The i-th of the n-quantiles of the sorted samples (at least two), by the formula of
+    statistics.quantiles(method="inclusive"): the same float operations, so the same figure."""
+    j, delta = divmod(i * (len(ordered) - 1), n)
+    return (ordered[j] * (n - delta) + ordered[j + 1] * delta) / n
 
 
 # Each rule is one function that decides it, returning its decision first and then the figures
@@ -280,8 +287,8 @@ def _bimodality(ordered: list[float], median: float) -> Check:
         )
     lower, upper = ordered[:split], ordered[split:]
     note = (
-        f"two modes: {len(lower)} samples near {_median(lower):.4g} s and {len(upper)} near "
-        f"{_median(upper):.4g} s, {best_gap:.4g} s apart"
+        f"two modes: {len(lower)} samples near {sorted_median(lower):.4g} s and {len(upper)} near "
+        f"{sorted_median(upper):.4g} s, {best_gap:.4g} s apart"
         if failed
         else "one mode"
     )
@@ -291,8 +298,8 @@ def _bimodality(ordered: list[float], median: float) -> Check:
         ("gap_over_median", over_median),
         ("lower_count", float(len(lower))),
         ("upper_count", float(len(upper))),
-        ("lower_median_s", _median(lower)),
-        ("upper_median_s", _median(upper)),
+        ("lower_median_s", sorted_median(lower)),
+        ("upper_median_s", sorted_median(upper)),
         ("coefficient", coefficient),
     )
     return Check("bimodality", failed, figures, note)
@@ -321,7 +328,7 @@ def _bimodality_coefficient(ordered: list[float]) -> float:
 def _drift_rule(values: tuple[float, ...], median: float, iqr: float) -> tuple[bool, float, float, float]:
     """(failed, the first third's median, the last third's, their change over the median)."""
     third = len(values) // 3
-    first, last = _median(sorted(values[:third])), _median(sorted(values[-third:]))
+    first, last = sorted_median(sorted(values[:third])), sorted_median(sorted(values[-third:]))
     change = (last - first) / median
     return abs(change) > DRIFT_MAX and abs(last - first) > iqr, first, last, change
 

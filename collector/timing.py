@@ -4,22 +4,25 @@ The fresh processes that time a cold first call are started and ended by collect
 
 from __future__ import annotations
 
-import statistics
 import time
 from typing import Any, Callable
 
+from collector.stability import quantile, sorted_median
+
 
 def warm_stats(samples: list[float]) -> dict[str, Any]:
+    """A warm series' figures: its least sample, median, 90th percentile and interquartile
+    range, the quantiles inclusive (statistics.quantiles' method, by stability.quantile: the one
+    formula the stability classifier uses too)."""
     ordered = sorted(samples)
     if len(ordered) >= 2:
-        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
-        p90 = statistics.quantiles(ordered, n=10, method="inclusive")[-1]
+        q1, q3, p90 = quantile(ordered, 1, 4), quantile(ordered, 3, 4), quantile(ordered, 9, 10)
     else:
         q1 = q3 = p90 = ordered[0]
     return {
         "samples_s": samples,
         "min_s": ordered[0],
-        "median_s": statistics.median(ordered),
+        "median_s": sorted_median(ordered),
         "p90_s": p90,
         "iqr_s": q3 - q1,
     }
