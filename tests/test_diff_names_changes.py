@@ -667,3 +667,49 @@ def test_another_build_of_torch_under_the_same_version_is_named(tmp_path: Path, 
     (line,) = [line for line in text.splitlines() if line.strip().startswith("installed torch:")]
     assert "host changes: 1" in text and text.index("host changes: 1") < text.index("timing (")
     assert "2.13.0 via pip" in line and "->" in line
+
+
+def _plan(events: Events) -> dict[str, Any]:
+    return next(e for e in events if e["kind"] == "plan")
+
+
+def test_a_generation_plans_settings_are_criteria_named_before_any_result(tmp_path: Path) -> None:
+    """The top-k overlap threshold and the request a decode timing measured (cache length,
+    decode steps) were never compared: a threshold lowered after results turned mismatches
+    into 'fixed: 5' under 'Criteria: none changed', and a decode of another request read
+    faster or slower."""
+    from tests.logbuilder import generation_timing_log
+
+    before, after = generation_timing_log("gen-before", seed=1), generation_timing_log("gen-after", scale=0.5, seed=2)
+    _plan(after)["generation"].update(min_top_k_overlap=0.7, max_cache_len=1024)
+    paths = []
+    for name, events in (("before", before), ("after", after)):
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    data = json.loads(_diff(*paths, "--json"))
+    keys = {c["key"]: c for c in data["criteria"]}
+    assert keys["generation:judged"]["judges"] == "correctness" and "0.7" in keys["generation:judged"]["after"]
+    assert keys["generation:request"]["judges"] == "timing" and "1024" in keys["generation:request"]["after"]
+    assert data["timings"] and all(
+        any(f.startswith("changed criterion: generation request") for f in t["flags"]) for t in data["timings"]
+    )
+
+
+def test_a_training_plans_optimizer_is_a_criterion_and_flags_its_step_timings(tmp_path: Path) -> None:
+    from tests.logbuilder import training_log
+
+    before, after = training_log(), training_log()
+    after[0]["run_id"] = "training-after"
+    _plan(after)["training"]["optimizer"] = "SGD(lr=1e-3)"
+    paths = []
+    for name, events in (("before", before), ("after", after)):
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    text = _diff(*paths)
+    assert "training run judged now 3 steps from seed 0, SGD(lr=1e-3)" in text
+    assert "training step timed now SGD(lr=1e-3) (was AdamW(lr=1e-3))" in text
+    assert text.index("criteria changes: 2") < text.index("fixed:")

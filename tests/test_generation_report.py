@@ -120,3 +120,24 @@ def test_a_request_the_declared_policy_refuses_is_said_and_does_not_block(tmp_pa
     bare.write_text("\n".join(lines) + "\n", encoding="utf-8")
     rules = {r.rule: r for r in judge_log(bare).disposition.reasons}
     assert rules["skipped-cells"].outcome == "blocked" and "refused-requests" not in rules
+
+
+def test_a_cell_that_failed_on_its_top_k_overlap_says_so(tmp_path: Path) -> None:
+    """A cell whose greedy tokens met their criterion but whose top-k overlap fell below the
+    plan's least read 'failed on: not recorded' (or 'greedy tokens', when the tokens diverged
+    after the criterion's steps) beside a met token criterion."""
+    events = generation_log(None)
+    event = next(e for e in events if e["kind"] == "generation" and e["case"].endswith("compiled"))
+    event["top_k_overlap"] = [0.6, *event["top_k_overlap"][1:]]
+    event["top_k_passed"] = False
+    result = next(e for e in events if e["kind"] == "case_result" and e["case"] == event["case"])
+    result["status"] = "mismatch"
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(events), encoding="utf-8")
+    judged = judge_log(log)
+    cell = next(c for c in judged.run.cells if c.case == event["case"])
+    from reportgen.judge.judgement import failing_quantity
+
+    assert failing_quantity(cell) == "top-k overlap"
+    html, _ = _report(log, tmp_path / "report")
+    assert "top-k overlap" in html and "not recorded" not in html.split(event["case"])[1][:300]

@@ -803,3 +803,12 @@ def test_interleaved_replicates_and_offset_stamps_raise_no_order_note(tmp_path: 
     _started(y, "2026-01-01T09:00:00Z")
     assert "order:" not in CliRunner().invoke(main, ["diff", str(x.parent), str(y.parent)]).output
     assert "order:" in CliRunner().invoke(main, ["diff", str(y.parent), str(x.parent)]).output
+
+
+def test_two_runs_started_at_the_same_second_are_in_no_order(tmp_path: Path) -> None:
+    # Before: equal start times were ordered by run id, so 'b' before 'a' read 'the before run
+    # started after every after run' of two runs that started at once.
+    (a,) = _replicates(tmp_path, "a", [1.0])
+    (b,) = _replicates(tmp_path, "b", [1.0])
+    for first, second in ((a, b), (b, a)):
+        assert "order:" not in CliRunner().invoke(main, ["diff", str(first.parent), str(second.parent)]).output

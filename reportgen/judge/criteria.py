@@ -131,6 +131,7 @@ def _plan_criteria(plan: Any) -> list[Declared]:
             )
         )
     out += _config(plan)
+    out += _workload_settings(plan)
     scope = plan.timing_scope
     parts = [
         f"{name.replace('_', ' ')} {'timed' if getattr(scope, name) else 'not timed'}"
@@ -143,6 +144,31 @@ def _plan_criteria(plan: Any) -> list[Declared]:
     out.append(
         Declared("remeasure_rounds", "re-measure rounds", NOT_RECORDED if rounds is None else str(rounds), "timing")
     )
+    return out
+
+
+def _workload_settings(plan: Any) -> list[Declared]:
+    """A generation or training plan's settings, each twice: as what the cells were judged on (a
+    pass under other settings is no fix) and as what a timed call held (a decode of 8 steps, or a
+    training step with another optimizer, is another quantity than one of 16 or with AdamW)."""
+    out = []
+    gen = plan.generation
+    if gen is not None:
+        judged = (
+            f"{gen.decode_steps} greedy decode steps; top-{gen.top_k} overlap of at least {gen.min_top_k_overlap:g}"
+            " at every judged step"
+        )
+        request = (
+            f"{gen.decode_steps} decode steps, a static cache of {gen.max_cache_len} positions, padded on the "
+            f"{gen.padding_side}" + (f", configuration {gen.config}" if gen.config else "")
+        )
+        out.append(Declared("generation:judged", "generation criteria", bounded(judged), "correctness"))
+        out.append(Declared("generation:request", "generation request", bounded(request), "timing"))
+    train = plan.training
+    if train is not None:
+        steps = f"{train.steps} steps from seed {train.seed}, {train.optimizer}, {train.randomness}"
+        out.append(Declared("training:judged", "training run judged", bounded(steps), "correctness"))
+        out.append(Declared("training:step", "training step timed", bounded(train.optimizer), "timing"))
     return out
 
 

@@ -717,7 +717,9 @@ def _order_note(befores: list[RunSummary], afters: list[RunSummary]) -> str:
     run whose start is no ISO time is not judged."""
     before = [(when, r.run_id) for r in befores if (when := utc_time(r.started_at)) is not None]
     after = [(when, r.run_id) for r in afters if (when := utc_time(r.started_at)) is not None]
-    if len(before) != len(befores) or len(after) != len(afters) or min(before) <= max(after):
+    # By the instants alone: two runs that started at the same second are in no order (their
+    # ids decided it once).
+    if len(before) != len(befores) or len(after) != len(afters) or min(before)[0] <= max(after)[0]:
         return ""
     (first, first_id), (last, last_id) = min(before), max(after)
     which = "every before run" if len(befores) > 1 else "the before run"
