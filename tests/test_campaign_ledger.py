@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
@@ -999,3 +999,32 @@ def test_two_ledgers_of_one_campaign_id_make_one_page_and_name_the_second(tmp_pa
     assert named.endswith(
         "_campaigns/nightly-20261202T000000Z: campaign ledger not read: its campaign id 'nightly-20261202T000000Z' is another ledger's"
     )
+
+
+def test_a_done_record_naming_hostile_runs_is_checked_within_bounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run name too long for the file system gave a traceback; a record naming one run 2,000
+    times, its log's first line 8 MiB, took status 36 s (millions of names: hours)."""
+    from reportgen.storage import ledgers
+
+    destination = tmp_path / "runs"
+    folder = _planned(destination, 2)
+    _record(folder, 0, "s1-r0", "done", 0, ["x" * 300], deliver=False)
+    (destination / "a").mkdir()
+    (destination / "a" / "events.jsonl").write_bytes(b"[" + b" " * (9 << 20))  # no line end in 8 MiB
+    _record(folder, 1, "s1-r0", "done", 0, ["a"] * 2000, deliver=False)
+    read: list[int] = []
+    real = ledgers._first_line
+
+    def counted(piece: Any, budget: Any) -> bytes:
+        data = real(piece, budget)
+        read.append(len(data))
+        return data
+
+    monkeypatch.setattr(ledgers, "_first_line", counted)
+    assert main(["status", str(folder), "--format", "json"]) == 1
+    tasks = json.loads(capsys.readouterr().out)["tasks"]
+    assert [t["state"] for t in tasks] == ["unverified", "unverified"]
+    assert "longer than 255 bytes" in tasks[0]["reason"]
+    assert "first line is longer than" in tasks[1]["reason"] and len(read) == 1  # the one name, read once

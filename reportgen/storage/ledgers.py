@@ -14,7 +14,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from campaign.spec import MAX_TASKS
 from collector.visible import visible
@@ -145,9 +145,17 @@ def store_access(store: Store, listing: dict[str, dict[str, Any]], base: str) ->
     return read, names
 
 
-# A run_start line is read up to this size (the reader's limit on any line of a log).
+# A run_start line is read up to this size (the reader's limit on any line of a log), in pieces
+# (a run_start is a few kB): a first piece, then the rest only when the line goes on.
 FIRST_LINE_BYTES = 8 * 1024 * 1024
+FIRST_PIECE = 64 * 1024
+# What status reads of the runs a ledger names, in all: a hostile ledger naming millions of runs
+# (or one run many times) costs at most this much, and the runs past it read as not checked.
+RUNS_READ_BUDGET = 256 * 1024 * 1024
 LOG_NAME = "events.jsonl"
+# A run folder's name as a collector writes it is short; a longer one is no run of it (and a
+# file system refuses a name past 255 bytes).
+LONGEST_RUN_NAME = 255
 
 
 def run_start_of(data: bytes | None, where: str) -> dict[str, Any] | str:
@@ -170,23 +178,57 @@ def run_name_problem(name: str) -> str | None:
     """A run named by a ledger is a folder directly under the destination: no '/', '.' or '..'."""
     if not name or "/" in name or name in (".", "..") or "\x00" in name:
         return "not a run folder name"
+    if len(name.encode("utf-8", "surrogatepass")) > LONGEST_RUN_NAME:
+        return f"not a run folder name (longer than {LONGEST_RUN_NAME} bytes)"
     return None
+
+
+class _Budget:
+    """Bytes of run logs read so far for one ledger; the reads stop past RUNS_READ_BUDGET."""
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+    def over(self) -> str | None:
+        if self.spent <= RUNS_READ_BUDGET:
+            return None
+        return f"not checked: status had read {describe_size(RUNS_READ_BUDGET)} of run logs for this ledger already"
+
+
+def _first_line(read_piece: Callable[[int, int], bytes], budget: _Budget) -> bytes:
+    """The first line (and a little after it), read in pieces of growing size up to
+    FIRST_LINE_BYTES + 1 bytes; ``read_piece(start, count)``."""
+    data = b""
+    count = FIRST_PIECE
+    while True:
+        piece = read_piece(len(data), count)
+        budget.spent += len(piece)
+        data += piece
+        if b"\n" in piece or len(piece) < count or len(data) > FIRST_LINE_BYTES:
+            return data
+        count = min(count * 4, FIRST_LINE_BYTES + 1 - len(data))
 
 
 def folder_run_starts(destination: Path) -> StartReader:
     """Each named run's run_start, read from DESTINATION/<run>/events.jsonl (a regular file,
-    never through a link; only its first line)."""
+    never through a link; only its first line), within the ledger's read budget."""
+    budget = _Budget()
 
     def read(name: str) -> Any:
-        if (problem := run_name_problem(name)) is not None:
+        if (problem := run_name_problem(name) or budget.over()) is not None:
             return problem
         folder = destination / name
         path = folder / LOG_NAME
-        if folder.is_symlink() or path.is_symlink() or not path.is_file():
-            return run_start_of(None, str(path))
         try:
+            if folder.is_symlink() or path.is_symlink() or not path.is_file():
+                return run_start_of(None, str(path))
             with open_regular(path, sys.maxsize) as stream:
-                return run_start_of(stream.read(FIRST_LINE_BYTES + 1), str(path))
+
+                def piece(start: int, count: int) -> bytes:
+                    stream.seek(start)
+                    return stream.read(count)
+
+                return run_start_of(_first_line(piece, budget), str(path))
         except (NotReadable, OSError) as exc:
             return f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})"
 
@@ -195,14 +237,24 @@ def folder_run_starts(destination: Path) -> StartReader:
 
 def store_run_starts(store: Store, destination: str) -> StartReader:
     """Each named run's run_start, from the first bytes of DESTINATION/<run>/events.jsonl in
-    the store (one ranged GET)."""
+    the store (ranged GETs of its start), within the ledger's read budget."""
+    budget = _Budget()
 
     def read(name: str) -> Any:
-        if (problem := run_name_problem(name)) is not None:
+        if (problem := run_name_problem(name) or budget.over()) is not None:
             return problem
         url = f"{destination.rstrip('/')}/{name}/{LOG_NAME}"
         try:
-            return run_start_of(store.read_start(url, FIRST_LINE_BYTES + 1), url)
+            first = store.read_start(url, FIRST_PIECE)
+            if first is None:
+                return run_start_of(None, url)
+
+            def piece(start: int, count: int) -> bytes:
+                if start == 0 and count == FIRST_PIECE:
+                    return first
+                return store.read_range(url, start, count)
+
+            return run_start_of(_first_line(piece, budget), url)
         except RemoteError as exc:
             return str(exc)
 
