@@ -450,7 +450,14 @@ def _plans_alike(campaign: Campaign, scheduler: str, planned: dict[str, Any], in
     # recorded is compared by its tasks alone).
     envs = planned.get("environments")
     names = {now[i]["environment"] for i in indexes}
-    return not isinstance(envs, dict) or all(envs.get(n) == current["environments"].get(n) for n in names)
+    if isinstance(envs, dict) and any(envs.get(n) != current["environments"].get(n) for n in names):
+        return False
+    # And where they deliver: another destination, claim or namespace would put the resumed runs
+    # and records where status and the site never look (every resume would submit them again).
+    if planned.get("destination") != campaign.destination:
+        return False
+    delivery = planned.get("delivery")
+    return not isinstance(delivery, dict) or delivery == current["delivery"]
 
 
 if __name__ == "__main__":

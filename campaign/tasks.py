@@ -82,9 +82,27 @@ def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: s
         # What decides where and on what each environment's tasks run: a resume must not run
         # the same tasks on other hardware or another image under the same names.
         "environments": environment_facts(campaign, scheduler),
+        # Where the tasks deliver and how (a resume must deliver where the ledger and status look).
+        "delivery": delivery_facts(campaign, scheduler),
     }
     planned_text(campaign, planned)
     return planned
+
+
+def delivery_facts(campaign: Campaign, scheduler: str) -> dict[str, Any]:
+    """Where a campaign's tasks put their runs and records, and from what checkout they run: the
+    destination and upload, and on Kubernetes the namespace, volume claim, working folder and
+    service account (on Slurm the wrapper written at submit holds them, and a resume reuses it)."""
+    facts: dict[str, Any] = {"destination": campaign.destination, "upload": campaign.upload}
+    if scheduler == "kubernetes":
+        kube = campaign.kubernetes
+        facts["kubernetes"] = {
+            "namespace": kube.namespace,
+            "volume_claim": kube.volume_claim,
+            "workdir": kube.workdir,
+            "service_account": kube.service_account,
+        }
+    return facts
 
 
 def environment_facts(campaign: Campaign, scheduler: str) -> dict[str, Any]:
