@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,11 @@ def inspect_plan(plan: Any, out: Path) -> None:
     shapes = shapes_of(plan)
     # Written beside --out under another name and given its name only once whole: an inspection
     # interrupted (Ctrl-C) or failed part-way leaves nothing that plan-check would read as one.
-    partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    # A new file of an unpredictable name, made exclusively (no link or earlier file of that
+    # name is written through or appended to).
+    handle, name = tempfile.mkstemp(prefix=f".{out.name}.partial-", dir=out.parent)
+    os.close(handle)
+    partial = Path(name)
     log = EventLog(partial)
     try:
         log.write(
@@ -141,8 +146,12 @@ def inspect_plan(plan: Any, out: Path) -> None:
         log.close()
         try:
             os.link(partial, out)  # no file of that name made meanwhile is replaced
-        except OSError as exc:
-            raise OutputError(f"--out {out}: cannot be written ({exc.strerror or exc}); nothing was written") from None
+        except FileExistsError:
+            raise OutputError(f"--out {out}: made by something else while inspecting; nothing was written") from None
+        except OSError as exc:  # a file system without hard links: a rename, if the name is still free
+            if out.exists() or out.is_symlink():
+                raise OutputError(f"--out {out}: cannot be written ({exc.strerror or exc}); nothing was written") from None
+            os.replace(partial, out)
     finally:
         log.close()
         partial.unlink(missing_ok=True)

@@ -65,10 +65,18 @@ def _unraisable(previous: Any) -> Any:
     return hook
 
 
+# Files the collector made before the run started (the [Neuron] log channel's temporary file):
+# removed by the start-up handler, which ends the process with os._exit (no atexit runs).
+EARLY_FILES: list[str] = []
+
+
 def _before_the_run(signum: int, frame: FrameType | None) -> None:
     """Nothing exists to lose yet: one line and the documented code, at once. ``os._exit``
     rather than an exception, which torch's import (C++ static initialisers) may be in the
     middle of and would turn into an abort or a traceback."""
+    for path in EARLY_FILES:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
     name = signal.Signals(signum).name
     os.write(2, f"collector: interrupted before the run started ({name}); nothing was written\n".encode())
     os._exit(EXIT_ABORTED[signum])

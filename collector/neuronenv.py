@@ -14,6 +14,8 @@ import sys
 import tempfile
 from typing import Any, MutableMapping
 
+from collector import interrupt
+
 # Always this value for the run: a compile failure must raise, never run eager and pass as compiled.
 PINNED = {
     "TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION": (
@@ -79,6 +81,7 @@ def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None 
             # The collector's own file: copied into the run at its end, removed when this process
             # exits (also when the run never started: exit 3, an interrupt while torch imports).
             atexit.register(_remove, log_file)
+            interrupt.EARLY_FILES.append(log_file)  # a signal while torch imports exits without atexit
         environ[LOG_FILE] = log_file
         settings.append(
             {

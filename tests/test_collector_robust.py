@@ -1048,3 +1048,45 @@ def test_a_neuron_run_that_cannot_start_leaves_no_file_behind(tmp_path: Path) ->
     if proc.returncode != 3:
         pytest.skip(f"a neuron backend is importable here (exit {proc.returncode})")
     assert list(temp.iterdir()) == [] and not (tmp_path / "runs").exists(), proc.stderr
+
+
+def test_a_neuron_run_interrupted_while_torch_imports_leaves_no_file_behind(tmp_path: Path) -> None:
+    """Ctrl-C while torch_neuronx (and torch) import ends the process at once with os._exit, so
+    no atexit ran and the [Neuron] log's temporary file stayed after 'nothing was written'."""
+    temp, fake = tmp_path / "tmp", tmp_path / "fake" / "torch_neuronx"
+    temp.mkdir()
+    fake.mkdir(parents=True)
+    started = tmp_path / "importing"
+    (fake / "__init__.py").write_text(
+        f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(120)\n", encoding="utf-8"
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "--workload",
+            str(FAULTY),
+            "--target",
+            "neuron",
+            "--out",
+            str(tmp_path / "runs"),
+        ],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(temp), "PYTHONPATH": f"{tmp_path / 'fake'}{os.pathsep}{REPO}"},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(600):
+            if started.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert started.exists(), "the stand-in torch_neuronx was not imported"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130 and "nothing was written" in err, err
+    assert list(temp.iterdir()) == [] and not (tmp_path / "runs").exists()

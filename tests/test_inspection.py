@@ -4,6 +4,7 @@ and the operator entries of the constraint data they are joined with."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -327,3 +328,18 @@ def test_an_interrupted_inspection_leaves_no_file(tmp_path: Path, signum: int) -
         proc.kill()
         proc.wait()
     assert "nothing was written" in rest and list(out.parent.iterdir()) == []
+
+
+def test_the_partial_inspection_is_a_new_file_never_a_planted_one(tmp_path: Path) -> None:
+    """The partial file's name was predictable (.NAME.partial-PID): a link planted there had the
+    inspection appended to the file it pointed to, and --out became a link to it."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n", encoding="utf-8")
+    out = out_dir / "wide.jsonl"
+    (out_dir / f".{out.name}.partial-{os.getpid()}").symlink_to(victim)
+    _inspect(WIDE, out)
+    assert victim.read_text(encoding="utf-8") == "keep\n"
+    assert not out.is_symlink() and read_inspection(out).shapes
+    assert sorted(p.name for p in out_dir.iterdir()) == sorted([out.name, f".{out.name}.partial-{os.getpid()}"])
