@@ -150,7 +150,9 @@ def inspect_plan(plan: Any, out: Path) -> None:
             raise OutputError(f"--out {out}: made by something else while inspecting; nothing was written") from None
         except OSError as exc:  # a file system without hard links: a rename, if the name is still free
             if out.exists() or out.is_symlink():
-                raise OutputError(f"--out {out}: cannot be written ({exc.strerror or exc}); nothing was written") from None
+                raise OutputError(
+                    f"--out {out}: cannot be written ({exc.strerror or exc}); nothing was written"
+                ) from None
             os.replace(partial, out)
     finally:
         log.close()

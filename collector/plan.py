@@ -488,7 +488,8 @@ def plan_from_data(
         json.dumps(plan.event_fields(plan.cells[:1]), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise PlanError(f"{path}: the plan event cannot be written: {exc}") from None
-    if require_module and not plan.module_path.is_file():
+    try:
+        module_missing = require_module and not plan.module_path.is_file()
         what = (
             "is a folder, not a Python file"
             if plan.module_path.is_dir()
@@ -496,6 +497,9 @@ def plan_from_data(
             if plan.module_path.exists()
             else "does not exist"
         )
+    except OSError as exc:  # a name the file system refuses (too long)
+        module_missing, what = require_module, f"cannot be looked up ({exc.strerror or exc})"
+    if module_missing:
         raise PlanError(
             f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} {what}".replace(
                 ":: ", ": "

@@ -997,9 +997,9 @@ def test_two_ledgers_of_one_campaign_id_make_one_page_and_name_the_second(tmp_pa
     shutil.copytree(first, copy)
     result = build_site([tmp_path / "runs"], tmp_path / "site")
     assert len(list((tmp_path / "site" / "campaigns").iterdir())) == 1
-    (named,) = [r for r in result.rejected if "is another ledger's" in r]  # the second one found, by folder name
+    (named,) = [r for r in result.rejected if "is another ledger's" in r]  # the copy, not the ledger at its id
     assert named.endswith(
-        "_campaigns/nightly-20261202T000000Z: campaign ledger not read: its campaign id 'nightly-20261202T000000Z' is another ledger's"
+        "_campaigns/copy-of-nightly: campaign ledger not read: its campaign id 'nightly-20261202T000000Z' is another ledger's"
     )
 
 

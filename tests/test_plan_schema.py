@@ -557,7 +557,15 @@ def test_an_unknown_dtype_is_offered_only_a_close_spelling(tmp_path: Path) -> No
         load_plan(_plan(tmp_path, MATRIX + 'dtypes = ["bflaot16"]\n'))
 
 
-@pytest.mark.parametrize(("module", "what"), [(".", "is a folder, not a Python file"), ("gone.py", "does not exist")])
+@pytest.mark.parametrize(
+    ("module", "what"),
+    [
+        (".", "is a folder, not a Python file"),
+        ("gone.py", "does not exist"),
+        ("x" * 300 + ".py", "cannot be looked up \\(File name too long\\)"),
+    ],
+    ids=["folder", "missing", "name-too-long"],
+)
 def test_a_module_that_is_no_file_says_what_it_is(tmp_path: Path, module: str, what: str) -> None:
     """module = "." read '.../plans does not exist' of a folder that exists."""
     from collector.plan import PlanError, load_plan

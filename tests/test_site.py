@@ -374,3 +374,16 @@ def test_a_latest_run_whose_series_all_decide_nothing_keeps_the_trend_columns(tm
     html = page.read_text()
     assert html.count("warm median<br><code>") >= 1, "no trend column"
     assert "no stable ratio against the previous run to rank them by" in html
+
+
+def test_a_run_of_year_999_is_earlier_and_a_time_past_year_9999_in_utc_is_no_time() -> None:
+    """Years below 1000 are not zero-padded by strftime, so 999 sorted after 2026; and a time
+    whose UTC instant is past year 9999 made utc_time raise (validate printed a traceback)."""
+    from reportgen.contract.times import utc_time
+    from reportgen.publish.summary import RunSummary
+
+    def summary(started: str) -> RunSummary:
+        return RunSummary(started, started, "w", "w", "cpu", "cpu", started, True, True, "blocked", "", {}, {})
+
+    assert summary("0999-01-01T00:00:00Z").sort_key < summary("2026-01-01T00:00:00Z").sort_key
+    assert utc_time("9999-12-31T23:00:00-03:00") is None

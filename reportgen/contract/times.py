@@ -9,6 +9,8 @@ def utc_time(stamp: str) -> datetime | None:
     """The stamp in UTC (one without a zone is taken as UTC); None when it is not an ISO time."""
     try:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
+        # A time whose UTC instant falls outside the years a datetime holds (9999-12-31T23:00
+        # at -03:00) is no time to order by either.
+        return when.astimezone(timezone.utc) if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    except (ValueError, OverflowError):
         return None
-    return when.astimezone(timezone.utc) if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)

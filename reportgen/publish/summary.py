@@ -165,7 +165,7 @@ class RunSummary:
         with a space, is the same instant as its UTC form; the text itself ordered them wrongly),
         then by run id."""
         when = utc_time(self.started_at)
-        return (self.started_at if when is None else when.strftime("%Y-%m-%dT%H:%M:%S.%f"), self.run_id)
+        return (self.started_at if when is None else when.isoformat(), self.run_id)  # years zero-padded
 
 
 def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:

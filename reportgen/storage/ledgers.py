@@ -60,6 +60,9 @@ def find_ledgers(locations: list[str | Path], store: Store | None = None) -> Fou
     # One page per campaign id: a second ledger of an id (a copied folder, another location
     # given) is named and skipped, never merged into or written over the first one's page.
     unique: dict[str, Ledger] = {}
+    # The ledger a task wrote is at _campaigns/<its campaign id>: it is the one kept, before any
+    # copy of it under another folder name.
+    found.sort(key=lambda pair: pair[0].rstrip("/").rsplit("/", 1)[-1] != pair[1].campaign_id)
     for where, ledger in found:
         if ledger.campaign_id in unique:
             problems.append(
