@@ -1018,7 +1018,7 @@ def format_diff(diff: RunDiff) -> str:
     elif diff.geomean_unpooled:
         lines.append(f"geometric mean: {diff.geomean_unpooled}")
     lines.append(
-        f"warm time ratio (after / before, estimated from both runs' samples: not the ratio of the medians shown), cells that passed in both runs: {diff.timings_counted}"
+        f"warm time ratio (after / before: estimated from both runs' samples where the timing decides, not the ratio of the medians shown; where it decides nothing, the medians' ratio), cells that passed in both runs: {diff.timings_counted}"
     )
     lines += [
         f"  {t.name}: {fmt_time(t.before_s)} -> {fmt_time(t.after_s)} ({t.ratio_shown()}{_interval_text(t)}): {t.verdict}"
