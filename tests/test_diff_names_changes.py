@@ -713,3 +713,25 @@ def test_a_training_plans_optimizer_is_a_criterion_and_flags_its_step_timings(tm
     assert "training run judged now 3 steps from seed 0, SGD(lr=1e-3)" in text
     assert "training step timed now SGD(lr=1e-3) (was AdamW(lr=1e-3))" in text
     assert text.index("criteria changes: 2") < text.index("fixed:")
+
+
+def test_a_collector_commit_unknown_in_both_runs_is_named_not_the_same(tmp_path: Path) -> None:
+    """Two collectors copied, untracked, into other repositories each record their commit as
+    unknown; the two unknowns compared equal, and diff said 'code and data changes: 0'."""
+    unknown = {"unknown_reason": "the git checkout around the collector's folder does not track it"}
+    paths = []
+    for name in ("before", "after"):
+        events = timing_log(f"synthetic-{name}", seed=len(paths))
+        events[0]["provenance"] = {
+            "collector_version": "0.6.0",
+            "git_commit": unknown,
+            "git_dirty": unknown,
+            "files": [],
+        }
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    text = _diff(*paths)
+    assert "code and data changes: 1" in text
+    assert "collector git commit (unknown in both runs: the same code cannot be told)" in text

@@ -101,6 +101,10 @@ def run_hashes(run: RunModel) -> dict[str, list[str | None]]:
     return found
 
 
+GIT_COMMIT = "collector git commit"  # model.provenance's key
+UNKNOWN = "unknown: "  # a fact the collector could not read (model.provenance._fact)
+
+
 def code_and_data_changes(
     before_code: Mapping[str, str],
     before_hashes: Mapping[str, Sequence[str | None]],
@@ -116,6 +120,10 @@ def code_and_data_changes(
         a, b = before_code.get(key, _absent(key, before_code)), after_code.get(key, _absent(key, after_code))
         if a != b:
             changes.append((key, a, b))
+        elif key == GIT_COMMIT and a.startswith(UNKNOWN):
+            # Unknown in both runs is no "same": the collector's code may differ, and only its
+            # version (named apart) says anything of it.
+            changes.append((f"{key} (unknown in both runs: the same code cannot be told)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
         if ca and cb:
