@@ -22,11 +22,13 @@ import argparse
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from collector import training
 from collector.backends import select_backend
+from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace
 from collector.plan import Cell
 from collector.run import cells, profiles
 from collector.run.children import EVENT, FLUSH
@@ -121,4 +123,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except OutOfSpace as exc:  # the host's failure, as in the collector's own process: one line, exit 4
+        print(f"collector: out of space in a fresh process: {exc}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_OUT_OF_SPACE)

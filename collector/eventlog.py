@@ -25,6 +25,7 @@ SCHEMA_VERSION = "1.3"
 # The longest line the event contract reads (reportgen.contract.validation.MAX_LINE_BYTES).
 MAX_LINE_BYTES = 8 * 1024 * 1024
 SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+EXIT_OUT_OF_SPACE = 4  # the collector's exit code, and a fresh process's, for a lack of space
 
 
 class OutOfSpace(Exception):

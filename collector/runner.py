@@ -35,7 +35,7 @@ from pathlib import Path
 
 from collector import interrupt, lifeline
 from collector.backends import Backend
-from collector.eventlog import OutOfSpace, utc_now
+from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace, utc_now
 from collector.interrupt import EXIT_ABORTED, Aborted
 from collector.plan import WorkloadPlan
 from collector.run import cells, profiles, reference, setup, timings
@@ -47,7 +47,6 @@ __all__ = ["EXIT_ABORTED", "EXIT_OUT_OF_SPACE", "Aborted", "Options", "Run", "ex
 
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
-EXIT_OUT_OF_SPACE = 4
 
 
 def say(message: str) -> None:

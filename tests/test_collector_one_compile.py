@@ -621,3 +621,25 @@ def test_a_compile_that_raises_in_a_fresh_process_is_logged_with_the_condition_i
     assert result.status == "error" and result.failure.phase == "compile"
     assert compile_event.cache_condition == "fresh_process_empty_cache"
     assert compile_event.cache_entries_before == 0 and compile_event.cache_dirs
+
+
+def test_a_fresh_process_out_of_space_ends_the_run_with_exit_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh process that ran out of space printed a traceback and exited 1; the collector
+    then checked its cells again in its own process, on the same full disk. It exits 4 with one
+    line, and the collector ends the run as for its own lack of space."""
+    monkeypatch.delenv("FAULTY", raising=False)
+
+    def full(module: str, argv: list[str], *rest: Any) -> supervise.ChildEnd:
+        return supervise.ChildEnd(4, False, ["collector: out of space in a fresh process: No space left on device"])
+
+    monkeypatch.setattr(children, "run_child", full)
+    CountingBackend.compiles = 0
+    run_dir, code = execute(
+        load_plan(FAULTY),
+        CountingBackend(),
+        Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=3),
+    )
+    assert code == 4 and run_dir is not None and CountingBackend.compiles == 0, "checked again in this process"
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.valid and not reading.complete
+    assert "out of space: a fresh process's files" in (reading.run_end.reason or "")

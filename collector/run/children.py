@@ -35,6 +35,7 @@ did not finish run in this process as they always did, so their check is never l
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import shutil
 from pathlib import Path
@@ -42,6 +43,7 @@ from typing import Any
 
 import torch
 
+from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace
 from collector.plan import Cell
 from collector.run.state import Run
 from collector.run.timings import cold_from_result, cold_not_measured, write_cold
@@ -221,6 +223,8 @@ def run_batch(
     run.progress.say(f"{names}: compiling, checking and timing in a fresh process with {caches}", batch[0][0])
     with run.progress.heartbeat(f"{names}: fresh process"):
         ended = run_child("collector.cellproc", argv, run.backend.cache_env, run.options.cold_timeout, on_line, folder)
+    if ended.returncode == EXIT_OUT_OF_SPACE:  # the host ran out of space: the run ends as in this process
+        raise OutOfSpace(Path("a fresh process's files"), OSError(errno.ENOSPC, " | ".join(ended.tail[-2:])[:300]))
     if first.case not in done and not cold_taken:
         _cold_not_measured(run, first, ended)
     left = [c.case for _, c in batch if c.case not in done]
