@@ -306,6 +306,19 @@ def _tokens_empty(events: Lines) -> None:
     gen.update(tokens=[], reference_tokens=[])
 
 
+def _decode_steps_inflated(events: Lines) -> None:
+    """64 decode steps over tokens of 7 (the plan says 6): the page read '7 of 65 steps agree'."""
+    _first_of(events, "generation")["decode_steps"] = 64
+
+
+def _decode_steps_unplanned(events: Lines) -> None:
+    """A plan declaring 4 decode steps over generation events (and tokens) of 6."""
+    _first_of(events, "plan")["generation"]["decode_steps"] = 4
+    for event in events:
+        if event["kind"] == "generation":
+            event["decode_steps"] = 6
+
+
 def _top_k_unmeasured(events: Lines) -> None:
     gen = _first_of(events, "generation")
     gen["top_k_overlap"] = [None] * len(gen["top_k_overlap"])
@@ -408,6 +421,8 @@ def _generation_repetitions_redeclared(events: Lines) -> None:
         (generation_log, _tokens_tampered, "generation", "tokens agree with reference_tokens for 2 leading step"),
         (generation_log, _tokens_empty, "generation", "for 0 leading step(s) of 0"),
         (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),
+        (generation_log, _decode_steps_inflated, "generation", "tokens hold 7 step(s) a request, but decode_steps 64"),
+        (generation_log, _decode_steps_unplanned, "generation", "decode_steps is 6, but the plan declares 4"),
         (training_log, _loss_outside, "train_step", "loss 9.0 against reference_loss 1.1 is outside"),
         (training_log, _grads_mismatched, "case_result", "status pass, but train_step 0 counts 4 mismatched"),
         (localized_log, _localized_loosely, "localization", "the plan's tolerance for this cell's dtype is atol 1e-05"),

@@ -8,8 +8,9 @@ contradicts itself is not evidence, and each contradiction is an error naming th
 holds for a warm series: the pages, the history and every comparison read its logged median and
 IQR, so figures its own samples do not give are refused, as is a warm loop of another count of
 repetitions than the plan's warm_repetitions (which the criteria table states and a comparison
-names when it changes); and a compile event's options must be the plan's, which the criteria
-table states.
+names when it changes); a compile event's options must be the plan's, which the criteria
+table states; and a generation event's decode steps must be the plan's and its tokens' (the
+prefill's token and one a decode call), which its agreeing steps are counted against.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``case_result``, ``timing``, ``compile``, ``generation``, ``train_step`` and
@@ -195,6 +196,12 @@ class FigureChecks:
         if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
             return "tokens and reference_tokens differ in shape, so steps_agreeing cannot be read from them"
         steps = len(rows[0]) if rows else 0
+        # tokens hold the prefill's token and one for each decode call (collector/generation.py).
+        if rows and steps != data.decode_steps + 1:
+            return f"tokens hold {steps} step(s) a request, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
+        plan_gen_steps = getattr(getattr(self.plan, "generation", None), "decode_steps", None)
+        if isinstance(plan_gen_steps, int) and data.decode_steps != plan_gen_steps:
+            return f"decode_steps is {data.decode_steps}, but the plan declares {plan_gen_steps}"
         agree = next((i for i in range(steps) if any(a[i] != b[i] for a, b in zip(rows, ref))), steps)
         if data.steps_agreeing != agree:
             return f"steps_agreeing is {data.steps_agreeing}, but tokens agree with reference_tokens for {agree} leading step(s) of {steps}"
