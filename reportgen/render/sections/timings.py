@@ -256,15 +256,23 @@ def generation_rows(run: RunModel, flags: dict[str, dict[str, str]]) -> list[Gen
                 )
                 if t
                 else "not timed",
+                # A decode call gives one token to each of the batch's sequences: per token and
+                # tokens/s are a sequence's; a batch of several says so, and what the batch made.
                 decode=_flagged(
-                    f"{fmt_time(t.decode_token.median_s)} median, {fmt_time(t.decode_token.p90_s)} p90 per token",
+                    f"{fmt_time(t.decode_token.median_s)} median, {fmt_time(t.decode_token.p90_s)} p90 per token"
+                    + (f" of each of {c.planned.batch} sequences (a decode step)" if c.planned.batch > 1 else ""),
                     cell_flags.get("decode_token"),
                 )
                 if t
                 else "not timed",
                 # Worked out from the decode series: it decides nothing where that series does not.
                 tokens_per_s=_flagged(
-                    fmt(t.tokens_per_s, "/s", digits=4),
+                    fmt(t.tokens_per_s, "/s", digits=4)
+                    + (
+                        f" a sequence, {fmt(t.tokens_per_s * c.planned.batch, '/s', digits=4)} for the batch of {c.planned.batch}"
+                        if c.planned.batch > 1
+                        else ""
+                    ),
                     "from the decode series flagged beside it: decides nothing"
                     if "decode_token" in cell_flags
                     else None,
