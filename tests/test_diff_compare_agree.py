@@ -591,3 +591,20 @@ def test_a_warm_clock_that_covered_other_stages_flags_the_ratio(
     flag = f"different timed region (baseline: model_call; candidate: {words})"
     timings = [cell["timing"] for cell in data["cells"]]
     assert timings and all(flag in timing["flags"] for timing in timings), timings
+
+
+def test_a_mean_of_first_token_ratios_alone_says_so(tmp_path: Path) -> None:
+    """Every decode series unstable, every first-token series stable: the headline's geometric
+    mean was of first-token ratios alone and read as the request's ('1.25x faster over 13
+    ratios'), though a request's decode time, the larger part, decided nothing."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("steady", seed=1))
+    events = generation_timing_log("decode-unsteady", scale=0.8, seed=2)
+    for event in events:
+        if event["kind"] == "generation" and event.get("timing"):
+            bimodal(event, "decode_token")
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    text = _diff(str(before), str(after))
+    (line,) = [line for line in text.splitlines() if line.startswith("geometric mean:")]
+    assert line.endswith("ratios of first token, warm only"), line
+    data = _compare(tmp_path, str(before), str(after))
+    assert data["geomean"]["quantity"] == "first token, warm"

@@ -398,7 +398,9 @@ class Comparison:
         if geo is None:
             return ""
         unit = "ratio" if self.geomean_has_series else "cell"
-        return f"{geo.ratios} {unit}{'s' if geo.ratios != 1 else ''}"
+        return f"{geo.ratios} {unit}{'s' if geo.ratios != 1 else ''}" + (
+            f" of {geo.quantity} only" if geo.quantity else ""
+        )
 
     @property
     def geomean_cells(self) -> int:

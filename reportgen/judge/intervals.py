@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 from typing import Literal, Sequence
 
@@ -287,6 +287,9 @@ class GeoMean:
     ratios: int
     confidence: float = CONFIDENCE
     runs: tuple[int, int] = (1, 1)
+    # The one quantity its ratios are of when that is a generation series alone (the others
+    # decided nothing or were flagged): 'first token, warm'; '' for cells' warm calls.
+    quantity: str = ""
 
     @property
     def scope(self) -> str:
@@ -330,7 +333,12 @@ def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean
     a slower decode averaged into one figure would describe neither, nor a request."""
     series = sorted({name for name, _ in by_series})  # one order, whoever gathered the ratios
     if len(series) <= 1:
-        return geometric_mean([interval for _, interval in by_series]), ""
+        geo = geometric_mean([interval for _, interval in by_series])
+        # Of one generation series alone (a request's decode undecided, say): named, since the
+        # figure is no request's time.
+        if geo is not None and series and series[0] != WARM_CALL:
+            geo = replace(geo, quantity=series[0])
+        return geo, ""
     parts = []
     for name in series:
         geo = geometric_mean([interval for n, interval in by_series if n == name])

@@ -555,7 +555,9 @@ class RunDiff:
         geo = self.geomean
         if geo is None:
             return ""
-        return f"{geo.ratios} {'ratio' if self.geomean_has_series else 'cell'}{'s' if geo.ratios != 1 else ''}"
+        return f"{geo.ratios} {'ratio' if self.geomean_has_series else 'cell'}{'s' if geo.ratios != 1 else ''}" + (
+            f" of {geo.quantity} only" if geo.quantity else ""
+        )
 
     def to_dict(self) -> dict:
         data = asdict(self)
