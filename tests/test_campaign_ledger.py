@@ -498,14 +498,19 @@ def test_status_shows_log_text_inert(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "\x1b" not in out and "\u202e" not in out and "<U+001B>" in out and "<U+202E>" in out
 
 
-def test_resume_submits_exactly_the_tasks_not_done(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _fake_sbatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An sbatch on PATH that records its arguments in TMP/sbatch-calls and answers job 4300."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "sbatch").write_text(f'#!/bin/bash\necho "$@" >> {tmp_path}/sbatch-calls\necho 4300\n')
     (bin_dir / "sbatch").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+
+
+def test_resume_submits_exactly_the_tasks_not_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _fake_sbatch(tmp_path, monkeypatch)
     destination = tmp_path / "runs"
     campaign = tmp_path / "campaign.toml"
     campaign.write_text(f"""\
@@ -867,11 +872,7 @@ def test_a_destination_not_mounted_here_is_an_error_not_a_campaign_never_started
 ) -> None:
     """Before, status on a host where the destination was not mounted said every task was
     planned (never started), and resume submitted every task again, the done ones too."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "sbatch").write_text(f'#!/bin/bash\necho "$@" >> {tmp_path}/sbatch-calls\necho 4300\n')
-    (bin_dir / "sbatch").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    _fake_sbatch(tmp_path, monkeypatch)
     campaign = tmp_path / "campaign.toml"
     campaign.write_text(
         KUBE_CAMPAIGN.format(destination=tmp_path / "fsx" / "runs").replace('[kubernetes]\nvolume_claim = "runs"\n', "")
@@ -968,11 +969,7 @@ def test_two_resumes_before_any_task_starts_take_two_submission_numbers(
 ) -> None:
     """The number came only from the records tasks had written: two resumes whose tasks had not
     started both took submission 2, so their attempts shared record, log and scratch names."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "sbatch").write_text(f'#!/bin/bash\necho "$@" >> {tmp_path}/sbatch-calls\necho 4300\n')
-    (bin_dir / "sbatch").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    _fake_sbatch(tmp_path, monkeypatch)
     campaign = tmp_path / "campaign.toml"
     campaign.write_text(
         KUBE_CAMPAIGN.format(destination=tmp_path / "runs").replace('[kubernetes]\nvolume_claim = "runs"\n', "")

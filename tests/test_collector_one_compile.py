@@ -537,82 +537,14 @@ def test_a_file_edited_between_run_start_and_loading_is_not_what_runs(
         assert not [e for e in events if e.kind == "case_result"]
 
 
-BREAKING_MODULE = """
-import torch
-from torch import nn
-
-MODEL_REVISION = "graph break v1"
-ATTENTION_PATH = "none"
-TASK_METRIC = "min_cosine_to_reference"
-
-
-class Broken(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.a = nn.Linear(8, 8)
-
-    def forward(self, x):
-        y = self.a(x)
-        torch._dynamo.graph_break()
-        return y * 2
-
-
-def build_model():
-    torch.manual_seed(0)
-    return Broken().eval()
-
-
-def make_inputs(batch, length, layout):
-    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(length))}
-
-
-def run_model(model, inputs):
-    return {"y": model(inputs["x"])}
-
-
-def task_metric(outputs, reference, inputs):
-    o, r = outputs["y"].double().flatten(0, -2), reference["y"].double().flatten(0, -2)
-    return float(torch.nn.functional.cosine_similarity(o, r, dim=-1).min())
-"""
-
-BREAKING_PLAN = """
-[workload]
-name = "graph-break-fullgraph"
-module = "broken.py"
-description = "a graph break under fullgraph: the compile raises"
-requirements = []
-
-[matrix]
-shapes = [[1, 4]]
-dtypes = ["float32"]
-layouts = ["contiguous"]
-modes = ["compiled"]
-
-[tolerances.float32]
-atol = 1e-5
-rtol = 1e-4
-task = { metric = "min_cosine_to_reference", op = ">=", threshold = 0.9999 }
-
-[timing]
-warm_repetitions = 3
-warmup = 1
-
-[reference]
-dtype = "float32"
-
-[compile]
-fullgraph = true
-"""
-
-
 def test_a_compile_that_raises_in_a_fresh_process_is_logged_with_the_condition_it_had(tmp_path: Path) -> None:
     """A compile that failed in a fresh child with empty caches was logged 'compiled_in_process'
     (in a process already running, no cache listing): the fresh-process condition and the cache
     listing were added only on the path of a compile that succeeded."""
-    (tmp_path / "broken.py").write_text(BREAKING_MODULE)
-    (tmp_path / "plan.toml").write_text(BREAKING_PLAN)
     run_dir, code = execute(
-        load_plan(tmp_path / "plan.toml"), Backend(), Options(target="cpu", out_dir=tmp_path / "runs")
+        load_plan(REPO / "tests" / "workloads" / "graph_break.toml"),
+        Backend(),
+        Options(target="cpu", out_dir=tmp_path / "runs"),
     )
     assert code == 0 and run_dir is not None
     events = _events(run_dir)

@@ -655,18 +655,25 @@ def test_another_build_of_torch_under_the_same_version_is_named(tmp_path: Path, 
         "wheel_tags": ["cp311-cp311-manylinux_2_28_x86_64"],
         "source_url": None,
     }
-    paths = []
-    for name, artifact in (("before", built), ("after", {**built, **other})):
-        events = timing_log(f"synthetic-{name}", scale=1.0 if name == "before" else 0.5, seed=len(paths))
+    pair = [timing_log("synthetic-before", seed=0), timing_log("synthetic-after", scale=0.5, seed=1)]
+    for events, artifact in zip(pair, (built, {**built, **other})):
         _env(events)["artifacts"] = [artifact]
-        path = tmp_path / name / "events.jsonl"
-        path.parent.mkdir()
-        path.write_text(dumps(events), encoding="utf-8")
-        paths.append(path)
+    paths = _write_pair(tmp_path, *pair)
     text = _diff(*paths)
     (line,) = [line for line in text.splitlines() if line.strip().startswith("installed torch:")]
     assert "host changes: 1" in text and text.index("host changes: 1") < text.index("timing (")
     assert "2.13.0 via pip" in line and "->" in line
+
+
+def _write_pair(tmp_path: Path, before: Events, after: Events) -> list[Path]:
+    """The two logs as TMP/before/events.jsonl and TMP/after/events.jsonl."""
+    paths = []
+    for name, events in (("before", before), ("after", after)):
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    return paths
 
 
 def _plan(events: Events) -> dict[str, Any]:
@@ -682,12 +689,7 @@ def test_a_generation_plans_settings_are_criteria_named_before_any_result(tmp_pa
 
     before, after = generation_timing_log("gen-before", seed=1), generation_timing_log("gen-after", scale=0.5, seed=2)
     _plan(after)["generation"].update(min_top_k_overlap=0.7, max_cache_len=1024)
-    paths = []
-    for name, events in (("before", before), ("after", after)):
-        path = tmp_path / name / "events.jsonl"
-        path.parent.mkdir()
-        path.write_text(dumps(events), encoding="utf-8")
-        paths.append(path)
+    paths = _write_pair(tmp_path, before, after)
     data = json.loads(_diff(*paths, "--json"))
     keys = {c["key"]: c for c in data["criteria"]}
     assert keys["generation:judged"]["judges"] == "correctness" and "0.7" in keys["generation:judged"]["after"]
@@ -703,12 +705,7 @@ def test_a_training_plans_optimizer_is_a_criterion_and_flags_its_step_timings(tm
     before, after = training_log(), training_log()
     after[0]["run_id"] = "training-after"
     _plan(after)["training"]["optimizer"] = "SGD(lr=1e-3)"
-    paths = []
-    for name, events in (("before", before), ("after", after)):
-        path = tmp_path / name / "events.jsonl"
-        path.parent.mkdir()
-        path.write_text(dumps(events), encoding="utf-8")
-        paths.append(path)
+    paths = _write_pair(tmp_path, before, after)
     text = _diff(*paths)
     assert "training run judged now 3 steps from seed 0, SGD(lr=1e-3)" in text
     assert "training step timed now SGD(lr=1e-3) (was AdamW(lr=1e-3))" in text
@@ -719,19 +716,15 @@ def test_a_collector_commit_unknown_in_both_runs_is_named_not_the_same(tmp_path:
     """Two collectors copied, untracked, into other repositories each record their commit as
     unknown; the two unknowns compared equal, and diff said 'code and data changes: 0'."""
     unknown = {"unknown_reason": "the git checkout around the collector's folder does not track it"}
-    paths = []
-    for name in ("before", "after"):
-        events = timing_log(f"synthetic-{name}", seed=len(paths))
+    pair = [timing_log(f"synthetic-{name}", seed=seed) for seed, name in enumerate(("before", "after"))]
+    for events in pair:
         events[0]["provenance"] = {
             "collector_version": "0.6.0",
             "git_commit": unknown,
             "git_dirty": unknown,
             "files": [],
         }
-        path = tmp_path / name / "events.jsonl"
-        path.parent.mkdir()
-        path.write_text(dumps(events), encoding="utf-8")
-        paths.append(path)
+    paths = _write_pair(tmp_path, *pair)
     text = _diff(*paths)
     assert "code and data changes: 1" in text
     assert "collector git commit (unknown in both runs: the same code cannot be told)" in text

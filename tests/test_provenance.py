@@ -8,7 +8,7 @@ import msgspec
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from click.testing import CliRunner
@@ -79,11 +79,9 @@ def test_in_this_checkout_the_commit_is_read() -> None:
     assert len(commit.get("value", "")) == 40 and dirty.get("value") in ("true", "false")
 
 
-def test_reading_the_git_state_never_writes_the_checkouts_index(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    # git status refreshes a stale index in place (under index.lock) unless told not to; a git
-    # killed there (its timeout, a file-size limit) would leave the lock and block the user's git.
+def _repository(root: Path, first_file: str) -> Callable[..., None]:
+    """A git repository at ``root`` with one commit of ``first_file``; its git command (skip
+    when git is not installed)."""
     import os
     import shutil
     import subprocess
@@ -93,12 +91,23 @@ def test_reading_the_git_state_never_writes_the_checkouts_index(
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
 
     def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True, env=env)
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
     git("init", "-q")
-    (tmp_path / "tracked.txt").write_text("a\n", encoding="utf-8")
-    git("add", "tracked.txt")
+    (root / first_file).write_text("a\n", encoding="utf-8")
+    git("add", first_file)
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one file")
+    return git
+
+
+def test_reading_the_git_state_never_writes_the_checkouts_index(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # git status refreshes a stale index in place (under index.lock) unless told not to; a git
+    # killed there (its timeout, a file-size limit) would leave the lock and block the user's git.
+    import os
+
+    _repository(tmp_path, "tracked.txt")
     os.utime(tmp_path / "tracked.txt", (1_000_000_000, 1_000_000_000))  # the index's stat data is stale
     index = (tmp_path / ".git" / "index").read_bytes()
     monkeypatch.setattr(prov, "COLLECTOR_DIR", tmp_path)
@@ -113,21 +122,7 @@ def test_a_copy_inside_another_repository_records_no_commit_of_it(
     """A collector folder copied, untracked, into another repository recorded that
     repository's HEAD as the collector's commit, clean: two different collectors would read as
     the same code. A new file in a tracked collector folder makes it dirty."""
-    import os
-    import shutil
-    import subprocess
-
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True, env=env)
-
-    git("init", "-q")
-    (tmp_path / "other.txt").write_text("another project\n", encoding="utf-8")
-    git("add", "other.txt")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "another project")
+    git = _repository(tmp_path, "other.txt")
     copy = tmp_path / "collector"
     copy.mkdir()
     (copy / "runner.py").write_text("# a copy\n", encoding="utf-8")
