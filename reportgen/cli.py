@@ -587,8 +587,8 @@ DIFF_HELP = """What changed between runs of one workload: A (earlier) and B (lat
 
 First every change of criteria between the two runs' declarations (tolerances, judged regions,
 update rules, task criteria, reference as declared and as computed, planned matrix, timing
-scope, warm repetitions, re-measure rounds, weights' and inputs' sha256, collector and schema
-versions): a cell that passes only under a changed criterion is listed as such, never as fixed.
+scope, warm repetitions, re-measure rounds, a generation or training plan's settings, weights'
+and inputs' sha256, collector and schema versions): a cell that passes only under a changed criterion is listed as such, never as fixed.
 Then the version, code and data, and host changes (or that a host change cannot be ruled out,
 where the logs kept no threads or load). Then, for an upgrade on one target (an SDK or torch
 release): cells that started failing, cells fixed, cells added or removed, and warm-median
