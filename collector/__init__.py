@@ -15,7 +15,11 @@ records; it never judges. Judgement lives in ``reportgen``.
 # checked against its hash, the module itself included, names the plan by the text it read,
 # starts fresh children without the working folder on their path, and bounds warm repetitions
 # at 10,000; 0.6.0 names a run's folder by the plan's workload name kept to letters, digits,
-# '.', '_' and '-' (never a path) and takes a target's alias in [workload] target); change it
+# '.', '_' and '-' (never a path) and takes a target's alias in [workload] target; 0.7.0
+# ends a run with exit 4 when a cell or a fresh process failed for lack of space, logs the cache
+# condition a compile really had (a failed one too), records a git commit only of a checkout
+# that tracks the collector's folder, loads a workload again when it changed before run_start,
+# and writes an inspection only when whole); change it
 # with every release of the collector, with reportgen's and the package's (pyproject.toml): one
 # distribution, one version.
-__version__ = "0.6.0"
+__version__ = "0.7.0"
