@@ -28,7 +28,7 @@ from typing import Any
 
 from collector import training
 from collector.backends import select_backend
-from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace
+from collector.eventlog import EXIT_OUT_OF_SPACE, OUT_OF_SPACE_LINE, OutOfSpace
 from collector.plan import Cell
 from collector.run import cells, profiles
 from collector.run.children import EVENT, FLUSH
@@ -126,5 +126,5 @@ if __name__ == "__main__":
     try:
         main()
     except OutOfSpace as exc:  # the host's failure, as in the collector's own process: one line, exit 4
-        print(f"collector: out of space in a fresh process: {exc}", file=sys.stderr, flush=True)
+        print(f"{OUT_OF_SPACE_LINE}: {exc}", file=sys.stderr, flush=True)
         sys.exit(EXIT_OUT_OF_SPACE)

@@ -26,6 +26,7 @@ SCHEMA_VERSION = "1.3"
 MAX_LINE_BYTES = 8 * 1024 * 1024
 SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
 EXIT_OUT_OF_SPACE = 4  # the collector's exit code, and a fresh process's, for a lack of space
+OUT_OF_SPACE_LINE = "collector: out of space in a fresh process"  # what a fresh process says then
 
 
 class OutOfSpace(Exception):

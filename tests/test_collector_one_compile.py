@@ -575,3 +575,23 @@ def test_a_fresh_process_out_of_space_ends_the_run_with_exit_4(tmp_path: Path, m
     reading = read_log(run_dir / "events.jsonl")
     assert reading.valid and not reading.complete
     assert "out of space: a fresh process's files" in (reading.run_end.reason or "")
+
+
+def test_a_fresh_process_that_exits_4_without_saying_out_of_space_is_no_lack_of_space(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workload code that calls sys.exit(4) in a fresh process is a process that ended, its cells
+    checked in the collector's own process, not a full disk."""
+    monkeypatch.delenv("FAULTY", raising=False)
+
+    def exits(module: str, argv: list[str], *rest: Any) -> supervise.ChildEnd:
+        return supervise.ChildEnd(4, False, ["a workload's own words"])
+
+    monkeypatch.setattr(children, "run_child", exits)
+    run_dir, code = execute(
+        load_plan(FAULTY),
+        CountingBackend(),
+        Options(target="cpu", out_dir=tmp_path, only=[COMPILED], warm_repetitions=3),
+    )
+    assert code == 0 and run_dir is not None
+    assert any(e.kind == "warning" and e.category == "CellProcessEnded" for e in _events(run_dir))

@@ -670,7 +670,7 @@ def _write_pair(tmp_path: Path, before: Events, after: Events) -> list[Path]:
     paths = []
     for name, events in (("before", before), ("after", after)):
         path = tmp_path / name / "events.jsonl"
-        path.parent.mkdir()
+        path.parent.mkdir(parents=True)
         path.write_text(dumps(events), encoding="utf-8")
         paths.append(path)
     return paths
@@ -728,3 +728,27 @@ def test_a_collector_commit_unknown_in_both_runs_is_named_not_the_same(tmp_path:
     text = _diff(*paths)
     assert "code and data changes: 1" in text
     assert "collector git commit (unknown in both runs: the same code cannot be told)" in text
+    # Replicates of one side from such a collector are still one side's runs (they record alike).
+    more = _write_pair(
+        tmp_path / "more", *[timing_log(f"synthetic-{n}-2", seed=s) for s, n in ((2, "before"), (3, "after"))]
+    )
+    for path in more:
+        events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        events[0]["provenance"] = pair[0][0]["provenance"]
+        path.write_text(dumps(events), encoding="utf-8")
+    pooled = _diff(
+        "--before", str(paths[0]), "--before", str(more[0]), "--after", str(paths[1]), "--after", str(more[1])
+    )
+    assert "(replicates: " in pooled and "is no replicate" not in pooled
+
+
+def test_two_runs_from_dirty_checkouts_of_one_commit_name_it(tmp_path: Path) -> None:
+    """Both collectors at one commit with uncommitted changes: 'code and data changes: 0',
+    though the uncommitted code may differ."""
+    known = {"value": "a" * 40, "source": "git rev-parse HEAD"}
+    dirty = {"value": "true", "source": "git status"}
+    pair = [timing_log(f"synthetic-{name}", seed=seed) for seed, name in enumerate(("before", "after"))]
+    for events in pair:
+        events[0]["provenance"] = {"collector_version": "0.7.0", "git_commit": known, "git_dirty": dirty, "files": []}
+    text = _diff(*_write_pair(tmp_path, *pair))
+    assert "collector git dirty (in both runs: their uncommitted changes cannot be told apart)" in text

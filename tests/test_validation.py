@@ -13,7 +13,7 @@ from reportgen.cli import main
 from reportgen.contract.validation import MAX_LINE_BYTES, read_log
 from reportgen.contract.events import SCHEMA_VERSION
 from tests.conftest import FIXTURES
-from tests.logbuilder import _warm, complete_log, dumps, generation_log, localized_log, training_log
+from tests.logbuilder import _warm, complete_log, dumps, generation_log, localized_log, tokens_per_s, training_log
 
 Lines = list[dict]
 
@@ -319,6 +319,16 @@ def _decode_steps_unplanned(events: Lines) -> None:
             event["decode_steps"] = 6
 
 
+def _decode_series_short(events: Lines) -> None:
+    """A decode series of 3 steps a repetition beside decode_steps 6: tokens/s over 3 steps."""
+    timing = next(e for e in events if e["kind"] == "generation" and e.get("timing"))["timing"]
+    reps = timing["repetitions"]
+    samples = timing["decode_token"]["samples_s"]
+    each = len(samples) // reps
+    timing["decode_token"] = _warm([x for r in range(reps) for x in samples[r * each : r * each + 3]])
+    timing["tokens_per_s"] = tokens_per_s(timing)
+
+
 def _top_k_unmeasured(events: Lines) -> None:
     gen = _first_of(events, "generation")
     gen["top_k_overlap"] = [None] * len(gen["top_k_overlap"])
@@ -423,6 +433,12 @@ def _generation_repetitions_redeclared(events: Lines) -> None:
         (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),
         (generation_log, _decode_steps_inflated, "generation", "tokens hold 7 step(s) a request, but decode_steps 64"),
         (generation_log, _decode_steps_unplanned, "generation", "decode_steps is 6, but the plan declares 4"),
+        (
+            generation_log,
+            _decode_series_short,
+            "generation",
+            "timing.decode_token holds 3 step(s) a repetition, but decode_steps is 6",
+        ),
         (training_log, _loss_outside, "train_step", "loss 9.0 against reference_loss 1.1 is outside"),
         (training_log, _grads_mismatched, "case_result", "status pass, but train_step 0 counts 4 mismatched"),
         (localized_log, _localized_loosely, "localization", "the plan's tolerance for this cell's dtype is atol 1e-05"),

@@ -43,7 +43,7 @@ from typing import Any
 
 import torch
 
-from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace
+from collector.eventlog import EXIT_OUT_OF_SPACE, OUT_OF_SPACE_LINE, OutOfSpace
 from collector.plan import Cell
 from collector.run.state import Run
 from collector.run.timings import cold_from_result, cold_not_measured, write_cold
@@ -223,7 +223,8 @@ def run_batch(
     run.progress.say(f"{names}: compiling, checking and timing in a fresh process with {caches}", batch[0][0])
     with run.progress.heartbeat(f"{names}: fresh process"):
         ended = run_child("collector.cellproc", argv, run.backend.cache_env, run.options.cold_timeout, on_line, folder)
-    if ended.returncode == EXIT_OUT_OF_SPACE:  # the host ran out of space: the run ends as in this process
+    # The host ran out of space (the fresh process says so, exit 4): the run ends as in this process.
+    if ended.returncode == EXIT_OUT_OF_SPACE and any(OUT_OF_SPACE_LINE in line for line in ended.tail):
         raise OutOfSpace(Path("a fresh process's files"), OSError(errno.ENOSPC, " | ".join(ended.tail[-2:])[:300]))
     if first.case not in done and not cold_taken:
         _cold_not_measured(run, first, ended)

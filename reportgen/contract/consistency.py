@@ -182,6 +182,14 @@ class FigureChecks:
         return f"{what} {count} warm repetition(s), but the plan declares warm_repetitions {planned}"
 
     def _generation(self, data: Any) -> str | None:
+        # tokens hold the prefill's token and one for each decode call (collector/generation.py),
+        # and a cell makes the plan's decode calls: the agreeing steps and tokens/s count them.
+        rows = data.tokens
+        if rows and len(rows[0]) != data.decode_steps + 1:
+            return f"tokens hold {len(rows[0])} step(s) a request, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
+        plan_gen_steps = getattr(getattr(self.plan, "generation", None), "decode_steps", None)
+        if isinstance(plan_gen_steps, int) and data.decode_steps != plan_gen_steps:
+            return f"decode_steps is {data.decode_steps}, but the plan declares {plan_gen_steps}"
         timing = data.timing
         if not absent(timing):
             if (why := self._planned_repetitions("timing.repetitions is", timing.repetitions)) is not None:
@@ -192,16 +200,13 @@ class FigureChecks:
                 return why
             if (why := _repetitions(timing)) is not None:
                 return why
+            each = len(timing.decode_token.samples_s) // timing.repetitions
+            if each != data.decode_steps:
+                return f"timing.decode_token holds {each} step(s) a repetition, but decode_steps is {data.decode_steps}"
         rows, ref = data.tokens, data.reference_tokens
         if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
             return "tokens and reference_tokens differ in shape, so steps_agreeing cannot be read from them"
         steps = len(rows[0]) if rows else 0
-        # tokens hold the prefill's token and one for each decode call (collector/generation.py).
-        if rows and steps != data.decode_steps + 1:
-            return f"tokens hold {steps} step(s) a request, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
-        plan_gen_steps = getattr(getattr(self.plan, "generation", None), "decode_steps", None)
-        if isinstance(plan_gen_steps, int) and data.decode_steps != plan_gen_steps:
-            return f"decode_steps is {data.decode_steps}, but the plan declares {plan_gen_steps}"
         agree = next((i for i in range(steps) if any(a[i] != b[i] for a, b in zip(rows, ref))), steps)
         if data.steps_agreeing != agree:
             return f"steps_agreeing is {data.steps_agreeing}, but tokens agree with reference_tokens for {agree} leading step(s) of {steps}"

@@ -101,7 +101,8 @@ def run_hashes(run: RunModel) -> dict[str, list[str | None]]:
     return found
 
 
-GIT_COMMIT = "collector git commit"  # model.provenance's key
+GIT_COMMIT = "collector git commit"  # model.provenance's keys
+GIT_DIRTY = "collector git dirty"
 UNKNOWN = "unknown: "  # a fact the collector could not read (model.provenance._fact)
 
 
@@ -124,6 +125,9 @@ def code_and_data_changes(
             # Unknown in both runs is no "same": the collector's code may differ, and only its
             # version (named apart) says anything of it.
             changes.append((f"{key} (unknown in both runs: the same code cannot be told)", a, b))
+        elif key == GIT_DIRTY and a == "true":
+            # Uncommitted changes in both checkouts: the same commit, maybe not the same code.
+            changes.append((f"{key} (in both runs: their uncommitted changes cannot be told apart)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
         if ca and cb:
@@ -330,7 +334,9 @@ def replicate_changes(
     into one: a difference inside a side would be named by no page."""
     (versions_a, code_a, hashes_a, host_a), (versions_b, code_b, hashes_b, host_b) = first, other
     found = [f"{key} {a} -> {b}" for key, a, b in version_changes(versions_a, versions_b)]
-    found += [f"{key} {a} -> {b}" for key, a, b in code_and_data_changes(code_a, hashes_a, code_b, hashes_b)]
+    # What the runs record alike is no difference between them (a commit unknown in both, which a
+    # comparison of the two sides names, does not split one side's replicates).
+    found += [f"{key} {a} -> {b}" for key, a, b in code_and_data_changes(code_a, hashes_a, code_b, hashes_b) if a != b]
     found += [
         f"{key} {a} -> {b}"
         for key, a, b in host_changes(host_a, host_b)
