@@ -608,3 +608,27 @@ def test_a_mean_of_first_token_ratios_alone_says_so(tmp_path: Path) -> None:
     assert line.endswith("ratios of first token, warm only"), line
     data = _compare(tmp_path, str(before), str(after))
     assert data["geomean"]["quantity"] == "first token, warm"
+
+
+def test_compare_gives_no_ratio_of_a_cache_hit_to_a_miss_nor_of_an_eager_call_in_another_process(
+    tmp_path: Path,
+) -> None:
+    """The shipped CPU-vs-H200 comparison divided a CPU compile that hit a cache by an H200
+    compile from scratch ('1.22x (3.517 s -> 4.29 s)'), and an eager first call inside a running
+    process by one in a fresh process ('1.2x'), with no word of either."""
+    before = timing_log("fresh", seed=1)
+    after = timing_log("warm-cache", seed=2)
+    for event in after:
+        if event["kind"] == "compile":
+            event.update(cache_condition="persistent_cache", cache_hits=1, cache_misses=0)
+        if event["kind"] == "timing" and event["case"].endswith("eager"):
+            event["cold"]["fresh_process"] = False
+    data = _compare(
+        tmp_path, str(_log(tmp_path / "a" / "events.jsonl", before)), str(_log(tmp_path / "b" / "events.jsonl", after))
+    )
+    compiled = [c for c in data["cells"] if c["mode"] == "compiled" and c["timing"]]
+    eager = [c for c in data["cells"] if c["mode"] == "eager" and c["timing"]]
+    assert compiled and all(c["timing"]["compile_ratio"] is None for c in compiled)
+    assert eager and all(
+        c["timing"]["cold_note"].startswith("not compared: the baseline's first call in a fresh process") for c in eager
+    )

@@ -145,6 +145,7 @@ class CellSide:
     warm_median_s: float | None = None
     cold_s: float | None = None
     cold_condition: str | None = None
+    cold_fresh: bool | None = None  # the cold first call was in a fresh process (None: not recorded)
     compile_s: float | None = None
     compile_cache: str = CACHE_UNKNOWN  # whether that compile missed or hit the compile cache
     peak_memory_bytes: int | None = None  # peak device memory over the reported warm series (1.3 logs on)
@@ -599,6 +600,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         warm_median_s=cell.warm_median_s,
         cold_s=cell.cold_s,
         cold_condition=cold.cache_condition if cold else None,
+        cold_fresh=cold.fresh_process if cold else None,
         compile_s=compile_event.compile_first_result_s if compile_event else None,
         compile_cache=cache_outcome(compile_event),
         peak_memory_bytes=cell.peak_device_bytes,
@@ -1072,10 +1074,15 @@ def _with_timings(
         if note is None:
             cold_ratio, cold_note = None, "not measured"
             if a.cold_s is not None and b.cold_s is not None:
-                if a.cold_condition == b.cold_condition:
-                    cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
-                else:
+                if a.cold_condition != b.cold_condition:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
+                elif (
+                    a.cold_fresh != b.cold_fresh
+                ):  # an eager call in a process already running, against one in a fresh process
+                    where = {True: "a fresh process", False: "a process already running", None: "not recorded"}
+                    cold_note = f"not compared: the baseline's first call in {where[a.cold_fresh]}, the candidate's in {where[b.cold_fresh]}"
+                else:
+                    cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
             base_replicas, cand_replicas = (
                 replicate_flags(role, [c.side.run.start.run_id for c in side], runs)
                 for role, side, runs in zip(("baseline", "candidate"), sides, samples[cell.case])
@@ -1090,7 +1097,8 @@ def _with_timings(
                 _undecided(warm, flags, medians),
                 cold_ratio,
                 cold_note,
-                _ratio(a.compile_s, b.compile_s),
+                # A compile that hit a cache against one that compiled from scratch is no ratio.
+                _ratio(a.compile_s, b.compile_s) if a.compile_cache == b.compile_cache else None,
                 flags,
                 medians,
                 (

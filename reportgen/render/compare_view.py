@@ -303,6 +303,9 @@ def _timing_row(cell: CellComparison) -> TimingRow:
     interval = _interval(timing)
     cold = _cold_text(cell)
     compile_text = "not compiled" if cell.mode != "compiled" else _ratio(timing.compile_ratio)
+    b, c = cell.baseline, cell.candidate
+    if timing.compile_ratio is None and b.compile_s is not None and c.compile_s is not None and cell.mode == "compiled":
+        compile_text = f"not compared: baseline {b.compile_cache} ({fmt_time(b.compile_s)}), candidate {c.compile_cache} ({fmt_time(c.compile_s)})"
     if timing.compile_ratio is not None:
         compile_text = f"{_ratio(timing.compile_ratio)} ({fmt_time(cell.baseline.compile_s)} → {fmt_time(cell.candidate.compile_s)})"
         if cell.repeat_of:
