@@ -168,3 +168,28 @@ def test_a_batch_of_several_sequences_says_its_decode_figures_are_a_sequences(tm
         line for line in md.splitlines() if "`b1-l96-contiguous-float32-compiled`" in line and line.startswith("| 128")
     ]
     assert "a sequence" not in single
+
+
+def test_tokens_per_second_decides_nothing_when_the_repetitions_decode_times_split(tmp_path: Path) -> None:
+    """One slow step in half the repetitions passes the per-step rules (a few outliers among
+    many steps), yet those steps decide the throughput: tokens/s, one repetition's steps over the
+    median repetition's decode time, sat between two groups no repetition ran at, unflagged."""
+    from collector.stability import STABLE, classify
+    from tests.logbuilder import _warm, generation_timing_log, tokens_per_s
+
+    events = generation_timing_log("split-repetitions", seed=3)
+    event = next(e for e in events if e["kind"] == "generation" and e.get("timing"))
+    timing = event["timing"]
+    reps = timing["repetitions"]
+    steps = len(timing["decode_token"]["samples_s"]) // reps
+    samples = [0.002 * (1 + 0.001 * (i % 7)) for i in range(reps * steps)]
+    for r in range(0, reps, 2):  # every other repetition: one step ten times as long
+        samples[r * steps] *= 10
+    assert classify(samples).verdict == STABLE, "the per-step series passes its rules"
+    timing["decode_token"] = _warm(samples)
+    timing["tokens_per_s"] = tokens_per_s(timing)
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(events), encoding="utf-8")
+    _, md = _report(log, tmp_path / "report")
+    (row,) = [line for line in md.splitlines() if f"`{event['case']}`" in line and line.startswith("| ")][-1:]
+    assert "unstable timing across the" in row and "repetitions' decode times" in row

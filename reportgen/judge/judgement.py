@@ -35,6 +35,7 @@ from reportgen.judge.timing_stability import (
     CellStability,
     flag_text,
     generation_flags,
+    throughput_flags,
     timed_cells,
     undecided_cells,
     undecided_why,
@@ -110,6 +111,8 @@ class Judgement:
     # Per passing generation cell, the flag of each of its warm series (time to first token,
     # decode per token) that needs a word, by GenerationTiming's field name.
     generation_flags: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Per passing generation cell whose repetitions' decode times are unstable: tokens/s decides nothing.
+    throughput_flags: dict[str, str] = field(default_factory=dict)
     # The warm generation series of the passing cells, and of those the ones (case, field) that
     # decide nothing (unstable, or too short to classify).
     generation_series: int = 0
@@ -160,6 +163,7 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         localized_others=others,
         timing_flags={j.case: text for j in timed if (text := flag_text(j))},
         generation_flags=generation_flags(run),
+        throughput_flags=throughput_flags(run),
         generation_series=series_total,
         generation_undecided=tuple(series),
         undecided_why=undecided_why(sum(j.unstable for j in undecided), len(undecided)) if undecided else "",

@@ -12,6 +12,8 @@ first token and decode per token (``GENERATION_SERIES``). Each is classified by 
 
 from __future__ import annotations
 
+import math
+
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ __all__ = [
     "cell_stability",
     "flag_text",
     "generation_flags",
+    "throughput_flags",
     "generation_timing",
     "generation_warm",
     "is_unstable",
@@ -170,6 +173,30 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
             warm = generation_warm(cell, series)
             if warm is not None and (text := flag_text(CellStability(cell.case, classify(warm.samples_s), 1))):
                 found.setdefault(cell.case, {})[series] = text
+    return found
+
+
+@per_run
+def throughput_flags(run: RunModel) -> dict[str, str]:
+    """Per passing generation cell whose tokens/s decides nothing though its decode series may
+    not: the repetitions' whole decode times (tokens/s is one repetition's steps over their
+    median) are unstable. A few slow steps a repetition pass the per-step rules, yet decide the
+    throughput when they fall in some repetitions only."""
+    found: dict[str, str] = {}
+    for cell in run.cells_with("generation"):
+        timing = generation_timing(cell) if cell.status == "pass" else None
+        if timing is None or not timing.repetitions:
+            continue
+        samples, reps = timing.decode_token.samples_s, timing.repetitions
+        steps = len(samples) // reps
+        if not steps:
+            continue
+        totals = [math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(reps)]
+        stability = classify(totals)
+        if stability.verdict == UNSTABLE:
+            found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: " + "; ".join(
+                c.note for c in stability.reasons
+            )
     return found
 
 

@@ -215,7 +215,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         backend_note=judgement.adapter_note,
         training=training_views(run),
         training_note=training_note(run),
-        generation=generation_rows(run, judgement.generation_flags),
+        generation=generation_rows(run, judgement.generation_flags, judgement.throughput_flags),
         generation_requests=generation_requests(run),
         generation_note=generation_note(run),
         correctness_figures=correctness_figures(run.cells[:DETAIL_CAP]),

@@ -227,9 +227,13 @@ def _flagged(figure: str, flag: str | None) -> str:
     return f"{figure}; {flag}" if flag else figure
 
 
-def generation_rows(run: RunModel, flags: dict[str, dict[str, str]]) -> list[GenerationRow]:
+def generation_rows(
+    run: RunModel, flags: dict[str, dict[str, str]], throughput: dict[str, str] | None = None
+) -> list[GenerationRow]:
     """The first DETAIL_CAP generation cells, each warm figure with the judge's stability flag
-    of its series (``flags``: case -> GenerationTiming field -> flag)."""
+    of its series (``flags``: case -> GenerationTiming field -> flag; ``throughput``: case ->
+    the flag of its repetitions' decode times, which tokens/s is read from)."""
+    throughput = throughput or {}
     rows = []
     for c in run.cells_with("generation")[:DETAIL_CAP]:
         g = c.generation
@@ -275,7 +279,7 @@ def generation_rows(run: RunModel, flags: dict[str, dict[str, str]]) -> list[Gen
                     ),
                     "from the decode series flagged beside it: decides nothing"
                     if "decode_token" in cell_flags
-                    else None,
+                    else throughput.get(c.case),
                 )
                 if t
                 else "not timed",
