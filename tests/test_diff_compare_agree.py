@@ -632,3 +632,15 @@ def test_compare_gives_no_ratio_of_a_cache_hit_to_a_miss_nor_of_an_eager_call_in
     assert eager and all(
         c["timing"]["cold_note"].startswith("not compared: the baseline's first call in a fresh process") for c in eager
     )
+
+
+def test_a_ratio_against_a_log_that_did_not_record_its_timed_region_decides_nothing(tmp_path: Path) -> None:
+    """The sample history read '2.74x slower' from a log that recorded neither what its warm
+    clock covered nor the host around it, against one that did."""
+    before = timing_log("no-region", seed=1)  # a collector before schema 1.1 recorded no timed_region
+    after = timing_log("region", scale=2.0, seed=2)
+    for event in after:
+        if event["kind"] == "timing":
+            event["timed_region"] = ["model_call"]
+    text = _diff(str(_log(tmp_path / "a" / "events.jsonl", before)), str(_log(tmp_path / "b" / "events.jsonl", after)))
+    assert "0 faster, 0 slower" in text and "timed region not recorded on the before" in text

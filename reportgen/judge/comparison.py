@@ -576,9 +576,14 @@ def timed_words(timed: tuple[tuple[str, ...], bool] | None) -> str | None:
 
 def timed_flag(before: str | None, after: str | None, roles: tuple[str, str]) -> str | None:
     """The flag on a ratio of two warm series whose clocks covered different stages (or one not
-    synchronised), when both logs recorded what they covered: they time different things."""
-    if before is None or after is None or before == after:
+    synchronised): they time different things. When one log recorded what its clock covered and
+    the other did not (a collector before schema 1.1), that it is the same cannot be told either;
+    when neither did, the two come from collectors that time alike and nothing is flagged."""
+    if before == after:
         return None
+    if before is None or after is None:
+        unrecorded = roles[0] if before is None else roles[1]
+        return f"timed region not recorded on the {unrecorded}: what its clock covered cannot be compared"
     return f"different timed region ({roles[0]}: {before}; {roles[1]}: {after})"
 
 
