@@ -189,7 +189,7 @@ def test_a_changed_thread_count_is_named_first_and_flags_every_ratio(tmp_path: P
     assert text.index("host changes: 3") < text.index("fixed:") < text.index("timing (")
     assert "  environment variable OMP_NUM_THREADS: not recorded -> 1" in text
     md = _diff(a, b, "--format", "md")
-    assert md.index("**Host changed (3):**") < md.index("| fixed |")
+    assert md.index("**Host facts recorded differently (3):**") < md.index("| fixed |")
 
 
 def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_every_ratio(tmp_path: Path) -> None:
@@ -400,7 +400,7 @@ def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -
     row = re.search(r"<td>([^<]*geometric[^<]*|changed first[^<]*)</td>", page)
     assert row is not None and row.group(1).startswith("changed first (3 host; named below): "), row
     change = page[page.index("What changed between consecutive runs") :]
-    assert change.index("Host changed (3)") < change.index("Disposition:")
+    assert change.index("Host facts recorded differently (3)") < change.index("Disposition:")
 
 
 def test_compare_names_code_and_data_changes_before_its_answer(tmp_path: Path) -> None:
@@ -501,7 +501,7 @@ def test_a_changed_gpu_clock_is_named_before_any_speed_word(tmp_path: Path) -> N
     assert "  GPU SM clock (MHz) around the warm loops: 1980 to 1980 -> 1005 to 1005" in text
     assert text.index("host changes: 1") < text.index("timing (") < text.index("slower")
     md = _diff(a, b, "--format", "md")
-    assert md.index("**Host changed (1):**") < md.index("GPU SM clock") < md.index("**Timing**")
+    assert md.index("**Host facts recorded differently (1):**") < md.index("GPU SM clock") < md.index("**Timing**")
     assert named in [tuple(h) for h in json.loads(_diff(a, b, "--format", "json"))["host"]]
     out = tmp_path / "cmp"
     result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "html,md,json"])
