@@ -752,3 +752,16 @@ def test_two_runs_from_dirty_checkouts_of_one_commit_name_it(tmp_path: Path) -> 
         events[0]["provenance"] = {"collector_version": "0.7.0", "git_commit": known, "git_dirty": dirty, "files": []}
     text = _diff(*_write_pair(tmp_path, *pair))
     assert "collector git dirty (in both runs: their uncommitted changes cannot be told apart)" in text
+
+
+def test_a_suitable_training_run_states_how_its_steps_ran(tmp_path: Path) -> None:
+    """The training classifier read 'Suitable ... 4 cell(s) in float32' while its plan ran the
+    steps with dropout off: what the steps left out is out of the scope, and the headline says so."""
+    from tests.logbuilder import training_log
+
+    (path,) = _write_pair(tmp_path, training_log(), training_log())[:1]
+    headline = judge_log(path).disposition.headline
+    assert (
+        headline.startswith("Suitable")
+        and "3 training steps as the plan ran them (deterministic variant: dropout off)" in headline
+    )

@@ -1096,6 +1096,9 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
     scope = scope_of(run)
     if outcome == "suitable":
         headline += f": {scope_sentence(scope)}"
+        training = run.plan.training if run.plan is not None else None
+        if training is not None:  # what the training steps left out is out of the scope too
+            headline += f", {training.steps} training steps as the plan ran them ({training.randomness})"
     undecided = undecided_cells(run)
     if undecided:  # never a plain "Suitable" over timings that decide nothing
         why = undecided_why(sum(j.unstable for j in undecided), len(undecided))
