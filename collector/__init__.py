@@ -19,7 +19,6 @@ records; it never judges. Judgement lives in ``reportgen``.
 # ends a run with exit 4 when a cell or a fresh process failed for lack of space, logs the cache
 # condition a compile really had (a failed one too), records a git commit only of a checkout
 # that tracks the collector's folder, loads a workload again when it changed before run_start,
-# and writes an inspection only when whole); change it
-# with every release of the collector, with reportgen's and the package's (pyproject.toml): one
-# distribution, one version.
+# and writes an inspection only when whole); change it with every release of the collector,
+# with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.7.0"

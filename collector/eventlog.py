@@ -38,36 +38,28 @@ class OutOfSpace(Exception):
         self.cause = cause
 
 
-def _space_cause(exc: BaseException | None) -> str | None:
-    """The strerror of an out-of-space OSError in the exception's chain, if there is one."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in SPACE_ERRNOS:
-            return exc.strerror or os.strerror(exc.errno)
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-def is_out_of_space(exc: BaseException) -> bool:
-    return _space_cause(exc) is not None
-
-
 # What a child program (a compiler: g++ for Inductor, neuronx-cc) says when it runs out of space
 # or meets a file-size limit: it reaches the collector only as the text of an exception.
 SPACE_WORDS = ("No space left on device", "File size limit exceeded", "Disk quota exceeded")
 
 
-def space_words(exc: BaseException) -> str | None:
-    """Why the exception is a lack of space: an OSError's strerror in its chain, or a child
-    program's words for it in a message of the chain; None when it is not one."""
-    cause = _space_cause(exc)
-    seen: set[int] = set()
-    while cause is None and exc is not None and id(exc) not in seen:
+def space_words(exc: BaseException | None) -> str | None:
+    """Why the exception is a lack of space, from its chain: an out-of-space OSError's strerror,
+    or a child program's words for it in a message; None when it is not one."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        cause = next((words for words in SPACE_WORDS if words in str(exc)), None)
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    return cause
+        if isinstance(exc, OSError) and exc.errno in SPACE_ERRNOS:
+            return exc.strerror or os.strerror(exc.errno)
+        words = next((words for words in SPACE_WORDS if words in str(exc)), None)
+        if words is not None:
+            return words
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def is_out_of_space(exc: BaseException) -> bool:
+    return space_words(exc) is not None
 
 
 def utc_now() -> str:

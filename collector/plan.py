@@ -488,24 +488,30 @@ def plan_from_data(
         json.dumps(plan.event_fields(plan.cells[:1]), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise PlanError(f"{path}: the plan event cannot be written: {exc}") from None
-    try:
-        module_missing = require_module and not plan.module_path.is_file()
-        what = (
-            "is a folder, not a Python file"
-            if plan.module_path.is_dir()
-            else "is not a regular file"
-            if plan.module_path.exists()
-            else "does not exist"
-        )
-    except OSError as exc:  # a name the file system refuses (too long)
-        module_missing, what = require_module, f"cannot be looked up ({exc.strerror or exc})"
-    if module_missing:
+    what = _module_missing(plan.module_path) if require_module else None
+    if what is not None:
         raise PlanError(
             f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} {what}".replace(
                 ":: ", ": "
             )
         )
     return plan
+
+
+def _module_missing(path: Path) -> str | None:
+    """Why the workload module is no file to load, in words; None when it is one."""
+    try:
+        if path.is_file():
+            return None
+        return (
+            "is a folder, not a Python file"
+            if path.is_dir()
+            else "is not a regular file"
+            if path.exists()
+            else "does not exist"
+        )
+    except OSError as exc:  # a name the file system refuses (too long)
+        return f"cannot be looked up ({exc.strerror or exc})"
 
 
 def select_cells(cells: list[Cell], only: list[str], modes: list[str]) -> list[Cell]:

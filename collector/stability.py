@@ -186,7 +186,7 @@ def classify(samples: Sequence[float]) -> Stability:
 def _order(values: tuple[float, ...]) -> tuple[list[float], float, float, float]:
     """The sorted series, its median and its first and third quartiles."""
     ordered = sorted(values)
-    return ordered, sorted_median(ordered), _quartile(ordered, 1), _quartile(ordered, 3)
+    return ordered, sorted_median(ordered), quantile(ordered, 1, 4), quantile(ordered, 3, 4)
 
 
 def _median_or_none(values: Sequence[float]) -> float | None:
@@ -201,10 +201,6 @@ def sorted_median(ordered: list[float]) -> float:
     n = len(ordered)
     half = n // 2
     return ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) / 2
-
-
-def _quartile(ordered: list[float], i: int) -> float:
-    return quantile(ordered, i, 4)
 
 
 def quantile(ordered: list[float], i: int, n: int) -> float:

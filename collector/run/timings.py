@@ -16,7 +16,7 @@ import torch
 
 from collector import hostcondition, interrupt, stability
 from collector.plan import Cell
-from collector.run.capture import CompileWatch, cold_condition, compile_condition, fed_facts  # noqa: F401 - re-exported
+from collector.run.capture import CompileWatch, cold_condition, fed_facts
 from collector.run.state import CellOutcome, Run
 from collector.supervise import run_cold
 from collector.timing import plain_sample, time_warm, timed_sample, warm_stats

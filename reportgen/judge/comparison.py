@@ -981,6 +981,7 @@ def compare_runs(
         )
         for c in cells
     ]
+    geomean, unpooled = pooled_mean([(_series_name(r), r.warm) for c in cells for r in c.ratios if r.in_geomean])
     comparison = Comparison(
         baseline=sides[0],
         candidate=sides[1],
@@ -988,10 +989,8 @@ def compare_runs(
         model_revision=_model_identity(baseline.run)[0],
         cells=cells,
         not_comparable=not_comparable,
-        geomean=(pooled := pooled_mean([(_series_name(r), r.warm) for c in cells for r in c.ratios if r.in_geomean]))[
-            0
-        ],
-        geomean_unpooled=pooled[1],
+        geomean=geomean,
+        geomean_unpooled=unpooled,
         compile_cost=_compile_cost(cells),
         speedups=_speedups(cells, stop),
         notes=_identity_notes(weights, inputs) + _notes(baseline.run, candidate.run, sides),
@@ -1081,9 +1080,7 @@ def _with_timings(
             if a.cold_s is not None and b.cold_s is not None:
                 if a.cold_condition != b.cold_condition:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
-                elif (
-                    a.cold_fresh != b.cold_fresh
-                ):  # an eager call in a process already running, against one in a fresh process
+                elif a.cold_fresh != b.cold_fresh:  # an eager call in a running process against a fresh one
                     where = {True: "a fresh process", False: "a process already running", None: "not recorded"}
                     cold_note = f"not compared: the baseline's first call in {where[a.cold_fresh]}, the candidate's in {where[b.cold_fresh]}"
                 else:

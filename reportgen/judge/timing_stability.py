@@ -13,7 +13,6 @@ first token and decode per token (``GENERATION_SERIES``). Each is classified by 
 from __future__ import annotations
 
 import math
-
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass

@@ -91,7 +91,7 @@ class CellSummary:
     compile_cache: str | None = None
     # What the warm clock covered as the collector recorded it ("model_call", "host_to_device +
     # model_call, not synchronised": judge.comparison.warm_timed); None: not recorded. A ratio
-    # across two is flagged when both runs recorded it.
+    # across two that differ, or of one recorded and one not, is flagged (judge.comparison.timed_flag).
     timed: str | None = None
 
 

@@ -213,12 +213,9 @@ class Store:
         """The object's bytes in one ranged GET (no HEAD), None when there is no such object;
         RemoteError when it holds more than limit bytes or cannot be read. (Not counted in
         ``fetched``, which lists the run inputs read.)"""
-        try:
-            data: bytes = self.fs.cat_file(url.removeprefix("s3://"), start=0, end=limit + 1)
-        except FileNotFoundError:
+        data = self.read_start(url, limit + 1)
+        if data is None:
             return None
-        except Exception as exc:  # noqa: BLE001 - as in _call: one message for every kind
-            raise RemoteError(f"{url}: cannot read: {type(exc).__name__}: {exc}") from None
         if len(data) > limit:
             raise RemoteError(f"{url}: larger than the limit of {limit} bytes")
         return data
