@@ -309,7 +309,7 @@ def credit_problem(
     said = (scheduled.get("campaign_id"), scheduled.get("task_index"), scheduled.get("attempt"))
     if said[0] != campaign_id:
         return f"run {run}: its log says campaign {said[0]!r}, not {campaign_id!r}"
-    if said[1] != task:
+    if type(said[1]) is not int or said[1] != task:  # a JSON true is no task 1, nor false task 0
         return f"run {run}: its log says task {said[1]!r}, not task {task}"
     if attempt is not None and said[2] != attempt:
         return f"run {run}: its log says attempt {said[2]!r}, not {attempt!r}"

@@ -212,6 +212,7 @@ NOT_THE_TASKS_RUN = [
         "its log says campaign 'weekly-20261201T000000Z'",
     ),
     ("another-task", _another(task_index=3), "its log says task 3, not task 0"),
+    ("task-false", _another(task_index=False), "its log says task False, not task 0"),  # false == 0 in Python
     ("another-attempt", _another(attempt="s2-r0"), "its log says attempt 's2-r0', not 's1-r0'"),
     ("another-target", _another(target="cuda"), "its log says target 'cuda', the task planned 'cpu'"),
     ("no-campaign", _another(scheduled=None), "its log does not say a campaign task wrote it"),
