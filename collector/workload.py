@@ -3,6 +3,10 @@
 A workload module (named by the plan) provides:
 
 * ``MODEL_REVISION``, ``ATTENTION_PATH``, ``TASK_METRIC``: strings recorded in the plan event;
+* ``WEIGHTS_ORIGIN``: where the weights come from, recorded in the plan event: ``"pretrained"``
+  (trained weights from a named source), ``"synthetic"`` (made up: a seeded initialisation,
+  never trained) or ``"none"`` (no learned weights: a solver's fixed constants); any other
+  value is refused before anything runs, and a module without it is logged as not stating it;
 * ``build_model() -> nn.Module``: the model in float32 with its real weights (seeded or loaded);
 * ``make_inputs(batch, length, layout) -> dict[str, Tensor]``: the real preprocessing, on the CPU;
 * ``run_model(model, inputs) -> dict[str, Tensor]``: one call, outputs named;
@@ -47,6 +51,8 @@ EXPECTED = {
     "loss_fn": "loss_fn(outputs, inputs) -> Tensor",
     "make_optimizer": "make_optimizer(params) -> torch.optim.Optimizer",
 }
+# A workload's WEIGHTS_ORIGIN: trained weights from a named source, made-up ones, or none at all.
+WEIGHTS_ORIGINS = ("pretrained", "synthetic", "none")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16, "float64": torch.float64}
 
 
@@ -159,6 +165,12 @@ def load_workload(
             EXPECTED,
         )
     missing = [attr for attr in needed if not callable(getattr(module, attr, None))]
+    origin = getattr(module, "WEIGHTS_ORIGIN", None)
+    if origin is not None and origin not in WEIGHTS_ORIGINS:
+        del sys.modules[name]
+        raise WorkloadError(
+            f"workload module {path}: WEIGHTS_ORIGIN {str(origin)[:80]!r} is none of {', '.join(WEIGHTS_ORIGINS)}"
+        )
     if missing:
         del sys.modules[name]
         expected = "; ".join(expected_of[attr] for attr in missing)

@@ -471,6 +471,12 @@ BAD_MODULES = [
         ["bad_model.py: build_model() returned str; expected a torch.nn.Module"],
         True,
     ),
+    (
+        "bad_origin",
+        GOOD_MODULE + 'WEIGHTS_ORIGIN = "trained"\n',
+        ["bad_origin.py: WEIGHTS_ORIGIN 'trained' is none of pretrained, synthetic, none"],
+        True,
+    ),
 ]
 
 

@@ -85,6 +85,7 @@ def write_plan(run: Run) -> None:
         "plan",
         **plan.event_fields(plan.cells, run.warm_repetitions),
         model_revision=getattr(run.workload, "MODEL_REVISION", "not stated by the workload"),
+        weights_origin=getattr(run.workload, "WEIGHTS_ORIGIN", None),  # checked when the module loaded
         weights_sha256=digest,
         weights_content_sha256=content.get("content_sha256"),
         target=run.backend.name,

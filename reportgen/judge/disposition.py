@@ -43,6 +43,7 @@ from reportgen.judge.timing_stability import (
     undecided_why,
 )
 from reportgen.contract.events import PlannedCell
+from reportgen.model.provenance import origin_recorded, weights_origin_words
 from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import (
     DESELECTED,
@@ -541,14 +542,42 @@ def ran_on(run: RunModel) -> str:
 
 
 def evidence_for(run: RunModel) -> str:
-    """What the run is evidence for, named in every headline."""
+    """What the run is evidence for, named in every headline: the backend, the intended
+    target, and synthetic weights where the workload says its weights are made up."""
     intended = intended_target(run)
     where = f"on {ran_on(run)}"
     if intended is None:
-        return f"{where}; intended target not recorded"
-    if _family(run) in evidence_families(intended):
-        return f"{where}: evidence for {intended}"
-    return f"{where}: not evidence for {intended}"
+        where += "; intended target not recorded"
+    elif _family(run) in evidence_families(intended):
+        where += f": evidence for {intended}"
+    else:
+        where += f": not evidence for {intended}"
+    return where + ("; synthetic weights" if synthetic_weights(run) else "")
+
+
+def synthetic_weights(run: RunModel) -> bool:
+    return run.plan is not None and run.plan.weights_origin == "synthetic"
+
+
+def rule_weights(run: RunModel, notes: Notes) -> list[Reason]:
+    """A note where the weights are made up, or where a plan that could say does not."""
+    if run.plan is None:
+        return []
+    if synthetic_weights(run):
+        text = (
+            "The weights are synthetic (the workload says: made up, a seeded initialisation, never trained): "
+            "every cell compares this architecture's operators on those values. A trained checkpoint's values "
+            "can differ in range and in what a lower precision does to them: the same plan run with the trained "
+            "weights is the evidence for a model in service."
+        )
+    elif run.plan.weights_origin is None and origin_recorded(run.plan):
+        text = (
+            f"Where the weights come from is {weights_origin_words(run)}: a reader cannot tell trained weights "
+            "from made-up ones."
+        )
+    else:
+        return []
+    return [Reason("weights", "note", text)]
 
 
 def rule_target(run: RunModel, notes: Notes) -> list[Reason]:
@@ -982,6 +1011,7 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_tolerances,
     rule_environment,
     rule_target,
+    rule_weights,
     rule_precision,
     rule_fallback,
     rule_compiled_path,

@@ -25,6 +25,37 @@ MOST_FILES = 300
 LONGEST_NAME = 160  # an imported file's name longer than this is named by its length and digest
 
 
+# The schema version whose plans state where the weights come from (the workload's WEIGHTS_ORIGIN).
+WEIGHTS_ORIGIN_FROM = (1, 4)
+ORIGIN_WORDS = {
+    "pretrained": "pretrained: trained weights from a named source",
+    "synthetic": "synthetic: made up (a seeded initialisation), never trained",
+    "none": "none: the workload has no learned weights",
+}
+
+
+def weights_origin_words(run: RunModel) -> str:
+    """Where the run's weights come from, in words, and how that is known."""
+    origin = run.plan.weights_origin if run.plan is not None else None
+    if origin is not None:
+        return f"{ORIGIN_WORDS[origin]} (as the workload states it)"
+    if run.plan is None:
+        return "not recorded (no plan)"
+    if not origin_recorded(run.plan):
+        return "not recorded (a log written before schema 1.4)"
+    return "not stated by the workload (its module has no WEIGHTS_ORIGIN)"
+
+
+def origin_recorded(plan: ev.Plan) -> bool:
+    """Whether the plan's schema records the weights' origin (absent then: not stated)."""
+    return _version(plan.schema_version) >= WEIGHTS_ORIGIN_FROM
+
+
+def _version(text: str) -> tuple[int, ...]:
+    major, _, minor = text.partition(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else ()
+
+
 @dataclass(frozen=True)
 class Item:
     key: str

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from itertools import compress, islice
 from typing import Any
 
+from reportgen.model.provenance import weights_origin_words
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_MEASURED, RunModel, shape_label, STATUS_ORDER
 from reportgen.render.labels import human
 from reportgen.render.sections.common import (
@@ -67,6 +68,7 @@ def record_rows(run: RunModel, timing_scope: str) -> list[Row]:
             "run_start, plan",
         ),
         Row("Model revision", (plan.model_revision if plan else "no plan") + _weights_text(plan), "plan"),
+        Row("Weights origin", weights_origin_words(run), "plan.weights_origin"),
         Row(
             "Target and backend family",
             f"intended {_intended_text(run)}; run's target {plan.target if plan else run.start.target} ({_choice_text(run)}); ran on {env.backend_family if env else 'unknown'} ({env.backend_family_reason if env else 'no environment event'})",

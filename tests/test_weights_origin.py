@@ -1,0 +1,123 @@
+"""Where a run's weights come from: the workload states it, the collector logs it (schema 1.4),
+and a report calls synthetic weights synthetic in its headline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collector.plan import load_plan
+from collector.runner import Options, execute
+from reportgen.contract.validation import read_log
+from reportgen.judge.judgement import judge
+from reportgen.model.runmodel import read_run
+from reportgen.render.sections.record import record_rows
+from tests import logbuilder
+from tests.conftest import REPO
+from tests.test_collector_robust import PlainBackend
+
+FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
+
+
+def _run_with(tmp_path: Path, origin_line: str) -> Any:
+    """The faulty workload, its module ending with ``origin_line``, run eager at one shape."""
+    folder = tmp_path / "wl"
+    folder.mkdir()
+    source = (FAULTY.parent / "faulty.py").read_text(encoding="utf-8")
+    (folder / "faulty.py").write_text(source + origin_line, encoding="utf-8")
+    (folder / "faulty.toml").write_text(FAULTY.read_text(encoding="utf-8"), encoding="utf-8")
+    options = Options(
+        target="cpu", out_dir=tmp_path / "runs", cold="off", warm_repetitions=2, only=["b1-*"], modes=["eager"]
+    )
+    run_dir, code = execute(load_plan(folder / "faulty.toml"), PlainBackend(), options)
+    assert code == 0 and run_dir is not None
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.valid, [p.format() for p in reading.problems]
+    return next(e for e in reading.events if e.kind == "plan")
+
+
+@pytest.mark.parametrize(
+    ("line", "logged"),
+    [('WEIGHTS_ORIGIN = "synthetic"\n', "synthetic"), ('WEIGHTS_ORIGIN = "pretrained"\n', "pretrained"), ("", None)],
+    ids=["synthetic", "pretrained", "not-stated"],
+)
+def test_the_collector_logs_the_origin_the_workload_states(tmp_path: Path, line: str, logged: str | None) -> None:
+    plan = _run_with(tmp_path, line)
+    assert plan.schema_version == "1.4"
+    assert plan.weights_origin == logged
+
+
+def test_both_halves_write_and_read_schema_1_4() -> None:
+    from collector.eventlog import SCHEMA_VERSION as WRITTEN
+    from reportgen.contract.events import SCHEMA_VERSION
+
+    assert WRITTEN == SCHEMA_VERSION == "1.4"
+
+
+def test_every_shipped_workload_states_its_weights_origin() -> None:
+    found = {}
+    for module in sorted((REPO / "collector" / "workloads").glob("*.py")):
+        if module.name == "__init__.py":
+            continue
+        lines = [
+            line for line in module.read_text(encoding="utf-8").splitlines() if line.startswith("WEIGHTS_ORIGIN =")
+        ]
+        assert len(lines) == 1, module.name
+        found[module.stem] = lines[0].split("=", 1)[1].split("#")[0].strip().strip('"')
+    assert found == {
+        "decoder_lm": "synthetic",
+        "heat_solver": "none",
+        "minilm": "pretrained",
+        "tiny_classifier": "synthetic",
+        "tiny_encoder": "synthetic",
+    }
+
+
+def _log(tmp_path: Path, origin: str | None, version: str = "1.4") -> Path:
+    events = logbuilder.complete_log()
+    for event in events:
+        event["schema_version"] = version
+        if event["kind"] == "plan" and origin is not None:
+            event["weights_origin"] = origin
+    path = tmp_path / f"{origin}-{version}.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def _judged(path: Path) -> tuple[str, list[str], str]:
+    reading, builder = read_run(path)
+    assert reading.valid, [p.format() for p in reading.problems]
+    run = builder.build(reading)
+    judgement = judge(run)
+    notes = [r.message for r in judgement.disposition.reasons if r.rule == "weights"]
+    origin_row = next(row.value for row in record_rows(run, "") if row.label == "Weights origin")
+    return judgement.disposition.headline, notes, origin_row
+
+
+def test_synthetic_weights_are_named_in_the_headline_with_a_note(tmp_path: Path) -> None:
+    headline, notes, row = _judged(_log(tmp_path, "synthetic"))
+    assert headline.endswith("; synthetic weights)"), headline
+    assert len(notes) == 1 and notes[0].startswith("The weights are synthetic")
+    assert row.startswith("synthetic: made up")
+
+
+def test_pretrained_weights_add_nothing_to_the_headline(tmp_path: Path) -> None:
+    headline, notes, row = _judged(_log(tmp_path, "pretrained"))
+    assert "synthetic" not in headline.split("(on ", 1)[1] and notes == []
+    assert row.startswith("pretrained: trained weights")
+
+
+def test_a_plan_that_could_state_the_origin_and_does_not_is_a_note(tmp_path: Path) -> None:
+    headline, notes, row = _judged(_log(tmp_path, None))
+    assert "synthetic weights" not in headline
+    assert row == "not stated by the workload (its module has no WEIGHTS_ORIGIN)"
+    assert len(notes) == 1 and "cannot tell trained weights from made-up ones" in notes[0]
+
+
+def test_an_older_log_says_the_origin_was_not_recorded_and_adds_no_note(tmp_path: Path) -> None:
+    headline, notes, row = _judged(_log(tmp_path, None, version="1.3"))
+    assert notes == [] and row == "not recorded (a log written before schema 1.4)"
+    assert "synthetic weights" not in headline
