@@ -5,6 +5,11 @@ be read; none is left out. Read before the loop (and the load average and the ac
 clocks and temperature again after it), so a busy or throttled host shows beside the samples
 it disturbed. The accelerator's own readings come from the backend adapter
 (``Backend.accelerator_condition``).
+
+Over the loop itself (warm-up calls included), the time this process's threads ran on a CPU and
+the time they were ready to run but waited for one (Linux's per-thread schedstat, in
+nanoseconds): a host whose other work takes the CPUs makes every sample slower alike, which no
+rule on the samples can see; the time waited can (collector/stability.py, rule "contention").
 """
 
 from __future__ import annotations
@@ -94,6 +99,58 @@ def torch_threads() -> Fact:
         return unknown(f"torch thread counts unreadable: {type(exc).__name__}: {exc}")
 
 
+TASKS = "/proc/self/task"
+CPU_TIME_SOURCE = (
+    "/proc/self/task/*/schedstat, summed over this process's threads during the warm loop (warm-up calls included)"
+)
+
+
+def thread_times() -> dict[str, tuple[int, int]] | str:
+    """Per thread of this process, (nanoseconds on a CPU, nanoseconds ready to run but waiting
+    for one) since it started; or why they cannot be read."""
+    try:
+        threads = os.listdir(TASKS)
+    except OSError as exc:
+        return f"{TASKS} not readable ({exc.strerror or exc}): not Linux, or /proc not mounted"
+    found: dict[str, tuple[int, int]] = {}
+    for thread in threads:
+        try:
+            with open(f"{TASKS}/{thread}/schedstat", "rb") as handle:
+                ran, waited = handle.read().split()[:2]
+            found[thread] = (int(ran), int(waited))
+        except (OSError, ValueError):
+            continue  # a thread that ended meanwhile, or a kernel without schedstat
+    return found or f"{TASKS}/*/schedstat not readable: the kernel keeps no per-thread scheduler times"
+
+
+def cpu_time(before: dict[str, tuple[int, int]] | str, after: dict[str, tuple[int, int]] | str) -> dict[str, Fact]:
+    """cpu_run_s and cpu_wait_s over the loop: what this process's threads ran and waited
+    between the two readings (a thread started during the loop counts from its start; one that
+    ended during it is not counted)."""
+    if isinstance(before, str) or isinstance(after, str):
+        why = before if isinstance(before, str) else after
+        assert isinstance(why, str)
+        return {"cpu_run_s": unknown(why), "cpu_wait_s": unknown(why)}
+    ran = waited = 0
+    for thread, (ran_after, waited_after) in after.items():
+        ran_before, waited_before = before.get(thread, (0, 0))
+        ran += max(0, ran_after - ran_before)
+        waited += max(0, waited_after - waited_before)
+    if ran == 0:
+        why = "schedstat counted no time on a CPU over the loop: the kernel does not account it"
+        return {"cpu_run_s": unknown(why), "cpu_wait_s": unknown(why)}
+    return {
+        "cpu_run_s": known(f"{ran / 1e9:.6f}", CPU_TIME_SOURCE),
+        "cpu_wait_s": known(f"{waited / 1e9:.6f}", CPU_TIME_SOURCE),
+    }
+
+
+def waited(host: dict[str, Fact]) -> tuple[float, float] | None:
+    """(seconds waited for a CPU, seconds on one) from a loop's facts; None when unknown."""
+    wait, ran = host.get("cpu_wait_s", {}).get("value"), host.get("cpu_run_s", {}).get("value")
+    return (float(wait), float(ran)) if wait is not None and ran is not None else None
+
+
 def before_loop(backend: Any) -> dict[str, Fact]:
     """The host's condition just before a warm loop."""
     cpus = allowed_cpus()
@@ -109,9 +166,13 @@ def before_loop(backend: Any) -> dict[str, Fact]:
     return condition
 
 
-def after_loop(backend: Any, condition: dict[str, Fact]) -> dict[str, Fact]:
-    """``condition`` with the load average and the accelerator's readings just after the loop."""
-    after = {"load_avg_after": load_average()}
+def after_loop(
+    backend: Any, condition: dict[str, Fact], threads_before: dict[str, tuple[int, int]] | str
+) -> dict[str, Fact]:
+    """``condition`` with the threads' CPU time over the loop (``threads_before``: thread_times()
+    just before it), and the load average and the accelerator's readings just after it."""
+    after = cpu_time(threads_before, thread_times())
+    after["load_avg_after"] = load_average()
     after.update({f"{k}_after": v for k, v in accelerator(backend).items()})
     return {**condition, **after}
 

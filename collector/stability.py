@@ -1,6 +1,7 @@
 """Is one warm series steady enough to decide anything? A pure classifier, standard library only.
 
-``classify(samples)`` takes the seconds of one warm loop in the order they were taken and
+``classify(samples, waited)`` takes the seconds of one warm loop in the order they were taken
+(and, where the log has them, the seconds its threads waited for a CPU and ran on one) and
 returns a ``Stability``: the verdict, and one ``Check`` per rule with the figures behind it
 (worked out when first asked for: the verdict needs only each rule's decision).
 The collector runs it after each warm loop (and re-measures a series it calls unstable);
@@ -56,13 +57,18 @@ DRIFT_MAX = 0.10
 SPREAD_MAX = 0.20
 # The fastest sample under half the median: the loop ran at two very different speeds.
 MIN_OVER_MEDIAN_MIN = 0.5
+# The process's threads waited for a CPU more than a tenth of the time they were ready to run
+# (waited / (ran + waited)): other work held the CPUs (or the process ran more busy threads than
+# it may use), so every sample may be slower alike, which the rules on the samples cannot see.
+# On an idle host this share is well under 1%; three busy loops on two CPUs give about 33%.
+WAIT_SHARE_MAX = 0.10
 
 
 @dataclass(frozen=True)
 class Check:
     """One rule applied to a series: its name, whether the series failed it, the figures, and a line."""
 
-    name: str  # "outliers" | "bimodality" | "drift" | "spread" | "min_median"
+    name: str  # "outliers" | "bimodality" | "drift" | "spread" | "min_median" | "contention"
     failed: bool
     figures: tuple[tuple[str, float], ...]
     note: str
@@ -83,6 +89,8 @@ class Stability:
     note: str = ""  # why a series is unclassified
     # The samples classified, in the order taken; the checks are worked out from them.
     series: tuple[float, ...] = field(default=(), repr=False)
+    # (seconds waited for a CPU, seconds on one) over the loop; None where not recorded.
+    waited: tuple[float, float] | None = None
 
     @cached_property
     def checks(self) -> tuple[Check, ...]:
@@ -95,13 +103,14 @@ class Stability:
         values = self.series
         ordered, median, q1, q3 = _order(values)
         iqr = q3 - q1
-        return (
+        checks = (
             _outliers(ordered, median, q1, q3),
             _bimodality(ordered, median),
             _drift(values, median, iqr),
             _spread(iqr, median),
             _min_median(ordered[0], median),
         )
+        return checks if self.waited is None else (*checks, _contention(*self.waited))
 
     @property
     def stable(self) -> bool:
@@ -136,8 +145,9 @@ class Stability:
         }
 
 
-def classify(samples: Sequence[float]) -> Stability:
-    """Classify one warm series (seconds, in the order taken)."""
+def classify(samples: Sequence[float], waited: tuple[float, float] | None = None) -> Stability:
+    """Classify one warm series (seconds, in the order taken); ``waited``: the seconds the
+    process's threads waited for a CPU and ran on one over the loop, where recorded."""
     values = samples if type(samples) is tuple else tuple(samples)
     if all(type(v) is float for v in values):  # what every log holds: the cheap test of the same rule
         bad = [v for v in values if not math.isfinite(v) or v < 0]
@@ -154,6 +164,7 @@ def classify(samples: Sequence[float]) -> Stability:
             None,
             f"{len(bad)} sample(s) not a finite, non-negative number of seconds",
             values,
+            waited,
         )
     if len(values) < MIN_SAMPLES:
         return Stability(
@@ -164,23 +175,32 @@ def classify(samples: Sequence[float]) -> Stability:
             min(values, default=None),
             f"{len(values)} sample(s); at least {MIN_SAMPLES} are needed to judge stability",
             values,
+            waited,
         )
     ordered, median, q1, q3 = _order(values)
     iqr = q3 - q1
     if median <= 0:
         return Stability(
-            UNCLASSIFIED, len(values), median, iqr, ordered[0], "median of 0 s: nothing to compare against", values
+            UNCLASSIFIED,
+            len(values),
+            median,
+            iqr,
+            ordered[0],
+            "median of 0 s: nothing to compare against",
+            values,
+            waited,
         )
     # Each rule's decision, by the same functions the checks are built with; a series fails
     # when any rule fails (the cheap rules first: the rest need not be decided then).
     failed = (
-        _spread_rule(iqr, median)[0]
+        (waited is not None and _contention_rule(*waited)[0])
+        or _spread_rule(iqr, median)[0]
         or _min_median_rule(ordered[0], median)[0]
         or _outliers_rule(ordered, median, q1, q3)[0]
         or _drift_rule(values, median, iqr)[0]
         or _bimodality_rule(ordered, median)[0]
     )
-    return Stability(UNSTABLE if failed else STABLE, len(values), median, iqr, ordered[0], "", values)
+    return Stability(UNSTABLE if failed else STABLE, len(values), median, iqr, ordered[0], "", values, waited)
 
 
 def _order(values: tuple[float, ...]) -> tuple[list[float], float, float, float]:
@@ -370,3 +390,21 @@ def _min_median(low: float, median: float) -> Check:
         else f"min/median {ratio:.2f}"
     )
     return Check("min_median", failed, (("min_over_median", ratio),), note)
+
+
+def _contention_rule(waited: float, ran: float) -> tuple[bool, float]:
+    """(failed, the share of the time ready to run that the threads waited for a CPU)."""
+    ready = waited + ran
+    share = waited / ready if ready > 0 else 0.0
+    return share > WAIT_SHARE_MAX, share
+
+
+def _contention(waited: float, ran: float) -> Check:
+    failed, share = _contention_rule(waited, ran)
+    note = (
+        f"contention: the process's threads waited for a CPU {share:.0%} of the time they were ready to run "
+        f"(> {WAIT_SHARE_MAX:.0%}): other work held the CPUs, or it ran more busy threads than it may use"
+        if failed
+        else f"waited for a CPU {share:.1%} of the time"
+    )
+    return Check("contention", failed, (("wait_s", waited), ("run_s", ran), ("wait_share", share)), note)

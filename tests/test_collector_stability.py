@@ -34,6 +34,8 @@ HOST_KEYS = {
     "cpu_governor",
     "accelerator_before",
     "accelerator_after",
+    "cpu_run_s",
+    "cpu_wait_s",
 }
 
 STEADY = [0.010, 0.0101, 0.0099, 0.0100, 0.0102, 0.0098, 0.0100, 0.0101, 0.0099, 0.0100]
@@ -176,7 +178,7 @@ def test_the_collector_remeasures_a_workload_that_sleeps_on_some_calls(
 
 
 def test_each_host_fact_is_a_value_or_an_unknown_with_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
-    condition = hostcondition.after_loop(Backend(), hostcondition.before_loop(Backend()))
+    condition = hostcondition.after_loop(Backend(), hostcondition.before_loop(Backend()), hostcondition.thread_times())
     assert set(condition) == HOST_KEYS
     for fact in condition.values():
         assert (fact["value"] is None) == bool(fact.get("unknown_reason"))

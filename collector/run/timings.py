@@ -108,6 +108,7 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
     watch.before()
     run.backend.reset_peak_memory()
     host = hostcondition.before_loop(run.backend)
+    threads = hostcondition.thread_times()  # last: the CPU time counted is the loop's
     try:
         # Inference: autograd off once, outside the loop, so no sample pays for entering it
         # (the cell's call skips its own no_grad when it is already off). Training needs it on.
@@ -128,7 +129,7 @@ def warm_series(run: Run, cell: Cell, outcome: CellOutcome) -> WarmSeries | None
             fed.remove()
         watch.after_first()
     memory = run.backend.peak_memory()  # before the host readings: nothing else has run since the loop
-    host = hostcondition.after_loop(run.backend, host)
+    host = hostcondition.after_loop(run.backend, host, threads)
     facts = fed_facts(fed, cell.layout) if fed is not None else {}
     return WarmSeries(samples, region, notes, facts, watch.limit_hit, host, memory)
 
@@ -143,7 +144,7 @@ def record_series(run: Run, cell: Cell, series: WarmSeries, attempt: int) -> sta
     unstable carries the flag "unstable timing"; an earlier unstable one is queued for another
     round. A series too short to classify is final: more rounds of it would be as short.
     """
-    verdict = stability.classify(series.samples)
+    verdict = stability.classify(series.samples, hostcondition.waited(series.host))
     allowed = 1 + run.plan.remeasure_rounds
     unstable = verdict.verdict == stability.UNSTABLE
     record: dict[str, Any] = {**verdict.to_dict(), "attempt": attempt, "attempts_allowed": allowed}

@@ -618,7 +618,9 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         failing=failing_quantity(cell) if cell.status in FAILED else "",
         untested_reason=cell.untested_reason if cell.status == "untested" else None,
         diverges=_diverges(cell),
-        timing_flag=series_flag(cell.warm_samples) if cell.warm_median_s is not None and cell.warm_samples else None,
+        timing_flag=series_flag(cell.warm_samples, cell.warm_waited)
+        if cell.warm_median_s is not None and cell.warm_samples
+        else None,
     )
 
 
@@ -1086,7 +1088,12 @@ def _with_timings(
                 else:
                     cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
             base_replicas, cand_replicas = (
-                replicate_flags(role, [c.side.run.start.run_id for c in side], runs)
+                replicate_flags(
+                    role,
+                    [c.side.run.start.run_id for c in side],
+                    runs,
+                    [c.cells[cell.case].warm_waited for c in side],
+                )
                 for role, side, runs in zip(("baseline", "candidate"), sides, samples[cell.case])
             )
             replicas = base_replicas + cand_replicas + _replicate_fallback(cell.case, extra)

@@ -31,7 +31,10 @@ UNCLASSIFIED_SYMBOL = "?"
 UNSTEADY = (FLAG, UNCLASSIFIED_FLAG)  # the flags (and their prefixes) of a series that decides nothing
 # The one rule whose name (as the log and collector/stability.py keep it) is not a plain word;
 # render/labels.py takes its words from here.
-RULE_WORDS = {"min_median": "fastest sample far below the median"}
+RULE_WORDS = {"min_median": "fastest sample far below the median", "contention": "threads waited for a CPU"}
+# (seconds waited for a CPU, seconds on one) over a warm loop, as a run model or a site summary
+# keeps it (a tuple, or a list from a site state); None where not recorded.
+Waited = Sequence[float] | None
 
 __all__ = [
     "FLAG",
@@ -90,7 +93,7 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     # The classification keeps the cell's own samples (no copy) and builds its checks (figures
     # and notes) only when they are asked for: an unstable series' flag names its failed
     # checks; nothing shows a stable series' checks.
-    stability = classify(cell.warm_samples)
+    stability = classify(cell.warm_samples, cell.warm_waited)
     host = ""
     if stability.verdict == UNSTABLE and cell.source is not None:
         host = host_text(getattr(fields_of(cell.source.at(cell.warm_line)), "host", None))
@@ -216,12 +219,13 @@ def is_unstable(flag: str) -> bool:
     return flag.startswith(SYMBOL)
 
 
-def series_flag(samples: list[float] | tuple[float, ...] | None) -> str | None:
+def series_flag(samples: list[float] | tuple[float, ...] | None, waited: Waited = None) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
-    ...'), or None for a stable one (and for no samples: there is nothing to judge)."""
+    ...'), or None for a stable one (and for no samples: there is nothing to judge).
+    ``waited``: what the process's threads waited for a CPU and ran over its loop, if recorded."""
     if not samples:
         return None
-    s = classify(samples)
+    s = classify(samples, _pair(waited))
     if s.verdict == UNSTABLE:
         return f"{FLAG}: " + ", ".join(RULE_WORDS.get(c.name, c.name) for c in s.reasons)
     if s.verdict == UNCLASSIFIED:
@@ -260,11 +264,15 @@ def undecided_why(unstable: int, undecided: int) -> str:
     return "unstable or too short to classify" if unstable else "too short to classify"
 
 
-def stability_word(samples: list[float] | tuple[float, ...] | None) -> str | None:
+def stability_word(samples: list[float] | tuple[float, ...] | None, waited: Waited = None) -> str | None:
     """The classifier's verdict on a kept warm series, as the exports give it: 'stable',
     'unstable' or 'unclassified' (too short to classify); None with no samples. Only a stable
     series' median decides anything (the exports' readers filter on it)."""
-    return classify(samples).verdict if samples else None
+    return classify(samples, _pair(waited)).verdict if samples else None
+
+
+def _pair(waited: Waited) -> tuple[float, float] | None:
+    return (float(waited[0]), float(waited[1])) if waited is not None and len(waited) == 2 else None
 
 
 def side_median(medians: Sequence[float]) -> float:
@@ -287,12 +295,16 @@ def runs_disagree(samples: Sequence[Sequence[float]]) -> str | None:
     return f"the runs disagree, their medians {max(medians) / min(medians):.2f}x apart"
 
 
-def replicate_flags(role: str, run_ids: list[str], samples: list[list[float]]) -> list[str]:
+def replicate_flags(
+    role: str, run_ids: list[str], samples: list[list[float]], waited: Sequence[Waited] = ()
+) -> list[str]:
     """The stability flag of each further replicate's warm series, named by side and run (the
-    first run's own flag is its cell's), and the side's when its runs disagree (runs_disagree)."""
+    first run's own flag is its cell's), and the side's when its runs disagree (runs_disagree).
+    ``waited``: each run's CPU wait over its loop, in the order of ``samples``, where recorded."""
     found = []
-    for run_id, series in list(zip(run_ids, samples))[1:]:
-        flag = series_flag(series)
+    waits = list(waited) + [None] * (len(samples) - len(waited))
+    for run_id, series, wait in list(zip(run_ids, samples, waits))[1:]:
+        flag = series_flag(series, wait)
         if flag:
             found.append(f"{flag} ({role} replicate {run_id})")
     if disagree := runs_disagree(samples):

@@ -10,6 +10,7 @@ when a report shows that cell in full.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from operator import attrgetter
 from dataclasses import dataclass, field
@@ -92,6 +93,9 @@ class CellRecord:
     # with a value, by key; () where none was recorded. Every timed cell's, since a fresh
     # process per cell may run under other threads, and a load or a clock reading is its own.
     host: tuple[tuple[str, str], ...] = ()
+    # (seconds waited for a CPU, seconds on one) by the process's threads over that loop (1.4
+    # logs on); None where not recorded or not two finite, non-negative numbers.
+    warm_waited: tuple[float, float] | None = None
     eager_after_recompile_limit: bool = False
     # Of the latest cold call: its outputs did not match the reference; cache folders not empty before it.
     cold_check_failed: bool = False
@@ -538,6 +542,7 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.host = (
             tuple(sorted((k, v) for k, f in host.items() if isinstance(v := _opt(f.value), str) and v)) if host else ()
         )
+        cell.warm_waited = waited_of(dict(cell.host)) if host else None
         memory = _opt(data.device_memory)
         peak = memory.peak_allocated_bytes if memory is not None and memory.status == "measured" else None
         cell.peak_device_bytes = peak if isinstance(peak, int) else None
@@ -550,6 +555,16 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
             cell.timed += (_timed(call is cold, data.timed_region, data.timed_notes, data.synchronized),)
     if data.layout_achieved is False or (cold is not None and cold.layout_achieved is False):
         cell.timing_layout_missed += ("cold" if cold is not None else "warm",)
+
+
+def waited_of(host: dict[str, str]) -> tuple[float, float] | None:
+    """(seconds waited for a CPU, seconds on one) from a warm loop's host facts (cpu_wait_s and
+    cpu_run_s); None unless both are finite, non-negative numbers."""
+    try:
+        figures = (float(host["cpu_wait_s"]), float(host["cpu_run_s"]))
+    except (KeyError, ValueError):
+        return None
+    return figures if all(math.isfinite(f) and f >= 0 for f in figures) else None
 
 
 def _step_facts(cell: CellRecord, data: Any, line: int) -> None:

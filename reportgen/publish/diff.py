@@ -230,7 +230,11 @@ def timing_flags(
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
     for which, cell in (("before", old), ("after", new)):
-        flag = series_flag(cell.generation.get(series) if series else cell.warm_samples_s)
+        flag = (
+            series_flag(cell.generation.get(series), None)
+            if series
+            else series_flag(cell.warm_samples_s, cell.warm_waited)
+        )
         if flag:
             flags.append(f"{flag} ({which})")
     return flags
@@ -642,6 +646,11 @@ def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list
     return side_median(medians), (samples if len(samples) == len(passed) else [])
 
 
+def _waits(runs: Sequence[RunSummary], case: str) -> list[list[float] | None]:
+    """Each run's CPU wait over its warm loop of a cell (CellSummary.warm_waited), in run order."""
+    return [c.warm_waited if (c := r.cells.get(case)) is not None else None for r in runs]
+
+
 def _kept(cell: CellSummary | None) -> list[float]:
     """A run's kept warm samples of a cell (its median alone, where a summary kept no samples)."""
     if cell is None or cell.warm_median_s is None:
@@ -878,8 +887,8 @@ class _Cells:
         result = self.result
         flags = timing_flags(self.befores[0], self.afters[0], old, new, series) + result.timing_unlike
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
-        flags += replicate_flags("before", result.before_runs, before[1])
-        flags += replicate_flags("after", result.after_runs, after[1])
+        flags += replicate_flags("before", result.before_runs, before[1], () if series else _waits(self.befores, case))
+        flags += replicate_flags("after", result.after_runs, after[1], () if series else _waits(self.afters, case))
         change = TimingChange(case, before[0], after[0], flags, series=GENERATION_SERIES[series] if series else "")
         result.timings.append(change)
         self.timed.append((change, before[1], after[1]))

@@ -716,7 +716,7 @@ def _unstable_cell(summary: RunSummary, case: str) -> str | None:
     """Why a cell's warm point decides nothing, after its symbol ('≋ unstable timing: ...', '?
     timing not classified: ...'), or None."""
     cell = summary.cells.get(case)
-    flag = series_flag(cell.warm_samples_s) if cell is not None else None
+    flag = series_flag(cell.warm_samples_s, cell.warm_waited) if cell is not None else None
     if flag is None:
         return None
     return f"{STABILITY_SYMBOL if flag.startswith(STABILITY_FLAG) else UNCLASSIFIED_SYMBOL} {flag}"

@@ -93,6 +93,10 @@ class CellSummary:
     # model_call, not synchronised": judge.comparison.warm_timed); None: not recorded. A ratio
     # across two that differ, or of one recorded and one not, is flagged (judge.comparison.timed_flag).
     timed: str | None = None
+    # [seconds waited for a CPU, seconds on one] by the process's threads over the warm loop (1.4
+    # logs on; None: not recorded, or a site state written before it was kept): the classifier's
+    # contention rule reads it beside the samples.
+    warm_waited: list[float] | None = None
 
 
 @dataclass
@@ -309,6 +313,7 @@ def cell_summary(
         )
     if cell.status == "pass" and cell.warm_median_s is not None:
         summary.timed = timed_words(warm_timed(cell))
+        summary.warm_waited = list(cell.warm_waited) if cell.warm_waited is not None else None
         summary.cold_condition = cell.cold_condition if cell.cold_s is not None else None
         counters = cell.compile_cache if mode == "compiled" else None
         summary.compile_cache = cache_outcome_of(*counters) if counters is not None else None

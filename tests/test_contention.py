@@ -1,0 +1,199 @@
+"""Uniform contention: other work that holds the CPUs slows every sample of a warm loop alike,
+so the samples look stable. The collector records what the process's threads waited for a CPU
+over each loop (schema 1.4), and the stability rule "contention" makes such a series decide
+nothing, in the collector (which measures it again), the report, diff, compare and the site."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collector import hostcondition
+from collector.stability import STABLE, UNSTABLE, WAIT_SHARE_MAX, classify
+from reportgen.judge.judgement import judge
+from reportgen.judge.timing_stability import series_flag, stability_word, timed_cells
+from reportgen.model.runmodel import read_run, waited_of
+from reportgen.publish.diff import diff_runs
+from reportgen.publish.summary import summarize
+from reportgen.render.report import judge_log
+from tests import logbuilder
+from tests.test_collector_stability import STEADY, fake_run, planted, run_cells
+
+# --- the rule ------------------------------------------------------------------------------------
+
+
+def test_a_steady_series_whose_threads_waited_is_unstable_for_contention_alone() -> None:
+    busy = classify(STEADY, (0.5, 1.0))  # a third of the time ready to run spent waiting
+    assert busy.verdict == UNSTABLE and [c.name for c in busy.reasons] == ["contention"]
+    assert "waited for a CPU 33% of the time they were ready to run" in busy.reasons[0].note
+    assert busy.to_dict()["checks"]["contention"]["wait_share"] == pytest.approx(1 / 3)
+    quiet = classify(STEADY, (0.001, 1.0))
+    assert quiet.verdict == STABLE and [c.name for c in quiet.checks][-1] == "contention"
+    assert classify(STEADY).verdict == STABLE and "contention" not in [c.name for c in classify(STEADY).checks]
+
+
+def test_the_threshold_is_a_tenth_of_the_time_ready_to_run() -> None:
+    ran = 1.0
+    below = WAIT_SHARE_MAX * 0.99 / (1 - WAIT_SHARE_MAX * 0.99) * ran
+    above = WAIT_SHARE_MAX * 1.01 / (1 - WAIT_SHARE_MAX * 1.01) * ran
+    assert classify(STEADY, (below, ran)).verdict == STABLE
+    assert classify(STEADY, (above, ran)).verdict == UNSTABLE
+
+
+# --- the collector's measurement -----------------------------------------------------------------
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or not Path("/proc/self/task").is_dir(), reason="Linux only")
+def test_threads_waiting_behind_other_work_on_their_cpu_are_measured() -> None:
+    """This process and two busy processes on one CPU: it waits about two thirds of the time."""
+    cpu = min(os.sched_getaffinity(0))
+    allowed = os.sched_getaffinity(0)
+    code = f"import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nend = time.perf_counter() + 3\nwhile time.perf_counter() < end: pass\n"
+    busy = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    try:
+        os.sched_setaffinity(0, {cpu})
+        time.sleep(0.3)  # both are spinning by now
+        before = hostcondition.thread_times()
+        _spin(0.6)
+        facts = hostcondition.cpu_time(before, hostcondition.thread_times())
+    finally:
+        os.sched_setaffinity(0, allowed)
+        for process in busy:
+            process.kill()
+            process.wait()
+    figures = hostcondition.waited(facts)
+    assert figures is not None, facts
+    wait, ran = figures
+    assert ran > 0 and wait / (wait + ran) > WAIT_SHARE_MAX, facts
+    assert classify(STEADY, figures).verdict == UNSTABLE
+
+
+def test_unreadable_scheduler_times_are_unknown_with_the_reason() -> None:
+    facts = hostcondition.cpu_time("/proc/self/task not readable (No such file): not Linux", {"1": (5, 0)})
+    assert set(facts) == {"cpu_run_s", "cpu_wait_s"}
+    assert all(f["value"] is None and "not Linux" in f["unknown_reason"] for f in facts.values())
+    assert hostcondition.waited(facts) is None
+    none_ran = hostcondition.cpu_time({"1": (5, 0)}, {"1": (5, 0)})
+    assert "does not account it" in none_ran["cpu_run_s"]["unknown_reason"]
+
+
+def test_a_thread_started_during_the_loop_counts_from_its_start_and_one_gone_is_dropped() -> None:
+    facts = hostcondition.cpu_time({"1": (1_000, 10), "2": (500, 500)}, {"1": (3_000_000, 20), "3": (1_000_000, 1_000)})
+    assert facts["cpu_run_s"]["value"] == f"{(2_999_000 + 1_000_000) / 1e9:.6f}"
+    assert facts["cpu_wait_s"]["value"] == f"{(10 + 1_000) / 1e9:.6f}"
+
+
+def test_the_collector_measures_a_contended_series_again_and_flags_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collector.run import timings
+    from collector.run.timings import WarmSeries
+
+    contended = {"cpu_wait_s": {"value": "0.5", "source": "test"}, "cpu_run_s": {"value": "1.0", "source": "test"}}
+    calls: list[str] = []
+
+    def fake(run: Any, cell: Any, outcome: Any) -> WarmSeries:
+        calls.append(cell.case)
+        return WarmSeries(list(STEADY), ["model_call"], [], {}, False, dict(contended))
+
+    monkeypatch.setattr(timings, "warm_series", fake)
+    run = fake_run(rounds=2)
+    run_cells(run, ["a"])
+    assert calls == ["a", "a", "a"]
+    stabilities = [e["stability"] for e in run.log.events]
+    assert all(s["verdict"] == "unstable" and s["reasons"] == ["contention"] for s in stabilities)
+    assert stabilities[-1]["flag"] == "unstable timing"
+
+
+def test_a_quiet_loop_is_not_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    order = planted(monkeypatch, {"a": [STEADY]})
+    run = fake_run(rounds=2)
+    run_cells(run, ["a"])
+    assert order == ["a"] and run.log.events[0]["stability"]["verdict"] == "stable"
+
+
+# --- reportgen: every reader judges it alike ----------------------------------------------------
+
+
+def _timing_log(tmp_path: Path, name: str, wait: str | None, run_id: str) -> Path:
+    """A synthetic passing run of steady warm series (1% noise), each loop's threads having
+    waited ``wait`` seconds for a CPU against 1 s on one (None: not recorded, as before 1.4)."""
+    events = logbuilder.timing_log(run_id)
+    for event in events:
+        event["schema_version"] = "1.4"
+        if event["kind"] == "timing" and event.get("warm") and wait is not None:
+            event["host"] = {
+                "cpu_wait_s": {"value": wait, "source": "synthetic fixture"},
+                "cpu_run_s": {"value": "1.000000", "source": "synthetic fixture"},
+            }
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def _run(path: Path) -> Any:
+    reading, builder = read_run(path)
+    assert reading.valid, [p.format() for p in reading.problems]
+    return builder.build(reading)
+
+
+def test_a_contended_run_decides_no_timing_in_its_report(tmp_path: Path) -> None:
+    run = _run(_timing_log(tmp_path, "busy", "0.500000", "busy-run"))
+    judged = timed_cells(run)
+    assert judged and all(j.unstable and [c.name for c in j.stability.reasons] == ["contention"] for j in judged)
+    headline = judge(run).disposition.headline
+    assert f"performance undecided for {len(judged)} of {len(judged)} timed cells" in headline
+
+
+def test_a_quiet_run_and_an_older_log_decide_as_before(tmp_path: Path) -> None:
+    quiet = _run(_timing_log(tmp_path, "quiet", "0.001000", "quiet-run"))
+    assert all(j.decides for j in timed_cells(quiet))
+    unrecorded = _run(_timing_log(tmp_path, "old", None, "old-run"))
+    assert all(j.decides for j in timed_cells(unrecorded))
+
+
+@pytest.mark.parametrize("hostile", ["nan", "-1", "lots", "inf"])
+def test_a_wait_that_is_no_figure_is_not_read(hostile: str) -> None:
+    assert waited_of({"cpu_wait_s": hostile, "cpu_run_s": "1.0"}) is None
+    assert waited_of({"cpu_wait_s": "0.1", "cpu_run_s": hostile}) is None
+
+
+def test_the_site_summary_and_diff_carry_the_wait_and_flag_the_contended_side(tmp_path: Path) -> None:
+    busy = summarize(judge_log(_timing_log(tmp_path, "busy", "0.500000", "busy-run")))
+    quiet = summarize(judge_log(_timing_log(tmp_path, "quiet", "0.001000", "quiet-run")))
+    cell = next(c for c in busy.cells.values() if c.warm_samples_s)
+    assert cell.warm_waited == [0.5, 1.0]
+    assert series_flag(cell.warm_samples_s, cell.warm_waited).startswith("unstable timing: threads waited for a CPU")
+    assert stability_word(cell.warm_samples_s, cell.warm_waited) == "unstable"
+    diff = diff_runs(quiet, busy)
+    flagged = [t for t in diff.timings if any("threads waited for a CPU" in f and "(after)" in f for f in t.flags)]
+    assert flagged and len(flagged) == len(diff.timings)
+
+
+def test_compare_flags_the_contended_side_and_decides_nothing_from_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+
+    quiet = _timing_log(tmp_path, "quiet", "0.001000", "quiet-run")
+    busy = _timing_log(tmp_path, "busy", "0.500000", "busy-run")
+    out = tmp_path / "cmp"
+    done = CliRunner().invoke(main, ["compare", str(quiet), str(busy), "--out", str(out), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    timed = [c for c in data["cells"] if c["candidate"]["warm_median_s"] is not None]
+    assert timed and all(c["candidate"]["timing_flag"].startswith("unstable timing: threads waited") for c in timed)
+    assert all(c["baseline"]["timing_flag"] is None for c in timed)
+    assert len(data["unstable_cells"]) == len(timed)
