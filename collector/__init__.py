@@ -19,6 +19,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # ends a run with exit 4 when a cell or a fresh process failed for lack of space, logs the cache
 # condition a compile really had (a failed one too), records a git commit only of a checkout
 # that tracks the collector's folder, loads a workload again when it changed before run_start,
-# and writes an inspection only when whole); change it with every release of the collector,
+# and writes an inspection only when whole; 0.8.0 writes schema 1.4: the workload's stated
+# weights origin, and what the process's threads ran and waited for a CPU over each warm loop,
+# whose wait re-measures a contended series); change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.7.0"
+__version__ = "0.8.0"
