@@ -900,6 +900,47 @@ def _setting(run: RunModel, name: str) -> str | None:
     return env.env_vars.get(name)
 
 
+def reference_repeats(run: RunModel) -> list[str]:
+    """The passing eager cells that ran as their reference was computed (the same device, the
+    same dtype, eager, on the same inputs): a pass there shows that the computation repeats,
+    not that the backend computes it correctly."""
+    family = _family(run)
+    references = {r.shape: r for r in run.references}
+    found = []
+    for cell in run.cells:
+        planned = cell.planned
+        if planned.mode != "eager" or cell.status != "pass":
+            continue
+        key = f"b{planned.batch}-l{planned.length}-{planned.layout}"
+        reference = references.get(key) or references.get(f"{key}-{planned.dtype}")
+        if reference is not None and reference.device == family and reference.dtype == planned.dtype:
+            found.append(cell.case)
+    return found
+
+
+def rule_reference_repeats(run: RunModel, notes: Notes) -> list[Reason]:
+    repeats = reference_repeats(run)
+    if not repeats:
+        return []
+    passed = run.counts()["pass"]
+    others = (
+        f"the evidence that the {_family(run)} backend computes the model correctly is in the other "
+        f"{passed - len(repeats)} passing cell(s) (compiled, or in another dtype)"
+        if passed > len(repeats)
+        else f"no other cell passed: nothing here shows the {_family(run)} backend computing the model correctly"
+    )
+    return [
+        Reason(
+            "reference-repeats",
+            "note",
+            f"{len(repeats)} passing eager cell(s) ran on {_family(run)} in the dtype their reference was computed in, "
+            f"eager, as the reference itself: their pass shows that the computation repeats, not that it is right; "
+            f"{others}.",
+            tuple(repeats),
+        )
+    ]
+
+
 def rule_notes(run: RunModel, notes: Notes) -> list[Reason]:
     reasons = []
     if run.synthetic:
@@ -1012,6 +1053,7 @@ RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_environment,
     rule_target,
     rule_weights,
+    rule_reference_repeats,
     rule_precision,
     rule_fallback,
     rule_compiled_path,
