@@ -197,3 +197,16 @@ def test_compare_flags_the_contended_side_and_decides_nothing_from_it(tmp_path: 
     assert timed and all(c["candidate"]["timing_flag"].startswith("unstable timing: threads waited") for c in timed)
     assert all(c["baseline"]["timing_flag"] is None for c in timed)
     assert len(data["unstable_cells"]) == len(timed)
+
+
+def test_the_run_page_gives_the_range_of_the_loops_wait_and_it_splits_no_replicates(tmp_path: Path) -> None:
+    from reportgen.judge.changes import FLAGGING_HOST_KEYS, WAIT_LABEL, host_facts, replicate_changes
+
+    busy = _run(_timing_log(tmp_path, "busy", "0.500000", "busy-run"))
+    quiet = _run(_timing_log(tmp_path, "quiet", "0.001000", "quiet-run"))
+    assert host_facts(busy)[WAIT_LABEL] == "33.3% to 33.3%"
+    assert host_facts(quiet)[WAIT_LABEL] == "0.1% to 0.1%"
+    assert WAIT_LABEL not in host_facts(_run(_timing_log(tmp_path, "old", None, "old-run")))
+    # A reading of the loops, like the load average: no host change between two runs of one host.
+    assert WAIT_LABEL not in FLAGGING_HOST_KEYS
+    assert replicate_changes(({}, {}, {}, host_facts(quiet)), ({}, {}, {}, host_facts(busy))) == []

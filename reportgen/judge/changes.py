@@ -71,8 +71,11 @@ _ACCELERATOR_FACTS = (
     ("gpu_memory_clock_mhz", "GPU memory clock (MHz) around the warm loops"),
     ("gpu_temperature_c", "GPU temperature (°C) around the warm loops"),
 )
+WAIT_LABEL = "time the threads waited for a CPU during the warm loops (share of the time ready to run)"
 # What a host reads around its warm loops rather than sets: it varies between replicates.
-_READINGS = frozenset(("load average (1 min) around the warm loops", *(label for _, label in _ACCELERATOR_FACTS)))
+_READINGS = frozenset(
+    ("load average (1 min) around the warm loops", WAIT_LABEL, *(label for _, label in _ACCELERATOR_FACTS))
+)
 _DEVICE_FACTS = (
     ("device_name", "device name"),
     ("device_count", "device count"),
@@ -212,6 +215,9 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
     ]
     if loads:
         facts["load average (1 min) around the warm loops"] = f"{min(loads):.2f} to {max(loads):.2f}"
+    shares = [w[0] / (w[0] + w[1]) for c in run.cells if (w := c.warm_waited) is not None and w[0] + w[1] > 0]
+    if shares:
+        facts[WAIT_LABEL] = f"{min(shares):.1%} to {max(shares):.1%}"
     for key, label in _ACCELERATOR_FACTS:
         readings = [
             float(v)
