@@ -170,6 +170,47 @@ def test_a_batch_of_several_sequences_says_its_decode_figures_are_a_sequences(tm
     assert "a sequence" not in single
 
 
+def _batch_two(run_id: str, scale: float = 1.0) -> list[dict]:
+    """The generation timing fixture with its b1-l96 eager cell made a batch of 2 sequences."""
+    from tests.logbuilder import generation_timing_log
+
+    case = "b1-l96-contiguous-float32-eager"
+    events = json.loads(
+        json.dumps(generation_timing_log(run_id, scale=scale)).replace(case, case.replace("b1-", "b2-"))
+    )
+    for event in events:
+        if event["kind"] == "plan":
+            next(c for c in event["matrix"] if c["case"] == case.replace("b1-", "b2-"))["batch"] = 2
+        if event["kind"] == "generation" and event["case"] == case.replace("b1-", "b2-"):
+            event["tokens"], event["reference_tokens"] = event["tokens"] * 2, event["reference_tokens"] * 2
+    return events
+
+
+def test_diff_and_compare_call_a_batchs_decode_series_a_decode_step(tmp_path: Path) -> None:
+    """diff and compare named a batch of 2's decode series 'decode per token', as a single
+    sequence's: a step gives a token to each sequence."""
+    from reportgen.judge.comparison import JudgedSide, compare_runs
+    from reportgen.publish.diff import diff_runs
+    from reportgen.publish.summary import summarize
+
+    logs = []
+    for name, scale in (("before", 1.0), ("after", 1.2)):
+        log = tmp_path / name / "events.jsonl"
+        log.parent.mkdir()
+        log.write_text(dumps(_batch_two(name, scale)), encoding="utf-8")
+        logs.append(log)
+    diff = diff_runs(*(summarize(judge_log(log)) for log in logs))
+    words = {t.case: t.series for t in diff.timings if t.series and t.series != "first token, warm"}
+    assert words["b2-l96-contiguous-float32-eager"] == "decode step (a token to each of 2 sequences)"
+    assert words["b1-l96-contiguous-float32-compiled"] == "decode per token"
+    comparison = compare_runs(*(JudgedSide(j.run, j.notes, j.disposition) for j in map(judge_log, logs)))
+    series = {
+        (c.case, s.words) for c in comparison.cells for s in getattr(c, "generation", ()) if s.series == "decode_token"
+    }
+    assert ("b2-l96-contiguous-float32-eager", "decode step (a token to each of 2 sequences)") in series
+    assert ("b1-l96-contiguous-float32-compiled", "decode per token") in series
+
+
 def test_tokens_per_second_decides_nothing_when_the_repetitions_decode_times_split(tmp_path: Path) -> None:
     """One slow step in half the repetitions passes the per-step rules (a few outliers among
     many steps), yet those steps decide the throughput: tokens/s, one repetition's steps over the

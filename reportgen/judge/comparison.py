@@ -78,6 +78,7 @@ from reportgen.judge.intervals import (
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     GENERATION_SERIES,
+    series_words,
     UNCLASSIFIED_FLAG,
     generation_timing,
     generation_warm,
@@ -239,7 +240,7 @@ class SeriesTiming(_JudgedRatio):
     decode per token): its ratio, judged as a cell's warm ratio is."""
 
     series: str  # GenerationTiming's field: "ttft_warm" or "decode_token"
-    words: str  # "first token, warm", "decode per token"
+    words: str  # "first token, warm", "decode per token" ("decode step (...)" for a batch: series_words)
     baseline_median_s: float  # each side's geometric mean of its runs' logged medians, as diff's
     candidate_median_s: float
     warm: RatioInterval
@@ -1204,7 +1205,7 @@ def _generation_timings(
         out[case] = out.get(case, ()) + (
             SeriesTiming(
                 series,
-                GENERATION_SERIES[series],
+                series_words(series, sides[0][0].cells[case].planned.batch),
                 base_median,
                 cand_median,
                 _undecided(interval, flags, (base_median, cand_median)),
@@ -1446,7 +1447,7 @@ def _seconds(value: float | None) -> str:
 
 def _series_name(ratio: CellTiming | SeriesTiming) -> str:
     """The quantity a ratio is of, named as diff names it: a cell's warm call, or a generation series."""
-    return GENERATION_SERIES.get(ratio.series, ratio.words) if isinstance(ratio, SeriesTiming) else WARM_CALL
+    return ratio.words if isinstance(ratio, SeriesTiming) else WARM_CALL
 
 
 def headline(comparison: Comparison) -> str:

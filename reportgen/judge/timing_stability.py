@@ -46,6 +46,7 @@ __all__ = [
     "UNCLASSIFIED",
     "UNSTABLE",
     "GENERATION_SERIES",
+    "series_words",
     "SERIES_COLUMN",
     "CellStability",
     "cell_stability",
@@ -146,6 +147,16 @@ def undecided_cells(run: RunModel) -> list[CellStability]:
 
 # A generation cell's warm series (GenerationTiming's fields) and their words on every page.
 GENERATION_SERIES = {"ttft_warm": "first token, warm", "decode_token": "decode per token"}
+
+
+def series_words(series: str, batch: int = 1) -> str:
+    """A generation series in words, as a cell of ``batch`` sequences measured it: a decode call
+    gives one token to each sequence, so a batch of several times a decode step, not a token."""
+    if series == "decode_token" and batch > 1:
+        return f"decode step (a token to each of {batch} sequences)"
+    return GENERATION_SERIES[series]
+
+
 # The prefix of each series' columns in the exports (compare-details.csv, load_cells, index.parquet).
 SERIES_COLUMN = {"ttft_warm": "first_token", "decode_token": "decode_token"}
 

@@ -63,6 +63,7 @@ from reportgen.judge.intervals import (
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     GENERATION_SERIES,
+    series_words,
     UNCLASSIFIED_FLAG,
     UNSTEADY,
     replicate_flags,
@@ -889,7 +890,9 @@ class _Cells:
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
         flags += replicate_flags("before", result.before_runs, before[1], () if series else _waits(self.befores, case))
         flags += replicate_flags("after", result.after_runs, after[1], () if series else _waits(self.afters, case))
-        change = TimingChange(case, before[0], after[0], flags, series=GENERATION_SERIES[series] if series else "")
+        # A site state from before planned fields kept: one sequence.
+        batch = old.planned[0] if old.planned and isinstance(old.planned[0], int) else 1
+        change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")
         result.timings.append(change)
         self.timed.append((change, before[1], after[1]))
 
