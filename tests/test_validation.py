@@ -306,6 +306,12 @@ def _tokens_empty(events: Lines) -> None:
     gen.update(tokens=[], reference_tokens=[])
 
 
+def _tokens_rows_doubled(events: Lines) -> None:
+    """Two sequences' tokens for a cell of one: the batch's tokens/s would count them twice."""
+    gen = _first_of(events, "generation")
+    gen.update(tokens=gen["tokens"] * 2, reference_tokens=gen["reference_tokens"] * 2)
+
+
 def _decode_steps_inflated(events: Lines) -> None:
     """64 decode steps over tokens of 7 (the plan says 6): the page read '7 of 65 steps agree'."""
     _first_of(events, "generation")["decode_steps"] = 64
@@ -429,7 +435,8 @@ def _generation_repetitions_redeclared(events: Lines) -> None:
         (complete_log, _metric_below_criterion, "case_result", "value 0.5 does not meet its criterion >= 0.999"),
         (complete_log, _criterion_loosened, "case_result", "is not the plan's task criterion for this cell's dtype"),
         (generation_log, _tokens_tampered, "generation", "tokens agree with reference_tokens for 2 leading step"),
-        (generation_log, _tokens_empty, "generation", "for 0 leading step(s) of 0"),
+        (generation_log, _tokens_empty, "generation", "tokens hold 0 row(s), but the plan's cell is a batch of 1"),
+        (generation_log, _tokens_rows_doubled, "generation", "tokens hold 2 row(s), but the plan's cell is a batch of 1"),
         (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),
         (generation_log, _decode_steps_inflated, "generation", "tokens hold 7 step(s) a request, but decode_steps 64"),
         (generation_log, _decode_steps_unplanned, "generation", "decode_steps is 6, but the plan declares 4"),

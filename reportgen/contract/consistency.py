@@ -58,6 +58,7 @@ class FigureChecks:
         self._dtypes: dict[str, str] | None = None
         # Each planned case's task criterion (metric, op, threshold), None without one: made once.
         self._tasks: dict[str, tuple[Any, ...] | None] | None = None
+        self._batches: dict[str, int] | None = None  # a generation cell's sequences, by case
         self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
         self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
         self._generating = False
@@ -94,7 +95,7 @@ class FigureChecks:
     def check(self, kind: str, data: Any) -> str | None:
         """The contradiction in one line, in words, or None."""
         if kind == "plan":
-            self.plan, self._dtypes, self._tasks = data, None, None
+            self.plan, self._dtypes, self._tasks, self._batches = data, None, None, None
             self._generating = not absent(getattr(data, "generation", None))
             return misnamed_cells(data.matrix)
         rule = self.rules.get(kind)
@@ -187,6 +188,12 @@ class FigureChecks:
         rows = data.tokens
         if rows and len(rows[0]) != data.decode_steps + 1:
             return f"tokens hold {len(rows[0])} step(s) a request, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
+        if self._batches is None:
+            self._batches = {cell.case: cell.batch for cell in self.plan.matrix} if self.plan is not None else {}
+        batch = self._batches.get(data.case)
+        if batch is not None and len(rows) != batch:
+            # A row a sequence: tokens/s of the batch and every figure per sequence count them.
+            return f"tokens hold {len(rows)} row(s), but the plan's cell is a batch of {batch} sequence(s)"
         plan_gen_steps = getattr(getattr(self.plan, "generation", None), "decode_steps", None)
         if isinstance(plan_gen_steps, int) and data.decode_steps != plan_gen_steps:
             return f"decode_steps is {data.decode_steps}, but the plan declares {plan_gen_steps}"
