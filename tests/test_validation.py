@@ -436,7 +436,12 @@ def _generation_repetitions_redeclared(events: Lines) -> None:
         (complete_log, _criterion_loosened, "case_result", "is not the plan's task criterion for this cell's dtype"),
         (generation_log, _tokens_tampered, "generation", "tokens agree with reference_tokens for 2 leading step"),
         (generation_log, _tokens_empty, "generation", "tokens hold 0 row(s), but the plan's cell is a batch of 1"),
-        (generation_log, _tokens_rows_doubled, "generation", "tokens hold 2 row(s), but the plan's cell is a batch of 1"),
+        (
+            generation_log,
+            _tokens_rows_doubled,
+            "generation",
+            "tokens hold 2 row(s), but the plan's cell is a batch of 1",
+        ),
         (generation_log, _top_k_unmeasured, "generation", "top_k_passed is true, but no top-k overlap measured"),
         (generation_log, _decode_steps_inflated, "generation", "tokens hold 7 step(s) a request, but decode_steps 64"),
         (generation_log, _decode_steps_unplanned, "generation", "decode_steps is 6, but the plan declares 4"),
