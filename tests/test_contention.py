@@ -210,3 +210,49 @@ def test_the_run_page_gives_the_range_of_the_loops_wait_and_it_splits_no_replica
     # A reading of the loops, like the load average: no host change between two runs of one host.
     assert WAIT_LABEL not in FLAGGING_HOST_KEYS
     assert replicate_changes(({}, {}, {}, host_facts(quiet)), ({}, {}, {}, host_facts(busy))) == []
+
+
+# --- generation series: both come from one loop of warm generations -------------------------------
+
+
+def _generation_log(tmp_path: Path, name: str, wait: str | None) -> Path:
+    events = logbuilder.generation_timing_log(name)
+    for event in events:
+        event["schema_version"] = "1.4"
+        if event["kind"] == "generation" and event.get("timing") and wait is not None:
+            event["timing"]["host"] = {
+                "cpu_wait_s": {"value": wait, "source": "synthetic fixture"},
+                "cpu_run_s": {"value": "1.000000", "source": "synthetic fixture"},
+            }
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def test_a_contended_generation_decides_no_series_and_no_throughput(tmp_path: Path) -> None:
+    from reportgen.judge.timing_stability import generation_flags, throughput_flags
+
+    busy = _run(_generation_log(tmp_path, "busy", "0.500000"))
+    flags = generation_flags(busy)
+    passing = [c.case for c in busy.cells_with("generation") if c.status == "pass"]
+    assert passing and set(flags) == set(passing)
+    assert all("threads waited for a CPU" in text for cell in flags.values() for text in cell.values())
+    assert set(throughput_flags(busy)) == set(passing)
+    quiet = _run(_generation_log(tmp_path, "quiet", "0.001000"))
+    assert not any("waited for a CPU" in t for cell in generation_flags(quiet).values() for t in cell.values())
+
+
+def test_diff_and_compare_flag_a_contended_generation_series(tmp_path: Path) -> None:
+    from reportgen.judge.comparison import JudgedSide, compare_runs
+
+    quiet, busy = _generation_log(tmp_path, "quiet", "0.001000"), _generation_log(tmp_path, "busy", "0.500000")
+    summary = summarize(judge_log(busy))
+    waited = [c.generation_waited for c in summary.cells.values() if c.generation]
+    assert waited and all(w == [0.5, 1.0] for w in waited)
+    diff = diff_runs(summarize(judge_log(quiet)), summary)
+    series = [t for t in diff.timings if t.series]
+    assert series and all(any("threads waited for a CPU" in f and "(after)" in f for f in t.flags) for t in series)
+    comparison = compare_runs(*(JudgedSide(j.run, j.notes, j.disposition) for j in map(judge_log, (quiet, busy))))
+    compared = [s for c in comparison.cells for s in c.generation]
+    assert compared and all(any("threads waited for a CPU" in f for f in s.flags) for s in compared)

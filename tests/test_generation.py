@@ -293,6 +293,10 @@ def test_the_tiny_decoder_runs_eager_through_the_collector(tmp_path: Path) -> No
         assert timing is not None and timing.repetitions == 3 and len(timing.ttft_warm.samples_s) == 3
         assert len(timing.decode_token.samples_s) == 3 * 4, "one sample per decode step of every repetition"
         assert timing.tokens_per_s > 0 and timing.ttft_cold_s > 0 and "tokenised" in timing.scope
+        # The host around the warm generations, as a timing event's (schema 1.4): what the
+        # threads ran and waited for a CPU judges both series.
+        assert timing.host is not None and {"cpu_run_s", "cpu_wait_s", "load_avg_before"} <= set(timing.host)
+        assert all((f.value is None) != (f.unknown_reason is None) for f in timing.host.values())
     assert not any(e.kind == "compile" for e in events), "eager cells compile nothing"
 
 

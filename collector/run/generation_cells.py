@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from collector import generation, interrupt
+from collector import generation, hostcondition, interrupt
 from collector.backends import OpRecorder
 from collector.compare import describe, describe_input, max_abs_between
 from collector.plan import Cell
@@ -250,6 +250,8 @@ def _time_generation(
     def no_watch(kind: str, index: int) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    host = hostcondition.before_loop(run.backend)
+    threads = hostcondition.thread_times()  # last: the CPU time counted is the loop's
     try:
         for _ in range(run.plan.warmup):
             once(no_watch, keep=False)
@@ -263,6 +265,7 @@ def _time_generation(
             case=cell.case,
         )
         return None
+    host = hostcondition.after_loop(run.backend, host, threads)
     decode_totals = [sum(t.decode_s) for t in traces]
     median_total = statistics.median(decode_totals)
     return {
@@ -272,4 +275,5 @@ def _time_generation(
         "tokens_per_s": len(first.decode_s) / median_total if median_total > 0 else 0.0,
         "repetitions": reps,
         "scope": SCOPE,
+        "host": host,
     }

@@ -1133,6 +1133,13 @@ class GenerationTiming(Strict, kw_only=True, frozen=True):
     ]
     repetitions: Positive
     scope: Annotated[str, Doc("What the clock covered, in words.")]
+    host: Annotated[
+        dict[str, HostFact] | None,
+        Doc(
+            "The host around the warm generations (1.4 logs on), as a timing event's host: both series come"
+            " from this one loop, so its cpu_run_s and cpu_wait_s judge both (stability rule 'contention')."
+        ),
+    ] = None
 
 
 class GenerationResult(Envelope, tag="generation", kw_only=True, frozen=True):

@@ -81,6 +81,7 @@ from reportgen.judge.timing_stability import (
     series_words,
     UNCLASSIFIED_FLAG,
     generation_timing,
+    generation_waited,
     generation_warm,
     replicate_flags,
     side_median,
@@ -1193,11 +1194,15 @@ def _generation_timings(
             a,
             b,
             scopes=(timings[0].scope, timings[1].scope),
-            unsteady=(series_flag(base_samples[0]), series_flag(cand_samples[0])),
+            unsteady=(
+                series_flag(base_samples[0], generation_waited(timings[0])),
+                series_flag(cand_samples[0], generation_waited(timings[1])),
+            ),
         )
+        base_waits, cand_waits = ([generation_waited(generation_timing(c.cells[case])) for c in side] for side in sides)
         flags += tuple(
-            replicate_flags("baseline", [c.side.run.start.run_id for c in sides[0]], base_samples)
-            + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples)
+            replicate_flags("baseline", [c.side.run.start.run_id for c in sides[0]], base_samples, base_waits)
+            + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples, cand_waits)
             + _replicate_fallback(case, extra)
         )
         flags += ((interval.flag,) if interval.flag else ()) + side_flags

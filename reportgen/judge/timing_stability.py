@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from collector.stability import SPREAD_MAX, STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
 from reportgen.contract import events as ev
 from reportgen.contract.validation import fields_of
-from reportgen.model.runmodel import CellRecord, RunModel, per_run
+from reportgen.model.runmodel import CellRecord, RunModel, per_run, waited_of
 
 SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
 FLAG = "unstable timing"
@@ -46,6 +46,7 @@ __all__ = [
     "UNCLASSIFIED",
     "UNSTABLE",
     "GENERATION_SERIES",
+    "generation_waited",
     "series_words",
     "SERIES_COLUMN",
     "CellStability",
@@ -168,6 +169,15 @@ def generation_timing(cell: CellRecord) -> ev.GenerationTiming | None:
     return generation.timing if generation is not None else None
 
 
+def generation_waited(timing: ev.GenerationTiming | None) -> tuple[float, float] | None:
+    """(seconds waited for a CPU, seconds on one) over a generation cell's warm generations (1.4
+    logs on; both its series come from that loop); None where not recorded."""
+    host = timing.host if timing is not None else None
+    if not host:
+        return None
+    return waited_of({k: f.value for k, f in host.items() if isinstance(f.value, str)})
+
+
 def generation_warm(cell: CellRecord, series: str) -> ev.Warm | None:
     """One of a generation cell's warm series (a key of GENERATION_SERIES), or None."""
     timing = generation_timing(cell)
@@ -182,9 +192,10 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
     for cell in run.cells_with("generation"):
         if cell.status != "pass":
             continue
+        waited = generation_waited(generation_timing(cell))
         for series in GENERATION_SERIES:
             warm = generation_warm(cell, series)
-            if warm is not None and (text := flag_text(CellStability(cell.case, classify(warm.samples_s), 1))):
+            if warm is not None and (text := flag_text(CellStability(cell.case, classify(warm.samples_s, waited), 1))):
                 found.setdefault(cell.case, {})[series] = text
     return found
 
@@ -205,7 +216,7 @@ def throughput_flags(run: RunModel) -> dict[str, str]:
         if not steps:
             continue
         totals = [math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(reps)]
-        stability = classify(totals)
+        stability = classify(totals, generation_waited(timing))
         if stability.verdict == UNSTABLE:
             found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: " + "; ".join(
                 c.note for c in stability.reasons

@@ -150,7 +150,8 @@ def _series(cell: CellSummary | None, series: str) -> tuple[tuple[str, Any], tup
     """A generation cell's median and stability word of one warm series (None, None for others)."""
     samples = cell.generation.get(series) if cell is not None else None
     median = cell.generation_median_s.get(series) if cell is not None and samples else None
-    return ("median_s", median), ("stability", stability_word(samples) if samples else None)
+    waited = cell.generation_waited if cell is not None else None
+    return ("median_s", median), ("stability", stability_word(samples, waited) if samples else None)
 
 
 def _schema() -> pyarrow.Schema:

@@ -232,7 +232,7 @@ def timing_flags(
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
     for which, cell in (("before", old), ("after", new)):
         flag = (
-            series_flag(cell.generation.get(series), None)
+            series_flag(cell.generation.get(series), cell.generation_waited)
             if series
             else series_flag(cell.warm_samples_s, cell.warm_waited)
         )
@@ -647,9 +647,11 @@ def _side_samples(runs: list[RunSummary], case: str) -> tuple[float | None, list
     return side_median(medians), (samples if len(samples) == len(passed) else [])
 
 
-def _waits(runs: Sequence[RunSummary], case: str) -> list[list[float] | None]:
-    """Each run's CPU wait over its warm loop of a cell (CellSummary.warm_waited), in run order."""
-    return [c.warm_waited if (c := r.cells.get(case)) is not None else None for r in runs]
+def _waits(runs: Sequence[RunSummary], case: str, series: str = "") -> list[list[float] | None]:
+    """Each run's CPU wait over its warm loop of a cell (``series``: over its warm generations),
+    in run order (CellSummary.warm_waited, generation_waited)."""
+    cells = [r.cells.get(case) for r in runs]
+    return [(c.generation_waited if series else c.warm_waited) if c is not None else None for c in cells]
 
 
 def _kept(cell: CellSummary | None) -> list[float]:
@@ -888,8 +890,8 @@ class _Cells:
         result = self.result
         flags = timing_flags(self.befores[0], self.afters[0], old, new, series) + result.timing_unlike
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
-        flags += replicate_flags("before", result.before_runs, before[1], () if series else _waits(self.befores, case))
-        flags += replicate_flags("after", result.after_runs, after[1], () if series else _waits(self.afters, case))
+        flags += replicate_flags("before", result.before_runs, before[1], _waits(self.befores, case, series))
+        flags += replicate_flags("after", result.after_runs, after[1], _waits(self.afters, case, series))
         # A site state from before planned fields kept: one sequence.
         batch = old.planned[0] if old.planned and isinstance(old.planned[0], int) else 1
         change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")

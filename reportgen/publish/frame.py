@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from reportgen.judge.backend_docs import version_keys
-from reportgen.judge.timing_stability import SERIES_COLUMN, generation_warm, series_flag, stability_word
+from reportgen.judge.timing_stability import (
+    SERIES_COLUMN,
+    generation_timing,
+    generation_waited,
+    generation_warm,
+    series_flag,
+    stability_word,
+)
 from reportgen.model.runmodel import STATUS_ORDER
 
 if TYPE_CHECKING:
@@ -133,10 +140,11 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
 def _generation_columns(generates: bool, cell: Any) -> dict[str, object]:
     """first_token_* and decode_token_* of one cell (None for a cell that is no passing generation cell)."""
     found: dict[str, object] = {}
+    waited = generation_waited(generation_timing(cell)) if generates else None
     for series, prefix in SERIES_COLUMN.items():
         warm = generation_warm(cell, series) if generates else None
         found[f"{prefix}_median_s"] = warm.median_s if warm is not None else None
-        found[f"{prefix}_stability"] = stability_word(warm.samples_s) if warm is not None else None
+        found[f"{prefix}_stability"] = stability_word(warm.samples_s, waited) if warm is not None else None
     return found
 
 

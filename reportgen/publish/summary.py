@@ -28,7 +28,7 @@ from reportgen.judge.comparison import (
 )
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import declared_criteria
-from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing
+from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing, generation_waited
 from reportgen.contract import events as ev
 from reportgen.contract.times import utc_time
 from reportgen.render.labels import status_words
@@ -97,6 +97,8 @@ class CellSummary:
     # logs on; None: not recorded, or a site state written before it was kept): the classifier's
     # contention rule reads it beside the samples.
     warm_waited: list[float] | None = None
+    # The same over a generation cell's warm generations (both its series come from that loop).
+    generation_waited: list[float] | None = None
 
 
 @dataclass
@@ -321,6 +323,8 @@ def cell_summary(
         summary.generation = {series: list(getattr(generation, series).samples_s) for series in GENERATION_SERIES}
         summary.generation_median_s = {series: getattr(generation, series).median_s for series in GENERATION_SERIES}
         summary.generation_scope = generation.scope
+        waited = generation_waited(generation)
+        summary.generation_waited = list(waited) if waited is not None else None
         summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit
     summary.planned = planned_fields(cell.planned)
     facts = inputs_facts(inputs, input_key(cell.planned))
