@@ -8,13 +8,16 @@ it disturbed. The accelerator's own readings come from the backend adapter
 
 Over the loop itself (warm-up calls included), the time this process's threads ran on a CPU and
 the time they were ready to run but waited for one (Linux's per-thread schedstat, in
-nanoseconds): a host whose other work takes the CPUs makes every sample slower alike, which no
-rule on the samples can see; the time waited can (collector/stability.py, rule "contention").
+nanoseconds), and the loop's wall time: a host whose other work takes the CPUs makes every
+sample slower alike, which no rule on the samples can see; the time waited, per second of the
+loop, can (collector/stability.py, rule "contention"). Not seen: contention for caches and
+memory bandwidth, and time a hypervisor gave the CPU to another machine (steal).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -105,9 +108,13 @@ CPU_TIME_SOURCE = (
 )
 
 
-def thread_times() -> dict[str, tuple[int, int]] | str:
-    """Per thread of this process, (nanoseconds on a CPU, nanoseconds ready to run but waiting
-    for one) since it started; or why they cannot be read."""
+ThreadTimes = tuple[int, dict[str, tuple[int, int]]]
+
+
+def thread_times() -> ThreadTimes | str:
+    """The monotonic clock (ns) and, per thread of this process, (nanoseconds on a CPU,
+    nanoseconds ready to run but waiting for one) since it started; or why they cannot be read."""
+    now = time.perf_counter_ns()
     try:
         threads = os.listdir(TASKS)
     except OSError as exc:
@@ -120,35 +127,46 @@ def thread_times() -> dict[str, tuple[int, int]] | str:
             found[thread] = (int(ran), int(waited))
         except (OSError, ValueError):
             continue  # a thread that ended meanwhile, or a kernel without schedstat
-    return found or f"{TASKS}/*/schedstat not readable: the kernel keeps no per-thread scheduler times"
+    if not found:
+        return f"{TASKS}/*/schedstat not readable: the kernel keeps no per-thread scheduler times"
+    return now, found
 
 
-def cpu_time(before: dict[str, tuple[int, int]] | str, after: dict[str, tuple[int, int]] | str) -> dict[str, Fact]:
-    """cpu_run_s and cpu_wait_s over the loop: what this process's threads ran and waited
-    between the two readings (a thread started during the loop counts from its start; one that
-    ended during it is not counted)."""
+CPU_TIME_KEYS = ("cpu_run_s", "cpu_wait_s", "loop_wall_s")
+
+
+def cpu_time(before: ThreadTimes | str, after: ThreadTimes | str) -> dict[str, Fact]:
+    """cpu_run_s, cpu_wait_s and loop_wall_s over the loop: what this process's threads ran and
+    waited between the two readings, and the wall time between them. A thread started during the
+    loop counts from its start (as does one whose id was reused: its counts fell); one that ended
+    during it is not counted (its counts went with it)."""
     if isinstance(before, str) or isinstance(after, str):
         why = before if isinstance(before, str) else after
         assert isinstance(why, str)
-        return {"cpu_run_s": unknown(why), "cpu_wait_s": unknown(why)}
+        return {key: unknown(why) for key in CPU_TIME_KEYS}
+    (start, threads_before), (end, threads_after) = before, after
     ran = waited = 0
-    for thread, (ran_after, waited_after) in after.items():
-        ran_before, waited_before = before.get(thread, (0, 0))
-        ran += max(0, ran_after - ran_before)
-        waited += max(0, waited_after - waited_before)
+    for thread, (ran_after, waited_after) in threads_after.items():
+        ran_before, waited_before = threads_before.get(thread, (0, 0))
+        if ran_after < ran_before or waited_after < waited_before:  # another thread under a reused id
+            ran_before = waited_before = 0
+        ran += ran_after - ran_before
+        waited += waited_after - waited_before
     if ran == 0:
         why = "schedstat counted no time on a CPU over the loop: the kernel does not account it"
-        return {"cpu_run_s": unknown(why), "cpu_wait_s": unknown(why)}
+        return {key: unknown(why) for key in CPU_TIME_KEYS}
     return {
         "cpu_run_s": known(f"{ran / 1e9:.6f}", CPU_TIME_SOURCE),
         "cpu_wait_s": known(f"{waited / 1e9:.6f}", CPU_TIME_SOURCE),
+        "loop_wall_s": known(f"{(end - start) / 1e9:.6f}", "time.perf_counter_ns() at the two schedstat readings"),
     }
 
 
 def waited(host: dict[str, Fact]) -> tuple[float, float] | None:
-    """(seconds waited for a CPU, seconds on one) from a loop's facts; None when unknown."""
-    wait, ran = host.get("cpu_wait_s", {}).get("value"), host.get("cpu_run_s", {}).get("value")
-    return (float(wait), float(ran)) if wait is not None and ran is not None else None
+    """(seconds the threads waited for a CPU, seconds the loop took) from a loop's facts; None
+    when unknown."""
+    wait, wall = host.get("cpu_wait_s", {}).get("value"), host.get("loop_wall_s", {}).get("value")
+    return (float(wait), float(wall)) if wait is not None and wall is not None else None
 
 
 def before_loop(backend: Any) -> dict[str, Fact]:
@@ -166,9 +184,7 @@ def before_loop(backend: Any) -> dict[str, Fact]:
     return condition
 
 
-def after_loop(
-    backend: Any, condition: dict[str, Fact], threads_before: dict[str, tuple[int, int]] | str
-) -> dict[str, Fact]:
+def after_loop(backend: Any, condition: dict[str, Fact], threads_before: ThreadTimes | str) -> dict[str, Fact]:
     """``condition`` with the threads' CPU time over the loop (``threads_before``: thread_times()
     just before it), and the load average and the accelerator's readings just after it."""
     after = cpu_time(threads_before, thread_times())

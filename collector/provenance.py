@@ -70,7 +70,8 @@ def git_state() -> tuple[dict[str, str], dict[str, str]]:
         if status is None or untracked is None
         else _fact(
             "true" if status or untracked else "false",
-            "git status --porcelain --untracked-files=no; git ls-files --others --exclude-standard (collector folder)",
+            "git status --porcelain --untracked-files=no (the whole checkout: a change anywhere in it);"
+            " git ls-files --others --exclude-standard (the collector's folder)",
         )
     )
     return _fact(commit, "git rev-parse HEAD"), dirty

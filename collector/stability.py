@@ -1,7 +1,7 @@
 """Is one warm series steady enough to decide anything? A pure classifier, standard library only.
 
 ``classify(samples, waited)`` takes the seconds of one warm loop in the order they were taken
-(and, where the log has them, the seconds its threads waited for a CPU and ran on one) and
+(and, where the log has them, the seconds its threads waited for a CPU and the loop's wall time) and
 returns a ``Stability``: the verdict, and one ``Check`` per rule with the figures behind it
 (worked out when first asked for: the verdict needs only each rule's decision).
 The collector runs it after each warm loop (and re-measures a series it calls unstable);
@@ -57,11 +57,14 @@ DRIFT_MAX = 0.10
 SPREAD_MAX = 0.20
 # The fastest sample under half the median: the loop ran at two very different speeds.
 MIN_OVER_MEDIAN_MIN = 0.5
-# The process's threads waited for a CPU more than a tenth of the time they were ready to run
-# (waited / (ran + waited)): other work held the CPUs (or the process ran more busy threads than
-# it may use), so every sample may be slower alike, which the rules on the samples cannot see.
-# On an idle host this share is well under 1%; three busy loops on two CPUs give about 33%.
-WAIT_SHARE_MAX = 0.10
+# The process's threads waited for a CPU more than a tenth of a second per second of the loop
+# (their summed run-queue wait over the loop's wall time: on average that many of its threads
+# were ready to run and had no CPU): other work held the CPUs (or the process ran more busy
+# threads than it may use), so every sample may be slower alike, which the rules on the samples
+# cannot see. Summed over threads, so a loop of N threads on N CPUs beside one busy process
+# still shows it (each thread waits about 1/(N+1) of the time; together about N/(N+1) s a
+# second). On an idle host it is well under 0.01; one busy loop beside another on one CPU, 0.5.
+WAIT_PER_SECOND_MAX = 0.10
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ class Stability:
     note: str = ""  # why a series is unclassified
     # The samples classified, in the order taken; the checks are worked out from them.
     series: tuple[float, ...] = field(default=(), repr=False)
-    # (seconds waited for a CPU, seconds on one) over the loop; None where not recorded.
+    # (seconds the threads waited for a CPU, seconds the loop took); None where not recorded.
     waited: tuple[float, float] | None = None
 
     @cached_property
@@ -147,7 +150,7 @@ class Stability:
 
 def classify(samples: Sequence[float], waited: tuple[float, float] | None = None) -> Stability:
     """Classify one warm series (seconds, in the order taken); ``waited``: the seconds the
-    process's threads waited for a CPU and ran on one over the loop, where recorded."""
+    process's threads waited for a CPU over the loop and the loop's wall time, where recorded."""
     values = samples if type(samples) is tuple else tuple(samples)
     if all(type(v) is float for v in values):  # what every log holds: the cheap test of the same rule
         bad = [v for v in values if not math.isfinite(v) or v < 0]
@@ -392,19 +395,19 @@ def _min_median(low: float, median: float) -> Check:
     return Check("min_median", failed, (("min_over_median", ratio),), note)
 
 
-def _contention_rule(waited: float, ran: float) -> tuple[bool, float]:
-    """(failed, the share of the time ready to run that the threads waited for a CPU)."""
-    ready = waited + ran
-    share = waited / ready if ready > 0 else 0.0
-    return share > WAIT_SHARE_MAX, share
+def _contention_rule(waited: float, wall: float) -> tuple[bool, float]:
+    """(failed, the seconds the threads waited for a CPU per second of the loop)."""
+    rate = waited / wall if wall > 0 else (math.inf if waited > 0 else 0.0)
+    return rate > WAIT_PER_SECOND_MAX, rate
 
 
-def _contention(waited: float, ran: float) -> Check:
-    failed, share = _contention_rule(waited, ran)
+def _contention(waited: float, wall: float) -> Check:
+    failed, rate = _contention_rule(waited, wall)
     note = (
-        f"contention: the process's threads waited for a CPU {share:.0%} of the time they were ready to run "
-        f"(> {WAIT_SHARE_MAX:.0%}): other work held the CPUs, or it ran more busy threads than it may use"
+        f"contention: the process's threads waited for a CPU {rate:.2f} s per second of the loop "
+        f"(> {WAIT_PER_SECOND_MAX:.2f}): other work held the CPUs, or it ran more busy threads than it may use"
         if failed
-        else f"waited for a CPU {share:.1%} of the time"
+        else f"waited for a CPU {rate:.3f} s per second of the loop"
     )
-    return Check("contention", failed, (("wait_s", waited), ("run_s", ran), ("wait_share", share)), note)
+    shown = rate if math.isfinite(rate) else 1e9  # a log's figures are finite
+    return Check("contention", failed, (("wait_s", waited), ("loop_s", wall), ("wait_per_s", shown)), note)

@@ -36,6 +36,7 @@ HOST_KEYS = {
     "accelerator_after",
     "cpu_run_s",
     "cpu_wait_s",
+    "loop_wall_s",
 }
 
 STEADY = [0.010, 0.0101, 0.0099, 0.0100, 0.0102, 0.0098, 0.0100, 0.0101, 0.0099, 0.0100]

@@ -40,6 +40,7 @@ from typing import Mapping, Sequence
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
+from reportgen.judge.timing_stability import generation_timing, generation_waited
 from reportgen.model.provenance import IMPORT_KEY, code_and_data, installed_words
 from reportgen.model.runmodel import RunModel
 
@@ -71,7 +72,7 @@ _ACCELERATOR_FACTS = (
     ("gpu_memory_clock_mhz", "GPU memory clock (MHz) around the warm loops"),
     ("gpu_temperature_c", "GPU temperature (°C) around the warm loops"),
 )
-WAIT_LABEL = "time the threads waited for a CPU during the warm loops (share of the time ready to run)"
+WAIT_LABEL = "time the threads waited for a CPU, per second of each warm loop (the series reported)"
 # What a host reads around its warm loops rather than sets: it varies between replicates.
 _READINGS = frozenset(
     ("load average (1 min) around the warm loops", WAIT_LABEL, *(label for _, label in _ACCELERATOR_FACTS))
@@ -163,6 +164,20 @@ def _version(text: str | None) -> tuple[int, ...]:
     return (int(found[1]), int(found[2])) if found else ()
 
 
+def _loop_waits(run: RunModel) -> list[tuple[float, float] | None]:
+    """Each reported warm loop's (seconds waited for a CPU, seconds it took), a timed cell's and a
+    generation cell's alike; None for a loop whose host has the figures' keys (1.4 logs on) but
+    no readable figure. Loops of older logs, which have no such keys, are left out."""
+    found: list[tuple[float, float] | None] = [
+        c.warm_waited for c in run.cells if c.warm_waited is not None or c.warm_wait_unread
+    ]
+    for cell in run.cells_with("generation"):
+        timing = generation_timing(cell) if cell.status == "pass" else None
+        if timing is not None and timing.host and "cpu_wait_s" in timing.host:
+            found.append(generation_waited(timing))
+    return found
+
+
 def _timing_hosts(run: RunModel) -> list[dict[str, str]]:
     """The host facts read around each timed cell's warm loop, cell by cell: a fresh process per
     cell may run under other threads or affinity, and each load or clock reading is its own."""
@@ -215,9 +230,13 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
     ]
     if loads:
         facts["load average (1 min) around the warm loops"] = f"{min(loads):.2f} to {max(loads):.2f}"
-    shares = [w[0] / (w[0] + w[1]) for c in run.cells if (w := c.warm_waited) is not None and w[0] + w[1] > 0]
-    if shares:
-        facts[WAIT_LABEL] = f"{min(shares):.1%} to {max(shares):.1%}"
+    waits = _loop_waits(run)
+    rates = [w[0] / w[1] for w in waits if w is not None and w[1] > 0]
+    unread = sum(w is None for w in waits)
+    if waits:
+        shown = [f"{min(rates):.3f} to {max(rates):.3f} s"] if rates else []
+        shown += [f"not read for {unread} loop(s): contention not judged there"] if unread else []
+        facts[WAIT_LABEL] = "; ".join(shown)
     for key, label in _ACCELERATOR_FACTS:
         readings = [
             float(v)

@@ -10,7 +10,7 @@ when a report shows that cell in full.
 
 from __future__ import annotations
 
-import math
+import re
 from collections import Counter
 from operator import attrgetter
 from dataclasses import dataclass, field
@@ -93,9 +93,10 @@ class CellRecord:
     # with a value, by key; () where none was recorded. Every timed cell's, since a fresh
     # process per cell may run under other threads, and a load or a clock reading is its own.
     host: tuple[tuple[str, str], ...] = ()
-    # (seconds waited for a CPU, seconds on one) by the process's threads over that loop (1.4
-    # logs on); None where not recorded or not two finite, non-negative numbers.
+    # (seconds the process's threads waited for a CPU over that loop, seconds the loop took) (1.4
+    # logs on; validate refuses figures that are no plain number); None where not recorded.
     warm_waited: tuple[float, float] | None = None
+    warm_wait_unread: bool = False  # the host has the figures' keys but no readable figure
     eager_after_recompile_limit: bool = False
     # Of the latest cold call: its outputs did not match the reference; cache folders not empty before it.
     cold_check_failed: bool = False
@@ -543,6 +544,7 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
             tuple(sorted((k, v) for k, f in host.items() if isinstance(v := _opt(f.value), str) and v)) if host else ()
         )
         cell.warm_waited = waited_of(dict(cell.host)) if host else None
+        cell.warm_wait_unread = cell.warm_waited is None and host is not None and "cpu_wait_s" in host
         memory = _opt(data.device_memory)
         peak = memory.peak_allocated_bytes if memory is not None and memory.status == "measured" else None
         cell.peak_device_bytes = peak if isinstance(peak, int) else None
@@ -557,14 +559,20 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.timing_layout_missed += ("cold" if cold is not None else "warm",)
 
 
-def waited_of(host: dict[str, str]) -> tuple[float, float] | None:
-    """(seconds waited for a CPU, seconds on one) from a warm loop's host facts (cpu_wait_s and
-    cpu_run_s); None unless both are finite, non-negative numbers."""
-    try:
-        figures = (float(host["cpu_wait_s"]), float(host["cpu_run_s"]))
-    except (KeyError, ValueError):
-        return None
-    return figures if all(math.isfinite(f) and f >= 0 for f in figures) else None
+def waited_of(host: Mapping[str, str | None]) -> tuple[float, float] | None:
+    """(seconds the threads waited for a CPU, seconds the loop took) from a warm loop's host
+    facts (cpu_wait_s and loop_wall_s); None unless both are plain figures (seconds_figure)."""
+    wait, wall = seconds_figure(host.get("cpu_wait_s")), seconds_figure(host.get("loop_wall_s"))
+    return (wait, wall) if wait is not None and wall is not None else None
+
+
+_PLAIN_SECONDS = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?")
+
+
+def seconds_figure(text: str | None) -> float | None:
+    """A host fact's seconds as the collector writes them ('0.004512'): digits with at most one
+    point, never a sign, an exponent, an underscore, 'nan' or 'inf'; None for anything else."""
+    return float(text) if isinstance(text, str) and _PLAIN_SECONDS.fullmatch(text) else None
 
 
 def _step_facts(cell: CellRecord, data: Any, line: int) -> None:
