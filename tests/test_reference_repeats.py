@@ -30,7 +30,8 @@ def test_a_cpu_runs_eager_cells_in_the_reference_dtype_are_named_as_repeats(tmp_
     (note,) = _judged(tmp_path, events)
     assert note.outcome == "note" and set(note.cases) == _eager(events)
     assert "shows that the computation repeats, not that it is right" in note.message
-    assert "the evidence that the cpu backend computes the model correctly is in the other" in note.message
+    assert "show that those paths agree with this cpu eager computation, which is the reference" in note.message
+    assert "correctly" not in note.message
 
 
 def test_a_cpu_run_with_only_such_cells_says_nothing_else_shows_correctness(tmp_path: Path) -> None:
@@ -38,7 +39,7 @@ def test_a_cpu_run_with_only_such_cells_says_nothing_else_shows_correctness(tmp_
     plan = next(e for e in events if e["kind"] == "plan")
     plan["matrix"] = [c for c in plan["matrix"] if c["mode"] == "eager"]
     (note,) = _judged(tmp_path, logbuilder.with_envelope(events))
-    assert "no other cell passed: nothing here shows the cpu backend computing the model correctly" in note.message
+    assert note.message.endswith("no other cell passed.")
 
 
 def test_another_device_or_dtype_than_the_reference_is_no_repeat(tmp_path: Path) -> None:

@@ -78,6 +78,7 @@ def test_every_shipped_workload_states_its_weights_origin() -> None:
 
 def _log(tmp_path: Path, origin: str | None, version: str = "1.4") -> Path:
     events = logbuilder.complete_log()
+    events[0]["run_id"] = f"synthetic-{origin}-{version}"
     for event in events:
         event["schema_version"] = version
         if event["kind"] == "plan" and origin is not None:
@@ -121,3 +122,15 @@ def test_an_older_log_says_the_origin_was_not_recorded_and_adds_no_note(tmp_path
     headline, notes, row = _judged(_log(tmp_path, None, version="1.3"))
     assert notes == [] and row == "not recorded (a log written before schema 1.4)"
     assert "synthetic weights" not in headline
+
+
+def test_diff_names_a_changed_weights_origin_among_the_criteria(tmp_path: Path) -> None:
+    from reportgen.publish.diff import diff_runs
+    from reportgen.publish.summary import summarize
+    from reportgen.render.report import judge_log
+
+    before, after = _log(tmp_path, "synthetic"), _log(tmp_path, "pretrained")
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    changed = {c.key: c for c in diff.criteria}
+    assert "weights_origin" in changed, list(changed)
+    assert "synthetic" in str(changed["weights_origin"]) and "pretrained" in str(changed["weights_origin"])

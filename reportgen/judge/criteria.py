@@ -213,6 +213,8 @@ def _config(plan: Any) -> list[Declared]:
     )
     return [
         Declared("model_revision", "model revision", bounded(plan.model_revision), "config"),
+        # Trained weights and made-up ones of one architecture are two models, whatever the revision says.
+        Declared("weights_origin", "weights origin", plan.weights_origin or NOT_RECORDED, "config"),
         Declared("matrix", "planned matrix", _matrix(plan), "config"),
         Declared("compile_options", "compile options", bounded(compiled), "config"),
         Declared("padding", "padding", bounded(padding), "config"),

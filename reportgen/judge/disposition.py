@@ -923,17 +923,18 @@ def rule_reference_repeats(run: RunModel, notes: Notes) -> list[Reason]:
     if not repeats:
         return []
     passed = run.counts()["pass"]
+    family = _family(run)
     others = (
-        f"the evidence that the {_family(run)} backend computes the model correctly is in the other "
-        f"{passed - len(repeats)} passing cell(s) (compiled, or in another dtype)"
+        f"the other {passed - len(repeats)} passing cell(s) (compiled, or in another dtype) show that those paths "
+        f"agree with this {family} eager computation, which is the reference: none of them checks the reference itself"
         if passed > len(repeats)
-        else f"no other cell passed: nothing here shows the {_family(run)} backend computing the model correctly"
+        else "no other cell passed"
     )
     return [
         Reason(
             "reference-repeats",
             "note",
-            f"{len(repeats)} passing eager cell(s) ran on {_family(run)} in the dtype their reference was computed in, "
+            f"{len(repeats)} passing eager cell(s) ran on {family} in the dtype their reference was computed in, "
             f"eager, as the reference itself: their pass shows that the computation repeats, not that it is right; "
             f"{others}.",
             tuple(repeats),
@@ -1006,8 +1007,9 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
     parts = []
     if unstable:
         parts.append(
-            f"{len(unstable)} of {timed} timed cells have an unstable warm timing (bimodal, drifting, spread wide or with many far outliers"
-            " by the collector's stability rules)"
+            f"{len(unstable)} of {timed} timed cells have an unstable warm timing (bimodal, drifting, spread wide, with many far"
+            " outliers or a fastest sample far below the median, or measured while the threads waited for a CPU, by the"
+            " collector's stability rules)"
         )
     if short:
         parts.append(f"{short} of {timed}{'' if parts else ' timed cells'} have too few warm samples to classify")
