@@ -130,6 +130,16 @@ def test_a_quiet_loop_is_not_measured_again(monkeypatch: pytest.MonkeyPatch) -> 
 # --- reportgen: every reader judges it alike ----------------------------------------------------
 
 
+def _host(wait: str) -> dict[str, Any]:
+    """A loop's CPU time figures: ``wait`` seconds waited in a loop of one second."""
+    fact = {"source": "synthetic fixture"}
+    return {
+        "cpu_run_s": {"value": "0.900000", **fact},
+        "cpu_wait_s": {"value": wait, **fact},
+        "loop_wall_s": {"value": "1.000000", **fact},
+    }
+
+
 def _timing_log(tmp_path: Path, name: str, wait: str | None, run_id: str) -> Path:
     """A synthetic passing run of steady warm series (1% noise), each loop's threads having
     waited ``wait`` seconds for a CPU against 1 s on one (None: not recorded, as before 1.4)."""
@@ -137,10 +147,7 @@ def _timing_log(tmp_path: Path, name: str, wait: str | None, run_id: str) -> Pat
     for event in events:
         event["schema_version"] = "1.4"
         if event["kind"] == "timing" and event.get("warm") and wait is not None:
-            event["host"] = {
-                "cpu_wait_s": {"value": wait, "source": "synthetic fixture"},
-                "loop_wall_s": {"value": "1.000000", "source": "synthetic fixture"},
-            }
+            event["host"] = _host(wait)
     path = tmp_path / name / "events.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
@@ -224,10 +231,7 @@ def _generation_log(tmp_path: Path, name: str, wait: str | None) -> Path:
     for event in events:
         event["schema_version"] = "1.4"
         if event["kind"] == "generation" and event.get("timing") and wait is not None:
-            event["timing"]["host"] = {
-                "cpu_wait_s": {"value": wait, "source": "synthetic fixture"},
-                "loop_wall_s": {"value": "1.000000", "source": "synthetic fixture"},
-            }
+            event["timing"]["host"] = _host(wait)
     path = tmp_path / name / "events.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
@@ -260,3 +264,68 @@ def test_diff_and_compare_flag_a_contended_generation_series(tmp_path: Path) -> 
     comparison = compare_runs(*(JudgedSide(j.run, j.notes, j.disposition) for j in map(judge_log, (quiet, busy))))
     compared = [s for c in comparison.cells for s in c.generation]
     assert compared and all(any("threads waited for a CPU" in f for f in s.flags) for s in compared)
+
+
+def test_a_ratio_against_a_log_without_the_wait_is_flagged_in_diff_and_compare(tmp_path: Path) -> None:
+    """A 1.3 log's loops may have waited unseen: a ratio against it decides nothing, as one
+    against a log that did not record its timed region does."""
+    from reportgen.judge.comparison import JudgedSide, compare_runs
+
+    old, quiet = _timing_log(tmp_path, "old", None, "old-run"), _timing_log(tmp_path, "quiet", "0.001000", "quiet-run")
+    diff = diff_runs(summarize(judge_log(old)), summarize(judge_log(quiet)))
+    assert diff.timings and all(
+        "CPU wait not recorded on the before: contention not judged there" in t.flags for t in diff.timings
+    )
+    comparison = compare_runs(*(JudgedSide(j.run, j.notes, j.disposition) for j in map(judge_log, (quiet, old))))
+    timed = [c.timing for c in comparison.cells if c.timing is not None]
+    assert timed and all(
+        "CPU wait not recorded on the candidate: contention not judged there" in t.flags for t in timed
+    )
+    both = diff_runs(summarize(judge_log(quiet)), summarize(judge_log(_timing_log(tmp_path, "q2", "0.002000", "q2"))))
+    assert not any("CPU wait not recorded" in f for t in both.timings for f in t.flags)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("nan", "host.cpu_wait_s is 'nan', not seconds written as digits with at most one point"),
+        ("-0.5", "host.cpu_wait_s is '-0.5', not seconds"),
+        ("1e400", "host.cpu_wait_s is '1e400', not seconds"),
+        ("0_02", "host.cpu_wait_s is '0_02', not seconds"),
+        (None, None),  # unknown with its reason: valid, and the page says contention was not judged
+    ],
+)
+def test_a_14_log_whose_wait_is_no_plain_figure_is_refused_at_its_line(
+    tmp_path: Path, value: str | None, expected: str | None
+) -> None:
+    from reportgen.contract.validation import read_log
+    from reportgen.judge.changes import WAIT_LABEL, host_facts
+
+    path = _timing_log(tmp_path, "bad", "0.001000", "bad-run")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines) if '"kind": "timing"' in line and '"warm"' in line)
+    event = json.loads(lines[number])
+    event["host"]["cpu_wait_s"] = (
+        {"value": value, "source": "x"} if value is not None else {"value": None, "unknown_reason": "not Linux"}
+    )
+    lines[number] = json.dumps(event)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    reading = read_log(path)
+    errors = [p.format() for p in reading.problems if p.severity == "error"]
+    if expected is None:
+        assert errors == []
+        assert "not read for 1 loop(s): contention not judged there" in host_facts(_run(path))[WAIT_LABEL]
+    else:
+        assert len(errors) == 1 and f":{number + 1}: " in errors[0] and expected in errors[0], errors
+
+
+def test_a_14_log_without_the_figures_is_refused(tmp_path: Path) -> None:
+    from reportgen.contract.validation import read_log
+
+    path = _timing_log(tmp_path, "bare", "0.001000", "bare-run")
+    text = path.read_text(encoding="utf-8").replace(
+        '"loop_wall_s": {"value": "1.000000", "source": "synthetic fixture"}', '"x": {"value": "1", "source": "y"}'
+    )
+    path.write_text(text, encoding="utf-8")
+    errors = [p.format() for p in read_log(path).problems if p.severity == "error"]
+    assert errors and all("host lacks loop_wall_s" in e for e in errors)

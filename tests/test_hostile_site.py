@@ -102,6 +102,14 @@ STATES: list[tuple[str, Callable[[Path], bytes], str]] = [
     ("not UTF-8", _raw(b'{"fingerprint": "\xff"}\n'), "can't decode byte 0xff"),
     ("nested very deeply", _raw(b"[" * 200_000 + b"]" * 200_000), "ignoring"),
     ("NaN timing", _edit_run(cells={"c": {"status": "pass", "warm_median_s": float("nan")}}), "warm_median_s"),
+    # A wait the contention rule would read as none (overflowing, negative, three figures).
+    ("huge CPU wait", _edit_run(cells={"c": {"status": "pass", "warm_waited": [1e308, 1e308]}}), "warm_waited"),
+    ("negative CPU wait", _edit_run(cells={"c": {"status": "pass", "warm_waited": [-1.0, 1.0]}}), "warm_waited"),
+    (
+        "three wait figures",
+        _edit_run(cells={"c": {"status": "pass", "generation_waited": [0.1, 1.0, 5.0]}}),
+        "generation_waited",
+    ),
     (
         "scope entry not a pair",
         _edit_run(scope_passed=[["a", "b", "c"]]),

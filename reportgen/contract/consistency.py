@@ -10,7 +10,10 @@ IQR, so figures its own samples do not give are refused, as is a warm loop of an
 repetitions than the plan's warm_repetitions (which the criteria table states and a comparison
 names when it changes); a compile event's options must be the plan's, which the criteria
 table states; and a generation event's decode steps must be the plan's and its tokens' (the
-prefill's token and one a decode call), which its agreeing steps are counted against.
+prefill's token and one a decode call), which its agreeing steps are counted against. From
+schema 1.4 a warm loop's host holds what its threads ran and waited for a CPU and the loop's
+wall time (the contention rule reads them): each is there, as seconds the way the collector
+writes them, or unknown with its reason.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``case_result``, ``timing``, ``compile``, ``generation``, ``train_step`` and
@@ -31,7 +34,7 @@ from collector.descriptors import descriptors
 from collector.timing import warm_stats
 from reportgen.contract.events import absent
 
-__all__ = ["FigureChecks", "family_disagreement"]
+__all__ = ["CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
 
 FIGURE_KINDS = frozenset(
     ("case_result", "timing", "compile", "generation", "train_step", "train_result", "artifact", "localization")
@@ -41,6 +44,32 @@ _WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
 # The case key the collector makes of a cell's fields (collector/plan.py, Cell.case):
 # b<batch>-l<length>-<layout>-<dtype>-<mode>, with -repeat on a cache check.
 _COLLECTOR_CASE = re.compile(r"b(\d+)-l(\d+)-(contiguous|noncontiguous)-([^-]+)-(eager|compiled)(-repeat)?")
+
+
+# A warm loop's CPU time figures (collector/hostcondition.py), from schema 1.4.
+CPU_TIME_KEYS = ("cpu_run_s", "cpu_wait_s", "loop_wall_s")
+_PLAIN_SECONDS = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?")
+
+
+def seconds_figure(text: object) -> float | None:
+    """A host fact's seconds as the collector writes them ('0.004512'): digits with at most one
+    point, never a sign, an exponent, an underscore, 'nan' or 'inf'; None for anything else."""
+    return float(text) if isinstance(text, str) and _PLAIN_SECONDS.fullmatch(text) else None
+
+
+def _cpu_time(what: str, host: Any, version: str) -> str | None:
+    """A 1.4 loop's host without its CPU time figures, or with one that is no plain figure."""
+    major, _, minor = version.partition(".")
+    if absent(host) or not host or not (major.isdigit() and minor.isdigit()) or (int(major), int(minor)) < (1, 4):
+        return None
+    missing = [key for key in CPU_TIME_KEYS if key not in host]
+    if missing:
+        return f"{what} lacks {', '.join(missing)}: a 1.4 log records each, a value or why it is unknown"
+    for key in CPU_TIME_KEYS:
+        value = host[key].value
+        if value is not None and seconds_figure(value) is None:
+            return f"{what}.{key} is {value[:40]!r}, not seconds written as digits with at most one point"
+    return None
 
 
 def _meets(value: float, criterion: Any) -> bool:
@@ -172,7 +201,11 @@ class FigureChecks:
     def _timing(self, data: Any) -> str | None:
         if absent(data.warm):
             return None
-        return self._planned_repetitions("warm holds", len(data.warm.samples_s)) or warm_figures("warm", data.warm)
+        return (
+            self._planned_repetitions("warm holds", len(data.warm.samples_s))
+            or warm_figures("warm", data.warm)
+            or _cpu_time("host", data.host, data.schema_version)
+        )
 
     def _planned_repetitions(self, what: str, count: int) -> str | None:
         """The collector times every warm loop with the plan's warm_repetitions (the plan event
@@ -206,6 +239,8 @@ class FigureChecks:
             if (why := warm_figures("timing.decode_token", timing.decode_token)) is not None:
                 return why
             if (why := _repetitions(timing)) is not None:
+                return why
+            if (why := _cpu_time("timing.host", timing.host, data.schema_version)) is not None:
                 return why
             each = len(timing.decode_token.samples_s) // timing.repetitions
             if each != data.decode_steps:

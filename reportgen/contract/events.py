@@ -1004,7 +1004,10 @@ class WarmStability(Strict, kw_only=True, frozen=True):
     min_s: Seconds | None = None
     reasons: Annotated[
         list[str],
-        Doc("The rules the series failed: outliers, bimodality, drift, spread, min_median, contention (1.4 logs on)."),
+        Doc(
+            "The rules the series failed: outliers, bimodality, drift, spread, min_median, contention (1.4 logs on:"
+            " the threads waited for a CPU more than 0.10 s per second of the loop)."
+        ),
     ] = field(default_factory=list)
     checks: Annotated[dict[str, dict[str, float | bool | str]], Doc("Each rule: failed, its figures, a note.")] = field(
         default_factory=dict
@@ -1084,8 +1087,10 @@ class Timing(Envelope, tag="timing", kw_only=True, frozen=True):
             "The host around the warm loop (1.2 logs on): load_avg_before/after, cpu_count, cpu_affinity,"
             " torch_threads, cpu_governor, and the accelerator's readings before/after (gpu_*_before/after on CUDA;"
             " accelerator_before/after: why not measured elsewhere); from 1.4, cpu_run_s and cpu_wait_s: the seconds"
-            " the process's threads ran on a CPU and waited for one over the loop (warm-up calls included), whose"
-            " share waited the stability rule 'contention' judges. Every key is present: a value or why it is unknown."
+            " the process's threads ran on a CPU and waited for one over the loop (warm-up calls included), and"
+            " loop_wall_s, the loop's wall time: the stability rule 'contention' judges cpu_wait_s per second of"
+            " loop_wall_s (each written as digits with at most one point). Every key is present: a value or why it"
+            " is unknown."
         ),
     ] = None
     device_memory: Annotated[
@@ -1137,7 +1142,7 @@ class GenerationTiming(Strict, kw_only=True, frozen=True):
         dict[str, HostFact] | None,
         Doc(
             "The host around the warm generations (1.4 logs on), as a timing event's host: both series come"
-            " from this one loop, so its cpu_run_s and cpu_wait_s judge both (stability rule 'contention')."
+            " from this one loop, so its cpu_wait_s and loop_wall_s judge both (stability rule 'contention')."
         ),
     ] = None
 

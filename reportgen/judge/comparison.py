@@ -162,6 +162,8 @@ class CellSide:
     diverges: str | None = None  # the localisation's first diverging module, as a phrase
     # Why its warm series decides nothing (judge/timing_stability.py); None: stable.
     timing_flag: str | None = None
+    # What the threads waited for a CPU over the warm loop, and the loop's time (1.4 logs on).
+    waited: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -589,6 +591,15 @@ def timed_flag(before: str | None, after: str | None, roles: tuple[str, str]) ->
     return f"different timed region ({roles[0]}: {before}; {roles[1]}: {after})"
 
 
+def wait_flag(before: object | None, after: object | None, roles: tuple[str, str]) -> str | None:
+    """The flag on a ratio of two warm series when one side's loop recorded what its threads
+    waited for a CPU and the other's did not (a collector before schema 1.4, or a figure it could
+    not read): contention was judged on one side only. None when both or neither recorded it."""
+    if (before is None) == (after is None):
+        return None
+    return f"CPU wait not recorded on the {roles[0] if before is None else roles[1]}: contention not judged there"
+
+
 def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) -> CellSide:
     result = cell.result if cell.result_line is not None else None
     metric = result.task_metric if result is not None else None
@@ -620,6 +631,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         failing=failing_quantity(cell) if cell.status in FAILED else "",
         untested_reason=cell.untested_reason if cell.status == "untested" else None,
         diverges=_diverges(cell),
+        waited=cell.warm_waited,
         timing_flag=series_flag(cell.warm_samples, cell.warm_waited)
         if cell.warm_median_s is not None and cell.warm_samples
         else None,
@@ -823,6 +835,7 @@ def _timing_flags(
     cand: CellSide,
     scopes: tuple[object, object] | None = None,
     unsteady: tuple[str | None, str | None] | None = None,
+    waits: tuple[object, object] | None = None,
 ) -> tuple[str, ...]:
     """What qualifies a ratio of the two sides' cells: fallback, a hit recompile limit, a
     different timing scope, a series that decides nothing. ``scopes`` and ``unsteady`` stand for
@@ -843,6 +856,8 @@ def _timing_flags(
     if scopes[0] != scopes[1]:
         flags.append("different timing scope")
     elif explicit is None and (flag := timed_flag(timed_words(base.timed), timed_words(cand.timed), SIDES)):
+        flags.append(flag)
+    if flag := wait_flag(*(waits if waits is not None else (base.waited, cand.waited)), SIDES):
         flags.append(flag)
     for role, flag in zip(SIDES, unsteady):
         if flag:  # 'unstable timing: ...' or 'timing not classified: ...'
@@ -1198,6 +1213,7 @@ def _generation_timings(
                 series_flag(base_samples[0], generation_waited(timings[0])),
                 series_flag(cand_samples[0], generation_waited(timings[1])),
             ),
+            waits=(generation_waited(timings[0]), generation_waited(timings[1])),
         )
         base_waits, cand_waits = ([generation_waited(generation_timing(c.cells[case])) for c in side] for side in sides)
         flags += tuple(

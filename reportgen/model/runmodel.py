@@ -10,7 +10,6 @@ when a report shows that cell in full.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from operator import attrgetter
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from weakref import WeakKeyDictionary
 from msgspec import UNSET
 
 from reportgen.contract import events as ev
+from reportgen.contract.consistency import seconds_figure
 from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
@@ -564,15 +564,6 @@ def waited_of(host: Mapping[str, str | None]) -> tuple[float, float] | None:
     facts (cpu_wait_s and loop_wall_s); None unless both are plain figures (seconds_figure)."""
     wait, wall = seconds_figure(host.get("cpu_wait_s")), seconds_figure(host.get("loop_wall_s"))
     return (wait, wall) if wait is not None and wall is not None else None
-
-
-_PLAIN_SECONDS = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?")
-
-
-def seconds_figure(text: str | None) -> float | None:
-    """A host fact's seconds as the collector writes them ('0.004512'): digits with at most one
-    point, never a sign, an exponent, an underscore, 'nan' or 'inf'; None for anything else."""
-    return float(text) if isinstance(text, str) and _PLAIN_SECONDS.fullmatch(text) else None
 
 
 def _step_facts(cell: CellRecord, data: Any, line: int) -> None:

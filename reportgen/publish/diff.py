@@ -33,6 +33,7 @@ from reportgen.judge.comparison import (
     replicate_caveats,
     replicate_statuses,
     timed_flag,
+    wait_flag,
     timing_stop,
     untimed_words,
 )
@@ -223,6 +224,9 @@ def timing_flags(
     if scopes[0] and scopes[1] and scopes[0] != scopes[1]:  # as `reportgen compare` flags it
         flags.append(f"different timing scope (before: {scopes[0]}; after: {scopes[1]})")
     elif not series and (flag := timed_flag(old.timed, new.timed, ("before", "after"))):
+        flags.append(flag)
+    waits = (old.generation_waited, new.generation_waited) if series else (old.warm_waited, new.warm_waited)
+    if flag := wait_flag(*waits, ("before", "after")):
         flags.append(flag)
     hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
     if hit:  # as `reportgen compare` flags it: the compiled cell may have run eager

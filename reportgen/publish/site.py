@@ -159,6 +159,9 @@ class _StoredCell(BaseModel):
     status: str = Field(pattern="^(" + "|".join(STATUS_ORDER) + ")$")
     warm_median_s: float | None = Field(None, ge=0, le=1e9)
     warm_samples_s: list[float] | None = None
+    # [seconds waited for a CPU, seconds the loop took]: plain figures, as the log's are.
+    warm_waited: list[Annotated[float, Field(ge=0, le=1e12)]] | None = Field(None, min_length=2, max_length=2)
+    generation_waited: list[Annotated[float, Field(ge=0, le=1e12)]] | None = Field(None, min_length=2, max_length=2)
 
 
 class _StoredRun(BaseModel):
