@@ -140,12 +140,12 @@ def _host(wait: str) -> dict[str, Any]:
     }
 
 
-def _timing_log(tmp_path: Path, name: str, wait: str | None, run_id: str) -> Path:
+def _timing_log(tmp_path: Path, name: str, wait: str | None, run_id: str, seed: int = 0) -> Path:
     """A synthetic passing run of steady warm series (1% noise), each loop's threads having
-    waited ``wait`` seconds for a CPU against 1 s on one (None: not recorded, as before 1.4)."""
-    events = logbuilder.timing_log(run_id)
+    waited ``wait`` seconds for a CPU in a loop of 1 s (None: a 1.3 log, which records none)."""
+    events = logbuilder.timing_log(run_id, seed=seed)
     for event in events:
-        event["schema_version"] = "1.4"
+        event["schema_version"] = "1.4" if wait is not None else "1.3"
         if event["kind"] == "timing" and event.get("warm") and wait is not None:
             event["host"] = _host(wait)
     path = tmp_path / name / "events.jsonl"
@@ -229,7 +229,7 @@ def test_the_run_page_gives_the_range_of_the_loops_wait_and_it_splits_no_replica
 def _generation_log(tmp_path: Path, name: str, wait: str | None) -> Path:
     events = logbuilder.generation_timing_log(name)
     for event in events:
-        event["schema_version"] = "1.4"
+        event["schema_version"] = "1.4" if wait is not None else "1.3"
         if event["kind"] == "generation" and event.get("timing") and wait is not None:
             event["timing"]["host"] = _host(wait)
     path = tmp_path / name / "events.jsonl"
@@ -329,3 +329,41 @@ def test_a_14_log_without_the_figures_is_refused(tmp_path: Path) -> None:
     path.write_text(text, encoding="utf-8")
     errors = [p.format() for p in read_log(path).problems if p.severity == "error"]
     assert errors and all("host lacks loop_wall_s" in e for e in errors)
+
+
+def test_the_wait_flag_reads_every_replicate_whatever_their_order(tmp_path: Path) -> None:
+    """Only the first run of a side was read: listed second, a replicate without the wait let a
+    ratio decide; listed first, it flagged every one."""
+    quiet = summarize(judge_log(_timing_log(tmp_path, "quiet", "0.001000", "quiet-run", seed=1)))
+    old = summarize(judge_log(_timing_log(tmp_path, "old", None, "old-run", seed=2)))
+    after = summarize(judge_log(_timing_log(tmp_path, "after", "0.001000", "after-run", seed=3)))
+    for before in ([quiet, old], [old, quiet]):
+        diff = diff_runs(before, after)
+        assert diff.timings and all(
+            "CPU wait not recorded on the before: contention not judged there" in t.flags for t in diff.timings
+        ), [t.flags for t in diff.timings][:2]
+
+
+def test_a_14_warm_loop_without_its_host_or_shorter_than_its_samples_is_refused(tmp_path: Path) -> None:
+    from reportgen.contract.validation import read_log
+
+    for name, change, expected in (
+        ("nohost", lambda e: e.pop("host"), "host is not recorded: a 1.4 warm loop records its host"),
+        ("nullhost", lambda e: e.update(host=None), "host is not recorded"),
+        ("wall0", lambda e: e["host"]["loop_wall_s"].update(value="0"), "host.loop_wall_s is 0.000000 s, shorter than"),
+    ):
+        path = _timing_log(tmp_path, name, "0.001000", f"{name}-run")
+        events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        timing = next(e for e in events if e["kind"] == "timing" and e.get("warm"))
+        change(timing)
+        path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+        errors = [p.format() for p in read_log(path).problems if p.severity == "error"]
+        assert len(errors) == 1 and expected in errors[0], (name, errors)
+
+
+def test_a_generation_only_run_page_gives_the_wait_of_its_loops(tmp_path: Path) -> None:
+    from reportgen.judge.changes import WAIT_LABEL
+
+    judged = judge_log(_generation_log(tmp_path, "gen", "0.001000"))
+    assert judged.judgement is not None
+    assert dict(judged.judgement.loop_host)[WAIT_LABEL] == "0.001 to 0.001 s"

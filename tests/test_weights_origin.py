@@ -83,6 +83,11 @@ def _log(tmp_path: Path, origin: str | None, version: str = "1.4") -> Path:
         event["schema_version"] = version
         if event["kind"] == "plan" and origin is not None:
             event["weights_origin"] = origin
+        if event["kind"] == "timing" and event.get("warm") and version == "1.4":  # a 1.4 loop records its host
+            event["host"] = {
+                key: {"value": value, "source": "synthetic fixture"}
+                for key, value in (("cpu_run_s", "0.900000"), ("cpu_wait_s", "0.001000"), ("loop_wall_s", "1.000000"))
+            }
     path = tmp_path / f"{origin}-{version}.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     return path

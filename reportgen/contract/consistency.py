@@ -32,7 +32,7 @@ from msgspec import UNSET
 
 from collector.descriptors import descriptors
 from collector.timing import warm_stats
-from reportgen.contract.events import absent
+from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent
 
 __all__ = ["CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
 
@@ -57,11 +57,18 @@ def seconds_figure(text: object) -> float | None:
     return float(text) if isinstance(text, str) and _PLAIN_SECONDS.fullmatch(text) else None
 
 
-def _cpu_time(what: str, host: Any, version: str) -> str | None:
-    """A 1.4 loop's host without its CPU time figures, or with one that is no plain figure."""
+def _cpu_time(what: str, host: Any, version: str, timed_s: float) -> str | None:
+    """A 1.4 loop without its host, its host without its CPU time figures or with one that is
+    no plain figure, or a loop wall time shorter than the samples it holds (``timed_s``)."""
     major, _, minor = version.partition(".")
-    if absent(host) or not host or not (major.isdigit() and minor.isdigit()) or (int(major), int(minor)) < (1, 4):
+    # From 1.4 to this reader's own minor: a newer minor's log is read as far as it is understood.
+    if not (major.isdigit() and minor.isdigit()) or not (1, 4) <= (int(major), int(minor)) <= (
+        SCHEMA_MAJOR,
+        SCHEMA_MINOR,
+    ):
         return None
+    if absent(host) or not host:
+        return f"{what} is not recorded: a 1.4 warm loop records its host, the CPU time figures among it"
     missing = [key for key in CPU_TIME_KEYS if key not in host]
     if missing:
         return f"{what} lacks {', '.join(missing)}: a 1.4 log records each, a value or why it is unknown"
@@ -69,6 +76,9 @@ def _cpu_time(what: str, host: Any, version: str) -> str | None:
         value = host[key].value
         if value is not None and seconds_figure(value) is None:
             return f"{what}.{key} is {value[:40]!r}, not seconds written as digits with at most one point"
+    wall = seconds_figure(host["loop_wall_s"].value)
+    if wall is not None and wall + 1e-6 < timed_s:  # the figures are written to the microsecond
+        return f"{what}.loop_wall_s is {wall:.6f} s, shorter than the {timed_s:.6f} s its samples add up to"
     return None
 
 
@@ -204,7 +214,7 @@ class FigureChecks:
         return (
             self._planned_repetitions("warm holds", len(data.warm.samples_s))
             or warm_figures("warm", data.warm)
-            or _cpu_time("host", data.host, data.schema_version)
+            or _cpu_time("host", data.host, data.schema_version, math.fsum(data.warm.samples_s))
         )
 
     def _planned_repetitions(self, what: str, count: int) -> str | None:
@@ -240,7 +250,8 @@ class FigureChecks:
                 return why
             if (why := _repetitions(timing)) is not None:
                 return why
-            if (why := _cpu_time("timing.host", timing.host, data.schema_version)) is not None:
+            timed = math.fsum(timing.ttft_warm.samples_s) + math.fsum(timing.decode_token.samples_s)
+            if (why := _cpu_time("timing.host", timing.host, data.schema_version, timed)) is not None:
                 return why
             each = len(timing.decode_token.samples_s) // timing.repetitions
             if each != data.decode_steps:

@@ -233,9 +233,9 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
     waits = _loop_waits(run)
     rates = [w[0] / w[1] for w in waits if w is not None and w[1] > 0]
     unread = sum(w is None for w in waits)
-    if waits:
-        shown = [f"{min(rates):.3f} to {max(rates):.3f} s"] if rates else []
-        shown += [f"not read for {unread} loop(s): contention not judged there"] if unread else []
+    shown = [f"{min(rates):.3f} to {max(rates):.3f} s"] if rates else []
+    shown += [f"not read for {unread} loop(s): contention not judged there"] if unread else []
+    if shown:
         facts[WAIT_LABEL] = "; ".join(shown)
     for key, label in _ACCELERATOR_FACTS:
         readings = [

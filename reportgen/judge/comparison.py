@@ -591,13 +591,16 @@ def timed_flag(before: str | None, after: str | None, roles: tuple[str, str]) ->
     return f"different timed region ({roles[0]}: {before}; {roles[1]}: {after})"
 
 
-def wait_flag(before: object | None, after: object | None, roles: tuple[str, str]) -> str | None:
-    """The flag on a ratio of two warm series when one side's loop recorded what its threads
-    waited for a CPU and the other's did not (a collector before schema 1.4, or a figure it could
-    not read): contention was judged on one side only. None when both or neither recorded it."""
-    if (before is None) == (after is None):
+def wait_flag(before: Sequence[object | None], after: Sequence[object | None], roles: tuple[str, str]) -> str | None:
+    """The flag on a ratio of warm series when some of the runs (each side's, replicates included)
+    recorded what their threads waited for a CPU and others did not (a collector before schema
+    1.4, or a figure it could not read): contention was judged in some runs only. None when every
+    run or none recorded it."""
+    recorded = [w is not None for w in (*before, *after)]
+    if all(recorded) or not any(recorded):
         return None
-    return f"CPU wait not recorded on the {roles[0] if before is None else roles[1]}: contention not judged there"
+    lacking = [role for role, side in zip(roles, (before, after)) if any(w is None for w in side)]
+    return f"CPU wait not recorded on the {' and '.join(lacking)}: contention not judged there"
 
 
 def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) -> CellSide:
@@ -835,7 +838,7 @@ def _timing_flags(
     cand: CellSide,
     scopes: tuple[object, object] | None = None,
     unsteady: tuple[str | None, str | None] | None = None,
-    waits: tuple[object, object] | None = None,
+    waits: tuple[Sequence[object | None], Sequence[object | None]] | None = None,
 ) -> tuple[str, ...]:
     """What qualifies a ratio of the two sides' cells: fallback, a hit recompile limit, a
     different timing scope, a series that decides nothing. ``scopes`` and ``unsteady`` stand for
@@ -857,7 +860,7 @@ def _timing_flags(
         flags.append("different timing scope")
     elif explicit is None and (flag := timed_flag(timed_words(base.timed), timed_words(cand.timed), SIDES)):
         flags.append(flag)
-    if flag := wait_flag(*(waits if waits is not None else (base.waited, cand.waited)), SIDES):
+    if flag := wait_flag(*(waits if waits is not None else ([base.waited], [cand.waited])), SIDES):
         flags.append(flag)
     for role, flag in zip(SIDES, unsteady):
         if flag:  # 'unstable timing: ...' or 'timing not classified: ...'
@@ -1117,7 +1120,9 @@ def _with_timings(
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
-            flags = _timing_flags(a, b) + tuple(replicas) + beyond + side_flags
+            base_waits, cand_waits = ([c.cells[cell.case].warm_waited for c in side] for side in sides)
+            runs_waits = (base_waits, cand_waits)
+            flags = _timing_flags(a, b, waits=runs_waits) + tuple(replicas) + beyond + side_flags
             medians = (_side_median(cell.case, sides[0]), _side_median(cell.case, sides[1]))
             timing = CellTiming(
                 _undecided(warm, flags, medians),
@@ -1213,7 +1218,10 @@ def _generation_timings(
                 series_flag(base_samples[0], generation_waited(timings[0])),
                 series_flag(cand_samples[0], generation_waited(timings[1])),
             ),
-            waits=(generation_waited(timings[0]), generation_waited(timings[1])),
+            waits=(
+                [generation_waited(generation_timing(c.cells[case])) for c in sides[0]],
+                [generation_waited(generation_timing(c.cells[case])) for c in sides[1]],
+            ),
         )
         base_waits, cand_waits = ([generation_waited(generation_timing(c.cells[case])) for c in side] for side in sides)
         flags += tuple(

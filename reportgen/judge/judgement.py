@@ -169,7 +169,7 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
         undecided_why=undecided_why(sum(j.unstable for j in undecided), len(undecided)) if undecided else "",
         generation_why=undecided_why(sum(u for _, _, u in series), len(series)) if series else "",
         figure_flags=figure_flags(undecided, flagged_cells),
-        loop_host=tuple(loop_host_facts(run).items()) if timed else (),
+        loop_host=tuple(loop_host_facts(run).items()) if timed or series_total else (),
     )
 
 

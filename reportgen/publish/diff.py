@@ -211,7 +211,12 @@ def _judge_timings(
 
 
 def timing_flags(
-    before: RunSummary, after: RunSummary, old: CellSummary, new: CellSummary, series: str = ""
+    before: RunSummary,
+    after: RunSummary,
+    old: CellSummary,
+    new: CellSummary,
+    series: str = "",
+    waits: tuple[Sequence[object | None], Sequence[object | None]] | None = None,
 ) -> list[str]:
     """Why a ratio must not be read as a performance result on its own (``series``: the ratio of
     that generation series, GenerationTiming's field, instead of the cell's warm series)."""
@@ -225,7 +230,8 @@ def timing_flags(
         flags.append(f"different timing scope (before: {scopes[0]}; after: {scopes[1]})")
     elif not series and (flag := timed_flag(old.timed, new.timed, ("before", "after"))):
         flags.append(flag)
-    waits = (old.generation_waited, new.generation_waited) if series else (old.warm_waited, new.warm_waited)
+    if waits is None:  # the two runs alone; ``waits``: every run of each side
+        waits = ([old.generation_waited], [new.generation_waited]) if series else ([old.warm_waited], [new.warm_waited])
     if flag := wait_flag(*waits, ("before", "after")):
         flags.append(flag)
     hit = [which for which, cell in (("before", old), ("after", new)) if cell.recompile_limit]
@@ -892,10 +898,11 @@ class _Cells:
         """One timing change (``series``: a generation series, "" the cell's warm series) with
         every flag that qualifies it."""
         result = self.result
-        flags = timing_flags(self.befores[0], self.afters[0], old, new, series) + result.timing_unlike
+        waits = (_waits(self.befores, case, series), _waits(self.afters, case, series))
+        flags = timing_flags(self.befores[0], self.afters[0], old, new, series, waits) + result.timing_unlike
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
-        flags += replicate_flags("before", result.before_runs, before[1], _waits(self.befores, case, series))
-        flags += replicate_flags("after", result.after_runs, after[1], _waits(self.afters, case, series))
+        flags += replicate_flags("before", result.before_runs, before[1], waits[0])
+        flags += replicate_flags("after", result.after_runs, after[1], waits[1])
         # A site state from before planned fields kept: one sequence.
         batch = old.planned[0] if old.planned and isinstance(old.planned[0], int) else 1
         change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")
