@@ -57,15 +57,14 @@ def seconds_figure(text: object) -> float | None:
     return float(text) if isinstance(text, str) and _PLAIN_SECONDS.fullmatch(text) else None
 
 
-def _cpu_time(what: str, host: Any, version: str, timed_s: float) -> str | None:
+# From 1.4 to this reader's own minor: a newer minor's log is read as far as it is understood.
+_CPU_TIME_VERSIONS = frozenset(f"{SCHEMA_MAJOR}.{minor}" for minor in range(4, SCHEMA_MINOR + 1))
+
+
+def _cpu_time(what: str, host: Any, version: str, samples: tuple[Any, ...]) -> str | None:
     """A 1.4 loop without its host, its host without its CPU time figures or with one that is
-    no plain figure, or a loop wall time shorter than the samples it holds (``timed_s``)."""
-    major, _, minor = version.partition(".")
-    # From 1.4 to this reader's own minor: a newer minor's log is read as far as it is understood.
-    if not (major.isdigit() and minor.isdigit()) or not (1, 4) <= (int(major), int(minor)) <= (
-        SCHEMA_MAJOR,
-        SCHEMA_MINOR,
-    ):
+    no plain figure, or a loop wall time shorter than its ``samples`` (lists of seconds) add up to."""
+    if version not in _CPU_TIME_VERSIONS:  # a set lookup: every timing line of a long log asks
         return None
     if absent(host) or not host:
         return f"{what} is not recorded: a 1.4 warm loop records its host, the CPU time figures among it"
@@ -77,6 +76,7 @@ def _cpu_time(what: str, host: Any, version: str, timed_s: float) -> str | None:
         if value is not None and seconds_figure(value) is None:
             return f"{what}.{key} is {value[:40]!r}, not seconds written as digits with at most one point"
     wall = seconds_figure(host["loop_wall_s"].value)
+    timed_s = math.fsum(math.fsum(series) for series in samples)
     if wall is not None and wall + 1e-6 < timed_s:  # the figures are written to the microsecond
         return f"{what}.loop_wall_s is {wall:.6f} s, shorter than the {timed_s:.6f} s its samples add up to"
     return None
@@ -214,7 +214,7 @@ class FigureChecks:
         return (
             self._planned_repetitions("warm holds", len(data.warm.samples_s))
             or warm_figures("warm", data.warm)
-            or _cpu_time("host", data.host, data.schema_version, math.fsum(data.warm.samples_s))
+            or _cpu_time("host", data.host, data.schema_version, (data.warm.samples_s,))
         )
 
     def _planned_repetitions(self, what: str, count: int) -> str | None:
@@ -250,7 +250,7 @@ class FigureChecks:
                 return why
             if (why := _repetitions(timing)) is not None:
                 return why
-            timed = math.fsum(timing.ttft_warm.samples_s) + math.fsum(timing.decode_token.samples_s)
+            timed = (timing.ttft_warm.samples_s, timing.decode_token.samples_s)
             if (why := _cpu_time("timing.host", timing.host, data.schema_version, timed)) is not None:
                 return why
             each = len(timing.decode_token.samples_s) // timing.repetitions

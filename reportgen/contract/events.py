@@ -31,6 +31,13 @@ SCHEMA_MAJOR = 1
 SCHEMA_MINOR = 4
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
+
+def schema_tuple(version: str) -> tuple[int, ...]:
+    """(1, 2) from a log's schema_version '1.2'; () when it is no MAJOR.MINOR."""
+    major, _, minor = version.partition(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else ()
+
+
 CellStatus = Literal["pass", "mismatch", "nonfinite", "error", "skipped"]
 Mode = Literal["eager", "compiled"]
 Layout = Literal["contiguous", "noncontiguous"]

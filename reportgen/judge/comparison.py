@@ -91,7 +91,7 @@ from reportgen.judge.timing_stability import (
 )
 from reportgen.model.annotations import Annotation
 from reportgen.model.artifacts import ReferenceDistances, reference_distances
-from reportgen.model.runmodel import CellRecord, RunModel, shape_label
+from reportgen.model.runmodel import CellRecord, RunModel, input_key, reference_of, shape_label
 from reportgen.storage import is_remote
 
 FAILED = ("mismatch", "nonfinite")
@@ -698,13 +698,6 @@ def _reference_outputs(run: RunModel) -> tuple[str | None, dict[str, str]]:
     return shared, per_case
 
 
-def _reference_key(planned: ev.PlannedCell) -> str:
-    return f"b{planned.batch}-l{planned.length}-{planned.layout}"
-
-
-input_key = _reference_key  # a cell's input shape key, as its inputs' content hashes are keyed
-
-
 def _references(run: RunModel) -> dict[str, ev.Reference]:
     return {r.shape: r for r in run.references}
 
@@ -724,8 +717,7 @@ class _Context:
 
     def reference_for(self, planned: ev.PlannedCell) -> ev.Reference | None:
         """The reference event of the cell's inputs (keyed by input key, or with the dtype too)."""
-        key = _reference_key(planned)
-        return self.references.get(key) or self.references.get(f"{key}-{planned.dtype}")
+        return reference_of(self.references, planned)
 
     def reference_content(self, case: str, key: str) -> str | None:
         shared, per_case = self.reference_contents
@@ -754,7 +746,7 @@ def _reference_distances(base: _Context, cand: _Context) -> ReferenceDistances |
 def _reference_agreement(
     cell: CellRecord, base: _Context, cand: _Context, distances: ReferenceDistances | None
 ) -> ReferenceAgreement:
-    key = _reference_key(cell.planned)
+    key = input_key(cell.planned)
     a, b = (context.reference_for(cell.planned) for context in (base, cand))
     if a is None or b is None:
         missing = " and ".join(role for role, ref in (("baseline", a), ("candidate", b)) if ref is None)
@@ -972,7 +964,7 @@ def compare_runs(
         if redefined is not None:  # as `reportgen diff` asks it of the same two cells
             not_comparable.append(NotComparable(case, redefined))
             continue
-        key = _reference_key(a.planned)
+        key = input_key(a.planned)
         facts = inputs_facts(base.inputs.for_case(case), key), inputs_facts(cand.inputs.for_case(case), key)
         same = inputs_identity(*facts)  # as `reportgen diff` asks it of the same two cells
         if not same.same:
@@ -1107,22 +1099,17 @@ def _with_timings(
                     cold_note = f"not compared: the baseline's first call in {where[a.cold_fresh]}, the candidate's in {where[b.cold_fresh]}"
                 else:
                     cold_ratio, cold_note = _ratio(a.cold_s, b.cold_s), a.cold_condition or ""
+            # Each run's CPU wait over its warm loop, by side (every run passed this cell).
+            waits = tuple([c.cells[cell.case].warm_waited for c in side] for side in sides)
             base_replicas, cand_replicas = (
-                replicate_flags(
-                    role,
-                    [c.side.run.start.run_id for c in side],
-                    runs,
-                    [c.cells[cell.case].warm_waited for c in side],
-                )
-                for role, side, runs in zip(("baseline", "candidate"), sides, samples[cell.case])
+                replicate_flags(role, [c.side.run.start.run_id for c in side], runs, side_waits)
+                for role, side, runs, side_waits in zip(("baseline", "candidate"), sides, samples[cell.case], waits)
             )
             replicas = base_replicas + cand_replicas + _replicate_fallback(cell.case, extra)
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
-            base_waits, cand_waits = ([c.cells[cell.case].warm_waited for c in side] for side in sides)
-            runs_waits = (base_waits, cand_waits)
-            flags = _timing_flags(a, b, waits=runs_waits) + tuple(replicas) + beyond + side_flags
+            flags = _timing_flags(a, b, waits=(waits[0], waits[1])) + tuple(replicas) + beyond + side_flags
             medians = (_side_median(cell.case, sides[0]), _side_median(cell.case, sides[1]))
             timing = CellTiming(
                 _undecided(warm, flags, medians),
@@ -1210,20 +1197,15 @@ def _generation_timings(
     for (case, a, b, series, timings, (base_samples, cand_samples)), interval in zip(
         found, replicate_intervals([pair for *_, pair in found])
     ):
+        # Each run's CPU wait over its warm generations, by side; the first run's is ``timings``'.
+        base_waits, cand_waits = ([generation_waited(generation_timing(c.cells[case])) for c in side] for side in sides)
         flags = _timing_flags(
             a,
             b,
             scopes=(timings[0].scope, timings[1].scope),
-            unsteady=(
-                series_flag(base_samples[0], generation_waited(timings[0])),
-                series_flag(cand_samples[0], generation_waited(timings[1])),
-            ),
-            waits=(
-                [generation_waited(generation_timing(c.cells[case])) for c in sides[0]],
-                [generation_waited(generation_timing(c.cells[case])) for c in sides[1]],
-            ),
+            unsteady=(series_flag(base_samples[0], base_waits[0]), series_flag(cand_samples[0], cand_waits[0])),
+            waits=(base_waits, cand_waits),
         )
-        base_waits, cand_waits = ([generation_waited(generation_timing(c.cells[case])) for c in side] for side in sides)
         flags += tuple(
             replicate_flags("baseline", [c.side.run.start.run_id for c in sides[0]], base_samples, base_waits)
             + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples, cand_waits)

@@ -52,6 +52,7 @@ from reportgen.model.runmodel import (
     CellRecord,
     RunModel,
     per_run,
+    reference_of,
     shape_label,
 )
 
@@ -911,8 +912,7 @@ def reference_repeats(run: RunModel) -> list[str]:
         planned = cell.planned
         if planned.mode != "eager" or cell.status != "pass":
             continue
-        key = f"b{planned.batch}-l{planned.length}-{planned.layout}"
-        reference = references.get(key) or references.get(f"{key}-{planned.dtype}")
+        reference = reference_of(references, planned)
         if reference is not None and reference.device == family and reference.dtype == planned.dtype:
             found.append(cell.case)
     return found

@@ -72,15 +72,10 @@ def weights_facts(run: RunModel) -> WeightsFacts:
     )
 
 
-def _schema(version: str) -> tuple[int, ...]:
-    major, _, minor = version.partition(".")
-    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else ()
-
-
 def no_content_words(schema_version: str, reason: str | None) -> str:
     """Why a log has no content hash of its weights, as the log says it: a schema before content
     hashes; else the reason its collector gave; else that it left the hash out without one."""
-    if _schema(schema_version) < CONTENT_HASHES_FROM:
+    if ev.schema_tuple(schema_version) < CONTENT_HASHES_FROM:
         return "written before content hashes"
     if reason:
         return f"not hashed, although its schema {schema_version} has content hashes: {reason}"

@@ -32,8 +32,8 @@ UNSTEADY = (FLAG, UNCLASSIFIED_FLAG)  # the flags (and their prefixes) of a seri
 # The one rule whose name (as the log and collector/stability.py keep it) is not a plain word;
 # render/labels.py takes its words from here.
 RULE_WORDS = {"min_median": "fastest sample far below the median", "contention": "threads waited for a CPU"}
-# (seconds waited for a CPU, seconds on one) over a warm loop, as a run model or a site summary
-# keeps it (a tuple, or a list from a site state); None where not recorded.
+# (seconds the threads waited for a CPU, seconds the loop took) over a warm loop, as a run model
+# or a site summary keeps it (a tuple, or a list from a site state); None where not recorded.
 Waited = Sequence[float] | None
 
 __all__ = [
@@ -170,8 +170,8 @@ def generation_timing(cell: CellRecord) -> ev.GenerationTiming | None:
 
 
 def generation_waited(timing: ev.GenerationTiming | None) -> tuple[float, float] | None:
-    """(seconds waited for a CPU, seconds on one) over a generation cell's warm generations (1.4
-    logs on; both its series come from that loop); None where not recorded."""
+    """(seconds the threads waited for a CPU, seconds the loop took) over a generation cell's warm
+    generations (1.4 logs on; both its series come from that loop); None where not recorded."""
     host = timing.host if timing is not None else None
     if not host:
         return None
@@ -244,7 +244,8 @@ def is_unstable(flag: str) -> bool:
 def series_flag(samples: list[float] | tuple[float, ...] | None, waited: Waited = None) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
     ...'), or None for a stable one (and for no samples: there is nothing to judge).
-    ``waited``: what the process's threads waited for a CPU and ran over its loop, if recorded."""
+    ``waited``: what the process's threads waited for a CPU over its loop and the loop's wall
+    time, if recorded."""
     if not samples:
         return None
     s = classify(samples, _pair(waited))

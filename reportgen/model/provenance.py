@@ -48,12 +48,7 @@ def weights_origin_words(run: RunModel) -> str:
 
 def origin_recorded(plan: ev.Plan) -> bool:
     """Whether the plan's schema records the weights' origin (absent then: not stated)."""
-    return _version(plan.schema_version) >= WEIGHTS_ORIGIN_FROM
-
-
-def _version(text: str) -> tuple[int, ...]:
-    major, _, minor = text.partition(".")
-    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else ()
+    return ev.schema_tuple(plan.schema_version) >= WEIGHTS_ORIGIN_FROM
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,19 @@ _NONE_OFF: Mapping[str, tuple[int, int]] = MappingProxyType({})
 STATUS_ORDER = ("pass", "mismatch", "nonfinite", "error", "skipped", "untested")
 
 
+def input_key(planned: ev.PlannedCell) -> str:
+    """A cell's input shape key ('b1-l16-contiguous'): its reference and its inputs' content
+    hashes are keyed so."""
+    return f"b{planned.batch}-l{planned.length}-{planned.layout}"
+
+
+def reference_of(references: Mapping[str, ev.Reference], planned: ev.PlannedCell) -> ev.Reference | None:
+    """The reference event of a cell's inputs, from the run's references by shape (keyed by
+    input key, or with the dtype too)."""
+    key = input_key(planned)
+    return references.get(key) or references.get(f"{key}-{planned.dtype}")
+
+
 def shape_label(batch: int, length: int) -> str:
     return f"({batch}, {length})"
 

@@ -17,11 +17,10 @@ from reportgen.judge.backend_docs import stack_version_key, version_keys
 from collector.plan import PlanError
 from reportgen.judge.changes import host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
-from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.model.runmodel import CellRecord, RunModel, input_key
 from reportgen.judge.comparison import (
     SCOPE_FIELDS,
     cache_outcome_of,
-    input_key,
     reference_contents,
     timed_words,
     warm_timed,
@@ -93,7 +92,7 @@ class CellSummary:
     # model_call, not synchronised": judge.comparison.warm_timed); None: not recorded. A ratio
     # across two that differ, or of one recorded and one not, is flagged (judge.comparison.timed_flag).
     timed: str | None = None
-    # [seconds waited for a CPU, seconds on one] by the process's threads over the warm loop (1.4
+    # [seconds waited for a CPU, seconds the loop took] by the process's threads over the warm loop (1.4
     # logs on; None: not recorded, or a site state written before it was kept): the classifier's
     # contention rule reads it beside the samples.
     warm_waited: list[float] | None = None
