@@ -182,4 +182,5 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         say(f"internal error: {type(exc).__name__}: {str(exc)[:300]}{saved} (run aborted)")
         return run.dir, EXIT_INTERNAL
     finally:
+        setup.restore_environment(run)
         interrupt.restore(previous)

@@ -26,6 +26,7 @@ from collector import eventlog
 from collector.__main__ import main as collector_main
 from collector.backends import Backend
 from collector.plan import load_plan
+from collector import runner
 from collector.runner import Options, execute
 from reportgen.cli import main as reportgen_main
 from reportgen.contract.validation import read_log
@@ -136,6 +137,28 @@ FAULTS = [
     ("run", "run@2", B2),
     ("compare", "compare@2", B2),
 ]
+
+
+@pytest.mark.parametrize("ending", ["complete", "interrupted"])
+def test_a_run_puts_back_the_cache_variables_it_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str
+) -> None:
+    """A run points inductor's cache (and each descriptor cache) at a folder it removes when it
+    ends, and left the variables pointing there: the next compile in the caller's process (the
+    next test on a pytest worker) made that folder again below the temp dir, and it stayed."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "callers-own"))
+    monkeypatch.delenv("COLLECTOR_CACHE_ROOT", raising=False)
+    if ending == "interrupted":
+
+        def interrupted(run: Any) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(runner.cells, "run_cells", interrupted)
+    before = dict(os.environ)
+    run_dir, code = _execute(tmp_path)
+    assert run_dir is not None and code == (0 if ending == "complete" else 130)
+    assert dict(os.environ) == before
+    assert not list(Path(os.environ["TORCHINDUCTOR_CACHE_DIR"]).parent.glob("collector-cache-*"))
 
 
 @pytest.mark.parametrize(("phase", "inject", "failing"), FAULTS, ids=[f[0] for f in FAULTS])

@@ -56,8 +56,23 @@ def start(run: Run) -> None:
         **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)),
         backend_settings=run.backend.settings(),
     )
-    # Compiles in this process write to a cache dir the collector made empty.
-    os.environ.update(run.backend.cache_env(run.cache_dir))
+    # Compiles in this process write to a cache dir the collector made empty; the run puts the
+    # variables back as it found them when it ends (restore_environment).
+    cache_env = run.backend.cache_env(run.cache_dir)
+    run.environ_before = {name: os.environ.get(name) for name in cache_env}
+    os.environ.update(cache_env)
+
+
+def restore_environment(run: Run) -> None:
+    """Put back the variables start() pointed at the run's cache folder, which is gone once the
+    run ends: a caller that goes on in this process (a test, a library user) compiles into a
+    cache of its own again, not into a folder it would make anew below the temp dir."""
+    for name, value in run.environ_before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    run.environ_before = {}
 
 
 def _files_read(run: Run) -> list[tuple[str, Path]]:
