@@ -193,6 +193,38 @@ def test_the_site_summary_and_diff_carry_the_wait_and_flag_the_contended_side(tm
     assert flagged and len(flagged) == len(diff.timings)
 
 
+def test_the_history_marks_a_warm_point_whose_wait_was_not_recorded(tmp_path: Path) -> None:
+    """A ratio against a log that recorded no CPU wait is flagged, but the site's warm trend drew
+    that log's points filled, as judged results, and its caption did not say contention went
+    unjudged there. Its points are hollow now, with the reason on hover; a quiet 1.4 run's and
+    a contended one's (left out as unstable) are not called unjudged."""
+    from reportgen.publish.frame import UNJUDGED_WAIT, history_frame
+    from reportgen.render.charts import trend_figures
+
+    logs = [
+        _timing_log(tmp_path, "old", None, "old-run"),
+        _timing_log(tmp_path, "quiet", "0.001000", "quiet-run", seed=1),
+        _timing_log(tmp_path, "busy", "0.500000", "busy-run", seed=2),
+    ]
+    for day, log in enumerate(logs, start=1):  # oldest first, as the history orders them
+        text = log.read_text(encoding="utf-8")
+        first = json.loads(text.splitlines()[0])
+        log.write_text(
+            text.replace(json.dumps(first["started_at"]), json.dumps(f"2026-01-0{day}T00:00:00Z"), 1), encoding="utf-8"
+        )
+    frame = history_frame([summarize(judge_log(log)) for log in logs])
+    caveats = {(r.run_id, r.case): r.caveats for r in frame.itertuples() if r.warm_median_s == r.warm_median_s}
+    assert caveats and {run for run, _ in caveats} == {"old-run", "quiet-run"}, "the contended run's points left out"
+    assert all(UNJUDGED_WAIT in text for (run, _), text in caveats.items() if run == "old-run")
+    assert not any(UNJUDGED_WAIT in text for (run, _), text in caveats.items() if run == "quiet-run")
+    case = next(case for run, case in caveats if run == "old-run")
+    (warm,) = [f for f in trend_figures(frame, [case], "p") if f.id == "p-trend-warm"]
+    points = {p.title.split(", ")[0].split(": ", 1)[1][:10]: p for s in warm.chart.series for p in s.points}
+    assert points["2026-01-01"].hollow and UNJUDGED_WAIT in points["2026-01-01"].title
+    assert UNJUDGED_WAIT not in points["2026-01-02"].title  # hollow as a synthetic fixture only
+    assert "its log did not record the loop's CPU wait, so contention was not judged" in warm.caption
+
+
 def test_compare_flags_the_contended_side_and_decides_nothing_from_it(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

@@ -192,11 +192,13 @@ def test_history_frame_carries_the_caveats(tmp_path: Path) -> None:
     before, after = _pair(tmp_path, edit)
     frame = history_frame([summarize(judge_log(before)), summarize(judge_log(after))])
     caveats = {(r.run_id, r.case): r.caveats for r in frame.itertuples()}
-    # Both fixtures are synthetic: each timed point says so first.
-    assert caveats[("run-before", BIG_EAGER)] == "synthetic fixture, not a measurement"
+    # Both fixtures are synthetic: each timed point says so first. Schema 1.0 recorded no CPU
+    # wait, so contention was not judged.
+    unjudged = "CPU wait not recorded: contention not judged"
+    assert caveats[("run-before", BIG_EAGER)] == f"synthetic fixture, not a measurement; {unjudged}"
     assert (
         caveats[("run-after", BIG_EAGER)]
-        == "synthetic fixture, not a measurement; performance acceptance stopped in this run; includes CPU fallback"
+        == f"synthetic fixture, not a measurement; performance acceptance stopped in this run; includes CPU fallback; {unjudged}"
     )
     assert caveats[("run-after", BIG_COMPILED)] == "", "a cell that did not pass has no timing to qualify"
 

@@ -192,6 +192,9 @@ HISTORY_COLUMNS: dict[str, str] = {
 }
 
 
+UNJUDGED_WAIT = "CPU wait not recorded: contention not judged"
+
+
 def _caveats(summary: RunSummary, cell: CellSummary, figure: float | None) -> str:
     """Why a point of the trend (``figure``: the cell's warm median, cold call or compile time)
     is not a performance result on its own ('' when none, and where the cell has no such figure)."""
@@ -245,6 +248,11 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
                             (
                                 _caveats(s, cell, cell.warm_median_s),
                                 f"{unsteady}: warm point left out" if unsteady else "",
+                                # A log that did not record the loop's CPU wait (before 1.4, or a
+                                # host that could not read it): contention was not judged.
+                                UNJUDGED_WAIT
+                                if cell.warm_samples_s and cell.warm_waited is None and not unsteady
+                                else "",
                             ),
                         )
                     ),

@@ -715,7 +715,7 @@ def _trend_lines(
 
 
 # Said under a trend chart with a point that is not a performance result on its own.
-HOLLOW = " A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, or the cell had CPU fallback or hit its recompile limit (hover says which)."
+HOLLOW = " A hollow marker is not a performance result on its own: that run is a synthetic fixture, its performance acceptance was stopped, the cell had CPU fallback or hit its recompile limit, or (warm points) its log did not record the loop's CPU wait, so contention was not judged (hover says which)."
 # Said under a trend chart whose lines break before a run not like-for-like with the run before it.
 UNJOINED = " A line is not joined to a run whose timings are not like-for-like with the run before it (a changed timing scope, repetitions or thread count, other weights, the cell's other inputs, or for a cold call or compile another cache condition: hover says which)."
 UNJOINED_CACHE = (
