@@ -574,7 +574,10 @@ def test_a_fresh_process_out_of_space_ends_the_run_with_exit_4(tmp_path: Path, m
     assert code == 4 and run_dir is not None and CountingBackend.compiles == 0, "checked again in this process"
     reading = read_log(run_dir / "events.jsonl")
     assert reading.valid and not reading.complete
-    assert "out of space: a fresh process's files" in (reading.run_end.reason or "")
+    reason = reading.run_end.reason or ""
+    # Said once: the fresh process's own opening words are not repeated after the run's.
+    assert reason.startswith("out of space: a fresh process's files: No space left on device;"), reason
+    assert reason.count("out of space") == 1, reason
 
 
 def test_a_fresh_process_that_exits_4_without_saying_out_of_space_is_no_lack_of_space(

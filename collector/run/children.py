@@ -224,8 +224,12 @@ def run_batch(
     with run.progress.heartbeat(f"{names}: fresh process"):
         ended = run_child("collector.cellproc", argv, run.backend.cache_env, run.options.cold_timeout, on_line, folder)
     # The host ran out of space (the fresh process says so, exit 4): the run ends as in this process.
-    if ended.returncode == EXIT_OUT_OF_SPACE and any(OUT_OF_SPACE_LINE in line for line in ended.tail):
-        raise OutOfSpace(Path("a fresh process's files"), OSError(errno.ENOSPC, " | ".join(ended.tail[-2:])[:300]))
+    said = [line for line in ended.tail if OUT_OF_SPACE_LINE in line]
+    if ended.returncode == EXIT_OUT_OF_SPACE and said:
+        # Its own words after the line's opening ("collector: out of space in a fresh process: "),
+        # which the run's message would otherwise say a second time.
+        words = said[-1].split(OUT_OF_SPACE_LINE, 1)[1].lstrip(": ") or "no space left"
+        raise OutOfSpace(Path("a fresh process's files"), OSError(errno.ENOSPC, words[:300]))
     if first.case not in done and not cold_taken:
         _cold_not_measured(run, first, ended)
     left = [c.case for _, c in batch if c.case not in done]
