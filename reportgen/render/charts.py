@@ -12,12 +12,12 @@ to show a chart, and each point carries its exact values as its ``title`` (what 
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Mapping
 
+from collector.stability import quantile
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
 from reportgen.render.sections.common import fmt_time
@@ -378,8 +378,7 @@ def _quartiles_ms(samples: list[float]) -> tuple[float, float, float]:
     ordered = sorted(s * 1e3 for s in samples)
     if len(ordered) < 2:
         return ordered[0], ordered[0], ordered[0]
-    q1, median, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
-    return q1, median, q3
+    return quantile(ordered, 1, 4), quantile(ordered, 2, 4), quantile(ordered, 3, 4)
 
 
 def _bars(
