@@ -298,6 +298,30 @@ def test_diff_and_compare_flag_a_contended_generation_series(tmp_path: Path) -> 
     assert compared and all(any("threads waited for a CPU" in f for f in s.flags) for s in compared)
 
 
+def test_a_changed_thread_count_around_generation_loops_is_named_and_flags_their_ratios(tmp_path: Path) -> None:
+    """A generation run's host facts are read around its warm generations only (no timed cell):
+    diff read the host from timed cells alone, so two generation runs whose threads changed read
+    'threads ... not recorded: a host change cannot be ruled out' and gave every series a verdict."""
+    from reportgen.judge.comparison import JudgedSide, compare_runs
+
+    logs = []
+    for name, threads in (("two", "2 intra-op, 2 inter-op"), ("one", "1 intra-op, 1 inter-op")):
+        log = _generation_log(tmp_path, name, "0.001000")
+        events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        for event in events:
+            if event["kind"] == "generation" and event.get("timing"):
+                event["timing"]["host"]["torch_threads"] = {"value": threads, "source": "synthetic fixture"}
+        log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+        logs.append(log)
+    before, after = (summarize(judge_log(log)) for log in logs)
+    diff = diff_runs(before, after)
+    assert ("torch threads", "2 intra-op, 2 inter-op", "1 intra-op, 1 inter-op") in diff.host
+    series = [t for t in diff.timings if t.series]
+    assert series and all(any("host changed: torch threads" in f for f in t.flags) for t in series)
+    comparison = compare_runs(*(JudgedSide(j.run, j.notes, j.disposition) for j in map(judge_log, logs)))
+    assert any(key == "torch threads" for key, *_ in comparison.host)
+
+
 def test_a_ratio_against_a_log_without_the_wait_is_flagged_in_diff_and_compare(tmp_path: Path) -> None:
     """A 1.3 log's loops may have waited unseen: a ratio against it decides nothing, as one
     against a log that did not record its timed region does."""

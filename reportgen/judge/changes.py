@@ -179,9 +179,15 @@ def _loop_waits(run: RunModel) -> list[tuple[float, float] | None]:
 
 
 def _timing_hosts(run: RunModel) -> list[dict[str, str]]:
-    """The host facts read around each timed cell's warm loop, cell by cell: a fresh process per
-    cell may run under other threads or affinity, and each load or clock reading is its own."""
-    return [dict(c.host) for c in run.cells if c.host]
+    """The host facts read around each timed cell's warm loop, cell by cell, and around each
+    generation cell's warm generations: a fresh process per cell may run under other threads or
+    affinity, and each load or clock reading is its own."""
+    hosts = [dict(c.host) for c in run.cells if c.host]
+    for cell in run.cells_with("generation"):
+        timing = generation_timing(cell) if cell.status == "pass" else None
+        if timing is not None and timing.host:
+            hosts.append({k: f.value for k, f in timing.host.items() if isinstance(f.value, str) and f.value})
+    return hosts
 
 
 def _value(fact: object) -> str | None:
