@@ -644,3 +644,67 @@ def test_a_ratio_against_a_log_that_did_not_record_its_timed_region_decides_noth
             event["timed_region"] = ["model_call"]
     text = _diff(str(_log(tmp_path / "a" / "events.jsonl", before)), str(_log(tmp_path / "b" / "events.jsonl", after)))
     assert "0 faster, 0 slower" in text and "timed region not recorded on the before" in text
+
+
+def _edited(log: Path, edit: Any) -> Path:
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        edit(event)
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return log
+
+
+def test_compare_of_two_runs_on_one_backend_flags_a_machine_recorded_differently_as_diff_does(
+    tmp_path: Path,
+) -> None:
+    """compare left a device name or CPU count recorded differently unflagged (two targets are
+    other machines by design), so on one backend it called 2x 'slower' where diff of the same two
+    logs flagged every ratio 'machine recorded differently'."""
+    from tests.test_contention import _timing_log
+
+    def other_machine(event: dict[str, Any]) -> None:
+        if event["kind"] == "environment":
+            event["device"]["device_name"] = {"value": "Another CPU model", "source": "synthetic fixture"}
+        if event["kind"] == "timing" and event.get("warm"):
+            event["warm"] = scaled_warm(event["warm"], 2.0)
+
+    before = _timing_log(tmp_path, "before", "0.001000", "run-before")
+    after = _edited(_timing_log(tmp_path, "after", "0.001000", "run-after", seed=1), other_machine)
+    done = CliRunner().invoke(main, ["diff", str(before), str(after), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    diffed = json.loads(done.output)
+    assert diffed["timings"] and all("machine recorded differently" in " ".join(t["flags"]) for t in diffed["timings"])
+    out = tmp_path / "cmp"
+    done = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"])
+    assert done.exit_code == 0, done.output
+    compared = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    timed = [c["timing"] for c in compared["cells"] if c["timing"]]
+    assert timed and all(any("machine recorded differently" in f for f in t["flags"]) for t in timed)
+    assert not any(t["in_geomean"] for t in timed) and compared["geomean"] is None
+
+
+def test_a_side_s_host_readings_are_named_whatever_the_order_of_its_runs(tmp_path: Path) -> None:
+    """With replicates, diff and compare named the host of each side's first run only: a busy or
+    an unrecorded replicate listed second read 'host changes: 0', listed first it was named."""
+    from tests.test_contention import _timing_log
+
+    befores = [_timing_log(tmp_path, f"b{n}", "0.001000", f"run-b{n}", seed=n) for n in range(2)]
+    quiet, busy = (
+        _timing_log(tmp_path, name, wait, f"run-{name}", seed=seed)
+        for name, wait, seed in (("q", "0.001000", 5), ("w", "0.500000", 6))
+    )
+    hosts = []
+    for afters in ([quiet, busy], [busy, quiet]):
+        args = [
+            "diff",
+            *(a for b in befores for a in ("--before", str(b))),
+            *(a for b in afters for a in ("--after", str(b))),
+            "--format",
+            "json",
+        ]
+        done = CliRunner().invoke(main, args)
+        assert done.exit_code == 0, done.output
+        hosts.append({tuple(change) for change in json.loads(done.output)["host"]})
+    assert hosts[0] == hosts[1]
+    (wait,) = [(key, a, b) for key, a, b in hosts[0] if key.startswith("time the threads waited")]
+    assert "0.500 to 0.500 s (run-w)" in wait[2] and "(run-q)" in wait[2], wait

@@ -275,6 +275,25 @@ def _number(text: str) -> bool:
         return False
 
 
+def side_host(hosts: Sequence[tuple[str, Mapping[str, str]]]) -> dict[str, str]:
+    """One side's host facts over its runs, (run id, host facts) each, first run first. Its
+    replicates agree on every fact but the readings around the warm loops (replicate_changes
+    refuses them otherwise), so those are the first run's; a reading the runs gave differently
+    (a load, a CPU wait, one run's not recorded) is each value with the runs that gave it, so the
+    facts named do not depend on which run was listed first."""
+    if not hosts:
+        return {}
+    merged = dict(hosts[0][1])
+    for key in sorted(_READINGS):
+        given = [(run_id, host.get(key, NOT_RECORDED)) for run_id, host in hosts]
+        values = sorted({value for _, value in given})  # in one order, whichever run came first
+        if len(values) > 1:
+            merged[key] = bounded(
+                "; ".join(f"{value} ({', '.join(sorted(r for r, v in given if v == value))})" for value in values)
+            )
+    return merged
+
+
 def host_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[Change]:
     """(fact, before, after) for each host fact that differs, the ones that flag timing first."""
     changes = [

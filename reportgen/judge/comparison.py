@@ -33,6 +33,8 @@ from typing import Any, Iterable, Sequence
 from reportgen.contract import events as ev
 from reportgen.judge.changes import (
     code_and_data_changes,
+    FLAGGING_HOST_KEYS,
+    TIMING_HOST_KEYS,
     compare_hosts,
     host_facts,
     host_timing_flag,
@@ -40,6 +42,7 @@ from reportgen.judge.changes import (
     run_code_data,
     run_hashes,
     run_versions,
+    side_host,
     version_changes,
 )
 from reportgen.judge.criteria import (
@@ -980,11 +983,22 @@ def compare_runs(
         raise CompareRefused(
             f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
         )
-    host, host_unknown = compare_hosts(host_facts(baseline.run), host_facts(candidate.run), SIDES)
+    host, host_unknown = compare_hosts(
+        *(
+            side_host([(r.run.start.run_id, host_facts(r.run)) for r in side])
+            for side in ((baseline, *baseline_replicates), (candidate, *candidate_replicates))
+        ),
+        SIDES,
+    )
     # A changed timing criterion (timing scope, warm repetitions, re-measure rounds) qualifies
-    # every ratio, as in `reportgen diff`: the two sides were not timed alike.
+    # every ratio, as in `reportgen diff`: the two sides were not timed alike. Two runs on one
+    # backend are also flagged where the machine was recorded differently, as diff flags them;
+    # two backends are other machines by design, named but not flagged.
     flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
-    flags += [flag] if (flag := host_timing_flag(host)) else []
+    same_backend = sides[0].family == sides[1].family and sides[0].target == sides[1].target
+    flags += (
+        [flag] if (flag := host_timing_flag(host, FLAGGING_HOST_KEYS if same_backend else TIMING_HOST_KEYS)) else []
+    )
     cells = _with_timings(pending, base, cand, extra, tuple(flags))
     runs = ([base, *extra[0]], [cand, *extra[1]])
     cells = [

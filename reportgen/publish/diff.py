@@ -22,6 +22,7 @@ from reportgen.judge.changes import (
     REFERENCE_OUTPUTS,
     code_and_data_changes,
     compare_hosts,
+    side_host,
     replicate_changes,
     timing_unlike,
     version_changes,
@@ -702,7 +703,9 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
     )
-    result.host, result.host_unknown = compare_hosts(first.host, last.host)
+    result.host, result.host_unknown = compare_hosts(
+        *(side_host([(r.run_id, r.host) for r in side]) for side in (befores, afters))
+    )
     result.timing_unlike = timing_unlike(result.criteria, result.host)
     weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), NAMES)
     revision = next((c for c in result.criteria if c.key == "model_revision"), None)
