@@ -708,3 +708,45 @@ def test_a_side_s_host_readings_are_named_whatever_the_order_of_its_runs(tmp_pat
     assert hosts[0] == hosts[1]
     (wait,) = [(key, a, b) for key, a, b in hosts[0] if key.startswith("time the threads waited")]
     assert "0.500 to 0.500 s (run-w)" in wait[2] and "(run-q)" in wait[2], wait
+
+
+def test_an_owner_s_verdict_that_turns_the_disposition_is_named_before_it(tmp_path: Path) -> None:
+    """The same mismatch in both runs, accepted in the annotations beside the later one only: diff
+    said 0 of every change and then 'disposition: blocked -> suitable', as if the run had got
+    better. The cell whose verdict changed is named before the disposition line, in text,
+    Markdown, JSON and on the workload's history page."""
+    from tests.logbuilder import case_key, mismatch_log, with_envelope
+
+    case = case_key(2, 16, "compiled")
+    logs = []
+    for name in ("before", "after"):
+        events = mismatch_log()
+        events[0].update(run_id=f"run-{name}", started_at=f"2026-01-0{len(logs) + 1}T00:00:00Z")
+        log = tmp_path / "runs" / name / "events.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_text(dumps(with_envelope(events)), encoding="utf-8")
+        logs.append(log)
+    (logs[1].parent / "annotations.toml").write_text(
+        f'[{case}]\nexplanation = "checked by hand"\nverdict = "accepted"\nreason = "within what the service needs"\n',
+        encoding="utf-8",
+    )
+    text = CliRunner().invoke(main, ["diff", str(logs[0]), str(logs[1])])
+    assert text.exit_code == 0, text.output
+    said = text.output.index("status the same, said differently")
+    assert said < text.output.index("disposition: blocked -> suitable")
+    assert (
+        f"  {case}: mismatch in outputs, task metric, not explained -> mismatch in outputs, task metric, accepted"
+        in text.output
+    )
+    md = CliRunner().invoke(main, ["diff", str(logs[0]), str(logs[1]), "--format", "md"]).output
+    assert md.index("Status the same, said differently") < md.index("**Disposition:**")
+    data = json.loads(CliRunner().invoke(main, ["diff", str(logs[0]), str(logs[1]), "--format", "json"]).output)
+    assert data["restated"] == [
+        [case, "mismatch in outputs, task metric, not explained", "mismatch in outputs, task metric, accepted"]
+    ]
+    out = tmp_path / "site"
+    done = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    (page,) = (out / "workloads").glob("*/index.html")
+    html = page.read_text(encoding="utf-8")
+    assert html.index("Status the same, said differently") < html.index("Disposition:")

@@ -97,6 +97,11 @@ NOT_TIMED_WORDS = "not passed with positive warm samples in every run"
 REPLICATE_NOT_TIMED = f"cells that passed in the first run of each side, {NOT_TIMED_WORDS}, timing not compared"
 # Where weights or inputs are known the same only because both plans declare them so.
 DECLARED_ONLY = "weights or inputs the same by declaration only, not verified"
+# Cells of one status said differently in the two runs, named before the disposition.
+RESTATED = (
+    "status the same, said differently (an owner's verdict given or taken back in the annotations,"
+    " or another check failing)"
+)
 
 
 @dataclass
@@ -294,6 +299,10 @@ class RunDiff:
     # (why: ``changed_reference``): not fixed, the criterion's reference itself changed.
     other_reference_pass: list[tuple[str, str, str]] = field(default_factory=list)
     other_changes: list[tuple[str, str, str]] = field(default_factory=list)
+    # Cells of one status in both runs said differently (case, before, after in words): an
+    # owner's verdict the annotations gave or took back, or another check failing. A verdict
+    # alone can turn a disposition, so these are named before it.
+    restated: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     # A case key whose planned fields (shape, layout, dtype, mode) differ between the runs: not
@@ -334,6 +343,7 @@ class RunDiff:
     # changes in words, said beside it (the criteria are also named first).
     failure_criteria: dict[str, list[str]] = field(default_factory=dict)
     declared_heading: ClassVar[str] = DECLARED_ONLY[:1].upper() + DECLARED_ONLY[1:]
+    restated_heading: ClassVar[str] = RESTATED[:1].upper() + RESTATED[1:]
     before_runs: list[str] = field(default_factory=list)  # every run of each side (replicates)
     after_runs: list[str] = field(default_factory=list)
     geomean: GeoMean | None = None  # of the unflagged cells with an interval
@@ -398,7 +408,13 @@ class RunDiff:
     def changed(self) -> bool:
         """Whether anything besides the results changed: criteria, versions, code and data, host."""
         return bool(
-            self.criteria or self.versions or self.code_and_data or self.host or self.host_unknown or self.declared_only
+            self.criteria
+            or self.versions
+            or self.code_and_data
+            or self.host
+            or self.host_unknown
+            or self.declared_only
+            or self.restated
         )
 
     @property
@@ -409,6 +425,7 @@ class RunDiff:
             (("version", "versions"), len(self.versions)),
             (("code and data",) * 2, len(self.code_and_data)),
             (("host",) * 2, len(self.host)),
+            (("status said differently",) * 2, len(self.restated)),
         )
         changed = [f"{n} {what[n != 1]}" for what, n in counts if n]
         if self.host_unknown:  # not a change, and not 'no change' either
@@ -491,6 +508,7 @@ class RunDiff:
                 or self.other_values_pass
                 or self.other_reference_pass
                 or self.other_changes
+                or self.restated
                 or self.added
                 or self.removed
                 or self.redefined
@@ -816,6 +834,8 @@ class _Cells:
         statuses = self._replicate_statuses(case)
         if old.status != new.status:
             _status_change(result, case, old, new, values)
+        elif old.words and new.words and old.words != new.words:
+            result.restated.append((case, old.words, new.words))
         passed = old.status == new.status == "pass"
         # As compare says each of these: no ratio, only the reason.
         if result.timing_stop is not None:
@@ -995,6 +1015,9 @@ def format_diff(diff: RunDiff) -> str:
         lines += [f"  {text}" for text in diff.declared_only]
     for title, count, why, names in diff.undecided_lines:
         lines.append(f"{title.lower()}: {count}, {why.replace(' for them', '')}: {', '.join(names)}")
+    if diff.restated:
+        lines.append(f"{RESTATED}: {len(diff.restated)}")
+        lines += [f"  {case}: {a} -> {b}" for case, a, b in diff.restated]
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
     if diff.targets_differ:
         lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
