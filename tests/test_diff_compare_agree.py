@@ -5,6 +5,8 @@ decides nothing, with its reason, in the other."""
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import replace
 import re
 from pathlib import Path
 from typing import Any
@@ -750,3 +752,35 @@ def test_an_owner_s_verdict_that_turns_the_disposition_is_named_before_it(tmp_pa
     (page,) = (out / "workloads").glob("*/index.html")
     html = page.read_text(encoding="utf-8")
     assert html.index("Status the same, said differently") < html.index("Disposition:")
+
+
+def test_one_slow_replicate_does_not_make_the_geometric_mean_slower_than_any_cell_can_say(tmp_path: Path) -> None:
+    """Three runs a side at one speed, but one after-run 15% slower in every cell (within the
+    runs-disagree limit): the cells read 'no clear difference' (or one barely 'slower'), yet the
+    geometric mean read
+    '1.05x slower (1.03x to 1.07x)', its interval narrowed by the number of cells as if a slow run
+    were slow in one cell only. A run is slow in every cell: the mean is no surer than its cells."""
+    from reportgen.judge.intervals import RatioInterval, geometric_mean
+
+    logs: dict[str, list[Path]] = {"before": [], "after": []}
+    for n, (side, scale) in enumerate(
+        (("before", 1.0), ("before", 1.0), ("before", 1.0), ("after", 1.0), ("after", 1.0), ("after", 1.15))
+    ):
+        events = timing_log(f"run-{n}", scale=scale, seed=n)
+        events[0]["started_at"] = f"2026-01-0{n + 1}T00:00:00Z"
+        log = tmp_path / f"r{n}" / "events.jsonl"
+        log.parent.mkdir()
+        log.write_text(dumps(events), encoding="utf-8")
+        logs[side].append(log)
+    args = [a for side, found in logs.items() for log in found for a in (f"--{side}", str(log))]
+    data = json.loads(CliRunner().invoke(main, ["diff", *args, "--format", "json"]).output)
+    assert any(t["verdict"] == "no clear difference" for t in data["timings"])
+    geomean = data["geomean"]
+    assert geomean["runs"] == [3, 3] and geomean["low"] < 1 < geomean["high"], geomean
+    # One run a side: each cell's error is its own run's sampling, and the cells' errors still
+    # add in quadrature (four cells of equal error: half the width of one).
+    one = [RatioInterval(1.0, math.exp(-0.1), math.exp(0.1), 30, 30) for _ in range(4)]
+    geo = geometric_mean(one)
+    assert geo is not None and geo.high is not None and math.isclose(math.log(geo.high), 0.05)
+    replicated = geometric_mean([replace(r, runs=(3, 3)) for r in one])
+    assert replicated is not None and replicated.high is not None and math.isclose(math.log(replicated.high), 0.1)

@@ -304,7 +304,12 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     """Mean of the log ratios; its interval combines each cell's interval as a normal error in log space.
 
     The cells are a fixed set (the shapes compared), so the interval speaks of measurement
-    noise in these cells, not of shapes that were not run.
+    noise in these cells, not of shapes that were not run. With one run a side, each cell's
+    error is its own run's sampling, independent of the other cells': the errors add in
+    quadrature. With replicates, a cell's interval holds the variation between runs too, and a
+    run that ran slow ran slow in every cell: the cells' errors are not independent, so the
+    mean's error is bounded by their mean (what full correlation gives), never narrowed by the
+    number of cells.
     """
     if not intervals:
         return None
@@ -317,7 +322,8 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
         return GeoMean(math.exp(centre), None, None, len(intervals), confidence, runs)
     z = _z(confidence)
     errors = [(math.log(high) - math.log(low)) / (2 * z) for low, high in bounds]
-    spread = z * math.sqrt(sum(e * e for e in errors)) / len(errors)
+    shared = runs[0] > 1 or runs[1] > 1
+    spread = z * (sum(errors) if shared else math.sqrt(sum(e * e for e in errors))) / len(errors)
     return GeoMean(
         math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence, runs
     )
