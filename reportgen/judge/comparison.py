@@ -984,10 +984,8 @@ def compare_runs(
             f"no cell shares its inputs on both sides ({'; '.join(reasons) or 'no cells'}); nothing to compare"
         )
     host, host_unknown = compare_hosts(
-        *(
-            side_host([(r.run.start.run_id, host_facts(r.run)) for r in side])
-            for side in ((baseline, *baseline_replicates), (candidate, *candidate_replicates))
-        ),
+        side_host([(r.run.start.run_id, host_facts(r.run)) for r in (baseline, *baseline_replicates)]),
+        side_host([(r.run.start.run_id, host_facts(r.run)) for r in (candidate, *candidate_replicates)]),
         SIDES,
     )
     # A changed timing criterion (timing scope, warm repetitions, re-measure rounds) qualifies

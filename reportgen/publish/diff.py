@@ -722,7 +722,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
     )
     result.host, result.host_unknown = compare_hosts(
-        *(side_host([(r.run_id, r.host) for r in side]) for side in (befores, afters))
+        side_host([(r.run_id, r.host) for r in befores]), side_host([(r.run_id, r.host) for r in afters])
     )
     result.timing_unlike = timing_unlike(result.criteria, result.host)
     weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), NAMES)
