@@ -122,7 +122,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
                 return None, EXIT_USAGE
             raise
         run.progress.say(f"run {run.run_id} -> {run.dir}")
-        left = lifeline.sweep_left_behind()
+        left = lifeline.sweep_left_behind(run.cache_dir.parent)  # where its own folder was made
         if left:
             run.progress.say(
                 f"removed {len(left)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(p.name for p in left)}"

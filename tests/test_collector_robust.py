@@ -359,6 +359,32 @@ def test_a_signal_dropped_after_the_last_cell_still_ends_the_run_as_aborted(
 
 
 @pytest.mark.slow
+def test_a_compile_in_the_collector_s_own_process_leaves_nothing_in_the_temp_dir(tmp_path: Path) -> None:
+    """Inductor keeps precompiled headers (about 150 MB on the CPU) below the temp dir, which
+    TORCHINDUCTOR_CACHE_DIR does not move: a compile in the collector's own process (--cold off,
+    a generation plan, a cell checked again after its fresh process ended) left them there for
+    good, outside --out, and the next run's compiles started from them. The run's temp dir is
+    now a folder of its own, removed with it, as each fresh process's is."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TMPDIR": str(temp)}
+    done = subprocess.run(
+        _collector_command(tmp_path / "runs", "--only", B1[1], "--cold", "off", "--warm", "2"),
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(p.name for p in temp.iterdir()) == [], "left in the temp dir"
+    log = Path(done.stdout.strip().splitlines()[-1]) / "events.jsonl"
+    (compile_event,) = [e for e in _events(log) if e.kind == "compile"]
+    headers = [d for d in compile_event.cache_dirs if d.role == "inductor-precompiled-headers"]
+    assert headers and all(d.redirected for d in headers)
+
+
+@pytest.mark.slow
 def test_sigint_during_a_real_inductor_compile(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(

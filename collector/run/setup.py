@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -56,22 +57,33 @@ def start(run: Run) -> None:
         **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)),
         backend_settings=run.backend.settings(),
     )
-    # Compiles in this process write to a cache dir the collector made empty; the run puts the
-    # variables back as it found them when it ends (restore_environment).
-    cache_env = run.backend.cache_env(run.cache_dir)
+    # Compiles in this process write to a cache dir the collector made empty, and so does what
+    # they keep below the temp dir (Inductor's precompiled headers, about 150 MB on the CPU, and
+    # the compiler's own temporary files): the temp dir is a folder of the run's too, as each
+    # fresh process's is (supervise.run_child), so nothing is left outside --out and no earlier
+    # run's headers speed up this run's compiles. The run puts both back as it found them when
+    # it ends (restore_environment).
+    temp = run.cache_dir / "tmp"
+    temp.mkdir(exist_ok=True)
+    cache_env = {**run.backend.cache_env(run.cache_dir), "TMPDIR": str(temp)}
     run.environ_before = {name: os.environ.get(name) for name in cache_env}
+    run.tempdir_before = tempfile.tempdir
     os.environ.update(cache_env)
+    tempfile.tempdir = str(temp)  # Python read TMPDIR once already (the run's cache folder)
 
 
 def restore_environment(run: Run) -> None:
-    """Put back the variables start() pointed at the run's cache folder, which is gone once the
-    run ends: a caller that goes on in this process (a test, a library user) compiles into a
-    cache of its own again, not into a folder it would make anew below the temp dir."""
+    """Put back the variables and the temp dir start() pointed at the run's cache folder, which
+    is gone once the run ends: a caller that goes on in this process (a test, a library user)
+    compiles into a cache of its own again, not into a folder it would make anew."""
+    if not run.environ_before:
+        return
     for name, value in run.environ_before.items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+    tempfile.tempdir = run.tempdir_before
     run.environ_before = {}
 
 

@@ -212,8 +212,10 @@ class Run:
         self.localize_pending: list[tuple[Cell, str]] = []
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
         lifeline.mark_in_use(self.cache_dir)
-        # The environment variables setup pointed at cache_dir, with the values they had before.
+        # The environment variables setup pointed at cache_dir, with the values they had before,
+        # and the temp dir Python had then.
         self.environ_before: dict[str, str | None] = {}
+        self.tempdir_before: str | None = None
         # Per compiled cell, the cache folder its one compile from an empty cache filled (kept
         # below cache_dir): later compiles of the shape and the restart measurement use it.
         self.cache_folders: dict[str, Path] = {}
