@@ -33,7 +33,8 @@ exit codes:
        that ends with an aborted run_end giving the reason)
   3    the target backend is not available on this host
   4    out of space (a full disk or a file-size limit): the log is valid up to its last line
-  130  interrupted (SIGINT), 143 terminated (SIGTERM): the log ends with an aborted run_end;
+  130  interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal or
+       ssh session closed; ignored under nohup): the log ends with an aborted run_end;
        before the run started (while torch imports): one line, and nothing is written
 
 examples:

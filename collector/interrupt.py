@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM end a run, but never in the middle of a log line.
+"""SIGINT, SIGTERM and SIGHUP end a run, but never in the middle of a log line.
 
 The handler raises ``Aborted`` (a ``BaseException``, so the ``except Exception`` around a cell,
 and Dynamo's wrapping of compiler errors, let it through) unless a log line is being written:
@@ -20,7 +20,19 @@ import sys
 from types import FrameType
 from typing import Any, Iterator
 
-EXIT_ABORTED: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+# SIGHUP: the terminal or ssh session the collector ran in went away (the shell's code, 128+1).
+EXIT_ABORTED: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+
+
+def _handled(handler: Any) -> dict[int, Any]:
+    """``handler`` for each signal that ends a run, returning the ones it replaces; a signal the
+    process was started ignoring stays ignored (``nohup`` leaves a hangup ignored: the run must
+    outlive the terminal it was started from)."""
+    previous = {}
+    for signum in EXIT_ABORTED:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, handler)
+    return previous
 
 
 class Aborted(BaseException):
@@ -85,12 +97,12 @@ def _before_the_run(signum: int, frame: FrameType | None) -> None:
 def install_early() -> dict[int, Any]:
     """The handlers for the start-up (parsing, checks, torch's import), before any heavy import;
     returns the ones they replace (``restore``)."""
-    return {signum: signal.signal(signum, _before_the_run) for signum in EXIT_ABORTED}
+    return _handled(_before_the_run)
 
 
 def install() -> dict[Any, Any]:
     STATE.__init__()  # type: ignore[misc]
-    previous: dict[Any, Any] = {signum: signal.signal(signum, _handler) for signum in EXIT_ABORTED}
+    previous: dict[Any, Any] = dict(_handled(_handler))
     previous["unraisablehook"] = sys.unraisablehook
     sys.unraisablehook = _unraisable(sys.unraisablehook)
     return previous

@@ -160,7 +160,9 @@ def test_runs_from_a_copied_folder(tmp_path: Path) -> None:
     assert reading.valid and reading.complete
 
 
-def _start_and_wait(tmp_path: Path, results_before_kill: int) -> tuple[subprocess.Popen[str], Path]:
+def _start_and_wait(
+    tmp_path: Path, results_before_kill: int, ignore_hangup: bool = False
+) -> tuple[subprocess.Popen[str], Path]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
         [
@@ -185,6 +187,8 @@ def _start_and_wait(tmp_path: Path, results_before_kill: int) -> tuple[subproces
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
+        # As `nohup` starts it: a hangup is ignored from the start.
+        preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if ignore_hangup else None,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -217,6 +221,25 @@ def test_sigkill_leaves_every_written_line_intact(tmp_path: Path) -> None:
     assert "incomplete-run" in {r.rule for r in judged.disposition.reasons}
     untested = {c.case for c in judged.run.cells if c.status == "untested"}
     assert untested == {c.case for c in planned} - recorded
+
+
+def test_a_hangup_writes_an_aborted_run_end_unless_started_under_nohup(tmp_path: Path) -> None:
+    """A closed terminal or dropped ssh session (SIGHUP) ended the collector at once with 129:
+    no run_end, no line on stderr, its cache folder left below the temp dir. It now ends the run
+    as SIGTERM does; a collector started under nohup (the hangup ignored) keeps running."""
+    proc, log = _start_and_wait(tmp_path / "hup", 1)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(timeout=60) == 129
+    end = read_log(log).run_end
+    assert end is not None and end.status == "aborted" and "SIGHUP" in end.reason
+    proc, log = _start_and_wait(tmp_path / "nohup", 1, ignore_hangup=True)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert proc.poll() is None, "a hangup ended a collector started under nohup"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    end = read_log(log).run_end
+    assert end is not None and "SIGTERM" in end.reason
 
 
 def test_sigterm_writes_an_aborted_run_end(tmp_path: Path) -> None:
