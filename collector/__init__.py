@@ -24,3 +24,15 @@ records; it never judges. Judgement lives in ``reportgen``.
 # whose wait re-measures a contended series); change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.8.0"
+
+import sys
+
+# The collector reads TOML with tomllib and starts its fresh processes with `python -P`, both
+# Python 3.11: on an older interpreter (a device image's venv, say) it says so in one line before
+# anything else is imported, not with a traceback from its first import.
+if sys.version_info < (3, 11):
+    sys.stderr.write(
+        f"collector: needs Python 3.11 or newer, this is {sys.version_info[0]}.{sys.version_info[1]} ({sys.executable}); "
+        "run it with a Python 3.11+ environment that has torch\n"
+    )
+    raise SystemExit(2)

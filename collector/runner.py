@@ -94,7 +94,10 @@ def written_bytes(folder: Path) -> int:
 
 
 def _size(n: int) -> str:
-    return f"{n} bytes" if n < 10_000 else f"{n / 1e6:.1f} MB"
+    """A size in words, never rounded to nothing (12 kB read '0.0 MB')."""
+    if n < 10_000:
+        return f"{n} bytes"
+    return f"{n / 1e3:.0f} kB" if n < 1_000_000 else f"{n / 1e6:.1f} MB"
 
 
 def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Path | None, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -562,6 +563,23 @@ BAD_OPTIONS = [
 ]
 
 
+def test_an_interpreter_older_than_3_11_is_one_line_and_exit_2() -> None:
+    """On Python 3.10 (a device image's venv, say) every command, --help included, ended in a
+    traceback from tomllib's import. The package says what it needs first (the interpreter's
+    version is stood in for here: this host has no older Python)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.version_info = (3, 10, 12); import collector.__main__"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"collector: needs Python 3.11 or newer, this is 3.10 ({sys.executable}); run it with a Python 3.11+ environment that has torch"
+    ]
+
+
 @pytest.mark.parametrize(("extra", "expected"), BAD_OPTIONS, ids=[" ".join(b[0]) for b in BAD_OPTIONS])
 def test_a_bad_option_is_one_line_and_exit_2(
     tmp_path: Path, capfd: pytest.CaptureFixture[str], extra: list[str], expected: str
@@ -665,6 +683,12 @@ def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(
     stops = _stop_lines(done.stderr)
     assert len(stops) == 1 and "out of space" in stops[0], done.stderr[-3000:]
     assert where in stops[0] and "File too large" in stops[0] and "the run had written" in stops[0]
+    # The size said is the size written, to its last figure (12 kB read "0.0 MB", 60 kB "0.1 MB").
+    written = re.search(r"the run had written ([\d.]+) (bytes|kB|MB)", stops[0])
+    assert written, stops[0]
+    said = float(written[1]) * {"bytes": 1, "kB": 1e3, "MB": 1e6}[written[2]]
+    actual = sum(p.stat().st_size for p in tmp_path.glob("*/**/*") if p.is_file())
+    assert abs(said - actual) <= max(600, 0.05 * actual), (stops[0], actual)
     assert "the log is valid up to its last line and incomplete" in stops[0]
     log = next(tmp_path.glob("*/events.jsonl"))
     assert log.stat().st_size <= limit
@@ -676,6 +700,16 @@ def test_a_file_size_limit_stops_with_one_line_and_a_valid_log(
     if where == "weights.pt":
         assert events[-1].kind == "run_end", "a short run_end fits below the limit"
         assert not (log.parent / "artifacts" / "weights.pt").exists(), "the partly written file is removed"
+
+
+def test_the_size_a_run_had_written_is_never_rounded_to_nothing() -> None:
+    """The out-of-space line said 'the run had written 0.0 MB so far' after about 12 kB."""
+    assert [runner._size(n) for n in (3_383, 12_345, 999_499, 2_500_000)] == [
+        "3383 bytes",
+        "12 kB",
+        "999 kB",
+        "2.5 MB",
+    ]
 
 
 def test_a_file_size_limit_below_run_start_keeps_no_run_folder(tmp_path: Path) -> None:
