@@ -584,3 +584,44 @@ def test_publish_refuses_a_file_name_no_key_can_hold_before_uploading_anything(t
     with pytest.raises(RemoteError, match="rename it \\(nothing was uploaded\\)") as raised:
         publish(site, "s3://bucket/site", store)  # type: ignore[arg-type]
     assert "\n" not in str(raised.value) and store.put_urls == []
+
+
+@pytest.mark.slow
+def test_an_endpoint_that_never_answers_is_given_up_on_in_about_half_a_minute(tmp_path: Path, client: Any) -> None:
+    """An endpoint that takes the connection and never answers kept `reportgen validate` waiting
+    for many minutes (s3fs retried botocore's retries of 15 s reads); it is given up on with one
+    line, exit 2."""
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_say_nothing() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_say_nothing, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        env = {"AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{server.getsockname()[1]}", "AWS_MAX_ATTEMPTS": ""}
+        proc = _cli("validate", "s3://silent/runs", env=env)
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        server.close()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "s3://silent/runs" in proc.stderr, proc.stderr
+    assert took < 60, f"took {took:.0f} s"

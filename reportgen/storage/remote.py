@@ -21,6 +21,7 @@ import hashlib
 import io
 import json
 import mimetypes
+import os
 import posixpath
 import re
 from collections.abc import Iterable
@@ -76,6 +77,11 @@ def split_url(url: str) -> tuple[str, str]:
     return bucket, key.strip("/")
 
 
+CONNECT_TIMEOUT_S = 5
+READ_TIMEOUT_S = 10
+MAX_ATTEMPTS = 3
+
+
 class Store:
     """One connection to the object store for one command; counts what it reads and writes."""
 
@@ -85,8 +91,16 @@ class Store:
         except ImportError:
             raise RemoteError("reading or writing s3:// needs s3fs: pip install 'migration-record[s3]'") from None
         # No s3fs listing cache and no shared instance: every command sees the bucket as it is now
-        # (one listing of a prefix per command: self._listings).
-        self.fs = s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True)
+        # (one listing of a prefix per command: self._listings). An endpoint that takes the
+        # connection and never answers is given up on within about half a minute: a read waits
+        # READ_TIMEOUT_S for the next bytes, botocore tries each request MAX_ATTEMPTS times
+        # (unless AWS_MAX_ATTEMPTS says otherwise) and s3fs does not retry it again on top (its
+        # five retries of botocore's five attempts of 15 s each waited for many minutes).
+        config: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S, "read_timeout": READ_TIMEOUT_S}
+        if not os.environ.get("AWS_MAX_ATTEMPTS"):
+            config["retries"] = {"max_attempts": MAX_ATTEMPTS, "mode": "standard"}
+        self.fs = s3fs.S3FileSystem(use_listings_cache=False, skip_instance_cache=True, config_kwargs=config)
+        self.fs.retries = 1
         self.fetched: list[str] = []
         self.uploaded: list[str] = []
         # Bytes read ahead by fetch(), each taken (and forgotten) by the next open or read of its URL.
