@@ -289,3 +289,25 @@ def test_a_site_toml_that_is_no_regular_file_is_refused_not_ignored(tmp_path: Pa
         (runs / "site.toml").symlink_to("/dev/zero")
     out = invoke(["site", runs, "--out", tmp_path / "site"], seconds=60)
     assert out.code == 2 and "site.toml: cannot read the site configuration" in out.output, out.output
+
+
+def test_a_run_folder_whose_name_is_not_utf8_builds_again_and_again(tmp_path: Path) -> None:
+    """A run folder named with a byte that is no UTF-8 (Python holds it as a lone surrogate)
+    built once; every later build crashed writing the quick record (UnicodeEncodeError), since
+    the record was written as UTF-8 text with the path's surrogate in it."""
+    import os
+
+    from tests.conftest import REPO
+
+    runs = tmp_path / "runs"
+    folder = Path(os.fsdecode(bytes(runs) + b"/bad\xffname"))
+    folder.mkdir(parents=True)
+    log = folder / "events.jsonl"
+    shutil.copyfile(REPO / "sample_runs" / "tiny-encoder-cpu-20261205T023648Z-3de80c" / "events.jsonl", log)
+    old = 1_700_000_000  # long before this build: the quick record trusts the file's stat
+    os.utime(log, (old, old))
+    out = tmp_path / "site"
+    for _ in range(3):
+        done = invoke(["site", str(runs), "--out", str(out)])
+        assert done.code == 0, done.output
+    assert "1 run, 0 files written" in done.output

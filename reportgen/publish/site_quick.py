@@ -450,7 +450,7 @@ class QuickCheck:
         if logs or trusted:
             write_text(
                 self.out_dir / QUICK_NAME,
-                json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n",
+                json.dumps(data, separators=(",", ":")) + "\n",
                 self.out_dir,
             )
 
