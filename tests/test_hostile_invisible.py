@@ -196,3 +196,28 @@ def test_the_hidden_class_covers_every_control_and_format_character() -> None:
     assert missing == []
     assert visible("a\tb\nc") == "a\tb\nc" and terminal("\x1b[2J") == "<U+001B>[2J"
     assert visible("tiny-\u202eredocne") == "tiny-<U+202E>redocne" and visible("plain é 名") == "plain é 名"
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r\n", "\r", "\u2028", "\x85"], ids=["LF", "CRLF", "CR", "LS", "NEL"])
+def test_a_line_break_in_a_log_value_forges_no_line_of_diff_s_text(tmp_path: Path, brk: str) -> None:
+    """A model revision (or version, or collector string) holding a line break put it raw into
+    `reportgen diff`'s text: the log could write lines that read as diff's own ('FORGED: no
+    criteria changed'). Every value stays on its own line, the break shown."""
+    from click.testing import CliRunner
+
+    from reportgen.cli import main
+    from tests.logbuilder import base_events, dumps, with_envelope
+
+    logs = []
+    for name, revision in (("before", "tiny v1"), ("after", f"tiny v1{brk}FORGED: no criteria changed")):
+        events = base_events()
+        events[0]["run_id"] = f"run-{name}"
+        next(e for e in events if e["kind"] == "plan")["model_revision"] = revision
+        log = tmp_path / name / "events.jsonl"
+        log.parent.mkdir()
+        log.write_text(dumps(with_envelope(events)), encoding="utf-8")
+        logs.append(log)
+    done = CliRunner().invoke(main, ["diff", str(logs[0]), str(logs[1])])
+    assert done.exit_code == 0, done.output
+    assert not any(line.startswith("FORGED") for line in done.output.splitlines()), done.output
+    assert "FORGED: no criteria changed" in done.output  # shown, on the criterion's own line

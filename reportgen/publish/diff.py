@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar, Sequence
 
+from collector.visible import visible
 from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
     REFERENCE_OUTPUTS,
@@ -986,6 +987,13 @@ def _interval_text(change: TimingChange) -> str:
     return "" if change.low is None or change.high is None else f", 95% interval {change.interval_shown()}"
 
 
+def _text(lines: list[str]) -> str:
+    """The lines of a terminal text, one line each: a line break or other hidden character a
+    log's value brings (a model revision, a version) is shown as <U+XXXX>, so no value can start
+    a line that reads as this text's own."""
+    return "\n".join(visible(line, keep="\t") for line in lines)
+
+
 def format_diff(diff: RunDiff) -> str:
     """The comparison as terminal text: what changed first (criteria, versions, code and data, host),
     then the results (status changes, timing), as the site's history orders them."""
@@ -1056,7 +1064,7 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"{stop.headline} ({stop.runs_text})")
         lines.append(f"cells that passed in both runs, timing not compared: {len(diff.not_timed)}")
         lines += [f"  {case}: {stop.note}" for case in diff.not_timed]
-        return "\n".join(lines)
+        return _text(lines)
     lines.append(f"timing ({diff.interval_scope}): {diff.summary}")
     if diff.values_differ:
         lines.append(
@@ -1078,7 +1086,7 @@ def format_diff(diff: RunDiff) -> str:
         + "".join(f" [{flag}]" for flag in t.flags)
         for t in diff.timings
     ]
-    return "\n".join(lines)
+    return _text(lines)
 
 
 def _geomean_text(geo: GeoMean, counted: str = "") -> str:
