@@ -524,6 +524,19 @@ def site(
             split_url(published)
         except RemoteError as exc:
             raise click.BadParameter(str(exc), param_hint="--published") from None
+    # A site at or below a folder of runs holds a copy of each run's log: the next build of that
+    # folder (to another --out), and validate, would read the copies as runs, and a copy has
+    # no annotations beside it. Refused before anything is written.
+    out_real = os.path.realpath(out_dir)
+    for where in runs:
+        if isinstance(where, Path) and where.is_dir():
+            top = os.path.realpath(where)
+            if out_real == top or out_real.startswith(top.rstrip(os.sep) + os.sep):
+                raise click.BadParameter(
+                    f"{shown(out_dir)} is inside RUNS {shown(where)}: the site's copy of each log would be read as a run "
+                    "by the next build and by validate; give --out a folder outside RUNS",
+                    param_hint="--out",
+                )
     try:
         quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
         result = (

@@ -12,18 +12,36 @@ from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke
 
 
-@pytest.mark.parametrize("inside", [False, True], ids=["out-is-runs", "out-is-a-run-folder"])
-def test_site_says_the_logs_it_left_out_lie_inside_out(tmp_path: Path, inside: bool) -> None:
+@pytest.mark.parametrize(
+    "inside", ["runs", "runs/run-a", "runs/site"], ids=["out-is-runs", "out-is-a-run-folder", "out-below-runs"]
+)
+def test_site_refuses_an_output_folder_inside_runs(tmp_path: Path, inside: str) -> None:
+    """A site built below RUNS (runs/site) held a copy of each run's log there: every later
+    build of RUNS to another --out, and validate, read the copies as runs (a duplicate run id
+    each, exit 1, and the copy, with no annotations beside it, kept)."""
     runs = tmp_path / "runs"
     (runs / "run-a").mkdir(parents=True)
     shutil.copy(FIXTURES / "synthetic_complete.jsonl", runs / "run-a" / "events.jsonl")
-    out_dir = runs / "run-a" if inside else runs
+    out_dir = tmp_path / inside
     before = sorted(p.name for p in runs.rglob("*"))
     result = invoke(["site", runs, "--out", out_dir])
+    assert result.code == 2, result.output
+    assert f"{out_dir} is inside RUNS {runs}" in result.output and "outside RUNS" in result.output
+    assert sorted(p.name for p in runs.rglob("*")) == before  # nothing written
+
+
+def test_site_says_the_logs_it_left_out_lie_inside_out(tmp_path: Path) -> None:
+    """RUNS reaching --out through a link it follows: the output folder is never searched."""
+    out_dir = tmp_path / "out"
+    (out_dir / "run-a").mkdir(parents=True)
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", out_dir / "run-a" / "events.jsonl")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "elsewhere").symlink_to(out_dir)
+    result = invoke(["site", runs, "--out", out_dir, "--follow-symlinks"])
     assert result.code == 1, result.output
     line = result.line_with("no run log")
     assert f"outside --out {out_dir}" in line and "never searched" in line, line
-    assert sorted(p.name for p in runs.rglob("*")) == before  # nothing written
 
 
 def test_site_with_no_log_anywhere_says_only_that(tmp_path: Path) -> None:
