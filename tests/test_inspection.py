@@ -343,3 +343,16 @@ def test_the_partial_inspection_is_a_new_file_never_a_planted_one(tmp_path: Path
     assert victim.read_text(encoding="utf-8") == "keep\n"
     assert not out.is_symlink() and read_inspection(out).shapes
     assert sorted(p.name for p in out_dir.iterdir()) == sorted([out.name, f".{out.name}.partial-{os.getpid()}"])
+
+
+def test_an_inspection_line_with_a_key_twice_is_refused_naming_the_key(tmp_path: Path) -> None:
+    """json.loads keeps a key's last value: a line carrying '"float64": [finding]' and then
+    '"float64": []' read as clean, so plan-check said 'Compatible', even where the first value
+    was one the contract refuses. A key twice is refused, as in a run log."""
+    kept = (SAMPLES / "tiny-encoder.inspection.jsonl").read_text(encoding="utf-8").splitlines()
+    index = next(i for i, line in enumerate(kept) if json.loads(line)["kind"] == "inspection")
+    kept[index] = kept[index][:-1] + ', "float64": [{"where": "x"}], "float64": []}'
+    path = tmp_path / "twice.inspection.jsonl"
+    path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    with pytest.raises(InspectionError, match=rf":{index + 1}: duplicate key 'float64' in one JSON object"):
+        read_inspection(path)

@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from reportgen.contract.events import INSPECTION_MODELS, SCHEMA_MAJOR, Inspection, InspectionEnd, InspectionStart
-from reportgen.contract.validation import error_location, non_finite_at
+from reportgen.contract.validation import DuplicateKey, error_location, non_finite_at, unique_keys
 from reportgen.storage.local import NotReadable, read_bounded
 
 MAX_INSPECTION_BYTES = 64 * 1024 * 1024
@@ -71,7 +71,13 @@ def read_inspection(path: Path, max_bytes: int = MAX_INSPECTION_BYTES) -> Inspec
 
 def _event(path: Path, number: int, line: str) -> InspectionStart | Inspection | InspectionEnd:
     try:
-        data = json.loads(line)
+        data = json.loads(line, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        # As in a run log: a reader could take either value (json.loads keeps the last, which
+        # hid a refused first one).
+        raise InspectionError(
+            f"{path}:{number}: duplicate key {exc} in one JSON object: the line is ambiguous"
+        ) from None
     except ValueError as exc:
         raise InspectionError(f"{path}:{number}: not JSON: {exc}") from None
     except RecursionError:

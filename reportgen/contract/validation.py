@@ -287,10 +287,10 @@ class _Checker:
         if "\r" in text:
             self.saw_cr = True
         try:
-            obj = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+            obj = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=unique_keys)
         except _NonFiniteLiteral as exc:
             self.error(number, f"{exc} is not valid JSON; write null for a value that is not a finite number")
-        except _DuplicateKey as exc:
+        except DuplicateKey as exc:
             self.error(
                 number,
                 f"duplicate key {exc} in one JSON object: the line is ambiguous (a reader could take either value)",
@@ -544,17 +544,17 @@ def _iso_time(stamp: str) -> bool:
     return when is not None and 1677 < when.year < 2262
 
 
-class _DuplicateKey(ValueError):
+class DuplicateKey(ValueError):
     pass
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(repr(key))
+                raise DuplicateKey(repr(key))
             seen.add(key)
     return obj
 
