@@ -86,6 +86,14 @@ def test_an_entry_matching_nothing_is_an_error_with_its_line(tmp_path: Path) -> 
     assert "Traceback" not in output and not (tmp_path / "out" / "report.html").exists()
 
 
+def test_an_entry_of_a_very_long_pattern_is_named_in_a_line_of_bounded_length(tmp_path: Path) -> None:
+    """A hostile pattern of 4,000 characters was printed whole in its error line."""
+    pattern = "b9-" + "x" * 4000 + "*"
+    code, output = _report(tmp_path, _write(tmp_path, f'[[explain]]\ncases = "{pattern}"\nexplanation = "y"\n'))
+    (line,) = [line for line in output.splitlines() if "matches no planned cell" in line]
+    assert code == 1 and len(line) < 400 and "... (4010 characters)" in line, line
+
+
 def test_a_case_key_not_in_the_plan_is_an_error_with_its_line(tmp_path: Path) -> None:
     code, output = _report(tmp_path, _write(tmp_path, '\n\n["b9-l9-contiguous-float32-eager"]\nexplanation = "x"\n'))
     assert code == 1 and "annotations.toml:3: [b9-l9-contiguous-float32-eager] names case" in output

@@ -58,6 +58,9 @@ PATTERN_KEY = "explain"
 _HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]# \t](?:[^\[\]#]*[^\[\]# \t])?)[ \t]*\]\]?[ \t]*(#.*)?$")
 
 
+SHOWN_CHARS = 200  # of an entry's selectors in a message about it
+
+
 class AnnotationError(ValueError):
     """The annotations file cannot be used; the message says where and why."""
 
@@ -97,7 +100,9 @@ class Entry:
         for name, values in self.selectors:
             shown = ", ".join(f"({v[0]}, {v[1]})" if isinstance(v, tuple) else str(v) for v in values)
             parts.append(f"{name} {shown}")
-        return "; ".join(parts)
+        text = "; ".join(parts)
+        # An error line names the entry, not a whole hostile pattern of thousands of characters.
+        return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text)} characters)"
 
     @property
     def searches(self) -> int:

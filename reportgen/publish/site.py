@@ -843,7 +843,7 @@ def build_site(
         # comparison rule that makes no page is: it would otherwise pin nothing, unsaid.
         held = {case for e in entries for case in e.summary.cells}
         result.warnings += [
-            f"reportgen site: warning: [history] cases names {case!r}, a cell no run here holds"
+            f"reportgen site: warning: [history] cases names {case[:200]!r}{f' ({len(case)} characters)' if len(case) > 200 else ''}, a cell no run here holds"
             for case in site_config.history.cases
             if case not in held
         ]
