@@ -430,7 +430,8 @@ def test_history_columns_follow_the_largest_change(tmp_path: Path) -> None:
 
 def test_a_site_configuration_names_cells_the_history_always_shows(tmp_path: Path) -> None:
     named = case_key(1, 16, "compiled")
-    page = _history(tmp_path, f'[history]\ncases = ["{named}", "no-such-case"]\n')
+    long = "x" * 5000  # a hostile name is named by its start and length, not printed whole
+    page = _history(tmp_path, f'[history]\ncases = ["{named}", "no-such-case", "{long}"]\n')
     header = page[page.index('<table class="history">') : page.index("</thead>")]
     columns = re.findall(r"warm median<br><code>([^<]+)</code>", header)
     assert columns[0] == named and case_key(2, 16, "eager") in columns and "no-such-case" not in columns
@@ -442,6 +443,8 @@ def test_a_site_configuration_names_cells_the_history_always_shows(tmp_path: Pat
             build,
             result.output,
         )
+        (line,) = [line for line in result.output.splitlines() if "x" * 200 in line]
+        assert len(line) < 400 and "(5000 characters)" in line, line
 
 
 # --- unstable timings decide nothing in these views ---------------------------------------------
