@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import shutil
 import signal
 import sys
@@ -31,6 +32,9 @@ PIPE_ENV = "COLLECTOR_LIFELINE_FD"
 PARENT_ENV = "COLLECTOR_PARENT_PID"
 IN_USE = "IN_USE"
 CACHE_PREFIXES = ("collector-cache-", "collector-cold-")
+# The [Neuron] log channel's temporary file, named by the collector process that made it.
+NEURON_LOG_PREFIX = "collector-neuron-"
+NEURON_LOG = re.compile(rf"{NEURON_LOG_PREFIX}(\d{{1,10}})-[^/]*\.log")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -94,6 +98,11 @@ def _owner_gone(folder: Path) -> bool:
         pid = int((folder / IN_USE).read_text(encoding="utf-8").strip())
     except (OSError, ValueError):
         return False  # no marker: not one of ours, or being made right now
+    return _gone(pid)
+
+
+def _gone(pid: int) -> bool:
+    """Whether no process ``pid`` exists (one that exists as another user's is not gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -119,4 +128,14 @@ def sweep_left_behind(parent: Path | None = None) -> list[Path]:
             ):
                 shutil.rmtree(entry, ignore_errors=True)
                 removed.append(entry)
+            # The Neuron log channel's file (collector.neuronenv) names its process instead.
+            elif (
+                (named := NEURON_LOG.fullmatch(entry.name)) is not None
+                and not entry.is_symlink()
+                and entry.is_file()
+                and _gone(int(named[1]))
+            ):
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+                    removed.append(entry)
     return removed

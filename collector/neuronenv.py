@@ -15,6 +15,7 @@ import tempfile
 from typing import Any, MutableMapping
 
 from collector import interrupt
+from collector.lifeline import NEURON_LOG_PREFIX
 
 # Always this value for the run: a compile failure must raise, never run eager and pass as compiled.
 PINNED = {
@@ -76,7 +77,8 @@ def apply(environ: MutableMapping[str, str] | None = None, log_file: str | None 
         )
     else:
         if log_file is None:
-            handle, log_file = tempfile.mkstemp(prefix="collector-neuron-", suffix=".log")
+            # Named by this process: a run's sweep removes it once the process is gone (kill -9).
+            handle, log_file = tempfile.mkstemp(prefix=f"{NEURON_LOG_PREFIX}{os.getpid()}-", suffix=".log")
             os.close(handle)
             # The collector's own file: copied into the run at its end, removed when this process
             # exits (also when the run never started: exit 3, an interrupt while torch imports).

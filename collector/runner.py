@@ -126,10 +126,14 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
             raise
         run.progress.say(f"run {run.run_id} -> {run.dir}")
         left = lifeline.sweep_left_behind(run.cache_dir.parent)  # where its own folder was made
-        if left:
+        folders = [p.name for p in left if not lifeline.NEURON_LOG.fullmatch(p.name)]
+        logs = [p.name for p in left if lifeline.NEURON_LOG.fullmatch(p.name)]
+        if folders:
             run.progress.say(
-                f"removed {len(left)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(p.name for p in left)}"
+                f"removed {len(folders)} compile-cache folder(s) a killed collector was writing (never reused): {', '.join(folders)}"
             )
+        if logs:
+            run.progress.say(f"removed {len(logs)} Neuron log file(s) of collectors that are gone: {', '.join(logs)}")
         setup.write_plan(run)
         reference.write_references(run)
         cells.run_cells(run)

@@ -1076,11 +1076,17 @@ def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones
         (folder / "inductor").mkdir(parents=True)
         if owner is not None:
             (folder / lifeline.IN_USE).write_text(f"{owner}\n", encoding="utf-8")
+    # The Neuron log channel's file of a collector killed with -9 (no atexit ran), and a live one's.
+    stale_log, live_log = (scratch / f"collector-neuron-{pid}-x1.log" for pid in (ended.pid, os.getpid()))
+    for path in (stale_log, live_log):
+        path.write_text("", encoding="utf-8")
     run_dir, code = _execute(tmp_path, modes=["eager"], only=["b1-*"])
     err = capfd.readouterr().err
     assert code == 0, err[-2000:]
     assert not stale.exists() and live.exists() and foreign.exists()
     assert "removed 1 compile-cache folder(s) a killed collector was writing" in err
+    assert not stale_log.exists() and live_log.exists()
+    assert f"removed 1 Neuron log file(s) of collectors that are gone: {stale_log.name}" in err
 
 
 @pytest.mark.parametrize(
