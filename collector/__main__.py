@@ -1,4 +1,4 @@
-"""python -m collector --workload PLAN.toml --target {auto,cpu,cuda,neuron} --out RUNS_DIR"""
+"""python -m collector [run] --workload PLAN.toml --target {auto,cpu,cuda,neuron} --out RUNS_DIR"""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     from collector.planschema import MAX_WARM_REPETITIONS
 
     parser = _Parser(
-        prog="python -m collector",
+        prog="python -m collector [run]",
         description="Run a workload plan on one target and write RUNS_DIR/<run-id>/events.jsonl "
         "with artifacts/ and traces/ beside it. Progress goes to stderr.",
         epilog=EPILOG,
@@ -179,7 +179,9 @@ def _main(argv: list[str]) -> int:
         from collector.inspect import main as inspect_main
 
         return inspect_main(argv[1:])
-    args = parse_args(argv)
+    # `run` names the default command (`run --help` printed its help, and then `run --workload
+    # ...` was refused as an unrecognised argument).
+    args = parse_args(argv[1:] if argv[:1] == ["run"] else argv)
     from collector.plan import PlanError, load_plan
 
     try:

@@ -563,6 +563,15 @@ BAD_OPTIONS = [
 ]
 
 
+def test_run_names_the_default_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m collector run --help` printed the help, then `run --workload ...` was refused
+    as an unrecognised argument: `run` is the default command's name."""
+    assert collector_main(["run", "--workload", str(FAULTY), "--target", "cpu", "--list"]) == 0
+    listed = capsys.readouterr().out.split()
+    assert collector_main(["--workload", str(FAULTY), "--target", "cpu", "--list"]) == 0
+    assert listed and listed == capsys.readouterr().out.split()
+
+
 def test_an_interpreter_older_than_3_11_is_one_line_and_exit_2() -> None:
     """On Python 3.10 (a device image's venv, say) every command, --help included, ended in a
     traceback from tomllib's import. The package says what it needs first (the interpreter's
