@@ -21,9 +21,13 @@ records; it never judges. Judgement lives in ``reportgen``.
 # that tracks the collector's folder, loads a workload again when it changed before run_start,
 # and writes an inspection only when whole; 0.8.0 writes schema 1.4: the workload's stated
 # weights origin, and what the process's threads ran and waited for a CPU over each warm loop,
-# whose wait re-measures a contended series); change it with every release of the collector,
+# whose wait re-measures a contended series; 0.8.1 keeps its own process's temporary files
+# (Inductor's precompiled headers) in the run's cache folder, ends a run on SIGHUP as on
+# SIGTERM, names its Neuron log file by its process so a later run sweeps it, says in one line
+# that it needs Python 3.11, and takes `run` as its default command's name); change it with
+# every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.8.0"
+__version__ = "0.8.1"
 
 import sys
 
