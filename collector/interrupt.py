@@ -25,12 +25,13 @@ EXIT_ABORTED: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.
 
 
 def _handled(handler: Any) -> dict[int, Any]:
-    """``handler`` for each signal that ends a run, returning the ones it replaces; a signal the
-    process was started ignoring stays ignored (``nohup`` leaves a hangup ignored: the run must
-    outlive the terminal it was started from)."""
+    """``handler`` for each signal that ends a run, returning the ones it replaces. A hangup the
+    process was started ignoring stays ignored (``nohup`` leaves it so: the run must outlive the
+    terminal it was started from). SIGINT and SIGTERM are handled however they were inherited:
+    a shell starts a background job with SIGINT ignored, and ``kill -INT`` must still end it."""
     previous = {}
     for signum in EXIT_ABORTED:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
+        if signum != signal.SIGHUP or signal.getsignal(signum) is not signal.SIG_IGN:
             previous[signum] = signal.signal(signum, handler)
     return previous
 

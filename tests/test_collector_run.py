@@ -161,7 +161,7 @@ def test_runs_from_a_copied_folder(tmp_path: Path) -> None:
 
 
 def _start_and_wait(
-    tmp_path: Path, results_before_kill: int, ignore_hangup: bool = False
+    tmp_path: Path, results_before_kill: int, ignored: tuple[int, ...] = ()
 ) -> tuple[subprocess.Popen[str], Path]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
@@ -187,8 +187,8 @@ def _start_and_wait(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
-        # As `nohup` starts it: a hangup is ignored from the start.
-        preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if ignore_hangup else None,
+        # As `nohup` (SIGHUP) or a shell's background job (SIGINT) starts it: ignored from the start.
+        preexec_fn=(lambda: [signal.signal(s, signal.SIG_IGN) for s in ignored] and None) if ignored else None,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -232,14 +232,15 @@ def test_a_hangup_writes_an_aborted_run_end_unless_started_under_nohup(tmp_path:
     assert proc.wait(timeout=60) == 129
     end = read_log(log).run_end
     assert end is not None and end.status == "aborted" and "SIGHUP" in end.reason
-    proc, log = _start_and_wait(tmp_path / "nohup", 1, ignore_hangup=True)
+    proc, log = _start_and_wait(tmp_path / "nohup", 1, ignored=(signal.SIGHUP, signal.SIGINT))
     proc.send_signal(signal.SIGHUP)
     time.sleep(1.0)
     assert proc.poll() is None, "a hangup ended a collector started under nohup"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=60) == 143
+    # A shell's background job starts with SIGINT ignored: `kill -INT` still ends the run.
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
     end = read_log(log).run_end
-    assert end is not None and "SIGTERM" in end.reason
+    assert end is not None and "SIGINT" in end.reason
 
 
 def test_sigterm_writes_an_aborted_run_end(tmp_path: Path) -> None:
