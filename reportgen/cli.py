@@ -603,7 +603,9 @@ update rules, task criteria, reference as declared and as computed, planned matr
 scope, warm repetitions, re-measure rounds, a generation or training plan's settings, weights'
 and inputs' sha256, collector and schema versions): a cell that passes only under a changed criterion is listed as such, never as fixed.
 Then the version, code and data, and host changes (or that a host change cannot be ruled out,
-where the logs kept no threads or load). Then, for an upgrade on one target (an SDK or torch
+where the logs kept no threads or load; with replicates, each reading as each run gave it),
+and the cells whose status is the same but said differently (an owner's verdict given or taken
+back in the annotations) before the disposition. Then, for an upgrade on one target (an SDK or torch
 release): cells that started failing, cells fixed, cells added or removed, and warm-median
 ratios of the cells that passed in both runs, each judged by a 95%
 interval (faster, slower or no clear difference), never by a fixed percentage. With one run a
