@@ -17,6 +17,7 @@ written by a run that was killed: its contents are never trusted, and the next r
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import os
@@ -90,6 +91,29 @@ def mark_in_use(folder: Path) -> None:
     unmarked, on a full disk, is only never swept: it is still never reused)."""
     with contextlib.suppress(OSError):
         (folder / IN_USE).write_text(f"{os.getpid()}\n", encoding="utf-8")
+
+
+_PROCESS_TEMP: list[Path] = []
+
+
+def process_temp() -> Path:
+    """This process's temp dir for a run, for what compiles keep below the temp dir (Inductor's
+    precompiled headers, the compiler's temporary files): made on first use below the temp dir
+    as a cache folder marked in use (a later run sweeps it if this process is killed), and
+    removed when the process exits, not when a run ends: Inductor keeps paths below the temp dir
+    for the life of the process, and a second run of one process whose first run's temp dir was
+    removed met those paths in its compiles (a C++ compile error)."""
+    if not _PROCESS_TEMP:
+        folder = Path(tempfile.mkdtemp(prefix=CACHE_PREFIXES[0]))
+        mark_in_use(folder)
+        atexit.register(shutil.rmtree, folder, True)
+        _PROCESS_TEMP.append(folder)
+    return _PROCESS_TEMP[0]
+
+
+def made_temp() -> list[Path]:
+    """This process's temp dir where process_temp made one, else none."""
+    return list(_PROCESS_TEMP)
 
 
 def _owner_gone(folder: Path) -> bool:

@@ -161,7 +161,7 @@ def test_runs_from_a_copied_folder(tmp_path: Path) -> None:
 
 
 def _start_and_wait(
-    tmp_path: Path, results_before_kill: int, ignored: tuple[int, ...] = ()
+    tmp_path: Path, results_before_kill: int, ignored: tuple[int, ...] = (), warm: int = 400
 ) -> tuple[subprocess.Popen[str], Path]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.Popen(
@@ -178,7 +178,7 @@ def _start_and_wait(
             "--modes",
             "eager",
             "--warm",
-            "400",
+            str(warm),
             "--cold",
             "off",
         ],
@@ -232,7 +232,9 @@ def test_a_hangup_writes_an_aborted_run_end_unless_started_under_nohup(tmp_path:
     assert proc.wait(timeout=60) == 129
     end = read_log(log).run_end
     assert end is not None and end.status == "aborted" and "SIGHUP" in end.reason
-    proc, log = _start_and_wait(tmp_path / "nohup", 1, ignored=(signal.SIGHUP, signal.SIGINT))
+    # Long warm series: the run must still be going when the second signal comes a second later
+    # (the whole run at --warm 400 takes about two seconds here).
+    proc, log = _start_and_wait(tmp_path / "nohup", 1, ignored=(signal.SIGHUP, signal.SIGINT), warm=5000)
     proc.send_signal(signal.SIGHUP)
     time.sleep(1.0)
     assert proc.poll() is None, "a hangup ended a collector started under nohup"

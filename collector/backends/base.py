@@ -22,6 +22,7 @@ from typing import Any, Iterator, Mapping
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from collector import lifeline
 from collector.descriptors import Descriptor, VersionProbe
 from collector.facts import Fact, dist_version, known, read_text_file, run_command, unknown
 
@@ -43,9 +44,11 @@ CACHE_ROOT = "COLLECTOR_CACHE_ROOT"  # the directory the collector made for this
 
 
 def _redirected(path: Path, environ: Mapping[str, str]) -> bool:
-    """Whether ``path`` lies in the cache directory the collector made for this process."""
-    root = environ.get(CACHE_ROOT)
-    return root is not None and Path(path).resolve().is_relative_to(Path(root).resolve())
+    """Whether ``path`` lies in the cache directory the collector made for this process, or in
+    the temp dir it made for this process (lifeline.process_temp)."""
+    roots = [Path(root) for root in (environ.get(CACHE_ROOT),) if root is not None] + lifeline.made_temp()
+    resolved = Path(path).resolve()
+    return any(resolved.is_relative_to(root.resolve()) for root in roots)
 
 
 def list_cache_dirs(dirs: list[tuple[str, Path, bool]]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from collector import __version__, training
+from collector import __version__, lifeline, training
 from collector.content import RECIPE, ContentHashError, content_by_key, content_sha256
 from collector.environment import read_environment
 from collector.facts import scheduled_task
@@ -57,25 +57,24 @@ def start(run: Run) -> None:
         **read_environment(torch, run.backend.name, getattr(torch, "neuron", None)),
         backend_settings=run.backend.settings(),
     )
-    # Compiles in this process write to a cache dir the collector made empty, and so does what
-    # they keep below the temp dir (Inductor's precompiled headers, about 150 MB on the CPU, and
-    # the compiler's own temporary files): the temp dir is a folder of the run's too, as each
-    # fresh process's is (supervise.run_child), so nothing is left outside --out and no earlier
-    # run's headers speed up this run's compiles. The run puts both back as it found them when
-    # it ends (restore_environment).
-    temp = run.cache_dir / "tmp"
-    temp.mkdir(exist_ok=True)
+    # Compiles in this process write to a cache dir the collector made empty, and what they
+    # keep below the temp dir (Inductor's precompiled headers, about 150 MB on the CPU, and the
+    # compiler's own temporary files) goes to a temp dir of this process's, as each fresh
+    # process's goes to its own (supervise.run_child): nothing is left outside --out once the
+    # process ends, and no earlier process's headers speed up this run's compiles. The run puts
+    # the variables back as it found them when it ends (restore_environment).
+    temp = lifeline.process_temp()
     cache_env = {**run.backend.cache_env(run.cache_dir), "TMPDIR": str(temp)}
     run.environ_before = {name: os.environ.get(name) for name in cache_env}
     run.tempdir_before = tempfile.tempdir
     os.environ.update(cache_env)
-    tempfile.tempdir = str(temp)  # Python read TMPDIR once already (the run's cache folder)
+    tempfile.tempdir = str(temp)  # Python read TMPDIR once already
 
 
 def restore_environment(run: Run) -> None:
-    """Put back the variables and the temp dir start() pointed at the run's cache folder, which
-    is gone once the run ends: a caller that goes on in this process (a test, a library user)
-    compiles into a cache of its own again, not into a folder it would make anew."""
+    """Put back the variables and the temp dir start() pointed at the run's folders: a caller
+    that goes on in this process (a test, a library user) compiles into a cache of its own
+    again, not into a folder it would make anew after the run removed it."""
     if not run.environ_before:
         return
     for name, value in run.environ_before.items():

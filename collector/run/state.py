@@ -212,8 +212,8 @@ class Run:
         self.localize_pending: list[tuple[Cell, str]] = []
         self.cache_dir = Path(tempfile.mkdtemp(prefix="collector-cache-"))
         lifeline.mark_in_use(self.cache_dir)
-        # The environment variables setup pointed at cache_dir, with the values they had before,
-        # and the temp dir Python had then.
+        # The environment variables setup pointed at the run's folders, with the values they had
+        # before, and the temp dir Python had then.
         self.environ_before: dict[str, str | None] = {}
         self.tempdir_before: str | None = None
         # Per compiled cell, the cache folder its one compile from an empty cache filled (kept
