@@ -126,11 +126,17 @@ def _owner_gone(folder: Path) -> bool:
 
 
 def _gone(pid: int) -> bool:
-    """Whether no process ``pid`` exists (one that exists as another user's is not gone)."""
+    """Whether no process ``pid`` exists (one that exists as another user's is not gone). A
+    marker or name is anyone's text: 0 and below name process groups, not a process, and a
+    number past the kernel's range no process; neither is taken for ours."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
+    except OverflowError:
+        return False
     except PermissionError:
         return False  # alive, someone else's
     return False

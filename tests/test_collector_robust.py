@@ -1089,12 +1089,22 @@ def test_a_run_removes_cache_folders_a_killed_collector_left_and_keeps_live_ones
     stale_log, live_log = (scratch / f"collector-neuron-{pid}-x1.log" for pid in (ended.pid, os.getpid()))
     for path in (stale_log, live_log):
         path.write_text("", encoding="utf-8")
+    # Planted: a pid past the kernel's range (os.kill raised OverflowError: the run ended in an
+    # internal error) and a process group's number; neither is a process, neither is removed.
+    planted = [scratch / "collector-neuron-9999999999-x.log", scratch / "collector-neuron-0-x.log"]
+    for path in planted:
+        path.write_text("", encoding="utf-8")
+    for name, owner in (("collector-cache-huge", "99999999999"), ("collector-cache-group", "-1")):
+        (scratch / name).mkdir()
+        (scratch / name / lifeline.IN_USE).write_text(f"{owner}\n", encoding="utf-8")
+        planted.append(scratch / name)
     run_dir, code = _execute(tmp_path, modes=["eager"], only=["b1-*"])
     err = capfd.readouterr().err
     assert code == 0, err[-2000:]
     assert not stale.exists() and live.exists() and foreign.exists()
     assert "removed 1 compile-cache folder(s) a killed collector was writing" in err
     assert not stale_log.exists() and live_log.exists()
+    assert all(path.exists() for path in planted)
     assert f"removed 1 Neuron log file(s) of collectors that are gone: {stale_log.name}" in err
 
 
