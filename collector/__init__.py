@@ -22,7 +22,7 @@ records; it never judges. Judgement lives in ``reportgen``.
 # and writes an inspection only when whole; 0.8.0 writes schema 1.4: the workload's stated
 # weights origin, and what the process's threads ran and waited for a CPU over each warm loop,
 # whose wait re-measures a contended series; 0.8.1 keeps its own process's temporary files
-# (Inductor's precompiled headers) in the run's cache folder, ends a run on SIGHUP as on
+# (Inductor's precompiled headers) in a temp dir of its process, removed at exit, ends a run on SIGHUP as on
 # SIGTERM, names its Neuron log file by its process so a later run sweeps it, says in one line
 # that it needs Python 3.11, and takes `run` as its default command's name); change it with
 # every release of the collector,
