@@ -37,6 +37,7 @@ import math
 import re
 from typing import Mapping, Sequence
 
+from reportgen.contract import events as ev
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
@@ -171,11 +172,13 @@ def _loop_waits(run: RunModel) -> list[tuple[float, float] | None]:
     found: list[tuple[float, float] | None] = [
         c.warm_waited for c in run.cells if c.warm_waited is not None or c.warm_wait_unread
     ]
-    for cell in run.cells_with("generation"):
-        timing = generation_timing(cell) if cell.status == "pass" else None
-        if timing is not None and timing.host and "cpu_wait_s" in timing.host:
-            found.append(generation_waited(timing))
-    return found
+    return found + [generation_waited(t) for t, host in _generation_loops(run) if "cpu_wait_s" in host]
+
+
+def _generation_loops(run: RunModel) -> list[tuple[ev.GenerationTiming, dict[str, ev.HostFact]]]:
+    """The timing and host of each passing generation cell whose warm generations recorded it."""
+    timings = (generation_timing(cell) for cell in run.cells_with("generation") if cell.status == "pass")
+    return [(t, t.host) for t in timings if t is not None and t.host]
 
 
 def _timing_hosts(run: RunModel) -> list[dict[str, str]]:
@@ -183,11 +186,10 @@ def _timing_hosts(run: RunModel) -> list[dict[str, str]]:
     generation cell's warm generations: a fresh process per cell may run under other threads or
     affinity, and each load or clock reading is its own."""
     hosts = [dict(c.host) for c in run.cells if c.host]
-    for cell in run.cells_with("generation"):
-        timing = generation_timing(cell) if cell.status == "pass" else None
-        if timing is not None and timing.host:
-            hosts.append({k: f.value for k, f in timing.host.items() if isinstance(f.value, str) and f.value})
-    return hosts
+    return hosts + [
+        {k: f.value for k, f in host.items() if isinstance(f.value, str) and f.value}
+        for _, host in _generation_loops(run)
+    ]
 
 
 def _value(fact: object) -> str | None:
