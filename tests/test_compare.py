@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from reportgen.cli import main
 from reportgen.judge.intervals import (
     classify,
+    estimate_text,
     geometric_mean,
     interval_text,
     interval_words,
@@ -1172,6 +1173,13 @@ def test_sample_comparison_names_the_cuda_weights_hash_as_file_bytes(tmp_path: P
         (lambda: interval_words(0.7, 0.6, 0.9), "95% interval 1.11x to 1.67x faster"),
         # An interval wholly below 1 never shows its upper end as 1.
         (lambda: " to ".join(interval_text(0.5, 0.99961)), "0.5 to 0.9996"),
+        # An estimate never reads outside its interval as shown: three decimals of 0.052403 read
+        # 0.052 beside '0.0522 to 0.0528' (a real diff of two MiniLM runs), 3 digits of 1.0004
+        # read 1 beside '1.0003 to 1.0009'.
+        (lambda: estimate_text(0.052403, 0.05222, 0.05276, ".3f", "x"), "0.0524x"),
+        (lambda: estimate_text(1.0004, 1.0003, 1.0009), "1.0004"),
+        (lambda: estimate_text(1.2345, 1.2, 1.3, ".3f", "x"), "1.234x"),
+        (lambda: estimate_text(0.052403, None, None, ".3f", "x"), "0.052x"),
     ],
 )
 def test_ratio_words_never_round_a_change_to_one_or_call_a_straddling_interval_one_way(

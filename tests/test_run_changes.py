@@ -271,6 +271,17 @@ def test_shipped_tiny_encoder_diff_shows_estimates_inside_their_intervals() -> N
     assert f"timing ({ONE_RUN})" in text
 
 
+def test_every_ratio_the_diff_text_shows_reads_inside_the_interval_it_shows() -> None:
+    """Three decimals of 0.052403 read '0.052x, 95% interval 0.0522 to 0.0528' on two MiniLM
+    cells of this pair (and on the site's history page, which shows the same text): the shown
+    estimate outside its own interval."""
+    before, after = (sorted(SAMPLES.glob(f"all-MiniLM-L6-v2-cpu-{day}*"))[-1] for day in ("20261202", "20261205"))
+    text = CliRunner().invoke(main, ["diff", str(before), str(after)]).output
+    shown = re.findall(r"\(([0-9.]+)x, 95% interval ([0-9.]+) to ([0-9.]+)\)", text)
+    assert len(shown) >= 20 and any(float(r) < 0.1 for r, _, _ in shown)
+    assert all(float(low) <= float(ratio) <= float(high) for ratio, low, high in shown), shown
+
+
 def _replicates(tmp_path: Path, side: str, scales: list[float], noise: float = 0.01) -> list[Path]:
     logs = []
     for n, scale in enumerate(scales):

@@ -368,6 +368,21 @@ def interval_text(low: float, high: float) -> tuple[str, str]:
     return a, b
 
 
+def estimate_text(value: float, low: float | None, high: float | None, spec: str = ".3g", unit: str = "") -> str:
+    """The estimate as ``spec`` shows it, or with as many more significant digits (up to 7) as
+    it takes to read inside its interval as ``interval_text`` shows it: 0.052403 in 0.05222 to
+    0.05276 reads 0.0524, never 0.052 beside '0.0522 to 0.0528'."""
+    text = ratio_number(value, spec)
+    if low is None or high is None or not (judgeable(low) and judgeable(high) and judgeable(value)):
+        return text + unit if text != OUT_OF_RANGE else text
+    shown_low, shown_high = (float(end) for end in interval_text(low, high))
+    for digits in range(3, 8):
+        if shown_low <= float(text) <= shown_high:
+            break
+        text = f"{value:.{digits}g}"
+    return text + unit
+
+
 def interval_words(ratio: float, low: float, high: float, of: str = "the baseline time") -> str:
     """A 95% interval of a time ratio in the direction of ``speed_words(ratio)``: 'faster' ends
     (before / after) beside a 'faster' headline, else multiples of ``of``; never an after / before

@@ -54,6 +54,7 @@ from reportgen.judge.intervals import (
     GeoMean,
     RatioInterval,
     WARM_CALL,
+    estimate_text,
     interval_text,
     interval_words,
     judgeable,
@@ -151,8 +152,9 @@ class TimingChange:
         return self.judged and self.verdict != NO_SAMPLES
 
     def ratio_shown(self, unit: str = "x") -> str:
-        """The ratio as every text shows it: three decimals and ``unit``, or 'out of range' (never inf or nan)."""
-        return ratio_number(self.ratio, ".3f", unit)
+        """The ratio as every text shows it: three decimals and ``unit`` (more significant digits
+        where three decimals would read outside its interval), or 'out of range' (never inf or nan)."""
+        return estimate_text(self.ratio, self.low, self.high, ".3f", unit)
 
     def interval_shown(self) -> str:
         """'LOW to HIGH' as every text shows it (an end beyond judging: 'out of range'), or 'not measured'."""

@@ -18,7 +18,7 @@ from reportgen.judge.comparison import (
     Side,
     compile_cost_text,
 )
-from reportgen.judge.intervals import CONFIDENCE, interval_text, ratio_number
+from reportgen.judge.intervals import CONFIDENCE, estimate_text, interval_text, ratio_number
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     SERIES_COLUMN,
@@ -282,7 +282,7 @@ def _series_row(cell: CellComparison, series: SeriesTiming) -> TimingRow:
         case=cell.case,
         anchor=anchor(cell.case),
         warm=(fmt_time(series.baseline_median_s), fmt_time(series.candidate_median_s)),
-        ratio=ratio_number(warm.ratio),
+        ratio=estimate_text(warm.ratio, warm.low, warm.high),
         interval=_interval(series),
         verdict=series.verdict,
         symbol=VERDICT_SYMBOLS[series.verdict],
@@ -314,7 +314,7 @@ def _timing_row(cell: CellComparison) -> TimingRow:
         case=cell.case,
         anchor=anchor(cell.case),
         warm=(fmt_time(timing.medians[0]), fmt_time(timing.medians[1])),
-        ratio=ratio_number(warm.ratio),
+        ratio=estimate_text(warm.ratio, warm.low, warm.high),
         interval=interval,
         verdict=timing.verdict,
         symbol=VERDICT_SYMBOLS[timing.verdict],
@@ -348,7 +348,7 @@ def _geomean_rows(comparison: Comparison) -> list[Row]:
     return [
         Row(
             f"geometric mean of warm ratios ({comparison.candidate.short_name} / {comparison.baseline.short_name})",
-            ratio_number(geo.ratio),
+            estimate_text(geo.ratio, geo.low, geo.high),
         ),
         Row(f"{geo.confidence:.0%} interval", interval),
         Row("verdict", geo.verdict),
