@@ -59,7 +59,6 @@ from reportgen.judge.intervals import (
     interval_words,
     judgeable,
     pooled_mean,
-    ratio_number,
     replicate_intervals,
     scope_text,
     speed_words,
