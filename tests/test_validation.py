@@ -288,6 +288,43 @@ def _metric_below_criterion(events: Lines) -> None:
     _first_of(events, "case_result")["task_metric"].update(value=0.5, passed=True)
 
 
+def _worst_beyond_allowance(events: Lines) -> None:
+    """A pass whose own worst element is outside its allowance (1.10004e-05 against 1.1e-05):
+    valid before, and reported 'Suitable'."""
+    _first_of(events, "case_result")["error_stats"].update(
+        diff_at_worst=1.10004e-05, allowed_at_worst=1.1e-05, max_abs=1.10004e-05
+    )
+
+
+def _more_mismatched_than_judged(events: Lines) -> None:
+    result = _first_of(events, "case_result")
+    result["status"] = "mismatch"
+    result["error_stats"].update(mismatched=2000, diff_at_worst=1e-3, max_abs=1e-3)
+
+
+def _worst_above_largest(events: Lines) -> None:
+    _first_of(events, "case_result")["error_stats"].update(diff_at_worst=1e-05, max_abs=1e-07)
+
+
+def _metric_failed_though_met(events: Lines) -> None:
+    """A task metric called failed whose value meets its criterion, the only failing figure of
+    a mismatch: the report blocked on 'task metric' when no figure failed."""
+    result = _first_of(events, "case_result")
+    result["status"] = "mismatch"
+    result["task_metric"].update(value=0.9995, passed=False)
+
+
+def _mismatch_without_a_failing_figure(events: Lines) -> None:
+    _first_of(events, "case_result")["status"] = "mismatch"
+
+
+def _mismatch_whose_worst_is_within(events: Lines) -> None:
+    """From schema 1.2 the worst element is picked among the failing ones when any fails."""
+    result = _first_of(events, "case_result")
+    result.update(status="mismatch", schema_version="1.2")
+    result["error_stats"].update(mismatched=3)
+
+
 def _criterion_loosened(events: Lines) -> None:
     """A looser criterion written beside one result than the plan declares for its dtype: before,
     the log was valid and `diff` read the cell's pass as 'fixed'."""
@@ -434,6 +471,22 @@ def _generation_repetitions_redeclared(events: Lines) -> None:
         (generation_log, _decode_p90_hidden, "generation", "timing.decode_token.p90_s is "),
         (complete_log, _metric_below_criterion, "case_result", "value 0.5 does not meet its criterion >= 0.999"),
         (complete_log, _criterion_loosened, "case_result", "is not the plan's task criterion for this cell's dtype"),
+        (complete_log, _worst_beyond_allowance, "case_result", "|diff| 1.10004e-05 exceeds its allowance 1.1e-05"),
+        (
+            complete_log,
+            _more_mismatched_than_judged,
+            "case_result",
+            "counts 2000 elements outside the tolerance of 512",
+        ),
+        (complete_log, _worst_above_largest, "case_result", "diff_at_worst 1e-05 is larger than max_abs 1e-07"),
+        (complete_log, _metric_failed_though_met, "case_result", "passed is false, but its value 0.9995 meets"),
+        (
+            complete_log,
+            _mismatch_without_a_failing_figure,
+            "case_result",
+            "status mismatch, but no figure beside it fails",
+        ),
+        (complete_log, _mismatch_whose_worst_is_within, "case_result", "|diff| 2e-07 is within its allowance 0.00012"),
         (generation_log, _tokens_tampered, "generation", "tokens agree with reference_tokens for 2 leading step"),
         (generation_log, _tokens_empty, "generation", "tokens hold 0 row(s), but the plan's cell is a batch of 1"),
         (

@@ -32,7 +32,7 @@ from msgspec import UNSET
 
 from collector.descriptors import descriptors
 from collector.timing import warm_stats
-from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent
+from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
 
 __all__ = ["CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
 
@@ -180,9 +180,20 @@ class FigureChecks:
                 return f"task_metric.passed is true with no value against its criterion {metric.criterion.op} {metric.criterion.threshold}"
             if not _meets(metric.value, metric.criterion):
                 return f"task_metric.passed is true, but its value {metric.value} does not meet its criterion {metric.criterion.op} {metric.criterion.threshold}"
+        if metric and metric.passed is False and metric.criterion and metric.value is not None:
+            if _meets(metric.value, metric.criterion):
+                return f"task_metric.passed is false, but its value {metric.value} meets its criterion {metric.criterion.op} {metric.criterion.threshold}"
+        stats = data.error_stats
+        if stats and (why := _error_stats(stats, data.schema_version)) is not None:
+            return why
+        if data.status == "mismatch" and not self._generating and absent(getattr(self.plan, "training", None)):
+            # A plain cell's mismatch is its elements or its task metric (collector/run/cells.py);
+            # a generation cell's may be its top-k overlap and a training cell's its steps, in
+            # lines of their own.
+            if not (stats and stats.mismatched) and not (metric and metric.passed is False):
+                return "status mismatch, but no figure beside it fails: error_stats counts no element outside the tolerance and no task metric failed"
         if data.status != "pass":
             return None
-        stats = data.error_stats
         if stats and stats.mismatched > 0:
             return f"status pass, but error_stats counts {stats.mismatched} of {stats.total} judged elements outside the tolerance"
         if metric and metric.passed is False:
@@ -308,6 +319,28 @@ class FigureChecks:
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
         return None
+
+
+def _error_stats(stats: Any, version: str) -> str | None:
+    """What one comparison's figures say of each other, whoever computed them: no count of
+    elements outside the tolerance exceeds the elements judged; the worst element is one of the
+    judged ones, so its |diff| is at most the largest; it is within its allowance when no element
+    is outside, and (from 1.2, where it is picked among the failing ones) outside when one is."""
+    for where, figures in (("error_stats", stats), *((f"per_output {o.name}", o) for o in stats.per_output or ())):
+        if figures.mismatched > figures.total:
+            return f"{where} counts {figures.mismatched} elements outside the tolerance of {figures.total} judged"
+    diff, allowed = stats.diff_at_worst, stats.allowed_at_worst
+    if not stats.total or diff is None:
+        return None
+    if stats.max_abs is not None and diff > stats.max_abs:
+        return f"error_stats.diff_at_worst {diff} is larger than max_abs {stats.max_abs}, the largest |diff| of the judged elements"
+    if allowed is None:
+        return None
+    if stats.mismatched == 0 and diff > allowed:
+        return f"error_stats counts no element outside the tolerance, but its worst element's |diff| {diff} exceeds its allowance {allowed}"
+    if stats.mismatched > 0 and diff <= allowed and schema_tuple(version) >= (1, 2):
+        return f"error_stats counts {stats.mismatched} elements outside the tolerance, but its worst element's |diff| {diff} is within its allowance {allowed}"
+    return None
 
 
 def _options(options: Any) -> tuple[str, ...]:
