@@ -292,6 +292,7 @@ def _noncontiguous(events: Events, fail: bool) -> None:
         result["case"] = cell["case"]
         if fail and cell["mode"] == "compiled":
             result["status"] = "mismatch"
+            result["error_stats"].update(mismatched=3, max_abs=0.5, diff_at_worst=0.5)
         events.append(result)
 
 

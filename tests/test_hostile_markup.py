@@ -109,7 +109,7 @@ def hostile_run(folder: Path, case: str = HOSTILE_CASE) -> Path:
     for event in events:
         if event.get("case") == case and event["kind"] == "case_result":
             event["status"] = "mismatch"
-            event["error_stats"].update(mismatched=3, diff_at_worst=1e-2)
+            event["error_stats"].update(mismatched=3, max_abs=1e-2, diff_at_worst=1e-2)
         if event["kind"] == "run_start":
             event["run_id"] = "hostile-markup"
     (folder / "events.jsonl").write_text(dumps(events), encoding="utf-8")

@@ -189,6 +189,8 @@ def test_the_findings_counts_from_the_scope_are_the_failed_cells_counts(tmp_path
     for e in events:
         if e["kind"] == "case_result" and e["case"] in statuses:
             e["status"] = statuses[e["case"]]
+            if statuses[e["case"]] == "mismatch":
+                e["error_stats"].update(mismatched=3, max_abs=0.5, diff_at_worst=0.5)
             if statuses[e["case"]] == "error":
                 e["failure"] = {"phase": "compile", "type": "RuntimeError", "message": "boom"}
     run = _run(tmp_path, events)
