@@ -335,11 +335,28 @@ def test_a_cell_failing_only_its_task_criterion_is_grouped_as_such(tmp_path: Pat
     events = lb.mismatch_log()
     for e in events:
         if e["kind"] == "case_result" and e["case"] == B2_COMPILED:
-            e["error_stats"].update(mismatched=0)
+            e["error_stats"].update(mismatched=0, diff_at_worst=1e-5)  # the worst element within its allowance
     result = build_report(_write(tmp_path, events=events), tmp_path / "out")
     assert result.disposition.headline.startswith("Blocked: 1 mismatch needs the owner's verdict")
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "**compiled · float32 · task criterion not met; no element outside the tolerance**" in md
+
+
+def test_a_failing_figure_never_reads_as_its_limit(tmp_path: Path) -> None:
+    """0.99899996 against '>= 0.999' read '0.999 (>= 0.999): not met' at six digits, and a worst
+    |diff| of 1.10004e-05 against 1.1e-05 read '|diff| 1.1e-05, allowed 1.1e-05': a failure
+    shown as if it met its limit."""
+    events = lb.mismatch_log()
+    for e in events:
+        if e["kind"] == "case_result" and e["case"] == B2_COMPILED:
+            e["task_metric"].update(value=0.99899996, passed=False)
+            e["error_stats"].update(diff_at_worst=1.10004e-05, allowed_at_worst=1.1e-05)
+    build_report(_write(tmp_path, events=events), tmp_path / "out")
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "cosine\\_to\\_reference = 0.99899996 (\\>= 0.999): not met" in md
+    assert "\\|diff\\| 1.10004e-05, allowed 1.1e-05" in md
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "1.00004 × allowance" in html and "; 1 × allowance" not in html
 
 
 def test_a_training_group_names_the_updated_parameters_outside_the_tolerance(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from collector.stability import quantile
 from reportgen.model.runmodel import CellRecord
 from reportgen.render.labels import human
-from reportgen.render.sections.common import fmt_time
+from reportgen.render.sections.common import beside, fmt_time
 
 _COLD, _WARM = attrgetter("cold"), attrgetter("warm")
 
@@ -142,7 +142,11 @@ def _drawable(value: float | None, log_axis: bool = False) -> bool:
 
 def _num(value: float, digits: int = 4) -> str:
     """A number as a label: significant digits, no exponent sign clutter."""
-    return f"{value:.{digits}g}".replace("e+", "e").replace("e0", "e").replace("e-0", "e-")
+    return _tidy(f"{value:.{digits}g}")
+
+
+def _tidy(number: str) -> str:
+    return number.replace("e+", "e").replace("e0", "e").replace("e-0", "e-")
 
 
 @dataclass(frozen=True)
@@ -522,7 +526,11 @@ def error_vs_allowance(cells: list[CellRecord]) -> Figure | None:
     ys = Scale(ys.lo - 1, ys.hi + 1, box.bottom, box.top, log=True)
     titles = [
         f"{case}: {status}; largest in {what}; "
-        + (f"not finite (drawn at {_num(NONFINITE_AT)})" if nonfinite else f"{_num(value, 3)} × allowance")
+        + (
+            f"not finite (drawn at {_num(NONFINITE_AT)})"
+            if nonfinite
+            else f"{_tidy(beside(value, 1.0, 3)[0])} × allowance"
+        )
         for case, value, status, what, nonfinite in rows
     ]
     bars = _bars(

@@ -48,6 +48,17 @@ def fmt(value: float | None, unit: str = "", digits: int = 4) -> str:
     return f"{value:.{digits}g}{unit}"
 
 
+def beside(value: float, limit: float, digits: int = 4) -> tuple[str, str]:
+    """A value and the limit it is judged against, each with ``digits`` significant digits, or
+    as many more as two different numbers need to read differently: 0.99899996 against 0.999
+    reads '0.999' at four and six digits, a failure shown as if it met its limit."""
+    for shown in range(digits, 18):
+        a, b = f"{value:.{shown}g}", f"{limit:.{shown}g}"
+        if a != b or value == limit:
+            break
+    return a, b
+
+
 def hits_misses(hits: float | None, misses: float | None) -> str:
     """'0 hits / 1 miss': cache counts, each named in the singular or plural its count needs."""
     return " / ".join(

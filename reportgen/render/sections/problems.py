@@ -15,6 +15,7 @@ from reportgen.render.sections.common import (
     entry_anchor,
     verdict_text,
     anchor,
+    beside,
     clip,
     DETAIL_CAP,
     fmt,
@@ -140,24 +141,25 @@ def _problem(cell: CellRecord, notes: Annotations, localized: Localized | None) 
             if s.mismatched
             else "largest |diff| / allowance (within tolerance)"
         )
+        diff, allowed = stat_text(s.diff_at_worst, 0), stat_text(s.allowed_at_worst, 0)
+        if s.diff_at_worst is not None and s.allowed_at_worst is not None:
+            diff, allowed = beside(s.diff_at_worst, s.allowed_at_worst)
         stats = [
             Row("mismatched", f"{s.mismatched} of {s.total}"),
             Row("max abs / max rel", f"{stat_text(s.max_abs, bad)} / {stat_text(s.max_rel, bad)}"),
-            Row(
-                where,
-                f"{s.worst_output}{list(s.worst_index)}: |diff| {stat_text(s.diff_at_worst, 0)}, allowed {stat_text(s.allowed_at_worst, 0)}",
-            ),
+            Row(where, f"{s.worst_output}{list(s.worst_index)}: |diff| {diff}, allowed {allowed}"),
         ]
         stats += region_rows(s)
     if result and result.task_metric:
         tm = result.task_metric
-        crit = f" ({tm.criterion.op} {tm.criterion.threshold:g})" if tm.criterion else ""
-        stats.append(
-            Row(
-                "task metric",
-                f"{tm.name} = {fmt(tm.value, digits=6)}{crit}: {'met' if tm.passed else 'not met' if tm.passed is False else 'no criterion'}",
-            )
-        )
+        value, crit = fmt(tm.value, digits=6), ""
+        if tm.criterion:
+            threshold = f"{tm.criterion.threshold:g}"
+            if tm.value is not None:
+                value, threshold = beside(tm.value, tm.criterion.threshold, 6)
+            crit = f" ({tm.criterion.op} {threshold})"
+        verdict = "met" if tm.passed else "not met" if tm.passed is False else "no criterion"
+        stats.append(Row("task metric", f"{tm.name} = {value}{crit}: {verdict}"))
     generated = cell.generation  # problem cells are few: their events are looked through
     if generated is not None:
         stats.append(
