@@ -537,6 +537,30 @@ def test_a_file_edited_between_run_start_and_loading_is_not_what_runs(
         assert not [e for e in events if e.kind == "case_result"]
 
 
+def test_a_break_from_data_dependent_branching_is_counted() -> None:
+    """``if h.sum() > 0:`` splits the graph, but torch 2.13 counts that break under
+    'unimplemented', not 'graph_break': the compile event read 'graphs 2, graph breaks none' and
+    the run was called suitable."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    def branching(x: torch.Tensor) -> torch.Tensor:
+        h = x * 3
+        if h.sum() > 0:
+            return h * 2
+        return h - 1
+
+    torch._dynamo.reset()
+    counters.clear()
+    try:
+        torch.compile(branching, backend="eager")(torch.ones(2, 4))
+        breaks = Backend().graph_breaks()
+    finally:
+        torch._dynamo.reset()
+        counters.clear()
+    assert sum(breaks.values()) == 1 and "Data-dependent branching" in next(iter(breaks))
+
+
 def test_a_compile_that_raises_in_a_fresh_process_is_logged_with_the_condition_it_had(tmp_path: Path) -> None:
     """A compile that failed in a fresh child with empty caches was logged 'compiled_in_process'
     (in a process already running, no cache listing): the fresh-process condition and the cache

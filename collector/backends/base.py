@@ -246,9 +246,15 @@ class Backend:
         }
 
     def graph_breaks(self) -> dict[str, int]:
+        """Each reason Dynamo ended a graph for, with its count. torch 2.13 counts a break from
+        data-dependent branching (``if tensor.sum() > 0:``) as 'unimplemented' only, not as a
+        'graph_break': read alone, that counter called such a model one graph with no break."""
         from torch._dynamo.utils import counters
 
-        return dict(counters["graph_break"])
+        breaks = dict(counters["graph_break"])
+        for reason, count in counters["unimplemented"].items():
+            breaks[reason] = max(breaks.get(reason, 0), count)  # one break counted in both: once
+        return breaks
 
     def profiler_activities(self) -> list[Any]:
         return [torch.profiler.ProfilerActivity.CPU]
