@@ -2,8 +2,10 @@
 
 The rule is the asymmetric one torch.testing.assert_close uses, with the reference as the
 expected side: an element passes when |out - ref| <= atol + rtol * |ref|. A NaN or Inf in the
-output where the reference is finite is a mismatch. The statistics say how far off the worst
-element is relative to what it was allowed.
+output where the reference is finite is a mismatch. An output whose reference is an integer or
+boolean tensor (class or token ids, indices, masks) is compared exactly, as assert_close does:
+its elements are allowed 0, since a tolerance made for floats would pass a neighbouring index.
+The statistics say how far off the worst element is relative to what it was allowed.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ def max_relative(diff: torch.Tensor, ref_abs: torch.Tensor) -> float:
     if not bool(nonzero.any()):
         return 0.0
     return float((diff[nonzero] / ref_abs[nonzero]).max().item())
+
+
+def exact_output(tensor: torch.Tensor) -> bool:
+    """An integer or boolean tensor: compared exactly, whatever the float tolerance."""
+    return not (tensor.is_floating_point() or tensor.is_complex())
 
 
 def allowance_ratio(diff: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
@@ -110,6 +117,11 @@ def _one_output(
     ref64 = ref.detach().to("cpu", torch.float64)
     diff = (out64 - ref64).abs()
     allowed = atol + rtol * ref64.abs()
+    if exact_output(ref):
+        allowed = torch.zeros_like(ref64)
+        if exact_output(out):  # in int64, where float64 would merge 2**53 + 1 with 2**53
+            out_i, ref_i = out.detach().to("cpu", torch.int64), ref.detach().to("cpu", torch.int64)
+            diff = torch.where(out_i == ref_i, torch.zeros_like(diff), diff.clamp_min(1.0))
     # NaN never compares <= anything, so it counts as a mismatch.
     bad = ~(diff <= allowed)
     # A failing element whose ratio is not above 1 (a NaN difference or a NaN allowance, from a

@@ -342,3 +342,29 @@ def test_the_cold_call_is_checked_by_the_same_declared_region() -> None:
     assert _check(outputs, reference, tol, [], {"attention_mask": mask})["passed"] is False
     outputs["hidden"][0, 0, 0] = 5.0  # and one at a real token
     assert _check(outputs, reference, tol, rules, {"attention_mask": mask})["passed"] is False
+
+
+def test_integer_and_boolean_outputs_are_compared_exactly() -> None:
+    """Every output was judged in float64 by atol + rtol * |ref|: an argmax of 997 against 999
+    passed at bfloat16's tolerance, an id of 100010 against 100000 at float32's, and 2**53 + 1
+    against 2**53 even with no tolerance at all (float64 holds no odd number there)."""
+    reference = {
+        "scores": torch.tensor([0.5, 1.0]),
+        "best_row": torch.tensor([999, 100000, 2**53]),
+        "keep": torch.tensor([True, False]),
+    }
+    same = compare({k: v.clone() for k, v in reference.items()}, reference, 1e-2, 1.6e-2)
+    assert same["mismatched"] == 0
+    for name, wrong in (
+        ("best_row", torch.tensor([997, 100000, 2**53])),
+        ("best_row", torch.tensor([999, 100010, 2**53])),
+        ("best_row", torch.tensor([999, 100000, 2**53 + 1])),
+        ("keep", torch.tensor([True, True])),
+        ("best_row", torch.tensor([999.0, 100000.5, 2.0**53], dtype=torch.float64)),  # float output, integer reference
+    ):
+        stats = compare({**reference, name: wrong}, reference, 1e-2, 1.6e-2)
+        assert stats["mismatched"] == 1 and stats["worst_output"] == name, (name, wrong, stats)
+        assert stats["allowed_at_worst"] == 0.0 and stats["diff_at_worst"] > 0
+    # Float outputs keep their tolerance.
+    close = compare({**reference, "scores": torch.tensor([0.501, 1.0])}, reference, 1e-2, 1.6e-2)
+    assert close["mismatched"] == 0
