@@ -453,15 +453,26 @@ def _describe(value: Any) -> str:
 
 
 def cast_inputs(inputs: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:
-    """Floating inputs take the cell dtype; integer ids and boolean masks keep theirs.
+    """A copy of each input: floating inputs take the cell dtype; integer ids and boolean masks
+    keep theirs.
 
-    A cast keeps each input's shape and strides (``same_layout``), so a non-contiguous input,
-    dense or not, stays non-contiguous.
+    Each call gets its own copy, so a model that writes into its input (``x.mul_(2)``) never
+    changes the values a later call is fed, nor the inputs saved as the run's artifact. A copy
+    keeps each input's shape and strides (``same_layout``), so a non-contiguous input, dense or
+    not, stays non-contiguous.
     """
-    return {
-        k: same_layout(v, v.device, dtype) if v.is_floating_point() and v.dtype != dtype else v
-        for k, v in inputs.items()
-    }
+    return {k: same_layout(v, v.device, dtype if v.is_floating_point() else None) for k, v in inputs.items()}
+
+
+def written_inputs(fed: dict[str, torch.Tensor], made: dict[str, torch.Tensor]) -> list[str]:
+    """The inputs a call wrote into: those whose values ``fed`` (after the call) no longer holds
+    of ``made`` (a NaN facing a NaN is the same value)."""
+    return [
+        name
+        for name, tensor in fed.items()
+        if tensor.shape != made[name].shape
+        or not bool(((tensor == made[name]) | ((tensor != tensor) & (made[name] != made[name]))).all())
+    ]
 
 
 def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:

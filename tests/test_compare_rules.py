@@ -19,6 +19,7 @@ from collector.compare import compare
 from collector.plan import PlanError, load_plan
 from collector.preflight import check_rules
 from collector.runner import Options, execute
+from collector.workload import load_workload
 from reportgen.render.report import build_report, judge_log
 from tests import logbuilder as lb
 
@@ -368,3 +369,26 @@ def test_integer_and_boolean_outputs_are_compared_exactly() -> None:
     # Float outputs keep their tolerance.
     close = compare({**reference, "scores": torch.tensor([0.501, 1.0])}, reference, 1e-2, 1.6e-2)
     assert close["mismatched"] == 0
+
+
+def test_a_model_that_writes_into_its_input_is_named_and_every_call_gets_the_values_made(tmp_path: Path) -> None:
+    """A model doing x.mul_(2) doubled the inputs the collector kept: the reference's second
+    call and every cell after it were fed 2x, 4x ... the values made, every cell mismatched
+    (float32 eager on the CPU included, the reference's own computation), the reference read as
+    not deterministic, and inputs.pt held values nobody had run."""
+    plan = load_plan(Path(__file__).parent / "workloads" / "input_written.toml")
+    run_dir, code = execute(plan, select_backend("cpu"), Options(target="cpu", out_dir=tmp_path))
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir / "events.jsonl")
+    assert [e["status"] for e in events if e["kind"] == "case_result"] == ["pass", "pass"]
+    assert all(e["deterministic"] for e in events if e["kind"] == "reference")
+    written = [e["message"] for e in events if e["kind"] == "warning" and e["category"] == "InputWritten"]
+    assert len(written) == 2 and all("the model writes into its input(s) x" in m for m in written)
+    module = load_workload(plan)
+    saved = torch.load(run_dir / "artifacts" / "inputs.pt", weights_only=True)
+    assert all(
+        torch.equal(saved[f"b{b}-l4-contiguous"]["x"], module.make_inputs(b, 4, "contiguous")["x"]) for b in (1, 2)
+    )
+    judged = build_report(run_dir / "events.jsonl", tmp_path / "report")
+    assert judged.disposition.outcome == "suitable"
+    assert "writes into its input(s) x" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")

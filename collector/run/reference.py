@@ -13,7 +13,16 @@ from collector.run.capture import failure, write_reference
 from collector.run.setup import content_fields
 from collector.run.generation_cells import reference_generation, route_requests
 from collector.run.state import Run
-from collector.workload import DTYPES, WorkloadError, cast_inputs, check_inputs, check_outputs, input_key, save_artifact
+from collector.workload import (
+    DTYPES,
+    WorkloadError,
+    cast_inputs,
+    check_inputs,
+    check_outputs,
+    input_key,
+    save_artifact,
+    written_inputs,
+)
 
 
 def write_references(run: Run) -> None:
@@ -76,7 +85,19 @@ def _reference_outputs(
     inputs = cast_inputs(run.inputs[key], dtype)
     with torch.no_grad():
         first = check_outputs(run.workload, run.workload.run_model(model, inputs))
-        second = check_outputs(run.workload, run.workload.run_model(model, inputs))
+        written = written_inputs(inputs, cast_inputs(run.inputs[key], dtype))
+        if written:
+            run.log.write(
+                "warning",
+                category="InputWritten",
+                message=(
+                    f"{key}: the model writes into its input(s) {', '.join(written)}: after the reference's first "
+                    "call they no longer hold the values it was fed. Every call is fed its own copy, so the "
+                    "reference, eager and compiled calls and the saved inputs all have the values made; a caller "
+                    "that uses an input again after the call would see it changed"
+                ),
+            )
+        second = check_outputs(run.workload, run.workload.run_model(model, cast_inputs(run.inputs[key], dtype)))
         noise = max_abs_between(first, second)
         gold, gold_nonfinite = None, None
         if golden is not None:
@@ -92,11 +113,11 @@ def _reference_outputs(
 
 
 def _reference_training(run: Run, key: str, model: torch.nn.Module, dtype: torch.dtype) -> dict[str, torch.Tensor]:
-    inputs = cast_inputs(run.inputs[key], dtype)
     steps, seed = run.plan.training_table["steps"], run.plan.training_table["seed"]
     runs = []
     for _ in range(2):
         copy_ = training.prepare(run.workload, model)
+        inputs = cast_inputs(run.inputs[key], dtype)
         trace, _step = training.train(run.workload, copy_, copy_, inputs, steps, seed, lambda: None)
         runs.append(trace)
     first, second = runs
