@@ -357,8 +357,31 @@ def same_layout(tensor: torch.Tensor, device: torch.device | str, dtype: torch.d
     return out
 
 
-def build_model(workload: ModuleType) -> torch.nn.Module:
-    """The workload's model in eval mode; a failure here leaves no cell to run."""
+def check_task_metric(workload: ModuleType, tolerances: dict[str, dict[str, Any]]) -> None:
+    """The plan's task criteria name the metric the module's ``task_metric()`` computes
+    (``TASK_METRIC``, where the module states it): a value judged by another metric's criterion
+    (an error, lower is better, against a 'cosine >=' threshold) passes or fails the wrong way."""
+    stated = getattr(workload, "TASK_METRIC", None)
+    if not isinstance(stated, str):
+        return
+    for dtype, tol in sorted(tolerances.items()):
+        named = (tol.get("task") or {}).get("metric")
+        if named is not None and named != stated:
+            raise WorkloadError(
+                f"workload module {workload.__file__}: TASK_METRIC is {stated!r}, but the plan's task criterion "
+                f"for {dtype} names {named!r}: task_metric() would be judged by another metric's criterion; "
+                "make the two the same"
+            )
+
+
+def training_modules(model: torch.nn.Module) -> list[str]:
+    """The modules (by name; '' is the model itself) that are in training mode."""
+    return [name or "(the model)" for name, module in model.named_modules() if module.training]
+
+
+def build_model(workload: ModuleType, in_training: list[str] | None = None) -> torch.nn.Module:
+    """The workload's model in eval mode; a failure here leaves no cell to run. ``in_training``
+    receives the modules the workload's build_model() left in training mode, set to eval here."""
     try:
         model = workload.build_model()
     except Exception as exc:
@@ -367,6 +390,8 @@ def build_model(workload: ModuleType) -> torch.nn.Module:
         raise WorkloadError(
             f"workload module {workload.__file__}: build_model() returned {type(model).__name__}; expected a torch.nn.Module"
         )
+    if in_training is not None:
+        in_training += training_modules(model)
     return model.eval()
 
 

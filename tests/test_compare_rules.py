@@ -392,3 +392,45 @@ def test_a_model_that_writes_into_its_input_is_named_and_every_call_gets_the_val
     judged = build_report(run_dir / "events.jsonl", tmp_path / "report")
     assert judged.disposition.outcome == "suitable"
     assert "writes into its input(s) x" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+
+
+def _variant(tmp_path: Path, module_edit: tuple[str, str], plan_edit: tuple[str, str]) -> Path:
+    """A copy of tests/workloads/input_written.* with one edit to the module and one to the plan."""
+    source = Path(__file__).parent / "workloads"
+    module = (source / "input_written.py").read_text(encoding="utf-8")
+    plan = (source / "input_written.toml").read_text(encoding="utf-8")
+    assert module_edit[0] in module and plan_edit[0] in plan
+    (tmp_path / "input_written.py").write_text(module.replace(*module_edit), encoding="utf-8")
+    (tmp_path / "input_written.toml").write_text(plan.replace(*plan_edit), encoding="utf-8")
+    return tmp_path / "input_written.toml"
+
+
+def test_a_model_built_in_training_mode_is_run_in_eval_mode_and_the_log_says_so(tmp_path: Path) -> None:
+    """build_model() returning model.train() (dropout on) was silently set to eval mode."""
+    plan = _variant(
+        tmp_path, ("return Doubling().eval()", "return Doubling().train()"), ('modes = ["eager"]', 'modes = ["eager"]')
+    )
+    run_dir, code = execute(load_plan(plan), select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "runs"))
+    assert code == 0 and run_dir is not None
+    (said,) = [e["message"] for e in _events(run_dir / "events.jsonl") if e.get("category") == "EvalModeSet"]
+    assert said.startswith("build_model() returned 2 module(s) in training mode ((the model), a)")
+
+
+def test_a_plan_whose_task_criterion_names_another_metric_than_the_module_stops_before_any_cell(
+    tmp_path: Path,
+) -> None:
+    """A plan's 'top1 >= 0.5' beside a module whose TASK_METRIC is another metric judged that
+    metric's value by the plan's threshold, and the report said 'task: top1 >= 0.5'."""
+    plan = _variant(
+        tmp_path,
+        ('TASK_METRIC = "min_cosine_to_reference"', 'TASK_METRIC = "min_cosine_to_reference"'),
+        ('metric = "min_cosine_to_reference"', 'metric = "top1"'),
+    )
+    run_dir, code = execute(load_plan(plan), select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "runs"))
+    assert code == 2 and run_dir is not None
+    events = _events(run_dir / "events.jsonl")
+    assert not [e for e in events if e["kind"] == "case_result"]
+    assert (
+        "TASK_METRIC is 'min_cosine_to_reference', but the plan's task criterion for float32 names 'top1'"
+        in (events[-1]["reason"])
+    )

@@ -19,7 +19,7 @@ from collector.localimports import imports_digest, workload_imports
 from collector.planschema import TARGET_RULES_PATH
 from collector.provenance import provenance
 from collector.run.state import Run
-from collector.workload import build_model, load_workload, save_artifact, sha256_file
+from collector.workload import build_model, check_task_metric, load_workload, save_artifact, sha256_file
 
 
 def start(run: Run) -> None:
@@ -103,7 +103,9 @@ def _files_read(run: Run) -> list[tuple[str, Path]]:
 def write_plan(run: Run) -> None:
     run.module_sha256 = run.module_sha256 or sha256_file(run.plan.module_path)
     run.workload = load_workload(run.plan, run.imports_sha256, run.module_sha256)
-    run.model = build_model(run.workload)
+    check_task_metric(run.workload, run.plan.tolerances)
+    in_training: list[str] = []
+    run.model = build_model(run.workload, in_training)
     weights_path, size, digest = _record_weights(run)
     content = content_fields(run.model.state_dict())
     plan = run.plan
@@ -124,6 +126,17 @@ def write_plan(run: Run) -> None:
         compare=_compare_rules(run),
     )
     run.log.write("artifact", role="weights", path=weights_path, bytes=size, sha256=digest, **content)
+    if in_training:
+        shown = ", ".join(in_training[:5]) + (f" and {len(in_training) - 5} more" if len(in_training) > 5 else "")
+        run.log.write(
+            "warning",
+            category="EvalModeSet",
+            message=(
+                f"build_model() returned {len(in_training)} module(s) in training mode ({shown}); the collector "
+                "put the model in eval mode, as it runs every model: dropout is off and batch norm uses its "
+                "running statistics, so the outputs judged are the eval-mode outputs"
+            ),
+        )
 
 
 def content_fields(obj: Any, by_key: bool = False) -> dict[str, Any]:
