@@ -1180,6 +1180,11 @@ def test_sample_comparison_names_the_cuda_weights_hash_as_file_bytes(tmp_path: P
         (lambda: estimate_text(1.0004, 1.0003, 1.0009), "1.0004"),
         (lambda: estimate_text(1.2345, 1.2, 1.3, ".3f", "x"), "1.234x"),
         (lambda: estimate_text(0.052403, None, None, ".3f", "x"), "0.052x"),
+        # The headline's factor reads inside the interval beside it: '1.01x faster (95% interval
+        # 1.001x to 1.009x faster)' was a geometric mean of 0.99494.
+        (lambda: speed_words(0.99494, 0.99106, 0.99900), "1.005x faster"),
+        (lambda: speed_words(1.00495, 1.001, 1.009), "1.005x slower"),
+        (lambda: speed_words(1.25, 1.2, 1.3), "1.25x slower"),
     ],
 )
 def test_ratio_words_never_round_a_change_to_one_or_call_a_straddling_interval_one_way(

@@ -1528,7 +1528,7 @@ def headline(comparison: Comparison) -> str:
             interval = "interval not available: too few warm samples"
         else:
             interval = interval_words(geo.ratio, geo.low, geo.high)
-        word = speed_words(geo.ratio)
+        word = speed_words(geo.ratio, geo.low, geo.high)
         verdict = classify(geo.low, geo.high)
         if verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"

@@ -349,7 +349,7 @@ def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean
     for name in series:
         geo = geometric_mean([interval for n, interval in by_series if n == name])
         assert geo is not None  # each name holds at least one interval
-        word = speed_words(geo.ratio)
+        word = speed_words(geo.ratio, geo.low, geo.high)
         if geo.verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"
         parts.append(f"{name} {word} over {geo.ratios} ratio{'s' if geo.ratios != 1 else ''}")
@@ -395,8 +395,10 @@ def interval_words(ratio: float, low: float, high: float, of: str = "the baselin
     return "95% interval {}x to {}x {}".format(*interval_text(low, high), of)
 
 
-def speed_words(ratio: float) -> str:
-    """A time ratio in words: 0.5 is '2x faster', 1.25 is '1.25x slower'."""
+def speed_words(ratio: float, low: float | None = None, high: float | None = None) -> str:
+    """A time ratio in words: 0.5 is '2x faster', 1.25 is '1.25x slower'. With its interval
+    (``low``, ``high``), the factor reads inside the ends ``interval_words`` shows: 0.99494 in
+    0.99106 to 0.99900 is '1.0051x faster' beside '1.001x to 1.009x faster', never '1.01x'."""
     if ratio <= 0:
         return "not measured"
     if not judgeable(ratio):
@@ -404,6 +406,16 @@ def speed_words(ratio: float) -> str:
     if ratio == 1:
         return "the same speed"
     factor = 1 / ratio if ratio < 1 else ratio
-    # Enough digits that a factor that is not 1 never reads '1x faster' (3 to 6 significant).
-    shown = next((text for d in range(3, 7) if (text := f"{factor:.{d}g}") != "1"), f"{factor:.6g}")
+    ends = None
+    if low is not None and high is not None and judgeable(low) and judgeable(high) and low > 0:
+        if high < 1 and ratio < 1:
+            ends = tuple(float(end) for end in interval_text(1 / high, 1 / low))
+        elif low > 1 and ratio > 1:
+            ends = tuple(float(end) for end in interval_text(low, high))
+    # Enough digits that a factor that is not 1 never reads '1x faster' (3 to 7 significant),
+    # nor outside the interval shown beside it.
+    for digits in range(3, 8):
+        shown = f"{factor:.{digits}g}"
+        if shown != "1" and (ends is None or ends[0] <= float(shown) <= ends[1]):
+            break
     return f"{shown}x {'faster' if ratio < 1 else 'slower'}"

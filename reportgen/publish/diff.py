@@ -1097,8 +1097,8 @@ def _geomean_text(geo: GeoMean, counted: str = "") -> str:
         return f"{speed_words(geo.ratio)} at the point estimate, over {cells} (no interval: too few samples)"
     interval = interval_words(geo.ratio, geo.low, geo.high, "the before time")
     if geo.verdict == "no clear difference":
-        return f"no clear difference ({speed_words(geo.ratio)} at the point estimate, {interval}) over {cells}"
-    return f"{speed_words(geo.ratio)} ({interval}) over {cells}"
+        return f"no clear difference ({speed_words(geo.ratio, geo.low, geo.high)} at the point estimate, {interval}) over {cells}"
+    return f"{speed_words(geo.ratio, geo.low, geo.high)} ({interval}) over {cells}"
 
 
 def geomean_text(geo: GeoMean | None, counted: str = "") -> str:

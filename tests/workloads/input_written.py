@@ -1,4 +1,5 @@
 """A test workload whose model writes into its input (tests/test_collector_run.py)."""
+
 import torch
 from torch import nn
 
