@@ -611,7 +611,8 @@ ratios of the cells that passed in both runs, each judged by a 95%
 interval (faster, slower or no clear difference), never by a fixed percentage. With one run a
 side that interval covers sampling within the two runs only, and says so; give replicates
 (--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
-(a hierarchical bootstrap with a fixed seed: the same runs give the same output). Where a run
+(the wider of a hierarchical bootstrap with a fixed seed and a t interval on the runs' log
+medians: the same runs give the same output, and few runs give a wide interval). Where a run
 of either side has mismatching cells without a verdict, its performance acceptance is stopped
 and no timing is compared (as in `reportgen compare`): the reason stands in place of any ratio.
 A ratio from a cell with CPU fallback or a hit recompile limit, under a changed timing scope,
@@ -719,8 +720,8 @@ whether the references agree. Timing only for cells that passed on both sides wh
 side's performance acceptance is stopped: the warm-median ratio candidate/baseline with a 95%
 interval from the kept samples, classified faster / slower / no clear difference by that
 interval (with one run a side it covers sampling within the two runs only, and says so; with
-replicates it includes the variation between runs: a hierarchical bootstrap with a fixed
-seed, so the same runs give the same bytes); a cell whose warm series is unstable reads
+replicates it includes the variation between runs: the wider of a hierarchical bootstrap with
+a fixed seed and a t interval on the runs' log medians, so the same runs give the same bytes); a cell whose warm series is unstable reads
 "unstable timing" (too short to classify: "timing not classified"), with the ratio of its medians and no interval, and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
 recompile limit or a different timing scope are flagged and left out of the geometric mean; so

@@ -191,8 +191,12 @@ BOOTSTRAP_SEED = 20261202
 def replicate_intervals(pairs: Sequence[tuple[Runs, Runs]], confidence: float = CONFIDENCE) -> list[RatioInterval]:
     """One RatioInterval per cell from every run of each side, in the given order.
 
-    One run a side: the rank interval above (within-run sampling only). More: the hierarchical
-    bootstrap, so the interval widens with the spread between runs.
+    One run a side: the rank interval above (within-run sampling only). More: the wider of the
+    hierarchical bootstrap (each run's samples resampled) and a t interval on the runs' log
+    medians (``_between_runs``), so the interval widens with the spread between runs as few
+    runs allow: with 2 or 3 runs a side the bootstrap alone, whose spread over k runs is (k-1)/k
+    of the spread of their mean with normal tails, called 16-20% of unchanged cells faster or
+    slower when runs differed by 2% (a simulation of 100 pairs of 14 cells).
     """
     single = [i for i, (base, cand) in enumerate(pairs) if len(base) == 1 and len(cand) == 1]
     out: dict[int, RatioInterval] = dict(
@@ -259,7 +263,10 @@ def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
     rng = np.random.Generator(np.random.PCG64(BOOTSTRAP_SEED))
     draws = _resampled_log_medians(cand, rng) - _resampled_log_medians(base, rng)
     tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(draws, [tail, 100 - tail])
+    low, high = (float(end) for end in np.percentile(draws, [tail, 100 - tail]))
+    spread = _between_runs(base, cand, confidence)
+    if spread is not None:
+        low, high = min(low, centre - spread), max(high, centre + spread)
     return RatioInterval(
         ratio=_exp(centre),
         low=_exp(float(low)),
@@ -268,6 +275,38 @@ def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
         candidate_samples=sum(len(r) for r in cand),
         confidence=confidence,
         runs=(len(base), len(cand)),
+    )
+
+
+def _between_runs(base: Runs, cand: Runs, confidence: float) -> float | None:
+    """Half the width of the t interval of the difference of the sides' mean log medians, from
+    the runs' own spread (pooled over both sides, n - 2 degrees of freedom: one run on a side
+    borrows the other side's spread); None with fewer than 3 runs in all."""
+    logs = [[math.log(float(np.median(run))) for run in side] for side in (base, cand)]
+    freedom = len(logs[0]) + len(logs[1]) - 2
+    if freedom < 1:
+        return None
+    squares = sum(sum((x - sum(side) / len(side)) ** 2 for x in side) for side in logs)
+    return t_quantile(0.5 + confidence / 2, freedom) * math.sqrt(
+        squares / freedom * (1 / len(logs[0]) + 1 / len(logs[1]))
+    )
+
+
+def t_quantile(p: float, freedom: int) -> float:
+    """Student's t quantile: exact for 1 and 2 degrees of freedom, the Cornish-Fisher expansion
+    in the normal quantile for more (Abramowitz and Stegun 26.7.5; at 3 degrees 3.179 against
+    3.182 for p = 0.975)."""
+    if freedom == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if freedom == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z, v = NormalDist().inv_cdf(p), float(freedom)
+    return (
+        z
+        + (z**3 + z) / (4 * v)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
     )
 
 
