@@ -5,6 +5,7 @@ a history that follows the cells that changed most. Every log here is a syntheti
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -315,6 +316,20 @@ def _replicates(tmp_path: Path, side: str, scales: list[float], noise: float = 0
 
 def _options(name: str, logs: list[Path]) -> list[str]:
     return [arg for log in logs for arg in (f"--{name}", str(log.parent))]
+
+
+def test_the_summary_says_how_many_cells_would_read_a_change_by_chance(tmp_path: Path) -> None:
+    """At 95% a cell, about 1 in 20 unchanged cells reads faster or slower: a diff of hundreds
+    of cells almost always named some, headlined by the largest, with nothing said of chance."""
+    (before,), (after,) = _replicates(tmp_path, "a", [1.0]), _replicates(tmp_path, "b", [1.0])
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    judged = [t for t in diff.timings if t.judged and t.verdict in ("faster", "slower", "no clear difference")]
+    diff.timings = [dataclasses.replace(t, case=f"{t.case}-{n}") for n in range(5) for t in judged]
+    decided = len(diff.timings)
+    assert decided >= 10
+    assert f"(about {round(decided * 0.05)} of {decided} judged would read faster or slower by chance" in diff.summary
+    diff.timings = [t for t in diff.timings if t.judged][:9]
+    assert "by chance" not in diff.summary
 
 
 def test_diff_with_replicates_on_the_command_line(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ from reportgen.judge.identity import (
 from reportgen.judge.criteria import CriterionChange, changed_for, criteria_changes, from_dicts, replicate_mismatch
 from reportgen.contract.times import utc_time
 from reportgen.judge.intervals import (
+    CONFIDENCE,
     GeoMean,
     RatioInterval,
     WARM_CALL,
@@ -89,6 +90,7 @@ CHANGED_CRITERION = "passes under a changed criterion"
 OTHER_VALUES = "passes with other weights or inputs"
 OTHER_REFERENCE = "passes against other reference outputs"
 VERDICTS = ("faster", "slower", "no clear difference")
+CHANCE_FROM = 10  # judged cells from which the summary says how many read a change by chance
 REDEFINED = "cells redefined under the same case key (not compared)"
 REPLICATE_STATUSES = "statuses that differ between the runs of a side (each side's first run speaks above)"
 REPLICATE_NOT_PASSED = "a replicate did not pass this cell"
@@ -558,6 +560,11 @@ class RunDiff:
             text += f", {len(self.values_differ)} not compared (other weights or inputs)"
         if self.replicate_not_timed:
             text += f", {len(self.replicate_not_timed)} not compared ({NOT_TIMED_WORDS})"
+        decided = sum(1 for t in self.timings if t.judged and t.verdict in VERDICTS)
+        if decided >= CHANCE_FROM:
+            # Each cell's 95% interval misses a ratio that did not change 1 time in 20: over many
+            # cells some read faster or slower with nothing changed, and the line says how many.
+            text += f" (about {round(decided * (1 - CONFIDENCE)):,} of {decided:,} judged would read faster or slower by chance with nothing changed)"
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
