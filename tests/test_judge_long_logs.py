@@ -179,6 +179,22 @@ def test_a_fact_on_one_cell_reaches_its_rule_through_the_flagged_cells(
     assert [r.cases for r in rule(run, {}) if r.rule == reason] == [(cell.case,)]
 
 
+def test_a_cell_untested_for_its_layout_that_mismatched_is_said_in_the_finding(tmp_path: Path) -> None:
+    """A MiniLM run's headline read '7 cell(s) differ from the reference' while its log held 10
+    mismatches: three were untested for their planned layout, and only counted as untested."""
+    events = base_events()
+    for e in events:
+        if e["kind"] == "case_result" and e["case"] == case_key(1, 16, "compiled"):
+            e.update(status="mismatch", layout_achieved=False)
+            e["error_stats"].update(mismatched=3, max_abs=0.5, diff_at_worst=0.5)
+    run = _run(tmp_path, events)
+    text = finding(run, d.decide(run, {}))
+    assert (
+        "1 of 4 planned cell(s) untested (1 of them differ from the reference beyond tolerance at the layout they received)"
+        in text
+    )
+
+
 def test_the_findings_counts_from_the_scope_are_the_failed_cells_counts(tmp_path: Path) -> None:
     events = base_events()
     statuses = {

@@ -133,7 +133,13 @@ def finding(run: RunModel, disposition: Disposition) -> str:
         where = ", ".join(f"{phase}: {n}" for phase, n in sorted(phases.items()))
         parts.append(f"{len(errored)} cell(s) failed to run" + (f" (phase {where})" if where else ""))
     if untested:
-        parts.append(f"{len(untested)} of {len(run.cells)} planned cell(s) untested")
+        text = f"{len(untested)} of {len(run.cells)} planned cell(s) untested"
+        # A cell untested for its planned layout still measured its outputs at the layout it did
+        # receive: one that differed beyond tolerance there is said, not hidden in the count.
+        differed = sum(1 for c in untested if c.measured_status in FAILED)
+        if differed:
+            text += f" ({differed} of them differ from the reference beyond tolerance at the layout they received)"
+        parts.append(text)
     skipped = run.with_status("skipped")
     if skipped:
         parts.append(f"{len(skipped)} of {len(run.cells)} planned cell(s) skipped")
