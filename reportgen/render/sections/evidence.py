@@ -14,11 +14,15 @@ from reportgen.render.sections.common import capped_facts, fact_rows, Row
 
 
 def generated_at(run: RunModel) -> str:
-    """From SOURCE_DATE_EPOCH when set, else from the log: never the wall clock."""
+    """The page's date, with what it is: from SOURCE_DATE_EPOCH when set ('generated ...'), else
+    the log's own end or start ('run finished ...'), never the wall clock, so the same log gives
+    the same bytes; it read 'generated' beside a time the report was not made at."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return to_the_second(run.end.finished_at if run.end is not None else run.start.started_at)
+        return "generated " + datetime.fromtimestamp(int(epoch), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if run.end is not None:
+        return f"run finished {to_the_second(run.end.finished_at)}"
+    return f"run started {to_the_second(run.start.started_at)} (no end recorded)"
 
 
 def to_the_second(stamp: str) -> str:
