@@ -488,7 +488,7 @@ def plan_from_data(
         json.dumps(plan.event_fields(plan.cells[:1]), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise PlanError(f"{path}: the plan event cannot be written: {exc}") from None
-    what = _module_missing(plan.module_path) if require_module else None
+    what = module_missing(plan.module_path) if require_module else None
     if what is not None:
         raise PlanError(
             f"{path}:{planschema.key_lines(text).get('workload.module', '')}: workload.module: {plan.module_path} {what}".replace(
@@ -498,7 +498,7 @@ def plan_from_data(
     return plan
 
 
-def _module_missing(path: Path) -> str | None:
+def module_missing(path: Path) -> str | None:
     """Why the workload module is no file to load, in words; None when it is one."""
     try:
         if path.is_file():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +15,15 @@ from click.testing import CliRunner
 
 from collector.plan import PlanError, load_plan
 from reportgen.cli import main
-from reportgen.judge.plancheck import LISTED, _map_lengths, bucket_for, listed, review_plan, write_revised
+from reportgen.judge.plancheck import (
+    LISTED,
+    _map_lengths,
+    bucket_for,
+    listed,
+    review_plan,
+    stated_task_metric,
+    write_revised,
+)
 from tests.conftest import REPO
 
 PLANS = REPO / "tests" / "plans"
@@ -195,6 +204,17 @@ def test_fixed_shape_contiguous_compiled_plan_is_compatible(tmp_path: Path) -> N
     assert _cli(path) == 0
 
 
+def test_a_plan_whose_module_is_not_beside_it_is_said_so_before_any_hardware_time(tmp_path: Path) -> None:
+    """plan-check read such a plan as 'Compatible as specified' (exit 0); the collector then
+    refused it on the device host ('workload.module: ... does not exist', exit 2)."""
+    path = tmp_path / "plan.toml"
+    path.write_text('[workload]\nname = "w"\nmodule = "missing.py"\n' + FIXED + _ids(), encoding="utf-8")
+    review = review_plan(path, "neuron")
+    (note,) = [f for f in review.findings if f.id == "module-missing"]
+    assert note.severity == "note" and note.line == 3 and f"{tmp_path / 'missing.py'} does not exist here" in note.title
+    assert not [f for f in review_plan(_write(tmp_path, FIXED + _ids()), "neuron").findings if f.id == "module-missing"]
+
+
 def test_undeclared_preprocessing_layout_asks_to_declare_it(tmp_path: Path) -> None:
     review = review_plan(_write(tmp_path, FIXED), "neuron")
     found = next(f for f in review.findings if f.id == "noncontiguous-copy")
@@ -370,3 +390,15 @@ def test_a_finding_lists_at_most_the_first_few_items_with_their_count(tmp_path: 
     assert f"2011, 2012, … (first {LISTED} of 1,000)]" in above, above
     assert all(len(t) < 2_000 for t in texts.values()), {k: len(t) for k, t in texts.items()}
     assert listed(range(LISTED)) == ", ".join(map(str, range(LISTED))), "a short list is listed whole"
+
+
+def test_a_proposed_task_criterion_names_the_metric_the_module_states(tmp_path: Path) -> None:
+    """A proposed BF16 criterion named 'task_metric' beside a module whose TASK_METRIC is
+    another name, which the collector now refuses: the revised plan could not run."""
+    review = review_plan(PLANS / "scenario_a.toml", "neuron")
+    assert review.revised is not None
+    assert review.revised["tolerances"]["bfloat16"]["task"]["metric"] == "min_cosine_to_reference"
+    (tmp_path / "m.py").write_text("import os\nTASK_METRIC = os.environ['X']\n", encoding="utf-8")
+    assert stated_task_metric(tmp_path / "m.py") is None and stated_task_metric(tmp_path) is None
+    os.mkfifo(tmp_path / "fifo.py")
+    assert stated_task_metric(tmp_path / "fifo.py") is None, "a FIFO is never opened"

@@ -13,6 +13,7 @@ classified as one of:
 
 from __future__ import annotations
 
+import ast
 import bisect
 import copy
 import json
@@ -30,6 +31,7 @@ from collector.plan import (
     MAX_PLANNED_CELLS,
     WorkloadPlan,
     missing_criteria,
+    module_missing,
     plan_from_data,
     read_plan_file,
 )
@@ -389,7 +391,7 @@ def check_dtypes(ctx: Context) -> list[Finding]:
     if "bfloat16" in dtypes:
         tol = tolerances.get("bfloat16", {})
         if "atol" not in tol or "rtol" not in tol or "task" not in tol:
-            metric = _task_metric_name(tolerances)
+            metric = _task_metric_name(tolerances, ctx.plan.module_path)
             tolerances["bfloat16"] = {
                 **PROPOSED_BF16,
                 **{k: v for k, v in tol.items() if k in ("atol", "rtol")},
@@ -531,11 +533,36 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
     return findings
 
 
-def _task_metric_name(tolerances: dict[str, Any]) -> str:
+def _task_metric_name(tolerances: dict[str, Any], module: Path) -> str:
+    """The metric a proposed criterion names: the plan's own, else the TASK_METRIC the module
+    states (read from its source, never run: the collector refuses a criterion naming another),
+    else the collector's name for an unnamed one."""
     for tol in tolerances.values():
         if isinstance(tol, dict) and "task" in tol:
             return tol["task"]["metric"]
-    return "task_metric"
+    return stated_task_metric(module) or "task_metric"
+
+
+MAX_MODULE_BYTES = 2_000_000
+
+
+def stated_task_metric(module: Path) -> str | None:
+    """A module's top-level ``TASK_METRIC = "..."``, read from its source without running it;
+    None when it has none that is a plain string (or cannot be read: a FIFO, a device or a file
+    past MAX_MODULE_BYTES is not opened)."""
+    try:
+        if not module.is_file() or module.stat().st_size > MAX_MODULE_BYTES:
+            return None
+        tree = ast.parse(module.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "TASK_METRIC" for t in node.targets
+        ):
+            value = node.value
+            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+    return None
 
 
 def check_layout(ctx: Context) -> list[Finding]:
@@ -796,7 +823,23 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
         raise InspectionError(
             f"{inspection.path}: inspects the workload {inspection.start.workload!r}, not this plan's {plan.name!r}"
         )
-    return _review(str(path), raw, plan, target, inspection, text)
+    review = _review(str(path), raw, plan, target, inspection, text)
+    what = module_missing(plan.module_path)
+    if what is not None:  # a note: the review may run where only the plan was copied
+        review.findings.append(
+            Finding(
+                "module-missing",
+                "note",
+                f"the workload module {plan.module_path} {what} here",
+                "The collector loads workload.module from beside the plan and refuses the plan without it (exit 2).",
+                "Keep the module beside the plan on the device host, or fix workload.module.",
+                "",
+                "plan",
+                key="workload.module",
+                line=planschema.key_lines(text).get("workload.module"),
+            )
+        )
+    return review
 
 
 def _review(
