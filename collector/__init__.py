@@ -24,10 +24,14 @@ records; it never judges. Judgement lives in ``reportgen``.
 # whose wait re-measures a contended series; 0.8.1 keeps its own process's temporary files
 # (Inductor's precompiled headers) in a temp dir of its process, removed at exit, ends a run on SIGHUP as on
 # SIGTERM, names its Neuron log file by its process so a later run sweeps it, says in one line
-# that it needs Python 3.11, and takes `run` as its default command's name); change it with
+# that it needs Python 3.11, and takes `run` as its default command's name; 0.9.0 compares an
+# integer or boolean output exactly, counts a graph break torch files as 'unimplemented'
+# (data-dependent branching), feeds every call its own copy of the inputs and names a model that
+# writes into its input, names the modules a model was built in training mode with, and stops a
+# plan whose task criterion names another metric than the module's TASK_METRIC); change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.8.1"
+__version__ = "0.9.0"
 
 import sys
 

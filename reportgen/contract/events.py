@@ -702,7 +702,7 @@ class ErrorStats(Strict, kw_only=True, frozen=True):
     allowed_at_worst: Annotated[
         NonNegative | None,
         Doc(
-            "atol + rtol * |ref| at the worst index; null (from 1.2) when that is not finite (a NaN or Inf in the reference there)."
+            "atol + rtol * |ref| at the worst index; 0 where the output's reference is an integer or boolean tensor, compared exactly (collector 0.9.0 and later; earlier collectors judged such outputs by the float tolerance); null (from 1.2) when that is not finite (a NaN or Inf in the reference there)."
         ),
     ]
     diff_at_worst: NonNegative | None
