@@ -153,7 +153,12 @@ def cpu_time(before: ThreadTimes | str, after: ThreadTimes | str) -> dict[str, F
         ran += ran_after - ran_before
         waited += waited_after - waited_before
     if ran == 0:
-        why = "schedstat counted no time on a CPU over the loop: the kernel does not account it"
+        # The kernel adds a running thread's time to schedstat at a scheduler tick or a switch:
+        # a loop shorter than a tick that no switch interrupted reads nothing, though it ran.
+        why = (
+            f"schedstat counted no time on a CPU over the loop ({(end - start) / 1e6:.3g} ms): the kernel "
+            "adds a running thread's time at a scheduler tick or a switch, and the loop saw neither"
+        )
         return {key: unknown(why) for key in CPU_TIME_KEYS}
     return {
         "cpu_run_s": known(f"{ran / 1e9:.6f}", CPU_TIME_SOURCE),
