@@ -24,7 +24,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # whose wait re-measures a contended series; 0.8.1 keeps its own process's temporary files
 # (Inductor's precompiled headers) in a temp dir of its process, removed at exit, ends a run on SIGHUP as on
 # SIGTERM, names its Neuron log file by its process so a later run sweeps it, says in one line
-# that it needs Python 3.11, and takes `run` as its default command's name; 0.9.0 compares an
+# that it needs Python 3.11, and takes `run` as its default command's name; 0.9.0 writes schema
+# 1.5 (per dtype, the reference's elements its two runs differ beyond the tolerance), compares an
 # integer or boolean output exactly, counts a graph break torch files as 'unimplemented'
 # (data-dependent branching), feeds every call its own copy of the inputs and names a model that
 # writes into its input, names the modules a model was built in training mode with, and stops a

@@ -234,6 +234,28 @@ def compare(
     return finite_stats(stats)
 
 
+def beyond_tolerances(
+    first: dict[str, torch.Tensor],
+    second: dict[str, torch.Tensor],
+    tolerances: dict[str, dict[str, Any]],
+    rules: list[dict[str, Any]],
+    inputs: dict[str, torch.Tensor],
+) -> dict[str, int] | None:
+    """Per dtype the plan gives a tolerance for, the judged elements where the reference's second
+    run differs from its first by more than that tolerance (the first as the expected side, the
+    rule every cell is judged by): a reference that does not repeat within a cell's tolerance
+    cannot tell that cell's backend error from its own. None when the runs cannot be compared."""
+    counts = {}
+    for dtype, tol in sorted(tolerances.items()):
+        if not isinstance(tol, dict) or "atol" not in tol or "rtol" not in tol:
+            continue
+        try:
+            counts[dtype] = int(compare(second, first, tol["atol"], tol["rtol"], rules, inputs)["mismatched"])
+        except ValueError:  # RegionError is one
+            return None
+    return counts
+
+
 def judged_nonfinite(
     outputs: dict[str, torch.Tensor],
     reference: dict[str, torch.Tensor],

@@ -434,3 +434,31 @@ def test_a_plan_whose_task_criterion_names_another_metric_than_the_module_stops_
         "TASK_METRIC is 'min_cosine_to_reference', but the plan's task criterion for float32 names 'top1'"
         in (events[-1]["reason"])
     )
+
+
+def test_a_reference_that_does_not_repeat_within_the_tolerance_blocks_its_cells(tmp_path: Path) -> None:
+    """Dropout left on in the forward: the reference's two runs differ far beyond the float32
+    tolerance, and its cells' mismatches were handed to the owner as backend differences to
+    explain (and a model whose state changed per call passed as 'Suitable'); the log now counts
+    the elements beyond each dtype's tolerance, and the cells are evidence of nothing."""
+    plan = load_plan(Path(__file__).parent / "workloads" / "noisy_reference.toml")
+    run_dir, code = execute(plan, select_backend("cpu"), Options(target="cpu", out_dir=tmp_path))
+    assert code == 0 and run_dir is not None
+    (reference,) = [e for e in _events(run_dir / "events.jsonl") if e["kind"] == "reference"]
+    assert reference["noise_beyond_tolerance"]["float32"] > 0 and reference["schema_version"] == "1.5"
+    judged = build_report(run_dir / "events.jsonl", tmp_path / "report")
+    assert judged.disposition.outcome == "blocked"
+    (reason,) = [r for r in judged.disposition.reasons if r.rule == "reference-not-repeatable"]
+    assert reason.cases == ("b1-l4-contiguous-float32-eager",)
+    assert "does not repeat within the float32 tolerance" in (tmp_path / "report" / "report.md").read_text(
+        encoding="utf-8"
+    )
+    # A deterministic model's reference repeats: nothing beyond any tolerance.
+    steady, _ = execute(
+        load_plan(Path(__file__).parent / "workloads" / "input_written.toml"),
+        select_backend("cpu"),
+        Options(target="cpu", out_dir=tmp_path / "steady"),
+    )
+    assert steady is not None
+    counts = [e["noise_beyond_tolerance"] for e in _events(steady / "events.jsonl") if e["kind"] == "reference"]
+    assert counts == [{"float32": 0}, {"float32": 0}]

@@ -7,7 +7,7 @@ import copy
 import torch
 
 from collector import interrupt, training
-from collector.compare import max_abs_between, nonfinite_count
+from collector.compare import beyond_tolerances, max_abs_between, nonfinite_count
 from collector.eventlog import OutOfSpace
 from collector.run.capture import failure, write_reference
 from collector.run.setup import content_fields
@@ -99,6 +99,7 @@ def _reference_outputs(
             )
         second = check_outputs(run.workload, run.workload.run_model(model, cast_inputs(run.inputs[key], dtype)))
         noise = max_abs_between(first, second)
+        beyond = beyond_tolerances(first, second, run.plan.tolerances, run.plan.compare["outputs"], run.inputs[key])
         gold, gold_nonfinite = None, None
         if golden is not None:
             gold_outputs = check_outputs(
@@ -107,7 +108,14 @@ def _reference_outputs(
             gold_nonfinite = nonfinite_count(gold_outputs)
             gold = max_abs_between(first, gold_outputs)
     write_reference(
-        run, key, dtype, noise, nonfinite_count(first), float64_max_abs=gold, golden_nonfinite=gold_nonfinite
+        run,
+        key,
+        dtype,
+        noise,
+        nonfinite_count(first),
+        float64_max_abs=gold,
+        golden_nonfinite=gold_nonfinite,
+        noise_beyond_tolerance=beyond,
     )
     return {k: v.detach() for k, v in first.items()}
 

@@ -28,7 +28,7 @@ from msgspec import UNSET, Meta, field
 from collector.descriptors import backend_families
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 4
+SCHEMA_MINOR = 5
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 
@@ -627,6 +627,12 @@ class Reference(Envelope, tag="reference", kw_only=True, frozen=True):
     golden_nonfinite: Annotated[
         Count | None,
         Doc("NaN and Inf elements in the float64 golden outputs; absent: not measured or no golden run."),
+    ] = None
+    noise_beyond_tolerance: Annotated[
+        dict[str, Count] | None,
+        Doc(
+            "From 1.5, per dtype the plan gives a tolerance for: the judged elements where the second run differs from the first by more than that tolerance (the rule cells are judged by, the first run as the expected side). Above 0: the reference does not repeat within that dtype's tolerance, so a cell of that dtype at this shape cannot tell a backend error from the reference's own. Absent: not measured (before 1.5, or training and generation references); null: the two runs could not be compared element by element."
+        ),
     ] = None
 
 

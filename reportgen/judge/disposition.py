@@ -195,6 +195,34 @@ def rule_reference_nonfinite(run: RunModel, notes: Notes) -> list[Reason]:
     return reasons
 
 
+def rule_reference_not_repeatable(run: RunModel, notes: Notes) -> list[Reason]:
+    """A reference whose two runs differ beyond a dtype's tolerance (measured from schema 1.5)
+    cannot tell a cell of that dtype's backend error from its own nondeterminism (dropout left
+    on, a buffer that changes per call): those cells are evidence of nothing, pass or mismatch.
+    Before 1.5 only the largest difference was logged, which rule_notes states."""
+    reasons = []
+    for ref in run.references:
+        beyond = ref.noise_beyond_tolerance
+        if not beyond:  # absent, not comparable, or nothing beyond: the cells speak as measured
+            continue
+        for dtype, count in sorted(beyond.items()):
+            cells = [c for c in run.cells if c.case.startswith(f"{ref.shape}-") and c.planned.dtype == dtype]
+            if not count or not cells:
+                continue
+            largest = "" if ref.noise_max_abs is None else f"; largest difference {ref.noise_max_abs:.3g}"
+            reasons.append(
+                Reason(
+                    "reference-not-repeatable",
+                    "blocked",
+                    f"The reference for input {ref.shape} does not repeat within the {dtype} tolerance: its two runs "
+                    f"differ beyond it at {count} judged element(s){largest}. Its {dtype} cells cannot tell a backend "
+                    "error from the reference's own nondeterminism, whether they pass or mismatch.",
+                    _cases(cells),
+                )
+            )
+    return reasons
+
+
 def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
     if run.complete:
         return []
@@ -1047,6 +1075,7 @@ def generation_undecided(run: RunModel) -> tuple[list[tuple[str, str, bool]], in
 
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
     rule_reference_nonfinite,  # first: it undermines every comparison after it
+    rule_reference_not_repeatable,
     rule_incomplete_run,
     rule_untested_or_skipped,
     rule_errors,

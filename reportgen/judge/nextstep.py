@@ -63,6 +63,7 @@ NEXT_STEPS: dict[str, str] = {
     "mismatch": "explain and decide each in annotations.toml next to the log (`{annotate}` writes a skeleton grouped by cause), then run `reportgen report` again",
     "error": "read each failure (phase and message) under Mismatches and errors; fix the cause and collect again, or explain it in annotations.toml",
     "reference-nonfinite": "fix the reference or its inputs first: a non-finite reference judges nothing",
+    "reference-not-repeatable": "make the reference repeat within the tolerance (seed or remove what is random in the forward, such as dropout left on or a buffer updated per call; torch.use_deterministic_algorithms), then collect again",
     "incomplete-run": "collect the missing cells again with the same plan (`{collect}`)",
     "untested-cells": "collect the untested cells with the same plan (`{collect}`)",
     "layout-not-measured": "collect the non-contiguous cells again with this collector, which records the layout the model receives (`{collect}`)",
