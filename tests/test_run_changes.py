@@ -323,7 +323,9 @@ def test_every_ratio_the_diff_text_shows_reads_inside_the_interval_it_shows() ->
     """Three decimals of 0.052403 read '0.052x, 95% interval 0.0522 to 0.0528' on two MiniLM
     cells of this pair (and on the site's history page, which shows the same text): the shown
     estimate outside its own interval."""
-    before, after = (SAMPLES / f"all-MiniLM-L6-v2-cpu-{run}" for run in ("20261202T054844Z-279421", "20261205T024357Z-9519b6"))
+    before, after = (
+        SAMPLES / f"all-MiniLM-L6-v2-cpu-{run}" for run in ("20261202T054844Z-279421", "20261205T024357Z-9519b6")
+    )
     text = CliRunner().invoke(main, ["diff", str(before), str(after)]).output
     shown = re.findall(r"\(([0-9.]+)x, 95% interval ([0-9.]+) to ([0-9.]+)\)", text)
     assert len(shown) >= 20 and any(float(r) < 0.1 for r, _, _ in shown)
