@@ -7,6 +7,7 @@ workload written here, whose cells differ from the reference only at padded posi
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -401,6 +402,7 @@ def _variant(tmp_path: Path, module_edit: tuple[str, str], plan_edit: tuple[str,
     plan = (source / "input_written.toml").read_text(encoding="utf-8")
     assert module_edit[0] in module and plan_edit[0] in plan
     (tmp_path / "input_written.py").write_text(module.replace(*module_edit), encoding="utf-8")
+    shutil.copyfile(source / "linear_parts.py", tmp_path / "linear_parts.py")  # the module imports it
     (tmp_path / "input_written.toml").write_text(plan.replace(*plan_edit), encoding="utf-8")
     return tmp_path / "input_written.toml"
 

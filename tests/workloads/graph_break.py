@@ -2,7 +2,10 @@
 (tests/test_collector_one_compile.py)."""
 
 import torch
+from linear_parts import make_inputs, run_model, task_metric
 from torch import nn
+
+__all__ = ["build_model", "make_inputs", "run_model", "task_metric"]
 
 MODEL_REVISION = "graph break v1"
 ATTENTION_PATH = "none"
@@ -23,16 +26,3 @@ class Broken(nn.Module):
 def build_model():
     torch.manual_seed(0)
     return Broken().eval()
-
-
-def make_inputs(batch, length, layout):
-    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(length))}
-
-
-def run_model(model, inputs):
-    return {"y": model(inputs["x"])}
-
-
-def task_metric(outputs, reference, inputs):
-    o, r = outputs["y"].double().flatten(0, -2), reference["y"].double().flatten(0, -2)
-    return float(torch.nn.functional.cosine_similarity(o, r, dim=-1).min())

@@ -1,7 +1,10 @@
-"""A test workload whose model writes into its input (tests/test_collector_run.py)."""
+"""A test workload whose model writes into its input (tests/test_compare_rules.py)."""
 
 import torch
+from linear_parts import make_inputs, run_model, task_metric
 from torch import nn
+
+__all__ = ["build_model", "make_inputs", "run_model", "task_metric"]
 
 MODEL_REVISION = "inplace v1"
 ATTENTION_PATH = "none"
@@ -21,16 +24,3 @@ class Doubling(nn.Module):
 def build_model():
     torch.manual_seed(0)
     return Doubling().eval()
-
-
-def make_inputs(batch, length, layout):
-    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(length))}
-
-
-def run_model(model, inputs):
-    return {"y": model(inputs["x"])}
-
-
-def task_metric(outputs, reference, inputs):
-    o, r = outputs["y"].double().flatten(0, -2), reference["y"].double().flatten(0, -2)
-    return float(torch.nn.functional.cosine_similarity(o, r, dim=-1).min())
