@@ -325,6 +325,15 @@ def _mismatch_whose_worst_is_within(events: Lines) -> None:
     result["error_stats"].update(mismatched=3)
 
 
+def _noise_beyond_identical_runs(events: Lines) -> None:
+    """From 1.5: elements beyond the tolerance between two runs that did not differ at all."""
+    _first_of(events, "reference").update(noise_max_abs=0.0, noise_beyond_tolerance={"float32": 3})
+
+
+def _noise_beyond_an_unplanned_dtype(events: Lines) -> None:
+    _first_of(events, "reference").update(noise_max_abs=0.5, noise_beyond_tolerance={"float16": 3})
+
+
 def _criterion_loosened(events: Lines) -> None:
     """A looser criterion written beside one result than the plan declares for its dtype: before,
     the log was valid and `diff` read the cell's pass as 'fixed'."""
@@ -471,6 +480,18 @@ def _generation_repetitions_redeclared(events: Lines) -> None:
         (generation_log, _decode_p90_hidden, "generation", "timing.decode_token.p90_s is "),
         (complete_log, _metric_below_criterion, "case_result", "value 0.5 does not meet its criterion >= 0.999"),
         (complete_log, _criterion_loosened, "case_result", "is not the plan's task criterion for this cell's dtype"),
+        (
+            complete_log,
+            _noise_beyond_identical_runs,
+            "reference",
+            "but noise_max_abs is 0: the two runs were identical",
+        ),
+        (
+            complete_log,
+            _noise_beyond_an_unplanned_dtype,
+            "reference",
+            "names 'float16', a dtype the plan gives no tolerance",
+        ),
         (complete_log, _worst_beyond_allowance, "case_result", "|diff| 1.10004e-05 exceeds its allowance 1.1e-05"),
         (
             complete_log,

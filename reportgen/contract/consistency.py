@@ -16,8 +16,8 @@ wall time (the contention rule reads them): each is there, as seconds the way th
 writes them, or unknown with its reason.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
-on every ``case_result``, ``timing``, ``compile``, ``generation``, ``train_step`` and
-``train_result`` line of a long log.
+on every ``case_result``, ``timing``, ``compile``, ``generation``, ``train_step``,
+``train_result``, ``artifact``, ``localization`` and ``reference`` line of a long log.
 """
 
 from __future__ import annotations
@@ -37,7 +37,17 @@ from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema
 __all__ = ["CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
 
 FIGURE_KINDS = frozenset(
-    ("case_result", "timing", "compile", "generation", "train_step", "train_result", "artifact", "localization")
+    (
+        "case_result",
+        "timing",
+        "compile",
+        "generation",
+        "train_step",
+        "train_result",
+        "artifact",
+        "localization",
+        "reference",
+    )
 )
 _WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
 
@@ -111,6 +121,7 @@ class FigureChecks:
             "train_result": self._train_result,
             "artifact": self._weights,
             "localization": self._localization,
+            "reference": self._reference,
         }
 
     def _tolerance(self, case: str) -> Any:
@@ -152,6 +163,20 @@ class FigureChecks:
         ):
             if not absent(planned) and not absent(logged) and planned != logged:
                 return f"the weights' {field} is {logged[:12]}..., but the plan gives weights_{field} {planned[:12]}... for the same weights"
+        return None
+
+    def _reference(self, data: Any) -> str | None:
+        """Elements the reference's two runs differ by beyond a tolerance (from 1.5) need a
+        difference between them and a tolerance the plan gives for that dtype."""
+        beyond = data.noise_beyond_tolerance
+        if not beyond:
+            return None
+        planned = self.plan.tolerances if self.plan is not None else {}
+        for dtype, count in sorted(beyond.items()):
+            if dtype not in planned:
+                return f"noise_beyond_tolerance names {dtype!r}, a dtype the plan gives no tolerance for"
+            if count and data.noise_max_abs == 0:
+                return f"noise_beyond_tolerance counts {count} element(s) beyond the {dtype} tolerance, but noise_max_abs is 0: the two runs were identical"
         return None
 
     def _localization(self, data: Any) -> str | None:
