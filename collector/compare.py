@@ -203,6 +203,11 @@ def compare(
         out = outputs[name]
         if tuple(out.shape) != tuple(ref.shape):
             raise ValueError(f"output {name!r} has shape {list(out.shape)}, reference has {list(ref.shape)}")
+        if exact_output(out) != exact_output(ref):  # 300.0 against 300 would compare equal
+            raise ValueError(
+                f"output {name!r} is {str(out.dtype).removeprefix('torch.')}, the reference's is "
+                f"{str(ref.dtype).removeprefix('torch.')}: an integer or boolean output and a floating one are not the same output"
+            )
         rule = by_output.get(name)
         judged = judged_mask(rule, inputs or {}, ref) if rule else None
         per_output[name] = _one_output(out, ref, atol, rtol, judged)

@@ -362,11 +362,19 @@ def test_integer_and_boolean_outputs_are_compared_exactly() -> None:
         ("best_row", torch.tensor([999, 100010, 2**53])),
         ("best_row", torch.tensor([999, 100000, 2**53 + 1])),
         ("keep", torch.tensor([True, True])),
-        ("best_row", torch.tensor([999.0, 100000.5, 2.0**53], dtype=torch.float64)),  # float output, integer reference
     ):
         stats = compare({**reference, name: wrong}, reference, 1e-2, 1.6e-2)
         assert stats["mismatched"] == 1 and stats["worst_output"] == name, (name, wrong, stats)
         assert stats["allowed_at_worst"] == 0.0 and stats["diff_at_worst"] > 0
+    # An integer output that came back as floats is no longer the same output: 300.0 against 300
+    # compared equal by value.
+    with pytest.raises(ValueError, match="'best_row' is float64, the reference's is int64"):
+        compare(
+            {**reference, "best_row": torch.tensor([999.0, 100000.0, 2.0**53], dtype=torch.float64)},
+            reference,
+            1e-2,
+            1.6e-2,
+        )
     # Float outputs keep their tolerance.
     close = compare({**reference, "scores": torch.tensor([0.501, 1.0])}, reference, 1e-2, 1.6e-2)
     assert close["mismatched"] == 0
