@@ -401,7 +401,7 @@ def check_inputs(workload: ModuleType, inputs: Any) -> dict[str, torch.Tensor]:
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in inputs.items()
     ):
         raise TypeError(
-            f"make_inputs() in {workload.__file__} returned {_describe(inputs)}; expected {EXPECTED['make_inputs']}"
+            f"make_inputs() in {workload.__file__} returned {_describe(inputs, True)}; expected {EXPECTED['make_inputs']}"
         )
     return dict(inputs)
 
@@ -415,7 +415,7 @@ def check_outputs(workload: ModuleType, outputs: Any) -> dict[str, torch.Tensor]
         or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in outputs.items())
     ):
         raise WorkloadError(
-            f"workload module {workload.__file__}: run_model() returned {_describe(outputs)}; expected {EXPECTED['run_model']}"
+            f"workload module {workload.__file__}: run_model() returned {_describe(outputs, True)}; expected {EXPECTED['run_model']}"
         )
     return dict(outputs)
 
@@ -470,10 +470,18 @@ def _names(mapping: Mapping[str, Any], most: int = 10) -> str:
     return ", ".join(names[:most]) + more
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, of_tensors: bool = False) -> str:
+    """What a workload function returned, in words; ``of_tensors``: a mapping that should name
+    tensors also names its first entries that are not a tensor under a string."""
     if isinstance(value, Mapping):
         kinds = sorted({type(v).__name__ for v in value.values()})
-        return f"a mapping of {', '.join(kinds) or 'nothing'}"
+        text = f"a mapping of {', '.join(kinds) or 'nothing'}"
+        if of_tensors:
+            bad = [f"{k!r}"[:60] for k, v in value.items() if not (isinstance(k, str) and isinstance(v, torch.Tensor))]
+            if bad:
+                shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+                text += f" (not a tensor under a string: {shown})"
+        return text
     return f"a {type(value).__name__}"
 
 

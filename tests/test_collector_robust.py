@@ -502,6 +502,12 @@ BAD_MODULES = [
         True,
     ),
     (
+        "bad_mixed",
+        GOOD_MODULE.replace('return {"y": model(inputs["x"])}', 'return {"y": model(inputs["x"]), "count": 3}'),
+        ["bad_mixed.py: run_model() returned a mapping of Tensor, int (not a tensor under a string: 'count')"],
+        True,
+    ),
+    (
         "bad_empty",
         GOOD_MODULE.replace('return {"y": model(inputs["x"])}', "return {}"),
         ["bad_empty.py: run_model() returned a mapping of nothing", "expected run_model(model, inputs)"],
