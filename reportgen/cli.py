@@ -628,6 +628,7 @@ logs or run folders, local or s3://.
 Exit codes:
   0  compared
   1  a log is invalid
+  3  compared, but --fail-on refuses the later run (the reasons on stderr)
   2  usage error: not exactly one log at a location, runs of different workloads, replicates
      of one side on different targets or backends, or differing in criteria (weights, inputs,
      tolerances, ...), versions, code, data or host settings (the message names them), a
@@ -636,6 +637,7 @@ Exit codes:
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
   reportgen diff old/events.jsonl new/events.jsonl --format md > diff.md   # a PR comment
+  reportgen diff main/run pr/run --fail-on worse                           # a CI gate
   reportgen diff --before runs/a1 --before runs/a2 --before runs/a3 \\
                  --after runs/b1 --after runs/b2 --after runs/b3          # replicates
 """
@@ -671,6 +673,11 @@ def _sides(
     help="Terminal text, Markdown (for a pull request), or JSON.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["new-failures", "worse"]),
+    help="Exit 3 when cells started failing ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either.",
+)
 @_max_log_size
 @_follow_symlinks
 def diff(
@@ -679,6 +686,7 @@ def diff(
     afters: tuple[Path | str, ...],
     fmt: str,
     as_json: bool,
+    fail_on: str | None,
     max_bytes: int,
     follow_symlinks: bool,
 ) -> None:
@@ -689,7 +697,11 @@ def diff(
 
     a, b = _sides("diff", runs, befores, afters, ("before", "after"))
     try:
-        echo(diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks))
+        text, refused = diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks, fail_on)
+        echo(text)
+        if refused:
+            echo(f"reportgen diff: --fail-on {fail_on}: {'; '.join(refused)}", err=True)
+            sys.exit(3)
     except RemoteError as exc:
         _remote_failed("diff", exc)
     except (

@@ -893,3 +893,26 @@ def test_two_runs_started_at_the_same_second_are_in_no_order(tmp_path: Path) -> 
     (b,) = _replicates(tmp_path, "b", [1.0])
     for first, second in ((a, b), (b, a)):
         assert "order:" not in CliRunner().invoke(main, ["diff", str(first.parent), str(second.parent)]).output
+
+
+def test_diff_fails_on_new_failures_or_a_worse_run_for_a_ci_gate(tmp_path: Path) -> None:
+    """diff exited 0 for 'disposition: suitable -> blocked, new failures: 1': a CI job could not
+    gate a change on it."""
+    from tests.logbuilder import complete_log, mismatch_log
+
+    logs = {}
+    for name, events in (("good", complete_log()), ("bad", mismatch_log())):
+        events[0]["run_id"] = f"synthetic-{name}"
+        logs[name] = tmp_path / name / "events.jsonl"
+        logs[name].parent.mkdir()
+        logs[name].write_text(dumps(events), encoding="utf-8")
+    runner = CliRunner()
+    broke = runner.invoke(main, ["diff", str(logs["good"]), str(logs["bad"]), "--fail-on", "new-failures"])
+    assert broke.exit_code == 3 and "--fail-on new-failures: 1 cell(s) started failing" in broke.stderr
+    assert "new failures: 1" in broke.stdout, "the comparison is still written"
+    assert runner.invoke(main, ["diff", str(logs["bad"]), str(logs["good"]), "--fail-on", "worse"]).exit_code == 0
+    assert runner.invoke(main, ["diff", str(logs["good"]), str(logs["bad"])]).exit_code == 0, "no gate asked for"
+    (fast,), (slow,) = _replicates(tmp_path, "a", [1.0]), _replicates(tmp_path, "b", [1.3])
+    slower = runner.invoke(main, ["diff", str(fast), str(slow), "--fail-on", "worse"])
+    assert slower.exit_code == 3 and "cell(s) judged slower" in slower.stderr
+    assert runner.invoke(main, ["diff", str(fast), str(slow), "--fail-on", "new-failures"]).exit_code == 0

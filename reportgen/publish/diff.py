@@ -1142,14 +1142,38 @@ def _start_run_id(log: object, max_bytes: int) -> str | None:
     return run_id if isinstance(run_id, str) else None
 
 
+# The dispositions from best to worst, for --fail-on worse.
+OUTCOME_RANK = {"suitable": 0, "change": 1, "blocked": 2}
+
+
+def worse_reasons(diff: RunDiff, fail_on: str) -> list[str]:
+    """Why ``reportgen diff --fail-on`` refuses the later run, in words ([]: it does not).
+    'new-failures': cells that started failing; 'worse': those, a disposition further from
+    suitable, or a cell or the geometric mean judged slower (a ratio that decides something)."""
+    reasons = [f"{len(diff.new_failures)} cell(s) started failing"] if diff.new_failures else []
+    if fail_on == "worse":
+        before, after = (OUTCOME_RANK.get(outcome, 2) for outcome in diff.disposition)
+        if after > before:
+            reasons.append(f"disposition {diff.disposition[0]} -> {diff.disposition[1]}")
+        slower = [t.name for t in diff.timings if t.judged and t.verdict == "slower"]
+        if slower:
+            reasons.append(f"{len(slower)} cell(s) judged slower")
+        geo = diff.geomean
+        if geo is not None and geo.verdict == "slower":
+            reasons.append("the geometric mean judged slower")
+    return reasons
+
+
 def diff_command(
     a: Path | str | Sequence[Path | str],
     b: Path | str | Sequence[Path | str],
     fmt: str = "text",
     max_bytes: int | None = None,
     follow_symlinks: bool = False,
-) -> str:
-    """`reportgen diff A B` (or several runs a side): logs or run directories, local or s3://."""
+    fail_on: str | None = None,
+) -> tuple[str, list[str]]:
+    """`reportgen diff A B` (or several runs a side): logs or run directories, local or s3://;
+    the text, and why ``fail_on`` refuses the later run ([]: it does not, or no fail_on)."""
     from reportgen.render.report import judge_log
     from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
     from reportgen.storage.sources import find_one
@@ -1173,12 +1197,14 @@ def diff_command(
     ]
     diff = diff_runs(*sides)
     workload = sides[0][0].workload
+    refused = worse_reasons(diff, fail_on) if fail_on else []
     if fmt == "json":
         from reportgen.render.templating import json_text
 
-        return json_text(diff.to_dict(), indent=2, sort_keys=True)
+        return json_text(diff.to_dict(), indent=2, sort_keys=True), refused
     if fmt == "md":
         from reportgen.render.templating import render_md
 
-        return render_md("diff.md.j2", diff=diff, workload=workload, targets_differ=TARGETS_DIFFER).rstrip("\n")
-    return format_diff(diff)
+        text = render_md("diff.md.j2", diff=diff, workload=workload, targets_differ=TARGETS_DIFFER).rstrip("\n")
+        return text, refused
+    return format_diff(diff), refused
