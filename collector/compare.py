@@ -249,7 +249,11 @@ def beyond_tolerances(
     """Per dtype the plan gives a tolerance for, the judged elements where the reference's second
     run differs from its first by more than that tolerance (the first as the expected side, the
     rule every cell is judged by): a reference that does not repeat within a cell's tolerance
-    cannot tell that cell's backend error from its own. None when the runs cannot be compared."""
+    cannot tell that cell's backend error from its own. As for the noise floor
+    (``max_abs_between``), a NaN facing a NaN or an Inf facing the same Inf is agreement, not an
+    element beyond (the reference's own non-finite values are a finding of their own). None when
+    the runs cannot be compared."""
+    first, second = _agreeing_nonfinite_zeroed(first, second)
     counts = {}
     for dtype, tol in sorted(tolerances.items()):
         if not isinstance(tol, dict) or "atol" not in tol or "rtol" not in tol:
@@ -259,6 +263,23 @@ def beyond_tolerances(
         except ValueError:  # RegionError is one
             return None
     return counts
+
+
+def _agreeing_nonfinite_zeroed(
+    a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """Both runs with 0 where they hold the same non-finite value (compare counts a NaN facing a
+    NaN as outside every tolerance)."""
+    out_a, out_b = dict(a), dict(b)
+    for name, x in a.items():
+        y = b.get(name)
+        if y is None or x.shape != y.shape or not (x.is_floating_point() and y.is_floating_point()):
+            continue
+        same = ~torch.isfinite(x) & ((x == y) | (torch.isnan(x) & torch.isnan(y)))
+        if bool(same.any()):
+            out_a[name] = torch.where(same, torch.zeros_like(x), x)
+            out_b[name] = torch.where(same, torch.zeros_like(y), y)
+    return out_a, out_b
 
 
 def judged_nonfinite(
