@@ -361,9 +361,13 @@ def check_task_metric(workload: ModuleType, tolerances: dict[str, dict[str, Any]
     """The plan's task criteria name the metric the module's ``task_metric()`` computes
     (``TASK_METRIC``, where the module states it): a value judged by another metric's criterion
     (an error, lower is better, against a 'cosine >=' threshold) passes or fails the wrong way."""
-    stated = getattr(workload, "TASK_METRIC", None)
-    if not isinstance(stated, str):
+    if not hasattr(workload, "TASK_METRIC"):
         return
+    stated = workload.TASK_METRIC
+    if not isinstance(stated, str):  # the log's task_metric.name is a string: the run would not validate
+        raise WorkloadError(
+            f"workload module {workload.__file__}: TASK_METRIC is {type(stated).__name__} {stated!r:.60}; expected the metric's name, a string"
+        )
     for dtype, tol in sorted(tolerances.items()):
         named = (tol.get("task") or {}).get("metric")
         if named is not None and named != stated:

@@ -676,7 +676,7 @@ def _sides(
 @click.option(
     "--fail-on",
     type=click.Choice(["new-failures", "worse"]),
-    help="Exit 3 when cells started failing ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either.",
+    help="Exit 3 when cells started failing ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either; with one run a side a ratio is judged against sampling within the two runs only, so a gate on 'worse' wants replicates (--before/--after, 3 or more a side).",
 )
 @_max_log_size
 @_follow_symlinks

@@ -472,3 +472,26 @@ def test_a_reference_that_does_not_repeat_within_the_tolerance_blocks_its_cells(
     assert steady is not None
     counts = [e["noise_beyond_tolerance"] for e in _events(steady / "events.jsonl") if e["kind"] == "reference"]
     assert counts == [{"float32": 0}, {"float32": 0}]
+
+
+def test_an_output_that_is_its_input_written_in_place_is_judged_as_the_first_call_left_it(tmp_path: Path) -> None:
+    """forward(x): x.mul_(2); return x. The cell's later calls (recording its ops) reuse its
+    inputs, so its judged output, the input itself, was doubled again before it was compared:
+    a mismatch the collector made, handed to the owner to explain."""
+    plan = _variant(
+        tmp_path, ("        x.mul_(2.0)\n        return self.a(x)", "        x.mul_(2.0)\n        return x"), ("", "")
+    )
+    run_dir, code = execute(load_plan(plan), select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "runs"))
+    assert code == 0 and run_dir is not None
+    assert [e["status"] for e in _events(run_dir / "events.jsonl") if e["kind"] == "case_result"] == ["pass", "pass"]
+
+
+def test_a_task_metric_name_that_is_not_a_string_stops_before_any_cell(tmp_path: Path) -> None:
+    """TASK_METRIC = 5 ran the whole matrix into a log that validate then refused
+    (task_metric.name: Expected 'str', got 'int')."""
+    plan = _variant(tmp_path, ('TASK_METRIC = "min_cosine_to_reference"', "TASK_METRIC = 5"), ("", ""))
+    run_dir, code = execute(load_plan(plan), select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "runs"))
+    assert code == 2 and run_dir is not None
+    events = _events(run_dir / "events.jsonl")
+    assert not [e for e in events if e["kind"] == "case_result"]
+    assert "TASK_METRIC is int 5; expected the metric's name, a string" in events[-1]["reason"]

@@ -400,5 +400,9 @@ def test_a_proposed_task_criterion_names_the_metric_the_module_states(tmp_path: 
     assert review.revised["tolerances"]["bfloat16"]["task"]["metric"] == "min_cosine_to_reference"
     (tmp_path / "m.py").write_text("import os\nTASK_METRIC = os.environ['X']\n", encoding="utf-8")
     assert stated_task_metric(tmp_path / "m.py") is None and stated_task_metric(tmp_path) is None
+    (tmp_path / "typed.py").write_text('TASK_METRIC = "early"\nTASK_METRIC: str = "late"\n', encoding="utf-8")
+    assert stated_task_metric(tmp_path / "typed.py") == "late", "the annotated form, and the last assignment"
+    (tmp_path / "deep.py").write_text("y = " + "-" * 5000 + "1\n", encoding="utf-8")
+    assert stated_task_metric(tmp_path / "deep.py") is None, "a source too deep to parse is no traceback"
     os.mkfifo(tmp_path / "fifo.py")
     assert stated_task_metric(tmp_path / "fifo.py") is None, "a FIFO is never opened"

@@ -325,13 +325,26 @@ def _mismatch_whose_worst_is_within(events: Lines) -> None:
     result["error_stats"].update(mismatched=3)
 
 
+def _noise_beyond(events: Lines, **fields: object) -> None:
+    """A 1.5 reference line with the given figures."""
+    _first_of(events, "reference").update({"schema_version": "1.5", "deterministic": False, **fields})
+
+
 def _noise_beyond_identical_runs(events: Lines) -> None:
-    """From 1.5: elements beyond the tolerance between two runs that did not differ at all."""
-    _first_of(events, "reference").update(noise_max_abs=0.0, noise_beyond_tolerance={"float32": 3})
+    """From 1.5: elements beyond the tolerance between two runs that differ by 1e-300 at most."""
+    _noise_beyond(events, noise_max_abs=1e-300, noise_beyond_tolerance={"float32": 3})
 
 
 def _noise_beyond_an_unplanned_dtype(events: Lines) -> None:
-    _first_of(events, "reference").update(noise_max_abs=0.5, noise_beyond_tolerance={"float16": 3})
+    _noise_beyond(events, noise_max_abs=0.5, noise_beyond_tolerance={"float16": 3})
+
+
+def _noise_beyond_a_deterministic_reference(events: Lines) -> None:
+    _noise_beyond(events, noise_max_abs=0.5, noise_beyond_tolerance={"float32": 3}, deterministic=True)
+
+
+def _noise_beyond_on_an_older_line(events: Lines) -> None:
+    _noise_beyond(events, noise_max_abs=0.5, noise_beyond_tolerance={"float32": 3}, schema_version="1.4")
 
 
 def _criterion_loosened(events: Lines) -> None:
@@ -484,8 +497,10 @@ def _generation_repetitions_redeclared(events: Lines) -> None:
             complete_log,
             _noise_beyond_identical_runs,
             "reference",
-            "but noise_max_abs is 0: the two runs were identical",
+            "the runs differ by at most 1e-300, within its atol",
         ),
+        (complete_log, _noise_beyond_a_deterministic_reference, "reference", "of a reference called deterministic"),
+        (complete_log, _noise_beyond_on_an_older_line, "reference", "a figure of schema 1.5, on a 1.4 line"),
         (
             complete_log,
             _noise_beyond_an_unplanned_dtype,

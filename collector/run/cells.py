@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 import time
 from typing import Any, Callable
 
@@ -297,6 +298,11 @@ def _first_call(
     try:
         with run.progress.heartbeat("compiling and running the first call" if watch is not None else "first call"):
             outputs, elapsed = first()
+        # The judged outputs as the first call left them: the calls after it (the ops' recording,
+        # a compiled repeat, the warm loop) reuse the cell's inputs, and an output that is its
+        # input written in place (x.mul_(2); return x) would change under them.
+        if isinstance(outputs, Mapping):
+            outputs = {k: v.detach().clone() if isinstance(v, torch.Tensor) else v for k, v in outputs.items()}
     finally:  # a compile that raised: its counters and cache listing are read as they stand
         if watch is not None:
             watch.after_first()

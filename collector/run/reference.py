@@ -92,8 +92,9 @@ def _reference_outputs(
                 category="InputWritten",
                 message=(
                     f"{key}: the model writes into its input(s) {', '.join(written)}: after the reference's first "
-                    "call they no longer hold the values it was fed. Every call is fed its own copy, so the "
-                    "reference, eager and compiled calls and the saved inputs all have the values made; a caller "
+                    "call they no longer hold the values it was fed. The reference's calls and each cell's judged "
+                    "first call are fed their own copy, so they and the saved inputs have the values made; a cell's "
+                    "later calls (its warm loop) reuse its copy, so their times are of changed values, and a caller "
                     "that uses an input again after the call would see it changed"
                 ),
             )

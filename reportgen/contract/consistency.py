@@ -166,17 +166,26 @@ class FigureChecks:
         return None
 
     def _reference(self, data: Any) -> str | None:
-        """Elements the reference's two runs differ by beyond a tolerance (from 1.5) need a
-        difference between them and a tolerance the plan gives for that dtype."""
+        """Elements the reference's two runs differ by beyond a tolerance are a 1.5 figure, and
+        need a tolerance the plan gives for that dtype and a difference between the runs larger
+        than its atol (every element is allowed at least that), on a reference not called
+        deterministic."""
         beyond = data.noise_beyond_tolerance
-        if not beyond:
+        if absent(beyond):
             return None
+        if schema_tuple(data.schema_version) < (1, 5):
+            return f"noise_beyond_tolerance is a figure of schema 1.5, on a {data.schema_version} line"
         planned = self.plan.tolerances if self.plan is not None else {}
-        for dtype, count in sorted(beyond.items()):
+        for dtype, count in sorted((beyond or {}).items()):
             if dtype not in planned:
                 return f"noise_beyond_tolerance names {dtype!r}, a dtype the plan gives no tolerance for"
-            if count and data.noise_max_abs == 0:
-                return f"noise_beyond_tolerance counts {count} element(s) beyond the {dtype} tolerance, but noise_max_abs is 0: the two runs were identical"
+            if not count:
+                continue
+            if data.deterministic is True:
+                return f"noise_beyond_tolerance counts {count} element(s) beyond the {dtype} tolerance of a reference called deterministic"
+            noise, atol = data.noise_max_abs, planned[dtype].atol
+            if noise is not None and noise <= atol:
+                return f"noise_beyond_tolerance counts {count} element(s) beyond the {dtype} tolerance, but the runs differ by at most {noise:g}, within its atol {atol:g}"
         return None
 
     def _localization(self, data: Any) -> str | None:

@@ -547,22 +547,27 @@ MAX_MODULE_BYTES = 2_000_000
 
 
 def stated_task_metric(module: Path) -> str | None:
-    """A module's top-level ``TASK_METRIC = "..."``, read from its source without running it;
-    None when it has none that is a plain string (or cannot be read: a FIFO, a device or a file
-    past MAX_MODULE_BYTES is not opened)."""
+    """A module's top-level ``TASK_METRIC = "..."`` (or ``TASK_METRIC: str = "..."``; the last
+    one, as the module holds it once run), read from its source without running it; None when
+    its last one is no plain string, when it has none, or when the source cannot be read (a
+    FIFO, a device or a file past MAX_MODULE_BYTES is not opened; a source too deep to parse)."""
     try:
         if not module.is_file() or module.stat().st_size > MAX_MODULE_BYTES:
             return None
         tree = ast.parse(module.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    stated = None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "TASK_METRIC" for t in node.targets
-        ):
-            value = node.value
-            return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
-    return None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "TASK_METRIC" for t in targets):
+            stated = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+    return stated
 
 
 def check_layout(ctx: Context) -> list[Finding]:
