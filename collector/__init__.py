@@ -29,10 +29,12 @@ records; it never judges. Judgement lives in ``reportgen``.
 # integer or boolean output exactly, counts a graph break torch files as 'unimplemented'
 # (data-dependent branching), feeds every call its own copy of the inputs and names a model that
 # writes into its input, names the modules a model was built in training mode with, and stops a
-# plan whose task criterion names another metric than the module's TASK_METRIC); change it with
+# plan whose task criterion names another metric than the module's TASK_METRIC; 0.9.1 keeps a
+# cell's judged outputs as its first call left them, counts a NaN facing a NaN as agreement in
+# noise_beyond_tolerance, and stops a TASK_METRIC that is not a string); change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.9.0"
+__version__ = "0.9.1"
 
 import sys
 
