@@ -18,11 +18,15 @@ not be captured is recorded, not an error), 1 internal error, 2 usage or plan er
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import logging
 import os
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from collector.arguments import path_argument
@@ -181,7 +185,8 @@ def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: st
     fields["inputs"] = [describe_input(name, tensor) for name, tensor in inputs.items()]
     wide_floats, wide_ints = _tensors(model, inputs)
     try:
-        program = _export(workload, model, inputs)
+        with _quiet_shapes():
+            program = _export(workload, model, inputs)
         ops, graph_floats, graph_ints, constants = _graph_facts(program)
         fields["operators"] = [{"name": name, "count": count} for name, count in sorted(ops.items())]
         wide_floats += graph_floats
@@ -204,6 +209,22 @@ def inspect_shape(workload: Any, model: Any, batch: int, length: int, layout: st
     fields["float64"] = wide_floats[:LISTED]
     fields["int64_beyond_int32"] = wide_ints[:LISTED]
     return fields
+
+
+@contextlib.contextmanager
+def _quiet_shapes() -> Iterator[None]:
+    """An export that fails on a data-dependent value prints its partial graph to stderr (about
+    50 lines a shape), after torch's symbolic-shapes logger warns of it; the failure itself is
+    recorded (capture_failure) with the graph's other facts, so both are held back while the
+    graph is captured."""
+    logger = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def _export(workload: Any, model: Any, inputs: dict[str, Any]) -> Any:

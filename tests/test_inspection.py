@@ -356,3 +356,61 @@ def test_an_inspection_line_with_a_key_twice_is_refused_naming_the_key(tmp_path:
     path.write_text("\n".join(kept) + "\n", encoding="utf-8")
     with pytest.raises(InspectionError, match=rf":{index + 1}: duplicate key 'float64' in one JSON object"):
         read_inspection(path)
+
+
+BRANCHING = """
+import torch
+
+MODEL_REVISION = "a data-dependent branch (synthetic test workload)"
+ATTENTION_PATH = "none"
+TASK_METRIC = "min_cosine_to_reference"
+
+
+class Branching(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.sum() > 0:
+            return h * 2
+        return h - 1
+
+
+def build_model():
+    torch.manual_seed(0)
+    return Branching().eval()
+
+
+def make_inputs(batch, length, layout):
+    return {"x": torch.ones(batch, length, 4)}
+
+
+def run_model(model, inputs):
+    return {"y": model(inputs["x"])}
+
+
+def task_metric(outputs, reference, inputs):
+    return 1.0
+"""
+
+
+def test_a_graph_that_cannot_be_exported_is_recorded_without_its_partial_graph_on_stderr(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """torch.export printed the partial graph of a data-dependent branch to stderr, about 50
+    lines a shape, after a symbolic-shapes warning: the failure is recorded in the inspection."""
+    (tmp_path / "branching.py").write_text(BRANCHING, encoding="utf-8")
+    plan = tmp_path / "branching.toml"
+    plan.write_text(
+        WIDE.read_text(encoding="utf-8").split("[matrix]")[0].replace("wide.py", "branching.py")
+        + '[matrix]\nshapes = [[1, 4]]\ndtypes = ["float32"]\nlayouts = ["contiguous"]\nmodes = ["compiled"]\n'
+        + "[tolerances.float32]\natol = 1e-5\nrtol = 1e-4\n",
+        encoding="utf-8",
+    )
+    log = read_inspection(_inspect(plan, tmp_path / "branching.jsonl"))
+    (shape,) = log.shapes
+    assert shape.capture_failure and "data-dependent" in shape.capture_failure
+    err = capfd.readouterr().err
+    assert "def forward" not in err and "Unable to find user code" not in err, err[:2000]
