@@ -51,6 +51,22 @@ def max_relative(diff: torch.Tensor, ref_abs: torch.Tensor) -> float:
     return float((diff[nonzero] / ref_abs[nonzero]).max().item())
 
 
+def same_values(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Per element, whether two tensors of one shape hold the same value: equal, or NaN in both
+    (NaN != NaN must not make two runs that agree bit for bit differ)."""
+    return (x == y) | (torch.isnan(x) & torch.isnan(y)) if x.is_floating_point() else x == y
+
+
+def written_inputs(fed: dict[str, torch.Tensor], made: dict[str, torch.Tensor]) -> list[str]:
+    """The inputs a call wrote into: those whose values ``fed`` (after the call) no longer holds
+    of ``made``."""
+    return [
+        name
+        for name, tensor in fed.items()
+        if tensor.shape != made[name].shape or not bool(same_values(tensor, made[name]).all())
+    ]
+
+
 def exact_output(tensor: torch.Tensor) -> bool:
     """An integer or boolean tensor: compared exactly, whatever the float tolerance."""
     return not (tensor.is_floating_point() or tensor.is_complex())
@@ -275,7 +291,7 @@ def _agreeing_nonfinite_zeroed(
         y = b.get(name)
         if y is None or x.shape != y.shape or not (x.is_floating_point() and y.is_floating_point()):
             continue
-        same = ~torch.isfinite(x) & ((x == y) | (torch.isnan(x) & torch.isnan(y)))
+        same = ~torch.isfinite(x) & same_values(x, y)
         if bool(same.any()):
             out_a[name] = torch.where(same, torch.zeros_like(x), x)
             out_b[name] = torch.where(same, torch.zeros_like(y), y)
@@ -331,7 +347,7 @@ def max_abs_between(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> f
             )
         x = tensor.detach().to("cpu", torch.float64)
         y = b[name].detach().to("cpu", torch.float64)
-        same = (x == y) | (torch.isnan(x) & torch.isnan(y))
+        same = same_values(x, y)
         diff = torch.where(same, torch.zeros_like(x), (x - y).abs())
         if diff.numel():
             worst = max(worst, float(torch.nan_to_num(diff, nan=float("inf")).max().item()))

@@ -25,8 +25,8 @@ import os
 import sys
 import tempfile
 from collections import Counter
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from collector.arguments import path_argument

@@ -501,17 +501,6 @@ def cast_inputs(inputs: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str
     return {k: same_layout(v, v.device, dtype if v.is_floating_point() else None) for k, v in inputs.items()}
 
 
-def written_inputs(fed: dict[str, torch.Tensor], made: dict[str, torch.Tensor]) -> list[str]:
-    """The inputs a call wrote into: those whose values ``fed`` (after the call) no longer holds
-    of ``made`` (a NaN facing a NaN is the same value)."""
-    return [
-        name
-        for name, tensor in fed.items()
-        if tensor.shape != made[name].shape
-        or not bool(((tensor == made[name]) | ((tensor != tensor) & (made[name] != made[name]))).all())
-    ]
-
-
 def to_device(inputs: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     """Each input on ``device`` with the host view's shape and strides (see ``same_layout``).
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 import time
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import torch

@@ -7,7 +7,7 @@ import copy
 import torch
 
 from collector import interrupt, training
-from collector.compare import beyond_tolerances, max_abs_between, nonfinite_count
+from collector.compare import beyond_tolerances, max_abs_between, nonfinite_count, written_inputs
 from collector.eventlog import OutOfSpace
 from collector.run.capture import failure, write_reference
 from collector.run.setup import content_fields
@@ -21,7 +21,6 @@ from collector.workload import (
     check_outputs,
     input_key,
     save_artifact,
-    written_inputs,
 )
 
 
