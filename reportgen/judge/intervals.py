@@ -182,11 +182,11 @@ def _interval_chunk(
     kth = sorted({mid_lo, mid_hi} | ({rank - 1, total - rank} if rank >= 1 else set()))
     diffs.partition(kth, axis=1)
     with np.errstate(over="ignore"):  # an infinite ratio is flagged (RatioInterval.flag), not warned of
-        estimate = np.exp((diffs[:, mid_lo] + diffs[:, mid_hi]) / 2)
+        centre = (diffs[:, mid_lo] + diffs[:, mid_hi]) / 2
+        estimate = np.exp(centre)
         if rank >= 1:
             low, high = np.exp(diffs[:, rank - 1]), np.exp(diffs[:, total - rank])
             if batched is not None:
-                centre = (diffs[:, mid_lo] + diffs[:, mid_hi]) / 2
                 low = np.minimum(low, np.exp(centre - batched))
                 high = np.maximum(high, np.exp(centre + batched))
     for row, index in enumerate(indices):
@@ -206,13 +206,21 @@ def _batch_spread(log_b: np.ndarray, log_c: np.ndarray, confidence: float) -> np
     when a side has too few samples for batches."""
     if min(log_b.shape[1], log_c.shape[1]) < BATCHES * MIN_BATCH:
         return None
-    sides = [
+    base, cand = (
         np.stack([np.median(part, axis=1) for part in np.array_split(logs, BATCHES, axis=1)], axis=1)
         for logs in (log_b, log_c)
-    ]
-    freedom = 2 * BATCHES - 2
-    squares = sum(((side - side.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) for side in sides)
-    return t_quantile(0.5 + confidence / 2, freedom) * np.sqrt(squares / freedom * (2 / BATCHES))
+    )
+    return _pooled_t_half(base, cand, confidence)
+
+
+def _pooled_t_half(base: np.ndarray, cand: np.ndarray, confidence: float) -> np.ndarray:
+    """Per row, half the width of the pooled two-sample t interval of the difference between the
+    means of ``cand``'s and ``base``'s columns (n - 2 degrees of freedom over both sides' columns,
+    at least 1)."""
+    k, m = base.shape[1], cand.shape[1]
+    freedom = k + m - 2
+    squares = sum(((side - side.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) for side in (base, cand))
+    return t_quantile(0.5 + confidence / 2, freedom) * np.sqrt(squares / freedom * (1 / k + 1 / m))
 
 
 Runs = Sequence[Sequence[float]]  # one side of a cell: the kept warm samples of each run
@@ -314,14 +322,10 @@ def _between_runs(base: Runs, cand: Runs, confidence: float) -> float | None:
     """Half the width of the t interval of the difference of the sides' mean log medians, from
     the runs' own spread (pooled over both sides, n - 2 degrees of freedom: one run on a side
     borrows the other side's spread); None with fewer than 3 runs in all."""
-    logs = [[math.log(float(np.median(run))) for run in side] for side in (base, cand)]
-    freedom = len(logs[0]) + len(logs[1]) - 2
-    if freedom < 1:
+    if len(base) + len(cand) < 3:
         return None
-    squares = sum(sum((x - sum(side) / len(side)) ** 2 for x in side) for side in logs)
-    return t_quantile(0.5 + confidence / 2, freedom) * math.sqrt(
-        squares / freedom * (1 / len(logs[0]) + 1 / len(logs[1]))
-    )
+    sides = [np.log([[float(np.median(run)) for run in side]]) for side in (base, cand)]
+    return float(_pooled_t_half(sides[0], sides[1], confidence)[0])
 
 
 def t_quantile(p: float, freedom: int) -> float:
