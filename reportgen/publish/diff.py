@@ -567,7 +567,7 @@ class RunDiff:
             text += f" (about {round(decided * (1 - CONFIDENCE)):,} of {decided:,} judged would read faster or slower by chance with nothing changed)"
         big = self.largest
         if big is not None:
-            return f"{text}; largest {speed_words(big.ratio)} on {big.name}"
+            return f"{text}; largest {speed_words(big.ratio, big.low, big.high)} on {big.name}"
         # 'no clear change' only where a ratio was judged: unstable or flagged ones decide nothing.
         judged = any(t.judged and t.verdict in VERDICTS for t in self.timings)
         return f"{text}; {'no clear change' if judged else nothing_judged(len(self.timings))}"
