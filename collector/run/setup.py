@@ -133,8 +133,8 @@ def write_plan(run: Run) -> None:
             category="EvalModeSet",
             message=(
                 f"build_model() returned {len(in_training)} module(s) in training mode ({shown}); the collector "
-                "put the model in eval mode, as it runs every model: dropout is off and batch norm uses its "
-                "running statistics, so the outputs judged are the eval-mode outputs"
+                "put the model in eval mode, as it runs every model: the outputs judged are its eval-mode "
+                "outputs, not those of the mode it was built in"
             ),
         )
 
