@@ -31,10 +31,12 @@ records; it never judges. Judgement lives in ``reportgen``.
 # writes into its input, names the modules a model was built in training mode with, and stops a
 # plan whose task criterion names another metric than the module's TASK_METRIC; 0.9.1 keeps a
 # cell's judged outputs as its first call left them, counts a NaN facing a NaN as agreement in
-# noise_beyond_tolerance, and stops a TASK_METRIC that is not a string); change it with
+# noise_beyond_tolerance, and stops a TASK_METRIC that is not a string; 0.10.0 calls a warm series
+# unstable for two more criteria: two speeds with samples between them (a least-squares cut) and
+# a steady trend (Theil-Sen and Mann-Kendall), so it re-measures such series); change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.9.1"
+__version__ = "0.10.0"
 
 import sys
 

@@ -47,10 +47,38 @@ GAP_OVER_RANGE_MIN = 1.0
 # ... and that gap is at least a tenth of the median, so two tight modes a few percent apart
 # (a figure that is right to a few percent either way) are not called bimodal.
 GAP_OVER_MEDIAN_MIN = 0.10
+# Two modes with samples between them (so no gap is wider than a cluster) are found another way,
+# from TWO_MODES_MIN_SAMPLES samples on: the sorted series is cut where the two sides' summed
+# squared deviations from their means are least, each side holding at least TWO_MODES_SHARE_MIN of
+# the samples, and it is two modes when the sides' medians are at least GAP_OVER_MEDIAN_MIN of the
+# median apart and their means more than TWO_MODES_SEPARATION_MIN pooled standard deviations
+# apart. Set on seeded simulations (tests/benchmarks/bench_stability_rules.py prints them): a
+# single-mode series cut this way (lognormal 3-12% noise, uniform over +-15%, an exponential tail,
+# t with 3 degrees of freedom, correlated noise) has its halves' means 2.3 to 4.5 standard
+# deviations apart, two modes 20% apart with 3% noise 5 to 8. Below 10 samples the figures of the
+# two overlap too much to decide; a quarter on each side leaves a smaller group to the outlier
+# rule, and a median inside a group of three quarters or more still speaks for the loop.
+TWO_MODES_MIN_SAMPLES = 10
+TWO_MODES_SHARE_MIN = 0.25
+TWO_MODES_SEPARATION_MIN = 5.0
 # The median of the last third differs from that of the first third by more than a tenth of the
 # overall median, and by more than the whole series' IQR (so a noisy series' thirds differing by
 # chance is not a drift): the host or the device changed speed during the loop.
 DRIFT_MAX = 0.10
+# A steady trend the thirds miss (a 15% linear drift moves the thirds' medians by only 10%, and
+# the IQR grows with it): the Theil-Sen line through the samples (the median of the slopes of
+# every pair) changes by more than DRIFT_MAX of the median from the first sample to the last, and
+# the Mann-Kendall statistic (pairs rising less pairs falling) is at least TREND_Z_MIN standard
+# deviations from 0. Both are rank-based, so one stray sample at either end moves neither much;
+# at 3, about 1 single-mode series in 100 with strongly correlated noise (lag-1 0.7) crosses it
+# (bench_stability_rules.py), and a 15% drift over 30 samples with 3% noise is seen in 97 of 100.
+TREND_Z_MIN = 3.0
+# The trend test looks at every pair of samples (at 30 samples ten times the cost of every other
+# rule together, and a report classifies every timed cell of a log), so it is taken only when the
+# thirds' medians differ by at least a third of DRIFT_MAX: a steady change of DRIFT_MAX over the
+# loop moves them by two thirds of it, which the noise of a third's median (1-2% at 3% noise)
+# does not bring under this screen.
+TREND_SCREEN = DRIFT_MAX / 3
 # IQR over median above a fifth: the middle half spans a fifth of the figure compared (about a
 # 15% coefficient of variation for a normal series). Wider than pyperf's 10% standard deviation,
 # because sub-millisecond CPU calls on a shared host jitter more and still compare by median.
@@ -200,9 +228,15 @@ def classify(samples: Sequence[float], waited: tuple[float, float] | None = None
         or _spread_rule(iqr, median)[0]
         or _min_median_rule(ordered[0], median)[0]
         or _outliers_rule(ordered, median, q1, q3)[0]
-        or _drift_rule(values, median, iqr)[0]
-        or _bimodality_rule(ordered, median)[0]
     )
+    if not failed:
+        thirds = _drift_rule(values, median, iqr)
+        failed = (
+            thirds[0]
+            or _bimodality_rule(ordered, median)[0]
+            or _two_modes_rule(ordered, median)[0]
+            or _trend_rule(values, median, thirds[3])[0]  # the costliest (pairs of samples): last
+        )
     return Stability(UNSTABLE if failed else STABLE, len(values), median, iqr, ordered[0], "", values, waited)
 
 
@@ -294,23 +328,59 @@ def _bimodality_rule(ordered: list[float], median: float) -> tuple[bool, int, fl
     return failed, split, best_gap, over_range, over_median
 
 
+def _two_modes_rule(ordered: list[float], median: float) -> tuple[bool, int, float, float]:
+    """The least-squares cut of the sorted series into two sides of at least a quarter each:
+    (failed, where it cuts (0: too few samples), the sides' means apart in pooled standard
+    deviations, their medians apart over the median)."""
+    n = len(ordered)
+    if n < TWO_MODES_MIN_SAMPLES:
+        return False, 0, 0.0, 0.0
+    least = max(2, math.ceil(TWO_MODES_SHARE_MIN * n))
+    scaled = [(v - median) / median for v in ordered]  # near 0: the squares lose no precision
+    sums, squares = [0.0], [0.0]
+    for v in scaled:
+        sums.append(sums[-1] + v)
+        squares.append(squares[-1] + v * v)
+    total, total_sq = sums[-1], squares[-1]
+    best, split = math.inf, 0
+    for k in range(least, n - least + 1):
+        low, high = sums[k], total - sums[k]
+        within = squares[k] - low * low / k + (total_sq - squares[k]) - high * high / (n - k)
+        if within < best:
+            best, split = within, k
+    low_mean, high_mean = sums[split] / split, (total - sums[split]) / (n - split)
+    pooled = max(best, 0.0) / (n - 2)  # both sides' squared deviations over their degrees of freedom
+    separation = (high_mean - low_mean) / math.sqrt(pooled) if pooled > 0 else math.inf
+    apart = (sorted_median(ordered[split:]) - sorted_median(ordered[:split])) / median
+    failed = apart >= GAP_OVER_MEDIAN_MIN and separation > TWO_MODES_SEPARATION_MIN
+    return failed, split, separation, apart
+
+
 def _bimodality(ordered: list[float], median: float) -> Check:
-    failed, split, best_gap, over_range, over_median = _bimodality_rule(ordered, median)
+    gap_failed, gap_split, best_gap, over_range, over_median = _bimodality_rule(ordered, median)
+    cut_failed, cut_split, separation, apart = _two_modes_rule(ordered, median)
     coefficient = _bimodality_coefficient(ordered)
+    cut = (
+        ("separation", separation if math.isfinite(separation) else 1e9),
+        ("modes_apart_over_median", apart),
+    )
+    split = gap_split if gap_failed or not cut_failed else cut_split
     if split == 0:
         return Check(
             "bimodality",
             False,
-            (("gap_s", 0.0), ("gap_over_range", 0.0), ("gap_over_median", 0.0), ("coefficient", coefficient)),
+            (("gap_s", 0.0), ("gap_over_range", 0.0), ("gap_over_median", 0.0), ("coefficient", coefficient), *cut),
             "one mode",
         )
     lower, upper = ordered[:split], ordered[split:]
-    note = (
-        f"two modes: {len(lower)} samples near {sorted_median(lower):.4g} s and {len(upper)} near "
-        f"{sorted_median(upper):.4g} s, {best_gap:.4g} s apart"
-        if failed
-        else "one mode"
-    )
+    both = f"{len(lower)} samples near {sorted_median(lower):.4g} s and {len(upper)} near {sorted_median(upper):.4g} s"
+    if gap_failed:
+        note = f"two modes: {both}, {best_gap:.4g} s apart"
+    elif cut_failed:
+        shown = f"{separation:.1f}" if math.isfinite(separation) else "infinitely many"
+        note = f"two modes: {both}, their means {shown} standard deviations apart"
+    else:
+        note = "one mode"
     figures = (
         ("gap_s", best_gap),
         ("gap_over_range", over_range if math.isfinite(over_range) else 1e9),
@@ -320,8 +390,9 @@ def _bimodality(ordered: list[float], median: float) -> Check:
         ("lower_median_s", sorted_median(lower)),
         ("upper_median_s", sorted_median(upper)),
         ("coefficient", coefficient),
+        *cut,
     )
-    return Check("bimodality", failed, figures, note)
+    return Check("bimodality", gap_failed or cut_failed, figures, note)
 
 
 def _bimodality_coefficient(ordered: list[float]) -> float:
@@ -352,17 +423,55 @@ def _drift_rule(values: tuple[float, ...], median: float, iqr: float) -> tuple[b
     return abs(change) > DRIFT_MAX and abs(last - first) > iqr, first, last, change
 
 
+def _trend_rule(
+    values: tuple[float, ...], median: float, thirds_change: float, figures: bool = False
+) -> tuple[bool, float, float]:
+    """(failed, the Theil-Sen line's change from the first sample to the last over the median,
+    the Mann-Kendall z); both 0 when the thirds' change is under the screen, unless ``figures``
+    (a check shows them)."""
+    n = len(values)
+    spread = math.sqrt(n * (n - 1) * (2 * n + 5) / 18)  # of the Mann-Kendall statistic
+    # Screened out too when even every pair rising could not reach TREND_Z_MIN (under 7 samples).
+    screened = abs(thirds_change) < TREND_SCREEN or (n * (n - 1) // 2 - 1) / spread < TREND_Z_MIN
+    if screened and not figures:
+        return False, 0.0, 0.0
+    slopes: list[float] = []
+    rising = 0
+    for i in range(n - 1):
+        here = values[i]
+        for j in range(i + 1, n):
+            step = values[j] - here
+            slopes.append(step / (j - i))
+            rising += (step > 0) - (step < 0)
+    slopes.sort()
+    change = sorted_median(slopes) * (n - 1) / median
+    corrected = rising - (rising > 0) + (rising < 0)  # the continuity correction
+    z = corrected / spread
+    return not screened and abs(change) > DRIFT_MAX and abs(z) >= TREND_Z_MIN, change, z
+
+
 def _drift(values: tuple[float, ...], median: float, iqr: float) -> Check:
     failed, first, last, change = _drift_rule(values, median, iqr)
-    note = (
-        f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
-        if failed
-        else f"drift {change:+.1%}"
-    )
+    trending, trend_change, z = _trend_rule(values, median, change, figures=True)
+    if failed:
+        note = f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
+    elif trending:
+        note = (
+            f"drift: the loop's speed moved steadily, {trend_change:+.0%} of the median from its first sample to its"
+            f" last (Theil-Sen line; Mann-Kendall z {z:+.1f})"
+        )
+    else:
+        note = f"drift {change:+.1%}"
     return Check(
         "drift",
-        failed,
-        (("first_third_median_s", first), ("last_third_median_s", last), ("change_over_median", change)),
+        failed or trending,
+        (
+            ("first_third_median_s", first),
+            ("last_third_median_s", last),
+            ("change_over_median", change),
+            ("trend_change_over_median", trend_change),
+            ("trend_z", z),
+        ),
         note,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,78 @@ def test_a_drifting_series_is_unstable_for_drift_only() -> None:
     drift = next(c for c in result.checks if c.name == "drift")
     assert drift.figure("change_over_median") > 0.2
     assert drift.figure("last_third_median_s") > drift.figure("first_third_median_s")
+
+
+def _two_speeds(slow_share: float, apart: float = 0.20, noise: float = 0.03, seed: int = 7) -> list[float]:
+    """Calls at two speeds, in no order, each with its own noise: no gap is wider than a cluster."""
+    rng = random.Random(seed)
+    return [1e-3 * (1 + apart if rng.random() < slow_share else 1.0) * math.exp(rng.gauss(0, noise)) for _ in range(30)]
+
+
+def test_two_speeds_with_samples_between_them_are_two_modes() -> None:
+    """Before: half the calls 20% slower, 3% noise, no gap wider than a cluster, read "stable" in
+    83 of 100 simulated series (a median that falls between the two speeds decided a
+    comparison). The least-squares cut into two sides now finds them."""
+    series = _two_speeds(0.5)
+    result = classify(series)
+    check = next(c for c in result.checks if c.name == "bimodality")
+    assert check.figure("gap_over_range") <= stability.GAP_OVER_RANGE_MIN, "the gap alone does not see it"
+    assert check.failed and result.verdict == UNSTABLE
+    assert check.figure("separation") > stability.TWO_MODES_SEPARATION_MIN
+    assert check.figure("modes_apart_over_median") >= 0.15
+    assert "standard deviations apart" in check.note and "two modes" in result.summary()
+
+
+def test_one_spread_out_mode_is_not_two() -> None:
+    """Samples spread evenly over +-15% (the widest single-mode series the spread rule lets
+    through) cut into halves whose means are about 3.5 standard deviations apart: one mode."""
+    even = [1e-3 * (0.85 + 0.3 * i / 29) for i in range(30)]
+    series = [even[i] for start in range(3) for i in range(start, 30, 3)]  # each third spans the range
+    result = classify(series)
+    check = next(c for c in result.checks if c.name == "bimodality")
+    assert result.verdict == STABLE, result.summary()
+    assert 3 < check.figure("separation") < stability.TWO_MODES_SEPARATION_MIN
+
+
+def test_a_slow_group_under_a_quarter_is_left_to_the_outlier_rule() -> None:
+    # 6 of 30 calls 25% slower: the median stays inside the main group.
+    rng = random.Random(11)
+    series = [1e-3 * (1.25 if i % 5 == 2 else 1.0) * math.exp(rng.gauss(0, 0.01)) for i in range(30)]
+    ordered = sorted(series)
+    cut_failed, split, _, _ = stability._two_modes_rule(ordered, statistics.median(series))
+    assert not cut_failed and 8 <= split <= 22  # the cut keeps a quarter a side: never the 24/6 split
+
+
+def test_the_cut_needs_ten_samples() -> None:
+    series = _two_speeds(0.5)[:9]
+    check = next(c for c in classify(series).checks if c.name == "bimodality")
+    assert check.figure("separation") == 0.0 and check.figure("modes_apart_over_median") == 0.0
+
+
+def test_a_steady_drift_the_thirds_miss_is_a_drift() -> None:
+    """Before: 15% slower from first call to last, 3% noise, read "stable" in 59 of 100 simulated
+    series: the thirds' medians move by two thirds of the drift and the IQR grows with it."""
+    rng = random.Random(5)
+    series = [1e-3 * (1 + 0.15 * i / 29) * math.exp(rng.gauss(0, 0.03)) for i in range(30)]
+    result = classify(series)
+    drift = next(c for c in result.checks if c.name == "drift")
+    first, last = drift.figure("first_third_median_s"), drift.figure("last_third_median_s")
+    assert abs(drift.figure("change_over_median")) <= stability.DRIFT_MAX or last - first <= result.iqr_s, (
+        "the thirds alone do not see it"
+    )
+    assert drift.failed and result.verdict == UNSTABLE
+    assert drift.figure("trend_change_over_median") > 0.10 and drift.figure("trend_z") >= stability.TREND_Z_MIN
+    assert "moved steadily" in drift.note
+
+
+def test_one_slow_first_call_is_no_trend() -> None:
+    """A rank-based line: one stray sample at the start (13% fast here) moves it little, where a
+    least-squares line through the same samples changes by more than 10%."""
+    rng = random.Random(3)
+    series = [1e-3 * (0.87 if i == 0 else 1 + 0.004 * i) * math.exp(rng.gauss(0, 0.005)) for i in range(10)]
+    drift = next(c for c in classify(series).checks if c.name == "drift")
+    assert not drift.failed, drift.note
+    assert abs(drift.figure("trend_change_over_median")) < 0.06
 
 
 def test_a_few_far_outliers_make_a_series_unstable_only_past_the_allowed_share() -> None:

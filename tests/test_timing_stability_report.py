@@ -215,7 +215,7 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
         shutil.copytree(run, runs / run.name, ignore=shutil.ignore_patterns("*.pt", "*.json", "profiles", "traces"))
     # Charts follow the cells that changed most and were stable; the site configuration names this
     # unstable one so that its trend is drawn, with the gap.
-    (runs / "site.toml").write_text('[history]\ncases = ["b1-l16-contiguous-float32-eager"]\n', encoding="utf-8")
+    (runs / "site.toml").write_text('[history]\ncases = ["b2-l16-contiguous-float32-eager"]\n', encoding="utf-8")
     build_site([runs], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("tiny-encoder*/index.html")).read_text(encoding="utf-8")
     assert "<strong>Unstable timing: 9 cell(s)</strong>, no timing verdict for them" in page
@@ -223,7 +223,7 @@ def test_the_workload_history_names_unstable_cells_and_leaves_their_trend_points
 
     warm = next(chart for fid, chart in page_charts(page).items() if fid.endswith("-trend-warm"))
     assert len(warm.x_ticks) == 2, "one place per run"
-    points = [p for p in warm.points if p.title.startswith("b1-l16-contiguous-float32-eager: ")]
+    points = [p for p in warm.points if p.title.startswith("b2-l16-contiguous-float32-eager: ")]
     # The quiet run's median is drawn; the noisy run's unstable series is no trend point.
     assert [p.x for p in points] == [warm.x_ticks[0][0]], points
 
