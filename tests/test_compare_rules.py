@@ -375,6 +375,11 @@ def test_integer_and_boolean_outputs_are_compared_exactly() -> None:
             1e-2,
             1.6e-2,
         )
+    # uint64 against int64 was compared after a cast to int64, where 2**63 + 5 reads -2**63 + 5.
+    big = {"ids": torch.tensor([2**63 + 5], dtype=torch.uint64)}
+    with pytest.raises(ValueError, match="'ids' is uint64, the reference's is int64"):
+        compare(big, {"ids": torch.tensor([-(2**63) + 5])}, 0.0, 0.0)
+    assert compare(big, {"ids": big["ids"].clone()}, 0.0, 0.0)["mismatched"] == 0
     # Float outputs keep their tolerance.
     close = compare({**reference, "scores": torch.tensor([0.501, 1.0])}, reference, 1e-2, 1.6e-2)
     assert close["mismatched"] == 0
