@@ -406,3 +406,23 @@ def test_a_proposed_task_criterion_names_the_metric_the_module_states(tmp_path: 
     assert stated_task_metric(tmp_path / "deep.py") is None, "a source too deep to parse is no traceback"
     os.mkfifo(tmp_path / "fifo.py")
     assert stated_task_metric(tmp_path / "fifo.py") is None, "a FIFO is never opened"
+
+
+@pytest.mark.parametrize("reps, noted", [(3, True), (9, True), (10, False), (30, False)])
+def test_a_warm_series_too_short_for_the_stability_checks_is_noted_at_its_line(
+    tmp_path: Path, reps: int, noted: bool
+) -> None:
+    """A plan of 3 warm repetitions read "Compatible as specified" with no word that its series
+    could not be judged stable (5 samples), checked for two speeds (10) or cut into batches (9)."""
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    assert "warm_repetitions = 30" in text
+    plan = tmp_path / "tiny_encoder.toml"
+    plan.write_text(text.replace("warm_repetitions = 30", f"warm_repetitions = {reps}"), encoding="utf-8")
+    (tmp_path / "tiny_encoder.py").write_text((WORKLOADS / "tiny_encoder.py").read_text(encoding="utf-8"))
+    review = review_plan(plan, "neuron")
+    found = [f for f in review.findings if f.id == "few-warm-samples"]
+    assert bool(found) == noted
+    if noted:
+        line = next(i for i, row in enumerate(plan.read_text().splitlines(), 1) if row.startswith("warm_repetitions"))
+        assert found[0].severity == "note" and found[0].line == line and found[0].key == "timing.warm_repetitions"
+        assert f"{reps} sample(s)" in found[0].detail and "at least 10" in found[0].first

@@ -26,6 +26,7 @@ import msgspec
 import tomli_w
 
 from collector import planschema
+from collector.stability import MIN_SAMPLES, TWO_MODES_MIN_SAMPLES
 from collector.plan import (
     DEFAULT_FP32_TOLERANCE,
     MAX_PLANNED_CELLS,
@@ -746,6 +747,39 @@ def check_modes(ctx: Context) -> list[Finding]:
     return findings
 
 
+def check_warm_samples(ctx: Context) -> list[Finding]:
+    """A warm series too short for the checks a timing verdict rests on: stability needs
+    MIN_SAMPLES, the two-speeds cut TWO_MODES_MIN_SAMPLES, and a comparison's guard against
+    samples that follow each other BATCHES * MIN_BATCH (below it the samples count as independent)."""
+    reps = ctx.plan.warm_repetitions
+    if reps >= TWO_MODES_MIN_SAMPLES:
+        return []
+    from reportgen.judge.intervals import BATCHES, MIN_BATCH  # numpy: only for the words here
+
+    held = (
+        " (a generation cell's time to first token; its decode series one per decode step)"
+        if ctx.plan.generation
+        else ""
+    )
+
+    return [
+        Finding(
+            "few-warm-samples",
+            "note",
+            f"{reps} warm sample(s) a cell",
+            f"Each warm series holds {reps} sample(s){held}. A series needs {MIN_SAMPLES} for its stability to be judged at all, "
+            f"{TWO_MODES_MIN_SAMPLES} to be checked for two speeds with samples between them, and a comparison cuts each "
+            f"loop into {BATCHES} batches of at least {MIN_BATCH} to guard against samples that follow each other (a loop "
+            "that slowed midway); below that it takes the samples as independent, and calls a change where there is none "
+            "more often than its 95% says.",
+            f"Set [timing] warm_repetitions to at least {TWO_MODES_MIN_SAMPLES} (30 where timing decides the migration).",
+            "A timing that was not stable decides nothing",
+            "collector",
+            key="timing.warm_repetitions",
+        )
+    ]
+
+
 def check_recompile_limit(ctx: Context) -> list[Finding]:
     shapes = {tuple(s) for s in ctx.revised["matrix"].get("shapes", [])}
     if not ctx.compiled or len(shapes) <= RECOMPILE_LIMIT:
@@ -811,6 +845,7 @@ CHECKS: list[Callable[[Context], list[Finding]]] = [
     check_compile_options,
     check_cache_check,
     check_recompile_limit,
+    check_warm_samples,
 ]
 
 
