@@ -457,8 +457,8 @@ def _drift(values: tuple[float, ...], median: float, iqr: float) -> Check:
         note = f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
     elif trending:
         note = (
-            f"drift: the loop's speed moved steadily, {trend_change:+.0%} of the median from its first sample to its"
-            f" last (Theil-Sen line; Mann-Kendall z {z:+.1f})"
+            f"drift: the time per call {'rose' if trend_change > 0 else 'fell'} steadily, by {abs(trend_change):.0%} of"
+            f" the median from the first sample to the last (Theil-Sen line; Mann-Kendall z {z:+.1f})"
         )
     else:
         note = f"drift {change:+.1%}"

@@ -117,7 +117,7 @@ def test_a_steady_drift_the_thirds_miss_is_a_drift() -> None:
     )
     assert drift.failed and result.verdict == UNSTABLE
     assert drift.figure("trend_change_over_median") > 0.10 and drift.figure("trend_z") >= stability.TREND_Z_MIN
-    assert "moved steadily" in drift.note
+    assert "time per call rose steadily, by 1" in drift.note
 
 
 def test_one_slow_first_call_is_no_trend() -> None:
