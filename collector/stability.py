@@ -51,34 +51,41 @@ GAP_OVER_MEDIAN_MIN = 0.10
 # from TWO_MODES_MIN_SAMPLES samples on: the sorted series is cut where the two sides' summed
 # squared deviations from their means are least, each side holding at least TWO_MODES_SHARE_MIN of
 # the samples, and it is two modes when the sides' medians are at least GAP_OVER_MEDIAN_MIN of the
-# median apart and their means more than TWO_MODES_SEPARATION_MIN pooled standard deviations
-# apart. Set on seeded simulations (tests/benchmarks/bench_stability_rules.py prints them): a
-# single-mode series cut this way (lognormal 3-12% noise, uniform over +-15%, an exponential tail,
-# t with 3 degrees of freedom, correlated noise) has its halves' means 2.3 to 4.5 standard
-# deviations apart, two modes 20% apart with 3% noise 5 to 8. Below 10 samples the figures of the
-# two overlap too much to decide; a quarter on each side leaves a smaller group to the outlier
-# rule, and a median inside a group of three quarters or more still speaks for the loop.
+# median apart and their means more than TWO_MODES_SEPARATION + TWO_MODES_SMALL_N / n pooled
+# standard deviations apart (7 at 10 samples, 5 at 30, 4.3 at 100). Set on seeded simulations
+# (tests/benchmarks/bench_stability_rules.py prints them): a single-mode series cut this way
+# (normal, uniform, skewed, heavy-tailed or correlated noise) has its sides' means up to about 8
+# standard deviations apart at 10 samples (1 in 100), 4-5 at 30 and 4.2 at 100, because the cut
+# is chosen to separate them; so the bar falls as n grows. Below 10 samples the two overlap too
+# much to decide; a quarter on each side leaves a smaller group to the outlier rule, and a median
+# inside a group of three quarters or more still speaks for the loop.
 TWO_MODES_MIN_SAMPLES = 10
 TWO_MODES_SHARE_MIN = 0.25
-TWO_MODES_SEPARATION_MIN = 5.0
+TWO_MODES_SEPARATION = 4.0
+TWO_MODES_SMALL_N = 30.0
 # The median of the last third differs from that of the first third by more than a tenth of the
 # overall median, and by more than the whole series' IQR (so a noisy series' thirds differing by
 # chance is not a drift): the host or the device changed speed during the loop.
 DRIFT_MAX = 0.10
 # A steady trend the thirds miss (a 15% linear drift moves the thirds' medians by only 10%, and
 # the IQR grows with it): the Theil-Sen line through the samples (the median of the slopes of
-# every pair) changes by more than DRIFT_MAX of the median from the first sample to the last, and
-# the Mann-Kendall statistic (pairs rising less pairs falling) is at least TREND_Z_MIN standard
-# deviations from 0. Both are rank-based, so one stray sample at either end moves neither much;
-# at 3, about 1 single-mode series in 100 with strongly correlated noise (lag-1 0.7) crosses it
-# (bench_stability_rules.py), and a 15% drift over 30 samples with 3% noise is seen in 97 of 100.
+# every pair) changes by more than DRIFT_MAX of the median from the first sample to the last, the
+# Mann-Kendall statistic (pairs rising less pairs falling) is at least TREND_Z_MIN standard
+# deviations from 0, and the thirds' medians move the same way twice, the smaller move at least
+# TREND_STEADY_SHARE of the larger (a move over the whole loop, not a few slow first calls, a
+# warm-up left over, nor a slowdown that came back). Both figures are rank-based, so one stray
+# sample at either end moves neither much. At 3, about 1 single-mode series in 100 with strongly
+# correlated noise (lag-1 0.7) is called a drift (bench_stability_rules.py).
 TREND_Z_MIN = 3.0
+TREND_STEADY_SHARE = 0.25
 # The trend test looks at every pair of samples (at 30 samples ten times the cost of every other
-# rule together, and a report classifies every timed cell of a log), so it is taken only when the
-# thirds' medians differ by at least a third of DRIFT_MAX: a steady change of DRIFT_MAX over the
-# loop moves them by two thirds of it, which the noise of a third's median (1-2% at 3% noise)
-# does not bring under this screen.
+# rule together, and a report classifies every timed cell of a log), so the verdict takes it only
+# when the thirds' medians differ by at least a third of DRIFT_MAX (a steady change of DRIFT_MAX
+# over the loop moves them by two thirds of it, which the noise of a third's median, 1-2% at 3%
+# noise, does not bring under this screen), and a longer loop is taken as the medians of
+# TREND_MAX_POINTS consecutive blocks (10,000 samples would be 50 million pairs).
 TREND_SCREEN = DRIFT_MAX / 3
+TREND_MAX_POINTS = 100
 # IQR over median above a fifth: the middle half spans a fifth of the figure compared (about a
 # 15% coefficient of variation for a normal series). Wider than pyperf's 10% standard deviation,
 # because sub-millisecond CPU calls on a shared host jitter more and still compare by median.
@@ -128,7 +135,8 @@ class Stability:
         """One Check per rule, with its figures and note (none for an unclassified series).
 
         Built when first asked for: the verdict needs only each rule's decision, and a report
-        classifies every timed cell of a log (tens of thousands) but shows the checks of few."""
+        classifies every timed cell of a log (tens of thousands) but shows the checks of few (the
+        collector logs each series' checks as it takes the series)."""
         if self.verdict == UNCLASSIFIED:
             return ()
         values = self.series
@@ -348,11 +356,13 @@ def _two_modes_rule(ordered: list[float], median: float) -> tuple[bool, int, flo
         within = squares[k] - low * low / k + (total_sq - squares[k]) - high * high / (n - k)
         if within < best:
             best, split = within, k
+    if split == 0:  # no finite cut (samples spanning more than a float's range): nothing to say
+        return False, 0, 0.0, 0.0
     low_mean, high_mean = sums[split] / split, (total - sums[split]) / (n - split)
     pooled = max(best, 0.0) / (n - 2)  # both sides' squared deviations over their degrees of freedom
     separation = (high_mean - low_mean) / math.sqrt(pooled) if pooled > 0 else math.inf
     apart = (sorted_median(ordered[split:]) - sorted_median(ordered[:split])) / median
-    failed = apart >= GAP_OVER_MEDIAN_MIN and separation > TWO_MODES_SEPARATION_MIN
+    failed = apart >= GAP_OVER_MEDIAN_MIN and separation > TWO_MODES_SEPARATION + TWO_MODES_SMALL_N / n
     return failed, split, separation, apart
 
 
@@ -399,10 +409,11 @@ def _bimodality_coefficient(ordered: list[float]) -> float:
     """Sarle's bimodality coefficient (above 5/9 hints at two modes); a figure shown, not a rule,
     since one far outlier alone drives it up."""
     n = len(ordered)
-    mean = math.fsum(ordered) / n
+    scale = ordered[-1] or 1.0  # the moments of values / the largest: no overflow at any magnitude
+    mean = math.fsum(ordered) / n / scale
     s2 = s3 = s4 = 0.0
-    for v in ordered:  # one pass for the three moments (each summed in the same order as before)
-        d = v - mean
+    for v in ordered:  # one pass for the three moments
+        d = v / scale - mean
         s2 += d**2
         s3 += d**3
         s4 += d**4
@@ -426,28 +437,48 @@ def _drift_rule(values: tuple[float, ...], median: float, iqr: float) -> tuple[b
 def _trend_rule(
     values: tuple[float, ...], median: float, thirds_change: float, figures: bool = False
 ) -> tuple[bool, float, float]:
-    """(failed, the Theil-Sen line's change from the first sample to the last over the median,
-    the Mann-Kendall z); both 0 when the thirds' change is under the screen, unless ``figures``
-    (a check shows them)."""
+    """(failed, the Theil-Sen line's change from the first sample (block) to the last over the
+    median, the Mann-Kendall z); both 0 when the thirds' change is under the screen, unless
+    ``figures`` (a check shows them)."""
     n = len(values)
-    spread = math.sqrt(n * (n - 1) * (2 * n + 5) / 18)  # of the Mann-Kendall statistic
+    points = values if n <= TREND_MAX_POINTS else _block_medians(values, TREND_MAX_POINTS)
+    m = len(points)
+    spread = math.sqrt(m * (m - 1) * (2 * m + 5) / 18)  # of the Mann-Kendall statistic
     # Screened out too when even every pair rising could not reach TREND_Z_MIN (under 7 samples).
-    screened = abs(thirds_change) < TREND_SCREEN or (n * (n - 1) // 2 - 1) / spread < TREND_Z_MIN
+    screened = abs(thirds_change) < TREND_SCREEN or (m * (m - 1) // 2 - 1) / spread < TREND_Z_MIN
     if screened and not figures:
         return False, 0.0, 0.0
     slopes: list[float] = []
     rising = 0
-    for i in range(n - 1):
-        here = values[i]
-        for j in range(i + 1, n):
-            step = values[j] - here
+    for i in range(m - 1):
+        here = points[i]
+        for j in range(i + 1, m):
+            step = points[j] - here
             slopes.append(step / (j - i))
             rising += (step > 0) - (step < 0)
     slopes.sort()
-    change = sorted_median(slopes) * (n - 1) / median
+    change = sorted_median(slopes) * (m - 1) / median
     corrected = rising - (rising > 0) + (rising < 0)  # the continuity correction
     z = corrected / spread
-    return not screened and abs(change) > DRIFT_MAX and abs(z) >= TREND_Z_MIN, change, z
+    failed = not screened and abs(change) > DRIFT_MAX and abs(z) >= TREND_Z_MIN and _steady(values, change)
+    return failed, change, z
+
+
+def _block_medians(values: tuple[float, ...], blocks: int) -> tuple[float, ...]:
+    """The medians of ``blocks`` consecutive blocks of the series, in order."""
+    n = len(values)
+    return tuple(sorted_median(sorted(values[k * n // blocks : (k + 1) * n // blocks])) for k in range(blocks))
+
+
+def _steady(values: tuple[float, ...], change: float) -> bool:
+    """The thirds' medians move the way ``change`` goes, twice, the smaller move at least
+    TREND_STEADY_SHARE of the larger."""
+    third = len(values) // 3
+    first, middle, last = (
+        sorted_median(sorted(part)) for part in (values[:third], values[third:-third], values[-third:])
+    )
+    moves = (middle - first, last - middle) if change > 0 else (first - middle, middle - last)
+    return min(moves) > 0 and min(moves) >= TREND_STEADY_SHARE * max(moves)
 
 
 def _drift(values: tuple[float, ...], median: float, iqr: float) -> Check:
@@ -457,8 +488,8 @@ def _drift(values: tuple[float, ...], median: float, iqr: float) -> Check:
         note = f"drift: the last third's median {last:.4g} s against the first third's {first:.4g} s ({change:+.0%} of the median)"
     elif trending:
         note = (
-            f"drift: the time per call {'rose' if trend_change > 0 else 'fell'} steadily, by {abs(trend_change):.0%} of"
-            f" the median from the first sample to the last (Theil-Sen line; Mann-Kendall z {z:+.1f})"
+            f"drift: the time per call {'rose' if trend_change > 0 else 'fell'} by {abs(trend_change):.0%} of the median"
+            f" over the loop, in each of its thirds (Theil-Sen line; Mann-Kendall z {z:+.1f})"
         )
     else:
         note = f"drift {change:+.1%}"
