@@ -676,7 +676,7 @@ def _sides(
 @click.option(
     "--fail-on",
     type=click.Choice(["new-failures", "worse"]),
-    help="Exit 3 when cells started failing ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either; with one run a side a ratio is judged against sampling within the two runs only, so a gate on 'worse' wants replicates (--before/--after, 3 or more a side).",
+    help="Exit 3 when cells started failing ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (--before/--after, 3 or more a side): with one run a side a ratio's interval covers sampling within the two runs only, not the variation between runs, and a cell read slower there is said on stderr, not gated.",
 )
 @_max_log_size
 @_follow_symlinks
@@ -697,8 +697,10 @@ def diff(
 
     a, b = _sides("diff", runs, befores, afters, ("before", "after"))
     try:
-        text, refused = diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks, fail_on)
+        text, refused, ungated = diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks, fail_on)
         echo(text)
+        if ungated:
+            echo(f"reportgen diff: --fail-on {fail_on}: {ungated}", err=True)
         if refused:
             echo(f"reportgen diff: --fail-on {fail_on}: {'; '.join(refused)}", err=True)
             sys.exit(3)

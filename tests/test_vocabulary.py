@@ -139,7 +139,7 @@ def test_no_raw_token_in_the_diff_of_sample_runs(fmt: str) -> None:
     for workload in ("tiny-encoder-cpu", "all-MiniLM-L6-v2-cpu", "tiny-classifier-training-cpu"):
         runs = sorted(SAMPLES.glob(f"{workload}-2026*"))
         assert len(runs) >= 2, workload
-        text, _ = diff_command(runs[0], runs[-1], fmt=fmt)
+        text, _, _ = diff_command(runs[0], runs[-1], fmt=fmt)
         assert _raw_in(text, tokens) == {}, workload
         assert "unexplained" not in text
 
