@@ -218,6 +218,18 @@ def classify(samples: Sequence[float], waited: tuple[float, float] | None = None
         )
     ordered, median, q1, q3 = _order(values)
     iqr = q3 - q1
+    if ordered[0] == ordered[-1] and median > 0:
+        return Stability(
+            UNCLASSIFIED,
+            len(values),
+            median,
+            iqr,
+            ordered[0],
+            "every sample is the same value: the timer's resolution, not the loop, sets the figure, and a "
+            "comparison would have no spread to judge a difference against",
+            values,
+            waited,
+        )
     if median <= 0:
         return Stability(
             UNCLASSIFIED,

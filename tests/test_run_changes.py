@@ -783,9 +783,10 @@ def test_a_ratio_beyond_a_float_decides_nothing_in_the_diff_and_the_history(tmp_
     for n, scale in enumerate((1.0, 1.1)):
         events = timing_log(f"synthetic-denormal-{n}", scale=scale, seed=n)
         events[0]["started_at"] = f"2026-01-0{n + 1}T00:00:00Z"
-        if n == subnormal:  # every warm sample of one cell 5e-324 s: valid, ~1e320 times 1 ms
+        if n == subnormal:  # the warm samples of one cell 5e-324 s (one 1e-323): valid, ~1e320 times 1 ms
             timing = _cells(events, "timing")[0]
-            timing["warm"].update(samples_s=[5e-324] * 30, min_s=5e-324, median_s=5e-324, p90_s=5e-324, iqr_s=0.0)
+            samples = [5e-324] * 29 + [1e-323]  # not all one value, which no comparison could judge
+            timing["warm"].update(samples_s=samples, min_s=5e-324, median_s=5e-324, p90_s=5e-324, iqr_s=0.0)
         logs.append(runs / f"r{n}" / "events.jsonl")
         logs[-1].parent.mkdir(parents=True)
         logs[-1].write_text(dumps(events), encoding="utf-8")
@@ -810,6 +811,22 @@ def test_a_ratio_beyond_a_float_decides_nothing_in_the_diff_and_the_history(tmp_
     data = json.loads((compared / "compare.json").read_text(encoding="utf-8"), parse_constant=_refuse)
     (cell,) = [c for c in data["cells"] if c["case"] == case]
     assert any("time ratio beyond" in f for f in cell["timing"]["flags"]) and not cell["timing"]["in_geomean"]
+
+
+def test_two_series_of_one_value_a_tick_apart_decide_nothing(tmp_path: Path) -> None:
+    logs = []
+    for n, value in enumerate((1.000e-3, 1.001e-3)):
+        events = timing_log(f"synthetic-constant-{n}", seed=n)
+        timing = _cells(events, "timing")[0]
+        timing["warm"].update(samples_s=[value] * 30, min_s=value, median_s=value, p90_s=value, iqr_s=0.0)
+        logs.append(tmp_path / f"r{n}" / "events.jsonl")
+        logs[-1].parent.mkdir(parents=True)
+        logs[-1].write_text(dumps(events), encoding="utf-8")
+    diff = diff_runs(*(summarize(judge_log(log)) for log in logs))
+    case = _cells(timing_log("x"), "timing")[0]["case"]
+    assert diff.unclassified == [case]
+    (cell,) = [t for t in diff.timings if t.case == case]
+    assert not cell.judged, "1.001x with a zero-width interval read slower"
 
 
 def _refuse(constant: str) -> None:

@@ -212,6 +212,14 @@ def test_too_few_or_unusable_samples_are_unclassified_with_a_reason(series: list
     json.dumps(result.to_dict())
 
 
+def test_a_series_of_one_value_decides_nothing() -> None:
+    """Thirty equal samples read "stable" with an IQR of 0, and two such series one timer tick
+    apart gave an interval of zero width: a one-tick difference read as certain."""
+    result = classify([0.001] * 30)
+    assert result.verdict == UNCLASSIFIED and "the same value" in result.note
+    assert classify([0.001] * 29 + [0.00101]).verdict == STABLE  # two values: a spread to judge against
+
+
 def test_the_dict_form_carries_every_check_and_its_figures() -> None:
     data = classify([s * (12.0 if i % 3 == 0 else 1.0) for i, s in enumerate(steady(seed=3))]).to_dict()
     assert data["verdict"] == UNSTABLE and "bimodality" in data["reasons"]
