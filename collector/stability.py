@@ -218,29 +218,14 @@ def classify(samples: Sequence[float], waited: tuple[float, float] | None = None
         )
     ordered, median, q1, q3 = _order(values)
     iqr = q3 - q1
-    if ordered[0] == ordered[-1] and median > 0:
-        return Stability(
-            UNCLASSIFIED,
-            len(values),
-            median,
-            iqr,
-            ordered[0],
-            "every sample is the same value: the timer's resolution, not the loop, sets the figure, and a "
-            "comparison would have no spread to judge a difference against",
-            values,
-            waited,
+    if median <= 0 or ordered[0] == ordered[-1]:
+        why = (
+            "median of 0 s: nothing to compare against"
+            if median <= 0
+            else "every sample is the same value: the timer's resolution, not the loop, sets the figure, and a "
+            "comparison would have no spread to judge a difference against"
         )
-    if median <= 0:
-        return Stability(
-            UNCLASSIFIED,
-            len(values),
-            median,
-            iqr,
-            ordered[0],
-            "median of 0 s: nothing to compare against",
-            values,
-            waited,
-        )
+        return Stability(UNCLASSIFIED, len(values), median, iqr, ordered[0], why, values, waited)
     # Each rule's decision, by the same functions the checks are built with; a series fails
     # when any rule fails (the cheap rules first: the rest need not be decided then).
     failed = (
