@@ -619,7 +619,7 @@ A ratio from a cell with CPU fallback or a hit recompile limit, under a changed 
 warm repetitions or re-measure rounds, or across a changed host (torch threads, CPU affinity)
 carries that caveat and is no verdict; a cell of another model revision, other weights or
 other inputs gets no ratio, only that reason; a cell whose warm series is unstable reads
-"unstable timing" (one too short to classify, "timing not classified") and decides nothing.
+"unstable timing" (one the rules cannot classify, too short or every sample one value, "timing not classified") and decides nothing.
 Runs of two workloads are refused; runs on two
 targets are compared but said to be a migration question (see `reportgen compare`). Runs are
 logs or run folders, local or s3://.
@@ -676,7 +676,7 @@ def _sides(
 @click.option(
     "--fail-on",
     type=click.Choice(["new-failures", "worse"]),
-    help="Exit 3 when cells started failing ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (--before/--after, 3 or more a side): with one run a side a ratio's interval covers sampling within the two runs only, not the variation between runs, and a cell read slower there is said on stderr, not gated.",
+    help="Exit 3 when cells started failing ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (more than one run on a side, --before/--after; 3 or more a side for a useful interval): with one run on each side a ratio's interval covers sampling within the two runs only, not the variation between runs, and the cells read slower there are named on stderr, not gated.",
 )
 @_max_log_size
 @_follow_symlinks
@@ -736,7 +736,7 @@ interval from the kept samples, classified faster / slower / no clear difference
 interval (with one run a side it covers sampling within the two runs only, and says so; with
 replicates it includes the variation between runs: the wider of a hierarchical bootstrap with
 a fixed seed and a t interval on the runs' log medians, so the same runs give the same bytes); a cell whose warm series is unstable reads
-"unstable timing" (too short to classify: "timing not classified"), with the ratio of its medians and no interval, and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
+"unstable timing" (one the rules cannot classify, too short or every sample one value: "timing not classified"), with the ratio of its medians and no interval, and decides nothing; cold first call and compile time ratios; the geometric mean (with how many cells it
 covers); compiled-over-eager speedup per shape on each side. Cells with CPU fallback, a hit
 recompile limit or a different timing scope are flagged and left out of the geometric mean; so
 is every cell when a timing criterion (timing scope, warm repetitions, re-measure rounds) or the

@@ -107,7 +107,7 @@ def test_a_generation_series_that_decides_nothing_is_counted_in_the_disposition(
     planned_repetitions(short, 3)
     judged = judge_log(_log(tmp_path / "short" / "events.jsonl", short))
     assert f"performance undecided for {total // 2} of {total} generation series" in judged.disposition.headline
-    assert "too short to classify" in judged.disposition.headline
+    assert "generation series (time to first token or decode per token), not classified" in judged.disposition.headline
 
 
 def test_the_exports_carry_each_generation_series_median_and_its_stability(tmp_path: Path) -> None:

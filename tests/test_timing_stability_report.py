@@ -325,11 +325,13 @@ def test_a_series_too_short_to_classify_is_not_called_unstable(tmp_path: Path) -
     md, html = _report_of(tmp_path, events)
     top = md + html.split('id="timings"')[0]  # the charts' caption names every reason a figure may have
     assert "Unstable timing" not in top and "unstable or too short" not in top
-    assert "> **Timing not classified.** 4 of 4 timed cells have too few warm samples to classify." in md
-    assert "<strong>Timing not classified.</strong> 4 of 4 timed cells have too few" in html
-    assert "performance undecided for 4 of 4 timed cells, whose warm timing is too short to classify" in md
-    assert "- 4 of 4 timed cells have too few warm samples to classify: their timings decide nothing" in md
-    assert "| performance | undecided for 4 of 4 timed cells (warm timing too short to classify: flagged in" in md
+    why = "have a warm series the rules cannot classify (too few samples, or every sample one value)"
+    assert f"> **Timing not classified.** 4 of 4 timed cells {why}." in md
+    assert f"<strong>Timing not classified.</strong> 4 of 4 timed cells {why}" in html
+    assert "performance undecided for 4 of 4 timed cells, whose warm timing is not classified" in md
+    assert f"- 4 of 4 timed cells {why}: their timings decide nothing" in md
+    assert "| performance | undecided for 4 of 4 timed cells (warm timing not classified: flagged in" in md
+    assert "not classified: 3 sample(s); at least 5 are needed to judge stability |" in md, "the cell says why"
 
 
 def test_a_generation_run_says_its_series_are_classified_and_names_an_unstable_one(tmp_path: Path) -> None:

@@ -759,10 +759,10 @@ def _copy_calls(cell: CellRecord) -> int | None:
 
 def _undecided_sides(cell: CellRecord, twin: CellRecord) -> str | None:
     """Which of the two warm series decides nothing and why ("this cell's (unstable)", "the
-    contiguous cell's (too short to classify)", or both), or None when both are stable: the
+    contiguous cell's (not classified)", or both), or None when both are stable: the
     report says such a timing decides nothing, so it is no evidence of a copy either."""
     sides = [
-        f"{side} ({'unstable' if judged is not None and judged.unstable else 'too short to classify'})"
+        f"{side} ({'unstable' if judged is not None and judged.unstable else 'not classified'})"
         for side, c in (("this cell's", cell), ("the contiguous cell's", twin))
         if (judged := cell_stability(c)) is None or not judged.decides
     ]
@@ -1040,7 +1040,9 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
             " collector's stability rules)"
         )
     if short:
-        parts.append(f"{short} of {timed}{'' if parts else ' timed cells'} have too few warm samples to classify")
+        parts.append(
+            f"{short} of {timed}{'' if parts else ' timed cells'} have a warm series the rules cannot classify (too few samples, or every sample one value)"
+        )
     if series:
         parts.append(
             f"{len(series)} of {series_total} generation series (time to first token or decode per token) are"

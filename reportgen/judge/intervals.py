@@ -29,6 +29,14 @@ a fixed seed, restarted per cell, so the same inputs give the same bytes. With f
 side the bootstrap sees little of the run-to-run spread, so the interval is at least the t
 interval of the runs' log medians (``_between_runs``), and the page names the run count.
 
+Both ways the interval is at least as wide as the timer lets the figures be told apart: each
+side's resolution is taken as the smallest step between two of its distinct samples, over its
+median, and the log interval reaches at least the sum of the two sides' log(1 + resolution)
+either way from the estimate (``_resolution_half``). A continuous clock's steps are tiny
+beside the median and change nothing; a coarse one's are not: 29 samples of 1.000 ms and one of
+1.1 ms against 29 of 1.001 ms and one of 1.1 ms gave an interval 1.001 to 1.001, "slower" by a
+timer tick. (A series of one value has no step: it is unclassified and decides nothing.)
+
 Cells with the same sample counts are computed together as one array (in chunks of at most
 MAX_PAIRS differences), so a 1,000-cell pair costs a few numpy partitions. A side with more than
 MAX_SIDE samples is thinned to evenly spaced order statistics first, which can only widen the
@@ -172,6 +180,7 @@ def _interval_chunk(
         raise ValueError("warm samples must be positive times")
     n_kept, m_kept = base.shape[1], cand.shape[1]
     batched = _batch_spread(np.log(base), np.log(cand), confidence)
+    coarse = _resolution_half(base) + _resolution_half(cand)
     base, cand = _thinned(base), _thinned(cand)
     n, m = base.shape[1], cand.shape[1]
     log_b, log_c = np.log(base), np.log(cand)
@@ -189,6 +198,7 @@ def _interval_chunk(
             if batched is not None:
                 low = np.minimum(low, np.exp(centre - batched))
                 high = np.maximum(high, np.exp(centre + batched))
+            low, high = np.minimum(low, np.exp(centre - coarse)), np.maximum(high, np.exp(centre + coarse))
     for row, index in enumerate(indices):
         out[index] = RatioInterval(
             ratio=float(estimate[row]),
@@ -198,6 +208,16 @@ def _interval_chunk(
             candidate_samples=m_kept,
             confidence=confidence,
         )
+
+
+def _resolution_half(samples: np.ndarray) -> np.ndarray:
+    """Per row, log(1 + the smallest step between two distinct samples over their median): what
+    the timer cannot tell apart, as a log half-width (0 where every sample is one value)."""
+    steps = np.diff(np.sort(samples, axis=1), axis=1)
+    steps[steps <= 0] = np.inf
+    smallest = steps.min(axis=1, initial=np.inf)
+    smallest[~np.isfinite(smallest)] = 0.0
+    return np.log1p(smallest / np.median(samples, axis=1))
 
 
 def _batch_spread(log_b: np.ndarray, log_c: np.ndarray, confidence: float) -> np.ndarray | None:
@@ -307,6 +327,8 @@ def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
     spread = _between_runs(base, cand, confidence)
     if spread is not None:
         low, high = min(low, centre - spread), max(high, centre + spread)
+    coarse = sum(float(_resolution_half(np.asarray([np.concatenate(side)]))[0]) for side in (base, cand))
+    low, high = min(low, centre - coarse), max(high, centre + coarse)
     return RatioInterval(
         ratio=_exp(centre),
         low=_exp(float(low)),

@@ -757,7 +757,7 @@ def check_warm_samples(ctx: Context) -> list[Finding]:
     from reportgen.judge.intervals import BATCHES, MIN_BATCH  # numpy: only for the words here
 
     held = (
-        " (a generation cell's time to first token; its decode series one per decode step)"
+        " (in a generation cell, its time-to-first-token series; its decode series holds that many times the decode steps)"
         if ctx.plan.generation
         else ""
     )
@@ -770,8 +770,8 @@ def check_warm_samples(ctx: Context) -> list[Finding]:
             f"Each warm series holds {reps} sample(s){held}. A series needs {MIN_SAMPLES} for its stability to be judged at all, "
             f"{TWO_MODES_MIN_SAMPLES} to be checked for two speeds with samples between them, and a comparison cuts each "
             f"loop into {BATCHES} batches of at least {MIN_BATCH} to guard against samples that follow each other (a loop "
-            "that slowed midway); below that it takes the samples as independent, and calls a change where there is none "
-            "more often than its 95% says.",
+            f"that slowed midway); with fewer than {BATCHES * MIN_BATCH} it takes the samples as independent, and calls a "
+            "change where there is none more often than its 95% says.",
             f"Set [timing] warm_repetitions to at least {TWO_MODES_MIN_SAMPLES} (30 where timing decides the migration).",
             "A timing that was not stable decides nothing",
             "collector",

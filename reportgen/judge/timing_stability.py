@@ -280,11 +280,11 @@ def undecided_words(
 
 
 def undecided_why(unstable: int, undecided: int) -> str:
-    """Why ``undecided`` series decide nothing, ``unstable`` of them unstable and the rest too
-    short to classify, in words: 'unstable', 'too short to classify', or both."""
+    """Why ``undecided`` series decide nothing, ``unstable`` of them unstable and the rest not
+    classified (too few samples, or every sample one value), in words."""
     if unstable == undecided:
         return "unstable"
-    return "unstable or too short to classify" if unstable else "too short to classify"
+    return "unstable or not classified" if unstable else "not classified"
 
 
 def stability_word(samples: list[float] | tuple[float, ...] | None, waited: Waited = None) -> str | None:

@@ -1150,27 +1150,31 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     """Why ``reportgen diff --fail-on`` refuses the later run, in words ([]: it does not), and a
     line on what it left ungated ("": nothing). 'new-failures': cells that started failing;
     'worse': those, a disposition further from suitable, or a cell or the geometric mean judged
-    slower (a ratio that decides something). With one run a side a ratio's interval covers
+    slower (a ratio that decides something). With one run on each side a ratio's interval covers
     sampling within the two runs only, not the variation between runs (on the shared host of the
     sample runs, the stable cells of two runs of each workload 5 hours apart, collector 0.8.0 then
-    0.9.0, differed by a median 9% and up to 63%), so speed gates only with replicates: the line
-    says so where a cell read slower."""
+    0.9.0, differed by a median 9% and up to 63%), so speed gates only with replicates (more than
+    one run on a side: the interval then takes the spread between runs into account, widely with
+    few runs): the line names the cells that read slower where speed was not gated."""
     reasons = [f"{len(diff.new_failures)} cell(s) started failing"] if diff.new_failures else []
     if fail_on != "worse":
         return reasons, ""
     before, after = (OUTCOME_RANK.get(outcome, 2) for outcome in diff.disposition)
     if after > before:
         reasons.append(f"disposition {diff.disposition[0]} -> {diff.disposition[1]}")
-    speed = [f"{n} cell(s) judged slower" for n in [sum(t.judged and t.verdict == "slower" for t in diff.timings)] if n]
+    slower = [t.name for t in diff.timings if t.judged and t.verdict == "slower"]
+    speed = [f"{len(slower)} cell(s) judged slower"] if slower else []
     if diff.geomean is not None and diff.geomean.verdict == "slower":
         speed.append("the geometric mean judged slower")
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
         return reasons + speed, ""
     if not speed:
         return reasons, ""
+    named = ", ".join(slower[:5]) + (f" and {len(slower) - 5} more" if len(slower) > 5 else "")
     return reasons, (
-        f"speed not gated: {' and '.join(speed)} with one run a side, whose intervals cover sampling within the two"
-        " runs only, not the variation between runs; give each side 3 or more runs (--before/--after) to gate on speed"
+        f"speed not gated: {' and '.join(speed)}{f' ({named})' if slower else ''} with one run a side, whose"
+        " intervals cover sampling within the two runs only, not the variation between runs; give a side more"
+        " runs (--before/--after; 3 or more a side for a useful interval) to gate on speed"
     )
 
 

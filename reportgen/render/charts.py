@@ -365,7 +365,7 @@ def warm_latency(cells: list[CellRecord], flags: Mapping[str, str] | None = None
 
 
 # Said under a run's timing chart where a cell's figure is not a performance result on its own.
-FLAGGED_TIMING = " A median drawn open (on the warm latency chart) or a warm bar whose hover says so decides nothing: its warm series is unstable or too short to classify, or the cell had CPU fallback or ran eager after its recompile limit (hover says which)."
+FLAGGED_TIMING = " A median drawn open (on the warm latency chart) or a warm bar whose hover says so decides nothing: its warm series is unstable or could not be classified, or the cell had CPU fallback or ran eager after its recompile limit (hover says which)."
 
 
 def _by_rank(samples: list[float], count: int) -> list[float]:

@@ -198,7 +198,10 @@ def unstable_timing_text(judgement: Judgement) -> tuple[str, str]:
     )
     if len(undecided) > unstable:
         noun = "" if parts else " timed cells"
-        parts.append(f"{len(undecided) - unstable} of {timed}{noun} have too few warm samples to classify")
+        parts.append(
+            f"{len(undecided) - unstable} of {timed}{noun} have a warm series the rules cannot classify (too few"
+            " samples, or every sample one value)"
+        )
     series_unstable = sum(u for _, _, u in series)
     if series:
         parts.append(
