@@ -35,7 +35,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # unstable for two more criteria: two speeds with samples between them (a least-squares cut) and
 # a steady trend (Theil-Sen and Mann-Kendall), so it re-measures such series, and refuses to
 # compare a uint64 output with another dtype, and leaves a series of one repeated value
-# unclassified); change it with
+# unclassified, reads an integer output's worst difference in int64, and refuses to pass a
+# cell whose every output is empty); change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.10.0"

@@ -137,7 +137,9 @@ def _one_output(
         allowed = torch.zeros_like(ref64)
         if exact_output(out):  # in int64, where float64 would merge 2**53 + 1 with 2**53
             out_i, ref_i = out.detach().to("cpu", torch.int64), ref.detach().to("cpu", torch.int64)
-            diff = torch.where(out_i == ref_i, torch.zeros_like(diff), diff.clamp_min(1.0))
+            # The difference taken in int64 before float64, which would read 2**63 + 1000 - (2**63 + 5) as 1024.
+            exact = (out_i - ref_i).to(torch.float64).abs()
+            diff = torch.where(out_i == ref_i, torch.zeros_like(diff), exact.clamp_min(1.0))
     # NaN never compares <= anything, so it counts as a mismatch.
     bad = ~(diff <= allowed)
     # A failing element whose ratio is not above 1 (a NaN difference or a NaN allowance, from a
@@ -163,7 +165,7 @@ def _one_output(
     pool = bad_j if bool(bad_j.any()) else judged
     ranked = torch.where(pool, ratio, torch.full_like(ratio, float("-inf")))
     flat = int(torch.argmax(ranked.reshape(-1)).item()) if ranked.numel() else 0
-    index = list(torch.unravel_index(torch.tensor(flat), tuple(diff.shape))) if diff.dim() else []
+    index = list(torch.unravel_index(torch.tensor(flat), tuple(diff.shape))) if diff.numel() and diff.dim() else []
     some = diff_j.numel() > 0
     stats.update(
         {
@@ -233,6 +235,10 @@ def compare(
         rule = by_output.get(name)
         judged = judged_mask(rule, inputs or {}, ref) if rule else None
         per_output[name] = _one_output(out, ref, atol, rtol, judged)
+    if not any(s["total"] for s in per_output.values()):
+        raise ValueError(
+            f"every output ({', '.join(sorted(per_output))}) has no element to judge: a pass would judge nothing"
+        )
     worst_name = max(per_output, key=lambda n: per_output[n]["_ratio"])
     worst = per_output[worst_name]
     stats = {

@@ -380,6 +380,14 @@ def test_integer_and_boolean_outputs_are_compared_exactly() -> None:
     with pytest.raises(ValueError, match="'ids' is uint64, the reference's is int64"):
         compare(big, {"ids": torch.tensor([-(2**63) + 5])}, 0.0, 0.0)
     assert compare(big, {"ids": big["ids"].clone()}, 0.0, 0.0)["mismatched"] == 0
+    # The worst difference of large integers is read in int64 first, not from two float64 roundings.
+    far = compare({"ids": torch.tensor([2**62 + 1000])}, {"ids": torch.tensor([2**62 + 5])}, 0.0, 0.0)
+    assert far["max_abs"] == 995 and far["mismatched"] == 1
+    # An empty output beside others is judged on nothing; every output empty is no pass at all.
+    empty = {"none": torch.zeros(0, 4), "scores": torch.tensor([0.5])}
+    assert compare(empty, {k: v.clone() for k, v in empty.items()}, 1e-5, 1e-4)["total"] == 1
+    with pytest.raises(ValueError, match="has no element to judge"):
+        compare({"none": torch.zeros(0, 4)}, {"none": torch.zeros(0, 4)}, 1e-5, 1e-4)
     # Float outputs keep their tolerance.
     close = compare({**reference, "scores": torch.tensor([0.501, 1.0])}, reference, 1e-2, 1.6e-2)
     assert close["mismatched"] == 0
