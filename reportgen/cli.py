@@ -632,7 +632,8 @@ Exit codes:
   2  usage error: not exactly one log at a location, runs of different workloads, replicates
      of one side on different targets or backends, or differing in criteria (weights, inputs,
      tolerances, ...), versions, code, data or host settings (the message names them), a
-     copy of a run (the same warm samples), or a run given twice
+     copy of a run (the same warm samples in every cell, or in one whose samples are all
+     distinct), or a run given twice
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14

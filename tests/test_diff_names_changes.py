@@ -240,6 +240,17 @@ def test_a_copy_of_a_run_under_another_id_is_no_replicate(tmp_path: Path) -> Non
         main, ["compare", "--baseline", str(first), "--baseline", str(copy), "--candidate", str(other), *out]
     )
     assert refused.exit_code == 2 and why in refused.output, refused.output
+    # A copy with one cell's series edited got past a check of every cell at once.
+    edited = _measured(base_events())
+    warm = next(e for e in edited if e["kind"] == "timing")["warm"]
+    warm["samples_s"] = [s * 1.0000001 for s in warm["samples_s"]]
+    for key in ("min_s", "median_s", "p90_s", "iqr_s"):
+        warm[key] *= 1.0000001
+    edited_run = _write(tmp_path / "e", edited, "edited-e")
+    refused = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(edited_run), "--after", str(other)])
+    assert refused.exit_code == 2 and "edited-e holds the same warm samples as orig-a in 3 of its 4 timed cells (" in (
+        refused.output
+    ), refused.output
     redrawn = _write(tmp_path / "d", _redrawn(_measured(base_events())), "redrawn-d")
     taken = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(redrawn), "--after", str(other)])
     assert taken.exit_code == 0 and "2 runs against 1" in taken.output, taken.output

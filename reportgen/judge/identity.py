@@ -227,18 +227,30 @@ def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[s
 
 def copied_run(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str | None:
     """Why two of ``runs`` (run id, each cell's warm samples) are one measurement given twice:
-    the same warm samples in every timed cell, which no two measurements draw (a timer resolves
-    far finer than a warm loop repeats itself): a copy under another id, folded into a side's
-    interval as a further replicate, would narrow it with no new evidence. None when no two are
-    alike."""
-    timed = [(run_id, {case: tuple(s) for case, s in cells.items() if s}) for run_id, cells in runs]
+    the same warm samples in every timed cell, or in one whose samples are all distinct, which no
+    two measurements draw (a timer resolves far finer than a warm loop repeats itself; a series
+    with a repeated value may come from a coarse timer, which two runs can draw alike): a copy
+    under another id, folded into a side's interval as a further replicate, would narrow it with
+    no new evidence, and so would a copy with some cells edited. None when no two are alike."""
+    # As sorted series: the same samples in another order are the same draw.
+    timed = [(run_id, {case: tuple(sorted(s)) for case, s in cells.items() if s}) for run_id, cells in runs]
     for i, (first, a) in enumerate(timed):
         for second, b in timed[i + 1 :]:
-            if a and a == b:
-                return (
-                    f"{second} holds the same warm samples as {first} in every one of its {len(a)} timed "
-                    "cells: one measurement given twice (a copy under another run id) is no further run"
-                )
+            # A series with a repeated sample may come from a timer too coarse for the loop, which
+            # two runs can draw alike; a series of distinct samples no two runs draw alike.
+            same = [case for case, series in a.items() if b.get(case) == series and len(set(series)) == len(series)]
+            if not same and not (a and a == b):
+                continue
+            where = (
+                f"in every one of its {len(a)} timed cells"
+                if a == b
+                else f"in {len(same)} of its {len(b)} timed cells ({same[0]}{', ...' if len(same) > 1 else ''}), samples"
+                " all distinct, which no two measurements draw alike"
+            )
+            return (
+                f"{second} holds the same warm samples as {first} {where}: one measurement given twice (a copy under"
+                " another run id) is no further run"
+            )
     return None
 
 
