@@ -407,7 +407,7 @@ def _bimodality_coefficient(ordered: list[float]) -> float:
     since one far outlier alone drives it up."""
     n = len(ordered)
     scale = ordered[-1] or 1.0  # the moments of values / the largest: no overflow at any magnitude
-    mean = math.fsum(ordered) / n / scale
+    mean = math.fsum(v / scale for v in ordered) / n
     s2 = s3 = s4 = 0.0
     for v in ordered:  # one pass for the three moments
         d = v / scale - mean
