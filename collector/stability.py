@@ -222,8 +222,8 @@ def classify(samples: Sequence[float], waited: tuple[float, float] | None = None
         why = (
             "median of 0 s: nothing to compare against"
             if median <= 0
-            else "every sample is the same value: the timer's resolution, not the loop, sets the figure, and a "
-            "comparison would have no spread to judge a difference against"
+            else "every sample is the same value: no spread to judge a difference against (a timer too coarse for "
+            "the call gives this)"
         )
         return Stability(UNCLASSIFIED, len(values), median, iqr, ordered[0], why, values, waited)
     # Each rule's decision, by the same functions the checks are built with; a series fails
