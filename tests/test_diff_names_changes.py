@@ -214,7 +214,10 @@ def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_every_ratio(tm
     assert diff.timings and all("host changed: torch threads" in " ".join(t.flags) for t in diff.timings)
     result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "cmp"), "--format", "json"])
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0].startswith("2 host changes (listed first)"), result.output
+    # Named first, after the one fact these logs do not hold (no CPU wait read around the loops).
+    first = result.output.splitlines()[0]
+    assert first.startswith("time the threads waited for a CPU not recorded on the baseline and candidate: ")
+    assert "; 2 host changes (listed first); " in first, result.output
 
 
 def _redrawn(events: Events, factor: float = 1.01) -> Events:
@@ -407,9 +410,12 @@ def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -
     build_site([tmp_path / "runs"], tmp_path / "site")
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     latest = page[page.index("Latest run against the previous one") :]
-    assert latest.index("changed first (3 host; named below)") < latest.index("faster")
+    # These logs (schema 1.0) read no CPU wait around their loops: said beside the host changes.
+    named = "changed first (3 host, time the threads waited for a CPU not recorded on the before and after: "
+    named += "contention not judged on either; named below)"
+    assert latest.index(named) < latest.index("faster")
     row = re.search(r"<td>([^<]*geometric[^<]*|changed first[^<]*)</td>", page)
-    assert row is not None and row.group(1).startswith("changed first (3 host; named below): "), row
+    assert row is not None and row.group(1).startswith(named + ": "), row
     change = page[page.index("What changed between consecutive runs") :]
     assert change.index("Host facts recorded differently (3)") < change.index("Disposition:")
 
@@ -776,3 +782,36 @@ def test_a_suitable_training_run_states_how_its_steps_ran(tmp_path: Path) -> Non
         headline.startswith("Suitable")
         and "3 training steps as the plan ran them (deterministic variant: dropout off)" in headline
     )
+
+
+def test_two_logs_that_kept_no_cpu_wait_name_contention_as_unknown_beside_their_changes(tmp_path: Path) -> None:
+    """Before: two logs whose collector read the threads and load around its warm loops but not
+    the time they waited for a CPU (schema 1.2 and 1.3) listed their host changes and nothing
+    else, so a pair judged with no contention rule on either side read like a pair judged with
+    it. The wait is named as not known, beside the changes, on every surface that names them."""
+    old, new = (
+        SAMPLES / "tiny-encoder-cpu-20261202T021258Z-677058",
+        SAMPLES / "tiny-encoder-cpu-20261202T053312Z-ecd07d",
+    )
+    said = "time the threads waited for a CPU not recorded on the before and after: contention not judged"
+    text = _diff(old, new)
+    assert re.search(r"^host changes: \d+; not known: " + re.escape(said), text, re.M), text[:2000]
+    assert "device name: x86_64 -> AMD EPYC" in text  # the changes are still listed
+    assert said in json.loads(_diff(old, new, "--format", "json"))["host_unknown"]
+    assert f"**Host, not known:** {said}" in _diff(old, new, "--format", "md")
+    out = tmp_path / "cmp"
+    assert RUNNER.invoke(main, ["compare", str(old), str(new), "--out", str(out), "--format", "md,json"]).exit_code == 0
+    baseline_said = said.replace("before and after", "baseline and candidate")
+    assert f"**Host facts, not known:** {baseline_said}" in (out / "compare.md").read_text(encoding="utf-8")
+    # Both runs read the wait (schema 1.4 and 1.5): nothing of the kind is said.
+    newer = _diff(
+        SAMPLES / "tiny-encoder-cpu-20261205T023648Z-3de80c", SAMPLES / "tiny-encoder-cpu-20261205T073819Z-87bab8"
+    )
+    assert (
+        "waited for a CPU not recorded" not in newer
+        and "not known" not in newer.split("host changes")[1].splitlines()[0]
+    )
+    # One of the two read it: the wait is a named change ('not recorded' on the other), as before.
+    mixed = _diff(new, SAMPLES / "tiny-encoder-cpu-20261205T023648Z-3de80c")
+    assert "contention not judged on either" not in mixed
+    assert re.search(r"^  time the threads waited for a CPU.*: not recorded -> ", mixed, re.M), mixed[:3000]

@@ -318,12 +318,21 @@ def compare_hosts(
     if lacking:
         return [], f"host facts not recorded on the {' and '.join(lacking)}: a host change cannot be ruled out"
     changes = host_changes(before, after)
-    if not changes and not any(key in facts for facts in (before, after) for key in TIMING_HOST_KEYS):
+    timed = [facts for facts in (before, after) if any(key in facts for key in TIMING_HOST_KEYS)]
+    if not changes and not timed:
         # Both logs kept their device only (from before the collector read the host around its
         # warm loops): the same device name is no evidence of the same threads or load.
         return [], (
             f"threads, CPU affinity and load around the warm loops not recorded on the {' and '.join(names)}: "
             "a host change cannot be ruled out"
+        )
+    if timed and not any(WAIT_LABEL in facts for facts in (before, after)):
+        # Neither collector read the time its threads waited for a CPU (event schema before
+        # 1.4): no change to name, and no contention judged on either side either, so a series
+        # that reads stable may still be a busy host's. Said beside the changes, not instead.
+        return changes, (
+            f"time the threads waited for a CPU not recorded on the {' and '.join(names)}: contention not judged on "
+            "either"
         )
     return changes, ""
 

@@ -1023,7 +1023,10 @@ def format_diff(diff: RunDiff) -> str:
     lines.append(f"code and data changes: {len(diff.code_and_data)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
     lines.append(
-        f"host changes: {len(diff.host)}" if not diff.host_unknown else f"host changes: not known ({diff.host_unknown})"
+        f"host changes: {len(diff.host)}"
+        + (f"; not known: {diff.host_unknown}" if diff.host_unknown and diff.host else "")
+        if diff.host or not diff.host_unknown
+        else f"host changes: not known ({diff.host_unknown})"
     )
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
     if diff.declared_only:
