@@ -1,8 +1,9 @@
 """Child process that runs compiled cells from a fresh interpreter.
 
 Started by ``collector.run.children`` (see there for which cells share a child). It loads the
-saved weights, inputs and reference outputs (the bytes the main run saved, checksummed in its
-log), then runs its cells with the same code the main process uses (``collector.run.cells``).
+saved weights, inputs and reference outputs (the files the main run saved), checks that the
+weights it built hash as the plan event logged (``workload.saved_model``; else it runs nothing),
+then runs its cells with the same code the main process uses (``collector.run.cells``).
 With empty compile caches, the first compiled call is the cold first call and the cell's check
 at once; with ``--cold-taken`` the caches it was given hold what the cells' cold compiles left,
 and its compile events record the cache they met. Events go to the
@@ -96,7 +97,7 @@ def main() -> None:
     run.log = Relay(markers)  # type: ignore[assignment]
     run.progress = Quiet()  # type: ignore[assignment]
     run.workload = load_workload(plan, args.imports_sha256, args.module_sha256)
-    run.model = model = saved_model(run.workload, args.run_dir)
+    run.model = model = saved_model(run.workload, args.run_dir, args.weights_content)
     if plan.compare["params"]:  # as the main process resolved them for its plan event
         plan.compare["params"] = training.resolve_param_rules(plan.compare["params"], run.workload, model)
     run.inputs = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))

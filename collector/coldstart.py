@@ -55,7 +55,9 @@ def main() -> None:
     cell = next(c for c in plan.cells if c.case == args.case)
     backend = select_backend(args.target)
     workload = load_workload(plan, args.imports_sha256, args.module_sha256)
-    model = saved_model(workload, args.run_dir).to(device=backend.device, dtype=DTYPES[cell.dtype])
+    model = saved_model(workload, args.run_dir, args.weights_content).to(
+        device=backend.device, dtype=DTYPES[cell.dtype]
+    )
     key = input_key(cell.batch, cell.length, cell.layout)
     saved = load_artifact(os.path.join(args.run_dir, "artifacts", "inputs.pt"))[key]
     host = cast_inputs(saved, DTYPES[cell.dtype])

@@ -42,6 +42,8 @@ from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
 from collector.plan import WorkloadPlan
 
+BUILD_SEED = 0  # torch's global generator is seeded with it before each build_model() call
+
 REQUIRED = ("build_model", "make_inputs", "run_model")
 EXPECTED = {
     "build_model": "build_model() -> torch.nn.Module",
@@ -386,6 +388,10 @@ def training_modules(model: torch.nn.Module) -> list[str]:
 def build_model(workload: ModuleType, in_training: list[str] | None = None) -> torch.nn.Module:
     """The workload's model in eval mode; a failure here leaves no cell to run. ``in_training``
     receives the modules the workload's build_model() left in training mode, set to eval here."""
+    # Every process of the run builds the model from the same generator state: a workload whose
+    # build_model draws an unseeded initialisation (a parameter its weights file lacks, say)
+    # builds one model in all of them, not another in each fresh process.
+    torch.manual_seed(BUILD_SEED)
     try:
         model = workload.build_model()
     except Exception as exc:
@@ -617,10 +623,27 @@ def load_artifact(path: str | os.PathLike[str]) -> Any:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def saved_model(workload: ModuleType, run_dir: str | Path) -> torch.nn.Module:
-    """The model a fresh child process runs: the weights the main run saved in ``run_dir``
-    (a workload with a shipped ``weights_file`` loads its checksummed file in build_model)."""
+def saved_model(workload: ModuleType, run_dir: str | Path, content: str = "") -> torch.nn.Module:
+    """The model a fresh child process runs: the weights the main run saved in ``run_dir``, or,
+    for a workload with a shipped ``weights_file``, what its build_model loads from that file.
+    ``content`` is the weights' content sha256 the run logged (collector/content.py; empty when
+    it is unknown): a model whose weights hash otherwise (the shipped file changed during the
+    run, or a build_model that builds another model in each process) stops this process with
+    the reason, and its cells are checked in the collector's process instead."""
     model = build_model(workload)
     if not hasattr(workload, "weights_file"):
         model.load_state_dict(load_artifact(Path(run_dir) / "artifacts" / "weights.pt"))
+    if content:
+        from collector.content import ContentHashError, content_sha256
+
+        try:
+            built = content_sha256(model.state_dict())
+        except (ContentHashError, RuntimeError) as exc:  # the run hashed it: the same model cannot fail
+            raise SystemExit(f"the weights this process built cannot be hashed ({exc}); it does not run its cells")
+        if built != content:
+            raise SystemExit(
+                f"the weights this process built (content sha256 {built[:12]}...) are not the run's "
+                f"({content[:12]}...): a shipped weights file changed since the run began, or build_model() "
+                "builds another model in each process; this process does not run its cells"
+            )
     return model

@@ -624,3 +624,95 @@ def test_a_fresh_process_that_exits_4_without_saying_out_of_space_is_no_lack_of_
     )
     assert code == 0 and run_dir is not None
     assert any(e.kind == "warning" and e.category == "CellProcessEnded" for e in _events(run_dir))
+
+
+SHIPPED = """
+import os
+from pathlib import Path
+
+import torch
+from torch import nn
+
+MODEL_REVISION = "shipped-weights MLP (synthetic test workload)"
+WEIGHTS_ORIGIN = "synthetic"
+TASK_METRIC = "max_abs_to_reference"
+HERE = Path(__file__).resolve().parent
+
+
+def weights_file():
+    return HERE / "weights.pt"
+
+
+def build_model():
+    model = nn.Sequential(nn.Linear(8, 4))
+    # strict=False: the file holds the weight only, so the bias is the unseeded initialisation.
+    model.load_state_dict(torch.load(weights_file(), weights_only=True), strict=False)
+    return model.eval()
+
+
+def make_inputs(batch, length, layout):
+    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(batch))}
+
+
+def run_model(model, inputs):
+    return {"y": model(inputs["x"])}
+
+
+def task_metric(outputs, reference, inputs):
+    return float((outputs["y"].double() - reference["y"].double()).abs().max())
+"""
+
+
+def test_a_fresh_process_that_builds_other_weights_runs_nothing_and_an_unseeded_init_is_one_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a fresh process called build_model() again and ran whatever it built. A shipped
+    weights file changed during the run made the compiled cell a 'mismatch' of 1.0, blamed on
+    the compiler, while the log named the weights of the eager cells; a bias the file lacks,
+    initialised without a seed, did the same in every run. Now every build_model() call starts
+    from one generator state, and a fresh process whose weights hash otherwise than the plan
+    event's runs nothing: its cell is checked in the collector's process, the reason logged."""
+    from tests.test_collector_robust import PlainBackend
+
+    folder = tmp_path / "plan"
+    folder.mkdir()
+    (folder / "shipped.py").write_text(SHIPPED, encoding="utf-8")
+    (folder / "shipped.toml").write_text(
+        FAULTY.read_text(encoding="utf-8")
+        .replace('module = "faulty.py"', 'module = "shipped.py"')
+        .replace('name = "faulty"', 'name = "shipped"')
+        .replace("\n[matrix]\n", "\n[matrix]\ncache_checks = [[1, 4]]\n"),
+        encoding="utf-8",
+    )
+    torch = pytest.importorskip("torch")
+    torch.save({"0.weight": torch.full((4, 8), 0.25)}, folder / "weights.pt")
+
+    def run(cold: str) -> tuple[dict[str, str], list[tuple[str, str]]]:
+        run_dir, code = execute(
+            load_plan(folder / "shipped.toml"),
+            PlainBackend(),
+            Options(target="cpu", out_dir=tmp_path / "runs", only=[COMPILED], warm_repetitions=2, cold=cold),
+        )
+        assert code == 0 and run_dir is not None
+        events = _events(run_dir)
+        warnings = {e.category: e.message for e in events if e.kind == "warning"}
+        return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
+
+    # The unseeded bias: every process builds the same model, so the cells' fresh process runs.
+    warnings, results = run("fresh-process")
+    assert "CellProcessEnded" not in warnings and "ColdStartFailed" not in warnings, warnings
+    assert results == [(COMPILED, "pass")]
+
+    real_child = children.run_child
+
+    def rewrite_then_start(module: str, argv: list[str], *rest: Any) -> Any:
+        torch.save({"0.weight": torch.full((4, 8), 1.25)}, folder / "weights.pt")
+        return real_child(module, argv, *rest)
+
+    monkeypatch.setattr(children, "run_child", rewrite_then_start)
+    torch.save({"0.weight": torch.full((4, 8), 0.25)}, folder / "weights.pt")
+    warnings, results = run("fresh-process")
+    for category in ("CellProcessEnded", "ColdStartFailed"):
+        assert "the weights this process built (content sha256 " in warnings[category], warnings
+        assert "a shipped weights file changed since the run began" in warnings[category]
+    assert results == [(COMPILED, "pass")]  # checked in the collector's process, on the run's weights

@@ -108,6 +108,7 @@ def write_plan(run: Run) -> None:
     run.model = build_model(run.workload, in_training)
     weights_path, size, digest = _record_weights(run)
     content = content_fields(run.model.state_dict())
+    run.weights_content = content.get("content_sha256", "")
     plan = run.plan
     run.log.write(
         "plan",

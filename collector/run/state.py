@@ -143,6 +143,9 @@ def add_source_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--imports-sha256", required=True, help="the local files it imports, as run_start hashed them (one digest)"
     )
+    parser.add_argument(
+        "--weights-content", required=True, help="the weights' content sha256 the plan event logged ('' if unknown)"
+    )
 
 
 def load_unchanged_plan(args: argparse.Namespace) -> WorkloadPlan:
@@ -225,6 +228,7 @@ class Run:
         # child.
         self.module_sha256 = ""
         self.imports_sha256 = ""
+        self.weights_content = ""  # the built model's content sha256, as the plan event logs it
 
     def source_args(self) -> list[str]:
         """The plan a fresh child loads, with the hashes of the plan and module this run read."""
@@ -237,6 +241,8 @@ class Run:
             self.module_sha256,
             "--imports-sha256",
             self.imports_sha256,
+            "--weights-content",
+            self.weights_content,
         ]
 
     # The log, workload and model exist from setup on; a step that reaches for one earlier is a
