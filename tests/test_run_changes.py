@@ -978,3 +978,27 @@ def test_with_one_run_a_side_the_gate_says_speed_was_not_gated() -> None:
     assert "--fail-on worse: speed not gated: 2 cell(s) judged slower (" in result.stderr
     assert "b1-l32-contiguous-float32-compiled" in result.stderr, "the cells are named"
     assert "with one run a side" in result.stderr and "3 or more a side" in result.stderr
+
+
+def test_a_later_run_that_stopped_before_its_cells_fails_the_new_failures_gate(tmp_path: Path) -> None:
+    """Before: a later run that ended after its first lines (a crash, a lost node) read 'new
+    failures: 0', its passed cells 'pass -> untested' among other status changes, and
+    --fail-on new-failures exited 0. Now a cell that passed and went untested fails the gate,
+    named on stderr; a run that tested every cell is gated as before."""
+    before = SAMPLES / "heat-solver-cpu-20261205T074106Z-bcfcd4" / "events.jsonl"
+    lines = before.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = tmp_path / "stopped" / "events.jsonl"
+    cut.parent.mkdir()
+    first_result = next(i for i, line in enumerate(lines) if '"kind": "case_result"' in line)
+    kept = [json.loads(line) for line in lines[: first_result + 1]]
+    for event in (e for e in kept if "run_id" in e):
+        event["run_id"] = "synthetic-stopped-copy"
+    kept[0].update(origin="synthetic", origin_note="The sample run's first lines, cut off: a synthetic stopped run.")
+    cut.write_text("".join(json.dumps(e) + "\n" for e in kept), encoding="utf-8")
+    runner = CliRunner()
+    for gate in ("new-failures", "worse"):
+        result = runner.invoke(main, ["diff", str(before), str(cut), "--fail-on", gate])
+        assert result.exit_code == 3, (gate, result.stdout[-2000:], result.stderr)
+        assert re.search(rf"--fail-on {gate}: .*\d+ cell\(s\) that passed before went untested \(", result.stderr)
+    earlier = SAMPLES / "heat-solver-cpu-20261205T023923Z-f19dd4"
+    assert runner.invoke(main, ["diff", str(earlier), str(before), "--fail-on", "new-failures"]).exit_code == 0

@@ -1151,7 +1151,8 @@ OUTCOME_RANK = {"suitable": 0, "change": 1, "blocked": 2}
 
 def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     """Why ``reportgen diff --fail-on`` refuses the later run, in words ([]: it does not), and a
-    line on what it left ungated ("": nothing). 'new-failures': cells that started failing;
+    line on what it left ungated ("": nothing). 'new-failures': cells that started failing, or
+    that passed and went untested (a later run that stopped before them);
     'worse': those, a disposition further from suitable, or a cell or the geometric mean judged
     slower (a ratio that decides something). With one run on each side a ratio's interval covers
     sampling within the two runs only, not the variation between runs (on the shared host of the
@@ -1160,6 +1161,12 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     one run on a side: the interval then takes the spread between runs into account, widely with
     few runs): the line names the cells that read slower where speed was not gated."""
     reasons = [f"{len(diff.new_failures)} cell(s) started failing"] if diff.new_failures else []
+    # A cell that passed before and has no result now (the later run stopped before it) is no
+    # failure, but no pass either: a gate that let a crashed run through would pass anything.
+    lost = [case for case, old, new in diff.other_changes if old == "pass" and new == "untested"]
+    if lost:
+        named = ", ".join(lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+        reasons.append(f"{len(lost)} cell(s) that passed before went untested ({named})")
     if fail_on != "worse":
         return reasons, ""
     before, after = (OUTCOME_RANK.get(outcome, 2) for outcome in diff.disposition)
