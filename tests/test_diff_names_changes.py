@@ -246,14 +246,25 @@ def test_a_copy_of_a_run_under_another_id_is_no_replicate(tmp_path: Path) -> Non
     # A copy with one cell's series edited got past a check of every cell at once.
     edited = _measured(base_events())
     warm = next(e for e in edited if e["kind"] == "timing")["warm"]
-    warm["samples_s"] = [s * 1.0000001 for s in warm["samples_s"]]
+    warm["samples_s"] = [s * 1.001 for s in warm["samples_s"]]
     for key in ("min_s", "median_s", "p90_s", "iqr_s"):
-        warm[key] *= 1.0000001
+        warm[key] *= 1.001
     edited_run = _write(tmp_path / "e", edited, "edited-e")
     refused = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(edited_run), "--after", str(other)])
     assert refused.exit_code == 2 and "edited-e holds the same warm samples as orig-a in 3 of its 4 timed cells (" in (
         refused.output
     ), refused.output
+    # A copy written again with its samples rounded to 7 significant digits got past a check of
+    # equal samples: 'between-run variation' from one measurement, and speed gated on it.
+    rounded = _measured(base_events())
+    for warm in (e["warm"] for e in rounded if e["kind"] == "timing" and e.get("warm")):
+        warm["samples_s"] = [float(f"{s:.7g}") for s in warm["samples_s"]]
+    rounded_run = _write(tmp_path / "r", rounded, "rounded-r")
+    refused = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(rounded_run), "--after", str(other)])
+    assert refused.exit_code == 2 and "rounded-r holds the same warm samples as orig-a in " in refused.output, (
+        refused.output
+    )
+    assert "each within 1e-05 of the other's" in refused.output
     redrawn = _write(tmp_path / "d", _redrawn(_measured(base_events())), "redrawn-d")
     taken = RUNNER.invoke(main, ["diff", "--before", str(first), "--before", str(redrawn), "--after", str(other)])
     assert taken.exit_code == 0 and "2 runs against 1" in taken.output, taken.output

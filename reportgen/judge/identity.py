@@ -225,27 +225,44 @@ def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[s
     )
 
 
+# Two series "alike": each sample within this fraction of the other's (sorted). A run's samples
+# written again with fewer digits are one measurement still; two loops timed apart differ far
+# more than this in some sample (a clock resolves a warm call to about 1e-5 of it or finer, and
+# the loop's own noise is larger). A copy scaled on purpose is a forgery, which no check of a
+# log's figures can rule out.
+ALIKE = 1e-5
+
+
+def _alike(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether two sorted series of distinct samples are one draw, equal or rounded."""
+    if len(a) != len(b) or len(set(a)) != len(a) or len(set(b)) != len(b):
+        return False
+    return all(abs(x - y) <= ALIKE * max(abs(x), abs(y)) for x, y in zip(a, b))
+
+
 def copied_run(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str | None:
     """Why two of ``runs`` (run id, each cell's warm samples) are one measurement given twice:
     the same warm samples in every timed cell, or in one whose samples are all distinct, which no
     two measurements draw (a timer resolves far finer than a warm loop repeats itself; a series
     with a repeated value may come from a coarse timer, which two runs can draw alike): a copy
     under another id, folded into a side's interval as a further replicate, would narrow it with
-    no new evidence, and so would a copy with some cells edited. None when no two are alike."""
+    no new evidence, and so would a copy with some cells edited. "The same" is within ALIKE of
+    each sample: a copy written again with fewer digits is still one measurement. None when no
+    two are alike."""
     # As sorted series: the same samples in another order are the same draw.
     timed = [(run_id, {case: tuple(sorted(s)) for case, s in cells.items() if s}) for run_id, cells in runs]
     for i, (first, a) in enumerate(timed):
         for second, b in timed[i + 1 :]:
             # A series with a repeated sample may come from a timer too coarse for the loop, which
             # two runs can draw alike; a series of distinct samples no two runs draw alike.
-            same = [case for case, series in a.items() if b.get(case) == series and len(set(series)) == len(series)]
+            same = [case for case, series in a.items() if case in b and _alike(series, b[case])]
             if not same and not (a and a == b):
                 continue
             where = (
                 f"in every one of its {len(a)} timed cells"
                 if a == b
                 else f"in {len(same)} of its {len(b)} timed cells ({same[0]}{', ...' if len(same) > 1 else ''}), samples"
-                " all distinct, which no two measurements draw alike"
+                f" all distinct and each within {ALIKE:g} of the other's, which no two measurements draw alike"
             )
             return (
                 f"{second} holds the same warm samples as {first} {where}: one measurement given twice (a copy under"
