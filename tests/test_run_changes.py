@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from collector.timing import warm_stats
 from reportgen.cli import main
 from reportgen.judge.intervals import ONE_RUN, replicate_intervals
 from reportgen.publish.diff import diff_runs, format_diff
@@ -857,6 +858,34 @@ def test_a_timer_tick_decides_nothing_even_with_one_sample_apart(tmp_path: Path)
         main, ["diff", *_options("before", befores), *_options("after", afters), "--fail-on", "worse"]
     )
     assert case not in result.stderr, result.stderr
+
+
+def test_a_timer_tick_in_every_cell_decides_nothing_in_the_geometric_mean_either(tmp_path: Path) -> None:
+    """Before: 27 samples of 100 us and 3 of 101 us in every cell, against 3 and 27, read "no
+    clear difference" in each cell (its interval widened to the timer's step) but "1.01x slower
+    (95% interval 1.005x to 1.015x)" as the geometric mean: the cells' intervals combined in
+    quadrature narrowed the step away, though one clock's step moves every cell alike. The mean's
+    interval is now at least as wide as the cells' step half-widths on average."""
+
+    def run(name: str, slow: int) -> Path:
+        events = timing_log(name, seed=sum(map(ord, name)))
+        for timing in _cells(events, "timing"):
+            timing["warm"].update(warm_stats([1.00e-4] * (30 - slow) + [1.01e-4] * slow))
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        return path
+
+    before, after = run("synthetic-tick-all-a", 3), run("synthetic-tick-all-b", 27)
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    judged = [t for t in diff.timings if t.judged]
+    assert judged and all(t.verdict == "no clear difference" for t in judged), judged
+    assert diff.geomean is not None and diff.geomean.verdict == "no clear difference", diff.geomean
+    assert diff.geomean.low is not None and diff.geomean.low <= 1.0 <= diff.geomean.high  # type: ignore[operator]
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert "; no clear difference (1.01x slower at the point estimate) (geomean of 4 cells" in result.output
 
 
 def _refuse(constant: str) -> None:

@@ -93,6 +93,9 @@ class RatioInterval:
     candidate_samples: int
     confidence: float = CONFIDENCE
     runs: tuple[int, int] = (1, 1)  # runs (replicates) on the baseline and candidate side
+    # The log half-width the timer's steps alone give (``_resolution_half``, both sides): the
+    # interval is at least this wide either way, and so is a geometric mean's (geometric_mean).
+    resolution: float = 0.0
 
     @property
     def verdict(self) -> Verdict:
@@ -207,6 +210,7 @@ def _interval_chunk(
             baseline_samples=n_kept,
             candidate_samples=m_kept,
             confidence=confidence,
+            resolution=float(coarse[row]),
         )
 
 
@@ -337,6 +341,7 @@ def _bootstrap(base: Runs, cand: Runs, confidence: float) -> RatioInterval:
         candidate_samples=sum(len(r) for r in cand),
         confidence=confidence,
         runs=(len(base), len(cand)),
+        resolution=coarse,
     )
 
 
@@ -406,7 +411,9 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     quadrature. With replicates, a cell's interval holds the variation between runs too, and a
     run that ran slow ran slow in every cell: the cells' errors are not independent, so the
     mean's error is bounded by their mean (what full correlation gives), never narrowed by the
-    number of cells.
+    number of cells. Nor is the timer's resolution: a step of the clock that every cell's samples
+    fall on moves every cell's ratio alike, so the mean's interval is at least as wide as the
+    cells' resolution half-widths on average, as each cell's is at least as wide as its own.
     """
     if not intervals:
         return None
@@ -421,6 +428,7 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     errors = [(math.log(high) - math.log(low)) / (2 * z) for low, high in bounds]
     shared = runs[0] > 1 or runs[1] > 1
     spread = z * (sum(errors) if shared else math.sqrt(sum(e * e for e in errors))) / len(errors)
+    spread = max(spread, sum(r.resolution for r in intervals) / len(intervals))
     return GeoMean(
         math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence, runs
     )
