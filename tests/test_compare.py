@@ -786,6 +786,27 @@ def test_distance_between_saved_references(tmp_path: Path) -> None:
     assert agree is False and "differ in shape" in text
 
 
+def test_saved_references_that_differ_beyond_the_atol_do_not_agree(tmp_path: Path) -> None:
+    """Before: two runs whose saved reference outputs differed by 0.5 (a buffer the weights hash
+    does not cover, changed) read "references agree: yes ... differ by at most 0.5" against an
+    atol of 1e-5: any finite distance was agreement. A distance beyond the cell's atol now
+    reads as references that do not agree, named with the bound."""
+    torch = pytest.importorskip("torch")
+    base, cand = _pair(tmp_path, noise=0.01)
+    hidden = torch.arange(64, dtype=torch.float64).reshape(1, 2, 32) / 8
+    _with_reference_file(base, {"b1-l16-contiguous": {"hidden": hidden}}, torch)
+    _with_reference_file(cand, {"b1-l16-contiguous": {"hidden": hidden + 0.5}}, torch)
+    atol = json.loads(next(line for line in base.read_text(encoding="utf-8").splitlines() if '"kind": "plan"' in line))[
+        "tolerances"
+    ]["float32"]["atol"]
+    assert atol < 0.5
+    agree, text = next(
+        (c.reference.agree, c.reference.text) for c in gather(base, cand).cells if c.case == case_key(1, 16, "eager")
+    )
+    assert agree is False, text
+    assert f"differ by up to 0.5 (max abs), beyond the atol {atol:g} that float32 cells are judged by" in text
+
+
 def test_reference_files_are_checked_before_reading(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     base, cand = _pair(tmp_path, noise=0.01)

@@ -785,6 +785,24 @@ def _reference_agreement(
             return ReferenceAgreement(
                 False, f"{same}; saved reference outputs for {key} differ in shape or in non-finite values", key
             )
+        # Two references that differ by more than a cell's atol can turn its verdict on their own:
+        # they do not agree, however small the difference reads (the rtol part, relative to each
+        # element, is not taken: the bound errs toward naming a difference).
+        atol = min(
+            (
+                t.atol
+                for c in (base, cand)
+                if c.side.run.plan and (t := c.side.run.plan.tolerances.get(cell.planned.dtype))
+            ),
+            default=None,
+        )
+        if atol is not None and distance > atol:
+            return ReferenceAgreement(
+                False,
+                f"{same}; saved reference outputs for {key} differ by up to {distance:.3g} (max abs), beyond the atol "
+                f"{atol:g} that {cell.planned.dtype} cells are judged by",
+                key,
+            )
         return ReferenceAgreement(
             True, f"{same}; saved reference outputs differ by at most {distance:.3g} (max abs, {key})", key
         )
