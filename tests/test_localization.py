@@ -58,6 +58,42 @@ def test_a_diverging_module_inside_a_diverging_block_is_the_one_named() -> None:
     assert {v.name: v.role for v in found.modules}["blocks.2"] == "own error"
 
 
+def test_a_module_not_measured_before_the_one_named_qualifies_it_everywhere(tmp_path: Path) -> None:
+    """Before: with blocks.0 left out by the bounds (max_bytes) or listed without a local figure,
+    the report, the disposition and compare said "First diverging module: blocks.2", while the
+    module that diverged first may be the one not measured. The module named is now the first
+    among those measured, and the ones not measured are named with it."""
+    data = msgspec.to_builtins(_event(LOCALIZED, CASE))
+    data["modules"][1].pop("local")  # blocks.1: no local figure (as a module that could not run alone)
+    data["skipped"] = [{"name": "blocks.0", "reason": "max_bytes"}]
+    data["modules"] = [m for m in data["modules"] if m["name"] != "blocks.0"]
+    found = judge_localization(msgspec.convert(data, Localization))
+    assert found.first is not None and found.first.name == "blocks.2"
+    assert found.unmeasured == ("blocks.1", "blocks.0")
+    assert found.sentence.startswith("First diverging module among those measured: blocks.2 (Block)")
+    assert found.sentence.endswith("; not measured, and possibly before it: blocks.1, blocks.0.")
+    # The same event with every module before it measured says what it said before.
+    plain = judge_localization(_event(LOCALIZED, CASE))
+    assert plain.unmeasured == () and plain.sentence.startswith("First diverging module: blocks.2 (Block)")
+    lines = LOCALIZED.read_text(encoding="utf-8").splitlines()
+    edited = [
+        json.dumps({**data, "seq": json.loads(line)["seq"], "time": json.loads(line)["time"]})
+        if json.loads(line)["kind"] == "localization" and json.loads(line)["case"] == CASE
+        else line
+        for line in lines
+    ]
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text("\n".join(edited) + "\n", encoding="utf-8")
+    build_report(log, tmp_path / "out", formats=("md",))
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert (
+        "blocks.2 (Block; operators" in text
+        and "(among those measured; not measured, and possibly before it: blocks.1, blocks.0)" in text
+    )
+    assert "First diverging module: blocks.2" not in text
+
+
 def test_the_report_names_the_module_in_html_and_markdown(tmp_path: Path) -> None:
     build_report(LOCALIZED, tmp_path)
     md = (tmp_path / "report.md").read_text(encoding="utf-8")

@@ -672,8 +672,9 @@ def _diverges(cell: CellRecord) -> str | None:
     if found.first is None:
         return "localised: no module's own error beyond the tolerance"
     return (
-        f"first diverging module {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance"
+        f"{found.first_words} {found.first.name} ({found.first.type}), local {ratio_text(found.first.local)} × the allowance"
         + (f", {len(found.inherited)} after it inherit" if found.inherited else "")
+        + found.unmeasured_words
     )
 
 

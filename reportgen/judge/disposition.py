@@ -408,14 +408,16 @@ def diverging_modules(cells: Sequence[CellRecord], named: int = 3) -> str:
     found = []
     for cell in cells[:50]:  # events are built per cell looked at: a long log has thousands of failed cells
         event = cell.localization if cell.lines else None
-        first = judge_localization(event).first if event is not None else None
-        if first is not None:
+        judged = judge_localization(event) if event is not None else None
+        first = judged.first if judged is not None else None
+        if judged is not None and first is not None:
             ops = (
                 f"; operators {', '.join(first.operators[:8])}{' …' if len(first.operators) > 8 else ''}"
                 if first.operators
                 else ""
             )
-            found.append(f"{cell.case}: {first.name} ({first.type}{ops})")
+            among = " (among those measured" + judged.unmeasured_words + ")" if judged.unmeasured else ""
+            found.append(f"{cell.case}: {first.name} ({first.type}{ops}){among}")
         if len(found) == named:
             break
     return f" First diverging module, from the localisation: {'; '.join(found)}." if found else ""

@@ -52,6 +52,25 @@ class Localized:
     operators_from: str | None
     failure: str | None
     sentence: str = ""  # where the cell diverges, or why no module is named (where_sentence)
+    # Modules whose own error was not measured and may come before ``first``: those listed before
+    # it without a local figure, and those the bounds skipped (the log gives no order for them).
+    unmeasured: tuple[str, ...] = ()
+
+    @property
+    def first_words(self) -> str:
+        """'first diverging module' or, where a module that may come before it was not
+        measured, 'first diverging module among those measured'."""
+        return "first diverging module" + (" among those measured" if self.unmeasured else "")
+
+    @property
+    def unmeasured_words(self) -> str:
+        """'; not measured, and possibly before it: a, b' or ''."""
+        if not self.unmeasured or self.first is None:
+            return ""
+        shown = ", ".join(self.unmeasured[:5]) + (
+            f" and {len(self.unmeasured) - 5} more" if len(self.unmeasured) > 5 else ""
+        )
+        return f"; not measured, and possibly before it: {shown}"
 
 
 def ratio(stats: ErrorStats | None) -> float | None:
@@ -113,9 +132,18 @@ def judge_localization(event: Localization) -> Localized:
     ]
     first = next((v for v in verdicts if v.name == diverging), None)
     inherited: tuple[str, ...] = ()
+    unmeasured: tuple[str, ...] = ()
     if first is not None:
-        after = verdicts[verdicts.index(first) + 1 :]
-        inherited = tuple(v.name for v in after if v.role == "inherited")
+        at = verdicts.index(first)
+        inherited = tuple(v.name for v in verdicts[at + 1 :] if v.role == "inherited")
+        # A module inside the one named (its parent runs first) is no earlier divergence.
+        unmeasured = tuple(
+            v.name for v in verdicts[:at] if v.role == "not measured" and not first.name.startswith(v.name + ".")
+        )
+        # Below max_depth a module lies inside a measured one, whose own error holds its; one the
+        # reference never called ran nowhere. The others may run first.
+        unmeasured += tuple(s.name for s in event.skipped if s.reason in ("max_modules", "max_bytes"))
+        unmeasured += (f"{event.skipped_more} more skipped",) if event.skipped_more else ()
     found = Localized(
         case=event.case,
         mode=event.mode,
@@ -131,6 +159,7 @@ def judge_localization(event: Localization) -> Localized:
         accumulated_note=event.accumulated_note,
         operators_from=event.operators_from,
         failure=event.failure,
+        unmeasured=unmeasured,
     )
     return replace(found, sentence=where_sentence(found))
 
@@ -146,7 +175,10 @@ def where_sentence(found: Localized) -> str:
     f = found.first
     ops = f"; operators {', '.join(f.operators)}" if f.operators else ""
     inherited = f"; after it, {', '.join(found.inherited)} only inherit the error" if found.inherited else ""
-    return f"First diverging module: {f.name} ({f.type}), local error {ratio_text(f.local)} × the allowance{ops}{inherited}."
+    return (
+        f"{found.first_words.capitalize()}: {f.name} ({f.type}), local error {ratio_text(f.local)} × the allowance"
+        f"{ops}{inherited}{found.unmeasured_words}."
+    )
 
 
 def ratio_text(value: float | None) -> str:
