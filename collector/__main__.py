@@ -122,7 +122,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="how the cold first call is measured (default fresh-process: compiled cells run in a new interpreter "
         "with empty cache dirs, where one compile serves the cell's check and its cold call; a group with a "
         "cache-check repeat runs in one such process and its other shapes' cold calls get a process each; "
-        "an eager cell's first call is taken in this process, recorded as 'eager, no compile')",
+        "an eager cell's first call is taken in this process, recorded as 'eager, no compile'; a generation plan's "
+        "compiled cells run in this process whatever this says, their cold call recorded as 'compiled in process')",
     )
     parser.add_argument(
         "--cold-timeout",
