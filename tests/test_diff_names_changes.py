@@ -826,3 +826,21 @@ def test_two_logs_that_kept_no_cpu_wait_name_contention_as_unknown_beside_their_
     mixed = _diff(new, SAMPLES / "tiny-encoder-cpu-20261205T023648Z-3de80c")
     assert "contention not judged on either" not in mixed
     assert re.search(r"^  time the threads waited for a CPU.*: not recorded -> ", mixed, re.M), mixed[:3000]
+
+
+def test_runs_with_synthetic_weights_say_so_on_the_first_line_of_diff_and_compare(tmp_path: Path) -> None:
+    """Before: every run page's headline said "synthetic weights" for the Scenario A runs (a
+    decoder with made-up weights), but `reportgen diff` of two of them said it nowhere and
+    compare's answer only inside each side's disposition. Both now say it first."""
+    a = SAMPLES / "scenario-a-text-service-cpu-20261205T025456Z-10cfa5"
+    b = SAMPLES / "scenario-a-text-service-cpu-20261205T075639Z-e9a837"
+    first = _diff(a, b).splitlines()[0]
+    assert first.endswith(f"[synthetic weights on the before side ({a.name}) and the after side ({b.name})]"), first
+    assert json.loads(_diff(a, b, "--format", "json"))["weights_note"].startswith("synthetic weights on the before")
+    assert "(synthetic weights on the before side" in _diff(a, b, "--format", "md").splitlines()[0]
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "md"])
+    assert result.exit_code == 0 and result.output.startswith("Synthetic weights on the candidate and baseline; ")
+    # Trained weights (the MiniLM runs): nothing of the kind.
+    minilm = sorted(SAMPLES.glob("all-MiniLM-L6-v2-cpu-20261205T*"))
+    assert "synthetic weights" not in _diff(*minilm).splitlines()[0]

@@ -52,7 +52,7 @@ from reportgen.judge.criteria import (
     declared_criteria,
     replicate_mismatch,
 )
-from reportgen.judge.disposition import Disposition, adapter_note
+from reportgen.judge.disposition import Disposition, adapter_note, synthetic_weights
 from reportgen.judge.judgement import failing_quantity
 from reportgen.judge.identity import (
     DECLARED,
@@ -122,6 +122,7 @@ class Side:
     disposition: str
     versions: dict[str, str]
     perf_stopped: tuple[str, ...]
+    synthetic_weights: bool = False  # the workload says its weights are made up (WEIGHTS_ORIGIN)
     adapter_note: str = ""  # how far the collector's adapter for this backend has been exercised
     replicates: tuple[str, ...] = ()  # every run of this side, the first being run_id
 
@@ -549,6 +550,7 @@ def _side(role: str, side: JudgedSide) -> Side:
         family=env.backend_family if env else "unknown",
         device=device,
         synthetic=run.synthetic,
+        synthetic_weights=synthetic_weights(run),
         complete=run.complete,
         disposition=side.disposition.headline,
         versions=versions,
@@ -1517,6 +1519,9 @@ def headline(comparison: Comparison) -> str:
     if comparison.criteria:
         n = len(comparison.criteria)
         parts.insert(0, f"{n} {'criterion' if n == 1 else 'criteria'} declared differently (listed first)")
+    made_up = [s.role for s in (c, b) if s.synthetic_weights]
+    if made_up:  # a measurement, of a model no one trained: said before the answer, as each run's headline says it
+        parts.insert(0, f"Synthetic weights on the {' and '.join(made_up)}")
     synthetic = [s.role for s in (c, b) if s.synthetic]
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")

@@ -356,6 +356,10 @@ class RunDiff:
     geomean_unpooled: str = ""
     # The synthetic runs of each side ("before"/"after" -> run ids): named on the first line.
     synthetic: dict[str, list[str]] = field(default_factory=dict)
+    # The runs of each side whose workload says its weights are made up (WEIGHTS_ORIGIN
+    # "synthetic"): measured, but of no trained model, named on the first line as every run
+    # page's headline names them.
+    synthetic_weights: dict[str, list[str]] = field(default_factory=dict)
     # Runs that ended before their run_end (crashed, killed), by side: their unrecorded cells are
     # untested, so a cell "pass -> untested" is no failure and no removal.
     incomplete: dict[str, list[str]] = field(default_factory=dict)
@@ -389,6 +393,11 @@ class RunDiff:
     def said(self, case: str, before: str, after: str) -> tuple[str, str]:
         """The statuses of a change in words (the statuses in words where none were kept)."""
         return self.words.get(case, (human(before), human(after)))
+
+    @property
+    def weights_note(self) -> str:
+        """'synthetic weights on the before and after sides (runs ...)', or ''."""
+        return f"synthetic weights on {_on_sides(self.synthetic_weights)}" if self.synthetic_weights else ""
 
     @property
     def synthetic_note(self) -> str:
@@ -613,6 +622,7 @@ class RunDiff:
             data["geomean"]["cells"] = len({t.case for t in self.timings if t.in_geomean})
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
+        data["weights_note"] = self.weights_note
         data["incomplete_note"] = self.incomplete_note
         data["order_note"] = self.order_note
         data["interval_scope"] = self.interval_scope
@@ -719,6 +729,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         role: ids
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if r.synthetic])
+    }
+    result.synthetic_weights = {
+        role: ids
+        for role, side in (("before", befores), ("after", afters))
+        if (ids := [r.run_id for r in side if (r.criteria.get("weights_origin") or {}).get("value") == "synthetic"])
     }
     result.incomplete = {
         role: ids
@@ -1009,6 +1024,7 @@ def format_diff(diff: RunDiff) -> str:
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
         runs = f" (replicates: {', '.join(diff.before_runs)} -> {', '.join(diff.after_runs)})"
     synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
+    synthetic += f" [{diff.weights_note}]" if diff.synthetic_weights else ""
     lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
     if diff.order_note:
         lines.append(f"order: {diff.order_note}")
