@@ -258,13 +258,19 @@ def _main(argv: list[str]) -> int:
     if problem:
         _tell(f"collector: plan error: {problem}")
         return 2
+    from collector import workload_reads
     from collector.preflight import check_rules
 
+    # A plan with comparison rules loads the workload here first: what it reads now is the run's
+    # too (the run reuses the module loaded here), so the watch the run ends starts here.
+    workload_reads.start()
     try:
         check_rules(plan)
     except (PlanError, WorkloadError) as exc:
         _tell(f"collector: plan error: {exc}")
         return 2
+    finally:
+        workload_reads.pause()
     from collector.backends import BackendUnavailable, resolve_target
     from collector.runner import Options, execute
 

@@ -33,6 +33,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from collector import workload_reads
 from collector import interrupt, lifeline
 from collector.backends import Backend
 from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace, utc_now
@@ -136,6 +137,7 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
             run.progress.say(f"removed {len(logs)} Neuron log file(s) of collectors that are gone: {', '.join(logs)}")
         setup.write_plan(run)
         reference.write_references(run)
+        setup.write_workload_reads(run)
         cells.run_cells(run)
         timings.time_cold(run)
         timings.time_restarts(run)
@@ -190,4 +192,5 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
         return run.dir, EXIT_INTERNAL
     finally:
         setup.restore_environment(run)
+        workload_reads.discard()  # a run that ended before its workload_reads event leaves no watch
         interrupt.restore(previous)

@@ -642,6 +642,15 @@ def generation_log(divergent: tuple[str, int] | None = ("compiled", 3)) -> list[
     )
     criterion = {"metric": "greedy_steps_agreeing", "op": ">=", "threshold": GEN_STEPS + 1}
     plan["tolerances"]["float32"]["task"] = criterion
+    events.append(
+        {
+            "kind": "workload_reads",
+            "files": [{"role": "workload_read", "path": "/work/decoder/tokenizer.json", "sha256": "7" * 64}],
+            "files_more": 0,
+            "packages": {"numpy": "2.3.0", "torch": "2.13.0+cpu", "transformers": "5.24.0"},
+            "watched": "files opened for reading through Python while the workload loaded, built its model and made its inputs (hand-written)",
+        }
+    )
     decode_compiled = False
     for n in lengths:
         cases = [case_key(1, n, m) for m in MODES]

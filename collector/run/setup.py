@@ -20,6 +20,7 @@ from collector.planschema import TARGET_RULES_PATH
 from collector.provenance import provenance
 from collector.run.state import Run
 from collector.workload import build_model, check_task_metric, load_workload, save_artifact, sha256_file
+from collector import workload_reads
 
 
 def start(run: Run) -> None:
@@ -31,6 +32,7 @@ def start(run: Run) -> None:
     imports = workload_imports(run.plan.module_path)
     run.imports_sha256 = imports_digest(imports)
     facts = provenance(_files_read(run), imports)
+    run.hashed_files = [Path(entry["path"]) for entry in facts["files"]]
     for entry in facts["files"]:
         if entry["role"] == "plan":
             # The plan text this run read (before this), not the file as it is now.
@@ -102,6 +104,7 @@ def _files_read(run: Run) -> list[tuple[str, Path]]:
 
 def write_plan(run: Run) -> None:
     run.module_sha256 = run.module_sha256 or sha256_file(run.plan.module_path)
+    workload_reads.start()  # until write_workload_reads: the module's load, build_model, make_inputs
     run.workload = load_workload(run.plan, run.imports_sha256, run.module_sha256)
     check_task_metric(run.workload, run.plan.tolerances)
     in_training: list[str] = []
@@ -199,3 +202,13 @@ def _record_weights(run: Run) -> tuple[str, int, str]:
         return f"external:{path}", path.stat().st_size, sha256_file(path)
     size, digest = save_artifact(run.model.state_dict(), run.dir / "artifacts" / "weights.pt")
     return "artifacts/weights.pt", size, digest
+
+
+def write_workload_reads(run: Run) -> None:
+    """The files the workload read and the packages it imported while it loaded and built its
+    model and inputs (collector/workload_reads.py), beyond the files run_start hashed."""
+    shipped = getattr(run.workload, "weights_file", None)
+    known = [*run.hashed_files, *([Path(shipped())] if shipped is not None else [])]
+    fields = workload_reads.stop(known, [run.dir, run.cache_dir, lifeline.process_temp()])
+    if fields is not None:
+        run.log.write("workload_reads", **fields)

@@ -229,6 +229,7 @@ class Run:
         self.module_sha256 = ""
         self.imports_sha256 = ""
         self.weights_content = ""  # the built model's content sha256, as the plan event logs it
+        self.hashed_files: list[Path] = []  # the files run_start hashed
 
     def source_args(self) -> list[str]:
         """The plan a fresh child loads, with the hashes of the plan and module this run read."""

@@ -28,7 +28,7 @@ from msgspec import UNSET, Meta, field
 from collector.descriptors import backend_families
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 5
+SCHEMA_MINOR = 6
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 
@@ -1374,6 +1374,27 @@ INSPECTION_MODELS: dict[str, type[Envelope]] = {m.kind: m for m in (InspectionSt
 # --- warnings and run end --------------------------------------------------------------------
 
 
+class WorkloadReads(Envelope, tag="workload_reads", kw_only=True, frozen=True):
+    """From 1.6: what the workload read while the collector's process loaded its module, built
+    the model and made the inputs, beyond the files run_start hashed (collector/workload_reads.py)."""
+
+    kind: ClassVar[Literal["workload_reads"]] = "workload_reads"
+    files: Annotated[
+        list[ProvenanceFile],
+        Doc(
+            "Each file the workload opened for reading through Python, role workload_read, by the sha256 of its bytes (or why not: a file over 1 GiB is not hashed). Installed packages' and the interpreter's files, the collector's and the run's own are left out."
+        ),
+    ]
+    files_more: Annotated[Count, Doc("Files read beyond those listed.")] = 0
+    packages: Annotated[
+        dict[str, str],
+        Doc(
+            "Installed distribution name -> version, for every top-level module loaded in the collector's process when the inputs were made (the standard library and the collector aside): what the workload ran on, torch included."
+        ),
+    ]
+    watched: Annotated[str, Doc("What was watched, in words: what a read outside it (native code's, say) escapes.")]
+
+
 class WarningEvent(Envelope, tag="warning", kw_only=True, frozen=True):
     """A warning raised outside any cell (at import, device init, ...)."""
 
@@ -1411,6 +1432,7 @@ Event = Union[
     WarningEvent,
     RunEnd,
     Localization,
+    WorkloadReads,
 ]
 
 EVENT_MODELS: dict[str, type[Envelope]] = {model.kind: model for model in get_args(Event)}

@@ -42,13 +42,16 @@ from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
 from reportgen.judge.timing_stability import generation_timing, generation_waited
-from reportgen.model.provenance import IMPORT_KEY, code_and_data, installed_words
+from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, code_and_data, installed_words
 from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
 NO_IMPORTS = "not recorded (a collector before 0.4.0 does not list the local files a workload imports)"
 IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector/localimports.py)
+READS_FROM = (0, 11)  # the collector version that records what the workload read (collector/workload_reads.py)
+READS_ITEM = "files the workload read and packages it ran on"
+NO_READS = "a collector before 0.11.0 records neither"
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 Change = tuple[str, str, str]  # (what, before, after)
 REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them
@@ -122,7 +125,19 @@ def code_and_data_changes(
     reference outputs by content sha256 where both logs hashed them, else by file sha256 (and the
     item says so, naming the logs by ``sides``)."""
     changes = []
+    # A log from before the collector recorded what the workload read (1.6) against one that did:
+    # one line for them all, not a line for each file and package 'not recorded'.
+    unrecorded = [side for side, code in zip(sides, (before_code, after_code)) if not _reads_recorded(code)]
+    if len(unrecorded) == 1:
+        other = after_code if unrecorded[0] == sides[0] else before_code
+        files = sum(k.startswith(READ_KEY) for k in other)
+        packages = sum(k.startswith(PACKAGE_KEY) for k in other)
+        recorded = f"{files} file(s) read, {packages} package(s)"
+        absent = f"not recorded ({NO_READS})"
+        changes.append((READS_ITEM, absent, recorded) if unrecorded[0] == sides[0] else (READS_ITEM, recorded, absent))
     for key in sorted(set(before_code) | set(after_code)):
+        if unrecorded and key.startswith((READ_KEY, PACKAGE_KEY)):
+            continue
         a, b = before_code.get(key, _absent(key, before_code)), after_code.get(key, _absent(key, after_code))
         if a != b:
             changes.append((key, a, b))
@@ -150,12 +165,22 @@ def code_and_data_changes(
     return changes
 
 
+def _reads_recorded(code: Mapping[str, str]) -> bool:
+    """Whether a run's collector recorded what its workload read and ran on (0.11.0 on: every
+    such run lists at least its packages, torch among them)."""
+    return any(k.startswith(PACKAGE_KEY) for k in code) or _version(code.get("collector")) >= READS_FROM
+
+
 def _absent(key: str, code: Mapping[str, str]) -> str:
     """What a run's code and data say of an item they lack: a local import is 'not imported'
     when the run's collector looked for local imports, else not recorded."""
     if key.startswith(IMPORT_KEY):
         looked = any(k.startswith(IMPORT_KEY) for k in code) or _version(code.get("collector")) >= IMPORTS_LISTED_FROM
         return NOT_IMPORTED if looked else NO_IMPORTS
+    if key.startswith(READ_KEY):
+        return "not read"  # the run's collector watched what its workload read (_reads_recorded)
+    if key.startswith(PACKAGE_KEY):
+        return "not loaded"
     return NOT_RECORDED
 
 

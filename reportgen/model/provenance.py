@@ -19,6 +19,8 @@ from reportgen.model.runmodel import RunModel
 NOT_RECORDED = "not recorded (log before schema 1.2)"
 IMPORT_ROLE = "workload_import"
 IMPORT_KEY = "workload import "  # then the file's path from the workload module's folder
+READ_KEY = "workload read "  # a file the workload read as it ran (1.6), keyed as an import is
+PACKAGE_KEY = "package "  # then an installed distribution's name (1.6)
 # Listed one by one, of the workload's imports (the collector hashes at most 256) and of the
 # other files (the collector reads six or so); beyond, one line with a digest of the rest.
 MOST_FILES = 300
@@ -102,9 +104,38 @@ def code_and_data(run: RunModel) -> list[Item]:
         for group, what in ((others, "files read"), (imports, "workload imports")):
             if len(group) > MOST_FILES:
                 items.append(_beyond(group, what))
+    items += workload_read_items(run, _module_folder(prov.files) if prov is not None else None)
     for artifact in run.artifacts:
         if artifact.role in ("weights", "inputs") and artifact.case is None:
             items.append(Item(artifact.role, _artifact_hashes(artifact), f"artifact: {artifact.path}"))
+    return items
+
+
+def workload_read_items(run: RunModel, folder: str | None) -> list[Item]:
+    """What the workload read and ran on beyond run_start's files (the workload_reads event, 1.6):
+    each file keyed 'workload read' and its path from the module's folder, each package
+    'package' and its distribution name; none where the log has no such event."""
+    reads = run.workload_reads
+    if reads is None:
+        return []
+    where = "workload_reads"
+    items = [
+        Item(READ_KEY + _imported_name(entry.path, folder), _file_value(entry), f"{where}.files: {entry.path}")
+        for entry in reads.files[:MOST_FILES]
+    ]
+    if len(reads.files) > MOST_FILES:
+        items.append(_beyond(reads.files, "files the workload read"))
+    if reads.files_more:
+        items.append(
+            Item("files the workload read, beyond those listed", f"{reads.files_more:,}", f"{where}.files_more")
+        )
+    # A package the environment event names already (torch, a backend's stack) is named there.
+    named = {key.replace("_", "-").lower() for key in (run.environment.versions if run.environment else {})}
+    items += [
+        Item(PACKAGE_KEY + name, version, f"{where}.packages")
+        for name, version in list(reads.packages.items())[:MOST_FILES]
+        if name.replace("_", "-").lower() not in named
+    ]
     return items
 
 

@@ -257,6 +257,8 @@ class RunModel:
     kind_counts: dict[str, int] = field(default_factory=dict)
     # Generation plans (1.2): how the plan's padding policy served each request length.
     requests: list[ev.Request] = field(default_factory=list)
+    # What the workload read and ran on beyond run_start's files (1.6); None: not recorded.
+    workload_reads: ev.WorkloadReads | None = None
 
     def cells_with(self, kind: str) -> list[CellRecord]:
         """The cells that logged at least one event of a per-cell kind."""
@@ -383,6 +385,7 @@ class RunBuilder:
             log_problems=[p.format() for p in reading.problems],
             kind_counts=dict(Counter(map(_KIND, events))),  # per kind, first seen first
             requests=self.requests,
+            workload_reads=self._first("workload_reads"),
         )
         mark_unmeasured_layouts(run)
         return run

@@ -1,0 +1,132 @@
+"""What a workload reads as it runs, beyond the files run_start hashes from its source: a data
+file, a module it imports after changing sys.path, the packages it runs on. Before schema 1.6 a
+change to any of them read as no change at all: "code and data changes: 0", then "7.59x slower"."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from collector.plan import load_plan
+from collector.runner import Options, execute
+from reportgen.cli import main
+from tests.conftest import REPO
+
+WORKLOAD = """
+import json
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+MODEL_REVISION = "config-reading MLP (synthetic test workload)"
+WEIGHTS_ORIGIN = "synthetic"
+TASK_METRIC = "max_abs_to_reference"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "lib"))
+import helper  # found through the path set above: no static scan of the module sees it
+
+
+def build_model():
+    width = json.loads((HERE / "cfg.json").read_text())["width"]
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, width), nn.Tanh(), nn.Linear(width, helper.OUT)).eval()
+
+
+def make_inputs(batch, length, layout):
+    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(batch))}
+
+
+def run_model(model, inputs):
+    return {"y": model(inputs["x"])}
+
+
+def task_metric(outputs, reference, inputs):
+    return float((outputs["y"].double() - reference["y"].double()).abs().max())
+"""
+
+
+def _run(folder: Path, out: Path) -> Path:
+    from tests.test_collector_robust import PlainBackend
+
+    plan = load_plan(folder / "reads.toml")
+    run_dir, code = execute(
+        plan, PlainBackend(), Options(target="cpu", out_dir=out, cold="off", warm_repetitions=2, modes=["eager"])
+    )
+    assert code == 0 and run_dir is not None
+    return run_dir
+
+
+def _reads(run_dir: Path) -> dict[str, Any]:
+    lines = (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    (event,) = [json.loads(line) for line in lines if '"kind": "workload_reads"' in line]
+    return event
+
+
+def test_files_the_workload_reads_and_its_packages_are_recorded_and_a_change_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each run here is in this process, as a collector's is in its own: the path the workload
+    # adds and the helper it imports are kept to this test, and imported again in each run.
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    folder = tmp_path / "wl"
+    (folder / "lib").mkdir(parents=True)
+    (folder / "reads.py").write_text(WORKLOAD, encoding="utf-8")
+    (folder / "lib" / "helper.py").write_text("OUT = 4\n", encoding="utf-8")
+    (folder / "cfg.json").write_text('{"width": 16}', encoding="utf-8")
+    faulty = (REPO / "tests" / "workloads" / "faulty.toml").read_text(encoding="utf-8")
+    (folder / "reads.toml").write_text(
+        faulty.replace('module = "faulty.py"', 'module = "reads.py"').replace('name = "faulty"', 'name = "reads"'),
+        encoding="utf-8",
+    )
+    monkeypatch.delitem(sys.modules, "helper", raising=False)
+    first = _run(folder, tmp_path / "runs")
+    event = _reads(first)
+    read = {Path(f["path"]).name: f for f in event["files"]}
+    # (pytest's own reads, in the test's process, may be listed too: a collector has its own)
+    assert {"cfg.json", "helper.py"} <= set(read), event["files"]
+    assert not {"reads.py", "reads.toml"} & set(read)  # hashed in run_start already
+    assert not [f for f in event["files"] if Path(f["path"]).is_relative_to(tmp_path / "runs")]
+    assert all(len(f["sha256"]) == 64 for f in read.values())
+    assert event["packages"]["torch"].startswith("2.") and "collector" not in event["packages"]
+    assert "through Python" in event["watched"]
+
+    # The data file and the helper change between the runs; the plan and the module do not.
+    (folder / "cfg.json").write_text('{"width": 32}', encoding="utf-8")
+    (folder / "lib" / "helper.py").write_text("OUT = 4  # edited\n", encoding="utf-8")
+    for name in ("helper", "collector_workload_reads"):  # as a collector's own process would, each run
+        monkeypatch.delitem(sys.modules, name)
+    second = _run(folder, tmp_path / "runs")
+    result = CliRunner().invoke(main, ["diff", str(first), str(second)])
+    assert result.exit_code == 0, result.output
+    assert "workload read cfg.json: sha256 " in result.output
+    assert re.search(r"workload read lib/helper\.py: sha256 [0-9a-f]{64} -> sha256 [0-9a-f]{64}", result.output)
+    changed = result.output.split("code and data changes: ")[1].split("host changes")[0]
+    assert "workload module" not in changed and "plan:" not in changed
+
+    # Against a log of a collector that did not record them (the first run as 0.10.0 would have
+    # written it): one line, not one a package.
+    events = [json.loads(line) for line in (first / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    events = [dict(e, schema_version="1.5") for e in events if e["kind"] != "workload_reads"]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    events[0].update(collector="collector 0.10.0", origin="synthetic", origin_note="A 0.11.0 log as 0.10.0 wrote it.")
+    events[0]["provenance"]["collector_version"] = "0.10.0"
+    old = tmp_path / "old" / "events.jsonl"
+    old.parent.mkdir()
+    old.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    both = CliRunner().invoke(main, ["diff", str(old), str(second)])
+    assert both.exit_code == 0, both.output
+    lines = [line for line in both.output.splitlines() if "package" in line]
+    listed = _reads(second)
+    assert lines == [
+        "  files the workload read and packages it ran on: not recorded (a collector before 0.11.0 records neither)"
+        f" -> {len(listed['files'])} file(s) read, {sum(1 for p in listed['packages'] if p != 'torch')} package(s)"
+    ], lines
