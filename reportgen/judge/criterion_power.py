@@ -2,26 +2,33 @@
 
 A pass is evidence only when the criterion could have failed. Both plan-check (before any
 hardware time) and the report's disposition (after it) ask this of a dtype's [tolerances]
-table, given as plain data: the plan file's table, or a logged plan's Tolerance as builtins.
+table, given as plain data: the plan file's table, or a logged plan's Tolerance as builtins;
+and, for a generation plan, of its [generation] table (``generation``) too.
 
 A cell passes only when every part of its criteria passes (the elementwise rule and the task
-criterion; for training, the loss and gradient rules), so the criteria pass a wrong output only
-when no part of them can fail: ``cannot_fail`` says so then, and only then. A part that is
-backwards (a similarity compared with <=: it fails right outputs) is ``backwards``, a plan
-error that plan-check names; a report needs no rule for it, since the elementwise rule still
-fails a wrong output.
+criterion; for training, the loss and gradient rules; for generation, the elementwise rule on
+the prefill's logits, the task criterion on the greedy tokens and the top-k overlap), so the
+criteria pass a wrong output only when no part of them can fail: ``cannot_fail`` says so then,
+and only then. A part that is backwards (a similarity or an agreement compared with <=: it
+fails right outputs) is ``backwards``, a plan error that plan-check names. Beside a part that
+still fails a wrong output it only makes right outputs fail; beside parts none of which can
+fail, it alone decides, and what passes is what it lets through, outputs further from the
+reference: ``no_evidence`` says so, for the report.
 
 Only what follows from the criterion itself is said. Whether an absolute tolerance is loose for
 this workload depends on its outputs' magnitudes, which a plan does not declare. A metric is
 read as a cosine similarity (values in [-1, 1], larger is closer) only when its name says so
 in the form the shipped workloads use (``SIMILARITY``), never by a substring: a
-``max_cosine_distance`` is a distance.
+``max_cosine_distance`` is a distance. The greedy-step metric counts the leading steps of a
+generation cell that agree with the reference: from 0 to decode_steps + 1 (step 0 is the
+prefill's token), more is closer. The vocabulary a top-k overlap is taken over is known only
+from a run (the last dimension of its logged logits): a plan does not declare it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 # A cosine similarity by name: cosine, cosine_similarity, min_cosine_to_reference,
 # mean_cosine_similarity_to_reference_embedding, ...
@@ -30,72 +37,166 @@ SIMILARITY = re.compile(r"(?:(?:min|mean|median)_)?cosine(?:_similarity)?(?:_to_
 GREEDY_STEPS = "greedy_steps_agreeing"
 
 
+def greedy_steps(generation: Mapping[str, Any] | None) -> int | None:
+    """How many greedy steps a generation cell judges: the prefill's token and one per decode
+    call (decode_steps + 1); None without a [generation] table."""
+    if not isinstance(generation, Mapping):
+        return None
+    steps = generation.get("decode_steps")
+    return steps + 1 if isinstance(steps, int) and not isinstance(steps, bool) else None
+
+
+def logged_vocabulary(shapes: Iterable[Sequence[int]]) -> int | None:
+    """The vocabulary a run's generation cells ranked their tokens over: the last dimension of
+    their logged prefill logits (batch, bucket, vocabulary), when every one shows the same;
+    None when none was logged or they differ."""
+    found = {shape[-1] for shape in shapes if len(shape) == 3}
+    return found.pop() if len(found) == 1 else None
+
+
 def _elementwise_vacuous(rule: Any) -> bool:
     """|out - ref| <= atol + rtol * |ref| with rtol >= 1 passes an output of zeros everywhere."""
     return isinstance(rule, Mapping) and isinstance(rule.get("rtol"), (int, float)) and rule["rtol"] >= 1
 
 
-def _task_vacuous(task: Mapping[str, Any]) -> bool:
+def _task_vacuous(task: Mapping[str, Any], steps: int | None) -> bool:
     metric, op, threshold = str(task.get("metric", "")), task.get("op"), task.get("threshold")
     if not isinstance(threshold, (int, float)):
         return False
     if SIMILARITY.fullmatch(metric):
         return (op == ">=" and threshold <= -1) or (op == "<=" and threshold >= 1)
-    return metric == GREEDY_STEPS and op == ">=" and threshold <= 0
+    if metric == GREEDY_STEPS:
+        return (op == ">=" and threshold <= 0) or (op == "<=" and steps is not None and threshold >= steps)
+    return False
 
 
-def cannot_fail(dtype: str, table: Mapping[str, Any]) -> list[str]:
-    """Why ``[tolerances.<dtype>]`` passes any output, part by part, when no part of it can fail;
-    [] when some part can (a cell passes only when every part passes)."""
+def _task_text(dtype: str, task: Mapping[str, Any]) -> str:
+    return f"tolerances.{dtype}.task: {task['metric']} {task['op']} {task['threshold']:g}"
+
+
+def _steps_said(steps: int | None) -> str:
+    return f" (a cell makes {steps} greedy steps: decode_steps + 1)" if steps is not None else ""
+
+
+def _task_holds(dtype: str, task: Mapping[str, Any], steps: int | None) -> str:
+    said = _steps_said(steps) if task.get("metric") == GREEDY_STEPS and task.get("op") == "<=" else ""
+    return f"{_task_text(dtype, task)} holds for any output{said}"
+
+
+def top_k_vacuous(generation: Mapping[str, Any] | None, vocabulary: int | None = None) -> str | None:
+    """Why a generation plan's top-k overlap passes any output, or None: a smallest share of 0
+    (every overlap is at least 0), or a top_k at or above the vocabulary where it is known
+    (k is cut to the vocabulary, both top-k then hold every token and every overlap is 1)."""
+    if not isinstance(generation, Mapping):
+        return None
+    least, k = generation.get("min_top_k_overlap"), generation.get("top_k")
+    if isinstance(least, (int, float)) and least <= 0:
+        return f"generation.min_top_k_overlap = {least:g} holds for any output (an overlap is a share, never below 0)"
+    if vocabulary is not None and isinstance(k, (int, float)) and k >= vocabulary:
+        return (
+            f"generation.top_k = {k:g} is at least the vocabulary ({vocabulary:,} tokens): both top-k hold every "
+            "token, so every overlap is 1 and holds for any output"
+        )
+    return None
+
+
+def _parts(
+    dtype: str, table: Mapping[str, Any], generation: Mapping[str, Any] | None, vocabulary: int | None
+) -> list[tuple[str, str | None, str | None]]:
+    """Each part of the criteria: (where, why it passes any output or None, why it is backwards or None)."""
     key = f"tolerances.{dtype}"
-    parts: list[tuple[str, bool]] = [(key, _elementwise_vacuous(table))]
-    for name in ("loss", "grad"):
-        if isinstance(table.get(name), Mapping):
-            parts.append((f"{key}.{name}", _elementwise_vacuous(table[name])))
+    steps = greedy_steps(generation)
+    parts: list[tuple[str, str | None, str | None]] = []
+    for where, rule in [(key, table)] + [
+        (f"{key}.{name}", table[name]) for name in ("loss", "grad") if isinstance(table.get(name), Mapping)
+    ]:
+        parts.append(
+            (
+                where,
+                f"{where}.rtol = {rule['rtol']:g} passes an output of zeros (|0 - ref| = |ref| <= rtol * |ref|)"
+                if _elementwise_vacuous(rule)
+                else None,
+                None,
+            )
+        )
     task = table.get("task")
     if isinstance(task, Mapping):
-        parts.append((f"{key}.task", _task_vacuous(task)))
-    if not all(vacuous for _, vacuous in parts):
+        holds = _task_holds(dtype, task, steps) if _task_vacuous(task, steps) else None
+        parts.append((f"{key}.task", holds, None if holds else backwards(dtype, table, generation)))
+    if isinstance(generation, Mapping):
+        parts.append(("generation.min_top_k_overlap", top_k_vacuous(generation, vocabulary), None))
+    return parts
+
+
+def cannot_fail(
+    dtype: str, table: Mapping[str, Any], generation: Mapping[str, Any] | None = None, vocabulary: int | None = None
+) -> list[str]:
+    """Why ``[tolerances.<dtype>]`` (with a generation plan's top-k overlap) passes any output,
+    part by part, when no part of it can fail; [] when some part can (a cell passes only when
+    every part passes)."""
+    parts = _parts(dtype, table, generation, vocabulary)
+    if not all(holds for _, holds, _ in parts):
         return []
-    found = []
-    for where, _ in parts:
-        if where.endswith(".task") and isinstance(task, Mapping):
-            found.append(f"{where}: {task['metric']} {task['op']} {task['threshold']:g} holds for any output")
-        else:
-            rule = table if where == key else table[where.rsplit(".", 1)[1]]
-            found.append(
-                f"{where}.rtol = {rule['rtol']:g} passes an output of zeros (|0 - ref| = |ref| <= rtol * |ref|)"
-            )
-    return found
+    return [holds for _, holds, _ in parts if holds]
 
 
-def idle_task(dtype: str, table: Mapping[str, Any]) -> str | None:
+def no_evidence(
+    dtype: str, table: Mapping[str, Any], generation: Mapping[str, Any] | None = None, vocabulary: int | None = None
+) -> list[str]:
+    """Why a pass under these criteria is no evidence, part by part: every part passes any
+    output (``cannot_fail``), or passes any output but one backwards part, which then lets
+    through the outputs further from the reference; [] when some part fails a wrong output."""
+    parts = _parts(dtype, table, generation, vocabulary)
+    if not all(holds or wrong_way for _, holds, wrong_way in parts):
+        return []
+    return [holds or wrong_way or "" for _, holds, wrong_way in parts]
+
+
+def deciding(
+    dtype: str, table: Mapping[str, Any], generation: Mapping[str, Any] | None = None, vocabulary: int | None = None
+) -> list[str]:
+    """The parts of the criteria that can fail an output (the keys they are declared at)."""
+    return [where for where, holds, _ in _parts(dtype, table, generation, vocabulary) if not holds]
+
+
+def idle_task(dtype: str, table: Mapping[str, Any], generation: Mapping[str, Any] | None = None) -> str | None:
     """Why the task criterion holds for any output, or None: it judges nothing, and only the
     other parts decide (a plan error, though not a vacuous whole when they can fail)."""
     task = table.get("task")
-    if not isinstance(task, Mapping) or not _task_vacuous(task):
+    steps = greedy_steps(generation)
+    if not isinstance(task, Mapping) or not _task_vacuous(task, steps):
         return None
-    return f"tolerances.{dtype}.task: {task['metric']} {task['op']} {task['threshold']:g} holds for any output"
+    return _task_holds(dtype, task, steps)
 
 
-def backwards(dtype: str, table: Mapping[str, Any]) -> str | None:
-    """Why the task criterion fails right outputs (a cosine similarity compared with <=), or None."""
+def backwards(dtype: str, table: Mapping[str, Any], generation: Mapping[str, Any] | None = None) -> str | None:
+    """Why the task criterion fails right outputs, or None: a cosine similarity compared with
+    <= (below 1), or leading greedy steps compared with <= (below the steps a cell makes)."""
     task = table.get("task")
-    if not isinstance(task, Mapping) or not SIMILARITY.fullmatch(str(task.get("metric", ""))):
+    if not isinstance(task, Mapping) or task.get("op") != "<=":
         return None
-    threshold = task.get("threshold")
-    if task.get("op") != "<=" or not isinstance(threshold, (int, float)) or threshold >= 1:
+    metric, threshold = str(task.get("metric", "")), task.get("threshold")
+    if not isinstance(threshold, (int, float)):
         return None
-    return (
-        f"tolerances.{dtype}.task: {task['metric']} <= {threshold:g} passes outputs less like the reference "
-        "and fails closer ones (a cosine similarity is larger the closer the output)"
-    )
+    if SIMILARITY.fullmatch(metric) and threshold < 1:
+        return (
+            f"tolerances.{dtype}.task: {metric} <= {threshold:g} passes outputs less like the reference "
+            "and fails closer ones (a cosine similarity is larger the closer the output)"
+        )
+    steps = greedy_steps(generation)
+    if metric == GREEDY_STEPS and steps is not None and 0 <= threshold < steps:
+        return (
+            f"tolerances.{dtype}.task: {metric} <= {threshold:g} passes generations whose tokens leave the "
+            f"reference's sooner and fails one that agrees at every step{_steps_said(steps)}"
+        )
+    return None
 
 
 def cannot_pass(dtype: str, table: Mapping[str, Any]) -> str | None:
     """Why the task criterion fails every output, or None: a cosine similarity asked to reach
-    above 1 (or stay below -1). Every cell of the dtype would read as a mismatch. (More leading
-    greedy steps than a generation cell makes is refused by the plan schema itself.)"""
+    above 1 (or stay below -1), or fewer than 0 leading greedy steps. Every cell of the dtype
+    would read as a mismatch. (More leading greedy steps than a generation cell makes is
+    refused by the plan schema itself.)"""
     task = table.get("task")
     if not isinstance(task, Mapping):
         return None
@@ -105,6 +206,8 @@ def cannot_pass(dtype: str, table: Mapping[str, Any]) -> str | None:
     where = f"tolerances.{dtype}.task: {metric} {op} {threshold:g}"
     if SIMILARITY.fullmatch(metric) and ((op == ">=" and threshold > 1) or (op == "<=" and threshold < -1)):
         return f"{where} fails every output: a cosine similarity lies between -1 and 1"
+    if metric == GREEDY_STEPS and op == "<=" and threshold < 0:
+        return f"{where} fails every output: no fewer than 0 steps can agree"
     return None
 
 

@@ -19,7 +19,7 @@ from typing import Callable, Literal, Sequence
 import msgspec
 
 from reportgen.model.annotations import Annotation
-from reportgen.judge.criterion_power import cannot_fail
+from reportgen.judge.criterion_power import logged_vocabulary, no_evidence
 from reportgen.judge.backend_docs import (
     BackendDocs,
     adapter_docs,
@@ -471,10 +471,20 @@ def rule_tolerances(run: RunModel, notes: Notes) -> list[Reason]:
         reasons.append(
             Reason("tolerances", "blocked", f"No tolerance declared for {', '.join(missing)}.", _cases(cells))
         )
+    # A generation plan's top-k overlap is a part of each dtype's criteria; the vocabulary it is
+    # taken over is the logged prefill logits' last dimension.
+    generation = msgspec.to_builtins(run.plan.generation) if run.plan.generation is not None else None
+    vocabulary = (
+        logged_vocabulary(
+            o.shape for c in run.cells if c.result is not None for o in c.result.outputs if o.name == "prefill_logits"
+        )
+        if generation is not None
+        else None
+    )
     for dtype in dtypes:
         if dtype in missing:
             continue
-        vacuous = cannot_fail(dtype, msgspec.to_builtins(run.plan.tolerances[dtype]))
+        vacuous = no_evidence(dtype, msgspec.to_builtins(run.plan.tolerances[dtype]), generation, vocabulary)
         if vacuous:
             cells = [c for c in run.cells if c.planned.dtype == dtype]
             reasons.append(

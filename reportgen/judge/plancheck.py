@@ -38,7 +38,15 @@ from collector.plan import (
 )
 from reportgen.contract.inspection import InspectionError, InspectionLog
 from reportgen.judge.backend_docs import BackendDocs, load_backend_docs
-from reportgen.judge.criterion_power import backwards, bit_exact, cannot_fail, cannot_pass, idle_task
+from reportgen.judge.criterion_power import (
+    backwards,
+    bit_exact,
+    cannot_fail,
+    cannot_pass,
+    deciding,
+    idle_task,
+    top_k_vacuous,
+)
 from reportgen.storage.local import replace_file
 
 CLASSES = {
@@ -457,10 +465,15 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
     is no evidence, and the report blocks such a run."""
     findings = []
     planned = ctx.revised["matrix"].get("dtypes", ["float32"])
+    # A generation plan's top-k overlap is a part of every dtype's criteria (the vocabulary it
+    # is taken over is not in the plan: a top_k at or above it is known only to a run's report).
+    generation = ctx.checked.get("generation")
+    sound = []  # dtypes some part of whose criteria can fail a wrong output
     for dtype, table in ctx.checked.get("tolerances", {}).items():
         if dtype not in planned:
             continue
-        vacuous = cannot_fail(dtype, table)
+        vacuous = cannot_fail(dtype, table, generation)
+        sound += [] if vacuous else [dtype]
         if vacuous:
             findings.append(
                 Finding(
@@ -486,9 +499,9 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
             (
                 "criterion-backwards",
                 "is backwards",
-                backwards(dtype, table),
+                backwards(dtype, table, generation),
                 "right ones too",
-                'Compare a similarity with ">=" (and a distance or error with "<=").',
+                'Compare a similarity or an agreement with ">=" (and a distance or error with "<=").',
             ),
         )
         for cid, said, why, which, first in wrong_task:
@@ -505,13 +518,14 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
                         key=f"tolerances.{dtype}.task",
                     )
                 )
-        if not vacuous and (idle := idle_task(dtype, table)) is not None:
+        if not vacuous and (idle := idle_task(dtype, table, generation)) is not None:
+            others = listed(deciding(dtype, table, generation))
             findings.append(
                 Finding(
                     "criterion-idle",
                     "note",
                     f"the {dtype} task criterion judges nothing",
-                    f"{idle}: only the elementwise rule decides these cells, and no task quality is established.",
+                    f"{idle}: only the other parts of the criteria ({others}) decide these cells, and no task quality is established.",
                     "Agree with the workload's owner a task threshold an output can fail, or leave the criterion out.",
                     "",
                     "plan",
@@ -531,6 +545,20 @@ def check_criteria_power(ctx: Context) -> list[Finding]:
                     key=f"tolerances.{dtype}",
                 )
             )
+    idle_top_k = top_k_vacuous(generation)
+    if idle_top_k is not None and sound:
+        findings.append(
+            Finding(
+                "criterion-idle",
+                "note",
+                "the top-k overlap criterion judges nothing",
+                f"{idle_top_k}: only the other parts of the {listed(sound)} criteria decide these cells.",
+                "Agree with the workload's owner a smallest overlap an output can fail, above 0.",
+                "",
+                "plan",
+                key="generation.min_top_k_overlap",
+            )
+        )
     return findings
 
 
