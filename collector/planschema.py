@@ -964,6 +964,18 @@ def _matrix_shapes(c: Checker, plan: dict[str, Any]) -> None:
 
 
 @_cross
+def _workload_module(c: Checker, plan: dict[str, Any]) -> None:
+    """A module path whose last part is empty, '.' or '..' names a folder on every host."""
+    module = plan["workload"]["module"]
+    if module.rsplit("/", 1)[-1] in ("", ".", ".."):
+        raise c.fail(
+            "workload.module",
+            f'{module!r} names a folder, not the workload\'s Python file; expected a file such as "my_encoder.py" '
+            "(a path relative to the plan)",
+        )
+
+
+@_cross
 def _padding_ladder(c: Checker, plan: dict[str, Any]) -> None:
     buckets = plan.get("padding", {}).get("buckets", [])
     if buckets != sorted(buckets):

@@ -206,12 +206,18 @@ def test_fixed_shape_contiguous_compiled_plan_is_compatible(tmp_path: Path) -> N
 
 def test_a_plan_whose_module_is_not_beside_it_is_said_so_before_any_hardware_time(tmp_path: Path) -> None:
     """plan-check read such a plan as 'Compatible as specified' (exit 0); the collector then
-    refused it on the device host ('workload.module: ... does not exist', exit 2)."""
+    refused it on the device host ('workload.module: ... does not exist', exit 2). Then a note
+    kept it 'Compatible' (exit 0); now it needs a revised plan (exit 3)."""
     path = tmp_path / "plan.toml"
     path.write_text('[workload]\nname = "w"\nmodule = "missing.py"\n' + FIXED + _ids(), encoding="utf-8")
     review = review_plan(path, "neuron")
-    (note,) = [f for f in review.findings if f.id == "module-missing"]
-    assert note.severity == "note" and note.line == 3 and f"{tmp_path / 'missing.py'} does not exist here" in note.title
+    (found,) = [f for f in review.findings if f.id == "module-missing"]
+    assert (
+        found.severity == "revise"
+        and found.line == 3
+        and f"{tmp_path / 'missing.py'} does not exist here" in found.title
+    )
+    assert review.classification == "revise" and _cli(path) == 3
     assert not [f for f in review_plan(_write(tmp_path, FIXED + _ids()), "neuron").findings if f.id == "module-missing"]
 
 

@@ -891,23 +891,49 @@ def review_plan(path: Path, target: str | None = None, inspection: InspectionLog
         raise InspectionError(
             f"{inspection.path}: inspects the workload {inspection.start.workload!r}, not this plan's {plan.name!r}"
         )
-    review = _review(str(path), raw, plan, target, inspection, text)
-    what = module_missing(plan.module_path)
-    if what is not None:  # a note: the review may run where only the plan was copied
-        review.findings.append(
-            Finding(
-                "module-missing",
-                "note",
-                f"the workload module {plan.module_path} {what} here",
-                "The collector loads workload.module from beside the plan and refuses the plan without it (exit 2).",
-                "Keep the module beside the plan on the device host, or fix workload.module.",
-                "",
-                "plan",
-                key="workload.module",
-                line=planschema.key_lines(text).get("workload.module"),
-            )
+    module = _module_finding(plan.module_path, planschema.key_lines(text).get("workload.module"))
+    return _review(str(path), raw, plan, target, inspection, text, [module] if module else [])
+
+
+def _module_finding(module: Path, line: int | None) -> Finding | None:
+    """The workload module as the collector finds it before anything runs: a file there, whose
+    source compiles (read, never run). Else the collector refuses the plan (exit 2), and a
+    review here says so: reviewed where the module is, as a plan is on the host that runs it."""
+    what = module_missing(module)
+    if what is not None:
+        title = f"the workload module {module} {what} here"
+        detail = f"The collector loads workload.module (a path relative to the plan) and refuses the plan without it (exit 2): {module} {what}."
+        first = "Fix workload.module, or put the module where it says, and review the plan again where its module is."
+    elif (why := module_source_problem(module)) is not None:
+        title = f"the workload module {module} is no Python module"
+        detail = (
+            f"The collector compiles the module before anything runs and refuses the plan (exit 2): {module} {why}."
         )
-    return review
+        first = "Point workload.module at the workload's Python file, or fix the file."
+    else:
+        return None
+    return Finding("module-missing", "revise", title, detail, first, "", "plan", key="workload.module", line=line)
+
+
+def module_source_problem(module: Path) -> str | None:
+    """Why a workload module file does not compile, in words (compiled, never run, as the
+    collector checks it before a run); None when it compiles, or when it is past
+    MAX_MODULE_BYTES or too deep to parse (not looked at: the collector still checks it)."""
+    try:
+        if module.stat().st_size > MAX_MODULE_BYTES:
+            return None
+        source = module.read_bytes()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    try:
+        compile(source, str(module), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: SyntaxError: {' '.join(str(exc.msg).split())[:200]}"
+    except ValueError as exc:
+        return f"{' '.join(str(exc).split())[:200]}"
+    except (RecursionError, MemoryError):
+        return None
+    return None
 
 
 def _review(
@@ -917,11 +943,12 @@ def _review(
     target: str | None,
     inspection: InspectionLog | None,
     text: str | None = None,
+    found: list[Finding] | None = None,
 ) -> PlanReview:
     target = target or plan.intended_target or DEFAULT_TARGET
     docs = load_backend_docs(target)
     ctx = Context(raw, plan, docs, copy.deepcopy(raw))
-    findings = []
+    findings = list(found or [])
     for check in CHECKS:
         for finding in check(ctx):
             finding.key = finding.key or CHECK_KEYS.get(check.__name__, "")

@@ -1,0 +1,118 @@
+"""A plan the collector cannot run is not 'Compatible as specified': plan-check and the collector
+agree on it. A workload module that is not there, or is no Python source, needs a revised plan
+(plan-check exit 3; the collector refuses it, exit 2). What is wrong whatever the host (a module
+path naming a folder) is a plan error: one line naming the
+file, the line and the key (plan-check exit 1, the collector exit 2, no run folder)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import tomli_w
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from tests.conftest import REPO
+
+WORKLOADS = REPO / "collector" / "workloads"
+
+
+def _plan(folder: Path, edit: Callable[[dict[str, Any]], None], source: str = "tiny_encoder.toml") -> Path:
+    """A shipped plan with one edit, its module named absolutely unless the edit names another."""
+    data = tomllib.loads((WORKLOADS / source).read_text(encoding="utf-8"))
+    data["workload"]["module"] = str(WORKLOADS / data["workload"]["module"])
+    edit(data)
+    path = folder / "plan.toml"
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    return path
+
+
+def _line(path: Path, key: str) -> int:
+    """The line of the plan that writes ``key = ...`` (the first one)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, text in enumerate(lines, start=1) if text.startswith(f"{key} ="))
+
+
+def _plan_check(path: Path) -> tuple[int, str]:
+    done = CliRunner().invoke(main, ["plan-check", str(path), "--target", "cpu"])
+    return done.exit_code, done.output
+
+
+def _collector(path: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "collector", "--workload", str(path), "--target", "cpu", "--out", str(out)],
+        cwd=path.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def _module(name: str) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        data["workload"]["module"] = name
+
+    return edit
+
+
+def test_a_module_that_is_not_there_needs_a_revised_plan(tmp_path: Path) -> None:
+    """Before: only a note, and 'Compatible as specified', exit 0, for a plan the collector
+    refuses ('does not exist', exit 2). Now: a revise finding at the key's line, exit 3."""
+    path = _plan(tmp_path, _module("gone.py"))
+    code, out = _plan_check(path)
+    assert code == 3 and "Needs a revised test plan" in out, out
+    assert f"[REVISE] the workload module {tmp_path / 'gone.py'} does not exist here" in out
+    assert f"where: workload.module (line {_line(path, 'module')})" in out
+    done = _collector(path, tmp_path / "runs")
+    assert done.returncode == 2 and "does not exist" in done.stderr, done.stderr
+
+
+def test_a_module_that_is_no_python_source_needs_a_revised_plan(tmp_path: Path) -> None:
+    """Before: a module path reaching a file that is no Python (``../../etc/passwd``, say) got
+    no finding at all, 'Compatible', exit 0; the collector refused it (SyntaxError, exit 2).
+    Now: a revise finding naming the line of the file that does not compile, exit 3."""
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "notes.txt").write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+    path = _plan(tmp_path / "plans", _module("../notes.txt"))
+    code, out = _plan_check(path)
+    assert code == 3, out
+    assert f"[REVISE] the workload module {tmp_path / 'notes.txt'} is no Python module" in out
+    assert "line 1: SyntaxError" in out
+    done = _collector(path, tmp_path / "runs")
+    assert done.returncode == 2 and "SyntaxError" in done.stderr, done.stderr
+
+
+def test_a_module_that_is_there_keeps_the_plan_compatible(tmp_path: Path) -> None:
+    """Reviewed where its module is (a laptop with the repository), the shipped plan stays as it was."""
+    (tmp_path / "w.py").write_text("def build_model():\n    pass\n", encoding="utf-8")
+    code, out = _plan_check(_plan(tmp_path, _module("w.py")))
+    assert "workload module" not in out and code == 0, out
+
+
+@pytest.mark.parametrize("module", ["", ".", "..", "models/"], ids=["empty", "dot", "dot-dot", "trailing-slash"])
+def test_a_module_path_naming_a_folder_is_a_plan_error(tmp_path: Path, module: str) -> None:
+    """Before: module = "" or "." passed the schema: a note (the plan's folder 'is a folder')
+    and 'Compatible as specified', exit 0. Now both programs refuse it in one line."""
+    path = _plan(tmp_path, _module(module))
+    where = (
+        f"{path}:{_line(path, 'module')}: workload.module: {module!r} names a folder, not the workload's Python file"
+    )
+    code, out = _plan_check(path)
+    assert (
+        code == 1
+        and out.strip()
+        == f'reportgen plan-check: unreadable plan: {where}; expected a file such as "my_encoder.py" (a path relative to the plan)'
+    ), out
+    done = _collector(path, tmp_path / "runs")
+    assert done.returncode == 2 and done.stderr.strip().startswith(f"collector: plan error: {where}"), done.stderr
+    assert not (tmp_path / "runs").exists()
