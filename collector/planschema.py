@@ -114,6 +114,17 @@ MAX_WARM_REPETITIONS = 10_000
 MAX_DECODE_SAMPLES = 100_000
 
 
+# The most positions (batch x length) one planned input may hold: 2^31 - 1, the largest 32-bit
+# index. The reference runs every shape on the host CPU, where one 8-byte value per position of
+# such an input alone takes 16 GiB: a larger shape is a typing slip, not a plan.
+MAX_SHAPE_POSITIONS = 2**31 - 1
+# A generation cell logs its greedy tokens and the reference's (batch x (decode_steps + 1) each)
+# on its one generation event line, beside its decode series (at most MAX_DECODE_SAMPLES) and its
+# top-k overlaps: at most this many tokens a cell (about 2.4 MB of the line's 8 MiB for both
+# lists, ids of up to seven digits).
+MAX_GENERATED_TOKENS = 131_072
+
+
 def decode_samples_problem(warm_repetitions: int, decode_steps: int) -> str | None:
     """Why a generation cell's decode series could not be written on one log line, or None."""
     samples = warm_repetitions * decode_steps
@@ -189,7 +200,14 @@ SCHEMA: tuple[Table, ...] = (
         "matrix",
         "The cells to run: every shape x dtype x layout x mode, then the cache-check repeats.",
         (
-            Key("shapes", "shapes", "Input shapes as [batch, length]; at least one.", REQUIRED, "[[1, 128], [4, 512]]"),
+            Key(
+                "shapes",
+                "shapes",
+                "Input shapes as [batch, length]; at least one. batch x length is at most "
+                f"{MAX_SHAPE_POSITIONS:,} (2^31 - 1) positions: the reference runs every shape on the host CPU.",
+                REQUIRED,
+                "[[1, 128], [4, 512]]",
+            ),
             Key(
                 "dtypes",
                 "list[str]",
@@ -848,6 +866,14 @@ def _check_value(c: Checker, key: Key, value: Any, path: str) -> Any:
                 raise c.fail(path, f"each shape is [batch, length] with positive integers, got {item!r}")
             for v in item:
                 _int64(c, path, v)
+            if item[0] * item[1] > MAX_SHAPE_POSITIONS:
+                positions = item[0] * item[1]
+                raise c.fail(
+                    path,
+                    f"{item!r} is batch x length = {positions:,} positions in one input, more than {MAX_SHAPE_POSITIONS:,} "
+                    f"(2^31 - 1); the reference runs every shape on the host CPU, where one 8-byte value per position "
+                    f"alone takes {positions * 8 / 2**30:,.0f} GiB",
+                )
             if tuple(item) in seen:
                 raise c.fail(path, f"shape {item!r} is listed twice")
             seen.add(tuple(item))
@@ -1034,6 +1060,15 @@ def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
     too_many = decode_samples_problem(plan["timing"]["warm_repetitions"], gen["decode_steps"])
     if too_many:
         raise c.fail("generation.decode_steps", too_many)
+    batch = max(b for b, _ in plan["matrix"]["shapes"])
+    tokens = batch * (gen["decode_steps"] + 1)
+    if tokens > MAX_GENERATED_TOKENS:
+        raise c.fail(
+            "matrix.shapes",
+            f"a batch of {batch:,} x (decode_steps {gen['decode_steps']} + 1) = {tokens:,} greedy tokens a cell, "
+            f"logged with the reference's on one generation event line; at most {MAX_GENERATED_TOKENS:,} fit the "
+            "event contract's 8 MiB line limit",
+        )
     if buckets[-1] + gen["decode_steps"] > gen["max_cache_len"]:
         raise c.fail(
             "generation.max_cache_len",

@@ -141,10 +141,13 @@ def test_the_plan_key_caps_and_the_option_only_lowers_it(tmp_path: Path) -> None
 
 def test_the_collector_and_the_contract_agree_on_the_line_limit_and_the_largest_plan_fits(tmp_path: Path) -> None:
     assert eventlog.MAX_LINE_BYTES == validation.MAX_LINE_BYTES
-    # The longest case keys a plan can make: 19-digit batch and length, the longest dtype and layout names.
-    big = 10**18
+    # The longest case keys a plan can make: a 10-digit batch (batch x length is at most 2^31 - 1),
+    # the longest dtype and layout names.
     path = _plan(
-        tmp_path, [(big + i, big + i) for i in range(MAX_PLANNED_CELLS // 2)], dtype="bfloat16", layout="noncontiguous"
+        tmp_path,
+        [(planschema.MAX_SHAPE_POSITIONS - i, 1) for i in range(MAX_PLANNED_CELLS // 2)],
+        dtype="bfloat16",
+        layout="noncontiguous",
     )
     plan = load_plan(path)
     assert len(plan.cells) == MAX_PLANNED_CELLS and plan.size_problem() is None

@@ -1,7 +1,8 @@
 """A plan the collector cannot run is not 'Compatible as specified': plan-check and the collector
 agree on it. A workload module that is not there, or is no Python source, needs a revised plan
 (plan-check exit 3; the collector refuses it, exit 2). What is wrong whatever the host (a module
-path naming a folder) is a plan error: one line naming the
+path naming a folder, a shape beyond any host, a generation batch whose tokens no log line
+holds) is a plan error: one line naming the
 file, the line and the key (plan-check exit 1, the collector exit 2, no run folder)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 import tomli_w
 from click.testing import CliRunner
 
+from collector.plan import load_plan
 from reportgen.cli import main
 from tests.conftest import REPO
 
@@ -116,3 +118,37 @@ def test_a_module_path_naming_a_folder_is_a_plan_error(tmp_path: Path, module: s
     done = _collector(path, tmp_path / "runs")
     assert done.returncode == 2 and done.stderr.strip().startswith(f"collector: plan error: {where}"), done.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_shape_beyond_any_host_is_a_plan_error(tmp_path: Path) -> None:
+    """Before: shapes = [[99999999999999999, 16]] read 'Compatible as specified', exit 0, and
+    the collector recorded every cell as an error ('Overflow when unpacking long long'). Now
+    both refuse it in one line: batch x length is at most 2^31 - 1."""
+    path = _plan(tmp_path, lambda d: d["matrix"].update(shapes=[[99999999999999999, 16]], cache_checks=[]))
+    code, out = _plan_check(path)
+    assert code == 1 and "Traceback" not in out, out
+    line = _line(path, "shapes")
+    message = f"{path}:{line}: matrix.shapes: [99999999999999999, 16] is batch x length = 1,599,999,999,999,999,984 positions in one input, more than 2,147,483,647 (2^31 - 1)"
+    assert out.startswith(f"reportgen plan-check: unreadable plan: {message}") and out.count("\n") == 1, out
+    done = _collector(path, tmp_path / "runs")
+    assert done.returncode == 2 and done.stderr.startswith(f"collector: plan error: {message}"), done.stderr
+    assert not (tmp_path / "runs").exists()
+    # The largest shape allowed is still a plan.
+    load_plan(_plan(tmp_path, lambda d: d["matrix"].update(shapes=[[1, 2**31 - 1]], cache_checks=[])))
+
+
+def test_a_generation_batch_whose_tokens_no_log_line_holds_is_a_plan_error(tmp_path: Path) -> None:
+    """Before: a generation plan of shapes = [[100000000, 6]] read 'Compatible as specified':
+    its cells' tokens (a batch x 5 steps, twice) could never be written on one log line. Now
+    both programs refuse it in one line."""
+    path = _plan(tmp_path, lambda d: d["matrix"].update(shapes=[[100_000_000, 6]], cache_checks=[]), "decoder_lm.toml")
+    message = (
+        f"{path}:{_line(path, 'shapes')}: matrix.shapes: a batch of 100,000,000 x (decode_steps 4 + 1) = 500,000,000 "
+        "greedy tokens a cell, logged with the reference's on one generation event line; at most 131,072 fit the "
+        "event contract's 8 MiB line limit"
+    )
+    code, out = _plan_check(path)
+    assert code == 1 and out.strip() == f"reportgen plan-check: unreadable plan: {message}", out
+    done = _collector(path, tmp_path / "runs")
+    assert done.returncode == 2 and done.stderr.strip() == f"collector: plan error: {message}", done.stderr
+    load_plan(_plan(tmp_path, lambda d: d["matrix"].update(shapes=[[26_214, 6]], cache_checks=[]), "decoder_lm.toml"))
