@@ -357,7 +357,16 @@ SCHEMA: tuple[Table, ...] = (
                 BOTH,
                 ABOVE_LARGEST_POLICIES,
             ),
-            Key("mask_padded", "bool", "Attention masks are padded like the inputs.", True, "true"),
+            Key(
+                "mask_padded",
+                "bool",
+                "Attention masks are padded like the inputs (0 at every padded position). A generation plan's requests are "
+                "padded by the collector, which always masks the padded positions: false is refused there. In other plans "
+                "make_inputs builds the masks, and the value is recorded as the plan declares it (the plan event, the report).",
+                True,
+                "true",
+                COLLECTOR,
+            ),
             Key(
                 "proposed",
                 "bool",
@@ -1068,6 +1077,12 @@ def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
             f"a batch of {batch:,} x (decode_steps {gen['decode_steps']} + 1) = {tokens:,} greedy tokens a cell, "
             f"logged with the reference's on one generation event line; at most {MAX_GENERATED_TOKENS:,} fit the "
             "event contract's 8 MiB line limit",
+        )
+    if not plan["padding"]["mask_padded"]:
+        raise c.fail(
+            "padding.mask_padded",
+            "a generation plan's requests are padded by the collector, which always masks the padded positions "
+            "(attention mask 0 there): set it to true or leave it out",
         )
     if buckets[-1] + gen["decode_steps"] > gen["max_cache_len"]:
         raise c.fail(

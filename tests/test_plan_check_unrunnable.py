@@ -2,7 +2,7 @@
 agree on it. A workload module that is not there, or is no Python source, needs a revised plan
 (plan-check exit 3; the collector refuses it, exit 2). What is wrong whatever the host (a module
 path naming a folder, a shape beyond any host, a generation batch whose tokens no log line
-holds) is a plan error: one line naming the
+holds, masks a generation plan cannot leave unpadded) is a plan error: one line naming the
 file, the line and the key (plan-check exit 1, the collector exit 2, no run folder)."""
 
 from __future__ import annotations
@@ -152,3 +152,24 @@ def test_a_generation_batch_whose_tokens_no_log_line_holds_is_a_plan_error(tmp_p
     done = _collector(path, tmp_path / "runs")
     assert done.returncode == 2 and done.stderr.strip() == f"collector: plan error: {message}", done.stderr
     load_plan(_plan(tmp_path, lambda d: d["matrix"].update(shapes=[[26_214, 6]], cache_checks=[]), "decoder_lm.toml"))
+
+
+def test_unmasked_padding_in_a_generation_plan_is_a_plan_error(tmp_path: Path) -> None:
+    """Before: mask_padded = false in a generation plan was never read: the collector masked
+    the padded positions anyway, the report said 'masks padded: False' and plan-check 'the
+    mask padded alike'. Now both programs refuse it in one line saying why."""
+    path = _plan(tmp_path, lambda d: d["padding"].update(mask_padded=False), "decoder_lm.toml")
+    message = (
+        f"{path}:{_line(path, 'mask_padded')}: padding.mask_padded: a generation plan's requests are padded by the "
+        "collector, which always masks the padded positions (attention mask 0 there): set it to true or leave it out"
+    )
+    code, out = _plan_check(path)
+    assert code == 1 and out.strip() == f"reportgen plan-check: unreadable plan: {message}", out
+    done = _collector(path, tmp_path / "runs")
+    assert done.returncode == 2 and done.stderr.strip() == f"collector: plan error: {message}", done.stderr
+
+
+def test_unmasked_padding_elsewhere_is_the_plans_word_on_its_preprocessing(tmp_path: Path) -> None:
+    """Outside a generation plan make_inputs builds the masks: the value is recorded as declared."""
+    plan = load_plan(_plan(tmp_path, lambda d: d["padding"].update(mask_padded=False)))
+    assert plan.padding is not None and plan.padding["mask_padded"] is False
