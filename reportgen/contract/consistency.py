@@ -15,9 +15,13 @@ schema 1.4 a warm loop's host holds what its threads ran and waited for a CPU an
 wall time (the contention rule reads them): each is there, as seconds the way the collector
 writes them, or unknown with its reason.
 
+What identifies the run holds together too: run_start names one collector version, a run has
+one weights artifact, and it and the plan give the same hashes of the weights.
+
 Only the few fields involved are read, from the line the reader already decoded: the checks run
-on every ``case_result``, ``timing``, ``compile``, ``generation``, ``train_step``,
-``train_result``, ``artifact``, ``localization`` and ``reference`` line of a long log.
+on every ``run_start``, ``case_result``, ``timing``, ``compile``, ``generation``,
+``train_step``, ``train_result``, ``artifact``, ``localization`` and ``reference`` line of a
+long log.
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ from collector.descriptors import descriptors
 from collector.timing import warm_stats
 from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
 
-__all__ = ["CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
+__all__ = ["CONTENT_RECIPES", "CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
 
 FIGURE_KINDS = frozenset(
     (
+        "run_start",
         "case_result",
         "timing",
         "compile",
@@ -50,6 +55,15 @@ FIGURE_KINDS = frozenset(
     )
 )
 _WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
+
+# The content hash recipes this reader knows (collector/content.py, RECIPE; a test keeps the
+# collector's among them). A hash of another recipe is no hash of this one: the same tensors
+# give another digest.
+CONTENT_RECIPES = ("tensor-content-v1",)
+
+# run_start.collector as the collector writes it (collector/run/setup.py): "collector <version>",
+# the version provenance.collector_version gives.
+_COLLECTOR_NAME = re.compile(r"collector (\S+)")
 
 # The case key the collector makes of a cell's fields (collector/plan.py, Cell.case):
 # b<batch>-l<length>-<layout>-<dtype>-<mode>, with -repeat on a cache check.
@@ -98,12 +112,13 @@ def _meets(value: float, criterion: Any) -> bool:
 
 
 class FigureChecks:
-    """The state the cross-line rules need: the plan's criteria per case, and which cells a
+    """The state the cross-line rules need: the plan's criteria per case, which cells a
     figure already failed (training lines come before their result) or passed (generation
-    lines come after it)."""
+    lines come after it), and the run's weights artifact."""
 
     def __init__(self) -> None:
         self.plan: Any = None
+        self.line = 0  # the line being checked (check sets it): a rule names an earlier line by it
         self._dtypes: dict[str, str] | None = None
         # Each planned case's task criterion (metric, op, threshold), None without one: made once.
         self._tasks: dict[str, tuple[Any, ...] | None] | None = None
@@ -111,8 +126,10 @@ class FigureChecks:
         self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
         self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
         self._generating = False
+        self.weights: tuple[int, Any] | None = None  # the run's weights artifact: its line and fields
         # One call per line of a long log: the rule of each kind, looked up once.
         self.rules = {
+            "run_start": self._run_start,
             "case_result": self._case_result,
             "timing": self._timing,
             "compile": self._compile,
@@ -142,28 +159,53 @@ class FigureChecks:
                 self._tasks[cell.case] = None if absent(task) else (task.metric, task.op, task.threshold)
         return self._tasks.get(case)
 
-    def check(self, kind: str, data: Any) -> str | None:
-        """The contradiction in one line, in words, or None."""
+    def check(self, kind: str, data: Any, line: int = 0) -> str | None:
+        """The contradiction in one line (number ``line``), in words, or None."""
+        self.line = line
         if kind == "plan":
             self.plan, self._dtypes, self._tasks, self._batches = data, None, None, None
             self._generating = not absent(getattr(data, "generation", None))
-            return misnamed_cells(data.matrix)
+            misnamed = misnamed_cells(data.matrix)
+            if misnamed is not None or self.weights is None:
+                return misnamed
+            # A weights artifact written before the plan (the collector writes it after) is
+            # held to the plan's hashes all the same.
+            earlier, artifact = self.weights
+            why = _weights_against_plan(data, artifact)
+            return None if why is None else f"{why} (the weights artifact is on line {earlier}, before the plan)"
         rule = self.rules.get(kind)
         return rule(data) if rule is not None else None
 
-    def _weights(self, data: Any) -> str | None:
-        """The plan and the weights artifact each give the weights' hashes (the collector writes
-        one digest into both): two different answers leave the weights unknown, and a reader
-        that preferred either one could call different weights the same."""
-        if data.role != "weights" or self.plan is None:
+    def _run_start(self, data: Any) -> str | None:
+        """The collector names itself twice, "collector <version>" and the provenance's
+        collector_version (collector/run/setup.py, one constant): two versions leave the code
+        that wrote the log unknown, and a diff of two runs would report a version that never
+        ran. A name in any other form (another collector's) is not judged."""
+        provenance = data.provenance
+        if absent(provenance):
             return None
-        for field, planned, logged in (
-            ("sha256", self.plan.weights_sha256, data.sha256),
-            ("content_sha256", self.plan.weights_content_sha256, data.content_sha256),
-        ):
-            if not absent(planned) and not absent(logged) and planned != logged:
-                return f"the weights' {field} is {logged[:12]}..., but the plan gives weights_{field} {planned[:12]}... for the same weights"
-        return None
+        named = _COLLECTOR_NAME.fullmatch(data.collector)
+        if named is None or named[1] == provenance.collector_version:
+            return None
+        return (
+            f"collector is {data.collector[:80]!r}, but provenance.collector_version is "
+            f"{provenance.collector_version[:40]!r}: the log names two versions of the code that wrote it"
+        )
+
+    def _weights(self, data: Any) -> str | None:
+        """A run has one weights artifact (collector/run/setup.py writes it beside the plan), and
+        the plan and it each give the weights' hashes (the collector writes one digest into
+        both): a second artifact, or two different answers, leave the weights unknown, and a
+        reader that preferred either one could call different weights the same."""
+        if data.role != "weights":
+            return None
+        if self.weights is not None:
+            return (
+                f"a second weights artifact (the first is on line {self.weights[0]}): a run has one, "
+                "and a reader taking either could call different weights the same"
+            )
+        self.weights = (self.line, data)
+        return None if self.plan is None else _weights_against_plan(self.plan, data)
 
     def _reference(self, data: Any) -> str | None:
         """Elements the reference's two runs differ by beyond a tolerance are a 1.5 figure, and
@@ -353,6 +395,25 @@ class FigureChecks:
                 data.case, f"train_result counts {bad.mismatched} mismatched element(s) of parameter {bad.name}"
             )
         return None
+
+
+def _weights_against_plan(plan: Any, artifact: Any) -> str | None:
+    """What the weights artifact says of the weights' hashes against what the plan says, in
+    words, or None: the collector writes one file digest and one content digest (or its failure)
+    into both (collector/run/setup.py)."""
+    for field, planned, logged in (
+        ("sha256", plan.weights_sha256, artifact.sha256),
+        ("content_sha256", plan.weights_content_sha256, artifact.content_sha256),
+    ):
+        if not absent(planned) and not absent(logged) and planned != logged:
+            return f"the weights' {field} is {logged[:12]}..., but the plan gives weights_{field} {planned[:12]}... for the same weights"
+    planned, failed = plan.weights_content_sha256, artifact.content_unknown_reason
+    if not absent(planned) and not absent(failed):
+        return (
+            f"the weights artifact says their content hash is unknown ({failed[:80]!r}), but the plan gives "
+            f"weights_content_sha256 {planned[:12]}... for the same weights"
+        )
+    return None
 
 
 def _error_stats(stats: Any, version: str) -> str | None:

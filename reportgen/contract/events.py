@@ -601,8 +601,15 @@ class Artifact(Envelope, tag="artifact", kw_only=True, frozen=True):
         ),
     ] = None
     content_unknown_reason: Annotated[
-        str | None, Doc("Why the content hash is absent, when the collector tried and failed.")
+        str | None,
+        Doc("Why the content hash is absent, when the collector tried and failed; never beside a content_sha256."),
     ] = None
+
+    def __post_init__(self) -> None:
+        if not absent(self.content_sha256) and not absent(self.content_unknown_reason):
+            raise ValueError(
+                "content_sha256 and content_unknown_reason are both set: an artifact has either a content hash or why it has none, not both"
+            )
 
 
 # --- reference -------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from msgspec import UNSET
 from msgspec.structs import force_setattr
 
 from collector.visible import visible
-from reportgen.contract.consistency import FIGURE_KINDS, FigureChecks, family_disagreement
+from reportgen.contract.consistency import CONTENT_RECIPES, FIGURE_KINDS, FigureChecks, family_disagreement
 from reportgen.contract.events import (
     CASE_KINDS,
     EVENT_MODELS,
@@ -423,7 +423,7 @@ class _Checker:
             self.last_seq = seq
             if kind == "case_result":
                 self.result_lines[case] = number  # type: ignore[index]
-            if kind in FIGURE_KINDS and (why := self.figures.check(kind, struct)) is not None:
+            if kind in FIGURE_KINDS and (why := self.figures.check(kind, struct, number)) is not None:
                 self._contradiction(number, kind, struct, why)
             self.keep(record)
             if self.sink is not None:
@@ -453,7 +453,7 @@ class _Checker:
                 self._check_single_result(number, case)  # type: ignore[arg-type]
         elif not self._check_structure(number, record, data):
             return
-        if (kind in FIGURE_KINDS or kind == "plan") and (why := self.figures.check(kind, data)) is not None:
+        if (kind in FIGURE_KINDS or kind == "plan") and (why := self.figures.check(kind, data, number)) is not None:
             self._contradiction(number, kind, data, why)
         self.keep(record)
         if self.sink is not None:
@@ -479,6 +479,13 @@ class _Checker:
                 number,
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
                 "years 1678 and 2261; a site's history places this run last, with no time",
+            )
+        if kind == "artifact" and isinstance(recipe := data.content_recipe, str) and recipe not in CONTENT_RECIPES:
+            # A newer collector may hash by a newer recipe: read, but its hashes are of another kind.
+            self.warning(
+                number,
+                f"artifact: content_recipe {recipe[:60]!r} is not a recipe this reportgen knows "
+                f"({', '.join(CONTENT_RECIPES)}): its content hashes are not comparable with hashes of those",
             )
         if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
             # A relabelled run would count as evidence for the family's target: not evidence.

@@ -1,0 +1,209 @@
+"""`reportgen validate` on logs whose identity fields contradict each other: which collector
+wrote the log, and which weights the run fed. Each log here is a synthetic one (tests/logbuilder)
+edited by hand, and says so in its run_start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from click.testing import CliRunner
+
+from collector.content import RECIPE
+from reportgen.cli import main
+from reportgen.contract.consistency import CONTENT_RECIPES
+from tests.logbuilder import complete_log, dumps
+
+Lines = list[dict]
+FILE_SHA, CONTENT_SHA, OTHER_SHA = "a" * 64, "c" * 64, "d" * 64
+
+
+def _identity_log() -> Lines:
+    """The complete synthetic log as a 1.2 collector writes its identity: provenance in
+    run_start, and one weights artifact after the plan, whose hashes the plan repeats."""
+    events = complete_log()
+    for event in events:
+        event["schema_version"] = "1.2"
+    start = events[0]
+    start.update(
+        collector="collector 0.2.0",
+        origin_note="Synthetic log for the identity checks of validate; not a measurement.",
+        provenance={
+            "collector_version": "0.2.0",
+            "git_commit": {"value": None, "unknown_reason": "synthetic: no checkout"},
+            "git_dirty": {"value": None, "unknown_reason": "synthetic: no checkout"},
+            "files": [],
+        },
+    )
+    plan = _plan(events)
+    plan.update(weights_sha256=FILE_SHA, weights_content_sha256=CONTENT_SHA)
+    weights = {
+        "schema_version": "1.2",
+        "kind": "artifact",
+        "role": "weights",
+        "path": "artifacts/weights.pt",
+        "bytes": 2048,
+        "sha256": FILE_SHA,
+        "content_sha256": CONTENT_SHA,
+        "content_recipe": RECIPE,
+        "time": plan["time"],
+    }
+    events.insert(events.index(plan) + 1, weights)
+    return _renumbered(events)
+
+
+def _renumbered(events: Lines) -> Lines:
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    return events
+
+
+def _plan(events: Lines) -> dict:
+    return next(e for e in events if e["kind"] == "plan")
+
+
+def _weights(events: Lines) -> dict:
+    return next(e for e in events if e["kind"] == "artifact" and e["role"] == "weights")
+
+
+def _validate(tmp_path: Path, events: Lines) -> tuple[int, str, Path]:
+    path = tmp_path / "events.jsonl"
+    path.write_text(dumps(events), encoding="utf-8")
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    return result.exit_code, result.output, path
+
+
+def _line_of(events: Lines, event: dict) -> int:
+    return next(i for i, e in enumerate(events) if e is event) + 1
+
+
+def test_the_log_these_tests_edit_is_valid(tmp_path: Path) -> None:
+    code, output, path = _validate(tmp_path, _identity_log())
+    assert code == 0 and f"{path}: valid, complete" in output and "0 errors, 0 warnings" in output, output
+
+
+def test_a_collector_named_with_another_version_than_its_provenance_is_an_error(tmp_path: Path) -> None:
+    """Before: run_start saying "collector 0.10.0" beside provenance.collector_version "0.1.0"
+    validated, and a diff then reported the collector changed to a version that never ran. Now
+    it is an error at the run_start line naming both; a collector named in another form than
+    the collector's own ("collector <version>") is not judged."""
+    events = _identity_log()
+    events[0]["collector"] = "collector 0.10.0"
+    events[0]["provenance"]["collector_version"] = "0.1.0"
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    assert (
+        f"{path}:1: error: run_start: collector is 'collector 0.10.0', but provenance.collector_version is "
+        "'0.1.0': the log names two versions of the code that wrote it; the log contradicts itself"
+    ) in output, output
+    events[0]["collector"] = "acme-collector build 7"
+    code, output, _ = _validate(tmp_path, events)
+    assert code == 0, output
+
+
+def test_an_artifact_with_a_content_hash_and_a_reason_it_has_none_is_an_error(tmp_path: Path) -> None:
+    """Before: an artifact carrying both content_sha256 and content_unknown_reason validated
+    (a provenance file already refused a sha256 beside its unknown_reason). Now the line is
+    refused, naming both fields."""
+    events = _identity_log()
+    inputs = next(e for e in events if e["kind"] == "artifact" and e["role"] == "inputs")
+    inputs.update(content_sha256=OTHER_SHA, content_recipe=RECIPE, content_unknown_reason="ContentHashError: sparse")
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    assert (
+        f"{path}:{_line_of(events, inputs)}: error: artifact: (event): content_sha256 and content_unknown_reason "
+        "are both set: an artifact has either a content hash or why it has none, not both"
+    ) in output, output
+
+
+def _content_unknown(events: Lines) -> None:
+    weights = _weights(events)
+    del weights["content_sha256"], weights["content_recipe"]
+    weights["content_unknown_reason"] = "ContentHashError: sparse tensor"
+
+
+def test_a_weights_content_hash_the_artifact_calls_unknown_is_an_error(tmp_path: Path) -> None:
+    """Before: the plan gave weights_content_sha256 while the weights artifact said the content
+    hash failed, and the log validated: the collector writes one answer into both. Now it is an
+    error at the artifact's line."""
+    events = _identity_log()
+    _content_unknown(events)
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    assert (
+        f"{path}:{_line_of(events, _weights(events))}: error: artifact: the weights artifact says their content "
+        "hash is unknown ('ContentHashError: sparse tensor'), but the plan gives weights_content_sha256 "
+        "cccccccccccc... for the same weights; the log contradicts itself"
+    ) in output, output
+    del _plan(events)["weights_content_sha256"]  # as the collector writes a failed hash
+    assert _validate(tmp_path, events)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (_content_unknown, "the weights artifact says their content hash is unknown"),
+        (lambda events: _weights(events).update(sha256=OTHER_SHA), "the weights' sha256 is dddddddddddd..."),
+    ],
+    ids=["content-unknown", "other-file"],
+)
+def test_a_weights_artifact_before_the_plan_is_held_to_the_plan_s_hashes(
+    tmp_path: Path, edit: Callable[[Lines], None], said: str
+) -> None:
+    """Before: a weights artifact moved above the plan escaped the comparison with the plan's
+    hashes (there was no plan yet to compare with). Now the plan's line says what disagrees."""
+    events = _identity_log()
+    edit(events)
+    weights = _weights(events)
+    events.remove(weights)
+    events.insert(events.index(_plan(events)), weights)
+    _renumbered(events)
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    errors = [line for line in output.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and errors[0].startswith(f"{path}:{_line_of(events, _plan(events))}: error: plan: {said}")
+    assert f"(the weights artifact is on line {_line_of(events, weights)}, before the plan)" in errors[0]
+
+
+@pytest.mark.parametrize("plan_hashes", [True, False], ids=["plan-with-hashes", "plan-without"])
+def test_a_second_weights_artifact_is_an_error(tmp_path: Path, plan_hashes: bool) -> None:
+    """Before: two weights artifacts of different content beside a plan without hashes
+    validated, and compare said "same weights by content" from the first. The collector writes
+    one a run (collector/run/setup.py): now the second is an error at its line."""
+    events = _identity_log()
+    if not plan_hashes:
+        del _plan(events)["weights_sha256"], _plan(events)["weights_content_sha256"]
+    first = _weights(events)
+    second = dict(first, sha256=OTHER_SHA, content_sha256=OTHER_SHA)
+    events.insert(events.index(first) + 1, second)
+    _renumbered(events)
+    code, output, path = _validate(tmp_path, events)
+    assert code == 1
+    errors = [line for line in output.splitlines() if ": error: " in line]
+    assert errors[:1] == [
+        f"{path}:{_line_of(events, second)}: error: artifact: a second weights artifact (the first is on line "
+        f"{_line_of(events, first)}): a run has one, and a reader taking either could call different weights "
+        "the same; the log contradicts itself"
+    ], output
+
+
+def test_a_content_recipe_this_reader_does_not_know_is_a_warning(tmp_path: Path) -> None:
+    """Before: a content_recipe no collector writes ("tensor-content-v9") passed without a
+    word, and its hash was compared as a tensor-content-v1 one. A newer collector may hash by a
+    newer recipe (a newer log is read, with warnings), so the log stays valid, and the warning
+    says its hashes are of another kind."""
+    events = _identity_log()
+    _weights(events)["content_recipe"] = "tensor-content-v9"
+    code, output, path = _validate(tmp_path, events)
+    assert code == 0, output
+    assert (
+        f"{path}:{_line_of(events, _weights(events))}: warning: artifact: content_recipe 'tensor-content-v9' is not "
+        "a recipe this reportgen knows (tensor-content-v1): its content hashes are not comparable with hashes of those"
+    ) in output, output
+    assert "0 errors, 1 warnings" in output
+
+
+def test_the_reader_knows_the_collector_s_recipe() -> None:
+    """The collector's recipe is one the reader knows: a new one must be added here too."""
+    assert RECIPE in CONTENT_RECIPES
