@@ -16,10 +16,12 @@ wall time (the contention rule reads them): each is there, as seconds the way th
 writes them, or unknown with its reason.
 
 What identifies the run holds together too: run_start names one collector version, a run has
-one weights artifact, and it and the plan give the same hashes of the weights.
+one weights artifact, and it and the plan give the same hashes of the weights. A generation
+event says what its cell and its request say (the cell's length, the request's bucket and
+truncation) and carries timings only for a cell that passed.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
-on every ``run_start``, ``case_result``, ``timing``, ``compile``, ``generation``,
+on every ``run_start``, ``request``, ``case_result``, ``timing``, ``compile``, ``generation``,
 ``train_step``, ``train_result``, ``artifact``, ``localization`` and ``reference`` line of a
 long log.
 """
@@ -43,6 +45,7 @@ __all__ = ["CONTENT_RECIPES", "CPU_TIME_KEYS", "FigureChecks", "family_disagreem
 FIGURE_KINDS = frozenset(
     (
         "run_start",
+        "request",
         "case_result",
         "timing",
         "compile",
@@ -114,7 +117,8 @@ def _meets(value: float, criterion: Any) -> bool:
 class FigureChecks:
     """The state the cross-line rules need: the plan's criteria per case, which cells a
     figure already failed (training lines come before their result) or passed (generation
-    lines come after it), and the run's weights artifact."""
+    lines come after it), the run's weights artifact and the request that serves each
+    generation cell (written before its cells)."""
 
     def __init__(self) -> None:
         self.plan: Any = None
@@ -122,14 +126,22 @@ class FigureChecks:
         self._dtypes: dict[str, str] | None = None
         # Each planned case's task criterion (metric, op, threshold), None without one: made once.
         self._tasks: dict[str, tuple[Any, ...] | None] | None = None
-        self._batches: dict[str, int] | None = None  # a generation cell's sequences, by case
+        # A generation cell's sequences and request length, by case: made once.
+        self._shapes: dict[str, tuple[int, int]] | None = None
         self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
         self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
         self._generating = False
+        # Generation plans only: a result other than a pass (status, line), and a generation
+        # event that carries timings (its line), by case: the collector times passing cells only.
+        self.unpassed: dict[str, tuple[str, int]] = {}
+        self.timed: dict[str, int] = {}
+        # The request event serving each case it names (its line and fields), the first one.
+        self.requests: dict[str, tuple[int, Any]] = {}
         self.weights: tuple[int, Any] | None = None  # the run's weights artifact: its line and fields
         # One call per line of a long log: the rule of each kind, looked up once.
         self.rules = {
             "run_start": self._run_start,
+            "request": self._request,
             "case_result": self._case_result,
             "timing": self._timing,
             "compile": self._compile,
@@ -163,7 +175,7 @@ class FigureChecks:
         """The contradiction in one line (number ``line``), in words, or None."""
         self.line = line
         if kind == "plan":
-            self.plan, self._dtypes, self._tasks, self._batches = data, None, None, None
+            self.plan, self._dtypes, self._tasks, self._shapes = data, None, None, None
             self._generating = not absent(getattr(data, "generation", None))
             misnamed = misnamed_cells(data.matrix)
             if misnamed is not None or self.weights is None:
@@ -206,6 +218,16 @@ class FigureChecks:
             )
         self.weights = (self.line, data)
         return None if self.plan is None else _weights_against_plan(self.plan, data)
+
+    def _request(self, data: Any) -> str | None:
+        """The collector routes each request once, before its cells run, and names the cells it
+        serves (collector/run/generation_cells.py): a cell's generation event must then say the
+        bucket and truncation its request says."""
+        for case in data.cases or ():  # a mirror's UNSET when left out
+            served = self.requests.setdefault(case, (self.line, data))
+            if served[0] != self.line:
+                return f"cases names {case[:80]!r}, which the request on line {served[0]} serves already: a cell is served by one request"
+        return None
 
     def _reference(self, data: Any) -> str | None:
         """Elements the reference's two runs differ by beyond a tolerance are a 1.5 figure, and
@@ -262,6 +284,10 @@ class FigureChecks:
         stats = data.error_stats
         if stats and (why := _error_stats(stats, data.schema_version)) is not None:
             return why
+        if self._generating and data.status != "pass":
+            if (timed := self.timed.get(data.case)) is not None:
+                return f"status {data.status}, but the generation event on line {timed} carries timings, which the collector measures for a passing cell only"
+            self.unpassed.setdefault(data.case, (data.status, self.line))
         if data.status == "mismatch" and not self._generating and absent(getattr(self.plan, "training", None)):
             # A plain cell's mismatch is its elements or its task metric (collector/run/cells.py);
             # a generation cell's may be its top-k overlap and a training cell's its steps, in
@@ -318,17 +344,22 @@ class FigureChecks:
         rows = data.tokens
         if rows and len(rows[0]) != data.decode_steps + 1:
             return f"tokens hold {len(rows[0])} step(s) a request, but decode_steps {data.decode_steps} gives {data.decode_steps + 1} (the prefill's token and one a decode call)"
-        if self._batches is None:
-            self._batches = {cell.case: cell.batch for cell in self.plan.matrix} if self.plan is not None else {}
-        batch = self._batches.get(data.case)
+        batch, length = self._shape(data.case)
         if batch is not None and len(rows) != batch:
             # A row a sequence: tokens/s of the batch and every figure per sequence count them.
             return f"tokens hold {len(rows)} row(s), but the plan's cell is a batch of {batch} sequence(s)"
         plan_gen_steps = getattr(getattr(self.plan, "generation", None), "decode_steps", None)
         if isinstance(plan_gen_steps, int) and data.decode_steps != plan_gen_steps:
             return f"decode_steps is {data.decode_steps}, but the plan declares {plan_gen_steps}"
+        if (why := self._served(data)) is not None:
+            return why
         timing = data.timing
         if not absent(timing):
+            if (result := self.unpassed.get(data.case)) is not None:
+                status, line = result
+                return f"timing is recorded, but its case_result on line {line} says status {status}: the collector times a passing cell only"
+            if self._generating:
+                self.timed.setdefault(data.case, self.line)
             if (why := self._planned_repetitions("timing.repetitions is", timing.repetitions)) is not None:
                 return why
             if (why := warm_figures("timing.ttft_warm", timing.ttft_warm)) is not None:
@@ -367,6 +398,32 @@ class FigureChecks:
         if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
             return "its case_result says pass, but tokens_passed or top_k_passed is false"
         return None
+
+    def _served(self, data: Any) -> str | None:
+        """A generation event against its planned cell and the request that serves it: the
+        collector writes the cell's length as request_length, and the bucket and truncation the
+        request's routing decided (collector/run/generation_cells.py)."""
+        length = self._shape(data.case)[1]
+        if length is not None and data.request_length != length:
+            return f"request_length is {data.request_length}, but the plan's cell is a request of {length} tokens"
+        served = self.requests.get(data.case)
+        if served is None:
+            return None
+        line, request = served
+        if data.bucket != request.bucket:
+            routed = "refused it" if absent(request.bucket) else f"{request.outcome} it to bucket {request.bucket}"
+            return f"bucket is {data.bucket}, but the request that serves this cell (line {line}) {routed}"
+        truncated = data.truncated is True  # a mirror's UNSET when left out: the default, false
+        if truncated != (request.outcome == "truncated"):
+            return f"truncated is {str(truncated).lower()}, but the request that serves this cell (line {line}) was {request.outcome}"
+        return None
+
+    def _shape(self, case: str) -> tuple[int | None, int | None]:
+        """The planned cell's batch and length, (None, None) for a case the plan lacks."""
+        if self._shapes is None:
+            cells = self.plan.matrix if self.plan is not None else ()
+            self._shapes = {cell.case: (cell.batch, cell.length) for cell in cells}
+        return self._shapes.get(case, (None, None))
 
     def _train_step(self, data: Any) -> str | None:
         tol = self._tolerance(data.case)

@@ -1129,9 +1129,35 @@ class Request(Envelope, tag="request", kw_only=True, frozen=True):
     batch: Positive
     length: Annotated[Positive, Doc("Tokens of the request as tokenised.")]
     bucket: Annotated[Positive | None, Doc("The bucket it is padded (or truncated) to; null when refused.")] = None
-    outcome: Literal["padded", "truncated", "refused"]
+    outcome: Annotated[
+        Literal["padded", "truncated", "refused"],
+        Doc(
+            "padded: length fits its bucket (at most the bucket); truncated: longer than the largest bucket, "
+            "cut to it (more than the bucket); refused: no bucket."
+        ),
+    ]
     reason: Annotated[str, Doc("The policy's decision in words.")]
-    cases: Annotated[list[str], Doc("The cells that serve this request.")] = field(default_factory=list)
+    cases: Annotated[
+        list[str],
+        Doc(
+            "The cells that serve this request; each cell's generation event gives its bucket and truncation, "
+            "and a cell is named by one request."
+        ),
+    ] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # How the collector routes a request (collector/generation.py, route): the smallest bucket
+        # that holds it, else the largest one when the plan truncates, else none.
+        if (self.outcome == "refused") != absent(self.bucket):
+            bucket = "null" if absent(self.bucket) else self.bucket
+            raise ValueError(
+                f"outcome {self.outcome} with bucket {bucket}: a request has a bucket exactly when it is not refused"
+            )
+        if self.outcome != "refused" and (self.outcome == "truncated") != (self.length > self.bucket):  # type: ignore[operator]
+            raise ValueError(
+                f"outcome {self.outcome} for length {self.length} and bucket {self.bucket}: a request is padded "
+                "to a bucket at least its length and truncated to a shorter one"
+            )
 
 
 class GenerationTiming(Strict, kw_only=True, frozen=True):

@@ -64,11 +64,14 @@ newline, written in order and flushed as written. This page is generated from
   `top_k_passed` are what its `tokens`, `reference_tokens`, `top_k_overlap` and the plan's
   criteria give; a `train_step`'s `loss_within` is its loss against `reference_loss` under the
   plan's loss tolerance, and a training cell with a failing step, gradient or parameter does not
-  pass; a run has one weights `artifact`, which gives the plan's
-  `weights_sha256`/`weights_content_sha256` and does not call unknown a content hash the plan
-  gives; an artifact has a `content_sha256` or a `content_unknown_reason`, not both;
-  `run_start.collector` in the collector's form (`collector <version>`) names the version
-  `provenance.collector_version` gives; a
+  pass; a `generation` line has `timing` only when its cell's `case_result` passed, its
+  `request_length` is its planned cell's length, and its `bucket` and `truncated` are what the
+  `request` naming its cell decided (a `request` is padded to a bucket at least its `length`,
+  truncated to a shorter one, refused without one; a cell is named by one request); a run has
+  one weights `artifact`, which gives the plan's `weights_sha256`/`weights_content_sha256` and
+  does not call unknown a content hash the plan gives; an artifact has a `content_sha256` or a
+  `content_unknown_reason`, not both; `run_start.collector` in the collector's form
+  (`collector <version>`) names the version `provenance.collector_version` gives; a
   planned cell whose `case` is in the collector's form (`b<batch>-l<length>-<layout>-<dtype>-<mode>`,
   `-repeat` on a cache check) names its own fields; a `localization` judges with the plan's
   tolerance for its cell's dtype; an `environment`'s `backend_family` belongs to the backend of
