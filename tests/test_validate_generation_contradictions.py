@@ -1,5 +1,5 @@
-"""`reportgen validate` on generation lines whose fields contradict each other, or the
-request and the result they belong to. Each log here is a synthetic one
+"""`reportgen validate` on generation and localisation lines whose fields contradict each
+other, or the request and the result they belong to. Each log here is a synthetic one
 (tests/logbuilder) edited by hand, and says so in its run_start."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
-from tests.logbuilder import dumps, generation_log
+from tests.logbuilder import dumps, generation_log, localized_log
 
 Lines = list[dict]
 SHORT, LONG = "b1-l96-contiguous-float32-eager", "b1-l240-contiguous-float32-eager"
@@ -46,8 +46,9 @@ def _validate(tmp_path: Path, events: Lines) -> tuple[int, list[str], Path]:
 
 
 def test_the_logs_these_tests_edit_are_valid(tmp_path: Path) -> None:
-    code, errors, _ = _validate(tmp_path, generation_log())
-    assert code == 0 and not errors, errors
+    for build in (generation_log, localized_log):
+        code, errors, _ = _validate(tmp_path, build())
+        assert code == 0 and not errors, errors
 
 
 def _timed_mismatch(events: Lines) -> dict:
@@ -174,4 +175,40 @@ def test_a_cell_named_by_two_requests_is_an_error(tmp_path: Path) -> None:
     assert errors == [
         f"{path}:{_line_of(events, second)}: error: request: cases names {SHORT!r}, which the request on line "
         f"{_line_of(events, first)} serves already: a cell is served by one request; the log contradicts itself"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("view", "changes", "said"),
+    [
+        (
+            "local",
+            {"diff_at_worst": 1e-2, "max_abs": 1e-2},
+            "module 'blocks.3' local counts no element outside the tolerance, but its worst element's "
+            "|diff| 0.01 exceeds its allowance 1e-05",
+        ),
+        (
+            "accumulated",
+            {"mismatched": 17},
+            "module 'blocks.3' accumulated counts 17 elements outside the tolerance of 16 judged",
+        ),
+    ],
+    ids=["matching-beyond-allowance", "more-mismatched-than-judged"],
+)
+def test_a_localised_module_whose_figures_contradict_each_other_is_an_error(
+    tmp_path: Path, view: str, changes: dict, said: str
+) -> None:
+    """Before: a localised module counting no element outside the tolerance while its worst
+    element's |diff| was beyond its allowance validated (the same figures in a case_result were
+    already refused), and the page sent the reader to another module as the error's source.
+    Now a module's figures are held to a case_result's rules."""
+    events = localized_log()
+    localization = _first(events, "localization")
+    module = next(m for m in localization["modules"] if m["name"] == "blocks.3")
+    module[view].update(changes)
+    code, errors, path = _validate(tmp_path, events)
+    assert code == 1
+    assert errors == [
+        f"{path}:{_line_of(events, localization)}: error: localization {localization['case']!r}: {said}; "
+        "the log contradicts itself"
     ]

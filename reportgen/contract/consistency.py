@@ -18,7 +18,8 @@ writes them, or unknown with its reason.
 What identifies the run holds together too: run_start names one collector version, a run has
 one weights artifact, and it and the plan give the same hashes of the weights. A generation
 event says what its cell and its request say (the cell's length, the request's bucket and
-truncation) and carries timings only for a cell that passed.
+truncation) and carries timings only for a cell that passed; a localised module's figures
+agree with each other as a cell's error_stats do.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``run_start``, ``request``, ``case_result``, ``timing``, ``compile``, ``generation``,
@@ -255,11 +256,22 @@ class FigureChecks:
     def _localization(self, data: Any) -> str | None:
         """The collector localises a cell with the plan's tolerance for its dtype, and every page
         says the modules were judged with the cell's tolerance: a localisation that names another
-        judged its modules beyond or within a criterion the cell never had."""
+        judged its modules beyond or within a criterion the cell never had. Each module's figures
+        are one comparison's (collector/compare.py, as a cell's error_stats), held to the same
+        rules: a module counted as matching whose worst element is beyond its allowance would
+        send the reader to another module as the error's source."""
         tol = self._tolerance(data.case)
-        if tol is None or (data.atol, data.rtol) == (tol.atol, tol.rtol):
-            return None
-        return f"localization judged with atol {data.atol:g}, rtol {data.rtol:g}, but the plan's tolerance for this cell's dtype is atol {tol.atol:g}, rtol {tol.rtol:g}"
+        if tol is not None and (data.atol, data.rtol) != (tol.atol, tol.rtol):
+            return f"localization judged with atol {data.atol:g}, rtol {data.rtol:g}, but the plan's tolerance for this cell's dtype is atol {tol.atol:g}, rtol {tol.rtol:g}"
+        for module in data.modules or ():  # a mirror's UNSET when left out
+            for view in ("accumulated", "local"):
+                stats = getattr(module, view)
+                if absent(stats):
+                    continue
+                name = f"module {module.name[:80]!r} {view}"
+                if (why := _error_stats(stats, data.schema_version, name)) is not None:
+                    return why
+        return None
 
     def _case_result(self, data: Any) -> str | None:
         metric = data.task_metric
@@ -473,25 +485,25 @@ def _weights_against_plan(plan: Any, artifact: Any) -> str | None:
     return None
 
 
-def _error_stats(stats: Any, version: str) -> str | None:
+def _error_stats(stats: Any, version: str, name: str = "error_stats") -> str | None:
     """What one comparison's figures say of each other, whoever computed them: no count of
     elements outside the tolerance exceeds the elements judged; the worst element is one of the
     judged ones, so its |diff| is at most the largest; it is within its allowance when no element
     is outside, and (from 1.2, where it is picked among the failing ones) outside when one is."""
-    for where, figures in (("error_stats", stats), *((f"per_output {o.name}", o) for o in stats.per_output or ())):
+    for where, figures in ((name, stats), *((f"per_output {o.name}", o) for o in stats.per_output or ())):
         if figures.mismatched > figures.total:
             return f"{where} counts {figures.mismatched} elements outside the tolerance of {figures.total} judged"
     diff, allowed = stats.diff_at_worst, stats.allowed_at_worst
     if not stats.total or diff is None:
         return None
     if stats.max_abs is not None and diff > stats.max_abs:
-        return f"error_stats.diff_at_worst {diff} is larger than max_abs {stats.max_abs}, the largest |diff| of the judged elements"
+        return f"{name}.diff_at_worst {diff} is larger than max_abs {stats.max_abs}, the largest |diff| of the judged elements"
     if allowed is None:
         return None
     if stats.mismatched == 0 and diff > allowed:
-        return f"error_stats counts no element outside the tolerance, but its worst element's |diff| {diff} exceeds its allowance {allowed}"
+        return f"{name} counts no element outside the tolerance, but its worst element's |diff| {diff} exceeds its allowance {allowed}"
     if stats.mismatched > 0 and diff <= allowed and schema_tuple(version) >= (1, 2):
-        return f"error_stats counts {stats.mismatched} elements outside the tolerance, but its worst element's |diff| {diff} is within its allowance {allowed}"
+        return f"{name} counts {stats.mismatched} elements outside the tolerance, but its worst element's |diff| {diff} is within its allowance {allowed}"
     return None
 
 

@@ -74,7 +74,8 @@ newline, written in order and flushed as written. This page is generated from
   (`collector <version>`) names the version `provenance.collector_version` gives; a
   planned cell whose `case` is in the collector's form (`b<batch>-l<length>-<layout>-<dtype>-<mode>`,
   `-repeat` on a cache check) names its own fields; a `localization` judges with the plan's
-  tolerance for its cell's dtype; an `environment`'s `backend_family` belongs to the backend of
+  tolerance for its cell's dtype, and each module's figures agree with each other as a
+  `case_result`'s `error_stats` do; an `environment`'s `backend_family` belongs to the backend of
   its `device_type`. A line that contradicts itself is an error: the log is not evidence.
 * A content hash's `content_recipe` is one this reader knows (`tensor-content-v1`); another
   (a newer collector's) validates with a warning: its hashes are not comparable with those.
