@@ -97,11 +97,11 @@ def test_timings_before_a_result_that_did_not_pass_are_an_error(tmp_path: Path) 
     [
         (
             lambda events: _first(events, "generation", SHORT).update(bucket=512),
-            "bucket is 512, but the request that serves this cell (line 5) padded it to bucket 128",
+            "bucket is 512, but the request that serves this cell (line {request}) padded it to bucket 128",
         ),
         (
             lambda events: _first(events, "generation", SHORT).update(truncated=True),
-            "truncated is true, but the request that serves this cell (line 5) was padded",
+            "truncated is true, but the request that serves this cell (line {request}) was padded",
         ),
         (
             lambda events: _first(events, "generation", SHORT).update(request_length=99),
@@ -121,7 +121,9 @@ def test_a_generation_that_contradicts_its_request_or_its_cell_is_an_error(
     edit(events)
     code, errors, path = _validate(tmp_path, events)
     line = _line_of(events, _first(events, "generation", SHORT))
+    request = _line_of(events, next(e for e in events if e["kind"] == "request" and SHORT in e["cases"]))
     assert code == 1
+    said = said.format(request=request)
     assert errors == [f"{path}:{line}: error: generation {SHORT!r}: {said}; the log contradicts itself"]
 
 
