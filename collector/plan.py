@@ -130,6 +130,7 @@ class WorkloadPlan:
             + (", float64 golden" if self.float64_golden else ""),
             "tolerances": self.tolerances,
             "warm_repetitions": warm_repetitions or self.warm_repetitions,
+            "warmup": self.warmup,
             "remeasure_rounds": self.remeasure_rounds,
             "timing_scope": self.timing_scope,
             "requirements": self.requirements,

@@ -844,3 +844,21 @@ def test_runs_with_synthetic_weights_say_so_on_the_first_line_of_diff_and_compar
     # Trained weights (the MiniLM runs): nothing of the kind.
     minilm = sorted(SAMPLES.glob("all-MiniLM-L6-v2-cpu-20261205T*"))
     assert "synthetic weights" not in _diff(*minilm).splitlines()[0]
+
+
+def test_a_changed_warm_up_count_is_named_first_and_flags_every_ratio(tmp_path: Path) -> None:
+    """Before: the plan's timing.warmup (the uncounted calls before each warm series) was not in
+    the log; a change of it showed only as another plan file sha256, and every ratio was judged
+    'slower' or 'faster' as if the loops had been warmed alike. From 1.6 the plan event carries
+    it: a change is a timing criterion, named first, and it flags every ratio, as a changed
+    number of warm repetitions does."""
+    before = base_events()
+    after = _redrawn(base_events(), 1.3)
+    for events, warmup in ((before, 1), (after, 5)):
+        next(e for e in events if e["kind"] == "plan")["warmup"] = warmup
+    a, b = _write(tmp_path / "a", before, "warm-a"), _write(tmp_path / "b", after, "warm-b", "2026-01-02T00:00:00Z")
+    text = _diff(a, b)
+    assert "  warm-up calls now 5 (was 1)" in text.split("version changes")[0]
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert diff.timings and all("changed criterion: warm-up calls now 5 (was 1)" in t.flags for t in diff.timings)
+    assert not [t for t in diff.timings if t.judged and t.verdict in ("faster", "slower")]

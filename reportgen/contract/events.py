@@ -520,6 +520,10 @@ class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
     reference: Annotated[str, Doc("What the trusted reference is, e.g. 'cpu eager float32'.")]
     tolerances: Annotated[dict[str, Tolerance], Doc("Per dtype name.")]
     warm_repetitions: Positive
+    warmup: Annotated[
+        Count | None,
+        Doc("Uncounted calls before each warm series, the plan's timing.warmup (1.6 logs on; absent: not recorded)."),
+    ] = None
     remeasure_rounds: Annotated[
         Count | None, Doc("Rounds of re-measurement allowed for an unstable warm series (1.2 logs on).")
     ] = None

@@ -140,6 +140,9 @@ def _plan_criteria(plan: Any) -> list[Declared]:
     parts.append("synchronized" if scope.synchronized else "not synchronized")
     out.append(Declared("timing_scope", "timing scope", ", ".join(parts), "timing"))
     out.append(Declared("warm_repetitions", "warm repetitions", str(plan.warm_repetitions), "timing"))
+    # Not recorded before 1.6: a log that does not say cannot be told to have warmed up alike.
+    warmup = plan.warmup
+    out.append(Declared("warmup", "warm-up calls", NOT_RECORDED if warmup is None else str(warmup), "timing"))
     rounds = plan.remeasure_rounds
     out.append(
         Declared("remeasure_rounds", "re-measure rounds", NOT_RECORDED if rounds is None else str(rounds), "timing")
