@@ -207,3 +207,31 @@ def test_a_content_recipe_this_reader_does_not_know_is_a_warning(tmp_path: Path)
 def test_the_reader_knows_the_collector_s_recipe() -> None:
     """The collector's recipe is one the reader knows: a new one must be added here too."""
     assert RECIPE in CONTENT_RECIPES
+
+
+def test_content_hashes_of_two_recipes_are_not_compared(tmp_path: Path) -> None:
+    """Before: compare and diff compared two logs' weights content hashes whatever recipe each
+    named, and always said 'tensor-content-v1': a hash of another recipe (a later collector's)
+    read as 'different weights by content' of the same tensors, or as the same where it merely
+    collided. Hashes of two recipes are now not compared: the file hash (or the declaration)
+    decides, and the words name both recipes; one recipe is named as the log names it."""
+    paths = []
+    for name, recipe in (("one", RECIPE), ("two", "tensor-content-v9")):
+        events = _identity_log()
+        events[0]["run_id"] = f"synthetic-recipe-{name}"
+        _weights(events)["content_recipe"] = recipe
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(path)
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(main, ["compare", *map(str, paths), "--out", str(out), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    page = (out / "compare.md").read_text(encoding="utf-8")
+    assert "Same weights by content" not in page
+    assert f"content hashes of two recipes, not compared (baseline {RECIPE}, candidate tensor-content-v9)" in page
+    assert "Same weights file (sha256 aaaaaaaaaaaa..." in page
+    from reportgen.judge.identity import WeightsFacts, weights_identity
+
+    found = weights_identity(WeightsFacts(CONTENT_SHA, FILE_SHA, False), WeightsFacts(CONTENT_SHA, FILE_SHA, False))
+    assert found.same and found.text == f"same weights by content (sha256 cccccccccccc..., {RECIPE})"

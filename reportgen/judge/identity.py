@@ -50,6 +50,9 @@ class WeightsFacts:
     # content hashes (its schema version), or left out by a collector whose schema has the field.
     no_content: str = ""
     revision: str = "not recorded"  # the model revision the plan declares, which builds seeded weights
+    # The recipe the content hash follows (collector/content.py): two recipes' hashes of the same
+    # tensors differ, so only hashes of one recipe are compared.
+    recipe: str = "tensor-content-v1"
 
 
 def _weights_artifact(run: RunModel) -> ev.Artifact | None:
@@ -69,6 +72,7 @@ def weights_facts(run: RunModel) -> WeightsFacts:
         external,
         "" if content else no_content_words(run.start.schema_version, reason),
         plan.model_revision if plan else "not recorded",
+        (artifact.content_recipe if artifact is not None else None) or "tensor-content-v1",
     )
 
 
@@ -117,9 +121,18 @@ def same_weights(base: RunModel, cand: RunModel, names: tuple[str, str] = SIDES)
 
 def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = SIDES) -> Identity:
     """Whether two runs' weights are the same, from their facts (a judged run's, or a summary's)."""
+    if a.content and b.content and a.recipe != b.recipe:
+        # Hashes of two recipes say nothing of each other: judged as if neither had one.
+        other = f"content hashes of two recipes, not compared ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
+        found = weights_identity(
+            WeightsFacts(None, a.file, a.external, other, a.revision, a.recipe),
+            WeightsFacts(None, b.file, b.external, other, b.revision, b.recipe),
+            names,
+        )
+        return found
     if a.content and b.content:
         if a.content == b.content:
-            return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, tensor-content-v1)")
+            return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, {a.recipe})")
         return Identity(
             False,
             CONTENT,
