@@ -5,6 +5,8 @@ Read from synthetic generation logs (tests/logbuilder.py)."""
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 from typing import Any
@@ -158,7 +160,9 @@ def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp
     assert data["verdict_counts"]["slower"] == 8 and data["geomean"] is None
     unpooled = data["geomean_unpooled"]
     assert unpooled.startswith("not pooled, the ratios being of different quantities; each: decode per token ")
-    assert "slower over 4 ratios; first token, warm " in unpooled and unpooled.endswith("slower over 4 ratios")
+    # Each with its interval (before: a direction word alone, no interval on any surface).
+    assert re.search(r"slower over 4 ratios, 95% interval [0-9.]+x to [0-9.]+x slower; first token, warm ", unpooled)
+    assert re.search(r"slower over 4 ratios, 95% interval [0-9.]+x to [0-9.]+x slower$", unpooled), unpooled
     assert data["headline"].index("1 version change") < data["headline"].index("geometric mean not pooled")
     assert "not measured: no warm samples" not in html + md
     for text in (html, md):

@@ -882,6 +882,9 @@ def test_a_timer_tick_in_every_cell_decides_nothing_in_the_geometric_mean_either
     assert judged and all(t.verdict == "no clear difference" for t in judged), judged
     assert diff.geomean is not None and diff.geomean.verdict == "no clear difference", diff.geomean
     assert diff.geomean.low is not None and diff.geomean.low <= 1.0 <= diff.geomean.high  # type: ignore[operator]
+    # diff's JSON gives the mean's verdict, as compare.json does (a CI script reads it, not works it out).
+    data = json.loads(CliRunner().invoke(main, ["diff", str(before), str(after), "--format", "json"]).stdout)
+    assert data["geomean"]["verdict"] == "no clear difference", data["geomean"]
     out = tmp_path / "cmp"
     result = CliRunner().invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -457,7 +457,14 @@ def pooled_mean(by_series: Sequence[tuple[str, RatioInterval]]) -> tuple[GeoMean
         word = speed_words(geo.ratio, geo.low, geo.high)
         if geo.verdict == "no clear difference":
             word = f"no clear difference ({word} at the point estimate)"
-        parts.append(f"{name} {word} over {geo.ratios} ratio{'s' if geo.ratios != 1 else ''}")
+        # Each mean with its interval, as a pooled one is given: a direction word alone says
+        # nothing of how sure it is.
+        spread = (
+            f", {interval_words(geo.ratio, geo.low, geo.high, of='slower')}"
+            if geo.low is not None and geo.high is not None
+            else ""
+        )
+        parts.append(f"{name} {word} over {geo.ratios} ratio{'s' if geo.ratios != 1 else ''}{spread}")
     return None, f"not pooled, the ratios being of different quantities; each: {'; '.join(parts)}"
 
 

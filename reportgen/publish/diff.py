@@ -620,6 +620,7 @@ class RunDiff:
         data["changed_criterion"] = [{**asdict(c), "text": c.text} for c in self.changed_criterion]
         if self.geomean is not None:  # the cells its ratios are of (a generation cell gives two ratios)
             data["geomean"]["cells"] = len({t.case for t in self.timings if t.in_geomean})
+            data["geomean"]["verdict"] = self.geomean.verdict  # as compare.json gives it
         data["summary"] = self.summary
         data["synthetic_note"] = self.synthetic_note
         data["weights_note"] = self.weights_note
