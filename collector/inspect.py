@@ -73,6 +73,16 @@ def main(argv: list[str]) -> int:
     except (PlanError, WorkloadError) as exc:
         print(f"collector inspect: plan error: {exc}", file=sys.stderr)
         return 2
+    if plan.generation:
+        # What it would capture (run_model's forward at each planned length, unpadded) is no graph
+        # the service runs: not its prefill at a bucket, not its decode step on the static cache.
+        print(
+            "collector inspect: a generation plan's graphs (prefill at each bucket, the decode step on the static KV "
+            "cache) are not what inspect captures (one forward of run_model at each planned length); review the "
+            "plan with `reportgen plan-check PLAN` alone (nothing was written)",
+            file=sys.stderr,
+        )
+        return 2
     # The workload's name is the plan's text: only a plain file name is made of it, here.
     out = args.out or Path(file_stem(plan.name) + ".inspection.jsonl")
     if out.exists() or out.is_symlink():

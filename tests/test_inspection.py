@@ -414,3 +414,17 @@ def test_a_graph_that_cannot_be_exported_is_recorded_without_its_partial_graph_o
     assert shape.capture_failure and "data-dependent" in shape.capture_failure
     err = capfd.readouterr().err
     assert "def forward" not in err and "Unable to find user code" not in err, err[:2000]
+
+
+def test_a_generation_plan_is_not_inspected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: `collector inspect` of the decoder plan captured run_model's plain forward at the
+    unpadded request lengths (one the plan refuses among them), never a prefill at a bucket or
+    the decode step on the static cache, and plan-check then reported '0 graph breaks' of graphs
+    the service never runs. A generation plan is now refused in one line, and nothing written."""
+    from collector.inspect import main as inspect_main
+
+    out = tmp_path / "dec.inspection.jsonl"
+    code = inspect_main(["--workload", str(REPO / "collector" / "workloads" / "decoder_lm.toml"), "--out", str(out)])
+    assert code == 2 and not out.exists() and list(tmp_path.iterdir()) == []
+    said = capsys.readouterr().err
+    assert said.startswith("collector inspect: a generation plan's graphs") and said.count("\n") == 1
