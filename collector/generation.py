@@ -189,7 +189,8 @@ def judge(
 ) -> dict[str, Any]:
     """The cell's generation against the reference, by the criteria the plan declared.
 
-    The prefill's logits at real (unmasked) positions are judged elementwise. Greedy tokens:
+    The prefill's logits at real (unmasked) positions are judged elementwise (the worst element's
+    index is into the whole logits, padded positions included). Greedy tokens:
     how many leading steps agree, and the first step that does not (None: all agree). Top-k
     overlap is judged at the steps up to and including the first divergent one, where the cell
     and the reference saw the same tokens; after it their contexts differ and it is not shown.
@@ -198,6 +199,12 @@ def judge(
     stats = compare(
         {"prefill_logits": trace.prefill_logits[real]}, {"prefill_logits": ref.prefill_logits[real]}, atol, rtol
     )
+    # The worst element as an index into the logits as they are, (sequence, position, vocabulary
+    # entry), not into the real positions gathered flat: a reader looks it up there.
+    worst = stats.get("worst_index")
+    if worst is not None and len(worst) == 2:
+        sequence, position = (int(i) for i in real.nonzero()[worst[0]])
+        stats["worst_index"] = [sequence, position, int(worst[1])]
     agreeing = steps_agreeing(trace.tokens, ref.tokens)
     total = trace.tokens.shape[1]
     divergent = agreeing if agreeing < total else None

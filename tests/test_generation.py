@@ -375,3 +375,32 @@ def test_a_compiled_generation_that_fails_is_recorded_and_the_matrix_goes_on(tmp
     assert not [e for e in reading.events if e.kind == "generation" and e.case.endswith("-compiled")], (
         "no generation facts for a cell that never generated"
     )
+
+
+def test_the_worst_prefill_element_is_named_by_its_place_in_the_padded_logits() -> None:
+    """Before: the prefill's logits were judged at the real positions gathered flat, and the
+    worst element's index was into that gathered view: "prefill_logits[1, 146]" of a batch-1
+    [1, 8, 384] output, a place a reader would look up and find something else. It is now
+    (sequence, position, vocabulary entry) in the logits as the cell produced them."""
+    import torch
+
+    from collector.generation import Trace, judge
+
+    vocab = 6
+    ref = Trace(
+        prefill_logits=torch.zeros(2, 8, vocab),
+        step_logits=[torch.zeros(2, vocab)],
+        tokens=torch.zeros(2, 1, dtype=torch.int64),
+    )
+    got = Trace(
+        prefill_logits=torch.zeros(2, 8, vocab),
+        step_logits=[torch.zeros(2, vocab)],
+        tokens=torch.zeros(2, 1, dtype=torch.int64),
+    )
+    got.prefill_logits[1, 5, 3] = 1.0  # the second sequence, position 5 (3 padded positions before)
+    mask = torch.ones(2, 8, dtype=torch.int64)
+    mask[0, :2] = 0
+    mask[1, :3] = 0
+    found = judge(got, ref, mask, 1e-5, 1e-4, None, 2, 0.5)
+    assert found["error_stats"]["worst_index"] == [1, 5, 3]
+    assert found["error_stats"]["total"] == (6 + 5) * vocab  # the real positions only are judged

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reportgen.render.report import build_report, judge_log
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 from tests.logbuilder import dumps, generation_log
 
 LOG = FIXTURES / "synthetic_generation.jsonl"
@@ -235,3 +235,15 @@ def test_tokens_per_second_decides_nothing_when_the_repetitions_decode_times_spl
     _, md = _report(log, tmp_path / "report")
     (row,) = [line for line in md.splitlines() if f"`{event['case']}`" in line and line.startswith("| ")][-1:]
     assert "unstable timing across the" in row and "repetitions' decode times" in row
+
+
+def test_the_criteria_say_what_a_generation_cell_judges(tmp_path: Path) -> None:
+    """Before: a generation run's criteria section said "none declared: every element of every
+    output and parameter is judged elementwise", while padded positions are not judged, and the
+    tokens and decode-step logits are judged by other rules. It now says what is judged."""
+    run = REPO / "sample_runs" / "scenario-a-text-service-cpu-20261205T075639Z-e9a837"
+    build_report(run / "events.jsonl", tmp_path, formats=("md",))
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "every element of every output and parameter is judged elementwise" not in text
+    assert "the prefill's logits at the real (unpadded) positions, elementwise" in text
+    assert "top-5 overlap with the reference's" in text

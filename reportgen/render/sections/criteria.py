@@ -72,7 +72,19 @@ def criteria_rows(run: RunModel) -> tuple[list[Row], str]:
             )
         )
     rules = run.plan.compare
-    if rules is None:
+    if run.plan.generation is not None:
+        gen = run.plan.generation
+        rows.append(
+            Row(
+                "what a generation cell judges",
+                "the prefill's logits at the real (unpadded) positions, elementwise by the dtype's tolerance (padded "
+                "positions are not judged); the greedy tokens by the task criterion (leading decode steps that agree); "
+                f"each decode step's logits by their top-{gen.top_k} overlap with the reference's (at least "
+                f"{gen.min_top_k_overlap:g}), up to the first step where the tokens differ",
+                "the collector's generation comparison (collector/generation.py)",
+            )
+        )
+    elif rules is None:
         rows.append(
             Row(
                 "judged regions and parameter rules",
