@@ -490,8 +490,10 @@ class Plan(Envelope, tag="plan", kw_only=True, frozen=True):
     weights_content_sha256: Annotated[
         Sha256 | None,
         Doc(
-            "sha256 of the weights by content (recipe tensor-content-v1, collector/content.py: names sorted, "
-            "dtype, shape and contiguous little-endian bytes of each tensor), whatever file they were written to. "
+            "sha256 of the weights by content: of the built model's state_dict (its parameters and persistent "
+            "buffers; a buffer registered persistent=False is not in it), recipe tensor-content-v1 "
+            "(collector/content.py: names sorted, dtype, shape and contiguous little-endian bytes of each tensor), "
+            "whatever file they were written to or loaded from. "
             "Absent: not hashed (logs before 1.2, or the hash failed: the weights artifact says why)."
         ),
     ] = None
@@ -590,7 +592,10 @@ class Artifact(Envelope, tag="artifact", kw_only=True, frozen=True):
     content_sha256: Annotated[
         Sha256 | None,
         Doc(
-            "sha256 of the tensors the file holds, by content (see content_recipe), independent of how the file was written. "
+            "sha256 of the tensors by content (see content_recipe), independent of how the file was written: for the "
+            "weights, of the built model's state_dict (parameters and persistent buffers, as the plan's "
+            "weights_content_sha256), not of every tensor a shipped file holds; for inputs and reference outputs, of "
+            "the saved tensors. "
             "Absent: not hashed (logs before 1.2; content_unknown_reason says why otherwise)."
         ),
     ] = None
