@@ -726,7 +726,8 @@ CANDIDATE are logs or run directories, local or s3:// (an annotations.toml besid
 used). For replicates give each side's runs by option instead: --baseline RUN --baseline RUN
 ... --candidate RUN ... (runs of one workload, target and backend a side, with the same
 criteria, weights, inputs, versions, code, data and host settings: device, environment
-variables, threads, affinity; a load or clock reading may differ; the first speaks for the side's
+variables, threads, affinity, CPU count and governor; a load or clock reading may differ, and
+a copy of a run is refused; the first speaks for the side's
 statuses and criteria). Every criterion the two runs declared differently is listed
 before any result, and a cell judged under a changed criterion says so.
 

@@ -107,6 +107,10 @@ def test_a_new_failure_under_a_changed_criterion_names_it_beside_the_cell(tmp_pa
     assert row.endswith(f"(under a changed criterion: {change})"), row
     data = json.loads(CliRunner().invoke(main, ["diff", "--json", str(before), str(after)]).output)
     assert data["failure_criteria"] == {BIG_COMPILED: [change]}
+    # The gate's own line says it too (before: '1 cell(s) started failing', the criterion only on stdout).
+    gated = CliRunner().invoke(main, ["diff", str(before), str(after), "--fail-on", "new-failures"])
+    assert gated.exit_code == 3
+    assert "1 cell(s) started failing (1 of them under a changed criterion: see the criteria changes)" in gated.stderr
 
 
 @pytest.mark.parametrize("weights_too", [False, True], ids=["inputs", "weights-and-inputs"])
@@ -1034,3 +1038,19 @@ def test_a_later_run_that_stopped_before_its_cells_fails_the_new_failures_gate(t
         assert re.search(rf"--fail-on {gate}: .*\d+ cell\(s\) that passed before went untested \(", result.stderr)
     earlier = SAMPLES / "heat-solver-cpu-20261205T023923Z-f19dd4"
     assert runner.invoke(main, ["diff", str(earlier), str(before), "--fail-on", "new-failures"]).exit_code == 0
+
+
+def test_the_history_s_geometric_mean_says_its_interval_covers_one_run_a_side(tmp_path: Path) -> None:
+    """Before: the history's 'geometric mean against the previous run' column read "1.02x slower
+    (95% interval ...)" without the caveat the diff's timing line gives: two consecutive runs
+    are one run a side, and the interval covers the sampling within them only."""
+    for n, (name, scale) in enumerate((("synthetic-hist-a", 1.0), ("synthetic-hist-b", 1.3))):
+        events = timing_log(name, scale=scale, seed=n)
+        events[0]["started_at"] = f"2026-01-0{n + 1}T00:00:00Z"
+        path = tmp_path / "runs" / name / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    cells = re.findall(r"<td>([^<]*95% interval[^<]*)</td>", page)
+    assert cells and all(c.endswith("(one run per side: within-run sampling only)") for c in cells), cells

@@ -1178,6 +1178,10 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     one run on a side: the interval then takes the spread between runs into account, widely with
     few runs): the line names the cells that read slower where speed was not gated."""
     reasons = [f"{len(diff.new_failures)} cell(s) started failing"] if diff.new_failures else []
+    if under := [case for case, _, _ in diff.new_failures if case in diff.failure_criteria]:
+        # Said where the gate says it, not only in the text: a tightened criterion, not the code,
+        # may have failed them.
+        reasons[0] += f" ({len(under)} of them under a changed criterion: see the criteria changes)"
     # A cell that passed before and has no result now (the later run stopped before it) is no
     # failure, but no pass either: a gate that let a crashed run through would pass anything.
     lost = [case for case, old, new in diff.other_changes if old == "pass" and new == "untested"]

@@ -635,8 +635,12 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         else []
     )
     # What changed leads the column's speed words, as it leads every comparison.
+    # A mean with an interval says what variation the interval covers, as the diff's timing line does.
     geomeans = {
-        after.run_id: (f"{d.lead}: " if d.changed or d.synthetic else "") + d.geomean_line for _, after, d in diffs
+        after.run_id: (f"{d.lead}: " if d.changed or d.synthetic else "")
+        + d.geomean_line
+        + (f" ({d.interval_scope})" if d.geomean is not None and d.geomean.low is not None else "")
+        for _, after, d in diffs
     }
     unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
     package, latest_by_version = version_latest(latest.target, history)
