@@ -38,8 +38,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # unclassified, reads an integer output's worst difference in int64, and refuses to pass a
 # cell whose every output is empty); 0.11.0 writes schema 1.6 (a workload_reads event: the files
 # the workload read through Python and the packages it imported while its module loaded and its
-# model and inputs were made), seeds torch's generator before every build_model() call, and runs
-# no cell in a fresh process whose built weights hash otherwise than the plan event's); change it with
+# model and inputs were made), and runs no cell in a fresh process whose built weights hash
+# otherwise than the plan event's); change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.11.0"

@@ -42,8 +42,6 @@ from collector.eventlog import OutOfSpace, finite_or_none, is_out_of_space
 from collector.localimports import MAX_DEPTH, MAX_FILES, imports_digest, workload_imports
 from collector.plan import WorkloadPlan
 
-BUILD_SEED = 0  # torch's global generator is seeded with it before each build_model() call
-
 REQUIRED = ("build_model", "make_inputs", "run_model")
 EXPECTED = {
     "build_model": "build_model() -> torch.nn.Module",
@@ -388,10 +386,9 @@ def training_modules(model: torch.nn.Module) -> list[str]:
 def build_model(workload: ModuleType, in_training: list[str] | None = None) -> torch.nn.Module:
     """The workload's model in eval mode; a failure here leaves no cell to run. ``in_training``
     receives the modules the workload's build_model() left in training mode, set to eval here."""
-    # Every process of the run builds the model from the same generator state: a workload whose
-    # build_model draws an unseeded initialisation (a parameter its weights file lacks, say)
-    # builds one model in all of them, not another in each fresh process.
-    torch.manual_seed(BUILD_SEED)
+    # The generator is left as the workload set it (a module that seeds at import keeps its
+    # seed): a build_model that draws an unseeded initialisation builds another model in each
+    # process, which saved_model then refuses in a fresh one.
     try:
         model = workload.build_model()
     except Exception as exc:

@@ -663,15 +663,15 @@ def task_metric(outputs, reference, inputs):
 """
 
 
-def test_a_fresh_process_that_builds_other_weights_runs_nothing_and_an_unseeded_init_is_one_model(
+def test_a_fresh_process_that_builds_other_weights_runs_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before: a fresh process called build_model() again and ran whatever it built. A shipped
     weights file changed during the run made the compiled cell a 'mismatch' of 1.0, blamed on
     the compiler, while the log named the weights of the eager cells; a bias the file lacks,
-    initialised without a seed, did the same in every run. Now every build_model() call starts
-    from one generator state, and a fresh process whose weights hash otherwise than the plan
-    event's runs nothing: its cell is checked in the collector's process, the reason logged."""
+    initialised without a seed, did the same in every run. Now a fresh process whose weights
+    hash otherwise than the plan event's runs nothing: its cell is checked in the collector's
+    process, the reason logged."""
     from tests.test_collector_robust import PlainBackend
 
     folder = tmp_path / "plan"
@@ -698,7 +698,19 @@ def test_a_fresh_process_that_builds_other_weights_runs_nothing_and_an_unseeded_
         warnings = {e.category: e.message for e in events if e.kind == "warning"}
         return warnings, [(e.case, e.status) for e in events if e.kind == "case_result"]
 
-    # The unseeded bias: every process builds the same model, so the cells' fresh process runs.
+    # The unseeded bias: each process builds another model, so the fresh processes run nothing
+    # (the collector leaves the generator as the workload set it: no seed of its own).
+    warnings, results = run("fresh-process")
+    for category in ("CellProcessEnded", "ColdStartFailed"):
+        assert "build_model() builds another model in each process" in warnings[category], warnings
+    assert results == [(COMPILED, "pass")]
+
+    # Seeded in build_model, the same file: the fresh processes run the cell.
+    seeded = SHIPPED.replace(
+        "    model = nn.Sequential(nn.Linear(8, 4))",
+        "    torch.manual_seed(3)\n    model = nn.Sequential(nn.Linear(8, 4))",
+    )
+    (folder / "shipped.py").write_text(seeded, encoding="utf-8")
     warnings, results = run("fresh-process")
     assert "CellProcessEnded" not in warnings and "ColdStartFailed" not in warnings, warnings
     assert results == [(COMPILED, "pass")]
