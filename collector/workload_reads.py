@@ -13,7 +13,8 @@ the model and makes the inputs. A file read by native code without Python's ``op
 tokenizer reading its JSON, say) raises no audit event and is not seen: the event says what was
 watched. Left out: files the run hashed already, the interpreter's own and installed packages'
 files (their versions stand for them), the collector's, the run's own folders, ``/proc``,
-``/sys`` and ``/dev``, and compiled bytecode. The packages are the installed distributions of
+``/sys`` and ``/dev`` (a module imported from its cached bytecode is named by its source). The
+packages are the installed distributions of
 every top-level module loaded in the process when the inputs are made (the standard library and
 the collector aside): what the workload ran on, torch included, whoever imported it first.
 """
@@ -22,10 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.util
 import os
 import site
 import stat
 import sys
+import sysconfig
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -46,7 +49,9 @@ _hooked = False
 
 class _Watch:
     def __init__(self) -> None:
-        self.opened: dict[str, None] = {}  # in order, once each
+        self.opened: dict[str, None] = {}  # in order, once each (installed files left out as opened)
+        self.beyond = 0  # distinct paths opened past the bound on ``opened``
+        self.skipped = tuple(str(p) + os.sep for p in _installed())
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
@@ -60,8 +65,20 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
         return
     if isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR):
         return
+    name = os.path.abspath(os.fsdecode(path))
+    if name.endswith(".pyc"):
+        # A module imported from its cached bytecode opens no source: the source it was
+        # compiled from stands for it (a bytecode file with none, it alone).
+        try:
+            name = importlib.util.source_from_cache(name)
+        except ValueError:
+            pass
+    if name.startswith(watch.skipped) or name in watch.opened:
+        return  # the interpreter's and installed packages' files (their versions name them)
     if len(watch.opened) < 10 * MAX_FILES:  # a workload that opens files in a loop stays bounded
-        watch.opened.setdefault(os.fsdecode(path), None)
+        watch.opened[name] = None
+    else:
+        watch.beyond += 1
 
 
 def start() -> None:
@@ -97,10 +114,10 @@ def stop(known: Iterable[Path], skip: Iterable[Path]) -> dict[str, Any] | None:
     known_paths = {_resolved(p) for p in known}
     skipped = [_resolved(p) for p in skip] + _installed()
     files: list[dict[str, Any]] = []
-    more = 0
+    more = watch.beyond
     for name in watch.opened:
         path = _resolved(Path(name))
-        if path in known_paths or path.suffix == ".pyc" or any(path.is_relative_to(s) for s in skipped):
+        if path in known_paths or any(path.is_relative_to(s) for s in skipped):
             continue
         if path.is_relative_to(COLLECTOR) and not path.is_relative_to(COLLECTOR / "workloads"):
             continue  # the collector's own code and data; the shipped workloads' files are the workload's
@@ -125,12 +142,17 @@ def _resolved(path: Path) -> Path:
 
 
 def _installed() -> list[Path]:
-    """Where the interpreter and installed packages live, and the kernel's pseudo-file systems."""
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/proc", "/sys", "/dev"}
+    """Where the standard library and installed packages live, and the kernel's pseudo-file
+    systems: not the whole prefix, which on a system Python is /usr, where a workload's own
+    folder may lie (/usr/src/app)."""
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(key)}
     roots.update(p for p in site.getsitepackages() if p)
     if user := site.getusersitepackages():
         roots.add(user)
-    return [_resolved(Path(r)) for r in roots]
+    roots.update(("/proc", "/sys", "/dev"))
+    # As given and resolved: an open names the path as the workload wrote it (a link in a venv).
+    return list(dict.fromkeys([*(Path(os.path.abspath(r)) for r in roots), *(_resolved(Path(r)) for r in roots)]))
 
 
 def _entry(path: Path) -> dict[str, Any]:

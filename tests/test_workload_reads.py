@@ -1,10 +1,13 @@
 """What a workload reads as it runs, beyond the files run_start hashes from its source: a data
 file, a module it imports after changing sys.path, the packages it runs on. Before schema 1.6 a
-change to any of them read as no change at all: "code and data changes: 0", then "7.59x slower"."""
+change to any of them read as no change at all: "code and data changes: 0", then "7.59x slower".
+Then: a file read after a large package's import was not noted (the bound on files noted was
+spent on the package's own files), nor a module imported from its cached bytecode."""
 
 from __future__ import annotations
 
 import json
+import py_compile
 import re
 import sys
 from pathlib import Path
@@ -35,6 +38,10 @@ import helper  # found through the path set above: no static scan of the module 
 
 
 def build_model():
+    # Thousands of installed files opened first (as a large package's import opens them): the
+    # bound on files noted must not be spent on them.
+    for path in sorted(Path(torch.__file__).parent.rglob("*.py"))[:2500]:
+        open(path, "rb").close()
     width = json.loads((HERE / "cfg.json").read_text())["width"]
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(8, width), nn.Tanh(), nn.Linear(width, helper.OUT)).eval()
@@ -87,6 +94,8 @@ def test_files_the_workload_reads_and_its_packages_are_recorded_and_a_change_is_
         encoding="utf-8",
     )
     monkeypatch.delitem(sys.modules, "helper", raising=False)
+    # The helper imported from its cached bytecode opens no source: its source is named for it.
+    py_compile.compile(str(folder / "lib" / "helper.py"), doraise=True)
     first = _run(folder, tmp_path / "runs")
     event = _reads(first)
     read = {Path(f["path"]).name: f for f in event["files"]}
@@ -96,7 +105,11 @@ def test_files_the_workload_reads_and_its_packages_are_recorded_and_a_change_is_
     assert not [f for f in event["files"] if Path(f["path"]).is_relative_to(tmp_path / "runs")]
     assert all(len(f["sha256"]) == 64 for f in read.values())
     assert event["packages"]["torch"].startswith("2.") and "collector" not in event["packages"]
-    assert "through Python" in event["watched"]
+    assert "through Python" in event["watched"] and event["files_more"] == 0
+    # Not the whole prefix: on a system Python that is /usr, where a workload may live.
+    from collector.workload_reads import _installed
+
+    assert Path(sys.base_prefix) not in _installed() and Path(sys.prefix) not in _installed()
 
     # The data file and the helper change between the runs; the plan and the module do not.
     (folder / "cfg.json").write_text('{"width": 32}', encoding="utf-8")
@@ -111,22 +124,26 @@ def test_files_the_workload_reads_and_its_packages_are_recorded_and_a_change_is_
     changed = result.output.split("code and data changes: ")[1].split("host changes")[0]
     assert "workload module" not in changed and "plan:" not in changed
 
-    # Against a log of a collector that did not record them (the first run as 0.10.0 would have
-    # written it): one line, not one a package.
-    events = [json.loads(line) for line in (first / "events.jsonl").read_text(encoding="utf-8").splitlines()]
-    events = [dict(e, schema_version="1.5") for e in events if e["kind"] != "workload_reads"]
-    for seq, event in enumerate(events):
-        event["seq"] = seq
-    events[0].update(collector="collector 0.10.0", origin="synthetic", origin_note="A 0.11.0 log as 0.10.0 wrote it.")
-    events[0]["provenance"]["collector_version"] = "0.10.0"
-    old = tmp_path / "old" / "events.jsonl"
-    old.parent.mkdir()
-    old.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    both = CliRunner().invoke(main, ["diff", str(old), str(second)])
-    assert both.exit_code == 0, both.output
-    lines = [line for line in both.output.splitlines() if "package" in line]
+    # Against a log with no workload_reads event: the first run as 0.10.0 would have written it,
+    # or as a 0.11.0 run that ended before its inputs were made has it (before, such a run's
+    # packages read "not loaded", one line each). One line, not one a package.
     listed = _reads(second)
-    assert lines == [
-        "  files the workload read and packages it ran on: not recorded (a collector before 0.11.0 records neither)"
+    said = (
+        "  files the workload read and packages it ran on: not recorded (no workload_reads event: a collector "
+        "before 0.11.0 writes none, nor a run that ended before its inputs were made)"
         f" -> {len(listed['files'])} file(s) read, {sum(1 for p in listed['packages'] if p != 'torch')} package(s)"
-    ], lines
+    )
+    for version, schema in (("0.10.0", "1.5"), ("0.11.0", "1.6")):
+        events = [json.loads(line) for line in (first / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+        events = [dict(e, schema_version=schema) for e in events if e["kind"] != "workload_reads"]
+        for seq, event in enumerate(events):
+            event["seq"] = seq
+        events[0].update(collector=f"collector {version}", origin="synthetic", origin_note="Without its reads.")
+        events[0]["provenance"]["collector_version"] = version
+        old = tmp_path / f"old-{version}" / "events.jsonl"
+        old.parent.mkdir()
+        old.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+        both = CliRunner().invoke(main, ["diff", str(old), str(second)])
+        assert both.exit_code == 0, both.output
+        lines = [line for line in both.output.splitlines() if "package" in line]
+        assert lines == [said], lines

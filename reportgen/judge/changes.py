@@ -42,16 +42,14 @@ from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded
 from reportgen.judge.identity import weights_facts
 from reportgen.judge.timing_stability import generation_timing, generation_waited
-from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, code_and_data, installed_words
+from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, READS_ITEM, code_and_data, installed_words
 from reportgen.model.runmodel import RunModel
 
 NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
 NO_IMPORTS = "not recorded (a collector before 0.4.0 does not list the local files a workload imports)"
 IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector/localimports.py)
-READS_FROM = (0, 11)  # the collector version that records what the workload read (collector/workload_reads.py)
-READS_ITEM = "files the workload read and packages it ran on"
-NO_READS = "a collector before 0.11.0 records neither"
+NO_READS = "no workload_reads event: a collector before 0.11.0 writes none, nor a run that ended before its inputs were made"
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 Change = tuple[str, str, str]  # (what, before, after)
 REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them
@@ -136,7 +134,7 @@ def code_and_data_changes(
         absent = f"not recorded ({NO_READS})"
         changes.append((READS_ITEM, absent, recorded) if unrecorded[0] == sides[0] else (READS_ITEM, recorded, absent))
     for key in sorted(set(before_code) | set(after_code)):
-        if unrecorded and key.startswith((READ_KEY, PACKAGE_KEY)):
+        if key == READS_ITEM or (unrecorded and key.startswith((READ_KEY, PACKAGE_KEY))):
             continue
         a, b = before_code.get(key, _absent(key, before_code)), after_code.get(key, _absent(key, after_code))
         if a != b:
@@ -166,9 +164,10 @@ def code_and_data_changes(
 
 
 def _reads_recorded(code: Mapping[str, str]) -> bool:
-    """Whether a run's collector recorded what its workload read and ran on (0.11.0 on: every
-    such run lists at least its packages, torch among them)."""
-    return any(k.startswith(PACKAGE_KEY) for k in code) or _version(code.get("collector")) >= READS_FROM
+    """Whether a run's log holds its workload_reads event (model.provenance names it by
+    READS_ITEM): a collector before 0.11.0 writes none, and a later one's run that ended before
+    its inputs were made has none either."""
+    return READS_ITEM in code
 
 
 def _absent(key: str, code: Mapping[str, str]) -> str:

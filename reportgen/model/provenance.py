@@ -21,6 +21,7 @@ IMPORT_ROLE = "workload_import"
 IMPORT_KEY = "workload import "  # then the file's path from the workload module's folder
 READ_KEY = "workload read "  # a file the workload read as it ran (1.6), keyed as an import is
 PACKAGE_KEY = "package "  # then an installed distribution's name (1.6)
+READS_ITEM = "files the workload read and packages it ran on"
 # Listed one by one, of the workload's imports (the collector hashes at most 256) and of the
 # other files (the collector reads six or so); beyond, one line with a digest of the rest.
 MOST_FILES = 300
@@ -119,7 +120,8 @@ def workload_read_items(run: RunModel, folder: str | None) -> list[Item]:
     if reads is None:
         return []
     where = "workload_reads"
-    items = [
+    items = [Item(READS_ITEM, "recorded", where)]  # that the log has the event (judge.changes reads it)
+    items += [
         Item(READ_KEY + _imported_name(entry.path, folder), _file_value(entry), f"{where}.files: {entry.path}")
         for entry in reads.files[:MOST_FILES]
     ]
