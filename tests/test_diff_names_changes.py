@@ -862,3 +862,22 @@ def test_a_changed_warm_up_count_is_named_first_and_flags_every_ratio(tmp_path: 
     diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
     assert diff.timings and all("changed criterion: warm-up calls now 5 (was 1)" in t.flags for t in diff.timings)
     assert not [t for t in diff.timings if t.judged and t.verdict in ("faster", "slower")]
+
+
+def test_an_unrecorded_warm_up_is_settled_by_the_same_plan_text() -> None:
+    """Before: every ratio between a 1.5 and a 1.6 run of the heat solver read "flagged [changed
+    criterion: warm-up calls now 3 (was not recorded)]", though both logs read one plan text
+    (the same sha256), whose [timing] warmup every collector has read (3 when left out). The
+    same plan text now settles it; another plan text, or a log without the plan's hash (the
+    H200 tiny-encoder run, schema 1.0), still flags every ratio."""
+    old, new = (
+        SAMPLES / "heat-solver-cpu-20261205T074106Z-bcfcd4",
+        SAMPLES / "heat-solver-cpu-20261205T122551Z-af7feb",
+    )
+    text = _diff(old, new)
+    assert "warm-up calls" not in text and "[changed criterion" not in text
+    assert "plan:" not in text.split("code and data changes")[1].split("host changes")[0]  # one plan text
+    compared = json.loads(
+        (SAMPLES / "comparisons" / "tiny-encoder-cpu-vs-cuda" / "compare.json").read_text(encoding="utf-8")
+    )
+    assert any(c["key"] == "warmup" for c in compared["criteria"]), compared["criteria"]

@@ -49,7 +49,9 @@ NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
 NO_IMPORTS = "not recorded (a collector before 0.4.0 does not list the local files a workload imports)"
 IMPORTS_LISTED_FROM = (0, 4)  # the collector version that lists them (collector/localimports.py)
-NO_READS = "no workload_reads event: a collector before 0.11.0 writes none, nor a run that ended before its inputs were made"
+NO_READS = (
+    "no workload_reads event: a collector before 0.11.0 writes none, nor a run that ended before its inputs were made"
+)
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 Change = tuple[str, str, str]  # (what, before, after)
 REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them

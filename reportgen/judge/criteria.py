@@ -332,6 +332,16 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
     return sorted(changes, key=lambda c: (order[c.judges], c.key))
 
 
+def settled_by_plan(changes: list[CriterionChange], plan_a: str | None, plan_b: str | None) -> list[CriterionChange]:
+    """``changes`` without a warm-up count one log did not record (before schema 1.6) where both
+    logs read one plan text (``plan_a``, ``plan_b``: each run's plan file item, 'sha256 ...'):
+    every collector has read the plan's [timing] warmup, 3 when the plan leaves it out, so the
+    same text warmed up alike. Any other change, and a warm-up both logs recorded, stands."""
+    if not plan_a or plan_a != plan_b or not plan_a.startswith("sha256 "):
+        return changes
+    return [c for c in changes if not (c.key == "warmup" and NOT_RECORDED in (c.before, c.after))]
+
+
 def changed_for(changes: list[CriterionChange], dtype: str, judges: Judges = "correctness") -> list[CriterionChange]:
     """The changes that apply to a cell of ``dtype`` and could have decided what ``judges`` names."""
     return [c for c in changes if c.judges == judges and (c.dtype is None or c.dtype == dtype)]
