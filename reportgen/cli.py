@@ -677,7 +677,7 @@ def _sides(
 @click.option(
     "--fail-on",
     type=click.Choice(["new-failures", "worse"]),
-    help="Exit 3 when cells started failing or passed before and went untested, as in a later run that stopped early ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (more than one run on a side, --before/--after; 3 or more a side for a useful interval): with one run on each side a ratio's interval covers sampling within the two runs only, not the variation between runs, and the cells read slower there are named on stderr, not gated.",
+    help="Exit 3 when cells started failing, or passed before and were not tested in the later run (it stopped early, did not select them, or left them out of its matrix) ('new-failures'), or when they did, the disposition moved away from suitable, or a cell or the geometric mean is judged slower ('worse'). Flagged, unstable and unclassified ratios decide nothing here either. Speed gates only with replicates (more than one run on a side, --before/--after; 3 or more a side for a useful interval): with one run on each side a ratio's interval covers sampling within the two runs only, not the variation between runs, and the cells read slower there are named on stderr, not gated.",
 )
 @_max_log_size
 @_follow_symlinks

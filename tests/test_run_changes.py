@@ -1035,7 +1035,8 @@ def test_a_later_run_that_stopped_before_its_cells_fails_the_new_failures_gate(t
     for gate in ("new-failures", "worse"):
         result = runner.invoke(main, ["diff", str(before), str(cut), "--fail-on", gate])
         assert result.exit_code == 3, (gate, result.stdout[-2000:], result.stderr)
-        assert re.search(rf"--fail-on {gate}: .*\d+ cell\(s\) that passed before went untested \(", result.stderr)
+        said = rf"--fail-on {gate}: .*\d+ cell\(s\) that passed before went untested \(the later run stopped before them\): "
+        assert re.search(said, result.stderr), result.stderr
     earlier = SAMPLES / "heat-solver-cpu-20261205T023923Z-f19dd4"
     assert runner.invoke(main, ["diff", str(earlier), str(before), "--fail-on", "new-failures"]).exit_code == 0
 
@@ -1054,3 +1055,37 @@ def test_the_history_s_geometric_mean_says_its_interval_covers_one_run_a_side(tm
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     cells = re.findall(r"<td>([^<]*95% interval[^<]*)</td>", page)
     assert cells and all(c.endswith("(one run per side: within-run sampling only)") for c in cells), cells
+
+
+def test_a_later_run_that_left_passed_cells_out_fails_the_new_failures_gate(tmp_path: Path) -> None:
+    """Before: a later run made with --only (its other cells untested) failed the gate as if it
+    had crashed, and one made with --max-cells (the passed cells out of its matrix: "cells
+    removed") passed it, exit 0. Either way a cell that passed is no longer tested: the gate
+    fails, and says which way."""
+    from collector.plan import load_plan
+    from collector.runner import Options, execute
+    from tests.test_collector_robust import FAULTY, PlainBackend
+
+    def run(name: str, cap: int | None = None, only: list[str] | None = None) -> Path:
+        plan = load_plan(FAULTY)
+        if cap is not None:
+            plan.cap(cap)
+        options = Options(target="cpu", out_dir=tmp_path / name, cold="off", warm_repetitions=2, modes=["eager"])
+        options.only = only or []
+        run_dir, code = execute(plan, PlainBackend(), options)
+        assert code == 0 and run_dir is not None
+        return run_dir
+
+    full = run("full")
+    selected = run("selected", only=["b1-l4-contiguous-float32-eager"])
+    capped = run("capped", cap=1)
+    runner = CliRunner()
+    for later, said in (
+        (
+            selected,
+            "1 cell(s) that passed before went untested (the later run did not select them): b2-l4-contiguous-float32-eager",
+        ),
+        (capped, "cell(s) that passed before are not in the later run's matrix: "),
+    ):
+        result = runner.invoke(main, ["diff", str(full), str(later), "--fail-on", "new-failures"])
+        assert result.exit_code == 3 and said in result.stderr, (result.exit_code, result.stderr)

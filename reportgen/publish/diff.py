@@ -316,6 +316,7 @@ class RunDiff:
     restated: list[tuple[str, str, str]] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    removed_passed: list[str] = field(default_factory=list)  # those of ``removed`` that passed before
     # A case key whose planned fields (shape, layout, dtype, mode) differ between the runs: not
     # one cell, so neither its status nor its timing is compared, only this is said (case, why:
     # judge.identity.cell_redefined), as `reportgen compare` lists it as not comparable.
@@ -859,6 +860,8 @@ class _Cells:
         old, new = self.befores[0].cells.get(case), self.afters[0].cells.get(case)
         if old is None or new is None:
             (result.added if old is None else result.removed).append(case)
+            if new is None and old is not None and old.status == "pass":
+                result.removed_passed.append(case)
             return
         redefined = cell_redefined(old.planned, new.planned, NAMES)
         if redefined is not None:  # not one cell: nothing of it is compared
@@ -1193,12 +1196,18 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
         # Said where the gate says it, not only in the text: a tightened criterion, not the code,
         # may have failed them.
         reasons[0] += f" ({len(under)} of them under a changed criterion: see the criteria changes)"
-    # A cell that passed before and has no result now (the later run stopped before it) is no
-    # failure, but no pass either: a gate that let a crashed run through would pass anything.
-    lost = [case for case, old, new in diff.other_changes if old == "pass" and new == "untested"]
-    if lost:
-        named = ", ".join(lost[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
-        reasons.append(f"{len(lost)} cell(s) that passed before went untested ({named})")
+    # A cell that passed before and has no result now is no failure, but no pass either, whether
+    # the later run stopped before it, did not select it (--only, --modes) or left it out of its
+    # matrix (--max-cells, an edited plan): a gate that let such a run through would pass anything.
+    untested = [case for case, old, new in diff.other_changes if old == "pass" and new == "untested"]
+    why = "the later run stopped before them" if diff.incomplete.get("after") else "the later run did not select them"
+    for cases, said in (
+        (untested, f"went untested ({why})"),
+        (diff.removed_passed, "are not in the later run's matrix"),
+    ):
+        if cases:
+            named = ", ".join(cases[:5]) + (f" and {len(cases) - 5} more" if len(cases) > 5 else "")
+            reasons.append(f"{len(cases)} cell(s) that passed before {said}: {named}")
     if fail_on != "worse":
         return reasons, ""
     before, after = (OUTCOME_RANK.get(outcome, 2) for outcome in diff.disposition)
