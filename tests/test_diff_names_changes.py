@@ -881,3 +881,18 @@ def test_an_unrecorded_warm_up_is_settled_by_the_same_plan_text() -> None:
         (SAMPLES / "comparisons" / "tiny-encoder-cpu-vs-cuda" / "compare.json").read_text(encoding="utf-8")
     )
     assert any(c["key"] == "warmup" for c in compared["criteria"]), compared["criteria"]
+
+
+def test_two_honest_one_sample_series_within_the_copy_bound_are_no_copy() -> None:
+    """Before: a cell of one warm sample counted as a series of distinct samples, and two honest
+    runs whose single samples fell within 1e-5 of each other (81 of 177,720 pairs in the sample
+    runs) made the later one a copy. A cell's series speaks for a copy from 3 samples on."""
+    from reportgen.judge.identity import copied_run
+
+    honest = [("a", {"c1": [1.000000e-3], "c2": [2.0e-3]}), ("b", {"c1": [1.000001e-3], "c2": [2.5e-3]})]
+    assert copied_run(honest) is None
+    three = [
+        ("a", {"c1": [1.0e-3, 1.1e-3, 1.2e-3], "c2": [2.0e-3]}),
+        ("b", {"c1": [1.0e-3, 1.1e-3, 1.2e-3], "c2": [2.5e-3]}),
+    ]
+    assert copied_run(three) is not None and "in 1 of its 2 timed cells (c1)" in copied_run(three)  # type: ignore[operator]
