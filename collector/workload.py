@@ -635,7 +635,7 @@ def saved_model(workload: ModuleType, run_dir: str | Path, content: str = "") ->
 
         try:
             built = content_sha256(model.state_dict())
-        except (ContentHashError, RuntimeError) as exc:  # the run hashed it: the same model cannot fail
+        except (ContentHashError, RuntimeError, ValueError) as exc:  # the run hashed it: the same model cannot fail
             raise SystemExit(f"the weights this process built cannot be hashed ({exc}); it does not run its cells")
         if built != content:
             raise SystemExit(

@@ -1210,3 +1210,37 @@ def test_a_neuron_run_interrupted_while_torch_imports_leaves_no_file_behind(tmp_
         proc.wait()
     assert proc.returncode == 130 and "nothing was written" in err, err
     assert list(temp.iterdir()) == [] and not (tmp_path / "runs").exists()
+
+
+def test_a_lazy_module_s_weights_are_logged_as_not_hashed_and_the_run_goes_on(tmp_path: Path) -> None:
+    """Before: a model built with nn.LazyLinear (its parameters uninitialised until the first
+    call) ended the run with "internal error: ValueError: Attempted to use an uninitialized
+    parameter" and exit 1, from the weights' content hash. The hash is now unknown with that
+    reason, and the run records its cells."""
+    folder = tmp_path / "lazy"
+    folder.mkdir()
+    (folder / "lazy.py").write_text(
+        "import torch\nfrom torch import nn\n"
+        'MODEL_REVISION = "lazy linear (synthetic test workload)"\nWEIGHTS_ORIGIN = "synthetic"\n'
+        'TASK_METRIC = "max_abs_to_reference"\n'
+        "def build_model():\n    torch.manual_seed(0)\n    return nn.Sequential(nn.LazyLinear(4)).eval()\n"
+        "def make_inputs(batch, length, layout):\n"
+        '    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(batch))}\n'
+        'def run_model(model, inputs):\n    return {"y": model(inputs["x"])}\n'
+        "def task_metric(outputs, reference, inputs):\n"
+        '    return float((outputs["y"].double() - reference["y"].double()).abs().max())\n',
+        encoding="utf-8",
+    )
+    (folder / "lazy.toml").write_text(
+        FAULTY.read_text(encoding="utf-8").replace('module = "faulty.py"', 'module = "lazy.py"'), encoding="utf-8"
+    )
+    run_dir, code = execute(
+        load_plan(folder / "lazy.toml"),
+        PlainBackend(),
+        Options(target="cpu", out_dir=tmp_path / "runs", cold="off", warm_repetitions=2, modes=["eager"]),
+    )
+    assert code == 0 and run_dir is not None
+    events = _events(run_dir / "events.jsonl")
+    weights = next(e for e in events if e.kind == "artifact" and e.role == "weights")
+    assert weights.content_sha256 is None and "uninitialized parameter" in (weights.content_unknown_reason or "")
+    assert [e.case for e in events if e.kind == "case_result"]

@@ -151,7 +151,7 @@ def content_fields(obj: Any, by_key: bool = False) -> dict[str, Any]:
         if by_key:
             fields["content_by_key"] = content_by_key(obj)
         return fields
-    except (ContentHashError, RuntimeError) as exc:
+    except (ContentHashError, RuntimeError, ValueError) as exc:  # ValueError: a lazy module's uninitialised parameter
         return {"content_unknown_reason": f"{type(exc).__name__}: {exc}"[:500]}
 
 
