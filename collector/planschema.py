@@ -594,7 +594,9 @@ SCHEMA: tuple[Table, ...] = (
                 "decode_steps",
                 "int",
                 "Decode calls after the prefill, one new token each. Times warm_repetitions (or --warm), at most "
-                f"{MAX_DECODE_SAMPLES:,}: the decode series is one list on one log line.",
+                f"{MAX_DECODE_SAMPLES:,}: the decode series is one list on one log line; and a cell's batch times "
+                f"(decode_steps + 1) at most {MAX_GENERATED_TOKENS:,}: its greedy tokens and the reference's are "
+                "logged on one line.",
                 REQUIRED,
                 "16",
                 COLLECTOR,

@@ -13,6 +13,8 @@ classified as one of:
 
 from __future__ import annotations
 
+import sys
+
 import ast
 import bisect
 import copy
@@ -905,11 +907,13 @@ def _module_finding(module: Path, line: int | None) -> Finding | None:
         detail = f"The collector loads workload.module (a path relative to the plan) and refuses the plan without it (exit 2): {module} {what}."
         first = "Fix workload.module, or put the module where it says, and review the plan again where its module is."
     elif (why := module_source_problem(module)) is not None:
-        title = f"the workload module {module} is no Python module"
+        here = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+        title = f"the workload module {module} does not compile under {here}"
         detail = (
-            f"The collector compiles the module before anything runs and refuses the plan (exit 2): {module} {why}."
+            f"The collector compiles the module before anything runs and refuses the plan (exit 2): {module} {why} "
+            f"(compiled here by {here}; a collector on another Python may read syntax this one does not)."
         )
-        first = "Point workload.module at the workload's Python file, or fix the file."
+        first = "Point workload.module at the workload's Python file, or fix the file, or review the plan with the Python that will run it."
     else:
         return None
     return Finding("module-missing", "revise", title, detail, first, "", "plan", key="workload.module", line=line)
