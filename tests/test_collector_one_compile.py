@@ -663,6 +663,7 @@ def task_metric(outputs, reference, inputs):
 """
 
 
+@pytest.mark.slow  # three runs of three fresh processes each (about 15 s): CI runs it
 def test_a_fresh_process_that_builds_other_weights_runs_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
