@@ -51,7 +51,6 @@ from reportgen.judge.criteria import (
     criteria_changes,
     declared_criteria,
     replicate_mismatch,
-    settled_by_plan,
 )
 from reportgen.judge.disposition import Disposition, adapter_note, synthetic_weights
 from reportgen.judge.judgement import failing_quantity
@@ -965,11 +964,7 @@ def compare_runs(
         )
 
     sides = (side_of("baseline", baseline, baseline_replicates), side_of("candidate", candidate, candidate_replicates))
-    criteria = settled_by_plan(
-        criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run)),
-        run_code_data(baseline.run).get("plan"),
-        run_code_data(candidate.run).get("plan"),
-    )
+    criteria = criteria_changes(declared_criteria(baseline.run), declared_criteria(candidate.run))
     stop = timing_stop(
         (role, r.run.start.run_id, len(_perf_stopped(r)))
         for role, runs in (

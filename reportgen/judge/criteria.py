@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Mapping
 
 from reportgen.model.runmodel import RunModel
@@ -44,7 +44,8 @@ class Declared:
     judges: Judges
     dtype: str | None = None  # applies only to cells of this dtype; None: to every cell
     # A hash by content also names the file-bytes hash of the same files where the log has one,
-    # so it can be compared with a run that hashed only the file bytes.
+    # so it can be compared with a run that hashed only the file bytes; the warm-up count names
+    # the sha256 of the plan text it came from (declared_criteria).
     file_value: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -140,7 +141,8 @@ def _plan_criteria(plan: Any) -> list[Declared]:
     parts.append("synchronized" if scope.synchronized else "not synchronized")
     out.append(Declared("timing_scope", "timing scope", ", ".join(parts), "timing"))
     out.append(Declared("warm_repetitions", "warm repetitions", str(plan.warm_repetitions), "timing"))
-    # Not recorded before 1.6: a log that does not say cannot be told to have warmed up alike.
+    # Not recorded before 1.6: a log that does not say cannot be told to have warmed up alike,
+    # unless it read the same plan text (criteria_changes).
     warmup = plan.warmup
     out.append(Declared("warmup", "warm-up calls", NOT_RECORDED if warmup is None else str(warmup), "timing"))
     rounds = plan.remeasure_rounds
@@ -236,7 +238,13 @@ def declared_criteria(run: RunModel) -> dict[str, Declared]:
         Declared("collector", "collector version", run.start.collector, "record"),
         Declared("schema", "schema version", run.start.schema_version, "record"),
     ]
-    return {d.key: d for d in found}
+    declared = {d.key: d for d in found}
+    plan_sha = next(
+        (f.sha256 for f in (run.start.provenance.files if run.start.provenance else []) if f.role == "plan"), None
+    )
+    if "warmup" in declared and plan_sha:
+        declared["warmup"] = replace(declared["warmup"], file_value=plan_sha)
+    return declared
 
 
 def _computed_reference(run: RunModel) -> Declared:
@@ -323,6 +331,12 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
         if a is not None and b is not None and key in ("weights", "inputs") and _is_content(a) != _is_content(b):
             hashed = _hash_change(key, a, b)
             changes += [hashed] if hashed is not None else []
+        elif (
+            key == "warmup" and NOT_RECORDED in (old, new) and a and b and a.file_value and a.file_value == b.file_value
+        ):
+            # One plan text on both sides: every collector has read its [timing] warmup (3 when
+            # it leaves the key out), so a log that did not record the count warmed up alike.
+            continue
         elif old != new:
             changes.append(
                 CriterionChange(
@@ -330,16 +344,6 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
                 )
             )
     return sorted(changes, key=lambda c: (order[c.judges], c.key))
-
-
-def settled_by_plan(changes: list[CriterionChange], plan_a: str | None, plan_b: str | None) -> list[CriterionChange]:
-    """``changes`` without a warm-up count one log did not record (before schema 1.6) where both
-    logs read one plan text (``plan_a``, ``plan_b``: each run's plan file item, 'sha256 ...'):
-    every collector has read the plan's [timing] warmup, 3 when the plan leaves it out, so the
-    same text warmed up alike. Any other change, and a warm-up both logs recorded, stands."""
-    if not plan_a or plan_a != plan_b or not plan_a.startswith("sha256 "):
-        return changes
-    return [c for c in changes if not (c.key == "warmup" and NOT_RECORDED in (c.before, c.after))]
 
 
 def changed_for(changes: list[CriterionChange], dtype: str, judges: Judges = "correctness") -> list[CriterionChange]:

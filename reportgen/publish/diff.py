@@ -54,7 +54,6 @@ from reportgen.judge.criteria import (
     criteria_changes,
     from_dicts,
     replicate_mismatch,
-    settled_by_plan,
 )
 from reportgen.contract.times import utc_time
 from reportgen.judge.intervals import (
@@ -750,11 +749,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         if (ids := [r.run_id for r in side if not r.complete])
     }
     result.order_note = _order_note(befores, afters)
-    result.criteria = settled_by_plan(
-        criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria)),
-        first.code_data.get("plan"),
-        last.code_data.get("plan"),
-    )
+    result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     result.timing_stop = timing_stop(
         (role, r.run_id, r.performance_stopped) for role, side in (("before", befores), ("after", afters)) for r in side
     )
