@@ -124,12 +124,11 @@ def weights_identity(a: WeightsFacts, b: WeightsFacts, names: tuple[str, str] = 
     if a.content and b.content and a.recipe != b.recipe:
         # Hashes of two recipes say nothing of each other: judged as if neither had one.
         other = f"content hashes of two recipes, not compared ({names[0]} {a.recipe}, {names[1]} {b.recipe})"
-        found = weights_identity(
+        return weights_identity(
             WeightsFacts(None, a.file, a.external, other, a.revision, a.recipe),
             WeightsFacts(None, b.file, b.external, other, b.revision, b.recipe),
             names,
         )
-        return found
     if a.content and b.content:
         if a.content == b.content:
             return Identity(True, CONTENT, f"same weights by content (sha256 {_short(a.content)}, {a.recipe})")
@@ -244,8 +243,6 @@ def inputs_identity(a: InputsFacts | None, b: InputsFacts | None, names: tuple[s
 # the loop's own noise is larger). A copy scaled on purpose is a forgery, which no check of a
 # log's figures can rule out.
 ALIKE = 1e-5
-
-
 # A series this short can match another run's by chance (one honest sample in a few hundred
 # thousand lies within ALIKE of another run's): only a copy of every cell tells a copy there.
 ALIKE_FROM = 3

@@ -1048,12 +1048,12 @@ def format_diff(diff: RunDiff) -> str:
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.versions]
     lines.append(f"code and data changes: {len(diff.code_and_data)}")
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.code_and_data]
-    lines.append(
-        f"host changes: {len(diff.host)}"
-        + (f"; not known: {diff.host_unknown}" if diff.host_unknown and diff.host else "")
-        if diff.host or not diff.host_unknown
-        else f"host changes: not known ({diff.host_unknown})"
-    )
+    host = f"host changes: {len(diff.host)}"
+    if diff.host_unknown:  # what is not known, beside the changes or instead of a count of none
+        host = (
+            f"{host}; not known: {diff.host_unknown}" if diff.host else f"host changes: not known ({diff.host_unknown})"
+        )
+    lines.append(host)
     lines += [f"  {key}: {a} -> {b}" for key, a, b in diff.host]
     if diff.declared_only:
         lines.append(f"{DECLARED_ONLY}:")
