@@ -50,6 +50,11 @@ class ContentHashError(ValueError):
     """The object holds something the recipe does not cover."""
 
 
+# What hashing a model's state can raise besides: a tensor torch cannot read (RuntimeError), a
+# lazy module's uninitialised parameter (ValueError).
+UNHASHABLE = (ContentHashError, RuntimeError, ValueError)
+
+
 def content_sha256(obj: Any) -> str:
     """The ``tensor-content-v1`` sha256 of a tensor, a state dict, or nested dicts/lists of them."""
     leaves = sorted(_leaves("", obj, top=True), key=lambda pair: pair[0].encode("utf-8"))

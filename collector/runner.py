@@ -33,8 +33,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from collector import workload_reads
-from collector import interrupt, lifeline
+from collector import interrupt, lifeline, workload_reads
 from collector.backends import Backend
 from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace, utc_now
 from collector.interrupt import EXIT_ABORTED, Aborted

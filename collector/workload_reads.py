@@ -21,7 +21,6 @@ the collector aside): what the workload ran on, torch included, whoever imported
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -33,6 +32,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from collector.provenance import file_entry
+
+ROLE = "workload_read"
 MAX_FILES = 200  # files listed one by one; the rest are counted
 COLLECTOR = Path(__file__).resolve().parent
 MAX_HASH_BYTES = 1 << 30  # a larger file is listed with its size, not hashed
@@ -50,8 +52,9 @@ _hooked = False
 class _Watch:
     def __init__(self) -> None:
         self.opened: dict[str, None] = {}  # in order, once each (installed files left out as opened)
-        self.beyond = 0  # distinct paths opened past the bound on ``opened``
-        self.skipped = tuple(str(p) + os.sep for p in _installed())
+        self.beyond = 0  # opens past the bound on ``opened`` (not told apart: a file opened twice counts twice)
+        self.installed = _installed()
+        self.skipped = tuple(str(p) + os.sep for p in self.installed)
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
@@ -112,7 +115,7 @@ def stop(known: Iterable[Path], skip: Iterable[Path]) -> dict[str, Any] | None:
     if watch is None:
         return None
     known_paths = {_resolved(p) for p in known}
-    skipped = [_resolved(p) for p in skip] + _installed()
+    skipped = [_resolved(p) for p in skip] + watch.installed
     files: list[dict[str, Any]] = []
     more = watch.beyond
     for name in watch.opened:
@@ -156,20 +159,18 @@ def _installed() -> list[Path]:
 
 
 def _entry(path: Path) -> dict[str, Any]:
-    entry: dict[str, Any] = {"role": "workload_read", "path": str(path)}
+    """The file as run_start lists the files it read (provenance.file_entry), past a size not hashed."""
     try:
         size = path.stat().st_size
-        if size > MAX_HASH_BYTES:
-            entry["unknown_reason"] = f"{size} bytes, more than the {MAX_HASH_BYTES} the collector hashes"
-            return entry
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        entry["sha256"] = digest.hexdigest()
     except OSError as exc:
-        entry["unknown_reason"] = f"cannot read: {exc.strerror or exc}"
-    return entry
+        return {"role": ROLE, "path": str(path), "unknown_reason": f"cannot read: {exc.strerror or exc}"}
+    if size > MAX_HASH_BYTES:
+        return {
+            "role": ROLE,
+            "path": str(path),
+            "unknown_reason": f"{size} bytes, more than the {MAX_HASH_BYTES} the collector hashes",
+        }
+    return file_entry(ROLE, path)
 
 
 def _packages(modules: set[str]) -> dict[str, str]:

@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from collector import __version__, lifeline, training
-from collector.content import RECIPE, ContentHashError, content_by_key, content_sha256
+from collector import __version__, lifeline, training, workload_reads
+from collector.content import RECIPE, UNHASHABLE, content_by_key, content_sha256
 from collector.environment import read_environment
 from collector.facts import scheduled_task
 from collector.eventlog import EventLog, utc_now
@@ -20,7 +20,6 @@ from collector.planschema import TARGET_RULES_PATH
 from collector.provenance import provenance
 from collector.run.state import Run
 from collector.workload import build_model, check_task_metric, load_workload, save_artifact, sha256_file
-from collector import workload_reads
 
 
 def start(run: Run) -> None:
@@ -151,7 +150,7 @@ def content_fields(obj: Any, by_key: bool = False) -> dict[str, Any]:
         if by_key:
             fields["content_by_key"] = content_by_key(obj)
         return fields
-    except (ContentHashError, RuntimeError, ValueError) as exc:  # ValueError: a lazy module's uninitialised parameter
+    except UNHASHABLE as exc:
         return {"content_unknown_reason": f"{type(exc).__name__}: {exc}"[:500]}
 
 
