@@ -147,3 +147,25 @@ def test_files_the_workload_reads_and_its_packages_are_recorded_and_a_change_is_
         assert both.exit_code == 0, both.output
         lines = [line for line in both.output.splitlines() if "package" in line]
         assert lines == [said], lines
+
+
+def test_a_hostile_workload_reads_event_is_named_in_bounded_words(tmp_path: Path) -> None:
+    """A log is untrusted: a package name or version of 100,000 characters, or a path of as many,
+    is named by its length and digest in a diff, as a long local import's name is."""
+    from tests.logbuilder import dumps, generation_log
+
+    logs = []
+    for n, version in enumerate(("1.0", "2.0")):
+        events = generation_log()
+        events[0]["run_id"] = f"synthetic-hostile-reads-{n}"
+        reads = next(e for e in events if e["kind"] == "workload_reads")
+        reads["packages"] = {"p" * 100_000: version * 50_000, "numpy": version}
+        reads["files"] = [{"role": "workload_read", "path": "/" + "d" * 100_000, "sha256": str(n + 1) * 64}]
+        logs.append(tmp_path / f"r{n}" / "events.jsonl")
+        logs[-1].parent.mkdir()
+        logs[-1].write_text(dumps(events), encoding="utf-8")
+    result = CliRunner().invoke(main, ["diff", *map(str, logs)])
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.output.splitlines()) < 2_000
+    assert "package numpy: 1.0 -> 2.0" in result.output
+    assert "package (100000 characters, sha256 " in result.output

@@ -133,8 +133,9 @@ def workload_read_items(run: RunModel, folder: str | None) -> list[Item]:
         )
     # A package the environment event names already (torch, a backend's stack) is named there.
     named = {key.replace("_", "-").lower() for key in (run.environment.versions if run.environment else {})}
+    # Names and versions are the log's text: one too long to name is given by its digest.
     items += [
-        Item(PACKAGE_KEY + name, version, f"{where}.packages")
+        Item(PACKAGE_KEY + _imported_name(name, None), _imported_name(version, None), f"{where}.packages")
         for name, version in list(reads.packages.items())[:MOST_FILES]
         if name.replace("_", "-").lower() not in named
     ]
