@@ -38,6 +38,7 @@ ROLE = "workload_read"
 MAX_FILES = 200  # files listed one by one; the rest are counted
 COLLECTOR = Path(__file__).resolve().parent
 MAX_HASH_BYTES = 1 << 30  # a larger file is listed with its size, not hashed
+MAX_HASH_TOTAL = 4 << 30  # and past this many bytes hashed in all, every further file too
 WATCHED = (
     "files opened for reading through Python (open, io.open_code, os.open) while the main process loaded "
     "the workload module, built the model and made the inputs; the installed distributions of every "
@@ -117,7 +118,7 @@ def stop(known: Iterable[Path], skip: Iterable[Path]) -> dict[str, Any] | None:
     known_paths = {_resolved(p) for p in known}
     skipped = [_resolved(p) for p in skip] + watch.installed
     files: list[dict[str, Any]] = []
-    more = watch.beyond
+    more, hashed = watch.beyond, 0
     for name in watch.opened:
         path = _resolved(Path(name))
         if path in known_paths or any(path.is_relative_to(s) for s in skipped):
@@ -133,7 +134,8 @@ def stop(known: Iterable[Path], skip: Iterable[Path]) -> dict[str, Any] | None:
         if len(files) == MAX_FILES:
             more += 1
             continue
-        files.append(_entry(path))
+        files.append(_entry(path, MAX_HASH_TOTAL - hashed))
+        hashed += _hashed_bytes(files[-1], path)
     return {"files": files, "files_more": more, "packages": _packages(set(sys.modules)), "watched": WATCHED}
 
 
@@ -158,19 +160,30 @@ def _installed() -> list[Path]:
     return list(dict.fromkeys([*(Path(os.path.abspath(r)) for r in roots), *(_resolved(Path(r)) for r in roots)]))
 
 
-def _entry(path: Path) -> dict[str, Any]:
-    """The file as run_start lists the files it read (provenance.file_entry), past a size not hashed."""
+def _entry(path: Path, left: int) -> dict[str, Any]:
+    """The file as run_start lists the files it read (provenance.file_entry), unless it is too
+    large to hash, or more than the ``left`` bytes of the run's budget for these files."""
     try:
         size = path.stat().st_size
     except OSError as exc:
         return {"role": ROLE, "path": str(path), "unknown_reason": f"cannot read: {exc.strerror or exc}"}
     if size > MAX_HASH_BYTES:
-        return {
-            "role": ROLE,
-            "path": str(path),
-            "unknown_reason": f"{size} bytes, more than the {MAX_HASH_BYTES} the collector hashes",
-        }
-    return file_entry(ROLE, path)
+        why = f"{size} bytes, more than the {MAX_HASH_BYTES} the collector hashes of one file"
+    elif size > left:
+        why = f"{size} bytes, past the {MAX_HASH_TOTAL} the collector hashes of the files a workload reads"
+    else:
+        return file_entry(ROLE, path)
+    return {"role": ROLE, "path": str(path), "unknown_reason": why}
+
+
+def _hashed_bytes(entry: dict[str, Any], path: Path) -> int:
+    """The bytes ``entry`` hashed (0 where it was not hashed)."""
+    if "sha256" not in entry:
+        return 0
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _packages(modules: set[str]) -> dict[str, str]:

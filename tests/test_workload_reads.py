@@ -169,3 +169,27 @@ def test_a_hostile_workload_reads_event_is_named_in_bounded_words(tmp_path: Path
     assert max(len(line) for line in result.output.splitlines()) < 2_000
     assert "package numpy: 1.0 -> 2.0" in result.output
     assert "package (100000 characters, sha256 " in result.output
+
+
+def test_the_files_a_workload_reads_are_hashed_within_a_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file up to 1 GiB was hashed, at most 200 of them: a workload reading a folder of large
+    shards would have the collector read up to 200 GiB more before its first cell. Past a budget
+    in all, a file is listed with its size and why it was not hashed."""
+    from collector import workload_reads
+
+    monkeypatch.setattr(workload_reads, "MAX_HASH_TOTAL", 15)
+    first, second = tmp_path / "a.bin", tmp_path / "b.bin"
+    first.write_bytes(b"0123456789")
+    second.write_bytes(b"abcdefghij")
+    workload_reads.start()
+    try:
+        for path in (first, second):
+            path.read_bytes()
+    finally:
+        fields = workload_reads.stop([], [])
+    assert fields is not None
+    listed = {Path(f["path"]).name: f for f in fields["files"] if Path(f["path"]).parent == tmp_path}
+    assert len(listed["a.bin"]["sha256"]) == 64
+    assert (
+        listed["b.bin"]["unknown_reason"] == "10 bytes, past the 15 the collector hashes of the files a workload reads"
+    )

@@ -1424,7 +1424,7 @@ class WorkloadReads(Envelope, tag="workload_reads", kw_only=True, frozen=True):
     files: Annotated[
         list[ProvenanceFile],
         Doc(
-            "Each file the workload opened for reading through Python, role workload_read, by the sha256 of its bytes (or why not: a file over 1 GiB is not hashed). Installed packages' and the interpreter's files, the collector's and the run's own are left out."
+            "Each file the workload opened for reading through Python, role workload_read, by the sha256 of its bytes (or why not: a file over 1 GiB is not hashed, nor any past 4 GiB hashed in all). Installed packages' and the interpreter's files, the collector's and the run's own are left out."
         ),
     ]
     files_more: Annotated[Count, Doc("Files read beyond those listed.")] = 0
