@@ -85,7 +85,8 @@ def test_the_first_line_of_diff_and_the_compare_headline_name_a_synthetic_side(t
     assert "synthetic fixture on the after side" in _diff(before, after, "--format", "md").splitlines()[0]
     data = json.loads(_diff(before, after, "--format", "json"))
     assert data["synthetic"] == {"after": ["synthetic-run"]} and "evidence of nothing" in data["synthetic_note"]
-    assert "synthetic" not in _diff(before, _write(tmp_path / "m2", _measured(base_events()), "m2")).splitlines()[0]
+    again = _write(tmp_path / "m2", _redrawn(_measured(base_events())), "m2")
+    assert "synthetic" not in _diff(before, again).splitlines()[0]
     result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].startswith("Synthetic fixture on the candidate, not a measurement")
@@ -169,7 +170,7 @@ def _hosted(events: Events, threads: str, load: str) -> Events:
 
 def _host_pair(tmp_path: Path, threads: str, load: str, device: str = "Intel Xeon") -> tuple[Path, Path]:
     before = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
-    after = _hosted(_measured(base_events()), threads, load)
+    after = _hosted(_redrawn(_measured(base_events())), threads, load)
     _env(after)["env_vars"] = {"OMP_NUM_THREADS": "1"}
     _env(after)["device"]["device_name"] = {"value": device, "source": "/proc/cpuinfo"}
     return _write(tmp_path / "a", before, "host-a"), _write(tmp_path / "b", after, "host-b", "2026-01-02T00:00:00Z")
@@ -198,7 +199,7 @@ def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_every_ratio(tm
     (or affinity, a clock reading) changed in the cells between read 'host changes: 0', then
     'slower', in diff, compare and the history alike."""
     before = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
-    after = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
+    after = _hosted(_redrawn(_measured(base_events())), "2 intra-op, 2 inter-op", "3.60")
     timed = [e for e in after if e["kind"] == "timing" and e.get("warm")]
     assert len(timed) >= 3
     timed[1]["host"]["torch_threads"]["value"] = "1 intra-op, 1 inter-op"
@@ -276,7 +277,9 @@ def test_a_replicate_on_another_host_setting_is_refused_and_one_at_another_load_
     differed; only threads, affinity and versions were checked. A load average is a reading that
     varies from run to run: such a replicate is taken."""
     first = _write(tmp_path / "a", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60"), "rep-a")
-    other = _write(tmp_path / "c", _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60"), "rep-c")
+    other = _write(
+        tmp_path / "c", _hosted(_redrawn(_measured(base_events()), 0.99), "2 intra-op, 2 inter-op", "3.60"), "rep-c"
+    )
     loaded = _write(
         tmp_path / "d", _redrawn(_hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "9.00")), "rep-d"
     )
@@ -302,7 +305,7 @@ def test_the_scope_compared_is_the_warm_series_one_not_a_later_cold_call_s(tmp_p
     compare alike."""
     sample = Path(__file__).resolve().parents[1] / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
     before = [json.loads(line) for line in (sample / "events.jsonl").read_text(encoding="utf-8").splitlines()]
-    after = json.loads(json.dumps(before))
+    after = _redrawn(json.loads(json.dumps(before)), 0.99)  # another measurement, not a copy
     case = "b1-l16-contiguous-float32-eager"
     timings = [e for e in after if e["kind"] == "timing" and e["case"] == case]
     assert timings[-1].get("cold") and not timings[-1].get("warm"), "the last timing event is the cold call's"

@@ -968,7 +968,14 @@ class OutputCheck(Strict, kw_only=True, frozen=True):
 
 
 class Cold(Strict, kw_only=True, frozen=True):
-    seconds: Seconds
+    seconds: Annotated[
+        Seconds,
+        Doc(
+            "The first call. One that compiled from an empty cache in a fresh process is held to take no less"
+            " time than the cell's fastest warm call (warm.min_s of its timing events): a log saying otherwise"
+            " contradicts itself."
+        ),
+    ]
     cache_condition: Annotated[
         CacheCondition,
         Doc(

@@ -946,8 +946,13 @@ def compare_runs(
     seen: set[str] = set()
     _check_replicates("baseline", baseline, list(baseline_replicates), seen)
     _check_replicates("candidate", candidate, list(candidate_replicates), seen)
-    for side in ([baseline, *baseline_replicates], [candidate, *candidate_replicates]):  # each a measurement
-        copied = copied_run([(r.run.start.run_id, {c.case: c.warm_samples for c in r.run.cells}) for r in side])
+    sides_runs = ([baseline, *baseline_replicates], [candidate, *candidate_replicates])
+    # Each run a measurement of its own: within a side (a replicate) and across the two (a
+    # candidate that is the baseline's copy measured nothing on its target; synthetic runs, test
+    # fixtures that are evidence of nothing and say so, are built alike).
+    measured = not any(r.run.synthetic for runs in sides_runs for r in runs)
+    for checked in (*sides_runs, *([sides_runs[0] + sides_runs[1]] if measured else [])):
+        copied = copied_run([(r.run.start.run_id, {c.case: c.warm_samples for c in r.run.cells}) for r in checked])
         if copied is not None:
             raise CompareRefused(copied)
     base, cand = _Context(baseline), _Context(candidate)
@@ -1202,6 +1207,12 @@ def _lacking_generation(case: str, sides: tuple[list[_Context], list[_Context]])
     ]
 
 
+def _repetitions(context: _Context, case: str, series: str) -> int | None:
+    """A run's repetitions of a generation cell's decode_token series (series_flag), else None."""
+    timing = generation_timing(context.cells[case]) if series == "decode_token" else None
+    return timing.repetitions if timing is not None else None
+
+
 def _generation_timings(
     compared: list[tuple[CellRecord, CellSide, CellSide]],
     sides: tuple[list[_Context], list[_Context]],
@@ -1232,16 +1243,25 @@ def _generation_timings(
     ):
         # Each run's CPU wait over its warm generations, by side; the first run's is ``timings``'.
         base_waits, cand_waits = ([generation_waited(generation_timing(c.cells[case])) for c in side] for side in sides)
+        # A decode series' repetitions, each run's: their whole decode times are judged too.
+        base_reps, cand_reps = ([_repetitions(c, case, series) for c in side] for side in sides)
         flags = _timing_flags(
             a,
             b,
             scopes=(timings[0].scope, timings[1].scope),
-            unsteady=(series_flag(base_samples[0], base_waits[0]), series_flag(cand_samples[0], cand_waits[0])),
+            unsteady=(
+                series_flag(base_samples[0], base_waits[0], base_reps[0]),
+                series_flag(cand_samples[0], cand_waits[0], cand_reps[0]),
+            ),
             waits=(base_waits, cand_waits),
         )
         flags += tuple(
-            replicate_flags("baseline", [c.side.run.start.run_id for c in sides[0]], base_samples, base_waits)
-            + replicate_flags("candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples, cand_waits)
+            replicate_flags(
+                "baseline", [c.side.run.start.run_id for c in sides[0]], base_samples, base_waits, base_reps
+            )
+            + replicate_flags(
+                "candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples, cand_waits, cand_reps
+            )
             + _replicate_fallback(case, extra)
         )
         flags += ((interval.flag,) if interval.flag else ()) + side_flags

@@ -54,6 +54,7 @@ __all__ = [
     "flag_text",
     "generation_flags",
     "throughput_flags",
+    "repetitions_stability",
     "generation_timing",
     "generation_warm",
     "is_unstable",
@@ -200,24 +201,35 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
     return found
 
 
+def repetition_totals(samples: Sequence[float], repetitions: int | None) -> list[float]:
+    """Each repetition's whole decode time from a generation cell's decode_token samples (each
+    repetition's steps in turn, collector/run/generation_cells.py); [] where they cannot be told."""
+    steps = len(samples) // repetitions if repetitions else 0
+    if not steps or steps * repetitions != len(samples):  # type: ignore[operator]  # steps: repetitions set
+        return []
+    return [math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(repetitions)]  # type: ignore[arg-type]
+
+
+def repetitions_stability(samples: Sequence[float], repetitions: int | None, waited: Waited = None) -> Stability | None:
+    """The classifier's verdict on the repetitions' whole decode times (tokens/s is one
+    repetition's steps over their median): a few slow steps a repetition pass the per-step rules,
+    yet decide the throughput when they fall in some repetitions only. None where not told."""
+    totals = repetition_totals(samples, repetitions)
+    return classify(totals, _pair(waited)) if totals else None
+
+
 @per_run
 def throughput_flags(run: RunModel) -> dict[str, str]:
     """Per passing generation cell whose tokens/s decides nothing though its decode series may
-    not: the repetitions' whole decode times (tokens/s is one repetition's steps over their
-    median) are unstable. A few slow steps a repetition pass the per-step rules, yet decide the
-    throughput when they fall in some repetitions only."""
+    not: the repetitions' whole decode times are unstable (repetitions_stability)."""
     found: dict[str, str] = {}
     for cell in run.cells_with("generation"):
         timing = generation_timing(cell) if cell.status == "pass" else None
-        if timing is None or not timing.repetitions:
+        if timing is None:
             continue
-        samples, reps = timing.decode_token.samples_s, timing.repetitions
-        steps = len(samples) // reps
-        if not steps:
-            continue
-        totals = [math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(reps)]
-        stability = classify(totals, generation_waited(timing))
-        if stability.verdict == UNSTABLE:
+        reps = timing.repetitions
+        stability = repetitions_stability(timing.decode_token.samples_s, reps, generation_waited(timing))
+        if stability is not None and stability.verdict == UNSTABLE:
             found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: " + "; ".join(
                 c.note for c in stability.reasons
             )
@@ -241,11 +253,15 @@ def is_unstable(flag: str) -> bool:
     return flag.startswith(SYMBOL)
 
 
-def series_flag(samples: list[float] | tuple[float, ...] | None, waited: Waited = None) -> str | None:
+def series_flag(
+    samples: list[float] | tuple[float, ...] | None, waited: Waited = None, repetitions: int | None = None
+) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
     ...'), or None for a stable one (and for no samples: there is nothing to judge).
     ``waited``: what the process's threads waited for a CPU over its loop and the loop's wall
-    time, if recorded."""
+    time, if recorded. ``repetitions``: of a decode_token series, whose repetitions' whole
+    decode times must be stable too (repetitions_stability): else its throughput, the figure a
+    generation service is judged by, could move against the per-step median."""
     if not samples:
         return None
     s = classify(samples, _pair(waited))
@@ -253,6 +269,10 @@ def series_flag(samples: list[float] | tuple[float, ...] | None, waited: Waited 
         return f"{FLAG}: " + ", ".join(RULE_WORDS.get(c.name, c.name) for c in s.reasons)
     if s.verdict == UNCLASSIFIED:
         return f"{UNCLASSIFIED_FLAG}: {s.note}"
+    whole = repetitions_stability(samples, repetitions, waited) if repetitions else None
+    if whole is not None and whole.verdict == UNSTABLE:
+        rules = ", ".join(RULE_WORDS.get(c.name, c.name) for c in whole.reasons)
+        return f"{FLAG} across the {repetitions} repetitions' decode times (tokens/s): {rules}"
     return None
 
 
@@ -319,15 +339,21 @@ def runs_disagree(samples: Sequence[Sequence[float]]) -> str | None:
 
 
 def replicate_flags(
-    role: str, run_ids: list[str], samples: list[list[float]], waited: Sequence[Waited] = ()
+    role: str,
+    run_ids: list[str],
+    samples: list[list[float]],
+    waited: Sequence[Waited] = (),
+    repetitions: Sequence[int | None] = (),
 ) -> list[str]:
     """The stability flag of each further replicate's warm series, named by side and run (the
     first run's own flag is its cell's), and the side's when its runs disagree (runs_disagree).
-    ``waited``: each run's CPU wait over its loop, in the order of ``samples``, where recorded."""
+    ``waited``: each run's CPU wait over its loop, in the order of ``samples``, where recorded;
+    ``repetitions``: of a decode_token series, each run's repetitions (series_flag)."""
     found = []
     waits = list(waited) + [None] * (len(samples) - len(waited))
-    for run_id, series, wait in list(zip(run_ids, samples, waits))[1:]:
-        flag = series_flag(series, wait)
+    reps = list(repetitions) + [None] * (len(samples) - len(repetitions))
+    for run_id, series, wait, rep in list(zip(run_ids, samples, waits, reps))[1:]:
+        flag = series_flag(series, wait, rep)
         if flag:
             found.append(f"{flag} ({role} replicate {run_id})")
     if disagree := runs_disagree(samples):

@@ -258,13 +258,18 @@ def timing_flags(
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
     for which, cell in (("before", old), ("after", new)):
         flag = (
-            series_flag(cell.generation.get(series), cell.generation_waited)
+            series_flag(cell.generation.get(series), cell.generation_waited, _repetitions(cell, series))
             if series
             else series_flag(cell.warm_samples_s, cell.warm_waited)
         )
         if flag:
             flags.append(f"{flag} ({which})")
     return flags
+
+
+def _repetitions(cell: CellSummary | None, series: str) -> int | None:
+    """A decode_token series' repetitions (series_flag judges their whole decode times too)."""
+    return cell.generation_repetitions if cell is not None and series == "decode_token" else None
 
 
 def where(summary: RunSummary) -> str:
@@ -386,6 +391,8 @@ class RunDiff:
     # (judge.changes.timing_unlike: a changed timing criterion, a host change that flags timing):
     # every ratio carries these flags, and the history's trends do not join the two runs.
     timing_unlike: list[str] = field(default_factory=list)
+    # Why a run of one side is a copy of a run of the other (judge.identity.copied_run), or None.
+    copied: str | None = None
 
     def values_note(self, case: str) -> str:
         """' (why)' beside a status change where the cell was fed other weights or inputs in the
@@ -584,9 +591,15 @@ class RunDiff:
         big = self.largest
         if big is not None:
             return f"{text}; largest {speed_words(big.ratio, big.low, big.high)} on {big.name}"
-        # 'no clear change' only where a ratio was judged: unstable or flagged ones decide nothing.
-        judged = any(t.judged and t.verdict in VERDICTS for t in self.timings)
-        return f"{text}; {'no clear change' if judged else nothing_judged(len(self.timings))}"
+        # 'no clear change' only where a ratio was judged, and of those only: unstable or flagged
+        # ones decide nothing, and a regression may hide among them.
+        judged = sum(1 for t in self.timings if t.judged and t.verdict in VERDICTS)
+        if not judged:
+            return f"{text}; {nothing_judged(len(self.timings))}"
+        undecided = sum(1 for t in self.timings if not t.judged)
+        if not undecided:
+            return f"{text}; no clear change"
+        return f"{text}; no clear change among the {judged} judged, and {undecided} decide nothing"
 
     @property
     def geomean_line(self) -> str:
@@ -727,8 +740,12 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
             "diff compares two runs of one workload"
         )
     _refuse_overlap([r.run_id for r in befores], [r.run_id for r in afters])
+
+    def samples(side: Sequence[RunSummary]) -> list[tuple[str, dict[str, Sequence[float]]]]:
+        return [(r.run_id, {case: c.warm_samples_s or () for case, c in r.cells.items()}) for r in side]
+
     for side in (befores, afters):  # a side's replicates: each a measurement of its own
-        copied = copied_run([(r.run_id, {case: c.warm_samples_s or () for case, c in r.cells.items()}) for r in side])
+        copied = copied_run(samples(side))
         if copied is not None:
             raise DiffRefused(copied)
     result = RunDiff(first.run_id, last.run_id, (first.outcome, last.outcome), (where(first), where(last)))
@@ -757,6 +774,13 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         side_host([(r.run_id, r.host) for r in befores]), side_host([(r.run_id, r.host) for r in afters])
     )
     result.timing_unlike = timing_unlike(result.criteria, result.host)
+    # A later run holding an earlier one's measured warm samples measured nothing anew: none of
+    # its timings is compared (`reportgen diff` refuses the pair; a site's history says so beside
+    # it). Synthetic runs (test fixtures, evidence of nothing and said to be) are built alike.
+    if not any(r.synthetic for r in (*befores, *afters)):
+        result.copied = copied_run(samples(befores) + samples(afters))
+    if result.copied is not None:
+        result.timing_unlike.append(result.copied)
     weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), NAMES)
     revision = next((c for c in result.criteria if c.key == "model_revision"), None)
     # Another model (compare refuses the pair) or other weights: no timing of the pair is
@@ -958,8 +982,9 @@ class _Cells:
         waits = (_waits(self.befores, case, series), _waits(self.afters, case, series))
         flags = timing_flags(self.befores[0], self.afters[0], old, new, series, waits) + result.timing_unlike
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
-        flags += replicate_flags("before", result.before_runs, before[1], waits[0])
-        flags += replicate_flags("after", result.after_runs, after[1], waits[1])
+        reps = [[_repetitions(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
+        flags += replicate_flags("before", result.before_runs, before[1], waits[0], reps[0])
+        flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1])
         # A site state from before planned fields kept: one sequence.
         batch = old.planned[0] if old.planned and isinstance(old.planned[0], int) else 1
         change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")
@@ -1185,7 +1210,8 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     sample runs, the stable cells of two runs of each workload 5 hours apart, collector 0.8.0 then
     0.9.0, differed by a median 9% and up to 63%), so speed gates only with replicates (more than
     one run on a side: the interval then takes the spread between runs into account, widely with
-    few runs): the line names the cells that read slower where speed was not gated."""
+    few runs): the line names the cells that read slower where speed was not gated, and (with
+    any count of runs) the timings that decide nothing whose later median is higher."""
     reasons = [f"{len(diff.new_failures)} cell(s) started failing"] if diff.new_failures else []
     if under := [case for case, _, _ in diff.new_failures if case in diff.failure_criteria]:
         # Said where the gate says it, not only in the text: a tightened criterion, not the code,
@@ -1212,16 +1238,29 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     speed = [f"{len(slower)} cell(s) judged slower"] if slower else []
     if diff.geomean is not None and diff.geomean.verdict == "slower":
         speed.append("the geometric mean judged slower")
+    # A timing that decides nothing (unstable, not classified, flagged) gates nothing, whichever
+    # way it moved: the ones whose later median is higher are named, so that a pass of the gate
+    # is not read as "no slower cell".
+    higher = [t for t in diff.timings if not t.judged and t.after_s > t.before_s]
+    undecided = (
+        f"speed not gated for {len(higher)} timing(s) that decide nothing (unstable, not classified or flagged:"
+        f" see each one's flags) whose later median is higher: "
+        + ", ".join(f"{t.name} {t.after_s / t.before_s:.3g}x" for t in higher[:5])
+        + (f" and {len(higher) - 5} more" if len(higher) > 5 else "")
+        if higher
+        else ""
+    )
     if len(diff.before_runs) > 1 or len(diff.after_runs) > 1:
-        return reasons + speed, ""
+        return reasons + speed, undecided
     if not speed:
-        return reasons, ""
+        return reasons, undecided
     named = ", ".join(slower[:5]) + (f" and {len(slower) - 5} more" if len(slower) > 5 else "")
-    return reasons, (
+    one_run = (
         f"speed not gated: {' and '.join(speed)}{f' ({named})' if slower else ''} with one run a side, whose"
         " intervals cover sampling within the two runs only, not the variation between runs; give a side more"
         " runs (--before/--after; 3 or more a side for a useful interval) to gate on speed"
     )
+    return reasons, "; ".join(filter(None, (one_run, undecided)))
 
 
 def diff_command(
@@ -1257,6 +1296,8 @@ def diff_command(
         for side in entries
     ]
     diff = diff_runs(*sides)
+    if diff.copied is not None:
+        raise DiffRefused(diff.copied)
     workload = sides[0][0].workload
     refused, ungated = worse_reasons(diff, fail_on) if fail_on else ([], "")
     if fmt == "json":

@@ -128,7 +128,9 @@ from collector.visible import terminal
 # flag a history's ratios.
 # 7: summaries keep what run_start says of the campaign task that ran it (a campaign page links a
 # run as a task's only when its log says so).
-STATE_FORMAT = 7
+# 8: summaries keep a generation cell's repetitions: a decode ratio whose repetitions' whole
+# decode times are unstable decides nothing.
+STATE_FORMAT = 8
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch

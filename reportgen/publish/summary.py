@@ -71,6 +71,10 @@ class CellSummary:
     generation: dict[str, list[float]] = field(default_factory=dict)
     generation_median_s: dict[str, float] = field(default_factory=dict)
     generation_scope: str | None = None
+    # Its warm generations' repetitions (decode_token holds each one's steps in turn): a decode
+    # ratio is judged only where their whole decode times are stable too (series_flag). None
+    # for other cells (and in a site state written before it was kept).
+    generation_repetitions: int | None = None
     # The cell's inputs as its log hashed them ([content for its input shape, content of the
     # file, file sha256]: judge.identity.InputsFacts); None: no inputs artifact recorded.
     inputs: list[str | None] | None = None
@@ -322,6 +326,7 @@ def cell_summary(
         summary.generation = {series: list(getattr(generation, series).samples_s) for series in GENERATION_SERIES}
         summary.generation_median_s = {series: getattr(generation, series).median_s for series in GENERATION_SERIES}
         summary.generation_scope = generation.scope
+        summary.generation_repetitions = generation.repetitions
         waited = generation_waited(generation)
         summary.generation_waited = list(waited) if waited is not None else None
         summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit

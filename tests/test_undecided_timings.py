@@ -1,0 +1,152 @@
+"""Timings that decide nothing, and runs that measured nothing anew, between runs: a decode
+ratio whose throughput is unstable, a gate that passes over unstable regressions, a copy of a
+run compared with its original, and a cold call that compiled from nothing faster than a warm
+call. Every log here is a synthetic fixture (tests/logbuilder.py, origin "synthetic"), but the
+copy of a shipped run, which is the hostile input under test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.contract.validation import read_log
+from tests.logbuilder import _warm, dumps, generation_timing_log, timing_log, tokens_per_s
+from tests.test_diff_compare_agree import _sides
+
+RUNNER = CliRunner()
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+SAMPLE = SAMPLES / "tiny-encoder-cpu-20261205T124447Z-43ef64"
+DECODE = "decode per token"
+
+
+def _log(path: Path, events: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def _slow_last_steps(events: list[dict[str, Any]]) -> None:
+    """Every decode step 10% faster, and the last step of every other repetition 15 times as
+    long: the per-step median falls while tokens/s (steps over the median repetition) falls too."""
+    for event in events:
+        timing = event.get("timing") if event["kind"] == "generation" else None
+        if timing is None:
+            continue
+        samples = [x * 0.9 for x in timing["decode_token"]["samples_s"]]
+        steps = len(samples) // timing["repetitions"]
+        for rep in range(0, timing["repetitions"], 2):
+            samples[rep * steps + steps - 1] *= 15
+        timing["decode_token"] = _warm(samples)
+        timing["tokens_per_s"] = tokens_per_s(timing)
+
+
+def test_a_decode_ratio_whose_repetitions_are_unstable_decides_nothing_in_diff_and_compare(tmp_path: Path) -> None:
+    """Before: diff called decode per token 1.11x faster (and counted it in the geometric mean)
+    where tokens/s fell 21% and the run's own report said its throughput decides nothing."""
+    before = _log(tmp_path / "a" / "events.jsonl", generation_timing_log("gen-before", seed=1))
+    events = generation_timing_log("gen-after", seed=1)
+    _slow_last_steps(events)
+    after = _log(tmp_path / "b" / "events.jsonl", events)
+    fell = [(e["timing"]["tokens_per_s"], e["case"]) for e in events if e["kind"] == "generation" and e.get("timing")]
+    assert fell, "the fixture has timed generation cells"
+
+    found = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    decode = [t for t in found["timings"] if t["series"] == DECODE]
+    assert decode and all(t["ratio"] < 1 for t in decode), "each step's median is faster"
+    for timing in decode:
+        assert timing["verdict"] == "no verdict: unstable timing", timing
+        assert any("repetitions' decode times (tokens/s)" in f for f in timing["flags"]), timing["flags"]
+    assert "faster" not in found["summary"].split(";")[-1]
+
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(before), str(after), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "compare.json").read_text(encoding="utf-8"))
+    series = [s for c in data["cells"] for s in c.get("generation") or () if s["words"] == DECODE]
+    assert series and all(s["verdict"] == "unstable timing" for s in series), series
+    assert all(any("repetitions' decode times" in f for f in s["flags"]) for s in series)
+
+
+def test_a_gate_with_replicates_names_the_unstable_timings_it_did_not_gate(tmp_path: Path) -> None:
+    """Three runs a side, one cell 14 times slower in every later run but bimodal. Before:
+    `--fail-on worse` exited 0 with nothing on stderr, under a headline of 'no clear change'."""
+    slow = "b1-l16-contiguous-float32-eager"
+
+    def run(name: str, seed: int, regress: bool) -> Path:
+        events = timing_log(name, seed=seed)
+        if regress:
+            for event in events:
+                if event["kind"] == "timing" and event["case"] == slow:
+                    samples = event["warm"]["samples_s"]
+                    event["warm"] = _warm([x * (14 if i % 2 else 9) for i, x in enumerate(samples)])
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before = [run(f"b{n}", n, False) for n in range(3)]
+    after = [run(f"a{n}", 50 + n, True) for n in range(3)]
+    result = RUNNER.invoke(main, ["diff", *_sides(before, after), "--fail-on", "worse"])
+    assert result.exit_code == 0, result.output  # unstable: it decides nothing, and no gate fails on it
+    assert "speed not gated for 1 timing(s) that decide nothing" in result.output and f"{slow} 1" in result.output
+    summary = json.loads(RUNNER.invoke(main, ["diff", *_sides(before, after), "--format", "json"]).output)["summary"]
+    assert summary.endswith("no clear change among the 3 judged, and 1 decide nothing"), summary
+
+    steady = RUNNER.invoke(main, ["diff", *_sides(before, [run(f"c{n}", 20 + n, False) for n in range(3)])])
+    assert steady.exit_code == 0 and "decide nothing" not in steady.output, "the control: all judged"
+
+
+def test_a_copy_of_a_measured_run_under_another_id_is_no_later_run(tmp_path: Path) -> None:
+    """A shipped (measured) run copied under a new run id, the attack: the copy is the hostile
+    input here, not a fixture. Before: diff and compare read the pair as a measurement ('no
+    clear difference', the gate passed), while the same copy given as a replicate of one side
+    was refused."""
+    lines = (SAMPLE / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "events.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    start = json.loads(lines[0])
+    start["run_id"] = "copied-run"
+    start["started_at"] = "2026-12-06T00:00:00Z"
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "events.jsonl").write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n", encoding="utf-8")
+    original, copy = tmp_path / "a", tmp_path / "b"
+
+    result = RUNNER.invoke(main, ["diff", str(original), str(copy), "--fail-on", "worse"])
+    assert result.exit_code == 2, result.output
+    assert f"copied-run holds the same warm samples as {SAMPLE.name}" in result.output
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(original), str(copy), "--out", str(out)])
+    assert result.exit_code == 2 and "one measurement given twice" in result.output, result.output
+
+    # A site holding both still builds; its history joins no timing across the copy.
+    site = tmp_path / "site"
+    result = RUNNER.invoke(main, ["site", str(original), str(copy), "--out", str(site)])
+    assert result.exit_code == 0, result.output
+    (page,) = site.glob("workloads/*/index.html")
+    text = page.read_text(encoding="utf-8")
+    assert "not joined to the run before it" in text and "one measurement given twice" in text
+
+    # The control: two measured runs of the same workload are compared.
+    other = SAMPLES / "tiny-encoder-cpu-20261205T073819Z-87bab8"
+    assert RUNNER.invoke(main, ["diff", str(other), str(original)]).exit_code == 0
+
+
+def test_a_cold_call_that_compiled_from_nothing_faster_than_a_warm_call_contradicts_its_log(tmp_path: Path) -> None:
+    """Before: every cold second set to 1e-6 validated, and compare printed a cold ratio of 6e-8."""
+    events = timing_log("cold-forged", seed=5)
+    colds = [e for e in events if e["kind"] == "timing" and e.get("cold")]
+    empty = [e for e in colds if e["cold"]["cache_condition"] == "fresh_process_empty_cache"]
+    assert empty, "the fixture has compiled cells with an empty-cache first call"
+    for event in colds:
+        event["cold"]["seconds"] = 1e-6
+    reading = read_log(_log(tmp_path / "events.jsonl", events))
+    errors = [p.message for p in reading.errors]
+    assert len(errors) == len(empty), errors
+    assert all(
+        "compiled from an empty cache in a fresh process, is less than the fastest warm call" in m for m in errors
+    )
+    # The eager first calls, far below their warm calls too, are not held to it: on a contended
+    # host a warm loop's fastest call was 5 times one first call.
+    assert not any("eager" in m for m in errors)
+    assert read_log(_log(tmp_path / "ok" / "events.jsonl", timing_log("cold-real", seed=5))).valid
