@@ -1,7 +1,8 @@
 """The ``reportgen`` command line. Each command parses options and calls one plain function.
 
 Exit codes shared by every command: 0 success, 1 the input is invalid (or, for ``--fail-on``,
-the disposition is one the caller refuses), 2 usage error (bad option, missing file).
+the disposition is one the caller refuses), 2 usage error (bad option, missing file), 130
+interrupted (Ctrl-C, as the collector exits).
 """
 
 from __future__ import annotations
@@ -132,7 +133,23 @@ def _write_failed(command: str, exc: Exception) -> None:
     sys.exit(2)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
+
+
+class _Commands(click.Group):
+    """Ctrl-C ends any command with exit 130 and one line, not click's 'Aborted!' and exit 1,
+    which a CI job would read as an invalid input. What a command leaves half-written it
+    removes on the way out, as for any other exception."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            echo(f"reportgen {ctx.invoked_subcommand or ''}: interrupted".replace("  ", " "), err=True)
+            sys.exit(INTERRUPTED)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="reportgen")
 def main() -> None:
     """Turn collector run logs into migration reports with one disposition.
@@ -153,7 +170,8 @@ def main() -> None:
     wherever a log or folder goes (credentials from the standard AWS chain;
     AWS_ENDPOINT_URL_S3 for S3-compatible stores). annotate writes beside its log: a local one.
 
-    Run `reportgen COMMAND --help` for each command's options and exit codes.
+    Run `reportgen COMMAND --help` for each command's options and exit codes. Every command
+    exits 130 when interrupted (Ctrl-C).
     """
     # `site` checks the data when it builds: a rebuild that finds nothing changed (the tool's
     # files included) judges nothing, and the check would cost it a fifth of its time.
@@ -527,16 +545,25 @@ def site(
     # A site at or below a folder of runs holds a copy of each run's log: the next build of that
     # folder (to another --out), and validate, would read the copies as runs, and a copy has
     # no annotations beside it. Refused before anything is written.
+    # Nor may a folder of runs (or a log) lie below the site: the site's runs/ and workloads/
+    # folders would be written beside the user's runs, or into them.
     out_real = os.path.realpath(out_dir)
     for where in runs:
-        if isinstance(where, Path) and where.is_dir():
-            top = os.path.realpath(where)
-            if out_real == top or out_real.startswith(top.rstrip(os.sep) + os.sep):
-                raise click.BadParameter(
-                    f"{shown(out_dir)} is inside RUNS {shown(where)}: the site's copy of each log would be read as a run "
-                    "by the next build and by validate; give --out a folder outside RUNS",
-                    param_hint="--out",
-                )
+        if not isinstance(where, Path):
+            continue
+        top = os.path.realpath(where)
+        if where.is_dir() and (out_real == top or out_real.startswith(top.rstrip(os.sep) + os.sep)):
+            raise click.BadParameter(
+                f"{shown(out_dir)} is inside RUNS {shown(where)}: the site's copy of each log would be read as a run "
+                "by the next build and by validate; give --out a folder outside RUNS",
+                param_hint="--out",
+            )
+        if top.startswith(out_real.rstrip(os.sep) + os.sep):
+            raise click.BadParameter(
+                f"RUNS {shown(where)} is inside {shown(out_dir)}: the site writes its runs/ and workloads/ folders "
+                "there, beside or into your runs; give --out a folder that does not hold RUNS",
+                param_hint="--out",
+            )
     try:
         quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
         result = (
@@ -563,8 +590,12 @@ def site(
     skipped = (
         f", {len(result.skipped)} entr{'y' if len(result.skipped) == 1 else 'ies'} skipped" if result.skipped else ""
     )
+    # Every reason for exit 1 is counted here, as it is listed above (a log skipped as a second
+    # copy of a run id, or as invalid, is no folder entry skipped).
+    problems = len(result.rejected)
+    rejected = f", {problems} problem{'' if problems == 1 else 's'} (listed above)" if problems else ""
     echo(
-        f"{result.runs} run{'' if result.runs == 1 else 's'}, {len(result.written)} files written{fetched}{skipped}, site at {shown(out_dir / 'index.html')}"
+        f"{result.runs} run{'' if result.runs == 1 else 's'}, {len(result.written)} files written{fetched}{skipped}{rejected}, site at {shown(out_dir / 'index.html')}"
     )
     sys.exit(1 if result.rejected or result.skipped else 0)
 

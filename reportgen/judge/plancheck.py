@@ -1330,12 +1330,15 @@ def write_revised(review: PlanReview, original: Path, out: Path) -> None:
         shared = Path(module.anchor)
     within = shared != Path(shared.anchor)
     revised["workload"]["module"] = Path(os.path.relpath(module, folder)).as_posix() if within else str(module)
+    # The file's name as a JSON string: a line break or other control character in it stays
+    # inside the comment, escaped, instead of starting a line of TOML.
+    name = json.dumps(original.name)
     header = (
-        f"# Revised by `reportgen plan-check --target {review.target}` from {original.name}.\n"
+        f"# Revised by `reportgen plan-check --target {review.target}` from {name}.\n"
         "# Values marked proposed = true and UNDECIDED texts are proposals, not approvals: review them with the\n"
         "# owner, write the agreed values and remove the marks. Until then plan-check says 'needs a revised\n"
         "# test plan' and the collector refuses to run this plan.\n"
-        f"# Comments of {original.name} (the owner's reasons for its values) are not carried over: read them there.\n"
+        f"# Comments of {name} (the owner's reasons for its values) are not carried over: read them there.\n"
     )
     replace_file(out, (header + tomli_w.dumps(revised)).encode("utf-8"))
 

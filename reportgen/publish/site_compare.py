@@ -40,6 +40,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from collector import planschema
 from collector.tomltext import toml_text
 from reportgen.judge.backend_docs import backend_name
 from reportgen.judge.comparison import CompareRefused
@@ -100,7 +101,8 @@ class SiteConfig(_Strict):
 
 def load_site_config(path: Path) -> SiteConfig:
     try:
-        data = tomllib.loads(toml_text(read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8")))
+        text = toml_text(read_bounded(path, MAX_SIDE_FILE_BYTES).decode("utf-8"))
+        data = tomllib.loads(text)
     except (NotReadable, OSError, UnicodeDecodeError) as exc:
         raise SiteConfigError(
             f"{path}: cannot read the site configuration: {getattr(exc, 'strerror', None) or exc}"
@@ -117,7 +119,18 @@ def load_site_config(path: Path) -> SiteConfig:
         return SiteConfig.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
-        shown = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:5]]
+        # Each problem at the line its key is written on (best effort: a table of an array of
+        # tables points at the array's first), in this tool's words for an unknown key.
+        lines = planschema.Checker(str(path), planschema.key_lines(text))
+        shown = []
+        for e in errors[:5]:
+            key = ".".join(str(p) for p in e["loc"])
+            line = lines.line_of(".".join(str(p) for p in e["loc"] if not isinstance(p, int)))
+            what = "a required key, missing" if e["type"] == "missing" else e["msg"]
+            if e["type"] == "extra_forbidden":
+                top = " (a site configuration has compare, compare_latest and history)" if len(e["loc"]) == 1 else ""
+                what = f"unknown key{top}"
+            shown.append(f"{f'line {line}: ' if line else ''}{key}: {what}")
         more = f"; … and {len(errors) - 5:,} more" if len(errors) > 5 else ""
         raise SiteConfigError(f"{path}: {'; '.join(shown)}{more}") from None
 

@@ -1,0 +1,110 @@
+"""What a careless user's command line did wrong, and an attacker's file name: a site written
+over its own runs folder, Ctrl-C read as an invalid input, a revised plan whose header a file
+name could extend, a site configuration's unknown key without its line, and a summary line
+that counted only some of the problems behind its exit code."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reportgen.cli import INTERRUPTED, main
+from tests.conftest import REPO
+from tests.hostile import invoke, snapshot
+
+SAMPLES = REPO / "sample_runs"
+RUN = SAMPLES / "heat-solver-cpu-20261205T122551Z-af7feb"
+
+
+def test_a_site_whose_output_holds_the_runs_folder_is_refused_before_it_writes(tmp_path: Path) -> None:
+    """Before: `site work/runs --out work` wrote the site's runs/<id>-<hash>/ folders into the
+    user's runs folder; every later build of it then failed on runs given twice."""
+    runs = tmp_path / "work" / "runs"
+    runs.mkdir(parents=True)
+    shutil.copytree(RUN, runs / RUN.name)
+    before = snapshot(tmp_path)
+    for out in (tmp_path / "work", tmp_path):
+        result = invoke(["site", runs, "--out", out])
+        assert result.code == 2 and "inside" in result.line_with("give --out a folder that does not hold RUNS")
+    result = invoke(["site", runs / RUN.name / "events.jsonl", "--out", tmp_path / "work"])
+    assert result.code == 2
+    assert snapshot(tmp_path) == before, "nothing written"
+    assert invoke(["site", runs, "--out", tmp_path / "site"]).code == 0, "the control: a folder beside RUNS"
+
+
+def test_ctrl_c_ends_a_command_with_130_not_the_invalid_input_code(tmp_path: Path) -> None:
+    """Before: Ctrl-C printed 'Aborted!' and exited 1, which `site` and `validate` give for an
+    invalid input. A real process, interrupted after its first progress line."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = [sys.executable, "-m", "reportgen", "site", str(SAMPLES), "--out", str(tmp_path / "site")]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert "[1/" in first, first
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == INTERRUPTED == 130, (code, rest[-2000:])
+    assert "reportgen site: interrupted" in rest and "Traceback" not in rest and "Aborted!" not in rest
+
+
+def test_ctrl_c_in_any_command_exits_130(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("reportgen.contract.validation.validate_files", interrupted)
+    result = CliRunner().invoke(main, ["validate", str(RUN)])
+    assert result.exit_code == 130 and "reportgen validate: interrupted" in result.output
+    assert "130" in CliRunner().invoke(main, ["--help"]).output
+
+
+def test_a_revised_plan_s_header_keeps_a_file_name_inside_its_comment(tmp_path: Path) -> None:
+    """Before: a plan named 'needs\\n[matrix.evil]\\n#.toml' wrote '[matrix.evil]' as a line of
+    TOML into the revised plan, which then failed to parse."""
+    plan = tmp_path / "needs\n[matrix.evil]\nx = 1\n#.toml"
+    source = REPO / "tests" / "plans" / "scenario_a.toml"
+    text = source.read_text(encoding="utf-8").replace('module = "', f'module = "{source.parent}/', 1)
+    plan.write_text(text, encoding="utf-8")
+    out = tmp_path / "revised.toml"
+    result = invoke(["plan-check", plan, "--target", "neuron", "--write-revised", out])
+    assert result.code == 3, result.output
+    written = out.read_text(encoding="utf-8")
+    assert "evil" not in tomllib.loads(written).get("matrix", {})
+    header = [line for line in written.splitlines() if "evil" in line]
+    assert header and all(line.startswith("#") for line in header), header
+    assert invoke(["plan-check", out, "--target", "neuron"]).code in (0, 3), "the revised plan reads as a plan"
+
+
+def test_an_unknown_key_in_a_site_configuration_is_named_at_its_line(tmp_path: Path) -> None:
+    """Before: 'site.toml: unknown: Extra inputs are not permitted', no line, a library's words."""
+    config = tmp_path / "site.toml"
+    config.write_text("compare_latest = []\n\n[unknown]\nx = 1\n\n[history]\ncases = []\nbogus = 2\n", encoding="utf-8")
+    result = invoke(["site", RUN, "--out", tmp_path / "site", "--config", config])
+    assert result.code == 2
+    line = result.line_with("unknown key")
+    assert "line 8: history.bogus: unknown key" in line and "line 3: unknown: unknown key (a site configuration" in line
+    assert "Extra inputs" not in line
+
+
+def test_the_site_summary_counts_every_problem_behind_its_exit_code(tmp_path: Path) -> None:
+    """Before: two copies of one run gave exit 1 and '1 run, 12 files written', no word of a skip."""
+    runs = tmp_path / "runs"
+    for name in ("a", "b"):
+        shutil.copytree(RUN, runs / name)
+    result = invoke(["site", runs, "--out", tmp_path / "site"])
+    assert result.code == 1
+    assert "1 problem (listed above)" in result.line_with("files written")
+    assert "is also in" in result.output
