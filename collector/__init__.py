@@ -39,10 +39,13 @@ records; it never judges. Judgement lives in ``reportgen``.
 # cell whose every output is empty); 0.11.0 writes schema 1.6 (a workload_reads event: the files
 # the workload read through Python and the packages it imported while its module loaded and its
 # model and inputs were made), and runs no cell in a fresh process whose built weights hash
-# otherwise than the plan event's); change it with
+# otherwise than the plan event's); 0.12.0 keeps the run's files inside --out when a workload
+# changes the working directory, sends what is written to standard output during the run to
+# standard error (standard output holds the run folder alone), bounds [timing] warmup, and
+# refuses a plan none of whose chosen cells has criteria; change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.11.0"
+__version__ = "0.12.0"
 
 import sys
 

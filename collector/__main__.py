@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import math
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from collector import interrupt
 from collector.arguments import path_argument
@@ -227,6 +228,12 @@ def _main(argv: list[str]) -> int:
             f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)"
         )
         return 2
+    # A cell whose dtype has no declared criteria is skipped (recorded as such); a run in which
+    # every cell would be is refused, as plan-check refuses it, before any setup time.
+    unjudged = [why for dtype in dict.fromkeys(c.dtype for c in chosen) if (why := plan.missing_tolerance(dtype))]
+    if chosen and len(unjudged) == len({c.dtype for c in chosen}):
+        _tell(f"collector: plan error: no chosen cell has criteria to be judged by: {'; '.join(unjudged)}")
+        return 2
     if args.list:
         for cell in chosen:
             print(terminal(cell.case))
@@ -265,7 +272,8 @@ def _main(argv: list[str]) -> int:
     # too (the run reuses the module loaded here), so the watch the run ends starts here.
     workload_reads.start()
     try:
-        check_rules(plan)
+        with _stdout_to_stderr():  # the module may print when it loads
+            check_rules(plan)
     except (PlanError, WorkloadError) as exc:
         _tell(f"collector: plan error: {exc}")
         return 2
@@ -287,7 +295,8 @@ def _main(argv: list[str]) -> int:
     _tell(f"collector plan: {_cell_count(plan, args)}")
     options = Options(
         target=args.target,
-        out_dir=args.out,
+        # Absolute: a workload that changes the working directory moves no file of the run.
+        out_dir=Path(os.path.abspath(args.out)),
         only=list(args.only),
         modes=modes,
         cold=args.cold,
@@ -297,10 +306,29 @@ def _main(argv: list[str]) -> int:
         command=[sys.executable, "-m", "collector", *argv],
         target_choice=choice,
     )
-    run_dir, code = execute(plan, backend, options)
+    with _stdout_to_stderr():
+        run_dir, code = execute(plan, backend, options)
     if run_dir is not None:
         print(terminal(str(run_dir)))
     return code
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """While the run goes on, what is written to standard output (a workload's prints, a
+    library's native writes) goes to standard error: the collector's standard output holds the
+    run folder alone, for `RUN=$(python -m collector ...)`."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        try:
+            sys.stdout.flush()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _cell_count(plan: Any, args: argparse.Namespace) -> str:

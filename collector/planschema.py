@@ -307,7 +307,16 @@ SCHEMA: tuple[Table, ...] = (
                 minimum=1,
                 maximum=MAX_WARM_REPETITIONS,
             ),
-            Key("warmup", "int", "Untimed calls before them.", 3, "3", COLLECTOR, minimum=0),
+            Key(
+                "warmup",
+                "int",
+                "Untimed calls before them.",
+                3,
+                "3",
+                COLLECTOR,
+                minimum=0,
+                maximum=MAX_WARM_REPETITIONS,
+            ),
             Key(
                 "remeasure_rounds",
                 "int",

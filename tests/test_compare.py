@@ -690,7 +690,10 @@ def test_site_rejects_a_bad_configuration_before_writing(tmp_path: Path) -> None
     config = tmp_path / "bad.toml"
     config.write_text('[[compare_latest]]\nbaseline = "cpu"\n', encoding="utf-8")
     result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
-    assert result.exit_code == 2 and "bad.toml: line 1: compare_latest.0.baseline_target: a required key, missing" in result.output
+    assert (
+        result.exit_code == 2
+        and "bad.toml: line 1: compare_latest.0.baseline_target: a required key, missing" in result.output
+    )
     assert not (tmp_path / "site").exists()
     config.write_text("[[compare]\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])

@@ -110,15 +110,24 @@ def finding(run: RunModel, disposition: Disposition) -> str:
         run.with_status("untested"),
     )
     parts = []
-    if failed:
-        text = _cells_phrase(
-            len(failed), _failed_by_mode_dtype(disposition.scope), "differ from the reference beyond tolerance"
+    # A cell that failed only its task criterion, with no element outside the tolerance (a
+    # generation cell whose greedy steps diverged), is said so: it differs beyond no tolerance.
+    task_only = [c for c in failed if c.status == "mismatch" and c.mismatched == 0]
+    beyond = [c for c in failed if not (c.status == "mismatch" and c.mismatched == 0)]
+    if task_only:
+        by_group: Counter[tuple[str, str]] = Counter((c.planned.mode, c.planned.dtype) for c in task_only)
+        parts.append(
+            _cells_phrase(len(task_only), by_group, "fail their task criterion with no element beyond tolerance")
         )
+    if beyond:
+        counted = _failed_by_mode_dtype(disposition.scope)
+        counted.subtract(Counter((c.planned.mode, c.planned.dtype) for c in task_only))
+        text = _cells_phrase(len(beyond), +counted, "differ from the reference beyond tolerance")
         # The cells' compact facts (runmodel), not their events: a long run has thousands of these.
         # Each metric's "passed" read once: a long run has thousands of failed cells.
         judged = [
             passed
-            for passed in metric_values([m for m in [c.task_metric for c in failed] if m is not None], "passed")
+            for passed in metric_values([m for m in [c.task_metric for c in beyond] if m is not None], "passed")
             if passed is not None
         ]
         if judged:
@@ -147,6 +156,8 @@ def finding(run: RunModel, disposition: Disposition) -> str:
     changes = [r for r in disposition.reasons if r.outcome == "change" and r.rule not in ("mismatch", "error")]
     parts += [r.message.rstrip(".") for r in changes[:2]]
     passed = run.counts()["pass"]
+    if not run.cells:
+        return "No planned cell in the log: nothing was measured."
     if not parts and passed == len(run.cells):
         return f"All {passed} planned cell(s) passed against the reference."
     return "; ".join(parts) + f". {passed} of {len(run.cells)} cell(s) passed."

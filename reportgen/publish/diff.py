@@ -469,11 +469,26 @@ class RunDiff:
     def lead(self) -> str:
         """What a line that then gives the timing says first: a synthetic side (by its role: the
         line stands beside the runs it names), then what changed."""
-        roles = " and ".join(self.synthetic)
-        synthetic = (
-            f"synthetic fixture on the {roles} side{'s' if len(self.synthetic) > 1 else ''}: evidence of nothing"
+
+        def on(roles: dict[str, list[str]]) -> str:
+            return f"on the {' and '.join(roles)} side{'s' if len(roles) > 1 else ''}"
+
+        return "; ".join(
+            filter(
+                None,
+                (
+                    f"synthetic fixture {on(self.synthetic)}: evidence of nothing" if self.synthetic else "",
+                    f"incomplete run {on(self.incomplete)}" if self.incomplete else "",
+                    f"synthetic weights {on(self.synthetic_weights)}" if self.synthetic_weights else "",
+                    self.changed_line,
+                ),
+            )
         )
-        return "; ".join(filter(None, (synthetic if self.synthetic else "", self.changed_line)))
+
+    @property
+    def leads(self) -> bool:
+        """Whether ``lead`` says anything: a line giving the timing then starts with it."""
+        return bool(self.changed or self.synthetic or self.incomplete or self.synthetic_weights)
 
     @property
     def unstable(self) -> list[str]:

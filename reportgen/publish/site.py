@@ -508,15 +508,21 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     for s in sorted(summaries, key=lambda s: s.sort_key):
         by_workload.setdefault(s.workload, []).append(s)
     rows = []
+
     # Workloads without a run on their target first: the index lists the first FIRST_ROWS of them.
+    # The latest measured run speaks for the workload's plan: a synthetic fixture's plan is no
+    # plan of the workload (its runs alone: the latest of them, said synthetic beside it).
+    def speaking(runs: list[RunSummary]) -> RunSummary:
+        return next((s for s in reversed(runs) if not s.synthetic), runs[-1])
+
     for workload, runs in sorted(
         by_workload.items(),
         key=lambda item: (
-            any(not s.synthetic and evidence_target(s) == backend_name(_meant_for(item[1][-1])) for s in item[1]),
+            any(not s.synthetic and evidence_target(s) == backend_name(_meant_for(speaking(item[1]))) for s in item[1]),
             item[0],
         ),
     ):
-        latest = runs[-1]
+        latest = speaking(runs)
         target = _meant_for(latest)  # as the plan names it (an alias included)
         on_target = [s for s in runs if not s.synthetic and evidence_target(s) == backend_name(target)]
         rows.append(
@@ -616,7 +622,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
             d.geomean.low,
             d.geomean.high,
             d.geomean_counts,
-            d.lead if d.changed or d.synthetic else "",  # what changed leads the ratio, as in the column
+            d.lead if d.leads else "",  # what changed leads the ratio, as in the column
         )
         for _, after, d in diffs
         if d.geomean is not None
@@ -639,7 +645,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     # What changed leads the column's speed words, as it leads every comparison.
     # A mean with an interval says what variation the interval covers, as the diff's timing line does.
     geomeans = {
-        after.run_id: (f"{d.lead}: " if d.changed or d.synthetic else "")
+        after.run_id: (f"{d.lead}: " if d.leads else "")
         + d.geomean_line
         + (f" ({d.interval_scope})" if d.geomean is not None and d.geomean.low is not None else "")
         for _, after, d in diffs

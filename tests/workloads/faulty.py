@@ -19,7 +19,11 @@
   scheduler's time limit);
 * ``nan-at`` / ``inf-at`` (the number is a flat index, not a batch size): every call of the
   model, the reference's included, puts a NaN or +Inf at that element of ``y``, so the output
-  equals the reference there exactly and is within tolerance everywhere else.
+  equals the reference there exactly and is within tolerance everywhere else;
+* ``chdir`` (the number is ignored): ``build_model`` changes the working directory to
+  ``FAULTY_CHDIR``, as a careless workload might.
+
+``FAULTY_PRINT=1`` makes ``build_model`` and every ``run_model`` call print to standard output.
 
 Transfer and compile failures are injected by the tests at the collector's seams (a test
 backend's compiler, the transfer function), since a workload module does not control them.
@@ -64,6 +68,10 @@ def build_model() -> nn.Module:
         time.sleep(600)
     if fault is not None and fault[0] == "child-crash" and _in_cold_child():
         os._exit(7)  # a fresh process that dies without a word, as a crashing compiler would
+    if fault is not None and fault[0] == "chdir":
+        os.chdir(os.environ["FAULTY_CHDIR"])
+    if os.environ.get("FAULTY_PRINT"):
+        print("faulty: build_model")
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     if fault is not None and fault[0] == "big-weights":
@@ -82,6 +90,8 @@ _calls: dict[int, int] = {}
 
 
 def run_model(model: nn.Module, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    if os.environ.get("FAULTY_PRINT"):
+        print("faulty: run_model")
     batch = inputs["x"].shape[0]
     is_reference = next(model.parameters()).dtype == torch.float64
     if is_reference and _fails("reference", batch):

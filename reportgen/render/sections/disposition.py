@@ -58,6 +58,12 @@ class ScopeView:
     passed_count: int
     not_passed_count: int
 
+    @property
+    def none_left(self) -> str:
+        """What the empty table of cells that did not pass says: that every planned cell passed,
+        only where one was planned (a log that stopped before its plan planned none)."""
+        return "every planned cell passed" if self.passed_count else "no planned cell in the log"
+
 
 def reason_view(reason: Reason) -> ReasonView:
     shown = [(c, anchor(c)) for c in reason.cases[:DETAIL_CAP]]

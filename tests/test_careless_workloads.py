@@ -1,0 +1,151 @@
+"""A careless workload or plan on the device host, and pages a hurried reader takes alone.
+
+From an outside review: a workload that changed the working directory moved the run's weights,
+inputs and reference out of its folder; a workload's prints landed on the collector's standard
+output, which holds the run folder alone; an unbounded warm-up hung every cell; a plan none of
+whose cells can be judged ran and exited 0; and on the pages, a cell failing only its task
+criterion read "differs beyond tolerance", a synthetic fixture spoke for its workload's plan and
+stood untagged in the index, and a history's line said "faster" before "synthetic weights"."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collector.__main__ import main as collector_main
+from collector.plan import PlanError, load_plan
+from reportgen.judge.disposition import SYNTHETIC_LEAD
+from tests.conftest import REPO
+from tests.hostile import invoke
+from tests.logbuilder import _neuron_env, base_events, dumps, finish, with_envelope
+
+FAULTY = REPO / "tests" / "workloads" / "faulty.toml"
+SAMPLES = REPO / "sample_runs"
+
+
+def test_a_workload_that_changes_directory_and_prints_moves_no_file_and_no_line_of_stdout(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "FAULTY": "chdir@0", "FAULTY_CHDIR": str(elsewhere), "FAULTY_PRINT": "1"}
+    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
+    proc = subprocess.run(
+        [*command, "--out", "runs", "--modes", "eager", "--cold", "off", "--warm", "2"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # Standard output: the run folder alone; the workload's prints went to standard error.
+    assert proc.stdout.count("\n") == 1, proc.stdout[:2000]
+    run = Path(proc.stdout.strip())
+    assert run.parent == tmp_path / "runs" and run.is_dir()
+    assert "faulty: build_model" in proc.stderr and "faulty: run_model" in proc.stderr
+    assert (run / "artifacts" / "weights.pt").is_file()
+    assert list(elsewhere.iterdir()) == [], "nothing of the run left the --out folder"
+
+
+def test_a_warm_up_past_the_largest_warm_count_is_a_plan_error(tmp_path: Path) -> None:
+    plan = tmp_path / "faulty.toml"
+    plan.write_text(
+        FAULTY.read_text(encoding="utf-8")
+        .replace('module = "faulty.py"', f'module = "{FAULTY.parent / "faulty.py"}"')
+        .replace("warmup = 1", "warmup = 1000000000"),
+        encoding="utf-8",
+    )
+    with pytest.raises(PlanError, match=r"timing\.warmup.*at most 10000"):
+        load_plan(plan)
+
+
+def test_a_plan_none_of_whose_chosen_cells_has_criteria_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: every cell was skipped ('the plan declares no tolerance for bfloat16') and the
+    run exited 0; plan-check said the plan needs revising."""
+    plan = tmp_path / "faulty.toml"
+    plan.write_text(
+        FAULTY.read_text(encoding="utf-8")
+        .replace('module = "faulty.py"', f'module = "{FAULTY.parent / "faulty.py"}"')
+        .replace('dtypes = ["float32"]', 'dtypes = ["bfloat16"]'),
+        encoding="utf-8",
+    )
+    for extra in (["--list"], ["--out", str(tmp_path / "runs")]):
+        assert collector_main(["--workload", str(plan), "--target", "cpu", *extra]) == 2
+        assert "no chosen cell has criteria to be judged by" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+    assert collector_main(["--workload", str(FAULTY), "--target", "cpu", "--list"]) == 0, "the control"
+
+
+def test_a_cell_failing_only_its_task_criterion_is_not_said_to_differ_beyond_tolerance(tmp_path: Path) -> None:
+    """The scenario-a sample's bfloat16 eager cell: no element outside the tolerance, 3 greedy
+    steps agreeing against 8 asked. Before, its first screen read '1 cell(s) differ from the
+    reference beyond tolerance'."""
+    run = SAMPLES / "scenario-a-text-service-cpu-20261205T124743Z-42589b"
+    assert invoke(["report", run, "--out", tmp_path, "--format", "md-summary"]).code == 0
+    text = (tmp_path / "report-summary.md").read_text(encoding="utf-8")
+    assert "1 cell(s) fail their task criterion with no element beyond tolerance (eager/bfloat16: 1)" in text
+    assert "beyond tolerance (eager" not in text.replace("with no element beyond tolerance (eager", "")
+
+
+def test_a_log_with_no_planned_cell_says_nothing_was_measured(tmp_path: Path) -> None:
+    events = base_events()
+    events = [e for e in events if e["kind"] in ("run_start", "environment")]
+    events.append(
+        {
+            "kind": "run_end",
+            "finished_at": "2026-01-01T00:10:00Z",
+            "status": "aborted",
+            "reason": "workload error: the module did not load (synthetic)",
+            "cells_planned": 4,
+            "cells_recorded": 0,
+        }
+    )
+    log = tmp_path / "events.jsonl"
+    log.write_text(dumps(with_envelope(events)), encoding="utf-8")
+    invoke(["report", log, "--out", tmp_path / "out", "--format", "md"])
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "No planned cell in the log: nothing was measured." in text and "All 0 planned" not in text
+    assert "| none | no planned cell in the log |" in text and "every planned cell passed" not in text
+
+
+def test_a_synthetic_fixture_neither_speaks_for_its_workload_nor_stands_untagged_in_the_index(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    measured = SAMPLES / "tiny-encoder-cpu-20261205T124447Z-43ef64"
+    shutil.copytree(measured, runs / measured.name)
+    events = base_events(target="neuron", family="neuron")
+    _neuron_env(events)
+    events[0].update(run_id="synthetic-neuron", started_at="2026-12-31T00:00:00Z")
+    (runs / "synthetic").mkdir()
+    (runs / "synthetic" / "events.jsonl").write_text(dumps(with_envelope(finish(events))), encoding="utf-8")
+    assert invoke(["site", runs, "--out", tmp_path / "site"]).code == 0
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert f"Reviewed from the plan logged by {measured.name}" in index or measured.name in index
+    assert "logged by synthetic-neuron" not in index
+    grid = index.split('id="versions"', 1)[1].split("</section>", 1)[0]
+    assert "synthetic</span>" in grid, grid
+    with open(tmp_path / "site" / "index.csv", encoding="utf-8", newline="") as handle:
+        rows = {row["run_id"]: row for row in csv.DictReader(handle)}
+    assert rows["synthetic-neuron"]["headline"].startswith(SYNTHETIC_LEAD)
+    assert not rows[measured.name]["headline"].startswith(SYNTHETIC_LEAD)
+
+
+def test_a_history_line_names_synthetic_weights_and_an_incomplete_run_before_faster_or_slower(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    for name in ("tiny-encoder-cpu-20261205T073819Z-87bab8", "tiny-encoder-cpu-20261205T124447Z-43ef64"):
+        shutil.copytree(SAMPLES / name, runs / name)
+    later = runs / "tiny-encoder-cpu-20261205T124447Z-43ef64" / "events.jsonl"
+    lines = later.read_text(encoding="utf-8").splitlines(keepends=True)
+    later.write_text("".join(lines[: len(lines) * 2 // 3]), encoding="utf-8")  # cut: no run_end
+    result = invoke(["site", runs, "--out", tmp_path / "site"])
+    assert result.code == 0, result.output
+    (page,) = (tmp_path / "site" / "workloads").glob("*/index.html")
+    line = page.read_text(encoding="utf-8").split("Latest run against the previous one", 1)[1].split("</p>", 1)[0]
+    first = line.index("incomplete run on the after side")
+    assert first < line.index("synthetic weights on the before and after sides") < line.index(" faster")
