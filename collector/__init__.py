@@ -42,7 +42,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # otherwise than the plan event's); 0.12.0 keeps the run's files inside --out when a workload
 # changes the working directory, sends what is written to standard output during the run to
 # standard error (standard output holds the run folder alone), bounds [timing] warmup, and
-# refuses a plan none of whose chosen cells has criteria; change it with
+# refuses a plan none of whose chosen cells has criteria, and ends the processes a workload
+# started in its own process and left running; change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.12.0"

@@ -27,6 +27,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 PIPE_ENV = "COLLECTOR_LIFELINE_FD"
@@ -169,3 +170,65 @@ def sweep_left_behind(parent: Path | None = None) -> list[Path]:
                     entry.unlink()
                     removed.append(entry)
     return removed
+
+
+# A child that torch starts for its own compiles (Inductor's compile-worker pool), ended by
+# torch at exit: not the workload's to leave behind.
+_TORCH_WORKER = b"torch/_inductor/compile_worker"
+
+
+def children() -> set[int]:
+    """The pids whose parent is this process (Linux /proc; an empty set elsewhere)."""
+    found: set[int] = set()
+    me = os.getpid()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                    stat = handle.read()
+                # pid (comm) state ppid ...: comm may hold spaces and parentheses, so after the last ')'
+                if int(stat[stat.rindex(b")") + 2 :].split()[1]) == me:
+                    found.add(int(entry.name))
+    return found
+
+
+def end_left_children(before: set[int], grace: float = 2.0) -> list[str]:
+    """End the children of this process that were not there before the run (``before``) and
+    are not torch's compile workers: what the workload started in this process and left
+    running. SIGTERM, then SIGKILL after ``grace`` seconds; each is reaped. Returns each one as
+    'PID (command)', for the line that says so."""
+    left = []
+    for pid in sorted(children() - before):
+        with contextlib.suppress(OSError, IndexError):
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                stat = handle.read()
+            if stat[stat.rindex(b")") + 2 :].startswith(b"Z"):  # exited, not yet reaped: reaped here
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read().replace(b"\0", b" ").strip()
+            if _TORCH_WORKER in command:
+                continue
+            left.append((pid, command.decode("utf-8", "replace")[:120]))
+    for pid, _ in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for pid, _ in left:
+        while True:
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break  # reaped already, or not ours to wait for
+            if done or time.monotonic() > deadline:
+                if not done:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, 0)
+                break
+            time.sleep(0.05)
+    return [f"{pid} ({command})" for pid, command in left]

@@ -106,6 +106,9 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
     Never raises: a failure at one cell is recorded on that cell; what ends the run is told
     in one line on stderr and in the aborted run_end's reason.
     """
+    # What this process has started before the run (nothing, from the command line): any other
+    # child left at the end is the workload's, and is ended.
+    before = lifeline.children()
     # Held until the handlers that close a run are in place, so none lands between the two.
     held = signal.pthread_sigmask(signal.SIG_BLOCK, set(EXIT_ABORTED))
     run = Run(plan, backend, options)
@@ -192,4 +195,8 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
     finally:
         setup.restore_environment(run)
         workload_reads.discard()  # a run that ended before its workload_reads event leaves no watch
+        ended = lifeline.end_left_children(before)
+        if ended:
+            more = f" and {len(ended) - 5} more" if len(ended) > 5 else ""
+            say(f"ended {len(ended)} process(es) the workload started and left running: {', '.join(ended[:5])}{more}")
         interrupt.restore(previous)

@@ -9,9 +9,11 @@ stood untagged in the index, and a history's line said "faster" before "syntheti
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +151,29 @@ def test_a_history_line_names_synthetic_weights_and_an_incomplete_run_before_fas
     line = page.read_text(encoding="utf-8").split("Latest run against the previous one", 1)[1].split("</p>", 1)[0]
     first = line.index("incomplete run on the after side")
     assert first < line.index("synthetic weights on the before and after sides") < line.index(" faster")
+
+
+def test_processes_a_workload_starts_in_the_collector_s_process_are_ended_with_the_run(tmp_path: Path) -> None:
+    """Before: a plain child and a child in a session of its own, started by build_model in the
+    collector's own process, outlived the run (re-parented to init); holding the collector's
+    standard output, they kept `RUN=$(python -m collector ...)` waiting until they ended."""
+    pidfile = tmp_path / "pids"
+    env = {**os.environ, "FAULTY": "spawn@0", "FAULTY_PIDFILE": str(pidfile)}
+    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
+    try:
+        proc = subprocess.run(
+            [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "2"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        pids = [int(p) for p in pidfile.read_text(encoding="utf-8").split()]
+        assert len(pids) >= 2
+        assert [pid for pid in pids if Path(f"/proc/{pid}").exists()] == [], "left running"
+        assert f"process(es) the workload started and left running: {pids[0]} (sleep 600)" in proc.stderr
+    finally:
+        for pid in (int(p) for p in (pidfile.read_text(encoding="utf-8").split() if pidfile.exists() else ())):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)

@@ -21,7 +21,10 @@
   model, the reference's included, puts a NaN or +Inf at that element of ``y``, so the output
   equals the reference there exactly and is within tolerance everywhere else;
 * ``chdir`` (the number is ignored): ``build_model`` changes the working directory to
-  ``FAULTY_CHDIR``, as a careless workload might.
+  ``FAULTY_CHDIR``, as a careless workload might;
+* ``spawn`` (the number is ignored): in the collector's own process, ``build_model`` starts two
+  sleeping processes, one in a session of its own, and leaves them running (their pids written
+  to ``FAULTY_PIDFILE``).
 
 ``FAULTY_PRINT=1`` makes ``build_model`` and every ``run_model`` call print to standard output.
 
@@ -68,6 +71,13 @@ def build_model() -> nn.Module:
         time.sleep(600)
     if fault is not None and fault[0] == "child-crash" and _in_cold_child():
         os._exit(7)  # a fresh process that dies without a word, as a crashing compiler would
+    if fault is not None and fault[0] == "spawn" and not _in_cold_child():
+        sleepers = [
+            subprocess.Popen(["sleep", "600"]),
+            subprocess.Popen(["sleep", "601"], start_new_session=True),
+        ]
+        with open(os.environ["FAULTY_PIDFILE"], "a", encoding="utf-8") as handle:
+            handle.write(" ".join(str(p.pid) for p in sleepers) + "\n")
     if fault is not None and fault[0] == "chdir":
         os.chdir(os.environ["FAULTY_CHDIR"])
     if os.environ.get("FAULTY_PRINT"):
