@@ -425,8 +425,9 @@ def test_the_history_names_host_changes_before_its_timing_line(tmp_path: Path) -
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     latest = page[page.index("Latest run against the previous one") :]
     # These logs (schema 1.0) read no CPU wait around their loops: said beside the host changes.
-    named = "changed first (3 host, time the threads waited for a CPU not recorded on the before and after: "
-    named += "contention not judged on either; named below)"
+    # The first two of each kind named (a reader of the line alone learns what changed).
+    named = "changed first (3 host: torch threads, device name and 1 more; time the threads waited for a CPU not"
+    named += " recorded on the before and after: contention not judged on either; named below)"
     assert latest.index(named) < latest.index("faster")
     row = re.search(r"<td>([^<]*geometric[^<]*|changed first[^<]*)</td>", page)
     assert row is not None and row.group(1).startswith(named + ": "), row
@@ -615,15 +616,13 @@ def test_the_geometric_mean_trend_names_what_changed_before_its_ratio(tmp_path: 
     # These fixtures keep no threads or load around their warm loops: that is said too (the same
     # device name was read as an unchanged host).
     unknown = "threads, CPU affinity and load around the warm loops not recorded on the before and after"
-    changed = (
-        f"changed first (1 version, {unknown}: a host change cannot be ruled out; named below): 1.299x over 4 cells"
-    )
+    changed = f"changed first (1 version: torch; {unknown}: a host change cannot be ruled out; named below): 1.299x over 4 cells"
     assert (
         second.startswith("2026-01-02 00:00:00: synthetic fixture on the before and after sides") and changed in second
     )
     assert f"changed first ({unknown}: a host change cannot be ruled out; named below): 0.538x over 4 cells" in third
     column = history["geomeans"][runs[1].run_id]
-    assert column.index("changed first (1 version, threads") < column.index("1.3x slower"), column
+    assert column.index("changed first (1 version: torch; threads") < column.index("1.3x slower"), column
 
 
 def test_the_cold_and_compile_trends_are_not_joined_across_a_changed_cache_condition(tmp_path: Path) -> None:

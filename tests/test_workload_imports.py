@@ -327,7 +327,9 @@ def test_the_history_names_a_changed_helper_before_its_timing_line(tmp_path: Pat
     page = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     latest = page[page.index("Latest run against the previous one") :]
     # (these fixtures keep no threads or load around their warm loops: that is named too)
-    assert latest.index("changed first (1 code and data, threads, CPU affinity and load") < latest.index("faster")
+    assert latest.index(
+        "changed first (1 code and data: workload import helper.py; threads, CPU affinity"
+    ) < latest.index("faster")
     change = page[page.index("What changed between consecutive runs") :]
     assert change.index("workload import helper.py") < change.index("Disposition:")
 

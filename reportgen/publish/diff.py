@@ -446,21 +446,27 @@ class RunDiff:
 
     @property
     def changed_line(self) -> str:
-        """What changed besides the results, counted, for a line that then gives the timing."""
-        counts = (
-            (("criterion", "criteria"), len(self.criteria)),
-            (("version", "versions"), len(self.versions)),
-            (("code and data",) * 2, len(self.code_and_data)),
-            (("host",) * 2, len(self.host)),
-            (("status said differently",) * 2, len(self.restated)),
+        """What changed besides the results, counted and (the first of each kind) named, for a
+        line that then gives the timing: a reader of that line alone learns what changed."""
+        kinds = (
+            (("criterion", "criteria"), [c.label for c in self.criteria]),
+            (("version", "versions"), [key for key, _, _ in self.versions]),
+            (("code and data",) * 2, [key for key, _, _ in self.code_and_data]),
+            (("host",) * 2, [key for key, _, _ in self.host]),
+            (("status said differently",) * 2, [case for case, _, _ in self.restated]),
         )
-        changed = [f"{n} {what[n != 1]}" for what, n in counts if n]
+        changed = []
+        for what, names in kinds:
+            if names:
+                named = list(dict.fromkeys(names))
+                more = f" and {len(named) - NAMED_CHANGES} more" if len(named) > NAMED_CHANGES else ""
+                changed.append(f"{len(names)} {what[len(names) != 1]}: {', '.join(named[:NAMED_CHANGES])}{more}")
         if self.host_unknown:  # not a change, and not 'no change' either
             changed.append(self.host_unknown)
         if self.declared_only:  # the same, but only by declaration
             changed.append(DECLARED_ONLY)
         return (
-            f"changed first ({', '.join(changed)}; named below)"
+            f"changed first ({'; '.join(changed)}; named below)"
             if changed
             else "no criteria, versions, code, data or host changed"
         )
@@ -1211,6 +1217,8 @@ def _start_run_id(log: object, max_bytes: int) -> str | None:
     return run_id if isinstance(run_id, str) else None
 
 
+# The changes of each kind a line giving the timing names (the rest are counted, and named below it).
+NAMED_CHANGES = 2
 # The dispositions from best to worst, for --fail-on worse.
 OUTCOME_RANK = {"suitable": 0, "change": 1, "blocked": 2}
 
