@@ -195,8 +195,8 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
     finally:
         setup.restore_environment(run)
         workload_reads.discard()  # a run that ended before its workload_reads event leaves no watch
-        ended = lifeline.end_left_children(before)
-        if ended:
-            more = f" and {len(ended) - 5} more" if len(ended) > 5 else ""
-            say(f"ended {len(ended)} process(es) the workload started and left running: {', '.join(ended[:5])}{more}")
+        stray = lifeline.end_left_children(before)
+        if stray:
+            more = f" and {len(stray) - 5} more" if len(stray) > 5 else ""
+            say(f"ended {len(stray)} process(es) the workload started and left running: {', '.join(stray[:5])}{more}")
         interrupt.restore(previous)
