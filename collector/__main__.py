@@ -317,15 +317,23 @@ def _main(argv: list[str]) -> int:
 def _stdout_to_stderr() -> Iterator[None]:
     """While the run goes on, what is written to standard output (a workload's prints, a
     library's native writes) goes to standard error: the collector's standard output holds the
-    run folder alone, for `RUN=$(python -m collector ...)`."""
-    sys.stdout.flush()
+    run folder alone, for `RUN=$(python -m collector ...)`. With standard output closed (a job
+    started with `>&-`) there is nothing to keep apart: nothing is changed."""
+    try:
+        os.fstat(1)
+    except OSError:
+        yield
+        return
+    if sys.stdout is not None:
+        sys.stdout.flush()
     saved = os.dup(1)
     try:
         os.dup2(2, 1)
         yield
     finally:
         try:
-            sys.stdout.flush()
+            if sys.stdout is not None:
+                sys.stdout.flush()
         finally:
             os.dup2(saved, 1)
             os.close(saved)

@@ -133,13 +133,15 @@ def _write_failed(command: str, exc: Exception) -> None:
     sys.exit(2)
 
 
+# The folders a site writes below its --out (reportgen.publish.site): RUNS may not lie in one.
+SITE_FOLDERS = ("runs", "workloads", "comparisons", "campaigns", "assets")
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
 
 
 class _Commands(click.Group):
     """Ctrl-C ends any command with exit 130 and one line, not click's 'Aborted!' and exit 1,
-    which a CI job would read as an invalid input. What a command leaves half-written it
-    removes on the way out, as for any other exception."""
+    which a CI job would read as an invalid input. What it had written stays as it was (a
+    site's pages each written whole; its next build completes the site)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -545,8 +547,9 @@ def site(
     # A site at or below a folder of runs holds a copy of each run's log: the next build of that
     # folder (to another --out), and validate, would read the copies as runs, and a copy has
     # no annotations beside it. Refused before anything is written.
-    # Nor may a folder of runs (or a log) lie below the site: the site's runs/ and workloads/
-    # folders would be written beside the user's runs, or into them.
+    # Nor may a folder of runs (or a log) lie in one of the folders the site writes (runs/,
+    # workloads/, ...): the site would write into them, or its copies beside the user's runs.
+    # Elsewhere below --out (a Pages root with data/ in it) the site writes nothing.
     out_real = os.path.realpath(out_dir)
     for where in runs:
         if not isinstance(where, Path):
@@ -558,10 +561,14 @@ def site(
                 "by the next build and by validate; give --out a folder outside RUNS",
                 param_hint="--out",
             )
-        if top.startswith(out_real.rstrip(os.sep) + os.sep):
+        below = (
+            os.path.relpath(top, out_real).split(os.sep)[0] if top.startswith(out_real.rstrip(os.sep) + os.sep) else ""
+        )
+        if below in SITE_FOLDERS:
             raise click.BadParameter(
-                f"RUNS {shown(where)} is inside {shown(out_dir)}: the site writes its runs/ and workloads/ folders "
-                "there, beside or into your runs; give --out a folder that does not hold RUNS",
+                f"RUNS {shown(where)} is inside {shown(out_dir / below)}, a folder the site writes: its copies of "
+                "the logs would go into or beside your runs; give --out a folder whose "
+                f"{', '.join(f'{name}/' for name in SITE_FOLDERS)} do not hold RUNS",
                 param_hint="--out",
             )
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import os
 import shutil
 import signal
@@ -23,7 +24,7 @@ import pytest
 from collector.__main__ import main as collector_main
 from collector.plan import PlanError, load_plan
 from reportgen.judge.disposition import SYNTHETIC_LEAD
-from tests.conftest import REPO
+from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke
 from tests.logbuilder import _neuron_env, base_events, dumps, finish, with_envelope
 
@@ -177,3 +178,37 @@ def test_processes_a_workload_starts_in_the_collector_s_process_are_ended_with_t
         for pid in (int(p) for p in (pidfile.read_text(encoding="utf-8").split() if pidfile.exists() else ())):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_training_cell_whose_parameters_are_outside_is_not_said_to_fail_only_its_task(tmp_path: Path) -> None:
+    """A review of the wording above: a training cell counts its loss's elements only, and its
+    parameters may be outside their tolerance with its task metric met."""
+    case = "b1-l16-contiguous-float32-compiled"
+    events = [json.loads(line) for line in (FIXTURES / "synthetic_training.jsonl").read_text().splitlines()]
+    for event in events:
+        if event.get("case") != case:
+            continue
+        if event["kind"] == "train_result":
+            event["params"][-1].update(max_abs=0.5, max_rel=0.5, mismatched=5, norm_ratio=1.2, worst_ratio=50.0)
+        elif event["kind"] == "case_result":
+            event["status"] = "mismatch"
+    events = [e for e in events if not (e["kind"] == "timing" and e.get("case") == case)]
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    assert invoke(["report", log, "--out", tmp_path / "out", "--format", "md"]).code == 0
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "1 cell(s) differ from the reference beyond tolerance (compiled/float32: 1)" in text
+    assert "fail their task criterion" not in text
+
+
+def test_the_collector_runs_with_its_standard_output_closed(tmp_path: Path) -> None:
+    """A job started with `>&-` (cron, a daemon wrapper): the redirect of standard output had
+    raised before the run, where it had run before."""
+    command = [sys.executable, "-m", "collector", "--workload", str(FAULTY), "--target", "cpu"]
+    args = [*command, "--out", str(tmp_path / "runs"), "--modes", "eager", "--cold", "off", "--warm", "2"]
+    proc = subprocess.run(["sh", "-c", '"$@" >&-', "sh", *args], stderr=subprocess.PIPE, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert len(list((tmp_path / "runs").iterdir())) == 1

@@ -31,9 +31,8 @@ def test_a_site_whose_output_holds_the_runs_folder_is_refused_before_it_writes(t
     runs.mkdir(parents=True)
     shutil.copytree(RUN, runs / RUN.name)
     before = snapshot(tmp_path)
-    for out in (tmp_path / "work", tmp_path):
-        result = invoke(["site", runs, "--out", out])
-        assert result.code == 2 and "inside" in result.line_with("give --out a folder that does not hold RUNS")
+    result = invoke(["site", runs, "--out", tmp_path / "work"])
+    assert result.code == 2 and "work/runs, a folder the site writes" in result.line_with("do not hold RUNS")
     result = invoke(["site", runs / RUN.name / "events.jsonl", "--out", tmp_path / "work"])
     assert result.code == 2
     assert snapshot(tmp_path) == before, "nothing written"
@@ -108,3 +107,15 @@ def test_the_site_summary_counts_every_problem_behind_its_exit_code(tmp_path: Pa
     assert result.code == 1
     assert "1 problem (listed above)" in result.line_with("files written")
     assert "is also in" in result.output
+
+
+def test_runs_kept_in_a_folder_of_their_own_below_the_site_are_built(tmp_path: Path) -> None:
+    """A Pages root with data/ in it: the site writes nothing there, and builds (the refusal is
+    for RUNS in the folders the site writes)."""
+    data = tmp_path / "data"
+    shutil.copytree(RUN, data / RUN.name)
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    assert invoke(["site", data, "--out", tmp_path]).code == 0
+    assert (tmp_path / "index.html").is_file()
+    assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
+    assert invoke(["site", data, "--out", tmp_path]).code == 0, "a rebuild reads no copy as a run"

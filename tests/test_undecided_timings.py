@@ -150,3 +150,22 @@ def test_a_cold_call_that_compiled_from_nothing_faster_than_a_warm_call_contradi
     # host a warm loop's fastest call was 5 times one first call.
     assert not any("eager" in m for m in errors)
     assert read_log(_log(tmp_path / "ok" / "events.jsonl", timing_log("cold-real", seed=5))).valid
+
+
+def test_two_measured_runs_on_a_coarse_clock_are_no_copy(tmp_path: Path) -> None:
+    """A review of the copy rule: two runs of a fast workload whose clock ticks coarser than a
+    call draw every series alike (one repeated value); they are two runs, compared, as the rule
+    for replicates already allowed. Edited copies of two shipped runs, every warm sample one tick."""
+    from collector.timing import warm_stats
+
+    for name, run in (("a", SAMPLES / "tiny-encoder-cpu-20261205T073819Z-87bab8"), ("b", SAMPLE)):
+        events = [json.loads(line) for line in (run / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+        for event in events:
+            if event["kind"] == "timing" and event.get("warm"):
+                event["warm"].update(warm_stats([1e-4] * len(event["warm"]["samples_s"])))
+                event["warm"]["samples_s"] = [1e-4] * len(event["warm"]["samples_s"])
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    result = RUNNER.invoke(main, ["diff", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert "one measurement given twice" not in result.output

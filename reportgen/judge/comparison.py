@@ -951,8 +951,11 @@ def compare_runs(
     # candidate that is the baseline's copy measured nothing on its target; synthetic runs, test
     # fixtures that are evidence of nothing and say so, are built alike).
     measured = not any(r.run.synthetic for runs in sides_runs for r in runs)
-    for checked in (*sides_runs, *([sides_runs[0] + sides_runs[1]] if measured else [])):
-        copied = copied_run([(r.run.start.run_id, {c.case: c.warm_samples for c in r.run.cells}) for r in checked])
+    for n, checked in enumerate((*sides_runs, *([sides_runs[0] + sides_runs[1]] if measured else []))):
+        copied = copied_run(
+            [(r.run.start.run_id, {c.case: c.warm_samples for c in r.run.cells}) for r in checked],
+            whole_run=n < 2,  # across the sides: distinct samples alike only (copied_run)
+        )
         if copied is not None:
             raise CompareRefused(copied)
     base, cand = _Context(baseline), _Context(candidate)

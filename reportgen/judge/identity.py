@@ -255,7 +255,7 @@ def _alike(a: Sequence[float], b: Sequence[float]) -> bool:
     return all(abs(x - y) <= ALIKE * max(abs(x), abs(y)) for x, y in zip(a, b))
 
 
-def copied_run(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str | None:
+def copied_run(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]], whole_run: bool = True) -> str | None:
     """Why two of ``runs`` (run id, each cell's warm samples) are one measurement given twice:
     the same warm samples in every timed cell, or in one whose samples are all distinct, which no
     two measurements draw (a timer resolves far finer than a warm loop repeats itself; a series
@@ -263,7 +263,9 @@ def copied_run(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str
     under another id, folded into a side's interval as a further replicate, would narrow it with
     no new evidence, and so would a copy with some cells edited. "The same" is within ALIKE of
     each sample: a copy written again with fewer digits is still one measurement. None when no
-    two are alike."""
+    two are alike. ``whole_run`` False leaves out the first test (the same samples in every
+    cell, repeated values allowed), for runs on two sides of a comparison: two runs of a fast
+    workload on a coarse clock may draw every cell alike."""
     # As sorted series: the same samples in another order are the same draw.
     timed = [(run_id, {case: tuple(sorted(s)) for case, s in cells.items() if s}) for run_id, cells in runs]
     for i, (first, a) in enumerate(timed):
@@ -271,11 +273,12 @@ def copied_run(runs: Sequence[tuple[str, Mapping[str, Sequence[float]]]]) -> str
             # A series with a repeated sample may come from a timer too coarse for the loop, which
             # two runs can draw alike; a series of distinct samples no two runs draw alike.
             same = [case for case, series in a.items() if case in b and _alike(series, b[case])]
-            if not same and not (a and a == b):
+            whole = whole_run and bool(a) and a == b
+            if not same and not whole:
                 continue
             where = (
                 f"in every one of its {len(a)} timed cells"
-                if a == b
+                if whole
                 else f"in {len(same)} of its {len(b)} timed cells ({same[0]}{', ...' if len(same) > 1 else ''}), samples"
                 f" all distinct and each within {ALIKE:g} of the other's, which no two measurements draw alike"
             )

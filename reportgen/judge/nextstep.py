@@ -110,10 +110,19 @@ def finding(run: RunModel, disposition: Disposition) -> str:
         run.with_status("untested"),
     )
     parts = []
-    # A cell that failed only its task criterion, with no element outside the tolerance (a
-    # generation cell whose greedy steps diverged), is said so: it differs beyond no tolerance.
-    task_only = [c for c in failed if c.status == "mismatch" and c.mismatched == 0]
-    beyond = [c for c in failed if not (c.status == "mismatch" and c.mismatched == 0)]
+    # A cell that failed its task criterion with no element outside the tolerance (a generation
+    # cell whose greedy steps diverged) is said so: it differs beyond no tolerance. Not a training
+    # cell: its elements counted are its loss's, and its parameters or gradients may be outside.
+    task_only = [
+        c
+        for c in failed
+        if c.status == "mismatch"
+        and c.mismatched == 0
+        and c.task_metric is not None
+        and metric_values([c.task_metric], "passed") == [False]
+        and c.train_result is None
+    ]
+    beyond = [c for c in failed if id(c) not in {id(t) for t in task_only}]
     if task_only:
         by_group: Counter[tuple[str, str]] = Counter((c.planned.mode, c.planned.dtype) for c in task_only)
         parts.append(

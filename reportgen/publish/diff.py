@@ -799,7 +799,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     # its timings is compared (`reportgen diff` refuses the pair; a site's history says so beside
     # it). Synthetic runs (test fixtures, evidence of nothing and said to be) are built alike.
     if not any(r.synthetic for r in (*befores, *afters)):
-        result.copied = copied_run(samples(befores) + samples(afters))
+        result.copied = copied_run(samples(befores) + samples(afters), whole_run=False)
     if result.copied is not None:
         result.timing_unlike.append(result.copied)
     weights = weights_identity(WeightsFacts(**first.weights), WeightsFacts(**last.weights), NAMES)
