@@ -55,14 +55,19 @@ def test_a_workload_that_changes_directory_and_prints_moves_no_file_and_no_line_
     assert list(elsewhere.iterdir()) == [], "nothing of the run left the --out folder"
 
 
-def test_a_warm_up_past_the_largest_warm_count_is_a_plan_error(tmp_path: Path) -> None:
-    plan = tmp_path / "faulty.toml"
-    plan.write_text(
-        FAULTY.read_text(encoding="utf-8")
-        .replace('module = "faulty.py"', f'module = "{FAULTY.parent / "faulty.py"}"')
-        .replace("warmup = 1", "warmup = 1000000000"),
-        encoding="utf-8",
+def _faulty_plan(folder: Path, old: str, new: str) -> Path:
+    """The faulty workload's plan in ``folder`` (its module where it is), ``old`` made ``new``."""
+    plan = folder / "faulty.toml"
+    text = FAULTY.read_text(encoding="utf-8").replace(
+        'module = "faulty.py"', f'module = "{FAULTY.parent / "faulty.py"}"'
     )
+    assert old in text
+    plan.write_text(text.replace(old, new), encoding="utf-8")
+    return plan
+
+
+def test_a_warm_up_past_the_largest_warm_count_is_a_plan_error(tmp_path: Path) -> None:
+    plan = _faulty_plan(tmp_path, "warmup = 1", "warmup = 1000000000")
     with pytest.raises(PlanError, match=r"timing\.warmup.*at most 10000"):
         load_plan(plan)
 
@@ -72,13 +77,7 @@ def test_a_plan_none_of_whose_chosen_cells_has_criteria_is_refused_before_the_ru
 ) -> None:
     """Before: every cell was skipped ('the plan declares no tolerance for bfloat16') and the
     run exited 0; plan-check said the plan needs revising."""
-    plan = tmp_path / "faulty.toml"
-    plan.write_text(
-        FAULTY.read_text(encoding="utf-8")
-        .replace('module = "faulty.py"', f'module = "{FAULTY.parent / "faulty.py"}"')
-        .replace('dtypes = ["float32"]', 'dtypes = ["bfloat16"]'),
-        encoding="utf-8",
-    )
+    plan = _faulty_plan(tmp_path, 'dtypes = ["float32"]', 'dtypes = ["bfloat16"]')
     for extra in (["--list"], ["--out", str(tmp_path / "runs")]):
         assert collector_main(["--workload", str(plan), "--target", "cpu", *extra]) == 2
         assert "no chosen cell has criteria to be judged by" in capsys.readouterr().err
