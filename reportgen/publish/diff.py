@@ -446,8 +446,17 @@ class RunDiff:
 
     @property
     def changed_line(self) -> str:
-        """What changed besides the results, counted and (the first of each kind) named, for a
-        line that then gives the timing: a reader of that line alone learns what changed."""
+        """What changed besides the results, counted, for a line that then gives the timing (a
+        history row's cell: the changes are named below it)."""
+        return self._changed(named=False)
+
+    @property
+    def changed_named(self) -> str:
+        """The same, with the first changes of each kind named by their short names: for the
+        one line on a page's first screen, whose reader learns from it what changed."""
+        return self._changed(named=True)
+
+    def _changed(self, named: bool) -> str:
         kinds = (
             (("criterion", "criteria"), [c.label for c in self.criteria]),
             (("version", "versions"), [key for key, _, _ in self.versions]),
@@ -457,16 +466,20 @@ class RunDiff:
         )
         changed = []
         for what, names in kinds:
-            if names:
-                named = list(dict.fromkeys(names))
-                more = f" and {len(named) - NAMED_CHANGES} more" if len(named) > NAMED_CHANGES else ""
-                changed.append(f"{len(names)} {what[len(names) != 1]}: {', '.join(named[:NAMED_CHANGES])}{more}")
+            if not names:
+                continue
+            counted = f"{len(names)} {what[len(names) != 1]}"
+            if named:  # a key's words before its explanation in parentheses
+                shown = list(dict.fromkeys(name.split(" (", 1)[0] for name in names))
+                more = f" and {len(shown) - NAMED_CHANGES} more" if len(shown) > NAMED_CHANGES else ""
+                counted += f": {', '.join(shown[:NAMED_CHANGES])}{more}"
+            changed.append(counted)
         if self.host_unknown:  # not a change, and not 'no change' either
             changed.append(self.host_unknown)
         if self.declared_only:  # the same, but only by declaration
             changed.append(DECLARED_ONLY)
         return (
-            f"changed first ({'; '.join(changed)}; named below)"
+            f"changed first ({('; ' if named else ', ').join(changed)}; named below)"
             if changed
             else "no criteria, versions, code, data or host changed"
         )
@@ -474,8 +487,16 @@ class RunDiff:
     @property
     def lead(self) -> str:
         """What a line that then gives the timing says first: a synthetic side (by its role: the
-        line stands beside the runs it names), then what changed."""
+        line stands beside the runs it names), an incomplete run, synthetic weights, then what
+        changed (counted)."""
+        return self._lead(self.changed_line)
 
+    @property
+    def lead_named(self) -> str:
+        """``lead`` with the changes named (changed_named): the first screen's line."""
+        return self._lead(self.changed_named)
+
+    def _lead(self, changed: str) -> str:
         def on(roles: dict[str, list[str]]) -> str:
             return f"on the {' and '.join(roles)} side{'s' if len(roles) > 1 else ''}"
 
@@ -486,7 +507,7 @@ class RunDiff:
                     f"synthetic fixture {on(self.synthetic)}: evidence of nothing" if self.synthetic else "",
                     f"incomplete run {on(self.incomplete)}" if self.incomplete else "",
                     f"synthetic weights {on(self.synthetic_weights)}" if self.synthetic_weights else "",
-                    self.changed_line,
+                    changed,
                 ),
             )
         )

@@ -665,7 +665,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
         "summary": diffs[-1][2].summary if diffs else "",
-        "changed": diffs[-1][2].lead if diffs else "",
+        "changed": diffs[-1][2].lead_named if diffs else "",  # the first screen's line names the changes
         "interval_scope": diffs[-1][2].interval_scope if diffs else "",
         "geomeans": geomeans,
         "unstable": unstable,
