@@ -230,8 +230,9 @@ def _main(argv: list[str]) -> int:
         return 2
     # A cell whose dtype has no declared criteria is skipped (recorded as such); a run in which
     # every cell would be is refused, as plan-check refuses it, before any setup time.
-    unjudged = [why for dtype in dict.fromkeys(c.dtype for c in chosen) if (why := plan.missing_tolerance(dtype))]
-    if chosen and len(unjudged) == len({c.dtype for c in chosen}):
+    dtypes = dict.fromkeys(c.dtype for c in chosen)
+    unjudged = [why for dtype in dtypes if (why := plan.missing_tolerance(dtype))]
+    if dtypes and len(unjudged) == len(dtypes):
         _tell(f"collector: plan error: no chosen cell has criteria to be judged by: {'; '.join(unjudged)}")
         return 2
     if args.list:

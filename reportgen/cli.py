@@ -147,7 +147,7 @@ class _Commands(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            echo(f"reportgen {ctx.invoked_subcommand or ''}: interrupted".replace("  ", " "), err=True)
+            echo(f"{' '.join(filter(None, ('reportgen', ctx.invoked_subcommand)))}: interrupted", err=True)
             sys.exit(INTERRUPTED)
 
 

@@ -122,7 +122,8 @@ def finding(run: RunModel, disposition: Disposition) -> str:
         and metric_values([c.task_metric], "passed") == [False]
         and c.train_result is None
     ]
-    beyond = [c for c in failed if id(c) not in {id(t) for t in task_only}]
+    told = {id(c) for c in task_only}
+    beyond = [c for c in failed if id(c) not in told]
     if task_only:
         by_group: Counter[tuple[str, str]] = Counter((c.planned.mode, c.planned.dtype) for c in task_only)
         parts.append(

@@ -204,10 +204,10 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
 def repetition_totals(samples: Sequence[float], repetitions: int | None) -> list[float]:
     """Each repetition's whole decode time from a generation cell's decode_token samples (each
     repetition's steps in turn, collector/run/generation_cells.py); [] where they cannot be told."""
-    steps = len(samples) // repetitions if repetitions else 0
-    if not steps or steps * repetitions != len(samples):  # type: ignore[operator]  # steps: repetitions set
+    if not repetitions or not samples or len(samples) % repetitions:
         return []
-    return [math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(repetitions)]  # type: ignore[arg-type]
+    steps = len(samples) // repetitions
+    return [math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(repetitions)]
 
 
 def repetitions_stability(samples: Sequence[float], repetitions: int | None, waited: Waited = None) -> Stability | None:
