@@ -333,7 +333,9 @@ def test_every_ratio_the_diff_text_shows_reads_inside_the_interval_it_shows() ->
     )
     text = CliRunner().invoke(main, ["diff", str(before), str(after)]).output
     shown = re.findall(r"\(([0-9.]+)x, 95% interval ([0-9.]+) to ([0-9.]+)\)", text)
-    assert len(shown) >= 20 and any(float(r) < 0.1 for r, _, _ in shown)
+    # 16 of them since cells whose re-measured series disagree with their earlier attempts
+    # decide nothing (tests/test_attempts_apart.py); 20 before.
+    assert len(shown) >= 12 and any(float(r) < 0.1 for r, _, _ in shown)
     assert all(float(low) <= float(ratio) <= float(high) for ratio, low, high in shown), shown
 
 

@@ -1049,7 +1049,7 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
         parts.append(
             f"{len(unstable)} of {timed} timed cells have an unstable warm timing (bimodal, drifting, spread wide, with many far"
             " outliers or a fastest sample far below the median, or measured while the threads waited for a CPU, by the"
-            " collector's stability rules)"
+            " collector's stability rules; or measured again at a speed none of its earlier attempts ran at)"
         )
     if short:
         parts.append(

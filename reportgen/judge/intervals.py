@@ -293,11 +293,6 @@ def _middle_cdf(n: int) -> np.ndarray:
     return np.minimum(np.maximum.accumulate(out), 1.0)
 
 
-def _middle(values: np.ndarray) -> float:
-    """The middle sample of sorted values (the lower of the two middle ones for an even count)."""
-    return float(values[(len(values) - 1) // 2])
-
-
 def _resampled_log_medians(runs: Runs, rng: np.random.Generator) -> np.ndarray:
     """Per draw, the mean over resampled runs of the log middle sample of each run's resample.
 

@@ -52,7 +52,6 @@ SHOWN_CELLS = 300
 # Localisations of cells that are not problems, judged (and shown) for the first few only.
 LOCALIZED_OTHERS = 12
 PROBLEM_STATUSES = ("mismatch", "nonfinite", "error", "skipped")
-NEW_ANNOTATIONS_NAME = "annotations.new.toml"
 
 
 @dataclass(frozen=True)

@@ -993,12 +993,6 @@ def _review(
     return review
 
 
-LOGGED_PLAN_NOTE = (
-    "reviewed from the plan as the run logged it: keys the log does not hold "
-    "(expected_compilations, variable_lengths, bucket proposals) are taken at their defaults"
-)
-
-
 def review_logged_plan(event: Any, target: str | None = None) -> PlanReview:
     """Review the plan a run logged (its plan event) as plan-check reviews a plan file: the plan
     is written back as plan TOML from the event's fields (the matrix from its cells, the reference

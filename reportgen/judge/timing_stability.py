@@ -6,6 +6,12 @@ classifier (``collector.stability``), for old logs as for new, so the page, the 
 the collector never disagree. A cell whose series is not stable (unstable, or too short to
 classify) is left out of faster/slower verdicts and geometric means, and is named.
 
+A cell the collector measured again (an unstable series is followed by later attempts, and the
+first stable one ends them) is judged by its last series and by the earlier ones: a stable last
+series whose median lies outside every sample of the earlier ones, by more than the classifier's
+10% floor for two speeds, measured a speed the cell did not run at before (``attempts_apart``),
+and decides nothing either.
+
 A generation cell (schema 1.2) keeps two warm series in its generation event instead: time to
 first token and decode per token (``GENERATION_SERIES``). Each is classified by the same rule.
 """
@@ -17,7 +23,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from collector.stability import SPREAD_MAX, STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
+from collector.stability import GAP_OVER_MEDIAN_MIN, SPREAD_MAX, STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
 from reportgen.contract import events as ev
 from reportgen.contract.validation import fields_of
 from reportgen.model.runmodel import CellRecord, RunModel, per_run, waited_of
@@ -46,6 +52,7 @@ __all__ = [
     "UNCLASSIFIED",
     "UNSTABLE",
     "GENERATION_SERIES",
+    "attempts_apart",
     "generation_waited",
     "series_words",
     "SERIES_COLUMN",
@@ -76,14 +83,20 @@ class CellStability:
     stability: Stability
     attempts: int  # warm series the collector took of this cell (1 in logs before 1.2)
     host: str = ""  # the host around the reported series, in words ('' when not recorded)
+    apart: str = ""  # a stable last series' disagreement with the earlier ones (attempts_apart)
+
+    @property
+    def verdict(self) -> str:
+        """The series' verdict, unstable where its attempts disagree."""
+        return UNSTABLE if self.apart else self.stability.verdict
 
     @property
     def decides(self) -> bool:
-        return self.stability.verdict == STABLE
+        return self.verdict == STABLE
 
     @property
     def unstable(self) -> bool:
-        return self.stability.verdict == UNSTABLE
+        return self.verdict == UNSTABLE
 
 
 def cell_stability(cell: CellRecord) -> CellStability | None:
@@ -97,10 +110,28 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     # and notes) only when they are asked for: an unstable series' flag names its failed
     # checks; nothing shows a stable series' checks.
     stability = classify(cell.warm_samples, cell.warm_waited)
+    apart = attempts_apart(stability, cell.warm_before)
     host = ""
-    if stability.verdict == UNSTABLE and cell.source is not None:
+    if (stability.verdict == UNSTABLE or apart) and cell.source is not None:
         host = host_text(getattr(fields_of(cell.source.at(cell.warm_line)), "host", None))
-    return CellStability(cell.case, stability, cell.warm_series, host)
+    return CellStability(cell.case, stability, cell.warm_series, host, apart)
+
+
+def attempts_apart(stability: Stability, before: Sequence[float] | None) -> str:
+    """Why a stable series disagrees with the cell's earlier warm series, whose samples spanned
+    ``before`` (fastest, slowest): its median lies below the fastest of them, or above the
+    slowest, by more than the classifier's floor for two speeds (GAP_OVER_MEDIAN_MIN); '' when
+    it does not, or when there were none. A cell that ran at one speed in one attempt and at
+    another in the next has no one warm figure, however steady its last attempt was."""
+    median = stability.median_s
+    if stability.verdict != STABLE or before is None or len(before) != 2 or not median:
+        return ""
+    fastest, slowest = float(before[0]), float(before[1])
+    if slowest > 0 and median > slowest * (1 + GAP_OVER_MEDIAN_MIN):
+        return f"the attempts disagree: the last series' median is {median / slowest:.2f}x the slowest sample of the earlier ones"
+    if median < fastest / (1 + GAP_OVER_MEDIAN_MIN):
+        return f"the attempts disagree: the last series' median is {median / fastest:.2f}x the fastest sample of the earlier ones"
+    return ""
 
 
 def host_text(host: object) -> str:
@@ -241,11 +272,11 @@ def flag_text(judged: CellStability) -> str:
     s = judged.stability
     if s.verdict == UNCLASSIFIED:
         return f"not classified: {s.note}"
-    if s.verdict == STABLE:
+    if judged.decides:
         return f"stable after {judged.attempts} warm series" if judged.attempts > 1 else ""
     after = f" after {judged.attempts} warm series" if judged.attempts > 1 else ""
     host = f" (host: {judged.host})" if judged.host else ""
-    return f"{SYMBOL} {FLAG}{after}: " + "; ".join(c.note for c in s.reasons) + host
+    return f"{SYMBOL} {FLAG}{after}: " + "; ".join([c.note for c in s.reasons] or [judged.apart]) + host
 
 
 def is_unstable(flag: str) -> bool:
@@ -254,14 +285,19 @@ def is_unstable(flag: str) -> bool:
 
 
 def series_flag(
-    samples: list[float] | tuple[float, ...] | None, waited: Waited = None, repetitions: int | None = None
+    samples: list[float] | tuple[float, ...] | None,
+    waited: Waited = None,
+    repetitions: int | None = None,
+    before: Sequence[float] | None = None,
 ) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
     ...'), or None for a stable one (and for no samples: there is nothing to judge).
     ``waited``: what the process's threads waited for a CPU over its loop and the loop's wall
     time, if recorded. ``repetitions``: of a decode_token series, whose repetitions' whole
     decode times must be stable too (repetitions_stability): else its throughput, the figure a
-    generation service is judged by, could move against the per-step median."""
+    generation service is judged by, could move against the per-step median. ``before``: the
+    (fastest, slowest) sample of the cell's earlier warm series, where it was measured again
+    (attempts_apart)."""
     if not samples:
         return None
     s = classify(samples, _pair(waited))
@@ -269,6 +305,8 @@ def series_flag(
         return f"{FLAG}: " + ", ".join(RULE_WORDS.get(c.name, c.name) for c in s.reasons)
     if s.verdict == UNCLASSIFIED:
         return f"{UNCLASSIFIED_FLAG}: {s.note}"
+    if apart := attempts_apart(s, before):
+        return f"{FLAG}: {apart}"
     whole = repetitions_stability(samples, repetitions, waited) if repetitions else None
     if whole is not None and whole.verdict == UNSTABLE:
         rules = ", ".join(RULE_WORDS.get(c.name, c.name) for c in whole.reasons)
@@ -307,11 +345,17 @@ def undecided_why(unstable: int, undecided: int) -> str:
     return "unstable or not classified" if unstable else "not classified"
 
 
-def stability_word(samples: list[float] | tuple[float, ...] | None, waited: Waited = None) -> str | None:
+def stability_word(
+    samples: list[float] | tuple[float, ...] | None, waited: Waited = None, before: Sequence[float] | None = None
+) -> str | None:
     """The classifier's verdict on a kept warm series, as the exports give it: 'stable',
     'unstable' or 'unclassified' (too short to classify); None with no samples. Only a stable
-    series' median decides anything (the exports' readers filter on it)."""
-    return classify(samples, _pair(waited)).verdict if samples else None
+    series' median decides anything (the exports' readers filter on it). ``before``: as
+    series_flag's; a stable series whose attempts disagree reads 'unstable'."""
+    if not samples:
+        return None
+    s = classify(samples, _pair(waited))
+    return UNSTABLE if attempts_apart(s, before) else s.verdict
 
 
 def _pair(waited: Waited) -> tuple[float, float] | None:
@@ -344,16 +388,19 @@ def replicate_flags(
     samples: list[list[float]],
     waited: Sequence[Waited] = (),
     repetitions: Sequence[int | None] = (),
+    before: Sequence[Sequence[float] | None] = (),
 ) -> list[str]:
     """The stability flag of each further replicate's warm series, named by side and run (the
     first run's own flag is its cell's), and the side's when its runs disagree (runs_disagree).
     ``waited``: each run's CPU wait over its loop, in the order of ``samples``, where recorded;
-    ``repetitions``: of a decode_token series, each run's repetitions (series_flag)."""
+    ``repetitions``: of a decode_token series, each run's repetitions; ``before``: each run's
+    earlier attempts' range (series_flag)."""
     found = []
     waits = list(waited) + [None] * (len(samples) - len(waited))
     reps = list(repetitions) + [None] * (len(samples) - len(repetitions))
-    for run_id, series, wait, rep in list(zip(run_ids, samples, waits, reps))[1:]:
-        flag = series_flag(series, wait, rep)
+    befores = list(before) + [None] * (len(samples) - len(before))
+    for run_id, series, wait, rep, earlier in list(zip(run_ids, samples, waits, reps, befores))[1:]:
+        flag = series_flag(series, wait, rep, earlier)
         if flag:
             found.append(f"{flag} ({role} replicate {run_id})")
     if disagree := runs_disagree(samples):

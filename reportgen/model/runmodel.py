@@ -99,6 +99,10 @@ class CellRecord:
     warm_samples: tuple[float, ...] = ()
     warm_line: int = 0
     warm_series: int = 0
+    # (fastest, slowest) sample of the cell's earlier warm series, where the collector measured
+    # it again (None with one series): a stable last series whose median none of them came near
+    # did not measure the speed the cell ran at before (judge.timing_stability.attempts_apart).
+    warm_before: tuple[float, float] | None = None
     # The last warm series' peak device memory in bytes (1.3 logs on); None where not measured:
     # no record, or the target has no device allocator (the reason stays in the log).
     peak_device_bytes: int | None = None
@@ -552,6 +556,11 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     if (timed_out := _opt(data.cold_timed_out_after_s)) is not None:
         cell.cold_timed_out_after_s = timed_out
     if warm is not None:
+        if cell.warm_samples:  # an earlier series: the range its samples spanned
+            low, high = min(cell.warm_samples), max(cell.warm_samples)
+            if cell.warm_before is not None:
+                low, high = min(low, cell.warm_before[0]), max(high, cell.warm_before[1])
+            cell.warm_before = (low, high)
         cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
         cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
         cell.warm_series += 1

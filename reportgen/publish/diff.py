@@ -260,7 +260,7 @@ def timing_flags(
         flag = (
             series_flag(cell.generation.get(series), cell.generation_waited, _repetitions(cell, series))
             if series
-            else series_flag(cell.warm_samples_s, cell.warm_waited)
+            else series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before)
         )
         if flag:
             flags.append(f"{flag} ({which})")
@@ -1025,8 +1025,12 @@ class _Cells:
         flags = timing_flags(self.befores[0], self.afters[0], old, new, series, waits) + result.timing_unlike
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
         reps = [[_repetitions(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
-        flags += replicate_flags("before", result.before_runs, before[1], waits[0], reps[0])
-        flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1])
+        earlier = [
+            [None if series or (c := r.cells.get(case)) is None else c.warm_before for r in side]
+            for side in (self.befores, self.afters)
+        ]
+        flags += replicate_flags("before", result.before_runs, before[1], waits[0], reps[0], earlier[0])
+        flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1], earlier[1])
         # A site state from before planned fields kept: one sequence.
         batch = old.planned[0] if old.planned and isinstance(old.planned[0], int) else 1
         change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")

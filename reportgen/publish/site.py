@@ -130,7 +130,9 @@ from collector.visible import terminal
 # run as a task's only when its log says so).
 # 8: summaries keep a generation cell's repetitions: a decode ratio whose repetitions' whole
 # decode times are unstable decides nothing.
-STATE_FORMAT = 8
+# 9: summaries keep the range of a re-measured cell's earlier warm series: a stable last series
+# far outside it decides nothing.
+STATE_FORMAT = 9
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
@@ -164,6 +166,7 @@ class _StoredCell(BaseModel):
     # [seconds waited for a CPU, seconds the loop took]: plain figures, as the log's are.
     warm_waited: list[Annotated[float, Field(ge=0, le=1e12)]] | None = Field(None, min_length=2, max_length=2)
     generation_waited: list[Annotated[float, Field(ge=0, le=1e12)]] | None = Field(None, min_length=2, max_length=2)
+    warm_before: list[Annotated[float, Field(ge=0, le=1e9)]] | None = Field(None, min_length=2, max_length=2)
 
 
 class _StoredRun(BaseModel):
@@ -731,7 +734,7 @@ def _unstable_cell(summary: RunSummary, case: str) -> str | None:
     """Why a cell's warm point decides nothing, after its symbol ('≋ unstable timing: ...', '?
     timing not classified: ...'), or None."""
     cell = summary.cells.get(case)
-    flag = series_flag(cell.warm_samples_s, cell.warm_waited) if cell is not None else None
+    flag = series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before) if cell is not None else None
     if flag is None:
         return None
     return f"{STABILITY_SYMBOL if flag.startswith(STABILITY_FLAG) else UNCLASSIFIED_SYMBOL} {flag}"

@@ -100,6 +100,10 @@ class CellSummary:
     # logs on; None: not recorded, or a site state written before it was kept): the classifier's
     # contention rule reads it beside the samples.
     warm_waited: list[float] | None = None
+    # [fastest, slowest] sample of the cell's earlier warm series, where the collector measured it
+    # again (None: one series, or a site state written before it was kept): a stable last series
+    # far outside them decides nothing (judge.timing_stability.attempts_apart).
+    warm_before: list[float] | None = None
     # The same over a generation cell's warm generations (both its series come from that loop).
     generation_waited: list[float] | None = None
 
@@ -319,6 +323,7 @@ def cell_summary(
     if cell.status == "pass" and cell.warm_median_s is not None:
         summary.timed = timed_words(warm_timed(cell))
         summary.warm_waited = list(cell.warm_waited) if cell.warm_waited is not None else None
+        summary.warm_before = list(cell.warm_before) if cell.warm_before is not None else None
         summary.cold_condition = cell.cold_condition if cell.cold_s is not None else None
         counters = cell.compile_cache if mode == "compiled" else None
         summary.compile_cache = cache_outcome_of(*counters) if counters is not None else None

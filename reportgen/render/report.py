@@ -245,7 +245,7 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) -> 
 
 def warm_stability(judged: JudgedRun) -> dict[str, str]:
     """Per timed cell, its warm series' stability as the judge classified it (details.csv's column)."""
-    return {j.case: j.stability.verdict for j in judged.judgement.timed} if judged.judgement is not None else {}
+    return {j.case: j.verdict for j in judged.judgement.timed} if judged.judgement is not None else {}
 
 
 def details_table(judged: JudgedRun) -> bytes:

@@ -1,0 +1,116 @@
+"""A cell the collector measured again: its last, stable series decides nothing when its median
+lies far outside every sample of its earlier attempts (the cell ran at two speeds). Every log
+here is a synthetic fixture (tests/logbuilder.py, origin "synthetic"), but the shipped sample
+run read as it is."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.judge.judgement import judge
+from reportgen.judge.timing_stability import attempts_apart, cell_stability, series_flag, stability_word
+from reportgen.model.runmodel import read_run
+from reportgen.publish.site import build_site
+from tests.logbuilder import _warm, dumps, timing_log
+from collector.stability import classify
+
+RUNNER = CliRunner()
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+# Its cache-check cell: attempt 1 took 0.18-12.8 ms a call (median 0.28 ms), attempt 2 took
+# 95-108 ms a call, steadily, and was the one the report showed as "stable after 2 warm series".
+SAMPLE = SAMPLES / "tiny-encoder-cpu-20261202T021258Z-677058"
+REPEAT = "b1-l16-contiguous-float32-compiled-repeat"
+CELL = "b1-l16-contiguous-float32-compiled"
+
+
+def _remeasured(run_id: str, last: float, seed: int = 0) -> list[dict[str, Any]]:
+    """timing_log's run with CELL measured twice: a first series that is unstable (one call in
+    three 60% slower) around 0.8 ms, then its logged series with every sample times ``last``."""
+    events = timing_log(run_id, seed=seed)
+    at = next(i for i, e in enumerate(events) if e["kind"] == "timing" and e["case"] == CELL)
+    first = json.loads(json.dumps(events[at]))
+    base = first["warm"]["samples_s"]
+    first["warm"] = _warm([s * (1.6 if i % 3 == 0 else 1.0) for i, s in enumerate(base)])
+    first["attempt"] = 1
+    events[at]["warm"] = _warm([s * last for s in base])
+    events[at]["attempt"] = 2
+    events.insert(at, first)
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    assert classify(first["warm"]["samples_s"]).verdict == "unstable", "the first attempt is unstable"
+    return events
+
+
+def _write(path: Path, events: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def test_the_shipped_cache_check_cell_that_jumped_340x_between_attempts_decides_nothing(tmp_path: Path) -> None:
+    """Before: its 96 ms read 'stable after 2 warm series' on the page, 'stable' in details.csv,
+    and a plain trend point in the history."""
+    reading, builder = read_run(SAMPLE / "events.jsonl")
+    run = builder.build(reading)
+    cell = next(c for c in run.cells if c.case == REPEAT)
+    judged = cell_stability(cell)
+    assert judged is not None and judged.stability.verdict == "stable", "the last series alone is stable"
+    assert not judged.decides and judged.unstable and "the attempts disagree" in judged.apart
+    judgement = judge(run)
+    assert "the attempts disagree" in judgement.timing_flags[REPEAT]
+    assert REPEAT in {j.case for j in judgement.undecided}
+
+    result = RUNNER.invoke(main, ["report", str(SAMPLE), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    rows = {r["case"]: r for r in csv.DictReader((tmp_path / "r" / "details.csv").open(encoding="utf-8"))}
+    assert rows[REPEAT]["warm_stability"] == "unstable"
+    # A cell measured again whose last series sits among its earlier samples still decides.
+    steady = [c for c in run.cells if c.warm_series > 1 and (j := cell_stability(c)) is not None and j.decides]
+    assert steady, "the same run has re-measured cells that decide"
+
+
+def test_a_last_series_inside_the_earlier_samples_decides_and_one_far_outside_does_not() -> None:
+    stable = classify([1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0])
+    assert stable.verdict == "stable"
+    assert attempts_apart(stable, None) == "", "one series: nothing to disagree with"
+    assert attempts_apart(stable, (0.95, 1.6)) == ""
+    assert attempts_apart(stable, (0.7, 0.92)) == "", "within the 10% floor for two speeds"
+    assert "1.25x the slowest" in attempts_apart(stable, (0.5, 0.8))
+    assert "0.50x the fastest" in attempts_apart(stable, (2.0, 3.0))
+    samples = list(stable.series)
+    assert series_flag(samples, before=(0.95, 1.6)) is None
+    assert series_flag(samples, before=(2.0, 3.0)).startswith("unstable timing: the attempts disagree")
+    assert stability_word(samples, before=(2.0, 3.0)) == "unstable"
+    assert stability_word(samples, before=[0.95, 1.6]) == "stable"
+
+
+def test_diff_and_the_site_history_call_no_change_of_a_cell_whose_attempts_disagree(tmp_path: Path) -> None:
+    """The later run's cell ran at 0.8 ms in its first attempt and steadily at 8 ms in its second:
+    neither diff nor the history may call it 10x slower."""
+    before = _write(tmp_path / "runs" / "a" / "events.jsonl", timing_log("apart-before"))
+    after = _write(tmp_path / "runs" / "b" / "events.jsonl", _remeasured("apart-after", 10.0, seed=1))
+    control = _write(tmp_path / "control" / "events.jsonl", _remeasured("apart-control", 1.0, seed=1))
+
+    def timing(path: Path) -> dict[str, Any]:
+        found = json.loads(RUNNER.invoke(main, ["diff", str(before), str(path), "--format", "json"]).output)
+        return next(t for t in found["timings"] if t["case"] == CELL)
+
+    apart = timing(after)
+    assert any("the attempts disagree" in f for f in apart["flags"]), apart
+    gate = RUNNER.invoke(main, ["diff", str(before), str(after), "--fail-on", "worse"])
+    assert CELL in gate.stderr and "decide nothing" in gate.stderr, gate.stderr
+    assert not any("attempts disagree" in f for f in timing(control)["flags"]), "the same attempts, one speed"
+
+    site = tmp_path / "site"
+    build_site([tmp_path / "runs"], site)
+    state = json.loads((site / ".reportgen-state.json").read_text(encoding="utf-8"))
+    kept = [r["cells"][CELL].get("warm_before") for r in state["runs"].values()]
+    assert sorted(map(bool, kept)) == [False, True], "the state keeps the earlier attempts' range"
+    history = next((site / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    assert "the attempts disagree" in history
