@@ -13,7 +13,9 @@ table states; and a generation event's decode steps must be the plan's and its t
 prefill's token and one a decode call), which its agreeing steps are counted against. From
 schema 1.4 a warm loop's host holds what its threads ran and waited for a CPU and the loop's
 wall time (the contention rule reads them): each is there, as seconds the way the collector
-writes them, or unknown with its reason.
+writes them, or unknown with its reason. A cell's warm series are its attempts 1, 2, ... in the
+order logged, at most 1 + the plan's remeasure_rounds, each after one the log classified
+unstable (the collector measures again only such a series).
 
 What identifies the run holds together too: run_start names one collector version, a run has
 one weights artifact, and it and the plan give the same hashes of the weights. A generation
@@ -143,6 +145,8 @@ class FigureChecks:
         # from an empty cache in a fresh process (seconds, line): the two come on separate lines.
         self.fastest_warm: dict[str, tuple[float, int]] = {}
         self.empty_cold: dict[str, tuple[float, int]] = {}
+        # By case: the attempt of its last warm series, the verdict the log gives it, and its line.
+        self.last_series: dict[str, tuple[int, str | None, int]] = {}
         # One call per line of a long log: the rule of each kind, looked up once.
         self.rules = {
             "run_start": self._run_start,
@@ -345,12 +349,54 @@ class FigureChecks:
                 return self._cold_against_warm(data.case)
         if absent(data.warm):
             return None
+        attempt = self._attempt(data)  # first: it records the series whatever else is wrong
         return (
             self._planned_repetitions("warm holds", len(data.warm.samples_s))
             or warm_figures("warm", data.warm)
             or _cpu_time("host", data.host, data.schema_version, (data.warm.samples_s,))
+            or attempt
             or self._fastest(data.case, data.warm.min_s)
         )
+
+    def _attempt(self, data: Any) -> str | None:
+        """A cell's warm series are numbered 1, 2, ... in the order logged (collector/run/timings.py):
+        the first, then one re-measurement a round while the last was unstable, up to 1 + the
+        plan's remeasure_rounds series. An attempt past that bound, a number left out or repeated,
+        or a series measured again after one the log itself classified stable (or could not
+        classify: such a series is final) was not taken as the log says. A warm series without an
+        attempt (a log before 1.2) is the cell's only one."""
+        top, stability = data.attempt, data.stability
+        given = None if absent(stability) else stability.attempt
+        attempt = given if absent(top) else top
+        previous = self.last_series.get(data.case)
+        self.last_series[data.case] = (attempt or 1, None if absent(stability) else stability.verdict, self.line)
+        if not absent(top) and given is not None and top != given:
+            return f"attempt is {top}, but stability.attempt is {given}"
+        rounds: Any = getattr(self.plan, "remeasure_rounds", None)  # UNSET or None: not recorded
+        allowed = None if absent(stability) else stability.attempts_allowed
+        if not absent(rounds) and allowed is not None and allowed != 1 + rounds:
+            return f"stability.attempts_allowed is {allowed}, but the plan's remeasure_rounds {rounds} allows {1 + rounds} warm series"
+        bound = allowed if absent(rounds) else 1 + rounds
+        if attempt is not None and bound is not None and attempt > bound:
+            by = (
+                f"stability.attempts_allowed is {bound}"
+                if absent(rounds)
+                else f"the plan's remeasure_rounds {rounds} allows {bound} warm series"
+            )
+            return f"attempt is {attempt}, but {by}"
+        if previous is None and attempt not in (None, 1):
+            return f"attempt is {attempt}, but no earlier warm series of this cell is logged"
+        if previous is None:
+            return None
+        last, verdict, line = previous
+        if attempt is None:
+            return f"a second warm series with no attempt (a cell's only series), after the one on line {line}"
+        if attempt != last + 1:
+            return f"attempt {attempt} follows attempt {last} (line {line}): a cell's warm series are numbered 1, 2, ... with none left out"
+        if verdict is not None and verdict != "unstable":
+            said = "classifies stable" if verdict == "stable" else "could not classify"
+            return f"attempt {attempt} follows attempt {last} (line {line}), which the log {said}: the collector measures again only an unstable series"
+        return None
 
     def _fastest(self, case: str, fastest: float) -> str | None:
         if fastest < self.fastest_warm.get(case, (math.inf, 0))[0]:

@@ -199,6 +199,9 @@ class LogReading:
         return self.end_status == "complete" and not self.truncated
 
 
+_UNPARSED = object()  # what _parse_json gives for a line it could not read as JSON
+
+
 class _NonFiniteLiteral(ValueError):
     pass
 
@@ -252,7 +255,7 @@ class _Checker:
         # The first non-blank line of the file (the fast path accepts lines without this check).
         first = not self.first_content_seen and not self.reading.records
         self.first_content_seen = True
-        if obj is None:
+        if obj is _UNPARSED:
             if first and not unterminated and len(self.reading.problems) > problems:
                 # Not one event log gone bad but some other file: say so once, read no further.
                 why = self.reading.problems.pop().message
@@ -279,11 +282,13 @@ class _Checker:
         return event
 
     def _parse_json(self, number: int, raw: bytes, unterminated: bool) -> Any:
+        """The line's JSON value, or _UNPARSED once its problem is reported (a line holding
+        ``null`` is a value like any other: the caller says it is not an object)."""
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             self.error(number, f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}")
-            return None
+            return _UNPARSED
         if "\r" in text:
             self.saw_cr = True
         try:
@@ -316,7 +321,7 @@ class _Checker:
             if where is None:
                 return obj
             self.error(number, f"{where}: a lone surrogate escape (\\ud800-\\udfff) is not Unicode text")
-        return None
+        return _UNPARSED
 
     def _check_version(self, number: int, obj: dict[str, Any]) -> int | None:
         version = obj.get("schema_version")
