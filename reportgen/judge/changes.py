@@ -13,9 +13,9 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
   that lists one), and "not recorded" when it is older and lists none;
 * the host: the device (name, count, instance type, host name), the environment variables
   the collector recorded, every version beyond the pages' own version keys, and the host facts
-  around the warm loops (torch threads, CPU affinity, count and governor, load average, and the
-  accelerator's clocks and temperature where its adapter reads them: CUDA's SM and memory clock
-  and GPU temperature).
+  around the warm loops (torch threads, CPU affinity, count and governor, load average, and
+  each reading of the accelerator its backend's adapter logs there, whatever the backend: every
+  '<key>_before' and '<key>_after' host fact beyond the generic ones, named by its key in words).
 
 A changed thread count or CPU affinity makes a timing ratio no like-for-like comparison:
 ``host_timing_flag`` says so, and every ratio carries it, as a changed timing scope does; between
@@ -24,10 +24,10 @@ instance type, CPU count), which compare, two targets by design, names without f
 changed load average is named and does not flag: a busier host shows in the warm series
 themselves, which the stability classifier already reads (an unsteady series decides nothing),
 while the load figure is a one-minute average read before and after a loop of milliseconds,
-which differs between any two runs and would leave no ratio judged. The accelerator's clocks
-and temperature are named the same way and flag nothing: readings around a loop, which a
-boosting GPU changes from one loop to the next; a run whose clock dropped by half is named
-before its ratios, never left out of what changed.
+which differs between any two runs and would leave no ratio judged. The accelerator's readings
+(clocks, temperature) are named the same way and flag nothing: readings around a loop, which a
+boosting accelerator changes from one loop to the next; a run whose clock dropped by half is
+named before its ratios, never left out of what changed.
 """
 
 from __future__ import annotations
@@ -69,18 +69,53 @@ _HOST_FACTS = (
     ("cpu_count", "CPU count"),
     ("cpu_governor", "CPU governor"),
 )
-# The accelerator's readings around the warm loops (collector/backends/cuda.py), each named as
-# the range of its readings before and after the loops read (as the load average is).
-_ACCELERATOR_FACTS = (
-    ("gpu_sm_clock_mhz", "GPU SM clock (MHz) around the warm loops"),
-    ("gpu_memory_clock_mhz", "GPU memory clock (MHz) around the warm loops"),
-    ("gpu_temperature_c", "GPU temperature (°C) around the warm loops"),
+AROUND = " around the warm loops"  # how each reading's label ends
+# The host facts the collector reads around every warm loop on any target
+# (collector/hostcondition.py); every other '<key>_before' or '<key>_after' host fact is a
+# reading of the accelerator, its key as the backend's adapter chose it
+# (Backend.accelerator_condition), and 'accelerator_before' says why none was read.
+_GENERIC_HOST_KEYS = frozenset(
+    (
+        "load_avg_before",
+        "load_avg_after",
+        "cpu_count",
+        "cpu_affinity",
+        "torch_threads",
+        "cpu_governor",
+        "cpu_run_s",
+        "cpu_wait_s",
+        "loop_wall_s",
+        "accelerator_before",
+        "accelerator_after",
+    )
 )
+# A reading key's last word, when it is one of these units, is named as the unit:
+# 'gpu_sm_clock_mhz' is 'GPU SM clock (MHz)'.
+_UNITS = {
+    "c": "°C",
+    "mhz": "MHz",
+    "ghz": "GHz",
+    "khz": "kHz",
+    "w": "W",
+    "mw": "mW",
+    "v": "V",
+    "mv": "mV",
+    "pct": "%",
+    "percent": "%",
+    "rpm": "rpm",
+    "kib": "KiB",
+    "mib": "MiB",
+    "gib": "GiB",
+    "bytes": "bytes",
+    "s": "s",
+    "ms": "ms",
+}
+# Any other word of two or three letters is taken for an abbreviation ('gpu', 'sm'), but these.
+_PLAIN_WORDS = frozenset(("and", "avg", "die", "fan", "hot", "low", "max", "min", "now", "of", "per", "top", "use"))
 WAIT_LABEL = "time the threads waited for a CPU, per second of each warm loop (the series reported)"
+LOAD_LABEL = "load average (1 min)" + AROUND
 # What a host reads around its warm loops rather than sets: it varies between replicates.
-_READINGS = frozenset(
-    ("load average (1 min) around the warm loops", WAIT_LABEL, *(label for _, label in _ACCELERATOR_FACTS))
-)
+_READINGS = frozenset((LOAD_LABEL, WAIT_LABEL))
 _DEVICE_FACTS = (
     ("device_name", "device name"),
     ("device_count", "device count"),
@@ -263,7 +298,7 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
         if (v := h.get(key)) is not None and v.split() and _number(v.split()[0])
     ]
     if loads:
-        facts["load average (1 min) around the warm loops"] = f"{min(loads):.2f} to {max(loads):.2f}"
+        facts[LOAD_LABEL] = f"{min(loads):.2f} to {max(loads):.2f}"
     waits = _loop_waits(run)
     rates = [w[0] / w[1] for w in waits if w is not None and w[1] > 0]
     unread = sum(w is None for w in waits)
@@ -271,16 +306,51 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
     shown += [f"not read for {unread} loop(s): contention not judged there"] if unread else []
     if shown:
         facts[WAIT_LABEL] = "; ".join(shown)
-    for key, label in _ACCELERATOR_FACTS:
-        readings = [
-            float(v)
-            for h in hosts
-            for when in ("before", "after")
-            if (v := h.get(f"{key}_{when}")) is not None and _number(v)
-        ]
-        if readings:
-            facts[label] = f"{min(readings):g} to {max(readings):g}"
+    facts.update(_accelerator_facts(hosts))
     return facts
+
+
+def _accelerator_facts(hosts: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    """The range of each accelerator reading around the warm loops (every '<key>_before' and
+    '<key>_after' host fact beyond the generic ones), by label; beyond MOST of them (a log is
+    untrusted), the first MOST by label and one digest of the rest."""
+    readings: dict[str, list[float]] = {}
+    for host in hosts:
+        for key, value in host.items():
+            read = re.fullmatch(r"(.+)_(?:before|after)", key)
+            if read and key not in _GENERIC_HOST_KEYS and _number(value):
+                readings.setdefault(reading_label(read[1]), []).append(float(value))
+    labels = sorted(readings)
+    facts = {label: f"{min(readings[label]):g} to {max(readings[label]):g}" for label in labels[:MOST]}
+    if len(labels) > MOST:
+        rest = [(label, sorted(readings[label])) for label in labels[MOST:]]
+        digest = hashlib.sha256(repr(rest).encode("utf-8", "replace")).hexdigest()[:12]
+        facts[f"accelerator readings (all {len(labels)}; the first {MOST} by name listed){AROUND}"] = (
+            f"sha256 {digest}..."
+        )
+    return facts
+
+
+def reading_label(key: str) -> str:
+    """An adapter's reading key in words: 'gpu_sm_clock_mhz' is 'GPU SM clock (MHz) around the
+    warm loops', 'hip_temperature_c' 'HIP temperature (°C) around the warm loops'. A key that is
+    not lower-case words joined by '_' is named as it is."""
+    if not re.fullmatch(r"[a-z0-9]+(?:_[a-z0-9]+)*", key):
+        return bounded(key) + AROUND
+    words = key.split("_")
+    unit = _UNITS.get(words[-1]) if len(words) > 1 else None
+    named = [w.upper() if 2 <= len(w) <= 3 and w not in _PLAIN_WORDS else w for w in words[: -1 if unit else None]]
+    return bounded(" ".join(named) + (f" ({unit})" if unit else "")) + AROUND
+
+
+# host_facts' labels made from names a log gives (environment variables, versions, installs).
+_LISTED = ("environment variable", "version ", "installed ")
+
+
+def _is_reading(label: str) -> bool:
+    """Whether a host fact's label names a reading around the warm loops, which varies between
+    replicates: the load average, the CPU wait, or an accelerator reading."""
+    return label in _READINGS or (label.endswith(AROUND) and not label.startswith(_LISTED))
 
 
 def _listed(label: str, found: Mapping[str, str]) -> dict[str, str]:
@@ -312,7 +382,7 @@ def side_host(hosts: Sequence[tuple[str, Mapping[str, str]]]) -> dict[str, str]:
     if not hosts:
         return {}
     merged = dict(hosts[0][1])
-    for key in sorted(_READINGS):
+    for key in sorted({k for _, host in hosts for k in host if _is_reading(k)}):
         given = [(run_id, host.get(key, NOT_RECORDED)) for run_id, host in hosts]
         values = sorted({value for _, value in given})  # in one order, whichever run came first
         if len(values) > 1:
@@ -427,6 +497,6 @@ def replicate_changes(
     found += [
         f"{key} {a} -> {b}"
         for key, a, b in host_changes(host_a, host_b)
-        if key not in _READINGS  # "not recorded" too: replicates come from one collector version
+        if not _is_reading(key)  # "not recorded" too: replicates come from one collector version
     ]
     return found
