@@ -76,7 +76,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="submit again the tasks of the last submission that are not done",
         description="Read the ledger and submit again, as the next submission of the same campaign id, "
         "exactly the tasks that are neither done nor running. A campaign file that no longer plans "
-        "those tasks as NAME.planned.json records them is refused (exit 2): submit it as a new campaign.",
+        "those tasks as NAME.planned.json records them is refused (exit 2): submit it as a new campaign. "
+        "Exit codes: 0 resubmitted (or nothing left to resume), 1 not written or sbatch failed, 2 an invalid "
+        "campaign file, ledger or planned tasks.",
     )
     for sub in (submit, resume):
         sub.add_argument("campaign", type=path_argument, help="the campaign file (TOML)")

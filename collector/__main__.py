@@ -40,7 +40,7 @@ exit codes:
 
 examples:
   python -m collector --workload collector/workloads/tiny_encoder.toml --target cpu --out runs
-  python -m collector inspect --workload plan.toml     (no device: the graph's operators, breaks, wide dtypes)
+  python -m collector inspect --workload plan.toml     # no device: the graph's operators, breaks, wide dtypes
   python -m collector --workload plan.toml --target neuron --out runs --only 'b1-*' --profile
 """
 

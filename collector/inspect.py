@@ -49,7 +49,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         prog="python -m collector inspect",
         description="Capture each planned shape's graph on this CPU (no device) and log its operators, graph breaks, "
         "float64 and out-of-int32 int64 tensors and input layouts, for reportgen plan-check --inspection.",
-        epilog="example:\n  python -m collector inspect --workload collector/workloads/tiny_encoder.toml --out tiny.inspection.jsonl\n"
+        epilog="exit codes:\n"
+        "  0    written; its path on stdout\n"
+        "  2    nothing written: a plan or workload error, a generation plan, an existing --out or a missing\n"
+        "       folder, or a workload that cannot be loaded or captured\n"
+        "  130  interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up: the partial file is removed\n"
+        "\nexample:\n  python -m collector inspect --workload collector/workloads/tiny_encoder.toml --out tiny.inspection.jsonl\n"
         "  reportgen plan-check collector/workloads/tiny_encoder.toml --inspection tiny.inspection.jsonl --target neuron",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -43,6 +43,14 @@ def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
     click.echo(terminal(str(message)), err=err, nl=nl)
 
 
+def echo_line(message: str) -> None:
+    """A one-line result (a headline) that may hold a log's text: its line breaks are shown as
+    <U+000A> too, so a forged field cannot print lines of its own into a CI job's output."""
+    from collector.visible import visible
+
+    click.echo(visible(message, keep="\t"))
+
+
 class Location(click.ParamType):
     """A local path that must exist, or an s3:// location (checked when it is listed)."""
 
@@ -370,7 +378,7 @@ def report(
         sys.exit(EXIT_INVALID)
     except (UnsafeOutput, OSError) as exc:
         _write_failed("report", exc)
-    echo(result.disposition.led_headline)
+    echo_line(result.disposition.led_headline)
     for path in result.written:
         echo(f"wrote {shown(path)}")
     sys.exit(result.exit_code)
@@ -857,7 +865,7 @@ def compare(
         sys.exit(2)
     except (UnsafeOutput, OSError) as exc:
         _write_failed("compare", exc)
-    echo(result.comparison.headline)
+    echo_line(result.comparison.headline)
     for path in result.written:
         echo(f"wrote {shown(path)}")
 

@@ -217,5 +217,5 @@ def test_next_names_a_dozen_lines_and_counts_the_rest() -> None:
         unexplained = 0
         needs_verdict_lines = tuple(range(2, 2 + 3 * 40, 3))
 
-    text = str(_verdict_step(State(), "events.jsonl", ""))
+    text = str(_verdict_step(State(), "events.jsonl", "", "reportgen report"))
     assert "lines 2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35 and 28 more entries:" in text

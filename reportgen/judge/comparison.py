@@ -123,6 +123,7 @@ class Side:
     versions: dict[str, str]
     perf_stopped: tuple[str, ...]
     synthetic_weights: bool = False  # the workload says its weights are made up (WEIGHTS_ORIGIN)
+    weights_unrecorded: bool = False  # its log does not say where its weights come from (before 1.4)
     adapter_note: str = ""  # how far the collector's adapter for this backend has been exercised
     replicates: tuple[str, ...] = ()  # every run of this side, the first being run_id
 
@@ -551,6 +552,7 @@ def _side(role: str, side: JudgedSide) -> Side:
         device=device,
         synthetic=run.synthetic,
         synthetic_weights=synthetic_weights(run),
+        weights_unrecorded=run.plan is not None and run.plan.weights_origin is None,
         complete=run.complete,
         disposition=side.disposition.headline,
         versions=versions,
@@ -1547,7 +1549,9 @@ def headline(comparison: Comparison) -> str:
         parts.insert(0, f"{n} {'criterion' if n == 1 else 'criteria'} declared differently (listed first)")
     made_up = [s.role for s in (c, b) if s.synthetic_weights]
     if made_up:  # a measurement, of a model no one trained: said before the answer, as each run's headline says it
-        parts.insert(0, f"Synthetic weights on the {' and '.join(made_up)}")
+        unrecorded = [s.role for s in (c, b) if s.weights_unrecorded]  # not to be read as trained ones
+        also = f"; weights origin not recorded on the {' and '.join(unrecorded)}" if unrecorded else ""
+        parts.insert(0, f"Synthetic weights on the {' and '.join(made_up)}{also}")
     synthetic = [s.role for s in (c, b) if s.synthetic]
     if synthetic:  # said first: whatever follows is evidence of nothing
         parts.insert(0, f"Synthetic fixture on the {' and '.join(synthetic)}, not a measurement: evidence of nothing")

@@ -113,6 +113,13 @@ class RatioInterval:
 
 
 ONE_RUN = "one run per side: within-run sampling only"
+# Said wherever verdicts rest on one run a side: the intervals hold no run-to-run variation, so
+# no rate of verdicts read by chance can be given (the shipped CPU samples moved by a median of
+# 9% a cell between consecutive runs of one unchanged workload, more than most such intervals).
+ONE_RUN_CAVEAT = (
+    "one run a side: each interval leaves out how far a second run would move, which on a shared "
+    "host can exceed it; replicates (--before/--after, several runs a side) measure it"
+)
 
 
 def scope_text(baseline_runs: int, candidate_runs: int) -> str:

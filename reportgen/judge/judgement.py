@@ -88,6 +88,9 @@ class Judgement:
     annotations_file: str  # the annotations file's name, "" when the run has none
     only_verdicts_block: bool  # every blocking reason is a missing explanation or verdict
     adapter_note: str  # how far the collector's adapters for the run's backends have been exercised
+    # The log as the next step names it for `reportgen annotate` (its file name; on a site's page
+    # the source the site read).
+    log_name: str = "events.jsonl"
     timed: tuple[CellStability, ...] = ()  # every timed cell's warm series, classified, in plan order
     undecided: tuple[CellStability, ...] = ()  # of those, the ones whose timing decides nothing
     judged_with: str = ""  # the constraint file the run was judged with, and its sha256
@@ -128,8 +131,12 @@ class Judgement:
     loop_host: tuple[tuple[str, str], ...] = ()
 
 
-def judge(run: RunModel, annotations: Annotations | None = None, log_name: str | None = None) -> Judgement:
-    """Judge one run against its annotations (none: judged as if no file existed)."""
+def judge(
+    run: RunModel, annotations: Annotations | None = None, log_name: str | None = None, rerun: str = "reportgen report"
+) -> Judgement:
+    """Judge one run against its annotations (none: judged as if no file existed). ``log_name``:
+    the log as the next step names it (default: its file name); ``rerun``: the command that
+    shows an edit's result (nextstep.next_step)."""
     if annotations is None:
         annotations = Annotations("", [], {}, {})
     disposition = decide(run, annotations.by_case)
@@ -145,7 +152,8 @@ def judge(run: RunModel, annotations: Annotations | None = None, log_name: str |
     return Judgement(
         disposition=disposition,
         finding=finding(run, disposition),
-        next_step=next_step(run, disposition, name, annotations_state(annotations, awaiting)),
+        next_step=next_step(run, disposition, name, annotations_state(annotations, awaiting), rerun),
+        log_name=name,
         awaiting=awaiting,
         only_verdicts_block=_only_verdicts_block(disposition),
         annotations_file=os.path.basename(annotations.path) if annotations.path else "",

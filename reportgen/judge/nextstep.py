@@ -8,6 +8,8 @@ The next step for each rule is data (``NEXT_STEPS``), so a new rule adds one lin
 
 from __future__ import annotations
 
+import shlex
+
 from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter
@@ -60,7 +62,7 @@ class AnnotationsState(Protocol):
 
 # Rule -> what to do next and where. {annotate} and {collect} are filled in per run.
 NEXT_STEPS: dict[str, str] = {
-    "mismatch": "explain and decide each in annotations.toml next to the log (`{annotate}` writes a skeleton grouped by cause), then run `reportgen report` again",
+    "mismatch": "explain and decide each in annotations.toml next to the log (`{annotate}` writes a skeleton grouped by cause), then run `{rerun}` again",
     "error": "read each failure (phase and message) under Mismatches and errors; fix the cause and collect again, or explain it in annotations.toml",
     "reference-nonfinite": "fix the reference or its inputs first: a non-finite reference judges nothing",
     "reference-not-repeatable": "make the reference repeat within the tolerance (seed or remove what is random in the forward, such as dropout left on or a buffer updated per call; torch.use_deterministic_algorithms), then collect again",
@@ -174,10 +176,15 @@ def finding(run: RunModel, disposition: Disposition) -> str:
 
 
 def next_step(
-    run: RunModel, disposition: Disposition, log_name: str = "events.jsonl", notes: AnnotationsState | None = None
+    run: RunModel,
+    disposition: Disposition,
+    log_name: str = "events.jsonl",
+    notes: AnnotationsState | None = None,
+    rerun: str = "reportgen report",
 ) -> Words:
     """What must happen next and where, from the first reason that stands in the way; for cells
-    awaiting the owner's verdict, from what the annotations already say (``notes``)."""
+    awaiting the owner's verdict, from what the annotations already say (``notes``). ``rerun``:
+    the command that shows the result of an edit ('reportgen site' on a site's pages)."""
     standing = [r for r in disposition.reasons if r.outcome == "blocked"] or [
         r for r in disposition.reasons if r.outcome == "change"
     ]
@@ -188,15 +195,19 @@ def next_step(
     first = _first(standing)
     owner = notes if any(r.needs_verdict for r in standing) else None
     if owner is not None and first.needs_verdict:
-        return _verdict_step(owner, log_name, _then(standing, {r.rule for r in standing if r.needs_verdict}))
+        return _verdict_step(owner, log_name, _then(standing, {r.rule for r in standing if r.needs_verdict}), rerun)
     template = NEXT_STEPS.get(first.rule, "resolve the reason listed first under Disposition")
     planned = run.plan.target if run.plan is not None else run.start.target
     intended = disposition.scope.intended_target or planned
-    words = _filled(template, annotate=f"reportgen annotate {log_name}", collect=_collect_hint(run), intended=intended)
+    words = _filled(
+        template, annotate=f"reportgen annotate {log_name}", collect=_collect_hint(run), intended=intended, rerun=rerun
+    )
     if owner is None:
         return Words((("Next: ", False), *words.parts, ("." + _then(standing, {first.rule}), False)))
     # The owner can write the missing verdicts meanwhile: said in the same breath.
-    also = _verdict_step(owner, log_name, _then(standing, {first.rule} | {r.rule for r in standing if r.needs_verdict}))
+    also = _verdict_step(
+        owner, log_name, _then(standing, {first.rule} | {r.rule for r in standing if r.needs_verdict}), rerun
+    )
     return Words(
         (("Next: ", False), *words.parts, (". Meanwhile, for the cells awaiting a verdict: ", False), *also.parts[1:])
     )
@@ -210,22 +221,24 @@ def _then(standing: list[Reason], said: set[str]) -> str:
 LINES_NAMED = 12  # entry lines a next step names; the rest are counted
 
 
-def _verdict_step(notes: AnnotationsState, log_name: str, then: str) -> Words:
+def _verdict_step(notes: AnnotationsState, log_name: str, then: str, rerun: str) -> Words:
     """The next step for cells awaiting the owner: write what is missing, where it goes."""
     if notes.unexplained and notes.file:
         step = _filled(
             "explain the {n} cell(s) no entry covers: `reportgen annotate {log} --out annotations.new.toml` writes entries for them "
-            "beside `{file}` (never over it); move them into `{file}`, say why and give each a verdict, then run `reportgen report` again.",
+            "beside `{file}` (never over it); move them into `{file}`, say why and give each a verdict, then run `{rerun}` again.",
             n=str(notes.unexplained),
             log=log_name,
             file=notes.file,
+            rerun=rerun,
         )
     elif notes.unexplained:
         step = _filled(
             "explain and decide the {n} cell(s) awaiting a verdict: `reportgen annotate {log}` writes `annotations.toml` beside the log, "
-            "one entry per cause with the measured facts; say why and give each a verdict, then run `reportgen report` again.",
+            "one entry per cause with the measured facts; say why and give each a verdict, then run `{rerun}` again.",
             n=str(notes.unexplained),
             log=log_name,
+            rerun=rerun,
         )
     else:
         lines = notes.needs_verdict_lines
@@ -235,9 +248,10 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str) -> Words:
         where = (f"line {lines[0]}" if len(lines) == 1 else f"lines {named}") if lines else "each entry"
         step = _filled(
             'give a verdict in `{file}` at {where}: `verdict = "accepted"` with a `reason`, or `verdict = "change-needed"` '
-            "with a `change` (operator, layout or precision); then run `reportgen report` again.",
+            "with a `change` (operator, layout or precision); then run `{rerun}` again.",
             file=notes.file or "annotations.toml",
             where=where,
+            rerun=rerun,
         )
     return Words((("Next: ", False), *step.parts) + (((then, False),) if then else ()))
 
@@ -252,7 +266,23 @@ def _first(reasons: list[Reason]) -> Reason:
 
 
 def _collect_hint(run: RunModel) -> str:
+    """The collector's command for the run's plan and target as its run_start recorded them
+    (PLAN.toml where it did not), with --only for each of up to three untested cells."""
+    argv = [str(a) for a in (run.start.command or ())]
+    plan, target = _option(argv, "--workload"), _option(argv, "--target")
+    command = f"python -m collector --workload {shlex.quote(plan) if plan else 'PLAN.toml'}"
+    command += f" --target {shlex.quote(target)}" if target else ""
     untested = [c.case for c in run.with_status("untested")]
     if untested and len(untested) <= 3:
-        return "python -m collector ... " + " ".join(f"--only {case}" for case in untested)
-    return "python -m collector"
+        return command + " " + " ".join(f"--only {shlex.quote(case)}" for case in untested)
+    return command
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    """The value of ``name`` in a recorded command line (``--name value`` or ``--name=value``)."""
+    for index, word in enumerate(argv):
+        if word == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if word.startswith(name + "="):
+            return word[len(name) + 1 :]
+    return None

@@ -134,6 +134,12 @@ def attempts_apart(stability: Stability, before: Sequence[float] | None) -> str:
     return ""
 
 
+# The host facts read around every loop whatever the target (collector/hostcondition.py): the
+# rest named '<key>_before' are the accelerator's readings, by its adapter's keys.
+_LOOP_KEYS = frozenset(("load_avg_before", "accelerator_before"))
+READINGS_SHOWN = 8  # accelerator readings a flag names beyond CUDA's (a log is untrusted)
+
+
 def host_text(host: object) -> str:
     """'load average 5.18 → 6.02 (1 min); governor unknown: ...' from a timing event's host facts."""
     if not isinstance(host, dict) or not host:
@@ -147,7 +153,11 @@ def host_text(host: object) -> str:
     before, after = value("load_avg_before"), value("load_avg_after")
     if before and after:
         parts.append(f"load average {before.split()[0]} → {after.split()[0]} (1 min)")
-    for key, label, unit in (("gpu_sm_clock_mhz", "SM clock", " MHz"), ("gpu_temperature_c", "GPU temperature", " °C")):
+    named = {"gpu_sm_clock_mhz": ("SM clock", " MHz"), "gpu_temperature_c": ("GPU temperature", " °C")}
+    # Every other reading the backend's adapter took around the loop, by its key (any backend).
+    others = sorted(k[: -len("_before")] for k in host if k.endswith("_before") and k not in _LOOP_KEYS)
+    for key in [k for k in named if k in others] + [k for k in others if k not in named][:READINGS_SHOWN]:
+        label, unit = named.get(key, (key, ""))
         if value(f"{key}_before") and value(f"{key}_after"):
             parts.append(f"{label} {value(f'{key}_before')} → {value(f'{key}_after')}{unit}")
     for key, label in (("cpu_affinity", "affinity"), ("torch_threads", "torch threads"), ("cpu_governor", "governor")):

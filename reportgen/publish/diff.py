@@ -49,6 +49,7 @@ from reportgen.judge.identity import (
     weights_identity,
 )
 from reportgen.judge.criteria import (
+    NOT_RECORDED,
     CriterionChange,
     changed_for,
     criteria_changes,
@@ -58,6 +59,8 @@ from reportgen.judge.criteria import (
 from reportgen.contract.times import utc_time
 from reportgen.judge.intervals import (
     CONFIDENCE,
+    ONE_RUN,
+    ONE_RUN_CAVEAT,
     GeoMean,
     RatioInterval,
     WARM_CALL,
@@ -372,6 +375,10 @@ class RunDiff:
     # "synthetic"): measured, but of no trained model, named on the first line as every run
     # page's headline names them.
     synthetic_weights: dict[str, list[str]] = field(default_factory=dict)
+    # Where the other side's weights are synthetic: the runs whose log does not say where their
+    # weights came from (schema before 1.4), by side, so that "synthetic on the after side" is
+    # not read as "real on the before side".
+    weights_unrecorded: dict[str, list[str]] = field(default_factory=dict)
     # Runs that ended before their run_end (crashed, killed), by side: their unrecorded cells are
     # untested, so a cell "pass -> untested" is no failure and no removal.
     incomplete: dict[str, list[str]] = field(default_factory=dict)
@@ -411,7 +418,12 @@ class RunDiff:
     @property
     def weights_note(self) -> str:
         """'synthetic weights on the before and after sides (runs ...)', or ''."""
-        return f"synthetic weights on {_on_sides(self.synthetic_weights)}" if self.synthetic_weights else ""
+        if not self.synthetic_weights:
+            return ""
+        unrecorded = f"; weights origin not recorded on {_on_sides(self.weights_unrecorded)}"
+        return f"synthetic weights on {_on_sides(self.synthetic_weights)}" + (
+            unrecorded if self.weights_unrecorded else ""
+        )
 
     @property
     def synthetic_note(self) -> str:
@@ -507,6 +519,7 @@ class RunDiff:
                     f"synthetic fixture {on(self.synthetic)}: evidence of nothing" if self.synthetic else "",
                     f"incomplete run {on(self.incomplete)}" if self.incomplete else "",
                     f"synthetic weights {on(self.synthetic_weights)}" if self.synthetic_weights else "",
+                    f"weights origin not recorded {on(self.weights_unrecorded)}" if self.weights_unrecorded else "",
                     changed,
                 ),
             )
@@ -626,7 +639,12 @@ class RunDiff:
         if self.replicate_not_timed:
             text += f", {len(self.replicate_not_timed)} not compared ({NOT_TIMED_WORDS})"
         decided = sum(1 for t in self.timings if t.judged and t.verdict in VERDICTS)
-        if decided >= CHANCE_FROM:
+        if self.interval_scope == ONE_RUN and decided:
+            # One run a side: each interval covers the sampling within its run, not how much a
+            # second run on the same host would move (on a shared host, often more than these
+            # intervals): no rate of chance verdicts can be stated.
+            text += f" ({ONE_RUN_CAVEAT})"
+        elif decided >= CHANCE_FROM:
             # Each cell's 95% interval misses a ratio that did not change 1 time in 20: over many
             # cells some read faster or slower with nothing changed, and the line says how many.
             text += f" (about {round(decided * (1 - CONFIDENCE)):,} of {decided:,} judged would read faster or slower by chance with nothing changed)"
@@ -647,7 +665,10 @@ class RunDiff:
     def geomean_line(self) -> str:
         if self.timing_stop is not None:
             return self.timing_stop.note
-        return self.geomean_unpooled or geomean_text(self.geomean, self.geomean_counts)
+        line = self.geomean_unpooled or geomean_text(self.geomean, self.geomean_counts)
+        if self.geomean is not None and not self.geomean_unpooled and self.interval_scope == ONE_RUN:
+            return f"{line}, within-run sampling only"
+        return line
 
     @property
     def timings_counted(self) -> str:
@@ -802,6 +823,18 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if (r.criteria.get("weights_origin") or {}).get("value") == "synthetic"])
     }
+    if result.synthetic_weights:
+        result.weights_unrecorded = {
+            role: ids
+            for role, side in (("before", befores), ("after", afters))
+            if (
+                ids := [
+                    r.run_id
+                    for r in side
+                    if (r.criteria.get("weights_origin") or {}).get("value") in (None, "", NOT_RECORDED)
+                ]
+            )
+        }
     result.incomplete = {
         role: ids
         for role, side in (("before", befores), ("after", afters))
@@ -1107,6 +1140,8 @@ def format_diff(diff: RunDiff) -> str:
     synthetic = f" [{diff.synthetic_note}]" if diff.synthetic else ""
     synthetic += f" [{diff.weights_note}]" if diff.synthetic_weights else ""
     lines = [f"{diff.before} -> {diff.after}{runs}{synthetic}"]
+    if diff.targets_differ:  # before anything else is read as a change on one target
+        lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
     if diff.order_note:
         lines.append(f"order: {diff.order_note}")
     if diff.incomplete:
@@ -1135,8 +1170,6 @@ def format_diff(diff: RunDiff) -> str:
         lines.append(f"{RESTATED}: {len(diff.restated)}")
         lines += [f"  {case}: {a} -> {b}" for case, a, b in diff.restated]
     lines.append(f"disposition: {diff.disposition[0]} -> {diff.disposition[1]}")
-    if diff.targets_differ:
-        lines.append(f"targets differ: {diff.targets[0]} -> {diff.targets[1]} ({TARGETS_DIFFER})")
     for title, rows in (("new failures", diff.new_failures), ("fixed", diff.fixed)):
         lines.append(f"{title}: {len(rows)}")
         lines += [
@@ -1182,10 +1215,8 @@ def format_diff(diff: RunDiff) -> str:
     if diff.replicate_not_timed:
         lines.append(f"{REPLICATE_NOT_TIMED}: {len(diff.replicate_not_timed)}")
         lines += [f"  {case}: not compared: {why}" for case, why in diff.replicate_not_timed]
-    if diff.geomean is not None:
-        lines.append(f"geometric mean: {_geomean_text(diff.geomean, diff.geomean_counts)}")
-    elif diff.geomean_unpooled:
-        lines.append(f"geometric mean: {diff.geomean_unpooled}")
+    if diff.geomean is not None or diff.geomean_unpooled:
+        lines.append(f"geometric mean: {diff.geomean_line}")
     lines.append(
         f"warm time ratio (after / before: estimated from both runs' samples where the timing decides, not the ratio of the medians shown; where it decides nothing, the medians' ratio), cells that passed in both runs: {diff.timings_counted}"
     )

@@ -357,7 +357,7 @@ def _entry(
         return Entry(log, key, RunSummary.from_dict(cached), None, found.annotations)
     print(terminal(f"reportgen site: [{index}/{total}] {shown(log)}"), file=sys.stderr)
     try:
-        judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False)
+        judged = judge_log(log, found.annotations, max_bytes=max_bytes, beside=False, site=True)
         return Entry(log, key, summarize(judged), judged, found.annotations)
     except AnnotationsInvalid as exc:
         result.rejected.append(f"{shown(log)}: skipped, a valid run log whose annotations are not valid:\n{exc}")
@@ -911,7 +911,7 @@ def _judge_relinked(
         if entry.judged is not None or wanted is None or known.get(entry.summary.slug) == wanted.key:
             continue
         try:
-            entry.judged = judge_log(entry.log, entry.annotations, max_bytes=max_bytes, beside=False)
+            entry.judged = judge_log(entry.log, entry.annotations, max_bytes=max_bytes, beside=False, site=True)
         except Exception as exc:  # its page stays as it was; the next build tries again
             result.warnings.append(f"reportgen site: warning: {entry.log}: links not updated: {_one_line(exc)}")
 

@@ -72,11 +72,17 @@ def read_judged(
 
 
 def read_judgement(
-    log: LogRef, annotations: Any = None, max_bytes: int = DEFAULT_MAX_LOG_BYTES, beside: bool = True
+    log: LogRef,
+    annotations: Any = None,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    beside: bool = True,
+    site: bool = False,
 ) -> tuple[RunModel, Annotations, Judgement]:
     """Read, validate, model and judge one log, without a view; raises ReportInputError with
     every problem. Without ``annotations``, the annotations.toml beside the log is used when
-    ``beside`` is set (callers that found the log through storage.local pass the file it allowed)."""
+    ``beside`` is set (callers that found the log through storage.local pass the file it allowed).
+    ``site``: judged for a site's page, whose next step names the log where it was read (the
+    page is not beside it) and rebuilds the site."""
     # read_run reads a RemoteLog too; its annotation (model/runmodel.py) says only a path.
     reading, builder = read_run(log, max_bytes)  # type: ignore[arg-type]
     if not reading.valid:
@@ -94,9 +100,23 @@ def read_judgement(
     except AnnotationError as exc:
         raise AnnotationsInvalid(str(exc)) from None
     try:
+        if site:  # a log in S3 is named by its file name: annotate writes beside a local one only
+            return run, applied, judge(run, applied, _source_name(log), "reportgen site")
         return run, applied, judge(run, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
+
+
+def _source_name(log: LogRef) -> str | None:
+    """A local log as a site's page names it for `reportgen annotate`: the source the site read
+    (the page's own copy is not the one the next build reads), relative to the folder the site is
+    built from when it lies inside it; None (its file name) for a log in S3."""
+    if not isinstance(log, Path):
+        return None
+    try:
+        return str(log.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(log)
 
 
 def judge_log(
@@ -105,11 +125,12 @@ def judge_log(
     max_bytes: int = DEFAULT_MAX_LOG_BYTES,
     beside: bool = True,
     inspection: Path | None = None,
+    site: bool = False,
 ) -> JudgedRun:
     """Read, validate, model and judge one log, and build its report view; with ``inspection``
     (an inspection log of its plan), its predicted fallback is set against the observed one."""
     inspected = _inspection(inspection)
-    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside)
+    run, applied, judgement = read_judgement(log, annotations, max_bytes, beside, site)
     disposition = judgement.disposition
     try:
         view = build_view(run, judgement, applied)
@@ -237,7 +258,8 @@ def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) -> 
     links. Every page is made, and every place it goes checked, before anything is written."""
     assets = asset_names() if "html" in formats else Assets("", "")
     pages = render_report(judged, out_dir, formats, assets)
-    refuse_unwritable(out_dir, [path for path, _ in pages] + [out_dir / name for name in assets.linked])
+    inputs = [judged.log] if isinstance(judged.log, Path) else []
+    refuse_unwritable(out_dir, [path for path, _ in pages] + [out_dir / name for name in assets.linked], inputs)
     if assets.linked:
         write_assets(out_dir)  # under the names asset_names gave
     return [path for path, data in pages if write_inside(out_dir, path, data)]

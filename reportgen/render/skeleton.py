@@ -22,10 +22,10 @@ from reportgen.model.annotations import (
     parse_annotations,
 )
 from reportgen.model.groups import FailureGroup, failure_groups
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, replace_file
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, replace_file, same_file
 from reportgen.model.runmodel import NotARun, RunModel, read_run
 
-EXIT_WRITTEN, EXIT_INVALID, EXIT_EXISTS = 0, 1, 3
+EXIT_WRITTEN, EXIT_INVALID, EXIT_USAGE, EXIT_EXISTS = 0, 1, 2, 3
 
 
 class SkeletonError(ValueError):
@@ -112,9 +112,11 @@ def write_skeleton(
     """Write the skeleton beside the log (or to ``out``); refuses to replace a file unless forced.
     Beside an existing annotations.toml (``out`` another file), only the failed cells it does not
     explain get entries."""
-    run = _read(log, max_bytes)
     default = log.parent / ANNOTATIONS_NAME
     target = out if out is not None else default
+    if same_file(target, log):  # --force would replace the run's own record with the skeleton
+        raise SkeletonError(f"{target}: is the run log being annotated; name another file", EXIT_USAGE)
+    run = _read(log, max_bytes)
     try:
         existing = find_annotations(log)
     except AnnotationError as exc:

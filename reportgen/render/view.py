@@ -8,7 +8,6 @@ rendered by ``reportgen.render.markdown``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,7 +188,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         reasons=[reason_view(r) for r in disposition.reasons],
         verdict_groups=verdict_groups,
         only_verdicts_block=judgement.only_verdicts_block,
-        annotate_command=f"reportgen annotate {os.path.basename(run.path)}"
+        annotate_command=f"reportgen annotate {judgement.log_name}"
         if verdict_groups and not judgement.annotations_file
         else "",
         scope=scope_view(scope, run, judgement),

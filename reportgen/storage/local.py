@@ -478,10 +478,23 @@ def _replaceable(path: Path) -> os.stat_result | None:
     return st
 
 
-def refuse_unwritable(root: Path, paths: Iterable[Path]) -> None:
+def same_file(path: Path, other: Path) -> bool:
+    """Whether ``path`` exists and is the file ``other`` is (by device and inode: a hard link or
+    a path through a symlinked folder is caught too)."""
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
+
+
+def refuse_unwritable(root: Path, paths: Iterable[Path], inputs: Iterable[Path] = ()) -> None:
     """Raise UnsafeOutput for the first of ``paths`` (each under root) that write_inside would
-    refuse, before anything is written: a command then stops with nothing half-written."""
+    refuse, or that is one of the command's ``inputs`` (it would be replaced by what was read
+    from it), before anything is written: a command then stops with nothing half-written."""
+    sources = list(inputs)
     for path in paths:
+        if (source := next((i for i in sources if same_file(path, i)), None)) is not None:
+            raise UnsafeOutput(f"{path} is the input {source}: writing there would replace it; give another --out")
         if _check_parents(root, path, create=False):
             _replaceable(path)
 

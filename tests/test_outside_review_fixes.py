@@ -1,0 +1,116 @@
+"""What outside reviews of the commands found, each fixed: an output that would replace its own
+input, a forged field printing lines of its own, a target change named after the results, a side
+whose weights' origin is unknown read as trained, next steps that could not be run as written,
+help without exit codes, and accelerator readings of other backends left out of a flag. Logs are
+the shipped sample runs (read, or copied as the input under test) or synthetic fixtures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.judge.timing_stability import host_text
+from reportgen.publish.site import build_site
+from tests.logbuilder import dumps, timing_log
+
+RUNNER = CliRunner()
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+FAILED_RUN = SAMPLES / "all-MiniLM-L6-v2-cpu-20261129T225806Z-4b4a2f"
+CPU = SAMPLES / "tiny-encoder-cpu-20261205T124447Z-43ef64"
+CUDA = SAMPLES / "tiny-encoder-cuda-20261129T225259Z-866a85"
+AWAITING = SAMPLES / "scenario-a-text-service-cpu-20261205T124743Z-42589b"
+
+
+def test_annotate_and_report_refuse_to_write_over_the_log_they_read(tmp_path: Path) -> None:
+    """Before: `annotate LOG --out LOG --force` replaced the run's log with the skeleton, and a
+    log named report.md reported into its own folder was replaced by the report (exit 0 both)."""
+    run = tmp_path / "r"
+    shutil.copytree(FAILED_RUN, run)
+    (run / "annotations.toml").unlink()
+    log = run / "events.jsonl"
+    before = log.read_bytes()
+    result = RUNNER.invoke(main, ["annotate", str(log), "--out", str(log), "--force"])
+    assert result.exit_code == 2 and "is the run log being annotated" in result.stderr, result.output
+    assert log.read_bytes() == before
+    named = run / "report.md"
+    shutil.copy(log, named)
+    result = RUNNER.invoke(main, ["report", str(named), "--out", str(run)])
+    assert result.exit_code == 2 and "is the input" in result.stderr, result.output
+    assert named.read_bytes() == before and not (run / "report.html").exists(), "nothing written"
+
+
+def test_a_forged_target_with_a_line_break_prints_one_headline_line(tmp_path: Path) -> None:
+    events = [json.loads(line) for line in (CUDA / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["kind"] == "plan":
+            event["target"] = "cuda\n# FORGED line"
+    forged = tmp_path / "c" / "events.jsonl"
+    forged.parent.mkdir()
+    forged.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    result = RUNNER.invoke(main, ["compare", str(CPU), str(forged), "--out", str(tmp_path / "out")])
+    assert result.exit_code in (0, 1), result.output
+    assert not any(line.startswith("# FORGED") for line in result.stdout.splitlines()), result.stdout
+    assert "<U+000A># FORGED line" in result.stdout
+
+
+def test_diff_names_a_change_of_target_before_any_result_and_an_unrecorded_weights_origin(tmp_path: Path) -> None:
+    """Before: 'targets differ' came after the disposition line, and the first line said only
+    'synthetic weights on the after side', as if the before side's were trained."""
+    lines = RUNNER.invoke(main, ["diff", str(CUDA), str(CPU)]).output.splitlines()
+    assert lines[1].startswith("targets differ: cuda -> cpu")
+    assert "weights origin not recorded on the before side" in lines[0]
+    result = RUNNER.invoke(main, ["compare", str(CPU), str(CUDA), "--out", str(tmp_path / "c"), "--format", "json"])
+    assert "Synthetic weights on the baseline; weights origin not recorded on the candidate" in result.output
+
+
+def test_next_steps_name_a_runnable_collector_command_and_on_a_site_the_source_log(tmp_path: Path) -> None:
+    """Before: 'python -m collector ... --only X' (no plan, a literal ...), and a site page's step
+    annotated the page's own copy of the log and said to run `reportgen report` again."""
+    events = timing_log("untested-cells")
+    start = events[0]
+    start["command"] = ["/usr/bin/python3", "-m", "collector", "--workload", "plans/my plan.toml", "--target", "cpu"]
+    cut = next(i for i, e in enumerate(events) if e["kind"] == "case_result")
+    kept = [e for e in events[: cut + 4]]  # the first cell's events; the run stopped there
+    log = tmp_path / "runs" / "u" / "events.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(dumps(kept), encoding="utf-8")
+    result = RUNNER.invoke(main, ["report", str(log), "--out", str(tmp_path / "rep"), "--format", "md"])
+    text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "python -m collector --workload 'plans/my plan.toml' --target cpu" in text, result.output
+    assert "collector ..." not in text
+
+    site = tmp_path / "site"
+    shutil.copytree(AWAITING, tmp_path / "awaiting" / AWAITING.name)
+    build_site([tmp_path / "awaiting"], site)
+    page = next((site / "runs").glob("scenario-a-*/index.html")).read_text(encoding="utf-8")
+    assert f"{AWAITING.name}/events.jsonl</code>" in page and "<code>reportgen site</code> again" in page
+    assert "<code>reportgen annotate events.jsonl</code>" not in page
+
+
+def test_inspect_and_campaign_resume_help_state_their_exit_codes() -> None:
+    for argv in (["-m", "collector", "inspect", "--help"], ["-m", "campaign", "resume", "--help"]):
+        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=60, check=True).stdout
+        assert "xit codes" in out and " 2 " in out.replace("\n", " "), out
+
+
+def test_a_flag_names_any_backend_s_accelerator_readings() -> None:
+    class Fact:
+        def __init__(self, value: str) -> None:
+            self.value = value
+
+    host = {
+        "load_avg_before": Fact("1.0 0.9 0.8"),
+        "load_avg_after": Fact("2.0 1.0 0.9"),
+        "hip_temperature_c_before": Fact("40"),
+        "hip_temperature_c_after": Fact("85"),
+        "gpu_sm_clock_mhz_before": Fact("1980"),
+        "gpu_sm_clock_mhz_after": Fact("1005"),
+    }
+    text = host_text(host)
+    assert "SM clock 1980 → 1005 MHz" in text and "hip_temperature_c 40 → 85" in text, text
