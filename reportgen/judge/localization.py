@@ -6,6 +6,11 @@ inherited) and local (the candidate module fed the reference module's inputs: it
 The first module in execution order whose local error is beyond the tolerance is where the
 cell diverges; a module after it that is within the tolerance locally but beyond it end to end
 only inherited its error.
+
+When the first module beyond the tolerance end to end is within it locally, nothing before it
+is beyond it, and its end-to-end error jumps far past what came before (a gap), the error arises
+in code no localised module covers: the enclosing module's own forward between the last module
+within the tolerance and that one (an operation written in ``forward`` itself, not a submodule).
 """
 
 from __future__ import annotations
@@ -16,7 +21,15 @@ from typing import Literal
 
 from reportgen.contract.events import ErrorStats, Localization, LocalizedModule
 
-Role = Literal["diverges", "own error", "inherited", "within", "not measured"]
+Role = Literal["diverges", "own error", "inherited", "arises before", "within", "not measured"]
+
+# A rise in end-to-end error of up to this many times what the modules before it carried plus the
+# module's own error is read as error building up (a module may amplify the error it is fed);
+# a larger one, at the first module beyond the tolerance end to end, as error arising before it.
+GAP_FACTOR = 2.0
+
+# Reasons a module was left out that are bounds of the plan's [localize] table.
+BOUNDS = ("max_depth", "max_modules", "max_bytes")
 
 
 @dataclass(frozen=True)
@@ -31,6 +44,16 @@ class ModuleVerdict:
     operators: tuple[str, ...] | None
     role: Role
     note: str | None
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Error that arises between two localised modules, in code neither covers."""
+
+    before: ModuleVerdict  # the first module beyond the tolerance end to end; within it locally
+    after: str | None  # the last module before it (outermost), within the tolerance end to end
+    enclosing: str | None  # the called module whose own forward holds that code; None: the model itself
+    carried: float  # the largest end-to-end figure among the modules before it
 
 
 @dataclass(frozen=True)
@@ -55,6 +78,8 @@ class Localized:
     # Modules whose own error was not measured and may come before ``first``: those listed before
     # it without a local figure, and those the bounds skipped (the log gives no order for them).
     unmeasured: tuple[str, ...] = ()
+    gap: Gap | None = None  # error that arises in code no localised module covers, before ``first``
+    skipped_words: tuple[str, ...] = ()  # the modules left out, in words (skipped_notes)
 
     @property
     def first_words(self) -> str:
@@ -65,7 +90,7 @@ class Localized:
     @property
     def unmeasured_words(self) -> str:
         """'; not measured, and possibly before it: a, b' or ''."""
-        if not self.unmeasured or self.first is None:
+        if not self.unmeasured or (self.first is None and self.gap is None):
             return ""
         shown = ", ".join(self.unmeasured[:5]) + (
             f" and {len(self.unmeasured) - 5} more" if len(self.unmeasured) > 5 else ""
@@ -90,12 +115,60 @@ def _beyond(stats: ErrorStats | None) -> bool:
     return stats is not None and (stats.mismatched > 0 or stats.diff_at_worst is None)
 
 
-def _role(m: LocalizedModule, diverging: str | None) -> Role:
+def _role(m: LocalizedModule, diverging: str | None, gap: str | None = None) -> Role:
     if _beyond(m.local):
         return "diverges" if m.name == diverging else "own error"
     if m.local is None:
         return "not measured"
+    if m.name == gap:
+        return "arises before"
     return "inherited" if _beyond(m.accumulated) else "within"
+
+
+def _gap(modules: list[LocalizedModule], not_called: set[str]) -> Gap | None:
+    """Where the first module beyond the tolerance end to end is within it locally, every module
+    before it was measured end to end and is within it, and its end-to-end figure exceeds
+    GAP_FACTOR times the largest of theirs plus its own: the error arises before it, in code no
+    localised module covers. None otherwise (error that builds up, or that cannot be told)."""
+    at = next((i for i, m in enumerate(modules) if _beyond(m.accumulated)), None)
+    if at is None:
+        return None
+    m, earlier = modules[at], modules[:at]
+    if m.local is None or _beyond(m.local) or any(e.accumulated is None for e in earlier):
+        return None
+    end_to_end, own = ratio(m.accumulated), ratio(m.local)
+    carried = max((ratio(e.accumulated) or 0.0 for e in earlier), default=0.0)
+    if end_to_end is None or own is None or end_to_end <= GAP_FACTOR * (carried + own):
+        return None
+    # The last module before it, taken at its outermost: the block that ran, not the block's last layer.
+    after = earlier[-1].name if earlier else None
+    names = {e.name for e in earlier}
+    for parent in reversed(_parents(after or "")):
+        if parent in names and not m.name.startswith(parent + "."):
+            after = parent
+    if after is not None and m.name.startswith(after + "."):
+        after = None  # its parent ran just before it: the code opens that parent's forward
+    # The code lies in the nearest enclosing module that was itself called (a ModuleList is not).
+    enclosing = next((p for p in reversed(_parents(m.name)) if p not in not_called), None)
+    verdict = ModuleVerdict(
+        name=m.name,
+        type=m.type,
+        depth=m.depth,
+        calls=m.calls,
+        accumulated=end_to_end,
+        local=own,
+        local_compiled=m.local_compiled,
+        operators=tuple(m.operators) if m.operators is not None else None,
+        role="arises before",
+        note=m.note,
+    )
+    return Gap(before=verdict, after=after, enclosing=enclosing, carried=carried)
+
+
+def _parents(name: str) -> list[str]:
+    """The modules around a named one, outermost first: "a.b.c" -> ["a", "a.b"]."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _diverging(modules: list[LocalizedModule]) -> str | None:
@@ -115,6 +188,10 @@ def _diverging(modules: list[LocalizedModule]) -> str | None:
 def judge_localization(event: Localization) -> Localized:
     ordered = sorted(event.modules, key=lambda m: m.order)
     diverging = _diverging(ordered)
+    gap = _gap(ordered, {s.name for s in event.skipped if s.reason not in BOUNDS})
+    names = [m.name for m in ordered]
+    if gap is not None and diverging is not None and names.index(gap.before.name) > names.index(diverging):
+        gap = None  # reported only where it comes before the first module with its own error
     verdicts = [
         ModuleVerdict(
             name=m.name,
@@ -125,7 +202,7 @@ def judge_localization(event: Localization) -> Localized:
             local=ratio(m.local),
             local_compiled=m.local_compiled,
             operators=tuple(m.operators) if m.operators is not None else None,
-            role=_role(m, diverging),
+            role=_role(m, diverging, gap.before.name if gap else None),
             note=m.note,
         )
         for m in ordered
@@ -133,12 +210,16 @@ def judge_localization(event: Localization) -> Localized:
     first = next((v for v in verdicts if v.name == diverging), None)
     inherited: tuple[str, ...] = ()
     unmeasured: tuple[str, ...] = ()
-    if first is not None:
-        at = verdicts.index(first)
+    named = gap.before if gap else first
+    if named is not None:
+        at = names.index(named.name)
         inherited = tuple(v.name for v in verdicts[at + 1 :] if v.role == "inherited")
-        # A module inside the one named (its parent runs first) is no earlier divergence.
+        # A module inside the one named (its parent runs first) is no earlier divergence; before a
+        # gap, every module was measured end to end within the tolerance and holds none of it.
         unmeasured = tuple(
-            v.name for v in verdicts[:at] if v.role == "not measured" and not first.name.startswith(v.name + ".")
+            v.name
+            for v in verdicts[:at]
+            if v.role == "not measured" and not named.name.startswith(v.name + ".") and gap is None
         )
         # Below max_depth a module lies inside a measured one, whose own error holds its; one the
         # reference never called ran nowhere. The others may run first.
@@ -160,14 +241,17 @@ def judge_localization(event: Localization) -> Localized:
         operators_from=event.operators_from,
         failure=event.failure,
         unmeasured=unmeasured,
+        gap=gap,
     )
-    return replace(found, sentence=where_sentence(found))
+    return replace(found, sentence=where_sentence(found), skipped_words=skipped_notes(found))
 
 
 def where_sentence(found: Localized) -> str:
     """One sentence: where the cell diverges, or why no module is named."""
     if found.failure:
         return f"Localisation failed: {found.failure}"
+    if found.gap is not None:
+        return gap_sentence(found, found.gap)
     if found.first is None:
         if any(v.role == "inherited" for v in found.modules):
             return "No localised module's own error is beyond the tolerance; the error builds up across modules (see the accumulated column)."
@@ -179,6 +263,54 @@ def where_sentence(found: Localized) -> str:
         f"{found.first_words.capitalize()}: {f.name} ({f.type}), local error {ratio_text(f.local)} × the allowance"
         f"{ops}{inherited}{found.unmeasured_words}."
     )
+
+
+def gap_sentence(found: Localized, gap: Gap) -> str:
+    """Error that arises in code no localised module covers, between the two modules around it."""
+    m = gap.before
+    holder = f"{gap.enclosing}'s own forward" if gap.enclosing else "the model's own forward"
+    where = f"between {gap.after} and {m.name}" if gap.after else f"before {m.name}"
+    if found.first is not None:
+        f = found.first
+        after = f"; later, {f.name} ({f.type}) adds its own error, local error {ratio_text(f.local)} × the allowance"
+    elif found.inherited:
+        after = (
+            f"; the {len(found.inherited)} module(s) after it beyond the tolerance end to end only inherit the error"
+        )
+    else:
+        after = ""
+    return (
+        f"The error arises before {m.name} ({m.type}), in code no localised module covers ({holder}, {where}): "
+        f"{m.name} is {ratio_text(m.accumulated)} × the allowance end to end but {ratio_text(m.local)} × on its own, "
+        f"while no module before it is above {ratio_text(gap.carried)} × end to end{after}{found.unmeasured_words}."
+    )
+
+
+def skipped_notes(found: Localized) -> tuple[str, ...]:
+    """The modules left out, in words: those the bounds skipped, and those never called themselves
+    (a container such as a ModuleList, whose members are called and measured, or a module this
+    input does not reach), which no bound skipped."""
+    bounded = [f"{name} ({why})" for name, why in found.skipped if why in BOUNDS]
+    uncalled = [name for name, why in found.skipped if why not in BOUNDS]
+    notes: list[str] = []
+    if bounded or found.skipped_more:
+        more = max(len(bounded) - 12, 0) + found.skipped_more
+        listed = "; ".join(bounded[:12])
+        notes.append(
+            f"Skipped by the bounds: {listed}" + (f" and {more} more" if more > 0 else "") + "."
+            if listed
+            else f"{found.skipped_more} more module(s) skipped."
+        )
+    if uncalled:
+        more = len(uncalled) - 12
+        notes.append(
+            "Never called itself in the reference run, so not measured (a container whose members are"
+            " measured, or a module this input does not reach): "
+            + ", ".join(uncalled[:12])
+            + (f" and {more} more" if more > 0 else "")
+            + "."
+        )
+    return tuple(notes)
 
 
 def ratio_text(value: float | None) -> str:

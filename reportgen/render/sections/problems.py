@@ -265,6 +265,7 @@ def localization_view(cell: CellRecord, found: Localized) -> LocalizationView:
                 "diverges": "first diverging module",
                 "own error": "own error",
                 "inherited": "inherited error",
+                "arises before": "error arises before it, in code no localised module covers",
                 "within": "within tolerance",
                 "not measured": "not measured locally",
             }[v.role],
@@ -287,10 +288,7 @@ def localization_view(cell: CellRecord, found: Localized) -> LocalizationView:
         notes.append(
             f"{len(found.modules) - MODULE_ROWS} more module(s) are in the localization event (log line {line})."
         )
-    if found.skipped or found.skipped_more:
-        listed = "; ".join(f"{name} ({why})" for name, why in found.skipped[:12])
-        more = len(found.skipped) - 12 + found.skipped_more
-        notes.append(f"Skipped by the bounds: {listed}" + (f" and {more} more" if more > 0 else "") + ".")
+    notes += found.skipped_words
     for extra in (
         found.accumulated_note,
         f"Operators per module: {found.operators_from}." if found.operators_from else None,
