@@ -114,3 +114,40 @@ def test_a_flag_names_any_backend_s_accelerator_readings() -> None:
     }
     text = host_text(host)
     assert "SM clock 1980 → 1005 MHz" in text and "hip_temperature_c 40 → 85" in text, text
+
+
+def _side(tmp_path: Path, side: str, scale: float, rounds: int | None = None) -> list[str]:
+    options = []
+    for n in range(3):
+        events = timing_log(f"synthetic-{side}-{n}", scale=scale, seed=ord(side) * 10 + n)
+        if rounds is not None:
+            next(e for e in events if e["kind"] == "plan")["remeasure_rounds"] = rounds
+        path = tmp_path / f"{side}{n}" / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text(dumps(events), encoding="utf-8")
+        options += [f"--{'before' if side == 'a' else 'after'}", str(path)]
+    return options
+
+
+def test_a_changed_re_measure_budget_flags_only_the_cells_measured_again(tmp_path: Path) -> None:
+    """Before: `[timing] remeasure_rounds` 2 -> 3 flagged every ratio, so a uniform 1.5x
+    slowdown over three replicates a side passed `--fail-on worse` (exit 0), though no cell was
+    measured again and the budget never applied."""
+    from tests.test_attempts_apart import CELL, _remeasured
+
+    options = _side(tmp_path, "a", 1.0) + _side(tmp_path, "b", 1.5, rounds=3)
+    gate = RUNNER.invoke(main, ["diff", *options, "--fail-on", "worse"])
+    assert gate.exit_code == 3, gate.output
+    assert "re-measure rounds" in gate.output, "the change is still named among the criteria"
+
+    before = tmp_path / "one" / "a" / "events.jsonl"
+    before.parent.mkdir(parents=True)
+    before.write_text(dumps(timing_log("budget-before")), encoding="utf-8")
+    events = _remeasured("budget-after", 1.0, seed=1)
+    next(e for e in events if e["kind"] == "plan")["remeasure_rounds"] = 3
+    after = tmp_path / "one" / "b" / "events.jsonl"
+    after.parent.mkdir(parents=True)
+    after.write_text(dumps(events), encoding="utf-8")
+    found = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    flagged = {t["case"] for t in found["timings"] if any("re-measure rounds" in f for f in t["flags"])}
+    assert flagged == {CELL}, flagged

@@ -398,6 +398,9 @@ class RunDiff:
     # (judge.changes.timing_unlike: a changed timing criterion, a host change that flags timing):
     # every ratio carries these flags, and the history's trends do not join the two runs.
     timing_unlike: list[str] = field(default_factory=list)
+    # A changed re-measure budget: a flag on the ratios of the cells a side measured again only
+    # (one whose first series was stable on both sides never reached the budget).
+    remeasure_unlike: list[str] = field(default_factory=list)
     # Why a run of one side is a copy of a run of the other (judge.identity.copied_run), or None.
     copied: str | None = None
 
@@ -848,7 +851,9 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.host, result.host_unknown = compare_hosts(
         side_host([(r.run_id, r.host) for r in befores]), side_host([(r.run_id, r.host) for r in afters])
     )
-    result.timing_unlike = timing_unlike(result.criteria, result.host)
+    budget = [c for c in result.criteria if c.key == "remeasure_rounds"]
+    result.timing_unlike = timing_unlike([c for c in result.criteria if c not in budget], result.host)
+    result.remeasure_unlike = timing_unlike(budget, [])
     # A later run holding an earlier one's measured warm samples measured nothing anew: none of
     # its timings is compared (`reportgen diff` refuses the pair; a site's history says so beside
     # it). Synthetic runs (test fixtures, evidence of nothing and said to be) are built alike.
@@ -1056,6 +1061,10 @@ class _Cells:
         result = self.result
         waits = (_waits(self.befores, case, series), _waits(self.afters, case, series))
         flags = timing_flags(self.befores[0], self.afters[0], old, new, series, waits) + result.timing_unlike
+        measured_again = any(
+            (c := r.cells.get(case)) is not None and c.warm_before for r in (*self.befores, *self.afters)
+        )
+        flags += result.remeasure_unlike if not series and measured_again else []
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
         reps = [[_repetitions(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
         earlier = [

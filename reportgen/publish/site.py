@@ -631,7 +631,11 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         if d.geomean is not None
     }
     # A run whose timings are not like-for-like with the run before it is not joined to it.
-    unlike = {after.run_id: "; ".join(d.timing_unlike) for _, after, d in diffs if d.timing_unlike}
+    unlike = {
+        after.run_id: "; ".join(d.timing_unlike + d.remeasure_unlike)
+        for _, after, d in diffs
+        if d.timing_unlike or d.remeasure_unlike
+    }
     # Nor is a cell joined to a run that fed it other inputs (other weights are run-wide, above).
     unlike_cells = {
         (after.run_id, case): why
