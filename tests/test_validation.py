@@ -11,9 +11,11 @@ from click.testing import CliRunner
 
 from reportgen.cli import main
 from reportgen.contract.validation import MAX_LINE_BYTES, read_log
-from reportgen.contract.events import SCHEMA_VERSION
+from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, SCHEMA_VERSION
 from tests.conftest import FIXTURES
 from tests.logbuilder import _warm, complete_log, dumps, generation_log, localized_log, tokens_per_s, training_log
+
+NEWER_MINOR = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR + 1}"  # a minor version newer than this contract's
 
 Lines = list[dict]
 
@@ -173,10 +175,10 @@ def test_truncated_log_keeps_earlier_events(tmp_path: Path) -> None:
 def test_newer_minor_validates_with_warnings(tmp_path: Path) -> None:
     events = complete_log()
     for event in events:
-        event["schema_version"] = "1.7"
+        event["schema_version"] = NEWER_MINOR
     events[0]["shiny_new_field"] = 1
     events[1]["versions"]["python"]["precision"] = "exact"
-    events.insert(3, {"schema_version": "1.7", "seq": 2, "time": "t", "kind": "power_draw", "watts": 3})
+    events.insert(3, {"schema_version": NEWER_MINOR, "seq": 2, "time": "t", "kind": "power_draw", "watts": 3})
     for seq, event in enumerate(events):
         event["seq"] = seq
     path = tmp_path / "events.jsonl"
@@ -667,7 +669,7 @@ def test_a_number_nested_nearly_as_deep_as_json_allows_is_one_located_error(tmp_
     977 levels deep in `reportgen validate`). Each depth is one error on its line, or the line's own "nested too deeply"."""
     events = complete_log()
     for event in events:
-        event["schema_version"] = "1.7"  # an unknown field of a newer minor is let through
+        event["schema_version"] = NEWER_MINOR  # an unknown field of a newer minor is let through
     head = _text(events).split(b"\n")
     for depth in range(850, 1000):  # the window sits wherever the caller's own stack leaves it
         line = head[1][:-1] + b', "extra": ' + b"[" * depth + b"1e400" + b"]" * depth + b"}"
@@ -711,11 +713,11 @@ def test_a_newer_minor_s_fields_are_dropped_wherever_they_are_in_one_pass(tmp_pa
     named in the one warning of its line, and the line is read."""
     events = complete_log()
     for event in events:
-        event["schema_version"] = "1.7"
+        event["schema_version"] = NEWER_MINOR
     result = next(i for i, e in enumerate(events) if e["kind"] == "case_result")
     events[result]["outputs"][0]["checksum"] = "c"
     operators = next(i for i, e in enumerate(events) if e["kind"] == "operators")
-    events[operators]["fallback"]["since"] = "1.7"
+    events[operators]["fallback"]["since"] = NEWER_MINOR
     events[operators]["executed"]["source"] = "profiler"
     events[operators]["energy"] = 1
     path = tmp_path / "events.jsonl"
@@ -734,7 +736,7 @@ def test_a_newer_line_s_many_unknown_fields_are_named_a_few_and_counted(tmp_path
     counted the rest (the whole list made a warning of about 800 KB)."""
     events = complete_log()
     for event in events:
-        event["schema_version"] = "1.7"
+        event["schema_version"] = NEWER_MINOR
     events[1].update({f"extra{k}": k for k in range(100_000)})
     path = tmp_path / "events.jsonl"
     path.write_bytes(_text(events))
@@ -748,7 +750,7 @@ def test_a_newer_line_s_many_unknown_fields_are_named_a_few_and_counted(tmp_path
 def test_a_newer_minor_line_with_a_tag_of_the_wrong_type_is_an_error(tmp_path: Path) -> None:
     events = complete_log()
     for event in events:
-        event["schema_version"] = "1.7"
+        event["schema_version"] = NEWER_MINOR
     operators = next(i for i, e in enumerate(events) if e["kind"] == "operators")
     events[operators]["executed"] = {"status": ["measured"], "items": []}
     errors = _errors_of(tmp_path, events)
