@@ -151,3 +151,12 @@ def test_a_changed_re_measure_budget_flags_only_the_cells_measured_again(tmp_pat
     found = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
     flagged = {t["case"] for t in found["timings"] if any("re-measure rounds" in f for f in t["flags"])}
     assert flagged == {CELL}, flagged
+
+
+def test_a_cache_miss_measured_only_as_a_fresh_process_cold_call_is_not_called_unmeasured(tmp_path: Path) -> None:
+    """Before: 'on a cache miss: candidate (cuda) 2.24 s against baseline (cpu) not measured',
+    while the same page's table gave the CPU cells' empty-cache cold calls (16.5 s and more)."""
+    result = RUNNER.invoke(main, ["compare", str(CPU), str(CUDA), "--out", str(tmp_path / "c"), "--format", "md"])
+    miss = result.stdout.split("on a cache miss: ", 1)[1].split(", on a cache hit", 1)[0]
+    assert "against baseline (cpu) not measured" not in miss, miss
+    assert "its cold call in a fresh process, empty compile cache" in miss, miss

@@ -318,6 +318,10 @@ class CompileMedian:
     candidate_s: float | None
     baseline_shapes: int
     candidate_shapes: int
+    # A side with no compile of this outcome whose figure is its cold calls instead: a cache miss
+    # measured only as the first call of a fresh process with an empty compile cache.
+    baseline_cold: bool = False
+    candidate_cold: bool = False
 
 
 @dataclass(frozen=True)
@@ -1382,6 +1386,10 @@ def _compile_cost(cells: list[CellComparison]) -> CompileCost:
             for c in new_shapes
             if c.candidate.compile_s is not None and c.candidate.compile_cache == cache
         ]
+        # A side whose compiles all hit a cache may have compiled from nothing in its cold call
+        # alone (a fresh process, an empty cache): that is its cache-miss figure, said so.
+        base_cold = cache == CACHE_MISS and not base and bool(base := _empty_cache_colds(new_shapes, "baseline"))
+        cand_cold = cache == CACHE_MISS and not cand and bool(cand := _empty_cache_colds(new_shapes, "candidate"))
         if base or cand:
             groups.append(
                 CompileMedian(
@@ -1390,9 +1398,20 @@ def _compile_cost(cells: list[CellComparison]) -> CompileCost:
                     statistics.median(cand) if cand else None,
                     len(base),
                     len(cand),
+                    base_cold,
+                    cand_cold,
                 )
             )
     return CompileCost(len(new_shapes), tuple(groups))
+
+
+def _empty_cache_colds(cells: list[CellComparison], role: str) -> list[float]:
+    """A side's cold calls that compiled in a fresh process from an empty compile cache."""
+    sides = [getattr(c, role) for c in cells]
+    return [x.cold_s for x in sides if x.cold_s is not None and x.cold_condition == "fresh_process_empty_cache"]
+
+
+COLD_AS_MISS = "; its cold call in a fresh process, empty compile cache"
 
 
 def compile_cost_text(cost: CompileCost, baseline: Side, candidate: Side) -> list[str]:
@@ -1401,14 +1420,16 @@ def compile_cost_text(cost: CompileCost, baseline: Side, candidate: Side) -> lis
     for group in cost.by_cache:
         where = f"on a {group.cache}" if group.cache != CACHE_UNKNOWN else "where the cache outcome was not recorded"
         phrases.append(
-            f"{where}: {candidate.short_name} {_seconds(group.candidate_s)}{_of(group.candidate_shapes)} "
-            f"against {baseline.short_name} {_seconds(group.baseline_s)}{_of(group.baseline_shapes)}"
+            f"{where}: {candidate.short_name} {_seconds(group.candidate_s)}"
+            f"{_of(group.candidate_shapes, group.candidate_cold)} "
+            f"against {baseline.short_name} {_seconds(group.baseline_s)}{_of(group.baseline_shapes, group.baseline_cold)}"
         )
     return phrases
 
 
-def _of(shapes: int) -> str:
-    return f" (median of {shapes} shapes)" if shapes > 1 else ""
+def _of(shapes: int, cold: bool = False) -> str:
+    parts = ([f"median of {shapes} shapes"] if shapes > 1 else []) + ([COLD_AS_MISS[2:]] if cold else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _speedups(cells: list[CellComparison], stop: TimingStop | None = None) -> list[Speedup]:
