@@ -160,3 +160,15 @@ def test_a_cache_miss_measured_only_as_a_fresh_process_cold_call_is_not_called_u
     miss = result.stdout.split("on a cache miss: ", 1)[1].split(", on a cache hit", 1)[0]
     assert "against baseline (cpu) not measured" not in miss, miss
     assert "its cold call in a fresh process, empty compile cache" in miss, miss
+
+
+def test_artifacts_are_said_to_be_listed_by_the_log_not_shipped_with_the_page(tmp_path: Path) -> None:
+    """Before: 'Artifacts saved with the run' over weights.pt and the rest, which neither the
+    sample runs nor the site hold."""
+    result = RUNNER.invoke(main, ["report", str(CPU), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert not (CPU / "artifacts").exists(), "the shipped run keeps no artifact files"
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "r" / name).read_text(encoding="utf-8")
+        assert "Artifacts saved with the run" not in text
+        assert "as the log lists them (the files are not part of this report" in text
