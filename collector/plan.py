@@ -381,9 +381,10 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
             f"{path}:{line}: not UTF-8 (byte 0x{bad} at offset {exc.start} of the file); save the plan as UTF-8"
         ) from None
     # A byte-order mark some editors write first holds no content (collector.tomltext): the one
-    # reader of plan text drops it, so the collector, plan-check and the text's sha256 agree.
-    text = toml_text(text)
+    # reader of plan text drops it, so the collector, plan-check and the text's sha256 agree; a
+    # dotted key of too many parts for tomllib is refused there as a TOMLDecodeError.
     try:
+        text = toml_text(text)
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         lineno = getattr(exc, "lineno", None)

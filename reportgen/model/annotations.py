@@ -193,7 +193,8 @@ def _header_lines(text: str) -> dict[tuple[str, str], list[int]]:
         if not match:
             continue
         try:
-            key = next(iter(tomllib.loads(f"{match.group(2)} = 0")))
+            # toml_text refuses a key of too many parts (a header-like line in a multi-line string)
+            key = next(iter(tomllib.loads(toml_text(f"{match.group(2)} = 0"))))
         except (tomllib.TOMLDecodeError, StopIteration):
             continue
         found.setdefault((match.group(1), key), []).append(number)
@@ -220,8 +221,8 @@ def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> 
 
 def parse_annotations(text: str, path: str) -> AnnotationFile:
     """Check the file's form; raises AnnotationError naming the entry and its line."""
-    text = toml_text(text)  # a byte-order mark some editors write first: no content
     try:
+        text = toml_text(text)  # drops a byte-order mark; refuses a dotted key of too many parts
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise AnnotationError(f"{path}: not valid TOML: {exc}") from None
