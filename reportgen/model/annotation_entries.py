@@ -8,7 +8,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reportgen.model.annotations import MAX_EXPLANATION_CHARS, PATTERN_KEY, SELECTORS
+from reportgen.model.annotation_form import MAX_EXPLANATION_CHARS, PATTERN_KEY, SELECTORS
 from reportgen.model.runmodel import STATUS_ORDER
 
 

@@ -40,6 +40,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from collector.tomltext import toml_text
+from reportgen.model.annotation_form import MAX_EXPLANATION_CHARS as MAX_EXPLANATION_CHARS
+from reportgen.model.annotation_form import PATTERN_KEY as PATTERN_KEY
+from reportgen.model.annotation_form import SELECTORS as SELECTORS
 from reportgen.model.runmodel import CellRecord
 from reportgen.storage.remote import RemoteLog, RemoteObject
 from reportgen.storage.local import (
@@ -51,7 +54,6 @@ from reportgen.storage.local import (
     shown,
 )  # the name is also read from here
 
-PATTERN_KEY = "explain"
 # The key starts and ends with a character that is not a blank, so no two parts of the pattern
 # can take the same blanks: a lazy key with blanks on both sides of it was quadratic in a long
 # line of spaces (such a line may stand in a multi-line string).
@@ -65,17 +67,11 @@ class AnnotationError(ValueError):
     """The annotations file cannot be used; the message says where and why."""
 
 
-# An explanation is prose for a reader; its Markdown is rendered on every page that shows it, and
-# markdown-it takes seconds on some 100 KB inputs (a run of "![").
-MAX_EXPLANATION_CHARS = 20_000
-
-
 _GLOB = re.compile(r"[*?\[]")
 # Entries that search the run's cells (a wildcard, or a field such as mode) times its cells: at
 # most this many tests, so that a file of many overlapping entries cannot keep a report busy
 # for minutes (entries that name their cells are looked up, whatever their number).
 MAX_SEARCHED_CELLS = 5_000_000
-SELECTORS = ("cases", "shape", "batch", "length", "dtype", "layout", "mode", "status")
 
 
 @dataclass(frozen=True)
