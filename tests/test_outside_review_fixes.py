@@ -172,3 +172,21 @@ def test_artifacts_are_said_to_be_listed_by_the_log_not_shipped_with_the_page(tm
         text = (tmp_path / "r" / name).read_text(encoding="utf-8")
         assert "Artifacts saved with the run" not in text
         assert "as the log lists them (the files are not part of this report" in text
+
+
+def test_the_geometric_mean_of_one_cell_is_that_cell_s_interval_and_verdict() -> None:
+    """Two real 30-sample series (microseconds) whose bootstrap interval is lopsided: the cell
+    read slower (1.0002 to 1.063) and the mean over that one cell 'no clear difference'
+    (0.9985 to 1.061), a symmetric interval about the estimate; with replicates, --fail-on worse
+    gates on the mean."""
+    from reportgen.judge.intervals import geometric_mean, ratio_intervals
+
+    before = [559.3, 567.7, 558.1, 535.3, 560.5, 525.9, 557.3, 552.7, 552.7, 526.7, 545.5, 525.4, 552.7, 549.6, 566.9]
+    before += [556.4, 524.2, 550.7, 525.5, 546.0, 525.9, 575.8, 542.3, 528.2, 552.7, 526.8, 548.8, 521.0, 545.6, 553.0]
+    after = [526.2, 584.8, 607.2, 558.2, 524.1, 607.1, 548.7, 520.5, 669.3, 572.3, 548.9, 515.0, 550.1, 571.1, 552.4]
+    after += [591.4, 639.0, 593.0, 523.3, 540.1, 526.7, 937.1, 812.3, 564.1, 565.6, 558.8, 533.8, 546.9, 546.7, 774.0]
+    (cell,) = ratio_intervals([([x / 1e6 for x in before], [x / 1e6 for x in after])])
+    mean = geometric_mean([cell])
+    assert mean is not None and cell.low is not None and cell.high is not None
+    assert mean.verdict == cell.verdict
+    assert abs(mean.low / cell.low - 1) < 1e-9 and abs(mean.high / cell.high - 1) < 1e-9

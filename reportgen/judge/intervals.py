@@ -427,13 +427,19 @@ def geometric_mean(intervals: Sequence[RatioInterval]) -> GeoMean | None:
     if len(bounds) < len(intervals):  # an interval without bounds: no spread for the mean
         return GeoMean(math.exp(centre), None, None, len(intervals), confidence, runs)
     z = _z(confidence)
-    errors = [(math.log(high) - math.log(low)) / (2 * z) for low, high in bounds]
     shared = runs[0] > 1 or runs[1] > 1
-    spread = z * (sum(errors) if shared else math.sqrt(sum(e * e for e in errors))) / len(errors)
-    spread = max(spread, sum(r.resolution for r in intervals) / len(intervals))
-    return GeoMean(
-        math.exp(centre), math.exp(centre - spread), math.exp(centre + spread), len(intervals), confidence, runs
-    )
+    floor = sum(r.resolution for r in intervals) / len(intervals)
+
+    def spread(errors: list[float]) -> float:
+        combined = z * (sum(errors) if shared else math.sqrt(sum(e * e for e in errors))) / len(errors)
+        return max(combined, floor)
+
+    # Each side of a cell's interval apart: a bootstrap interval need not be symmetric about its
+    # estimate, and the mean of one cell must be that cell's interval, not a symmetric one about
+    # its estimate (which read 'no clear difference' over a cell judged slower).
+    down = spread([(log - math.log(low)) / z for log, (low, _) in zip(logs, bounds)])
+    up = spread([(math.log(high) - log) / z for log, (_, high) in zip(logs, bounds)])
+    return GeoMean(math.exp(centre), math.exp(centre - down), math.exp(centre + up), len(intervals), confidence, runs)
 
 
 WARM_CALL = "warm call"  # a cell's warm series, named beside a generation cell's two in pooled_mean
