@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from collector import neuronenv
-from collector.backends import BackendUnavailable, NeuronBackend, select_backend
+from collector.backends import BackendUnavailable, select_backend
+from collector.backends.neuron import NeuronBackend
 from collector.plan import load_plan
 from collector.runner import Options, execute
 from reportgen.contract.validation import read_log

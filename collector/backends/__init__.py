@@ -1,8 +1,9 @@
 """Device adapters, one per target, found through the backend descriptors.
 
 A backend is a descriptor (``NAME.toml`` here, or in a folder named by
-``MIGRATION_RECORD_BACKENDS``: ``collector/descriptors.py``), an adapter class (``base`` is the
-cpu and what all share, then ``cuda``, ``neuron``) and a constraints file read by ``reportgen``.
+``MIGRATION_RECORD_BACKENDS``: ``collector/descriptors.py``), the adapter class it names (``base``
+is the cpu's and what all share) and a constraints file read by ``reportgen``. This package names
+no backend: every adapter, built in or not, is loaded from the file its descriptor names.
 Each adapter answers the same questions for its target: how to synchronise, compile, track
 fallback and profile, and what ``collector.environment`` reads there. Where a question has no
 answer on a backend (CPU fallback on the CPU itself) the answer says "not applicable" with a
@@ -29,8 +30,6 @@ from collector.backends.base import (
     not_measured,
     top_ops,
 )
-from collector.backends.cuda import CudaBackend
-from collector.backends.neuron import NeuronBackend, neuron_warnings
 from collector.descriptors import Descriptor, DescriptorError, descriptors
 
 __all__ = [
@@ -41,14 +40,11 @@ __all__ = [
     "Descriptor",
     "DescriptorError",
     "BackendUnavailable",
-    "CudaBackend",
-    "NeuronBackend",
     "OpRecorder",
     "count_files",
     "finish_cache_listing",
     "list_cache_dirs",
     "measured",
-    "neuron_warnings",
     "not_measured",
     "resolve_target",
     "select_backend",
@@ -57,14 +53,17 @@ __all__ = [
 
 
 def _adapter(descriptor: Descriptor) -> type[Backend]:
-    """The adapter class a descriptor names: a module of this package for a built-in backend,
-    else the file beside the descriptor, loaded under a name of its own."""
+    """The adapter class a descriptor names, from the file beside the descriptor: a built-in
+    one's is a module of this package (``collector.backends.FILE``, imported once under that
+    name), a plugin's is loaded under a name of its own."""
+    if not descriptor.adapter_file.is_file():
+        raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file} is not a file")
     if descriptor.builtin:
-        module = importlib.import_module(f"collector.backends.{descriptor.adapter_file.stem}")
+        module = importlib.import_module(f"{__name__}.{descriptor.adapter_file.stem}")
     else:
         name = f"collector_backend_{descriptor.name.replace('-', '_')}"
         spec = importlib.util.spec_from_file_location(name, descriptor.adapter_file)
-        if spec is None or spec.loader is None or not descriptor.adapter_file.is_file():
+        if spec is None or spec.loader is None:
             raise DescriptorError(f"{descriptor.path}: adapter: {descriptor.adapter_file} cannot be loaded")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
