@@ -321,9 +321,10 @@ def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:
 @per_run
 def flagged(run: RunModel) -> list[CellRecord]:
     """The cells with any fact that a rule looks for besides status and plan: a cold call that
-    did not match or did not start empty, CPU fallback, a graph break, a recompile, per-output
-    statistics. Found in one pass over the cells, kept for the run (a long log has tens of
-    thousands of cells and almost none of these); each rule picks its own from these few.
+    did not match or did not start empty, CPU fallback, a graph break, a recompile, a compile
+    that ran no graph, per-output statistics. Found in one pass over the cells, kept for the run
+    (a long log has tens of thousands of cells and almost none of these); each rule picks its
+    own from these few.
     A rule that reads another such fact adds it here."""
     return [
         c
@@ -336,6 +337,7 @@ def flagged(run: RunModel) -> list[CellRecord]:
         or c.recompiled
         or c.recompile_limit_hit
         or c.eager_after_recompile_limit
+        or c.ran_graph is False
         or c.per_output
     ]
 
@@ -723,6 +725,7 @@ def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
     breaks = [c for c in cells if c.graph_break_reasons]
     recompiles = [c for c in cells if c.recompiles_seen or c.recompiled]
     limit = [c for c in cells if c.recompile_limit_hit or c.eager_after_recompile_limit]
+    eager = [c for c in cells if _ran_no_graph(c)]
     reasons = []
     if breaks:
         why = sorted({reason for c in breaks for reason in c.graph_break_reasons})
@@ -755,7 +758,32 @@ def rule_compiled_path(run: RunModel, notes: Notes) -> list[Reason]:
                 "operator",
             )
         )
+    if eager:
+        disabled = _setting(run, "TORCHDYNAMO_DISABLE")
+        said = f"; TORCHDYNAMO_DISABLE was {disabled!r}" if disabled not in (None, "", "0") else ""
+        reasons.append(
+            Reason(
+                "no-compiled-graph",
+                "blocked",
+                "'Compiled' cells ran no compiled graph (graphs 0, no cache hit or miss: TorchDynamo "
+                f"disabled or the model fell back to eager{said}), so these cells are not evidence of the compiled path.",
+                _cases(eager),
+            )
+        )
     return reasons
+
+
+def _ran_no_graph(cell: CellRecord) -> bool:
+    """A compiled cell whose outputs were compared though its compile events traced no graph and
+    met no cache. Not a cache check (repeat_of): it calls a graph its cell compiled, in the same
+    process, by design. A cell that reused a graph compiled earlier in its process for part of its
+    work (a generation cell's decode graph) compiled its other graph, so it is not one either."""
+    return (
+        cell.ran_graph is False
+        and cell.planned.mode == "compiled"
+        and cell.planned.repeat_of is None
+        and cell.status in ("pass", *FAILED)
+    )
 
 
 COPY_OPS = ("aten::contiguous", "aten::clone", "aten::copy_", "aten::_to_copy")

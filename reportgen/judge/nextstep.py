@@ -81,6 +81,7 @@ NEXT_STEPS: dict[str, str] = {
     "graph-breaks": "remove the graph breaks (reasons under Fallback and compile findings) so the compiled path is one graph",
     "recompiles": "find why the same shape compiled again (cache check under Fallback and compile findings)",
     "recompile-limit": "stay within the recompile limit: fewer shapes per process or padding to buckets",
+    "no-compiled-graph": "collect the compiled cells again with the compiled path on (no `TORCHDYNAMO_DISABLE`); if they still compile no graph, find why TorchDynamo skipped the model (`TORCH_LOGS=+dynamo`)",
     "layout": "feed contiguous inputs to the compiled path (make the preprocessing produce them), then collect again",
     "compile-fallback": "collect the compiled cells again with the setting the reason names at the value it names",
 }

@@ -84,6 +84,10 @@ class CellRecord:
     compile_s: float | None = None
     # That compile's cache counters and condition as logged (misses, hits, condition); None without one.
     compile_cache: tuple[int | None, int | None, str] | None = None
+    # Whether its compile events ran a compiled graph: True where one compiled a graph or counted
+    # a cache hit or miss, False where every one logged graphs 0 and no hit or miss (TorchDynamo
+    # traced nothing: disabled, or the model ran eager), None where none logged its counters.
+    ran_graph: bool | None = None
     # The scope of the last warm series (of the first timing event, where none holds one): the
     # warm ratios compared between runs are of that series, whatever a cold call's event says.
     scope: ev.TimingScope | None = None
@@ -506,6 +510,11 @@ def _compile_facts(cell: CellRecord, data: Any, line: int) -> None:
     if not cell.compiled:
         cell.compiled, cell.compile_s = True, _opt(data.compile_first_result_s)
         cell.compile_cache = (_opt(data.cache_misses), _opt(data.cache_hits), data.cache_condition)
+    graphs = _opt(data.graphs)
+    if graphs or _opt(data.cache_hits) or _opt(data.cache_misses):
+        cell.ran_graph = True
+    elif graphs == 0 and cell.ran_graph is None:
+        cell.ran_graph = False
     if data.graph_breaks:
         cell.graph_break_reasons += tuple(b.reason for b in data.graph_breaks)
     if data.recompiles:
