@@ -8,7 +8,10 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
   local files it imports, plan file), and the weights and inputs by content sha256 where both
   logs hashed them, else by file sha256; the saved reference outputs by content sha256 where
   both logs hashed them (they derive from named things, weights, inputs, reference device and
-  dtype, versions, so only a content difference says something else changed). A local import one log lists and the other does not is
+  dtype, versions, so only a content difference says something else changed). Where both logs
+  hashed the inputs (or reference outputs) of each input shape on its own, only the shapes both
+  runs hold are compared: a run of fewer cells saves fewer shapes, which changes the run-wide
+  hash and nothing the two runs share. A local import one log lists and the other does not is
   "not imported" there when that log's collector looked for local imports (0.4.0 on, or any log
   that lists one), and "not recorded" when it is older and lists none;
 * the host: the device (name, count, instance type, host name), the environment variables
@@ -55,6 +58,7 @@ NO_READS = (
 MOST = 100  # environment variables or versions named one by one; beyond, a digest of them all
 Change = tuple[str, str, str]  # (what, before, after)
 REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them
+OF_SHAPE = " of input shape "  # run_hashes' key of one input shape's hash: '<role> of input shape <key>'
 # Host facts of the timing events that make a timing ratio no like-for-like comparison.
 TIMING_HOST_KEYS = ("torch threads", "CPU affinity")
 # Between two runs of one target (diff, a site's history), a change of any of these (both runs
@@ -131,13 +135,16 @@ def run_code_data(run: RunModel) -> dict[str, str]:
 
 def run_hashes(run: RunModel) -> dict[str, list[str | None]]:
     """The run's weights, run-wide inputs and run-wide reference outputs: [content sha256 or
-    None, file sha256 or None]."""
+    None, file sha256 or None]; and, where the log hashed the inputs or reference outputs of each
+    input shape on its own (content_by_key), each of those as '<role> of input shape <key>':
+    [content sha256, None]."""
     found: dict[str, list[str | None]] = {}
     for artifact in run.artifacts:
-        if artifact.role == "inputs" and artifact.case is None:
-            found["inputs"] = [artifact.content_sha256, artifact.sha256]
-        elif artifact.role == "reference_output" and artifact.case is None:
-            found[REFERENCE_OUTPUTS] = [artifact.content_sha256, artifact.sha256]
+        role = {"inputs": "inputs", "reference_output": REFERENCE_OUTPUTS}.get(artifact.role)
+        if role is not None and artifact.case is None:
+            found[role] = [artifact.content_sha256, artifact.sha256]
+            for key, sha in (artifact.content_by_key or {}).items():
+                found[f"{role}{OF_SHAPE}{key}"] = [sha, None]
     weights = weights_facts(run)  # the plan's hashes, else the weights artifact's
     if weights.content or weights.file:
         found["weights"] = [weights.content, weights.file]
@@ -185,7 +192,16 @@ def code_and_data_changes(
             changes.append((f"{key} (in both runs: their uncommitted changes cannot be told apart)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
-        if ca and cb:
+        shapes_a, shapes_b = _by_shape(role, before_hashes), _by_shape(role, after_hashes)
+        shared = sorted(set(shapes_a) & set(shapes_b))
+        if ca and cb and shared:
+            # Each input shape hashed on its own in both logs: the shapes both runs hold decide.
+            # A run of fewer cells (--only) saves fewer shapes, so its run-wide hash differs
+            # although every shape it shares holds the same tensors; a shape on one side only
+            # is a cell added or removed, which a diff names as such.
+            if any(shapes_a[key] != shapes_b[key] for key in shared):
+                changes.append((f"{role} (by content sha256)", ca, cb))
+        elif ca and cb:
             if ca != cb:
                 changes.append((f"{role} (by content sha256)", ca, cb))
         elif fa != fb:
@@ -198,6 +214,15 @@ def code_and_data_changes(
                 )
             )
     return changes
+
+
+def _by_shape(role: str, hashes: Mapping[str, Sequence[str | None]]) -> dict[str, str]:
+    """The content sha256 of each input shape's ``role`` (run_hashes), by input shape key; {}
+    where the log hashed none on its own (schema before per-shape hashes)."""
+    prefix = f"{role}{OF_SHAPE}"
+    return {
+        key.removeprefix(prefix): sha[0] for key, sha in hashes.items() if key.startswith(prefix) and sha and sha[0]
+    }
 
 
 def _reads_recorded(code: Mapping[str, str]) -> bool:

@@ -47,6 +47,9 @@ class Declared:
     # so it can be compared with a run that hashed only the file bytes; the warm-up count names
     # the sha256 of the plan text it came from (declared_criteria).
     file_value: str | None = None
+    # The inputs by content, one sha256 per input shape, where the log hashed each shape on its
+    # own (content_by_key); None otherwise. Two runs are then compared over the shapes both hold.
+    by_key: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,6 +105,16 @@ def _inputs_sha(run: RunModel, by_content: bool) -> str:
     if len(shas) == 1:
         return shas[0][1]
     return f"per cell ({len(shas)} files), digest {hashlib.sha256(repr(shas).encode()).hexdigest()[:12]}..."
+
+
+def _inputs_by_key(run: RunModel) -> dict[str, str] | None:
+    """The content sha256 of each input shape's inputs, where the run saved them in one run-wide
+    file hashed shape by shape; None otherwise (a log before per-shape hashes, or inputs saved
+    per cell)."""
+    found = [a for a in run.artifacts if a.role == "inputs"]
+    if len(found) == 1 and found[0].case is None and found[0].content_by_key:
+        return dict(sorted(found[0].content_by_key.items()))
+    return None
 
 
 def _weights_sha(run: RunModel, by_content: bool) -> str:
@@ -274,7 +287,10 @@ def _hash(run: RunModel, role: str, sha: Any) -> Declared:
     """The role's hash, labelled by what it hashes: by content where the log hashed it so (with the
     file-bytes hash beside it), else the file bytes."""
     if _by_content(run, role):
-        return Declared(role, _hash_label(role, True), sha(run, True), "correctness", file_value=sha(run, False))
+        by_key = _inputs_by_key(run) if role == "inputs" else None
+        return Declared(
+            role, _hash_label(role, True), sha(run, True), "correctness", file_value=sha(run, False), by_key=by_key
+        )
     return Declared(role, _hash_label(role, False), sha(run, False), "correctness")
 
 
@@ -328,6 +344,8 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
         assert first is not None
         old = a.value if a is not None else (EVERY_ELEMENT if key.startswith("region:") else NOT_RECORDED)
         new = b.value if b is not None else (EVERY_ELEMENT if key.startswith("region:") else NOT_RECORDED)
+        if a is not None and b is not None and _same_shared_shapes(a, b):
+            continue
         if a is not None and b is not None and key in ("weights", "inputs") and _is_content(a) != _is_content(b):
             hashed = _hash_change(key, a, b)
             changes += [hashed] if hashed is not None else []
@@ -344,6 +362,18 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
                 )
             )
     return sorted(changes, key=lambda c: (order[c.judges], c.key))
+
+
+def _same_shared_shapes(a: Declared, b: Declared) -> bool:
+    """Whether both runs hashed their inputs shape by shape and every input shape both hold has
+    the same content: a run of fewer cells (--only) saves fewer shapes, which changes the
+    run-wide hash and nothing the two runs share (a shape on one side only is a cell added or
+    removed, which a diff names as such). False when they share no shape: the run-wide hashes
+    decide."""
+    if not (a.by_key and b.by_key and _is_content(a) and _is_content(b)):
+        return False
+    shared = set(a.by_key) & set(b.by_key)
+    return bool(shared) and all(a.by_key[k] == b.by_key[k] for k in shared)
 
 
 def changed_for(changes: list[CriterionChange], dtype: str, judges: Judges = "correctness") -> list[CriterionChange]:

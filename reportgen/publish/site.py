@@ -130,8 +130,9 @@ from collector.visible import terminal
 # run as a task's only when its log says so).
 # 8: summaries keep a generation cell's repetitions: a decode ratio whose repetitions' whole
 # decode times are unstable decides nothing.
-# 9: summaries keep the range of a re-measured cell's earlier warm series: a stable last series
-# far outside it decides nothing.
+# 9: summaries keep the range of a re-measured cell's earlier warm series (a stable last series
+# far outside it decides nothing), and the inputs' hash per input shape (a run of fewer cells
+# with the same inputs for the shapes both hold is no change of inputs).
 STATE_FORMAT = 9
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4

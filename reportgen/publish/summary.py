@@ -133,9 +133,8 @@ class RunSummary:
     hashes: dict[str, list[str | None]] = field(
         default_factory=dict
     )  # weights/inputs -> [content sha256 or None, file sha256]
-    criteria: dict[str, dict[str, str | None]] = field(
-        default_factory=dict
-    )  # judge.criteria.Declared by key, as plain data
+    # judge.criteria.Declared by key, as plain data (by_key: an inputs criterion's hash per input shape)
+    criteria: dict[str, dict[str, str | None | dict[str, str]]] = field(default_factory=dict)
     device: str = ""  # the device name the run measured (environment device_name, else instance_type); "": not recorded
     # plan-check's verdict on the plan this run logged, for its intended target (else neuron):
     # {"target", "classification" (compatible | revise | blocked | unreadable), "headline", "first"}
