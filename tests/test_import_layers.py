@@ -30,7 +30,9 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             for alias in node.names:
                 target = f"{base}.{alias.name}"
                 if target in known:
