@@ -190,3 +190,20 @@ def test_the_geometric_mean_of_one_cell_is_that_cell_s_interval_and_verdict() ->
     assert mean is not None and cell.low is not None and cell.high is not None
     assert mean.verdict == cell.verdict
     assert abs(mean.low / cell.low - 1) < 1e-9 and abs(mean.high / cell.high - 1) < 1e-9
+
+
+def test_a_run_stable_only_when_measured_again_says_so_with_its_earlier_waits(tmp_path: Path) -> None:
+    """Before: 'warm timing of all 4 timed cells is stable' and host figures of the reported
+    series alone, for a run whose first two attempts of every cell waited up to 1.4 s for a CPU
+    per second of loop."""
+    from reportgen.judge.changes import AGAIN_LABEL
+
+    run = SAMPLES / "heat-solver-cpu-20261205T122551Z-af7feb"  # two cells stable at a later attempt
+    result = RUNNER.invoke(main, ["report", str(run), "--out", str(tmp_path / "r"), "--format", "md"])
+    text = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "(2 of them only when measured again, after an unstable series: see the host facts)" in text, result.output
+    assert f"{AGAIN_LABEL} 3, of 2 cell(s); their threads waited up to" in text
+    # Against a run whose every first series was stable, the difference is a host change.
+    quiet = SAMPLES / "heat-solver-cpu-20261205T074106Z-bcfcd4"
+    found = json.loads(RUNNER.invoke(main, ["diff", str(quiet), str(run), "--format", "json"]).output)
+    assert any(AGAIN_LABEL in change[0] for change in found["host"]), found["host"]

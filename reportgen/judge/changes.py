@@ -118,8 +118,11 @@ _UNITS = {
 _PLAIN_WORDS = frozenset(("and", "avg", "die", "fan", "hot", "low", "max", "min", "now", "of", "per", "top", "use"))
 WAIT_LABEL = "time the threads waited for a CPU, per second of each warm loop (the series reported)"
 LOAD_LABEL = "load average (1 min)" + AROUND
+# Warm series the collector measured again (unstable), which the figures of the reported series
+# leave out: named, so that a run whose loops were contended until a last attempt says so.
+AGAIN_LABEL = "warm series taken before the reported ones (unstable, measured again)"
 # What a host reads around its warm loops rather than sets: it varies between replicates.
-_READINGS = frozenset((LOAD_LABEL, WAIT_LABEL))
+_READINGS = frozenset((LOAD_LABEL, WAIT_LABEL, AGAIN_LABEL))
 _DEVICE_FACTS = (
     ("device_name", "device name"),
     ("device_count", "device count"),
@@ -331,6 +334,12 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
     shown += [f"not read for {unread} loop(s): contention not judged there"] if unread else []
     if shown:
         facts[WAIT_LABEL] = "; ".join(shown)
+    again = [c for c in run.cells if c.warm_series > 1]
+    if again:  # the series before the reported ones: unstable, and on a host the figures above leave out
+        earlier = sum(c.warm_series - 1 for c in again)
+        rates = [r for c in again if (r := c.warm_before_wait) is not None]
+        waited = f"; their threads waited up to {max(rates):.3f} s for a CPU per second of loop" if rates else ""
+        facts[AGAIN_LABEL] = f"{earlier}, of {len(again)} cell(s){waited}"
     facts.update(_accelerator_facts(hosts))
     return facts
 

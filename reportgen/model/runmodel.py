@@ -107,6 +107,9 @@ class CellRecord:
     # it again (None with one series): a stable last series whose median none of them came near
     # did not measure the speed the cell ran at before (judge.timing_stability.attempts_apart).
     warm_before: tuple[float, float] | None = None
+    # The most the threads waited for a CPU per second of loop over those earlier series (where
+    # recorded): why they were measured again, which the reported series alone does not show.
+    warm_before_wait: float | None = None
     # The last warm series' peak device memory in bytes (1.3 logs on); None where not measured:
     # no record, or the target has no device allocator (the reason stays in the log).
     peak_device_bytes: int | None = None
@@ -570,6 +573,9 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
             if cell.warm_before is not None:
                 low, high = min(low, cell.warm_before[0]), max(high, cell.warm_before[1])
             cell.warm_before = (low, high)
+            if cell.warm_waited is not None and cell.warm_waited[1] > 0:
+                rate = cell.warm_waited[0] / cell.warm_waited[1]
+                cell.warm_before_wait = rate if cell.warm_before_wait is None else max(rate, cell.warm_before_wait)
         cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
         cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
         cell.warm_series += 1

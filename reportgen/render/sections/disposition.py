@@ -130,7 +130,13 @@ def _performance_scope(run: RunModel, judgement: Judgement) -> str:
         return "no warm timing recorded: performance not measured"
     undecided = judgement.undecided
     if not undecided:
-        return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules"
+        again = sum(j.attempts > 1 for j in timed)
+        after = (
+            f" ({again} of them only when measured again, after an unstable series: see the host facts)"
+            if again
+            else ""
+        )
+        return f"warm timing of all {len(timed)} timed cells is stable by the collector's rules{after}"
     unstable = sum(j.unstable for j in undecided)
     return (
         f"undecided for {len(undecided)} of {len(timed)} timed cells (warm timing {judgement.undecided_why}: "
