@@ -207,3 +207,12 @@ def test_a_run_stable_only_when_measured_again_says_so_with_its_earlier_waits(tm
     quiet = SAMPLES / "heat-solver-cpu-20261205T074106Z-bcfcd4"
     found = json.loads(RUNNER.invoke(main, ["diff", str(quiet), str(run), "--format", "json"]).output)
     assert any(AGAIN_LABEL in change[0] for change in found["host"]), found["host"]
+
+
+def test_compare_says_its_cold_and_compile_ratios_are_one_call_each_with_no_host_figures(tmp_path: Path) -> None:
+    """Before: 'cold first call ratio 0.021x' beside warm ratios with stability flags and host
+    checks, though a cold call is one sample with no host figure read around it."""
+    RUNNER.invoke(main, ["compare", str(CPU), str(CUDA), "--out", str(tmp_path / "c")])
+    for name in ("compare.html", "compare.md"):
+        text = (tmp_path / "c" / name).read_text(encoding="utf-8")
+        assert "cold first call ratio" in text and "one call on each side, with no host figures" in text

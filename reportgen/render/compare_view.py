@@ -151,6 +151,13 @@ class CompareView:
     figures: tuple[Figure, ...] = ()  # per-cell warm ratios with intervals, eager and compiled apart
     run_hrefs: dict[str, str] = field(default_factory=dict)  # run id -> its page, replicates too
     downloads: tuple[tuple[str, str], ...] = ()  # (file name, what it holds), written beside the page
+    # The cold first call's and the compile's ratios are of one call a side, with no host figures
+    # read around them and no stability rule: said above the table that shows them.
+    one_call_note: str = (
+        "The cold first call and compile ratios are of one call on each side, with no host figures read around "
+        "those calls and no stability rule applied: a busy host at that moment moves them, and they decide nothing "
+        "beyond those calls."
+    )
 
 
 def _side_view(side: Side) -> SideView:
