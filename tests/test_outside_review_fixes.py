@@ -216,3 +216,25 @@ def test_compare_says_its_cold_and_compile_ratios_are_one_call_each_with_no_host
     for name in ("compare.html", "compare.md"):
         text = (tmp_path / "c" / name).read_text(encoding="utf-8")
         assert "cold first call ratio" in text and "one call on each side, with no host figures" in text
+
+
+def test_diff_names_where_the_compiled_cells_were_compiled_and_timed(tmp_path: Path) -> None:
+    """Before: a run made with --cold off (compiled cells compiled and timed in the collector's
+    own process) against one with a fresh process per compiled cell read 0 criteria changes."""
+    before = timing_log("fresh-process-cells")
+    after = timing_log("in-process-cells", seed=1)
+    compiles = [e for e in after if e["kind"] == "compile"]
+    assert compiles, "the fixture has compiled cells"
+    for event in compiles:
+        event["cache_condition"] = "compiled_in_process"
+    for event in after:
+        if event["kind"] == "timing" and event.get("cold") and event["case"].endswith("compiled"):
+            event["cold"]["cache_condition"] = "compiled_in_process"
+    paths = []
+    for name, events in (("a", before), ("b", after)):
+        path = tmp_path / name / "events.jsonl"
+        path.parent.mkdir()
+        path.write_text(dumps(events), encoding="utf-8")
+        paths.append(str(path))
+    text = RUNNER.invoke(main, ["diff", *paths]).output
+    assert "where compiled cells were compiled and timed now compiled: in a process already running" in text, text

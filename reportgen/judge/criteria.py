@@ -241,6 +241,38 @@ def _config(plan: Any) -> list[Declared]:
     ]
 
 
+# A cold call's or compile's cache condition in words (the log keeps the token): every page's
+# words for them (render/labels.py takes them from here).
+CONDITION_WORDS = {
+    "fresh_process_empty_cache": "fresh process, empty compile cache",
+    "persistent_cache": "persistent compile cache with entries",
+    "restart_populated_cache": "restart, cache populated",
+    "compiled_in_process": "in a process already running (not fresh)",
+    "eager_no_compile": "eager (nothing to compile)",
+}
+
+
+def _compiled_measurement(run: RunModel) -> Declared:
+    """Where the compiled cells were compiled and timed, as their events' cache conditions say
+    (the collector's --cold: a fresh process per cell from an empty cache, or the collector's own
+    process): warm loops of one and of the other ran in different processes. Cache checks left
+    out; 'no compiled cell timed' where none was."""
+    compiles, colds = set(), set()
+    for cell in run.cells:
+        if cell.planned.mode != "compiled" or cell.planned.repeat_of is not None:
+            continue
+        if cell.compile_cache is not None and cell.compile_cache[2]:
+            compiles.add(cell.compile_cache[2])
+        if cell.cold_condition:
+            colds.add(cell.cold_condition)
+    if not compiles and not colds:
+        value = "no compiled cell with a recorded cache condition"
+    else:
+        words = [", ".join(CONDITION_WORDS.get(c, c) for c in sorted(found)) or "none" for found in (compiles, colds)]
+        value = f"compiled: {words[0]}; cold call: {words[1]}"
+    return Declared("compiled_measurement", "where compiled cells were compiled and timed", value, "record")
+
+
 def declared_criteria(run: RunModel) -> dict[str, Declared]:
     """Every criterion the run declared, by key."""
     found = _plan_criteria(run.plan) if run.plan is not None else []
@@ -249,6 +281,7 @@ def declared_criteria(run: RunModel) -> dict[str, Declared]:
         _hash(run, "weights", _weights_sha),
         _hash(run, "inputs", _inputs_sha),
         Declared("collector", "collector version", run.start.collector, "record"),
+        _compiled_measurement(run),
         Declared("schema", "schema version", run.start.schema_version, "record"),
     ]
     declared = {d.key: d for d in found}

@@ -6,17 +6,14 @@ with no entry here is shown as it is, so a new token is never hidden.
 
 from __future__ import annotations
 
+from reportgen.judge.criteria import CONDITION_WORDS
 from reportgen.judge.timing_stability import RULE_WORDS
 
 LABELS: dict[str, str] = {
     # timing-stability rules (the judge writes its flags with these words)
     **RULE_WORDS,
-    # cache conditions of a cold first call
-    "fresh_process_empty_cache": "fresh process, empty compile cache",
-    "persistent_cache": "persistent compile cache with entries",
-    "restart_populated_cache": "restart, cache populated",
-    "compiled_in_process": "in a process already running (not fresh)",
-    "eager_no_compile": "eager (nothing to compile)",
+    # cache conditions of a cold first call or a compile
+    **CONDITION_WORDS,
     # measured-or-not statuses
     "not_applicable": "not applicable",
     "unmeasured": "not measured",
