@@ -238,3 +238,12 @@ def test_diff_names_where_the_compiled_cells_were_compiled_and_timed(tmp_path: P
         paths.append(str(path))
     text = RUNNER.invoke(main, ["diff", *paths]).output
     assert "where compiled cells were compiled and timed now compiled: in a process already running" in text, text
+
+
+def test_a_site_configuration_entry_naming_no_run_says_which_file_and_entry(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(CPU, runs / CPU.name)
+    config = tmp_path / "site.toml"
+    config.write_text('[[compare]]\nbaseline = "../../../etc"\ncandidate = "x"\n', encoding="utf-8")
+    result = RUNNER.invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
+    assert f"site configuration {config}: [[compare]] #1: comparison '../../../etc'" in result.stderr, result.output

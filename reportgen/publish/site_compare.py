@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from collector import planschema
 from collector.tomltext import toml_text
@@ -97,6 +97,8 @@ class SiteConfig(_Strict):
     compare: list[_Pair] = Field(default_factory=list, max_length=MAX_COMPARE)
     compare_latest: list[_Latest] = Field(default_factory=list, max_length=MAX_COMPARE_LATEST)
     history: _History = Field(default_factory=_History)
+    # The file it was read from, for messages about its entries ("" when built in code).
+    _source: str = PrivateAttr(default="")
 
 
 def load_site_config(path: Path) -> SiteConfig:
@@ -116,7 +118,9 @@ def load_site_config(path: Path) -> SiteConfig:
             f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
         ) from None
     try:
-        return SiteConfig.model_validate(data)
+        config = SiteConfig.model_validate(data)
+        config._source = str(path)
+        return config
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         # Each problem at the line its key is written on (best effort: a table of an array of
@@ -168,12 +172,13 @@ def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[Pl
     by_id = {s.run_id: s for s in summaries}
     pairs: dict[tuple[str, str], PlannedPair] = {}
     problems: list[str] = []
-    for pair in config.compare:
+    named = f"site configuration {config._source}" if config._source else "site configuration"
+    for number, pair in enumerate(config.compare, 1):
         base_ids, cand_ids = pair.ids("baseline"), pair.ids("candidate")
         missing = [rid for rid in base_ids + cand_ids if rid not in by_id]
         if missing:
             problems.append(
-                f"site configuration: comparison {pair.baseline!r} against {pair.candidate!r} skipped: no run with id {', '.join(repr(m) for m in missing)}"
+                f"{named}: [[compare]] #{number}: comparison {pair.baseline!r} against {pair.candidate!r} skipped: no run with id {', '.join(repr(m) for m in missing)}"
             )
             continue
         base, cand = [by_id[r] for r in base_ids], [by_id[r] for r in cand_ids]
