@@ -363,8 +363,9 @@ class FigureChecks:
         the first, then one re-measurement a round while the last was unstable, up to 1 + the
         plan's remeasure_rounds series. An attempt past that bound, a number left out or repeated,
         or a series measured again after one the log itself classified stable (or could not
-        classify: such a series is final) was not taken as the log says. A warm series without an
-        attempt (a log before 1.2) is the cell's only one."""
+        classify: such a series is final) was not taken as the log says. A series numbered 1 (or,
+        before 1.2, not numbered) starts the count again: the collector measures a cell from the
+        start when its fresh process ended before the cell's result reached it."""
         top, stability = data.attempt, data.stability
         given = None if absent(stability) else stability.attempt
         attempt = given if absent(top) else top
@@ -386,11 +387,11 @@ class FigureChecks:
             return f"attempt is {attempt}, but {by}"
         if previous is None and attempt not in (None, 1):
             return f"attempt is {attempt}, but no earlier warm series of this cell is logged"
-        if previous is None:
+        if previous is None or attempt in (None, 1):
+            # A first series again: the cell measured from the start, as the collector does when a
+            # fresh process ended before the cell's result reached it (it checks the cell itself).
             return None
         last, verdict, line = previous
-        if attempt is None:
-            return f"a second warm series with no attempt (a cell's only series), after the one on line {line}"
         if attempt != last + 1:
             return f"attempt {attempt} follows attempt {last} (line {line}): a cell's warm series are numbered 1, 2, ... with none left out"
         if verdict is not None and verdict != "unstable":

@@ -77,8 +77,9 @@ newline, written in order and flushed as written. This page is generated from
   tolerance for its cell's dtype, and each module's figures agree with each other as a
   `case_result`'s `error_stats` do; an `environment`'s `backend_family` belongs to the backend of
   its `device_type`; a cell's `timing` lines with a warm series number it 1, 2, ... in order
-  (`attempt`, and `stability.attempt` alike; absent: the cell's only series), at most 1 + the
-  plan's `remeasure_rounds`, each after one whose `stability.verdict` is `unstable`. A line that
+  (`attempt`, and `stability.attempt` alike; 1 or absent starts the count again: the cell
+  measured from the start, as after its fresh process ended), at most 1 + the plan's
+  `remeasure_rounds`, each after one whose `stability.verdict` is `unstable`. A line that
   contradicts itself is an error: the log is not evidence.
 * A content hash's `content_recipe` is one this reader knows (`tensor-content-v1`); another
   (a newer collector's) validates with a warning: its hashes are not comparable with those.
