@@ -647,7 +647,9 @@ DIFF_HELP = """What changed between runs of one workload: A (earlier) and B (lat
 First every change of criteria between the two runs' declarations (tolerances, judged regions,
 update rules, task criteria, reference as declared and as computed, planned matrix, timing
 scope, warm repetitions, re-measure rounds, a generation or training plan's settings, weights'
-and inputs' sha256, collector and schema versions): a cell that passes only under a changed criterion is listed as such, never as fixed.
+and inputs' sha256 (over the input shapes both runs hold, where each shape is hashed), where
+compiled cells were compiled and timed, collector and schema versions): a cell that passes only
+under a changed criterion is listed as such, never as fixed.
 Then the version, code and data, and host changes (or that a host change cannot be ruled out,
 where the logs kept no threads or load; with replicates, each reading as each run gave it),
 and the cells whose status is the same but said differently (an owner's verdict given or taken
@@ -655,17 +657,21 @@ back in the annotations) before the disposition. Then, for an upgrade on one tar
 release): cells that started failing, cells fixed, cells added or removed, and warm-median
 ratios of the cells that passed in both runs, each judged by a 95%
 interval (faster, slower or no clear difference), never by a fixed percentage. With one run a
-side that interval covers sampling within the two runs only, and says so; give replicates
+side that interval covers sampling within the two runs only, and says so (and gives no rate of
+verdicts read by chance: how far a second run would move is not measured); give replicates
 (--before RUN --before RUN ... --after RUN ...) and it covers the variation between runs too
 (the wider of a hierarchical bootstrap with a fixed seed and a t interval on the runs' log
 medians: the same runs give the same output, and few runs give a wide interval). Where a run
 of either side has mismatching cells without a verdict, its performance acceptance is stopped
 and no timing is compared (as in `reportgen compare`): the reason stands in place of any ratio.
 A ratio from a cell with CPU fallback or a hit recompile limit, under a changed timing scope,
-warm repetitions or re-measure rounds, or across a changed host (torch threads, CPU affinity)
+warm repetitions, or re-measure rounds (of a cell measured again), or across a changed host
+(torch threads, CPU affinity)
 carries that caveat and is no verdict; a cell of another model revision, other weights or
 other inputs gets no ratio, only that reason; a cell whose warm series is unstable reads
-"unstable timing" (one the rules cannot classify, too short or every sample one value, "timing not classified") and decides nothing.
+"unstable timing" (one the rules cannot classify, too short or every sample one value, "timing
+not classified") and decides nothing, as does a stable series measured again at a speed none of
+the cell's earlier series ran at ("the attempts disagree").
 Runs of two workloads are refused; runs on two
 targets are compared but said to be a migration question (see `reportgen compare`). Runs are
 logs or run folders, local or s3://.
