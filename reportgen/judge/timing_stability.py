@@ -259,14 +259,22 @@ def repetitions_stability(samples: Sequence[float], repetitions: int | None, wai
     return classify(totals, _pair(waited)) if totals else None
 
 
+DECODE_FLAGGED = "from the decode series flagged beside it: decides nothing"
+
+
 @per_run
 def throughput_flags(run: RunModel) -> dict[str, str]:
-    """Per passing generation cell whose tokens/s decides nothing though its decode series may
-    not: the repetitions' whole decode times are unstable (repetitions_stability)."""
+    """Per passing generation cell whose tokens/s decides nothing, why: it is worked out from the
+    decode series, which is flagged (generation_flags), or the repetitions' whole decode times
+    are unstable though the decode series is not (repetitions_stability)."""
     found: dict[str, str] = {}
+    decode_flagged = {case for case, series in generation_flags(run).items() if "decode_token" in series}
     for cell in run.cells_with("generation"):
         timing = generation_timing(cell) if cell.status == "pass" else None
         if timing is None:
+            continue
+        if cell.case in decode_flagged:
+            found[cell.case] = DECODE_FLAGGED
             continue
         reps = timing.repetitions
         stability = repetitions_stability(timing.decode_token.samples_s, reps, generation_waited(timing))

@@ -269,7 +269,7 @@ def generation_rows(
                 )
                 if t
                 else "not timed",
-                # Worked out from the decode series: it decides nothing where that series does not.
+                # Worked out from the decode series: the judge says why it decides nothing, if it does not.
                 tokens_per_s=_flagged(
                     fmt(t.tokens_per_s, "/s", digits=4)
                     + (
@@ -277,9 +277,7 @@ def generation_rows(
                         if c.planned.batch > 1
                         else ""
                     ),
-                    "from the decode series flagged beside it: decides nothing"
-                    if "decode_token" in cell_flags
-                    else throughput.get(c.case),
+                    throughput.get(c.case),
                 )
                 if t
                 else "not timed",
