@@ -837,7 +837,9 @@ def build_site(
     with paused_gc():
         entries = _gather(found.logs, out_dir, state, result, max_bytes, check, pages_elsewhere)
         assets = write_assets(out_dir)
-        comparisons = _comparison_pages(site_config, entries, out_dir, assets, state, result)
+        comparisons = _comparison_pages(
+            site_config, entries, out_dir, assets, state, result, str(config_path) if config_path else ""
+        )
         result.written += comparisons.written
         links = run_links([e.summary for e in entries], comparisons.links)
         _judge_relinked(entries, links, state.get("links", {}), max_bytes, result)
@@ -955,9 +957,15 @@ def _render_runs(
 
 
 def _comparison_pages(
-    config: SiteConfig, entries: list[Entry], out_dir: Path, assets: Assets, state: dict[str, Any], result: SiteResult
+    config: SiteConfig,
+    entries: list[Entry],
+    out_dir: Path,
+    assets: Assets,
+    state: dict[str, Any],
+    result: SiteResult,
+    source: str = "",
 ) -> ComparisonPages:
-    pairs, problems, notes = plan_pairs(config, [e.summary for e in entries])
+    pairs, problems, notes = plan_pairs(config, [e.summary for e in entries], source)
     result.rejected += problems
     result.warnings += [f"reportgen site: warning: {note}" for note in notes]
     logs = {e.summary.run_id: (e.log, e.key) for e in entries}

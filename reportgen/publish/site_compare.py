@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from collector import planschema
 from collector.tomltext import toml_text
@@ -97,8 +97,6 @@ class SiteConfig(_Strict):
     compare: list[_Pair] = Field(default_factory=list, max_length=MAX_COMPARE)
     compare_latest: list[_Latest] = Field(default_factory=list, max_length=MAX_COMPARE_LATEST)
     history: _History = Field(default_factory=_History)
-    # The file it was read from, for messages about its entries ("" when built in code).
-    _source: str = PrivateAttr(default="")
 
 
 def load_site_config(path: Path) -> SiteConfig:
@@ -118,9 +116,7 @@ def load_site_config(path: Path) -> SiteConfig:
             f"{path}: not valid TOML: an integer of more than {sys.get_int_max_str_digits():,} digits"
         ) from None
     try:
-        config = SiteConfig.model_validate(data)
-        config._source = str(path)
-        return config
+        return SiteConfig.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         # Each problem at the line its key is written on (best effort: a table of an array of
@@ -165,14 +161,16 @@ class PlannedPair:
         return [self.baseline, *self.baseline_more] if side == "baseline" else [self.candidate, *self.candidate_more]
 
 
-def plan_pairs(config: SiteConfig, summaries: list[RunSummary]) -> tuple[list[PlannedPair], list[str], list[str]]:
+def plan_pairs(
+    config: SiteConfig, summaries: list[RunSummary], source: str = ""
+) -> tuple[list[PlannedPair], list[str], list[str]]:
     """The pairs the configuration asks for, in a stable order; what it names but cannot have
     (errors); and rules that made no page (warnings: the runs may not exist yet, or a name is
     mistyped, so each says what the site holds)."""
     by_id = {s.run_id: s for s in summaries}
     pairs: dict[tuple[str, str], PlannedPair] = {}
     problems: list[str] = []
-    named = f"site configuration {config._source}" if config._source else "site configuration"
+    named = f"site configuration {source}" if source else "site configuration"  # source: the file it came from
     for number, pair in enumerate(config.compare, 1):
         base_ids, cand_ids = pair.ids("baseline"), pair.ids("candidate")
         missing = [rid for rid in base_ids + cand_ids if rid not in by_id]
