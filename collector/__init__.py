@@ -43,10 +43,13 @@ records; it never judges. Judgement lives in ``reportgen``.
 # changes the working directory, sends what is written to standard output during the run to
 # standard error (standard output holds the run folder alone), bounds [timing] warmup, and
 # refuses a plan none of whose chosen cells has criteria, and ends the processes a workload
-# started in its own process and left running; change it with
+# started in its own process and left running; 0.13.0 records the TORCHDYNAMO_ and
+# TORCH_COMPILE_ variables (and ATEN_CPU_CAPABILITY on cpu), refuses a plan with a dotted TOML
+# key of more than 64 parts at its line, and loads its built-in backend adapters through their
+# descriptors; change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.12.0"
+__version__ = "0.13.0"
 
 import sys
 
