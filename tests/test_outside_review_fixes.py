@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reportgen.cli import main
@@ -69,12 +70,15 @@ def test_diff_names_a_change_of_target_before_any_result_and_an_unrecorded_weigh
     assert "Synthetic weights on the baseline; weights origin not recorded on the candidate" in result.output
 
 
-def test_next_steps_name_a_runnable_collector_command_and_on_a_site_the_source_log(tmp_path: Path) -> None:
+def test_next_steps_name_a_runnable_collector_command_and_on_a_site_the_source_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Before: 'python -m collector ... --only X' (no plan, a literal ...), and a site page's step
     annotated the page's own copy of the log and said to run `reportgen report` again."""
     events = timing_log("untested-cells")
     start = events[0]
     start["command"] = ["/usr/bin/python3", "-m", "collector", "--workload", "plans/my plan.toml", "--target", "cpu"]
+    start["command"] += ["--warm", "10", "--out", "/tmp/runs", "--profile", "b1-*"]
     cut = next(i for i, e in enumerate(events) if e["kind"] == "case_result")
     kept = [e for e in events[: cut + 4]]  # the first cell's events; the run stopped there
     log = tmp_path / "runs" / "u" / "events.jsonl"
@@ -82,15 +86,27 @@ def test_next_steps_name_a_runnable_collector_command_and_on_a_site_the_source_l
     log.write_text(dumps(kept), encoding="utf-8")
     result = RUNNER.invoke(main, ["report", str(log), "--out", str(tmp_path / "rep"), "--format", "md"])
     text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
-    assert "python -m collector --workload 'plans/my plan.toml' --target cpu" in text, result.output
+    assert "python -m collector --workload 'plans/my plan.toml' --target cpu --warm 10" in text, result.output
+    step = next(line for line in text.splitlines() if "python -m collector --workload" in line)
+    assert "/tmp/runs" not in step and "--profile" not in step, step
     assert "collector ..." not in text
 
-    site = tmp_path / "site"
-    shutil.copytree(AWAITING, tmp_path / "awaiting" / AWAITING.name)
-    build_site([tmp_path / "awaiting"], site)
-    page = next((site / "runs").glob("scenario-a-*/index.html")).read_text(encoding="utf-8")
-    assert f"{AWAITING.name}/events.jsonl</code>" in page and "<code>reportgen site</code> again" in page
-    assert "<code>reportgen annotate events.jsonl</code>" not in page
+    # Built from the folder that holds the runs: the source named from there, quoted for a shell
+    # (a folder name is text from wherever the runs came from).
+    folder = "runs $(touch PWNED) x"
+    shutil.copytree(AWAITING, tmp_path / "awaiting" / folder)
+    monkeypatch.chdir(tmp_path)
+    build_site([Path("awaiting")], Path("site"))
+    page = next((tmp_path / "site" / "runs").glob("scenario-a-*/index.html")).read_text(encoding="utf-8")
+    assert "<code>reportgen annotate &#39;awaiting/runs $(touch PWNED) x/events.jsonl&#39;</code>" in page, page
+    assert "<code>reportgen site</code> again" in page
+    # Built from elsewhere: the file name only, no path of the builder's machine on the page.
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    build_site([tmp_path / "awaiting"], outside / "site")
+    page = next((outside / "site" / "runs").glob("scenario-a-*/index.html")).read_text(encoding="utf-8")
+    assert "<code>reportgen annotate events.jsonl</code>" in page and str(tmp_path) not in page
 
 
 def test_inspect_and_campaign_resume_help_state_their_exit_codes() -> None:
@@ -247,3 +263,37 @@ def test_a_site_configuration_entry_naming_no_run_says_which_file_and_entry(tmp_
     config.write_text('[[compare]]\nbaseline = "../../../etc"\ncandidate = "x"\n', encoding="utf-8")
     result = RUNNER.invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--config", str(config)])
     assert f"site configuration {config}: [[compare]] #1: comparison '../../../etc'" in result.stderr, result.output
+
+
+def test_review_of_this_round_s_own_changes() -> None:
+    """A second look at this round's changes: a run that measured no cell again says 'none', not
+    'not recorded'; a side that timed no compiled cell names no change of where compiled cells
+    were measured; a forged sample's ratio prints bounded; the one-call note is a paragraph."""
+    from markdown_it import MarkdownIt
+
+    from collector.stability import classify
+    from reportgen.judge.changes import AGAIN_LABEL
+    from reportgen.judge.criteria import NOT_RECORDED, Declared, criteria_changes
+    from reportgen.judge.timing_stability import attempts_apart
+
+    before = SAMPLES / "heat-solver-cpu-20261205T023923Z-f19dd4"  # one cell measured again
+    after = SAMPLES / "heat-solver-cpu-20261205T074106Z-bcfcd4"  # none, and its log numbers attempts
+    found = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    (row,) = [h for h in found["host"] if h[0] == AGAIN_LABEL]
+    assert row[2] == "none", row
+
+    def measured(value: str) -> dict[str, Declared]:
+        key = "compiled_measurement"
+        return {key: Declared(key, "where compiled cells were compiled and timed", value, "record")}
+
+    timed = measured("compiled: persistent compile cache with entries; cold call: fresh process, empty compile cache")
+    assert criteria_changes(timed, measured(NOT_RECORDED)) == []
+    assert len(criteria_changes(timed, measured("compiled: in a process already running; cold call: none"))) == 1
+
+    stable = classify([1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0])
+    assert "under 10^-6 times the fastest" in attempts_apart(stable, (1e300, 2e300))
+    assert "over 10^6 times the slowest" in attempts_apart(stable, (5e-324, 1e-323))
+
+    md = (SAMPLES / "comparisons" / "tiny-encoder-cpu-vs-cuda" / "compare.md").read_text(encoding="utf-8")
+    html = MarkdownIt("commonmark").enable("table").render(md)
+    assert "<p>The cold first call and compile ratios are of one call on each side" in html

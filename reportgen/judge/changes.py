@@ -340,8 +340,17 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
         rates = [r for c in again if (r := c.warm_before_wait) is not None]
         waited = f"; their threads waited up to {max(rates):.3f} s for a CPU per second of loop" if rates else ""
         facts[AGAIN_LABEL] = f"{earlier}, of {len(again)} cell(s){waited}"
+    elif hosts and _numbers_attempts(run.start.schema_version):  # none measured again, as the log can say
+        facts[AGAIN_LABEL] = "none"
     facts.update(_accelerator_facts(hosts))
     return facts
+
+
+def _numbers_attempts(version: str) -> bool:
+    """Whether a log of this schema version numbers a cell's warm series (1.2 on): there, no
+    cell with a second series is a run that measured none again, not one that did not say."""
+    major, _, minor = version.partition(".")
+    return major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= (1, 2)
 
 
 def _accelerator_facts(hosts: Sequence[Mapping[str, str]]) -> dict[str, str]:

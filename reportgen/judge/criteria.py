@@ -265,8 +265,8 @@ def _compiled_measurement(run: RunModel) -> Declared:
             compiles.add(cell.compile_cache[2])
         if cell.cold_condition:
             colds.add(cell.cold_condition)
-    if not compiles and not colds:
-        value = "no compiled cell with a recorded cache condition"
+    if not compiles and not colds:  # nothing to compare: no change is named against it
+        value = NOT_RECORDED
     else:
         words = [", ".join(CONDITION_WORDS.get(c, c) for c in sorted(found)) or "none" for found in (compiles, colds)]
         value = f"compiled: {words[0]}; cold call: {words[1]}"
@@ -382,6 +382,9 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
         if a is not None and b is not None and key in ("weights", "inputs") and _is_content(a) != _is_content(b):
             hashed = _hash_change(key, a, b)
             changes += [hashed] if hashed is not None else []
+        elif key == "compiled_measurement" and NOT_RECORDED in (old, new):
+            # A side that timed no compiled cell: no compiled cell's measurement is compared.
+            continue
         elif (
             key == "warmup" and NOT_RECORDED in (old, new) and a and b and a.file_value and a.file_value == b.file_value
         ):

@@ -28,7 +28,7 @@ from reportgen.judge.disposition import (
     generation_undecided,
 )
 from reportgen.judge.localization import Localized, judge_localization
-from reportgen.judge.nextstep import Words, finding, next_step
+from reportgen.judge.nextstep import annotate_command, Words, finding, next_step
 from reportgen.judge.timing_stability import (
     FLAG,
     UNCLASSIFIED_FLAG,
@@ -88,9 +88,9 @@ class Judgement:
     annotations_file: str  # the annotations file's name, "" when the run has none
     only_verdicts_block: bool  # every blocking reason is a missing explanation or verdict
     adapter_note: str  # how far the collector's adapters for the run's backends have been exercised
-    # The log as the next step names it for `reportgen annotate` (its file name; on a site's page
-    # the source the site read).
-    log_name: str = "events.jsonl"
+    # `reportgen annotate LOG` as the next step gives it (the log's file name; on a site's page
+    # the source the site read), quoted for a shell.
+    annotate_command: str = "reportgen annotate events.jsonl"
     timed: tuple[CellStability, ...] = ()  # every timed cell's warm series, classified, in plan order
     undecided: tuple[CellStability, ...] = ()  # of those, the ones whose timing decides nothing
     judged_with: str = ""  # the constraint file the run was judged with, and its sha256
@@ -153,7 +153,7 @@ def judge(
         disposition=disposition,
         finding=finding(run, disposition),
         next_step=next_step(run, disposition, name, annotations_state(annotations, awaiting), rerun),
-        log_name=name,
+        annotate_command=annotate_command(name),
         awaiting=awaiting,
         only_verdicts_block=_only_verdicts_block(disposition),
         annotations_file=os.path.basename(annotations.path) if annotations.path else "",

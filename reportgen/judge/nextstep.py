@@ -8,6 +8,7 @@ The next step for each rule is data (``NEXT_STEPS``), so a new rule adds one lin
 
 from __future__ import annotations
 
+import os
 import shlex
 
 from collections import Counter
@@ -201,7 +202,7 @@ def next_step(
     planned = run.plan.target if run.plan is not None else run.start.target
     intended = disposition.scope.intended_target or planned
     words = _filled(
-        template, annotate=f"reportgen annotate {log_name}", collect=_collect_hint(run), intended=intended, rerun=rerun
+        template, annotate=annotate_command(log_name), collect=_collect_hint(run), intended=intended, rerun=rerun
     )
     if owner is None:
         return Words((("Next: ", False), *words.parts, ("." + _then(standing, {first.rule}), False)))
@@ -226,19 +227,20 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str, rerun: str)
     """The next step for cells awaiting the owner: write what is missing, where it goes."""
     if notes.unexplained and notes.file:
         step = _filled(
-            "explain the {n} cell(s) no entry covers: `reportgen annotate {log} --out annotations.new.toml` writes entries for them "
+            "explain the {n} cell(s) no entry covers: `{annotate} --out {new}` writes entries for them "
             "beside `{file}` (never over it); move them into `{file}`, say why and give each a verdict, then run `{rerun}` again.",
             n=str(notes.unexplained),
-            log=log_name,
+            annotate=annotate_command(log_name),
+            new=shlex.quote(os.path.join(os.path.dirname(log_name), "annotations.new.toml")),
             file=notes.file,
             rerun=rerun,
         )
     elif notes.unexplained:
         step = _filled(
-            "explain and decide the {n} cell(s) awaiting a verdict: `reportgen annotate {log}` writes `annotations.toml` beside the log, "
+            "explain and decide the {n} cell(s) awaiting a verdict: `{annotate}` writes `annotations.toml` beside the log, "
             "one entry per cause with the measured facts; say why and give each a verdict, then run `{rerun}` again.",
             n=str(notes.unexplained),
-            log=log_name,
+            annotate=annotate_command(log_name),
             rerun=rerun,
         )
     else:
@@ -266,13 +268,23 @@ def _first(reasons: list[Reason]) -> Reason:
     return reasons[0]
 
 
+def annotate_command(log_name: str) -> str:
+    """`reportgen annotate LOG` with the log's path quoted for a shell (a folder name is text
+    from wherever the runs came from: pasted, it must run nothing else)."""
+    return f"reportgen annotate {shlex.quote(log_name)}"
+
+
 def _collect_hint(run: RunModel) -> str:
-    """The collector's command for the run's plan and target as its run_start recorded them
-    (PLAN.toml where it did not), with --only for each of up to three untested cells."""
+    """The collector's command for the run's plan, target and the options that shape what it
+    measures (warm repetitions, how the cold call is taken) as its run_start recorded them
+    (PLAN.toml where it did not), with --only for each of up to three untested cells; options
+    that chose cells or outputs (--only, --modes, --max-cells, --profile, --out) are left out."""
     argv = [str(a) for a in (run.start.command or ())]
-    plan, target = _option(argv, "--workload"), _option(argv, "--target")
+    plan = _option(argv, "--workload")
     command = f"python -m collector --workload {shlex.quote(plan) if plan else 'PLAN.toml'}"
-    command += f" --target {shlex.quote(target)}" if target else ""
+    for name in ("--target", "--warm", "--cold", "--cold-timeout"):
+        if (value := _option(argv, name)) is not None:
+            command += f" {name} {shlex.quote(value)}"
     untested = [c.case for c in run.with_status("untested")]
     if untested and len(untested) <= 3:
         return command + " " + " ".join(f"--only {shlex.quote(case)}" for case in untested)

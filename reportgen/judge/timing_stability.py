@@ -128,10 +128,19 @@ def attempts_apart(stability: Stability, before: Sequence[float] | None) -> str:
         return ""
     fastest, slowest = float(before[0]), float(before[1])
     if slowest > 0 and median > slowest * (1 + GAP_OVER_MEDIAN_MIN):
-        return f"the attempts disagree: the last series' median is {median / slowest:.2f}x the slowest sample of the earlier ones"
+        return f"the attempts disagree: the last series' median is {_times(median / slowest)} the slowest sample of the earlier ones"
     if median < fastest / (1 + GAP_OVER_MEDIAN_MIN):
-        return f"the attempts disagree: the last series' median is {median / fastest:.2f}x the fastest sample of the earlier ones"
+        return f"the attempts disagree: the last series' median is {_times(median / fastest)} the fastest sample of the earlier ones"
     return ""
+
+
+def _times(ratio: float) -> str:
+    """'7.52x', bounded: a forged sample of 1e-300 s must not print a 300-digit ratio."""
+    if not math.isfinite(ratio) or ratio >= 1e6:
+        return "over 10^6 times"
+    if ratio < 1e-6:
+        return "under 10^-6 times"
+    return f"{ratio:.2f}x" if ratio >= 0.01 else f"{ratio:.2g}x"
 
 
 # The host facts read around every loop whatever the target (collector/hostcondition.py): the

@@ -110,13 +110,14 @@ def read_judgement(
 def _source_name(log: LogRef) -> str | None:
     """A local log as a site's page names it for `reportgen annotate`: the source the site read
     (the page's own copy is not the one the next build reads), relative to the folder the site is
-    built from when it lies inside it; None (its file name) for a log in S3."""
+    built from when it lies inside it; None (its file name) for a log outside it (a published
+    page shows no path of the builder's machine) or in S3."""
     if not isinstance(log, Path):
         return None
     try:
         return str(log.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(log)
+    except (ValueError, OSError):  # outside it: its file name, no path of the builder's machine
+        return None
 
 
 def judge_log(

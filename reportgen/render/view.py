@@ -188,9 +188,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
         reasons=[reason_view(r) for r in disposition.reasons],
         verdict_groups=verdict_groups,
         only_verdicts_block=judgement.only_verdicts_block,
-        annotate_command=f"reportgen annotate {judgement.log_name}"
-        if verdict_groups and not judgement.annotations_file
-        else "",
+        annotate_command=judgement.annotate_command if verdict_groups and not judgement.annotations_file else "",
         scope=scope_view(scope, run, judgement),
         record=record_rows(run, timing_scope),
         versions=capped_facts(fact_rows(run.environment.versions), "versions", run) if run.environment else [],
