@@ -1038,9 +1038,9 @@ def plan_check(
     from collector.plan import PlanError
     from reportgen.contract.inspection import InspectionError, read_inspection
     from reportgen.judge import plancheck
-    from reportgen.storage.local import shown
+    from reportgen.storage.local import same_file, shown
 
-    if write_revised is not None and os.path.exists(write_revised) and os.path.samefile(plan, write_revised):
+    if write_revised is not None and same_file(write_revised, plan):
         # Replacing it would lose the owner's plan (its comments and values) to the proposals.
         echo(
             f"reportgen plan-check: --write-revised {shown(write_revised)} is the plan under review: name another file",

@@ -42,9 +42,9 @@ from typing import Mapping, Sequence
 
 from reportgen.contract import events as ev
 from reportgen.judge.backend_docs import version_keys
-from reportgen.judge.criteria import CriterionChange, bounded
+from reportgen.judge.criteria import CriterionChange, bounded, shared_shapes_agree
 from reportgen.judge.identity import weights_facts
-from reportgen.judge.timing_stability import generation_timing, generation_waited
+from reportgen.judge.timing_stability import LOOP_HOST_KEYS, generation_timing, generation_waited
 from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, READS_ITEM, code_and_data, installed_words
 from reportgen.model.runmodel import RunModel
 
@@ -74,25 +74,6 @@ _HOST_FACTS = (
     ("cpu_governor", "CPU governor"),
 )
 AROUND = " around the warm loops"  # how each reading's label ends
-# The host facts the collector reads around every warm loop on any target
-# (collector/hostcondition.py); every other '<key>_before' or '<key>_after' host fact is a
-# reading of the accelerator, its key as the backend's adapter chose it
-# (Backend.accelerator_condition), and 'accelerator_before' says why none was read.
-_GENERIC_HOST_KEYS = frozenset(
-    (
-        "load_avg_before",
-        "load_avg_after",
-        "cpu_count",
-        "cpu_affinity",
-        "torch_threads",
-        "cpu_governor",
-        "cpu_run_s",
-        "cpu_wait_s",
-        "loop_wall_s",
-        "accelerator_before",
-        "accelerator_after",
-    )
-)
 # A reading key's last word, when it is one of these units, is named as the unit:
 # 'gpu_sm_clock_mhz' is 'GPU SM clock (MHz)'.
 _UNITS = {
@@ -195,17 +176,10 @@ def code_and_data_changes(
             changes.append((f"{key} (in both runs: their uncommitted changes cannot be told apart)", a, b))
     for role in ("weights", "inputs", REFERENCE_OUTPUTS):
         (ca, fa), (cb, fb) = before_hashes.get(role, [None, None]), after_hashes.get(role, [None, None])
-        shapes_a, shapes_b = _by_shape(role, before_hashes), _by_shape(role, after_hashes)
-        shared = sorted(set(shapes_a) & set(shapes_b))
-        if ca and cb and shared:
-            # Each input shape hashed on its own in both logs: the shapes both runs hold decide.
-            # A run of fewer cells (--only) saves fewer shapes, so its run-wide hash differs
-            # although every shape it shares holds the same tensors; a shape on one side only
-            # is a cell added or removed, which a diff names as such.
-            if any(shapes_a[key] != shapes_b[key] for key in shared):
-                changes.append((f"{role} (by content sha256)", ca, cb))
-        elif ca and cb:
-            if ca != cb:
+        # Each input shape hashed on its own in both logs: the shapes both runs hold decide.
+        agree = shared_shapes_agree(_by_shape(role, before_hashes), _by_shape(role, after_hashes))
+        if ca and cb:
+            if (ca != cb and agree is None) or agree is False:
                 changes.append((f"{role} (by content sha256)", ca, cb))
         elif fa != fb:
             lacking = [w for w, c in zip(sides, (ca, cb)) if not c]
@@ -340,17 +314,10 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
         rates = [r for c in again if (r := c.warm_before_wait) is not None]
         waited = f"; their threads waited up to {max(rates):.3f} s for a CPU per second of loop" if rates else ""
         facts[AGAIN_LABEL] = f"{earlier}, of {len(again)} cell(s){waited}"
-    elif hosts and _numbers_attempts(run.start.schema_version):  # none measured again, as the log can say
+    elif hosts and ev.schema_tuple(run.start.schema_version) >= (1, 2):  # 1.2 on numbers attempts: none again
         facts[AGAIN_LABEL] = "none"
     facts.update(_accelerator_facts(hosts))
     return facts
-
-
-def _numbers_attempts(version: str) -> bool:
-    """Whether a log of this schema version numbers a cell's warm series (1.2 on): there, no
-    cell with a second series is a run that measured none again, not one that did not say."""
-    major, _, minor = version.partition(".")
-    return major.isdigit() and minor.isdigit() and (int(major), int(minor)) >= (1, 2)
 
 
 def _accelerator_facts(hosts: Sequence[Mapping[str, str]]) -> dict[str, str]:
@@ -361,7 +328,7 @@ def _accelerator_facts(hosts: Sequence[Mapping[str, str]]) -> dict[str, str]:
     for host in hosts:
         for key, value in host.items():
             read = re.fullmatch(r"(.+)_(?:before|after)", key)
-            if read and key not in _GENERIC_HOST_KEYS and _number(value):
+            if read and key not in LOOP_HOST_KEYS and _number(value):
                 readings.setdefault(reading_label(read[1]), []).append(float(value))
     labels = sorted(readings)
     facts = {label: f"{min(readings[label]):g} to {max(readings[label]):g}" for label in labels[:MOST]}

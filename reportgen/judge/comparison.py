@@ -1388,8 +1388,11 @@ def _compile_cost(cells: list[CellComparison]) -> CompileCost:
         ]
         # A side whose compiles all hit a cache may have compiled from nothing in its cold call
         # alone (a fresh process, an empty cache): that is its cache-miss figure, said so.
-        base_cold = cache == CACHE_MISS and not base and bool(base := _empty_cache_colds(new_shapes, "baseline"))
-        cand_cold = cache == CACHE_MISS and not cand and bool(cand := _empty_cache_colds(new_shapes, "candidate"))
+        base_cold = cache == CACHE_MISS and not base
+        cand_cold = cache == CACHE_MISS and not cand
+        base = _empty_cache_colds(new_shapes, "baseline") if base_cold else base
+        cand = _empty_cache_colds(new_shapes, "candidate") if cand_cold else cand
+        base_cold, cand_cold = base_cold and bool(base), cand_cold and bool(cand)
         if base or cand:
             groups.append(
                 CompileMedian(

@@ -256,7 +256,8 @@ def _compiled_measurement(run: RunModel) -> Declared:
     """Where the compiled cells were compiled and timed, as their events' cache conditions say
     (the collector's --cold: a fresh process per cell from an empty cache, or the collector's own
     process): warm loops of one and of the other ran in different processes. Cache checks left
-    out; 'no compiled cell timed' where none was."""
+    out; "not recorded" where no compiled cell logged a condition (criteria_changes then names no
+    change against it)."""
     compiles, colds = set(), set()
     for cell in run.cells:
         if cell.planned.mode != "compiled" or cell.planned.repeat_of is not None:
@@ -402,14 +403,19 @@ def criteria_changes(before: Mapping[str, Declared], after: Mapping[str, Declare
 
 def _same_shared_shapes(a: Declared, b: Declared) -> bool:
     """Whether both runs hashed their inputs shape by shape and every input shape both hold has
-    the same content: a run of fewer cells (--only) saves fewer shapes, which changes the
-    run-wide hash and nothing the two runs share (a shape on one side only is a cell added or
-    removed, which a diff names as such). False when they share no shape: the run-wide hashes
-    decide."""
+    the same content (shared_shapes_agree)."""
     if not (a.by_key and b.by_key and _is_content(a) and _is_content(b)):
         return False
-    shared = set(a.by_key) & set(b.by_key)
-    return bool(shared) and all(a.by_key[k] == b.by_key[k] for k in shared)
+    return shared_shapes_agree(a.by_key, b.by_key) is True
+
+
+def shared_shapes_agree(a: Mapping[str, str], b: Mapping[str, str]) -> bool | None:
+    """Whether every input shape two runs both hashed on its own holds the same content; None
+    when they share none (their run-wide hashes decide). A run of fewer cells (--only) saves
+    fewer shapes, which changes the run-wide hash and nothing the two runs share: a shape on one
+    side only is a cell added or removed, which a diff names as such."""
+    shared = set(a) & set(b)
+    return all(a[k] == b[k] for k in shared) if shared else None
 
 
 def changed_for(changes: list[CriterionChange], dtype: str, judges: Judges = "correctness") -> list[CriterionChange]:

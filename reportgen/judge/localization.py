@@ -127,11 +127,13 @@ def _role(m: LocalizedModule, diverging: str | None, gap: str | None = None) -> 
     return "inherited" if _beyond(m.accumulated) else "within"
 
 
-def _gap(modules: list[LocalizedModule], not_called: set[str]) -> Gap | None:
+def _gap(modules: list[LocalizedModule], not_called: set[str]) -> tuple[str, str | None, str | None, float] | None:
     """Where the first module beyond the tolerance end to end is within it locally, every module
     before it was measured end to end and is within it, and its end-to-end figure exceeds
     GAP_FACTOR times the largest of theirs plus its own: the error arises before it, in code no
-    localised module covers. None otherwise (error that builds up, or that cannot be told)."""
+    localised module covers: (that module, the last before it, the module whose own forward holds
+    the code, the largest figure before it), Gap's fields by name. None otherwise (error that
+    builds up, or that cannot be told)."""
     at = next((i for i, m in enumerate(modules) if _beyond(m.accumulated)), None)
     if at is None:
         return None
@@ -152,19 +154,7 @@ def _gap(modules: list[LocalizedModule], not_called: set[str]) -> Gap | None:
         after = None  # its parent ran just before it: the code opens that parent's forward
     # The code lies in the nearest enclosing module that was itself called (a ModuleList is not).
     enclosing = next((p for p in reversed(_parents(m.name)) if p not in not_called), None)
-    verdict = ModuleVerdict(
-        name=m.name,
-        type=m.type,
-        depth=m.depth,
-        calls=m.calls,
-        accumulated=end_to_end,
-        local=own,
-        local_compiled=m.local_compiled,
-        operators=tuple(m.operators) if m.operators is not None else None,
-        role="arises before",
-        note=m.note,
-    )
-    return Gap(before=verdict, after=after, enclosing=enclosing, carried=carried)
+    return m.name, after, enclosing, carried
 
 
 def _parents(name: str) -> list[str]:
@@ -190,10 +180,10 @@ def _diverging(modules: list[LocalizedModule]) -> str | None:
 def judge_localization(event: Localization) -> Localized:
     ordered = sorted(event.modules, key=lambda m: m.order)
     diverging = _diverging(ordered)
-    gap = _gap(ordered, {s.name for s in event.skipped if s.reason not in BOUNDS})
+    gap_at = _gap(ordered, {s.name for s in event.skipped if s.reason not in BOUNDS})
     names = [m.name for m in ordered]
-    if gap is not None and diverging is not None and names.index(gap.before.name) > names.index(diverging):
-        gap = None  # reported only where it comes before the first module with its own error
+    if gap_at is not None and diverging is not None and names.index(gap_at[0]) > names.index(diverging):
+        gap_at = None  # reported only where it comes before the first module with its own error
     verdicts = [
         ModuleVerdict(
             name=m.name,
@@ -204,12 +194,16 @@ def judge_localization(event: Localization) -> Localized:
             local=ratio(m.local),
             local_compiled=m.local_compiled,
             operators=tuple(m.operators) if m.operators is not None else None,
-            role=_role(m, diverging, gap.before.name if gap else None),
+            role=_role(m, diverging, gap_at[0] if gap_at else None),
             note=m.note,
         )
         for m in ordered
     ]
     first = next((v for v in verdicts if v.name == diverging), None)
+    gap = None
+    if gap_at is not None:
+        name, after, enclosing, carried = gap_at
+        gap = Gap(next(v for v in verdicts if v.name == name), after, enclosing, carried)
     inherited: tuple[str, ...] = ()
     unmeasured: tuple[str, ...] = ()
     named = gap.before if gap else first

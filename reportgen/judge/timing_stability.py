@@ -53,6 +53,7 @@ __all__ = [
     "UNSTABLE",
     "GENERATION_SERIES",
     "attempts_apart",
+    "LOOP_HOST_KEYS",
     "generation_waited",
     "series_words",
     "SERIES_COLUMN",
@@ -143,9 +144,25 @@ def _times(ratio: float) -> str:
     return f"{ratio:.2f}x" if ratio >= 0.01 else f"{ratio:.2g}x"
 
 
-# The host facts read around every loop whatever the target (collector/hostcondition.py): the
-# rest named '<key>_before' are the accelerator's readings, by its adapter's keys.
-_LOOP_KEYS = frozenset(("load_avg_before", "accelerator_before"))
+# The host facts the collector reads around every warm loop on any target
+# (collector/hostcondition.py); every other '<key>_before' or '<key>_after' host fact is a
+# reading of the accelerator, its key as the backend's adapter chose it
+# (Backend.accelerator_condition), and 'accelerator_before' says why none was read.
+LOOP_HOST_KEYS = frozenset(
+    (
+        "load_avg_before",
+        "load_avg_after",
+        "cpu_count",
+        "cpu_affinity",
+        "torch_threads",
+        "cpu_governor",
+        "cpu_run_s",
+        "cpu_wait_s",
+        "loop_wall_s",
+        "accelerator_before",
+        "accelerator_after",
+    )
+)
 READINGS_SHOWN = 8  # accelerator readings a flag names beyond CUDA's (a log is untrusted)
 
 
@@ -164,7 +181,7 @@ def host_text(host: object) -> str:
         parts.append(f"load average {before.split()[0]} → {after.split()[0]} (1 min)")
     named = {"gpu_sm_clock_mhz": ("SM clock", " MHz"), "gpu_temperature_c": ("GPU temperature", " °C")}
     # Every other reading the backend's adapter took around the loop, by its key (any backend).
-    others = sorted(k[: -len("_before")] for k in host if k.endswith("_before") and k not in _LOOP_KEYS)
+    others = sorted(k[: -len("_before")] for k in host if k.endswith("_before") and k not in LOOP_HOST_KEYS)
     for key in [k for k in named if k in others] + [k for k in others if k not in named][:READINGS_SHOWN]:
         label, unit = named.get(key, (key, ""))
         if value(f"{key}_before") and value(f"{key}_after"):
