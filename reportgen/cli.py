@@ -149,14 +149,33 @@ INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ende
 class _Commands(click.Group):
     """Ctrl-C ends any command with exit 130 and one line, not click's 'Aborted!' and exit 1,
     which a CI job would read as an invalid input. What it had written stays as it was (a
-    site's pages each written whole; its next build completes the site)."""
+    site's pages each written whole; its next build completes the site).
+
+    Python raises KeyboardInterrupt wherever the main thread is; inside a finalizer or a weakref
+    callback (a run model leaving a per-run cache) it is only printed and dropped, and the
+    command would go on to exit 0. Such a dropped interrupt is noted instead, and the command
+    still ends with 130 when it returns (a second Ctrl-C stops it at once)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        dropped: list[BaseException] = []
+        previous = sys.unraisablehook
+
+        def note(unraisable: Any) -> None:
+            if isinstance(unraisable.exc_value, KeyboardInterrupt):
+                dropped.append(unraisable.exc_value)
+            else:
+                previous(unraisable)
+
+        sys.unraisablehook = note
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            echo(f"{' '.join(filter(None, ('reportgen', ctx.invoked_subcommand)))}: interrupted", err=True)
-            sys.exit(INTERRUPTED)
+            dropped.append(KeyboardInterrupt())
+        finally:
+            sys.unraisablehook = previous
+            if dropped:  # also over a command's own exit code: it was interrupted
+                echo(f"{' '.join(filter(None, ('reportgen', ctx.invoked_subcommand)))}: interrupted", err=True)
+                sys.exit(INTERRUPTED)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
