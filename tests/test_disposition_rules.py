@@ -103,6 +103,12 @@ def _criteria_that_cannot_fail(events: Events) -> None:
     _criterion(events, 1.0, -1.0)
 
 
+def _atol_past_the_dtype_range(events: Events) -> None:
+    # No two finite float32 values are 1e300 apart, and every cosine is at least -1.
+    _criterion(events, 0.0, -1.0)
+    _first(events, "plan")["tolerances"]["float32"]["atol"] = 1e300
+
+
 def _f64_on_cpu_in_f32(events: Events) -> None:
     plan = _first(events, "plan")
     plan["requirements"] = ["requires_float64"]
@@ -126,6 +132,7 @@ CASES = [
     ("skipped cell", _skip, "cpu", "cpu", "blocked", "skipped-cells", None, COMPILED),
     ("no tolerance", _no_tolerance, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
     ("criteria that cannot fail", _criteria_that_cannot_fail, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
+    ("atol past the dtype's range", _atol_past_the_dtype_range, "cpu", "cpu", "blocked", "tolerances", None, EAGER),
     ("float64 required, float32 output", _f64_on_cpu_in_f32, "cpu", "cpu", "change", "precision", "precision", None),
     ("unknown backend family", _unknown_family, "cpu", "cpu", "blocked", "environment", None, None),
     (

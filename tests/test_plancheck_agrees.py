@@ -95,6 +95,8 @@ def _without_task(data: dict[str, Any]) -> None:
     ("tolerance", "drop_task", "words"),
     [
         ({"rtol": 1.0}, True, "tolerances.float32.rtol = 1 passes an output of zeros"),
+        # Before: an atol past float32's range passed every output and plan-check said nothing.
+        ({"atol": 1e300}, True, "tolerances.float32.atol = 1e+300 passes every finite output"),
         (
             {"rtol": 2.0, "task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}},
             False,
@@ -106,7 +108,12 @@ def _without_task(data: dict[str, Any]) -> None:
             "cosine_similarity <= 1 holds for any output",
         ),
     ],
-    ids=["rtol-1-alone", "rtol-2-and-cosine-at-least-minus-one", "rtol-1-and-cosine-at-most-one"],
+    ids=[
+        "rtol-1-alone",
+        "atol-past-float32-range",
+        "rtol-2-and-cosine-at-least-minus-one",
+        "rtol-1-and-cosine-at-most-one",
+    ],
 )
 def test_criteria_no_part_of_which_can_fail_need_a_revised_plan(
     tmp_path: Path, tolerance: dict[str, Any], drop_task: bool, words: str
@@ -129,8 +136,15 @@ def test_criteria_no_part_of_which_can_fail_need_a_revised_plan(
             "task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}
         },  # the elementwise rule still can
         {"task": {"metric": "max_cosine_distance", "op": "<=", "threshold": 0.001}},  # a distance: <= is right
+        # Loose or not depends on the outputs' magnitudes, which a plan does not declare.
+        {"atol": 1e30, "task": {"metric": "min_cosine_to_reference", "op": ">=", "threshold": -1.0}},
     ],
-    ids=["rtol-1-beside-a-task-criterion", "vacuous-task-beside-a-sound-tolerance", "a-cosine-distance"],
+    ids=[
+        "rtol-1-beside-a-task-criterion",
+        "vacuous-task-beside-a-sound-tolerance",
+        "a-cosine-distance",
+        "atol-within-float32-range",
+    ],
 )
 def test_criteria_one_part_of_which_can_fail_are_not_called_vacuous(tmp_path: Path, tolerance: dict[str, Any]) -> None:
     # Before: each part was judged alone, and a name holding "cosine" was read as a similarity.

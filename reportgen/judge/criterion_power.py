@@ -16,7 +16,9 @@ fail, it alone decides, and what passes is what it lets through, outputs further
 reference: ``no_evidence`` says so, for the report.
 
 Only what follows from the criterion itself is said. Whether an absolute tolerance is loose for
-this workload depends on its outputs' magnitudes, which a plan does not declare. A metric is
+this workload depends on its outputs' magnitudes, which a plan does not declare; one at least
+twice the largest finite value of its dtype (``FINITE_MAX``) passes every finite output whatever
+they are (two finite values are never further apart). A metric is
 read as a cosine similarity (values in [-1, 1], larger is closer) only when its name says so
 in the form the shipped workloads use (``SIMILARITY``), never by a substring: a
 ``max_cosine_distance`` is a distance. The greedy-step metric counts the leading steps of a
@@ -54,9 +56,26 @@ def logged_vocabulary(shapes: Iterable[Sequence[int]]) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
-def _elementwise_vacuous(rule: Any) -> bool:
-    """|out - ref| <= atol + rtol * |ref| with rtol >= 1 passes an output of zeros everywhere."""
-    return isinstance(rule, Mapping) and isinstance(rule.get("rtol"), (int, float)) and rule["rtol"] >= 1
+# The largest finite value of each floating dtype a plan may declare (torch.finfo(dtype).max).
+FINITE_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+
+
+def _elementwise_vacuous(dtype: str, where: str, rule: Any) -> str | None:
+    """Why |out - ref| <= atol + rtol * |ref| passes any output, or None: rtol >= 1 passes an
+    output of zeros everywhere; atol at least twice the dtype's largest finite value passes
+    every finite output (a non-finite one is judged apart, as not finite)."""
+    if not isinstance(rule, Mapping):
+        return None
+    rtol, atol = rule.get("rtol"), rule.get("atol")
+    if isinstance(rtol, (int, float)) and rtol >= 1:
+        return f"{where}.rtol = {rtol:g} passes an output of zeros (|0 - ref| = |ref| <= rtol * |ref|)"
+    largest = FINITE_MAX.get(dtype)
+    if largest is not None and isinstance(atol, (int, float)) and atol >= 2 * largest:
+        return (
+            f"{where}.atol = {atol:g} passes every finite output: no two finite {dtype} values are more "
+            f"than {2 * largest:g} apart"
+        )
+    return None
 
 
 def _task_vacuous(task: Mapping[str, Any], steps: int | None) -> bool:
@@ -110,15 +129,7 @@ def _parts(
     for where, rule in [(key, table)] + [
         (f"{key}.{name}", table[name]) for name in ("loss", "grad") if isinstance(table.get(name), Mapping)
     ]:
-        parts.append(
-            (
-                where,
-                f"{where}.rtol = {rule['rtol']:g} passes an output of zeros (|0 - ref| = |ref| <= rtol * |ref|)"
-                if _elementwise_vacuous(rule)
-                else None,
-                None,
-            )
-        )
+        parts.append((where, _elementwise_vacuous(dtype, where, rule), None))
     task = table.get("task")
     if isinstance(task, Mapping):
         holds = _task_holds(dtype, task, steps) if _task_vacuous(task, steps) else None
