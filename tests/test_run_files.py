@@ -98,3 +98,21 @@ def test_a_report_links_cells_by_their_case_key(tmp_path: Path) -> None:
     judged = judge_log(FIXTURES / "synthetic_mismatch.jsonl")
     failed = next(c.case for c in judged.run.cells if c.status == "mismatch")
     assert f'id="{failed}"' in html and f'href="#{failed}"' in html
+
+
+def test_a_report_says_its_traces_are_as_logged_and_not_checked(tmp_path: Path) -> None:
+    """Before: `reportgen report` listed a trace whose file was deleted or replaced with its
+    logged path and sha256 and no word that nothing had checked it; the site checks them."""
+    from reportgen.render.report import build_report
+
+    log = _copy_run(tmp_path)
+    shutil.rmtree(log.parent / "traces")
+    build_report(log, tmp_path / "report")
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "report" / name).read_text(encoding="utf-8")
+        assert "Traces as the log lists them" in text and "not checked against the run folder here" in text
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    page = next((tmp_path / "site" / "runs").iterdir()) / "index.html"
+    html = page.read_text(encoding="utf-8")
+    assert "Traces as the log lists them" in html and "not checked against the run folder here" not in html
+    assert "not copied" in html, "the site's files table says why the missing traces are not there"
