@@ -297,3 +297,18 @@ def test_review_of_this_round_s_own_changes() -> None:
     md = (SAMPLES / "comparisons" / "tiny-encoder-cpu-vs-cuda" / "compare.md").read_text(encoding="utf-8")
     html = MarkdownIt("commonmark").enable("table").render(md)
     assert "<p>The cold first call and compile ratios are of one call on each side" in html
+
+
+def test_a_generation_run_says_its_series_are_not_measured_again() -> None:
+    """Before: 'warm series taken before the reported ones (unstable, measured again): none' on a
+    generation run whose every series was unstable, as if each had been stable the first time;
+    the collector never re-measures a generation series."""
+    from reportgen.judge.changes import AGAIN_LABEL, GENERATION_ONCE, loop_host_facts
+    from reportgen.model.runmodel import build_run, read_run
+
+    def facts(name: str) -> dict[str, str]:
+        reading, _ = read_run(SAMPLES / name / "events.jsonl")
+        return loop_host_facts(build_run(reading))
+
+    assert facts("scenario-a-text-service-cpu-20261205T025456Z-10cfa5")[AGAIN_LABEL].endswith(f"; {GENERATION_ONCE}")
+    assert facts("heat-solver-cpu-20261205T074106Z-bcfcd4")[AGAIN_LABEL] == "none"

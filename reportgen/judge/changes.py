@@ -102,6 +102,7 @@ LOAD_LABEL = "load average (1 min)" + AROUND
 # Warm series the collector measured again (unstable), which the figures of the reported series
 # leave out: named, so that a run whose loops were contended until a last attempt says so.
 AGAIN_LABEL = "warm series taken before the reported ones (unstable, measured again)"
+GENERATION_ONCE = "generation series are measured once: the collector does not re-measure an unstable one"
 # What a host reads around its warm loops rather than sets: it varies between replicates.
 _READINGS = frozenset((LOAD_LABEL, WAIT_LABEL, AGAIN_LABEL))
 _DEVICE_FACTS = (
@@ -309,13 +310,16 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
     if shown:
         facts[WAIT_LABEL] = "; ".join(shown)
     again = [c for c in run.cells if c.warm_series > 1]
+    # The collector re-measures a cell's timing series, never a generation cell's: say so where
+    # "none" would read as "every generation series was stable the first time".
+    once = f"; {GENERATION_ONCE}" if run.kind_counts.get("generation") else ""
     if again:  # the series before the reported ones: unstable, and on a host the figures above leave out
         earlier = sum(c.warm_series - 1 for c in again)
         rates = [r for c in again if (r := c.warm_before_wait) is not None]
         waited = f"; their threads waited up to {max(rates):.3f} s for a CPU per second of loop" if rates else ""
-        facts[AGAIN_LABEL] = f"{earlier}, of {len(again)} cell(s){waited}"
+        facts[AGAIN_LABEL] = f"{earlier}, of {len(again)} cell(s){waited}{once}"
     elif hosts and ev.schema_tuple(run.start.schema_version) >= (1, 2):  # 1.2 on numbers attempts: none again
-        facts[AGAIN_LABEL] = "none"
+        facts[AGAIN_LABEL] = f"none{once}"
     facts.update(_accelerator_facts(hosts))
     return facts
 
