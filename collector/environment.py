@@ -22,9 +22,27 @@ from collector.facts import Fact, known, os_release, read_text_file, unknown
 __all__ = ["Fact", "decide_backend_family", "known", "os_release", "read_environment", "read_text_file", "unknown"]
 
 
+# The host's thread pools, math libraries, allocator and torch's own switches: they change the
+# CPU work of every backend (the reference runs on the CPU for all), its speed and its results,
+# so every run records them, whatever its backend.
+HOST_ENV_PREFIXES = (
+    "OMP_",
+    "GOMP_",
+    "KMP_",
+    "MKL_",
+    "ONEDNN_",
+    "DNNL_",
+    "OPENBLAS_",
+    "MALLOC_",
+    "LD_PRELOAD",
+    "PYTORCH_",
+)
+
+
 def env_prefixes() -> tuple[str, ...]:
-    """Variables recorded on every run: each backend descriptor's prefixes."""
-    return tuple(dict.fromkeys(p for adapter in ADAPTERS.values() for p in adapter.descriptor.env_prefixes))
+    """Variables recorded on every run: the host's, then each backend descriptor's prefixes."""
+    descriptors = (p for adapter in ADAPTERS.values() for p in adapter.descriptor.env_prefixes)
+    return tuple(dict.fromkeys((*HOST_ENV_PREFIXES, *descriptors)))
 
 
 def distributions() -> tuple[str, ...]:

@@ -906,3 +906,49 @@ def test_two_honest_one_sample_series_within_the_copy_bound_are_no_copy() -> Non
         ("b", {"c1": [1.0e-3, 1.1e-3, 1.2e-3], "c2": [2.5e-3]}),
     ]
     assert copied_run(three) is not None and "in 1 of its 2 timed cells (c1)" in copied_run(three)  # type: ignore[operator]
+
+
+def test_a_changed_cpu_governor_is_named_first_and_flags_every_ratio(tmp_path: Path) -> None:
+    """Before: 'CPU governor: performance -> powersave' was named, then '2 faster' and a
+    geometric mean, though the governor sets the clock the loops ran at (replicates refused it)."""
+    before = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
+    after = _hosted(_redrawn(_measured(base_events())), "2 intra-op, 2 inter-op", "3.60")
+    for events, governor in ((before, "performance"), (after, "powersave")):
+        for event in events:
+            if event["kind"] == "timing" and event.get("warm"):
+                event["host"]["cpu_governor"] = {"value": governor, "source": "cpufreq"}
+    a, b = _write(tmp_path / "a", before, "gov-a"), _write(tmp_path / "b", after, "gov-b", "2026-01-02T00:00:00Z")
+    diff = diff_runs(summarize(judge_log(a)), summarize(judge_log(b)))
+    assert diff.host[0] == ("CPU governor", "performance", "powersave")
+    assert diff.timings and all(
+        "host changed: CPU governor performance -> powersave" in " ".join(t.flags) for t in diff.timings
+    )
+    assert diff.geomean is None and not any(diff.verdict_counts().values())
+
+
+def test_the_host_s_math_library_and_thread_pool_variables_are_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: OMP_WAIT_POLICY=PASSIVE made a run 1.58x slower and ONEDNN_MAX_CPU_ISA changed its
+    reference outputs, yet the log recorded no variable and diff named no change."""
+    from collector.environment import relevant_env_vars
+
+    for name, value in (
+        ("OMP_WAIT_POLICY", "PASSIVE"),
+        ("GOMP_SPINCOUNT", "0"),
+        ("KMP_BLOCKTIME", "0"),
+        ("MKL_ENABLE_INSTRUCTIONS", "SSE4_2"),
+        ("ONEDNN_MAX_CPU_ISA", "SSE41"),
+        ("LD_PRELOAD", "/usr/lib/libjemalloc.so"),
+        ("PYTORCH_TUNABLEOP_ENABLED", "1"),
+    ):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("UNRELATED_SECRET_TOKEN", "x")
+    recorded = relevant_env_vars()
+    assert recorded["OMP_WAIT_POLICY"] == "PASSIVE" and recorded["ONEDNN_MAX_CPU_ISA"] == "SSE41"
+    assert {
+        "GOMP_SPINCOUNT",
+        "KMP_BLOCKTIME",
+        "MKL_ENABLE_INSTRUCTIONS",
+        "LD_PRELOAD",
+        "PYTORCH_TUNABLEOP_ENABLED",
+    } <= set(recorded)
+    assert "UNRELATED_SECRET_TOKEN" not in recorded

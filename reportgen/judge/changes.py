@@ -60,7 +60,7 @@ Change = tuple[str, str, str]  # (what, before, after)
 REFERENCE_OUTPUTS = "reference outputs"  # the saved reference outputs, as run_hashes keys them
 OF_SHAPE = " of input shape "  # run_hashes' key of one input shape's hash: '<role> of input shape <key>'
 # Host facts of the timing events that make a timing ratio no like-for-like comparison.
-TIMING_HOST_KEYS = ("torch threads", "CPU affinity")
+TIMING_HOST_KEYS = ("torch threads", "CPU affinity", "CPU governor")
 # Between two runs of one target (diff, a site's history), a change of any of these (both runs
 # recorded it) flags every timing ratio of the pair: the threads the loops ran on, or another
 # machine (its device, their count, the instance type, the CPUs): a ratio across them is a
