@@ -11,6 +11,11 @@ When the first module beyond the tolerance end to end is within it locally, noth
 is beyond it, and its end-to-end error jumps far past what came before (a gap), the error arises
 in code no localised module covers: the enclosing module's own forward between the last module
 within the tolerance and that one (an operation written in ``forward`` itself, not a submodule).
+
+The collector measures each module's first call only. A module called more than once before the
+point named may go wrong in a later call, so the sentence names that as a possibility instead of
+a definite place. A mismatching cell whose every module is within the tolerance end to end has its
+error in what was not measured: modules the bounds skipped, later calls, or code no module covers.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from reportgen.contract.events import ErrorStats, Localization, LocalizedModule
+from reportgen.model.runmodel import CellRecord
 
 Role = Literal["diverges", "own error", "inherited", "arises before", "within", "not measured"]
 
@@ -82,6 +88,10 @@ class Localized:
     unmeasured: tuple[str, ...] = ()
     gap: Gap | None = None  # error that arises in code no localised module covers, before ``first``
     skipped_words: tuple[str, ...] = ()  # the modules left out, in words (skipped_notes)
+    # Modules called more than once, with their calls, whose later calls (never measured) may hold
+    # the error: those measured before the module named, or any where no module is named.
+    repeated: tuple[tuple[str, int], ...] = ()
+    max_depth: int | None = None  # the plan's [localize] max_depth
 
     @property
     def first_words(self) -> str:
@@ -221,6 +231,13 @@ def judge_localization(event: Localization) -> Localized:
         # reference never called ran nowhere. The others may run first.
         unmeasured += tuple(s.name for s in event.skipped if s.reason in ("max_modules", "max_bytes"))
         unmeasured += (f"{event.skipped_more} more skipped",) if event.skipped_more else ()
+    # Where no module is named, the first one beyond the tolerance end to end is the point placed.
+    point = named or next((v for v in verdicts if v.role == "inherited"), None)
+    repeated = _repeated(verdicts, point)
+    if named is not None and gap is None:
+        unmeasured += tuple(
+            f"later calls of {name} (only its first of {calls} was measured)" for name, calls in repeated
+        )
     found = Localized(
         case=event.case,
         mode=event.mode,
@@ -238,8 +255,65 @@ def judge_localization(event: Localization) -> Localized:
         failure=event.failure,
         unmeasured=unmeasured,
         gap=gap,
+        repeated=repeated,
+        max_depth=event.max_depth,
     )
     return replace(found, sentence=where_sentence(found), skipped_words=skipped_notes(found))
+
+
+def _repeated(verdicts: list[ModuleVerdict], point: ModuleVerdict | None) -> tuple[tuple[str, int], ...]:
+    """Modules called more than once that ran before ``point`` (all of them where it is None),
+    with their calls. A module around ``point`` is left out (its first call holds it, so its later
+    calls come after), and so is one inside a module already listed (its calls run in the parent's)."""
+    before = verdicts if point is None else verdicts[: verdicts.index(point)]
+    found: list[tuple[str, int]] = []
+    for v in before:
+        around = point is not None and point.name.startswith(v.name + ".")
+        inside = any(v.name.startswith(name + ".") for name, _ in found)
+        if v.calls > 1 and not around and not inside:
+            found.append((v.name, v.calls))
+    return tuple(found)
+
+
+def later_calls_words(repeated: tuple[tuple[str, int], ...]) -> str:
+    """'a later call of shared (only its first of 2 calls was measured)', or for several modules
+    'a later call of a or b (only the first call of each was measured)'."""
+    if len(repeated) == 1:
+        name, calls = repeated[0]
+        return f"a later call of {name} (only its first of {calls} calls was measured)"
+    names = [name for name, _ in repeated[:4]] + ([f"{len(repeated) - 4} more"] if len(repeated) > 4 else [])
+    return f"a later call of {', '.join(names[:-1])} or {names[-1]} (only the first call of each was measured)"
+
+
+def _depth(name: str) -> int:
+    """A module's depth as the collector counts it (collector.localize.depth): a list's index does
+    not count, a top-level index does."""
+    parts = name.split(".")
+    return max(1, sum(1 for part in parts if not part.isdigit()) + (1 if parts[0].isdigit() else 0))
+
+
+def _unmeasured_places(found: Localized) -> tuple[list[str], str]:
+    """Where the error of a mismatching cell may arise when no localised module holds it: later
+    calls, modules the bounds skipped, code no module covers; and which bound to raise ('' if none).
+    A module below max_depth lies inside a measured one unless its parent was never called itself."""
+    max_depth = found.max_depth
+    places = [later_calls_words(found.repeated)] if found.repeated else []
+    bounded = [name for name, why in found.skipped if why in ("max_modules", "max_bytes")]
+    bounds = [b for b in ("max_modules", "max_bytes") if any(why == b for _, why in found.skipped)]
+    measured = {v.name for v in found.modules}
+    uncovered = max_depth is not None and any(
+        why not in BOUNDS and _depth(name) == max_depth and not any(p in measured for p in _parents(name))
+        for name, why in found.skipped
+    )
+    if bounded or found.skipped_more:
+        more = len(bounded) - 3 + found.skipped_more
+        shown = ", ".join(bounded[:3]) + (f" and {more} more" if more > 0 else "")
+        places.append(f"a module the bounds skipped ({shown})")
+    elif uncovered and any(why == "max_depth" for _, why in found.skipped):
+        places.append(f"a module below depth {max_depth} that no measured module holds")
+        bounds = ["max_depth"]
+    places.append("code no localised module covers")
+    return places, " or ".join(bounds) if bounds else ("max_modules or max_bytes" if found.skipped_more else "")
 
 
 def where_sentence(found: Localized) -> str:
@@ -248,10 +322,20 @@ def where_sentence(found: Localized) -> str:
         return f"Localisation failed: {found.failure}"
     if found.gap is not None:
         return gap_sentence(found, found.gap)
+    later = f"; it may also arise in {later_calls_words(found.repeated)}" if found.repeated else ""
     if found.first is None:
         if any(v.role == "inherited" for v in found.modules):
-            return "No localised module's own error is beyond the tolerance; the error builds up across modules (see the accumulated column)."
-        return "No localised module's own (local) error is beyond the tolerance."
+            return f"No localised module's own error is beyond the tolerance; the error builds up across modules (see the accumulated column){later}."
+        if found.reason == "plan":  # the cell matched: no error to place
+            return "No localised module's own (local) error is beyond the tolerance."
+        places, bound = _unmeasured_places(found)
+        raise_it = f"; raise [localize] {bound} to measure them" if bound else ""
+        if found.modules and all(v.accumulated is not None for v in found.modules):
+            return (
+                "Every localised module is within the tolerance, end to end too, yet the cell did not match the reference:"
+                f" the error arises in {' or in '.join(places)}{raise_it}."
+            )
+        return f"No localised module's own (local) error is beyond the tolerance; the error may arise in {' or in '.join(places)}{raise_it}."
     f = found.first
     ops = f"; operators {', '.join(f.operators)}" if f.operators else ""
     inherited = f"; after it, {', '.join(found.inherited)} only inherit the error" if found.inherited else ""
@@ -266,6 +350,8 @@ def gap_sentence(found: Localized, gap: Gap) -> str:
     m = gap.before
     holder = f"{gap.enclosing}'s own forward" if gap.enclosing else "the model's own forward"
     where = f"between {gap.after} and {m.name}" if gap.after else f"before {m.name}"
+    # A module called more than once before it may go wrong in a later call, never measured.
+    later = f"in {later_calls_words(found.repeated)} or " if found.repeated else ""
     if found.first is not None:
         f = found.first
         after = f"; later, {f.name} ({f.type}) adds its own error, local error {ratio_text(f.local)} × the allowance"
@@ -276,7 +362,7 @@ def gap_sentence(found: Localized, gap: Gap) -> str:
     else:
         after = ""
     return (
-        f"The error arises before {m.name} ({m.type}), in code no localised module covers ({holder}, {where}): "
+        f"The error arises before {m.name} ({m.type}), {later}in code no localised module covers ({holder}, {where}): "
         f"{m.name} is {ratio_text(m.accumulated)} × the allowance end to end but {ratio_text(m.local)} × on its own, "
         f"while no module before it is above {ratio_text(gap.carried)} × end to end{after}{found.unmeasured_words}."
     )
@@ -307,6 +393,14 @@ def skipped_notes(found: Localized) -> tuple[str, ...]:
             + "."
         )
     return tuple(notes)
+
+
+def not_localized(cell: CellRecord) -> str | None:
+    """Why a mismatching cell has no localisation where the collector never localises its kind
+    (a generation cell), so that no module named is not read as no module diverging; else None."""
+    if cell.status in ("mismatch", "nonfinite") and not cell.localized and cell.generation is not None:
+        return "not localised: the collector does not localise generation cells, so no module is named"
+    return None
 
 
 def ratio_text(value: float | None) -> str:

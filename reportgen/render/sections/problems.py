@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from markupsafe import Markup
 
-from reportgen.judge.localization import Localized, ratio_text
+from reportgen.judge.localization import Localized, not_localized, ratio_text
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
 from reportgen.render.sections.common import (
@@ -169,6 +169,9 @@ def _problem(cell: CellRecord, notes: Annotations, localized: Localized | None) 
                 + (str(generated.first_divergent_step) if generated.first_divergent_step is not None else "none"),
             )
         )
+    unlocalized = not_localized(cell)
+    if unlocalized is not None:
+        stats.append(Row("where it diverges", unlocalized))
     # Only a cell with training events (``trained``) has steps or a training result to look up.
     train_steps, train_result = (cell.train_steps, cell.train_result) if cell.trained else ([], None)
     if train_steps:
@@ -265,7 +268,9 @@ def localization_view(cell: CellRecord, found: Localized) -> LocalizationView:
                 "diverges": "first diverging module",
                 "own error": "own error",
                 "inherited": "inherited error",
-                "arises before": "error arises before it, in code no localised module covers",
+                "arises before": "error arises before it, in "
+                + ("a later call of an earlier module or in " if found.repeated else "")
+                + "code no localised module covers",
                 "within": "within tolerance",
                 "not measured": "not measured locally",
             }[v.role],
