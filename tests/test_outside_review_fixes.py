@@ -312,3 +312,27 @@ def test_a_generation_run_says_its_series_are_not_measured_again() -> None:
 
     assert facts("scenario-a-text-service-cpu-20261205T025456Z-10cfa5")[AGAIN_LABEL].endswith(f"; {GENERATION_ONCE}")
     assert facts("heat-solver-cpu-20261205T074106Z-bcfcd4")[AGAIN_LABEL] == "none"
+
+
+def test_the_first_screen_names_the_hardware_the_log_recorded(tmp_path: Path) -> None:
+    """Before: a run page's title said 'on cuda' or 'on cpu'; the device (NVIDIA H200, the
+    instance type) was only inside the folded compatibility record."""
+    run = SAMPLES / "tiny-encoder-cuda-20261129T225259Z-866a85"
+    RUNNER.invoke(main, ["report", str(run), "--out", str(tmp_path / "r"), "--format", "md"])
+    first = (tmp_path / "r" / "report.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# Migration report: tiny-encoder on cuda (NVIDIA H200)", first
+    # A forged device name is one line, bounded.
+    lines = (run / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    forged = []
+    for line in lines:
+        event = json.loads(line)
+        if event["kind"] == "environment":
+            event["device"]["device_name"]["value"] = "NVIDIA\nH200 " + "x" * 500
+        forged.append(json.dumps(event))
+    log = tmp_path / "forged" / "events.jsonl"
+    log.parent.mkdir()
+    log.write_text("\n".join(forged) + "\n", encoding="utf-8")
+    RUNNER.invoke(main, ["report", str(log), "--out", str(tmp_path / "f"), "--format", "md"])
+    first = (tmp_path / "f" / "report.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# Migration report: tiny-encoder on cuda (NVIDIA H200 xxx") and first.endswith("…)")
+    assert len(first) < 120

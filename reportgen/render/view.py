@@ -155,6 +155,21 @@ class ReportView:
     unstable_timing_title: str = ""  # "Unstable timing", or "Timing not classified" when none is unstable
 
 
+HARDWARE_CHARS = 60  # a device name as the title shows it (the record has the whole of it)
+
+
+def _hardware(run: RunModel) -> str:
+    """' (NVIDIA H200)': the instance type, else the device name the log recorded, for the
+    first screen; '' when neither was read."""
+    device = run.environment.device if run.environment is not None else {}
+    for key in ("instance_type", "device_name"):
+        fact = device.get(key)
+        value = " ".join(fact.value.split()) if fact is not None and fact.value else ""
+        if value:
+            return f" ({value[:HARDWARE_CHARS]}{'…' if len(value) > HARDWARE_CHARS else ''})"
+    return ""
+
+
 def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | None = None) -> ReportView:
     disposition = judgement.disposition
     notes = annotations if annotations is not None else Annotations("", [], {}, {})
@@ -171,7 +186,7 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
     timing_scope = timed_scope_text(run)
     banner_title, banner = unstable_timing_text(judgement)
     return ReportView(
-        title=f"Migration report: {run.start.workload} on {scope.family}"
+        title=f"Migration report: {run.start.workload} on {scope.family}{_hardware(run)}"
         + (f" for {scope.intended_target}" if scope.intended_target else ""),
         run_id=run.start.run_id,
         generated_at=generated_at(run),
