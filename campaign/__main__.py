@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,6 +37,8 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # each object into its last-applied-configuration annotation, which Kubernetes caps at 256 KiB,
 # so a ConfigMap of a few thousand tasks would be refused (kubernetes/kubernetes#85840).
 KUBECTL = "kubectl create -f"
+# Slurm's default MaxArraySize: array indexes run from 0 to one less (slurm.conf may raise it).
+SLURM_MAX_ARRAY_SIZE = 1001
 
 EPILOG = """\
 exit codes:
@@ -194,6 +197,8 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     root = slurm.collector_root(campaign)
     planned = planned_ledger(campaign, campaign_id, "slurm", root, slurm_seconds(campaign.slurm.time))
     text = slurm.wrapper(campaign, files, files.logs, campaign_id)
+    if not args.dry_run:  # a dry run writes only the files it names, never into the destination
+        _check_ledger_folder(campaign, campaign_id)
     for plan in dict.fromkeys(plan_path(root, w.plan) for w in campaign.workloads):
         if not Path(plan).is_file():
             _print(
@@ -201,15 +206,20 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
             )
     if not _write(files, text, slurm.tasks_lines(campaign, campaign_id), planned, slurm=True):
         return 1
-    if not args.dry_run:  # a dry run writes only the files it names, never into the destination
-        _write_local_ledger(campaign, planned)
+    written = None if args.dry_run else _write_local_ledger(campaign, planned)
     _print(
         f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/"
     )
-    return _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
+    code, accepted = _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
+    if not accepted and written:  # nothing was submitted: no ledger of a campaign that never ran
+        _remove_local_ledger(written)
+    return code
 
 
-def _sbatch(campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], submission: int, dry_run: bool) -> int:
+def _sbatch(
+    campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], submission: int, dry_run: bool
+) -> tuple[int, int]:
+    """Submit (or, dry, print) the sbatch calls: (exit code, how many calls sbatch accepted)."""
     export = [] if submission == 1 else [f"--export=ALL,MIGRATION_RECORD_SUBMISSION={submission}"]
     # One group of resources: the script's header has them (and, first time, the array too).
     single = len(slurm.submissions(campaign)) == 1
@@ -219,16 +229,22 @@ def _sbatch(campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], 
             return [*export, *sub.options]
         return [*export, sub.options[0]] if submission > 1 else []
 
+    largest = max(i for sub in subs for i in sub.indexes)
+    if largest >= SLURM_MAX_ARRAY_SIZE:
+        _print(
+            f"campaign: warning: the largest array index is {largest}, but Slurm's default MaxArraySize of {SLURM_MAX_ARRAY_SIZE} takes indexes up to {SLURM_MAX_ARRAY_SIZE - 1} only; check the cluster's (`scontrol show config | grep MaxArraySize`) or split the campaign",
+            file=sys.stderr,
+        )
     if dry_run:
         for sub in subs:
             _print(f"submit:  {shlex.join(['sbatch', *options(sub), str(files.wrapper)])}   # {sub.what}")
-        return 0
-    jobs = []
+        return 0, 0
+    jobs: list[str] = []
     for sub in subs:
         code, job = slurm.submit(files.wrapper, options(sub))
         if code:
             _print(f"campaign: {sub.what}: {job}", file=sys.stderr)
-            return code
+            return code, len(jobs)
         jobs.append(job)
         _print(f"submitted job {job} ({sub.what})")
     ids = ",".join(jobs)
@@ -236,7 +252,7 @@ def _sbatch(campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], 
     _print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
     _print(f"ledger:  python -m campaign status {files.planned}")
     _print(f"runs go to {campaign.destination}")
-    return 0
+    return 0, len(jobs)
 
 
 def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], slurm: bool) -> bool:
@@ -248,20 +264,72 @@ def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], slu
     return True
 
 
-def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> None:
-    """A Slurm folder destination, which this login node mounts as the compute nodes do, gets
-    the planned tasks at once (an s3:// one, or a Kubernetes claim, from the first task)."""
+def _check_ledger_folder(campaign: Campaign, campaign_id: str) -> None:
+    """Refuse, before anything is written, a Slurm folder destination's ledger folder that is
+    reached through a link below the destination (status and the site never follow one, so the
+    ledger would be where they do not read) or that is already there (another submission's
+    ledger: its records would be mixed with this one's)."""
     if campaign.remote:
         return
-    folder = Path(campaign.destination) / LEDGER_DIR / planned["campaign_id"]
+    path = Path(campaign.destination)
+    for part in (LEDGER_DIR, campaign_id):
+        path = path / part
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:  # not there yet (or unreadable: writing it then warns)
+            return
+        if stat.S_ISLNK(mode):
+            raise CampaignError(
+                f"{path}: a link; the ledger is written only into real folders below the destination (status and the site do not follow links)"
+            )
+    raise CampaignError(f"{path}: already there; a campaign id names one submission's ledger, submit again")
+
+
+def _write_local_ledger(campaign: Campaign, planned: dict[str, Any]) -> list[Path]:
+    """A Slurm folder destination, which this login node mounts as the compute nodes do, gets
+    the planned tasks at once (an s3:// one, or a Kubernetes claim, from the first task). The
+    campaign's own folder is made here, never reused. Returns what was made (to remove it when
+    sbatch refuses the submission), the last first."""
+    if campaign.remote:
+        return []
+    top = Path(campaign.destination) / LEDGER_DIR
+    folder = top / planned["campaign_id"]
+    made: list[Path] = []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        missing = top
+        while not missing.exists():  # the folders made here, the deepest first
+            made.append(missing)
+            missing = missing.parent
+        top.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            raise CampaignError(
+                f"{folder}: already there; a campaign id names one submission's ledger, submit again"
+            ) from None
+        made.insert(0, folder)
         write_file(folder / "planned.json", (json.dumps(planned, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+        made.insert(0, folder / "planned.json")
     except OSError as exc:
         _print(
             f"campaign: warning: cannot write the ledger into {folder} ({exc.strerror or exc}); each task writes it too",
             file=sys.stderr,
         )
+    return made
+
+
+def _remove_local_ledger(made: list[Path]) -> None:
+    """Remove the ledger files and folders submit made (sbatch accepted none of its calls, so
+    no task can have written there): a site built later lists no campaign that never ran."""
+    for path in made:
+        try:
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink()
+        except OSError as exc:
+            _print(f"campaign: warning: cannot remove {path} ({exc.strerror or exc})", file=sys.stderr)
+            return
 
 
 def _load_ledger(location: str) -> Ledger:
@@ -418,7 +486,7 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         _print(f"wrote {resumed}")
         _print(f"submit:  {KUBECTL} {resumed}")
         return 0
-    return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
+    return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)[0]
 
 
 def _last_submission(path: Path, campaign_id: str) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 from campaign.spec import (
@@ -21,7 +22,7 @@ from campaign.spec import (
     kubernetes_deadline_s,
     share_parallel,
 )
-from campaign.tasks import TASK_SCRIPT, plan_path
+from campaign.tasks import TASK_SCRIPT, plan_path, split_campaign_id
 
 MOUNT = "/etc/migration-record/campaign"
 # The most a ConfigMap's data may hold: the API server refuses more (its validation sums the
@@ -45,13 +46,15 @@ def manifest(
         raise CampaignError(
             f"{campaign.path}: a folder destination on Kubernetes needs kubernetes.volume_claim (a PersistentVolumeClaim mounted at {campaign.destination})"
         )
+    if not campaign.remote:
+        _check_mount_path(campaign)
     names = [_job_base(campaign.name, env.name) for env in campaign.environments]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise CampaignError(
             f"{campaign.path}: environments whose names differ only in case or punctuation (or past their first {ENV_PART} characters) give the same Job name {clash[0]!r}; rename one"
         )
-    suffix = f"-{campaign_id[-16:]}" + (f"-s{submission}" if submission > 1 else "")
+    suffix = f"-{_job_mark(campaign_id)}" + (f"-s{submission}" if submission > 1 else "")
     config_name = id_name(campaign_id, 63 - len(f"-s{submission}")) + (f"-s{submission}" if submission > 1 else "")
     data = {
         "task.sh": TASK_SCRIPT.read_text(encoding="utf-8"),
@@ -79,6 +82,53 @@ def manifest(
         for (env, name), size, share in zip(used, sizes, shares)
     ]
     return {"apiVersion": "v1", "kind": "List", "items": [config, *jobs]}
+
+
+# The image's own folders: the claim mounted at one of them, or above one, would hide the
+# system, the interpreter or the checkout the task runs.
+SYSTEM_FOLDERS = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/var",
+)
+# Folders that belong to the system as a whole: no mount below them either.
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/sbin", "/sys", "/usr")
+
+
+def _check_mount_path(campaign: Campaign) -> None:
+    """Refuse a folder destination (the claim's mount path in each pod) that would hide what the
+    task needs: the working folder that holds the checkout, the campaign's ConfigMap, or a system
+    folder (equal to one or above one), or a place inside a system tree such as /usr or /etc."""
+    destination = PurePosixPath(campaign.destination)
+    needed = [
+        ("kubernetes.workdir", PurePosixPath(campaign.kubernetes.workdir)),
+        ("the campaign's task files", PurePosixPath(MOUNT)),
+        *(("a system folder", PurePosixPath(folder)) for folder in SYSTEM_FOLDERS),
+    ]
+    for what, folder in needed:
+        if folder == destination or destination in folder.parents:
+            raise CampaignError(
+                f"{campaign.path}: campaign.destination {campaign.destination} would be mounted over {what} {folder} in each pod, hiding it; choose a folder of its own such as /mnt/runs"
+            )
+    for tree in SYSTEM_TREES:
+        if PurePosixPath(tree) in destination.parents:
+            raise CampaignError(
+                f"{campaign.path}: campaign.destination {campaign.destination} is inside the system folder {tree}; choose a folder of its own such as /mnt/runs"
+            )
 
 
 def _check_config_size(campaign: Campaign, data: dict[str, str], tasks: int) -> None:
@@ -123,7 +173,7 @@ def _job(
 ) -> dict[str, Any]:
     kube = campaign.kubernetes
     count = sum(1 for t in tasks if t.environment is env)
-    # The id's time stamp (and a resume's number) make the Job name unique per submission; an
+    # The id's time and random part (and a resume's number) make the Job name unique per submission; an
     # Indexed Job's pods are named (and host-named) '<job>-<index>', a DNS label of at most 63.
     limit = 63 - len(f"-{max(count - 1, 0)}")
     job_name = k8s_name(f"{base[: limit - len(suffix)]}{suffix}", limit)
@@ -202,7 +252,7 @@ def _job(
     parallelism = min(count, share)
     task_s = kubernetes_deadline_s(campaign)
     # Each pod may run the campaign's task time limit (then it is stopped with its grace
-    # period); the Job as a whole, as many rounds of that as its parallelism needs.
+    # period); the Job as a whole, as many rounds of that as its parallelism and retries need.
     pod["activeDeadlineSeconds"] = task_s
     spec: dict[str, Any] = {
         "completionMode": "Indexed",
@@ -210,7 +260,9 @@ def _job(
         "parallelism": parallelism,
         # A failed index is retried at most this often and never stops the other indexes.
         "backoffLimitPerIndex": kube.backoff_limit_per_index,
-        "activeDeadlineSeconds": (task_s + kube.grace_period_s) * -(-count // parallelism),
+        "activeDeadlineSeconds": job_deadline_s(
+            task_s + kube.grace_period_s, count, parallelism, kube.backoff_limit_per_index
+        ),
         "template": {"metadata": {"labels": labels}, "spec": pod},
     }
     return {
@@ -219,6 +271,18 @@ def _job(
         "metadata": {"name": job_name, "namespace": kube.namespace, "labels": labels},
         "spec": spec,
     }
+
+
+# The most a Job's activeDeadlineSeconds may be (an int64 in Kubernetes).
+MAX_JOB_DEADLINE_S = (1 << 63) - 1
+
+
+def job_deadline_s(pod_s: int, count: int, parallelism: int, retries: int) -> int:
+    """Seconds an Indexed Job may run in all: each of its ceil(count / parallelism) rounds of
+    pods may take a pod's time (deadline and grace period), and each index may be run again
+    up to backoff_limit_per_index times, so every round counts that many times more."""
+    rounds = -(-count // parallelism) * (retries + 1)
+    return min(pod_s * rounds, MAX_JOB_DEADLINE_S)
 
 
 ENV_PART = 40  # characters of an environment's name a Job name keeps (the campaign's name is cut first)
@@ -233,14 +297,21 @@ def _job_base(campaign: str, environment: str) -> str:
 
 def id_name(campaign_id: str, limit: int) -> str:
     """A campaign id as a Kubernetes name or label value of at most ``limit`` characters that
-    keeps its submission time whole (the campaign name is what is cut): two submissions of a
+    keeps its submission time and random part whole (the campaign name is what is cut): two submissions of a
     long-named campaign never share one (a cut id did, and a second ConfigMap or label
     selector then met the first campaign's)."""
-    name, _, stamp = campaign_id.rpartition("-")
+    name, stamp = split_campaign_id(campaign_id)
     stamp = k8s_name(stamp, 63)
     if not name or len(stamp) + 2 > limit:
         return k8s_name(campaign_id, limit)
     return f"{k8s_name(name, limit - len(stamp) - 1)}-{stamp}"
+
+
+def _job_mark(campaign_id: str) -> str:
+    """What tells a submission's Job names apart, in at most 16 characters: the id's time and
+    random part (T000000Z-a1b2c3), or an older id's last 16 (its date and time)."""
+    end = split_campaign_id(campaign_id)[1]
+    return end[8:] if len(end) > 16 else campaign_id[-16:]
 
 
 def k8s_name(text: str, limit: int = 52) -> str:

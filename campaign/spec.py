@@ -344,6 +344,10 @@ def _parse(path: Path, root: _Table) -> Campaign:
         if image is not None:
             _check_image(image, f"{table.where}.image")
         devices = table.integer("devices", None, 1, MAX_COUNT)
+        if devices is not None and target not in DEVICE_RESOURCES and target not in SLURM_GRES:
+            raise CampaignError(
+                f"{table.where}.devices: target {target!r} has no device a scheduler counts (no GRES, no device resource); remove 'devices'"
+            )
         selector = table.table("node_selector")
         node_selector = {}
         for key in list(selector.data):
@@ -456,6 +460,14 @@ def _check_sbatch(options: tuple[str, ...], where: str) -> None:
         if not _SBATCH_OPTION.match(option) or option.startswith("--array"):
             raise CampaignError(
                 f"{where}: each entry is one long option such as '--partition=trn1' (not --array), got {option!r}"
+            )
+        name = option.split("=", 1)[0]
+        # sbatch takes --export (or its prefix --exp..., or --export-file) once, the last one
+        # given winning: the campaign's own --export carries a resume's submission number, and
+        # without it a resumed attempt would overwrite the first attempt's record.
+        if name.startswith("--export") or (len(name) >= 5 and "--export".startswith(name)):
+            raise CampaignError(
+                f"{where}: {option!r}: the campaign sets sbatch's --export itself (a resume passes its submission number through it); remove it"
             )
 
 

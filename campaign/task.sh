@@ -76,10 +76,26 @@ export MIGRATION_RECORD_JOB_ID="$job_id"
 
 scratch="${SCRATCH:-${TMPDIR:-/tmp}}/${MIGRATION_RECORD_CAMPAIGN_ID:-campaign}-$index-$attempt"
 ledger="$scratch/ledger"
-mkdir -p "$scratch/runs" "$ledger"
+ledger_url="$DESTINATION/_campaigns/${MIGRATION_RECORD_CAMPAIGN_ID:-campaign}"
+# Without its scratch folder the task cannot run: it fails at once, and its record and log are
+# still written (into a folder destination's ledger in place, else from a temporary folder), so
+# the ledger shows it failed with its exit code and log, never missing.
+setup_error=""
+in_place=""
+temporary=""
+if ! mkdir -p "$scratch/runs" "$ledger"; then
+    setup_error="cannot create the scratch folder $scratch"
+    if [ "$UPLOAD" = folder ]; then
+        in_place=1
+        ledger="$ledger_url/tasks"
+        mkdir -p "$ledger"
+    elif temporary=$(mktemp -d); then
+        ledger="$temporary/ledger"
+        mkdir -p "$ledger"
+    fi
+fi
 record="task-$index.$attempt.json"
 log="$ledger/task-$index.$attempt.log"
-ledger_url="$DESTINATION/_campaigns/${MIGRATION_RECORD_CAMPAIGN_ID:-campaign}"
 
 say() {
     echo "task $index ($attempt): $*" | tee -a "$log" >&2
@@ -115,15 +131,26 @@ write_record() {
 }
 
 publish_ledger() {
+    [ -z "$in_place" ] || return 0
     deliver "$ledger" "$ledger_url/tasks" || say "could not deliver the ledger record to $ledger_url/tasks"
 }
 
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+plan_dir="${temporary:-$scratch}/plan"
 if [ -r "${PLANNED_FILE:-}" ]; then
-    if ! { mkdir -p "$scratch/plan" && cp "$PLANNED_FILE" "$scratch/plan/planned.json" && deliver "$scratch/plan" "$ledger_url"; }; then
+    if [ -n "$in_place" ]; then
+        [ -f "$ledger_url/planned.json" ] || cp "$PLANNED_FILE" "$ledger_url/planned.json" || say "could not write the planned tasks to $ledger_url"
+    elif ! { mkdir -p "$plan_dir" && cp "$PLANNED_FILE" "$plan_dir/planned.json" && deliver "$plan_dir" "$ledger_url"; }; then
         say "could not deliver the planned tasks to $ledger_url"
     fi
-    rm -rf "$scratch/plan"
+    rm -rf "$plan_dir"
+fi
+if [ -n "$setup_error" ]; then
+    say "$setup_error; nothing is run"
+    write_record failed 2 "\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"" ""
+    publish_ledger
+    [ -z "$temporary" ] || rm -rf "$temporary"
+    exit 2
 fi
 say "$label on $node (job $job_id); log: $ledger_url/tasks/$(basename "$log")"
 write_record running null null ""

@@ -14,6 +14,8 @@ wrote anything from one that is done.
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -51,10 +53,26 @@ def plan_path(root: str, plan: str) -> str:
     return plan if plan.startswith("/") else str(PurePosixPath(root) / plan)
 
 
+# The end of a campaign id that tells submissions apart: its UTC time, then (from this
+# version on) a random part, so two submissions in the same second never share an id.
+_ID_END = re.compile(r"-([0-9]{8}T[0-9]{6}Z(?:-[0-9a-f]{6})?)$")
+
+
 def new_campaign_id(campaign: Campaign, now: datetime | None = None) -> str:
-    """NAME-YYYYmmddTHHMMSSZ: a new id per submission of a campaign file (resume keeps it)."""
+    """NAME-YYYYmmddTHHMMSSZ-xxxxxx: a new id per submission of a campaign file (resume keeps
+    it); the six random hex digits keep two submissions in the same second apart."""
     stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-    return f"{campaign.name}-{stamp}"
+    return f"{campaign.name}-{stamp}-{secrets.token_hex(3)}"
+
+
+def split_campaign_id(campaign_id: str) -> tuple[str, str]:
+    """(name, end): the campaign's name and the part that tells its submissions apart (the time
+    and random part; the time alone in an id from before the random part; else the last word)."""
+    found = _ID_END.search(campaign_id)
+    if found:
+        return campaign_id[: found.start()], found.group(1)
+    name, _, end = campaign_id.rpartition("-")
+    return name, end
 
 
 def planned_ledger(campaign: Campaign, campaign_id: str, scheduler: str, root: str, deadline_s: int) -> dict[str, Any]:

@@ -937,7 +937,7 @@ def test_kubernetes_manifest_loads_through_client_models(tmp_path: Path, capsys:
 
 def test_kubernetes_folder_destination_mounts_a_claim(tmp_path: Path) -> None:
     text = (
-        BASE.format(destination="/runs").replace('target = "cuda"', 'target = "cpu"')
+        BASE.format(destination="/runs").replace('target = "cuda"', 'target = "cpu"').replace("devices = 2\n", "")
         + '\n[kubernetes]\nvolume_claim = "fsx-runs"\n'
     )
     manifest = kubernetes_manifest(load_campaign(write(tmp_path, text)))

@@ -935,12 +935,12 @@ def test_a_ledger_planning_more_tasks_than_a_campaign_may_is_refused(
     ("scheduler", "edit"),
     [
         ("kubernetes", lambda t: t.replace("registry.example/migration-record:cpu", "registry.example/other-sdk:2.34")),
-        ("kubernetes", lambda t: t.replace('python = "/usr/bin/python3"', 'python = "/usr/bin/python3"\ndevices = 4')),
+        ("kubernetes", lambda t: t.replace('python = "/usr/bin/python3"', 'python = "/usr/bin/python3"\ncpus = 4')),
         ("slurm", lambda t: t + '\n[slurm]\npartition = "other"\n'),
         ("kubernetes", lambda t: t.replace('volume_claim = "runs"', 'volume_claim = "other-claim"')),
         ("kubernetes", lambda t: t.replace('volume_claim = "runs"', 'volume_claim = "runs"\nnamespace = "other"')),
     ],
-    ids=["another-image", "other-devices", "another-partition", "another-claim", "another-namespace"],
+    ids=["another-image", "other-cpus", "another-partition", "another-claim", "another-namespace"],
 )
 def test_resume_refuses_an_environment_changed_since_the_submission(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], scheduler: str, edit: Callable[[str], str]
