@@ -23,10 +23,18 @@ event says what its cell and its request say (the cell's length, the request's b
 truncation) and carries timings only for a cell that passed; a localised module's figures
 agree with each other as a cell's error_stats do.
 
+A result holds together with what the collector writes beside it or before it: a pass or a
+mismatch carries its error_stats (and its task_metric where the plan gives a task criterion); a
+training cell's steps and train_result come before its result; layout_fed and layout_achieved
+follow from the tensors inputs_fed records; a judged cell of a cpu or cuda run was fed at least
+one tensor on that device; a pass holds no more non-finite outputs than the collector lets pass;
+a cache check whose compile event built a graph says it recompiled. run_end counts the plan's
+cells and the results logged.
+
 Only the few fields involved are read, from the line the reader already decoded: the checks run
-on every ``run_start``, ``request``, ``case_result``, ``timing``, ``compile``, ``generation``,
-``train_step``, ``train_result``, ``artifact``, ``localization`` and ``reference`` line of a
-long log.
+on every ``run_start``, ``environment``, ``request``, ``case_result``, ``timing``, ``compile``,
+``generation``, ``train_step``, ``train_result``, ``artifact``, ``localization``, ``reference``
+and ``run_end`` line of a long log.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ __all__ = ["CONTENT_RECIPES", "CPU_TIME_KEYS", "FigureChecks", "family_disagreem
 FIGURE_KINDS = frozenset(
     (
         "run_start",
+        "environment",
         "request",
         "case_result",
         "timing",
@@ -58,6 +67,7 @@ FIGURE_KINDS = frozenset(
         "artifact",
         "localization",
         "reference",
+        "run_end",
     )
 )
 _WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
@@ -75,6 +85,11 @@ _COLLECTOR_NAME = re.compile(r"collector (\S+)")
 # b<batch>-l<length>-<layout>-<dtype>-<mode>, with -repeat on a cache check.
 _COLLECTOR_CASE = re.compile(r"b(\d+)-l(\d+)-(contiguous|noncontiguous)-([^-]+)-(eager|compiled)(-repeat)?")
 
+
+# The built-in targets whose adapters put every input on the torch device of their own name
+# (collector/backends/base.py, cuda.py): environment.device_type is the target's name. Another
+# target's device is its adapter's (the neuron adapter run with a stand-in module feeds the CPU).
+_OWN_DEVICE_TARGETS = frozenset(("cpu", "cuda"))
 
 # A warm loop's CPU time figures (collector/hostcondition.py), from schema 1.4.
 CPU_TIME_KEYS = ("cpu_run_s", "cpu_wait_s", "loop_wall_s")
@@ -147,9 +162,24 @@ class FigureChecks:
         self.empty_cold: dict[str, tuple[float, int]] = {}
         # By case: the attempt of its last warm series, the verdict the log gives it, and its line.
         self.last_series: dict[str, tuple[int, str | None, int]] = {}
+        self._cells: dict[str, Any] | None = None  # each planned cell by case: made once
+        self.results = 0  # case_result lines read so far: run_end's cells_recorded counts them
+        # Set by the reader once it reports an error: a line it refused may have been a result.
+        self.erred = False
+        # environment.device_type where it says which device every input was fed on (cpu, cuda),
+        # and "<type>:" for a device with its index ("cuda:0"); None elsewhere.
+        self.device_type: str | None = None
+        self._device_index = ""
+        self.ref_nonfinite: dict[str, int] = {}  # a reference's non-finite elements, by its shape key
+        # Training cells with a train_step, and with a train_result, logged so far.
+        self.trained: set[str] = set()
+        self.train_results: set[str] = set()
+        # A cache check's compile event that counts graphs built (graphs, line), by case.
+        self.repeat_graphs: dict[str, tuple[int, int]] = {}
         # One call per line of a long log: the rule of each kind, looked up once.
         self.rules = {
             "run_start": self._run_start,
+            "environment": self._environment,
             "request": self._request,
             "case_result": self._case_result,
             "timing": self._timing,
@@ -160,6 +190,7 @@ class FigureChecks:
             "artifact": self._weights,
             "localization": self._localization,
             "reference": self._reference,
+            "run_end": self._run_end,
         }
 
     def _tolerance(self, case: str) -> Any:
@@ -180,11 +211,17 @@ class FigureChecks:
                 self._tasks[cell.case] = None if absent(task) else (task.metric, task.op, task.threshold)
         return self._tasks.get(case)
 
+    def _cell(self, case: str) -> Any:
+        """The planned cell of this case, or None for a case the plan lacks (or no plan)."""
+        if self._cells is None:
+            self._cells = {cell.case: cell for cell in self.plan.matrix} if self.plan is not None else {}
+        return self._cells.get(case)
+
     def check(self, kind: str, data: Any, line: int = 0) -> str | None:
         """The contradiction in one line (number ``line``), in words, or None."""
         self.line = line
         if kind == "plan":
-            self.plan, self._dtypes, self._tasks, self._shapes = data, None, None, None
+            self.plan, self._dtypes, self._tasks, self._shapes, self._cells = data, None, None, None, None
             self._generating = not absent(getattr(data, "generation", None))
             misnamed = misnamed_cells(data.matrix)
             if misnamed is not None or self.weights is None:
@@ -212,6 +249,33 @@ class FigureChecks:
             f"collector is {data.collector[:80]!r}, but provenance.collector_version is "
             f"{provenance.collector_version[:40]!r}: the log names two versions of the code that wrote it"
         )
+
+    def _environment(self, data: Any) -> str | None:
+        """Notes the device type the cells ran on, where it says where every input was fed."""
+        device_type = data.device_type
+        self.device_type = device_type if device_type in _OWN_DEVICE_TARGETS else None
+        self._device_index = f"{device_type}:"
+        return None
+
+    def _run_end(self, data: Any) -> str | None:
+        """The collector counts the plan's cells and the cells it recorded (collector/runner.py,
+        finish): cells_planned is the plan's matrix, whatever the status; a cell is counted once
+        its result line is written, so a complete run counts every case_result and an aborted one
+        at most as many (an interrupt may land between the line and the count). finished_at is
+        not judged against started_at: both are read from the host's clock, which may be set back
+        while a run goes on. The results are not counted in a log with an error before run_end:
+        a line the reader refused may have been one."""
+        if self.plan is not None and data.cells_planned != len(self.plan.matrix):
+            return f"cells_planned is {data.cells_planned}, but the plan's matrix lists {len(self.plan.matrix)} cell(s)"
+        recorded, results = data.cells_recorded, self.results
+        if self.erred:
+            return None
+        if recorded > results or (recorded != results and data.status == "complete"):
+            return (
+                f"cells_recorded is {recorded}, but the log holds {results} case_result line(s): the collector "
+                "counts a cell once its result is written"
+            )
+        return None
 
     def _weights(self, data: Any) -> str | None:
         """A run has one weights artifact (collector/run/setup.py writes it beside the plan), and
@@ -243,6 +307,8 @@ class FigureChecks:
         need a tolerance the plan gives for that dtype and a difference between the runs larger
         than its atol (every element is allowed at least that), on a reference not called
         deterministic."""
+        if not absent(data.nonfinite):
+            self.ref_nonfinite.setdefault(data.shape, data.nonfinite)
         beyond = data.noise_beyond_tolerance
         if absent(beyond):
             return None
@@ -282,6 +348,7 @@ class FigureChecks:
         return None
 
     def _case_result(self, data: Any) -> str | None:
+        self.results += 1
         metric = data.task_metric
         if metric and metric.criterion:  # UNSET and None are false
             # The cell is judged by the plan's criterion for its dtype, or the log contradicts
@@ -308,6 +375,8 @@ class FigureChecks:
             if (timed := self.timed.get(data.case)) is not None:
                 return f"status {data.status}, but the generation event on line {timed} carries timings, which the collector measures for a passing cell only"
             self.unpassed.setdefault(data.case, (data.status, self.line))
+        if (why := self._cell_facts(data, stats, metric)) is not None:
+            return why
         if data.status == "mismatch" and not self._generating and absent(getattr(self.plan, "training", None)):
             # A plain cell's mismatch is its elements or its task metric (collector/run/cells.py);
             # a generation cell's may be its top-k overlap and a training cell's its steps, in
@@ -322,14 +391,122 @@ class FigureChecks:
             return "status pass, but task_metric.passed is false"
         if (failed := self.failed_training.get(data.case)) is not None:
             return f"status pass, but {failed}"
+        if (why := self._nonfinite(data)) is not None:
+            return why
         if self._generating:
             self.passed.add(data.case)
         return None
+
+    def _cell_facts(self, data: Any, stats: Any, metric: Any) -> str | None:
+        """What a result says against the facts the collector records with it or before it."""
+        judged = data.status in ("pass", "mismatch")
+        if judged and (why := self._judged_on(data, stats, metric)) is not None:
+            return why
+        if judged and (why := self._trained(data)) is not None:
+            return why
+        if (why := self._layout(data)) is not None:
+            return why
+        if judged and (why := self._device(data)) is not None:
+            return why
+        if data.recompiled is False and (built := self.repeat_graphs.get(data.case)) is not None:
+            # collector/run/cells.py: recompiled is whether the cache check's first call built a
+            # graph or compiled a frame, the graphs its compile event counts.
+            return f"recompiled is false, but the compile event of this cache check on line {built[1]} counts {built[0]} graph(s) built"
+        return None
+
+    def _judged_on(self, data: Any, stats: Any, metric: Any) -> str | None:
+        """The collector writes the figures a pass or mismatch is decided from beside it, in every
+        schema version (collector/run/cells.py ``_judge``, and the training and generation cells):
+        the comparison's error_stats, and the task_metric (a plan's task criterion judges it)."""
+        if not stats:
+            return f"status {data.status}, but no error_stats: the comparison its status rests on is not recorded"
+        if not metric and self._task(data.case) is not None:
+            return f"status {data.status}, but no task_metric, though the plan gives a task criterion for this cell's dtype"
+        return None
+
+    def _trained(self, data: Any) -> str | None:
+        """A training cell's steps and train_result are written before its result
+        (collector/run/training_cells.py): a plan makes at least one step."""
+        if absent(getattr(self.plan, "training", None)):
+            return None
+        missing = (
+            "train_step"
+            if data.case not in self.trained
+            else "train_result"
+            if data.case not in self.train_results
+            else None
+        )
+        if missing is None:
+            return None
+        return f"status {data.status}, but no {missing} of this training cell is logged before it: the collector writes them before the result"
+
+    def _layout(self, data: Any) -> str | None:
+        """inputs_fed are the tensors of the first call the collector watched, layout_fed that
+        call's layout (non-contiguous when any tensor was), and layout_achieved whether every
+        watched call had the planned layout (collector/run/capture.py, fed_facts)."""
+        fed = data.inputs_fed
+        if absent(fed):
+            return None
+        first = "contiguous"
+        for tensor in fed:
+            if not tensor.contiguous:
+                first = "noncontiguous"
+                break
+        said = data.layout_fed
+        if not absent(said) and said != first:
+            return f"layout_fed is {said}, but the tensors inputs_fed records for that call are {first}"
+        cell = self._cell(data.case) if data.layout_achieved is True else None
+        if cell is not None and first != cell.layout:
+            return f"layout_achieved is true, but the tensors inputs_fed records are {first}, not the planned {cell.layout} layout"
+        return None
+
+    def _device(self, data: Any) -> str | None:
+        """The collector moves every input to the target's device before the model is called, and
+        the model it judges is on that device: a judged cell none of whose tensors reached it ran
+        elsewhere than environment.device_type says. (One input moved back by the workload, such
+        as lengths kept on the CPU, is not judged.)"""
+        device_type, fed = self.device_type, data.inputs_fed
+        if device_type is None or absent(fed):
+            return None
+        other = None
+        for tensor in fed:
+            device = tensor.device
+            if absent(device):
+                continue
+            if device == device_type or device.startswith(self._device_index):
+                return None
+            other = device
+        if other is None:
+            return None
+        return f"none of the tensors inputs_fed records is on a {device_type} device ({other[:40]!r}), but environment.device_type is {device_type!r}"
+
+    def _nonfinite(self, data: Any) -> str | None:
+        """A pass whose outputs hold more non-finite elements than the collector lets pass: a
+        training cell with a non-finite loss is nonfinite (collector/run/training_cells.py), and
+        a plain cell whose outputs hold more than its shape's reference, where the plan declares
+        no judged regions (collector/run/cells.py, ``_judge``; the regions leave some out)."""
+        count = 0
+        for output in data.outputs or ():  # a mirror's UNSET when left out
+            count += output.nonfinite
+        if not count:
+            return None
+        if not absent(getattr(self.plan, "training", None)):
+            return f"status pass, but outputs count {count} non-finite loss value(s): the collector calls such a training cell nonfinite"
+        compare: Any = getattr(self.plan, "compare", None)
+        if self._generating or self.plan is None or (not absent(compare) and compare.outputs):
+            return None
+        cell = self._cell(data.case)
+        reference = None if cell is None else self.ref_nonfinite.get(f"b{cell.batch}-l{cell.length}-{cell.layout}")
+        if reference is None or count <= reference:
+            return None
+        return f"status pass, but outputs count {count} non-finite element(s), more than the {reference} of this shape's reference: the collector calls such a cell nonfinite"
 
     def _compile(self, data: Any) -> str | None:
         """The collector compiles every cell with the plan's [compile] options and records in
         each compile event what the call was given: other options there mean the cell was
         compiled under a configuration the criteria do not declare."""
+        if data.graphs and (cell := self._cell(data.case)) is not None and not absent(cell.repeat_of):
+            self.repeat_graphs.setdefault(data.case, (data.graphs, self.line))
         used = data.compile_options
         if absent(used) or self.plan is None:
             return None
@@ -513,6 +690,7 @@ class FigureChecks:
         return self._shapes.get(case, (None, None))
 
     def _train_step(self, data: Any) -> str | None:
+        self.trained.add(data.case)
         tol = self._tolerance(data.case)
         loss_tol: Any = getattr(tol, "loss", None)
         if not absent(loss_tol):
@@ -533,6 +711,7 @@ class FigureChecks:
         return None
 
     def _train_result(self, data: Any) -> str | None:
+        self.train_results.add(data.case)
         bad = next((p for p in data.params if p.mismatched > 0), None)
         if bad is not None:
             self.failed_training.setdefault(

@@ -79,8 +79,17 @@ newline, written in order and flushed as written. This page is generated from
   its `device_type`; a cell's `timing` lines with a warm series number it 1, 2, ... in order
   (`attempt`, and `stability.attempt` alike; 1 or absent starts the count again: the cell
   measured from the start, as after its fresh process ended), at most 1 + the plan's
-  `remeasure_rounds`, each after one whose `stability.verdict` is `unstable`. A line that
-  contradicts itself is an error: the log is not evidence.
+  `remeasure_rounds`, each after one whose `stability.verdict` is `unstable`; a `case_result`
+  with `status` `pass` or `mismatch` has `error_stats` (and `task_metric` where the plan gives
+  its dtype a task criterion), of a training plan after its cell's `train_step` and
+  `train_result`; `layout_fed` is the layout of `inputs_fed` (non-contiguous when any tensor is)
+  and `layout_achieved: true` has the planned layout there; a judged cell of a `cpu` or `cuda`
+  run (`environment.device_type`) was fed at least one tensor on that device; a pass has no more
+  non-finite `outputs` than its shape's `reference` (without judged regions; a training cell,
+  none); a cache check whose `compile` event counts a graph built is not `recompiled: false`;
+  `run_end.cells_planned` is the plan's cell count and `cells_recorded` the `case_result` lines
+  (at most as many in an aborted run). A line that contradicts itself is an error: the log is
+  not evidence.
 * A content hash's `content_recipe` is one this reader knows (`tensor-content-v1`); another
   (a newer collector's) validates with a warning: its hashes are not comparable with those.
 

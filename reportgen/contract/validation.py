@@ -232,6 +232,7 @@ class _Checker:
 
     def error(self, line: int, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, "error", message))
+        self.figures.erred = True  # a refused line may have been a result run_end counts
 
     def warning(self, line: int, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, "warning", message))
