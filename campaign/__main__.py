@@ -112,8 +112,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     status.add_argument(
         "planned",
-        type=path_argument,
-        help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder",
+        type=_location_argument,
+        help="NAME.planned.json written by submit, or the destination's _campaigns/<id> folder "
+        "(a folder, or s3://BUCKET/PREFIX/_campaigns/<id>)",
     )
     status.add_argument(
         "--format",
@@ -140,7 +141,7 @@ def _main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         if args.command == "status":
-            return _status(str(args.planned), args.format)
+            return _status(args.planned, args.format)
         campaign = load_campaign(args.campaign)
         if args.command == "submit" and args.list:
             for task in campaign.tasks():
@@ -332,6 +333,37 @@ def _remove_local_ledger(made: list[Path]) -> None:
             return
 
 
+def _location_argument(text: str) -> str:
+    """A ledger's location as given: an s3:// URL kept whole (a Path would fold its '//')."""
+    return text if text.startswith("s3://") else str(path_argument(text))
+
+
+def _store_planned(location: str) -> tuple[Any, Any, str]:
+    """(store, planned tasks, ledger folder URL) of an s3:// ledger folder: its planned.json,
+    which must name this folder as DESTINATION/_campaigns/<id>."""
+    from reportgen.storage.ledgers import planned_tasks
+    from reportgen.storage.remote import RemoteError, Store
+
+    folder = location.rstrip("/")
+    planned_url = f"{folder}/planned.json"
+    try:
+        store = Store()
+        data = store.read_at_most(planned_url, MAX_PLANNED_BYTES)
+    except RemoteError as exc:
+        raise LedgerError(str(exc)) from None
+    if data is None:
+        raise LedgerError(f"{planned_url}: no such object; give the ledger folder DESTINATION/_campaigns/<id>")
+    planned = planned_tasks(data, planned_url)
+    campaign_id, destination = planned.get("campaign_id"), planned.get("destination")
+    if not isinstance(campaign_id, str) or not isinstance(destination, str) or not _SAFE_ID.match(campaign_id):
+        raise LedgerError(f"{planned_url}: not a campaign's planned tasks (no campaign_id and destination)")
+    if f"{destination.rstrip('/')}/{LEDGER_DIR}/{campaign_id}" != folder:
+        raise LedgerError(
+            f"{planned_url}: names the campaign {campaign_id} at {destination}, whose ledger folder is not {folder}"
+        )
+    return store, planned, folder
+
+
 def _load_ledger(location: str) -> Ledger:
     """The ledger from NAME.planned.json (its destination then read) or a ledger folder, read
     as untrusted input: bounded files, no links followed, one located error. (reportgen's
@@ -345,6 +377,17 @@ def _load_ledger(location: str) -> Ledger:
     )
     from reportgen.storage.remote import RemoteError, Store
 
+    if location.startswith("s3://"):
+        store, planned, prefix = _store_planned(location)
+        try:
+            read, names = store_access(store, store.list(prefix + "/tasks"), prefix)
+            starts = store_run_starts(store, planned["destination"])
+            ledger = read_ledger(planned, read, names, now=datetime.now(timezone.utc))
+        except RemoteError as exc:
+            raise LedgerError(str(exc)) from None
+        except LedgerError as exc:
+            raise LedgerError(f"{prefix}/{exc}" if str(exc).startswith("tasks/") else str(exc)) from None
+        return verify_runs(ledger, starts)
     path = Path(location)
     planned_file = path / "planned.json" if path.is_dir() else path
     try:  # the limit submit keeps to (campaign.tasks.planned_text)

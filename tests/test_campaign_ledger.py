@@ -809,6 +809,45 @@ def test_status_reads_a_ledger_in_s3(
         assert err.startswith("campaign: s3://no-such-bucket/runs/_campaigns/") and err.count("\n") == 1
 
 
+def test_status_reads_an_s3_ledger_folder_given_by_its_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: 'status s3://BUCKET/PREFIX/_campaigns/<id>' (the help offers the ledger folder)
+    read the URL as a local path and failed with 's3:/...: not a campaign's planned tasks'."""
+    import boto3
+
+    from tests.services import s3_server
+
+    folder = _ledger_of_five(tmp_path / "runs")
+    planned = json.loads((folder / "planned.json").read_text())
+    planned["destination"] = "s3://fleet/runs"
+    (folder / "planned.json").write_text(json.dumps(planned))
+    url = f"s3://fleet/runs/_campaigns/{planned['campaign_id']}"
+    with s3_server(tmp_path / "s3") as s3:
+        for key, value in s3.env.items():
+            if key.startswith("AWS_"):
+                monkeypatch.setenv(key, value)
+        client = boto3.client("s3", endpoint_url=s3.endpoint, region_name="us-east-1")
+        client.create_bucket(Bucket="fleet")
+        for path in sorted((tmp_path / "runs").rglob("*")):
+            if path.is_file():
+                key = f"runs/{path.relative_to(tmp_path / 'runs').as_posix()}"
+                client.put_object(Bucket="fleet", Key=key, Body=path.read_bytes())
+        assert main(["status", url + "/"]) == 1
+        assert "5 task(s): 2 done, 1 failed, 1 lost, 1 planned" in capsys.readouterr().out
+        # A planned.json that names another folder is refused, as is a folder with none.
+        assert main(["status", "s3://fleet/runs/_campaigns/other"]) == 2
+        err = capsys.readouterr().err
+        assert "planned.json: no such object" in err and err.count("\n") == 1
+        client.copy_object(
+            Bucket="fleet",
+            Key="runs/_campaigns/moved/planned.json",
+            CopySource={"Bucket": "fleet", "Key": f"runs/_campaigns/{planned['campaign_id']}/planned.json"},
+        )
+        assert main(["status", "s3://fleet/runs/_campaigns/moved"]) == 2
+        assert "whose ledger folder is not s3://fleet/runs/_campaigns/moved" in capsys.readouterr().err
+
+
 KUBE_CAMPAIGN = """\
 [campaign]
 name = "nightly"
