@@ -487,7 +487,9 @@ rewrites files whose bytes change. When stat says no log, annotations file, sear
 template, file of the tool (its code, its constraint data) or configuration changed (size,
 mtime, ctime, inode), a rebuild reads, judges and renders nothing; a log rewritten with all
 of those unchanged would be missed, so files changed in the last 3 s are always hashed.
-Delete --out/.reportgen-quick.json to have every log hashed.
+Delete --out/.reportgen-quick.json to have every log hashed and judged again. The
+state a build keeps in --out is a cache bound to that build: edited, copied from another
+folder, or without its record, it is not reused (a warning, then every log is judged).
 
 Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
 or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,

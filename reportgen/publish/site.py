@@ -12,7 +12,7 @@ Layout of the output directory::
     campaigns/<slug>/index.html     every task a campaign planned (from its ledger), runs linked
     assets/                         one copy of the shared CSS and JS
     .reportgen-state.json           what was built from which input, for incremental rebuilds
-    .reportgen-quick.json           what stat said about every input, for the no-op check
+    .reportgen-quick.json           what stat said about every input (and the state), for the no-op check
 
 Three steps. First a no-op check (site_quick.py): when stat says that no log, annotations
 file, searched folder, template or configuration changed since the last build, and its pages are
@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +72,7 @@ from reportgen.publish.site_compare import (
     SiteConfig,
     build_comparisons,
     load_site_config,
+    placed,
     plan_pairs,
     remove_stale_comparisons,
 )
@@ -102,6 +104,7 @@ from reportgen.storage.sources import (
 from reportgen.publish.site_campaigns import CampaignPage, campaign_pages
 from reportgen.publish.site_links import RunLinks, run_links
 from reportgen.publish.site_quick import (
+    QUICK_NAME,
     STATE_NAME,
     Quick,
     QuickCheck,
@@ -133,9 +136,12 @@ from collector.visible import terminal
 # 9: summaries keep the range of a re-measured cell's earlier warm series (a stable last series
 # far outside it decides nothing), and the inputs' hash per input shape (a run of fewer cells
 # with the same inputs for the shapes both hold is no change of inputs).
-STATE_FORMAT = 9
+# 10: a summary keeps the order its run gave its cells and other mappings (keys were sorted: a
+# cached summary named another first cell than a fresh one); a run's slug is checked against its id.
+STATE_FORMAT = 10
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
+HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
 
 
@@ -214,6 +220,10 @@ def _check_state(raw: Any) -> dict[str, Any]:
         for name in ("scope_passed", "scope_not_passed"):
             if any(len(entry) != 2 for entry in getattr(summary, name)):
                 raise ValueError(f"runs.{key}.{name}: not a list of [label, shapes] pairs")
+        # A page folder is named after its run (summary.slug): any other name would have one
+        # run's page written over another's.
+        if summary.slug != slug(summary.run_id) or summary.workload_slug != slug(summary.workload):
+            raise ValueError(f"runs.{key}.slug: not the page name of run {summary.run_id[:100]!r}")
         check = summary.plan_check
         if check and set(check) != _PLAN_CHECK_KEYS:
             raise ValueError(f"runs.{key}.plan_check: not a plan-check verdict this tool writes")
@@ -601,16 +611,24 @@ def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> 
 def _target_history(target: str, history: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
     """The runs on one target, oldest first; charts and columns follow the cells that changed most
     against the previous run (see diff.largest_changes) plus the cells the site configuration names."""
-    latest = history[-1]
     diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [
         (a, b, diff_runs(a, b)) for a, b in zip(history, history[1:])
     ]
+    # The latest run and the one before it are runs whose start can be placed in time: one that
+    # cannot be sorts where its text falls, and is neither (validate warns about it).
+    timed = [s for s in history if placed(s)]
+    unplaced = [s.run_id for s in history if not placed(s)]
+    latest = timed[-1] if timed else history[-1]
+    last: RunDiff | None = None
+    if len(timed) > 1:
+        before, after = timed[-2], timed[-1]
+        last = next((d for a, b, d in diffs if a is before and b is after), None) or diff_runs(before, after)
     named = [c for c in watched if c in latest.cells]
-    stop = diffs[-1][2].timing_stop if diffs else None
-    changed = largest_changes(diffs[-1][2], KEY_TIMINGS) if diffs and stop is None else []
+    stop = last.timing_stop if last is not None else None
+    changed = largest_changes(last, KEY_TIMINGS) if last is not None and stop is None else []
     if changed:
         why = "the cells with the largest change against the previous run"
-    elif diffs and stop is None:  # every ratio against the previous run is unstable or of another series
+    elif last is not None and stop is None:  # every ratio against the previous run is unstable or of another series
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
         why = "the first cells with a warm median (no stable ratio against the previous run to rank them by)"
     elif stop is not None:  # no ratio against the previous run to rank by: the cells alone decide
@@ -618,7 +636,8 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         why = f"the first cells with a warm median (no timing is compared against the previous run: {stop.reason})"
     else:
         changed = sorted(c for c, cell in latest.cells.items() if cell.warm_median_s)[:KEY_TIMINGS]
-        why = "the first cells with a warm median (one run: nothing to compare yet)"
+        alone = "one run" if len(history) == 1 else "fewer than two runs whose start can be placed in time"
+        why = f"the first cells with a warm median ({alone}: nothing to compare yet)"
     key_cases = named + [c for c in changed if c not in named]
     points = {
         after.run_id: (
@@ -672,12 +691,16 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "planned_as": {s.run_id: s.target for s in history if s.target != backend_name(s.target)},
         "key_cases": key_cases,
         "key_cases_why": why + (f", and {len(named)} named in the site configuration" if named else ""),
-        "summary": diffs[-1][2].summary if diffs else "",
-        "changed": diffs[-1][2].lead_named if diffs else "",  # the first screen's line names the changes
-        "interval_scope": diffs[-1][2].interval_scope if diffs else "",
+        "summary": last.summary if last is not None else "",
+        "changed": last.lead_named if last is not None else "",  # the first screen's line names the changes
+        "interval_scope": last.interval_scope if last is not None else "",
+        # The runs the line compares, named when they are not the last two rows.
+        "latest_pair": (timed[-2].run_id, timed[-1].run_id) if last is not None and unplaced else None,
+        "unplaced": unplaced,
         "geomeans": geomeans,
         "unstable": unstable,
-        "diffs": list(reversed(diffs)),
+        "diffs": list(reversed(diffs[-HISTORY_PAIRS:])),  # newest first, the older ones said as left out
+        "diffs_left_out": max(0, len(diffs) - HISTORY_PAIRS),
         "figures": figures,
     }
 
@@ -745,10 +768,19 @@ def _unstable_cell(summary: RunSummary, case: str) -> str | None:
     return f"{STABILITY_SYMBOL if flag.startswith(STABILITY_FLAG) else UNCLASSIFIED_SYMBOL} {flag}"
 
 
-def _remove_stale(out_dir: Path, state: dict[str, Any], keep: set[str], result: SiteResult) -> None:
-    for cached in state["runs"].values():
+def _remove_stale(out_dir: Path, runs: dict[str, Any], keep: set[str], result: SiteResult) -> None:
+    for cached in runs.values():
         if cached["slug"] not in keep:
             _remove(out_dir, out_dir / "runs" / cached["slug"], result)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove a folder of the output (never a link) that holds nothing."""
+    try:
+        if stat.S_ISDIR(os.lstat(folder).st_mode):
+            os.rmdir(folder)
+    except OSError:
+        pass  # not there, or not empty: nothing to do
 
 
 def _remove(out_dir: Path, path: Path, result: SiteResult) -> None:
@@ -808,6 +840,16 @@ def build_site(
     check.forget(result.warnings)
     fingerprint = _fingerprint()
     state = _load_state(out_dir, fingerprint, result)
+    dropped: dict[str, Any] = {}
+    if state["runs"] and not check.vouches_for_state():
+        # A cache only, trusted while it is the file the last build wrote (the record that build
+        # left holds its stat): one edited since, or without a record, has its summaries judged
+        # again. Its runs' pages are still removed when their runs are gone.
+        result.warnings.append(
+            f"reportgen site: warning: {out_dir / STATE_NAME} is not the one the last build left "
+            f"(changed since, or no {QUICK_NAME} beside it); judging every log again"
+        )
+        dropped, state = state["runs"], {**state, "runs": {}}
     store = _store_of(found.logs)
     result.warnings += [f"reportgen site: {line}" for line in (store.warnings if store else [])]
     pages_elsewhere = False
@@ -836,6 +878,14 @@ def build_site(
     result.skipped += [s.format() for s in found.skipped]
     with paused_gc():
         entries = _gather(found.logs, out_dir, state, result, max_bytes, check, pages_elsewhere)
+        result.warnings += [
+            terminal(
+                f"reportgen site: warning: {shown(e.log)}: run_start started_at {e.summary.started_at[:40]!r} "
+                "is not an ISO 8601 time between the years 1678 and 2261: never taken as its workload's latest run"
+            )
+            for e in entries
+            if not placed(e.summary)
+        ]
         assets = write_assets(out_dir)
         comparisons = _comparison_pages(
             site_config, entries, out_dir, assets, state, result, str(config_path) if config_path else ""
@@ -872,38 +922,46 @@ def build_site(
         cells = write_cell_index([(e.summary, e.log) for e in entries], out_dir)
         result.written += [cells] if cells else []
         index_pages.append(CELL_INDEX)
-    _remove_stale(out_dir, state, {e.summary.slug for e in entries}, result)
+    _remove_stale(out_dir, {**dropped, **state["runs"]}, {e.summary.slug for e in entries}, result)
     for gone in sorted(set(state.get("workloads", {})) - set(workloads)):
         _remove(out_dir, out_dir / "workloads" / gone, result)
     for gone in sorted(set(state.get("campaigns", [])) - {c.slug for c in campaigns}):
         _remove(out_dir, out_dir / "campaigns" / gone, result)
     remove_stale_comparisons(out_dir, state.get("comparisons", {}), set(comparisons.state))
+    for folder in ("comparisons", "campaigns"):  # a fresh build makes neither when it has no page there
+        _remove_if_empty(out_dir / folder)
+    # Keys in a stable order, sorted where this build names them; a summary keeps its own order
+    # (its cells in plan order, as a fresh one has them: pages list and name them in that order).
     new_state: dict[str, Any] = {
         "fingerprint": fingerprint,
         "runs": {e.key: e.summary.to_dict() for e in sorted(entries, key=lambda e: e.key)},
     }
     if comparisons.state:
-        new_state["comparisons"] = comparisons.state
-    new_state["links"] = {e.summary.slug: links[e.summary.slug].key for e in entries if e.summary.slug in links}
-    new_state["workloads"] = workloads
+        new_state["comparisons"] = dict(sorted(comparisons.state.items()))
+    new_state["links"] = dict(
+        sorted((e.summary.slug, links[e.summary.slug].key) for e in entries if e.summary.slug in links)
+    )
+    new_state["workloads"] = dict(sorted(workloads.items()))
     if campaigns:
         new_state["campaigns"] = sorted(c.slug for c in campaigns)
     state_path = out_dir / STATE_NAME
     # Compact: with an indent, json writes through its Python encoder, a string per token (a
     # site of long runs keeps hundreds of thousands of cells here: seconds and hundreds of MB).
-    state_text = json.dumps(new_state, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    state_text = json.dumps(new_state, ensure_ascii=False, separators=(",", ":"))
     if write_text(state_path, state_text + "\n", out_dir):
         result.written.append(state_path)
-    if len(result.warnings) == warnings_before:
-        checked = [
-            *index_pages,
-            *(name for name in asset_names().__dict__.values() if name),
-            *(f"runs/{e.summary.slug}/index.html" for e in entries),
-            *(f"workloads/{w}/index.html" for w in workloads),
-            *(link.href for link in comparisons.links),
-            *(c.href for c in campaigns),
-        ]
-        check.record(found, {str(e.log): e.key for e in entries}, result.runs, checked, result.rejected)
+    # Written on every build, after the state: it vouches for that state file. A build that
+    # warned leaves no signature, so the next one is not skipped and says it again.
+    checked = [
+        *index_pages,
+        *(name for name in asset_names().__dict__.values() if name),
+        *(f"runs/{e.summary.slug}/index.html" for e in entries),
+        *(f"workloads/{w}/index.html" for w in workloads),
+        *(link.href for link in comparisons.links),
+        *(c.href for c in campaigns),
+    ]
+    clean = len(result.warnings) == warnings_before
+    check.record(found, {str(e.log): e.key for e in entries}, result.runs, checked, result.rejected, clean)
     return result
 
 

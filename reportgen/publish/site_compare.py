@@ -44,6 +44,7 @@ from collector import planschema
 from collector.tomltext import toml_text
 from reportgen.judge.backend_docs import backend_name
 from reportgen.judge.comparison import CompareRefused
+from reportgen.contract.times import utc_time
 from reportgen.publish.diff import where
 from reportgen.publish.site_quick import SiteConfigError
 from reportgen.publish.summary import RunSummary, slug
@@ -161,6 +162,13 @@ class PlannedPair:
         return [self.baseline, *self.baseline_more] if side == "baseline" else [self.candidate, *self.candidate_more]
 
 
+def placed(summary: RunSummary) -> bool:
+    """Whether the run's start is a time a history can place: ISO 8601, within the years 1678 to
+    2261 (validate warns about any other). A run that cannot be placed is never the latest."""
+    when = utc_time(summary.started_at)
+    return when is not None and 1677 < when.year < 2262
+
+
 def plan_pairs(
     config: SiteConfig, summaries: list[RunSummary], source: str = ""
 ) -> tuple[list[PlannedPair], list[str], list[str]]:
@@ -202,7 +210,7 @@ def plan_pairs(
             for target in sides:
                 # Planned for the target and run on a backend that is evidence for it: a run
                 # planned for neuron that ran on the host CPU is no latest run on neuron.
-                on_target = [s for s in runs if where(s) == target]
+                on_target = [s for s in runs if where(s) == target and placed(s)]
                 if on_target:
                     latest[target] = max(on_target, key=lambda s: s.sort_key)
             if len(latest) == 2:

@@ -24,9 +24,13 @@ Trade-off, as in make, rsync and git: a file rewritten in place with the same si
 mtime and ctime is taken as unchanged. ctime cannot be set by a program, so that takes a
 rewrite within one tick of the file system's clock after the file was stat'ed. To close that
 window a file (or folder) changed less than ``RACY_NS`` before the build began is never
-trusted: the build does not write a record (and does not remember that log's stat), so the
+trusted: the record the build writes has no signature (and not that log's stat), so the
 next build hashes it again. A deleted ``.reportgen-quick.json``, or a deleted
 ``.reportgen-state.json``, forces the careful way.
+
+The record also keeps the stat of the state file the same build wrote: the state is a cache of
+that build, and its summaries are reused only while the file is that one (no record, or a state
+file changed since, and every log is judged again, with a warning).
 
 The record sits in the output folder, so it is untrusted input like the state file: it is
 read only when it is a plain file within a size limit, checked field by field (page names
@@ -102,9 +106,11 @@ class _Record:
     runs: int
     pages: list[str]
     messages: list[str]
+    state: _Sig | None = None  # the stat of the state file the same build wrote; None: none
 
 
 _FIELDS = ("format", "signature", "watched", "logs", "remote", "runs", "pages", "messages")
+_OPTIONAL = ("state",)  # absent from a record written before it was kept
 
 
 def _int(value: Any, where: str, low: int, high: int) -> int:
@@ -139,7 +145,7 @@ def _parse_record(data: bytes) -> _Record:
         raise RecordError(f"top level: Invalid JSON: {exc}") from None
     if type(obj) is not dict:
         raise RecordError("top level: expected an object")
-    unknown = sorted(set(obj) - set(_FIELDS))
+    unknown = sorted(set(obj) - set(_FIELDS) - set(_OPTIONAL))
     missing = [name for name in _FIELDS if name not in obj]
     if unknown or missing:
         raise RecordError(f"{(unknown or missing)[0]}: {'unknown field' if unknown else 'missing field'}")
@@ -174,6 +180,7 @@ def _parse_record(data: bytes) -> _Record:
         runs=_int(obj["runs"], "runs", 0, 10**9),
         pages=[_text(page, f"pages.{i}", PAGE_NAME) for i, page in enumerate(_items(obj["pages"], "pages"))],
         messages=[_text(m, f"messages.{i}", _MESSAGE_RE) for i, m in enumerate(_items(obj["messages"], "messages"))],
+        state=None if obj.get("state") is None else _sig(obj["state"], "state"),
     )
 
 
@@ -393,6 +400,14 @@ class QuickCheck:
             return None
         return known[0]
 
+    def vouches_for_state(self) -> bool:
+        """Whether the state file is the one the last build wrote: its record holds the file's
+        stat (inode, size, mtime and ctime; ctime cannot be set by a program). The state is a
+        cache: one edited by hand, or without a record, is not to be reused."""
+        if self.previous is None or self.previous.state is None:
+            return False
+        return _same(os.fspath(self.out_dir / STATE_NAME), self.previous.state, os.lstat)
+
     def forget(self, warnings: list[str]) -> None:
         """Remove the record before anything else is written: a build that stops half-way
         leaves none, so the next one goes the careful way."""
@@ -407,19 +422,30 @@ class QuickCheck:
 
     # --- the record ----------------------------------------------------------------------
 
-    def record(self, found: Found, keys: dict[str, str], runs: int, pages: list[str], messages: list[str]) -> None:
-        """Write the record for the next build, after the state file. Each local log's stat is
-        kept with its content key unless it changed too recently to trust. The signature that
-        lets the next build skip everything is left out when it could not be trusted: a
-        template, folder or log changed too recently, an entry was skipped, or a message holds
-        control characters."""
+    def record(
+        self,
+        found: Found,
+        keys: dict[str, str],
+        runs: int,
+        pages: list[str],
+        messages: list[str],
+        clean: bool = True,
+    ) -> None:
+        """Write the record for the next build, after the state file, whose stat it keeps (the
+        next build reuses that state's summaries only while the file is unchanged). Each local
+        log's stat is kept with its content key unless it changed too recently to trust. The
+        signature that lets the next build skip everything is left out when it could not be
+        trusted: the build warned (``clean`` false: the next one says it again), a template,
+        folder or log changed too recently, an entry was skipped, or a message holds control
+        characters."""
         from reportgen.render.templating import write_text
         from reportgen.storage.remote import RemoteLog
 
         logs: list[tuple[str, str, Signature, str, Signature | None]] = []
         remote: list[tuple[str, str]] = []
         trusted = (
-            self.base is not None
+            clean
+            and self.base is not None
             and bool(found.logs)
             and not found.skipped
             and all(re.match(_MESSAGE, m) for m in messages)
@@ -435,9 +461,14 @@ class QuickCheck:
             logs.append((str(entry.path), keys.get(str(entry.path), ""), stats.log, stats.notes_path, stats.notes))
         if any(_racy(sig, self.started_ns) for _, sig in found.watched):
             trusted = False
+        try:
+            state: Signature | None = signature(os.lstat(self.out_dir / STATE_NAME))
+        except OSError:
+            state = None
         # The signature covers the state file this build left: a planted or edited state file
-        # changes it, and the next build reads and checks that file.
-        data = {
+        # changes it, and the next build reads and checks that file (and, as its stat is not the
+        # one kept here, does not reuse its summaries).
+        data: dict[str, Any] = {
             "format": QUICK_FORMAT,
             "signature": self.signature() if trusted else None,
             "watched": found.watched if trusted else [],
@@ -446,13 +477,9 @@ class QuickCheck:
             "runs": runs,
             "pages": sorted(set(pages)) if trusted else [],
             "messages": messages if trusted else [],
+            "state": state,
         }
-        if logs or trusted:
-            write_text(
-                self.out_dir / QUICK_NAME,
-                json.dumps(data, separators=(",", ":")) + "\n",
-                self.out_dir,
-            )
+        write_text(self.out_dir / QUICK_NAME, json.dumps(data, separators=(",", ":")) + "\n", self.out_dir)
 
 
 def _same(path: str, sig: tuple[int, ...], look: Any) -> bool:
