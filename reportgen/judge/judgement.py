@@ -27,7 +27,7 @@ from reportgen.judge.disposition import (
     flagged,
     generation_undecided,
 )
-from reportgen.judge.localization import Localized, judge_localization
+from reportgen.judge.localization import Localized, judge_localization, not_localized
 from reportgen.judge.nextstep import annotate_command, Words, finding, next_step
 from reportgen.judge.timing_stability import (
     FLAG,
@@ -108,6 +108,9 @@ class Judgement:
     # first LOCALIZED_OTHERS localised cells that are not problems.
     localized: dict[str, Localized] = field(default_factory=dict)
     localized_others: tuple[CellRecord, ...] = ()  # those cells that are not problems, in plan order
+    # Per failed problem cell of a kind the collector never localises (generation), why no
+    # module is named (localization.not_localized).
+    unlocalized: dict[str, str] = field(default_factory=dict)
     # Per timed cell whose timing needs a word (unstable, not classified, measured again), the flag.
     timing_flags: dict[str, str] = field(default_factory=dict)
     # Per passing generation cell, the flag of each of its warm series (time to first token,
@@ -168,6 +171,7 @@ def judge(
         problems=problems,
         localized=localizations(problems[:SHOWN_CELLS] + others),
         localized_others=others,
+        unlocalized={c.case: why for c in problems[:SHOWN_CELLS] if (why := not_localized(c)) is not None},
         timing_flags={j.case: text for j in timed if (text := flag_text(j))},
         generation_flags=generation_flags(run),
         throughput_flags=throughput_flags(run),

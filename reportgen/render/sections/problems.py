@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from markupsafe import Markup
 
-from reportgen.judge.localization import Localized, not_localized, ratio_text
+from reportgen.judge.localization import Localized, ratio_text
 from reportgen.model.annotations import Annotations
 from reportgen.model.runmodel import CellRecord, LAYOUT_NOT_ACHIEVED, LAYOUT_NOT_MEASURED, RunModel
 from reportgen.render.sections.common import (
@@ -102,12 +102,13 @@ def problem_views(
     notes: Annotations,
     localized: dict[str, Localized],
     failing: dict[str, str] | None = None,
+    unlocalized: dict[str, str] | None = None,
 ) -> list[ProblemView]:
     """The first DETAIL_CAP problem cells, as many as fit the section's budget (at least one)."""
     views: list[ProblemView] = []
     spent = 0
     for cell in cells[:DETAIL_CAP]:
-        view = _problem(cell, notes, localized.get(cell.case))
+        view = _problem(cell, notes, localized.get(cell.case), (unlocalized or {}).get(cell.case))
         if failing and cell.case in failing:  # the quantity the status stands for, named first
             view.stats.insert(0, Row("failed on", failing[cell.case]))
         spent += _size(view)
@@ -129,7 +130,9 @@ def _size(view: ProblemView) -> int:
     return text + 3 * len(view.case) + sum(len(a) + len(b) for a, b in view.explained_by) + len(view.verdict) + 400
 
 
-def _problem(cell: CellRecord, notes: Annotations, localized: Localized | None) -> ProblemView:
+def _problem(
+    cell: CellRecord, notes: Annotations, localized: Localized | None, unlocalized: str | None = None
+) -> ProblemView:
     result = cell.result
     stats: list[Row] = []
     if result and result.error_stats:
@@ -169,7 +172,6 @@ def _problem(cell: CellRecord, notes: Annotations, localized: Localized | None) 
                 + (str(generated.first_divergent_step) if generated.first_divergent_step is not None else "none"),
             )
         )
-    unlocalized = not_localized(cell)
     if unlocalized is not None:
         stats.append(Row("where it diverges", unlocalized))
     # Only a cell with training events (``trained``) has steps or a training result to look up.
