@@ -46,10 +46,12 @@ records; it never judges. Judgement lives in ``reportgen``.
 # started in its own process and left running; 0.13.0 records the TORCHDYNAMO_ and
 # TORCH_COMPILE_ variables (and ATEN_CPU_CAPABILITY on cpu), refuses a plan with a dotted TOML
 # key of more than 64 parts at its line, and loads its built-in backend adapters through their
-# descriptors; change it with
+# descriptors; 0.14.0 records the host's thread-pool, math-library and allocator variables
+# (OMP_, GOMP_, KMP_, MKL_, ONEDNN_, DNNL_, OPENBLAS_, MALLOC_, LD_PRELOAD, PYTORCH_) on every
+# backend, and the CUDA math libraries' switches on cuda; change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.13.0"
+__version__ = "0.14.0"
 
 import sys
 
