@@ -219,3 +219,16 @@ def test_next_names_a_dozen_lines_and_counts_the_rest() -> None:
 
     text = str(_verdict_step(State(), "events.jsonl", "", "reportgen report"))
     assert "lines 2, 5, 8, 11, 14, 17, 20, 23, 26, 29, 32, 35 and 28 more entries:" in text
+
+
+def test_a_workload_page_opens_with_each_target_s_latest_disposition(sample_site: Path) -> None:
+    """Before: a workload page opened with a run count and a timing summary: no disposition,
+    no hardware, and no word that no run is evidence for neuron."""
+    page = next((sample_site / "workloads").glob("tiny-encoder-*")) / "index.html"
+    html = page.read_text(encoding="utf-8")
+    found = re.search(r'<p class="latest-per-target">(.*?)</p>', html, re.S)
+    assert found is not None and html.index("latest-per-target") < html.index("<table")
+    text = re.sub(r"<[^>]+>", "", found.group(1))
+    assert "cpu: ✔ Suitable" in text and "(AMD EPYC)" in text
+    assert "cuda: ✖ Blocked" in text and "(NVIDIA H200)" in text
+    assert "No run on neuron: nothing here is evidence for it." in text

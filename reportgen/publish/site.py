@@ -598,6 +598,8 @@ def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> 
         "workload": ordered[-1].workload,
         "runs": len(ordered),
         "targets": [_target_history(target, history, watched) for target, history in sorted(by_target.items())],
+        # The first screen: the documented targets this workload has no run on, as the index says.
+        "no_run_on": runs_per_target(ordered)["missing"],
         "status_order": STATUS_ORDER,
         "symbols": SYMBOLS,
         "verdict_classes": {"slower": "ratio-up", "faster": "ratio-down"},
@@ -687,6 +689,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "target": target,
         "anchor": f"target-{slug(target, 24)}",
         "history": history,
+        "latest": latest,  # the latest run whose start can be placed (else the last listed)
         # The plan's own word for the target where it named the backend by an alias ("trainium").
         "planned_as": {s.run_id: s.target for s in history if s.target != backend_name(s.target)},
         "key_cases": key_cases,
