@@ -48,7 +48,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # key of more than 64 parts at its line, and loads its built-in backend adapters through their
 # descriptors; 0.14.0 records the host's thread-pool, math-library and allocator variables
 # (OMP_, GOMP_, KMP_, MKL_, ONEDNN_, DNNL_, OPENBLAS_, MALLOC_, LD_PRELOAD, PYTORCH_) on every
-# backend, and the CUDA math libraries' switches on cuda; change it with
+# backend, and the CUDA math libraries' switches on cuda, and in a localised cell names a
+# module only the candidate called (another code path); change it with
 # every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.14.0"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 from torch.utils._pytree import tree_map_only
@@ -88,7 +88,15 @@ class Capture:
     """Hooks on the chosen submodules of one model: each module's first call (inputs when asked,
     output always), its call count and the order of first calls."""
 
-    def __init__(self, model: torch.nn.Module, names: list[str], keep_inputs: bool, max_bytes: int) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        names: list[str],
+        keep_inputs: bool,
+        max_bytes: int,
+        counted: Sequence[str] = (),
+    ) -> None:
+        """``counted``: more modules whose calls are only counted (nothing kept)."""
         self.inputs: dict[str, tuple[Any, Any]] = {}
         self.outputs: dict[str, Any] = {}
         self.calls: dict[str, int] = {}
@@ -102,6 +110,14 @@ class Capture:
             module = modules[name]
             self.handles.append(module.register_forward_pre_hook(self._before(name, keep_inputs), with_kwargs=True))
             self.handles.append(module.register_forward_hook(self._after(name)))
+        for name in counted:
+            self.handles.append(modules[name].register_forward_pre_hook(self._count(name)))
+
+    def _count(self, name: str) -> Callable[..., None]:
+        def hook(module: Any, args: Any) -> None:
+            self.calls[name] = self.calls.get(name, 0) + 1
+
+        return hook
 
     def _before(self, name: str, keep_inputs: bool) -> Callable[..., None]:
         def hook(module: Any, args: Any, kwargs: Any) -> None:
@@ -137,6 +153,10 @@ class Capture:
         for handle in self.handles:
             handle.remove()
         self.handles.clear()
+
+
+# A skipped module's reason where the candidate called it and the reference never did.
+CANDIDATE_ONLY = "called by the candidate, not by the reference"
 
 
 def depth(name: str) -> int:
@@ -225,16 +245,18 @@ def _measure(
     finally:
         ref_capture.remove()
     order = ref_capture.order
-    skipped += [{"name": n, "reason": "not called by the reference"} for n in names if n not in ref_capture.calls]
+    uncalled = [n for n in names if n not in ref_capture.calls]
     chosen = order[: bounds["max_modules"]]
-    skipped += [{"name": n, "reason": "max_modules"} for n in order[bounds["max_modules"] :]]
-    skipped += [{"name": n, "reason": "max_bytes"} for n in ref_capture.over_budget if n in chosen]
+    bounded = [{"name": n, "reason": "max_modules"} for n in order[bounds["max_modules"] :]]
+    bounded += [{"name": n, "reason": "max_bytes"} for n in ref_capture.over_budget if n in chosen]
     chosen = [n for n in chosen if n in ref_capture.outputs]
 
     # The candidate end to end (compiled as the cell is), hooks on the same modules.
     candidate = copy.deepcopy(model)
     feed = to_device(cast_inputs(run.inputs[key], cell_dtype), device)
-    cand_capture = Capture(candidate, chosen, False, bounds["max_bytes"])
+    # The modules the reference never called are counted on the candidate: one it calls took
+    # another code path there (a device-dependent branch), which is where the outputs may part.
+    cand_capture = Capture(candidate, chosen, False, bounds["max_bytes"], counted=uncalled)
     accumulated_note = None
     try:
         with torch.no_grad(), _recompile_room(bounds["max_modules"]):
@@ -254,6 +276,11 @@ def _measure(
         accumulated_note = f"the candidate did not run end to end with the hooks: {_short(exc)}"
     finally:
         cand_capture.remove()
+    skipped += [
+        {"name": n, "reason": CANDIDATE_ONLY if n in cand_capture.calls else "not called by the reference"}
+        for n in uncalled
+    ]
+    skipped += bounded
     missed = [n for n in chosen if n not in cand_capture.calls]
     if accumulated_note is None and missed:
         accumulated_note = (

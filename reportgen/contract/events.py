@@ -1311,7 +1311,13 @@ class LocalizedModule(Strict, kw_only=True, frozen=True):
 
 class SkippedModule(Strict, kw_only=True, frozen=True):
     name: Annotated[str, Doc("The module, or a count of modules, left out.")]
-    reason: Annotated[str, Doc("max_depth, max_modules, max_bytes, or that the reference never called it.")]
+    reason: Annotated[
+        str,
+        Doc(
+            "max_depth, max_modules, max_bytes, or that the reference never called it; from collector 0.14.0,"
+            " 'called by the candidate, not by the reference' where the candidate did (another code path)."
+        ),
+    ]
 
 
 class Localization(Envelope, tag="localization", kw_only=True, frozen=True):

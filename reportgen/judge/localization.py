@@ -316,8 +316,32 @@ def _unmeasured_places(found: Localized) -> tuple[list[str], str]:
     return places, " or ".join(bounds) if bounds else ("max_modules or max_bytes" if found.skipped_more else "")
 
 
+# A skipped module's reason where the candidate called it and the reference never did
+# (collector/localize.py, CANDIDATE_ONLY; collector 0.14.0 on).
+CANDIDATE_ONLY = "called by the candidate, not by the reference"
+
+
+def candidate_only(found: Localized) -> list[str]:
+    """The modules the candidate called and the reference never did: another code path."""
+    return [name for name, why in found.skipped if why == CANDIDATE_ONLY]
+
+
 def where_sentence(found: Localized) -> str:
-    """One sentence: where the cell diverges, or why no module is named."""
+    """Where the cell diverges, or why no module is named; then the modules only the candidate
+    called, where the two took different code paths (a likely place for the outputs to part,
+    which no figure measures)."""
+    text = _where_sentence(found)
+    other = candidate_only(found)
+    if found.failure or not other:
+        return text
+    more = f" and {len(other) - 8} more" if len(other) > 8 else ""
+    return (
+        f"{text} The candidate called {', '.join(other[:8])}{more}, which the reference never called: the two"
+        " took different code paths there (not measured)."
+    )
+
+
+def _where_sentence(found: Localized) -> str:
     if found.failure:
         return f"Localisation failed: {found.failure}"
     if found.gap is not None:
@@ -373,7 +397,7 @@ def skipped_notes(found: Localized) -> tuple[str, ...]:
     (a container such as a ModuleList, whose members are called and measured, or a module this
     input does not reach), which no bound skipped."""
     bounded = [f"{name} ({why})" for name, why in found.skipped if why in BOUNDS]
-    uncalled = [name for name, why in found.skipped if why not in BOUNDS]
+    uncalled = [name for name, why in found.skipped if why not in BOUNDS and why != CANDIDATE_ONLY]
     notes: list[str] = []
     if bounded or found.skipped_more:
         more = max(len(bounded) - 12, 0) + found.skipped_more

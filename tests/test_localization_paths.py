@@ -1,0 +1,148 @@
+"""A module only the candidate calls: the two took different code paths there. Before, the
+collector hooked the candidate on the reference's modules only, and the page listed such a
+module as one 'this input does not reach' and placed the error elsewhere."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import msgspec
+
+from reportgen.contract.events import Localization
+from reportgen.judge.localization import CANDIDATE_ONLY, judge_localization, where_sentence
+
+MODULE = """
+import torch
+from torch import nn
+
+TASK_METRIC = "max_abs_to_reference"
+MODEL_REVISION = "two paths (synthetic test workload, width 8, seed 0)"
+
+
+class TwoPaths(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.alt = nn.Linear(8, 8)
+        self.unused = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        x = self.a(x)
+        if x.dtype != torch.float32:  # a path only the candidate's dtype takes
+            x = self.alt(x)
+        return self.head(x)
+
+
+def build_model():
+    torch.manual_seed(0)
+    return TwoPaths().eval()
+
+
+def make_inputs(batch, length, layout):
+    return {"x": torch.randn(batch, length, 8, generator=torch.Generator().manual_seed(0))}
+
+
+def run_model(model, inputs):
+    return {"out": model(inputs["x"])}
+
+
+def task_metric(outputs, reference, inputs):
+    return float((outputs["out"].double() - reference["out"].double()).abs().max().item())
+"""
+
+PLAN = """
+[workload]
+name = "two-paths"
+module = "two_paths.py"
+description = "Synthetic test workload: the bfloat16 candidate calls a module the float32 reference never does."
+requirements = []
+
+[matrix]
+shapes = [[1, 4]]
+dtypes = ["bfloat16"]
+layouts = ["contiguous"]
+modes = ["eager"]
+
+[tolerances.bfloat16]
+atol = 5e-2
+rtol = 5e-2
+
+[timing]
+warm_repetitions = 2
+warmup = 1
+scope = { preprocessing = false, host_to_device = false, output_retrieval = false, note = "model call only" }
+
+[reference]
+dtype = "float32"
+float64_golden = false
+
+[localize]
+always = true
+max_depth = 1
+"""
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict[str, object]]] = []
+
+    def write(self, kind: str, **fields: object) -> None:
+        self.events.append((kind, fields))
+
+
+class _Quiet:
+    def say(self, message: str, index: int | None = None) -> None:
+        pass
+
+
+class _Eager:
+    import torch as _torch
+
+    device = _torch.device("cpu")
+
+    def compile(self, model: object, options: object) -> object:
+        raise RuntimeError("no compile in this test")
+
+    def synchronize(self) -> None:
+        pass
+
+
+def test_a_module_only_the_candidate_calls_is_named_as_another_code_path(tmp_path: Path) -> None:
+    from collector import localize
+    from collector.plan import load_plan
+    from collector.workload import build_model, input_key, load_workload
+
+    (tmp_path / "two_paths.py").write_text(MODULE, encoding="utf-8")
+    (tmp_path / "two_paths.toml").write_text(PLAN, encoding="utf-8")
+    plan = load_plan(tmp_path / "two_paths.toml")
+    workload = load_workload(plan)
+    (cell,) = plan.cells
+    model = build_model(workload)
+    key = input_key(cell.batch, cell.length, cell.layout)
+    log = _Log()
+    run = types.SimpleNamespace(
+        plan=plan,
+        model=model,
+        workload=workload,
+        backend=_Eager(),
+        log=log,
+        progress=_Quiet(),
+        inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)},
+    )
+    localize.localize(run, cell, model.to(__import__("torch").bfloat16), "mismatch")  # type: ignore[arg-type]
+    ((kind, fields),) = log.events
+    assert kind == "localization"
+    reasons = {s["name"]: s["reason"] for s in fields["skipped"]}  # type: ignore[attr-defined, union-attr]
+    assert reasons["alt"] == CANDIDATE_ONLY == localize.CANDIDATE_ONLY
+    assert reasons["unused"] == "not called by the reference", "a module neither side calls stays as it was"
+    event = msgspec.convert(
+        {"schema_version": "1.6", "seq": 0, "time": "2026-01-01T00:00:00Z", "kind": kind, **fields},
+        Localization,
+    )
+    found = judge_localization(event)
+    sentence = where_sentence(found)
+    assert "The candidate called alt, which the reference never called: the two took different code paths" in sentence
+    notes = " ".join(found.skipped_words) if found.skipped_words else ""
+    assert "alt" not in notes.split("not measured (a container")[-1], "not listed as a module this input does not reach"
