@@ -16,7 +16,15 @@ from typing import Any
 from campaign import kubernetes, slurm
 from collector.arguments import path_argument
 from collector.visible import terminal, visible
-from campaign.ledger import LEDGER_DIR, MAX_INDEX, Ledger, LedgerError, read_ledger, verify_runs
+from campaign.ledger import (
+    LEDGER_DIR,
+    MAX_INDEX,
+    UNRECORDED_WORDS,
+    Ledger,
+    LedgerError,
+    read_ledger,
+    verify_runs,
+)
 from campaign.spec import (
     MAX_PLANNED_BYTES,
     Campaign,
@@ -37,6 +45,9 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # each object into its last-applied-configuration annotation, which Kubernetes caps at 256 KiB,
 # so a ConfigMap of a few thousand tasks would be refused (kubernetes/kubernetes#85840).
 KUBECTL = "kubectl create -f"
+# resume's exit code when it submits nothing because the only tasks left have no record yet
+# (they may be queued): a CI job can tell it from 0 (nothing left) and 1 (submission failed).
+ONLY_UNRECORDED = 3
 # Slurm's default MaxArraySize: array indexes run from 0 to one less (slurm.conf may raise it).
 SLURM_MAX_ARRAY_SIZE = 1001
 
@@ -45,6 +56,8 @@ exit codes:
   0  written (and submitted), or status printed with every task done
   1  the files could not be written, submission failed, or (status) some task is not done
   2  usage error, an invalid campaign file or an unreadable ledger (the message says where)
+  3  (resume) nothing submitted: the only tasks left have no record yet (queued, or never
+     started); check the queue, then resume with --include-unrecorded if they are not waiting
   141  the output's reader went away (`| head`): stopped quietly
 
 examples:
@@ -53,7 +66,8 @@ examples:
   python -m campaign submit campaign.toml --scheduler kubernetes --out jobs.json
   kubectl create -f jobs.json
   python -m campaign status nightly.planned.json                          # or --format json
-  python -m campaign resume campaign.toml --scheduler slurm               # only the tasks not done
+  python -m campaign resume campaign.toml --scheduler slurm               # the failed, stopped, lost, unverified
+  python -m campaign resume campaign.toml --scheduler slurm --include-unrecorded   # and those with no record
 """
 
 
@@ -62,7 +76,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         prog="python -m campaign",
         description="Run a campaign file (workloads x environments x repeats) as Slurm job-array tasks or "
         "Kubernetes Indexed Job completions, keep a ledger of every planned task in the destination, "
-        "print it, and resubmit exactly the tasks that are not done. See docs/campaigns.md.",
+        "print it, and resubmit the tasks that ran and did not finish well. See docs/campaigns.md.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -76,12 +90,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     resume = commands.add_parser(
         "resume",
-        help="submit again the tasks of the last submission that are not done",
+        help="submit again the tasks that ran and did not finish well",
         description="Read the ledger and submit again, as the next submission of the same campaign id, "
-        "exactly the tasks that are neither done nor running. A campaign file that no longer plans "
+        "the tasks that ran and did not finish well: failed, stopped, lost or unverified. A task with no "
+        "record yet is left out unless --include-unrecorded is given: it may be waiting in the scheduler's "
+        "queue, which this command cannot see. A campaign file that no longer plans "
         "those tasks as NAME.planned.json records them is refused (exit 2): submit it as a new campaign. "
         "Exit codes: 0 resubmitted (or nothing left to resume), 1 not written or sbatch failed, 2 an invalid "
-        "campaign file, ledger or planned tasks.",
+        "campaign file, ledger or planned tasks, 3 nothing submitted because the only tasks left have no "
+        "record yet.",
+    )
+    resume.add_argument(
+        "--include-unrecorded",
+        action="store_true",
+        help="also submit again the tasks with no record yet. Such a task may still be queued (pending in "
+        "squeue, a Pending pod), and would then run twice: give this only after the queue (squeue -u $USER, "
+        "kubectl get pods) shows they are not waiting",
     )
     for sub in (submit, resume):
         sub.add_argument("campaign", type=path_argument, help="the campaign file (TOML)")
@@ -99,14 +123,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         sub.add_argument(
             "--dry-run",
             action="store_true",
-            help="slurm: write the files beside --out, print the sbatch commands; submit nothing and write nothing into the destination (the tasks write its ledger when run)",
+            help="slurm: write the files beside --out, print the sbatch commands; submit nothing and write nothing into the destination (the tasks write its ledger when run)"
+            + (
+                "; resume: the submission number shown is not reserved, so a real resume may take the same one"
+                if sub is resume
+                else ""
+            ),
         )
     submit.add_argument("--list", action="store_true", help="print the tasks (index and label) and exit")
     status = commands.add_parser(
         "status",
         help="print the ledger: every planned task and its latest attempt",
         description="Print the ledger: every planned task (done, failed, stopped, running, lost, "
-        "planned: never started, or unverified: done by its record, but no run it names at the "
+        f"planned: {UNRECORDED_WORDS}, or unverified: done by its record, but no run it names at the "
         "destination says in its log that it is this task's) and its latest attempt. Exit codes: 0 "
         "every task done, 1 some task not done, 2 an unreadable ledger.",
     )
@@ -464,10 +493,26 @@ def _status(location: str, fmt: str) -> int:
                 for line in latest.tail:
                     _print(f"        | {_printable(line)}")
         if ledger.not_done():
-            _print(
-                f"not done: {len(ledger.not_done())} task(s); `python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}` submits exactly those"
-            )
+            _print(_resume_hint(ledger))
     return 0 if not ledger.not_done() and all(t.state == "done" for t in ledger.tasks) else 1
+
+
+def _resume_hint(ledger: Ledger) -> str:
+    """What `resume` would do with the tasks not done: the ones that ran and did not finish well
+    it submits again; the ones with no record yet may be queued, so it leaves them out unless
+    asked."""
+    command = f"python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}"
+    resumable, unrecorded = len(ledger.resumable()), len(ledger.unrecorded())
+    words = [f"not done: {len(ledger.not_done())} task(s)"]
+    if resumable:
+        words.append(f"`{command}` submits again the {resumable} failed, stopped, lost or unverified")
+    if unrecorded:
+        queue = "kubectl get pods" if ledger.scheduler == "kubernetes" else "squeue"
+        words.append(
+            f"{unrecorded} with no record yet (queued, or never started) are left out by resume unless "
+            f"given --include-unrecorded, once `{queue}` shows they are not waiting"
+        )
+    return "; ".join(words)
 
 
 def _print(text: str, file: Any = None) -> None:
@@ -494,7 +539,17 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         raise LedgerError(
             f"{files.planned}: campaign {ledger.campaign_id} was submitted to {ledger.scheduler or 'another scheduler'}; resume it with --scheduler {ledger.scheduler or 'slurm'}"
         )
-    missing = ledger.not_done()
+    unrecorded = ledger.unrecorded()
+    left_out = [] if args.include_unrecorded else unrecorded
+    missing = sorted(ledger.resumable() + (unrecorded if args.include_unrecorded else []))
+    queue = "kubectl get pods" if args.scheduler == "kubernetes" else "squeue"
+    if not missing and left_out:
+        _print(
+            f"campaign {ledger.campaign_id}: nothing submitted: the {len(left_out)} task(s) left ({_indexes(left_out)}) "
+            f"have no record yet, queued or never started; once `{queue}` shows they are not waiting, "
+            "resume with --include-unrecorded"
+        )
+        return ONLY_UNRECORDED
     if not missing:
         _print(f"campaign {ledger.campaign_id}: every task is done or still running; nothing to resume")
         return 0
@@ -516,8 +571,18 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
             _print(f"campaign: cannot write {used}: {exc.strerror or exc}", file=sys.stderr)
             return 1
     _print(
-        f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({', '.join(str(i) for i in missing)}), submission {submission}"
+        f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({_indexes(missing)}), submission {submission}"
     )
+    if left_out:
+        _print(
+            f"left out: {len(left_out)} task(s) with no record yet ({_indexes(left_out)}), queued or never started; "
+            f"once `{queue}` shows they are not waiting, --include-unrecorded submits them too"
+        )
+    if args.dry_run:
+        _print(
+            f"dry run: submission {submission} is not reserved; a later resume may take the same number, "
+            "and with it the same record, log and object names: submit with resume, not from this output"
+        )
     if args.scheduler == "kubernetes":
         document = kubernetes.manifest(campaign, ledger.campaign_id, planned, tasks=tasks, submission=submission)
         resumed = out.with_name(f"{out.stem}.resume{submission}{out.suffix}")
@@ -527,9 +592,14 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
             _print(f"campaign: cannot write {exc.filename or resumed}: {exc.strerror or exc}", file=sys.stderr)
             return 1
         _print(f"wrote {resumed}")
-        _print(f"submit:  {KUBECTL} {resumed}")
+        if not args.dry_run:
+            _print(f"submit:  {KUBECTL} {resumed}")
         return 0
     return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)[0]
+
+
+def _indexes(indexes: list[int]) -> str:
+    return ", ".join(str(i) for i in indexes)
 
 
 def _last_submission(path: Path, campaign_id: str) -> int:

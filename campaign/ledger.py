@@ -11,7 +11,8 @@ scheduler's retries of that index (Slurm requeues, Kubernetes index failures). A
 is its latest attempt's: ``done`` (a run delivered, exit 0), ``failed`` (exit code and the last
 lines of its log), ``stopped`` (ended by the scheduler's stop signal), ``running``, ``lost``
 (running longer than the campaign's time limit allows, with no final record: the node or the
-task died without a word), or ``planned`` (no attempt has written anything).
+task died without a word), or ``planned`` (no attempt has written anything: the task may be
+waiting in the scheduler's queue, or may never have started; the ledger cannot tell which).
 
 A ``done`` record is the task script's word; the run it names is the evidence. ``status``
 reads the first line of each named run's log at the destination (``verify_runs``) and the site
@@ -50,6 +51,11 @@ MAX_DEADLINE_S = timedelta.max.days * 86400 - LOST_AFTER_EXTRA_S
 # What decoding and checking a hostile ledger file can raise: bad JSON or values, a missing
 # key, a wrong type, a number too large for int(), nesting too deep for the JSON decoder.
 READ_ERRORS = (ValueError, KeyError, TypeError, OverflowError, RecursionError)
+# The states of a task that ran and did not finish well: `resume` submits these again. A
+# ``planned`` task is not among them: with no record it may still be queued (a pending Slurm
+# array task, a Pending pod), and submitting it again would run it twice.
+RESUMABLE = ("failed", "stopped", "lost", "unverified")
+UNRECORDED_WORDS = "no record yet: queued, or never started"
 
 
 class LedgerError(ValueError):
@@ -134,9 +140,18 @@ class Ledger:
         return dict(sorted(found.items()))
 
     def not_done(self) -> list[int]:
-        """The tasks a resume submits again: every one neither done nor still running (an
-        unverified one too: no run of it shows it done)."""
+        """Every task neither done nor still running (an unverified one too: no run of it shows
+        it done), those with no record yet included."""
         return [t.task for t in self.tasks if t.state not in ("done", "running")]
+
+    def resumable(self) -> list[int]:
+        """The tasks that ran and did not finish well (RESUMABLE): what `resume` submits again."""
+        return [t.task for t in self.tasks if t.state in RESUMABLE]
+
+    def unrecorded(self) -> list[int]:
+        """The tasks no attempt has written a record for: queued or never started. Only the
+        scheduler's queue tells which, so `resume` submits them again only when asked."""
+        return [t.task for t in self.tasks if t.state == "planned"]
 
     def next_submission(self) -> int:
         return 1 + max((a.submission for t in self.tasks for a in t.attempts), default=1)
@@ -279,7 +294,7 @@ def _cut(line: str) -> str:
 
 def _state(attempts: list[Attempt], deadline_s: float, now: datetime) -> tuple[str, str]:
     if not attempts:
-        return "planned", "no attempt has written a record"
+        return "planned", UNRECORDED_WORDS
     latest = attempts[-1]
     if latest.state == "running":
         started = parse_time(latest.started)
