@@ -730,7 +730,8 @@ def test_site_shows_planned_tasks_untested_and_attempts_superseded(tmp_path: Pat
     index = (out / "index.html").read_text()
     assert "5 planned task(s), 2 done, 3 untested" in index
     assert (
-        "task 1 tiny_encoder/cpu/r2: the task failed" in index and "task 4 tiny_encoder/cpu/r5: never started" in index
+        "task 1 tiny_encoder/cpu/r2: the task failed" in index
+        and "task 4 tiny_encoder/cpu/r5: no record yet (queued, or never started)" in index
     )
     (page,) = (out / "campaigns").glob("*/index.html")
     html = page.read_text()
@@ -740,7 +741,7 @@ def test_site_shows_planned_tasks_untested_and_attempts_superseded(tmp_path: Pat
         "untested: the task failed" in rows[1] and "exited 3" in rows[1] and "no neuron device on this host" in rows[1]
     )
     assert "superseded by <code>tiny-encoder-cpu-2b</code>" in rows[2] and "done" in rows[2]
-    assert "untested: lost" in rows[3] and "untested: never started" in rows[4]
+    assert "untested: lost" in rows[3] and "untested: no record yet (queued, or never started)" in rows[4]
     assert 'href="../../runs/' in rows[0]  # the done task links its run's page
     # Rebuilt unchanged: the same bytes; a new record changes the page.
     before = html

@@ -5,7 +5,7 @@ each one: a task whose latest attempt delivered a complete run links that run (w
 log says it is this task's: campaign.ledger.credit_problem; another is linked as not this
 task's, with the reason); earlier attempts' runs are linked as superseded by it; a task with no complete run is **untested**, with the
 reason its ledger gives (failed before writing a log with exit code N and the last lines of its
-log, stopped by the scheduler, lost, never started), never left out. Data only; the template
+log, stopped by the scheduler, lost, no record yet: queued or never started), never left out. Data only; the template
 campaign.html.j2 formats it.
 """
 
@@ -25,7 +25,7 @@ STATE_WORDS = {
     "stopped": "untested: stopped by the scheduler",
     "running": "untested: still running when the ledger was last written",
     "lost": "untested: lost (started, never finished)",
-    "planned": "untested: never started",
+    "planned": "untested: no record yet (queued, or never started)",
 }
 
 
