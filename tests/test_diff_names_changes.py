@@ -315,6 +315,7 @@ def test_the_scope_compared_is_the_warm_series_one_not_a_later_cold_call_s(tmp_p
     for event in timings:
         if event.get("warm"):
             event["scope"]["host_to_device"] = True
+            event["timed_region"] = ["host_to_device", "model_call"]  # the scope is the region's
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for path, events, run_id in ((a, before, "scope-a"), (b, after, "scope-b")):
         for event in (e for e in events if "run_id" in e):

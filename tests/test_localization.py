@@ -306,7 +306,12 @@ def test_a_localised_passing_cell_is_shown_from_the_judgement(tmp_path: Path) ->
     judgement names it among the localised others and holds its localisation; the page shows it."""
     lines = [json.loads(line) for line in LOCALIZED.read_text(encoding="utf-8").splitlines()]
     passing = "b1-l16-contiguous-float32-eager"
-    extra = {**next(d for d in lines if d["kind"] == "localization"), "case": passing, "reason": "plan"}
+    extra = {
+        **next(d for d in lines if d["kind"] == "localization"),
+        "case": passing,
+        "reason": "plan",
+        "mode": "eager",
+    }
     at = next(i for i, d in enumerate(lines) if d["kind"] == "timing" and d["case"] == passing) + 1
     lines.insert(at, extra)
     for seq, line in enumerate(lines):

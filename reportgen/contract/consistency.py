@@ -29,7 +29,10 @@ training cell's steps and train_result come before its result; layout_fed and la
 follow from the tensors inputs_fed records; a judged cell of a cpu or cuda run was fed at least
 one tensor on that device; a pass holds no more non-finite outputs than the collector lets pass;
 a cache check whose compile event built a graph says it recompiled. run_end counts the plan's
-cells and the results logged.
+cells and the results logged. A result's error_stats hold together with the atol that judged
+them (no allowance below it, no element outside the tolerance within it); a localisation is of
+an inference plan's cell, once, after its result, in the cell's mode and for the reason its
+status gives; a timing event's scope is the stages its timed_region holds.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``run_start``, ``environment``, ``request``, ``case_result``, ``timing``, ``compile``,
@@ -90,6 +93,14 @@ _COLLECTOR_CASE = re.compile(r"b(\d+)-l(\d+)-(contiguous|noncontiguous)-([^-]+)-
 # (collector/backends/base.py, cuda.py): environment.device_type is the target's name. Another
 # target's device is its adapter's (the neuron adapter run with a stand-in module feeds the CPU).
 _OWN_DEVICE_TARGETS = frozenset(("cpu", "cuda"))
+
+# Why the collector localises a cell of each status (collector/localize.py, ``wanted``): a cell
+# that mismatched or went non-finite by its status, one that passed only as the plan's [localize]
+# always asks ("plan"); a cell in error or skipped never.
+_LOCALIZED_FOR = {"mismatch": "mismatch", "nonfinite": "nonfinite", "pass": "plan"}
+
+# The stages a timing scope says are inside the clock (collector/run/timings.py, scope_done).
+_SCOPE_STAGES = ("preprocessing", "host_to_device", "output_retrieval")
 
 # A warm loop's CPU time figures (collector/hostcondition.py), from schema 1.4.
 CPU_TIME_KEYS = ("cpu_run_s", "cpu_wait_s", "loop_wall_s")
@@ -176,6 +187,9 @@ class FigureChecks:
         self.train_results: set[str] = set()
         # A cache check's compile event that counts graphs built (graphs, line), by case.
         self.repeat_graphs: dict[str, tuple[int, int]] = {}
+        # Each case's first result (status, line), and its first localization's line.
+        self.statuses: dict[str, tuple[str, int]] = {}
+        self.localized: dict[str, int] = {}
         # One call per line of a long log: the rule of each kind, looked up once.
         self.rules = {
             "run_start": self._run_start,
@@ -334,6 +348,8 @@ class FigureChecks:
         are one comparison's (collector/compare.py, as a cell's error_stats), held to the same
         rules: a module counted as matching whose worst element is beyond its allowance would
         send the reader to another module as the error's source."""
+        if (why := self._localized_cell(data)) is not None:
+            return why
         tol = self._tolerance(data.case)
         if tol is not None and (data.atol, data.rtol) != (tol.atol, tol.rtol):
             return f"localization judged with atol {data.atol:g}, rtol {data.rtol:g}, but the plan's tolerance for this cell's dtype is atol {tol.atol:g}, rtol {tol.rtol:g}"
@@ -347,8 +363,44 @@ class FigureChecks:
                     return why
         return None
 
+    def _localized_cell(self, data: Any) -> str | None:
+        """The collector localises a cell of an inference plan once, in the cell's own mode,
+        after the cell's group has its results (collector/run/cells.py, run_group; a fresh
+        process sends its localisations after its cells' results): for the reason its status
+        gives, and never a cell in error or skipped, nor a training or generation cell
+        (collector/localize.py, ``wanted`` and ``localize``)."""
+        if self._generating or not absent(getattr(self.plan, "training", None)):
+            which = "generation" if self._generating else "training"
+            return f"a cell of a {which} plan localised: the collector localises the cells of an inference plan only"
+        first = self.localized.setdefault(data.case, self.line)
+        if first != self.line:
+            return f"a second localization of this cell (the first is on line {first}): the collector localises a cell once"
+        cell = self._cell(data.case)
+        if cell is not None and data.mode != cell.mode:
+            return f"mode is {data.mode}, but the plan's cell is {cell.mode}: the collector localises a cell in its own mode"
+        result = self.statuses.get(data.case)
+        if result is None:
+            # A line the reader refused may have been the result.
+            return (
+                None
+                if self.erred
+                else "no case_result of this cell comes before it: the collector localises a cell after its result"
+            )
+        status, line = result
+        if _LOCALIZED_FOR.get(status) != data.reason:
+            return (
+                f"reason {data.reason}, but the case_result on line {line} says status {status}: the collector localises "
+                "a cell that mismatched or went non-finite for its status, one that passed for the plan, and no other"
+            )
+        return None
+
     def _case_result(self, data: Any) -> str | None:
         self.results += 1
+        self.statuses.setdefault(data.case, (data.status, self.line))
+        return self._result(data) or self._allowance(data)
+
+    def _result(self, data: Any) -> str | None:
+        """A result's status against the figures beside it and the lines before it."""
         metric = data.task_metric
         if metric and metric.criterion:  # UNSET and None are false
             # The cell is judged by the plan's criterion for its dtype, or the log contradicts
@@ -396,6 +448,46 @@ class FigureChecks:
         if self._generating:
             self.passed.add(data.case)
         return None
+
+    def _allowance(self, data: Any) -> str | None:
+        """A comparison's figures against the atol that judged them (collector/compare.py): each
+        element of a floating output is allowed atol + rtol * |ref|, never less than the atol,
+        and an integer or boolean output's element 0 (it is compared exactly), so the worst
+        element's allowance is 0 or at least the atol (null where the reference is not finite);
+        an element outside its allowance differs by more than the atol, or by 1 or more where
+        compared exactly, so a count of such elements comes with a max_abs beyond the atol or of
+        1 or more (null where a difference is not finite), in all and output by output. The atol
+        is the plan's for the cell's dtype (collector/run/cells.py and generation_cells.py; judged
+        regions narrow which elements are judged, not their allowance), and its loss tolerance's
+        for a training cell, whose error_stats compare the steps' losses (training_cells.py)."""
+        stats = data.error_stats
+        atol = self._judging_atol(data.case) if stats else None
+        if atol is None:
+            return None
+        allowed = stats.allowed_at_worst
+        if allowed is not None and 0 < allowed < atol:
+            return (
+                f"error_stats.allowed_at_worst {allowed:g} is less than the atol {atol:g} that judged this cell: "
+                "every element is allowed at least the atol (0 where compared exactly)"
+            )
+        for where, figures in (
+            ("error_stats", stats),
+            *((f"per_output {o.name[:80]!r}", o) for o in stats.per_output or ()),
+        ):
+            largest, count = figures.max_abs, figures.mismatched
+            if count and largest is not None and largest <= atol and largest < 1:
+                return (
+                    f"{where} counts {count} element(s) outside the tolerance, but its max_abs {largest:g} is within "
+                    f"the atol {atol:g} that judged this cell: an element outside it differs by more than the atol"
+                )
+        return None
+
+    def _judging_atol(self, case: str) -> Any:
+        """The atol a case's error_stats were judged with (see _allowance), or None."""
+        tol = self._tolerance(case)
+        if tol is not None and not absent(getattr(self.plan, "training", None)):
+            tol = getattr(tol, "loss", None)
+        return None if absent(tol) else tol.atol
 
     def _cell_facts(self, data: Any, stats: Any, metric: Any) -> str | None:
         """What a result says against the facts the collector records with it or before it."""
@@ -523,9 +615,9 @@ class FigureChecks:
         if not absent(cold) and cold.cache_condition == "fresh_process_empty_cache":
             self.empty_cold.setdefault(data.case, (cold.seconds, self.line))
             if absent(data.warm):  # a 1.0 log times both in one event
-                return self._cold_against_warm(data.case)
+                return self._cold_against_warm(data.case) or self._scope(data)
         if absent(data.warm):
-            return None
+            return self._scope(data)
         attempt = self._attempt(data)  # first: it records the series whatever else is wrong
         return (
             self._planned_repetitions("warm holds", len(data.warm.samples_s))
@@ -533,7 +625,23 @@ class FigureChecks:
             or _cpu_time("host", data.host, data.schema_version, (data.warm.samples_s,))
             or attempt
             or self._fastest(data.case, data.warm.min_s)
+            or self._scope(data)
         )
+
+    def _scope(self, data: Any) -> str | None:
+        """A timing event's scope says what its clock covered: the stages its timed_region holds,
+        the two made from one list (collector/run/timings.py, scope_done and its callers). Without
+        a timed_region (a log before it, or a cold call that was not measured) the scope is not
+        judged."""
+        region = data.timed_region
+        if absent(region):
+            return None
+        for stage in _SCOPE_STAGES:
+            timed = stage in region
+            if getattr(data.scope, stage) != timed:
+                held = "holds" if timed else "does not hold"
+                return f"scope.{stage} is {str(not timed).lower()}, but timed_region {held} {stage}: the scope is what the clock covered"
+        return None
 
     def _attempt(self, data: Any) -> str | None:
         """A cell's warm series are numbered 1, 2, ... in the order logged (collector/run/timings.py):

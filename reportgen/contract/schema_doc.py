@@ -88,8 +88,14 @@ newline, written in order and flushed as written. This page is generated from
   non-finite `outputs` than its shape's `reference` (without judged regions; a training cell,
   none); a cache check whose `compile` event counts a graph built is not `recompiled: false`;
   `run_end.cells_planned` is the plan's cell count and `cells_recorded` the `case_result` lines
-  (at most as many in an aborted run). A line that contradicts itself is an error: the log is
-  not evidence.
+  (at most as many in an aborted run); a `case_result`'s `error_stats.allowed_at_worst` is 0 or
+  at least the atol that judged it (the plan's for its dtype, a training plan's loss atol), and
+  elements outside the tolerance come with a `max_abs` beyond that atol or of 1 or more (in all
+  and per output); a `localization` is of an inference plan's cell, once, after its
+  `case_result`, in the cell's `mode`, its `reason` the cell's status (`mismatch`, `nonfinite`)
+  or `plan` for a pass; a `timing` line's `scope` flags are the stages its `timed_region` holds;
+  every line has `run_start`'s `schema_version` (a line of a newer minor than this reader's is
+  read with its warning). A line that contradicts itself is an error: the log is not evidence.
 * A content hash's `content_recipe` is one this reader knows (`tensor-content-v1`); another
   (a newer collector's) validates with a warning: its hashes are not comparable with those.
 

@@ -229,6 +229,7 @@ class _Checker:
         self.saw_cr = False
         self.figures = FigureChecks()
         self.encoded = bytearray()  # same_keys' buffer: this reader's own
+        self.version: str | None = None  # run_start's schema_version, once read
 
     def error(self, line: int, message: str) -> None:
         self.reading.problems.append(Problem(self.reading.path, line, "error", message))
@@ -431,6 +432,8 @@ class _Checker:
                 self.result_lines[case] = number  # type: ignore[index]
             if kind in FIGURE_KINDS and (why := self.figures.check(kind, struct, number)) is not None:
                 self._contradiction(number, kind, struct, why)
+            elif struct.schema_version != self.version:
+                self._other_version(number, kind, struct)
             self.keep(record)
             if self.sink is not None:
                 self.sink(record, struct)
@@ -461,6 +464,8 @@ class _Checker:
             return
         if (kind in FIGURE_KINDS or kind == "plan") and (why := self.figures.check(kind, data, number)) is not None:
             self._contradiction(number, kind, data, why)
+        elif data.schema_version != self.version:
+            self._other_version(number, kind, data)
         self.keep(record)
         if self.sink is not None:
             self.sink(record, data)
@@ -496,7 +501,9 @@ class _Checker:
         if kind == "environment" and (why := family_disagreement(data.backend_family, data.device_type)):
             # A relabelled run would count as evidence for the family's target: not evidence.
             self.error(number, f"environment: {why}; the log contradicts itself")
-        if kind == "plan":
+        if kind == "run_start":
+            self.version = data.schema_version
+        elif kind == "plan":
             self.planned_cases = {cell.case: cell.case for cell in fill_defaults(data.matrix)}
         elif kind == "run_end":
             self.reading.end_record, self.reading.end_status = record, data.status
@@ -513,6 +520,22 @@ class _Checker:
         case = getattr(data, "case", None)
         where = f"{kind} {case!r}" if isinstance(case, str) else kind
         self.error(number, f"{where}: {why}; the log contradicts itself")
+
+    def _other_version(self, number: int, kind: str, data: Any) -> None:
+        """One collector writes every line of its log in its own schema version
+        (collector/eventlog.py; a fresh process's events are written by the run's own log): a
+        line of another version than run_start's, each a version this reader knows, was not
+        written with it. A line of a newer minor than this reader's is read as far as it is
+        understood, with its warning."""
+        version, started = data.schema_version, self.version
+        if started is None or version not in READABLE_VERSIONS or started not in READABLE_VERSIONS:
+            return
+        self._contradiction(
+            number,
+            kind,
+            data,
+            f"schema_version is {version}, but run_start's is {started}: one collector writes its whole log in one version",
+        )
 
     def _check_single_result(self, number: int, case: str) -> None:
         if case in self.result_lines:
