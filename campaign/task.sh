@@ -89,7 +89,8 @@ if ! mkdir -p "$scratch/runs" "$ledger"; then
         in_place=1
         ledger="$ledger_url/tasks"
         mkdir -p "$ledger"
-    elif temporary=$(mktemp -d); then
+    # TMPDIR may be the very folder that failed: /tmp, then /dev/shm, before giving up.
+    elif temporary=$(mktemp -d 2>/dev/null || mktemp -d -p /tmp 2>/dev/null || mktemp -d -p /dev/shm); then
         ledger="$temporary/ledger"
         mkdir -p "$ledger"
     fi

@@ -232,3 +232,24 @@ def test_a_workload_page_opens_with_each_target_s_latest_disposition(sample_site
     assert "cpu: ✔ Suitable" in text and "(AMD EPYC)" in text
     assert "cuda: ✖ Blocked" in text and "(NVIDIA H200)" in text
     assert "No run on neuron: nothing here is evidence for it." in text
+
+
+def test_a_forged_device_name_on_a_workload_page_s_first_line_is_bounded(tmp_path: Path) -> None:
+    import json
+
+    source = REPO / "sample_runs" / "tiny-encoder-cuda-20261129T225259Z-866a85" / "events.jsonl"
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        if event["kind"] == "environment":
+            event["device"]["device_name"]["value"] = "NVIDIA H200 " + "A" * 60_000
+        lines.append(json.dumps(event))
+    run = tmp_path / "runs" / source.parent.name
+    run.mkdir(parents=True)
+    (run / "events.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from reportgen.publish.site import build_site
+
+    build_site([tmp_path / "runs"], tmp_path / "site")
+    html = next((tmp_path / "site" / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
+    found = re.search(r'<p class="latest-per-target">(.*?)</p>', html, re.S)
+    assert found is not None and "NVIDIA H200 AAA" in found.group(1) and len(found.group(1)) < 1_000

@@ -144,5 +144,83 @@ def test_a_module_only_the_candidate_calls_is_named_as_another_code_path(tmp_pat
     found = judge_localization(event)
     sentence = where_sentence(found)
     assert "The candidate called alt, which the reference never called: the two took different code paths" in sentence
+    assert "builds up" not in sentence, "a jump at a module not measured is no build-up"
     notes = " ".join(found.skipped_words) if found.skipped_words else ""
     assert "alt" not in notes.split("not measured (a container")[-1], "not listed as a module this input does not reach"
+
+
+def _stats(max_abs: float, mismatched: int, allowed: float) -> dict[str, object]:
+    return {
+        "max_abs": max_abs,
+        "max_rel": max_abs / allowed if allowed else 0.0,
+        "mismatched": mismatched,
+        "total": 128,
+        "worst_index": [0, 0, 0],
+        "worst_output": "out",
+        "allowed_at_worst": allowed,
+        "diff_at_worst": max_abs,
+    }
+
+
+def test_an_error_past_a_module_only_the_candidate_called_is_not_said_to_build_up() -> None:
+    """Before: 'the error builds up across modules' beside accumulated figures that jump from 0
+    to 2,000x the allowance after a module only the candidate called (a synthetic event shaped
+    as a real compiled cell's: lin1 exact, slow not measured end to end, shared and lin2 far out)."""
+    within, out = _stats(0.0, 0, 5e-5), _stats(0.03, 128, 1.3e-5)
+    event = {
+        "schema_version": "1.6",
+        "seq": 0,
+        "time": "2026-01-01T00:00:00Z",
+        "kind": "localization",
+        "case": "b1-l8-contiguous-float32-compiled",
+        "reason": "mismatch",
+        "mode": "compiled",
+        "atol": 1e-5,
+        "rtol": 1e-4,
+        "max_depth": 1,
+        "max_modules": 64,
+        "max_bytes": 1 << 28,
+        "modules": [
+            {
+                "name": "lin1",
+                "type": "Linear",
+                "depth": 1,
+                "order": 0,
+                "calls": 1,
+                "accumulated": within,
+                "local": within,
+            },
+            {
+                "name": "slow",
+                "type": "Linear",
+                "depth": 1,
+                "order": 1,
+                "calls": 1,
+                "accumulated": None,
+                "local": within,
+            },
+            {
+                "name": "shared",
+                "type": "Linear",
+                "depth": 1,
+                "order": 2,
+                "calls": 2,
+                "accumulated": out,
+                "local": within,
+            },
+            {
+                "name": "lin2",
+                "type": "Linear",
+                "depth": 1,
+                "order": 3,
+                "calls": 1,
+                "accumulated": _stats(0.012, 123, 2e-5),
+                "local": within,
+            },
+        ],
+        "skipped": [{"name": "fast", "reason": CANDIDATE_ONLY}],
+    }
+    found = judge_localization(msgspec.convert(event, Localization))
+    sentence = where_sentence(found)
+    assert sentence.startswith("The candidate called fast, which the reference never called"), sentence
+    assert "builds up" not in sentence

@@ -336,3 +336,15 @@ def test_the_first_screen_names_the_hardware_the_log_recorded(tmp_path: Path) ->
     first = (tmp_path / "f" / "report.md").read_text(encoding="utf-8").splitlines()[0]
     assert first.startswith("# Migration report: tiny-encoder on cuda (NVIDIA H200 xxx") and first.endswith("…)")
     assert len(first) < 120
+    # The device the cells ran on, not the host's instance type: a CPU run on a Trainium host
+    # is no Trainium result.
+    relabelled = []
+    for line in lines:
+        event = json.loads(line)
+        if event["kind"] == "environment":
+            event["device"]["instance_type"] = {"value": "trn1.2xlarge", "source": "dmi product_name"}
+        relabelled.append(json.dumps(event))
+    log.write_text("\n".join(relabelled) + "\n", encoding="utf-8")
+    RUNNER.invoke(main, ["report", str(log), "--out", str(tmp_path / "i"), "--format", "md"])
+    first = (tmp_path / "i" / "report.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first == "# Migration report: tiny-encoder on cuda (NVIDIA H200)", first

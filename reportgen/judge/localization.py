@@ -330,15 +330,19 @@ def where_sentence(found: Localized) -> str:
     """Where the cell diverges, or why no module is named; then the modules only the candidate
     called, where the two took different code paths (a likely place for the outputs to part,
     which no figure measures)."""
-    text = _where_sentence(found)
     other = candidate_only(found)
     if found.failure or not other:
-        return text
+        return _where_sentence(found)
     more = f" and {len(other) - 8} more" if len(other) > 8 else ""
-    return (
-        f"{text} The candidate called {', '.join(other[:8])}{more}, which the reference never called: the two"
-        " took different code paths there (not measured)."
+    paths = (
+        f"The candidate called {', '.join(other[:8])}{more}, which the reference never called: the two"
+        " took different code paths there (not measured)"
     )
+    if found.first is None and found.gap is None:
+        # No measured module holds the error: the other path leads, and nothing is said to
+        # build up across modules (a module not measured may hold all of it).
+        return f"{paths}; no localised module's own error is beyond the tolerance."
+    return f"{_where_sentence(found)} {paths}."
 
 
 def _where_sentence(found: Localized) -> str:

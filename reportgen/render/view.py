@@ -159,15 +159,13 @@ HARDWARE_CHARS = 60  # a device name as the title shows it (the record has the w
 
 
 def _hardware(run: RunModel) -> str:
-    """' (NVIDIA H200)': the instance type, else the device name the log recorded, for the
-    first screen; '' when neither was read."""
+    """' (NVIDIA H200)': the device the cells ran on, as the log recorded its name, for the first
+    screen; '' when it was not read. Not the host's instance type: a CPU run on a Trainium
+    instance ran on its CPU (the site's device column reads the same fact)."""
     device = run.environment.device if run.environment is not None else {}
-    for key in ("instance_type", "device_name"):
-        fact = device.get(key)
-        value = " ".join(fact.value.split()) if fact is not None and fact.value else ""
-        if value:
-            return f" ({value[:HARDWARE_CHARS]}{'…' if len(value) > HARDWARE_CHARS else ''})"
-    return ""
+    fact = device.get("device_name")
+    value = " ".join(fact.value.split()) if fact is not None and fact.value else ""
+    return f" ({value[:HARDWARE_CHARS]}{'…' if len(value) > HARDWARE_CHARS else ''})" if value else ""
 
 
 def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | None = None) -> ReportView:
