@@ -143,6 +143,20 @@ def _meets(value: float, criterion: Any) -> bool:
     return value >= criterion.threshold if criterion.op == ">=" else value <= criterion.threshold
 
 
+def _within_atol(figures: Any, atol: float) -> bool:
+    """Elements counted outside the tolerance whose largest difference is within the atol (and
+    below 1, the least an exactly compared element can be off by): impossible (_allowance)."""
+    largest = figures.max_abs
+    return largest is not None and largest <= atol and largest < 1
+
+
+def _within_words(where: str, figures: Any, atol: float) -> str:
+    return (
+        f"{where} counts {figures.mismatched} element(s) outside the tolerance, but its max_abs {figures.max_abs:g} is "
+        f"within the atol {atol:g} that judged this cell: an element outside it differs by more than the atol"
+    )
+
+
 class FigureChecks:
     """The state the cross-line rules need: the plan's criteria per case, which cells a
     figure already failed (training lines come before their result) or passed (generation
@@ -174,6 +188,7 @@ class FigureChecks:
         # By case: the attempt of its last warm series, the verdict the log gives it, and its line.
         self.last_series: dict[str, tuple[int, str | None, int]] = {}
         self._cells: dict[str, Any] | None = None  # each planned cell by case: made once
+        self._atols: dict[str | None, Any] = {}  # by dtype, the atol that judged error_stats (_judging_atol)
         self.results = 0  # case_result lines read so far: run_end's cells_recorded counts them
         # Set by the reader once it reports an error: a line it refused may have been a result.
         self.erred = False
@@ -236,6 +251,7 @@ class FigureChecks:
         self.line = line
         if kind == "plan":
             self.plan, self._dtypes, self._tasks, self._shapes, self._cells = data, None, None, None, None
+            self._atols = {}
             self._generating = not absent(getattr(data, "generation", None))
             misnamed = misnamed_cells(data.matrix)
             if misnamed is not None or self.weights is None:
@@ -461,7 +477,9 @@ class FigureChecks:
         regions narrow which elements are judged, not their allowance), and its loss tolerance's
         for a training cell, whose error_stats compare the steps' losses (training_cells.py)."""
         stats = data.error_stats
-        atol = self._judging_atol(data.case) if stats else None
+        if not stats:
+            return None
+        atol = self._judging_atol(data.case)
         if atol is None:
             return None
         allowed = stats.allowed_at_worst
@@ -470,24 +488,30 @@ class FigureChecks:
                 f"error_stats.allowed_at_worst {allowed:g} is less than the atol {atol:g} that judged this cell: "
                 "every element is allowed at least the atol (0 where compared exactly)"
             )
-        for where, figures in (
-            ("error_stats", stats),
-            *((f"per_output {o.name[:80]!r}", o) for o in stats.per_output or ()),
-        ):
-            largest, count = figures.max_abs, figures.mismatched
-            if count and largest is not None and largest <= atol and largest < 1:
-                return (
-                    f"{where} counts {count} element(s) outside the tolerance, but its max_abs {largest:g} is within "
-                    f"the atol {atol:g} that judged this cell: an element outside it differs by more than the atol"
-                )
+        # Nearly every line: no element outside, and nothing more to look at.
+        if stats.mismatched and _within_atol(stats, atol):
+            return _within_words("error_stats", stats, atol)
+        for output in stats.per_output or ():
+            if output.mismatched and _within_atol(output, atol):
+                return _within_words(f"per_output {output.name[:80]!r}", output, atol)
         return None
 
     def _judging_atol(self, case: str) -> Any:
-        """The atol a case's error_stats were judged with (see _allowance), or None."""
-        tol = self._tolerance(case)
+        """The atol a case's error_stats were judged with (see _allowance), or None; worked out
+        once per dtype (a long log's many cells share a few dtypes' tolerances)."""
+        if self.plan is None:
+            return None
+        if self._dtypes is None:
+            self._dtypes = {cell.case: cell.dtype for cell in self.plan.matrix}
+        dtype = self._dtypes.get(case)
+        atols = self._atols
+        if dtype in atols:
+            return atols[dtype]
+        tol = self.plan.tolerances.get(dtype) if dtype is not None else None
         if tol is not None and not absent(getattr(self.plan, "training", None)):
             tol = getattr(tol, "loss", None)
-        return None if absent(tol) else tol.atol
+        atols[dtype] = found = None if absent(tol) else tol.atol
+        return found
 
     def _cell_facts(self, data: Any, stats: Any, metric: Any) -> str | None:
         """What a result says against the facts the collector records with it or before it."""
