@@ -507,7 +507,7 @@ class FigureChecks:
         atols = self._atols
         if dtype in atols:
             return atols[dtype]
-        tol = self.plan.tolerances.get(dtype) if dtype is not None else None
+        tol: Any = self.plan.tolerances.get(dtype) if dtype is not None else None
         if tol is not None and not absent(getattr(self.plan, "training", None)):
             tol = getattr(tol, "loss", None)
         atols[dtype] = found = None if absent(tol) else tol.atol
