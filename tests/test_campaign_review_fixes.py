@@ -161,31 +161,9 @@ def test_a_task_without_its_scratch_folder_is_failed_in_the_ledger(tmp_path: Pat
     assert command._load_ledger(str(ledger)).tasks[0].state == "failed"
 
 
-def test_a_task_without_its_scratch_folder_uploads_its_failed_record(tmp_path: Path) -> None:
-    """An s3:// destination: the record and log go up from a temporary folder, then removed."""
-    (tmp_path / "notadir").write_text("a file\n")
-    bucket = tmp_path / "bucket"
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    aws = bin_dir / "aws"  # s3 cp --recursive --only-show-errors FROM TO/: copied into ./bucket
-    aws.write_text(f'#!/bin/bash\nto="{bucket}/${{6#s3://}}"\nmkdir -p "$to" && cp -R "$5"/. "$to"\n')
-    aws.chmod(0o755)
-    path = write_campaign(tmp_path, destination="s3://fleet-runs/nightly", scratch=tmp_path / "notadir" / "scratch")
-    path.write_text(path.read_text().replace("repeats = 1\n", 'repeats = 1\nupload = "aws"\n'))
-    script = tmp_path / "loc.sbatch"
-    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
-    proc = _run_task(script, f"{bin_dir}:/usr/bin:/bin")
-    assert proc.returncode == 2, proc.stderr
-    (ledger,) = (bucket / "fleet-runs" / "nightly" / "_campaigns").iterdir()
-    record = json.loads((ledger / "tasks" / "task-0.s1-r0.json").read_text())
-    assert record["state"] == "failed" and record["exit_code"] == 2
-    assert "cannot create the scratch folder" in (ledger / "tasks" / record["log"]).read_text()
-    assert (ledger / "planned.json").is_file()
-
-
-def test_a_task_whose_tmpdir_is_unusable_too_still_uploads_its_failed_record(tmp_path: Path) -> None:
-    """Before: with TMPDIR the very folder that failed, the fallback `mktemp -d` failed as well,
-    and an s3:// destination got neither record nor log (status: no record yet)."""
+def _s3_task_without_scratch(tmp_path: Path, env: dict[str, str]) -> Path:
+    """Runs task 0 of an s3:// campaign whose scratch folder cannot be made (a fake `aws s3 cp
+    --recursive --only-show-errors FROM TO/` copies into ./bucket); its ledger folder there."""
     (tmp_path / "notadir").write_text("a file\n")
     bucket = tmp_path / "bucket"
     bin_dir = tmp_path / "bin"
@@ -197,15 +175,26 @@ def test_a_task_whose_tmpdir_is_unusable_too_still_uploads_its_failed_record(tmp
     path.write_text(path.read_text().replace("repeats = 1\n", 'repeats = 1\nupload = "aws"\n'))
     script = tmp_path / "loc.sbatch"
     assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(script)]) == 0
-    env = {
-        "PATH": f"{bin_dir}:/usr/bin:/bin",
-        "SLURM_ARRAY_TASK_ID": "0",
-        "SLURM_ARRAY_JOB_ID": "1",
-        "TMPDIR": str(tmp_path / "notadir"),
-    }
-    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    full = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_JOB_ID": "1", **env}
+    proc = subprocess.run(["bash", str(script)], env=full, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     (ledger,) = (bucket / "fleet-runs" / "nightly" / "_campaigns").iterdir()
+    return ledger
+
+
+def test_a_task_without_its_scratch_folder_uploads_its_failed_record(tmp_path: Path) -> None:
+    """An s3:// destination: the record and log go up from a temporary folder, then removed."""
+    ledger = _s3_task_without_scratch(tmp_path, {})
+    record = json.loads((ledger / "tasks" / "task-0.s1-r0.json").read_text())
+    assert record["state"] == "failed" and record["exit_code"] == 2
+    assert "cannot create the scratch folder" in (ledger / "tasks" / record["log"]).read_text()
+    assert (ledger / "planned.json").is_file()
+
+
+def test_a_task_whose_tmpdir_is_unusable_too_still_uploads_its_failed_record(tmp_path: Path) -> None:
+    """Before: with TMPDIR the very folder that failed, the fallback `mktemp -d` failed as well,
+    and an s3:// destination got neither record nor log (status: no record yet)."""
+    ledger = _s3_task_without_scratch(tmp_path, {"TMPDIR": str(tmp_path / "notadir")})
     record = json.loads((ledger / "tasks" / "task-0.s1-r0.json").read_text())
     assert record["state"] == "failed" and record["exit_code"] == 2
 

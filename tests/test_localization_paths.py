@@ -11,6 +11,7 @@ import msgspec
 
 from reportgen.contract.events import Localization
 from reportgen.judge.localization import CANDIDATE_ONLY, judge_localization, where_sentence
+from tests.test_localization import _Log, _NoCompile, _Quiet
 
 MODULE = """
 import torch
@@ -84,31 +85,6 @@ max_depth = 1
 """
 
 
-class _Log:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, dict[str, object]]] = []
-
-    def write(self, kind: str, **fields: object) -> None:
-        self.events.append((kind, fields))
-
-
-class _Quiet:
-    def say(self, message: str, index: int | None = None) -> None:
-        pass
-
-
-class _Eager:
-    import torch as _torch
-
-    device = _torch.device("cpu")
-
-    def compile(self, model: object, options: object) -> object:
-        raise RuntimeError("no compile in this test")
-
-    def synchronize(self) -> None:
-        pass
-
-
 def test_a_module_only_the_candidate_calls_is_named_as_another_code_path(tmp_path: Path) -> None:
     from collector import localize
     from collector.plan import load_plan
@@ -126,7 +102,7 @@ def test_a_module_only_the_candidate_calls_is_named_as_another_code_path(tmp_pat
         plan=plan,
         model=model,
         workload=workload,
-        backend=_Eager(),
+        backend=_NoCompile(),
         log=log,
         progress=_Quiet(),
         inputs={key: workload.make_inputs(cell.batch, cell.length, cell.layout)},

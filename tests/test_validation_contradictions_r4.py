@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR
-from reportgen.contract.validation import read_log
-from tests.logbuilder import case_key, complete_log, dumps, generation_log, localized_log, training_log
+from tests.logbuilder import case_key, complete_log, generation_log, localized_log, training_log
+from tests.test_validation_contradictions_r3 import _errors, _line
 
 Lines = list[dict[str, Any]]
 EAGER = case_key(1, 16, "eager")
@@ -28,19 +28,6 @@ def _marked(events: Lines) -> Lines:
     assert start["kind"] == "run_start" and start["origin"] == "synthetic"
     start["origin_note"] = NOTE
     return events
-
-
-def _errors(tmp_path: Path, events: Lines) -> list[str]:
-    """The log's errors as "line: message" (seq numbers made increasing again first)."""
-    for seq, event in enumerate(events):
-        event["seq"] = seq
-    path = tmp_path / "events.jsonl"
-    path.write_text(dumps(events), encoding="utf-8")
-    return [f"{p.line}: {p.message}" for p in read_log(path).errors]
-
-
-def _line(events: Lines, kind: str, case: str | None = None) -> int:
-    return next(i for i, e in enumerate(events) if e["kind"] == kind and e.get("case", case) == case) + 1
 
 
 def _one(events: Lines, kind: str, case: str | None = None) -> dict[str, Any]:
