@@ -166,14 +166,12 @@ class FigureChecks:
     def __init__(self) -> None:
         self.plan: Any = None
         self.line = 0  # the line being checked (check sets it): a rule names an earlier line by it
-        self._dtypes: dict[str, str] | None = None
         # Each planned case's task criterion (metric, op, threshold), None without one: made once.
         self._tasks: dict[str, tuple[Any, ...] | None] | None = None
-        # A generation cell's sequences and request length, by case: made once.
-        self._shapes: dict[str, tuple[int, int]] | None = None
         self.passed: set[str] = set()  # kept only for a plan with generation (its lines follow the result)
         self.failed_training: dict[str, str] = {}  # case -> the first failing figure, in words
         self._generating = False
+        self._training = False  # the plan trains its cells (its [training] table)
         # Generation plans only: a result other than a pass (status, line), and a generation
         # event that carries timings (its line), by case: the collector times passing cells only.
         self.unpassed: dict[str, tuple[str, int]] = {}
@@ -188,7 +186,7 @@ class FigureChecks:
         # By case: the attempt of its last warm series, the verdict the log gives it, and its line.
         self.last_series: dict[str, tuple[int, str | None, int]] = {}
         self._cells: dict[str, Any] | None = None  # each planned cell by case: made once
-        self._atols: dict[str | None, Any] = {}  # by dtype, the atol that judged error_stats (_judging_atol)
+        self._atols: dict[str, Any] = {}  # by dtype, the atol that judged error_stats (_judging_atol)
         self.results = 0  # case_result lines read so far: run_end's cells_recorded counts them
         # Set by the reader once it reports an error: a line it refused may have been a result.
         self.erred = False
@@ -224,12 +222,8 @@ class FigureChecks:
 
     def _tolerance(self, case: str) -> Any:
         """The plan's tolerance for the case's dtype (None when the plan or dtype has none)."""
-        if self.plan is None:
-            return None
-        if self._dtypes is None:
-            self._dtypes = {cell.case: cell.dtype for cell in self.plan.matrix}
-        dtype = self._dtypes.get(case)
-        return self.plan.tolerances.get(dtype) if dtype is not None else None
+        cell = self._cell(case)
+        return self.plan.tolerances.get(cell.dtype) if cell is not None else None
 
     def _task(self, case: str) -> tuple[Any, ...] | None:
         """The plan's task criterion for the case's dtype as (metric, op, threshold), or None."""
@@ -250,9 +244,9 @@ class FigureChecks:
         """The contradiction in one line (number ``line``), in words, or None."""
         self.line = line
         if kind == "plan":
-            self.plan, self._dtypes, self._tasks, self._shapes, self._cells = data, None, None, None, None
-            self._atols = {}
+            self.plan, self._tasks, self._cells, self._atols = data, None, None, {}
             self._generating = not absent(getattr(data, "generation", None))
+            self._training = not absent(getattr(data, "training", None))
             misnamed = misnamed_cells(data.matrix)
             if misnamed is not None or self.weights is None:
                 return misnamed
@@ -385,7 +379,7 @@ class FigureChecks:
         process sends its localisations after its cells' results): for the reason its status
         gives, and never a cell in error or skipped, nor a training or generation cell
         (collector/localize.py, ``wanted`` and ``localize``)."""
-        if self._generating or not absent(getattr(self.plan, "training", None)):
+        if self._generating or self._training:
             which = "generation" if self._generating else "training"
             return f"a cell of a {which} plan localised: the collector localises the cells of an inference plan only"
         first = self.localized.setdefault(data.case, self.line)
@@ -445,7 +439,7 @@ class FigureChecks:
             self.unpassed.setdefault(data.case, (data.status, self.line))
         if (why := self._cell_facts(data, stats, metric)) is not None:
             return why
-        if data.status == "mismatch" and not self._generating and absent(getattr(self.plan, "training", None)):
+        if data.status == "mismatch" and not self._generating and not self._training:
             # A plain cell's mismatch is its elements or its task metric (collector/run/cells.py);
             # a generation cell's may be its top-k overlap and a training cell's its steps, in
             # lines of their own.
@@ -499,16 +493,14 @@ class FigureChecks:
     def _judging_atol(self, case: str) -> Any:
         """The atol a case's error_stats were judged with (see _allowance), or None; worked out
         once per dtype (a long log's many cells share a few dtypes' tolerances)."""
-        if self.plan is None:
+        cell = self._cell(case)
+        if cell is None:
             return None
-        if self._dtypes is None:
-            self._dtypes = {cell.case: cell.dtype for cell in self.plan.matrix}
-        dtype = self._dtypes.get(case)
-        atols = self._atols
+        dtype, atols = cell.dtype, self._atols
         if dtype in atols:
             return atols[dtype]
-        tol: Any = self.plan.tolerances.get(dtype) if dtype is not None else None
-        if tol is not None and not absent(getattr(self.plan, "training", None)):
+        tol: Any = self.plan.tolerances.get(dtype)
+        if tol is not None and self._training:
             tol = getattr(tol, "loss", None)
         atols[dtype] = found = None if absent(tol) else tol.atol
         return found
@@ -543,7 +535,7 @@ class FigureChecks:
     def _trained(self, data: Any) -> str | None:
         """A training cell's steps and train_result are written before its result
         (collector/run/training_cells.py): a plan makes at least one step."""
-        if absent(getattr(self.plan, "training", None)):
+        if not self._training:
             return None
         missing = (
             "train_step"
@@ -606,7 +598,7 @@ class FigureChecks:
             count += output.nonfinite
         if not count:
             return None
-        if not absent(getattr(self.plan, "training", None)):
+        if self._training:
             return f"status pass, but outputs count {count} non-finite loss value(s): the collector calls such a training cell nonfinite"
         compare: Any = getattr(self.plan, "compare", None)
         if self._generating or self.plan is None or (not absent(compare) and compare.outputs):
@@ -816,10 +808,8 @@ class FigureChecks:
 
     def _shape(self, case: str) -> tuple[int | None, int | None]:
         """The planned cell's batch and length, (None, None) for a case the plan lacks."""
-        if self._shapes is None:
-            cells = self.plan.matrix if self.plan is not None else ()
-            self._shapes = {cell.case: (cell.batch, cell.length) for cell in cells}
-        return self._shapes.get(case, (None, None))
+        cell = self._cell(case)
+        return (cell.batch, cell.length) if cell is not None else (None, None)
 
     def _train_step(self, data: Any) -> str | None:
         self.trained.add(data.case)
