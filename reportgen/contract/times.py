@@ -14,3 +14,11 @@ def utc_time(stamp: str) -> datetime | None:
         return when.astimezone(timezone.utc) if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
     except (ValueError, OverflowError):
         return None
+
+
+def placeable(stamp: str) -> bool:
+    """Whether a history can place the stamp: an ISO 8601 time within the years 1678 to 2261
+    (pandas' range, which histories hold); validate warns of any other, and such a run is
+    placed last and never taken as the latest."""
+    when = utc_time(stamp)
+    return when is not None and 1677 < when.year < 2262

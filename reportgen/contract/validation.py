@@ -48,7 +48,7 @@ from reportgen.contract.events import (
     RunEnd,
 )
 from reportgen.contract.fast import KINDS, PLANNED_DEFAULTS, same_keys
-from reportgen.contract.times import utc_time
+from reportgen.contract.times import placeable
 from reportgen.storage.local import (
     DEFAULT_MAX_LOG_BYTES,
     NotReadable,
@@ -485,7 +485,7 @@ class _Checker:
                 number,
                 f"{kind} before the plan: tolerances and comparison rules must be declared before any result",
             )
-        if kind == "run_start" and not _iso_time(data.started_at):
+        if kind == "run_start" and not placeable(data.started_at):
             self.warning(
                 number,
                 f"run_start: started_at {data.started_at[:40]!r} is not an ISO 8601 time between the "
@@ -571,13 +571,6 @@ class _Checker:
         if self.reading.truncated and line_count == 1:
             return "the file holds one incomplete line"
         return f"none of its {line_count} lines is a valid event"
-
-
-def _iso_time(stamp: str) -> bool:
-    """An ISO 8601 time, as a history sorts runs by; histories hold the years 1677-2262
-    (pandas' range), so a time outside them is placed last too."""
-    when = utc_time(stamp)
-    return when is not None and 1677 < when.year < 2262
 
 
 class DuplicateKey(ValueError):

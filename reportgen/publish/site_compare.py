@@ -44,7 +44,7 @@ from collector import planschema
 from collector.tomltext import toml_text
 from reportgen.judge.backend_docs import backend_name
 from reportgen.judge.comparison import CompareRefused
-from reportgen.contract.times import utc_time
+from reportgen.contract.times import placeable
 from reportgen.publish.diff import where
 from reportgen.publish.site_quick import SiteConfigError
 from reportgen.publish.summary import RunSummary, slug
@@ -163,10 +163,9 @@ class PlannedPair:
 
 
 def placed(summary: RunSummary) -> bool:
-    """Whether the run's start is a time a history can place: ISO 8601, within the years 1678 to
-    2261 (validate warns about any other). A run that cannot be placed is never the latest."""
-    when = utc_time(summary.started_at)
-    return when is not None and 1677 < when.year < 2262
+    """Whether the run's start is a time a history can place (contract.times.placeable): a run
+    that cannot be placed is never the latest."""
+    return placeable(summary.started_at)
 
 
 def plan_pairs(
