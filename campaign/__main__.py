@@ -367,30 +367,18 @@ def _location_argument(text: str) -> str:
     return text if text.startswith("s3://") else str(path_argument(text))
 
 
-def _store_planned(location: str) -> tuple[Any, Any, str]:
-    """(store, planned tasks, ledger folder URL) of an s3:// ledger folder: its planned.json,
-    which must name this folder as DESTINATION/_campaigns/<id>."""
-    from reportgen.storage.ledgers import planned_tasks
+def _store_planned(location: str) -> tuple[bytes, str]:
+    """The planned.json of an s3:// ledger folder DESTINATION/_campaigns/<id>, and its URL."""
     from reportgen.storage.remote import RemoteError, Store
 
-    folder = location.rstrip("/")
-    planned_url = f"{folder}/planned.json"
+    planned_url = f"{location.rstrip('/')}/planned.json"
     try:
-        store = Store()
-        data = store.read_at_most(planned_url, MAX_PLANNED_BYTES)
+        data = Store().read_at_most(planned_url, MAX_PLANNED_BYTES)
     except RemoteError as exc:
         raise LedgerError(str(exc)) from None
     if data is None:
         raise LedgerError(f"{planned_url}: no such object; give the ledger folder DESTINATION/_campaigns/<id>")
-    planned = planned_tasks(data, planned_url)
-    campaign_id, destination = planned.get("campaign_id"), planned.get("destination")
-    if not isinstance(campaign_id, str) or not isinstance(destination, str) or not _SAFE_ID.match(campaign_id):
-        raise LedgerError(f"{planned_url}: not a campaign's planned tasks (no campaign_id and destination)")
-    if f"{destination.rstrip('/')}/{LEDGER_DIR}/{campaign_id}" != folder:
-        raise LedgerError(
-            f"{planned_url}: names the campaign {campaign_id} at {destination}, whose ledger folder is not {folder}"
-        )
-    return store, planned, folder
+    return data, planned_url
 
 
 def _load_ledger(location: str) -> Ledger:
@@ -406,34 +394,32 @@ def _load_ledger(location: str) -> Ledger:
     )
     from reportgen.storage.remote import RemoteError, Store
 
-    if location.startswith("s3://"):
-        store, planned, prefix = _store_planned(location)
-        try:
-            read, names = store_access(store, store.list(prefix + "/tasks"), prefix)
-            starts = store_run_starts(store, planned["destination"])
-            ledger = read_ledger(planned, read, names, now=datetime.now(timezone.utc))
-        except RemoteError as exc:
-            raise LedgerError(str(exc)) from None
-        except LedgerError as exc:
-            raise LedgerError(f"{prefix}/{exc}" if str(exc).startswith("tasks/") else str(exc)) from None
-        return verify_runs(ledger, starts)
+    remote = location.startswith("s3://")
     path = Path(location)
-    planned_file = path / "planned.json" if path.is_dir() else path
-    try:  # the limit submit keeps to (campaign.tasks.planned_text)
-        data = read_regular(planned_file, MAX_PLANNED_BYTES)
-    except (CampaignError, OSError) as exc:
-        raise LedgerError(
-            f"{planned_file}: not a campaign's planned tasks ({getattr(exc, 'strerror', None) or exc})"
-        ) from None
-    planned = planned_tasks(data, str(planned_file))
+    if remote:  # an s3:// ledger folder: its planned.json, then read as one named by a file
+        data, planned_file = _store_planned(location)
+    else:
+        planned_file = str(path / "planned.json" if path.is_dir() else path)
+        try:  # the limit submit keeps to (campaign.tasks.planned_text)
+            data = read_regular(Path(planned_file), MAX_PLANNED_BYTES)
+        except (CampaignError, OSError) as exc:
+            raise LedgerError(
+                f"{planned_file}: not a campaign's planned tasks ({getattr(exc, 'strerror', None) or exc})"
+            ) from None
+    planned = planned_tasks(data, planned_file)
     campaign_id, destination = planned.get("campaign_id"), planned.get("destination")
     # Each done task's runs are read where its ledger is: the ledger folder is
     # DESTINATION/_campaigns/<id>, and the runs are DESTINATION/<run>.
-    if path.is_dir():
+    if not remote and path.is_dir():
         read, names = folder_access(path)
         starts = folder_run_starts(path.absolute().parent.parent)
     elif not isinstance(campaign_id, str) or not isinstance(destination, str) or not _SAFE_ID.match(campaign_id):
         raise LedgerError(f"{planned_file}: not a campaign's planned tasks (no campaign_id and destination)")
+    elif remote and f"{destination.rstrip('/')}/{LEDGER_DIR}/{campaign_id}" != location.rstrip("/"):
+        raise LedgerError(
+            f"{planned_file}: names the campaign {campaign_id} at {destination}, whose ledger folder is not "
+            f"{location.rstrip('/')}"
+        )
     elif destination.startswith("s3://"):
         prefix = f"{destination.rstrip('/')}/{LEDGER_DIR}/{campaign_id}"
         try:
@@ -457,7 +443,7 @@ def _load_ledger(location: str) -> Ledger:
     except LedgerError as exc:  # a record named from the ledger folder: say which folder
         if not str(exc).startswith("tasks/"):
             raise
-        where = path if path.is_dir() else f"{str(destination).rstrip('/')}/{LEDGER_DIR}/{campaign_id}"
+        where = path if not remote and path.is_dir() else f"{str(destination).rstrip('/')}/{LEDGER_DIR}/{campaign_id}"
         raise LedgerError(f"{where}/{exc}") from None
     return verify_runs(ledger, starts)
 
@@ -497,6 +483,11 @@ def _status(location: str, fmt: str) -> int:
     return 0 if not ledger.not_done() and all(t.state == "done" for t in ledger.tasks) else 1
 
 
+def _queue_command(scheduler: str | None) -> str:
+    """The command that shows a scheduler's queued tasks."""
+    return "kubectl get pods" if scheduler == "kubernetes" else "squeue"
+
+
 def _resume_hint(ledger: Ledger) -> str:
     """What `resume` would do with the tasks not done: the ones that ran and did not finish well
     it submits again; the ones with no record yet may be queued, so it leaves them out unless
@@ -507,7 +498,7 @@ def _resume_hint(ledger: Ledger) -> str:
     if resumable:
         words.append(f"`{command}` submits again the {resumable} failed, stopped, lost or unverified")
     if unrecorded:
-        queue = "kubectl get pods" if ledger.scheduler == "kubernetes" else "squeue"
+        queue = _queue_command(ledger.scheduler)
         words.append(
             f"{unrecorded} with no record yet (queued, or never started) are left out by resume unless "
             f"given --include-unrecorded, once `{queue}` shows they are not waiting"
@@ -542,7 +533,7 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     unrecorded = ledger.unrecorded()
     left_out = [] if args.include_unrecorded else unrecorded
     missing = sorted(ledger.resumable() + (unrecorded if args.include_unrecorded else []))
-    queue = "kubectl get pods" if args.scheduler == "kubernetes" else "squeue"
+    queue = _queue_command(args.scheduler)
     if not missing and left_out:
         _print(
             f"campaign {ledger.campaign_id}: nothing submitted: the {len(left_out)} task(s) left ({_indexes(left_out)}) "
