@@ -56,23 +56,25 @@ from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema
 
 __all__ = ["CONTENT_RECIPES", "CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
 
-FIGURE_KINDS = frozenset(
-    (
-        "run_start",
-        "environment",
-        "request",
-        "case_result",
-        "timing",
-        "compile",
-        "generation",
-        "train_step",
-        "train_result",
-        "artifact",
-        "localization",
-        "reference",
-        "run_end",
-    )
-)
+# The kinds a cross-line rule reads, each with its FigureChecks method (one call per line of a
+# long log: each rule is looked up once).
+_RULES = {
+    "run_start": "_run_start",
+    "environment": "_environment",
+    "workload_reads": "_workload_reads",
+    "request": "_request",
+    "case_result": "_case_result",
+    "timing": "_timing",
+    "compile": "_compile",
+    "generation": "_generation",
+    "train_step": "_train_step",
+    "train_result": "_train_result",
+    "artifact": "_weights",
+    "localization": "_localization",
+    "reference": "_reference",
+    "run_end": "_run_end",
+}
+FIGURE_KINDS = frozenset(_RULES)
 _WARM_FIGURES = ("min_s", "median_s", "p90_s", "iqr_s")
 
 # The content hash recipes this reader knows (collector/content.py, RECIPE; a test keeps the
@@ -203,22 +205,10 @@ class FigureChecks:
         # Each case's first result (status, line), and its first localization's line.
         self.statuses: dict[str, tuple[str, int]] = {}
         self.localized: dict[str, int] = {}
-        # One call per line of a long log: the rule of each kind, looked up once.
-        self.rules = {
-            "run_start": self._run_start,
-            "environment": self._environment,
-            "request": self._request,
-            "case_result": self._case_result,
-            "timing": self._timing,
-            "compile": self._compile,
-            "generation": self._generation,
-            "train_step": self._train_step,
-            "train_result": self._train_result,
-            "artifact": self._weights,
-            "localization": self._localization,
-            "reference": self._reference,
-            "run_end": self._run_end,
-        }
+        # From the environment line: torch's version (its installed metadata's, else __version__).
+        self.environment_line = 0
+        self.torch_version: str | None = None
+        self.rules = {kind: getattr(self, name) for kind, name in _RULES.items()}
 
     def _tolerance(self, case: str) -> Any:
         """The plan's tolerance for the case's dtype (None when the plan or dtype has none)."""
@@ -275,11 +265,32 @@ class FigureChecks:
         )
 
     def _environment(self, data: Any) -> str | None:
-        """Notes the device type the cells ran on, where it says where every input was fed."""
+        """Notes the device type the cells ran on, where it says where every input was fed, and
+        the torch version a later line repeats. torch's version is read twice here
+        (torch.__version__ and its installed distribution's metadata, collector/environment.py):
+        two versions leave unknown what the run ran on. Only the public version is compared: a
+        wheel's __version__ may add a local label its metadata lacks (2.11.0+cu130 and 2.11.0)."""
         device_type = data.device_type
         self.device_type = device_type if device_type in _OWN_DEVICE_TARGETS else None
         self._device_index = f"{device_type}:"
+        self.environment_line = self.line
+        told = _fact_value(data.versions.get("torch"))
+        installed = next((a.version for a in data.get("artifacts", ()) if a.name == "torch"), None)
+        self.torch_version = installed or told
+        if told is not None and installed is not None and _public(told) != _public(installed):
+            return f"versions.torch is {told[:40]!r}, but the installed torch artifact is {installed[:40]!r}: the log names two torch versions"
         return None
+
+    def _workload_reads(self, data: Any) -> str | None:
+        """The packages the workload ran on are read from the same metadata as the environment's
+        artifacts (collector/workload_reads.py): another torch version there is another install."""
+        listed, known = data.packages.get("torch"), self.torch_version
+        if listed is None or known is None or _public(listed) == _public(known):
+            return None
+        return (
+            f"packages names torch {listed[:40]!r}, but the environment (line {self.environment_line}) names"
+            f" {known[:40]!r}: the log names two torch versions"
+        )
 
     def _run_end(self, data: Any) -> str | None:
         """The collector counts the plan's cells and the cells it recorded (collector/runner.py,
@@ -881,6 +892,16 @@ def _error_stats(stats: Any, version: str, name: str = "error_stats") -> str | N
     if stats.mismatched > 0 and diff <= allowed and schema_tuple(version) >= (1, 2):
         return f"{name} counts {stats.mismatched} elements outside the tolerance, but its worst element's |diff| {diff} is within its allowance {allowed}"
     return None
+
+
+def _fact_value(fact: Any) -> str | None:
+    """A fact's value as read; None when it is unknown, or the fact was not recorded."""
+    return None if fact is None else fact.get("value")
+
+
+def _public(version: str) -> str:
+    """A version without its local label: '2.11.0' of '2.11.0+cu130'."""
+    return version.partition("+")[0]
 
 
 def _options(options: Any) -> tuple[str, ...]:
