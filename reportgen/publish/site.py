@@ -527,7 +527,7 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
     # The latest measured run speaks for the workload's plan: a synthetic fixture's plan is no
     # plan of the workload (its runs alone: the latest of them, said synthetic beside it).
     def speaking(runs: list[RunSummary]) -> RunSummary:
-        return next((s for s in reversed(runs) if not s.synthetic), runs[-1])
+        return newest([s for s in runs if not s.synthetic] or runs)
 
     for workload, runs in sorted(
         by_workload.items(),
@@ -546,13 +546,19 @@ def workload_targets(summaries: list[RunSummary]) -> list[dict[str, Any]]:
                 "target": target,
                 "recorded": latest.intended_target is not None,
                 "runs": len(on_target),
-                "latest": on_target[-1] if on_target else None,
+                "latest": newest(on_target) if on_target else None,
                 "check": latest.plan_check if not on_target else {},
                 "check_class": PLAN_CHECK_CLASSES.get(latest.plan_check.get("classification", ""), "untested"),
                 "check_run": latest,
             }
         )
     return rows
+
+
+def newest(runs: list[RunSummary]) -> RunSummary:
+    """The last of ``runs`` (oldest first) whose start can be placed in time, else the last: a
+    run whose start cannot be placed sorts where its text falls, and is never the latest."""
+    return next((s for s in reversed(runs) if placed(s)), runs[-1])
 
 
 def _meant_for(latest: RunSummary) -> str:
@@ -620,7 +626,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
     # cannot be sorts where its text falls, and is neither (validate warns about it).
     timed = [s for s in history if placed(s)]
     unplaced = [s.run_id for s in history if not placed(s)]
-    latest = timed[-1] if timed else history[-1]
+    latest = newest(history)
     last: RunDiff | None = None
     if len(timed) > 1:
         before, after = timed[-2], timed[-1]
@@ -721,11 +727,12 @@ def version_latest(target: str, history: list[RunSummary]) -> tuple[str, list[tu
     """The latest run of each version of the target's package, versions in release order (runs
     that did not record it are left out: they name no version)."""
     package = version_package(target)
-    latest: dict[str, RunSummary] = {}
-    for summary in history:  # oldest first: the last one of a version wins
+    runs: dict[str, list[RunSummary]] = {}
+    for summary in history:  # oldest first
         version = summary.versions.get(package)
         if version and version != "unknown":
-            latest[version] = summary
+            runs.setdefault(version, []).append(summary)
+    latest = {version: newest(of_version) for version, of_version in runs.items()}
     return package, sorted(latest.items(), key=lambda item: (version_tuple(item[0]), item[0]))
 
 

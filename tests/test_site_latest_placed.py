@@ -1,0 +1,28 @@
+"""A run whose start cannot be placed in time (validate warns: a year outside 1678-2261) sorts
+where its text falls, and the site says it is never taken as its workload's latest run. The
+index's two other "latest" picks keep that: the run whose logged plan plan-check reviews, and
+the run each package version links in the version grid. Every log here is built by
+tests/logbuilder.py and says in its run_start that it is synthetic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reportgen.publish.site import build_site
+from tests.test_site_state_review import _log, _summary
+
+
+def test_the_index_never_takes_a_run_that_cannot_be_placed_as_latest(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _log(runs, "a", "synthetic-cpu-old", "2026-01-01T00:00:00Z", seed=1)
+    _log(runs, "b", "synthetic-cpu-new", "2026-01-02T00:00:00Z", seed=2)
+    _log(runs, "z", "synthetic-cpu-far", "9999-01-01T00:00:00Z", seed=4)
+    site = tmp_path / "site"
+    build_site([runs], site)
+    index = (site / "index.html").read_text(encoding="utf-8")
+    new, far = (f"runs/{_summary(site, run)['slug']}/index.html" for run in ("synthetic-cpu-new", "synthetic-cpu-far"))
+    assert f'Reviewed from the plan logged by <a href="{new}"><code>synthetic-cpu-new</code></a>' in index
+    grid = index[index.index("<ul>", index.index("2.13.0") - 400) :]
+    grid = grid[: grid.index("</ul>")]
+    assert " 2.13.0 " in grid and f'<a href="{new}">' in grid, grid
+    assert far not in grid and "synthetic-cpu-far</code></a>; keys" not in index
