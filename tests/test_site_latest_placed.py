@@ -6,6 +6,7 @@ tests/logbuilder.py and says in its run_start that it is synthetic."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from reportgen.publish.site import build_site
@@ -26,3 +27,20 @@ def test_the_index_never_takes_a_run_that_cannot_be_placed_as_latest(tmp_path: P
     grid = grid[: grid.index("</ul>")]
     assert " 2.13.0 " in grid and f'<a href="{new}">' in grid, grid
     assert far not in grid and "synthetic-cpu-far</code></a>; keys" not in index
+
+
+def test_index_rows_say_where_the_weights_come_from_beside_synthetic(sample_site: Path) -> None:
+    """`synthetic` says a log is a hand-written fixture; a measured run of made-up weights read
+    `synthetic: false` and nothing else. Each row now names the plan's weights origin."""
+    rows = json.loads((sample_site / "index.json").read_text(encoding="utf-8"))
+    rows = rows["runs"] if isinstance(rows, dict) else rows
+    origin: dict[str, str] = {}
+    for row in rows:  # newest first: each workload's latest run
+        if not row["synthetic"]:
+            origin.setdefault(row["run_id"].rsplit("-", 2)[0], row["weights_origin"])
+    assert origin["tiny-encoder-cpu"] == "synthetic"
+    assert origin["all-MiniLM-L6-v2-cpu"] == "pretrained"
+    assert origin["heat-solver-cpu"] == "none"
+    assert "" in {row["weights_origin"] for row in rows}  # runs from before the plan said it
+    header = (sample_site / "index.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[header.index("synthetic") + 1] == "weights_origin"

@@ -49,7 +49,6 @@ from reportgen.judge.identity import (
     weights_identity,
 )
 from reportgen.judge.criteria import (
-    NOT_RECORDED,
     CriterionChange,
     changed_for,
     criteria_changes,
@@ -824,19 +823,13 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
     result.synthetic_weights = {
         role: ids
         for role, side in (("before", befores), ("after", afters))
-        if (ids := [r.run_id for r in side if (r.criteria.get("weights_origin") or {}).get("value") == "synthetic"])
+        if (ids := [r.run_id for r in side if r.weights_origin == "synthetic"])
     }
     if result.synthetic_weights:
         result.weights_unrecorded = {
             role: ids
             for role, side in (("before", befores), ("after", afters))
-            if (
-                ids := [
-                    r.run_id
-                    for r in side
-                    if (r.criteria.get("weights_origin") or {}).get("value") in (None, "", NOT_RECORDED)
-                ]
-            )
+            if (ids := [r.run_id for r in side if r.weights_origin is None])
         }
     result.incomplete = {
         role: ids

@@ -397,6 +397,7 @@ INDEX_COLUMNS = (
     "family",
     "started_at",
     "synthetic",
+    "weights_origin",
     "complete",
     "outcome",
     "headline",
@@ -439,7 +440,8 @@ def _index_records(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             "target": s.target,
             "family": s.family,
             "started_at": s.started_at,
-            "synthetic": s.synthetic,
+            "synthetic": s.synthetic,  # a hand-written fixture, not a measurement
+            "weights_origin": s.weights_origin or "",  # synthetic weights: measured, of no trained model
             "complete": s.complete,
             "outcome": s.outcome,
             "headline": s.headline,

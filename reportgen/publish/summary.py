@@ -26,7 +26,7 @@ from reportgen.judge.comparison import (
     warm_timed,
 )
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
-from reportgen.judge.criteria import declared_criteria
+from reportgen.judge.criteria import NOT_RECORDED, declared_criteria
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing, generation_waited
 from reportgen.contract import events as ev
 from reportgen.contract.times import utc_time
@@ -170,6 +170,13 @@ class RunSummary:
         target has no such version or the run did not record it."""
         key = stack_version_key(self.target)
         return self.versions.get(key, "—") if key else "—"
+
+    @property
+    def weights_origin(self) -> str | None:
+        """Where the plan says the weights come from (synthetic, pretrained, ...): None where the
+        log does not say. Not ``synthetic``, which says the log itself is a hand-written fixture."""
+        value = (self.criteria.get("weights_origin") or {}).get("value")
+        return value if isinstance(value, str) and value and value != NOT_RECORDED else None
 
     @property
     def sort_key(self) -> tuple[str, str]:
