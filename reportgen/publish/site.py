@@ -142,6 +142,9 @@ STATE_FORMAT = 10
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)
+# Runs a target's history table and trend charts show, the newest: 300 runs made a 1.5 MB page,
+# two thirds of it chart points two pixels apart.
+HISTORY_ROWS = 100
 ROWS_NAME = re.compile(r"index-rows-[0-9a-f]{10}\.js")  # fullmatch
 
 
@@ -621,8 +624,12 @@ def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> 
 def _target_history(target: str, history: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
     """The runs on one target, oldest first; charts and columns follow the cells that changed most
     against the previous run (see diff.largest_changes) plus the cells the site configuration names."""
+    # The table and the charts show the newest HISTORY_ROWS runs, each against the run before it
+    # (index.csv, index.json and index.parquet list every run): only those pairs are compared.
+    rows = history[-HISTORY_ROWS:]
+    compared = history[-HISTORY_ROWS - 1 :]
     diffs: list[tuple[RunSummary, RunSummary, RunDiff]] = [
-        (a, b, diff_runs(a, b)) for a, b in zip(history, history[1:])
+        (a, b, diff_runs(a, b)) for a, b in zip(compared, compared[1:])
     ]
     # The latest run and the one before it are runs whose start can be placed in time: one that
     # cannot be sorts where its text falls, and is neither (validate warns about it).
@@ -675,8 +682,8 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         if case in key_cases
     }
     figures = (
-        trend_figures(history_frame(history), key_cases, f"fig-{slug(target, 24)}", points, unlike, unlike_cells)
-        if len(history) > 1
+        trend_figures(history_frame(rows), key_cases, f"fig-{slug(target, 24)}", points, unlike, unlike_cells)
+        if len(rows) > 1
         else []
     )
     # What changed leads the column's speed words, as it leads every comparison.
@@ -687,7 +694,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         + (f" ({d.interval_scope})" if d.geomean is not None and d.geomean.low is not None else "")
         for _, after, d in diffs
     }
-    unstable = {(s.run_id, case): reason for s in history for case in key_cases if (reason := _unstable_cell(s, case))}
+    unstable = {(s.run_id, case): reason for s in rows for case in key_cases if (reason := _unstable_cell(s, case))}
     package, latest_by_version = version_latest(latest.target, history)
     version_pairs = [(a, b, diff_runs(a, b)) for (_, a), (_, b) in zip(latest_by_version, latest_by_version[1:])]
     return {
@@ -697,6 +704,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "target": target,
         "anchor": f"target-{slug(target, 24)}",
         "history": history,
+        "rows": rows,  # the newest HISTORY_ROWS runs, oldest first: the table's and the charts'
         "latest": latest,  # the latest run whose start can be placed (else the last listed)
         # The plan's own word for the target where it named the backend by an alias ("trainium").
         "planned_as": {s.run_id: s.target for s in history if s.target != backend_name(s.target)},
@@ -711,7 +719,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         "geomeans": geomeans,
         "unstable": unstable,
         "diffs": list(reversed(diffs[-HISTORY_PAIRS:])),  # newest first, the older ones said as left out
-        "diffs_left_out": max(0, len(diffs) - HISTORY_PAIRS),
+        "diffs_left_out": max(0, len(history) - 1 - HISTORY_PAIRS),
         "figures": figures,
     }
 
