@@ -29,6 +29,7 @@ from collector import interrupt
 from collector.backends import OpRecorder
 from collector.compare import compare
 from collector.plan import Cell
+from collector.planschema import module_depth
 from collector.run.state import Run
 from collector.workload import DTYPES, cast_inputs, input_key, to_device
 
@@ -159,15 +160,6 @@ class Capture:
 CANDIDATE_ONLY = "called by the candidate, not by the reference"
 
 
-def depth(name: str) -> int:
-    """A submodule's depth: its name's parts, a list's index not counted ("blocks.0" is 1,
-    "encoder.layer.0.attention" is 3), so a ModuleList's members sit at the depth of the list;
-    a top-level index (the layers of an nn.Sequential model: "0", "2.weight_layer") counts, so
-    every submodule is at depth 1 or more."""
-    parts = name.split(".")
-    return max(1, sum(1 for part in parts if not part.isdigit()) + (1 if parts[0].isdigit() else 0))
-
-
 def candidates(model: torch.nn.Module, max_depth: int) -> tuple[list[str], list[dict[str, str]]]:
     """Named submodules down to ``max_depth`` (the model itself is the cell's own comparison),
     and the deeper ones, skipped."""
@@ -175,7 +167,7 @@ def candidates(model: torch.nn.Module, max_depth: int) -> tuple[list[str], list[
     for name, _ in model.named_modules():
         if not name:
             continue
-        if depth(name) <= max_depth:
+        if module_depth(name) <= max_depth:
             chosen.append(name)
         else:
             deeper += 1
@@ -346,7 +338,7 @@ def _one_module(
     row: dict[str, Any] = {
         "name": name,
         "type": type(module).__name__,
-        "depth": depth(name),
+        "depth": module_depth(name),
         "order": position,
         "calls": ref.calls.get(name, 0),
     }

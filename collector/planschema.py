@@ -1203,3 +1203,12 @@ def default_text(key: Key) -> str:
     if isinstance(key.default, dict):
         return "{}"
     return str(key.default)
+
+
+def module_depth(name: str) -> int:
+    """A submodule's depth, as [localization] max_depth counts it: its name's parts, a list's index
+    not counted ("blocks.0" is 1, "encoder.layer.0.attention" is 3), so a ModuleList's members sit
+    at the depth of the list; a top-level index (the layers of an nn.Sequential model: "0",
+    "2.weight_layer") counts, so every submodule is at depth 1 or more."""
+    parts = name.split(".")
+    return max(1, sum(1 for part in parts if not part.isdigit()) + (1 if parts[0].isdigit() else 0))

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from collector.planschema import module_depth
 from reportgen.contract.events import ErrorStats, Localization, LocalizedModule
 from reportgen.model.runmodel import CellRecord
 
@@ -285,13 +286,6 @@ def later_calls_words(repeated: tuple[tuple[str, int], ...]) -> str:
     return f"a later call of {', '.join(names[:-1])} or {names[-1]} (only the first call of each was measured)"
 
 
-def _depth(name: str) -> int:
-    """A module's depth as the collector counts it (collector.localize.depth): a list's index does
-    not count, a top-level index does."""
-    parts = name.split(".")
-    return max(1, sum(1 for part in parts if not part.isdigit()) + (1 if parts[0].isdigit() else 0))
-
-
 def _unmeasured_places(found: Localized) -> tuple[list[str], str]:
     """Where the error of a mismatching cell may arise when no localised module holds it: later
     calls, modules the bounds skipped, code no module covers; and which bound to raise ('' if none).
@@ -302,7 +296,7 @@ def _unmeasured_places(found: Localized) -> tuple[list[str], str]:
     bounds = [b for b in ("max_modules", "max_bytes") if any(why == b for _, why in found.skipped)]
     measured = {v.name for v in found.modules}
     uncovered = max_depth is not None and any(
-        why not in BOUNDS and _depth(name) == max_depth and not any(p in measured for p in _parents(name))
+        why not in BOUNDS and module_depth(name) == max_depth and not any(p in measured for p in _parents(name))
         for name, why in found.skipped
     )
     if bounded or found.skipped_more:
