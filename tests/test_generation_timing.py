@@ -147,6 +147,7 @@ def test_compare_of_two_generation_logs_gives_both_ratios_after_what_changed(tmp
         "value": "2.14.0",
         "source": "fixture",
     }
+    next(e for e in events if e["kind"] == "workload_reads")["packages"]["torch"] = "2.14.0"  # the same install
     after = _log(tmp_path / "b" / "events.jsonl", events)
     data, html, md = _compare(tmp_path, before, after)
     verdicts = _series_verdicts(data)
