@@ -9,6 +9,7 @@ import re
 import shlex
 import stat
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,6 @@ from collector.arguments import path_argument
 from collector.visible import terminal, visible
 from campaign.ledger import (
     LEDGER_DIR,
-    MAX_INDEX,
     UNRECORDED_WORDS,
     Ledger,
     LedgerError,
@@ -34,7 +34,24 @@ from campaign.spec import (
     read_regular,
     slurm_seconds,
 )
-from campaign.tasks import TaskFiles, new_campaign_id, plan_path, planned_ledger, write_file, write_files
+from campaign.submissions import (
+    Submission,
+    Submissions,
+    now,
+    read_submissions,
+    resubmitted,
+    with_submissions,
+    write_submissions,
+)
+from campaign.tasks import (
+    TaskFiles,
+    new_campaign_id,
+    plan_path,
+    planned_ledger,
+    submission_file,
+    write_file,
+    write_files,
+)
 
 # The exit code when the output's reader has gone (128 + SIGPIPE, as a shell reports it).
 BROKEN_PIPE = 141
@@ -54,7 +71,8 @@ SLURM_MAX_ARRAY_SIZE = 1001
 EPILOG = """\
 exit codes:
   0  written (and submitted), or status printed with every task done
-  1  the files could not be written, submission failed, or (status) some task is not done
+  1  the files could not be written, sbatch refused some or all of the tasks, or (status) some
+     task is not done
   2  usage error, an invalid campaign file or an unreadable ledger (the message says where)
   3  (resume) nothing submitted: the only tasks left have no record yet (queued, or never
      started); check the queue, then resume with --include-unrecorded if they are not waiting
@@ -86,18 +104,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="write the scheduler's input and submit it (Slurm) or print how (Kubernetes)",
         description="Write the scheduler's input, the task script, the task list and NAME.planned.json, "
         "then submit with sbatch (Slurm), or print the kubectl create command (Kubernetes). "
-        "Exit codes: 0 written (and submitted), 1 not written or sbatch failed, 2 an invalid campaign file.",
+        "A campaign already submitted from the same files (NAME.submission names its jobs) is refused (exit 2): "
+        "its queued tasks read them. "
+        "Exit codes: 0 written (and submitted), 1 not written or sbatch refused some tasks (resume submits them), "
+        "2 an invalid campaign file.",
     )
     resume = commands.add_parser(
         "resume",
         help="submit again the tasks that ran and did not finish well",
         description="Read the ledger and submit again, as the next submission of the same campaign id, "
-        "the tasks that ran and did not finish well: failed, stopped, lost or unverified. A task with no "
-        "record yet is left out unless --include-unrecorded is given: it may be waiting in the scheduler's "
-        "queue, which this command cannot see. A campaign file that no longer plans "
-        "those tasks as NAME.planned.json records them is refused (exit 2): submit it as a new campaign. "
-        "Exit codes: 0 resubmitted (or nothing left to resume), 1 not written or sbatch failed, 2 an invalid "
-        "campaign file, ledger or planned tasks, 3 nothing submitted because the only tasks left have no "
+        "the tasks that ran and did not finish well (failed, stopped, lost or unverified) and those sbatch "
+        "refused (unsubmitted). A task with no record yet, or none of its latest submission, is left out "
+        "unless --include-unrecorded is given: it may be waiting in the scheduler's queue, which this command "
+        "cannot see. A campaign file that no longer plans those tasks as NAME.planned.json records them is "
+        "refused (exit 2): submit it as a new campaign. "
+        "Exit codes: 0 resubmitted (or nothing left to resume), 1 not written or sbatch refused some tasks, 2 an "
+        "invalid campaign file, ledger or planned tasks, 3 nothing submitted because the only tasks left have no "
         "record yet.",
     )
     resume.add_argument(
@@ -136,7 +158,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="print the ledger: every planned task and its latest attempt",
         description="Print the ledger: every planned task (done, failed, stopped, running, lost, "
         f"planned: {UNRECORDED_WORDS}, or unverified: done by its record, but no run it names at the "
-        "destination says in its log that it is this task's) and its latest attempt. Exit codes: 0 "
+        "destination says in its log that it is this task's; given NAME.planned.json, NAME.submission beside "
+        "it also tells unsubmitted: sbatch refused it) and its latest attempt. Exit codes: 0 "
         "every task done, 1 some task not done, 2 an unreadable ledger.",
     )
     status.add_argument(
@@ -194,6 +217,7 @@ def _default_out(campaign: Campaign, scheduler: str, out: Path | None) -> Path:
 def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     out = _default_out(campaign, args.scheduler, args.out)
     files = TaskFiles.beside(out, campaign.name)
+    _check_not_submitted(campaign, files, args)
     campaign_id = new_campaign_id(campaign)
     if args.scheduler == "kubernetes":
         kube = campaign.kubernetes
@@ -240,16 +264,61 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     _print(
         f"wrote {out}: a job array of {len(campaign.tasks())} task(s), campaign id {campaign_id}; task output goes to {files.logs}/"
     )
-    code, accepted = _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
-    if not accepted and written:  # nothing was submitted: no ledger of a campaign that never ran
+    code, jobs, refused = _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
+    if args.dry_run:
+        return code
+    if not jobs and written:  # nothing was submitted: no ledger of a campaign that never ran
         _remove_local_ledger(written)
+    first = Submission(1, now(), tuple(t.index for t in campaign.tasks()), jobs, refused)
+    if not _record_submission(files, Submissions(campaign_id, 1, (first,))):
+        code = code or 1
+    if refused and jobs:  # (none accepted: sbatch's words say it all; submit again)
+        _say_refused(args, len(refused), len(campaign.tasks()))
     return code
+
+
+def _say_refused(args: argparse.Namespace, refused: int, asked: int) -> None:
+    _print(
+        f"campaign: {refused} of {asked} task(s) not submitted (sbatch refused them); once the cause is fixed, "
+        f"`{_resume_command(args)}` submits them",
+        file=sys.stderr,
+    )
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    words = ["python", "-m", "campaign", "resume", str(args.campaign), "--scheduler", args.scheduler]
+    return shlex.join(words + (["--out", str(args.out)] if args.out else []))
+
+
+def _check_not_submitted(campaign: Campaign, files: TaskFiles, args: argparse.Namespace) -> None:
+    """Refuse to write over the files of a campaign the scheduler accepted (NAME.submission says
+    so): its queued and requeued Slurm tasks read NAME.tasks and NAME.task.sh, and resume and
+    status find it by NAME.planned.json. A dry run's files, or a refused submission's, are
+    replaced as before."""
+    found = read_submissions(files.submission)
+    job = found.accepted_job() if found else None
+    if found and job:
+        raise CampaignError(
+            f"{files.submission}: campaign {found.campaign_id} was submitted from these files (job {job}) and its "
+            f"queued tasks read them: resume it (`{_resume_command(args)}`), or submit with another --out or "
+            f"campaign name (or move {files.submission.name} away once none of its tasks is queued)"
+        )
+
+
+def _record_submission(files: TaskFiles, found: Submissions) -> bool:
+    try:
+        write_submissions(files.submission, found)
+    except OSError as exc:
+        _print(f"campaign: cannot write {files.submission}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def _sbatch(
     campaign: Campaign, files: TaskFiles, subs: list[slurm.Submission], submission: int, dry_run: bool
-) -> tuple[int, int]:
-    """Submit (or, dry, print) the sbatch calls: (exit code, how many calls sbatch accepted)."""
+) -> tuple[int, dict[int, str], dict[int, str]]:
+    """Submit (or, dry, print) the sbatch calls, each whatever became of the others: (exit code,
+    the job that took each task accepted, sbatch's reason for each task refused)."""
     export = [] if submission == 1 else [f"--export=ALL,MIGRATION_RECORD_SUBMISSION={submission}"]
     # One group of resources: the script's header has them (and, first time, the array too).
     single = len(slurm.submissions(campaign)) == 1
@@ -268,21 +337,25 @@ def _sbatch(
     if dry_run:
         for sub in subs:
             _print(f"submit:  {shlex.join(['sbatch', *options(sub), str(files.wrapper)])}   # {sub.what}")
-        return 0, 0
-    jobs: list[str] = []
+        return 0, {}, {}
+    jobs: dict[int, str] = {}
+    refused: dict[int, str] = {}
     for sub in subs:
         code, job = slurm.submit(files.wrapper, options(sub))
         if code:
             _print(f"campaign: {sub.what}: {job}", file=sys.stderr)
-            return code, len(jobs)
-        jobs.append(job)
+            refused.update(dict.fromkeys(sub.indexes, " ".join(job.split())))  # one line
+            continue
+        jobs.update(dict.fromkeys(sub.indexes, job))
         _print(f"submitted job {job} ({sub.what})")
-    ids = ",".join(jobs)
+    if not jobs:
+        return 1, jobs, refused
+    ids = ",".join(dict.fromkeys(jobs.values()))
     _print(f"follow:  squeue -j {ids}")
     _print(f"after:   sacct -j {ids} --format=JobID,JobName,State,ExitCode,Elapsed")
     _print(f"ledger:  python -m campaign status {files.planned}")
     _print(f"runs go to {campaign.destination}")
-    return 0, len(jobs)
+    return (1 if refused else 0), jobs, refused
 
 
 def _write(files: TaskFiles, text: str, tasks: str, planned: dict[str, Any], slurm: bool) -> bool:
@@ -450,6 +523,8 @@ def _load_ledger(location: str) -> Ledger:
 
 def _status(location: str, fmt: str) -> int:
     ledger = _load_ledger(location)
+    if location.endswith(".planned.json") and Path(location).is_file():
+        ledger = with_submissions(ledger, read_submissions(submission_file(Path(location))))
     if fmt == "json":
         _print(
             json.dumps(
@@ -493,10 +568,13 @@ def _resume_hint(ledger: Ledger) -> str:
     it submits again; the ones with no record yet may be queued, so it leaves them out unless
     asked."""
     command = f"python -m campaign resume CAMPAIGN --scheduler {ledger.scheduler or 'slurm'}"
-    resumable, unrecorded = len(ledger.resumable()), len(ledger.unrecorded())
+    never = sum(t.state == "unsubmitted" for t in ledger.tasks)
+    resumable, unrecorded = len(ledger.resumable()) - never, len(ledger.unrecorded())
     words = [f"not done: {len(ledger.not_done())} task(s)"]
     if resumable:
         words.append(f"`{command}` submits again the {resumable} failed, stopped, lost or unverified")
+    if never:
+        words.append(f"{never} never submitted (sbatch refused them): `{command}` submits them")
     if unrecorded:
         queue = _queue_command(ledger.scheduler)
         words.append(
@@ -526,6 +604,10 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
             f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)"
         )
     ledger = _load_ledger(str(files.planned))
+    found = read_submissions(files.submission)
+    if found is None or found.campaign_id != ledger.campaign_id:
+        found = Submissions(ledger.campaign_id, 0)  # none here yet, or another campaign's
+    ledger = with_submissions(ledger, found)
     if ledger.scheduler != args.scheduler:
         raise LedgerError(
             f"{files.planned}: campaign {ledger.campaign_id} was submitted to {ledger.scheduler or 'another scheduler'}; resume it with --scheduler {ledger.scheduler or 'slurm'}"
@@ -534,11 +616,12 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     left_out = [] if args.include_unrecorded else unrecorded
     missing = sorted(ledger.resumable() + (unrecorded if args.include_unrecorded else []))
     queue = _queue_command(args.scheduler)
+    when = _printable(resubmitted(ledger, found, left_out))  # one line, whatever sbatch answered
     if not missing and left_out:
         _print(
             f"campaign {ledger.campaign_id}: nothing submitted: the {len(left_out)} task(s) left ({_indexes(left_out)}) "
-            f"have no record yet, queued or never started; once `{queue}` shows they are not waiting, "
-            "resume with --include-unrecorded"
+            f"have no record yet, queued or never started{f' ({when})' if when else ''}; once `{queue}` shows they "
+            "are not waiting, resume with --include-unrecorded"
         )
         return ONLY_UNRECORDED
     if not missing:
@@ -550,24 +633,22 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         raise CampaignError(
             f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does; submit it as a new campaign"
         )
-    # The next submission number: after every one the ledger shows, and every one a resume here
-    # gave out (their tasks may not have started yet, so the ledger cannot show them: two
-    # resumes in a row both took 2, and their attempts shared record, log and scratch names).
-    used = files.planned.with_name(f"{campaign.name}.submission")
-    submission = max(ledger.next_submission(), _last_submission(used, ledger.campaign_id) + 1)
-    if not args.dry_run:
-        try:
-            write_file(used, f"{ledger.campaign_id} {submission}\n".encode("utf-8"))
-        except OSError as exc:
-            _print(f"campaign: cannot write {used}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
+    # The next submission number: after every one the ledger shows, and every one given out here
+    # (their tasks may not have started yet, so the ledger cannot show them: two resumes in a
+    # row both took 2, and their attempts shared record, log and scratch names). It is recorded,
+    # with the tasks it asks for, before they are submitted.
+    submission = max(ledger.next_submission(), found.last + 1)
+    asked = Submission(submission, now(), tuple(missing))
+    if not args.dry_run and not _record_submission(files, found.added(asked)):
+        return 1
     _print(
         f"campaign {ledger.campaign_id}: resuming {len(tasks)} task(s) not done ({_indexes(missing)}), submission {submission}"
     )
     if left_out:
         _print(
-            f"left out: {len(left_out)} task(s) with no record yet ({_indexes(left_out)}), queued or never started; "
-            f"once `{queue}` shows they are not waiting, --include-unrecorded submits them too"
+            f"left out: {len(left_out)} task(s) with no record yet ({_indexes(left_out)}), queued or never started"
+            f"{f' ({when})' if when else ''}; once `{queue}` shows they are not waiting, --include-unrecorded "
+            "submits them too"
         )
     if args.dry_run:
         _print(
@@ -586,23 +667,18 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         if not args.dry_run:
             _print(f"submit:  {KUBECTL} {resumed}")
         return 0
-    return _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)[0]
+    code, jobs, refused = _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
+    if args.dry_run:
+        return code
+    if not _record_submission(files, found.added(replace(asked, jobs=jobs, refused=refused))):
+        return 1
+    if refused:
+        _say_refused(args, len(refused), len(tasks))
+    return code
 
 
 def _indexes(indexes: list[int]) -> str:
     return ", ".join(str(i) for i in indexes)
-
-
-def _last_submission(path: Path, campaign_id: str) -> int:
-    """The submission number a resume here last gave this campaign (0 when none: the file is
-    missing, another campaign's, or not one this command wrote)."""
-    try:
-        words = read_regular(path, 1024).decode("utf-8").split()
-    except (CampaignError, OSError, UnicodeDecodeError):
-        return 0
-    if len(words) == 2 and words[0] == campaign_id and words[1].isascii() and words[1].isdigit():
-        return min(int(words[1]), MAX_INDEX - 1)
-    return 0
 
 
 def _plans_alike(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> bool:

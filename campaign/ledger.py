@@ -13,6 +13,9 @@ lines of its log), ``stopped`` (ended by the scheduler's stop signal), ``running
 (running longer than the campaign's time limit allows, with no final record: the node or the
 task died without a word), or ``planned`` (no attempt has written anything: the task may be
 waiting in the scheduler's queue, or may never have started; the ledger cannot tell which).
+Beside NAME.planned.json, NAME.submission tells two more (campaign/submissions.py): a task sbatch
+refused is ``unsubmitted``, and a resubmitted one with no record of that submission yet is
+``planned`` again.
 
 A ``done`` record is the task script's word; the run it names is the evidence. ``status``
 reads the first line of each named run's log at the destination (``verify_runs``) and the site
@@ -51,10 +54,11 @@ MAX_DEADLINE_S = timedelta.max.days * 86400 - LOST_AFTER_EXTRA_S
 # What decoding and checking a hostile ledger file can raise: bad JSON or values, a missing
 # key, a wrong type, a number too large for int(), nesting too deep for the JSON decoder.
 READ_ERRORS = (ValueError, KeyError, TypeError, OverflowError, RecursionError)
-# The states of a task that ran and did not finish well: `resume` submits these again. A
+# The states of a task that ran and did not finish well, or that sbatch refused (``unsubmitted``,
+# known from NAME.submission: campaign/submissions.py): `resume` submits these again. A
 # ``planned`` task is not among them: with no record it may still be queued (a pending Slurm
 # array task, a Pending pod), and submitting it again would run it twice.
-RESUMABLE = ("failed", "stopped", "lost", "unverified")
+RESUMABLE = ("failed", "stopped", "lost", "unverified", "unsubmitted")
 UNRECORDED_WORDS = "no record yet: queued, or never started"
 
 
@@ -145,7 +149,8 @@ class Ledger:
         return [t.task for t in self.tasks if t.state not in ("done", "running")]
 
     def resumable(self) -> list[int]:
-        """The tasks that ran and did not finish well (RESUMABLE): what `resume` submits again."""
+        """The tasks that ran and did not finish well, or sbatch refused (RESUMABLE): what
+        `resume` submits again."""
         return [t.task for t in self.tasks if t.state in RESUMABLE]
 
     def unrecorded(self) -> list[int]:

@@ -4,6 +4,7 @@
     NAME.task.sh                  a copy of campaign/task.sh: the script the tasks run
     NAME.tasks                    one line per task (index, then its words quoted for bash)
     NAME.planned.json             every planned task of this campaign id (the ledger's plan)
+    NAME.submission               each submission's tasks, jobs and refusals (campaign/submissions.py)
     NAME-logs/                    Slurm's per-task output (appended to, never overwritten; Slurm only)
 
 The planned tasks are also written to the destination's ledger (a folder destination at once;
@@ -45,6 +46,16 @@ class TaskFiles:
             folder / f"{name}.planned.json",
             folder / f"{name}-logs",
         )
+
+    @property
+    def submission(self) -> Path:
+        """NAME.submission: what each submission of the campaign asked the scheduler for."""
+        return submission_file(self.planned)
+
+
+def submission_file(planned: Path) -> Path:
+    """NAME.submission beside NAME.planned.json."""
+    return planned.with_name(f"{planned.name.removesuffix('.planned.json')}.submission")
 
 
 def plan_path(root: str, plan: str) -> str:

@@ -788,6 +788,7 @@ def test_slurm_submit_prints_job_and_how_to_follow(
     ]
     one_group = BASE.format(destination="s3://fleet-runs/nightly").replace("devices = 2\n", "")
     (tmp_path / "sbatch-args").unlink()
+    (tmp_path / "nightly.submission").unlink()  # the first campaign is not queued: submit again here
     assert (
         main(["submit", str(write(tmp_path, one_group)), "--scheduler", "slurm", "--out", str(tmp_path / "n.sbatch")])
         == 0

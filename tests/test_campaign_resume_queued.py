@@ -112,7 +112,10 @@ def test_resume_with_only_unrecorded_tasks_left_submits_nothing_and_exits_3(
     assert captured.out.count("\n") == 1 and captured.err == ""
     assert "nothing submitted: the 2 task(s) left (1, 2) have no record yet, queued or never started" in captured.out
     assert "`squeue`" in captured.out and "--include-unrecorded" in captured.out
-    assert not (tmp_path / "sbatch-calls").exists() and not (tmp_path / "nightly.submission").exists()
+    assert (
+        not (tmp_path / "sbatch-calls").exists()
+        and '"submission": 2' not in (tmp_path / "nightly.submission").read_text()
+    )
     # A dry run says the same; asked, the two are submitted.
     assert main([*resume, "--dry-run"]) == 3
     capsys.readouterr()

@@ -1,0 +1,179 @@
+"""NAME.submission: what each submission of a campaign asked the scheduler for.
+
+A task writes its first ledger record only when it starts, so the ledger in the destination
+cannot tell a task waiting in the queue from one the scheduler never accepted. This file, beside
+NAME.planned.json where `submit` and `resume` run, can: for each submission (1 by submit, then
++1 by each resume) its time, the tasks it asked for, the job that took each, and the tasks
+sbatch refused with sbatch's reason. `status NAME.planned.json` and `resume` read it
+(``with_submissions``):
+
+- a task whose latest submission sbatch refused, and which has no record of it, is
+  ``unsubmitted`` (never submitted): `resume` submits it again;
+- a task resubmitted, with no record of its latest submission yet, is ``planned``, as any task
+  with no record yet (it may be queued): `resume` leaves it out unless --include-unrecorded.
+
+An older version wrote ``<campaign-id> <number>`` alone: only the number is read from it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from campaign.ledger import MAX_INDEX, READ_ERRORS, UNRECORDED_WORDS, Ledger, LedgerError, whole_number
+from campaign.spec import MAX_PLANNED_BYTES, CampaignError, read_regular
+from campaign.tasks import write_file
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Submission:
+    number: int
+    time: str
+    tasks: tuple[int, ...]  # every task it asked for
+    jobs: dict[int, str] = field(default_factory=dict)  # task -> the job that took it
+    refused: dict[int, str] = field(default_factory=dict)  # task -> sbatch's reason
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "submission": self.number,
+            "time": self.time,
+            "tasks": list(self.tasks),
+            "jobs": [{"job": job, "tasks": [t for t, j in self.jobs.items() if j == job]} for job in _once(self.jobs)],
+            "refused": [
+                {"reason": why, "tasks": [t for t, r in self.refused.items() if r == why]}
+                for why in _once(self.refused)
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Submissions:
+    """A campaign's submissions as NAME.submission records them (``last``: the highest number it
+    gave out; an older file holds that alone)."""
+
+    campaign_id: str
+    last: int
+    submissions: tuple[Submission, ...] = ()
+
+    def accepted_job(self) -> str | None:
+        """A job the scheduler accepted for this campaign (the first found), if any."""
+        return next((job for s in self.submissions for job in s.jobs.values()), None)
+
+    def added(self, submission: Submission) -> Submissions:
+        """These submissions with ``submission`` in place of one with its number, or added."""
+        kept = [s for s in self.submissions if s.number != submission.number]
+        return replace(self, last=max(self.last, submission.number), submissions=(*kept, submission))
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _once(values: dict[int, str]) -> list[str]:
+    return list(dict.fromkeys(values.values()))
+
+
+def read_submissions(path: Path) -> Submissions | None:
+    """NAME.submission (None when there is none); LedgerError naming it when it is not one."""
+    try:
+        data = read_regular(path, MAX_PLANNED_BYTES)
+    except (FileNotFoundError, NotADirectoryError):  # none here (writing there then fails, saying why)
+        return None
+    except (CampaignError, OSError) as exc:
+        raise LedgerError(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        words = data.decode("utf-8").split()
+        if len(words) == 2 and words[1].isascii() and words[1].isdigit():  # an older version's
+            return Submissions(words[0], min(int(words[1]), MAX_INDEX - 1))
+        raw = json.loads(data)
+        if not isinstance(raw, dict) or not isinstance(raw["campaign_id"], str):
+            raise ValueError("not a JSON object with a campaign_id")
+        found = tuple(_submission(item) for item in raw["submissions"])
+        last = max((s.number for s in found), default=0)
+        return Submissions(raw["campaign_id"], min(last, MAX_INDEX - 1), found)
+    except (*READ_ERRORS, UnicodeDecodeError) as exc:
+        detail = f"no key {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise LedgerError(
+            f"{path}: not a record of a campaign's submissions ({detail}); move it away to submit or resume here"
+        ) from None
+
+
+def _submission(raw: Any) -> Submission:
+    tasks = tuple(_indexes(raw["tasks"]))
+    jobs = {t: str(item["job"]) for item in raw["jobs"] for t in _indexes(item["tasks"])}
+    refused = {t: str(item["reason"]) for item in raw["refused"] for t in _indexes(item["tasks"])}
+    return Submission(whole_number(raw["submission"], "submission", MAX_INDEX), str(raw["time"]), tasks, jobs, refused)
+
+
+def _indexes(value: Any) -> list[int]:
+    if not isinstance(value, list):
+        raise ValueError("tasks is not a list of task indexes")
+    return [whole_number(item, "task", MAX_INDEX) for item in value]
+
+
+def write_submissions(path: Path, found: Submissions) -> None:
+    """Write NAME.submission whole (raises OSError)."""
+    document = {
+        "format": FORMAT,
+        "campaign_id": found.campaign_id,
+        "submissions": [s.as_json() for s in sorted(found.submissions, key=lambda s: s.number)],
+    }
+    write_file(path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
+
+
+def with_submissions(ledger: Ledger, found: Submissions | None) -> Ledger:
+    """The ledger with what NAME.submission knows and its records cannot: a task whose latest
+    submission has no record of it yet is ``unsubmitted`` when sbatch refused it, else it may be
+    queued (``planned``, saying when it was resubmitted)."""
+    unrecorded = _unrecorded_submissions(ledger, found)
+    tasks = []
+    for task in ledger.tasks:
+        last = unrecorded.get(task.task)
+        if last is not None and task.task in last.refused:
+            why = f"never submitted: sbatch refused submission {last.number} at {last.time}: {last.refused[task.task]}"
+            task = replace(task, state="unsubmitted", reason=why)
+        elif last is not None and last.number > 1:
+            task = replace(task, state="planned", reason=f"resubmitted as {_when(last, task.task)}; {UNRECORDED_WORDS}")
+        tasks.append(task)
+    return replace(ledger, tasks=tuple(tasks))
+
+
+def resubmitted(ledger: Ledger, found: Submissions | None, indexes: list[int]) -> str:
+    """Which of these tasks were resubmitted and have no record of it yet, and when: a clause
+    for `resume`'s message ('' when none was)."""
+    unrecorded = _unrecorded_submissions(ledger, found)
+    groups: dict[str, list[str]] = {}
+    for index in indexes:
+        last = unrecorded.get(index)
+        if last is not None and last.number > 1 and index not in last.refused:
+            groups.setdefault(_when(last, index), []).append(str(index))
+    return "; ".join(
+        f"task {group[0]} was resubmitted as {when} and has no record yet"
+        if len(group) == 1
+        else f"tasks {', '.join(group)} were resubmitted as {when} and have no record yet"
+        for when, group in groups.items()
+    )
+
+
+def _unrecorded_submissions(ledger: Ledger, found: Submissions | None) -> dict[int, Submission]:
+    """Each task's latest submission, where the ledger has no record of it."""
+    if found is None or found.campaign_id != ledger.campaign_id:
+        return {}
+    latest: dict[int, Submission] = {}
+    for submission in sorted(found.submissions, key=lambda s: s.number):
+        latest.update(dict.fromkeys(submission.tasks, submission))
+    return {
+        task.task: latest[task.task]
+        for task in ledger.tasks
+        if task.task in latest and (task.latest is None or task.latest.submission < latest[task.task].number)
+    }
+
+
+def _when(submission: Submission, index: int) -> str:
+    job = submission.jobs.get(index)
+    return f"submission {submission.number} at {submission.time}{f' (job {job})' if job else ''}"
