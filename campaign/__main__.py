@@ -328,6 +328,10 @@ def _sbatch(
             return [*export, *sub.options]
         return [*export, sub.options[0]] if submission > 1 else []
 
+    for warning in slurm.cpu_warnings(
+        campaign, [t for t in campaign.tasks() if t.index in {i for sub in subs for i in sub.indexes}]
+    ):
+        _print(warning, file=sys.stderr)
     largest = max(i for sub in subs for i in sub.indexes)
     if largest >= SLURM_MAX_ARRAY_SIZE:
         _print(

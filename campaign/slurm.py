@@ -76,6 +76,25 @@ def _resources(campaign: Campaign, env: Environment) -> tuple[str, ...]:
     return (*options, *env.sbatch)
 
 
+def cpu_warnings(campaign: Campaign, tasks: list[Task] | None = None) -> list[str]:
+    """A warning per environment of these tasks that asks Slurm for no CPUs: neither a whole node,
+    nor cpus, nor a CPU option of its own. Its tasks then get the cluster's default, often one
+    CPU, on which the reference, the compiles and the timed calls all run (the run records its
+    CPU affinity, and a comparison with a run given more CPUs names the difference)."""
+    chosen = campaign.tasks() if tasks is None else tasks
+    warned: dict[str, str] = {}
+    for env in (task.environment for task in chosen):
+        exclusive = campaign.slurm.exclusive if campaign.slurm.exclusive is not None else env.devices is None
+        asked = any(o.startswith(("--cpus-per-task", "-c", "--exclusive", "--cpus-per-gpu")) for o in env.sbatch)
+        if env.name in warned or exclusive or env.cpus is not None or asked:
+            continue
+        warned[env.name] = (
+            f"campaign: warning: environment {visible(env.name)} asks for no CPUs (no cpus, no whole node): Slurm gives each "
+            "task the cluster's default, often 1 CPU, for the reference, the compiles and the timed calls; set cpus"
+        )
+    return list(warned.values())
+
+
 def array_spec(indexes: tuple[int, ...] | list[int]) -> str:
     """Slurm's --array list for these indexes: ranges where they run on (0-3,8,10-11)."""
     parts: list[str] = []

@@ -207,3 +207,26 @@ def test_a_submission_file_that_is_not_one_is_a_one_line_error_and_an_older_one_
     kept.write_text(f"{folder.name} 6\n")
     assert main(resume) == 0
     assert "resuming 1 task(s) not done (0), submission 7" in capsys.readouterr().out
+
+
+def test_an_environment_that_asks_slurm_for_no_cpus_is_warned_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Slurm gives a task that asks for no CPUs the cluster's default, often one: its reference,
+    compiles and timed calls shared it, and only a later comparison named the CPU difference.
+    An environment with devices is not given a whole node, so cpus is its only CPU request."""
+    _sbatch(tmp_path, monkeypatch)
+    campaign, out = _campaign(tmp_path)
+    text = campaign.read_text().replace("cpus = 4\n", "devices = 1\n").replace("cpus = 8\n", "devices = 1\ncpus = 8\n")
+    campaign.write_text(text.replace('target = "cpu"', 'target = "cuda"'))
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(out), "--dry-run"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "asks for no CPUs" in line]
+    assert warnings == [
+        "campaign: warning: environment small asks for no CPUs (no cpus, no whole node): Slurm gives each task the "
+        "cluster's default, often 1 CPU, for the reference, the compiles and the timed calls; set cpus"
+    ]
+    campaign.write_text(
+        text.replace('target = "cpu"', 'target = "cuda"').replace("devices = 1\n", "devices = 1\ncpus = 2\n", 1)
+    )
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(out), "--dry-run"]) == 0
+    assert "asks for no CPUs" not in capsys.readouterr().err
