@@ -633,9 +633,14 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         return 0
     planned = json.loads(read_regular(files.planned, MAX_PLANNED_BYTES))
     tasks = [t for t in campaign.tasks() if t.index in set(missing)]
-    if len(tasks) != len(missing) or not _plans_alike(campaign, args.scheduler, planned, missing):
+    differ = (
+        "it plans fewer tasks"
+        if len(tasks) != len(missing)
+        else _plan_difference(campaign, args.scheduler, planned, missing)
+    )
+    if differ:
         raise CampaignError(
-            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does; submit it as a new campaign"
+            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does ({_printable(differ)[:300]}); submit it as a new campaign"
         )
     # The next submission number: after every one the ledger shows, and every one given out here
     # (their tasks may not have started yet, so the ledger cannot show them: two resumes in a
@@ -685,33 +690,46 @@ def _indexes(indexes: list[int]) -> str:
     return ", ".join(str(i) for i in indexes)
 
 
-def _plans_alike(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> bool:
-    """Whether the campaign file plans these tasks exactly as the ledger's planned.json does
-    (workload, arguments, environment, target, repeat; the environment's image, devices, node
-    selector, CPUs, memory, interpreter and Slurm options). A resumed task is built from the file
-    (a Kubernetes ConfigMap; Slurm rereads NAME.tasks), so an edited file would otherwise run
-    another plan than the ledger says the task is."""
+def _plan_difference(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> str:
+    """What differs between how the campaign file plans these tasks and how the ledger's
+    planned.json does, in words ('' when nothing): workload, arguments, environment, target,
+    repeat; the environment's image, devices, node selector, CPUs, memory, interpreter and Slurm
+    options; where the tasks deliver. A resumed task is built from the file (a Kubernetes
+    ConfigMap; Slurm rereads NAME.tasks), so an edited file would otherwise run another plan than
+    the ledger says the task is. A plan path is resolved in this checkout: resumed from another
+    checkout, the same file names other paths."""
     root = campaign.kubernetes.workdir if scheduler == "kubernetes" else slurm.collector_root(campaign)
     current = planned_ledger(campaign, "", scheduler, root, 0)
     now = current["tasks"]
     recorded = planned.get("tasks") if isinstance(planned, dict) else None
     if not isinstance(recorded, list):
-        return False
+        return "the ledger lists no tasks"
     then = {t.get("task"): t for t in recorded if isinstance(t, dict)}
-    if not all(i < len(now) and now[i] == then.get(i) for i in indexes):
-        return False
+    for i in indexes:
+        if i >= len(now):
+            return f"task {i} is not planned"
+        was = then.get(i)
+        if not isinstance(was, dict):
+            return f"the ledger does not list task {i}"
+        for key, value in now[i].items():
+            if was.get(key) != value:
+                hint = f" (resumed from another checkout than {root}?)" if key == "plan" else ""
+                return f"task {i}'s {key} is {value!r} here, {was.get(key)!r} in the ledger{hint}"
     # Their environments as the scheduler is asked for them (a ledger from before they were
     # recorded is compared by its tasks alone).
     envs = planned.get("environments")
-    names = {now[i]["environment"] for i in indexes}
-    if isinstance(envs, dict) and any(envs.get(n) != current["environments"].get(n) for n in names):
-        return False
+    if isinstance(envs, dict):
+        for name in sorted({now[i]["environment"] for i in indexes}):
+            if envs.get(name) != current["environments"].get(name):
+                return f"environment {name} asks the scheduler for other resources or another image"
     # And where they deliver: another destination, claim or namespace would put the resumed runs
     # and records where status and the site never look (every resume would submit them again).
     if planned.get("destination") != campaign.destination:
-        return False
+        return f"the destination is {campaign.destination!r} here, {planned.get('destination')!r} in the ledger"
     delivery = planned.get("delivery")
-    return not isinstance(delivery, dict) or delivery == current["delivery"]
+    if isinstance(delivery, dict) and delivery != current["delivery"]:
+        return "the tasks deliver elsewhere or otherwise (upload, namespace, volume claim, working folder)"
+    return ""
 
 
 if __name__ == "__main__":

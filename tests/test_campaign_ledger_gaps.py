@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from campaign import slurm as slurm_module
 from campaign.__main__ import main
 from tests.test_campaign_ledger import _record
 
@@ -230,3 +231,28 @@ def test_an_environment_that_asks_slurm_for_no_cpus_is_warned_about(
     )
     assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(out), "--dry-run"]) == 0
     assert "asks for no CPUs" not in capsys.readouterr().err
+
+
+def test_a_resume_that_plans_otherwise_says_what_differs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resumed from another checkout, a relative plan path names another file, and the refusal
+    said only that "the campaign file no longer plans the tasks", though the file was unchanged."""
+    _sbatch(tmp_path, monkeypatch)
+    campaign, script = _campaign(tmp_path)
+    campaign.write_text(campaign.read_text().replace('plan = "/plans/tiny.toml"', 'plan = "plans/tiny.toml"'))
+    monkeypatch.setattr(slurm_module, "collector_root", lambda _campaign: "/checkouts/a")
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    _record(_ledger_folder(tmp_path), 0, "s1-r0", "failed", 3, [])
+    resume = ["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]
+    monkeypatch.setattr(slurm_module, "collector_root", lambda _campaign: "/checkouts/b")
+    capsys.readouterr()
+    assert main(resume) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no longer plans the tasks of nightly-" in err
+    assert "(task 0's plan is '/checkouts/b/plans/tiny.toml' here, '/checkouts/a/plans/tiny.toml' in the ledger" in err
+    assert "another checkout than /checkouts/b?" in err
+    monkeypatch.setattr(slurm_module, "collector_root", lambda _campaign: "/checkouts/a")
+    campaign.write_text(campaign.read_text().replace("cpus = 4", "cpus = 6"))
+    assert main(resume) == 2
+    assert "(environment small asks the scheduler for other resources or another image)" in capsys.readouterr().err
