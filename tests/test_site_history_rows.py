@@ -23,6 +23,7 @@ def test_the_history_shows_the_newest_runs_and_says_where_the_rest_are(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(site_module, "HISTORY_ROWS", SHOWN)
+    monkeypatch.setattr(site_module, "HISTORY_PAIRS", 2)
     runs = tmp_path / "runs"
     for n in range(RUNS):
         _log(runs, f"r{n}", f"synthetic-run-{n}", f"2026-01-01T{n:02d}:00:00Z", seed=n)
@@ -37,6 +38,9 @@ def test_the_history_shows_the_newest_runs_and_says_where_the_rest_are(
     # The oldest row shown is compared with the run before it, which the table leaves out.
     assert table.count("first run on this target") == 0
     assert f"They show the newest {SHOWN} of the {RUNS} runs on cpu, each against the run before it" in page
+    # The pairs left out are not said to be in a table that leaves out runs too.
+    assert "the 4 older pairs are left out of this page" in page and "every run's geometric mean" not in page
+    assert "The table above gives the geometric mean of each run it shows against the previous run" in page
     trends = page[page.index("Trends on cpu") : page.index("What changed between")]
     assert "2026-01-01 02:00:00" not in trends and "2026-01-01 03:00:00" in trends
     assert len(json.loads((site / "index.json").read_text(encoding="utf-8"))) == RUNS
