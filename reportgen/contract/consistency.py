@@ -18,7 +18,9 @@ order logged, at most 1 + the plan's remeasure_rounds, each after one the log cl
 unstable (the collector measures again only such a series).
 
 What identifies the run holds together too: run_start names one collector version, a run has
-one weights artifact, and it and the plan give the same hashes of the weights. A generation
+one weights artifact, and it and the plan give the same hashes of the weights; the workload's
+packages name the torch the environment lists as installed (a torch.__version__ of another
+release than that is a warning: a build from source may hold one). A generation
 event says what its cell and its request say (the cell's length, the request's bucket and
 truncation) and carries timings only for a cell that passed; a localised module's figures
 agree with each other as a cell's error_stats do.
@@ -35,7 +37,7 @@ an inference plan's cell, once, after its result, in the cell's mode and for the
 status gives; a timing event's scope is the stages its timed_region holds.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
-on every ``run_start``, ``environment``, ``request``, ``case_result``, ``timing``, ``compile``,
+on every ``run_start``, ``environment``, ``workload_reads``, ``request``, ``case_result``, ``timing``, ``compile``,
 ``generation``, ``train_step``, ``train_result``, ``artifact``, ``localization``, ``reference``
 and ``run_end`` line of a long log.
 """
@@ -45,7 +47,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 from msgspec import UNSET
@@ -205,9 +207,13 @@ class FigureChecks:
         # Each case's first result (status, line), and its first localization's line.
         self.statuses: dict[str, tuple[str, int]] = {}
         self.localized: dict[str, int] = {}
-        # From the environment line: torch's version (its installed metadata's, else __version__).
+        # From the environment line (its number, 0 before it): the installed torch's versions as
+        # its metadata gives them; and a workload_reads line's torch (line, version) read before it.
         self.environment_line = 0
-        self.torch_version: str | None = None
+        self.torch_installed: list[str] = []
+        self.pending_packages: tuple[int, str] | None = None
+        # Where a rule's warning goes (the reader sets it): (line, message).
+        self.warn: Callable[[int, str], None] = lambda line, message: None
         self.rules = {kind: getattr(self, name) for kind, name in _RULES.items()}
 
     def _tolerance(self, case: str) -> Any:
@@ -266,30 +272,53 @@ class FigureChecks:
 
     def _environment(self, data: Any) -> str | None:
         """Notes the device type the cells ran on, where it says where every input was fed, and
-        the torch version a later line repeats. torch's version is read twice here
-        (torch.__version__ and its installed distribution's metadata, collector/environment.py):
-        two versions leave unknown what the run ran on. Only the public version is compared: a
-        wheel's __version__ may add a local label its metadata lacks (2.11.0+cu130 and 2.11.0)."""
+        torch's version as the install's metadata gives it (its artifact), which the workload's
+        packages repeat (see _workload_reads)."""
         device_type = data.device_type
         self.device_type = device_type if device_type in _OWN_DEVICE_TARGETS else None
         self._device_index = f"{device_type}:"
         self.environment_line = self.line
+        installed = [a.version for a in data.get("artifacts", ()) if a.name == "torch"]
+        self.torch_installed = installed
         told = _fact_value(data.versions.get("torch"))
-        installed = next((a.version for a in data.get("artifacts", ()) if a.name == "torch"), None)
-        self.torch_version = installed or told
-        if told is not None and installed is not None and _public(told) != _public(installed):
-            return f"versions.torch is {told[:40]!r}, but the installed torch artifact is {installed[:40]!r}: the log names two torch versions"
+        # torch.__version__ is read from the module, the artifact from the install's metadata
+        # (collector/environment.py): they agree but for a wheel's local label (2.11.0+cu130
+        # against 2.11.0), except in a build from source whose version file was made again
+        # without installing it again. So another release there is said, not refused.
+        release = _release(told)
+        if release is not None and installed and all(_release(v) not in (None, release) for v in installed):
+            self.warn(
+                self.line,
+                f"environment: versions.torch is {told[:40]!r}, but the installed torch's metadata says"
+                f" {installed[0][:40]!r}: a comparison names the first (a build from source installed again"
+                " since, or an edited log)",
+            )
+        if self.pending_packages is not None:  # a workload_reads line came first
+            line, listed = self.pending_packages
+            self.pending_packages = None
+            if installed and listed not in installed:
+                return (
+                    f"the installed torch is {installed[0][:40]!r}, but workload_reads (line {line}) names torch"
+                    f" {listed[:40]!r}: both are read from the install's metadata"
+                )
         return None
 
     def _workload_reads(self, data: Any) -> str | None:
-        """The packages the workload ran on are read from the same metadata as the environment's
-        artifacts (collector/workload_reads.py): another torch version there is another install."""
-        listed, known = data.packages.get("torch"), self.torch_version
-        if listed is None or known is None or _public(listed) == _public(known):
+        """The packages the workload ran on are read from the install's metadata, as the
+        environment's torch artifact is (collector/workload_reads.py, importlib.metadata): one
+        process, one install, one version."""
+        listed = data.packages.get("torch")
+        if listed is None:
+            return None
+        if not self.environment_line:
+            self.pending_packages = (self.line, listed)
+            return None
+        installed = self.torch_installed
+        if not installed or listed in installed:
             return None
         return (
-            f"packages names torch {listed[:40]!r}, but the environment (line {self.environment_line}) names"
-            f" {known[:40]!r}: the log names two torch versions"
+            f"packages names torch {listed[:40]!r}, but the environment (line {self.environment_line}) lists the"
+            f" installed torch as {installed[0][:40]!r}: both are read from the install's metadata"
         )
 
     def _run_end(self, data: Any) -> str | None:
@@ -899,9 +928,20 @@ def _fact_value(fact: Any) -> str | None:
     return None if fact is None else fact.get("value")
 
 
-def _public(version: str) -> str:
-    """A version without its local label: '2.11.0' of '2.11.0+cu130'."""
-    return version.partition("+")[0]
+_RELEASE = re.compile(r"(\d+(?:\.\d+)*)(.*)")
+
+
+def _release(version: str | None) -> str | None:
+    """A version as a release to compare: no local label, no trailing zero parts, no separator
+    before a pre-release ('2.11' of '2.11.0+cu130', '2.0rc1' of '2.0.0-rc1'); None for text that
+    is no version ('unknown', '')."""
+    found = _RELEASE.fullmatch((version or "").partition("+")[0].strip().lower())
+    if found is None:
+        return None
+    parts = found[1].split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts) + re.sub(r"[-_.]", "", found[2])
 
 
 def _options(options: Any) -> tuple[str, ...]:

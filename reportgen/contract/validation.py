@@ -228,6 +228,7 @@ class _Checker:
         self.blank_lines = 0
         self.saw_cr = False
         self.figures = FigureChecks()
+        self.figures.warn = self.warning
         self.encoded = bytearray()  # same_keys' buffer: this reader's own
         self.version: str | None = None  # run_start's schema_version, once read
 
