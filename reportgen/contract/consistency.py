@@ -286,12 +286,17 @@ class FigureChecks:
         # against 2.11.0), except in a build from source whose version file was made again
         # without installing it again. So another release there is said, not refused.
         release = _release(told)
-        if release is not None and installed and all(_release(v) not in (None, release) for v in installed):
+        if (
+            told is not None
+            and release is not None
+            and installed
+            and all(_release(v) not in (None, release) for v in installed)
+        ):
             self.warn(
                 self.line,
                 f"environment: versions.torch is {told[:40]!r}, but the installed torch's metadata says"
-                f" {installed[0][:40]!r}: a comparison names the first (a build from source installed again"
-                " since, or an edited log)",
+                f" {installed[0][:40]!r}: a comparison names the first (a build from source whose version"
+                " changed since it was installed, or an edited log)",
             )
         if self.pending_packages is not None:  # a workload_reads line came first
             line, listed = self.pending_packages
