@@ -37,6 +37,7 @@ from campaign.spec import (
 from campaign.submissions import (
     Submission,
     Submissions,
+    may_have_queued,
     now,
     read_submissions,
     resubmitted,
@@ -267,42 +268,85 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     code, jobs, refused = _sbatch(campaign, files, slurm.submissions(campaign), 1, args.dry_run)
     if args.dry_run:
         return code
-    if not jobs and written:  # nothing was submitted: no ledger of a campaign that never ran
-        _remove_local_ledger(written)
+    if not jobs and not any(may_have_queued(why) for why in refused.values()):
+        # Nothing was queued: no ledger of a campaign that never ran, and nothing recorded (a
+        # record would make status and resume treat it as submitted): submit again.
+        if written:
+            _remove_local_ledger(written)
+        _print(
+            "campaign: nothing submitted (sbatch refused every call): submit again once the cause is fixed",
+            file=sys.stderr,
+        )
+        return code
     first = Submission(1, now(), tuple(t.index for t in campaign.tasks()), jobs, refused)
-    if not _record_submission(files, Submissions(campaign_id, 1, (first,))):
+    if not _record_submission(files, Submissions(campaign_id, 1, (first,), "slurm", str(files.wrapper))):
         code = code or 1
-    if refused and jobs:  # (none accepted: sbatch's words say it all; submit again)
-        _say_refused(args, len(refused), len(campaign.tasks()))
+    _say_refused(args.campaign, files, refused, len(campaign.tasks()))
     return code
 
 
-def _say_refused(args: argparse.Namespace, refused: int, asked: int) -> None:
-    _print(
-        f"campaign: {refused} of {asked} task(s) not submitted (sbatch refused them); once the cause is fixed, "
-        f"`{_resume_command(args)}` submits them",
-        file=sys.stderr,
-    )
+def _say_refused(campaign_file: Path, files: TaskFiles, refused: dict[int, str], asked: int) -> None:
+    """What became of the tasks sbatch refused: `resume` submits the ones it surely refused; the
+    ones on which it timed out may be queued."""
+    unsure = sum(may_have_queued(why) for why in refused.values())
+    if len(refused) > unsure:
+        _print(
+            f"campaign: {len(refused) - unsure} of {asked} task(s) not submitted (sbatch refused them); once the "
+            f"cause is fixed, `{_resume_command(campaign_file, 'slurm', str(files.wrapper))}` submits them",
+            file=sys.stderr,
+        )
+    if unsure:
+        _print(
+            f"campaign: {unsure} of {asked} task(s) may be queued though sbatch failed (it timed out): `squeue` "
+            "shows whether they are; resume leaves them out unless given --include-unrecorded",
+            file=sys.stderr,
+        )
 
 
-def _resume_command(args: argparse.Namespace) -> str:
-    words = ["python", "-m", "campaign", "resume", str(args.campaign), "--scheduler", args.scheduler]
-    return shlex.join(words + (["--out", str(args.out)] if args.out else []))
+def _resume_command(campaign_file: Path, scheduler: str, wrapper: str | None) -> str:
+    """The resume command for a campaign submitted to this scheduler with this script or
+    manifest (SCRIPT where it is not known)."""
+    words = ["python", "-m", "campaign", "resume", str(campaign_file), "--scheduler", scheduler]
+    return shlex.join(words + ["--out", wrapper or "SCRIPT"])
+
+
+def _read_submissions(files: TaskFiles) -> Submissions | None:
+    """NAME.submission for submit and resume: one that cannot be read is refused (a record of
+    the submissions would be lost)."""
+    try:
+        return read_submissions(files.submission)
+    except LedgerError as exc:
+        raise LedgerError(f"{exc}; move it away to submit or resume here") from None
 
 
 def _check_not_submitted(campaign: Campaign, files: TaskFiles, args: argparse.Namespace) -> None:
     """Refuse to write over the files of a campaign the scheduler accepted (NAME.submission says
     so): its queued and requeued Slurm tasks read NAME.tasks and NAME.task.sh, and resume and
     status find it by NAME.planned.json. A dry run's files, or a refused submission's, are
-    replaced as before."""
-    found = read_submissions(files.submission)
-    job = found.accepted_job() if found else None
-    if found and job:
-        raise CampaignError(
-            f"{files.submission}: campaign {found.campaign_id} was submitted from these files (job {job}) and its "
-            f"queued tasks read them: resume it (`{_resume_command(args)}`), or submit with another --out or "
-            f"campaign name (or move {files.submission.name} away once none of its tasks is queued)"
-        )
+    replaced as before. The files are named after the campaign, so another --out in the same
+    folder is refused too."""
+    found = _read_submissions(files)
+    accepted = found.accepted() if found else None
+    if found is None or accepted is None:
+        return
+    scheduler = found.scheduler or _planned_scheduler(files.planned) or args.scheduler
+    wrapper = found.wrapper or (str(files.wrapper) if files.wrapper.is_file() else None)
+    unknown = "" if wrapper else f", SCRIPT being the script it was submitted with in {files.wrapper.parent}"
+    raise CampaignError(
+        f"{files.submission}: campaign {found.campaign_id} was submitted from these files ({accepted}) and its "
+        f"queued tasks read them: resume it (`{_resume_command(args.campaign, scheduler, wrapper)}`{unknown}), or "
+        f"submit into another folder or with another campaign name (or move {files.submission.name} away once none "
+        "of its tasks is queued)"
+    )
+
+
+def _planned_scheduler(planned: Path) -> str | None:
+    """The scheduler NAME.planned.json names (None when it cannot be read)."""
+    try:
+        found = json.loads(read_regular(planned, MAX_PLANNED_BYTES)).get("scheduler")
+    except (CampaignError, OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return found if found in ("slurm", "kubernetes") else None
 
 
 def _record_submission(files: TaskFiles, found: Submissions) -> bool:
@@ -528,7 +572,10 @@ def _load_ledger(location: str) -> Ledger:
 def _status(location: str, fmt: str) -> int:
     ledger = _load_ledger(location)
     if location.endswith(".planned.json") and Path(location).is_file():
-        ledger = with_submissions(ledger, read_submissions(submission_file(Path(location))))
+        try:
+            ledger = with_submissions(ledger, read_submissions(submission_file(Path(location))))
+        except LedgerError as exc:  # the ledger is still shown, without what it would add
+            _print(_printable(f"campaign: warning: {exc}; status shows the ledger without it"), file=sys.stderr)
     if fmt == "json":
         _print(
             json.dumps(
@@ -578,7 +625,7 @@ def _resume_hint(ledger: Ledger) -> str:
     if resumable:
         words.append(f"`{command}` submits again the {resumable} failed, stopped, lost or unverified")
     if never:
-        words.append(f"{never} never submitted (sbatch refused them): `{command}` submits them")
+        words.append(f"{never} not submitted (sbatch refused them): `{command}` submits them")
     if unrecorded:
         queue = _queue_command(ledger.scheduler)
         words.append(
@@ -608,7 +655,7 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
             f"{files.planned}: no earlier submission of this campaign here (submit first, or give the same --out)"
         )
     ledger = _load_ledger(str(files.planned))
-    found = read_submissions(files.submission)
+    found = _read_submissions(files)
     if found is None or found.campaign_id != ledger.campaign_id:
         found = Submissions(ledger.campaign_id, 0)  # none here yet, or another campaign's
     ledger = with_submissions(ledger, found)
@@ -616,6 +663,10 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         raise LedgerError(
             f"{files.planned}: campaign {ledger.campaign_id} was submitted to {ledger.scheduler or 'another scheduler'}; resume it with --scheduler {ledger.scheduler or 'slurm'}"
         )
+    if args.scheduler == "slurm":
+        _check_wrapper(files, found)
+    # What a later refusal, or resume, names: the scheduler, and the script sbatch reads.
+    found = replace(found, scheduler=args.scheduler, wrapper=str(files.wrapper))
     unrecorded = ledger.unrecorded()
     left_out = [] if args.include_unrecorded else unrecorded
     missing = sorted(ledger.resumable() + (unrecorded if args.include_unrecorded else []))
@@ -647,7 +698,9 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     # row both took 2, and their attempts shared record, log and scratch names). It is recorded,
     # with the tasks it asks for, before they are submitted.
     submission = max(ledger.next_submission(), found.last + 1)
-    asked = Submission(submission, now(), tuple(missing))
+    # A Kubernetes resume only writes the manifest: its number is reserved, its tasks keep their
+    # state (they are not known to be created) and a later resume takes them again.
+    asked = Submission(submission, now(), tuple(missing), printed=args.scheduler == "kubernetes")
     if not args.dry_run and not _record_submission(files, found.added(asked)):
         return 1
     _print(
@@ -675,15 +728,39 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         _print(f"wrote {resumed}")
         if not args.dry_run:
             _print(f"submit:  {KUBECTL} {resumed}")
+            _print(
+                f"note:    {files.submission.name} records submission {submission} as written, not created: its "
+                "tasks keep their state until they start, so create it once and do not resume again before they start"
+            )
         return 0
     code, jobs, refused = _sbatch(campaign, files, slurm.submissions(campaign, tasks), submission, args.dry_run)
     if args.dry_run:
         return code
     if not _record_submission(files, found.added(replace(asked, jobs=jobs, refused=refused))):
         return 1
-    if refused:
-        _say_refused(args, len(refused), len(tasks))
+    _say_refused(args.campaign, files, refused, len(tasks))
     return code
+
+
+def _check_wrapper(files: TaskFiles, found: Submissions) -> None:
+    """Refuse a Slurm resume whose --out names no script, or another script than the one the
+    campaign was submitted with (still there): sbatch would refuse the first, and the second
+    would run another campaign's tasks, or none."""
+    recorded = found.wrapper
+    if files.wrapper.is_file() and (recorded is None or recorded == str(files.wrapper) or not Path(recorded).is_file()):
+        return
+    if files.wrapper.is_file():  # (the recorded one is another, and there)
+        raise CampaignError(
+            f"{files.wrapper}: not the script campaign {found.campaign_id} was submitted with; resume with --out {recorded}"
+        )
+    was = (
+        f"it was submitted with {recorded}: resume with --out {recorded}"
+        if recorded and recorded != str(files.wrapper)
+        else "give the --out it was submitted with"
+    )
+    raise CampaignError(
+        f"{files.wrapper}: not a file, so sbatch cannot resubmit campaign {found.campaign_id} from it; {was}"
+    )
 
 
 def _indexes(indexes: list[int]) -> str:

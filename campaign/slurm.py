@@ -76,16 +76,21 @@ def _resources(campaign: Campaign, env: Environment) -> tuple[str, ...]:
     return (*options, *env.sbatch)
 
 
+# sbatch options that ask for CPUs (or a whole node): an environment given one is not warned about.
+CPU_OPTIONS = ("--cpus-per-task", "-c", "--exclusive", "--cpus-per-gpu", "--mincpus")
+
+
 def cpu_warnings(campaign: Campaign, tasks: list[Task] | None = None) -> list[str]:
     """A warning per environment of these tasks that asks Slurm for no CPUs: neither a whole node,
-    nor cpus, nor a CPU option of its own. Its tasks then get the cluster's default, often one
+    nor cpus, nor a CPU option of its own or of the campaign's [slurm] sbatch list (the script's
+    header, which every submission reads). Its tasks then get the cluster's default, often one
     CPU, on which the reference, the compiles and the timed calls all run (the run records its
     CPU affinity, and a comparison with a run given more CPUs names the difference)."""
     chosen = campaign.tasks() if tasks is None else tasks
     warned: dict[str, str] = {}
     for env in (task.environment for task in chosen):
         exclusive = campaign.slurm.exclusive if campaign.slurm.exclusive is not None else env.devices is None
-        asked = any(o.startswith(("--cpus-per-task", "-c", "--exclusive", "--cpus-per-gpu")) for o in env.sbatch)
+        asked = any(o.startswith(CPU_OPTIONS) for o in (*campaign.slurm.sbatch, *env.sbatch))
         if env.name in warned or exclusive or env.cpus is not None or asked:
             continue
         warned[env.name] = (
