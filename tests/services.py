@@ -84,14 +84,14 @@ class Daemons:
         self.procs.clear()
 
 
-def _wait_for(what: str, check, timeout: float, log: Path) -> None:
+def _wait_for(what: str, check, timeout: float, log: Path, every: float = 0.3) -> None:
     deadline = time.monotonic() + timeout
     last = ""
     while time.monotonic() < deadline:
         ok, last = check()
         if ok:
             return
-        time.sleep(0.3)
+        time.sleep(every)
     raise ServiceError(f"{what} not ready after {timeout:.0f}s ({last}):\n{_tail(log)}")
 
 
@@ -332,7 +332,8 @@ class _Forward(http.server.BaseHTTPRequestHandler):
 def recording_proxy(upstream_port: int) -> Iterator[_Recorder]:
     """A proxy on 127.0.0.1 in front of upstream_port that records every request it passes on."""
     server = _Recorder((LOCALHOST, upstream_port))
-    thread = threading.Thread(target=server.serve_forever, name="s3-recording-proxy", daemon=True)
+    # A short poll interval: shutdown() waits for the serving loop's next poll.
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="s3-recording-proxy", daemon=True)
     thread.start()
     try:
         yield server
@@ -385,7 +386,7 @@ def s3_server(root: Path) -> Iterator[S3Server]:
             except OSError as exc:
                 return False, str(exc)
 
-        _wait_for("the S3 server", listening, 30, log)
+        _wait_for("the S3 server", listening, 30, log, every=0.05)  # a connect attempt: cheap
         with recording_proxy(port) as proxy:
             front = proxy.server_address[1]
             yield S3Server(f"http://{LOCALHOST}:{front}", _aws_env(root, front), log, proxy)

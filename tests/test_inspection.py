@@ -268,6 +268,7 @@ def test_a_string_with_a_unicode_line_separator_stays_on_its_line(tmp_path: Path
 
 
 SLOW_SECOND_SHAPE = """
+import os
 import time
 import torch
 
@@ -282,6 +283,7 @@ def build_model():
 
 def make_inputs(batch, length, layout):
     if batch == 2:
+        open(os.environ["SLOW_SHAPE_STARTED"], "w").close()
         time.sleep(120)  # interrupted here
     return {"x": torch.ones(batch, length, 4)}
 
@@ -309,9 +311,11 @@ def test_an_interrupted_inspection_leaves_no_file(tmp_path: Path, signum: int) -
     )
     out = tmp_path / "out" / "slow.inspection.jsonl"
     out.parent.mkdir()
+    started = tmp_path / "second-shape-started"
     proc = subprocess.Popen(
         [sys.executable, "-m", "collector", "inspect", "--workload", str(plan), "--out", str(out)],
         cwd=REPO,
+        env={**os.environ, "SLOW_SHAPE_STARTED": str(started)},
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -320,7 +324,10 @@ def test_an_interrupted_inspection_leaves_no_file(tmp_path: Path, signum: int) -
         for line in proc.stderr:
             if "[2/2]" in line:
                 break
-        time.sleep(0.5)
+        deadline = time.monotonic() + 60
+        while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # until the second shape is being made (no fixed wait)
+        assert started.exists(), "the second shape was never reached"
         proc.send_signal(signum)
         rest = proc.stderr.read()
         assert proc.wait(timeout=60) == {signal.SIGINT: 130, signal.SIGTERM: 143}[signum], rest
