@@ -73,6 +73,15 @@ def _campaign(tmp_path: Path) -> tuple[Path, Path]:
     return campaign, tmp_path / "nightly.sbatch"
 
 
+def _submitted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path, Path]:
+    """The two-environment campaign submitted (sbatch accepting): the recorded sbatch calls, the
+    campaign file, its script and its ledger folder at the destination."""
+    calls = _sbatch(tmp_path, monkeypatch)
+    campaign, script = _campaign(tmp_path)
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
+    return calls, campaign, script, _ledger_folder(tmp_path)
+
+
 def _ledger_folder(tmp_path: Path) -> Path:
     planned = json.loads((tmp_path / "nightly.planned.json").read_text())
     folder = tmp_path / "runs" / "_campaigns" / planned["campaign_id"]
@@ -92,10 +101,7 @@ def _status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[int, dic
 def test_a_second_resume_leaves_out_a_task_the_first_resubmitted_that_has_no_record_yet(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calls = _sbatch(tmp_path, monkeypatch)
-    campaign, script = _campaign(tmp_path)
-    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
-    folder = _ledger_folder(tmp_path)
+    calls, campaign, script, folder = _submitted(tmp_path, monkeypatch)
     _record(folder, 0, "s1-r0", "failed", 3, [])
     _record(folder, 1, "s1-r0", "done", 0, ["r1"])
     resume = ["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]
@@ -191,10 +197,7 @@ def test_tasks_sbatch_refused_are_recorded_never_submitted_and_resume_submits_th
 def test_a_submission_file_that_is_not_one_is_a_one_line_error_and_an_older_one_gives_its_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calls = _sbatch(tmp_path, monkeypatch)
-    campaign, script = _campaign(tmp_path)
-    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
-    folder = _ledger_folder(tmp_path)
+    calls, campaign, script, folder = _submitted(tmp_path, monkeypatch)
     _record(folder, 0, "s1-r0", "failed", 3, [])
     resume = ["resume", str(campaign), "--scheduler", "slurm", "--out", str(script)]
     kept = tmp_path / "nightly.submission"
@@ -418,10 +421,7 @@ def test_an_older_versions_submission_file_says_the_campaign_was_accepted(
     """An earlier version wrote NAME.submission (`<id> <number>`) only from resume, so that
     campaign was accepted: a second submit replaced its files. The refusal names the scheduler
     it was submitted to, not the one given."""
-    calls = _sbatch(tmp_path, monkeypatch)
-    campaign, script = _campaign(tmp_path)
-    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 0
-    folder = _ledger_folder(tmp_path)
+    calls, campaign, script, folder = _submitted(tmp_path, monkeypatch)
     (tmp_path / "nightly.submission").write_text(f"{folder.name} 2\n")
     written = {path.name: path.read_bytes() for path in tmp_path.glob("nightly.*")}
     calls.unlink()

@@ -19,20 +19,25 @@ RUNS = 7
 SHOWN = 4
 
 
-def test_the_history_shows_the_newest_runs_and_says_where_the_rest_are(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(site_module, "HISTORY_ROWS", SHOWN)
-    monkeypatch.setattr(site_module, "HISTORY_PAIRS", 2)
+def _history(tmp_path: Path, count: int) -> tuple[Path, str, str]:
+    """A site of ``count`` runs an hour apart: its folder, the workload page and its table."""
     runs = tmp_path / "runs"
-    for n in range(RUNS):
+    for n in range(count):
         _log(runs, f"r{n}", f"synthetic-run-{n}", f"2026-01-01T{n:02d}:00:00Z", seed=n)
     site = tmp_path / "site"
     build_site([runs], site)
     page = (site / "workloads" / _summary(site, "synthetic-run-0")["workload_slug"] / "index.html").read_text(
         encoding="utf-8"
     )
-    table = page[page.index('<table class="history">') : page.index("</table>")]
+    return site, page, page[page.index('<table class="history">') : page.index("</table>")]
+
+
+def test_the_history_shows_the_newest_runs_and_says_where_the_rest_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site_module, "HISTORY_ROWS", SHOWN)
+    monkeypatch.setattr(site_module, "HISTORY_PAIRS", 2)
+    site, page, table = _history(tmp_path, RUNS)
     shown = [n for n in range(RUNS) if f'title="synthetic-run-{n}"' in table]
     assert shown == list(range(RUNS - SHOWN, RUNS))
     # The oldest row shown is compared with the run before it, which the table leaves out.
@@ -47,15 +52,7 @@ def test_the_history_shows_the_newest_runs_and_says_where_the_rest_are(
 
 
 def test_a_short_history_shows_every_run_and_no_such_sentence(tmp_path: Path) -> None:
-    runs = tmp_path / "runs"
-    for n in range(3):
-        _log(runs, f"r{n}", f"synthetic-run-{n}", f"2026-01-01T{n:02d}:00:00Z", seed=n)
-    site = tmp_path / "site"
-    build_site([runs], site)
-    page = (site / "workloads" / _summary(site, "synthetic-run-0")["workload_slug"] / "index.html").read_text(
-        encoding="utf-8"
-    )
-    table = page[page.index('<table class="history">') : page.index("</table>")]
+    _, page, table = _history(tmp_path, 3)
     assert all(f'title="synthetic-run-{n}"' in table for n in range(3))
     assert table.count("first run on this target") == 1
     assert "They show the newest" not in page

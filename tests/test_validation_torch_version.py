@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from reportgen.contract.validation import read_log
-from tests.logbuilder import complete_log, dumps, generation_log
+from tests.logbuilder import complete_log, generation_log
 from tests.test_validation_contradictions_r3 import _errors, _line
 
 NOTE = "Synthetic log for the torch version checks of validate; not a measurement."
@@ -40,11 +40,9 @@ def _environment(events: Lines, told: str | None, *installed: str) -> int:
 
 
 def _warnings(tmp_path: Path, events: Lines) -> list[str]:
-    for seq, event in enumerate(events):
-        event["seq"] = seq
-    path = tmp_path / "events.jsonl"
-    path.write_text(dumps(events), encoding="utf-8")
-    return [f"{p.line}: {p.message}" for p in read_log(path).problems if p.severity == "warning"]
+    """The log's warnings as "line: message" (written as _errors writes it)."""
+    _errors(tmp_path, events)
+    return [f"{p.line}: {p.message}" for p in read_log(tmp_path / "events.jsonl").problems if p.severity == "warning"]
 
 
 def test_packages_naming_another_torch_than_the_install_are_refused_at_their_line(tmp_path: Path) -> None:
