@@ -30,7 +30,8 @@ mismatch carries its error_stats (and its task_metric where the plan gives a tas
 training cell's steps and train_result come before its result; layout_fed and layout_achieved
 follow from the tensors inputs_fed records; a judged cell of a cpu or cuda run was fed at least
 one tensor on that device; a pass holds no more non-finite outputs than the collector lets pass;
-a cache check whose compile event built a graph says it recompiled. run_end counts the plan's
+a cache check whose compile event built a graph says it recompiled; every cell of one batch,
+length and layout records inputs of the same names and shapes. run_end counts the plan's
 cells and the results logged. A result's error_stats hold together with the atol that judged
 them (no allowance below it, no element outside the tolerance within it); a localisation is of
 an inference plan's cell, once, after its result, in the cell's mode and for the reason its
@@ -207,6 +208,8 @@ class FigureChecks:
         # Each case's first result (status, line), and its first localization's line.
         self.statuses: dict[str, tuple[str, int]] = {}
         self.localized: dict[str, int] = {}
+        # By (batch, length, layout): the first result's input names and shapes, its case and line.
+        self.shape_inputs: dict[tuple[Any, ...], tuple[tuple[Any, ...], str, int]] = {}
         # From the environment line (its number, 0 before it): the installed torch's versions as
         # its metadata gives them; and a workload_reads line's torch (line, version) read before it.
         self.environment_line = 0
@@ -561,11 +564,36 @@ class FigureChecks:
             return why
         if judged and (why := self._device(data)) is not None:
             return why
+        if (why := self._same_inputs(data)) is not None:
+            return why
         if data.recompiled is False and (built := self.repeat_graphs.get(data.case)) is not None:
             # collector/run/cells.py: recompiled is whether the cache check's first call built a
             # graph or compiled a frame, the graphs its compile event counts.
             return f"recompiled is false, but the compile event of this cache check on line {built[1]} counts {built[0]} graph(s) built"
         return None
+
+    def _same_inputs(self, data: Any) -> str | None:
+        """The collector makes a shape's inputs once (collector/run/cells.py: run.inputs by batch,
+        length and layout) and casts a copy to each cell's dtype: every cell of one shape, eager
+        or compiled, any dtype, records inputs of the same names and shapes. A cell fed others
+        did not run at the shape its case names, and a comparison of its modes would compare
+        two workloads."""
+        inputs = data.inputs
+        if absent(inputs) or not inputs or (cell := self._cell(data.case)) is None:
+            return None
+        shapes = tuple((item.name, tuple(item.shape)) for item in inputs)
+        first = self.shape_inputs.setdefault((cell.batch, cell.length, cell.layout), (shapes, data.case, self.line))
+        if first[0] == shapes:
+            return None
+        ours, theirs = dict(shapes), dict(first[0])
+        name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)), "")
+        mine, other = ours.get(name), theirs.get(name)
+        here = "is not among its inputs" if mine is None else f"has shape {list(mine)}"
+        there = "has no such input" if other is None else f"has {'it with ' if mine is None else ''}shape {list(other)}"
+        return (
+            f"input {name[:60]!r} {here}, but {first[1]!r} (line {first[2]}), a cell of the same batch, length and"
+            f" layout, {there}: the collector makes a shape's inputs once"
+        )
 
     def _judged_on(self, data: Any, stats: Any, metric: Any) -> str | None:
         """The collector writes the figures a pass or mismatch is decided from beside it, in every
