@@ -56,3 +56,12 @@ def test_a_cell_missing_an_input_its_twin_had_is_refused(tmp_path: Path) -> None
     errors = _errors(tmp_path, events)
     assert len(errors) == 1 and "input 'attention_mask' is not among its inputs, but" in errors[0], errors
     assert "has it with shape [1, 16]" in errors[0]
+
+
+def test_a_long_shape_is_named_by_its_first_dimensions(tmp_path: Path) -> None:
+    events = _log()
+    fed = events[_line(events, "case_result", COMPILED) - 1]["inputs"]
+    fed[0]["shape"] = [1] * 5000
+    errors = _errors(tmp_path, events)
+    assert len(errors) == 1 and "has shape [1, 1, 1, 1, 1, 1, 1, 1, ... 5000 in all], but" in errors[0], errors
+    assert len(errors[0]) < 500

@@ -588,8 +588,10 @@ class FigureChecks:
         ours, theirs = dict(shapes), dict(first[0])
         name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)), "")
         mine, other = ours.get(name), theirs.get(name)
-        here = "is not among its inputs" if mine is None else f"has shape {list(mine)}"
-        there = "has no such input" if other is None else f"has {'it with ' if mine is None else ''}shape {list(other)}"
+        here = "is not among its inputs" if mine is None else f"has shape {_dims(mine)}"
+        there = (
+            "has no such input" if other is None else f"has {'it with ' if mine is None else ''}shape {_dims(other)}"
+        )
         return (
             f"input {name[:60]!r} {here}, but {first[1]!r} (line {first[2]}), a cell of the same batch, length and"
             f" layout, {there}: the collector makes a shape's inputs once"
@@ -954,6 +956,11 @@ def _error_stats(stats: Any, version: str, name: str = "error_stats") -> str | N
     if stats.mismatched > 0 and diff <= allowed and schema_tuple(version) >= (1, 2):
         return f"{name} counts {stats.mismatched} elements outside the tolerance, but its worst element's |diff| {diff} is within its allowance {allowed}"
     return None
+
+
+def _dims(shape: tuple[Any, ...]) -> str:
+    """A shape as a list, its first 8 dimensions (a line may hold thousands)."""
+    return str(list(shape[:8]))[:-1] + (f", ... {len(shape)} in all]" if len(shape) > 8 else "]")
 
 
 def _fact_value(fact: Any) -> str | None:
