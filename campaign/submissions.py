@@ -135,10 +135,17 @@ def read_submissions(path: Path) -> Submissions | None:
 
 def _submission(raw: Any) -> Submission:
     tasks = tuple(_indexes(raw["tasks"]))
-    jobs = {t: str(item["job"]) for item in raw["jobs"] for t in _indexes(item["tasks"])}
-    refused = {t: str(item["reason"]) for item in raw["refused"] for t in _indexes(item["tasks"])}
+    jobs = {t: _text(item["job"], "job") for item in raw["jobs"] for t in _indexes(item["tasks"])}
+    refused = {t: _text(item["reason"], "reason") for item in raw["refused"] for t in _indexes(item["tasks"])}
     number = whole_number(raw["submission"], "submission", MAX_INDEX)
-    return Submission(number, str(raw["time"]), tasks, jobs, refused, raw.get("printed") is True)
+    return Submission(number, _text(raw["time"], "time"), tasks, jobs, refused, raw.get("printed") is True)
+
+
+def _text(value: Any, what: str) -> str:
+    """A field this file writes as text (a job id, sbatch's line, a time): ValueError otherwise."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is not text")
+    return value
 
 
 def _indexes(value: Any) -> list[int]:

@@ -218,6 +218,16 @@ def test_a_submission_file_that_is_not_one_is_a_one_line_error_and_an_older_one_
         "ledger without it\n"
     )
     assert "   0  failed   tiny/small/r1  attempt s1-r0 exited 3" in captured.out
+    # A job or a time that is not text is no record this command wrote either.
+    for field, value in (("time", "7"), ("job", "[1]")):
+        entry = {"submission": 1, "time": "2026-12-06T00:00:00Z", "tasks": [0], "refused": []}
+        entry["jobs"] = [{"job": "4300", "tasks": [0]}]
+        raw = json.dumps({"campaign_id": folder.name, "submissions": [entry]})
+        kept.write_text(
+            raw.replace('"2026-12-06T00:00:00Z"', value) if field == "time" else raw.replace('"4300"', value)
+        )
+        assert main(resume) == 2
+        assert f"({field} is not text)" in capsys.readouterr().err
     # An older version's file (the id and the last number alone) still gives the next number.
     kept.write_text(f"{folder.name} 6\n")
     assert main(resume) == 0
