@@ -74,13 +74,16 @@ class Submissions:
     earlier: int = 0
 
     def accepted(self) -> str | None:
-        """What says the scheduler accepted this campaign ('job 4300', or the job unknown from an
-        older version's file), None when nothing does."""
+        """What says the scheduler accepted this campaign, or may have ('job 4300'; the job unknown
+        from an older version's file, or when sbatch timed out), None when nothing does."""
         job = next((job for s in self.submissions for job in s.jobs.values()), None)
         if job is not None:
             return f"job {job}"
         if self.earlier:
             return f"job unknown: an earlier version's resume recorded submission {self.earlier}"
+        timed_out = next((s for s in self.submissions if any(map(may_have_queued, s.refused.values()))), None)
+        if timed_out is not None:
+            return f"job unknown: sbatch timed out on submission {timed_out.number}, and may have queued it"
         return None
 
     def added(self, submission: Submission) -> Submissions:
@@ -204,7 +207,7 @@ def resubmitted(ledger: Ledger, found: Submissions | None, indexes: list[int]) -
             groups.setdefault((_when(last, index), False), []).append(str(index))
     return "; ".join(
         (
-            f"submission {when} of task{'s' if len(group) > 1 else ''} {', '.join(group)} may be queued (sbatch timed out)"
+            f"{when} of task{'s' if len(group) > 1 else ''} {', '.join(group)} may be queued (sbatch timed out)"
             if timed_out
             else f"task {group[0]} was resubmitted as {when} and has no record yet"
             if len(group) == 1

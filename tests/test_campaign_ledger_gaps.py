@@ -377,8 +377,14 @@ def test_sbatch_timed_out_may_have_queued_the_tasks_so_they_are_not_resubmitted_
     calls.unlink()
     assert main(resume) == 3
     said = capsys.readouterr().out
-    assert "submission 1 at 20" in said and "of tasks 0, 1 may be queued (sbatch timed out)" in said
+    assert "(submission 1 at 20" in said and "of tasks 0, 1 may be queued (sbatch timed out)" in said
+    assert "submission submission" not in said
     assert not calls.exists()
+    # A second submit over these files is refused: the timed-out tasks may be reading them.
+    tasks = (tmp_path / "nightly.tasks").read_bytes()
+    assert main(["submit", str(campaign), "--scheduler", "slurm", "--out", str(script)]) == 2
+    assert "job unknown: sbatch timed out on submission 1, and may have queued it" in capsys.readouterr().err
+    assert (tmp_path / "nightly.tasks").read_bytes() == tasks and not calls.exists()
     assert main([*resume, "--include-unrecorded"]) == 0
     assert len(calls.read_text().splitlines()) == 2
 

@@ -65,3 +65,17 @@ def test_a_long_shape_is_named_by_its_first_dimensions(tmp_path: Path) -> None:
     errors = _errors(tmp_path, events)
     assert len(errors) == 1 and "has shape [1, 1, 1, 1, 1, 1, 1, 1, ... 5000 in all], but" in errors[0], errors
     assert len(errors[0]) < 500
+
+
+def test_inputs_in_another_order_or_repeated_are_named(tmp_path: Path) -> None:
+    """The names and shapes alike, in another order: the message had named an input ''."""
+    events = _log()
+    fed = events[_line(events, "case_result", COMPILED) - 1]["inputs"]
+    fed.reverse()
+    errors = _errors(tmp_path, events)
+    assert len(errors) == 1 and "inputs are 'attention_mask', 'input_ids', but" in errors[0], errors
+    assert "records 'input_ids', 'attention_mask'" in errors[0]
+    fed.reverse()
+    fed.append(dict(fed[0]))
+    errors = _errors(tmp_path, events)
+    assert len(errors) == 1 and "inputs are 'input_ids', 'attention_mask', 'input_ids', but" in errors[0], errors

@@ -1,12 +1,12 @@
 """A log names the torch version it ran on three times: torch.__version__ and the installed
 distribution's metadata in the environment line, and the workload's packages (1.6 logs), read
-from the same metadata in the same process. The packages naming another torch than the install
-lists leave unknown what the run ran on, and a comparison of two runs would name a torch change
-that never happened (or hide one): validate refuses such a log at its line. torch.__version__
-against the metadata is only a warning: a build from source whose version file was made again
-without installing it again holds two releases, and a wheel's local label (2.11.0+cu130
-against 2.11.0) is one release. The logs are synthetic (tests/logbuilder) edited by hand, and
-say so in their run_start."""
+from installed metadata after the workload loaded. When they differ, validate warns at the line:
+a comparison of two runs would name a torch change that never happened (or hide one). It does
+not refuse the log: a workload that puts another torch's metadata on sys.path (a vendored
+folder) or a build from source whose version file was made again without installing it again
+makes them differ in an honest log. A wheel's local label (2.11.0+cu130 against 2.11.0) is one
+release. The logs are synthetic (tests/logbuilder) edited by hand, and say so in their
+run_start."""
 
 from __future__ import annotations
 
@@ -45,15 +45,17 @@ def _warnings(tmp_path: Path, events: Lines) -> list[str]:
     return [f"{p.line}: {p.message}" for p in read_log(tmp_path / "events.jsonl").problems if p.severity == "warning"]
 
 
-def test_packages_naming_another_torch_than_the_install_are_refused_at_their_line(tmp_path: Path) -> None:
+def test_packages_naming_another_torch_than_the_install_are_a_warning_at_their_line(tmp_path: Path) -> None:
     events = _marked(generation_log())
     _environment(events, "2.13.0+cpu", "2.13.0+cpu")
     line = _line(events, "workload_reads")
     events[line - 1]["packages"]["torch"] = "2.12.1"
-    errors = _errors(tmp_path, events)
-    assert len(errors) == 1, errors
-    assert errors[0].startswith(f"{line}: workload_reads: packages names torch '2.12.1'")
-    assert f"(line {_line(events, 'environment')})" in errors[0] and "'2.13.0+cpu'" in errors[0]
+    assert _errors(tmp_path, events) == []
+    warnings = _warnings(tmp_path, events)
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith(f"{line}: workload_reads: packages names torch '2.12.1'")
+    assert f"(line {_line(events, 'environment')})" in warnings[0] and "'2.13.0+cpu'" in warnings[0]
+    assert "a vendored folder" in warnings[0]
 
 
 def test_packages_before_the_environment_line_are_held_to_it_all_the_same(tmp_path: Path) -> None:
@@ -62,16 +64,15 @@ def test_packages_before_the_environment_line_are_held_to_it_all_the_same(tmp_pa
     reads = events.pop(_line(events, "workload_reads") - 1)
     reads["packages"]["torch"] = "9.9.9"
     events.insert(_line(events, "environment") - 1, reads)
-    errors = _errors(tmp_path, events)
-    line = _line(events, "environment")
-    assert [e.split(":")[0] for e in errors] == [str(line)], errors
-    assert f"workload_reads (line {line - 1}) names torch '9.9.9'" in errors[0]
+    warnings = _warnings(tmp_path, events)
+    line = _line(events, "workload_reads")
+    assert len(warnings) == 1 and warnings[0].startswith(f"{line}: workload_reads: packages names torch '9.9.9'")
 
 
 def test_a_second_torch_install_listed_may_be_the_one_the_packages_name(tmp_path: Path) -> None:
     events = _marked(generation_log())
     _environment(events, "2.13.0+cpu", "2.12.0", "2.13.0+cpu")
-    assert _errors(tmp_path, events) == []
+    assert _errors(tmp_path, events) == [] and _warnings(tmp_path, events) == []
 
 
 @pytest.mark.parametrize(

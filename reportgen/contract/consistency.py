@@ -18,9 +18,10 @@ order logged, at most 1 + the plan's remeasure_rounds, each after one the log cl
 unstable (the collector measures again only such a series).
 
 What identifies the run holds together too: run_start names one collector version, a run has
-one weights artifact, and it and the plan give the same hashes of the weights; the workload's
-packages name the torch the environment lists as installed (a torch.__version__ of another
-release than that is a warning: a build from source may hold one). A generation
+one weights artifact, and it and the plan give the same hashes of the weights. (torch's version
+read three ways, the workload's packages, the installed metadata and torch.__version__, is only
+warned about when they differ: a vendored folder on sys.path, or a build from source, makes them
+differ in an honest log.) A generation
 event says what its cell and its request say (the cell's length, the request's bucket and
 truncation) and carries timings only for a cell that passed; a localised module's figures
 agree with each other as a cell's error_stats do.
@@ -298,36 +299,38 @@ class FigureChecks:
             self.warn(
                 self.line,
                 f"environment: versions.torch is {told[:40]!r}, but the installed torch's metadata says"
-                f" {installed[0][:40]!r}: a comparison names the first (a build from source whose version"
-                " changed since it was installed, or an edited log)",
+                f" {installed[0][:40]!r}: reports and comparisons name versions.torch (a build from source"
+                " whose version changed since it was installed, or an edited log)",
             )
         if self.pending_packages is not None:  # a workload_reads line came first
             line, listed = self.pending_packages
             self.pending_packages = None
-            if installed and listed not in installed:
-                return (
-                    f"the installed torch is {installed[0][:40]!r}, but workload_reads (line {line}) names torch"
-                    f" {listed[:40]!r}: both are read from the install's metadata"
-                )
+            self._packages_torch(line, listed)
         return None
 
-    def _workload_reads(self, data: Any) -> str | None:
-        """The packages the workload ran on are read from the install's metadata, as the
-        environment's torch artifact is (collector/workload_reads.py, importlib.metadata): one
-        process, one install, one version."""
+    def _workload_reads(self, data: Any) -> None:
+        """The packages the workload ran on are read from installed metadata, as the environment's
+        torch artifact is (collector/workload_reads.py, importlib.metadata), but later, after the
+        workload loaded: one that put another torch's metadata on sys.path (a vendored folder)
+        makes the two differ in an honest log. So it is said, not refused."""
         listed = data.packages.get("torch")
         if listed is None:
             return None
         if not self.environment_line:
             self.pending_packages = (self.line, listed)
             return None
+        self._packages_torch(self.line, listed)
+        return None
+
+    def _packages_torch(self, line: int, listed: str) -> None:
         installed = self.torch_installed
-        if not installed or listed in installed:
-            return None
-        return (
-            f"packages names torch {listed[:40]!r}, but the environment (line {self.environment_line}) lists the"
-            f" installed torch as {installed[0][:40]!r}: both are read from the install's metadata"
-        )
+        if installed and listed not in installed:
+            self.warn(
+                line,
+                f"workload_reads: packages names torch {listed[:40]!r}, but the environment (line"
+                f" {self.environment_line}) lists the installed torch as {installed[0][:40]!r}: another torch's"
+                " metadata on sys.path after the workload loaded (a vendored folder), or an edited log",
+            )
 
     def _run_end(self, data: Any) -> str | None:
         """The collector counts the plan's cells and the cells it recorded (collector/runner.py,
@@ -586,7 +589,14 @@ class FigureChecks:
         if first[0] == shapes:
             return None
         ours, theirs = dict(shapes), dict(first[0])
-        name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)), "")
+        name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)), None)
+        if name is None:  # the same names and shapes, in another order or number
+            listed = ", ".join(repr(n[:40]) for n, _ in shapes[:8])
+            named = ", ".join(repr(n[:40]) for n, _ in first[0][:8])
+            return (
+                f"inputs are {listed}, but {first[1]!r} (line {first[2]}), a cell of the same batch, length and"
+                f" layout, records {named}: the collector makes a shape's inputs once"
+            )
         mine, other = ours.get(name), theirs.get(name)
         here = "is not among its inputs" if mine is None else f"has shape {_dims(mine)}"
         there = (
