@@ -335,7 +335,15 @@ SCHEMA: tuple[Table, ...] = (
         "timing.scope",
         "What the timed region includes.",
         (
-            Key("preprocessing", "bool", "Preparing the inputs is inside the timed region.", False, "false", COLLECTOR),
+            Key(
+                "preprocessing",
+                "bool",
+                "Preparing the inputs (make_inputs, each timed call) is inside the timed region; a call given other"
+                " input names, shapes or dtypes than the cell was checked with stops its timing.",
+                False,
+                "false",
+                COLLECTOR,
+            ),
             Key("host_to_device", "bool", "Copying the inputs to the device is timed.", False, "false", COLLECTOR),
             Key(
                 "output_retrieval", "bool", "Copying the outputs back to the host is timed.", False, "false", COLLECTOR

@@ -28,6 +28,34 @@ def warm_stats(samples: list[float]) -> dict[str, Any]:
     }
 
 
+class InputsChanged(ValueError):
+    """The workload's make_inputs gave a timed call other inputs than the ones the cell was checked with."""
+
+
+def inputs_changed(made: dict[str, Any], checked: dict[str, Any]) -> str | None:
+    """How inputs made again for a timed call differ from the checked ones (names, and each
+    tensor's shape and dtype); None when they do not. A timing of other shapes is not the
+    cell's: its figure would be reported beside a check it never had."""
+    if made.keys() != checked.keys():
+        return f"make_inputs gave the inputs {sorted(made)[:8]} for a timed call, but the cell was checked with {sorted(checked)[:8]}"
+    for name, value in checked.items():
+        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+        again = made[name]
+        if getattr(again, "shape", None) != shape or getattr(again, "dtype", None) != dtype:
+            return (
+                f"make_inputs gave input {name!r} as {_tensor_words(again)} for a timed call, but the cell was "
+                f"checked with {_tensor_words(value)}: a workload timed with preprocessing must make the same shapes each call"
+            )
+    return None
+
+
+def _tensor_words(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return type(value).__name__
+    return f"shape {list(shape)[:8]} {str(getattr(value, 'dtype', '')).removeprefix('torch.')}"
+
+
 def time_warm(sample: Callable[[], float], warmup: int, repetitions: int) -> list[float]:
     """Seconds per sample; ``sample`` times itself (see ``timed_sample``)."""
     for _ in range(warmup):
@@ -93,6 +121,8 @@ def timed_sample(
             start = time.perf_counter()
             host = prepare()
             took["preprocessing"] = time.perf_counter() - start
+            if (changed := inputs_changed(host, host_inputs)) is not None:  # off the clock
+                raise InputsChanged(changed)
         inputs = device_inputs
         if prep or h2d:
             start = time.perf_counter()

@@ -36,7 +36,9 @@ length and layout records inputs of the same names and shapes. run_end counts th
 cells and the results logged. A result's error_stats hold together with the atol that judged
 them (no allowance below it, no element outside the tolerance within it); a localisation is of
 an inference plan's cell, once, after its result, in the cell's mode and for the reason its
-status gives; a timing event's scope is the stages its timed_region holds.
+status gives; a timing event's scope is the stages its timed_region holds, and a timed call
+(warm or cold) was fed inputs of the names and shapes its cell's result records at the checked
+call.
 
 Only the few fields involved are read, from the line the reader already decoded: the checks run
 on every ``run_start``, ``environment``, ``workload_reads``, ``request``, ``case_result``, ``timing``, ``compile``,
@@ -211,6 +213,8 @@ class FigureChecks:
         self.localized: dict[str, int] = {}
         # By (batch, length, layout): the first result's input names and shapes, its case and line.
         self.shape_inputs: dict[tuple[Any, ...], tuple[tuple[Any, ...], str, int]] = {}
+        # Each case's first result's inputs_fed (the tensors at the checked call) and its line.
+        self.checked_fed: dict[str, tuple[Any, int]] = {}
         # From the environment line (its number, 0 before it): the installed torch's versions as
         # its metadata gives them; and a workload_reads line's torch (line, version) read before it.
         self.environment_line = 0
@@ -569,6 +573,8 @@ class FigureChecks:
             return why
         if (why := self._same_inputs(data)) is not None:
             return why
+        if not absent(fed := data.inputs_fed) and fed:
+            self.checked_fed.setdefault(data.case, (fed, self.line))
         if data.recompiled is False and (built := self.repeat_graphs.get(data.case)) is not None:
             # collector/run/cells.py: recompiled is whether the cache check's first call built a
             # graph or compiled a frame, the graphs its compile event counts.
@@ -716,9 +722,9 @@ class FigureChecks:
         if not absent(cold) and cold.cache_condition == "fresh_process_empty_cache":
             self.empty_cold.setdefault(data.case, (cold.seconds, self.line))
             if absent(data.warm):  # a 1.0 log times both in one event
-                return self._cold_against_warm(data.case) or self._scope(data)
+                return self._cold_against_warm(data.case) or self._scope(data) or self._timed_inputs(data)
         if absent(data.warm):
-            return self._scope(data)
+            return self._scope(data) or self._timed_inputs(data)
         attempt = self._attempt(data)  # first: it records the series whatever else is wrong
         return (
             self._planned_repetitions("warm holds", len(data.warm.samples_s))
@@ -727,7 +733,35 @@ class FigureChecks:
             or attempt
             or self._fastest(data.case, data.warm.min_s)
             or self._scope(data)
+            or self._timed_inputs(data)
         )
+
+    def _timed_inputs(self, data: Any) -> str | None:
+        """A timed call was fed the tensors the cell was checked with: the same names and shapes
+        as its result's inputs_fed. With preprocessing inside the clock the timed calls make their
+        inputs again (collector/run/timings.py); a workload whose make_inputs gives other shapes
+        each call was then timed on inputs it was never checked on, and a warm figure of it is not
+        the cell's. Collectors from 0.16.0 refuse to time such a workload (no timing event)."""
+        checked = self.checked_fed.get(data.case)
+        if checked is None:
+            return None
+        cold = data.cold
+        for call, fed in (("warm", data.inputs_fed), ("cold", None if absent(cold) else cold.inputs_fed)):
+            if absent(fed) or not fed:
+                continue
+            ours = {item.name: tuple(item.shape) for item in fed}
+            theirs = {item.name: tuple(item.shape) for item in checked[0]}
+            if ours == theirs:
+                continue
+            name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)))
+            mine, other = ours.get(name), theirs.get(name)
+            fed_text = f"no input {name[:60]!r}" if mine is None else f"input {name[:60]!r} of shape {_dims(mine)}"
+            there = "records no such input" if other is None else f"records it with shape {_dims(other)}"
+            return (
+                f"{'cold.' if call == 'cold' else ''}inputs_fed: the {call} timed call was fed {fed_text}, "
+                f"but the cell's case_result (line {checked[1]}) {there} at the checked call: the timing is not of the inputs the cell was checked with"
+            )
+        return None
 
     def _scope(self, data: Any) -> str | None:
         """A timing event's scope says what its clock covered: the stages its timed_region holds,
