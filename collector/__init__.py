@@ -50,10 +50,12 @@ records; it never judges. Judgement lives in ``reportgen``.
 # (OMP_, GOMP_, KMP_, MKL_, ONEDNN_, DNNL_, OPENBLAS_, MALLOC_, LD_PRELOAD, PYTORCH_) on every
 # backend, and the CUDA math libraries' switches on cuda, and in a localised cell names a
 # module only the candidate called (another code path); 0.15.0 records what 0.14.0 does (a
-# release of reportgen: the distribution has one version); change it with every release of the
-# collector,
+# release of reportgen: the distribution has one version); 0.16.0 stops the warm or cold timing
+# of a cell whose make_inputs, called again for a timed call (timing.scope.preprocessing), gives
+# other input names, shapes or dtypes than the cell was checked with; change it with every
+# release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.15.0"
+__version__ = "0.16.0"
 
 import sys
 
