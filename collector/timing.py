@@ -34,26 +34,32 @@ class InputsChanged(ValueError):
 
 def inputs_changed(made: dict[str, Any], checked: dict[str, Any]) -> str | None:
     """How inputs made again for a timed call differ from the checked ones (names, and each
-    tensor's shape and dtype); None when they do not. A timing of other shapes is not the
-    cell's: its figure would be reported beside a check it never had."""
+    tensor's shape, dtype and layout); None when they do not. A timing of other inputs is not
+    the cell's: its figure would be reported beside a check it never had."""
     if made.keys() != checked.keys():
-        return f"make_inputs gave the inputs {sorted(made)[:8]} for a timed call, but the cell was checked with {sorted(checked)[:8]}"
+        return (
+            f"make_inputs gave the inputs {sorted(map(str, made))[:8]} for a timed call, but the cell was checked "
+            f"with {sorted(map(str, checked))[:8]}"
+        )
     for name, value in checked.items():
-        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
         again = made[name]
-        if getattr(again, "shape", None) != shape or getattr(again, "dtype", None) != dtype:
+        if _tensor_words(again) != _tensor_words(value):
             return (
                 f"make_inputs gave input {name!r} as {_tensor_words(again)} for a timed call, but the cell was "
-                f"checked with {_tensor_words(value)}: a workload timed with preprocessing must make the same shapes each call"
+                f"checked with {_tensor_words(value)}: a workload timed with preprocessing must make the same "
+                "inputs each call"
             )
     return None
 
 
 def _tensor_words(value: Any) -> str:
+    """'shape [2, 3, 4] float32' (', non-contiguous' where it is not); a value that is no tensor by its type."""
     shape = getattr(value, "shape", None)
     if shape is None:
         return type(value).__name__
-    return f"shape {list(shape)[:8]} {str(getattr(value, 'dtype', '')).removeprefix('torch.')}"
+    contiguous = getattr(value, "is_contiguous", None)
+    layout = ", non-contiguous" if callable(contiguous) and not contiguous() else ""
+    return f"shape {list(shape)[:8]} {str(getattr(value, 'dtype', '')).removeprefix('torch.')}{layout}"
 
 
 def time_warm(sample: Callable[[], float], warmup: int, repetitions: int) -> list[float]:

@@ -27,8 +27,8 @@ NOTE = "Synthetic log for the timed-inputs check of validate; not a measurement.
 SCOPE = {"preprocessing": True, "host_to_device": False, "output_retrieval": False}
 
 
-def _tensor(*shape: int, dtype: str = "float32") -> Any:
-    return SimpleNamespace(shape=tuple(shape), dtype=dtype)
+def _tensor(*shape: int, dtype: str = "float32", contiguous: bool = True) -> Any:
+    return SimpleNamespace(shape=tuple(shape), dtype=dtype, is_contiguous=lambda: contiguous)
 
 
 def _sample(made: list[dict[str, Any]]) -> Any:
@@ -61,12 +61,13 @@ def test_inputs_made_again_with_the_checked_shapes_are_timed() -> None:
             "input 'x' as shape [1, 9] float32 for a timed call, but the cell was checked with shape [1, 8]",
         ),
         ({"x": _tensor(1, 8, dtype="float16")}, "as shape [1, 8] float16"),
+        ({"x": _tensor(1, 8, contiguous=False)}, "as shape [1, 8] float32, non-contiguous for a timed call"),
         (
             {"x": _tensor(1, 8), "y": _tensor(1)},
             "gave the inputs ['x', 'y'] for a timed call, but the cell was checked with ['x']",
         ),
     ],
-    ids=["shape", "dtype", "names"],
+    ids=["shape", "dtype", "layout", "names"],
 )
 def test_inputs_made_again_otherwise_stop_the_timing(made: dict[str, Any], words: str) -> None:
     sample = _sample([made])
