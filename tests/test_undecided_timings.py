@@ -169,3 +169,35 @@ def test_two_measured_runs_on_a_coarse_clock_are_no_copy(tmp_path: Path) -> None
     result = RUNNER.invoke(main, ["diff", str(tmp_path / "a"), str(tmp_path / "b")])
     assert result.exit_code == 0, result.output
     assert "one measurement given twice" not in result.output
+
+
+def test_a_throughput_of_fewer_repetitions_than_the_classifier_needs_decides_nothing(tmp_path: Path) -> None:
+    """tokens/s is one repetition's steps over the median repetition's decode time: with fewer
+    repetitions than the classifier needs (one here), nothing says they ran at one speed. Before:
+    the run page showed tokens/s unflagged, and diff called decode per token 1.43x faster."""
+    from reportgen.judge.timing_stability import throughput_flags
+    from reportgen.render.report import judge_log
+    from tests.logbuilder import planned_repetitions
+
+    def one_repetition(name: str, scale: float) -> Path:
+        events = generation_timing_log(name, seed=1)
+        planned_repetitions(events, 1)
+        for event in events:
+            timing = event.get("timing") if event["kind"] == "generation" else None
+            if timing:
+                timing["decode_token"] = _warm([x * scale for x in timing["decode_token"]["samples_s"]])
+                timing["tokens_per_s"] = tokens_per_s(timing)
+        return _log(tmp_path / name / "events.jsonl", events)
+
+    before, after = one_repetition("one-rep-before", 1.0), one_repetition("one-rep-after", 0.7)
+    assert read_log(before).errors == [] and read_log(after).errors == []
+    run = judge_log(after).run
+    passing = [c.case for c in run.cells_with("generation") if c.status == "pass"]
+    flags = throughput_flags(run)
+    assert passing and set(flags) == set(passing)
+    assert all("timing not classified across the 1 repetitions' decode times" in f for f in flags.values()), flags
+    found = json.loads(RUNNER.invoke(main, ["diff", str(before), str(after), "--format", "json"]).output)
+    decode = [t for t in found["timings"] if t["series"] == DECODE]
+    assert decode and all(t["ratio"] < 1 for t in decode), "each step is faster"
+    assert all(not t["verdict"].endswith(("faster", "slower")) for t in decode), decode
+    assert all(any("repetitions' decode times (tokens/s)" in f for f in t["flags"]) for t in decode)

@@ -308,6 +308,12 @@ def throughput_flags(run: RunModel) -> dict[str, str]:
             found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: " + "; ".join(
                 c.note for c in stability.reasons
             )
+        elif stability is not None and stability.verdict == UNCLASSIFIED:
+            # Too few repetitions (or all one value): tokens/s is one repetition's steps over the
+            # median repetition, and nothing says the repetitions ran at one speed.
+            found[cell.case] = (
+                f"{UNCLASSIFIED_SYMBOL} {UNCLASSIFIED_FLAG} across the {reps} repetitions' decode times: {stability.note}"
+            )
     return found
 
 
@@ -355,6 +361,8 @@ def series_flag(
     if whole is not None and whole.verdict == UNSTABLE:
         rules = ", ".join(RULE_WORDS.get(c.name, c.name) for c in whole.reasons)
         return f"{FLAG} across the {repetitions} repetitions' decode times (tokens/s): {rules}"
+    if whole is not None and whole.verdict == UNCLASSIFIED:
+        return f"{UNCLASSIFIED_FLAG} across the {repetitions} repetitions' decode times (tokens/s): {whole.note}"
     return None
 
 
