@@ -488,6 +488,8 @@ def hostile_log() -> list[dict[str, Any]]:
     plan["timing_scope"]["note"] = payload
     result = _cells(events, "case_result")[1]
     result.update(status="error", failure={"phase": "run", "type": payload, "message": payload}, warnings=[payload])
+    # The collector times a passing cell only: the failed cell keeps no warm series.
+    events = [e for e in events if not (e["kind"] == "timing" and e.get("case") == result["case"])]
     for e in _cells(events, "warning"):
         e["message"] = payload
     return with_envelope(finish(events, status="aborted", reason=payload))

@@ -184,6 +184,8 @@ class FigureChecks:
         # event that carries timings (its line), by case: the collector times passing cells only.
         self.unpassed: dict[str, tuple[str, int]] = {}
         self.timed: dict[str, int] = {}
+        # Each case's first warm series (its line): the collector times a passing cell only.
+        self.warm_lines: dict[str, int] = {}
         # The request event serving each case it names (its line and fields), the first one.
         self.requests: dict[str, tuple[int, Any]] = {}
         self.weights: tuple[int, Any] | None = None  # the run's weights artifact: its line and fields
@@ -462,6 +464,8 @@ class FigureChecks:
     def _case_result(self, data: Any) -> str | None:
         self.results += 1
         self.statuses.setdefault(data.case, (data.status, self.line))
+        if data.status != "pass" and (warm := self.warm_lines.get(data.case)) is not None:
+            self.warn(self.line, _unpassed_warm("case_result", data.case, data.status, warm))
         return self._result(data) or self._allowance(data)
 
     def _result(self, data: Any) -> str | None:
@@ -706,6 +710,8 @@ class FigureChecks:
         compiled under a configuration the criteria do not declare."""
         if data.graphs and (cell := self._cell(data.case)) is not None and not absent(cell.repeat_of):
             self.repeat_graphs.setdefault(data.case, (data.graphs, self.line))
+        if (why := _cache_label("cache_condition", data)) is not None:
+            return why
         used = data.compile_options
         if absent(used) or self.plan is None:
             return None
@@ -719,12 +725,19 @@ class FigureChecks:
 
     def _timing(self, data: Any) -> str | None:
         cold = data.cold
+        if not absent(cold) and (why := _cache_label("cold.cache_condition", cold)) is not None:
+            return why
         if not absent(cold) and cold.cache_condition == "fresh_process_empty_cache":
             self.empty_cold.setdefault(data.case, (cold.seconds, self.line))
             if absent(data.warm):  # a 1.0 log times both in one event
                 return self._cold_against_warm(data.case) or self._scope(data) or self._timed_inputs(data)
         if absent(data.warm):
             return self._scope(data) or self._timed_inputs(data)
+        self.warm_lines.setdefault(data.case, self.line)
+        if (result := self.statuses.get(data.case)) is not None and result[0] != "pass":
+            # A cold call may come before a failing result (a fresh process times it first); a
+            # warm series follows a pass only (collector/run/cells.py, time_warm_cell).
+            self.warn(self.line, _unpassed_warm("timing", data.case, result[0], result[1]))
         attempt = self._attempt(data)  # first: it records the series whatever else is wrong
         return (
             self._planned_repetitions("warm holds", len(data.warm.samples_s))
@@ -1039,6 +1052,46 @@ def _options(options: Any) -> tuple[str, ...]:
         msgspec.json.encode(value, order="deterministic").decode()
         for value in (options.dynamic, options.mode, options.fullgraph, {} if absent(backend) else backend)
     )
+
+
+def _unpassed_warm(kind: str, case: str, status: str, line: int) -> str:
+    """The warning for a warm series beside a result that is not a pass: the collector times a
+    passing cell only, so the log was not written as the collector writes it. Not refused: no
+    page, comparison or history reads a timing of a cell that did not pass, and the exports
+    keep its figures beside its status."""
+    where = (
+        f"status {status}, but a warm series of this cell is logged on line {line}"
+        if kind == "case_result"
+        else f"a warm series, but the cell's case_result on line {line} says status {status}"
+    )
+    return f"{kind} {case[:120]!r}: {where}: the collector times a passing cell only; its timings decide nothing"
+
+
+def _cache_label(name: str, call: Any) -> str | None:
+    """A first call's cache condition follows from its own listing and counters
+    (collector/run/capture.py, ``cold_condition``): an empty cache only when every listed folder
+    was empty before the call and no hit came without a miss (hits beside a miss are entries the
+    call wrote itself), a restart's populated cache only when they were not. Every page and
+    comparison reads the label: a cold call that met a full cache, labelled empty, would be shown
+    and compared as a compile from nothing. Facts the line left out are not judged."""
+    label = call.cache_condition
+    if label not in ("fresh_process_empty_cache", "restart_populated_cache"):
+        return None
+    before = None if absent(call.cache_entries_before) else call.cache_entries_before
+    full = [d for d in call.cache_dirs or () if d.entries_before]
+    hits = None if absent(call.cache_hits) else call.cache_hits
+    misses = None if absent(call.cache_misses) else call.cache_misses
+    if label == "fresh_process_empty_cache":
+        if before:
+            return f"{name} is {label}, but cache_entries_before is {before}: a call is labelled so only when the listed cache folders were empty before it"
+        if full:
+            return f"{name} is {label}, but cache_dirs lists {full[0].role[:40]!r} with {full[0].entries_before} entries before the call: a call is labelled so only when the listed cache folders were empty before it"
+        if hits and misses == 0:
+            return f"{name} is {label}, but the call counts {hits} cache hit(s) and no miss: hits without a miss come from a cache that was not empty"
+        return None
+    if before == 0 and not full and (not hits or misses):
+        return f"{name} is {label}, but cache_entries_before is 0: a restart is labelled so only when the cache folder it was given was not empty"
+    return None
 
 
 def warm_figures(name: str, warm: Any) -> str | None:

@@ -1,0 +1,161 @@
+"""A timing event holds together with the cell's result and with its own cache facts.
+
+The collector times warm repetitions of a passing cell only, so a warm series beside a failed
+result was not logged as the collector logs it (a cold call in a fresh process may come before
+any result: it is timed first). A cold call's cache condition follows from its own listing and
+counters (collector/run/capture.py, ``cold_condition``): "fresh_process_empty_cache" only when
+the listed cache folders were empty before the call and no hit came without a miss, and
+"restart_populated_cache" only when they were not. The logs are synthetic (tests/logbuilder)
+edited by hand, and say so in their run_start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reportgen.contract.validation import read_log
+
+from tests.logbuilder import case_key, complete_log
+from tests.test_validation_contradictions_r3 import _errors, _line
+
+NOTE = "Synthetic log for the timing-facts checks of validate; not a measurement."
+COMPILED = case_key(1, 16, "compiled")
+
+
+def _log() -> list[dict[str, Any]]:
+    events = complete_log()
+    events[0]["origin_note"] = NOTE
+    return events
+
+
+def _event(events: list[dict[str, Any]], kind: str, case: str = COMPILED) -> dict[str, Any]:
+    return events[_line(events, kind, case) - 1]
+
+
+def test_the_unedited_log_is_valid(tmp_path: Path) -> None:
+    assert _errors(tmp_path, _log()) == []
+
+
+def _warnings(tmp_path: Path, events: list[dict[str, Any]]) -> list[str]:
+    assert _errors(tmp_path, events) == []  # numbers the lines and writes the log
+    reading = read_log(tmp_path / "events.jsonl")
+    return [f"{p.line}: {p.message}" for p in reading.problems if p.severity == "warning"]
+
+
+def _failed(result: dict[str, Any]) -> dict[str, Any]:
+    result.update(status="error", failure={"phase": "run", "type": "RuntimeError", "message": "synthetic"})
+    result.pop("error_stats"), result.pop("task_metric")
+    return result
+
+
+def test_a_warm_series_beside_a_failed_result_is_warned_about_at_its_line(tmp_path: Path) -> None:
+    """Warned about, not refused: no page, comparison or history reads a timing of a cell that
+    did not pass (tests/test_measured_scope_history.py); the warning says it decides nothing."""
+    events = _log()
+    _failed(_event(events, "case_result"))
+    assert _warnings(tmp_path, events) == [
+        f"{_line(events, 'timing', COMPILED)}: timing {COMPILED!r}: a warm series, but the cell's case_result on "
+        f"line {_line(events, 'case_result', COMPILED)} says status error: the collector times a passing cell only; "
+        "its timings decide nothing"
+    ]
+
+
+def test_a_failed_result_after_a_warm_series_is_warned_about_at_its_line(tmp_path: Path) -> None:
+    events = _log()
+    result = _failed(events.pop(_line(events, "case_result", COMPILED) - 1))
+    events.insert(_line(events, "timing", COMPILED), result)  # after the timing
+    assert _warnings(tmp_path, events) == [
+        f"{_line(events, 'case_result', COMPILED)}: case_result {COMPILED!r}: status error, but a warm series of this "
+        f"cell is logged on line {_line(events, 'timing', COMPILED)}: the collector times a passing cell only; its "
+        "timings decide nothing"
+    ]
+
+
+def test_a_cold_call_alone_before_a_failed_result_is_valid(tmp_path: Path) -> None:
+    """As the collector writes it: the cold call in its fresh process, then the cell's check fails."""
+    events = _log()
+    timing = _event(events, "timing")
+    timing.pop("warm")
+    result = events.pop(_line(events, "case_result", COMPILED) - 1)
+    result.update(
+        status="mismatch", error_stats={**result["error_stats"], "mismatched": 3, "max_abs": 0.5, "diff_at_worst": 0.5}
+    )
+    events.insert(_line(events, "timing", COMPILED), result)
+    assert [e for e in _warnings(tmp_path, events) if "times a passing cell only" in e] == []
+
+
+def _cold(events: list[dict[str, Any]], **facts: Any) -> dict[str, Any]:
+    cold = _event(events, "timing")["cold"]
+    cold.update(facts)
+    return cold
+
+
+@pytest.mark.parametrize(
+    ("facts", "words"),
+    [
+        ({"cache_entries_before": 36}, "but cache_entries_before is 36: a call is labelled so only when"),
+        (
+            {
+                "cache_entries_before": 0,
+                "cache_dirs": [
+                    {"role": "inductor", "path": "/c", "redirected": True, "entries_before": 5, "entries_after": 5}
+                ],
+            },
+            "but cache_dirs lists 'inductor' with 5 entries before the call",
+        ),
+        ({"cache_entries_before": 0, "cache_hits": 1, "cache_misses": 0}, "counts 1 cache hit(s) and no miss"),
+    ],
+    ids=["entries", "a folder", "hits"],
+)
+def test_a_cold_call_labelled_empty_that_met_a_full_cache_is_refused(
+    tmp_path: Path, facts: dict[str, Any], words: str
+) -> None:
+    events = _log()
+    _cold(events, **facts)
+    errors = _errors(tmp_path, events)
+    assert len(errors) == 1 and errors[0].startswith(
+        f"{_line(events, 'timing', COMPILED)}: timing {COMPILED!r}: cold.cache_condition is fresh_process_empty_cache"
+    ), errors
+    assert words in errors[0]
+
+
+def test_hits_beside_a_miss_on_an_empty_cache_are_entries_the_call_wrote_itself(tmp_path: Path) -> None:
+    """Two alike subgraphs: one compiles (a miss) and the other hits what it wrote."""
+    events = _log()
+    _cold(events, cache_entries_before=0, cache_hits=1, cache_misses=1)
+    assert _errors(tmp_path, events) == []
+
+
+def test_a_restart_labelled_populated_whose_folder_was_empty_is_refused(tmp_path: Path) -> None:
+    events = _log()
+    timing = dict(_event(events, "timing"))
+    restart = {
+        **timing["cold"],
+        "cache_condition": "restart_populated_cache",
+        "cache_entries_before": 0,
+        "cache_hits": 0,
+        "cache_misses": 1,
+    }
+    events.insert(_line(events, "timing", COMPILED), {**timing, "cold": restart, "warm": None})
+    del events[_line(events, "timing", COMPILED)]["warm"]
+    errors = _errors(tmp_path, events)
+    assert (
+        len(errors) == 1
+        and "cold.cache_condition is restart_populated_cache, but cache_entries_before is 0" in errors[0]
+    ), errors
+    restart["cache_entries_before"] = 12
+    assert _errors(tmp_path, events) == []
+
+
+def test_a_compile_event_labelled_empty_with_entries_before_is_refused(tmp_path: Path) -> None:
+    events = _log()
+    _event(events, "compile").update(cache_entries_before=7)
+    errors = _errors(tmp_path, events)
+    assert (
+        len(errors) == 1
+        and "compile" in errors[0]
+        and "cache_condition is fresh_process_empty_cache, but cache_entries_before is 7" in errors[0]
+    ), errors
