@@ -81,7 +81,7 @@ def test_a_last_series_inside_the_earlier_samples_decides_and_one_far_outside_do
     assert attempts_apart(stable, None) == "", "one series: nothing to disagree with"
     assert attempts_apart(stable, (0.95, 1.6)) == ""
     assert attempts_apart(stable, (0.7, 0.92)) == "", "within the 10% floor for two speeds"
-    assert "1.25x the slowest" in attempts_apart(stable, (0.5, 0.8))
+    assert "1.25x the third quartile" in attempts_apart(stable, (0.5, 0.8))
     assert "0.50x the fastest" in attempts_apart(stable, (2.0, 3.0))
     samples = list(stable.series)
     assert series_flag(samples, before=(0.95, 1.6)) is None
@@ -114,3 +114,42 @@ def test_diff_and_the_site_history_call_no_change_of_a_cell_whose_attempts_disag
     assert sorted(map(bool, kept)) == [False, True], "the state keeps the earlier attempts' range"
     history = next((site / "workloads").glob("*/index.html")).read_text(encoding="utf-8")
     assert "the attempts disagree" in history
+
+
+def _cell(first: list[float], last: list[float]) -> Any:
+    """A run whose CELL logged ``first`` (attempt 1) and then ``last`` (attempt 2), read as a run."""
+    events = timing_log("apart-window")
+    at = next(i for i, e in enumerate(events) if e["kind"] == "timing" and e["case"] == CELL)
+    earlier = json.loads(json.dumps(events[at]))
+    earlier["warm"], earlier["attempt"] = _warm(first), 1
+    events[at]["warm"], events[at]["attempt"] = _warm(last), 2
+    events.insert(at, earlier)
+    for seq, event in enumerate(events):
+        event["seq"] = seq
+    return events
+
+
+def test_slow_outliers_of_the_earlier_series_do_not_admit_a_slower_last_series(tmp_path: Path) -> None:
+    """Before: a first attempt of 26 calls near 0.2 ms and 4 at 2 ms (unstable for its outliers),
+    then a steady last attempt at 0.5 ms, read 'stable after 2 warm series': 0.5 ms lay between
+    the earlier fastest and slowest samples, though no more than 4 of 30 earlier calls came near."""
+    first = [0.0002 * (1 + 0.001 * (i % 7)) for i in range(26)] + [0.002] * 4
+    last = [0.0005 * (1 + 0.001 * (i % 5)) for i in range(30)]
+    assert classify(first).verdict == "unstable" and classify(last).verdict == "stable"
+    log = _write(tmp_path / "apart" / "events.jsonl", _cell(first, last))
+    reading, builder = read_run(log)
+    judged = cell_stability(next(c for c in builder.build(reading).cells if c.case == CELL))
+    assert judged is not None and not judged.decides
+    assert "the third quartile of the earlier ones" in judged.apart
+
+
+def test_a_quiet_last_series_as_fast_as_the_contended_ones_fastest_decides(tmp_path: Path) -> None:
+    """The purpose of measuring again: a first attempt slowed by contention across its range (1 to
+    2 ms), a quiet last one at its fastest sample's speed. It decides."""
+    first = [0.001 * (1 + ((i * 7) % 30) / 29) for i in range(30)]
+    last = [0.001 * (1 + 0.002 * (i % 5)) for i in range(30)]
+    assert classify(first).verdict == "unstable" and classify(last).verdict == "stable"
+    log = _write(tmp_path / "quiet" / "events.jsonl", _cell(first, last))
+    reading, builder = read_run(log)
+    judged = cell_stability(next(c for c in builder.build(reading).cells if c.case == CELL))
+    assert judged is not None and judged.decides, judged

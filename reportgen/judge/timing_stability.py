@@ -8,9 +8,9 @@ classify) is left out of faster/slower verdicts and geometric means, and is name
 
 A cell the collector measured again (an unstable series is followed by later attempts, and the
 first stable one ends them) is judged by its last series and by the earlier ones: a stable last
-series whose median lies outside every sample of the earlier ones, by more than the classifier's
-10% floor for two speeds, measured a speed the cell did not run at before (``attempts_apart``),
-and decides nothing either.
+series whose median lies below every sample of the earlier ones, or above the middle half of
+each, by more than the classifier's 10% floor for two speeds, measured a speed the cell did not
+run at before (``attempts_apart``), and decides nothing either.
 
 A generation cell (schema 1.2) keeps two warm series in its generation event instead: time to
 first token and decode per token (``GENERATION_SERIES``). Each is classified by the same rule.
@@ -119,17 +119,20 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
 
 
 def attempts_apart(stability: Stability, before: Sequence[float] | None) -> str:
-    """Why a stable series disagrees with the cell's earlier warm series, whose samples spanned
-    ``before`` (fastest, slowest): its median lies below the fastest of them, or above the
-    slowest, by more than the classifier's floor for two speeds (GAP_OVER_MEDIAN_MIN); '' when
-    it does not, or when there were none. A cell that ran at one speed in one attempt and at
-    another in the next has no one warm figure, however steady its last attempt was."""
+    """Why a stable series disagrees with the cell's earlier warm series, whose fastest sample and
+    highest third quartile were ``before``: its median lies below the fastest of their samples,
+    or above the middle half of each, by more than the classifier's floor for two speeds
+    (GAP_OVER_MEDIAN_MIN); '' when it does not, or when there were none. A cell that ran at one
+    speed in one attempt and at another in the next has no one warm figure, however steady its
+    last attempt was. The earlier series' slowest samples do not widen the window: the few slow
+    outliers that made a series unstable would admit any slower speed (a host that slowed a
+    series only makes it slower, so a last series as fast as its fastest sample agrees)."""
     median = stability.median_s
     if stability.verdict != STABLE or before is None or len(before) != 2 or not median:
         return ""
-    fastest, slowest = float(before[0]), float(before[1])
-    if slowest > 0 and median > slowest * (1 + GAP_OVER_MEDIAN_MIN):
-        return f"the attempts disagree: the last series' median is {_times(median / slowest)} the slowest sample of the earlier ones"
+    fastest, upper = float(before[0]), float(before[1])
+    if upper > 0 and median > upper * (1 + GAP_OVER_MEDIAN_MIN):
+        return f"the attempts disagree: the last series' median is {_times(median / upper)} the third quartile of the earlier ones"
     if median < fastest / (1 + GAP_OVER_MEDIAN_MIN):
         return f"the attempts disagree: the last series' median is {_times(median / fastest)} the fastest sample of the earlier ones"
     return ""

@@ -21,6 +21,7 @@ from weakref import WeakKeyDictionary
 
 from msgspec import UNSET
 
+from collector.stability import quantile
 from reportgen.contract import events as ev
 from reportgen.contract.consistency import seconds_figure
 from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
@@ -103,9 +104,11 @@ class CellRecord:
     warm_samples: tuple[float, ...] = ()
     warm_line: int = 0
     warm_series: int = 0
-    # (fastest, slowest) sample of the cell's earlier warm series, where the collector measured
-    # it again (None with one series): a stable last series whose median none of them came near
-    # did not measure the speed the cell ran at before (judge.timing_stability.attempts_apart).
+    # (fastest sample, highest third quartile) of the cell's earlier warm series, where the
+    # collector measured it again (None with one series): a stable last series faster than any of
+    # their samples, or slower than the middle half of each, did not measure the speed the cell
+    # ran at before (judge.timing_stability.attempts_apart). Not their slowest sample: the few
+    # slow outliers that made a series unstable would admit any slower speed.
     warm_before: tuple[float, float] | None = None
     # The most the threads waited for a CPU per second of loop over those earlier series (where
     # recorded): why they were measured again, which the reported series alone does not show.
@@ -568,8 +571,9 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     if (timed_out := _opt(data.cold_timed_out_after_s)) is not None:
         cell.cold_timed_out_after_s = timed_out
     if warm is not None:
-        if cell.warm_samples:  # an earlier series: the range its samples spanned
-            low, high = min(cell.warm_samples), max(cell.warm_samples)
+        if cell.warm_samples:  # an earlier series: its fastest sample and its third quartile
+            ordered = sorted(cell.warm_samples)
+            low, high = ordered[0], quantile(ordered, 3, 4) if len(ordered) > 1 else ordered[0]
             if cell.warm_before is not None:
                 low, high = min(low, cell.warm_before[0]), max(high, cell.warm_before[1])
             cell.warm_before = (low, high)
