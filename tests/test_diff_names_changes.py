@@ -196,11 +196,12 @@ def test_a_changed_thread_count_is_named_first_and_flags_every_ratio(tmp_path: P
     assert md.index("**Host facts recorded differently (3):**") < md.index("| fixed |")
 
 
-def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_every_ratio(tmp_path: Path) -> None:
+def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_that_cell(tmp_path: Path) -> None:
     """Before: the host facts were read from the first and the last timed cell only, as if set
     once per process; but the collector runs each compiled cell in a fresh process, so threads
     (or affinity, a clock reading) changed in the cells between read 'host changes: 0', then
-    'slower', in diff, compare and the history alike."""
+    'slower', in diff, compare and the history alike. The settings are compared cell by cell:
+    the cell whose threads changed is flagged, the others keep their verdicts."""
     before = _hosted(_measured(base_events()), "2 intra-op, 2 inter-op", "3.60")
     after = _hosted(_redrawn(_measured(base_events())), "2 intra-op, 2 inter-op", "3.60")
     timed = [e for e in after if e["kind"] == "timing" and e.get("warm")]
@@ -212,10 +213,11 @@ def test_threads_changed_in_a_middle_cell_only_are_named_and_flag_every_ratio(tm
     assert diff.host[0] == (
         "torch threads",
         "2 intra-op, 2 inter-op",
-        "2 intra-op, 2 inter-op then 1 intra-op, 1 inter-op",
+        f"2 intra-op, 2 inter-op (3 cells); 1 intra-op, 1 inter-op ({timed[1]['case']})",
     )
     assert ("load average (1 min) around the warm loops", "3.60 to 3.60", "3.60 to 9.50") in diff.host
-    assert diff.timings and all("host changed: torch threads" in " ".join(t.flags) for t in diff.timings)
+    flagged = {t.case for t in diff.timings if "host changed: torch threads" in " ".join(t.flags)}
+    assert flagged == {timed[1]["case"]} and len(diff.timings) > 1
     result = RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(tmp_path / "cmp"), "--format", "json"])
     assert result.exit_code == 0, result.output
     # Named first, after the one fact these logs do not hold (no CPU wait read around the loops).
@@ -829,9 +831,10 @@ def test_two_logs_that_kept_no_cpu_wait_name_contention_as_unknown_beside_their_
     newer = _diff(
         SAMPLES / "tiny-encoder-cpu-20261205T023648Z-3de80c", SAMPLES / "tiny-encoder-cpu-20261205T073819Z-87bab8"
     )
-    assert (
-        "waited for a CPU not recorded" not in newer
-        and "not known" not in newer.split("host changes")[1].splitlines()[0]
+    # (What they do not know is the governor, which a VM hides: named as such, not as contention.)
+    governor = "not known: CPU governor not recorded on either side: a governor change cannot be ruled out"
+    assert "waited for a CPU not recorded" not in newer and newer.split("host changes")[1].splitlines()[0].endswith(
+        governor
     )
     # One of the two read it: the wait is a named change ('not recorded' on the other), as before.
     mixed = _diff(new, SAMPLES / "tiny-encoder-cpu-20261205T023648Z-3de80c")

@@ -20,10 +20,19 @@ criteria are judge.criteria's; this module gives the rest, as plain data both `r
   each reading of the accelerator its backend's adapter logs there, whatever the backend: every
   '<key>_before' and '<key>_after' host fact beyond the generic ones, named by its key in words).
 
-A changed thread count or CPU affinity makes a timing ratio no like-for-like comparison:
-``host_timing_flag`` says so, and every ratio carries it, as a changed timing scope does; between
-two runs of one target (diff, a history) so does another machine (device, device count,
-instance type, CPU count), which compare, two targets by design, names without flagging. A
+A changed thread count or CPU affinity makes a timing ratio no like-for-like comparison. These
+settings (torch threads, CPU affinity, CPU count, governor) are read around each warm loop, and a
+fresh process per cell may run under others, so they are compared cell by cell
+(``setting_flags``): a cell whose loops ran under another setting on the two sides is flagged,
+as a cell of another timing scope is, and the other cells keep their verdicts; a run whose cells
+mix settings names each value with its cells among its host facts. A setting the collector
+recorded as unknown (a null value with its reason) flags the ratios of its cell too, as a CPU
+wait not read does, but for the governor, which every CPU sample records unknown (a VM hides
+cpufreq): a governor unknown on both sides is named once among the host changes instead. Where
+every loop of each side ran under one value, a change of it is also run-wide
+(``host_timing_flag``): every ratio carries it, and a history does not join the two runs. Between
+two runs of one target (diff, a history) another machine (device, device count, instance type,
+CPU count) flags as well, which compare, two targets by design, names without flagging. A
 changed load average is named and does not flag: a busier host shows in the warm series
 themselves, which the stability classifier already reads (an unsteady series decides nothing),
 while the load figure is a one-minute average read before and after a loop of milliseconds,
@@ -38,7 +47,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from typing import Mapping, Sequence
+from typing import Collection, Iterable, Mapping, Sequence
 
 from reportgen.contract import events as ev
 from reportgen.judge.backend_docs import version_keys
@@ -46,7 +55,7 @@ from reportgen.judge.criteria import CriterionChange, bounded, shared_shapes_agr
 from reportgen.judge.identity import weights_facts
 from reportgen.judge.timing_stability import LOOP_HOST_KEYS, generation_timing, generation_waited
 from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, READS_ITEM, code_and_data, installed_words
-from reportgen.model.runmodel import RunModel
+from reportgen.model.runmodel import CellRecord, RunModel
 
 NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
@@ -73,6 +82,14 @@ _HOST_FACTS = (
     ("cpu_count", "CPU count"),
     ("cpu_governor", "CPU governor"),
 )
+# The settings a warm loop ran under, by label, as compared cell by cell.
+SETTING_LABELS = tuple(label for _, label in _HOST_FACTS)
+# The settings whose value recorded unknown flags a ratio. Not the governor: every CPU sample
+# records it unknown (a VM hides cpufreq), so compare_hosts names it once instead.
+UNKNOWN_FLAGS = ("torch threads", "CPU affinity", "CPU count")
+_NOUNS = {"torch threads": "thread", "CPU affinity": "affinity", "CPU count": "CPU count", "CPU governor": "governor"}
+# One loop's settings (loop_settings): label -> value, None where the collector recorded it unknown.
+Settings = Mapping[str, str | None]
 AROUND = " around the warm loops"  # how each reading's label ends
 # A reading key's last word, when it is one of these units, is named as the unit:
 # 'gpu_sm_clock_mhz' is 'GPU SM clock (MHz)'.
@@ -105,6 +122,8 @@ AGAIN_LABEL = "warm series taken before the reported ones (unstable, measured ag
 GENERATION_ONCE = "generation series are measured once: the collector does not re-measure an unstable one"
 # What a host reads around its warm loops rather than sets: it varies between replicates.
 _READINGS = frozenset((LOAD_LABEL, WAIT_LABEL, AGAIN_LABEL))
+# Labels of the host around the warm loops: a run holding none of them kept its device only.
+_LOOP_LABELS = (*SETTING_LABELS, LOAD_LABEL, WAIT_LABEL)
 _DEVICE_FACTS = (
     ("device_name", "device name"),
     ("device_count", "device count"),
@@ -280,20 +299,23 @@ def host_facts(run: RunModel) -> dict[str, str]:
         for artifact in env.artifacts:
             facts[bounded(f"installed {artifact.name}")] = bounded(installed_words(artifact))
     facts.update(loop_host_facts(run))
+    # A setting every loop recorded as unknown (a null value with its reason: the governor of a
+    # VM, which hides cpufreq) is kept as such, so that two runs neither of which knows it are told
+    # from two that do not hold it at all (compare_hosts names the first, and only the first).
+    for label in SETTING_LABELS:
+        held = [settings[label] for _, settings in run_loop_settings(run) if label in settings]
+        if held and not any(held):
+            facts[label] = NOT_RECORDED
     return facts
 
 
 def loop_host_facts(run: RunModel) -> dict[str, str]:
     """The host around the run's warm loops, in words: threads, CPU affinity, count and governor
-    (each value it took, in order), the load average's range (1 minute, before and after each
+    (settings_words: the value, or each value with its cells), the load average's range (1 minute, before and after each
     loop) and the accelerator's readings' ranges. What a reader needs beside any warm figure:
     a stable series on a host running other work at once is still a figure of that host."""
-    facts: dict[str, str] = {}
     hosts = _timing_hosts(run)
-    for key, label in _HOST_FACTS:
-        values = list(dict.fromkeys(v for h in hosts if (v := h.get(key)) is not None))
-        if values:
-            facts[label] = bounded(" then ".join(values))
+    facts = settings_words(run_loop_settings(run))
     loads = [
         float(v.split()[0])
         for h in hosts
@@ -322,6 +344,164 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
         facts[AGAIN_LABEL] = f"none{once}"
     facts.update(_accelerator_facts(hosts))
     return facts
+
+
+def loop_settings(host: Mapping[str, object] | None) -> dict[str, str | None] | None:
+    """The settings one warm loop ran under, by label (torch threads, CPU affinity, CPU count,
+    governor): its value, or None where the collector recorded it unknown (a null value with its
+    reason); a setting the host does not hold is left out. ``host``: the loop's host facts, each a
+    value (text) or a HostFact. None where the loop recorded no host (a log before 1.2)."""
+    if not host:
+        return None
+    found: dict[str, str | None] = {}
+    for key, label in _HOST_FACTS:
+        if key in host:
+            fact = host[key]
+            value = fact if isinstance(fact, str) else getattr(fact, "value", None)
+            found[label] = value if isinstance(value, str) and value else None
+    return found
+
+
+def cell_loop_settings(
+    cell: CellRecord, generation: ev.GenerationTiming | None = None, every_key: bool = True
+) -> dict[str, str | None] | None:
+    """The settings the cell's reported warm loop ran under (a generation cell's: its warm
+    generations'), as loop_settings gives them; None where no loop of it recorded a host. The run
+    model keeps a timing host's values only. ``every_key``: the log's schema (1.2 on) has every
+    host key present, a value or why it is unknown, so a setting the run model lacks was recorded
+    unknown; else (a log that may leave keys out) the warm timing event is read for it."""
+    if cell.host:
+        host: dict[str, object] = dict(cell.host)
+        missing = [key for key, _ in _HOST_FACTS if key not in host]
+        if missing and every_key:
+            host.update(dict.fromkeys(missing, ""))
+        elif missing:
+            logged = next(
+                (
+                    getattr(r.event, "host", None)
+                    for r in reversed(cell.logged)
+                    if r.kind == "timing" and getattr(r.event, "warm", None)
+                ),
+                None,
+            )
+            if isinstance(logged, dict):
+                host = {**logged, **host}
+        return loop_settings(host)
+    return loop_settings(generation.host) if generation is not None and generation.host else None
+
+
+def every_host_key(run: RunModel) -> bool:
+    """Whether the log's schema has every key of a warm loop's host present (1.2 on)."""
+    return ev.schema_tuple(run.start.schema_version) >= (1, 2)
+
+
+def run_loop_settings(run: RunModel) -> list[tuple[str, dict[str, str | None]]]:
+    """(case, loop settings) of each cell whose warm loop recorded a host, and of each passing
+    generation cell whose warm generations did, in the run's order."""
+    found = []
+    every_key = every_host_key(run)
+    for cell in run.cells:
+        if cell.host:
+            settings = cell_loop_settings(cell, None, every_key)
+        elif cell.status == "pass" and cell.generation is not None:
+            settings = cell_loop_settings(cell, generation_timing(cell), every_key)
+        else:
+            continue
+        if settings is not None:
+            found.append((cell.case, settings))
+    return found
+
+
+def settings_words(loops: Sequence[tuple[str, Settings]]) -> dict[str, str]:
+    """Each setting the loops ran under, by label, in words: its value where every loop that holds
+    it ran under one; else each value (or 'not recorded') with its cells, the most common counted,
+    the others named ('2 intra-op, 2 inter-op (13 cells); 1 intra-op, 1 inter-op (b1-l32-...)'),
+    so that two runs whose cells mix settings differently differ here. A setting no loop recorded
+    is left out (compare_hosts names one that neither of two runs recorded)."""
+    facts: dict[str, str] = {}
+    for label in SETTING_LABELS:
+        groups: dict[str | None, list[str]] = {}
+        for case, settings in loops:
+            if label in settings:
+                groups.setdefault(settings[label], []).append(case)
+        if not groups or list(groups) == [None]:
+            continue
+        if len(groups) == 1:
+            facts[label] = bounded(str(next(iter(groups))))
+            continue
+        most = max(groups.values(), key=len)
+        facts[label] = bounded(
+            "; ".join(
+                f"{NOT_RECORDED if value is None else value} ({_cells_named(cases, cases is most)})"
+                for value, cases in groups.items()
+            )
+        )
+    return facts
+
+
+def _cells_named(cases: Sequence[str], counted: bool) -> str:
+    """'13 cells', or the cells by name: at most two, then how many more."""
+    if counted and len(cases) > 1:
+        return f"{len(cases)} cells"
+    more = f" and {len(cases) - 2} more" if len(cases) > 2 else ""
+    return ", ".join(cases[:2]) + more
+
+
+def uniform_settings(loops: Iterable[Settings | None]) -> dict[str, str]:
+    """The settings every loop of a side (each cell of each of its runs) ran under alike, by
+    label: those each loop recorded, with one value. A change of one between two sides is
+    run-wide (host_timing_flag); any other is judged cell by cell (setting_flags)."""
+    seen = [settings for settings in loops if settings is not None]
+    found = {}
+    for label in SETTING_LABELS:
+        values = {settings.get(label) for settings in seen}
+        if len(values) == 1 and isinstance(value := next(iter(values)), str):
+            found[label] = value
+    return found
+
+
+def setting_flags(
+    before: Sequence[Settings | None],
+    after: Sequence[Settings | None],
+    keys: Collection[str] = FLAGGING_HOST_KEYS,
+    roles: tuple[str, str] = ("before", "after"),
+    run_wide: Collection[str] = (),
+) -> list[str]:
+    """Why a ratio of one cell is no like-for-like comparison by the settings its warm loops ran
+    under: ``before`` and ``after`` hold each run's settings of the cell (loop_settings; None: the
+    loop recorded no host, a log before 1.2, which the host changes name and which flags nothing).
+    A setting among ``keys`` whose values differ (between the sides, or between the runs of a
+    side) flags it, as host_timing_flag words a run-wide change; one recorded unknown in a run
+    (UNKNOWN_FLAGS: not the governor) flags it too, since its sameness cannot be told.
+    ``run_wide``: the settings every loop of each side ran under alike, whose change the run-wide
+    flag already carries."""
+    sides = [[settings for settings in side if settings is not None] for side in (before, after)]
+    if not sides[0] or not sides[1]:
+        return []
+    changed: list[tuple[str, str, str]] = []
+    unknown: dict[tuple[str, ...], list[str]] = {}
+    for label in SETTING_LABELS:
+        if label not in keys or label in run_wide:
+            continue
+        values = [[settings[label] for settings in side if label in settings] for side in sides]
+        lacking = tuple(role for role, side in zip(roles, values) if None in side)
+        if lacking and label in UNKNOWN_FLAGS:
+            unknown.setdefault(lacking, []).append(label)
+            continue
+        known = [list(dict.fromkeys(v for v in side if v is not None)) for side in values]
+        if known[0] and known[1] and (len(known[0]) > 1 or known[0] != known[1]):
+            changed.append((label, " or ".join(known[0]), " or ".join(known[1])))
+    flags = [
+        f"{_and(labels)} not recorded on the {' and '.join(lacking)}: not known to be the same"
+        for lacking, labels in unknown.items()
+    ]
+    flag = host_timing_flag(sorted(changed, key=lambda c: c[0]), tuple(keys))
+    return ([flag] if flag else []) + flags
+
+
+def _and(words: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _accelerator_facts(hosts: Sequence[Mapping[str, str]]) -> dict[str, str]:
@@ -428,7 +608,7 @@ def compare_hosts(
     if lacking:
         return [], f"host facts not recorded on the {' and '.join(lacking)}: a host change cannot be ruled out"
     changes = host_changes(before, after)
-    timed = [facts for facts in (before, after) if any(key in facts for key in TIMING_HOST_KEYS)]
+    timed = [facts for facts in (before, after) if any(key in facts for key in _LOOP_LABELS)]
     if not changes and not timed:
         # Both logs kept their device only (from before the collector read the host around its
         # warm loops): the same device name is no evidence of the same threads or load.
@@ -436,24 +616,44 @@ def compare_hosts(
             f"threads, CPU affinity and load around the warm loops not recorded on the {' and '.join(names)}: "
             "a host change cannot be ruled out"
         )
+    notes = []
     if timed and not any(WAIT_LABEL in facts for facts in (before, after)):
         # Neither collector read the time its threads waited for a CPU (event schema before
         # 1.4): no change to name, and no contention judged on either side either, so a series
         # that reads stable may still be a busy host's. Said beside the changes, not instead.
-        return changes, (
+        notes.append(
             f"time the threads waited for a CPU not recorded on the {' and '.join(names)}: contention not judged on "
             "either"
         )
-    return changes, ""
+    # A setting both runs recorded as unknown around every loop (host_facts: the governor of a
+    # VM, which hides cpufreq): no change to name, and none ruled out either. Said beside the
+    # changes, not instead: a load that changed is no word on the governor.
+    unrecorded = [label for label in SETTING_LABELS if before.get(label) == after.get(label) == NOT_RECORDED]
+    if unrecorded:
+        nouns = [_NOUNS[label] for label in unrecorded]
+        either = ", ".join(nouns[:-1]) + " or " + nouns[-1] if len(nouns) > 1 else nouns[0]
+        notes.append(f"{_and(unrecorded)} not recorded on either side: a {either} change cannot be ruled out")
+    return changes, "; ".join(notes)
 
 
-def host_timing_flag(changes: Sequence[Change], keys: tuple[str, ...] = TIMING_HOST_KEYS) -> str | None:
+def host_timing_flag(
+    changes: Sequence[Change], keys: tuple[str, ...] = TIMING_HOST_KEYS, run_wide: Collection[str] | None = None
+) -> str | None:
     """Why no timing ratio between the two runs decides anything, when the host's threads, CPU
     affinity (or, with FLAGGING_HOST_KEYS as ``keys``, machine) changed (both runs recorded
     them); None otherwise. A log from before host facts
-    were kept is named as 'not recorded' and flags nothing: that it is unknown is no change."""
+    were kept is named as 'not recorded' and flags nothing: that it is unknown is no change.
+    ``run_wide``: the settings (SETTING_LABELS) every loop of each run ran under alike
+    (uniform_settings); a change of any other setting is judged cell by cell (setting_flags), not
+    here. None: every setting's change is taken as run-wide."""
     # Unknown on one side: named, not flagged.
-    flagged = [(key, a, b) for key, a, b in changes if key in keys and NOT_RECORDED not in (a, b)]
+    flagged = [
+        (key, a, b)
+        for key, a, b in changes
+        if key in keys
+        and NOT_RECORDED not in (a, b)
+        and (run_wide is None or key not in SETTING_LABELS or key in run_wide)
+    ]
     settings = [f"{key} {a} -> {b}" for key, a, b in flagged if key in TIMING_HOST_KEYS]
     # The machine as each log recorded it: another machine, or the same one recorded another way
     # (an older collector wrote the CPU's architecture where a newer one writes its model); the
@@ -465,13 +665,16 @@ def host_timing_flag(changes: Sequence[Change], keys: tuple[str, ...] = TIMING_H
     return "; ".join(said) if said else None
 
 
-def timing_unlike(criteria: Sequence[CriterionChange], host: Sequence[Change]) -> list[str]:
+def timing_unlike(
+    criteria: Sequence[CriterionChange], host: Sequence[Change], run_wide: Collection[str] | None = None
+) -> list[str]:
     """Why no timing of the later run is like-for-like with the earlier one's, run-wide: each
     timing criterion declared differently (timing scope, warm repetitions, re-measure rounds)
     and a host change that flags timing (threads, affinity, another machine); [] when none. Every ratio between
-    the two runs carries these, and a trend over runs does not join a cell's timings across them."""
+    the two runs carries these, and a trend over runs does not join a cell's timings across them.
+    ``run_wide``: as host_timing_flag's (a setting changed in some cells only flags those)."""
     found = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
-    flag = host_timing_flag(host, FLAGGING_HOST_KEYS)
+    flag = host_timing_flag(host, FLAGGING_HOST_KEYS, run_wide)
     return found + ([flag] if flag else [])
 
 

@@ -9,7 +9,9 @@ Timing is compared only where it means something: the cell passed on both sides 
 side's performance acceptance is stopped (a mismatching cell without a verdict stops it, as in the report).
 A cell with CPU fallback, a hit recompile limit or a different timing scope keeps its ratio
 but is flagged and left out of the geometric mean, as is every cell when a timing criterion
-(timing scope, warm repetitions, re-measure rounds) or the host's threads or affinity changed; so is a cell whose warm series, in any run
+(timing scope, warm repetitions, re-measure rounds) changed, and a cell whose warm loops ran under
+other threads, affinity or governor on the two sides (judge.changes.setting_flags: every cell
+where the change is run-wide); so is a cell whose warm series, in any run
 of either side, the stability classifier does not call stable (judge.timing_stability).
 A generation cell's two warm series (time to first token, decode per token) are compared by
 the same rules, each a ratio of its own (``SeriesTiming``), counted and averaged with the rest.
@@ -34,6 +36,7 @@ from reportgen.contract import events as ev
 from reportgen.judge.changes import (
     code_and_data_changes,
     FLAGGING_HOST_KEYS,
+    SETTING_LABELS,
     TIMING_HOST_KEYS,
     compare_hosts,
     host_facts,
@@ -41,8 +44,11 @@ from reportgen.judge.changes import (
     replicate_changes,
     run_code_data,
     run_hashes,
+    run_loop_settings,
     run_versions,
+    setting_flags,
     side_host,
+    uniform_settings,
     version_changes,
 )
 from reportgen.judge.criteria import (
@@ -726,6 +732,8 @@ class _Context:
         self.reference_contents = reference_contents(run)
         self.references = _references(run)
         self.generation = {c.case for c in run.cells_with("generation")}  # their series are read from their events
+        # The settings each cell's warm loop ran under (threads, affinity, CPU count, governor).
+        self.settings = dict(run_loop_settings(run))
 
     def reference_for(self, planned: ev.PlannedCell) -> ev.Reference | None:
         """The reference event of the cell's inputs (keyed by input key, or with the dtype too)."""
@@ -1029,10 +1037,16 @@ def compare_runs(
     # two backends are other machines by design, named but not flagged.
     flags = [f"changed criterion: {c.text}" for c in criteria if c.judges == "timing"]
     same_backend = sides[0].family == sides[1].family and sides[0].target == sides[1].target
-    flags += (
-        [flag] if (flag := host_timing_flag(host, FLAGGING_HOST_KEYS if same_backend else TIMING_HOST_KEYS)) else []
-    )
-    cells = _with_timings(pending, base, cand, extra, tuple(flags))
+    keys = FLAGGING_HOST_KEYS if same_backend else TIMING_HOST_KEYS
+    # A setting every loop of each side ran under alike flags every ratio where it changed; any
+    # other is compared cell by cell (threads changed for one cell flag that cell's ratios only).
+    uniform = [
+        uniform_settings(s for c in contexts for s in c.settings.values())
+        for contexts in ([base, *extra[0]], [cand, *extra[1]])
+    ]
+    run_wide = frozenset(label for label in SETTING_LABELS if label in uniform[0] and label in uniform[1])
+    flags += [flag] if (flag := host_timing_flag(host, keys, run_wide)) else []
+    cells = _with_timings(pending, base, cand, extra, tuple(flags), (keys, run_wide))
     runs = ([base, *extra[0]], [cand, *extra[1]])
     cells = [
         replace(
@@ -1107,7 +1121,10 @@ def _with_timings(
     cand: _Context,
     extra: tuple[list[_Context], list[_Context]] = ([], []),
     side_flags: tuple[str, ...] = (),
+    settings: tuple[tuple[str, ...], frozenset[str]] = (FLAGGING_HOST_KEYS, frozenset()),
 ) -> list[CellComparison]:
+    """``settings``: the host settings that flag a ratio, and those whose change ``side_flags``
+    carries already (run-wide): each cell's loops are compared on the others (_setting_flags)."""
     sides = ([base, *extra[0]], [cand, *extra[1]])
     checked = []
     samples: dict[str, tuple[list[list[float]], list[list[float]]]] = {}
@@ -1128,7 +1145,7 @@ def _with_timings(
     timed = [cell for cell, _, _, _, note, _ in pending if note is None]
     intervals = dict(zip((cell.case for cell in timed), replicate_intervals([samples[cell.case] for cell in timed])))
     generation = _generation_timings(
-        [(cell, a, b) for cell, a, b, _, _, compared in pending if compared], sides, extra, side_flags
+        [(cell, a, b) for cell, a, b, _, _, compared in pending if compared], sides, extra, side_flags, settings
     )
     out = []
     for cell, a, b, reference, note, compared in pending:
@@ -1159,7 +1176,13 @@ def _with_timings(
             warm = intervals[cell.case]
             # A ratio too large or small to judge decides nothing, as an unstable series does.
             beyond = (warm.flag,) if warm.flag else ()
-            flags = _timing_flags(a, b, waits=(waits[0], waits[1])) + tuple(replicas) + beyond + side_flags
+            flags = (
+                _timing_flags(a, b, waits=(waits[0], waits[1]))
+                + tuple(replicas)
+                + beyond
+                + side_flags
+                + _setting_flags(cell.case, sides, settings)
+            )
             medians = (_side_median(cell.case, sides[0]), _side_median(cell.case, sides[1]))
             timing = CellTiming(
                 _undecided(warm, flags, medians),
@@ -1192,6 +1215,17 @@ def _with_timings(
             )
         )
     return out
+
+
+def _setting_flags(
+    case: str, sides: tuple[list[_Context], list[_Context]], settings: tuple[tuple[str, ...], frozenset[str]]
+) -> tuple[str, ...]:
+    """What the settings of the cell's warm loops (every run of both sides) flag, as `reportgen
+    diff` flags them (changes.setting_flags): ``settings`` holds the keys that flag and those
+    flagged run-wide already."""
+    keys, run_wide = settings
+    before, after = ([c.settings.get(case) for c in side] for side in sides)
+    return tuple(setting_flags(before, after, keys, SIDES, run_wide))
 
 
 def no_generation_timing(sides: Iterable[tuple[str, Sequence[str]]]) -> str:
@@ -1230,6 +1264,7 @@ def _generation_timings(
     sides: tuple[list[_Context], list[_Context]],
     extra: tuple[list[_Context], list[_Context]],
     side_flags: tuple[str, ...],
+    settings: tuple[tuple[str, ...], frozenset[str]] = (FLAGGING_HOST_KEYS, frozenset()),
 ) -> dict[str, tuple[SeriesTiming, ...]]:
     """Each generation series' ratio of the cells whose timing may be compared and that have it
     in every run of both sides, flagged as a cell's warm ratio is: CPU fallback, a hit recompile
@@ -1276,7 +1311,7 @@ def _generation_timings(
             )
             + _replicate_fallback(case, extra)
         )
-        flags += ((interval.flag,) if interval.flag else ()) + side_flags
+        flags += ((interval.flag,) if interval.flag else ()) + side_flags + _setting_flags(case, sides, settings)
         base_median, cand_median = (_side_median(case, side, series) for side in sides)
         out[case] = out.get(case, ()) + (
             SeriesTiming(

@@ -20,12 +20,16 @@ from typing import ClassVar, Sequence
 from collector.visible import visible
 from reportgen.judge.backend_docs import backend_name, evidence_families
 from reportgen.judge.changes import (
+    FLAGGING_HOST_KEYS,
     REFERENCE_OUTPUTS,
+    SETTING_LABELS,
     code_and_data_changes,
     compare_hosts,
+    setting_flags,
     side_host,
     replicate_changes,
     timing_unlike,
+    uniform_settings,
     version_changes,
 )
 from reportgen.judge.comparison import (
@@ -83,6 +87,7 @@ from reportgen.judge.timing_stability import (
     series_flag,
     unsteady_kind,
 )
+from reportgen.model.runmodel import DESELECTED
 from reportgen.render.labels import human
 from reportgen.render.sections.common import fmt_time
 from reportgen.publish.summary import CellSummary, RunSummary
@@ -402,6 +407,9 @@ class RunDiff:
     remeasure_unlike: list[str] = field(default_factory=list)
     # Why a run of one side is a copy of a run of the other (judge.identity.copied_run), or None.
     copied: str | None = None
+    # Cells that passed before and are untested in the later run: case -> why, in words, from the
+    # cell's own reason (deselected, its layout not measured, the run stopped before it).
+    untested_why: dict[str, str] = field(default_factory=dict)
 
     def values_note(self, case: str) -> str:
         """' (why)' beside a status change where the cell was fed other weights or inputs in the
@@ -845,7 +853,11 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         side_host([(r.run_id, r.host) for r in befores]), side_host([(r.run_id, r.host) for r in afters])
     )
     budget = [c for c in result.criteria if c.key == "remeasure_rounds"]
-    result.timing_unlike = timing_unlike([c for c in result.criteria if c not in budget], result.host)
+    # The settings every loop of each side ran under alike: a change of one is run-wide; any other
+    # setting is compared cell by cell (_Cells._change).
+    uniform = [uniform_settings(c.loop_settings for r in side for c in r.cells.values()) for side in (befores, afters)]
+    run_wide = frozenset(label for label in SETTING_LABELS if label in uniform[0] and label in uniform[1])
+    result.timing_unlike = timing_unlike([c for c in result.criteria if c not in budget], result.host, run_wide)
     result.remeasure_unlike = timing_unlike(budget, [])
     # A later run holding an earlier one's measured warm samples measured nothing anew: none of
     # its timings is compared (`reportgen diff` refuses the pair; a site's history says so beside
@@ -867,7 +879,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         result.timing_unlike.append(f"other weights: {weights.text}")
     elif weights.basis == DECLARED:
         result.declared_only.append(weights.text)
-    cells = _Cells(result, befores, afters, other)
+    cells = _Cells(result, befores, afters, other, run_wide)
     for case in sorted(set(first.cells) | set(last.cells)):
         cells.diff(case)
     if cells.declared_inputs:
@@ -936,10 +948,17 @@ class _Cells:
     decision is a judged fact from reportgen/judge; this only files it."""
 
     def __init__(
-        self, result: RunDiff, befores: list[RunSummary], afters: list[RunSummary], other: tuple[str, str] | None
+        self,
+        result: RunDiff,
+        befores: list[RunSummary],
+        afters: list[RunSummary],
+        other: tuple[str, str] | None,
+        run_wide: frozenset[str] = frozenset(),
     ):
         # other: (criterion key, words) where every cell was another model's or fed other weights
         self.result, self.befores, self.afters, self.other = result, befores, afters, other
+        # The settings whose change, if any, every ratio carries already (result.timing_unlike).
+        self.run_wide = run_wide
         self.timed: list[tuple[TimingChange, list[list[float]], list[list[float]]]] = []
         self.declared_inputs = 0  # cells whose inputs are the same by declaration only
         # Why the run-wide saved reference outputs are not known to be the same, or None.
@@ -965,6 +984,8 @@ class _Cells:
         statuses = self._replicate_statuses(case)
         if old.status != new.status:
             _status_change(result, case, old, new, values)
+            if old.status == "pass" and new.status == "untested":
+                result.untested_why[case] = _untested_why(new, bool(result.incomplete.get("after")))
         elif old.words and new.words and old.words != new.words:
             result.restated.append((case, old.words, new.words))
         passed = old.status == new.status == "pass"
@@ -1054,6 +1075,10 @@ class _Cells:
         result = self.result
         waits = (_waits(self.befores, case, series), _waits(self.afters, case, series))
         flags = timing_flags(self.befores[0], self.afters[0], old, new, series, waits) + result.timing_unlike
+        # The settings the cell's loops ran under, every run's: threads changed for this cell alone
+        # flag this ratio alone, as a changed timing scope does.
+        settings = [_settings(r, case) for r in self.befores], [_settings(r, case) for r in self.afters]
+        flags += setting_flags(*settings, FLAGGING_HOST_KEYS, NAMES, self.run_wide)
         measured_again = any(
             (c := r.cells.get(case)) is not None and c.warm_before for r in (*self.befores, *self.afters)
         )
@@ -1071,6 +1096,23 @@ class _Cells:
         change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")
         result.timings.append(change)
         self.timed.append((change, before[1], after[1]))
+
+
+def _settings(run: RunSummary, case: str) -> dict[str, str | None] | None:
+    """The settings a run's loop of the cell ran under (CellSummary.loop_settings)."""
+    cell = run.cells.get(case)
+    return cell.loop_settings if cell is not None else None
+
+
+def _untested_why(cell: CellSummary, stopped: bool) -> str:
+    """Why the later run's cell is untested, in words: from its own reason ('layout not measured
+    in the later run'), else the later run stopped before it (``stopped``: a run of that side is
+    incomplete) or recorded no result of it."""
+    if cell.untested_reason == DESELECTED:
+        return "the later run did not select them"
+    if cell.untested_reason:
+        return f"{cell.untested_reason} in the later run"
+    return "the later run stopped before them" if stopped else "the later run recorded no result for them"
 
 
 def _inputs(cell: CellSummary) -> InputsFacts | None:
@@ -1282,6 +1324,21 @@ OUTCOME_RANK = {"suitable": 0, "change": 1, "blocked": 2}
 
 
 def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
+    """Why ``reportgen diff --fail-on`` refuses the later run (_worse_reasons), and what it left
+    ungated. Across a change of target the refusal says first that it gates that change: each
+    reason is the target change's (a migration question, see `reportgen compare`), not a
+    regression on one target."""
+    reasons, ungated = _worse_reasons(diff, fail_on)
+    if reasons and diff.targets_differ:
+        reasons.insert(
+            0,
+            f"this diff gates a change of target ({diff.targets[0]} -> {diff.targets[1]}), not an upgrade on one"
+            " target: what follows is the target change's, a migration question (see `reportgen compare`)",
+        )
+    return reasons, ungated
+
+
+def _worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     """Why ``reportgen diff --fail-on`` refuses the later run, in words ([]: it does not), and a
     line on what it left ungated ("": nothing). 'new-failures': cells that started failing, or
     that passed and went untested (a later run that stopped before them);
@@ -1302,9 +1359,17 @@ def worse_reasons(diff: RunDiff, fail_on: str) -> tuple[list[str], str]:
     # the later run stopped before it, did not select it (--only, --modes) or left it out of its
     # matrix (--max-cells, an edited plan): a gate that let such a run through would pass anything.
     untested = [case for case, old, new in diff.other_changes if old == "pass" and new == "untested"]
-    why = "the later run stopped before them" if diff.incomplete.get("after") else "the later run did not select them"
+    stopped = (
+        "the later run stopped before them" if diff.incomplete.get("after") else "the later run did not select them"
+    )
+    # By each cell's own reason: a later run that ran a cell and could not tell its layout (a log
+    # before 1.1) did not leave it out.
+    whys = {case: diff.untested_why.get(case, stopped) for case in untested}
     for cases, said in (
-        (untested, f"went untested ({why})"),
+        *(
+            (([c for c in untested if whys[c] == why]), f"went untested ({why})")
+            for why in dict.fromkeys(whys.values())
+        ),
         (diff.removed_passed, "are not in the later run's matrix"),
     ):
         if cases:

@@ -138,7 +138,10 @@ from collector.visible import terminal
 # with the same inputs for the shapes both hold is no change of inputs).
 # 10: a summary keeps the order its run gave its cells and other mappings (keys were sorted: a
 # cached summary named another first cell than a fresh one); a run's slug is checked against its id.
-STATE_FORMAT = 10
+# 11: a summary keeps each cell's loop settings (threads, affinity, CPU count, governor: a diff
+# compares them cell by cell) and why an untested cell is untested; the earlier warm series' range
+# is their fastest sample and highest third quartile (their slowest sample admitted any speed).
+STATE_FORMAT = 11
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)

@@ -15,7 +15,7 @@ import msgspec
 
 from reportgen.judge.backend_docs import stack_version_key, version_keys
 from collector.plan import PlanError
-from reportgen.judge.changes import host_facts, run_code_data, run_hashes
+from reportgen.judge.changes import cell_loop_settings, every_host_key, host_facts, run_code_data, run_hashes
 from reportgen.judge.plancheck import DEFAULT_TARGET, review_logged_plan
 from reportgen.model.runmodel import CellRecord, RunModel, input_key
 from reportgen.judge.comparison import (
@@ -106,6 +106,15 @@ class CellSummary:
     warm_before: list[float] | None = None
     # The same over a generation cell's warm generations (both its series come from that loop).
     generation_waited: list[float] | None = None
+    # The settings its reported warm loop ran under (a generation cell's: its warm generations'),
+    # by label: torch threads, CPU affinity, CPU count, governor, each its value or None where the
+    # collector recorded it unknown (judge.changes.cell_loop_settings); None: no host recorded
+    # around the loop (a log before 1.2). A fresh process per cell may run under other threads:
+    # diffs compare them cell by cell (judge.changes.setting_flags).
+    loop_settings: dict[str, str | None] | None = None
+    # Why an untested cell is untested, as the run model says it ("layout not measured", "not run
+    # (deselected)"); None: it has no result (a run that stopped before it), or it is not untested.
+    untested_reason: str | None = None
 
 
 @dataclass
@@ -198,6 +207,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
     generation = {c.case: t for c in run.cells_with("generation") if (t := generation_timing(c)) is not None}
     inputs = InputsLookup(run)
     shared, per_case = reference_contents(run)
+    every_key = every_host_key(run)
     return RunSummary(
         run_id=run.start.run_id,
         slug=slug(run.start.run_id),
@@ -219,6 +229,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
                 generation.get(c.case),
                 inputs.for_case(c.case),
                 per_case.get(c.case, shared),
+                every_key,
             )
             for c in run.cells
         },
@@ -302,10 +313,12 @@ def cell_summary(
     generation: ev.GenerationTiming | None = None,
     inputs: ev.Artifact | None = None,
     references: dict[str, str] | None = None,
+    every_key: bool = True,
 ) -> CellSummary:
     """Timings are kept only for cells whose correctness passed: no other timing is compared.
     ``generation``: a generation cell's timings, as its generation event logged them;
-    ``references``: the run's reference outputs' content hash per input shape."""
+    ``references``: the run's reference outputs' content hash per input shape; ``every_key``:
+    whether the log's schema has every host key of a warm loop present (changes.every_host_key)."""
     dtype, mode = cell.planned.dtype, cell.planned.mode
     if cell.status != "pass" or cell.warm_median_s is None:
         summary = CellSummary(cell.status, None, bool(cell.fallback_items), dtype=dtype, mode=mode, words=words)
@@ -342,6 +355,8 @@ def cell_summary(
         summary.generation_waited = list(waited) if waited is not None else None
         summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit
     summary.planned = planned_fields(cell.planned)
+    summary.loop_settings = cell_loop_settings(cell, generation if cell.status == "pass" else None, every_key)
+    summary.untested_reason = cell.untested_reason if cell.status == "untested" else None
     facts = inputs_facts(inputs, input_key(cell.planned))
     summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file]
     summary.reference = (references or {}).get(input_key(cell.planned))
