@@ -33,16 +33,49 @@ exit codes:
        (the message says what to change; no run folder, or, when the run had started, a log
        that ends with an aborted run_end giving the reason)
   3    the target backend is not available on this host
-  4    out of space (a full disk or a file-size limit): the log is valid up to its last line
+  4    out of space (a full disk or a file-size limit): the log is valid up to its last line;
+       or standard output cannot be written (a full disk: one line says so)
   130  interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal or
        ssh session closed; ignored under nohup): the log ends with an aborted run_end;
        before the run started (while torch imports): one line, and nothing is written
+  141  standard output's reader went away (`--list | head`): stopped quietly
 
 examples:
   python -m collector --workload collector/workloads/tiny_encoder.toml --target cpu --out runs
   python -m collector inspect --workload plan.toml     # no device: the graph's operators, breaks, wide dtypes
   python -m collector --workload plan.toml --target neuron --out runs --only 'b1-*' --profile
 """
+
+
+OUT_OF_SPACE = 4  # as the epilog's exit codes say
+
+
+class _StdoutFailed(Exception):
+    """Standard output could not be written (not a broken pipe): not an OSError, so no handler
+    of the run's own files takes it for one."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(exc.strerror or str(exc))
+
+
+def _say(line: str) -> None:
+    """A line of the collector's result on standard output (the cells --list plans, the run folder)."""
+    if sys.stdout is None:  # started with standard output closed (`>&-`): nothing to say it on
+        return
+    try:
+        print(terminal(line))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _StdoutFailed(exc) from None
+
+
+def _stdout_to_devnull() -> None:
+    """What is still buffered for stdout goes to /dev/null, so the flush at exit cannot fail too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _tell(message: str) -> None:
@@ -166,12 +199,13 @@ def main(argv: list[str] | None = None) -> int:
         _tell(f"collector: backend descriptor: {exc}")
         return 2
     except BrokenPipeError:
-        # The reader went away (`--list | head`): stop quietly; what is still buffered for
-        # stdout goes to /dev/null, so the flush at exit cannot fail too.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        # The reader went away (`--list | head`): stop quietly.
+        _stdout_to_devnull()
         return BROKEN_PIPE
+    except _StdoutFailed as exc:  # a full disk: one line, never a traceback
+        _stdout_to_devnull()
+        _tell(f"collector: cannot write to standard output: {exc}")
+        return OUT_OF_SPACE
     finally:
         interrupt.restore(previous)
 
@@ -237,7 +271,7 @@ def _main(argv: list[str]) -> int:
         return 2
     if args.list:
         for cell in chosen:
-            print(terminal(cell.case))
+            _say(cell.case)
         return 0
     problem = _out_problem(args.out)
     if problem:
@@ -310,7 +344,7 @@ def _main(argv: list[str]) -> int:
     with _stdout_to_stderr():
         run_dir, code = execute(plan, backend, options)
     if run_dir is not None:
-        print(terminal(str(run_dir)))
+        _say(str(run_dir))
     return code
 
 

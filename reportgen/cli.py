@@ -1,8 +1,10 @@
 """The ``reportgen`` command line. Each command parses options and calls one plain function.
 
 Exit codes shared by every command: 0 success, 1 the input is invalid (or, for ``--fail-on``,
-the disposition is one the caller refuses), 2 usage error (bad option, missing file), 130
-interrupted (Ctrl-C, as the collector exits).
+the disposition is one the caller refuses), 2 usage error (bad option, missing file) or an
+output that cannot be written (standard output included: a full disk), 130 interrupted (Ctrl-C,
+as the collector exits), 141 standard output's reader went away (``| head``; as the collector
+and the campaign tool exit).
 """
 
 from __future__ import annotations
@@ -24,8 +26,13 @@ Every problem is printed as FILE:LINE: severity: message. A log with only warnin
 minor schema, no run_end, a truncated last line) is valid; the report will call it incomplete.
 
 \b
+An inspection log (python -m collector inspect) is no run log: met in a folder it is left out
+with one line on stderr; named directly, that line and exit 1.
+
+\b
 Exit codes: 0 every log valid, 1 some log invalid or an entry in a folder skipped (listed), 2 usage
-error (a path that does not exist, a folder with no log in it).
+error (a path that does not exist, a folder with no log in it) or standard output cannot be
+written (a full disk; one line says so), 141 standard output's reader went away (`| head`).
 \b
 Example:
   reportgen validate runs/*/events.jsonl
@@ -35,12 +42,32 @@ Example:
 """
 
 
+OUTPUT_FAILED = 2  # standard output cannot be written (a full disk), as for a folder (_write_failed)
+BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away (`| head`)
+
+
+class _OutputFailed(Exception):
+    """Writing to standard output (or error) failed. Not an OSError, so no command's handler
+    for its own files takes it for one: it goes up to _Commands.main, which ends the command."""
+
+    def __init__(self, exc: OSError, err: bool) -> None:
+        super().__init__(str(exc))
+        self.exc, self.err = exc, err
+
+
+def _emit(text: str, err: bool = False, nl: bool = True) -> None:
+    try:
+        click.echo(text, err=err, nl=nl)
+    except OSError as exc:
+        raise _OutputFailed(exc, err) from None
+
+
 def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
     """Every line reportgen prints: a log's, plan's or object key's text may hold escape
     sequences or reordering characters, shown as <U+XXXX> instead (collector.visible)."""
     from collector.visible import terminal
 
-    click.echo(terminal(str(message)), err=err, nl=nl)
+    _emit(terminal(str(message)), err=err, nl=nl)
 
 
 def echo_line(message: str) -> None:
@@ -48,7 +75,36 @@ def echo_line(message: str) -> None:
     <U+000A> too, so a forged field cannot print lines of its own into a CI job's output."""
     from collector.visible import visible
 
-    click.echo(visible(message, keep="\t"))
+    _emit(visible(message, keep="\t"))
+
+
+def _silence(stream: Any) -> None:
+    """Point a stream's descriptor at /dev/null: what is still buffered for it is dropped there
+    when Python exits, so that flush cannot fail too (and print a traceback of its own)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file descriptor (a test's captured output): nothing is flushed at exit
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _output_failed(failure: _OutputFailed) -> int:
+    """The exit code for an output that failed, after one line on stderr saying so: 141 and
+    nothing said when the reader went away (`| head`), else 2 (a full disk, an I/O error)."""
+    exc = failure.exc
+    _silence(sys.stderr if failure.err else sys.stdout)
+    if isinstance(exc, BrokenPipeError):
+        return BROKEN_PIPE
+    if not failure.err:
+        try:
+            click.echo(f"reportgen: cannot write to standard output: {exc.strerror or exc}", err=True)
+        except OSError:
+            pass  # standard error is gone too: the exit code says it
+    return OUTPUT_FAILED
 
 
 class Location(click.ParamType):
@@ -146,7 +202,30 @@ SITE_FOLDERS = ("runs", "workloads", "comparisons", "campaigns", "assets")
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
 
 
-class _Commands(click.Group):
+def _guarded(callback: Any) -> Any:
+    """An eager option's callback (--help, --version) whose printing ends as echo's does."""
+
+    def call(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        try:
+            return callback(ctx, param, value)
+        except OSError as exc:  # it only prints: standard output failed
+            raise _OutputFailed(exc, False) from None
+
+    call.guarded = True  # type: ignore[attr-defined]
+    return call
+
+
+class _GuardedHelp(click.Command):
+    """--help printed into a closed pipe or a full disk ends as any other output does."""
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)
+        if option is not None and option.callback is not None and not getattr(option.callback, "guarded", False):
+            option.callback = _guarded(option.callback)
+        return option
+
+
+class _Commands(_GuardedHelp, click.Group):
     """Ctrl-C ends any command with exit 130 and one line, not click's 'Aborted!' and exit 1,
     which a CI job would read as an invalid input. What it had written stays as it was (a
     site's pages each written whole; its next build completes the site).
@@ -155,6 +234,17 @@ class _Commands(click.Group):
     callback (a run model leaving a per-run cache) it is only printed and dropped, and the
     command would go on to exit 0. Such a dropped interrupt is noted instead, and the command
     still ends with 130 when it returns (a second Ctrl-C stops it at once)."""
+
+    command_class = _GuardedHelp
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Standard output that cannot be written ends any command in one place: 141 and
+        nothing said when its reader went away (click would exit 1, which says an input was
+        invalid), else one line on stderr and exit 2 (a full disk), never a traceback."""
+        try:
+            return super().main(*args, **kwargs)
+        except _OutputFailed as failure:
+            sys.exit(_output_failed(failure))
 
     def invoke(self, ctx: click.Context) -> Any:
         dropped: list[BaseException] = []
@@ -178,8 +268,14 @@ class _Commands(click.Group):
                 sys.exit(INTERRUPTED)
 
 
+class _VersionOption(click.Option):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.callback = _guarded(self.callback)
+
+
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="reportgen")
+@click.version_option(__version__, prog_name="reportgen", cls=_VersionOption)
 def main() -> None:
     """Turn collector run logs into migration reports with one disposition.
 
@@ -200,7 +296,8 @@ def main() -> None:
     AWS_ENDPOINT_URL_S3 for S3-compatible stores). annotate writes beside its log: a local one.
 
     Run `reportgen COMMAND --help` for each command's options and exit codes. Every command
-    exits 130 when interrupted (Ctrl-C).
+    exits 130 when interrupted (Ctrl-C), 141 when its standard output's reader went away
+    (`| head`), and 2 with one line when standard output cannot be written (a full disk).
     """
     # `site` checks the data when it builds: a rebuild that finds nothing changed (the tool's
     # files included) judges nothing, and the check would cost it a fifth of its time.
@@ -252,31 +349,42 @@ def validate(
     from reportgen.contract.validation import validate_files
     from reportgen.storage import is_remote
     from reportgen.storage.sources import RemoteError, find_runs
-    from reportgen.storage.local import shown
+    from reportgen.storage.local import inspection_note, is_inspection_log, shown
 
     found: list[Any] = []
     skipped: list[str] = []
+    notes: list[str] = []  # inspection logs met in a folder: said, not counted
+    named_inspections = 0  # inspection logs named directly: a wrong input
     try:
         for arg in logs:
             if is_remote(arg) or os.path.isdir(arg):
                 listed = find_runs([arg], max_bytes=max_bytes, follow_symlinks=follow_symlinks)
+                notes += [f"{inspection_note(path)}; skipped" for path in listed.inspections]
                 if not listed.logs and not listed.skipped and not is_remote(arg):
-                    echo(
-                        f"reportgen validate: {shown(arg)}: no run log in this folder (no events.jsonl, no *.jsonl under it)",
-                        err=True,
-                    )
+                    for line in notes:
+                        echo(line, err=True)
+                    what = "only inspection logs" if listed.inspections else "no events.jsonl, no *.jsonl under it"
+                    echo(f"reportgen validate: {shown(arg)}: no run log in this folder ({what})", err=True)
                     sys.exit(2)
-                found += [entry.path for entry in listed.logs]
+                for entry in listed.logs:  # one not named *.inspection.jsonl is known by its first line
+                    if isinstance(entry.path, Path) and is_inspection_log(entry.path, max_bytes):
+                        notes.append(f"{inspection_note(entry.path)}; skipped")
+                    else:
+                        found.append(entry.path)
                 skipped += [s.format() for s in listed.skipped]
+            elif is_inspection_log(arg, max_bytes):
+                notes.append(inspection_note(arg))
+                named_inspections += 1
             else:
                 found.append(arg)
     except RemoteError as exc:
         _remote_failed("validate", exc)
     text, code = validate_files(found, as_json=as_json, max_problems=max_problems, max_bytes=max_bytes)
-    for line in skipped:
+    for line in skipped + notes:
         echo(line, err=True)
-    echo(text)
-    sys.exit(code or (1 if skipped else 0))
+    if found or as_json:
+        echo(text)
+    sys.exit(code or (1 if skipped or named_inspections else 0))
 
 
 REPORT_HELP = """Render one run log as a migration report in HTML and Markdown.
@@ -286,13 +394,20 @@ operator/layout/precision change, or blocked pending evidence. An annotations.to
 the log (or --annotations) explains mismatches after the run; the log is never modified.
 LOG is an events.jsonl file or the run folder that holds it.
 
+--out holds one report: the files of an earlier report there that this one does not write
+(report.html, report.md, report-summary.md, details.csv, and the assets/ files this tool
+names, unless another page there links them) are removed, each listed, so no other run's
+files stay beside it. Only regular files by those names are removed; any other file in --out
+is left alone, and a link is never followed or removed.
+
 \b
 Exit codes:
   0  report written
   1  the log, the annotations or the --inspection log are invalid or unreadable (problems
      printed as FILE:LINE: message)
-  2  usage error
+  2  usage error, or --out or standard output cannot be written (a full disk; one line says why)
   3  report written, but the disposition is one that --fail-on refuses
+  141  standard output's reader went away (`| head`): what was written stays
 \b
 Examples:
   reportgen report sample_runs/tiny-encoder-cpu-20261202T053312Z-ecd07d/ --out report/
@@ -400,6 +515,8 @@ def report(
     echo_line(result.disposition.led_headline)
     for path in result.written:
         echo(f"wrote {shown(path)}")
+    for path in result.removed:
+        echo(f"removed {shown(path)} (an earlier report's, not written this time)")
     sys.exit(result.exit_code)
 
 
@@ -416,8 +533,9 @@ move into it. Edit it, then run `reportgen report` again. LOG is an events.jsonl
 Exit codes:
   0  skeleton written (or no failed cell: nothing to write)
   1  the log is invalid, or the file cannot be written
-  2  usage error
+  2  usage error, or standard output cannot be written (a full disk; one line says so)
   3  the file already exists and --force was not given (nothing written)
+  141  standard output's reader went away (`| head`): the file is written
 \b
 Example:
   reportgen annotate runs/<id>/events.jsonl && $EDITOR runs/<id>/annotations.toml
@@ -509,7 +627,8 @@ not check out is ignored, with a warning, for a full build).
 \b
 Exit codes: 0 built, 1 some input was skipped or not a valid run log, or a declared comparison
 could not be built (the rest is built), 2 usage error, an unusable site configuration, or an
-output folder that cannot be written (or leads outside itself through a symlink).
+output folder (or standard output) that cannot be written (or leads outside itself through a
+symlink), 141 standard output's reader went away (`| head`): the site is built.
 \b
 Publish: the folder is plain static files with relative links. Look at it with
   python -m http.server -d site 8000
@@ -702,11 +821,13 @@ Exit codes:
   0  compared
   1  a log is invalid
   3  compared, but --fail-on refuses the later run (the reasons on stderr)
-  2  usage error: not exactly one log at a location, runs of different workloads, replicates
+  2  standard output cannot be written (a full disk; one line says so), or a
+     usage error: not exactly one log at a location, runs of different workloads, replicates
      of one side on different targets or backends, or differing in criteria (weights, inputs,
      tolerances, ...), versions, code, data or host settings (the message names them), a
      copy of a run (the same warm samples in every cell, or in one whose samples are all
      distinct), or a run given twice
+  141  standard output's reader went away (`| head`)
 \b
 Examples:
   reportgen diff runs/tiny-encoder-2.13 runs/tiny-encoder-2.14
@@ -830,7 +951,9 @@ Exit codes:
      compare-details.csv: every cell, as the pages show at most 300 rows per table)
   1  a log or its annotations are invalid (problems printed as FILE:LINE: message)
   2  the pair is refused (the reason is printed), a usage error (such as a location that
-     does not hold exactly one run log), or an object store that cannot be reached
+     does not hold exactly one run log), an object store that cannot be reached, or --out
+     or standard output that cannot be written (a full disk; one line says why)
+  141  standard output's reader went away (`| head`): the comparison is written
 \b
 Example:
   reportgen compare runs/<cuda-run>/ runs/<neuron-run>/ --out cmp/
@@ -909,7 +1032,8 @@ Credentials come from the standard AWS chain; AWS_ENDPOINT_URL_S3 selects an S3-
 endpoint.
 
 \b
-Exit codes: 0 published, 2 usage error or the store could not be reached.
+Exit codes: 0 published, 2 usage error, the store could not be reached or standard output
+cannot be written (a full disk), 141 standard output's reader went away (`| head`).
 \b
 Examples:
   reportgen publish site s3://fleet-reports/migration
@@ -973,7 +1097,8 @@ with a warning and its folder listed. A folder that holds nothing (a typo, or ru
 delivered) is refused: its manifest would hide every run delivered there later.
 
 \b
-Exit codes: 0 written, 2 usage error, an empty folder, or the store could not be reached.
+Exit codes: 0 written, 2 usage error, an empty folder, the store could not be reached or
+standard output cannot be written (a full disk), 141 standard output's reader went away.
 \b
 Example:
   reportgen manifest s3://fleet-runs/nightly/2026-11-30 s3://fleet-runs/nightly/2026-12-01
@@ -1012,11 +1137,13 @@ Exit codes:
   0  compatible as specified
   1  unreadable plan: not TOML, not UTF-8, or not the plan schema (collector/PLAN.md);
      one line names the file, line and key; or an unreadable --inspection log
-  2  usage error, or the --write-revised file cannot be written (one line says why)
+  2  usage error, or the --write-revised file or standard output cannot be written (one
+     line says why)
   3  needs a revised test plan (--write-revised writes one; its proposed values,
      marked proposed = true or UNDECIDED, keep exit 3 and the collector refuses the
      plan until a person replaces them)
   4  blocked by a precision requirement
+  141  standard output's reader went away (`| head`)
 \b
 Example:
   reportgen plan-check plan.toml --target neuron --write-revised plan.revised.toml

@@ -7,6 +7,10 @@ write. Nothing is written for a log that does not validate.
 from __future__ import annotations
 
 import base64
+import contextlib
+import os
+import re
+import stat
 from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from pathlib import Path
@@ -15,7 +19,9 @@ from typing import Any
 from reportgen.model.annotations import Annotation, AnnotationError, Annotations, find_annotations, load_annotations
 from reportgen.judge.disposition import Disposition
 from reportgen.judge.judgement import Judgement, judge
+from reportgen.render.sections.common import DETAILS_NAME
 from reportgen.render.templating import (
+    ASSET_SOURCES,
     FORMULA_START,
     Assets,
     asset_names,
@@ -29,7 +35,15 @@ from reportgen.model.runmodel import CellRecord, NotARun, RunModel, read_run
 from reportgen.contract.validation import paused_gc
 from reportgen.render.view import DETAIL_COLUMNS, ReportView, Row, build_view, detail_row, detail_rows
 from reportgen.storage.sources import LogRef
-from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LogChanged, refuse_unwritable, write_inside
+from reportgen.storage.local import (
+    DEFAULT_MAX_LOG_BYTES,
+    LogChanged,
+    inspection_note,
+    is_inspection_log,
+    open_regular,
+    refuse_unwritable,
+    write_inside,
+)
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 3  # 2 (usage) is click's own
 FAIL_ON = {"blocked": ("blocked",), "change": ("blocked", "change")}
@@ -61,6 +75,7 @@ class ReportResult:
     disposition: Disposition
     written: list[Path] = field(default_factory=list)
     exit_code: int = EXIT_OK
+    removed: list[Path] = field(default_factory=list)  # an earlier report's files this one does not write
 
 
 def read_judged(
@@ -85,6 +100,8 @@ def read_judgement(
     page is not beside it) and rebuilds the site."""
     # read_run reads a RemoteLog too; its annotation (model/runmodel.py) says only a path.
     reading, builder = read_run(log, max_bytes)  # type: ignore[arg-type]
+    if not reading.valid and isinstance(log, Path) and is_inspection_log(log, max_bytes):
+        raise ReportInputError(inspection_note(log))  # one line, not one error per event
     if not reading.valid:
         shown = [p.format() for p in reading.errors[:20]]
         more = len(reading.errors) - len(shown)
@@ -257,13 +274,95 @@ def render_report(
 def write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) -> list[Path]:
     """Write report.html, report.md, details.csv (as ``formats`` ask) and the assets the page
     links. Every page is made, and every place it goes checked, before anything is written."""
+    return _write_report(judged, out_dir, formats)[0]
+
+
+def _write_report(judged: JudgedRun, out_dir: Path, formats: tuple[str, ...]) -> tuple[list[Path], set[str]]:
+    """write_report's files written, and the names (relative to out_dir) of every file this
+    report is made of, written now or left as they were (the same bytes)."""
     assets = asset_names() if "html" in formats else Assets("", "")
     pages = render_report(judged, out_dir, formats, assets)
     inputs = [judged.log] if isinstance(judged.log, Path) else []
     refuse_unwritable(out_dir, [path for path, _ in pages] + [out_dir / name for name in assets.linked], inputs)
     if assets.linked:
         write_assets(out_dir)  # under the names asset_names gave
-    return [path for path, data in pages if write_inside(out_dir, path, data)]
+    written = [path for path, data in pages if write_inside(out_dir, path, data)]
+    return written, {path.name for path, _ in pages} | set(assets.linked)
+
+
+# The files `reportgen report` writes into --out, by name: a later report into the same folder
+# removes those it does not write itself, so the folder never holds two runs' files side by side.
+REPORT_FILES = ("report.html", "report.md", SUMMARY_NAME, DETAILS_NAME)
+ASSETS_FOLDER = "assets"
+# The assets write_assets copies: each source's stem, a 10-digit content hash, its extension.
+_ASSET_NAME = re.compile(
+    "^(?:" + "|".join(re.escape(s.rpartition(".")[0]) for s in ASSET_SOURCES) + r")-[0-9a-f]{10}\.(?:css|js)$"
+)
+
+
+def remove_stale(out_dir: Path, kept: set[str]) -> list[Path]:
+    """Remove the files of an earlier report in out_dir that are not in ``kept`` (names relative
+    to out_dir): report.html, report.md, report-summary.md, details.csv and the assets/ files
+    write_assets names, nothing else. Only regular files are removed; a link is never followed
+    (assets/ itself included) and never removed. An asset another page in out_dir still links
+    (a compare.html written there) stays. Returns what was removed."""
+    removed: list[Path] = []
+    for name in REPORT_FILES:
+        if name not in kept and _remove_file(out_dir / name):
+            removed.append(out_dir / name)
+    folder = out_dir / ASSETS_FOLDER
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return removed  # none there, or a link or a file by that name: not ours to look into
+    try:
+        stale = sorted(
+            name for name in os.listdir(fd) if _ASSET_NAME.match(name) and f"{ASSETS_FOLDER}/{name}" not in kept
+        )
+        linked = _linked_elsewhere(out_dir, stale) if stale else set()
+        for name in stale:
+            if name not in linked and _remove_file(Path(name), dir_fd=fd):
+                removed.append(folder / name)
+        left = os.listdir(fd)
+    finally:
+        os.close(fd)
+    if removed and not left:
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)  # empty now: it held this tool's assets only
+    return removed
+
+
+def _remove_file(path: Path, dir_fd: int | None = None) -> bool:
+    """Unlink path when it is a regular file (lstat: a link is left alone); True when removed."""
+    try:
+        if not stat.S_ISREG(os.lstat(path, dir_fd=dir_fd).st_mode):
+            return False
+        os.unlink(path, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _linked_elsewhere(out_dir: Path, names: list[str]) -> set[str]:
+    """Those of the asset names that another page directly in out_dir links (regular files only)."""
+    linked: set[str] = set()
+    try:
+        pages = [e for e in os.scandir(out_dir) if e.name.endswith(".html") and e.name not in REPORT_FILES]
+    except OSError:
+        return linked
+    for entry in pages:
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            with open_regular(entry.path, MAX_PAGE_BYTES, None) as stream:
+                text = stream.read()
+        except Exception:  # unreadable or too big: keep every asset, as if it linked them all
+            return set(names)
+        linked.update(name for name in names if f"{ASSETS_FOLDER}/{name}".encode() in text)
+    return linked
+
+
+MAX_PAGE_BYTES = 256 * 1024 * 1024
 
 
 def warm_stability(judged: JudgedRun) -> dict[str, str]:
@@ -392,7 +491,9 @@ def build_report(
                 if path.name == "report.html"
             ]
             written = [path for path, data in pages if write_inside(out_dir, path, data)]
+            kept = {path.name for path, _ in pages}
         else:
-            written = write_report(judged, out_dir, formats)
+            written, kept = _write_report(judged, out_dir, formats)
+    removed = remove_stale(out_dir, kept)
     refused = fail_on is not None and judged.disposition.outcome in FAIL_ON[fail_on]
-    return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK)
+    return ReportResult(judged.disposition, written, EXIT_REFUSED if refused else EXIT_OK, removed)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import json
 import os
 import re
 import shutil
@@ -102,6 +103,8 @@ class Found:
     # The output folder, when a search met it inside a folder given (or was given it): its
     # logs were left out, not missing.
     output_met: bool = False
+    # Inspection logs (python -m collector inspect) met in a folder: not run logs, left out.
+    inspections: list[Path] = field(default_factory=list)
 
     @property
     def paths(self) -> list[Path]:
@@ -324,6 +327,29 @@ def _annotations_stat(
     return (candidate, None, st) if reason is None else (None, reason, None)
 
 
+INSPECTION_SUFFIX = ".inspection.jsonl"  # the name python -m collector inspect gives its log
+_FIRST_LINE_BYTES = 64 * 1024
+
+
+def is_inspection_log(path: str | Path, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> bool:
+    """Whether path is a regular file whose first line is an inspection_start event: the log
+    `python -m collector inspect` writes, which is no run log (its first line alone is read)."""
+    try:
+        with open_regular(path, max_bytes) as stream:
+            event = json.loads(stream.readline(_FIRST_LINE_BYTES))
+    except (NotReadable, OSError, ValueError, RecursionError):  # a hostile first line: not an inspection log
+        return False
+    return isinstance(event, dict) and event.get("kind") == "inspection_start"
+
+
+def inspection_note(path: object) -> str:
+    """One line for an inspection log given where a run log goes."""
+    return (
+        f"{shown(path)}: an inspection log (python -m collector inspect), not a run log: "
+        "give it to reportgen plan-check --inspection or reportgen report --inspection"
+    )
+
+
 def find_logs(
     paths: list[Path], follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES, output: Path | None = None
 ) -> Found:
@@ -333,7 +359,9 @@ def find_logs(
     still be a regular file within the size limit). Inside a folder, only entries that end in
     .jsonl are candidates; those that are not read are listed in ``skipped`` with the reason.
     ``output``, the folder a site is built into, is never searched: a site inside a folder of
-    runs holds copies of their logs, which are not runs of their own.
+    runs holds copies of their logs, which are not runs of their own. Nor is an inspection log
+    met in a folder (named *.inspection.jsonl, with an inspection_start first): it is listed in
+    ``inspections``, neither read as a run nor skipped.
     """
     found = Found()
     try:
@@ -347,6 +375,9 @@ def find_logs(
         reason, st, linked = _vet_stat(path, root, follow_symlinks, max_bytes, LOG_LIMIT_OPTION)
         if reason is not None or st is None:
             found.skipped.append(Skipped(path, reason or "cannot read it"))
+            return
+        if root is not None and path.name.endswith(INSPECTION_SUFFIX) and is_inspection_log(path, max_bytes):
+            found.inspections.append(path)
             return
         # The real path without asking the file system again when the walk knows it: a plain
         # file in a folder reached through no symlink.
