@@ -102,3 +102,13 @@ def test_an_entry_that_is_not_read_is_named_not_skipped(tmp_path: Path) -> None:
     assert str(raised.value) == f"{fifo}: skipped: a FIFO (named pipe), not a regular file; only regular files are read"
     with pytest.raises(ReportInputError, match="a character device"):
         reportgen.load_cells("/dev/null")
+
+
+def test_the_weights_origin_is_a_column_apart_from_synthetic() -> None:
+    """Runs of made-up weights are measured, not fixtures: the frame tells them apart as the
+    site's index does. Before, only `synthetic` (a hand-written fixture) was a column."""
+    frame = reportgen.load_cells([REPO / "sample_runs"])
+    origins = dict(frame.groupby("workload")["weights_origin"].first())
+    assert origins["all-MiniLM-L6-v2"] == "pretrained"
+    assert origins["tiny-encoder"] == "synthetic"
+    assert not frame.loc[frame.workload == "tiny-encoder", "synthetic"].any(), "measured, not a fixture"

@@ -159,3 +159,50 @@ def test_a_compile_event_labelled_empty_with_entries_before_is_refused(tmp_path:
         and "compile" in errors[0]
         and "cache_condition is fresh_process_empty_cache, but cache_entries_before is 7" in errors[0]
     ), errors
+
+
+def test_a_run_start_target_other_than_the_one_resolved_or_the_plans_is_refused(tmp_path: Path) -> None:
+    """Before: run_start saying cuda on a cpu run (target_choice resolved cpu, the plan cpu)
+    validated, and load_cells grouped its CPU timings under cuda."""
+    events = _log()
+    events[0]["target_choice"] = {"requested": "auto", "resolved": "cpu", "reason": "synthetic"}
+    assert _errors(tmp_path, events) == []
+    events[0]["target"] = "cuda"
+    errors = _errors(tmp_path, events)
+    assert errors[:1] == [
+        "1: run_start: target is 'cuda', but target_choice.resolved is 'cpu': the collector writes the target it "
+        "resolved; the log contradicts itself"
+    ], errors
+    del events[0]["target_choice"]
+    errors = _errors(tmp_path, events)
+    assert any(
+        e.startswith(f"{_line(events, 'plan')}: plan: target is 'cpu', but run_start (line 1) names 'cuda'")
+        for e in errors
+    ), errors
+
+
+SCENARIO = Path(__file__).resolve().parents[1] / "sample_runs" / "scenario-a-text-service-cpu-20261205T124743Z-42589b"
+
+
+def test_a_compiled_first_token_faster_than_the_warm_ones_after_a_compile_is_refused(tmp_path: Path) -> None:
+    """Before: a shipped generation run edited so that a compiled cell's cold first token took
+    half its fastest warm one validated, beside 'prefill: 1 graph, first call 21.58 s'."""
+    import json
+
+    events = [json.loads(line) for line in (SCENARIO / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    events[0].update(origin="synthetic", origin_note="An edited copy of a shipped run (synthetic); not a measurement.")
+    case = "b1-l96-contiguous-float32-compiled"
+    assert _errors(tmp_path, events) == []
+    timing = next(e for e in events if e["kind"] == "generation" and e["case"] == case)["timing"]
+    timing["ttft_cold_s"] = timing["ttft_warm"]["min_s"] / 2
+    errors = _errors(tmp_path, events)
+    assert len(errors) == 1, errors
+    assert "timing.ttft_cold_s" in errors[0] and "is less than the fastest warm first token" in errors[0]
+    assert f"first compile event (line {_line(events, 'compile', case)}) built a graph from nothing" in errors[0]
+    # A cell whose prefill graph an earlier cell built (no graph, no miss) may be as fast as warm.
+    repeat = "b1-l96-contiguous-float32-compiled-repeat"
+    events = [json.loads(line) for line in (SCENARIO / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    events[0].update(origin="synthetic", origin_note="An edited copy of a shipped run (synthetic); not a measurement.")
+    timing = next(e for e in events if e["kind"] == "generation" and e["case"] == repeat)["timing"]
+    timing["ttft_cold_s"] = timing["ttft_warm"]["min_s"] / 2
+    assert _errors(tmp_path, events) == []

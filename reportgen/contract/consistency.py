@@ -203,6 +203,8 @@ class FigureChecks:
         # environment.device_type where it says which device every input was fed on (cpu, cuda),
         # and "<type>:" for a device with its index ("cuda:0"); None elsewhere.
         self.device_type: str | None = None
+        self.start_target: tuple[str, int] | None = None  # run_start's target and line
+        self.first_compile: dict[str, tuple[bool, int]] = {}  # see _compile
         self._device_index = ""
         self.ref_nonfinite: dict[str, int] = {}  # a reference's non-finite elements, by its shape key
         # Training cells with a train_step, and with a train_result, logged so far.
@@ -254,8 +256,16 @@ class FigureChecks:
             self._generating = not absent(getattr(data, "generation", None))
             self._training = not absent(getattr(data, "training", None))
             misnamed = misnamed_cells(data.matrix)
-            if misnamed is not None or self.weights is None:
+            if misnamed is not None:
                 return misnamed
+            target = getattr(data, "target", None)
+            if self.start_target is not None and not absent(target) and target != self.start_target[0]:
+                return (
+                    f"target is {target[:40]!r}, but run_start (line {self.start_target[1]}) names "
+                    f"{self.start_target[0][:40]!r}: the collector writes the target it ran on in both"
+                )
+            if self.weights is None:
+                return None
             # A weights artifact written before the plan (the collector writes it after) is
             # held to the plan's hashes all the same.
             earlier, artifact = self.weights
@@ -268,7 +278,16 @@ class FigureChecks:
         """The collector names itself twice, "collector <version>" and the provenance's
         collector_version (collector/run/setup.py, one constant): two versions leave the code
         that wrote the log unknown, and a diff of two runs would report a version that never
-        ran. A name in any other form (another collector's) is not judged."""
+        ran. A name in any other form (another collector's) is not judged. The run's target is
+        the one the collector resolved (target_choice.resolved, where recorded; the plan event
+        repeats it): every page, index and export groups runs by it."""
+        self.start_target = (data.target, self.line)
+        choice = getattr(data, "target_choice", None)
+        if not absent(choice) and choice is not None and choice.resolved != data.target:
+            return (
+                f"target is {data.target[:40]!r}, but target_choice.resolved is {choice.resolved[:40]!r}: "
+                "the collector writes the target it resolved"
+            )
         provenance = data.provenance
         if absent(provenance):
             return None
@@ -708,6 +727,9 @@ class FigureChecks:
         """The collector compiles every cell with the plan's [compile] options and records in
         each compile event what the call was given: other options there mean the cell was
         compiled under a configuration the criteria do not declare."""
+        # A case's first compile event (a generation cell's prefill): whether it built a graph
+        # from nothing (a graph and a cache miss), and its line.
+        self.first_compile.setdefault(data.case, (bool(data.graphs and data.cache_misses), self.line))
         if data.graphs and (cell := self._cell(data.case)) is not None and not absent(cell.repeat_of):
             self.repeat_graphs.setdefault(data.case, (data.graphs, self.line))
         if (why := _cache_label("cache_condition", data)) is not None:
@@ -747,6 +769,20 @@ class FigureChecks:
             or self._fastest(data.case, data.warm.min_s)
             or self._scope(data)
             or self._timed_inputs(data)
+        )
+
+    def _cold_first_token(self, case: str, timing: Any) -> str | None:
+        """A compiled generation cell's cold first token is its first prefill call, the one its
+        first compile event counts (collector/run/generation_cells.py): where that compile built a
+        graph from nothing, the call did the work of a warm prefill and a compile besides, so it
+        cannot have taken less time than the fastest warm first token."""
+        built = self.first_compile.get(case)
+        cold, fastest = timing.ttft_cold_s, timing.ttft_warm.min_s
+        if built is None or not built[0] or absent(cold) or cold is None or cold >= fastest:
+            return None
+        return (
+            f"timing.ttft_cold_s {cold:.6g} is less than the fastest warm first token {fastest:.6g}, but the cell's "
+            f"first compile event (line {built[1]}) built a graph from nothing: the first call compiled as well"
         )
 
     def _timed_inputs(self, data: Any) -> str | None:
@@ -894,6 +930,8 @@ class FigureChecks:
             each = len(timing.decode_token.samples_s) // timing.repetitions
             if each != data.decode_steps:
                 return f"timing.decode_token holds {each} step(s) a repetition, but decode_steps is {data.decode_steps}"
+            if (why := self._cold_first_token(data.case, timing)) is not None:
+                return why
         rows, ref = data.tokens, data.reference_tokens
         if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
             return "tokens and reference_tokens differ in shape, so steps_agreeing cannot be read from them"

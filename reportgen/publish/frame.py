@@ -47,6 +47,9 @@ COLUMNS: dict[str, str] = {
     # NaT where the log's started_at is not an ISO time that pandas can hold (years 1677-2262).
     "started_at": "datetime64[ns, UTC]",
     "synthetic": "bool",
+    # Where the plan says the weights come from (synthetic: measured, of no trained model;
+    # pretrained; none); <NA> where the log does not say. Not ``synthetic``, a hand-written fixture.
+    "weights_origin": "string",
     "run_complete": "bool",
     "disposition": "string",
     # Mismatching cells without a verdict stop the run's performance acceptance: no timing of
@@ -98,6 +101,7 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
         **{f"{name}_version": value for name, value in versions.items()},
         "started_at": run.start.started_at,
         "synthetic": run.synthetic,
+        "weights_origin": (getattr(run.plan, "weights_origin", None) or None) if run.plan else None,
         "run_complete": run.complete,
         "disposition": judged.disposition.outcome,
         "performance_stopped": bool(judged.disposition.performance_stopped),
