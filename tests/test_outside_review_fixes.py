@@ -48,9 +48,11 @@ def test_annotate_and_report_refuse_to_write_over_the_log_they_read(tmp_path: Pa
 
 def test_a_forged_target_with_a_line_break_prints_one_headline_line(tmp_path: Path) -> None:
     events = [json.loads(line) for line in (CUDA / "events.jsonl").read_text(encoding="utf-8").splitlines()]
-    for event in events:
-        if event["kind"] == "plan":
+    for event in events:  # run_start and the plan name one target (validate holds them to it)
+        if event["kind"] in ("plan", "run_start"):
             event["target"] = "cuda\n# FORGED line"
+        if event["kind"] == "run_start" and event.get("target_choice"):
+            event["target_choice"]["resolved"] = "cuda\n# FORGED line"
     forged = tmp_path / "c" / "events.jsonl"
     forged.parent.mkdir()
     forged.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
@@ -292,7 +294,7 @@ def test_review_of_this_round_s_own_changes() -> None:
 
     stable = classify([1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01, 0.99, 1.0, 1.0])
     assert "under 10^-6 times the fastest" in attempts_apart(stable, (1e300, 2e300))
-    assert "over 10^6 times the slowest" in attempts_apart(stable, (5e-324, 1e-323))
+    assert "over 10^6 times the third quartile" in attempts_apart(stable, (5e-324, 1e-323))
 
     md = (SAMPLES / "comparisons" / "tiny-encoder-cpu-vs-cuda" / "compare.md").read_text(encoding="utf-8")
     html = MarkdownIt("commonmark").enable("table").render(md)

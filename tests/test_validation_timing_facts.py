@@ -206,3 +206,26 @@ def test_a_compiled_first_token_faster_than_the_warm_ones_after_a_compile_is_ref
     timing = next(e for e in events if e["kind"] == "generation" and e["case"] == repeat)["timing"]
     timing["ttft_cold_s"] = timing["ttft_warm"]["min_s"] / 2
     assert _errors(tmp_path, events) == []
+
+
+TINY = Path(__file__).resolve().parents[1] / "sample_runs" / "tiny-encoder-cpu-20261205T124447Z-43ef64"
+
+
+def test_a_timed_region_of_other_stages_than_the_plans_scope_is_refused(tmp_path: Path) -> None:
+    """Before: one warm series timed over the copies as well as the call validated, and its median
+    sat unflagged in one column with medians of the model call alone."""
+    import json
+
+    events = [json.loads(line) for line in (TINY / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    events[0].update(origin="synthetic", origin_note="An edited copy of a shipped run (synthetic); not a measurement.")
+    assert _errors(tmp_path, events) == []
+    case = "b2-l16-contiguous-float32-eager"
+    timing = next(e for e in events if e["kind"] == "timing" and e["case"] == case and e.get("warm"))
+    timing["scope"].update(host_to_device=True)
+    timing["timed_region"] = ["host_to_device", "model_call"]
+    errors = _errors(tmp_path, events)
+    assert len(errors) == 1, errors
+    assert (
+        "timed_region holds host_to_device, but the plan's timing_scope.host_to_device is false: the collector "
+        "times the stages the plan's scope names" in errors[0]
+    )

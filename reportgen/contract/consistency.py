@@ -259,7 +259,7 @@ class FigureChecks:
             if misnamed is not None:
                 return misnamed
             target = getattr(data, "target", None)
-            if self.start_target is not None and not absent(target) and target != self.start_target[0]:
+            if self.start_target is not None and isinstance(target, str) and target != self.start_target[0]:
                 return (
                     f"target is {target[:40]!r}, but run_start (line {self.start_target[1]}) names "
                     f"{self.start_target[0][:40]!r}: the collector writes the target it ran on in both"
@@ -816,15 +816,22 @@ class FigureChecks:
         """A timing event's scope says what its clock covered: the stages its timed_region holds,
         the two made from one list (collector/run/timings.py, scope_done and its callers). Without
         a timed_region (a log before it, or a cold call that was not measured) the scope is not
-        judged."""
+        judged. And the collector times every call over the stages the plan's timing_scope names
+        (collector/timing.py, timed_sample; a training plan may name none): a timed region of other
+        stages would put a figure of another scope beside the others in one column."""
         region = data.timed_region
         if absent(region):
             return None
+        planned = getattr(self.plan, "timing_scope", None)
         for stage in _SCOPE_STAGES:
             timed = stage in region
             if getattr(data.scope, stage) != timed:
                 held = "holds" if timed else "does not hold"
                 return f"scope.{stage} is {str(not timed).lower()}, but timed_region {held} {stage}: the scope is what the clock covered"
+            asked = None if planned is None or absent(planned) else getattr(planned, stage, None)
+            if isinstance(asked, bool) and asked != timed:
+                held = "holds" if timed else "does not hold"
+                return f"timed_region {held} {stage}, but the plan's timing_scope.{stage} is {str(asked).lower()}: the collector times the stages the plan's scope names"
         return None
 
     def _attempt(self, data: Any) -> str | None:
