@@ -209,3 +209,7 @@ def test_site_leaves_an_inspection_log_out(tmp_path: Path) -> None:
     assert "unknown event kind" not in result.output and any(
         line.startswith("1 run, ") for line in result.output.splitlines()
     )
+    notes = [line for line in result.stderr.splitlines() if "an inspection log" in line]
+    assert len(notes) == 1 and "tiny-encoder.inspection.jsonl" in notes[0] and notes[0].endswith("; left out"), (
+        result.stderr
+    )

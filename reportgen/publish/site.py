@@ -80,6 +80,7 @@ from reportgen.storage import is_remote
 from reportgen.storage.local import (
     DEFAULT_MAX_LOG_BYTES,
     Found,
+    inspection_note,
     LogEntry,
     NotReadable,
     Skipped,
@@ -875,6 +876,7 @@ def build_site(
         dropped, state = state["runs"], {**state, "runs": {}}
     store = _store_of(found.logs)
     result.warnings += [f"reportgen site: {line}" for line in (store.warnings if store else [])]
+    result.warnings += [f"reportgen site: {inspection_note(path)}; left out" for path in found.inspections]
     pages_elsewhere = False
     if published is not None:
         stored = _published_state(published, store or Store(), fingerprint, result)
