@@ -19,10 +19,13 @@ from collector.arguments import path_argument
 from collector.visible import terminal, visible
 from campaign.ledger import (
     LEDGER_DIR,
+    READ_ERRORS,
     UNRECORDED_WORDS,
     Ledger,
     LedgerError,
+    check_planned,
     read_ledger,
+    strict_json,
     verify_runs,
 )
 from campaign.spec import (
@@ -56,6 +59,8 @@ from campaign.tasks import (
 
 # The exit code when the output's reader has gone (128 + SIGPIPE, as a shell reports it).
 BROKEN_PIPE = 141
+# The exit code when the output cannot be written otherwise (a full disk: `> /dev/full`).
+OUTPUT_FAILED = 1
 # A campaign id names a folder under the destination: NAME-STAMP, never a path.
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # How to submit a manifest: every submission's objects are new (their names carry the campaign
@@ -72,8 +77,8 @@ SLURM_MAX_ARRAY_SIZE = 1001
 EPILOG = """\
 exit codes:
   0  written (and submitted), or status printed with every task done
-  1  the files could not be written, sbatch refused some or all of the tasks, or (status) some
-     task is not done
+  1  the files could not be written, sbatch refused some or all of the tasks, (status) some
+     task is not done, or the output could not be written (one line on stderr says why)
   2  usage error, an invalid campaign file or an unreadable ledger (the message says where)
   3  (resume) nothing submitted: the only tasks left have no record yet (queued, or never
      started); check the queue, then resume with --include-unrecorded if they are not waiting
@@ -117,8 +122,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "the tasks that ran and did not finish well (failed, stopped, lost or unverified) and those sbatch "
         "refused (unsubmitted). A task with no record yet, or none of its latest submission, is left out "
         "unless --include-unrecorded is given: it may be waiting in the scheduler's queue, which this command "
-        "cannot see. A campaign file that no longer plans those tasks as NAME.planned.json records them is "
-        "refused (exit 2): submit it as a new campaign. "
+        "cannot see. A campaign file that plans its tasks otherwise than NAME.planned.json records them (other "
+        "or more tasks, another destination) is refused (exit 2), even with nothing left to resume: submit it as a "
+        "new campaign. "
         "Exit codes: 0 resubmitted (or nothing left to resume), 1 not written or sbatch refused some tasks, 2 an "
         "invalid campaign file, ledger or planned tasks, 3 nothing submitted because the only tasks left have no "
         "record yet.",
@@ -178,16 +184,40 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class OutputError(Exception):
+    """Standard output cannot be written (other than its reader going away)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        try:
+            return _main(sys.argv[1:] if argv is None else argv)
+        finally:
+            _flush_output()  # what is still buffered fails here, in one line, not at exit
     except BrokenPipeError:
-        # The reader went away (`... | head -1`): stop quietly, as command-line tools do. What
-        # is still buffered for stdout goes to /dev/null, so the flush at exit cannot fail too.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        # The reader went away (`... | head -1`): stop quietly, as command-line tools do.
+        _drop_output()
         return BROKEN_PIPE
+    except OutputError as exc:
+        _drop_output()
+        print(f"campaign: cannot write to standard output: {exc}", file=sys.stderr)
+        return OUTPUT_FAILED
+
+
+def _flush_output() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.strerror or exc) from None
+
+
+def _drop_output() -> None:
+    """What is still buffered for stdout goes to /dev/null, so the flush at exit cannot fail too."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _main(argv: list[str]) -> int:
@@ -528,6 +558,11 @@ def _load_ledger(location: str) -> Ledger:
                 f"{planned_file}: not a campaign's planned tasks ({getattr(exc, 'strerror', None) or exc})"
             ) from None
     planned = planned_tasks(data, planned_file)
+    try:
+        strict_json(data)  # (planned_tasks keeps the last of a repeated key)
+        check_planned(planned)
+    except READ_ERRORS as exc:
+        raise LedgerError(f"{planned_file}: not a campaign's planned tasks ({exc})") from None
     campaign_id, destination = planned.get("campaign_id"), planned.get("destination")
     # Each done task's runs are read where its ledger is: the ledger folder is
     # DESTINATION/_campaigns/<id>, and the runs are DESTINATION/<run>.
@@ -637,8 +672,16 @@ def _resume_hint(ledger: Ledger) -> str:
 
 def _print(text: str, file: Any = None) -> None:
     """Print to the terminal: control characters, escape sequences and reordering characters
-    from a campaign file or a ledger are shown as <U+XXXX>, never sent."""
-    print(terminal(text), file=file)
+    from a campaign file or a ledger are shown as <U+XXXX>, never sent. Standard output that
+    cannot be written is an OutputError (BrokenPipeError when its reader went away)."""
+    try:
+        print(terminal(text), file=file)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if file not in (None, sys.stdout):
+            raise
+        raise OutputError(exc.strerror or exc) from None
 
 
 def _printable(text: str) -> str:
@@ -665,6 +708,17 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
         )
     if args.scheduler == "slurm":
         _check_wrapper(files, found)
+    # The whole plan is compared, whatever is left to resume: tasks the file adds would never
+    # run (resume submits only the ledger's), and an edit is refused, not silently ignored.
+    try:  # (read as a whole just now, by _load_ledger)
+        planned = strict_json(read_regular(files.planned, MAX_PLANNED_BYTES))
+    except (OSError, *READ_ERRORS) as exc:
+        raise LedgerError(f"{files.planned}: not a campaign's planned tasks ({exc})") from None
+    differ = _plan_difference(campaign, args.scheduler, planned, files.planned.name)
+    if differ:
+        raise CampaignError(
+            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does ({_printable(differ)[:300]}); submit it as a new campaign"
+        )
     # What a later refusal, or resume, names: the scheduler, and the script sbatch reads.
     found = replace(found, scheduler=args.scheduler, wrapper=str(files.wrapper))
     unrecorded = ledger.unrecorded()
@@ -682,17 +736,7 @@ def _resume(campaign: Campaign, args: argparse.Namespace) -> int:
     if not missing:
         _print(f"campaign {ledger.campaign_id}: every task is done or still running; nothing to resume")
         return 0
-    planned = json.loads(read_regular(files.planned, MAX_PLANNED_BYTES))
     tasks = [t for t in campaign.tasks() if t.index in set(missing)]
-    differ = (
-        "it plans fewer tasks"
-        if len(tasks) != len(missing)
-        else _plan_difference(campaign, args.scheduler, planned, missing)
-    )
-    if differ:
-        raise CampaignError(
-            f"{campaign.path}: the campaign file no longer plans the tasks of {ledger.campaign_id} as {files.planned.name} does ({_printable(differ)[:300]}); submit it as a new campaign"
-        )
     # The next submission number: after every one the ledger shows, and every one given out here
     # (their tasks may not have started yet, so the ledger cannot show them: two resumes in a
     # row both took 2, and their attempts shared record, log and scratch names). It is recorded,
@@ -767,36 +811,38 @@ def _indexes(indexes: list[int]) -> str:
     return ", ".join(str(i) for i in indexes)
 
 
-def _plan_difference(campaign: Campaign, scheduler: str, planned: dict[str, Any], indexes: list[int]) -> str:
-    """What differs between how the campaign file plans these tasks and how the ledger's
-    planned.json does, in words ('' when nothing): workload, arguments, environment, target,
-    repeat; the environment's image, devices, node selector, CPUs, memory, interpreter and Slurm
-    options; where the tasks deliver. A resumed task is built from the file (a Kubernetes
-    ConfigMap; Slurm rereads NAME.tasks), so an edited file would otherwise run another plan than
-    the ledger says the task is. A plan path is resolved in this checkout: resumed from another
-    checkout, the same file names other paths."""
+def _plan_difference(campaign: Campaign, scheduler: str, planned: dict[str, Any], planned_name: str) -> str:
+    """What differs between how the campaign file plans its tasks and how the ledger's
+    planned.json (named ``planned_name``) does, in words ('' when nothing): how many tasks, and
+    each one's workload, arguments, environment, target, repeat; the environments' image,
+    devices, node selector, CPUs, memory, interpreter and Slurm options; where the tasks deliver.
+    A resumed task is built from the file (a Kubernetes ConfigMap; Slurm rereads NAME.tasks), so
+    an edited file would otherwise run another plan than the ledger says the task is. A plan
+    path is resolved in this checkout: resumed from another checkout, the same file names other
+    paths."""
     root = campaign.kubernetes.workdir if scheduler == "kubernetes" else slurm.collector_root(campaign)
     current = planned_ledger(campaign, "", scheduler, root, 0)
     now = current["tasks"]
     recorded = planned.get("tasks") if isinstance(planned, dict) else None
     if not isinstance(recorded, list):
-        return "the ledger lists no tasks"
+        return f"{planned_name} lists no tasks"
+    if len(now) != len(recorded):
+        return f"the campaign file plans {len(now)} task(s), {planned_name} {len(recorded)}"
     then = {t.get("task"): t for t in recorded if isinstance(t, dict)}
-    for i in indexes:
-        if i >= len(now):
-            return f"task {i} is not planned"
+    for task in now:
+        i = task["task"]
         was = then.get(i)
         if not isinstance(was, dict):
-            return f"the ledger does not list task {i}"
-        for key, value in now[i].items():
+            return f"{planned_name} does not list task {i}"
+        for key, value in task.items():
             if was.get(key) != value:
                 hint = f" (resumed from another checkout than {root}?)" if key == "plan" else ""
                 return f"task {i}'s {key} is {value!r} here, {was.get(key)!r} in the ledger{hint}"
-    # Their environments as the scheduler is asked for them (a ledger from before they were
+    # The environments as the scheduler is asked for them (a ledger from before they were
     # recorded is compared by its tasks alone).
     envs = planned.get("environments")
     if isinstance(envs, dict):
-        for name in sorted({now[i]["environment"] for i in indexes}):
+        for name in sorted({task["environment"] for task in now}):
             if envs.get(name) != current["environments"].get(name):
                 return f"environment {name} asks the scheduler for other resources or another image"
     # And where they deliver: another destination, claim or namespace would put the resumed runs

@@ -60,10 +60,50 @@ READ_ERRORS = (ValueError, KeyError, TypeError, OverflowError, RecursionError)
 # array task, a Pending pod), and submitting it again would run it twice.
 RESUMABLE = ("failed", "stopped", "lost", "unverified", "unsubmitted")
 UNRECORDED_WORDS = "no record yet: queued, or never started"
+# The states campaign/task.sh writes into an attempt's record; any other is no task record.
+RECORDED_STATES = ("running", "done", "failed", "stopped")
+# planned.json's "format" (campaign/tasks.py writes it); another is not read.
+LEDGER_FORMAT = 1
 
 
 class LedgerError(ValueError):
     """The ledger cannot be read; the message names the file."""
+
+
+def strict_json(data: bytes | str) -> Any:
+    """Decoded JSON in which no object repeats a key (ValueError otherwise): json.loads keeps
+    the last of them, so a record saying "done" and then "failed" would read as failed."""
+    return json.loads(data, object_pairs_hook=_unique_keys)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the key {key!r} is repeated")
+        found[key] = value
+    return found
+
+
+def check_planned(planned: dict[str, Any]) -> None:
+    """ValueError when planned.json is not one submit writes: another format, or a task list
+    that is empty or names a task twice (status would count it twice, or show a campaign of
+    no tasks as finished)."""
+    if "format" not in planned:
+        raise ValueError("no format")
+    if type(planned["format"]) is not int or planned["format"] != LEDGER_FORMAT:  # nor true, nor 1.0
+        raise ValueError(f"format {planned['format']!r:.40}, not {LEDGER_FORMAT}")
+    tasks = planned.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        raise ValueError("no planned task")
+    seen: set[int] = set()
+    for task in tasks:
+        if not isinstance(task, dict):
+            raise ValueError("a task is not a JSON object")
+        index = whole_number(task.get("task"), "task", MAX_INDEX)
+        if index in seen:
+            raise ValueError(f"task {index} is listed twice")
+        seen.add(index)
 
 
 @dataclass(frozen=True)
@@ -176,6 +216,10 @@ def read_ledger(planned: dict[str, Any], read: Reader, names: Lister, now: datet
 
     ``now`` decides when a silent running attempt counts as lost: the clock for `status`;
     None for a page that must depend only on the ledger (the newest time it records)."""
+    try:
+        check_planned(planned)
+    except READ_ERRORS as exc:
+        raise LedgerError(f"planned.json: not a campaign's planned tasks ({exc})") from None
     deadline = deadline_seconds(planned.get("deadline_s"))
     by_task: dict[int, list[Attempt]] = {}
     records = [name for name in names("tasks") if name.endswith(".json")]
@@ -220,15 +264,17 @@ def _attempt(name: str, data: bytes | None) -> Attempt | None:
     if data is None:
         return None
     try:
-        raw = json.loads(data)
+        raw = strict_json(data)
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
+        if raw["state"] not in RECORDED_STATES:
+            raise ValueError(f"state {raw['state']!r:.60} is none of {', '.join(RECORDED_STATES)}")
         return Attempt(
             task=whole_number(raw["task"], "task", MAX_INDEX),
             attempt=str(raw["attempt"]),
             submission=whole_number(raw["submission"], "submission", MAX_INDEX),
             restart=whole_number(raw["restart"], "restart", MAX_INDEX),
-            state=str(raw["state"]),
+            state=raw["state"],
             exit_code=None if raw["exit_code"] is None else whole_number(raw["exit_code"], "exit_code", MAX_INDEX),
             node=str(raw["node"]),
             job_id=str(raw["job_id"]),

@@ -394,6 +394,8 @@ def _parse(path: Path, root: _Table) -> Campaign:
     s.done()
     if not _SLURM_TIME.match(slurm.time):
         raise CampaignError(f"slurm.time: a Slurm time such as 02:00:00 or 1-00:00:00, got {slurm.time!r}")
+    if any(int(part) >= 60 for part in slurm.time.rpartition("-")[2].split(":")[1:]):
+        raise CampaignError(f"slurm.time: minutes and seconds after a ':' run from 00 to 59, got {slurm.time!r}")
     if slurm_seconds(slurm.time) <= slurm.stop_lead_s:
         raise CampaignError(
             f"slurm.stop_lead_s: {slurm.stop_lead_s} s leaves no time to run within slurm.time {slurm.time}"
@@ -468,6 +470,12 @@ def _check_sbatch(options: tuple[str, ...], where: str) -> None:
         if name.startswith("--export") or (len(name) >= 5 and "--export".startswith(name)):
             raise CampaignError(
                 f"{where}: {option!r}: the campaign sets sbatch's --export itself (a resume passes its submission number through it); remove it"
+            )
+        # The wrapper's own --output puts each task's output where submit says it goes; another
+        # --output or --error (or a prefix sbatch expands to one) would send it elsewhere.
+        if any(len(name) >= 4 and reserved.startswith(name) for reserved in ("--output", "--error")):
+            raise CampaignError(
+                f"{where}: {option!r}: the campaign sets sbatch's --output itself (each task's output goes to NAME-logs/ beside the script); remove it"
             )
 
 

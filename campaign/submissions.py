@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from campaign.ledger import MAX_INDEX, READ_ERRORS, UNRECORDED_WORDS, Ledger, LedgerError, whole_number
+from campaign.ledger import MAX_INDEX, READ_ERRORS, UNRECORDED_WORDS, Ledger, LedgerError, strict_json, whole_number
 from campaign.spec import MAX_PLANNED_BYTES, CampaignError, read_regular
 from campaign.tasks import write_file
 
@@ -119,7 +119,7 @@ def read_submissions(path: Path) -> Submissions | None:
         if len(words) == 2 and words[1].isascii() and words[1].isdigit():  # an older version's
             number = max(1, min(int(words[1]), MAX_INDEX - 1))
             return Submissions(words[0], number, earlier=number)
-        raw = json.loads(data)
+        raw = strict_json(data)
         if not isinstance(raw, dict) or not isinstance(raw["campaign_id"], str):
             raise ValueError("not a JSON object with a campaign_id")
         found = tuple(_submission(item) for item in raw["submissions"])

@@ -22,10 +22,10 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from campaign.ledger import LEDGER_FORMAT
 from campaign.spec import MAX_PLANNED_BYTES, Campaign, CampaignError
 
 TASK_SCRIPT = Path(__file__).with_name("task.sh")
-LEDGER_FORMAT = 1
 
 
 @dataclass(frozen=True)

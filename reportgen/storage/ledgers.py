@@ -31,6 +31,7 @@ from campaign.ledger import (
     StartReader,
     deadline_seconds,
     read_ledger,
+    strict_json,
     whole_number,
 )
 from reportgen.storage import is_remote
@@ -267,7 +268,7 @@ def store_run_starts(store: Store, destination: str) -> StartReader:
 def planned_tasks(data: bytes, where: str) -> dict[str, Any]:
     """A ledger's planned.json, checked as far as reading the ledger relies on it."""
     try:
-        planned = json.loads(data)
+        planned = strict_json(data)  # a repeated key is no ledger the campaign wrote
         if not isinstance(planned, dict) or not isinstance(planned.get("tasks"), list):
             raise ValueError("no task list")
         if len(planned["tasks"]) > MAX_TASKS:  # status and the site hold each one
