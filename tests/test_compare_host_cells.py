@@ -185,3 +185,24 @@ def test_the_gate_gives_the_later_runs_own_reason_for_an_untested_cell_and_names
         "reportgen diff: --fail-on worse: this diff gates a change of target (cpu -> cuda), not an upgrade on one target"
     )
     assert "did not select them" not in refused
+
+
+def test_the_history_does_not_join_a_cell_across_a_run_that_ran_it_on_other_threads(tmp_path: Path) -> None:
+    """The site's trend line of the cell that ran on one thread in the later run breaks there,
+    and its point says why; the other cells stay joined. Before, only a run-wide change broke it."""
+    from reportgen.publish.site import _target_history
+
+    befores, afters = _mixed(tmp_path, 1)
+    later = afters[0].read_text(encoding="utf-8").replace("2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", 1)
+    afters[0].write_text(later, encoding="utf-8")  # the later run starts a day later: the history's order
+    runs = [summarize(judge_log(p)) for p in (*befores, *afters)]
+    assert runs[0].started_at < runs[1].started_at
+    history = _target_history("cpu", runs, (SLOWER, FEWER))  # named, as a site configuration names a cell
+    assert history["key_cases"][:2] == [SLOWER, FEWER] and len(history["key_cases"]) > 2, history["key_cases"]
+    warm = next(f for f in history["figures"] if f.id.endswith("-trend-warm"))
+    for n, series in enumerate(warm.chart.series):  # one series a key case, in their order
+        alone = n < 2  # SLOWER and FEWER ran on other threads in one of the two runs
+        assert (not series.lines) == alone, (series.name, [len(line) for line in series.lines])
+        if alone:
+            last = max(series.points, key=lambda p: p.x)
+            assert "not joined to the run before it (host changed: torch threads" in last.title, last.title

@@ -625,6 +625,12 @@ def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> 
     }
 
 
+def _setting_flag(flag: str) -> bool:
+    """Whether a diff's timing flag is one of a cell's loop settings (judge.changes.setting_flags):
+    changed for it, or not recorded."""
+    return flag.startswith("host changed:") or flag.endswith("not known to be the same")
+
+
 def _target_history(target: str, history: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
     """The runs on one target, oldest first; charts and columns follow the cells that changed most
     against the previous run (see diff.largest_changes) plus the cells the site configuration names."""
@@ -677,12 +683,18 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         for _, after, d in diffs
         if d.timing_unlike or d.remeasure_unlike
     }
-    # Nor is a cell joined to a run that fed it other inputs (other weights are run-wide, above).
+    # Nor is a cell joined to a run that fed it other inputs (other weights are run-wide, above),
+    # or whose loop ran it under other settings than the run before (threads changed for that
+    # cell alone), or under settings not recorded on either side.
     unlike_cells = {
         (after.run_id, case): why
         for _, after, d in diffs
         if after.run_id not in unlike
-        for case, why in [*d.changed_values.items(), *d.redefined]
+        for case, why in [
+            *d.changed_values.items(),
+            *d.redefined,
+            *((t.case, flag) for t in d.timings if not t.series for flag in t.flags if _setting_flag(flag)),
+        ]
         if case in key_cases
     }
     figures = (
