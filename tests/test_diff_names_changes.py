@@ -303,30 +303,41 @@ def test_a_replicate_on_another_host_setting_is_refused_and_one_at_another_load_
     assert RUNNER.invoke(main, ["compare", *sides, str(loaded), *out]).exit_code == 0
 
 
-def test_the_scope_compared_is_the_warm_series_one_not_a_later_cold_call_s(tmp_path: Path) -> None:
-    """Before: a cell's timing scope was the one of its last timing event, which the collector
-    writes for the cold call after the warm series (or the restart after a compiled cell's):
-    warm samples timed with host-to-device copies read '1.5x slower' with no flag, in diff and
-    compare alike."""
+def test_a_changed_timing_scope_flags_the_ratios_and_one_cell_timed_otherwise_is_refused(tmp_path: Path) -> None:
+    """Before: a cell's timing scope was the one of its last timing event, and a cell whose warm
+    samples were timed with host-to-device copies read '1.5x slower' with no flag. The collector
+    times every call over the plan's scope (collector/timing.py), so one cell timed over other
+    stages than its plan's contradicts its log (refused); a plan whose scope changed flags every
+    ratio, in diff and compare alike."""
     sample = Path(__file__).resolve().parents[1] / "sample_runs" / "tiny-encoder-cpu-20261202T053312Z-ecd07d"
     before = [json.loads(line) for line in (sample / "events.jsonl").read_text(encoding="utf-8").splitlines()]
-    after = _redrawn(json.loads(json.dumps(before)), 0.99)  # another measurement, not a copy
     case = "b1-l16-contiguous-float32-eager"
-    timings = [e for e in after if e["kind"] == "timing" and e["case"] == case]
-    assert timings[-1].get("cold") and not timings[-1].get("warm"), "the last timing event is the cold call's"
-    for event in timings:
-        if event.get("warm"):
-            event["scope"]["host_to_device"] = True
-            event["timed_region"] = ["host_to_device", "model_call"]  # the scope is the region's
-    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    for path, events, run_id in ((a, before, "scope-a"), (b, after, "scope-b")):
+
+    def write(events: Events, run_id: str) -> Path:
+        path = tmp_path / f"{run_id}.jsonl"
         for event in (e for e in events if "run_id" in e):
             event["run_id"] = run_id
         path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+        return path
+
+    one = _redrawn(json.loads(json.dumps(before)), 0.99)  # another measurement, not a copy
+    for event in (e for e in one if e["kind"] == "timing" and e["case"] == case and e.get("warm")):
+        event["scope"]["host_to_device"] = True
+        event["timed_region"] = ["host_to_device", "model_call"]  # the scope is the region's
+    a, b = write(before, "scope-a"), write(one, "scope-one")
+    refused = RUNNER.invoke(main, ["diff", str(a), str(b)])
+    assert refused.exit_code == 1 and "but the plan's timing_scope.host_to_device is false" in refused.output
+
+    every = _redrawn(json.loads(json.dumps(before)), 0.99)
+    next(e for e in every if e["kind"] == "plan")["timing_scope"]["host_to_device"] = True
+    for event in (e for e in every if e["kind"] == "timing" and e.get("timed_region")):
+        event["scope"]["host_to_device"] = True
+        assert event["timed_region"] == ["model_call"], event["timed_region"]
+        event["timed_region"] = ["host_to_device", "model_call"]
+    b = write(every, "scope-every")
     diff = json.loads(_diff(a, b, "--format", "json"))
     flags = {t["case"]: t["flags"] for t in diff["timings"]}
-    assert any(f.startswith("different timing scope") for f in flags[case]), flags[case]
-    assert not any(f.startswith("different timing scope") for c, f_ in flags.items() if c != case for f in f_)
+    assert flags and all(any(f.startswith("different timing scope") for f in f_) for f_ in flags.values()), flags
     out = tmp_path / "cmp"
     assert RUNNER.invoke(main, ["compare", str(a), str(b), "--out", str(out), "--format", "json"]).exit_code == 0
     cell = next(c for c in json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"] if c["case"] == case)
