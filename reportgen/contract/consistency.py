@@ -727,9 +727,10 @@ class FigureChecks:
         """The collector compiles every cell with the plan's [compile] options and records in
         each compile event what the call was given: other options there mean the cell was
         compiled under a configuration the criteria do not declare."""
-        # A case's first compile event (a generation cell's prefill): whether it built a graph
-        # from nothing (a graph and a cache miss), and its line.
-        self.first_compile.setdefault(data.case, (bool(data.graphs and data.cache_misses), self.line))
+        # A generation cell's first compile event (its prefill's): whether it built a graph from
+        # nothing (a graph and a cache miss), and its line (see _cold_first_token).
+        if self._generating:
+            self.first_compile.setdefault(data.case, (bool(data.graphs and data.cache_misses), self.line))
         if data.graphs and (cell := self._cell(data.case)) is not None and not absent(cell.repeat_of):
             self.repeat_graphs.setdefault(data.case, (data.graphs, self.line))
         if (why := _cache_label("cache_condition", data)) is not None:
@@ -746,17 +747,18 @@ class FigureChecks:
         return f"compile_options are not the plan's compile options ({differ}): the cell was compiled as its criteria do not declare"
 
     def _timing(self, data: Any) -> str | None:
-        cold = data.cold
-        if not absent(cold) and (why := _cache_label("cold.cache_condition", cold)) is not None:
-            return why
-        if not absent(cold) and cold.cache_condition == "fresh_process_empty_cache":
-            self.empty_cold.setdefault(data.case, (cold.seconds, self.line))
-            if absent(data.warm):  # a 1.0 log times both in one event
-                return self._cold_against_warm(data.case) or self._scope(data) or self._timed_inputs(data)
-        if absent(data.warm):
+        cold, warm, case = data.cold, data.warm, data.case
+        if cold:  # UNSET and None are false
+            if (why := _cache_label("cold.cache_condition", cold)) is not None:
+                return why
+            if cold.cache_condition == "fresh_process_empty_cache":
+                self.empty_cold.setdefault(case, (cold.seconds, self.line))
+                if not warm:  # a 1.0 log times both in one event
+                    return self._cold_against_warm(case) or self._scope(data) or self._timed_inputs(data)
+        if not warm:
             return self._scope(data) or self._timed_inputs(data)
-        self.warm_lines.setdefault(data.case, self.line)
-        if (result := self.statuses.get(data.case)) is not None and result[0] != "pass":
+        self.warm_lines.setdefault(case, self.line)
+        if (result := self.statuses.get(case)) is not None and result[0] != "pass":
             # A cold call may come before a failing result (a fresh process times it first); a
             # warm series follows a pass only (collector/run/cells.py, time_warm_cell).
             self.warn(self.line, _unpassed_warm("timing", data.case, result[0], result[1]))
@@ -1120,21 +1122,20 @@ def _cache_label(name: str, call: Any) -> str | None:
     comparison reads the label: a cold call that met a full cache, labelled empty, would be shown
     and compared as a compile from nothing. Facts the line left out are not judged."""
     label = call.cache_condition
-    if label not in ("fresh_process_empty_cache", "restart_populated_cache"):
-        return None
-    before = None if absent(call.cache_entries_before) else call.cache_entries_before
-    full = [d for d in call.cache_dirs or () if d.entries_before]
-    hits = None if absent(call.cache_hits) else call.cache_hits
-    misses = None if absent(call.cache_misses) else call.cache_misses
+    # Nearly every line: nothing listed before, no hit alone (UNSET, None and 0 are all false).
+    before, dirs, hits = call.cache_entries_before, call.cache_dirs, call.cache_hits
     if label == "fresh_process_empty_cache":
         if before:
             return f"{name} is {label}, but cache_entries_before is {before}: a call is labelled so only when the listed cache folders were empty before it"
+        full = [d for d in dirs if d.entries_before] if dirs else None
         if full:
             return f"{name} is {label}, but cache_dirs lists {full[0].role[:40]!r} with {full[0].entries_before} entries before the call: a call is labelled so only when the listed cache folders were empty before it"
-        if hits and misses == 0:
+        if hits and call.cache_misses == 0:
             return f"{name} is {label}, but the call counts {hits} cache hit(s) and no miss: hits without a miss come from a cache that was not empty"
         return None
-    if before == 0 and not full and (not hits or misses):
+    if label != "restart_populated_cache" or before != 0 or (dirs and any(d.entries_before for d in dirs)):
+        return None
+    if not hits or call.cache_misses:
         return f"{name} is {label}, but cache_entries_before is 0: a restart is labelled so only when the cache folder it was given was not empty"
     return None
 

@@ -55,7 +55,7 @@ from reportgen.judge.criteria import CriterionChange, bounded, shared_shapes_agr
 from reportgen.judge.identity import weights_facts
 from reportgen.judge.timing_stability import LOOP_HOST_KEYS, generation_timing, generation_waited
 from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, READS_ITEM, code_and_data, installed_words
-from reportgen.model.runmodel import CellRecord, RunModel
+from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
 NOT_RECORDED = "not recorded"
 NOT_IMPORTED = "not imported"
@@ -395,15 +395,19 @@ def every_host_key(run: RunModel) -> bool:
     return ev.schema_tuple(run.start.schema_version) >= (1, 2)
 
 
+@per_run
 def run_loop_settings(run: RunModel) -> list[tuple[str, dict[str, str | None]]]:
     """(case, loop settings) of each cell whose warm loop recorded a host, and of each passing
-    generation cell whose warm generations did, in the run's order."""
+    generation cell whose warm generations did, in the run's order (worked out once per run)."""
     found = []
     every_key = every_host_key(run)
+    # Looked up by case: a cell's generation event is read from its line, which a long log of
+    # tens of thousands of cells without one need not do.
+    generating = {cell.case for cell in run.cells_with("generation")}
     for cell in run.cells:
         if cell.host:
             settings = cell_loop_settings(cell, None, every_key)
-        elif cell.status == "pass" and cell.generation is not None:
+        elif cell.status == "pass" and cell.case in generating and cell.generation is not None:
             settings = cell_loop_settings(cell, generation_timing(cell), every_key)
         else:
             continue
