@@ -325,3 +325,22 @@ def test_a_localised_passing_cell_is_shown_from_the_judgement(tmp_path: Path) ->
     ((case, _, view),) = judged.view.localized_passing
     assert case == passing and view.sentence == judged.judgement.localized[passing].sentence
     assert "Localised because the plan asks for every cell" in " ".join(view.notes)
+
+
+def test_a_module_after_the_one_named_called_again_is_not_said_to_only_inherit() -> None:
+    """Before: 'after it, blocks.3, head only inherit the error' was said of a module whose event
+    counts two calls, though only its first was measured: a real run of a shared module called
+    twice, whose second call added error of its own, read as inheriting it (the fixture is
+    synthetic, edited the same way)."""
+    event = _event(LOCALIZED, CASE)
+    modules = [msgspec.structs.replace(m, calls=2) if m.name == "blocks.3" else m for m in event.modules]
+    found = judge_localization(msgspec.structs.replace(event, modules=modules))
+    assert found.inherited == ("head",)
+    assert found.again_after == (("blocks.3", 2),)
+    assert "after it, head only inherit the error" in found.sentence
+    assert (
+        "after it, blocks.3 was measured in its first of 2 calls only: its later calls may add error of their own"
+        in found.sentence
+    ), found.sentence
+    unchanged = judge_localization(event)
+    assert unchanged.again_after == () and "only inherit the error" in unchanged.sentence

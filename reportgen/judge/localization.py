@@ -93,6 +93,25 @@ class Localized:
     # the error: those measured before the module named, or any where no module is named.
     repeated: tuple[tuple[str, int], ...] = ()
     max_depth: int | None = None  # the plan's [localize] max_depth
+    # Modules after the one named, beyond the tolerance end to end, called more than once: only
+    # their first call was measured, so they are not said to only inherit the error.
+    again_after: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def again_after_words(self) -> str:
+        """'; after it, shared was measured in its first of 2 calls only: its later calls may add error of
+        their own' (or each such module, with its calls), or ''."""
+        if not self.again_after:
+            return ""
+        if len(self.again_after) == 1:
+            name, calls = self.again_after[0]
+            return f"; after it, {name} was measured in its first of {calls} calls only: its later calls may add error of their own"
+        shown = [f"{name} ({calls} calls)" for name, calls in self.again_after[:4]]
+        more = f" and {len(self.again_after) - 4} more" if len(self.again_after) > 4 else ""
+        return (
+            f"; after it, {', '.join(shown)}{more} were measured in their first call only: their later calls may add"
+            " error of their own"
+        )
 
     @property
     def first_words(self) -> str:
@@ -216,11 +235,15 @@ def judge_localization(event: Localization) -> Localized:
         name, after, enclosing, carried = gap_at
         gap = Gap(next(v for v in verdicts if v.name == name), after, enclosing, carried)
     inherited: tuple[str, ...] = ()
+    again_after: tuple[tuple[str, int], ...] = ()
     unmeasured: tuple[str, ...] = ()
     named = gap.before if gap else first
     if named is not None:
         at = names.index(named.name)
-        inherited = tuple(v.name for v in verdicts[at + 1 :] if v.role == "inherited")
+        # A module called more than once was measured in its first call only: its later calls may
+        # add error of their own, so it is not said to only inherit it.
+        inherited = tuple(v.name for v in verdicts[at + 1 :] if v.role == "inherited" and v.calls <= 1)
+        again_after = tuple((v.name, v.calls) for v in verdicts[at + 1 :] if v.role == "inherited" and v.calls > 1)
         # A module inside the one named (its parent runs first) is no earlier divergence; before a
         # gap, every module was measured end to end within the tolerance and holds none of it.
         unmeasured = tuple(
@@ -258,6 +281,7 @@ def judge_localization(event: Localization) -> Localized:
         gap=gap,
         repeated=repeated,
         max_depth=event.max_depth,
+        again_after=again_after,
     )
     return replace(found, sentence=where_sentence(found), skipped_words=skipped_notes(found))
 
@@ -363,7 +387,7 @@ def _where_sentence(found: Localized) -> str:
     inherited = f"; after it, {', '.join(found.inherited)} only inherit the error" if found.inherited else ""
     return (
         f"{found.first_words.capitalize()}: {f.name} ({f.type}), local error {ratio_text(f.local)} × the allowance"
-        f"{ops}{inherited}{found.unmeasured_words}."
+        f"{ops}{inherited}{found.again_after_words}{found.unmeasured_words}."
     )
 
 
@@ -383,6 +407,7 @@ def gap_sentence(found: Localized, gap: Gap) -> str:
         )
     else:
         after = ""
+    after += found.again_after_words
     return (
         f"The error arises before {m.name} ({m.type}), {later}in code no localised module covers ({holder}, {where}): "
         f"{m.name} is {ratio_text(m.accumulated)} × the allowance end to end but {ratio_text(m.local)} × on its own, "
