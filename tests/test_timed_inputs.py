@@ -188,3 +188,49 @@ def test_a_timing_fed_other_inputs_than_its_cell_checked_is_refused_at_its_line(
         "it with shape [1, 16] at the checked call: the timing is not of the inputs the cell was checked with; "
         "the log contradicts itself"
     ]
+
+
+CHILD_WORKLOAD = WORKLOAD.replace(
+    """    made = CALLS[batch] = CALLS.get(batch, -1) + 1
+    return {"x": torch.ones(batch, length + (made if batch == 2 else 0), 4)}""",
+    """    # In a fresh process the collector starts, one more position: any difference between processes.
+    import os
+
+    return {"x": torch.ones(batch, length + ("COLLECTOR_LAUNCH_WALL" in os.environ), 4)}""",
+)
+
+
+@pytest.mark.slow  # a compiled cell in a fresh process
+def test_a_fresh_process_given_other_inputs_checks_the_cell_and_times_no_cold_call(tmp_path: Path) -> None:
+    """Before: make_inputs giving the fresh process other inputs than the checked ones failed the
+    cell ('phase run: InputsChanged') and blocked the report; only its timing is stopped."""
+    assert CHILD_WORKLOAD != WORKLOAD
+    (tmp_path / "changing_inputs.py").write_text(CHILD_WORKLOAD, encoding="utf-8")
+    plan = tmp_path / "changing.toml"
+    plan.write_text(
+        PLAN.replace("shapes = [[1, 3], [2, 3]]", "shapes = [[1, 3]]").replace(
+            'modes = ["eager"]', 'modes = ["compiled"]'
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "runs"
+    assert collector_main(["--workload", str(plan), "--target", "cpu", "--out", str(out)]) == 0
+    log = next(out.glob("*/events.jsonl"))
+    assert read_log(log).errors == []
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    case = case_key(1, 3, "compiled")
+    (result,) = [e for e in lines if e["kind"] == "case_result" and e["case"] == case]
+    assert result["status"] == "pass", result.get("failure")
+    assert not [
+        e
+        for e in lines
+        if e["kind"] == "timing"
+        and e["case"] == case
+        and e.get("cold", {}).get("fresh_process")
+        and "seconds" in e["cold"]
+        and e["cold"].get("cache_condition") == "fresh_process_empty_cache"
+    ]
+    warned = [e["message"] for e in lines if e["kind"] == "warning" and e.get("case") == case]
+    assert any(
+        m.startswith("cold first call not measured: InputsChanged: make_inputs gave input 'x'") for m in warned
+    ), warned

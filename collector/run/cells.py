@@ -26,8 +26,10 @@ from collector.run.capture import (
     write_operators,
 )
 from collector.run.state import CellOutcome, Run
+from collector.timing import InputsChanged
 from collector.run.timings import (
     add_cold_facts,
+    cold_not_measured,
     remeasure,
     scoped_sample,
     time_warm_cell,
@@ -209,6 +211,9 @@ def _run_cell(run: Run, cell: Cell, model: torch.nn.Module) -> CellOutcome:
         run.log.write("compile", case=cell.case, **compile_event)
         if cell.repeat_of:
             result["recompiled"] = watch.graphs_first > 0 or watch.frames_first > 0
+    if cold is not None and "not_timed" in cold:
+        cold_not_measured(run, cell, None, cold["not_timed"])
+        cold = None
     try:
         status = _judge(run, cell, key, outputs, result)
     except Exception as exc:  # outputs that cannot be compared, a task metric that raised
@@ -280,7 +285,16 @@ def _cold_first(
     def first() -> tuple[Any, float]:
         run.backend.synchronize()
         cold["ready_wall"] = time.time()
-        cold["seconds"] = sample()
+        try:
+            cold["seconds"] = sample()
+        except InputsChanged as exc:
+            # make_inputs gave this process other inputs than the checked ones (before the model
+            # was called): the cell is checked on its own inputs, and its cold call is not timed.
+            cold["not_timed"] = f"InputsChanged: {exc}"
+            start = time.perf_counter()
+            keep(inputs)
+            run.backend.synchronize()
+            return kept["outputs"], time.perf_counter() - start
         return kept["outputs"], stages["model_call"]
 
     return first, cold
