@@ -213,3 +213,17 @@ def test_site_leaves_an_inspection_log_out(tmp_path: Path) -> None:
     assert len(notes) == 1 and "tiny-encoder.inspection.jsonl" in notes[0] and notes[0].endswith("; left out"), (
         result.stderr
     )
+
+
+def test_site_leaves_out_an_inspection_log_of_any_name_as_validate_does(tmp_path: Path) -> None:
+    """`collector inspect --out` takes any name. Before, one named other.jsonl in a folder was
+    left out by validate (exit 0) but counted as a problem by site (exit 1)."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copytree(TINY, runs / TINY.name)
+    shutil.copy(INSPECTIONS / "tiny-encoder.inspection.jsonl", runs / "other.jsonl")
+    assert CliRunner().invoke(main, ["validate", str(runs)]).exit_code == 0
+    result = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.stderr.splitlines() if "an inspection log" in line]
+    assert len(notes) == 1 and "other.jsonl" in notes[0] and notes[0].endswith("; left out"), result.stderr

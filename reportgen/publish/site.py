@@ -59,7 +59,14 @@ from reportgen.render.templating import (
     write_assets,
     write_text,
 )
-from reportgen.render.report import AnnotationsInvalid, JudgedRun, ReportInputError, judge_log, render_report
+from reportgen.render.report import (
+    AnnotationsInvalid,
+    InspectionLogGiven,
+    JudgedRun,
+    ReportInputError,
+    judge_log,
+    render_report,
+)
 from reportgen.model.runmodel import STATUS_ORDER
 from reportgen.publish.files import copy_run_files
 from reportgen.publish.cell_index import INDEX_NAME as CELL_INDEX, write_cell_index
@@ -379,6 +386,8 @@ def _entry(
         return Entry(log, key, summarize(judged), judged, found.annotations)
     except AnnotationsInvalid as exc:
         result.rejected.append(f"{shown(log)}: skipped, a valid run log whose annotations are not valid:\n{exc}")
+    except InspectionLogGiven as exc:  # whatever its name: no run log, and no problem of the site's
+        result.warnings.append(f"reportgen site: {exc}; left out")
     except ReportInputError as exc:
         result.rejected.append(f"{shown(log)}: skipped, not a valid run log:\n{exc}")
     except Exception as exc:  # one bad log never stops the others' pages

@@ -57,6 +57,10 @@ class AnnotationsInvalid(ReportInputError):
     """The log is a valid run, its annotations are not."""
 
 
+class InspectionLogGiven(ReportInputError):
+    """The log is an inspection log (python -m collector inspect), not a run log."""
+
+
 @dataclass
 class JudgedRun:
     """A run gathered and judged: everything a page needs, before anything is written."""
@@ -101,7 +105,7 @@ def read_judgement(
     # read_run reads a RemoteLog too; its annotation (model/runmodel.py) says only a path.
     reading, builder = read_run(log, max_bytes)  # type: ignore[arg-type]
     if not reading.valid and isinstance(log, Path) and is_inspection_log(log, max_bytes):
-        raise ReportInputError(inspection_note(log))  # one line, not one error per event
+        raise InspectionLogGiven(inspection_note(log))  # one line, not one error per event
     if not reading.valid:
         shown = [p.format() for p in reading.errors[:20]]
         more = len(reading.errors) - len(shown)
