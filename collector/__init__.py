@@ -52,7 +52,8 @@ records; it never judges. Judgement lives in ``reportgen``.
 # module only the candidate called (another code path); 0.15.0 records what 0.14.0 does (a
 # release of reportgen: the distribution has one version); 0.16.0 stops the warm or cold timing
 # of a cell whose make_inputs, called again for a timed call (timing.scope.preprocessing), gives
-# other input names, shapes or dtypes than the cell was checked with; change it with every
+# other input names, shapes, dtypes or layouts than the cell was checked with (the cell is still
+# checked on its own inputs); change it with every
 # release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
 __version__ = "0.16.0"
