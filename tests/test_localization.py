@@ -66,7 +66,7 @@ def test_a_module_not_measured_before_the_one_named_qualifies_it_everywhere(tmp_
     data = msgspec.to_builtins(_event(LOCALIZED, CASE))
     data["modules"][1].pop("local")  # blocks.1: no local figure (as a module that could not run alone)
     data["skipped"] = [{"name": "blocks.0", "reason": "max_bytes"}]
-    data["modules"] = [m for m in data["modules"] if m["name"] != "blocks.0"]
+    data["modules"] = [m | {"order": i} for i, m in enumerate(m for m in data["modules"] if m["name"] != "blocks.0")]
     found = judge_localization(msgspec.convert(data, Localization))
     assert found.first is not None and found.first.name == "blocks.2"
     assert found.unmeasured == ("blocks.1", "blocks.0")
@@ -306,11 +306,13 @@ def test_a_localised_passing_cell_is_shown_from_the_judgement(tmp_path: Path) ->
     judgement names it among the localised others and holds its localisation; the page shows it."""
     lines = [json.loads(line) for line in LOCALIZED.read_text(encoding="utf-8").splitlines()]
     passing = "b1-l16-contiguous-float32-eager"
+    template = next(d for d in lines if d["kind"] == "localization")
     extra = {
-        **next(d for d in lines if d["kind"] == "localization"),
+        **template,
         "case": passing,
         "reason": "plan",
         "mode": "eager",
+        "modules": [m | {"local_compiled": False} for m in template["modules"]],  # run eager, as the cell
     }
     at = next(i for i, d in enumerate(lines) if d["kind"] == "timing" and d["case"] == passing) + 1
     lines.insert(at, extra)

@@ -48,7 +48,7 @@ def _modules(*rows: tuple[str, str, float, float, int]) -> list[dict[str, Any]]:
             "calls": calls,
             "accumulated": _stats(accumulated),
             "local": _stats(local),
-            "local_compiled": False,
+            "local_compiled": True,  # the localised cell is a compiled one
             "operators": ["aten::addmm"],
         }
         for order, (name, kind, accumulated, local, calls) in enumerate(rows)

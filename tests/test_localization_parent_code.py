@@ -45,7 +45,7 @@ def _module(name: str, kind: str, accumulated: float, local: float) -> dict[str,
         "calls": 1,
         "accumulated": _stats(accumulated),
         "local": _stats(local),
-        "local_compiled": False,
+        "local_compiled": True,  # the localised cell is a compiled one
         "operators": ["aten::addmm"],
     }
 
@@ -184,6 +184,6 @@ def test_a_container_never_called_is_not_said_to_be_skipped_by_the_bounds(tmp_pa
         assert "not called by the reference" not in text, name
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert (
-        "| `blocks.0` | Block | 2.36 ✘ | 0.126 (eager) | error arises before it, in code no localised module covers |"
+        "| `blocks.0` | Block | 2.36 ✘ | 0.126 (compiled alone) | error arises before it, in code no localised module covers |"
         in md
     )

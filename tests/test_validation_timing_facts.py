@@ -229,3 +229,23 @@ def test_a_timed_region_of_other_stages_than_the_plans_scope_is_refused(tmp_path
         "timed_region holds host_to_device, but the plan's timing_scope.host_to_device is false: the collector "
         "times the stages the plan's scope names" in errors[0]
     )
+
+
+def test_a_cold_call_in_the_collectors_process_times_the_call_alone_whatever_the_scope(tmp_path: Path) -> None:
+    """As the collector writes it: a plan with preprocessing in scope times its warm series over
+    it, and a cold call in its own process (an eager cell's) over the model call alone. Before,
+    validate refused every such honest log."""
+    import json
+
+    events = [json.loads(line) for line in (TINY / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    events[0].update(origin="synthetic", origin_note="An edited copy of a shipped run (synthetic); not a measurement.")
+    next(e for e in events if e["kind"] == "plan")["timing_scope"]["preprocessing"] = True
+    in_process = 0
+    for event in (e for e in events if e["kind"] == "timing" and e.get("timed_region")):
+        if event.get("warm"):
+            event["scope"]["preprocessing"] = True
+            event["timed_region"] = ["preprocessing", *event["timed_region"]]
+        elif not event["cold"].get("fresh_process"):
+            in_process += 1
+    assert in_process, "the sample has cold calls timed in the collector's process"
+    assert _errors(tmp_path, events) == []

@@ -23,8 +23,12 @@ read three ways, the workload's packages, the installed metadata and torch.__ver
 warned about when they differ: a vendored folder on sys.path, or a build from source, makes them
 differ in an honest log.) A generation
 event says what its cell and its request say (the cell's length, the request's bucket and
-truncation) and carries timings only for a cell that passed; a localised module's figures
-agree with each other as a cell's error_stats do.
+truncation) and its plan says (top_k, padding side, cache length), holds a top-k overlap at every
+step up to its first divergent one and none after, and carries timings only for a cell that
+passed; a request's reason, in the collector's words, names its own routing. A localised
+module's figures agree with each other as a cell's error_stats do, and its modules are listed as
+the collector lists them: none beside a failure, each once, in order, within the event's bounds,
+none also skipped.
 
 A result holds together with what the collector writes beside it or before it: a pass or a
 mismatch carries its error_stats (and its task_metric where the plan gives a task criterion); a
@@ -57,6 +61,7 @@ import msgspec
 from msgspec import UNSET
 
 from collector.descriptors import descriptors
+from collector.planschema import module_depth
 from collector.timing import warm_stats
 from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
 
@@ -106,6 +111,14 @@ _OWN_DEVICE_TARGETS = frozenset(("cpu", "cuda"))
 # that mismatched or went non-finite by its status, one that passed only as the plan's [localize]
 # always asks ("plan"); a cell in error or skipped never.
 _LOCALIZED_FOR = {"mismatch": "mismatch", "nonfinite": "nonfinite", "pass": "plan"}
+
+# A request's reason as the collector words it (collector/generation.py, route): padded to a
+# larger bucket, filling one, or above the largest bucket and truncated to it or refused.
+_PADDED = re.compile(r"([0-9]{1,12}) tokens padded to the ([0-9]{1,12}) bucket")
+_FILLS = re.compile(r"([0-9]{1,12}) tokens fill the ([0-9]{1,12}) bucket")
+_ABOVE = re.compile(
+    r"([0-9]{1,12}) tokens are above the largest bucket (\S+): (?:truncated to the last ([0-9]{1,12}) tokens \(|refused \()"
+)
 
 # The stages a timing scope says are inside the clock (collector/run/timings.py, scope_done).
 _SCOPE_STAGES = ("preprocessing", "host_to_device", "output_retrieval")
@@ -400,7 +413,7 @@ class FigureChecks:
             served = self.requests.setdefault(case, (self.line, data))
             if served[0] != self.line:
                 return f"cases names {case[:80]!r}, which the request on line {served[0]} serves already: a cell is served by one request"
-        return None
+        return _routed_reason(data)
 
     def _reference(self, data: Any) -> str | None:
         """Elements the reference's two runs differ by beyond a tolerance are a 1.5 figure, and
@@ -439,6 +452,8 @@ class FigureChecks:
         tol = self._tolerance(data.case)
         if tol is not None and (data.atol, data.rtol) != (tol.atol, tol.rtol):
             return f"localization judged with atol {data.atol:g}, rtol {data.rtol:g}, but the plan's tolerance for this cell's dtype is atol {tol.atol:g}, rtol {tol.rtol:g}"
+        if (why := _localized_modules(data)) is not None:
+            return why
         for module in data.modules or ():  # a mirror's UNSET when left out
             for view in ("accumulated", "local"):
                 stats = getattr(module, view)
@@ -769,7 +784,7 @@ class FigureChecks:
             or _cpu_time("host", data.host, data.schema_version, (data.warm.samples_s,))
             or attempt
             or self._fastest(data.case, data.warm.min_s)
-            or self._scope(data)
+            or self._scope(data, warm=True)
             or self._timed_inputs(data)
         )
 
@@ -814,17 +829,18 @@ class FigureChecks:
             )
         return None
 
-    def _scope(self, data: Any) -> str | None:
+    def _scope(self, data: Any, warm: bool = False) -> str | None:
         """A timing event's scope says what its clock covered: the stages its timed_region holds,
         the two made from one list (collector/run/timings.py, scope_done and its callers). Without
         a timed_region (a log before it, or a cold call that was not measured) the scope is not
-        judged. And the collector times every call over the stages the plan's timing_scope names
-        (collector/timing.py, timed_sample; a training plan may name none): a timed region of other
-        stages would put a figure of another scope beside the others in one column."""
+        judged. And the collector times every warm series over the stages the plan's timing_scope
+        names (collector/timing.py, timed_sample; a training plan may name none): a warm region of
+        other stages would put a figure of another scope beside the others in one column. (A cold
+        call in the collector's own process times the model call alone, whatever the scope.)"""
         region = data.timed_region
         if absent(region):
             return None
-        planned = getattr(self.plan, "timing_scope", None)
+        planned = getattr(self.plan, "timing_scope", None) if warm else None
         for stage in _SCOPE_STAGES:
             timed = stage in region
             if getattr(data.scope, stage) != timed:
@@ -916,6 +932,8 @@ class FigureChecks:
         plan_gen_steps = getattr(getattr(self.plan, "generation", None), "decode_steps", None)
         if isinstance(plan_gen_steps, int) and data.decode_steps != plan_gen_steps:
             return f"decode_steps is {data.decode_steps}, but the plan declares {plan_gen_steps}"
+        if (why := self._generated_as_planned(data)) is not None:
+            return why
         if (why := self._served(data)) is not None:
             return why
         timing = data.timing
@@ -958,12 +976,27 @@ class FigureChecks:
             if data.top_k_passed != expected:
                 least = f"least overlap {min(judged)}" if judged else "no top-k overlap measured"
                 return f"top_k_passed is {str(data.top_k_passed).lower()}, but {least} against the plan's min_top_k_overlap {plan_gen.min_top_k_overlap}"
+        if (why := _overlap_steps(data.top_k_overlap, data.decode_steps, divergent)) is not None:
+            return why
         tol = self._tolerance(data.case)
         criterion: Any = getattr(tol, "task", None)
         if not absent(criterion) and data.tokens_passed is not None and data.tokens_passed != _meets(agree, criterion):
             return f"tokens_passed is {str(data.tokens_passed).lower()}, but {agree} agreeing step(s) against the criterion {criterion.op} {criterion.threshold}"
         if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
             return "its case_result says pass, but tokens_passed or top_k_passed is false"
+        return None
+
+    def _generated_as_planned(self, data: Any) -> str | None:
+        """The collector writes a generation event's top_k, padding_side and max_cache_len from the
+        plan's [generation] table (collector/run/generation_cells.py), the one the plan event logs:
+        another top-k would judge the overlap against another criterion than the one declared."""
+        planned: Any = getattr(self.plan, "generation", None)
+        if absent(planned):
+            return None
+        for field_name in ("top_k", "padding_side", "max_cache_len"):
+            given, declared = getattr(data, field_name), getattr(planned, field_name)
+            if given != declared:
+                return f"{field_name} is {given}, but the plan's generation {field_name} is {declared}: the collector generates as the plan declares"
         return None
 
     def _served(self, data: Any) -> str | None:
@@ -1037,6 +1070,100 @@ def _weights_against_plan(plan: Any, artifact: Any) -> str | None:
             f"the weights artifact says their content hash is unknown ({failed[:80]!r}), but the plan gives "
             f"weights_content_sha256 {planned[:12]}... for the same weights"
         )
+    return None
+
+
+def _routed_reason(request: Any) -> str | None:
+    """A request's reason in the collector's words (collector/generation.py, ``route``) names its
+    length, outcome and bucket: ones other than the event's tell the reader another routing. A
+    reason in other words (another collector's) is not read."""
+    reason = request.reason
+    buckets: tuple[str, ...]
+    if (named := _PADDED.fullmatch(reason) or _FILLS.fullmatch(reason)) is not None:
+        length, outcome, buckets = named[1], "padded", (named[2],)
+    elif (named := _ABOVE.match(reason)) is not None:
+        truncated = named[3] is not None
+        length, outcome = named[1], "truncated" if truncated else "refused"
+        buckets = (named[2], named[3]) if truncated else ()  # the largest bucket, and the one cut to
+    else:
+        return None
+    if int(length) == request.length and outcome == request.outcome and all(b == str(request.bucket) for b in buckets):
+        return None
+    routed = "refused" if request.outcome == "refused" else f"{request.outcome} to bucket {request.bucket}"
+    return (
+        f"reason {reason[:160]!r} is not the request's routing, {request.length} tokens {routed}: "
+        "the collector's reason states the routing it decided"
+    )
+
+
+def _overlap_steps(overlap: Any, decode_steps: int, divergent: int | None) -> str | None:
+    """Top-k overlap as the collector judges it (collector/generation.py, ``judge``): one entry a
+    step (the prefill's and one a decode call), a share at every step up to and including the
+    first divergent one, where the cell and the reference saw the same tokens, and null after it
+    (their contexts differ)."""
+    if len(overlap) != decode_steps + 1:
+        return f"top_k_overlap holds {len(overlap)} step(s), but decode_steps {decode_steps} gives {decode_steps + 1} (the prefill's token and one a decode call)"
+    last = decode_steps if divergent is None else divergent
+    for step, share in enumerate(overlap):
+        if step <= last and share is None:
+            return f"top_k_overlap is null at step {step}, which the cell reached with the reference's tokens: the collector judges the overlap at every step up to the first divergent one"
+        if step > last and share is not None:
+            return f"top_k_overlap holds {share:g} at step {step}, after the first divergent step {divergent}: the collector judges no overlap there (the contexts differ)"
+    return None
+
+
+def _localized_modules(data: Any) -> str | None:
+    """A localization's modules as the collector lists them (collector/localize.py, ``localize``,
+    ``_measure`` and ``_one_module``): none where localisation failed; at most max_modules, each
+    once, by a name named_modules() gives (never empty), in the reference's execution order with
+    order its position (0, 1, ...), called at least once (a module is listed at its first call),
+    no deeper than max_depth, with local_compiled (where given) true exactly in a compiled cell;
+    and a module the bounds or the reference left out is not also measured. (A parent is not
+    held to come before its children: a model whose own forward calls a child before the parent,
+    an embedding taken before the decoder runs, lists the child first.)"""
+    modules = data.modules or ()  # a mirror's UNSET when left out
+    skipped = data.skipped or ()
+    if not absent(data.failure) and (modules or skipped):
+        listed = f"{len(modules)} module(s)" if modules else f"{len(skipped)} skipped module(s)"
+        return f"failure is given, but {listed} listed: the collector lists no module of a localisation that failed"
+    if len(modules) > data.max_modules:
+        return f"modules lists {len(modules)} modules, more than its max_modules {data.max_modules}: the collector measures at most max_modules"
+    compiled = data.mode == "compiled"
+    listed_at: dict[str, int] = {}
+    for index, module in enumerate(modules):
+        name = module.name
+        if not name:
+            return f"module {index} has an empty name: the collector measures named submodules only (the model itself is the cell's own comparison)"
+        shown = repr(name[:80])
+        first = listed_at.setdefault(name, index)
+        if first != index:
+            return f"module {shown} is listed twice (modules {first} and {index}): the collector measures a module once, at its first call"
+        if module.order != index:
+            return f"module {shown} is listed at position {index}, but its order is {module.order}: the collector lists modules in execution order, order their position 0, 1, ..."
+        if module.calls < 1:
+            return f"module {shown} is measured, but its calls is {module.calls}: the collector measures a module the reference called"
+        if (why := _module_depth(name, module.depth, data.max_depth)) is not None:
+            return f"module {shown} {why}: the collector measures modules down to max_depth only"
+        own = module.local_compiled
+        if not absent(own) and own != compiled:
+            ran, cell = ("compiled alone", "an eager") if own else ("run eager", "a compiled")
+            return f"module {shown} says its local figure is of the module {ran}, but the localization is of {cell} cell: the collector runs each module alone in the cell's mode"
+    for entry in skipped:
+        # A count of the modules below max_depth is listed under that bound by a phrase, not a name.
+        if entry.reason != "max_depth" and entry.name in listed_at:
+            return f"module {entry.name[:80]!r} is both measured and skipped ({entry.reason[:80]}): the collector skips the modules it does not measure"
+    return None
+
+
+def _module_depth(name: str, depth: int, max_depth: int) -> str | None:
+    """Why a localised module lies below max_depth (its logged depth, or its name's), or None.
+    Collectors of 2 December 2026 counted a top-level index ("0.fc" of an nn.Sequential model) as
+    no level, and chose modules by that count, so a name is held to the fewest levels it has."""
+    if depth > max_depth:
+        return f"has depth {depth}, below max_depth {max_depth}"
+    parts = name.split(".")
+    if module_depth(name) > max_depth and sum(1 for part in parts if not part.isdigit()) > max_depth:
+        return f"is at depth {module_depth(name)} by its name, below max_depth {max_depth}"
     return None
 
 
