@@ -812,11 +812,11 @@ class FigureChecks:
         if checked is None:
             return None
         cold = data.cold
+        theirs = {item.name: tuple(item.shape) for item in checked[0]}
         for call, fed in (("warm", data.inputs_fed), ("cold", None if absent(cold) else cold.inputs_fed)):
             if absent(fed) or not fed:
                 continue
             ours = {item.name: tuple(item.shape) for item in fed}
-            theirs = {item.name: tuple(item.shape) for item in checked[0]}
             if ours == theirs:
                 continue
             name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)))

@@ -88,6 +88,9 @@ SETTING_LABELS = tuple(label for _, label in _HOST_FACTS)
 # records it unknown (a VM hides cpufreq), so compare_hosts names it once instead.
 UNKNOWN_FLAGS = ("torch threads", "CPU affinity", "CPU count")
 _NOUNS = {"torch threads": "thread", "CPU affinity": "affinity", "CPU count": "CPU count", "CPU governor": "governor"}
+# How a flag about the settings a cell's loops ran under begins (changed) or ends (unknown).
+HOST_CHANGED = "host changed: "
+UNKNOWN_SETTING = ": not known to be the same"
 # One loop's settings (loop_settings): label -> value, None where the collector recorded it unknown.
 Settings = Mapping[str, str | None]
 AROUND = " around the warm loops"  # how each reading's label ends
@@ -496,16 +499,22 @@ def setting_flags(
         if known[0] and known[1] and (len(known[0]) > 1 or known[0] != known[1]):
             changed.append((label, " or ".join(known[0]), " or ".join(known[1])))
     flags = [
-        f"{_and(labels)} not recorded on the {' and '.join(lacking)}: not known to be the same"
+        f"{_and(labels)} not recorded on the {' and '.join(lacking)}{UNKNOWN_SETTING}"
         for lacking, labels in unknown.items()
     ]
     flag = host_timing_flag(sorted(changed, key=lambda c: c[0]), tuple(keys))
     return ([flag] if flag else []) + flags
 
 
-def _and(words: Sequence[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+def _and(words: Sequence[str], last: str = "and") -> str:
+    """'a', 'a and b', 'a, b and c' (``last``: the word before the last, 'or' for 'a, b or c')."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
+
+
+def is_setting_flag(flag: str) -> bool:
+    """Whether a timing ratio's flag is about the settings its loops ran under (setting_flags,
+    host_timing_flag): changed, or not recorded."""
+    return flag.startswith(HOST_CHANGED) or flag.endswith(UNKNOWN_SETTING)
 
 
 def _accelerator_facts(hosts: Sequence[Mapping[str, str]]) -> dict[str, str]:
@@ -634,8 +643,7 @@ def compare_hosts(
     # changes, not instead: a load that changed is no word on the governor.
     unrecorded = [label for label in SETTING_LABELS if before.get(label) == after.get(label) == NOT_RECORDED]
     if unrecorded:
-        nouns = [_NOUNS[label] for label in unrecorded]
-        either = ", ".join(nouns[:-1]) + " or " + nouns[-1] if len(nouns) > 1 else nouns[0]
+        either = _and([_NOUNS[label] for label in unrecorded], "or")
         notes.append(f"{_and(unrecorded)} not recorded on either side: a {either} change cannot be ruled out")
     return changes, "; ".join(notes)
 
@@ -663,7 +671,7 @@ def host_timing_flag(
     # (an older collector wrote the CPU's architecture where a newer one writes its model); the
     # logs cannot tell which, so the words claim no more than that the records differ.
     machine = [f"{key} {a} -> {b}" for key, a, b in flagged if key not in TIMING_HOST_KEYS]
-    said = ([f"host changed: {'; '.join(settings)}"] if settings else []) + (
+    said = ([f"{HOST_CHANGED}{'; '.join(settings)}"] if settings else []) + (
         [f"machine recorded differently: {'; '.join(machine)}"] if machine else []
     )
     return "; ".join(said) if said else None

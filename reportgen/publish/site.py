@@ -48,6 +48,7 @@ from reportgen.judge.timing_stability import (
     series_flag,
 )
 from collector.facts import version_tuple
+from reportgen.judge.changes import is_setting_flag
 from reportgen.judge.backend_docs import backend_name, docs_for_family, load_backend_docs, targets
 from reportgen.judge.plancheck import CLASSES as PLAN_CHECK_HEADLINES, DEFAULT_TARGET
 from reportgen.publish.diff import RunDiff, diff_runs, largest_changes, where
@@ -634,12 +635,6 @@ def _workload_context(runs: list[RunSummary], watched: tuple[str, ...] = ()) -> 
     }
 
 
-def _setting_flag(flag: str) -> bool:
-    """Whether a diff's timing flag is one of a cell's loop settings (judge.changes.setting_flags):
-    changed for it, or not recorded."""
-    return flag.startswith("host changed:") or flag.endswith("not known to be the same")
-
-
 def _target_history(target: str, history: list[RunSummary], watched: tuple[str, ...] = ()) -> dict[str, Any]:
     """The runs on one target, oldest first; charts and columns follow the cells that changed most
     against the previous run (see diff.largest_changes) plus the cells the site configuration names."""
@@ -702,7 +697,7 @@ def _target_history(target: str, history: list[RunSummary], watched: tuple[str, 
         for case, why in [
             *d.changed_values.items(),
             *d.redefined,
-            *((t.case, flag) for t in d.timings if not t.series for flag in t.flags if _setting_flag(flag)),
+            *((t.case, flag) for t in d.timings if not t.series for flag in t.flags if is_setting_flag(flag)),
         ]
         if case in key_cases
     }
