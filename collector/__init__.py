@@ -53,10 +53,12 @@ records; it never judges. Judgement lives in ``reportgen``.
 # release of reportgen: the distribution has one version); 0.16.0 stops the warm or cold timing
 # of a cell whose make_inputs, called again for a timed call (timing.scope.preprocessing), gives
 # other input names, shapes, dtypes or layouts than the cell was checked with (the cell is still
-# checked on its own inputs); change it with every
+# checked on its own inputs); 0.17.0 stops a generation run whose top_k is at least the model's
+# vocabulary (every top-k overlap would be 1) at its first reference, before any cell, with a plan
+# error (exit 2); change it with every
 # release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.16.0"
+__version__ = "0.17.0"
 
 import sys
 

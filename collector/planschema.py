@@ -648,7 +648,7 @@ SCHEMA: tuple[Table, ...] = (
             Key(
                 "top_k",
                 "int",
-                "Top-k overlap: how many of the reference's highest-scored tokens are compared at each step.",
+                "Top-k overlap: how many of the reference's highest-scored tokens are compared at each step; below the model's vocabulary (the collector stops a run whose top_k is not, at its first reference).",
                 5,
                 "5",
                 COLLECTOR,

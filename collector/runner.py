@@ -37,7 +37,7 @@ from collector import interrupt, lifeline, workload_reads
 from collector.backends import Backend
 from collector.eventlog import EXIT_OUT_OF_SPACE, OutOfSpace, utc_now
 from collector.interrupt import EXIT_ABORTED, Aborted
-from collector.plan import WorkloadPlan
+from collector.plan import PlanError, WorkloadPlan
 from collector.run import cells, profiles, reference, setup, timings
 from collector.run.state import Options, Run
 from collector.visible import terminal
@@ -164,6 +164,10 @@ def execute(plan: WorkloadPlan, backend: Backend, options: Options) -> tuple[Pat
     except WorkloadError as exc:
         finish(run, "aborted", f"workload error: {exc}")
         say(f"{exc} (run aborted, log {run.dir / 'events.jsonl'})")
+        return run.dir, EXIT_USAGE
+    except PlanError as exc:  # a plan error only the model shows (generation_cells.reference_generation)
+        finish(run, "aborted", f"plan error: {exc}")
+        say(f"plan error: {exc} (run aborted before any cell ran, log {run.dir / 'events.jsonl'})")
         return run.dir, EXIT_USAGE
     except OutOfSpace as exc:
         if not run.has_log:  # not even run_start fitted: no run folder, as for any other setup failure

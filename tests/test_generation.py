@@ -264,6 +264,39 @@ def test_a_generation_plan_that_cannot_be_run_is_refused_with_its_line(
 # --- 2 and 4 through the collector --------------------------------------------------------------
 
 
+def test_a_top_k_at_the_vocabulary_stops_the_run_at_the_reference_before_any_cell(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # A top-k of the tiny decoder's whole vocabulary holds every token on both sides; plan-check
+    # cannot know the vocabulary, which only the model's logits show.
+    vocabulary = len(_workload().tokenizer())
+    plan = _write(tmp_path, TINY, lambda d: d["generation"].update(top_k=vocabulary))
+    run_dir, code = execute(
+        load_plan(plan), select_backend("cpu"), Options(target="cpu", out_dir=tmp_path / "runs", cold="off")
+    )
+    err = capfd.readouterr().err
+    assert code == 2 and run_dir is not None
+    said = f"generation.top_k = {vocabulary} is at least the model's vocabulary ({vocabulary} tokens"
+    assert f"plan error: {said}" in err and "run aborted before any cell ran" in err, err[-1500:]
+    reading = read_log(run_dir / "events.jsonl")
+    assert reading.problems == [], [p.format() for p in reading.problems]
+    kinds = [e.kind for e in reading.events]
+    assert "case_result" not in kinds and "generation" not in kinds and "reference" not in kinds, kinds
+    end = reading.run_end
+    assert end is not None and end.status == "aborted" and said in (end.reason or "")
+    # The report blocks it and says to change the plan: collecting again with the same plan would
+    # stop the same way.
+    judged = judge_log(run_dir / "events.jsonl")
+    assert judged.disposition.outcome == "blocked"
+    assert {r.rule for r in judged.disposition.reasons} >= {"stopped-on-plan"}
+    step = "".join(text for text, _ in judged.view.next_step.parts)
+    assert step.startswith("Next: change the plan or the workload") and "same plan" not in step, step
+    # One below the vocabulary is a criterion that can fail: the run goes on (the tiny decoder's
+    # shipped plan, top_k 5, runs in the tests below).
+    below = _write(tmp_path, TINY, lambda d: d["generation"].update(top_k=vocabulary - 1))
+    _run(below, tmp_path, only=["b1-l6-*"], modes=["eager"], warm_repetitions=1)
+
+
 def test_the_tiny_decoder_runs_eager_through_the_collector(tmp_path: Path) -> None:
     _, events = _run(TINY, tmp_path, modes=["eager"], warm_repetitions=3)
     plan = next(e for e in events if e.kind == "plan")

@@ -22,7 +22,7 @@ import torch
 from collector import generation, hostcondition, interrupt
 from collector.backends import OpRecorder
 from collector.compare import describe, describe_input, max_abs_between
-from collector.plan import Cell
+from collector.plan import Cell, PlanError
 from collector.run.capture import (
     CompileWatch,
     captured_warnings,
@@ -81,6 +81,16 @@ def reference_generation(run: Run, key: str, model: torch.nn.Module, dtype: torc
             for _ in range(2)
         ]
     first, second = runs
+    vocabulary = int(first.prefill_logits.shape[-1])
+    if gen["top_k"] >= vocabulary:
+        # Both top-k would hold every token: every overlap 1, whatever the cell computes. Found
+        # with the first reference, before any cell: the device time would buy a criterion that
+        # decides nothing (reportgen's report blocks such a run).
+        raise PlanError(
+            f"generation.top_k = {gen['top_k']} is at least the model's vocabulary ({vocabulary:,} tokens, "
+            f"the last dimension of the reference's logits): both top-k would hold every token, so every "
+            f"overlap would be 1 and min_top_k_overlap would decide nothing; set top_k below {vocabulary:,}"
+        )
     noise = max_abs_between(_tensors(first), _tensors(second))  # logits and tokens of both runs
     nonfinite = sum(describe(k, v)["nonfinite"] for k, v in _tensors(first).items())
     write_reference(run, key, dtype, noise, nonfinite)

@@ -9,6 +9,7 @@ import torch
 from collector import interrupt, training
 from collector.compare import beyond_tolerances, max_abs_between, nonfinite_count, written_inputs
 from collector.eventlog import OutOfSpace
+from collector.plan import PlanError
 from collector.run.capture import failure, write_reference
 from collector.run.setup import content_fields
 from collector.run.generation_cells import reference_generation, route_requests
@@ -50,7 +51,7 @@ def write_references(run: Run) -> None:
             continue
         try:
             run.references[key] = _reference_outputs(run, key, ref_model, ref_dtype, golden)
-        except (WorkloadError, OutOfSpace):
+        except (WorkloadError, OutOfSpace, PlanError):  # the run's, not the shape's
             raise
         except Exception as exc:
             _shape_failed(run, key, failure("reference", exc))

@@ -223,17 +223,25 @@ def rule_reference_not_repeatable(run: RunModel, notes: Notes) -> list[Reason]:
     return reasons
 
 
+# The reasons the collector gives a run it stopped on its plan or its workload (collector/runner.py):
+# the same plan and workload stop the same way, so collecting again as they are is no next step.
+STOPPED_ON = ("plan error:", "workload error:")
+
+
 def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
     if run.complete:
         return []
+    rule = "incomplete-run"
     if run.end is None:
         why = "the log has no run_end (the run stopped early)"
     elif run.end.status == "aborted":
         why = f"the run was aborted: {run.end.reason or 'no reason given'}"
+        if (run.end.reason or "").startswith(STOPPED_ON):
+            rule = "stopped-on-plan"
     else:
         why = "the log's last line is cut off"
     untested = [c for c in run.with_status("untested") if c.untested_reason is None]
-    return [Reason("incomplete-run", "blocked", f"Incomplete run: {why}.", _cases(untested))]
+    return [Reason(rule, "blocked", f"Incomplete run: {why}.", _cases(untested))]
 
 
 def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:

@@ -68,6 +68,7 @@ NEXT_STEPS: dict[str, str] = {
     "reference-nonfinite": "fix the reference or its inputs first: a non-finite reference judges nothing",
     "reference-not-repeatable": "make the reference repeat within the tolerance (seed or remove what is random in the forward, such as dropout left on or a buffer updated per call; torch.use_deterministic_algorithms), then collect again",
     "incomplete-run": "collect the missing cells again with the same plan (`{collect}`)",
+    "stopped-on-plan": "change the plan or the workload as the reason under Disposition says (as they are, the collector stops them again the same way), then collect again",
     "untested-cells": "collect the untested cells with the same plan (`{collect}`)",
     "layout-not-measured": "collect the non-contiguous cells again with this collector, which records the layout the model receives (`{collect}`)",
     "layout-not-achieved": "make the collector feed the planned layout (see Inputs as fed), then collect those cells again",
@@ -260,8 +261,10 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str, rerun: str)
 
 
 def _first(reasons: list[Reason]) -> Reason:
-    # A wrong target or a non-finite reference makes every other finding moot: say those first.
-    for rule in ("wrong-target", "reference-nonfinite", "tolerances"):
+    # A wrong target or a non-finite reference makes every other finding moot: say those first;
+    # so does a run the collector stopped on its plan or workload (what is missing after it, even
+    # the plan's tolerances, it never reached).
+    for rule in ("wrong-target", "stopped-on-plan", "reference-nonfinite", "tolerances"):
         for reason in reasons:
             if reason.rule == rule:
                 return reason

@@ -177,7 +177,10 @@ def build_view(run: RunModel, judgement: Judgement, annotations: Annotations | N
     criteria, declared = criteria_rows(run)
     incomplete = ""
     if not run.complete:
-        incomplete = next((r.message for r in disposition.reasons if r.rule == "incomplete-run"), "Incomplete run.")
+        incomplete = next(
+            (r.message for r in disposition.reasons if r.rule in ("incomplete-run", "stopped-on-plan")),
+            "Incomplete run.",
+        )
     scope = disposition.scope
     references, reference_findings = reference_rows(run)
     inputs, inputs_total, inputs_note = input_rows(run)
