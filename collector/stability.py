@@ -86,6 +86,17 @@ TREND_STEADY_SHARE = 0.25
 # TREND_MAX_POINTS consecutive blocks (10,000 samples would be 50 million pairs).
 TREND_SCREEN = DRIFT_MAX / 3
 TREND_MAX_POINTS = 100
+# A speed that moved during the loop and came back (a hump, or a dip): the middle third's median
+# differs from both outer thirds' medians, the same way, by more than DRIFT_MAX of the median and
+# by more than HUMP_OVER_OUTER_IQR times the IQR of the two outer thirds together. Their IQR, not
+# the whole series': the hump widens that by itself, which is why the drift rule (first third
+# against last) and the modes rules (the samples sorted, their order lost) pass a slowdown of 40%
+# at its peak that rose and fell over the middle half of the loop. Set on seeded simulations
+# (bench_stability_rules.py): at 2 the noisiest single-mode series (lognormal 12%, uniform
+# +-15%) gain at most 3 unstable in 100 at 10 samples (uniform +-15%: 23 to 26) and none at 30,
+# and such a hump is seen in every series; at 1 those single-mode series gained 6 or 7 in 100 at
+# 10 samples. Needs 6 samples (two in each outer third).
+HUMP_OVER_OUTER_IQR = 2.0
 # IQR over median above a fifth: the middle half spans a fifth of the figure compared (about a
 # 15% coefficient of variation for a normal series). Wider than pyperf's 10% standard deviation,
 # because sub-millisecond CPU calls on a shared host jitter more and still compare by median.
@@ -106,7 +117,7 @@ WAIT_PER_SECOND_MAX = 0.10
 class Check:
     """One rule applied to a series: its name, whether the series failed it, the figures, and a line."""
 
-    name: str  # "outliers" | "bimodality" | "drift" | "spread" | "min_median" | "contention"
+    name: str  # "outliers" | "bimodality" | "drift" | "hump" | "spread" | "min_median" | "contention"
     failed: bool
     figures: tuple[tuple[str, float], ...]
     note: str
@@ -146,6 +157,7 @@ class Stability:
             _outliers(ordered, median, q1, q3),
             _bimodality(ordered, median),
             _drift(values, median, iqr),
+            _hump(values, median),
             _spread(iqr, median),
             _min_median(ordered[0], median),
         )
@@ -240,6 +252,7 @@ def classify(samples: Sequence[float], waited: tuple[float, float] | None = None
             thirds[0]
             or _bimodality_rule(ordered, median)[0]
             or _two_modes_rule(ordered, median)[0]
+            or _hump_rule(values, median)[0]
             or _trend_rule(values, median, thirds[3])[0]  # the costliest (pairs of samples): last
         )
     return Stability(UNSTABLE if failed else STABLE, len(values), median, iqr, ordered[0], "", values, waited)
@@ -476,6 +489,48 @@ def _steady(values: tuple[float, ...], change: float) -> bool:
     )
     moves = (middle - first, last - middle) if change > 0 else (first - middle, middle - last)
     return min(moves) > 0 and min(moves) >= TREND_STEADY_SHARE * max(moves)
+
+
+def _hump_rule(values: tuple[float, ...], median: float) -> tuple[bool, float, float, float, float, float]:
+    """(failed, the first, middle and last thirds' medians, the middle's move from the nearer outer
+    third over the median (+ slower, - faster; 0 when the thirds do not all move one way), the
+    outer thirds' IQR over the median); nothing is failed below 6 samples."""
+    n = len(values)
+    third = n // 3
+    if third < 2:
+        return False, 0.0, 0.0, 0.0, 0.0, 0.0
+    outer = values[:third] + values[-third:]
+    first, last = sorted_median(sorted(values[:third])), sorted_median(sorted(values[-third:]))
+    middle = sorted_median(sorted(values[third:-third]))
+    ordered = sorted(outer)
+    spread = quantile(ordered, 3, 4) - quantile(ordered, 1, 4)
+    up, down = middle - max(first, last), min(first, last) - middle
+    move = up if up > 0 else -down if down > 0 else 0.0
+    failed = abs(move) > DRIFT_MAX * median and abs(move) > HUMP_OVER_OUTER_IQR * spread
+    return failed, first, middle, last, move / median, spread / median
+
+
+def _hump(values: tuple[float, ...], median: float) -> Check:
+    failed, first, middle, last, move, spread = _hump_rule(values, median)
+    which = "above" if move > 0 else "below"
+    note = (
+        f"hump: the middle third's median {middle:.4g} s is {which} both outer thirds' ({first:.4g} s, {last:.4g} s) "
+        f"by {abs(move):.1%} of the median or more, their own IQR {spread:.1%} of it: the speed moved and came back"
+        if failed
+        else f"hump {move:+.1%}"
+    )
+    return Check(
+        "hump",
+        failed,
+        (
+            ("first_third_median_s", first),
+            ("middle_third_median_s", middle),
+            ("last_third_median_s", last),
+            ("move_over_median", move),
+            ("outer_iqr_over_median", spread),
+        ),
+        note,
+    )
 
 
 def _drift(values: tuple[float, ...], median: float, iqr: float) -> Check:

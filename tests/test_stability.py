@@ -31,7 +31,7 @@ def test_a_steady_series_is_stable(seed: int) -> None:
     result = classify(steady(seed=seed))
     assert result.verdict == STABLE, result.summary()
     assert result.reasons == ()
-    assert {c.name for c in result.checks} == {"outliers", "bimodality", "drift", "spread", "min_median"}
+    assert {c.name for c in result.checks} == {"outliers", "bimodality", "drift", "hump", "spread", "min_median"}
 
 
 def test_a_bimodal_series_is_unstable_for_bimodality_with_both_modes_named() -> None:
@@ -102,6 +102,39 @@ def test_the_cut_needs_ten_samples() -> None:
     series = _two_speeds(0.5)[:9]
     check = next(c for c in classify(series).checks if c.name == "bimodality")
     assert check.figure("separation") == 0.0 and check.figure("modes_apart_over_median") == 0.0
+
+
+def _humped(n: int, peak: float, share: float, seed: int, noise: float = 0.03) -> list[float]:
+    """A loop that slowed by ``peak`` at its middle, rising and falling over ``share`` of it."""
+    rng = random.Random(seed)
+    start = round(n * (1 - share) / 2)
+    end = n - start
+    rise = [peak * (1 - abs(2 * (i - start) / (end - start - 1) - 1)) if start <= i < end else 0.0 for i in range(n)]
+    return [1e-3 * (1 + r) * math.exp(rng.gauss(0, noise)) for r in rise]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_slowdown_that_came_back_is_a_hump(seed: int) -> None:
+    """Before: a loop 40% slower at its middle, rising and falling over the middle half, read
+    "stable" in most simulated series (21 of 100 unstable at 10 and 30 samples): the first and
+    last thirds agree (no drift), and sorted, the samples run evenly from one speed to the other
+    (no two modes). The middle third's median is now held to both outer thirds'."""
+    series = _humped(30, 0.40, 0.5, seed)
+    result = classify(series)
+    hump = next(c for c in result.checks if c.name == "hump")
+    assert hump.failed and result.verdict == UNSTABLE, result.summary()
+    assert hump.figure("move_over_median") > 0.10 and "came back" in hump.note and " above both" in hump.note
+    dip = [2e-3 - v for v in series]  # the same loop faster at its middle
+    assert next(c for c in classify(dip).checks if c.name == "hump").failed
+
+
+def test_a_hump_needs_two_samples_in_each_outer_third_and_a_move_beyond_their_spread() -> None:
+    assert not next(c for c in classify(_humped(5, 0.40, 0.5, 1)).checks if c.name == "hump").failed
+    # 12% noise: the outer thirds' own IQR is wider than half the middle's move; not a hump.
+    noisy = _humped(30, 0.12, 0.5, 2, noise=0.12)
+    hump = next(c for c in classify(noisy).checks if c.name == "hump")
+    assert hump.figure("outer_iqr_over_median") * stability.HUMP_OVER_OUTER_IQR > abs(hump.figure("move_over_median"))
+    assert not hump.failed
 
 
 def test_a_steady_drift_the_thirds_miss_is_a_drift() -> None:
@@ -223,7 +256,7 @@ def test_a_series_of_one_value_decides_nothing() -> None:
 def test_the_dict_form_carries_every_check_and_its_figures() -> None:
     data = classify([s * (12.0 if i % 3 == 0 else 1.0) for i, s in enumerate(steady(seed=3))]).to_dict()
     assert data["verdict"] == UNSTABLE and "bimodality" in data["reasons"]
-    assert set(data["checks"]) == {"outliers", "bimodality", "drift", "spread", "min_median"}
+    assert set(data["checks"]) == {"outliers", "bimodality", "drift", "hump", "spread", "min_median"}
     assert data["checks"]["spread"]["iqr_over_median"] > stability.SPREAD_MAX
     json.dumps(data)
 

@@ -32,6 +32,8 @@ ONE_RULE = {
     "drift": [v * 1e-3 for v in _ramp(30, 1.0, 1.25)],
     "spread": _thirds_alike([v * 1e-3 for v in _ramp(30, 0.7, 1.3)]),
     "min_median": [v * (0.4 if i == 12 else 1.0) for i, v in enumerate(_steady(30))],
+    # 25% slower at the middle of the loop, rising and falling back: no drift, no two modes.
+    "hump": [v * (1 + 0.25 * max(0.0, 1 - abs(i - 14.5) / 7.5)) for i, v in enumerate(_steady(30))],
 }
 
 
@@ -52,7 +54,7 @@ def _agrees(samples: list[float]) -> None:
     assert result.verdict == (UNSTABLE if failing else STABLE), result.to_dict()
     assert [c.name for c in result.reasons] == failing
     data = result.to_dict()
-    assert data["reasons"] == failing and len(data["checks"]) == 5
+    assert data["reasons"] == failing and len(data["checks"]) == 6
     json.dumps(data, allow_nan=False)
 
 

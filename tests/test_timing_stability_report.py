@@ -296,11 +296,18 @@ def test_stable_timed_cells_are_classified_without_reading_their_lines_again(tmp
     assert judged and all(j.decides for j in judged)
     assert reads == []
     # What is kept of a stable series is its verdict, its figures and the cell's own samples (no
-    # copy); its five checks (figures and notes) are not built unless asked for (time and memory).
+    # copy); its six checks (figures and notes) are not built unless asked for (time and memory).
     samples = {c.case: c.warm_samples for c in run.cells}
     assert all("checks" not in vars(j.stability) and j.stability.median_s for j in judged)
     assert all(j.stability.series is samples[j.case] for j in judged)
-    assert [c.name for c in judged[0].stability.checks] == ["outliers", "bimodality", "drift", "spread", "min_median"]
+    assert [c.name for c in judged[0].stability.checks] == [
+        "outliers",
+        "bimodality",
+        "drift",
+        "hump",
+        "spread",
+        "min_median",
+    ]
     # An unstable series is still flagged with the host around it, read from its line.
     planted = _run(_planted(tmp_path))
     reads.clear()

@@ -1042,7 +1042,8 @@ class WarmStability(Strict, kw_only=True, frozen=True):
         list[str],
         Doc(
             "The rules the series failed: outliers, bimodality, drift, spread, min_median, contention (1.4 logs on:"
-            " the threads waited for a CPU more than 0.10 s per second of the loop)."
+            " the threads waited for a CPU more than 0.10 s per second of the loop), hump (collectors from 0.17.0:"
+            " the middle third's speed apart from both outer thirds')."
         ),
     ] = field(default_factory=list)
     checks: Annotated[dict[str, dict[str, float | bool | str]], Doc("Each rule: failed, its figures, a note.")] = field(

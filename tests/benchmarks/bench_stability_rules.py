@@ -50,6 +50,23 @@ def _drift(total: float) -> Kind:
     return lambda rng, n: [math.exp(rng.gauss(0, 0.03)) * (1 + total * i / (n - 1)) for i in range(n)]
 
 
+def _hump(height: float, share: float, flat: bool = False) -> Kind:
+    """Slower by ``height`` over the middle ``share`` of the loop: rising and falling (or flat)."""
+
+    def series(rng: random.Random, n: int) -> list[float]:
+        start = round(n * (1 - share) / 2)
+        end = n - start
+        rise = [
+            (height if flat else height * (1 - abs(2 * (i - start) / max(1, end - start - 1) - 1)))
+            if start <= i < end
+            else 0.0
+            for i in range(n)
+        ]
+        return [math.exp(rng.gauss(0, 0.03)) * (1 + r) for r in rise]
+
+    return series
+
+
 def _step(at: float, height: float) -> Kind:
     return lambda rng, n: [math.exp(rng.gauss(0, 0.03)) * (1 + height if i >= int(at * n) else 1.0) for i in range(n)]
 
@@ -80,6 +97,9 @@ NOT_STEADY: dict[str, Kind] = {
     "drift +12% over the loop": _drift(0.12),
     "step +14% halfway": _step(0.5, 0.14),
     "step +14% at three quarters": _step(0.75, 0.14),
+    "hump +40%, rising and falling, 1/2": _hump(0.40, 0.5),
+    "hump +20%, rising and falling, 1/2": _hump(0.20, 0.5),
+    "hump +20%, flat, middle 1/3": _hump(0.20, 1 / 3, flat=True),
 }
 
 
