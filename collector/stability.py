@@ -95,8 +95,11 @@ TREND_MAX_POINTS = 100
 # (bench_stability_rules.py): at 2 the noisiest single-mode series (lognormal 12%, uniform
 # +-15%) gain at most 3 unstable in 100 at 10 samples (uniform +-15%: 23 to 26) and none at 30,
 # and such a hump is seen in every series; at 1 those single-mode series gained 6 or 7 in 100 at
-# 10 samples. Needs 6 samples (two in each outer third).
+# 10 samples. Needs HUMP_MIN_SAMPLES: two in each outer third and three in the middle one (the
+# median of two samples is their mean, which one slow call moves by half its excess: at 6
+# samples one call 30% slow in the middle read as a hump in 2 of 5 such series).
 HUMP_OVER_OUTER_IQR = 2.0
+HUMP_MIN_SAMPLES = 7
 # IQR over median above a fifth: the middle half spans a fifth of the figure compared (about a
 # 15% coefficient of variation for a normal series). Wider than pyperf's 10% standard deviation,
 # because sub-millisecond CPU calls on a shared host jitter more and still compare by median.
@@ -191,7 +194,10 @@ class Stability:
             "iqr_s": self.iqr_s,
             "min_s": self.min_s,
             "reasons": [c.name for c in self.reasons],
-            "checks": {c.name: {"failed": c.failed, **dict(c.figures), "note": c.note} for c in self.checks},
+            "checks": {
+                c.name: {"failed": c.failed, **{k: _finite(v) for k, v in c.figures}, "note": c.note}
+                for c in self.checks
+            },
             **({"note": self.note} if self.note else {}),
         }
 
@@ -252,7 +258,7 @@ def classify(samples: Sequence[float], waited: tuple[float, float] | None = None
             thirds[0]
             or _bimodality_rule(ordered, median)[0]
             or _two_modes_rule(ordered, median)[0]
-            or _hump_rule(values, median)[0]
+            or _hump_rule(values, median, thirds[1], thirds[2])[0]
             or _trend_rule(values, median, thirds[3])[0]  # the costliest (pairs of samples): last
         )
     return Stability(UNSTABLE if failed else STABLE, len(values), median, iqr, ordered[0], "", values, waited)
@@ -491,23 +497,33 @@ def _steady(values: tuple[float, ...], change: float) -> bool:
     return min(moves) > 0 and min(moves) >= TREND_STEADY_SHARE * max(moves)
 
 
-def _hump_rule(values: tuple[float, ...], median: float) -> tuple[bool, float, float, float, float, float]:
+def _hump_rule(
+    values: tuple[float, ...], median: float, first: float | None = None, last: float | None = None
+) -> tuple[bool, float, float, float, float, float]:
     """(failed, the first, middle and last thirds' medians, the middle's move from the nearer outer
     third over the median (+ slower, - faster; 0 when the thirds do not all move one way), the
-    outer thirds' IQR over the median); nothing is failed below 6 samples."""
+    outer thirds' IQR over the median); nothing is failed below HUMP_MIN_SAMPLES samples.
+    ``first`` and ``last``: the outer thirds' medians where the drift rule has them already."""
     n = len(values)
-    third = n // 3
-    if third < 2:
+    if n < HUMP_MIN_SAMPLES:
         return False, 0.0, 0.0, 0.0, 0.0, 0.0
-    outer = values[:third] + values[-third:]
-    first, last = sorted_median(sorted(values[:third])), sorted_median(sorted(values[-third:]))
+    third = n // 3
+    if first is None or last is None:
+        first, last = sorted_median(sorted(values[:third])), sorted_median(sorted(values[-third:]))
     middle = sorted_median(sorted(values[third:-third]))
-    ordered = sorted(outer)
+    ordered = sorted(values[:third] + values[-third:])
     spread = quantile(ordered, 3, 4) - quantile(ordered, 1, 4)
     up, down = middle - max(first, last), min(first, last) - middle
     move = up if up > 0 else -down if down > 0 else 0.0
     failed = abs(move) > DRIFT_MAX * median and abs(move) > HUMP_OVER_OUTER_IQR * spread
     return failed, first, middle, last, move / median, spread / median
+
+
+def _finite(figure: float) -> float:
+    """A figure as a log can hold it (JSON has no infinity): an infinite one as +-1e9. A ratio
+    over a median of a few denormal seconds overflows; no timer gives such samples, but the
+    collector must still be able to write what it classified."""
+    return figure if math.isfinite(figure) else math.copysign(1e9, figure)
 
 
 def _hump(values: tuple[float, ...], median: float) -> Check:

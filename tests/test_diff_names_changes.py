@@ -16,7 +16,7 @@ from reportgen.publish.diff import diff_runs, format_diff
 from reportgen.publish.site import build_site
 from reportgen.publish.summary import summarize
 from reportgen.render.report import judge_log
-from tests.logbuilder import base_events, dumps, timing_log
+from tests.logbuilder import base_events, dumps, finish, timing_log, with_envelope
 from tests.test_run_changes import BIG_COMPILED, SAMPLES, Events, _mismatch, _write
 
 RUNNER = CliRunner()
@@ -413,14 +413,30 @@ def test_an_incomplete_run_is_said_first_by_diff(tmp_path: Path) -> None:
     b = _write(tmp_path / "b", base_events(), "cut-b", "2026-01-02T00:00:00Z")
     lines = b.read_text(encoding="utf-8").splitlines(keepends=True)
     b.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
-    note = (
-        "incomplete run on the after side (cut-b): it ended before its run_end, and its unrecorded cells are untested"
-    )
+    note = "incomplete run on the after side (cut-b): the log has no run_end (the run stopped early); its unrecorded cells are untested"
     assert _diff(a, b).splitlines()[1] == note
     escaped = note.replace("run_end", "run\\_end")  # as Markdown text
     assert f"> **Incomplete:** {escaped}." in _diff(a, b, "--format", "md")
     data = json.loads(_diff(a, b, "--format", "json"))
     assert data["incomplete"] == {"after": ["cut-b"]} and data["incomplete_note"] == note
+
+
+def test_a_run_stopped_on_its_plan_is_named_so_by_diff(tmp_path: Path) -> None:
+    """Before: a run the collector aborted on a plan error (its run_end names it) read 'it ended
+    before its run_end' in diff and on the site's workload page, and the plan error went unsaid."""
+    a = _write(tmp_path / "a", base_events(), "whole-a")
+    events = [e for e in base_events() if e["kind"] not in ("case_result", "timing", "compile", "operators")]
+    events[0].update(run_id="stopped-b", started_at="2026-01-02T00:00:00Z")
+    why = "plan error: generation.top_k = 9 is at least the model's vocabulary (9 tokens)"
+    b = tmp_path / "b" / "events.jsonl"
+    b.parent.mkdir()
+    b.write_text(dumps(with_envelope(finish(events, "aborted", why))), encoding="utf-8")
+    text = _diff(a, b)
+    assert (
+        "incomplete run on the after side (stopped-b): the run was aborted: plan error: generation.top_k = 9 is at "
+        "least the model's vocabulary (9 tokens); its unrecorded cells are untested"
+    ) in text, text[:600]
+    assert "ended before its run_end" not in text
 
 
 def test_a_changed_load_average_is_named_and_does_not_flag(tmp_path: Path) -> None:

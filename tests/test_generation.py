@@ -290,7 +290,9 @@ def test_a_top_k_at_the_vocabulary_stops_the_run_at_the_reference_before_any_cel
     assert judged.disposition.outcome == "blocked"
     assert {r.rule for r in judged.disposition.reasons} >= {"stopped-on-plan"}
     step = "".join(text for text, _ in judged.view.next_step.parts)
-    assert step.startswith("Next: change the plan or the workload") and "same plan" not in step, step
+    assert step.startswith("Next: change the plan as the reason under Disposition says") and "same plan" not in step, (
+        step
+    )
     # One below the vocabulary is a criterion that can fail: the run goes on (the tiny decoder's
     # shipped plan, top_k 5, runs in the tests below).
     below = _write(tmp_path, TINY, lambda d: d["generation"].update(top_k=vocabulary - 1))

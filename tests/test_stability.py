@@ -128,8 +128,17 @@ def test_a_slowdown_that_came_back_is_a_hump(seed: int) -> None:
     assert next(c for c in classify(dip).checks if c.name == "hump").failed
 
 
-def test_a_hump_needs_two_samples_in_each_outer_third_and_a_move_beyond_their_spread() -> None:
+def test_a_hump_needs_three_samples_in_the_middle_third_and_a_move_beyond_the_outer_spread() -> None:
     assert not next(c for c in classify(_humped(5, 0.40, 0.5, 1)).checks if c.name == "hump").failed
+    # Six samples: the middle third's median is the mean of two, and one call 27% slow moved it
+    # 11% above both outer thirds: it read as a hump, and the same six samples in another order
+    # as stable. One slow call is the outlier rule's to judge.
+    one_slow = [0.963e-3, 0.964e-3, 1.015e-3, 1.274e-3, 1.000e-3, 1.065e-3]
+    assert classify(one_slow).verdict == STABLE, classify(one_slow).summary()
+    seven = [1e-3 * f for f in (1.0, 1.01, 1.28, 1.31, 1.3, 0.99, 1.0)]  # three middle calls 30% slower
+    assert stability.HUMP_MIN_SAMPLES == 7
+    assert next(c for c in classify(seven).checks if c.name == "hump").failed
+    assert not next(c for c in classify(seven[:3] + seven[4:]).checks if c.name == "hump").failed  # six
     # 12% noise: the outer thirds' own IQR is wider than half the middle's move; not a hump.
     noisy = _humped(30, 0.12, 0.5, 2, noise=0.12)
     hump = next(c for c in classify(noisy).checks if c.name == "hump")
@@ -198,6 +207,15 @@ def test_a_long_loop_s_trend_is_taken_on_block_medians() -> None:
     drift = next(c for c in classify(series).checks if c.name == "drift")
     assert drift.failed and 14 < drift.figure("trend_z") < 14.8
     assert 0.18 < drift.figure("trend_change_over_median") < 0.2
+
+
+def test_figures_over_a_median_of_denormal_seconds_are_written_finite() -> None:
+    """The collector writes each check's figures with allow_nan=False: a ratio over a median of
+    5e-324 s overflowed to inf (the hump's move, the spread, the gap) and the write raised."""
+    for series in ([5e-324] * 3 + [1.0] * 3 + [5e-324] * 3, [5e-324] * 3 + [1.0] + [5e-324] * 4):
+        data = classify(series).to_dict()
+        json.dumps(data, allow_nan=False)
+        assert data["verdict"] == UNSTABLE
 
 
 def test_samples_beyond_a_float_s_range_are_classified_without_an_error() -> None:

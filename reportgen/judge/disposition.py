@@ -223,25 +223,30 @@ def rule_reference_not_repeatable(run: RunModel, notes: Notes) -> list[Reason]:
     return reasons
 
 
-# The reasons the collector gives a run it stopped on its plan or its workload (collector/runner.py):
-# the same plan and workload stop the same way, so collecting again as they are is no next step.
-STOPPED_ON = ("plan error:", "workload error:")
+# The reason the collector gives a run it stopped on its plan (collector/runner.py): the same plan
+# stops the same way, so collecting again with it is no next step. Not a workload error: that
+# prefix also carries whatever build_model() raised, which may not happen again (a timeout).
+STOPPED_ON_PLAN = "plan error:"
+
+
+def incomplete_why(run: RunModel) -> str:
+    """Why a run is incomplete, in words ('' for a complete run)."""
+    if run.complete:
+        return ""
+    if run.end is None:
+        return "the log has no run_end (the run stopped early)"
+    if run.end.status == "aborted":
+        return f"the run was aborted: {run.end.reason or 'no reason given'}"
+    return "the log's last line is cut off"
 
 
 def rule_incomplete_run(run: RunModel, notes: Notes) -> list[Reason]:
     if run.complete:
         return []
-    rule = "incomplete-run"
-    if run.end is None:
-        why = "the log has no run_end (the run stopped early)"
-    elif run.end.status == "aborted":
-        why = f"the run was aborted: {run.end.reason or 'no reason given'}"
-        if (run.end.reason or "").startswith(STOPPED_ON):
-            rule = "stopped-on-plan"
-    else:
-        why = "the log's last line is cut off"
+    stopped = run.end is not None and run.end.status == "aborted" and (run.end.reason or "").startswith(STOPPED_ON_PLAN)
     untested = [c for c in run.with_status("untested") if c.untested_reason is None]
-    return [Reason(rule, "blocked", f"Incomplete run: {why}.", _cases(untested))]
+    rule = "stopped-on-plan" if stopped else "incomplete-run"
+    return [Reason(rule, "blocked", f"Incomplete run: {incomplete_why(run)}.", _cases(untested))]
 
 
 def rule_untested_or_skipped(run: RunModel, notes: Notes) -> list[Reason]:

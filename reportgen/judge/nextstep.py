@@ -68,7 +68,7 @@ NEXT_STEPS: dict[str, str] = {
     "reference-nonfinite": "fix the reference or its inputs first: a non-finite reference judges nothing",
     "reference-not-repeatable": "make the reference repeat within the tolerance (seed or remove what is random in the forward, such as dropout left on or a buffer updated per call; torch.use_deterministic_algorithms), then collect again",
     "incomplete-run": "collect the missing cells again with the same plan (`{collect}`)",
-    "stopped-on-plan": "change the plan or the workload as the reason under Disposition says (as they are, the collector stops them again the same way), then collect again",
+    "stopped-on-plan": "change the plan as the reason under Disposition says (as it is, the collector stops it again the same way), then collect again",
     "untested-cells": "collect the untested cells with the same plan (`{collect}`)",
     "layout-not-measured": "collect the non-contiguous cells again with this collector, which records the layout the model receives (`{collect}`)",
     "layout-not-achieved": "make the collector feed the planned layout (see Inputs as fed), then collect those cells again",
@@ -195,7 +195,7 @@ def next_step(
         return Words.marked(
             "Nothing for this scope. To widen it, add shapes, dtypes or modes to the plan and collect again."
         )
-    first = _first(standing)
+    first = _first(standing, planless=run.plan is None)
     owner = notes if any(r.needs_verdict for r in standing) else None
     if owner is not None and first.needs_verdict:
         return _verdict_step(owner, log_name, _then(standing, {r.rule for r in standing if r.needs_verdict}), rerun)
@@ -260,11 +260,12 @@ def _verdict_step(notes: AnnotationsState, log_name: str, then: str, rerun: str)
     return Words((("Next: ", False), *step.parts) + (((then, False),) if then else ()))
 
 
-def _first(reasons: list[Reason]) -> Reason:
+def _first(reasons: list[Reason], planless: bool = False) -> Reason:
     # A wrong target or a non-finite reference makes every other finding moot: say those first;
-    # so does a run the collector stopped on its plan or workload (what is missing after it, even
-    # the plan's tolerances, it never reached).
-    for rule in ("wrong-target", "stopped-on-plan", "reference-nonfinite", "tolerances"):
+    # so does a run the collector stopped on its plan, and one that stopped before its plan event
+    # (whose tolerances were never written, not left out of the plan).
+    early = ("incomplete-run",) if planless else ()
+    for rule in ("wrong-target", "stopped-on-plan", *early, "reference-nonfinite", "tolerances"):
         for reason in reasons:
             if reason.rule == rule:
                 return reason

@@ -386,6 +386,7 @@ class RunDiff:
     # Runs that ended before their run_end (crashed, killed), by side: their unrecorded cells are
     # untested, so a cell "pass -> untested" is no failure and no removal.
     incomplete: dict[str, list[str]] = field(default_factory=dict)
+    incomplete_why: dict[str, str] = field(default_factory=dict)  # run id -> why (RunSummary.ended)
     # When a 'before' run started after an 'after' run: every 'fixed', 'new failure', 'faster'
     # and 'slower' below reads the other way round in time (said first, not refused: a user may
     # mean it, as when asking what a rollback changes).
@@ -446,12 +447,13 @@ class RunDiff:
 
     @property
     def incomplete_note(self) -> str:
-        """'incomplete run on the after side (run x): ...', or '' when every run ended with its run_end."""
-        return (
-            f"incomplete run on {_on_sides(self.incomplete)}: it ended before its run_end, and its unrecorded cells are untested"
-            if self.incomplete
-            else ""
-        )
+        """'incomplete run on the after side (run x): why; ...', or '' when every run is complete."""
+        if not self.incomplete:
+            return ""
+        runs = [run for ids in self.incomplete.values() for run in ids]
+        whys = [self.incomplete_why.get(run) or "it ended before its run_end" for run in runs]
+        said = whys[0] if len(runs) == 1 else "; ".join(f"{run}: {why}" for run, why in zip(runs, whys))
+        return f"incomplete run on {_on_sides(self.incomplete)}: {said}; its unrecorded cells are untested"
 
     @property
     def changed(self) -> bool:
@@ -844,6 +846,7 @@ def diff_runs(before: RunSummary | Sequence[RunSummary], after: RunSummary | Seq
         for role, side in (("before", befores), ("after", afters))
         if (ids := [r.run_id for r in side if not r.complete])
     }
+    result.incomplete_why = {r.run_id: r.ended for r in (*befores, *afters) if not r.complete and r.ended}
     result.order_note = _order_note(befores, afters)
     result.criteria = criteria_changes(from_dicts(first.criteria), from_dicts(last.criteria))
     result.timing_stop = timing_stop(

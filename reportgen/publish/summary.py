@@ -27,6 +27,7 @@ from reportgen.judge.comparison import (
 )
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import NOT_RECORDED, declared_criteria
+from reportgen.judge.disposition import incomplete_why
 from reportgen.judge.timing_stability import GENERATION_SERIES, generation_timing, generation_waited
 from reportgen.contract import events as ev
 from reportgen.contract.times import utc_time
@@ -161,6 +162,10 @@ class RunSummary:
     # What its run_start says of the campaign task that ran it (campaign.ledger.credit_problem
     # reads it): {"target": ..., "scheduled": run_start.scheduled or None}.
     started_as: dict[str, Any] = field(default_factory=dict)
+    # Why an incomplete run is incomplete, in the judge's words (judge.disposition.incomplete_why:
+    # no run_end, aborted and why, a cut-off last line); "" for a complete run, or in a site state
+    # written before it was kept.
+    ended: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the site's state file (as dataclasses.asdict gives it, with lists for
@@ -218,6 +223,7 @@ def summarize(judged: JudgedRun, plan_check: bool = True) -> RunSummary:
         started_at=run.start.started_at,
         synthetic=run.synthetic,
         complete=run.complete,
+        ended=incomplete_why(run),
         outcome=judged.disposition.outcome,
         headline=judged.disposition.led_headline,  # a synthetic fixture says so first: the headline travels alone (index.csv)
         versions=versions,
