@@ -219,6 +219,15 @@ def _cell_events(b: int, l: int, mode: str, scope: dict[str, Any]) -> list[dict[
     return events
 
 
+def noted(events: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
+    """A synthetic log's run_start given the note that says why the log exists (its report shows
+    it); the log itself, changed in place."""
+    start = events[0]
+    assert start["kind"] == "run_start" and start["origin"] == "synthetic"
+    start["origin_note"] = note
+    return events
+
+
 def finish(events: list[dict[str, Any]], status: str = "complete", reason: str | None = None) -> list[dict[str, Any]]:
     """Append run_end, counting the planned cells and the recorded results."""
     plan = next(e for e in events if e["kind"] == "plan")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract.validation import read_log
-from tests.logbuilder import base_events, case_key, complete_log, dumps, finish, training_log, with_envelope
+from tests.logbuilder import base_events, case_key, complete_log, dumps, finish, noted, training_log, with_envelope
 
 Lines = list[dict[str, Any]]
 COMPILED = case_key(1, 16, "compiled")
@@ -23,10 +23,7 @@ NOTE = "Synthetic log for the result contradiction checks of validate; not a mea
 
 
 def _marked(events: Lines) -> Lines:
-    start = events[0]
-    assert start["kind"] == "run_start" and start["origin"] == "synthetic"
-    start["origin_note"] = NOTE
-    return events
+    return noted(events, NOTE)
 
 
 def _errors(tmp_path: Path, events: Lines) -> list[str]:

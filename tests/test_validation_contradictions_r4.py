@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR
-from tests.logbuilder import case_key, complete_log, generation_log, localized_log, training_log
+from tests.logbuilder import case_key, complete_log, generation_log, localized_log, noted, training_log
 from tests.test_validation_contradictions_r3 import _errors, _line
 
 Lines = list[dict[str, Any]]
@@ -24,10 +24,7 @@ SUFFIX = "; the log contradicts itself"
 
 
 def _marked(events: Lines) -> Lines:
-    start = events[0]
-    assert start["kind"] == "run_start" and start["origin"] == "synthetic"
-    start["origin_note"] = NOTE
-    return events
+    return noted(events, NOTE)
 
 
 def _one(events: Lines, kind: str, case: str | None = None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from tests.logbuilder import case_key, generation_log, localized_log
+from tests.logbuilder import case_key, generation_log, localized_log, noted
 from tests.test_validation_contradictions_r3 import _errors, _line
 
 Lines = list[dict[str, Any]]
@@ -24,10 +24,7 @@ SUFFIX = "; the log contradicts itself"
 
 
 def _marked(events: Lines) -> Lines:
-    start = events[0]
-    assert start["kind"] == "run_start" and start["origin"] == "synthetic"
-    start["origin_note"] = NOTE
-    return events
+    return noted(events, NOTE)
 
 
 def _localized() -> tuple[Lines, dict[str, Any], str]:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from reportgen.contract.validation import read_log
-from tests.logbuilder import complete_log, generation_log
+from tests.logbuilder import complete_log, generation_log, noted
 from tests.test_validation_contradictions_r3 import _errors, _line
 
 NOTE = "Synthetic log for the torch version checks of validate; not a measurement."
@@ -24,9 +24,7 @@ Lines = list[dict[str, Any]]
 
 
 def _marked(events: Lines) -> Lines:
-    assert events[0]["kind"] == "run_start" and events[0]["origin"] == "synthetic"
-    events[0]["origin_note"] = NOTE
-    return events
+    return noted(events, NOTE)
 
 
 def _environment(events: Lines, told: str | None, *installed: str) -> int:
