@@ -56,10 +56,11 @@ records; it never judges. Judgement lives in ``reportgen``.
 # checked on its own inputs); 0.17.0 stops a generation run whose top_k is at least the model's
 # vocabulary (every top-k overlap would be 1) at its first reference, before any cell, with a plan
 # error (exit 2), and calls a warm series unstable whose middle third ran apart from both outer
-# thirds (a hump: the speed moved and came back), so it re-measures it; change it with every
-# release of the collector,
+# thirds (a hump: the speed moved and came back), so it re-measures it; 0.18.0 (event schema
+# 1.7) takes a generation cell's warm generations again while a series of them is unstable and
+# keeps the earlier series in its generation event; change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.17.0"
+__version__ = "0.18.0"
 
 import sys
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from collector import interrupt
 
-SCHEMA_VERSION = "1.6"
+SCHEMA_VERSION = "1.7"
 # The longest line the event contract reads (reportgen.contract.validation.MAX_LINE_BYTES).
 MAX_LINE_BYTES = 8 * 1024 * 1024
 SPACE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}

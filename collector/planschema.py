@@ -322,7 +322,7 @@ SCHEMA: tuple[Table, ...] = (
                 "int",
                 "Rounds of re-measurement for a warm series the stability rules call unstable "
                 "(collector/README.md, Timing stability): each round times every still-unstable cell of a group again, one after "
-                'another; a cell still unstable after the last round is flagged "unstable timing". 0: never re-measure. A generation cell\'s series are measured once, whatever this says.',
+                'another; a cell still unstable after the last round is flagged "unstable timing". 0: never re-measure. A generation cell\'s warm generations are taken again at once, up to as many more times, while a series of them is unstable.',
                 2,
                 "2",
                 COLLECTOR,

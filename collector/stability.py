@@ -619,3 +619,29 @@ def _contention(waited: float, wall: float) -> Check:
     )
     shown = rate if math.isfinite(rate) else 1e9  # a log's figures are finite
     return Check("contention", failed, (("wait_s", waited), ("loop_s", wall), ("wait_per_s", shown)), note)
+
+
+def repetition_totals(decode: Sequence[float], repetitions: int) -> list[float]:
+    """Each repetition's whole decode time from a generation cell's decode samples (each
+    repetition's steps in turn); [] where the repetitions cannot share them equally."""
+    if repetitions <= 0 or not decode or len(decode) % repetitions:
+        return []
+    steps = len(decode) // repetitions
+    return [math.fsum(decode[i * steps : (i + 1) * steps]) for i in range(repetitions)]
+
+
+def unstable_generation(
+    first_token: Sequence[float],
+    decode: Sequence[float],
+    repetitions: int,
+    waited: tuple[float, float] | None = None,
+) -> list[str]:
+    """Which series of one loop of warm generations are unstable, in words: the first token, each
+    decode step, and each repetition's whole decode time (tokens/s is read from those). The
+    collector measures such a loop again; reportgen checks that a loop measured again was so."""
+    series = {
+        "first token": first_token,
+        "decode per token": decode,
+        "repetitions' decode times": repetition_totals(decode, repetitions),
+    }
+    return [name for name, samples in series.items() if samples and classify(samples, waited).verdict == UNSTABLE]

@@ -17,6 +17,7 @@ from collector import training
 from collector.__main__ import main as collector_main
 from collector.backends import select_backend
 from collector.compare import compare
+from collector.eventlog import SCHEMA_VERSION
 from collector.plan import PlanError, load_plan
 from collector.preflight import check_rules
 from collector.runner import Options, execute
@@ -468,7 +469,7 @@ def test_a_reference_that_does_not_repeat_within_the_tolerance_blocks_its_cells(
     run_dir, code = execute(plan, select_backend("cpu"), Options(target="cpu", out_dir=tmp_path))
     assert code == 0 and run_dir is not None
     (reference,) = [e for e in _events(run_dir / "events.jsonl") if e["kind"] == "reference"]
-    assert reference["noise_beyond_tolerance"]["float32"] > 0 and reference["schema_version"] == "1.6"
+    assert reference["noise_beyond_tolerance"]["float32"] > 0 and reference["schema_version"] == SCHEMA_VERSION
     judged = build_report(run_dir / "events.jsonl", tmp_path / "report")
     assert judged.disposition.outcome == "blocked"
     (reason,) = [r for r in judged.disposition.reasons if r.rule == "reference-not-repeatable"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from collector.eventlog import SCHEMA_VERSION
 from collector.plan import load_plan
 from collector.runner import Options, execute
 from reportgen.contract.validation import read_log
@@ -46,7 +47,7 @@ def _run_with(tmp_path: Path, origin_line: str) -> Any:
 )
 def test_the_collector_logs_the_origin_the_workload_states(tmp_path: Path, line: str, logged: str | None) -> None:
     plan = _run_with(tmp_path, line)
-    assert plan.schema_version == "1.6"  # from 1.4
+    assert plan.schema_version == SCHEMA_VERSION  # the field from 1.4
     assert plan.weights_origin == logged
 
 
@@ -54,7 +55,7 @@ def test_both_halves_write_and_read_one_schema() -> None:
     from collector.eventlog import SCHEMA_VERSION as WRITTEN
     from reportgen.contract.events import SCHEMA_VERSION
 
-    assert WRITTEN == SCHEMA_VERSION == "1.6"
+    assert WRITTEN == SCHEMA_VERSION == "1.7"
 
 
 def test_every_shipped_workload_states_its_weights_origin() -> None:

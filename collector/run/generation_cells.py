@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from collector import generation, hostcondition, interrupt
+from collector import generation, hostcondition, interrupt, stability
 from collector.backends import OpRecorder
 from collector.compare import describe, describe_input, max_abs_between
 from collector.plan import Cell, PlanError
@@ -253,9 +253,60 @@ def run_generation_cell(run: Run, cell: Cell, model: Any) -> CellOutcome:
 def _time_generation(
     run: Run, cell: Cell, once: Callable[..., generation.Trace], first: generation.Trace
 ) -> dict[str, Any] | None:
-    """Warm repetitions of the whole generation; None (with a warning event) when one failed."""
+    """Warm repetitions of the whole generation, taken again at once while a series is unstable,
+    up to the plan's timing.remeasure_rounds more times; the earlier attempts' series are kept in
+    the event (``earlier``), the last one is reported. None (with a warning event) when a
+    generation failed."""
+    allowed = 1 + run.plan.remeasure_rounds
+    earlier: list[dict[str, Any]] = []
+    for attempt in range(1, allowed + 1):
+        loop = _generation_loop(run, cell, once, attempt)
+        if loop is None:
+            return None
+        traces, host = loop
+        series = {
+            "ttft_warm": warm_stats([t.prefill_s for t in traces]),
+            "decode_token": warm_stats([s for t in traces for s in t.decode_s]),
+            "host": host,
+        }
+        unstable = stability.unstable_generation(
+            series["ttft_warm"]["samples_s"],
+            series["decode_token"]["samples_s"],
+            len(traces),
+            hostcondition.waited(host),
+        )
+        if not unstable or attempt == allowed:
+            break
+        earlier.append(series)
+        run.progress.say(f"{cell.case}: warm generations {attempt} unstable ({', '.join(unstable)}); measured again")
+    if unstable:
+        run.progress.say(
+            f"{cell.case}: unstable timing after {attempt} series of warm generations ({', '.join(unstable)})"
+        )
+    decode_totals = [sum(t.decode_s) for t in traces]
+    median_total = statistics.median(decode_totals)
+    return {
+        "ttft_cold_s": first.prefill_s,
+        "ttft_warm": series["ttft_warm"],
+        "decode_token": series["decode_token"],
+        "tokens_per_s": len(first.decode_s) / median_total if median_total > 0 else 0.0,
+        "repetitions": run.warm_repetitions,
+        "scope": SCOPE,
+        "host": host,
+        "attempt": attempt,
+        "attempts_allowed": allowed,
+        "earlier": earlier,
+    }
+
+
+def _generation_loop(
+    run: Run, cell: Cell, once: Callable[..., generation.Trace], attempt: int
+) -> tuple[list[generation.Trace], dict[str, Any]] | None:
+    """The plan's warm-up and warm generations, with the host around them; None (with a warning
+    event) when one failed."""
     reps = run.warm_repetitions
-    run.progress.say(f"{cell.case}: timing {reps} warm generations")
+    again = f" (series {attempt})" if attempt > 1 else ""
+    run.progress.say(f"{cell.case}: timing {reps} warm generations{again}")
 
     def no_watch(kind: str, index: int) -> AbstractContextManager[None]:
         return contextlib.nullcontext()
@@ -275,15 +326,4 @@ def _time_generation(
             case=cell.case,
         )
         return None
-    host = hostcondition.after_loop(run.backend, host, threads)
-    decode_totals = [sum(t.decode_s) for t in traces]
-    median_total = statistics.median(decode_totals)
-    return {
-        "ttft_cold_s": first.prefill_s,
-        "ttft_warm": warm_stats([t.prefill_s for t in traces]),
-        "decode_token": warm_stats([s for t in traces for s in t.decode_s]),
-        "tokens_per_s": len(first.decode_s) / median_total if median_total > 0 else 0.0,
-        "repetitions": reps,
-        "scope": SCOPE,
-        "host": host,
-    }
+    return traces, hostcondition.after_loop(run.backend, host, threads)

@@ -62,6 +62,7 @@ from msgspec import UNSET
 
 from collector.descriptors import descriptors
 from collector.planschema import module_depth
+from collector.stability import unstable_generation
 from collector.timing import warm_stats
 from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
 
@@ -157,6 +158,14 @@ def _cpu_time(what: str, host: Any, version: str, samples: tuple[Any, ...]) -> s
     if wall is not None and wall + 1e-6 < timed_s:  # the figures are written to the microsecond
         return f"{what}.loop_wall_s is {wall:.6f} s, shorter than the {timed_s:.6f} s its samples add up to"
     return None
+
+
+def _waited(host: Any) -> tuple[float, float] | None:
+    """(seconds the threads waited for a CPU, seconds the loop took) from a loop's host facts."""
+    if not host or "cpu_wait_s" not in host or "loop_wall_s" not in host:
+        return None
+    wait, wall = seconds_figure(host["cpu_wait_s"].value), seconds_figure(host["loop_wall_s"].value)
+    return (wait, wall) if wait is not None and wall is not None else None
 
 
 def _meets(value: float, criterion: Any) -> bool:
@@ -959,6 +968,8 @@ class FigureChecks:
                 return f"timing.decode_token holds {each} step(s) a repetition, but decode_steps is {data.decode_steps}"
             if (why := self._cold_first_token(data.case, timing)) is not None:
                 return why
+            if (why := self._generation_attempts(data, timing)) is not None:
+                return why
         rows, ref = data.tokens, data.reference_tokens
         if len(rows) != len(ref) or any(len(a) != len(b) for a, b in zip(rows, ref)):
             return "tokens and reference_tokens differ in shape, so steps_agreeing cannot be read from them"
@@ -984,6 +995,38 @@ class FigureChecks:
             return f"tokens_passed is {str(data.tokens_passed).lower()}, but {agree} agreeing step(s) against the criterion {criterion.op} {criterion.threshold}"
         if data.case in self.passed and (data.tokens_passed is False or not data.top_k_passed):
             return "its case_result says pass, but tokens_passed or top_k_passed is false"
+        return None
+
+    def _generation_attempts(self, data: Any, timing: Any) -> str | None:
+        """A cell's series of warm generations (1.7 logs on): the reported one is attempt N of at
+        most 1 + the plan's remeasure_rounds, and each of the N - 1 earlier ones kept beside it
+        (collector/run/generation_cells.py) has the reported one's repetitions and steps, the
+        figures its samples give, and a series the classifier calls unstable: the collector
+        measures again only then. A steady series measured again until one read faster would be
+        a figure chosen, not measured."""
+        allowed, rounds = timing.attempts_allowed, getattr(self.plan, "remeasure_rounds", None)
+        if not absent(allowed) and isinstance(rounds, int) and allowed != 1 + rounds:
+            return f"timing.attempts_allowed is {allowed}, but the plan's remeasure_rounds {rounds} allows {1 + rounds} series of warm generations"
+        reps, steps = timing.repetitions, data.decode_steps
+        for index, series in enumerate(() if absent(timing.earlier) else timing.earlier):
+            name = f"timing.earlier[{index}]"
+            for part in ("ttft_warm", "decode_token"):
+                if (why := warm_figures(f"{name}.{part}", getattr(series, part))) is not None:
+                    return why
+            first, decode = series.ttft_warm.samples_s, series.decode_token.samples_s
+            if len(first) != reps or len(decode) != reps * steps:
+                return (
+                    f"{name} holds {len(first)} first-token and {len(decode)} decode samples, but {reps} repetitions "
+                    f"of {steps} decode steps give {reps} and {reps * steps}: every series of a cell is taken alike"
+                )
+            host = None if absent(series.host) else series.host
+            if (why := _cpu_time(f"{name}.host", host, data.schema_version, (first, decode))) is not None:
+                return why
+            if not unstable_generation(first, decode, reps, _waited(host)):
+                return (
+                    f"{name} (series {index + 1}) is stable by the classifier's rules, yet another series was taken "
+                    "after it: the collector measures again only an unstable series"
+                )
         return None
 
     def _generated_as_planned(self, data: Any) -> str | None:

@@ -28,7 +28,7 @@ from msgspec import UNSET, Meta, field
 from collector.descriptors import backend_families
 
 SCHEMA_MAJOR = 1
-SCHEMA_MINOR = 6
+SCHEMA_MINOR = 7
 SCHEMA_VERSION = f"{SCHEMA_MAJOR}.{SCHEMA_MINOR}"
 
 
@@ -1177,6 +1177,15 @@ class Request(Envelope, tag="request", kw_only=True, frozen=True):
             )
 
 
+class EarlierGeneration(Strict, kw_only=True, frozen=True):
+    """One series of warm generations the collector took before the reported one and measured
+    again because a series of it was unstable (schema 1.7): its samples, as the reported ones."""
+
+    ttft_warm: Warm
+    decode_token: Warm
+    host: dict[str, HostFact] | None = None
+
+
 class GenerationTiming(Strict, kw_only=True, frozen=True):
     """A passing generation cell's timings, as measured (synchronised at every call)."""
 
@@ -1208,6 +1217,31 @@ class GenerationTiming(Strict, kw_only=True, frozen=True):
             " from this one loop, so its cpu_wait_s and loop_wall_s judge both (stability rule 'contention')."
         ),
     ] = None
+    attempt: Annotated[
+        Positive | None,
+        Doc(
+            "Which series of warm generations the timings are: 1 the first, 2.. taken again at once because one"
+            " of the earlier series (first token, decode per token, or the repetitions' decode times) was unstable"
+            " (1.7 logs on). Absent: measured once (older logs)."
+        ),
+    ] = None
+    attempts_allowed: Annotated[
+        Positive | None, Doc("1 + the plan's timing.remeasure_rounds (1.7 logs on); with attempt.")
+    ] = None
+    earlier: Annotated[
+        list[EarlierGeneration],
+        Doc("The series taken before the reported one, in order (attempt - 1 of them); each was unstable."),
+    ] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if absent(self.attempt) != absent(self.attempts_allowed):
+            raise ValueError("attempt and attempts_allowed are given together or not at all")
+        attempt: int = 1 if absent(self.attempt) else self.attempt  # type: ignore[assignment]
+        if not absent(self.attempts_allowed) and attempt > self.attempts_allowed:  # type: ignore[operator]
+            raise ValueError(f"attempt {attempt} is past attempts_allowed {self.attempts_allowed}")
+        earlier = 0 if absent(self.earlier) else len(self.earlier)
+        if earlier != attempt - 1:
+            raise ValueError(f"earlier holds {earlier} series, but attempt {attempt} follows {attempt - 1}")
 
 
 class GenerationResult(Envelope, tag="generation", kw_only=True, frozen=True):

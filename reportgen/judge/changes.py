@@ -53,7 +53,7 @@ from reportgen.contract import events as ev
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.criteria import CriterionChange, bounded, shared_shapes_agree
 from reportgen.judge.identity import weights_facts
-from reportgen.judge.timing_stability import LOOP_HOST_KEYS, generation_timing, generation_waited
+from reportgen.judge.timing_stability import LOOP_HOST_KEYS, generation_attempts, generation_timing, generation_waited
 from reportgen.model.provenance import IMPORT_KEY, PACKAGE_KEY, READ_KEY, READS_ITEM, code_and_data, installed_words
 from reportgen.model.runmodel import CellRecord, RunModel, per_run
 
@@ -122,7 +122,10 @@ LOAD_LABEL = "load average (1 min)" + AROUND
 # Warm series the collector measured again (unstable), which the figures of the reported series
 # leave out: named, so that a run whose loops were contended until a last attempt says so.
 AGAIN_LABEL = "warm series taken before the reported ones (unstable, measured again)"
-GENERATION_ONCE = "generation series are measured once: the collector does not re-measure an unstable one"
+GENERATION_ONCE = (
+    "generation series are measured once: the collector of a log before event schema 1.7 does not re-measure"
+    " an unstable one"
+)
 # What a host reads around its warm loops rather than sets: it varies between replicates.
 _READINGS = frozenset((LOAD_LABEL, WAIT_LABEL, AGAIN_LABEL))
 # Labels of the host around the warm loops: a run holding none of them kept its device only.
@@ -261,10 +264,15 @@ def _loop_waits(run: RunModel) -> list[tuple[float, float] | None]:
     return found + [generation_waited(t) for t, host in _generation_loops(run) if "cpu_wait_s" in host]
 
 
+def _generation_timings(run: RunModel) -> list[ev.GenerationTiming]:
+    """The timings of the run's passing generation cells that were timed."""
+    timings = (generation_timing(cell) for cell in run.cells_with("generation") if cell.status == "pass")
+    return [t for t in timings if t is not None]
+
+
 def _generation_loops(run: RunModel) -> list[tuple[ev.GenerationTiming, dict[str, ev.HostFact]]]:
     """The timing and host of each passing generation cell whose warm generations recorded it."""
-    timings = (generation_timing(cell) for cell in run.cells_with("generation") if cell.status == "pass")
-    return [(t, t.host) for t in timings if t is not None and t.host]
+    return [(t, t.host) for t in _generation_timings(run) if t.host]
 
 
 def _timing_hosts(run: RunModel) -> list[dict[str, str]]:
@@ -335,14 +343,18 @@ def loop_host_facts(run: RunModel) -> dict[str, str]:
     if shown:
         facts[WAIT_LABEL] = "; ".join(shown)
     again = [c for c in run.cells if c.warm_series > 1]
-    # The collector re-measures a cell's timing series, never a generation cell's: say so where
-    # "none" would read as "every generation series was stable the first time".
-    once = f"; {GENERATION_ONCE}" if run.kind_counts.get("generation") else ""
-    if again:  # the series before the reported ones: unstable, and on a host the figures above leave out
-        earlier = sum(c.warm_series - 1 for c in again)
+    # A generation cell's series of warm generations, taken again from 1.7 on (earlier ones kept
+    # in its event); before 1.7 the collector never re-measured one: said where "none" would read
+    # as "every generation series was stable the first time".
+    retaken = [t for t in _generation_timings(run) if generation_attempts(t) > 1]
+    older = ev.schema_tuple(run.start.schema_version) < (1, 7)
+    once = f"; {GENERATION_ONCE}" if older and run.kind_counts.get("generation") else ""
+    if again or retaken:  # the series before the reported ones: unstable, and on a host the figures above leave out
+        earlier = sum(c.warm_series - 1 for c in again) + sum(generation_attempts(t) - 1 for t in retaken)
         rates = [r for c in again if (r := c.warm_before_wait) is not None]
+        rates += [w[0] / w[1] for t in retaken for e in t.earlier if (w := generation_waited(e)) and w[1] > 0]
         waited = f"; their threads waited up to {max(rates):.3f} s for a CPU per second of loop" if rates else ""
-        facts[AGAIN_LABEL] = f"{earlier}, of {len(again)} cell(s){waited}{once}"
+        facts[AGAIN_LABEL] = f"{earlier}, of {len(again) + len(retaken)} cell(s){waited}{once}"
     elif hosts and ev.schema_tuple(run.start.schema_version) >= (1, 2):  # 1.2 on numbers attempts: none again
         facts[AGAIN_LABEL] = f"none{once}"
     facts.update(_accelerator_facts(hosts))

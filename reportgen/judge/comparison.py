@@ -89,6 +89,7 @@ from reportgen.judge.timing_stability import (
     GENERATION_SERIES,
     series_words,
     UNCLASSIFIED_FLAG,
+    generation_before,
     generation_timing,
     generation_waited,
     generation_warm,
@@ -1292,22 +1293,36 @@ def _generation_timings(
         base_waits, cand_waits = ([generation_waited(generation_timing(c.cells[case])) for c in side] for side in sides)
         # A decode series' repetitions, each run's: their whole decode times are judged too.
         base_reps, cand_reps = ([_repetitions(c, case, series) for c in side] for side in sides)
+        # Each run's earlier series of warm generations (1.7 logs on), which its reported one is judged against.
+        base_before, cand_before = (
+            [generation_before(generation_timing(c.cells[case]), series) for c in side] for side in sides
+        )
         flags = _timing_flags(
             a,
             b,
             scopes=(timings[0].scope, timings[1].scope),
             unsteady=(
-                series_flag(base_samples[0], base_waits[0], base_reps[0]),
-                series_flag(cand_samples[0], cand_waits[0], cand_reps[0]),
+                series_flag(base_samples[0], base_waits[0], base_reps[0], base_before[0]),
+                series_flag(cand_samples[0], cand_waits[0], cand_reps[0], cand_before[0]),
             ),
             waits=(base_waits, cand_waits),
         )
         flags += tuple(
             replicate_flags(
-                "baseline", [c.side.run.start.run_id for c in sides[0]], base_samples, base_waits, base_reps
+                "baseline",
+                [c.side.run.start.run_id for c in sides[0]],
+                base_samples,
+                base_waits,
+                base_reps,
+                base_before,
             )
             + replicate_flags(
-                "candidate", [c.side.run.start.run_id for c in sides[1]], cand_samples, cand_waits, cand_reps
+                "candidate",
+                [c.side.run.start.run_id for c in sides[1]],
+                cand_samples,
+                cand_waits,
+                cand_reps,
+                cand_before,
             )
             + _replicate_fallback(case, extra)
         )

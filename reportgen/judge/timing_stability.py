@@ -14,6 +14,9 @@ run at before (``attempts_apart``), and decides nothing either.
 
 A generation cell (schema 1.2) keeps two warm series in its generation event instead: time to
 first token and decode per token (``GENERATION_SERIES``). Each is classified by the same rule.
+From 1.7 the collector takes a cell's warm generations again while a series of them is
+unstable, and keeps the earlier series in the same event: its reported series are judged
+against them as a timed cell's (``generation_before``).
 """
 
 from __future__ import annotations
@@ -23,10 +26,19 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from collector.stability import GAP_OVER_MEDIAN_MIN, SPREAD_MAX, STABLE, UNCLASSIFIED, UNSTABLE, Stability, classify
+from collector.stability import (
+    GAP_OVER_MEDIAN_MIN,
+    SPREAD_MAX,
+    STABLE,
+    UNCLASSIFIED,
+    UNSTABLE,
+    Stability,
+    classify,
+    repetition_totals,
+)
 from reportgen.contract import events as ev
 from reportgen.contract.validation import fields_of
-from reportgen.model.runmodel import CellRecord, RunModel, per_run, waited_of
+from reportgen.model.runmodel import CellRecord, RunModel, before_window, per_run, waited_of
 
 SYMBOL = "≋"  # marks a cell whose warm timing is unstable, wherever its timing is shown
 FLAG = "unstable timing"
@@ -60,6 +72,8 @@ __all__ = [
     "CellStability",
     "cell_stability",
     "flag_text",
+    "generation_attempts",
+    "generation_before",
     "generation_flags",
     "throughput_flags",
     "repetitions_stability",
@@ -240,13 +254,32 @@ def generation_timing(cell: CellRecord) -> ev.GenerationTiming | None:
     return generation.timing if generation is not None else None
 
 
-def generation_waited(timing: ev.GenerationTiming | None) -> tuple[float, float] | None:
+def generation_waited(timing: ev.GenerationTiming | ev.EarlierGeneration | None) -> tuple[float, float] | None:
     """(seconds the threads waited for a CPU, seconds the loop took) over a generation cell's warm
-    generations (1.4 logs on; both its series come from that loop); None where not recorded."""
+    generations (1.4 logs on; both its series come from that loop), or over one of its earlier
+    series of them; None where not recorded."""
     host = timing.host if timing is not None else None
     if not host:
         return None
     return waited_of({k: f.value for k, f in host.items() if isinstance(f.value, str)})
+
+
+def generation_attempts(timing: ev.GenerationTiming | None) -> int:
+    """How many series of warm generations the collector took of a cell (1.7 logs on: it takes
+    them again at once while one is unstable); 1 for a log before 1.7 or a cell not timed."""
+    attempt = timing.attempt if timing is not None else None
+    return attempt if isinstance(attempt, int) else 1
+
+
+def generation_before(timing: ev.GenerationTiming | None, series: str) -> tuple[float, float] | None:
+    """The fastest sample and highest third quartile of ``series`` (a key of GENERATION_SERIES)
+    in a generation cell's earlier series of warm generations (1.7 logs on), as a timed cell's
+    ``warm_before``: what its reported series is judged against (attempts_apart); None when it
+    was measured once."""
+    earlier = timing.earlier if timing is not None else None
+    if not earlier:
+        return None
+    return before_window(getattr(e, series).samples_s for e in earlier)
 
 
 def generation_warm(cell: CellRecord, series: str) -> ev.Warm | None:
@@ -261,30 +294,25 @@ def generation_flags(run: RunModel) -> dict[str, dict[str, str]]:
     (unstable, or not classified), as ``flag_text`` words a timed cell's."""
     found: dict[str, dict[str, str]] = {}
     for cell in run.cells_with("generation"):
-        if cell.status != "pass":
+        timing = generation_timing(cell) if cell.status == "pass" else None
+        if timing is None:
             continue
-        waited = generation_waited(generation_timing(cell))
+        waited, attempts = generation_waited(timing), generation_attempts(timing)
         for series in GENERATION_SERIES:
-            warm = generation_warm(cell, series)
-            if warm is not None and (text := flag_text(CellStability(cell.case, classify(warm.samples_s, waited), 1))):
-                found.setdefault(cell.case, {})[series] = text
+            stability = classify(getattr(timing, series).samples_s, waited)
+            judged = CellStability(
+                cell.case, stability, attempts, "", attempts_apart(stability, generation_before(timing, series))
+            )
+            if not judged.decides:
+                found.setdefault(cell.case, {})[series] = flag_text(judged)
     return found
-
-
-def repetition_totals(samples: Sequence[float], repetitions: int | None) -> list[float]:
-    """Each repetition's whole decode time from a generation cell's decode_token samples (each
-    repetition's steps in turn, collector/run/generation_cells.py); [] where they cannot be told."""
-    if not repetitions or not samples or len(samples) % repetitions:
-        return []
-    steps = len(samples) // repetitions
-    return [math.fsum(samples[i * steps : (i + 1) * steps]) for i in range(repetitions)]
 
 
 def repetitions_stability(samples: Sequence[float], repetitions: int | None, waited: Waited = None) -> Stability | None:
     """The classifier's verdict on the repetitions' whole decode times (tokens/s is one
     repetition's steps over their median): a few slow steps a repetition pass the per-step rules,
     yet decide the throughput when they fall in some repetitions only. None where not told."""
-    totals = repetition_totals(samples, repetitions)
+    totals = repetition_totals(samples, repetitions) if repetitions else []
     return classify(totals, _pair(waited)) if totals else None
 
 

@@ -572,11 +572,7 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.cold_timed_out_after_s = timed_out
     if warm is not None:
         if cell.warm_samples:  # an earlier series: its fastest sample and its third quartile
-            ordered = sorted(cell.warm_samples)
-            low, high = ordered[0], quantile(ordered, 3, 4) if len(ordered) > 1 else ordered[0]
-            if cell.warm_before is not None:
-                low, high = min(low, cell.warm_before[0]), max(high, cell.warm_before[1])
-            cell.warm_before = (low, high)
+            cell.warm_before = before_window([cell.warm_samples], cell.warm_before)
             if cell.warm_waited is not None and cell.warm_waited[1] > 0:
                 rate = cell.warm_waited[0] / cell.warm_waited[1]
                 cell.warm_before_wait = rate if cell.warm_before_wait is None else max(rate, cell.warm_before_wait)
@@ -601,6 +597,19 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
             cell.timed += (_timed(call is cold, data.timed_region, data.timed_notes, data.synchronized),)
     if data.layout_achieved is False or (cold is not None and cold.layout_achieved is False):
         cell.timing_layout_missed += ("cold" if cold is not None else "warm",)
+
+
+def before_window(series: Any, window: tuple[float, float] | None = None) -> tuple[float, float] | None:
+    """The fastest sample and the highest third quartile of a cell's earlier warm series (each a
+    list of seconds), widened from ``window``: what a later series of the cell is judged against
+    (judge.timing_stability.attempts_apart); ``window`` itself when there are none."""
+    for samples in series:
+        if not samples:
+            continue
+        ordered = sorted(samples)
+        low, high = ordered[0], quantile(ordered, 3, 4) if len(ordered) > 1 else ordered[0]
+        window = (low, high) if window is None else (min(low, window[0]), max(high, window[1]))
+    return window
 
 
 def waited_of(host: Mapping[str, str | None]) -> tuple[float, float] | None:

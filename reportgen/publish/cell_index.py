@@ -157,7 +157,8 @@ def _series(cell: CellSummary | None, series: str) -> tuple[tuple[str, Any], tup
     samples = cell.generation.get(series) if cell is not None else None
     median = cell.generation_median_s.get(series) if cell is not None and samples else None
     waited = cell.generation_waited if cell is not None else None
-    return ("median_s", median), ("stability", stability_word(samples, waited) if samples else None)
+    before = (cell.generation_before or {}).get(series) if cell is not None else None
+    return ("median_s", median), ("stability", stability_word(samples, waited, before) if samples else None)
 
 
 def _schema() -> pyarrow.Schema:

@@ -265,13 +265,24 @@ def timing_flags(
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
     for which, cell in (("before", old), ("after", new)):
         flag = (
-            series_flag(cell.generation.get(series), cell.generation_waited, _repetitions(cell, series))
+            series_flag(
+                cell.generation.get(series), cell.generation_waited, _repetitions(cell, series), _before(cell, series)
+            )
             if series
             else series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before)
         )
         if flag:
             flags.append(f"{flag} ({which})")
     return flags
+
+
+def _before(cell: CellSummary | None, series: str) -> list[float] | None:
+    """The range of the cell's earlier warm series (``series``: of that generation series)."""
+    if cell is None:
+        return None
+    if series:
+        return (cell.generation_before or {}).get(series)
+    return cell.warm_before
 
 
 def _repetitions(cell: CellSummary | None, series: str) -> int | None:
@@ -1082,16 +1093,11 @@ class _Cells:
         # flag this ratio alone, as a changed timing scope does.
         settings = [_settings(r, case) for r in self.befores], [_settings(r, case) for r in self.afters]
         flags += setting_flags(*settings, FLAGGING_HOST_KEYS, NAMES, self.run_wide)
-        measured_again = any(
-            (c := r.cells.get(case)) is not None and c.warm_before for r in (*self.befores, *self.afters)
-        )
-        flags += result.remeasure_unlike if not series and measured_again else []
+        measured_again = any(_before(r.cells.get(case), series) for r in (*self.befores, *self.afters))
+        flags += result.remeasure_unlike if measured_again else []
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
         reps = [[_repetitions(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
-        earlier = [
-            [None if series or (c := r.cells.get(case)) is None else c.warm_before for r in side]
-            for side in (self.befores, self.afters)
-        ]
+        earlier = [[_before(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
         flags += replicate_flags("before", result.before_runs, before[1], waits[0], reps[0], earlier[0])
         flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1], earlier[1])
         # A site state from before planned fields kept: one sequence.

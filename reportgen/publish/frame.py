@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from reportgen.judge.backend_docs import version_keys
 from reportgen.judge.timing_stability import (
     SERIES_COLUMN,
+    generation_before,
     generation_timing,
     generation_waited,
     generation_warm,
@@ -146,11 +147,14 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
 def _generation_columns(generates: bool, cell: Any) -> dict[str, object]:
     """first_token_* and decode_token_* of one cell (None for a cell that is no passing generation cell)."""
     found: dict[str, object] = {}
-    waited = generation_waited(generation_timing(cell)) if generates else None
+    timing = generation_timing(cell) if generates else None
+    waited = generation_waited(timing)
     for series, prefix in SERIES_COLUMN.items():
         warm = generation_warm(cell, series) if generates else None
         found[f"{prefix}_median_s"] = warm.median_s if warm is not None else None
-        found[f"{prefix}_stability"] = stability_word(warm.samples_s, waited) if warm is not None else None
+        found[f"{prefix}_stability"] = (
+            stability_word(warm.samples_s, waited, generation_before(timing, series)) if warm is not None else None
+        )
     return found
 
 

@@ -150,7 +150,9 @@ from collector.visible import terminal
 # 11: a summary keeps each cell's loop settings (threads, affinity, CPU count, governor: a diff
 # compares them cell by cell) and why an untested cell is untested; the earlier warm series' range
 # is their fastest sample and highest third quartile (their slowest sample admitted any speed).
-STATE_FORMAT = 11
+# 12: a summary keeps the same range of a generation cell's earlier series of warm generations
+# (1.7 logs on: the collector takes them again while one is unstable).
+STATE_FORMAT = 12
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)
@@ -189,6 +191,9 @@ class _StoredCell(BaseModel):
     warm_waited: list[Annotated[float, Field(ge=0, le=1e12)]] | None = Field(None, min_length=2, max_length=2)
     generation_waited: list[Annotated[float, Field(ge=0, le=1e12)]] | None = Field(None, min_length=2, max_length=2)
     warm_before: list[Annotated[float, Field(ge=0, le=1e9)]] | None = Field(None, min_length=2, max_length=2)
+    generation_before: (
+        dict[str, Annotated[list[Annotated[float, Field(ge=0, le=1e9)]], Field(min_length=2, max_length=2)]] | None
+    ) = None
 
 
 class _StoredRun(BaseModel):
