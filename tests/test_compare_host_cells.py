@@ -47,11 +47,12 @@ def _log(
     known: bool = True,
     load: str = "1.00",
     slower: str = "",
+    governor: str | None = None,
 ) -> Path:
     """A synthetic run (logbuilder.timing_log) whose every warm loop recorded its host: two torch
     threads but where ``threads`` names another value for a cell; affinity and CPU count recorded
-    (unknown where not ``known``); the governor unknown, as a VM hides it. ``slower``: a cell
-    whose warm series is 1.8 times slower."""
+    (unknown where not ``known``); the governor unknown, as a VM hides it, unless ``governor``
+    names it. ``slower``: a cell whose warm series is 1.8 times slower."""
     events = timing_log(run_id, seed=seed)
     events[0]["origin_note"] = "Synthetic fixture: per-cell host settings; not a measurement."
     for timing in (e for e in events if e["kind"] == "timing" and e.get("warm")):
@@ -62,7 +63,7 @@ def _log(
             "cpu_count": _fact("2" if known else None),
             "cpu_affinity": _fact("2 CPUs: 0-1" if known else None),
             "torch_threads": _fact((threads or {}).get(case, TWO) if known else None),
-            "cpu_governor": _fact(None),
+            "cpu_governor": _fact(governor),
         }
         if case == slower:
             timing["warm"] = scaled_warm(timing["warm"], 1.8)
@@ -161,6 +162,24 @@ def test_threads_recorded_unknown_flag_every_ratio_and_an_unknown_governor_is_na
         real.output
     )
     assert "not known to be the same" not in real.output  # their threads, affinity and CPU count are recorded
+
+
+def test_a_governor_read_on_one_side_only_flags_every_ratio_and_the_gate_does_not_gate_on_it(tmp_path: Path) -> None:
+    # Unknown before (a VM hides cpufreq), read after: a governor change cannot be ruled out, so
+    # the 1.8 times slower cell is no slowdown; before this, only threads, affinity and CPU count
+    # flagged a ratio when unknown, and `--fail-on worse` gated on it.
+    before = [_log(tmp_path, f"vm-before-{i}", i) for i in range(3)]
+    after = [_log(tmp_path, f"read-after-{i}", 10 + i, slower=SLOWER, governor="powersave") for i in range(3)]
+    diff = diff_runs([summarize(judge_log(p)) for p in before], [summarize(judge_log(p)) for p in after])
+    flag = "CPU governor not recorded on the before: not known to be the same"
+    assert diff.timings and all(flag in t.flags and not t.judged for t in diff.timings)
+    argv = ["diff", "--fail-on", "worse"]
+    argv += [x for p in before for x in ("--before", str(p.parent))] + [
+        x for p in after for x in ("--after", str(p.parent))
+    ]
+    gated = RUNNER.invoke(main, argv)
+    assert gated.exit_code == 0, gated.output
+    assert "speed not gated" in gated.stderr and SLOWER in gated.stderr
 
 
 def test_the_gate_gives_the_later_runs_own_reason_for_an_untested_cell_and_names_a_target_change() -> None:

@@ -84,8 +84,9 @@ _HOST_FACTS = (
 )
 # The settings a warm loop ran under, by label, as compared cell by cell.
 SETTING_LABELS = tuple(label for _, label in _HOST_FACTS)
-# The settings whose value recorded unknown flags a ratio. Not the governor: every CPU sample
-# records it unknown (a VM hides cpufreq), so compare_hosts names it once instead.
+# The settings whose value recorded unknown flags a ratio. Not the governor, unless a run of
+# either side read it: every CPU sample records it unknown (a VM hides cpufreq), so
+# compare_hosts names it once instead; a governor read on one side only may have changed.
 UNKNOWN_FLAGS = ("torch threads", "CPU affinity", "CPU count")
 _NOUNS = {"torch threads": "thread", "CPU affinity": "affinity", "CPU count": "CPU count", "CPU governor": "governor"}
 # How a flag about the settings a cell's loops ran under begins (changed) or ends (unknown).
@@ -491,7 +492,8 @@ def setting_flags(
     loop recorded no host, a log before 1.2, which the host changes name and which flags nothing).
     A setting among ``keys`` whose values differ (between the sides, or between the runs of a
     side) flags it, as host_timing_flag words a run-wide change; one recorded unknown in a run
-    (UNKNOWN_FLAGS: not the governor) flags it too, since its sameness cannot be told.
+    (UNKNOWN_FLAGS; the governor only where another run read it) flags it too, since its
+    sameness cannot be told.
     ``run_wide``: the settings every loop of each side ran under alike, whose change the run-wide
     flag already carries."""
     sides = [[settings for settings in side if settings is not None] for side in (before, after)]
@@ -504,7 +506,7 @@ def setting_flags(
             continue
         values = [[settings[label] for settings in side if label in settings] for side in sides]
         lacking = tuple(role for role, side in zip(roles, values) if None in side)
-        if lacking and label in UNKNOWN_FLAGS:
+        if lacking and (label in UNKNOWN_FLAGS or any(v is not None for side in values for v in side)):
             unknown.setdefault(lacking, []).append(label)
             continue
         known = [list(dict.fromkeys(v for v in side if v is not None)) for side in values]
