@@ -15,7 +15,7 @@ from collector import interrupt
 from collector.arguments import path_argument
 from collector.descriptors import DescriptorError, target_choices
 from collector.descriptors import resolve_target as resolve_name
-from collector.visible import terminal
+from collector.visible import tell, terminal
 
 BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader went away
 
@@ -80,7 +80,7 @@ def _stdout_to_devnull() -> None:
 
 def _tell(message: str) -> None:
     """A line on stderr; a plan's or module's text in it cannot drive the terminal (collector.visible)."""
-    print(terminal(message), file=sys.stderr)
+    tell(message)
 
 
 class _Parser(argparse.ArgumentParser):

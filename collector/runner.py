@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import shutil
 import signal
-import sys
 import traceback
 from pathlib import Path
 
@@ -40,7 +39,7 @@ from collector.interrupt import EXIT_ABORTED, Aborted
 from collector.plan import PlanError, WorkloadPlan
 from collector.run import cells, profiles, reference, setup, timings
 from collector.run.state import Options, Run
-from collector.visible import terminal
+from collector.visible import tell
 from collector.workload import WorkloadError
 
 __all__ = ["EXIT_ABORTED", "EXIT_OUT_OF_SPACE", "Aborted", "Options", "Run", "execute"]
@@ -51,7 +50,7 @@ EXIT_USAGE = 2
 
 def say(message: str) -> None:
     """The one line that tells why a run stopped."""
-    print(terminal(f"collector: {message}"), file=sys.stderr, flush=True)
+    tell(f"collector: {message}")
 
 
 def finish(run: Run, status: str, reason: str | None = None) -> bool:

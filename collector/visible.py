@@ -15,7 +15,9 @@ import (a second of work); a test checks it against ``unicodedata`` for every co
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 
 _HIDDEN = re.compile(
     "["
@@ -47,3 +49,14 @@ def terminal(text: str) -> str:
     """Text for the terminal: tabs and newlines kept, every other hidden character shown (an
     escape sequence starts with ESC, which is shown, so none reaches the terminal whole)."""
     return visible(text)
+
+
+def tell(line: str) -> None:
+    """One line for the reader on stderr, its untrusted text made visible (``terminal``). Where
+    that reader went away (`2>&1 | head`) or stderr cannot be written, what follows goes nowhere
+    and the run goes on: what it measures is in its log, and a lost terminal is no reason to
+    lose it (before, the first line after it raised and ended the run as a collector error)."""
+    try:
+        print(terminal(line), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # for the process's life

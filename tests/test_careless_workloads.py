@@ -23,6 +23,7 @@ import pytest
 
 from collector.__main__ import main as collector_main
 from collector.plan import PlanError, load_plan
+from reportgen.contract.validation import read_log
 from reportgen.judge.disposition import SYNTHETIC_LEAD
 from tests.conftest import FIXTURES, REPO
 from tests.hostile import invoke
@@ -215,3 +216,27 @@ def test_the_collector_runs_with_its_standard_output_closed(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
     assert len(list((tmp_path / "runs").iterdir())) == 1
+
+
+def test_a_run_whose_progress_reader_went_away_goes_on_and_completes(tmp_path: Path) -> None:
+    """`collector ... 2>&1 >/dev/null | head -2`: the first progress line after the reader went
+    away had raised BrokenPipeError, and the run ended aborted as a collector error (exit 141)."""
+    read, write = os.pipe()
+    os.close(read)  # every write to standard error now fails with EPIPE
+    try:
+        args = ["--workload", str(FAULTY), "--target", "cpu", "--out", str(tmp_path / "runs")]
+        proc = subprocess.run(
+            [sys.executable, "-m", "collector", *args, "--modes", "eager", "--cold", "off", "--warm", "2"],
+            stdout=subprocess.PIPE,
+            stderr=write,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        os.close(write)
+    assert proc.returncode == 0
+    (run,) = (tmp_path / "runs").iterdir()
+    assert proc.stdout.strip().splitlines()[-1] == str(run)
+    reading = read_log(run / "events.jsonl")
+    assert reading.complete and not reading.problems and reading.end_status == "complete"
+    assert not (run / "collector-error.txt").exists()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 import threading
 import tempfile
 import time
@@ -21,7 +20,7 @@ from collector.backends import Backend
 from collector.eventlog import EventLog
 from collector.localimports import imports_digest, workload_imports
 from collector.plan import Cell, WorkloadPlan, file_stem, load_plan, select_cells
-from collector.visible import terminal
+from collector.visible import tell
 from collector.workload import sha256_file
 
 
@@ -62,9 +61,7 @@ class Progress:
 
     def say(self, message: str, index: int | None = None) -> None:
         where = f"[{index}/{self.total}] " if index is not None else ""
-        print(
-            terminal(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}"), file=sys.stderr, flush=True
-        )
+        tell(f"collector {time.monotonic() - self.start:7.1f}s {where}{message}")
         if index is not None:
             self._estimate(index)
 
@@ -85,12 +82,10 @@ class Progress:
         self.estimated = now
         rate = (now - self.cells_began) / done
         left = self.total - done
-        print(
+        tell(
             f"collector {now - self.start:7.1f}s estimate: about {_duration(rate * left)} left for {left:,} cell(s) at "
             f"{rate:.3g} s a cell so far (compiled cells and larger shapes take longer than eager and small ones; "
-            "the restarts and re-measurements after the cells are not counted)",
-            file=sys.stderr,
-            flush=True,
+            "the restarts and re-measurements after the cells are not counted)"
         )
 
     @contextlib.contextmanager
