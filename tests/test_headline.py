@@ -38,8 +38,10 @@ def test_mismatches_are_said_in_words_with_the_next_step_and_its_command(tmp_pat
 def test_wrong_target_comes_first_in_the_next_step() -> None:
     judged = judge_log(FIXTURES / "synthetic_wrong_target.jsonl")
     step = judged.view.next_step
-    assert str(step).startswith("Next: collect on a host of the intended target (python -m collector --target neuron)")
-    assert ("python -m collector --target neuron", True) in step.parts
+    # A command that runs as pasted: the plan with the intended target (it had no --workload).
+    command = "python -m collector --workload PLAN.toml --target neuron"
+    assert str(step).startswith(f"Next: collect on a host of the intended target ({command})")
+    assert (command, True) in step.parts
 
 
 @pytest.mark.parametrize("log", sorted((REPO / "sample_runs").glob("*/events.jsonl")), ids=lambda p: p.parent.name)

@@ -77,7 +77,7 @@ NEXT_STEPS: dict[str, str] = {
     "tolerances": "declare tolerances for every dtype in the plan, before collecting again",
     "environment": "collect again on a host where the versions and backend family can be read",
     "release-matrix": "install a torch and backend package pair from the release's package matrix (named in the reason), then collect again",
-    "wrong-target": "collect on a host of the intended target (`python -m collector --target {intended}`)",
+    "wrong-target": "collect on a host of the intended target (`{collect_there}`)",
     "precision": "keep the workload on a float64-capable path, or have its owner approve a justified precision change in the plan",
     "cpu-fallback": "replace or avoid the ops that fell back to the CPU (listed under Fallback and compile findings)",
     "graph-breaks": "remove the graph breaks (reasons under Fallback and compile findings) so the compiled path is one graph",
@@ -203,7 +203,11 @@ def next_step(
     planned = run.plan.target if run.plan is not None else run.start.target
     intended = disposition.scope.intended_target or planned
     words = _filled(
-        template, annotate=annotate_command(log_name), collect=_collect_hint(run), intended=intended, rerun=rerun
+        template,
+        annotate=annotate_command(log_name),
+        collect=_collect_hint(run),
+        collect_there=_collect_hint(run, intended),
+        rerun=rerun,
     )
     if owner is None:
         return Words((("Next: ", False), *words.parts, ("." + _then(standing, {first.rule}), False)))
@@ -278,17 +282,21 @@ def annotate_command(log_name: str) -> str:
     return f"reportgen annotate {shlex.quote(log_name)}"
 
 
-def _collect_hint(run: RunModel) -> str:
+def _collect_hint(run: RunModel, target: str | None = None) -> str:
     """The collector's command for the run's plan, target and the options that shape what it
     measures (warm repetitions, how the cold call is taken) as its run_start recorded them
     (PLAN.toml where it did not), with --only for each of up to three untested cells; options
-    that chose cells or outputs (--only, --modes, --max-cells, --profile, --out) are left out."""
+    that chose cells or outputs (--only, --modes, --max-cells, --profile, --out) are left out.
+    ``target``: the whole plan again on that target instead."""
     argv = [str(a) for a in (run.start.command or ())]
     plan = _option(argv, "--workload")
     command = f"python -m collector --workload {shlex.quote(plan) if plan else 'PLAN.toml'}"
     for name in ("--target", "--warm", "--cold", "--cold-timeout"):
-        if (value := _option(argv, name)) is not None:
+        value = target if name == "--target" and target else _option(argv, name)
+        if value is not None:
             command += f" {name} {shlex.quote(value)}"
+    if target:
+        return command
     untested = [c.case for c in run.with_status("untested")]
     if untested and len(untested) <= 3:
         return command + " " + " ".join(f"--only {shlex.quote(case)}" for case in untested)
