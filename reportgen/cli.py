@@ -626,8 +626,8 @@ not check out is ignored, with a warning, for a full build).
 
 \b
 Exit codes: 0 built, 1 some input was skipped or not a valid run log, or a declared comparison
-could not be built (the rest is built), 2 usage error, an unusable site configuration, or an
-output folder (or standard output) that cannot be written (or leads outside itself through a
+could not be built (the rest is built), 2 usage error (RUNS that hold no run log and nothing
+skipped either), an unusable site configuration, or an output folder (or standard output) that cannot be written (or leads outside itself through a
 symlink), 141 standard output's reader went away (`| head`): the site is built.
 \b
 Publish: the folder is plain static files with relative links. Look at it with
@@ -779,7 +779,9 @@ def _build_site(
         if exc.output_met:
             where += f" outside --out {shown(out_dir)} (the output folder is never searched for logs: give --out a folder outside RUNS)"
         echo(f"reportgen site: no run log (*.jsonl) in {where}; nothing written", err=True)
-        sys.exit(1)
+        # Entries skipped (a FIFO, a file over --max-log-size): inputs not read, as a skipped log
+        # among others is (1). Nothing there at all: the RUNS given were wrong, as validate says (2).
+        sys.exit(1 if exc.skipped else 2)
 
 
 DIFF_HELP = """What changed between runs of one workload: A (earlier) and B (later), or replicates of each.

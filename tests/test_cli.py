@@ -34,7 +34,7 @@ def test_site_on_folders_without_a_log_says_so_and_writes_nothing(tmp_path: Path
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "notes.txt").write_text("no log here", encoding="utf-8")
     result = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(tmp_path / "site")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2, "a usage error, as `reportgen validate` of such a folder (it exited 1)"
     assert "no run log" in result.output and "nothing written" in result.output
     assert not (tmp_path / "site").exists()
 

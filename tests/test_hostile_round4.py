@@ -39,7 +39,7 @@ def test_site_says_the_logs_it_left_out_lie_inside_out(tmp_path: Path) -> None:
     runs.mkdir()
     (runs / "elsewhere").symlink_to(out_dir)
     result = invoke(["site", runs, "--out", out_dir, "--follow-symlinks"])
-    assert result.code == 1, result.output
+    assert result.code == 2, result.output
     line = result.line_with("no run log")
     assert f"outside --out {out_dir}" in line and "never searched" in line, line
 
@@ -48,7 +48,7 @@ def test_site_with_no_log_anywhere_says_only_that(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()
     result = invoke(["site", runs, "--out", tmp_path / "site"])
-    assert result.code == 1, result.output
+    assert result.code == 2, result.output
     assert "--out" not in result.line_with("no run log")
 
 
@@ -109,7 +109,7 @@ def test_site_lines_keep_a_newline_in_the_path_on_one_line(tmp_path: Path) -> No
     runs = tmp_path / f"runs\n{FORGED}"
     runs.mkdir()
     empty = invoke(["site", runs, "--out", tmp_path / "site2"])
-    assert empty.code == 1, empty.output
+    assert empty.code == 2, empty.output
     _no_forged_line(empty.output)
 
 
