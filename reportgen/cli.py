@@ -986,6 +986,7 @@ Example:
     callback=_compare_formats,
     help="Comma-separated: html, md, json.",
 )
+@_max_log_size
 @_follow_symlinks
 def compare(
     runs: tuple[Path | str, ...],
@@ -993,6 +994,7 @@ def compare(
     candidates: tuple[Path | str, ...],
     out_dir: Path,
     formats: tuple[str, ...],
+    max_bytes: int,
     follow_symlinks: bool,
 ) -> None:
     from reportgen.render.compare import EXIT_INVALID, EXIT_REFUSED, CompareRefused, LocationError, build_comparison
@@ -1002,7 +1004,7 @@ def compare(
 
     baseline, candidate = _sides("compare", runs, baselines, candidates, ("baseline", "candidate"))
     try:
-        result = build_comparison(baseline, candidate, out_dir, formats, follow_symlinks)
+        result = build_comparison(baseline, candidate, out_dir, formats, follow_symlinks, max_bytes)
     except RemoteError as exc:
         _remote_failed("compare", exc)
     except ReportInputError as exc:

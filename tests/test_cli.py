@@ -176,3 +176,18 @@ def test_a_file_where_the_assets_folder_goes_is_named_a_file(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert result.output == f"reportgen report: cannot write: {out / 'assets'} is a file where a folder is needed\n"
     assert [p.name for p in out.iterdir()] == ["assets"]
+
+
+def test_compare_reads_logs_up_to_the_limit_every_command_takes(tmp_path: Path) -> None:
+    """compare had no --max-log-size: its limit could be neither raised nor lowered."""
+    samples = Path(__file__).resolve().parent.parent / "sample_runs"
+    pair = [
+        str(samples / "heat-solver-cpu-20261205T122551Z-af7feb"),
+        str(samples / "heat-solver-cpu-20261205T074106Z-bcfcd4"),
+    ]
+    small = CliRunner().invoke(main, ["compare", *pair, "--out", str(tmp_path / "small"), "--max-log-size", "1K"])
+    assert small.exit_code == 2, small.output
+    assert "larger than the limit of 1 KiB (--max-log-size)" in small.output and not (tmp_path / "small").exists()
+    large = CliRunner().invoke(main, ["compare", *pair, "--out", str(tmp_path / "large"), "--max-log-size", "64M"])
+    assert large.exit_code == 0, large.output
+    assert (tmp_path / "large" / "compare.html").is_file()

@@ -26,7 +26,7 @@ from reportgen.render.templating import (
     write_assets,
     write_text,
 )
-from reportgen.storage.local import LogChanged, refuse_unwritable
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LogChanged, refuse_unwritable
 from reportgen.storage.sources import LogRef, RemoteLog, find_one, judged_with
 
 EXIT_OK, EXIT_INVALID, EXIT_REFUSED = 0, 1, 2
@@ -43,32 +43,37 @@ class CompareResult:
     written: list[Path] = field(default_factory=list)
 
 
-def judge_side(location: LogRef | str, follow_symlinks: bool = False) -> JudgedSide:
+def judge_side(
+    location: LogRef | str, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES
+) -> JudgedSide:
     """Read, validate and judge one run: a log named directly, the one run log in a run
     directory, or an s3:// one, with the annotations.toml beside it as it was found (through a
-    link only with ``follow_symlinks``: beside the link); no report view is built."""
+    link only with ``follow_symlinks``: beside the link); no report view is built. A log over
+    ``max_bytes`` is refused, as every command refuses it."""
     if isinstance(location, RemoteLog):
-        run, applied, disposition = read_judged(location)
+        run, applied, disposition = read_judged(location, max_bytes=max_bytes)
     else:
         try:
-            entry = find_one(location, None, follow_symlinks)
+            entry = find_one(location, None, follow_symlinks, max_bytes)
         except ValueError as exc:
             raise LocationError(str(exc)) from None
         annotations, beside = judged_with(entry)
-        run, applied, disposition = read_judged(entry.path, annotations, beside=beside)
+        run, applied, disposition = read_judged(entry.path, annotations, max_bytes, beside=beside)
     return JudgedSide(run, applied.by_case, disposition)
 
 
 Runs = LogRef | str | list[LogRef | str]  # one run, or a side's replicates (the first speaks for the side)
 
 
-def _judged(runs: Runs, follow_symlinks: bool = False) -> list[JudgedSide]:
-    return [judge_side(run, follow_symlinks) for run in (runs if isinstance(runs, list) else [runs])]
+def _judged(runs: Runs, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> list[JudgedSide]:
+    return [judge_side(run, follow_symlinks, max_bytes) for run in (runs if isinstance(runs, list) else [runs])]
 
 
-def gather(baseline: Runs, candidate: Runs, follow_symlinks: bool = False) -> Comparison:
+def gather(
+    baseline: Runs, candidate: Runs, follow_symlinks: bool = False, max_bytes: int = DEFAULT_MAX_LOG_BYTES
+) -> Comparison:
     """Judge every run and compare the sides; raises ReportInputError or CompareRefused."""
-    base, cand = _judged(baseline, follow_symlinks), _judged(candidate, follow_symlinks)
+    base, cand = _judged(baseline, follow_symlinks, max_bytes), _judged(candidate, follow_symlinks, max_bytes)
     try:
         return compare_runs(base[0], cand[0], tuple(base[1:]), tuple(cand[1:]))
     except LogChanged as exc:  # an event read again from a log changed since it was checked
@@ -126,9 +131,10 @@ def build_comparison(
     out_dir: Path,
     formats: tuple[str, ...] = ("html", "md"),
     follow_symlinks: bool = False,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
 ) -> CompareResult:
     with paused_gc():
-        comparison = gather(baseline, candidate, follow_symlinks)
+        comparison = gather(baseline, candidate, follow_symlinks, max_bytes)
         assets = asset_names() if "html" in formats else Assets("", "")
         written = write_comparison(comparison, out_dir, formats, assets, also_written=assets.linked)
         if assets.linked:
