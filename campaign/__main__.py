@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -245,9 +247,44 @@ def _default_out(campaign: Campaign, scheduler: str, out: Path | None) -> Path:
     return out.parent.resolve() / out.name
 
 
+def _check_workloads(campaign: Campaign, root: str, here: bool) -> None:
+    """Each workload's args as the collector's own parser reads them, and its plan, where it lies
+    on this host, loaded as the collector loads it: a mistake in either is one line here
+    (CampaignError), not a failed task per array index on the cluster. ``here``: the tasks run
+    in this checkout (Slurm with no collector_root), so a plan relative to it that is not in it
+    is a mistake too."""
+    from collector.__main__ import option_problem
+    from collector.__main__ import parse_args as collector_args
+    from collector.plan import PlanError, load_plan
+
+    for i, workload in enumerate(campaign.workloads):
+        plan = plan_path(root, workload.plan)
+        said = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(said):  # the parser's one line, said as this workload's
+                options = collector_args(["--workload", plan, "--target", "cpu", *workload.args])
+        except SystemExit:
+            why = said.getvalue().strip().removeprefix("collector: ").removesuffix(" (see python -m collector --help)")
+            raise CampaignError(f"workload[{i}].args: the collector refuses them: {why}") from None
+        if (why := option_problem(options)) is not None:
+            raise CampaignError(f"workload[{i}].args: the collector refuses them: {why}")
+        if Path(plan).is_file():
+            try:
+                load_plan(Path(plan))
+            except PlanError as exc:
+                raise CampaignError(f"workload[{i}].plan: {plan}: {exc}") from None
+        elif here and not workload.plan.startswith("/"):  # an absolute path may be a cluster file system's
+            raise CampaignError(
+                f"workload[{i}].plan: {plan}: no such file in this checkout, where the tasks run (slurm.collector_root is not set)"
+            )
+
+
 def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     out = _default_out(campaign, args.scheduler, args.out)
     files = TaskFiles.beside(out, campaign.name)
+    kube = args.scheduler == "kubernetes"
+    root = campaign.kubernetes.workdir if kube else slurm.collector_root(campaign)
+    _check_workloads(campaign, root, here=not kube and not campaign.slurm.collector_root)
     _check_not_submitted(campaign, files, args)
     campaign_id = new_campaign_id(campaign)
     if args.scheduler == "kubernetes":

@@ -110,6 +110,19 @@ def _positive_count(text: str) -> int:
     return value
 
 
+def option_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the run's options on their own, before any plan is read (--modes,
+    --warm), in words; None when nothing. A campaign checks its workloads' args with it too."""
+    from collector.planschema import MAX_WARM_REPETITIONS
+
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
+    if any(m not in ("eager", "compiled") for m in modes):
+        return "--modes takes eager and/or compiled"
+    if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
+        return f"--warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}"
+    return None
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     from collector.planschema import MAX_WARM_REPETITIONS
 
@@ -230,15 +243,12 @@ def _main(argv: list[str]) -> int:
     if problem:
         _tell(f"collector: plan error: {problem}")
         return 2
+    if (why := option_problem(args)) is not None:
+        _tell(f"collector: {why}")
+        return 2
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
-    if any(m not in ("eager", "compiled") for m in modes):
-        _tell("collector: --modes takes eager and/or compiled")
-        return 2
-    from collector.planschema import MAX_WARM_REPETITIONS, decode_samples_problem
+    from collector.planschema import decode_samples_problem
 
-    if args.warm is not None and not 1 <= args.warm <= MAX_WARM_REPETITIONS:
-        _tell(f"collector: --warm takes a count from 1 to {MAX_WARM_REPETITIONS}, got {args.warm}")
-        return 2
     if (
         args.warm is not None
         and plan.generation

@@ -1202,3 +1202,52 @@ def test_kubernetes_names_of_a_long_campaign_are_valid_and_unique_per_submission
     assert first["items"][0]["metadata"]["name"] != second["items"][0]["metadata"]["name"]
     labels = [d["items"][0]["metadata"]["labels"]["migration-record/campaign-id"] for d in (first, second)]
     assert labels[0] != labels[1] and labels[0].endswith("-20261202t000000z")
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        # A plan relative to this checkout, where Slurm tasks run when no collector_root is set.
+        (
+            lambda t: t.replace("tiny_encoder.toml", "tiny_encodr.toml"),
+            "workload[0].plan: {repo}/collector/workloads/tiny_encodr.toml: no such file in this checkout",
+        ),
+        # A plan here that the collector would refuse: one line now, not a failed task per index.
+        (
+            lambda t: t.replace("collector/workloads/tiny_encoder.toml", "{typo}"),
+            "timing.warm_up: unknown key in [timing]; did you mean 'warmup'?",
+        ),
+        (
+            lambda t: t.replace('"--modes", "eager", "--only"', '"--modes", "eager", "--warm", "0", "--only"'),
+            "workload[0].args: the collector refuses them: --warm takes a count from 1 to 10000, got 0",
+        ),
+        (
+            lambda t: t.replace('"--modes", "eager"', '"--modes", "eagre"'),
+            "workload[0].args: the collector refuses them: --modes takes eager and/or compiled",
+        ),
+        (
+            lambda t: t.replace('"--modes", "eager"', '"--wram", "3"'),
+            "workload[0].args: the collector refuses them: unrecognized arguments: --wram 3",
+        ),
+    ],
+)
+def test_submit_checks_each_workload_as_the_collector_would_before_writing_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Any, message: str
+) -> None:
+    typo = tmp_path / "typo.toml"
+    text = (REPO / "collector" / "workloads" / "tiny_encoder.toml").read_text(encoding="utf-8")
+    typo.write_text(text.replace("warmup =", "warm_up ="), encoding="utf-8")
+    (tmp_path / "tiny_encoder.py").write_text("", encoding="utf-8")
+    base = BASE.format(destination="s3://fleet-runs/nightly")
+    path = write(tmp_path, change(base).replace("{typo}", str(typo)))
+    out = tmp_path / "x.sbatch"
+    assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message.format(repo=REPO) in err, err
+    assert not out.exists() and not (tmp_path / "nightly.tasks").exists()
+
+
+def test_submit_takes_the_shipped_example_and_its_workloads(tmp_path: Path) -> None:
+    example = REPO / "docs" / "campaign-example.toml"
+    for scheduler, name in (("slurm", "x.sbatch"), ("kubernetes", "x.k8s.json")):
+        assert main(["submit", str(example), "--scheduler", scheduler, "--dry-run", "--out", str(tmp_path / name)]) == 0
