@@ -404,7 +404,7 @@ is left alone, and a link is never followed or removed.
 Exit codes:
   0  report written
   1  the log, the annotations or the --inspection log are invalid or unreadable (problems
-     printed as FILE:LINE: message)
+     printed as FILE:LINE: message), or the --inspection log is of another workload
   2  usage error, or --out or standard output cannot be written (a full disk; one line says why)
   3  report written, but the disposition is one that --fail-on refuses
   141  standard output's reader went away (`| head`): what was written stays

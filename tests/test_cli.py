@@ -191,3 +191,14 @@ def test_compare_reads_logs_up_to_the_limit_every_command_takes(tmp_path: Path) 
     large = CliRunner().invoke(main, ["compare", *pair, "--out", str(tmp_path / "large"), "--max-log-size", "64M"])
     assert large.exit_code == 0, large.output
     assert (tmp_path / "large" / "compare.html").is_file()
+
+
+def test_report_refuses_an_inspection_of_another_workload_as_plan_check_does(tmp_path: Path) -> None:
+    """It wrote the report (exit 0) with a row saying the prediction compares nothing."""
+    run = REPO / "sample_runs" / "heat-solver-cpu-20261205T122551Z-af7feb"
+    inspection = REPO / "sample_inspections" / "minilm.inspection.jsonl"
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["report", str(run), "--inspection", str(inspection), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "inspects the workload 'all-MiniLM-L6-v2', not this run's 'heat-solver'" in result.output
+    assert not (out / "report.html").exists()

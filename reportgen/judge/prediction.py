@@ -36,14 +36,6 @@ def predicted_against_observed(run: RunModel, inspection: InspectionLog, docs: B
             inspection.path,
         )
     ]
-    if inspection.start.workload != (run.start.workload if run.start else None):
-        rows.append(
-            PredictionRow(
-                "does not match this run",
-                f"the inspection is of {inspection.start.workload}, the run of {run.start.workload}: nothing below compares like with like",
-                "inspection_start.workload",
-            )
-        )
     why = f"predicted from the graph, not measured on the device ({docs.release})"
     if predicted:
         rows.append(PredictionRow("predicted CPU fallback", ", ".join(predicted), why))

@@ -158,6 +158,11 @@ def judge_log(
         view = build_view(run, judgement, applied)
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
+    if inspected is not None and run.start is not None and inspected.start.workload != run.start.workload:
+        # As plan-check refuses it: a prediction for another workload's graphs compares nothing.
+        raise ReportInputError(
+            f"{inspection}: inspects the workload {inspected.start.workload!r}, not this run's {run.start.workload!r}"
+        )
     if inspected is not None:
         from reportgen.judge.backend_docs import load_backend_docs
         from reportgen.judge.prediction import predicted_against_observed
