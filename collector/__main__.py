@@ -7,6 +7,7 @@ import contextlib
 import importlib.util
 import math
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -268,9 +269,10 @@ def _main(argv: list[str]) -> int:
     chosen = select_cells(plan.cells, list(args.only), modes)
     if (args.only or modes) and not chosen:
         asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
-        _tell(
-            f"collector: {asked} matches none of the {len(plan.cells)} planned cells (python -m collector --workload {args.workload} --list shows them)"
-        )
+        # The cells --list shows are those --max-cells leaves, as --only chooses among them.
+        listing = f"python -m collector --workload {shlex.quote(str(args.workload))} --list"
+        listing += f" --max-cells {args.max_cells}" if args.max_cells is not None else ""
+        _tell(f"collector: {asked} matches none of the {len(plan.cells)} planned cells ({listing} shows them)")
         return 2
     # A cell whose dtype has no declared criteria is skipped (recorded as such); a run in which
     # every cell would be is refused, as plan-check refuses it, before any setup time.

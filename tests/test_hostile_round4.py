@@ -203,6 +203,13 @@ def test_collector_list_with_an_only_that_matches_nothing_is_the_usage_error(
     assert main(["--workload", str(TINY_PLAN), "--only", "zzz", "--list"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "--only 'zzz' matches none of the" in captured.err, captured
+    # Under --max-cells, the --list it suggests lists the cells --only chose among (it left the cap out).
+    assert main(["--workload", str(TINY_PLAN), "--max-cells", "3", "--only", "*-noncontiguous-*", "--list"]) == 2
+    hint = capsys.readouterr().err
+    assert (
+        "matches none of the 3 planned cells" in hint
+        and f"--workload {TINY_PLAN} --list --max-cells 3 shows them" in hint
+    )
     # A selection that matches lists the cells it chooses, not every planned one.
     assert main(["--workload", str(TINY_PLAN), "--only", "b1-*", "--modes", "eager", "--list"]) == 0
     listed = capsys.readouterr().out.split()
