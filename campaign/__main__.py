@@ -251,8 +251,8 @@ def _check_workloads(campaign: Campaign, root: str, here: bool) -> None:
     """Each workload's args as the collector's own parser reads them, and its plan, where it lies
     on this host, loaded as the collector loads it: a mistake in either is one line here
     (CampaignError), not a failed task per array index on the cluster. ``here``: the tasks run
-    in this checkout (Slurm with no collector_root), so a plan relative to it that is not in it
-    is a mistake too."""
+    in this checkout (Slurm's default collector_root), so a plan relative to it that is not in
+    it is a mistake too."""
     from collector.__main__ import option_problem
     from collector.__main__ import parse_args as collector_args
     from collector.plan import PlanError, load_plan
@@ -266,8 +266,8 @@ def _check_workloads(campaign: Campaign, root: str, here: bool) -> None:
         except SystemExit:
             why = said.getvalue().strip().removeprefix("collector: ").removesuffix(" (see python -m collector --help)")
             raise CampaignError(f"workload[{i}].args: the collector refuses them: {why}") from None
-        if (why := option_problem(options)) is not None:
-            raise CampaignError(f"workload[{i}].args: the collector refuses them: {why}")
+        if (problem := option_problem(options)) is not None:
+            raise CampaignError(f"workload[{i}].args: the collector refuses them: {problem}")
         if Path(plan).is_file():
             try:
                 load_plan(Path(plan))
@@ -284,7 +284,8 @@ def _submit(campaign: Campaign, args: argparse.Namespace) -> int:
     files = TaskFiles.beside(out, campaign.name)
     kube = args.scheduler == "kubernetes"
     root = campaign.kubernetes.workdir if kube else slurm.collector_root(campaign)
-    _check_workloads(campaign, root, here=not kube and not campaign.slurm.collector_root)
+    # Tasks that run in this very checkout (Slurm's default collector_root) find their plans here.
+    _check_workloads(campaign, root, here=not kube and Path(root) == Path(slurm.__file__).resolve().parent.parent)
     _check_not_submitted(campaign, files, args)
     campaign_id = new_campaign_id(campaign)
     if args.scheduler == "kubernetes":
