@@ -248,12 +248,14 @@ def _default_out(campaign: Campaign, scheduler: str, out: Path | None) -> Path:
 
 
 def _check_workloads(campaign: Campaign, root: str, here: bool) -> None:
-    """Each workload's args as the collector's own parser reads them, and its plan, where it lies
-    on this host, loaded as the collector loads it: a mistake in either is one line here
-    (CampaignError), not a failed task per array index on the cluster. ``here``: the tasks run
-    in this checkout (Slurm's default collector_root), so a plan relative to it that is not in
-    it is a mistake too."""
-    from collector.__main__ import option_problem
+    """Each workload as the collector would take it, before anything is written: its args through
+    the collector's own parser and checks, and where its plan lies on this host, that plan through
+    the collector's loader and the cells those args choose of it (collector.__main__.chosen_cells:
+    its size, --warm against its decode steps, an --only that matches nothing). A mistake in
+    either is one line here (CampaignError), not a failed task per array index on the cluster.
+    ``here``: the tasks run in this checkout (Slurm's default collector_root), so a plan
+    relative to it that is not in it is a mistake too."""
+    from collector.__main__ import chosen_cells, option_problem
     from collector.__main__ import parse_args as collector_args
     from collector.plan import PlanError, load_plan
 
@@ -261,18 +263,23 @@ def _check_workloads(campaign: Campaign, root: str, here: bool) -> None:
         plan = plan_path(root, workload.plan)
         said = io.StringIO()
         try:
-            with contextlib.redirect_stderr(said):  # the parser's one line, said as this workload's
+            # The parser's one line (or its --help), said as this workload's, not printed.
+            with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
                 options = collector_args(["--workload", plan, "--target", "cpu", *workload.args])
-        except SystemExit:
+        except SystemExit as exc:
             why = said.getvalue().strip().removeprefix("collector: ").removesuffix(" (see python -m collector --help)")
+            why = why or ("they ask for its help, and a task would run nothing" if exc.code == 0 else "")
             raise CampaignError(f"workload[{i}].args: the collector refuses them: {why}") from None
         if (problem := option_problem(options)) is not None:
             raise CampaignError(f"workload[{i}].args: the collector refuses them: {problem}")
         if Path(plan).is_file():
             try:
-                load_plan(Path(plan))
+                loaded = load_plan(Path(plan))
             except PlanError as exc:
                 raise CampaignError(f"workload[{i}].plan: {plan}: {exc}") from None
+            chosen, why = chosen_cells(loaded, options)
+            if chosen is None:
+                raise CampaignError(f"workload[{i}]: the collector refuses its plan and args: {why}")
         elif here and not workload.plan.startswith("/"):  # an absolute path may be a cluster file system's
             raise CampaignError(
                 f"workload[{i}].plan: {plan}: no such file in this checkout, where the tasks run (slurm.collector_root is not set)"

@@ -39,7 +39,8 @@ exit codes:
   130  interrupted (SIGINT), 143 terminated (SIGTERM), 129 hung up (SIGHUP: the terminal or
        ssh session closed; ignored under nohup): the log ends with an aborted run_end;
        before the run started (while torch imports): one line, and nothing is written
-  141  standard output's reader went away (`--list | head`): stopped quietly
+  141  standard output's reader went away (`--list | head`): stopped quietly; after a run, its
+       folder's line was not read, and the run is as its log's run_end says (complete or not)
 
 examples:
   python -m collector --workload collector/workloads/tiny_encoder.toml --target cpu --out runs
@@ -109,6 +110,41 @@ def _positive_count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a count of at least 1, got {text!r}")
     return value
+
+
+def chosen_cells(plan: Any, args: argparse.Namespace) -> tuple[list[Any] | None, str]:
+    """The cells a run with these options runs of a loaded plan (capped at --max-cells), or None
+    and why the collector refuses them, in one line without its "collector: " prefix: the
+    plan's size, the options on their own, --warm against the plan's decode steps, an --only or
+    --modes that matches no cell, chosen cells with no criteria to be judged by. The target's
+    own refusal of the plan is the caller's. A campaign asks this of every workload too."""
+    from collector.plan import select_cells
+    from collector.planschema import decode_samples_problem
+
+    plan.cap(args.max_cells)
+    if problem := plan.size_problem():
+        return None, f"plan error: {problem}"
+    if (why := option_problem(args)) is not None:
+        return None, why
+    if args.warm is not None and plan.generation:
+        too_many = decode_samples_problem(args.warm, plan.generation["decode_steps"], plan.remeasure_rounds)
+        if too_many:
+            return None, f"--warm {args.warm}: {too_many}"
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
+    chosen = select_cells(plan.cells, list(args.only), modes)
+    if (args.only or modes) and not chosen:
+        asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
+        # The cells --list shows are those --max-cells leaves, as --only chooses among them.
+        listing = f"python -m collector --workload {shlex.quote(str(args.workload))} --list"
+        listing += f" --max-cells {args.max_cells}" if args.max_cells is not None else ""
+        return None, f"{asked} matches none of the {len(plan.cells)} planned cells ({listing} shows them)"
+    # A cell whose dtype has no declared criteria is skipped (recorded as such); a run in which
+    # every cell would be is refused, as plan-check refuses it, before any setup time.
+    dtypes = dict.fromkeys(c.dtype for c in chosen)
+    unjudged = [why for dtype in dtypes if (why := plan.missing_tolerance(dtype))]
+    if dtypes and len(unjudged) == len(dtypes):
+        return None, f"plan error: no chosen cell has criteria to be judged by: {'; '.join(unjudged)}"
+    return chosen, ""
 
 
 def option_problem(args: argparse.Namespace) -> str | None:
@@ -239,48 +275,18 @@ def _main(argv: list[str]) -> int:
     except PlanError as exc:
         _tell(f"collector: plan error: {exc}")
         return 2
-    plan.cap(args.max_cells)
-    problem = plan.size_problem()
-    if problem:
-        _tell(f"collector: plan error: {problem}")
-        return 2
-    if (why := option_problem(args)) is not None:
-        _tell(f"collector: {why}")
-        return 2
-    modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
-    from collector.planschema import decode_samples_problem
-
-    if (
-        args.warm is not None
-        and plan.generation
-        and (too_many := decode_samples_problem(args.warm, plan.generation["decode_steps"]))
-    ):
-        _tell(f"collector: --warm {args.warm}: {too_many}")
-        return 2
-    from collector.plan import refused_on
-
     if args.target != "auto":  # refused before the backend is even probed
+        from collector.plan import refused_on
+
         refusal = refused_on(plan, resolve_name(args.target))
         if refusal:
             _tell(f"collector: plan error: {refusal}")
             return 2
-    from collector.plan import select_cells
-
-    chosen = select_cells(plan.cells, list(args.only), modes)
-    if (args.only or modes) and not chosen:
-        asked = " ".join([*(f"--only {g!r}" for g in args.only), *([f"--modes {args.modes}"] if modes else [])])
-        # The cells --list shows are those --max-cells leaves, as --only chooses among them.
-        listing = f"python -m collector --workload {shlex.quote(str(args.workload))} --list"
-        listing += f" --max-cells {args.max_cells}" if args.max_cells is not None else ""
-        _tell(f"collector: {asked} matches none of the {len(plan.cells)} planned cells ({listing} shows them)")
+    chosen, why = chosen_cells(plan, args)
+    if chosen is None:
+        _tell(f"collector: {why}")
         return 2
-    # A cell whose dtype has no declared criteria is skipped (recorded as such); a run in which
-    # every cell would be is refused, as plan-check refuses it, before any setup time.
-    dtypes = dict.fromkeys(c.dtype for c in chosen)
-    unjudged = [why for dtype in dtypes if (why := plan.missing_tolerance(dtype))]
-    if dtypes and len(unjudged) == len(dtypes):
-        _tell(f"collector: plan error: no chosen cell has criteria to be judged by: {'; '.join(unjudged)}")
-        return 2
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes else []
     if args.list:
         for cell in chosen:
             _say(cell.case)

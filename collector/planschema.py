@@ -109,8 +109,11 @@ def _training_tolerance(part: str, what: str, rtol_example: str) -> Table:
 # 8 MiB (collector.eventlog.MAX_LINE_BYTES); 10,000 samples take at most about 260 KB of it (a
 # sample is at most 26 bytes of JSON), and at a second a call a cell's series is under three hours.
 MAX_WARM_REPETITIONS = 10_000
+# Rounds of re-measurement a plan may ask for (timing.remeasure_rounds).
+MAX_REMEASURE_ROUNDS = 10
 # A generation cell's decode series holds warm_repetitions x decode_steps samples, also one list
-# on one line: at most this many (about 2.6 MB of the line).
+# on one line, and each series of warm generations measured again keeps its own beside it
+# (timing.remeasure_rounds more at most): at most this many in all (about 2.6 MB of the line).
 MAX_DECODE_SAMPLES = 100_000
 
 
@@ -125,14 +128,18 @@ MAX_SHAPE_POSITIONS = 2**31 - 1
 MAX_GENERATED_TOKENS = 131_072
 
 
-def decode_samples_problem(warm_repetitions: int, decode_steps: int) -> str | None:
-    """Why a generation cell's decode series could not be written on one log line, or None."""
-    samples = warm_repetitions * decode_steps
+def decode_samples_problem(warm_repetitions: int, decode_steps: int, remeasure_rounds: int = 0) -> str | None:
+    """Why a generation cell's decode series, with every series of it measured again, could not
+    be written on its one log line, or None."""
+    series = 1 + remeasure_rounds
+    samples = warm_repetitions * decode_steps * series
     if samples <= MAX_DECODE_SAMPLES:
         return None
+    again = f" x (1 + remeasure_rounds {remeasure_rounds})" if remeasure_rounds else ""
+    kept = " (the series measured again are kept beside the last)" if remeasure_rounds else ""
     return (
-        f"warm_repetitions {warm_repetitions} x decode_steps {decode_steps} = {samples:,} decode samples in one warm "
-        f"series; at most {MAX_DECODE_SAMPLES:,} fit on one log line"
+        f"warm_repetitions {warm_repetitions} x decode_steps {decode_steps}{again} = {samples:,} decode samples on one "
+        f"generation event{kept}; at most {MAX_DECODE_SAMPLES:,} fit on one log line"
     )
 
 
@@ -327,7 +334,7 @@ SCHEMA: tuple[Table, ...] = (
                 "2",
                 COLLECTOR,
                 minimum=0,
-                maximum=10,
+                maximum=MAX_REMEASURE_ROUNDS,
             ),
         ),
     ),
@@ -610,8 +617,9 @@ SCHEMA: tuple[Table, ...] = (
             Key(
                 "decode_steps",
                 "int",
-                "Decode calls after the prefill, one new token each. Times warm_repetitions (or --warm), at most "
-                f"{MAX_DECODE_SAMPLES:,}: the decode series is one list on one log line; and a cell's batch times "
+                "Decode calls after the prefill, one new token each. Times warm_repetitions (or --warm) times "
+                f"(1 + timing.remeasure_rounds), at most {MAX_DECODE_SAMPLES:,}: the decode series, with each one "
+                "measured again, are lists on one log line; and a cell's batch times "
                 f"(decode_steps + 1) at most {MAX_GENERATED_TOKENS:,}: its greedy tokens and the reference's are "
                 "logged on one line.",
                 REQUIRED,
@@ -1085,7 +1093,8 @@ def _generation_plan(c: Checker, plan: dict[str, Any]) -> None:
         raise c.fail(
             "generation", "a generation plan pads requests to buckets: declare [padding] buckets and above_largest"
         )
-    too_many = decode_samples_problem(plan["timing"]["warm_repetitions"], gen["decode_steps"])
+    timing = plan["timing"]
+    too_many = decode_samples_problem(timing["warm_repetitions"], gen["decode_steps"], timing["remeasure_rounds"])
     if too_many:
         raise c.fail("generation.decode_steps", too_many)
     batch = max(b for b, _ in plan["matrix"]["shapes"])

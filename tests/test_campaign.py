@@ -47,7 +47,7 @@ repeats = 2
 
 [[workload]]
 plan = "collector/workloads/tiny_encoder.toml"
-args = ["--modes", "eager", "--only", "b1-* *eager"]
+args = ["--modes", "eager", "--only", "b1-*"]
 
 [[workload]]
 plan = "/abs/minilm.toml"
@@ -1144,7 +1144,8 @@ def test_status_reads_whatever_submit_writes(tmp_path: Path, capsys: pytest.Capt
     runs.mkdir()  # the destination, mounted on this host (a dry run writes nothing into it)
     assert main(["status", str(tmp_path / "nightly.planned.json")]) == 1  # read: nothing is done yet
     assert "10000 task(s): 10000 " in capsys.readouterr().out
-    path.write_text(text.replace('"b1-* *eager"', '"' + "x" * 4000 + '"'))
+    # A long glob beside one that matches: the args a task gets, 4 kB of them, fill the ledger.
+    path.write_text(text.replace('"b1-*"', '"b1-*", "--only", "' + "x" * 4000 + '"'))
     assert main(["submit", str(path), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "m.sbatch")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "more than the 16777216 bytes a ledger may hold" in err
@@ -1228,6 +1229,15 @@ def test_kubernetes_names_of_a_long_campaign_are_valid_and_unique_per_submission
         (
             lambda t: t.replace('"--modes", "eager"', '"--wram", "3"'),
             "workload[0].args: the collector refuses them: unrecognized arguments: --wram 3",
+        ),
+        # Args the collector parses, and refuses once it has read the plan: no cell chosen.
+        (
+            lambda t: t.replace('"b1-*"', '"nomatch-*"'),
+            "workload[0]: the collector refuses its plan and args: --only 'nomatch-*' --modes eager matches none of the 14 planned cells",
+        ),
+        (
+            lambda t: t.replace('"--modes", "eager"', '"--help"'),
+            "workload[0].args: the collector refuses them: they ask for its help, and a task would run nothing",
         ),
     ],
 )

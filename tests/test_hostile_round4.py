@@ -326,8 +326,11 @@ def test_a_decode_series_too_long_for_one_log_line_is_refused_before_the_run(
     assert "decode_steps = 16\n" in text and "warm_repetitions = 10\n" in text
     assert main(["--workload", str(scenario), "--warm", "10000", "--list"]) == 2
     err = capsys.readouterr().err
-    assert "--warm 10000: warm_repetitions 10000 x decode_steps 16 = 160,000 decode samples" in err, err
-    assert main(["--workload", str(scenario), "--warm", "6250", "--list"]) == 0  # 100,000: the bound
+    # Each of the 1 + remeasure_rounds (2 by default) series of a cell is kept on its one line.
+    assert "--warm 10000: warm_repetitions 10000 x decode_steps 16 x (1 + remeasure_rounds 2) = 480,000" in err, err
+    assert main(["--workload", str(scenario), "--warm", "2084", "--list"]) == 2  # 100,032
+    capsys.readouterr()
+    assert main(["--workload", str(scenario), "--warm", "2083", "--list"]) == 0  # 99,984: within the bound
     capsys.readouterr()
     plan = tmp_path / "plan.toml"
     plan.write_text(
