@@ -61,7 +61,7 @@ import msgspec
 from msgspec import UNSET
 
 from collector.descriptors import descriptors
-from collector.planschema import module_depth
+from collector.planschema import MAX_REMEASURE_ROUNDS, module_depth
 from collector.stability import unstable_generation
 from collector.timing import warm_stats
 from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
@@ -1005,9 +1005,26 @@ class FigureChecks:
         measures again only then. A steady series measured again until one read faster would be
         a figure chosen, not measured."""
         allowed, rounds = timing.attempts_allowed, getattr(self.plan, "remeasure_rounds", None)
-        if not absent(allowed) and isinstance(rounds, int) and allowed != 1 + rounds:
+        numbered = not absent(timing.attempt) or bool(timing.earlier)
+        if schema_tuple(data.schema_version) < (1, 7):
+            if numbered:
+                return f"timing.attempt, attempts_allowed and earlier are fields of schema 1.7, on a {data.schema_version} line"
+            return None
+        if not numbered:
+            return "timing.attempt is not recorded: a 1.7 collector numbers every series of warm generations it takes"
+        if isinstance(rounds, int) and allowed != 1 + rounds:
             return f"timing.attempts_allowed is {allowed}, but the plan's remeasure_rounds {rounds} allows {1 + rounds} series of warm generations"
+        if allowed > 1 + MAX_REMEASURE_ROUNDS:
+            return f"timing.attempts_allowed is {allowed}, but a plan allows at most {1 + MAX_REMEASURE_ROUNDS} series of warm generations"
         reps, steps = timing.repetitions, data.decode_steps
+        last = unstable_generation(
+            timing.ttft_warm.samples_s, timing.decode_token.samples_s, reps, _waited(timing.host)
+        )
+        if last and timing.attempt < allowed:
+            return (
+                f"the reported series (attempt {timing.attempt} of {allowed}) is unstable ({', '.join(last)}), yet no "
+                "series was taken after it: the collector measures again until one is stable or none is left"
+            )
         for index, series in enumerate(() if absent(timing.earlier) else timing.earlier):
             name = f"timing.earlier[{index}]"
             for part in ("ttft_warm", "decode_token"):
