@@ -212,3 +212,102 @@ def test_diff_judges_each_run_s_reported_series_against_its_earlier_ones(
     assert changes, "each generation series is compared"
     for change in changes:
         assert any("the attempts disagree" in f and "(after)" in f for f in change.flags), change.flags
+
+
+def _reported(timing: dict[str, Any], seconds: Seconds) -> None:
+    """The reported series replaced by ``seconds``, its figures and tokens/s as the collector writes them."""
+    timing.update(_series(seconds))
+    totals = sorted(sum(seconds(i, s) for s in range(1, STEPS + 1)) for i in range(REPS))
+    timing["tokens_per_s"] = STEPS / ((totals[REPS // 2 - 1] + totals[REPS // 2]) / 2)
+
+
+@pytest.mark.parametrize(
+    "edit,plan_edit,message",
+    [
+        # An unstable series reported while the budget allowed another: the collector stops only
+        # at a stable one or at the last allowed.
+        (lambda t: _reported(t, two_speeds), None, "the reported series (attempt 2 of 3) is unstable"),
+        # A 1.7 collector numbers every series it takes.
+        (
+            lambda t: [t.pop(k) for k in ("attempt", "attempts_allowed", "earlier")],
+            None,
+            "timing.attempt is not recorded: a 1.7 collector numbers every series",
+        ),
+        # With no remeasure_rounds in the plan event, the bound every plan keeps (at most 10 rounds).
+        (
+            lambda t: t.update(attempts_allowed=50),
+            lambda plan: plan.pop("remeasure_rounds"),
+            "timing.attempts_allowed is 50, but a plan allows at most 11 series",
+        ),
+    ],
+)
+def test_a_reported_series_the_collector_would_have_measured_again_is_refused(
+    tmp_path: Path,
+    remeasured: tuple[Path, list[int]],
+    edit: Callable[[dict[str, Any]], None],
+    plan_edit: Callable[[dict[str, Any]], None] | None,
+    message: str,
+) -> None:
+    lines = [json.loads(line) for line in remeasured[0].read_text(encoding="utf-8").splitlines()]
+    for event in lines:
+        if event["kind"] == "generation" and event["case"] == CASE:
+            edit(event["timing"])
+        if event["kind"] == "plan" and plan_edit is not None:
+            plan_edit(event)
+    out = tmp_path / "edited.jsonl"
+    out.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    problems = _problems(out)
+    assert len(problems) == 1 and message in problems[0], problems
+
+
+def test_the_fields_of_1_7_on_an_older_line_are_refused(tmp_path: Path, remeasured: tuple[Path, list[int]]) -> None:
+    lines = [json.loads(line) for line in remeasured[0].read_text(encoding="utf-8").splitlines()]
+    for event in lines:
+        event["schema_version"] = "1.6"
+    out = tmp_path / "older.jsonl"
+    out.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    problems = _problems(out)
+    assert len(problems) == 1, problems
+    assert "timing.attempt, attempts_allowed and earlier are fields of schema 1.7, on a 1.6 line" in problems[0]
+
+
+def alternating_steps(i: int, call: int) -> float:
+    """First token at two speeds (unstable); decode steps alternating 0.7 and 1.15 (x 1e-4 s)
+    within each repetition, so every repetition's whole decode time is the same."""
+    return two_speeds(i, 0) if call == 0 else (0.7e-4 if call % 2 else 1.15e-4)
+
+
+def slower_totals(i: int, call: int) -> float:
+    """Steady, each decode step 1.2e-4 s: inside the earlier steps' window (0.7 to 1.15, +10%),
+    but each repetition's whole decode time 30% above the earlier ones'."""
+    return steady(i, 0) if call == 0 else 1.2e-4 * (1 + 0.01 * ((i + call) % 3))
+
+
+def test_tokens_per_s_from_repetitions_at_a_speed_the_earlier_did_not_run_at_decides_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _planted(monkeypatch, [alternating_steps, slower_totals])
+    log = _run(tmp_path, rounds=2)
+    assert _timing(log)["attempt"] == 2 and _problems(log) == []
+    judged = judge_log(log)
+    assert CASE not in generation_flags(judged.run), "both series agree with the earlier ones"
+    flag = judged.judgement.throughput_flags[CASE]
+    assert "repetitions' decode times" in flag and "the attempts disagree" in flag, flag
+    # Not "all generation series stable": tokens/s is named as undecided, in the headline too.
+    assert "tokens/s of 1 of 1 timed generation cells is unstable" in judged.disposition.headline
+    assert judged.disposition.timing_undecided == 1
+
+
+def test_a_plan_whose_series_measured_again_would_not_fit_on_one_line_is_refused(tmp_path: Path) -> None:
+    from collector.plan import PlanError
+
+    data = tomllib.loads(TINY.read_text(encoding="utf-8"))
+    data["workload"]["module"] = str(TINY.parent / data["workload"]["module"])
+    data["timing"].update(warm_repetitions=10_000, remeasure_rounds=2)  # 10,000 x 4 steps x 3 series
+    plan = tmp_path / "plan.toml"
+    plan.write_text(tomli_w.dumps(data), encoding="utf-8")
+    with pytest.raises(PlanError, match=r"x \(1 \+ remeasure_rounds 2\) = 120,000 decode samples"):
+        load_plan(plan)
+    data["timing"]["remeasure_rounds"] = 0  # one series: 40,000 fit, as before
+    plan.write_text(tomli_w.dumps(data), encoding="utf-8")
+    assert load_plan(plan).remeasure_rounds == 0

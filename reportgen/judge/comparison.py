@@ -87,6 +87,7 @@ from reportgen.judge.intervals import (
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     GENERATION_SERIES,
+    TOTALS,
     series_words,
     UNCLASSIFIED_FLAG,
     generation_before,
@@ -1297,13 +1298,19 @@ def _generation_timings(
         base_before, cand_before = (
             [generation_before(generation_timing(c.cells[case]), series) for c in side] for side in sides
         )
+        # ... and of their repetitions' whole decode times, which tokens/s is read from.
+        whole = TOTALS if series == "decode_token" else ""
+        base_totals, cand_totals = (
+            [generation_before(generation_timing(c.cells[case]), whole) if whole else None for c in side]
+            for side in sides
+        )
         flags = _timing_flags(
             a,
             b,
             scopes=(timings[0].scope, timings[1].scope),
             unsteady=(
-                series_flag(base_samples[0], base_waits[0], base_reps[0], base_before[0]),
-                series_flag(cand_samples[0], cand_waits[0], cand_reps[0], cand_before[0]),
+                series_flag(base_samples[0], base_waits[0], base_reps[0], base_before[0], base_totals[0]),
+                series_flag(cand_samples[0], cand_waits[0], cand_reps[0], cand_before[0], cand_totals[0]),
             ),
             waits=(base_waits, cand_waits),
         )
@@ -1315,6 +1322,7 @@ def _generation_timings(
                 base_waits,
                 base_reps,
                 base_before,
+                base_totals,
             )
             + replicate_flags(
                 "candidate",
@@ -1323,6 +1331,7 @@ def _generation_timings(
                 cand_waits,
                 cand_reps,
                 cand_before,
+                cand_totals,
             )
             + _replicate_fallback(case, extra)
         )

@@ -33,11 +33,13 @@ from reportgen.judge.backend_docs import (
 )
 from reportgen.contract import events as ev
 from reportgen.judge.timing_stability import (
+    DECODE_FLAGGED,
     GENERATION_SERIES,
     cell_stability,
     generation_flags,
     generation_warm,
     is_unstable,
+    throughput_flags,
     timed_cells,
     undecided_cells,
     undecided_why,
@@ -1080,7 +1082,8 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
     says in the headline that performance is undecided for these cells."""
     undecided = undecided_cells(run)
     series, series_total = generation_undecided(run)
-    if not undecided and not series:
+    rates = throughput_undecided(run)
+    if not undecided and not series and not rates:
         return []
     unstable = [j for j in undecided if j.unstable]
     short = len(undecided) - len(unstable)
@@ -1101,7 +1104,9 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
             f"{len(series)} of {series_total} generation series (time to first token or decode per token) are"
             f" {undecided_why(sum(u for _, _, u in series), len(series))}"
         )
-    cases = dict.fromkeys([j.case for j in undecided] + [case for case, _, _ in series])
+    if rates:
+        parts.append(throughput_words(rates, series_total // len(GENERATION_SERIES)))
+    cases = dict.fromkeys([j.case for j in undecided] + [case for case, _, _ in series] + [case for case, _ in rates])
     return [
         Reason(
             "timing-stability",
@@ -1126,6 +1131,22 @@ def generation_undecided(run: RunModel) -> tuple[list[tuple[str, str, bool]], in
         for name in GENERATION_SERIES
     )
     return [(case, name, is_unstable(text)) for case, found in flags.items() for name, text in found.items()], total
+
+
+@per_run
+def throughput_undecided(run: RunModel) -> list[tuple[str, bool]]:
+    """The passing generation cells whose tokens/s decides nothing though both their series are
+    judged: their repetitions' whole decode times are unstable, too few to classify, or at a
+    speed their earlier series did not run at (throughput_flags); (case, whether unstable). A
+    cell whose decode series is flagged is counted among generation_undecided's series already."""
+    return [(case, is_unstable(text)) for case, text in throughput_flags(run).items() if text != DECODE_FLAGGED]
+
+
+def throughput_words(rates: Sequence[tuple[str, bool]], cells: int) -> str:
+    """'tokens/s of 1 of 13 timed generation cells is unstable (its repetitions' whole decode times)'."""
+    verb = "is" if len(rates) == 1 else "are"
+    why = undecided_why(sum(u for _, u in rates), len(rates))
+    return f"tokens/s of {len(rates)} of {cells} timed generation cells {verb} {why} (from their repetitions' whole decode times)"
 
 
 RULES: list[Callable[[RunModel, Notes], list[Reason]]] = [
@@ -1267,6 +1288,9 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
             f"; {'and' if undecided else 'performance undecided'} for {len(series)} of {series_total} generation series"
             f" (time to first token or decode per token), {undecided_why(sum(u for _, _, u in series), len(series))}"
         )
+    rates = throughput_undecided(run)
+    if rates:  # nor over a tokens/s read from repetitions that ran at different speeds
+        headline += f"; {throughput_words(rates, series_total // len(GENERATION_SERIES))}"
     headline += f" ({evidence})"
     return Disposition(
         outcome,
@@ -1275,7 +1299,7 @@ def decide(run: RunModel, notes: Notes) -> Disposition:
         scope,
         changes,
         performance_stopped(run, notes),
-        len(undecided) + len(series),
+        len(undecided) + len(series) + len(rates),
         run.synthetic,
     )
 

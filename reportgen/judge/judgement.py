@@ -26,15 +26,20 @@ from reportgen.judge.disposition import (
     decide,
     flagged,
     generation_undecided,
+    throughput_undecided,
+    throughput_words,
 )
 from reportgen.judge.localization import Localized, judge_localization, not_localized
 from reportgen.judge.nextstep import annotate_command, Words, finding, next_step
 from reportgen.judge.timing_stability import (
     FLAG,
     UNCLASSIFIED_FLAG,
+    GENERATION_SERIES,
     CellStability,
     flag_text,
+    generation_attempts,
     generation_flags,
+    generation_timing,
     throughput_flags,
     timed_cells,
     undecided_cells,
@@ -122,6 +127,11 @@ class Judgement:
     # decide nothing (unstable, or too short to classify).
     generation_series: int = 0
     generation_undecided: tuple[tuple[str, str, bool], ...] = ()  # (case, series, unstable)
+    # The cells whose tokens/s decides nothing though both their series are judged (case,
+    # unstable), in words; and the timed generation cells whose warm generations were measured again.
+    throughput_undecided: tuple[tuple[str, bool], ...] = ()
+    throughput_why: str = ""
+    generation_again: int = 0
     # Why the undecided timed cells, and the undecided generation series, decide nothing, in words
     # ('unstable', 'too short to classify', or both); '' where there are none.
     undecided_why: str = ""
@@ -150,6 +160,7 @@ def judge(
     problems = problem_cells(run)
     others = localized_others(run, problems)
     series, series_total = generation_undecided(run)
+    rates = throughput_undecided(run)
     undecided = tuple(undecided_cells(run))
     flagged_cells = tuple(flagged(run))
     return Judgement(
@@ -177,6 +188,11 @@ def judge(
         throughput_flags=throughput_flags(run),
         generation_series=series_total,
         generation_undecided=tuple(series),
+        throughput_undecided=tuple(rates),
+        throughput_why=throughput_words(rates, series_total // len(GENERATION_SERIES)) if rates else "",
+        generation_again=sum(
+            generation_attempts(generation_timing(c)) > 1 for c in run.cells_with("generation") if c.status == "pass"
+        ),
         undecided_why=undecided_why(sum(j.unstable for j in undecided), len(undecided)) if undecided else "",
         generation_why=undecided_why(sum(u for _, _, u in series), len(series)) if series else "",
         figure_flags=figure_flags(undecided, flagged_cells),

@@ -72,6 +72,8 @@ __all__ = [
     "CellStability",
     "cell_stability",
     "flag_text",
+    "TOTALS",
+    "DECODE_FLAGGED",
     "generation_attempts",
     "generation_before",
     "generation_flags",
@@ -271,14 +273,20 @@ def generation_attempts(timing: ev.GenerationTiming | None) -> int:
     return attempt if isinstance(attempt, int) else 1
 
 
+# The repetitions' whole decode times (tokens/s is read from them), beside GENERATION_SERIES.
+TOTALS = "decode_totals"
+
+
 def generation_before(timing: ev.GenerationTiming | None, series: str) -> tuple[float, float] | None:
-    """The fastest sample and highest third quartile of ``series`` (a key of GENERATION_SERIES)
-    in a generation cell's earlier series of warm generations (1.7 logs on), as a timed cell's
-    ``warm_before``: what its reported series is judged against (attempts_apart); None when it
-    was measured once."""
+    """The fastest sample and highest third quartile of ``series`` (a key of GENERATION_SERIES,
+    or TOTALS: each repetition's whole decode time) in a generation cell's earlier series of warm
+    generations (1.7 logs on), as a timed cell's ``warm_before``: what its reported series is
+    judged against (attempts_apart); None when it was measured once."""
     earlier = timing.earlier if timing is not None else None
-    if not earlier:
+    if not earlier or timing is None:
         return None
+    if series == TOTALS:
+        return before_window(repetition_totals(e.decode_token.samples_s, timing.repetitions) for e in earlier)
     return before_window(getattr(e, series).samples_s for e in earlier)
 
 
@@ -335,10 +343,13 @@ def throughput_flags(run: RunModel) -> dict[str, str]:
             continue
         reps = timing.repetitions
         stability = repetitions_stability(timing.decode_token.samples_s, reps, generation_waited(timing))
+        apart = attempts_apart(stability, generation_before(timing, TOTALS)) if stability is not None else ""
         if stability is not None and stability.verdict == UNSTABLE:
             found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: " + "; ".join(
                 c.note for c in stability.reasons
             )
+        elif apart:  # steady now, at a speed its earlier series of warm generations did not run at
+            found[cell.case] = f"{SYMBOL} {FLAG} across the {reps} repetitions' decode times: {apart}"
         elif stability is not None and stability.verdict == UNCLASSIFIED:
             # Too few repetitions (or all one value): tokens/s is one repetition's steps over the
             # median repetition, and nothing says the repetitions ran at one speed.
@@ -370,6 +381,7 @@ def series_flag(
     waited: Waited = None,
     repetitions: int | None = None,
     before: Sequence[float] | None = None,
+    totals_before: Sequence[float] | None = None,
 ) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
     ...'), or None for a stable one (and for no samples: there is nothing to judge).
@@ -378,7 +390,7 @@ def series_flag(
     decode times must be stable too (repetitions_stability): else its throughput, the figure a
     generation service is judged by, could move against the per-step median. ``before``: the
     (fastest, slowest) sample of the cell's earlier warm series, where it was measured again
-    (attempts_apart)."""
+    (attempts_apart); ``totals_before``: the same of the earlier repetitions' whole decode times."""
     if not samples:
         return None
     s = classify(samples, _pair(waited))
@@ -392,6 +404,8 @@ def series_flag(
     if whole is not None and whole.verdict == UNSTABLE:
         rules = ", ".join(RULE_WORDS.get(c.name, c.name) for c in whole.reasons)
         return f"{FLAG} across the {repetitions} repetitions' decode times (tokens/s): {rules}"
+    if whole is not None and (apart := attempts_apart(whole, totals_before)):
+        return f"{FLAG} across the {repetitions} repetitions' decode times (tokens/s): {apart}"
     if whole is not None and whole.verdict == UNCLASSIFIED:
         return f"{UNCLASSIFIED_FLAG} across the {repetitions} repetitions' decode times (tokens/s): {whole.note}"
     return None
@@ -472,18 +486,20 @@ def replicate_flags(
     waited: Sequence[Waited] = (),
     repetitions: Sequence[int | None] = (),
     before: Sequence[Sequence[float] | None] = (),
+    totals: Sequence[Sequence[float] | None] = (),
 ) -> list[str]:
     """The stability flag of each further replicate's warm series, named by side and run (the
     first run's own flag is its cell's), and the side's when its runs disagree (runs_disagree).
     ``waited``: each run's CPU wait over its loop, in the order of ``samples``, where recorded;
     ``repetitions``: of a decode_token series, each run's repetitions; ``before``: each run's
-    earlier attempts' range (series_flag)."""
+    earlier attempts' range (series_flag), and ``totals`` of their repetitions' decode times."""
     found = []
     waits = list(waited) + [None] * (len(samples) - len(waited))
     reps = list(repetitions) + [None] * (len(samples) - len(repetitions))
     befores = list(before) + [None] * (len(samples) - len(before))
-    for run_id, series, wait, rep, earlier in list(zip(run_ids, samples, waits, reps, befores))[1:]:
-        flag = series_flag(series, wait, rep, earlier)
+    whole = list(totals) + [None] * (len(samples) - len(totals))
+    for run_id, series, wait, rep, earlier, sums in list(zip(run_ids, samples, waits, reps, befores, whole))[1:]:
+        flag = series_flag(series, wait, rep, earlier, sums)
         if flag:
             found.append(f"{flag} ({role} replicate {run_id})")
     if disagree := runs_disagree(samples):

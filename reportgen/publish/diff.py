@@ -79,6 +79,7 @@ from reportgen.judge.intervals import (
 from reportgen.judge.timing_stability import (
     FLAG as STABILITY_FLAG,
     GENERATION_SERIES,
+    TOTALS,
     series_words,
     UNCLASSIFIED_FLAG,
     UNSTEADY,
@@ -266,7 +267,11 @@ def timing_flags(
     for which, cell in (("before", old), ("after", new)):
         flag = (
             series_flag(
-                cell.generation.get(series), cell.generation_waited, _repetitions(cell, series), _before(cell, series)
+                cell.generation.get(series),
+                cell.generation_waited,
+                _repetitions(cell, series),
+                _before(cell, series),
+                _before(cell, TOTALS) if series == "decode_token" else None,
             )
             if series
             else series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before)
@@ -277,7 +282,7 @@ def timing_flags(
 
 
 def _before(cell: CellSummary | None, series: str) -> list[float] | None:
-    """The range of the cell's earlier warm series (``series``: of that generation series)."""
+    """The range of the cell's earlier warm series (``series``: of that generation series, or TOTALS)."""
     if cell is None:
         return None
     if series:
@@ -1098,8 +1103,12 @@ class _Cells:
         flags += _replicates_flags(case, self.befores[1:], "before") + _replicates_flags(case, self.afters[1:], "after")
         reps = [[_repetitions(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
         earlier = [[_before(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
-        flags += replicate_flags("before", result.before_runs, before[1], waits[0], reps[0], earlier[0])
-        flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1], earlier[1])
+        whole = TOTALS if series == "decode_token" else ""  # the repetitions' decode times, tokens/s
+        totals = [
+            [_before(r.cells.get(case), whole) if whole else None for r in side] for side in (self.befores, self.afters)
+        ]
+        flags += replicate_flags("before", result.before_runs, before[1], waits[0], reps[0], earlier[0], totals[0])
+        flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1], earlier[1], totals[1])
         # A site state from before planned fields kept: one sequence.
         batch = old.planned[0] if old.planned and isinstance(old.planned[0], int) else 1
         change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")

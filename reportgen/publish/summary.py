@@ -28,7 +28,13 @@ from reportgen.judge.comparison import (
 from reportgen.judge.identity import InputsLookup, inputs_facts, planned_fields, weights_facts
 from reportgen.judge.criteria import NOT_RECORDED, declared_criteria
 from reportgen.judge.disposition import incomplete_why
-from reportgen.judge.timing_stability import GENERATION_SERIES, generation_before, generation_timing, generation_waited
+from reportgen.judge.timing_stability import (
+    GENERATION_SERIES,
+    TOTALS,
+    generation_before,
+    generation_timing,
+    generation_waited,
+)
 from reportgen.contract import events as ev
 from reportgen.contract.times import utc_time
 from reportgen.render.labels import status_words
@@ -107,8 +113,9 @@ class CellSummary:
     warm_before: list[float] | None = None
     # The same over a generation cell's warm generations (both its series come from that loop).
     generation_waited: list[float] | None = None
-    # Per generation series, [fastest, highest third quartile] of the cell's earlier series of
-    # warm generations (1.7 logs on; None: measured once), as warm_before.
+    # Per generation series (and TOTALS, the repetitions' whole decode times), [fastest, highest
+    # third quartile] of the cell's earlier series of warm generations (1.7 logs on; None:
+    # measured once), as warm_before.
     generation_before: dict[str, list[float]] | None = None
     # The settings its reported warm loop ran under (a generation cell's: its warm generations'),
     # by label: torch threads, CPU affinity, CPU count, governor, each its value or None where the
@@ -362,7 +369,9 @@ def cell_summary(
         summary.generation_repetitions = generation.repetitions
         waited = generation_waited(generation)
         summary.generation_waited = list(waited) if waited is not None else None
-        earlier = {series: list(w) for series in GENERATION_SERIES if (w := generation_before(generation, series))}
+        earlier = {
+            series: list(w) for series in (*GENERATION_SERIES, TOTALS) if (w := generation_before(generation, series))
+        }
         summary.generation_before = earlier or None
         summary.recompile_limit = cell.recompile_limit_hit or cell.eager_after_recompile_limit
     summary.planned = planned_fields(cell.planned)

@@ -117,14 +117,21 @@ def _performance_scope(run: RunModel, judgement: Judgement) -> str:
         total, series = judgement.generation_series, judgement.generation_undecided
         if not total:
             return "no warm generation timing recorded: performance not measured"
+        rates = f"; {judgement.throughput_why}" if judgement.throughput_undecided else ""
         if not series:
+            again = judgement.generation_again
+            after = (
+                f" ({again} of those cells only when measured again, after an unstable series: see the host facts)"
+                if again
+                else ""
+            )
             return (
                 f"warm timing of all {total} generation series (time to first token, decode per token; section 7, per bucket) "
-                "is stable by the collector's rules"
+                f"is stable by the collector's rules{after}{rates}"
             )
         return (
             f"undecided for {len(series)} of {total} generation series (time to first token or decode per token: {judgement.generation_why}, "
-            "flagged beside their figures in section 7); the correctness scope above is not affected"
+            f"flagged beside their figures in section 7){rates}; the correctness scope above is not affected"
         )
     if not timed:
         return "no warm timing recorded: performance not measured"
@@ -197,7 +204,8 @@ def unstable_timing_text(judgement: Judgement) -> tuple[str, str]:
     Titled 'Unstable timing' only when a series is unstable: one too short to classify is not."""
     undecided = judgement.undecided
     series = judgement.generation_undecided
-    if not undecided and not series:
+    rates = judgement.throughput_undecided
+    if not undecided and not series and not rates:
         return "", ""
     unstable = sum(1 for j in undecided if j.unstable)
     timed = len(judgement.timed)
@@ -214,12 +222,14 @@ def unstable_timing_text(judgement: Judgement) -> tuple[str, str]:
             f"{len(undecided) - unstable} of {timed}{noun} have a warm series the rules cannot classify (too few"
             " samples, or every sample one value)"
         )
-    series_unstable = sum(u for _, _, u in series)
+    series_unstable = sum(u for _, _, u in series) + sum(u for _, u in rates)
     if series:
         parts.append(
             f"{len(series)} of {judgement.generation_series} generation series (time to first token or decode per token) "
             f"are {judgement.generation_why} (flagged beside their figures in the generation table)"
         )
+    if rates:
+        parts.append(f"{judgement.throughput_why}, flagged beside it in the generation table")
     title = "Unstable timing" if unstable or series_unstable else "Timing not classified"
     return (
         title,
