@@ -311,3 +311,22 @@ def test_a_plan_whose_series_measured_again_would_not_fit_on_one_line_is_refused
     data["timing"]["remeasure_rounds"] = 0  # one series: 40,000 fit, as before
     plan.write_text(tomli_w.dumps(data), encoding="utf-8")
     assert load_plan(plan).remeasure_rounds == 0
+
+
+def test_diff_and_compare_judge_tokens_per_s_against_the_earlier_repetitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reportgen.render.compare import gather
+
+    _planted(monkeypatch, [steady, alternating_steps, slower_totals])
+    before = _run(tmp_path, rounds=2, name="before")
+    after = _run(tmp_path, rounds=2, name="after")
+    assert _timing(before)["attempt"] == 1 and _timing(after)["attempt"] == 2
+    said = "repetitions' decode times (tokens/s): the attempts disagree"
+    result = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    (decode,) = [t for t in result.timings if t.case == CASE and t.series.startswith("decode")]
+    assert any(said in f and "(after)" in f for f in decode.flags), decode.flags
+    compared = gather(before, after)
+    (cell,) = [c for c in compared.cells if c.case == CASE]
+    series = {s.series: s for s in cell.generation}
+    assert any(said in f for f in series["decode_token"].flags), series["decode_token"].flags
