@@ -200,13 +200,20 @@ def test_a_log_whose_series_were_not_taken_as_the_collector_takes_them_is_refuse
     assert len(problems) == 1 and message in problems[0], problems
 
 
+def _measured_once_then_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: list[Seconds]
+) -> tuple[Path, Path]:
+    """Two runs: the first steady at once, the second taken with the seconds of ``after`` in turn."""
+    _planted(monkeypatch, [steady, *after])
+    runs = _run(tmp_path, rounds=2, name="before"), _run(tmp_path, rounds=2, name="after")
+    assert [_timing(log)["attempt"] for log in runs] == [1, len(after)]
+    return runs
+
+
 def test_diff_judges_each_run_s_reported_series_against_its_earlier_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _planted(monkeypatch, [steady, two_speeds, slower])
-    before = _run(tmp_path, rounds=2, name="before")
-    after = _run(tmp_path, rounds=2, name="after")
-    assert _timing(before)["attempt"] == 1 and _timing(after)["attempt"] == 2
+    before, after = _measured_once_then_again(tmp_path, monkeypatch, [two_speeds, slower])
     result = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
     changes = [t for t in result.timings if t.case == CASE and t.series]
     assert changes, "each generation series is compared"
@@ -318,10 +325,7 @@ def test_diff_and_compare_judge_tokens_per_s_against_the_earlier_repetitions(
 ) -> None:
     from reportgen.render.compare import gather
 
-    _planted(monkeypatch, [steady, alternating_steps, slower_totals])
-    before = _run(tmp_path, rounds=2, name="before")
-    after = _run(tmp_path, rounds=2, name="after")
-    assert _timing(before)["attempt"] == 1 and _timing(after)["attempt"] == 2
+    before, after = _measured_once_then_again(tmp_path, monkeypatch, [alternating_steps, slower_totals])
     said = "repetitions' decode times (tokens/s): the attempts disagree"
     result = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
     (decode,) = [t for t in result.timings if t.case == CASE and t.series.startswith("decode")]
