@@ -130,6 +130,9 @@ def test_an_unstable_loop_is_taken_again_and_kept_beside_the_stable_one(remeasur
     assert CASE not in generation_flags(run), "stable after a second series, within the first's speeds: it decides"
     assert host_facts(run)[AGAIN_LABEL].startswith("1, of 1 cell(s)")
     assert GENERATION_ONCE not in host_facts(run)[AGAIN_LABEL]
+    performance = next(f.value for f in judge_log(log).view.scope.facts if f.label == "performance")
+    assert performance.startswith("warm timing of all 2 generation series"), performance
+    assert "(1 of those cells only when measured again, after an unstable series" in performance
 
 
 def test_a_last_series_at_a_speed_the_earlier_did_not_run_at_decides_nothing(
