@@ -275,9 +275,9 @@ def _main(argv: list[str]) -> int:
     except PlanError as exc:
         _tell(f"collector: plan error: {exc}")
         return 2
-    if args.target != "auto":  # refused before the backend is even probed
-        from collector.plan import refused_on
+    from collector.plan import refused_on  # here, not under the branch: --target auto asks it below
 
+    if args.target != "auto":  # refused before the backend is even probed
         refusal = refused_on(plan, resolve_name(args.target))
         if refusal:
             _tell(f"collector: plan error: {refusal}")
