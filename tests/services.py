@@ -8,6 +8,7 @@ tests turn that into a failure, never a skip.
 
 from __future__ import annotations
 
+import ctypes
 import http.client
 import http.server
 import os
@@ -43,6 +44,17 @@ def _tail(path: Path, lines: int = 30) -> str:
         return f"({path} not written)"
 
 
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that started it dies
+
+
+def _die_with_parent() -> None:
+    """In a daemon before it runs: the kernel sends it SIGTERM when the test process that started
+    it dies, so a run killed from outside (SIGKILL, an outer timeout), whose fixtures never tear
+    down, leaves no daemon behind. Linux only; elsewhere the fixtures' teardown alone stops them."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @dataclass
 class Daemons:
     """Processes started here, stopped in reverse order (TERM, then KILL after a grace period)."""
@@ -61,6 +73,7 @@ class Daemons:
             stdin=subprocess.DEVNULL,
             env=env,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         stream.close()
         self.procs.append((name, proc))
