@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import msgspec
@@ -66,7 +67,7 @@ from collector.stability import unstable_generation
 from collector.timing import warm_stats
 from reportgen.contract.events import SCHEMA_MAJOR, SCHEMA_MINOR, absent, schema_tuple
 
-__all__ = ["CONTENT_RECIPES", "CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure"]
+__all__ = ["CONTENT_RECIPES", "CPU_TIME_KEYS", "FigureChecks", "family_disagreement", "seconds_figure", "waited_of"]
 
 # The kinds a cross-line rule reads, each with its FigureChecks method (one call per line of a
 # long log: each rule is looked up once).
@@ -160,12 +161,16 @@ def _cpu_time(what: str, host: Any, version: str, samples: tuple[Any, ...]) -> s
     return None
 
 
-def _waited(host: Any) -> tuple[float, float] | None:
-    """(seconds the threads waited for a CPU, seconds the loop took) from a loop's host facts."""
-    if not host or "cpu_wait_s" not in host or "loop_wall_s" not in host:
-        return None
-    wait, wall = seconds_figure(host["cpu_wait_s"].value), seconds_figure(host["loop_wall_s"].value)
+def waited_of(host: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(seconds the threads waited for a CPU, seconds the loop took) from a warm loop's host
+    facts (cpu_wait_s and loop_wall_s); None unless both are plain figures (seconds_figure)."""
+    wait, wall = seconds_figure(host.get("cpu_wait_s")), seconds_figure(host.get("loop_wall_s"))
     return (wait, wall) if wait is not None and wall is not None else None
+
+
+def _waited_facts(host: Any) -> tuple[float, float] | None:
+    """waited_of over a loop's host facts (HostFact values), as the log holds them."""
+    return waited_of({k: f.value for k, f in host.items()}) if host else None
 
 
 def _meets(value: float, criterion: Any) -> bool:
@@ -1018,7 +1023,7 @@ class FigureChecks:
             return f"timing.attempts_allowed is {allowed}, but a plan allows at most {1 + MAX_REMEASURE_ROUNDS} series of warm generations"
         reps, steps = timing.repetitions, data.decode_steps
         last = unstable_generation(
-            timing.ttft_warm.samples_s, timing.decode_token.samples_s, reps, _waited(timing.host)
+            timing.ttft_warm.samples_s, timing.decode_token.samples_s, reps, _waited_facts(timing.host)
         )
         if last and timing.attempt < allowed:
             return (
@@ -1039,7 +1044,7 @@ class FigureChecks:
             host = None if absent(series.host) else series.host
             if (why := _cpu_time(f"{name}.host", host, data.schema_version, (first, decode))) is not None:
                 return why
-            if not unstable_generation(first, decode, reps, _waited(host)):
+            if not unstable_generation(first, decode, reps, _waited_facts(host)):
                 return (
                     f"{name} (series {index + 1}) is stable by the classifier's rules, yet another series was taken "
                     "after it: the collector measures again only an unstable series"

@@ -23,7 +23,7 @@ from msgspec import UNSET
 
 from collector.stability import quantile
 from reportgen.contract import events as ev
-from reportgen.contract.consistency import seconds_figure
+from reportgen.contract.consistency import waited_of
 from reportgen.contract.validation import EventLines, LoggedEvent, LogReading, fields_of, read_log
 from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 
@@ -610,13 +610,6 @@ def before_window(series: Any, window: tuple[float, float] | None = None) -> tup
         low, high = ordered[0], quantile(ordered, 3, 4) if len(ordered) > 1 else ordered[0]
         window = (low, high) if window is None else (min(low, window[0]), max(high, window[1]))
     return window
-
-
-def waited_of(host: Mapping[str, str | None]) -> tuple[float, float] | None:
-    """(seconds the threads waited for a CPU, seconds the loop took) from a warm loop's host
-    facts (cpu_wait_s and loop_wall_s); None unless both are plain figures (seconds_figure)."""
-    wait, wall = seconds_figure(host.get("cpu_wait_s")), seconds_figure(host.get("loop_wall_s"))
-    return (wait, wall) if wait is not None and wall is not None else None
 
 
 def _step_facts(cell: CellRecord, data: Any, line: int) -> None:
