@@ -132,6 +132,59 @@ def test_site_comparison_links_both_runs_and_its_files(tmp_path: Path) -> None:
     assert 'href="compare.json"' not in page  # not written on a site: never linked
 
 
+def test_site_comparison_reads_its_logs_under_the_sites_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A comparison page read its logs again with the default 1 GiB limit, not the site's
+    --max-log-size: a log that grew past the site's limit after its run page was judged was still
+    compared. Its comparison is now refused, under the same limit as the run pages."""
+    import reportgen.publish.site as site_module
+    from reportgen.publish.site import build_site
+    from tests.test_compare import _site_runs
+
+    runs = _site_runs(tmp_path)
+    (runs / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8"
+    )
+    limit = max(p.stat().st_size for p in runs.rglob("events.jsonl")) + 100
+    write_assets = site_module.write_assets
+
+    def grow_then_write(out_dir: Path) -> Any:  # between the run pages' reading and the comparison's
+        with (runs / "c" / "events.jsonl").open("a", encoding="utf-8") as log:
+            log.write("\n" * 200)
+        return write_assets(out_dir)
+
+    monkeypatch.setattr(site_module, "write_assets", grow_then_write)
+    result = build_site([runs], tmp_path / "site", max_bytes=limit)
+    (refused,) = [r for r in result.rejected if r.startswith("comparison ")]
+    assert "synthetic-cuda" in refused and "larger than the limit" in refused and "--max-log-size" in refused
+    assert not (tmp_path / "site" / "comparisons").exists() or not any((tmp_path / "site" / "comparisons").iterdir())
+
+
+def test_site_comparison_of_a_log_gone_since_its_page_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log removed after its run page was judged stopped the whole build with an exception
+    from the comparison; the comparison is now refused with the reason, and the pages are kept."""
+    import reportgen.publish.site as site_module
+    from reportgen.publish.site import build_site
+    from tests.test_compare import _site_runs
+
+    runs = _site_runs(tmp_path)
+    (runs / "site.toml").write_text(
+        '[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8"
+    )
+    write_assets = site_module.write_assets
+
+    def remove_then_write(out_dir: Path) -> Any:
+        (runs / "c" / "events.jsonl").unlink()
+        return write_assets(out_dir)
+
+    monkeypatch.setattr(site_module, "write_assets", remove_then_write)
+    result = build_site([runs], tmp_path / "site")
+    (refused,) = [r for r in result.rejected if r.startswith("comparison ")]
+    assert "synthetic-cuda" in refused and "runs/c/events.jsonl" in refused
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
 def test_site_comparison_of_replicates_links_every_run(tmp_path: Path) -> None:
     from reportgen.publish.site import build_site
     from tests.test_compare import _site_runs

@@ -934,7 +934,7 @@ def build_site(
         ]
         assets = write_assets(out_dir)
         comparisons = _comparison_pages(
-            site_config, entries, out_dir, assets, state, result, str(config_path) if config_path else ""
+            site_config, entries, out_dir, assets, state, result, str(config_path) if config_path else "", max_bytes
         )
         result.written += comparisons.written
         links = run_links([e.summary for e in entries], comparisons.links)
@@ -1068,12 +1068,13 @@ def _comparison_pages(
     state: dict[str, Any],
     result: SiteResult,
     source: str = "",
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
 ) -> ComparisonPages:
     pairs, problems, notes = plan_pairs(config, [e.summary for e in entries], source)
     result.rejected += problems
     result.warnings += [f"reportgen site: warning: {note}" for note in notes]
     logs = {e.summary.run_id: (e.log, e.key) for e in entries}
-    pages = build_comparisons(pairs, logs, out_dir, assets, state.get("comparisons", {}))
+    pages = build_comparisons(pairs, logs, out_dir, assets, state.get("comparisons", {}), max_bytes)
     result.rejected += pages.rejected
     return pages
 

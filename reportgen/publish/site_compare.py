@@ -48,9 +48,10 @@ from reportgen.contract.times import placeable
 from reportgen.publish.diff import where
 from reportgen.publish.site_quick import SiteConfigError
 from reportgen.publish.summary import RunSummary, slug
-from reportgen.render.compare import gather, write_comparison
+from reportgen.render.compare import LocationError, gather, write_comparison
 from reportgen.render.report import ReportInputError
 from reportgen.render.templating import Assets
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES
 from reportgen.storage.sources import LogRef
 from reportgen.storage.local import MAX_SIDE_FILE_BYTES, NotReadable, UnsafeOutput, read_bounded, remove_inside
 
@@ -253,11 +254,17 @@ class ComparisonPages:
 
 
 def build_comparisons(
-    pairs: list[PlannedPair], logs: dict[str, tuple[LogRef, str]], out_dir: Path, assets: Assets, cached: dict[str, Any]
+    pairs: list[PlannedPair],
+    logs: dict[str, tuple[LogRef, str]],
+    out_dir: Path,
+    assets: Assets,
+    cached: dict[str, Any],
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
 ) -> ComparisonPages:
     """Write comparisons/<slug>/index.html and compare.md for each pair whose inputs changed.
 
-    ``logs`` maps a run id to its log and input key; ``cached`` is the previous build's state.
+    ``logs`` maps a run id to its log and input key; ``cached`` is the previous build's state;
+    ``max_bytes`` is the site's limit on a log, which its comparisons keep too.
     """
     pages = ComparisonPages()
     for pair in pairs:
@@ -272,8 +279,8 @@ def build_comparisons(
             link = ComparisonLink.from_dict(previous["link"])
         else:
             try:
-                comparison = gather([log for log, _ in found[0]], [log for log, _ in found[1]])
-            except (CompareRefused, ReportInputError) as exc:
+                comparison = gather([log for log, _ in found[0]], [log for log, _ in found[1]], max_bytes=max_bytes)
+            except (CompareRefused, ReportInputError, LocationError) as exc:
                 pages.rejected.append(
                     f"comparison {pair.baseline.run_id} against {pair.candidate.run_id} not built: {exc}"
                 )
