@@ -119,15 +119,19 @@ def test_pretrained_weights_add_nothing_to_the_headline(tmp_path: Path) -> None:
 
 def test_a_plan_that_could_state_the_origin_and_does_not_is_a_note(tmp_path: Path) -> None:
     headline, notes, row = _judged(_log(tmp_path, None))
-    assert "synthetic weights" not in headline
+    assert "synthetic weights" not in headline and headline.endswith("; weights origin not recorded)"), headline
     assert row == "not stated by the workload (its module has no WEIGHTS_ORIGIN)"
     assert len(notes) == 1 and "cannot tell trained weights from made-up ones" in notes[0]
 
 
-def test_an_older_log_says_the_origin_was_not_recorded_and_adds_no_note(tmp_path: Path) -> None:
+def test_an_older_log_names_the_unrecorded_origin_in_its_headline_and_a_note(tmp_path: Path) -> None:
+    """A log before schema 1.4 cannot say whether its weights were trained or made up: its
+    headline said neither (the origin was named only in its table row); it now says it is not
+    recorded, in the headline beside the evidence, and a note says why that matters."""
     headline, notes, row = _judged(_log(tmp_path, None, version="1.3"))
-    assert notes == [] and row == "not recorded (a log written before schema 1.4)"
-    assert "synthetic weights" not in headline
+    assert row == "not recorded (a log written before schema 1.4)"
+    assert "synthetic weights" not in headline and headline.endswith("; weights origin not recorded)"), headline
+    assert len(notes) == 1 and notes[0].startswith("Where the weights come from is not recorded (a log written before")
 
 
 def test_diff_names_a_changed_weights_origin_among_the_criteria(tmp_path: Path) -> None:

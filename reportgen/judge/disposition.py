@@ -45,7 +45,7 @@ from reportgen.judge.timing_stability import (
     undecided_why,
 )
 from reportgen.contract.events import PlannedCell
-from reportgen.model.provenance import origin_recorded, weights_origin_words
+from reportgen.model.provenance import weights_origin_words
 from reportgen.judge.localization import judge_localization
 from reportgen.model.runmodel import (
     DESELECTED,
@@ -601,7 +601,8 @@ def ran_on(run: RunModel) -> str:
 
 def evidence_for(run: RunModel) -> str:
     """What the run is evidence for, named in every headline: the backend, the intended
-    target, and synthetic weights where the workload says its weights are made up."""
+    target, and synthetic weights where the workload says its weights are made up (or that
+    their origin is not recorded, where the log does not say)."""
     intended = intended_target(run)
     where = f"on {ran_on(run)}"
     if intended is None:
@@ -610,7 +611,11 @@ def evidence_for(run: RunModel) -> str:
         where += f": evidence for {intended}"
     else:
         where += f": not evidence for {intended}"
-    return where + ("; synthetic weights" if synthetic_weights(run) else "")
+    if synthetic_weights(run):
+        where += "; synthetic weights"
+    elif run.plan is not None and run.plan.weights_origin is None:  # trained or made up: not known
+        where += "; weights origin not recorded"
+    return where
 
 
 def synthetic_weights(run: RunModel) -> bool:
@@ -628,7 +633,7 @@ def rule_weights(run: RunModel, notes: Notes) -> list[Reason]:
             "can differ in range and in what a lower precision does to them: the same plan run with the trained "
             "weights is the evidence for a model in service."
         )
-    elif run.plan.weights_origin is None and origin_recorded(run.plan):
+    elif run.plan.weights_origin is None:
         text = (
             f"Where the weights come from is {weights_origin_words(run)}: a reader cannot tell trained weights "
             "from made-up ones."
