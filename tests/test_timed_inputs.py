@@ -157,19 +157,19 @@ def test_the_collector_does_not_time_a_cell_on_other_inputs_than_it_checked(tmp_
 CASE = case_key(1, 16, "eager")
 
 
-def _fed(length: int) -> list[dict[str, Any]]:
-    return [{"name": "input_ids", "shape": [1, length], "dtype": "int64", "nonfinite": 0, "contiguous": True}]
+def _fed(length: int, dtype: str = "int64") -> list[dict[str, Any]]:
+    return [{"name": "input_ids", "shape": [1, length], "dtype": dtype, "nonfinite": 0, "contiguous": True}]
 
 
-def _log(timed_length: int, call: str = "warm") -> list[dict[str, Any]]:
+def _log(timed_length: int, call: str = "warm", dtype: str = "int64") -> list[dict[str, Any]]:
     events = complete_log()
     events[0]["origin_note"] = NOTE
     events[_line(events, "case_result", CASE) - 1]["inputs_fed"] = _fed(16)
     timing = events[_line(events, "timing", CASE) - 1]
     if call == "warm":
-        timing["inputs_fed"] = _fed(timed_length)
+        timing["inputs_fed"] = _fed(timed_length, dtype)
     else:
-        timing["cold"]["inputs_fed"] = _fed(timed_length)
+        timing["cold"]["inputs_fed"] = _fed(timed_length, dtype)
     return events
 
 
@@ -186,6 +186,20 @@ def test_a_timing_fed_other_inputs_than_its_cell_checked_is_refused_at_its_line(
         f"{_line(events, 'timing', CASE)}: timing {CASE!r}: {prefix}inputs_fed: the {call} timed call was fed input "
         f"'input_ids' of shape [1, 8], but the cell's case_result (line {_line(events, 'case_result', CASE)}) records "
         "it with shape [1, 16] at the checked call: the timing is not of the inputs the cell was checked with; "
+        "the log contradicts itself"
+    ]
+
+
+@pytest.mark.parametrize("call", ["warm", "cold"])
+def test_a_timing_fed_its_inputs_in_another_dtype_is_refused_at_its_line(tmp_path: Path, call: str) -> None:
+    """A timed call fed the checked shapes in another dtype (int32 ids where the cell was checked
+    with int64) was valid, and diff read its figure as the cell's speed."""
+    events = _log(16, call, dtype="int32")
+    prefix = "cold." if call == "cold" else ""
+    assert _errors(tmp_path, events) == [
+        f"{_line(events, 'timing', CASE)}: timing {CASE!r}: {prefix}inputs_fed: the {call} timed call was fed input "
+        f"'input_ids' as int32, but the cell's case_result (line {_line(events, 'case_result', CASE)}) records "
+        "it as int64 at the checked call: the timing is not of the inputs the cell was checked with; "
         "the log contradicts itself"
     ]
 

@@ -817,8 +817,9 @@ class FigureChecks:
         )
 
     def _timed_inputs(self, data: Any) -> str | None:
-        """A timed call was fed the tensors the cell was checked with: the same names and shapes
-        as its result's inputs_fed. With preprocessing inside the clock the timed calls make their
+        """A timed call was fed the tensors the cell was checked with: the same names, shapes and
+        dtypes as its result's inputs_fed (the collector times the very tensors it checked, cast
+        once to the cell's dtype). With preprocessing inside the clock the timed calls make their
         inputs again (collector/run/timings.py); a workload whose make_inputs gives other shapes
         each call was then timed on inputs it was never checked on, and a warm figure of it is not
         the cell's. Collectors from 0.16.0 refuse to time such a workload (no timing event)."""
@@ -826,17 +827,23 @@ class FigureChecks:
         if checked is None:
             return None
         cold = data.cold
-        theirs = {item.name: tuple(item.shape) for item in checked[0]}
+        theirs = {item.name: (tuple(item.shape), item.dtype) for item in checked[0]}
         for call, fed in (("warm", data.inputs_fed), ("cold", None if absent(cold) else cold.inputs_fed)):
             if absent(fed) or not fed:
                 continue
-            ours = {item.name: tuple(item.shape) for item in fed}
+            ours = {item.name: (tuple(item.shape), item.dtype) for item in fed}
             if ours == theirs:
                 continue
             name = next((n for n in (*ours, *theirs) if ours.get(n) != theirs.get(n)))
             mine, other = ours.get(name), theirs.get(name)
-            fed_text = f"no input {name[:60]!r}" if mine is None else f"input {name[:60]!r} of shape {_dims(mine)}"
-            there = "records no such input" if other is None else f"records it with shape {_dims(other)}"
+            if mine is not None and other is not None and mine[0] == other[0]:  # same shape, another dtype
+                fed_text = f"input {name[:60]!r} as {mine[1][:40]}"
+                there = f"records it as {other[1][:40]}"
+            else:
+                fed_text = (
+                    f"no input {name[:60]!r}" if mine is None else f"input {name[:60]!r} of shape {_dims(mine[0])}"
+                )
+                there = "records no such input" if other is None else f"records it with shape {_dims(other[0])}"
             return (
                 f"{'cold.' if call == 'cold' else ''}inputs_fed: the {call} timed call was fed {fed_text}, "
                 f"but the cell's case_result (line {checked[1]}) {there} at the checked call: the timing is not of the inputs the cell was checked with"
