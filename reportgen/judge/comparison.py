@@ -166,6 +166,7 @@ class CellSide:
     peak_memory_bytes: int | None = None  # peak device memory over the reported warm series (1.3 logs on)
     fallback: tuple[str, ...] = ()
     recompile_limit: bool = False
+    layout_missed: bool = False  # its warm loop was fed another layout than the cell's
     scope: tuple[bool, ...] | None = None
     timed: tuple[tuple[str, ...], bool] | None = None  # what the warm clock covered (warm_timed)
     explained: bool = False
@@ -646,6 +647,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         peak_memory_bytes=cell.peak_device_bytes,
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
+        layout_missed="warm" in cell.timing_layout_missed,
         scope=_scope(cell, run),
         timed=warm_timed(cell),
         explained=cell.case in notes,
@@ -872,8 +874,8 @@ def _timing_flags(
     unsteady: tuple[str | None, str | None] | None = None,
     waits: tuple[Sequence[object | None], Sequence[object | None]] | None = None,
 ) -> tuple[str, ...]:
-    """What qualifies a ratio of the two sides' cells: fallback, a hit recompile limit, a
-    different timing scope, a series that decides nothing. ``scopes`` and ``unsteady`` stand for
+    """What qualifies a ratio of the two sides' cells: fallback, a hit recompile limit, a warm
+    loop fed another layout than the cell's, a different timing scope, a series that decides nothing. ``scopes`` and ``unsteady`` stand for
     the warm series' scope and stability flag when the ratio is of another series (generation)."""
     explicit = scopes  # another series' scopes: the warm clock's region is not that series'
     scopes = (base.scope, cand.scope) if scopes is None else scopes
@@ -887,6 +889,11 @@ def _timing_flags(
         flags.append(
             "recompile limit hit on the "
             + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit)
+        )
+    if explicit is None and (base.layout_missed or cand.layout_missed):
+        flags.append(
+            f"{LAYOUT_MISSED} on the "
+            + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.layout_missed)
         )
     if scopes[0] != scopes[1]:
         flags.append("different timing scope")
@@ -1350,16 +1357,20 @@ def _generation_timings(
     return out
 
 
-def replicate_caveats(runs: Iterable[tuple[str, bool, bool]]) -> list[tuple[str, list[str]]]:
+LAYOUT_MISSED = "warm loop fed another layout than the cell's"
+
+
+def replicate_caveats(runs: Iterable[tuple[str, bool, bool, bool]]) -> list[tuple[str, list[str]]]:
     """What qualifies a ratio in a side's further runs, each with the runs it is in: CPU fallback,
-    a hit recompile limit (the compiled cell may have run eager). ``runs``: (run id, fell back,
-    hit the limit) of the cell in each further run. Their samples are in the side's interval, so
-    either qualifies the ratio as in the side's first run; `reportgen compare` and `reportgen
-    diff` both ask this."""
+    a hit recompile limit (the compiled cell may have run eager), a warm loop fed another layout
+    than the cell's. ``runs``: (run id, fell back, hit the limit, layout missed) of the cell in
+    each further run. Their samples are in the side's interval, so each qualifies the ratio as
+    in the side's first run; `reportgen compare` and `reportgen diff` both ask this."""
     found = list(runs)
     caveats = [
-        ("CPU fallback", [run for run, fell, _ in found if fell]),
-        ("recompile limit hit", [run for run, _, limit in found if limit]),
+        ("CPU fallback", [run for run, fell, _, _ in found if fell]),
+        ("recompile limit hit", [run for run, _, limit, _ in found if limit]),
+        (LAYOUT_MISSED, [run for run, _, _, missed in found if missed]),
     ]
     return [(what, ids) for what, ids in caveats if ids]
 
@@ -1419,11 +1430,17 @@ def _statuses(case: str, sides: tuple[list[_Context], list[_Context]]) -> str | 
 
 
 def _replicate_fallback(case: str, extra: tuple[list[_Context], list[_Context]]) -> list[str]:
-    """CPU fallback or a hit recompile limit in a cell of a side's further runs (replicate_caveats)."""
+    """CPU fallback, a hit recompile limit or a warm loop fed another layout in a cell of a side's
+    further runs (replicate_caveats)."""
     flags = []
     for role, contexts in zip(SIDES, extra):
         runs = [
-            (x.side.run.start.run_id, bool(c.fallback_items), c.recompile_limit_hit or c.eager_after_recompile_limit)
+            (
+                x.side.run.start.run_id,
+                bool(c.fallback_items),
+                c.recompile_limit_hit or c.eager_after_recompile_limit,
+                "warm" in c.timing_layout_missed,
+            )
             for x in contexts
             if (c := x.cells.get(case)) is not None
         ]

@@ -595,8 +595,12 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
     for call in (cold, warm):
         if call is not None:
             cell.timed += (_timed(call is cold, data.timed_region, data.timed_notes, data.synchronized),)
-    if data.layout_achieved is False or (cold is not None and cold.layout_achieved is False):
-        cell.timing_layout_missed += ("cold" if cold is not None else "warm",)
+    # The event's layout_achieved is of its warm calls (of its one call, where it has no warm
+    # series); a cold call's own is in cold.
+    if data.layout_achieved is False:
+        cell.timing_layout_missed += ("warm" if warm is not None else "cold",)
+    if cold is not None and cold.layout_achieved is False and "cold" not in cell.timing_layout_missed:
+        cell.timing_layout_missed += ("cold",)
 
 
 def before_window(series: Any, window: tuple[float, float] | None = None) -> tuple[float, float] | None:

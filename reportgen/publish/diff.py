@@ -36,6 +36,7 @@ from reportgen.judge.comparison import (
     TimingStop,
     no_generation_timing,
     nothing_judged,
+    LAYOUT_MISSED,
     replicate_caveats,
     replicate_statuses,
     timed_flag,
@@ -264,6 +265,9 @@ def timing_flags(
     fell = [which for which, cell in (("before", old), ("after", new)) if cell.cpu_fallback]
     if fell:
         flags.append(f"includes CPU fallback ({' and '.join(fell)})")
+    missed = [which for which, cell in (("before", old), ("after", new)) if "warm" in cell.layout_missed]
+    if missed and not series:  # the figure is of other inputs than the cell's (the run's report flags it)
+        flags.append(f"{LAYOUT_MISSED} ({' and '.join(missed)})")
     for which, cell in (("before", old), ("after", new)):
         flag = (
             series_flag(
@@ -307,10 +311,12 @@ def where(summary: RunSummary) -> str:
 
 def _replicates_flags(case: str, more: Sequence[RunSummary], which: str) -> list[str]:
     """What qualifies a ratio in a side's further runs, as ``timing_flags`` does for its first:
-    CPU fallback and a hit recompile limit in the cell (judge.comparison.replicate_caveats, as
+    CPU fallback, a hit recompile limit and another layout fed in the cell (judge.comparison.replicate_caveats, as
     `reportgen compare` flags them)."""
     runs = [
-        (r.run_id, cell.cpu_fallback, cell.recompile_limit) for r in more if (cell := r.cells.get(case)) is not None
+        (r.run_id, cell.cpu_fallback, cell.recompile_limit, "warm" in cell.layout_missed)
+        for r in more
+        if (cell := r.cells.get(case)) is not None
     ]
     words = {"CPU fallback": "includes CPU fallback"}
     return [f"{words.get(what, what)} ({which} replicate {', '.join(ids)})" for what, ids in replicate_caveats(runs)]

@@ -205,9 +205,10 @@ HISTORY_COLUMNS: dict[str, str] = {
 UNJUDGED_WAIT = "CPU wait not recorded: contention not judged"
 
 
-def _caveats(summary: RunSummary, cell: CellSummary, figure: float | None) -> str:
-    """Why a point of the trend (``figure``: the cell's warm median, cold call or compile time)
-    is not a performance result on its own ('' when none, and where the cell has no such figure)."""
+def _caveats(summary: RunSummary, cell: CellSummary, figure: float | None, call: str = "") -> str:
+    """Why a point of the trend (``figure``: the cell's warm median, cold call or compile time;
+    ``call``: 'warm' or 'cold', the timed call it is of) is not a performance result on its own
+    ('' when none, and where the cell has no such figure)."""
     if figure is None:
         return ""
     flags = []
@@ -219,6 +220,8 @@ def _caveats(summary: RunSummary, cell: CellSummary, figure: float | None) -> st
         flags.append("includes CPU fallback")
     if cell.recompile_limit:
         flags.append("recompile limit hit")
+    if call and call in cell.layout_missed:
+        flags.append(f"{call} call fed another layout than the cell's")
     return "; ".join(flags)
 
 
@@ -256,7 +259,7 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
                         filter(
                             None,
                             (
-                                _caveats(s, cell, cell.warm_median_s),
+                                _caveats(s, cell, cell.warm_median_s, "warm"),
                                 f"{unsteady}: warm point left out" if unsteady else "",
                                 # A log that did not record the loop's CPU wait (before 1.4, or a
                                 # host that could not read it): contention was not judged.
@@ -268,7 +271,7 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
                     ),
                     # The cold-call and compile trends' points, by the warm point's rule (its
                     # stability aside: a cold call or compile time is one measurement).
-                    "cold_caveats": _caveats(s, cell, cell.cold_s),
+                    "cold_caveats": _caveats(s, cell, cell.cold_s, "cold"),
                     "compile_caveats": _caveats(s, cell, cell.compile_s),
                 }
             )

@@ -152,7 +152,9 @@ from collector.visible import terminal
 # is their fastest sample and highest third quartile (their slowest sample admitted any speed).
 # 12: a summary keeps the same range of a generation cell's earlier series of warm generations
 # (1.7 logs on: the collector takes them again while one is unstable).
-STATE_FORMAT = 12
+# 13: a summary keeps which of a cell's timed calls were fed another layout than the cell's (no
+# ratio of such a warm figure decides anything).
+STATE_FORMAT = 13
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
 HISTORY_PAIRS = 30  # consecutive pairs a workload page shows in full (a page of 300 runs stays small)

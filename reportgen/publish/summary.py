@@ -126,6 +126,10 @@ class CellSummary:
     # Why an untested cell is untested, as the run model says it ("layout not measured", "not run
     # (deselected)"); None: it has no result (a run that stopped before it), or it is not untested.
     untested_reason: str | None = None
+    # The timed calls ('warm', 'cold') that were fed another layout than the cell's (the timing
+    # event's layout_achieved false): such a figure is not the cell's, and no ratio of it decides
+    # anything. Empty in a site state written before it was kept.
+    layout_missed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -377,6 +381,7 @@ def cell_summary(
     summary.planned = planned_fields(cell.planned)
     summary.loop_settings = cell_loop_settings(cell, generation if cell.status == "pass" else None, every_key)
     summary.untested_reason = cell.untested_reason if cell.status == "untested" else None
+    summary.layout_missed = list(cell.timing_layout_missed) if cell.status == "pass" else []
     facts = inputs_facts(inputs, input_key(cell.planned))
     summary.inputs = None if facts is None else [facts.key_content, facts.content, facts.file]
     summary.reference = (references or {}).get(input_key(cell.planned))

@@ -1,0 +1,104 @@
+"""A warm loop fed another layout than its cell's (the timing event's layout_achieved false) is
+not the cell's timing. The run's report flagged it in its row, but diff, compare, the gate and
+the site's trend read its figure as the cell's speed (outside review of comparisons, finding 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from reportgen.cli import main
+from reportgen.publish.diff import FLAGGED, diff_runs
+from reportgen.publish.frame import history_frame
+from reportgen.publish.summary import summarize
+from reportgen.render.report import judge_log
+from tests.logbuilder import _cells, dumps, scaled_warm, timing_log
+
+RUNNER = CliRunner()
+CASE_WORD = "another layout than the cell's"
+
+
+def _run(
+    tmp_path: Path,
+    name: str,
+    day: int,
+    slower: float = 1.0,
+    missed: tuple[str, ...] = (),
+    slowed: tuple[str, ...] | None = None,
+) -> Path:
+    """A synthetic timing run; ``missed`` cells' warm loops were fed another layout, and its
+    ``slowed`` cells (None: all) are ``slower`` times slower."""
+    events: list[dict[str, Any]] = timing_log(f"synthetic-{name}", seed=day)
+    events[0]["started_at"] = f"2026-01-0{day}T00:00:00Z"
+    for timing in _cells(events, "timing"):
+        if slowed is None or timing["case"] in slowed:
+            timing["warm"] = scaled_warm(timing["warm"], slower)
+        if timing["case"] in missed:
+            timing["layout_achieved"] = False
+    path = tmp_path / name / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(dumps(events), encoding="utf-8")
+    return path
+
+
+def _first_case(tmp_path: Path) -> str:
+    return str(_cells(timing_log("synthetic-probe"), "timing")[0]["case"])
+
+
+def test_diff_flags_a_warm_loop_fed_another_layout_and_the_gate_ignores_it(tmp_path: Path) -> None:
+    case = _first_case(tmp_path)
+    before = _run(tmp_path, "before", 1)
+    after = _run(tmp_path, "after", 2, slower=1.5, missed=(case,))
+    diff = diff_runs(summarize(judge_log(before)), summarize(judge_log(after)))
+    (change,) = [t for t in diff.timings if t.case == case]
+    assert change.verdict == FLAGGED and not change.in_geomean
+    assert any(CASE_WORD in flag and "(after)" in flag for flag in change.flags), change.flags
+    others = [t for t in diff.timings if t.case != case]
+    assert others and all(t.judged for t in others)  # the other cells are judged as before
+
+
+def test_replicates_whose_only_slowdown_has_a_loop_fed_another_layout_do_not_gate(tmp_path: Path) -> None:
+    """Three runs a side; in each after run one cell ran 1.5x slower, in one of them on another
+    layout: that replicate's samples are in the interval, so the ratio is not the cell's speed.
+    Without the flag the gate read a slowdown (exit 3)."""
+    case = _first_case(tmp_path)
+    befores = [_run(tmp_path, f"b{i}", i) for i in (1, 2, 3)]
+    afters = [
+        _run(tmp_path, "a1", 4, 1.5, slowed=(case,)),
+        _run(tmp_path, "a2", 5, 1.5, missed=(case,), slowed=(case,)),
+        _run(tmp_path, "a3", 6, 1.5, slowed=(case,)),
+    ]
+    args = ["diff", "--fail-on", "worse"]
+    for path in befores:
+        args += ["--before", str(path)]
+    for path in afters:
+        args += ["--after", str(path)]
+    result = RUNNER.invoke(main, args)
+    assert f"{CASE_WORD} (after replicate synthetic-a2)" in result.output, result.output
+    assert result.exit_code == 0, result.output
+
+
+def test_compare_flags_it_on_the_side_whose_loop_missed_its_layout(tmp_path: Path) -> None:
+    case = _first_case(tmp_path)
+    base = _run(tmp_path, "base", 1)
+    cand = _run(tmp_path, "cand", 2, slower=0.5, missed=(case,))
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "md"])
+    assert result.exit_code == 0, result.output
+    row = next(
+        line
+        for line in (out / "compare.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith(f"| {case} | ") and " ms | " in line
+    )
+    assert f"{CASE_WORD} on the candidate" in row, row
+
+
+def test_the_trend_names_the_warm_point_fed_another_layout(tmp_path: Path) -> None:
+    case = _first_case(tmp_path)
+    logs = [_run(tmp_path, "one", 1), _run(tmp_path, "two", 2, missed=(case,))]
+    frame = history_frame([summarize(judge_log(log)) for log in logs])
+    caveats = {(r.run_id, r.case): r.caveats for r in frame.itertuples()}
+    assert "warm call fed another layout than the cell's" in caveats[("synthetic-two", case)]
+    assert "another layout" not in caveats[("synthetic-one", case)]
