@@ -109,6 +109,7 @@ FAILED = ("mismatch", "nonfinite")
 # What a compile met, from its own counters: a miss compiled at least one graph from scratch.
 CACHE_MISS, CACHE_HIT, CACHE_UNKNOWN = "cache miss", "cache hit", "cache outcome not recorded"
 SCOPE_FIELDS = ("preprocessing", "host_to_device", "output_retrieval", "synchronized")
+Timed = tuple[tuple[str, ...], bool, tuple[str, ...]]  # stages, synchronised, how each was done (warm_timed)
 
 
 class CompareRefused(ValueError):
@@ -168,7 +169,7 @@ class CellSide:
     recompile_limit: bool = False
     layout_missed: bool = False  # its warm loop was fed another layout than the cell's
     scope: tuple[bool, ...] | None = None
-    timed: tuple[tuple[str, ...], bool] | None = None  # what the warm clock covered (warm_timed)
+    timed: Timed | None = None  # what the warm clock covered, and how (warm_timed)
     explained: bool = False
     verdict: str | None = None  # the owner's verdict on an explained failure: "accepted", "change-needed" or None
     failing: str = ""  # what a failed cell failed on, in words (judgement.failing_quantity)
@@ -579,23 +580,26 @@ def _scope(cell: CellRecord, run: RunModel) -> tuple[bool, ...] | None:
     return tuple(getattr(scope, name) for name in SCOPE_FIELDS) if scope is not None else None
 
 
-def warm_timed(cell: CellRecord) -> tuple[tuple[str, ...], bool] | None:
+def warm_timed(cell: CellRecord) -> Timed | None:
     """What the clock of the cell's last warm series covered, as the collector recorded it: the
-    stages timed and whether each sample ended on a device synchronisation; None when the log
-    did not record them (before schema 1.1) or the cell has no warm series. Two runs whose warm
-    clocks covered different stages, or one not synchronised, time different things, whatever
-    their declared scope says."""
-    for call, region, _notes, synchronized in reversed(cell.timed):
+    stages timed, whether each sample ended on a device synchronisation, and how the stages were
+    done (timed_notes, e.g. 'the output is copied to the host inside the timed region'); None
+    when the log did not record them (before schema 1.1) or the cell has no warm series. Two runs
+    whose warm clocks covered different stages, did them otherwise, or one not synchronised,
+    time different things, whatever their declared scope says."""
+    for call, region, notes, synchronized in reversed(cell.timed):
         if call == "warm":
-            return None if region is None else (region, synchronized)
+            return None if region is None else (region, synchronized, notes)
     return None
 
 
-def timed_words(timed: tuple[tuple[str, ...], bool] | None) -> str | None:
-    """warm_timed in words: 'host_to_device + model_call, not synchronised' (None: not recorded)."""
+def timed_words(timed: Timed | None) -> str | None:
+    """warm_timed in words: 'host_to_device + model_call, not synchronised' and, where the log
+    says how stages were done, '(NOTE; NOTE)' (None: not recorded)."""
     if timed is None:
         return None
-    return f"{' + '.join(timed[0]) or 'nothing'}" + ("" if timed[1] else ", not synchronised")
+    notes = f" ({'; '.join(note[:200] for note in timed[2][:8])})" if timed[2] else ""
+    return f"{' + '.join(timed[0]) or 'nothing'}" + ("" if timed[1] else ", not synchronised") + notes
 
 
 def timed_flag(before: str | None, after: str | None, roles: tuple[str, str]) -> str | None:

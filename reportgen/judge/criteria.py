@@ -153,6 +153,9 @@ def _plan_criteria(plan: Any) -> list[Declared]:
     ]
     parts.append("synchronized" if scope.synchronized else "not synchronized")
     out.append(Declared("timing_scope", "timing scope", ", ".join(parts), "timing"))
+    # The plan's words on its scope: named where they change, judging nothing by themselves (the
+    # stages above and what each run's clock covered do).
+    out.append(Declared("timing_scope_note", "timing scope note", bounded(scope.note or "none"), "record"))
     out.append(Declared("warm_repetitions", "warm repetitions", str(plan.warm_repetitions), "timing"))
     # Not recorded before 1.6: a log that does not say cannot be told to have warmed up alike,
     # unless it read the same plan text (criteria_changes).
