@@ -660,7 +660,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         untested_reason=cell.untested_reason if cell.status == "untested" else None,
         diverges=_diverges(cell),
         waited=cell.warm_waited,
-        timing_flag=series_flag(cell.warm_samples, cell.warm_waited, before=cell.warm_before)
+        timing_flag=series_flag(cell.warm_samples, cell.warm_waited, before=cell.warm_before, logged=cell.warm_logged)
         if cell.warm_median_s is not None and cell.warm_samples
         else None,
     )
@@ -1179,10 +1179,18 @@ def _with_timings(
             # Each run's CPU wait over its warm loop, by side (every run passed this cell).
             waits = tuple([c.cells[cell.case].warm_waited for c in side] for side in sides)
             earlier = tuple([c.cells[cell.case].warm_before for c in side] for side in sides)
+            said = tuple([c.cells[cell.case].warm_logged for c in side] for side in sides)
             base_replicas, cand_replicas = (
-                replicate_flags(role, [c.side.run.start.run_id for c in side], runs, side_waits, before=side_before)
-                for role, side, runs, side_waits, side_before in zip(
-                    ("baseline", "candidate"), sides, samples[cell.case], waits, earlier
+                replicate_flags(
+                    role,
+                    [c.side.run.start.run_id for c in side],
+                    runs,
+                    side_waits,
+                    before=side_before,
+                    logged=side_said,
+                )
+                for role, side, runs, side_waits, side_before, side_said in zip(
+                    ("baseline", "candidate"), sides, samples[cell.case], waits, earlier, said
                 )
             )
             replicas = base_replicas + cand_replicas + _replicate_fallback(cell.case, extra)

@@ -1098,7 +1098,8 @@ def rule_timing_stability(run: RunModel, notes: Notes) -> list[Reason]:
         parts.append(
             f"{len(unstable)} of {timed} timed cells have an unstable warm timing (bimodal, drifting, spread wide, with many far"
             " outliers or a fastest sample far below the median, or measured while the threads waited for a CPU, by the"
-            " collector's stability rules; or measured again at a speed none of its earlier attempts ran at)"
+            " collector's stability rules; or measured again at a speed none of its earlier attempts ran at; or called"
+            " unstable by the collector that measured it)"
         )
     if short:
         parts.append(

@@ -127,7 +127,7 @@ def cell_stability(cell: CellRecord) -> CellStability | None:
     # and notes) only when they are asked for: an unstable series' flag names its failed
     # checks; nothing shows a stable series' checks.
     stability = classify(cell.warm_samples, cell.warm_waited)
-    apart = attempts_apart(stability, cell.warm_before)
+    apart = attempts_apart(stability, cell.warm_before) or logged_unstable(stability, cell.warm_logged)
     host = ""
     if (stability.verdict == UNSTABLE or apart) and cell.source is not None:
         host = host_text(getattr(fields_of(cell.source.at(cell.warm_line)), "host", None))
@@ -152,6 +152,18 @@ def attempts_apart(stability: Stability, before: Sequence[float] | None) -> str:
     if median < fastest / (1 + GAP_OVER_MEDIAN_MIN):
         return f"the attempts disagree: the last series' median is {_times(median / fastest)} the fastest sample of the earlier ones"
     return ""
+
+
+def logged_unstable(stability: Stability, logged: Sequence[str] | None) -> str:
+    """Why a series these rules call stable decides nothing all the same: the collector that
+    measured it classified it unstable (``logged``: the rules it failed there). The two halves
+    share one classifier, but a log is read by the reportgen at hand: a collector with a rule this
+    reportgen lacks, or a log edited after the fact, may disagree with it, and a timing its own
+    measurement called unstable decides nothing. '' when they agree, or the log did not say."""
+    if stability.verdict != STABLE or logged is None:
+        return ""
+    rules = ", ".join(RULE_WORDS.get(rule, rule) for rule in logged) or "no rule named"
+    return f"the collector that measured it classified it unstable ({rules}); these rules call its samples stable"
 
 
 def _times(ratio: float) -> str:
@@ -382,6 +394,7 @@ def series_flag(
     repetitions: int | None = None,
     before: Sequence[float] | None = None,
     totals_before: Sequence[float] | None = None,
+    logged: Sequence[str] | None = None,
 ) -> str | None:
     """Why a kept warm series decides nothing ('unstable timing: ...', 'timing not classified:
     ...'), or None for a stable one (and for no samples: there is nothing to judge).
@@ -390,7 +403,8 @@ def series_flag(
     decode times must be stable too (repetitions_stability): else its throughput, the figure a
     generation service is judged by, could move against the per-step median. ``before``: the
     (fastest, slowest) sample of the cell's earlier warm series, where it was measured again
-    (attempts_apart); ``totals_before``: the same of the earlier repetitions' whole decode times."""
+    (attempts_apart); ``totals_before``: the same of the earlier repetitions' whole decode times;
+    ``logged``: the rules the log's own classification said the series failed (logged_unstable)."""
     if not samples:
         return None
     s = classify(samples, _pair(waited))
@@ -398,7 +412,7 @@ def series_flag(
         return f"{FLAG}: " + ", ".join(RULE_WORDS.get(c.name, c.name) for c in s.reasons)
     if s.verdict == UNCLASSIFIED:
         return f"{UNCLASSIFIED_FLAG}: {s.note}"
-    if apart := attempts_apart(s, before):
+    if apart := attempts_apart(s, before) or logged_unstable(s, logged):
         return f"{FLAG}: {apart}"
     whole = repetitions_stability(samples, repetitions, waited) if repetitions else None
     if whole is not None and whole.verdict == UNSTABLE:
@@ -443,16 +457,20 @@ def undecided_why(unstable: int, undecided: int) -> str:
 
 
 def stability_word(
-    samples: list[float] | tuple[float, ...] | None, waited: Waited = None, before: Sequence[float] | None = None
+    samples: list[float] | tuple[float, ...] | None,
+    waited: Waited = None,
+    before: Sequence[float] | None = None,
+    logged: Sequence[str] | None = None,
 ) -> str | None:
     """The classifier's verdict on a kept warm series, as the exports give it: 'stable',
     'unstable' or 'unclassified' (too short to classify); None with no samples. Only a stable
     series' median decides anything (the exports' readers filter on it). ``before``: as
-    series_flag's; a stable series whose attempts disagree reads 'unstable'."""
+    series_flag's; a stable series whose attempts disagree, or that the log itself called
+    unstable (``logged``), reads 'unstable'."""
     if not samples:
         return None
     s = classify(samples, _pair(waited))
-    return UNSTABLE if attempts_apart(s, before) else s.verdict
+    return UNSTABLE if attempts_apart(s, before) or logged_unstable(s, logged) else s.verdict
 
 
 def _pair(waited: Waited) -> tuple[float, float] | None:
@@ -487,19 +505,24 @@ def replicate_flags(
     repetitions: Sequence[int | None] = (),
     before: Sequence[Sequence[float] | None] = (),
     totals: Sequence[Sequence[float] | None] = (),
+    logged: Sequence[Sequence[str] | None] = (),
 ) -> list[str]:
     """The stability flag of each further replicate's warm series, named by side and run (the
     first run's own flag is its cell's), and the side's when its runs disagree (runs_disagree).
     ``waited``: each run's CPU wait over its loop, in the order of ``samples``, where recorded;
     ``repetitions``: of a decode_token series, each run's repetitions; ``before``: each run's
-    earlier attempts' range (series_flag), and ``totals`` of their repetitions' decode times."""
+    earlier attempts' range (series_flag), and ``totals`` of their repetitions' decode times;
+    ``logged``: each run's own classification's failed rules, where it called the series unstable."""
     found = []
     waits = list(waited) + [None] * (len(samples) - len(waited))
     reps = list(repetitions) + [None] * (len(samples) - len(repetitions))
     befores = list(before) + [None] * (len(samples) - len(before))
     whole = list(totals) + [None] * (len(samples) - len(totals))
-    for run_id, series, wait, rep, earlier, sums in list(zip(run_ids, samples, waits, reps, befores, whole))[1:]:
-        flag = series_flag(series, wait, rep, earlier, sums)
+    said = list(logged) + [None] * (len(samples) - len(logged))
+    for run_id, series, wait, rep, earlier, sums, own in list(zip(run_ids, samples, waits, reps, befores, whole, said))[
+        1:
+    ]:
+        flag = series_flag(series, wait, rep, earlier, sums, own)
         if flag:
             found.append(f"{flag} ({role} replicate {run_id})")
     if disagree := runs_disagree(samples):

@@ -113,6 +113,10 @@ class CellRecord:
     # The most the threads waited for a CPU per second of loop over those earlier series (where
     # recorded): why they were measured again, which the reported series alone does not show.
     warm_before_wait: float | None = None
+    # The rules the log's own classification of the reported series failed, where it called it
+    # unstable (1.2 logs on; None: it did not, or did not say): such a series decides nothing even
+    # where this reportgen's rules call its samples stable (judge.timing_stability.logged_unstable).
+    warm_logged: tuple[str, ...] | None = None
     # The last warm series' peak device memory in bytes (1.3 logs on); None where not measured:
     # no record, or the target has no device allocator (the reason stays in the log).
     peak_device_bytes: int | None = None
@@ -579,6 +583,12 @@ def _timing_facts(cell: CellRecord, data: Any, line: int) -> None:
         cell.warm_median_s, cell.warm_iqr_s = warm.median_s, warm.iqr_s
         cell.warm_samples, cell.warm_line = tuple(warm.samples_s), line
         cell.warm_series += 1
+        stability = _opt(data.stability)
+        cell.warm_logged = (
+            tuple(str(r)[:80] for r in stability.reasons[:8])
+            if stability is not None and stability.verdict == "unstable"
+            else None
+        )
         host = _opt(data.host)
         cell.host = (
             tuple(sorted((k, v) for k, f in host.items() if isinstance(v := _opt(f.value), str) and v)) if host else ()

@@ -136,7 +136,9 @@ def rows(runs: list[tuple[RunSummary, Any]]) -> list[dict[str, Any]]:
                     "status": getattr(cell, "status", None),
                     "warm_median_s": getattr(cell, "warm_median_s", None),
                     "warm_samples": getattr(cell, "warm_samples", None),
-                    "warm_stability": stability_word(cell.warm_samples_s, cell.warm_waited, cell.warm_before)
+                    "warm_stability": stability_word(
+                        cell.warm_samples_s, cell.warm_waited, cell.warm_before, cell.warm_logged
+                    )
                     if cell is not None and cell.warm_median_s is not None
                     else None,
                     **{

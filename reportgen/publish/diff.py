@@ -278,7 +278,7 @@ def timing_flags(
                 _before(cell, TOTALS) if series == "decode_token" else None,
             )
             if series
-            else series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before)
+            else series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before, logged=cell.warm_logged)
         )
         if flag:
             flags.append(f"{flag} ({which})")
@@ -292,6 +292,12 @@ def _before(cell: CellSummary | None, series: str) -> list[float] | None:
     if series:
         return (cell.generation_before or {}).get(series)
     return cell.warm_before
+
+
+def _logged(cell: CellSummary | None, series: str) -> list[str] | None:
+    """The rules the log's own classification said the cell's warm series failed (not kept for a
+    generation series, whose own verdicts are not logged)."""
+    return cell.warm_logged if cell is not None and not series else None
 
 
 def _repetitions(cell: CellSummary | None, series: str) -> int | None:
@@ -1113,8 +1119,11 @@ class _Cells:
         totals = [
             [_before(r.cells.get(case), whole) if whole else None for r in side] for side in (self.befores, self.afters)
         ]
-        flags += replicate_flags("before", result.before_runs, before[1], waits[0], reps[0], earlier[0], totals[0])
-        flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1], earlier[1], totals[1])
+        own = [[_logged(r.cells.get(case), series) for r in side] for side in (self.befores, self.afters)]
+        flags += replicate_flags(
+            "before", result.before_runs, before[1], waits[0], reps[0], earlier[0], totals[0], own[0]
+        )
+        flags += replicate_flags("after", result.after_runs, after[1], waits[1], reps[1], earlier[1], totals[1], own[1])
         # A site state from before planned fields kept: one sequence.
         batch = old.planned[0] if old.planned and isinstance(old.planned[0], int) else 1
         change = TimingChange(case, before[0], after[0], flags, series=series_words(series, batch) if series else "")

@@ -133,7 +133,9 @@ def cell_rows(judged: JudgedRun) -> list[dict[str, object]]:
                 "cold_s": cell.cold_s,
                 "warm_median_s": cell.warm_median_s,
                 "warm_iqr_s": cell.warm_iqr_s if timed else None,
-                "warm_stability": stability_word(cell.warm_samples, cell.warm_waited, cell.warm_before)
+                "warm_stability": stability_word(
+                    cell.warm_samples, cell.warm_waited, cell.warm_before, cell.warm_logged
+                )
                 if timed
                 else None,
                 "warm_samples": len(cell.warm_samples) if timed else None,
@@ -238,7 +240,9 @@ def history_frame(summaries: Iterable[RunSummary]) -> pd.DataFrame:
     for s in summaries:
         for case, cell in s.cells.items():
             # A warm series that decides nothing (unstable) leaves a gap in the trend, named in its caveats.
-            unsteady = series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before)
+            unsteady = series_flag(
+                cell.warm_samples_s, cell.warm_waited, before=cell.warm_before, logged=cell.warm_logged
+            )
             if cell.warm_samples_s and not unsteady:
                 series.setdefault(len(cell.warm_samples_s), []).append((len(rows), cell.warm_samples_s))
             rows.append(

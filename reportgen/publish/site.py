@@ -153,7 +153,8 @@ from collector.visible import terminal
 # 12: a summary keeps the same range of a generation cell's earlier series of warm generations
 # (1.7 logs on: the collector takes them again while one is unstable).
 # 13: a summary keeps which of a cell's timed calls were fed another layout than the cell's (no
-# ratio of such a warm figure decides anything).
+# ratio of such a warm figure decides anything) and the rules the log's own classification said
+# its warm series failed (a series the collector called unstable decides nothing).
 STATE_FORMAT = 13
 MAX_STATE_BYTES = 256 << 20
 KEY_TIMINGS = 4
@@ -809,7 +810,11 @@ def _unstable_cell(summary: RunSummary, case: str) -> str | None:
     """Why a cell's warm point decides nothing, after its symbol ('≋ unstable timing: ...', '?
     timing not classified: ...'), or None."""
     cell = summary.cells.get(case)
-    flag = series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before) if cell is not None else None
+    flag = (
+        series_flag(cell.warm_samples_s, cell.warm_waited, before=cell.warm_before, logged=cell.warm_logged)
+        if cell is not None
+        else None
+    )
     if flag is None:
         return None
     return f"{STABILITY_SYMBOL if flag.startswith(STABILITY_FLAG) else UNCLASSIFIED_SYMBOL} {flag}"

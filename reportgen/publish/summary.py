@@ -111,6 +111,9 @@ class CellSummary:
     # again (None: one series, or a site state written before it was kept): a stable last series
     # far outside them decides nothing (judge.timing_stability.attempts_apart).
     warm_before: list[float] | None = None
+    # The rules the log's own classification said the reported warm series failed, where it called
+    # it unstable (None: it did not): it decides nothing then (judge.timing_stability.logged_unstable).
+    warm_logged: list[str] | None = None
     # The same over a generation cell's warm generations (both its series come from that loop).
     generation_waited: list[float] | None = None
     # Per generation series (and TOTALS, the repetitions' whole decode times), [fastest, highest
@@ -363,6 +366,7 @@ def cell_summary(
         summary.timed = timed_words(warm_timed(cell))
         summary.warm_waited = list(cell.warm_waited) if cell.warm_waited is not None else None
         summary.warm_before = list(cell.warm_before) if cell.warm_before is not None else None
+        summary.warm_logged = list(cell.warm_logged) if cell.warm_logged is not None else None
         summary.cold_condition = cell.cold_condition if cell.cold_s is not None else None
         counters = cell.compile_cache if mode == "compiled" else None
         summary.compile_cache = cache_outcome_of(*counters) if counters is not None else None
