@@ -61,14 +61,14 @@ def test_matching_target_is_evidence_for_it(tmp_path: Path) -> None:
     judged = judge_log(_log(tmp_path, "cpu"))
     assert judged.disposition.outcome == "suitable"
     assert judged.disposition.headline.startswith("Suitable for the tested fixed-shape path: ")
-    assert judged.disposition.headline.endswith(" (on cpu: evidence for cpu)")
+    assert judged.disposition.headline.endswith(" (on cpu: evidence for cpu; weights origin not recorded)")
     assert not [r for r in judged.disposition.reasons if r.rule == "wrong-target"]
 
 
 def test_old_log_without_intended_target_says_not_recorded(tmp_path: Path) -> None:
     log = _log(tmp_path, None)
     judged = judge_log(log)
-    assert "(on cpu; intended target not recorded)" in judged.disposition.headline
+    assert "(on cpu; intended target not recorded; weights origin not recorded)" in judged.disposition.headline
     assert judged.disposition.outcome == "suitable", "a note, not a block: the plan's own target matched"
     build_report(log, tmp_path / "out")
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
