@@ -44,10 +44,31 @@ def run_cells(run: Run) -> None:
     for index, cell in enumerate(run.cells, start=1):
         groups.setdefault((cell.dtype, cell.layout), []).append((index, cell))
     for (dtype, _), members in groups.items():
+        group = [c for _, c in members]
+        idle = {index: why for index, cell in members if (why := idle_repeat(cell, group)) is not None}
+        for index, cell in members:
+            if index in idle:
+                _skip(run, cell, index, idle[index])
+        members = [(i, c) for i, c in members if i not in idle]
         elsewhere: set[str] = set()
         if children.wanted(run, dtype):
             elsewhere = children.run_compiled(run, members)
         run_group(run, dtype, [(i, c) for i, c in members if c.case not in elsewhere], elsewhere)
+
+
+def idle_repeat(cell: Cell, group: list[Cell]) -> str | None:
+    """Why a cache-check repeat among the chosen cells of its (dtype, layout) group would test
+    nothing, or None: it repeats its shape after the group's other compiled shapes, so it needs
+    its own shape compiled before it and another shape compiled between (--only may leave out
+    either). Without its own it is the shape's first compile; right after it, any cache holds it."""
+    if not cell.repeat_of:
+        return None
+    chosen = {c.case for c in group}
+    if cell.repeat_of not in chosen:
+        return f"the cell it repeats, {cell.repeat_of}, is not among the chosen cells (--only): the repeat would be its shape's first compile"
+    if not any(c.mode == "compiled" and not c.repeat_of and c.case != cell.repeat_of for c in group):
+        return "no other shape of its group is among the chosen cells (--only): a repeat straight after its own shape tests no cache"
+    return None
 
 
 def run_group(
