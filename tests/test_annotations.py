@@ -99,6 +99,19 @@ def test_a_case_key_not_in_the_plan_is_an_error_with_its_line(tmp_path: Path) ->
     assert code == 1 and "annotations.toml:3: [b9-l9-contiguous-float32-eager] names case" in output
 
 
+def test_a_misspelled_name_in_a_list_beside_ones_that_match_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
+    """`cases = [right, misspelled]` explained the right cell and left the misspelled one's
+    unexplained with no word (careless user review, finding 2)."""
+    typo = B2_COMPILED.replace("contiguous", "contigous")
+    text = f'[[explain]]\ncases = ["{B1_EAGER}", "{typo}"]\nexplanation = "x"\nverdict = "accepted"\nreason = "r"\n'
+    code, output = _report(tmp_path, _write(tmp_path, text))
+    assert code == 1, output
+    assert (
+        f"annotations.toml:1: [[explain]] #1 names case {typo!r}, which is not in the plan; did you mean {B2_COMPILED!r}?"
+        in output
+    ), output
+
+
 def test_field_selectors_that_match_nothing_are_an_error(tmp_path: Path) -> None:
     code, output = _report(tmp_path, _write(tmp_path, '[[explain]]\ndtype = "bfloat16"\nexplanation = "x"\n'))
     assert code == 1 and "annotations.toml:1: [[explain]] #1 (dtype bfloat16) matches no planned cell" in output

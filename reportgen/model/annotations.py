@@ -30,6 +30,7 @@ from elsewhere cannot inject markup into a report or make it load anything.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -61,6 +62,7 @@ _HEADER = re.compile(r"^[ \t]*(\[\[?)[ \t]*([^\[\]# \t](?:[^\[\]#]*[^\[\]# \t])?
 
 
 SHOWN_CHARS = 200  # of an entry's selectors in a message about it
+MAX_SUGGESTED = 5_000  # planned cells a misspelled case name is compared with for a suggestion
 
 
 class AnnotationError(ValueError):
@@ -300,6 +302,17 @@ def apply_annotations(notes: AnnotationFile, cells: Iterable[CellRecord]) -> Ann
                 else f"({entry.selector_text}) matches no planned cell"
             )
             raise AnnotationError(f"{entry.where(notes.path)}: {entry.label} {what}")
+        # A name listed without a wildcard names one cell: a misspelled one among others that
+        # match must not leave its cell unexplained with no word.
+        listed = [v for name, values in entry.selectors if name == "cases" for v in values if not _GLOB.search(v)]
+        missing = [n for n in listed if n not in position]
+        if missing:
+            more = f" (and {len(missing) - 1} more not in it)" if len(missing) > 1 else ""
+            close = difflib.get_close_matches(missing[0], list(position)[:MAX_SUGGESTED], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise AnnotationError(
+                f"{entry.where(notes.path)}: {entry.label} names case {missing[0][:SHOWN_CHARS]!r}, which is not in the plan{more}{hint}"
+            )
         covered[entry.index] = matched
         for case in matched:
             by_case.setdefault(case, []).append(entry.index)
