@@ -359,7 +359,7 @@ def validate(
         for arg in logs:
             if is_remote(arg) or os.path.isdir(arg):
                 listed = find_runs([arg], max_bytes=max_bytes, follow_symlinks=follow_symlinks)
-                notes += [f"{inspection_note(path)}; skipped" for path in listed.inspections]
+                notes += [f"{inspection_note(path)}; left out (not counted as skipped)" for path in listed.inspections]
                 if not listed.logs and not listed.skipped and not is_remote(arg):
                     for line in notes:
                         echo(line, err=True)
@@ -368,7 +368,7 @@ def validate(
                     sys.exit(2)
                 for entry in listed.logs:  # one not named *.inspection.jsonl is known by its first line
                     if isinstance(entry.path, Path) and is_inspection_log(entry.path, max_bytes):
-                        notes.append(f"{inspection_note(entry.path)}; skipped")
+                        notes.append(f"{inspection_note(entry.path)}; left out (not counted as skipped)")
                     else:
                         found.append(entry.path)
                 skipped += [s.format() for s in listed.skipped]
@@ -405,7 +405,8 @@ Exit codes:
   0  report written
   1  the log, the annotations or the --inspection log are invalid or unreadable (problems
      printed as FILE:LINE: message), or the --inspection log is of another workload
-  2  usage error, or --out or standard output cannot be written (a full disk; one line says why)
+  2  usage error (such as a location that does not hold exactly one run log, or a log larger than
+     --max-log-size), or --out or standard output cannot be written (a full disk; one line says why)
   3  report written, but the disposition is one that --fail-on refuses
   141  standard output's reader went away (`| head`): what was written stays
 \b

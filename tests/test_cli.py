@@ -193,6 +193,18 @@ def test_compare_reads_logs_up_to_the_limit_every_command_takes(tmp_path: Path) 
     assert (tmp_path / "large" / "compare.html").is_file()
 
 
+def test_report_of_a_log_over_the_limit_exits_as_its_help_says(tmp_path: Path) -> None:
+    """A log over --max-log-size exited 2 while report's help listed "unreadable" under 1 only."""
+    run = REPO / "sample_runs" / "heat-solver-cpu-20261205T122551Z-af7feb"
+    done = CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "r"), "--max-log-size", "1K"])
+    assert done.exit_code == 2 and "larger than the limit of 1 KiB (--max-log-size)" in done.output
+    help_text = " ".join(CliRunner().invoke(main, ["report", "--help"]).output.split())
+    assert (
+        "2 usage error (such as a location that does not hold exactly one run log, or a log larger than --max-log-size)"
+        in help_text
+    )
+
+
 def test_report_refuses_an_inspection_of_another_workload_as_plan_check_does(tmp_path: Path) -> None:
     """It wrote the report (exit 0) with a row saying the prediction compares nothing."""
     run = REPO / "sample_runs" / "heat-solver-cpu-20261205T122551Z-af7feb"

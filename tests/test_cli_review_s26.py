@@ -183,6 +183,9 @@ def test_validate_skips_inspection_logs_in_a_folder_with_one_line(tmp_path: Path
     notes = [line for line in result.output.splitlines() if "an inspection log" in line]
     assert len(notes) == 2
     assert all("plan-check --inspection" in line and "report --inspection" in line for line in notes)
+    # Said as the help says it (left out), not as a skipped entry, which exits 1 (a careless user
+    # read "skipped" beside exit 0 as a contradiction of the help).
+    assert all(line.endswith("; left out (not counted as skipped)") for line in notes), notes
     assert "valid, complete" in result.output
 
 
