@@ -841,6 +841,15 @@ Examples:
 """
 
 
+def _output_format(fmt: str, as_json: bool) -> str:
+    """--format, or json for --json; both, naming another format, is a usage error (the output
+    silently ignored one of them)."""
+    given = click.get_current_context().get_parameter_source("fmt") != click.core.ParameterSource.DEFAULT
+    if as_json and given and fmt != "json":
+        raise click.UsageError(f"--json and --format {fmt} ask for two outputs: give one")
+    return "json" if as_json else fmt
+
+
 def _sides(
     command: str, positional: tuple[Any, ...], first: tuple[Any, ...], second: tuple[Any, ...], names: tuple[str, str]
 ) -> tuple[list[Any], list[Any]]:
@@ -893,9 +902,10 @@ def diff(
     from reportgen.render.report import ReportInputError
     from reportgen.storage.sources import RemoteError
 
+    fmt = _output_format(fmt, as_json)
     a, b = _sides("diff", runs, befores, afters, ("before", "after"))
     try:
-        text, refused, ungated = diff_command(a, b, "json" if as_json else fmt, max_bytes, follow_symlinks, fail_on)
+        text, refused, ungated = diff_command(a, b, fmt, max_bytes, follow_symlinks, fail_on)
         echo(text)
         if ungated:
             echo(f"reportgen diff: --fail-on {fail_on}: {ungated}", err=True)
@@ -1193,6 +1203,7 @@ def plan_check(
     from reportgen.judge import plancheck
     from reportgen.storage.local import same_file, shown
 
+    fmt = _output_format(fmt, as_json)
     if write_revised is not None and same_file(write_revised, plan):
         # Replacing it would lose the owner's plan (its comments and values) to the proposals.
         echo(
@@ -1213,7 +1224,7 @@ def plan_check(
     except InspectionError as exc:
         echo(f"reportgen plan-check: the inspection does not belong to this plan: {shown(exc)}", err=True)
         sys.exit(1)
-    if as_json or fmt == "json":
+    if fmt == "json":
         echo(plancheck.format_json(review))
     elif fmt == "md":
         from reportgen.render.templating import render_md

@@ -214,3 +214,21 @@ def test_report_refuses_an_inspection_of_another_workload_as_plan_check_does(tmp
     assert result.exit_code == 1, result.output
     assert "inspects the workload 'all-MiniLM-L6-v2', not this run's 'heat-solver'" in result.output
     assert not (out / "report.html").exists()
+
+
+@pytest.mark.parametrize("command", ["diff", "plan-check"])
+def test_json_beside_another_format_is_a_usage_error(command: str) -> None:
+    """`diff A B --json --format md` printed JSON and said nothing of the --format it ignored."""
+    samples = REPO / "sample_runs"
+    args = (
+        [
+            str(samples / "heat-solver-cpu-20261205T122551Z-af7feb"),
+            str(samples / "heat-solver-cpu-20261205T074106Z-bcfcd4"),
+        ]
+        if command == "diff"
+        else [str(REPO / "tests" / "plans" / "scenario_a.toml")]
+    )
+    refused = CliRunner().invoke(main, [command, *args, "--json", "--format", "md"])
+    assert refused.exit_code == 2 and "--json and --format md ask for two outputs: give one" in refused.output
+    agreed = CliRunner().invoke(main, [command, *args, "--json", "--format", "json"])
+    assert agreed.exit_code in (0, 3) and agreed.output.lstrip().startswith("{"), agreed.output
