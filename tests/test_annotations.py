@@ -6,6 +6,7 @@ import re
 import sys
 import tomllib
 from fnmatch import fnmatchcase
+import shlex
 from pathlib import Path
 from typing import Callable
 
@@ -453,6 +454,28 @@ def test_the_skeleton_of_a_run_failing_at_many_sizes_is_one_report_reads(tmp_pat
     # A synthetic fixture: the printed disposition says so first.
     assert output.startswith(f"{SYNTHETIC_LEAD}: Blocked: 1000 mismatches need the owner's verdict"), output
     assert (tmp_path / "out" / "report.html").is_file() and "annotations.toml" not in output
+
+
+def test_the_command_annotate_suggests_runs_as_printed_from_where_it_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside an existing annotations.toml, annotate suggested `reportgen annotate events.jsonl
+    --out annotations.new.toml`: from any other folder the log was not found, and the new file
+    went to the current folder, where no report reads it (careless user review, finding 4). The
+    report's next step named the log by its file name alone too."""
+    log = _write(tmp_path / "runs", annotations="# mine\n")
+    monkeypatch.chdir(tmp_path)
+    relative = log.relative_to(tmp_path)
+    result = CliRunner().invoke(main, ["annotate", str(relative)])
+    assert result.exit_code == 3, result.output
+    suggested = re.search(r"`reportgen annotate ([^`]+)`", result.output)
+    assert suggested is not None, result.output
+    again = CliRunner().invoke(main, ["annotate", *shlex.split(suggested.group(1))])
+    assert again.exit_code == 0, again.output
+    assert (log.parent / "annotations.new.toml").is_file() and not (tmp_path / "annotations.new.toml").exists()
+    report = CliRunner().invoke(main, ["report", str(relative), "--out", "out", "--format", "md"])
+    assert report.exit_code == 0, report.output
+    assert f"reportgen annotate {relative}" in (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
 
 
 def test_every_cell_failed_and_accepted_is_not_suitable_over_nothing(tmp_path: Path) -> None:

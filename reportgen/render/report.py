@@ -121,18 +121,20 @@ def read_judgement(
     except AnnotationError as exc:
         raise AnnotationsInvalid(str(exc)) from None
     try:
-        if site:  # a log in S3 is named by its file name: annotate writes beside a local one only
+        # The next step names the log as `reportgen annotate` can find it from where the command
+        # ran (a log in S3 by its file name: annotate writes beside a local one only).
+        if site:
             return run, applied, judge(run, applied, _source_name(log), "reportgen site")
-        return run, applied, judge(run, applied)
+        return run, applied, judge(run, applied, _source_name(log))
     except LogChanged as exc:  # an event read again from a log changed since it was checked
         raise ReportInputError(str(exc)) from None
 
 
 def _source_name(log: LogRef) -> str | None:
-    """A local log as a site's page names it for `reportgen annotate`: the source the site read
-    (the page's own copy is not the one the next build reads), relative to the folder the site is
-    built from when it lies inside it; None (its file name) for a log outside it (a published
-    page shows no path of the builder's machine) or in S3."""
+    """A local log as a page names it for `reportgen annotate`: the source the command read (a
+    site page's own copy is not the one the next build reads), relative to the folder the
+    command ran in when it lies inside it; None (its file name) for a log outside it (a page
+    shows no path of the builder's machine) or in S3."""
     if not isinstance(log, Path):
         return None
     try:

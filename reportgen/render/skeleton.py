@@ -10,6 +10,8 @@ the failed cells that file does not explain yet.
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,7 +140,7 @@ def write_skeleton(
     if out is None and not force and target.exists():
         name = existing.name if isinstance(existing, Path) else ANNOTATIONS_NAME
         raise SkeletonError(
-            f"{target}: already exists; not overwritten. `reportgen annotate {log.name} --out annotations.new.toml` writes entries for the "
+            f"{target}: already exists; not overwritten. `reportgen annotate {shlex.quote(str(log))} --out {shlex.quote(str(target.with_name('annotations.new.toml')))}` writes entries for the "
             f"{len(waiting)} failed cell(s) {name} does not explain beside it (or use --force to replace it)",
             EXIT_EXISTS,
         )
