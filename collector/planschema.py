@@ -726,7 +726,8 @@ def key_lines(text: str) -> dict[str, int]:
         header = _HEADER.match(line)
         if header and "=" not in header.group(1):
             table = _dotted(header.group(1))
-            lines.setdefault(".".join(table), number)
+            for depth in range(1, len(table) + 1):  # [a.b] is where table a is first written too
+                lines.setdefault(".".join(table[:depth]), number)
             continue
         key = _KEY.match(line)
         if not key:

@@ -106,6 +106,11 @@ SHIPPED = sorted((REPO / "collector" / "workloads").glob("*.toml")) + sorted((RE
             r"plan.toml:7: compile\.dynamik: unknown key in \[compile\]; did you mean 'dynamic'\?",
         ),
         (MATRIX + "[options]\ndynamic = true\n", r"plan.toml:6: options: unknown table.*did you mean \[compile\]\?"),
+        # A misspelled table written only as the parent of another ([tolerance.bfloat16]) had no line.
+        (
+            MATRIX + "[tolerance.bfloat16]\natol = 1\n",
+            r"plan.toml:6: tolerance: unknown table.*did you mean 'tolerances'\?",
+        ),
         (
             MATRIX + '[options]\ncompile_mode = "default"\n',
             r"plan.toml:6: options: unknown table.*did you mean \[compile\]\? \(options\.compile_mode is compile\.mode\)",
