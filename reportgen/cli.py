@@ -704,9 +704,12 @@ def site(
         if not isinstance(where, Path):
             continue
         top = os.path.realpath(where)
-        if where.is_dir() and (out_real == top or out_real.startswith(top.rstrip(os.sep) + os.sep)):
+        # A log named directly: its run folder, which a build of the folder above reads.
+        folder = top if where.is_dir() else os.path.dirname(top)
+        if out_real == folder or out_real.startswith(folder.rstrip(os.sep) + os.sep):
+            named = shown(where) if where.is_dir() else f"{shown(where.parent)} (the folder of {shown(where)})"
             raise click.BadParameter(
-                f"{shown(out_dir)} is inside RUNS {shown(where)}: the site's copy of each log would be read as a run "
+                f"{shown(out_dir)} is inside RUNS {named}: the site's copy of each log would be read as a run "
                 "by the next build and by validate; give --out a folder outside RUNS",
                 param_hint="--out",
             )

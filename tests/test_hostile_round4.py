@@ -30,6 +30,18 @@ def test_site_refuses_an_output_folder_inside_runs(tmp_path: Path, inside: str) 
     assert sorted(p.name for p in runs.rglob("*")) == before  # nothing written
 
 
+def test_site_refuses_an_output_folder_inside_the_folder_of_a_log_named_directly(tmp_path: Path) -> None:
+    """`reportgen site runs/run-a/events.jsonl --out runs/run-a/site` wrote the site into the run
+    folder: a later validate of runs/ read the run twice (careless user review, finding 3)."""
+    log = tmp_path / "runs" / "run-a" / "events.jsonl"
+    log.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / "synthetic_complete.jsonl", log)
+    result = invoke(["site", log, "--out", log.parent / "site"])
+    assert result.code == 2, result.output
+    assert f"is inside RUNS {log.parent} (the folder of {log})" in result.output
+    assert sorted(p.name for p in log.parent.iterdir()) == ["events.jsonl"]  # nothing written
+
+
 def test_site_says_the_logs_it_left_out_lie_inside_out(tmp_path: Path) -> None:
     """RUNS reaching --out through a link it follows: the output folder is never searched."""
     out_dir = tmp_path / "out"
