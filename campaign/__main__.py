@@ -632,7 +632,10 @@ def _load_ledger(location: str) -> Ledger:
     else:
         # A destination that is not there is not mounted on this host: its ledger cannot be
         # read, which is not "no task has started" (resume would submit every task again).
-        if not Path(destination).is_dir():
+        # Unless nothing was ever submitted (a --dry-run's planned file has no NAME.submission
+        # beside it): then no task can have started, and nothing has written the folder yet.
+        submitted = not path.is_file() or submission_file(path).exists()
+        if not Path(destination).is_dir() and submitted:
             raise LedgerError(
                 f"{destination}: the campaign's destination is not a folder on this host (not mounted here?); "
                 "run status where it is mounted, or give the ledger folder DESTINATION/_campaigns/<id>"

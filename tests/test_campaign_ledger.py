@@ -946,6 +946,27 @@ def test_a_destination_not_mounted_here_is_an_error_not_a_campaign_never_started
     assert "every task is done or still running; nothing to resume" in capsys.readouterr().out
 
 
+def test_status_after_a_dry_run_says_planned_not_unmounted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Right after `submit --dry-run` nothing was submitted and nothing has made the destination:
+    status said it was not mounted here (exit 2). With no submission recorded beside the planned
+    tasks, every task is planned and none started (exit 1, as for a queued campaign)."""
+    _fake_sbatch(tmp_path, monkeypatch)
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(
+        KUBE_CAMPAIGN.format(destination=tmp_path / "fsx" / "runs").replace('[kubernetes]\nvolume_claim = "runs"\n', "")
+    )
+    assert (
+        main(["submit", str(campaign), "--scheduler", "slurm", "--dry-run", "--out", str(tmp_path / "n.sbatch")]) == 0
+    )
+    capsys.readouterr()
+    assert not (tmp_path / "fsx").exists()
+    assert main(["status", str(tmp_path / "nightly.planned.json")]) == 1
+    out = capsys.readouterr()
+    assert "not mounted" not in out.err and "no record yet: queued, or never started" in out.out, out
+
+
 def test_a_newline_in_a_ledger_record_starts_no_line_of_status(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
