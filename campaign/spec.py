@@ -491,12 +491,13 @@ def _check_destination(destination: str) -> None:
             f"campaign.destination: no '$' (Kubernetes expands $(NAME) and $$ in a task's environment, so the runs would go elsewhere than the ledger says), got {destination!r}"
         )
     if destination.startswith("s3://"):
-        bucket = destination[5:].split("/", 1)[0]
-        if not re.match(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", bucket) or ".." in bucket:
+        # The rules `reportgen publish` applies to each run's location (loaded here, standard
+        # library only): a bucket or prefix it refuses would fail every task after its whole
+        # workload ran.
+        from reportgen.storage.remote import RemoteError, bucket_problem, split_url
+
+        if bucket_problem(destination) is not None:
             raise CampaignError(f"campaign.destination: {destination!r} has no valid bucket name")
-        # The rule `reportgen publish` applies to each run's location (loaded here, standard
-        # library only): a prefix it refuses would fail every task after its whole workload ran.
-        from reportgen.storage.remote import RemoteError, split_url
 
         try:
             split_url(destination)

@@ -1069,8 +1069,12 @@ def publish(folder: Path, destination: str, delete: bool) -> None:
     from reportgen.storage.sources import RemoteError, Store
     from reportgen.storage.remote import publish as publish_folder
 
+    from reportgen.storage.remote import bucket_problem
+
     if not is_remote(destination):
         raise click.BadParameter("an s3://bucket/prefix location", param_hint="DESTINATION")
+    if (problem := bucket_problem(destination)) is not None:
+        raise click.BadParameter(problem, param_hint="DESTINATION")
     if delete and not destination[len("s3://") :].partition("/")[2].strip("/"):
         raise click.BadParameter(
             "--delete needs a prefix (s3://bucket/prefix): at the bucket root it would delete every other object",

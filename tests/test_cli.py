@@ -232,3 +232,13 @@ def test_json_beside_another_format_is_a_usage_error(command: str) -> None:
     assert refused.exit_code == 2 and "--json and --format md ask for two outputs: give one" in refused.output
     agreed = CliRunner().invoke(main, [command, *args, "--json", "--format", "json"])
     assert agreed.exit_code in (0, 3) and agreed.output.lstrip().startswith("{"), agreed.output
+
+
+def test_publish_refuses_a_bucket_name_the_store_cannot_have_before_any_connection(tmp_path: Path) -> None:
+    """`publish site s3://Bad_Bucket/x` answered with the store's credentials or endpoint error,
+    which does not name the bucket; campaign submit refused the same name with its reason."""
+    (tmp_path / "site").mkdir()
+    done = CliRunner().invoke(main, ["publish", str(tmp_path / "site"), "s3://Bad_Bucket/x"])
+    assert done.exit_code == 2, done.output
+    assert "'Bad_Bucket' is no valid bucket name" in done.output
+    assert "Credentials" not in done.output and "Endpoint" not in done.output

@@ -67,6 +67,20 @@ def content_type(name: str) -> str:
     return CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+def bucket_problem(url: str) -> str | None:
+    """Why an s3:// location to write to has no valid bucket name (3 to 63 lower-case letters,
+    digits, dots and hyphens, starting and ending with a letter or digit, no '..'), or None.
+    Checked before any connection: the store's own answer to such a name is a credentials or
+    endpoint error that does not name it. (Reading accepts any name a listing gives.)"""
+    bucket = url[len("s3://") :].split("/", 1)[0]
+    if _BUCKET.fullmatch(bucket) and ".." not in bucket:
+        return None
+    return f"{url}: {bucket!r} is no valid bucket name (3 to 63 lower-case letters, digits, '.' and '-')"
+
+
 def split_url(url: str) -> tuple[str, str]:
     """('bucket', 'key/prefix') of an s3:// URL, the prefix without a trailing slash."""
     if not is_remote(url):
