@@ -89,7 +89,7 @@ def test_annotate_writes_beside_never_over_and_only_what_is_not_explained(tmp_pa
     refused = CliRunner().invoke(main, ["annotate", str(log)])
     assert (
         refused.exit_code == 3
-        and "--out annotations.new.toml" in refused.output
+        and f"--out {log.parent / 'annotations.new.toml'}" in refused.output
         and "5 failed cell(s)" in refused.output
     )
     beside = log.parent / "annotations.new.toml"

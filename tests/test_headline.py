@@ -18,14 +18,17 @@ def test_a_suitable_headline_carries_its_scope_in_the_same_sentence() -> None:
     assert "(on cpu" in judged.disposition.headline
 
 
-def test_mismatches_are_said_in_words_with_the_next_step_and_its_command(tmp_path: Path) -> None:
+def test_mismatches_are_said_in_words_with_the_next_step_and_its_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(FIXTURES.parent)  # the command names the log from where it runs
     judged = judge_log(FIXTURES / "synthetic_mismatch.jsonl")
     failed = [c for c in judged.run.cells if c.status == "mismatch"]
     assert judged.view.finding.startswith(
         f"{len(failed)} cell(s) differ from the reference beyond tolerance (compiled/float32: {len(failed)})"
     )
     assert (
-        "reportgen annotate synthetic_mismatch.jsonl",
+        f"reportgen annotate {FIXTURES.name}/synthetic_mismatch.jsonl",
         True,
     ) in judged.view.next_step.parts and "annotations.toml" in str(judged.view.next_step)
     build_report(FIXTURES / "synthetic_mismatch.jsonl", tmp_path)
