@@ -79,6 +79,20 @@ _FAST_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError
 CHUNK_BYTES = 1 << 19  # read at a time (a local log's bytes are not kept once checked)
 
 
+# A log is untrusted: a file of millions of bad lines, or of lines quoting a value of a
+# megabyte, must not hold a finding per line, or a megabyte per finding, in memory. The first
+# MAX_KEPT_PROBLEMS are kept (every command prints far fewer); the rest are counted.
+MAX_KEPT_PROBLEMS = 10_000
+MAX_MESSAGE_CHARS = 2_000
+
+
+def bounded_message(message: str) -> str:
+    """A finding's message, cut at MAX_MESSAGE_CHARS with the length it had."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}... (cut: {len(message):,} characters)"
+
+
 @dataclass(frozen=True)
 class Problem:
     """One located finding; line 0 means the file as a whole."""
@@ -176,6 +190,9 @@ class LogReading:
     end_status: str | None = None
     truncated: bool = False
     refused: bool = False
+    # Findings past MAX_KEPT_PROBLEMS, counted, not kept.
+    more_errors: int = 0
+    more_warnings: int = 0
 
     @property
     def run_end(self) -> RunEnd | None:
@@ -191,8 +208,17 @@ class LogReading:
         return [p for p in self.problems if p.severity == "error"]
 
     @property
+    def error_count(self) -> int:
+        """Every error found, those past MAX_KEPT_PROBLEMS too."""
+        return len(self.errors) + self.more_errors
+
+    @property
+    def warning_count(self) -> int:
+        return len(self.problems) - len(self.errors) + self.more_warnings
+
+    @property
     def valid(self) -> bool:
-        return not self.errors
+        return not self.errors and not self.more_errors
 
     @property
     def complete(self) -> bool:
@@ -233,11 +259,17 @@ class _Checker:
         self.version: str | None = None  # run_start's schema_version, once read
 
     def error(self, line: int, message: str) -> None:
-        self.reading.problems.append(Problem(self.reading.path, line, "error", message))
         self.figures.erred = True  # a refused line may have been a result run_end counts
+        if len(self.reading.problems) >= MAX_KEPT_PROBLEMS:
+            self.reading.more_errors += 1
+            return
+        self.reading.problems.append(Problem(self.reading.path, line, "error", bounded_message(message)))
 
     def warning(self, line: int, message: str) -> None:
-        self.reading.problems.append(Problem(self.reading.path, line, "warning", message))
+        if len(self.reading.problems) >= MAX_KEPT_PROBLEMS:
+            self.reading.more_warnings += 1
+            return
+        self.reading.problems.append(Problem(self.reading.path, line, "warning", bounded_message(message)))
 
     def check_line(self, number: int, raw: bytes, unterminated: bool) -> None:
         """The careful path for a line the fast path did not accept: says what is wrong."""
@@ -904,6 +936,12 @@ def _reading_summary(reading: LogReading) -> dict[str, Any]:
         "truncated": reading.truncated,
         "events": len(reading.records),
         "problems": [{"line": p.line, "severity": p.severity, "message": p.message} for p in reading.problems],
+        # Found past the first MAX_KEPT_PROBLEMS, counted only (absent when none).
+        **(
+            {"more_errors": reading.more_errors, "more_warnings": reading.more_warnings}
+            if reading.more_errors or reading.more_warnings
+            else {}
+        ),
     }
 
 
@@ -911,12 +949,18 @@ def _format_reading(reading: LogReading, max_problems: int) -> str:
     listed = reading.problems if max_problems <= 0 else reading.problems[:max_problems]
     lines = [p.format() for p in listed]
     hidden = len(reading.problems) - len(listed)
+    uncounted = reading.more_errors + reading.more_warnings
     if hidden:
-        lines.append(f"{shown(reading.path)}: ... and {hidden} more problems (--max-problems 0 shows all)")
+        shows = (
+            "--max-problems 0 shows all" if not uncounted else f"--max-problems 0 shows the first {MAX_KEPT_PROBLEMS:,}"
+        )
+        lines.append(f"{shown(reading.path)}: ... and {hidden + uncounted} more problems ({shows})")
+    elif uncounted:
+        lines.append(f"{shown(reading.path)}: ... and {uncounted} more problems, counted, not kept")
     state = "valid" if reading.valid else "INVALID"
     completeness = "complete" if reading.complete else "incomplete"
     lines.append(
         f"{shown(reading.path)}: {state}, {completeness}, {len(reading.records)} events, "
-        f"{len(reading.errors)} errors, {len(reading.problems) - len(reading.errors)} warnings"
+        f"{reading.error_count} errors, {reading.warning_count} warnings"
     )
     return "\n".join(lines)

@@ -108,7 +108,7 @@ def read_judgement(
         raise InspectionLogGiven(inspection_note(log))  # one line, not one error per event
     if not reading.valid:
         shown = [p.format() for p in reading.errors[:20]]
-        more = len(reading.errors) - len(shown)
+        more = reading.error_count - len(shown)
         raise ReportInputError("\n".join(shown + ([f"... and {more} more errors"] if more else [])))
     try:
         run = builder.build(reading)
