@@ -47,3 +47,35 @@ def test_a_finding_quoting_a_huge_value_is_cut(tmp_path: Path) -> None:
     (problem,) = [p for p in read_log(log).problems if p.line == 2 and "kkk" in p.message]
     assert len(problem.message) < validation.MAX_MESSAGE_CHARS + 100
     assert problem.message.endswith("characters)") and "(cut: " in problem.message
+
+
+def test_a_full_disk_while_a_site_copies_a_log_is_an_output_failure_not_the_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while the site copied a log said the log 'could not be rendered: OSError',
+    exit 1, and the no-change record kept that: with space again, the next build still left the
+    run out. It is now the output's failure (exit 2, one line), and the next build writes it."""
+    import errno
+
+    import reportgen.publish.files as files
+
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    (runs / "a" / "events.jsonl").write_bytes(SAMPLE.read_bytes())
+    out = tmp_path / "site"
+    real = files.write_bytes_if_changed
+
+    def full(path: Path, data: bytes, root: Path) -> bool:
+        if path.name == "events.jsonl":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, data, root)
+
+    monkeypatch.setattr(files, "write_bytes_if_changed", full)
+    failed = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+    assert failed.exit_code == 2, failed.output
+    (line,) = [line for line in failed.output.splitlines() if "No space left" in line]
+    assert line.startswith("reportgen site: cannot write ") and "could not be rendered" not in failed.output
+    monkeypatch.setattr(files, "write_bytes_if_changed", real)
+    again = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+    assert again.exit_code == 0, again.output
+    assert "1 run," in again.output and len(list((out / "runs").iterdir())) == 1

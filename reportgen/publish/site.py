@@ -1060,11 +1060,26 @@ def _render_runs(
         except UnsafeOutput:
             raise  # the output folder leads elsewhere: no page is written at all
         except Exception as exc:  # one bad log never stops the others' pages
+            if isinstance(exc, OSError) and _written_in(exc, out_dir):
+                # The output cannot be written (a full disk, a quota): no fault of the log, and
+                # nothing the next build should remember of it. The command exits 2 saying so.
+                raise
             result.rejected.append(f"{entry.log}: skipped, could not be rendered: {_one_line(exc)}")
             entries.remove(entry)
             result.written = [p for p in result.written if page_dir not in p.parents]
             _remove(out_dir, page_dir, result)  # the index does not list it: leave no half page
     return pages
+
+
+def _written_in(exc: OSError, out_dir: Path) -> bool:
+    """Whether a failed file operation was on a file under the output folder (a write)."""
+    name = exc.filename
+    if not isinstance(name, str | os.PathLike):
+        return False
+    try:
+        return Path(os.path.realpath(name)).is_relative_to(os.path.realpath(out_dir))
+    except (OSError, ValueError):
+        return False
 
 
 def _comparison_pages(
