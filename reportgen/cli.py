@@ -609,6 +609,8 @@ of those unchanged would be missed, so files changed in the last 3 s are always 
 Delete --out/.reportgen-quick.json to have every log hashed and judged again. The
 state a build keeps in --out is a cache bound to that build: edited, copied from another
 folder, or without its record, it is not reused (a warning, then every log is judged).
+A build holds --out/.reportgen-lock while it runs: a second build into the same --out at
+the same time is refused (exit 2) and writes nothing.
 
 Comparison pages (see `reportgen compare`) are declared in a site configuration TOML: --config,
 or a site.toml directly inside a RUNS folder. It lists pairs by run id ([[compare]] baseline,
@@ -723,13 +725,19 @@ def site(
                 f"{', '.join(f'{name}/' for name in SITE_FOLDERS)} do not hold RUNS",
                 param_hint="--out",
             )
+    from reportgen.storage.local import OutputBusy, output_lock
+
     try:
-        quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
-        result = (
-            quick.result
-            if quick.unchanged
-            else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick, published)
-        )
+        with output_lock(out_dir):
+            quick = quick_start(list(runs), out_dir, config, max_bytes, follow_symlinks)
+            result = (
+                quick.result
+                if quick.unchanged
+                else _build_site(runs, out_dir, config, max_bytes, follow_symlinks, quick, published)
+            )
+    except OutputBusy as exc:
+        echo(f"reportgen site: {exc}", err=True)
+        sys.exit(2)
     except SiteConfigError as exc:
         echo(f"reportgen site: {exc}", err=True)
         sys.exit(2)

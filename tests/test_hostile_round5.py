@@ -79,3 +79,38 @@ def test_a_full_disk_while_a_site_copies_a_log_is_an_output_failure_not_the_logs
     again = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
     assert again.exit_code == 0, again.output
     assert "1 run," in again.output and len(list((out / "runs").iterdir())) == 1
+
+
+def test_a_second_site_build_into_a_folder_being_written_is_refused(tmp_path: Path) -> None:
+    """Four builds of different runs into one --out at once left 20 run folders beside an index
+    of 6, which no later build removed. A build holds the folder's lock; another is refused
+    at once (exit 2, one line) and writes nothing; once the first ends, a build goes ahead."""
+    from reportgen.storage.local import LOCK_NAME, output_lock
+
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    (runs / "a" / "events.jsonl").write_bytes(SAMPLE.read_bytes())
+    out = tmp_path / "site"
+    with output_lock(out):  # another build, in the middle of writing
+        busy = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+        assert busy.exit_code == 2, busy.output
+        assert f"is being written by another command now (it holds {LOCK_NAME} there)" in busy.output
+        assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
+    done = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert (out / "index.html").is_file()
+
+
+def test_the_lock_is_never_taken_through_a_link(tmp_path: Path) -> None:
+    from reportgen.storage.local import LOCK_NAME
+
+    out = tmp_path / "site"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    (out / LOCK_NAME).symlink_to(elsewhere)
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    (runs / "a" / "events.jsonl").write_bytes(SAMPLE.read_bytes())
+    done = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
+    assert done.exit_code == 2 and "cannot write" in done.output and LOCK_NAME in done.output, done.output
+    assert not elsewhere.exists()

@@ -25,7 +25,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, NamedTuple
+from typing import Any, BinaryIO, Iterable, Iterator, NamedTuple
 
 from collector.visible import visible
 
@@ -564,6 +564,49 @@ def write_inside(root: Path, path: Path, data: bytes) -> bool:
     except OSError as exc:  # "cannot write <file>: No space left on device", not a bare reason
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     return True
+
+
+LOCK_NAME = ".reportgen-lock"  # held while a command writes an output folder (hidden: never published)
+
+
+class OutputBusy(Exception):
+    """Another command is writing the output folder now."""
+
+
+@contextlib.contextmanager
+def output_lock(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``out_dir`` (its LOCK_NAME file, made if missing, never through
+    a link) while a command writes it; OutputBusy at once where another holds it. Two builds
+    writing one folder at once each removed the other's stale pages from a state the other
+    never saw: run pages no later build knew of were left in it for good. Where the platform
+    has no flock, nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on the platforms CI runs
+        yield
+        return
+    made = not os.path.lexists(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(out_dir / LOCK_NAME, flags, 0o644)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(out_dir / LOCK_NAME)) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputBusy(
+                f"{shown(out_dir)} is being written by another command now (it holds {LOCK_NAME} there); "
+                "wait for it to finish, or give another --out"
+            ) from None
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # the command wrote nothing (or stopped): leave nothing
+            if made and os.listdir(out_dir) == [LOCK_NAME]:
+                os.unlink(out_dir / LOCK_NAME)
+                os.rmdir(out_dir)
+        os.close(fd)
 
 
 def remove_inside(root: Path, path: Path) -> None:
