@@ -263,7 +263,8 @@ def _strip(events: Lines) -> Lines:
     ids=["error statistics near 1e308", "losses near 1e308"],
 )
 def test_values_that_validate_but_cannot_be_drawn_say_out_of_range(tmp_path: Path, make, label: str) -> None:
-    log = tmp_path / "events.jsonl"
+    log = tmp_path / "run" / "events.jsonl"
+    log.parent.mkdir()
     log.write_text(dumps(make()), encoding="utf-8")
     assert invoke(["validate", log]).code == 0
     out = invoke(["report", log, "--out", tmp_path / "out"])
