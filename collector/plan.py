@@ -389,7 +389,13 @@ def read_plan_file(path: Path) -> tuple[dict[str, Any], str]:
     except tomllib.TOMLDecodeError as exc:
         lineno = getattr(exc, "lineno", None)
         where = f"{path}:{lineno}" if lineno else str(path)
-        raise PlanError(f"{where}: not valid TOML: {getattr(exc, 'msg', exc)}") from None
+        # The workload's module given for its plan (--workload x.py): say which file goes there.
+        hint = (
+            "; this looks like a workload's Python module: give its plan, the TOML file that names it"
+            if str(path).endswith(".py")
+            else ""
+        )
+        raise PlanError(f"{where}: not valid TOML: {getattr(exc, 'msg', exc)}{hint}") from None
     except RecursionError:
         raise PlanError(f"{path}: not a plan: arrays or tables nested too deeply") from None
     except ValueError:  # tomllib's one other refusal: an integer past Python's digit limit

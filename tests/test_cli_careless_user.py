@@ -161,3 +161,22 @@ def test_ctrl_c_that_lands_in_a_weakref_callback_still_ends_the_command_with_130
     assert result.exit_code == 130, result.output
     assert "reportgen validate: interrupted" in result.output and "Traceback" not in result.output
     assert sys.unraisablehook is before, "the hook is given back after the command"
+
+
+def test_a_misspelled_key_of_a_site_configuration_or_an_annotation_names_the_key_meant(tmp_path: Path) -> None:
+    """`candiate_target` in site.toml and `reasn` in annotations.toml were 'unknown key' and
+    'Extra inputs are not permitted', with no word of the key meant (careless user review,
+    finding 9); plan keys had said it."""
+    from reportgen.model.annotations import AnnotationError, parse_annotations
+    from reportgen.publish.site_compare import SiteConfigError, load_site_config
+
+    config = tmp_path / "site.toml"
+    config.write_text('[[compare_latest]]\nbaseline_target = "cpu"\ncandiate_target = "cuda"\n', encoding="utf-8")
+    with pytest.raises(SiteConfigError) as site_error:
+        load_site_config(config)
+    assert "line 3: compare_latest.0.candiate_target: unknown key; did you mean 'candidate_target'?" in str(
+        site_error.value
+    )
+    with pytest.raises(AnnotationError) as note_error:
+        parse_annotations('[[explain]]\ncases = "b1-*"\nexplanation = "x"\nreasn = "y"\n', "annotations.toml")
+    assert str(note_error.value) == "annotations.toml:1: [[explain]] #1 reasn: unknown key; did you mean 'reason'?"

@@ -580,3 +580,16 @@ def test_a_module_that_is_no_file_says_what_it_is(tmp_path: Path, module: str, w
     path.write_text(f'[workload]\nname = "w"\nmodule = "{module}"\n' + MATRIX, encoding="utf-8")
     with pytest.raises(PlanError, match=f"workload.module: .* {what}$"):
         load_plan(path)
+
+
+def test_a_workload_module_given_for_its_plan_says_which_file_goes_there() -> None:
+    """`--workload collector/workloads/tiny_encoder.py` said only "not valid TOML: Expected '='
+    after a key" (careless user review, finding 9)."""
+    from collector.plan import PlanError, load_plan
+
+    with pytest.raises(PlanError) as raised:
+        load_plan(REPO / "collector" / "workloads" / "tiny_encoder.py")
+    assert "not valid TOML" in str(raised.value)
+    assert str(raised.value).endswith(
+        "this looks like a workload's Python module: give its plan, the TOML file that names it"
+    )

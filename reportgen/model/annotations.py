@@ -214,7 +214,12 @@ def _validated(pattern: bool, table: Any, where: str, label: str, what: str) -> 
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise AnnotationError(f"{where}: {label} {field + ': ' if field else ''}{first['msg']}") from None
+        said = first["msg"]
+        if first["type"] == "extra_forbidden":  # in this tool's words, with the key meant
+            keys = (PatternEntry if pattern else VerdictEntry).model_json_schema().get("properties", {})
+            close = difflib.get_close_matches(str(first["loc"][-1]), sorted(keys), n=1)
+            said = "unknown key" + (f"; did you mean {close[0]!r}?" if close else "")
+        raise AnnotationError(f"{where}: {label} {field + ': ' if field else ''}{said}") from None
 
 
 def parse_annotations(text: str, path: str) -> AnnotationFile:

@@ -131,10 +131,20 @@ def load_site_config(path: Path) -> SiteConfig:
             what = "a required key, missing" if e["type"] == "missing" else e["msg"]
             if e["type"] == "extra_forbidden":
                 top = " (a site configuration has compare, compare_latest and history)" if len(e["loc"]) == 1 else ""
-                what = f"unknown key{top}"
+                what = f"unknown key{top}{_close_key(str(e['loc'][-1]))}"
             shown.append(f"{f'line {line}: ' if line else ''}{key}: {what}")
         more = f"; … and {len(errors) - 5:,} more" if len(errors) > 5 else ""
         raise SiteConfigError(f"{path}: {'; '.join(shown)}{more}") from None
+
+
+def _close_key(name: str) -> str:
+    """'; did you mean KEY?' for a misspelled key of a site configuration, or ''."""
+    import difflib
+
+    schema = SiteConfig.model_json_schema()
+    keys = {key for part in [schema, *schema.get("$defs", {}).values()] for key in part.get("properties", {})}
+    close = difflib.get_close_matches(name, sorted(keys), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 @dataclass(frozen=True)
