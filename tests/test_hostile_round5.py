@@ -114,3 +114,20 @@ def test_the_lock_is_never_taken_through_a_link(tmp_path: Path) -> None:
     done = CliRunner().invoke(main, ["site", str(runs), "--out", str(out)])
     assert done.exit_code == 2 and "cannot write" in done.output and LOCK_NAME in done.output, done.output
     assert not elsewhere.exists()
+
+
+def test_a_site_toml_linked_from_outside_the_runs_folder_is_not_read(tmp_path: Path) -> None:
+    """A site.toml in RUNS that links to a file outside it was read (/etc/passwd: 'not valid
+    TOML'), where a log or an annotations.toml linked the same way is not."""
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    (runs / "a" / "events.jsonl").write_bytes(SAMPLE.read_bytes())
+    outside = tmp_path / "outside.toml"
+    outside.write_text('[[compare_latest]]\nbaseline_target = "cpu"\ncandidate_target = "cuda"\n', encoding="utf-8")
+    (runs / "site.toml").symlink_to(outside)
+    refused = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site")])
+    assert refused.exit_code == 2, refused.output
+    assert f"a symlink to {outside}, outside {runs}; not followed (--follow-symlinks reads it" in refused.output
+    assert not (tmp_path / "site").exists()
+    followed = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--follow-symlinks"])
+    assert followed.exit_code == 0, followed.output

@@ -64,6 +64,7 @@ from reportgen.storage.local import (
     UnsafeOutput,
     read_bounded,
     remove_inside,
+    shown,
     signature,
 )
 
@@ -191,13 +192,22 @@ class SiteConfigError(ValueError):
     """The site configuration cannot be used; the message names the file and the problem."""
 
 
-def find_site_config(paths: list[Path]) -> Path | None:
+def find_site_config(paths: list[Path], follow: bool = False) -> Path | None:
     """A site.toml directly inside one of the folders given to `reportgen site` (the first found),
     whatever it is: one that is not a regular file (a FIFO, a link to a device) is refused where
-    it is read, as --config refuses it, not taken as absent (its pages would vanish unsaid)."""
+    it is read, as --config refuses it, not taken as absent (its pages would vanish unsaid). A
+    link to a file outside that folder is refused unless ``follow`` (--follow-symlinks), as a
+    log or an annotations.toml linked from outside is not read."""
     for path in paths:
         candidate = path / CONFIG_NAME
         if path.is_dir() and os.path.lexists(candidate):
+            if candidate.is_symlink() and not follow:
+                target = Path(os.path.realpath(candidate))
+                if not target.is_relative_to(os.path.realpath(path)):
+                    raise SiteConfigError(
+                        f"{shown(candidate)}: a symlink to {shown(target)}, outside {shown(path)}; not followed "
+                        "(--follow-symlinks reads it, or give it with --config)"
+                    )
             return candidate
     return None
 
@@ -237,7 +247,9 @@ def quick_start(paths: list[Path | str], out_dir: Path, config: Path | None, max
     """Is there anything to do? ``unchanged``: no (``result`` is the whole build's result).
     Else ``build_site`` goes on from here, with the remote listing already made."""
     started_ns = time.time_ns()
-    config_path = config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)])
+    config_path = (
+        config if config is not None else find_site_config([Path(p) for p in paths if not is_remote(p)], follow)
+    )
     result = SiteResult()
     check = QuickCheck.start(paths, out_dir, config_path, config_bytes(config_path), max_bytes, follow, started_ns)
     remote_paths = [p for p in paths if is_remote(p)]
