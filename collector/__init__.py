@@ -58,9 +58,11 @@ records; it never judges. Judgement lives in ``reportgen``.
 # error (exit 2), and calls a warm series unstable whose middle third ran apart from both outer
 # thirds (a hump: the speed moved and came back), so it re-measures it; 0.18.0 (event schema
 # 1.7) takes a generation cell's warm generations again while a series of them is unstable and
-# keeps the earlier series in its generation event; change it with every release of the collector,
+# keeps the earlier series in its generation event; 0.19.0 records a cache-check repeat that the
+# cells chosen (--only) leave nothing to test (no other shape of its group compiled between, or
+# not its own shape) as skipped with the reason; change it with every release of the collector,
 # with reportgen's and the package's (pyproject.toml): one distribution, one version.
-__version__ = "0.18.0"
+__version__ = "0.19.0"
 
 import sys
 
