@@ -608,7 +608,9 @@ mtime, ctime, inode), a rebuild reads, judges and renders nothing; a log rewritt
 of those unchanged would be missed, so files changed in the last 3 s are always hashed.
 Delete --out/.reportgen-quick.json to have every log hashed and judged again. The
 state a build keeps in --out is a cache bound to that build: edited, copied from another
-folder, or without its record, it is not reused (a warning, then every log is judged).
+folder, or without its record, it is not reused (a warning, then every log is judged). Its
+record is a stat of the state, not a secret: whoever can write --out can edit both, as they
+can edit the pages; delete both to have the site judged from its logs alone.
 A build holds --out/.reportgen-lock while it runs: a second build into the same --out at
 the same time is refused (exit 2) and writes nothing.
 
