@@ -1258,4 +1258,16 @@ def plan_check(
             except OSError as exc:
                 _write_failed("plan-check", exc)
             echo(f"wrote {shown(write_revised)}", err=True)
+            # What the revised plan proposes no value for stays for the owner to write: said
+            # here, so that a revised plan is not taken for a complete one.
+            try:
+                again = plancheck.review_plan(write_revised, review.target, None)
+            except (PlanError, InspectionError):
+                again = None
+            left = [
+                f for f in (again.findings if again else []) if f.severity != "note" and f.id != "proposals-pending"
+            ]
+            for finding in left:
+                where = f" ({finding.key})" if finding.key else ""
+                echo(f"  not revised, for the owner to write: {finding.title}{where}", err=True)
     sys.exit(plancheck.EXIT_CODES[review.classification])

@@ -144,6 +144,25 @@ def test_revised_plan_passes_once_its_proposals_are_replaced(tmp_path: Path) -> 
     assert CliRunner().invoke(main, ["plan-check", str(out), "--target", "neuron"]).exit_code == 0
 
 
+def test_writing_a_revised_plan_names_what_it_left_for_the_owner(tmp_path: Path) -> None:
+    """A float16 cell without criteria: the revised plan proposes no float16 tolerance (no value
+    stands behind one), and was written as if complete; plan-check of it said the same finding
+    again (careless user review, finding 5). Writing it now names what it did not revise."""
+    plan = tmp_path / "plan.toml"
+    text = (WORKLOADS / "tiny_encoder.toml").read_text(encoding="utf-8")
+    text = text.replace('module = "tiny_encoder.py"', f'module = "{WORKLOADS / "tiny_encoder.py"}"')
+    text = text.replace('dtypes = ["float32"]', 'dtypes = ["float32", "float16"]')
+    assert '"float16"' in text
+    plan.write_text(text, encoding="utf-8")
+    out = tmp_path / "revised.toml"
+    result = CliRunner().invoke(main, ["plan-check", str(plan), "--target", "cpu", "--write-revised", str(out)])
+    assert result.exit_code == 3, result.output
+    assert f"wrote {out}" in result.stderr
+    assert (
+        "not revised, for the owner to write: every float16 cell would be skipped (tolerances.float16)" in result.stderr
+    )
+
+
 def test_a_revised_plan_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     out = tmp_path / "no-such-folder" / "revised.toml"
     args = ["plan-check", str(PLANS / "scenario_a.toml"), "--target", "neuron", "--write-revised", str(out)]
