@@ -4,6 +4,7 @@ the site's trend read its figure as the cell's speed (outside review of comparis
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,24 @@ def test_the_trend_names_the_warm_point_fed_another_layout(tmp_path: Path) -> No
     caveats = {(r.run_id, r.case): r.caveats for r in frame.itertuples()}
     assert "warm call fed another layout than the cell's" in caveats[("synthetic-two", case)]
     assert "another layout" not in caveats[("synthetic-one", case)]
+
+
+def test_compare_takes_no_ratio_of_a_cold_call_fed_another_layout(tmp_path: Path) -> None:
+    """A cold first call fed another layout was compared as the cell's first call."""
+    case = _first_case(tmp_path)
+    base = _run(tmp_path, "base", 1)
+    cand = _run(tmp_path, "cand", 2)
+    events = [json.loads(line) for line in cand.read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["kind"] == "timing" and event.get("case") == case:
+            event["cold"]["layout_achieved"] = False
+    cand.write_text(dumps(events), encoding="utf-8")
+    out = tmp_path / "cmp"
+    result = RUNNER.invoke(main, ["compare", str(base), str(cand), "--out", str(out), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (cell,) = [c for c in json.loads((out / "compare.json").read_text(encoding="utf-8"))["cells"] if c["case"] == case]
+    assert cell["timing"]["cold_ratio"] is None
+    assert (
+        cell["timing"]["cold_note"] == "not compared: the cold call fed another layout than the cell's on the candidate"
+    )
+    assert not any("another layout" in f for f in cell["timing"]["flags"])  # the warm loop was the cell's

@@ -167,7 +167,7 @@ class CellSide:
     peak_memory_bytes: int | None = None  # peak device memory over the reported warm series (1.3 logs on)
     fallback: tuple[str, ...] = ()
     recompile_limit: bool = False
-    layout_missed: bool = False  # its warm loop was fed another layout than the cell's
+    layout_missed: tuple[str, ...] = ()  # its timed calls ('warm', 'cold') fed another layout than the cell's
     scope: tuple[bool, ...] | None = None
     timed: Timed | None = None  # what the warm clock covered, and how (warm_timed)
     explained: bool = False
@@ -651,7 +651,7 @@ def _cell_side(cell: CellRecord, run: RunModel, notes: dict[str, Annotation]) ->
         peak_memory_bytes=cell.peak_device_bytes,
         fallback=tuple(cell.fallback_items),
         recompile_limit=cell.recompile_limit_hit or cell.eager_after_recompile_limit,
-        layout_missed="warm" in cell.timing_layout_missed,
+        layout_missed=cell.timing_layout_missed,
         scope=_scope(cell, run),
         timed=warm_timed(cell),
         explained=cell.case in notes,
@@ -894,11 +894,9 @@ def _timing_flags(
             "recompile limit hit on the "
             + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.recompile_limit)
         )
-    if explicit is None and (base.layout_missed or cand.layout_missed):
-        flags.append(
-            f"{LAYOUT_MISSED} on the "
-            + " and ".join(r for r, s in (("baseline", base), ("candidate", cand)) if s.layout_missed)
-        )
+    missed = [r for r, s in (("baseline", base), ("candidate", cand)) if "warm" in s.layout_missed]
+    if explicit is None and missed:
+        flags.append(f"{LAYOUT_MISSED} on the {' and '.join(missed)}")
     if scopes[0] != scopes[1]:
         flags.append("different timing scope")
     elif explicit is None and (flag := timed_flag(timed_words(base.timed), timed_words(cand.timed), SIDES)):
@@ -1169,7 +1167,12 @@ def _with_timings(
         if note is None:
             cold_ratio, cold_note = None, "not measured"
             if a.cold_s is not None and b.cold_s is not None:
-                if a.cold_condition != b.cold_condition:
+                fed = [r for r, s in (("baseline", a), ("candidate", b)) if "cold" in s.layout_missed]
+                if fed:  # a first call of other inputs than the cell's is not the cell's first call
+                    cold_note = (
+                        f"not compared: the cold call fed another layout than the cell's on the {' and '.join(fed)}"
+                    )
+                elif a.cold_condition != b.cold_condition:
                     cold_note = f"not compared: cache condition {a.cold_condition} against {b.cold_condition}"
                 elif a.cold_fresh != b.cold_fresh:  # an eager call in a running process against a fresh one
                     where = {True: "a fresh process", False: "a process already running", None: "not recorded"}
