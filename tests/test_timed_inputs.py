@@ -179,27 +179,25 @@ def test_a_timing_fed_the_checked_inputs_is_valid(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("call", ["warm", "cold"])
-def test_a_timing_fed_other_inputs_than_its_cell_checked_is_refused_at_its_line(tmp_path: Path, call: str) -> None:
-    events = _log(8, call)
+@pytest.mark.parametrize(
+    ("length", "dtype", "fed", "recorded"),
+    [
+        (8, "int64", "of shape [1, 8]", "with shape [1, 16]"),
+        # Another dtype of the checked shape (int32 ids where the cell was checked with int64) was
+        # valid, and diff read its figure as the cell's speed.
+        (16, "int32", "as int32", "as int64"),
+    ],
+    ids=["shape", "dtype"],
+)
+def test_a_timing_fed_other_inputs_than_its_cell_checked_is_refused_at_its_line(
+    tmp_path: Path, call: str, length: int, dtype: str, fed: str, recorded: str
+) -> None:
+    events = _log(length, call, dtype=dtype)
     prefix = "cold." if call == "cold" else ""
     assert _errors(tmp_path, events) == [
         f"{_line(events, 'timing', CASE)}: timing {CASE!r}: {prefix}inputs_fed: the {call} timed call was fed input "
-        f"'input_ids' of shape [1, 8], but the cell's case_result (line {_line(events, 'case_result', CASE)}) records "
-        "it with shape [1, 16] at the checked call: the timing is not of the inputs the cell was checked with; "
-        "the log contradicts itself"
-    ]
-
-
-@pytest.mark.parametrize("call", ["warm", "cold"])
-def test_a_timing_fed_its_inputs_in_another_dtype_is_refused_at_its_line(tmp_path: Path, call: str) -> None:
-    """A timed call fed the checked shapes in another dtype (int32 ids where the cell was checked
-    with int64) was valid, and diff read its figure as the cell's speed."""
-    events = _log(16, call, dtype="int32")
-    prefix = "cold." if call == "cold" else ""
-    assert _errors(tmp_path, events) == [
-        f"{_line(events, 'timing', CASE)}: timing {CASE!r}: {prefix}inputs_fed: the {call} timed call was fed input "
-        f"'input_ids' as int32, but the cell's case_result (line {_line(events, 'case_result', CASE)}) records "
-        "it as int64 at the checked call: the timing is not of the inputs the cell was checked with; "
+        f"'input_ids' {fed}, but the cell's case_result (line {_line(events, 'case_result', CASE)}) records "
+        f"it {recorded} at the checked call: the timing is not of the inputs the cell was checked with; "
         "the log contradicts itself"
     ]
 
