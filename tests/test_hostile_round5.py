@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -131,3 +132,63 @@ def test_a_site_toml_linked_from_outside_the_runs_folder_is_not_read(tmp_path: P
     assert not (tmp_path / "site").exists()
     followed = CliRunner().invoke(main, ["site", str(runs), "--out", str(tmp_path / "site"), "--follow-symlinks"])
     assert followed.exit_code == 0, followed.output
+
+
+def test_a_refused_build_leaves_the_lock_and_folder_of_the_build_that_holds_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build that found no folder, then lost the race for its lock, removed the folder and the
+    lock of the build that had won it (second review of this round, finding 1)."""
+    import reportgen.storage.local as local
+
+    out = tmp_path / "site"
+    with local.output_lock(out):  # the build that made the folder and holds its lock
+        monkeypatch.setattr(local, "_first_missing", lambda path: out)  # the other saw no folder
+        with pytest.raises(local.OutputBusy):
+            with local.output_lock(out):
+                pass
+        assert (out / local.LOCK_NAME).is_file()
+
+
+def test_a_build_that_writes_nothing_removes_every_folder_it_made(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    done = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(tmp_path / "a" / "b" / "c")])
+    assert done.exit_code == 2 and "nothing written" in done.output, done.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+
+
+def test_a_lock_file_that_is_a_link_is_named_as_one(tmp_path: Path) -> None:
+    from reportgen.storage.local import LOCK_NAME
+
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / LOCK_NAME).symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "runs" / "a" / "events.jsonl").write_bytes(SAMPLE.read_bytes())
+    done = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(out)])
+    assert done.exit_code == 2 and f"cannot write {out / LOCK_NAME}: a symlink; never followed" in done.output
+
+
+def test_an_up_to_date_site_on_read_only_storage_still_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock was opened for writing: a site on read-only storage that needs no file written
+    stopped with 'cannot write .reportgen-lock: Read-only file system' (exit 2)."""
+    import errno
+    import os
+
+    from reportgen.storage.local import LOCK_NAME
+
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "runs" / "a" / "events.jsonl").write_bytes(SAMPLE.read_bytes())
+    out = tmp_path / "site"
+    assert CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(out)]).exit_code == 0
+    (out / LOCK_NAME).unlink()  # a site published before the lock, now on read-only storage
+    real_open = os.open
+
+    def read_only(path: Any, flags: int, *args: Any) -> int:
+        if str(path).endswith(LOCK_NAME):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only)
+    done = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(out)])
+    assert done.exit_code == 0 and "0 files written" in done.output, done.output

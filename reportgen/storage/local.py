@@ -578,20 +578,35 @@ def output_lock(out_dir: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``out_dir`` (its LOCK_NAME file, made if missing, never through
     a link) while a command writes it; OutputBusy at once where another holds it. Two builds
     writing one folder at once each removed the other's stale pages from a state the other
-    never saw: run pages no later build knew of were left in it for good. Where the platform
-    has no flock, nothing is locked."""
+    never saw: run pages no later build knew of were left in it for good. The lock is taken
+    on a descriptor opened for reading, so an up-to-date site on read-only storage still
+    builds (on a read-only file system nothing can write it at the same time, and no lock is
+    made there). Folders this call made for ``out_dir`` are removed again when the command
+    wrote nothing into them. Where the platform has no flock, nothing is locked."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not on the platforms CI runs
         yield
         return
-    made = not os.path.lexists(out_dir)
+    made = _first_missing(out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    lock = out_dir / LOCK_NAME
+    nofollow = os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(out_dir / LOCK_NAME, flags, 0o644)
+        try:
+            fd = os.open(lock, os.O_RDONLY | nofollow)
+        except FileNotFoundError:
+            try:
+                fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o644)
+            except FileExistsError:  # another command made it just now
+                fd = os.open(lock, os.O_RDONLY | nofollow)
     except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, str(out_dir / LOCK_NAME)) from None
+        if exc.errno == errno.EROFS:  # nothing can write this folder, this command included
+            yield
+            return
+        reason = "a symlink; never followed" if exc.errno == errno.ELOOP else exc.strerror
+        raise OSError(exc.errno, reason, str(lock)) from None
+    locked = False
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -600,13 +615,30 @@ def output_lock(out_dir: Path) -> Iterator[None]:
                 f"{shown(out_dir)} is being written by another command now (it holds {LOCK_NAME} there); "
                 "wait for it to finish, or give another --out"
             ) from None
+        locked = True
         yield
     finally:
-        with contextlib.suppress(OSError):  # the command wrote nothing (or stopped): leave nothing
-            if made and os.listdir(out_dir) == [LOCK_NAME]:
-                os.unlink(out_dir / LOCK_NAME)
-                os.rmdir(out_dir)
+        if locked and made is not None:  # the command wrote nothing (or stopped): leave nothing
+            with contextlib.suppress(OSError):
+                if os.listdir(out_dir) == [LOCK_NAME]:
+                    os.unlink(lock)
+                    folder = out_dir
+                    while True:  # the folders made for it, up to the first that was missing
+                        os.rmdir(folder)
+                        if folder == made:
+                            break
+                        folder = folder.parent
         os.close(fd)
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost folder of ``path`` (itself included) that does not exist yet; None if it does."""
+    missing = None
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder):
+            break
+        missing = folder
+    return missing
 
 
 def remove_inside(root: Path, path: Path) -> None:
