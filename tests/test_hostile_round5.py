@@ -192,3 +192,30 @@ def test_an_up_to_date_site_on_read_only_storage_still_builds(tmp_path: Path, mo
     monkeypatch.setattr(os, "open", read_only)
     done = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(out)])
     assert done.exit_code == 0 and "0 files written" in done.output, done.output
+
+
+def test_a_log_swapped_for_a_fifo_after_it_was_judged_is_refused_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The site read each log again to copy it with no bound: a log swapped for a FIFO after it
+    was judged hung the build, and one linked to /dev/zero took memory until none was left
+    (second review of this round, finding 2). It is read as every log is: refused, that run
+    left out with the reason."""
+    import os
+
+    import reportgen.publish.site as site_module
+
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    log = tmp_path / "runs" / "a" / "events.jsonl"
+    log.write_bytes(SAMPLE.read_bytes())
+    write_assets = site_module.write_assets
+
+    def swap_then_write(out_dir: Path) -> Any:
+        log.unlink()
+        os.mkfifo(log)
+        return write_assets(out_dir)
+
+    monkeypatch.setattr(site_module, "write_assets", swap_then_write)
+    done = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(tmp_path / "site")])
+    assert done.exit_code == 1, done.output
+    assert f"{log}: skipped, could not be rendered:" in done.output and "not a regular file" in done.output

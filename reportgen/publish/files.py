@@ -16,6 +16,7 @@ from pathlib import Path
 
 from reportgen.render.report import JudgedRun
 from reportgen.render.templating import write_bytes_if_changed
+from reportgen.storage.local import DEFAULT_MAX_LOG_BYTES, LOG_LIMIT_OPTION, read_bounded
 
 TRACE_CAP_BYTES = 25 * 1024 * 1024
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -31,11 +32,17 @@ class RunFile:
 
 
 def copy_run_files(
-    judged: JudgedRun, page_dir: Path, trace_cap: int = TRACE_CAP_BYTES, root: Path | None = None
+    judged: JudgedRun,
+    page_dir: Path,
+    trace_cap: int = TRACE_CAP_BYTES,
+    root: Path | None = None,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
 ) -> tuple[list[RunFile], list[Path]]:
     """Copy the log and its traces beside the page; return the links to show and what was written.
 
-    Nothing is written outside ``root`` (the site's output folder; default: page_dir)."""
+    Nothing is written outside ``root`` (the site's output folder; default: page_dir). The log is
+    read again as every log is read: a regular file within ``max_bytes`` (one swapped since it
+    was judged for a FIFO, a device or a larger file is refused, NotReadable, never waited on)."""
     files = [RunFile("Markdown report", "report.md", "the same report as Markdown")]
     if judged.view.details:
         files.append(
@@ -46,7 +53,7 @@ def copy_run_files(
     if not isinstance(log, Path):
         files.append(RunFile("Event log", "", f"not copied: it stays in the object store at {log}"))
         return files, written
-    data = log.read_bytes()
+    data = read_bounded(log, max_bytes, LOG_LIMIT_OPTION)
     if write_bytes_if_changed(page_dir / "events.jsonl", data, root or page_dir):
         written.append(page_dir / "events.jsonl")
     files.append(RunFile("Event log", "events.jsonl", f"{len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}"))

@@ -946,7 +946,7 @@ def build_site(
         result.written += comparisons.written
         links = run_links([e.summary for e in entries], comparisons.links)
         _judge_relinked(entries, links, state.get("links", {}), max_bytes, result)
-        pages = _render_runs(entries, out_dir, result, links)
+        pages = _render_runs(entries, out_dir, result, links, max_bytes)
         result.runs = len(entries)
         result.written += [path for path, data in pages if write_inside(out_dir, path, data)]
         # The run inputs read (logs and notes), counted before the ledgers' small files, which
@@ -1035,7 +1035,11 @@ def _judge_relinked(
 
 
 def _render_runs(
-    entries: list[Entry], out_dir: Path, result: SiteResult, links: dict[str, RunLinks] | None = None
+    entries: list[Entry],
+    out_dir: Path,
+    result: SiteResult,
+    links: dict[str, RunLinks] | None = None,
+    max_bytes: int = DEFAULT_MAX_LOG_BYTES,
 ) -> list[tuple[Path, bytes]]:
     """Each new run's pages, rendered before anything is written; a run that fails is dropped."""
     pages: list[tuple[Path, bytes]] = []
@@ -1044,7 +1048,7 @@ def _render_runs(
             continue
         page_dir = out_dir / "runs" / entry.summary.slug
         try:
-            files, copied = copy_run_files(entry.judged, page_dir, root=out_dir)
+            files, copied = copy_run_files(entry.judged, page_dir, root=out_dir, max_bytes=max_bytes)
             result.written += copied
             pages += render_report(
                 entry.judged,
@@ -1060,7 +1064,7 @@ def _render_runs(
         except UnsafeOutput:
             raise  # the output folder leads elsewhere: no page is written at all
         except Exception as exc:  # one bad log never stops the others' pages
-            if isinstance(exc, OSError) and _written_in(exc, out_dir):
+            if isinstance(exc, OSError) and _written_in(exc, page_dir):
                 # The output cannot be written (a full disk, a quota): no fault of the log, and
                 # nothing the next build should remember of it. The command exits 2 saying so.
                 raise
@@ -1071,13 +1075,14 @@ def _render_runs(
     return pages
 
 
-def _written_in(exc: OSError, out_dir: Path) -> bool:
-    """Whether a failed file operation was on a file under the output folder (a write)."""
+def _written_in(exc: OSError, page_dir: Path) -> bool:
+    """Whether a failed file operation was on a file of the run's page folder, where the site
+    writes and no input lies (a log below --out, in a Pages root's data/, is read, not written)."""
     name = exc.filename
     if not isinstance(name, str | os.PathLike):
         return False
     try:
-        return Path(os.path.realpath(name)).is_relative_to(os.path.realpath(out_dir))
+        return Path(os.path.realpath(name)).is_relative_to(os.path.realpath(page_dir))
     except (OSError, ValueError):
         return False
 
