@@ -379,11 +379,24 @@ def validate(
                 found.append(arg)
     except RemoteError as exc:
         _remote_failed("validate", exc)
-    text, code = validate_files(found, as_json=as_json, max_problems=max_problems, max_bytes=max_bytes)
     for line in skipped + notes:
         echo(line, err=True)
-    if found or as_json:
-        echo(text)
+    code = 0
+    # Each log's findings printed as it is read (and let go): a JSON list of one object a log.
+    if as_json:
+        echo("[" if found else "[]", nl=bool(found))
+    for index, (text, valid) in enumerate(
+        validate_files(found, as_json=as_json, max_problems=max_problems, max_bytes=max_bytes)
+    ):
+        code = code if valid else 1
+        if as_json:  # as json.dumps of the whole list with indent=2 writes it
+            if index:
+                echo(",")
+            echo("\n".join("  " + line for line in text.splitlines()), nl=False)
+        else:
+            echo(text)
+    if as_json and found:
+        echo("\n]")
     sys.exit(code or (1 if skipped or named_inspections else 0))
 
 

@@ -30,14 +30,14 @@ def test_findings_past_the_kept_ones_are_counted_not_kept(tmp_path: Path, monkey
     log = tmp_path / "many.jsonl"
     log.write_text(_first_line() + "{}\n" * 120 + "x\n" * 80, encoding="utf-8")
     reading = read_log(log)
-    assert len(reading.problems) == 50 and not reading.valid
+    assert len(reading.errors) == 50 and not reading.valid
     assert reading.error_count == 200 and reading.more_errors == 150
     text = CliRunner().invoke(main, ["validate", str(log)])
     assert text.exit_code == 1
     assert text.output.splitlines()[-1].endswith("INVALID, incomplete, 1 events, 200 errors, 1 warnings"), text.output
     assert "... and 181 more problems (--max-problems 0 shows the first 50)" in text.output
     data = json.loads(CliRunner().invoke(main, ["validate", "--json", str(log)]).output)
-    assert len(data[0]["problems"]) == 50 and data[0]["more_errors"] == 150
+    assert len([p for p in data[0]["problems"] if p["severity"] == "error"]) == 50 and data[0]["more_errors"] == 150
 
 
 def test_a_finding_quoting_a_huge_value_is_cut(tmp_path: Path) -> None:
@@ -219,3 +219,44 @@ def test_a_log_swapped_for_a_fifo_after_it_was_judged_is_refused_not_waited_on(
     done = CliRunner().invoke(main, ["site", str(tmp_path / "runs"), "--out", str(tmp_path / "site")])
     assert done.exit_code == 1, done.output
     assert f"{log}: skipped, could not be rendered:" in done.output and "not a regular file" in done.output
+
+
+def test_a_logs_warnings_never_crowd_out_its_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """10,000 blank lines (a warning each) then one broken line: the cap was full of warnings,
+    and validate said 'INVALID, 1 errors' without printing the error, even with --max-problems
+    0; report printed only '... and 1 more errors' (second review of this round, finding 8)."""
+    monkeypatch.setattr(validation, "MAX_KEPT_PROBLEMS", 30)
+    log = tmp_path / "blank.jsonl"
+    log.write_text(_first_line() + "\n" * 40 + "{not json\n", encoding="utf-8")
+    reading = read_log(log)
+    (error,) = reading.errors
+    assert error.line == 42 and reading.more_warnings == reading.warning_count - 30 > 0
+    shown = CliRunner().invoke(main, ["validate", str(log)])
+    assert shown.output.splitlines()[0].startswith(f"{log}:42: error:"), shown.output
+    report = CliRunner().invoke(main, ["report", str(log), "--out", str(tmp_path / "r")])
+    assert report.exit_code == 1 and f"{log}:42: error:" in report.output, report.output
+
+
+def test_validate_holds_one_logs_findings_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--json of a folder kept every log's findings and built the whole text at once: memory grew
+    with the number of logs, to a MemoryError traceback. Each log is read, printed and let go."""
+    import gc
+
+    import reportgen.contract.validation as module
+
+    for name in ("a", "b", "c"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "events.jsonl").write_text(_first_line() + "x\n" * 20, encoding="utf-8")
+    alive: list[int] = []
+    real = module.read_log
+
+    def counted(path: Any, **options: Any) -> Any:
+        gc.collect()
+        alive.append(sum(isinstance(o, module.LogReading) for o in gc.get_objects()))
+        return real(path, **options)
+
+    monkeypatch.setattr(module, "read_log", counted)
+    done = CliRunner().invoke(main, ["validate", "--json", str(tmp_path / "runs")])
+    assert done.exit_code == 1, done.output
+    assert [entry["valid"] for entry in json.loads(done.output)] == [False, False, False]
+    assert alive == [0, 0, 0], alive  # no earlier log's reading still held when the next is read

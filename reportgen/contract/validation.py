@@ -81,7 +81,8 @@ CHUNK_BYTES = 1 << 19  # read at a time (a local log's bytes are not kept once c
 
 # A log is untrusted: a file of millions of bad lines, or of lines quoting a value of a
 # megabyte, must not hold a finding per line, or a megabyte per finding, in memory. The first
-# MAX_KEPT_PROBLEMS are kept (every command prints far fewer); the rest are counted.
+# MAX_KEPT_PROBLEMS errors and as many warnings are kept (every command prints far fewer; a
+# log's warnings never crowd out its errors); the rest are counted.
 MAX_KEPT_PROBLEMS = 10_000
 MAX_MESSAGE_CHARS = 2_000
 
@@ -257,18 +258,21 @@ class _Checker:
         self.figures.warn = self.warning
         self.encoded = bytearray()  # same_keys' buffer: this reader's own
         self.version: str | None = None  # run_start's schema_version, once read
+        self.errors_kept = self.warnings_kept = 0  # findings kept, each up to MAX_KEPT_PROBLEMS
 
     def error(self, line: int, message: str) -> None:
         self.figures.erred = True  # a refused line may have been a result run_end counts
-        if len(self.reading.problems) >= MAX_KEPT_PROBLEMS:
+        if self.errors_kept >= MAX_KEPT_PROBLEMS:
             self.reading.more_errors += 1
             return
+        self.errors_kept += 1
         self.reading.problems.append(Problem(self.reading.path, line, "error", bounded_message(message)))
 
     def warning(self, line: int, message: str) -> None:
-        if len(self.reading.problems) >= MAX_KEPT_PROBLEMS:
+        if self.warnings_kept >= MAX_KEPT_PROBLEMS:
             self.reading.more_warnings += 1
             return
+        self.warnings_kept += 1
         self.reading.problems.append(Problem(self.reading.path, line, "warning", bounded_message(message)))
 
     def check_line(self, number: int, raw: bytes, unterminated: bool) -> None:
@@ -919,13 +923,16 @@ def fill_defaults(matrix: list[Any]) -> list[Any]:
 
 def validate_files(
     paths: list[str], as_json: bool, max_problems: int, max_bytes: int = DEFAULT_MAX_LOG_BYTES
-) -> tuple[str, int]:
-    """Check logs for ``reportgen validate``: the text to print and the exit code (0 or 1)."""
-    readings = [read_log(path, max_bytes=max_bytes) for path in paths]
-    code = 0 if all(r.valid for r in readings) else 1
-    if as_json:
-        return json.dumps([_reading_summary(r) for r in readings], indent=2), code
-    return "\n".join(_format_reading(r, max_problems) for r in readings), code
+) -> Iterator[tuple[str, bool]]:
+    """Check logs for ``reportgen validate``, one at a time: each log's text to print (``as_json``:
+    its JSON object) and whether it is valid. A log's findings are let go before the next log
+    is read: a folder of many logs full of findings holds one log's at a time."""
+    for path in paths:
+        reading = read_log(path, max_bytes=max_bytes)
+        if as_json:
+            yield json.dumps(_reading_summary(reading), indent=2), reading.valid
+        else:
+            yield _format_reading(reading, max_problems), reading.valid
 
 
 def _reading_summary(reading: LogReading) -> dict[str, Any]:
@@ -946,7 +953,9 @@ def _reading_summary(reading: LogReading) -> dict[str, Any]:
 
 
 def _format_reading(reading: LogReading, max_problems: int) -> str:
-    listed = reading.problems if max_problems <= 0 else reading.problems[:max_problems]
+    # Errors first: a long log's warnings must not push its one error out of the lines shown.
+    ordered = sorted(reading.problems, key=lambda p: p.severity != "error")
+    listed = ordered if max_problems <= 0 else ordered[:max_problems]
     lines = [p.format() for p in listed]
     hidden = len(reading.problems) - len(listed)
     uncounted = reading.more_errors + reading.more_warnings
